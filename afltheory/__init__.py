@@ -1,0 +1,29 @@
+"""afltheory: numerical and symbolic verification of convergence theory for anarchic federated learning.
+
+Public API (see DESIGN.md): ``afltheory.problems``, ``afltheory.anarchy``, ``afltheory.algorithms``,
+``afltheory.simulate`` -> ``Trace``, ``afltheory.exact``, ``afltheory.theory``, ``afltheory.analysis``,
+``afltheory.plots``, ``afltheory.sweep``. Submodules load on first use so ``import afltheory`` stays cheap and
+optional extras (torch, dask) are never imported by the core.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+__version__ = "0.1.0"
+
+_SUBMODULES = {"problems", "anarchy", "algorithms", "engine", "exact", "theory", "analysis", "plots", "sweep",
+               "torch_backend", "datasets"}
+_ENGINE_NAMES = {"simulate", "Trace", "DivergenceInfo"}
+
+
+def __getattr__(name):
+    if name in _SUBMODULES:
+        return importlib.import_module(f".{name}", __name__)
+    if name in _ENGINE_NAMES:
+        return getattr(importlib.import_module(".engine", __name__), name)
+    raise AttributeError(f"module 'afltheory' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | _SUBMODULES | _ENGINE_NAMES)

@@ -1,0 +1,63 @@
+"""Argument checks shared by the library: every failure names the parameter, its value and the allowed range."""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+
+def check_real(name: str, value, *, low: float | None = None, high: float | None = None,
+               low_open: bool = False, high_open: bool = False) -> float:
+    """Return ``value`` as float, or raise ValueError naming ``name`` and the allowed interval."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name}={value!r} must be a real number")
+    v = float(value)
+    lo = "(" if low_open else "["
+    hi = ")" if high_open else "]"
+    rng = f"{lo}{'-inf' if low is None else low}, {'inf' if high is None else high}{hi}"
+    if not math.isfinite(v):
+        raise ValueError(f"{name}={value!r} must be finite; allowed range {rng}")
+    if low is not None and (v < low or (low_open and v == low)):
+        raise ValueError(f"{name}={value!r} is outside the allowed range {rng}")
+    if high is not None and (v > high or (high_open and v == high)):
+        raise ValueError(f"{name}={value!r} is outside the allowed range {rng}")
+    return v
+
+
+def check_positive(name: str, value) -> float:
+    return check_real(name, value, low=0.0, low_open=True)
+
+
+def check_nonnegative(name: str, value) -> float:
+    return check_real(name, value, low=0.0)
+
+
+def check_int(name: str, value, *, low: int | None = None, high: int | None = None) -> int:
+    """Return ``value`` as int (numpy integers accepted), or raise ValueError naming the range."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ValueError(f"{name}={value!r} must be an integer")
+    v = int(value)
+    rng = f"[{'-inf' if low is None else low}, {'inf' if high is None else high}]"
+    if (low is not None and v < low) or (high is not None and v > high):
+        raise ValueError(f"{name}={v} is outside the allowed range {rng}")
+    return v
+
+
+def check_array(name: str, value, *, ndim: int | None = None, shape: tuple | None = None,
+                dtype=float) -> np.ndarray:
+    """Return a finite numpy array; ``shape`` entries of None match any length."""
+    try:
+        arr = np.asarray(value, dtype=dtype)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must be an array of numbers: {exc}") from None
+    if ndim is not None and arr.ndim != ndim:
+        raise ValueError(f"{name} must have {ndim} dimension(s), got shape {arr.shape}")
+    if shape is not None:
+        if arr.ndim != len(shape) or any(s is not None and s != a for s, a in zip(shape, arr.shape)):
+            want = tuple("any" if s is None else s for s in shape)
+            raise ValueError(f"{name} has shape {arr.shape}, expected {want}")
+    if np.issubdtype(arr.dtype, np.floating) and not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} contains non-finite values (nan or inf)")
+    return arr

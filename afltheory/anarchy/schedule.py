@@ -1,0 +1,161 @@
+"""The realized schedule of an anarchic run, and its replay [Yang et al. 2022, Algorithm 1 notation].
+
+A ``Schedule`` records, per replicate r and round t, the m arriving workers M_t, each arrival's delay τ_{t,i}
+(the model it used is x_{t−τ_{t,i}}) and its number of local steps K_{t,i}. The quantities the theorems need
+(τ, harmonic K̄_t, K̃_t, K̂_t², AFA-CS memory staleness and m') are derived from it here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """Arrays ``workers``, ``delays``, ``local_steps`` of shape (replicates, rounds, m).
+
+    ``init_local_steps`` (replicates, num_workers): K used by each worker's warm-start update at x_0 (AFA-CS
+    memory); ``wall_clock`` (replicates, rounds + 1): time at which x_t exists (event mode only).
+    """
+
+    workers: np.ndarray
+    delays: np.ndarray
+    local_steps: np.ndarray
+    num_workers: int
+    init_local_steps: np.ndarray | None = None
+    wall_clock: np.ndarray | None = None
+
+    def __post_init__(self):
+        w = np.asarray(self.workers, dtype=np.int64)
+        d = np.asarray(self.delays, dtype=np.int64)
+        k = np.asarray(self.local_steps, dtype=np.int64)
+        if w.ndim == 2:  # a single replicate given as (rounds, m)
+            w, d, k = w[None], d[None], k[None]
+        if not (w.shape == d.shape == k.shape) or w.ndim != 3:
+            raise ValueError(f"workers, delays, local_steps must share a shape (replicates, rounds, m); got "
+                             f"{w.shape}, {d.shape}, {k.shape}")
+        R, T, m = w.shape
+        M = int(self.num_workers)
+        if M < 1:
+            raise ValueError(f"num_workers={M} must be >= 1")
+        if w.size and (w.min() < 0 or w.max() >= M):
+            raise ValueError(f"workers must lie in [0, {M - 1}], got range [{w.min()}, {w.max()}]")
+        if d.size and d.min() < 0:
+            raise ValueError(f"delays must be >= 0, got min {d.min()}")
+        t = np.arange(T)[None, :, None]
+        if np.any(d > t):
+            r_, t_, _ = np.argwhere(d > t)[0]
+            raise ValueError(f"delay at replicate {r_}, round {t_} is {d[r_, t_].max()} > t={t_} "
+                             f"(delays must satisfy tau_t,i <= t)")
+        if k.size and k.min() < 1:
+            raise ValueError(f"local_steps must be >= 1, got min {k.min()}")
+        if m > 1:
+            s = np.sort(w, axis=-1)
+            if np.any(s[..., 1:] == s[..., :-1]):
+                raise ValueError("a worker appears twice in one round's arrivals (M_t must be a set)")
+        ik = self.init_local_steps
+        ik = np.ones((R, M), dtype=np.int64) if ik is None else np.asarray(ik, dtype=np.int64)
+        if ik.ndim == 1:
+            ik = np.broadcast_to(ik, (R, M)).copy()
+        if ik.shape != (R, M) or (ik.size and ik.min() < 1):
+            raise ValueError(f"init_local_steps must be (replicates, num_workers)={(R, M)} with entries >= 1")
+        wc = self.wall_clock
+        if wc is not None:
+            wc = np.asarray(wc, dtype=float)
+            if wc.shape != (R, T + 1):
+                raise ValueError(f"wall_clock must have shape {(R, T + 1)}, got {wc.shape}")
+        for name, arr in (("workers", w), ("delays", d), ("local_steps", k), ("init_local_steps", ik)):
+            arr.setflags(write=False)
+            object.__setattr__(self, name, arr)
+        object.__setattr__(self, "wall_clock", wc)
+        object.__setattr__(self, "num_workers", M)
+
+    # -- shape
+    @property
+    def replicates(self) -> int:
+        return self.workers.shape[0]
+
+    @property
+    def rounds(self) -> int:
+        return self.workers.shape[1]
+
+    @property
+    def m(self) -> int:
+        return self.workers.shape[2]
+
+    # -- theorem quantities
+    @property
+    def tau(self) -> np.ndarray:
+        """τ = max_{t,i} τ_{t,i}, per replicate: (replicates,)."""
+        return self.delays.max(axis=(1, 2)) if self.rounds else np.zeros(self.replicates, dtype=np.int64)
+
+    @property
+    def K_harmonic(self) -> np.ndarray:
+        """K̄_t with 1/K̄_t = (1/m) Σ_{i∈M_t} 1/K_{t,i} (Lemma 2): (replicates, rounds)."""
+        return 1.0 / np.mean(1.0 / self.local_steps, axis=-1)
+
+    @property
+    def K_mean(self) -> np.ndarray:
+        """K̃_t = (1/m) Σ_{i∈M_t} K_{t,i}: (replicates, rounds)."""
+        return self.local_steps.mean(axis=-1)
+
+    @property
+    def K_sq_mean(self) -> np.ndarray:
+        """K̂_t² = (1/m) Σ_{i∈M_t} K_{t,i}²: (replicates, rounds)."""
+        return np.mean(self.local_steps.astype(float) ** 2, axis=-1)
+
+    def memory(self) -> tuple[np.ndarray, np.ndarray]:
+        """AFA-CS memory after each round's arrivals [Thm 4]: (staleness, K), each (replicates, rounds, M).
+
+        staleness[r, t, i] = t − (index of the model slot i's update was computed at); warm-start slots hold
+        updates at x_0 (staleness t, K = init_local_steps). m'_t = (staleness[:, t] == 0).sum(-1).
+        """
+        R, T, m = self.workers.shape
+        M = self.num_workers
+        origin = np.zeros((R, M), dtype=np.int64)          # round index of the model each slot was computed at
+        K = self.init_local_steps.copy()
+        stale = np.empty((R, T, M), dtype=np.int64)
+        Ks = np.empty((R, T, M), dtype=np.int64)
+        rows = np.arange(R)[:, None]
+        for t in range(T):
+            origin[rows, self.workers[:, t]] = t - self.delays[:, t]
+            K[rows, self.workers[:, t]] = self.local_steps[:, t]
+            stale[:, t] = t - origin
+            Ks[:, t] = K
+        return stale, Ks
+
+    def fresh_slots(self) -> np.ndarray:
+        """m'_t: number of memory slots computed at x_t, (replicates, rounds)."""
+        return (self.memory()[0] == 0).sum(axis=-1)
+
+    # -- slicing / io
+    def replicate(self, r) -> Schedule:
+        """The sub-schedule of replicate(s) r (int, slice or index array)."""
+        sl = slice(r, r + 1) if isinstance(r, (int, np.integer)) else r
+        return Schedule(self.workers[sl], self.delays[sl], self.local_steps[sl], self.num_workers,
+                        self.init_local_steps[sl], None if self.wall_clock is None else self.wall_clock[sl])
+
+    def save(self, path) -> None:
+        extra = {} if self.wall_clock is None else {"wall_clock": self.wall_clock}
+        np.savez_compressed(path, workers=self.workers, delays=self.delays, local_steps=self.local_steps,
+                            num_workers=self.num_workers, init_local_steps=self.init_local_steps, **extra)
+
+    @classmethod
+    def load(cls, path) -> Schedule:
+        with np.load(path) as z:
+            return cls(z["workers"], z["delays"], z["local_steps"], int(z["num_workers"]), z["init_local_steps"],
+                       z["wall_clock"] if "wall_clock" in z.files else None)
+
+    def __eq__(self, other):
+        if not isinstance(other, Schedule):
+            return NotImplemented
+        same_wc = (self.wall_clock is None and other.wall_clock is None) or (
+            self.wall_clock is not None and other.wall_clock is not None
+            and np.array_equal(self.wall_clock, other.wall_clock))
+        return (self.num_workers == other.num_workers and same_wc
+                and all(np.array_equal(getattr(self, n), getattr(other, n))
+                        for n in ("workers", "delays", "local_steps", "init_local_steps")))
+
+    __hash__ = None

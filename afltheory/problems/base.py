@@ -1,0 +1,201 @@
+"""Problem protocol: a federated objective f = (1/M) Σ_i f_i with certified constants (Assumptions 1–3).
+
+Index convention used by every method: ``x`` has shape ``(..., dim)`` and the worker index ``i`` is an int or
+an integer array broadcastable against ``x.shape[:-1]``; results keep the leading (batch) axes, so the engine
+can evaluate (replicates, workers, dim) blocks in one call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Mapping
+
+import numpy as np
+
+from .._validation import check_array, check_int, check_nonnegative
+
+CERT_KINDS = ("exact", "upper", "lower", "none")
+
+
+@dataclass(frozen=True)
+class Constants:
+    """Certified constants of a problem (Assumptions 1–3 of [Yang et al. 2022]).
+
+    ``certified`` maps each name to how it is certified: ``"exact"`` (attained / closed form), ``"upper"``
+    (a proven upper bound: L, sigma_L, sigma_G), ``"lower"`` (a proven lower bound: f_star, mu) or ``"none"``.
+    ``mu`` is a lower bound on the smallest eigenvalue of ∇²f (negative for nonconvex families).
+    ``radius``: if not None, Assumption 3's σ_G is certified only on the ball ‖x − x_star‖ ≤ radius.
+    """
+
+    L: float
+    mu: float
+    sigma_L: float
+    sigma_G: float
+    f_star: float
+    x_star: np.ndarray | None
+    certified: Mapping[str, str] = field(default_factory=dict)
+    radius: float | None = None
+
+    def __post_init__(self):
+        full = {k: "none" for k in ("L", "mu", "sigma_L", "sigma_G", "f_star", "x_star")}
+        full.update(self.certified)
+        bad = {k: v for k, v in full.items() if v not in CERT_KINDS}
+        if bad:
+            raise ValueError(f"certified has unknown kinds {bad}; allowed {CERT_KINDS}")
+        object.__setattr__(self, "certified", MappingProxyType(full))
+        if self.x_star is not None:
+            xs = np.array(self.x_star, dtype=float)
+            xs.setflags(write=False)
+            object.__setattr__(self, "x_star", xs)
+
+
+# --------------------------------------------------------------------------------------------- noise models
+class NoiseModel:
+    """Additive, x-independent stochastic-gradient noise: ∇f_i(x, ξ) = ∇f_i(x) + ξ_i, E ξ_i = 0.
+
+    ``sigma_L`` is certified (``sigma_L_kind`` says how); ``covariance(i)`` is the exact (d, d) covariance of
+    one draw for worker i when known (the exact-moments engine needs it), else None.
+    """
+
+    sigma_L: float = 0.0
+    sigma_L_kind: str = "exact"
+    gaussian: bool = False
+
+    def sample(self, rng: np.random.Generator, workers: np.ndarray, dim: int) -> np.ndarray:
+        raise NotImplementedError
+
+    def covariance(self, i: int, dim: int) -> np.ndarray | None:
+        return None
+
+
+class NoNoise(NoiseModel):
+    """Deterministic gradients (σ_L = 0)."""
+
+    gaussian = True
+
+    def sample(self, rng, workers, dim):
+        return np.zeros((*np.shape(workers), dim))
+
+    def covariance(self, i, dim):
+        return np.zeros((dim, dim))
+
+    def __repr__(self):
+        return "NoNoise()"
+
+
+class GaussianNoise(NoiseModel):
+    """ξ ~ N(0, (σ_L²/d) I_d), so E‖ξ‖² = σ_L² exactly (Assumption 3, first part, with equality)."""
+
+    gaussian = True
+
+    def __init__(self, sigma_L: float):
+        self.sigma_L = check_nonnegative("sigma_L", sigma_L)
+
+    def sample(self, rng, workers, dim):
+        z = rng.standard_normal((*np.shape(workers), dim))
+        z *= self.sigma_L / np.sqrt(dim)
+        return z
+
+    def covariance(self, i, dim):
+        return np.eye(dim) * (self.sigma_L**2 / dim)
+
+    def __repr__(self):
+        return f"GaussianNoise(sigma_L={self.sigma_L})"
+
+
+def as_noise(noise_or_sigma) -> NoiseModel:
+    """Accept a NoiseModel or a number σ_L (Gaussian; 0 means no noise)."""
+    if isinstance(noise_or_sigma, NoiseModel):
+        return noise_or_sigma
+    s = check_nonnegative("sigma_L", noise_or_sigma)
+    return NoNoise() if s == 0 else GaussianNoise(s)
+
+
+# --------------------------------------------------------------------------------------------- linear model
+@dataclass(frozen=True)
+class LinearGaussianModel:
+    """∇f_i(x) = H_i x − b_i with additive noise of known covariance: what exact moments need.
+
+    ``hessians``: (M, d, d); ``b``: (M, d); ``noise_cov``: (M, d, d); global f(x) = f_star + ½(x−x*)ᵀH̄(x−x*).
+    """
+
+    hessians: np.ndarray
+    b: np.ndarray
+    noise_cov: np.ndarray
+    hessian_mean: np.ndarray
+    x_star: np.ndarray
+    f_star: float
+
+
+# --------------------------------------------------------------------------------------------- base class
+class Problem:
+    """Base class of every objective family. Subclasses set ``dim``, ``num_workers``, ``constants``,
+    ``noise`` and implement ``local_value`` / ``local_grad`` (and may override ``value`` / ``grad``)."""
+
+    dim: int
+    num_workers: int
+    constants: Constants
+    noise: NoiseModel
+
+    # -- to implement
+    def local_value(self, x, i):
+        raise NotImplementedError
+
+    def local_grad(self, x, i):
+        raise NotImplementedError
+
+    # -- defaults
+    def value(self, x):
+        """f(x) = (1/M) Σ_i f_i(x); x: (..., dim) -> (...)."""
+        x = np.asarray(x, dtype=float)
+        return np.mean(self.local_value(x[..., None, :], np.arange(self.num_workers)), axis=-1)
+
+    def grad(self, x):
+        x = np.asarray(x, dtype=float)
+        return np.mean(self.local_grad(x[..., None, :], np.arange(self.num_workers)), axis=-2)
+
+    def stochastic_grad(self, x, i, rng: np.random.Generator):
+        """∇f_i(x, ξ) = ∇f_i(x) + ξ with ξ from ``self.noise``."""
+        g = self.local_grad(x, i)
+        workers = np.broadcast_to(np.asarray(i), np.shape(x)[:-1])
+        return g + self.noise.sample(rng, workers, self.dim)
+
+    def in_certified_region(self, x) -> np.ndarray:
+        """True where Assumptions 1–3 are certified at x (the whole space unless ``constants.radius``)."""
+        x = np.asarray(x, dtype=float)
+        r = self.constants.radius
+        if r is None:
+            return np.ones(x.shape[:-1], dtype=bool)
+        return np.linalg.norm(x - self.constants.x_star, axis=-1) <= r * (1 + 1e-12)
+
+    def linear_gaussian(self) -> LinearGaussianModel | None:
+        """The affine-gradient model if this problem is linear-Gaussian (quadratic + Gaussian noise), else None."""
+        return None
+
+    def default_x0(self, seed: int = 0) -> np.ndarray:
+        """A reproducible start point at distance ~ sqrt(dim) from x* (used when simulate(x0=None))."""
+        rng = np.random.default_rng(np.random.SeedSequence([int(seed), 0xA0]))
+        base = self.constants.x_star if self.constants.x_star is not None else np.zeros(self.dim)
+        return base + rng.standard_normal(self.dim)
+
+    def _check_worker(self, i):
+        i = np.asarray(i)
+        if not np.issubdtype(i.dtype, np.integer):
+            raise ValueError(f"worker index i must be integer, got dtype {i.dtype}")
+        if i.size and (i.min() < 0 or i.max() >= self.num_workers):
+            raise ValueError(f"worker index i out of range [0, {self.num_workers - 1}]")
+        return i
+
+
+def check_dim_workers(dim, num_workers, *, min_workers: int = 1):
+    d = check_int("dim", dim, low=1)
+    M = check_int("num_workers", num_workers, low=min_workers)
+    return d, M
+
+
+def _as_points(name, x, dim):
+    x = check_array(name, x)
+    if x.shape[-1:] != (dim,):
+        raise ValueError(f"{name} has shape {x.shape}; its last axis must be dim={dim}")
+    return x

@@ -1,0 +1,197 @@
+"""Quadratic federated objectives f_i(x) = ½ (x − c_i)ᵀ A_i (x − c_i) + e_i with certified constants.
+
+``HeterogeneousQuadratic`` shares one Hessian A across workers. Because averaging is linear, the mean of
+the workers' local-SGD trajectories from a common start equals the local-SGD trajectory on f itself:
+shared-Hessian quadratics exhibit *no client drift* (heterogeneity only shifts the centres). Use
+``HeterogeneousCurvatureQuadratic`` (per-worker A_i) to see drift.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._validation import check_array, check_int, check_nonnegative, check_positive
+from .base import (
+    Constants,
+    LinearGaussianModel,
+    NoiseModel,
+    Problem,
+    as_noise,
+    check_dim_workers,
+)
+
+
+class QuadraticProblem(Problem):
+    """f_i(x) = ½ (x − c_i)ᵀ A_i (x − c_i) + e_i. Hessians stored as ``diag`` (S, d) or ``dense`` (S, d, d) with
+    S = 1 (shared) or S = M (per worker). Constants are supplied by the subclass that certifies them."""
+
+    def __init__(self, hessian, centers, offsets, noise: NoiseModel, *, kind: str):
+        if kind not in ("diag", "dense"):
+            raise ValueError(f"hessian kind={kind!r} must be 'diag' or 'dense'")
+        self.kind = kind
+        self.centers = np.asarray(centers, dtype=float)
+        self.num_workers, self.dim = self.centers.shape
+        self.hessian = np.asarray(hessian, dtype=float)
+        self.shared = self.hessian.shape[0] == 1
+        self.offsets = np.asarray(offsets, dtype=float)
+        self.noise = noise
+        # global quadratic: f(x) = f* + ½ (x − x*)ᵀ H̄ (x − x*)
+        H = self.dense_hessians()
+        self._Hbar = H.mean(axis=0)
+        b = np.einsum("mjk,mk->mj", H, self.centers)
+        self._b = b
+        self._bbar = b.mean(axis=0)
+        self._x_star = np.linalg.solve(self._Hbar, self._bbar)
+        self._f_star = float(np.mean(self.local_value(self._x_star[None, :], np.arange(self.num_workers))))
+
+    # -- Hessian helpers
+    def dense_hessians(self) -> np.ndarray:
+        """All workers' Hessians as (M, d, d)."""
+        if self.kind == "diag":
+            H = np.stack([np.diag(a) for a in self.hessian])
+        else:
+            H = self.hessian
+        return np.broadcast_to(H, (self.num_workers, self.dim, self.dim)).copy()
+
+    def _apply(self, v, i):
+        """A_i v for v: (..., d), i broadcastable against v.shape[:-1]."""
+        if self.kind == "diag":
+            a = self.hessian[0] if self.shared else self.hessian[i]
+            return a * v
+        if self.shared:
+            return v @ self.hessian[0].T
+        i_b = np.broadcast_to(i, v.shape[:-1])
+        out = np.empty_like(v)
+        for w in np.unique(i_b):
+            mask = i_b == w
+            out[mask] = v[mask] @ self.hessian[w].T
+        return out
+
+    # -- protocol
+    def local_value(self, x, i):
+        i = self._check_worker(i)
+        v = np.asarray(x, dtype=float) - self.centers[i]
+        return 0.5 * np.sum(v * self._apply(v, i), axis=-1) + self.offsets[i]
+
+    def local_grad(self, x, i):
+        i = self._check_worker(i)
+        return self._apply(np.asarray(x, dtype=float) - self.centers[i], i)
+
+    def value(self, x):
+        v = np.asarray(x, dtype=float) - self._x_star
+        return self._f_star + 0.5 * np.einsum("...j,jk,...k->...", v, self._Hbar, v)
+
+    def grad(self, x):
+        return (np.asarray(x, dtype=float) - self._x_star) @ self._Hbar.T
+
+    def linear_gaussian(self):
+        M, d = self.num_workers, self.dim
+        covs = []
+        for i in range(M):
+            c = self.noise.covariance(i, d)
+            if c is None:
+                return None
+            covs.append(c)
+        return LinearGaussianModel(
+            hessians=self.dense_hessians(), b=self._b.copy(), noise_cov=np.stack(covs),
+            hessian_mean=self._Hbar.copy(), x_star=self._x_star.copy(), f_star=self._f_star)
+
+
+def _spectrum(rng, dim, L, mu):
+    """Eigenvalues in [mu, L] with both ends attained (dim = 1 requires mu == L)."""
+    if dim == 1:
+        if mu != L:
+            raise ValueError(f"dim=1 needs mu == L (one eigenvalue), got mu={mu}, L={L}")
+        return np.array([L])
+    ev = np.exp(rng.uniform(np.log(mu), np.log(L), size=dim)) if mu > 0 else rng.uniform(mu, L, size=dim)
+    ev[0], ev[-1] = L, mu
+    return ev
+
+
+class HeterogeneousQuadratic(QuadraticProblem):
+    """Shared-Hessian heterogeneous quadratic: f_i(x) = ½ (x − c_i)ᵀ A (x − c_i).
+
+    Certificates (all exact):
+    - L = λ_max(A), μ = λ_min(A): the Hessian of every f_i is A, whose spectrum contains both ends.
+    - σ_G = max_i ‖A(c_i − c̄)‖: ∇f_i(x) − ∇f(x) = A(c̄ − c_i) does not depend on x, so the sup is this max.
+    - x* = c̄ and f* = (1/M) Σ_i ½ (c_i − c̄)ᵀA(c_i − c̄): f(x) = ½(x − c̄)ᵀA(x − c̄) + f*.
+    - σ_L from the noise model (Gaussian: E‖ξ‖² = σ_L² exactly).
+    """
+
+    def __init__(self, dim: int = 10, num_workers: int = 10, L: float = 1.0, mu: float = 0.1,
+                 sigma_L: float | NoiseModel = 0.0, sigma_G: float = 1.0, seed: int = 0,
+                 hessian: str = "diag"):
+        d, M = check_dim_workers(dim, num_workers)
+        L = check_positive("L", L)
+        mu = check_positive("mu", mu)
+        if mu > L:
+            raise ValueError(f"mu={mu} must be <= L={L}")
+        sigma_G = check_nonnegative("sigma_G", sigma_G)
+        if sigma_G > 0 and M < 2:
+            raise ValueError(f"num_workers={M} must be >= 2 for sigma_G={sigma_G} > 0")
+        if hessian not in ("diag", "dense"):
+            raise ValueError(f"hessian={hessian!r} must be 'diag' or 'dense'")
+        seed = check_int("seed", seed, low=0)
+        rng = np.random.default_rng(np.random.SeedSequence([seed, 0x51]))
+        ev = _spectrum(rng, d, L, mu)
+        if hessian == "diag":
+            A = ev
+            apply = lambda v: v * ev
+        else:
+            Q, _ = np.linalg.qr(rng.standard_normal((d, d)))
+            A = (Q * ev) @ Q.T
+            A = 0.5 * (A + A.T)
+            apply = lambda v: v @ A
+        cbar = rng.standard_normal(d)
+        u = rng.standard_normal((M, d))
+        u -= u.mean(axis=0)
+        if sigma_G > 0:
+            u *= sigma_G / np.max(np.linalg.norm(apply(u), axis=1))
+        else:
+            u[:] = 0.0
+        self._init_from(A[None], cbar + u, as_noise(sigma_L), hessian)
+        self._requested = dict(L=L, mu=mu, sigma_G=sigma_G)
+
+    def _init_from(self, A, centers, noise, kind):
+        M = centers.shape[0]
+        super().__init__(A, centers, np.zeros(M), noise, kind=kind)
+        H = self.hessian[0] if kind == "dense" else np.diag(self.hessian[0])
+        ev = np.linalg.eigvalsh(H)
+        dev = centers - centers.mean(axis=0)
+        sig_G = float(np.max(np.linalg.norm(self._apply(dev, np.zeros(M, dtype=int)), axis=1)))
+        self.constants = Constants(
+            L=float(ev[-1]), mu=float(ev[0]), sigma_L=noise.sigma_L, sigma_G=sig_G,
+            f_star=self._f_star, x_star=self._x_star,
+            certified=dict(L="exact", mu="exact", sigma_L=noise.sigma_L_kind, sigma_G="exact",
+                           f_star="exact", x_star="exact"))
+
+    @classmethod
+    def from_arrays(cls, *, hessian_diag=None, hessian=None, centers, sigma_L: float | NoiseModel = 0.0):
+        """Build from a Hessian diagonal ``hessian_diag`` (d,) or a dense symmetric positive definite ``hessian``
+        (d, d), and worker centres ``centers`` (M, d). Constants are computed exactly from the arrays."""
+        if (hessian_diag is None) == (hessian is None):
+            raise ValueError("give exactly one of hessian_diag=(d,) or hessian=(d, d)")
+        C = check_array("centers", centers, ndim=2)
+        M, d = C.shape
+        check_dim_workers(d, M)
+        if hessian_diag is not None:
+            a = check_array("hessian_diag", hessian_diag, shape=(d,))
+            if np.any(a <= 0):
+                raise ValueError(f"hessian_diag must be > 0 everywhere (min {a.min()}); allowed range (0, inf)")
+            A, kind = a[None], "diag"
+        else:
+            A = check_array("hessian", hessian, shape=(d, d))
+            if not np.allclose(A, A.T, atol=1e-12 * max(1.0, np.abs(A).max())):
+                raise ValueError("hessian must be symmetric")
+            lo = np.linalg.eigvalsh(A)[0]
+            if lo <= 0:
+                raise ValueError(f"hessian must be positive definite (smallest eigenvalue {lo})")
+            A, kind = 0.5 * (A + A.T)[None], "dense"
+        self = cls.__new__(cls)
+        self._init_from(A, C, as_noise(sigma_L), kind)
+        return self
+
+    def __repr__(self):
+        c = self.constants
+        return (f"HeterogeneousQuadratic(dim={self.dim}, num_workers={self.num_workers}, L={c.L:.4g}, "
+                f"mu={c.mu:.4g}, sigma_L={c.sigma_L:.4g}, sigma_G={c.sigma_G:.4g}, hessian={self.kind!r})")
