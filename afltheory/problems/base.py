@@ -68,6 +68,10 @@ class NoiseModel:
     def covariance(self, i: int, dim: int) -> np.ndarray | None:
         return None
 
+    def sample_into(self, rng: np.random.Generator, workers: np.ndarray, out: np.ndarray) -> None:
+        """Write one draw per entry of ``workers`` into ``out`` (shape (*workers.shape, dim))."""
+        out[...] = self.sample(rng, workers, out.shape[-1])
+
 
 class NoNoise(NoiseModel):
     """Deterministic gradients (σ_L = 0)."""
@@ -79,6 +83,9 @@ class NoNoise(NoiseModel):
 
     def covariance(self, i, dim):
         return np.zeros((dim, dim))
+
+    def sample_into(self, rng, workers, out):
+        out.fill(0.0)
 
     def __repr__(self):
         return "NoNoise()"
@@ -99,6 +106,10 @@ class GaussianNoise(NoiseModel):
 
     def covariance(self, i, dim):
         return np.eye(dim) * (self.sigma_L**2 / dim)
+
+    def sample_into(self, rng, workers, out):
+        rng.standard_normal(out=out)
+        out *= self.sigma_L / np.sqrt(out.shape[-1])
 
     def __repr__(self):
         return f"GaussianNoise(sigma_L={self.sigma_L})"
@@ -154,6 +165,11 @@ class Problem:
     def grad(self, x):
         x = np.asarray(x, dtype=float)
         return np.mean(self.local_grad(x[..., None, :], np.arange(self.num_workers)), axis=-2)
+
+    def local_grad_fn(self, workers):
+        """A callable y -> ∇f_{workers}(y) for a fixed worker array (the engine calls it K times per round;
+        families override it to precompute per-worker data once)."""
+        return lambda y: self.local_grad(y, workers)
 
     def stochastic_grad(self, x, i, rng: np.random.Generator):
         """∇f_i(x, ξ) = ∇f_i(x) + ξ with ξ from ``self.noise``."""

@@ -77,6 +77,14 @@ class QuadraticProblem(Problem):
         i = self._check_worker(i)
         return self._apply(np.asarray(x, dtype=float) - self.centers[i], i)
 
+    def local_grad_fn(self, workers):
+        workers = self._check_worker(workers)
+        c = self.centers[workers]
+        if self.kind == "diag":
+            a = self.hessian[0] if self.shared else self.hessian[workers]
+            return lambda y: a * (y - c)
+        return lambda y: self._apply(y - c, workers)
+
     def value(self, x):
         v = np.asarray(x, dtype=float) - self._x_star
         return self._f_star + 0.5 * np.einsum("...j,jk,...k->...", v, self._Hbar, v)

@@ -1,0 +1,66 @@
+"""Worker rules: what one arriving worker does during its K local steps from its (stale) start point y_0.
+
+A rule modifies the stochastic gradient (``correction``) and may keep per-worker state (SCAFFOLD's control
+variates). The engine runs the steps; rules never decide who arrives or how stale they are (DESIGN.md #3).
+State arrays carry a leading replicate axis R and are updated in place by ``finish`` (the engine owns them).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._validation import check_nonnegative
+
+
+@dataclass(frozen=True)
+class SGD:
+    """Plain local SGD: y_{k+1} = y_k − η_L ∇f_i(y_k, ξ_k) [Yang et al. 2022, Algorithm 2 worker]."""
+
+    def init(self, replicates: int, num_workers: int, dim: int) -> dict:
+        return {}
+
+    def correction(self, state, y, y0, rows, workers):
+        return None
+
+    def finish(self, state, y0, yK, K, eta_L, rows, workers, num_workers) -> None:
+        return None
+
+
+@dataclass(frozen=True)
+class FedProx:
+    """FedProx worker: gradient of f_i(y) + (μ/2)‖y − y_0‖², i.e. g + μ (y − y_0) (Table 3 uses μ = 0.1)."""
+
+    mu: float = 0.1
+
+    def __post_init__(self):
+        check_nonnegative("mu", self.mu)
+
+    def init(self, replicates, num_workers, dim):
+        return {}
+
+    def correction(self, state, y, y0, rows, workers):
+        return self.mu * (y - y0)
+
+    def finish(self, state, y0, yK, K, eta_L, rows, workers, num_workers):
+        return None
+
+
+@dataclass(frozen=True)
+class SCAFFOLD:
+    """SCAFFOLD worker (Karimireddy et al. 2020, option II): g − c_i + c; after K steps
+    c_i⁺ = c_i − c + (y_0 − y_K)/(K η_L) and the server control c += (1/M) Σ_{i∈M_t} (c_i⁺ − c_i)."""
+
+    def init(self, replicates, num_workers, dim):
+        return {"c_i": np.zeros((replicates, num_workers, dim)), "c": np.zeros((replicates, dim))}
+
+    def correction(self, state, y, y0, rows, workers):
+        return state["c"][rows][..., None, :] - state["c_i"][rows[:, None], workers]
+
+    def finish(self, state, y0, yK, K, eta_L, rows, workers, num_workers):
+        r2 = rows[:, None]
+        old = state["c_i"][r2, workers]
+        new = old - state["c"][rows][:, None, :] + (y0 - yK) / (K[..., None] * eta_L)
+        state["c_i"][r2, workers] = new
+        state["c"][rows] += (new - old).sum(axis=1) / num_workers

@@ -1,0 +1,23 @@
+"""Anarchic worker behaviour as components [Yang et al. 2022, Algorithm 1]: arrivals, delays, local steps,
+event clocks, and the realized ``Schedule`` (recorded, replayable)."""
+
+from .arrivals import (
+    PAPER_BIASED_PROBS,
+    Arrivals,
+    BiasedArrivals,
+    CyclicArrivals,
+    FixedArrivals,
+    MarkovAvailability,
+    UniformArrivals,
+)
+from .behaviour import Behaviour, ComputeTime, EventDriven, ExponentialTime, FixedTime, Replay, Synchronous
+from .delays import Delays, FixedDelay, GeometricDelay, NoDelay, PerWorkerDelay, UniformDelay
+from .local_steps import ConstantSteps, LocalSteps, PerWorkerSteps, TimeVaryingSteps, UniformSteps
+from .schedule import Schedule
+
+__all__ = [
+    "PAPER_BIASED_PROBS", "Arrivals", "Behaviour", "BiasedArrivals", "ComputeTime", "ConstantSteps",
+    "CyclicArrivals", "Delays", "EventDriven", "ExponentialTime", "FixedArrivals", "FixedDelay", "FixedTime",
+    "GeometricDelay", "LocalSteps", "MarkovAvailability", "NoDelay", "PerWorkerDelay", "PerWorkerSteps",
+    "Replay", "Schedule", "Synchronous", "TimeVaryingSteps", "UniformArrivals", "UniformDelay", "UniformSteps",
+]

@@ -1,0 +1,239 @@
+"""Behaviours: how anarchic workers turn into a realized ``Schedule`` (round mode, replay, event mode).
+
+Every behaviour implements ``sample(rounds, replicates, num_workers, seed) -> Schedule``; replicate r uses its
+own stream ``_rng.stream(seed, SCHEDULE, r)``, so it is the same whatever the number of replicates.
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .. import _rng
+from .._validation import check_int, check_positive
+from .arrivals import Arrivals, UniformArrivals
+from .delays import Delays, NoDelay
+from .local_steps import ConstantSteps, LocalSteps
+from .schedule import Schedule
+
+
+def _check_sizes(rounds, replicates, num_workers):
+    return (check_int("rounds", rounds, low=1), check_int("replicates", replicates, low=1),
+            check_int("num_workers", num_workers, low=1))
+
+
+@dataclass(frozen=True)
+class Behaviour:
+    """Round-mode anarchy [Yang et al. 2022, Algorithm 1]: each round the server hears from m workers drawn by
+    ``arrivals``; arrival (t, i) computed from x_{t−τ} with τ from ``delays`` and ran K from ``local_steps``."""
+
+    arrivals: Arrivals
+    delays: Delays = field(default_factory=NoDelay)
+    local_steps: LocalSteps = field(default_factory=lambda: ConstantSteps(1))
+
+    def __post_init__(self):
+        for name, cls in (("arrivals", Arrivals), ("delays", Delays), ("local_steps", LocalSteps)):
+            if not isinstance(getattr(self, name), cls):
+                raise ValueError(f"{name}={getattr(self, name)!r} must be an afltheory.anarchy {cls.__name__}")
+
+    @property
+    def m(self) -> int:
+        return self.arrivals.m
+
+    @property
+    def max_delay(self) -> int:
+        return self.delays.max_delay
+
+    def sample(self, rounds: int, replicates: int, num_workers: int, seed: int = 0) -> Schedule:
+        rounds, replicates, num_workers = _check_sizes(rounds, replicates, num_workers)
+        self.arrivals.validate(num_workers)
+        m = self.m
+        W = np.empty((replicates, rounds, m), dtype=np.int64)
+        D = np.empty_like(W)
+        K = np.empty_like(W)
+        K0 = np.empty((replicates, num_workers), dtype=np.int64)
+        for r in range(replicates):
+            rng = _rng.stream(seed, _rng.SCHEDULE, r)
+            W[r] = self.arrivals.sample(rng, rounds, num_workers)
+            D[r] = self.delays.sample(rng, W[r])
+            K[r] = self.local_steps.sample(rng, W[r])
+            K0[r] = self.local_steps.sample_initial(rng, num_workers)
+        return Schedule(W, D, K, num_workers, K0)
+
+
+@dataclass(frozen=True)
+class Replay:
+    """Replays a recorded or hand-written ``Schedule`` exactly (its first ``rounds`` rounds and ``replicates``
+    replicates; a single-replicate schedule is broadcast to every replicate)."""
+
+    schedule: Schedule
+
+    @property
+    def m(self) -> int:
+        return self.schedule.m
+
+    @property
+    def max_delay(self) -> int:
+        return int(self.schedule.delays.max()) if self.schedule.delays.size else 0
+
+    def sample(self, rounds: int, replicates: int, num_workers: int, seed: int = 0) -> Schedule:
+        rounds, replicates, num_workers = _check_sizes(rounds, replicates, num_workers)
+        s = self.schedule
+        if num_workers != s.num_workers:
+            raise ValueError(f"num_workers={num_workers} does not match the schedule's {s.num_workers}")
+        if rounds > s.rounds:
+            raise ValueError(f"rounds={rounds} exceeds the schedule's {s.rounds} rounds")
+        if s.replicates == 1 and replicates > 1:
+            idx = np.zeros(replicates, dtype=np.int64)
+        elif replicates > s.replicates:
+            raise ValueError(f"replicates={replicates} exceeds the schedule's {s.replicates} replicates")
+        else:
+            idx = np.arange(replicates)
+        wc = None if s.wall_clock is None else s.wall_clock[idx, : rounds + 1]
+        return Schedule(s.workers[idx, :rounds], s.delays[idx, :rounds], s.local_steps[idx, :rounds],
+                        s.num_workers, s.init_local_steps[idx], wc)
+
+
+# ------------------------------------------------------------------------------------------- event mode
+class ComputeTime:
+    """Random compute time of one update of K local steps for worker i."""
+
+    def sample(self, rng: np.random.Generator, worker: int, K: int) -> float:
+        raise NotImplementedError
+
+    def mean(self, K: int) -> float:
+        raise NotImplementedError
+
+
+class ExponentialTime(ComputeTime):
+    """Exp(rate) per update (``per_step=False``, the paper's wall-clock experiment) or a sum of K Exp(rate)
+    per-step times (``per_step=True``); ``speeds`` (M,) divides worker i's time (heterogeneous devices)."""
+
+    def __init__(self, rate: float = 1.0, per_step: bool = False, speeds=None):
+        self.rate = check_positive("rate", rate)
+        self.per_step = bool(per_step)
+        self.speeds = None if speeds is None else np.asarray(speeds, dtype=float)
+        if self.speeds is not None and np.any(self.speeds <= 0):
+            raise ValueError("speeds must be > 0")
+
+    def sample(self, rng, worker, K):
+        t = rng.gamma(K, 1.0 / self.rate) if self.per_step else rng.exponential(1.0 / self.rate)
+        return t / (1.0 if self.speeds is None else self.speeds[worker])
+
+    def mean(self, K):
+        return (K if self.per_step else 1) / self.rate
+
+    def __repr__(self):
+        return f"ExponentialTime(rate={self.rate}, per_step={self.per_step})"
+
+
+class FixedTime(ComputeTime):
+    """Deterministic time ``value`` per update (or per step with ``per_step=True``)."""
+
+    def __init__(self, value: float = 1.0, per_step: bool = False):
+        self.value = check_positive("value", value)
+        self.per_step = bool(per_step)
+
+    def sample(self, rng, worker, K):
+        return self.value * (K if self.per_step else 1)
+
+    def mean(self, K):
+        return self.value * (K if self.per_step else 1)
+
+    def __repr__(self):
+        return f"FixedTime(value={self.value}, per_step={self.per_step})"
+
+
+@dataclass(frozen=True)
+class EventDriven:
+    """Event-driven Algorithm 1 (asynchronous AFL): every worker repeatedly idles (``idle_time``), pulls the
+    latest model x_p, computes one update for ``compute_time`` and sends it. The server closes round t at the
+    m-th arrival since the last round (AFA-CD/CS); arrival delays τ = t − p emerge. A worker whose update is
+    waiting in the open round stays idle until that round closes, so M_t is a set (with Exp(1) times the
+    round takes E = Σ_{k<m} 1/(M−k), the order statistic of the paper's wall-clock claim).
+    ``wall_clock[r, t]`` is the time at which x_t exists."""
+
+    m: int
+    compute_time: ComputeTime = field(default_factory=ExponentialTime)
+    local_steps: LocalSteps = field(default_factory=lambda: ConstantSteps(1))
+    idle_time: ComputeTime | None = None
+
+    def __post_init__(self):
+        check_int("m", self.m, low=1)
+
+    @property
+    def max_delay(self) -> int | None:
+        return None  # emerges; read it from the sampled schedule
+
+    def sample(self, rounds, replicates, num_workers, seed=0):
+        rounds, replicates, M = _check_sizes(rounds, replicates, num_workers)
+        if self.m > M:
+            raise ValueError(f"m={self.m} exceeds num_workers={M}")
+        m = self.m
+        W = np.empty((replicates, rounds, m), dtype=np.int64)
+        D = np.empty_like(W)
+        K = np.empty_like(W)
+        K0 = np.empty((replicates, M), dtype=np.int64)
+        WC = np.zeros((replicates, rounds + 1))
+        for r in range(replicates):
+            rng = _rng.stream(seed, _rng.SCHEDULE, r)
+            K0[r] = self.local_steps.sample_initial(rng, M)
+            heap = []
+            pulled = np.zeros(M, dtype=np.int64)
+            ks = np.zeros(M, dtype=np.int64)
+
+            def start(i, now, t):
+                idle = 0.0 if self.idle_time is None else self.idle_time.sample(rng, i, 1)
+                pulled[i] = t
+                ks[i] = self.local_steps.sample(rng, np.array([[i]]), t)[0, 0]
+                heapq.heappush(heap, (now + idle + self.compute_time.sample(rng, i, int(ks[i])), i))
+
+            for i in range(M):
+                start(i, 0.0, 0)
+            for t in range(rounds):
+                got = []
+                while len(got) < m:
+                    now, i = heapq.heappop(heap)
+                    got.append(i)
+                W[r, t] = got
+                D[r, t] = t - pulled[got]
+                K[r, t] = ks[got]
+                WC[r, t + 1] = now
+                for i in got:
+                    start(i, now, t + 1)
+        return Schedule(W, D, K, M, K0, WC)
+
+
+@dataclass(frozen=True)
+class Synchronous:
+    """Synchronous rounds (FedAvg): the server samples m workers by ``arrivals``, all start from x_t (τ = 0)
+    and the round ends when the slowest finishes, so a round lasts max_i C_i (E = H_m for m Exp(1) times)."""
+
+    arrivals: Arrivals
+    compute_time: ComputeTime = field(default_factory=ExponentialTime)
+    local_steps: LocalSteps = field(default_factory=lambda: ConstantSteps(1))
+
+    @property
+    def m(self) -> int:
+        return self.arrivals.m
+
+    @property
+    def max_delay(self) -> int:
+        return 0
+
+    def sample(self, rounds, replicates, num_workers, seed=0):
+        rounds, replicates, M = _check_sizes(rounds, replicates, num_workers)
+        base = Behaviour(self.arrivals, NoDelay(), self.local_steps).sample(rounds, replicates, M, seed)
+        WC = np.zeros((replicates, rounds + 1))
+        for r in range(replicates):
+            rng = _rng.stream(seed, _rng.INIT, r)
+            times = np.array([[self.compute_time.sample(rng, int(i), int(k)) for i, k in zip(w, kk)]
+                              for w, kk in zip(base.workers[r], base.local_steps[r])])
+            WC[r, 1:] = np.cumsum(times.max(axis=1))
+        return Schedule(base.workers, base.delays, base.local_steps, M, base.init_local_steps, WC)
+
+
+def default_behaviour(m: int = 1) -> Behaviour:
+    return Behaviour(UniformArrivals(m))

@@ -1,0 +1,118 @@
+"""Bounded delays: arrival (t, i) used model x_{t−τ_{t,i}} with τ_{t,i} ≤ min(t, max_delay) (round mode).
+
+Delay processes that are i.i.d. per arrival given t expose ``pmf(t)``: probabilities over 0..min(t, max_delay).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._validation import check_int, check_real
+
+
+class Delays:
+    max_delay: int = 0
+
+    def sample(self, rng: np.random.Generator, workers: np.ndarray) -> np.ndarray:
+        """Delays for one replicate's (rounds, m) arrivals."""
+        raise NotImplementedError
+
+    def pmf(self, t: int) -> np.ndarray | None:
+        return None
+
+
+class NoDelay(Delays):
+    """τ = 0: every worker computes at the current model (synchronous)."""
+
+    def sample(self, rng, workers):
+        return np.zeros(workers.shape, dtype=np.int64)
+
+    def pmf(self, t):
+        return np.ones(1)
+
+    def __repr__(self):
+        return "NoDelay()"
+
+
+class UniformDelay(Delays):
+    """Uniform over the last max_delay+1 models: τ ~ U{0, …, min(t, max_delay)} (the paper's experiments, τ ≤ 4)."""
+
+    def __init__(self, max_delay: int):
+        self.max_delay = check_int("max_delay", max_delay, low=0)
+
+    def sample(self, rng, workers):
+        T = workers.shape[0]
+        cap = np.minimum(np.arange(T), self.max_delay)[:, None]
+        return np.floor(rng.random(workers.shape) * (cap + 1)).astype(np.int64)
+
+    def pmf(self, t):
+        n = min(t, self.max_delay) + 1
+        return np.full(n, 1.0 / n)
+
+    def __repr__(self):
+        return f"UniformDelay(max_delay={self.max_delay})"
+
+
+class FixedDelay(Delays):
+    """τ_{t,i} = min(t, delay) for every arrival (worst-case staleness)."""
+
+    def __init__(self, delay: int):
+        self.max_delay = check_int("delay", delay, low=0)
+
+    def sample(self, rng, workers):
+        T = workers.shape[0]
+        return np.broadcast_to(np.minimum(np.arange(T), self.max_delay)[:, None], workers.shape).copy()
+
+    def pmf(self, t):
+        p = np.zeros(min(t, self.max_delay) + 1)
+        p[-1] = 1.0
+        return p
+
+    def __repr__(self):
+        return f"FixedDelay(delay={self.max_delay})"
+
+
+class GeometricDelay(Delays):
+    """Truncated geometric: P(τ = k) ∝ p (1 − p)^k on {0, …, min(t, max_delay)}."""
+
+    def __init__(self, p: float, max_delay: int):
+        self.p = check_real("p", p, low=0.0, high=1.0, low_open=True)
+        self.max_delay = check_int("max_delay", max_delay, low=0)
+
+    def pmf(self, t):
+        k = np.arange(min(t, self.max_delay) + 1)
+        w = self.p * (1 - self.p) ** k
+        return w / w.sum()
+
+    def sample(self, rng, workers):
+        T = workers.shape[0]
+        u = rng.random(workers.shape)
+        out = np.empty(workers.shape, dtype=np.int64)
+        for t in range(T):  # inverse CDF per round (the cap changes only for t < max_delay)
+            cdf = np.cumsum(self.pmf(t))
+            out[t] = np.minimum(np.searchsorted(cdf, u[t], side="right"), len(cdf) - 1)
+        return out
+
+    def __repr__(self):
+        return f"GeometricDelay(p={self.p}, max_delay={self.max_delay})"
+
+
+class PerWorkerDelay(Delays):
+    """Worker i's delay is uniform on {0, …, min(t, max_delays[i])} (heterogeneous staleness)."""
+
+    def __init__(self, max_delays):
+        md = np.asarray(max_delays)
+        if md.ndim != 1 or not np.issubdtype(md.dtype, np.integer) or md.size == 0 or md.min() < 0:
+            raise ValueError(f"max_delays={max_delays!r} must be a non-empty 1-D list of integers >= 0")
+        self.max_delays = md.astype(np.int64)
+        self.max_delay = int(md.max())
+
+    def sample(self, rng, workers):
+        if workers.max() >= len(self.max_delays):
+            raise ValueError(f"max_delays has {len(self.max_delays)} entries; worker {workers.max()} arrived")
+        T = workers.shape[0]
+        cap = np.minimum(np.arange(T)[:, None], self.max_delays[workers])
+        return np.floor(rng.random(workers.shape) * (cap + 1)).astype(np.int64)
+
+    def __repr__(self):
+        return f"PerWorkerDelay(max_delays={self.max_delays.tolist()})"

@@ -1,0 +1,103 @@
+"""Local-step policies: K_{t,i} ≥ 1 local SGD steps for arrival (t, i), constant, random, per-worker or
+time-varying. Policies i.i.d. per arrival expose ``pmf(worker)`` -> {K: probability} for exact moments."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._validation import check_int
+
+
+class LocalSteps:
+    K_max: int
+
+    def sample(self, rng: np.random.Generator, workers: np.ndarray, start_round: int = 0) -> np.ndarray:
+        """K for one replicate's (rounds, m) arrivals; round index of row 0 is ``start_round``."""
+        raise NotImplementedError
+
+    def sample_initial(self, rng: np.random.Generator, num_workers: int) -> np.ndarray:
+        """K of each worker's warm-start update at x_0 (AFA-CS memory): the policy at round 0."""
+        w = np.arange(num_workers)[None, :]
+        return self.sample(rng, w, 0)[0]
+
+    def pmf(self, worker: int) -> dict[int, float] | None:
+        return None
+
+
+class ConstantSteps(LocalSteps):
+    """K_{t,i} = K."""
+
+    def __init__(self, K: int):
+        self.K = self.K_max = check_int("K", K, low=1)
+
+    def sample(self, rng, workers, start_round=0):
+        return np.full(workers.shape, self.K, dtype=np.int64)
+
+    def pmf(self, worker):
+        return {self.K: 1.0}
+
+    def __repr__(self):
+        return f"ConstantSteps(K={self.K})"
+
+
+class UniformSteps(LocalSteps):
+    """K uniform on {low, …, high} (inclusive), independently per arrival. The paper's "dynamic" steps with
+    constant c are ``UniformSteps.paper(c)`` = U{1, …, 2c}."""
+
+    def __init__(self, low: int, high: int):
+        self.low = check_int("low", low, low=1)
+        self.high = self.K_max = check_int("high", high, low=self.low)
+
+    @classmethod
+    def paper(cls, c: int) -> UniformSteps:
+        return cls(1, 2 * check_int("c", c, low=1))
+
+    def sample(self, rng, workers, start_round=0):
+        return rng.integers(self.low, self.high + 1, size=workers.shape, dtype=np.int64)
+
+    def pmf(self, worker):
+        n = self.high - self.low + 1
+        return {k: 1.0 / n for k in range(self.low, self.high + 1)}
+
+    def __repr__(self):
+        return f"UniformSteps(low={self.low}, high={self.high})"
+
+
+class PerWorkerSteps(LocalSteps):
+    """Worker i always runs K_i steps (heterogeneous compute)."""
+
+    def __init__(self, Ks):
+        K = np.asarray(Ks)
+        if K.ndim != 1 or K.size == 0 or not np.issubdtype(K.dtype, np.integer) or K.min() < 1:
+            raise ValueError(f"Ks={Ks!r} must be a non-empty 1-D list of integers >= 1")
+        self.Ks = K.astype(np.int64)
+        self.K_max = int(K.max())
+
+    def sample(self, rng, workers, start_round=0):
+        if workers.max() >= len(self.Ks):
+            raise ValueError(f"Ks has {len(self.Ks)} entries; worker {workers.max()} arrived")
+        return self.Ks[workers]
+
+    def pmf(self, worker):
+        return {int(self.Ks[worker]): 1.0}
+
+    def __repr__(self):
+        return f"PerWorkerSteps(Ks={self.Ks.tolist()})"
+
+
+class TimeVaryingSteps(LocalSteps):
+    """K_t = Ks[t] for round t (the last entry repeats): a deterministic time-varying policy (e.g. growing K)."""
+
+    def __init__(self, Ks):
+        K = np.asarray(Ks)
+        if K.ndim != 1 or K.size == 0 or not np.issubdtype(K.dtype, np.integer) or K.min() < 1:
+            raise ValueError(f"Ks={Ks!r} must be a non-empty 1-D list of integers >= 1")
+        self.Ks = K.astype(np.int64)
+        self.K_max = int(K.max())
+
+    def sample(self, rng, workers, start_round=0):
+        t = np.minimum(np.arange(start_round, start_round + workers.shape[0]), len(self.Ks) - 1)
+        return np.broadcast_to(self.Ks[t][:, None], workers.shape).copy()
+
+    def __repr__(self):
+        return f"TimeVaryingSteps(Ks={self.Ks.tolist()})"
