@@ -174,7 +174,7 @@ class Problem:
     def stochastic_grad(self, x, i, rng: np.random.Generator):
         """∇f_i(x, ξ) = ∇f_i(x) + ξ with ξ from ``self.noise``."""
         g = self.local_grad(x, i)
-        workers = np.broadcast_to(np.asarray(i), np.shape(x)[:-1])
+        workers = np.broadcast_to(np.asarray(i), g.shape[:-1])  # i may carry axes x lacks
         return g + self.noise.sample(rng, workers, self.dim)
 
     def in_certified_region(self, x) -> np.ndarray:

@@ -19,6 +19,7 @@ from .base import (
     as_noise,
     check_dim_workers,
 )
+from .noise import FiniteSumNoise, without_replacement_factor
 
 
 class QuadraticProblem(Problem):
@@ -122,8 +123,10 @@ class HeterogeneousQuadratic(QuadraticProblem):
     Certificates (all exact):
     - L = λ_max(A), μ = λ_min(A): the Hessian of every f_i is A, whose spectrum contains both ends.
     - σ_G = max_i ‖A(c_i − c̄)‖: ∇f_i(x) − ∇f(x) = A(c̄ − c_i) does not depend on x, so the sup is this max.
-    - x* = c̄ and f* = (1/M) Σ_i ½ (c_i − c̄)ᵀA(c_i − c̄): f(x) = ½(x − c̄)ᵀA(x − c̄) + f*.
-    - σ_L from the noise model (Gaussian: E‖ξ‖² = σ_L² exactly).
+    - x* = c̄ and f* = (1/M) Σ_i [½ (c_i − c̄)ᵀA(c_i − c̄) + e_i]: f(x) = ½(x − c̄)ᵀA(x − c̄) + f*
+      (offsets e_i are 0 except for ``from_samples`` / ``finite_sum``, where f_i is a mean of per-sample terms).
+    - σ_L from the noise model (Gaussian: E‖ξ‖² = σ_L² exactly; ``finite_sum``: exact finite-population formula).
+    Shared Hessian ⇒ no client drift (see the module docstring).
     """
 
     def __init__(self, dim: int = 10, num_workers: int = 10, L: float = 1.0, mu: float = 0.1,
@@ -160,9 +163,9 @@ class HeterogeneousQuadratic(QuadraticProblem):
         self._init_from(A[None], cbar + u, as_noise(sigma_L), hessian)
         self._requested = dict(L=L, mu=mu, sigma_G=sigma_G)
 
-    def _init_from(self, A, centers, noise, kind):
+    def _init_from(self, A, centers, noise, kind, offsets=None):
         M = centers.shape[0]
-        super().__init__(A, centers, np.zeros(M), noise, kind=kind)
+        super().__init__(A, centers, np.zeros(M) if offsets is None else offsets, noise, kind=kind)
         H = self.hessian[0] if kind == "dense" else np.diag(self.hessian[0])
         ev = np.linalg.eigvalsh(H)
         dev = centers - centers.mean(axis=0)
@@ -173,31 +176,95 @@ class HeterogeneousQuadratic(QuadraticProblem):
             certified=dict(L="exact", mu="exact", sigma_L=noise.sigma_L_kind, sigma_G="exact",
                            f_star="exact", x_star="exact"))
 
-    @classmethod
-    def from_arrays(cls, *, hessian_diag=None, hessian=None, centers, sigma_L: float | NoiseModel = 0.0):
-        """Build from a Hessian diagonal ``hessian_diag`` (d,) or a dense symmetric positive definite ``hessian``
-        (d, d), and worker centres ``centers`` (M, d). Constants are computed exactly from the arrays."""
+    @staticmethod
+    def _check_shared_hessian(hessian_diag, hessian, d):
         if (hessian_diag is None) == (hessian is None):
             raise ValueError("give exactly one of hessian_diag=(d,) or hessian=(d, d)")
-        C = check_array("centers", centers, ndim=2)
-        M, d = C.shape
-        check_dim_workers(d, M)
         if hessian_diag is not None:
             a = check_array("hessian_diag", hessian_diag, shape=(d,))
             if np.any(a <= 0):
                 raise ValueError(f"hessian_diag must be > 0 everywhere (min {a.min()}); allowed range (0, inf)")
-            A, kind = a[None], "diag"
-        else:
-            A = check_array("hessian", hessian, shape=(d, d))
-            if not np.allclose(A, A.T, atol=1e-12 * max(1.0, np.abs(A).max())):
-                raise ValueError("hessian must be symmetric")
-            lo = np.linalg.eigvalsh(A)[0]
-            if lo <= 0:
-                raise ValueError(f"hessian must be positive definite (smallest eigenvalue {lo})")
-            A, kind = 0.5 * (A + A.T)[None], "dense"
+            return a[None], "diag"
+        A = check_array("hessian", hessian, shape=(d, d))
+        if not np.allclose(A, A.T, atol=1e-12 * max(1.0, np.abs(A).max())):
+            raise ValueError("hessian must be symmetric")
+        lo = np.linalg.eigvalsh(A)[0]
+        if lo <= 0:
+            raise ValueError(f"hessian must be positive definite (smallest eigenvalue {lo}); allowed range (0, inf)")
+        return 0.5 * (A + A.T)[None], "dense"
+
+    @classmethod
+    def from_arrays(cls, *, hessian_diag=None, hessian=None, centers, sigma_L: float | NoiseModel = 0.0):
+        """Build from a Hessian diagonal ``hessian_diag`` (d,) or a dense symmetric positive definite ``hessian``
+        (d, d), and worker centres ``centers`` (M, d). Constants are computed exactly from the arrays."""
+        C = check_array("centers", centers, ndim=2)
+        M, d = C.shape
+        check_dim_workers(d, M)
+        A, kind = cls._check_shared_hessian(hessian_diag, hessian, d)
         self = cls.__new__(cls)
         self._init_from(A, C, as_noise(sigma_L), kind)
         return self
+
+    @classmethod
+    def from_samples(cls, *, hessian_diag=None, hessian=None, sample_centers, batch_size: int):
+        """Finite-sum problem: f_i = (1/n) Σ_s f_{i,s}, f_{i,s}(x) = ½ (x − c_{is})ᵀA(x − c_{is}), from
+        ``sample_centers`` (M, n, d). Because A is shared, ∇f_{i,s} − ∇f_i = A(c_i − c_{is}) =: o_{is} is
+        x-independent, so minibatch noise is exactly additive: ``FiniteSumNoise(o, batch_size)`` (σ_L exact).
+        c_i = mean_s c_{is}; e_i = (1/n) Σ_s ½ (c_{is} − c_i)ᵀA(c_{is} − c_i) keeps f_i the exact sample mean."""
+        S = check_array("sample_centers", sample_centers, ndim=3)
+        M, n, d = S.shape
+        check_dim_workers(d, M)
+        check_int("sample_centers.shape[1] (samples_per_worker)", n, low=1)
+        A, kind = cls._check_shared_hessian(hessian_diag, hessian, d)
+        C = S.mean(axis=1)
+        dev = S - C[:, None, :]                      # c_is − c_i
+        Adev = dev * A[0] if kind == "diag" else dev @ A[0]
+        offsets = 0.5 * np.mean(np.sum(dev * Adev, axis=-1), axis=1)
+        noise = FiniteSumNoise(-Adev, batch_size)    # o_is = A(c_i − c_is)
+        self = cls.__new__(cls)
+        self._init_from(A, C, noise, kind, offsets=offsets)
+        self.sample_centers = S
+        return self
+
+    @classmethod
+    def finite_sum(cls, dim: int = 10, num_workers: int = 10, L: float = 1.0, mu: float = 0.1,
+                   sigma_L: float = 0.5, sigma_G: float = 1.0, seed: int = 0, hessian: str = "diag", *,
+                   samples_per_worker: int = 32, batch_size: int = 4):
+        """Like the constructor, but stochastic gradients are minibatch gradients of a finite sum (see
+        ``from_samples``). Per-sample offsets are drawn, centred over samples and scaled so that the certified
+        σ_L = max_i sqrt((n − B)/(B(n − 1)) · (1/n) Σ_s ‖o_is‖²) equals the requested ``sigma_L`` exactly
+        (attained by the maximizing worker); L, μ, σ_G, x* are those of the requested shared-Hessian problem."""
+        sigma_L = check_nonnegative("sigma_L", sigma_L)
+        n = check_int("samples_per_worker", samples_per_worker, low=1)
+        B = check_int("batch_size", batch_size, low=1, high=n)
+        if sigma_L > 0 and B == n:
+            raise ValueError(f"batch_size={B} must be < samples_per_worker={n} for sigma_L={sigma_L} > 0 "
+                             f"(a full batch has no noise)")
+        base = cls(dim=dim, num_workers=num_workers, L=L, mu=mu, sigma_L=0.0, sigma_G=sigma_G, seed=seed,
+                   hessian=hessian)
+        M, d = base.num_workers, base.dim
+        rng = np.random.default_rng(np.random.SeedSequence([int(seed), 0x52]))
+        o = rng.standard_normal((M, n, d))
+        o -= o.mean(axis=1, keepdims=True)
+        if sigma_L > 0:
+            var = without_replacement_factor(n, B) * np.mean(np.sum(o**2, axis=-1), axis=1)
+            o *= sigma_L / np.sqrt(var.max())
+        else:
+            o[:] = 0.0
+        A = base.hessian[0]
+        dev = -(o / A if base.kind == "diag" else np.linalg.solve(A, o.reshape(-1, d).T).T.reshape(o.shape))
+        kw = {"hessian_diag": A} if base.kind == "diag" else {"hessian": A}
+        return cls.from_samples(sample_centers=base.centers[:, None, :] + dev, batch_size=B, **kw)
+
+    def shifted(self, delta):
+        """The problem translated by ``delta`` (d,): f_i^δ(x) = f_i(x − δ). Same Hessian, noise and offsets;
+        x* + δ; L, μ, σ_G, σ_L, f* unchanged (translation invariance), recomputed exactly from the arrays."""
+        delta = check_array("delta", delta, shape=(self.dim,))
+        new = self.__class__.__new__(self.__class__)
+        new._init_from(self.hessian, self.centers + delta, self.noise, self.kind, offsets=self.offsets)
+        if hasattr(self, "sample_centers"):
+            new.sample_centers = self.sample_centers + delta
+        return new
 
     def __repr__(self):
         c = self.constants
