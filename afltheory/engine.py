@@ -1,0 +1,277 @@
+"""simulate(): the vectorized Monte Carlo engine for anarchic federated learning [Yang et al. 2022, Alg. 1–3].
+
+One call runs ``replicates`` independent runs at once, vectorized over replicates and arriving workers. Per
+round t it takes the realized schedule row (M_t, τ_{t,i}, K_{t,i}), gathers each worker's start point
+x_{t−τ_{t,i}} from a ring buffer of the max_delay+1 most recent models, runs the K_{t,i} local steps of the
+worker rule, and applies the server rule. Randomness: the schedule of replicate r comes from
+``stream(seed, SCHEDULE, r)``; gradient noise of replicate block b (``_rng.BLOCK`` replicates) in round t from
+``stream(seed, NOISE, b, t)`` drawn for the whole block, so replicate r is identical whatever the number of
+replicates, and a round can be reproduced alone.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import _rng
+from ._validation import check_array, check_int, check_positive
+from .anarchy.schedule import Schedule
+from .problems.base import Problem
+
+
+class DivergenceWarning(RuntimeWarning):
+    """Some replicates of a run diverged (non-finite or exploding iterates)."""
+
+
+class RegionWarning(UserWarning):
+    """Iterates left the region on which the problem's constants are certified."""
+
+
+@dataclass(frozen=True)
+class DivergenceInfo:
+    """Per replicate: first round at which ‖∇f(x_t)‖² became non-finite or exceeded ``threshold`` (−1: never)."""
+
+    round: np.ndarray
+    threshold: float
+
+    @property
+    def diverged(self) -> np.ndarray:
+        return self.round >= 0
+
+    @property
+    def any(self) -> bool:
+        return bool(np.any(self.round >= 0))
+
+    def __str__(self):
+        if not self.any:
+            return "no divergence"
+        reps = np.flatnonzero(self.diverged)
+        return (f"{len(reps)} of {len(self.round)} replicates diverged (first at round "
+                f"{int(self.round[reps].min())}; replicates {reps[:10].tolist()}{'…' if len(reps) > 10 else ''})")
+
+
+@dataclass(frozen=True)
+class Trace:
+    """Result of ``simulate``. ``grad_norm_sq``/``loss``: (replicates, rounds + 1), values at x_0 … x_T; from a
+    replicate's divergence round on they are +inf (see ``divergence``). ``left_region``: first round at which
+    x_t left the problem's certified region (−1: never). ``x`` (replicates, rounds + 1, dim) if recorded."""
+
+    grad_norm_sq: np.ndarray
+    loss: np.ndarray
+    schedule: Schedule
+    divergence: DivergenceInfo
+    left_region: np.ndarray
+    x_final: np.ndarray
+    x0: np.ndarray
+    oracle_calls: np.ndarray
+    seed: int
+    x: np.ndarray | None = None
+    config: dict = field(default_factory=dict)
+
+    @property
+    def replicates(self) -> int:
+        return self.grad_norm_sq.shape[0]
+
+    @property
+    def rounds(self) -> int:
+        return self.grad_norm_sq.shape[1] - 1
+
+    @property
+    def wall_clock(self) -> np.ndarray | None:
+        return self.schedule.wall_clock
+
+    @property
+    def diverged(self) -> np.ndarray:
+        return self.divergence.diverged
+
+    def time_average(self, T: int | None = None) -> np.ndarray:
+        """(1/T) Σ_{t<T} ‖∇f(x_t)‖² per replicate — the left side of Theorems 2–4."""
+        T = self.rounds if T is None else check_int("T", T, low=1, high=self.rounds)
+        return self.grad_norm_sq[:, :T].mean(axis=1)
+
+    def mean(self, what: str = "grad_norm_sq") -> np.ndarray:
+        return getattr(self, what).mean(axis=0)
+
+    def sem(self, what: str = "grad_norm_sq") -> np.ndarray:
+        a = getattr(self, what)
+        return a.std(axis=0, ddof=1) / np.sqrt(a.shape[0]) if a.shape[0] > 1 else np.full(a.shape[1], np.nan)
+
+
+def _schedule_for(behaviour, algorithm, problem, rounds, replicates, seed) -> Schedule:
+    if isinstance(behaviour, Schedule):
+        from .anarchy.behaviour import Replay
+        behaviour = Replay(behaviour)
+    if not hasattr(behaviour, "sample"):
+        raise ValueError(f"behaviour={behaviour!r} must be an afltheory.anarchy behaviour (Behaviour, Replay, "
+                         f"EventDriven, Synchronous) or a Schedule")
+    sched = behaviour.sample(rounds, replicates, problem.num_workers, seed)
+    fixed = getattr(algorithm, "fixed_local_steps", None)
+    if fixed is not None:
+        sched = Schedule(sched.workers, sched.delays, np.full_like(sched.local_steps, fixed),
+                         sched.num_workers, np.full_like(sched.init_local_steps, fixed), sched.wall_clock)
+    if hasattr(algorithm, "check_m"):
+        algorithm.check_m(sched.m)
+    return sched
+
+
+class _LocalRunner:
+    """Runs K_{t,i} local steps for a (R, m) block of arrivals, with block-keyed noise streams."""
+
+    def __init__(self, problem: Problem, worker, eta_L: float, seed: int, replicates: int):
+        self.problem = problem
+        self.worker = worker
+        self.eta_L = eta_L
+        self.seed = seed
+        self.R = replicates
+        self.B = _rng.BLOCK
+        self.nblocks = -(-replicates // self.B)
+        self.additive = type(problem).stochastic_grad is Problem.stochastic_grad
+        self.noise = problem.noise
+        self.no_noise = problem.noise.sigma_L == 0.0
+        self.calls = np.zeros(replicates, dtype=np.int64)
+
+    def run(self, y0, workers, K, purpose, key, worker_state=None, rows=None):
+        """Returns G: (R, m, d), the average of the K stochastic (corrected) gradients from y0."""
+        p, R, B = self.problem, self.R, self.B
+        rows = np.arange(R) if rows is None else rows
+        y = y0.copy()
+        gsum = np.zeros_like(y)
+        Kmax, Kmin = int(K.max()), int(K.min())
+        grad_fn = p.local_grad_fn(workers)
+        gens = [_rng.stream(self.seed, purpose, b * 1_000_003 + key) for b in range(self.nblocks)]
+        for k in range(Kmax):
+            if self.additive:
+                g = grad_fn(y)
+                if not self.no_noise:
+                    g += self._noise(gens, workers, y.shape)
+            else:
+                g = np.empty_like(y)
+                for b, gen in enumerate(gens):
+                    sl = slice(b * B, min((b + 1) * B, R))
+                    g[sl] = p.stochastic_grad(y[sl], workers[sl], gen)
+            if worker_state is not None:
+                corr = self.worker.correction(worker_state, y, y0, rows, workers)
+                if corr is not None:
+                    g += corr
+            if k >= Kmin:
+                active = k < K
+                g *= active[..., None]
+                self.calls += active.sum(axis=1)
+            else:
+                self.calls += K.shape[1]
+            gsum += g
+            g *= self.eta_L
+            y -= g
+        if worker_state is not None:
+            self.worker.finish(worker_state, y0, y, K, self.eta_L, rows, workers, p.num_workers)
+        gsum /= K[..., None]
+        return gsum
+
+    def _noise(self, gens, workers, shape):
+        R, B = self.R, self.B
+        out = np.empty(shape)
+        for b, gen in enumerate(gens):
+            lo, hi = b * B, min((b + 1) * B, R)
+            if hi - lo == B:
+                self.noise.sample_into(gen, workers[lo:hi], out[lo:hi])
+            else:  # partial last block: draw the full block so replicate r's values do not depend on R
+                buf = np.empty((B, *shape[1:]))
+                w = np.zeros((B, shape[1]), dtype=np.int64)
+                w[: hi - lo] = workers[lo:hi]
+                self.noise.sample_into(gen, w, buf)
+                out[lo:hi] = buf[: hi - lo]
+        return out
+
+
+def simulate(problem: Problem, algorithm, behaviour, rounds: int, replicates: int = 1, seed: int = 0,
+             x0=None, *, divergence_threshold: float = 1e12, record_x: bool = False) -> Trace:
+    """Run ``algorithm`` on ``problem`` under ``behaviour`` for ``rounds`` server rounds, ``replicates`` times.
+
+    ``x0``: (dim,) or (replicates, dim); default ``problem.default_x0()`` (the same for every replicate).
+    A replicate diverges when ‖∇f(x_t)‖² is non-finite or exceeds ``divergence_threshold``·max(1, ‖∇f(x_0)‖²);
+    it is then frozen, its values recorded as +inf, and a ``DivergenceWarning`` names the round and replicates.
+    """
+    if not isinstance(problem, Problem):
+        raise ValueError(f"problem={problem!r} must be an afltheory.problems.Problem")
+    rounds = check_int("rounds", rounds, low=1)
+    replicates = check_int("replicates", replicates, low=1)
+    seed = check_int("seed", seed, low=0)
+    divergence_threshold = check_positive("divergence_threshold", divergence_threshold)
+    if not hasattr(algorithm, "aggregate"):
+        raise ValueError(f"algorithm={algorithm!r} must be an afltheory.algorithms server rule")
+    d, M, R = problem.dim, problem.num_workers, replicates
+    sched = _schedule_for(behaviour, algorithm, problem, rounds, R, seed)
+    if x0 is None:
+        x0 = problem.default_x0()
+    x0 = check_array("x0", x0)
+    if x0.shape not in ((d,), (R, d)):
+        raise ValueError(f"x0 has shape {x0.shape}; expected ({d},) or ({R}, {d})")
+    x = np.array(np.broadcast_to(x0, (R, d)), dtype=float)
+    x_init = x.copy()
+    H = int(sched.delays.max()) + 1 if sched.delays.size else 1
+    hist = np.empty((H, R, d))
+    hist[0] = x
+    rows = np.arange(R)
+    runner = _LocalRunner(problem, algorithm.worker, algorithm.eta_L, seed, R)
+    worker_state = algorithm.worker.init(R, M, d)
+    state = algorithm.init(R, M, d)
+    if getattr(algorithm, "needs_warm_start", False):
+        all_w = np.broadcast_to(np.arange(M), (R, M))
+        state["memory"][:] = runner.run(np.repeat(x[:, None, :], M, axis=1), all_w, sched.init_local_steps,
+                                        _rng.INIT, 0)
+
+    gn = np.empty((R, rounds + 1))
+    loss = np.empty((R, rounds + 1))
+    xs = np.empty((R, rounds + 1, d)) if record_x else None
+    div_round = np.full(R, -1, dtype=np.int64)
+    check_region = problem.constants.radius is not None
+    left = np.full(R, -1, dtype=np.int64)
+
+    def record(t, x):
+        with np.errstate(over="ignore", invalid="ignore"):
+            g = problem.grad(x)
+            gn[:, t] = np.einsum("rd,rd->r", g, g)
+            loss[:, t] = problem.value(x)
+        if record_x:
+            xs[:, t] = x
+        if check_region:
+            out = (left < 0) & ~problem.in_certified_region(x)
+            left[out] = t
+
+    record(0, x)
+    limit = divergence_threshold * max(1.0, float(np.nanmax(gn[:, 0])))
+    for t in range(rounds):
+        W = sched.workers[:, t]
+        K = sched.local_steps[:, t]
+        tau = sched.delays[:, t]
+        y0 = hist[(t - tau) % H, rows[:, None]]
+        with np.errstate(over="ignore", invalid="ignore"):
+            G = runner.run(y0, W, K, _rng.NOISE, t + 1, worker_state, rows)
+            x = algorithm.aggregate(state, x, G, W, K, tau, M)
+        record(t + 1, x)
+        bad = (div_round < 0) & ~(np.isfinite(gn[:, t + 1]) & (gn[:, t + 1] <= limit))
+        if bad.any():
+            div_round[bad] = t + 1
+            # freeze diverged replicates at x_0 so they stop overflowing; their recorded values become +inf
+            x[bad] = x_init[bad]
+            hist[:, bad] = x_init[bad]
+            for arr in (*state.values(), *worker_state.values()):
+                arr[bad] = 0.0
+        hist[(t + 1) % H] = x
+    if (div_round >= 0).any():
+        for r in np.flatnonzero(div_round >= 0):
+            gn[r, div_round[r]:] = np.inf
+            loss[r, div_round[r]:] = np.inf
+        info = DivergenceInfo(div_round, limit)
+        warnings.warn(f"simulate: {info}", DivergenceWarning, stacklevel=2)
+    if check_region and (left >= 0).any():
+        warnings.warn(f"simulate: {(left >= 0).sum()} replicates left the certified region "
+                      f"(radius {problem.constants.radius}) — Assumption 3 is not certified there",
+                      RegionWarning, stacklevel=2)
+    config = {"problem": repr(problem), "algorithm": repr(algorithm), "behaviour": repr(behaviour),
+              "rounds": rounds, "replicates": R, "seed": seed}
+    return Trace(gn, loss, sched, DivergenceInfo(div_round, limit), left, x.copy(), x0.copy(),
+                 runner.calls.copy(), seed, xs, config)
