@@ -1,0 +1,149 @@
+"""Reading a store back: CSV export, pooling of replicate blocks per grid point, plots (matplotlib Agg)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+
+import numpy as np
+
+__all__ = ["export_csv", "pooled_points", "plot_store", "flat_params", "varying_params"]
+
+
+def flat_params(config: dict, prefix: str = "") -> dict:
+    out = {}
+    for k, v in config.items():
+        p = f"{prefix}.{k}" if prefix else k
+        if isinstance(v, dict):
+            out.update(flat_params(v, p))
+        else:
+            out[p] = json.dumps(v) if isinstance(v, list) else v
+    return out
+
+
+def varying_params(rows, *, exclude=("seed", "block")) -> list[str]:
+    vals: dict[str, set] = {}
+    for r in rows:
+        for k, v in flat_params(r["config"]).items():
+            vals.setdefault(k, set()).add(json.dumps(v))
+    return sorted(k for k, s in vals.items() if len(s) > 1 and k not in exclude)
+
+
+def export_csv(store, out) -> int:
+    """One row per finished task: id, point_id, seed (simulation), every config parameter (dotted), every
+    metric, duration. Returns the number of rows."""
+    rows = list(store.rows())
+    pcols = sorted({k for r in rows for k in flat_params(r["config"])})
+    mcols = sorted({k for r in rows for k in r["metrics"]} - set(pcols))  # rounds/replicates appear once
+    cols = ["id", "point_id", "sim_seed"] + pcols + mcols + ["duration", "worker"]
+    with open(out, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(cols)
+        for r in rows:
+            p = flat_params(r["config"])
+            w.writerow([r["id"], r["point_id"], r["seed"]] + [p.get(c, "") for c in pcols]
+                       + ["" if r["metrics"].get(c) is None else r["metrics"][c] for c in mcols]
+                       + [r["duration"], r["worker"]])
+    return len(rows)
+
+
+def _pool(means, sems, ns):
+    """Pool per-block means/SEMs (ddof=1) of n_i replicates into one mean/SEM over all replicates."""
+    means, sems, ns = np.asarray(means), np.asarray(sems), np.asarray(ns, dtype=float)[:, None]
+    N = ns.sum()
+    with np.errstate(invalid="ignore", over="ignore"):
+        m = (ns * means).sum(axis=0) / N
+        s2 = sems ** 2 * ns  # per-block sample variances
+        ss = ((ns - 1) * s2).sum(axis=0) + (ns * (means - m) ** 2).sum(axis=0)
+        sem = np.sqrt(ss / max(N - 1, 1) / N)
+    return m, sem
+
+
+def pooled_points(store) -> list[dict]:
+    """One entry per grid point: config (without seed/block), pooled curves, summed divergence counts."""
+    groups: dict[str, list] = {}
+    for r in store.rows(with_arrays=True):
+        groups.setdefault(r["point_id"], []).append(r)
+    out = []
+    for pid, rs in sorted(groups.items()):
+        a0 = rs[0]["arrays"]
+        ns = [r["metrics"]["replicates"] for r in rs]
+        entry = {"point_id": pid, "config": {k: v for k, v in rs[0]["config"].items() if k not in ("seed", "block")},
+                 "tasks": len(rs), "replicates": int(sum(ns)), "rounds": a0["rounds"],
+                 "diverged_count": sum(r["metrics"]["diverged_count"] for r in rs)}
+        for name in ("grad_norm_sq", "loss"):
+            entry[f"{name}_mean"], entry[f"{name}_sem"] = _pool(
+                [r["arrays"][f"{name}_mean"] for r in rs], [r["arrays"][f"{name}_sem"] for r in rs], ns)
+        entry["grad_norm_sq_runavg"] = np.average([r["arrays"]["grad_norm_sq_runavg"] for r in rs], axis=0,
+                                                  weights=ns)
+        for key in ("final_grad_norm_sq", "avg_grad_norm_sq", "final_loss"):
+            vals = [r["metrics"].get(key) for r in rs]
+            entry[key] = (float(np.average(vals, weights=ns)) if all(v is not None for v in vals) else None)
+        out.append(entry)
+    return out
+
+
+def plot_store(store, out, *, x: str | None = None, metric: str = "avg_grad_norm_sq") -> str:
+    """PNG from a store. Without ``x``: pooled E‖∇f(x_t)‖² curves per grid point (log y). With ``x`` (a
+    dotted parameter, e.g. ``algorithm.eta_L``): ``metric`` against it, one line per value of the other
+    varying parameters. Diverged points are drawn as red crosses at the top, never as silent gaps."""
+    import matplotlib
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    pts = pooled_points(store)
+    if not pts:
+        raise ValueError(f"store {store.path} has no finished tasks to plot")
+    rows = [{"config": p["config"]} for p in pts]
+    vary = varying_params(rows)
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    if x is None:
+        for p in pts:
+            fp = flat_params(p["config"])
+            label = ", ".join(f"{k.split('.')[-1]}={fp[k]}" for k in vary) or "all"
+            m = p["grad_norm_sq_mean"]
+            fin = np.isfinite(m) & (m > 0)
+            line, = ax.plot(p["rounds"][fin], m[fin], label=label + (" (diverged)" if p["diverged_count"] else ""))
+            ax.fill_between(p["rounds"][fin], np.maximum(m - 2 * p["grad_norm_sq_sem"], m * 1e-3)[fin],
+                            (m + 2 * p["grad_norm_sq_sem"])[fin], alpha=0.2, color=line.get_color())
+        ax.set_xlabel("round t")
+        ax.set_ylabel("E‖∇f(x_t)‖² (mean ± 2 SEM)")
+        ax.set_yscale("log")
+    else:
+        allp = {k for p in pts for k in flat_params(p["config"])}
+        if x not in allp:
+            raise ValueError(f"--x {x!r} is not a parameter of this store; varying parameters: "
+                             f"{', '.join(vary) or '(none)'}")
+        others = [k for k in vary if k != x]
+        series: dict[str, list] = {}
+        for p in pts:
+            fp = flat_params(p["config"])
+            key = ", ".join(f"{k.split('.')[-1]}={fp[k]}" for k in others) or metric
+            series.setdefault(key, []).append((fp[x], p.get(metric), p["diverged_count"]))
+        ymax = max((v for s in series.values() for _, v, _ in s if v is not None and math.isfinite(v)),
+                   default=1.0)
+        for key, s in sorted(series.items())[:12]:
+            s.sort(key=lambda t: (isinstance(t[0], str), t[0]))
+            xs = [a for a, v, _ in s if v is not None]
+            ys = [v for a, v, _ in s if v is not None]
+            ax.plot(xs, ys, "o-", label=key)
+            bad = [a for a, v, d in s if v is None or d]
+            if bad:
+                ax.plot(bad, [ymax] * len(bad), "x", color="red", ms=9)
+        if len(series) > 12:
+            ax.set_title(f"(first 12 of {len(series)} series)")
+        ax.set_xlabel(x)
+        ax.set_ylabel(metric)
+        numeric = all(isinstance(a, (int, float)) and a > 0 for s in series.values() for a, _, _ in s)
+        if numeric:
+            ax.set_xscale("log")
+        ys = [v for s in series.values() for _, v, _ in s if v is not None]
+        if ys and min(ys) > 0:
+            ax.set_yscale("log")
+    if len(ax.get_lines()) <= 15:
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(out, dpi=120)
+    plt.close(fig)
+    return str(out)

@@ -1,0 +1,163 @@
+"""``afltheory sweep ...`` subcommands. The lead's ``afltheory/cli.py`` calls :func:`add_sweep_parser`.
+
+    afltheory sweep run SPEC --store FILE [--jobs N] [--executor local|dask] [--scheduler ADDR] [--extend]
+    afltheory sweep status --store FILE [--json]
+    afltheory sweep export --store FILE --csv OUT
+    afltheory sweep plot --store FILE --out PNG [--x PARAM] [--metric NAME]
+
+Exit codes: 0 ok; 1 some tasks failed; 2 bad spec / bad arguments / store mismatch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+__all__ = ["add_sweep_parser", "main"]
+
+
+def _positive_int(s: str) -> int:
+    try:
+        v = int(s)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{s!r} is not an integer") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"{v} must be >= 1")
+    return v
+
+
+def add_sweep_parser(subparsers) -> argparse.ArgumentParser:
+    """Add ``sweep`` (with run/status/export/plot) to an argparse subparsers object; sets ``func``."""
+    p = subparsers.add_parser("sweep", help="run grid sweeps into a resumable SQLite store",
+                              description="Grid sweeps from TOML specs, resumable SQLite results store.")
+    sub = p.add_subparsers(dest="sweep_command", metavar="{run,status,export,plot}")
+    sub.required = True
+
+    r = sub.add_parser("run", help="run (or resume) a sweep spec into a store")
+    r.add_argument("spec", help="TOML spec file")
+    r.add_argument("--store", required=True, help="SQLite store file (created if missing; resumed if present)")
+    r.add_argument("--jobs", type=_positive_int, default=1, help="local processes or LocalCluster workers")
+    r.add_argument("--executor", choices=("local", "dask"), default="local")
+    r.add_argument("--scheduler", default=None, help="Dask scheduler address (with --executor dask)")
+    r.add_argument("--extend", action="store_true", help="allow a store that holds tasks of another spec")
+    r.add_argument("--progress", choices=("auto", "bar", "lines", "none"), default="auto")
+    r.add_argument("--check", action="store_true", help="validate the spec and print the task count only")
+    r.add_argument("--task", choices=("simulate", "synthetic"), default="simulate", help=argparse.SUPPRESS)
+    r.set_defaults(func=_cmd_run)
+
+    s = sub.add_parser("status", help="counts, timings and divergences of a store")
+    s.add_argument("--store", required=True)
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=_cmd_status)
+
+    e = sub.add_parser("export", help="write one CSV row per finished task")
+    e.add_argument("--store", required=True)
+    e.add_argument("--csv", required=True)
+    e.set_defaults(func=_cmd_export)
+
+    pl = sub.add_parser("plot", help="plot curves (or a metric against --x) from a store")
+    pl.add_argument("--store", required=True)
+    pl.add_argument("--out", required=True, help="PNG file")
+    pl.add_argument("--x", default=None, help="dotted parameter for the x axis, e.g. algorithm.eta_L")
+    pl.add_argument("--metric", default="avg_grad_norm_sq",
+                    help="with --x: avg_grad_norm_sq (default), final_grad_norm_sq or final_loss")
+    pl.set_defaults(func=_cmd_plot)
+    return p
+
+
+def _err(msg: str) -> int:
+    print(f"afltheory sweep: error: {msg}", file=sys.stderr)
+    return 2
+
+
+def _cmd_run(args) -> int:
+    from .runner import run_sweep
+    from .spec import SpecError, load_spec
+    from .store import StoreError
+
+    if args.scheduler and args.executor != "dask":
+        return _err("--scheduler needs --executor dask")
+    try:
+        spec = load_spec(args.spec, check_objects=args.task == "simulate")
+    except SpecError as exc:
+        return _err(str(exc))
+    if args.check:
+        print(f"{args.spec}: ok, {len(spec.tasks)} task(s), {len({t.point_id for t in spec.tasks})} grid "
+              f"point(s), spec hash {spec.hash[:12]}")
+        return 0
+    try:
+        rep = run_sweep(spec, args.store, jobs=args.jobs, executor=args.executor, scheduler=args.scheduler,
+                        task=args.task, progress=None if args.progress == "auto" else args.progress,
+                        extend=args.extend)
+    except (StoreError, ImportError, ValueError) as exc:
+        return _err(str(exc))
+    print(f"sweep {spec.name or args.spec}: {rep.ran} ran, {rep.skipped} already stored, {rep.failed} failed, "
+          f"{rep.total} total ({rep.executor}, {rep.jobs} job(s), {rep.seconds:.1f} s) -> {args.store}",
+          file=sys.stderr)
+    for tid, last in rep.failures[:10]:
+        print(f"  failed {tid[:12]}: {last}", file=sys.stderr)
+    return 0 if rep.ok else 1
+
+
+def _cmd_status(args) -> int:
+    from .store import Store, StoreError
+
+    try:
+        with Store(args.store, readonly=True) as st:
+            s = st.status()
+            fails = st.failures()
+    except StoreError as exc:
+        return _err(str(exc))
+    if args.json:
+        print(json.dumps(s, indent=2))
+        return 0
+    print(f"store {s['store']}  spec {s['spec_name'] or '?'} ({(s['spec_hash'] or '?')[:12]}"
+          + (f", {s['specs']} specs" if s["specs"] > 1 else "") + ")")
+    print(f"  planned {s['planned']}  finished {s['finished']}  pending {s['pending']}  failed {s['failed']}  "
+          f"diverged {s['diverged_tasks']}")
+    if s["mean_task_seconds"] is not None:
+        wall = (s["last_finished"] or 0) - (s["first_started"] or 0)
+        print(f"  task time {s['task_seconds']:.1f} s total, {s['mean_task_seconds']:.3f} s/task; "
+              f"wall span {wall:.1f} s")
+    for tid, err in fails[:5]:
+        print(f"  failed {tid[:12]}: {err.strip().splitlines()[-1]}")
+    return 0
+
+
+def _cmd_export(args) -> int:
+    from .analysis import export_csv
+    from .store import Store, StoreError
+
+    try:
+        with Store(args.store, readonly=True) as st:
+            n = export_csv(st, args.csv)
+    except StoreError as exc:
+        return _err(str(exc))
+    print(f"wrote {n} row(s) to {args.csv}", file=sys.stderr)
+    return 0
+
+
+def _cmd_plot(args) -> int:
+    from .analysis import plot_store
+    from .store import Store, StoreError
+
+    try:
+        with Store(args.store, readonly=True) as st:
+            plot_store(st, args.out, x=args.x, metric=args.metric)
+    except (StoreError, ValueError) as exc:
+        return _err(str(exc))
+    print(f"wrote {args.out}", file=sys.stderr)
+    return 0
+
+
+def main(argv=None) -> int:
+    """Standalone entry (``python -m afltheory.sweep ...``): the same subcommands without the ``sweep`` word."""
+    parser = argparse.ArgumentParser(prog="python -m afltheory.sweep")
+    sub = parser.add_subparsers(dest="command")
+    add_sweep_parser(sub)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] != "sweep":
+        argv = ["sweep"] + argv
+    args = parser.parse_args(argv)
+    return args.func(args)

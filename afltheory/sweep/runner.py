@@ -1,0 +1,106 @@
+"""``run_sweep``: validate a spec, skip what the store already holds, run the rest on an executor and commit
+each result in this (the parent) process as it arrives."""
+
+from __future__ import annotations
+
+import time
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .executors import Executor, make_executor
+from .progress import make_progress
+from .spec import Spec, load_spec, parse_spec
+from .store import Store
+from .tasks import TASK_FUNCTIONS
+
+__all__ = ["run_sweep", "SweepReport"]
+
+
+@dataclass
+class SweepReport:
+    total: int
+    skipped: int
+    ran: int = 0
+    failed: int = 0
+    seconds: float = 0.0
+    executor: str = "local"
+    jobs: int = 1
+    spec_hash: str = ""
+    store_note: str | None = None
+    failures: list = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.failed == 0
+
+
+def _as_spec(spec, check_objects: bool) -> Spec:
+    if isinstance(spec, Spec):
+        return spec
+    p = Path(spec)
+    if isinstance(spec, (str, Path)) and p.suffix == ".toml" and p.exists():
+        return load_spec(p, check_objects=check_objects)
+    if isinstance(spec, str) and "\n" in spec:
+        return parse_spec(spec, check_objects=check_objects)
+    return load_spec(p, check_objects=check_objects)
+
+
+def run_sweep(spec, store, *, jobs: int = 1, executor: str | Executor = "local", scheduler: str | None = None,
+              task: str = "simulate", progress: str | None = "none", extend: bool = False,
+              max_tasks: int | None = None) -> SweepReport:
+    """Run every task of ``spec`` (a :class:`Spec`, a path to a TOML file, or TOML text) not yet in ``store``
+    (a path or an open :class:`Store`).
+
+    ``executor``: "local" (``jobs`` processes; 1 = in this process), "dask" (``scheduler`` address, or a
+    LocalCluster of ``jobs`` workers on 127.0.0.1), or an :class:`Executor` instance (not closed here).
+    ``task``: "simulate" (afltheory.simulate) or "synthetic" (machinery tests; skips object checks).
+    ``progress``: "bar", "lines", "none" or None (auto: bar on a TTY). ``max_tasks`` caps this call.
+    Results are identical whatever the executor, job count or order (seeds derive from task ids).
+    """
+    if task not in TASK_FUNCTIONS:
+        raise ValueError(f"task={task!r} must be one of {sorted(TASK_FUNCTIONS)}")
+    spec = _as_spec(spec, check_objects=(task == "simulate"))
+    own_store = not isinstance(store, Store)
+    st = Store(store) if own_store else store
+    try:
+        reg = st.register_spec(spec, extend=extend)
+        if reg["mismatch"]:
+            warnings.warn(f"store {st.path}: {reg['mismatch']} (was {reg['previous_hash'][:12]}, "
+                          f"now {spec.hash[:12]})", stacklevel=2)
+        done = st.finished_ids()
+        todo = [t for t in spec.tasks if t.id not in done]
+        if max_tasks is not None:
+            todo = todo[:max_tasks]
+        rep = SweepReport(total=len(spec.tasks), skipped=sum(t.id in done for t in spec.tasks),
+                          spec_hash=spec.hash, store_note=reg["mismatch"])
+        if not todo:
+            return rep
+        by_id = {t.id: t for t in todo}
+        fn = TASK_FUNCTIONS[task]
+        own_exec = not isinstance(executor, Executor)
+        ex = make_executor(executor, jobs=jobs, scheduler=scheduler)
+        rep.executor, rep.jobs = ex.name, ex.jobs
+        bar = make_progress(len(todo), rep.skipped, progress)
+        t0 = time.perf_counter()
+        try:
+            payloads = ({"id": t.id, "config": t.config, "seed": t.seed} for t in todo)
+            for payload, result, error in ex.imap_unordered(fn, payloads):
+                t = by_id[payload["id"]]
+                if error is None:
+                    st.add_result(t, result, spec.hash)
+                    rep.ran += 1
+                else:
+                    st.add_failure(t, error)
+                    rep.failed += 1
+                    rep.failures.append((t.id, error.strip().splitlines()[-1]))
+                bar.update(t.id, ok=error is None)
+        finally:
+            bar.close()
+            if own_exec:
+                ex.close()
+        rep.seconds = time.perf_counter() - t0
+        return rep
+    finally:
+        if own_store:
+            st.close()

@@ -1,0 +1,508 @@
+"""Sweep specs: a TOML grid over problem × behaviour × algorithm × seeds × replicate blocks.
+
+A spec is *data only*: it is parsed with ``tomllib`` and class names are looked up by attribute on the
+``afltheory.problems`` / ``afltheory.anarchy`` / ``afltheory.algorithms`` modules, restricted to their
+``__all__`` (plus ``afltheory.problems.FAMILIES`` when present). Nothing is evaluated, nothing unpickled.
+
+Format (every key optional unless marked)::
+
+    name = "smoke"                 # free text, also: description
+    rounds = 50                    # required, int >= 1
+    replicates = 16                # replicates per task (one "replicate block"), int >= 1
+    blocks = 1                     # replicate blocks per (grid point, seed)
+    seeds = [0, 1]                 # user seeds; the simulation seed of a task is derived from its id
+    checkpoints = 25               # curve points stored per task (rounds 0..T, evenly spaced, T included)
+
+    [problem]                      # required
+    family = "HeterogeneousQuadratic"
+    dim = 5
+    num_workers = 10
+
+    [behaviour.arrivals]           # required: arrivals, delays, local_steps; each a table with `kind`
+    kind = "UniformArrivals"
+    m = 5
+    [behaviour.delays]
+    kind = "UniformDelay"
+    max_delay = 2
+    [behaviour.local_steps]
+    kind = "ConstantSteps"
+    K = 2
+
+    [algorithm]                    # required
+    name = "AFACD"
+    eta = 1.0
+    eta_L = 0.05
+
+    [grid]                         # axes: dotted path -> non-empty list; cartesian product
+    "algorithm.eta_L" = [0.01, 0.05]
+    behaviour.arrivals.m = [1, 5]  # unquoted dotted keys work too
+    rounds = [50, 100]
+
+Any nested table with a ``kind`` key (e.g. ``noise = {kind = "GaussianNoise", sigma_L = 0.5}`` inside
+``[problem]``, or a worker rule inside ``[algorithm]``) is built from the same module as its parent.
+
+Tasks: one per (grid point, seed, block). A task's id is the SHA-256 of its canonical JSON config; its
+simulation seed is derived from that id, so results never depend on ordering, executor or job count.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import inspect
+import itertools
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+try:  # Python >= 3.11
+    import tomllib as _tomllib
+except ModuleNotFoundError:  # pragma: no cover - exercised only on 3.10
+    _tomllib = None
+
+__all__ = ["SpecError", "Spec", "Task", "load_spec", "parse_spec", "canonical_json", "task_id", "derive_seed",
+           "build_objects", "resolve_class", "allowed_names"]
+
+SPEC_FORMAT = 1
+TOP_SCALARS = {"name": str, "description": str, "rounds": int, "replicates": int, "blocks": int,
+               "checkpoints": int}
+TOP_LISTS = {"seeds"}
+TOP_TABLES = {"problem", "behaviour", "algorithm", "grid"}
+CLASS_KEY = {"problem": "family", "algorithm": "name"}     # everything else: "kind"
+DEFAULTS = {"replicates": 16, "blocks": 1, "seeds": [0], "checkpoints": 50, "name": "", "description": ""}
+
+
+class SpecError(ValueError):
+    """A malformed spec. ``key`` is the dotted path of the offending key, ``line`` its 1-based line (or None)."""
+
+    def __init__(self, message: str, *, key: str | None = None, line: int | None = None,
+                 source: str | None = None):
+        self.key, self.line, self.source, self.reason = key, line, source, message
+        where = ""
+        if key is not None:
+            where = f"key {key!r}"
+            if line is not None:
+                where += f" (line {line}" + (f" of {source}" if source else "") + ")"
+            where += ": "
+        super().__init__(where + message)
+
+
+# --------------------------------------------------------------------------------------------- line lookup
+_HEADER = re.compile(r"^\s*\[\[?\s*(?P<h>[^\]]+?)\s*\]\]?\s*(#.*)?$")
+_KEYLINE = re.compile(r"""^\s*(?P<k>(?:"[^"]*"|'[^']*'|[A-Za-z0-9_\-]+)(?:\s*\.\s*(?:"[^"]*"|'[^']*'|[A-Za-z0-9_\-]+))*)\s*=""")
+_PART = re.compile(r""""([^"]*)"|'([^']*)'|([A-Za-z0-9_\-]+)""")
+
+
+def _split_key(k: str) -> list[str]:
+    return [m.group(1) if m.group(1) is not None else m.group(2) if m.group(2) is not None else m.group(3)
+            for m in _PART.finditer(k)]
+
+
+def _line_index(text: str) -> list[tuple[str, int]]:
+    """(dotted path, line number) for every table header and key line of a TOML text."""
+    out: list[tuple[str, int]] = []
+    table: list[str] = []
+    in_multiline = False
+    for no, raw in enumerate(text.splitlines(), start=1):
+        if in_multiline:
+            if raw.count('"""') % 2 == 1 or raw.count("'''") % 2 == 1:
+                in_multiline = False
+            continue
+        m = _HEADER.match(raw)
+        if m and "=" not in m.group("h"):
+            table = _split_key(m.group("h"))
+            out.append((".".join(table), no))
+            continue
+        m = _KEYLINE.match(raw)
+        if m:
+            out.append((".".join(table + _split_key(m.group("k"))), no))
+            rest = raw[m.end():]
+            if rest.count('"""') % 2 == 1 or rest.count("'''") % 2 == 1:
+                in_multiline = True
+    return out
+
+
+def find_line(text: str | None, key: str | None) -> int | None:
+    """Line of ``key`` (dotted) in ``text``: exact match, else its closest enclosing key/table that appears."""
+    if not text or not key:
+        return None
+    index = _line_index(text)
+    probe = key
+    while probe:
+        for path, no in index:
+            if path == probe:
+                return no
+        probe = probe.rpartition(".")[0]
+    return None
+
+
+# --------------------------------------------------------------------------------------------- registries
+def _module(section: str):
+    import importlib
+    name = {"problem": "problems", "behaviour": "anarchy", "algorithm": "algorithms"}[section]
+    try:
+        return importlib.import_module(f"afltheory.{name}")
+    except ImportError as exc:  # engine parts not available in this build
+        raise SpecError(f"afltheory.{name} cannot be imported ({exc})", key=section) from None
+
+
+def allowed_names(section: str) -> dict[str, type]:
+    """Classes a spec may name in ``section`` ("problem", "behaviour" or "algorithm")."""
+    mod = _module(section)
+    names = {}
+    for n in getattr(mod, "__all__", ()):
+        obj = getattr(mod, n, None)
+        if inspect.isclass(obj):
+            names[n] = obj
+    if section == "problem":
+        fam = getattr(mod, "FAMILIES", None)
+        if isinstance(fam, dict):
+            names.update({k: v for k, v in fam.items() if inspect.isclass(v)})
+    return names
+
+
+def resolve_class(section: str, name, key: str) -> type:
+    if not isinstance(name, str):
+        raise SpecError(f"must be a class name (string), got {type(name).__name__} {name!r}", key=key)
+    allowed = allowed_names(section)
+    if name not in allowed:
+        raise SpecError(f"unknown name {name!r}; allowed: {', '.join(sorted(allowed))}", key=key)
+    return allowed[name]
+
+
+# --------------------------------------------------------------------------------------------- canonical ids
+def canonical_json(obj) -> str:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
+
+
+def task_id(config: dict) -> str:
+    return hashlib.sha256(canonical_json(config).encode()).hexdigest()
+
+
+def derive_seed(tid: str) -> int:
+    """Simulation seed of a task: 63 bits of its id (independent of ordering, executor and job count)."""
+    return int(tid[:16], 16) & ((1 << 63) - 1)
+
+
+@dataclass(frozen=True)
+class Task:
+    id: str
+    point_id: str            # id of the grid point (config without seed/block): groups blocks and seeds
+    config: dict             # canonical config (JSON-able); includes "seed" (user seed) and "block"
+    seed: int                # simulation seed, derived from id
+
+    @property
+    def config_json(self) -> str:
+        return canonical_json(self.config)
+
+
+@dataclass
+class Spec:
+    raw: dict
+    text: str | None = None
+    source: str | None = None
+    base: dict = field(default_factory=dict)
+    axes: dict = field(default_factory=dict)        # dotted path -> list of values (in spec order)
+    tasks: list = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return self.raw.get("name", "") or (Path(self.source).stem if self.source else "")
+
+    @property
+    def hash(self) -> str:
+        """Hash of the normalized spec (independent of comments/whitespace/key order)."""
+        return hashlib.sha256(canonical_json({"format": SPEC_FORMAT, "spec": self.raw}).encode()).hexdigest()
+
+    @property
+    def ids(self) -> list[str]:
+        return [t.id for t in self.tasks]
+
+    def error(self, message, key=None) -> SpecError:
+        return SpecError(message, key=key, line=find_line(self.text, key), source=self.source)
+
+
+# --------------------------------------------------------------------------------------------- parsing
+def load_spec(path, *, check_objects: bool = True) -> Spec:
+    """Read, validate and expand a TOML spec file (raises :class:`SpecError`; runs nothing)."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise SpecError(f"cannot read spec file: {exc}") from None
+    return parse_spec(text, source=str(path), check_objects=check_objects)
+
+
+def parse_spec(text: str, *, source: str | None = None, check_objects: bool = True) -> Spec:
+    """Validate and expand a TOML spec given as text. With ``check_objects`` every task's problem,
+    behaviour and algorithm are constructed once (cached) so bad parameters fail before anything runs."""
+    if _tomllib is None:  # pragma: no cover
+        raise SpecError("reading TOML specs needs Python >= 3.11 (tomllib)")
+    try:
+        raw = _tomllib.loads(text)
+    except _tomllib.TOMLDecodeError as exc:
+        m = re.search(r"line (\d+)", str(exc))
+        raise SpecError(f"invalid TOML: {exc}", line=int(m.group(1)) if m else None, source=source,
+                        key="<toml>") from None
+    spec = Spec(raw=raw, text=text, source=source)
+    _validate_structure(spec)
+    _expand(spec)
+    if check_objects:
+        _check_objects(spec)
+    return spec
+
+
+def _typename(v) -> str:
+    return {bool: "boolean", int: "integer", float: "float", str: "string", list: "array",
+            dict: "table"}.get(type(v), type(v).__name__)
+
+
+def _check_scalar(spec: Spec, key: str, value, kind):
+    ok = isinstance(value, kind) and not (kind is int and isinstance(value, bool))
+    if not ok:
+        raise spec.error(f"must be {_typename(kind())}, got {_typename(value)} {value!r}", key)
+    if kind is int and key.split(".")[-1] in ("rounds", "replicates", "blocks", "checkpoints") and value < 1:
+        raise spec.error(f"must be >= 1, got {value}", key)
+
+
+def _flatten(d: dict, prefix: str = "") -> dict:
+    out = {}
+    for k, v in d.items():
+        p = f"{prefix}.{k}" if prefix else k
+        if isinstance(v, dict):
+            out.update(_flatten(v, p))
+        else:
+            out[p] = v
+    return out
+
+
+def _validate_structure(spec: Spec):
+    raw = spec.raw
+    for k, v in raw.items():
+        if k in TOP_SCALARS:
+            _check_scalar(spec, k, v, TOP_SCALARS[k])
+        elif k in TOP_LISTS:
+            if not isinstance(v, list):
+                raise spec.error(f"must be an array of integers, got {_typename(v)} {v!r}", k)
+            if not v:
+                raise spec.error("must not be empty", k)
+            for s in v:
+                if isinstance(s, bool) or not isinstance(s, int) or s < 0:
+                    raise spec.error(f"entries must be integers >= 0, got {s!r}", k)
+            if len(set(v)) != len(v):
+                raise spec.error(f"has duplicate entries {v!r}", k)
+        elif k in TOP_TABLES:
+            if not isinstance(v, dict):
+                raise spec.error(f"must be a table, got {_typename(v)}", k)
+        else:
+            allowed = sorted(set(TOP_SCALARS) | TOP_LISTS | TOP_TABLES)
+            raise spec.error(f"unknown key; allowed top-level keys: {', '.join(allowed)}", k)
+    if "rounds" not in raw:
+        raise spec.error("missing required key 'rounds'", "rounds")
+    for t in ("problem", "behaviour", "algorithm"):
+        if t not in raw:
+            raise spec.error(f"missing required table [{t}]", t)
+    grid = raw.get("grid", {})
+    for path, values in _flatten(grid).items():
+        gkey = f"grid.{path}"
+        if not isinstance(values, list):
+            raise spec.error(f"grid axis must be an array of values, got {_typename(values)} {values!r}", gkey)
+        if not values:
+            raise spec.error("grid axis is empty (an empty axis makes an empty grid)", gkey)
+        for v in values:
+            if isinstance(v, (list, dict)) and not (isinstance(v, dict) and any(x in v for x in ("kind",))):
+                raise spec.error(f"grid values must be scalars (or component tables with 'kind'), got {v!r}",
+                                 gkey)
+        try:
+            if len({canonical_json(v) for v in values}) != len(values):
+                raise spec.error(f"grid axis has duplicate values {values!r}", gkey)
+        except ValueError as exc:
+            if isinstance(exc, SpecError):
+                raise
+            raise spec.error(f"grid values must be finite: {exc}", gkey) from None
+        _check_grid_path(spec, path, gkey)
+        spec.axes[path] = values
+    if "grid" in raw and not spec.axes and grid:
+        raise spec.error("grid has no axes", "grid")
+
+
+def _check_grid_path(spec: Spec, path: str, gkey: str):
+    parts = path.split(".")
+    head = parts[0]
+    if head in ("rounds", "replicates", "blocks", "checkpoints") and len(parts) == 1:
+        return
+    if head == "seeds":
+        raise spec.error("seeds are listed with the top-level 'seeds' key, not as a grid axis", gkey)
+    if head not in ("problem", "behaviour", "algorithm") or len(parts) < 2:
+        raise spec.error("grid axis must be 'rounds', 'replicates', 'blocks', 'checkpoints' or a path under "
+                         "problem., behaviour. or algorithm.", gkey)
+
+
+def _set_path(d: dict, path: str, value):
+    parts = path.split(".")
+    for p in parts[:-1]:
+        if not isinstance(d.get(p), dict):
+            d[p] = {}
+        d = d[p]
+    d[parts[-1]] = value
+
+
+def _expand(spec: Spec):
+    raw = spec.raw
+    base = {
+        "problem": copy.deepcopy(raw["problem"]),
+        "behaviour": copy.deepcopy(raw["behaviour"]),
+        "algorithm": copy.deepcopy(raw["algorithm"]),
+        "rounds": raw["rounds"],
+        "replicates": raw.get("replicates", DEFAULTS["replicates"]),
+        "checkpoints": raw.get("checkpoints", DEFAULTS["checkpoints"]),
+    }
+    blocks_default = raw.get("blocks", DEFAULTS["blocks"])
+    spec.base = base
+    seeds = raw.get("seeds", DEFAULTS["seeds"])
+    axes = list(spec.axes.items())
+    tasks, seen = [], set()
+    for combo in itertools.product(*[vals for _, vals in axes]):
+        cfg = copy.deepcopy(base)
+        blocks = blocks_default
+        point_axes = {}
+        for (path, _), v in zip(axes, combo):
+            point_axes[path] = v
+            if path == "blocks":
+                blocks = v
+            else:
+                _set_path(cfg, path, copy.deepcopy(v))
+        for k in ("rounds", "replicates", "checkpoints", "blocks"):
+            v = blocks if k == "blocks" else cfg[k]
+            _check_scalar(spec, f"grid.{k}" if k in spec.axes else k, v, int)
+        point_id = task_id(cfg)
+        for seed in seeds:
+            for b in range(blocks):
+                tc = dict(cfg, seed=seed, block=b)
+                tid = task_id(tc)
+                if tid in seen:
+                    raise spec.error("grid produces duplicate tasks", "grid")
+                seen.add(tid)
+                tasks.append(Task(id=tid, point_id=point_id, config=tc, seed=derive_seed(tid)))
+    if not tasks:
+        raise spec.error("the sweep has no tasks", "grid")
+    spec.tasks = tasks
+
+
+# --------------------------------------------------------------------------------------------- objects
+def _check_value_type(spec: Spec, key: str, value, param: inspect.Parameter, grid_key: str | None):
+    ann = param.annotation
+    if ann is inspect.Parameter.empty:
+        return
+    ann = ann if isinstance(ann, str) else getattr(ann, "__name__", str(ann))
+    want = {"int": (int,), "float": (int, float), "bool": (bool,), "str": (str,)}.get(ann.strip())
+    if want is None:
+        return
+    bad = (not isinstance(value, want)) or (isinstance(value, bool) and bool not in want)
+    if bad:
+        k = grid_key or key
+        raise spec.error(f"{key.split('.')[-1]} must be {ann}, got {_typename(value)} {value!r}", k)
+
+
+def _build(spec: Spec, section: str, table: dict, path: str, ckey: str, grid_keys: dict,
+           default: str | None = None):
+    """Construct the object described by ``table`` (class under ``ckey``) at dotted ``path``."""
+    def where(k):  # the key to blame: the grid axis that set it, if any
+        full = f"{path}.{k}" if k else path
+        return grid_keys.get(full), full
+
+    if ckey not in table and default is None:
+        raise spec.error(f"missing '{ckey}' (the class name)", path)
+    gk, full = where(ckey)
+    cls = resolve_class(section, table.get(ckey, default), gk or full)  # may raise SpecError without line
+    try:
+        sig = inspect.signature(cls)
+    except (TypeError, ValueError):
+        sig = None
+    params = sig.parameters if sig else {}
+    has_var_kw = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    kwargs = {}
+    for k, v in table.items():
+        if k == ckey:
+            continue
+        gk, full = where(k)
+        if sig is not None and not has_var_kw and k not in params:
+            allowed = [p for p, q in params.items() if q.kind not in (q.VAR_POSITIONAL, q.VAR_KEYWORD)]
+            raise spec.error(f"unknown parameter {k!r} of {cls.__name__}; allowed: {', '.join(allowed)}",
+                             gk or full)
+        if isinstance(v, dict):
+            v = _build(spec, section, v, full, "kind", grid_keys)
+        elif k in params:
+            _check_value_type(spec, full, v, params[k], gk)
+        kwargs[k] = v
+    try:
+        return cls(**kwargs)
+    except (ValueError, TypeError) as exc:
+        msg = str(exc)
+        blame = path
+        for k in kwargs:
+            if re.search(rf"\b{re.escape(k)}\b", msg):
+                gk, full = where(k)
+                blame = gk or full
+                break
+        else:
+            gk, _ = where(ckey)
+            blame = gk or path
+        raise spec.error(f"{cls.__name__}(...) rejected the parameters: {msg}", blame) from None
+
+
+def build_objects(config: dict, spec: Spec | None = None):
+    """(problem, behaviour, algorithm) for one task config. Raises SpecError on bad parameters."""
+    spec = spec or Spec(raw={})
+    gk = {path: f"grid.{path}" for path in spec.axes}
+    problem = _build(spec, "problem", config["problem"], "problem", "family", gk)
+    behaviour = _build(spec, "behaviour", config["behaviour"], "behaviour", "kind", gk, default="Behaviour")
+    algorithm = _build(spec, "algorithm", config["algorithm"], "algorithm", "name", gk)
+    return problem, behaviour, algorithm
+
+
+def _check_objects(spec: Spec):
+    """Construct each distinct (problem, behaviour, algorithm) once so bad parameters fail before any run."""
+    seen = set()
+    for t in spec.tasks:
+        sub = {k: t.config[k] for k in ("problem", "behaviour", "algorithm")}
+        key = canonical_json(sub)
+        if key in seen:
+            continue
+        seen.add(key)
+        try:
+            problem, behaviour, algorithm = build_objects(t.config, spec)
+            _check_pair(spec, problem, behaviour, algorithm, t.config)
+        except SpecError as exc:
+            if exc.line is None and exc.key is not None:
+                raise spec.error(exc.reason, exc.key) from None
+            raise
+
+
+def _check_pair(spec: Spec, problem, behaviour, algorithm, config):
+    """Cross-object check: a 1-round, 1-replicate dry run of ``afltheory.simulate`` (cheap), so that
+    mismatches like m > num_workers fail before any task runs."""
+    import warnings
+
+    import afltheory
+    M = getattr(problem, "num_workers", None)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            afltheory.simulate(problem, algorithm, behaviour, rounds=1, replicates=1, seed=0)
+    except (ValueError, TypeError) as exc:
+        blame = "behaviour"
+        names = re.findall(r"\b([A-Za-z_][A-Za-z0-9_]*)=", str(exc))
+        cands = [f"grid.{p}" for p in spec.axes if p.startswith(("behaviour.", "problem."))]
+        cands += list(_flatten(config["behaviour"], "behaviour")) + list(_flatten(config["problem"], "problem"))
+        for name in names:
+            hit = [c for c in cands if c.split(".")[-1] == name]
+            if hit:
+                blame = hit[0]
+                break
+        if blame == "behaviour":
+            for path in ("algorithm",):
+                if any(re.search(rf"\b{re.escape(k)}\b", str(exc)) for k in config[path]):
+                    blame = path
+        raise spec.error(f"this combination fails a dry run (num_workers={M}): {exc}", blame) from None
