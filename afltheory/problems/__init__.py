@@ -1,4 +1,8 @@
-"""Objective families with certified constants (Assumptions 1–3 of [Yang et al. 2022])."""
+"""Objective families with certified constants (Assumptions 1–3 of [Yang et al. 2022]).
+
+``FAMILIES`` maps a short name to each ``Problem`` family (contract tests, sweep specs). Each family states in
+its docstring which constants are exact and which are bounds, with a one-line proof.
+"""
 
 from .base import (
     Constants,
@@ -9,10 +13,24 @@ from .base import (
     Problem,
     as_noise,
 )
+from .curvature import HeterogeneousCurvatureQuadratic
+from .drifting import DriftingQuadratic
 from .lower_bound import LowerBoundPair
+from .noise import FiniteSumNoise
+from .nonconvex import NonconvexSinusoidal
 from .quadratic import HeterogeneousQuadratic, QuadraticProblem
 
+FAMILIES = {
+    "quadratic": HeterogeneousQuadratic,
+    "curvature_quadratic": HeterogeneousCurvatureQuadratic,
+    "nonconvex_sinusoidal": NonconvexSinusoidal,
+    "lower_bound_pair": LowerBoundPair,
+}
+"""Problem families by short name. ``DriftingQuadratic`` is not a ``Problem`` (it yields one per round) and is
+not listed; ``HeterogeneousQuadratic.finite_sum`` is a constructor of the "quadratic" family."""
+
 __all__ = [
-    "Constants", "GaussianNoise", "HeterogeneousQuadratic", "LinearGaussianModel", "LowerBoundPair",
-    "NoNoise", "NoiseModel", "Problem", "QuadraticProblem", "as_noise",
+    "Constants", "DriftingQuadratic", "FAMILIES", "FiniteSumNoise", "GaussianNoise",
+    "HeterogeneousCurvatureQuadratic", "HeterogeneousQuadratic", "LinearGaussianModel", "LowerBoundPair",
+    "NoNoise", "NoiseModel", "NonconvexSinusoidal", "Problem", "QuadraticProblem", "as_noise",
 ]
