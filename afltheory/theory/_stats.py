@@ -1,0 +1,65 @@
+"""Run statistics of a realized Schedule that the bounds need, plus argument checks for ``bound(...)``."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._validation import check_array, check_real
+from ._condition import pos
+
+
+def check_schedule(schedule, num_workers=None):
+    from afltheory.anarchy.schedule import Schedule  # local import keeps theory importable on its own
+
+    if not isinstance(schedule, Schedule):
+        raise ValueError(f"schedule must be an afltheory Schedule, got {type(schedule).__name__}")
+    if schedule.rounds < 1:
+        raise ValueError(f"T={schedule.rounds} (schedule.rounds) is outside the allowed range [1, inf]")
+    if num_workers is not None:
+        M = num_workers
+        if isinstance(M, bool) or not isinstance(M, (int, np.integer)):
+            raise ValueError(f"num_workers={M!r} must be an integer")
+        if M != schedule.num_workers:
+            raise ValueError(f"num_workers={M} differs from schedule.num_workers={schedule.num_workers}")
+    if schedule.m > schedule.num_workers:  # pragma: no cover - Schedule already forbids it
+        raise ValueError(f"m={schedule.m} exceeds num_workers={schedule.num_workers}")
+    return schedule
+
+
+def check_constants(constants):
+    for name in ("L", "sigma_L", "sigma_G", "f_star"):
+        if not hasattr(constants, name):
+            raise ValueError(f"constants lacks {name!r} (missing symbol)")
+    L = pos("constants.L", constants.L)
+    sL = check_real("constants.sigma_L", constants.sigma_L, low=0.0)
+    sG = check_real("constants.sigma_G", constants.sigma_G, low=0.0)
+    fs = check_real("constants.f_star", constants.f_star)
+    return L, sL, sG, fs
+
+
+def check_f0(f0, f_low, R, name="f0", low_name="f_star"):
+    if f0 is None:
+        raise ValueError(f"{name} is required (missing symbol {name!r})")
+    f = check_array(name, f0) if np.ndim(f0) else np.asarray(check_real(name, f0))
+    f = np.broadcast_to(f, (R,)) if f.ndim == 0 else f
+    if f.shape != (R,):
+        raise ValueError(f"{name} must be a scalar or have shape (replicates,)=({R},), got {f.shape}")
+    f_low = np.broadcast_to(np.asarray(f_low, dtype=float), (R,))
+    if np.any(f < f_low):
+        raise ValueError(f"{name}={f.min()} is below {low_name}={f_low.max()}; f(x_0) >= {low_name} required")
+    return f.astype(float)
+
+
+def tau_for(schedule, tau):
+    if tau is None:
+        return schedule.tau.astype(float)
+    t = check_real("tau", tau, low=0.0)
+    if np.any(schedule.tau > t):
+        raise ValueError(f"tau={t} is below the realized maximum delay {schedule.tau.max()}")
+    return np.full(schedule.replicates, t)
+
+
+def memory_stats(schedule):
+    """AFA-CS slots: (staleness, K) each (R, T, M) and m'_t (R, T)."""
+    stale, Ks = schedule.memory()
+    return stale, Ks.astype(float), (stale == 0).sum(axis=-1)

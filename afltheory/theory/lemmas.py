@@ -1,0 +1,81 @@
+"""Lemmas of [Yang et al. 2022, Lemma 1, Lemma 2, bound (1)] as numeric evaluators.
+
+Reading encoded (THEOREMS.md, Lemmas, [H]); a worker's update is the *average* of its K stochastic gradients.
+  Lemma 1: E G_i = (1/K) Σ_j ∇f_i(y_j),  E‖G_i − E G_i‖² ≤ σ_L²/K.
+  Lemma 2: E‖Σ_{i∈M_t} G_i‖² ≤ 2‖Σ_{i∈M_t} E G_i‖² + (2m/K̄_t) σ_L²,  with m/K̄_t = Σ_{i∈M_t} 1/K_{t,i}.
+  Bound (1) (Reddi et al. Lemma 4), valid under (C1) 6 η_L²(2K² − 3K + 1)L² ≤ 1:
+      E‖y_k − x‖² ≤ 5 K η_L² (σ_L² + 6 K σ_G²) + 30 K² η_L² ‖∇f(x)‖²   for every k ≤ K.
+Inputs broadcast over leading axes (replicates, workers, ...).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._validation import check_array, check_nonnegative, check_positive
+
+CITATION = "[Yang et al. 2022, Lemma 1, Lemma 2, bound (1)]"
+
+
+def _arr(name, v, low=None):
+    a = check_array(name, v)
+    if low is not None and np.any(a < low):
+        raise ValueError(f"{name} has entries below {low} (min {a.min()})")
+    return a
+
+
+def lemma1_mean(true_grads) -> np.ndarray:
+    """E G_i = (1/K) Σ_j ∇f_i(y_j); ``true_grads`` (..., K, d) the exact gradients along the local path."""
+    g = _arr("true_grads", true_grads)
+    if g.ndim < 2:
+        raise ValueError(f"true_grads must have shape (..., K, d), got {g.shape}")
+    return g.mean(axis=-2)
+
+
+def lemma1_variance_bound(sigma_L, K) -> np.ndarray:
+    """σ_L²/K: the bound on E‖G_i − E G_i‖²."""
+    s = _arr("sigma_L", sigma_L, 0.0)
+    k = _arr("K", K, 1.0)
+    return s**2 / k
+
+
+def lemma2_bound(expected_updates, local_steps, sigma_L) -> np.ndarray:
+    """2‖Σ_i E G_i‖² + 2 (Σ_i 1/K_i) σ_L²; ``expected_updates`` (..., m, d), ``local_steps`` (..., m)."""
+    e = _arr("expected_updates", expected_updates)
+    k = _arr("local_steps", local_steps, 1.0)
+    s = check_nonnegative("sigma_L", sigma_L)
+    if e.ndim < 2 or k.shape != e.shape[:-1]:
+        raise ValueError(f"local_steps shape {k.shape} must equal expected_updates.shape[:-1]={e.shape[:-1]}")
+    tot = e.sum(axis=-2)
+    return 2.0 * np.sum(tot**2, axis=-1) + 2.0 * np.sum(1.0 / k, axis=-1) * s**2
+
+
+def drift_condition(L, eta_L, K) -> bool:
+    """(C1): 6 η_L² (2K² − 3K + 1) L² ≤ 1, the validity condition of bound (1)."""
+    L = check_positive("L", L)
+    eta_L = check_positive("eta_L", eta_L)
+    k = _arr("K", K, 1.0)
+    return bool(np.all(6 * eta_L**2 * (2 * k**2 - 3 * k + 1) * L**2 <= 1))
+
+
+def drift_bound(grad_norm_sq, K, eta_L, sigma_L, sigma_G, *, L=None) -> np.ndarray:
+    """5Kη_L²(σ_L² + 6Kσ_G²) + 30K²η_L²‖∇f(x)‖². If ``L`` is given and (C1) fails, raise ValueError
+    (the bound is not claimed there; pass L=None to evaluate it anyway, e.g. for a negative control)."""
+    g = _arr("grad_norm_sq", grad_norm_sq, 0.0)
+    k = _arr("K", K, 1.0)
+    eta_L = check_positive("eta_L", eta_L)
+    sL = check_nonnegative("sigma_L", sigma_L)
+    sG = check_nonnegative("sigma_G", sigma_G)
+    if L is not None and not drift_condition(L, eta_L, k):
+        raise ValueError(f"(C1) 6 eta_L^2 (2K^2-3K+1) L^2 <= 1 fails for L={L}, eta_L={eta_L}, K max {k.max()}: "
+                         "bound (1) does not apply")
+    return 5 * k * eta_L**2 * (sL**2 + 6 * k * sG**2) + 30 * k**2 * eta_L**2 * g
+
+
+def local_drift(trajectory, x) -> np.ndarray:
+    """‖y_k − x‖² for a local path ``trajectory`` (..., K+1, d) started at (or compared to) ``x`` (..., d)."""
+    y = _arr("trajectory", trajectory)
+    x = _arr("x", x)
+    if y.ndim < 2 or x.shape[-1] != y.shape[-1]:
+        raise ValueError(f"trajectory (..., K+1, d) and x (..., d) disagree: {y.shape}, {x.shape}")
+    return np.sum((y - x[..., None, :]) ** 2, axis=-1)

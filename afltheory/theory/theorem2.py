@@ -1,0 +1,120 @@
+"""AFA-CD under general worker-information arrival processes [Yang et al. 2022, Thm 2] (and Corollary 1).
+
+Reading encoded (THEOREMS.md, Theorem 2): server step x_{t+1} = x_t − η η_L G_t (the proofs' step, not
+Algorithm 2's printed η G_t — inconsistency #1); a worker returns the average of its K stochastic gradients.
+
+Conditions, for all t, i (evaluated at the worst case K_{t,i} = K_max; every left side grows with K):
+  (C1) 6 η_L² (2K² − 3K + 1) L² ≤ 1
+  (C2) 180 η_L² K² L² τ < 1
+  (C3) 2 L η η_L + 6 τ² L² η² η_L² ≤ 1
+Bound:
+  (1/T) Σ_{t<T} E‖∇f(x_t)‖² ≤ 4(f_0 − f_*)/(η η_L T) + 4(α_L σ_L² + α_G σ_G²),
+  α_L = (1/T) Σ_t [ (L η η_L + 3τ² L² η² η_L²)/(m K̄_t) + (15/2) L² η_L² K̃_t ]    [M: K̃ term from the proof]
+  α_G = 3/2 + 45 L² η_L² (1/T) Σ_t K̂_t²
+with K̄_t the harmonic mean, K̃_t the mean and K̂_t² the mean square of K_{t,i} over the arrivals M_t.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import sympy as sp
+
+from . import symbols as S
+from ._condition import (AdmissibleStep, ConditionSpec, admissible_from, check_K, nonneg, pos,
+                         quadratic_root_expr, region_from)
+from ._stats import check_constants, check_f0, check_schedule, tau_for
+
+CITATION = "[Yang et al. 2022, Thm 2]"
+
+SPECS = (
+    ConditionSpec("C1", 6 * S.eta_L**2 * (2 * S.K**2 - 3 * S.K + 1) * S.L**2, sp.Integer(1), False,
+                  lambda L, eta, eta_L, K_max, tau, **_: (6 * eta_L**2 * (2 * K_max**2 - 3 * K_max + 1) * L**2, 1.0),
+                  "local-drift condition (C1), all t, i"),
+    ConditionSpec("C2", 180 * S.eta_L**2 * S.K**2 * S.L**2 * S.tau, sp.Integer(1), True,
+                  lambda L, eta, eta_L, K_max, tau, **_: (180 * eta_L**2 * K_max**2 * L**2 * tau, 1.0),
+                  "delay-drift condition, all t, i"),
+    ConditionSpec("C3", 2 * S.L * S.eta * S.eta_L + 6 * S.tau**2 * S.L**2 * S.eta**2 * S.eta_L**2, sp.Integer(1),
+                  False,
+                  lambda L, eta, eta_L, K_max, tau, **_: (2 * L * eta * eta_L + 6 * tau**2 * L**2 * eta**2 * eta_L**2,
+                                                     1.0),
+                  "server step condition in x = η η_L"),
+)
+
+
+def _values(L, eta_L, K_max, tau, eta=None):
+    v = dict(L=pos("L", L), eta_L=pos("eta_L", eta_L), K_max=check_K("K_max", K_max), tau=nonneg("tau", tau))
+    if eta is not None:
+        v["eta"] = pos("eta", eta)
+    return v
+
+
+def conditions(*, L=None, eta=None, eta_L=None, K_max=None, tau=None):
+    """The named conditions (C1)–(C3) evaluated at the given numbers (list of ``Condition``)."""
+    v = _values(L, eta_L, K_max, tau, pos("eta", eta))
+    return [s_.evaluate(v, S.eta) for s_ in SPECS]
+
+
+def _quad(v):
+    L, tau = v["L"], v["tau"]
+    return 6 * tau**2 * L**2, 2 * L, 1.0        # a x² + b x ≤ c, x = η η_L
+
+
+def admissible_step_sizes(*, L=None, eta_L=None, K_max=None, tau=None) -> AdmissibleStep:
+    """Largest η with every condition holding for this η_L: η_max = x*/η_L, x* the positive root of
+    6τ²L² x² + 2L x = 1. Infeasible (``feasible=False``, ``eta_max=None``) if (C1) or (C2) fail."""
+    v = _values(L, eta_L, K_max, tau)
+    expr = quadratic_root_expr(6 * S.tau**2 * S.L**2, 2 * S.L, sp.Integer(1)) / S.eta_L
+    return admissible_from(SPECS, v, v["eta_L"], _quad, expr, "C3", S.eta, S.eta_L)
+
+
+def region(eta, eta_L, *, L=None, K_max=None, tau=None) -> np.ndarray:
+    """Boolean (len(eta_L), len(eta)) grid: True where all of (C1)–(C3) hold."""
+    v = _values(L, 1.0, K_max, tau)
+    v.pop("eta_L")
+    return region_from(SPECS, v, eta, eta_L)
+
+
+def alpha_exprs():
+    """(α_L, α_G) as sympy expressions in the run averages Kbar, Ktilde, Khat2 (see ``symbols``)."""
+    x = S.eta * S.eta_L
+    aL = (S.L * x + 3 * S.tau**2 * S.L**2 * x**2) / (S.m * S.Kbar) + sp.Rational(15, 2) * S.L**2 * S.eta_L**2 * S.Ktil
+    aG = sp.Rational(3, 2) + 45 * S.L**2 * S.eta_L**2 * S.Khat2
+    return aL, aG
+
+
+def bound_expr():
+    """Right-hand side as a sympy expression (Delta = f_0 − f_*)."""
+    aL, aG = alpha_exprs()
+    return 4 * S.Delta / (S.eta * S.eta_L * S.T) + 4 * (aL * S.sigma_L**2 + aG * S.sigma_G**2)
+
+
+def rate():
+    """The bound for constant K (K̄ = K̃ = K, K̂² = K²) as a sympy expression."""
+    return bound_expr().subs({S.Kbar: S.K, S.Ktil: S.K, S.Khat2: S.K**2})
+
+
+def alphas(schedule, constants, *, eta, eta_L, tau=None):
+    """(α_L, α_G), each (replicates,), on the realized schedule."""
+    check_schedule(schedule)
+    L, _, _, _ = check_constants(constants)
+    eta, eta_L = pos("eta", eta), pos("eta_L", eta_L)
+    tau_r = tau_for(schedule, tau)[:, None]
+    x = eta * eta_L
+    m = schedule.m
+    aL = np.mean((L * x + 3 * tau_r**2 * L**2 * x**2) / (m * schedule.K_harmonic)
+                 + 7.5 * L**2 * eta_L**2 * schedule.K_mean, axis=1)
+    aG = 1.5 + 45 * L**2 * eta_L**2 * np.mean(schedule.K_sq_mean, axis=1)
+    return aL, aG
+
+
+def bound(schedule, constants, *, eta=None, eta_L=None, f0=None, num_workers=None, tau=None) -> np.ndarray:
+    """The right-hand side on each replicate's realized schedule (T = schedule.rounds): shape (replicates,).
+
+    ``tau`` defaults to each replicate's realized maximum delay; ``f0`` = f(x_0) (scalar or (replicates,)).
+    """
+    check_schedule(schedule, num_workers)
+    L, sL, sG, fs = check_constants(constants)
+    eta, eta_L = pos("eta", eta), pos("eta_L", eta_L)
+    f0 = check_f0(f0, fs, schedule.replicates)
+    aL, aG = alphas(schedule, constants, eta=eta, eta_L=eta_L, tau=tau)
+    return 4 * (f0 - fs) / (eta * eta_L * schedule.rounds) + 4 * (aL * sL**2 + aG * sG**2)

@@ -1,0 +1,131 @@
+"""AFA-CD under uniformly distributed arrivals [Yang et al. 2022, Thm 3] (and Corollary 2, Remark 4).
+
+M_t is a uniform m-subset of [M] drawn without replacement. Reading encoded (THEOREMS.md, Theorem 3): server step
+x_{t+1} = x_t − η η_L G_t (#1); the printed left side's stray "2" (#2) is *not* applied — the proof ends with
+(1/T) Σ E‖∇f(x_t)‖² ≤ RHS, which is what ``bound`` returns.
+
+Conditions (worst case K_{t,i}, K̂_t² ≤ K_max²):
+  (C1) 6 η_L² (2K² − 3K + 1) L² ≤ 1                       for all t, i
+  (C2) L η η_L + L² η² η_L² τ² ≤ 1/(2M)                    [M]
+  (C3) 120 L² K̂_t² η_L² τ < 1                              for all t
+Bound: 4(f_0 − f_*)/(η η_L T) + 4(α_L σ_L² + α_G σ_G²),
+  α_L = (L η η_L/m + 2τ² L² η² η_L²/m)(1/T) Σ_t 1/K̄_t + 5 η_L² L² (1/T) Σ_t K̃_t
+  α_G = 30 L² η_L² (1/T) Σ_t K̂_t²         (no constant σ_G² floor)
+Averages: ``averaging="statement"`` (default; "as in Theorem 2", i.e. over M_t) or ``"proof"`` (the proof's
+(b9): K̃_t, K̂_t² over all M workers, using for a worker outside M_t its most recent K — the AFA-CS memory K
+of ``Schedule.memory()``, warm start ``init_local_steps``). Inconsistency #3 is the gap between the two.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import sympy as sp
+
+from . import symbols as S
+from ._condition import (AdmissibleStep, ConditionSpec, admissible_from, check_K, check_m_M, int_ge, nonneg,
+                         pos, quadratic_root_expr, region_from)
+from ._stats import check_constants, check_f0, check_schedule, tau_for
+
+CITATION = "[Yang et al. 2022, Thm 3]"
+AVERAGINGS = ("statement", "proof")
+
+SPECS = (
+    ConditionSpec("C1", 6 * S.eta_L**2 * (2 * S.K**2 - 3 * S.K + 1) * S.L**2, sp.Integer(1), False,
+                  lambda L, eta, eta_L, K_max, tau, **_: (6 * eta_L**2 * (2 * K_max**2 - 3 * K_max + 1) * L**2,
+                                                          1.0),
+                  "local-drift condition (C1), all t, i"),
+    ConditionSpec("C2", S.L * S.eta * S.eta_L + S.L**2 * S.eta**2 * S.eta_L**2 * S.tau**2, 1 / (2 * S.M), False,
+                  lambda L, eta, eta_L, K_max, tau, M, **_: (L * eta * eta_L + L**2 * eta**2 * eta_L**2 * tau**2,
+                                                             1.0 / (2 * M)),
+                  "server step condition in x = η η_L (uniform arrivals)"),
+    ConditionSpec("C3", 120 * S.L**2 * S.K**2 * S.eta_L**2 * S.tau, sp.Integer(1), True,
+                  lambda L, eta, eta_L, K_max, tau, **_: (120 * L**2 * K_max**2 * eta_L**2 * tau, 1.0),
+                  "delay-drift condition with K̂_t² ≤ K_max², all t"),
+)
+
+
+def _values(L, eta_L, K_max, tau, num_workers, eta=None):
+    v = dict(L=pos("L", L), eta_L=pos("eta_L", eta_L), K_max=check_K("K_max", K_max), tau=nonneg("tau", tau),
+             M=int_ge("num_workers", num_workers, 1))
+    if eta is not None:
+        v["eta"] = pos("eta", eta)
+    return v
+
+
+def conditions(*, L=None, eta=None, eta_L=None, K_max=None, tau=None, num_workers=None, m=None):
+    """(C1)–(C3) at the given numbers. ``m`` (optional) is only checked against ``num_workers``."""
+    v = _values(L, eta_L, K_max, tau, num_workers, pos("eta", eta))
+    if m is not None:
+        check_m_M(int_ge("m", m, 1), v["M"])
+    return [s_.evaluate(v, S.eta) for s_ in SPECS]
+
+
+def _quad(v):
+    L, tau = v["L"], v["tau"]
+    return L**2 * tau**2, L, 1.0 / (2 * v["M"])
+
+
+def admissible_step_sizes(*, L=None, eta_L=None, K_max=None, tau=None, num_workers=None) -> AdmissibleStep:
+    """Largest η for this η_L: positive root of L²τ² x² + L x = 1/(2M), x = η η_L; infeasible if (C1)/(C3) fail."""
+    v = _values(L, eta_L, K_max, tau, num_workers)
+    expr = quadratic_root_expr(S.L**2 * S.tau**2, S.L, 1 / (2 * S.M)) / S.eta_L
+    return admissible_from(SPECS, v, v["eta_L"], _quad, expr, "C2", S.eta, S.eta_L)
+
+
+def region(eta, eta_L, *, L=None, K_max=None, tau=None, num_workers=None) -> np.ndarray:
+    v = _values(L, 1.0, K_max, tau, num_workers)
+    v.pop("eta_L")
+    return region_from(SPECS, v, eta, eta_L)
+
+
+def alpha_exprs():
+    x = S.eta * S.eta_L
+    aL = (S.L * x / S.m + 2 * S.tau**2 * S.L**2 * x**2 / S.m) / S.Kbar + 5 * S.eta_L**2 * S.L**2 * S.Ktil
+    aG = 30 * S.L**2 * S.eta_L**2 * S.Khat2
+    return aL, aG
+
+
+def bound_expr():
+    aL, aG = alpha_exprs()
+    return 4 * S.Delta / (S.eta * S.eta_L * S.T) + 4 * (aL * S.sigma_L**2 + aG * S.sigma_G**2)
+
+
+def rate():
+    return bound_expr().subs({S.Kbar: S.K, S.Ktil: S.K, S.Khat2: S.K**2})
+
+
+def k_averages(schedule, averaging="statement"):
+    """(1/K̄_t, K̃_t, K̂_t²), each (replicates, rounds), under the chosen reading (see module docstring)."""
+    if averaging not in AVERAGINGS:
+        raise ValueError(f"averaging={averaging!r} must be one of {AVERAGINGS}")
+    inv_kbar = 1.0 / schedule.K_harmonic
+    if averaging == "statement":
+        return inv_kbar, schedule.K_mean, schedule.K_sq_mean
+    _, Ks = schedule.memory()
+    Ks = Ks.astype(float)
+    return inv_kbar, Ks.mean(axis=-1), (Ks**2).mean(axis=-1)
+
+
+def alphas(schedule, constants, *, eta, eta_L, tau=None, averaging="statement"):
+    check_schedule(schedule)
+    L, _, _, _ = check_constants(constants)
+    eta, eta_L = pos("eta", eta), pos("eta_L", eta_L)
+    tau_r = tau_for(schedule, tau)
+    x = eta * eta_L
+    m = schedule.m
+    inv_kbar, ktil, khat2 = k_averages(schedule, averaging)
+    aL = ((L * x / m + 2 * tau_r**2 * L**2 * x**2 / m) * inv_kbar.mean(axis=1)
+          + 5 * eta_L**2 * L**2 * ktil.mean(axis=1))
+    aG = 30 * L**2 * eta_L**2 * khat2.mean(axis=1)
+    return aL, aG
+
+
+def bound(schedule, constants, *, eta=None, eta_L=None, f0=None, num_workers=None, tau=None,
+          averaging="statement") -> np.ndarray:
+    """Right-hand side on each replicate's realized schedule: (replicates,)."""
+    check_schedule(schedule, num_workers)
+    L, sL, sG, fs = check_constants(constants)
+    eta, eta_L = pos("eta", eta), pos("eta_L", eta_L)
+    f0 = check_f0(f0, fs, schedule.replicates)
+    aL, aG = alphas(schedule, constants, eta=eta, eta_L=eta_L, tau=tau, averaging=averaging)
+    return 4 * (f0 - fs) / (eta * eta_L * schedule.rounds) + 4 * (aL * sL**2 + aG * sG**2)

@@ -1,0 +1,162 @@
+"""AFA-CS: the server keeps every worker's latest update and aggregates all M [Yang et al. 2022, Thm 4].
+
+Reading encoded (THEOREMS.md, Theorem 4): server step x_{t+1} = x_t − η η_L (1/M) Σ_{i∈[M]} G_i (#1); memory as in
+``Schedule.memory()`` (slot i holds worker i's latest update; warm start at x_0). m' = fresh slots (computed at
+x_t); the other M − m' slots are stale by at most τ.
+
+Conditions (worst case (1/M) Σ_i K_{t,i}² ≤ K_max²):
+  (C1) 6 η_L² (2K² − 3K + 1) L² ≤ 1                                    for all t, i
+  (C2) (L/2 + η η_L (M − m')² L² τ²/M²) η η_L ≤ 1/4                      [M]
+  (C3) 30 L² η_L² τ (1/M) Σ_{i∈[M]} K_{t,i}² ≤ 1/4                       [H]
+Bound (printed without E; numerator f(x_0) − f(x_T), bounded here by f_0 − f_* unless ``f_T`` is given):
+  (1/T) Σ_t ‖∇f(x_t)‖² ≤ 4(f_0 − f(x_T))/(η η_L T) + α_L σ_L² + α_G σ_G²,
+  α_L = (4/T) Σ_t [ 5 L² η_L² K^avg_t + (L/2 + η η_L (M − m'_t)² L² τ²/M²) · 2 η η_L/(M K̄_t) ]     [L]
+  α_G = (120 L² η_L²/M)(1/T) Σ_t K̂_t²,  K̂_t² = Σ_{i∈[M]} K_slot(t,i)²  (a sum over all M slots)       [M]
+where K^avg_t, 1/K̄_t are the mean and the mean inverse of the M memory slots' K (fresh: K_{t,i}; stale:
+K_{t−τ_{t,i},i}). ``khat="mean"`` uses (1/M) Σ instead of Σ for K̂_t² (the "as in Theorem 2" reading).
+m'_t is the realized number of fresh slots per round (the paper treats m' as a constant).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import sympy as sp
+
+from . import symbols as S
+from ._condition import (AdmissibleStep, ConditionSpec, admissible_from, check_K, check_m_M, int_ge, nonneg,
+                         pos, quadratic_root_expr, real, region_from)
+from ._stats import check_constants, check_f0, check_schedule, memory_stats, tau_for
+
+CITATION = "[Yang et al. 2022, Thm 4]"
+KHATS = ("sum", "mean")
+
+_stale_frac2 = (S.M - S.m_fresh)**2 / S.M**2
+
+SPECS = (
+    ConditionSpec("C1", 6 * S.eta_L**2 * (2 * S.K**2 - 3 * S.K + 1) * S.L**2, sp.Integer(1), False,
+                  lambda L, eta, eta_L, K_max, tau, **_: (6 * eta_L**2 * (2 * K_max**2 - 3 * K_max + 1) * L**2,
+                                                          1.0),
+                  "local-drift condition (C1), all t, i"),
+    ConditionSpec("C2", (S.L / 2 + S.eta * S.eta_L * _stale_frac2 * S.L**2 * S.tau**2) * S.eta * S.eta_L,
+                  sp.Rational(1, 4), False,
+                  lambda L, eta, eta_L, K_max, tau, M, m_fresh, **_: (
+                      (L / 2 + eta * eta_L * (M - m_fresh)**2 * L**2 * tau**2 / M**2) * eta * eta_L, 0.25),
+                  "server step condition in x = η η_L (stale slots)"),
+    ConditionSpec("C3", 30 * S.L**2 * S.eta_L**2 * S.tau * S.K**2, sp.Rational(1, 4), False,
+                  lambda L, eta, eta_L, K_max, tau, **_: (30 * L**2 * eta_L**2 * tau * K_max**2, 0.25),
+                  "delay-drift condition with (1/M) Σ_i K_{t,i}² ≤ K_max², all t"),
+)
+
+
+def _values(L, eta_L, K_max, tau, num_workers, m_fresh, eta=None):
+    M = int_ge("num_workers", num_workers, 1)
+    mf = real("m_fresh", m_fresh)
+    if mf < 0 or mf > M:
+        raise ValueError(f"m_fresh={m_fresh} is outside the allowed range [0, num_workers={M}]")
+    v = dict(L=pos("L", L), eta_L=pos("eta_L", eta_L), K_max=check_K("K_max", K_max), tau=nonneg("tau", tau),
+             M=M, m_fresh=mf)
+    if eta is not None:
+        v["eta"] = pos("eta", eta)
+    return v
+
+
+def conditions(*, L=None, eta=None, eta_L=None, K_max=None, tau=None, num_workers=None, m_fresh=None, m=None):
+    """(C1)–(C3). ``m_fresh`` = m' (fresh slots); if omitted, ``m`` (arrivals per round) is used as m'."""
+    if m is not None:
+        check_m_M(int_ge("m", m, 1), int_ge("num_workers", num_workers, 1))
+    if m_fresh is None:
+        m_fresh = m
+    v = _values(L, eta_L, K_max, tau, num_workers, m_fresh, pos("eta", eta))
+    return [s_.evaluate(v, S.eta) for s_ in SPECS]
+
+
+def _quad(v):
+    L, tau, M, mf = v["L"], v["tau"], v["M"], v["m_fresh"]
+    return (M - mf)**2 * L**2 * tau**2 / M**2, L / 2, 0.25
+
+
+def admissible_step_sizes(*, L=None, eta_L=None, K_max=None, tau=None, num_workers=None, m_fresh=None,
+                          m=None) -> AdmissibleStep:
+    """Largest η for this η_L: positive root of ((M−m')²L²τ²/M²) x² + (L/2) x = 1/4, x = η η_L."""
+    if m is not None:
+        check_m_M(int_ge("m", m, 1), int_ge("num_workers", num_workers, 1))
+    v = _values(L, eta_L, K_max, tau, num_workers, m if m_fresh is None else m_fresh)
+    expr = quadratic_root_expr(_stale_frac2 * S.L**2 * S.tau**2, S.L / 2, sp.Rational(1, 4)) / S.eta_L
+    return admissible_from(SPECS, v, v["eta_L"], _quad, expr, "C2", S.eta, S.eta_L)
+
+
+def region(eta, eta_L, *, L=None, K_max=None, tau=None, num_workers=None, m_fresh=None) -> np.ndarray:
+    v = _values(L, 1.0, K_max, tau, num_workers, m_fresh)
+    v.pop("eta_L")
+    return region_from(SPECS, v, eta, eta_L)
+
+
+def alpha_exprs(khat="sum"):
+    """(α_L, α_G) for constant m'; Kbar, Ktilde (= K^avg), Khat2 are run averages. ``khat`` as in ``bound``."""
+    x = S.eta * S.eta_L
+    aL = 4 * (5 * S.L**2 * S.eta_L**2 * S.Ktil + (S.L / 2 + x * _stale_frac2 * S.L**2 * S.tau**2) * 2 * x
+              / (S.M * S.Kbar))
+    aG = 120 * S.L**2 * S.eta_L**2 / S.M * S.Khat2
+    return aL, aG
+
+
+def bound_expr(khat="sum"):
+    aL, aG = alpha_exprs(khat)
+    return 4 * S.Delta / (S.eta * S.eta_L * S.T) + aL * S.sigma_L**2 + aG * S.sigma_G**2
+
+
+def rate(khat="sum"):
+    """Constant K: K̄ = K^avg = K and K̂² = M K² (``khat="sum"``) or K² (``"mean"``)."""
+    if khat not in KHATS:
+        raise ValueError(f"khat={khat!r} must be one of {KHATS}")
+    k2 = S.M * S.K**2 if khat == "sum" else S.K**2
+    return bound_expr(khat).subs({S.Kbar: S.K, S.Ktil: S.K, S.Khat2: k2})
+
+
+def realized(schedule):
+    """(staleness, K, m'_t, τ) of the AFA-CS memory: (R,T,M), (R,T,M), (R,T), (R,)."""
+    stale, Ks, mf = memory_stats(schedule)
+    return stale, Ks, mf, stale.max(axis=(1, 2)).astype(float)
+
+
+def alphas(schedule, constants, *, eta, eta_L, tau=None, khat="sum"):
+    if khat not in KHATS:
+        raise ValueError(f"khat={khat!r} must be one of {KHATS}")
+    check_schedule(schedule)
+    L, _, _, _ = check_constants(constants)
+    eta, eta_L = pos("eta", eta), pos("eta_L", eta_L)
+    stale, Ks, mf, tau_mem = realized(schedule)
+    if tau is None:
+        tau_r = tau_mem
+    else:
+        t = nonneg("tau", tau)
+        if np.any(tau_mem > t):
+            raise ValueError(f"tau={t} is below the realized maximum memory staleness {tau_mem.max()}")
+        tau_r = np.full(schedule.replicates, t)
+    M = schedule.num_workers
+    x = eta * eta_L
+    kavg = Ks.mean(axis=-1)                              # (R, T)
+    inv_kbar = (1.0 / Ks).mean(axis=-1)                  # 1/K̄_t over the M slots
+    khat2 = (Ks**2).sum(axis=-1) if khat == "sum" else (Ks**2).mean(axis=-1)
+    frac2 = (M - mf)**2 / M**2                           # (R, T), realized m'_t
+    aL = 4 * np.mean(5 * L**2 * eta_L**2 * kavg
+                     + (L / 2 + x * frac2 * L**2 * tau_r[:, None]**2) * 2 * x * inv_kbar / M, axis=1)
+    aG = 120 * L**2 * eta_L**2 / M * khat2.mean(axis=1)
+    return aL, aG
+
+
+def bound(schedule, constants, *, eta=None, eta_L=None, f0=None, num_workers=None, tau=None, f_T=None,
+          khat="sum") -> np.ndarray:
+    """Right-hand side on each replicate's realized schedule (stale slots' K from ``schedule.memory()``,
+    realized m'_t, τ = realized maximum memory staleness unless given): (replicates,).
+
+    ``f_T`` = f(x_T) (scalar or (replicates,)); default ``constants.f_star`` (a valid, weaker numerator).
+    """
+    check_schedule(schedule, num_workers)
+    L, sL, sG, fs = check_constants(constants)
+    eta, eta_L = pos("eta", eta), pos("eta_L", eta_L)
+    R = schedule.replicates
+    fT = np.full(R, fs) if f_T is None else check_f0(f_T, fs, R, name="f_T")
+    f0 = check_f0(f0, fT, R)
+    aL, aG = alphas(schedule, constants, eta=eta, eta_L=eta_L, tau=tau, khat=khat)
+    return 4 * (f0 - fT) / (eta * eta_L * schedule.rounds) + aL * sL**2 + aG * sG**2

@@ -1,0 +1,85 @@
+"""Local SGD / FedAvg theorems of Yu et al. as given in the lecture notes (seed 004), same shape as Theorems 2–4.
+
+Reading encoded (THEOREMS.md, "Local SGD / FedAvg theorems"), s = step, N workers, K = synchronization period:
+  ``setting="iid"`` [Yu et al. AAAI'19, Thm 1], bounded second moment G², for s ≤ 1/L:
+      (1/T) Σ E‖∇f(x̄_{t−1})‖² ≤ 2(f_0 − f_*)/(sT) + 4 s² K² G² L² + (L/N) s σ²
+  ``setting="noniid"`` [Yu et al. ICML'19, momentum-less], for s ≤ 1/L and K ≤ 1/(6Ls):
+      ≤ 2(f_0 − f_*)/(sT) + (L/N) s σ² + 4 s² K G² L² + 9 L² s² K² σ_G²
+      (the G² term carries K, not K², exactly as printed in the notes).
+Rate: s = √N/(L√T) gives O(1/√(NT)) plus O(N K² /T)-type terms.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import sympy as sp
+
+from . import symbols as S
+from ._condition import AdmissibleStep, Condition, ConditionSpec, check_K, int_ge, nonneg, pos, real
+
+CITATION = "[Yu et al. 2019, via lecture notes seed 004]"
+SETTINGS = ("iid", "noniid")
+
+SPECS = {
+    "iid": (ConditionSpec("s<=1/L", S.s, 1 / S.L, False, lambda s, L, **_: (s, 1.0 / L), "step size"),),
+    "noniid": (ConditionSpec("s<=1/L", S.s, 1 / S.L, False, lambda s, L, **_: (s, 1.0 / L), "step size"),
+               ConditionSpec("K<=1/(6Ls)", S.K, 1 / (6 * S.L * S.s), False,
+                             lambda s, L, K, **_: (K, 1.0 / (6 * L * s)), "synchronization period")),
+}
+
+
+def _setting(setting):
+    if setting not in SETTINGS:
+        raise ValueError(f"setting={setting!r} must be one of {SETTINGS}")
+    return setting
+
+
+def conditions(*, setting="iid", s=None, L=None, K=None) -> list[Condition]:
+    _setting(setting)
+    v = dict(s=pos("s", s), L=pos("L", L))
+    if setting == "noniid" or K is not None:
+        v["K"] = check_K("K", K)
+    return [c.evaluate(v, S.s) for c in SPECS[setting]]
+
+
+def admissible_step_sizes(*, setting="iid", L=None, K=None) -> AdmissibleStep:
+    """Largest s: 1/L (iid) or min(1/L, 1/(6LK)) (noniid); always feasible for L > 0, K ≥ 1."""
+    _setting(setting)
+    L = pos("L", L)
+    if setting == "iid":
+        return AdmissibleStep(float("nan"), True, 1.0 / L, "s<=1/L", (), 1 / S.L)
+    K = check_K("K", K)
+    smax, binding = (1.0 / L, "s<=1/L") if 6 * K <= 1 else (1.0 / (6 * L * K), "K<=1/(6Ls)")
+    return AdmissibleStep(float("nan"), True, smax, binding, (), sp.Min(1 / S.L, 1 / (6 * S.L * S.K)))
+
+
+def bound_expr(setting="iid"):
+    _setting(setting)
+    head = 2 * S.Delta / (S.s * S.T) + S.L / S.N * S.s * S.sigma**2
+    if setting == "iid":
+        return head + 4 * S.s**2 * S.K**2 * S.G**2 * S.L**2
+    return head + 4 * S.s**2 * S.K * S.G**2 * S.L**2 + 9 * S.L**2 * S.s**2 * S.K**2 * S.sigma_G**2
+
+
+def rate(setting="iid"):
+    """The bound with s = √N/(L√T)."""
+    return sp.expand(bound_expr(setting).subs(S.s, sp.sqrt(S.N) / (S.L * sp.sqrt(S.T))))
+
+
+def bound(*, setting="iid", T=None, s=None, L=None, K=None, N=None, sigma=None, G=None, sigma_G=None,
+          f0=None, f_star=None) -> float:
+    """Right-hand side at the given numbers (G is the second-moment bound; σ_G only for ``noniid``)."""
+    _setting(setting)
+    T = int_ge("T", T, 1)
+    s, L = pos("s", s), pos("L", L)
+    K = check_K("K", K)
+    N = int_ge("N", N, 1)
+    sigma, G = nonneg("sigma", sigma), nonneg("G", G)
+    f0, fs = real("f0", f0), real("f_star", f_star)
+    if f0 < fs:
+        raise ValueError(f"f0={f0} is below f_star={fs}")
+    b = 2 * (f0 - fs) / (s * T) + L / N * s * sigma**2
+    if setting == "iid":
+        return float(b + 4 * s**2 * K**2 * G**2 * L**2)
+    sigma_G = nonneg("sigma_G", sigma_G)
+    return float(b + 4 * s**2 * K * G**2 * L**2 + 9 * L**2 * s**2 * K**2 * sigma_G**2)
