@@ -133,6 +133,9 @@ def find_line(text: str | None, key: str | None) -> int | None:
         for path, no in index:
             if path == probe:
                 return no
+        for path, no in index:  # a table only named through its subtables: [a.b] for key "a"
+            if path.startswith(probe + "."):
+                return no
         probe = probe.rpartition(".")[0]
     return None
 
@@ -304,6 +307,14 @@ def _validate_structure(spec: Spec):
         if t not in raw:
             raise spec.error(f"missing required table [{t}]", t)
     grid = raw.get("grid", {})
+
+    def empty_tables(d, prefix):
+        for k, v in d.items():
+            if isinstance(v, dict):
+                if not v:
+                    raise spec.error("grid axis is an empty table (no values)", f"{prefix}.{k}")
+                empty_tables(v, f"{prefix}.{k}")
+    empty_tables(grid, "grid")
     for path, values in _flatten(grid).items():
         gkey = f"grid.{path}"
         if not isinstance(values, list):
