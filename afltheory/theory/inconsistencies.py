@@ -43,7 +43,7 @@ def demo_1(eta: float = 1.0, eta_L: float = 0.1, L: float = 3.0, K: int = 1, T: 
         "conditions_hold": all(c.holds for c in conds),
         "C3_slack": conds[2].slack,
         "C3_if_step_were_eta": 2 * L * eta,   # (C3) at τ=0 with η η_L replaced by the printed step η
-        "shown": all(c.holds for c in conds) and abs(rho_printed) > 1 >= abs(rho_proved),
+        "shown": bool(all(c.holds for c in conds) and abs(rho_printed) > 1 >= abs(rho_proved)),
     }
 
 
