@@ -82,7 +82,8 @@ class NonconvexSinusoidal(Problem):
             t = 0.0
         else:
             pos = aa > 0
-            roots = (-ab[pos] + np.sqrt(ab[pos] ** 2 + aa[pos] * (sigma_G**2 - bb[pos]))) / aa[pos]
+            disc = np.maximum(ab[pos] ** 2 + aa[pos] * (sigma_G**2 - bb[pos]), 0.0)   # ≥ 0 up to round-off
+            roots = (-ab[pos] + np.sqrt(disc)) / aa[pos]
             t = max(0.0, float(roots.min())) if roots.size else 0.0
         self._init_arrays(cbar + t * w, phi, mu0, beta, omega, as_noise(sigma_L), fstar_tol)
         self.phase_scale, self.center_scale = kappa, t
