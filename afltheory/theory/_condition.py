@@ -98,6 +98,7 @@ class AdmissibleStep:
     blocking: tuple[str, ...] = ()
     eta_max_expr: sp.Expr | None = None
     conditions: tuple[Condition, ...] = field(default=(), repr=False)
+    eta_root: float | None = None   # boundary of the η-condition alone (reported even when blocked; not admissible then)
 
     def require(self) -> float:
         if not self.feasible:
@@ -128,11 +129,11 @@ def admissible_from(specs: Sequence[ConditionSpec], values: dict, eta_L: float,
     probe = dict(values, eta_L=eta_L, eta=1.0)
     conds_free = [sp_.evaluate(probe) for sp_ in free]
     blocking = tuple(c.name for c in conds_free if not c.holds)
-    if blocking:
-        return AdmissibleStep(eta_L, False, None, None, blocking, None, tuple(conds_free))
     a, b, c = quad(dict(values, eta_L=eta_L))
     x = positive_root(a, b, c)
     eta_max = x / eta_L
+    if blocking:
+        return AdmissibleStep(eta_L, False, None, None, blocking, None, tuple(conds_free), eta_max)
     spec = next(s_ for s_ in specs if s_.name == eta_spec_name)
     # certify: step down to the largest float at which the numeric evaluation holds (at most a few ulps)
     for _ in range(64):
@@ -142,7 +143,7 @@ def admissible_from(specs: Sequence[ConditionSpec], values: dict, eta_L: float,
     else:  # pragma: no cover - would mean the closed form is wrong
         raise RuntimeError(f"closed-form root for {eta_spec_name} does not satisfy it numerically")
     conds = tuple(sp_.evaluate(dict(values, eta_L=eta_L, eta=eta_max), eta_sym) for sp_ in specs)
-    return AdmissibleStep(eta_L, True, eta_max, eta_spec_name, (), quad_expr, conds)
+    return AdmissibleStep(eta_L, True, eta_max, eta_spec_name, (), quad_expr, conds, eta_max)
 
 
 def region_from(specs: Sequence[ConditionSpec], values: dict, eta, eta_L) -> np.ndarray:

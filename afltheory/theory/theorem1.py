@@ -11,7 +11,6 @@ construction, so a check can hold a simulated run against the closed form and ag
 from __future__ import annotations
 
 import numpy as np
-import sympy as sp
 
 from . import symbols as S
 from .._validation import check_int, check_positive, check_real

@@ -25,7 +25,7 @@ import sympy as sp
 from . import symbols as S
 from ._condition import (AdmissibleStep, ConditionSpec, admissible_from, check_K, check_m_M, int_ge, nonneg,
                          pos, quadratic_root_expr, real, region_from)
-from ._stats import check_constants, check_f0, check_schedule, memory_stats, tau_for
+from ._stats import check_constants, check_f0, check_schedule, memory_stats
 
 CITATION = "[Yang et al. 2022, Thm 4]"
 KHATS = ("sum", "mean")

@@ -11,7 +11,6 @@ Rate: s = √N/(L√T) gives O(1/√(NT)) plus O(N K² /T)-type terms.
 
 from __future__ import annotations
 
-import numpy as np
 import sympy as sp
 
 from . import symbols as S

@@ -10,7 +10,6 @@ from fractions import Fraction as F
 
 import numpy as np
 import pytest
-import sympy as sp
 
 from afltheory.anarchy.schedule import Schedule
 from afltheory.theory import symbols as S

@@ -60,6 +60,8 @@ def test_infeasible_is_reported_not_zero():
     a = theorem2.admissible_step_sizes(L=1, eta_L=0.1, K_max=5, tau=4)   # the paper's MNIST numbers
     assert not a.feasible and a.eta_max is None and not a
     assert set(a.blocking) == {"C1", "C2"}
+    # the eta-condition's own boundary is still reported (2 x + 96 x^2 = 1 -> x = 0.0921756)
+    assert a.eta_root == pytest.approx(0.921756021, rel=1e-8)
     with pytest.raises(Infeasible, match="C1"):
         a.require()
     assert isinstance(Infeasible("x"), ValueError)
@@ -195,3 +197,13 @@ def test_m_exceeds_M():
         theorem3.conditions(L=1, eta=1, eta_L=0.1, K_max=2, tau=1, num_workers=0)
     with pytest.raises(ValueError, match="num_workers"):
         theorem3.conditions(L=1, eta=1, eta_L=0.1, K_max=2, tau=1)
+
+
+def test_paper_mnist_settings_finding():
+    """eta=1, eta_L=0.1, K=5, tau=4 (MNIST LR, App. E), L=1: only Theorem 4's (C2) holds."""
+    held = {name: [c.holds for c in mod.conditions(L=1.0, eta=1.0, eta_L=0.1, K_max=5, tau=4, **ex)]
+            for name, mod, ex in (("T2", theorem2, {}), ("T3", theorem3, dict(num_workers=10)),
+                                  ("T4", theorem4, dict(num_workers=10, m_fresh=5)))}
+    assert held == {"T2": [False, False, False], "T3": [False, False, False], "T4": [False, True, False]}
+    c1 = theorem2.conditions(L=1.0, eta=1.0, eta_L=0.1, K_max=5, tau=4)[0]
+    assert c1.lhs == pytest.approx(2.16)          # 6 * 0.01 * 36 * 1
