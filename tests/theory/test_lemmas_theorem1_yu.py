@@ -103,3 +103,12 @@ def test_inconsistency_1_numbers():
     assert out["conditions_hold"] and abs(out["x_T_printed"]) > 1e5
     with pytest.raises(ValueError, match="id"):
         inconsistencies.get("#9")
+
+
+def test_theorem1_construction():
+    anarchy = pytest.importorskip("afltheory.anarchy")
+    if not hasattr(anarchy, "FixedArrivals"):
+        pytest.skip("FixedArrivals not available yet")
+    prob, arr = theorem1.construction(G=2.0)
+    assert isinstance(prob, LowerBoundPair) and prob.constants.sigma_G == 4.0
+    assert type(arr).__name__ == "FixedArrivals"
