@@ -1,0 +1,128 @@
+"""Log–log slope fits: ordinary least squares of log y on log x, with a percentile bootstrap over replicates.
+
+``bootstrap_slope(x, samples)``: ``samples[j]`` holds the per-replicate values at x_j (e.g. each replicate's
+time average (1/T) Σ_t ‖∇f(x_t)‖²). Each bootstrap draw resamples the replicates at every point (independently
+per point, or jointly when ``paired=True`` — use it when point j's replicate r shares randomness with point k's
+replicate r), recomputes the per-point means and refits the slope. The CI is the percentile interval at
+``level``. Coverage: for the synthetic power laws in tests/analysis the 95 % interval covers the true slope in
+≈ 93–96 % of repetitions (percentile bootstrap, ≥ 30 replicates per point).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .._validation import check_int
+
+
+@dataclass(frozen=True)
+class SlopeFit:
+    """Fitted log–log slope and intercept (log y = intercept + slope · log x); CI from the bootstrap (or None)."""
+
+    slope: float
+    intercept: float
+    x: np.ndarray
+    y: np.ndarray
+    ci: tuple[float, float] | None = None
+    level: float | None = None
+    n_boot: int = 0
+    boot: np.ndarray | None = field(default=None, repr=False)
+    residual_rms: float = 0.0
+
+    def contains(self, value: float, tol: float = 0.0) -> bool:
+        """True if ``value`` lies in the CI widened by ``tol`` on each side (or |slope − value| ≤ tol without CI)."""
+        if self.ci is None:
+            return abs(self.slope - value) <= tol
+        return self.ci[0] - tol <= value <= self.ci[1] + tol
+
+    def predict(self, x) -> np.ndarray:
+        return np.exp(self.intercept) * np.asarray(x, dtype=float) ** self.slope
+
+    def band(self, x, level: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Pointwise bootstrap band of the fitted line at x (needs a bootstrap fit)."""
+        if self.boot is None:
+            p = self.predict(x)
+            return p, p
+        lx = np.log(np.asarray(x, dtype=float))
+        lines = self.boot[:, 1][:, None] + self.boot[:, 0][:, None] * lx[None, :]
+        a = (1 - (level or self.level or 0.95)) / 2
+        return np.exp(np.quantile(lines, a, axis=0)), np.exp(np.quantile(lines, 1 - a, axis=0))
+
+
+def _ols(lx, ly):
+    A = np.stack([lx, np.ones_like(lx)], axis=-1)
+    coef, *_ = np.linalg.lstsq(A, ly, rcond=None)
+    return float(coef[0]), float(coef[1])
+
+
+def _check_xy(x, y):
+    x = np.asarray(x, dtype=float)
+    y = np.asarray(y, dtype=float)
+    if x.ndim != 1 or x.shape != y.shape:
+        raise ValueError(f"x and y must be 1-D of the same length, got shapes {x.shape}, {y.shape}")
+    if len(x) < 2:
+        raise ValueError(f"need at least 2 points for a slope, got {len(x)}")
+    if np.any(x <= 0) or np.any(y <= 0) or not (np.all(np.isfinite(x)) and np.all(np.isfinite(y))):
+        raise ValueError("log–log fit needs finite x > 0 and y > 0 (a diverged run gives y = inf)")
+    if len(np.unique(x)) < 2:
+        raise ValueError("x must contain at least two distinct values")
+    return x, y
+
+
+def fit_slope(x, y) -> SlopeFit:
+    """OLS slope of log y on log x (no CI)."""
+    x, y = _check_xy(x, y)
+    s, b = _ols(np.log(x), np.log(y))
+    res = np.log(y) - (b + s * np.log(x))
+    return SlopeFit(s, b, x, y, residual_rms=float(np.sqrt(np.mean(res**2))))
+
+
+def local_slopes(x, y) -> np.ndarray:
+    """Slopes between consecutive points (a curvature diagnostic: constant if y is a pure power law)."""
+    x, y = _check_xy(x, y)
+    return np.diff(np.log(y)) / np.diff(np.log(x))
+
+
+def bootstrap_slope(x, samples, *, n_boot: int = 2000, level: float = 0.95, seed: int = 0,
+                    paired: bool = False, statistic=np.mean) -> SlopeFit:
+    """Slope of log(statistic(samples[j])) on log x_j with a percentile bootstrap CI over replicates."""
+    x = np.asarray(x, dtype=float)
+    samples = [np.asarray(s, dtype=float).ravel() for s in samples]
+    if len(samples) != len(x):
+        raise ValueError(f"samples has {len(samples)} entries but x has {len(x)}")
+    n_boot = check_int("n_boot", n_boot, low=10)
+    if not 0 < level < 1:
+        raise ValueError(f"level={level} must lie in (0, 1)")
+    sizes = [len(s) for s in samples]
+    if min(sizes) < 2:
+        raise ValueError(f"every point needs >= 2 replicates, got sizes {sizes}")
+    if paired and len(set(sizes)) != 1:
+        raise ValueError(f"paired=True needs equal replicate counts, got {sizes}")
+    y = np.array([statistic(s) for s in samples])
+    fit = fit_slope(x, y)
+    rng = np.random.default_rng(np.random.SeedSequence([int(seed), 0x5107E]))
+    lx = np.log(x)
+    boot = np.empty((n_boot, 2))
+    if paired:
+        S = np.stack(samples, axis=1)                 # (R, n)
+        idx = rng.integers(0, S.shape[0], size=(n_boot, S.shape[0]))
+        Y = np.stack([np.apply_along_axis(statistic, 0, S[i]) for i in idx]) if statistic is not np.mean \
+            else S[idx].mean(axis=1)
+    else:
+        Y = np.empty((n_boot, len(x)))
+        for j, s in enumerate(samples):
+            idx = rng.integers(0, len(s), size=(n_boot, len(s)))
+            Y[:, j] = s[idx].mean(axis=1) if statistic is np.mean else np.array([statistic(s[i]) for i in idx])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        LY = np.log(Y)
+    good = np.all(np.isfinite(LY), axis=1)
+    if good.sum() < n_boot // 2:
+        raise ValueError("bootstrap resamples produced non-positive or non-finite means")
+    A = np.stack([lx, np.ones_like(lx)], axis=-1)
+    coef = np.linalg.lstsq(A, LY[good].T, rcond=None)[0]      # (2, B)
+    boot = coef.T
+    a = (1 - level) / 2
+    ci = (float(np.quantile(boot[:, 0], a)), float(np.quantile(boot[:, 0], 1 - a)))
+    return SlopeFit(fit.slope, fit.intercept, x, y, ci, level, int(good.sum()), boot, fit.residual_rms)
