@@ -15,6 +15,7 @@ from .base import (
 )
 from .curvature import HeterogeneousCurvatureQuadratic
 from .drifting import DriftingQuadratic
+from .logistic import LogisticRegression
 from .lower_bound import LowerBoundPair
 from .noise import FiniteSumNoise
 from .nonconvex import NonconvexSinusoidal
@@ -31,6 +32,7 @@ not listed; ``HeterogeneousQuadratic.finite_sum`` is a constructor of the "quadr
 
 __all__ = [
     "Constants", "DriftingQuadratic", "FAMILIES", "FiniteSumNoise", "GaussianNoise",
-    "HeterogeneousCurvatureQuadratic", "HeterogeneousQuadratic", "LinearGaussianModel", "LowerBoundPair",
+    "HeterogeneousCurvatureQuadratic", "HeterogeneousQuadratic", "LinearGaussianModel", "LogisticRegression",
+    "LowerBoundPair",
     "NoNoise", "NoiseModel", "NonconvexSinusoidal", "Problem", "QuadraticProblem", "as_noise",
 ]
