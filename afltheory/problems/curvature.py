@@ -36,14 +36,14 @@ class HeterogeneousCurvatureQuadratic(QuadraticProblem):
     - x* = Ā⁻¹ (1/M) Σ_i A_i c_i and f* = f(x*), **exact** (f is a strongly convex quadratic).
     - σ_L from the noise model (additive; Gaussian: E‖ξ‖² = σ_L² exactly).
 
-    Construction (``__init__``): raw Hessians with spectra in [mu, L] are drawn; worker 0 has eigenvalue L and,
-    for dim ≥ 2, every worker has eigenvalue mu on one shared direction (so L and μ equal the requested values;
-    for dim = 1, μ = mean_i a_i ≥ mu is reported exactly). The requested ``sigma_G`` is met exactly by the
-    certified bound in two steps: (1) Hessians are pulled toward worker 0's, A_i = A_0 + s (A_i^raw − A_0),
-    s ∈ [0, 1] (spectra stay in [mu, L] by convexity), so that max_i ‖A_i − Ā‖₂·radius equals
-    ``curvature_fraction``·sigma_G (or s = 1 if the raw spread is smaller); (2) centres c_i = c̄ + t u_i with
-    the spread t ≥ 0 solved in closed form so that max_i (‖A_i − Ā‖₂ radius + t ‖g_i‖) = sigma_G, where
-    ∇f_i(x*) = t g_i. ``radius`` defaults to 3·sqrt(dim) (``default_x0`` lies at distance ≈ sqrt(dim) from x*).
+    Construction (``__init__``): raw Hessians with spectra in [mu, L] are drawn; worker 0 has eigenvalue L
+    and, for dim ≥ 2, every worker has eigenvalue mu on one shared direction (so L and μ equal the requested
+    values; for dim = 1, μ = mean_i a_i ≥ mu is reported exactly). The requested ``sigma_G`` is met exactly
+    by the certified bound in two steps: (1) Hessians are pulled toward worker 0's,
+    A_i = A_0 + s (A_i^raw − A_0), s ∈ [0, 1] (spectra stay in [mu, L] by convexity), so that
+    max_i ‖A_i − Ā‖₂·radius equals ``curvature_fraction``·sigma_G (or s = 1 if the raw spread is smaller);
+    (2) centres c_i = c̄ + t u_i with the spread t ≥ 0 solved in closed form so that max_i (‖A_i − Ā‖₂ radius + t ‖g_i‖) = sigma_G, where
+    ∇f_i(x*) = t g_i. ``radius`` defaults to 3·sqrt(dim) (``default_x0`` is at distance ≈ sqrt(dim) from x*).
     """
 
     def __init__(self, dim: int = 10, num_workers: int = 10, L: float = 1.0, mu: float = 0.1,
@@ -129,7 +129,8 @@ class HeterogeneousCurvatureQuadratic(QuadraticProblem):
     @classmethod
     def from_arrays(cls, *, hessians, centers, sigma_L: float | NoiseModel = 0.0, radius: float):
         """``hessians``: (M, d) diagonals or (M, d, d) symmetric PSD matrices with Ā positive definite;
-        ``centers``: (M, d); ``radius`` > 0. Constants are computed from the arrays (see the class docstring)."""
+        ``centers``: (M, d); ``radius`` > 0. Constants are computed from the arrays (see the class docstring).
+        """
         C = check_array("centers", centers, ndim=2)
         M, d = C.shape
         check_dim_workers(d, M)
@@ -138,7 +139,8 @@ class HeterogeneousCurvatureQuadratic(QuadraticProblem):
         if Hs.shape == (M, d):
             kind = "diag"
             if np.any(Hs < 0):
-                raise ValueError(f"hessians (diagonals) must be >= 0 (min {Hs.min()}); allowed range [0, inf)")
+                raise ValueError(f"hessians (diagonals) must be >= 0 (min {Hs.min()}); "
+                                 "allowed range [0, inf)")
             dense = np.stack([np.diag(a) for a in Hs])
         elif Hs.shape == (M, d, d):
             kind = "dense"
@@ -163,7 +165,8 @@ class HeterogeneousCurvatureQuadratic(QuadraticProblem):
 
     def __repr__(self):
         c = self.constants
-        return (f"HeterogeneousCurvatureQuadratic(dim={self.dim}, num_workers={self.num_workers}, L={c.L:.4g}, "
+        return (f"HeterogeneousCurvatureQuadratic(dim={self.dim}, num_workers={self.num_workers}, "
+                f"L={c.L:.4g}, "
                 f"mu={c.mu:.4g}, sigma_L={c.sigma_L:.4g}, sigma_G={c.sigma_G:.4g}, radius={c.radius:.4g}, "
                 f"hessian={self.kind!r})")
 

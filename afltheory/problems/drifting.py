@@ -28,8 +28,8 @@ class DriftingQuadratic:
     """
 
     def __init__(self, dim: int = 10, num_workers: int = 10, L: float = 1.0, mu: float = 0.1,
-                 sigma_L: float | NoiseModel = 0.0, sigma_G: float = 1.0, seed: int = 0, hessian: str = "diag",
-                 sigma_q: float = 0.1):
+                 sigma_L: float | NoiseModel = 0.0, sigma_G: float = 1.0, seed: int = 0,
+                 hessian: str = "diag", sigma_q: float = 0.1):
         base = HeterogeneousQuadratic(dim=dim, num_workers=num_workers, L=L, mu=mu, sigma_L=sigma_L,
                                       sigma_G=sigma_G, seed=seed, hessian=hessian)
         self._set(base, sigma_q)

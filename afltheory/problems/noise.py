@@ -22,9 +22,10 @@ class FiniteSumNoise(NoiseModel):
     """ξ_i = mean of the offsets of a uniform size-B minibatch (without replacement) of worker i's n samples.
 
     ``offsets``: (M, n, d), zero mean over the sample axis (Assumption 2: unbiased), checked at construction.
-    Certificates (exact, Assumption 3 first part): the sample mean of B draws without replacement from a finite
-    population of zero-mean vectors has covariance (n − B)/(B(n − 1)) · S_i with S_i = (1/n) Σ_s o_is o_isᵀ
-    (finite-population correction), hence E‖ξ_i‖² = (n − B)/(B(n − 1)) · (1/n) Σ_s ‖o_is‖² and
+    Certificates (exact, Assumption 3 first part): the sample mean of B draws without replacement from a
+    finite population of zero-mean vectors has covariance (n − B)/(B(n − 1)) · S_i with
+    S_i = (1/n) Σ_s o_is o_isᵀ (finite-population correction), hence
+    E‖ξ_i‖² = (n − B)/(B(n − 1)) · (1/n) Σ_s ‖o_is‖² and
     σ_L² = max_i of that (attained by the maximizing worker). ``covariance(i, d)`` returns the exact matrix.
     Not Gaussian (``gaussian = False``); B = n gives ξ = 0.
     """

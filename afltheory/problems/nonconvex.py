@@ -15,7 +15,8 @@ class NonconvexSinusoidal(Problem):
     Assumptions 1 and 3):
     - L = μ0 + β ω², **exact**: ∂²f_i/∂x_j² = μ0 − β ω² cos(ω x_j + φ_ij) (diagonal Hessian), whose largest
       modulus μ0 + βω² is attained where cos = −1.
-    - μ = μ0 − β ω² max_j ρ_j, **exact** smallest eigenvalue of ∇²f over x: ∂²f/∂x_j² = μ0 − βω² Re(e^{iωx_j} m_j).
+    - μ = μ0 − β ω² max_j ρ_j, **exact** smallest eigenvalue of ∇²f over x:
+      ∂²f/∂x_j² = μ0 − βω² Re(e^{iωx_j} m_j).
       Each f_i alone has lower curvature ``mu_local`` = μ0 − βω².
     - σ_G = max_i sqrt(Σ_j (μ0 |c̄_j − c_ij| + β ω δ_ij)²), **exact**: coordinate j of ∇f_i − ∇f is
       μ0 (c̄_j − c_ij) − βω Im(e^{iωx_j}(e^{iφ_ij} − m_j)); the x_j are free, so each coordinate's sup of the
@@ -27,12 +28,13 @@ class NonconvexSinusoidal(Problem):
       float-rounding margin is subtracted. x* = the best point found (certified "none"); ``f_best`` = f(x*).
     - σ_L from the noise model (additive, x-independent; Gaussian: E‖ξ‖² = σ_L² exactly).
 
-    Construction (``__init__``): μ0 = (L + mu)/2 and βω² = (L − mu)/2, so ``L`` and ``mu`` are the per-worker
-    curvature extremes (mu ∈ (−L, L]; mu < 0 is nonconvex; μ0 > 0 makes f bounded below). The last coordinate
-    has the same phase for every worker (ρ = 1), so the certified μ of f equals the requested ``mu``; the other
-    phases are φ_ij = θ_j + κπ u_ij, u ~ U(−1, 1), with κ ∈ [0, 1] chosen by bisection so that the phase part
-    max_i βω‖δ_i‖ is ``phase_fraction``·sigma_G (or κ = 1 if that is not reachable); then centres
-    c_i = c̄ + t w_i with t ≥ 0 solved in closed form so that the exact σ_G equals the requested ``sigma_G``.
+    Construction (``__init__``): μ0 = (L + mu)/2 and βω² = (L − mu)/2, so ``L`` and ``mu`` are the
+    per-worker curvature extremes (mu ∈ (−L, L]; mu < 0 is nonconvex; μ0 > 0 makes f bounded below). The
+    last coordinate has the same phase for every worker (ρ = 1), so the certified μ of f equals the requested
+    ``mu``; the other phases are φ_ij = θ_j + κπ u_ij, u ~ U(−1, 1), with κ ∈ [0, 1] chosen by bisection so
+    that the phase part max_i βω‖δ_i‖ is ``phase_fraction``·sigma_G (or κ = 1 if that is not reachable);
+    then centres c_i = c̄ + t w_i with t ≥ 0 solved in closed form so that the exact σ_G equals the requested
+    ``sigma_G``.
     """
 
     def __init__(self, dim: int = 10, num_workers: int = 10, L: float = 1.0, mu: float = -0.5,
@@ -62,7 +64,7 @@ class NonconvexSinusoidal(Problem):
 
         target = frac * sigma_G
         kappa = 1.0
-        if np.linalg.norm(phase_part(1.0)[1], axis=1).max() > target:   # bisection on a continuous map, 0 at 0
+        if np.linalg.norm(phase_part(1.0)[1], axis=1).max() > target:   # bisect a continuous map, 0 at κ = 0
             lo, hi = 0.0, 1.0
             for _ in range(60):
                 mid = 0.5 * (lo + hi)
@@ -91,7 +93,8 @@ class NonconvexSinusoidal(Problem):
     @classmethod
     def from_arrays(cls, *, centers, phases, mu0: float, beta: float, omega: float,
                     sigma_L: float | NoiseModel = 0.0, fstar_tol: float = 1e-9):
-        """``centers``, ``phases``: (M, d); ``mu0`` > 0, ``beta`` ≥ 0, ``omega`` > 0. Constants from the arrays."""
+        """``centers``, ``phases``: (M, d); ``mu0`` > 0, ``beta`` ≥ 0, ``omega`` > 0.
+        Constants are computed from the arrays."""
         C = check_array("centers", centers, ndim=2)
         M, d = C.shape
         check_dim_workers(d, M)
@@ -133,13 +136,14 @@ class NonconvexSinusoidal(Problem):
                 + self.beta * np.abs(m) * np.cos(self.omega * t + np.angle(m)))
 
     def _certify_fstar(self, cells0: int = 64, max_iter: int = 60, max_cells: int = 1 << 20):
-        """Branch and bound per coordinate (all coordinates pooled): returns (certified lower bound, best x)."""
+        """Branch and bound per coordinate (coordinates pooled): returns (certified lower bound, best x)."""
         d = self.dim
         rho = self._rho
         Lj = self.mu0 + self.beta * self.omega**2 * rho
         R = 2.0 * np.sqrt(self.beta * rho / self.mu0) + 1e-12
         # per-coordinate target gap; never below what float evaluation of g_j can resolve
-        gscale = 0.5 * self.mu0 * ((R + np.abs(self._cbar)) ** 2 + self._cbar**2 + self._v) + self.beta * rho + 1.0
+        gscale = (0.5 * self.mu0 * ((R + np.abs(self._cbar)) ** 2 + self._cbar**2 + self._v)
+                  + self.beta * rho + 1.0)
         tol = np.maximum(self.fstar_tol / d, 1e4 * np.finfo(float).eps * gscale)
         grid = np.linspace(-1.0, 1.0, cells0 + 1)
         a = (self._cbar[:, None] + R[:, None] * grid[None, :-1]).ravel()
@@ -206,7 +210,8 @@ class NonconvexSinusoidal(Problem):
     def local_grad(self, x, i):
         i = self._check_worker(i)
         x = np.asarray(x, dtype=float)
-        return self.mu0 * (x - self.centers[i]) - self.beta * self.omega * np.sin(self.omega * x + self.phases[i])
+        s = np.sin(self.omega * x + self.phases[i])
+        return self.mu0 * (x - self.centers[i]) - self.beta * self.omega * s
 
     def local_grad_fn(self, workers):
         workers = self._check_worker(workers)
@@ -221,7 +226,8 @@ class NonconvexSinusoidal(Problem):
     def grad(self, x):
         x = np.asarray(x, dtype=float)
         m = self._m
-        return self.mu0 * (x - self._cbar) - self.beta * self.omega * np.abs(m) * np.sin(self.omega * x + np.angle(m))
+        s = np.sin(self.omega * x + np.angle(m))
+        return self.mu0 * (x - self._cbar) - self.beta * self.omega * np.abs(m) * s
 
     def sigma_G_witness(self):
         """(i, x) with ‖∇f_i(x) − ∇f(x)‖ = σ_G (the per-coordinate maximizers; see the class docstring)."""

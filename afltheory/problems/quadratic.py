@@ -124,8 +124,9 @@ class HeterogeneousQuadratic(QuadraticProblem):
     - L = λ_max(A), μ = λ_min(A): the Hessian of every f_i is A, whose spectrum contains both ends.
     - σ_G = max_i ‖A(c_i − c̄)‖: ∇f_i(x) − ∇f(x) = A(c̄ − c_i) does not depend on x, so the sup is this max.
     - x* = c̄ and f* = (1/M) Σ_i [½ (c_i − c̄)ᵀA(c_i − c̄) + e_i]: f(x) = ½(x − c̄)ᵀA(x − c̄) + f*
-      (offsets e_i are 0 except for ``from_samples`` / ``finite_sum``, where f_i is a mean of per-sample terms).
-    - σ_L from the noise model (Gaussian: E‖ξ‖² = σ_L² exactly; ``finite_sum``: exact finite-population formula).
+      (offsets e_i are 0 except in ``from_samples`` / ``finite_sum``, where f_i is a per-sample mean).
+    - σ_L from the noise model (Gaussian: E‖ξ‖² = σ_L² exactly; ``finite_sum``: exact finite-population
+      formula).
     Shared Hessian ⇒ no client drift (see the module docstring).
     """
 
@@ -183,14 +184,16 @@ class HeterogeneousQuadratic(QuadraticProblem):
         if hessian_diag is not None:
             a = check_array("hessian_diag", hessian_diag, shape=(d,))
             if np.any(a <= 0):
-                raise ValueError(f"hessian_diag must be > 0 everywhere (min {a.min()}); allowed range (0, inf)")
+                raise ValueError(f"hessian_diag must be > 0 everywhere (min {a.min()}); "
+                                 "allowed range (0, inf)")
             return a[None], "diag"
         A = check_array("hessian", hessian, shape=(d, d))
         if not np.allclose(A, A.T, atol=1e-12 * max(1.0, np.abs(A).max())):
             raise ValueError("hessian must be symmetric")
         lo = np.linalg.eigvalsh(A)[0]
         if lo <= 0:
-            raise ValueError(f"hessian must be positive definite (smallest eigenvalue {lo}); allowed range (0, inf)")
+            raise ValueError(f"hessian must be positive definite (smallest eigenvalue {lo}); "
+                             "allowed range (0, inf)")
         return 0.5 * (A + A.T)[None], "dense"
 
     @classmethod
@@ -210,7 +213,8 @@ class HeterogeneousQuadratic(QuadraticProblem):
         """Finite-sum problem: f_i = (1/n) Σ_s f_{i,s}, f_{i,s}(x) = ½ (x − c_{is})ᵀA(x − c_{is}), from
         ``sample_centers`` (M, n, d). Because A is shared, ∇f_{i,s} − ∇f_i = A(c_i − c_{is}) =: o_{is} is
         x-independent, so minibatch noise is exactly additive: ``FiniteSumNoise(o, batch_size)`` (σ_L exact).
-        c_i = mean_s c_{is}; e_i = (1/n) Σ_s ½ (c_{is} − c_i)ᵀA(c_{is} − c_i) keeps f_i the exact sample mean."""
+        c_i = mean_s c_{is}; e_i = (1/n) Σ_s ½ (c_{is} − c_i)ᵀA(c_{is} − c_i) keeps f_i the exact sample
+        mean."""
         S = check_array("sample_centers", sample_centers, ndim=3)
         M, n, d = S.shape
         check_dim_workers(d, M)
@@ -233,7 +237,8 @@ class HeterogeneousQuadratic(QuadraticProblem):
         """Like the constructor, but stochastic gradients are minibatch gradients of a finite sum (see
         ``from_samples``). Per-sample offsets are drawn, centred over samples and scaled so that the certified
         σ_L = max_i sqrt((n − B)/(B(n − 1)) · (1/n) Σ_s ‖o_is‖²) equals the requested ``sigma_L`` exactly
-        (attained by the maximizing worker); L, μ, σ_G, x* are those of the requested shared-Hessian problem."""
+        (attained by the maximizing worker); L, μ, σ_G, x* are those of the requested shared-Hessian
+        problem."""
         sigma_L = check_nonnegative("sigma_L", sigma_L)
         n = check_int("samples_per_worker", samples_per_worker, low=1)
         B = check_int("batch_size", batch_size, low=1, high=n)
