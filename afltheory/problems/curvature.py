@@ -43,7 +43,8 @@ class HeterogeneousCurvatureQuadratic(QuadraticProblem):
     A_i = A_0 + s (A_i^raw − A_0), s ∈ [0, 1] (spectra stay in [mu, L] by convexity), so that
     max_i ‖A_i − Ā‖₂·radius equals ``curvature_fraction``·sigma_G (or s = 1 if the raw spread is smaller);
     (2) centres c_i = c̄ + t u_i with the spread t ≥ 0 solved in closed form so that
-    max_i (‖A_i − Ā‖₂ radius + t ‖g_i‖) = sigma_G, where ∇f_i(x*) = t g_i. ``radius`` defaults to 3·sqrt(dim) (``default_x0`` is at distance ≈ sqrt(dim) from x*).
+    max_i (‖A_i − Ā‖₂ radius + t ‖g_i‖) = sigma_G, where ∇f_i(x*) = t g_i. ``radius`` defaults to
+    3·sqrt(dim) (``default_x0`` is at distance ≈ sqrt(dim) from x*).
     """
 
     def __init__(self, dim: int = 10, num_workers: int = 10, L: float = 1.0, mu: float = 0.1,
