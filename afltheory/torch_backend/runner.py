@@ -1,0 +1,298 @@
+"""Anarchic federated training of torch models, driven by the same ``Behaviour`` components as ``simulate``.
+
+A behaviour (or a recorded ``Schedule``) is sampled once; replicate r then replays it round by round, exactly
+as ``afltheory.engine.simulate`` does [Yang et al. 2022, Alg. 1–3]:
+
+    round t: arrivals M_t = W[t], delays τ = D[t], local steps K = K[t]
+      each i ∈ M_t: y_0 = x_{t−τ_i}; y_{k+1} = y_k − η_L (g_k + c_k), g_k = ∇f_i(y_k; minibatch),
+                    c_k = worker-rule correction (FedProx μ(y_k − y_0); SCAFFOLD c − c_i);  G_i = (1/K) Σ_k (g_k + c_k)
+      server: AFA-CD  x_{t+1} = x_t − η η_L (1/m) Σ_{i∈M_t} G_i
+              AFA-CS  slot_i ← G_i,  x_{t+1} = x_t − η η_L (1/M) Σ_{i∈[M]} slot_i   (warm start at x_0)
+              FedAvg  x_{t+1} = x_t − η η_L (1/m) Σ K_i G_i;   FedBuff with staleness weights;  AsySG (K = 1)
+
+The algorithm objects are the NumPy ones from ``afltheory.algorithms`` (same hyperparameters, same worker
+rules); this module re-implements their arithmetic in torch on a flat parameter vector, so a run on the
+logistic-regression model matches ``simulate`` on ``problems.LogisticRegression`` to float64 precision when
+gradients are full-batch (``batch_size=None``). Minibatches are drawn from the NumPy stream
+``stream(seed, NOISE, r)`` (indices without replacement), so runs are device-independent.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch.func import functional_call
+
+from .. import _rng
+from .._validation import check_int, check_nonnegative
+from ..algorithms import AFACD, AFACS, SCAFFOLD, SGD, STALENESS_WEIGHTS, AsySG, FedAvg, FedBuff, FedProx
+from ..anarchy.behaviour import Replay
+from ..anarchy.schedule import Schedule
+
+__all__ = ["TorchTask", "TorchTrace", "default_device", "run"]
+
+
+def default_device() -> torch.device:
+    """CUDA when available, else CPU."""
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+class TorchTask:
+    """A torch model with worker data: f_i(w) = mean CE of ``model`` on worker i's data + (λ/2)‖w‖².
+
+    ``features``/``labels``: per-worker arrays; floating features are cast to ``dtype``, integer ones (token
+    ids) kept as int64. ``batch_size``: minibatch size without replacement (min(B, n_i)), None = full batch.
+    """
+
+    def __init__(self, model: torch.nn.Module, features, labels, *, X_test=None, y_test=None,
+                 batch_size: int | None = None, l2: float = 0.0, device=None, dtype=torch.float32,
+                 eval_batch: int = 4096):
+        if len(features) != len(labels) or not features:
+            raise ValueError("features and labels must be non-empty sequences of equal length")
+        self.device = default_device() if device is None else torch.device(device)
+        self.dtype = dtype
+        self.model = model.to(device=self.device, dtype=dtype)
+        self.l2 = check_nonnegative("l2", l2)
+        self.batch_size = None if batch_size is None else check_int("batch_size", batch_size, low=1)
+        self.eval_batch = check_int("eval_batch", eval_batch, low=1)
+        self.X = [self._tensor(x) for x in features]
+        self.y = [torch.as_tensor(np.asarray(y), dtype=torch.long, device=self.device) for y in labels]
+        for i, (x, y) in enumerate(zip(self.X, self.y)):
+            if len(x) != len(y) or len(y) == 0:
+                raise ValueError(f"worker {i}: {len(x)} samples but {len(y)} labels (need equal and >= 1)")
+        self.sizes = np.array([len(y) for y in self.y])
+        self.num_workers = len(self.X)
+        self.X_test = None if X_test is None else self._tensor(X_test)
+        self.y_test = None if y_test is None else torch.as_tensor(np.asarray(y_test), dtype=torch.long,
+                                                                  device=self.device)
+        self.names = [n for n, _ in model.named_parameters()]
+        self.shapes = [p.shape for _, p in model.named_parameters()]
+        self.numels = [p.numel() for _, p in model.named_parameters()]
+        self.dim = int(sum(self.numels))
+
+    @classmethod
+    def from_dataset(cls, model, data, **kw) -> TorchTask:
+        """From an ``afltheory.datasets.FederatedDataset`` (train partition + test set)."""
+        feats = [data.X_train[p] for p in data.parts]
+        labs = [data.y_train[p] for p in data.parts]
+        return cls(model, feats, labs, X_test=data.X_test, y_test=data.y_test, **kw)
+
+    def _tensor(self, a):
+        a = np.asarray(a)
+        if np.issubdtype(a.dtype, np.floating):
+            return torch.as_tensor(a, dtype=self.dtype, device=self.device)
+        return torch.as_tensor(a, dtype=torch.long, device=self.device)
+
+    # -- flat parameters
+    def initial_params(self) -> torch.Tensor:
+        """The model's current parameters as one flat vector (the default x_0)."""
+        return torch.cat([p.detach().reshape(-1) for p in self.model.parameters()]).clone()
+
+    def unflatten(self, flat: torch.Tensor) -> dict:
+        return {n: t.view(s) for n, t, s in zip(self.names, torch.split(flat, self.numels), self.shapes)}
+
+    def loss(self, flat, X, y):
+        out = F.cross_entropy(functional_call(self.model, self.unflatten(flat), (X,)), y)
+        if self.l2:
+            out = out + 0.5 * self.l2 * flat.dot(flat)
+        return out
+
+    def grad(self, flat, i: int, idx=None) -> torch.Tensor:
+        """∇f_i at flat on worker i's samples ``idx`` (None: all of them)."""
+        X, y = self.X[i], self.y[i]
+        if idx is not None:
+            X, y = X[idx], y[idx]
+        w = flat.detach().requires_grad_(True)
+        (g,) = torch.autograd.grad(self.loss(w, X, y), w)
+        return g
+
+    @torch.no_grad()
+    def train_loss(self, flat) -> float:
+        """f(x) = (1/M) Σ_i f_i(x) on the full training data."""
+        p = self.unflatten(flat)
+        tot = 0.0
+        for X, y in zip(self.X, self.y):
+            s = 0.0
+            for k in range(0, len(y), self.eval_batch):
+                s += float(F.cross_entropy(functional_call(self.model, p, (X[k:k + self.eval_batch],)),
+                                           y[k:k + self.eval_batch], reduction="sum"))
+            tot += s / len(y)
+        reg = 0.5 * self.l2 * float(flat.dot(flat)) if self.l2 else 0.0
+        return tot / self.num_workers + reg
+
+    @torch.no_grad()
+    def evaluate(self, flat) -> tuple[float, float]:
+        """(test loss, test top-1 accuracy); (nan, nan) without a test set."""
+        if self.X_test is None or len(self.y_test) == 0:
+            return math.nan, math.nan
+        p = self.unflatten(flat)
+        loss = correct = 0.0
+        for k in range(0, len(self.y_test), self.eval_batch):
+            z = functional_call(self.model, p, (self.X_test[k:k + self.eval_batch],))
+            yy = self.y_test[k:k + self.eval_batch]
+            loss += float(F.cross_entropy(z, yy, reduction="sum"))
+            correct += float((z.argmax(dim=1) == yy).sum())
+        n = len(self.y_test)
+        return loss / n, correct / n
+
+
+@dataclass(frozen=True)
+class TorchTrace:
+    """``eval_rounds`` (E,): rounds t at which x_t was evaluated; ``accuracy``/``test_loss``/``train_loss``
+    (R, E) (nan after divergence); ``x`` (R, T+1, dim) float64 if recorded; ``diverged_round`` (R,) (−1: never)."""
+
+    eval_rounds: np.ndarray
+    accuracy: np.ndarray
+    test_loss: np.ndarray
+    train_loss: np.ndarray
+    schedule: Schedule
+    x_final: np.ndarray
+    diverged_round: np.ndarray
+    x: np.ndarray | None = None
+    config: dict = field(default_factory=dict)
+
+    @property
+    def wall_clock(self):
+        return self.schedule.wall_clock
+
+
+def _aggregate(algorithm, x, G, K, tau, memory, workers):
+    """One server step in torch mirroring ``afltheory.algorithms.server``."""
+    step = algorithm.eta * algorithm.eta_L
+    if isinstance(algorithm, (AFACD, AsySG)):
+        return x - step * G.mean(dim=0)
+    if isinstance(algorithm, AFACS):
+        memory[torch.as_tensor(np.array(workers), device=x.device)] = G
+        return x - step * memory.mean(dim=0)
+    Kt = torch.as_tensor(K, dtype=G.dtype, device=G.device)[:, None]
+    if isinstance(algorithm, FedBuff):
+        w = torch.as_tensor(STALENESS_WEIGHTS[algorithm.staleness](np.asarray(tau)), dtype=G.dtype,
+                            device=G.device)[:, None]
+        return x - step * (w * Kt * G).mean(dim=0)
+    if isinstance(algorithm, FedAvg):
+        return x - step * (Kt * G).mean(dim=0)
+    raise ValueError(f"algorithm={algorithm!r} is not supported by the torch backend "
+                     f"(AFACD, AFACS, FedAvg, FedBuff, AsySG)")
+
+
+def _check_worker_rule(worker):
+    if not isinstance(worker, (SGD, FedProx, SCAFFOLD)):
+        raise ValueError(f"worker rule {worker!r} is not supported by the torch backend (SGD, FedProx, SCAFFOLD)")
+
+
+def run(task: TorchTask, algorithm, behaviour, rounds: int, replicates: int = 1, seed: int = 0, x0=None, *,
+        eval_every: int = 1, train_loss: bool = False, record_x: bool = False) -> TorchTrace:
+    """Train ``task`` with ``algorithm`` under ``behaviour`` (a Behaviour, EventDriven, Synchronous, Replay or a
+    Schedule) for ``rounds`` rounds, ``replicates`` times (each with its own schedule and minibatches).
+
+    ``x0``: flat start (default: the model's current parameters). Evaluates test loss/accuracy (and the
+    training objective if ``train_loss``) every ``eval_every`` rounds and at the last round."""
+    rounds = check_int("rounds", rounds, low=1)
+    replicates = check_int("replicates", replicates, low=1)
+    seed = check_int("seed", seed, low=0)
+    eval_every = check_int("eval_every", eval_every, low=1)
+    if not hasattr(algorithm, "eta_L"):
+        raise ValueError(f"algorithm={algorithm!r} must be an afltheory.algorithms server rule")
+    worker = algorithm.worker
+    _check_worker_rule(worker)
+    if isinstance(behaviour, Schedule):
+        behaviour = Replay(behaviour)
+    M = task.num_workers
+    sched = behaviour.sample(rounds, replicates, M, seed)
+    fixed = getattr(algorithm, "fixed_local_steps", None)
+    if fixed is not None:
+        sched = Schedule(sched.workers, sched.delays, np.full_like(sched.local_steps, fixed), M,
+                         np.full_like(sched.init_local_steps, fixed), sched.wall_clock)
+    if isinstance(algorithm, FedBuff) and algorithm.buffer_size is not None and algorithm.buffer_size != sched.m:
+        raise ValueError(f"buffer_size={algorithm.buffer_size} must equal the behaviour's m={sched.m}")
+    dev, dt = task.device, task.dtype
+    x_start = task.initial_params() if x0 is None else torch.as_tensor(np.asarray(x0), dtype=dt, device=dev)
+    if x_start.shape != (task.dim,):
+        raise ValueError(f"x0 has shape {tuple(x_start.shape)}; expected ({task.dim},)")
+    eval_rounds = np.unique(np.r_[np.arange(0, rounds + 1, eval_every), rounds])
+    E = len(eval_rounds)
+    acc = np.full((replicates, E), np.nan)
+    tl = np.full((replicates, E), np.nan)
+    trl = np.full((replicates, E), np.nan)
+    xs = np.full((replicates, rounds + 1, task.dim), np.nan) if record_x else None
+    x_final = np.empty((replicates, task.dim))
+    div = np.full(replicates, -1, dtype=np.int64)
+    H = int(sched.delays.max()) + 1 if sched.delays.size else 1
+    eta_L = algorithm.eta_L
+    B = task.batch_size
+
+    for r in range(replicates):
+        gen = _rng.stream(seed, _rng.NOISE, r)
+
+        def batch(i):
+            n = int(task.sizes[i])
+            if B is None or B >= n:
+                return None
+            return torch.as_tensor(gen.choice(n, size=B, replace=False), device=dev)
+
+        def local(y0, i, K, c=None, ci=None, correct=True):
+            y = y0.clone()
+            gsum = torch.zeros_like(y0)
+            for _ in range(int(K)):
+                g = task.grad(y, i, batch(i))
+                if correct and isinstance(worker, FedProx):
+                    g = g + worker.mu * (y - y0)
+                elif correct and isinstance(worker, SCAFFOLD):
+                    g = g + (c - ci)
+                gsum += g
+                y = y - eta_L * g
+            return gsum / int(K), y
+
+        x = x_start.clone()
+        hist = torch.empty((H, task.dim), dtype=dt, device=dev)
+        hist[0] = x
+        memory = None
+        if isinstance(algorithm, AFACS):
+            memory = torch.zeros((M, task.dim), dtype=dt, device=dev)
+            if algorithm.needs_warm_start:
+                for i in range(M):
+                    memory[i] = local(x, i, sched.init_local_steps[r, i], correct=False)[0]
+        scaf = isinstance(worker, SCAFFOLD)
+        c = torch.zeros(task.dim, dtype=dt, device=dev) if scaf else None
+        c_i = torch.zeros((M, task.dim), dtype=dt, device=dev) if scaf else None
+        e = 0
+
+        def record(t, x):
+            nonlocal e
+            if record_x:
+                xs[r, t] = x.double().cpu().numpy()
+            if e < E and eval_rounds[e] == t:
+                tl[r, e], acc[r, e] = task.evaluate(x)
+                if train_loss:
+                    trl[r, e] = task.train_loss(x)
+                e += 1
+
+        record(0, x)
+        for t in range(rounds):
+            W, D, Ks = sched.workers[r, t], sched.delays[r, t], sched.local_steps[r, t]
+            Gs, news = [], []
+            for i, tau, K in zip(W.tolist(), D.tolist(), Ks.tolist()):
+                y0 = hist[(t - tau) % H]
+                G, yK = local(y0, i, K, c, None if c_i is None else c_i[i])
+                Gs.append(G)
+                if scaf:
+                    news.append(c_i[i] - c + (y0 - yK) / (K * eta_L))
+            if scaf:  # every arrival used the pre-round (c, c_i); then update the controls (SCAFFOLD option II)
+                for i, new in zip(W.tolist(), news):
+                    c = c + (new - c_i[i]) / M
+                    c_i[i] = new
+            x = _aggregate(algorithm, x, torch.stack(Gs), Ks, D, memory, W)
+            if not bool(torch.isfinite(x).all()):
+                div[r] = t + 1
+                break
+            hist[(t + 1) % H] = x
+            record(t + 1, x)
+        x_final[r] = x.double().cpu().numpy()
+    config = {"model": type(task.model).__name__, "algorithm": repr(algorithm), "behaviour": repr(behaviour),
+              "rounds": rounds, "replicates": replicates, "seed": seed, "device": str(dev), "dtype": str(dt),
+              "batch_size": B}
+    return TorchTrace(eval_rounds, acc, tl, trl, sched, x_final, div, xs, config)
