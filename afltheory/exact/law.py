@@ -1,0 +1,121 @@
+"""The probability law of one round of a behaviour, as the exact-moments engine needs it.
+
+A round-mode behaviour is usable for exact moments when, independently across rounds and of the iterates,
+(i) the arrival set M_t has known first- and pairwise-inclusion probabilities π_i, π_ij (``inclusion``),
+(ii) each arrival's delay is drawn independently given (t, worker) from a known bounded pmf, and
+(iii) each arrival's local-step count K is drawn independently given the worker from a known finite pmf;
+arrivals, delays and K independent of each other. Everything else is refused with the reason.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from ..anarchy.behaviour import Behaviour, Synchronous
+from ..anarchy.delays import NoDelay, PerWorkerDelay
+
+SIMULATE_HINT = "use the Monte Carlo engine afltheory.simulate(...) instead"
+
+
+class ExactUnavailable(ValueError):
+    """The behaviour (or the state size) does not allow exact moments; the message says why."""
+
+
+@dataclass(frozen=True)
+class RoundLaw:
+    """π: (M,), π_ij: (M, M) with π_ii = π_i; ``delay_pmf(t, i)`` -> probabilities over τ = 0..len−1;
+    ``k_pmf[i]`` / ``k_init_pmf[i]``: {K: prob} for round arrivals / the AFA-CS warm start."""
+
+    m: int
+    pi: np.ndarray
+    pij: np.ndarray
+    delay_pmf: Callable[[int, int], np.ndarray]
+    history: int                       # number of stored models: max_delay + 1
+    k_pmf: tuple
+    k_init_pmf: tuple
+    time_invariant_from: int           # delay_pmf(t, ·) is the same for every t >= this
+
+
+def _components(behaviour):
+    if isinstance(behaviour, Behaviour):
+        return behaviour.arrivals, behaviour.delays, behaviour.local_steps
+    if isinstance(behaviour, Synchronous):
+        return behaviour.arrivals, NoDelay(), behaviour.local_steps
+    raise ExactUnavailable(
+        f"behaviour={behaviour!r}: exact moments need a round-mode Behaviour (or Synchronous) whose arrivals, "
+        f"delays and local steps are i.i.d. across rounds; replayed schedules and event-driven clocks are not "
+        f"— {SIMULATE_HINT}")
+
+
+def _check_pmf(name, p, n_max):
+    p = np.asarray(p, dtype=float)
+    if p.ndim != 1 or p.size < 1 or p.size > n_max or np.any(p < 0) or not np.isclose(p.sum(), 1.0, atol=1e-9):
+        raise ExactUnavailable(f"{name} returned {p!r}; expected probabilities over 0..{n_max - 1} summing to 1")
+    return p / p.sum()
+
+
+def round_law(behaviour, num_workers: int, fixed_local_steps: int | None = None) -> RoundLaw:
+    """Extract the per-round law of ``behaviour`` for ``num_workers`` workers, or raise ``ExactUnavailable``."""
+    arrivals, delays, steps = _components(behaviour)
+    M = num_workers
+    arrivals.validate(M)
+    try:
+        inc = arrivals.inclusion(M)
+    except ValueError as exc:
+        raise ExactUnavailable(f"arrivals={arrivals!r}: {exc} — {SIMULATE_HINT}") from None
+    if inc is None:
+        raise ExactUnavailable(
+            f"arrivals={arrivals!r} are not i.i.d. across rounds (no exact inclusion probabilities): the arrival "
+            f"set depends on the past, so the moment recursion does not close — {SIMULATE_HINT}")
+    pi, pij = (np.asarray(a, dtype=float) for a in inc)
+    if pi.shape != (M,) or pij.shape != (M, M):
+        raise ExactUnavailable(f"arrivals={arrivals!r}.inclusion returned shapes {pi.shape}, {pij.shape}; "
+                               f"expected ({M},), ({M}, {M})")
+
+    D = getattr(delays, "max_delay", None)
+    if D is None or not np.isfinite(D):
+        raise ExactUnavailable(f"delays={delays!r} have unbounded support; exact moments need a bounded "
+                               f"max_delay — {SIMULATE_HINT}")
+    D = int(D)
+    H = D + 1
+    if isinstance(delays, PerWorkerDelay):
+        md = delays.max_delays
+        if len(md) < M:
+            raise ExactUnavailable(f"delays={delays!r} has {len(md)} entries but num_workers={M}")
+
+        def delay_pmf(t, i):
+            n = min(t, int(md[i])) + 1
+            return np.full(n, 1.0 / n)
+    else:
+        if delays.pmf(0) is None:
+            raise ExactUnavailable(
+                f"delays={delays!r} expose no per-arrival pmf(t) (not i.i.d. per arrival) — {SIMULATE_HINT}")
+        cache: dict[int, np.ndarray] = {}
+
+        def delay_pmf(t, i):
+            if t not in cache:
+                cache[t] = _check_pmf(f"delays.pmf({t})", delays.pmf(t), min(t, D) + 1)
+            return cache[t]
+
+    if fixed_local_steps is not None:
+        kp = tuple({int(fixed_local_steps): 1.0} for _ in range(M))
+        kp0 = kp
+    else:
+        if steps.pmf(0) is None:
+            raise ExactUnavailable(
+                f"local_steps={steps!r} expose no per-arrival pmf (time-varying or history-dependent K) — "
+                f"{SIMULATE_HINT}")
+        kp = []
+        for i in range(M):
+            p = steps.pmf(i)
+            if not p or any(int(k) != k or k < 1 or v < 0 for k, v in p.items()) or \
+                    not np.isclose(sum(p.values()), 1.0, atol=1e-9):
+                raise ExactUnavailable(f"local_steps.pmf({i})={p!r} must be a finite pmf over integers K >= 1")
+            kp.append({int(k): float(v) for k, v in p.items() if v > 0})
+        kp = tuple(kp)
+        kp0 = kp   # the warm start draws K from the policy at round 0 (sample_initial), i.e. pmf(i)
+    return RoundLaw(m=int(arrivals.m), pi=pi, pij=pij, delay_pmf=delay_pmf, history=H, k_pmf=kp,
+                    k_init_pmf=kp0, time_invariant_from=D)

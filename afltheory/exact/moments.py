@@ -1,0 +1,433 @@
+"""Exact first and second moments of AFA-CD / FedAvg / FedBuff / AsySG / AFA-CS on linear-Gaussian problems.
+
+State (coordinates centred at x*, x̃ = x − x*):  z_t = (1, x̃_t, x̃_{t−1}, …, x̃_{t−D}, [s_1, …, s_M]),
+D = max_delay, s_i the AFA-CS memory slots. One round is z_{t+1} = A_t z_t + ε_t where A_t depends only on
+the round's schedule (M_t, τ_{t,i}, K_{t,i}) — independent of z_t — and ε_t is zero-mean given the schedule
+and z_t. Writing the random part of A_t as a sum over arrivals,
+
+    A_t = A⁰ + Σ_{i∈M_t} L_i D_i(K_i, τ_i),
+
+(L_i places a worker's d-vector into the rows it changes; D_i(K, τ) z = w(K, τ)(C_{iK} x̃_{t−τ} + c_{iK}),
+minus s_i for AFA-CS), the second moment S_t = E z_t z_tᵀ evolves exactly by
+
+    S_{t+1} = Ā S Āᵀ + Σ_{i,j} (π_ij − π_i π_j) L_i D̄_i S D̄_jᵀ L_jᵀ
+              + Σ_i π_i L_i (E[D_i S D_iᵀ] − D̄_i S D̄_iᵀ + E[w² Cov n_i]) L_iᵀ,
+
+with Ā = E A_t, D̄_i = E_{K,τ} D_i, π_i = P(i ∈ M_t), π_ij = P(i, j ∈ M_t) (π_ii = π_i): distinct arrivals
+draw their τ and K independently, so given i, j ∈ M_t, E[D_i S D_jᵀ] = D̄_i S D̄_jᵀ. E z_t = S_t[0, :].
+Then E‖∇f(x_t)‖² = tr(H̄² E x̃_t x̃_tᵀ) and E f(x_t) = f* + ½ tr(H̄ E x̃_t x̃_tᵀ).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.linalg
+import scipy.sparse
+import scipy.sparse.linalg
+
+from .._validation import check_array, check_int, check_positive
+from .law import SIMULATE_HINT, ExactUnavailable, round_law
+from .local import linear_model, local_maps, server_rule
+
+DEFAULT_MAX_MEMORY = 2 * 1024**3   # bytes
+
+
+@dataclass(frozen=True)
+class Moments:
+    """Exact expectations at t = 0..rounds: ``grad_norm_sq`` = E‖∇f(x_t)‖², ``loss`` = E f(x_t) (rounds+1,),
+    ``x_mean`` = E x_t (rounds+1, dim)."""
+
+    grad_norm_sq: np.ndarray
+    loss: np.ndarray
+    x_mean: np.ndarray
+    config: dict = field(default_factory=dict)
+
+    @property
+    def rounds(self) -> int:
+        return len(self.grad_norm_sq) - 1
+
+    def time_average(self, T: int | None = None) -> float:
+        """(1/T) Σ_{t<T} E‖∇f(x_t)‖² — the left side of Theorems 2–4."""
+        T = self.rounds if T is None else check_int("T", T, low=1, high=self.rounds)
+        return float(self.grad_norm_sq[:T].mean())
+
+    def rounds_to_epsilon(self, epsilon: float, what: str = "grad_norm_sq") -> int | None:
+        """First t with E[what](x_t) ≤ epsilon within the computed horizon, else None."""
+        hit = np.flatnonzero(getattr(self, what) <= check_positive("epsilon", epsilon))
+        return int(hit[0]) if hit.size else None
+
+
+@dataclass(frozen=True)
+class SteadyState:
+    """lim_t of E‖∇f(x_t)‖², E f(x_t), E x_t (inf/nan when the second-moment recursion is unstable).
+    ``spectral_radius``: of the linear part of the stationary second-moment map (< 1 ⇔ mean-square stable)."""
+
+    grad_norm_sq: float
+    loss: float
+    x_mean: np.ndarray
+    spectral_radius: float
+    stable: bool
+    method: str
+
+
+@dataclass
+class _Op:
+    A: scipy.sparse.csr_matrix          # Ā (n, n)
+    U: np.ndarray                      # (M, d, nJ): D̄_i restricted to (const, history) columns
+    combos: list                       # per worker: None or (p, a, B, hist index arrays) for E[D S Dᵀ]
+    Qbar: np.ndarray                   # (M, d, d): E[w² Cov n_i]
+    deterministic: bool                # no within-worker randomness in D_i
+
+
+def estimate_memory(dim: int, num_workers: int, max_delay: int, memory_slots: bool) -> int:
+    """Bytes the exact engine needs: a few (n, n) state-sized arrays (and (Md, Md) for AFA-CS)."""
+    nJ = 1 + (max_delay + 1) * dim
+    Md = num_workers * dim if memory_slots else 0
+    n = nJ + Md
+    return 8 * (5 * n * n + 4 * Md * Md + 2 * num_workers * dim * nJ)
+
+
+class ExactSystem:
+    """The exact second-moment recursion for (problem, algorithm, behaviour). ``initial(x0)`` -> S_0,
+    ``step(S, t)`` -> S_{t+1}, ``observe(S)`` -> (E‖∇f‖², E f, E x)."""
+
+    def __init__(self, problem, algorithm, behaviour, *, max_memory: int = DEFAULT_MAX_MEMORY):
+        model = linear_model(problem)
+        self.rule = rule = server_rule(algorithm)
+        d, M = problem.dim, problem.num_workers
+        self.law = law = round_law(behaviour, M, rule.fixed_local_steps)
+        if hasattr(algorithm, "check_m"):
+            algorithm.check_m(law.m)
+        self.d, self.M, self.m = d, M, law.m
+        self.cs = rule.kind == "cs"
+        self.Hn = law.history
+        self.nJ = 1 + self.Hn * d
+        self.n = self.nJ + (M * d if self.cs else 0)
+        need = estimate_memory(d, M, self.Hn - 1, self.cs)
+        if need > max_memory:
+            raise ExactUnavailable(
+                f"exact state too large: dim={d}, num_workers={M}, max_delay={self.Hn - 1}"
+                f"{', AFA-CS memory slots' if self.cs else ''} give a state of size n={self.n} and need about "
+                f"{need / 1024**3:.2f} GiB (max_memory={max_memory / 1024**3:.2f} GiB) — pass a larger "
+                f"max_memory or {SIMULATE_HINT}")
+        self.x_star = model.x_star.copy()
+        self.Hbar = model.hessian_mean
+        self.Hbar2 = self.Hbar @ self.Hbar
+        self.f_star = float(model.f_star)
+        b_t = model.b - np.einsum("mjk,k->mj", model.hessians, self.x_star)
+        self.maps = []
+        for i in range(M):
+            Ks = set(law.k_pmf[i]) | set(law.k_init_pmf[i])
+            self.maps.append(local_maps(model.hessians[i], b_t[i], model.noise_cov[i], rule.eta_L, rule.mu, Ks))
+        Delta = law.pij - np.outer(law.pi, law.pi)
+        np.fill_diagonal(Delta, law.pi - law.pi**2)
+        Delta[np.abs(Delta) < 1e-15] = 0.0
+        self.Delta = Delta
+        self.scale = rule.gamma / (M if self.cs else self.m)
+        self._mask = np.kron(Delta, np.ones((d, d))) if self.cs else None
+        self._ops: dict = {}
+        self._hist_idx = [1 + k * d + np.arange(d) for k in range(self.Hn)]
+
+    # ------------------------------------------------------------------------------------------ operators
+    def _pmfs(self, t):
+        return [self.law.delay_pmf(t, i) for i in range(self.M)]
+
+    def op(self, t: int) -> _Op:
+        pmfs = self._pmfs(t)
+        key = tuple(p.tobytes() for p in pmfs)
+        if key not in self._ops:
+            self._ops[key] = self._build(pmfs)
+        return self._ops[key]
+
+    def _build(self, pmfs) -> _Op:
+        d, M, nJ, n, rule, law = self.d, self.M, self.nJ, self.n, self.rule, self.law
+        U = np.zeros((M, d, nJ))
+        Qbar = np.zeros((M, d, d))
+        combos = []
+        deterministic = True
+        for i in range(M):
+            ps, as_, Bs, taus = [], [], [], []
+            for K, pK in law.k_pmf[i].items():
+                lm = self.maps[i][K]
+                for tau, pt in enumerate(pmfs[i]):
+                    if pt == 0:
+                        continue
+                    p, w = pK * pt, rule.weight(K, tau)
+                    U[i, :, 0] += p * w * lm.c
+                    U[i, :, 1 + tau * d: 1 + (tau + 1) * d] += p * w * lm.C
+                    Qbar[i] += p * w * w * lm.Q
+                    ps.append(p), as_.append(w * lm.c), Bs.append(w * lm.C), taus.append(tau)
+            if len(ps) > 1:
+                deterministic = False
+                combos.append((np.array(ps), np.array(as_), np.array(Bs), np.array(taus)))
+            else:
+                combos.append(None)
+        pi = law.pi
+        rows, cols, vals = [0], [0], [1.0]
+
+        def dense(r0, c0, block):
+            r, c = np.nonzero(block)
+            rows.extend(r + r0), cols.extend(c + c0), vals.extend(block[r, c])
+
+        xrow = np.zeros((d, nJ))
+        xrow[:, 1:1 + d] = np.eye(d)
+        xrow -= self.scale * np.einsum("i,idk->dk", pi, U)
+        dense(1, 0, xrow)
+        for k in range(1, self.Hn):   # history shift: new x̃_{t+1−k} = old x̃_{t−(k−1)}
+            rows.extend(1 + k * d + np.arange(d)), cols.extend(1 + (k - 1) * d + np.arange(d))
+            vals.extend(np.ones(d))
+        if self.cs:
+            for j in range(M):
+                idx = nJ + j * d + np.arange(d)
+                rows.extend(1 + np.arange(d)), cols.extend(idx), vals.extend(np.full(d, -self.scale * (1 - pi[j])))
+                rows.extend(idx), cols.extend(idx), vals.extend(np.full(d, 1.0 - pi[j]))
+                dense(nJ + j * d, 0, pi[j] * U[j])
+        A = scipy.sparse.coo_matrix((vals, (rows, cols)), shape=(n, n)).tocsr()
+        return _Op(A, U, combos, Qbar, deterministic)
+
+    # ------------------------------------------------------------------------------------------ recursion
+    def initial(self, x0) -> np.ndarray:
+        d, M, nJ = self.d, self.M, self.nJ
+        xt = np.asarray(x0, dtype=float) - self.x_star
+        z = np.zeros(self.n)
+        z[0] = 1.0
+        z[1:nJ] = np.tile(xt, self.Hn)
+        cov = []
+        if self.cs and self.rule.memory_init == "warm":
+            for i in range(M):
+                vs = {K: self.maps[i][K].C @ xt + self.maps[i][K].c for K in self.law.k_init_pmf[i]}
+                mean = sum(p * vs[K] for K, p in self.law.k_init_pmf[i].items())
+                z[nJ + i * d: nJ + (i + 1) * d] = mean
+                cov.append(sum(p * (np.outer(vs[K] - mean, vs[K] - mean) + self.maps[i][K].Q)
+                               for K, p in self.law.k_init_pmf[i].items()))
+        S = np.outer(z, z)
+        for i, c in enumerate(cov):
+            sl = slice(nJ + i * d, nJ + (i + 1) * d)
+            S[sl, sl] += c
+        return S
+
+    def _within(self, op: _Op, S, Y):
+        """W_i = E[D_i S D_iᵀ] − D̄_i S D̄_iᵀ (restricted to the (const, history) columns) for every worker."""
+        d = self.d
+        W = np.zeros((self.M, d, d))
+        S00 = S[0, 0]
+        for i, cb in enumerate(op.combos):
+            if cb is None:
+                continue
+            p, a, B, tau = cb
+            hi = np.stack([self._hist_idx[k] for k in tau])                 # (nc, d)
+            s0 = S[hi, 0]                                                     # (nc, d)
+            Stt = S[hi[:, :, None], hi[:, None, :]]                          # (nc, d, d)
+            Bs = np.einsum("cij,cj->ci", B, s0)
+            cross = np.einsum("c,ci,cj->ij", p, a, Bs)
+            E = (S00 * np.einsum("c,ci,cj->ij", p, a, a) + cross + cross.T
+                 + np.einsum("c,cij,cjk,clk->il", p, B, Stt, B))
+            W[i] = E - Y[i] @ op.U[i].T
+        return W
+
+    def step(self, S, t: int, noise: bool = True) -> np.ndarray:
+        op = self.op(t)
+        d, M, nJ, pi = self.d, self.M, self.nJ, self.law.pi
+        T = op.A @ S
+        Snew = np.asarray(op.A @ T.T)
+        SJJ = S[:nJ, :nJ]
+        Y = np.matmul(op.U, SJJ)                                  # (M, d, nJ) = D̄_i S_JJ
+        W = self._within(op, S, Y) if not op.deterministic else np.zeros((M, d, d))
+        own = W + op.Qbar if noise else W
+        xs = slice(1, 1 + d)
+        if not self.cs:
+            V = np.einsum("ij,jdk->idk", self.Delta, op.U)
+            inc = np.einsum("idk,iek->de", Y, V) + np.einsum("i,ide->de", pi, own)
+            Snew[xs, xs] += self.scale**2 * inc
+        else:
+            Md = M * d
+            U2 = op.U.reshape(Md, nJ)
+            G2 = U2 @ S[:nJ, nJ:]
+            X = Y.reshape(Md, nJ) @ U2.T - G2 - G2.T + S[nJ:, nJ:]
+            X *= self._mask
+            X4 = X.reshape(M, d, M, d)
+            X4[np.arange(M), :, np.arange(M), :] += pi[:, None, None] * own
+            Snew[nJ:, nJ:] += X
+            xS = -self.scale * X.reshape(M, d, Md).sum(axis=0)
+            Snew[xs, nJ:] += xS
+            Snew[nJ:, xs] += xS.T
+            Snew[xs, xs] += self.scale**2 * X4.sum(axis=(0, 2))
+        Snew += Snew.T
+        Snew *= 0.5
+        return Snew
+
+    def observe(self, S):
+        d = self.d
+        P = S[1:1 + d, 1:1 + d]
+        return (float(np.sum(self.Hbar2 * P)), self.f_star + 0.5 * float(np.sum(self.Hbar * P)),
+                S[0, 1:1 + d] + self.x_star)
+
+
+def _x0(problem, x0):
+    if x0 is None:
+        return problem.default_x0()
+    x0 = check_array("x0", x0)
+    if x0.shape != (problem.dim,):
+        raise ValueError(f"x0 has shape {x0.shape}; exact moments need a deterministic start point of shape "
+                         f"({problem.dim},)")
+    return x0
+
+
+def moments(problem, algorithm, behaviour, rounds: int, x0=None, *,
+            max_memory: int = DEFAULT_MAX_MEMORY) -> Moments:
+    """Exact E‖∇f(x_t)‖², E f(x_t), E x_t for t = 0..rounds (no Monte Carlo error).
+
+    Same arguments as ``afltheory.simulate`` (x0: (dim,), default ``problem.default_x0()``). Needs a
+    linear-Gaussian problem (``problem.linear_gaussian()`` not None), an AFACD/FedAvg/FedBuff/AsySG/AFACS server
+    with an SGD or FedProx worker, and a round-mode behaviour whose arrivals expose ``inclusion`` and whose
+    delays/local steps expose bounded pmfs; otherwise ``TypeError``/``ExactUnavailable`` (a ``ValueError``)
+    says why. Cost per round: O(n² · nnz-rows) with n = 1 + (max_delay+1)·dim (+ num_workers·dim for AFA-CS).
+    """
+    rounds = check_int("rounds", rounds, low=1)
+    sys_ = ExactSystem(problem, algorithm, behaviour, max_memory=max_memory)
+    S = sys_.initial(_x0(problem, x0))
+    gn = np.empty(rounds + 1)
+    loss = np.empty(rounds + 1)
+    xm = np.empty((rounds + 1, problem.dim))
+    gn[0], loss[0], xm[0] = sys_.observe(S)
+    for t in range(rounds):
+        S = sys_.step(S, t)
+        gn[t + 1], loss[t + 1], xm[t + 1] = sys_.observe(S)
+        if not np.isfinite(gn[t + 1]):
+            gn[t + 2:] = loss[t + 2:] = np.inf
+            xm[t + 2:] = np.nan
+            break
+    config = {"problem": repr(problem), "algorithm": repr(algorithm), "behaviour": repr(behaviour),
+              "rounds": rounds, "state_size": sys_.n}
+    return Moments(gn, loss, xm, config)
+
+
+def rounds_to_epsilon(problem, algorithm, behaviour, epsilon: float, *, max_rounds: int = 100_000, x0=None,
+                      what: str = "grad_norm_sq", max_memory: int = DEFAULT_MAX_MEMORY) -> int | None:
+    """First t ≤ max_rounds with exact E‖∇f(x_t)‖² ≤ epsilon (``what="loss"``: E f(x_t) − f* ≤ epsilon);
+    None if not reached (e.g. the steady state lies above epsilon)."""
+    epsilon = check_positive("epsilon", epsilon)
+    max_rounds = check_int("max_rounds", max_rounds, low=0)
+    if what not in ("grad_norm_sq", "loss"):
+        raise ValueError(f"what={what!r} must be 'grad_norm_sq' or 'loss'")
+    sys_ = ExactSystem(problem, algorithm, behaviour, max_memory=max_memory)
+    S = sys_.initial(_x0(problem, x0))
+
+    def value(S):
+        g, f, _ = sys_.observe(S)
+        return g if what == "grad_norm_sq" else f - sys_.f_star
+
+    for t in range(max_rounds + 1):
+        v = value(S)
+        if v <= epsilon:
+            return t
+        if not np.isfinite(v):
+            return None
+        if t < max_rounds:
+            S = sys_.step(S, t)
+    return None
+
+
+# ------------------------------------------------------------------------------------------- steady state
+def steady_state(problem, algorithm, behaviour, *, tol: float = 1e-11, max_memory: int = DEFAULT_MAX_MEMORY,
+                 dense_limit: int = 900) -> SteadyState:
+    """Exact lim_t E‖∇f(x_t)‖² (and E f, E x): the fixed point of the stationary (t ≥ max_delay) recursion.
+
+    The first moment solves (I − Ā_ww) m = Ā_w0 (sparse solve); the second moment P = E w wᵀ (w = z without
+    the constant) solves the linear fixed point P = 𝓛(P) + F₀: by ``scipy.linalg.solve_discrete_lyapunov``
+    when the round map is deterministic (𝓛(P) = Ā P Āᵀ), by a dense ``scipy.linalg.solve`` when
+    (n−1)² ≤ ``dense_limit``, else matrix-free GMRES. Stability: spectral radius ρ of 𝓛 (< 1 required; else
+    the returned values are inf and ``stable`` is False).
+    """
+    sys_ = ExactSystem(problem, algorithm, behaviour, max_memory=max_memory)
+    t_ss = sys_.law.time_invariant_from
+    op = sys_.op(t_ss)
+    for t in (t_ss + 1, t_ss + 7):
+        if sys_.op(t) is not op:
+            raise ExactUnavailable(f"delays of {behaviour!r} are not time-invariant for t >= max_delay, so there "
+                                   f"is no stationary recursion — use moments(...) for a finite horizon")
+    n, d = sys_.n, sys_.d
+    N = n - 1
+    A = op.A
+    Aww = A[1:, 1:].toarray() if N <= 3000 else A[1:, 1:].tocsc()
+    a0 = A[1:, 0].toarray().ravel()
+
+    def lin(vecP):
+        P = vecP.reshape(N, N)
+        S = np.zeros((n, n))
+        S[1:, 1:] = 0.5 * (P + P.T)
+        return sys_.step(S, t_ss, noise=False)[1:, 1:].ravel()
+
+    def unstable(rho, method):
+        return SteadyState(np.inf, np.inf, np.full(d, np.nan), float(rho), False, method)
+
+    if op.deterministic and not np.any(sys_.Delta):
+        ev = np.linalg.eigvals(Aww) if isinstance(Aww, np.ndarray) else \
+            scipy.sparse.linalg.eigs(Aww, k=1, which="LM", return_eigenvectors=False)
+        rho = float(np.max(np.abs(ev))) ** 2
+        if rho >= 1:
+            return unstable(rho, "lyapunov")
+        Ad = Aww if isinstance(Aww, np.ndarray) else Aww.toarray()
+        m = np.linalg.solve(np.eye(N) - Ad, a0)
+        F0 = _forcing(sys_, t_ss, m)
+        P = scipy.linalg.solve_discrete_lyapunov(Ad, F0)
+        method = "lyapunov"
+    else:
+        if N * N <= dense_limit:
+            Lmat = np.column_stack([lin(e) for e in np.eye(N * N)])
+            rho = float(np.max(np.abs(np.linalg.eigvals(Lmat))))
+            method = "dense"
+        else:
+            Lop = scipy.sparse.linalg.LinearOperator((N * N, N * N), matvec=lin, dtype=float)
+            try:
+                rho = float(np.abs(scipy.sparse.linalg.eigs(Lop, k=1, which="LM", tol=1e-6,
+                                                            return_eigenvectors=False)[0]))
+            except scipy.sparse.linalg.ArpackNoConvergence:
+                rho = _power_radius(lin, N)
+            method = "gmres"
+        if rho >= 1:
+            return unstable(rho, method)
+        m = (np.linalg.solve(np.eye(N) - Aww, a0) if isinstance(Aww, np.ndarray)
+             else scipy.sparse.linalg.spsolve(scipy.sparse.identity(N, format="csc") - Aww, a0))
+        F0 = _forcing(sys_, t_ss, m)
+        if method == "dense":
+            P = np.linalg.solve(np.eye(N * N) - Lmat, F0.ravel()).reshape(N, N)
+        else:
+            Iop = scipy.sparse.linalg.LinearOperator((N * N, N * N), matvec=lambda v: v - lin(v), dtype=float)
+            sol, info = scipy.sparse.linalg.gmres(Iop, F0.ravel(), rtol=tol, atol=0.0, restart=min(80, N * N),
+                                                  maxiter=2000)
+            P = sol.reshape(N, N)
+            res = np.linalg.norm(P - lin(P.ravel()).reshape(N, N) - F0) / max(np.linalg.norm(F0), 1e-300)
+            if info != 0 and res > 1e3 * tol:
+                raise RuntimeError(f"steady_state: GMRES did not converge (relative residual {res:.2e}, "
+                                   f"spectral radius {rho:.6f}); use moments(...) with many rounds instead")
+    S = np.zeros((n, n))
+    S[0, 0] = 1.0
+    S[0, 1:] = S[1:, 0] = m
+    S[1:, 1:] = 0.5 * (P + P.T)
+    g, f, xm = sys_.observe(S)
+    return SteadyState(g, f, xm, rho, True, method)
+
+
+def _forcing(sys_, t, m):
+    """F₀ = ww-block of one step from S = [[1, mᵀ], [m, 0]] (with noise): the constant part of P ↦ 𝓛(P) + F₀."""
+    n = sys_.n
+    S = np.zeros((n, n))
+    S[0, 0] = 1.0
+    S[0, 1:] = S[1:, 0] = m
+    return sys_.step(S, t, noise=True)[1:, 1:]
+
+
+def _power_radius(lin, N, iters=2000):
+    v = np.eye(N).ravel()          # PSD start: the map is positive, so this converges to the Perron root
+    v /= np.linalg.norm(v)
+    rho = 0.0
+    for _ in range(iters):
+        w = lin(v)
+        nw = np.linalg.norm(w)
+        if nw == 0:
+            return 0.0
+        rho, v = nw, w / nw
+    return float(rho)
