@@ -71,7 +71,7 @@ def bound_verdict(id, claim, reference, measured, bound, *, exact=False, control
     ctl = compare_bound(measured, np.asarray(bound) / control_factor, exact=exact, level=level)
     nc = NegativeControl(f"same measurement against bound/{control_factor:g}", cmp.measured, ctl.bound,
                          ctl.holds)
-    ci = None if exact else (cmp.measured, cmp.ucb)
+    ci = None if exact else (None, cmp.ucb)
     tol = "exact ≤ bound" if exact else f"one-sided {level:.0%} t-UCB ≤ bound"
     return Verdict(id, claim, reference, cmp.measured, ci, cmp.bound, tol, cmp.holds, list(figures), nc,
                    relation="<=", slack=cmp.slack, method=method or cmp.method, notes=notes,
