@@ -1,0 +1,131 @@
+"""Engine benchmark (issues 3 and 8): throughput, the random-number floor, and a plain per-replicate loop.
+
+    python benchmarks/engine.py [--json FILE] [--quick] [--rounds N]
+
+For each configuration it measures, in one process and one run:
+  engine  — afltheory.simulate, in replicate·round·worker·local-step per second ("units/s");
+  floor   — drawing the same number of Gaussian values (units × d) with the same generator (PCG64);
+  loop    — a plain per-replicate loop (numpy over workers within one replicate, Python over replicates);
+  collapsed — simulate with exact collapsed local steps (linear-Gaussian problems), when available;
+and prints engine/floor and loop/engine ratios plus the run's peak memory (tracemalloc, engine run).
+Timings are the best of ``--repeat`` runs (default 3).
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import sys
+import time
+import tracemalloc
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import afltheory as aft  # noqa: E402
+from afltheory import algorithms as al  # noqa: E402
+from afltheory import anarchy as an  # noqa: E402
+from afltheory.problems import HeterogeneousQuadratic  # noqa: E402
+
+
+def best_of(fn, repeat):
+    best = np.inf
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def plain_loop(problem, algo, schedule, x0, seed):
+    """Per-replicate reference-style loop (vectorized over a round's workers only)."""
+    rng = np.random.default_rng(seed)
+    d = problem.dim
+    scale = problem.noise.sigma_L / np.sqrt(d)
+    H = int(schedule.delays.max()) + 1
+    out = np.empty((schedule.replicates, schedule.rounds + 1))
+    for r in range(schedule.replicates):
+        hist = [x0.copy()]
+        x = x0.copy()
+        out[r, 0] = np.sum(problem.grad(x) ** 2)
+        for t in range(schedule.rounds):
+            W, D, K = schedule.workers[r, t], schedule.delays[r, t], schedule.local_steps[r, t]
+            y0 = np.stack([hist[-1 - int(tau)] for tau in D])
+            y = y0.copy()
+            gsum = np.zeros_like(y)
+            for k in range(int(K.max())):
+                act = (k < K)[:, None]
+                g = (problem.local_grad(y, W) + scale * rng.standard_normal(y.shape)) * act
+                gsum += g
+                y -= algo.eta_L * g
+            x = x - algo.eta * algo.eta_L * (gsum / K[:, None]).mean(axis=0)
+            hist.append(x)
+            hist = hist[-H:]
+            out[r, t + 1] = np.sum(problem.grad(x) ** 2)
+    return out
+
+
+def run_config(d, M, m, K, max_delay, R, rounds, repeat, loop_reps):
+    p = HeterogeneousQuadratic(dim=d, num_workers=M, L=1.0, mu=0.1, sigma_L=1.0, sigma_G=1.0, seed=0)
+    beh = an.Behaviour(an.UniformArrivals(m), an.UniformDelay(max_delay), an.ConstantSteps(K))
+    algo = al.AFACD(1.0, 0.05)
+    units = R * rounds * m * K
+    sim = lambda **kw: aft.simulate(p, algo, beh, rounds=rounds, replicates=R, seed=1, **kw)
+    t_engine = best_of(lambda: sim(collapse=False), repeat)
+    t_collapsed = best_of(lambda: sim(collapse=True), repeat)
+    gen = np.random.Generator(np.random.PCG64(0))
+    n_values = units * d
+    chunk = R * m * d
+    t_floor = best_of(lambda: [gen.standard_normal(chunk) for _ in range(rounds * K)], repeat)
+    assert n_values == chunk * rounds * K
+    sched = beh.sample(rounds, loop_reps, M, seed=1)
+    t_loop = best_of(lambda: plain_loop(p, algo, sched, p.default_x0(), 0), 1) * (R / loop_reps)
+    tracemalloc.start()
+    sim(collapse=False)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    trace_bytes = 2 * R * (rounds + 1) * 8 + 3 * R * rounds * m * 8
+    models_bytes = (max_delay + 1) * R * d * 8
+    return dict(d=d, M=M, m=m, K=K, max_delay=max_delay, replicates=R, rounds=rounds,
+                engine_units_per_s=units / t_engine, engine_s=t_engine, floor_s=t_floor,
+                collapsed_s=t_collapsed, loop_s_extrapolated=t_loop,
+                engine_over_floor=t_engine / t_floor, loop_over_engine=t_loop / t_engine,
+                step_by_step_over_collapsed=t_engine / t_collapsed,
+                peak_mem_mb=peak / 2**20, trace_plus_models_mb=(trace_bytes + models_bytes) / 2**20)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--json", help="write the results as JSON")
+    ap.add_argument("--quick", action="store_true", help="only the issue-3 headline configuration")
+    ap.add_argument("--rounds", type=int, default=50)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--loop-replicates", type=int, default=8, help="replicates actually run by the loop")
+    args = ap.parse_args(argv)
+    if args.quick:
+        grid = [(50, 100, 10, 5, 4, 256)]
+    else:
+        grid = [(50, 100, 10, 5, 4, 256)] + list(itertools.product([10, 100], [100], [10], [1, 5, 20], [0, 4],
+                                                                   [64, 1024]))
+    rows = []
+    hdr = (f"{'d':>4} {'M':>4} {'m':>3} {'K':>3} {'tau':>3} {'R':>5} | {'Munit/s':>8} {'eng/floor':>9} "
+           f"{'loop/eng':>8} {'step/coll':>9} {'peakMB':>7} {'trace+models MB':>15}")
+    print(hdr)
+    print("-" * len(hdr))
+    for cfg in grid:
+        res = run_config(*cfg, rounds=args.rounds, repeat=args.repeat, loop_reps=args.loop_replicates)
+        rows.append(res)
+        print(f"{res['d']:>4} {res['M']:>4} {res['m']:>3} {res['K']:>3} {res['max_delay']:>3} {res['replicates']:>5} | "
+              f"{res['engine_units_per_s'] / 1e6:>8.3f} {res['engine_over_floor']:>9.2f} "
+              f"{res['loop_over_engine']:>8.1f} {res['step_by_step_over_collapsed']:>9.1f} "
+              f"{res['peak_mem_mb']:>7.1f} {res['trace_plus_models_mb']:>15.1f}", flush=True)
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
