@@ -113,7 +113,8 @@ def load_mnist(directory):
 class _SafeUnpickler(pickle.Unpickler):
     _ALLOWED = {("numpy.core.multiarray", "_reconstruct"), ("numpy._core.multiarray", "_reconstruct"),
                 ("numpy", "ndarray"), ("numpy", "dtype"), ("numpy.core.multiarray", "scalar"),
-                ("numpy._core.multiarray", "scalar"), ("builtins", "bytearray")}
+                ("numpy._core.multiarray", "scalar"), ("builtins", "bytearray"), ("_codecs", "encode"),
+                ("numpy.core.numeric", "_frombuffer"), ("numpy._core.numeric", "_frombuffer")}
 
     def find_class(self, module, name):
         if (module, name) in self._ALLOWED:

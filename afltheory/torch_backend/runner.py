@@ -168,9 +168,9 @@ def _aggregate(algorithm, x, G, K, tau, memory, workers):
     if isinstance(algorithm, AFACS):
         memory[torch.as_tensor(np.array(workers), device=x.device)] = G
         return x - step * memory.mean(dim=0)
-    Kt = torch.as_tensor(K, dtype=G.dtype, device=G.device)[:, None]
+    Kt = torch.as_tensor(np.array(K), dtype=G.dtype, device=G.device)[:, None]
     if isinstance(algorithm, FedBuff):
-        w = torch.as_tensor(STALENESS_WEIGHTS[algorithm.staleness](np.asarray(tau)), dtype=G.dtype,
+        w = torch.as_tensor(STALENESS_WEIGHTS[algorithm.staleness](np.array(tau)), dtype=G.dtype,
                             device=G.device)[:, None]
         return x - step * (w * Kt * G).mean(dim=0)
     if isinstance(algorithm, FedAvg):

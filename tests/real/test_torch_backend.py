@@ -1,0 +1,98 @@
+"""Torch backend: cross-backend equivalence with the NumPy LR (same data, replayed schedule, σ = 0, float64),
+the paper's models' shapes, and a minibatch run."""
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch", reason="the torch backend needs PyTorch (pip install afltheory[torch])")
+
+import afltheory as aft  # noqa: E402
+from afltheory.algorithms import AFACD, AFACS, SCAFFOLD, AsySG, FedAvg, FedBuff, FedProx  # noqa: E402
+from afltheory.anarchy import (  # noqa: E402
+    Behaviour,
+    BiasedArrivals,
+    EventDriven,
+    Replay,
+    UniformArrivals,
+    UniformDelay,
+    UniformSteps,
+)
+from afltheory.datasets import load_digits_federated  # noqa: E402
+from afltheory.torch_backend import (  # noqa: E402
+    CharLSTM,
+    LogisticRegressionModel,
+    PaperCNN,
+    TorchTask,
+    make_model,
+    run,
+)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _one_thread():
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
+
+
+@pytest.fixture(scope="module")
+def setup():
+    ds = load_digits_federated(classes_per_worker=2, samples_per_worker=30, seed=1)
+    prob = aft.problems.LogisticRegression.from_dataset(ds, l2=0.01)
+    task = TorchTask.from_dataset(LogisticRegressionModel(64, 10), ds, dtype=torch.float64, device="cpu", l2=0.01)
+    return ds, prob, task
+
+
+ALGOS = [AFACD(1.0, 0.1), AFACS(1.0, 0.1), AFACS(1.0, 0.1, memory_init="zeros"), FedAvg(0.5, 0.1),
+         FedBuff(0.5, 0.1), AsySG(1.0, 0.1), AFACD(1.0, 0.1, worker=FedProx(0.1)),
+         AFACD(1.0, 0.1, worker=SCAFFOLD()), AFACS(1.0, 0.1, worker=SCAFFOLD())]
+
+
+@pytest.mark.parametrize("algo", ALGOS, ids=lambda a: f"{type(a).__name__}-{type(a.worker).__name__}")
+def test_torch_lr_matches_numpy_lr_on_replayed_schedule(setup, algo):
+    ds, prob, task = setup
+    beh = Behaviour(BiasedArrivals.paper(5), UniformDelay(4), UniformSteps(1, 4))
+    sched = beh.sample(10, 2, 10, seed=7)
+    np_tr = aft.simulate(prob, algo, Replay(sched), rounds=10, replicates=2, record_x=True)
+    t_tr = run(task, algo, sched, rounds=10, replicates=2, record_x=True, eval_every=5, train_loss=True)
+    assert np.abs(np_tr.x - t_tr.x).max() < 1e-6
+    assert np.abs(np_tr.x[:, -1] - np_tr.x[:, 0]).max() > 1e-2           # the models actually moved
+    np.testing.assert_allclose(t_tr.train_loss, np_tr.loss[:, t_tr.eval_rounds], atol=1e-9)
+    np.testing.assert_allclose(t_tr.accuracy, prob.accuracy(np_tr.x[:, t_tr.eval_rounds], ds.X_test, ds.y_test))
+
+
+def test_event_driven_schedule_and_minibatches(setup):
+    ds, prob, _ = setup
+    task = TorchTask.from_dataset(LogisticRegressionModel(64, 10), ds, batch_size=8, device="cpu")
+    tr = run(task, AFACD(1.0, 0.1), EventDriven(5), rounds=20, replicates=2, seed=0, eval_every=10)
+    assert tr.accuracy.shape == (2, 3) and tr.wall_clock.shape == (2, 21)
+    assert np.all(tr.diverged_round == -1) and tr.accuracy[:, -1].mean() > tr.accuracy[:, 0].mean()
+    tr2 = run(task, AFACD(1.0, 0.1), EventDriven(5), rounds=20, replicates=2, seed=0, eval_every=10)
+    np.testing.assert_array_equal(tr.x_final, tr2.x_final)                 # reproducible
+
+
+def test_paper_models_shapes():
+    assert PaperCNN(1, 8, 10)(torch.zeros(2, 1, 8, 8)).shape == (2, 10)
+    cnn = PaperCNN(3, 32, 10)
+    assert cnn(torch.zeros(2, 3, 32, 32)).shape == (2, 10)
+    assert cnn.classifier[0].in_features == 64 * 5 * 5                     # Table 1 on CIFAR: 5×5×64 → 512
+    lstm = CharLSTM()
+    assert lstm(torch.zeros(3, 80, dtype=torch.long)).shape == (3, 80)
+    assert lstm.embed.embedding_dim == 8 and lstm.lstm.hidden_size == 100 and lstm.lstm.num_layers == 2
+
+
+def test_cnn_trains_a_few_rounds_on_digits():
+    ds = load_digits_federated(classes_per_worker=5, samples_per_worker=50, images=True)
+    task = TorchTask.from_dataset(make_model("cnn", ds, seed=0), ds, batch_size=16, device="cpu")
+    beh = Behaviour(UniformArrivals(5), UniformDelay(4), UniformSteps.paper(1))
+    tr = run(task, AFACD(1.0, 0.05), beh, rounds=6, replicates=1, seed=0, eval_every=3)
+    assert np.isfinite(tr.test_loss).all() and tr.test_loss[0, -1] < tr.test_loss[0, 0]
+
+
+def test_unsupported_inputs(setup):
+    _, _, task = setup
+    with pytest.raises(ValueError, match="x0 has shape"):
+        run(task, AFACD(1.0, 0.1), Behaviour(UniformArrivals(2)), rounds=1, x0=np.zeros(3))
+    with pytest.raises(ValueError, match="model="):
+        make_model("rnn", load_digits_federated())
