@@ -36,6 +36,12 @@ def main(argv=None) -> int:
         add_sweep_parser = None
     if add_sweep_parser is not None:
         add_sweep_parser(sub)
+    try:
+        from afltheory.datasets.cli import add_real_parser
+    except ImportError:
+        add_real_parser = None
+    if add_real_parser is not None:
+        add_real_parser(sub)
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)
