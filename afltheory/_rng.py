@@ -11,6 +11,7 @@ import numpy as np
 SCHEDULE = 1      # per-replicate stream for the behaviour (arrivals, delays, local steps, clocks)
 NOISE = 2         # per-replicate-block stream for stochastic gradients
 INIT = 3          # per-replicate stream for x0 draws / warm starts
+DRIFT = 4         # per-replicate stream for a drifting objective's random walk
 BLOCK = 64        # replicates per noise block (fixed: changing it changes every trace)
 
 

@@ -70,6 +70,8 @@ class Trace:
     seed: int
     x: np.ndarray | None = None
     config: dict = field(default_factory=dict)
+    drift: np.ndarray | None = None
+    tracking_error: np.ndarray | None = None
 
     @property
     def replicates(self) -> int:
@@ -277,6 +279,10 @@ def simulate(problem: Problem, algorithm, behaviour, rounds: int, replicates: in
     Gaussian noise and SGD workers; same law, different random stream). None: whenever valid; True: required
     (ValueError saying why when invalid); False: step by step.
     """
+    from .problems.drifting import DriftingQuadratic
+    drifting = problem if isinstance(problem, DriftingQuadratic) else None
+    if drifting is not None:
+        problem = drifting.base
     if not isinstance(problem, Problem):
         raise ValueError(f"problem={problem!r} must be an afltheory.problems.Problem")
     rounds = check_int("rounds", rounds, low=1)
@@ -306,6 +312,10 @@ def simulate(problem: Problem, algorithm, behaviour, rounds: int, replicates: in
                                                                    seed, R)
     worker_state = algorithm.worker.init(R, M, d)
     state = algorithm.init(R, M, d)
+    walk = None
+    if drifting is not None:
+        walk = np.stack([drifting.walk(_rng.stream(seed, _rng.DRIFT, r), rounds) for r in range(R)])
+        track = np.empty((R, rounds + 1))
     if getattr(algorithm, "needs_warm_start", False):
         all_w = np.broadcast_to(np.arange(M), (R, M))
         state["memory"][:] = runner.run(np.repeat(x[:, None, :], M, axis=1), all_w, sched.init_local_steps,
@@ -319,12 +329,15 @@ def simulate(problem: Problem, algorithm, behaviour, rounds: int, replicates: in
     left = np.full(R, -1, dtype=np.int64)
 
     def record(t, x):
+        if record_x:
+            xs[:, t] = x
+        if walk is not None:  # f_t(x) = f(x − w_t): evaluate the base problem in shifted coordinates
+            track[:, t] = np.sum((x - walk[:, t] - problem.constants.x_star) ** 2, axis=1)
+            x = x - walk[:, t]
         with np.errstate(over="ignore", invalid="ignore"):
             g = problem.grad(x)
             gn[:, t] = np.einsum("rd,rd->r", g, g)
             loss[:, t] = problem.value(x)
-        if record_x:
-            xs[:, t] = x
         if check_region:
             out = (left < 0) & ~problem.in_certified_region(x)
             left[out] = t
@@ -336,6 +349,8 @@ def simulate(problem: Problem, algorithm, behaviour, rounds: int, replicates: in
         K = sched.local_steps[:, t]
         tau = sched.delays[:, t]
         y0 = hist[(t - tau) % H, rows[:, None]]
+        if walk is not None:  # G depends on y only through y − w_t (translation), so run shifted
+            y0 = y0 - walk[:, t, None, :]
         with np.errstate(over="ignore", invalid="ignore"):
             G = runner.run(y0, W, K, _rng.NOISE, t + 1, worker_state, rows)
             x = algorithm.aggregate(state, x, G, W, K, tau, M)
@@ -362,4 +377,4 @@ def simulate(problem: Problem, algorithm, behaviour, rounds: int, replicates: in
     config = {"problem": repr(problem), "algorithm": repr(algorithm), "behaviour": repr(behaviour),
               "rounds": rounds, "replicates": R, "seed": seed, "collapsed": use_collapsed}
     return Trace(gn, loss, sched, DivergenceInfo(div_round, limit), left, x.copy(), x0.copy(),
-                 runner.calls.copy(), seed, xs, config)
+                 runner.calls.copy(), seed, xs, config, walk, None if walk is None else track)
