@@ -38,14 +38,14 @@ def problem():
 
 
 def lead_fraction(p, beh, algo, T, seed):
-    s = beh.sample(T, 1, M, seed)
+    s = beh.sample(T, 1, p.num_workers, seed)
     x = algo.eta * algo.eta_L
     Delta = p.value(p.default_x0()) - p.constants.f_star
     L, sL = p.constants.L, p.constants.sigma_L
     lead = 4 * Delta / (x * T) + 4 * L * x * sL**2 / (s.m * float(s.K_harmonic.mean()))
-    b = theorem3.bound(s, p.constants, eta=algo.eta, eta_L=algo.eta_L, f0=p.value(p.default_x0()), num_workers=M)
+    b = theorem3.bound(s, p.constants, eta=algo.eta, eta_L=algo.eta_L, f0=p.value(p.default_x0()), num_workers=p.num_workers)
     conds = theorem3.conditions(L=L, eta=algo.eta, eta_L=algo.eta_L, K_max=int(s.local_steps.max()),
-                                tau=int(s.tau.max()), num_workers=M)
+                                tau=int(s.tau.max()), num_workers=p.num_workers)
     return float(lead / b.mean()), all(c.holds for c in conds)
 
 
