@@ -134,7 +134,6 @@ class _LocalRunner:
         self.noise = problem.noise
         self.no_noise = problem.noise.sigma_L == 0.0
         self.calls = np.zeros(replicates, dtype=np.int64)
-        self._buf = None
 
     def run(self, y0, workers, K, purpose, key, worker_state=None, rows=None):
         """Returns G: (R, m, d), the average of the K stochastic (corrected) gradients from y0.
@@ -179,17 +178,16 @@ class _LocalRunner:
     def _add_noise(self, gens, workers, g):
         """g += one noise draw per (replicate, worker); full blocks are drawn whatever R is."""
         R, B = self.R, self.B
-        buf = self._buf
-        if buf is None or buf.shape[1:] != g.shape[1:]:
-            buf = self._buf = np.empty((B, *g.shape[1:]))
         for b, gen in enumerate(gens):
             lo, hi = b * B, min((b + 1) * B, R)
-            w = workers[lo:hi]
-            if hi - lo < B:
+            if hi - lo == B:
+                self.noise.add_to(gen, workers[lo:hi], g[lo:hi])
+            else:  # partial last block: draw the full block so replicate r's values do not depend on R
                 w = np.zeros((B, g.shape[1]), dtype=np.int64)
                 w[: hi - lo] = workers[lo:hi]
-            self.noise.sample_into(gen, w, buf)
-            g[lo:hi] += buf[: hi - lo]
+                tmp = np.zeros((B, *g.shape[1:]))
+                self.noise.add_to(gen, w, tmp)
+                g[lo:hi] += tmp[: hi - lo]
 
     def _noise(self, gens, workers, shape):
         out = np.zeros(shape)

@@ -72,6 +72,10 @@ class NoiseModel:
         """Write one draw per entry of ``workers`` into ``out`` (shape (*workers.shape, dim))."""
         out[...] = self.sample(rng, workers, out.shape[-1])
 
+    def add_to(self, rng: np.random.Generator, workers: np.ndarray, out: np.ndarray) -> None:
+        """out += one draw per entry of ``workers`` (the engine's hot path; same stream as ``sample``)."""
+        out += self.sample(rng, workers, out.shape[-1])
+
 
 class NoNoise(NoiseModel):
     """Deterministic gradients (σ_L = 0)."""
@@ -86,6 +90,9 @@ class NoNoise(NoiseModel):
 
     def sample_into(self, rng, workers, out):
         out.fill(0.0)
+
+    def add_to(self, rng, workers, out):
+        return None
 
     def __repr__(self):
         return "NoNoise()"
@@ -110,6 +117,9 @@ class GaussianNoise(NoiseModel):
     def sample_into(self, rng, workers, out):
         rng.standard_normal(out=out)
         out *= self.sigma_L / np.sqrt(out.shape[-1])
+
+    def add_to(self, rng, workers, out):
+        out += rng.normal(0.0, self.sigma_L / np.sqrt(out.shape[-1]), out.shape)  # scale fused in the draw
 
     def __repr__(self):
         return f"GaussianNoise(sigma_L={self.sigma_L})"
