@@ -117,9 +117,12 @@ class DaskExecutor(Executor):
     def imap_unordered(self, fn, payloads):
         from dask.distributed import as_completed
 
+        import uuid
+
         it = iter(payloads)
         futs = {}
         ac = as_completed()
+        run = uuid.uuid4().hex[:8]  # distinct keys if the same task is submitted again on a shared scheduler
 
         def submit_one():
             try:
@@ -127,7 +130,7 @@ class DaskExecutor(Executor):
             except StopIteration:
                 return False
             # pure=False: every payload is distinct anyway; key by task id for readable dashboards
-            f = self.client.submit(fn, p, pure=False, key=f"afl-task-{p['id'][:16]}-{id(p)}")
+            f = self.client.submit(fn, p, pure=False, key=f"afl-task-{p['id'][:16]}-{run}")
             futs[f.key] = p
             ac.add(f)
             return True

@@ -72,8 +72,7 @@ def summarize(grad_norm_sq, loss, *, rounds: int, checkpoints: int, diverged=Non
     bad = ~np.isfinite(g) | ~np.isfinite(f)
     div = bad.any(axis=1)
     if diverged is not None:
-        div = div | np.broadcast_to(np.asarray(diverged, dtype=bool).reshape(-1) if np.ndim(diverged) else
-                                    np.asarray(diverged, dtype=bool), (R,))
+        div = div | np.broadcast_to(np.asarray(diverged, dtype=bool).reshape(-1), (R,))
     first_bad = np.where(bad.any(axis=1), bad.argmax(axis=1), -1)
     div_rounds = first_bad[div & (first_bad >= 0)]
     ck = checkpoint_rounds(rounds, checkpoints)

@@ -64,3 +64,14 @@ def test_bad_executor_arguments():
         make_executor("slurm")
     with pytest.raises(ValueError, match="scheduler"):
         make_executor("local", scheduler="tcp://127.0.0.1:1")
+
+
+@pytest.mark.slow
+def test_dask_own_local_cluster(tmp_path, tiny_text):
+    """executor="dask" without --scheduler starts (and closes) its own LocalCluster on 127.0.0.1."""
+    pytest.importorskip("distributed")
+    spec = parse_spec(tiny_text)
+    run_sweep(spec, tmp_path / "j1.sqlite")
+    rep = run_sweep(spec, tmp_path / "d.sqlite", executor="dask", jobs=2)
+    assert rep.executor == "dask" and rep.jobs == 2
+    assert _fingerprint(tmp_path / "d.sqlite") == _fingerprint(tmp_path / "j1.sqlite")
