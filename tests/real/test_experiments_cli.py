@@ -1,0 +1,46 @@
+"""The real-data experiment functions and the ``afltheory real`` CLI on a tiny budget."""
+
+import json
+
+import numpy as np
+import pytest
+
+from afltheory.datasets.experiments import RealConfig, figure5, mean_ci, table2, wallclock
+
+TINY = RealConfig(rounds=8, seeds=2, K=2)
+
+
+def test_mean_ci():
+    mu, hw = mean_ci(np.array([1.0, 2.0, 3.0]))
+    assert mu == 2.0 and abs(hw - 4.302652729911275 * 1 / np.sqrt(3)) < 1e-9
+
+
+def test_table2_and_figure5_tiny(tmp_path):
+    r = table2(TINY, ps=(2,), out=tmp_path)
+    assert len(r["rows"]) == 4 and "| 2 |" in r["table"]
+    assert (tmp_path / "table2.png").stat().st_size > 1000
+    assert json.loads((tmp_path / "table2.json").read_text())["rows"][0]["seeds"] == 2
+    f = figure5(TINY, ps=(1,))
+    assert [row["method"] for row in f["rows"]] == ["AFA-CD uniform", "AFA-CD biased", "AFA-CS biased"]
+
+
+def test_wallclock_tiny():
+    r = wallclock(RealConfig(rounds=30, seeds=2, K=2), p=10, target=0.5)
+    assert r["rows"][0]["reached"] == 2
+    assert 0.1 < r["ratios"]["round_time_ratio"] < 0.6      # theory: 0.646/2.283 = 0.283
+
+
+def test_config_validation():
+    with pytest.raises(ValueError, match="backend='torch'"):
+        RealConfig(model="cnn")
+    with pytest.raises(ValueError, match="data_dir"):
+        table2(RealConfig(dataset="mnist", rounds=1, seeds=1), ps=(1,))
+
+
+def test_cli_real(tmp_path, capsys):
+    from afltheory.cli import main
+    rc = main(["real", "table3", "--ps", "5", "--rounds", "5", "--seeds", "2", "--K", "2",
+               "--settings", "async-dyn", "--out", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert rc == 0 and "SCAFFOLD async-dyn" in out and (tmp_path / "table3.md").exists()
+    assert main(["real", "table2", "--model", "cnn", "--rounds", "1"]) == 2   # bad combination: exit 2
