@@ -1,8 +1,6 @@
 import csv
 import json
-import sys
 
-import pytest
 
 from afltheory.sweep.cli import main
 

@@ -9,7 +9,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 from afltheory.sweep import Store, parse_spec, run_sweep
 
