@@ -84,7 +84,7 @@ def _run(args):
 
 def add_real_parser(subparsers) -> argparse.ArgumentParser:
     """Add ``real`` (table2/table3/figure5/wallclock) to an argparse subparsers object; sets ``func``."""
-    p = subparsers.add_parser("real", help="real-data experiments (Tables 2-3, Figure 5, wall clock) on digits",
+    p = subparsers.add_parser("real", help="real-data experiments (Tables 2-3, Figure 5, wall clock)",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="real_command", metavar="{table2,table3,figure5,wallclock}")
     sub.required = True

@@ -90,7 +90,8 @@ def _data(cfg: RealConfig, p: int):
         return fed.load_digits_federated(images=images, **kw)
     if cfg.data_dir is None:
         raise ValueError(f"dataset={cfg.dataset!r} needs data_dir (a directory with the files)")
-    ds = (fed.load_mnist_federated if cfg.dataset == "mnist" else fed.load_cifar10_federated)(cfg.data_dir, **kw)
+    loader = fed.load_mnist_federated if cfg.dataset == "mnist" else fed.load_cifar10_federated
+    ds = loader(cfg.data_dir, **kw)
     return ds if images else ds.flat()
 
 
@@ -172,10 +173,11 @@ def table2(cfg: RealConfig = RealConfig(), ps=(1, 2, 5, 10), out=None) -> dict:
         for name, beh in _settings(cfg).items():
             ev, acc, _, div = _run(cfg, ds, AFACD(cfg.eta, cfg.eta_L), beh)
             rows.append(_row(cfg, ev, acc, div, p=p, setting=name))
-    res = {"experiment": "table2", "config": cfg.__dict__, "rows": rows, "table": _table(rows, "p", "setting")}
+    res = {"experiment": "table2", "config": cfg.__dict__, "rows": rows,
+           "table": _table(rows, "p", "setting")}
     plt = _plt()
     fig, axes = plt.subplots(1, len(ps), figsize=(3.2 * len(ps), 3), sharey=True, squeeze=False)
-    for ax, p in zip(axes[0], ps):
+    for ax, p in zip(axes[0], ps, strict=False):
         for r in (r for r in rows if r["p"] == p):
             ax.plot(r["eval_rounds"], r["curve_mean"], label=r["setting"])
         ax.set_title(f"p = {p}")
@@ -205,7 +207,8 @@ def figure5(cfg: RealConfig = RealConfig(), ps=(1, 2, 5, 10), out=None) -> dict:
     """Figure 5: AFA-CD under uniform arrivals vs AFA-CD and AFA-CS under the paper's biased arrivals
     (async, dynamic steps)."""
     if cfg.num_workers != 10:
-        raise ValueError(f"figure5 uses the paper's 10-worker biased probabilities; num_workers={cfg.num_workers}")
+        raise ValueError(f"figure5 uses the paper's 10-worker biased probabilities; "
+                         f"num_workers={cfg.num_workers}")
     rows, curves = [], {}
     for p in ps:
         ds = _data(cfg, p)
@@ -217,10 +220,11 @@ def figure5(cfg: RealConfig = RealConfig(), ps=(1, 2, 5, 10), out=None) -> dict:
             ev, acc, _, div = _run(cfg, ds, algo, beh)
             rows.append(_row(cfg, ev, acc, div, p=p, method=label))
             curves[(p, label)] = (ev, *mean_ci(acc))
-    res = {"experiment": "figure5", "config": cfg.__dict__, "rows": rows, "table": _table(rows, "p", "method")}
+    res = {"experiment": "figure5", "config": cfg.__dict__, "rows": rows,
+           "table": _table(rows, "p", "method")}
     plt = _plt()
     fig, axes = plt.subplots(1, len(ps), figsize=(3.2 * len(ps), 3), sharey=True, squeeze=False)
-    for ax, p in zip(axes[0], ps):
+    for ax, p in zip(axes[0], ps, strict=False):
         for label in ("AFA-CD uniform", "AFA-CD biased", "AFA-CS biased"):
             ev, mu, hw = curves[(p, label)]
             ax.plot(ev, mu, label=label)
@@ -268,8 +272,10 @@ def wallclock(cfg: RealConfig = RealConfig(), p: int = 1, target: float = 0.85, 
     lines = ["| method | final acc | reached | rounds to target | time to target | mean round time |",
              "|---|---|---|---|---|---|"]
     lines += [f"| {r['method']} | {_fmt(r['acc_mean'], r['acc_ci95'])} | {r['reached']}/{cfg.seeds} | "
-              f"{r['rounds_to_target']:.1f} | {r['time_to_target']:.2f} | {r['mean_round_time']:.3f} |" for r in rows]
-    lines.append(f"\nAFL/FedAvg (target {target}): rounds {ratios['rounds_ratio_afl_over_fedavg']:.2f}, wall clock "
+              f"{r['rounds_to_target']:.1f} | {r['time_to_target']:.2f} | {r['mean_round_time']:.3f} |"
+              for r in rows]
+    lines.append(f"\nAFL/FedAvg (target {target}): rounds {ratios['rounds_ratio_afl_over_fedavg']:.2f}, "
+                 f"wall clock "
                  f"{ratios['time_ratio_afl_over_fedavg']:.2f} (round time {ratios['round_time_ratio']:.3f}; "
                  f"order statistics predict {ratios['round_time_ratio_theory']:.3f})")
     res = {"experiment": "wallclock", "config": cfg.__dict__, "p": p, "target": target, "rows": rows,

@@ -75,7 +75,8 @@ def federate(X_train, y_train, X_test, y_test, *, num_workers: int = 10, partiti
     y_test = np.asarray(y_test).astype(np.int64)
     M = check_int("num_workers", num_workers, low=1)
     if partition == "label":
-        parts = label_partition(y_train, M, classes_per_worker, samples_per_worker=samples_per_worker, seed=seed)
+        parts = label_partition(y_train, M, classes_per_worker, samples_per_worker=samples_per_worker,
+                                seed=seed)
         desc = f"label(p={classes_per_worker})"
     elif partition == "dirichlet":
         parts = dirichlet_partition(y_train, M, alpha, seed=seed)
@@ -85,14 +86,17 @@ def federate(X_train, y_train, X_test, y_test, *, num_workers: int = 10, partiti
         desc = "iid"
     else:
         raise ValueError(f"partition={partition!r} must be 'label', 'dirichlet' or 'iid'")
-    C = int(max(y_train.max(), y_test.max() if y_test.size else 0)) + 1 if num_classes is None else num_classes
-    return FederatedDataset(np.asarray(X_train), y_train, np.asarray(X_test), y_test, tuple(parts), C, name, desc)
+    top = max(y_train.max(), y_test.max() if y_test.size else 0)
+    C = int(top) + 1 if num_classes is None else num_classes
+    return FederatedDataset(np.asarray(X_train), y_train, np.asarray(X_test), y_test, tuple(parts), C, name,
+                            desc)
 
 
 def load_digits_federated(*, num_workers: int = 10, classes_per_worker: int = 1, partition: str = "label",
                           alpha: float = 0.5, test_fraction: float = 0.25, samples_per_worker=None,
                           images: bool = False, seed: int = 0) -> FederatedDataset:
-    """scikit-learn's 8×8 handwritten digits (1797 samples, 10 classes; shipped with scikit-learn, no download),
+    """scikit-learn's 8×8 handwritten digits (1797 samples, 10 classes; shipped with scikit-learn, no
+    download),
     pixels scaled to [0, 1], a stratified train/test split, and a non-i.i.d. partition of the training set.
     ``images=True`` keeps (N, 1, 8, 8) arrays (for the CNN); otherwise (N, 64)."""
     try:
@@ -110,14 +114,16 @@ def load_digits_federated(*, num_workers: int = 10, classes_per_worker: int = 1,
 
 
 def load_mnist_federated(directory, **kw) -> FederatedDataset:
-    """MNIST IDX files from ``directory``, pixels scaled to [0, 1], images (N, 1, 28, 28); kw as ``federate``."""
+    """MNIST IDX files from ``directory``, pixels scaled to [0, 1], images (N, 1, 28, 28); kw as
+    ``federate``."""
     from .loaders import load_mnist
     Xtr, ytr, Xte, yte = load_mnist(directory)
     return federate(Xtr[:, None] / 255.0, ytr, Xte[:, None] / 255.0, yte, num_classes=10, name="mnist", **kw)
 
 
 def load_cifar10_federated(directory, **kw) -> FederatedDataset:
-    """CIFAR-10 python pickles from ``directory``, pixels scaled to [0, 1], (N, 3, 32, 32); kw as ``federate``."""
+    """CIFAR-10 python pickles from ``directory``, pixels scaled to [0, 1], (N, 3, 32, 32); kw as
+    ``federate``."""
     from .loaders import load_cifar10
     Xtr, ytr, Xte, yte = load_cifar10(directory)
     return federate(Xtr / 255.0, ytr, Xte / 255.0, yte, num_classes=10, name="cifar10", **kw)

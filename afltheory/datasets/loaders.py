@@ -47,7 +47,8 @@ def read_idx(path) -> np.ndarray:
         raise ValueError(f"{path}: truncated IDX header ({len(raw)} bytes, need at least 4)")
     z0, z1, code, ndim = raw[0], raw[1], raw[2], raw[3]
     if z0 != 0 or z1 != 0 or code not in _IDX_DTYPES or ndim == 0:
-        raise ValueError(f"{path}: bad IDX magic number 0x{raw[:4].hex()} (expected 0x0000TTNN with type TT in "
+        raise ValueError(f"{path}: bad IDX magic number 0x{raw[:4].hex()} (expected 0x0000TTNN with type "
+                         f"TT in "
                          f"{[hex(k) for k in _IDX_DTYPES]} and NN >= 1 dimensions)")
     head = 4 + 4 * ndim
     if len(raw) < head:
@@ -58,9 +59,11 @@ def read_idx(path) -> np.ndarray:
     need = int(np.prod(dims, dtype=np.int64)) * dt.itemsize
     have = len(raw) - head
     if have < need:
-        raise ValueError(f"{path}: truncated IDX data: header says shape {dims} ({need} bytes), file has {have}")
+        raise ValueError(f"{path}: truncated IDX data: header says shape {dims} ({need} bytes), file has "
+                         f"{have}")
     if have > need:
-        raise ValueError(f"{path}: {have - need} unexpected trailing bytes after the IDX data of shape {dims}")
+        raise ValueError(f"{path}: {have - need} unexpected trailing bytes after the IDX data of shape "
+                         f"{dims}")
     return np.frombuffer(raw, dtype=dt, count=need // dt.itemsize, offset=head).reshape(dims).astype(
         dt.newbyteorder("="))
 
@@ -87,7 +90,8 @@ def _find(directory: Path, names: tuple[str, ...]) -> Path:
 
 
 def load_mnist(directory):
-    """MNIST from IDX files in ``directory``: returns (X_train (60000, 28, 28) uint8, y_train, X_test, y_test).
+    """MNIST from IDX files in ``directory``: returns (X_train (60000, 28, 28) uint8, y_train, X_test,
+    y_test).
 
     Accepts ``train-images-idx3-ubyte`` or ``train-images.idx3-ubyte`` spellings, optionally ``.gz``."""
     d = Path(directory)
@@ -97,10 +101,12 @@ def load_mnist(directory):
         lp = _find(d, (f"{split}-labels-idx1-ubyte", f"{alt}-labels.idx1-ubyte"))
         X, y = read_idx(ip), read_idx(lp)
         if X.ndim != 3 or X.dtype != np.uint8:
-            raise ValueError(f"{ip}: expected a 3-D uint8 image array (magic 0x00000803), got shape {X.shape} "
+            raise ValueError(f"{ip}: expected a 3-D uint8 image array (magic 0x00000803), got shape "
+                             f"{X.shape} "
                              f"dtype {X.dtype}")
         if y.ndim != 1 or y.dtype != np.uint8:
-            raise ValueError(f"{lp}: expected a 1-D uint8 label array (magic 0x00000801), got shape {y.shape}")
+            raise ValueError(f"{lp}: expected a 1-D uint8 label array (magic 0x00000801), got shape "
+                             f"{y.shape}")
         if len(X) != len(y):
             raise ValueError(f"{lp}: {len(y)} labels but {ip.name} has {len(X)} images")
         if y.size and y.max() > 9:
@@ -119,7 +125,8 @@ class _SafeUnpickler(pickle.Unpickler):
     def find_class(self, module, name):
         if (module, name) in self._ALLOWED:
             return super().find_class(module, name)
-        raise pickle.UnpicklingError(f"refusing to load {module}.{name} (only numpy arrays and builtins allowed)")
+        raise pickle.UnpicklingError(f"refusing to load {module}.{name} (only numpy arrays and builtins "
+                                     f"allowed)")
 
 
 def _unpickle(path: Path) -> dict:
@@ -128,7 +135,8 @@ def _unpickle(path: Path) -> dict:
         obj = _SafeUnpickler(io.BytesIO(raw), encoding="bytes").load()
     except (pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError, IndexError,
             struct.error) as exc:
-        raise ValueError(f"{path}: not a valid CIFAR-10 python pickle (truncated or malformed: {exc})") from None
+        raise ValueError(f"{path}: not a valid CIFAR-10 python pickle "
+                         f"(truncated or malformed: {exc})") from None
     if not isinstance(obj, dict):
         raise ValueError(f"{path}: expected a pickled dict, got {type(obj).__name__}")
     return {(k.decode() if isinstance(k, bytes) else k): v for k, v in obj.items()}
@@ -145,8 +153,10 @@ def _cifar_batch(path: Path):
         raise ValueError(f"{path}: 'data' must be a (N, 3072) uint8 array, got shape {data.shape} "
                          f"dtype {data.dtype}")
     if labels.ndim != 1 or len(labels) != len(data):
-        raise ValueError(f"{path}: 'labels' must have one entry per image ({len(data)}), got shape {labels.shape}")
-    if not np.issubdtype(labels.dtype, np.integer) or (labels.size and (labels.min() < 0 or labels.max() > 9)):
+        raise ValueError(f"{path}: 'labels' must have one entry per image ({len(data)}), got shape "
+                         f"{labels.shape}")
+    bad_range = labels.size and (labels.min() < 0 or labels.max() > 9)
+    if not np.issubdtype(labels.dtype, np.integer) or bad_range:
         raise ValueError(f"{path}: 'labels' must be integers in 0..9")
     return data.reshape(-1, 3, 32, 32), labels.astype(np.int64)
 
@@ -198,9 +208,10 @@ def _leaf_file(path: Path, seq_len: int):
             raise ValueError(f"{path}: user {u!r}: num_samples says {ns[k]}, user_data has {len(xs)}")
         X = np.empty((len(xs), seq_len), dtype=np.int64)
         Y = np.empty(len(ys), dtype=np.int64)
-        for s, (x, y) in enumerate(zip(xs, ys)):
+        for s, (x, y) in enumerate(zip(xs, ys, strict=False)):
             if not isinstance(x, str) or len(x) != seq_len:
-                raise ValueError(f"{path}: user {u!r} sample {s}: 'x' must be a {seq_len}-character string, got "
+                raise ValueError(f"{path}: user {u!r} sample {s}: 'x' must be a {seq_len}-character "
+                                 f"string, got "
                                  f"{type(x).__name__} of length {len(x) if hasattr(x, '__len__') else '?'}")
             if not isinstance(y, str) or len(y) != 1:
                 raise ValueError(f"{path}: user {u!r} sample {s}: 'y' must be a single character, got {y!r}")
@@ -215,7 +226,8 @@ def _leaf_file(path: Path, seq_len: int):
 
 
 def load_shakespeare(directory, *, seq_len: int = 80):
-    """LEAF Shakespeare from ``directory/train/*.json`` and ``directory/test/*.json`` (or ``directory/data/...``).
+    """LEAF Shakespeare from ``directory/train/*.json`` and ``directory/test/*.json`` (or
+    ``directory/data/...``).
 
     Returns (users, train, test): ``users`` the sorted user ids present in train; ``train[u]``/``test[u]`` =
     (X (n, seq_len) int64 character indices, y (n,) next-character index) — missing test users map to empty

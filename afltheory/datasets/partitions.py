@@ -22,14 +22,16 @@ __all__ = ["dirichlet_partition", "iid_partition", "label_partition", "partition
 def _labels(y):
     y = np.asarray(y)
     if y.ndim != 1 or y.size == 0 or not np.issubdtype(y.dtype, np.integer) or y.min() < 0:
-        raise ValueError(f"labels must be a non-empty 1-D array of non-negative integers, got shape {y.shape} "
+        raise ValueError(f"labels must be a non-empty 1-D array of non-negative integers, got shape "
+                         f"{y.shape} "
                          f"dtype {y.dtype}")
     return y.astype(np.int64)
 
 
 def label_partition(y, num_workers: int, classes_per_worker: int, *, samples_per_worker: int | None = None,
                     seed: int = 0) -> list[np.ndarray]:
-    """The paper's label split: worker w holds classes perm[(w·p + k) mod C], k < p, with ``samples_per_worker``
+    """The paper's label split: worker w holds classes perm[(w·p + k) mod C], k < p, with
+    ``samples_per_worker``
     samples, an equal s = samples_per_worker / p from each of its classes (without overlap between workers).
 
     Default ``samples_per_worker``: the largest equal size the data allow, p · min_c ⌊N_c / k_c⌋ where k_c is
@@ -56,7 +58,8 @@ def label_partition(y, num_workers: int, classes_per_worker: int, *, samples_per
                              f"(an equal share per class)")
         s = spw // p
         if s > s_max:
-            raise ValueError(f"samples_per_worker={spw} is too large: with M={M}, p={p} the data allow at most "
+            raise ValueError(f"samples_per_worker={spw} is too large: with M={M}, p={p} the data allow at "
+                             f"most "
                              f"{p * s_max} (the scarcest class has {min(counts[c] for c in used)} samples)")
     if s < 1:
         raise ValueError(f"not enough samples for M={num_workers} workers with p={p} classes each")
@@ -79,7 +82,7 @@ def dirichlet_partition(y, num_workers: int, alpha: float, *, min_size: int = 1,
     min_size = check_int("min_size", min_size, low=0)
     if min_size * M > len(y):
         raise ValueError(f"min_size={min_size} × num_workers={M} exceeds the {len(y)} samples")
-    rng = np.random.default_rng(np.random.SeedSequence([int(seed), 0xD1])) 
+    rng = np.random.default_rng(np.random.SeedSequence([int(seed), 0xD1]))
     for _ in range(check_int("max_tries", max_tries, low=1)):
         parts: list[list[np.ndarray]] = [[] for _ in range(M)]
         for c in np.unique(y):
@@ -91,7 +94,8 @@ def dirichlet_partition(y, num_workers: int, alpha: float, *, min_size: int = 1,
         out = [np.sort(np.concatenate(ps)).astype(np.int64) for ps in parts]
         if min(len(p) for p in out) >= min_size:
             return out
-    raise ValueError(f"dirichlet_partition: no draw in {max_tries} tries gave every worker >= min_size={min_size} "
+    raise ValueError(f"dirichlet_partition: no draw in {max_tries} tries gave every worker >= "
+                     f"min_size={min_size} "
                      f"samples (alpha={alpha}, num_workers={M}); lower min_size or raise alpha")
 
 

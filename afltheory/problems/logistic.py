@@ -1,7 +1,9 @@
-"""Multinomial logistic regression on partitioned data (the paper's LR/MNIST model [Yang et al. 2022, App. E]).
+"""Multinomial logistic regression on partitioned data (the paper's LR/MNIST model [Yang et al. 2022,
+App. E]).
 
 Worker i holds n_i samples (a_s ∈ R^d, y_s ∈ {0..C−1}). Parameters x ∈ R^{(d+1)·C} are the weight matrix
-W ∈ R^{d×C} flattened row-major, followed by the bias b ∈ R^C (``unflatten`` / ``flatten``); logits z = Wᵀa + b.
+W ∈ R^{d×C} flattened row-major, followed by the bias b ∈ R^C (``unflatten`` / ``flatten``);
+logits z = Wᵀa + b.
 
     f_i(x) = (1/n_i) Σ_{s∈D_i} CE(softmax(z_s), y_s) + (λ/2)‖x‖²,       f = (1/M) Σ_i f_i.
 
@@ -27,7 +29,7 @@ Certified constants (every one proved below from the data, never estimated):
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -43,7 +45,8 @@ def unflatten(x, num_features: int, num_classes: int):
     x = np.asarray(x, dtype=float)
     d, C = num_features, num_classes
     if x.shape[-1] != (d + 1) * C:
-        raise ValueError(f"x has last axis {x.shape[-1]}; expected (num_features+1)*num_classes={(d + 1) * C}")
+        raise ValueError(f"x has last axis {x.shape[-1]}; expected "
+                         f"(num_features+1)*num_classes={(d + 1) * C}")
     return x[..., : d * C].reshape(*x.shape[:-1], d, C), x[..., d * C:]
 
 
@@ -133,11 +136,12 @@ class LogisticRegression(Problem):
                              f"(got {len(features)} and {len(labels)})")
         self.l2 = check_nonnegative("l2", l2)
         Xs, ys = [], []
-        for i, (Xi, yi) in enumerate(zip(features, labels)):
+        for i, (Xi, yi) in enumerate(zip(features, labels, strict=False)):
             Xi = check_array(f"features[{i}]", Xi, ndim=2)
             yi = np.asarray(yi)
             if yi.ndim != 1 or len(yi) != len(Xi) or len(yi) == 0:
-                raise ValueError(f"labels[{i}] must be 1-D with len = features[{i}].shape[0] = {len(Xi)} >= 1; "
+                raise ValueError(f"labels[{i}] must be 1-D with len = features[{i}].shape[0] = {len(Xi)} "
+                                 f">= 1; "
                                  f"got shape {yi.shape}")
             if not np.issubdtype(yi.dtype, np.integer):
                 raise ValueError(f"labels[{i}] must be integers, got dtype {yi.dtype}")
@@ -251,7 +255,8 @@ class LogisticRegression(Problem):
         return out.reshape(*shape, self.dim)
 
     def _global(self, x):
-        """(value, grad) of f at x (..., dim), memoized for the last x (the engine asks for both per round)."""
+        """(value, grad) of f at x (..., dim), memoized for the last x (the engine asks for both per
+        round)."""
         x = np.asarray(x, dtype=float)
         c = self._cache
         if c is not None and c[0].shape == x.shape and np.array_equal(c[0], x):

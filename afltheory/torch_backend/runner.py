@@ -5,7 +5,8 @@ as ``afltheory.engine.simulate`` does [Yang et al. 2022, Alg. 1–3]:
 
     round t: arrivals M_t = W[t], delays τ = D[t], local steps K = K[t]
       each i ∈ M_t: y_0 = x_{t−τ_i}; y_{k+1} = y_k − η_L (g_k + c_k), g_k = ∇f_i(y_k; minibatch),
-                    c_k = worker-rule correction (FedProx μ(y_k − y_0); SCAFFOLD c − c_i);  G_i = (1/K) Σ_k (g_k + c_k)
+                    c_k = worker-rule correction (FedProx μ(y_k − y_0); SCAFFOLD c − c_i),
+                    G_i = (1/K) Σ_k (g_k + c_k)
       server: AFA-CD  x_{t+1} = x_t − η η_L (1/m) Σ_{i∈M_t} G_i
               AFA-CS  slot_i ← G_i,  x_{t+1} = x_t − η η_L (1/M) Σ_{i∈[M]} slot_i   (warm start at x_0)
               FedAvg  x_{t+1} = x_t − η η_L (1/m) Σ K_i G_i;   FedBuff with staleness weights;  AsySG (K = 1)
@@ -61,7 +62,7 @@ class TorchTask:
         self.eval_batch = check_int("eval_batch", eval_batch, low=1)
         self.X = [self._tensor(x) for x in features]
         self.y = [torch.as_tensor(np.asarray(y), dtype=torch.long, device=self.device) for y in labels]
-        for i, (x, y) in enumerate(zip(self.X, self.y)):
+        for i, (x, y) in enumerate(zip(self.X, self.y, strict=False)):
             if len(x) != len(y) or len(y) == 0:
                 raise ValueError(f"worker {i}: {len(x)} samples but {len(y)} labels (need equal and >= 1)")
         self.sizes = np.array([len(y) for y in self.y])
@@ -93,7 +94,7 @@ class TorchTask:
         return torch.cat([p.detach().reshape(-1) for p in self.model.parameters()]).clone()
 
     def unflatten(self, flat: torch.Tensor) -> dict:
-        return {n: t.view(s) for n, t, s in zip(self.names, torch.split(flat, self.numels), self.shapes)}
+        return {n: t.view(s) for n, t, s in zip(self.names, torch.split(flat, self.numels), self.shapes, strict=False)}
 
     def loss(self, flat, X, y):
         out = F.cross_entropy(functional_call(self.model, self.unflatten(flat), (X,)), y)
@@ -115,7 +116,7 @@ class TorchTask:
         """f(x) = (1/M) Σ_i f_i(x) on the full training data."""
         p = self.unflatten(flat)
         tot = 0.0
-        for X, y in zip(self.X, self.y):
+        for X, y in zip(self.X, self.y, strict=False):
             s = 0.0
             for k in range(0, len(y), self.eval_batch):
                 s += float(F.cross_entropy(functional_call(self.model, p, (X[k:k + self.eval_batch],)),
@@ -143,7 +144,8 @@ class TorchTask:
 @dataclass(frozen=True)
 class TorchTrace:
     """``eval_rounds`` (E,): rounds t at which x_t was evaluated; ``accuracy``/``test_loss``/``train_loss``
-    (R, E) (nan after divergence); ``x`` (R, T+1, dim) float64 if recorded; ``diverged_round`` (R,) (−1: never)."""
+    (R, E) (nan after divergence); ``x`` (R, T+1, dim) float64 if recorded; ``diverged_round`` (R,)
+    (−1: never)."""
 
     eval_rounds: np.ndarray
     accuracy: np.ndarray
@@ -181,12 +183,14 @@ def _aggregate(algorithm, x, G, K, tau, memory, workers):
 
 def _check_worker_rule(worker):
     if not isinstance(worker, (SGD, FedProx, SCAFFOLD)):
-        raise ValueError(f"worker rule {worker!r} is not supported by the torch backend (SGD, FedProx, SCAFFOLD)")
+        raise ValueError(f"worker rule {worker!r} is not supported by the torch backend (SGD, FedProx, "
+                         f"SCAFFOLD)")
 
 
 def run(task: TorchTask, algorithm, behaviour, rounds: int, replicates: int = 1, seed: int = 0, x0=None, *,
         eval_every: int = 1, train_loss: bool = False, record_x: bool = False) -> TorchTrace:
-    """Train ``task`` with ``algorithm`` under ``behaviour`` (a Behaviour, EventDriven, Synchronous, Replay or a
+    """Train ``task`` with ``algorithm`` under ``behaviour`` (a Behaviour, EventDriven, Synchronous,
+    Replay or a
     Schedule) for ``rounds`` rounds, ``replicates`` times (each with its own schedule and minibatches).
 
     ``x0``: flat start (default: the model's current parameters). Evaluates test loss/accuracy (and the
@@ -207,7 +211,8 @@ def run(task: TorchTask, algorithm, behaviour, rounds: int, replicates: int = 1,
     if fixed is not None:
         sched = Schedule(sched.workers, sched.delays, np.full_like(sched.local_steps, fixed), M,
                          np.full_like(sched.init_local_steps, fixed), sched.wall_clock)
-    if isinstance(algorithm, FedBuff) and algorithm.buffer_size is not None and algorithm.buffer_size != sched.m:
+    buf = getattr(algorithm, "buffer_size", None) if isinstance(algorithm, FedBuff) else None
+    if buf is not None and buf != sched.m:
         raise ValueError(f"buffer_size={algorithm.buffer_size} must equal the behaviour's m={sched.m}")
     dev, dt = task.device, task.dtype
     x_start = task.initial_params() if x0 is None else torch.as_tensor(np.asarray(x0), dtype=dt, device=dev)
@@ -275,14 +280,14 @@ def run(task: TorchTask, algorithm, behaviour, rounds: int, replicates: int = 1,
         for t in range(rounds):
             W, D, Ks = sched.workers[r, t], sched.delays[r, t], sched.local_steps[r, t]
             Gs, news = [], []
-            for i, tau, K in zip(W.tolist(), D.tolist(), Ks.tolist()):
+            for i, tau, K in zip(W.tolist(), D.tolist(), Ks.tolist(), strict=False):
                 y0 = hist[(t - tau) % H]
                 G, yK = local(y0, i, K, c, None if c_i is None else c_i[i])
                 Gs.append(G)
                 if scaf:
                     news.append(c_i[i] - c + (y0 - yK) / (K * eta_L))
-            if scaf:  # every arrival used the pre-round (c, c_i); then update the controls (SCAFFOLD option II)
-                for i, new in zip(W.tolist(), news):
+            if scaf:  # every arrival used the pre-round (c, c_i); now update the controls (option II)
+                for i, new in zip(W.tolist(), news, strict=False):
                     c = c + (new - c_i[i]) / M
                     c_i[i] = new
             x = _aggregate(algorithm, x, torch.stack(Gs), Ks, D, memory, W)

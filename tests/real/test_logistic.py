@@ -74,7 +74,7 @@ def test_sigma_L_bound_exact_and_empirical(B):
         n_draws = 4000
         g = p.stochastic_grad(np.broadcast_to(x, (n_draws, p.dim)), np.full(n_draws, i), rng)
         dev = g - p.local_grad(x, i)
-        se = np.linalg.norm(dev.mean(0)) 
+        se = np.linalg.norm(dev.mean(0))
         assert se < 6 * np.sqrt(p.exact_minibatch_variance(x, i) / n_draws) + 1e-12
         emp = np.mean(np.sum(dev**2, axis=-1))
         exact = p.exact_minibatch_variance(x, i)

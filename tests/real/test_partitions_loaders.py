@@ -34,7 +34,7 @@ def test_label_partition_exact_classes_sizes_disjoint(M, p):
     assert len(parts) == M
     sizes = {len(q) for q in parts}
     assert len(sizes) == 1 and sizes.pop() % p == 0
-    for q, cls in zip(parts, partition_classes(y, parts)):
+    for q, cls in zip(parts, partition_classes(y, parts), strict=False):
         assert len(cls) == p
         counts = np.bincount(y[q], minlength=10)[cls]
         assert np.all(counts == counts[0])            # equal share per class
@@ -78,7 +78,8 @@ def _mnist_dir(tmp_path, n=12, gz=False):
     rng = np.random.default_rng(0)
     ext = ".gz" if gz else ""
     for split in ("train", "t10k"):
-        write_idx(tmp_path / f"{split}-images-idx3-ubyte{ext}", rng.integers(0, 256, (n, 28, 28), dtype=np.uint8))
+        images = rng.integers(0, 256, (n, 28, 28), dtype=np.uint8)
+        write_idx(tmp_path / f"{split}-images-idx3-ubyte{ext}", images)
         write_idx(tmp_path / f"{split}-labels-idx1-ubyte{ext}", rng.integers(0, 10, n, dtype=np.uint8))
     return tmp_path
 

@@ -40,7 +40,8 @@ def _one_thread():
 def setup():
     ds = load_digits_federated(classes_per_worker=2, samples_per_worker=30, seed=1)
     prob = aft.problems.LogisticRegression.from_dataset(ds, l2=0.01)
-    task = TorchTask.from_dataset(LogisticRegressionModel(64, 10), ds, dtype=torch.float64, device="cpu", l2=0.01)
+    task = TorchTask.from_dataset(LogisticRegressionModel(64, 10), ds, dtype=torch.float64, device="cpu",
+                                  l2=0.01)
     return ds, prob, task
 
 
@@ -59,7 +60,8 @@ def test_torch_lr_matches_numpy_lr_on_replayed_schedule(setup, algo):
     assert np.abs(np_tr.x - t_tr.x).max() < 1e-6
     assert np.abs(np_tr.x[:, -1] - np_tr.x[:, 0]).max() > 1e-2           # the models actually moved
     np.testing.assert_allclose(t_tr.train_loss, np_tr.loss[:, t_tr.eval_rounds], atol=1e-9)
-    np.testing.assert_allclose(t_tr.accuracy, prob.accuracy(np_tr.x[:, t_tr.eval_rounds], ds.X_test, ds.y_test))
+    np_acc = prob.accuracy(np_tr.x[:, t_tr.eval_rounds], ds.X_test, ds.y_test)
+    np.testing.assert_allclose(t_tr.accuracy, np_acc)
 
 
 def test_event_driven_schedule_and_minibatches(setup):
