@@ -42,14 +42,20 @@ def run_check(check_id: str, tier: str = "quick", seed: int = 0, out: str = "rep
             "doc": doc}
 
 
+def _ordered():
+    from .registry import MODULES
+    rank = {m: j for j, m in enumerate(MODULES)}
+    return sorted(CHECKS, key=lambda i: (rank.get(CHECKS[i].module.rsplit(".", 1)[-1], 99), i))
+
+
 def _select(only):
     load_all()
     if not only:
-        return list(CHECKS)
+        return _ordered()
     unknown = [i for i in only if i not in CHECKS]
     if unknown:
         raise ValueError(f"--only: unknown check id(s) {unknown}; known ids: {', '.join(CHECKS)}")
-    return [i for i in CHECKS if i in set(only)]
+    return [i for i in _ordered() if i in set(only)]
 
 
 def run_checks(ids, tier="quick", seed=0, out="report", jobs=1) -> list[dict]:
