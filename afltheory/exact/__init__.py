@@ -19,7 +19,8 @@ from .moments import (
     moments,
     rounds_to_epsilon,
     steady_state,
+    zscores,
 )
 
 __all__ = ["DEFAULT_MAX_MEMORY", "ExactSystem", "ExactUnavailable", "Moments", "RoundLaw", "SteadyState",
-           "estimate_memory", "moments", "round_law", "rounds_to_epsilon", "steady_state"]
+           "estimate_memory", "moments", "round_law", "rounds_to_epsilon", "steady_state", "zscores"]

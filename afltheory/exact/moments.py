@@ -76,7 +76,7 @@ class SteadyState:
 class _Op:
     A: scipy.sparse.csr_matrix          # Ā (n, n)
     U: np.ndarray                      # (M, d, nJ): D̄_i restricted to (const, history) columns
-    combos: list                       # per worker: None or (p, a, B, hist index arrays) for E[D S Dᵀ]
+    combos: tuple | None               # (p, D_c, columns, worker) per random (K, τ) combination
     Qbar: np.ndarray                   # (M, d, d): E[w² Cov n_i]
     deterministic: bool                # no within-worker randomness in D_i
 
@@ -145,10 +145,9 @@ class ExactSystem:
         d, M, nJ, n, rule, law = self.d, self.M, self.nJ, self.n, self.rule, self.law
         U = np.zeros((M, d, nJ))
         Qbar = np.zeros((M, d, d))
-        combos = []
-        deterministic = True
+        cp, cD, ccols, cw = [], [], [], []
         for i in range(M):
-            ps, as_, Bs, taus = [], [], [], []
+            count = 0
             for K, pK in law.k_pmf[i].items():
                 lm = self.maps[i][K]
                 for tau, pt in enumerate(pmfs[i]):
@@ -158,12 +157,13 @@ class ExactSystem:
                     U[i, :, 0] += p * w * lm.c
                     U[i, :, 1 + tau * d: 1 + (tau + 1) * d] += p * w * lm.C
                     Qbar[i] += p * w * w * lm.Q
-                    ps.append(p), as_.append(w * lm.c), Bs.append(w * lm.C), taus.append(tau)
-            if len(ps) > 1:
-                deterministic = False
-                combos.append((np.array(ps), np.array(as_), np.array(Bs), np.array(taus)))
-            else:
-                combos.append(None)
+                    cp.append(p), cD.append(w * np.column_stack([lm.c, lm.C])), cw.append(i)
+                    ccols.append(np.concatenate([[0], 1 + tau * d + np.arange(d)]))
+                    count += 1
+            if count == 1:   # a single (K, τ): D_i is deterministic given i ∈ M_t, no within-worker variance
+                del cp[-1], cD[-1], ccols[-1], cw[-1]
+        deterministic = not cp
+        combos = None if deterministic else (np.array(cp), np.array(cD), np.array(ccols), np.array(cw))
         pi = law.pi
         rows, cols, vals = [0], [0], [1.0]
 
@@ -209,22 +209,15 @@ class ExactSystem:
         return S
 
     def _within(self, op: _Op, S, Y):
-        """W_i = E[D_i S D_iᵀ] − D̄_i S D̄_iᵀ (restricted to the (const, history) columns) for every worker."""
-        d = self.d
-        W = np.zeros((self.M, d, d))
-        S00 = S[0, 0]
-        for i, cb in enumerate(op.combos):
-            if cb is None:
-                continue
-            p, a, B, tau = cb
-            hi = np.stack([self._hist_idx[k] for k in tau])                 # (nc, d)
-            s0 = S[hi, 0]                                                     # (nc, d)
-            Stt = S[hi[:, :, None], hi[:, None, :]]                          # (nc, d, d)
-            Bs = np.einsum("cij,cj->ci", B, s0)
-            cross = np.einsum("c,ci,cj->ij", p, a, Bs)
-            E = (S00 * np.einsum("c,ci,cj->ij", p, a, a) + cross + cross.T
-                 + np.einsum("c,cij,cjk,clk->il", p, B, Stt, B))
-            W[i] = E - Y[i] @ op.U[i].T
+        """W_i = E[D_i S D_iᵀ] − D̄_i S D̄_iᵀ for every worker (D_i over the (const, x̃_{t−τ}) columns)."""
+        W = np.zeros((self.M, self.d, self.d))
+        p, Dc, cols, who = op.combos
+        Sc = S[cols[:, :, None], cols[:, None, :]]                            # (nc, 1+d, 1+d)
+        DS = np.matmul(Dc, Sc)
+        DS *= p[:, None, None]
+        np.add.at(W, who, np.matmul(DS, Dc.transpose(0, 2, 1)))
+        r = np.unique(who)                          # workers with a single (K, τ) keep W_i = 0
+        W[r] -= np.matmul(Y[r], op.U[r].transpose(0, 2, 1))
         return W
 
     def step(self, S, t: int, noise: bool = True) -> np.ndarray:
@@ -328,6 +321,19 @@ def rounds_to_epsilon(problem, algorithm, behaviour, epsilon: float, *, max_roun
         if t < max_rounds:
             S = sys_.step(S, t)
     return None
+
+
+def zscores(trace, exact: Moments, what: str = "grad_norm_sq") -> np.ndarray:
+    """(Monte Carlo mean − exact) / Monte Carlo standard error at t = 0..rounds of a ``simulate`` trace; NaN where
+    the standard error is (numerically) zero, e.g. at t = 0 with a deterministic x_0."""
+    if what not in ("grad_norm_sq", "loss"):
+        raise ValueError(f"what={what!r} must be 'grad_norm_sq' or 'loss'")
+    T = min(trace.rounds, exact.rounds) + 1
+    mc, se = trace.mean(what)[:T], trace.sem(what)[:T]
+    ex = getattr(exact, what)[:T]
+    tiny = 1e-12 * np.maximum(np.abs(ex), 1e-300)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(se > tiny, (mc - ex) / se, np.nan)
 
 
 # ------------------------------------------------------------------------------------------- steady state
