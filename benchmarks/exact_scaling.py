@@ -4,7 +4,7 @@ Usage (from the repo root):  .venv/bin/python benchmarks/exact_scaling.py [--rou
 
 Scaling: wall time (time.perf_counter, one cold call, after imports) of ``afltheory.exact.moments`` for
 ``rounds`` rounds on ``HeterogeneousCurvatureQuadratic`` (per-worker diagonal Hessians, σ_L = 0.5) with
-UniformArrivals(m = ⌈M/2⌉), UniformDelay(max_delay), UniformSteps(1, 3) — random K and τ, i.e. the most
+UniformArrivals(m = ⌈M/2⌉), UniformDelay(max_delay), UniformSteps(1, 3) — random K and τ, with one BLAS thread (the machine is shared), i.e. the most
 expensive per-round path. Starting from (dim, M, max_delay) = (10, 10, 4) one axis at a time is doubled while the
 call finishes within ``budget`` seconds; the largest size per axis is reported, for AFA-CD and AFA-CS.
 Table: for every configuration of tests/exact/test_agreement.py, max over t = 1..10 of |z| (MC mean of
@@ -15,12 +15,15 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
+for _v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):   # avoid oversubscription on a
+    os.environ.setdefault(_v, "1")                                        # shared 2-core machine
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import afltheory as aft  # noqa: E402
@@ -33,12 +36,14 @@ from afltheory.problems.curvature import HeterogeneousCurvatureQuadratic  # noqa
 def timed(dim, M, D, algo, rounds):
     prob = HeterogeneousCurvatureQuadratic(dim=dim, num_workers=M, L=1.0, mu=0.2, sigma_L=0.5, sigma_G=1.0, seed=0)
     beh = Behaviour(UniformArrivals(math.ceil(M / 2)), UniformDelay(D), UniformSteps(1, 3))
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     try:
         ex = moments(prob, algo, beh, rounds, max_memory=16 * 1024**3)
     except ExactUnavailable:
         return math.inf, None
-    return time.perf_counter() - t0, ex.config["state_size"]
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    timed.cpu = cpu
+    return wall, ex.config["state_size"]
 
 
 def scaling(rounds, budget):
@@ -50,12 +55,20 @@ def scaling(rounds, budget):
             cur, best = dict(base), None
             while True:
                 s, n = timed(cur["dim"], cur["M"], cur["D"], algo, rounds)
-                print(f"  {name} dim={cur['dim']:4d} M={cur['M']:4d} max_delay={cur['D']:4d}  n={n}  {s:7.2f} s",
-                      flush=True)
+                print(f"  {name} dim={cur['dim']:4d} M={cur['M']:4d} max_delay={cur['D']:4d}  n={n}  "
+                      f"wall {s:7.2f} s  cpu {timed.cpu:7.2f} s  load {os.getloadavg()[0]:.1f}", flush=True)
                 if s > budget:
                     break
                 best = (dict(cur), s, n)
                 cur[axis] *= 2
+            if best and best[0][axis] * 2 == cur[axis]:      # one bisection step between good and too slow
+                mid = dict(cur)
+                mid[axis] = (best[0][axis] + cur[axis]) // 2
+                s, n = timed(mid["dim"], mid["M"], mid["D"], algo, rounds)
+                print(f"  {name} dim={mid['dim']:4d} M={mid['M']:4d} max_delay={mid['D']:4d}  n={n}  "
+                      f"wall {s:7.2f} s  cpu {timed.cpu:7.2f} s  load {os.getloadavg()[0]:.1f}", flush=True)
+                if s <= budget:
+                    best = (mid, s, n)
             if best:
                 b, s, n = best
                 print(f"  -> largest along {axis}: dim={b['dim']} M={b['M']} max_delay={b['D']} (n={n}) "

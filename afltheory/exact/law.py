@@ -15,7 +15,7 @@ from typing import Callable
 import numpy as np
 
 from ..anarchy.behaviour import Behaviour, Synchronous
-from ..anarchy.delays import NoDelay, PerWorkerDelay
+from ..anarchy.delays import FixedDelay, GeometricDelay, NoDelay, PerWorkerDelay, UniformDelay
 
 SIMULATE_HINT = "use the Monte Carlo engine afltheory.simulate(...) instead"
 
@@ -36,7 +36,8 @@ class RoundLaw:
     history: int                       # number of stored models: max_delay + 1
     k_pmf: tuple
     k_init_pmf: tuple
-    time_invariant_from: int           # delay_pmf(t, ·) is the same for every t >= this
+    time_invariant_from: int           # delay_pmf(t, ·) is the same for every t >= this …
+    stationary: bool                   # … known to hold (built-in delays); else compared round by round
 
 
 def _components(behaviour):
@@ -117,5 +118,6 @@ def round_law(behaviour, num_workers: int, fixed_local_steps: int | None = None)
             kp.append({int(k): float(v) for k, v in p.items() if v > 0})
         kp = tuple(kp)
         kp0 = kp   # the warm start draws K from the policy at round 0 (sample_initial), i.e. pmf(i)
+    stationary = isinstance(delays, (NoDelay, UniformDelay, FixedDelay, GeometricDelay, PerWorkerDelay))
     return RoundLaw(m=int(arrivals.m), pi=pi, pij=pij, delay_pmf=delay_pmf, history=H, k_pmf=kp,
-                    k_init_pmf=kp0, time_invariant_from=D)
+                    k_init_pmf=kp0, time_invariant_from=D, stationary=stationary)

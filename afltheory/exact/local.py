@@ -58,11 +58,15 @@ class ServerRule:
     weight_by_K: bool = False
     memory_init: str = "warm"
 
+    def weight_K(self, K: int) -> float:
+        return float(K) if self.weight_by_K else 1.0
+
+    def weight_tau(self, tau: int) -> float:
+        return 1.0 if self.staleness is None else float(STALENESS_WEIGHTS[self.staleness](np.array(tau)))
+
     def weight(self, K: int, tau: int) -> float:
-        w = float(K) if self.weight_by_K else 1.0
-        if self.staleness is not None:
-            w *= float(STALENESS_WEIGHTS[self.staleness](np.array(tau)))
-        return w
+        """w(K, τ) = w_K(K) · w_τ(τ): the factor on G_i in the server sum (FedAvg: K; FedBuff: K·s(τ))."""
+        return self.weight_K(K) * self.weight_tau(tau)
 
 
 def server_rule(algorithm) -> ServerRule:

@@ -76,7 +76,7 @@ class SteadyState:
 class _Op:
     A: scipy.sparse.csr_matrix          # Ā (n, n)
     U: np.ndarray                      # (M, d, nJ): D̄_i restricted to (const, history) columns
-    combos: tuple | None               # (p, D_c, columns, worker) per random (K, τ) combination
+    combos: tuple | None               # (p_K, w_K[c|C], slot, random workers, τ weights)
     Qbar: np.ndarray                   # (M, d, d): E[w² Cov n_i]
     deterministic: bool                # no within-worker randomness in D_i
 
@@ -86,7 +86,7 @@ def estimate_memory(dim: int, num_workers: int, max_delay: int, memory_slots: bo
     nJ = 1 + (max_delay + 1) * dim
     Md = num_workers * dim if memory_slots else 0
     n = nJ + Md
-    return 8 * (5 * n * n + 4 * Md * Md + 2 * num_workers * dim * nJ)
+    return 8 * (5 * n * n + 4 * Md * Md + 3 * num_workers * dim * nJ + num_workers**2)
 
 
 class ExactSystem:
@@ -128,13 +128,18 @@ class ExactSystem:
         self.scale = rule.gamma / (M if self.cs else self.m)
         self._mask = np.kron(Delta, np.ones((d, d))) if self.cs else None
         self._ops: dict = {}
-        self._hist_idx = [1 + k * d + np.arange(d) for k in range(self.Hn)]
+        self._blk = np.array([np.r_[0, 1 + k * d + np.arange(d)] for k in range(self.Hn)])
 
     # ------------------------------------------------------------------------------------------ operators
     def _pmfs(self, t):
         return [self.law.delay_pmf(t, i) for i in range(self.M)]
 
     def op(self, t: int) -> _Op:
+        if self.law.stationary:        # built-in delays: pmf(t) = pmf(max_delay) for t >= max_delay
+            key = min(t, self.law.time_invariant_from)
+            if key not in self._ops:
+                self._ops[key] = self._build(self._pmfs(key))
+            return self._ops[key]
         pmfs = self._pmfs(t)
         key = tuple(p.tobytes() for p in pmfs)
         if key not in self._ops:
@@ -145,9 +150,13 @@ class ExactSystem:
         d, M, nJ, n, rule, law = self.d, self.M, self.nJ, self.n, self.rule, self.law
         U = np.zeros((M, d, nJ))
         Qbar = np.zeros((M, d, d))
-        cp, cD, ccols, cw = [], [], [], []
+        # within-worker randomness: E[D S Dᵀ] = Σ_K p_K w_K² [c|C] (Σ_τ p_τ w_τ² S_(0,τ)) [c|C]ᵀ
+        cp, cD, cw, qs, rand = [], [], [], [], []
         for i in range(M):
+            q = np.zeros(self.Hn)
             count = 0
+            for tau, pt in enumerate(pmfs[i]):
+                q[tau] = pt * rule.weight_tau(tau) ** 2
             for K, pK in law.k_pmf[i].items():
                 lm = self.maps[i][K]
                 for tau, pt in enumerate(pmfs[i]):
@@ -157,13 +166,16 @@ class ExactSystem:
                     U[i, :, 0] += p * w * lm.c
                     U[i, :, 1 + tau * d: 1 + (tau + 1) * d] += p * w * lm.C
                     Qbar[i] += p * w * w * lm.Q
-                    cp.append(p), cD.append(w * np.column_stack([lm.c, lm.C])), cw.append(i)
-                    ccols.append(np.concatenate([[0], 1 + tau * d + np.arange(d)]))
                     count += 1
-            if count == 1:   # a single (K, τ): D_i is deterministic given i ∈ M_t, no within-worker variance
-                del cp[-1], cD[-1], ccols[-1], cw[-1]
-        deterministic = not cp
-        combos = None if deterministic else (np.array(cp), np.array(cD), np.array(ccols), np.array(cw))
+            if count > 1:   # a single (K, τ) makes D_i deterministic given i ∈ M_t: no within-worker variance
+                for K, pK in law.k_pmf[i].items():
+                    lm = self.maps[i][K]
+                    cp.append(pK), cD.append(rule.weight_K(K) * np.column_stack([lm.c, lm.C]))
+                    cw.append(len(rand))
+                rand.append(i), qs.append(q)
+        deterministic = not rand
+        combos = None if deterministic else (np.array(cp), np.array(cD), np.array(cw), np.array(rand),
+                                             np.array(qs))
         pi = law.pi
         rows, cols, vals = [0], [0], [1.0]
 
@@ -211,13 +223,14 @@ class ExactSystem:
     def _within(self, op: _Op, S, Y):
         """W_i = E[D_i S D_iᵀ] − D̄_i S D̄_iᵀ for every worker (D_i over the (const, x̃_{t−τ}) columns)."""
         W = np.zeros((self.M, self.d, self.d))
-        p, Dc, cols, who = op.combos
-        Sc = S[cols[:, :, None], cols[:, None, :]]                            # (nc, 1+d, 1+d)
-        DS = np.matmul(Dc, Sc)
+        p, Dc, who, rand, q = op.combos
+        Sb = S[self._blk[:, :, None], self._blk[:, None, :]]                 # (H, 1+d, 1+d): S on (0, x̃_{t−τ})
+        Smix = np.einsum("rt,tab->rab", q, Sb)                               # Σ_τ p_τ w_τ² S_τ per random worker
+        DS = np.matmul(Dc, Smix[who])
         DS *= p[:, None, None]
-        np.add.at(W, who, np.matmul(DS, Dc.transpose(0, 2, 1)))
-        r = np.unique(who)                          # workers with a single (K, τ) keep W_i = 0
-        W[r] -= np.matmul(Y[r], op.U[r].transpose(0, 2, 1))
+        E = np.matmul(DS, Dc.transpose(0, 2, 1))
+        starts = np.flatnonzero(np.r_[True, who[1:] != who[:-1]])
+        W[rand] = np.add.reduceat(E, starts, axis=0) - np.matmul(Y[rand], op.U[rand].transpose(0, 2, 1))
         return W
 
     def step(self, S, t: int, noise: bool = True) -> np.ndarray:
