@@ -258,8 +258,10 @@ def wallclock(cfg: RealConfig = RealConfig(), p: int = 1, target: float = 0.85, 
         ok = rt >= 0
         tt = np.where(ok, wc[np.arange(cfg.seeds), np.maximum(rt, 0)], np.nan)
         r = _row(cfg, ev, acc, div, method=label)
-        r.update(reached=int(ok.sum()), rounds_to_target=float(rt[ok].mean()) if ok.any() else math.nan,
-                 time_to_target=float(np.nanmean(tt)) if ok.any() else math.nan,
+        rt_mu, rt_hw = mean_ci(rt[ok].astype(float)) if ok.any() else (math.nan, math.nan)
+        tt_mu, tt_hw = mean_ci(tt[ok]) if ok.any() else (math.nan, math.nan)
+        r.update(reached=int(ok.sum()), rounds_to_target=float(rt_mu), rounds_to_target_ci95=float(rt_hw),
+                 time_to_target=float(tt_mu), time_to_target_ci95=float(tt_hw),
                  mean_round_time=float((wc[:, -1] / cfg.rounds).mean()))
         rows.append(r)
         curves[label] = (ev, mean_ci(acc)[0], wc[:, ev].mean(axis=0))
@@ -272,7 +274,8 @@ def wallclock(cfg: RealConfig = RealConfig(), p: int = 1, target: float = 0.85, 
     lines = ["| method | final acc | reached | rounds to target | time to target | mean round time |",
              "|---|---|---|---|---|---|"]
     lines += [f"| {r['method']} | {_fmt(r['acc_mean'], r['acc_ci95'])} | {r['reached']}/{cfg.seeds} | "
-              f"{r['rounds_to_target']:.1f} | {r['time_to_target']:.2f} | {r['mean_round_time']:.3f} |"
+              f"{r['rounds_to_target']:.1f} ± {r['rounds_to_target_ci95']:.1f} | "
+              f"{r['time_to_target']:.1f} ± {r['time_to_target_ci95']:.1f} | {r['mean_round_time']:.3f} |"
               for r in rows]
     lines.append(f"\nAFL/FedAvg (target {target}): rounds {ratios['rounds_ratio_afl_over_fedavg']:.2f}, "
                  f"wall clock "
