@@ -20,10 +20,10 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
+for _v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):   # before numpy is imported: avoid
+    os.environ.setdefault(_v, "1")                                        # BLAS oversubscription (shared machine)
 
-for _v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):   # avoid oversubscription on a
-    os.environ.setdefault(_v, "1")                                        # shared 2-core machine
+import numpy as np  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import afltheory as aft  # noqa: E402
