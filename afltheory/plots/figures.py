@@ -8,6 +8,7 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
+from matplotlib.ticker import NullFormatter
 
 
 def _fig(ncols=1, width=5.0, height=3.6):
@@ -47,6 +48,10 @@ def _rate_axes(ax, x, y, fit=None, theory_slope=None, label="measured", xlabel="
         ax.plot(xs, anchor * xs**theory_slope, "--", color="k", label=f"theory slope {theory_slope:g}")
     ax.set_xscale("log")
     ax.set_yscale("log")
+    # minor-tick labels on short log ranges overlap ("2×10³ 3×10⁴×10³"): label the measured x values instead
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_xticks(x)
+    ax.set_xticklabels([f"{v:g}" for v in x])
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.legend(fontsize=7)
