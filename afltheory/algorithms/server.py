@@ -15,33 +15,34 @@ from .._validation import check_int, check_positive
 from .workers import SGD
 
 
-def _check_steps(eta, eta_L):
-    check_positive("eta", eta)
-    check_positive("eta_L", eta_L)
+class _ServerRule:
+    """Shared behaviour of the server rules: step-size checks, no server state, the schedule's own K."""
+
+    fixed_local_steps = None
+    needs_warm_start = False
+
+    def __post_init__(self):
+        check_positive("eta", self.eta)
+        check_positive("eta_L", self.eta_L)
+
+    def init(self, replicates, num_workers, dim):
+        return {}
 
 
 @dataclass(frozen=True)
-class AFACD:
+class AFACD(_ServerRule):
     """AFA-CD [Alg. 2, Thm 2–3]: G_t = (1/m) Σ_{i∈M_t} G_i, x_{t+1} = x_t − η η_L G_t."""
 
     eta: float
     eta_L: float
     worker: object = field(default_factory=SGD)
-    fixed_local_steps = None
-    needs_warm_start = False
-
-    def __post_init__(self):
-        _check_steps(self.eta, self.eta_L)
-
-    def init(self, replicates, num_workers, dim):
-        return {}
 
     def aggregate(self, state, x, G, workers, K, delays, num_workers):
         return x - (self.eta * self.eta_L) * G.mean(axis=1)
 
 
 @dataclass(frozen=True)
-class AFACS:
+class AFACS(_ServerRule):
     """AFA-CS [Alg. 3, Thm 4]: slot i keeps worker i's latest G_i; x_{t+1} = x_t − η η_L (1/M) Σ_{i∈[M]} G_i.
     ``memory_init="warm"`` fills every slot with the worker's update at x_0 (K from the schedule's
     ``init_local_steps``); ``"zeros"`` starts from empty (zero) slots."""
@@ -50,10 +51,9 @@ class AFACS:
     eta_L: float
     memory_init: str = "warm"
     worker: object = field(default_factory=SGD)
-    fixed_local_steps = None
 
     def __post_init__(self):
-        _check_steps(self.eta, self.eta_L)
+        super().__post_init__()
         if self.memory_init not in ("warm", "zeros"):
             raise ValueError(f"memory_init={self.memory_init!r} must be 'warm' or 'zeros'")
 
@@ -71,21 +71,13 @@ class AFACS:
 
 
 @dataclass(frozen=True)
-class FedAvg:
+class FedAvg(_ServerRule):
     """Two-sided FedAvg: a worker returns Δ_i = y_K − y_0 = −η_L K_i G_i; x_{t+1} = x_t + η (1/m) Σ Δ_i.
     With τ = 0 and constant K it equals AFA-CD(η·K, η_L) (DESIGN.md equivalence)."""
 
     eta: float
     eta_L: float
     worker: object = field(default_factory=SGD)
-    fixed_local_steps = None
-    needs_warm_start = False
-
-    def __post_init__(self):
-        _check_steps(self.eta, self.eta_L)
-
-    def init(self, replicates, num_workers, dim):
-        return {}
 
     def aggregate(self, state, x, G, workers, K, delays, num_workers):
         return x - (self.eta * self.eta_L) * (K[..., None] * G).mean(axis=1)
@@ -99,7 +91,7 @@ STALENESS_WEIGHTS = {
 
 
 @dataclass(frozen=True)
-class FedBuff:
+class FedBuff(_ServerRule):
     """FedBuff (Nguyen et al. 2022): the server buffers ``buffer_size`` arrivals (= the behaviour's m in round
     mode) and applies x_{t+1} = x_t + η (1/b) Σ w(τ_i) Δ_i with Δ_i = −η_L K_i G_i and staleness weight w."""
 
@@ -108,18 +100,13 @@ class FedBuff:
     buffer_size: int | None = None
     staleness: str = "sqrt"
     worker: object = field(default_factory=SGD)
-    fixed_local_steps = None
-    needs_warm_start = False
 
     def __post_init__(self):
-        _check_steps(self.eta, self.eta_L)
+        super().__post_init__()
         if self.buffer_size is not None:
             check_int("buffer_size", self.buffer_size, low=1)
         if self.staleness not in STALENESS_WEIGHTS:
             raise ValueError(f"staleness={self.staleness!r} must be one of {sorted(STALENESS_WEIGHTS)}")
-
-    def init(self, replicates, num_workers, dim):
-        return {}
 
     def check_m(self, m):
         if self.buffer_size is not None and self.buffer_size != m:
@@ -132,7 +119,7 @@ class FedBuff:
 
 
 @dataclass(frozen=True)
-class AsySG:
+class AsySG(_ServerRule):
     """Asynchronous SGD (AsySG-con, Lian et al. 2015): each arrival sends one stochastic gradient at its stale
     model (K = 1 whatever the behaviour says); x_{t+1} = x_t − η η_L (1/m) Σ g_i. AFA-CD with K = 1, σ_G = 0."""
 
@@ -140,13 +127,6 @@ class AsySG:
     eta_L: float = 1.0
     worker: object = field(default_factory=SGD)
     fixed_local_steps = 1
-    needs_warm_start = False
-
-    def __post_init__(self):
-        _check_steps(self.eta, self.eta_L)
-
-    def init(self, replicates, num_workers, dim):
-        return {}
 
     def aggregate(self, state, x, G, workers, K, delays, num_workers):
         return x - (self.eta * self.eta_L) * G.mean(axis=1)

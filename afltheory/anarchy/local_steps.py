@@ -8,6 +8,13 @@ import numpy as np
 from .._validation import check_int
 
 
+def _step_counts(Ks) -> np.ndarray:
+    K = np.asarray(Ks)
+    if K.ndim != 1 or K.size == 0 or not np.issubdtype(K.dtype, np.integer) or K.min() < 1:
+        raise ValueError(f"Ks={Ks!r} must be a non-empty 1-D list of integers >= 1")
+    return K.astype(np.int64)
+
+
 class LocalSteps:
     K_max: int
 
@@ -67,11 +74,8 @@ class PerWorkerSteps(LocalSteps):
     """Worker i always runs K_i steps (heterogeneous compute)."""
 
     def __init__(self, Ks):
-        K = np.asarray(Ks)
-        if K.ndim != 1 or K.size == 0 or not np.issubdtype(K.dtype, np.integer) or K.min() < 1:
-            raise ValueError(f"Ks={Ks!r} must be a non-empty 1-D list of integers >= 1")
-        self.Ks = K.astype(np.int64)
-        self.K_max = int(K.max())
+        self.Ks = _step_counts(Ks)
+        self.K_max = int(self.Ks.max())
 
     def sample(self, rng, workers, start_round=0):
         if workers.max() >= len(self.Ks):
@@ -89,11 +93,8 @@ class TimeVaryingSteps(LocalSteps):
     """K_t = Ks[t] for round t (the last entry repeats): a deterministic time-varying policy (e.g. growing K)."""
 
     def __init__(self, Ks):
-        K = np.asarray(Ks)
-        if K.ndim != 1 or K.size == 0 or not np.issubdtype(K.dtype, np.integer) or K.min() < 1:
-            raise ValueError(f"Ks={Ks!r} must be a non-empty 1-D list of integers >= 1")
-        self.Ks = K.astype(np.int64)
-        self.K_max = int(K.max())
+        self.Ks = _step_counts(Ks)
+        self.K_max = int(self.Ks.max())
 
     def sample(self, rng, workers, start_round=0):
         t = np.minimum(np.arange(start_round, start_round + workers.shape[0]), len(self.Ks) - 1)

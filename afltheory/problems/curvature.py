@@ -13,7 +13,7 @@ import numpy as np
 
 from .._validation import check_array, check_int, check_nonnegative, check_positive, check_real
 from .base import Constants, NoiseModel, as_noise, check_dim_workers
-from .quadratic import QuadraticProblem
+from .quadratic import QuadraticProblem, check_quadratic_args
 
 
 def _rand_orthogonal(rng, d):
@@ -50,17 +50,8 @@ class HeterogeneousCurvatureQuadratic(QuadraticProblem):
     def __init__(self, dim: int = 10, num_workers: int = 10, L: float = 1.0, mu: float = 0.1,
                  sigma_L: float | NoiseModel = 0.0, sigma_G: float = 1.0, radius: float | None = None,
                  seed: int = 0, hessian: str = "diag", curvature_fraction: float = 0.5):
-        d, M = check_dim_workers(dim, num_workers)
-        L = check_positive("L", L)
-        mu = check_positive("mu", mu)
-        if mu > L:
-            raise ValueError(f"mu={mu} must be <= L={L}")
-        sigma_G = check_nonnegative("sigma_G", sigma_G)
-        if sigma_G > 0 and M < 2:
-            raise ValueError(f"num_workers={M} must be >= 2 for sigma_G={sigma_G} > 0")
+        d, M, L, mu, sigma_G = check_quadratic_args(dim, num_workers, L, mu, sigma_G, hessian)
         radius = 3.0 * np.sqrt(d) if radius is None else check_positive("radius", radius)
-        if hessian not in ("diag", "dense"):
-            raise ValueError(f"hessian={hessian!r} must be 'diag' or 'dense'")
         seed = check_int("seed", seed, low=0)
         frac = check_real("curvature_fraction", curvature_fraction, low=0.0, high=1.0)
         rng = np.random.default_rng(np.random.SeedSequence([seed, 0x53]))

@@ -111,6 +111,21 @@ class QuadraticProblem(Problem):
             hessian_mean=self._Hbar.copy(), x_star=self._x_star.copy(), f_star=self._f_star)
 
 
+def check_quadratic_args(dim, num_workers, L, mu, sigma_G, hessian):
+    """Shared constructor checks of the quadratic families: returns (d, M, L, mu, sigma_G)."""
+    d, M = check_dim_workers(dim, num_workers)
+    L = check_positive("L", L)
+    mu = check_positive("mu", mu)
+    if mu > L:
+        raise ValueError(f"mu={mu} must be <= L={L}")
+    sigma_G = check_nonnegative("sigma_G", sigma_G)
+    if sigma_G > 0 and M < 2:
+        raise ValueError(f"num_workers={M} must be >= 2 for sigma_G={sigma_G} > 0")
+    if hessian not in ("diag", "dense"):
+        raise ValueError(f"hessian={hessian!r} must be 'diag' or 'dense'")
+    return d, M, L, mu, sigma_G
+
+
 def _spectrum(rng, dim, L, mu):
     """Eigenvalues in [mu, L] with both ends attained (dim = 1 requires mu == L)."""
     if dim == 1:
@@ -138,16 +153,7 @@ class HeterogeneousQuadratic(QuadraticProblem):
     def __init__(self, dim: int = 10, num_workers: int = 10, L: float = 1.0, mu: float = 0.1,
                  sigma_L: float | NoiseModel = 0.0, sigma_G: float = 1.0, seed: int = 0,
                  hessian: str = "diag"):
-        d, M = check_dim_workers(dim, num_workers)
-        L = check_positive("L", L)
-        mu = check_positive("mu", mu)
-        if mu > L:
-            raise ValueError(f"mu={mu} must be <= L={L}")
-        sigma_G = check_nonnegative("sigma_G", sigma_G)
-        if sigma_G > 0 and M < 2:
-            raise ValueError(f"num_workers={M} must be >= 2 for sigma_G={sigma_G} > 0")
-        if hessian not in ("diag", "dense"):
-            raise ValueError(f"hessian={hessian!r} must be 'diag' or 'dense'")
+        d, M, L, mu, sigma_G = check_quadratic_args(dim, num_workers, L, mu, sigma_G, hessian)
         seed = check_int("seed", seed, low=0)
         rng = np.random.default_rng(np.random.SeedSequence([seed, 0x51]))
         ev = _spectrum(rng, d, L, mu)
