@@ -5,7 +5,7 @@ round t it takes the realized schedule row (M_t, τ_{t,i}, K_{t,i}), gathers eac
 x_{t−τ_{t,i}} from a ring buffer of the max_delay+1 most recent models, runs the K_{t,i} local steps of the
 worker rule, and applies the server rule. Randomness: the schedule of replicate r comes from
 ``stream(seed, SCHEDULE, r)``; gradient noise of replicate block b (``_rng.BLOCK`` replicates) in round t from
-``stream(seed, NOISE, b, t)`` drawn for the whole block, so replicate r is identical whatever the number of
+the block's Philox stream rewound to (NOISE, t) (``_rng.BlockStreams``), drawn for the whole block, so replicate r is identical whatever the number of
 replicates, and a round can be reproduced alone.
 """
 
@@ -134,6 +134,7 @@ class _LocalRunner:
         self.noise = problem.noise
         self.no_noise = problem.noise.sigma_L == 0.0
         self.calls = np.zeros(replicates, dtype=np.int64)
+        self.streams = _rng.BlockStreams(seed, self.nblocks)
 
     def run(self, y0, workers, K, purpose, key, worker_state=None, rows=None):
         """Returns G: (R, m, d), the average of the K stochastic (corrected) gradients from y0.
@@ -146,7 +147,7 @@ class _LocalRunner:
         y = y0.copy()
         Kmax, Kmin = int(K.max()), int(K.min())
         grad_fn = p.local_grad_fn(workers)
-        gens = [_rng.stream(self.seed, purpose, b * 1_000_003 + key) for b in range(self.nblocks)]
+        gens = self.streams.at(purpose, key)
         for k in range(Kmax):
             if self.additive:
                 g = grad_fn(y)
@@ -257,7 +258,7 @@ class _CollapsedRunner(_LocalRunner):
             v = v @ self.Q
         G = drift[kidx, widx] * v
         if not self.no_noise:
-            gens = [_rng.stream(self.seed, purpose, b * 1_000_003 + key) for b in range(self.nblocks)]
+            gens = self.streams.at(purpose, key)
             G += scale[kidx, widx] * self._noise(gens, workers, y0.shape) * (np.sqrt(p.dim) / self.sigma)
         if self.Q is not None:
             G = G @ self.Q.T

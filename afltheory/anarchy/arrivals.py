@@ -42,9 +42,19 @@ class UniformArrivals(Arrivals):
 
     def sample(self, rng, rounds, num_workers):
         self.validate(num_workers)
-        keys = rng.random((rounds, num_workers))
-        return np.argpartition(keys, self.m - 1, axis=1)[:, : self.m] if self.m < num_workers else \
-            np.argsort(keys, axis=1)
+        M, m = num_workers, self.m
+        if m * m > 2 * M:  # dense case: the m smallest of M uniform keys, O(M) per round
+            keys = rng.random((rounds, M))
+            return np.argpartition(keys, m - 1, axis=1)[:, :m] if m < M else np.argsort(keys, axis=1)
+        # sparse case, O(m) per round: draw m indices, redraw rows with a repeat until none is left (a row is
+        # kept with probability Π_k (1 − k/M) ≈ exp(−m²/2M) ≥ 1/e, and accepted rows are uniform m-subsets)
+        out = rng.integers(0, M, size=(rounds, m))
+        bad = np.arange(rounds)
+        while bad.size:
+            s = np.sort(out[bad], axis=1)
+            bad = bad[np.any(s[:, 1:] == s[:, :-1], axis=1)]
+            out[bad] = rng.integers(0, M, size=(bad.size, m))
+        return out
 
     def inclusion(self, num_workers):
         M, m = num_workers, self.m

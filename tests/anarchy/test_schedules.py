@@ -55,13 +55,20 @@ def test_schedules_respect_their_bounds(mb, T, R, seed):
     assert beh.sample(T, R + 2, M, seed).replicate(slice(0, R)) == s
 
 
-def test_uniform_arrivals_have_uniform_inclusion_frequencies():
-    """10 000 rounds of m=3 of M=8: each count ~ Binomial(10⁴, 3/8); a 5-sigma band per worker (8 workers,
-    Bonferroni false-failure probability < 5e-6)."""
-    s = an.Behaviour(an.UniformArrivals(3)).sample(10_000, 1, 8, seed=1)
-    counts = np.bincount(s.workers.ravel(), minlength=8)
-    n, p = 10_000, 3 / 8
-    assert np.all(np.abs(counts - n * p) < 5 * np.sqrt(n * p * (1 - p))), counts
+@pytest.mark.parametrize("M", [8, 50])  # dense (argpartition) and sparse (rejection) samplers
+def test_uniform_arrivals_have_uniform_inclusion_frequencies(M):
+    """20 000 rounds of m=3 of M: each count ~ Binomial(2·10⁴, 3/M) and each pair count ~ Binomial(2·10⁴,
+    6/(M(M−1))); 5.5-sigma bands (Bonferroni over ≤ 1275 cells: false-failure probability < 5e-5)."""
+    n, m = 20_000, 3
+    s = an.Behaviour(an.UniformArrivals(m)).sample(n, 1, M, seed=1)
+    counts = np.bincount(s.workers.ravel(), minlength=M)
+    p = m / M
+    assert np.all(np.abs(counts - n * p) < 5.5 * np.sqrt(n * p * (1 - p))), counts
+    ind = np.zeros((n, M))
+    np.put_along_axis(ind, s.workers[0], 1.0, axis=1)
+    pairs = (ind.T @ ind)[np.triu_indices(M, 1)]
+    q = m * (m - 1) / (M * (M - 1))
+    assert np.all(np.abs(pairs - n * q) < 5.5 * np.sqrt(n * q * (1 - q)) + 1), pairs
 
 
 def test_biased_inclusion_probabilities_match_sampling_and_sum_to_m():
