@@ -191,8 +191,20 @@ class _LocalRunner:
                 g[lo:hi] += tmp[: hi - lo]
 
     def _noise(self, gens, workers, shape):
-        out = np.zeros(shape)
-        self._add_noise(gens, workers, out)
+        """One noise draw per (replicate, worker), written straight into a new array (same streams as
+        ``_add_noise``)."""
+        R, B = self.R, self.B
+        out = np.empty(shape)
+        for b, gen in enumerate(gens):
+            lo, hi = b * B, min((b + 1) * B, R)
+            if hi - lo == B:
+                self.noise.sample_into(gen, workers[lo:hi], out[lo:hi])
+            else:
+                w = np.zeros((B, shape[1]), dtype=np.int64)
+                w[: hi - lo] = workers[lo:hi]
+                tmp = np.empty((B, *shape[1:]))
+                self.noise.sample_into(gen, w, tmp)
+                out[lo:hi] = tmp[: hi - lo]
         return out
 
 
@@ -251,15 +263,19 @@ class _CollapsedRunner(_LocalRunner):
         scale = np.empty_like(drift)
         for j, k in enumerate(Ks):
             drift[j], scale[j] = self._table(int(k))
-        kidx = np.searchsorted(Ks, K)
-        widx = 0 if S == 1 else workers
+        if len(Ks) == 1:  # one K this round: per-worker (or shared) coefficients, no (R, m, d) gather by K
+            dr, sc = (drift[0, 0], scale[0, 0]) if S == 1 else (drift[0][workers], scale[0][workers])
+        else:
+            kidx = np.searchsorted(Ks, K)
+            widx = 0 if S == 1 else workers
+            dr, sc = drift[kidx, widx], scale[kidx, widx]
         v = y0 - p.centers[workers]
         if self.Q is not None:
             v = v @ self.Q
-        G = drift[kidx, widx] * v
+        G = dr * v
         if not self.no_noise:
             gens = self.streams.at(purpose, key)
-            G += scale[kidx, widx] * self._noise(gens, workers, y0.shape) * (np.sqrt(p.dim) / self.sigma)
+            G += (sc * (np.sqrt(p.dim) / self.sigma)) * self._noise(gens, workers, y0.shape)
         if self.Q is not None:
             G = G @ self.Q.T
         self.calls += K.sum(axis=1)
