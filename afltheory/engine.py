@@ -142,22 +142,17 @@ class _LocalRunner:
         Σ_k g_k is recovered as (y_0 − y_K)/η_L instead of being accumulated (one pass less per step; the
         rounding error it adds to x_{t+1} is η·ε·‖y‖/K, far below the 1e-12 reference tolerance).
         """
-        p, R, B = self.problem, self.R, self.B
+        p, R = self.problem, self.R
         rows = np.arange(R) if rows is None else rows
-        y = y0.copy()
         Kmax, Kmin = int(K.max()), int(K.min())
         grad_fn = p.local_grad_fn(workers)
         gens = self.streams.at(purpose, key)
+        if Kmax == 1 and not worker_state:  # one step, stateless rule (SGD, FedProx): G is the gradient at y0
+            self.calls += K.shape[1]
+            return self._stochastic_grad(grad_fn, y0, workers, gens)
+        y = y0.copy()
         for k in range(Kmax):
-            if self.additive:
-                g = grad_fn(y)
-                if not self.no_noise:
-                    self._add_noise(gens, workers, g)
-            else:
-                g = np.empty_like(y)
-                for b, gen in enumerate(gens):
-                    sl = slice(b * B, min((b + 1) * B, R))
-                    g[sl] = p.stochastic_grad(y[sl], workers[sl], gen)
+            g = self._stochastic_grad(grad_fn, y, workers, gens)
             if worker_state is not None:
                 corr = self.worker.correction(worker_state, y, y0, rows, workers)
                 if corr is not None:
@@ -175,6 +170,19 @@ class _LocalRunner:
         G = y0 - y
         G /= self.eta_L * K[..., None]
         return G
+
+    def _stochastic_grad(self, grad_fn, y, workers, gens):
+        if self.additive:
+            g = grad_fn(y)
+            if not self.no_noise:
+                self._add_noise(gens, workers, g)
+            return g
+        p, R, B = self.problem, self.R, self.B
+        g = np.empty_like(y)
+        for b, gen in enumerate(gens):
+            sl = slice(b * B, min((b + 1) * B, R))
+            g[sl] = p.stochastic_grad(y[sl], workers[sl], gen)
+        return g
 
     def _add_noise(self, gens, workers, g):
         """g += one noise draw per (replicate, worker); full blocks are drawn whatever R is."""
@@ -258,6 +266,8 @@ class _CollapsedRunner(_LocalRunner):
     def run(self, y0, workers, K, purpose, key, worker_state=None, rows=None):
         p, R = self.problem, self.R
         Ks = np.unique(K)
+        if len(Ks) == 1 and Ks[0] == 1:  # nothing to collapse: the generic one-step path is the same draw
+            return super().run(y0, workers, K, purpose, key, worker_state, rows)
         S = self.eig.shape[0]
         drift = np.empty((len(Ks), S, p.dim))
         scale = np.empty_like(drift)

@@ -29,6 +29,14 @@ class Arrivals:
     def sample(self, rng: np.random.Generator, rounds: int, num_workers: int) -> np.ndarray:
         raise NotImplementedError
 
+    def sample_block(self, rng: np.random.Generator, replicates: int, rounds: int, num_workers: int) -> np.ndarray:
+        """(replicates, rounds, m) for a block of replicates from one generator. Default: one replicate after
+        another; processes i.i.d. across rounds override it with a single vectorized draw."""
+        return np.stack([self.sample(rng, rounds, num_workers) for _ in range(replicates)])
+
+    def _iid_block(self, rng, replicates, rounds, num_workers):
+        return self.sample(rng, replicates * rounds, num_workers).reshape(replicates, rounds, self.m)
+
     def inclusion(self, num_workers: int) -> tuple[np.ndarray, np.ndarray] | None:
         """(π_i, π_ij): P(i ∈ M_t) and P(i, j ∈ M_t) (π_ii = π_i), if i.i.d. across rounds; else None."""
         return None
@@ -39,6 +47,8 @@ class UniformArrivals(Arrivals):
 
     def __init__(self, m: int):
         self.m = check_int("m", m, low=1)
+
+    sample_block = Arrivals._iid_block
 
     def sample(self, rng, rounds, num_workers):
         self.validate(num_workers)
@@ -93,6 +103,8 @@ class BiasedArrivals(Arrivals):
         if len(self.probs) != num_workers:
             raise ValueError(f"probs has {len(self.probs)} entries but num_workers={num_workers}")
 
+    sample_block = Arrivals._iid_block
+
     def sample(self, rng, rounds, num_workers):
         self.validate(num_workers)
         with np.errstate(divide="ignore"):
@@ -145,6 +157,8 @@ class FixedArrivals(Arrivals):
         if self.workers.max() >= num_workers:
             raise ValueError(f"workers={self.workers.tolist()} must lie in [0, {num_workers - 1}]")
 
+    sample_block = Arrivals._iid_block
+
     def sample(self, rng, rounds, num_workers):
         self.validate(num_workers)
         return np.broadcast_to(self.workers, (rounds, self.m)).copy()
@@ -169,6 +183,9 @@ class CyclicArrivals(Arrivals):
         self.validate(num_workers)
         t = np.arange(rounds)[:, None]
         return (t * self.m + np.arange(self.m)[None, :]) % num_workers
+
+    def sample_block(self, rng, replicates, rounds, num_workers):
+        return np.broadcast_to(self.sample(rng, rounds, num_workers), (replicates, rounds, self.m)).copy()
 
     def __repr__(self):
         return f"CyclicArrivals(m={self.m})"

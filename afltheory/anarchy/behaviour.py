@@ -1,7 +1,8 @@
 """Behaviours: how anarchic workers turn into a realized ``Schedule`` (round mode, replay, event mode).
 
-Every behaviour implements ``sample(rounds, replicates, num_workers, seed) -> Schedule``; replicate r uses its
-own stream ``_rng.stream(seed, SCHEDULE, r)``, so it is the same whatever the number of replicates.
+Every behaviour implements ``sample(rounds, replicates, num_workers, seed) -> Schedule``; replicate r's schedule
+does not depend on the number of replicates (round mode: block-keyed streams drawn whole; event and synchronous
+clocks: one stream per replicate).
 """
 
 from __future__ import annotations
@@ -47,19 +48,24 @@ class Behaviour:
         return self.delays.max_delay
 
     def sample(self, rounds: int, replicates: int, num_workers: int, seed: int = 0) -> Schedule:
+        """Replicates are drawn in blocks of ``_rng.BLOCK`` from ``stream(seed, SCHEDULE, block)``, always the
+        whole block (vectorized over its replicates), so replicate r does not depend on the replicate count."""
         rounds, replicates, num_workers = _check_sizes(rounds, replicates, num_workers)
         self.arrivals.validate(num_workers)
-        m = self.m
+        m, B = self.m, _rng.BLOCK
         W = np.empty((replicates, rounds, m), dtype=np.int64)
         D = np.empty_like(W)
         K = np.empty_like(W)
         K0 = np.empty((replicates, num_workers), dtype=np.int64)
-        for r in range(replicates):
-            rng = _rng.stream(seed, _rng.SCHEDULE, r)
-            W[r] = self.arrivals.sample(rng, rounds, num_workers)
-            D[r] = self.delays.sample(rng, W[r])
-            K[r] = self.local_steps.sample(rng, W[r])
-            K0[r] = self.local_steps.sample_initial(rng, num_workers)
+        everyone = np.broadcast_to(np.arange(num_workers), (B, 1, num_workers))
+        for lo in range(0, replicates, B):
+            rng = _rng.stream(seed, _rng.SCHEDULE, lo // B)
+            n = min(B, replicates - lo)
+            w = self.arrivals.sample_block(rng, B, rounds, num_workers)
+            W[lo:lo + n] = w[:n]
+            D[lo:lo + n] = self.delays.sample(rng, w)[:n]
+            K[lo:lo + n] = self.local_steps.sample(rng, w)[:n]
+            K0[lo:lo + n] = self.local_steps.sample(rng, everyone, 0)[:n, 0]
         return Schedule(W, D, K, num_workers, K0)
 
 

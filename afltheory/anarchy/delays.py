@@ -14,7 +14,7 @@ class Delays:
     max_delay: int = 0
 
     def sample(self, rng: np.random.Generator, workers: np.ndarray) -> np.ndarray:
-        """Delays for one replicate's (rounds, m) arrivals."""
+        """Delays for arrivals ``workers`` of shape (..., rounds, m) (round index = axis −2)."""
         raise NotImplementedError
 
     def pmf(self, t: int) -> np.ndarray | None:
@@ -41,7 +41,7 @@ class UniformDelay(Delays):
         self.max_delay = check_int("max_delay", max_delay, low=0)
 
     def sample(self, rng, workers):
-        T = workers.shape[0]
+        T = workers.shape[-2]
         cap = np.minimum(np.arange(T), self.max_delay)[:, None]
         return np.floor(rng.random(workers.shape) * (cap + 1)).astype(np.int64)
 
@@ -60,7 +60,7 @@ class FixedDelay(Delays):
         self.max_delay = check_int("delay", delay, low=0)
 
     def sample(self, rng, workers):
-        T = workers.shape[0]
+        T = workers.shape[-2]
         return np.broadcast_to(np.minimum(np.arange(T), self.max_delay)[:, None], workers.shape).copy()
 
     def pmf(self, t):
@@ -85,12 +85,16 @@ class GeometricDelay(Delays):
         return w / w.sum()
 
     def sample(self, rng, workers):
-        T = workers.shape[0]
+        T = workers.shape[-2]
         u = rng.random(workers.shape)
         out = np.empty(workers.shape, dtype=np.int64)
-        for t in range(T):  # inverse CDF per round (the cap changes only for t < max_delay)
+        for t in range(min(T, self.max_delay + 1)):  # inverse CDF; the cap changes only for t < max_delay
             cdf = np.cumsum(self.pmf(t))
-            out[t] = np.minimum(np.searchsorted(cdf, u[t], side="right"), len(cdf) - 1)
+            out[..., t, :] = np.minimum(np.searchsorted(cdf, u[..., t, :], side="right"), len(cdf) - 1)
+        if T > self.max_delay + 1:
+            cdf = np.cumsum(self.pmf(self.max_delay))
+            rest = u[..., self.max_delay + 1:, :]
+            out[..., self.max_delay + 1:, :] = np.minimum(np.searchsorted(cdf, rest, side="right"), len(cdf) - 1)
         return out
 
     def __repr__(self):
@@ -110,7 +114,7 @@ class PerWorkerDelay(Delays):
     def sample(self, rng, workers):
         if workers.max() >= len(self.max_delays):
             raise ValueError(f"max_delays has {len(self.max_delays)} entries; worker {workers.max()} arrived")
-        T = workers.shape[0]
+        T = workers.shape[-2]
         cap = np.minimum(np.arange(T)[:, None], self.max_delays[workers])
         return np.floor(rng.random(workers.shape) * (cap + 1)).astype(np.int64)
 

@@ -19,7 +19,8 @@ class LocalSteps:
     K_max: int
 
     def sample(self, rng: np.random.Generator, workers: np.ndarray, start_round: int = 0) -> np.ndarray:
-        """K for one replicate's (rounds, m) arrivals; round index of row 0 is ``start_round``."""
+        """K for arrivals ``workers`` of shape (..., rounds, m) (round index = axis −2, the first being
+        ``start_round``)."""
         raise NotImplementedError
 
     def sample_initial(self, rng: np.random.Generator, num_workers: int) -> np.ndarray:
@@ -97,7 +98,7 @@ class TimeVaryingSteps(LocalSteps):
         self.K_max = int(self.Ks.max())
 
     def sample(self, rng, workers, start_round=0):
-        t = np.minimum(np.arange(start_round, start_round + workers.shape[0]), len(self.Ks) - 1)
+        t = np.minimum(np.arange(start_round, start_round + workers.shape[-2]), len(self.Ks) - 1)
         return np.broadcast_to(self.Ks[t][:, None], workers.shape).copy()
 
     def __repr__(self):
