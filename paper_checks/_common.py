@@ -78,6 +78,18 @@ def bound_verdict(id, claim, reference, measured, bound, *, exact=False, control
                    details=details or {})
 
 
+def plot_bound_verdicts(ctx, name, verdicts, title):
+    """One bar figure of measured vs bound for ``verdicts`` (labels = the part of the id after the dot), attached
+    to each of them."""
+    from afltheory.plots import bound_plot
+
+    path, rel = ctx.fig(name)
+    bound_plot(path, [v.id.split(".", 1)[1] for v in verdicts], [v.measured for v in verdicts],
+               [v.theoretical for v in verdicts], ucb=[v.ci[1] for v in verdicts], title=title)
+    for v in verdicts:
+        v.figures.append(rel)
+
+
 def fmt(v, digits=4) -> str:
     if v is None:
         return "—"

@@ -30,10 +30,10 @@ import numpy as np
 from afltheory.algorithms import AFACD
 from afltheory.analysis import NegativeControl, Verdict, compare_bound
 from afltheory.anarchy import Behaviour, BiasedArrivals, UniformDelay, UniformSteps
-from afltheory.plots import bound_plot, stability_region_plot
+from afltheory.plots import stability_region_plot
 from afltheory.theory import theorem2
 
-from ._common import bound_verdict, sim
+from ._common import bound_verdict, plot_bound_verdicts, sim
 from ._configs import concentrated_arrivals, families
 from .registry import register
 
@@ -69,7 +69,6 @@ def run(ctx):
     T, R = (300, 32) if ctx.quick else (1000, 64)
     fams = families()
     out = []
-    labels, meas, bnds, ucbs = [], [], [], []
     for name, p in fams.items():
         beh = Behaviour(concentrated_arrivals(p), UniformDelay(TAU), UniformSteps.paper(2))
         adm = theorem2.admissible_step_sizes(L=p.constants.L, eta_L=ETA_L, K_max=K_MAX, tau=TAU)
@@ -90,14 +89,7 @@ def run(ctx):
                         f"slack {cp.slack:.3g}, holds {cp.holds}")
             v.details["paper_biased"] = {"measured": cp.measured, "bound": cp.bound, "slack": cp.slack}
         out.append(v)
-        labels.append(name)
-        meas.append(v.measured)
-        bnds.append(v.theoretical)
-        ucbs.append(v.ci[1])
-    path, rel = ctx.fig("thm2_bounds")
-    bound_plot(path, labels, meas, bnds, ucb=ucbs, title="Theorem 2: measured vs bound (slack annotated)")
-    for v in out:
-        v.figures.append(rel)
+    plot_bound_verdicts(ctx, "thm2_bounds", out, "Theorem 2: measured vs bound (slack annotated)")
     # stability region
     p = fams["quadratic"]
     beh = Behaviour(concentrated_arrivals(p), UniformDelay(TAU), UniformSteps.paper(2))

@@ -26,7 +26,7 @@ from afltheory.anarchy import Behaviour, UniformArrivals, UniformDelay, UniformS
 from afltheory.plots import bound_plot
 from afltheory.theory import theorem3
 
-from ._common import bound_verdict, sim
+from ._common import bound_verdict, plot_bound_verdicts, sim
 from ._configs import families
 from .registry import register
 
@@ -60,11 +60,7 @@ def run(ctx):
                                  REF, tr.time_average(), b,
                                  notes=f"η={eta:.4g}, η_L=0.009; condition slacks "
                                        + ", ".join(f"{c.name} {c.slack:.3g}" for c in conds)))
-    path, rel = ctx.fig("thm3_bounds")
-    bound_plot(path, [v.id.split(".")[1] for v in out], [v.measured for v in out], [v.theoretical for v in out],
-               ucb=[v.ci[1] for v in out], title="Theorem 3: measured vs bound")
-    for v in out:
-        v.figures.append(rel)
+    plot_bound_verdicts(ctx, "thm3_bounds", out, "Theorem 3: measured vs bound")
     # sampling-variance finding
     q = families(sigma_L=0.0)["quadratic"]
     xs = q.constants.x_star

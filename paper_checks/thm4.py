@@ -15,10 +15,9 @@ import numpy as np
 
 from afltheory.algorithms import AFACS
 from afltheory.anarchy import Behaviour, BiasedArrivals, Replay, UniformDelay, UniformSteps
-from afltheory.plots import bound_plot
 from afltheory.theory import theorem4
 
-from ._common import bound_verdict, sim
+from ._common import bound_verdict, plot_bound_verdicts, sim
 from ._configs import families
 from .registry import register
 
@@ -50,9 +49,5 @@ def run(ctx):
                                  "K~U{1,2}", REF, tr.time_average(), b,
                                  notes=f"realized memory staleness τ={tau}, η_L={eta_L:.4g}, η={eta:.4g}; slacks "
                                        + ", ".join(f"{c.name} {c.slack:.3g}" for c in conds)))
-    path, rel = ctx.fig("thm4_bounds")
-    bound_plot(path, [v.id.split(".")[1] for v in out], [v.measured for v in out], [v.theoretical for v in out],
-               ucb=[v.ci[1] for v in out], title="Theorem 4 (AFA-CS): measured vs bound")
-    for v in out:
-        v.figures.append(rel)
+    plot_bound_verdicts(ctx, "thm4_bounds", out, "Theorem 4 (AFA-CS): measured vs bound")
     return out

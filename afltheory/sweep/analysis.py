@@ -8,18 +8,14 @@ import math
 
 import numpy as np
 
+from .spec import _flatten
+
 __all__ = ["export_csv", "pooled_points", "plot_store", "flat_params", "varying_params"]
 
 
 def flat_params(config: dict, prefix: str = "") -> dict:
-    out = {}
-    for k, v in config.items():
-        p = f"{prefix}.{k}" if prefix else k
-        if isinstance(v, dict):
-            out.update(flat_params(v, p))
-        else:
-            out[p] = json.dumps(v) if isinstance(v, list) else v
-    return out
+    """Dotted-key view of a task config (lists as JSON text, for CSV cells)."""
+    return {k: json.dumps(v) if isinstance(v, list) else v for k, v in _flatten(config, prefix).items()}
 
 
 def varying_params(rows, *, exclude=("seed", "block")) -> list[str]:
