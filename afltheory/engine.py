@@ -264,7 +264,7 @@ class _CollapsedRunner(_LocalRunner):
         return self._tables[K]
 
     def run(self, y0, workers, K, purpose, key, worker_state=None, rows=None):
-        p, R = self.problem, self.R
+        p = self.problem
         Ks = np.unique(K)
         if len(Ks) == 1 and Ks[0] == 1:  # nothing to collapse: the generic one-step path is the same draw
             return super().run(y0, workers, K, purpose, key, worker_state, rows)

@@ -23,10 +23,8 @@ from pathlib import Path
 for _v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):   # before numpy is imported: avoid
     os.environ.setdefault(_v, "1")                                        # BLAS oversubscription (shared machine)
 
-import numpy as np  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import afltheory as aft  # noqa: E402
 from afltheory.algorithms import AFACD, AFACS  # noqa: E402
 from afltheory.anarchy import Behaviour, UniformArrivals, UniformDelay, UniformSteps  # noqa: E402
 from afltheory.exact import ExactUnavailable, moments  # noqa: E402

@@ -18,8 +18,6 @@ Negative control: the same fit against the wrong slope 0 (no speedup).
 
 from __future__ import annotations
 
-import numpy as np
-
 from afltheory.algorithms import AFACD
 from afltheory.anarchy import UniformArrivals
 from afltheory.plots import speedup_plot

@@ -92,7 +92,6 @@ def run(ctx):
     Y, _, _, _ = local_paths(p, np.arange(p.num_workers), x, K, eta_L, N, rng)
     drift = LM.local_drift(Y.reshape(-1, K + 1, p.dim), np.broadcast_to(x, (Y.shape[0] * Y.shape[1], p.dim)))
     drift = drift.reshape(N, p.num_workers, K + 1)
-    worst = drift.mean(axis=0).max()
     wi, wk = np.unravel_index(np.argmax(drift.mean(axis=0)), drift.shape[1:])
     g2 = float(np.sum(p.grad(x) ** 2))
     b = float(LM.drift_bound(g2, K, eta_L, c.sigma_L, c.sigma_G, L=c.L))

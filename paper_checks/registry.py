@@ -6,8 +6,8 @@ import importlib
 import importlib.util
 import os
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 #: check modules in report order (each registers one or more ids on import)
 MODULES = ("thm1", "thm2", "thm3", "thm4", "cor1", "cor2", "cor3", "remark4", "lemmas", "wallclock",

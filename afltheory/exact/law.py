@@ -9,8 +9,8 @@ arrivals, delays and K independent of each other. Everything else is refused wit
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 

@@ -7,8 +7,15 @@ Every function takes data (and fits from ``afltheory.analysis``), draws one PNG 
 empirical divergence boundary), ``curves_plot`` (generic lines).
 """
 
-from .figures import (bound_plot, curves_plot, lower_bound_plot, rate_plot, save, speedup_plot,
-                      stability_region_plot)
+from .figures import (
+                      bound_plot,
+                      curves_plot,
+                      lower_bound_plot,
+                      rate_plot,
+                      save,
+                      speedup_plot,
+                      stability_region_plot,
+)
 
 __all__ = ["bound_plot", "curves_plot", "lower_bound_plot", "rate_plot", "save", "speedup_plot",
            "stability_region_plot"]

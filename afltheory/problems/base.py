@@ -7,9 +7,9 @@ can evaluate (replicates, workers, dim) blocks in one call.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Mapping
 
 import numpy as np
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_array, check_int, check_nonnegative, check_positive, check_real
+from .._validation import check_array, check_int, check_positive, check_real
 from .base import Constants, NoiseModel, as_noise, check_dim_workers
 from .quadratic import QuadraticProblem, check_quadratic_args
 

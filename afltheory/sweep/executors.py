@@ -115,9 +115,9 @@ class DaskExecutor(Executor):
         self.window = window or 4 * nthreads
 
     def imap_unordered(self, fn, payloads):
-        from dask.distributed import as_completed
-
         import uuid
+
+        from dask.distributed import as_completed
 
         it = iter(payloads)
         futs = {}

@@ -123,6 +123,7 @@ def run_task(payload: dict) -> dict:
     """Run one task with ``afltheory.simulate``. ``payload`` = {"id", "config", "seed"} (plain data)."""
     started = time.time()
     import afltheory
+
     from .spec import build_objects
 
     cfg = payload["config"]

@@ -6,7 +6,17 @@ One module per result: ``theorem1`` (lower bound), ``theorem2`` (AFA-CD, general
 ``admissible_step_sizes``, ``region``, ``bound`` (on a realized Schedule), ``bound_expr`` and ``rate``.
 """
 
-from . import corollaries, inconsistencies, lemmas, symbols, theorem1, theorem2, theorem3, theorem4, yu_local_sgd
+from . import (
+           corollaries,
+           inconsistencies,
+           lemmas,
+           symbols,
+           theorem1,
+           theorem2,
+           theorem3,
+           theorem4,
+           yu_local_sgd,
+)
 from ._condition import AdmissibleStep, Condition, Infeasible
 
 __all__ = ["AdmissibleStep", "Condition", "Infeasible", "corollaries", "inconsistencies", "lemmas", "symbols",

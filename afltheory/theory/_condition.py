@@ -8,8 +8,8 @@ boundary, negative outside; for a strict inequality the boundary itself is outsi
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Sequence
 
 import numpy as np
 import sympy as sp

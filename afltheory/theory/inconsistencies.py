@@ -6,8 +6,8 @@ and returns a dict of numbers; ``shown`` is True when the numbers exhibit the in
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
@@ -61,6 +61,7 @@ def demo_2() -> dict:
     """Theorem 3's printed left side has an extra "2" (possibly the ℓ2-norm subscript lost in extraction, possibly
     a factor): read as a factor on the left, the bound is 2× tighter than what the proof establishes."""
     from afltheory.problems import Constants
+
     from . import theorem3
 
     c = Constants(L=1.0, mu=0.0, sigma_L=1.0, sigma_G=1.0, f_star=0.0, x_star=None)
@@ -72,6 +73,7 @@ def demo_3() -> dict:
     """K̃_t, K̂_t² over M_t (statement, "as in Theorem 2") vs over all M (the proof's (b9)) on a schedule where only
     a worker with K = 10 arrives and the others sit at K = 1."""
     from afltheory.problems import Constants
+
     from . import theorem3
 
     s = _tiny_schedule_3()

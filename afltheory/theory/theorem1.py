@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import symbols as S
 from .._validation import check_int, check_positive, check_real
+from . import symbols as S
 from ._condition import check_K
 
 CITATION = "[Yang et al. 2022, Thm 1]"

@@ -20,8 +20,16 @@ import numpy as np
 import sympy as sp
 
 from . import symbols as S
-from ._condition import (AdmissibleStep, ConditionSpec, admissible_from, check_K, nonneg, pos,
-                         quadratic_root_expr, region_from)
+from ._condition import (
+    AdmissibleStep,
+    ConditionSpec,
+    admissible_from,
+    check_K,
+    nonneg,
+    pos,
+    quadratic_root_expr,
+    region_from,
+)
 from ._stats import check_constants, check_f0, check_schedule, tau_for
 
 CITATION = "[Yang et al. 2022, Thm 2]"

@@ -23,8 +23,19 @@ import numpy as np
 import sympy as sp
 
 from . import symbols as S
-from ._condition import (AdmissibleStep, ConditionSpec, admissible_from, check_K, check_m_M, int_ge, nonneg,
-                         pos, quadratic_root_expr, real, region_from)
+from ._condition import (
+    AdmissibleStep,
+    ConditionSpec,
+    admissible_from,
+    check_K,
+    check_m_M,
+    int_ge,
+    nonneg,
+    pos,
+    quadratic_root_expr,
+    real,
+    region_from,
+)
 from ._stats import check_constants, check_f0, check_schedule, memory_stats
 
 CITATION = "[Yang et al. 2022, Thm 4]"

@@ -2,7 +2,6 @@
 report.md/report.html and exits 0; a fixed seed gives identical verdicts."""
 
 import json
-import os
 
 import pytest
 

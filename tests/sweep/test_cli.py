@@ -1,7 +1,6 @@
 import csv
 import json
 
-
 from afltheory.sweep.cli import main
 
 

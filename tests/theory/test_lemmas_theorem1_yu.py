@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 from afltheory.problems import LowerBoundPair
-from afltheory.theory import inconsistencies, lemmas, theorem1, yu_local_sgd as yu
+from afltheory.theory import inconsistencies, lemmas, theorem1
+from afltheory.theory import yu_local_sgd as yu
 
 
 # ------------------------------------------------------------------ lemmas
@@ -83,6 +84,7 @@ def test_yu_conditions_and_bounds():
     with pytest.raises(ValueError, match="setting"):
         yu.rate("weird")
     import sympy as sp
+
     from afltheory.theory import symbols as S
     r = yu.rate("iid")
     assert sp.simplify(r - (2 * S.Delta * S.L / sp.sqrt(S.N * S.T) + 4 * S.N * S.K**2 * S.G**2 / S.T
