@@ -38,3 +38,12 @@ BY_NAME = {str(v): v for v in (L, eta, eta_L, K, tau, m, M, m_fresh, T, sigma_L,
                                Delta, Kbar, Ktil, Khat2, s, N, G, sigma)}
 BY_NAME["m_fresh"] = m_fresh
 BY_NAME["s_stale"] = s_stale
+
+
+#: Constant local steps: the run averages K̄_t, K̃_t, K̂_t² all reduce to K (K² for K̂²).
+CONSTANT_K = {Kbar: K, Ktil: K, Khat2: K**2}
+
+
+def afacd_bound(aL, aG):
+    """The common right-hand side of Theorems 2 and 3: 4(f_0 − f_*)/(η η_L T) + 4(α_L σ_L² + α_G σ_G²)."""
+    return 4 * Delta / (eta * eta_L * T) + 4 * (aL * sigma_L**2 + aG * sigma_G**2)

@@ -92,13 +92,12 @@ def alpha_exprs():
 
 def bound_expr():
     """Right-hand side as a sympy expression (Delta = f_0 − f_*)."""
-    aL, aG = alpha_exprs()
-    return 4 * S.Delta / (S.eta * S.eta_L * S.T) + 4 * (aL * S.sigma_L**2 + aG * S.sigma_G**2)
+    return S.afacd_bound(*alpha_exprs())
 
 
 def rate():
     """The bound for constant K (K̄ = K̃ = K, K̂² = K²) as a sympy expression."""
-    return bound_expr().subs({S.Kbar: S.K, S.Ktil: S.K, S.Khat2: S.K**2})
+    return bound_expr().subs(S.CONSTANT_K)
 
 
 def alphas(schedule, constants, *, eta, eta_L, tau=None):

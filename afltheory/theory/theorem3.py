@@ -96,12 +96,11 @@ def alpha_exprs():
 
 
 def bound_expr():
-    aL, aG = alpha_exprs()
-    return 4 * S.Delta / (S.eta * S.eta_L * S.T) + 4 * (aL * S.sigma_L**2 + aG * S.sigma_G**2)
+    return S.afacd_bound(*alpha_exprs())
 
 
 def rate():
-    return bound_expr().subs({S.Kbar: S.K, S.Ktil: S.K, S.Khat2: S.K**2})
+    return bound_expr().subs(S.CONSTANT_K)
 
 
 def k_averages(schedule, averaging="statement"):

@@ -121,7 +121,7 @@ def rate(khat="sum"):
     if khat not in KHATS:
         raise ValueError(f"khat={khat!r} must be one of {KHATS}")
     k2 = S.M * S.K**2 if khat == "sum" else S.K**2
-    return bound_expr(khat).subs({S.Kbar: S.K, S.Ktil: S.K, S.Khat2: k2})
+    return bound_expr(khat).subs({**S.CONSTANT_K, S.Khat2: k2})
 
 
 def realized(schedule):
