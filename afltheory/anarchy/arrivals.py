@@ -7,8 +7,6 @@ engine; the others return None.
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 
 from .._validation import check_array, check_int, check_real
@@ -223,7 +221,3 @@ class MarkovAvailability(Arrivals):
     def __repr__(self):
         return f"MarkovAvailability(m={self.m}, p_on={self.p_on}, p_off={self.p_off})"
 
-
-def enumerate_subsets(num_workers: int, m: int):
-    """All m-subsets of [M] (helper for exact enumeration in small cases)."""
-    return list(itertools.combinations(range(num_workers), m))

@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import _rng
 from .._validation import check_int, check_positive
-from .arrivals import Arrivals, UniformArrivals
+from .arrivals import Arrivals
 from .delays import Delays, NoDelay
 from .local_steps import ConstantSteps, LocalSteps
 from .schedule import Schedule
@@ -240,6 +240,3 @@ class Synchronous:
             WC[r, 1:] = np.cumsum(times.max(axis=1))
         return Schedule(base.workers, base.delays, base.local_steps, M, base.init_local_steps, WC)
 
-
-def default_behaviour(m: int = 1) -> Behaviour:
-    return Behaviour(UniformArrivals(m))
