@@ -119,8 +119,44 @@ def _schedule_for(behaviour, algorithm, problem, rounds, replicates, seed) -> Sc
     return sched
 
 
+#: Values per (chunk, m, d) working array: the local steps of a chunk of whole noise blocks run together, so the
+#: arrays stay in cache (≈ 0.5 MB each) while Python call overhead is paid once per chunk, not per replicate.
+_CHUNK_VALUES = 1 << 16
+
+
+def _standard_normal_blocks(gens, out, B):
+    """Fill out (n, ...) with standard normals, rows [jB, (j+1)B) from gens[j]; a partial last block is drawn
+    whole and truncated, so a replicate's values do not depend on the number of replicates."""
+    for j, gen in enumerate(gens):
+        o = out[j * B:(j + 1) * B]
+        if o.shape[0] == B:
+            gen.standard_normal(out=o)
+        else:
+            o[...] = gen.standard_normal((B, *o.shape[1:]))[: o.shape[0]]
+    return out
+
+
+class _Workspace:
+    """Reusable float arrays keyed by (name, shape). The engine's per-round temporaries are allocated once per
+    run: fresh ~1 MB arrays page-fault on first touch every round, which cost 20–30% of a d = 10 round here."""
+
+    def __init__(self):
+        self._arrays = {}
+
+    def get(self, name, shape):
+        a = self._arrays.get((name, shape))
+        if a is None:
+            a = self._arrays[(name, shape)] = np.empty(shape)
+        return a
+
+
 class _LocalRunner:
-    """Runs K_{t,i} local steps for a (R, m) block of arrivals, with block-keyed noise streams."""
+    """Runs K_{t,i} local steps for a (R, m) block of arrivals, with block-keyed noise streams.
+
+    Work is done chunk by chunk (whole noise blocks of ``_rng.BLOCK`` replicates): gather the chunk's start
+    points, then all of its local steps, so each block's stream is consumed in step order exactly as if the
+    whole (R, m, d) array were processed at once (replicate r's values do not depend on R or the chunk size).
+    """
 
     def __init__(self, problem: Problem, worker, eta_L: float, seed: int, replicates: int):
         self.problem = problem
@@ -133,87 +169,106 @@ class _LocalRunner:
         self.additive = type(problem).stochastic_grad is Problem.stochastic_grad
         self.noise = problem.noise
         self.no_noise = problem.noise.sigma_L == 0.0
-        self.calls = np.zeros(replicates, dtype=np.int64)
         self.streams = _rng.BlockStreams(seed, self.nblocks)
+        self.unit = problem.noise.standard_normal_scale(problem.dim)
+        self._chunk_cache = {}
+        self.ws = _Workspace()
 
-    def run(self, y0, workers, K, purpose, key, worker_state=None, rows=None):
-        """Returns G: (R, m, d), the average of the K stochastic (corrected) gradients from y0.
+    def _chunks(self, n):
+        """[(lo, hi, first block, end block)] covering the replicates, for n arrivals per replicate."""
+        if n not in self._chunk_cache:
+            B, nb = self.B, max(1, _CHUNK_VALUES // (self.B * n * self.problem.dim))
+            self._chunk_cache[n] = [(b * B, min((b + nb) * B, self.R), b, min(b + nb, self.nblocks))
+                                    for b in range(0, self.nblocks, nb)]
+        return self._chunk_cache[n]
+
+    def step_bounds(self, local_steps):
+        """(2, chunks, rounds): per chunk and round, the fewest and most local steps of its arrivals (one pass
+        over the schedule instead of two strided reductions per chunk and round)."""
+        n = local_steps.shape[2]
+        return np.stack([np.stack([local_steps[lo:hi].min(axis=(0, 2)) for lo, hi, _, _ in self._chunks(n)]),
+                         np.stack([local_steps[lo:hi].max(axis=(0, 2)) for lo, hi, _, _ in self._chunks(n)])])
+
+    def run(self, src, idx, workers, K, purpose, key, worker_state=None, shift=None, bounds=None):
+        """G: (R, n, d), per arrival the average of its K stochastic (corrected) gradients from its start point
+        y0 = src[idx] − shift (``src``: (·, d) models, ``idx``: (R, n) valid rows of src, ``shift``: (R, d) or
+        None). The returned array is reused by the next call.
 
         Σ_k g_k is recovered as (y_0 − y_K)/η_L instead of being accumulated (one pass less per step; the
         rounding error it adds to x_{t+1} is η·ε·‖y‖/K, far below the 1e-12 reference tolerance).
         """
-        p, R = self.problem, self.R
-        rows = np.arange(R) if rows is None else rows
-        Kmax, Kmin = int(K.max()), int(K.min())
-        grad_fn = p.local_grad_fn(workers)
+        R, n = workers.shape
+        d = self.problem.dim
+        G = self.ws.get("G", (R, n, d))
         gens = self.streams.at(purpose, key)
-        if Kmax == 1 and not worker_state:  # one step, stateless rule (SGD, FedProx): G is the gradient at y0
-            self.calls += K.shape[1]
-            return self._stochastic_grad(grad_fn, y0, workers, gens)
-        y = y0.copy()
-        for k in range(Kmax):
-            g = self._stochastic_grad(grad_fn, y, workers, gens)
-            if worker_state is not None:
-                corr = self.worker.correction(worker_state, y, y0, rows, workers)
-                if corr is not None:
-                    g += corr
-            if k >= Kmin:
-                active = k < K
-                g *= active[..., None]
-                self.calls += active.sum(axis=1)
-            else:
-                self.calls += K.shape[1]
-            g *= self.eta_L
-            y -= g
-        if worker_state is not None:
-            self.worker.finish(worker_state, y0, y, K, self.eta_L, rows, workers, p.num_workers)
-        G = y0 - y
-        G /= self.eta_L * K[..., None]
+        for c, (lo, hi, b0, b1) in enumerate(self._chunks(n)):
+            # mode="wrap": an unbuffered gather (indices come from a validated schedule)
+            y0 = np.take(src, idx[lo:hi], axis=0, out=self.ws.get("y0", (hi - lo, n, d)), mode="wrap")
+            if shift is not None:
+                y0 -= shift[lo:hi, None, :]
+            Kc = K[lo:hi]
+            Kmin, Kmax = (int(Kc.min()), int(Kc.max())) if bounds is None else (int(bounds[0, c]), int(bounds[1, c]))
+            self._run_chunk(G[lo:hi], y0, workers[lo:hi], Kc, Kmin, Kmax, gens[b0:b1], lo, worker_state)
         return G
 
-    def _stochastic_grad(self, grad_fn, y, workers, gens):
-        if self.additive:
-            g = grad_fn(y)
-            if not self.no_noise:
-                self._add_noise(gens, workers, g)
-            return g
-        p, R, B = self.problem, self.R, self.B
-        g = np.empty_like(y)
-        for b, gen in enumerate(gens):
-            sl = slice(b * B, min((b + 1) * B, R))
-            g[sl] = p.stochastic_grad(y[sl], workers[sl], gen)
-        return g
+    def _run_chunk(self, Gc, y0, W, K, Kmin, Kmax, gens, lo, worker_state):
+        p, eta, ws = self.problem, self.eta_L, self.ws
+        if Kmax == 1 and not worker_state:  # one step, stateless rule (SGD, FedProx): G is the gradient at y0
+            self._draw(gens, W, Gc, 1.0, y0)
+            if self.additive:
+                p.local_grad_add_fn(W, 1.0, ws)(y0, Gc)
+            return
+        add = p.local_grad_add_fn(W, eta, ws) if self.additive else None
+        rows = np.arange(lo, lo + len(W))
+        y = ws.get("y", y0.shape)
+        np.copyto(y, y0)
+        h = ws.get("h", y0.shape)
+        for k in range(Kmax):
+            self._draw(gens, W, h, eta, y)            # h = η_L ξ_k (or η_L ∇f_i(y, ξ) when not additive)
+            if add is not None:
+                add(y, h)                             # h += η_L ∇f_i(y)
+            if worker_state is not None:
+                corr = self.worker.correction(worker_state, y, y0, rows, W)
+                if corr is not None:
+                    corr *= eta
+                    h += corr
+            if k >= Kmin:
+                h *= (k < K)[..., None]
+            y -= h
+        if worker_state is not None:
+            self.worker.finish(worker_state, y0, y, K, eta, rows, W, p.num_workers)
+        np.subtract(y0, y, out=Gc)
+        if Kmin == Kmax:
+            Gc *= 1.0 / (eta * Kmax)
+        else:
+            Gc /= (eta * K)[..., None]
 
-    def _add_noise(self, gens, workers, g):
-        """g += one noise draw per (replicate, worker); full blocks are drawn whatever R is."""
-        R, B = self.R, self.B
-        for b, gen in enumerate(gens):
-            lo, hi = b * B, min((b + 1) * B, R)
-            if hi - lo == B:
-                self.noise.add_to(gen, workers[lo:hi], g[lo:hi])
+    def _draw(self, gens, W, out, scale, y):
+        """out = scale · (one noise draw per arrival) — or, for problems with their own stochastic gradient,
+        scale · ∇f_i(y, ξ). Noise is drawn per block, always the full block (replicate r does not depend on R)."""
+        B = self.B
+        if self.additive and self.no_noise:
+            out.fill(0.0)
+            return
+        if self.additive and self.unit is not None:  # s·N(0, I): raw draws per block, one scaling per chunk
+            _standard_normal_blocks(gens, out, B)
+            out *= scale * self.unit
+            return
+        for j, gen in enumerate(gens):
+            sl = slice(j * B, (j + 1) * B)
+            o = out[sl]
+            if not self.additive:
+                o[...] = self.problem.stochastic_grad(y[sl], W[sl], gen)
+                if scale != 1.0:
+                    o *= scale
+            elif o.shape[0] == B:
+                self.noise.sample_into(gen, W[sl], o, scale)
             else:  # partial last block: draw the full block so replicate r's values do not depend on R
-                w = np.zeros((B, g.shape[1]), dtype=np.int64)
-                w[: hi - lo] = workers[lo:hi]
-                tmp = np.zeros((B, *g.shape[1:]))
-                self.noise.add_to(gen, w, tmp)
-                g[lo:hi] += tmp[: hi - lo]
-
-    def _noise(self, gens, workers, shape):
-        """One noise draw per (replicate, worker), written straight into a new array (same streams as
-        ``_add_noise``)."""
-        R, B = self.R, self.B
-        out = np.empty(shape)
-        for b, gen in enumerate(gens):
-            lo, hi = b * B, min((b + 1) * B, R)
-            if hi - lo == B:
-                self.noise.sample_into(gen, workers[lo:hi], out[lo:hi])
-            else:
-                w = np.zeros((B, shape[1]), dtype=np.int64)
-                w[: hi - lo] = workers[lo:hi]
-                tmp = np.empty((B, *shape[1:]))
-                self.noise.sample_into(gen, w, tmp)
-                out[lo:hi] = tmp[: hi - lo]
-        return out
+                w = np.zeros((B, W.shape[1]), dtype=np.int64)
+                w[: o.shape[0]] = W[sl]
+                tmp = np.empty((B, *o.shape[1:]))
+                self.noise.sample_into(gen, w, tmp, scale)
+                o[...] = tmp[: o.shape[0]]
 
 
 class _CollapsedRunner(_LocalRunner):
@@ -234,6 +289,7 @@ class _CollapsedRunner(_LocalRunner):
             self.eig, self.Q = lam[None], Q
         self.sigma = problem.noise.sigma_L
         self._tables = {}
+        self._tiled = {}
 
     @staticmethod
     def reason(problem, worker) -> str | None:
@@ -251,6 +307,7 @@ class _CollapsedRunner(_LocalRunner):
         return None
 
     def _table(self, K):
+        """(drift, noise) coefficients for K steps, each (S, d): G = drift·(y0 − c) + noise·z, z ~ N(0, I)."""
         if K not in self._tables:
             a = 1.0 - self.eta_L * self.eig
             with np.errstate(divide="ignore", invalid="ignore"):
@@ -263,33 +320,41 @@ class _CollapsedRunner(_LocalRunner):
             self._tables[K] = (drift, noise)
         return self._tables[K]
 
-    def run(self, y0, workers, K, purpose, key, worker_state=None, rows=None):
-        p = self.problem
+    def _coefficients(self, W, K, Kmin, Kmax):
+        """Per-arrival drift and noise coefficients, broadcastable against (n, m, d)."""
+        S, m = self.eig.shape[0], W.shape[1]
+        if Kmin == Kmax:  # one K in this chunk: shared coefficients tiled to (m, d) (coalesced inner loops)
+            if S == 1:
+                if (Kmax, m) not in self._tiled:
+                    dr, sc = self._table(Kmax)
+                    self._tiled[(Kmax, m)] = np.tile(dr[0], (m, 1)), np.tile(sc[0], (m, 1))
+                return self._tiled[(Kmax, m)]
+            dr, sc = self._table(Kmax)
+            return np.take(dr, W, axis=0), np.take(sc, W, axis=0)
         Ks = np.unique(K)
-        if len(Ks) == 1 and Ks[0] == 1:  # nothing to collapse: the generic one-step path is the same draw
-            return super().run(y0, workers, K, purpose, key, worker_state, rows)
-        S = self.eig.shape[0]
-        drift = np.empty((len(Ks), S, p.dim))
-        scale = np.empty_like(drift)
-        for j, k in enumerate(Ks):
-            drift[j], scale[j] = self._table(int(k))
-        if len(Ks) == 1:  # one K this round: per-worker (or shared) coefficients, no (R, m, d) gather by K
-            dr, sc = (drift[0, 0], scale[0, 0]) if S == 1 else (drift[0][workers], scale[0][workers])
-        else:
-            kidx = np.searchsorted(Ks, K)
-            widx = 0 if S == 1 else workers
-            dr, sc = drift[kidx, widx], scale[kidx, widx]
-        v = y0 - p.centers[workers]
+        tabs = [self._table(int(k)) for k in Ks]
+        drift, scale = np.stack([t[0] for t in tabs]), np.stack([t[1] for t in tabs])
+        kidx = np.searchsorted(Ks, K)
+        widx = 0 if S == 1 else W
+        return drift[kidx, widx], scale[kidx, widx]
+
+    def _run_chunk(self, Gc, y0, W, K, Kmin, Kmax, gens, lo, worker_state):
+        if Kmax == 1:  # nothing to collapse: the generic one-step path is the same draw
+            return super()._run_chunk(Gc, y0, W, K, Kmin, Kmax, gens, lo, worker_state)
+        p, ws = self.problem, self.ws
+        dr, sc = self._coefficients(W, K, Kmin, Kmax)
+        v = y0
+        v -= np.take(p.centers, W, axis=0, out=ws.get("c", v.shape), mode="wrap")
         if self.Q is not None:
             v = v @ self.Q
-        G = dr * v
+        v *= dr
         if not self.no_noise:
-            gens = self.streams.at(purpose, key)
-            G += (sc * (np.sqrt(p.dim) / self.sigma)) * self._noise(gens, workers, y0.shape)
+            z = _standard_normal_blocks(gens, ws.get("z", v.shape), self.B)
+            z *= sc
+            v += z
         if self.Q is not None:
-            G = G @ self.Q.T
-        self.calls += K.sum(axis=1)
-        return G
+            v = v @ self.Q.T
+        Gc[...] = v
 
 
 def simulate(problem: Problem, algorithm, behaviour, rounds: int, replicates: int = 1, seed: int = 0,
@@ -328,7 +393,9 @@ def simulate(problem: Problem, algorithm, behaviour, rounds: int, replicates: in
     H = int(sched.delays.max()) + 1 if sched.delays.size else 1
     hist = np.empty((H, R, d))
     hist[0] = x
+    hist_flat = hist.reshape(H * R, d)
     rows = np.arange(R)
+    rows_m = np.repeat(rows[:, None], sched.m, axis=1)
     why_not = _CollapsedRunner.reason(problem, algorithm.worker)
     if collapse and why_not:
         raise ValueError(f"collapse=True is invalid here: {why_not}")
@@ -343,7 +410,7 @@ def simulate(problem: Problem, algorithm, behaviour, rounds: int, replicates: in
         track = np.empty((R, rounds + 1))
     if getattr(algorithm, "needs_warm_start", False):
         all_w = np.broadcast_to(np.arange(M), (R, M))
-        state["memory"][:] = runner.run(np.repeat(x[:, None, :], M, axis=1), all_w, sched.init_local_steps,
+        state["memory"][:] = runner.run(x, np.repeat(rows[:, None], M, axis=1), all_w, sched.init_local_steps,
                                         _rng.INIT, 0)
 
     gn = np.empty((R, rounds + 1))
@@ -359,36 +426,41 @@ def simulate(problem: Problem, algorithm, behaviour, rounds: int, replicates: in
         if walk is not None:  # f_t(x) = f(x − w_t): evaluate the base problem in shifted coordinates
             track[:, t] = np.sum((x - walk[:, t] - problem.constants.x_star) ** 2, axis=1)
             x = x - walk[:, t]
-        with np.errstate(over="ignore", invalid="ignore"):
-            g = problem.grad(x)
-            gn[:, t] = np.einsum("rd,rd->r", g, g)
-            loss[:, t] = problem.value(x)
+        gn[:, t], loss[:, t] = problem.grad_norm_sq_and_value(x)
         if check_region:
             out = (left < 0) & ~problem.in_certified_region(x)
             left[out] = t
 
-    record(0, x)
-    limit = divergence_threshold * max(1.0, float(np.nanmax(gn[:, 0])))
-    for t in range(rounds):
-        W = sched.workers[:, t]
-        K = sched.local_steps[:, t]
-        tau = sched.delays[:, t]
-        y0 = hist[(t - tau) % H, rows[:, None]]
-        if walk is not None:  # G depends on y only through y − w_t (translation), so run shifted
-            y0 = y0 - walk[:, t, None, :]
-        with np.errstate(over="ignore", invalid="ignore"):
-            G = runner.run(y0, W, K, _rng.NOISE, t + 1, worker_state, rows)
+    # x_{t−τ} is row ((t − τ) mod H)·R + r of the flattened ring buffer: a lookup in a (H, H) table of offsets
+    offsets = ((np.arange(H)[:, None] - np.arange(H)[None, :]) % H) * R
+    kbounds = runner.step_bounds(sched.local_steps)
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow is detected and reported as divergence
+        record(0, x)
+        limit = divergence_threshold * max(1.0, float(np.nanmax(gn[:, 0])))
+        for t in range(rounds):
+            W = sched.workers[:, t]
+            K = sched.local_steps[:, t]
+            tau = sched.delays[:, t]
+            if H == 1:
+                idx = rows_m
+            else:
+                idx = np.take(offsets[t % H], tau)
+                idx += rows_m
+            # G depends on y only through y − w_t for a drifting objective (translation), so run shifted
+            shift = None if walk is None else walk[:, t]
+            G = runner.run(hist_flat, idx, W, K, _rng.NOISE, t + 1, worker_state, shift, kbounds[:, :, t])
             x = algorithm.aggregate(state, x, G, W, K, tau, M)
-        record(t + 1, x)
-        bad = (div_round < 0) & ~(np.isfinite(gn[:, t + 1]) & (gn[:, t + 1] <= limit))
-        if bad.any():
-            div_round[bad] = t + 1
-            # freeze diverged replicates at x_0 so they stop overflowing; their recorded values become +inf
-            x[bad] = x_init[bad]
-            hist[:, bad] = x_init[bad]
-            for arr in (*state.values(), *worker_state.values()):
-                arr[bad] = 0.0
-        hist[(t + 1) % H] = x
+            record(t + 1, x)
+            ok = gn[:, t + 1] <= limit  # False for NaN and +inf too
+            if not ok.all():
+                bad = (div_round < 0) & ~ok
+                div_round[bad] = t + 1
+                # freeze diverged replicates at x_0 so they stop overflowing; their recorded values become +inf
+                x[bad] = x_init[bad]
+                hist[:, bad] = x_init[bad]
+                for arr in (*state.values(), *worker_state.values()):
+                    arr[bad] = 0.0
+            hist[(t + 1) % H] = x
     if (div_round >= 0).any():
         for r in np.flatnonzero(div_round >= 0):
             gn[r, div_round[r]:] = np.inf
@@ -399,7 +471,10 @@ def simulate(problem: Problem, algorithm, behaviour, rounds: int, replicates: in
         warnings.warn(f"simulate: {(left >= 0).sum()} replicates left the certified region "
                       f"(radius {problem.constants.radius}) — Assumption 3 is not certified there",
                       RegionWarning, stacklevel=2)
+    calls = sched.local_steps.sum(axis=(1, 2))  # oracle calls: one per local step (diverged replicates too)
+    if getattr(algorithm, "needs_warm_start", False):
+        calls = calls + sched.init_local_steps.sum(axis=1)
     config = {"problem": repr(problem), "algorithm": repr(algorithm), "behaviour": repr(behaviour),
               "rounds": rounds, "replicates": R, "seed": seed, "collapsed": use_collapsed}
     return Trace(gn, loss, sched, DivergenceInfo(div_round, limit), left, x.copy(), x0.copy(),
-                 runner.calls.copy(), seed, xs, config, walk, None if walk is None else track)
+                 calls, seed, xs, config, walk, None if walk is None else track)

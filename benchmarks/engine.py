@@ -4,13 +4,17 @@
 
 For each configuration it measures, in one process and one run:
   engine  — afltheory.simulate, in replicate·round·worker·local-step per second ("units/s");
-  floor   — drawing the same number of Gaussian values (units × d) with the same generator (Philox);
+  floor   — drawing the same number of Gaussian values (units × d) with the same generator (Philox), the
+            fastest way numpy offers: ``standard_normal(out=buffer)`` into one preallocated (R·m·d) buffer per
+            local step; ``draw`` is the same with a fresh array per call (``standard_normal(size)``, the
+            definition used before 2026-11-21: ~15-25% slower here because fresh arrays page-fault);
   loop    — a plain per-replicate loop (numpy over workers within one replicate, Python over replicates);
   collapsed — simulate with exact collapsed local steps (linear-Gaussian problems): simulate's default path
               for these quadratics (collapse=None picks it whenever valid);
-and prints engine/floor (generic step-by-step path), loop/eng (loop vs generic path), loop/def (loop vs the
-default, collapsed path), step/coll, and the run's peak memory (tracemalloc, generic engine run) next to the
-size of the recorded trace plus the max_delay+1 models.
+and prints engine/floor and engine/draw (generic step-by-step path), loop/eng (loop vs generic path), loop/def
+(loop vs the default, collapsed path), step/coll, sched% (share of the generic run spent sampling the schedule)
+and the run's peak memory (tracemalloc, generic engine run) next to the size of the recorded trace plus the
+max_delay+1 models.
 Timings are the best of ``--repeat`` runs (default 3).
 """
 
@@ -82,7 +86,10 @@ def run_config(d, M, m, K, max_delay, R, rounds, repeat, loop_reps):
     gen = np.random.Generator(np.random.Philox(0))  # the engine's noise generator (afltheory._rng.BlockStreams)
     n_values = units * d
     chunk = R * m * d
-    t_floor = best_of(lambda: [gen.standard_normal(chunk) for _ in range(rounds * K)], repeat)
+    buf = np.empty(chunk)
+    t_floor = best_of(lambda: [gen.standard_normal(out=buf) for _ in range(rounds * K)], repeat)
+    t_draw = best_of(lambda: [gen.standard_normal(chunk) for _ in range(rounds * K)], repeat)
+    t_sched = best_of(lambda: beh.sample(rounds, R, M, seed=1), repeat)
     assert n_values == chunk * rounds * K
     sched = beh.sample(rounds, loop_reps, M, seed=1)
     t_loop = best_of(lambda: plain_loop(p, algo, sched, p.default_x0(), 0), 1) * (R / loop_reps)
@@ -93,9 +100,10 @@ def run_config(d, M, m, K, max_delay, R, rounds, repeat, loop_reps):
     trace_bytes = 2 * R * (rounds + 1) * 8 + 3 * R * rounds * m * 8
     models_bytes = (max_delay + 1) * R * d * 8
     return dict(d=d, M=M, m=m, K=K, max_delay=max_delay, replicates=R, rounds=rounds,
-                engine_units_per_s=units / t_engine, engine_s=t_engine, floor_s=t_floor,
-                collapsed_s=t_collapsed, loop_s_extrapolated=t_loop,
-                engine_over_floor=t_engine / t_floor, loop_over_engine=t_loop / t_engine,
+                engine_units_per_s=units / t_engine, engine_s=t_engine, floor_s=t_floor, draw_s=t_draw,
+                schedule_s=t_sched, collapsed_s=t_collapsed, loop_s_extrapolated=t_loop,
+                engine_over_floor=t_engine / t_floor, engine_over_draw=t_engine / t_draw,
+                schedule_share=t_sched / t_engine, loop_over_engine=t_loop / t_engine,
                 loop_over_default=t_loop / t_collapsed,
                 step_by_step_over_collapsed=t_engine / t_collapsed,
                 peak_mem_mb=peak / 2**20, trace_plus_models_mb=(trace_bytes + models_bytes) / 2**20)
@@ -108,15 +116,20 @@ def main(argv=None):
     ap.add_argument("--rounds", type=int, default=50)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--loop-replicates", type=int, default=8, help="replicates actually run by the loop")
+    ap.add_argument("--only", default="", help="keep grid rows matching e.g. 'd=10,K=20,R=64' (comma = and)")
     args = ap.parse_args(argv)
     if args.quick:
         grid = [(50, 100, 10, 5, 4, 256)]
     else:
         grid = [(50, 100, 10, 5, 4, 256)] + list(itertools.product([10, 100], [100], [10], [1, 5, 20], [0, 4],
                                                                    [64, 1024]))
+    names = ("d", "M", "m", "K", "tau", "R")
+    want = dict(kv.split("=") for kv in args.only.split(",") if kv)
+    grid = [g for g in grid if all(str(dict(zip(names, g))[k]) == v for k, v in want.items())]
     rows = []
     hdr = (f"{'d':>4} {'M':>4} {'m':>3} {'K':>3} {'tau':>3} {'R':>5} | {'Munit/s':>8} {'eng/floor':>9} "
-           f"{'loop/eng':>8} {'loop/def':>8} {'step/coll':>9} {'peakMB':>7} {'trace+models MB':>15}")
+           f"{'eng/draw':>8} {'sched%':>6} {'loop/eng':>8} {'loop/def':>8} {'step/coll':>9} {'peakMB':>7} "
+           f"{'trace+models MB':>15}")
     print(hdr)
     print("-" * len(hdr))
     for cfg in grid:
@@ -124,6 +137,7 @@ def main(argv=None):
         rows.append(res)
         print(f"{res['d']:>4} {res['M']:>4} {res['m']:>3} {res['K']:>3} {res['max_delay']:>3} {res['replicates']:>5} | "
               f"{res['engine_units_per_s'] / 1e6:>8.3f} {res['engine_over_floor']:>9.2f} "
+              f"{res['engine_over_draw']:>8.2f} {100 * res['schedule_share']:>6.1f} "
               f"{res['loop_over_engine']:>8.1f} {res['loop_over_default']:>8.1f} "
               f"{res['step_by_step_over_collapsed']:>9.1f} "
               f"{res['peak_mem_mb']:>7.1f} {res['trace_plus_models_mb']:>15.1f}", flush=True)

@@ -68,13 +68,18 @@ class NoiseModel:
     def covariance(self, i: int, dim: int) -> np.ndarray | None:
         return None
 
-    def sample_into(self, rng: np.random.Generator, workers: np.ndarray, out: np.ndarray) -> None:
-        """Write one draw per entry of ``workers`` into ``out`` (shape (*workers.shape, dim))."""
-        out[...] = self.sample(rng, workers, out.shape[-1])
+    def standard_normal_scale(self, dim: int) -> float | None:
+        """s if one draw is s · N(0, I_dim) from ``rng.standard_normal`` (the engine then draws whole blocks and
+        scales once per chunk), else None."""
+        return None
 
-    def add_to(self, rng: np.random.Generator, workers: np.ndarray, out: np.ndarray) -> None:
-        """out += one draw per entry of ``workers`` (the engine's hot path; same stream as ``sample``)."""
-        out += self.sample(rng, workers, out.shape[-1])
+    def sample_into(self, rng: np.random.Generator, workers: np.ndarray, out: np.ndarray,
+                    scale: float = 1.0) -> None:
+        """out = scale · (one draw per entry of ``workers``), out of shape (*workers.shape, dim) (the engine's
+        hot path; the same stream as ``sample``)."""
+        out[...] = self.sample(rng, workers, out.shape[-1])
+        if scale != 1.0:
+            out *= scale
 
 
 class NoNoise(NoiseModel):
@@ -88,11 +93,8 @@ class NoNoise(NoiseModel):
     def covariance(self, i, dim):
         return np.zeros((dim, dim))
 
-    def sample_into(self, rng, workers, out):
+    def sample_into(self, rng, workers, out, scale=1.0):
         out.fill(0.0)
-
-    def add_to(self, rng, workers, out):
-        return None
 
     def __repr__(self):
         return "NoNoise()"
@@ -114,12 +116,12 @@ class GaussianNoise(NoiseModel):
     def covariance(self, i, dim):
         return np.eye(dim) * (self.sigma_L**2 / dim)
 
-    def sample_into(self, rng, workers, out):
-        rng.standard_normal(out=out)
-        out *= self.sigma_L / np.sqrt(out.shape[-1])
+    def standard_normal_scale(self, dim):
+        return self.sigma_L / np.sqrt(dim)
 
-    def add_to(self, rng, workers, out):
-        out += rng.normal(0.0, self.sigma_L / np.sqrt(out.shape[-1]), out.shape)  # scale fused in the draw
+    def sample_into(self, rng, workers, out, scale=1.0):
+        rng.standard_normal(out=out)  # into the buffer: ~20% faster than rng.normal(0, s, shape) here
+        out *= scale * self.sigma_L / np.sqrt(out.shape[-1])
 
     def __repr__(self):
         return f"GaussianNoise(sigma_L={self.sigma_L})"
@@ -176,10 +178,29 @@ class Problem:
         x = np.asarray(x, dtype=float)
         return np.mean(self.local_grad(x[..., None, :], np.arange(self.num_workers)), axis=-2)
 
+    def grad_norm_sq_and_value(self, x):
+        """(‖∇f(x)‖², f(x)) for x: (..., dim) — what the engine records every round; families override it to
+        share work between the two."""
+        g = self.grad(x)
+        return np.einsum("...d,...d->...", g, g), self.value(x)
+
     def local_grad_fn(self, workers):
         """A callable y -> ∇f_{workers}(y) for a fixed worker array (the engine calls it K times per round;
         families override it to precompute per-worker data once)."""
         return lambda y: self.local_grad(y, workers)
+
+    def local_grad_add_fn(self, workers, scale: float = 1.0, workspace=None):
+        """A callable (y, out) -> None doing out += scale · ∇f_{workers}(y) in place (the engine's hot path:
+        ``out`` already holds the scaled noise). ``workspace``: None, or the engine's reusable-array pool
+        (``get(name, shape)``), in which case ``workers`` are trusted to be valid. Default: ``local_grad_fn``."""
+        fn = self.local_grad_fn(workers)
+
+        def add(y, out):
+            g = fn(y)
+            if scale != 1.0:
+                g = g * scale
+            out += g
+        return add
 
     def stochastic_grad(self, x, i, rng: np.random.Generator):
         """∇f_i(x, ξ) = ∇f_i(x) + ξ with ξ from ``self.noise``."""

@@ -86,6 +86,36 @@ class QuadraticProblem(Problem):
             return lambda y: a * (y - c)
         return lambda y: self._apply(y - c, workers)
 
+    def local_grad_add_fn(self, workers, scale=1.0, workspace=None):
+        if workspace is None:
+            workers = self._check_worker(workers)
+            buf = lambda name: None  # noqa: E731
+        else:  # trusted rows of a validated schedule: unbuffered gathers into reused arrays
+            workers = np.asarray(workers)
+            buf = lambda name: workspace.get(name, (*workers.shape, self.dim))  # noqa: E731
+        c = np.take(self.centers, workers, axis=0, out=buf("quadratic.c"), mode="wrap")
+        if self.kind == "diag":
+            if self.shared:  # tiled to (m, d) so the broadcast against (n, m, d) runs as one long inner loop
+                a = np.tile(scale * self.hessian[0], (workers.shape[-1], 1)) if workers.ndim else scale * self.hessian[0]
+            else:
+                a = np.take(self.hessian, workers, axis=0, out=buf("quadratic.a"), mode="wrap")
+                a *= scale
+            v = buf("quadratic.v")
+
+            def add(y, out):
+                r = np.subtract(y, c, out=v)
+                r *= a
+                out += r
+            return add
+        fn = self.local_grad_fn(workers)
+
+        def add_dense(y, out):
+            g = fn(y)
+            if scale != 1.0:
+                g *= scale
+            out += g
+        return add_dense
+
     def value(self, x):
         v = np.asarray(x, dtype=float) - self._x_star
         if self.kind == "diag":  # H̄ is diagonal: avoid a BLAS call per round in the engine
@@ -97,6 +127,11 @@ class QuadraticProblem(Problem):
         if self.kind == "diag":
             return v * self.hessian.mean(axis=0)
         return v @ self._Hbar.T
+
+    def grad_norm_sq_and_value(self, x):
+        v = np.asarray(x, dtype=float) - self._x_star
+        g = v * self.hessian.mean(axis=0) if self.kind == "diag" else v @ self._Hbar.T
+        return np.einsum("...d,...d->...", g, g), self._f_star + 0.5 * np.einsum("...d,...d->...", v, g)
 
     def linear_gaussian(self):
         M, d = self.num_workers, self.dim
