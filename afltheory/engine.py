@@ -5,8 +5,11 @@ round t it takes the realized schedule row (M_t, τ_{t,i}, K_{t,i}), gathers eac
 x_{t−τ_{t,i}} from a ring buffer of the max_delay+1 most recent models, runs the K_{t,i} local steps of the
 worker rule, and applies the server rule. Randomness: the schedule of replicate r comes from
 ``stream(seed, SCHEDULE, r)``; gradient noise of replicate block b (``_rng.BLOCK`` replicates) in round t from
-the block's Philox stream rewound to (NOISE, t) (``_rng.BlockStreams``), drawn for the whole block, so replicate r is identical whatever the number of
-replicates, and a round can be reproduced alone.
+the block's Philox stream rewound to (NOISE, t) (``_rng.BlockStreams``), drawn for the whole block, so replicate r
+is identical whatever the number of replicates, and a round can be reproduced alone. (A problem that draws its own
+stochastic gradients — ``stochastic_grad`` overridden, e.g. minibatch logistic regression — consumes the block's
+stream in its own order, so there a replicate depends on its block-mates; the full blocks still never change.)
+Replicates are processed in chunks of whole blocks; the chunk size never changes a number (tests/engine).
 """
 
 from __future__ import annotations

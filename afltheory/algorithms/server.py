@@ -15,12 +15,12 @@ from .._validation import check_int, check_positive
 from .workers import SGD
 
 
-def _worker_mean(G, weights=None):
-    """(1/n) Σ_i w_i G_i over the arrivals axis of G (R, n, d) — einsum runs one pass where ``G.mean(axis=1)``
-    reduces d-long rows (4× slower at d = 10; benchmarks/engine.py)."""
-    if weights is None:
-        return np.einsum("rnd->rd", G) / G.shape[1]
-    return np.einsum("rn,rnd->rd", np.asarray(weights, dtype=float), G) / G.shape[1]
+def _worker_mean(G, weights=None, factor=1.0):
+    """factor · (1/n) Σ_i w_i G_i over the arrivals axis of G (R, n, d) — einsum runs one pass where
+    ``G.mean(axis=1)`` reduces d-long rows (4× slower at d = 10; benchmarks/engine.py)."""
+    s = np.einsum("rnd->rd", G) if weights is None else np.einsum("rn,rnd->rd", np.asarray(weights, float), G)
+    s *= factor / G.shape[1]
+    return s
 
 
 class _ServerRule:
@@ -46,7 +46,7 @@ class AFACD(_ServerRule):
     worker: object = field(default_factory=SGD)
 
     def aggregate(self, state, x, G, workers, K, delays, num_workers):
-        return x - (self.eta * self.eta_L) * _worker_mean(G)
+        return x - _worker_mean(G, factor=self.eta * self.eta_L)
 
 
 @dataclass(frozen=True)
@@ -75,7 +75,7 @@ class AFACS(_ServerRule):
     def aggregate(self, state, x, G, workers, K, delays, num_workers):
         mem = state["memory"]
         mem[np.arange(len(x))[:, None], workers] = G
-        return x - (self.eta * self.eta_L) * _worker_mean(mem)
+        return x - _worker_mean(mem, factor=self.eta * self.eta_L)
 
 
 @dataclass(frozen=True)
@@ -88,7 +88,7 @@ class FedAvg(_ServerRule):
     worker: object = field(default_factory=SGD)
 
     def aggregate(self, state, x, G, workers, K, delays, num_workers):
-        return x - (self.eta * self.eta_L) * _worker_mean(G, K)
+        return x - _worker_mean(G, K, factor=self.eta * self.eta_L)
 
 
 STALENESS_WEIGHTS = {
@@ -123,7 +123,7 @@ class FedBuff(_ServerRule):
 
     def aggregate(self, state, x, G, workers, K, delays, num_workers):
         w = STALENESS_WEIGHTS[self.staleness](delays)
-        return x - (self.eta * self.eta_L) * _worker_mean(G, w * K)
+        return x - _worker_mean(G, w * K, factor=self.eta * self.eta_L)
 
 
 @dataclass(frozen=True)
@@ -137,4 +137,4 @@ class AsySG(_ServerRule):
     fixed_local_steps = 1
 
     def aggregate(self, state, x, G, workers, K, delays, num_workers):
-        return x - (self.eta * self.eta_L) * _worker_mean(G)
+        return x - _worker_mean(G, factor=self.eta * self.eta_L)

@@ -39,6 +39,7 @@ class QuadraticProblem(Problem):
         # global quadratic: f(x) = f* + ½ (x − x*)ᵀ H̄ (x − x*)
         H = self.dense_hessians()
         self._Hbar = H.mean(axis=0)
+        self._hbar_diag = self.hessian.mean(axis=0) if kind == "diag" else None  # H̄ = diag(this) when diagonal
         b = np.einsum("mjk,mk->mj", H, self.centers)
         self._b = b
         self._bbar = b.mean(axis=0)
@@ -119,19 +120,22 @@ class QuadraticProblem(Problem):
     def value(self, x):
         v = np.asarray(x, dtype=float) - self._x_star
         if self.kind == "diag":  # H̄ is diagonal: avoid a BLAS call per round in the engine
-            return self._f_star + 0.5 * np.einsum("...j,j,...j->...", v, self.hessian.mean(axis=0), v)
+            return self._f_star + 0.5 * np.einsum("...j,j,...j->...", v, self._hbar_diag, v)
         return self._f_star + 0.5 * np.einsum("...j,...j->...", v @ self._Hbar, v)
 
     def grad(self, x):
         v = np.asarray(x, dtype=float) - self._x_star
         if self.kind == "diag":
-            return v * self.hessian.mean(axis=0)
+            return v * self._hbar_diag
         return v @ self._Hbar.T
 
     def grad_norm_sq_and_value(self, x):
         v = np.asarray(x, dtype=float) - self._x_star
-        g = v * self.hessian.mean(axis=0) if self.kind == "diag" else v @ self._Hbar.T
-        return np.einsum("...d,...d->...", g, g), self._f_star + 0.5 * np.einsum("...d,...d->...", v, g)
+        g = v * self._hbar_diag if self.kind == "diag" else v @ self._Hbar.T
+        f = np.einsum("...d,...d->...", v, g)
+        f *= 0.5
+        f += self._f_star
+        return np.einsum("...d,...d->...", g, g), f
 
     def linear_gaussian(self):
         M, d = self.num_workers, self.dim

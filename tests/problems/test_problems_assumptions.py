@@ -122,6 +122,16 @@ def test_batch_axes(prob, seed):
             np.testing.assert_allclose(v[r, k], prob.local_value(x[r, k], int(i[r, k])), rtol=1e-12, atol=1e-12)
             np.testing.assert_allclose(prob.value(x)[r, k], prob.value(x[r, k]), rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(prob.local_grad_fn(i)(x), g, rtol=1e-12, atol=1e-12)
+    # the engine's in-place kernel: out += scale·∇f_i(y), with and without its reusable-array workspace
+    from afltheory.engine import _Workspace
+    base = rng.standard_normal((R, m, d))
+    for ws in (None, _Workspace()):
+        out = base.copy()
+        prob.local_grad_add_fn(i, 0.3, ws)(x, out)
+        np.testing.assert_allclose(out, base + 0.3 * g, rtol=1e-12, atol=1e-12)
+    gn, f = prob.grad_norm_sq_and_value(x)
+    np.testing.assert_allclose(gn, np.sum(prob.grad(x) ** 2, axis=-1), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(f, prob.value(x), rtol=1e-12, atol=1e-12)
     # a worker array with more axes than x: x (d,) against i (m,)
     assert prob.local_grad(x[0, 0], np.arange(prob.num_workers)).shape == (prob.num_workers, d)
     sg = prob.stochastic_grad(x[0, 0], np.arange(prob.num_workers), rng)
