@@ -174,6 +174,9 @@ class _LocalRunner:
         self.no_noise = problem.noise.sigma_L == 0.0
         self.streams = _rng.BlockStreams(seed, self.nblocks)
         self.unit = problem.noise.standard_normal_scale(problem.dim)
+        # local steps in the problem's translated frame u = y − c_i when it has one (translation-equivariant
+        # worker rules only see differences of points), saving a subtraction per step
+        self.centered = self.additive and type(problem).local_center is not Problem.local_center
         self._chunk_cache = {}
         self.ws = _Workspace()
 
@@ -209,6 +212,8 @@ class _LocalRunner:
             y0 = np.take(src, idx[lo:hi], axis=0, out=self.ws.get("y0", (hi - lo, n, d)), mode="wrap")
             if shift is not None:
                 y0 -= shift[lo:hi, None, :]
+            if self.centered:
+                y0 -= self.problem.local_center(workers[lo:hi], self.ws)
             Kc = K[lo:hi]
             Kmin, Kmax = (int(Kc.min()), int(Kc.max())) if bounds is None else (int(bounds[0, c]), int(bounds[1, c]))
             self._run_chunk(G[lo:hi], y0, workers[lo:hi], Kc, Kmin, Kmax, gens[b0:b1], lo, worker_state)
@@ -219,22 +224,26 @@ class _LocalRunner:
         if Kmax == 1 and not worker_state:  # one step, stateless rule (SGD, FedProx): G is the gradient at y0
             self._draw(gens, W, Gc, 1.0, y0)
             if self.additive:
-                p.local_grad_add_fn(W, 1.0, ws)(y0, Gc)
+                p.local_grad_add_fn(W, 1.0, ws, self.centered)(y0, Gc)
             return
-        add = p.local_grad_add_fn(W, eta, ws) if self.additive else None
+        add = p.local_grad_add_fn(W, eta, ws, self.centered) if self.additive else None
+        step = p.local_sgd_step_fn(W, eta, ws, self.centered) if self.additive else None
         rows = np.arange(lo, lo + len(W))
         y = ws.get("y", y0.shape)
         np.copyto(y, y0)
         h = ws.get("h", y0.shape)
         for k in range(Kmax):
             self._draw(gens, W, h, eta, y)            # h = η_L ξ_k (or η_L ∇f_i(y, ξ) when not additive)
-            if add is not None:
-                add(y, h)                             # h += η_L ∇f_i(y)
             if worker_state is not None:
                 corr = self.worker.correction(worker_state, y, y0, rows, W)
                 if corr is not None:
                     corr *= eta
                     h += corr
+            if k < Kmin and step is not None:         # every arrival still stepping: the problem's fused step
+                step(y, h)                            # y ← y − η_L ∇f_i(y) − h
+                continue
+            if add is not None:
+                add(y, h)                             # h += η_L ∇f_i(y)
             if k >= Kmin:
                 h *= (k < K)[..., None]
             y -= h
@@ -344,10 +353,9 @@ class _CollapsedRunner(_LocalRunner):
     def _run_chunk(self, Gc, y0, W, K, Kmin, Kmax, gens, lo, worker_state):
         if Kmax == 1:  # nothing to collapse: the generic one-step path is the same draw
             return super()._run_chunk(Gc, y0, W, K, Kmin, Kmax, gens, lo, worker_state)
-        p, ws = self.problem, self.ws
+        ws = self.ws
         dr, sc = self._coefficients(W, K, Kmin, Kmax)
-        v = y0
-        v -= np.take(p.centers, W, axis=0, out=ws.get("c", v.shape), mode="wrap")
+        v = y0  # already y0 − c_i: quadratics run in their local frame (``centered``)
         if self.Q is not None:
             v = v @ self.Q
         v *= dr

@@ -189,11 +189,24 @@ class Problem:
         families override it to precompute per-worker data once)."""
         return lambda y: self.local_grad(y, workers)
 
-    def local_grad_add_fn(self, workers, scale: float = 1.0, workspace=None):
+    def local_center(self, workers, workspace=None):
+        """None, or per-arrival points c (*workers.shape, dim) such that ∇f_i(y) depends on y only through
+        y − c_i. The engine then runs local steps in the translated frame u = y − c (one subtraction per round
+        instead of one per step) and passes u to ``local_grad_add_fn(…, centered=True)``."""
+        return None
+
+    def local_grad_add_fn(self, workers, scale: float = 1.0, workspace=None, centered: bool = False):
         """A callable (y, out) -> None doing out += scale · ∇f_{workers}(y) in place (the engine's hot path:
         ``out`` already holds the scaled noise). ``workspace``: None, or the engine's reusable-array pool
-        (``get(name, shape)``), in which case ``workers`` are trusted to be valid. Default: ``local_grad_fn``."""
+        (``get(name, shape)``), in which case ``workers`` are trusted to be valid. ``centered``: y is given as
+        u = y − ``local_center(workers)``. Default: through ``local_grad_fn``."""
         fn = self.local_grad_fn(workers)
+        if centered:
+            c = self.local_center(workers)
+            if c is None:
+                raise ValueError(f"centered=True needs local_center(); {type(self).__name__} has none")
+            plain = fn
+            fn = lambda u: plain(u + c)  # noqa: E731
 
         def add(y, out):
             g = fn(y)
@@ -201,6 +214,17 @@ class Problem:
                 g = g * scale
             out += g
         return add
+
+    def local_sgd_step_fn(self, workers, eta: float, workspace=None, centered: bool = False):
+        """A callable (y, h) -> None doing one local SGD step in place, y ← y − η ∇f_{workers}(y) − h, where h
+        holds the step's scaled noise (and corrections) and may be overwritten. Families may fuse the gradient
+        with the update; default: ``local_grad_add_fn`` then a subtraction."""
+        add = self.local_grad_add_fn(workers, eta, workspace, centered)
+
+        def step(y, h):
+            add(y, h)
+            y -= h
+        return step
 
     def stochastic_grad(self, x, i, rng: np.random.Generator):
         """∇f_i(x, ξ) = ∇f_i(x) + ξ with ξ from ``self.noise``."""

@@ -87,14 +87,22 @@ class QuadraticProblem(Problem):
             return lambda y: a * (y - c)
         return lambda y: self._apply(y - c, workers)
 
-    def local_grad_add_fn(self, workers, scale=1.0, workspace=None):
+    def local_center(self, workers, workspace=None):
+        """c_i: ∇f_i(y) = A_i (y − c_i) depends on y only through y − c_i (the engine's local frame)."""
+        if workspace is None:
+            return self.centers[self._check_worker(workers)]
+        workers = np.asarray(workers)
+        return np.take(self.centers, workers, axis=0, out=workspace.get("quadratic.c", (*workers.shape, self.dim)),
+                       mode="wrap")
+
+    def local_grad_add_fn(self, workers, scale=1.0, workspace=None, centered=False):
         if workspace is None:
             workers = self._check_worker(workers)
             buf = lambda name: None  # noqa: E731
         else:  # trusted rows of a validated schedule: unbuffered gathers into reused arrays
             workers = np.asarray(workers)
             buf = lambda name: workspace.get(name, (*workers.shape, self.dim))  # noqa: E731
-        c = np.take(self.centers, workers, axis=0, out=buf("quadratic.c"), mode="wrap")
+        c = None if centered else self.local_center(workers, workspace)
         if self.kind == "diag":
             if self.shared:  # tiled to (m, d) so the broadcast against (n, m, d) runs as one long inner loop
                 a = np.tile(scale * self.hessian[0], (workers.shape[-1], 1)) if workers.ndim else scale * self.hessian[0]
@@ -104,18 +112,36 @@ class QuadraticProblem(Problem):
             v = buf("quadratic.v")
 
             def add(y, out):
-                r = np.subtract(y, c, out=v)
-                r *= a
+                r = np.multiply(y, a, out=v) if c is None else np.subtract(y, c, out=v)
+                if c is not None:
+                    r *= a
                 out += r
             return add
-        fn = self.local_grad_fn(workers)
 
         def add_dense(y, out):
-            g = fn(y)
+            g = self._apply(y if c is None else y - c, workers)
             if scale != 1.0:
                 g *= scale
             out += g
         return add_dense
+
+    def local_sgd_step_fn(self, workers, eta, workspace=None, centered=False):
+        if not (centered and self.kind == "diag"):
+            return super().local_sgd_step_fn(workers, eta, workspace, centered)
+        # u = y − c_i, ∇f_i = a_i ⊙ u: the step is u ← (1 − η a_i) ⊙ u − h, two passes instead of three
+        workers = np.asarray(workers) if workspace is not None else self._check_worker(workers)
+        if self.shared:
+            f = np.tile(1.0 - eta * self.hessian[0], (workers.shape[-1], 1)) if workers.ndim else 1.0 - eta * self.hessian[0]
+        else:
+            f = np.take(self.hessian, workers, axis=0, mode="wrap",
+                        out=None if workspace is None else workspace.get("quadratic.f", (*workers.shape, self.dim)))
+            f *= -eta
+            f += 1.0
+
+        def step(u, h):
+            u *= f
+            u -= h
+        return step
 
     def value(self, x):
         v = np.asarray(x, dtype=float) - self._x_star

@@ -10,7 +10,7 @@ import pytest
 import afltheory as aft
 from afltheory import algorithms as al
 from afltheory import anarchy as an
-from afltheory.problems import HeterogeneousQuadratic
+from afltheory.problems import HeterogeneousCurvatureQuadratic, HeterogeneousQuadratic
 
 from .reference import reference_run
 
@@ -33,13 +33,19 @@ ALGOS = {
 
 
 @pytest.mark.parametrize("collapse", [False, True])
-@pytest.mark.parametrize("hessian", ["diag", "dense"])
+@pytest.mark.parametrize("hessian", ["diag", "dense", "per-worker-diag", "per-worker-dense"])
 @pytest.mark.parametrize("beh", sorted(BEHAVIOURS))
 @pytest.mark.parametrize("algo", sorted(ALGOS))
 def test_engine_equals_reference_loop_without_noise(algo, beh, hessian, collapse):
     """σ_L = 0: the vectorized engine (step by step, and collapsed) equals the plain loop on the replayed
-    schedule to 1e-12 relative."""
-    p = quad(hessian=hessian)
+    schedule to 1e-12 relative — shared and per-worker Hessians (the engine's fused local-step kernels)."""
+    if hessian.startswith("per-worker"):
+        if collapse and hessian == "per-worker-dense":
+            pytest.skip("per-worker dense Hessians are not collapsed")
+        p = HeterogeneousCurvatureQuadratic(dim=4, num_workers=6, L=2.0, mu=0.2, sigma_L=0.0, sigma_G=1.0, seed=3,
+                                            hessian=hessian.removeprefix("per-worker-"))
+    else:
+        p = quad(hessian=hessian)
     alg = ALGOS[algo]
     tr = aft.simulate(p, alg, BEHAVIOURS[beh], rounds=25, replicates=3, seed=11, record_x=True, collapse=collapse)
     for r in range(3):

@@ -129,6 +129,12 @@ def test_batch_axes(prob, seed):
         out = base.copy()
         prob.local_grad_add_fn(i, 0.3, ws)(x, out)
         np.testing.assert_allclose(out, base + 0.3 * g, rtol=1e-12, atol=1e-12)
+        c = prob.local_center(i, ws)
+        if c is not None:  # the translated frame: the same gradients from u = x − c
+            u = x - c
+            out = base.copy()
+            prob.local_grad_add_fn(i, 0.3, ws, centered=True)(u, out)
+            np.testing.assert_allclose(out, base + 0.3 * g, rtol=1e-9, atol=1e-9)
     gn, f = prob.grad_norm_sq_and_value(x)
     np.testing.assert_allclose(gn, np.sum(prob.grad(x) ** 2, axis=-1), rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(f, prob.value(x), rtol=1e-12, atol=1e-12)
