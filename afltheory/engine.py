@@ -358,14 +358,14 @@ class _CollapsedRunner(_LocalRunner):
         v = y0  # already y0 − c_i: quadratics run in their local frame (``centered``)
         if self.Q is not None:
             v = v @ self.Q
-        v *= dr
+        out = Gc if self.Q is None else v
+        np.multiply(v, dr, out=out)
         if not self.no_noise:
             z = _standard_normal_blocks(gens, ws.get("z", v.shape), self.B)
             z *= sc
-            v += z
+            out += z
         if self.Q is not None:
-            v = v @ self.Q.T
-        Gc[...] = v
+            np.matmul(out, self.Q.T, out=Gc)
 
 
 def simulate(problem: Problem, algorithm, behaviour, rounds: int, replicates: int = 1, seed: int = 0,
