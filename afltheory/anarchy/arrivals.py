@@ -7,6 +7,9 @@ engine; the others return None.
 
 from __future__ import annotations
 
+import functools
+import math
+
 import numpy as np
 
 from .._validation import check_array, check_int, check_real
@@ -29,7 +32,9 @@ class Arrivals:
 
     def sample_block(self, rng: np.random.Generator, replicates: int, rounds: int, num_workers: int) -> np.ndarray:
         """(replicates, rounds, m) for a block of replicates from one generator. Default: one replicate after
-        another; processes i.i.d. across rounds override it with a single vectorized draw."""
+        another; processes i.i.d. across rounds override it with a single vectorized draw. A process may also
+        define ``_sample_blocks(rngs, replicates, rounds, num_workers, out)``, filling ``out`` with the blocks of
+        several generators at once (the same values as ``sample_block`` on each): ``Behaviour.sample`` uses it."""
         return np.stack([self.sample(rng, rounds, num_workers) for _ in range(replicates)])
 
     def _iid_block(self, rng, replicates, rounds, num_workers):
@@ -40,8 +45,97 @@ class Arrivals:
         return None
 
 
+#: Largest m drawn by Floyd's algorithm (O(m²) comparisons per round); larger m uses random keys (O(M)).
+_FLOYD_MAX_M = 32
+_CHUNK = 1 << 16  # _uniform_below cuts each raw 64-bit generator output into four 16-bit chunks
+
+
+@functools.lru_cache(maxsize=32)
+def _lemire_table(first: int, cap: int, k: int, repeat: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Bounds h_i = min(first + i, cap), i < k, as a (k,) int64 vector, and the uint32 bounds and uint16
+    rejection thresholds 2¹⁶ mod h_i laid out for ``_uniform_below``: (k, 1) columns (``repeat=0``), or each
+    repeated ``repeat`` times into a (k·repeat,) row for a short last axis (a broadcast whose inner loop has only a
+    few entries is slow). Read-only, cached."""
+    h = np.minimum(np.arange(first, first + k), cap)
+    bound = np.repeat(h, repeat) if repeat else h[:, None]
+    threshold = (_CHUNK % np.maximum(bound, 1)).astype(np.uint16)
+    bound = bound.astype(np.uint32)
+    for a in (h, bound, threshold):
+        a.setflags(write=False)
+    return h, bound, threshold
+
+
+def _uniform_below(rngs, first: int, cap: int, shape: tuple) -> np.ndarray:
+    """Independent, exactly uniform integers on {0, …, h_i − 1}, of shape (len(rngs), *shape) with ``shape`` =
+    (…, k, n): the bound along axis −2 is h_i = min(first + i, cap) ≥ 1 (Floyd's steps: M − m + 1 + j; delays:
+    min(t, max_delay) + 1). Entry b is drawn from ``rngs[b]`` alone and equals the result for ``[rngs[b]]``.
+
+    For h ≤ 2¹⁶ this is Lemire's multiply-shift with rejection [Lemire 2019, "Fast random integer generation in an
+    interval"] on 16-bit chunks of ``random_raw``: with x ~ U[0, 2¹⁶), v = ⌊x·h / 2¹⁶⌋ is accepted iff
+    x·h mod 2¹⁶ ≥ 2¹⁶ mod h, which leaves exactly ⌊2¹⁶/h⌋ accepted x for every value v, so accepted entries are
+    uniform; the rejected ones (probability (2¹⁶ mod h)/2¹⁶ < h/2¹⁶ each) are replaced by fresh ``rng.integers``
+    draws. One generator step gives four draws instead of ``rng.integers``' one or two, and the arithmetic is
+    vectorized over all generators in uint32 (x·h < 2³²). Returns uint32 (int64 when some h > 2¹⁶: then plain
+    ``rng.integers``). Deterministic given the generators' states.
+    """
+    k, n = ((1, 1) + tuple(shape))[-2:]  # a 0-d or 1-d shape has one bound (k = 1)
+    short = n < 64
+    h, bound, threshold = _lemire_table(int(first), int(cap), k, n if short else 0)
+    if k and h[-1] > _CHUNK:
+        return np.stack([rng.integers(0, h[:, None], size=shape) for rng in rngs])
+    count = math.prod(shape)
+    if count == 0:
+        return np.zeros((len(rngs), *shape), dtype=np.uint32)
+    words = -(-count // 4)
+    raw = np.empty((len(rngs), words), dtype=np.uint64)
+    for b, rng in enumerate(rngs):
+        raw[b] = rng.bit_generator.random_raw(words)
+    x = raw.astype("<u8", copy=False).view("<u2")[:, :count].astype(np.uint32)  # same on any byte order
+    v = x.reshape(-1, k * n) if short else x.reshape(-1, k, n)  # a view of x matching the bounds' layout
+    np.multiply(v, bound, out=v)
+    bad = v.astype(np.uint16) < threshold  # the low 16 bits of x·h
+    np.right_shift(x, 16, out=x)
+    if bad.any():
+        flat = np.flatnonzero(bad)  # increasing, hence grouped by generator
+        bounds = h[flat // n % k]
+        cuts = np.searchsorted(flat, np.arange(1, len(rngs)) * count)
+        for rng, idx, hb in zip(rngs, np.split(flat, cuts), np.split(bounds, cuts), strict=True):
+            if idx.size:
+                x.reshape(-1)[idx] = rng.integers(0, hb)
+    return x.reshape(len(rngs), *shape)
+
+
+def _by_block(out: np.ndarray, nblocks: int) -> np.ndarray:
+    """``out`` (nblocks·b, …) as a (nblocks, b, …) view (never a copy: writes must land in ``out``)."""
+    return np.reshape(out, (nblocks, out.shape[0] // nblocks, *out.shape[1:]), copy=False)
+
+
+def _floyd(rngs, n: int, M: int, m: int) -> np.ndarray:
+    """n independent uniform m-subsets of range(M) per generator, by Floyd's algorithm vectorized over rows and
+    generators: a (len(rngs), n, m) view in a narrow integer dtype (entry b from ``rngs[b]`` alone).
+
+    Step j (j < m) takes t_j ~ U{0, …, M − m + j} and inserts t_j, or M − m + j when t_j is already in the row
+    (the row cannot hold M − m + j yet); every m-subset then has probability 1/C(M, m) [Bentley & Floyd 1987,
+    "A sample of brilliance"]. All draws come from one ``_uniform_below`` call, then m − 1 vectorized duplicate
+    checks (m(m − 1)/2 narrow-int comparisons per row). Column j holds the j-th insertion, so its entries are
+    ≤ M − m + j (worker M − 1 only ever appears in the last column): rows are in insertion order, not a uniformly
+    random permutation.
+    """
+    t = _uniform_below(rngs, M - m + 1, M, (m, n))  # (G, m, n): each step's column is contiguous
+    cols = t.astype(np.uint8 if M <= 0xFF else np.uint16 if M <= 0xFFFF else np.int64)
+    for j in range(1, m):
+        dup = (cols[:, :j] == cols[:, j, None]).any(axis=1)
+        cols[:, j][dup] = M - m + j
+    return cols.transpose(0, 2, 1)
+
+
 class UniformArrivals(Arrivals):
-    """M_t uniform over the m-subsets of [M] (without replacement), independently across rounds [Thm 3]."""
+    """M_t uniform over the m-subsets of [M] (without replacement), independently across rounds [Thm 3].
+
+    Row order (M_t is a set; nothing downstream may depend on it): m ≤ 32 uses Floyd's algorithm (``_floyd``,
+    O(m²) cheap operations per round, exact draws) and lists each round in insertion order (entry j ≤ M − m + j);
+    larger m takes the m smallest of M uniform keys in ``argpartition`` order (m = M: a uniformly random
+    permutation)."""
 
     def __init__(self, m: int):
         self.m = check_int("m", m, low=1)
@@ -51,18 +145,22 @@ class UniformArrivals(Arrivals):
     def sample(self, rng, rounds, num_workers):
         self.validate(num_workers)
         M, m = num_workers, self.m
-        if m * m > 2 * M:  # dense case: the m smallest of M uniform keys, O(M) per round
-            keys = rng.random((rounds, M))
-            return np.argpartition(keys, m - 1, axis=1)[:, :m] if m < M else np.argsort(keys, axis=1)
-        # sparse case, O(m) per round: draw m indices, redraw rows with a repeat until none is left (a row is
-        # kept with probability Π_k (1 − k/M) ≈ exp(−m²/2M) ≥ 1/e, and accepted rows are uniform m-subsets)
-        out = rng.integers(0, M, size=(rounds, m))
-        bad = np.arange(rounds)
-        while bad.size:
-            s = np.sort(out[bad], axis=1)
-            bad = bad[np.any(s[:, 1:] == s[:, :-1], axis=1)]
-            out[bad] = rng.integers(0, M, size=(bad.size, m))
-        return out
+        if m <= _FLOYD_MAX_M:
+            return _floyd([rng], rounds, M, m)[0].astype(np.int64)
+        keys = rng.random((rounds, M))  # O(M) per round
+        return np.argpartition(keys, m - 1, axis=1)[:, :m] if m < M else np.argsort(keys, axis=1)
+
+    def _sample_blocks(self, rngs, replicates, rounds, num_workers, out):
+        """Block b of ``out`` (blocks of ``replicates`` along axis 0) = ``sample_block(rngs[b], replicates, rounds,
+        num_workers)``, vectorized over the generators (``Behaviour.sample``'s fast path; same values)."""
+        self.validate(num_workers)
+        blocks = _by_block(out, len(rngs))
+        if self.m > _FLOYD_MAX_M:
+            for rng, block in zip(rngs, blocks, strict=True):
+                block[...] = self.sample_block(rng, replicates, rounds, num_workers)
+            return
+        subsets = _floyd(rngs, replicates * rounds, num_workers, self.m)
+        blocks[...] = subsets.reshape(len(rngs), replicates, rounds, self.m)
 
     def inclusion(self, num_workers):
         M, m = num_workers, self.m

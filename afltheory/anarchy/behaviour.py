@@ -49,24 +49,73 @@ class Behaviour:
 
     def sample(self, rounds: int, replicates: int, num_workers: int, seed: int = 0) -> Schedule:
         """Replicates are drawn in blocks of ``_rng.BLOCK`` from ``stream(seed, SCHEDULE, block)``, always the
-        whole block (vectorized over its replicates), so replicate r does not depend on the replicate count."""
-        rounds, replicates, num_workers = _check_sizes(rounds, replicates, num_workers)
-        self.arrivals.validate(num_workers)
+        whole block (vectorized over its replicates), so replicate r does not depend on the replicate count.
+
+        Each block's stream draws its arrivals, then delays, then local steps, then warm-start steps. Policies
+        with a ``_sample_blocks`` method (``UniformArrivals``, ``UniformDelay``, ``UniformSteps``) draw several
+        blocks in one vectorized call (the same values, far fewer numpy calls). Delays and steps that draw nothing
+        and ignore the workers (``NoDelay``, ``FixedDelay``, ``ConstantSteps``, ``TimeVaryingSteps``) are stored
+        as read-only broadcast views (stride 0) instead of being materialized."""
+        rounds, replicates, M = _check_sizes(rounds, replicates, num_workers)
+        self.arrivals.validate(M)
         m, B = self.m, _rng.BLOCK
-        W = np.empty((replicates, rounds, m), dtype=np.int64)
-        D = np.empty_like(W)
-        K = np.empty_like(W)
-        K0 = np.empty((replicates, num_workers), dtype=np.int64)
-        everyone = np.broadcast_to(np.arange(num_workers), (B, 1, num_workers))
-        for lo in range(0, replicates, B):
-            rng = _rng.stream(seed, _rng.SCHEDULE, lo // B)
-            n = min(B, replicates - lo)
-            w = self.arrivals.sample_block(rng, B, rounds, num_workers)
-            W[lo:lo + n] = w[:n]
-            D[lo:lo + n] = self.delays.sample(rng, w)[:n]
-            K[lo:lo + n] = self.local_steps.sample(rng, w)[:n]
-            K0[lo:lo + n] = self.local_steps.sample(rng, everyone, 0)[:n, 0]
-        return Schedule(W, D, K, num_workers, K0)
+        nblocks = -(-replicates // B)
+        shape = (nblocks * B, rounds, m)  # whole blocks; trimmed to `replicates` at the end
+        constant_D = _own(self.delays, "_constant", "sample")
+        constant_K = _own(self.local_steps, "_constant", "sample")
+        draw_D, draw_K = constant_D is None, constant_K is None
+        # one allocation for the drawn (…, T, m) fields: fewer first-touch page faults than one array each
+        buf = np.empty((1 + draw_D + draw_K, *shape), dtype=np.int64)
+        W = buf[0]
+        D = buf[1] if draw_D else constant_D(shape)
+        K = buf[-1] if draw_K else constant_K(shape)
+        K0 = np.empty((nblocks * B, M), dtype=np.int64) if draw_K else constant_K((nblocks * B, 1, M))[:, 0]
+        arrivals_blocks = _own(self.arrivals, "_sample_blocks", "sample", "sample_block")
+        delays_blocks = _own(self.delays, "_sample_blocks", "sample")
+        steps_blocks = _own(self.local_steps, "_sample_blocks", "sample")
+        G = max(1, _GROUP_ENTRIES // (B * rounds * m))  # blocks per vectorized group
+        for g in range(0, nblocks, G):
+            rngs = [_rng.stream(seed, _rng.SCHEDULE, b) for b in range(g, min(g + G, nblocks))]
+            rows = slice(g * B, (g + len(rngs)) * B)
+            blocks = [slice(i * B, (i + 1) * B) for i in range(len(rngs))]
+            if arrivals_blocks is not None:
+                arrivals_blocks(rngs, B, rounds, M, W[rows])
+            else:
+                for rng, blk in zip(rngs, blocks, strict=True):
+                    W[rows][blk] = self.arrivals.sample_block(rng, B, rounds, M)
+            if draw_D and delays_blocks is not None:
+                delays_blocks(rngs, W[rows], D[rows])
+            elif draw_D:
+                for rng, blk in zip(rngs, blocks, strict=True):
+                    D[rows][blk] = self.delays.sample(rng, W[rows][blk])
+            if draw_K and steps_blocks is not None:
+                steps_blocks(rngs, W[rows], K[rows])
+                steps_blocks(rngs, np.broadcast_to(np.arange(M), (len(rngs) * B, 1, M)), K0[rows, None], 0)
+            elif draw_K:
+                everyone = np.broadcast_to(np.arange(M), (B, 1, M))
+                for rng, blk in zip(rngs, blocks, strict=True):
+                    K[rows][blk] = self.local_steps.sample(rng, W[rows][blk])
+                for rng, blk in zip(rngs, blocks, strict=True):
+                    K0[rows][blk] = self.local_steps.sample(rng, everyone, 0)[:, 0]
+        # valid by construction (m distinct workers in range, τ ≤ min(t, max_delay), K ≥ 1; tests/anarchy
+        # re-validate samples through Schedule(...)), so skip the O(R·T·m) checks of the public constructor
+        return Schedule._trusted(W[:replicates], D[:replicates], K[:replicates], M, K0[:replicates])
+
+
+#: Entries per (…, T, m) field drawn in one vectorized group of blocks (bounds the temporaries to a few MB).
+_GROUP_ENTRIES = 1 << 18
+
+
+def _own(policy, name, *uses):
+    """``policy.<name>`` if the class that defines it also defines each of ``uses`` (so a subclass that overrides
+    ``sample`` is never bypassed by a fast path written for its parent), else None."""
+    mro = type(policy).__mro__
+
+    def owner(attr):
+        return next((c for c in mro if attr in c.__dict__), None)
+
+    cls = owner(name)
+    return getattr(policy, name) if cls is not None and all(owner(u) is cls for u in uses) else None
 
 
 @dataclass(frozen=True)
@@ -238,5 +287,5 @@ class Synchronous:
             times = np.array([[self.compute_time.sample(rng, int(i), int(k)) for i, k in zip(w, kk)]
                               for w, kk in zip(base.workers[r], base.local_steps[r])])
             WC[r, 1:] = np.cumsum(times.max(axis=1))
-        return Schedule(base.workers, base.delays, base.local_steps, M, base.init_local_steps, WC)
+        return Schedule._trusted(base.workers, base.delays, base.local_steps, M, base.init_local_steps, WC)
 

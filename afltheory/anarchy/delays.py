@@ -8,9 +8,19 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import check_int, check_real
+from .arrivals import _by_block, _uniform_below
+
+
+def _round_constant(per_round: np.ndarray, shape: tuple) -> np.ndarray:
+    """Read-only int64 view of ``shape`` (…, rounds, m) holding per_round[t] in round t (stride 0 elsewhere)."""
+    return np.broadcast_to(np.asarray(per_round, dtype=np.int64)[:, None], shape)
 
 
 class Delays:
+    """Base class. A policy that draws no randomness and ignores which workers arrived may also define
+    ``_constant(shape)``: its delays for any (…, rounds, m) arrivals, as a read-only broadcast view;
+    ``Behaviour.sample`` then stores that view instead of drawing block by block."""
+
     max_delay: int = 0
 
     def sample(self, rng: np.random.Generator, workers: np.ndarray) -> np.ndarray:
@@ -27,6 +37,9 @@ class NoDelay(Delays):
     def sample(self, rng, workers):
         return np.zeros(workers.shape, dtype=np.int64)
 
+    def _constant(self, shape):
+        return _round_constant(np.zeros(shape[-2]), shape)
+
     def pmf(self, t):
         return np.ones(1)
 
@@ -41,9 +54,19 @@ class UniformDelay(Delays):
         self.max_delay = check_int("max_delay", max_delay, low=0)
 
     def sample(self, rng, workers):
-        T = workers.shape[-2]
-        cap = np.minimum(np.arange(T), self.max_delay)[:, None]
-        return np.floor(rng.random(workers.shape) * (cap + 1)).astype(np.int64)
+        """Exact draws, one vectorized ``_uniform_below`` call (Lemire's method on 16-bit generator chunks)."""
+        out = np.empty(workers.shape, dtype=np.int64)
+        self._sample_blocks([rng], workers, out)
+        return out
+
+    def _sample_blocks(self, rngs, workers, out):
+        """``out[block b] = sample(rngs[b], workers[block b])`` for len(rngs) equal blocks along axis 0, vectorized
+        over the generators (``Behaviour.sample``'s fast path; same values)."""
+        if self.max_delay == 0:
+            out[...] = 0
+            return
+        blocks = _by_block(out, len(rngs))
+        blocks[...] = _uniform_below(rngs, 1, self.max_delay + 1, blocks.shape[1:])  # bound min(t, D) + 1
 
     def pmf(self, t):
         n = min(t, self.max_delay) + 1
@@ -62,6 +85,9 @@ class FixedDelay(Delays):
     def sample(self, rng, workers):
         T = workers.shape[-2]
         return np.broadcast_to(np.minimum(np.arange(T), self.max_delay)[:, None], workers.shape).copy()
+
+    def _constant(self, shape):
+        return _round_constant(np.minimum(np.arange(shape[-2]), self.max_delay), shape)
 
     def pmf(self, t):
         p = np.zeros(min(t, self.max_delay) + 1)
@@ -116,7 +142,7 @@ class PerWorkerDelay(Delays):
             raise ValueError(f"max_delays has {len(self.max_delays)} entries; worker {workers.max()} arrived")
         T = workers.shape[-2]
         cap = np.minimum(np.arange(T)[:, None], self.max_delays[workers])
-        return np.floor(rng.random(workers.shape) * (cap + 1)).astype(np.int64)
+        return (rng.random(workers.shape) * (cap + 1)).astype(np.int64)  # truncation = floor (values >= 0)
 
     def __repr__(self):
         return f"PerWorkerDelay(max_delays={self.max_delays.tolist()})"

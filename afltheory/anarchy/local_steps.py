@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import check_int
+from .arrivals import _by_block, _uniform_below
 
 
 def _step_counts(Ks) -> np.ndarray:
@@ -16,6 +17,10 @@ def _step_counts(Ks) -> np.ndarray:
 
 
 class LocalSteps:
+    """Base class. A policy that draws no randomness and ignores which workers arrived may also define
+    ``_constant(shape)``: its K for any (…, rounds, m) arrivals starting at round 0, as a read-only broadcast
+    view; ``Behaviour.sample`` then stores that view instead of drawing block by block."""
+
     K_max: int
 
     def sample(self, rng: np.random.Generator, workers: np.ndarray, start_round: int = 0) -> np.ndarray:
@@ -41,6 +46,9 @@ class ConstantSteps(LocalSteps):
     def sample(self, rng, workers, start_round=0):
         return np.full(workers.shape, self.K, dtype=np.int64)
 
+    def _constant(self, shape):
+        return np.broadcast_to(np.int64(self.K), shape)
+
     def pmf(self, worker):
         return {self.K: 1.0}
 
@@ -61,7 +69,15 @@ class UniformSteps(LocalSteps):
         return cls(1, 2 * check_int("c", c, low=1))
 
     def sample(self, rng, workers, start_round=0):
-        return rng.integers(self.low, self.high + 1, size=workers.shape, dtype=np.int64)
+        n = self.high - self.low + 1  # exact draws (Lemire's method on 16-bit generator chunks)
+        return _uniform_below([rng], n, n, np.shape(workers))[0] + np.int64(self.low)
+
+    def _sample_blocks(self, rngs, workers, out, start_round=0):
+        """``out[block b] = sample(rngs[b], workers[block b])`` for len(rngs) equal blocks along axis 0, vectorized
+        over the generators (``Behaviour.sample``'s fast path; exact draws by ``arrivals._uniform_below``)."""
+        n = self.high - self.low + 1
+        blocks = _by_block(out, len(rngs))
+        np.add(_uniform_below(rngs, n, n, blocks.shape[1:]), np.int64(self.low), out=blocks)
 
     def pmf(self, worker):
         n = self.high - self.low + 1
@@ -100,6 +116,9 @@ class TimeVaryingSteps(LocalSteps):
     def sample(self, rng, workers, start_round=0):
         t = np.minimum(np.arange(start_round, start_round + workers.shape[-2]), len(self.Ks) - 1)
         return np.broadcast_to(self.Ks[t][:, None], workers.shape).copy()
+
+    def _constant(self, shape):
+        return np.broadcast_to(self.Ks[np.minimum(np.arange(shape[-2]), len(self.Ks) - 1)][:, None], shape)
 
     def __repr__(self):
         return f"TimeVaryingSteps(Ks={self.Ks.tolist()})"

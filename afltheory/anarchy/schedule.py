@@ -18,6 +18,9 @@ class Schedule:
 
     ``init_local_steps`` (replicates, num_workers): K used by each worker's warm-start update at x_0 (AFA-CS
     memory); ``wall_clock`` (replicates, rounds + 1): time at which x_t exists (event mode only).
+
+    The integer arrays are read-only int64; in schedules from ``Behaviour.sample`` they may be views of a shared
+    buffer, and fields that are constant per round (e.g. ``ConstantSteps``, ``NoDelay``) broadcast views.
     """
 
     workers: np.ndarray
@@ -71,6 +74,32 @@ class Schedule:
             object.__setattr__(self, name, arr)
         object.__setattr__(self, "wall_clock", wc)
         object.__setattr__(self, "num_workers", M)
+
+    @classmethod
+    def _trusted(cls, workers, delays, local_steps, num_workers, init_local_steps, wall_clock=None) -> Schedule:
+        """Internal fast constructor for schedules whose invariants hold by construction (``Behaviour.sample``):
+        skips the O(R·T·m) value checks of ``__post_init__`` (worker range, distinct arrivals, delay and step
+        bounds) but, like it, stores int64 read-only arrays (no copy when already int64). Never use it for user
+        input: ``Schedule(...)``, ``Schedule.load`` and ``Replay`` validate fully."""
+        self = object.__new__(cls)
+        arrays = {name: np.asarray(arr, dtype=np.int64) for name, arr in (
+            ("workers", workers), ("delays", delays), ("local_steps", local_steps),
+            ("init_local_steps", init_local_steps))}
+        R, T, _ = arrays["workers"].shape
+        M = int(num_workers)
+        if not (arrays["workers"].shape == arrays["delays"].shape == arrays["local_steps"].shape) \
+                or arrays["init_local_steps"].shape != (R, M):
+            raise AssertionError("Schedule._trusted: inconsistent shapes")  # a bug in the caller, not user input
+        for name, arr in arrays.items():
+            arr.setflags(write=False)
+            object.__setattr__(self, name, arr)
+        if wall_clock is not None:
+            wall_clock = np.asarray(wall_clock, dtype=float)
+            if wall_clock.shape != (R, T + 1):
+                raise AssertionError("Schedule._trusted: wall_clock shape")
+        object.__setattr__(self, "wall_clock", wall_clock)
+        object.__setattr__(self, "num_workers", M)
+        return self
 
     # -- shape
     @property

@@ -53,9 +53,11 @@ def test_schedules_respect_their_bounds(mb, T, R, seed):
     # same seed, same schedule; leading replicates do not depend on the replicate count
     assert beh.sample(T, R, M, seed) == s
     assert beh.sample(T, R + 2, M, seed).replicate(slice(0, R)) == s
+    # Behaviour.sample skips re-validation (valid by construction): the public constructor must accept it
+    assert an.Schedule(s.workers, s.delays, s.local_steps, M, s.init_local_steps) == s
 
 
-@pytest.mark.parametrize("M", [8, 50])  # dense (argpartition) and sparse (rejection) samplers
+@pytest.mark.parametrize("M", [8, 50])  # m close to M and m ≪ M (Floyd's algorithm; more in test_sampling.py)
 def test_uniform_arrivals_have_uniform_inclusion_frequencies(M):
     """20 000 rounds of m=3 of M: each count ~ Binomial(2·10⁴, 3/M) and each pair count ~ Binomial(2·10⁴,
     6/(M(M−1))); 5.5-sigma bands (Bonferroni over ≤ 1275 cells: false-failure probability < 5e-5)."""
