@@ -14,10 +14,11 @@ from afltheory.sweep import Store, parse_spec, run_sweep
 
 ROOT = Path(__file__).resolve().parents[2]
 
+# tasks of ~0.25 s each (measured 2026-11-21), so a kill after k committed tasks plus ≤ 0.15 s lands mid-sweep
 SPEC = """
 name = "killme"
-rounds = 150
-replicates = 16
+rounds = 2000
+replicates = 32
 seeds = [0, 1, 2, 3]
 checkpoints = 20
 
