@@ -115,8 +115,9 @@ def _schedule_for(behaviour, algorithm, problem, rounds, replicates, seed) -> Sc
     sched = behaviour.sample(rounds, replicates, problem.num_workers, seed)
     fixed = getattr(algorithm, "fixed_local_steps", None)
     if fixed is not None:
-        sched = Schedule(sched.workers, sched.delays, np.full_like(sched.local_steps, fixed),
-                         sched.num_workers, np.full_like(sched.init_local_steps, fixed), sched.wall_clock)
+        # a validated schedule with every K set to a constant ≥ 1 is still valid: no re-validation
+        sched = Schedule._trusted(sched.workers, sched.delays, np.broadcast_to(np.int64(fixed), sched.local_steps.shape),
+                                  sched.num_workers, np.full_like(sched.init_local_steps, fixed), sched.wall_clock)
     if hasattr(algorithm, "check_m"):
         algorithm.check_m(sched.m)
     return sched

@@ -147,8 +147,9 @@ class Replay:
         else:
             idx = np.arange(replicates)
         wc = None if s.wall_clock is None else s.wall_clock[idx, : rounds + 1]
-        return Schedule(s.workers[idx, :rounds], s.delays[idx, :rounds], s.local_steps[idx, :rounds],
-                        s.num_workers, s.init_local_steps[idx], wc)
+        # replicates and leading rounds of a validated Schedule are valid: no re-validation
+        return Schedule._trusted(s.workers[idx, :rounds], s.delays[idx, :rounds], s.local_steps[idx, :rounds],
+                                 s.num_workers, s.init_local_steps[idx], wc)
 
 
 # ------------------------------------------------------------------------------------------- event mode
