@@ -124,8 +124,9 @@ def _schedule_for(behaviour, algorithm, problem, rounds, replicates, seed) -> Sc
 
 
 #: Values per (chunk, m, d) working array: the local steps of a chunk of whole noise blocks run together, so the
-#: arrays stay in cache (≈ 0.5 MB each) while Python call overhead is paid once per chunk, not per replicate.
-_CHUNK_VALUES = 1 << 16
+#: arrays stay near the core (≤ 1 MB each, or one block) while Python call overhead is paid once per chunk, not
+#: per replicate (2^13…2^17 measured within ±5% of each other at d = 10 and 100; the largest was fastest).
+_CHUNK_VALUES = 1 << 17
 
 
 def _standard_normal_blocks(gens, out, B):
