@@ -107,7 +107,10 @@ def _uniform_below(rngs, first: int, cap: int, shape: tuple) -> np.ndarray:
 
 def _by_block(out: np.ndarray, nblocks: int) -> np.ndarray:
     """``out`` (nblocks·b, …) as a (nblocks, b, …) view (never a copy: writes must land in ``out``)."""
-    return np.reshape(out, (nblocks, out.shape[0] // nblocks, *out.shape[1:]), copy=False)
+    view = out.reshape(nblocks, out.shape[0] // nblocks, *out.shape[1:])
+    if not np.may_share_memory(view, out):  # reshape copied (a non-contiguous out): writes would be lost
+        raise AssertionError("_by_block needs a reshapeable (contiguous) output array")
+    return view
 
 
 def _floyd(rngs, n: int, M: int, m: int) -> np.ndarray:
