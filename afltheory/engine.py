@@ -228,8 +228,9 @@ class _LocalRunner:
             if self.additive:
                 p.local_grad_add_fn(W, 1.0, ws, self.centered)(y0, Gc)
             return
-        add = p.local_grad_add_fn(W, eta, ws, self.centered) if self.additive else None
         step = p.local_sgd_step_fn(W, eta, ws, self.centered) if self.additive else None
+        # the unfused gradient is needed only for masked steps (k ≥ Kmin, some arrivals already done)
+        add = p.local_grad_add_fn(W, eta, ws, self.centered) if self.additive and Kmin < Kmax else None
         rows = np.arange(lo, lo + len(W))
         y = ws.get("y", y0.shape)
         np.copyto(y, y0)

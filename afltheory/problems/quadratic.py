@@ -89,31 +89,39 @@ class QuadraticProblem(Problem):
 
     def local_center(self, workers, workspace=None):
         """c_i: ∇f_i(y) = A_i (y − c_i) depends on y only through y − c_i (the engine's local frame)."""
-        if workspace is None:
-            return self.centers[self._check_worker(workers)]
-        workers = np.asarray(workers)
-        return np.take(self.centers, workers, axis=0, out=workspace.get("quadratic.c", (*workers.shape, self.dim)),
-                       mode="wrap")
+        workers = self._arrivals(workers, workspace)
+        out = None if workspace is None else workspace.get("quadratic.c", (*workers.shape, self.dim))
+        return np.take(self.centers, workers, axis=0, out=out, mode="wrap")
+
+    def _arrivals(self, workers, workspace):
+        """Worker indices: checked for direct calls, trusted from the engine (rows of a validated schedule)."""
+        return self._check_worker(workers) if workspace is None else np.asarray(workers)
+
+    def _diag_coefficients(self, workers, scale, shift, workspace, name):
+        """shift + scale · a_i per arrival for diagonal Hessians: tiled to (m, d) when shared (so the broadcast
+        against (n, m, d) runs as one long inner loop), else gathered to (n, m, d) (a reused array)."""
+        if self.shared:
+            row = shift + scale * self.hessian[0]
+            return np.tile(row, (workers.shape[-1], 1)) if workers.ndim else row
+        out = None if workspace is None else workspace.get(name, (*workers.shape, self.dim))
+        a = np.take(self.hessian, workers, axis=0, out=out, mode="wrap")
+        a *= scale
+        if shift:
+            a += shift
+        return a
 
     def local_grad_add_fn(self, workers, scale=1.0, workspace=None, centered=False):
-        if workspace is None:
-            workers = self._check_worker(workers)
-            buf = lambda name: None  # noqa: E731
-        else:  # trusted rows of a validated schedule: unbuffered gathers into reused arrays
-            workers = np.asarray(workers)
-            buf = lambda name: workspace.get(name, (*workers.shape, self.dim))  # noqa: E731
+        workers = self._arrivals(workers, workspace)
         c = None if centered else self.local_center(workers, workspace)
         if self.kind == "diag":
-            if self.shared:  # tiled to (m, d) so the broadcast against (n, m, d) runs as one long inner loop
-                a = np.tile(scale * self.hessian[0], (workers.shape[-1], 1)) if workers.ndim else scale * self.hessian[0]
-            else:
-                a = np.take(self.hessian, workers, axis=0, out=buf("quadratic.a"), mode="wrap")
-                a *= scale
-            v = buf("quadratic.v")
+            a = self._diag_coefficients(workers, scale, 0.0, workspace, "quadratic.a")
+            v = None if workspace is None else workspace.get("quadratic.v", (*workers.shape, self.dim))
 
             def add(y, out):
-                r = np.multiply(y, a, out=v) if c is None else np.subtract(y, c, out=v)
-                if c is not None:
+                if c is None:  # centered: y is already u = y − c_i
+                    r = np.multiply(y, a, out=v)
+                else:
+                    r = np.subtract(y, c, out=v)
                     r *= a
                 out += r
             return add
@@ -129,14 +137,7 @@ class QuadraticProblem(Problem):
         if not (centered and self.kind == "diag"):
             return super().local_sgd_step_fn(workers, eta, workspace, centered)
         # u = y − c_i, ∇f_i = a_i ⊙ u: the step is u ← (1 − η a_i) ⊙ u − h, two passes instead of three
-        workers = np.asarray(workers) if workspace is not None else self._check_worker(workers)
-        if self.shared:
-            f = np.tile(1.0 - eta * self.hessian[0], (workers.shape[-1], 1)) if workers.ndim else 1.0 - eta * self.hessian[0]
-        else:
-            f = np.take(self.hessian, workers, axis=0, mode="wrap",
-                        out=None if workspace is None else workspace.get("quadratic.f", (*workers.shape, self.dim)))
-            f *= -eta
-            f += 1.0
+        f = self._diag_coefficients(self._arrivals(workers, workspace), -eta, 1.0, workspace, "quadratic.f")
 
         def step(u, h):
             u *= f
