@@ -33,7 +33,8 @@ lint: $(STAMP)
 	$(BIN)/python -m pip install --quiet ruff && $(BIN)/ruff check afltheory paper_checks tests benchmarks
 
 bench: $(STAMP)
-	$(BIN)/python benchmarks/engine.py
+	OPENBLAS_NUM_THREADS=1 $(BIN)/python benchmarks/engine.py
+	OPENBLAS_NUM_THREADS=1 $(BIN)/python benchmarks/schedule.py
 
 clean:
 	rm -rf $(VENV) report report-full
