@@ -30,6 +30,7 @@ from ._condition import (
     quadratic_root_expr,
     region_from,
 )
+from ._scope import check_scope
 from ._stats import check_constants, check_f0, check_schedule, tau_for
 
 CITATION = "[Yang et al. 2022, Thm 2]"
@@ -114,14 +115,19 @@ def alphas(schedule, constants, *, eta, eta_L, tau=None):
     return aL, aG
 
 
-def bound(schedule, constants, *, eta=None, eta_L=None, f0=None, num_workers=None, tau=None) -> np.ndarray:
+def bound(schedule, constants, *, eta=None, eta_L=None, f0=None, num_workers=None, tau=None,
+          scope="warn") -> np.ndarray:
     """The right-hand side on each replicate's realized schedule (T = schedule.rounds): shape (replicates,).
 
     ``tau`` defaults to each replicate's realized maximum delay; ``f0`` = f(x_0) (scalar or (replicates,)).
+
+    ``scope``: "warn" (default) / "raise" / "ignore" when the run is outside the theorem (wrong algorithm or
+    arrivals, or (η, η_L) outside its conditions at the realized K_max and τ) — see ``theory._scope``.
     """
     check_schedule(schedule, num_workers)
     L, sL, sG, fs = check_constants(constants)
     eta, eta_L = pos("eta", eta), pos("eta_L", eta_L)
+    check_scope("theorem2", schedule, constants, eta=eta, eta_L=eta_L, scope=scope)
     f0 = check_f0(f0, fs, schedule.replicates)
     aL, aG = alphas(schedule, constants, eta=eta, eta_L=eta_L, tau=tau)
     return 4 * (f0 - fs) / (eta * eta_L * schedule.rounds) + 4 * (aL * sL**2 + aG * sG**2)

@@ -36,6 +36,7 @@ from ._condition import (
     real,
     region_from,
 )
+from ._scope import check_scope
 from ._stats import check_constants, check_f0, check_schedule, memory_stats
 
 CITATION = "[Yang et al. 2022, Thm 4]"
@@ -157,15 +158,19 @@ def alphas(schedule, constants, *, eta, eta_L, tau=None, khat="sum"):
 
 
 def bound(schedule, constants, *, eta=None, eta_L=None, f0=None, num_workers=None, tau=None, f_T=None,
-          khat="sum") -> np.ndarray:
+          khat="sum", scope="warn") -> np.ndarray:
     """Right-hand side on each replicate's realized schedule (stale slots' K from ``schedule.memory()``,
     realized m'_t, τ = realized maximum memory staleness unless given): (replicates,).
 
     ``f_T`` = f(x_T) (scalar or (replicates,)); default ``constants.f_star`` (a valid, weaker numerator).
+
+    ``scope``: "warn" (default) / "raise" / "ignore" when the run is outside the theorem (wrong algorithm or
+    arrivals, or (η, η_L) outside its conditions at the realized K_max and τ) — see ``theory._scope``.
     """
     check_schedule(schedule, num_workers)
     L, sL, sG, fs = check_constants(constants)
     eta, eta_L = pos("eta", eta), pos("eta_L", eta_L)
+    check_scope("theorem4", schedule, constants, eta=eta, eta_L=eta_L, scope=scope)
     R = schedule.replicates
     fT = np.full(R, fs) if f_T is None else check_f0(f_T, fs, R, name="f_T")
     f0 = check_f0(f0, fT, R)
