@@ -13,11 +13,13 @@ import importlib
 _NAMES = {
     "reproduce": ("replay",),
     "lower": ("LowerBound", "quadratic_lower_bound"),
+    "search": ("ScheduleSearch", "schedule_count", "worst_schedule"),
+    "theorems": ("CLAIMS", "Bracket", "bracket"),
     "core": ("ALGORITHMS", "GAPS", "METRICS", "MAX_GRAM", "Instance", "PEPResult", "PEPSizeError", "Skeleton",
              "estimate_seconds", "gram_size", "skeleton", "worst_case"),
 }
 _WHERE = {name: mod for mod, names in _NAMES.items() for name in names}
-_SUBMODULES = {"core", "reproduce", "lower"}
+_SUBMODULES = {"core", "reproduce", "lower", "search", "theorems"}
 
 __all__ = sorted(_WHERE)
 

@@ -1,7 +1,7 @@
 """Performance estimation (PEP) of the noise-free skeletons of AFA-CD, AFA-CS and FedAvg on a fixed schedule.
 
-The problem solved by :func:`worst_case` is the semidefinite relaxation (Drori & Teboulle 2014; Taylor, Hendrickx
-& Glineur 2017) of
+The problem solved by :func:`worst_case` is the semidefinite relaxation (Drori & Teboulle 2014; Taylor,
+Hendrickx & Glineur 2017) of
 
     sup  metric(x_0, …, x_T)
     over M functions f_1 … f_M on R^d (any d), each L-smooth (or μ-strongly convex and L-smooth if ``mu`` is
@@ -12,28 +12,32 @@ The problem solved by :func:`worst_case` is the semidefinite relaxation (Drori &
       AFA-CD   x_{t+1} = x_t − η η_L (1/m) Σ_{i∈M_t} G_i                      [Yang et al. 2022, Alg. 2]
       AFA-CS   x_{t+1} = x_t − η η_L (1/M) Σ_{i∈[M]} G_i^{latest}  (memory; warm start at x_0) [Alg. 3]
       FedAvg   x_{t+1} = x_t − η η_L (1/m) Σ_{i∈M_t} K_{t,i} G_i    (two-sided form, Δ_i = −η_L K_{t,i} G_i)
-The variables are the Gram matrix of {x_0, x_*, every gradient ∇f_i at every visited point} and the function
-values; every iterate is a fixed linear combination of them, so the metric and all constraints are linear in
-(Gram, values).
+The variables are the Gram matrix of {x_0, every gradient ∇f_i at every visited point (and x_* with its
+gradients in the strongly convex case)} and the function values; every iterate is a fixed linear combination
+of them, so the metric and all constraints are linear in (Gram, values).
 
 Why the value is an upper bound on the worst case over the class. Every true instance (f_1, …, f_M) in the
-class, run on the schedule, yields a feasible point of the SDP: its Gram matrix is PSD, and the constraints are
-inequalities every member satisfies — (i) the smooth interpolation inequalities of each f_i between every pair
-of visited points [Taylor et al. 2017, Thm 3.10 (nonconvex, curvature in [−L, L]); Thm 4 (μ-strongly convex)];
-(ii) the heterogeneity inequality at every visited point (where some gradient is evaluated; all M gradients
-are introduced there); (iii) the initial gap f(x_0) − f(x_*) ≤ Δ (``gap="f_star"``; x_* a minimizer, i.e.
-∇f(x_*) = 0 with the f_i interpolated at x_* too, and f(x) − f_* ≥ ‖∇f(x)‖²/(2L) at visited points) or
-f(x_0) − f(x_T) ≤ Δ (``gap="f_T"``). The SDP maximum is therefore ≥ every instance's metric, and the value
-reported is the solver's *dual* objective (a feasible dual certificate bounds the SDP maximum from above;
-PEPit reconstructs it), so small primal infeasibilities cannot make it optimistic.
+class, run on the schedule, gives a feasible point of the SDP: its Gram matrix is PSD, and every constraint is
+an inequality that every member satisfies —
+  (i) the interpolation inequalities of each f_i between every pair of its evaluated points [Taylor, Hendrickx
+      & Glineur 2017, Thm 3.10 for L-smooth functions (curvature in [−L, L]); Thm 4 for μ-strongly convex];
+  (ii) Assumption 3 at the visited points: with ``heterogeneity="all"`` at every point where some gradient is
+      evaluated (all M gradients are introduced there), with ``"server"`` at the server iterates only;
+  (iii) the initial gap: nonconvex ``gap="f_star"``: f(x_0) − f_* ≤ Δ with f_* a free scalar and
+      f(x) − f_* ≥ ‖∇f(x)‖²/(2L) at every point where ∇f is known (true for f_* = inf f by the descent
+      lemma); with ``mu``: x_* a stationary point of f (all f_i interpolated there), f(x_0) − f(x_*) ≤ Δ;
+      ``gap="f_T"``: f(x_0) − f(x_T) ≤ Δ.
+So the SDP maximum is ≥ every instance's metric. The value reported is the solver's *dual* objective (a dual
+certificate bounds the SDP maximum from above; PEPit reconstructs it), and it is called certified only when
+the solver status is "optimal" and the primal–dual gap is ≤ ``GAP_TOL`` relative.
 
-When it is exact. Constraints imposed only at visited points are a relaxation: (i) alone is exact — any
-feasible data are interpolated by M functions of the class (the cited theorems), with d = rank(Gram) — so for
-M = 1 (or without a heterogeneity constraint) and ``gap="f_T"``, or with ``mu`` ≥ 0 (x_* is then the minimizer
-of the interpolant... of f), the value is the exact worst case. With σ_G < ∞ and M > 1 the interpolating f_i
+When it is exact. Constraints imposed only at visited points are a relaxation. (i) alone loses nothing: any
+feasible data are interpolated by M functions of the class (the cited theorems), in dimension rank(Gram). So
+the value is the exact worst case for M = 1 with ``gap="f_T"`` (e.g. PEPit's gradient-descent example, a test)
+or with ``mu`` ≥ 0 (x_* is then the interpolant's minimizer). With M > 1 and σ_G < ∞ the interpolating f_i
 need not satisfy Assumption 3 away from the visited points, and in the nonconvex ``gap="f_star"`` form the
-interpolant's infimum may lie below f(x_*); then the value is an upper bound whose tightness is measured by
-the lower bounds of :mod:`afltheory.pep.lower` (concrete certified instances simulated by the engine).
+interpolant's infimum may lie below the f_* of the SDP; then the value is an upper bound whose tightness is
+measured by the lower bounds of :mod:`afltheory.pep.lower` (concrete certified instances run by the engine).
 
 PEPit (optional extra ``pep``) builds the SDP; it is imported only when a PEP is solved.
 """
@@ -42,6 +46,7 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -59,9 +64,12 @@ GAPS = ("f_star", "f_T")
 MAX_GRAM = 260
 #: Relative primal–dual gap above which a solution is not reported as certified.
 GAP_TOL = 1e-4
-#: Clarabel tolerances: gap 1e-6 is reached reliably on these SDPs (the default 1e-8 often stalls, "AlmostSolved",
-#: which cvxpy reports as "optimal_inaccurate" even at relative gaps ~1e-6).
+#: Clarabel tolerances: gap 1e-6 is reached reliably on these SDPs (the default 1e-8 often stalls,
+#: "AlmostSolved", #: which cvxpy reports as "optimal_inaccurate" even at relative gaps ~1e-6).
 SOLVER_SETTINGS = dict(tol_gap_abs=1e-6, tol_gap_rel=1e-6, tol_feas=1e-7)
+#: Second attempt when the first ends "optimal_inaccurate"/"AlmostSolved" (looser gap; the gap actually
+#: reached is still reported and must be ≤ GAP_TOL for ``certified``).
+RETRY_SETTINGS = dict(tol_gap_abs=1e-5, tol_gap_rel=1e-5, tol_feas=1e-6)
 HETEROGENEITY = ("all", "server")
 
 
@@ -122,23 +130,25 @@ class Skeleton:
             for i in range(self.num_workers):
                 local(i, ("x", 0), int(self.init_K[i]))
         for t in range(self.T):
-            for i, d, k in zip(self.workers[t], self.delays[t], self.K[t]):
+            for i, d, k in zip(self.workers[t], self.delays[t], self.K[t], strict=True):
                 local(int(i), ("x", t - int(d)), int(k))
         return keys
 
 
 def skeleton(algorithm, schedule, replicate=0) -> Skeleton:
-    """Validate an afltheory server rule (AFACD, AFACS, FedAvg with the plain SGD worker) and one replicate of a
-    ``Schedule`` and return the ``Skeleton`` the PEP is built from."""
+    """Validate an afltheory server rule (AFACD, AFACS, FedAvg with the plain SGD worker) and one replicate
+    of a ``Schedule`` and return the ``Skeleton`` the PEP is built from."""
     from ..algorithms import AFACD, AFACS, SGD, FedAvg
     from ..anarchy.schedule import Schedule
 
     rules = {AFACD: "AFACD", AFACS: "AFACS", FedAvg: "FedAvg"}
     rule = rules.get(type(algorithm))
     if rule is None:
-        raise ValueError(f"algorithm={algorithm!r} must be one of {ALGORITHMS} (afltheory.algorithms instances)")
+        raise ValueError(f"algorithm={algorithm!r} must be one of {ALGORITHMS} "
+                         f"(afltheory.algorithms instances)")
     if not isinstance(getattr(algorithm, "worker", SGD()), SGD):
-        raise ValueError(f"algorithm.worker={algorithm.worker!r}: the PEP skeleton supports the plain SGD worker only")
+        raise ValueError(f"algorithm.worker={algorithm.worker!r}: the PEP skeleton supports the plain SGD "
+                         f"worker only")
     if not isinstance(schedule, Schedule):
         raise ValueError(f"schedule must be an afltheory Schedule, got {type(schedule).__name__}")
     r = check_int("replicate", replicate, low=0, high=schedule.replicates - 1)
@@ -148,9 +158,9 @@ def skeleton(algorithm, schedule, replicate=0) -> Skeleton:
 
 
 def gram_size(sk: Skeleton, metric="average", gap="f_star", heterogeneity="all", mu=None) -> int:
-    """Dimension of the PEP's Gram matrix: x_0, M gradients at every server iterate and (``heterogeneity="all"``)
-    at every local iterate, else one gradient per (worker, local iterate); plus x_* and its M − 1 free gradients
-    when ``gap="f_star"`` with ``mu`` given (the nonconvex form uses a scalar f_* instead of a point)."""
+    """Dimension of the PEP's Gram matrix: x_0, M gradients at every server iterate and
+    (``heterogeneity="all"``) at every local iterate, else one gradient per (worker, local iterate); plus x_*
+    and its M − 1 free gradients when ``gap="f_star"`` with ``mu`` given (nonconvex: a scalar f_* instead)."""
     M = sk.num_workers
     keys = sk.eval_points(metric, gap)
     server = sum(1 for k in keys if k[0] == "x")
@@ -160,8 +170,8 @@ def gram_size(sk: Skeleton, metric="average", gap="f_star", heterogeneity="all",
 
 
 def estimate_seconds(n: int) -> float:
-    """Rough wall time (s) of one solve with Gram dimension n, fitted on this project's 2-core machine with PEPit
-    0.5.1, cvxpy 1.6.7, Clarabel 0.11 (docs/pep.md: n = 43 … 205). Order of magnitude only."""
+    """Rough wall time (s) of one solve with Gram dimension n, fitted on this project's 2-core machine with
+    PEPit 0.5.1, cvxpy 1.6.7, Clarabel 0.11 (docs/pep.md: n = 43 … 205). Order of magnitude only."""
     return 2.5e-5 * n ** 2.9
 
 
@@ -170,9 +180,9 @@ def estimate_seconds(n: int) -> float:
 class Instance:
     """A worst-case instance recovered from the Gram matrix (coordinates in R^r, r = ``dim``).
 
-    ``points`` maps every evaluation-point key (see ``Skeleton.eval_points``) to its coordinates; ``grads[key]``
-    is the (M, r) array of ∇f_i there and ``values[key]`` the (M,) f_i values; ``x`` (T+1 or T, r) the server
-    iterates; ``x_star``/``f_star`` the stationary point and f(x_*) (``gap="f_star"``).
+    ``points`` maps every evaluation-point key (see ``Skeleton.eval_points``) to its coordinates;
+    ``grads[key]`` is the (M, r) array of ∇f_i there and ``values[key]`` the (M,) f_i values; ``x`` (T+1 or
+    T, r) the server iterates; ``x_star``/``f_star`` the stationary point and f(x_*) (``gap="f_star"``).
     """
 
     x0: np.ndarray
@@ -185,7 +195,8 @@ class Instance:
     dim: int
 
     def oracle(self, tol=1e-6):
-        """grad(i, y): ∇f_i at the recorded point nearest y (a ValueError if none is within ``tol`` relative)."""
+        """grad(i, y): ∇f_i at the recorded point nearest y (a ValueError if none is within ``tol``
+        relative)."""
         keys = list(self.points)
         P = np.array([self.points[k] for k in keys])
         scale = max(1.0, float(np.abs(P).max()))
@@ -196,8 +207,9 @@ class Instance:
             dist = np.where(known, dist, np.inf)
             j = int(np.argmin(dist))
             if not dist[j] <= tol * scale:
-                raise ValueError(f"no recorded point with a gradient of worker {i} within {tol * scale:.3g} of the "
-                                 f"queried point (nearest {dist[j]:.3g}): the replay left the recovered instance")
+                raise ValueError(f"no recorded point with a gradient of worker {i} within {tol * scale:.3g} "
+                                 f"of the queried point (nearest {dist[j]:.3g}): the replay left the "
+                                 f"recovered instance")
             return self.grads[keys[j]][i]
 
         return grad
@@ -207,10 +219,10 @@ class Instance:
 class PEPResult:
     """Outcome of :func:`worst_case`.
 
-    ``value``: the solver's dual objective (the upper bound when ``certified``); ``primal``: its primal objective
-    (attained by ``instance`` up to solver accuracy); ``certified`` is True only if the status is "optimal" and
-    the relative primal–dual gap is ≤ ``GAP_TOL``. Use ``upper`` (None when not certified), never ``value``
-    alone, as a certified number.
+    ``value``: the solver's dual objective (the upper bound when ``certified``); ``primal``: its primal
+    objective (attained by ``instance`` up to solver accuracy); ``certified`` is True only if the status is
+    "optimal" and the relative primal–dual gap is ≤ ``GAP_TOL``. Use ``upper`` (None when not certified),
+    never ``value`` alone, as a certified number.
     """
 
     value: float
@@ -242,8 +254,8 @@ class PEPResult:
 def _run_skeleton(sk: Skeleton, x0, grad):
     """The update rule written once over an abstract vector type (PEPit Points here; numpy in tests).
 
-    ``grad(i, key, y)`` returns ∇f_i(y) for the point y with key ``key``. Returns the server iterates x_0..x_T.
-    """
+    ``grad(i, key, y)`` returns ∇f_i(y) for the point y with key ``key``. Returns the server iterates
+    x_0..x_T. """
     M, g = sk.num_workers, sk.gamma
     xs = [x0]
 
@@ -263,7 +275,7 @@ def _run_skeleton(sk: Skeleton, x0, grad):
             memory[i] = local_update(i, ("x", 0), x0, int(sk.init_K[i]))
     for t in range(sk.T):
         updates = []
-        for i, d, k in zip(sk.workers[t], sk.delays[t], sk.K[t]):
+        for i, d, k in zip(sk.workers[t], sk.delays[t], sk.K[t], strict=True):
             i, d, k = int(i), int(d), int(k)
             Gi = local_update(i, ("x", t - d), xs[t - d], k)
             updates.append((i, k, Gi))
@@ -317,7 +329,8 @@ def worst_case(algorithm, schedule, constants, *, delta, mu=None, metric="averag
     ``metric``: "average" = (1/T) Σ_{t<T} ‖∇f(x_t)‖² (Theorems 2–4's left side), "min" = min_{t≤T}, "last" =
     ‖∇f(x_T)‖². ``heterogeneity``: "all" = Assumption 3 at every point where a gradient is evaluated (all M
     gradients introduced there; tightest, largest Gram matrix), "server" = only at the server iterates (a
-    coarser relaxation, still an upper bound; Gram ≈ 1 + M·T + Σ(K − 1)). ``dimension_reduction``: PEPit heuristic ("trace", "logdet2", …) for a low-rank instance
+    coarser relaxation, still an upper bound; Gram ≈ 1 + M·T + Σ(K − 1)). ``dimension_reduction``: PEPit
+    heuristic ("trace", "logdet2", …) for a low-rank instance
     (one or more extra solves; the value is always the first solve's).
     See the module docstring for why the value is an upper bound over the class and when it is exact.
     """
@@ -328,9 +341,9 @@ def worst_case(algorithm, schedule, constants, *, delta, mu=None, metric="averag
     n = gram_size(sk, metric, gap, heterogeneity, mu)
     max_gram = check_int("max_gram", max_gram, low=1)
     if n > max_gram:
-        raise PEPSizeError(f"PEP Gram dimension {n} exceeds max_gram={max_gram} (allowed range [1, {max_gram}]; "
-                           f"estimated solve time ~{estimate_seconds(n):.0f} s with Clarabel here); reduce T, K, "
-                           f"M or the delays, or pass max_gram={n} deliberately")
+        raise PEPSizeError(f"PEP Gram dimension {n} exceeds max_gram={max_gram} (allowed range "
+                           f"[1, {max_gram}]; estimated solve time ~{estimate_seconds(n):.0f} s with "
+                           f"Clarabel here); reduce T, K, M or the delays, or pass max_gram={n} deliberately")
     _pep_import()
     from PEPit import PEP
     from PEPit.functions import SmoothFunction, SmoothStronglyConvexFunction
@@ -371,7 +384,7 @@ def worst_case(algorithm, schedule, constants, *, delta, mu=None, metric="averag
     gbar = {k: mean([cache[k][1][i] for i in range(M)]) for k in full}
     fbar = {k: mean([cache[k][2][i] for i in range(M)]) for k in full}
     x_star = f_star_expr = None
-    if gap == "f_star" and mu is not None:     # x_*: the minimizer (∇f(x_*) = 0, every f_i interpolated there)
+    if gap == "f_star" and mu is not None:     # x_*: the minimizer (∇f(x_*) = 0, f_i interpolated there)
         fsum = fs[0]
         for f in fs[1:]:
             fsum = fsum + f
@@ -402,14 +415,20 @@ def worst_case(algorithm, schedule, constants, *, delta, mu=None, metric="averag
         pep.set_performance_metric(gbar[("x", T)] ** 2)
 
     t0 = time.perf_counter()
-    dual = pep.solve(wrapper="cvxpy", solver="CLARABEL", verbose=verbose,
-                     dimension_reduction_heuristic=dimension_reduction, **SOLVER_SETTINGS)
+    for settings in (SOLVER_SETTINGS, RETRY_SETTINGS):
+        with warnings.catch_warnings():      # cvxpy's "may be inaccurate" warning: the status is reported
+            warnings.simplefilter("ignore", UserWarning)
+            dual = pep.solve(wrapper="cvxpy", solver="CLARABEL", verbose=verbose,
+                             dimension_reduction_heuristic=dimension_reduction, **settings)
+        status = str(pep.wrapper.prob.status) if pep.wrapper is not None and pep.wrapper.prob is not None \
+            else "unknown"
+        if status == "optimal":
+            break
     seconds = time.perf_counter() - t0
-    status = str(pep.wrapper.prob.status) if pep.wrapper is not None and pep.wrapper.prob is not None else "unknown"
     solver = str(getattr(pep.wrapper, "solver_name", "?"))
     if dual is None or pep.G_value is None:
-        return PEPResult(math.inf, math.inf, status, solver, False, math.inf, math.nan, seconds, n, metric, gap, sk,
-                         dict(L=L, sigma_G=sG, delta=delta, mu=mu))
+        return PEPResult(math.inf, math.inf, status, solver, False, math.inf, math.nan, seconds, n, metric,
+                         gap, sk, dict(L=L, sigma_G=sG, delta=delta, mu=mu))
     primal = float(pep.objective.eval())
     if dimension_reduction:   # the heuristic's solve replaces the objective; the first solve's value is kept
         primal = float(min(pep.list_of_performance_metrics, key=lambda e: e.eval()).eval()) \

@@ -23,8 +23,8 @@ __all__ = ["LowerBound", "quadratic_lower_bound"]
 
 @dataclass(frozen=True)
 class LowerBound:
-    """Best instance found: its metric ``value`` (a lower bound on the class's worst case), the curvatures, the
-    heterogeneity pattern, the initial point and how many instances were simulated."""
+    """Best instance found: its metric ``value`` (a lower bound on the class's worst case), the curvatures,
+    the heterogeneity pattern, the initial point and how many instances were simulated."""
 
     value: float
     hessian_diag: np.ndarray

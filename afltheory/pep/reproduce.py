@@ -1,10 +1,10 @@
 """Replay a PEP worst-case instance through the library's own server rules (an independent reference).
 
 The PEP builds the iterates symbolically (``core._run_skeleton``). Here the recovered gradients are fed, as an
-oracle looked up by position, to a plain loop that runs the worker's K local SGD steps from the stale model and
-calls the algorithm's ``aggregate`` (the code ``simulate`` uses). If the formulation and the library disagree on
-the update rule (delays, K-averaging, FedAvg's K weights, AFA-CS memory), the replay leaves the recorded points
-(a ValueError) or reproduces a different metric.
+oracle looked up by position, to a plain loop that runs the worker's K local SGD steps from the stale model
+and calls the algorithm's ``aggregate`` (the code ``simulate`` uses). If the formulation and the library
+disagree on the update rule (delays, K-averaging, FedAvg's K weights, AFA-CS memory), the replay leaves the
+recorded points (a ValueError) or reproduces a different metric.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ __all__ = ["replay"]
 def replay(result, tol=1e-5):
     """Run ``result.skeleton`` on the recovered instance with the library's server rule.
 
-    Returns (x, grad_norm_sq, value): the server iterates (T+1, r), ‖∇f(x_t)‖² at t = 0..T (∇f(x_T) only if the
-    instance recorded it, else T values) and the metric. ``tol``: relative distance at which a queried point is
-    matched to a recorded one.
+    Returns (x, grad_norm_sq, value): the server iterates (T+1, r), ‖∇f(x_t)‖² at the iterates whose gradients
+    the instance recorded (t < T, or t ≤ T for the "min"/"last" metrics) and the metric. ``tol``: relative
+    distance at which a queried point is matched to a recorded one.
     """
     from ..algorithms import AFACD, AFACS, FedAvg
 
@@ -49,8 +49,9 @@ def replay(result, tol=1e-5):
     xs = [x]
     for t in range(T):
         G = np.array([[local(int(i), xs[t - int(dl)], int(k))
-                       for i, dl, k in zip(sk.workers[t], sk.delays[t], sk.K[t])]])
-        x = algo.aggregate(state, xs[t][None], G, sk.workers[t][None], sk.K[t][None], sk.delays[t][None], M)[0]
+                       for i, dl, k in zip(sk.workers[t], sk.delays[t], sk.K[t], strict=True)]])
+        x = algo.aggregate(state, xs[t][None], G, sk.workers[t][None], sk.K[t][None], sk.delays[t][None],
+                           M)[0]
         xs.append(x)
     xs = np.array(xs)
     n = inst.x.shape[0]          # T (average metric only) or T + 1 iterates with all gradients recorded

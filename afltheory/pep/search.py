@@ -4,8 +4,9 @@ A round is a choice of the arrival set M_t (an m-subset of the M workers) and of
 τ_{t,i} ∈ [0, min(t, τ)]; K is fixed per arrival. The class of functions is invariant under relabelling the
 workers, so the first round's set is fixed to {0, …, m−1}. Exhaustive enumeration returns the exact maximum of
 the PEP value over all schedules (each a certified upper bound on its own schedule, so the maximum is a
-certified upper bound over every schedule of that size); beam search keeps the ``beam`` best prefixes per round
-(ranked by the prefix's PEP value) and returns the worst schedule *found* — a heuristic, labelled as such.
+certified upper bound over every schedule of that size); beam search keeps the ``beam`` best prefixes per
+round (ranked by the prefix's PEP value) and returns the worst schedule *found* — a heuristic, labelled as
+such.
 """
 
 from __future__ import annotations
@@ -24,8 +25,8 @@ __all__ = ["ScheduleSearch", "round_choices", "schedule_count", "worst_schedule"
 @dataclass(frozen=True)
 class ScheduleSearch:
     """``best``: PEPResult of the worst schedule found; ``method``: "exhaustive" (a certified maximum over all
-    ``count`` schedules) or "beam(B)" (heuristic); ``solves``: PEPs solved; ``uncertified``: solves whose status
-    was not certified (never counted as the maximum)."""
+    ``count`` schedules) or "beam(B)" (heuristic); ``solves``: PEPs solved; ``uncertified``: solves whose
+    status was not certified (never counted as the maximum)."""
 
     best: object
     schedule: object
@@ -58,8 +59,8 @@ def _schedule(rows, M, K):
 
 def worst_schedule(algorithm, constants, *, num_workers, m, K, T, tau, delta, metric="average", mu=None,
                    heterogeneity="server", max_solves=64, beam=2, **kw) -> ScheduleSearch:
-    """Worst PEP value over the schedules of this size (see the module docstring). Exhaustive when the number of
-    schedules is ≤ ``max_solves``, else beam search of width ``beam``; ``kw`` go to ``worst_case``."""
+    """Worst PEP value over the schedules of this size (see the module docstring). Exhaustive when the number
+    of schedules is ≤ ``max_solves``, else beam search of width ``beam``; ``kw`` go to ``worst_case``."""
     import time
 
     from .core import worst_case
