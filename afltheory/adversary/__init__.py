@@ -1,11 +1,11 @@
-"""The adversary: worst-case search inside a theorem's assumption class [Yang et al. 2022, Thms 2–4, Cors 1–3].
+"""The adversary: worst-case search inside a theorem's assumption class
+[Yang et al. 2022, Thms 2–4, Cors 1–3].
 
 ``search(claim, budget=..., seed=...)`` → ``WorstCase`` (worst measured/bound ratio found, the bound's term
 shares there, the instance as explicit arrays, the search history, Monte Carlo confirmation of any violation);
-``CLAIMS`` / ``get_claim``: the registered claims; ``AssumptionClass``: the parameter box (every point satisfies
-the claim's assumptions with exact constants); ``save_instance`` / ``load_instance``; ``confirm``. See
-docs/adversary.md.
-"""
+``CLAIMS`` / ``get_claim``: the registered claims; ``AssumptionClass``: the parameter box (every point
+satisfies the claim's assumptions with exact constants); ``save_instance`` / ``load_instance``; ``confirm``.
+See docs/adversary.md."""
 
 from .claims import CLAIMS, Claim, Evaluation, get_claim, register_claim
 from .components import CovarianceNoise, PmfDelay, PmfSteps, biased_inclusion

@@ -1,16 +1,15 @@
-"""The claims the adversary can attack, each a registered ``Claim``: how a point of [0, 1]^p becomes an instance
-inside the claim's assumptions, how the instance is evaluated exactly (a batch at a time), the bound with its
-named terms, and how a violation is confirmed by Monte Carlo with the theorem's own ``bound`` on the realized
-schedules.
+"""The claims the adversary can attack, each a registered ``Claim``: how a point of [0, 1]^p becomes an
+instance inside the claim's assumptions, how the instance is evaluated exactly (a batch at a time), the bound
+with its named terms, and how a violation is confirmed by Monte Carlo with the theorem's own ``bound`` on the
+realized schedules.
 
 Theorem claims (``thm2``, ``thm3``, ``thm4``; corollaries ``cor1``–``cor3`` at their step sizes) measure
-(1/T) Σ_{t<T} E‖∇f(x_t)‖² exactly (``fastexact``) and compare it with the bound's expectation over the schedule
-law. With τ set to the largest delay the law can produce, every bound is affine in per-round averages of 1/K, K
-and K² over the arrivals (Theorem 4, m = M: over the M slots, and (M − m'_t)² independent of K), so its
-expectation is the bound at the expected averages: E[(1/m)Σ_{i∈M_t} g(K_i)] = (1/m) Σ_i π_i E_i g(K). The term
-names are those of ``theory.theoremK.bound_terms``; ``tests/adversary`` check the expected terms against
-``bound_terms`` on sampled schedules.
-"""
+(1/T) Σ_{t<T} E‖∇f(x_t)‖² exactly (``fastexact``) and compare it with the bound's expectation over the
+schedule law. With τ set to the largest delay the law can produce, every bound is affine in per-round averages
+of 1/K, K and K² over the arrivals (Theorem 4, m = M: over the M slots, and (M − m'_t)² independent of K), so
+its expectation is the bound at the expected averages: E[(1/m)Σ_{i∈M_t} g(K_i)] = (1/m) Σ_i π_i E_i g(K). The
+term names are those of ``theory.theoremK.bound_terms``; ``tests/adversary`` check the expected terms against
+``bound_terms`` on sampled schedules."""
 
 from __future__ import annotations
 
@@ -102,10 +101,12 @@ class Claim:
             raise TypeError(f"assumptions={cls!r} must be an afltheory.adversary.AssumptionClass")
         bad = [a for a in cls.arrivals if a not in self.arrivals]
         if bad:
-            raise ValueError(f"arrivals={list(cls.arrivals)} include {bad}, outside claim {self.id!r}'s assumptions "
+            raise ValueError(f"arrivals={list(cls.arrivals)} include {bad}, outside claim {self.id!r}'s "
+                             f"assumptions "
                              f"(allowed {list(self.arrivals)})")
         if self.full and cls.m not in (None, cls.num_workers):
-            raise ValueError(f"m={cls.m}: claim {self.id!r} is evaluated with every worker arriving each round "
+            raise ValueError(f"m={cls.m}: claim {self.id!r} is evaluated with every worker arriving each "
+                             f"round "
                              f"(m = num_workers = {cls.num_workers})")
         if self.corollary is not None and cls.min_rounds != cls.rounds:
             cls = cls.replace(min_rounds=cls.rounds)        # the corollary's step sizes depend on T
@@ -186,13 +187,15 @@ class Claim:
         return ok
 
     def m_fresh(self, M, tau):
-        """Theorem 4's m' for the conditions: the worst case over rounds (0 when some delay can be positive)."""
+        """Theorem 4's m' for the conditions: the worst case over rounds (0 when some delay can be
+        positive)."""
         return np.where(tau > 0, 0.0, float(M))
 
     def step_sizes(self, cls, st, u, L, Kmax, tau):
         """(η, η_L, inside): admissible steps (η_L log-uniform below the cap of the η-free conditions, η a
-        log-fraction of the largest admissible η — the positive root of the theorem's quadratic in η η_L) or the
-        corollary's steps. ``inside``: every condition holds (checked with the theorem's own numeric specs)."""
+        log-fraction of the largest admissible η — the positive root of the theorem's quadratic in η η_L) or
+        the corollary's steps. ``inside``: every condition holds (checked with the theorem's own numeric
+        specs)."""
         M = cls.num_workers
         mf = self.m_fresh(M, tau)
         if self.corollary is not None:
@@ -347,15 +350,19 @@ register_claim(Claim(
     "thm3", "Theorem 3: AFA-CD under uniform arrivals", "[Yang et al. 2022, Thm 3]", "thm3", "AFACD",
     ("uniform",), lambda: AssumptionClass()))
 register_claim(Claim(
-    "thm4", "Theorem 4: AFA-CS (all M memory slots), every worker arriving each round", "[Yang et al. 2022, Thm 4]",
+    "thm4", "Theorem 4: AFA-CS (all M memory slots), every worker arriving each round", "[Yang et al. "
+                                                                                        "2022, Thm 4]",
     "thm4", "AFACS", ("uniform",), lambda: AssumptionClass(), full=True,
     notes="m = M: slot staleness = the arrival's delay ≤ τ (with m < M the staleness of absent workers is "
           "unbounded under i.i.d. arrivals)."))
-for _k, _thm, _alg, _full in ((1, "thm2", "AFACD", False), (2, "thm3", "AFACD", False), (3, "thm4", "AFACS", True)):
+_CORS = ((1, "thm2", "AFACD", False), (2, "thm3", "AFACD", False), (3, "thm4", "AFACS", True))
+for _k, _thm, _alg, _full in _CORS:
     register_claim(Claim(
-        f"cor{_k}", f"Corollary {_k}: Theorem {_k + 1} at η_L = 1/√T, η = √({'M' if _k == 3 else 'm'}K), constant K",
+        f"cor{_k}", f"Corollary {_k}: Theorem {_k + 1} at η_L = 1/√T, η = √({'M' if _k == 3 else 'm'}K), "
+                    f"constant K",
         f"[Yang et al. 2022, Cor {_k}]", _thm, _alg,
         ("uniform", "biased", "fixed") if _k == 1 else ("uniform",),
-        (lambda k=_k: AssumptionClass(dim=2, num_workers=4, max_delay=1, K_max=2, rounds=2000, min_rounds=2000,
+        (lambda k=_k: AssumptionClass(dim=2, num_workers=4, max_delay=1, K_max=2, rounds=2000,
+                                      min_rounds=2000,
                                       arrivals=("uniform", "biased", "fixed") if k == 1 else ("uniform",))),
         full=_full, corollary=_k))

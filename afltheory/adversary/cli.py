@@ -9,14 +9,17 @@ import os
 def add_parser(sub):
     from .claims import CLAIMS
 
-    p = sub.add_parser("adversary", help="search a claim's assumption class for its worst case (exact engine)",
-                       description="Search the assumption class of CLAIM for the largest measured/bound ratio; a "
+    p = sub.add_parser("adversary", help="search a claim's assumption class for its worst case (exact "
+                                         "engine)",
+                       description="Search the assumption class of CLAIM for the largest measured/bound "
+                                   "ratio; a "
                                    "ratio > 1 is confirmed by Monte Carlo before it is called a violation.")
     p.add_argument("claim", metavar="CLAIM", help=f"claim id, one of: {', '.join(sorted(CLAIMS))}")
     p.add_argument("--budget", type=int, default=2000, help="exact evaluations (default 2000)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", metavar="FILE", help="write the result (with the instance as explicit arrays)")
-    p.add_argument("--out", metavar="DIR", help="write the two figures (search progress, worst instance) here")
+    p.add_argument("--out", metavar="DIR", help="write the two figures (search progress, worst instance) "
+                                                "here")
     p.add_argument("--replicates", type=int, default=1000, help="Monte Carlo runs confirming a violation")
     p.add_argument("--min-gap", type=float, default=None,
                    help="f(x_0) − f* at least this fraction of the class's Delta (1: no start near x*)")
@@ -42,7 +45,8 @@ def run(args) -> int:
         cf = wc.confirmation
         print(f"  Monte Carlo: mean LHS {cf['lhs_mean']:.4g} vs mean bound {cf['bound_mean']:.4g}; "
               f"99% lower bound on mean(LHS − bound) = {cf['diff_lcb']:.4g} -> "
-              f"{'confirmed' if cf['confirmed'] else 'not confirmed'}; exact engine LHS {cf['exact_engine_lhs']:.4g}")
+              f"{'confirmed' if cf['confirmed'] else 'not confirmed'}; exact engine LHS "
+              f"{cf['exact_engine_lhs']:.4g}")
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(wc.to_dict(), fh, indent=1)

@@ -1,12 +1,12 @@
 """Parameterized building blocks of the adversary's assumption classes, usable by every backend.
 
 ``PmfDelay``: i.i.d. delays with an arbitrary pmf on {0, …, τ} (round t clips a draw to min(τ_draw, t), so the
-pmf of round t moves the mass of {t+1, …, τ} onto t); ``PmfSteps``: i.i.d. local-step counts with a per-worker pmf
-on {1, …, K_max}; ``CovarianceNoise``: additive Gaussian noise with an arbitrary per-worker covariance Σ_i
-(certified σ_L² = max_i tr Σ_i, exact); ``biased_inclusion``: the exact first/pairwise inclusion probabilities of
-``BiasedArrivals`` by a vectorized subset recursion (the same law as ``BiasedArrivals.inclusion``, much faster).
-All expose what both ``afltheory.simulate`` and ``afltheory.exact`` read (``sample`` and ``pmf``/``covariance``).
-"""
+pmf of round t moves the mass of {t+1, …, τ} onto t); ``PmfSteps``: i.i.d. local-step counts with a per-worker
+pmf on {1, …, K_max}; ``CovarianceNoise``: additive Gaussian noise with an arbitrary per-worker covariance Σ_i
+(certified σ_L² = max_i tr Σ_i, exact); ``biased_inclusion``: the exact first/pairwise inclusion
+probabilities of ``BiasedArrivals`` by a vectorized subset recursion (the same law as
+``BiasedArrivals.inclusion``, much faster). All expose what both ``afltheory.simulate`` and ``afltheory.exact`` read (``sample`` and
+``pmf``/``covariance``)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,8 @@ __all__ = ["CovarianceNoise", "PmfDelay", "PmfSteps", "biased_inclusion", "check
 
 
 def check_pmf(name: str, p, *, ndim: int = 1) -> np.ndarray:
-    """A probability vector (or rows of them): finite, ≥ 0, summing to 1 (within 1e-9); renormalized exactly."""
+    """A probability vector (or rows of them): finite, ≥ 0, summing to 1 (within 1e-9); renormalized
+    exactly."""
     a = check_array(name, p, ndim=ndim)
     if a.shape[-1] < 1:
         raise ValueError(f"{name} is empty; expected at least one probability")
@@ -66,8 +67,8 @@ class PmfDelay(Delays):
 
 
 class PmfSteps(LocalSteps):
-    """K_{t,i} i.i.d. per arrival from worker i's pmf ``pmfs[i]`` over {1, …, K_max} (``pmfs``: (M, K_max), or one
-    (K_max,) row shared by every worker)."""
+    """K_{t,i} i.i.d. per arrival from worker i's pmf ``pmfs[i]`` over {1, …, K_max} (``pmfs``: (M, K_max), or
+    one (K_max,) row shared by every worker)."""
 
     def __init__(self, pmfs):
         p = np.asarray(pmfs, dtype=float)

@@ -1,11 +1,11 @@
 """A candidate as explicit arrays (JSON-serializable, rebuildable without afltheory) and back as objects.
 
-``Instance.to_dict()`` holds everything needed to rebuild the run by hand: per-worker Hessian matrices, centres
-(x* = 0), noise covariances, x_0, (η, η_L), the arrival law, the delay pmf on {0..τ} (round t clips a delay at
-t), the local-step pmf per worker on {1..K_max}, M, m, T. ``load_instance(path)`` returns an ``Instance`` whose
-``problem()``, ``algorithm()``, ``behaviour()`` are afltheory objects (``simulate`` and ``exact.moments`` accept
-them).
-"""
+``Instance.to_dict()`` holds everything needed to rebuild the run by hand: per-worker Hessian matrices,
+centres (x* = 0), noise covariances, x_0, (η, η_L), the arrival law, the delay pmf on {0..τ} (round t clips a
+delay at t), the local-step pmf per worker on {1..K_max}, M, m, T. ``load_instance(path)`` returns an
+``Instance`` whose
+``problem()``, ``algorithm()``, ``behaviour()`` are afltheory objects (``simulate`` and ``exact.moments``
+accept them)."""
 
 from __future__ import annotations
 
@@ -65,7 +65,8 @@ class Instance:
     def problem(self):
         noise = CovarianceNoise(self.noise_cov)
         if self.shared_hessian:
-            return HeterogeneousQuadratic.from_arrays(hessian=self.hessians[0], centers=self.centers, sigma_L=noise)
+            return HeterogeneousQuadratic.from_arrays(hessian=self.hessians[0], centers=self.centers,
+                                                      sigma_L=noise)
         return HeterogeneousCurvatureQuadratic.from_arrays(hessians=self.hessians, centers=self.centers,
                                                            sigma_L=noise, radius=float(self.radius))
 
@@ -95,20 +96,25 @@ class Instance:
                              for k, v in self.arrivals.items()},
                 "delay_pmf": self.delay_pmf.tolist(), "k_pmf": self.k_pmf.tolist(),
                 "radius": None if self.radius is None else float(self.radius),
-                "conventions": "f_i(x) = 1/2 (x - c_i)^T A_i (x - c_i); noise xi_i ~ N(0, noise_cov[i]); server "
-                               "x_{t+1} = x_t - eta*eta_L*(1/m) sum_{i in M_t} G_i (AFACS: all M memory slots); "
-                               "G_i = mean of K stochastic gradients along K local SGD steps of size eta_L from "
+                "conventions": "f_i(x) = 1/2 (x - c_i)^T A_i (x - c_i); noise xi_i ~ N(0, noise_cov[i]); "
+                               "server "
+                               "x_{t+1} = x_t - eta*eta_L*(1/m) sum_{i in M_t} G_i (AFACS: all M memory "
+                               "slots); "
+                               "G_i = mean of K stochastic gradients along K local SGD steps of size eta_L "
+                               "from "
                                "x_{t-tau}; tau ~ delay_pmf clipped at t; K ~ k_pmf[i] over 1..K_max"}
 
     @classmethod
     def from_dict(cls, d: dict) -> Instance:
         try:
             return cls(claim=str(d["claim"]), algorithm_name=str(d["algorithm"]),
-                       hessians=np.asarray(d["hessian"], dtype=float), centers=np.asarray(d["centers"], dtype=float),
+                       hessians=np.asarray(d["hessian"], dtype=float),
+                       centers=np.asarray(d["centers"], dtype=float),
                        noise_cov=np.asarray(d["noise_cov"], dtype=float), x0=np.asarray(d["x0"], dtype=float),
                        eta=float(d["eta"]), eta_L=float(d["eta_L"]), arrivals=dict(d["arrivals"]),
-                       delay_pmf=np.asarray(d["delay_pmf"], dtype=float), k_pmf=np.asarray(d["k_pmf"], dtype=float),
-                       rounds=int(d["rounds"]), radius=None if d.get("radius") is None else float(d["radius"]))
+                       delay_pmf=np.asarray(d["delay_pmf"], dtype=float),
+                       k_pmf=np.asarray(d["k_pmf"], dtype=float), rounds=int(d["rounds"]),
+                       radius=None if d.get("radius") is None else float(d["radius"]))
         except KeyError as exc:
             raise ValueError(f"instance lacks the field {exc.args[0]!r}") from None
 
@@ -120,8 +126,8 @@ def save_instance(instance: Instance, path) -> Path:
 
 
 def load_instance(path_or_dict) -> Instance:
-    """An ``Instance`` from a JSON file written by ``save_instance`` / ``afltheory adversary --json`` (the whole
-    report or its ``instance`` field) or from such a dict."""
+    """An ``Instance`` from a JSON file written by ``save_instance`` / ``afltheory adversary --json`` (the
+    whole report or its ``instance`` field) or from such a dict."""
     d = path_or_dict if isinstance(path_or_dict, dict) else json.loads(Path(path_or_dict).read_text())
     if "instance" in d and isinstance(d["instance"], dict):
         d = d["instance"]

@@ -3,10 +3,12 @@
 ``search(claim, budget=..., seed=...)`` spends ``budget`` exact evaluations: random restarts (each fixes the
 discrete structure — m, arrival law — and explores the continuous box [0, 1]^p) made of a uniform random batch
 followed by a batched evolution strategy (elite parents, sparse Gaussian mutation with a shrinking step,
-uniform crossover), every generation evaluated as one batch by the exact engine. The result is a ``WorstCase``:
-the largest measured/bound ratio found (a lower bound on the class's true worst case), the bound's term shares at
-that point, the instance as explicit arrays, the search history, and — when the ratio exceeds 1 — an independent
-Monte Carlo run of ``afltheory.simulate`` with the theorem's own ``bound`` on the realized schedules: ``violated``
+uniform crossover), every generation evaluated as one batch by the exact engine. The result is a
+``WorstCase``: the largest measured/bound ratio found (a lower bound on the class's true worst case), the
+bound's term shares at that point, the instance as explicit arrays, the search history, and — when the ratio
+exceeds 1 — an independent Monte Carlo run of ``afltheory.simulate`` with the theorem's own ``bound`` on the
+realized schedules:
+``violated``
 is True only if the one-sided 99 % lower confidence bound on mean(LHS − bound) is above 0.
 """
 
@@ -30,7 +32,8 @@ __all__ = ["WorstCase", "confirm", "search", "make_instance"]
 @dataclass
 class WorstCase:
     """The outcome of ``search``. ``ratio``: worst measured/bound found; ``T``: its horizon; ``measured`` and
-    ``bound``: both sides there; ``terms``: the bound's named terms (values) and ``shares`` (fractions of the bound);
+    ``bound``: both sides there; ``terms``: the bound's named terms (values) and ``shares`` (fractions of the
+    bound);
     ``instance``: explicit arrays; ``history``: (evaluation index, ratio) of every evaluated candidate;
     ``counts``: candidates per status; ``confirmation``: the Monte Carlo check (None when ratio ≤ 1);
     ``violated``: True only if that check confirmed the violation."""
@@ -53,7 +56,8 @@ class WorstCase:
     confirmation: dict | None = None
     violated: bool = False
     notes: list = field(default_factory=list)
-    instance_u: np.ndarray | None = None     # the point of [0, 1]^p (with ``structure``) that decodes to ``instance``
+    # the point of [0, 1]^p (with ``structure``) that decodes to ``instance``
+    instance_u: np.ndarray | None = None
 
     @property
     def best_so_far(self) -> np.ndarray:
@@ -83,7 +87,8 @@ class WorstCase:
             {"m": self.structure.m, "arrivals": self.structure.arrivals, **self.structure.extra},
             "assumptions": self.assumptions.to_dict(),
             "confirmation": self.confirmation,
-            "history": {"evaluation": [int(i + 1) for i in marks], "best_ratio": [num(best[i]) for i in marks]},
+            "history": {"evaluation": [int(i + 1) for i in marks],
+                        "best_ratio": [num(best[i]) for i in marks]},
             "notes": list(self.notes),
             "instance": None if self.instance is None else self.instance.to_dict(),
         }
@@ -116,7 +121,8 @@ def make_instance(claim: Claim, cls: AssumptionClass, st: Structure, u: np.ndarr
 
 def _mutate(rng, parents, sigma, pm=0.15, snap=0.02):
     """Sparse Gaussian mutation (each coordinate with probability max(1/p, pm), at least one), and with
-    probability ``snap`` per coordinate a jump to a face of the box (worst cases often sit on its boundary)."""
+    probability ``snap`` per coordinate a jump to a face of the box (worst cases often sit on its
+    boundary)."""
     n, p = parents.shape
     mask = rng.random((n, p)) < max(1.0 / p, pm)
     mask[np.arange(n), rng.integers(0, p, n)] = True
@@ -164,7 +170,8 @@ def search(claim, *, budget: int = 2000, seed: int = 0, assumptions: AssumptionC
         r = np.where(np.isnan(ev.ratio), -np.inf, ev.ratio)
         j = int(np.argmax(r))
         if r[j] > best["ratio"]:
-            best.update(ratio=float(r[j]), u=U[j].copy(), st=st, T=int(ev.T[j]), measured=float(ev.measured[j]),
+            best.update(ratio=float(r[j]), u=U[j].copy(), st=st, T=int(ev.T[j]),
+                        measured=float(ev.measured[j]),
                         bound=float(ev.bound[j]), terms={k: float(v[j]) for k, v in ev.terms.items()})
         if progress is not None:
             progress(used, best["ratio"])
@@ -221,16 +228,19 @@ def search(claim, *, budget: int = 2000, seed: int = 0, assumptions: AssumptionC
     history = np.column_stack([np.arange(1, len(ratios) + 1), ratios])
     notes = []
     if best["u"] is None:
-        wc = WorstCase(c.id, float("nan"), 0, float("nan"), float("nan"), {}, {}, None, None, used, history, counts,
+        nan = float("nan")
+        wc = WorstCase(c.id, nan, 0, nan, nan, {}, {}, None, None, used, history, counts,
                        cls, seed, elapsed, notes=["no candidate could be evaluated inside the conditions"])
         return wc
     inst = make_instance(c, cls, best["st"], best["u"], best["T"])
     total = sum(best["terms"].values())
     shares = {k: (v / total if total > 0 else float("nan")) for k, v in best["terms"].items()}
-    wc = WorstCase(c.id, best["ratio"], best["T"], best["measured"], best["bound"], best["terms"], shares, inst,
+    wc = WorstCase(c.id, best["ratio"], best["T"], best["measured"], best["bound"], best["terms"], shares,
+                   inst,
                    best["st"], used, history, counts, cls, seed, elapsed, notes=notes, instance_u=best["u"])
     if counts.get("diverged"):
-        notes.append(f"{counts['diverged']} candidate(s) diverged inside the conditions (a finding if confirmed)")
+        notes.append(f"{counts['diverged']} candidate(s) diverged inside the conditions (a finding if "
+                     f"confirmed)")
     if counts.get("error"):
         notes.append(f"{counts['error']} candidate(s) could not be evaluated (recorded, skipped)")
     if confirm_violation and best["ratio"] > 1:
@@ -243,8 +253,8 @@ def search(claim, *, budget: int = 2000, seed: int = 0, assumptions: AssumptionC
 def confirm(claim, instance: Instance, *, seed: int = 0, replicates: int = 1000, level: float = 0.99) -> dict:
     """Independent check of a violation: ``afltheory.simulate`` (Monte Carlo, ``replicates`` runs) with the
     theorem's ``bound`` on each realized schedule (τ = the law's largest delay); confirmed iff the one-sided
-    ``level`` lower confidence bound (Student t) on mean(LHS − bound) is > 0. Also re-evaluates the left side with
-    the general exact engine ``afltheory.exact.moments`` (a second implementation of the recursion)."""
+    ``level`` lower confidence bound (Student t) on mean(LHS − bound) is > 0. Also re-evaluates the left side
+    with the general exact engine ``afltheory.exact.moments`` (a second implementation of the recursion)."""
     from .. import simulate
     from ..exact import moments
 
@@ -269,7 +279,9 @@ def confirm(claim, instance: Instance, *, seed: int = 0, replicates: int = 1000,
     ex = moments(prob, algo, beh, T, x0=instance.x0).time_average(T)
     return {"method": f"monte-carlo simulate (R={replicates}, seed={seed + 1}) vs {c.theorem}.bound on the "
                       f"realized schedules, tau={instance.tau}",
-            "replicates": replicates, "level": level, "lhs_mean": float(np.mean(lhs)), "bound_mean": float(b.mean()),
-            "ratio_of_means": float(np.mean(lhs) / b.mean()), "diff_mean": mean, "diff_lcb": lcb,
+            "replicates": replicates, "level": level, "lhs_mean": float(np.mean(lhs)),
+            "bound_mean": float(b.mean()),
+            "ratio_of_means": float(np.mean(lhs) / b.mean()) if b.mean() > 0 else float("inf"),
+            "diff_mean": mean, "diff_lcb": lcb,
             "diverged_replicates": n_div, "confirmed": bool(lcb > 0),
             "exact_engine_lhs": float(ex)}

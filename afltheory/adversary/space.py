@@ -4,12 +4,11 @@ claim's assumptions by construction, with its constants computed exactly from it
 A candidate is a quadratic federated problem f_i(x) = ½ (x − c_i)ᵀ A_i (x − c_i) (Assumption 1 with L = max
 λ_max(A_i), exact), additive Gaussian noise with covariance Σ_i (σ_L² = max_i tr Σ_i, exact), centres with
 σ_G = max_i ‖∇f_i − ∇f‖ (exact for a shared Hessian; for per-worker Hessians the certified ball bound of
-``HeterogeneousCurvatureQuadratic`` with radius ``radius_factor``·‖x_0 − x*‖), a start x_0 with f(x_0) − f* ≤ Δ,
-an arrival law, a delay pmf on {0..τ}, a local-step pmf on {1..K_max} and step sizes (η, η_L) chosen inside the
-theorem's conditions. Because the dynamics are linear, scaling (x_0 − x*, c_i − x*, noise std) jointly by c scales
-both sides of every bound by c²: the class maxima (σ_L, σ_G, Δ) fix the scale and every candidate is rescaled
-(c ≤ 1) so that its exact constants stay within them.
-"""
+``HeterogeneousCurvatureQuadratic`` on a ball around x*, see ``certified_constants``), a start x_0 with f(x_0)
+− f* ≤ Δ, an arrival law, a delay pmf on {0..τ}, a local-step pmf on {1..K_max} and step sizes (η, η_L) chosen
+inside the theorem's conditions. Because the dynamics are linear, scaling (x_0 − x*, c_i − x*, noise std)
+jointly by c scales both sides of every bound by c²: the class maxima (σ_L, σ_G, Δ) fix the scale and every
+candidate is rescaled (c ≤ 1) so that its exact constants stay within them."""
 
 from __future__ import annotations
 
@@ -31,10 +30,11 @@ class AssumptionClass:
     """The box the adversary searches. ``num_workers`` M, ``dim`` d, ``max_delay`` τ, ``K_max``: the largest
     values a candidate may use (its pmfs may put zero mass at the top); ``rounds``: T_max (the ratio is
     maximized over every horizon T in [``min_rounds``, T_max] of one run); ``L``/``mu``: Hessian spectra in
-    [mu, L]; ``sigma_L``, ``sigma_G``, ``Delta``: maxima of the constants (``min_gap``: f(x_0) − f* is at least
-    this fraction of Delta before the joint rescaling, e.g. 1 forbids starting near x*); ``m``: arrivals per round (None: the
-    adversary picks m in 1..M); ``arrivals``: allowed arrival laws; ``hessian``: "shared" (one A, σ_G exact) or
-    "per_worker" (A_i, client drift; σ_G certified on a ball); ``rotate``: dense Hessians (Cayley rotations);
+    [mu, L]; ``sigma_L``, ``sigma_G``, ``Delta``: maxima of the constants (``min_gap``: f(x_0) − f* is at
+    least this fraction of Delta before the joint rescaling, e.g. 1 forbids starting near x*); ``m``: arrivals
+    per round (None: the adversary picks m in 1..M); ``arrivals``: allowed arrival laws; ``hessian``: "shared"
+    (one A, σ_G exact) or "per_worker" (A_i, client drift; σ_G certified on a ball); ``rotate``: dense
+    Hessians (Cayley rotations);
     ``noise``: "isotropic" or "diagonal" (anisotropic, per-worker trace); ``eta_L_decades``: η_L ranges over
     [cap·10^−decades, cap], cap the largest η_L the η-free conditions allow (1/L if they allow any)."""
 
@@ -60,7 +60,7 @@ class AssumptionClass:
     min_gap: float = 0.0
 
     def __post_init__(self):
-        d = check_int("dim", self.dim, low=1, high=20)
+        check_int("dim", self.dim, low=1, high=20)
         M = check_int("num_workers", self.num_workers, low=1, high=20)
         check_int("max_delay", self.max_delay, low=0, high=50)
         check_int("K_max", self.K_max, low=1, high=64)
@@ -73,7 +73,8 @@ class AssumptionClass:
         for name in ("sigma_L", "sigma_G", "Delta"):
             check_real(name, getattr(self, name), low=0.0)
         if self.sigma_G > 0 and M < 2:
-            raise ValueError(f"sigma_G={self.sigma_G} > 0 with num_workers={M}: the class is empty (one worker has "
+            raise ValueError(f"sigma_G={self.sigma_G} > 0 with num_workers={M}: the class is empty (one "
+                             f"worker has "
                              f"∇f_1 = ∇f, no heterogeneity); use num_workers >= 2 or sigma_G=0")
         if self.Delta <= 0 and self.sigma_L <= 0 and self.sigma_G <= 0:
             raise ValueError("Delta, sigma_L and sigma_G are all 0: every candidate sits at x* with no noise "
@@ -133,8 +134,9 @@ def dead_zone(u, z=0.05):
 
 
 def pmf_from(u, z=0.25):
-    """(S, k) → pmfs: weights max(0, u − z) normalized; all-zero rows put mass 1 on the first entry. Exact zeros
-    let the search shrink a support (the largest delay / K with mass is what the theorem's τ / K_max see)."""
+    """(S, k) → pmfs: weights max(0, u − z) normalized; all-zero rows put mass 1 on the first entry. Exact
+    zeros let the search shrink a support (the largest delay / K with mass is what the theorem's τ / K_max
+    see)."""
     w = np.clip(u - z, 0.0, None)
     s = w.sum(axis=1, keepdims=True)
     first = np.zeros_like(w)
@@ -154,8 +156,8 @@ def cayley(params, d):
 
 
 def decode_problem(cls: AssumptionClass, st: Structure, r: Reader):
-    """Hessians (S, M, d, d), centres (S, M, d) with x* = 0, noise covariances (S, M, d, d), x0 (S, d): the problem
-    part of a candidate, before the joint rescaling (see ``rescale``)."""
+    """Hessians (S, M, d, d), centres (S, M, d) with x* = 0, noise covariances (S, M, d, d), x0 (S, d): the
+    problem part of a candidate, before the joint rescaling (see ``rescale``)."""
     d, M = cls.dim, cls.num_workers
     nH = 1 if cls.hessian == "shared" else M
     spec = r.take("spectrum", nH * d)
@@ -179,7 +181,8 @@ def decode_problem(cls: AssumptionClass, st: Structure, r: Reader):
     H = np.broadcast_to(H, (S, M, d, d)).copy()
     Hbar = H.mean(axis=1)
     v = 2 * cen.reshape(S, M, d) - 1
-    # x* = 0: Σ_i A_i c_i = 0. Shared A: centre the c_i; per-worker: subtract Ā⁻¹ mean_i A_i c_i from every c_i
+    # x* = 0: Σ_i A_i c_i = 0. Shared A: centre the c_i; per-worker: subtract Ā⁻¹ mean_i A_i c_i from every
+    # c_i
     Ac = np.einsum("smij,smj->si", H, v) / M
     v = v - np.linalg.solve(Hbar, Ac[..., None])[..., 0][:, None, :]
     gdev = np.einsum("smij,smj->smi", H, v)                   # ∇f_i(x*) = −A_i c_i (x* = 0)
@@ -194,7 +197,8 @@ def decode_problem(cls: AssumptionClass, st: Structure, r: Reader):
         shape = shape / shape.sum(axis=1, keepdims=True)
     else:
         shape = np.full((S, d), 1.0 / d)
-    tr = ((sL * cls.sigma_L) ** 2)[:, None] * (0.05 + 0.95 * ntr)      # per-worker trace; the largest may be < σ_L²
+    # per-worker trace; the largest may be < σ_L²
+    tr = ((sL * cls.sigma_L) ** 2)[:, None] * (0.05 + 0.95 * ntr)
     covs = np.zeros((S, M, d, d))
     covs[:, :, np.arange(d), np.arange(d)] = tr[:, :, None] * shape[:, None, :]
     u = 2 * x0d - 1
@@ -205,13 +209,16 @@ def decode_problem(cls: AssumptionClass, st: Structure, r: Reader):
 
 
 def certified_constants(cls: AssumptionClass, H, C, covs, x0):
-    """Exact constants of each candidate (x* = 0): L, σ_L, σ_G (shared Hessian: max_i‖A c_i‖ exactly — per-worker:
-    max_i(‖A_i − Ā‖·ρ + ‖A_i c_i‖), ρ = radius_factor·‖x0‖, the ball bound), Δ = f(x0) − f*, and ρ."""
+    """Exact constants of each candidate (x* = 0): L, σ_L, σ_G (shared Hessian: max_i‖A c_i‖ exactly;
+    per-worker: max_i(‖A_i − Ā‖·ρ + ‖A_i c_i‖), the ball bound with ρ = radius_factor·(‖x0‖ + 2 max_i‖c_i‖) —
+    noiseless local GD from a point of the ball stays within ‖x0‖ + 2‖c_i‖ of x*; noise can leave it, see
+    docs/adversary.md), Δ = f(x0) − f*, and ρ."""
     Hbar = H.mean(axis=1)
     L = np.linalg.eigvalsh(H)[..., -1].max(axis=1)
     sL = np.sqrt(np.trace(covs, axis1=2, axis2=3).max(axis=1))
     g0 = np.linalg.norm(np.einsum("smij,smj->smi", H, C), axis=2)        # ‖∇f_i(x*)‖
-    rho = cls.radius_factor * np.linalg.norm(x0, axis=1)
+    reach = np.linalg.norm(x0, axis=1) + 2 * np.linalg.norm(C, axis=2).max(axis=1)
+    rho = np.maximum(cls.radius_factor * reach, 1e-12)
     if cls.hessian == "shared":
         sG = g0.max(axis=1)
     else:
@@ -222,7 +229,8 @@ def certified_constants(cls: AssumptionClass, H, C, covs, x0):
 
 
 def rescale(cls: AssumptionClass, H, C, covs, x0):
-    """Jointly scale (C, x0, noise std) by c ≤ 1 so that σ_L ≤ cls.sigma_L, σ_G ≤ cls.sigma_G, Δ ≤ cls.Delta."""
+    """Jointly scale (C, x0, noise std) by c ≤ 1 so that σ_L ≤ cls.sigma_L, σ_G ≤ cls.sigma_G, Δ ≤
+    cls.Delta."""
     _, sL, sG, D, _ = certified_constants(cls, H, C, covs, x0)
     with np.errstate(divide="ignore", invalid="ignore"):
         c = np.minimum.reduce([np.ones_like(sL),

@@ -1,10 +1,9 @@
 """The adversary's batched exact recursion and its components against independent references.
 
 References: ``afltheory.exact.moments`` (the general exact engine, a separate implementation of the same
-second-moment recursion) to 1e-10 relative error; ``BiasedArrivals.inclusion`` (a separate subset DP) to 1e-12;
-sampling tests of ``PmfDelay``/``PmfSteps``/``CovarianceNoise`` with fixed seeds (chi-square / moment tests at
-the 1e-4 level, so a false failure has probability < 1e-3 across this file).
-"""
+second-moment recursion) to 1e-10 relative error; ``BiasedArrivals.inclusion`` (a separate subset DP) to
+1e-12; sampling tests of ``PmfDelay``/``PmfSteps``/``CovarianceNoise`` with fixed seeds (chi-square / moment
+tests at the 1e-4 level, so a false failure has probability < 1e-3 across this file)."""
 
 import zlib
 
@@ -64,7 +63,8 @@ def test_batched_recursion_equals_exact_moments(kind, algo, shared):
 
 
 def test_afacs_full_participation_equals_batched_afacd():
-    """AFA-CS with m = M (every slot refreshed each round) is the stateless rule the adversary uses for Thm 4."""
+    """AFA-CS with m = M (every slot refreshed each round) is the stateless rule the adversary uses for
+    Thm 4."""
     rng = np.random.default_rng(3)
     p = _problem(rng, 2, 3, True)
     dp, kp = np.array([0.5, 0.3, 0.2]), np.array([[0.6, 0.4]] * 3)
@@ -81,8 +81,11 @@ def test_batch_rows_are_independent():
     dp, kp = np.array([0.2, 0.8]), np.array([[0.5, 0.5]] * 3)
     b1 = _batch(p1, UniformArrivals(2), dp, kp, 0.5, 0.1, np.ones(2), False)
     b2 = _batch(p2, UniformArrivals(2), dp, kp, 0.8, 0.05, -np.ones(2), False)
-    both = Batch(**{k: (np.concatenate([getattr(b1, k), getattr(b2, k)]) if isinstance(getattr(b1, k), np.ndarray)
-                        else getattr(b1, k)) for k in b1.__dataclass_fields__})
+    def cat(k):
+        a = getattr(b1, k)
+        return np.concatenate([a, getattr(b2, k)]) if isinstance(a, np.ndarray) else a
+
+    both = Batch(**{k: cat(k) for k in b1.__dataclass_fields__})
     g = grad_norm_sq(both, 15)
     np.testing.assert_allclose(g[0], grad_norm_sq(b1, 15)[0], rtol=1e-13)
     np.testing.assert_allclose(g[1], grad_norm_sq(b2, 15)[0], rtol=1e-13)
