@@ -5,8 +5,8 @@ pmf of round t moves the mass of {t+1, …, τ} onto t); ``PmfSteps``: i.i.d. lo
 pmf on {1, …, K_max}; ``CovarianceNoise``: additive Gaussian noise with an arbitrary per-worker covariance Σ_i
 (certified σ_L² = max_i tr Σ_i, exact); ``biased_inclusion``: the exact first/pairwise inclusion
 probabilities of ``BiasedArrivals`` by a vectorized subset recursion (the same law as
-``BiasedArrivals.inclusion``, much faster). All expose what both ``afltheory.simulate`` and ``afltheory.exact`` read (``sample`` and
-``pmf``/``covariance``)."""
+``BiasedArrivals.inclusion``, much faster). All expose what both ``afltheory.simulate`` and
+``afltheory.exact`` read (``sample`` and ``pmf``/``covariance``)."""
 
 from __future__ import annotations
 
