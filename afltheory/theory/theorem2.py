@@ -30,6 +30,7 @@ from ._condition import (
     quadratic_root_expr,
     region_from,
 )
+from ._scope import check_scope
 from ._stats import check_constants, check_f0, check_schedule, sum_terms, tau_for
 
 CITATION = "[Yang et al. 2022, Thm 2]"
@@ -121,12 +122,13 @@ TERMS = ("transient", "sigma_L_server", "sigma_L_delay", "sigma_L_drift", "sigma
 
 
 def bound_terms(schedule, constants, *, eta=None, eta_L=None, f0=None, num_workers=None,
-                tau=None) -> dict[str, np.ndarray]:
+                tau=None, scope="warn") -> dict[str, np.ndarray]:
     """The right-hand side split into its named terms (``TERMS``), each (replicates,); they sum to ``bound``
     exactly (``bound`` is their ordered sum). Same arguments as ``bound``."""
     check_schedule(schedule, num_workers)
     L, sL, sG, fs = check_constants(constants)
     eta, eta_L = pos("eta", eta), pos("eta_L", eta_L)
+    check_scope("theorem2", schedule, constants, eta=eta, eta_L=eta_L, scope=scope, stacklevel=4)
     f0 = check_f0(f0, fs, schedule.replicates)
     tau_r = tau_for(schedule, tau)[:, None]
     x = eta * eta_L
@@ -141,11 +143,13 @@ def bound_terms(schedule, constants, *, eta=None, eta_L=None, f0=None, num_worke
     }
 
 
-def bound(schedule, constants, *, eta=None, eta_L=None, f0=None, num_workers=None, tau=None) -> np.ndarray:
+def bound(schedule, constants, *, eta=None, eta_L=None, f0=None, num_workers=None, tau=None, scope="warn") -> np.ndarray:
     """The right-hand side on each replicate's realized schedule (T = schedule.rounds): shape (replicates,).
 
     ``tau`` defaults to each replicate's realized maximum delay; ``f0`` = f(x_0) (scalar or (replicates,)).
     Equals the ordered sum of ``bound_terms``.
+    ``scope``: "warn" (default) / "raise" / "ignore" when the run is outside the theorem (wrong algorithm
+    or arrivals, or (η, η_L) outside its conditions at the realized K_max and τ) — see ``theory._scope``.
     """
     return sum_terms(bound_terms(schedule, constants, eta=eta, eta_L=eta_L, f0=f0, num_workers=num_workers,
-                                 tau=tau))
+                                 tau=tau, scope=scope))

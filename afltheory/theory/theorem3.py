@@ -34,6 +34,7 @@ from ._condition import (
     quadratic_root_expr,
     region_from,
 )
+from ._scope import check_scope
 from ._stats import check_constants, check_f0, check_schedule, sum_terms, tau_for
 
 CITATION = "[Yang et al. 2022, Thm 3]"
@@ -136,12 +137,13 @@ TERMS = ("transient", "sigma_L_server", "sigma_L_delay", "sigma_L_drift", "sigma
 
 
 def bound_terms(schedule, constants, *, eta=None, eta_L=None, f0=None, num_workers=None, tau=None,
-                averaging="statement") -> dict[str, np.ndarray]:
+                averaging="statement", scope="warn") -> dict[str, np.ndarray]:
     """The right-hand side split into its named terms (``TERMS``), each (replicates,); they sum to ``bound``
     exactly. Same arguments as ``bound``."""
     check_schedule(schedule, num_workers)
     L, sL, sG, fs = check_constants(constants)
     eta, eta_L = pos("eta", eta), pos("eta_L", eta_L)
+    check_scope("theorem3", schedule, constants, eta=eta, eta_L=eta_L, scope=scope, stacklevel=4)
     f0 = check_f0(f0, fs, schedule.replicates)
     tau_r = tau_for(schedule, tau)
     x = eta * eta_L
@@ -158,8 +160,10 @@ def bound_terms(schedule, constants, *, eta=None, eta_L=None, f0=None, num_worke
 
 
 def bound(schedule, constants, *, eta=None, eta_L=None, f0=None, num_workers=None, tau=None,
-          averaging="statement") -> np.ndarray:
+          averaging="statement", scope="warn") -> np.ndarray:
     """Right-hand side on each replicate's realized schedule, (replicates,): the ordered sum of
-    ``bound_terms``."""
+    ``bound_terms``.``scope``: "warn" (default) / "raise" / "ignore" when the run is outside the theorem (wrong algorithm
+    or arrivals, or (η, η_L) outside its conditions at the realized K_max and τ) — see ``theory._scope``.
+    """
     return sum_terms(bound_terms(schedule, constants, eta=eta, eta_L=eta_L, f0=f0, num_workers=num_workers,
-                                 tau=tau, averaging=averaging))
+                                 tau=tau, averaging=averaging, scope=scope))

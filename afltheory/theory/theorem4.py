@@ -36,6 +36,7 @@ from ._condition import (
     real,
     region_from,
 )
+from ._scope import check_scope
 from ._stats import check_constants, check_f0, check_schedule, memory_stats, sum_terms
 
 CITATION = "[Yang et al. 2022, Thm 4]"
@@ -163,7 +164,7 @@ TERMS = ("transient", "sigma_L_drift", "sigma_L_server", "sigma_L_stale", "sigma
 
 
 def bound_terms(schedule, constants, *, eta=None, eta_L=None, f0=None, num_workers=None, tau=None, f_T=None,
-                khat="sum") -> dict[str, np.ndarray]:
+                khat="sum", scope="warn") -> dict[str, np.ndarray]:
     """The right-hand side split into its named terms (``TERMS``), each (replicates,); they sum to ``bound``
     exactly. Same arguments as ``bound``."""
     if khat not in KHATS:
@@ -171,6 +172,7 @@ def bound_terms(schedule, constants, *, eta=None, eta_L=None, f0=None, num_worke
     check_schedule(schedule, num_workers)
     L, sL, sG, fs = check_constants(constants)
     eta, eta_L = pos("eta", eta), pos("eta_L", eta_L)
+    check_scope("theorem4", schedule, constants, eta=eta, eta_L=eta_L, scope=scope, stacklevel=4)
     R = schedule.replicates
     fT = np.full(R, fs) if f_T is None else check_f0(f_T, fs, R, name="f_T")
     f0 = check_f0(f0, fT, R)
@@ -199,12 +201,14 @@ def bound_terms(schedule, constants, *, eta=None, eta_L=None, f0=None, num_worke
 
 
 def bound(schedule, constants, *, eta=None, eta_L=None, f0=None, num_workers=None, tau=None, f_T=None,
-          khat="sum") -> np.ndarray:
+          khat="sum", scope="warn") -> np.ndarray:
     """Right-hand side on each replicate's realized schedule (stale slots' K from ``schedule.memory()``,
     realized m'_t, τ = realized maximum memory staleness unless given): (replicates,). The ordered sum of
     ``bound_terms``.
 
     ``f_T`` = f(x_T) (scalar or (replicates,)); default ``constants.f_star`` (a valid, weaker numerator).
+    ``scope``: "warn" (default) / "raise" / "ignore" when the run is outside the theorem (wrong algorithm
+    or arrivals, or (η, η_L) outside its conditions at the realized K_max and τ) — see ``theory._scope``.
     """
     return sum_terms(bound_terms(schedule, constants, eta=eta, eta_L=eta_L, f0=f0, num_workers=num_workers,
-                                 tau=tau, f_T=f_T, khat=khat))
+                                 tau=tau, f_T=f_T, khat=khat, scope=scope))
