@@ -30,6 +30,8 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="afltheory", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     _add_check_parser(sub)
+    from afltheory.adversary.cli import add_parser as add_adversary_parser
+    add_adversary_parser(sub)
     try:
         from afltheory.sweep.cli import add_sweep_parser
     except ImportError:
