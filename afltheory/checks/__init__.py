@@ -31,5 +31,5 @@ from .runner import run_check, run_checks
 from .verdict import NegativeControl, Verdict, verdicts_from_json, verdicts_to_json
 
 __all__ = ["CHECKS", "ENTRY_POINT_GROUP", "CheckSpec", "Context", "NegativeControl", "Verdict", "fmt",
-           "load_all", "load_file", "load_modules", "register", "run_check", "run_checks", "verdicts_from_json",
-           "verdicts_to_json"]
+           "load_all", "load_file", "load_modules", "register", "run_check", "run_checks",
+           "verdicts_from_json", "verdicts_to_json"]
