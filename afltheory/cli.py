@@ -13,6 +13,8 @@ def main(argv=None) -> int:
     from afltheory.checks.runner import add_check_parser, add_verify_parser
     add_check_parser(sub)
     add_verify_parser(sub)
+    from afltheory.adversary.cli import add_parser as add_adversary_parser
+    add_adversary_parser(sub)
     try:
         from afltheory.sweep.cli import add_sweep_parser
     except ImportError:

@@ -47,7 +47,7 @@ def measured_str(v) -> str:
 
 def theory_str(v) -> str:
     """Theoretical value with its relation sign."""
-    rel = {"<=": "≤ ", ">=": "≥ ", "~=": "≈ "}.get(v.relation, "")
+    rel = {"<=": "≤ ", ">=": "≥ ", "<": "< ", ">": "> ", "~=": "≈ ", "==": "= "}.get(v.relation, "")
     return rel + fmt(v.theoretical)
 
 

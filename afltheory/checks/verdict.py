@@ -15,7 +15,7 @@ import numpy as np
 
 __all__ = ["NegativeControl", "Verdict", "verdicts_from_json", "verdicts_to_json"]
 
-RELATIONS = ("<=", ">=", "~=", "==")
+RELATIONS = ("<=", ">=", "<", ">", "~=", "==")
 
 
 def _clean(v: Any) -> Any:
@@ -73,13 +73,13 @@ class Verdict:
     Required: ``id``, ``claim``, ``reference`` (paper/theorem cited), ``measured`` (number or text),
     ``theoretical`` (number or text), ``passed``.
     Optional: ``ci`` (low, high) — low may be None for a one-sided upper confidence bound; ``tolerance`` (how
-    ``passed`` was decided); ``relation`` ("<=" upper bounds, ">=", "~=" tight values, "=="); ``slack`` (bound
-    / measured for upper bounds); ``method`` ("exact moments", "monte-carlo (R=...)", "symbolic", ...);
-    ``notes``; ``finding`` (True for a paper inconsistency or a claim that fails as documented);
-    ``derivation`` (True when the verdict is a symbolic derivation, not a measurement); ``inside_conditions``
-    (True/False: does the configuration satisfy the theorem's hypotheses; None: not applicable); ``terms``
-    (term name -> share of the bound at the measured point); ``figures`` (paths relative to the report
-    directory); ``negative_control``; ``details`` (free-form JSON-able numbers).
+    ``passed`` was decided); ``relation`` ("<=" upper bounds, ">=", "<", ">", "~=" tight values, "==");
+    ``slack`` (bound / measured for upper bounds); ``method`` ("exact moments", "monte-carlo (R=...)",
+    "symbolic", ...); ``notes``; ``finding`` (True for a paper inconsistency or a claim that fails as
+    documented); ``derivation`` (True when the verdict is a symbolic derivation, not a measurement);
+    ``inside_conditions`` (True/False: does the configuration satisfy the theorem's hypotheses; None: not
+    applicable); ``terms`` (term name -> share of the bound at the measured point); ``figures`` (paths
+    relative to the report directory); ``negative_control``; ``details`` (free-form JSON-able numbers).
     ``ok``: passed and the negative control (if any) failed.
     """
 
