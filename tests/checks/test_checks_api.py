@@ -32,7 +32,7 @@ def test_verdict_is_frozen_and_keyword_only():
     with pytest.raises(TypeError):
         Verdict("a", "c", "r", 1.0, 2.0, True)
     with pytest.raises(ValueError, match="relation"):
-        Verdict(id="a", claim="c", reference="r", measured=1.0, theoretical=2.0, passed=True, relation="<")
+        Verdict(id="a", claim="c", reference="r", measured=1.0, theoretical=2.0, passed=True, relation="=<")
     nc = NegativeControl(description="d", passed=False)
     with pytest.raises(dataclasses.FrozenInstanceError):
         nc.passed = True
