@@ -27,6 +27,7 @@ def main(argv=None) -> int:
         add_real_parser = None
     if add_real_parser is not None:
         add_real_parser(sub)
+    __import__("afltheory.pep.cli", fromlist=["add_parser"]).add_parser(sub)   # PEPit imported only when run
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)
