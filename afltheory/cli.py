@@ -11,7 +11,12 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="afltheory", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     from afltheory.checks.runner import add_check_parser, add_verify_parser
-    add_check_parser(sub)
+    from afltheory.mutants import cli as mutants_cli
+    check = add_check_parser(sub)
+    mutants_cli.add_arguments(check)   # afltheory check --mutants: the kill matrix
+    check_main = check.get_default("func")
+    check.set_defaults(func=lambda args: (mutants_cli.main(args, check_main) if mutants_cli.wanted(args)
+                                          else check_main(args)))
     add_verify_parser(sub)
     from afltheory.adversary.cli import add_parser as add_adversary_parser
     add_adversary_parser(sub)

@@ -21,8 +21,8 @@ from .registry import CHECKS, Context, load_all, load_file, ordered_ids
 from .report import print_table, write_html, write_markdown
 from .verdict import Verdict
 
-__all__ = ["add_check_parser", "add_verify_parser", "check_main", "run_check", "run_checks", "verify_main",
-           "write_reports"]
+__all__ = ["add_check_parser", "add_verify_parser", "check_main", "run_check", "run_checks", "select_checks",
+           "verify_main", "write_reports"]
 
 
 def run_check(check_id: str, tier: str = "quick", seed: int = 0, out: str = "report",
@@ -58,7 +58,10 @@ def run_check(check_id: str, tier: str = "quick", seed: int = 0, out: str = "rep
             "doc": doc}
 
 
-def _select(only: Sequence[str] | None, among: Sequence[str] | None = None) -> list[str]:
+def select_checks(only: Sequence[str] | None = None, among: Sequence[str] | None = None) -> list[str]:
+    """The registered check ids (of every plugin, or ``among``) in report order, restricted to ``only``;
+    ValueError naming unknown ids."""
+    load_all()
     pool = ordered_ids(among)
     if not only:
         return pool
@@ -136,7 +139,7 @@ def check_main(args: argparse.Namespace) -> int:
         raise ValueError("no checks are registered: install a check plugin (entry-point group "
                          "'afltheory.checks', e.g. `pip install .` in the afltheory repository) or use "
                          "`afltheory verify FILE.py`")
-    return _run_and_report(_select(args.only), args)
+    return _run_and_report(select_checks(args.only), args)
 
 
 def verify_main(args: argparse.Namespace) -> int:
@@ -148,7 +151,7 @@ def verify_main(args: argparse.Namespace) -> int:
             raise ValueError(f"file={f!r} registers no check (decorate a function run(ctx) -> list[Verdict] "
                              f"with @afltheory.checks.register(id, title, reference))")
         ids += got
-    return _run_and_report(_select(args.only, ids), args, files=args.files, title="afltheory verify")
+    return _run_and_report(select_checks(args.only, ids), args, files=args.files, title="afltheory verify")
 
 
 def _common_args(p: argparse.ArgumentParser) -> None:
