@@ -57,6 +57,13 @@ class ServerRule:
     staleness: str | None = None
     weight_by_K: bool = False
     memory_init: str = "warm"
+    step_sizes: object = None    # callable num_workers -> per-worker local steps (DynamicFedAvg's μ/E_k)
+
+    def local_steps_for(self, num_workers: int) -> np.ndarray:
+        """The local step η_L of each worker, (M,)."""
+        if self.step_sizes is None:
+            return np.full(num_workers, self.eta_L)
+        return np.asarray(self.step_sizes(num_workers), dtype=float)
 
     def weight_K(self, K: int) -> float:
         return float(K) if self.weight_by_K else 1.0
@@ -78,6 +85,10 @@ def server_rule(algorithm) -> ServerRule:
     else:
         raise TypeError(f"worker rule {worker!r} is not affine in the start point with state-free noise "
                         f"(exact moments support SGD and FedProx workers) — {SIMULATE_HINT}")
+    steps = getattr(algorithm, "local_step_sizes", None)
+    if steps is not None:   # DynamicFedAvg: x_{t+1} = x_t − γ (1/m) Σ G_i with per-worker local steps
+        return ServerRule("cd", gamma=float(algorithm.gamma), mu=mu, eta_L=float("nan"),
+                          fixed_local_steps=algorithm.fixed_local_steps, step_sizes=steps)
     g = float(algorithm.eta) * float(algorithm.eta_L)
     common = dict(gamma=g, mu=mu, eta_L=float(algorithm.eta_L),
                   fixed_local_steps=getattr(algorithm, "fixed_local_steps", None))
