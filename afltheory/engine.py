@@ -127,7 +127,8 @@ def _schedule_for(behaviour, algorithm, problem, rounds, replicates, seed) -> Sc
                                   sched.num_workers, np.full_like(sched.init_local_steps, fixed), sched.wall_clock)
     if hasattr(algorithm, "check_m"):
         algorithm.check_m(sched.m)
-    return sched
+    prior = sched.origin or {}
+    return sched.with_origin(prior.get("behaviour", behaviour), algorithm)
 
 
 #: Values per (chunk, m, d) working array: the local steps of a chunk of whole noise blocks run together, so the

@@ -8,10 +8,12 @@ one-sided Student-t upper confidence bound) against an upper bound; slack = boun
 
 from .bounds import BoundComparison, compare_bound, mean_ci, slack_ratio, upper_confidence_bound
 from .slopes import SlopeFit, bootstrap_slope, fit_slope, local_slopes
+from .terms import dominant_term, format_shares, term_shares
 from .verdict import NegativeControl, Verdict, verdicts_from_json, verdicts_to_json
 
 __all__ = [
     "BoundComparison", "NegativeControl", "SlopeFit", "Verdict", "bootstrap_slope", "compare_bound",
-    "fit_slope", "local_slopes", "mean_ci", "slack_ratio", "upper_confidence_bound", "verdicts_from_json",
-    "verdicts_to_json",
+    "dominant_term", "fit_slope", "format_shares", "local_slopes", "mean_ci", "slack_ratio", "term_shares",
+    "upper_confidence_bound",
+    "verdicts_from_json", "verdicts_to_json",
 ]

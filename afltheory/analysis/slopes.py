@@ -6,6 +6,14 @@ per point, or jointly when ``paired=True`` — use it when point j's replicate r
 replicate r), recomputes the per-point means and refits the slope. The CI is the percentile interval at
 ``level``. Coverage: for the synthetic power laws in tests/analysis the 95 % interval covers the true slope in
 ≈ 93–96 % of repetitions (percentile bootstrap, ≥ 30 replicates per point).
+
+What the CI covers: Monte Carlo noise only — the slope the same fit would give on the *exact* means at these x.
+It does not cover finite-range bias: if the curve is not a pure power law over the range (a transient, a floor,
+a higher-order term), the fitted slope differs from the asymptotic one even with infinitely many replicates
+(example: an MC slope in m of −0.465 [−0.486, −0.444] whose exact finite-range slope is −0.4835, claimed −0.5).
+So every fit carries a curvature diagnostic — ``end_slopes`` (local slopes over the first and last pair of
+points; equal for a pure power law) and, when the exact means are supplied (``exact=``), ``exact_slope`` — and
+``SlopeFit.summary()`` prints them next to the CI. Judge a claimed asymptotic slope against both.
 """
 
 from __future__ import annotations
@@ -30,6 +38,26 @@ class SlopeFit:
     n_boot: int = 0
     boot: np.ndarray | None = field(default=None, repr=False)
     residual_rms: float = 0.0
+    end_slopes: tuple[float, float] | None = None
+    exact_slope: float | None = None
+
+    @property
+    def curvature(self) -> float:
+        """Last minus first local slope (0 for a pure power law): the finite-range bias diagnostic."""
+        if self.end_slopes is None:
+            return 0.0
+        return float(self.end_slopes[1] - self.end_slopes[0])
+
+    def summary(self) -> str:
+        """One line: slope, CI (Monte Carlo noise only), end slopes and the exact slope when known."""
+        out = f"slope {self.slope:.4g}"
+        if self.ci is not None:
+            out += f" [{self.ci[0]:.4g}, {self.ci[1]:.4g}] ({self.level:.0%} bootstrap CI: Monte Carlo noise only)"
+        if self.end_slopes is not None:
+            out += f"; local slopes first/last pair {self.end_slopes[0]:.4g} / {self.end_slopes[1]:.4g}"
+        if self.exact_slope is not None:
+            out += f"; exact finite-range slope {self.exact_slope:.4g}"
+        return out
 
     def contains(self, value: float, tol: float = 0.0) -> bool:
         """True if ``value`` lies in the CI widened by ``tol`` on each side (or |slope − value| ≤ tol without CI)."""
@@ -76,7 +104,11 @@ def fit_slope(x, y) -> SlopeFit:
     x, y = _check_xy(x, y)
     s, b = _ols(np.log(x), np.log(y))
     res = np.log(y) - (b + s * np.log(x))
-    return SlopeFit(s, b, x, y, residual_rms=float(np.sqrt(np.mean(res**2))))
+    o = np.argsort(x)
+    loc = np.diff(np.log(y[o])) / np.diff(np.log(x[o]))
+    loc = loc[np.isfinite(loc)]
+    ends = (float(loc[0]), float(loc[-1])) if loc.size else None
+    return SlopeFit(s, b, x, y, residual_rms=float(np.sqrt(np.mean(res**2))), end_slopes=ends)
 
 
 def local_slopes(x, y) -> np.ndarray:
@@ -86,8 +118,11 @@ def local_slopes(x, y) -> np.ndarray:
 
 
 def bootstrap_slope(x, samples, *, n_boot: int = 2000, level: float = 0.95, seed: int = 0,
-                    paired: bool = False, statistic=np.mean) -> SlopeFit:
-    """Slope of log(statistic(samples[j])) on log x_j with a percentile bootstrap CI over replicates."""
+                    paired: bool = False, statistic=np.mean, exact=None) -> SlopeFit:
+    """Slope of log(statistic(samples[j])) on log x_j with a percentile bootstrap CI over replicates.
+
+    The CI covers Monte Carlo noise only (see the module docstring); ``exact`` (the exact means at x, e.g. from
+    ``afltheory.exact``) adds ``exact_slope``, the finite-range slope without Monte Carlo error."""
     x = np.asarray(x, dtype=float)
     samples = [np.asarray(s, dtype=float).ravel() for s in samples]
     if len(samples) != len(x):
@@ -125,4 +160,6 @@ def bootstrap_slope(x, samples, *, n_boot: int = 2000, level: float = 0.95, seed
     boot = coef.T
     a = (1 - level) / 2
     ci = (float(np.quantile(boot[:, 0], a)), float(np.quantile(boot[:, 0], 1 - a)))
-    return SlopeFit(fit.slope, fit.intercept, x, y, ci, level, int(good.sum()), boot, fit.residual_rms)
+    ex = None if exact is None else fit_slope(x, np.asarray(exact, dtype=float)).slope
+    return SlopeFit(fit.slope, fit.intercept, x, y, ci, level, int(good.sum()), boot, fit.residual_rms,
+                    fit.end_slopes, ex)

@@ -292,8 +292,17 @@ class CyclicArrivals(Arrivals):
 
 class MarkovAvailability(Arrivals):
     """Each worker is an on/off Markov chain (P(off→on) = p_on, P(on→off) = p_off), started from stationarity.
-    Each round the chains step once; the server takes m workers uniformly among the available ones, stepping
-    the chains again (time passes with no round) while fewer than m are available."""
+
+    Round semantics (the server waits for m *arrivals*, Algorithm 1): each round the chains step once;
+    every worker that is on at a step *arrives* (sends its update) and stays counted for the rest of the
+    round, even if its chain switches off again. While fewer than m workers have arrived, the chains step
+    again (time passes with no round). The round takes the workers in arrival order; ties at the step that
+    completes the round are broken uniformly. Availability therefore need *not* be simultaneous: with
+    p_on > 0 every worker arrives after a geometric number of steps, so the wait ends with probability 1,
+    after O(log M / p_on) steps, even for m = M. When at least m workers are on at the first step the server
+    takes m of them uniformly. ``max_wait`` (steps per round) only guards against an unbounded loop;
+    exceeding it raises RuntimeError.
+    """
 
     def __init__(self, m: int, p_on: float = 0.5, p_off: float = 0.5, max_wait: int = 10_000):
         self.m = check_int("m", m, low=1)
@@ -307,16 +316,22 @@ class MarkovAvailability(Arrivals):
         on = rng.random(M) < self.p_on / (self.p_on + self.p_off)
         out = np.empty((rounds, m), dtype=np.int64)
         for t in range(rounds):
+            arrived: list[int] = []  # workers counted this round, in arrival order
+            seen = np.zeros(M, dtype=bool)
             for _ in range(self.max_wait):
                 u = rng.random(M)
                 on = np.where(on, u >= self.p_off, u < self.p_on)
-                if on.sum() >= m:
+                new = np.flatnonzero(on & ~seen)
+                need = m - len(arrived)
+                if len(new) >= need:
+                    arrived.extend(rng.choice(new, size=need, replace=False).tolist())
                     break
+                arrived.extend(new.tolist())
+                seen[new] = True
             else:
-                raise RuntimeError(f"MarkovAvailability: fewer than m={m} workers available for "
+                raise RuntimeError(f"MarkovAvailability: fewer than m={m} workers arrived in "
                                    f"{self.max_wait} steps (p_on={self.p_on}, p_off={self.p_off})")
-            avail = np.flatnonzero(on)
-            out[t] = rng.choice(avail, size=m, replace=False)
+            out[t] = arrived
         return out
 
     def __repr__(self):

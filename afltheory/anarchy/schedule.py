@@ -7,6 +7,7 @@ A ``Schedule`` records, per replicate r and round t, the m arriving workers M_t,
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 
 import numpy as np
@@ -100,6 +101,20 @@ class Schedule:
         object.__setattr__(self, "wall_clock", wall_clock)
         object.__setattr__(self, "num_workers", M)
         return self
+
+    # -- provenance
+    @property
+    def origin(self) -> dict | None:
+        """``{"behaviour": ..., "algorithm": ...}`` when the schedule was realized by ``simulate`` (None for
+        hand-written or loaded schedules). Theorem bounds read it to check their scope (``theory._scope``); it does
+        not take part in equality."""
+        return self.__dict__.get("_origin")
+
+    def with_origin(self, behaviour=None, algorithm=None) -> Schedule:
+        """A shallow copy (the same read-only arrays) that records the behaviour and algorithm it came from."""
+        new = copy.copy(self)
+        object.__setattr__(new, "_origin", {"behaviour": behaviour, "algorithm": algorithm})
+        return new
 
     # -- shape
     @property

@@ -26,19 +26,32 @@ def save(fig, path) -> str:
     return str(path)
 
 
+def _check_yerr(yerr, y):
+    """matplotlib's convention: a scalar or (n,) symmetric half-widths, or (2, n) [below, above] offsets ≥ 0."""
+    e = np.asarray(yerr, dtype=float)
+    n = len(y)
+    if e.ndim == 0 or e.shape == (n,) or e.shape == (2, n):
+        if np.any(~np.isfinite(e)) or np.any(e < 0):
+            raise ValueError("yerr must hold finite, non-negative offsets from y (matplotlib's convention), got "
+                             f"{yerr!r}")
+        return e
+    raise ValueError(f"yerr must be a scalar, shape ({n},) or (2, {n}) (matplotlib's convention: offsets below and "
+                     f"above y, not absolute limits), got shape {e.shape}")
+
+
 def _rate_axes(ax, x, y, fit=None, theory_slope=None, label="measured", xlabel="T", ylabel="error",
                yerr=None, color="C0"):
     x = np.asarray(x, dtype=float)
     y = np.asarray(y, dtype=float)
     if yerr is not None:
-        lo, hi = yerr
-        ax.errorbar(x, y, yerr=[y - np.asarray(lo), np.asarray(hi) - y], fmt="o", color=color, label=label,
-                    capsize=3)
+        ax.errorbar(x, y, yerr=_check_yerr(yerr, y), fmt="o", color=color, label=label, capsize=3)
     else:
         ax.plot(x, y, "o", color=color, label=label)
     xs = np.geomspace(x.min(), x.max(), 50)
     if fit is not None:
         ci = "" if fit.ci is None else f" [{fit.ci[0]:.3f}, {fit.ci[1]:.3f}]"
+        if getattr(fit, "end_slopes", None) is not None:
+            ci += f"; ends {fit.end_slopes[0]:.2f}/{fit.end_slopes[1]:.2f}"
         ax.plot(xs, fit.predict(xs), "-", color=color, label=f"fit slope {fit.slope:.3f}{ci}")
         if fit.boot is not None:
             lo, hi = fit.band(xs)
@@ -60,6 +73,11 @@ def _rate_axes(ax, x, y, fit=None, theory_slope=None, label="measured", xlabel="
 
 def rate_plot(path, x, y, fit=None, theory_slope=None, *, xlabel="T", ylabel="(1/T) Σ E‖∇f(x_t)‖²", title="",
               yerr=None) -> str:
+    """Log–log rate plot of y against x with the fitted line (and its bootstrap band) and the theory slope.
+
+    ``yerr`` follows matplotlib's ``errorbar`` convention: a scalar or (n,) array of symmetric half-widths, or a
+    (2, n) array [offsets below y, offsets above y] — offsets, not absolute interval limits (for a CI (lo, hi)
+    pass ``[y - lo, hi - y]``). The legend shows the fit's slope, its CI and end slopes (finite-range bias)."""
     fig, (ax,) = _fig()
     _rate_axes(ax, x, y, fit, theory_slope, xlabel=xlabel, ylabel=ylabel, yerr=yerr)
     ax.set_title(title, fontsize=9)

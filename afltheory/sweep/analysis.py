@@ -10,7 +10,12 @@ import numpy as np
 
 from .spec import _flatten
 
-__all__ = ["export_csv", "pooled_points", "plot_store", "flat_params", "varying_params"]
+__all__ = ["export_csv", "pooled_points", "plot_store", "flat_params", "varying_params", "fit_store", "METRICS",
+           "StoreFit"]
+
+#: metric name -> per-replicate array stored by ``tasks.summarize`` (what ``sweep fit``/``plot`` accept)
+METRICS = {"avg_grad_norm_sq": "rep_avg_grad_norm_sq", "final_grad_norm_sq": "rep_final_grad_norm_sq",
+           "final_loss": "rep_final_loss"}
 
 
 def flat_params(config: dict, prefix: str = "") -> dict:
@@ -76,6 +81,99 @@ def pooled_points(store) -> list[dict]:
         for key in ("final_grad_norm_sq", "avg_grad_norm_sq", "final_loss"):
             vals = [r["metrics"].get(key) for r in rs]
             entry[key] = (float(np.average(vals, weights=ns)) if all(v is not None for v in vals) else None)
+        for metric, arr in METRICS.items():      # per-replicate values pooled over blocks and seeds
+            if all(arr in r["arrays"] for r in rs):
+                entry[f"samples_{metric}"] = np.concatenate([np.asarray(r["arrays"][arr], float) for r in rs])
+        out.append(entry)
+    return out
+
+
+def check_metric(metric: str) -> str:
+    if metric not in METRICS:
+        raise ValueError(f"--metric {metric!r} is not a stored metric; allowed: {', '.join(METRICS)}")
+    return metric
+
+
+def _check_x(pts, x):
+    allp = {k for p in pts for k in flat_params(p["config"])}
+    vary = varying_params([{"config": p["config"]} for p in pts])
+    if x not in allp:
+        raise ValueError(f"--x {x!r} is not a parameter of this store; varying parameters: "
+                         f"{', '.join(vary) or '(none)'}")
+    if x not in vary:
+        raise ValueError(f"--x {x!r} does not vary in this store (one value); varying parameters: "
+                         f"{', '.join(vary) or '(none)'}")
+    return vary
+
+
+def _others(pts, x, vary) -> list[str]:
+    """The varying parameters that define a series: every varying parameter except x and those that are a
+    function of x (e.g. ``algorithm.eta = "sqrt(behaviour.arrivals.m * ...)"`` derived from the swept m)."""
+    out = []
+    for k in vary:
+        if k == x:
+            continue
+        seen: dict = {}
+        dependent = True
+        for p in pts:
+            fp = flat_params(p["config"])
+            xv, kv = json.dumps(fp[x]), json.dumps(fp.get(k))
+            if seen.setdefault(xv, kv) != kv:
+                dependent = False
+                break
+        if not dependent:
+            out.append(k)
+    return out
+
+
+def _series_key(fp: dict, others) -> str:
+    return ", ".join(f"{k}={fp[k]}" for k in others)
+
+
+class StoreFit(dict):
+    """One fitted series of ``fit_store``: keys ``series`` (the other parameters' values), ``x``, ``mean``,
+    ``ci`` (per point), ``fit`` (a ``SlopeFit``: slope, bootstrap CI, end slopes), ``diverged_points``."""
+
+
+def fit_store(store, *, x: str, metric: str = "avg_grad_norm_sq", level: float = 0.95, n_boot: int = 2000,
+              seed: int = 0) -> list[StoreFit]:
+    """Log–log slope of ``metric`` against the parameter ``x``, one fit per combination of the other varying
+    parameters, with a percentile bootstrap CI over the stored per-replicate values (Monte Carlo noise only) and
+    the end slopes (finite-range bias diagnostic; see ``afltheory.analysis.slopes``). Points with a diverged
+    replicate are excluded from the fit and listed."""
+    from ..analysis import bootstrap_slope, mean_ci
+
+    check_metric(metric)
+    pts = pooled_points(store)
+    if not pts:
+        raise ValueError(f"store {store.path} has no finished tasks to fit")
+    vary = _check_x(pts, x)
+    others = _others(pts, x, vary)
+    series: dict[str, list] = {}
+    for p in pts:
+        fp = flat_params(p["config"])
+        series.setdefault(_series_key(fp, others), []).append((fp[x], p))
+    out = []
+    for key, s in sorted(series.items()):
+        s.sort(key=lambda t: t[0])
+        xs, samples, bad = [], [], []
+        for xv, p in s:
+            smp = p.get(f"samples_{metric}")
+            if smp is None:
+                raise ValueError(f"store {store.path} has no per-replicate values for {metric!r} (tasks stored by an "
+                                 f"older afltheory); re-run the sweep into a new store")
+            if not isinstance(xv, (int, float)) or isinstance(xv, bool) or xv <= 0:
+                raise ValueError(f"--x {x!r} must take positive numeric values for a log–log fit, got {xv!r}")
+            if not np.all(np.isfinite(smp)) or np.any(smp <= 0):
+                bad.append(xv)
+                continue
+            xs.append(float(xv))
+            samples.append(smp)
+        entry = StoreFit(series=key, x=np.array(xs), diverged_points=bad,
+                         mean=np.array([float(np.mean(v)) for v in samples]),
+                         ci=[mean_ci(v, level)[1:] for v in samples], fit=None)
+        if len(xs) >= 2 and min(len(v) for v in samples) >= 2:
+            entry["fit"] = bootstrap_slope(xs, samples, n_boot=n_boot, level=level, seed=seed)
         out.append(entry)
     return out
 
@@ -107,34 +205,48 @@ def plot_store(store, out, *, x: str | None = None, metric: str = "avg_grad_norm
         ax.set_ylabel("E‖∇f(x_t)‖² (mean ± 2 SEM)")
         ax.set_yscale("log")
     else:
-        allp = {k for p in pts for k in flat_params(p["config"])}
-        if x not in allp:
-            raise ValueError(f"--x {x!r} is not a parameter of this store; varying parameters: "
-                             f"{', '.join(vary) or '(none)'}")
-        others = [k for k in vary if k != x]
+        check_metric(metric)
+        _check_x(pts, x)
+        others = _others(pts, x, vary)
         series: dict[str, list] = {}
         for p in pts:
             fp = flat_params(p["config"])
             key = ", ".join(f"{k.split('.')[-1]}={fp[k]}" for k in others) or metric
-            series.setdefault(key, []).append((fp[x], p.get(metric), p["diverged_count"]))
-        ymax = max((v for s in series.values() for _, v, _ in s if v is not None and math.isfinite(v)),
+            series.setdefault(key, []).append((fp[x], p.get(metric), p["diverged_count"], fp))
+        ymax = max((v for s in series.values() for _, v, _, _ in s if v is not None and math.isfinite(v)),
                    default=1.0)
+        numeric_x = all(isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0
+                        for v in (flat_params(p["config"])[x] for p in pts))
+        fits = {f["series"]: f for f in fit_store(store, x=x, metric=metric, n_boot=500)} if numeric_x else {}
         for key, s in sorted(series.items())[:12]:
             s.sort(key=lambda t: (isinstance(t[0], str), t[0]))
-            xs = [a for a, v, _ in s if v is not None]
-            ys = [v for a, v, _ in s if v is not None]
-            ax.plot(xs, ys, "o-", label=key)
-            bad = [a for a, v, d in s if v is None or d]
+            xs = [a for a, v, _, _ in s if v is not None]
+            ys = [v for a, v, _, _ in s if v is not None]
+            f = fits.get(_series_key(s[0][3], others)) if fits else None
+            if f is not None and len(f["x"]):
+                # mean ± CI per point (matplotlib offsets) and the fitted line with its slope and bootstrap CI
+                lo = np.array([c[0] for c in f["ci"]])
+                hi = np.array([c[1] for c in f["ci"]])
+                yerr = np.vstack([f["mean"] - lo, hi - f["mean"]])
+                yerr[~np.isfinite(yerr)] = 0.0
+                line = ax.errorbar(f["x"], f["mean"], yerr=np.maximum(yerr, 0), fmt="o", capsize=3, label=key)[0]
+                if f["fit"] is not None:
+                    xx = np.geomspace(min(f["x"]), max(f["x"]), 50)
+                    ax.plot(xx, f["fit"].predict(xx), "-", color=line.get_color(),
+                            label=f"slope {f['fit'].slope:.3f} [{f['fit'].ci[0]:.3f}, {f['fit'].ci[1]:.3f}]")
+            else:
+                ax.plot(xs, ys, "o-", label=key)
+            bad = [a for a, v, d, _ in s if v is None or d]
             if bad:
                 ax.plot(bad, [ymax] * len(bad), "x", color="red", ms=9)
         if len(series) > 12:
             ax.set_title(f"(first 12 of {len(series)} series)")
         ax.set_xlabel(x)
         ax.set_ylabel(metric)
-        numeric = all(isinstance(a, (int, float)) and a > 0 for s in series.values() for a, _, _ in s)
+        numeric = all(isinstance(a, (int, float)) and a > 0 for s in series.values() for a, _, _, _ in s)
         if numeric:
             ax.set_xscale("log")
-        ys = [v for s in series.values() for _, v, _ in s if v is not None]
+        ys = [v for s in series.values() for _, v, _, _ in s if v is not None]
         if ys and min(ys) > 0:
             ax.set_yscale("log")
     if len(ax.get_lines()) <= 15:

@@ -4,6 +4,7 @@
     afltheory sweep status --store FILE [--json]
     afltheory sweep export --store FILE --csv OUT
     afltheory sweep plot --store FILE --out PNG [--x PARAM] [--metric NAME]
+    afltheory sweep fit --store FILE --x PARAM [--metric NAME] [--level P] [--json]
 
 Exit codes: 0 ok; 1 some tasks failed; 2 bad spec / bad arguments / store mismatch.
 """
@@ -31,7 +32,7 @@ def add_sweep_parser(subparsers) -> argparse.ArgumentParser:
     """Add ``sweep`` (with run/status/export/plot) to an argparse subparsers object; sets ``func``."""
     p = subparsers.add_parser("sweep", help="run grid sweeps into a resumable SQLite store",
                               description="Grid sweeps from TOML specs, resumable SQLite results store.")
-    sub = p.add_subparsers(dest="sweep_command", metavar="{run,status,export,plot}")
+    sub = p.add_subparsers(dest="sweep_command", metavar="{run,status,export,plot,fit}")
     sub.required = True
 
     r = sub.add_parser("run", help="run (or resume) a sweep spec into a store")
@@ -60,9 +61,24 @@ def add_sweep_parser(subparsers) -> argparse.ArgumentParser:
     pl.add_argument("--store", required=True)
     pl.add_argument("--out", required=True, help="PNG file")
     pl.add_argument("--x", default=None, help="dotted parameter for the x axis, e.g. algorithm.eta_L")
-    pl.add_argument("--metric", default="avg_grad_norm_sq",
-                    help="with --x: avg_grad_norm_sq (default), final_grad_norm_sq or final_loss")
+    pl.add_argument("--metric", default="avg_grad_norm_sq", choices=("avg_grad_norm_sq", "final_grad_norm_sq",
+                                                                     "final_loss"),
+                    help="with --x: the plotted metric, with per-point CIs and the fitted line")
     pl.set_defaults(func=_cmd_plot)
+
+    f = sub.add_parser("fit", help="log-log slope of a metric against a swept parameter, with bootstrap CI",
+                       description="Fit log(metric) = a + b log(x) per combination of the other varying parameters. "
+                                   "The CI is a percentile bootstrap over the stored per-replicate values: it covers "
+                                   "Monte Carlo noise only; the end slopes (first/last pair of points) show the "
+                                   "finite-range bias (equal for a pure power law).")
+    f.add_argument("--store", required=True, help="SQLite store written by `sweep run`")
+    f.add_argument("--x", required=True, help="dotted swept parameter, e.g. rounds or behaviour.arrivals.m")
+    f.add_argument("--metric", default="avg_grad_norm_sq", choices=("avg_grad_norm_sq", "final_grad_norm_sq",
+                                                                    "final_loss"),
+                   help="avg_grad_norm_sq = (1/T) Σ_t ‖∇f(x_t)‖² per replicate (default)")
+    f.add_argument("--level", type=float, default=0.95, help="CI level in (0, 1) (default 0.95)")
+    f.add_argument("--json", action="store_true", help="print the fits as JSON on stdout")
+    f.set_defaults(func=_cmd_fit)
     return p
 
 
@@ -148,6 +164,42 @@ def _cmd_plot(args) -> int:
     except (StoreError, ValueError) as exc:
         return _err(str(exc))
     print(f"wrote {args.out}", file=sys.stderr)
+    return 0
+
+
+def _cmd_fit(args) -> int:
+    from .analysis import fit_store
+    from .store import Store, StoreError
+
+    if not 0 < args.level < 1:
+        return _err(f"--level {args.level} must lie in (0, 1)")
+    try:
+        with Store(args.store, readonly=True) as st:
+            fits = fit_store(st, x=args.x, metric=args.metric, level=args.level)
+    except (StoreError, ValueError) as exc:
+        return _err(str(exc))
+    if args.json:
+        out = []
+        for f in fits:
+            fit = f["fit"]
+            out.append({"series": f["series"], "x": f["x"].tolist(), "mean": f["mean"].tolist(),
+                        "diverged_points": f["diverged_points"],
+                        "slope": None if fit is None else fit.slope,
+                        "ci": None if fit is None else list(fit.ci),
+                        "end_slopes": None if fit is None or fit.end_slopes is None else list(fit.end_slopes)})
+        print(json.dumps({"x": args.x, "metric": args.metric, "level": args.level, "fits": out}, indent=2))
+        return 0
+    print(f"{args.metric} against {args.x} ({args.level:.0%} bootstrap CI over replicates: Monte Carlo noise only)")
+    for f in fits:
+        fit = f["fit"]
+        head = f"  [{f['series'] or 'all'}]"
+        if fit is None:
+            print(f"{head} not enough finite points to fit (diverged at {f['diverged_points']})")
+            continue
+        pts = " ".join(f"{x:g}:{m:.4g}" for x, m in zip(f["x"], f["mean"]))
+        print(f"{head} slope {fit.slope:.4f} [{fit.ci[0]:.4f}, {fit.ci[1]:.4f}]; end slopes "
+              f"{fit.end_slopes[0]:.4f} / {fit.end_slopes[1]:.4f}; points {pts}"
+              + (f"; diverged at {f['diverged_points']}" if f["diverged_points"] else ""))
     return 0
 
 

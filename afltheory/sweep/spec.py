@@ -38,6 +38,24 @@ Format (every key optional unless marked)::
     behaviour.arrivals.m = [1, 5]  # unquoted dotted keys work too
     rounds = [50, 100]
 
+    [zip]                          # axes varied *together* (equal lengths): one more axis of the product
+    rounds = [100, 400, 1600]
+    "problem.sigma_L" = [1.0, 0.5, 0.25]
+
+    [derived]                      # computed per task, in order, after grid and zip (afltheory.sweep.expr)
+    "algorithm.eta_L" = "1/sqrt(rounds)"
+    "algorithm.eta" = "sqrt(behaviour.arrivals.m * behaviour.local_steps.K)"
+
+``[derived]`` values are small arithmetic expressions over dotted config paths (no ``eval``: an ``ast``
+whitelist, see :mod:`afltheory.sweep.expr`); the task config (and so the task id) holds the computed numbers.
+A derived key must not also be a grid or zip axis.
+
+Classes: a built-in name (``"AFACD"``, ``"UniformArrivals"``…) from the section's module, or a user class by
+import path ``"package.module:ClassName"`` (e.g. ``kind = "mypkg.arrivals:Sticky"``). An import path imports
+that module (user code — run only specs you trust; built-in names import nothing); the class then gets the same
+validation as a built-in (parameters checked against its signature, one dry run of the combination) and must
+subclass the section's base (``Problem``; ``Arrivals``/``DelayModel``/``LocalSteps``/``Behaviour``; a server rule).
+
 Any nested table with a ``kind`` key (e.g. ``noise = {kind = "GaussianNoise", sigma_L = 0.5}`` inside
 ``[problem]``, or a worker rule inside ``[algorithm]``) is built from the same module as its parent.
 
@@ -68,7 +86,7 @@ SPEC_FORMAT = 1
 TOP_SCALARS = {"name": str, "description": str, "rounds": int, "replicates": int, "blocks": int,
                "checkpoints": int}
 TOP_LISTS = {"seeds"}
-TOP_TABLES = {"problem", "behaviour", "algorithm", "grid"}
+TOP_TABLES = {"problem", "behaviour", "algorithm", "grid", "zip", "derived"}
 CLASS_KEY = {"problem": "family", "algorithm": "name"}     # everything else: "kind"
 DEFAULTS = {"replicates": 16, "blocks": 1, "seeds": [0], "checkpoints": 50, "name": "", "description": ""}
 
@@ -165,9 +183,51 @@ def allowed_names(section: str) -> dict[str, type]:
     return names
 
 
+def _import_class(section: str, name: str, key: str) -> type:
+    """A user class named by import path ``module:Class`` (documented in the module docstring)."""
+    import importlib
+
+    mod_name, _, cls_name = name.partition(":")
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*", mod_name) \
+            or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", cls_name):
+        raise SpecError(f"import path {name!r} must look like 'package.module:ClassName'", key=key)
+    try:
+        mod = importlib.import_module(mod_name)
+    except Exception as exc:  # noqa: BLE001 - any import failure of user code is reported, not raised raw
+        raise SpecError(f"cannot import module {mod_name!r} for {name!r}: {type(exc).__name__}: {exc}",
+                        key=key) from None
+    cls = getattr(mod, cls_name, None)
+    if not inspect.isclass(cls):
+        raise SpecError(f"{name!r}: module {mod_name!r} has no class {cls_name!r}", key=key)
+    bases = _section_bases(section)
+    if bases and not issubclass(cls, bases):
+        raise SpecError(f"{name!r} is not a subclass of {' or '.join(b.__name__ for b in bases)} "
+                        f"(what a {section} table may build)", key=key)
+    return cls
+
+
+def _section_bases(section: str) -> tuple:
+    if section == "problem":
+        from ..problems.base import Problem
+        return (Problem,)
+    if section == "behaviour":
+        from ..anarchy import arrivals, behaviour, delays, local_steps
+        out = [getattr(arrivals, "Arrivals", None), getattr(delays, "DelayModel", None),
+               getattr(delays, "Delays", None), getattr(local_steps, "LocalSteps", None),
+               getattr(behaviour, "Behaviour", None), getattr(behaviour, "ComputeTime", None)]
+        return tuple(b for b in out if inspect.isclass(b))
+    from .. import algorithms
+    out = [getattr(algorithms, n, None) for n in ("ServerRule", "WorkerRule")]
+    from ..algorithms import server, workers
+    out += [getattr(server, "_ServerRule", None), workers.SGD]
+    return tuple(b for b in out if inspect.isclass(b))
+
+
 def resolve_class(section: str, name, key: str) -> type:
     if not isinstance(name, str):
         raise SpecError(f"must be a class name (string), got {type(name).__name__} {name!r}", key=key)
+    if ":" in name:
+        return _import_class(section, name, key)
     allowed = allowed_names(section)
     if name not in allowed:
         raise SpecError(f"unknown name {name!r}; allowed: {', '.join(sorted(allowed))}", key=key)
@@ -208,6 +268,8 @@ class Spec:
     base: dict = field(default_factory=dict)
     axes: dict = field(default_factory=dict)        # dotted path -> list of values (in spec order)
     tasks: list = field(default_factory=list)
+    zip_axes: dict = field(default_factory=dict)    # dotted path -> list of values, varied together
+    derived: dict = field(default_factory=dict)     # dotted path -> expression (afltheory.sweep.expr)
 
     @property
     def name(self) -> str:
@@ -336,6 +398,41 @@ def _validate_structure(spec: Spec):
         spec.axes[path] = values
     if "grid" in raw and not spec.axes and grid:
         raise spec.error("grid has no axes", "grid")
+    zipped = raw.get("zip", {})
+    spec.zip_axes = {}
+    length = None
+    for path, values in _flatten(zipped).items():
+        zkey = f"zip.{path}"
+        if not isinstance(values, list) or not values:
+            raise spec.error(f"zip axis must be a non-empty array of values, got {values!r}", zkey)
+        for v in values:
+            if isinstance(v, (list, dict)):
+                raise spec.error(f"zip values must be scalars, got {v!r}", zkey)
+        if length is None:
+            length = len(values)
+        elif len(values) != length:
+            raise spec.error(f"zip axes must have equal lengths; this one has {len(values)}, the first {length}",
+                             zkey)
+        if path in spec.axes:
+            raise spec.error(f"{path!r} is both a grid axis and a zip axis", zkey)
+        _check_grid_path(spec, path, zkey)
+        spec.zip_axes[path] = values
+    if spec.zip_axes and len({canonical_json(t) for t in zip(*spec.zip_axes.values())}) != length:
+        raise spec.error("zip axes produce duplicate points", "zip")
+    spec.derived = {}
+    from .expr import ExprError, names_in
+    for path, text in _flatten(raw.get("derived", {})).items():
+        dkey = f"derived.{path}"
+        _check_grid_path(spec, path, dkey)
+        if path in spec.axes or path in spec.zip_axes:
+            raise spec.error(f"{path!r} is derived and also an axis; choose one", dkey)
+        if path in ("replicates", "blocks", "checkpoints"):
+            raise spec.error(f"{path!r} cannot be derived", dkey)
+        try:
+            names_in(text)
+        except ExprError as exc:
+            raise spec.error(str(exc), dkey) from None
+        spec.derived[path] = text
 
 
 def _check_grid_path(spec: Spec, path: str, gkey: str):
@@ -373,20 +470,25 @@ def _expand(spec: Spec):
     spec.base = base
     seeds = raw.get("seeds", DEFAULTS["seeds"])
     axes = list(spec.axes.items())
+    zpaths = list(spec.zip_axes)
+    zrows = list(zip(*spec.zip_axes.values())) if zpaths else [()]
     tasks, seen = [], set()
-    for combo in itertools.product(*[vals for _, vals in axes]):
+    for combo in itertools.product(*[vals for _, vals in axes], zrows):
         cfg = copy.deepcopy(base)
         blocks = blocks_default
         point_axes = {}
-        for (path, _), v in zip(axes, combo):
+        settings = list(zip([p for p, _ in axes], combo[:-1])) + list(zip(zpaths, combo[-1]))
+        for path, v in settings:
             point_axes[path] = v
             if path == "blocks":
                 blocks = v
             else:
                 _set_path(cfg, path, copy.deepcopy(v))
+        _apply_derived(spec, cfg)
         for k in ("rounds", "replicates", "checkpoints", "blocks"):
             v = blocks if k == "blocks" else cfg[k]
-            _check_scalar(spec, f"grid.{k}" if k in spec.axes else k, v, int)
+            _check_scalar(spec, f"grid.{k}" if k in spec.axes else f"zip.{k}" if k in spec.zip_axes
+                          else f"derived.{k}" if k in spec.derived else k, v, int)
         point_id = task_id(cfg)
         for seed in seeds:
             for b in range(blocks):
@@ -399,6 +501,26 @@ def _expand(spec: Spec):
     if not tasks:
         raise spec.error("the sweep has no tasks", "grid")
     spec.tasks = tasks
+
+
+def _get_path(cfg: dict, path: str):
+    d = cfg
+    for p in path.split("."):
+        if not isinstance(d, dict) or p not in d:
+            raise KeyError(path)
+        d = d[p]
+    return d
+
+
+def _apply_derived(spec: Spec, cfg: dict):
+    """Evaluate ``[derived]`` expressions in order on one task config (later ones may use earlier ones)."""
+    from .expr import ExprError, evaluate
+    for path, text in spec.derived.items():
+        try:
+            v = evaluate(text, lambda p: _get_path(cfg, p))
+        except ExprError as exc:
+            raise spec.error(f"{text!r}: {exc}", f"derived.{path}") from None
+        _set_path(cfg, path, v)
 
 
 # --------------------------------------------------------------------------------------------- objects
@@ -467,6 +589,8 @@ def build_objects(config: dict, spec: Spec | None = None):
     """(problem, behaviour, algorithm) for one task config. Raises SpecError on bad parameters."""
     spec = spec or Spec(raw={})
     gk = {path: f"grid.{path}" for path in spec.axes}
+    gk.update({path: f"zip.{path}" for path in getattr(spec, "zip_axes", {})})
+    gk.update({path: f"derived.{path}" for path in getattr(spec, "derived", {})})
     problem = _build(spec, "problem", config["problem"], "problem", "family", gk)
     behaviour = _build(spec, "behaviour", config["behaviour"], "behaviour", "kind", gk, default="Behaviour")
     algorithm = _build(spec, "algorithm", config["algorithm"], "algorithm", "name", gk)

@@ -101,7 +101,14 @@ def summarize(grad_norm_sq, loss, *, rounds: int, checkpoints: int, diverged=Non
     }
     if f_star is not None and metrics["final_loss"] is not None:
         metrics["final_suboptimality"] = metrics["final_loss"] - float(f_star)
+    with np.errstate(invalid="ignore", over="ignore"):
+        rep_avg = g[:, :-1].mean(axis=1) if rounds > 0 else g[:, 0].copy()
+    # per-replicate summaries (so every grid point has a CI; a diverged replicate is +inf, never NaN)
+    rep_avg = np.where(div | ~np.isfinite(rep_avg), np.inf, rep_avg)
+    rep_final = np.where(div | ~np.isfinite(g[:, -1]), np.inf, g[:, -1])
+    rep_loss = np.where(div | ~np.isfinite(f[:, -1]), np.inf, f[:, -1])
     arrays = {
+        "rep_avg_grad_norm_sq": rep_avg, "rep_final_grad_norm_sq": rep_final, "rep_final_loss": rep_loss,
         "rounds": ck,
         "grad_norm_sq_mean": gm[ck], "grad_norm_sq_sem": gs[ck],
         "loss_mean": fm[ck], "loss_sem": fs[ck],

@@ -59,6 +59,15 @@ def tau_for(schedule, tau):
     return np.full(schedule.replicates, t)
 
 
+def sum_terms(terms):
+    """The bound as the ordered sum of its named terms (so ``bound == sum(bound_terms)`` exactly)."""
+    it = iter(terms.values())
+    total = np.array(next(it), dtype=float, copy=True)
+    for v in it:
+        total = total + v
+    return total
+
+
 def memory_stats(schedule):
     """AFA-CS slots: (staleness, K) each (R, T, M) and m'_t (R, T)."""
     stale, Ks = schedule.memory()

@@ -39,15 +39,22 @@ def lemma1_variance_bound(sigma_L, K) -> np.ndarray:
     return s**2 / k
 
 
-def lemma2_bound(expected_updates, local_steps, sigma_L) -> np.ndarray:
-    """2‖Σ_i E G_i‖² + 2 (Σ_i 1/K_i) σ_L²; ``expected_updates`` (..., m, d), ``local_steps`` (..., m)."""
+def lemma2_bound_terms(expected_updates, local_steps, sigma_L) -> dict[str, np.ndarray]:
+    """Lemma 2's right-hand side by term: ``"mean"`` 2‖Σ_i E G_i‖² and ``"sigma_L"`` 2 (Σ_i 1/K_i) σ_L²
+    (= (2m/K̄_t) σ_L²); they sum to ``lemma2_bound`` exactly."""
     e = _arr("expected_updates", expected_updates)
     k = _arr("local_steps", local_steps, 1.0)
     s = check_nonnegative("sigma_L", sigma_L)
     if e.ndim < 2 or k.shape != e.shape[:-1]:
         raise ValueError(f"local_steps shape {k.shape} must equal expected_updates.shape[:-1]={e.shape[:-1]}")
     tot = e.sum(axis=-2)
-    return 2.0 * np.sum(tot**2, axis=-1) + 2.0 * np.sum(1.0 / k, axis=-1) * s**2
+    return {"mean": 2.0 * np.sum(tot**2, axis=-1), "sigma_L": 2.0 * np.sum(1.0 / k, axis=-1) * s**2}
+
+
+def lemma2_bound(expected_updates, local_steps, sigma_L) -> np.ndarray:
+    """2‖Σ_i E G_i‖² + 2 (Σ_i 1/K_i) σ_L²; ``expected_updates`` (..., m, d), ``local_steps`` (..., m)."""
+    t = lemma2_bound_terms(expected_updates, local_steps, sigma_L)
+    return t["mean"] + t["sigma_L"]
 
 
 def drift_condition(L, eta_L, K) -> bool:
@@ -58,18 +65,29 @@ def drift_condition(L, eta_L, K) -> bool:
     return bool(np.all(6 * eta_L**2 * (2 * k**2 - 3 * k + 1) * L**2 <= 1))
 
 
-def drift_bound(grad_norm_sq, K, eta_L, sigma_L, sigma_G, *, L=None) -> np.ndarray:
-    """5Kη_L²(σ_L² + 6Kσ_G²) + 30K²η_L²‖∇f(x)‖². If ``L`` is given and (C1) fails, raise ValueError
-    (the bound is not claimed there; pass L=None to evaluate it anyway, e.g. for a negative control)."""
+def drift_bound_terms(grad_norm_sq, K, eta_L, sigma_L, sigma_G, *, L=None) -> dict[str, np.ndarray]:
+    """Bound (1) by term: ``"sigma_L"`` 5Kη_L²σ_L², ``"sigma_G"`` 30K²η_L²σ_G²,
+    ``"gradient"`` 30K²η_L²‖∇f(x)‖² (in this order; they sum to ``drift_bound`` exactly).
+    ``L`` as in ``drift_bound``."""
     g = _arr("grad_norm_sq", grad_norm_sq, 0.0)
     k = _arr("K", K, 1.0)
     eta_L = check_positive("eta_L", eta_L)
     sL = check_nonnegative("sigma_L", sigma_L)
     sG = check_nonnegative("sigma_G", sigma_G)
     if L is not None and not drift_condition(L, eta_L, k):
-        raise ValueError(f"(C1) 6 eta_L^2 (2K^2-3K+1) L^2 <= 1 fails for L={L}, eta_L={eta_L}, K max {k.max()}: "
-                         "bound (1) does not apply")
-    return 5 * k * eta_L**2 * (sL**2 + 6 * k * sG**2) + 30 * k**2 * eta_L**2 * g
+        raise ValueError(f"(C1) 6 eta_L^2 (2K^2-3K+1) L^2 <= 1 fails for L={L}, eta_L={eta_L}, "
+                         f"K max {k.max()}: bound (1) does not apply")
+    sl, sg, gr = np.broadcast_arrays(5 * k * eta_L**2 * sL**2, 30 * k**2 * eta_L**2 * sG**2,
+                                     30 * k**2 * eta_L**2 * g)
+    return {"sigma_L": sl.astype(float), "sigma_G": sg.astype(float), "gradient": gr.astype(float)}
+
+
+def drift_bound(grad_norm_sq, K, eta_L, sigma_L, sigma_G, *, L=None) -> np.ndarray:
+    """5Kη_L²(σ_L² + 6Kσ_G²) + 30K²η_L²‖∇f(x)‖² (the ordered sum of ``drift_bound_terms``). If ``L`` is given
+    and (C1) fails, raise ValueError (the bound is not claimed there; pass L=None to evaluate it anyway, e.g.
+    for a negative control)."""
+    t = drift_bound_terms(grad_norm_sq, K, eta_L, sigma_L, sigma_G, L=L)
+    return t["sigma_L"] + t["sigma_G"] + t["gradient"]
 
 
 def local_drift(trajectory, x) -> np.ndarray:

@@ -30,7 +30,8 @@ from ._condition import (
     quadratic_root_expr,
     region_from,
 )
-from ._stats import check_constants, check_f0, check_schedule, tau_for
+from ._scope import check_scope
+from ._stats import check_constants, check_f0, check_schedule, sum_terms, tau_for
 
 CITATION = "[Yang et al. 2022, Thm 2]"
 
@@ -114,14 +115,41 @@ def alphas(schedule, constants, *, eta, eta_L, tau=None):
     return aL, aG
 
 
-def bound(schedule, constants, *, eta=None, eta_L=None, f0=None, num_workers=None, tau=None) -> np.ndarray:
-    """The right-hand side on each replicate's realized schedule (T = schedule.rounds): shape (replicates,).
+#: Names of ``bound_terms`` in order; the σ_L² part of 4 α_L σ_L² is split into its server (L η η_L/(m K̄_t)),
+#: delay (3τ²L²η²η_L²/(m K̄_t)) and local-drift ((15/2) L² η_L² K̃_t) pieces, 4 α_G σ_G² into the constant
+#: floor 6 σ_G² and the drift part 180 L² η_L² K̂_t² σ_G².
+TERMS = ("transient", "sigma_L_server", "sigma_L_delay", "sigma_L_drift", "sigma_G_floor", "sigma_G_drift")
 
-    ``tau`` defaults to each replicate's realized maximum delay; ``f0`` = f(x_0) (scalar or (replicates,)).
-    """
+
+def bound_terms(schedule, constants, *, eta=None, eta_L=None, f0=None, num_workers=None,
+                tau=None, scope="warn") -> dict[str, np.ndarray]:
+    """The right-hand side split into its named terms (``TERMS``), each (replicates,); they sum to ``bound``
+    exactly (``bound`` is their ordered sum). Same arguments as ``bound``."""
     check_schedule(schedule, num_workers)
     L, sL, sG, fs = check_constants(constants)
     eta, eta_L = pos("eta", eta), pos("eta_L", eta_L)
+    check_scope("theorem2", schedule, constants, eta=eta, eta_L=eta_L, scope=scope, stacklevel=4)
     f0 = check_f0(f0, fs, schedule.replicates)
-    aL, aG = alphas(schedule, constants, eta=eta, eta_L=eta_L, tau=tau)
-    return 4 * (f0 - fs) / (eta * eta_L * schedule.rounds) + 4 * (aL * sL**2 + aG * sG**2)
+    tau_r = tau_for(schedule, tau)[:, None]
+    x = eta * eta_L
+    inv_mk = 1.0 / (schedule.m * schedule.K_harmonic)                    # 1/(m K̄_t), (R, T)
+    return {
+        "transient": 4 * (f0 - fs) / (x * schedule.rounds),
+        "sigma_L_server": 4 * sL**2 * np.mean(L * x * inv_mk, axis=1),
+        "sigma_L_delay": 4 * sL**2 * np.mean(3 * tau_r**2 * L**2 * x**2 * inv_mk, axis=1),
+        "sigma_L_drift": 4 * sL**2 * np.mean(7.5 * L**2 * eta_L**2 * schedule.K_mean, axis=1),
+        "sigma_G_floor": np.full(schedule.replicates, 4 * 1.5 * sG**2),
+        "sigma_G_drift": 4 * sG**2 * 45 * L**2 * eta_L**2 * np.mean(schedule.K_sq_mean, axis=1),
+    }
+
+
+def bound(schedule, constants, *, eta=None, eta_L=None, f0=None, num_workers=None, tau=None, scope="warn") -> np.ndarray:
+    """The right-hand side on each replicate's realized schedule (T = schedule.rounds): shape (replicates,).
+
+    ``tau`` defaults to each replicate's realized maximum delay; ``f0`` = f(x_0) (scalar or (replicates,)).
+    Equals the ordered sum of ``bound_terms``.
+    ``scope``: "warn" (default) / "raise" / "ignore" when the run is outside the theorem (wrong algorithm
+    or arrivals, or (η, η_L) outside its conditions at the realized K_max and τ) — see ``theory._scope``.
+    """
+    return sum_terms(bound_terms(schedule, constants, eta=eta, eta_L=eta_L, f0=f0, num_workers=num_workers,
+                                 tau=tau, scope=scope))

@@ -34,7 +34,8 @@ from ._condition import (
     quadratic_root_expr,
     region_from,
 )
-from ._stats import check_constants, check_f0, check_schedule, tau_for
+from ._scope import check_scope
+from ._stats import check_constants, check_f0, check_schedule, sum_terms, tau_for
 
 CITATION = "[Yang et al. 2022, Thm 3]"
 AVERAGINGS = ("statement", "proof")
@@ -129,12 +130,40 @@ def alphas(schedule, constants, *, eta, eta_L, tau=None, averaging="statement"):
     return aL, aG
 
 
-def bound(schedule, constants, *, eta=None, eta_L=None, f0=None, num_workers=None, tau=None,
-          averaging="statement") -> np.ndarray:
-    """Right-hand side on each replicate's realized schedule: (replicates,)."""
+#: Names of ``bound_terms`` in order: σ_L² part of 4 α_L σ_L² split into server (L η η_L/(m K̄_t)), delay
+#: (2τ²L²η²η_L²/(m K̄_t)) and local-drift (5 η_L² L² K̃_t) pieces;
+#: 4 α_G σ_G² = 120 L² η_L² K̂_t² σ_G² (no floor).
+TERMS = ("transient", "sigma_L_server", "sigma_L_delay", "sigma_L_drift", "sigma_G_drift")
+
+
+def bound_terms(schedule, constants, *, eta=None, eta_L=None, f0=None, num_workers=None, tau=None,
+                averaging="statement", scope="warn") -> dict[str, np.ndarray]:
+    """The right-hand side split into its named terms (``TERMS``), each (replicates,); they sum to ``bound``
+    exactly. Same arguments as ``bound``."""
     check_schedule(schedule, num_workers)
     L, sL, sG, fs = check_constants(constants)
     eta, eta_L = pos("eta", eta), pos("eta_L", eta_L)
+    check_scope("theorem3", schedule, constants, eta=eta, eta_L=eta_L, scope=scope, stacklevel=4)
     f0 = check_f0(f0, fs, schedule.replicates)
-    aL, aG = alphas(schedule, constants, eta=eta, eta_L=eta_L, tau=tau, averaging=averaging)
-    return 4 * (f0 - fs) / (eta * eta_L * schedule.rounds) + 4 * (aL * sL**2 + aG * sG**2)
+    tau_r = tau_for(schedule, tau)
+    x = eta * eta_L
+    m = schedule.m
+    inv_kbar, ktil, khat2 = k_averages(schedule, averaging)
+    ik = inv_kbar.mean(axis=1)
+    return {
+        "transient": 4 * (f0 - fs) / (x * schedule.rounds),
+        "sigma_L_server": 4 * sL**2 * (L * x / m) * ik,
+        "sigma_L_delay": 4 * sL**2 * (2 * tau_r**2 * L**2 * x**2 / m) * ik,
+        "sigma_L_drift": 4 * sL**2 * 5 * eta_L**2 * L**2 * ktil.mean(axis=1),
+        "sigma_G_drift": 4 * sG**2 * 30 * L**2 * eta_L**2 * khat2.mean(axis=1),
+    }
+
+
+def bound(schedule, constants, *, eta=None, eta_L=None, f0=None, num_workers=None, tau=None,
+          averaging="statement", scope="warn") -> np.ndarray:
+    """Right-hand side on each replicate's realized schedule, (replicates,): the ordered sum of
+    ``bound_terms``.``scope``: "warn" (default) / "raise" / "ignore" when the run is outside the theorem (wrong algorithm
+    or arrivals, or (η, η_L) outside its conditions at the realized K_max and τ) — see ``theory._scope``.
+    """
+    return sum_terms(bound_terms(schedule, constants, eta=eta, eta_L=eta_L, f0=f0, num_workers=num_workers,
+                                 tau=tau, averaging=averaging, scope=scope))

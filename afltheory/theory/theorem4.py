@@ -36,7 +36,8 @@ from ._condition import (
     real,
     region_from,
 )
-from ._stats import check_constants, check_f0, check_schedule, memory_stats
+from ._scope import check_scope
+from ._stats import check_constants, check_f0, check_schedule, memory_stats, sum_terms
 
 CITATION = "[Yang et al. 2022, Thm 4]"
 KHATS = ("sum", "mean")
@@ -156,18 +157,58 @@ def alphas(schedule, constants, *, eta, eta_L, tau=None, khat="sum"):
     return aL, aG
 
 
-def bound(schedule, constants, *, eta=None, eta_L=None, f0=None, num_workers=None, tau=None, f_T=None,
-          khat="sum") -> np.ndarray:
-    """Right-hand side on each replicate's realized schedule (stale slots' K from ``schedule.memory()``,
-    realized m'_t, τ = realized maximum memory staleness unless given): (replicates,).
+#: Names of ``bound_terms`` in order: α_L σ_L² split into local drift (4·5 L² η_L² K^avg_t), server
+#: (4·(L/2)·2 η η_L/(M K̄_t)) and stale-memory (4·η η_L (M − m'_t)² L² τ²/M² · 2 η η_L/(M K̄_t)) pieces;
+#: α_G σ_G² = (120 L² η_L²/M) K̂_t² σ_G².
+TERMS = ("transient", "sigma_L_drift", "sigma_L_server", "sigma_L_stale", "sigma_G_drift")
 
-    ``f_T`` = f(x_T) (scalar or (replicates,)); default ``constants.f_star`` (a valid, weaker numerator).
-    """
+
+def bound_terms(schedule, constants, *, eta=None, eta_L=None, f0=None, num_workers=None, tau=None, f_T=None,
+                khat="sum", scope="warn") -> dict[str, np.ndarray]:
+    """The right-hand side split into its named terms (``TERMS``), each (replicates,); they sum to ``bound``
+    exactly. Same arguments as ``bound``."""
+    if khat not in KHATS:
+        raise ValueError(f"khat={khat!r} must be one of {KHATS}")
     check_schedule(schedule, num_workers)
     L, sL, sG, fs = check_constants(constants)
     eta, eta_L = pos("eta", eta), pos("eta_L", eta_L)
+    check_scope("theorem4", schedule, constants, eta=eta, eta_L=eta_L, scope=scope, stacklevel=4)
     R = schedule.replicates
     fT = np.full(R, fs) if f_T is None else check_f0(f_T, fs, R, name="f_T")
     f0 = check_f0(f0, fT, R)
-    aL, aG = alphas(schedule, constants, eta=eta, eta_L=eta_L, tau=tau, khat=khat)
-    return 4 * (f0 - fT) / (eta * eta_L * schedule.rounds) + aL * sL**2 + aG * sG**2
+    stale, Ks, mf, tau_mem = realized(schedule)
+    if tau is None:
+        tau_r = tau_mem
+    else:
+        t = nonneg("tau", tau)
+        if np.any(tau_mem > t):
+            raise ValueError(f"tau={t} is below the realized maximum memory staleness {tau_mem.max()}")
+        tau_r = np.full(R, t)
+    M = schedule.num_workers
+    x = eta * eta_L
+    kavg = Ks.mean(axis=-1)                              # (R, T)
+    inv_kbar = (1.0 / Ks).mean(axis=-1)                  # 1/K̄_t over the M slots
+    khat2 = (Ks**2).sum(axis=-1) if khat == "sum" else (Ks**2).mean(axis=-1)
+    frac2 = (M - mf)**2 / M**2                           # (R, T), realized m'_t
+    return {
+        "transient": 4 * (f0 - fT) / (x * schedule.rounds),
+        "sigma_L_drift": sL**2 * 4 * np.mean(5 * L**2 * eta_L**2 * kavg, axis=1),
+        "sigma_L_server": sL**2 * 4 * np.mean((L / 2) * 2 * x * inv_kbar / M, axis=1),
+        "sigma_L_stale": sL**2 * 4 * np.mean(x * frac2 * L**2 * tau_r[:, None]**2 * 2 * x * inv_kbar / M,
+                                             axis=1),
+        "sigma_G_drift": sG**2 * 120 * L**2 * eta_L**2 / M * khat2.mean(axis=1),
+    }
+
+
+def bound(schedule, constants, *, eta=None, eta_L=None, f0=None, num_workers=None, tau=None, f_T=None,
+          khat="sum", scope="warn") -> np.ndarray:
+    """Right-hand side on each replicate's realized schedule (stale slots' K from ``schedule.memory()``,
+    realized m'_t, τ = realized maximum memory staleness unless given): (replicates,). The ordered sum of
+    ``bound_terms``.
+
+    ``f_T`` = f(x_T) (scalar or (replicates,)); default ``constants.f_star`` (a valid, weaker numerator).
+    ``scope``: "warn" (default) / "raise" / "ignore" when the run is outside the theorem (wrong algorithm
+    or arrivals, or (η, η_L) outside its conditions at the realized K_max and τ) — see ``theory._scope``.
+    """
+    return sum_terms(bound_terms(schedule, constants, eta=eta, eta_L=eta_L, f0=f0, num_workers=num_workers,
+                                 tau=tau, f_T=f_T, khat=khat, scope=scope))

@@ -65,9 +65,16 @@ def rate(setting="iid"):
     return sp.expand(bound_expr(setting).subs(S.s, sp.sqrt(S.N) / (S.L * sp.sqrt(S.T))))
 
 
-def bound(*, setting="iid", T=None, s=None, L=None, K=None, N=None, sigma=None, G=None, sigma_G=None,
-          f0=None, f_star=None) -> float:
-    """Right-hand side at the given numbers (G is the second-moment bound; σ_G only for ``noniid``)."""
+#: Names of ``bound_terms`` per setting, in order.
+TERMS = {"iid": ("transient", "sigma", "G_drift"),
+         "noniid": ("transient", "sigma", "G_drift", "sigma_G_drift")}
+
+
+def bound_terms(*, setting="iid", T=None, s=None, L=None, K=None, N=None, sigma=None, G=None, sigma_G=None,
+                f0=None, f_star=None) -> dict[str, float]:
+    """The right-hand side split into its named terms (``TERMS[setting]``): transient 2(f_0 − f_*)/(sT),
+    σ² term (L/N) s σ², G² drift term (4 s² K² G² L², or 4 s² K G² L² for ``noniid``) and, for ``noniid``, the
+    σ_G² drift term 9 L² s² K² σ_G². They sum to ``bound`` exactly. Same arguments as ``bound``."""
     _setting(setting)
     T = int_ge("T", T, 1)
     s, L = pos("s", s), pos("L", L)
@@ -77,8 +84,23 @@ def bound(*, setting="iid", T=None, s=None, L=None, K=None, N=None, sigma=None, 
     f0, fs = real("f0", f0), real("f_star", f_star)
     if f0 < fs:
         raise ValueError(f"f0={f0} is below f_star={fs}")
-    b = 2 * (f0 - fs) / (s * T) + L / N * s * sigma**2
+    terms = {"transient": float(2 * (f0 - fs) / (s * T)), "sigma": float(L / N * s * sigma**2)}
     if setting == "iid":
-        return float(b + 4 * s**2 * K**2 * G**2 * L**2)
+        terms["G_drift"] = float(4 * s**2 * K**2 * G**2 * L**2)
+        return terms
     sigma_G = nonneg("sigma_G", sigma_G)
-    return float(b + 4 * s**2 * K * G**2 * L**2 + 9 * L**2 * s**2 * K**2 * sigma_G**2)
+    terms["G_drift"] = float(4 * s**2 * K * G**2 * L**2)
+    terms["sigma_G_drift"] = float(9 * L**2 * s**2 * K**2 * sigma_G**2)
+    return terms
+
+
+def bound(*, setting="iid", T=None, s=None, L=None, K=None, N=None, sigma=None, G=None, sigma_G=None,
+          f0=None, f_star=None) -> float:
+    """Right-hand side at the given numbers (G is the second-moment bound; σ_G only for ``noniid``):
+    the ordered sum of ``bound_terms``."""
+    terms = bound_terms(setting=setting, T=T, s=s, L=L, K=K, N=N, sigma=sigma, G=G, sigma_G=sigma_G, f0=f0,
+                        f_star=f_star)
+    total = 0.0
+    for v in terms.values():
+        total += v
+    return float(total)

@@ -156,3 +156,21 @@ def test_schedule_theorem_quantities_by_hand():
 def test_bad_behaviour_input(make, match):
     with pytest.raises(ValueError, match=match):
         make()
+
+
+@pytest.mark.parametrize("M, p_on, p_off", [(8, 0.5, 0.75), (12, 0.2, 0.8), (5, 0.05, 1.0)])
+def test_markov_availability_counts_arrivals_not_simultaneous_availability(M, p_on, p_off):
+    """m = M: all workers are rarely on at once ((p_on/(p_on+p_off))^M ≤ 0.4^8 ≈ 7e-4 per step for the first
+    case), yet each round ends once every worker has arrived at some step of the wait (deterministic seed)."""
+    arr = an.MarkovAvailability(M, p_on=p_on, p_off=p_off, max_wait=10_000)
+    W = arr.sample(np.random.default_rng(0), 200, M)
+    assert W.shape == (200, M) and all(sorted(row) == list(range(M)) for row in W.tolist())
+
+
+def test_markov_availability_takes_earlier_arrivals_first():
+    """p_off = 1: a worker is on for one step at a time, so both workers are rarely on together; a round
+    records its two workers in arrival order, and both orders occur (seeded: deterministic)."""
+    arr = an.MarkovAvailability(2, p_on=0.3, p_off=1.0)
+    W = arr.sample(np.random.default_rng(1), 500, 2)
+    assert all(sorted(row) == [0, 1] for row in W.tolist())
+    assert {tuple(row) for row in W.tolist()} == {(0, 1), (1, 0)}

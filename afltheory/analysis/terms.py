@@ -1,0 +1,46 @@
+"""Shares of a bound's named terms (DESIGN.md "Verdict power": terms, not totals).
+
+A bound ``theory.theoremK.bound_terms(...)`` returns ordered ``{name: values}`` (scalar or per replicate) that
+sum to the bound. A bound verdict compares a measured mean with the *mean* bound over replicates, so a term's
+share is mean(term) / mean(total).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["dominant_term", "format_shares", "term_shares"]
+
+
+def term_shares(terms) -> dict[str, float]:
+    """{name: mean(term) / mean(Σ terms)} in the terms' order; the shares sum to 1.
+
+    Raises ``ValueError`` if ``terms`` is empty, a term is negative or non-finite, or the total is not > 0.
+    """
+    if not terms:
+        raise ValueError("terms is empty; expected at least one named term")
+    means = {}
+    for name, v in terms.items():
+        a = np.asarray(v, dtype=float)
+        if not np.all(np.isfinite(a)):
+            raise ValueError(f"term {name!r} has non-finite values; allowed: finite numbers >= 0")
+        if np.any(a < 0):
+            raise ValueError(f"term {name!r}={a.min()} is negative; allowed: values >= 0")
+        means[name] = float(a.mean())
+    total = sum(means.values())
+    if not total > 0:
+        raise ValueError(f"the terms sum to {total}; allowed: a total > 0")
+    return {name: v / total for name, v in means.items()}
+
+
+def dominant_term(terms) -> tuple[str, float]:
+    """(name, share) of the largest term (first one on ties)."""
+    shares = term_shares(terms)
+    name = max(shares, key=lambda k: shares[k])
+    return name, shares[name]
+
+
+def format_shares(shares, min_share: float = 0.005) -> str:
+    """"sigma_G_floor 94%, transient 5%, ..." (largest first; terms below ``min_share`` omitted)."""
+    items = sorted(shares.items(), key=lambda kv: -kv[1])
+    return ", ".join(f"{k} {v:.0%}" if v >= 0.01 else f"{k} {v:.1%}" for k, v in items if v >= min_share)

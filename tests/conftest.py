@@ -1,0 +1,20 @@
+"""Test-suite configuration: hypothesis profiles.
+
+The default profile ``ci`` is derandomized (hypothesis derives its examples from each test's source, so
+two runs draw the same examples) and prints the reproduction blob on failure: ``make test`` on a clean
+clone is reproducible, and a red CI is never chance. ``HYPOTHESIS_PROFILE=dev`` explores fresh random
+examples (use it to hunt for bugs; paste a printed ``@reproduce_failure`` blob into the test to pin one).
+``HYPOTHESIS_PROFILE=fuzz`` is the long run of the fuzz suite (with ``-m slow``).
+"""
+
+from __future__ import annotations
+
+import os
+
+from hypothesis import HealthCheck, settings
+
+settings.register_profile("ci", derandomize=True, print_blob=True, database=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("dev", print_blob=True)
+settings.register_profile("fuzz", print_blob=True, max_examples=2_000, deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))

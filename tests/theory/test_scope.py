@@ -1,0 +1,74 @@
+"""Theorem bounds say when they are evaluated outside their scope (issue 21, point 3)."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+
+import afltheory as aft
+from afltheory import anarchy as an
+from afltheory.algorithms import AFACD, AFACS
+from afltheory.theory import theorem2, theorem3, theorem4
+from afltheory.theory._scope import OutOfScope, ScopeWarning
+
+PROB = aft.problems.HeterogeneousQuadratic(dim=3, num_workers=6, L=1.0, mu=0.1, sigma_L=0.1, sigma_G=0.5, seed=0)
+ETA_L = 0.01                     # (C1), (C2) hold for K ≤ 2, τ ≤ 2
+UNIFORM = an.Behaviour(an.UniformArrivals(3), an.UniformDelay(2), an.UniformSteps(1, 2))
+BIASED = an.Behaviour(an.BiasedArrivals(3, [0.3, 0.3, 0.1, 0.1, 0.1, 0.1]), an.UniformDelay(2), an.UniformSteps(1, 2))
+
+
+def _run(algo, beh):
+    return aft.simulate(PROB, algo, beh, rounds=20, replicates=2, seed=0)
+
+
+def _kw(tr, eta):
+    return dict(eta=eta, eta_L=ETA_L, f0=PROB.value(tr.x0), num_workers=PROB.num_workers)
+
+
+def test_inside_scope_is_silent():
+    eta = 0.5 * theorem3.admissible_step_sizes(L=1.0, eta_L=ETA_L, K_max=2, tau=2, num_workers=6).eta_max
+    tr = _run(AFACD(eta, ETA_L), UNIFORM)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ScopeWarning)
+        theorem3.bound(tr.schedule, PROB.constants, **_kw(tr, eta))
+        theorem2.bound(tr.schedule, PROB.constants, **_kw(tr, eta))
+
+
+def test_theorem3_on_biased_arrivals_warns_and_can_refuse():
+    eta = 0.5 * theorem3.admissible_step_sizes(L=1.0, eta_L=ETA_L, K_max=2, tau=2, num_workers=6).eta_max
+    tr = _run(AFACD(eta, ETA_L), BIASED)
+    with pytest.warns(ScopeWarning, match="uniform arrivals"):
+        theorem3.bound(tr.schedule, PROB.constants, **_kw(tr, eta))
+    with pytest.raises(OutOfScope, match="BiasedArrivals"):
+        theorem3.bound(tr.schedule, PROB.constants, scope="raise", **_kw(tr, eta))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ScopeWarning)
+        theorem3.bound(tr.schedule, PROB.constants, scope="ignore", **_kw(tr, eta))
+        theorem2.bound(tr.schedule, PROB.constants, **_kw(tr, eta))   # Theorem 2 covers general arrivals
+
+
+def test_theorem4_on_an_afacd_run_and_theorem2_on_afacs_warn():
+    tr = _run(AFACD(0.1, ETA_L), UNIFORM)
+    with pytest.warns(ScopeWarning, match="AFA-CS"):
+        theorem4.bound(tr.schedule, PROB.constants, **_kw(tr, 0.1))
+    tr = _run(AFACS(0.1, ETA_L), UNIFORM)
+    with pytest.warns(ScopeWarning, match="about AFA-CD"):
+        theorem2.bound(tr.schedule, PROB.constants, **_kw(tr, 0.1))
+
+
+def test_step_sizes_outside_the_conditions_warn():
+    eta = 100 * theorem2.admissible_step_sizes(L=1.0, eta_L=ETA_L, K_max=2, tau=2).eta_max
+    tr = _run(AFACD(eta, ETA_L), UNIFORM)
+    with pytest.warns(ScopeWarning, match="outside the conditions: C3"):
+        theorem2.bound(tr.schedule, PROB.constants, **_kw(tr, eta))
+    with pytest.raises(ValueError, match="scope"):
+        theorem2.bound(tr.schedule, PROB.constants, scope="sometimes", **_kw(tr, eta))
+
+
+def test_origin_is_recorded_and_ignored_by_equality():
+    tr = _run(AFACD(0.1, ETA_L), UNIFORM)
+    assert isinstance(tr.schedule.origin["algorithm"], AFACD)
+    assert tr.schedule.origin["behaviour"] is UNIFORM
+    plain = UNIFORM.sample(20, 2, 6, seed=0)
+    assert plain.origin is None
