@@ -43,6 +43,9 @@ def printed_rate(k: int):
 #: terms the *proof* of a corollary lists that the statement does not (THEOREMS.md #5)
 PROOF_LISTED = {3: [S.K / (S.M * S.T)]}
 
+#: terms the talk slides (seed 000) list for a corollary that the paper's statement does not
+SLIDES_LISTED = {3: [S.K**2 / (S.M * S.T)]}
+
 
 @dataclass
 class Term:
@@ -197,6 +200,8 @@ def derive(k: int, *, khat: str = "sum") -> Derivation:
                      f"which the bound does not contain (#4).")
     if k == 3:
         notes.append("#5: the substituted bound has 20 L² σ_L² K/T; the proof lists O(K/(MT)).")
+        notes.append("#5 is reading-dependent: the talk slides (seed 000) list O(K²/(MT)), which is the σ_G² term "
+                     "under the 'mean' reading of K̂_t² (under 'sum' it is O(K²/T)); see cor3_readings().")
         kt = [t for t in terms if t.status == "missing" and _exp(t.order, S.K) == 2]
         if kt:
             notes.append(f"(not in #1–#5) the σ_G² term {kt[0].coefficient}·{kt[0].order} (khat={khat!r}) is in "
@@ -209,6 +214,63 @@ def derive(k: int, *, khat: str = "sum") -> Derivation:
         flags["#5"] = bool(kt) and sp.simplify(kt[0].order - S.K / S.T) == 0
         flags["sigma_G term missing"] = any(t.status == "missing" and t.coefficient.has(S.sigma_G) for t in terms)
     return Derivation(k, sub, terms, unmatched, leading, notes, flags)
+
+
+def _same(a, b) -> bool:
+    return sp.simplify(sp.powsimp(sp.expand_power_base(a / b, force=True), force=True) - 1) == 0
+
+
+def cor3_readings() -> dict:
+    """Inconsistency #5 is reading-dependent. For each reading of Theorem 4's K̂_t² ("sum" over the M slots, as
+    THEOREMS.md encodes it; "mean", as in Theorem 2), the T^{-1} orders of the substituted bound and whether the
+    proof's O(K/(MT)) and the talk slides' O(K²/(MT)) match one of them. Under "mean" the slides' K²/(MT) is the
+    σ_G² term 120 L² K² σ_G²/(MT); under "sum" that term is K²/T and nothing matches the slides. Under both
+    readings the σ_L² drift term is 20 L² K σ_L²/T, which the proof's K/(MT) does not match."""
+    out = {}
+    for kh in ("sum", "mean"):
+        d = derive(3, khat=kh)
+        t1 = [t for t in d.terms if t.T_power == -1]
+        out[kh] = {
+            "terms": {str(t.order): str(t.coefficient) for t in t1},
+            "proof_K_over_MT_matched": any(_same(t.order, PROOF_LISTED[3][0]) for t in t1),
+            "slides_K2_over_MT_matched": any(_same(t.order, SLIDES_LISTED[3][0]) for t in t1),
+            "sigma_L_K_over_T": any(_same(t.order, S.K / S.T) and t.coefficient.has(S.sigma_L) for t in t1),
+        }
+    return out
+
+
+def min_memory_staleness(M: int, m: int) -> int:
+    """With m arrivals per round, at most m memory slots are refreshed per round, so after any round some AFA-CS
+    slot is at least ⌈M/m⌉ − 1 rounds old: the memory staleness τ (Theorem 4) is ≥ ⌈M/m⌉ − 1."""
+    if isinstance(M, bool) or isinstance(m, bool) or int(M) != M or int(m) != m or not 1 <= m <= M:
+        raise ValueError(f"m={m}, M={M}: need integers 1 <= m <= M")
+    return -(-int(M) // int(m)) - 1
+
+
+def cor3_realized(schedule, *, K, L, eta=None, eta_L=None) -> dict:
+    """Corollary 3's terms and Theorem 4's conditions on a realized AFA-CS schedule (per replicate).
+
+    Step sizes default to the corollary's η_L = 1/√T, η = √(MK). Returns the leading order 1/√(MKT), the
+    stale-memory order τ²(M − m'_t)²/(M²T) averaged over rounds (τ = the realized maximum memory staleness, m'_t
+    the realized fresh slots), their ratio, the lower bound ⌈M/m⌉ − 1 on τ, and Theorem 4's conditions at
+    (K, τ_max, min_t m'_t). With m fixed the stale order grows with M and the second condition eventually fails:
+    the M-speedup of Corollary 3 needs m ∝ M."""
+    import numpy as np
+
+    from . import theorem4
+
+    stale, _, mf, tau = theorem4.realized(schedule)
+    M, T = schedule.num_workers, schedule.rounds
+    eta_L = 1 / np.sqrt(T) if eta_L is None else float(eta_L)
+    eta = np.sqrt(M * K) if eta is None else float(eta)
+    lead = 1 / np.sqrt(M * K * T)
+    stale_term = (tau[:, None] ** 2 * (M - mf) ** 2 / (M**2 * T)).mean(axis=1)
+    conds = theorem4.conditions(L=L, eta=eta, eta_L=eta_L, K_max=K, tau=float(tau.max()), num_workers=M,
+                                m_fresh=float(mf.min()))
+    return {"M": M, "m": schedule.m, "T": T, "lead": float(lead), "stale_term": stale_term,
+            "ratio": stale_term / lead, "tau": tau, "tau_lower": min_memory_staleness(M, schedule.m),
+            "m_fresh_mean": float(mf.mean()), "conditions": conds,
+            "inside_conditions": all(c.holds for c in conds)}
 
 
 def remark4():

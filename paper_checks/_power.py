@@ -1,0 +1,212 @@
+"""Verdicts with power (DESIGN.md "Verdict power"): bound verdicts that report each term's share and are run where
+the term they are about matters, plausible negative controls, engine-vs-reference and Monte-Carlo-vs-exact
+agreement verdicts, and the starting points that make a transient term matter.
+
+- ``bound_check``: measured vs a bound given by its named terms (``theory.theoremK.bound_terms``). The verdict
+  names the term(s) it is *about*; if another term holds more than ``DOMINANCE`` of the bound the configuration
+  lacks power and the verdict fails (saying so). Its negative control is the plausible wrong claim "the bound
+  without the term(s) under test" (or one given explicitly), never bound/100.
+- ``steep_start``: x_0 = x* + r v, v the top eigenvector of ∇²f(x*), r chosen so that the transient term
+  4(f_0 − f_*)/(η η_L T) has a given share of the bound; along v a server that moves too slowly (a step too small
+  by a constant factor) exceeds the transient term.
+- ``reference_check``: the engine's ‖∇f(x_t)‖² on a realized schedule equals the independent plain loop of
+  ``_reference`` (σ_L = 0); control: the plain loop of the nearest wrong reading (sum of the K gradients, or the
+  printed server step).
+- ``agreement_check``: Monte Carlo vs exact moments, z-scores of the time average and of the last-quarter
+  average; control: the same z-test against the exact moments with σ_L² halved.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import stats
+
+from afltheory.analysis import compare_bound, format_shares, term_shares
+
+__all__ = ["DOMINANCE", "agreement_check", "bound_check", "conditions_note", "make_verdict", "reference_check",
+           "steep_start", "top_direction"]
+
+#: a term above this share of the bound dominates it; allowed only for the term the verdict is about
+DOMINANCE = 0.6
+OUTSIDE = "outside the conditions (exploratory)"
+
+
+def make_verdict(**kw):
+    """A keyword-only ``Verdict`` (afltheory.checks when available; else the older analysis.Verdict, with
+    ``terms``/``inside_conditions``/``derivation`` kept in ``details``)."""
+    try:
+        from afltheory.checks import Verdict
+        return Verdict(**kw)
+    except ImportError:
+        from afltheory.analysis import Verdict
+        details = dict(kw.pop("details", None) or {})
+        for k in ("terms", "inside_conditions", "derivation"):
+            if k in kw:
+                details[k] = kw.pop(k)
+        kw.setdefault("ci", None)
+        kw.setdefault("tolerance", None)
+        kw["figures"] = list(kw.get("figures", ()))
+        return Verdict(details=details, **kw)
+
+
+def make_control(description, measured, theoretical, passed):
+    try:
+        from afltheory.checks import NegativeControl
+    except ImportError:
+        from afltheory.analysis import NegativeControl
+    try:
+        return NegativeControl(description=description, measured=measured, theoretical=theoretical,
+                               passed=bool(passed))
+    except TypeError:
+        return NegativeControl(description, measured, theoretical, bool(passed))
+
+
+def conditions_note(conds) -> str:
+    return ", ".join(f"{c.name} {'holds' if c.holds else 'FAILS'} (slack {c.slack:.3g})" for c in conds)
+
+
+def bound_check(*, id, claim, reference, measured, terms, about, inside_conditions, exact=False, control=None,
+                level=0.99, figures=(), notes="", method=None, details=None):
+    """Upper-bound verdict from the bound's named ``terms`` (dict name -> per-replicate values).
+
+    ``about``: the term name(s) the verdict tests. ``control``: None (the bound without the ``about`` terms) or
+    (description, bound values) — a plausible wrong claim the measurement must violate. Passed = UCB ≤ bound (or
+    exact ≤ bound), the configuration inside the theorem's conditions, and no term outside ``about`` above
+    ``DOMINANCE`` of the bound."""
+    about = (about,) if isinstance(about, str) else tuple(about)
+    unknown = [a for a in about if a not in terms]
+    if unknown:
+        raise ValueError(f"about={unknown} are not terms of this bound; terms: {list(terms)}")
+    total = np.zeros_like(np.asarray(next(iter(terms.values())), dtype=float))
+    for v in terms.values():
+        total = total + v
+    shares = term_shares(terms)
+    dom = max(shares, key=shares.get)
+    powerless = shares[dom] > DOMINANCE and dom not in about
+    cmp = compare_bound(measured, total, exact=exact, level=level)
+    if control is None:
+        rest = total - sum(np.asarray(terms[a], dtype=float) for a in about)
+        control = (f"the bound without the term under test ({' + '.join(about)})", rest)
+    ctl = compare_bound(measured, control[1], exact=exact, level=level)
+    nc = make_control(control[0], cmp.measured, ctl.bound, ctl.holds)
+    tol = "exact ≤ bound" if exact else f"one-sided {level:.0%} t-UCB ≤ bound"
+    about_share = sum(shares[a] for a in about)
+    head = (f"about {' + '.join(about)} ({about_share:.0%} of the bound); terms: {format_shares(shares)}"
+            + (f"; NO POWER: {dom} holds {shares[dom]:.0%} of the bound and is not what this verdict tests"
+               if powerless else ""))
+    if not inside_conditions:
+        head = f"{OUTSIDE}; " + head
+    return make_verdict(
+        id=id, claim=claim, reference=reference, measured=cmp.measured, theoretical=cmp.bound,
+        passed=bool(cmp.holds and not powerless and (inside_conditions or inside_conditions is None)),
+        ci=None if exact else (None, cmp.ucb), tolerance=tol, relation="<=", slack=cmp.slack,
+        method=method or cmp.method, notes=head + ("; " + notes if notes else ""),
+        inside_conditions=inside_conditions, terms=shares, figures=tuple(figures), negative_control=nc,
+        details=dict(details or {}, about=list(about), dominant=[dom, shares[dom]], control_bound=ctl.bound))
+
+
+# ------------------------------------------------------------------------------------------ starting points
+def top_direction(problem, x=None, h=1e-4) -> np.ndarray:
+    """Unit top eigenvector of the (finite-difference, symmetrized) Hessian of f at ``x`` (default x*)."""
+    x = np.asarray(problem.constants.x_star if x is None else x, dtype=float)
+    d = problem.dim
+    E = np.eye(d) * h
+    H = np.stack([(problem.grad(x + E[j]) - problem.grad(x - E[j])) / (2 * h) for j in range(d)], axis=1)
+    w, V = np.linalg.eigh((H + H.T) / 2)
+    v = V[:, np.argmax(np.abs(w))]
+    return v / np.linalg.norm(v)
+
+
+def steep_start(problem, rest, x_step, T, share=0.9, direction=None) -> np.ndarray:
+    """x_0 = x* + r v with 4(f(x_0) − f_*)/(x_step T) = share/(1 − share) · rest (``rest``: the mean of the
+    bound's other terms, which do not depend on x_0). ``x_step`` = η η_L."""
+    if not 0 < share < 1:
+        raise ValueError(f"share={share} must be in (0, 1)")
+    xs = np.asarray(problem.constants.x_star, dtype=float)
+    v = top_direction(problem) if direction is None else np.asarray(direction, dtype=float)
+    fs = problem.constants.f_star
+    target = share / (1 - share) * float(np.mean(rest)) * x_step * T / 4     # f(x_0) − f_*
+
+    def gap(r):
+        return float(problem.value(xs + r * v)) - fs - target
+
+    lo, hi = 0.0, 1.0
+    while gap(hi) < 0:
+        hi *= 2
+        if hi > 1e8:
+            raise ValueError(f"no x_0 along the top direction reaches f(x_0) − f_* = {target:.4g}")
+    for _ in range(80):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if gap(mid) < 0 else (lo, mid)
+    return xs + hi * v
+
+
+# ----------------------------------------------------------------------------------- engine vs references
+def reference_check(*, id, claim, reference, problem, algorithm, schedule, x0, control_kind="sum_K", rtol=1e-8,
+                    seed=0, notes=""):
+    """The engine's ‖∇f(x_t)‖² (``simulate`` replaying ``schedule``, σ_L = 0) equals the independent plain loop
+    of ``_reference`` at every round and replicate, relative to max_t ‖∇f(x_t)‖², within ``rtol``."""
+    import warnings
+
+    import afltheory as aft
+    from afltheory.anarchy import Replay
+
+    from ._reference import reference_grad_norm_sq
+    if problem.constants.sigma_L != 0:
+        raise ValueError(f"reference_check needs deterministic gradients; got sigma_L={problem.constants.sigma_L}")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tr = aft.simulate(problem, algorithm, Replay(schedule), schedule.rounds, schedule.replicates, seed, x0=x0)
+    ref = reference_grad_norm_sq(problem, algorithm, schedule, x0)
+    scale = float(np.max(ref))
+
+    def err(a):
+        a = np.where(np.isfinite(a), a, np.inf)
+        return float(np.max(np.abs(a - ref)) / scale)
+
+    e = err(tr.grad_norm_sq)
+    wrong = reference_grad_norm_sq(problem, algorithm, schedule, x0, kind=control_kind)
+    ew = float(np.max(np.abs(wrong - ref)) / scale)
+    desc = {"sum_K": "the plain loop of the nearest wrong reading (worker returns the SUM of its K gradients)",
+            "printed_step": "the plain loop of the printed server step x − η G (inconsistency #1)"}[control_kind]
+    return make_verdict(
+        id=id, claim=claim, reference=reference, measured=e, theoretical=0.0, passed=e <= rtol,
+        tolerance=f"max_t,r |engine − loop| / max ‖∇f‖² ≤ {rtol:g}", relation="~=",
+        method=f"simulate (Replay of the realized schedule, R={schedule.replicates}, T={schedule.rounds}) vs "
+               "plain loop, σ_L = 0",
+        notes=(notes + "; " if notes else "") + f"the wrong reading differs from the paper's by {ew:.3g}",
+        inside_conditions=None,
+        negative_control=make_control(desc + " compared with the paper's loop under the same tolerance", ew,
+                                      0.0, ew <= rtol))
+
+
+def agreement_check(*, id, claim, reference, mc_samples, exact_value, exact_wrong, wrong_desc, z_crit=None,
+                    level=0.999, notes=""):
+    """Monte Carlo vs exact moments: z = (MC mean − exact)/(sd/√R) for each statistic (columns of
+    ``mc_samples`` (R, k), ``exact_value`` (k,)); passed when max |z| ≤ z_crit (two-sided ``level`` with a
+    Bonferroni correction over the k statistics). Control: the same test against ``exact_wrong``."""
+    s = np.atleast_2d(np.asarray(mc_samples, dtype=float))
+    if s.shape[0] == 1:
+        s = s.T
+    R, k = s.shape
+    if R < 2:
+        raise ValueError(f"mc_samples has R={R} replicates; at least 2 are needed for a z-score")
+    ex = np.broadcast_to(np.asarray(exact_value, dtype=float), (k,))
+    exw = np.broadcast_to(np.asarray(exact_wrong, dtype=float), (k,))
+    se = s.std(axis=0, ddof=1) / np.sqrt(R)
+    if z_crit is None:
+        z_crit = float(stats.norm.ppf(1 - (1 - level) / (2 * k)))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = (s.mean(axis=0) - ex) / se
+        zw = (s.mean(axis=0) - exw) / se
+    z = np.where(np.isfinite(z), z, np.inf)
+    zw = np.where(np.isfinite(zw), zw, np.inf)
+    zmax, zwmax = float(np.max(np.abs(z))), float(np.max(np.abs(zw)))
+    return make_verdict(
+        id=id, claim=claim, reference=reference, measured=zmax, theoretical=0.0, passed=zmax <= z_crit,
+        tolerance=f"max |z| ≤ {z_crit:.3g} (two-sided {level:.1%}, Bonferroni over {k})", relation="~=",
+        method=f"monte-carlo (R={R}) vs exact moments", notes=(notes + "; " if notes else "")
+        + "z per statistic " + ", ".join(f"{x:+.2f}" for x in z),
+        inside_conditions=None, details={"z": z.tolist(), "mc_mean": s.mean(axis=0).tolist(),
+                                         "exact": ex.tolist()},
+        negative_control=make_control(f"the same z-test against {wrong_desc}", zwmax, z_crit, zwmax <= z_crit))
