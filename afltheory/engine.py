@@ -109,6 +109,26 @@ class Trace:
         a = getattr(self, what)
         return a.std(axis=0, ddof=1) / np.sqrt(a.shape[0]) if a.shape[0] > 1 else np.full(a.shape[1], np.nan)
 
+    def summary(self) -> str:
+        """A few human-readable lines (sizes, config, start/end/time-averaged E‖∇f‖² with a CI, divergence)."""
+        from ._trace_io import summary
+        return summary(self)
+
+    def __repr__(self) -> str:
+        return (f"Trace(replicates={self.replicates}, rounds={self.rounds}, dim={self.x0.shape[-1]}, seed={self.seed}, "
+                f"{self.divergence})")
+
+    def save(self, path) -> str:
+        """Save to ``path`` (.npz, no pickle); ``Trace.load(path)`` reads it back array by array."""
+        from ._trace_io import save
+        return save(self, path)
+
+    @classmethod
+    def load(cls, path) -> Trace:
+        """Read a trace written by ``Trace.save``."""
+        from ._trace_io import load
+        return load(path)
+
 
 def _schedule_for(behaviour, algorithm, problem, rounds, replicates, seed) -> Schedule:
     if isinstance(behaviour, Schedule):
