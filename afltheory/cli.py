@@ -30,6 +30,8 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="afltheory", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     _add_check_parser(sub)
+    from afltheory.adversary.cli import add_parser as add_adversary_parser
+    add_adversary_parser(sub)
     try:
         from afltheory.sweep.cli import add_sweep_parser
     except ImportError:
@@ -42,6 +44,7 @@ def main(argv=None) -> int:
         add_real_parser = None
     if add_real_parser is not None:
         add_real_parser(sub)
+    __import__("afltheory.pep.cli", fromlist=["add_parser"]).add_parser(sub)   # PEPit imported only when run
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)
