@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..algorithms.dynamic import DynamicFedAvg
 from ..algorithms.server import AFACD, AFACS, STALENESS_WEIGHTS, AsySG, FedAvg, FedBuff
 from ..algorithms.workers import SGD, FedProx
 from ..problems.base import Problem
@@ -77,6 +78,10 @@ class ServerRule:
 
 
 def server_rule(algorithm) -> ServerRule:
+    if type(algorithm) is DynamicFedAvg:   # x_{t+1} = x_t − μ (1/m) Σ G_i, per-worker local steps μ/E_i, SGD
+        return ServerRule("cd", gamma=float(algorithm.gamma), mu=0.0, eta_L=float("nan"),
+                          fixed_local_steps=algorithm.fixed_local_steps,
+                          step_sizes=algorithm.local_step_sizes)
     # exact types only: a subclass (e.g. an afltheory.mutants mutant) may change the rule; never read it as
     # its base class
     if type(algorithm) not in (AFACD, AFACS, FedAvg, FedBuff, AsySG):
@@ -93,10 +98,6 @@ def server_rule(algorithm) -> ServerRule:
     else:
         raise TypeError(f"worker rule {worker!r} is not affine in the start point with state-free noise "
                         f"(exact moments support SGD and FedProx workers) — {SIMULATE_HINT}")
-    steps = getattr(algorithm, "local_step_sizes", None)
-    if steps is not None:   # DynamicFedAvg: x_{t+1} = x_t − γ (1/m) Σ G_i with per-worker local steps
-        return ServerRule("cd", gamma=float(algorithm.gamma), mu=mu, eta_L=float("nan"),
-                          fixed_local_steps=algorithm.fixed_local_steps, step_sizes=steps)
     g = float(algorithm.eta) * float(algorithm.eta_L)
     common = dict(gamma=g, mu=mu, eta_L=float(algorithm.eta_L),
                   fixed_local_steps=getattr(algorithm, "fixed_local_steps", None))

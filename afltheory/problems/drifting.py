@@ -101,15 +101,20 @@ class AgentSampleNoise(NoiseModel):
         if dim != self.dim:
             raise ValueError(f"dim={dim} does not match the offsets' dim={self.dim}")
         flat = w.reshape(-1)
-        n_max = self._padded.shape[1]
         sizes, B = self.sizes[flat], self.batch[flat]
-        keys = rng.random((flat.size, n_max))
-        keys[np.arange(n_max)[None, :] >= sizes[:, None]] = 2.0        # samples an agent does not hold
         b_max = int(B.max()) if flat.size else 1
-        # a uniform B_k-subset without replacement
-        idx = np.argsort(keys, axis=1)[:, :b_max]
-        take = (np.arange(b_max)[None, :] < B[:, None]).astype(float)
-        xi = np.einsum("nb,nbd->nd", take / B[:, None], self._padded[flat[:, None], idx])
+        # a uniform B_k-subset without replacement, drawn sequentially: the j-th pick is uniform among the
+        # N_k − j samples not yet picked (the r-th unused index: step r past each earlier pick, ascending)
+        idx = np.empty((flat.size, b_max), dtype=np.int64)
+        for j in range(b_max):
+            r = rng.integers(0, np.maximum(sizes - j, 1))
+            if j:
+                prev = np.sort(idx[:, :j], axis=1)
+                for c in range(j):
+                    r += r >= prev[:, c]
+            idx[:, j] = r
+        take = (np.arange(b_max)[None, :] < B[:, None]) / B[:, None]
+        xi = np.einsum("nb,nbd->nd", take, self._padded[flat[:, None], idx])
         return xi.reshape(*w.shape, dim)
 
     def covariance(self, i, dim):
