@@ -9,7 +9,7 @@ from paper_checks.registry import CHECKS, Context, load_all
 from paper_checks.runner import run_check
 
 load_all()
-FAST = ("wallclock", "lemmas", "yu", "thm1", "thm4", "inconsistencies")
+FAST = ("wallclock", "lemmas", "yu", "thm1", "thm4", "inconsistencies", "mtl")
 SLOW = tuple(i for i in CHECKS if i not in FAST)
 
 
