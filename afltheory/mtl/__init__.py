@@ -11,5 +11,15 @@ Rate statements: ``afltheory.theory.mocha``.
 from .mocha import MochaResult, arrival_probabilities, local_maximizer, mocha, omega_step, theta_bar
 from .problem import LOSSES, MTLConstants, MultiTaskProblem, synthetic_tasks
 
-__all__ = ["MultiTaskProblem", "MTLConstants", "LOSSES", "synthetic_tasks", "mocha", "MochaResult",
-           "local_maximizer", "omega_step", "arrival_probabilities", "theta_bar"]
+__all__ = [
+    "MultiTaskProblem",
+    "MTLConstants",
+    "LOSSES",
+    "synthetic_tasks",
+    "mocha",
+    "MochaResult",
+    "local_maximizer",
+    "omega_step",
+    "arrival_probabilities",
+    "theta_bar",
+]

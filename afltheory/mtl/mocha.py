@@ -60,26 +60,29 @@ def _G(problem: MultiTaskProblem, t: int, alpha_t, w_t, delta, q: float) -> floa
     return float(-problem._conj(alpha_t + delta, y).sum() - w_t @ u - q * (u @ u))
 
 
-def local_maximizer(problem: MultiTaskProblem, t: int, alpha_t, w_t, sigma_prime: float, *,
-                    local_passes: int = 50) -> np.ndarray:
+def local_maximizer(
+    problem: MultiTaskProblem, t: int, alpha_t, w_t, sigma_prime: float, *, local_passes: int = 50
+) -> np.ndarray:
     """Δα_t* = argmax G_t (closed form for the squared loss, ``local_passes`` SDCA passes otherwise)."""
     x, y = problem.X[t], problem.y[t]
-    q = sigma_prime * problem.C[t, t] / 4.0            # G's quadratic coefficient on ‖X_tᵀΔ‖²
+    q = sigma_prime * problem.C[t, t] / 4.0  # G's quadratic coefficient on ‖X_tᵀΔ‖²
     if problem.loss == "squared":
         n = len(y)
         return np.linalg.solve(np.eye(n) + 2 * q * (x @ x.T), y - alpha_t - x @ w_t)
     gam = 0.0 if problem.loss == "hinge" else problem.gamma
-    beta = alpha_t * y                                  # β ∈ [0, 1]
+    beta = alpha_t * y  # β ∈ [0, 1]
     beta0 = beta.copy()
-    u = np.zeros(problem.d)                             # X_tᵀΔ
+    u = np.zeros(problem.d)  # X_tᵀΔ
     sq = np.einsum("ij,ij->i", x, x)
     for _ in range(local_passes):
         for i in range(len(y)):
             # maximize β − (γ/2)β² − g·y·(β − β_i) − q_i (β − β_i)² over β ∈ [0, 1]
-            g = x[i] @ (w_t + 2 * q * u)                # derivative of the linear + coupling terms in Δ_i
+            g = x[i] @ (w_t + 2 * q * u)  # derivative of the linear + coupling terms in Δ_i
             qi = q * sq[i]
             den = gam + 2 * qi
-            new = (1.0 - g * y[i] + 2 * qi * beta[i]) / den if den > 0 else (1.0 if 1.0 - g * y[i] > 0 else 0.0)
+            new = (
+                (1.0 - g * y[i] + 2 * qi * beta[i]) / den if den > 0 else (1.0 if 1.0 - g * y[i] > 0 else 0.0)
+            )
             new = min(1.0, max(0.0, new))
             if new != beta[i]:
                 u += (new - beta[i]) * y[i] * x[i]
@@ -87,7 +90,9 @@ def local_maximizer(problem: MultiTaskProblem, t: int, alpha_t, w_t, sigma_prime
     return (beta - beta0) * y
 
 
-def arrival_probabilities(behaviour, m: int, drop: float = 0.0, rounds: int = 2000, seed: int = 0) -> np.ndarray:
+def arrival_probabilities(
+    behaviour, m: int, drop: float = 0.0, rounds: int = 2000, seed: int = 0
+) -> np.ndarray:
     """P[node t arrives in a round] for each t: exact from the arrivals' inclusion probabilities when available,
     else the frequency over ``rounds`` sampled rounds; times (1 − drop)."""
     if behaviour is None:
@@ -134,9 +139,20 @@ def _theta_law(theta):
     return th, th
 
 
-def mocha(problem: MultiTaskProblem, rounds: int, *, theta=0.0, behaviour=None, drop: float = 0.0,
-          update_omega: bool = True, seed: int = 0, sigma_prime: float | None = None, local_passes: int = 50,
-          omega_eps: float = 1e-4, alpha0=None) -> MochaResult:
+def mocha(
+    problem: MultiTaskProblem,
+    rounds: int,
+    *,
+    theta=0.0,
+    behaviour=None,
+    drop: float = 0.0,
+    update_omega: bool = True,
+    seed: int = 0,
+    sigma_prime: float | None = None,
+    local_passes: int = 50,
+    omega_eps: float = 1e-4,
+    alpha0=None,
+) -> MochaResult:
     """Run MOCHA for ``rounds`` W-steps (each followed by an Ω-step if ``update_omega``).
 
     ``theta``: per-node accuracy θ ∈ [0, 1] or (low, high); ``behaviour``: an ``afltheory.anarchy`` behaviour whose
@@ -149,7 +165,11 @@ def mocha(problem: MultiTaskProblem, rounds: int, *, theta=0.0, behaviour=None, 
     lo, hi = _theta_law(theta)
     drop = check_real("drop", drop, low=0.0, high=1.0, high_open=True)
     local_passes = check_int("local_passes", local_passes, low=1)
-    sp = problem.constants.sigma_prime_min if sigma_prime is None else check_positive("sigma_prime", sigma_prime)
+    sp = (
+        problem.constants.sigma_prime_min
+        if sigma_prime is None
+        else check_positive("sigma_prime", sigma_prime)
+    )
     rng = np.random.default_rng(np.random.SeedSequence([check_int("seed", seed, low=0), 0x40C4A]))
     m = problem.m
     if behaviour is not None:
@@ -175,7 +195,7 @@ def mocha(problem: MultiTaskProblem, rounds: int, *, theta=0.0, behaviour=None, 
     W = record(0)
     for h in range(rounds):
         C = prob.C
-        if sigma_prime is None:                         # Ω may have changed: keep σ' safe for the current C
+        if sigma_prime is None:  # Ω may have changed: keep σ' safe for the current C
             sp = prob.constants.sigma_prime_min
         deltas = []
         for t in range(m):
@@ -198,5 +218,15 @@ def mocha(problem: MultiTaskProblem, rounds: int, *, theta=0.0, behaviour=None, 
             Omega, _ = omega_step(Wn, omega_eps)
             prob = prob.with_omega(Omega)
         W = record(h + 1)
-    return MochaResult(W=W, Omega=prob.Omega, alpha=alpha, primal=P, dual=D, gap=P - D, theta=T, arrived=arrived,
-                       problem=prob, sigma_prime=float(sp))
+    return MochaResult(
+        W=W,
+        Omega=prob.Omega,
+        alpha=alpha,
+        primal=P,
+        dual=D,
+        gap=P - D,
+        theta=T,
+        arrived=arrived,
+        problem=prob,
+        sigma_prime=float(sp),
+    )

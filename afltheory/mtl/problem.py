@@ -38,11 +38,11 @@ LOSSES = ("squared", "hinge", "smoothed_hinge")
 class MTLConstants:
     """Certified constants of a multi-task problem (see the module docstring)."""
 
-    mu: float                 # strong convexity of ℓ* (1/smoothness of ℓ); 0 for the hinge loss
-    lipschitz: float | None   # Lipschitz constant of ℓ (hinge losses), None for the squared loss
-    radius: float             # max_i ‖x_t^i‖
-    sigma_prime_min: float    # smallest safe σ' (λ_max of the normalized C), in [1, m]
-    n: int                    # total number of samples
+    mu: float  # strong convexity of ℓ* (1/smoothness of ℓ); 0 for the hinge loss
+    lipschitz: float | None  # Lipschitz constant of ℓ (hinge losses), None for the squared loss
+    radius: float  # max_i ‖x_t^i‖
+    sigma_prime_min: float  # smallest safe σ' (λ_max of the normalized C), in [1, m]
+    n: int  # total number of samples
 
 
 class MultiTaskProblem:
@@ -52,8 +52,16 @@ class MultiTaskProblem:
     PSD; default the identity/m) is the task-relationship matrix in λ₁ tr(WΩWᵀ); λ₁ ≥ 0, λ₂ ≥ 0 with A = λ₁Ω + λ₂I
     positive definite. ``gamma``: smoothing of the smoothed hinge (default 1)."""
 
-    def __init__(self, X, y, loss: str = "squared", lam1: float = 0.1, lam2: float = 0.1, Omega=None,
-                 gamma: float = 1.0):
+    def __init__(
+        self,
+        X,
+        y,
+        loss: str = "squared",
+        lam1: float = 0.1,
+        lam2: float = 0.1,
+        Omega=None,
+        gamma: float = 1.0,
+    ):
         if loss not in LOSSES:
             raise ValueError(f"loss={loss!r} must be one of {LOSSES}")
         if not isinstance(X, (list, tuple)) or not isinstance(y, (list, tuple)) or len(X) == 0:
@@ -67,7 +75,9 @@ class MultiTaskProblem:
             if x.shape[1] != d:
                 raise ValueError(f"X[{t}] has {x.shape[1]} features, X[0] has {d} (all tasks share d)")
             if x.shape[0] != v.shape[0] or x.shape[0] < 1:
-                raise ValueError(f"X[{t}] has {x.shape[0]} rows but y[{t}] has {v.shape[0]} (need n_t >= 1 and equal)")
+                raise ValueError(
+                    f"X[{t}] has {x.shape[0]} rows but y[{t}] has {v.shape[0]} (need n_t >= 1 and equal)"
+                )
             if loss != "squared" and not np.all(np.isin(v, (-1.0, 1.0))):
                 raise ValueError(f"y[{t}] must hold labels in {{-1, +1}} for loss={loss!r}")
         self.loss = loss
@@ -90,8 +100,10 @@ class MultiTaskProblem:
         A = self.lam1 * O + self.lam2 * np.eye(m)
         evA = np.linalg.eigvalsh((A + A.T) / 2)
         if evA.min() <= 1e-12 * max(1.0, evA.max()):
-            raise ValueError(f"lam1*Omega + lam2*I must be positive definite (lam1={self.lam1}, lam2={self.lam2}); "
-                             f"use lam2 > 0")
+            raise ValueError(
+                f"lam1*Omega + lam2*I must be positive definite (lam1={self.lam1}, lam2={self.lam2}); "
+                f"use lam2 > 0"
+            )
         return (O + O.T) / 2
 
     def with_omega(self, Omega) -> MultiTaskProblem:
@@ -118,8 +130,9 @@ class MultiTaskProblem:
         mu = {"squared": 1.0, "hinge": 0.0, "smoothed_hinge": self.gamma}[self.loss]
         lip = None if self.loss == "squared" else 1.0
         radius = float(max(np.linalg.norm(x, axis=1).max() for x in self.X))
-        return MTLConstants(mu=mu, lipschitz=lip, radius=radius, sigma_prime_min=min(max(sp, 1.0), float(self.m)),
-                            n=self.n)
+        return MTLConstants(
+            mu=mu, lipschitz=lip, radius=radius, sigma_prime_min=min(max(sp, 1.0), float(self.m)), n=self.n
+        )
 
     # -- losses
     def _loss(self, z, y) -> np.ndarray:
@@ -146,8 +159,10 @@ class MultiTaskProblem:
     def primal(self, W) -> float:
         """P(W) = Σ_t Σ_i ℓ(w_tᵀx_t^i, y_t^i) + λ₁ tr(WΩWᵀ) + λ₂‖W‖²_F."""
         W = self._W_check(W)
-        data = sum(float(self._loss(x @ W[:, t], y).sum()) for t, (x, y) in enumerate(zip(self.X, self.y,
-                                                                                          strict=True)))
+        data = sum(
+            float(self._loss(x @ W[:, t], y).sum())
+            for t, (x, y) in enumerate(zip(self.X, self.y, strict=True))
+        )
         return data + float(np.trace(W @ self.A @ W.T))
 
     def _alpha_check(self, alpha) -> list[np.ndarray]:
@@ -183,11 +198,11 @@ class MultiTaskProblem:
         if self.loss != "squared":
             raise ValueError(f"solve_exact needs loss='squared', got {self.loss!r}")
         d, m = self.d, self.m
-        H = 2 * np.kron(self.A, np.eye(d))          # column-major vec(W): block (t, t') = 2 A_tt' I_d
+        H = 2 * np.kron(self.A, np.eye(d))  # column-major vec(W): block (t, t') = 2 A_tt' I_d
         b = np.zeros(d * m)
         for t, (x, y) in enumerate(zip(self.X, self.y, strict=True)):
-            H[t * d:(t + 1) * d, t * d:(t + 1) * d] += x.T @ x
-            b[t * d:(t + 1) * d] = x.T @ y
+            H[t * d : (t + 1) * d, t * d : (t + 1) * d] += x.T @ x
+            b[t * d : (t + 1) * d] = x.T @ y
         return np.linalg.solve(H, b).reshape(m, d).T
 
     def solve_dual_exact(self) -> list[np.ndarray]:
@@ -197,13 +212,27 @@ class MultiTaskProblem:
 
     def __repr__(self):
         ns = [len(v) for v in self.y]
-        return (f"MultiTaskProblem(m={self.m}, d={self.d}, n_t={ns if len(set(ns)) > 1 else ns[0]}, loss={self.loss!r}, "
-                f"lam1={self.lam1}, lam2={self.lam2})")
+        return (
+            f"MultiTaskProblem(m={self.m}, d={self.d}, n_t={ns if len(set(ns)) > 1 else ns[0]}, loss={self.loss!r}, "
+            f"lam1={self.lam1}, lam2={self.lam2})"
+        )
 
 
-def synthetic_tasks(m: int = 6, d: int = 5, n: int = 30, *, clusters: int = 2, spread: float = 0.1,
-                    noise: float = 0.1, loss: str = "squared", lam1: float = 0.1, lam2: float = 0.1,
-                    Omega=None, seed: int = 0, gamma: float = 1.0) -> MultiTaskProblem:
+def synthetic_tasks(
+    m: int = 6,
+    d: int = 5,
+    n: int = 30,
+    *,
+    clusters: int = 2,
+    spread: float = 0.1,
+    noise: float = 0.1,
+    loss: str = "squared",
+    lam1: float = 0.1,
+    lam2: float = 0.1,
+    Omega=None,
+    seed: int = 0,
+    gamma: float = 1.0,
+) -> MultiTaskProblem:
     """m tasks in ``clusters`` groups: w_t = u_{c(t)} + spread·N(0, I/d); rows x ~ N(0, I/d) scaled to ‖x‖ ≤ 1;
     y = xᵀw_t + noise·N(0, 1) (squared) or sign(xᵀw_t + noise·N(0, 1)) (hinge losses). The known task structure
     (``.true_W``, ``.clusters``) is attached to the returned problem."""

@@ -60,7 +60,7 @@ def test_mocha_reaches_the_closed_form_and_each_round_ascends():
     p = small()
     r = mocha(p, 150, update_omega=False)
     assert np.abs(r.W - p.solve_exact()).max() < 1e-8
-    assert np.all(np.diff(r.dual) >= -1e-10)             # σ' = σ'_min is safe: monotone dual ascent
+    assert np.all(np.diff(r.dual) >= -1e-10)  # σ' = σ'_min is safe: monotone dual ascent
 
 
 def test_theta_is_exact_for_the_squared_loss():
@@ -68,7 +68,7 @@ def test_theta_is_exact_for_the_squared_loss():
     r = mocha(small(), 5, theta=0.37, update_omega=False)
     assert np.allclose(r.theta, 0.37, atol=1e-10)
     r = mocha(small("smoothed_hinge"), 5, theta=0.37, update_omega=False, local_passes=30)
-    assert np.all(r.theta <= 0.37 + 1e-9)                 # concavity: at most θ for non-quadratic G
+    assert np.all(r.theta <= 0.37 + 1e-9)  # concavity: at most θ for non-quadratic G
 
 
 def test_decoupled_contraction_is_theta_bar_exactly_for_deterministic_theta():
@@ -126,7 +126,7 @@ def test_stragglers_from_a_behaviour_and_the_never_arriving_node():
     assert np.all(r.alpha[0] == 0) and np.all(r.theta[:, 0] == 1.0)
     beh = aft.anarchy.Behaviour(aft.anarchy.UniformArrivals(2))
     r = mocha(p, 200, behaviour=beh, update_omega=False, seed=3)
-    assert np.allclose(r.arrived.mean(0), 0.5, atol=0.12)   # 200 rounds: sd 0.035, 3.4-sigma band
+    assert np.allclose(r.arrived.mean(0), 0.5, atol=0.12)  # 200 rounds: sd 0.035, 3.4-sigma band
 
 
 def test_local_maximizer_maximizes_the_local_subproblem():
@@ -136,10 +136,11 @@ def test_local_maximizer_maximizes_the_local_subproblem():
     sp = p.constants.sigma_prime_min
     d = local_maximizer(p, 0, alpha[0], W[:, 0], sp, local_passes=200)
     from afltheory.mtl.mocha import _G
+
     q = sp * p.C[0, 0] / 4
     g = _G(p, 0, alpha[0], W[:, 0], d, q)
     rng = np.random.default_rng(0)
-    for _ in range(100):       # random feasible perturbations never do better (β stays in [0, 1])
+    for _ in range(100):  # random feasible perturbations never do better (β stays in [0, 1])
         beta = np.clip((alpha[0] + d) * p.y[0] + 0.05 * rng.normal(size=len(d)), 0, 1)
         assert _G(p, 0, alpha[0], W[:, 0], beta * p.y[0] - alpha[0], q) <= g + 1e-9
 
@@ -155,11 +156,17 @@ def test_theorem_pieces():
         TM.s_smooth(small("hinge"))
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    (dict(lam1=-1.0), "lam1"), (dict(lam2=-0.1), "lam2"), (dict(loss="logistic"), "loss"),
-    (dict(Omega=-np.eye(4)), "positive semidefinite"), (dict(Omega=np.ones((3, 3))), "Omega"),
-    (dict(lam1=0.0, lam2=0.0), "positive definite"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(lam1=-1.0), "lam1"),
+        (dict(lam2=-0.1), "lam2"),
+        (dict(loss="logistic"), "loss"),
+        (dict(Omega=-np.eye(4)), "positive semidefinite"),
+        (dict(Omega=np.ones((3, 3))), "Omega"),
+        (dict(lam1=0.0, lam2=0.0), "positive definite"),
+    ],
+)
 def test_bad_problem_input(kwargs, match):
     base = dict(X=[np.ones((3, 2))] * 4, y=[np.ones(3)] * 4, lam1=0.1, lam2=0.1)
     base.update(kwargs)
@@ -175,7 +182,11 @@ def test_bad_shapes_and_labels_and_mocha_arguments():
     with pytest.raises(ValueError, match="labels"):
         MultiTaskProblem([np.ones((3, 2))], [np.array([0.0, 1, 1])], loss="hinge")
     p = small()
-    for kw, match in ((dict(theta=1.5), "theta"), (dict(theta=(0.5, 0.2)), "theta"), (dict(drop=1.0), "drop"),
-                      (dict(sigma_prime=0.0), "sigma_prime")):
+    for kw, match in (
+        (dict(theta=1.5), "theta"),
+        (dict(theta=(0.5, 0.2)), "theta"),
+        (dict(drop=1.0), "drop"),
+        (dict(sigma_prime=0.0), "sigma_prime"),
+    ):
         with pytest.raises(ValueError, match=match):
             mocha(p, 2, **kw)
