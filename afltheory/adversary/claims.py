@@ -89,6 +89,8 @@ class Claim:
 
     @property
     def module(self):
+        if self.theorem not in THEOREMS:
+            raise ValueError(f"claim {self.id!r} has no theorem bound on schedules (theorem={self.theorem!r})")
         return THEOREMS[self.theorem]
 
     @property
