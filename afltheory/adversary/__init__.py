@@ -14,6 +14,7 @@ from .lemmas import DriftClaim, Lemma2Claim
 from .search import WorstCase, confirm, make_instance, search
 from .space import AssumptionClass, Structure
 
-__all__ = ["CLAIMS", "AssumptionClass", "Claim", "CovarianceNoise", "DriftClaim", "Evaluation", "Instance", "Lemma2Claim", "PmfDelay",
+__all__ = ["CLAIMS", "AssumptionClass", "Claim", "CovarianceNoise", "DriftClaim", "Evaluation", "Instance",
+           "Lemma2Claim", "PmfDelay",
            "PmfSteps", "Structure", "WorstCase", "biased_inclusion", "confirm", "get_claim", "load_instance",
            "make_instance", "register_claim", "save_instance", "search"]

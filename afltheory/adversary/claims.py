@@ -90,7 +90,8 @@ class Claim:
     @property
     def module(self):
         if self.theorem not in THEOREMS:
-            raise ValueError(f"claim {self.id!r} has no theorem bound on schedules (theorem={self.theorem!r})")
+            raise ValueError(f"claim {self.id!r} has no theorem bound on schedules "
+                             f"(theorem={self.theorem!r})")
         return THEOREMS[self.theorem]
 
     @property

@@ -1,16 +1,18 @@
 """Lemma-level claims: Lemma 2 and the local-drift bound (1) [Yang et al. 2022, Lemma 2, bound (1)].
 
-Both are statements about one round of K local SGD steps on a linear-Gaussian worker, which are affine in the start
-point with additive Gaussian noise (``fastexact._local_maps``): every expectation is in closed form, no recursion.
+Both are statements about one round of K local SGD steps on a linear-Gaussian worker, which are affine in
+the start point with additive Gaussian noise (``fastexact._local_maps``): every expectation is in closed
+form, no recursion.
 
-- ``lemma2``: for an arrival set M_t (the m workers with the largest weights), per-arrival K_i ∈ {1..K_max} and a
-  common start x: E‖Σ_{i∈M_t} G_i‖² = ‖Σ_i E G_i‖² + Σ_i tr Cov(G_i) against 2‖Σ_i E G_i‖² + 2 (Σ_i 1/K_i) σ_L²
-  (``theory.lemmas.lemma2_bound``). Terms: "mean" and "sigma_L".
-- ``drift``: for a start x, the worst worker i and every k ≤ K: E‖y_k − x‖² = η_L²‖S_k ∇f_i(x)‖² +
-  η_L² tr Σ_{j<k} P^j Σ_i P^jᵀ (S_k = Σ_{j<k} P^j, P = I − η_L A_i) against 5Kη_L²(σ_L² + 6Kσ_G²) +
-  30K²η_L²‖∇f(x)‖² (``theory.lemmas.drift_bound_terms``), with η_L inside (C1). Shared Hessians by default (σ_G
-  then holds everywhere, as the lemma's proof needs along the local path).
-Instances are one-round AFA-CD instances (fixed arrivals, point-mass K pmfs, no delay), loadable like the others.
+- ``lemma2``: for an arrival set M_t (the m workers with the largest weights), per-arrival K_i in
+  {1..K_max} and a common start x: E‖Σ_i G_i‖² = ‖Σ_i E G_i‖² + Σ_i tr Cov(G_i) against
+  2‖Σ_i E G_i‖² + 2 (Σ_i 1/K_i) σ_L² (``theory.lemmas.lemma2_bound``). Terms: "mean" and "sigma_L".
+- ``drift``: for a start x, the worst worker i and every k ≤ K:
+  E‖y_k − x‖² = η_L²‖S_k ∇f_i(x)‖² + η_L² tr Σ_{j<k} P^j Σ_i P^jᵀ (S_k = Σ_{j<k} P^j, P = I − η_L A_i)
+  against 5Kη_L²(σ_L² + 6Kσ_G²) + 30K²η_L²‖∇f(x)‖² (``theory.lemmas.drift_bound_terms``), with η_L
+  inside (C1). Shared Hessians by default (σ_G then holds everywhere, as the proof needs along the path).
+Instances are one-round AFA-CD instances (fixed arrivals, point-mass K pmfs, no delay), loadable like the
+others.
 """
 
 from __future__ import annotations
@@ -79,12 +81,14 @@ class _LemmaClaim(Claim):
                             hbar=H.mean(axis=1), x0=np.zeros((S, H.shape[2])), eta_L=eta_L, gamma=eta_L, m=1,
                             pi=np.ones((S, M)), pij=np.ones((S, M, M)), delay_pmf=np.ones((S, 1)),
                             k_pmf=np.ones((S, M, Kmax)) / Kmax)
-        return fastexact._local_maps(b)                  # E (S, M, Kmax, d, 1+d) = [c_K | C_K], Q (S, M, Kmax, d, d)
+        # E (S, M, Kmax, d, 1+d) = [c_K | C_K], Q (S, M, Kmax, d, d)
+        return fastexact._local_maps(b)
 
     def trajectory(self, cls, st, u):
         ev = self.evaluate(cls, st, np.asarray(u)[None])
         v = float(ev.measured[0])
-        return np.array([v, v]), np.array([1]), np.array([v]), {k: np.array([x[0]]) for k, x in ev.terms.items()}
+        terms = {k: np.array([x[0]]) for k, x in ev.terms.items()}
+        return np.array([v, v]), np.array([1]), np.array([v]), terms
 
 
 @dataclass

@@ -217,7 +217,7 @@ def test_lemma_claims_match_a_plain_local_sgd_reference():
         eL = inst.eta_L
         covs = inst.noise_cov
 
-        def run(i, K, x):
+        def run(i, K, x, inst=inst, eL=eL, covs=covs):
             """(mean of y_k − x, Cov) for k = 0..K and G = (x − y_K)/(η_L K)."""
             m, V = np.zeros_like(x), np.zeros((len(x), len(x)))
             out = [(m.copy(), V.copy())]
@@ -232,7 +232,8 @@ def test_lemma_claims_match_a_plain_local_sgd_reference():
 
         if isinstance(c, DriftClaim):
             K = st.extra["K"]
-            best = max(float(m @ m + np.trace(V)) for i in range(inst.num_workers) for m, V in run(i, K, inst.x0))
+            best = max(float(m @ m + np.trace(V))
+                       for i in range(inst.num_workers) for m, V in run(i, K, inst.x0))
             assert np.isclose(best, ev.measured[0], rtol=1e-10)
         else:
             assert isinstance(c, Lemma2Claim)
