@@ -245,3 +245,18 @@ def test_lemma_claims_match_a_plain_local_sgd_reference():
                 tot_v += np.trace(V) / (eL * K) ** 2
             assert np.isclose(tot_m @ tot_m + tot_v, ev.measured[0], rtol=1e-10)
         del p
+
+
+def test_isolating_a_term_group_zeroes_the_others():
+    c = get_claim("thm3")
+    for group, live in (("transient", {"transient"}), ("sigma_L", {"sigma_L_server", "sigma_L_delay",
+                                                                   "sigma_L_drift"}),
+                        ("sigma_G", {"sigma_G_drift"})):
+        wc = search(c, budget=24, seed=1, batch=12, assumptions=c.default_class().isolate(group),
+                    confirm_violation=False)
+        assert all(v == 0 for k, v in wc.terms.items() if k not in live), (group, wc.terms)
+        assert sum(wc.terms[k] for k in live) > 0
+    with pytest.raises(ValueError, match="group='nope'"):
+        c.default_class().isolate("nope")
+    with pytest.raises(ValueError, match="empty"):
+        c.default_class().replace(sigma_G=0.0).isolate("sigma_G")
