@@ -64,7 +64,8 @@ def main(argv=None):
         U[:, -2 - K - tau - 1:] = 0.9                   # full delay/K support: the most expensive law
         inst = make_instance(c, cls, st, U[0], T)
         prob, algo, beh = inst.problem(), inst.algorithm(), inst.behaviour()
-        t_mom = best(lambda p=prob, a=algo, b=beh, T=T, x0=inst.x0: moments(p, a, b, T, x0=x0), args.repeat, args.clock)
+        t_mom = best(lambda p=prob, a=algo, b=beh, T=T, x0=inst.x0: moments(p, a, b, T, x0=x0),
+                     args.repeat, args.clock)
         rates = []
         for B in (1, 16, 64):
             batch = c.batch(cls, c.decode(cls, st, U[:B]))

@@ -107,7 +107,8 @@ class AssumptionClass:
             raise ValueError(f"group={group!r} must be one of {sorted(keep)}")
         zero = {k: 0.0 for k in ("Delta", "sigma_L", "sigma_G") if k != keep[group]}
         if getattr(self, keep[group]) <= 0:
-            raise ValueError(f"{keep[group]}={getattr(self, keep[group])}: isolating {group!r} leaves an empty "
+            raise ValueError(f"{keep[group]}={getattr(self, keep[group])}: isolating {group!r} leaves an "
+                             f"empty "
                              f"class (every term is 0)")
         return replace(self, min_gap=0.0 if group != "transient" else self.min_gap, **zero)
 
