@@ -118,6 +118,10 @@ class ServerRule:
         """Per-arrival factor w_τ(τ) on G_i (None: 1). FedBuff: its staleness weight."""
         return None
 
+    def local_step_sizes(self, num_workers: int) -> np.ndarray | None:
+        """Per-worker local step sizes (M,) when they differ by worker (DynamicFedAvg's μ/E_k); None: η_L."""
+        return None
+
     def normalizer(self, m: int, num_workers: int) -> int:
         """The count the aggregated sum is divided by: m arrivals, or M slots for a memory rule."""
         return num_workers if self.keeps_memory else m

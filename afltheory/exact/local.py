@@ -59,6 +59,13 @@ class ExactRule:
     fixed_local_steps: int | None
     warm_start: bool
 
+    def local_steps_for(self, num_workers: int) -> np.ndarray:
+        """The local step of each worker, (M,): η_L, or the rule's ``local_step_sizes`` (DynamicFedAvg's μ/E_k)."""
+        per = self.algorithm.local_step_sizes(num_workers)
+        if per is None:
+            return np.full(num_workers, self.eta_L)
+        return np.asarray(per, dtype=float)
+
     def weight_K(self, K: int) -> float:
         """w_K(K) (1 when the rule has none)."""
         w = self.algorithm.local_steps_weight(np.asarray(K))
