@@ -116,9 +116,9 @@ class DynamicFedAvg(ServerRule):
         """The server factor γ = μ (ServerRule hook)."""
         return float(self.mu)
 
-    def local_step_sizes(self, num_workers: int) -> np.ndarray | None:
-        """μ/E_k per agent (K,) when the E_k differ; None (one step μ/E = η_L) when they are equal."""
-        return None if self.equal_epochs else self.worker.step_sizes(num_workers)
+    def local_step_sizes(self, num_workers: int) -> np.ndarray:
+        """μ/E_k per agent (K,) (ServerRule hook; equal entries run the ordinary runners)."""
+        return self.worker.step_sizes(num_workers)
 
     def prepare(self, problem):
         """The problem the agents see: per-agent epochs checked against its K, mini-batches of ``batch``
