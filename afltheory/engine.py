@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import _rng
+from . import _faults, _rng
 from ._validation import check_array, check_int, check_positive
 from .anarchy.schedule import Schedule
 from .compression.channel import channel_for
@@ -203,6 +203,8 @@ class _LocalRunner:
         self.no_noise = problem.noise.sigma_L == 0.0
         self.streams = _rng.BlockStreams(seed, self.nblocks)
         self.unit = problem.noise.standard_normal_scale(problem.dim)
+        fault = _faults.get("sim.noise")            # None unless a noise fault is injected
+        self.noise_factor = 1.0 if fault is None else float(fault(problem.dim))
         # local steps in the problem's translated frame u = y − c_i when it has one (translation-equivariant
         # worker rules only see differences of points), saving a subtraction per step
         self.centered = self.additive and type(problem).local_center is not Problem.local_center
@@ -314,7 +316,7 @@ class _LocalRunner:
             return
         if self.additive and self.unit is not None:  # s·N(0, I): raw draws per block, one scaling per chunk
             _standard_normal_blocks(gens, out, B)
-            out *= scale * self.unit
+            out *= scale * self.unit * self.noise_factor
             return
         for j, gen in enumerate(gens):
             sl = slice(j * B, (j + 1) * B)
@@ -328,12 +330,12 @@ class _LocalRunner:
                 if scale != 1.0:
                     o *= scale
             elif o.shape[0] == B:
-                self.noise.sample_into(gen, W[sl], o, scale)
+                self.noise.sample_into(gen, W[sl], o, scale * self.noise_factor)
             else:  # partial last block: draw the full block so replicate r's values do not depend on R
                 w = np.zeros((B, W.shape[1]), dtype=np.int64)
                 w[: o.shape[0]] = W[sl]
                 tmp = np.empty((B, *o.shape[1:]))
-                self.noise.sample_into(gen, w, tmp, scale)
+                self.noise.sample_into(gen, w, tmp, scale * self.noise_factor)
                 o[...] = tmp[: o.shape[0]]
 
 
@@ -382,7 +384,7 @@ class _CollapsedRunner(_LocalRunner):
             a2 = a * a
             with np.errstate(divide="ignore", invalid="ignore"):
                 geo = np.where(np.isclose(a2, 1.0), float(K), (1.0 - a2**K) / (1.0 - a2))
-            noise = np.sqrt(geo) / K * (self.sigma / np.sqrt(self.problem.dim))
+            noise = np.sqrt(geo) / K * (self.sigma / np.sqrt(self.problem.dim)) * self.noise_factor
             self._tables[K] = (drift, noise)
         return self._tables[K]
 
@@ -418,7 +420,7 @@ class _CollapsedRunner(_LocalRunner):
         if not self.no_noise:
             z = _standard_normal_blocks(gens, ws.get("z", v.shape), self.B)
             if xi is not None:  # the one-step path's draw (the same standard normals, scaled by σ_L/√d)
-                np.multiply(z, 1.0 * self.unit, out=xi)
+                np.multiply(z, self.noise_factor * self.unit, out=xi)
             z *= sc
             out += z
         elif xi is not None:
@@ -452,10 +454,19 @@ def simulate(problem: Problem, algorithm, behaviour, rounds: int, replicates: in
     replicates = check_int("replicates", replicates, low=1)
     seed = check_int("seed", seed, low=0)
     divergence_threshold = check_positive("divergence_threshold", divergence_threshold)
+    algorithm = _faults.substitute(algorithm)  # identity unless inside afltheory.mutants.injected(...)
     if not hasattr(algorithm, "aggregate"):
         raise ValueError(f"algorithm={algorithm!r} must be an afltheory.algorithms server rule")
     d, M, R = problem.dim, problem.num_workers, replicates
     sched = _schedule_for(behaviour, algorithm, problem, rounds, R, seed)
+    # the delays and local steps the engine acts on: the schedule's, except under an injected engine fault
+    delays, steps, init_steps = sched.delays, sched.local_steps, sched.init_local_steps
+    fault = _faults.get("sim.delays")
+    if fault is not None:
+        delays = fault(delays)
+    fault = _faults.get("sim.local_steps")
+    if fault is not None:
+        steps, init_steps = fault(steps), fault(init_steps)
     if x0 is None:
         x0 = problem.default_x0()
     x0 = check_array("x0", x0)
@@ -463,7 +474,7 @@ def simulate(problem: Problem, algorithm, behaviour, rounds: int, replicates: in
         raise ValueError(f"x0 has shape {x0.shape}; expected ({d},) or ({R}, {d})")
     x = np.array(np.broadcast_to(x0, (R, d)), dtype=float)
     x_init = x.copy()
-    H = int(sched.delays.max()) + 1 if sched.delays.size else 1
+    H = int(delays.max()) + 1 if delays.size else 1
     hist = np.empty((H, R, d))
     hist[0] = x
     hist_flat = hist.reshape(H * R, d)
@@ -485,7 +496,7 @@ def simulate(problem: Problem, algorithm, behaviour, rounds: int, replicates: in
         track = np.empty((R, rounds + 1))
     if getattr(algorithm, "needs_warm_start", False):
         all_w = np.broadcast_to(np.arange(M), (R, M))
-        G0 = runner.run(x, np.repeat(rows[:, None], M, axis=1), all_w, sched.init_local_steps, _rng.INIT, 0)
+        G0 = runner.run(x, np.repeat(rows[:, None], M, axis=1), all_w, init_steps, _rng.INIT, 0)
         state["memory"][:], bits[:, 0] = channel.send(G0, all_w, 0)
 
     gn = np.empty((R, rounds + 1))
@@ -513,18 +524,18 @@ def simulate(problem: Problem, algorithm, behaviour, rounds: int, replicates: in
 
     # x_{t−τ} is row ((t − τ) mod H)·R + r of the flattened ring buffer: a lookup in a (H, H) table of offsets
     offsets = ((np.arange(H)[:, None] - np.arange(H)[None, :]) % H) * R
-    kbounds = runner.step_bounds(sched.local_steps)
+    kbounds = runner.step_bounds(steps)
     with np.errstate(over="ignore", invalid="ignore"):  # overflow is detected and reported as divergence
         record(0, x)
         limit = divergence_threshold * max(1.0, float(np.nanmax(gn[:, 0])))
         for t in range(rounds):
             W = sched.workers[:, t]
-            K = sched.local_steps[:, t]
+            K = steps[:, t]
             tau = sched.delays[:, t]
             if H == 1:
                 idx = rows_m
             else:
-                idx = np.take(offsets[t % H], tau)
+                idx = np.take(offsets[t % H], delays[:, t])
                 idx += rows_m
             # G depends on y only through y − w_t for a drifting objective (translation), so run shifted
             shift = None if walk is None else walk[:, t]

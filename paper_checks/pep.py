@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from afltheory.analysis import NegativeControl, Verdict
+from afltheory.checks import NegativeControl, Verdict
 
 from .registry import register
 
@@ -28,7 +28,7 @@ _FIELDS = {f.name for f in dataclasses.fields(Verdict)}
 
 
 def _verdict(**kw):
-    """Build a Verdict with the fields this version of ``Verdict`` has (the checks API is being unified)."""
+    """Build a Verdict from the fields ``afltheory.checks.Verdict`` has."""
     kw.setdefault("ci", None)
     return Verdict(**{k: v for k, v in kw.items() if k in _FIELDS})
 
@@ -39,7 +39,8 @@ def verdict_for(b) -> Verdict:
     passed = bool(b.certified and b.holds and b.inside_conditions)
     up = b.upper if b.upper is not None else float("inf")
     refuted = "; a concrete instance (lower end) also exceeds it" if b.lower > b.control else ""
-    control = NegativeControl(f"{b.claim} bound without its transient term ({b.control:.4g}){refuted}",
+    control = NegativeControl(description=f"{b.claim} bound without its transient term ({b.control:.4g})"
+                                          f"{refuted}",
                               measured=up,
                               theoretical=b.control, passed=bool(b.upper is not None and b.upper <=
                               b.control))
@@ -80,8 +81,8 @@ def anchors() -> list:
         f"worst case 4/(3N), N = {N}", reference="PEPit nonconvex GD example; Abbaszadehpeivasti et al. 2021",
         measured=gd.value, theoretical=known, tolerance=f"relative {tol}", relation="~=",
         passed=bool(gd.certified and close(gd.value, known)), method=f"PEP ({gd.seconds:.1f} s)",
-        negative_control=NegativeControl(f"off-by-one iteration count 4/(3(N+1)) = {wrong:.6g}",
-                                         measured=gd.value, theoretical=wrong,
+        negative_control=NegativeControl(description=f"off-by-one iteration count 4/(3(N+1)) = "
+                                                     f"{wrong:.6g}", measured=gd.value, theoretical=wrong,
                                          passed=close(gd.value, wrong)))]
     T, g = 4, 0.5
     ref = delayed_gd_reference(g, [min(t, 1) for t in range(T)])
@@ -94,12 +95,13 @@ def anchors() -> list:
         f"(τ = 1, γ = 1/(2L), T = {T})", reference="PEPit (independent script)", measured=d1.value,
         theoretical=ref, tolerance=f"relative {tol}", relation="~=",
         passed=bool(d1.certified and close(d1.value, ref)), method="PEP vs PEP",
-        negative_control=NegativeControl(f"delay ignored (plain GD value {d0.value:.6g})", measured=d0.value,
+        negative_control=NegativeControl(description=f"delay ignored (plain GD value {d0.value:.6g})",
+                                         measured=d0.value,
                                          theoretical=ref, passed=close(d0.value, ref))))
     return out
 
 
-@register("pep", "PEP: Theorems 2–4 certified over the function class at σ_L = 0", REF)
+@register("pep", "PEP: Theorems 2–4 certified over the function class at σ_L = 0", REF, slow=True)
 def run(ctx):
     from afltheory.pep import bracket
 
