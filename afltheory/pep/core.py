@@ -170,9 +170,10 @@ def gram_size(sk: Skeleton, metric="average", gap="f_star", heterogeneity="all",
 
 
 def estimate_seconds(n: int) -> float:
-    """Rough wall time (s) of one solve with Gram dimension n, fitted on this project's 2-core machine with
-    PEPit 0.5.1, cvxpy 1.6.7, Clarabel 0.11 (docs/pep.md: n = 43 … 205). Order of magnitude only."""
-    return 2.5e-5 * n ** 2.9
+    """Rough wall time (s) of one solve with Gram dimension n: 1.1e-5 n^3.7, fitted on benchmarks/pep.py runs
+    (n = 34, 51, 73: 5, 23, 90 s) on this project's shared 2-core machine with PEPit 0.5.1, cvxpy 1.6.7,
+    Clarabel 0.11; Clarabel's dense PSD block (n(n+1)/2 unknowns) dominates. Order of magnitude only."""
+    return 1.1e-5 * n ** 3.7
 
 
 # --------------------------------------------------------------------------------------------- results
