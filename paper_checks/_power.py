@@ -23,8 +23,8 @@ from scipy import stats
 
 from afltheory.analysis import compare_bound, format_shares, term_shares
 
-__all__ = ["DOMINANCE", "agreement_check", "bound_check", "conditions_note", "make_verdict", "reference_check",
-           "steep_start", "top_direction"]
+__all__ = ["DOMINANCE", "ConditionsViolated", "agreement_check", "bound_check", "bound_figure", "conditions_note",
+           "make_control", "make_verdict", "reference_check", "require_conditions", "steep_start", "top_direction"]
 
 #: a term above this share of the bound dominates it; allowed only for the term the verdict is about
 DOMINANCE = 0.6
@@ -61,6 +61,31 @@ def make_control(description, measured, theoretical, passed):
         return NegativeControl(description, measured, theoretical, bool(passed))
 
 
+class ConditionsViolated(ValueError):
+    """A check configured to run inside a theorem's conditions is not (raised, never asserted: ``python -O``
+    must not run a check outside its hypotheses)."""
+
+
+def require_conditions(conds, what: str):
+    """Raise ``ConditionsViolated`` naming the failing conditions unless every one of ``conds`` holds."""
+    bad = [c for c in conds if not c.holds]
+    if bad:
+        raise ConditionsViolated(f"{what}: configured inside the theorem's conditions, but "
+                                 + ", ".join(f"{c.name} ({c.lhs:.4g} vs {c.rhs:.4g})" for c in bad) + " fail")
+    return True
+
+
+def bound_figure(ctx, name, verdicts, title):
+    """Bar figure ``ctx.fig(name)`` of measured vs bound (labels: the id after the first dot); only draws (the
+    verdicts name the figure when they are built)."""
+    from afltheory.plots import bound_plot
+
+    path, _ = ctx.fig(name)
+    bound_plot(path, [v.id.split(".", 1)[1] for v in verdicts], [v.measured for v in verdicts],
+               [v.theoretical for v in verdicts], ucb=[(v.ci or (None, v.measured))[1] for v in verdicts],
+               title=title)
+
+
 def conditions_note(conds) -> str:
     return ", ".join(f"{c.name} {'holds' if c.holds else 'FAILS'} (slack {c.slack:.3g})" for c in conds)
 
@@ -71,8 +96,8 @@ def bound_check(*, id, claim, reference, measured, terms, about, inside_conditio
 
     ``about``: the term name(s) the verdict tests. ``control``: None (the bound without the ``about`` terms) or
     (description, bound values) — a plausible wrong claim the measurement must violate. Passed = UCB ≤ bound (or
-    exact ≤ bound), the configuration inside the theorem's conditions, and no term outside ``about`` above
-    ``DOMINANCE`` of the bound."""
+    exact ≤ bound) and no term outside ``about`` above ``DOMINANCE`` of the bound. A configuration outside the
+    theorem's conditions (``inside_conditions=False``) is labelled exploratory in the notes."""
     about = (about,) if isinstance(about, str) else tuple(about)
     unknown = [a for a in about if a not in terms]
     if unknown:
@@ -94,11 +119,11 @@ def bound_check(*, id, claim, reference, measured, terms, about, inside_conditio
     head = (f"about {' + '.join(about)} ({about_share:.0%} of the bound); terms: {format_shares(shares)}"
             + (f"; NO POWER: {dom} holds {shares[dom]:.0%} of the bound and is not what this verdict tests"
                if powerless else ""))
-    if not inside_conditions:
+    if inside_conditions is False:
         head = f"{OUTSIDE}; " + head
     return make_verdict(
         id=id, claim=claim, reference=reference, measured=cmp.measured, theoretical=cmp.bound,
-        passed=bool(cmp.holds and not powerless and (inside_conditions or inside_conditions is None)),
+        passed=bool(cmp.holds and not powerless),
         ci=None if exact else (None, cmp.ucb), tolerance=tol, relation="<=", slack=cmp.slack,
         method=method or cmp.method, notes=head + ("; " + notes if notes else ""),
         inside_conditions=inside_conditions, terms=shares, figures=tuple(figures), negative_control=nc,
@@ -193,7 +218,9 @@ def agreement_check(*, id, claim, reference, mc_samples, exact_value, exact_wron
         raise ValueError(f"mc_samples has R={R} replicates; at least 2 are needed for a z-score")
     ex = np.broadcast_to(np.asarray(exact_value, dtype=float), (k,))
     exw = np.broadcast_to(np.asarray(exact_wrong, dtype=float), (k,))
-    se = s.std(axis=0, ddof=1) / np.sqrt(R)
+    # a rounding floor: a statistic that is deterministic (zero variance across replicates, e.g. the first round
+    # of AFA-CS from its warm start) is compared to 1e-10 relative instead of dividing round-off by round-off
+    se = np.sqrt((s.std(axis=0, ddof=1) / np.sqrt(R)) ** 2 + (1e-10 * np.abs(ex)) ** 2)
     if z_crit is None:
         z_crit = float(stats.norm.ppf(1 - (1 - level) / (2 * k)))
     with np.errstate(divide="ignore", invalid="ignore"):
