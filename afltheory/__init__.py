@@ -12,8 +12,8 @@ import importlib
 
 __version__ = "0.1.0"
 
-_SUBMODULES = {"problems", "anarchy", "algorithms", "engine", "exact", "theory", "analysis", "plots", "sweep",
-               "torch_backend", "datasets"}
+_SUBMODULES = {"problems", "anarchy", "algorithms", "compression", "engine", "exact", "theory", "analysis",
+               "plots", "sweep", "torch_backend", "datasets"}
 _ENGINE_NAMES = {"simulate", "Trace", "DivergenceInfo"}
 
 

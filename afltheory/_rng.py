@@ -12,6 +12,7 @@ SCHEDULE = 1      # per-replicate stream for the behaviour (arrivals, delays, lo
 NOISE = 2         # per-replicate-block stream for stochastic gradients
 INIT = 3          # per-replicate stream for x0 draws / warm starts
 DRIFT = 4         # per-replicate stream for a drifting objective's random walk
+COMPRESS = 5      # per-replicate-block stream for compression randomness (afltheory.compression)
 BLOCK = 64        # replicates per noise block (fixed: changing it changes every trace)
 
 

@@ -22,6 +22,7 @@ import numpy as np
 from . import _rng
 from ._validation import check_array, check_int, check_positive
 from .anarchy.schedule import Schedule
+from .compression.channel import channel_for
 from .problems.base import Problem
 
 
@@ -60,7 +61,10 @@ class DivergenceInfo:
 class Trace:
     """Result of ``simulate``. ``grad_norm_sq``/``loss``: (replicates, rounds + 1), values at x_0 … x_T; from a
     replicate's divergence round on they are +inf (see ``divergence``). ``left_region``: first round at which
-    x_t left the problem's certified region (−1: never). ``x`` (replicates, rounds + 1, dim) if recorded."""
+    x_t left the problem's certified region (−1: never). ``x`` (replicates, rounds + 1, dim) if recorded.
+    ``bits`` (replicates, rounds + 1): cumulative bits the workers sent up to x_t (uncompressed: 32·dim per
+    update; with the server rule's ``compressor`` its own count, afltheory.compression), for plots against
+    communication."""
 
     grad_norm_sq: np.ndarray
     loss: np.ndarray
@@ -75,6 +79,7 @@ class Trace:
     config: dict = field(default_factory=dict)
     drift: np.ndarray | None = None
     tracking_error: np.ndarray | None = None
+    bits: np.ndarray | None = None
 
     @property
     def replicates(self) -> int:
@@ -103,6 +108,26 @@ class Trace:
     def sem(self, what: str = "grad_norm_sq") -> np.ndarray:
         a = getattr(self, what)
         return a.std(axis=0, ddof=1) / np.sqrt(a.shape[0]) if a.shape[0] > 1 else np.full(a.shape[1], np.nan)
+
+    def summary(self) -> str:
+        """A few human-readable lines (sizes, config, start/end/time-averaged E‖∇f‖² with a CI, divergence)."""
+        from ._trace_io import summary
+        return summary(self)
+
+    def __repr__(self) -> str:
+        return (f"Trace(replicates={self.replicates}, rounds={self.rounds}, dim={self.x0.shape[-1]}, seed={self.seed}, "
+                f"{self.divergence})")
+
+    def save(self, path) -> str:
+        """Save to ``path`` (.npz, no pickle); ``Trace.load(path)`` reads it back array by array."""
+        from ._trace_io import save
+        return save(self, path)
+
+    @classmethod
+    def load(cls, path) -> Trace:
+        """Read a trace written by ``Trace.save``."""
+        from ._trace_io import load
+        return load(path)
 
 
 def _schedule_for(behaviour, algorithm, problem, rounds, replicates, seed) -> Schedule:
@@ -419,14 +444,16 @@ def simulate(problem: Problem, algorithm, behaviour, rounds: int, replicates: in
                                                                    seed, R)
     worker_state = algorithm.worker.init(R, M, d)
     state = algorithm.init(R, M, d)
+    channel = channel_for(algorithm, d, M, R, seed)   # the worker-side compressor (identity when none)
+    bits = np.zeros((R, rounds + 1))
     walk = None
     if drifting is not None:
         walk = np.stack([drifting.walk(_rng.stream(seed, _rng.DRIFT, r), rounds) for r in range(R)])
         track = np.empty((R, rounds + 1))
     if getattr(algorithm, "needs_warm_start", False):
         all_w = np.broadcast_to(np.arange(M), (R, M))
-        state["memory"][:] = runner.run(x, np.repeat(rows[:, None], M, axis=1), all_w, sched.init_local_steps,
-                                        _rng.INIT, 0)
+        G0 = runner.run(x, np.repeat(rows[:, None], M, axis=1), all_w, sched.init_local_steps, _rng.INIT, 0)
+        state["memory"][:], bits[:, 0] = channel.send(G0, all_w, 0)
 
     gn = np.empty((R, rounds + 1))
     loss = np.empty((R, rounds + 1))
@@ -464,6 +491,8 @@ def simulate(problem: Problem, algorithm, behaviour, rounds: int, replicates: in
             # G depends on y only through y − w_t for a drifting objective (translation), so run shifted
             shift = None if walk is None else walk[:, t]
             G = runner.run(hist_flat, idx, W, K, _rng.NOISE, t + 1, worker_state, shift, kbounds[:, :, t])
+            G, sent = channel.send(G, W, t + 1)
+            np.add(bits[:, t], sent, out=bits[:, t + 1])
             x = algorithm.aggregate(state, x, G, W, K, tau, M)
             record(t + 1, x)
             ok = gn[:, t + 1] <= limit  # False for NaN and +inf too
@@ -473,7 +502,7 @@ def simulate(problem: Problem, algorithm, behaviour, rounds: int, replicates: in
                 # freeze diverged replicates at x_0 so they stop overflowing; their recorded values become +inf
                 x[bad] = x_init[bad]
                 hist[:, bad] = x_init[bad]
-                for arr in (*state.values(), *worker_state.values()):
+                for arr in (*state.values(), *worker_state.values(), *channel.state.values()):
                     arr[bad] = 0.0
             hist[(t + 1) % H] = x
     if (div_round >= 0).any():
@@ -492,4 +521,4 @@ def simulate(problem: Problem, algorithm, behaviour, rounds: int, replicates: in
     config = {"problem": repr(problem), "algorithm": repr(algorithm), "behaviour": repr(behaviour),
               "rounds": rounds, "replicates": R, "seed": seed, "collapsed": use_collapsed}
     return Trace(gn, loss, sched, DivergenceInfo(div_round, limit), left, x.copy(), x0.copy(),
-                 calls, seed, xs, config, walk, None if walk is None else track)
+                 calls, seed, xs, config, walk, None if walk is None else track, bits)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._validation import check_int, check_positive
+from ..compression.channel import check_compressor
 from .workers import SGD
 
 
@@ -24,7 +25,9 @@ def _worker_mean(G, weights=None, factor=1.0):
 
 
 class _ServerRule:
-    """Shared behaviour of the server rules: step-size checks, no server state, the schedule's own K."""
+    """Shared behaviour of the server rules: step-size checks, no server state, the schedule's own K.
+    ``compressor``: what each arriving worker applies to its update before sending it (None, a compressor,
+    ``ErrorFeedback(C)`` or ``DIANA(C)``; afltheory.compression)."""
 
     fixed_local_steps = None
     needs_warm_start = False
@@ -32,6 +35,7 @@ class _ServerRule:
     def __post_init__(self):
         check_positive("eta", self.eta)
         check_positive("eta_L", self.eta_L)
+        check_compressor(self.compressor)
 
     def init(self, replicates, num_workers, dim):
         return {}
@@ -44,6 +48,7 @@ class AFACD(_ServerRule):
     eta: float
     eta_L: float
     worker: object = field(default_factory=SGD)
+    compressor: object = None
 
     def aggregate(self, state, x, G, workers, K, delays, num_workers):
         return x - _worker_mean(G, factor=self.eta * self.eta_L)
@@ -59,6 +64,7 @@ class AFACS(_ServerRule):
     eta_L: float
     memory_init: str = "warm"
     worker: object = field(default_factory=SGD)
+    compressor: object = None
 
     def __post_init__(self):
         super().__post_init__()
@@ -86,6 +92,7 @@ class FedAvg(_ServerRule):
     eta: float
     eta_L: float
     worker: object = field(default_factory=SGD)
+    compressor: object = None
 
     def aggregate(self, state, x, G, workers, K, delays, num_workers):
         return x - _worker_mean(G, K, factor=self.eta * self.eta_L)
@@ -108,6 +115,7 @@ class FedBuff(_ServerRule):
     buffer_size: int | None = None
     staleness: str = "sqrt"
     worker: object = field(default_factory=SGD)
+    compressor: object = None
 
     def __post_init__(self):
         super().__post_init__()
@@ -134,6 +142,7 @@ class AsySG(_ServerRule):
     eta: float
     eta_L: float = 1.0
     worker: object = field(default_factory=SGD)
+    compressor: object = None
     fixed_local_steps = 1
 
     def aggregate(self, state, x, G, workers, K, delays, num_workers):

@@ -16,6 +16,12 @@ minus s_i for AFA-CS), the second moment S_t = E z_t z_tᵀ evolves exactly by
 with Ā = E A_t, D̄_i = E_{K,τ} D_i, π_i = P(i ∈ M_t), π_ij = P(i, j ∈ M_t) (π_ii = π_i): distinct arrivals
 draw their τ and K independently, so given i, j ∈ M_t, E[D_i S D_jᵀ] = D̄_i S D̄_jᵀ. E z_t = S_t[0, :].
 Then E‖∇f(x_t)‖² = tr(H̄² E x̃_t x̃_tᵀ) and E f(x_t) = f* + ½ tr(H̄ E x̃_t x̃_tᵀ).
+
+Compressed updates (the server rule's ``compressor``, a *linear* compressor C(G) = M G with E M = I and M
+drawn independently per arrival: RandK, BernoulliMask, Subsample, GaussianSketch, LowRank): Ā and the
+cross-worker terms are unchanged, and each arrival's own term Γ_i = E[G_i G_iᵀ] = D̄_i S D̄_iᵀ + W_i +
+E[w² Cov n_i] becomes Ψ(Γ_i) = E[M Γ_i Mᵀ] (``Compressor.moment_map``) — multiplicative noise that depends
+on the state's second moment S, so it enters the recursion through S, not as an additive covariance.
 """
 
 from __future__ import annotations
@@ -28,6 +34,8 @@ import scipy.sparse
 import scipy.sparse.linalg
 
 from .._validation import check_array, check_int, check_positive
+from ..compression.channel import check_compressor
+from ..compression.compressors import Compressor
 from .law import SIMULATE_HINT, ExactUnavailable, round_law
 from .local import linear_model, local_maps, server_rule
 
@@ -101,6 +109,7 @@ class ExactSystem:
         if hasattr(algorithm, "check_m"):
             algorithm.check_m(law.m)
         self.d, self.M, self.m = d, M, law.m
+        self.comp = _linear_compressor(algorithm, d)
         self.cs = rule.kind == "cs"
         self.Hn = law.history
         self.nJ = 1 + self.Hn * d
@@ -214,6 +223,9 @@ class ExactSystem:
                 z[nJ + i * d: nJ + (i + 1) * d] = mean
                 cov.append(sum(p * (np.outer(vs[K] - mean, vs[K] - mean) + self.maps[i][K].Q)
                                for K, p in self.law.k_init_pmf[i].items()))
+                if self.comp is not None:     # the slot holds the compressed warm-start update
+                    second = cov[-1] + np.outer(mean, mean)
+                    cov[-1] = self.comp.moment_map(second) - np.outer(mean, mean)
         S = np.outer(z, z)
         for i, c in enumerate(cov):
             sl = slice(nJ + i * d, nJ + (i + 1) * d)
@@ -242,6 +254,9 @@ class ExactSystem:
         Y = np.matmul(op.U, SJJ)                                  # (M, d, nJ) = D̄_i S_JJ
         W = self._within(op, S, Y) if not op.deterministic else np.zeros((M, d, d))
         own = W + op.Qbar if noise else W
+        if self.comp is not None:       # Γ_i = E[G_i G_iᵀ | i arrives] -> E[M Γ_i Mᵀ]
+            gam = own + np.matmul(Y, op.U.transpose(0, 2, 1))
+            own = own + self.comp.moment_map(gam) - gam
         xs = slice(1, 1 + d)
         if not self.cs:
             V = np.einsum("ij,jdk->idk", self.Delta, op.U)
@@ -269,6 +284,19 @@ class ExactSystem:
         P = S[1:1 + d, 1:1 + d]
         return (float(np.sum(self.Hbar2 * P)), self.f_star + 0.5 * float(np.sum(self.Hbar * P)),
                 S[0, 1:1 + d] + self.x_star)
+
+
+def _linear_compressor(algorithm, dim):
+    """The server rule's compressor if the exact recursion supports it (linear, memoryless), else None/raise."""
+    spec = check_compressor(getattr(algorithm, "compressor", None))
+    if spec is None:
+        return None
+    if not isinstance(spec, Compressor) or not spec.linear:
+        raise ExactUnavailable(f"compressor={spec!r}: exact moments support linear memoryless compressors "
+                               f"(RandK, BernoulliMask, Subsample, GaussianSketch, LowRank, Identity) — "
+                               f"{SIMULATE_HINT}")
+    spec.check_dim(dim)
+    return spec
 
 
 def _x0(problem, x0):
@@ -382,7 +410,7 @@ def steady_state(problem, algorithm, behaviour, *, tol: float = 1e-11, max_memor
     def unstable(rho, method):
         return SteadyState(np.inf, np.inf, np.full(d, np.nan), float(rho), False, method)
 
-    if op.deterministic and not np.any(sys_.Delta):
+    if op.deterministic and not np.any(sys_.Delta) and sys_.comp is None:
         ev = np.linalg.eigvals(Aww) if isinstance(Aww, np.ndarray) else \
             scipy.sparse.linalg.eigs(Aww, k=1, which="LM", return_eigenvectors=False)
         rho = float(np.max(np.abs(ev))) ** 2

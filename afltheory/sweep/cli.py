@@ -196,7 +196,7 @@ def _cmd_fit(args) -> int:
         if fit is None:
             print(f"{head} not enough finite points to fit (diverged at {f['diverged_points']})")
             continue
-        pts = " ".join(f"{x:g}:{m:.4g}" for x, m in zip(f["x"], f["mean"]))
+        pts = " ".join(f"{x:g}:{m:.4g}" for x, m in zip(f["x"], f["mean"], strict=True))
         print(f"{head} slope {fit.slope:.4f} [{fit.ci[0]:.4f}, {fit.ci[1]:.4f}]; end slopes "
               f"{fit.end_slopes[0]:.4f} / {fit.end_slopes[1]:.4f}; points {pts}"
               + (f"; diverged at {f['diverged_points']}" if f["diverged_points"] else ""))

@@ -417,7 +417,7 @@ def _validate_structure(spec: Spec):
             raise spec.error(f"{path!r} is both a grid axis and a zip axis", zkey)
         _check_grid_path(spec, path, zkey)
         spec.zip_axes[path] = values
-    if spec.zip_axes and len({canonical_json(t) for t in zip(*spec.zip_axes.values())}) != length:
+    if spec.zip_axes and len({canonical_json(t) for t in zip(*spec.zip_axes.values(), strict=True)}) != length:
         raise spec.error("zip axes produce duplicate points", "zip")
     spec.derived = {}
     from .expr import ExprError, names_in
@@ -471,13 +471,13 @@ def _expand(spec: Spec):
     seeds = raw.get("seeds", DEFAULTS["seeds"])
     axes = list(spec.axes.items())
     zpaths = list(spec.zip_axes)
-    zrows = list(zip(*spec.zip_axes.values())) if zpaths else [()]
+    zrows = list(zip(*spec.zip_axes.values(), strict=True)) if zpaths else [()]
     tasks, seen = [], set()
     for combo in itertools.product(*[vals for _, vals in axes], zrows):
         cfg = copy.deepcopy(base)
         blocks = blocks_default
         point_axes = {}
-        settings = list(zip([p for p, _ in axes], combo[:-1])) + list(zip(zpaths, combo[-1]))
+        settings = list(zip([p for p, _ in axes], combo[:-1], strict=True)) + list(zip(zpaths, combo[-1], strict=True))
         for path, v in settings:
             point_axes[path] = v
             if path == "blocks":

@@ -2,11 +2,13 @@
 
 One module per result: ``theorem1`` (lower bound), ``theorem2`` (AFA-CD, general arrivals), ``theorem3``
 (AFA-CD, uniform arrivals), ``theorem4`` (AFA-CS), ``corollaries`` (Cor 1–3, Remark 4), ``lemmas``,
-``yu_local_sgd``, ``inconsistencies`` (#1–#5), ``symbols``. Each of theorem2–4 exposes ``conditions``,
+``yu_local_sgd``, ``inconsistencies`` (#1–#5), ``symbols``, ``compression`` (compressed GD, DIANA,
+the variance identity, FedPAQ's factors). Each of theorem2–4 exposes ``conditions``,
 ``admissible_step_sizes``, ``region``, ``bound`` (on a realized Schedule), ``bound_expr`` and ``rate``.
 """
 
 from . import (
+           compression,
            corollaries,
            inconsistencies,
            lemmas,
@@ -19,5 +21,6 @@ from . import (
 )
 from ._condition import AdmissibleStep, Condition, Infeasible
 
-__all__ = ["AdmissibleStep", "Condition", "Infeasible", "corollaries", "inconsistencies", "lemmas", "symbols",
+__all__ = ["AdmissibleStep", "Condition", "Infeasible", "compression", "corollaries", "inconsistencies", "lemmas",
+           "symbols",
            "theorem1", "theorem2", "theorem3", "theorem4", "yu_local_sgd"]

@@ -1,0 +1,38 @@
+"""Compressed worker updates [Konečný et al. 2016 (seed 002); Yang et al. 2022, Alg. 1 "extra processing"].
+
+Compressors (frozen objects with certified ``omega(dim)`` or ``delta(dim)``, bits per update and exact
+second moments): ``RandK(k)``, ``BernoulliMask(p)``, ``Subsample(p)``, ``GaussianSketch(k)``,
+``StochasticQuantizer(bits, rotate=False)``, ``QSGD(s)``, ``LowRank(rank)`` (unbiased), ``TopK(k)``,
+``Sign()`` (biased), ``Identity()``. A server rule takes ``compressor=`` — a compressor,
+``ErrorFeedback(C)`` or ``DIANA(C, alpha)`` — e.g. ``AFACD(eta=1.0, eta_L=0.1, compressor=RandK(k=4))``;
+``simulate``, the exact engine (linear compressors, no memory) and the torch backend apply it to every
+worker update before aggregation, and ``Trace.bits`` counts the bits sent. See docs/compression.md.
+"""
+
+from .channel import DIANA, Channel, ErrorFeedback, base_compressor, channel_for, check_compressor
+from .compressors import (
+    FLOAT_BITS,
+    QSGD,
+    SEED_BITS,
+    BernoulliMask,
+    Compressor,
+    GaussianSketch,
+    Identity,
+    LowRank,
+    RandK,
+    Sign,
+    StochasticQuantizer,
+    Subsample,
+    TopK,
+    fwht,
+    uncompressed_bits,
+)
+
+COMPRESSORS = {"RandK": RandK, "BernoulliMask": BernoulliMask, "Subsample": Subsample,
+               "GaussianSketch": GaussianSketch, "StochasticQuantizer": StochasticQuantizer, "QSGD": QSGD,
+               "LowRank": LowRank, "TopK": TopK, "Sign": Sign, "Identity": Identity}
+
+__all__ = ["BernoulliMask", "COMPRESSORS", "Channel", "Compressor", "DIANA", "ErrorFeedback", "FLOAT_BITS",
+           "GaussianSketch", "Identity", "LowRank", "QSGD", "RandK", "SEED_BITS", "Sign",
+           "StochasticQuantizer", "Subsample", "TopK", "base_compressor", "channel_for", "check_compressor",
+           "fwht", "uncompressed_bits"]

@@ -1,0 +1,142 @@
+"""How a worker's update travels to the server: plain compression, error feedback, DIANA shifts.
+
+A server rule's ``compressor=`` is either a ``Compressor`` (the worker sends C(G_i)) or one of the worker-side
+schemes with per-worker memory below; every backend builds a ``Channel`` from it and passes each round's
+worker updates G (R, n, d) through ``Channel.send`` before the server rule aggregates them.
+
+* ``ErrorFeedback(C)`` [Stich et al. 2018; Karimireddy et al. 2019] — for biased compressors: worker i keeps
+  e_i, sends c = C(G_i + e_i) and sets e_i ← G_i + e_i − c.
+* ``DIANA(C, alpha)`` [Mishchenko et al. 2019] — for unbiased C: worker i and the server both keep the shift
+  h_i; the worker sends Δ = C(G_i − h_i), the server uses ĝ_i = h_i + Δ and both set h_i ← h_i + αΔ
+  (α ≤ 1/(1 + ω), default 1/(1 + ω)). The shifts learn ∇f_i(x*), removing the floor that compressing
+  heterogeneous gradients leaves around x*.
+
+Randomness: worker updates of replicate block b in round t use that block's Philox stream rewound to
+(``_rng.COMPRESS``, t + 1) (``_rng.BlockStreams``, the engine's scheme), always drawn for the whole block, so
+each (replicate, arrival) gets independent compression randomness and replicate r is the same whatever the
+number of replicates.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import _rng
+from .._validation import check_real
+from .compressors import Compressor, uncompressed_bits
+
+__all__ = ["Channel", "DIANA", "ErrorFeedback", "base_compressor", "channel_for", "check_compressor"]
+
+
+@dataclass(frozen=True)
+class ErrorFeedback:
+    """Error feedback around ``compressor`` (a worker-side option meant for biased compressors such as TopK
+    and Sign): send C(G_i + e_i), keep e_i ← G_i + e_i − C(G_i + e_i)."""
+
+    compressor: Compressor
+
+    def __post_init__(self):
+        if not isinstance(self.compressor, Compressor):
+            raise TypeError(f"compressor={self.compressor!r} must be an afltheory.compression compressor")
+
+
+@dataclass(frozen=True)
+class DIANA:
+    """DIANA learned shifts around an unbiased ``compressor``; ``alpha`` ∈ (0, 1] (None: 1/(1 + ω)).
+    ``alpha=0`` is allowed and keeps h_i = 0 (plain compression: the negative control)."""
+
+    compressor: Compressor
+    alpha: float | None = None
+
+    def __post_init__(self):
+        if not isinstance(self.compressor, Compressor):
+            raise TypeError(f"compressor={self.compressor!r} must be an afltheory.compression compressor")
+        if not self.compressor.unbiased:
+            raise ValueError(f"DIANA needs an unbiased compressor; {self.compressor!r} is biased "
+                             f"(use ErrorFeedback)")
+        if self.alpha is not None:
+            check_real("alpha", self.alpha, low=0.0, high=1.0)
+
+    def step(self, dim: int) -> float:
+        return 1.0 / (1.0 + self.compressor.omega(dim)) if self.alpha is None else float(self.alpha)
+
+
+def check_compressor(value):
+    """Validate a server rule's ``compressor=`` argument (None, a Compressor, ErrorFeedback or DIANA)."""
+    if value is None or isinstance(value, (Compressor, ErrorFeedback, DIANA)):
+        return value
+    raise TypeError(f"compressor={value!r} must be None, an afltheory.compression Compressor "
+                    f"(RandK, TopK, …), ErrorFeedback(...) or DIANA(...)")
+
+
+def base_compressor(value) -> Compressor | None:
+    """The Compressor inside ``value`` (None when uncompressed)."""
+    return value.compressor if isinstance(value, (ErrorFeedback, DIANA)) else value
+
+
+class Channel:
+    """Runtime state of ``spec`` for R replicates and M workers of dimension d (see the module docstring)."""
+
+    def __init__(self, spec, dim: int, num_workers: int, replicates: int, seed: int):
+        spec = check_compressor(spec)
+        self.spec = spec
+        self.comp = base_compressor(spec)
+        self.d, self.M, self.R = dim, num_workers, replicates
+        if self.comp is not None:
+            self.comp.check_dim(dim)
+        self.mode = ("none" if spec is None else "ef" if isinstance(spec, ErrorFeedback)
+                     else "diana" if isinstance(spec, DIANA) else "plain")
+        self.alpha = spec.step(dim) if self.mode == "diana" else None
+        self.memory = np.zeros((replicates, num_workers, dim)) if self.mode in ("ef", "diana") else None
+        self.B = _rng.BLOCK
+        self.streams = _rng.BlockStreams(seed, -(-replicates // self.B)) if self.comp is not None else None
+
+    @property
+    def state(self) -> dict:
+        """Arrays to reset for diverged replicates (the engine zeroes them)."""
+        return {} if self.memory is None else {"compression_memory": self.memory}
+
+    def _compress(self, V, key):
+        gens = self.streams.at(_rng.COMPRESS, key)
+        R, n, d = V.shape
+        out = np.empty_like(V)
+        bits = np.empty((R, n))
+        B = self.B
+        for j, gen in enumerate(gens):
+            v = V[j * B:(j + 1) * B]
+            rows = v.shape[0]
+            if rows < B:  # partial last block: draw for the full block so replicate r does not depend on R
+                pad = np.zeros((B, n, d))
+                pad[:rows] = v
+                v = pad
+            y, b = self.comp.compress(v, gen)
+            out[j * B:j * B + rows] = y[:rows]
+            bits[j * B:j * B + rows] = b[:rows]
+        return out, bits
+
+    def send(self, G, workers, key: int):
+        """(decoded updates (R, n, d), bits sent per replicate (R,)) for the arrivals ``workers`` (R, n)."""
+        R, n, d = G.shape
+        if self.comp is None:
+            return G, np.full(R, float(n * uncompressed_bits(d)))
+        if self.mode == "plain":
+            out, bits = self._compress(G, key)
+            return out, bits.sum(axis=1)
+        rows = np.arange(R)[:, None]
+        mem = self.memory[rows, workers]                                   # (R, n, d) copy
+        if self.mode == "ef":
+            v = G + mem
+            out, bits = self._compress(v, key)
+            self.memory[rows, workers] = v - out
+            return out, bits.sum(axis=1)
+        delta, bits = self._compress(G - mem, key)                        # DIANA
+        out = mem + delta
+        self.memory[rows, workers] = mem + self.alpha * delta
+        return out, bits.sum(axis=1)
+
+
+def channel_for(algorithm, dim: int, num_workers: int, replicates: int, seed: int) -> Channel:
+    """The Channel of a server rule (its ``compressor`` attribute; uncompressed when absent or None)."""
+    return Channel(getattr(algorithm, "compressor", None), dim, num_workers, replicates, seed)
