@@ -14,7 +14,7 @@ $(STAMP): $(BIN)/python pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	# torch first and pinned: the CPU wheel of 2.13.0 is on these machines; an unpinned torch pulls CUDA.
 	$(BIN)/python -m pip install --quiet "torch==2.13.0" || echo "torch==2.13.0 unavailable: torch tests will be skipped"
-	$(BIN)/python -m pip install --quiet -e ".[test,dask,progress,data]"
+	$(BIN)/python -m pip install --quiet -e ".[test,dask,progress,data,pep]"
 	touch $(STAMP)
 
 test: $(STAMP)

@@ -13,7 +13,7 @@ import importlib
 __version__ = "0.1.0"
 
 _SUBMODULES = {"problems", "anarchy", "algorithms", "compression", "engine", "exact", "theory", "analysis",
-               "plots", "sweep", "torch_backend", "datasets"}
+               "plots", "sweep", "torch_backend", "datasets", "mutants"}
 _ENGINE_NAMES = {"simulate", "Trace", "DivergenceInfo"}
 
 

@@ -18,10 +18,12 @@ def _add_check_parser(sub):
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--jobs", type=int, default=1)
     p.add_argument("--list", action="store_true", help="list the registered checks and exit")
+    from afltheory.mutants import cli as mutants_cli
+    mutants_cli.add_arguments(p)
 
     def run(args):
         from paper_checks.runner import main as check_main
-        return check_main(args)
+        return mutants_cli.main(args, check_main) if mutants_cli.wanted(args) else check_main(args)
 
     p.set_defaults(func=run)
 
@@ -30,6 +32,8 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="afltheory", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     _add_check_parser(sub)
+    from afltheory.adversary.cli import add_parser as add_adversary_parser
+    add_adversary_parser(sub)
     try:
         from afltheory.sweep.cli import add_sweep_parser
     except ImportError:
@@ -42,6 +46,7 @@ def main(argv=None) -> int:
         add_real_parser = None
     if add_real_parser is not None:
         add_real_parser(sub)
+    __import__("afltheory.pep.cli", fromlist=["add_parser"]).add_parser(sub)   # PEPit imported only when run
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)

@@ -5,11 +5,12 @@ round t it takes the realized schedule row (M_t, τ_{t,i}, K_{t,i}), gathers eac
 x_{t−τ_{t,i}} from a ring buffer of the max_delay+1 most recent models, runs the K_{t,i} local steps of the
 worker rule, and applies the server rule. Randomness: the schedule of replicate r comes from
 ``stream(seed, SCHEDULE, r)``; gradient noise of replicate block b (``_rng.BLOCK`` replicates) in round t from
-the block's Philox stream rewound to (NOISE, t) (``_rng.BlockStreams``), drawn for the whole block, so replicate r
-is identical whatever the number of replicates, and a round can be reproduced alone. (A problem that draws its own
-stochastic gradients — ``stochastic_grad`` overridden, e.g. minibatch logistic regression — consumes the block's
-stream in its own order, so there a replicate depends on its block-mates; the full blocks still never change.)
-Replicates are processed in chunks of whole blocks; the chunk size never changes a number (tests/engine).
+the block's Philox stream rewound to (NOISE, t) (``_rng.BlockStreams``), drawn for the whole block (a partial
+last block is padded), so replicate r is bit-identical whatever the number of replicates, and a round can be
+reproduced alone. Every arrival's numbers are computed by the same arithmetic whatever its block- and
+chunk-mates (``_LocalRunner._run_chunk``), and recorded quantities are reduced with shape-independent kernels
+(``afltheory._numerics``). Replicates are processed in chunks of whole blocks; the chunk size never changes a
+number (tests/engine/test_chunking.py, test_replicates.py).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import _rng
+from . import _faults, _rng
 from ._validation import check_array, check_int, check_positive
 from .anarchy.schedule import Schedule
 from .compression.channel import channel_for
@@ -202,6 +203,8 @@ class _LocalRunner:
         self.no_noise = problem.noise.sigma_L == 0.0
         self.streams = _rng.BlockStreams(seed, self.nblocks)
         self.unit = problem.noise.standard_normal_scale(problem.dim)
+        fault = _faults.get("sim.noise")            # None unless a noise fault is injected
+        self.noise_factor = 1.0 if fault is None else float(fault(problem.dim))
         # local steps in the problem's translated frame u = y − c_i when it has one (translation-equivariant
         # worker rules only see differences of points), saving a subtraction per step
         self.centered = self.additive and type(problem).local_center is not Problem.local_center
@@ -248,41 +251,61 @@ class _LocalRunner:
         return G
 
     def _run_chunk(self, Gc, y0, W, K, Kmin, Kmax, gens, lo, worker_state):
+        """Every arrival's numbers are computed by the same arithmetic whatever its chunk-mates (the chunk's
+        Kmin/Kmax only choose how much work is skipped): a K = 1 arrival of a stateless rule always gets the
+        one-step value ξ + ∇f_i(y_0); a K ≥ 2 arrival always takes the problem's fused step, with the noise of
+        step 0 drawn at scale 1 and then multiplied by η_L; arrivals that finished early are held fixed; G is
+        always divided by η_L·K. Hence replicate r is bit-identical whatever the replicate count."""
         p, eta, ws = self.problem, self.eta_L, self.ws
         if Kmax == 1 and not worker_state:  # one step, stateless rule (SGD, FedProx): G is the gradient at y0
-            self._draw(gens, W, Gc, 1.0, y0)
-            if self.additive:
-                p.local_grad_add_fn(W, 1.0, ws, self.centered)(y0, Gc)
+            self._one_step(Gc, y0, W, gens)
             return
         step = p.local_sgd_step_fn(W, eta, ws, self.centered) if self.additive else None
-        # the unfused gradient is needed only for masked steps (k ≥ Kmin, some arrivals already done)
-        add = p.local_grad_add_fn(W, eta, ws, self.centered) if self.additive and Kmin < Kmax else None
         rows = np.arange(lo, lo + len(W))
         y = ws.get("y", y0.shape)
         np.copyto(y, y0)
         h = ws.get("h", y0.shape)
+        xi = ws.get("xi", y0.shape)
+        ynew = ws.get("ynew", y0.shape) if Kmin < Kmax else None
         for k in range(Kmax):
-            self._draw(gens, W, h, eta, y)            # h = η_L ξ_k (or η_L ∇f_i(y, ξ) when not additive)
+            if k == 0:  # the step-0 draw at scale 1 (= the one-step path's draw), then scaled
+                self._draw(gens, W, xi, 1.0, y)
+                np.multiply(xi, eta, out=h)
+            else:
+                self._draw(gens, W, h, eta, y)        # h = η_L ξ_k (or η_L ∇f_i(y, ξ) when not additive)
             if worker_state is not None:
                 corr = self.worker.correction(worker_state, y, y0, rows, W)
                 if corr is not None:
                     corr *= eta
                     h += corr
-            if k < Kmin and step is not None:         # every arrival still stepping: the problem's fused step
-                step(y, h)                            # y ← y − η_L ∇f_i(y) − h
-                continue
-            if add is not None:
-                add(y, h)                             # h += η_L ∇f_i(y)
-            if k >= Kmin:
-                h *= (k < K)[..., None]
-            y -= h
+            target = y if k < Kmin else ynew         # arrivals with K ≤ k keep y (masked below)
+            if target is not y:
+                np.copyto(target, y)
+            if step is not None:
+                step(target, h)                       # y ← y − η_L ∇f_i(y) − h (the problem's fused step)
+            else:
+                target -= h
+            if target is not y:
+                np.copyto(y, target, where=(k < K)[..., None])
         if worker_state is not None:
             self.worker.finish(worker_state, y0, y, K, eta, rows, W, p.num_workers)
         np.subtract(y0, y, out=Gc)
         if Kmin == Kmax:
-            Gc *= 1.0 / (eta * Kmax)
+            Gc /= eta * Kmax                          # a division, as below: the same bits per arrival
         else:
             Gc /= (eta * K)[..., None]
+        if Kmin == 1 and not worker_state:  # K = 1 arrivals get the one-step value (as in a K = 1 chunk)
+            one = K == 1
+            self._one_step(xi, y0, W, gens, drawn=True)
+            np.copyto(Gc, xi, where=one[..., None])
+
+    def _one_step(self, out, y0, W, gens, drawn=False):
+        """out = ∇f_i(y_0, ξ) for one local step: the noise draw (unless ``drawn``: out already holds it) plus
+        the gradient at y0."""
+        if not drawn:
+            self._draw(gens, W, out, 1.0, y0)
+        if self.additive:
+            self.problem.local_grad_add_fn(W, 1.0, self.ws, self.centered)(y0, out)
 
     def _draw(self, gens, W, out, scale, y):
         """out = scale · (one noise draw per arrival) — or, for problems with their own stochastic gradient,
@@ -293,22 +316,26 @@ class _LocalRunner:
             return
         if self.additive and self.unit is not None:  # s·N(0, I): raw draws per block, one scaling per chunk
             _standard_normal_blocks(gens, out, B)
-            out *= scale * self.unit
+            out *= scale * self.unit * self.noise_factor
             return
         for j, gen in enumerate(gens):
             sl = slice(j * B, (j + 1) * B)
             o = out[sl]
             if not self.additive:
-                o[...] = self.problem.stochastic_grad(y[sl], W[sl], gen)
+                yb, wb = y[sl], W[sl]
+                if o.shape[0] < B:  # partial last block: the full block's draws (replicate r ⟂ R)
+                    yb = np.concatenate([yb, np.broadcast_to(yb[:1], (B - o.shape[0], *yb.shape[1:]))])
+                    wb = np.concatenate([wb, np.broadcast_to(wb[:1], (B - o.shape[0], *wb.shape[1:]))])
+                o[...] = self.problem.stochastic_grad(yb, wb, gen)[: o.shape[0]]
                 if scale != 1.0:
                     o *= scale
             elif o.shape[0] == B:
-                self.noise.sample_into(gen, W[sl], o, scale)
+                self.noise.sample_into(gen, W[sl], o, scale * self.noise_factor)
             else:  # partial last block: draw the full block so replicate r's values do not depend on R
                 w = np.zeros((B, W.shape[1]), dtype=np.int64)
                 w[: o.shape[0]] = W[sl]
                 tmp = np.empty((B, *o.shape[1:]))
-                self.noise.sample_into(gen, w, tmp, scale)
+                self.noise.sample_into(gen, w, tmp, scale * self.noise_factor)
                 o[...] = tmp[: o.shape[0]]
 
 
@@ -357,7 +384,7 @@ class _CollapsedRunner(_LocalRunner):
             a2 = a * a
             with np.errstate(divide="ignore", invalid="ignore"):
                 geo = np.where(np.isclose(a2, 1.0), float(K), (1.0 - a2**K) / (1.0 - a2))
-            noise = np.sqrt(geo) / K * (self.sigma / np.sqrt(self.problem.dim))
+            noise = np.sqrt(geo) / K * (self.sigma / np.sqrt(self.problem.dim)) * self.noise_factor
             self._tables[K] = (drift, noise)
         return self._tables[K]
 
@@ -386,15 +413,23 @@ class _CollapsedRunner(_LocalRunner):
         dr, sc = self._coefficients(W, K, Kmin, Kmax)
         v = y0  # already y0 − c_i: quadratics run in their local frame (``centered``)
         if self.Q is not None:
-            v = v @ self.Q
+            v = v @ self.Q  # (n, m, d) @ (d, d): one product per replicate, whatever n (same bits)
         out = Gc if self.Q is None else v
         np.multiply(v, dr, out=out)
+        xi = ws.get("xi", y0.shape) if Kmin == 1 else None
         if not self.no_noise:
             z = _standard_normal_blocks(gens, ws.get("z", v.shape), self.B)
+            if xi is not None:  # the one-step path's draw (the same standard normals, scaled by σ_L/√d)
+                np.multiply(z, 1.0 * self.unit, out=xi)
             z *= sc
             out += z
+        elif xi is not None:
+            xi.fill(0.0)
         if self.Q is not None:
             np.matmul(out, self.Q.T, out=Gc)
+        if xi is not None:  # K = 1 arrivals get the one-step value, as in a chunk whose arrivals all have K = 1
+            self._one_step(xi, y0, W, gens, drawn=True)
+            np.copyto(Gc, xi, where=(K == 1)[..., None])
 
 
 def simulate(problem: Problem, algorithm, behaviour, rounds: int, replicates: int = 1, seed: int = 0,
@@ -419,10 +454,19 @@ def simulate(problem: Problem, algorithm, behaviour, rounds: int, replicates: in
     replicates = check_int("replicates", replicates, low=1)
     seed = check_int("seed", seed, low=0)
     divergence_threshold = check_positive("divergence_threshold", divergence_threshold)
+    algorithm = _faults.substitute(algorithm)  # identity unless inside afltheory.mutants.injected(...)
     if not hasattr(algorithm, "aggregate"):
         raise ValueError(f"algorithm={algorithm!r} must be an afltheory.algorithms server rule")
     d, M, R = problem.dim, problem.num_workers, replicates
     sched = _schedule_for(behaviour, algorithm, problem, rounds, R, seed)
+    # the delays and local steps the engine acts on: the schedule's, except under an injected engine fault
+    delays, steps, init_steps = sched.delays, sched.local_steps, sched.init_local_steps
+    fault = _faults.get("sim.delays")
+    if fault is not None:
+        delays = fault(delays)
+    fault = _faults.get("sim.local_steps")
+    if fault is not None:
+        steps, init_steps = fault(steps), fault(init_steps)
     if x0 is None:
         x0 = problem.default_x0()
     x0 = check_array("x0", x0)
@@ -430,7 +474,7 @@ def simulate(problem: Problem, algorithm, behaviour, rounds: int, replicates: in
         raise ValueError(f"x0 has shape {x0.shape}; expected ({d},) or ({R}, {d})")
     x = np.array(np.broadcast_to(x0, (R, d)), dtype=float)
     x_init = x.copy()
-    H = int(sched.delays.max()) + 1 if sched.delays.size else 1
+    H = int(delays.max()) + 1 if delays.size else 1
     hist = np.empty((H, R, d))
     hist[0] = x
     hist_flat = hist.reshape(H * R, d)
@@ -452,7 +496,7 @@ def simulate(problem: Problem, algorithm, behaviour, rounds: int, replicates: in
         track = np.empty((R, rounds + 1))
     if getattr(algorithm, "needs_warm_start", False):
         all_w = np.broadcast_to(np.arange(M), (R, M))
-        G0 = runner.run(x, np.repeat(rows[:, None], M, axis=1), all_w, sched.init_local_steps, _rng.INIT, 0)
+        G0 = runner.run(x, np.repeat(rows[:, None], M, axis=1), all_w, init_steps, _rng.INIT, 0)
         state["memory"][:], bits[:, 0] = channel.send(G0, all_w, 0)
 
     gn = np.empty((R, rounds + 1))
@@ -465,28 +509,33 @@ def simulate(problem: Problem, algorithm, behaviour, rounds: int, replicates: in
     def record(t, x):
         if record_x:
             xs[:, t] = x
-        if walk is not None:  # f_t(x) = f(x − w_t): evaluate the base problem in shifted coordinates
-            track[:, t] = np.sum((x - walk[:, t] - problem.constants.x_star) ** 2, axis=1)
-            x = x - walk[:, t]
-        gn[:, t], loss[:, t] = problem.grad_norm_sq_and_value(x)
+        w = None if walk is None else walk[:, t]
+        if R == 1:  # never evaluate a single row: numpy reduces a (1, d) array by another loop than (n, d),
+            x = np.concatenate([x, x])  # so a lone replicate would differ in the last bit from replicate 0
+            w = None if w is None else np.concatenate([w, w])
+        if w is not None:  # f_t(x) = f(x − w_t): evaluate the base problem in shifted coordinates
+            track[:, t] = np.sum((x - w - problem.constants.x_star) ** 2, axis=1)[:R]
+            x = x - w
+        g, f = problem.grad_norm_sq_and_value(x)
+        gn[:, t], loss[:, t] = g[:R], f[:R]
         if check_region:
-            out = (left < 0) & ~problem.in_certified_region(x)
+            out = (left < 0) & ~problem.in_certified_region(x)[:R]
             left[out] = t
 
     # x_{t−τ} is row ((t − τ) mod H)·R + r of the flattened ring buffer: a lookup in a (H, H) table of offsets
     offsets = ((np.arange(H)[:, None] - np.arange(H)[None, :]) % H) * R
-    kbounds = runner.step_bounds(sched.local_steps)
+    kbounds = runner.step_bounds(steps)
     with np.errstate(over="ignore", invalid="ignore"):  # overflow is detected and reported as divergence
         record(0, x)
         limit = divergence_threshold * max(1.0, float(np.nanmax(gn[:, 0])))
         for t in range(rounds):
             W = sched.workers[:, t]
-            K = sched.local_steps[:, t]
+            K = steps[:, t]
             tau = sched.delays[:, t]
             if H == 1:
                 idx = rows_m
             else:
-                idx = np.take(offsets[t % H], tau)
+                idx = np.take(offsets[t % H], delays[:, t])
                 idx += rows_m
             # G depends on y only through y − w_t for a drifting objective (translation), so run shifted
             shift = None if walk is None else walk[:, t]

@@ -70,7 +70,15 @@ class ServerRule:
 
 
 def server_rule(algorithm) -> ServerRule:
+    # exact types only: a subclass (e.g. an afltheory.mutants mutant) may change the rule; never read it as
+    # its base class
+    if type(algorithm) not in (AFACD, AFACS, FedAvg, FedBuff, AsySG):
+        raise TypeError(f"algorithm={algorithm!r}: exact moments represent AFACD, AFACS, FedAvg, FedBuff and "
+                        f"AsySG themselves, not subclasses that may change the rule — {SIMULATE_HINT}")
     worker = getattr(algorithm, "worker", None)
+    if type(worker) not in (SGD, FedProx):
+        raise TypeError(f"worker rule {worker!r} is not SGD or FedProx (exact types; exact moments need a "
+                        f"worker affine in the start point with state-free noise) — {SIMULATE_HINT}")
     if isinstance(worker, SGD):
         mu = 0.0
     elif isinstance(worker, FedProx):

@@ -33,6 +33,7 @@ import scipy.linalg
 import scipy.sparse
 import scipy.sparse.linalg
 
+from .. import _faults
 from .._validation import check_array, check_int, check_positive
 from ..compression.channel import check_compressor
 from ..compression.compressors import Compressor
@@ -103,6 +104,7 @@ class ExactSystem:
 
     def __init__(self, problem, algorithm, behaviour, *, max_memory: int = DEFAULT_MAX_MEMORY):
         model = linear_model(problem)
+        algorithm = _faults.substitute(algorithm)  # identity unless inside afltheory.mutants.injected(...)
         self.rule = rule = server_rule(algorithm)
         d, M = problem.dim, problem.num_workers
         self.law = law = round_law(behaviour, M, rule.fixed_local_steps)
@@ -253,7 +255,8 @@ class ExactSystem:
         SJJ = S[:nJ, :nJ]
         Y = np.matmul(op.U, SJJ)                                  # (M, d, nJ) = D̄_i S_JJ
         W = self._within(op, S, Y) if not op.deterministic else np.zeros((M, d, d))
-        own = W + op.Qbar if noise else W
+        f = _faults.get("exact.noise")          # None unless a noise fault is injected
+        own = (W + (op.Qbar if f is None else f(d) * op.Qbar)) if noise else W
         if self.comp is not None:       # Γ_i = E[G_i G_iᵀ | i arrives] -> E[M Γ_i Mᵀ]
             gam = own + np.matmul(Y, op.U.transpose(0, 2, 1))
             own = own + self.comp.moment_map(gam) - gam
@@ -333,6 +336,9 @@ def moments(problem, algorithm, behaviour, rounds: int, x0=None, *,
             gn[t + 2:] = loss[t + 2:] = np.inf
             xm[t + 2:] = np.nan
             break
+    shift = _faults.get("exact.round_shift", 0)   # 0 unless an engine fault is injected
+    if shift:
+        gn, loss, xm = (np.concatenate([a[:1].repeat(shift, axis=0), a[:-shift]]) for a in (gn, loss, xm))
     config = {"problem": repr(problem), "algorithm": repr(algorithm), "behaviour": repr(behaviour),
               "rounds": rounds, "state_size": sys_.n}
     return Moments(gn, loss, xm, config)

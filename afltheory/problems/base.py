@@ -13,6 +13,7 @@ from types import MappingProxyType
 
 import numpy as np
 
+from .._numerics import rowdot
 from .._validation import check_array, check_int, check_nonnegative
 
 CERT_KINDS = ("exact", "upper", "lower", "none")
@@ -182,7 +183,7 @@ class Problem:
         """(‖∇f(x)‖², f(x)) for x: (..., dim) — what the engine records every round; families override it to
         share work between the two."""
         g = self.grad(x)
-        return np.einsum("...d,...d->...", g, g), self.value(x)
+        return rowdot(g, g), self.value(x)
 
     def local_grad_fn(self, workers):
         """A callable y -> ∇f_{workers}(y) for a fixed worker array (the engine calls it K times per round;

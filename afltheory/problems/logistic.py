@@ -74,10 +74,9 @@ def _ce_terms(W, b, X, y, C, *, value=True, grad=True, weights=None):
 
     Returns (mean CE (P,), grad W (P, d, C), grad b (P, C)); ``weights`` (n,) replaces the 1/n mean."""
     Pn, d, _ = W.shape
-    if X.ndim == 2:  # one GEMM: (n, d) @ (d, P·C)
-        z = (X @ W.transpose(1, 0, 2).reshape(d, Pn * C)).reshape(X.shape[0], Pn, C).transpose(1, 0, 2)
-    else:
-        z = X @ W
+    # one product per model (stacked matmul; X (n, d) broadcasts): model p's bits never depend on the other
+    # models in the call (one GEMM over all P models could round differently for different P)
+    z = X @ W
     z = z + b[:, None, :]
     zmax = z.max(axis=-1, keepdims=True)
     z -= zmax
@@ -94,10 +93,7 @@ def _ce_terms(W, b, X, y, C, *, value=True, grad=True, weights=None):
         yy = np.broadcast_to(y, z.shape[:2])
         np.put_along_axis(P, yy[..., None], np.take_along_axis(P, yy[..., None], axis=-1) - 1.0, axis=-1)
         P *= w[:, None] if w.ndim == 1 else w[..., None]
-        if X.ndim == 2:
-            gW = (X.T @ P.transpose(1, 0, 2).reshape(X.shape[0], Pn * C)).reshape(d, Pn, C).transpose(1, 0, 2)
-        else:
-            gW = np.swapaxes(X, -1, -2) @ P
+        gW = np.swapaxes(X, -1, -2) @ P
         gb = P.sum(axis=1)
     return v, gW, gb
 
@@ -281,12 +277,16 @@ class LogisticRegression(Problem):
 
     def stochastic_grad(self, x, i, rng: np.random.Generator):
         """Gradient of f_i on a uniform minibatch of B_i = min(batch_size, n_i) samples without replacement,
-        drawn independently for every entry of the broadcast (x, i) (grouped by worker, ascending)."""
+        drawn independently for every entry of the broadcast (x, i): entry e takes the B_i smallest of the first
+        n_i of its own row of max_i n_i uniform keys (rows in entry order)."""
         if self.batch_size is None:
             return self.local_grad(x, i)
         shape, xf, wf = self._broadcast(x, i)
         out = np.empty_like(xf)
         W, b = self.unflatten(xf)
+        # one row of keys per entry, in entry order, of a fixed width: entry e's minibatch depends only on its
+        # position in the stream, not on which workers the other entries belong to
+        keys = rng.random((len(xf), int(self.sizes.max()))) if self.batch_size < self.sizes.max() else None
         for j in np.unique(wf):
             sel = np.flatnonzero(wf == j)
             n = self.sizes[j]
@@ -294,8 +294,7 @@ class LogisticRegression(Problem):
             if B == n:
                 _, gW, gb = _ce_terms(W[sel], b[sel], self.X[j], self.y[j], self.num_classes, value=False)
             else:
-                keys = rng.random((len(sel), n))
-                idx = np.argpartition(keys, B - 1, axis=1)[:, :B]
+                idx = np.argpartition(keys[sel, :n], B - 1, axis=1)[:, :B]
                 _, gW, gb = _ce_terms(W[sel], b[sel], self.X[j][idx], self.y[j][idx], self.num_classes,
                                       value=False)
             out[sel] = flatten(gW, gb)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._numerics import matvec as _matvec
+from .._numerics import rowdot
 from .._validation import check_array, check_int, check_nonnegative, check_positive
 from .base import (
     Constants,
@@ -20,6 +22,15 @@ from .base import (
     check_dim_workers,
 )
 from .noise import FiniteSumNoise, without_replacement_factor
+
+
+def _matvec_rows(v, A):
+    """v @ Aᵀ for v (n, d) by d elementwise passes in a fixed order (each row's bits independent of n and of
+    the other rows: used where the row count depends on other replicates, e.g. per-worker masks)."""
+    out = v[:, :1] * A[:, 0]
+    for k in range(1, v.shape[1]):
+        out += v[:, k:k + 1] * A[:, k]
+    return out
 
 
 class QuadraticProblem(Problem):
@@ -61,12 +72,12 @@ class QuadraticProblem(Problem):
             a = self.hessian[0] if self.shared else self.hessian[i]
             return a * v
         if self.shared:
-            return v @ self.hessian[0].T
+            return _matvec(v, self.hessian[0])
         i_b = np.broadcast_to(i, v.shape[:-1])
         out = np.empty_like(v)
         for w in np.unique(i_b):
             mask = i_b == w
-            out[mask] = v[mask] @ self.hessian[w].T
+            out[mask] = _matvec_rows(v[mask], self.hessian[w])  # per row: same bits for any count
         return out
 
     # -- protocol
@@ -147,22 +158,22 @@ class QuadraticProblem(Problem):
     def value(self, x):
         v = np.asarray(x, dtype=float) - self._x_star
         if self.kind == "diag":  # H̄ is diagonal: avoid a BLAS call per round in the engine
-            return self._f_star + 0.5 * np.einsum("...j,j,...j->...", v, self._hbar_diag, v)
-        return self._f_star + 0.5 * np.einsum("...j,...j->...", v @ self._Hbar, v)
+            return self._f_star + 0.5 * rowdot(v * self._hbar_diag, v)
+        return self._f_star + 0.5 * rowdot(_matvec(v, self._Hbar), v)
 
     def grad(self, x):
         v = np.asarray(x, dtype=float) - self._x_star
         if self.kind == "diag":
             return v * self._hbar_diag
-        return v @ self._Hbar.T
+        return _matvec(v, self._Hbar)
 
     def grad_norm_sq_and_value(self, x):
         v = np.asarray(x, dtype=float) - self._x_star
-        g = v * self._hbar_diag if self.kind == "diag" else v @ self._Hbar.T
-        f = np.einsum("...d,...d->...", v, g)
+        g = v * self._hbar_diag if self.kind == "diag" else _matvec(v, self._Hbar)
+        f = rowdot(v, g)
         f *= 0.5
         f += self._f_star
-        return np.einsum("...d,...d->...", g, g), f
+        return rowdot(g, g), f
 
     def linear_gaussian(self):
         M, d = self.num_workers, self.dim

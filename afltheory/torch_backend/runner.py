@@ -28,7 +28,7 @@ import torch
 import torch.nn.functional as F
 from torch.func import functional_call
 
-from .. import _rng
+from .. import _faults, _rng
 from .._validation import check_int, check_nonnegative
 from ..algorithms import AFACD, AFACS, SCAFFOLD, SGD, STALENESS_WEIGHTS, AsySG, FedAvg, FedBuff, FedProx
 from ..anarchy.behaviour import Replay
@@ -182,7 +182,7 @@ def _aggregate(algorithm, x, G, K, tau, memory, workers):
 
 
 def _check_worker_rule(worker):
-    if not isinstance(worker, (SGD, FedProx, SCAFFOLD)):
+    if type(worker) not in (SGD, FedProx, SCAFFOLD):
         raise ValueError(f"worker rule {worker!r} is not supported by the torch backend (SGD, FedProx, "
                          f"SCAFFOLD)")
 
@@ -199,8 +199,12 @@ def run(task: TorchTask, algorithm, behaviour, rounds: int, replicates: int = 1,
     replicates = check_int("replicates", replicates, low=1)
     seed = check_int("seed", seed, low=0)
     eval_every = check_int("eval_every", eval_every, low=1)
+    algorithm = _faults.substitute(algorithm)  # identity unless inside afltheory.mutants.injected(...)
     if not hasattr(algorithm, "eta_L"):
         raise ValueError(f"algorithm={algorithm!r} must be an afltheory.algorithms server rule")
+    if type(algorithm) not in (AFACD, AFACS, FedAvg, FedBuff, AsySG):  # exact types (a subclass may differ)
+        raise ValueError(f"algorithm={algorithm!r} is not supported by the torch backend (AFACD, AFACS, "
+                         f"FedAvg, FedBuff, AsySG themselves, not subclasses that may change the rule)")
     worker = algorithm.worker
     _check_worker_rule(worker)
     if isinstance(behaviour, Schedule):

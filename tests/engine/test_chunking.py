@@ -12,7 +12,12 @@ import afltheory as aft
 import afltheory.engine as engine
 from afltheory import algorithms as al
 from afltheory import anarchy as an
-from afltheory.problems import GaussianNoise, HeterogeneousCurvatureQuadratic, HeterogeneousQuadratic, NonconvexSinusoidal
+from afltheory.problems import (
+    GaussianNoise,
+    HeterogeneousCurvatureQuadratic,
+    HeterogeneousQuadratic,
+    NonconvexSinusoidal,
+)
 
 from ..real.test_logistic import _problem as logistic_problem
 
@@ -45,12 +50,9 @@ def test_chunk_size_and_replicate_count_change_nothing(case, monkeypatch):
     np.testing.assert_array_equal(small.grad_norm_sq, big.grad_norm_sq)
     np.testing.assert_array_equal(small.x_final, big.x_final)
     fewer = _run(case, 70, 1, collapse, monkeypatch)
-    if case == "logistic-minibatch":
-        # a problem drawing its own minibatches shares each block's stream in its own way (grouped by worker),
-        # so replicate r depends on its block-mates: only the first, full block is the same (engine docstring)
-        np.testing.assert_array_equal(fewer.grad_norm_sq[:64], big.grad_norm_sq[:64])
-    else:  # additive noise: replicate r does not depend on R
-        np.testing.assert_array_equal(fewer.grad_norm_sq, big.grad_norm_sq[:70])
+    # replicate r does not depend on R (also for problems drawing their own minibatches: tests/engine/
+    # test_replicates.py covers every family and path)
+    np.testing.assert_array_equal(fewer.grad_norm_sq, big.grad_norm_sq[:70])
 
 
 def test_collapsed_path_is_chunk_invariant_with_mixed_K(monkeypatch):

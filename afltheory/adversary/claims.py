@@ -1,0 +1,368 @@
+"""The claims the adversary can attack, each a registered ``Claim``: how a point of [0, 1]^p becomes an
+instance inside the claim's assumptions, how the instance is evaluated exactly (a batch at a time), the bound
+with its named terms, and how a violation is confirmed by Monte Carlo with the theorem's own ``bound`` on the
+realized schedules.
+
+Theorem claims (``thm2``, ``thm3``, ``thm4``; corollaries ``cor1``–``cor3`` at their step sizes) measure
+(1/T) Σ_{t<T} E‖∇f(x_t)‖² exactly (``fastexact``) and compare it with the bound's expectation over the
+schedule law. With τ set to the largest delay the law can produce, every bound is affine in per-round averages
+of 1/K, K and K² over the arrivals (Theorem 4, m = M: over the M slots, and (M − m'_t)² independent of K), so
+its expectation is the bound at the expected averages: E[(1/m)Σ_{i∈M_t} g(K_i)] = (1/m) Σ_i π_i E_i g(K). The
+term names are those of ``theory.theoremK.bound_terms``; ``tests/adversary`` check the expected terms against
+``bound_terms`` on sampled schedules."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..theory import theorem2, theorem3, theorem4
+from . import fastexact
+from .components import biased_inclusion
+from .space import AssumptionClass, Reader, Structure, certified_constants, decode_problem, pmf_from, rescale
+
+__all__ = ["CLAIMS", "Claim", "Evaluation", "get_claim", "register_claim"]
+
+THEOREMS = {"thm2": theorem2, "thm3": theorem3, "thm4": theorem4}
+
+
+@dataclass
+class Evaluation:
+    """Per candidate of a batch: ``ratio`` (max over horizons; +inf if the run diverged, NaN if the candidate
+    could not be evaluated), ``T`` (the horizon), ``measured``, ``bound`` and ``terms`` (name → value) at T,
+    ``status`` ("ok" | "diverged" | "outside" | "error: ...")."""
+
+    ratio: np.ndarray
+    T: np.ndarray
+    measured: np.ndarray
+    bound: np.ndarray
+    terms: dict
+    status: list
+
+
+@dataclass
+class Decoded:
+    """A decoded batch (x* = 0 coordinates): problem arrays, law, step sizes, exact constants."""
+
+    H: np.ndarray
+    C: np.ndarray
+    covs: np.ndarray
+    x0: np.ndarray
+    L: np.ndarray
+    sigma_L: np.ndarray
+    sigma_G: np.ndarray
+    Delta: np.ndarray
+    radius: np.ndarray
+    pi: np.ndarray
+    pij: np.ndarray
+    arrival_params: np.ndarray | None
+    delay_pmf: np.ndarray
+    k_pmf: np.ndarray
+    tau: np.ndarray
+    K_max: np.ndarray
+    eta: np.ndarray
+    eta_L: np.ndarray
+    inside: np.ndarray
+    m: int
+    arrivals: str
+
+
+@dataclass
+class Claim:
+    """A registered claim. ``theorem``: "thm2" | "thm3" | "thm4"; ``algorithm``: "AFACD" | "AFACS";
+    ``arrivals``: allowed laws; ``full``: m = M only (Theorem 4's memory is then the latest round);
+    ``corollary``: k for Corollary k's step sizes (η_L = 1/√T, η = √(mK) or √(MK), constant K)."""
+
+    id: str
+    title: str
+    reference: str
+    theorem: str
+    algorithm: str
+    arrivals: tuple
+    default_class: Callable[[], AssumptionClass]
+    full: bool = False
+    corollary: int | None = None
+    notes: str = ""
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def module(self):
+        return THEOREMS[self.theorem]
+
+    @property
+    def term_names(self) -> tuple:
+        return tuple(self.module.TERMS)
+
+    # ------------------------------------------------------------------------------------------ class checks
+    def check_class(self, cls: AssumptionClass) -> AssumptionClass:
+        if not isinstance(cls, AssumptionClass):
+            raise TypeError(f"assumptions={cls!r} must be an afltheory.adversary.AssumptionClass")
+        bad = [a for a in cls.arrivals if a not in self.arrivals]
+        if bad:
+            raise ValueError(f"arrivals={list(cls.arrivals)} include {bad}, outside claim {self.id!r}'s "
+                             f"assumptions "
+                             f"(allowed {list(self.arrivals)})")
+        if self.full and cls.m not in (None, cls.num_workers):
+            raise ValueError(f"m={cls.m}: claim {self.id!r} is evaluated with every worker arriving each "
+                             f"round "
+                             f"(m = num_workers = {cls.num_workers})")
+        if self.corollary is not None and cls.min_rounds != cls.rounds:
+            cls = cls.replace(min_rounds=cls.rounds)        # the corollary's step sizes depend on T
+        return cls
+
+    def structures(self, cls: AssumptionClass, rng: np.random.Generator) -> Structure:
+        M = cls.num_workers
+        m = M if self.full else (cls.m if cls.m is not None else int(rng.integers(1, M + 1)))
+        kind = str(rng.choice(list(cls.arrivals)))
+        if m == M:
+            kind = "uniform"                                 # every law is "all workers" when m = M
+        extra = {}
+        if self.corollary is not None:
+            extra["K"] = int(rng.integers(1, cls.K_max + 1))
+        return Structure(m, kind, extra)
+
+    # ------------------------------------------------------------------------------------------ layout
+    def layout(self, cls: AssumptionClass, st: Structure, U=None):
+        r = Reader(U)
+        prob = decode_problem(cls, st, r)
+        arr = r.take("arrival_weights", cls.num_workers) if st.arrivals in ("biased", "fixed") else None
+        dl = r.take("delay_pmf", cls.max_delay + 1)
+        kp = r.take("k_pmf", (cls.num_workers if cls.k_per_worker else 1) * cls.K_max)
+        steps = r.take("step_sizes", 2)
+        return r, prob, arr, dl, kp, steps
+
+    def num_params(self, cls, st) -> int:
+        return self.layout(cls, st)[0].pos
+
+    # ------------------------------------------------------------------------------------------ decoding
+    def decode(self, cls: AssumptionClass, st: Structure, U: np.ndarray) -> Decoded:
+        U = np.atleast_2d(np.asarray(U, dtype=float))
+        S, M, m = U.shape[0], cls.num_workers, st.m
+        _, prob, arr, dl, kp, steps = self.layout(cls, st, U)
+        H, C, covs, x0 = prob
+        C, covs, x0 = rescale(cls, H, C, covs, x0)
+        L, sL, sG, D, rho = certified_constants(cls, H, C, covs, x0)
+        # arrival law
+        if st.arrivals == "uniform" or m == M:
+            pi = np.full((S, M), m / M)
+            pij = np.full((S, M, M), m * (m - 1) / (M * (M - 1)) if M > 1 else 0.0)
+            pij[:, np.arange(M), np.arange(M)] = m / M
+            aparams = None
+        elif st.arrivals == "biased":
+            aparams = 0.02 + arr
+            aparams = aparams / aparams.sum(axis=1, keepdims=True)
+            pi, pij = np.empty((S, M)), np.empty((S, M, M))
+            for j in range(S):
+                pi[j], pij[j] = biased_inclusion(aparams[j], m)
+        else:   # fixed: the m workers with the largest weights
+            aparams = np.sort(np.argsort(-arr, axis=1, kind="stable")[:, :m], axis=1)
+            pi = np.zeros((S, M))
+            np.put_along_axis(pi, aparams, 1.0, axis=1)
+            pij = pi[:, :, None] * pi[:, None, :]
+        dp = pmf_from(dl)
+        tau = np.array([np.flatnonzero(p > 0)[-1] for p in dp])
+        kpm = pmf_from(kp.reshape(S * (M if cls.k_per_worker else 1), cls.K_max)).reshape(S, -1, cls.K_max)
+        kpm = np.broadcast_to(kpm, (S, M, cls.K_max)).copy()
+        if self.corollary is not None:
+            kpm[:] = 0.0
+            kpm[:, :, st.extra["K"] - 1] = 1.0
+        Kmax = np.array([np.flatnonzero(k.sum(axis=0) > 0)[-1] + 1 for k in kpm])
+        eta, eta_L, inside = self.step_sizes(cls, st, steps, L, Kmax, tau)
+        return Decoded(H, C, covs, x0, L, sL, sG, D, rho, pi, pij, aparams, dp, kpm, tau, Kmax, eta, eta_L,
+                       inside, m, st.arrivals)
+
+    def _values(self, L, eta_L, Kmax, tau, M, m_fresh, eta=None):
+        v = dict(L=L, eta_L=eta_L, K_max=Kmax.astype(float), tau=tau.astype(float), M=M, m_fresh=m_fresh)
+        if eta is not None:
+            v["eta"] = eta
+        return v
+
+    def holds(self, v) -> np.ndarray:
+        ok = np.ones(np.shape(v["L"]), dtype=bool)
+        for spec in self.module.SPECS:
+            lhs, rhs = spec.numeric(**v)
+            ok &= (lhs < rhs) if spec.strict else (lhs <= rhs)
+        return ok
+
+    def m_fresh(self, M, tau):
+        """Theorem 4's m' for the conditions: the worst case over rounds (0 when some delay can be
+        positive)."""
+        return np.where(tau > 0, 0.0, float(M))
+
+    def step_sizes(self, cls, st, u, L, Kmax, tau):
+        """(η, η_L, inside): admissible steps (η_L log-uniform below the cap of the η-free conditions, η a
+        log-fraction of the largest admissible η — the positive root of the theorem's quadratic in η η_L) or
+        the corollary's steps. ``inside``: every condition holds (checked with the theorem's own numeric
+        specs)."""
+        M = cls.num_workers
+        mf = self.m_fresh(M, tau)
+        if self.corollary is not None:
+            T = cls.rounds
+            K = float(st.extra["K"])
+            n = M if self.corollary == 3 else st.m
+            eta_L = np.full(L.shape, 1.0 / np.sqrt(T))
+            eta = np.full(L.shape, np.sqrt(n * K))
+            return eta, eta_L, self.holds(self._values(L, eta_L, Kmax, tau, M, mf, eta))
+        free = [s for s in self.module.SPECS if "eta" not in {str(x) for x in s.free_symbols}]
+        cap = 1.0 / L
+        for spec in free:   # every η-free condition is c·η_L² (≤|<) rhs
+            lhs, rhs = spec.numeric(**self._values(L, np.ones_like(L), Kmax, tau, M, mf, np.ones_like(L)))
+            lhs = np.broadcast_to(lhs, L.shape)
+            with np.errstate(divide="ignore"):
+                lim = np.where(lhs > 0, np.sqrt(rhs / np.where(lhs > 0, lhs, 1.0)), np.inf)
+            cap = np.minimum(cap, lim * ((1 - 1e-9) if spec.strict else 1.0))
+        eta_L = cap * 10.0 ** (-cls.eta_L_decades * u[:, 0])
+        a, b, c = self.module._quad(dict(L=L, tau=tau.astype(float), M=M, m_fresh=mf))
+        a = np.broadcast_to(a, L.shape)
+        x = 2 * c / (b + np.sqrt(b * b + 4 * a * c))
+        eta = x / eta_L * (1 - 1e-12) * 10.0 ** (-2.0 * (1 - u[:, 1]))
+        v = self._values(L, eta_L, Kmax, tau, M, mf, eta)
+        ok = self.holds(v)
+        for _ in range(8):
+            if ok.all():
+                break
+            eta = np.where(ok, eta, eta * (1 - 1e-9))
+            eta_L = np.where(ok, eta_L, eta_L * (1 - 1e-9))
+            ok = self.holds(self._values(L, eta_L, Kmax, tau, M, mf, eta))
+        return eta, eta_L, ok
+
+    # ------------------------------------------------------------------------------------------ bound
+    def expected_terms(self, cls, dec: Decoded, T: np.ndarray) -> dict:
+        """E over the schedule law of ``theoremK.bound_terms`` with τ = the law's largest delay: dict name →
+        (S, len(T)) for horizons T."""
+        M, m = cls.num_workers, dec.m
+        Ks = np.arange(1, cls.K_max + 1, dtype=float)
+        EinvK = dec.k_pmf @ (1.0 / Ks)
+        EK = dec.k_pmf @ Ks
+        EK2 = dec.k_pmf @ Ks**2
+        x = (dec.eta * dec.eta_L)[:, None]
+        L, sL2, sG2 = dec.L[:, None], dec.sigma_L[:, None] ** 2, dec.sigma_G[:, None] ** 2
+        eL2 = dec.eta_L[:, None] ** 2
+        tau = dec.tau[:, None].astype(float)
+        Tf = T[None, :].astype(float)
+        one = np.ones((1, len(T)))
+        trans = 4 * dec.Delta[:, None] / (x * Tf)
+        if self.theorem in ("thm2", "thm3"):
+            ik = (dec.pi * EinvK).sum(axis=1)[:, None] / m          # E (1/m) Σ_{M_t} 1/K
+            kt = (dec.pi * EK).sum(axis=1)[:, None] / m
+            k2 = (dec.pi * EK2).sum(axis=1)[:, None] / m
+            if self.theorem == "thm2":
+                return {"transient": trans,
+                        "sigma_L_server": 4 * sL2 * L * x * ik / m * one,
+                        "sigma_L_delay": 4 * sL2 * 3 * tau**2 * L**2 * x**2 * ik / m * one,
+                        "sigma_L_drift": 4 * sL2 * 7.5 * L**2 * eL2 * kt * one,
+                        "sigma_G_floor": 6.0 * sG2 * one,
+                        "sigma_G_drift": 4 * sG2 * 45 * L**2 * eL2 * k2 * one}
+            return {"transient": trans,
+                    "sigma_L_server": 4 * sL2 * (L * x / m) * ik * one,
+                    "sigma_L_delay": 4 * sL2 * (2 * tau**2 * L**2 * x**2 / m) * ik * one,
+                    "sigma_L_drift": 4 * sL2 * 5 * eL2 * L**2 * kt * one,
+                    "sigma_G_drift": 4 * sG2 * 30 * L**2 * eL2 * k2 * one}
+        # Theorem 4 with m = M: slots = this round's arrivals; (M − m'_t) ~ Binomial(M, P(τ_t > 0))
+        kavg = EK.mean(axis=1)[:, None]
+        ikb = EinvK.mean(axis=1)[:, None]
+        khat2 = EK2.sum(axis=1)[:, None]
+        Tmax = int(T.max())
+        q = np.empty((len(dec.tau), Tmax))
+        for t in range(Tmax):
+            q[:, t] = 1.0 - fastexact._delay_at(dec.delay_pmf, t)[:, 0]
+        e2 = (M * q * (1 - q) + M**2 * q**2) / M**2                        # E (M − m'_t)² / M²
+        frac2 = np.cumsum(e2, axis=1)[:, T - 1] / Tf
+        return {"transient": trans,
+                "sigma_L_drift": sL2 * 4 * 5 * L**2 * eL2 * kavg * one,
+                "sigma_L_server": sL2 * 4 * (L / 2) * 2 * x * ikb / M * one,
+                "sigma_L_stale": sL2 * 4 * x * frac2 * L**2 * tau**2 * 2 * x * ikb / M,
+                "sigma_G_drift": sG2 * 120 * L**2 * eL2 / M * khat2 * one}
+
+    # ------------------------------------------------------------------------------------------ evaluate
+    def batch(self, cls, dec: Decoded) -> fastexact.Batch:
+        Hbar = dec.H.mean(axis=1)
+        return fastexact.Batch(hessians=dec.H, b_tilde=np.einsum("smij,smj->smi", dec.H, dec.C),
+                               noise_cov=dec.covs, hbar=Hbar, x0=dec.x0, eta_L=dec.eta_L,
+                               gamma=dec.eta * dec.eta_L, m=dec.m, pi=dec.pi, pij=dec.pij,
+                               delay_pmf=dec.delay_pmf, k_pmf=dec.k_pmf, weight_by_K=False)
+
+    def trajectory(self, cls: AssumptionClass, st: Structure, u: np.ndarray):
+        """One candidate over t: (E‖∇f(x_t)‖² for t = 0..T_max, horizons T = 1..T_max, running average
+        (1/T) Σ_{t<T} E‖∇f(x_t)‖², {term: value at horizon T}) — for the worst-instance plot."""
+        dec = self.decode(cls, st, np.asarray(u, dtype=float)[None])
+        g = fastexact.grad_norm_sq(self.batch(cls, dec), cls.rounds)[0]
+        T = np.arange(1, cls.rounds + 1)
+        terms = {k: v[0] for k, v in self.expected_terms(cls, dec, T).items()}
+        return g, T, np.cumsum(g[:-1]) / T, terms
+
+    def evaluate(self, cls: AssumptionClass, st: Structure, U: np.ndarray) -> Evaluation:
+        U = np.atleast_2d(U)
+        S = U.shape[0]
+        T = np.arange(cls.min_rounds, cls.rounds + 1)
+        try:
+            dec = self.decode(cls, st, U)
+            g = fastexact.grad_norm_sq(self.batch(cls, dec), cls.rounds)
+            terms = self.expected_terms(cls, dec, T)
+        except Exception as exc:   # noqa: BLE001 - a candidate that cannot be evaluated is recorded, never fatal
+            nan = np.full(S, np.nan)
+            return Evaluation(nan, np.zeros(S, int), nan, nan, {}, [f"error: {exc}"] * S)
+        meas = np.cumsum(g[:, :cls.rounds], axis=1)[:, T - 1] / T[None, :]
+        bound = sum(terms.values())
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r = meas / bound
+        r = np.where(np.isnan(r), -np.inf, r)
+        j = np.argmax(r, axis=1)
+        rows = np.arange(S)
+        ratio = r[rows, j]
+        status = []
+        for k in range(S):
+            if not dec.inside[k]:
+                status.append("outside")
+            elif not np.isfinite(meas[k, j[k]]):
+                status.append("diverged")
+            else:
+                status.append("ok")
+        ratio = np.where(dec.inside, ratio, np.nan)
+        return Evaluation(ratio, T[j], meas[rows, j], bound[rows, j],
+                          {k: v[rows, j] for k, v in terms.items()}, status)
+
+
+CLAIMS: dict[str, Claim] = {}
+
+
+def register_claim(claim: Claim) -> Claim:
+    if claim.id in CLAIMS:
+        raise ValueError(f"claim id {claim.id!r} registered twice")
+    CLAIMS[claim.id] = claim
+    return claim
+
+
+def get_claim(claim) -> Claim:
+    if isinstance(claim, Claim):
+        return claim
+    if claim not in CLAIMS:
+        raise ValueError(f"claim={claim!r} is not a registered claim; allowed: {sorted(CLAIMS)}")
+    return CLAIMS[claim]
+
+
+register_claim(Claim(
+    "thm2", "Theorem 2: AFA-CD under general arrival processes", "[Yang et al. 2022, Thm 2]", "thm2", "AFACD",
+    ("uniform", "biased", "fixed"), lambda: AssumptionClass(arrivals=("uniform", "biased", "fixed"))))
+register_claim(Claim(
+    "thm3", "Theorem 3: AFA-CD under uniform arrivals", "[Yang et al. 2022, Thm 3]", "thm3", "AFACD",
+    ("uniform",), lambda: AssumptionClass()))
+register_claim(Claim(
+    "thm4", "Theorem 4: AFA-CS (all M memory slots), every worker arriving each round", "[Yang et al. "
+                                                                                        "2022, Thm 4]",
+    "thm4", "AFACS", ("uniform",), lambda: AssumptionClass(), full=True,
+    notes="m = M: slot staleness = the arrival's delay ≤ τ (with m < M the staleness of absent workers is "
+          "unbounded under i.i.d. arrivals)."))
+_CORS = ((1, "thm2", "AFACD", False), (2, "thm3", "AFACD", False), (3, "thm4", "AFACS", True))
+for _k, _thm, _alg, _full in _CORS:
+    register_claim(Claim(
+        f"cor{_k}", f"Corollary {_k}: Theorem {_k + 1} at η_L = 1/√T, η = √({'M' if _k == 3 else 'm'}K), "
+                    f"constant K",
+        f"[Yang et al. 2022, Cor {_k}]", _thm, _alg,
+        ("uniform", "biased", "fixed") if _k == 1 else ("uniform",),
+        (lambda k=_k: AssumptionClass(dim=2, num_workers=4, max_delay=1, K_max=2, rounds=2000,
+                                      min_rounds=2000,
+                                      arrivals=("uniform", "biased", "fixed") if k == 1 else ("uniform",))),
+        full=_full, corollary=_k))

@@ -1,0 +1,168 @@
+"""Parameterized building blocks of the adversary's assumption classes, usable by every backend.
+
+``PmfDelay``: i.i.d. delays with an arbitrary pmf on {0, …, τ} (round t clips a draw to min(τ_draw, t), so the
+pmf of round t moves the mass of {t+1, …, τ} onto t); ``PmfSteps``: i.i.d. local-step counts with a per-worker
+pmf on {1, …, K_max}; ``CovarianceNoise``: additive Gaussian noise with an arbitrary per-worker covariance Σ_i
+(certified σ_L² = max_i tr Σ_i, exact); ``biased_inclusion``: the exact first/pairwise inclusion
+probabilities of ``BiasedArrivals`` by a vectorized subset recursion (the same law as
+``BiasedArrivals.inclusion``, much faster). All expose what both ``afltheory.simulate`` and
+``afltheory.exact`` read (``sample`` and ``pmf``/``covariance``)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._validation import check_array
+from ..anarchy.delays import Delays
+from ..anarchy.local_steps import LocalSteps
+from ..problems.base import NoiseModel
+
+__all__ = ["CovarianceNoise", "PmfDelay", "PmfSteps", "biased_inclusion", "check_pmf"]
+
+
+def check_pmf(name: str, p, *, ndim: int = 1) -> np.ndarray:
+    """A probability vector (or rows of them): finite, ≥ 0, summing to 1 (within 1e-9); renormalized
+    exactly."""
+    a = check_array(name, p, ndim=ndim)
+    if a.shape[-1] < 1:
+        raise ValueError(f"{name} is empty; expected at least one probability")
+    if np.any(a < 0):
+        raise ValueError(f"{name} has a negative entry ({a.min()}); allowed range [0, 1]")
+    s = a.sum(axis=-1, keepdims=True)
+    if np.any(np.abs(s - 1.0) > 1e-9):
+        raise ValueError(f"{name} must sum to 1 along its last axis, got sums {np.ravel(s).tolist()}")
+    return a / s
+
+
+class PmfDelay(Delays):
+    """τ_{t,i} = min(τ', t) with τ' i.i.d. from ``pmf`` over {0, …, len(pmf) − 1} (per arrival)."""
+
+    def __init__(self, pmf):
+        p = check_pmf("pmf", pmf)
+        nz = np.flatnonzero(p > 0)
+        self._pmf = p[: nz[-1] + 1].copy()          # trailing zeros do not count towards max_delay
+        self._pmf.setflags(write=False)
+        self.max_delay = len(self._pmf) - 1
+        self._cdf = np.cumsum(self._pmf)
+
+    @property
+    def probs(self) -> np.ndarray:
+        return self._pmf
+
+    def pmf(self, t):
+        n = min(int(t), self.max_delay) + 1
+        out = self._pmf[:n].copy()
+        out[-1] += self._pmf[n:].sum()
+        return out
+
+    def sample(self, rng, workers):
+        workers = np.asarray(workers)
+        u = rng.random(workers.shape)
+        tau = np.minimum(np.searchsorted(self._cdf, u, side="right"), self.max_delay)
+        t = np.arange(workers.shape[-2])[:, None]
+        return np.minimum(tau, t).astype(np.int64)
+
+    def __repr__(self):
+        return f"PmfDelay(pmf={np.round(self._pmf, 6).tolist()})"
+
+
+class PmfSteps(LocalSteps):
+    """K_{t,i} i.i.d. per arrival from worker i's pmf ``pmfs[i]`` over {1, …, K_max} (``pmfs``: (M, K_max), or
+    one (K_max,) row shared by every worker)."""
+
+    def __init__(self, pmfs):
+        p = np.asarray(pmfs, dtype=float)
+        p = check_pmf("pmfs", p if p.ndim == 2 else p[None], ndim=2)
+        last = int(np.flatnonzero(p.sum(axis=0) > 0)[-1])
+        self.pmfs = p[:, : last + 1].copy()
+        self.pmfs.setflags(write=False)
+        self.K_max = last + 1
+        self._cdf = np.cumsum(self.pmfs, axis=1)
+
+    def _rows(self, workers):
+        w = np.asarray(workers)
+        if self.pmfs.shape[0] == 1:
+            return np.zeros(w.shape, dtype=np.int64)
+        if w.size and w.max() >= self.pmfs.shape[0]:
+            raise ValueError(f"pmfs has {self.pmfs.shape[0]} rows; worker {w.max()} arrived")
+        return w
+
+    def sample(self, rng, workers, start_round=0):
+        workers = np.asarray(workers)
+        u = rng.random(workers.shape)
+        cdf = self._cdf[self._rows(workers)]                       # (..., K_max)
+        return np.minimum((u[..., None] >= cdf).sum(axis=-1), self.K_max - 1).astype(np.int64) + 1
+
+    def pmf(self, worker):
+        row = self.pmfs[0 if self.pmfs.shape[0] == 1 else int(worker)]
+        return {k + 1: float(v) for k, v in enumerate(row) if v > 0}
+
+    def __repr__(self):
+        return f"PmfSteps(pmfs={np.round(self.pmfs, 6).tolist()})"
+
+
+class CovarianceNoise(NoiseModel):
+    """ξ_i ~ N(0, Σ_i) for worker i (``covs``: (M, d, d) symmetric PSD). σ_L = sqrt(max_i tr Σ_i), exact
+    (Assumption 3's E‖ξ_i‖² ≤ σ_L², attained by the maximizing worker)."""
+
+    gaussian = True
+    sigma_L_kind = "exact"
+
+    def __init__(self, covs):
+        C = check_array("covs", covs, ndim=3)
+        if C.shape[1] != C.shape[2]:
+            raise ValueError(f"covs must have shape (M, d, d), got {C.shape}")
+        if not np.allclose(C, np.transpose(C, (0, 2, 1)), atol=1e-12 * max(1.0, np.abs(C).max())):
+            raise ValueError("covs must be symmetric")
+        C = 0.5 * (C + np.transpose(C, (0, 2, 1)))
+        w, V = np.linalg.eigh(C)
+        if w.min() < -1e-12 * max(1.0, np.abs(C).max()):
+            raise ValueError(f"covs must be positive semidefinite (smallest eigenvalue {w.min()})")
+        self.covs = C
+        self._root = V * np.sqrt(np.clip(w, 0.0, None))[:, None, :]   # Σ_i = R_i R_iᵀ
+        self.sigma_L = float(np.sqrt(max(0.0, np.trace(C, axis1=1, axis2=2).max())))
+
+    def sample(self, rng, workers, dim):
+        workers = np.asarray(workers)
+        if dim != self.covs.shape[1]:
+            raise ValueError(f"dim={dim} differs from the covariance size {self.covs.shape[1]}")
+        z = rng.standard_normal((*workers.shape, dim))
+        return np.einsum("...jk,...k->...j", self._root[workers], z)
+
+    def covariance(self, i, dim):
+        return self.covs[int(i)].copy()
+
+    def __repr__(self):
+        return f"CovarianceNoise(M={self.covs.shape[0]}, d={self.covs.shape[1]}, sigma_L={self.sigma_L:.4g})"
+
+
+def biased_inclusion(probs, m: int) -> tuple[np.ndarray, np.ndarray]:
+    """(π_i, π_ij) of successive sampling without replacement with weights ``probs`` (``BiasedArrivals``):
+    P(S ∪ {j}) += P(S) p_j / (1 − p(S)) over the subsets S of size < m, vectorized over bitmasks (M ≤ 20)."""
+    p = np.asarray(probs, dtype=float)
+    M = p.size
+    if M > 20:
+        raise ValueError(f"num_workers={M} exceeds 20 (exact inclusion by subsets)")
+    masks = np.arange(1 << M)
+    bits = (masks[:, None] >> np.arange(M)) & 1                       # (2^M, M)
+    mass = bits @ p
+    P = np.zeros(1 << M)
+    P[0] = 1.0
+    for _ in range(m):
+        new = np.zeros_like(P)
+        live = np.flatnonzero(P)
+        rest = 1.0 - mass[live]
+        for j in range(M):
+            if p[j] <= 0:
+                continue
+            sel = live[bits[live, j] == 0]
+            if sel.size:
+                r = 1.0 - mass[sel]
+                new[sel | (1 << j)] += P[sel] * p[j] / np.where(r > 0, r, np.inf)
+        del rest
+        P = new
+    live = np.flatnonzero(P)
+    B = bits[live].astype(float)
+    pi = P[live] @ B
+    pij = (B * P[live][:, None]).T @ B
+    return pi, pij

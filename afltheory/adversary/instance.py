@@ -1,0 +1,134 @@
+"""A candidate as explicit arrays (JSON-serializable, rebuildable without afltheory) and back as objects.
+
+``Instance.to_dict()`` holds everything needed to rebuild the run by hand: per-worker Hessian matrices,
+centres (x* = 0), noise covariances, x_0, (η, η_L), the arrival law, the delay pmf on {0..τ} (round t clips a
+delay at t), the local-step pmf per worker on {1..K_max}, M, m, T. ``load_instance(path)`` returns an
+``Instance`` whose
+``problem()``, ``algorithm()``, ``behaviour()`` are afltheory objects (``simulate`` and ``exact.moments``
+accept them)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..algorithms import AFACD, AFACS
+from ..anarchy import BiasedArrivals, FixedArrivals, UniformArrivals
+from ..anarchy.behaviour import Behaviour
+from ..problems import HeterogeneousCurvatureQuadratic, HeterogeneousQuadratic
+from .components import CovarianceNoise, PmfDelay, PmfSteps
+
+__all__ = ["Instance", "load_instance", "save_instance"]
+
+ALGORITHMS = {"AFACD": AFACD, "AFACS": AFACS}
+
+
+@dataclass(frozen=True)
+class Instance:
+    claim: str
+    algorithm_name: str
+    hessians: np.ndarray          # (M, d, d)
+    centers: np.ndarray           # (M, d)
+    noise_cov: np.ndarray         # (M, d, d)
+    x0: np.ndarray                # (d,)
+    eta: float
+    eta_L: float
+    arrivals: dict                # {"kind": "uniform"|"biased"|"fixed", "m": m, "probs"|"workers": [...]}
+    delay_pmf: np.ndarray         # (τ+1,)
+    k_pmf: np.ndarray             # (M, K_max) over K = 1..K_max
+    rounds: int
+    radius: float | None = None   # σ_G certified on ‖x − x*‖ ≤ radius (per-worker Hessians only)
+
+    @property
+    def num_workers(self) -> int:
+        return int(self.centers.shape[0])
+
+    @property
+    def m(self) -> int:
+        return int(self.arrivals["m"])
+
+    @property
+    def tau(self) -> int:
+        return int(np.flatnonzero(self.delay_pmf > 0)[-1])
+
+    @property
+    def K_max(self) -> int:
+        return int(np.flatnonzero(self.k_pmf.sum(axis=0) > 0)[-1] + 1)
+
+    @property
+    def shared_hessian(self) -> bool:
+        return bool(np.all(self.hessians == self.hessians[0]))
+
+    def problem(self):
+        noise = CovarianceNoise(self.noise_cov)
+        if self.shared_hessian:
+            return HeterogeneousQuadratic.from_arrays(hessian=self.hessians[0], centers=self.centers,
+                                                      sigma_L=noise)
+        return HeterogeneousCurvatureQuadratic.from_arrays(hessians=self.hessians, centers=self.centers,
+                                                           sigma_L=noise, radius=float(self.radius))
+
+    def algorithm(self):
+        return ALGORITHMS[self.algorithm_name](self.eta, self.eta_L)
+
+    def arrival_law(self):
+        a = self.arrivals
+        if a["kind"] == "uniform":
+            return UniformArrivals(int(a["m"]))
+        if a["kind"] == "biased":
+            return BiasedArrivals(int(a["m"]), np.asarray(a["probs"], dtype=float))
+        if a["kind"] == "fixed":
+            return FixedArrivals(np.asarray(a["workers"], dtype=np.int64))
+        raise ValueError(f"arrivals kind={a['kind']!r} must be 'uniform', 'biased' or 'fixed'")
+
+    def behaviour(self):
+        return Behaviour(self.arrival_law(), PmfDelay(self.delay_pmf), PmfSteps(self.k_pmf))
+
+    def to_dict(self) -> dict:
+        return {"claim": self.claim, "algorithm": self.algorithm_name, "num_workers": self.num_workers,
+                "dim": int(self.centers.shape[1]), "m": self.m, "rounds": int(self.rounds),
+                "eta": float(self.eta), "eta_L": float(self.eta_L), "tau": self.tau, "K_max": self.K_max,
+                "hessian": self.hessians.tolist(), "centers": self.centers.tolist(),
+                "noise_cov": self.noise_cov.tolist(), "x0": self.x0.tolist(),
+                "arrivals": {k: (np.asarray(v).tolist() if isinstance(v, (np.ndarray, list, tuple)) else v)
+                             for k, v in self.arrivals.items()},
+                "delay_pmf": self.delay_pmf.tolist(), "k_pmf": self.k_pmf.tolist(),
+                "radius": None if self.radius is None else float(self.radius),
+                "conventions": "f_i(x) = 1/2 (x - c_i)^T A_i (x - c_i); noise xi_i ~ N(0, noise_cov[i]); "
+                               "server "
+                               "x_{t+1} = x_t - eta*eta_L*(1/m) sum_{i in M_t} G_i (AFACS: all M memory "
+                               "slots); "
+                               "G_i = mean of K stochastic gradients along K local SGD steps of size eta_L "
+                               "from "
+                               "x_{t-tau}; tau ~ delay_pmf clipped at t; K ~ k_pmf[i] over 1..K_max"}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Instance:
+        try:
+            return cls(claim=str(d["claim"]), algorithm_name=str(d["algorithm"]),
+                       hessians=np.asarray(d["hessian"], dtype=float),
+                       centers=np.asarray(d["centers"], dtype=float),
+                       noise_cov=np.asarray(d["noise_cov"], dtype=float), x0=np.asarray(d["x0"], dtype=float),
+                       eta=float(d["eta"]), eta_L=float(d["eta_L"]), arrivals=dict(d["arrivals"]),
+                       delay_pmf=np.asarray(d["delay_pmf"], dtype=float),
+                       k_pmf=np.asarray(d["k_pmf"], dtype=float), rounds=int(d["rounds"]),
+                       radius=None if d.get("radius") is None else float(d["radius"]))
+        except KeyError as exc:
+            raise ValueError(f"instance lacks the field {exc.args[0]!r}") from None
+
+
+def save_instance(instance: Instance, path) -> Path:
+    path = Path(path)
+    path.write_text(json.dumps(instance.to_dict(), indent=1))
+    return path
+
+
+def load_instance(path_or_dict) -> Instance:
+    """An ``Instance`` from a JSON file written by ``save_instance`` / ``afltheory adversary --json`` (the
+    whole report or its ``instance`` field) or from such a dict."""
+    d = path_or_dict if isinstance(path_or_dict, dict) else json.loads(Path(path_or_dict).read_text())
+    if "instance" in d and isinstance(d["instance"], dict):
+        d = d["instance"]
+    return Instance.from_dict(d)

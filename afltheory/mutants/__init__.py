@@ -1,0 +1,366 @@
+"""Mutation catalogue: plausible implementation bugs as first-class objects (DESIGN.md, "Verdict power").
+
+A verdict is evidence only if it would have come out differently had the implementation been wrong. Each
+``Mutant`` in ``CATALOGUE`` is one such wrong implementation, of one of two kinds:
+
+- **rule mutants** (``kind="rule"``): a subclass of a correct server/worker rule overriding one hook
+  (``afltheory.mutants.algorithms``). They *are* algorithms — ``simulate`` runs them directly; the exact
+  engine
+  and the torch backend refuse them (they represent only the correct rules, never a subclass read as its
+  base).
+- **engine faults** (``kind="engine"``): a wrong engine (the simulator reads the wrong stale model, misreads
+K,
+  drops or mis-scales the noise; the exact engine drops or mis-scales the noise covariance, or reports its
+  curve one round late). They exist only inside ``injected(...)``: a private hook (``afltheory._faults``) that
+  the engines consult and that is None on every default path.
+
+``with injected(mutant):`` also substitutes every correct rule the mutant replaces by its mutant wherever an
+engine receives it (``AFACD(η, η_L)`` built inside a check is run as ``AFACDEtaLMissing(η, η_L)``), so a check
+runs under a mutant without being edited. ``kill_matrix(...)`` (``afltheory.mutants.run``) runs checks under
+every mutant; ``afltheory check --mutants`` is its command line.
+
+Example::
+
+    from afltheory import mutants, simulate
+    with mutants.injected("sim.noise_dropped"):
+        tr = simulate(problem, AFACD(1.0, 0.1), behaviour, rounds=100)   # noise-free, whatever σ_L says
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .. import _faults
+from ..algorithms.server import AFACD, AFACS, FedAvg, FedBuff
+from ..algorithms.workers import SCAFFOLD, FedProx
+from . import algorithms as A
+
+__all__ = ["CATALOGUE", "CATEGORIES", "Mutant", "active", "get", "injected", "kill_matrix", "names", "probe"]
+
+
+@dataclass(frozen=True, eq=False)
+class Mutant:
+    """One plausible bug. ``replaces``: {correct rule class: mutant class} substituted at use (exact type
+    match);
+    ``faults``: {engine point: fault} consulted by the engines (see ``afltheory._faults``); ``engines``:
+    where it
+    acts ("simulate", "exact"); ``kind``: "rule" or "engine"."""
+
+    name: str
+    category: str
+    description: str
+    replaces: Mapping[type, type] = field(default_factory=dict)
+    faults: Mapping[str, object] = field(default_factory=dict)
+
+    @property
+    def kind(self) -> str:
+        return "rule" if self.replaces else "engine"
+
+    @property
+    def engines(self) -> tuple[str, ...]:
+        if self.replaces:
+            return ("simulate",)  # exact / torch refuse mutant rules (never read them as their base)
+        return tuple(sorted({p.split(".", 1)[0].replace("sim", "simulate") for p in self.faults}))
+
+    def substitute(self, algorithm):
+        """``algorithm`` with its class (and its worker rule's class) replaced by the mutant's (same
+        fields)."""
+        cls = self.replaces.get(type(algorithm))
+        if cls is not None:
+            algorithm = cls(**{f.name: getattr(algorithm, f.name) for f in dataclasses.fields(algorithm)})
+        worker = getattr(algorithm, "worker", None)
+        wcls = self.replaces.get(type(worker))
+        if wcls is not None:
+            new_worker = wcls(**{f.name: getattr(worker, f.name) for f in dataclasses.fields(worker)})
+            algorithm = dataclasses.replace(algorithm, worker=new_worker)
+        return algorithm
+
+    def exercised_by(self, seen) -> bool:
+        """Whether a run that consulted ``seen`` (see ``probe``) reaches this mutant: it received a rule the
+        mutant replaces or read a fault point the mutant sets. (If not, the mutant cannot change that run.)"""
+        return any(c in seen or qualname(c) in seen for c in self.replaces) or any(
+            p in seen for p in self.faults
+        )
+
+    def __repr__(self):
+        return f"Mutant({self.name!r})"
+
+
+def qualname(cls) -> str:
+    """``module.Class`` of a rule class (how ``probe`` results are stored as text)."""
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+# ----------------------------------------------------------------------------------------- engine faults
+def _rounds(d):
+    return np.arange(d.shape[1])[None, :, None]
+
+
+def _stale_off_by_one(d):
+    """x_{t−τ−1} instead of x_{t−τ} (clipped at x_0)."""
+    return np.minimum(d + 1, _rounds(d))
+
+
+def _stale_oldest(d):
+    """every arrival starts from the oldest model kept, x_{t−D} (D = the schedule's max delay; clipped at
+    x_0)."""
+    return np.minimum(np.full_like(d, d.max() if d.size else 0), _rounds(d))
+
+
+def _stale_ignored(d):
+    """every arrival starts from the current model x_t."""
+    return np.zeros_like(d)
+
+
+def _k_plus_one(K):
+    return K + 1
+
+
+def _k_minus_one(K):
+    return np.maximum(K - 1, 1)
+
+
+def _k_max(K):
+    """each arrival runs the largest K of its round (of the warm start's workers for the initial K)."""
+    return np.broadcast_to(K.max(axis=-1, keepdims=True), K.shape).copy()
+
+
+def _std_per_coordinate(dim):
+    """noise std σ_L per coordinate instead of σ_L/√d: factor √d on every draw."""
+    return float(np.sqrt(dim))
+
+
+def _var_per_coordinate(dim):
+    """noise covariance σ_L² I instead of (σ_L²/d) I: factor d on the covariance."""
+    return float(dim)
+
+
+def _m(name, category, description, replaces=None, faults=None) -> Mutant:
+    return Mutant(name, category, description, dict(replaces or {}), dict(faults or {}))
+
+
+#: (category, one line) for the report and the docs
+CATEGORIES = {
+    "server step": "server step scaling (η_L missing or twice, η missing)",
+    "averaging": "averaging over M instead of m and vice versa",
+    "K gradients": "sum instead of average of the K local gradients",
+    "partial aggregation": "one arrival only, first arrival counted twice",
+    "staleness": "stale model off by one / always the oldest / ignored (simulator)",
+    "K misread": "local steps misread (K+1, K−1, the round's max K) (simulator)",
+    "AFA-CS memory": "AFA-CS memory not updated / wrong slot / not used / no warm start",
+    "FedAvg/FedBuff weights": "FedAvg's K factor missing, FedBuff's staleness weight ignored",
+    "noise (simulator)": "gradient noise dropped or mis-scaled in the Monte Carlo engine",
+    "noise (exact)": "noise covariance dropped or mis-scaled in the exact-moments engine",
+    "exact rounds": "exact engine off by one round",
+    "worker correction": "SCAFFOLD / FedProx correction sign",
+}
+
+_LIST = [
+    _m(
+        "afacd.eta_L_missing",
+        "server step",
+        "AFA-CD server step x − η G (η_L missing)",
+        {AFACD: A.AFACDEtaLMissing},
+    ),
+    _m(
+        "afacd.eta_L_twice",
+        "server step",
+        "AFA-CD server step x − η η_L² G (η_L twice)",
+        {AFACD: A.AFACDEtaLTwice},
+    ),
+    _m(
+        "afacd.eta_missing",
+        "server step",
+        "AFA-CD server step x − η_L G (η missing)",
+        {AFACD: A.AFACDEtaMissing},
+    ),
+    _m("afacd.over_M", "averaging", "AFA-CD averages the m arrivals over M", {AFACD: A.AFACDOverM}),
+    _m("afacs.over_m", "averaging", "AFA-CS averages its M memory slots over m", {AFACS: A.AFACSOverm}),
+    _m(
+        "afacd.sum_K",
+        "K gradients",
+        "AFA-CD worker update = sum (not mean) of its K gradients",
+        {AFACD: A.AFACDSumK},
+    ),
+    _m(
+        "afacd.one_arrival",
+        "partial aggregation",
+        "AFA-CD applies only the first arrival's update",
+        {AFACD: A.AFACDOneArrival},
+    ),
+    _m(
+        "afacd.first_twice",
+        "partial aggregation",
+        "AFA-CD counts the first arrival twice",
+        {AFACD: A.AFACDFirstTwice},
+    ),
+    _m(
+        "sim.stale_off_by_one",
+        "staleness",
+        "simulator starts arrivals at x_{t−τ−1} instead of x_{t−τ}",
+        faults={"sim.delays": _stale_off_by_one},
+    ),
+    _m(
+        "sim.stale_oldest",
+        "staleness",
+        "simulator starts every arrival at the oldest model x_{t−max τ}",
+        faults={"sim.delays": _stale_oldest},
+    ),
+    _m(
+        "sim.stale_ignored",
+        "staleness",
+        "simulator ignores delays (every arrival starts at x_t)",
+        faults={"sim.delays": _stale_ignored},
+    ),
+    _m(
+        "sim.K_plus_one",
+        "K misread",
+        "simulator runs K+1 local steps",
+        faults={"sim.local_steps": _k_plus_one},
+    ),
+    _m(
+        "sim.K_minus_one",
+        "K misread",
+        "simulator runs max(K−1, 1) local steps",
+        faults={"sim.local_steps": _k_minus_one},
+    ),
+    _m(
+        "sim.K_max",
+        "K misread",
+        "simulator runs the round's largest K for every arrival",
+        faults={"sim.local_steps": _k_max},
+    ),
+    _m(
+        "afacs.memory_frozen",
+        "AFA-CS memory",
+        "AFA-CS never updates its memory slots",
+        {AFACS: A.AFACSMemoryFrozen},
+    ),
+    _m(
+        "afacs.wrong_slot",
+        "AFA-CS memory",
+        "AFA-CS writes worker i's update into slot i+1",
+        {AFACS: A.AFACSWrongSlot},
+    ),
+    _m(
+        "afacs.memory_unused",
+        "AFA-CS memory",
+        "AFA-CS steps with this round's arrivals only (memory unused)",
+        {AFACS: A.AFACSMemoryUnused},
+    ),
+    _m(
+        "afacs.cold_start",
+        "AFA-CS memory",
+        "AFA-CS skips the warm start (slots start at zero)",
+        {AFACS: A.AFACSColdStart},
+    ),
+    _m(
+        "fedavg.no_K",
+        "FedAvg/FedBuff weights",
+        "FedAvg drops the factor K_i of Δ_i = −η_L K_i G_i",
+        {FedAvg: A.FedAvgNoK},
+    ),
+    _m(
+        "fedbuff.no_staleness",
+        "FedAvg/FedBuff weights",
+        "FedBuff ignores the staleness weight w(τ)",
+        {FedBuff: A.FedBuffNoStaleness},
+    ),
+    _m(
+        "sim.noise_dropped",
+        "noise (simulator)",
+        "simulator draws no gradient noise",
+        faults={"sim.noise": lambda dim: 0.0},
+    ),
+    _m(
+        "sim.noise_per_coordinate",
+        "noise (simulator)",
+        "simulator draws noise with std σ_L per coordinate instead of σ_L/√d (E‖ξ‖² = d σ_L²)",
+        faults={"sim.noise": _std_per_coordinate},
+    ),
+    _m(
+        "exact.noise_dropped",
+        "noise (exact)",
+        "exact engine drops the noise covariance term",
+        faults={"exact.noise": lambda dim: 0.0},
+    ),
+    _m(
+        "exact.noise_per_coordinate",
+        "noise (exact)",
+        "exact engine uses covariance σ_L² I instead of (σ_L²/d) I per worker (E‖ξ‖² = d σ_L²)",
+        faults={"exact.noise": _var_per_coordinate},
+    ),
+    _m(
+        "exact.round_late",
+        "exact rounds",
+        "exact engine reports E‖∇f(x_t)‖² one round late (value of t−1)",
+        faults={"exact.round_shift": 1},
+    ),
+    _m(
+        "fedprox.sign", "worker correction", "FedProx correction −μ(y − y_0)", {FedProx: A.FedProxSignFlipped}
+    ),
+    _m(
+        "scaffold.sign", "worker correction", "SCAFFOLD correction c_i − c", {SCAFFOLD: A.SCAFFOLDSignFlipped}
+    ),
+]
+
+#: every catalogued mutant by name, in report order
+CATALOGUE: dict[str, Mutant] = {m.name: m for m in _LIST}
+
+
+def names() -> list[str]:
+    return list(CATALOGUE)
+
+
+def get(mutant) -> Mutant:
+    """The catalogued mutant ``mutant`` (a name or a ``Mutant``)."""
+    if isinstance(mutant, Mutant):
+        return mutant
+    if mutant not in CATALOGUE:
+        raise ValueError(f"mutant={mutant!r} is not catalogued; known: {', '.join(CATALOGUE)}")
+    return CATALOGUE[mutant]
+
+
+def active() -> Mutant | None:
+    """The mutant injected right now (None outside ``injected``)."""
+    return _faults._ACTIVE
+
+
+@contextlib.contextmanager
+def injected(mutant):
+    """Inject ``mutant`` (a name or a ``Mutant``) into every engine for the duration of the block; always
+    reset on exit (also on exceptions). Test-only: not reentrant (``RuntimeError`` if a mutant is active)."""
+    m = get(mutant)
+    if _faults._ACTIVE is not None:
+        raise RuntimeError(f"mutant {_faults._ACTIVE.name!r} is already injected; injected() does not nest")
+    _faults._ACTIVE = m
+    try:
+        yield m
+    finally:
+        _faults._ACTIVE = None
+
+
+@contextlib.contextmanager
+def probe():
+    """Record what the engines consult inside the block (yields a set: rule classes received, fault points
+    read); with no mutant injected nothing changes. ``Mutant.exercised_by(seen)`` says whether a mutant could
+    change the probed run — deterministic runs that never reach a mutant are left out of the kill matrix."""
+    if _faults._SEEN is not None:
+        raise RuntimeError("probe() does not nest")
+    seen = _faults._SEEN = set()
+    try:
+        yield seen
+    finally:
+        _faults._SEEN = None
+
+
+def kill_matrix(*args, **kwargs):
+    """Run checks under mutants; see ``afltheory.mutants.run.kill_matrix``."""
+    from .run import kill_matrix as _km
+
+    return _km(*args, **kwargs)

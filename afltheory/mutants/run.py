@@ -1,0 +1,356 @@
+"""The kill matrix: run checks under every mutant and record which verdicts each mutant flips.
+
+A verdict *kills* a mutant when it is ``ok`` (passes, and its negative control fails) on the correct code and
+is
+not ``ok`` — or missing because its check crashed — with the mutant injected. The mutation score is the share
+of
+mutants killed by at least one verdict; a check whose verdicts kill nothing is flagged (it cannot tell the
+correct code from any catalogued bug).
+
+``kill_matrix(mutants=None, only=None, tier="quick", seed=0, jobs=1)`` -> ``KillMatrix``. The checks first run
+on the correct code under ``probe()``, which records the rule classes and fault points the engines consult;
+then
+every (mutant, check) pair whose check reaches the mutant runs in its own task (``jobs`` processes) under
+``injected(mutant)``, writing its figures to a scratch directory. A pair whose check never reaches the mutant
+is not run: the checks are deterministic (seeded), so its verdicts are the correct code's.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+
+from . import CATALOGUE, get, injected, probe, qualname
+
+__all__ = ["KillMatrix", "kill_matrix", "run_under"]
+
+
+def _runner():
+    """(run_check, select) of the check runner (``afltheory.checks``, else the older ``paper_checks``)."""
+    try:
+        from afltheory.checks.runner import _select, run_check
+    except ImportError:  # before the runner moved into the library
+        from paper_checks.runner import _select, run_check
+    return run_check, _select
+
+
+def select_checks(only: Sequence[str] | None = None) -> list[str]:
+    return list(_runner()[1](only))
+
+
+def run_under(mutant: str | None, check_id: str, tier: str = "quick", seed: int = 0) -> dict:
+    """Run one check with ``mutant`` injected (None: the correct code, probed). Returns {"ok": {verdict id:
+    bool}, "error": traceback or None, "elapsed": s, "seen": sorted rule classes / fault points the engines
+    consulted (correct code only)}."""
+    run_check = _runner()[0]
+    t0 = time.perf_counter()
+    seen = ()
+    with tempfile.TemporaryDirectory(prefix="afl-mutant-") as out:
+        if mutant is None:
+            with probe() as consulted:
+                res = run_check(check_id, tier, seed, out)
+            seen = sorted(x if isinstance(x, str) else qualname(x) for x in consulted)
+        else:
+            with injected(mutant):
+                res = run_check(check_id, tier, seed, out)
+    return {
+        "ok": {v["id"]: bool(v["ok"]) for v in res["verdicts"]},
+        "error": res["error"],
+        "elapsed": time.perf_counter() - t0,
+        "seen": list(seen),
+    }
+
+
+@dataclass
+class KillMatrix:
+    """``baseline``: {check id: run_under(None, ...)}; ``runs``: {mutant: {check id: run_under(mutant,
+    ...)}}."""
+
+    checks: list[str]
+    mutants: list[str]
+    baseline: dict
+    runs: dict
+    tier: str = "quick"
+    seed: int = 0
+    elapsed: float = 0.0
+    meta: dict = field(default_factory=dict)
+
+    # ------------------------------------------------------------------------------------------ derived
+    def verdict_ids(self) -> list[str]:
+        return [v for c in self.checks for v in self.baseline[c]["ok"]]
+
+    def check_of(self) -> dict[str, str]:
+        return {v: c for c in self.checks for v in self.baseline[c]["ok"]}
+
+    def killed_by(self, mutant: str) -> list[str]:
+        """Verdict ids that kill ``mutant``: ok on the correct code, not ok (or missing) under the mutant."""
+        out = []
+        for c in self.checks:
+            base, run = self.baseline[c]["ok"], self.runs[mutant][c]["ok"]
+            out += [v for v, ok in base.items() if ok and not run.get(v, False)]
+        return out
+
+    def kills(self) -> dict[str, list[str]]:
+        """{verdict id: mutants it kills} (every baseline verdict, possibly with an empty list)."""
+        k = {v: [] for v in self.verdict_ids()}
+        for m in self.mutants:
+            for v in self.killed_by(m):
+                k[v].append(m)
+        return k
+
+    def check_kills(self) -> dict[str, list[str]]:
+        """{check id: mutants killed by at least one of its verdicts}."""
+        cof = self.check_of()
+        k = {c: [] for c in self.checks}
+        for m in self.mutants:
+            for c in sorted({cof[v] for v in self.killed_by(m)}, key=self.checks.index):
+                k[c].append(m)
+        return k
+
+    def exercised(self, mutant: str, check: str) -> bool:
+        """Whether ``check`` reaches ``mutant`` at all (else the pair was not run: its result is the
+        baseline's)."""
+        return not self.runs[mutant][check].get("skipped", False)
+
+    def crashed(self, mutant: str) -> list[str]:
+        return [c for c in self.checks if self.runs[mutant][c]["error"]]
+
+    @property
+    def killed(self) -> list[str]:
+        return [m for m in self.mutants if self.killed_by(m)]
+
+    @property
+    def survivors(self) -> list[str]:
+        return [m for m in self.mutants if not self.killed_by(m)]
+
+    @property
+    def score(self) -> float:
+        return len(self.killed) / len(self.mutants) if self.mutants else float("nan")
+
+    def baseline_failures(self) -> list[str]:
+        return [v for c in self.checks for v, ok in self.baseline[c]["ok"].items() if not ok]
+
+    def summary(self) -> str:
+        s = (
+            f"mutation score: {len(self.killed)}/{len(self.mutants)} mutants killed "
+            f"({100 * self.score:.0f} %) "
+            f"by {len(self.checks)} checks ({self.tier} tier, seed {self.seed})"
+        )
+        if self.survivors:
+            s += "\nsurvivors: " + ", ".join(self.survivors)
+        idle = [c for c, ms in self.check_kills().items() if not ms]
+        if idle:
+            s += "\nchecks that kill no mutant: " + ", ".join(idle)
+        bad = self.baseline_failures()
+        if bad:
+            s += "\nverdicts not ok on the correct code (cannot kill): " + ", ".join(bad)
+        return s
+
+    # ------------------------------------------------------------------------------------------ output
+    def to_dict(self) -> dict:
+        return {
+            "tier": self.tier,
+            "seed": self.seed,
+            "elapsed": self.elapsed,
+            "checks": self.checks,
+            "mutants": [
+                {
+                    "name": m,
+                    "category": CATALOGUE[m].category if m in CATALOGUE else "",
+                    "description": get(m).description,
+                    "kind": get(m).kind,
+                    "killed_by": self.killed_by(m),
+                    "crashed_checks": self.crashed(m),
+                }
+                for m in self.mutants
+            ],
+            "score": self.score,
+            "killed": len(self.killed),
+            "total": len(self.mutants),
+            "verdict_kills": self.kills(),
+            "check_kills": self.check_kills(),
+            "baseline_failures": self.baseline_failures(),
+            "baseline": self.baseline,
+            "runs": self.runs,
+            **self.meta,
+        }
+
+    def write_json(self, path: str) -> str:
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        with open(path, "w", encoding="utf-8") as fh:
+            json.dump(self.to_dict(), fh, indent=1)
+        return path
+
+    def _cell(self, mutant, check):
+        cof = self.check_of()
+        n = sum(1 for v in self.killed_by(mutant) if cof[v] == check)
+        if self.runs[mutant][check]["error"]:
+            return "crash"
+        if not self.exercised(mutant, check):
+            return "—"
+        return f"✗{n}" if n else "·"
+
+    def to_markdown(self) -> str:
+        """The kill-matrix section: score, mutant × check matrix, verdict → mutants killed, idle checks."""
+        ck = self.check_kills()
+        lines = [
+            "## Verdict power: mutation kill matrix",
+            "",
+            f"**{self.summary().splitlines()[0]}.** A verdict *kills* a mutant when it is ok on the correct "
+            f"code and not ok with the mutant injected (`afltheory.mutants`; cell: number of the check's "
+            f"verdicts that flip, `·` none, `—` the check never reaches the mutated code, `crash` the check "
+            f"crashed). "
+            f"Run time {self.elapsed:.0f} s.",
+            "",
+        ]
+        lines += [
+            "| mutant | category | " + " | ".join(self.checks) + " | killed |",
+            "|---|---|" + "---|" * len(self.checks) + "---|",
+        ]
+        for m in self.mutants:
+            cells = [self._cell(m, c) for c in self.checks]
+            lines.append(
+                f"| `{m}` | {get(m).category} | "
+                + " | ".join(cells)
+                + f" | {'yes' if self.killed_by(m) else '**NO**'} |"
+            )
+        lines.append(
+            "| **mutants killed** | | "
+            + " | ".join((str(len(ck[c])) if ck[c] else "**0**") for c in self.checks)
+            + f" | {len(self.killed)} |"
+        )
+        lines += ["", "### Mutants killed per verdict", "", "| verdict | mutants killed |", "|---|---|"]
+        for v, ms in self.kills().items():
+            lines.append(f"| `{v}` | {', '.join(ms) if ms else '**none** (kills no mutant)'} |")
+        idle = [c for c, ms in ck.items() if not ms]
+        lines += [
+            "",
+            "Checks that kill no mutant (decoration until they do): "
+            + (", ".join(f"`{c}`" for c in idle) if idle else "none")
+            + ".",
+        ]
+        if self.survivors:
+            lines += [
+                "",
+                "Surviving mutants: "
+                + ", ".join(f"`{m}` ({get(m).description})" for m in self.survivors)
+                + ".",
+            ]
+        bad = self.baseline_failures()
+        if bad:
+            lines += [
+                "",
+                "Verdicts not ok on the correct code (they cannot kill): "
+                + ", ".join(f"`{v}`" for v in bad)
+                + ".",
+            ]
+        lines += ["", "### Catalogue", "", "| mutant | kind | acts in | description |", "|---|---|---|---|"]
+        for m in self.mutants:
+            mu = get(m)
+            lines.append(f"| `{m}` | {mu.kind} | {', '.join(mu.engines)} | {mu.description} |")
+        return "\n".join(lines) + "\n"
+
+    def to_html(self) -> str:
+        import html
+
+        ck = self.check_kills()
+        h = [
+            "<h2>Verdict power: mutation kill matrix</h2>",
+            f"<p><b>{html.escape(self.summary().splitlines()[0])}</b>. A verdict kills a mutant when it is "
+            f"ok on the correct code and not ok with the mutant injected (— : the check never reaches the "
+            f"mutated code).</p>",
+            "<table><tr><th>mutant</th><th>category</th>"
+            + "".join(f"<th>{html.escape(c)}</th>" for c in self.checks)
+            + "<th>killed</th></tr>",
+        ]
+        for m in self.mutants:
+            cells = "".join(f"<td>{self._cell(m, c)}</td>" for c in self.checks)
+            k = "yes" if self.killed_by(m) else "<b>NO</b>"
+            h.append(
+                f"<tr><td><code>{html.escape(m)}</code></td><td>{html.escape(get(m).category)}</td>{cells}"
+                f"<td>{k}</td></tr>"
+            )
+        h.append(
+            "<tr><td><b>mutants killed</b></td><td></td>"
+            + "".join(f"<td>{len(ck[c]) if ck[c] else '<b>0</b>'}</td>" for c in self.checks)
+            + f"<td>{len(self.killed)}</td></tr></table>"
+        )
+        h.append("<h3>Mutants killed per verdict</h3><table><tr><th>verdict</th><th>mutants killed</th></tr>")
+        for v, ms in self.kills().items():
+            h.append(
+                f"<tr><td><code>{html.escape(v)}</code></td><td>"
+                f"{html.escape(', '.join(ms)) if ms else '<b>none</b>'}</td></tr>"
+            )
+        h.append("</table>")
+        return "\n".join(h) + "\n"
+
+
+def _task(args):
+    mutant, check_id, tier, seed = args
+    return mutant, check_id, run_under(mutant, check_id, tier, seed)
+
+
+def kill_matrix(
+    mutants: Sequence[str] | None = None,
+    only: Sequence[str] | None = None,
+    tier: str = "quick",
+    seed: int = 0,
+    jobs: int = 1,
+    baseline: dict | None = None,
+    progress=None,
+) -> KillMatrix:
+    """Run the checks ``only`` (default: all registered) on the correct code and under each of ``mutants``
+    (default: the whole catalogue) in ``jobs`` processes. ``baseline``: {check id: run_under(None, ...)}
+    already
+    measured (skips the correct-code runs). ``progress``: callable(done, total, mutant, check id) or None."""
+    mutants = list(CATALOGUE) if mutants is None else [get(m).name for m in mutants]
+    if jobs < 1:
+        raise ValueError(f"jobs={jobs} must be >= 1")
+    checks = select_checks(only)
+    t0 = time.perf_counter()
+    base = dict(baseline or {})
+    runs = {m: {} for m in mutants}
+    ex = ProcessPoolExecutor(max_workers=jobs) if jobs > 1 else None
+    try:
+
+        def execute(tasks):
+            results = map(_task, tasks) if ex is None else ex.map(_task, tasks)
+            for j, (m, c, r) in enumerate(results):
+                (base if m is None else runs[m])[c] = r
+                if progress is not None:
+                    progress(j + 1, len(tasks), m, c)
+
+        # phase 1: the correct code, probed for what each check reaches; phase 2: the mutants it reaches
+        execute([(None, c, tier, seed) for c in checks if c not in base])
+        todo = []
+        for m in mutants:
+            for c in checks:
+                if get(m).exercised_by(base[c].get("seen", ())):
+                    todo.append((m, c, tier, seed))
+                else:  # a deterministic check that never reaches the mutated code: the baseline's verdicts
+                    runs[m][c] = {
+                        "ok": dict(base[c]["ok"]),
+                        "error": base[c]["error"],
+                        "elapsed": 0.0,
+                        "skipped": True,
+                    }
+        todo.sort(key=lambda t: -base[t[1]]["elapsed"])  # longest first: better packing over the jobs
+        execute(todo)
+    finally:
+        if ex is not None:
+            ex.shutdown()
+    return KillMatrix(
+        checks,
+        mutants,
+        base,
+        runs,
+        tier,
+        seed,
+        time.perf_counter() - t0,
+        {"runs_executed": len(todo), "runs_skipped": len(mutants) * len(checks) - len(todo)},
+    )

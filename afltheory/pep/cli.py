@@ -1,0 +1,67 @@
+"""`afltheory pep CLAIM --m 3 --K 2 --T 5 --tau 1 [--json FILE]`: the bracket [lower, PEP upper] vs the
+bound."""
+
+from __future__ import annotations
+
+import json
+
+__all__ = ["add_parser", "format_bracket"]
+
+
+def format_bracket(b) -> str:
+    c = b.config
+    up = "n/a (solver status " + b.status + ": NOT certified)" if b.upper is None else f"{b.upper:.6g}"
+    lines = [
+        f"{b.claim}: M={c['M']} m={c['m']} K={c['K']} T={c['T']} tau={c['tau']} sigma_G={c['sigma_G']} "
+        f"Delta={c['delta']} L={c['L']}  (sigma_L = 0; eta={b.eta:.6g}, eta_L={b.eta_L:.6g}; "
+        f"{'inside' if b.inside_conditions else 'OUTSIDE'} the theorem's conditions)",
+        f"  schedule: {b.search}; workers {b.schedule['workers']} delays {b.schedule['delays']}",
+        f"  bracket of the worst (1/T) sum_t |grad f(x_t)|^2: [{b.lower:.6g}, {up}]  "
+        f"(lower: {b.lower_method}; upper: PEP, Gram {b.gram_size}, "
+        f"{b.config['heterogeneity']} heterogeneity)",
+        f"  theorem bound: {b.bound:.6g}  = " + " + ".join(f"{k} {v:.4g}" for k, v in b.terms.items() if v),
+        f"  bound without transient (control): {b.control:.6g}",
+    ]
+    if b.upper is not None:
+        verdict = "CERTIFIED on this schedule" if b.holds else "NOT certified (PEP upper > bound)"
+        if b.lower > b.bound:
+            verdict = "REFUTED (a concrete instance exceeds the bound)"
+        lines.append(f"  verdict: {verdict}; upper/bound = {b.upper / b.bound:.3g}, lower/bound = "
+                     f"{b.lower / b.bound:.3g}; control "
+                     f"{'exceeded' if b.control_exceeded else 'NOT exceeded'}")
+    lines.append(f"  status {b.status}, {b.seconds:.1f} s")
+    return "\n".join(lines)
+
+
+def add_parser(sub):
+    p = sub.add_parser("pep", help="PEP worst case (certified upper bound) vs a theorem's bound, sigma_L = 0")
+    p.add_argument("claim", choices=["thm2", "thm3", "thm4"])
+    p.add_argument("--m", type=int, default=3, help="arrivals per round")
+    p.add_argument("--M", type=int, default=None, help="workers (default m + 1)")
+    p.add_argument("--K", type=int, default=2, help="local steps")
+    p.add_argument("--T", type=int, default=5, help="rounds")
+    p.add_argument("--tau", type=int, default=1, help="maximum delay")
+    p.add_argument("--sigma-G", type=float, default=0.1, dest="sigma_G")
+    p.add_argument("--delta", type=float, default=1.0, help="f(x_0) - f_*")
+    p.add_argument("--L", type=float, default=1.0)
+    p.add_argument("--search", choices=["beam", "exhaustive"], default=None,
+                   help="worst case over schedules of this size (default: the max-delay schedule)")
+    p.add_argument("--beam", type=int, default=2)
+    p.add_argument("--heterogeneity", choices=["server", "all"], default="server")
+    p.add_argument("--max-gram", type=int, default=None, dest="max_gram")
+    p.add_argument("--json", metavar="FILE", help="write the bracket as JSON")
+
+    def run(args):
+        from .theorems import bracket
+
+        b = bracket(args.claim, m=args.m, M=args.M, K=args.K, T=args.T, tau=args.tau, sigma_G=args.sigma_G,
+                    delta=args.delta, L=args.L, search=args.search, beam=args.beam,
+                    heterogeneity=args.heterogeneity, max_gram=args.max_gram)
+        print(format_bracket(b))
+        if args.json:
+            with open(args.json, "w") as fh:
+                json.dump(b.to_json(), fh, indent=2, default=str)
+        return 0 if b.upper is not None else 1
+
+    p.set_defaults(func=run)
+    return p

@@ -1,0 +1,456 @@
+"""Performance estimation (PEP) of the noise-free skeletons of AFA-CD, AFA-CS and FedAvg on a fixed schedule.
+
+The problem solved by :func:`worst_case` is the semidefinite relaxation (Drori & Teboulle 2014; Taylor,
+Hendrickx & Glineur 2017) of
+
+    sup  metric(x_0, …, x_T)
+    over M functions f_1 … f_M on R^d (any d), each L-smooth (or μ-strongly convex and L-smooth if ``mu`` is
+    given), with f = (1/M) Σ_i f_i, f(x_0) − f_* ≤ Δ and ‖∇f_i(x) − ∇f(x)‖² ≤ σ_G² (Assumption 3),
+    where x_0 … x_T are produced by the deterministic (σ_L = 0) algorithm on the given schedule:
+      worker i arriving in round t starts at y_0 = x_{t−τ_{t,i}}, runs y_{k+1} = y_k − η_L ∇f_i(y_k) for
+      k < K_{t,i} and returns G_i = (1/K_{t,i}) Σ_k ∇f_i(y_k);
+      AFA-CD   x_{t+1} = x_t − η η_L (1/m) Σ_{i∈M_t} G_i                      [Yang et al. 2022, Alg. 2]
+      AFA-CS   x_{t+1} = x_t − η η_L (1/M) Σ_{i∈[M]} G_i^{latest}  (memory; warm start at x_0) [Alg. 3]
+      FedAvg   x_{t+1} = x_t − η η_L (1/m) Σ_{i∈M_t} K_{t,i} G_i    (two-sided form, Δ_i = −η_L K_{t,i} G_i)
+The variables are the Gram matrix of {x_0, every gradient ∇f_i at every visited point (and x_* with its
+gradients in the strongly convex case)} and the function values; every iterate is a fixed linear combination
+of them, so the metric and all constraints are linear in (Gram, values).
+
+Why the value is an upper bound on the worst case over the class. Every true instance (f_1, …, f_M) in the
+class, run on the schedule, gives a feasible point of the SDP: its Gram matrix is PSD, and every constraint is
+an inequality that every member satisfies —
+  (i) the interpolation inequalities of each f_i between every pair of its evaluated points [Taylor, Hendrickx
+      & Glineur 2017, Thm 3.10 for L-smooth functions (curvature in [−L, L]); Thm 4 for μ-strongly convex];
+  (ii) Assumption 3 at the visited points: with ``heterogeneity="all"`` at every point where some gradient is
+      evaluated (all M gradients are introduced there), with ``"server"`` at the server iterates only;
+  (iii) the initial gap: nonconvex ``gap="f_star"``: f(x_0) − f_* ≤ Δ with f_* a free scalar and
+      f(x) − f_* ≥ ‖∇f(x)‖²/(2L) at every point where ∇f is known (true for f_* = inf f by the descent
+      lemma); with ``mu``: x_* a stationary point of f (all f_i interpolated there), f(x_0) − f(x_*) ≤ Δ;
+      ``gap="f_T"``: f(x_0) − f(x_T) ≤ Δ.
+So the SDP maximum is ≥ every instance's metric. The value reported is the solver's *dual* objective (a dual
+certificate bounds the SDP maximum from above; PEPit reconstructs it), and it is called certified only when
+the solver status is "optimal" and the primal–dual gap is ≤ ``GAP_TOL`` relative.
+
+When it is exact. Constraints imposed only at visited points are a relaxation. (i) alone loses nothing: any
+feasible data are interpolated by M functions of the class (the cited theorems), in dimension rank(Gram). So
+the value is the exact worst case for M = 1 with ``gap="f_T"`` (e.g. PEPit's gradient-descent example, a test)
+or with ``mu`` ≥ 0 (x_* is then the interpolant's minimizer). With M > 1 and σ_G < ∞ the interpolating f_i
+need not satisfy Assumption 3 away from the visited points, and in the nonconvex ``gap="f_star"`` form the
+interpolant's infimum may lie below the f_* of the SDP; then the value is an upper bound whose tightness is
+measured by the lower bounds of :mod:`afltheory.pep.lower` (concrete certified instances run by the engine).
+
+PEPit (optional extra ``pep``) builds the SDP; it is imported only when a PEP is solved.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .._validation import check_int, check_nonnegative, check_positive, check_real
+
+__all__ = ["ALGORITHMS", "GAPS", "METRICS", "MAX_GRAM", "Instance", "PEPResult", "PEPSizeError",
+           "Skeleton", "estimate_seconds", "gram_size", "skeleton", "worst_case"]
+
+ALGORITHMS = ("AFACD", "AFACS", "FedAvg")
+METRICS = ("average", "min", "last")
+GAPS = ("f_star", "f_T")
+#: Largest Gram dimension accepted by default (≈ 4–5 min with Clarabel on one core of this machine; see
+#: ``estimate_seconds`` and docs/pep.md). Pass ``max_gram=`` to raise it deliberately.
+MAX_GRAM = 260
+#: Relative primal–dual gap above which a solution is not reported as certified.
+GAP_TOL = 1e-4
+#: Clarabel tolerances: gap 1e-6 is reached reliably on these SDPs (the default 1e-8 often stalls,
+#: "AlmostSolved", #: which cvxpy reports as "optimal_inaccurate" even at relative gaps ~1e-6).
+SOLVER_SETTINGS = dict(tol_gap_abs=1e-6, tol_gap_rel=1e-6, tol_feas=1e-7)
+#: Second attempt when the first ends "optimal_inaccurate"/"AlmostSolved" (looser gap; the gap actually
+#: reached is still reported and must be ≤ GAP_TOL for ``certified``).
+RETRY_SETTINGS = dict(tol_gap_abs=1e-5, tol_gap_rel=1e-5, tol_feas=1e-6)
+HETEROGENEITY = ("all", "server")
+
+
+class PEPSizeError(ValueError):
+    """The PEP's Gram matrix would exceed ``max_gram`` (message: estimated size and solve time)."""
+
+
+def _pep_import():
+    try:
+        import PEPit  # noqa: F401
+    except ImportError as exc:  # pragma: no cover - exercised only without the extra
+        raise ImportError("afltheory.pep needs the optional extra 'pep': pip install 'afltheory[pep]' "
+                          "(PEPit with cvxpy and Clarabel)") from exc
+
+
+# --------------------------------------------------------------------------------------------- the skeleton
+@dataclass(frozen=True)
+class Skeleton:
+    """A deterministic run to be analysed: rule, step sizes and one realized schedule (plain int arrays).
+
+    ``workers``, ``delays``, ``K``: (T, m); ``init_K``: (M,) warm-start steps of the AFA-CS memory.
+    """
+
+    rule: str
+    eta: float
+    eta_L: float
+    workers: np.ndarray
+    delays: np.ndarray
+    K: np.ndarray
+    num_workers: int
+    init_K: np.ndarray
+    memory_init: str = "warm"
+
+    @property
+    def T(self) -> int:
+        return self.workers.shape[0]
+
+    @property
+    def m(self) -> int:
+        return self.workers.shape[1]
+
+    @property
+    def gamma(self) -> float:
+        """Server step γ = η η_L."""
+        return self.eta * self.eta_L
+
+    def eval_points(self, metric="average", gap="f_star"):
+        """Distinct points where some gradient is evaluated, as keys: ("x", t) server iterates and
+        ("y", worker, start key, k) local iterates k ≥ 1 (start key = the start point's key)."""
+        need_last = metric in ("min", "last") or gap == "f_T"
+        keys = {("x", t) for t in range(self.T + (1 if need_last else 0))}
+
+        def local(i, start, k):
+            for j in range(1, k):
+                keys.add(("y", i, start, j))
+
+        if self.rule == "AFACS" and self.memory_init == "warm":
+            for i in range(self.num_workers):
+                local(i, ("x", 0), int(self.init_K[i]))
+        for t in range(self.T):
+            for i, d, k in zip(self.workers[t], self.delays[t], self.K[t], strict=True):
+                local(int(i), ("x", t - int(d)), int(k))
+        return keys
+
+
+def skeleton(algorithm, schedule, replicate=0) -> Skeleton:
+    """Validate an afltheory server rule (AFACD, AFACS, FedAvg with the plain SGD worker) and one replicate
+    of a ``Schedule`` and return the ``Skeleton`` the PEP is built from."""
+    from ..algorithms import AFACD, AFACS, SGD, FedAvg
+    from ..anarchy.schedule import Schedule
+
+    rules = {AFACD: "AFACD", AFACS: "AFACS", FedAvg: "FedAvg"}
+    rule = rules.get(type(algorithm))
+    if rule is None:
+        raise ValueError(f"algorithm={algorithm!r} must be one of {ALGORITHMS} "
+                         f"(afltheory.algorithms instances)")
+    if not isinstance(getattr(algorithm, "worker", SGD()), SGD):
+        raise ValueError(f"algorithm.worker={algorithm.worker!r}: the PEP skeleton supports the plain SGD "
+                         f"worker only")
+    if not isinstance(schedule, Schedule):
+        raise ValueError(f"schedule must be an afltheory Schedule, got {type(schedule).__name__}")
+    r = check_int("replicate", replicate, low=0, high=schedule.replicates - 1)
+    return Skeleton(rule, float(algorithm.eta), float(algorithm.eta_L), np.array(schedule.workers[r]),
+                    np.array(schedule.delays[r]), np.array(schedule.local_steps[r]), schedule.num_workers,
+                    np.array(schedule.init_local_steps[r]), getattr(algorithm, "memory_init", "warm"))
+
+
+def gram_size(sk: Skeleton, metric="average", gap="f_star", heterogeneity="all", mu=None) -> int:
+    """Dimension of the PEP's Gram matrix: x_0, M gradients at every server iterate and
+    (``heterogeneity="all"``) at every local iterate, else one gradient per (worker, local iterate); plus x_*
+    and its M − 1 free gradients when ``gap="f_star"`` with ``mu`` given (nonconvex: a scalar f_* instead)."""
+    M = sk.num_workers
+    keys = sk.eval_points(metric, gap)
+    server = sum(1 for k in keys if k[0] == "x")
+    local = len(keys) - server
+    per_local = M if heterogeneity == "all" else 1
+    return 1 + M * server + per_local * local + (M if gap == "f_star" and mu is not None else 0)
+
+
+def estimate_seconds(n: int) -> float:
+    """Rough wall time (s) of one solve with Gram dimension n, fitted on this project's 2-core machine with
+    PEPit 0.5.1, cvxpy 1.6.7, Clarabel 0.11 (docs/pep.md: n = 43 … 205). Order of magnitude only."""
+    return 2.5e-5 * n ** 2.9
+
+
+# --------------------------------------------------------------------------------------------- results
+@dataclass(frozen=True)
+class Instance:
+    """A worst-case instance recovered from the Gram matrix (coordinates in R^r, r = ``dim``).
+
+    ``points`` maps every evaluation-point key (see ``Skeleton.eval_points``) to its coordinates;
+    ``grads[key]`` is the (M, r) array of ∇f_i there and ``values[key]`` the (M,) f_i values; ``x`` (T+1 or
+    T, r) the server iterates; ``x_star``/``f_star`` the stationary point and f(x_*) (``gap="f_star"``).
+    """
+
+    x0: np.ndarray
+    points: dict
+    grads: dict
+    values: dict
+    x: np.ndarray
+    x_star: np.ndarray | None
+    f_star: float | None
+    dim: int
+
+    def oracle(self, tol=1e-6):
+        """grad(i, y): ∇f_i at the recorded point nearest y (a ValueError if none is within ``tol``
+        relative)."""
+        keys = list(self.points)
+        P = np.array([self.points[k] for k in keys])
+        scale = max(1.0, float(np.abs(P).max()))
+
+        def grad(i, y):
+            dist = np.linalg.norm(P - y, axis=1)
+            known = np.array([not np.isnan(self.grads[k][i][0]) for k in keys])
+            dist = np.where(known, dist, np.inf)
+            j = int(np.argmin(dist))
+            if not dist[j] <= tol * scale:
+                raise ValueError(f"no recorded point with a gradient of worker {i} within {tol * scale:.3g} "
+                                 f"of the queried point (nearest {dist[j]:.3g}): the replay left the "
+                                 f"recovered instance")
+            return self.grads[keys[j]][i]
+
+        return grad
+
+
+@dataclass(frozen=True)
+class PEPResult:
+    """Outcome of :func:`worst_case`.
+
+    ``value``: the solver's dual objective (the upper bound when ``certified``); ``primal``: its primal
+    objective (attained by ``instance`` up to solver accuracy); ``certified`` is True only if the status is
+    "optimal" and the relative primal–dual gap is ≤ ``GAP_TOL``. Use ``upper`` (None when not certified),
+    never ``value`` alone, as a certified number.
+    """
+
+    value: float
+    primal: float
+    status: str
+    solver: str
+    certified: bool
+    rel_gap: float
+    min_eig: float
+    seconds: float
+    gram_size: int
+    metric: str
+    gap: str
+    skeleton: Skeleton
+    constants: dict
+    instance: Instance | None = field(default=None, repr=False)
+
+    @property
+    def upper(self) -> float | None:
+        return self.value if self.certified else None
+
+    def summary(self) -> str:
+        tag = "certified" if self.certified else f"NOT certified ({self.status}, rel. gap {self.rel_gap:.2e})"
+        return (f"PEP {self.skeleton.rule} {self.metric}: {self.value:.6g} [{tag}] Gram {self.gram_size}, "
+                f"{self.seconds:.1f} s")
+
+
+# --------------------------------------------------------------------------------------------- building
+def _run_skeleton(sk: Skeleton, x0, grad):
+    """The update rule written once over an abstract vector type (PEPit Points here; numpy in tests).
+
+    ``grad(i, key, y)`` returns ∇f_i(y) for the point y with key ``key``. Returns the server iterates
+    x_0..x_T. """
+    M, g = sk.num_workers, sk.gamma
+    xs = [x0]
+
+    def local_update(i, start_key, y0, k):
+        y, s = y0, None
+        for j in range(k):
+            key = start_key if j == 0 else ("y", i, start_key, j)
+            gi = grad(i, key, y)
+            s = gi if s is None else s + gi
+            if j < k - 1:
+                y = y - sk.eta_L * gi
+        return s / k if k > 1 else s
+
+    memory = {}
+    if sk.rule == "AFACS" and sk.memory_init == "warm":
+        for i in range(M):
+            memory[i] = local_update(i, ("x", 0), x0, int(sk.init_K[i]))
+    for t in range(sk.T):
+        updates = []
+        for i, d, k in zip(sk.workers[t], sk.delays[t], sk.K[t], strict=True):
+            i, d, k = int(i), int(d), int(k)
+            Gi = local_update(i, ("x", t - d), xs[t - d], k)
+            updates.append((i, k, Gi))
+        if sk.rule in ("AFACD", "FedAvg"):
+            step = None
+            for _, k, Gi in updates:
+                w = k * Gi if sk.rule == "FedAvg" else Gi
+                step = w if step is None else step + w
+            x_new = xs[t] - (g / sk.m) * step
+        else:  # AFACS
+            for i, _, Gi in updates:
+                memory[i] = Gi
+            step = None
+            for i in sorted(memory):
+                step = memory[i] if step is None else step + memory[i]
+            x_new = xs[t] - (g / M) * step
+        xs.append(x_new)
+    return xs
+
+
+def _check_inputs(constants, delta, mu, metric, gap):
+    if metric not in METRICS:
+        raise ValueError(f"metric={metric!r} must be one of {METRICS}")
+    if gap not in GAPS:
+        raise ValueError(f"gap={gap!r} must be one of {GAPS}")
+    L = check_positive("constants.L", getattr(constants, "L", None) if not isinstance(constants, dict)
+                       else constants.get("L"))
+    get = (lambda n, d=None: constants.get(n, d)) if isinstance(constants, dict) else \
+        (lambda n, d=None: getattr(constants, n, d))
+    sG = check_nonnegative("constants.sigma_G", get("sigma_G"))
+    sL = get("sigma_L", 0.0)
+    if sL is not None and check_nonnegative("constants.sigma_L", sL) != 0.0:
+        raise ValueError(f"constants.sigma_L={sL} must be 0: the PEP analyses the noise-free skeleton "
+                         f"(allowed range [0, 0])")
+    delta = check_positive("delta", delta)
+    if mu is not None:
+        mu = check_real("mu", mu, low=0.0, high=L)
+    return L, sG, delta, mu
+
+
+def worst_case(algorithm, schedule, constants, *, delta, mu=None, metric="average", gap="f_star",
+               heterogeneity="all", replicate=0, max_gram=MAX_GRAM, dimension_reduction=None,
+               verbose=0) -> PEPResult:
+    """Certified worst case of ``metric`` for the noise-free skeleton of ``algorithm`` on ``schedule``.
+
+    ``algorithm``: ``afltheory.algorithms.AFACD``, ``AFACS`` or ``FedAvg`` (η, η_L; plain SGD worker).
+    ``schedule``: an ``afltheory.anarchy.Schedule`` (replicate ``replicate`` is used).
+    ``constants``: an object or dict with ``L``, ``sigma_G`` (and ``sigma_L``, which must be 0), e.g.
+    ``problem.constants``. ``delta``: Δ ≥ f(x_0) − f_* (``gap="f_star"``) or ≥ f(x_0) − f(x_T) (``"f_T"``).
+    ``mu``: None = each f_i L-smooth nonconvex; μ ≥ 0 = each f_i μ-strongly convex (convex if 0) and L-smooth.
+    ``metric``: "average" = (1/T) Σ_{t<T} ‖∇f(x_t)‖² (Theorems 2–4's left side), "min" = min_{t≤T}, "last" =
+    ‖∇f(x_T)‖². ``heterogeneity``: "all" = Assumption 3 at every point where a gradient is evaluated (all M
+    gradients introduced there; tightest, largest Gram matrix), "server" = only at the server iterates (a
+    coarser relaxation, still an upper bound; Gram ≈ 1 + M·T + Σ(K − 1)). ``dimension_reduction``: PEPit
+    heuristic ("trace", "logdet2", …) for a low-rank instance
+    (one or more extra solves; the value is always the first solve's).
+    See the module docstring for why the value is an upper bound over the class and when it is exact.
+    """
+    L, sG, delta, mu = _check_inputs(constants, delta, mu, metric, gap)
+    if heterogeneity not in HETEROGENEITY:
+        raise ValueError(f"heterogeneity={heterogeneity!r} must be one of {HETEROGENEITY}")
+    sk = skeleton(algorithm, schedule, replicate)
+    n = gram_size(sk, metric, gap, heterogeneity, mu)
+    max_gram = check_int("max_gram", max_gram, low=1)
+    if n > max_gram:
+        raise PEPSizeError(f"PEP Gram dimension {n} exceeds max_gram={max_gram} (allowed range "
+                           f"[1, {max_gram}]; estimated solve time ~{estimate_seconds(n):.0f} s with "
+                           f"Clarabel here); reduce T, K, M or the delays, or pass max_gram={n} deliberately")
+    _pep_import()
+    from PEPit import PEP
+    from PEPit.functions import SmoothFunction, SmoothStronglyConvexFunction
+
+    M = sk.num_workers
+    pep = PEP()
+    if mu is None:
+        fs = [pep.declare_function(SmoothFunction, L=L) for _ in range(M)]
+    else:
+        fs = [pep.declare_function(SmoothStronglyConvexFunction, mu=mu, L=L) for _ in range(M)]
+    x0 = pep.set_initial_point()
+    cache = {}   # key -> (point, {i: g_i}, {i: f_i}); all M entries at "full" points
+
+    def visit(key, y, i=None):
+        y0, gs, fv = cache.setdefault(key, (y, {}, {}))
+        for j in (range(M) if i is None else (i,)):
+            if j not in gs:
+                gs[j], fv[j] = fs[j].oracle(y0)
+        return gs
+
+    def grad(i, key, y):
+        full = key[0] == "x" or heterogeneity == "all"
+        return visit(key, y, None if full else i)[i]
+
+    xs = _run_skeleton(sk, x0, grad)
+    T = sk.T
+    need_last = metric in ("min", "last") or gap == "f_T"
+    for t in range(T + (1 if need_last else 0)):
+        visit(("x", t), xs[t])
+    full = [k for k, v in cache.items() if len(v[1]) == M]
+
+    def mean(items):
+        s = items[0]
+        for it in items[1:]:
+            s = s + it
+        return s / M if M > 1 else s
+
+    gbar = {k: mean([cache[k][1][i] for i in range(M)]) for k in full}
+    fbar = {k: mean([cache[k][2][i] for i in range(M)]) for k in full}
+    x_star = f_star_expr = None
+    if gap == "f_star" and mu is not None:     # x_*: the minimizer (∇f(x_*) = 0, f_i interpolated there)
+        fsum = fs[0]
+        for f in fs[1:]:
+            fsum = fsum + f
+        x_star, _, f_star_expr = (fsum / M if M > 1 else fsum).stationary_point(
+            return_gradient_and_function_value=True)
+        pep.set_initial_condition(fbar[("x", 0)] - f_star_expr <= delta)
+    elif gap == "f_star":                      # f_* = inf f: f(x) − f_* ≥ ‖∇f(x)‖²/(2L) wherever ∇f is known
+        from PEPit import Expression
+        f_star_expr = Expression(is_leaf=True)
+        pep.set_initial_condition(fbar[("x", 0)] - f_star_expr <= delta)
+        for k in full:
+            pep.add_constraint(fbar[k] - f_star_expr >= gbar[k] ** 2 / (2 * L))
+    else:
+        pep.set_initial_condition(fbar[("x", 0)] - fbar[("x", T)] <= delta)
+    if M > 1:
+        for k in full:
+            for i in range(M):
+                pep.add_constraint((cache[k][1][i] - gbar[k]) ** 2 <= sG ** 2)
+    if metric == "average":
+        s = gbar[("x", 0)] ** 2
+        for t in range(1, T):
+            s = s + gbar[("x", t)] ** 2
+        pep.set_performance_metric(s / T)
+    elif metric == "min":
+        for t in range(T + 1):
+            pep.set_performance_metric(gbar[("x", t)] ** 2)
+    else:
+        pep.set_performance_metric(gbar[("x", T)] ** 2)
+
+    t0 = time.perf_counter()
+    for settings in (SOLVER_SETTINGS, RETRY_SETTINGS):
+        with warnings.catch_warnings():      # cvxpy's "may be inaccurate" warning: the status is reported
+            warnings.simplefilter("ignore", UserWarning)
+            dual = pep.solve(wrapper="cvxpy", solver="CLARABEL", verbose=verbose,
+                             dimension_reduction_heuristic=dimension_reduction, **settings)
+        status = str(pep.wrapper.prob.status) if pep.wrapper is not None and pep.wrapper.prob is not None \
+            else "unknown"
+        if status == "optimal":
+            break
+    seconds = time.perf_counter() - t0
+    solver = str(getattr(pep.wrapper, "solver_name", "?"))
+    if dual is None or pep.G_value is None:
+        return PEPResult(math.inf, math.inf, status, solver, False, math.inf, math.nan, seconds, n, metric,
+                         gap, sk, dict(L=L, sigma_G=sG, delta=delta, mu=mu))
+    primal = float(pep.objective.eval())
+    if dimension_reduction:   # the heuristic's solve replaces the objective; the first solve's value is kept
+        primal = float(min(pep.list_of_performance_metrics, key=lambda e: e.eval()).eval()) \
+            if metric == "min" else float(pep.list_of_performance_metrics[0].eval())
+    dual = float(dual)
+    rel_gap = abs(dual - primal) / max(abs(dual), 1e-12)
+    min_eig = float(np.linalg.eigvalsh((pep.G_value + pep.G_value.T) / 2).min())
+    certified = status == "optimal" and rel_gap <= GAP_TOL and math.isfinite(dual)
+    inst = _instance(cache, xs, x_star, f_star_expr, T, need_last, M)
+    return PEPResult(dual, primal, status, solver, certified, rel_gap, min_eig, seconds, n, metric, gap, sk,
+                     dict(L=L, sigma_G=sG, delta=delta, mu=mu), inst)
+
+
+def _instance(cache, xs, x_star, f_star, T, need_last, M) -> Instance:
+    pts, grads, vals = {}, {}, {}
+    for k, (y, gs, fv) in cache.items():
+        pts[k] = np.asarray(y.eval(), dtype=float)
+        d = pts[k].shape[0]
+        grads[k] = np.array([np.asarray(gs[i].eval(), dtype=float) if i in gs else np.full(d, np.nan)
+                             for i in range(M)])
+        vals[k] = np.array([float(fv[i].eval()) if i in fv else np.nan for i in range(M)])
+    x = np.array([np.asarray(xs[t].eval(), dtype=float) for t in range(T + (1 if need_last else 0))])
+    xs_v = None if x_star is None else np.asarray(x_star.eval(), dtype=float)
+    fs_v = None if f_star is None else float(f_star.eval())
+    return Instance(x[0], pts, grads, vals, x, xs_v, fs_v, int(x.shape[1]))

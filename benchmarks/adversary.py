@@ -1,0 +1,72 @@
+"""Adversary throughput: exact evaluations per second (not run as a test).
+
+Usage (from the repo root):  .venv/bin/python benchmarks/adversary.py [--repeat 3]
+
+For (dim, M, max_delay, K_max, T) from small to the issue's target (5, 10, 4, 4, 200) with one BLAS thread:
+(a) the general engine ``afltheory.exact.moments`` on one candidate (the baseline; one call per candidate),
+(b) the adversary's batched recursion ``afltheory.adversary.fastexact.grad_norm_sq`` at batch sizes 1, 16, 64,
+(c) a whole ``Claim.evaluate`` batch of 64 for thm3 (decode + constants + step sizes + recursion + bound),
+i.e. what the search pays per candidate. Wall time by time.perf_counter, best of ``--repeat`` runs after one
+warm-up."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+for _v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_v, "1")
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import numpy as np  # noqa: E402
+
+from afltheory.adversary import AssumptionClass, get_claim, make_instance  # noqa: E402
+from afltheory.adversary.fastexact import grad_norm_sq  # noqa: E402
+from afltheory.exact import moments  # noqa: E402
+
+SIZES = [(2, 4, 1, 2, 100), (3, 5, 2, 3, 200), (5, 10, 4, 4, 200)]
+
+
+def best(f, repeat):
+    f()
+    ts = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        f()
+        ts.append(time.perf_counter() - t)
+    return min(ts)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args(argv)
+    c = get_claim("thm3")
+    rng = np.random.default_rng(0)
+    head = ("   d   M tau  K    T |  moments 1 |  batch 1 batch 16 batch 64 | evaluate 64"
+            "   (exact evaluations per second)")
+    print(head)
+    for d, M, tau, K, T in SIZES:
+        cls = AssumptionClass(dim=d, num_workers=M, max_delay=tau, K_max=K, rounds=T, min_rounds=T, m=M // 2)
+        st = c.structures(cls, rng)
+        U = rng.random((64, c.num_params(cls, st)))
+        U[:, -2 - K - tau - 1:] = 0.9                   # full delay/K support: the most expensive law
+        inst = make_instance(c, cls, st, U[0], T)
+        prob, algo, beh = inst.problem(), inst.algorithm(), inst.behaviour()
+        t_mom = best(lambda p=prob, a=algo, b=beh, T=T, x0=inst.x0: moments(p, a, b, T, x0=x0), args.repeat)
+        rates = []
+        for B in (1, 16, 64):
+            batch = c.batch(cls, c.decode(cls, st, U[:B]))
+            rates.append(B / best(lambda batch=batch, T=T: grad_norm_sq(batch, T), args.repeat))
+        t_ev = best(lambda cls=cls, st=st, U=U: c.evaluate(cls, st, U), args.repeat)
+        print(f"{d:>2} {M:>3} {tau:>3} {K:>2} {T:>4} | {1 / t_mom:>10.1f} | {rates[0]:>8.1f} "
+              f"{rates[1]:>8.1f} "
+              f"{rates[2]:>8.1f} | {64 / t_ev:>11.1f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,74 @@
+"""Verdict power: the quick tier kills the mutation catalogue.
+
+Default run: the kill-matrix machinery on cheap checks (a fast subset of mutant × check pairs that must kill,
+the probe's soundness, the report and the CLI). Slow: every catalogued mutant is killed by the quick tier
+(``afltheory check --quick --mutants``; ~10 min with 2 jobs). Checks are deterministic (seeded), so these
+tests are too."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from afltheory import mutants
+from afltheory.mutants.run import kill_matrix, run_under, select_checks
+
+#: a cheap killing check per mutant, from the measured kill matrix (docs/verdict_power.md); when a check is
+#: reworked, re-measure (``afltheory check --quick --mutants``) and update
+FAST_KILLS = {
+    "afacd.eta_L_twice": "thm1",
+    "afacs.memory_frozen": "thm1",
+}
+
+
+def test_fast_subset_is_killed():
+    km = kill_matrix(list(FAST_KILLS), only=sorted(set(FAST_KILLS.values())))
+    assert not km.baseline_failures(), km.baseline_failures()
+    for mutant, check in FAST_KILLS.items():
+        assert any(v.startswith(check + ".") for v in km.killed_by(mutant)), \
+            f"{mutant} survives {check}: {km.runs[mutant][check]}"
+    assert km.score == 1.0 and not km.survivors
+
+
+def test_probe_is_sound_for_a_mutant_the_check_never_reaches():
+    """yu runs FedAvg only: the probe says FedBuff is never reached, and running yu under the FedBuff mutant
+    anyway gives exactly the correct code's verdicts (so skipping such pairs loses nothing)."""
+    base = run_under(None, "yu")
+    assert "afltheory.algorithms.server.FedAvg" in base["seen"] and "sim.noise" in base["seen"]
+    m = mutants.get("fedbuff.no_staleness")
+    assert not m.exercised_by(base["seen"])
+    assert run_under(m.name, "yu")["ok"] == base["ok"]
+    assert mutants.get("fedavg.no_K").exercised_by(base["seen"])
+
+
+def test_kill_matrix_report_and_cli(tmp_path):
+    from afltheory.cli import main
+
+    out = tmp_path / "rep"
+    rc = main(["check", "--quick", "--only", "yu", "--out", str(out), "--mutants", "fedbuff.no_staleness"])
+    assert rc == 1   # a surviving mutant fails the run like a failing verdict
+    data = json.loads((out / "kill_matrix.json").read_text())
+    assert data["total"] == 1 and data["killed"] == 0 and data["checks"] == ["yu"]
+    assert data["mutants"][0]["name"] == "fedbuff.no_staleness" and not data["mutants"][0]["killed_by"]
+    assert data["runs"]["fedbuff.no_staleness"]["yu"]["skipped"]     # never reached: not run
+    assert data["check_kills"]["yu"] == []
+    md = (out / "report.md").read_text()
+    assert "mutation score: 0/1" in md and "Checks that kill no mutant" in md and "`yu`" in md
+    assert "Verdict power: mutation kill matrix" in (out / "report.html").read_text()
+
+
+def test_cli_lists_the_catalogue(capsys):
+    from afltheory.cli import main
+
+    assert main(["check", "--list-mutants"]) == 0
+    text = capsys.readouterr().out
+    assert all(name in text for name in mutants.CATALOGUE)
+
+
+@pytest.mark.slow
+def test_quick_tier_kills_every_catalogued_mutant():
+    """The whole catalogue under every quick-tier check (2 processes): mutation score 100 %."""
+    km = kill_matrix(only=select_checks(), jobs=2)
+    assert not km.baseline_failures(), km.baseline_failures()
+    assert not km.survivors, km.summary()

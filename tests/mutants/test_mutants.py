@@ -1,0 +1,273 @@
+"""The mutation catalogue (afltheory.mutants): pinned hand-derived rule mutants, engine faults as equivalences
+with hand-edited schedules/problems, the injection hook's scoping, and the engines' refusal of mutant rules.
+All runs are deterministic (fixed seeds; equalities are exact or to 1e-12 relative)."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from afltheory import _faults, mutants, simulate
+from afltheory.algorithms import AFACD, AFACS, SCAFFOLD, SGD, FedAvg, FedBuff, FedProx
+from afltheory.anarchy import Behaviour, Replay, UniformArrivals
+from afltheory.anarchy.delays import UniformDelay
+from afltheory.anarchy.local_steps import UniformSteps
+from afltheory.anarchy.schedule import Schedule
+from afltheory.exact import moments
+from afltheory.mutants import algorithms as MA
+from afltheory.problems import HeterogeneousQuadratic
+
+
+def _problem(sigma_L=0.5):
+    return HeterogeneousQuadratic(dim=3, num_workers=5, L=1.0, mu=0.2, sigma_L=sigma_L, sigma_G=1.0, seed=3)
+
+
+BEH = Behaviour(UniformArrivals(2), delays=UniformDelay(2), local_steps=UniformSteps(1, 3))
+
+
+# ------------------------------------------------------------------------------------------------ catalogue
+def test_catalogue_covers_every_class():
+    cat = mutants.CATALOGUE
+    assert len(cat) >= 20
+    assert set(mutants.CATEGORIES) == {m.category for m in cat.values()}
+    assert all(m.description and m.kind in ("rule", "engine") for m in cat.values())
+    assert {m.kind for m in cat.values()} == {"rule", "engine"}
+    # a rule mutant is a subclass of the rule it replaces (an algorithm, accepted where the rule is)
+    for m in cat.values():
+        for correct, mutant in m.replaces.items():
+            assert issubclass(mutant, correct) and mutant is not correct
+    with pytest.raises(ValueError, match="not catalogued"):
+        mutants.get("no.such")
+
+
+def test_injected_scope_reset_and_no_nesting():
+    a = AFACD(1.0, 0.1)
+    assert _faults.substitute(a) is a and mutants.active() is None
+    with mutants.injected("afacd.eta_missing") as m:
+        assert mutants.active() is m
+        assert type(_faults.substitute(a)) is MA.AFACDEtaMissing
+        assert _faults.substitute(AFACS(1.0, 0.1)) == AFACS(1.0, 0.1)  # other rules untouched
+        with pytest.raises(RuntimeError, match="does not nest"), mutants.injected("sim.K_max"):
+            pass
+        assert mutants.active() is m
+    assert mutants.active() is None
+    with pytest.raises(ZeroDivisionError), mutants.injected("sim.noise_dropped"):
+        raise ZeroDivisionError
+    assert mutants.active() is None and _faults.get("sim.noise") is None
+
+
+def test_substitution_keeps_hyperparameters_and_worker():
+    with mutants.injected("fedprox.sign"):
+        a = _faults.substitute(AFACD(2.0, 0.3, worker=FedProx(0.7)))
+    assert type(a) is AFACD and type(a.worker) is MA.FedProxSignFlipped and a.worker.mu == 0.7
+    assert (a.eta, a.eta_L) == (2.0, 0.3)
+    with mutants.injected("afacs.cold_start"):
+        s = _faults.substitute(AFACS(2.0, 0.3, memory_init="warm"))
+    assert type(s) is MA.AFACSColdStart and s.memory_init == "warm" and not s.needs_warm_start
+
+
+# ------------------------------------------------------------------------------------------------ rule
+# mutants
+# one server step from x = 0 with G = (1, 3) from workers (0, 2), K = (1, 2), τ = (0, 3), η = 3, η_L = 0.5
+# (γ = 1.5), M = 4: AFA-CD's step is −γ (1 + 3)/2 = −3.
+G = np.array([[[1.0], [3.0]]])
+W = np.array([[0, 2]])
+K = np.array([[1, 2]])
+TAU = np.array([[0, 3]])
+
+
+def _step(alg):
+    state = alg.init(1, 4, 1)
+    return float(alg.aggregate(state, np.zeros((1, 1)), G, W, K, TAU, 4)[0, 0]), state
+
+
+@pytest.mark.parametrize(
+    "cls, expected",
+    [
+        (AFACD, -3.0),
+        (MA.AFACDEtaLMissing, -6.0),  # −η · 2
+        (MA.AFACDEtaLTwice, -1.5),  # −η η_L² · 2
+        (MA.AFACDEtaMissing, -1.0),  # −η_L · 2
+        (MA.AFACDOverM, -1.5),  # −γ (1 + 3)/4
+        (MA.AFACDSumK, -5.25),  # −γ (1·1 + 2·3)/2
+        (MA.AFACDOneArrival, -1.5),  # −γ · 1
+        (MA.AFACDFirstTwice, -3.75),  # −γ (1 + 1 + 3)/2
+        (AFACS, -1.5),  # −γ (1 + 3)/4 (zero slots)
+        (MA.AFACSOverm, -3.0),  # −γ (1 + 3)/2
+        (MA.AFACSMemoryFrozen, 0.0),  # slots stay zero
+        (MA.AFACSWrongSlot, -1.5),  # same sum, wrong slots (checked below)
+        (MA.AFACSMemoryUnused, -3.0),  # −γ (1 + 3)/2
+        (FedAvg, -5.25),  # −γ (1·1 + 2·3)/2
+        (MA.FedAvgNoK, -3.0),
+        (FedBuff, -3.0),  # −γ (1·1·1 + 2·3/√4)/2
+        (MA.FedBuffNoStaleness, -5.25),
+    ],
+)
+def test_rule_mutants_pinned(cls, expected):
+    x, state = _step(cls(3.0, 0.5))
+    assert x == pytest.approx(expected, rel=1e-14)
+    if cls is MA.AFACSWrongSlot:
+        assert state["memory"][0, :, 0].tolist() == [0.0, 1.0, 0.0, 3.0]
+    if cls in (AFACS, MA.AFACSMemoryUnused, MA.AFACSOverm):
+        assert state["memory"][0, :, 0].tolist() == [1.0, 0.0, 3.0, 0.0]
+
+
+def test_worker_mutants_pinned():
+    y, y0 = np.array([[[2.0]]]), np.array([[[0.5]]])
+    rows, w = np.array([0]), np.array([[1]])
+    assert MA.FedProxSignFlipped(0.2).correction({}, y, y0, rows, w)[0, 0, 0] == pytest.approx(-0.3)
+    assert FedProx(0.2).correction({}, y, y0, rows, w)[0, 0, 0] == pytest.approx(0.3)
+    st = {"c_i": np.array([[[0.0], [5.0]]]), "c": np.array([[1.0]])}
+    assert SCAFFOLD().correction(st, y, y0, rows, w)[0, 0, 0] == -4.0  # c − c_i
+    assert MA.SCAFFOLDSignFlipped().correction(st, y, y0, rows, w)[0, 0, 0] == 4.0
+
+
+def test_every_rule_mutant_changes_simulate():
+    """Under each rule mutant, simulate of the rule it replaces differs from the correct run
+    (deterministic)."""
+    p = _problem()
+    for m in mutants.CATALOGUE.values():
+        for correct in m.replaces:
+            if correct in (SGD, FedProx, SCAFFOLD):
+                alg = AFACD(2.0, 0.2, worker=correct())
+            else:
+                alg = correct(2.0, 0.2)
+            ref = simulate(p, alg, BEH, rounds=15, replicates=2, seed=4).grad_norm_sq
+            with mutants.injected(m):
+                mut = simulate(p, alg, BEH, rounds=15, replicates=2, seed=4)
+            assert not np.allclose(mut.grad_norm_sq, ref, rtol=1e-9), m.name
+            assert type(mut.config["algorithm"]) is str
+
+
+# ------------------------------------------------------------------------------------------------ engine
+# faults
+def _replay(sched, delays=None, steps=None, init=None):
+    return Replay(
+        Schedule(
+            sched.workers,
+            sched.delays if delays is None else delays,
+            sched.local_steps if steps is None else steps,
+            sched.num_workers,
+            sched.init_local_steps if init is None else init,
+        )
+    )
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "sim.stale_off_by_one",
+        "sim.stale_oldest",
+        "sim.stale_ignored",
+        "sim.K_plus_one",
+        "sim.K_minus_one",
+        "sim.K_max",
+    ],
+)
+@pytest.mark.parametrize("alg", [AFACD(1.0, 0.2), AFACS(1.0, 0.2)], ids=["AFACD", "AFACS"])
+def test_schedule_faults_equal_a_hand_edited_schedule(name, alg):
+    """The simulator under a delay/K fault equals the correct simulator on the schedule edited by hand."""
+    p = _problem()
+    R, T = 3, 12
+    sched = BEH.sample(T, R, p.num_workers, 5)
+    t = np.arange(T)[None, :, None]
+    d, k, k0 = sched.delays, sched.local_steps, sched.init_local_steps
+    edit = {
+        "sim.stale_off_by_one": dict(delays=np.minimum(d + 1, t)),
+        "sim.stale_oldest": dict(delays=np.minimum(np.full_like(d, d.max()), t)),
+        "sim.stale_ignored": dict(delays=np.zeros_like(d)),
+        "sim.K_plus_one": dict(steps=k + 1, init=k0 + 1),
+        "sim.K_minus_one": dict(steps=np.maximum(k - 1, 1), init=np.maximum(k0 - 1, 1)),
+        "sim.K_max": dict(
+            steps=np.repeat(k.max(axis=2, keepdims=True), k.shape[2], axis=2),
+            init=np.repeat(k0.max(axis=1, keepdims=True), k0.shape[1], axis=1),
+        ),
+    }[name]
+    ref = simulate(p, alg, _replay(sched, **edit), rounds=T, replicates=R, seed=5)
+    correct = simulate(p, alg, Replay(sched), rounds=T, replicates=R, seed=5)
+    with mutants.injected(name):
+        mut = simulate(p, alg, Replay(sched), rounds=T, replicates=R, seed=5)
+    np.testing.assert_array_equal(mut.grad_norm_sq, ref.grad_norm_sq)
+    assert not np.array_equal(mut.grad_norm_sq, correct.grad_norm_sq)
+    np.testing.assert_array_equal(mut.schedule.delays, sched.delays)  # the trace keeps the true schedule
+
+
+@pytest.mark.parametrize("collapse", [True, False])
+def test_sim_noise_faults_equal_a_rescaled_problem(collapse):
+    """noise dropped ≡ σ_L = 0; std σ_L per coordinate ≡ σ_L √d (same raw draws, so equal to rounding)."""
+    d = _problem().dim
+    for name, sigma in (("sim.noise_dropped", 0.0), ("sim.noise_per_coordinate", 0.5 * np.sqrt(d))):
+        ref = simulate(
+            _problem(sigma), AFACD(1.0, 0.2), BEH, rounds=10, replicates=2, seed=6, collapse=collapse
+        )
+        with mutants.injected(name):
+            mut = simulate(
+                _problem(), AFACD(1.0, 0.2), BEH, rounds=10, replicates=2, seed=6, collapse=collapse
+            )
+        np.testing.assert_allclose(mut.grad_norm_sq, ref.grad_norm_sq, rtol=1e-12)
+
+
+def test_exact_faults():
+    """exact noise dropped ≡ σ_L = 0; covariance ×d ≡ σ_L √d; round_late = the correct curve one round late;
+    the simulator is untouched by exact faults and vice versa."""
+    d = _problem().dim
+    beh = Behaviour(UniformArrivals(2), delays=UniformDelay(1), local_steps=UniformSteps(1, 2))
+    base = moments(_problem(), AFACD(1.0, 0.2), beh, 8).grad_norm_sq
+    for name, sigma in (("exact.noise_dropped", 0.0), ("exact.noise_per_coordinate", 0.5 * np.sqrt(d))):
+        ref = moments(_problem(sigma), AFACD(1.0, 0.2), beh, 8).grad_norm_sq
+        with mutants.injected(name):
+            np.testing.assert_allclose(
+                moments(_problem(), AFACD(1.0, 0.2), beh, 8).grad_norm_sq, ref, rtol=1e-12
+            )
+    with mutants.injected("exact.round_late"):
+        late = moments(_problem(), AFACD(1.0, 0.2), beh, 8).grad_norm_sq
+    np.testing.assert_array_equal(late, np.r_[base[0], base[:-1]])
+    tr = simulate(_problem(), AFACD(1.0, 0.2), beh, rounds=8, replicates=2, seed=1).grad_norm_sq
+    with mutants.injected("exact.noise_dropped"):
+        np.testing.assert_array_equal(
+            simulate(_problem(), AFACD(1.0, 0.2), beh, rounds=8, replicates=2, seed=1).grad_norm_sq, tr
+        )
+    with mutants.injected("sim.noise_dropped"):
+        np.testing.assert_array_equal(moments(_problem(), AFACD(1.0, 0.2), beh, 8).grad_norm_sq, base)
+
+
+def test_exact_engine_refuses_mutant_rules():
+    """A mutant must never be read as its base class: exact moments raise TypeError for every rule mutant,
+    whether passed directly or substituted by injected()."""
+    beh = Behaviour(UniformArrivals(2))
+    for m in mutants.CATALOGUE.values():
+        for correct, cls in m.replaces.items():
+            alg = AFACD(1.0, 0.2, worker=cls()) if correct in (SGD, FedProx, SCAFFOLD) else cls(1.0, 0.2)
+            if isinstance(alg.worker, SCAFFOLD):
+                continue  # SCAFFOLD itself is not exact-representable
+            with pytest.raises(TypeError, match="subclass|exact types"):
+                moments(_problem(), alg, beh, 3)
+            base = (
+                AFACD(1.0, 0.2, worker=correct())
+                if correct in (SGD, FedProx, SCAFFOLD)
+                else correct(1.0, 0.2)
+            )
+            with mutants.injected(m), pytest.raises(TypeError):
+                moments(_problem(), base, beh, 3)
+
+
+def test_torch_backend_refuses_mutant_rules():
+    torch = pytest.importorskip("torch")
+    from afltheory.torch_backend import TorchTask, run
+
+    rng = np.random.default_rng(0)
+    task = TorchTask(
+        torch.nn.Linear(2, 2),
+        [rng.normal(size=(4, 2)) for _ in range(2)],
+        [rng.integers(0, 2, 4) for _ in range(2)],
+    )
+    beh = Behaviour(UniformArrivals(1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        run(task, AFACD(1.0, 0.1), beh, rounds=1)
+        with pytest.raises(ValueError, match="subclass"):
+            run(task, MA.AFACDEtaMissing(1.0, 0.1), beh, rounds=1)
+        with mutants.injected("afacd.eta_missing"), pytest.raises(ValueError, match="subclass"):
+            run(task, AFACD(1.0, 0.1), beh, rounds=1)

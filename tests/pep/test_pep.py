@@ -1,0 +1,205 @@
+"""afltheory.pep: PEP worst cases of the noise-free skeletons (skipped without the 'pep' extra).
+
+Every test is deterministic (interior-point SDP solves, no randomness); tolerances are stated next to each
+comparison and are set by the solver's accuracy (Clarabel gap tolerance 1e-6, see core.SOLVER_SETTINGS).
+Sizes are tiny (Gram dimension ≤ ~30) so the whole file runs in a few seconds on one core.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+pytest.importorskip("PEPit")
+
+from afltheory.algorithms import AFACD, AFACS, FedAvg  # noqa: E402
+from afltheory.anarchy import Schedule  # noqa: E402
+from afltheory.pep import (  # noqa: E402
+    PEPSizeError,
+    bracket,
+    gram_size,
+    quadratic_lower_bound,
+    replay,
+    schedule_count,
+    skeleton,
+    worst_case,
+    worst_schedule,
+)
+
+pytestmark = pytest.mark.pep
+C = dict(L=1.0, sigma_G=0.3, sigma_L=0.0)
+
+
+def sched(W, D, K, M, K0=None):
+    W = np.asarray(W)
+    return Schedule(W, np.asarray(D), np.broadcast_to(np.asarray(K), W.shape), M,
+                    init_local_steps=np.full(M, 1 if K0 is None else K0))
+
+
+def gd_schedule(T, tau=0):
+    return sched(np.zeros((T, 1), int), [[min(t, tau)] for t in range(T)], 1, 1)
+
+
+# ------------------------------------------------------------------------------------------- anchors
+def test_gd_anchor_nonconvex_known_value():
+    """GD, γ = 1/L, min_{t≤N} ‖∇f(x_t)‖² ≤ (4/(3N)) L (f(x_0) − f(x_N)) is tight (PEPit's nonconvex
+    gradient-descent example; Abbaszadehpeivasti et al. 2021): AFA-CD, M = m = K = 1, τ = 0, η η_L = 1/L."""
+    N = 5
+    r = worst_case(AFACD(eta=1.0, eta_L=1.0), gd_schedule(N), {"L": 1.0, "sigma_G": 0.0}, delta=1.0,
+                   metric="min", gap="f_T")
+    assert r.certified and r.status == "optimal"
+    assert r.value == pytest.approx(4 / (3 * N), rel=1e-5)
+
+
+def _delayed_gd_reference(gamma, delays, L=1.0):
+    """Independent PEPit script: x_{t+1} = x_t − γ ∇f(x_{t−τ_t}), min_{t≤T}‖∇f(x_t)‖², f(x_0) − f(x_T) ≤ 1."""
+    from PEPit import PEP
+    from PEPit.functions import SmoothFunction
+
+    pep = PEP()
+    f = pep.declare_function(SmoothFunction, L=L)
+    xs = [pep.set_initial_point()]
+    for t, d in enumerate(delays):
+        xs.append(xs[-1] - gamma * f.gradient(xs[t - d]))
+    for x in xs:
+        pep.set_performance_metric(f.gradient(x) ** 2)
+    pep.set_initial_condition(f(xs[0]) - f(xs[-1]) <= 1)
+    return pep.solve(wrapper="cvxpy", solver="CLARABEL", verbose=0)
+
+
+def test_delayed_gd_matches_independent_pepit_script():
+    """Delayed GD (τ = 1, γ = 1/(2L)) through the AFA-CD skeleton equals a hand-written PEPit formulation
+    (rel. 1e-4: two SDPs solved to gap 1e-6/1e-8), and τ = 0 gives back GD's 4/(3N) at γ = 1/L."""
+    T, gamma = 4, 0.5
+    ref = _delayed_gd_reference(gamma, [min(t, 1) for t in range(T)])
+    r = worst_case(AFACD(eta=gamma, eta_L=1.0), gd_schedule(T, tau=1), {"L": 1.0, "sigma_G": 0.0}, delta=1.0,
+                   metric="min", gap="f_T")
+    assert r.certified and r.value == pytest.approx(ref, rel=1e-4)
+    r0 = worst_case(AFACD(eta=gamma, eta_L=1.0), gd_schedule(T, tau=0), {"L": 1.0, "sigma_G": 0.0}, delta=1.0,
+                    metric="min", gap="f_T")
+    assert r.value >= r0.value * (1 - 1e-5)     # delays cannot help the worst case here
+
+
+# ------------------------------------------------------------------------------------------- instance replay
+CASES = {
+    "AFACD": (AFACD(eta=2.0, eta_L=0.1), sched([[0, 1], [2, 0], [1, 2]], [[0, 0], [1, 0], [1, 1]], 2, 3)),
+    "FedAvg": (FedAvg(eta=1.0, eta_L=0.1), sched([[0], [1], [0]], [[0], [1], [0]], [[2], [1], [2]], 2)),
+    "AFACS": (AFACS(eta=2.0, eta_L=0.1), sched([[0], [1], [0]], [[0], [0], [1]], 2, 2, K0=2)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("metric", ["average", "last"])
+def test_replay_reproduces_metric(name, metric):
+    """The instance recovered from the Gram matrix, replayed through the library's own ``aggregate`` (and a
+    plain local-SGD loop), stays on the recorded points and reproduces the primal metric to 1e-6 relative."""
+    algo, S = CASES[name]
+    r = worst_case(algo, S, C, delta=1.0, metric=metric)
+    assert r.certified
+    xs, gn, value = replay(r)
+    assert value == pytest.approx(r.primal, rel=1e-6, abs=1e-9)
+    assert np.allclose(xs[: r.instance.x.shape[0]], r.instance.x, atol=1e-6)
+    assert r.primal <= r.value * (1 + 1e-5)
+
+
+def test_gram_size_matches_pepit_counter():
+    from PEPit import Point
+
+    for name, (algo, S) in CASES.items():
+        for het in ("all", "server"):
+            r = worst_case(algo, S, C, delta=1.0, heterogeneity=het)
+            assert Point.counter == r.gram_size == gram_size(skeleton(algo, S), heterogeneity=het), name
+
+
+def test_fedavg_equals_afacd_with_K_times_eta():
+    """DESIGN.md equivalence: FedAvg(η, η_L) = AFA-CD(η K, η_L) with constant K (here with delays too)."""
+    S = sched([[0, 1], [1, 2], [2, 0]], [[0, 0], [1, 1], [1, 0]], 2, 3)
+    a = worst_case(FedAvg(eta=1.5, eta_L=0.1), S, C, delta=1.0)
+    b = worst_case(AFACD(eta=3.0, eta_L=0.1), S, C, delta=1.0)
+    assert a.value == pytest.approx(b.value, rel=1e-5)
+
+
+def test_all_heterogeneity_tighter_than_server_and_lower_below_upper():
+    """More constraints ⇒ smaller SDP value ("all" ≤ "server", up to solver accuracy); a concrete certified
+    instance never beats the certified upper bound (rel. 1e-5 for the solver's accuracy)."""
+    algo, S = CASES["AFACD"]
+    a = worst_case(algo, S, C, delta=1.0, heterogeneity="all")
+    s = worst_case(algo, S, C, delta=1.0, heterogeneity="server")
+    assert a.value <= s.value * (1 + 1e-5)
+    lb = quadratic_lower_bound(algo, S, L=1.0, sigma_G=0.3, delta=1.0, grid=4)
+    assert 0 < lb.value <= a.value * (1 + 1e-5)
+
+
+def test_strongly_convex_class_smaller_than_nonconvex():
+    algo, S = CASES["FedAvg"]
+    nc = worst_case(algo, S, C, delta=1.0)
+    sc = worst_case(algo, S, C, delta=1.0, mu=0.5)
+    assert sc.certified and sc.value <= nc.value * (1 + 1e-5)
+    assert sc.instance.x_star is not None
+
+
+# ------------------------------------------------------------------------------------------- schedules
+def test_exhaustive_schedule_search_is_the_max():
+    """M = 2, m = 1, T = 2, τ = 1: 1 · 4 = 4 schedules; the exhaustive maximum equals the max of the
+    individually solved schedules and is ≥ the no-delay schedule's value."""
+    algo = AFACD(eta=2.0, eta_L=0.1)
+    assert schedule_count(2, 1, 2, 1) == 4
+    res = worst_schedule(algo, C, num_workers=2, m=1, K=2, T=2, tau=1, delta=1.0)
+    assert res.method == "exhaustive" and res.solves == 4 and res.uncertified == 0
+    vals = []
+    for w1 in (0, 1):
+        for d1 in (0, 1):
+            S = sched([[0], [w1]], [[0], [d1]], 2, 2, K0=2)
+            vals.append(worst_case(algo, S, C, delta=1.0, heterogeneity="server").value)
+    assert res.best.value == pytest.approx(max(vals), rel=1e-6)
+
+
+# ------------------------------------------------------------------------------------------- brackets
+def test_bracket_thm2_tiny_and_control():
+    b = bracket("thm2", m=1, K=2, T=2, tau=1, M=2, sigma_G=0.1, lower_grid=3)
+    assert b.inside_conditions and b.certified
+    assert b.lower <= b.upper * (1 + 1e-5)
+    assert b.holds and b.control_exceeded          # certified; the bound minus its transient term is not
+    assert b.bound == pytest.approx(sum(b.terms.values()))
+    json.dumps(b.to_json(), default=str)
+
+
+# ------------------------------------------------------------------------------------------- bad input
+def test_size_limit_error_names_size_and_time():
+    S = sched(np.zeros((30, 1), int), [[0]] * 30, 5, 3)
+    with pytest.raises(PEPSizeError, match=r"Gram dimension \d+ exceeds max_gram=.*estimated solve time"):
+        worst_case(AFACD(eta=1.0, eta_L=0.1), S, C, delta=1.0)
+
+
+@pytest.mark.parametrize("kw, match", [
+    (dict(metric="median"), "metric="), (dict(gap="f0"), "gap="), (dict(delta=0.0), "delta="),
+    (dict(heterogeneity="some"), "heterogeneity="), (dict(mu=2.0), "mu="),
+])
+def test_bad_arguments(kw, match):
+    algo, S = CASES["AFACD"]
+    args = dict(delta=1.0) | kw
+    with pytest.raises(ValueError, match=match):
+        worst_case(algo, S, C, **args)
+
+
+def test_noisy_constants_and_unsupported_rules_rejected():
+    algo, S = CASES["AFACD"]
+    with pytest.raises(ValueError, match="sigma_L"):
+        worst_case(algo, S, dict(C, sigma_L=0.5), delta=1.0)
+    from afltheory.algorithms import FedBuff
+    with pytest.raises(ValueError, match="algorithm="):
+        worst_case(FedBuff(eta=1.0, eta_L=0.1), S, C, delta=1.0)
+
+
+def test_inaccurate_solver_status_is_not_certified(monkeypatch):
+    """A solve stopped early (Clarabel max_iter = 3) is reported with its status and ``upper`` None."""
+    from afltheory.pep import core
+
+    monkeypatch.setattr(core, "SOLVER_SETTINGS", dict(core.SOLVER_SETTINGS, max_iter=3))
+    monkeypatch.setattr(core, "RETRY_SETTINGS", dict(core.RETRY_SETTINGS, max_iter=3))
+    algo, S = CASES["AFACD"]
+    r = worst_case(algo, S, C, delta=1.0)
+    assert not r.certified and r.upper is None and r.status != "optimal"
+    assert "NOT certified" in r.summary()
