@@ -1,20 +1,19 @@
-"""Verdicts with power (DESIGN.md "Verdict power"): bound verdicts that report each term's share and are run where
-the term they are about matters, plausible negative controls, engine-vs-reference and Monte-Carlo-vs-exact
-agreement verdicts, and the starting points that make a transient term matter.
+"""Verdicts with power (DESIGN.md "Verdict power"): bound verdicts that report each term's share and are run
+where the term they are about matters, plausible negative controls, engine-vs-reference and
+Monte-Carlo-vs-exact agreement verdicts, and the starting points that make a transient term matter.
 
 - ``bound_check``: measured vs a bound given by its named terms (``theory.theoremK.bound_terms``). The verdict
-  names the term(s) it is *about*; if another term holds more than ``DOMINANCE`` of the bound the configuration
-  lacks power and the verdict fails (saying so). Its negative control is the plausible wrong claim "the bound
-  without the term(s) under test" (or one given explicitly), never bound/100.
-- ``steep_start``: x_0 = x* + r v, v the top eigenvector of ∇²f(x*), r chosen so that the transient term
-  4(f_0 − f_*)/(η η_L T) has a given share of the bound; along v a server that moves too slowly (a step too small
-  by a constant factor) exceeds the transient term.
+  names the term(s) it is *about*; if another term holds more than ``DOMINANCE`` of the bound the
+  configuration lacks power and the verdict fails (saying so). Its negative control is the plausible wrong
+  claim "the bound without the term(s) under test" (or one given explicitly), never bound/100.
+- ``steep_start``: x_0 = x* + r v, v the top eigenvector of ∇²f(x*), r chosen so that the transient term 4(f_0
+  − f_*)/(η η_L T) has a given share of the bound; along v a server that moves too slowly (a step too small by
+  a constant factor) exceeds the transient term.
 - ``reference_check``: the engine's ‖∇f(x_t)‖² on a realized schedule equals the independent plain loop of
-  ``_reference`` (σ_L = 0); control: the plain loop of the nearest wrong reading (sum of the K gradients, or the
-  printed server step).
+  ``_reference`` (σ_L = 0); control: the plain loop of the nearest wrong reading (sum of the K gradients, or
+  the printed server step).
 - ``agreement_check``: Monte Carlo vs exact moments, z-scores of the time average and of the last-quarter
-  average; control: the same z-test against the exact moments with σ_L² halved.
-"""
+  average; control: the same z-test against the exact moments with σ_L² halved."""
 
 from __future__ import annotations
 

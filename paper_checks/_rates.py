@@ -1,6 +1,6 @@
 """Shared machinery for the corollary slope checks: runs at η_L = 1/√T, η = √(nK), the measured statistic
-(time average, or the stationary tail average for a run started at x*), bootstrap slopes, and the slopes a real
-mistake would produce (the negative controls)."""
+(time average, or the stationary tail average for a run started at x*), bootstrap slopes, and the slopes a
+real mistake would produce (the negative controls)."""
 
 from __future__ import annotations
 

@@ -1,19 +1,20 @@
 """An independent plain loop of the paper's algorithms, for "engine = paper's algorithm" verdicts.
 
 One replicate, one arrival, one local step at a time, following THEOREMS.md literally and reading only the
-algorithm's hyperparameters (η, η_L, AFA-CS's warm start), never its hooks: a worker that pulled the model τ rounds
-ago starts from y_0 = x_{t−τ}, takes K steps y_{k+1} = y_k − η_L ∇f_i(y_k) and returns G_i = (1/K) Σ_k ∇f_i(y_k);
+algorithm's hyperparameters (η, η_L, AFA-CS's warm start), never its hooks: a worker that pulled the model τ
+rounds ago starts from y_0 = x_{t−τ}, takes K steps y_{k+1} = y_k − η_L ∇f_i(y_k) and returns G_i = (1/K) Σ_k
+∇f_i(y_k);
 - AFA-CD (Algorithm 2, as proved): x_{t+1} = x_t − η η_L (1/m) Σ_{i∈M_t} G_i;
-- AFA-CS (Algorithm 3): slot i ← G_i for every arrival, x_{t+1} = x_t − η η_L (1/M) Σ_{i∈[M]} slot_i, the slots
-  warm-started with each worker's update at x_0 (K from ``schedule.init_local_steps``);
+- AFA-CS (Algorithm 3): slot i ← G_i for every arrival, x_{t+1} = x_t − η η_L (1/M) Σ_{i∈[M]} slot_i, the
+  slots warm-started with each worker's update at x_0 (K from ``schedule.init_local_steps``);
 - FedAvg (two-sided): x_{t+1} = x_t + η (1/m) Σ_i (−η_L K_i G_i);
 - FedBuff (Nguyen et al. 2022): x_{t+1} = x_t + η (1/m) Σ_i w(τ_i)(−η_L K_i G_i), w = 1, 1/√(1+τ) or 1/(1+τ);
-- workers: SGD; FedProx (gradient of f_i(y) + (μ/2)‖y − y_0‖²); SCAFFOLD option II (gradient − c_i + c with the
-  controls as of the round's start; after the round c_i ← c_i − c + (y_0 − y_K)/(K η_L) for every arrival and
-  c ← c + (1/M) Σ (c_i⁺ − c_i)). G_i is the mean of the K (corrected) gradients.
-Deterministic gradients (σ_L = 0): given the schedule, the trajectory is a function, so the engine must reproduce it
-to rounding. The reference runs on the schedule the check sampled itself (not on what the engine reports).
-"""
+- workers: SGD; FedProx (gradient of f_i(y) + (μ/2)‖y − y_0‖²); SCAFFOLD option II (gradient − c_i + c with
+  the controls as of the round's start; after the round c_i ← c_i − c + (y_0 − y_K)/(K η_L) for every arrival
+  and c ← c + (1/M) Σ (c_i⁺ − c_i)). G_i is the mean of the K (corrected) gradients.
+Deterministic gradients (σ_L = 0): given the schedule, the trajectory is a function, so the engine must
+reproduce it to rounding. The reference runs on the schedule the check sampled itself (not on what the engine
+reports)."""
 
 from __future__ import annotations
 

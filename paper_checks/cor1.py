@@ -1,20 +1,20 @@
-"""Corollary 1 [Yang et al. 2022, Cor 1]: AFA-CD under general arrivals, η_L = 1/√T, η = √(mK):
-O(1/√(mKT)) + O(τ²/T) + O(K²/T) + O(σ_G²) — linear speedup down to an O(σ_G²) error ball.
+"""Corollary 1 [Yang et al. 2022, Cor 1]: AFA-CD under general arrivals, η_L = 1/√T, η = √(mK): O(1/√(mKT)) +
+O(τ²/T) + O(K²/T) + O(σ_G²) — linear speedup down to an O(σ_G²) error ball.
 
 ``cor1.slope_T`` (error − floor, σ_G > 0): ``HeterogeneousQuadratic(dim=5, num_workers=10, L=1, mu=0.2,
-sigma_L=1, sigma_G=1, seed=1)``, the paper's biased arrivals (``BiasedArrivals.paper(2)``), no delay, K = 1,
-T ∈ {500, 1000, 2000, 4000} (full adds 8000). The floor is ‖∇f(x̂)‖² at the biased stationary point x̂
-(Σ_i π_i ∇f_i(x̂) = 0, π_i the arrival law's inclusion probabilities): for K = 1 without delay E x_t → x̂ whatever
-the step. The claim is that the rest, (1/T) Σ E‖∇f(x_t)‖² − ‖∇f(x̂)‖² (transient, σ_L² noise and the arrivals'
-sampling variance around x̂), falls as T^(−1/2). With σ_G > 0 the biased arrivals matter (the old σ_G = 0 version
-coincided with ``cor2.slope_T`` to 1e-14). Exact moments when they apply (else MC, R = 16/48, bootstrap CI);
-Theorem 2's conditions evaluated at every point; negative control: slope 0 (step not scaled with T).
-``cor1.floor_sigmaG``: σ_G ∈ {0.25, 0.5, 1, 2, 4}, σ_L = 0.1, concentrated biased arrivals (98 % on the adversarial
-pair, m = 2), no delay, K = 2, T = 1000 (η_L = 1/√T, η = √(mK)), L = 1, μ = 0.2; measured: E‖∇f(x_t)‖² over
-t ∈ [T/2, T) (exact moments when available). Claim: the floor scales as σ_G² (log–log slope 2 ± 0.05) and does
-not vanish with T (T = 2000 within 10 % of T = 1000). Negative control: the slope a floor ∝ σ_G would have (1).
-``cor1.mc_vs_exact``: MC (R = 64) vs exact moments on the σ_G = 1 floor configuration (z-scores).
-"""
+sigma_L=1, sigma_G=1, seed=1)``, the paper's biased arrivals (``BiasedArrivals.paper(2)``), no delay, K = 1, T
+∈ {500, 1000, 2000, 4000} (full adds 8000). The floor is ‖∇f(x̂)‖² at the biased stationary point x̂ (Σ_i π_i
+∇f_i(x̂) = 0, π_i the arrival law's inclusion probabilities): for K = 1 without delay E x_t → x̂ whatever the
+step. The claim is that the rest, (1/T) Σ E‖∇f(x_t)‖² − ‖∇f(x̂)‖² (transient, σ_L² noise and the arrivals'
+sampling variance around x̂), falls as T^(−1/2). With σ_G > 0 the biased arrivals matter (the old σ_G = 0
+version coincided with ``cor2.slope_T`` to 1e-14). Exact moments when they apply (else MC, R = 16/48,
+bootstrap CI); Theorem 2's conditions evaluated at every point; negative control: slope 0 (step not scaled
+with T). ``cor1.floor_sigmaG``: σ_G ∈ {0.25, 0.5, 1, 2, 4}, σ_L = 0.1, concentrated biased arrivals (98 % on
+the adversarial pair, m = 2), no delay, K = 2, T = 1000 (η_L = 1/√T, η = √(mK)), L = 1, μ = 0.2; measured:
+E‖∇f(x_t)‖² over t ∈ [T/2, T) (exact moments when available). Claim: the floor scales as σ_G² (log–log slope 2
+± 0.05) and does not vanish with T (T = 2000 within 10 % of T = 1000). Negative control: the slope a floor ∝
+σ_G would have (1). ``cor1.mc_vs_exact``: MC (R = 64) vs exact moments on the σ_G = 1 floor configuration
+(z-scores)."""
 
 from __future__ import annotations
 

@@ -1,26 +1,25 @@
 """Corollary 2 [Yang et al. 2022, Cor 2]: with η_L = 1/√T and η = √(mK), AFA-CD's error falls as 1/√(mKT) —
 slope −1/2 in T, in m and in K — because the server averages the noise of m arrivals × K local gradients.
 
-Mechanism (``cor2.slope_T``, ``cor2.slope_m``, ``cor2.slope_K``): the run starts at x* so there is no transient,
-and the measured statistic is the stationary noise level, the mean of E‖∇f(x_t)‖² over t ∈ [T/2, T). On
-``HeterogeneousQuadratic(dim=5, num_workers=16, L=0.1, mu=0.1, sigma_L=1, sigma_G=0, seed=1)`` (isotropic
-Hessian, so x μ T ≥ 2 and the ramp from x* is over by T/2) that level is (ηη_L L σ_L²/(2mK))(1 + O(ηη_L L)) =
-Θ(1/√(mKT)): the slopes test that the noise is averaged over the m arrivals and the K steps (a server that
-averages over M, a worker that sums its K gradients, dropped or mis-scaled noise all change them). Uniform
-arrivals, no delay, constant K; σ_G = 0 on purpose (with σ_G > 0 and m < M the sampling variance adds
-Θ(√(K/(mT)))σ_G², see ``thm3.sampling_term``). Grids (base m = 2, K = 1, T = 1000): T ∈ {500, 1000, 2000, 4000}
-(full adds 8000, 16000); m ∈ {1, 2, 4, 8}; K ∈ {1, 2, 4, 8}. Exact moments (``afltheory.exact``) when they
-apply, else Monte Carlo (R = 16 quick / 48 full) with a 95 % bootstrap CI. Terms: Theorem 3's bound at x_0 = x*
-on the realized schedule; its σ_L² server term 4Lηη_Lσ_L²/(mK̄) — the O(1/√(mKT)) term — is reported (minimum
-share over the grid) and Theorem 3's conditions are evaluated at every point (``inside_conditions``).
-Full trajectory (``cor2.slope_T_full``, ``cor2.slope_m_full``): the same claim on (1/T) Σ_{t<T} E‖∇f(x_t)‖² from
-the default x_0 (L = 0.1, μ = 0.05), where 84–86 % of the error is the noise-free transient 4Δ/(ηη_L T) — it tests
-the step-size scaling, not the averaging; kept as a separate verdict. ``cor2.slope_T_mc``: its Monte Carlo
-version (T ∈ {250, …, 2000}, exact moments off). ``cor2.mc_vs_exact``: the Monte Carlo engine vs the exact
-moments at the mechanism's base point (z-scores of the tail and the time average, R = 64).
-Tolerance ±0.03 on the slope. Negative control of a slope: the same test against the slope a real mistake gives
-(T: 0, step not scaled with T; m, K: +1/2, noise not averaged).
-"""
+Mechanism (``cor2.slope_T``, ``cor2.slope_m``, ``cor2.slope_K``): the run starts at x* so there is no
+transient, and the measured statistic is the stationary noise level, the mean of E‖∇f(x_t)‖² over t ∈ [T/2,
+T). On ``HeterogeneousQuadratic(dim=5, num_workers=16, L=0.1, mu=0.1, sigma_L=1, sigma_G=0, seed=1)``
+(isotropic Hessian, so x μ T ≥ 2 and the ramp from x* is over by T/2) that level is (ηη_L L σ_L²/(2mK))(1 +
+O(ηη_L L)) = Θ(1/√(mKT)): the slopes test that the noise is averaged over the m arrivals and the K steps (a
+server that averages over M, a worker that sums its K gradients, dropped or mis-scaled noise all change them).
+Uniform arrivals, no delay, constant K; σ_G = 0 on purpose (with σ_G > 0 and m < M the sampling variance adds
+Θ(√(K/(mT)))σ_G², see ``thm3.sampling_term``). Grids (base m = 2, K = 1, T = 1000): T ∈ {500, 1000, 2000,
+4000} (full adds 8000, 16000); m ∈ {1, 2, 4, 8}; K ∈ {1, 2, 4, 8}. Exact moments (``afltheory.exact``) when
+they apply, else Monte Carlo (R = 16 quick / 48 full) with a 95 % bootstrap CI. Terms: Theorem 3's bound at
+x_0 = x* on the realized schedule; its σ_L² server term 4Lηη_Lσ_L²/(mK̄) — the O(1/√(mKT)) term — is reported
+(minimum share over the grid) and Theorem 3's conditions are evaluated at every point (``inside_conditions``).
+Full trajectory (``cor2.slope_T_full``, ``cor2.slope_m_full``): the same claim on (1/T) Σ_{t<T} E‖∇f(x_t)‖²
+from the default x_0 (L = 0.1, μ = 0.05), where 84–86 % of the error is the noise-free transient 4Δ/(ηη_L T) —
+it tests the step-size scaling, not the averaging; kept as a separate verdict. ``cor2.slope_T_mc``: its Monte
+Carlo version (T ∈ {250, …, 2000}, exact moments off). ``cor2.mc_vs_exact``: the Monte Carlo engine vs the
+exact moments at the mechanism's base point (z-scores of the tail and the time average, R = 64). Tolerance
+±0.03 on the slope. Negative control of a slope: the same test against the slope a real mistake gives (T: 0,
+step not scaled with T; m, K: +1/2, noise not averaged)."""
 
 from __future__ import annotations
 

@@ -1,28 +1,27 @@
 """Corollary 3 and Remark 5 [Yang et al. 2022, Cor 3, Remark 5]: AFA-CS removes the σ_G² floor under biased
 arrivals with bounded delays (AFA-CD keeps it); the speedup in the total M needs m ∝ M.
 
-Floor: ``HeterogeneousQuadratic(dim=5, num_workers=10, L=1, mu=0.2, sigma_L=0, sigma_G=1, seed=1)``, paper's biased
-arrivals (m = 5), ``UniformDelay(2)``, K = 1, η = 1, η_L = 0.1, T = 400; floor = E‖∇f(x_t)‖² over the last 100
-rounds relative to σ_G². ``cor3.floor_removed`` with exact moments, ``cor3.floor_removed_mc`` by Monte Carlo
-(R = 16, σ_L = 0: the simulator-level discriminator — a server that does not use, update or fill its memory keeps a
-floor). Claim AFA-CS floor/σ_G² ≤ 1e-4; negative control: AFA-CD (no memory) under the same criterion. The paper's
-rare workers (p = 0.01) leave memory slots ~100 rounds stale, so Theorem 4's (C3) 30 L²η_L²τK² ≤ 1/4 fails at
-η_L = 0.1: these verdicts are outside the conditions (exploratory), as labelled. ``cor3.mc_vs_exact``: MC (R = 64)
-vs exact moments of AFA-CS on this configuration at t = 1, 2, 4, 8 and the time average; control: the exact curve
-one round late.
-Speedup in M (η_L = 1/√T, η = √(MK), K = 2, M ∈ {4, 8, 16}, σ_G = 0, L = 0.1, μ = 0.05; T = 1000 quick / 2000
-full; MC R = 16 / 48, 95 % bootstrap CI). With m arrivals per round at most m slots are refreshed per round, so the
-memory staleness is ≥ ⌈M/m⌉ − 1 (``theory.corollaries.min_memory_staleness``; realized: ~16, 28, 70 for m = 2):
-Corollary 3's own τ²(M − m')²/(M²T) term then dominates the O(1/√(MKT)) term and grows with M, and Theorem 4's
-second condition fails at M = 16. ``cor3.stale_term`` evaluates that term and the conditions on the realized
-schedules (``corollaries.cor3_realized``) for m = 2 and for m = M/2. The M-speedup needs m ∝ M:
-- ``cor3.speedup_M_transient`` (σ_L = 0, m = 2): slope ≤ −1/2 (CI upper end ≤ −0.45); outside the conditions at
-  M = 16 (labelled); control: a claimed M^(−1) speedup.
-- ``cor3.speedup_M_noise`` (σ_L = 1, m = 2, FINDING): no M^(−1/2) speedup (CI upper end > −0.35); control: the same
-  detector with m = M/2, which does speed up.
-- ``cor3.speedup_M_proportional`` (σ_L = 1, m = M/2, inside the conditions): slope −1/2 (bootstrap CI widened by
-  0.03 contains it); control: slope 0 (no speedup, what a fixed m gives).
-"""
+Floor: ``HeterogeneousQuadratic(dim=5, num_workers=10, L=1, mu=0.2, sigma_L=0, sigma_G=1, seed=1)``, paper's
+biased arrivals (m = 5), ``UniformDelay(2)``, K = 1, η = 1, η_L = 0.1, T = 400; floor = E‖∇f(x_t)‖² over the
+last 100 rounds relative to σ_G². ``cor3.floor_removed`` with exact moments, ``cor3.floor_removed_mc`` by
+Monte Carlo (R = 16, σ_L = 0: the simulator-level discriminator — a server that does not use, update or fill
+its memory keeps a floor). Claim AFA-CS floor/σ_G² ≤ 1e-4; negative control: AFA-CD (no memory) under the same
+criterion. The paper's rare workers (p = 0.01) leave memory slots ~100 rounds stale, so Theorem 4's (C3) 30
+L²η_L²τK² ≤ 1/4 fails at η_L = 0.1: these verdicts are outside the conditions (exploratory), as labelled.
+``cor3.mc_vs_exact``: MC (R = 64) vs exact moments of AFA-CS on this configuration at t = 1, 2, 4, 8 and the
+time average; control: the exact curve one round late. Speedup in M (η_L = 1/√T, η = √(MK), K = 2, M ∈ {4, 8,
+16}, σ_G = 0, L = 0.1, μ = 0.05; T = 1000 quick / 2000 full; MC R = 16 / 48, 95 % bootstrap CI). With m
+arrivals per round at most m slots are refreshed per round, so the memory staleness is ≥ ⌈M/m⌉ − 1
+(``theory.corollaries.min_memory_staleness``; realized: ~16, 28, 70 for m = 2): Corollary 3's own τ²(M −
+m')²/(M²T) term then dominates the O(1/√(MKT)) term and grows with M, and Theorem 4's second condition fails
+at M = 16. ``cor3.stale_term`` evaluates that term and the conditions on the realized schedules
+(``corollaries.cor3_realized``) for m = 2 and for m = M/2. The M-speedup needs m ∝ M:
+- ``cor3.speedup_M_transient`` (σ_L = 0, m = 2): slope ≤ −1/2 (CI upper end ≤ −0.45); outside the conditions
+  at M = 16 (labelled); control: a claimed M^(−1) speedup.
+- ``cor3.speedup_M_noise`` (σ_L = 1, m = 2, FINDING): no M^(−1/2) speedup (CI upper end > −0.35); control: the
+  same detector with m = M/2, which does speed up.
+- ``cor3.speedup_M_proportional`` (σ_L = 1, m = M/2, inside the conditions): slope −1/2 (bootstrap CI widened
+  by 0.03 contains it); control: slope 0 (no speedup, what a fixed m gives)."""
 
 from __future__ import annotations
 

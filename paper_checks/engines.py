@@ -1,13 +1,13 @@
-"""The simulated algorithms are the papers' algorithms: engine vs an independent plain loop (``_reference``) for
-the rules no other check runs — FedBuff [Nguyen et al. 2022] and the worker-side optimizers of the paper's Table 3,
-FedProx (μ = 0.1) and SCAFFOLD (option II), inside AFA-CD [Yang et al. 2022, Table 3].
+"""The simulated algorithms are the papers' algorithms: engine vs an independent plain loop (``_reference``)
+for the rules no other check runs — FedBuff [Nguyen et al. 2022] and the worker-side optimizers of the paper's
+Table 3, FedProx (μ = 0.1) and SCAFFOLD (option II), inside AFA-CD [Yang et al. 2022, Table 3].
 
 Configuration: ``HeterogeneousCurvatureQuadratic(dim=5, num_workers=10, L=1, mu=0.1, sigma_L=0, sigma_G=1,
-seed=1)`` (per-worker Hessians, deterministic gradients), the paper's biased arrivals (m = 5), ``UniformDelay(3)``,
-``UniformSteps.paper(2)`` (K ∈ {1, …, 4}); T = 40 (full 120), R = 2; the schedule is sampled once and replayed.
-Claim: max over rounds and replicates of |‖∇f(x_t)‖²_engine − ‖∇f(x_t)‖²_loop| / max ‖∇f‖² ≤ 1e-8. Negative
-control: the plain loop of the nearest wrong reading (the K gradients summed) differs beyond the tolerance.
-"""
+seed=1)`` (per-worker Hessians, deterministic gradients), the paper's biased arrivals (m = 5),
+``UniformDelay(3)``, ``UniformSteps.paper(2)`` (K ∈ {1, …, 4}); T = 40 (full 120), R = 2; the schedule is
+sampled once and replayed. Claim: max over rounds and replicates of |‖∇f(x_t)‖²_engine − ‖∇f(x_t)‖²_loop| /
+max ‖∇f‖² ≤ 1e-8. Negative control: the plain loop of the nearest wrong reading (the K gradients summed)
+differs beyond the tolerance."""
 
 from __future__ import annotations
 

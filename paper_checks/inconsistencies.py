@@ -1,12 +1,12 @@
-"""The paper-inconsistency register (THEOREMS.md #1–#5), each demonstrated numerically or symbolically and reported
-as a finding (``finding=True``; "passed" means "demonstrated as documented"). Each carries a negative control: the
-same detector on an input where the inconsistency cannot show, which must not fire.
+"""The paper-inconsistency register (THEOREMS.md #1–#5), each demonstrated numerically or symbolically and
+reported as a finding (``finding=True``; "passed" means "demonstrated as documented"). Each carries a negative
+control: the same detector on an input where the inconsistency cannot show, which must not fire.
 
-#1 server step: Algorithms 2/3 print x_{t+1} = x_t − η G_t, the proofs use −η η_L G_t. At the Theorem 2 step sizes
-   of ``thm2`` (η ≈ 9.2, η_L = 0.009: conditions hold for x = ηη_L ≈ 0.083) the printed reading's step is x' = η:
-   AFA-CD with the printed step diverges on the shared-Hessian quadratic while the proof's reading converges
-   (T = 100, R = 4). Control: the same detector where both readings are admissible (η = 0.08 ≤ x_max, η_L = 0.009):
-   it compares two different simulations and must not fire.
+#1 server step: Algorithms 2/3 print x_{t+1} = x_t − η G_t, the proofs use −η η_L G_t. At the Theorem 2 step
+   sizes of ``thm2`` (η ≈ 9.2, η_L = 0.009: conditions hold for x = ηη_L ≈ 0.083) the printed reading's step
+   is x' = η: AFA-CD with the printed step diverges on the shared-Hessian quadratic while the proof's reading
+   converges (T = 100, R = 4). Control: the same detector where both readings are admissible (η = 0.08 ≤
+   x_max, η_L = 0.009): it compares two different simulations and must not fire.
 #2 Theorem 3's printed left side carries an extra factor 2. Computed: on a configuration inside Theorem 3's
    conditions where the bound is nearly attained (shared-Hessian quadratic, σ_L = 0, x_0 = x*, uniform m = 5,
    no delay, K ~ U{1..4}, η_L = 0.0011, η = 0.9 η_max, T = 300, R = 64; the sampling variance of ``thm3.
@@ -14,22 +14,20 @@ same detector on an input where the inconsistency cannot show, which must not fi
    2·LHS ≤ RHS fails (99 % t-LCB of 2·LHS > RHS): the factor is not harmless. Control: the same detector at
    η_L = 0.003 (slack ≈ 10), where both readings hold, must not fire.
 #3 K̃_t, K̂_t² over M_t (statement) vs over all M (proof): ``theorem3.bound(averaging=...)`` on a realized
-   schedule with dynamic steps ``UniformSteps.paper(2)``; demonstrated when the per-replicate relative difference
-   is > 1e-6. Control: constant K (both readings coincide).
+   schedule with dynamic steps ``UniformSteps.paper(2)``; demonstrated when the per-replicate relative
+   difference is > 1e-6. Control: constant K (both readings coincide).
 #4 Remark 4's second τ threshold has no matching term in Corollary 2 (``theory.corollaries.derive(2).flags``);
    control: the first threshold is matched. A symbolic derivation (``derivation=True``), not a measurement.
-#5 Corollary 3's proof lists O(K/(MT)); direct substitution gives O(K/T) (``derive(3).flags``). Reading-dependent
-   (``corollaries.cor3_readings``): the talk slides (seed 000) list O(K²/(MT)), which is the σ_G² term
-   120 L²K²σ_G²/(MT) under the "mean" reading of Theorem 4's K̂_t² (under the "sum" reading it is K²/T, listed
-   nowhere); the σ_L² drift term 20 L²Kσ_L²/T is O(K/T) under both, so the proof's O(K/(MT)) matches neither.
-   Control: the O(1/√(MKT)) term agrees. A symbolic derivation (``derivation=True``).
-"""
+#5 Corollary 3's proof lists O(K/(MT)); direct substitution gives O(K/T) (``derive(3).flags``).
+   Reading-dependent (``corollaries.cor3_readings``): the talk slides (seed 000) list O(K²/(MT)), which is the
+   σ_G² term 120 L²K²σ_G²/(MT) under the "mean" reading of Theorem 4's K̂_t² (under the "sum" reading it is
+   K²/T, listed nowhere); the σ_L² drift term 20 L²Kσ_L²/T is O(K/T) under both, so the proof's O(K/(MT))
+   matches neither. Control: the O(1/√(MKT)) term agrees. A symbolic derivation (``derivation=True``)."""
 
 from __future__ import annotations
 
 import numpy as np
 import sympy as sp
-
 from scipy import stats
 
 from afltheory.algorithms import AFACD

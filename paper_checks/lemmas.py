@@ -1,22 +1,21 @@
 """Lemma 1, Lemma 2 and the local drift bound (1) [Yang et al. 2022, Lemma 1, Lemma 2, bound (1)] on simulated
 local-SGD trajectories.
 
-Trajectories come from an independent plain-NumPy local-SGD loop (y_{k+1} = y_k − η_L(∇f_i(y_k) + ξ_k), ξ from the
-problem's noise model), N = 4000 (quick) / 20000 (full) paths per worker, on
-``HeterogeneousCurvatureQuadratic(dim=5, num_workers=10, L=1, mu=0.1, sigma_L=0.5, sigma_G=1, seed=1)`` (per-worker
-Hessians: drift is real) from its default x_0.
-- Lemma 1 (K = 5, η_L = 0.05, worker 0): E‖G_i − (1/K)Σ_j ∇f_i(y_j)‖² vs σ_L²/K. With additive Gaussian noise the
-  bound is attained, so the claim is checked as a tight value: 99.9 % t-interval contains σ_L²/K. Negative
+Trajectories come from an independent plain-NumPy local-SGD loop (y_{k+1} = y_k − η_L(∇f_i(y_k) + ξ_k), ξ from
+the problem's noise model), N = 4000 (quick) / 20000 (full) paths per worker, on
+``HeterogeneousCurvatureQuadratic(dim=5, num_workers=10, L=1, mu=0.1, sigma_L=0.5, sigma_G=1, seed=1)``
+(per-worker Hessians: drift is real) from its default x_0.
+- Lemma 1 (K = 5, η_L = 0.05, worker 0): E‖G_i − (1/K)Σ_j ∇f_i(y_j)‖² vs σ_L²/K. With additive Gaussian noise
+  the bound is attained, so the claim is checked as a tight value: 99.9 % t-interval contains σ_L²/K. Negative
   control: the wrong scaling σ_L²/K².
 - Lemma 2 (m = 5 workers {0..4}, K_i = 1..5, η_L = 0.05), from x̂ = argmin Σ_{i<5} f_i so that the noise term
   matters: E‖Σ_i G_i‖² ≤ E[2‖Σ_i E G_i‖²] + 2(Σ_i 1/K_i)σ_L² (E G_i the path-wise mean of Lemma 1); MC mean vs
-  bound with a 99 % t-UCB; the verdict is about the σ_L² term (``lemmas.lemma2_bound_terms``); negative control:
-  the bound without it (2‖Σ E G_i‖² alone).
+  bound with a 99 % t-UCB; the verdict is about the σ_L² term (``lemmas.lemma2_bound_terms``); negative
+  control: the bound without it (2‖Σ E G_i‖² alone).
 - Drift (1): K = 5, η_L at the (C1) boundary (6η_L²(2K²−3K+1)L² = 1 ⇒ η_L ≈ 0.068), from x = x* (∇f(x) = 0, so
-  the gradient term vanishes and the heterogeneity term matters), every worker and every k ≤ K:
-  max_{i,k} E‖y_k − x‖² ≤ 5Kη_L²(σ_L² + 6Kσ_G²) + 30K²η_L²‖∇f(x)‖² (``lemmas.drift_bound_terms``); about the σ_G²
-  term; negative control: the bound without it.
-"""
+  the gradient term vanishes and the heterogeneity term matters), every worker and every k ≤ K: max_{i,k}
+  E‖y_k − x‖² ≤ 5Kη_L²(σ_L² + 6Kσ_G²) + 30K²η_L²‖∇f(x)‖² (``lemmas.drift_bound_terms``); about the σ_G² term;
+  negative control: the bound without it."""
 
 from __future__ import annotations
 

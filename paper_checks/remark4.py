@@ -1,17 +1,17 @@
-"""Remark 4 [Yang et al. 2022, Remark 4]: the error stops depending on the delay τ once
-τ ≲ min{T^{1/4}/(mK)^{1/4}, T^{1/2}/(m^{1/2}K^{5/2})}.
+"""Remark 4 [Yang et al. 2022, Remark 4]: the error stops depending on the delay τ once τ ≲
+min{T^{1/4}/(mK)^{1/4}, T^{1/2}/(m^{1/2}K^{5/2})}.
 
-Configuration: ``HeterogeneousQuadratic(dim=5, num_workers=10, L=1, mu=0.2, sigma_L=1, sigma_G=0, seed=1)``, uniform
-arrivals m = 2, K = 1, η_L = 1/√T, η = √(mK), T = 1000 ⇒ threshold τ* = min{4.73, 22.4} = 4.73; deterministic
-delays ``FixedDelay(τ)`` for τ ∈ {0, 2, 4} (≤ τ*), R = 16 replicates with common random numbers (same seed, so the
-gradient noise is shared and the τ-effect is measured without Monte Carlo noise in the difference).
-Claim: max_τ≤τ* |E(τ)/E(0) − 1| ≤ 10 % (at τ* the τ²/T term equals the leading term, so an O(1)
-constant-level effect near τ* is allowed by the remark; 10 % is our tolerance). Negative control: the plausible
-wrong reading of the remark that takes the *larger* of its two printed thresholds, T^{1/2}/(m^{1/2}K^{5/2}) = 22.4:
-at τ = 22 (not divergent) the same criterion must fail. (τ = 40 diverges: a strawman.)
-Theorem 3's (C2) L ηη_L + L²η²η_L²τ² ≤ 1/(2M) fails here (ηη_L = √(mK/T) ≈ 0.045 > 1/(2M) = 0.05 − …): Remark 4
-is a statement about the rate, so the verdict is outside the conditions (exploratory), as labelled.
-"""
+Configuration: ``HeterogeneousQuadratic(dim=5, num_workers=10, L=1, mu=0.2, sigma_L=1, sigma_G=0, seed=1)``,
+uniform arrivals m = 2, K = 1, η_L = 1/√T, η = √(mK), T = 1000 ⇒ threshold τ* = min{4.73, 22.4} = 4.73;
+deterministic delays ``FixedDelay(τ)`` for τ ∈ {0, 2, 4} (≤ τ*), R = 16 replicates with common random numbers
+(same seed, so the gradient noise is shared and the τ-effect is measured without Monte Carlo noise in the
+difference). Claim: max_τ≤τ* |E(τ)/E(0) − 1| ≤ 10 % (at τ* the τ²/T term equals the leading term, so an O(1)
+constant-level effect near τ* is allowed by the remark; 10 % is our tolerance). Negative control: the
+plausible wrong reading of the remark that takes the *larger* of its two printed thresholds,
+T^{1/2}/(m^{1/2}K^{5/2}) = 22.4: at τ = 22 (not divergent) the same criterion must fail. (τ = 40 diverges: a
+strawman.) Theorem 3's (C2) L ηη_L + L²η²η_L²τ² ≤ 1/(2M) fails here (ηη_L = √(mK/T) ≈ 0.045 > 1/(2M) = 0.05 −
+…): Remark 4 is a statement about the rate, so the verdict is outside the conditions (exploratory), as
+labelled."""
 
 from __future__ import annotations
 

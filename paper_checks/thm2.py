@@ -1,31 +1,32 @@
-"""Theorem 2 [Yang et al. 2022, Thm 2]: AFA-CD under general arrival processes — the bound on
-(1/T) Σ E‖∇f(x_t)‖² holds on configurations that satisfy (C1)–(C3), each verdict run where the term it is about
+"""Theorem 2 [Yang et al. 2022, Thm 2]: AFA-CD under general arrival processes — the bound on (1/T) Σ
+E‖∇f(x_t)‖² holds on configurations that satisfy (C1)–(C3), each verdict run where the term it is about
 matters; the simulated AFA-CD is the paper's algorithm; and what happens just outside the conditions.
 
-Common configuration (L = 1, σ_L = 0.5, σ_G = 1, dim 5, M = 10, problem seed 1; quick T = 300, R = 32, full
-T = 1000, R = 64): biased arrivals without replacement, m = 2, 98 % of the mass on the adversarial pair
-(``_configs.concentrated_arrivals``), delays ``UniformDelay(4)`` (τ ≤ 4), dynamic steps ``UniformSteps.paper(2)``
-(K ∈ {1, …, 4}); η_L = 0.009 ((C2) needs η_L < 1/√(180·16·4) ≈ 0.00932), η = 0.9 η_max
-(``theorem2.admissible_step_sizes``, (C3) binding). The schedule is sampled first and replayed, so the bound's
-terms (``theorem2.bound_terms``) are those of the realized schedule.
+Common configuration (L = 1, σ_L = 0.5, σ_G = 1, dim 5, M = 10, problem seed 1; quick T = 300, R = 32, full T
+= 1000, R = 64): biased arrivals without replacement, m = 2, 98 % of the mass on the adversarial pair
+(``_configs.concentrated_arrivals``), delays ``UniformDelay(4)`` (τ ≤ 4), dynamic steps
+``UniformSteps.paper(2)`` (K ∈ {1, …, 4}); η_L = 0.009 ((C2) needs η_L < 1/√(180·16·4) ≈ 0.00932), η = 0.9
+η_max (``theorem2.admissible_step_sizes``, (C3) binding). The schedule is sampled first and replayed, so the
+bound's terms (``theorem2.bound_terms``) are those of the realized schedule.
 - ``thm2.<family>`` (quadratic, curvature, nonconvex), about the **transient** term 4(f_0 − f_*)/(η η_L T):
   x_0 = x* + r v along the top eigenvector of ∇²f(x*), r such that the transient is 90 % of the bound
-  (``_power.steep_start``). At the paper's default x_0 the constant 6σ_G² floor is 94 % of the bound and a server
-  that never moves passes; here a server that moves by a constant factor too slowly exceeds the bound. Negative
-  control: the bound without the transient term (the plausible claim "the floor and noise terms suffice").
+  (``_power.steep_start``). At the paper's default x_0 the constant 6σ_G² floor is 94 % of the bound and a
+  server that never moves passes; here a server that moves by a constant factor too slowly exceeds the bound.
+  Negative control: the bound without the transient term (the plausible claim "the floor and noise terms
+  suffice").
 - ``thm2.floor`` (quadratic), about the **σ_G² floor** 6σ_G²: x_0 = x*, so the transient vanishes and the
   measurement is the floor the concentrated arrivals create; control: the bound without 6σ_G².
 - ``thm2.engine_vs_reference``: with σ_L = 0 the simulated AFA-CD on the realized schedule (delays, dynamic K,
   concentrated arrivals) equals an independent plain loop of Algorithm 2 as proved (``_reference``) to 1e-8;
   control: the plain loop of the nearest wrong reading (sum instead of mean of the K gradients).
-- measured: MC mean of the per-replicate time average with a one-sided 99 % t-UCB; bound: mean over replicates.
-- paper's biased arrivals (m = 5, [0.19, 0.19, 0.1×6, 0.01, 0.01]) at the default x_0 (quadratic): reported in the
-  notes of ``thm2.floor`` (slack > 10: the 6σ_G² term is a worst case).
+- measured: MC mean of the per-replicate time average with a one-sided 99 % t-UCB; bound: mean over
+  replicates.
+- paper's biased arrivals (m = 5, [0.19, 0.19, 0.1×6, 0.01, 0.01]) at the default x_0 (quadratic): reported in
+  the notes of ``thm2.floor`` (slack > 10: the 6σ_G² term is a worst case).
 Stability region (quadratic, same behaviour): grid η ∈ geomspace(0.3, 300, 7) × η_L ∈ geomspace(0.002, 0.5, 6)
 (full: 10 × 8), T = 100 (full 200), R = 4 per point. A point "diverged" if any replicate diverged or
 E‖∇f(x_T)‖² > 10 ‖∇f(x_0)‖². Claim: no point inside ``theorem2.region`` diverges. Negative control: the region
-inflated ×100 in η. Just-outside runs (η = 2 and 10 η_max): reported, labelled exploratory.
-"""
+inflated ×100 in η. Just-outside runs (η = 2 and 10 η_max): reported, labelled exploratory."""
 
 from __future__ import annotations
 

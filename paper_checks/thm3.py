@@ -1,23 +1,22 @@
 """Theorem 3 [Yang et al. 2022, Thm 3]: AFA-CD under uniformly distributed arrivals (no σ_G² floor).
 
-Bound configurations (L = 1, σ_L = 0.5, σ_G = 1, dim 5, M = 10, problem seed 1; quick T = 300, R = 32, full
-T = 1000, R = 64): ``UniformArrivals(5)``, ``UniformDelay(2)``, ``UniformSteps.paper(2)`` (K ≤ 4); η_L = 0.009
+Bound configurations (L = 1, σ_L = 0.5, σ_G = 1, dim 5, M = 10, problem seed 1; quick T = 300, R = 32, full T
+= 1000, R = 64): ``UniformArrivals(5)``, ``UniformDelay(2)``, ``UniformSteps.paper(2)`` (K ≤ 4); η_L = 0.009
 ((C3): 120·16·2·η_L² < 1), η = 0.9 η_max (``theorem3.admissible_step_sizes``, (C2) binding). The schedule is
-sampled first and replayed; the bound's terms (``theorem3.bound_terms``, ``averaging="statement"``) are those of
-the realized schedule. Each ``thm3.<family>`` verdict is about the **transient** term 4(f_0 − f_*)/(η η_L T):
-x_0 = x* + r v along the top eigenvector of ∇²f(x*) with r such that the transient is 90 % of the bound
+sampled first and replayed; the bound's terms (``theorem3.bound_terms``, ``averaging="statement"``) are those
+of the realized schedule. Each ``thm3.<family>`` verdict is about the **transient** term 4(f_0 − f_*)/(η η_L
+T): x_0 = x* + r v along the top eigenvector of ∇²f(x*) with r such that the transient is 90 % of the bound
 (``_power.steep_start``), so a server that moves by a constant factor too slowly exceeds it; MC mean with a
 one-sided 99 % t-UCB; negative control: the bound without the transient term.
 
-Sampling-variance finding (``thm3.sampling_term``): shared-Hessian quadratic with σ_L = 0 started at x_0 = x*, so the
-f_0 − f* term vanishes and the bound reduces to 4 α_G σ_G² = 120 L² η_L² (1/T) Σ_t K̂_t² σ_G²; η_L = 0.0005 (every
-condition holds with more room), η = 0.9 η_max (x = η η_L unchanged), m ∈ {1, 5}, T = 300. Uniform sampling of
-m < M heterogeneous workers injects gradient noise of variance ∝ (M − m)/(m(M − 1)) σ_G² per round at step x, so
-E‖∇f(x_t)‖² settles at Θ(x σ_G² (M − m)/(m(M − 1))), which the printed α_G (∝ η_L², not x) does not cover. Passed
-(a finding) when the measured lower 99 % confidence bound exceeds the bound; the m = 1 / m = 5 ratio is compared
-with (M − m)/(m(M − 1)) (= 9). Negative control: the same detector on full participation m = M = 10 (no sampling
-noise) must not fire.
-"""
+Sampling-variance finding (``thm3.sampling_term``): shared-Hessian quadratic with σ_L = 0 started at x_0 = x*,
+so the f_0 − f* term vanishes and the bound reduces to 4 α_G σ_G² = 120 L² η_L² (1/T) Σ_t K̂_t² σ_G²; η_L =
+0.0005 (every condition holds with more room), η = 0.9 η_max (x = η η_L unchanged), m ∈ {1, 5}, T = 300.
+Uniform sampling of m < M heterogeneous workers injects gradient noise of variance ∝ (M − m)/(m(M − 1)) σ_G²
+per round at step x, so E‖∇f(x_t)‖² settles at Θ(x σ_G² (M − m)/(m(M − 1))), which the printed α_G (∝ η_L²,
+not x) does not cover. Passed (a finding) when the measured lower 99 % confidence bound exceeds the bound; the
+m = 1 / m = 5 ratio is compared with (M − m)/(m(M − 1)) (= 9). Negative control: the same detector on full
+participation m = M = 10 (no sampling noise) must not fire."""
 
 from __future__ import annotations
 
@@ -77,7 +76,7 @@ def run(ctx):
     for name, p in families().items():
         sched = beh.sample(T, R, M, ctx.seed_for("thm3", name))
 
-        def terms(x0):
+        def terms(x0, sched=sched, p=p):
             return theorem3.bound_terms(sched, p.constants, eta=eta, eta_L=ETA_L, f0=p.value(x0), num_workers=M,
                                         scope="raise")
 

@@ -1,22 +1,21 @@
-"""Yu et al.'s local-SGD bounds (lecture notes, seed 004) [Yu et al. 2019, via seed 004], run where the transient
-term matters; the simulated FedAvg is local SGD.
+"""Yu et al.'s local-SGD bounds (lecture notes, seed 004) [Yu et al. 2019, via seed 004], run where the
+transient term matters; the simulated FedAvg is local SGD.
 
-Local SGD = FedAvg(η = 1, η_L = s) with full participation (N = M = 4 workers, ``UniformArrivals(4)``), no delay,
-synchronization period K; ``HeterogeneousQuadratic(dim=5, num_workers=4, L=1, mu=0.1, sigma_L=1, seed=1)``;
-T_iter = rounds·K local iterations; R = 32 (quick) / 96 (full).
+Local SGD = FedAvg(η = 1, η_L = s) with full participation (N = M = 4 workers, ``UniformArrivals(4)``), no
+delay, synchronization period K; ``HeterogeneousQuadratic(dim=5, num_workers=4, L=1, mu=0.1, sigma_L=1,
+seed=1)``; T_iter = rounds·K local iterations; R = 32 (quick) / 96 (full).
 - i.i.d. (σ_G = 0): K = 4, 1000 rounds; bound 2(f_0 − f*)/(sT) + 4s²K²G²L² + (L/N)sσ² for s ≤ 1/L.
 - non-i.i.d. (σ_G = 0.5): K = 2, 2000 rounds; bound with 4s²KG²L² + 9L²s²K²σ_G², for s ≤ 1/L and K ≤ 1/(6Ls).
-Step s = 0.01 (inside both conditions) and x_0 = x* + 3 v (v the top eigenvector of ∇²f): the verdicts are about
-the transient term 2(f_0 − f*)/(sT) (``yu_local_sgd.bound_terms``; ≈ 77 % and 95 % of the bound), so a worker
-update missing its factor K (a server moving K× too slowly) exceeds the bound. At the notes' step s = √N/(L√T)
-and the default x_0 the G² term is 93 % of the bound (i.i.d.) and the measurement never needs it (slack 30):
-that configuration has no power and is not used. G² (bounded second moment of the stochastic gradients, not
-certified for a quadratic) is estimated as max_t E‖∇f_i(x_t)‖² + σ² + σ_G² on the run (stated in the notes). The
-left side is measured at the synchronization points x_t. MC mean with a one-sided 99 % t-UCB; negative control:
-the bound without the transient term.
-``yu.engine_vs_reference``: with σ_L = 0 the simulated FedAvg (two-sided: Δ_i = −η_L K G_i, x ← x + η mean Δ)
-equals an independent plain loop to 1e-8; control: the plain loop with the K gradients summed.
-"""
+Step s = 0.01 (inside both conditions) and x_0 = x* + 3 v (v the top eigenvector of ∇²f): the verdicts are
+about the transient term 2(f_0 − f*)/(sT) (``yu_local_sgd.bound_terms``; ≈ 77 % and 95 % of the bound), so a
+worker update missing its factor K (a server moving K× too slowly) exceeds the bound. At the notes' step s =
+√N/(L√T) and the default x_0 the G² term is 93 % of the bound (i.i.d.) and the measurement never needs it
+(slack 30): that configuration has no power and is not used. G² (bounded second moment of the stochastic
+gradients, not certified for a quadratic) is estimated as max_t E‖∇f_i(x_t)‖² + σ² + σ_G² on the run (stated
+in the notes). The left side is measured at the synchronization points x_t. MC mean with a one-sided 99 %
+t-UCB; negative control: the bound without the transient term. ``yu.engine_vs_reference``: with σ_L = 0 the
+simulated FedAvg (two-sided: Δ_i = −η_L K G_i, x ← x + η mean Δ) equals an independent plain loop to 1e-8;
+control: the plain loop with the K gradients summed."""
 
 from __future__ import annotations
 

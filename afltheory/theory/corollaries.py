@@ -174,7 +174,7 @@ def substitution(k: int):
     return {S.eta_L: 1 / sp.sqrt(S.T), S.eta: sp.sqrt(n * S.K)}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def derive(k: int, *, khat: str = "sum") -> Derivation:
     """Substitute the corollary's step sizes into its theorem's bound and compare with ``printed(k)``.
 
@@ -276,7 +276,7 @@ def cor3_realized(schedule, *, K, L, eta=None, eta_L=None) -> dict:
             "inside_conditions": all(c.holds for c in conds)}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def remark4():
     """Remark 4's delay thresholds vs the ones implied by Corollary 2's derived τ-terms.
 
@@ -303,7 +303,7 @@ def remark4():
             "condition_threshold": S.T / (120 * S.L**2 * S.K**2)}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def derive_terms_only(k: int):
     rate = {1: theorem2.rate, 2: theorem3.rate}[k]()
     sub = sp.simplify(rate.subs(substitution(k)))
