@@ -2,7 +2,7 @@
 
 Saved: the per-replicate curves, the realized schedule (the same arrays as ``Schedule.save``), divergence rounds
 and threshold, certified-region exits, final and initial iterates, oracle calls, the seed, the run's config
-(reprs of problem, algorithm and behaviour), and the optional iterates / drift / tracking-error arrays. A loaded
+(reprs of problem, algorithm and behaviour), and the optional iterates / drift / tracking-error / bits arrays. A loaded
 trace equals the saved one array by array; its schedule has no ``origin`` (the objects are not stored, only
 their reprs in ``config``).
 """
@@ -18,7 +18,7 @@ __all__ = ["summary", "save", "load", "FORMAT"]
 
 FORMAT = 1
 _ARRAYS = ("grad_norm_sq", "loss", "left_region", "x_final", "x0", "oracle_calls")
-_OPTIONAL = ("x", "drift", "tracking_error")
+_OPTIONAL = ("x", "drift", "tracking_error", "bits")
 
 
 def _fmt(v: float) -> str:
@@ -102,4 +102,4 @@ def load(path):
     return Trace(d["grad_norm_sq"], d["loss"], sched,
                  DivergenceInfo(d["divergence_round"], float(d["divergence_threshold"])),
                  d["left_region"], d["x_final"], d["x0"], d["oracle_calls"], int(d["seed"]), d.get("x"),
-                 json.loads(str(d["config"])), d.get("drift"), d.get("tracking_error"))
+                 json.loads(str(d["config"])), d.get("drift"), d.get("tracking_error"), d.get("bits"))

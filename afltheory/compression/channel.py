@@ -98,12 +98,20 @@ class Channel:
         """Arrays to reset for diverged replicates (the engine zeroes them)."""
         return {} if self.memory is None else {"compression_memory": self.memory}
 
-    def _compress(self, V, key):
+    def _compress(self, V, key, row=None):
+        """C applied to V (R, n, d) block by block; ``row``: V is (1, n, d), replicate ``row`` alone (drawn
+        from its block's stream as part of the full block, so it gets the same values as a vectorized run)."""
         gens = self.streams.at(_rng.COMPRESS, key)
         R, n, d = V.shape
+        B = self.B
+        if row is not None:
+            j, off = divmod(int(row), B)
+            pad = np.zeros((B, n, d))
+            pad[off] = V[0]
+            y, b = self.comp.compress(pad, gens[j])
+            return y[off:off + 1], b[off:off + 1]
         out = np.empty_like(V)
         bits = np.empty((R, n))
-        B = self.B
         for j, gen in enumerate(gens):
             v = V[j * B:(j + 1) * B]
             rows = v.shape[0]
@@ -116,22 +124,24 @@ class Channel:
             bits[j * B:j * B + rows] = b[:rows]
         return out, bits
 
-    def send(self, G, workers, key: int):
-        """(decoded updates (R, n, d), bits sent per replicate (R,)) for the arrivals ``workers`` (R, n)."""
+    def send(self, G, workers, key: int, row: int | None = None):
+        """(decoded updates (R, n, d), bits sent per replicate (R,)) for the arrivals ``workers`` (R, n).
+        ``row``: G and workers hold one replicate (leading axis 1), replicate ``row`` of the run (backends
+        that loop over replicates, e.g. torch); its values equal that row of a vectorized call."""
         R, n, d = G.shape
         if self.comp is None:
             return G, np.full(R, float(n * uncompressed_bits(d)))
         if self.mode == "plain":
-            out, bits = self._compress(G, key)
+            out, bits = self._compress(G, key, row)
             return out, bits.sum(axis=1)
-        rows = np.arange(R)[:, None]
+        rows = np.arange(R)[:, None] if row is None else np.array([[int(row)]])
         mem = self.memory[rows, workers]                                   # (R, n, d) copy
         if self.mode == "ef":
             v = G + mem
-            out, bits = self._compress(v, key)
+            out, bits = self._compress(v, key, row)
             self.memory[rows, workers] = v - out
             return out, bits.sum(axis=1)
-        delta, bits = self._compress(G - mem, key)                        # DIANA
+        delta, bits = self._compress(G - mem, key, row)                   # DIANA
         out = mem + delta
         self.memory[rows, workers] = mem + self.alpha * delta
         return out, bits.sum(axis=1)

@@ -33,6 +33,8 @@ from .._validation import check_int, check_nonnegative
 from ..algorithms import AFACD, AFACS, SCAFFOLD, SGD, STALENESS_WEIGHTS, AsySG, FedAvg, FedBuff, FedProx
 from ..anarchy.behaviour import Replay
 from ..anarchy.schedule import Schedule
+from ..compression.channel import channel_for
+from ..compression.compressors import uncompressed_bits
 
 __all__ = ["TorchTask", "TorchTrace", "default_device", "run"]
 
@@ -145,7 +147,7 @@ class TorchTask:
 class TorchTrace:
     """``eval_rounds`` (E,): rounds t at which x_t was evaluated; ``accuracy``/``test_loss``/``train_loss``
     (R, E) (nan after divergence); ``x`` (R, T+1, dim) float64 if recorded; ``diverged_round`` (R,)
-    (−1: never)."""
+    (−1: never). ``bits`` (R, T+1): cumulative bits sent by the workers (as ``Trace.bits``)."""
 
     eval_rounds: np.ndarray
     accuracy: np.ndarray
@@ -156,6 +158,7 @@ class TorchTrace:
     diverged_round: np.ndarray
     x: np.ndarray | None = None
     config: dict = field(default_factory=dict)
+    bits: np.ndarray | None = None
 
     @property
     def wall_clock(self):
@@ -233,6 +236,15 @@ def run(task: TorchTask, algorithm, behaviour, rounds: int, replicates: int = 1,
     H = int(sched.delays.max()) + 1 if sched.delays.size else 1
     eta_L = algorithm.eta_L
     B = task.batch_size
+    # the server rule's compressor, with the same per-replicate randomness as ``simulate`` (row mode)
+    channel = channel_for(algorithm, task.dim, M, replicates, seed)
+    bits = np.zeros((replicates, rounds + 1))
+
+    def send(G, workers, key, r):
+        if channel.comp is None:
+            return G, float(len(G) * uncompressed_bits(task.dim))
+        out, b = channel.send(G.double().cpu().numpy()[None], np.asarray(workers)[None], key, row=r)
+        return torch.as_tensor(out[0], dtype=dt, device=dev), float(b[0])
 
     for r in range(replicates):
         gen = _rng.stream(seed, _rng.NOISE, r)
@@ -265,6 +277,7 @@ def run(task: TorchTask, algorithm, behaviour, rounds: int, replicates: int = 1,
             if algorithm.needs_warm_start:
                 for i in range(M):
                     memory[i] = local(x, i, sched.init_local_steps[r, i], correct=False)[0]
+                memory[:], bits[r, 0] = send(memory, np.arange(M), 0, r)
         scaf = isinstance(worker, SCAFFOLD)
         c = torch.zeros(task.dim, dtype=dt, device=dev) if scaf else None
         c_i = torch.zeros((M, task.dim), dtype=dt, device=dev) if scaf else None
@@ -294,7 +307,9 @@ def run(task: TorchTask, algorithm, behaviour, rounds: int, replicates: int = 1,
                 for i, new in zip(W.tolist(), news, strict=False):
                     c = c + (new - c_i[i]) / M
                     c_i[i] = new
-            x = _aggregate(algorithm, x, torch.stack(Gs), Ks, D, memory, W)
+            Gc, sent = send(torch.stack(Gs), W, t + 1, r)
+            bits[r, t + 1] = bits[r, t] + sent
+            x = _aggregate(algorithm, x, Gc, Ks, D, memory, W)
             if not bool(torch.isfinite(x).all()):
                 div[r] = t + 1
                 break
@@ -304,4 +319,4 @@ def run(task: TorchTask, algorithm, behaviour, rounds: int, replicates: int = 1,
     config = {"model": type(task.model).__name__, "algorithm": repr(algorithm), "behaviour": repr(behaviour),
               "rounds": rounds, "replicates": replicates, "seed": seed, "device": str(dev), "dtype": str(dt),
               "batch_size": B}
-    return TorchTrace(eval_rounds, acc, tl, trl, sched, x_final, div, xs, config)
+    return TorchTrace(eval_rounds, acc, tl, trl, sched, x_final, div, xs, config, bits)

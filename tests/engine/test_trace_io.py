@@ -30,7 +30,7 @@ def test_save_load_round_trip(tmp_path, record_x):
     path = tr.save(tmp_path / "run")
     assert path.endswith(".npz")
     back = aft.Trace.load(path) if hasattr(aft, "Trace") else type(tr).load(path)
-    for name in ("grad_norm_sq", "loss", "left_region", "x_final", "x0", "oracle_calls"):
+    for name in ("grad_norm_sq", "loss", "left_region", "x_final", "x0", "oracle_calls", "bits"):
         assert np.array_equal(getattr(back, name), getattr(tr, name)), name
     assert back.schedule == tr.schedule and back.seed == tr.seed and back.config == tr.config
     assert np.array_equal(back.divergence.round, tr.divergence.round)
