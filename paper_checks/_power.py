@@ -177,7 +177,8 @@ def reference_check(*, id, claim, reference, problem, algorithm, schedule, x0, c
 
     from ._reference import reference_grad_norm_sq
     if problem.constants.sigma_L != 0:
-        raise ValueError(f"reference_check needs deterministic gradients; got sigma_L={problem.constants.sigma_L}")
+        raise ValueError("reference_check needs deterministic gradients; got "
+                         f"sigma_L={problem.constants.sigma_L}")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         tr = aft.simulate(problem, algorithm, Replay(schedule), schedule.rounds, schedule.replicates, seed, x0=x0)
@@ -191,8 +192,10 @@ def reference_check(*, id, claim, reference, problem, algorithm, schedule, x0, c
     e = err(tr.grad_norm_sq)
     wrong = reference_grad_norm_sq(problem, algorithm, schedule, x0, kind=control_kind)
     ew = float(np.max(np.abs(wrong - ref)) / scale)
-    desc = {"sum_K": "the plain loop of the nearest wrong reading (worker returns the SUM of its K gradients)",
-            "printed_step": "the plain loop of the printed server step x − η G (inconsistency #1)"}[control_kind]
+    desc = {"sum_K": "the plain loop of the nearest wrong reading (worker returns the SUM of its K "
+                     "gradients)",
+            "printed_step": "the plain loop of the printed server step x − η G (inconsistency "
+                            "#1)"}[control_kind]
     return make_verdict(
         id=id, claim=claim, reference=reference, measured=e, theoretical=0.0, passed=e <= rtol,
         tolerance=f"max_t,r |engine − loop| / max ‖∇f‖² ≤ {rtol:g}", relation="~=",
@@ -235,4 +238,5 @@ def agreement_check(*, id, claim, reference, mc_samples, exact_value, exact_wron
         + "z per statistic " + ", ".join(f"{x:+.2f}" for x in z),
         inside_conditions=None, details={"z": z.tolist(), "mc_mean": s.mean(axis=0).tolist(),
                                          "exact": ex.tolist()},
-        negative_control=make_control(f"the same z-test against {wrong_desc}", zwmax, z_crit, zwmax <= z_crit))
+        negative_control=make_control("the same z-test against "
+                                      f"{wrong_desc}", zwmax, z_crit, zwmax <= z_crit))

@@ -17,7 +17,8 @@ from ._power import make_control, make_verdict
 #: arrival, or the noise of one worker): noise ∝ ηη_L ∝ √m; K — the K gradients not averaged (sum, or the last
 #: gradient): noise ∝ √K.
 MISTAKE_SLOPE = {"T": 0.0, "m": 0.5, "K": 0.5, "M": 0.0}
-MISTAKE_DESC = {"T": "step not scaled with T (η_L missing)", "m": "arrivals not averaged (one worker's noise)",
+MISTAKE_DESC = {"T": "step not scaled with T (η_L missing)", "m": "arrivals not averaged (one worker's "
+                                                                  "noise)",
                 "K": "K gradients not averaged (sum or last gradient)", "M": "no speedup in M"}
 
 

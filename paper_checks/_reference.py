@@ -38,7 +38,8 @@ def _rule(algorithm) -> str:
         return "fedavg"
     if isinstance(algorithm, FedBuff):
         return "fedbuff"
-    raise TypeError(f"algorithm={type(algorithm).__name__} has no reference loop; allowed: AFACD, AsySG, AFACS, "
+    raise TypeError(f"algorithm={type(algorithm).__name__} has no reference loop; allowed: AFACD, AsySG, "
+                    "AFACS, "
                     "FedAvg, FedBuff")
 
 
@@ -63,7 +64,8 @@ def reference_iterates(problem, algorithm, schedule, x0, r=0, kind="paper"):
 
     worker = getattr(algorithm, "worker", None) or SGD()
     if not isinstance(worker, (SGD, FedProx, SCAFFOLD)):
-        raise TypeError(f"worker={type(worker).__name__} has no reference loop; allowed: SGD, FedProx, SCAFFOLD")
+        raise TypeError(f"worker={type(worker).__name__} has no reference loop; allowed: SGD, FedProx, "
+                        "SCAFFOLD")
     d = len(np.asarray(x0))
     c_i, c = np.zeros((M, d)), np.zeros(d)
 

@@ -60,7 +60,8 @@ def floor_value(sg, T, seed, R):
     return statistic(ex, T, "tail")[0], ex.method
 
 
-@register("cor1", "Corollary 1: error − floor ∝ T^(−1/2) under biased arrivals with σ_G > 0; the σ_G² floor", REF)
+@register("cor1", "Corollary 1: error − floor ∝ T^(−1/2) under biased arrivals with σ_G > 0; the σ_G² "
+                  "floor", REF)
 def run(ctx):
     R = 16 if ctx.quick else 48
     out = []
@@ -76,10 +77,13 @@ def run(ctx):
         conds = theorem2.conditions(L=1.0, eta=algo.eta, eta_L=algo.eta_L, K_max=1, tau=0)
         inside.append(all(c.holds for c in conds))
     path, rel = ctx.fig("cor1_speedup")
-    v, fit = slope_verdict("cor1.slope_T", "AFA-CD, paper's biased arrivals, σ_G = 1: error − floor ∝ T^(−1/2) at "
-                           "η_L=1/√T, η=√(mK)", REF, Ts, vals, -0.5, key="T", seed=ctx.seed_for("boot", "cor1"),
+    v, fit = slope_verdict("cor1.slope_T", "AFA-CD, paper's biased arrivals, σ_G = 1: error − floor ∝ "
+                                           "T^(−1/2) at "
+                           "η_L=1/√T, "
+                           "η=√(mK)", REF, Ts, vals, -0.5, key="T", seed=ctx.seed_for("boot", "cor1"),
                            fig=rel, inside_conditions=all(inside),
-                           notes=f"floor ‖∇f(x̂)‖² = {floor:.4g} at the biased stationary point; error − floor "
+                           notes=f"floor ‖∇f(x̂)‖² = {floor:.4g} at the biased stationary point; error − "
+                                 "floor "
                                  + ", ".join(f"{x:.4g}" for x, _ in vals))
     rate_plot(path, Ts, fit.y, fit, -0.5, xlabel="T", ylabel="(1/T)ΣE‖∇f‖² − floor",
               title=f"Cor 1 (σ_G = 1, biased arrivals): slope {fit.slope:.3f}")
@@ -106,7 +110,8 @@ def run(ctx):
         negative_control=make_control("same fit against slope 1 (a floor ∝ σ_G)", fitf.slope, 1.0,
                                       abs(fitf.slope - 1) <= 0.05),
         method=", ".join(sorted(methods)), inside_conditions=all(c.holds for c in conds),
-        notes=f"floors {[round(float(x), 6) for x in fl]}; σ_G=1 floor at T=1000 {fl[2]:.4g}, T=2000 {v2000:.4g}",
+        notes=f"floors {[round(float(x), 6) for x in fl]}; σ_G=1 floor at T=1000 {fl[2]:.4g}, T=2000 "
+              f"{v2000:.4g}",
         details={"floors": fl, "floor_T2000": v2000}))
     # Monte Carlo vs exact on the σ_G = 1 floor configuration
     T = 1000
@@ -126,8 +131,10 @@ def run(ctx):
 
     samples = np.stack([g[:, t] for t in checkpoints] + [g[:, :T].mean(axis=1), g[:, T // 2:T].mean(axis=1)], axis=1)
     out.append(agreement_check(
-        id="cor1.mc_vs_exact", claim="Monte Carlo engine = exact moments (E‖∇f(x_t)‖² at t = 1, 4, 16, 64, time "
-        "average, tail) on the floor configuration", reference=REF, mc_samples=samples, exact_value=stats_of(ex),
+        id="cor1.mc_vs_exact", claim="Monte Carlo engine = exact moments (E‖∇f(x_t)‖² at t = 1, 4, 16, 64, "
+                                     "time "
+        "average, tail) on the floor "
+        "configuration", reference=REF, mc_samples=samples, exact_value=stats_of(ex),
         exact_wrong=stats_of(exh), wrong_desc="exact moments with σ_G halved in square (σ_G² / 2)",
         notes="σ_G = 1, σ_L = 0.1, concentrated arrivals, K = 2, T = 1000"))
     return out

@@ -84,7 +84,8 @@ def slope_set(ctx, prefix, ref, p, algo_cls, arrivals_fn, keys, *, kind, x0, suf
         vals, share, inside = sweep(ctx, prefix, key, p, algo_cls, arrivals_fn, R, kind, x0=x0, term=term,
                                     floor=floor, tau=tau)
         v, fit = slope_verdict(
-            f"{prefix}.slope_{key}{suffix}", f"{label}: {what} ∝ {key}^(−1/2) at η_L=1/√T, η=√(mK)", ref, xs, vals,
+            f"{prefix}.slope_{key}{suffix}", f"{label}: {what} ∝ {key}^(−1/2) at η_L=1/√T, "
+                                             "η=√(mK)", ref, xs, vals,
             -0.5, key=key, seed=ctx.seed_for("boot", prefix, key, suffix), fig=rel, inside_conditions=inside,
             terms={"O(1/√(mKT)) terms, min share on the grid": share},
             notes=f"{term} is ≥ {share:.0%} of Theorem 3's bound on the grid; base point {BASE}")
@@ -111,7 +112,8 @@ def mc_vs_exact(ctx, prefix, ref, p, algo, beh, T, x0, R=64, notes=""):
         c = np.asarray(mo.grad_norm_sq)
         return np.array([c[:T].mean(), c[T // 2:T].mean()])
 
-    return agreement_check(id=f"{prefix}.mc_vs_exact", claim="Monte Carlo engine = exact moments (time average and "
+    return agreement_check(id=f"{prefix}.mc_vs_exact", claim="Monte Carlo engine = exact moments (time "
+                                                             "average and "
                            "stationary tail of E‖∇f(x_t)‖²)", reference=ref, mc_samples=samples,
                            exact_value=stats_of(ex), exact_wrong=stats_of(exh),
                            wrong_desc="exact moments with σ_L² halved", notes=notes)
@@ -138,7 +140,8 @@ def run(ctx):
                                  prefer_exact=False)
         vals.append(statistic(ex, T))
     path2, rel2 = ctx.fig("cor2_slope_T_mc")
-    v, fit = slope_verdict("cor2.slope_T_mc", "AFA-CD, full trajectory: error ∝ T^(−1/2), Monte Carlo + bootstrap "
+    v, fit = slope_verdict("cor2.slope_T_mc", "AFA-CD, full trajectory: error ∝ T^(−1/2), Monte Carlo + "
+                                              "bootstrap "
                            "CI", REF, Ts, vals, -0.5, key="T", seed=ctx.seed_for("bootmc"), fig=rel2,
                            inside_conditions=True)
     rate_plot(path2, Ts, fit.y, fit, -0.5, title=f"AFA-CD: MC slope in T {fit.slope:.3f} {fit.ci}")

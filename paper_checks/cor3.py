@@ -81,13 +81,15 @@ def run(ctx):
                 title="biased arrivals, τ≤2: AFA-CS (memory) vs AFA-CD")
     label = "" if inside else f"{OUTSIDE}: "
     out.append(make_verdict(
-        id="cor3.floor_removed", claim="AFA-CS removes the σ_G² floor under biased arrivals (bounded delays); AFA-CD "
+        id="cor3.floor_removed", claim="AFA-CS removes the σ_G² floor under biased arrivals (bounded "
+                                       "delays); AFA-CD "
         "keeps it", reference=REF, measured=fl["AFA-CS"], theoretical=0.0, tolerance="floor/σ_G² ≤ 1e-4",
         passed=fl["AFA-CS"] <= 1e-4, figures=(rel,), inside_conditions=inside,
         negative_control=make_control("AFA-CD (no memory) under the same criterion", fl["AFA-CD"], 1e-4,
                                       fl["AFA-CD"] <= 1e-4),
         method=", ".join(sorted(meth)),
-        notes=(f"{label}realized memory staleness {int(stale.max())}; Theorem 4 conditions: {cond_note}; floor/σ_G²: "
+        notes=(f"{label}realized memory staleness {int(stale.max())}; Theorem 4 conditions: {cond_note}; "
+               "floor/σ_G²: "
                f"AFA-CS {fl['AFA-CS']:.3g}, AFA-CD {fl['AFA-CD']:.3g}")))
     # the same discriminator at simulator level (Monte Carlo, σ_L = 0)
     mc = {}
@@ -114,7 +116,8 @@ def run(ctx):
     c_ex = None if ex is None else np.asarray(ex.grad_norm_sq)
     late = None if c_ex is None else np.concatenate([c_ex[:1], c_ex[:-1]])
     out.append(agreement_check(
-        id="cor3.mc_vs_exact", claim="Monte Carlo engine = exact moments for AFA-CS (E‖∇f(x_t)‖² at t = 1, 2, 4, 8 "
+        id="cor3.mc_vs_exact", claim="Monte Carlo engine = exact moments for AFA-CS (E‖∇f(x_t)‖² at t = 1, "
+                                     "2, 4, 8 "
         "and the time average)", reference=REF,
         mc_samples=np.stack([g[:, t] for t in cps] + [g[:, :T].mean(axis=1)], axis=1),
         exact_value=stats_of(c_ex), exact_wrong=stats_of(late), wrong_desc="the exact curve one round late",
@@ -136,7 +139,8 @@ def run(ctx):
     speedup_plot(path, [
         {"x": list(MS), "y": f1.y, "fit": f1, "theory_slope": -0.5, "xlabel": "M", "title": "σ_L = 0, m = 2"},
         {"x": list(MS), "y": f2.y, "fit": f2, "theory_slope": -0.5, "xlabel": "M", "title": "σ_L = 1, m = 2"},
-        {"x": list(MS), "y": f3.y, "fit": f3, "theory_slope": -0.5, "xlabel": "M", "title": "σ_L = 1, m = M/2"}],
+        {"x": list(MS), "y": f3.y, "fit": f3, "theory_slope": -0.5, "xlabel": "M", "title": "σ_L = 1, m = "
+                                                                                            "M/2"}],
         title="AFA-CS speedup in M (η = √(MK), η_L = 1/√T)")
     cond_by_M = "; ".join(f"M={M}: τ={t:g} (≥ {corollaries.min_memory_staleness(M, 2)}), conditions "
                           f"{'hold' if i else 'FAIL'}" for M, t, i in zip(MS, tau2, in2, strict=True))
@@ -144,10 +148,13 @@ def run(ctx):
     stp = [float(np.mean(r["stale_term"])) for r in realp]
     g2, gp = st2[-1] / st2[0], stp[-1] / stp[0]
     out.append(make_verdict(
-        id="cor3.stale_term", claim="with m fixed, Corollary 3's τ²(M−m')²/(M²T) term dominates and grows with M and "
-        "Theorem 4's (C2) fails at M = 16; with m ∝ M it stays bounded: the M-speedup needs m ∝ M", reference=REF,
+        id="cor3.stale_term", claim="with m fixed, Corollary 3's τ²(M−m')²/(M²T) term dominates and grows "
+                                    "with M and "
+        "Theorem 4's (C2) fails at M = 16; with m ∝ M it stays bounded: the M-speedup needs m ∝ "
+        "M", reference=REF,
         measured=g2, theoretical="> 4 (m = 2); < 2 (m = M/2)",
-        tolerance="stale term at M=16 over M=4 > 4 with (C2) failing at M=16 (m = 2); < 2 with all conditions "
+        tolerance="stale term at M=16 over M=4 > 4 with (C2) failing at M=16 (m = 2); < 2 with all "
+                  "conditions "
         "holding (m = M/2)", passed=g2 > 4 and not in2[-1] and gp < 2 and all(inp), relation=">=",
         inside_conditions=None, method="theorem4 terms on the realized schedules (corollaries.cor3_realized)",
         finding=True,
@@ -163,25 +170,32 @@ def run(ctx):
         reference=REF, measured=f1.slope, ci=f1.ci, theoretical=-0.5,
         tolerance="CI upper end ≤ −0.45 (speedup at least as claimed; O(·) is an upper rate)",
         passed=f1.ci[1] <= -0.45, figures=(rel,), relation="<=", inside_conditions=all(in2),
-        negative_control=make_control("same fit against a claimed M^(−1) speedup (CI upper ≤ −0.95)", f1.slope,
+        negative_control=make_control("same fit against a claimed M^(−1) speedup (CI upper ≤ "
+                                      "−0.95)", f1.slope,
                                       -1.0, f1.ci[1] <= -0.95),
         method=f"monte-carlo (R={R}), 95 % bootstrap",
         notes=("" if all(in2) else f"{OUTSIDE} at M=16; ") + cond_by_M))
     out.append(make_verdict(
-        id="cor3.speedup_M_noise", claim="FINDING: with σ_L > 0 and m fixed, AFA-CS does not speed up as M^(−1/2)",
-        reference=REF, measured=f2.slope, ci=f2.ci, theoretical=-0.5, tolerance="CI upper end > −0.35 (speedup "
+        id="cor3.speedup_M_noise", claim="FINDING: with σ_L > 0 and m fixed, AFA-CS does not speed up as "
+                                         "M^(−1/2)",
+        reference=REF, measured=f2.slope, ci=f2.ci, theoretical=-0.5, tolerance="CI upper end > −0.35 "
+                                                                                "(speedup "
         "absent)", passed=f2.ci[1] > -0.35, figures=(rel,), inside_conditions=all(in2),
         negative_control=make_control("same detector with m = M/2 (m ∝ M)", f3.slope, -0.5, f3.ci[1] > -0.35),
         method=f"monte-carlo (R={R}), 95 % bootstrap", finding=True,
         notes=(("" if all(in2) else f"{OUTSIDE} at M=16; ")
-               + f"slopes in M: σ_L=0, m=2: {f1.slope:.3f}; σ_L=1, m=2: {f2.slope:.3f} {f2.ci}; σ_L=1, m=M/2: "
+               + f"slopes in M: σ_L=0, m=2: {f1.slope:.3f}; σ_L=1, m=2: {f2.slope:.3f} {f2.ci}; σ_L=1, "
+                 "m=M/2: "
                f"{f3.slope:.3f} {f3.ci}. Cause: memory staleness ≥ M/m − 1, so the stale-memory term "
                "τ²(M−m')²/(M²T) grows with M (cor3.stale_term); the M-speedup needs m ∝ M")))
     out.append(make_verdict(
-        id="cor3.speedup_M_proportional", claim="AFA-CS, σ_L = 1, m = M/2: error falls as M^(−1/2)", reference=REF,
-        measured=f3.slope, ci=f3.ci, theoretical=-0.5, tolerance="95 % bootstrap CI (widened by 0.03) contains −0.5",
+        id="cor3.speedup_M_proportional", claim="AFA-CS, σ_L = 1, m = M/2: error falls as "
+                                                "M^(−1/2)", reference=REF,
+        measured=f3.slope, ci=f3.ci, theoretical=-0.5, tolerance="95 % bootstrap CI (widened by 0.03) "
+                                                                 "contains −0.5",
         passed=f3.contains(-0.5, 0.03), figures=(rel,), inside_conditions=all(inp),
-        negative_control=make_control("same test against slope 0 (no speedup, as with m fixed)", f3.slope, 0.0,
+        negative_control=make_control("same test against slope 0 (no speedup, as with m "
+                                      "fixed)", f3.slope, 0.0,
                                       f3.contains(0.0, 0.03)),
         method=f"monte-carlo (R={R}), 95 % bootstrap", notes=f3.summary()))
     return out

@@ -31,9 +31,11 @@ def run(ctx):
     cases = (
         ("fedbuff", FedBuff(1.0, 0.05, staleness="sqrt"), "FedBuff: x ← x + η mean_i w(τ_i)(−η_L K_i G_i), "
          "w(τ) = 1/√(1+τ)"),
-        ("fedprox", AFACD(5.0, 0.02, worker=FedProx(0.1)), "AFA-CD with FedProx workers (μ = 0.1): local gradient "
+        ("fedprox", AFACD(5.0, 0.02, worker=FedProx(0.1)), "AFA-CD with FedProx workers (μ = 0.1): local "
+                                                           "gradient "
          "∇f_i(y) + μ(y − y_0)"),
-        ("scaffold", AFACD(5.0, 0.02, worker=SCAFFOLD()), "AFA-CD with SCAFFOLD workers (option II): ∇f_i(y) − c_i "
+        ("scaffold", AFACD(5.0, 0.02, worker=SCAFFOLD()), "AFA-CD with SCAFFOLD workers (option II): ∇f_i(y) "
+                                                          "− c_i "
          "+ c, c_i ← c_i − c + (y_0 − y_K)/(Kη_L), c ← c + (1/M)Σ(c_i⁺ − c_i)"),
     )
     return [reference_check(id=f"engines.{name}", claim=f"the simulated {claim}", reference=REF, problem=p,

@@ -71,7 +71,8 @@ def _detect2(lhs, rhs, level=0.99):
     return ucb <= rhs, 2 * lcb > rhs, ucb, lcb
 
 
-@register("inconsistencies", "paper-inconsistency register #1–#5, each demonstrated (computed or derived)", REF)
+@register("inconsistencies", "paper-inconsistency register #1–#5, each demonstrated (computed or "
+                             "derived)", REF)
 def run(ctx):
     out = []
     p = families()["quadratic"]
@@ -90,12 +91,14 @@ def run(ctx):
     d1, proof, printed = detector(eta, eta_L, ctx.seed_for("i1"))
     c1, _, _ = detector(0.08, eta_L, ctx.seed_for("i1", "control"))
     div_round = int(printed.divergence.round.min()) if printed.divergence.any else -1
-    out.append(_finding("inconsistencies.1_server_step", "#1 printed step x−ηG_t vs proofs' x−ηη_L G_t: at the "
+    out.append(_finding("inconsistencies.1_server_step", "#1 printed step x−ηG_t vs proofs' x−ηη_L G_t: at "
+                                                         "the "
                         "admissible (η, η_L) the printed reading diverges", div_round, None, d1,
                         make_control("both readings admissible (η = 0.08 ≤ x_max, η_L = 0.009): the detector "
                                      "(printed diverges, proved converges) must not fire", c1, False, c1),
                         f"η={eta:.4g}, η_L={eta_L}: proof reading x=ηη_L={eta * eta_L:.3g} converges "
-                        f"(final ‖∇f‖² {proof.grad_norm_sq[:, -1].mean():.3g}); printed reading x'=η={eta:.3g} "
+                        f"(final ‖∇f‖² {proof.grad_norm_sq[:, -1].mean():.3g}); printed reading "
+                        f"x'=η={eta:.3g} "
                         f"diverges at round {div_round}", "simulation", inside_conditions=True))
     # #2
     q = families(sigma_L=0.0)["quadratic"]
@@ -103,13 +106,18 @@ def run(ctx):
     holds, printed_fails, ucb, lcb = _detect2(lhs, rhs)
     lhs_c, rhs_c = _factor2(q, 0.003, 64, ctx.seed_for("i2", "control"))
     holds_c, fails_c, _, lcb_c = _detect2(lhs_c, rhs_c)
-    out.append(_finding("inconsistencies.2_factor2", "#2 Thm 3's printed LHS has an extra factor 2: where the "
-                        "proved bound holds the printed reading 2·(1/T)ΣE‖∇f‖² ≤ RHS fails", float(lhs.mean()), rhs,
+    out.append(_finding("inconsistencies.2_factor2", "#2 Thm 3's printed LHS has an extra factor 2: where "
+                                                     "the "
+                        "proved bound holds the printed reading 2·(1/T)ΣE‖∇f‖² ≤ RHS "
+                        "fails", float(lhs.mean()), rhs,
                         holds and printed_fails,
-                        make_control("same detector at η_L = 0.003 (slack ≈ 10, both readings hold)", 2 * lcb_c,
+                        make_control("same detector at η_L = 0.003 (slack ≈ 10, both readings "
+                                     "hold)", 2 * lcb_c,
                                      rhs_c, holds_c and fails_c),
-                        f"x_0 = x*, σ_L = 0, uniform m=5, K~U{{1..4}}, η_L = 0.0011: LHS {lhs.mean():.4g} (99 % "
-                        f"t-UCB {ucb:.4g}) ≤ RHS {rhs:.4g}: {holds}; 2·LCB {2 * lcb:.4g} > RHS: {printed_fails}",
+                        f"x_0 = x*, σ_L = 0, uniform m=5, K~U{{1..4}}, η_L = 0.0011: LHS {lhs.mean():.4g} "
+                        "(99 % "
+                        f"t-UCB {ucb:.4g}) ≤ RHS {rhs:.4g}: {holds}; 2·LCB {2 * lcb:.4g} > RHS: "
+                        f"{printed_fails}",
                         "simulation (R=64), one-sided 99 % t-bounds", inside_conditions=True,
                         details={"lhs": float(lhs.mean()), "ucb": ucb, "lcb": lcb, "rhs": rhs}))
     # #3
@@ -122,26 +130,30 @@ def run(ctx):
     s_c = Behaviour(UniformArrivals(5), UniformDelay(2), ConstantSteps(3)).sample(200, 8, 10, 0)
     rc = float(np.max(np.abs(theorem3.bound(s_c, p.constants, **kw) /
                              theorem3.bound(s_c, p.constants, averaging="proof", **kw) - 1)))
-    out.append(_finding("inconsistencies.3_K_averages", "#3 K̃_t, K̂_t² over M_t (statement) vs over all M (proof)",
+    out.append(_finding("inconsistencies.3_K_averages", "#3 K̃_t, K̂_t² over M_t (statement) vs over all M "
+                                                        "(proof)",
                         rel3, None, rel3 > 1e-6,
                         make_control("constant K: readings coincide", rc, 1e-6, rc > 1e-6),
                         f"max per-replicate relative difference of the two bound readings with K~U{{1..4}}: "
                         f"{rel3:.3g}", "theorem3.bound on realized schedules"))
     # #4
     r4 = corollaries.remark4()
-    out.append(_finding("inconsistencies.4_remark4", "#4 Remark 4's second τ threshold T^{1/2}/(m^{1/2}K^{5/2}) has "
+    out.append(_finding("inconsistencies.4_remark4", "#4 Remark 4's second τ threshold "
+                                                     "T^{1/2}/(m^{1/2}K^{5/2}) has "
                         "no matching term in Corollary 2", str(r4["second_needs_term"]), None,
                         bool(corollaries.derive(2).flags["#4"]),
                         make_control("first threshold T^{1/4}/(mK)^{1/4} is matched (detector must not fire)",
                                      r4["printed_matched"][0], True, not r4["printed_matched"][0]),
-                        f"derived thresholds {[str(x['threshold']) for x in r4['derived']]}; the second printed one "
+                        f"derived thresholds {[str(x['threshold']) for x in r4['derived']]}; the second "
+                        "printed one "
                         f"needs a term {r4['second_needs_term']} absent from Theorem 3's bound",
                         "symbolic derivation (sympy)", derivation=True))
     # #5
     d3 = corollaries.derive(3)
     lead = d3.term(1 / sp.sqrt(S.M * S.K * S.T))
     rd = corollaries.cor3_readings()
-    out.append(_finding("inconsistencies.5_cor3_K_over_MT", "#5 Cor 3's proof lists O(K/(MT)); substitution gives "
+    out.append(_finding("inconsistencies.5_cor3_K_over_MT", "#5 Cor 3's proof lists O(K/(MT)); substitution "
+                                                            "gives "
                         "O(K/T) (reading-dependent: the slides' O(K²/(MT)) is the σ_G² term under the 'mean' "
                         "reading of K̂²)", "K/T", "K/(M T)", bool(d3.flags["#5"]),
                         make_control("the O(1/√(MKT)) term (must agree, not be flagged)",

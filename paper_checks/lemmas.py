@@ -72,10 +72,12 @@ def run(ctx):
     target = float(LM.lemma1_variance_bound(c.sigma_L, K))
     wrong = c.sigma_L**2 / K**2
     out.append(make_verdict(
-        id="lemmas.lemma1", claim="E‖G_i − (1/K)Σ∇f_i(y_j)‖² ≤ σ_L²/K (attained for additive noise)", reference=REF,
+        id="lemmas.lemma1", claim="E‖G_i − (1/K)Σ∇f_i(y_j)‖² ≤ σ_L²/K (attained for additive "
+                                  "noise)", reference=REF,
         measured=float(mean), ci=(float(mean - h), float(mean + h)), theoretical=target,
         tolerance="99.9 % t-interval contains σ_L²/K", passed=bool(mean - h <= target <= mean + h),
-        negative_control=make_control("wrong scaling σ_L²/K²", float(mean), wrong, bool(mean - h <= wrong <= mean + h)),
+        negative_control=make_control("wrong scaling "
+                                      "σ_L²/K²", float(mean), wrong, bool(mean - h <= wrong <= mean + h)),
         method=f"reference local-SGD loop, N={N} paths",
         notes=f"mean of G − (1/K)Σ∇f_i(y_j): max |coordinate| "
               f"{np.abs((G[:, 0] - LM.lemma1_mean(Gt[:, 0])).mean(0)).max():.2e} (should be ≈ 0)"))
@@ -86,7 +88,8 @@ def run(ctx):
     EG = np.stack([Gt[:, i, : Ks[i]].mean(axis=1) for i in range(5)], axis=1)       # (N, m, d)
     lhs = np.sum(G.sum(axis=1) ** 2, axis=-1)
     terms2 = LM.lemma2_bound_terms(EG, np.broadcast_to(Ks, (N, 5)).astype(float), c.sigma_L)
-    out.append(bound_check(id="lemmas.lemma2", claim="E‖Σ_{i∈M_t} G_i‖² ≤ 2‖Σ E G_i‖² + (2m/K̄_t)σ_L²", reference=REF,
+    out.append(bound_check(id="lemmas.lemma2", claim="E‖Σ_{i∈M_t} G_i‖² ≤ 2‖Σ E G_i‖² + "
+                                                     "(2m/K̄_t)σ_L²", reference=REF,
                            measured=lhs, terms=terms2, about="sigma_L", inside_conditions=None,
                            method=f"reference local-SGD loop, N={N} paths, MC with 99 % t-UCB",
                            notes="from x̂ = argmin Σ_{i<5} f_i"))
@@ -105,7 +108,8 @@ def run(ctx):
     out.append(bound_check(id="lemmas.drift", claim="local drift (1): E‖y_k − x‖² ≤ 5Kη_L²(σ_L² + 6Kσ_G²) + "
                            "30K²η_L²‖∇f(x)‖²", reference=REF, measured=drift[:, wi, wk], terms=tb, about="sigma_G",
                            inside_conditions=True,
-                           notes=f"x = x*, η_L={eta_L:.4g} on the (C1) boundary; worst worker {wi}, step k={wk}",
+                           notes=f"x = x*, η_L={eta_L:.4g} on the (C1) boundary; worst worker {wi}, step "
+                                 f"k={wk}",
                            method=f"reference local-SGD loop, N={N} paths per worker, 99 % t-UCB"))
     return out
 

@@ -112,7 +112,8 @@ def run(ctx):
             id=f"thm2.{name}", claim=f"Thm 2 bound holds where its transient term matters: AFA-CD, {name}, "
             "concentrated biased arrivals, τ≤4, K~U{1..4}", reference=REF, measured=tr.time_average(),
             terms=terms_of(sched, p, eta, x0), about="transient", inside_conditions=True, figures=[fig],
-            notes=(f"x_0 = x* + r·v_top with f(x_0) − f* = {p.value(x0) - p.constants.f_star:.4g}; η={eta:.4g}, "
+            notes=(f"x_0 = x* + r·v_top with f(x_0) − f* = {p.value(x0) - p.constants.f_star:.4g}; "
+                   f"η={eta:.4g}, "
                    f"η_L={ETA_L}, x=ηη_L={eta * ETA_L:.4g}; conditions: {conditions_note(conds)}; replicates "
                    f"leaving the certified region: {int((tr.left_region >= 0).sum())}")))
     # the σ_G² floor, at x_0 = x*
@@ -124,10 +125,12 @@ def run(ctx):
     trp, bp = run_bound(p, beh_p, eta, ETA_L, T, R, ctx.seed_for("thm2", "paper"))
     cp = compare_bound(trp.time_average(), bp)
     out.append(bound_check(
-        id="thm2.floor", claim="Thm 2's constant 6σ_G² term covers the error floor of biased arrivals (x_0 = x*, "
+        id="thm2.floor", claim="Thm 2's constant 6σ_G² term covers the error floor of biased arrivals (x_0 = "
+                               "x*, "
         "quadratic, concentrated arrivals)", reference=REF, measured=tr.time_average(),
         terms=terms_of(sched, p, eta, xs), about="sigma_G_floor", inside_conditions=True, figures=[fig],
-        notes=(f"paper's biased arrivals (m=5) at the default x_0: measured {cp.measured:.4g}, bound {cp.bound:.4g},"
+        notes=(f"paper's biased arrivals (m=5) at the default x_0: measured {cp.measured:.4g}, bound "
+               f"{cp.bound:.4g},"
                f" slack {cp.slack:.3g}, holds {cp.holds}"),
         details={"paper_biased": {"measured": cp.measured, "bound": cp.bound, "slack": cp.slack}}))
     bound_figure(ctx, "thm2_bounds", out, "Theorem 2: measured vs bound (slack annotated)")
@@ -135,7 +138,8 @@ def run(ctx):
     q = families(sigma_L=0.0)["curvature"]
     sref = behaviour(q).sample(60 if ctx.quick else 200, 2, q.num_workers, ctx.seed_for("thm2", "ref"))
     out.append(reference_check(
-        id="thm2.engine_vs_reference", claim="the simulated AFA-CD is Algorithm 2 as proved (stale start x_{t−τ}, "
+        id="thm2.engine_vs_reference", claim="the simulated AFA-CD is Algorithm 2 as proved (stale start "
+                                             "x_{t−τ}, "
         "mean of K local gradients, server step ηη_L × mean over the m arrivals)", reference=REF, problem=q,
         algorithm=AFACD(eta, ETA_L), schedule=sref, x0=q.default_x0(), seed=ctx.seed_for("thm2", "ref", "run"),
         notes="curvature family (per-worker Hessians), concentrated arrivals, τ≤4, K~U{1..4}, σ_L = 0"))
@@ -170,15 +174,19 @@ def run(ctx):
         outside[fac] = {"diverged": bool(tr.divergence.any), "measured": c.measured, "bound": c.bound,
                         "held": c.holds}
     out.append(make_verdict(
-        id="thm2.stability", claim="inside (C1)–(C3) no run diverges (the conditions are sufficient)", reference=REF,
-        measured=bad_in, theoretical=0, passed=bad_in == 0, tolerance="divergent grid points inside the region = 0",
+        id="thm2.stability", claim="inside (C1)–(C3) no run diverges (the conditions are "
+                                   "sufficient)", reference=REF,
+        measured=bad_in, theoretical=0, passed=bad_in == 0, tolerance="divergent grid points inside the "
+                                                                      "region = 0",
         figures=(rel,), inside_conditions=True,
         negative_control=make_control("theory region inflated ×100 in η", bad_inflated, 0, bad_inflated == 0),
         method=f"grid {len(etas)}×{len(eta_Ls)}, T={Ts}, R=4",
-        notes=(f"{int(region.sum())} grid points inside the region, {int(div.sum())} divergent overall; smallest "
+        notes=(f"{int(region.sum())} grid points inside the region, {int(div.sum())} divergent overall; "
+               "smallest "
                f"divergent x=ηη_L on the grid {xdiv:.3g} vs theory's x_max {xmax:.3g} (conservative ×"
                f"{xdiv / xmax:.3g}); converged points outside the region where the bound still held: "
-               f"{int((held & ~region).sum())}/{int((~div & ~region).sum())}. Just outside (η_L={ETA_L}; outside the "
+               f"{int((held & ~region).sum())}/{int((~div & ~region).sum())}. Just outside (η_L={ETA_L}; "
+               "outside the "
                "conditions (exploratory)): "
                + "; ".join(f"η = {f:g}·η_max: diverged {o['diverged']}, measured {o['measured']:.3g}, bound "
                            f"{o['bound']:.3g}, bound held {o['held']}" for f, o in outside.items())),

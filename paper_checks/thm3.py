@@ -64,7 +64,8 @@ def run_cfg(p, m, eta_L, T, R, seed, x0=None, tau=TAU):
     return tr, b, eta, conds
 
 
-@register("thm3", "Theorem 3 bound (AFA-CD, uniform arrivals) by term on 3 families; missing sampling term", REF)
+@register("thm3", "Theorem 3 bound (AFA-CD, uniform arrivals) by term on 3 families; missing sampling "
+                  "term", REF)
 def run(ctx):
     T, R = (300, 32) if ctx.quick else (1000, 64)
     out = []
@@ -83,7 +84,8 @@ def run(ctx):
         x0 = steep_start(p, sum(terms(p.constants.x_star).values()), eta * ETA_L, T, SHARE)
         tr = sim(p, AFACD(eta, ETA_L), Replay(sched), T, R, ctx.seed_for("thm3", name, "run"), x0=x0)
         out.append(bound_check(
-            id=f"thm3.{name}", claim=f"Thm 3 bound holds where its transient term matters: AFA-CD, {name}, uniform "
+            id=f"thm3.{name}", claim=f"Thm 3 bound holds where its transient term matters: AFA-CD, {name}, "
+                                     "uniform "
             "m=5/10, τ≤2, K~U{1..4}", reference=REF, measured=tr.time_average(), terms=terms(x0),
             about="transient", inside_conditions=True, figures=[fig],
             notes=f"η={eta:.4g}, η_L={ETA_L}; conditions: {conditions_note(conds)}"))
@@ -104,20 +106,27 @@ def run(ctx):
     pred = ((M - 1) / (1 * (M - 1))) / ((M - 5) / (5 * (M - 1)))
     path2, rel2 = ctx.fig("thm3_sampling")
     bound_plot(path2, [f"m={m}" for m in res], [max(r["mean"], 1e-12) for r in res.values()],
-               [r["bound"] for r in res.values()], title="Thm 3 at x_0 = x*, σ_L = 0, η_L = 5e-4: measured vs bound")
+               [r["bound"] for r in res.values()], title="Thm 3 at x_0 = x*, σ_L = 0, η_L = 5e-4: measured "
+                                                         "vs bound")
     out.append(make_verdict(
-        id="thm3.sampling_term", claim="FINDING: Thm 3's bound misses the partial-participation sampling variance "
+        id="thm3.sampling_term", claim="FINDING: Thm 3's bound misses the partial-participation sampling "
+                                       "variance "
         "(violated for m < M; x_0 = x*, σ_L = 0, small η_L)", reference=REF, measured=res[1]["mean"],
         ci=(res[1]["lcb"], None), theoretical=res[1]["bound"],
         tolerance="lower 99 % t-bound of measured > bound for m = 1 and m = 5", passed=viol, figures=(rel2,),
         negative_control=make_control("same detector with full participation m = M (no sampling noise)",
                                       res[M]["mean"], res[M]["bound"], res[M]["lcb"] > res[M]["bound"]),
-        relation=">=", slack=res[1]["bound"] / res[1]["mean"], method=f"monte-carlo (R={R}), T=300", finding=True,
+        relation=">=", slack=res[1]["bound"] / res[1]["mean"], method=f"monte-carlo (R={R}), "
+                                                                      "T=300", finding=True,
         inside_conditions=True, terms=shares,
-        notes=(f"m=1: measured {res[1]['mean']:.3g} vs bound {res[1]['bound']:.3g}; m=5: {res[5]['mean']:.3g} vs "
+        notes=(f"m=1: measured {res[1]['mean']:.3g} vs bound {res[1]['bound']:.3g}; m=5: "
+               f"{res[5]['mean']:.3g} vs "
                f"{res[5]['bound']:.3g}; m=10: {res[M]['mean']:.3g} vs {res[M]['bound']:.3g}. Ratio m=1/m=5 = "
-               f"{ratio:.3g} vs sampling-variance prediction (M−m)/(m(M−1)) ratio {pred:.3g}: the excess is the "
-               "without-replacement sampling variance of the heterogeneous gradients, a term ∝ ηη_L(M−m)/(m(M−1))σ_G² "
-               "that the printed α_G = 30L²η_L²K̂² does not contain. Bound terms (m=1): " + format_shares(shares)),
+               f"{ratio:.3g} vs sampling-variance prediction (M−m)/(m(M−1)) ratio {pred:.3g}: the excess is "
+               "the "
+               "without-replacement sampling variance of the heterogeneous gradients, a term ∝ "
+               "ηη_L(M−m)/(m(M−1))σ_G² "
+               "that the printed α_G = 30L²η_L²K̂² does not contain. Bound terms (m=1): "
+               "" + format_shares(shares)),
         details={"by_m": {str(k): v for k, v in res.items()}, "ratio": ratio, "predicted_ratio": pred}))
     return out

@@ -56,7 +56,8 @@ def steps_for(schedule, L, M):
     return eta, eta_L, tau, kmax, conds
 
 
-@register("thm4", "Theorem 4 bound (AFA-CS, biased arrivals, bounded delays) by term; engine = Algorithm 3", REF)
+@register("thm4", "Theorem 4 bound (AFA-CS, biased arrivals, bounded delays) by term; engine = Algorithm "
+                  "3", REF)
 def run(ctx):
     T, R = (300, 32) if ctx.quick else (1000, 64)
     out = []
@@ -76,7 +77,8 @@ def run(ctx):
         x0 = steep_start(p, sum(terms(p.constants.x_star).values()), eta * eta_L, T, SHARE)
         tr = sim(p, AFACS(eta, eta_L), Replay(sched), T, R, ctx.seed_for("thm4r", name), x0=x0)
         out.append(bound_check(
-            id=f"thm4.{name}", claim=f"Thm 4 bound holds where its transient term matters: AFA-CS, {name}, biased "
+            id=f"thm4.{name}", claim=f"Thm 4 bound holds where its transient term matters: AFA-CS, {name}, "
+                                     "biased "
             "arrivals (m=5), τ≤2, K~U{1,2}", reference=REF, measured=tr.time_average(), terms=terms(x0),
             about="transient", inside_conditions=True, figures=[fig],
             notes=(f"realized memory staleness τ={tau}, η_L={eta_L:.4g}, η={eta:.4g}; conditions: "
@@ -87,9 +89,11 @@ def run(ctx):
     sref = beh.sample(80 if ctx.quick else 300, 2, q.num_workers, ctx.seed_for("thm4", "ref"))
     eta, eta_L, tau, _, _ = steps_for(sref, 1.0, q.num_workers)
     out.append(reference_check(
-        id="thm4.engine_vs_reference", claim="the simulated AFA-CS is Algorithm 3 (slot i ← G_i on arrival, warm "
+        id="thm4.engine_vs_reference", claim="the simulated AFA-CS is Algorithm 3 (slot i ← G_i on arrival, "
+                                             "warm "
         "start at x_0, server step ηη_L × mean over all M slots)", reference=REF, problem=q,
         algorithm=AFACS(20 * eta, eta_L), schedule=sref, x0=q.default_x0(), seed=ctx.seed_for("thm4", "ref", "run"),
-        notes=f"paper's biased arrivals (m=5), τ≤2, K~U{{1,2}}, σ_L = 0; realized memory staleness {tau}; η ×20 so "
+        notes=f"paper's biased arrivals (m=5), τ≤2, K~U{{1,2}}, σ_L = 0; realized memory staleness {tau}; η "
+              "×20 so "
               "the memory's effect is visible within the horizon"))
     return out

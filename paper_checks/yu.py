@@ -54,14 +54,19 @@ def run(ctx):
         terms = Y.bound_terms(setting=setting, T=T, s=STEP, L=c.L, K=K, N=N, sigma=c.sigma_L, G=np.sqrt(G2),
                               sigma_G=sg if setting == "noniid" else None, f0=p.value(x0), f_star=c.f_star)
         out.append(bound_check(
-            id=f"yu.{setting}", claim=f"Yu et al. {setting} local-SGD bound holds where its transient term matters "
-            f"(N={N}, K={K}, s={STEP})", reference=REF, measured=tr.time_average(), terms=terms, about="transient",
+            id=f"yu.{setting}", claim=f"Yu et al. {setting} local-SGD bound holds where its transient term "
+                                      "matters "
+            f"(N={N}, K={K}, "
+            f"s={STEP})", reference=REF, measured=tr.time_average(), terms=terms, about="transient",
             inside_conditions=True,
-            notes=f"x_0 = x* + {RADIUS}·v_top, T_iter={T}, G² estimate {G2:.4g}; conditions: {conditions_note(conds)}"))
+            notes=f"x_0 = x* + {RADIUS}·v_top, T_iter={T}, G² estimate {G2:.4g}; conditions: "
+                  f"{conditions_note(conds)}"))
     q = HeterogeneousQuadratic(dim=5, num_workers=N, L=1.0, mu=0.1, sigma_L=0.0, sigma_G=0.5, seed=1)
     sref = Behaviour(UniformArrivals(2), local_steps=ConstantSteps(3)).sample(40, 2, N, ctx.seed_for("yu", "ref"))
     out.append(reference_check(
-        id="yu.engine_vs_reference", claim="the simulated FedAvg is local SGD with the two-sided update Δ_i = −η_L K "
+        id="yu.engine_vs_reference", claim="the simulated FedAvg is local SGD with the two-sided update Δ_i "
+                                           "= −η_L K "
         "G_i, x ← x + η mean_i Δ_i", reference=REF, problem=q, algorithm=FedAvg(1.0, 0.1), schedule=sref,
-        x0=q.default_x0(), seed=ctx.seed_for("yu", "ref", "run"), notes="m = 2 of 4, K = 3, σ_G = 0.5, σ_L = 0"))
+        x0=q.default_x0(), seed=ctx.seed_for("yu", "ref", "run"), notes="m = 2 of 4, K = 3, σ_G = 0.5, σ_L = "
+                                                                        "0"))
     return out
