@@ -23,7 +23,8 @@ from scipy import stats
 from afltheory.analysis import compare_bound, format_shares, term_shares
 
 __all__ = ["DOMINANCE", "ConditionsViolated", "agreement_check", "bound_check", "bound_figure", "conditions_note",
-           "make_control", "make_verdict", "reference_check", "require_conditions", "steep_start", "top_direction"]
+           "make_control", "make_verdict", "reference_check", "require_conditions", "steep_start",
+           "top_direction"]
 
 #: a term above this share of the bound dominates it; allowed only for the term the verdict is about
 DOMINANCE = 0.6
@@ -93,10 +94,10 @@ def bound_check(*, id, claim, reference, measured, terms, about, inside_conditio
                 level=0.99, figures=(), notes="", method=None, details=None):
     """Upper-bound verdict from the bound's named ``terms`` (dict name -> per-replicate values).
 
-    ``about``: the term name(s) the verdict tests. ``control``: None (the bound without the ``about`` terms) or
-    (description, bound values) — a plausible wrong claim the measurement must violate. Passed = UCB ≤ bound (or
-    exact ≤ bound) and no term outside ``about`` above ``DOMINANCE`` of the bound. A configuration outside the
-    theorem's conditions (``inside_conditions=False``) is labelled exploratory in the notes."""
+    ``about``: the term name(s) the verdict tests. ``control``: None (the bound without the ``about`` terms)
+    or (description, bound values) — a plausible wrong claim the measurement must violate. Passed = UCB ≤
+    bound (or exact ≤ bound) and no term outside ``about`` above ``DOMINANCE`` of the bound. A configuration
+    outside the theorem's conditions (``inside_conditions=False``) is labelled exploratory in the notes."""
     about = (about,) if isinstance(about, str) else tuple(about)
     unknown = [a for a in about if a not in terms]
     if unknown:
@@ -166,9 +167,11 @@ def steep_start(problem, rest, x_step, T, share=0.9, direction=None) -> np.ndarr
 
 
 # ----------------------------------------------------------------------------------- engine vs references
-def reference_check(*, id, claim, reference, problem, algorithm, schedule, x0, control_kind="sum_K", rtol=1e-8,
+def reference_check(*, id, claim, reference, problem, algorithm, schedule, x0, control_kind="sum_K",
+                    rtol=1e-8,
                     seed=0, notes=""):
-    """The engine's ‖∇f(x_t)‖² (``simulate`` replaying ``schedule``, σ_L = 0) equals the independent plain loop
+    """The engine's ‖∇f(x_t)‖² (``simulate`` replaying ``schedule``, σ_L = 0) equals the independent plain
+    loop
     of ``_reference`` at every round and replicate, relative to max_t ‖∇f(x_t)‖², within ``rtol``."""
     import warnings
 
@@ -181,7 +184,8 @@ def reference_check(*, id, claim, reference, problem, algorithm, schedule, x0, c
                          f"sigma_L={problem.constants.sigma_L}")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        tr = aft.simulate(problem, algorithm, Replay(schedule), schedule.rounds, schedule.replicates, seed, x0=x0)
+        tr = aft.simulate(problem, algorithm, Replay(schedule), schedule.rounds, schedule.replicates, seed,
+                          x0=x0)
     ref = reference_grad_norm_sq(problem, algorithm, schedule, x0)
     scale = float(np.max(ref))
 
@@ -220,7 +224,8 @@ def agreement_check(*, id, claim, reference, mc_samples, exact_value, exact_wron
         raise ValueError(f"mc_samples has R={R} replicates; at least 2 are needed for a z-score")
     ex = np.broadcast_to(np.asarray(exact_value, dtype=float), (k,))
     exw = np.broadcast_to(np.asarray(exact_wrong, dtype=float), (k,))
-    # a rounding floor: a statistic that is deterministic (zero variance across replicates, e.g. the first round
+    # a rounding floor: a statistic that is deterministic (zero variance across replicates, e.g. the first
+    # round
     # of AFA-CS from its warm start) is compared to 1e-10 relative instead of dividing round-off by round-off
     se = np.sqrt((s.std(axis=0, ddof=1) / np.sqrt(R)) ** 2 + (1e-10 * np.abs(ex)) ** 2)
     if z_crit is None:

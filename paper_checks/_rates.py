@@ -13,7 +13,8 @@ from ._common import expectation
 from ._power import make_control, make_verdict
 
 #: slope a plausible implementation mistake gives, per swept variable, when the claim is −1/2:
-#: T — the server step not scaled with T (η_L missing: error constant in T); m — the arrivals not averaged (one
+#: T — the server step not scaled with T (η_L missing: error constant in T); m — the arrivals not averaged
+# (one
 #: arrival, or the noise of one worker): noise ∝ ηη_L ∝ √m; K — the K gradients not averaged (sum, or the last
 #: gradient): noise ∝ √K.
 MISTAKE_SLOPE = {"T": 0.0, "m": 0.5, "K": 0.5, "M": 0.0}
@@ -22,8 +23,10 @@ MISTAKE_DESC = {"T": "step not scaled with T (η_L missing)", "m": "arrivals not
                 "K": "K gradients not averaged (sum or last gradient)", "M": "no speedup in M"}
 
 
-def corollary_run(problem, algo_cls, arrivals, m, K, T, R, seed, tau=0, n_eta=None, prefer_exact=True, x0=None):
-    """(1/T) Σ E‖∇f(x_t)‖² per replicate (MC) or exact, with η_L = 1/√T and η = √(n K) (n = m, or M for AFA-CS)."""
+def corollary_run(problem, algo_cls, arrivals, m, K, T, R, seed, tau=0, n_eta=None, prefer_exact=True,
+                  x0=None):
+    """(1/T) Σ E‖∇f(x_t)‖² per replicate (MC) or exact, with η_L = 1/√T and η = √(n K) (n = m, or M for
+    AFA-CS)."""
     n = m if n_eta is None else n_eta
     beh = Behaviour(arrivals if arrivals is not None else UniformArrivals(m),
                     UniformDelay(tau) if tau else NoDelay(), ConstantSteps(K))
@@ -32,7 +35,8 @@ def corollary_run(problem, algo_cls, arrivals, m, K, T, R, seed, tau=0, n_eta=No
 
 
 def statistic(ex, T, kind="time_avg", offset=0.0):
-    """(value, per-replicate samples or None) of an ``Expectation``: "time_avg" (1/T) Σ_{t<T}, or "tail" the mean
+    """(value, per-replicate samples or None) of an ``Expectation``: "time_avg" (1/T) Σ_{t<T}, or "tail" the
+    mean
     over t ∈ [T/2, T); minus ``offset`` (e.g. a floor)."""
     if kind not in ("time_avg", "tail"):
         raise ValueError(f"kind={kind!r} must be 'time_avg' or 'tail'")
@@ -47,8 +51,8 @@ def slope_verdict(id, claim, ref, xs, values, theory, *, key, seed, fig, tol=0.0
                   inside_conditions=None, terms=None, exact_values=None):
     """Slope with a 95 % bootstrap CI over replicates (MC) or the exact slope within ``tol``.
 
-    ``values``: list of (value, samples or None) per x. Negative control: the same test against the slope of the
-    nearest real mistake (``MISTAKE_SLOPE[key]``)."""
+    ``values``: list of (value, samples or None) per x. Negative control: the same test against the slope of
+    the nearest real mistake (``MISTAKE_SLOPE[key]``)."""
     exact = all(s is None for _, s in values)
     if exact:
         fit = fit_slope(xs, [v for v, _ in values])
@@ -65,7 +69,8 @@ def slope_verdict(id, claim, ref, xs, values, theory, *, key, seed, fig, tol=0.0
                       fit.slope, wrong, fit.contains(wrong, tol))
     head = "" if inside_conditions is not False else "outside the conditions (exploratory); "
     return make_verdict(
-        id=id, claim=claim, reference=ref, measured=fit.slope, ci=fit.ci, theoretical=theory, tolerance=tolerance,
+        id=id, claim=claim, reference=ref, measured=fit.slope, ci=fit.ci, theoretical=theory,
+        tolerance=tolerance,
         passed=ok, figures=(fig,) if fig else (), negative_control=nc, method=method,
         notes=head + (notes + "; " if notes else "") + fit.summary(), inside_conditions=inside_conditions,
         terms=terms, details=dict(details or {}, x=list(map(float, xs)), y=list(map(float, fit.y)))), fit

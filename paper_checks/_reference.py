@@ -50,9 +50,9 @@ _WEIGHT = {"constant": lambda tau: 1.0, "sqrt": lambda tau: 1.0 / np.sqrt(1.0 + 
 def reference_iterates(problem, algorithm, schedule, x0, r=0, kind="paper"):
     """x_0 … x_T (T+1, d) of replicate ``r`` of ``schedule`` with deterministic gradients.
 
-    ``kind``: "paper" (the algorithm as proved), or a plausible wrong reading for negative controls: "sum_K" (the
-    worker returns the sum, not the mean, of its K gradients) or "printed_step" (server step η instead of η η_L,
-    inconsistency #1)."""
+    ``kind``: "paper" (the algorithm as proved), or a plausible wrong reading for negative controls: "sum_K"
+    (the worker returns the sum, not the mean, of its K gradients) or "printed_step" (server step η instead of
+    η η_L, inconsistency #1)."""
     if kind not in KINDS:
         raise ValueError(f"kind={kind!r} must be one of {KINDS}")
     rule = _rule(algorithm)

@@ -129,7 +129,8 @@ def run(ctx):
         c = np.asarray(mo.grad_norm_sq)
         return np.array([c[t] for t in checkpoints] + [c[:T].mean(), c[T // 2:T].mean()])
 
-    samples = np.stack([g[:, t] for t in checkpoints] + [g[:, :T].mean(axis=1), g[:, T // 2:T].mean(axis=1)], axis=1)
+    samples = np.stack([g[:, t] for t in checkpoints] + [g[:, :T].mean(axis=1), g[:, T // 2:T].mean(axis=1)],
+                       axis=1)
     out.append(agreement_check(
         id="cor1.mc_vs_exact", claim="Monte Carlo engine = exact moments (E‖∇f(x_t)‖² at t = 1, 4, 16, 64, "
                                      "time "

@@ -51,17 +51,21 @@ def theory_at(p, beh, algo, T, x0, seed, term="sigma_L_server"):
     s = beh.sample(T, 1, p.num_workers, seed)
     terms = theorem3.bound_terms(s, p.constants, eta=algo.eta, eta_L=algo.eta_L, f0=p.value(x0),
                                  num_workers=p.num_workers, scope="ignore")
-    conds = theorem3.conditions(L=p.constants.L, eta=algo.eta, eta_L=algo.eta_L, K_max=int(s.local_steps.max()),
+    conds = theorem3.conditions(L=p.constants.L, eta=algo.eta, eta_L=algo.eta_L,
+                                K_max=int(s.local_steps.max()),
                                 tau=int(s.tau.max()), num_workers=p.num_workers)
     shares = term_shares(terms)
-    return (sum(shares[t] for t in term) if isinstance(term, tuple) else shares[term]), all(c.holds for c in conds)
+    return (sum(shares[t] for t in term) if isinstance(term,
+                                                       tuple) else shares[term]), all(c.holds for c in conds)
 
 
 def grids(quick):
-    return {"T": [500, 1000, 2000, 4000] + ([] if quick else [8000, 16000]), "m": [1, 2, 4, 8], "K": [1, 2, 4, 8]}
+    return {"T": [500, 1000, 2000, 4000] + ([] if quick else [8000, 16000]), "m": [1, 2, 4, 8], "K": [1, 2,
+                                                                                                      4, 8]}
 
 
-def sweep(ctx, prefix, key, p, algo_cls, arrivals_fn, R, kind, x0=None, tau=0, term="sigma_L_server", floor=None):
+def sweep(ctx, prefix, key, p, algo_cls, arrivals_fn, R, kind, x0=None, tau=0, term="sigma_L_server",
+          floor=None):
     vals, shares, inside = [], [], []
     for v in grids(ctx.quick)[key]:
         cfg = dict(BASE, **{key: v})
@@ -97,10 +101,12 @@ def slope_set(ctx, prefix, ref, p, algo_cls, arrivals_fn, keys, *, kind, x0, suf
 
 
 def mc_vs_exact(ctx, prefix, ref, p, algo, beh, T, x0, R=64, notes=""):
-    """Agreement verdict: MC tail and time averages vs exact moments; control: exact moments with σ_L² halved."""
+    """Agreement verdict: MC tail and time averages vs exact moments; control: exact moments with σ_L²
+    halved."""
     ex = exact_moments(p, algo, beh, T, x0=x0)
     half = HeterogeneousQuadratic(dim=p.dim, num_workers=p.num_workers, L=p.constants.L, mu=p.constants.mu,
-                                  sigma_L=p.constants.sigma_L / np.sqrt(2), sigma_G=p.constants.sigma_G, seed=1)
+                                  sigma_L=p.constants.sigma_L / np.sqrt(2), sigma_G=p.constants.sigma_G,
+                                  seed=1)
     exh = exact_moments(half, algo, beh, T, x0=x0)
     tr = sim(p, algo, beh, T, R, ctx.seed_for(prefix, "mc_vs_exact"), x0=x0)
     g = tr.grad_norm_sq

@@ -111,7 +111,8 @@ def run(ctx):
     g = tr.grad_norm_sq
 
     def stats_of(c):
-        return np.full(len(cps) + 1, np.nan) if c is None else np.array([c[t] for t in cps] + [np.mean(c[:T])])
+        return np.full(len(cps) + 1,
+                       np.nan) if c is None else np.array([c[t] for t in cps] + [np.mean(c[:T])])
 
     c_ex = None if ex is None else np.asarray(ex.grad_norm_sq)
     late = None if c_ex is None else np.concatenate([c_ex[:1], c_ex[:-1]])

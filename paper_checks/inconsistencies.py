@@ -46,7 +46,8 @@ REF = "[Yang et al. 2022; THEOREMS.md inconsistencies #1–#5]"
 def _finding(id, claim, measured, theo, passed, control, notes, method="", ref=REF, derivation=False,
              inside_conditions=None, details=None):
     return make_verdict(id=id, claim=claim, reference=ref, measured=measured, theoretical=theo,
-                        tolerance="demonstrated", passed=bool(passed), negative_control=control, method=method,
+                        tolerance="demonstrated", passed=bool(passed), negative_control=control,
+                        method=method,
                         notes=notes, finding=True, derivation=derivation, inside_conditions=inside_conditions,
                         details=details)
 
@@ -59,7 +60,8 @@ def _factor2(p, eta_L, R, seed, T=300):
     require_conditions(conds, "inconsistencies #2")
     xs = p.constants.x_star
     tr = sim(p, AFACD(eta, eta_L), beh, T, R, seed, x0=xs)
-    b = theorem3.bound(tr.schedule, p.constants, eta=eta, eta_L=eta_L, f0=p.value(xs), num_workers=10, scope="raise")
+    b = theorem3.bound(tr.schedule, p.constants, eta=eta, eta_L=eta_L, f0=p.value(xs), num_workers=10,
+                       scope="raise")
     return tr.time_average(), float(b.mean())
 
 
@@ -125,7 +127,8 @@ def run(ctx):
     eta3 = 0.9 * theorem3.admissible_step_sizes(L=1.0, eta_L=0.009, K_max=4, tau=2, num_workers=10).require()
     s_dyn = beh3.sample(200, 8, 10, ctx.seed_for("i3"))
     kw = dict(eta=eta3, eta_L=0.009, f0=p.value(p.default_x0()), num_workers=10, scope="ignore")
-    bs, bp = theorem3.bound(s_dyn, p.constants, **kw), theorem3.bound(s_dyn, p.constants, averaging="proof", **kw)
+    bs, bp = theorem3.bound(s_dyn, p.constants, **kw), theorem3.bound(s_dyn, p.constants, averaging="proof",
+                                                                      **kw)
     rel3 = float(np.max(np.abs(bs / bp - 1)))
     s_c = Behaviour(UniformArrivals(5), UniformDelay(2), ConstantSteps(3)).sample(200, 8, 10, 0)
     rc = float(np.max(np.abs(theorem3.bound(s_c, p.constants, **kw) /

@@ -106,7 +106,8 @@ def run(ctx):
     g2 = float(np.sum(p.grad(xs) ** 2))
     tb = LM.drift_bound_terms(g2, K, eta_L, c.sigma_L, c.sigma_G, L=c.L)
     out.append(bound_check(id="lemmas.drift", claim="local drift (1): E‖y_k − x‖² ≤ 5Kη_L²(σ_L² + 6Kσ_G²) + "
-                           "30K²η_L²‖∇f(x)‖²", reference=REF, measured=drift[:, wi, wk], terms=tb, about="sigma_G",
+                           "30K²η_L²‖∇f(x)‖²", reference=REF, measured=drift[:, wi,
+                                                                             wk], terms=tb, about="sigma_G",
                            inside_conditions=True,
                            notes=f"x = x*, η_L={eta_L:.4g} on the (C1) boundary; worst worker {wi}, step "
                                  f"k={wk}",

@@ -141,7 +141,8 @@ def run(ctx):
         id="thm2.engine_vs_reference", claim="the simulated AFA-CD is Algorithm 2 as proved (stale start "
                                              "x_{t−τ}, "
         "mean of K local gradients, server step ηη_L × mean over the m arrivals)", reference=REF, problem=q,
-        algorithm=AFACD(eta, ETA_L), schedule=sref, x0=q.default_x0(), seed=ctx.seed_for("thm2", "ref", "run"),
+        algorithm=AFACD(eta, ETA_L), schedule=sref, x0=q.default_x0(), seed=ctx.seed_for("thm2", "ref",
+                                                                                         "run"),
         notes="curvature family (per-worker Hessians), concentrated arrivals, τ≤4, K~U{1..4}, σ_L = 0"))
     # stability region
     beh = behaviour(p)

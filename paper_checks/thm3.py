@@ -70,7 +70,8 @@ def run(ctx):
     T, R = (300, 32) if ctx.quick else (1000, 64)
     out = []
     fig = ctx.fig("thm3_bounds")[1]
-    eta = 0.9 * theorem3.admissible_step_sizes(L=1.0, eta_L=ETA_L, K_max=K_MAX, tau=TAU, num_workers=M).require()
+    eta = 0.9 * theorem3.admissible_step_sizes(L=1.0, eta_L=ETA_L, K_max=K_MAX, tau=TAU,
+                                               num_workers=M).require()
     conds = theorem3.conditions(L=1.0, eta=eta, eta_L=ETA_L, K_max=K_MAX, tau=TAU, num_workers=M)
     require_conditions(conds, "thm3")
     beh = Behaviour(UniformArrivals(5), UniformDelay(TAU), UniformSteps.paper(2))
@@ -78,7 +79,8 @@ def run(ctx):
         sched = beh.sample(T, R, M, ctx.seed_for("thm3", name))
 
         def terms(x0, sched=sched, p=p):
-            return theorem3.bound_terms(sched, p.constants, eta=eta, eta_L=ETA_L, f0=p.value(x0), num_workers=M,
+            return theorem3.bound_terms(sched, p.constants, eta=eta, eta_L=ETA_L, f0=p.value(x0),
+                                        num_workers=M,
                                         scope="raise")
 
         x0 = steep_start(p, sum(terms(p.constants.x_star).values()), eta * ETA_L, T, SHARE)
@@ -97,7 +99,8 @@ def run(ctx):
     for m in (1, 5, M):
         tr, b, eta, _ = run_cfg(q, m, 0.0005, 300, R, ctx.seed_for("thm3", "samp", m), x0=xs, tau=0)
         s = tr.time_average()
-        res[m] = {"mean": float(s.mean()), "lcb": lcb(s) if m < M else float(s.mean()), "bound": float(b.mean())}
+        res[m] = {"mean": float(s.mean()), "lcb": lcb(s) if m < M else float(s.mean()),
+                  "bound": float(b.mean())}
         if m == 1:
             shares = term_shares(theorem3.bound_terms(tr.schedule, q.constants, eta=eta, eta_L=0.0005,
                                                       f0=q.value(xs), num_workers=M, scope="raise"))

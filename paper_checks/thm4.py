@@ -71,7 +71,8 @@ def run(ctx):
         eta, eta_L, tau, _, conds = steps_for(sched, p.constants.L, M)
 
         def terms(x0, sched=sched, p=p, eta=eta, eta_L=eta_L, M=M):
-            return theorem4.bound_terms(sched, p.constants, eta=eta, eta_L=eta_L, f0=p.value(x0), num_workers=M,
+            return theorem4.bound_terms(sched, p.constants, eta=eta, eta_L=eta_L, f0=p.value(x0),
+                                        num_workers=M,
                                         scope="raise")
 
         x0 = steep_start(p, sum(terms(p.constants.x_star).values()), eta * eta_L, T, SHARE)
@@ -92,7 +93,8 @@ def run(ctx):
         id="thm4.engine_vs_reference", claim="the simulated AFA-CS is Algorithm 3 (slot i ← G_i on arrival, "
                                              "warm "
         "start at x_0, server step ηη_L × mean over all M slots)", reference=REF, problem=q,
-        algorithm=AFACS(20 * eta, eta_L), schedule=sref, x0=q.default_x0(), seed=ctx.seed_for("thm4", "ref", "run"),
+        algorithm=AFACS(20 * eta, eta_L), schedule=sref, x0=q.default_x0(), seed=ctx.seed_for("thm4", "ref",
+                                                                                              "run"),
         notes=f"paper's biased arrivals (m=5), τ≤2, K~U{{1,2}}, σ_L = 0; realized memory staleness {tau}; η "
               "×20 so "
               "the memory's effect is visible within the horizon"))

@@ -62,7 +62,8 @@ def run(ctx):
             notes=f"x_0 = x* + {RADIUS}·v_top, T_iter={T}, G² estimate {G2:.4g}; conditions: "
                   f"{conditions_note(conds)}"))
     q = HeterogeneousQuadratic(dim=5, num_workers=N, L=1.0, mu=0.1, sigma_L=0.0, sigma_G=0.5, seed=1)
-    sref = Behaviour(UniformArrivals(2), local_steps=ConstantSteps(3)).sample(40, 2, N, ctx.seed_for("yu", "ref"))
+    sref = Behaviour(UniformArrivals(2), local_steps=ConstantSteps(3)).sample(40, 2, N, ctx.seed_for("yu",
+                                                                                                     "ref"))
     out.append(reference_check(
         id="yu.engine_vs_reference", claim="the simulated FedAvg is local SGD with the two-sided update Δ_i "
                                            "= −η_L K "

@@ -1,5 +1,5 @@
-"""Verdict-power helpers of paper_checks (_power, _reference): hand-computed cases, the power rule, controls that
-fire on plausible mistakes, the plain reference loop against the engine. Deterministic (fixed seeds; the only
+"""Verdict-power helpers of paper_checks (_power, _reference): hand-computed cases, the power rule,
+controls that fire on plausible mistakes, the plain reference loop against the engine. Deterministic (fixed seeds; the only
 stochastic input, the z-test case, uses fixed sample arrays)."""
 
 import numpy as np
@@ -28,7 +28,8 @@ def _field(v, name):
 
 
 def _bc(measured, terms, about, **kw):
-    return bound_check(id="x.y", claim="c", reference="r", measured=np.asarray(measured, dtype=float), terms=terms,
+    return bound_check(id="x.y", claim="c", reference="r", measured=np.asarray(measured, dtype=float),
+                       terms=terms,
                        about=about, exact=True, inside_conditions=kw.pop("inside", True), **kw)
 
 
@@ -113,5 +114,6 @@ def test_reference_check_verdict():
     assert v.passed and v.measured <= 1e-10 and not v.negative_control.passed
     noisy = HeterogeneousQuadratic(dim=3, num_workers=4, L=1.0, mu=0.1, sigma_L=0.5, sigma_G=1.0, seed=1)
     with pytest.raises(ValueError, match="sigma_L"):
-        reference_check(id="r", claim="c", reference="r", problem=noisy, algorithm=AFACD(3.0, 0.05), schedule=s,
+        reference_check(id="r", claim="c", reference="r", problem=noisy, algorithm=AFACD(3.0, 0.05),
+                        schedule=s,
                         x0=noisy.default_x0())
