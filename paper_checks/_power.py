@@ -22,7 +22,8 @@ from scipy import stats
 
 from afltheory.analysis import compare_bound, format_shares, term_shares
 
-__all__ = ["DOMINANCE", "ConditionsViolated", "agreement_check", "bound_check", "bound_figure", "conditions_note",
+__all__ = ["DOMINANCE", "ConditionsViolated", "agreement_check", "bound_check", "bound_figure",
+           "conditions_note",
            "make_control", "make_verdict", "reference_check", "require_conditions", "steep_start",
            "top_direction"]
 

@@ -1,6 +1,6 @@
 """Verdict-power helpers of paper_checks (_power, _reference): hand-computed cases, the power rule,
-controls that fire on plausible mistakes, the plain reference loop against the engine. Deterministic (fixed seeds; the only
-stochastic input, the z-test case, uses fixed sample arrays)."""
+controls that fire on plausible mistakes, the plain reference loop against the engine. Deterministic (fixed
+seeds; the only stochastic input, the z-test case, uses fixed sample arrays)."""
 
 import numpy as np
 import pytest
