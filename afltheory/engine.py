@@ -420,7 +420,7 @@ class _CollapsedRunner(_LocalRunner):
         if not self.no_noise:
             z = _standard_normal_blocks(gens, ws.get("z", v.shape), self.B)
             if xi is not None:  # the one-step path's draw (the same standard normals, scaled by σ_L/√d)
-                np.multiply(z, 1.0 * self.unit, out=xi)
+                np.multiply(z, self.noise_factor * self.unit, out=xi)
             z *= sc
             out += z
         elif xi is not None:
