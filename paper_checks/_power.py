@@ -21,6 +21,7 @@ import numpy as np
 from scipy import stats
 
 from afltheory.analysis import compare_bound, format_shares, term_shares
+from afltheory.checks import NegativeControl, Verdict
 
 __all__ = ["DOMINANCE", "ConditionsViolated", "agreement_check", "bound_check", "bound_figure",
            "conditions_note",
@@ -33,33 +34,14 @@ OUTSIDE = "outside the conditions (exploratory)"
 
 
 def make_verdict(**kw):
-    """A keyword-only ``Verdict`` (afltheory.checks when available; else the older analysis.Verdict, with
-    ``terms``/``inside_conditions``/``derivation`` kept in ``details``)."""
-    try:
-        from afltheory.checks import Verdict
-        return Verdict(**kw)
-    except ImportError:
-        from afltheory.analysis import Verdict
-        details = dict(kw.pop("details", None) or {})
-        for k in ("terms", "inside_conditions", "derivation"):
-            if k in kw:
-                details[k] = kw.pop(k)
-        kw.setdefault("ci", None)
-        kw.setdefault("tolerance", None)
-        kw["figures"] = list(kw.get("figures", ()))
-        return Verdict(details=details, **kw)
+    """A keyword-only ``afltheory.checks.Verdict``."""
+    return Verdict(**kw)
 
 
 def make_control(description, measured, theoretical, passed):
-    try:
-        from afltheory.checks import NegativeControl
-    except ImportError:
-        from afltheory.analysis import NegativeControl
-    try:
-        return NegativeControl(description=description, measured=measured, theoretical=theoretical,
-                               passed=bool(passed))
-    except TypeError:
-        return NegativeControl(description, measured, theoretical, bool(passed))
+    """A ``afltheory.checks.NegativeControl`` (``passed`` True means the control failed to fail)."""
+    return NegativeControl(description=description, measured=measured, theoretical=theoretical,
+                           passed=bool(passed))
 
 
 class ConditionsViolated(ValueError):

@@ -24,7 +24,7 @@ from paper_checks._reference import reference_grad_norm_sq, reference_iterates
 
 def _field(v, name):
     """A Verdict field (afltheory.checks.Verdict) or its transitional copy in ``details``."""
-    return getattr(v, name) if hasattr(v, name) else v.details[name]
+    return getattr(v, name)
 
 
 def _bc(measured, terms, about, **kw):
