@@ -26,6 +26,21 @@ def check_real(name: str, value, *, low: float | None = None, high: float | None
     return v
 
 
+#: Largest allocation (bytes) a constructor or entry point may make because of its arguments. Arguments that
+#: would need more are refused up front with a ValueError naming them (crafted specs/files must not exhaust
+#: memory while being validated).
+MAX_ALLOC_BYTES = 4 * 1024**3
+
+
+def check_alloc(what: str, nbytes: float, limit: float | None = None) -> None:
+    """Raise ValueError if ``nbytes`` (an estimate of what the arguments ``what`` would allocate) exceeds the
+    limit (default ``MAX_ALLOC_BYTES``)."""
+    limit = MAX_ALLOC_BYTES if limit is None else limit
+    if nbytes > limit:
+        raise ValueError(f"{what} would allocate ~{nbytes / 1024**3:.3g} GiB, above the limit of "
+                         f"{limit / 1024**3:.3g} GiB (afltheory._validation.MAX_ALLOC_BYTES)")
+
+
 def check_positive(name: str, value) -> float:
     return check_real(name, value, low=0.0, low_open=True)
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import _faults, _rng
-from ._validation import check_array, check_int, check_positive
+from ._validation import check_alloc, check_array, check_int, check_positive
 from .anarchy.schedule import Schedule
 from .compression.channel import channel_for
 from .problems.base import Problem
@@ -499,6 +499,9 @@ def simulate(problem: Problem, algorithm, behaviour, rounds: int, replicates: in
     if not hasattr(algorithm, "aggregate"):
         raise ValueError(f"algorithm={algorithm!r} must be an afltheory.algorithms server rule")
     d, M, R = problem.dim, problem.num_workers, replicates
+    m_est = getattr(behaviour, "m", None) or getattr(getattr(behaviour, "arrivals", None), "m", None) or 1
+    check_alloc(f"rounds={rounds}, replicates={R}, dim={d}" + (", record_x=True" if record_x else ""),
+                8.0 * R * (rounds + 1) * (3 + (d if record_x else 0)) + 8.0 * 4 * R * rounds * m_est)
     sched = _schedule_for(behaviour, algorithm, problem, rounds, R, seed)
     # the delays and local steps the engine acts on: the schedule's, except under an injected engine fault
     delays, steps, init_steps = sched.delays, sched.local_steps, sched.init_local_steps

@@ -14,7 +14,7 @@ from types import MappingProxyType
 import numpy as np
 
 from .._numerics import rowdot
-from .._validation import check_array, check_int, check_nonnegative
+from .._validation import check_alloc, check_array, check_int, check_nonnegative
 
 CERT_KINDS = ("exact", "upper", "lower", "none")
 
@@ -274,6 +274,7 @@ class Problem:
 def check_dim_workers(dim, num_workers, *, min_workers: int = 1):
     d = check_int("dim", dim, low=1)
     M = check_int("num_workers", num_workers, low=min_workers)
+    check_alloc(f"dim={d}, num_workers={M}", 8.0 * 4 * d * M)
     return d, M
 
 

@@ -228,15 +228,40 @@ def resolve_class(section: str, name, key: str) -> type:
         raise SpecError(f"must be a class name (string), got {type(name).__name__} {name!r}", key=key)
     if ":" in name:
         return _import_class(section, name, key)
-    allowed = allowed_names(section)
+    allowed = {n: c for n, c in allowed_names(section).items() if n not in _ABSTRACT}
+    if name in _ABSTRACT:
+        raise SpecError(f"{name!r} is an abstract base class, not something a spec can build; allowed: "
+                        f"{', '.join(sorted(allowed))}", key=key)
     if name not in allowed:
         raise SpecError(f"unknown name {name!r}; allowed: {', '.join(sorted(allowed))}", key=key)
     return allowed[name]
 
 
+#: Base classes listed in the packages' ``__all__`` that a spec must not name (they cannot run).
+_ABSTRACT = {"Problem", "QuadraticProblem", "NoiseModel", "Constants", "LinearGaussianModel", "Arrivals",
+             "DelayModel", "Delays", "LocalSteps", "ComputeTime", "ServerRule", "WorkerRule"}
+#: Largest number of tasks a spec may expand to (checked before expanding: a 22-line spec can ask for 10^10).
+MAX_TASKS = 1_000_000
+#: Largest spec text accepted (bytes) and deepest table nesting.
+MAX_SPEC_BYTES = 1 << 20
+MAX_DEPTH = 32
+
+
 # --------------------------------------------------------------------------------------------- canonical ids
+def _canonical_numbers(obj):
+    """Integral floats as ints (so ``L = 2`` and ``L = 2.0`` are the same task): numbers compare by value."""
+    if isinstance(obj, float) and obj.is_integer() and abs(obj) < 2**53:
+        return int(obj)
+    if isinstance(obj, dict):
+        return {k: _canonical_numbers(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_canonical_numbers(v) for v in obj]
+    return obj
+
+
 def canonical_json(obj) -> str:
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
+    return json.dumps(_canonical_numbers(obj), sort_keys=True, separators=(",", ":"), ensure_ascii=True,
+                      allow_nan=False)
 
 
 def task_id(config: dict) -> str:
@@ -304,18 +329,44 @@ def parse_spec(text: str, *, source: str | None = None, check_objects: bool = Tr
     behaviour and algorithm are constructed once (cached) so bad parameters fail before anything runs."""
     if _tomllib is None:  # pragma: no cover
         raise SpecError("reading TOML specs needs Python >= 3.11 (tomllib)")
+    if not isinstance(text, str):
+        raise SpecError(f"spec text must be a string, got {type(text).__name__}", source=source, key="<toml>")
+    if len(text.encode("utf-8", "surrogatepass")) > MAX_SPEC_BYTES:
+        raise SpecError(f"spec is {len(text)} characters long; the limit is {MAX_SPEC_BYTES} bytes "
+                        f"(MAX_SPEC_BYTES)", source=source, key="<toml>")
     try:
         raw = _tomllib.loads(text)
     except _tomllib.TOMLDecodeError as exc:
         m = re.search(r"line (\d+)", str(exc))
         raise SpecError(f"invalid TOML: {exc}", line=int(m.group(1)) if m else None, source=source,
                         key="<toml>") from None
+    except RecursionError:
+        raise SpecError(f"spec nests tables/arrays too deeply (limit {MAX_DEPTH} levels)", source=source,
+                        key="<toml>") from None
+    if _depth(raw) > MAX_DEPTH:
+        raise SpecError(f"spec nests tables/arrays {_depth(raw)} levels deep; the limit is {MAX_DEPTH}",
+                        source=source, key="<toml>")
     spec = Spec(raw=raw, text=text, source=source)
     _validate_structure(spec)
     _expand(spec)
     if check_objects:
         _check_objects(spec)
     return spec
+
+
+def _depth(obj, level: int = 0) -> int:
+    """Nesting depth of tables/arrays (iterative: no recursion limit)."""
+    best, stack = level, [(obj, level)]
+    while stack:
+        o, lv = stack.pop()
+        best = max(best, lv)
+        if lv > MAX_DEPTH:
+            return lv
+        if isinstance(o, dict):
+            stack.extend((v, lv + 1) for v in o.values())
+        elif isinstance(o, list):
+            stack.extend((v, lv + 1) for v in o)
+    return best
 
 
 def _typename(v) -> str:
@@ -472,6 +523,14 @@ def _expand(spec: Spec):
     axes = list(spec.axes.items())
     zpaths = list(spec.zip_axes)
     zrows = list(zip(*spec.zip_axes.values(), strict=True)) if zpaths else [()]
+    max_blocks = max(spec.axes["blocks"]) if "blocks" in spec.axes and all(
+        isinstance(b, int) for b in spec.axes["blocks"]) else blocks_default
+    count = len(zrows) * len(seeds) * (max_blocks if isinstance(max_blocks, int) and max_blocks > 0 else 1)
+    for _, vals in axes:
+        count *= len(vals)
+    if count > MAX_TASKS:
+        raise spec.error(f"the sweep would expand to {count:.3g} tasks; the limit is {MAX_TASKS} (MAX_TASKS): "
+                         f"split it into several specs", "grid")
     tasks, seen = [], set()
     for combo in itertools.product(*[vals for _, vals in axes], zrows):
         cfg = copy.deepcopy(base)
@@ -571,6 +630,11 @@ def _build(spec: Spec, section: str, table: dict, path: str, ckey: str, grid_key
         kwargs[k] = v
     try:
         return cls(**kwargs)
+    except (MemoryError, RecursionError, OverflowError, AttributeError, KeyError, IndexError,
+            ZeroDivisionError, NotImplementedError) as exc:  # not a class a spec can build with these values
+        gk, _ = where(ckey)
+        raise spec.error(f"{cls.__name__}(...) cannot be built from this spec: {type(exc).__name__}: {exc}",
+                         gk or path) from None
     except (ValueError, TypeError) as exc:
         msg = str(exc)
         blame = path
