@@ -222,3 +222,15 @@ def test_cli_size_limit_exits_2_with_estimate(capsys):
     rc = main(["pep", "thm2", "--m", "4", "--K", "3", "--T", "10", "--tau", "2"])
     assert rc == 2
     assert "Gram dimension 117 exceeds max_gram=100" in capsys.readouterr().err
+
+
+def test_decrease_weight_objective_replays_and_is_below_plain_metric():
+    """metric − c (f(x_0) − f(x_T)): the replay subtracts c times the recovered decrease and matches the
+    primal (abs. 1e-6: the values are small); the maximum stays below the plain metric's here."""
+    algo, S = CASES["AFACS"]
+    plain = worst_case(algo, S, C, delta=1.0)
+    r = worst_case(algo, S, C, delta=1.0, decrease_weight=2.0)
+    assert r.certified and r.decrease_weight == 2.0
+    _, _, value = replay(r)
+    assert value == pytest.approx(r.primal, abs=1e-6)
+    assert r.value <= plain.value + 1e-6
