@@ -40,7 +40,18 @@ from ..algorithms.server import AFACD, AFACS, FedAvg, FedBuff
 from ..algorithms.workers import SCAFFOLD, FedProx
 from . import algorithms as A
 
-__all__ = ["CATALOGUE", "CATEGORIES", "Mutant", "active", "get", "injected", "kill_matrix", "names", "probe"]
+__all__ = [
+    "CATALOGUE",
+    "CATEGORIES",
+    "CONTROLS",
+    "Mutant",
+    "active",
+    "get",
+    "injected",
+    "kill_matrix",
+    "names",
+    "probe",
+]
 
 
 @dataclass(frozen=True, eq=False)
@@ -59,7 +70,7 @@ class Mutant:
 
     @property
     def kind(self) -> str:
-        return "rule" if self.replaces else "engine"
+        return "control" if self.category == "control" else "rule" if self.replaces else "engine"
 
     @property
     def engines(self) -> tuple[str, ...]:
@@ -312,15 +323,38 @@ _LIST = [
 #: every catalogued mutant by name, in report order
 CATALOGUE: dict[str, Mutant] = {m.name: m for m in _LIST}
 
+#: equivalent mutants: the correct rules as subclasses, which the exact engine refuses (a check falls back to
+#: Monte Carlo). They must survive every check; one that is "killed" marks kills of rule mutants in that check
+#: as possibly caused by the engine switch rather than by the bug.
+CONTROLS: dict[str, Mutant] = {
+    m.name: m
+    for m in [
+        _m(
+            "control.afacd_subclass",
+            "control",
+            "AFA-CD unchanged, as a subclass (equivalent mutant)",
+            {AFACD: A.AFACDUnchanged},
+        ),
+        _m(
+            "control.afacs_subclass",
+            "control",
+            "AFA-CS unchanged, as a subclass (equivalent mutant)",
+            {AFACS: A.AFACSUnchanged},
+        ),
+    ]
+}
+
 
 def names() -> list[str]:
     return list(CATALOGUE)
 
 
 def get(mutant) -> Mutant:
-    """The catalogued mutant ``mutant`` (a name or a ``Mutant``)."""
+    """The catalogued mutant (or equivalent control) ``mutant`` (a name or a ``Mutant``)."""
     if isinstance(mutant, Mutant):
         return mutant
+    if mutant in CONTROLS:
+        return CONTROLS[mutant]
     if mutant not in CATALOGUE:
         raise ValueError(f"mutant={mutant!r} is not catalogued; known: {', '.join(CATALOGUE)}")
     return CATALOGUE[mutant]

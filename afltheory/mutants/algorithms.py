@@ -19,6 +19,8 @@ from ..algorithms.server import AFACD, AFACS, FedAvg, FedBuff, _worker_mean
 from ..algorithms.workers import SCAFFOLD, FedProx
 
 __all__ = [
+    "AFACDUnchanged",
+    "AFACSUnchanged",
     "AFACDEtaLMissing",
     "AFACDEtaLTwice",
     "AFACDEtaMissing",
@@ -182,3 +184,15 @@ class SCAFFOLDSignFlipped(SCAFFOLD):
 
     def correction(self, state, y, y0, rows, workers):
         return state["c_i"][rows[:, None], workers] - state["c"][rows][..., None, :]
+
+
+# ------------------------------------------------------------------------------------------------ controls
+@dataclass(frozen=True)
+class AFACDUnchanged(AFACD):
+    """Equivalent mutant (control): AFA-CD itself, as a subclass. Exact moments refuse it, so a check falls
+    back to Monte Carlo; a verdict that "kills" it is reacting to the engine switch, not to a bug."""
+
+
+@dataclass(frozen=True)
+class AFACSUnchanged(AFACS):
+    """Equivalent mutant (control): AFA-CS itself, as a subclass (see ``AFACDUnchanged``)."""

@@ -49,11 +49,12 @@ def main(args, check_main) -> int:
         for m in CATALOGUE.values():
             print(f"{m.name:28s} {m.kind:6s} {m.category:24s} {m.description}")
         return 0
-    names = [get(n).name for n in args.mutants] if args.mutants else list(CATALOGUE)
+    names = [get(n).name for n in args.mutants] if args.mutants else None   # None: catalogue + controls
     if args.jobs < 1:
         raise ValueError(f"--jobs={args.jobs} must be >= 1")
     code = check_main(args)
-    print(f"\nmutation analysis: {len(names)} mutants × checks, {args.jobs} job(s) …", flush=True)
+    n = len(names) if names is not None else len(CATALOGUE)
+    print(f"\nmutation analysis: {n} mutants × checks, {args.jobs} job(s) …", flush=True)
     last = {}
 
     def progress(done, total, mutant, check):

@@ -271,3 +271,18 @@ def test_torch_backend_refuses_mutant_rules():
             run(task, MA.AFACDEtaMissing(1.0, 0.1), beh, rounds=1)
         with mutants.injected("afacd.eta_missing"), pytest.raises(ValueError, match="subclass"):
             run(task, AFACD(1.0, 0.1), beh, rounds=1)
+
+
+def test_equivalent_controls_change_nothing_but_the_engine_choice():
+    """The controls are the correct rules as subclasses: simulate is bit-identical; exact moments refuse
+    them."""
+    assert set(mutants.CONTROLS).isdisjoint(mutants.CATALOGUE)
+    for name, m in mutants.CONTROLS.items():
+        assert m.kind == "control" and mutants.get(name) is m
+        (correct,) = m.replaces
+        ref = simulate(_problem(), correct(2.0, 0.2), BEH, rounds=10, replicates=2, seed=4).grad_norm_sq
+        with mutants.injected(m):
+            tr = simulate(_problem(), correct(2.0, 0.2), BEH, rounds=10, replicates=2, seed=4)
+            np.testing.assert_array_equal(tr.grad_norm_sq, ref)
+            with pytest.raises(TypeError):
+                moments(_problem(), correct(2.0, 0.2), Behaviour(UniformArrivals(2)), 3)
