@@ -33,6 +33,7 @@ __all__ = ["KillMatrix", "kill_matrix", "run_under"]
 def _runner():
     """(run_check, select) of the check runner (``afltheory.checks``)."""
     from afltheory.checks.runner import run_check, select_checks
+
     return run_check, select_checks
 
 
@@ -40,18 +41,24 @@ def select_checks(only: Sequence[str] | None = None) -> list[str]:
     return list(_runner()[1](only))
 
 
-def run_under(mutant: str | None, check_id: str, tier: str = "quick", seed: int = 0) -> dict:
+def run_under(
+    mutant: str | None, check_id: str, tier: str = "quick", seed: int = 0, out: str | None = None
+) -> dict:
     """Run one check with ``mutant`` injected (None: the correct code, probed). Returns {"ok": {verdict id:
     bool}, "error": traceback or None, "elapsed": s, "seen": sorted rule classes / fault points the engines
-    consulted (correct code only)}."""
+    consulted (correct code only), "result": the runner's full result (correct code only)}. Figures go to
+    ``out`` (default: a scratch directory)."""
     run_check = _runner()[0]
     t0 = time.perf_counter()
-    seen = ()
-    with tempfile.TemporaryDirectory(prefix="afl-mutant-") as out:
+    seen, full = (), None
+    with tempfile.TemporaryDirectory(prefix="afl-mutant-") as tmp:
+        out = tmp if out is None else out
+        os.makedirs(os.path.join(out, "figures"), exist_ok=True)
         if mutant is None:
             with probe() as consulted:
                 res = run_check(check_id, tier, seed, out)
             seen = sorted(x if isinstance(x, str) else qualname(x) for x in consulted)
+            full = res
         else:
             with injected(mutant):
                 res = run_check(check_id, tier, seed, out)
@@ -60,6 +67,7 @@ def run_under(mutant: str | None, check_id: str, tier: str = "quick", seed: int 
         "error": res["error"],
         "elapsed": time.perf_counter() - t0,
         "seen": list(seen),
+        "result": full,
     }
 
 
@@ -186,7 +194,7 @@ class KillMatrix:
             "controls": {
                 c: {"description": get(c).description, "killed_by": self.killed_by(c)} for c in self.controls
             },
-            "baseline": self.baseline,
+            "baseline": {c: {k: v for k, v in r.items() if k != "result"} for c, r in self.baseline.items()},
             "runs": self.runs,
             **self.meta,
         }
@@ -316,8 +324,8 @@ class KillMatrix:
 
 
 def _task(args):
-    mutant, check_id, tier, seed = args
-    return mutant, check_id, run_under(mutant, check_id, tier, seed)
+    mutant, check_id, tier, seed, out = args
+    return mutant, check_id, run_under(mutant, check_id, tier, seed, out)
 
 
 def kill_matrix(
@@ -329,11 +337,13 @@ def kill_matrix(
     baseline: dict | None = None,
     progress=None,
     controls: bool | None = None,
+    out: str | None = None,
 ) -> KillMatrix:
     """Run the checks ``only`` (default: all registered) on the correct code and under each of ``mutants``
     (default: the whole catalogue) in ``jobs`` processes. ``controls``: also run the equivalent mutants
     (``CONTROLS``; default: when ``mutants`` is None). ``baseline``: {check id: run_under(None, ...)} already
-    measured (skips the correct-code runs). ``progress``: callable(done, total, mutant, check id) or None."""
+    measured (skips the correct-code runs). ``progress``: callable(done, total, mutant, check id) or None.
+    ``out``: where the correct-code runs put their figures (default: a scratch directory)."""
     ctl = list(CONTROLS) if (controls if controls is not None else mutants is None) else []
     mutants = list(CATALOGUE) if mutants is None else [get(m).name for m in mutants]
     if jobs < 1:
@@ -353,12 +363,12 @@ def kill_matrix(
                     progress(j + 1, len(tasks), m, c)
 
         # phase 1: the correct code, probed for what each check reaches; phase 2: the mutants it reaches
-        execute([(None, c, tier, seed) for c in checks if c not in base])
+        execute([(None, c, tier, seed, out) for c in checks if c not in base])
         todo = []
         for m in mutants + ctl:
             for c in checks:
                 if get(m).exercised_by(base[c].get("seen", ())):
-                    todo.append((m, c, tier, seed))
+                    todo.append((m, c, tier, seed, None))
                 else:  # a deterministic check that never reaches the mutated code: the baseline's verdicts
                     runs[m][c] = {
                         "ok": dict(base[c]["ok"]),
