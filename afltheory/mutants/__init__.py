@@ -75,7 +75,7 @@ class Mutant:
     def engines(self) -> tuple[str, ...]:
         if self.replaces:
             # the exact engine honours the declarative hooks of a mutated rule and refuses (TypeError) one
-            # that overrides an imperative hook or a worker rule's correction; it never reads a mutant as its base
+            # that overrides an imperative hook or a worker correction; it never reads a mutant as its base
             from ..algorithms.base import ServerRule, WorkerRule, defining_class
             from ..exact.local import _IMPERATIVE
             exact_ok = True
