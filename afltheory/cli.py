@@ -1,4 +1,5 @@
-"""`afltheory` command line: `check` (paper checks and report), `sweep` (grid sweeps), `theory` (conditions)."""
+"""`afltheory` command line: `check` (registered checks and report), `verify` (checks of your own file),
+`sweep` (grid sweeps), `real` (real-data experiments)."""
 
 from __future__ import annotations
 
@@ -6,32 +7,17 @@ import argparse
 import sys
 
 
-def _add_check_parser(sub):
-    p = sub.add_parser("check", help="run the paper checks, print verdicts, write report.md/report.html")
-    tier = p.add_mutually_exclusive_group()
-    tier.add_argument("--quick", dest="tier", action="store_const", const="quick", help="quick tier (default)")
-    tier.add_argument("--full", dest="tier", action="store_const", const="full", help="full tier")
-    p.set_defaults(tier="quick")
-    p.add_argument("--only", nargs="+", metavar="ID", help="run only these check ids")
-    p.add_argument("--out", default="report", help="output directory for report.md, report.html, figures")
-    p.add_argument("--json", metavar="FILE", help="also write the verdicts as JSON")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--jobs", type=int, default=1)
-    p.add_argument("--list", action="store_true", help="list the registered checks and exit")
-    from afltheory.mutants import cli as mutants_cli
-    mutants_cli.add_arguments(p)
-
-    def run(args):
-        from paper_checks.runner import main as check_main
-        return mutants_cli.main(args, check_main) if mutants_cli.wanted(args) else check_main(args)
-
-    p.set_defaults(func=run)
-
-
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="afltheory", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
-    _add_check_parser(sub)
+    from afltheory.checks.runner import add_check_parser, add_verify_parser
+    from afltheory.mutants import cli as mutants_cli
+    check = add_check_parser(sub)
+    mutants_cli.add_arguments(check)   # afltheory check --mutants: the kill matrix
+    check_main = check.get_default("func")
+    check.set_defaults(func=lambda args: (mutants_cli.main(args, check_main) if mutants_cli.wanted(args)
+                                          else check_main(args)))
+    add_verify_parser(sub)
     from afltheory.adversary.cli import add_parser as add_adversary_parser
     add_adversary_parser(sub)
     try:

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 import numpy as np
 
 import afltheory as aft
-from afltheory.analysis import NegativeControl, Verdict, compare_bound
+from afltheory.analysis import compare_bound
+from afltheory.checks import NegativeControl, Verdict, fmt
 
 UCB_LEVEL = 0.99
 
@@ -37,7 +38,8 @@ def exact_moments(problem, algorithm, behaviour, rounds, x0=None):
 
 @dataclass
 class Expectation:
-    """E‖∇f(x_t)‖² curve (T+1,) and the time average (1/T) Σ_{t<T}; exact or MC (then ``samples`` per replicate)."""
+    """E‖∇f(x_t)‖² curve (T+1,) and the time average (1/T) Σ_{t<T}; exact or MC (then ``samples`` per
+    replicate)."""
 
     curve: np.ndarray
     time_avg: float
@@ -65,46 +67,32 @@ def expectation(problem, algorithm, behaviour, rounds, replicates, seed, x0=None
 
 
 def bound_verdict(id, claim, reference, measured, bound, *, exact=False, control_factor=100.0, figures=(),
-                  notes="", details=None, method=None, level=UCB_LEVEL) -> Verdict:
+                  notes="", details=None, method=None, level=UCB_LEVEL, inside_conditions=None) -> Verdict:
     """Upper-bound verdict with the negative control "the bound divided by ``control_factor``"."""
     cmp = compare_bound(measured, bound, exact=exact, level=level)
     ctl = compare_bound(measured, np.asarray(bound) / control_factor, exact=exact, level=level)
-    nc = NegativeControl(f"same measurement against bound/{control_factor:g}", cmp.measured, ctl.bound,
-                         ctl.holds)
+    nc = NegativeControl(description=f"same measurement against bound/{control_factor:g}",
+                         measured=cmp.measured,
+                         theoretical=ctl.bound, passed=ctl.holds)
     ci = None if exact else (None, cmp.ucb)
     tol = "exact ≤ bound" if exact else f"one-sided {level:.0%} t-UCB ≤ bound"
-    return Verdict(id, claim, reference, cmp.measured, ci, cmp.bound, tol, cmp.holds, list(figures), nc,
-                   relation="<=", slack=cmp.slack, method=method or cmp.method, notes=notes,
-                   details=details or {})
+    return Verdict(id=id, claim=claim, reference=reference, measured=cmp.measured, ci=ci,
+                   theoretical=cmp.bound,
+                   tolerance=tol, passed=cmp.holds, figures=tuple(figures), negative_control=nc,
+                   relation="<=",
+                   slack=cmp.slack, method=method or cmp.method, notes=notes, details=details or {},
+                   inside_conditions=inside_conditions)
 
 
 def plot_bound_verdicts(ctx, name, verdicts, title):
-    """One bar figure of measured vs bound for ``verdicts`` (labels = the part of the id after the dot), attached
-    to each of them."""
+    """One bar figure ``ctx.fig(name)`` of measured vs bound for ``verdicts`` (labels = the part of the id
+    after the dot). The verdicts name the figure when they are built (``figures=[ctx.fig(name)[1]]``)."""
     from afltheory.plots import bound_plot
 
-    path, rel = ctx.fig(name)
+    path, _ = ctx.fig(name)
     bound_plot(path, [v.id.split(".", 1)[1] for v in verdicts], [v.measured for v in verdicts],
                [v.theoretical for v in verdicts], ucb=[v.ci[1] for v in verdicts], title=title)
-    for v in verdicts:
-        v.figures.append(rel)
 
 
-def fmt(v, digits=4) -> str:
-    if v is None:
-        return "—"
-    if isinstance(v, str):
-        return v
-    if isinstance(v, (bool, np.bool_)):
-        return str(bool(v))
-    try:
-        f = float(v)
-    except (TypeError, ValueError):
-        return str(v)
-    if not np.isfinite(f):
-        return str(f)
-    if f == 0:
-        return "0"
-    if abs(f) >= 1e4 or abs(f) < 1e-3:
-        return f"{f:.{digits - 1}e}"
-    return f"{f:.{digits}g}"
+__all__ = ["UCB_LEVEL", "Expectation", "bound_verdict", "exact_moments", "expectation", "fmt",
+           "plot_bound_verdicts", "sim"]

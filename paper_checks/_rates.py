@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from afltheory.analysis import NegativeControl, Verdict, bootstrap_slope
+from afltheory.analysis import bootstrap_slope
 from afltheory.anarchy import Behaviour, ConstantSteps, NoDelay, UniformArrivals, UniformDelay
+from afltheory.checks import NegativeControl, Verdict
 
 from ._common import expectation
 
 
 def corollary_run(problem, algo_cls, arrivals, m, K, T, R, seed, tau=0, n_eta=None, prefer_exact=True):
-    """(1/T) Σ E‖∇f(x_t)‖² per replicate (MC) or exact, with η_L = 1/√T and η = √(n K) (n = m, or M for AFA-CS)."""
+    """(1/T) Σ E‖∇f(x_t)‖² per replicate (MC) or exact, with η_L = 1/√T and η = √(n K) (n = m, or M for
+    AFA-CS)."""
     n = m if n_eta is None else n_eta
     beh = Behaviour(arrivals if arrivals is not None else UniformArrivals(m),
                     UniformDelay(tau) if tau else NoDelay(), ConstantSteps(K))
@@ -28,8 +30,10 @@ def lead_fraction(L, Delta, sigma_L, m, K, T, tau, aL_extra):
 
 
 def slope_verdict(id, claim, ref, xs, exps, theory, *, xlabel, seed, fig, tol=0.0, notes="", details=None,
-                  wrong=None):
-    """Slope with a 95 % bootstrap CI over replicates (MC) or exact slope within ``tol`` (exact moments)."""
+                  wrong=None, also=True, inside_conditions=None):
+    """Slope with a 95 % bootstrap CI over replicates (MC) or exact slope within ``tol`` (exact moments).
+    ``also``: a further requirement of the claim (e.g. the regime holds on the grid), and-ed into
+    ``passed``."""
     exact = all(e.exact for e in exps)
     if exact:
         from afltheory.analysis import fit_slope
@@ -42,8 +46,10 @@ def slope_verdict(id, claim, ref, xs, exps, theory, *, xlabel, seed, fig, tol=0.
         tolerance = f"95 % bootstrap CI (widened by {tol}) contains {theory}"
     ok = fit.contains(theory, tol)
     wrong = theory + 0.5 if wrong is None else wrong
-    nc = NegativeControl(f"same fit tested against the wrong slope {wrong:g}", fit.slope, wrong,
-                         fit.contains(wrong, tol))
-    return Verdict(id, claim, ref, fit.slope, fit.ci, theory, tolerance, ok, [fig] if fig else [], nc,
-                   method=method, notes=notes, details=dict(details or {}, x=list(map(float, xs)),
-                                                            y=list(map(float, fit.y)))), fit
+    nc = NegativeControl(description=f"same fit tested against the wrong slope {wrong:g}", measured=fit.slope,
+                         theoretical=wrong, passed=fit.contains(wrong, tol))
+    return Verdict(id=id, claim=claim, reference=ref, measured=fit.slope, ci=fit.ci, theoretical=theory,
+                   tolerance=tolerance, passed=bool(ok and also), figures=[fig] if fig else [],
+                   negative_control=nc,
+                   method=method, notes=notes, inside_conditions=inside_conditions,
+                   details=dict(details or {}, x=list(map(float, xs)), y=list(map(float, fit.y)))), fit

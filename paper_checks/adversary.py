@@ -17,7 +17,7 @@ import os
 
 from afltheory.adversary import confirm, get_claim, save_instance, search
 from afltheory.adversary.plots import progress_plot, worst_instance_plot
-from afltheory.analysis import NegativeControl, Verdict
+from afltheory.checks import NegativeControl, Verdict
 
 from .registry import register
 
@@ -51,10 +51,9 @@ def _verdict(ctx, cid, kw, budget, seed):
         save_instance(wc.instance, os.path.join(ctx.out, rel))
         details.update(confirmation=wc.confirmation, instance_file=rel)
         ctl = confirm(get_claim("thm2"), wc.instance, seed=seed, replicates=1000)
-        nc = NegativeControl("same instance and detector against Theorem 2's bound (general arrivals, with "
-                             "the "
-                             "σ_G² floor): must not "
-                             "fire", ctl["lhs_mean"], ctl["bound_mean"], bool(ctl["confirmed"]))
+        nc = NegativeControl(description="same instance and detector against Theorem 2's bound (general "
+                             "arrivals, with the σ_G² floor): must not fire", measured=ctl["lhs_mean"],
+                             theoretical=ctl["bound_mean"], passed=bool(ctl["confirmed"]))
         cf = wc.confirmation
         return Verdict(id=f"adversary.{tag}", claim=f"FINDING: {c.title} violated inside its conditions "
                                                     f"({where}): "
@@ -68,9 +67,8 @@ def _verdict(ctx, cid, kw, budget, seed):
                        details=details)
     ctl_bound = wc.bound - wc.terms[dom]
     ctl_ratio = wc.measured / ctl_bound if ctl_bound > 0 else float("inf")
-    nc = NegativeControl(f"worst point against the bound without its dominant term "
-                         f"{dom}", wc.measured, ctl_bound,
-                         bool(ctl_ratio <= 1))
+    nc = NegativeControl(description=f"worst point against the bound without its dominant term {dom}",
+                         measured=wc.measured, theoretical=ctl_bound, passed=bool(ctl_ratio <= 1))
     return Verdict(id=f"adversary.{tag}", claim=f"{c.title}: worst case found {wc.ratio:.3g} (≤ 1 required; "
                    f"tightness {wc.ratio:.3g}; {where})", reference=c.reference, measured=wc.ratio, ci=None,
                    theoretical=1.0, tolerance="exact ratio ≤ 1 (no Monte Carlo error); > 1 needs MC "
@@ -82,7 +80,7 @@ def _verdict(ctx, cid, kw, budget, seed):
                    + ("; ratio > 1 not confirmed by Monte Carlo" if wc.ratio > 1 else ""), details=details)
 
 
-@register("adversary", "Adversary: worst case inside each claim's assumption class", REF)
+@register("adversary", "Adversary: worst case inside each claim's assumption class", REF, slow=True)
 def run(ctx):
     budget = 300 if ctx.quick else 2000
     todo = QUICK if ctx.quick else FULL

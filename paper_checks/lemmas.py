@@ -1,12 +1,12 @@
 """Lemma 1, Lemma 2 and the local drift bound (1) [Yang et al. 2022, Lemma 1, Lemma 2, bound (1)] on simulated
 local-SGD trajectories.
 
-Trajectories come from an independent plain-NumPy local-SGD loop (y_{k+1} = y_k − η_L(∇f_i(y_k) + ξ_k), ξ from the
-problem's noise model), N = 4000 (quick) / 20000 (full) paths per worker, on
-``HeterogeneousCurvatureQuadratic(dim=5, num_workers=10, L=1, mu=0.1, sigma_L=0.5, sigma_G=1, seed=1)`` (per-worker
-Hessians: drift is real) from its default x_0.
-- Lemma 1 (K = 5, η_L = 0.05, worker 0): E‖G_i − (1/K)Σ_j ∇f_i(y_j)‖² vs σ_L²/K. With additive Gaussian noise the
-  bound is attained, so the claim is checked as a tight value: 99.9 % t-interval contains σ_L²/K. Negative
+Trajectories come from an independent plain-NumPy local-SGD loop (y_{k+1} = y_k − η_L(∇f_i(y_k) + ξ_k), ξ from
+the problem's noise model), N = 4000 (quick) / 20000 (full) paths per worker, on
+``HeterogeneousCurvatureQuadratic(dim=5, num_workers=10, L=1, mu=0.1, sigma_L=0.5, sigma_G=1, seed=1)``
+(per-worker Hessians: drift is real) from its default x_0.
+- Lemma 1 (K = 5, η_L = 0.05, worker 0): E‖G_i − (1/K)Σ_j ∇f_i(y_j)‖² vs σ_L²/K. With additive Gaussian noise
+  the bound is attained, so the claim is checked as a tight value: 99.9 % t-interval contains σ_L²/K. Negative
   control: the wrong scaling σ_L²/K².
 - Lemma 2 (m = 5 workers {0..4}, K_i = 1..5, η_L = 0.05): E‖Σ_i G_i‖² ≤ E[2‖Σ_i E G_i‖²] + 2(Σ_i 1/K_i)σ_L²
   (E G_i the path-wise mean of Lemma 1); MC mean vs bound with a 99 % t-UCB; negative control bound/100.
@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
-from afltheory.analysis import NegativeControl, Verdict
+from afltheory.checks import NegativeControl, Verdict
 from afltheory.theory import lemmas as LM
 
 from ._common import bound_verdict
@@ -69,21 +69,27 @@ def run(ctx):
     h = stats.t.ppf(0.9995, N - 1) * dev.std(ddof=1) / np.sqrt(N)
     target = float(LM.lemma1_variance_bound(c.sigma_L, K))
     wrong = c.sigma_L**2 / K**2
-    out.append(Verdict("lemmas.lemma1", "E‖G_i − (1/K)Σ∇f_i(y_j)‖² ≤ σ_L²/K (attained for additive noise)", REF,
-                       float(mean), (float(mean - h), float(mean + h)), target, "99.9 % t-interval contains σ_L²/K",
-                       bool(mean - h <= target <= mean + h),
-                       negative_control=NegativeControl("wrong scaling σ_L²/K²", float(mean), wrong,
-                                                        bool(mean - h <= wrong <= mean + h)),
+    out.append(Verdict(id="lemmas.lemma1",
+                       claim="E‖G_i − (1/K)Σ∇f_i(y_j)‖² ≤ σ_L²/K (attained for additive noise)",
+                       reference=REF, measured=float(mean), ci=(float(mean - h), float(mean + h)),
+                       theoretical=target, tolerance="99.9 % t-interval contains σ_L²/K",
+                       passed=bool(mean - h <= target <= mean + h),
+                       negative_control=NegativeControl(description="wrong scaling σ_L²/K²",
+                                                        measured=float(mean),
+                                                        theoretical=wrong,
+                                                        passed=bool(mean - h <= wrong <= mean + h)),
                        method=f"reference local-SGD loop, N={N} paths",
                        notes=f"mean of G − (1/K)Σ∇f_i(y_j): max |coordinate| "
-                             f"{np.abs((G[:, 0] - LM.lemma1_mean(Gt[:, 0])).mean(0)).max():.2e} (should be ≈ 0)"))
+                             f"{np.abs((G[:, 0] - LM.lemma1_mean(Gt[:, 0])).mean(0)).max():.2e} (should be ≈ "
+                             "0)"))
     # Lemma 2
     Ks = np.array([1, 2, 3, 4, 5])
     Y, Gt, G, _ = local_paths(p, np.arange(5), x, Ks, eta_L, N, rng)
     EG = np.stack([Gt[:, i, : Ks[i]].mean(axis=1) for i in range(5)], axis=1)       # (N, m, d)
     lhs = np.sum(G.sum(axis=1) ** 2, axis=-1)
     rhs = LM.lemma2_bound(EG, np.broadcast_to(Ks, (N, 5)).astype(float), c.sigma_L)
-    out.append(bound_verdict("lemmas.lemma2", "E‖Σ_{i∈M_t} G_i‖² ≤ 2‖Σ E G_i‖² + (2m/K̄_t)σ_L²", REF, lhs, rhs,
+    out.append(bound_verdict("lemmas.lemma2", "E‖Σ_{i∈M_t} G_i‖² ≤ 2‖Σ E G_i‖² + (2m/K̄_t)σ_L²", REF, lhs,
+                             rhs,
                              method=f"reference local-SGD loop, N={N} paths, MC with 99 % t-UCB"))
     # drift bound (1)
     K = 5
@@ -95,8 +101,10 @@ def run(ctx):
     wi, wk = np.unravel_index(np.argmax(drift.mean(axis=0)), drift.shape[1:])
     g2 = float(np.sum(p.grad(x) ** 2))
     b = float(LM.drift_bound(g2, K, eta_L, c.sigma_L, c.sigma_G, L=c.L))
-    out.append(bound_verdict("lemmas.drift", "local drift (1): E‖y_k − x‖² ≤ 5Kη_L²(σ_L² + 6Kσ_G²) + 30K²η_L²‖∇f(x)‖²",
+    out.append(bound_verdict("lemmas.drift",
+                             "local drift (1): E‖y_k − x‖² ≤ 5Kη_L²(σ_L² + 6Kσ_G²) + 30K²η_L²‖∇f(x)‖²",
                              REF, drift[:, wi, wk], b,
+                             inside_conditions=True,
                              notes=f"η_L={eta_L:.4g} on the (C1) boundary; worst worker {wi}, step k={wk}",
                              method=f"reference local-SGD loop, N={N} paths per worker, 99 % t-UCB"))
     return out

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from afltheory.analysis import NegativeControl, Verdict
+from afltheory.checks import NegativeControl, Verdict
 
 from .registry import register
 
@@ -35,7 +35,8 @@ def verdict_for(b) -> Verdict:
     size = f"(M, m, K, T, τ) = ({c['M']}, {c['m']}, {c['K']}, {c['T']}, {c['tau']}), σ_G = {c['sigma_G']}"
     passed = bool(b.certified and b.holds and b.inside_conditions)
     up = b.upper if b.upper is not None else float("inf")
-    control = NegativeControl(f"{b.claim} bound without its transient term ({b.control:.4g})", measured=up,
+    control = NegativeControl(description=f"{b.claim} bound without its transient term ({b.control:.4g})",
+                              measured=up,
                               theoretical=b.control, passed=bool(b.upper is not None and b.upper <=
                               b.control))
     shares = {k: v / b.bound for k, v in b.terms.items()}
@@ -55,7 +56,7 @@ def verdict_for(b) -> Verdict:
                      seconds=b.seconds, status=b.status, schedule=b.schedule, lower_method=b.lower_method))
 
 
-@register("pep", "PEP: Theorems 2–4 certified over the function class at σ_L = 0", REF)
+@register("pep", "PEP: Theorems 2–4 certified over the function class at σ_L = 0", REF, slow=True)
 def run(ctx):
     from afltheory.pep import bracket
 

@@ -1,71 +1,26 @@
-"""The check registry: ``@register(id, title, reference)`` on a function ``run(ctx) -> list[Verdict]``."""
+"""paper_checks' plugin entry: the check modules in report order. ``afltheory`` finds this package through the
+entry point ``paper_checks = "paper_checks.registry:load"`` (group ``afltheory.checks``). To add a check
+module: create ``paper_checks/<name>.py`` with ``@register(...)`` and append ``<name>`` to ``MODULES``."""
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
-import os
-import zlib
-from collections.abc import Callable
-from dataclasses import dataclass
+from afltheory.checks import CHECKS, Context, load_modules, register
+from afltheory.checks import load_all as _load_plugins
+
+__all__ = ["CHECKS", "MODULES", "Context", "load", "load_all", "register"]
 
 #: check modules in report order (each registers one or more ids on import)
 MODULES = ("thm1", "thm2", "thm3", "thm4", "cor1", "cor2", "cor3", "remark4", "lemmas", "wallclock",
            "inconsistencies", "yu", "adversary", "pep", "compression")
 
-TIERS = ("quick", "full")
+
+def load() -> list[str]:
+    """Import every module of ``MODULES`` (registering its checks); return their names in report order."""
+    return load_modules(f"{__package__}.{m}" for m in MODULES)
 
 
-@dataclass(frozen=True)
-class CheckSpec:
-    id: str
-    title: str
-    reference: str
-    func: Callable
-    module: str
-
-
-CHECKS: dict[str, CheckSpec] = {}
-
-
-def register(id: str, title: str, reference: str):
-    def deco(func):
-        if id in CHECKS and CHECKS[id].func is not func:
-            raise ValueError(f"check id {id!r} registered twice")
-        CHECKS[id] = CheckSpec(id, title, reference, func, func.__module__)
-        return func
-    return deco
-
-
-def load_all() -> dict[str, CheckSpec]:
-    for m in MODULES:
-        if importlib.util.find_spec(f"paper_checks.{m}") is not None:
-            importlib.import_module(f"paper_checks.{m}")
+def load_all():
+    """Every registered check (all plugins, this one included)."""
+    _load_plugins()
+    load()
     return CHECKS
-
-
-@dataclass(frozen=True)
-class Context:
-    """What a check gets: ``tier`` ("quick"/"full"), the base ``seed``, and the report directory ``out``
-    (figures go to ``out/figures``; ``fig(name)`` returns (absolute path, path relative to ``out``))."""
-
-    tier: str = "quick"
-    seed: int = 0
-    out: str = "report"
-
-    def __post_init__(self):
-        if self.tier not in TIERS:
-            raise ValueError(f"tier={self.tier!r} must be one of {TIERS}")
-
-    @property
-    def quick(self) -> bool:
-        return self.tier == "quick"
-
-    def seed_for(self, *keys) -> int:
-        """A stable seed derived from the base seed and ``keys`` (never Python's salted hash)."""
-        h = zlib.crc32(repr((int(self.seed),) + tuple(keys)).encode())
-        return int(h % (2**31 - 1))
-
-    def fig(self, name: str) -> tuple[str, str]:
-        rel = os.path.join("figures", f"{name}.png")
-        return os.path.join(self.out, rel), rel

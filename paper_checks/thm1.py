@@ -1,18 +1,20 @@
 """Theorem 1 [Yang et al. 2022, Thm 1]: lower bound Ω(σ_G²) for any AFL algorithm.
 
-Configuration: ``LowerBoundPair(G)`` (f_1 = (x + G)², f_2 = (x − G)², σ_G = 2G), σ_L = 0, x_0 = 1, G ∈ {0.5, 1, 2}.
-- Only worker 1 arrives (``FixedArrivals([0])``, m = 1): AFA-CD(η = 1, η_L = 0.1, K = 5), FedAvg(η = 1, η_L = 0.1,
-  K = 5) and AFA-CS(η = 1, η_L = 0.1, K = 5, memory_init="zeros"), T = 400 rounds (deterministic, one replicate).
-  Claim: ‖∇f(x_T)‖² = σ_G² (relative error ≤ 1e-6). AFA-CD's trajectory is also held against the closed form
-  ``theory.theorem1.expected_grad_norm_sq`` (relative error ≤ 1e-9).
+Configuration: ``LowerBoundPair(G)`` (f_1 = (x + G)², f_2 = (x − G)², σ_G = 2G), σ_L = 0, x_0 = 1, G ∈ {0.5,
+1, 2}.
+- Only worker 1 arrives (``FixedArrivals([0])``, m = 1): AFA-CD(η = 1, η_L = 0.1, K = 5), FedAvg(η = 1, η_L =
+  0.1, K = 5) and AFA-CS(η = 1, η_L = 0.1, K = 5, memory_init="zeros"), T = 400 rounds (deterministic, one
+  replicate). Claim: ‖∇f(x_T)‖² = σ_G² (relative error ≤ 1e-6). AFA-CD's trajectory is also held against the
+  closed form ``theory.theorem1.expected_grad_norm_sq`` (relative error ≤ 1e-9).
   AFA-CS with its default warm-started memory is *not* "only worker 1 participates": worker 2's update at x_0
-  stays in slot 2 forever (unbounded staleness), and the run ends at x = −x_0 (‖∇f‖² = 4x_0²), reported in notes.
-- Uniform arrivals (``UniformArrivals(1)`` over the 2 workers), K = 1, η = 1, η_L ∈ {0.05, 0.01}, T = 600, R = 32
-  (quick) / 128 (full) replicates; measured: E‖∇f(x_t)‖² averaged over t ∈ [300, 600), relative to σ_G².
-  Claim: it goes to 0 with the step (≤ 0.05 σ_G² at η_L = 0.01; AFA-CS → exactly 0). Monte Carlo mean with a 99 %
-  one-sided t upper bound.
-Negative controls: the fixed-arrival runs judged by the uniform criterion (≤ 0.05 σ_G²), and the uniform runs judged
-by the lower-bound criterion (≈ σ_G²).
+  stays in slot 2 forever (unbounded staleness), and the run ends at x = −x_0 (‖∇f‖² = 4x_0²), reported in
+  notes.
+- Uniform arrivals (``UniformArrivals(1)`` over the 2 workers), K = 1, η = 1, η_L ∈ {0.05, 0.01}, T = 600, R =
+  32 (quick) / 128 (full) replicates; measured: E‖∇f(x_t)‖² averaged over t ∈ [300, 600), relative to σ_G².
+  Claim: it goes to 0 with the step (≤ 0.05 σ_G² at η_L = 0.01; AFA-CS → exactly 0). Monte Carlo mean with a
+  99 % one-sided t upper bound.
+Negative controls: the fixed-arrival runs judged by the uniform criterion (≤ 0.05 σ_G²), and the uniform runs
+judged by the lower-bound criterion (≈ σ_G²).
 """
 
 from __future__ import annotations
@@ -20,8 +22,9 @@ from __future__ import annotations
 import numpy as np
 
 from afltheory.algorithms import AFACD, AFACS, FedAvg
-from afltheory.analysis import NegativeControl, Verdict, upper_confidence_bound
+from afltheory.analysis import upper_confidence_bound
 from afltheory.anarchy import Behaviour, ConstantSteps, FixedArrivals, UniformArrivals
+from afltheory.checks import NegativeControl, Verdict
 from afltheory.plots import lower_bound_plot
 from afltheory.problems import LowerBoundPair
 from afltheory.theory import theorem1
@@ -33,7 +36,8 @@ REF = "[Yang et al. 2022, Thm 1]"
 
 
 def _algos(eta, eta_L):
-    return {"AFA-CD": AFACD(eta, eta_L), "FedAvg": FedAvg(eta, eta_L), "AFA-CS": AFACS(eta, eta_L, memory_init="zeros")}
+    return {"AFA-CD": AFACD(eta, eta_L), "FedAvg": FedAvg(eta, eta_L), "AFA-CS": AFACS(eta, eta_L,
+                                                                                       memory_init="zeros")}
 
 
 @register("thm1", "lower bound: only worker 1 arrives ⇒ E‖∇f(x̂)‖² → σ_G²; uniform arrivals ⇒ → 0", REF)
@@ -81,14 +85,18 @@ def run(ctx):
     out = []
     fixed_as_uniform = max(finals.values())
     out.append(Verdict(
-        "thm1.only_worker1", "only worker 1 arrives: AFA-CD, FedAvg, AFA-CS end at ‖∇f(x̂)‖² = σ_G² (G = 0.5, 1, 2)",
-        REF, float(np.mean(list(finals.values()))), (min(finals.values()), max(finals.values())), 1.0,
-        "max |‖∇f(x_T)‖²/σ_G² − 1| ≤ 1e-6 (deterministic)", worst <= 1e-6, [rel],
-        NegativeControl("fixed-arrival runs judged by the uniform criterion ‖∇f‖²/σ_G² ≤ 0.05", fixed_as_uniform,
-                        0.05, fixed_as_uniform <= 0.05),
+        id="thm1.only_worker1", claim="only worker 1 arrives: AFA-CD, FedAvg, AFA-CS end at ‖∇f(x̂)‖² = σ_G² "
+        "(G = 0.5, 1, 2)", reference=REF, measured=float(np.mean(list(finals.values()))),
+        ci=(min(finals.values()), max(finals.values())), theoretical=1.0,
+        tolerance="max |‖∇f(x_T)‖²/σ_G² − 1| ≤ 1e-6 (deterministic)", passed=worst <= 1e-6, figures=[rel],
+        negative_control=NegativeControl(description="fixed-arrival runs judged by the uniform criterion "
+                                         "‖∇f‖²/σ_G² ≤ 0.05", measured=fixed_as_uniform, theoretical=0.05,
+                                         passed=fixed_as_uniform <= 0.05),
         method="deterministic simulation (σ_L = 0)",
-        notes=(f"measured is ‖∇f(x_T)‖²/σ_G² (mean, [min, max]) over 9 runs; AFA-CD vs closed form: max rel. error "
-               f"{max(closed):.2e}. AFA-CS with warm-started memory ends at ‖∇f‖² = {warm:.4g} = 4x_0² (slot 2 "
+        notes=("measured is ‖∇f(x_T)‖²/σ_G² (mean, [min, max]) over 9 runs; AFA-CD vs closed form: max rel. "
+               "error "
+               f"{max(closed):.2e}. AFA-CS with warm-started memory ends at ‖∇f‖² = {warm:.4g} = 4x_0² (slot "
+               "2 "
                f"keeps worker 2's update at x_0: the lower-bound scenario needs empty memory)"),
         details={"closed_form_max_rel_err": max(closed), "afacs_warm_final": float(warm)}))
     key = [k for k in ratios if k[0] == 0.01]
@@ -96,11 +104,14 @@ def run(ctx):
     big = {k: ratios[k][0] for k in ratios if k[0] == 0.05}
     lb_ctl = min(ratios[k][0] for k in key)
     out.append(Verdict(
-        "thm1.uniform_to_zero", "uniform arrivals: the same algorithms go to 0 (E‖∇f‖²/σ_G² ≤ 0.05 at η_L = 0.01)",
-        REF, float(np.mean([ratios[k][0] for k in key])), (None, worst_u), 0.0, "max 99 % UCB ≤ 0.05",
-        worst_u <= 0.05, [rel],
-        NegativeControl("uniform runs judged by the lower-bound criterion |ratio − 1| ≤ 1e-6", lb_ctl, 1.0,
-                        abs(lb_ctl - 1) <= 1e-6),
+        id="thm1.uniform_to_zero",
+        claim="uniform arrivals: the same algorithms go to 0 (E‖∇f‖²/σ_G² ≤ 0.05 at "
+        "η_L = 0.01)", reference=REF, measured=float(np.mean([ratios[k][0] for k in key])), ci=(None,
+                                                                                                worst_u),
+        theoretical=0.0, tolerance="max 99 % UCB ≤ 0.05", passed=worst_u <= 0.05, figures=[rel],
+        negative_control=NegativeControl(description="uniform runs judged by the lower-bound criterion "
+                                         "|ratio − 1| ≤ 1e-6", measured=lb_ctl, theoretical=1.0,
+                                         passed=abs(lb_ctl - 1) <= 1e-6),
         relation="~=", method=f"monte-carlo (R={R}), rounds 300–600",
         notes="per algorithm at η_L=0.01: " + ", ".join(f"{k[2]} (G={k[1]}) {ratios[k][0]:.2e}" for k in key)
               + "; at η_L=0.05: " + ", ".join(f"{k[2]} {v:.2e}" for k, v in big.items())

@@ -1,8 +1,9 @@
-"""Theorem 2 [Yang et al. 2022, Thm 2]: AFA-CD under general arrival processes — the bound on (1/T) Σ E‖∇f(x_t)‖²
-holds on every configuration that satisfies (C1)–(C3); and what happens just outside the conditions.
+"""Theorem 2 [Yang et al. 2022, Thm 2]: AFA-CD under general arrival processes — the bound on (1/T) Σ
+E‖∇f(x_t)‖² holds on every configuration that satisfies (C1)–(C3); and what happens just outside the
+conditions.
 
-Configurations (each family with L = 1, σ_L = 0.5, σ_G = 1, dim 5, M = 10, problem seed 1; quick: T = 300, R = 32;
-full: T = 1000, R = 64):
+Configurations (each family with L = 1, σ_L = 0.5, σ_G = 1, dim 5, M = 10, problem seed 1; quick: T = 300, R =
+32; full: T = 1000, R = 64):
 - arrivals: biased without replacement, m = 2, 98 % of the mass on the adversarial pair (``_configs.
   concentrated_arrivals``: the two workers whose gradients at x* add up most), so the σ_G² floor is reached;
   delays ``UniformDelay(4)`` (τ ≤ 4); dynamic local steps ``UniformSteps.paper(2)`` (K ∈ {1, …, 4}).
@@ -13,14 +14,15 @@ full: T = 1000, R = 64):
 - measured: MC mean of the per-replicate time average, one-sided 99 % t-UCB; bound: ``theorem2.bound`` on each
   replicate's realized schedule (τ, K̄_t, K̃_t, K̂_t²), averaged over replicates. Slack = bound / measured.
   Negative control: the same measurement against bound/100.
-- paper's biased arrivals (m = 5, probabilities [0.19, 0.19, 0.1×6, 0.01, 0.01]) on the shared-Hessian quadratic:
-  reported in the notes of the quadratic verdict (its slack exceeds 100: the 6σ_G² term is a worst case).
+- paper's biased arrivals (m = 5, probabilities [0.19, 0.19, 0.1×6, 0.01, 0.01]) on the shared-Hessian
+  quadratic: reported in the notes of the quadratic verdict (its slack exceeds 100: the 6σ_G² term is a worst
+  case).
 Stability region (shared-Hessian quadratic, same behaviour): grid η ∈ geomspace(0.3, 300, 7) × η_L ∈
-geomspace(0.002, 0.5, 6) (full: 10 × 8), T = 100 (full 200), R = 4 per point. A point "diverged" if any replicate
-diverged in the engine's sense or E‖∇f(x_T)‖² > 10 · ‖∇f(x_0)‖². Claim: no point inside the theory's region
-(``theorem2.region``) diverges. Negative control: the theory region inflated ×100 in η (must contain divergent
-points). Just-outside runs: η = 2 η_max and 10 η_max at the checked η_L; whether they diverged and whether the
-bound still held are reported (the bound is not guaranteed there).
+geomspace(0.002, 0.5, 6) (full: 10 × 8), T = 100 (full 200), R = 4 per point. A point "diverged" if any
+replicate diverged in the engine's sense or E‖∇f(x_T)‖² > 10 · ‖∇f(x_0)‖². Claim: no point inside the theory's
+region (``theorem2.region``) diverges. Negative control: the theory region inflated ×100 in η (must contain
+divergent points). Just-outside runs: η = 2 η_max and 10 η_max at the checked η_L; whether they diverged and
+whether the bound still held are reported (the bound is not guaranteed there).
 """
 
 from __future__ import annotations
@@ -28,8 +30,9 @@ from __future__ import annotations
 import numpy as np
 
 from afltheory.algorithms import AFACD
-from afltheory.analysis import NegativeControl, Verdict, compare_bound
+from afltheory.analysis import compare_bound
 from afltheory.anarchy import Behaviour, BiasedArrivals, UniformDelay, UniformSteps
+from afltheory.checks import NegativeControl, Verdict
 from afltheory.plots import stability_region_plot
 from afltheory.theory import theorem2
 
@@ -64,7 +67,8 @@ def stability_grid(problem, behaviour, etas, eta_Ls, T, R, seed, bound_fn):
     return div, held
 
 
-@register("thm2", "Theorem 2 bound (AFA-CD, general arrivals) on 3 families; stability region", REF)
+@register("thm2", "Theorem 2 bound (AFA-CD, general arrivals) on 3 families; stability region", REF,
+          slow=True)
 def run(ctx):
     T, R = (300, 32) if ctx.quick else (1000, 64)
     fams = families()
@@ -76,19 +80,21 @@ def run(ctx):
         conds = theorem2.conditions(L=p.constants.L, eta=eta, eta_L=ETA_L, K_max=K_MAX, tau=TAU)
         assert all(c.holds for c in conds), conds
         tr, b = run_bound(p, beh, eta, ETA_L, T, R, ctx.seed_for("thm2", name))
-        v = bound_verdict(f"thm2.{name}", f"Thm 2 bound holds: AFA-CD, {name}, concentrated biased arrivals, "
-                          f"τ≤4, K~U{{1..4}}", REF, tr.time_average(), b,
-                          notes=f"η={eta:.4g}, η_L={ETA_L}, x=ηη_L={eta * ETA_L:.4g}; conditions slack "
-                                + ", ".join(f"{c.name} {c.slack:.3g}" for c in conds)
-                                + f"; replicates leaving the certified region: {(tr.left_region >= 0).sum()}")
+        notes = (f"η={eta:.4g}, η_L={ETA_L}, x=ηη_L={eta * ETA_L:.4g}; conditions slack "
+                 + ", ".join(f"{c.name} {c.slack:.3g}" for c in conds)
+                 + f"; replicates leaving the certified region: {(tr.left_region >= 0).sum()}")
+        details = {}
         if name == "quadratic":
             beh_p = Behaviour(BiasedArrivals.paper(5), UniformDelay(TAU), UniformSteps.paper(2))
             trp, bp = run_bound(p, beh_p, eta, ETA_L, T, R, ctx.seed_for("thm2", "paper"))
             cp = compare_bound(trp.time_average(), bp)
-            v.notes += (f"; paper's biased arrivals (m=5): measured {cp.measured:.4g}, bound {cp.bound:.4g}, "
-                        f"slack {cp.slack:.3g}, holds {cp.holds}")
-            v.details["paper_biased"] = {"measured": cp.measured, "bound": cp.bound, "slack": cp.slack}
-        out.append(v)
+            notes += (f"; paper's biased arrivals (m=5): measured {cp.measured:.4g}, bound {cp.bound:.4g}, "
+                      f"slack {cp.slack:.3g}, holds {cp.holds}")
+            details["paper_biased"] = {"measured": cp.measured, "bound": cp.bound, "slack": cp.slack}
+        out.append(bound_verdict(f"thm2.{name}",
+                                 f"Thm 2 bound holds: AFA-CD, {name}, concentrated biased arrivals, "
+                                 f"τ≤4, K~U{{1..4}}", REF, tr.time_average(), b, notes=notes, details=details,
+                                 figures=[ctx.fig("thm2_bounds")[1]], inside_conditions=True))
     plot_bound_verdicts(ctx, "thm2_bounds", out, "Theorem 2: measured vs bound (slack annotated)")
     # stability region
     p = fams["quadratic"]
@@ -124,11 +130,16 @@ def run(ctx):
         outside[fac] = {"diverged": bool(tr.divergence.any), "measured": c.measured, "bound": c.bound,
                         "held": c.holds}
     out.append(Verdict(
-        "thm2.stability", "inside (C1)–(C3) no run diverges (the conditions are sufficient)", REF, bad_in, None, 0,
-        "divergent grid points inside the theory region = 0", bad_in == 0, [rel],
-        NegativeControl("theory region inflated ×100 in η", bad_inflated, 0, bad_inflated == 0),
+        id="thm2.stability", claim="inside (C1)–(C3) no run diverges (the conditions are sufficient)",
+        reference=REF,
+        measured=bad_in, theoretical=0, tolerance="divergent grid points inside the theory region = 0",
+        passed=bad_in == 0, figures=[rel],
+        negative_control=NegativeControl(description="theory region inflated ×100 in η",
+                                         measured=bad_inflated,
+                                         theoretical=0, passed=bad_inflated == 0),
         method=f"grid {len(etas)}×{len(eta_Ls)}, T={Ts}, R=4",
-        notes=(f"{int(region.sum())} grid points inside the region, {int(div.sum())} divergent overall; smallest "
+        notes=(f"{int(region.sum())} grid points inside the region, {int(div.sum())} divergent overall; "
+               "smallest "
                f"divergent x=ηη_L on the grid {xdiv:.3g} vs theory's x_max {xmax:.3g} (conservative ×"
                f"{xdiv / xmax:.3g}); converged points outside the region where the bound still held: "
                f"{int((held & ~region).sum())}/{int((~div & ~region).sum())}. Just outside (η_L={ETA_L}): "

@@ -1,18 +1,19 @@
 """Theorem 3 [Yang et al. 2022, Thm 3]: AFA-CD under uniformly distributed arrivals (no σ_G² floor).
 
-Bound configurations (L = 1, σ_L = 0.5, σ_G = 1, dim 5, M = 10, problem seed 1, default x_0; quick T = 300, R = 32,
-full T = 1000, R = 64): ``UniformArrivals(5)``, ``UniformDelay(2)``, ``UniformSteps.paper(2)`` (K ≤ 4); η_L = 0.009
-((C3): 120·16·2·η_L² < 1), η = 0.9 η_max (``theorem3.admissible_step_sizes``, (C2) binding). Bound on the realized
-schedules (``averaging="statement"``); MC mean with a one-sided 99 % t-UCB; negative control bound/100.
+Bound configurations (L = 1, σ_L = 0.5, σ_G = 1, dim 5, M = 10, problem seed 1, default x_0; quick T = 300, R
+= 32, full T = 1000, R = 64): ``UniformArrivals(5)``, ``UniformDelay(2)``, ``UniformSteps.paper(2)`` (K ≤ 4);
+η_L = 0.009 ((C3): 120·16·2·η_L² < 1), η = 0.9 η_max (``theorem3.admissible_step_sizes``, (C2) binding). Bound
+on the realized schedules (``averaging="statement"``); MC mean with a one-sided 99 % t-UCB; negative control
+bound/100.
 
-Sampling-variance finding (``thm3.sampling_term``): shared-Hessian quadratic with σ_L = 0 started at x_0 = x*, so the
-f_0 − f* term vanishes and the bound reduces to 4 α_G σ_G² = 120 L² η_L² (1/T) Σ_t K̂_t² σ_G²; η_L = 0.0005 (every
-condition holds with more room), η = 0.9 η_max (x = η η_L unchanged), m ∈ {1, 5}, T = 300. Uniform sampling of
-m < M heterogeneous workers injects gradient noise of variance ∝ (M − m)/(m(M − 1)) σ_G² per round at step x, so
-E‖∇f(x_t)‖² settles at Θ(x σ_G² (M − m)/(m(M − 1))), which the printed α_G (∝ η_L², not x) does not cover. Passed
-(a finding) when the measured lower 99 % confidence bound exceeds the bound; the m = 1 / m = 5 ratio is compared
-with (M − m)/(m(M − 1)) (= 9). Negative control: the same detector on full participation m = M = 10 (no sampling
-noise) must not fire.
+Sampling-variance finding (``thm3.sampling_term``): shared-Hessian quadratic with σ_L = 0 started at x_0 = x*,
+so the f_0 − f* term vanishes and the bound reduces to 4 α_G σ_G² = 120 L² η_L² (1/T) Σ_t K̂_t² σ_G²; η_L =
+0.0005 (every condition holds with more room), η = 0.9 η_max (x = η η_L unchanged), m ∈ {1, 5}, T = 300.
+Uniform sampling of m < M heterogeneous workers injects gradient noise of variance ∝ (M − m)/(m(M − 1)) σ_G²
+per round at step x, so E‖∇f(x_t)‖² settles at Θ(x σ_G² (M − m)/(m(M − 1))), which the printed α_G (∝ η_L²,
+not x) does not cover. Passed (a finding) when the measured lower 99 % confidence bound exceeds the bound; the
+m = 1 / m = 5 ratio is compared with (M − m)/(m(M − 1)) (= 9). Negative control: the same detector on full
+participation m = M = 10 (no sampling noise) must not fire.
 """
 
 from __future__ import annotations
@@ -21,8 +22,8 @@ import numpy as np
 from scipy import stats
 
 from afltheory.algorithms import AFACD
-from afltheory.analysis import NegativeControl, Verdict
 from afltheory.anarchy import Behaviour, UniformArrivals, UniformDelay, UniformSteps
+from afltheory.checks import NegativeControl, Verdict
 from afltheory.plots import bound_plot
 from afltheory.theory import theorem3
 
@@ -50,15 +51,17 @@ def run_cfg(p, m, eta_L, T, R, seed, x0=None, tau=TAU):
     return tr, b, eta, conds
 
 
-@register("thm3", "Theorem 3 bound (AFA-CD, uniform arrivals) on 3 families; missing sampling term", REF)
+@register("thm3", "Theorem 3 bound (AFA-CD, uniform arrivals) on 3 families; missing sampling term", REF,
+          slow=True)
 def run(ctx):
     T, R = (300, 32) if ctx.quick else (1000, 64)
     out = []
     for name, p in families().items():
         tr, b, eta, conds = run_cfg(p, 5, 0.009, T, R, ctx.seed_for("thm3", name))
-        out.append(bound_verdict(f"thm3.{name}", f"Thm 3 bound holds: AFA-CD, {name}, uniform m=5/10, τ≤2, K~U{{1..4}}",
-                                 REF, tr.time_average(), b,
-                                 notes=f"η={eta:.4g}, η_L=0.009; condition slacks "
+        out.append(bound_verdict(f"thm3.{name}",
+                                 f"Thm 3 bound holds: AFA-CD, {name}, uniform m=5/10, τ≤2, K~U{{1..4}}",
+                                 REF, tr.time_average(), b, figures=[ctx.fig("thm3_bounds")[1]],
+                                 inside_conditions=True, notes=f"η={eta:.4g}, η_L=0.009; condition slacks "
                                        + ", ".join(f"{c.name} {c.slack:.3g}" for c in conds)))
     plot_bound_verdicts(ctx, "thm3_bounds", out, "Theorem 3: measured vs bound")
     # sampling-variance finding
@@ -68,24 +71,34 @@ def run(ctx):
     for m in (1, 5, M):
         tr, b, eta, _ = run_cfg(q, m, 0.0005, 300, R, ctx.seed_for("thm3", "samp", m), x0=xs, tau=0)
         s = tr.time_average()
-        res[m] = {"mean": float(s.mean()), "lcb": lcb(s) if m < M else float(s.mean()), "bound": float(b.mean())}
+        res[m] = {"mean": float(s.mean()), "lcb": lcb(s) if m < M else float(s.mean()),
+                  "bound": float(b.mean())}
     viol = res[1]["lcb"] > res[1]["bound"] and res[5]["lcb"] > res[5]["bound"]
     ratio = res[1]["mean"] / res[5]["mean"]
     pred = ((M - 1) / (1 * (M - 1))) / ((M - 5) / (5 * (M - 1)))
     path2, rel2 = ctx.fig("thm3_sampling")
     bound_plot(path2, [f"m={m}" for m in res], [max(r["mean"], 1e-12) for r in res.values()],
-               [r["bound"] for r in res.values()], title="Thm 3 at x_0 = x*, σ_L = 0, η_L = 5e-4: measured vs bound")
+               [r["bound"] for r in res.values()],
+               title="Thm 3 at x_0 = x*, σ_L = 0, η_L = 5e-4: measured vs bound")
     out.append(Verdict(
-        "thm3.sampling_term", "FINDING: Thm 3's bound misses the partial-participation sampling variance "
-        "(violated for m < M; x_0 = x*, σ_L = 0, small η_L)", REF, res[1]["mean"], (res[1]["lcb"], None),
-        res[1]["bound"], "lower 99 % t-bound of measured > bound for m = 1 and m = 5", viol, [rel2],
-        NegativeControl("same detector with full participation m = M (no sampling noise)", res[M]["mean"],
-                        res[M]["bound"], res[M]["lcb"] > res[M]["bound"]),
-        relation=">=", slack=res[1]["bound"] / res[1]["mean"], method=f"monte-carlo (R={R}), T=300", finding=True,
-        notes=(f"m=1: measured {res[1]['mean']:.3g} vs bound {res[1]['bound']:.3g}; m=5: {res[5]['mean']:.3g} vs "
+        id="thm3.sampling_term",
+        claim="FINDING: Thm 3's bound misses the partial-participation sampling variance "
+        "(violated for m < M; x_0 = x*, σ_L = 0, small η_L)", reference=REF, measured=res[1]["mean"],
+        ci=(res[1]["lcb"], None), theoretical=res[1]["bound"],
+        tolerance="lower 99 % t-bound of measured > bound for m = 1 and m = 5", passed=viol, figures=[rel2],
+        negative_control=NegativeControl(description="same detector with full participation m = M (no "
+                                         "sampling "
+                                         "noise)", measured=res[M]["mean"], theoretical=res[M]["bound"],
+                                         passed=res[M]["lcb"] > res[M]["bound"]), inside_conditions=True,
+        relation=">=", slack=res[1]["bound"] / res[1]["mean"], method=f"monte-carlo (R={R}), T=300",
+        finding=True,
+        notes=(f"m=1: measured {res[1]['mean']:.3g} vs bound {res[1]['bound']:.3g}; m=5: "
+               f"{res[5]['mean']:.3g} vs "
                f"{res[5]['bound']:.3g}; m=10: {res[M]['mean']:.3g} vs {res[M]['bound']:.3g}. Ratio m=1/m=5 = "
-               f"{ratio:.3g} vs sampling-variance prediction (M−m)/(m(M−1)) ratio {pred:.3g}: the excess is the "
-               "without-replacement sampling variance of the heterogeneous gradients, a term ∝ ηη_L(M−m)/(m(M−1))σ_G² "
+               f"{ratio:.3g} vs sampling-variance prediction (M−m)/(m(M−1)) ratio {pred:.3g}: the excess is "
+               "the "
+               "without-replacement sampling variance of the heterogeneous gradients, a term ∝ "
+               "ηη_L(M−m)/(m(M−1))σ_G² "
                "that the printed α_G = 30L²η_L²K̂² does not contain."),
         details={"by_m": {str(k): v for k, v in res.items()}, "ratio": ratio, "predicted_ratio": pred}))
     return out

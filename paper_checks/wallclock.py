@@ -1,12 +1,13 @@
-"""Wall-clock claim [Yang et al. 2022, App. E]: with Exp(λ = 1) compute times, AFL needs 61 rounds and FedAvg 46 to
-reach 85 % accuracy (LR/MNIST, p = 1), yet AFL's wall-clock time is 1/2.6 of FedAvg's.
+"""Wall-clock claim [Yang et al. 2022, App. E]: with Exp(λ = 1) compute times, AFL needs 61 rounds and FedAvg
+46 to reach 85 % accuracy (LR/MNIST, p = 1), yet AFL's wall-clock time is 1/2.6 of FedAvg's.
 
 Configuration: M = 10 workers, m = 5 arrivals per round, one Exp(1) compute time per update.
 - Analytic: synchronous FedAvg waits for the slowest of 5 ⇒ E = H_5 = Σ_{k=1}^{5} 1/k = 137/60 ≈ 2.2833;
   AFL closes a round at the 5th of 10 arrivals of memoryless workers ⇒ E = Σ_{k<5} 1/(10 − k) ≈ 0.6456.
 - Event-mode simulation: ``EventDriven(m=5, ExponentialTime(1))`` and ``Synchronous(UniformArrivals(5),
-  ExponentialTime(1))`` schedules (no model needed: the clock does not depend on the iterates); per-round time =
-  wall_clock[T]/T per replicate; quick: R = 100 × T = 100, full: R = 400 × T = 1000. Mean ± 99.9 % t-interval.
+  ExponentialTime(1))`` schedules (no model needed: the clock does not depend on the iterates); per-round time
+  = wall_clock[T]/T per replicate; quick: R = 100 × T = 100, full: R = 400 × T = 1000. Mean ± 99.9 %
+  t-interval.
 - The paper's ratio: 61 · E_AFL / (46 · E_FedAvg) vs 1/2.6, relative tolerance 5 %.
 Negative controls: the AFL simulation against H_5 (wrong algorithm's clock); the ratio with FedAvg rounds
 charged AFL's per-round time (wrong clock) vs 1/2.6.
@@ -18,8 +19,9 @@ from fractions import Fraction
 
 import numpy as np
 
-from afltheory.analysis import NegativeControl, Verdict, mean_ci
+from afltheory.analysis import mean_ci
 from afltheory.anarchy import EventDriven, ExponentialTime, Synchronous, UniformArrivals
+from afltheory.checks import NegativeControl, Verdict
 from afltheory.plots import curves_plot
 
 from .registry import register
@@ -41,10 +43,14 @@ def run(ctx):
     out = []
     # analytic
     ok = abs(H5 - 2.2833) < 5e-5 and abs(os_ - 0.6456) < 5e-5
-    out.append(Verdict("wallclock.analytic", "E[max of 5 Exp(1)] = H_5 = 2.2833 and E[5th of 10 Exp(1)] = 0.6456",
-                       REF, os_, None, 0.6456, "|value − printed| < 5e-5 (both)", ok,
-                       negative_control=NegativeControl("H_5 compared with the order-statistic value 0.6456", H5,
-                                                        0.6456, abs(H5 - 0.6456) < 5e-5),
+    out.append(Verdict(id="wallclock.analytic",
+                       claim="E[max of 5 Exp(1)] = H_5 = 2.2833 and E[5th of 10 Exp(1)] = "
+                       "0.6456", reference=REF, measured=os_, theoretical=0.6456,
+                       tolerance="|value − printed| < 5e-5 (both)", passed=ok, derivation=True,
+                       negative_control=NegativeControl(description="H_5 compared with the order-statistic "
+                                                        "value "
+                                                        "0.6456", measured=H5, theoretical=0.6456,
+                                                        passed=abs(H5 - 0.6456) < 5e-5),
                        method="exact (fractions)", details={"H5": H5, "order_stat": os_}))
     afl, s_afl = per_round_times(EventDriven(m, ExponentialTime(1.0)), M, T, R, ctx.seed_for("wc", "afl"))
     syn, s_syn = per_round_times(Synchronous(UniformArrivals(m), ExponentialTime(1.0)), M, T, R,
@@ -57,21 +63,33 @@ def run(ctx):
                        "FedAvg (Synchronous, 5)": (t, s_syn.wall_clock.mean(0))},
                 hlines=None, xlabel="round t", ylabel="mean wall clock", logy=False,
                 title=f"per-round time: AFL {ma:.4f} (theory {os_:.4f}), FedAvg {ms:.4f} (theory {H5:.4f})")
-    out.append(Verdict("wallclock.event_afl", "event-mode AFL round time = E[5th of 10 Exp(1)]", REF, ma, (la, ha), os_,
-                       "99.9 % t-interval contains theory", la <= os_ <= ha, [rel],
-                       NegativeControl("AFL simulation vs FedAvg's H_5", ma, H5, la <= H5 <= ha),
+    out.append(Verdict(id="wallclock.event_afl", claim="event-mode AFL round time = E[5th of 10 Exp(1)]",
+                       reference=REF, measured=ma, ci=(la, ha), theoretical=os_,
+                       tolerance="99.9 % t-interval contains theory", passed=la <= os_ <= ha, figures=[rel],
+                       negative_control=NegativeControl(description="AFL simulation vs FedAvg's H_5",
+                                                        measured=ma,
+                                                        theoretical=H5, passed=la <= H5 <= ha),
                        method=f"event simulation, R={R}, T={T}"))
-    out.append(Verdict("wallclock.event_sync", "synchronous FedAvg round time = H_5", REF, ms, (ls, hs), H5,
-                       "99.9 % t-interval contains theory", ls <= H5 <= hs, [rel],
-                       NegativeControl("FedAvg simulation vs AFL's order statistic", ms, os_, ls <= os_ <= hs),
+    out.append(Verdict(id="wallclock.event_sync", claim="synchronous FedAvg round time = H_5", reference=REF,
+                       measured=ms, ci=(ls, hs), theoretical=H5,
+                       tolerance="99.9 % t-interval contains theory",
+                       passed=ls <= H5 <= hs, figures=[rel],
+                       negative_control=NegativeControl(description="FedAvg simulation vs AFL's order "
+                                                        "statistic",
+                                                        measured=ms, theoretical=os_, passed=ls <= os_ <= hs),
                        method=f"synchronous simulation, R={R}, T={T}"))
     ratio = 61 * ma / (46 * ms)
     target = 1 / 2.6
     wrong = 61 * ma / (46 * ma)
-    out.append(Verdict("wallclock.paper_ratio", "AFL/FedAvg wall clock = (61·E_AFL)/(46·E_FedAvg) ≈ 1/2.6", REF,
-                       ratio, None, target, "relative error ≤ 5 %", abs(ratio / target - 1) <= 0.05, [rel],
-                       NegativeControl("both charged AFL's per-round time (ratio of rounds 61/46)", wrong, target,
-                                       abs(wrong / target - 1) <= 0.05),
+    out.append(Verdict(id="wallclock.paper_ratio",
+                       claim="AFL/FedAvg wall clock = (61·E_AFL)/(46·E_FedAvg) ≈ 1/2.6",
+                       reference=REF, measured=ratio, theoretical=target, tolerance="relative error ≤ 5 %",
+                       passed=abs(ratio / target - 1) <= 0.05, figures=[rel],
+                       negative_control=NegativeControl(description="both charged AFL's per-round time "
+                                                        "(ratio of "
+                                                        "rounds 61/46)", measured=wrong, theoretical=target,
+                                                        passed=abs(wrong / target - 1) <= 0.05),
                        method="simulated per-round means",
-                       notes=f"1/ratio = {1 / ratio:.3f} (analytic {46 * H5 / (61 * os_):.3f}); the paper prints 2.6"))
+                       notes=f"1/ratio = {1 / ratio:.3f} (analytic {46 * H5 / (61 * os_):.3f}); the paper "
+                       "prints 2.6"))
     return out

@@ -31,12 +31,9 @@ __all__ = ["KillMatrix", "kill_matrix", "run_under"]
 
 
 def _runner():
-    """(run_check, select) of the check runner (``afltheory.checks``, else the older ``paper_checks``)."""
-    try:
-        from afltheory.checks.runner import _select, run_check
-    except ImportError:  # before the runner moved into the library
-        from paper_checks.runner import _select, run_check
-    return run_check, _select
+    """(run_check, select) of the check runner (``afltheory.checks``)."""
+    from afltheory.checks.runner import run_check, select_checks
+    return run_check, select_checks
 
 
 def select_checks(only: Sequence[str] | None = None) -> list[str]:

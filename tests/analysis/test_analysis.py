@@ -35,8 +35,8 @@ def test_fit_slope_rejects_bad_input():
 
 
 def test_bootstrap_ci_coverage_on_synthetic_power_law():
-    """95 % percentile bootstrap over replicates covers the true slope in ≈ 95 % of repetitions (stated: ≥ 88 %
-    over 100 repetitions of 5 points × 40 lognormal-noise replicates)."""
+    """95 % percentile bootstrap over replicates covers the true slope in ≈ 95 % of repetitions (stated: ≥ 88
+    % over 100 repetitions of 5 points × 40 lognormal-noise replicates)."""
     rng = np.random.default_rng(0)
     x = np.array([1.0, 2, 4, 8, 16])
     truth = -0.5
@@ -62,8 +62,10 @@ def test_bootstrap_paired_and_deterministic():
 
 
 def test_verdict_json_roundtrip():
-    v = Verdict("x.y", "claim", "[ref]", 0.25, (0.2, 0.3), 0.5, "tol", True, ["figures/a.png"],
-                NegativeControl("bound/100", 0.25, 0.005, False), relation="<=", slack=2.0, method="mc",
+    v = Verdict(id="x.y", claim="claim", reference="[ref]", measured=0.25, ci=(0.2, 0.3), theoretical=0.5,
+                tolerance="tol", passed=True, figures=["figures/a.png"],
+                negative_control=NegativeControl(description="bound/100", measured=0.25, theoretical=0.005,
+                                                 passed=False), relation="<=", slack=2.0, method="mc",
                 details={"arr": np.arange(3), "inf": np.inf})
     s = v.to_json()
     json.loads(s)
@@ -75,7 +77,8 @@ def test_verdict_json_roundtrip():
 
 
 def test_negative_control_passing_makes_verdict_not_ok():
-    v = Verdict("a", "c", "r", 1.0, None, 2.0, "t", True, negative_control=NegativeControl("d", passed=True))
+    v = Verdict(id="a", claim="c", reference="r", measured=1.0, theoretical=2.0, tolerance="t", passed=True,
+                negative_control=NegativeControl(description="d", passed=True))
     assert v.passed and not v.ok
 
 

@@ -1,0 +1,35 @@
+"""Checks as a public library API: ``Verdict`` and ``NegativeControl`` (frozen, keyword-only), the check
+registry (``register``, ``Context``; plugins discovered through the entry-point group ``afltheory.checks``),
+the runner and the report writer behind ``afltheory check`` / ``afltheory verify``.
+
+Writing a check (in a package registered under the entry-point group, or in a file run with
+``afltheory verify FILE.py``)::
+
+    from afltheory.checks import NegativeControl, Verdict, register
+
+    @register("mine", "my claim", "[Me 2026, Thm 1]")
+    def run(ctx):
+        ...
+        return [Verdict(id="mine.bound", claim="...", reference="[Me 2026, Thm 1]", measured=m, theoretical=b,
+                        passed=m <= b, relation="<=",
+                        negative_control=NegativeControl(description="...", measured=m, theoretical=b2,
+                                                         passed=m <= b2))]
+"""
+
+from .registry import (
+    CHECKS,
+    ENTRY_POINT_GROUP,
+    CheckSpec,
+    Context,
+    load_all,
+    load_file,
+    load_modules,
+    register,
+)
+from .report import fmt
+from .runner import run_check, run_checks
+from .verdict import NegativeControl, Verdict, verdicts_from_json, verdicts_to_json
+
+__all__ = ["CHECKS", "ENTRY_POINT_GROUP", "CheckSpec", "Context", "NegativeControl", "Verdict", "fmt",
+           "load_all", "load_file", "load_modules", "register", "run_check", "run_checks",
+           "verdicts_from_json", "verdicts_to_json"]

@@ -1,0 +1,162 @@
+"""``Verdict``: the outcome of checking one claim, with its negative control (docs/DESIGN.md principle 6).
+
+A verdict is built once, with keyword arguments only, and never amended (both classes are frozen). Compute
+everything a verdict needs (the pass decision, its control, figures, notes) before constructing it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+__all__ = ["NegativeControl", "Verdict", "verdicts_from_json", "verdicts_to_json"]
+
+RELATIONS = ("<=", ">=", "<", ">", "~=", "==")
+
+
+def _clean(v: Any) -> Any:
+    """JSON-safe: numpy scalars/arrays to Python, non-finite floats to strings 'inf'/'-inf'/'nan'."""
+    if isinstance(v, dict):
+        return {str(k): _clean(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_clean(x) for x in v]
+    if isinstance(v, np.ndarray):
+        return _clean(v.tolist())
+    if isinstance(v, (np.bool_, bool)):
+        return bool(v)
+    if isinstance(v, (np.integer,)):
+        return int(v)
+    if isinstance(v, (float, np.floating)):
+        v = float(v)
+        return v if math.isfinite(v) else str(v)
+    return v
+
+
+def _unclean(v: Any) -> Any:
+    if isinstance(v, str) and v in ("inf", "-inf", "nan"):
+        return float(v)
+    if isinstance(v, list):
+        return [_unclean(x) for x in v]
+    if isinstance(v, dict):
+        return {k: _unclean(x) for k, x in v.items()}
+    return v
+
+
+@dataclass(frozen=True, kw_only=True)
+class NegativeControl:
+    """The same check fed a plausible wrong input (a bound without the term under test, the nearest mutant, a
+    wrong slope, the wrong algorithm, ...). It must FAIL (``passed`` False); a control that passes means the
+    check cannot discriminate."""
+
+    description: str
+    measured: Any = None
+    theoretical: Any = None
+    passed: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "passed", bool(self.passed))
+
+    @property
+    def failed_as_required(self) -> bool:
+        """True when the control failed, as it must."""
+        return not self.passed
+
+
+@dataclass(frozen=True, kw_only=True)
+class Verdict:
+    """One claim's outcome (keyword-only, frozen).
+
+    Required: ``id``, ``claim``, ``reference`` (paper/theorem cited), ``measured`` (number or text),
+    ``theoretical`` (number or text), ``passed``.
+    Optional: ``ci`` (low, high) — low may be None for a one-sided upper confidence bound; ``tolerance`` (how
+    ``passed`` was decided); ``relation`` ("<=" upper bounds, ">=", "<", ">", "~=" tight values, "==");
+    ``slack`` (bound / measured for upper bounds); ``method`` ("exact moments", "monte-carlo (R=...)",
+    "symbolic", ...); ``notes``; ``finding`` (True for a paper inconsistency or a claim that fails as
+    documented); ``derivation`` (True when the verdict is a symbolic derivation, not a measurement);
+    ``inside_conditions`` (True/False: does the configuration satisfy the theorem's hypotheses; None: not
+    applicable); ``terms`` (term name -> share of the bound at the measured point); ``figures`` (paths
+    relative to the report directory); ``negative_control``; ``details`` (free-form JSON-able numbers).
+    ``ok``: passed and the negative control (if any) failed.
+    """
+
+    id: str
+    claim: str
+    reference: str
+    measured: Any
+    theoretical: Any
+    passed: bool
+    ci: tuple | None = None
+    tolerance: Any = None
+    relation: str = "~="
+    slack: float | None = None
+    method: str = ""
+    notes: str = ""
+    finding: bool = False
+    derivation: bool = False
+    inside_conditions: bool | None = None
+    terms: dict | None = None
+    figures: tuple = ()
+    negative_control: NegativeControl | None = None
+    details: dict | None = None
+
+    def __post_init__(self) -> None:
+        if self.relation not in RELATIONS:
+            raise ValueError(f"relation={self.relation!r} must be one of {RELATIONS}")
+        if self.negative_control is not None and not isinstance(self.negative_control, NegativeControl):
+            raise TypeError(f"negative_control={self.negative_control!r} must be a NegativeControl or None")
+        object.__setattr__(self, "passed", bool(self.passed))
+        object.__setattr__(self, "figures", tuple(self.figures))
+        if self.ci is not None:
+            object.__setattr__(self, "ci", tuple(self.ci))
+        if self.inside_conditions is not None:
+            object.__setattr__(self, "inside_conditions", bool(self.inside_conditions))
+
+    @property
+    def ok(self) -> bool:
+        """Passed, and the negative control (if any) failed."""
+        nc_ok = self.negative_control is None or not self.negative_control.passed
+        return bool(self.passed) and nc_ok
+
+    def to_dict(self) -> dict:
+        """A JSON-safe dict (non-finite floats as strings) with the derived ``ok`` and
+        ``failed_as_required``."""
+        d = asdict(self)
+        d["ok"] = self.ok
+        if self.negative_control is not None:
+            d["negative_control"]["failed_as_required"] = self.negative_control.failed_as_required
+        return _clean(d)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Verdict:
+        """Inverse of ``to_dict``."""
+        d = _unclean(dict(d))
+        d.pop("ok", None)
+        nc = d.get("negative_control")
+        if nc is not None:
+            nc = dict(nc)
+            nc.pop("failed_as_required", None)
+            d["negative_control"] = NegativeControl(**nc)
+        return cls(**d)
+
+    def to_json(self) -> str:
+        """``to_dict`` as a JSON string."""
+        return json.dumps(self.to_dict())
+
+    @classmethod
+    def from_json(cls, s: str) -> Verdict:
+        """Inverse of ``to_json``."""
+        return cls.from_dict(json.loads(s))
+
+
+def verdicts_to_json(verdicts: list[Verdict], indent: int | None = 2) -> str:
+    """A JSON list of ``Verdict.to_dict()``."""
+    return json.dumps([v.to_dict() for v in verdicts], indent=indent)
+
+
+def verdicts_from_json(s: str) -> list[Verdict]:
+    """Inverse of ``verdicts_to_json``."""
+    return [Verdict.from_dict(d) for d in json.loads(s)]
