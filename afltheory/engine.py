@@ -140,7 +140,14 @@ def _schedule_for(behaviour, algorithm, problem, rounds, replicates, seed) -> Sc
                          f"EventDriven, Synchronous) or a Schedule")
     sched = behaviour.sample(rounds, replicates, problem.num_workers, seed)
     fixed = getattr(algorithm, "fixed_local_steps", None)
-    if fixed is not None:
+    if isinstance(fixed, tuple):  # per-worker fixed local steps (DynamicFedAvg's E_k): K_{t,i} = fixed[i]
+        Ks = np.asarray(fixed, dtype=np.int64)
+        if len(Ks) != problem.num_workers:
+            raise ValueError(f"the algorithm fixes {len(Ks)} per-worker local-step counts but num_workers="
+                             f"{problem.num_workers}")
+        sched = Schedule._trusted(sched.workers, sched.delays, Ks[sched.workers], sched.num_workers,
+                                  np.broadcast_to(Ks, sched.init_local_steps.shape), sched.wall_clock)
+    elif fixed is not None:
         # a validated schedule with every K set to a constant ≥ 1 is still valid: no re-validation
         sched = Schedule._trusted(sched.workers, sched.delays, np.broadcast_to(np.int64(fixed), sched.local_steps.shape),
                                   sched.num_workers, np.full_like(sched.init_local_steps, fixed), sched.wall_clock)
@@ -339,6 +346,34 @@ class _LocalRunner:
                 o[...] = tmp[: o.shape[0]]
 
 
+class _PerWorkerStepRunner(_LocalRunner):
+    """Local steps with a per-worker step size η_i (``algorithm.local_step_sizes``, e.g. DynamicFedAvg's
+    μ/E_k): y ← y − η_i (∇f_i(y) + ξ), G = (y_0 − y_K)/(η_i K). Same noise stream as ``_LocalRunner`` (one
+    unit-scale draw per step, scaled per arrival); stateless worker rules only."""
+
+    def __init__(self, problem, worker, steps, seed, replicates):
+        super().__init__(problem, worker, 1.0, seed, replicates)
+        self.steps = np.asarray(steps, dtype=float)
+
+    def _run_chunk(self, Gc, y0, W, K, Kmin, Kmax, gens, lo, worker_state):
+        p, ws = self.problem, self.ws
+        eta = self.steps[W][..., None]                 # (n, m, 1)
+        add = p.local_grad_add_fn(W, 1.0, ws, self.centered) if self.additive else None
+        y = ws.get("y", y0.shape)
+        np.copyto(y, y0)
+        h = ws.get("h", y0.shape)
+        for k in range(Kmax):
+            self._draw(gens, W, h, 1.0, y)             # h = ξ_k (or ∇f_i(y, ξ) when not additive)
+            if add is not None:
+                add(y, h)                              # h += ∇f_i(y)
+            h *= eta
+            if k >= Kmin:
+                h *= (k < K)[..., None]
+            y -= h
+        np.subtract(y0, y, out=Gc)
+        Gc /= eta * K[..., None]
+
+
 class _CollapsedRunner(_LocalRunner):
     """Exact collapsed local steps for quadratics with isotropic Gaussian noise and the SGD worker rule.
 
@@ -444,6 +479,9 @@ def simulate(problem: Problem, algorithm, behaviour, rounds: int, replicates: in
     Gaussian noise and SGD workers; same law, different random stream). None: whenever valid; True: required
     (ValueError saying why when invalid); False: step by step.
     """
+    prepare = getattr(algorithm, "prepare", None)
+    if prepare is not None:  # e.g. DynamicFedAvg applies its mini-batch sizes to the agents' data
+        problem = prepare(problem)
     from .problems.drifting import DriftingQuadratic
     drifting = problem if isinstance(problem, DriftingQuadratic) else None
     if drifting is not None:
@@ -481,11 +519,20 @@ def simulate(problem: Problem, algorithm, behaviour, rounds: int, replicates: in
     rows = np.arange(R)
     rows_m = np.repeat(rows[:, None], sched.m, axis=1)
     why_not = _CollapsedRunner.reason(problem, algorithm.worker)
+    per_worker = getattr(algorithm, "local_step_sizes", None)
+    per_worker = None if per_worker is None else np.asarray(per_worker(M), dtype=float)
+    if per_worker is not None and np.all(per_worker == per_worker[0]):
+        per_worker = None                     # one step size: the ordinary runners (algorithm.eta_L)
+    if per_worker is not None:
+        why_not = "the local step size differs between workers"
     if collapse and why_not:
         raise ValueError(f"collapse=True is invalid here: {why_not}")
     use_collapsed = why_not is None and collapse is not False
-    runner = (_CollapsedRunner if use_collapsed else _LocalRunner)(problem, algorithm.worker, algorithm.eta_L,
-                                                                   seed, R)
+    if per_worker is not None:
+        runner = _PerWorkerStepRunner(problem, algorithm.worker, per_worker, seed, R)
+    else:
+        runner = (_CollapsedRunner if use_collapsed else _LocalRunner)(problem, algorithm.worker,
+                                                                       algorithm.eta_L, seed, R)
     worker_state = algorithm.worker.init(R, M, d)
     state = algorithm.init(R, M, d)
     channel = channel_for(algorithm, d, M, R, seed)   # the worker-side compressor (identity when none)
@@ -537,8 +584,9 @@ def simulate(problem: Problem, algorithm, behaviour, rounds: int, replicates: in
             else:
                 idx = np.take(offsets[t % H], delays[:, t])
                 idx += rows_m
-            # G depends on y only through y − w_t for a drifting objective (translation), so run shifted
-            shift = None if walk is None else walk[:, t]
+            # the paper's order: the optimum drifts first (w_{t+1} = w_t + q_{t+1}), then the round updates on
+            # the objective with optimum w°_{t+1}; G depends on y only through y − w_{t+1}: run shifted
+            shift = None if walk is None else walk[:, t + 1]
             G = runner.run(hist_flat, idx, W, K, _rng.NOISE, t + 1, worker_state, shift, kbounds[:, :, t])
             G, sent = channel.send(G, W, t + 1)
             np.add(bits[:, t], sent, out=bits[:, t + 1])

@@ -1,10 +1,14 @@
-"""Server rules (AFA-CD, AFA-CS, FedAvg, FedBuff, AsySG) and worker rules (SGD, FedProx, SCAFFOLD)."""
+"""Server rules (AFA-CD, AFA-CS, FedAvg, FedBuff, AsySG, Dynamic FedAvg) and worker rules (SGD, FedProx,
+SCAFFOLD, EpochSGD)."""
 
+from .dynamic import DynamicFedAvg, EpochSGD
 from .server import AFACD, AFACS, STALENESS_WEIGHTS, AsySG, FedAvg, FedBuff
 from .workers import SCAFFOLD, SGD, FedProx
 
 ALGORITHMS = {"AFACD": AFACD, "AFACS": AFACS, "FedAvg": FedAvg, "FedBuff": FedBuff, "AsySG": AsySG}
+"""The (eta, eta_L, worker) server rules; ``DynamicFedAvg(mu, epochs, batch)`` is exported separately."""
 WORKER_RULES = {"SGD": SGD, "FedProx": FedProx, "SCAFFOLD": SCAFFOLD}
 
-__all__ = ["AFACD", "AFACS", "ALGORITHMS", "AsySG", "FedAvg", "FedBuff", "FedProx", "SCAFFOLD", "SGD",
-           "STALENESS_WEIGHTS", "WORKER_RULES"]
+__all__ = ["AFACD", "AFACS", "ALGORITHMS", "AsySG", "DynamicFedAvg", "EpochSGD", "FedAvg", "FedBuff",
+           "FedProx",
+           "SCAFFOLD", "SGD", "STALENESS_WEIGHTS", "WORKER_RULES"]

@@ -101,7 +101,13 @@ def round_law(behaviour, num_workers: int, fixed_local_steps: int | None = None)
                 cache[t] = _check_pmf(f"delays.pmf({t})", delays.pmf(t), min(t, D) + 1)
             return cache[t]
 
-    if fixed_local_steps is not None:
+    if isinstance(fixed_local_steps, tuple):   # per-worker fixed K (DynamicFedAvg's epochs E_k)
+        if len(fixed_local_steps) != M:
+            raise ExactUnavailable(f"{len(fixed_local_steps)} per-worker local-step counts for "
+                                   f"num_workers={M}")
+        kp = tuple({int(k): 1.0} for k in fixed_local_steps)
+        kp0 = kp
+    elif fixed_local_steps is not None:
         kp = tuple({int(fixed_local_steps): 1.0} for _ in range(M))
         kp0 = kp
     else:

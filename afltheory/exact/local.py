@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..algorithms.dynamic import DynamicFedAvg
 from ..algorithms.server import AFACD, AFACS, STALENESS_WEIGHTS, AsySG, FedAvg, FedBuff
 from ..algorithms.workers import SGD, FedProx
 from ..problems.base import Problem
@@ -57,6 +58,13 @@ class ServerRule:
     staleness: str | None = None
     weight_by_K: bool = False
     memory_init: str = "warm"
+    step_sizes: object = None    # callable num_workers -> per-worker local steps (DynamicFedAvg's μ/E_k)
+
+    def local_steps_for(self, num_workers: int) -> np.ndarray:
+        """The local step η_L of each worker, (M,)."""
+        if self.step_sizes is None:
+            return np.full(num_workers, self.eta_L)
+        return np.asarray(self.step_sizes(num_workers), dtype=float)
 
     def weight_K(self, K: int) -> float:
         return float(K) if self.weight_by_K else 1.0
@@ -70,6 +78,10 @@ class ServerRule:
 
 
 def server_rule(algorithm) -> ServerRule:
+    if type(algorithm) is DynamicFedAvg:   # x_{t+1} = x_t − μ (1/m) Σ G_i, per-worker local steps μ/E_i, SGD
+        return ServerRule("cd", gamma=float(algorithm.gamma), mu=0.0, eta_L=float("nan"),
+                          fixed_local_steps=algorithm.fixed_local_steps,
+                          step_sizes=algorithm.local_step_sizes)
     # exact types only: a subclass (e.g. an afltheory.mutants mutant) may change the rule; never read it as
     # its base class
     if type(algorithm) not in (AFACD, AFACS, FedAvg, FedBuff, AsySG):

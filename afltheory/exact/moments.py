@@ -37,6 +37,7 @@ from .. import _faults
 from .._validation import check_array, check_int, check_positive
 from ..compression.channel import check_compressor
 from ..compression.compressors import Compressor
+from . import drift
 from .law import SIMULATE_HINT, ExactUnavailable, round_law
 from .local import linear_model, local_maps, server_rule
 
@@ -52,6 +53,7 @@ class Moments:
     loss: np.ndarray
     x_mean: np.ndarray
     config: dict = field(default_factory=dict)
+    msd: np.ndarray | None = None   # E‖x_t − w°_t‖² (rounds+1,): mean-square deviation from the optimum
 
     @property
     def rounds(self) -> int:
@@ -79,6 +81,7 @@ class SteadyState:
     spectral_radius: float
     stable: bool
     method: str
+    msd: float = float("nan")       # lim_t E‖x_t − w°_t‖² (drifting problems: the Stein-type fixed point)
 
 
 @dataclass
@@ -103,6 +106,8 @@ class ExactSystem:
     ``step(S, t)`` -> S_{t+1}, ``observe(S)`` -> (E‖∇f‖², E f, E x)."""
 
     def __init__(self, problem, algorithm, behaviour, *, max_memory: int = DEFAULT_MAX_MEMORY):
+        problem, self.drift_cov = drift.unwrap(problem, algorithm)
+        self.problem = problem
         model = linear_model(problem)
         algorithm = _faults.substitute(algorithm)  # identity unless inside afltheory.mutants.injected(...)
         self.rule = rule = server_rule(algorithm)
@@ -128,10 +133,12 @@ class ExactSystem:
         self.Hbar2 = self.Hbar @ self.Hbar
         self.f_star = float(model.f_star)
         b_t = model.b - np.einsum("mjk,k->mj", model.hessians, self.x_star)
+        drift.check_supported(self)
         self.maps = []
+        etas = rule.local_steps_for(M)
         for i in range(M):
             Ks = set(law.k_pmf[i]) | set(law.k_init_pmf[i])
-            self.maps.append(local_maps(model.hessians[i], b_t[i], model.noise_cov[i], rule.eta_L, rule.mu, Ks))
+            self.maps.append(local_maps(model.hessians[i], b_t[i], model.noise_cov[i], etas[i], rule.mu, Ks))
         Delta = law.pij - np.outer(law.pi, law.pi)
         np.fill_diagonal(Delta, law.pi - law.pi**2)
         Delta[np.abs(Delta) < 1e-15] = 0.0
@@ -250,6 +257,8 @@ class ExactSystem:
     def step(self, S, t: int, noise: bool = True) -> np.ndarray:
         op = self.op(t)
         d, M, nJ, pi = self.d, self.M, self.nJ, self.law.pi
+        if noise and self.drift_cov is not None:   # the optimum drifts before the round: e ← e − q (drift.py)
+            S = drift.add_drift(S, self.drift_cov)
         T = op.A @ S
         Snew = np.asarray(op.A @ T.T)
         SJJ = S[:nJ, :nJ]
@@ -288,6 +297,10 @@ class ExactSystem:
         return (float(np.sum(self.Hbar2 * P)), self.f_star + 0.5 * float(np.sum(self.Hbar * P)),
                 S[0, 1:1 + d] + self.x_star)
 
+    def msd(self, S) -> float:
+        """E‖x_t − w°_t‖² = tr E x̃ x̃ᵀ (coordinates centred at the round's optimum)."""
+        return float(np.trace(S[1:1 + self.d, 1:1 + self.d]))
+
 
 def _linear_compressor(algorithm, dim):
     """The server rule's compressor if the exact recursion supports it (linear, memoryless), else None/raise."""
@@ -324,16 +337,21 @@ def moments(problem, algorithm, behaviour, rounds: int, x0=None, *,
     """
     rounds = check_int("rounds", rounds, low=1)
     sys_ = ExactSystem(problem, algorithm, behaviour, max_memory=max_memory)
-    S = sys_.initial(_x0(problem, x0))
+    S = sys_.initial(_x0(sys_.problem, x0))
+    msd = np.empty(rounds + 1)
+    msd[0] = sys_.msd(S)
     gn = np.empty(rounds + 1)
     loss = np.empty(rounds + 1)
     xm = np.empty((rounds + 1, problem.dim))
     gn[0], loss[0], xm[0] = sys_.observe(S)
     for t in range(rounds):
         S = sys_.step(S, t)
-        gn[t + 1], loss[t + 1], xm[t + 1] = sys_.observe(S)
-        if not np.isfinite(gn[t + 1]):
-            gn[t + 2:] = loss[t + 2:] = np.inf
+        with np.errstate(over="ignore", invalid="ignore"):   # overflow is reported as inf below
+            gn[t + 1], loss[t + 1], xm[t + 1] = sys_.observe(S)
+            msd[t + 1] = sys_.msd(S)
+        if not np.isfinite(gn[t + 1]) or not np.isfinite(msd[t + 1]):
+            gn[t + 2:] = loss[t + 2:] = msd[t + 1:] = np.inf
+            gn[t + 1] = loss[t + 1] = np.inf
             xm[t + 2:] = np.nan
             break
     shift = _faults.get("exact.round_shift", 0)   # 0 unless an engine fault is injected
@@ -341,7 +359,7 @@ def moments(problem, algorithm, behaviour, rounds: int, x0=None, *,
         gn, loss, xm = (np.concatenate([a[:1].repeat(shift, axis=0), a[:-shift]]) for a in (gn, loss, xm))
     config = {"problem": repr(problem), "algorithm": repr(algorithm), "behaviour": repr(behaviour),
               "rounds": rounds, "state_size": sys_.n}
-    return Moments(gn, loss, xm, config)
+    return Moments(gn, loss, xm, config, msd)
 
 
 def rounds_to_epsilon(problem, algorithm, behaviour, epsilon: float, *, max_rounds: int = 100_000, x0=None,
@@ -353,7 +371,7 @@ def rounds_to_epsilon(problem, algorithm, behaviour, epsilon: float, *, max_roun
     if what not in ("grad_norm_sq", "loss"):
         raise ValueError(f"what={what!r} must be 'grad_norm_sq' or 'loss'")
     sys_ = ExactSystem(problem, algorithm, behaviour, max_memory=max_memory)
-    S = sys_.initial(_x0(problem, x0))
+    S = sys_.initial(_x0(sys_.problem, x0))
 
     def value(S):
         g, f, _ = sys_.observe(S)
@@ -414,7 +432,7 @@ def steady_state(problem, algorithm, behaviour, *, tol: float = 1e-11, max_memor
         return sys_.step(S, t_ss, noise=False)[1:, 1:].ravel()
 
     def unstable(rho, method):
-        return SteadyState(np.inf, np.inf, np.full(d, np.nan), float(rho), False, method)
+        return SteadyState(np.inf, np.inf, np.full(d, np.nan), float(rho), False, method, np.inf)
 
     if op.deterministic and not np.any(sys_.Delta) and sys_.comp is None:
         ev = np.linalg.eigvals(Aww) if isinstance(Aww, np.ndarray) else \
@@ -461,7 +479,7 @@ def steady_state(problem, algorithm, behaviour, *, tol: float = 1e-11, max_memor
     S[0, 1:] = S[1:, 0] = m
     S[1:, 1:] = 0.5 * (P + P.T)
     g, f, xm = sys_.observe(S)
-    return SteadyState(g, f, xm, rho, True, method)
+    return SteadyState(g, f, xm, rho, True, method, sys_.msd(S))
 
 
 def _forcing(sys_, t, m):

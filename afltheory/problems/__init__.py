@@ -14,7 +14,7 @@ from .base import (
     as_noise,
 )
 from .curvature import HeterogeneousCurvatureQuadratic
-from .drifting import DriftingQuadratic
+from .drifting import AgentGaussianNoise, AgentSampleNoise, DriftingQuadratic
 from .logistic import LogisticRegression
 from .lower_bound import LowerBoundPair
 from .noise import FiniteSumNoise
@@ -31,7 +31,8 @@ FAMILIES = {
 not listed; ``HeterogeneousQuadratic.finite_sum`` is a constructor of the "quadratic" family."""
 
 __all__ = [
-    "Constants", "DriftingQuadratic", "FAMILIES", "FiniteSumNoise", "GaussianNoise",
+    "AgentGaussianNoise", "AgentSampleNoise", "Constants", "DriftingQuadratic", "FAMILIES", "FiniteSumNoise",
+    "GaussianNoise",
     "HeterogeneousCurvatureQuadratic", "HeterogeneousQuadratic", "LinearGaussianModel", "LogisticRegression",
     "LowerBoundPair",
     "NoNoise", "NoiseModel", "NonconvexSinusoidal", "Problem", "QuadraticProblem", "as_noise",
