@@ -285,7 +285,7 @@ def run(task: TorchTask, algorithm, behaviour, rounds: int, replicates: int = 1,
                 G, yK = local(y0, i, K, wstate)
                 Gs.append(G), y0s.append(y0), yKs.append(yK)
             # every arrival used the pre-round worker state; now the rule updates it (SCAFFOLD's controls)
-            worker.finish(wstate, torch.stack(y0s)[None], torch.stack(yKs)[None], torch.as_tensor(Ks[None]),
+            worker.finish(wstate, torch.stack(y0s)[None], torch.stack(yKs)[None], torch.as_tensor(np.array(Ks[None])),
                           eta_L, rows, W[None], M)
             Gc, sent = send(torch.stack(Gs), W, t + 1, r)
             bits[r, t + 1] = bits[r, t] + sent
