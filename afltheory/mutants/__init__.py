@@ -63,13 +63,15 @@ class Mutant:
     @property
     def engines(self) -> tuple[str, ...]:
         if self.replaces:
-            # the exact engine honours the declarative hooks of a mutated rule and refuses (TypeError) one that
+            # the exact engine honours the declarative hooks of a mutated rule and refuses (TypeError) one
+            # that
             # overrides an imperative hook or a worker rule's correction; it never reads a mutant as its base
             from ..algorithms.base import ServerRule, WorkerRule, defining_class
             from ..exact.local import _IMPERATIVE
             exact_ok = True
             for cls in self.replaces.values():
-                if issubclass(cls, ServerRule) and any(defining_class(cls, h) is not defining_class(ServerRule, h)
+                if issubclass(cls, ServerRule) and any(defining_class(cls,
+                                                                      h) is not defining_class(ServerRule, h)
                                                        for h in _IMPERATIVE):
                     exact_ok = False
                 if issubclass(cls, WorkerRule):

@@ -1,6 +1,7 @@
 """One definition per algorithm: a new stateless server rule is one small class (this file defines it) and
-every backend runs it — ``simulate``, the exact engine (which reads its hooks) and the torch backend (which calls
-them) — with no engine edit. Also: a rule overriding an imperative hook is refused by the exact engine."""
+every backend runs it — ``simulate``, the exact engine (which reads its hooks) and the torch backend (which
+calls them) — with no engine edit. Also: a rule overriding an imperative hook is refused by the exact
+engine."""
 
 import warnings
 from dataclasses import dataclass, field
@@ -52,8 +53,9 @@ def test_pinned_step():
 
 
 def test_new_rule_simulate_matches_exact():
-    """Monte Carlo (R = 4000, seed 5) against exact moments of the same new rule: |z| < 5 at every round (a false
-    alarm over 8 rounds has probability < 1e-5); and the rule differs from AFA-CD (the weights are used)."""
+    """Monte Carlo (R = 4000, seed 5) against exact moments of the same new rule: |z| < 5 at every round (a
+    false alarm over 8 rounds has probability < 1e-5); and the rule differs from AFA-CD (the weights are
+    used)."""
     rule = PolyStaleAvg(1.5, 0.2)
     ex = moments(PROB, rule, BEH, 8)
     with warnings.catch_warnings():
@@ -69,7 +71,8 @@ def test_exact_refuses_an_overridden_imperative_hook():
 
 
 def test_fedavg_is_afacd_times_K_through_the_hooks():
-    """FedAvg's only difference is ``local_steps_weight = K``: with constant K it equals AFA-CD(η·K) exactly."""
+    """FedAvg's only difference is ``local_steps_weight = K``: with constant K it equals AFA-CD(η·K)
+    exactly."""
     beh = Behaviour(UniformArrivals(2), local_steps=UniformSteps(3, 3))
     a = moments(PROB, FedAvg(0.5, 0.2), beh, 6).grad_norm_sq
     b = moments(PROB, AFACD(1.5, 0.2), beh, 6).grad_norm_sq
@@ -85,7 +88,8 @@ def test_new_rule_runs_in_the_torch_backend():
 
     ds = load_digits_federated(classes_per_worker=2, samples_per_worker=20, seed=1)
     prob = aft.problems.LogisticRegression.from_dataset(ds, l2=0.01)
-    task = TorchTask.from_dataset(LogisticRegressionModel(64, 10), ds, dtype=torch.float64, device="cpu", l2=0.01)
+    task = TorchTask.from_dataset(LogisticRegressionModel(64, 10), ds, dtype=torch.float64, device="cpu",
+                                  l2=0.01)
     sched = Behaviour(UniformArrivals(3), UniformDelay(2), UniformSteps(1, 3)).sample(6, 1, 10, seed=4)
     rule = PolyStaleAvg(1.0, 0.1)
     x0 = task.initial_params().numpy().copy()

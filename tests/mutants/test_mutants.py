@@ -235,11 +235,11 @@ def test_exact_faults():
 
 
 def test_exact_engine_never_reads_a_mutant_as_its_base():
-    """A mutant must never be read as its base class: exact moments either refuse it (TypeError: it overrides an
-    imperative hook or a worker rule's correction) or honour its hooks — then the exact curve differs from the
-    correct rule's and agrees with a Monte Carlo run of the mutant (|z| < 5 at every round, 4000 replicates,
-    fixed seed: a false alarm at any of 6 rounds has probability < 1e-5). Passed directly or substituted by
-    injected()."""
+    """A mutant must never be read as its base class: exact moments either refuse it (TypeError: it overrides
+    an imperative hook or a worker rule's correction) or honour its hooks — then the exact curve differs from
+    the correct rule's and agrees with a Monte Carlo run of the mutant (|z| < 5 at every round, 4000
+    replicates, fixed seed: a false alarm at any of 6 rounds has probability < 1e-5). Passed directly or
+    substituted by injected()."""
     beh = Behaviour(UniformArrivals(2), delays=UniformDelay(2), local_steps=UniformSteps(1, 3))
     honoured = 0
     for m in mutants.CATALOGUE.values():
@@ -262,7 +262,8 @@ def test_exact_engine_never_reads_a_mutant_as_its_base():
                 continue
             honoured += 1
             ex = moments(_problem(), alg, beh, 5)
-            assert not np.allclose(ex.grad_norm_sq[1:], moments(_problem(), base, beh, 5).grad_norm_sq[1:]), m.name
+            assert not np.allclose(ex.grad_norm_sq[1:], moments(_problem(), base, beh,
+                                                                5).grad_norm_sq[1:]), m.name
             with mutants.injected(m):
                 np.testing.assert_array_equal(moments(_problem(), base, beh, 5).grad_norm_sq, ex.grad_norm_sq)
             with warnings.catch_warnings():
