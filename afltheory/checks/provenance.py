@@ -28,7 +28,8 @@ def _git_commit() -> str | None:
     if not os.path.exists(os.path.join(here, ".git")):
         return None
     try:
-        r = subprocess.run(["git", "-C", here, "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5)
+        r = subprocess.run(["git", "-C", here, "rev-parse", "HEAD"], capture_output=True, text=True,
+                           timeout=5)
         dirty = subprocess.run(["git", "-C", here, "status", "--porcelain", "--untracked-files=no"],
                                capture_output=True, text=True, timeout=5)
     except (OSError, subprocess.SubprocessError):

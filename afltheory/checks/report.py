@@ -6,16 +6,15 @@ from __future__ import annotations
 import base64
 import html
 import os
-from typing import Any
-
 import re
+from typing import Any
 
 import numpy as np
 
 from .glossary import GLOSSARY_MD
 
-__all__ = ["control_str", "fmt", "measured_str", "print_table", "table_lines", "theory_str", "verdict_str",
-           "write_html", "write_markdown"]
+__all__ = ["control_str", "fmt", "measured_str", "print_table", "table_lines", "terms_str", "theory_str",
+           "verdict_str", "write_html", "write_markdown"]
 
 
 def fmt(v: Any, digits: int = 4) -> str:
@@ -56,12 +55,30 @@ def theory_str(v) -> str:
 
 
 def verdict_str(v) -> str:
-    """PASS / FAIL / FAIL (negative control passed)."""
+    """PASS / FAIL / FAIL (negative control passed); labelled "(derivation)" for a symbolic derivation and
+    "outside the conditions (exploratory)" for a configuration outside the theorem's hypotheses."""
     if v.ok:
-        return "PASS" + (" (finding)" if v.finding else "")
-    if not v.passed:
-        return "FAIL"
-    return "FAIL (negative control passed)"
+        s = "PASS" + (" (finding)" if v.finding else "")
+    elif not v.passed:
+        s = "FAIL"
+    else:
+        s = "FAIL (negative control passed)"
+    if v.derivation:
+        s += " (derivation)"
+    if v.inside_conditions is False:
+        s += " · outside the conditions (exploratory)"
+    return s
+
+
+def terms_str(v) -> str:
+    """The dominant term of a bound verdict and its share of the bound ("transient 90%"), or "—"."""
+    if not v.terms:
+        return "—"
+    name = max(v.terms, key=lambda k: v.terms[k])
+    try:
+        return f"{name} {float(v.terms[name]):.0%}"
+    except (TypeError, ValueError):
+        return f"{name} {v.terms[name]}"
 
 
 def control_str(v) -> str:
@@ -80,11 +97,12 @@ def rows(results):
 
 def table_lines(results: list[dict]) -> tuple[list[str], list[list[str]]]:
     """(header, rows) of the verdict table."""
-    head = ["id", "claim", "measured [CI]", "theory", "slack", "verdict", "neg. control"]
+    head = ["id", "claim", "measured [CI]", "theory", "slack", "dominant term", "verdict", "neg. control"]
     out = []
     for _, v in rows(results):
         slack = fmt(v.slack, 3) if v.slack is not None else "—"
-        out.append([v.id, v.claim, measured_str(v), theory_str(v), slack, verdict_str(v), control_str(v)])
+        out.append([v.id, v.claim, measured_str(v), theory_str(v), slack, terms_str(v), verdict_str(v),
+                    control_str(v)])
     return head, out
 
 
@@ -203,8 +221,8 @@ def write_html(path: str, out: str, results: list[dict], meta: dict, title: str 
     H.append("</table>")
     prov = meta.get("provenance")
     if prov:
-        H.append("<h2>Provenance</h2><ul>" + "".join(f"<li>{e(str(k))}: {e('—' if v is None else str(v))}</li>"
-                                                     for k, v in prov.items()) + "</ul>")
+        items = "".join(f"<li>{e(str(k))}: {e('—' if v is None else str(v))}</li>" for k, v in prov.items())
+        H.append(f"<h2>Provenance</h2><ul>{items}</ul>")
     H.append(_md_to_html(GLOSSARY_MD))
     for r in results:
         spec = r["spec"]

@@ -69,14 +69,14 @@ def select_checks(only: Sequence[str] | None = None, among: Sequence[str] | None
     wanted = {check_of(i, pool) for i in only}
     unknown = [i for i in only if check_of(i, pool) is None]
     if unknown:
-        raise ValueError(f"--only: unknown check id(s) or verdict id(s) {unknown}; known check ids: {', '.join(pool)} "
-                         f"(a verdict id such as thm2.quadratic selects its check)")
+        raise ValueError(f"--only: unknown check id(s) or verdict id(s) {unknown}; known check ids: "
+                         f"{', '.join(pool)} (a verdict id such as thm2.quadratic selects its check)")
     return [i for i in pool if i in wanted]
 
 
 def check_of(verdict_or_check_id: str, pool: Sequence[str]) -> str | None:
-    """The check id a ``--only`` entry names: itself if it is a check id, else its longest dotted prefix that is
-    one (verdict ids are ``<check>.<name>``); None if neither."""
+    """The check id a ``--only`` entry names: itself if it is a check id, else its longest dotted prefix
+    that is one (verdict ids are ``<check>.<name>``); None if neither."""
     if verdict_or_check_id in pool:
         return verdict_or_check_id
     parts = verdict_or_check_id.split(".")
@@ -88,8 +88,8 @@ def check_of(verdict_or_check_id: str, pool: Sequence[str]) -> str | None:
 
 
 def _keep_verdicts(results: list[dict], only: Sequence[str] | None, pool: Sequence[str]) -> list[dict]:
-    """Keep only the verdicts named by ``only`` within checks selected by a verdict id (all of a check named by
-    its own id)."""
+    """Keep only the verdicts named by ``only`` within checks selected by a verdict id (all of a check
+    named by its own id)."""
     if not only:
         return results
     whole = {i for i in only if i in pool}
@@ -103,7 +103,8 @@ def _keep_verdicts(results: list[dict], only: Sequence[str] | None, pool: Sequen
             r["verdicts"] = keep or r["verdicts"]
         else:
             ids = [v.id for v in r["verdicts"]]
-            raise ValueError(f"--only: no verdict of check {cid!r} is named {sorted(named)}; its verdicts: {ids}")
+            raise ValueError(f"--only: no verdict of check {cid!r} is named {sorted(named)}; "
+                             f"its verdicts: {ids}")
     return results
 
 
@@ -153,12 +154,14 @@ def write_reports(out: str, results: list[dict], meta: dict, json_path: str | No
     summary = sys.stderr if json_path == "-" else sys.stdout
     print_table(results, file=summary)
     for r in results:
-        print(f"  {r['spec']['id']:16s} {r['elapsed']:6.1f} s" + ("  CRASHED" if r["error"] else ""), file=summary)
+        print(f"  {r['spec']['id']:16s} {r['elapsed']:6.1f} s" + ("  CRASHED" if r["error"] else ""),
+              file=summary)
     md = write_markdown(os.path.join(out, "report.md"), results, meta, title=title)
     ht = write_html(os.path.join(out, "report.html"), out, results, meta, title=title)
     if json_path:
         doc = {"schema_version": SCHEMA_VERSION, "provenance": meta.get("provenance", {}),
-               "summary": {"verdicts": len(allv), "pass": meta["n_ok"], "tier": meta["tier"], "seed": meta["seed"]},
+               "summary": {"verdicts": len(allv), "pass": meta["n_ok"], "tier": meta["tier"],
+                           "seed": meta["seed"]},
                "verdicts": [v.to_dict() for v in allv]}
         if json_path == "-":
             json.dump(doc, sys.stdout, indent=2)
@@ -173,7 +176,8 @@ def write_reports(out: str, results: list[dict], meta: dict, json_path: str | No
             os.replace(tmp, json_path)
     bad = [v for v in allv if not v.ok]
     crashed = [r["spec"]["id"] for r in results if r["error"]]
-    print(f"\n{meta['n_ok']}/{len(allv)} verdicts pass ({meta['elapsed']:.1f} s); reports: {md}, {ht}", file=summary)
+    print(f"\n{meta['n_ok']}/{len(allv)} verdicts pass ({meta['elapsed']:.1f} s); reports: {md}, {ht}",
+          file=summary)
     if bad:
         print("FAILED: " + ", ".join(v.id for v in bad), file=summary)
     if crashed:
@@ -198,7 +202,8 @@ def check_outputs(out: str, json_path: str | None) -> None:
         try:
             os.makedirs(d, exist_ok=True)
         except OSError as exc:
-            raise ValueError(f"--json {json_path!r}: its directory cannot be created: {exc.strerror}") from None
+            raise ValueError(f"--json {json_path!r}: its directory cannot be created: "
+                             f"{exc.strerror}") from None
         if not os.access(d, os.W_OK):
             raise ValueError(f"--json {json_path!r}: directory {d!r} is not writable")
 
@@ -260,8 +265,9 @@ def _common_args(p: argparse.ArgumentParser) -> None:
                         "(thm2.quadratic: runs its check, reports that verdict); repeatable")
     p.add_argument("--out", default="report", help="output directory for report.md, report.html, figures "
                                                    "(created; must not be a file)")
-    p.add_argument("--json", metavar="FILE", help="also write a JSON object {schema_version, provenance, summary, "
-                                                  "verdicts} to FILE ('-' for stdout; the table then goes to stderr)")
+    p.add_argument("--json", metavar="FILE",
+                   help="also write a JSON object {schema_version, provenance, summary, verdicts} to FILE "
+                        "('-' for stdout; the table then goes to stderr)")
     p.add_argument("--seed", type=int, default=0, help="base seed of every check (default 0)")
     p.add_argument("--jobs", type=int, default=1, help="run checks in this many processes (default 1)")
     p.add_argument("--quiet", action="store_true", help="no per-check progress lines on stderr")
