@@ -152,7 +152,7 @@ def write_reports(out: str, results: list[dict], meta: dict, json_path: str | No
     allv = [v for r in results for v in r["verdicts"]]
     # summaries on stdout, unless stdout carries the JSON (`--json -`): then the table goes to stderr
     summary = sys.stderr if json_path == "-" else sys.stdout
-    print_table(results, file=summary)
+    print_table(results, file=summary, kills=meta.get("kills"))
     for r in results:
         print(f"  {r['spec']['id']:16s} {r['elapsed']:6.1f} s" + ("  CRASHED" if r["error"] else ""),
               file=summary)
