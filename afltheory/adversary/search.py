@@ -19,7 +19,6 @@ import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import stats
 
 from .._validation import check_int
 from .claims import THEOREMS, Claim, get_claim
@@ -262,6 +261,8 @@ def confirm(claim, instance: Instance, *, seed: int = 0, replicates: int = 1000,
     theorem's ``bound`` on each realized schedule (τ = the law's largest delay); confirmed iff the one-sided
     ``level`` lower confidence bound (Student t) on mean(LHS − bound) is > 0. Also re-evaluates the left side
     with the general exact engine ``afltheory.exact.moments`` (a second implementation of the recursion)."""
+    from scipy import stats
+
     from .. import simulate
     from ..exact import ExactUnavailable, moments
 
