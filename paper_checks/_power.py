@@ -212,7 +212,8 @@ def agreement_check(*, id, claim, reference, mc_samples, exact_value, exact_wron
         # hook): the claim "MC = exact wherever exact moments apply" has nothing to compare. Reported as such,
         # not as a disagreement (a refusal is not evidence against the Monte Carlo engine).
         return make_verdict(
-            id=id, claim=claim, reference=reference, measured="n/a (exact moments unavailable)", theoretical=0.0,
+            id=id, claim=claim, reference=reference, measured="n/a (exact moments unavailable)",
+            theoretical=0.0,
             passed=True, tolerance="vacuous: the exact engine does not apply to this configuration",
             relation="~=", method=f"monte-carlo (R={R}); exact moments refused", inside_conditions=False,
             notes=(notes + "; " if notes else "") + "exact moments unavailable for this configuration: no "
