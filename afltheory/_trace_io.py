@@ -40,8 +40,10 @@ def summary(trace) -> str:
     avg = trace.time_average() if T >= 1 else g[:, 0]
     m, lo, hi = mean_ci(avg) if np.all(np.isfinite(avg)) else (float("inf"),) * 3
     ci = "no CI with 1 replicate" if R < 2 else f"95% CI [{_fmt(lo)}, {_fmt(hi)}]"
-    lines.append(f"  E‖∇f(x_t)‖²: t=0 {_fmt(float(np.mean(g[:, 0])))}, t=T {_fmt(float(np.mean(g[:, -1])))}; "
-                 f"(1/T)Σ_t {_fmt(m)} ({ci})")
+    lines.append(
+        f"  E‖∇f(x_t)‖²: t=0 {_fmt(float(np.mean(g[:, 0])))}, t=T {_fmt(float(np.mean(g[:, -1])))}; "
+        f"(1/T)Σ_t {_fmt(m)} ({ci})"
+    )
     lines.append(f"  divergence: {trace.divergence}")
     return "\n".join(lines)
 
@@ -54,11 +56,18 @@ def save(trace, path) -> str:
         v = getattr(trace, name, None)
         if v is not None:
             arrays[name] = np.asarray(v)
-    arrays.update(sched_workers=s.workers, sched_delays=s.delays, sched_local_steps=s.local_steps,
-                  sched_num_workers=np.int64(s.num_workers), sched_init_local_steps=s.init_local_steps,
-                  divergence_round=trace.divergence.round, divergence_threshold=np.float64(trace.divergence.threshold),
-                  seed=np.int64(trace.seed), format=np.int64(FORMAT),
-                  config=np.array(json.dumps(trace.config, default=repr)))
+    arrays.update(
+        sched_workers=s.workers,
+        sched_delays=s.delays,
+        sched_local_steps=s.local_steps,
+        sched_num_workers=np.int64(s.num_workers),
+        sched_init_local_steps=s.init_local_steps,
+        divergence_round=trace.divergence.round,
+        divergence_threshold=np.float64(trace.divergence.threshold),
+        seed=np.int64(trace.seed),
+        format=np.int64(FORMAT),
+        config=np.array(json.dumps(trace.config, default=repr)),
+    )
     if s.wall_clock is not None:
         arrays["sched_wall_clock"] = s.wall_clock
     path = str(path)
@@ -84,22 +93,53 @@ def load(path):
     except (OSError, ValueError) as exc:
         raise ValueError(f"path={str(path)!r} is not a readable .npz trace file: {exc}") from None
     with z:
-        need = set(_ARRAYS) | {"sched_workers", "sched_delays", "sched_local_steps", "sched_num_workers",
-                               "sched_init_local_steps", "divergence_round", "divergence_threshold", "seed",
-                               "format", "config"}
+        need = set(_ARRAYS) | {
+            "sched_workers",
+            "sched_delays",
+            "sched_local_steps",
+            "sched_num_workers",
+            "sched_init_local_steps",
+            "divergence_round",
+            "divergence_threshold",
+            "seed",
+            "format",
+            "config",
+        }
         missing = sorted(need - set(z.files))
         if missing:
             raise ValueError(f"path={str(path)!r} is not an afltheory trace (missing {', '.join(missing)})")
         if int(z["format"]) != FORMAT:
-            raise ValueError(f"trace format {int(z['format'])} is not supported (this afltheory reads {FORMAT})")
+            raise ValueError(
+                f"trace format {int(z['format'])} is not supported (this afltheory reads {FORMAT})"
+            )
         d = {k: z[k] for k in z.files}
-    sched = Schedule(d["sched_workers"], d["sched_delays"], d["sched_local_steps"], int(d["sched_num_workers"]),
-                     d["sched_init_local_steps"], d.get("sched_wall_clock"))
+    sched = Schedule(
+        d["sched_workers"],
+        d["sched_delays"],
+        d["sched_local_steps"],
+        int(d["sched_num_workers"]),
+        d["sched_init_local_steps"],
+        d.get("sched_wall_clock"),
+    )
     R, T1 = d["grad_norm_sq"].shape
     if d["loss"].shape != (R, T1) or sched.replicates != R or sched.rounds != T1 - 1:
-        raise ValueError(f"inconsistent trace file {str(path)!r}: grad_norm_sq {d['grad_norm_sq'].shape}, loss "
-                         f"{d['loss'].shape}, schedule {sched.workers.shape}")
-    return Trace(d["grad_norm_sq"], d["loss"], sched,
-                 DivergenceInfo(d["divergence_round"], float(d["divergence_threshold"])),
-                 d["left_region"], d["x_final"], d["x0"], d["oracle_calls"], int(d["seed"]), d.get("x"),
-                 json.loads(str(d["config"])), d.get("drift"), d.get("tracking_error"), d.get("bits"))
+        raise ValueError(
+            f"inconsistent trace file {str(path)!r}: grad_norm_sq {d['grad_norm_sq'].shape}, loss "
+            f"{d['loss'].shape}, schedule {sched.workers.shape}"
+        )
+    return Trace(
+        d["grad_norm_sq"],
+        d["loss"],
+        sched,
+        DivergenceInfo(d["divergence_round"], float(d["divergence_threshold"])),
+        d["left_region"],
+        d["x_final"],
+        d["x0"],
+        d["oracle_calls"],
+        int(d["seed"]),
+        d.get("x"),
+        json.loads(str(d["config"])),
+        d.get("drift"),
+        d.get("tracking_error"),
+        d.get("bits"),
+    )

@@ -21,12 +21,31 @@ import operator
 
 __all__ = ["ExprError", "evaluate", "names_in"]
 
-_BIN = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
-        ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow}
+_BIN = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+    ast.Pow: operator.pow,
+}
 _UN = {ast.UAdd: operator.pos, ast.USub: operator.neg}
-_FUN = {"sqrt": math.sqrt, "log": math.log, "log2": math.log2, "log10": math.log10, "exp": math.exp,
-        "abs": abs, "min": min, "max": max, "floor": math.floor, "ceil": math.ceil, "round": round,
-        "int": int, "float": float}
+_FUN = {
+    "sqrt": math.sqrt,
+    "log": math.log,
+    "log2": math.log2,
+    "log10": math.log10,
+    "exp": math.exp,
+    "abs": abs,
+    "min": min,
+    "max": max,
+    "floor": math.floor,
+    "ceil": math.ceil,
+    "round": round,
+    "int": int,
+    "float": float,
+}
 MAX_LEN = 500
 MAX_ABS = 1e300
 
@@ -68,12 +87,14 @@ def names_in(text: str) -> set[str]:
             return
         for c in ast.iter_child_nodes(n):
             walk(c)
+
     walk(_parse(text))
     return out
 
 
 def evaluate(text: str, lookup) -> float | int:
     """Value of ``text``; ``lookup(path)`` returns the number at a dotted config path (raise KeyError if none)."""
+
     def ev(n):
         if isinstance(n, ast.Constant):
             if isinstance(n.value, bool) or not isinstance(n.value, (int, float)):
@@ -101,13 +122,16 @@ def evaluate(text: str, lookup) -> float | int:
             try:
                 v = lookup(d)
             except KeyError:
-                raise ExprError(f"unknown name {d!r} (use a dotted config path such as rounds or "
-                                f"behaviour.arrivals.m)") from None
+                raise ExprError(
+                    f"unknown name {d!r} (use a dotted config path such as rounds or behaviour.arrivals.m)"
+                ) from None
             if isinstance(v, bool) or not isinstance(v, (int, float)):
                 raise ExprError(f"{d} is {v!r}, not a number")
             return v
-        raise ExprError(f"{ast.unparse(n)!r} is not allowed (numbers, config paths, + - * / // % **, and "
-                        f"{', '.join(sorted(_FUN))})")
+        raise ExprError(
+            f"{ast.unparse(n)!r} is not allowed (numbers, config paths, + - * / // % **, and "
+            f"{', '.join(sorted(_FUN))})"
+        )
 
     def _check(v, n):
         if isinstance(v, complex) or not math.isfinite(v) or abs(v) > MAX_ABS:

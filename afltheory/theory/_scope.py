@@ -46,12 +46,16 @@ def _arrivals_problem(theorem: str, behaviour) -> str | None:
 
     arrivals = getattr(behaviour, "arrivals", None)
     if theorem == "theorem3" and arrivals is not None and not isinstance(arrivals, UniformArrivals):
-        return (f"Theorem 3 assumes uniform arrivals (m of M without replacement); the run used "
-                f"{type(arrivals).__name__} (use Theorem 2 for general arrival processes)")
+        return (
+            f"Theorem 3 assumes uniform arrivals (m of M without replacement); the run used "
+            f"{type(arrivals).__name__} (use Theorem 2 for general arrival processes)"
+        )
     return None
 
 
-def check_scope(theorem: str, schedule, constants, *, eta, eta_L, scope: str = "warn", stacklevel: int = 3) -> list:
+def check_scope(
+    theorem: str, schedule, constants, *, eta, eta_L, scope: str = "warn", stacklevel: int = 3
+) -> list:
     """Problems with evaluating ``theorem``'s bound on ``schedule`` (empty list: inside its scope).
 
     Conditions are evaluated at the run's worst case: K_max = the largest realized K, τ = the largest realized
@@ -62,8 +66,10 @@ def check_scope(theorem: str, schedule, constants, *, eta, eta_L, scope: str = "
         return []
     problems = []
     origin = getattr(schedule, "origin", None) or {}
-    for p in (_algorithm_problem(theorem, origin.get("algorithm")),
-              _arrivals_problem(theorem, origin.get("behaviour"))):
+    for p in (
+        _algorithm_problem(theorem, origin.get("algorithm")),
+        _arrivals_problem(theorem, origin.get("behaviour")),
+    ):
         if p:
             problems.append(p)
     from . import theorem2, theorem3, theorem4
@@ -73,23 +79,44 @@ def check_scope(theorem: str, schedule, constants, *, eta, eta_L, scope: str = "
     try:
         if theorem == "theorem4":
             stale, _, mf = memory_stats(schedule)
-            conds = theorem4.conditions(L=constants.L, eta=eta, eta_L=eta_L, K_max=K_max, tau=float(stale.max()),
-                                        num_workers=schedule.num_workers, m_fresh=float(mf.min()))
+            conds = theorem4.conditions(
+                L=constants.L,
+                eta=eta,
+                eta_L=eta_L,
+                K_max=K_max,
+                tau=float(stale.max()),
+                num_workers=schedule.num_workers,
+                m_fresh=float(mf.min()),
+            )
         elif theorem == "theorem3":
-            conds = theorem3.conditions(L=constants.L, eta=eta, eta_L=eta_L, K_max=K_max,
-                                        tau=float(schedule.delays.max()), num_workers=schedule.num_workers)
+            conds = theorem3.conditions(
+                L=constants.L,
+                eta=eta,
+                eta_L=eta_L,
+                K_max=K_max,
+                tau=float(schedule.delays.max()),
+                num_workers=schedule.num_workers,
+            )
         else:
-            conds = theorem2.conditions(L=constants.L, eta=eta, eta_L=eta_L, K_max=K_max,
-                                        tau=float(schedule.delays.max()))
+            conds = theorem2.conditions(
+                L=constants.L, eta=eta, eta_L=eta_L, K_max=K_max, tau=float(schedule.delays.max())
+            )
         bad = [c for c in conds if not c.holds]
         if bad:
-            problems.append("outside the conditions: " + ", ".join(
-                f"{c.name} ({c.lhs:.4g} {'<' if c.strict else '<='} {c.rhs:.4g} fails)" for c in bad))
+            problems.append(
+                "outside the conditions: "
+                + ", ".join(
+                    f"{c.name} ({c.lhs:.4g} {'<' if c.strict else '<='} {c.rhs:.4g} fails)" for c in bad
+                )
+            )
     except ValueError as e:  # e.g. a condition that cannot be evaluated at these numbers
         problems.append(f"conditions not evaluable: {e}")
     if problems:
-        msg = (f"{theorem}.bound evaluated outside its scope — " + "; ".join(problems)
-               + " (the number is not covered by the theorem; pass scope='ignore' to evaluate it deliberately)")
+        msg = (
+            f"{theorem}.bound evaluated outside its scope — "
+            + "; ".join(problems)
+            + " (the number is not covered by the theorem; pass scope='ignore' to evaluate it deliberately)"
+        )
         if scope == "raise":
             raise OutOfScope(msg)
         warnings.warn(msg, ScopeWarning, stacklevel=stacklevel)

@@ -44,14 +44,29 @@ def test_expressions_are_arithmetic_only():
     assert evaluate("sqrt(behaviour.arrivals.m * behaviour.local_steps.K)", look) == math.sqrt(8)
     assert evaluate("max(1, floor(rounds / 3)) + 2**3 - -1", look) == 133 + 8 + 1
     assert names_in("sqrt(behaviour.arrivals.m * rounds)") == {"behaviour.arrivals.m", "rounds"}
-    for bad in ("__import__('os')", "().__class__", "[1, 2]", "'a' * 3", "lambda: 1", "open('x')",
-                "rounds if rounds else 1", "1e308 * 1e308", "2 ** 1000", "1/0", "sqrt(-1)", "nope + 1", "x" * 600):
+    for bad in (
+        "__import__('os')",
+        "().__class__",
+        "[1, 2]",
+        "'a' * 3",
+        "lambda: 1",
+        "open('x')",
+        "rounds if rounds else 1",
+        "1e308 * 1e308",
+        "2 ** 1000",
+        "1/0",
+        "sqrt(-1)",
+        "nope + 1",
+        "x" * 600,
+    ):
         with pytest.raises(ExprError):
             evaluate(bad, look)
 
 
 def test_derived_and_zipped_axes_expand_and_fix_task_ids():
-    spec = parse_spec(BASE + textwrap.dedent("""\
+    spec = parse_spec(
+        BASE
+        + textwrap.dedent("""\
         [grid]
         "behaviour.arrivals.m" = [1, 2, 4]
         [zip]
@@ -60,25 +75,46 @@ def test_derived_and_zipped_axes_expand_and_fix_task_ids():
         [derived]
         "algorithm.eta_L" = "0.1/sqrt(rounds)"
         "algorithm.eta" = "sqrt(behaviour.arrivals.m * behaviour.local_steps.K)"
-        """))
-    got = sorted((t.config["behaviour"]["arrivals"]["m"], t.config["rounds"], t.config["problem"]["sigma_L"],
-                  t.config["algorithm"]["eta"], t.config["algorithm"]["eta_L"]) for t in spec.tasks)
-    want = sorted((m, T, s, math.sqrt(2 * m), 0.1 / math.sqrt(T)) for m in (1, 2, 4) for T, s in ((100, 1.0),
-                                                                                                    (400, 0.5)))
+        """)
+    )
+    got = sorted(
+        (
+            t.config["behaviour"]["arrivals"]["m"],
+            t.config["rounds"],
+            t.config["problem"]["sigma_L"],
+            t.config["algorithm"]["eta"],
+            t.config["algorithm"]["eta_L"],
+        )
+        for t in spec.tasks
+    )
+    want = sorted(
+        (m, T, s, math.sqrt(2 * m), 0.1 / math.sqrt(T))
+        for m in (1, 2, 4)
+        for T, s in ((100, 1.0), (400, 0.5))
+    )
     assert got == want and len({t.id for t in spec.tasks}) == 6
     # the same numbers written by hand give the same task ids (ids hash the computed config)
-    hand = parse_spec(BASE.replace("eta = 1.0", f"eta = {math.sqrt(4)}").replace("eta_L = 0.05", "eta_L = 0.01")
-                      .replace("num_workers = 8", "num_workers = 8\nsigma_L = 1.0"))
+    hand = parse_spec(
+        BASE.replace("eta = 1.0", f"eta = {math.sqrt(4)}")
+        .replace("eta_L = 0.05", "eta_L = 0.01")
+        .replace("num_workers = 8", "num_workers = 8\nsigma_L = 1.0")
+    )
     assert hand.tasks[0].id in {t.id for t in spec.tasks}
 
 
-@pytest.mark.parametrize("extra, key", [
-    ('[derived]\n"algorithm.eta_L" = "1/sqrt(roundz)"\n', "derived.algorithm.eta_L"),
-    ('[derived]\n"algorithm.eta_L" = "__import__(1)"\n', "derived.algorithm.eta_L"),
-    ('[grid]\n"algorithm.eta_L" = [0.1, 0.2]\n[derived]\n"algorithm.eta_L" = "0.1"\n', "derived.algorithm.eta_L"),
-    ('[zip]\nrounds = [10, 20]\n"algorithm.eta" = [1.0]\n', "zip.algorithm.eta"),
-    ('[derived]\nrounds = "sqrt(2)"\n', "derived.rounds"),
-])
+@pytest.mark.parametrize(
+    "extra, key",
+    [
+        ('[derived]\n"algorithm.eta_L" = "1/sqrt(roundz)"\n', "derived.algorithm.eta_L"),
+        ('[derived]\n"algorithm.eta_L" = "__import__(1)"\n', "derived.algorithm.eta_L"),
+        (
+            '[grid]\n"algorithm.eta_L" = [0.1, 0.2]\n[derived]\n"algorithm.eta_L" = "0.1"\n',
+            "derived.algorithm.eta_L",
+        ),
+        ('[zip]\nrounds = [10, 20]\n"algorithm.eta" = [1.0]\n', "zip.algorithm.eta"),
+        ('[derived]\nrounds = "sqrt(2)"\n', "derived.rounds"),
+    ],
+)
 def test_bad_derived_or_zip_name_the_key(extra, key):
     with pytest.raises(SpecError) as e:
         parse_spec(BASE + extra)
@@ -86,7 +122,8 @@ def test_bad_derived_or_zip_name_the_key(extra, key):
 
 
 def test_user_classes_by_import_path(tmp_path, monkeypatch):
-    (tmp_path / "mypkg_arrivals.py").write_text(textwrap.dedent("""\
+    (tmp_path / "mypkg_arrivals.py").write_text(
+        textwrap.dedent("""\
         from afltheory.anarchy import UniformArrivals
 
         class Sticky(UniformArrivals):
@@ -95,7 +132,8 @@ def test_user_classes_by_import_path(tmp_path, monkeypatch):
         class NotArrivals:
             def __init__(self, m=1):
                 self.m = m
-        """))
+        """)
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     spec = parse_spec(BASE.replace('kind = "UniformArrivals"', 'kind = "mypkg_arrivals:Sticky"'))
     assert len(spec.tasks) == 1
@@ -104,8 +142,11 @@ def test_user_classes_by_import_path(tmp_path, monkeypatch):
     with pytest.raises(SpecError, match="cannot import module"):
         parse_spec(BASE.replace('kind = "UniformArrivals"', 'kind = "no_such_module_xyz:Sticky"'))
     with pytest.raises(SpecError, match="unknown parameter 'q'"):
-        parse_spec(BASE.replace('m = 2', 'm = 2\nq = 1').replace('kind = "UniformArrivals"',
-                                                                 'kind = "mypkg_arrivals:Sticky"'))
+        parse_spec(
+            BASE.replace("m = 2", "m = 2\nq = 1").replace(
+                'kind = "UniformArrivals"', 'kind = "mypkg_arrivals:Sticky"'
+            )
+        )
 
 
 def test_summaries_keep_per_replicate_values_and_divergence_is_inf():
@@ -127,13 +168,32 @@ class _FakeStore:
         for x in (1, 2, 4, 8, 16):
             for T in (100, 400):
                 y = 3 * x**slope * (T / 100) ** -1.0 * rng.lognormal(0, 0.1, size=R)
-                cfg = {"rounds": T, "algorithm": {"eta": math.sqrt(x)}, "behaviour": {"arrivals": {"m": x}},
-                       "seed": 0, "block": 0}
-                arrays = {"rounds": np.array([0, T]), "grad_norm_sq_mean": np.ones(2), "grad_norm_sq_sem": np.zeros(2),
-                          "loss_mean": np.ones(2), "loss_sem": np.zeros(2), "grad_norm_sq_runavg": np.ones(2),
-                          "rep_avg_grad_norm_sq": y, "rep_final_grad_norm_sq": y, "rep_final_loss": y}
-                self._rows.append({"point_id": json.dumps([x, T]), "config": cfg, "arrays": arrays,
-                                   "metrics": {"replicates": R, "diverged_count": 0}})
+                cfg = {
+                    "rounds": T,
+                    "algorithm": {"eta": math.sqrt(x)},
+                    "behaviour": {"arrivals": {"m": x}},
+                    "seed": 0,
+                    "block": 0,
+                }
+                arrays = {
+                    "rounds": np.array([0, T]),
+                    "grad_norm_sq_mean": np.ones(2),
+                    "grad_norm_sq_sem": np.zeros(2),
+                    "loss_mean": np.ones(2),
+                    "loss_sem": np.zeros(2),
+                    "grad_norm_sq_runavg": np.ones(2),
+                    "rep_avg_grad_norm_sq": y,
+                    "rep_final_grad_norm_sq": y,
+                    "rep_final_loss": y,
+                }
+                self._rows.append(
+                    {
+                        "point_id": json.dumps([x, T]),
+                        "config": cfg,
+                        "arrays": arrays,
+                        "metrics": {"replicates": R, "diverged_count": 0},
+                    }
+                )
 
     def rows(self, with_arrays=False):
         return iter(self._rows)
@@ -156,18 +216,34 @@ def test_fit_store_recovers_a_known_slope_per_series():
 
 def test_sweep_fit_cli_end_to_end(tmp_path, capsys):
     spec = tmp_path / "s.toml"
-    spec.write_text(BASE.replace("replicates = 4", "replicates = 6") + textwrap.dedent("""\
+    spec.write_text(
+        BASE.replace("replicates = 4", "replicates = 6")
+        + textwrap.dedent("""\
         [grid]
         "behaviour.arrivals.m" = [1, 2, 4, 8]
-        """))
+        """)
+    )
     store = str(tmp_path / "s.sqlite")
     assert cli_main(["sweep", "run", str(spec), "--store", store, "--progress", "none"]) == 0
     assert cli_main(["sweep", "fit", "--store", store, "--x", "behaviour.arrivals.m", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     (fit,) = out["fits"]
     assert fit["x"] == [1, 2, 4, 8] and fit["slope"] < 0 and fit["ci"][0] <= fit["slope"] <= fit["ci"][1]
-    assert cli_main(["sweep", "fit", "--store", store, "--x", "rounds"]) == 2       # does not vary
-    assert cli_main(["sweep", "plot", "--store", store, "--x", "behaviour.arrivals.m",
-                     "--out", str(tmp_path / "p.png")]) == 0
+    assert cli_main(["sweep", "fit", "--store", store, "--x", "rounds"]) == 2  # does not vary
+    assert (
+        cli_main(
+            [
+                "sweep",
+                "plot",
+                "--store",
+                store,
+                "--x",
+                "behaviour.arrivals.m",
+                "--out",
+                str(tmp_path / "p.png"),
+            ]
+        )
+        == 0
+    )
     with pytest.raises(SystemExit):
         cli_main(["sweep", "fit", "--store", store, "--x", "behaviour.arrivals.m", "--metric", "accuracy"])

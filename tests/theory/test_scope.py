@@ -12,10 +12,14 @@ from afltheory.algorithms import AFACD, AFACS
 from afltheory.theory import theorem2, theorem3, theorem4
 from afltheory.theory._scope import OutOfScope, ScopeWarning
 
-PROB = aft.problems.HeterogeneousQuadratic(dim=3, num_workers=6, L=1.0, mu=0.1, sigma_L=0.1, sigma_G=0.5, seed=0)
-ETA_L = 0.01                     # (C1), (C2) hold for K ≤ 2, τ ≤ 2
+PROB = aft.problems.HeterogeneousQuadratic(
+    dim=3, num_workers=6, L=1.0, mu=0.1, sigma_L=0.1, sigma_G=0.5, seed=0
+)
+ETA_L = 0.01  # (C1), (C2) hold for K ≤ 2, τ ≤ 2
 UNIFORM = an.Behaviour(an.UniformArrivals(3), an.UniformDelay(2), an.UniformSteps(1, 2))
-BIASED = an.Behaviour(an.BiasedArrivals(3, [0.3, 0.3, 0.1, 0.1, 0.1, 0.1]), an.UniformDelay(2), an.UniformSteps(1, 2))
+BIASED = an.Behaviour(
+    an.BiasedArrivals(3, [0.3, 0.3, 0.1, 0.1, 0.1, 0.1]), an.UniformDelay(2), an.UniformSteps(1, 2)
+)
 
 
 def _run(algo, beh):
@@ -45,7 +49,7 @@ def test_theorem3_on_biased_arrivals_warns_and_can_refuse():
     with warnings.catch_warnings():
         warnings.simplefilter("error", ScopeWarning)
         theorem3.bound(tr.schedule, PROB.constants, scope="ignore", **_kw(tr, eta))
-        theorem2.bound(tr.schedule, PROB.constants, **_kw(tr, eta))   # Theorem 2 covers general arrivals
+        theorem2.bound(tr.schedule, PROB.constants, **_kw(tr, eta))  # Theorem 2 covers general arrivals
 
 
 def test_theorem4_on_an_afacd_run_and_theorem2_on_afacs_warn():
