@@ -6,8 +6,9 @@ For (dim, M, max_delay, K_max, T) from small to the issue's target (5, 10, 4, 4,
 (a) the general engine ``afltheory.exact.moments`` on one candidate (the baseline; one call per candidate),
 (b) the adversary's batched recursion ``afltheory.adversary.fastexact.grad_norm_sq`` at batch sizes 1, 16, 64,
 (c) a whole ``Claim.evaluate`` batch of 64 for thm3 (decode + constants + step sizes + recursion + bound),
-i.e. what the search pays per candidate. Wall time by time.perf_counter, best of ``--repeat`` runs after one
-warm-up."""
+i.e. what the search pays per candidate. Time by ``--clock``: "cpu" (time.process_time, this process's CPU
+seconds: evaluations per second of one core, little affected by other processes' load; the default) or "wall"
+(time.perf_counter); best of ``--repeat`` runs after one warm-up. The load average is printed."""
 
 from __future__ import annotations
 
@@ -31,20 +32,26 @@ from afltheory.exact import moments  # noqa: E402
 SIZES = [(2, 4, 1, 2, 100), (3, 5, 2, 3, 200), (5, 10, 4, 4, 200)]
 
 
-def best(f, repeat):
+CLOCK = {"cpu": time.process_time, "wall": time.perf_counter}
+
+
+def best(f, repeat, clock="cpu"):
     f()
     ts = []
+    tick = CLOCK[clock]
     for _ in range(repeat):
-        t = time.perf_counter()
+        t = tick()
         f()
-        ts.append(time.perf_counter() - t)
+        ts.append(tick() - t)
     return min(ts)
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--clock", choices=sorted(CLOCK), default="cpu")
     args = ap.parse_args(argv)
+    print(f"clock={args.clock}, load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     c = get_claim("thm3")
     rng = np.random.default_rng(0)
     head = ("   d   M tau  K    T |  moments 1 |  batch 1 batch 16 batch 64 | evaluate 64"
@@ -57,12 +64,13 @@ def main(argv=None):
         U[:, -2 - K - tau - 1:] = 0.9                   # full delay/K support: the most expensive law
         inst = make_instance(c, cls, st, U[0], T)
         prob, algo, beh = inst.problem(), inst.algorithm(), inst.behaviour()
-        t_mom = best(lambda p=prob, a=algo, b=beh, T=T, x0=inst.x0: moments(p, a, b, T, x0=x0), args.repeat)
+        t_mom = best(lambda p=prob, a=algo, b=beh, T=T, x0=inst.x0: moments(p, a, b, T, x0=x0),
+                     args.repeat, args.clock)
         rates = []
         for B in (1, 16, 64):
             batch = c.batch(cls, c.decode(cls, st, U[:B]))
-            rates.append(B / best(lambda batch=batch, T=T: grad_norm_sq(batch, T), args.repeat))
-        t_ev = best(lambda cls=cls, st=st, U=U: c.evaluate(cls, st, U), args.repeat)
+            rates.append(B / best(lambda batch=batch, T=T: grad_norm_sq(batch, T), args.repeat, args.clock))
+        t_ev = best(lambda cls=cls, st=st, U=U: c.evaluate(cls, st, U), args.repeat, args.clock)
         print(f"{d:>2} {M:>3} {tau:>3} {K:>2} {T:>4} | {1 / t_mom:>10.1f} | {rates[0]:>8.1f} "
               f"{rates[1]:>8.1f} "
               f"{rates[2]:>8.1f} | {64 / t_ev:>11.1f}")

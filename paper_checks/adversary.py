@@ -22,9 +22,9 @@ from afltheory.checks import NegativeControl, Verdict
 from .registry import register
 
 REF = "[Yang et al. 2022, Thms 2–4, Cors 1–3]"
-QUICK = (("thm2", {}), ("thm3", {}))
+QUICK = (("thm2", {}), ("thm3", {}), ("lemma2", {}), ("drift", {}))
 FULL = (("thm2", {}), ("thm3", {}), ("thm3", {"min_gap": 1.0}), ("thm4", {}), ("cor1", {}), ("cor2", {}),
-        ("cor3", {}))
+        ("cor3", {}), ("lemma2", {}), ("drift", {}))
 
 
 def _verdict(ctx, cid, kw, budget, seed):
@@ -45,39 +45,43 @@ def _verdict(ctx, cid, kw, budget, seed):
                "eta": wc.instance.eta, "eta_L": wc.instance.eta_L, "counts": wc.counts}
     where = ("x_0 anywhere with f(x_0) − f* ≤ Δ" if not kw
              else f"f(x_0) − f* ≥ {kw['min_gap']:g}·Δ (before scaling)")
+    terms = {k: float(v) for k, v in wc.shares.items()}
     if wc.violated:
         os.makedirs(os.path.join(ctx.out, "adversary"), exist_ok=True)
         rel = os.path.join("adversary", f"{tag}.json")
         save_instance(wc.instance, os.path.join(ctx.out, rel))
         details.update(confirmation=wc.confirmation, instance_file=rel)
         ctl = confirm(get_claim("thm2"), wc.instance, seed=seed, replicates=1000)
-        nc = NegativeControl(description="same instance and detector against Theorem 2's bound (general "
-                             "arrivals, with the σ_G² floor): must not fire", measured=ctl["lhs_mean"],
-                             theoretical=ctl["bound_mean"], passed=bool(ctl["confirmed"]))
+        nc = NegativeControl(
+            description="same instance and detector against Theorem 2's bound (general arrivals, with the "
+                        "σ_G² floor): must not fire",
+            measured=ctl["lhs_mean"], theoretical=ctl["bound_mean"], passed=bool(ctl["confirmed"]))
         cf = wc.confirmation
-        return Verdict(id=f"adversary.{tag}", claim=f"FINDING: {c.title} violated inside its conditions "
-                                                    f"({where}): "
-                       f"worst ratio {wc.ratio:.3g}, Monte Carlo-confirmed", reference=c.reference,
-                       measured=wc.ratio, ci=(cf["diff_lcb"], None), theoretical=1.0,
-                       tolerance="violation iff 99% lower confidence bound on mean(LHS − bound) > 0 (R=1000)",
-                       passed=True, figures=figs, negative_control=nc, relation=">", slack=None,
-                       method=f"exact search ({wc.evaluations} evaluations) + monte-carlo confirmation",
-                       notes=f"dominant term {dom} ({wc.shares[dom]:.0%}); instance saved to "
-                             f"{rel}", finding=True,
-                       details=details)
+        return Verdict(
+            id=f"adversary.{tag}",
+            claim=f"FINDING: {c.title} violated inside its conditions ({where}): worst ratio {wc.ratio:.3g}, "
+                  f"Monte Carlo-confirmed",
+            reference=c.reference, measured=wc.ratio, ci=(cf["diff_lcb"], None), theoretical=1.0,
+            tolerance="violation iff 99% lower confidence bound on mean(LHS − bound) > 0 (R=1000)",
+            passed=True, figures=tuple(figs), negative_control=nc, relation=">", slack=None,
+            method=f"exact search ({wc.evaluations} evaluations) + monte-carlo confirmation",
+            notes=f"dominant term {dom} ({wc.shares[dom]:.0%}); instance saved to {rel}", finding=True,
+            inside_conditions=True, terms=terms, details=details)
     ctl_bound = wc.bound - wc.terms[dom]
     ctl_ratio = wc.measured / ctl_bound if ctl_bound > 0 else float("inf")
     nc = NegativeControl(description=f"worst point against the bound without its dominant term {dom}",
                          measured=wc.measured, theoretical=ctl_bound, passed=bool(ctl_ratio <= 1))
-    return Verdict(id=f"adversary.{tag}", claim=f"{c.title}: worst case found {wc.ratio:.3g} (≤ 1 required; "
-                   f"tightness {wc.ratio:.3g}; {where})", reference=c.reference, measured=wc.ratio, ci=None,
-                   theoretical=1.0, tolerance="exact ratio ≤ 1 (no Monte Carlo error); > 1 needs MC "
-                                              "confirmation",
-                   passed=not wc.violated, figures=figs, negative_control=nc, relation="<=",
-                   slack=1.0 / wc.ratio if wc.ratio > 0 else None,
-                   method=f"exact search ({wc.evaluations} evaluations, seed {seed})",
-                   notes=f"inside the theorem's conditions; dominant term {dom} ({wc.shares[dom]:.0%})"
-                   + ("; ratio > 1 not confirmed by Monte Carlo" if wc.ratio > 1 else ""), details=details)
+    return Verdict(
+        id=f"adversary.{tag}",
+        claim=f"{c.title}: worst case found {wc.ratio:.3g} (≤ 1 required; tightness {wc.ratio:.3g}; {where})",
+        reference=c.reference, measured=wc.ratio, ci=None, theoretical=1.0,
+        tolerance="exact ratio ≤ 1 (no Monte Carlo error); > 1 needs MC confirmation",
+        passed=not wc.violated, figures=tuple(figs), negative_control=nc, relation="<=",
+        slack=1.0 / wc.ratio if wc.ratio > 0 else None,
+        method=f"exact search ({wc.evaluations} evaluations, seed {seed})",
+        notes=f"dominant term {dom} ({wc.shares[dom]:.0%})"
+              + ("; ratio > 1 not confirmed by Monte Carlo" if wc.ratio > 1 else ""),
+        inside_conditions=True, terms=terms, details=details)
 
 
 @register("adversary", "Adversary: worst case inside each claim's assumption class", REF, slow=True)

@@ -89,6 +89,9 @@ class Claim:
 
     @property
     def module(self):
+        if self.theorem not in THEOREMS:
+            raise ValueError(f"claim {self.id!r} has no theorem bound on schedules "
+                             f"(theorem={self.theorem!r})")
         return THEOREMS[self.theorem]
 
     @property

@@ -23,6 +23,13 @@ def add_parser(sub):
     p.add_argument("--replicates", type=int, default=1000, help="Monte Carlo runs confirming a violation")
     p.add_argument("--min-gap", type=float, default=None,
                    help="f(x_0) − f* at least this fraction of the class's Delta (1: no start near x*)")
+    p.add_argument("--isolate", choices=("transient", "sigma_L", "sigma_G"),
+                   help="search the sub-class where only this group of terms is non-zero "
+                        "(tightness per term)")
+    p.add_argument("--hessian", choices=("shared", "per_worker"), default=None,
+                   help="one Hessian for all workers (σ_G exact) or one per worker "
+                        "(client drift; σ_G on a ball)")
+    p.add_argument("--rotate", action="store_true", help="dense Hessians (searched rotations)")
     p.add_argument("--list", action="store_true", help="list the claims and exit")
     p.set_defaults(func=run)
 
@@ -39,6 +46,12 @@ def run(args) -> int:
     cls = c.default_class()
     if args.min_gap is not None:
         cls = cls.replace(min_gap=args.min_gap)
+    if args.hessian:
+        cls = cls.replace(hessian=args.hessian)
+    if args.rotate:
+        cls = cls.replace(rotate=True)
+    if args.isolate:
+        cls = cls.isolate(args.isolate)
     wc = search(c, budget=args.budget, seed=args.seed, assumptions=cls, replicates=args.replicates)
     print(wc.summary())
     if wc.confirmation is not None:

@@ -98,6 +98,20 @@ class AssumptionClass:
     def replace(self, **kw) -> AssumptionClass:
         return replace(self, **kw)
 
+    def isolate(self, group: str) -> AssumptionClass:
+        """The sub-class where only one group of bound terms can be non-zero: "transient" (σ_L = σ_G = 0),
+        "sigma_L" (Δ = σ_G = 0: start at x*, homogeneous workers) or "sigma_G" (Δ = σ_L = 0). The worst ratio
+        there is the tightness of that group of terms."""
+        keep = {"transient": "Delta", "sigma_L": "sigma_L", "sigma_G": "sigma_G"}
+        if group not in keep:
+            raise ValueError(f"group={group!r} must be one of {sorted(keep)}")
+        zero = {k: 0.0 for k in ("Delta", "sigma_L", "sigma_G") if k != keep[group]}
+        if getattr(self, keep[group]) <= 0:
+            raise ValueError(f"{keep[group]}={getattr(self, keep[group])}: isolating {group!r} leaves an "
+                             f"empty "
+                             f"class (every term is 0)")
+        return replace(self, min_gap=0.0 if group != "transient" else self.min_gap, **zero)
+
     def to_dict(self) -> dict:
         return {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.__dict__.items()}
 
