@@ -37,7 +37,9 @@ class RegionWarning(UserWarning):
 
 @dataclass(frozen=True)
 class DivergenceInfo:
-    """Per replicate: first round at which ‖∇f(x_t)‖² became non-finite or exceeded ``threshold`` (−1: never)."""
+    """Per replicate: first round at which the run diverged (−1: never) — x_t, ‖∇f(x_t)‖² or f(x_t) non-finite,
+    ‖∇f(x_t)‖² above ``threshold``, or |f(x_t) − f(x_0)| above ``divergence_threshold``·max(1, |f(x_0)|)
+    (``simulate``). Round 0 counts: a start point whose values overflow has diverged at round 0."""
 
     round: np.ndarray
     threshold: float
@@ -455,7 +457,7 @@ class _CollapsedRunner(_LocalRunner):
         if not self.no_noise:
             z = _standard_normal_blocks(gens, ws.get("z", v.shape), self.B)
             if xi is not None:  # the one-step path's draw (the same standard normals, scaled by σ_L/√d)
-                np.multiply(z, self.noise_factor * self.unit, out=xi)
+                np.multiply(z, 1.0 * self.unit * self.noise_factor, out=xi)
             z *= sc
             out += z
         elif xi is not None:
@@ -473,8 +475,12 @@ def simulate(problem: Problem, algorithm, behaviour, rounds: int, replicates: in
     """Run ``algorithm`` on ``problem`` under ``behaviour`` for ``rounds`` server rounds, ``replicates`` times.
 
     ``x0``: (dim,) or (replicates, dim); default ``problem.default_x0()`` (the same for every replicate).
-    A replicate diverges when ‖∇f(x_t)‖² is non-finite or exceeds ``divergence_threshold``·max(1, ‖∇f(x_0)‖²);
-    it is then frozen, its values recorded as +inf, and a ``DivergenceWarning`` names the round and replicates.
+    A replicate diverges at the first round t where x_t, ‖∇f(x_t)‖² or f(x_t) is non-finite, ‖∇f(x_t)‖² exceeds
+    ``divergence_threshold``·max(1, ‖∇f(x_0)‖²), or |f(x_t) − f(x_0)| exceeds ``divergence_threshold``·
+    max(1, |f(x_0)|) (losses with bounded gradients, e.g. logistic regression, diverge in f only); t = 0 when
+    the start point already overflows. It is then frozen; from round t on its ``grad_norm_sq``, ``loss``, ``x``,
+    ``tracking_error`` and its ``x_final`` are +inf (never NaN), ``divergence`` records t, and a
+    ``DivergenceWarning`` names the round and replicates.
     ``collapse``: draw each worker update's K local steps exactly in one Gaussian draw (quadratics with isotropic
     Gaussian noise and SGD workers; same law, different random stream). None: whenever valid; True: required
     (ValueError saying why when invalid); False: step by step.
@@ -574,7 +580,18 @@ def simulate(problem: Problem, algorithm, behaviour, rounds: int, replicates: in
     kbounds = runner.step_bounds(steps)
     with np.errstate(over="ignore", invalid="ignore"):  # overflow is detected and reported as divergence
         record(0, x)
-        limit = divergence_threshold * max(1.0, float(np.nanmax(gn[:, 0])))
+        g0 = gn[:, 0][np.isfinite(gn[:, 0])]
+        limit = divergence_threshold * max(1.0, float(g0.max()) if g0.size else 1.0)
+        f0 = loss[:, 0].copy()
+        flimit = divergence_threshold * np.maximum(1.0, np.abs(np.where(np.isfinite(f0), f0, 0.0)))
+
+        def diverging(t, x):
+            """Replicates whose round-t values say they diverged (NaN compares False: caught by isfinite)."""
+            g, f = gn[:, t], loss[:, t]
+            return ~(np.isfinite(g) & np.isfinite(f) & np.isfinite(x).all(axis=1)
+                     & (g <= limit) & (np.abs(f - f0) <= flimit))
+
+        div_round[diverging(0, x)] = 0
         for t in range(rounds):
             W = sched.workers[:, t]
             K = steps[:, t]
@@ -592,20 +609,25 @@ def simulate(problem: Problem, algorithm, behaviour, rounds: int, replicates: in
             np.add(bits[:, t], sent, out=bits[:, t + 1])
             x = algorithm.aggregate(state, x, G, W, K, tau, M)
             record(t + 1, x)
-            ok = gn[:, t + 1] <= limit  # False for NaN and +inf too
-            if not ok.all():
-                bad = (div_round < 0) & ~ok
+            now = diverging(t + 1, x)
+            if now.any():
+                bad = (div_round < 0) & now
                 div_round[bad] = t + 1
                 # freeze diverged replicates at x_0 so they stop overflowing; their recorded values become +inf
-                x[bad] = x_init[bad]
-                hist[:, bad] = x_init[bad]
+                x[now] = x_init[now]
+                hist[:, now] = x_init[now]
                 for arr in (*state.values(), *worker_state.values(), *channel.state.values()):
-                    arr[bad] = 0.0
+                    arr[now] = 0.0
             hist[(t + 1) % H] = x
     if (div_round >= 0).any():
         for r in np.flatnonzero(div_round >= 0):
             gn[r, div_round[r]:] = np.inf
             loss[r, div_round[r]:] = np.inf
+            if xs is not None:
+                xs[r, div_round[r]:] = np.inf
+            if walk is not None:
+                track[r, div_round[r]:] = np.inf
+        x[div_round >= 0] = np.inf  # x_final of a diverged replicate: +inf (it was frozen, not converged)
         info = DivergenceInfo(div_round, limit)
         warnings.warn(f"simulate: {info}", DivergenceWarning, stacklevel=2)
     if check_region and (left >= 0).any():

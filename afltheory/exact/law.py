@@ -51,6 +51,10 @@ def _components(behaviour):
         f"— {SIMULATE_HINT}")
 
 
+#: Largest number of local steps the exact engine accepts (checked before any pmf or local map is built).
+MAX_LOCAL_STEPS = 100_000
+
+
 def _check_pmf(name, p, n_max):
     p = np.asarray(p, dtype=float)
     if p.ndim != 1 or p.size < 1 or p.size > n_max or np.any(p < 0) or not np.isclose(p.sum(), 1.0, atol=1e-9):
@@ -101,6 +105,14 @@ def round_law(behaviour, num_workers: int, fixed_local_steps: int | None = None)
                 cache[t] = _check_pmf(f"delays.pmf({t})", delays.pmf(t), min(t, D) + 1)
             return cache[t]
 
+    if isinstance(fixed_local_steps, tuple):
+        K_max = max(fixed_local_steps) if fixed_local_steps else None
+    else:
+        K_max = fixed_local_steps if fixed_local_steps is not None else getattr(steps, "K_max", None)
+    if K_max is not None and K_max > MAX_LOCAL_STEPS:
+        raise ExactUnavailable(f"local steps up to K={K_max} exceed the exact engine's limit of "
+                               f"{MAX_LOCAL_STEPS} (its K-step local maps cost O(K·dim³) per worker) — "
+                               f"{SIMULATE_HINT}")
     if isinstance(fixed_local_steps, tuple):   # per-worker fixed K (DynamicFedAvg's epochs E_k)
         if len(fixed_local_steps) != M:
             raise ExactUnavailable(f"{len(fixed_local_steps)} per-worker local-step counts for "

@@ -26,6 +26,7 @@ on the state's second moment S, so it enters the recursion through S, not as an 
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -42,18 +43,27 @@ from .law import SIMULATE_HINT, ExactUnavailable, round_law
 from .local import linear_model, local_maps, server_rule
 
 DEFAULT_MAX_MEMORY = 2 * 1024**3   # bytes
+#: Work limit of the exact local maps (≈ 2·dim³ flops per local step and worker), checked before building them.
+MAX_LOCAL_MAP_FLOPS = 2e10
 
 
 @dataclass(frozen=True)
 class Moments:
     """Exact expectations at t = 0..rounds: ``grad_norm_sq`` = E‖∇f(x_t)‖², ``loss`` = E f(x_t) (rounds+1,),
-    ``x_mean`` = E x_t (rounds+1, dim)."""
+    ``x_mean`` = E x_t (rounds+1, dim). ``divergence_round``: first t at which the recursion diverged (a value
+    non-finite, or past ``divergence_threshold`` as in ``simulate``), None if never; from that round on every
+    value is +inf (never NaN) and ``moments`` warns (``DivergenceWarning``)."""
 
     grad_norm_sq: np.ndarray
     loss: np.ndarray
     x_mean: np.ndarray
     config: dict = field(default_factory=dict)
     msd: np.ndarray | None = None   # E‖x_t − w°_t‖² (rounds+1,): mean-square deviation from the optimum
+    divergence_round: int | None = None
+
+    @property
+    def diverged(self) -> bool:
+        return self.divergence_round is not None
 
     @property
     def rounds(self) -> int:
@@ -72,7 +82,7 @@ class Moments:
 
 @dataclass(frozen=True)
 class SteadyState:
-    """lim_t of E‖∇f(x_t)‖², E f(x_t), E x_t (inf/nan when the second-moment recursion is unstable).
+    """lim_t of E‖∇f(x_t)‖², E f(x_t), E x_t (+inf when the second-moment recursion is unstable).
     ``spectral_radius``: of the linear part of the stationary second-moment map (< 1 ⇔ mean-square stable)."""
 
     grad_norm_sq: float
@@ -106,6 +116,7 @@ class ExactSystem:
     ``step(S, t)`` -> S_{t+1}, ``observe(S)`` -> (E‖∇f‖², E f, E x)."""
 
     def __init__(self, problem, algorithm, behaviour, *, max_memory: int = DEFAULT_MAX_MEMORY):
+        max_memory = check_positive("max_memory", max_memory)
         problem, self.drift_cov = drift.unwrap(problem, algorithm)
         self.problem = problem
         model = linear_model(problem)
@@ -133,6 +144,11 @@ class ExactSystem:
         self.Hbar2 = self.Hbar @ self.Hbar
         self.f_star = float(model.f_star)
         b_t = model.b - np.einsum("mjk,k->mj", model.hessians, self.x_star)
+        work = sum(2.0 * d**3 * max(set(law.k_pmf[i]) | set(law.k_init_pmf[i])) for i in range(M))
+        if work > MAX_LOCAL_MAP_FLOPS:
+            raise ExactUnavailable(f"exact local maps too costly: K up to {max(max(p) for p in law.k_pmf)} local "
+                                   f"steps with dim={d} and num_workers={M} need ~{work:.2g} flops (limit "
+                                   f"{MAX_LOCAL_MAP_FLOPS:.0g}) — {SIMULATE_HINT}")
         drift.check_supported(self)
         self.maps = []
         etas = rule.local_steps_for(M)
@@ -326,7 +342,7 @@ def _x0(problem, x0):
 
 
 def moments(problem, algorithm, behaviour, rounds: int, x0=None, *,
-            max_memory: int = DEFAULT_MAX_MEMORY) -> Moments:
+            max_memory: int = DEFAULT_MAX_MEMORY, divergence_threshold: float = 1e12) -> Moments:
     """Exact E‖∇f(x_t)‖², E f(x_t), E x_t for t = 0..rounds (no Monte Carlo error).
 
     Same arguments as ``afltheory.simulate`` (x0: (dim,), default ``problem.default_x0()``). Needs a
@@ -334,32 +350,49 @@ def moments(problem, algorithm, behaviour, rounds: int, x0=None, *,
     with an SGD or FedProx worker, and a round-mode behaviour whose arrivals expose ``inclusion`` and whose
     delays/local steps expose bounded pmfs; otherwise ``TypeError``/``ExactUnavailable`` (a ``ValueError``)
     says why. Cost per round: O(n² · nnz-rows) with n = 1 + (max_delay+1)·dim (+ num_workers·dim for AFA-CS).
+    Divergence is reported as in ``simulate``: at the first t where a moment is non-finite, E‖∇f(x_t)‖² exceeds
+    ``divergence_threshold``·max(1, ‖∇f(x_0)‖²) or |E f(x_t) − f(x_0)| exceeds ``divergence_threshold``·
+    max(1, |f(x_0)|), the values from t on are +inf, ``divergence_round`` = t and a ``DivergenceWarning`` is
+    issued.
     """
     rounds = check_int("rounds", rounds, low=1)
+    divergence_threshold = check_positive("divergence_threshold", divergence_threshold)
     sys_ = ExactSystem(problem, algorithm, behaviour, max_memory=max_memory)
-    S = sys_.initial(_x0(sys_.problem, x0))
-    msd = np.empty(rounds + 1)
-    msd[0] = sys_.msd(S)
     gn = np.empty(rounds + 1)
     loss = np.empty(rounds + 1)
     xm = np.empty((rounds + 1, problem.dim))
-    gn[0], loss[0], xm[0] = sys_.observe(S)
-    for t in range(rounds):
-        S = sys_.step(S, t)
-        with np.errstate(over="ignore", invalid="ignore"):   # overflow is reported as inf below
-            gn[t + 1], loss[t + 1], xm[t + 1] = sys_.observe(S)
-            msd[t + 1] = sys_.msd(S)
-        if not np.isfinite(gn[t + 1]) or not np.isfinite(msd[t + 1]):
-            gn[t + 2:] = loss[t + 2:] = msd[t + 1:] = np.inf
-            gn[t + 1] = loss[t + 1] = np.inf
-            xm[t + 2:] = np.nan
-            break
+    msd = np.empty(rounds + 1)
+    div = None
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow is detected and reported as divergence
+        S = sys_.initial(_x0(sys_.problem, x0))
+        gn[0], loss[0], xm[0] = sys_.observe(S)
+        msd[0] = sys_.msd(S)
+        g0 = gn[0] if np.isfinite(gn[0]) else 1.0
+        f0 = loss[0] if np.isfinite(loss[0]) else 0.0
+        limit = divergence_threshold * max(1.0, g0)
+        flimit = divergence_threshold * max(1.0, abs(f0))
+        for t in range(rounds + 1):
+            if t > 0:
+                S = sys_.step(S, t - 1)
+                gn[t], loss[t], xm[t] = sys_.observe(S)
+                msd[t] = sys_.msd(S)
+            if not (np.isfinite(gn[t]) and np.isfinite(loss[t]) and np.all(np.isfinite(xm[t]))
+                    and np.isfinite(msd[t]) and gn[t] <= limit and abs(loss[t] - f0) <= flimit):
+                div = t
+                gn[t:] = loss[t:] = msd[t:] = np.inf
+                xm[t:] = np.inf
+                break
     shift = _faults.get("exact.round_shift", 0)   # 0 unless an engine fault is injected
     if shift:
         gn, loss, xm = (np.concatenate([a[:1].repeat(shift, axis=0), a[:-shift]]) for a in (gn, loss, xm))
+        div = None if div is None else div + shift
     config = {"problem": repr(problem), "algorithm": repr(algorithm), "behaviour": repr(behaviour),
               "rounds": rounds, "state_size": sys_.n}
-    return Moments(gn, loss, xm, config, msd)
+    if div is not None:
+        from ..engine import DivergenceWarning
+        warnings.warn(f"exact.moments: the second-moment recursion diverged at round {div} (values +inf from "
+                      f"there)", DivergenceWarning, stacklevel=2)
+    return Moments(gn, loss, xm, config, msd=msd, divergence_round=div)
 
 
 def rounds_to_epsilon(problem, algorithm, behaviour, epsilon: float, *, max_rounds: int = 100_000, x0=None,
@@ -432,7 +465,7 @@ def steady_state(problem, algorithm, behaviour, *, tol: float = 1e-11, max_memor
         return sys_.step(S, t_ss, noise=False)[1:, 1:].ravel()
 
     def unstable(rho, method):
-        return SteadyState(np.inf, np.inf, np.full(d, np.nan), float(rho), False, method, np.inf)
+        return SteadyState(np.inf, np.inf, np.full(d, np.inf), float(rho), False, method, np.inf)
 
     if op.deterministic and not np.any(sys_.Delta) and sys_.comp is None:
         ev = np.linalg.eigvals(Aww) if isinstance(Aww, np.ndarray) else \

@@ -55,12 +55,15 @@ def _finite_or_none(x):
 
 
 def _mean_sem(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Mean and standard error over axis 0; non-finite entries propagate (a diverged replicate makes its
-    checkpoints inf/nan, and the metrics say so instead of hiding it)."""
+    """Mean and standard error over axis 0. A column with a non-finite entry (a diverged replicate) has mean and
+    standard error +inf — never NaN — so the metrics and stored curves say so instead of hiding it."""
     n = a.shape[0]
+    bad = ~np.isfinite(a).all(axis=0)
     with np.errstate(invalid="ignore", over="ignore"):
         mean = a.mean(axis=0)
         sem = a.std(axis=0, ddof=1) / np.sqrt(n) if n > 1 else np.zeros_like(mean)
+    mean[bad | ~np.isfinite(mean)] = np.inf
+    sem[bad | ~np.isfinite(sem)] = np.inf
     return mean, sem
 
 
