@@ -12,6 +12,7 @@ import importlib
 
 _NAMES = {
     "reproduce": ("replay",),
+    "anchors": ("delayed_gd_reference", "gd_known_value", "gd_schedule"),
     "lower": ("LowerBound", "quadratic_lower_bound"),
     "search": ("ScheduleSearch", "schedule_count", "worst_schedule"),
     "theorems": ("CLAIMS", "Bracket", "bracket"),
@@ -19,7 +20,7 @@ _NAMES = {
              "estimate_seconds", "gram_size", "skeleton", "worst_case"),
 }
 _WHERE = {name: mod for mod, names in _NAMES.items() for name in names}
-_SUBMODULES = {"core", "reproduce", "lower", "search", "theorems"}
+_SUBMODULES = {"anchors", "core", "reproduce", "lower", "search", "theorems"}
 
 __all__ = sorted(_WHERE)
 

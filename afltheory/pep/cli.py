@@ -24,8 +24,11 @@ def format_bracket(b) -> str:
     ]
     if b.upper is not None:
         verdict = "CERTIFIED on this schedule" if b.holds else "NOT certified (PEP upper > bound)"
+        if b.holds and not b.inside_conditions:
+            verdict = "bound holds on this schedule (but outside the theorem's conditions)"
         if b.lower > b.bound:
-            verdict = "REFUTED (a concrete instance exceeds the bound)"
+            verdict = "REFUTED (a concrete instance exceeds the bound)" if b.inside_conditions else \
+                "bound FAILS here (a concrete instance exceeds it; outside the conditions, so no refutation)"
         lines.append(f"  verdict: {verdict}; upper/bound = {b.upper / b.bound:.3g}, lower/bound = "
                      f"{b.lower / b.bound:.3g}; control "
                      f"{'exceeded' if b.control_exceeded else 'NOT exceeded'}")
@@ -49,6 +52,8 @@ def add_parser(sub):
     p.add_argument("--beam", type=int, default=2)
     p.add_argument("--heterogeneity", choices=["server", "all"], default="server")
     p.add_argument("--max-gram", type=int, default=None, dest="max_gram")
+    p.add_argument("--gamma", type=float, default=None,
+                   help="override the server step eta*eta_L (exploratory; says if outside the conditions)")
     p.add_argument("--json", metavar="FILE", help="write the bracket as JSON")
 
     def run(args):
@@ -56,7 +61,7 @@ def add_parser(sub):
 
         b = bracket(args.claim, m=args.m, M=args.M, K=args.K, T=args.T, tau=args.tau, sigma_G=args.sigma_G,
                     delta=args.delta, L=args.L, search=args.search, beam=args.beam,
-                    heterogeneity=args.heterogeneity, max_gram=args.max_gram)
+                    heterogeneity=args.heterogeneity, max_gram=args.max_gram, gamma=args.gamma)
         print(format_bracket(b))
         if args.json:
             with open(args.json, "w") as fh:

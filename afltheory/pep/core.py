@@ -59,9 +59,9 @@ __all__ = ["ALGORITHMS", "GAPS", "METRICS", "MAX_GRAM", "Instance", "PEPResult",
 ALGORITHMS = ("AFACD", "AFACS", "FedAvg")
 METRICS = ("average", "min", "last")
 GAPS = ("f_star", "f_T")
-#: Largest Gram dimension accepted by default (≈ 4–5 min with Clarabel on one core of this machine; see
-#: ``estimate_seconds`` and docs/pep.md). Pass ``max_gram=`` to raise it deliberately.
-MAX_GRAM = 260
+#: Largest Gram dimension accepted by default (≈ 5 min with Clarabel on this project's loaded 2-core machine;
+#: see ``estimate_seconds`` and docs/pep.md). Pass ``max_gram=`` to raise it deliberately.
+MAX_GRAM = 100
 #: Relative primal–dual gap above which a solution is not reported as certified.
 GAP_TOL = 1e-4
 #: Clarabel tolerances: gap 1e-6 is reached reliably on these SDPs (the default 1e-8 often stalls,
@@ -170,9 +170,10 @@ def gram_size(sk: Skeleton, metric="average", gap="f_star", heterogeneity="all",
 
 
 def estimate_seconds(n: int) -> float:
-    """Rough wall time (s) of one solve with Gram dimension n, fitted on this project's 2-core machine with
-    PEPit 0.5.1, cvxpy 1.6.7, Clarabel 0.11 (docs/pep.md: n = 43 … 205). Order of magnitude only."""
-    return 2.5e-5 * n ** 2.9
+    """Rough wall time (s) of one solve with Gram dimension n: 1.1e-5 n^3.7, fitted on benchmarks/pep.py runs
+    (n = 34, 51, 73: 5, 23, 90 s) on this project's shared 2-core machine with PEPit 0.5.1, cvxpy 1.6.7,
+    Clarabel 0.11; Clarabel's dense PSD block (n(n+1)/2 unknowns) dominates. Order of magnitude only."""
+    return 1.1e-5 * n ** 3.7
 
 
 # --------------------------------------------------------------------------------------------- results
@@ -180,9 +181,11 @@ def estimate_seconds(n: int) -> float:
 class Instance:
     """A worst-case instance recovered from the Gram matrix (coordinates in R^r, r = ``dim``).
 
-    ``points`` maps every evaluation-point key (see ``Skeleton.eval_points``) to its coordinates;
-    ``grads[key]`` is the (M, r) array of ∇f_i there and ``values[key]`` the (M,) f_i values; ``x`` (T+1 or
-    T, r) the server iterates; ``x_star``/``f_star`` the stationary point and f(x_*) (``gap="f_star"``).
+    ``metric`` is the performance metric at the instance (the primal value, or the dimension-reduced
+    solution's value). ``points`` maps every evaluation-point key (see ``Skeleton.eval_points``) to its
+    coordinates; ``grads[key]`` is the (M, r) array of ∇f_i there (NaN for gradients the PEP did not
+    introduce) and ``values[key]`` the (M,) f_i values; ``x`` (T+1 or T, r) the server iterates;
+    ``x_star``/``f_star`` the stationary point (``mu`` given) and f_* (``gap="f_star"``).
     """
 
     x0: np.ndarray
@@ -193,6 +196,7 @@ class Instance:
     x_star: np.ndarray | None
     f_star: float | None
     dim: int
+    metric: float = float("nan")
 
     def oracle(self, tol=1e-6):
         """grad(i, y): ∇f_i at the recorded point nearest y (a ValueError if none is within ``tol``
@@ -239,6 +243,8 @@ class PEPResult:
     skeleton: Skeleton
     constants: dict
     instance: Instance | None = field(default=None, repr=False)
+    compile_seconds: float | None = None     # cvxpy compilation of the last solve
+    solver_seconds: float | None = None      # Clarabel's own time of the last solve
 
     @property
     def upper(self) -> float | None:
@@ -418,31 +424,36 @@ def worst_case(algorithm, schedule, constants, *, delta, mu=None, metric="averag
     for settings in (SOLVER_SETTINGS, RETRY_SETTINGS):
         with warnings.catch_warnings():      # cvxpy's "may be inaccurate" warning: the status is reported
             warnings.simplefilter("ignore", UserWarning)
-            dual = pep.solve(wrapper="cvxpy", solver="CLARABEL", verbose=verbose,
-                             dimension_reduction_heuristic=dimension_reduction, **settings)
+            dual = pep.solve(wrapper="cvxpy", solver="CLARABEL", verbose=verbose, **settings)
         status = str(pep.wrapper.prob.status) if pep.wrapper is not None and pep.wrapper.prob is not None \
             else "unknown"
         if status == "optimal":
             break
     seconds = time.perf_counter() - t0
     solver = str(getattr(pep.wrapper, "solver_name", "?"))
+    prob = getattr(pep.wrapper, "prob", None)
+    timing = dict(compile_seconds=getattr(prob, "compilation_time", None),
+                  solver_seconds=getattr(getattr(prob, "solver_stats", None), "solve_time", None))
     if dual is None or pep.G_value is None:
         return PEPResult(math.inf, math.inf, status, solver, False, math.inf, math.nan, seconds, n, metric,
-                         gap, sk, dict(L=L, sigma_G=sG, delta=delta, mu=mu))
+                         gap, sk, dict(L=L, sigma_G=sG, delta=delta, mu=mu), **timing)
     primal = float(pep.objective.eval())
-    if dimension_reduction:   # the heuristic's solve replaces the objective; the first solve's value is kept
-        primal = float(min(pep.list_of_performance_metrics, key=lambda e: e.eval()).eval()) \
-            if metric == "min" else float(pep.list_of_performance_metrics[0].eval())
     dual = float(dual)
     rel_gap = abs(dual - primal) / max(abs(dual), 1e-12)
     min_eig = float(np.linalg.eigvalsh((pep.G_value + pep.G_value.T) / 2).min())
     certified = status == "optimal" and rel_gap <= GAP_TOL and math.isfinite(dual)
-    inst = _instance(cache, xs, x_star, f_star_expr, T, need_last, M)
+    if dimension_reduction:   # extra solve(s) for a low-rank instance; value and certificate are the first's
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            pep.solve(wrapper="cvxpy", solver="CLARABEL", verbose=verbose,
+                      dimension_reduction_heuristic=dimension_reduction, **SOLVER_SETTINGS)
+    at = min(float(e.eval()) for e in pep.list_of_performance_metrics)
+    inst = _instance(cache, xs, x_star, f_star_expr, T, need_last, M, at)
     return PEPResult(dual, primal, status, solver, certified, rel_gap, min_eig, seconds, n, metric, gap, sk,
-                     dict(L=L, sigma_G=sG, delta=delta, mu=mu), inst)
+                     dict(L=L, sigma_G=sG, delta=delta, mu=mu), inst, **timing)
 
 
-def _instance(cache, xs, x_star, f_star, T, need_last, M) -> Instance:
+def _instance(cache, xs, x_star, f_star, T, need_last, M, metric_value) -> Instance:
     pts, grads, vals = {}, {}, {}
     for k, (y, gs, fv) in cache.items():
         pts[k] = np.asarray(y.eval(), dtype=float)
@@ -453,4 +464,18 @@ def _instance(cache, xs, x_star, f_star, T, need_last, M) -> Instance:
     x = np.array([np.asarray(xs[t].eval(), dtype=float) for t in range(T + (1 if need_last else 0))])
     xs_v = None if x_star is None else np.asarray(x_star.eval(), dtype=float)
     fs_v = None if f_star is None else float(f_star.eval())
-    return Instance(x[0], pts, grads, vals, x, xs_v, fs_v, int(x.shape[1]))
+    # coordinates in R^r, r = numerical rank of all recovered vectors (orthogonal change of basis: inner
+    # products, hence every constraint and the metric, are unchanged)
+    V = np.vstack([x] + list(pts.values()) + [np.nan_to_num(g) for g in grads.values()]
+                  + ([xs_v[None]] if xs_v is not None else []))
+    _, sv, Vt = np.linalg.svd(V, full_matrices=False)
+    r = max(1, int(np.sum(sv > 1e-7 * max(sv[0], 1e-300))))
+    B = Vt[:r].T
+
+    def proj(a):
+        return a @ B
+
+    pts = {k: proj(v) for k, v in pts.items()}
+    grads = {k: np.where(np.isnan(v[:, :1]), np.nan, proj(np.nan_to_num(v))) for k, v in grads.items()}
+    return Instance(proj(x[0]), pts, grads, vals, proj(x), None if xs_v is None else proj(xs_v), fs_v, r,
+                    metric_value)

@@ -36,6 +36,12 @@ class ScheduleSearch:
     uncertified: int
     seconds: float
 
+    @property
+    def certified_max(self) -> bool:
+        """True when ``best.value`` is a certified upper bound over *every* schedule of this size (exhaustive
+        search with every solve certified)."""
+        return self.method == "exhaustive" and self.uncertified == 0
+
 
 def round_choices(t, M, m, tau, first_fixed=True):
     """All (workers, delays) pairs for round t."""

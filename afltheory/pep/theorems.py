@@ -111,11 +111,13 @@ def default_schedule(claim, *, M, m, K, T, tau, seed=0):
 
 
 def bracket(claim, *, m, K, T, tau, M=None, sigma_G=0.1, delta=1.0, L=1.0, schedule=None, search=None,
-            beam=2, heterogeneity="server", lower_grid=7, max_gram=None, seed=0) -> Bracket:
+            beam=2, heterogeneity="server", lower_grid=7, max_gram=None, seed=0, gamma=None) -> Bracket:
     """The bracket for ``claim`` ("thm2", "thm3", "thm4") at this size (see the module docstring).
 
     ``M`` defaults to m + 1 (partial participation). ``search``: None (the default or given schedule),
     "beam"/"exhaustive" via ``worst_schedule`` (delays ≤ τ, every m-subset; max over schedules).
+    ``gamma``: override the server step η η_L (η = gamma/η_L) — exploratory; the result says whether the
+    configuration is still inside the conditions.
     """
     from ..problems.base import Constants
     from ..theory import theorem2, theorem3, theorem4
@@ -141,6 +143,8 @@ def bracket(claim, *, m, K, T, tau, M=None, sigma_G=0.1, delta=1.0, L=1.0, sched
     else:
         tau_eff, m_fresh = tau, None
     eta, eta_L = step_sizes(claim, L=L, K=K, tau=tau_eff, M=M, m_fresh=m_fresh)
+    if gamma is not None:
+        eta = check_positive("gamma", gamma) / eta_L
     from ..algorithms import AFACD, AFACS
     algo = (AFACS if CLAIMS[claim][1] == "AFACS" else AFACD)(eta=eta, eta_L=eta_L)
     kw = dict(max_gram=max_gram or MAX_GRAM)
@@ -164,6 +168,7 @@ def bracket(claim, *, m, K, T, tau, M=None, sigma_G=0.1, delta=1.0, L=1.0, sched
     bound = float(sum(terms.values()))
     control = bound - terms.get("transient", 0.0)
     return Bracket(claim, dict(M=M, m=m, K=K, T=T, tau=tau, sigma_G=sigma_G, delta=delta, L=L,
+                               gamma=eta * eta_L,
                                heterogeneity=heterogeneity, tau_memory=tau_eff if claim == "thm4" else None),
                    eta, eta_L, not problems, problems, pep.upper, pep.status, pep.certified, pep.primal,
                    lb.value,

@@ -19,6 +19,9 @@ from afltheory.anarchy import Schedule  # noqa: E402
 from afltheory.pep import (  # noqa: E402
     PEPSizeError,
     bracket,
+    delayed_gd_reference,
+    gd_known_value,
+    gd_schedule,
     gram_size,
     quadratic_lower_bound,
     replay,
@@ -38,10 +41,6 @@ def sched(W, D, K, M, K0=None):
                     init_local_steps=np.full(M, 1 if K0 is None else K0))
 
 
-def gd_schedule(T, tau=0):
-    return sched(np.zeros((T, 1), int), [[min(t, tau)] for t in range(T)], 1, 1)
-
-
 # ------------------------------------------------------------------------------------------- anchors
 def test_gd_anchor_nonconvex_known_value():
     """GD, γ = 1/L, min_{t≤N} ‖∇f(x_t)‖² ≤ (4/(3N)) L (f(x_0) − f(x_N)) is tight (PEPit's nonconvex
@@ -50,36 +49,21 @@ def test_gd_anchor_nonconvex_known_value():
     r = worst_case(AFACD(eta=1.0, eta_L=1.0), gd_schedule(N), {"L": 1.0, "sigma_G": 0.0}, delta=1.0,
                    metric="min", gap="f_T")
     assert r.certified and r.status == "optimal"
-    assert r.value == pytest.approx(4 / (3 * N), rel=1e-5)
-
-
-def _delayed_gd_reference(gamma, delays, L=1.0):
-    """Independent PEPit script: x_{t+1} = x_t − γ ∇f(x_{t−τ_t}), min_{t≤T}‖∇f(x_t)‖², f(x_0) − f(x_T) ≤ 1."""
-    from PEPit import PEP
-    from PEPit.functions import SmoothFunction
-
-    pep = PEP()
-    f = pep.declare_function(SmoothFunction, L=L)
-    xs = [pep.set_initial_point()]
-    for t, d in enumerate(delays):
-        xs.append(xs[-1] - gamma * f.gradient(xs[t - d]))
-    for x in xs:
-        pep.set_performance_metric(f.gradient(x) ** 2)
-    pep.set_initial_condition(f(xs[0]) - f(xs[-1]) <= 1)
-    return pep.solve(wrapper="cvxpy", solver="CLARABEL", verbose=0)
+    assert r.value == pytest.approx(4 / (3 * N), rel=1e-5) == gd_known_value(N)
 
 
 def test_delayed_gd_matches_independent_pepit_script():
     """Delayed GD (τ = 1, γ = 1/(2L)) through the AFA-CD skeleton equals a hand-written PEPit formulation
     (rel. 1e-4: two SDPs solved to gap 1e-6/1e-8), and τ = 0 gives back GD's 4/(3N) at γ = 1/L."""
     T, gamma = 4, 0.5
-    ref = _delayed_gd_reference(gamma, [min(t, 1) for t in range(T)])
+    ref = delayed_gd_reference(gamma, [min(t, 1) for t in range(T)])
     r = worst_case(AFACD(eta=gamma, eta_L=1.0), gd_schedule(T, tau=1), {"L": 1.0, "sigma_G": 0.0}, delta=1.0,
                    metric="min", gap="f_T")
     assert r.certified and r.value == pytest.approx(ref, rel=1e-4)
     r0 = worst_case(AFACD(eta=gamma, eta_L=1.0), gd_schedule(T, tau=0), {"L": 1.0, "sigma_G": 0.0}, delta=1.0,
                     metric="min", gap="f_T")
     assert r.value >= r0.value * (1 - 1e-5)     # delays cannot help the worst case here
+    assert r.value == pytest.approx(20 / 31, rel=1e-5)   # the value found (pinned: 0.645161…)
 
 
 # ------------------------------------------------------------------------------------------- instance replay
@@ -99,18 +83,32 @@ def test_replay_reproduces_metric(name, metric):
     r = worst_case(algo, S, C, delta=1.0, metric=metric)
     assert r.certified
     xs, gn, value = replay(r)
+    assert r.instance.metric == pytest.approx(r.primal, rel=1e-6)
     assert value == pytest.approx(r.primal, rel=1e-6, abs=1e-9)
     assert np.allclose(xs[: r.instance.x.shape[0]], r.instance.x, atol=1e-6)
     assert r.primal <= r.value * (1 + 1e-5)
 
 
+def test_dimension_reduction_gives_low_rank_instance_that_replays():
+    """PEPit's trace heuristic (an extra solve) finds a lower-dimensional worst case; the certified value is
+    the first solve's, the instance still replays to its own metric (rel. 1e-6) within 1e-3 of the value."""
+    algo, S = CASES["AFACS"]
+    full = worst_case(algo, S, C, delta=1.0)
+    red = worst_case(algo, S, C, delta=1.0, dimension_reduction="trace")
+    assert red.certified and red.value == pytest.approx(full.value, rel=1e-6)
+    assert red.instance.dim <= full.instance.dim
+    _, _, value = replay(red)
+    assert value == pytest.approx(red.instance.metric, rel=1e-6)
+    assert red.instance.metric == pytest.approx(red.value, rel=1e-3)
+
+
 def test_gram_size_matches_pepit_counter():
     from PEPit import Point
 
-    for name, (algo, S) in CASES.items():
-        for het in ("all", "server"):
-            r = worst_case(algo, S, C, delta=1.0, heterogeneity=het)
-            assert Point.counter == r.gram_size == gram_size(skeleton(algo, S), heterogeneity=het), name
+    for name, het in (("AFACD", "all"), ("AFACD", "server"), ("AFACS", "all"), ("FedAvg", "server")):
+        algo, S = CASES[name]
+        r = worst_case(algo, S, C, delta=1.0, heterogeneity=het)
+        assert Point.counter == r.gram_size == gram_size(skeleton(algo, S), heterogeneity=het), name
 
 
 def test_fedavg_equals_afacd_with_K_times_eta():
@@ -147,7 +145,7 @@ def test_exhaustive_schedule_search_is_the_max():
     algo = AFACD(eta=2.0, eta_L=0.1)
     assert schedule_count(2, 1, 2, 1) == 4
     res = worst_schedule(algo, C, num_workers=2, m=1, K=2, T=2, tau=1, delta=1.0)
-    assert res.method == "exhaustive" and res.solves == 4 and res.uncertified == 0
+    assert res.method == "exhaustive" and res.solves == 4 and res.uncertified == 0 and res.certified_max
     vals = []
     for w1 in (0, 1):
         for d1 in (0, 1):
