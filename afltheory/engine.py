@@ -398,16 +398,14 @@ class _CollapsedRunner(_LocalRunner):
 
     @staticmethod
     def reason(problem, worker) -> str | None:
-        """Why collapsing is invalid for this run (None: valid)."""
-        from .problems.base import GaussianNoise, NoNoise
-        from .problems.quadratic import QuadraticProblem
-        if not isinstance(problem, QuadraticProblem) or type(problem).stochastic_grad is not Problem.stochastic_grad:
-            return "the problem is not a quadratic with additive noise"
-        if type(problem.noise) not in (GaussianNoise, NoNoise):
-            return "the gradient noise is not isotropic Gaussian"
-        if problem.kind == "dense" and not problem.shared:
-            return "per-worker dense Hessians are not collapsed (use hessian='diag')"
-        if type(worker).__name__ != "SGD":
+        """Why collapsing is invalid for this run (None: valid): the problem declares whether its K-step law
+        collapses (``Problem.collapse_reason``), the worker rule whether it is plain SGD (``prox_weight`` 0 and
+        no overridden hook)."""
+        why = problem.collapse_reason()
+        if why is not None:
+            return why
+        affine = worker.affine_prox_weight() if hasattr(worker, "affine_prox_weight") else None
+        if affine != 0.0:
             return f"the worker rule {type(worker).__name__} is not plain SGD"
         return None
 
@@ -488,8 +486,7 @@ def simulate(problem: Problem, algorithm, behaviour, rounds: int, replicates: in
     prepare = getattr(algorithm, "prepare", None)
     if prepare is not None:  # e.g. DynamicFedAvg applies its mini-batch sizes to the agents' data
         problem = prepare(problem)
-    from .problems.drifting import DriftingQuadratic
-    drifting = problem if isinstance(problem, DriftingQuadratic) else None
+    drifting = problem if getattr(problem, "drifts", False) else None
     if drifting is not None:
         problem = drifting.base
     if not isinstance(problem, Problem):
@@ -525,8 +522,8 @@ def simulate(problem: Problem, algorithm, behaviour, rounds: int, replicates: in
     rows = np.arange(R)
     rows_m = np.repeat(rows[:, None], sched.m, axis=1)
     why_not = _CollapsedRunner.reason(problem, algorithm.worker)
-    per_worker = getattr(algorithm, "local_step_sizes", None)
-    per_worker = None if per_worker is None else np.asarray(per_worker(M), dtype=float)
+    per_worker = algorithm.local_step_sizes(M) if hasattr(algorithm, "local_step_sizes") else None
+    per_worker = None if per_worker is None else np.asarray(per_worker, dtype=float)
     if per_worker is not None and np.all(per_worker == per_worker[0]):
         per_worker = None                     # one step size: the ordinary runners (algorithm.eta_L)
     if per_worker is not None:
@@ -540,17 +537,21 @@ def simulate(problem: Problem, algorithm, behaviour, rounds: int, replicates: in
         runner = (_CollapsedRunner if use_collapsed else _LocalRunner)(problem, algorithm.worker,
                                                                        algorithm.eta_L, seed, R)
     worker_state = algorithm.worker.init(R, M, d)
-    state = algorithm.init(R, M, d)
     channel = channel_for(algorithm, d, M, R, seed)   # the worker-side compressor (identity when none)
     bits = np.zeros((R, rounds + 1))
     walk = None
     if drifting is not None:
         walk = np.stack([drifting.walk(_rng.stream(seed, _rng.DRIFT, r), rounds) for r in range(R)])
         track = np.empty((R, rounds + 1))
-    if getattr(algorithm, "needs_warm_start", False):
+
+    def initial_updates():
+        """Every worker's (sent) update at x_0: what a warm-started memory rule stores (AFA-CS)."""
         all_w = np.broadcast_to(np.arange(M), (R, M))
         G0 = runner.run(x, np.repeat(rows[:, None], M, axis=1), all_w, init_steps, _rng.INIT, 0)
-        state["memory"][:], bits[:, 0] = channel.send(G0, all_w, 0)
+        G0, bits[:, 0] = channel.send(G0, all_w, 0)
+        return G0
+
+    state = algorithm.init(R, M, d, initial_updates=initial_updates)
 
     gn = np.empty((R, rounds + 1))
     loss = np.empty((R, rounds + 1))
@@ -608,6 +609,8 @@ def simulate(problem: Problem, algorithm, behaviour, rounds: int, replicates: in
             G, sent = channel.send(G, W, t + 1)
             np.add(bits[:, t], sent, out=bits[:, t + 1])
             x = algorithm.aggregate(state, x, G, W, K, tau, M)
+            if isinstance(x, tuple):  # ServerRule.aggregate -> (x, state); older rules return x alone
+                x, state = x
             record(t + 1, x)
             now = diverging(t + 1, x)
             if now.any():
@@ -616,7 +619,8 @@ def simulate(problem: Problem, algorithm, behaviour, rounds: int, replicates: in
                 # freeze diverged replicates at x_0 so they stop overflowing; their recorded values become +inf
                 x[now] = x_init[now]
                 hist[:, now] = x_init[now]
-                for arr in (*state.values(), *worker_state.values(), *channel.state.values()):
+                arrays = state.arrays() if hasattr(state, "arrays") else tuple(state.values())
+                for arr in (*arrays, *worker_state.values(), *channel.state.values()):
                     arr[now] = 0.0
             hist[(t + 1) % H] = x
     if (div_round >= 0).any():
@@ -635,7 +639,7 @@ def simulate(problem: Problem, algorithm, behaviour, rounds: int, replicates: in
                       f"(radius {problem.constants.radius}) — Assumption 3 is not certified there",
                       RegionWarning, stacklevel=2)
     calls = sched.local_steps.sum(axis=(1, 2))  # oracle calls: one per local step (diverged replicates too)
-    if getattr(algorithm, "needs_warm_start", False):
+    if getattr(algorithm, "warm_start", getattr(algorithm, "needs_warm_start", False)):
         calls = calls + sched.init_local_steps.sum(axis=1)
     config = {"problem": repr(problem), "algorithm": repr(algorithm), "behaviour": repr(behaviour),
               "rounds": rounds, "replicates": R, "seed": seed, "collapsed": use_collapsed}

@@ -159,6 +159,13 @@ class Claim:
             pi, pij = np.empty((S, M)), np.empty((S, M, M))
             for j in range(S):
                 pi[j], pij[j] = biased_inclusion(aparams[j], m)
+        elif st.arrivals == "cyclic":   # round t: workers (t·m + j) mod M, period M / gcd(M, m)
+            P = M // np.gcd(M, m)
+            pi = np.zeros((S, P, M))
+            for p in range(P):
+                pi[:, p, (p * m + np.arange(m)) % M] = 1.0
+            pij = pi[..., :, None] * pi[..., None, :]
+            aparams = None
         else:   # fixed: the m workers with the largest weights
             aparams = np.sort(np.argsort(-arr, axis=1, kind="stable")[:, :m], axis=1)
             pi = np.zeros((S, M))
@@ -248,9 +255,9 @@ class Claim:
         one = np.ones((1, len(T)))
         trans = 4 * dec.Delta[:, None] / (x * Tf)
         if self.theorem in ("thm2", "thm3"):
-            ik = (dec.pi * EinvK).sum(axis=1)[:, None] / m          # E (1/m) Σ_{M_t} 1/K
-            kt = (dec.pi * EK).sum(axis=1)[:, None] / m
-            k2 = (dec.pi * EK2).sum(axis=1)[:, None] / m
+            ik = self._round_average(dec.pi, EinvK, T) / m          # E (1/m) Σ_{M_t} 1/K, averaged over t < T
+            kt = self._round_average(dec.pi, EK, T) / m
+            k2 = self._round_average(dec.pi, EK2, T) / m
             if self.theorem == "thm2":
                 return {"transient": trans,
                         "sigma_L_server": 4 * sL2 * L * x * ik / m * one,
@@ -278,6 +285,16 @@ class Claim:
                 "sigma_L_server": sL2 * 4 * (L / 2) * 2 * x * ikb / M * one,
                 "sigma_L_stale": sL2 * 4 * x * frac2 * L**2 * tau**2 * 2 * x * ikb / M,
                 "sigma_G_drift": sG2 * 120 * L**2 * eL2 / M * khat2 * one}
+
+    @staticmethod
+    def _round_average(pi, g, T):
+        """(1/T) Σ_{t<T} Σ_i π_i(t) g_i for horizons T: (S, len(T)); π i.i.d. (S, M) or periodic (S, P, M)."""
+        if pi.ndim == 2:
+            return (pi * g).sum(axis=1)[:, None] * np.ones((1, len(T)))
+        per = np.einsum("spm,sm->sp", pi, g)                         # (S, P)
+        P = per.shape[1]
+        seq = per[:, np.arange(int(T.max())) % P]
+        return np.cumsum(seq, axis=1)[:, T - 1] / T[None, :]
 
     # ------------------------------------------------------------------------------------------ evaluate
     def batch(self, cls, dec: Decoded) -> fastexact.Batch:
@@ -348,7 +365,8 @@ def get_claim(claim) -> Claim:
 
 register_claim(Claim(
     "thm2", "Theorem 2: AFA-CD under general arrival processes", "[Yang et al. 2022, Thm 2]", "thm2", "AFACD",
-    ("uniform", "biased", "fixed"), lambda: AssumptionClass(arrivals=("uniform", "biased", "fixed"))))
+    ("uniform", "biased", "fixed", "cyclic"),
+    lambda: AssumptionClass(arrivals=("uniform", "biased", "fixed", "cyclic"))))
 register_claim(Claim(
     "thm3", "Theorem 3: AFA-CD under uniform arrivals", "[Yang et al. 2022, Thm 3]", "thm3", "AFACD",
     ("uniform",), lambda: AssumptionClass()))

@@ -59,7 +59,7 @@ def run(args) -> int:
         print(f"  Monte Carlo: mean LHS {cf['lhs_mean']:.4g} vs mean bound {cf['bound_mean']:.4g}; "
               f"99% lower bound on mean(LHS − bound) = {cf['diff_lcb']:.4g} -> "
               f"{'confirmed' if cf['confirmed'] else 'not confirmed'}; exact engine LHS "
-              f"{cf['exact_engine_lhs']:.4g}")
+              + ("n/a" if cf["exact_engine_lhs"] is None else f"{cf['exact_engine_lhs']:.4g}"))
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(wc.to_dict(), fh, indent=1)

@@ -22,11 +22,10 @@ __all__ = ["Batch", "grad_norm_sq"]
 
 @dataclass(frozen=True)
 class Batch:
-    """B candidates with a common structure. Arrays (batch axis first):
-    ``hessians`` (B, M, d, d), ``b_tilde`` (B, M, d) = H_i(c_i − x*), ``noise_cov`` (B, M, d, d), ``hbar`` (B,
-    d, d),
-    ``x0`` (B, d) centred at x*, ``eta_L`` (B,), ``gamma`` (B,) = η η_L, ``m`` (int), ``pi`` (B, M), ``pij``
-    (B, M, M),
+    """B candidates with a common structure. Arrays (batch axis first): ``hessians`` (B, M, d, d),
+    ``b_tilde`` (B, M, d) = H_i(c_i − x*), ``noise_cov`` (B, M, d, d), ``hbar`` (B, d, d), ``x0`` (B, d)
+    centred at x*, ``eta_L`` (B,), ``gamma`` (B,) = η η_L, ``m`` (int), ``pi`` (B, M) and ``pij`` (B, M, M)
+    (or (B, P, M) and (B, P, M, M): a periodic deterministic sequence of arrival sets, phase t mod P),
     ``delay_pmf`` (B, D+1) (round t clips the delay at t), ``k_pmf`` (B, M, K_max) over K = 1..K_max,
     ``weight_by_K`` (FedAvg: the server multiplies worker i's averaged gradient by K)."""
 
@@ -92,13 +91,19 @@ def grad_norm_sq(b: Batch, rounds: int) -> np.ndarray:
     Ebar = np.einsum("bmk,bmkij->bmij", pK, E)                         # (B, M, d, 1+d): E_K[w c | w C]
     Qbar = np.einsum("bmk,bmkij->bmij", pK, Q)
     s = b.gamma / b.m                                                  # (B,)
-    Gamma = b.pij - b.pi[:, :, None] * b.pi[:, None, :]
-    Gamma -= np.einsum("bi,ij->bij", b.pi, np.eye(M))                  # Δ − diag(π)
+    # arrival law: i.i.d. rounds (pi (B, M)) or a periodic deterministic sequence of sets (pi (B, P, M),
+    # round t uses phase t mod P; e.g. cyclic arrivals). Per phase: Γ = Δ − diag(π), the noise and
+    # within-worker maps
+    periodic = b.pi.ndim == 3
+    PI = b.pi if periodic else b.pi[:, None]
+    PIJ = b.pij if periodic else b.pij[:, None]
+    P = PI.shape[1]
+    Gamma = PIJ - PI[..., :, None] * PI[..., None, :]
+    Gamma -= np.einsum("bpi,ij->bpij", PI, np.eye(M))                 # Δ − diag(π)
     Hbar2 = b.hbar @ b.hbar
-    noise_x = np.einsum("bm,bmij->bij", b.pi, Qbar)                    # Σ_i π_i E[w² Q_i]
-    # within-worker second moment, a linear map of S_(0,τ): Σ_i π_i Σ_K p_K E_K ⊗ E_K   (B, d, d, 1+d, 1+d)
-    W2 = np.einsum("bmkac,bmkel->baecl", E * (b.pi[:, :, None] * pK)[..., None, None], E)
-    # (Hn, 1+d): columns of (1, x̃_{t−τ})
+    noise_x = np.einsum("bpm,bmij->bpij", PI, Qbar)                   # Σ_i π_i E[w² Q_i]
+    # within-worker second moment, a linear map of S_(0,τ): Σ_i π_i Σ_K p_K E_K ⊗ E_K   (B, P, d, d, 1+d, 1+d)
+    W2 = np.einsum("bpm,bmkac,bmkel->bpaecl", PI, E * pK[..., None, None], E, optimize=True)
     blk = np.array([np.r_[0, 1 + t * d + np.arange(d)] for t in range(Hn)])
     iu = np.triu_indices(n)
     off = iu[0] != iu[1]
@@ -115,29 +120,30 @@ def grad_norm_sq(b: Batch, rounds: int) -> np.ndarray:
     s2 = (s * s)[:, None]
     with np.errstate(over="ignore", invalid="ignore"):
         for t in range(rounds):
-            key = min(t, Hn - 1)
+            ph = t % P
+            key = (ph, min(t, Hn - 1))
             if key not in cache:
                 pt = _delay_at(b.delay_pmf, t)                          # (B, Hn)
                 U = np.zeros((B, M, d, n))
                 U[..., 0] = Ebar[..., 0]
                 for tau in range(Hn):
                     U[..., 1 + tau * d: 1 + (tau + 1) * d] = pt[:, tau, None, None, None] * Ebar[..., 1:]
-                R = -s[:, None, None] * np.einsum("bm,bmdk->bdk", b.pi, U)   # new x̃ row of Ā
+                R = -s[:, None, None] * np.einsum("bm,bmdk->bdk", PI[:, ph], U)   # new x̃ row of Ā
                 R[:, :, xs] += np.eye(d)
                 # Σ_ij (Δ_ij − δ_ij π_i) Ū_i S Ū_jᵀ + Σ_τ p_τ W2 S_(0,τ): one map of vec(S) → vec(d×d)
-                GU = np.einsum("bij,bjel->biel", Gamma, U)
+                GU = np.einsum("bij,bjel->biel", Gamma[:, ph], U)
                 W = np.einsum("biak,biel->baekl", U, GU)
                 for tau in range(Hn):
                     idx = blk[tau]
-                    W[:, :, :, idx[:, None], idx[None, :]] += pt[:, tau, None, None, None, None] * W2
+                    W[:, :, :, idx[:, None], idx[None, :]] += pt[:, tau, None, None, None, None] * W2[:, ph]
                 W = W.reshape(B, d, d, n * n)
                 # symmetric output: upper triangle
                 Wu = W[:, ou[0], ou[1]]
                 Wsym = Wu[..., iu[0] * n + iu[1]]
                 # S symmetric: fold (k, l) and (l, k)
                 Wsym[..., off] += Wu[..., iu[1] * n + iu[0]][..., off]
-                cache[key] = (R, np.ascontiguousarray(np.swapaxes(Wsym, 1, 2)))
-            R, Wt = cache[key]
+                cache[key] = (R, np.ascontiguousarray(np.swapaxes(Wsym, 1, 2)), noise_x[:, ph])
+            R, Wt, nx = cache[key]
             RS = R @ S                                                      # (B, d, n)
             Snew = np.empty_like(S)
             Snew[:, keep[:, None], keep[None, :]] = S[:, :n - d, :n - d]
@@ -149,7 +155,7 @@ def grad_norm_sq(b: Batch, rounds: int) -> np.ndarray:
             upper[:, ou[0], ou[1]] = inc * s2
             xx += upper + np.swapaxes(upper, 1, 2)
             xx[:, np.arange(d), np.arange(d)] -= inc[:, ou[0] == ou[1]] * s2
-            xx += s2[:, :, None] * noise_x
+            xx += s2[:, :, None] * nx
             Snew[:, xs, xs] = 0.5 * (xx + np.swapaxes(xx, 1, 2))
             S = Snew
             g = np.einsum("bij,bji->b", Hbar2, S[:, xs, xs])

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from ..algorithms import AFACD, AFACS
-from ..anarchy import BiasedArrivals, FixedArrivals, UniformArrivals
+from ..anarchy import BiasedArrivals, CyclicArrivals, FixedArrivals, UniformArrivals
 from ..anarchy.behaviour import Behaviour
 from ..problems import HeterogeneousCurvatureQuadratic, HeterogeneousQuadratic
 from .components import CovarianceNoise, PmfDelay, PmfSteps
@@ -79,9 +79,11 @@ class Instance:
             return UniformArrivals(int(a["m"]))
         if a["kind"] == "biased":
             return BiasedArrivals(int(a["m"]), np.asarray(a["probs"], dtype=float))
+        if a["kind"] == "cyclic":
+            return CyclicArrivals(int(a["m"]))
         if a["kind"] == "fixed":
             return FixedArrivals(np.asarray(a["workers"], dtype=np.int64))
-        raise ValueError(f"arrivals kind={a['kind']!r} must be 'uniform', 'biased' or 'fixed'")
+        raise ValueError(f"arrivals kind={a['kind']!r} must be 'uniform', 'biased', 'cyclic' or 'fixed'")
 
     def behaviour(self):
         return Behaviour(self.arrival_law(), PmfDelay(self.delay_pmf), PmfSteps(self.k_pmf))

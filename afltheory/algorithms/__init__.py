@@ -1,6 +1,7 @@
 """Server rules (AFA-CD, AFA-CS, FedAvg, FedBuff, AsySG, Dynamic FedAvg) and worker rules (SGD, FedProx,
 SCAFFOLD, EpochSGD)."""
 
+from .base import MemoryState, NoState, ServerRule, ServerState, WorkerRule
 from .dynamic import DynamicFedAvg, EpochSGD
 from .server import AFACD, AFACS, STALENESS_WEIGHTS, AsySG, FedAvg, FedBuff
 from .workers import SCAFFOLD, SGD, FedProx
@@ -9,6 +10,6 @@ ALGORITHMS = {"AFACD": AFACD, "AFACS": AFACS, "FedAvg": FedAvg, "FedBuff": FedBu
 """The (eta, eta_L, worker) server rules; ``DynamicFedAvg(mu, epochs, batch)`` is exported separately."""
 WORKER_RULES = {"SGD": SGD, "FedProx": FedProx, "SCAFFOLD": SCAFFOLD}
 
-__all__ = ["AFACD", "AFACS", "ALGORITHMS", "AsySG", "DynamicFedAvg", "EpochSGD", "FedAvg", "FedBuff",
-           "FedProx",
-           "SCAFFOLD", "SGD", "STALENESS_WEIGHTS", "WORKER_RULES"]
+__all__ = ["AFACD", "AFACS", "ALGORITHMS", "AsySG", "DynamicFedAvg", "EpochSGD", "FedAvg", "FedBuff", "FedProx",
+           "MemoryState", "NoState", "SCAFFOLD", "SGD", "STALENESS_WEIGHTS", "ServerRule", "ServerState",
+           "WORKER_RULES", "WorkerRule"]

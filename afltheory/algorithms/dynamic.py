@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._validation import check_int, check_positive
-from .server import _ServerRule, _worker_mean
+from .base import ServerRule
 from .workers import SGD
 
 __all__ = ["DynamicFedAvg", "EpochSGD"]
@@ -62,7 +62,7 @@ class EpochSGD(SGD):
 
 
 @dataclass(frozen=True)
-class DynamicFedAvg(_ServerRule):
+class DynamicFedAvg(ServerRule):
     """Dynamic FedAvg [Rizk et al. 2020, Alg. 2]: x_{t+1} = (1/L) Σ_{k∈L_t} y_{k,E_k} = x_t − μ (1/L) Σ_k G_k.
 
     ``mu`` > 0: the step; ``epochs``: E_k (int or one per agent, ≥ 1); ``batch``: B_k (None: the problem's own
@@ -108,10 +108,16 @@ class DynamicFedAvg(_ServerRule):
 
     @property
     def gamma(self) -> float:
+        """γ = μ."""
         return self.mu
 
+    @property
+    def step_size(self) -> float:
+        """The server factor γ = μ (ServerRule hook)."""
+        return float(self.mu)
+
     def local_step_sizes(self, num_workers: int) -> np.ndarray:
-        """μ/E_k per agent (K,)."""
+        """μ/E_k per agent (K,) (ServerRule hook; equal entries run the ordinary runners)."""
         return self.worker.step_sizes(num_workers)
 
     def prepare(self, problem):
@@ -134,6 +140,3 @@ class DynamicFedAvg(_ServerRule):
         """The Algorithm-2 behaviour: L agents uniformly without replacement per iteration, no delays."""
         from ..anarchy import Behaviour, UniformArrivals
         return Behaviour(UniformArrivals(check_int("L", L, low=1)))
-
-    def aggregate(self, state, x, G, workers, K, delays, num_workers):
-        return x - _worker_mean(G, factor=self.mu)

@@ -12,53 +12,55 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._validation import check_nonnegative
+from .base import WorkerRule
+
+__all__ = ["SCAFFOLD", "SGD", "FedProx"]
 
 
 @dataclass(frozen=True)
-class SGD:
+class SGD(WorkerRule):
     """Plain local SGD: y_{k+1} = y_k − η_L ∇f_i(y_k, ξ_k) [Yang et al. 2022, Algorithm 2 worker]."""
 
-    def init(self, replicates: int, num_workers: int, dim: int) -> dict:
-        return {}
-
-    def correction(self, state, y, y0, rows, workers):
-        return None
-
-    def finish(self, state, y0, yK, K, eta_L, rows, workers, num_workers) -> None:
-        return None
+    @property
+    def prox_weight(self) -> float:
+        """0: no correction."""
+        return 0.0
 
 
 @dataclass(frozen=True)
-class FedProx:
+class FedProx(WorkerRule):
     """FedProx worker: gradient of f_i(y) + (μ/2)‖y − y_0‖², i.e. g + μ (y − y_0) (Table 3 uses μ = 0.1)."""
 
     mu: float = 0.1
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         check_nonnegative("mu", self.mu)
 
-    def init(self, replicates, num_workers, dim):
-        return {}
-
     def correction(self, state, y, y0, rows, workers):
+        """μ (y − y_0)."""
         return self.mu * (y - y0)
 
-    def finish(self, state, y0, yK, K, eta_L, rows, workers, num_workers):
-        return None
+    @property
+    def prox_weight(self) -> float:
+        """μ."""
+        return float(self.mu)
 
 
 @dataclass(frozen=True)
-class SCAFFOLD:
+class SCAFFOLD(WorkerRule):
     """SCAFFOLD worker (Karimireddy et al. 2020, option II): g − c_i + c; after K steps
     c_i⁺ = c_i − c + (y_0 − y_K)/(K η_L) and the server control c += (1/M) Σ_{i∈M_t} (c_i⁺ − c_i)."""
 
     def init(self, replicates, num_workers, dim):
+        """Control variates c_i (R, M, d) and c (R, d), zero."""
         return {"c_i": np.zeros((replicates, num_workers, dim)), "c": np.zeros((replicates, dim))}
 
     def correction(self, state, y, y0, rows, workers):
+        """c − c_i."""
         return state["c"][rows][..., None, :] - state["c_i"][rows[:, None], workers]
 
     def finish(self, state, y0, yK, K, eta_L, rows, workers, num_workers):
+        """Option II update of c_i and c."""
         r2 = rows[:, None]
         old = state["c_i"][r2, workers]
         new = old - state["c"][rows][:, None, :] + (y0 - yK) / (K[..., None] * eta_L)

@@ -15,9 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..algorithms.dynamic import DynamicFedAvg
-from ..algorithms.server import AFACD, AFACS, STALENESS_WEIGHTS, AsySG, FedAvg, FedBuff
-from ..algorithms.workers import SGD, FedProx
+from ..algorithms.base import ServerRule as ServerRuleBase
+from ..algorithms.base import WorkerRule, overrides
 from ..problems.base import Problem
 from .law import SIMULATE_HINT
 
@@ -47,70 +46,76 @@ def local_maps(H, b_tilde, Sigma, eta_L: float, mu: float, Ks) -> dict[int, Loca
 
 
 @dataclass(frozen=True)
-class ServerRule:
-    """kind "cd": x_{t+1} = x_t − (γ/m) Σ_{i∈M_t} w(K_i, τ_i) G_i; kind "cs": AFA-CS memory slots."""
+class ExactRule:
+    """What the exact recursion needs of a server rule, read from its declarative hooks
+    (``afltheory.algorithms.ServerRule``): x_{t+1} = x_t − (γ/n) Σ w_K(K_i) w_τ(τ_i) G_i over the arrivals
+    (``memory`` False) or over the M memory slots s_i ← w G_i (``memory`` True), n = ``normalizer(m, M)``."""
 
-    kind: str
-    gamma: float                 # η η_L
-    mu: float                    # FedProx proximal weight (0 for SGD)
+    algorithm: object
+    memory: bool
+    gamma: float                 # step_size = η η_L (or what a subclass says)
+    mu: float                    # the worker's proximal weight (0 for SGD)
     eta_L: float
     fixed_local_steps: int | None
-    staleness: str | None = None
-    weight_by_K: bool = False
-    memory_init: str = "warm"
-    step_sizes: object = None    # callable num_workers -> per-worker local steps (DynamicFedAvg's μ/E_k)
+    warm_start: bool
 
     def local_steps_for(self, num_workers: int) -> np.ndarray:
-        """The local step η_L of each worker, (M,)."""
-        if self.step_sizes is None:
+        """The local step of each worker, (M,): η_L, or the rule's ``local_step_sizes`` (DynamicFedAvg's μ/E_k)."""
+        per = self.algorithm.local_step_sizes(num_workers)
+        if per is None:
             return np.full(num_workers, self.eta_L)
-        return np.asarray(self.step_sizes(num_workers), dtype=float)
+        return np.asarray(per, dtype=float)
 
     def weight_K(self, K: int) -> float:
-        return float(K) if self.weight_by_K else 1.0
+        """w_K(K) (1 when the rule has none)."""
+        w = self.algorithm.local_steps_weight(np.asarray(K))
+        return 1.0 if w is None else float(w)
 
     def weight_tau(self, tau: int) -> float:
-        return 1.0 if self.staleness is None else float(STALENESS_WEIGHTS[self.staleness](np.array(tau)))
+        """w_τ(τ) (1 when the rule has none)."""
+        w = self.algorithm.staleness_weight(np.asarray(tau))
+        return 1.0 if w is None else float(w)
 
     def weight(self, K: int, tau: int) -> float:
         """w(K, τ) = w_K(K) · w_τ(τ): the factor on G_i in the server sum (FedAvg: K; FedBuff: K·s(τ))."""
         return self.weight_K(K) * self.weight_tau(tau)
 
+    def normalizer(self, m: int, num_workers: int) -> float:
+        """The count the sum is divided by (m arrivals, M slots, or what a subclass says)."""
+        return float(self.algorithm.normalizer(m, num_workers))
 
-def server_rule(algorithm) -> ServerRule:
-    if type(algorithm) is DynamicFedAvg:   # x_{t+1} = x_t − μ (1/m) Σ G_i, per-worker local steps μ/E_i, SGD
-        return ServerRule("cd", gamma=float(algorithm.gamma), mu=0.0, eta_L=float("nan"),
-                          fixed_local_steps=algorithm.fixed_local_steps,
-                          step_sizes=algorithm.local_step_sizes)
-    # exact types only: a subclass (e.g. an afltheory.mutants mutant) may change the rule; never read it as
-    # its base class
-    if type(algorithm) not in (AFACD, AFACS, FedAvg, FedBuff, AsySG):
-        raise TypeError(f"algorithm={algorithm!r}: exact moments represent AFACD, AFACS, FedAvg, FedBuff and "
-                        f"AsySG themselves, not subclasses that may change the rule — {SIMULATE_HINT}")
+
+#: hooks the exact recursion cannot represent when a rule changes them (it refuses such a rule)
+_IMPERATIVE = ("aggregate", "update_memory", "init", "arrival_weights")
+
+
+def server_rule(algorithm) -> ExactRule:
+    """The exact view of ``algorithm``: its declarative hooks (step size, per-arrival weights, normalizer,
+    memory, warm start, fixed local steps) are honoured — so a subclass changing them (a mutant) is represented
+    as what it is; a rule that overrides an imperative hook (``aggregate``, ``update_memory``, ``init``,
+    ``arrival_weights``) or whose worker rule is not affine with state-free noise is refused (TypeError), never
+    read as its base class."""
+    if not isinstance(algorithm, ServerRuleBase):
+        raise TypeError(f"algorithm={algorithm!r} must be an afltheory.algorithms.ServerRule — {SIMULATE_HINT}")
+    changed = [h for h in _IMPERATIVE if overrides(algorithm, h, ServerRuleBase)]
+    if changed:
+        raise TypeError(f"algorithm={algorithm!r} overrides {', '.join(changed)}: exact moments represent rules "
+                        f"defined by the declarative hooks of afltheory.algorithms.ServerRule (step_size, "
+                        f"local_steps_weight, staleness_weight, normalizer, keeps_memory, warm_start) — "
+                        f"{SIMULATE_HINT}")
     worker = getattr(algorithm, "worker", None)
-    if type(worker) not in (SGD, FedProx):
-        raise TypeError(f"worker rule {worker!r} is not SGD or FedProx (exact types; exact moments need a "
-                        f"worker affine in the start point with state-free noise) — {SIMULATE_HINT}")
-    if isinstance(worker, SGD):
-        mu = 0.0
-    elif isinstance(worker, FedProx):
-        mu = float(worker.mu)
-    else:
-        raise TypeError(f"worker rule {worker!r} is not affine in the start point with state-free noise "
-                        f"(exact moments support SGD and FedProx workers) — {SIMULATE_HINT}")
-    g = float(algorithm.eta) * float(algorithm.eta_L)
-    common = dict(gamma=g, mu=mu, eta_L=float(algorithm.eta_L),
-                  fixed_local_steps=getattr(algorithm, "fixed_local_steps", None))
-    if isinstance(algorithm, AFACS):
-        return ServerRule("cs", memory_init=algorithm.memory_init, **common)
-    if isinstance(algorithm, FedAvg):
-        return ServerRule("cd", weight_by_K=True, **common)
-    if isinstance(algorithm, FedBuff):
-        return ServerRule("cd", weight_by_K=True, staleness=algorithm.staleness, **common)
-    if isinstance(algorithm, (AFACD, AsySG)):
-        return ServerRule("cd", **common)
-    raise TypeError(f"algorithm={algorithm!r}: exact moments support AFACD, AFACS, FedAvg, FedBuff and AsySG "
-                    f"— {SIMULATE_HINT}")
+    mu = worker.affine_prox_weight() if isinstance(worker, WorkerRule) else None
+    if mu is None:
+        raise TypeError(f"worker rule {worker!r} is not affine in the start point with state-free noise (exact "
+                        f"moments need a worker whose correction is μ (y − y_0): SGD, FedProx) — {SIMULATE_HINT}")
+    memory = bool(algorithm.keeps_memory)
+    if memory and (algorithm.local_steps_weight(np.asarray(1)) is not None
+                   or algorithm.staleness_weight(np.asarray(0)) is not None):
+        raise TypeError(f"algorithm={algorithm!r}: exact moments do not represent weighted memory slots — "
+                        f"{SIMULATE_HINT}")
+    return ExactRule(algorithm=algorithm, memory=memory, gamma=float(algorithm.step_size), mu=float(mu),
+                     eta_L=float(algorithm.eta_L), fixed_local_steps=algorithm.fixed_local_steps,
+                     warm_start=bool(algorithm.warm_start))
 
 
 def linear_model(problem):

@@ -128,7 +128,7 @@ class ExactSystem:
             algorithm.check_m(law.m)
         self.d, self.M, self.m = d, M, law.m
         self.comp = _linear_compressor(algorithm, d)
-        self.cs = rule.kind == "cs"
+        self.cs = rule.memory
         self.Hn = law.history
         self.nJ = 1 + self.Hn * d
         self.n = self.nJ + (M * d if self.cs else 0)
@@ -159,7 +159,7 @@ class ExactSystem:
         np.fill_diagonal(Delta, law.pi - law.pi**2)
         Delta[np.abs(Delta) < 1e-15] = 0.0
         self.Delta = Delta
-        self.scale = rule.gamma / (M if self.cs else self.m)
+        self.scale = rule.gamma / rule.normalizer(self.m, M)
         self._mask = np.kron(Delta, np.ones((d, d))) if self.cs else None
         self._ops: dict = {}
         self._blk = np.array([np.r_[0, 1 + k * d + np.arange(d)] for k in range(self.Hn)])
@@ -241,7 +241,7 @@ class ExactSystem:
         z[0] = 1.0
         z[1:nJ] = np.tile(xt, self.Hn)
         cov = []
-        if self.cs and self.rule.memory_init == "warm":
+        if self.cs and self.rule.warm_start:
             for i in range(M):
                 vs = {K: self.maps[i][K].C @ xt + self.maps[i][K].c for K in self.law.k_init_pmf[i]}
                 mean = sum(p * vs[K] for K, p in self.law.k_init_pmf[i].items())

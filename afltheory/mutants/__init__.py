@@ -4,10 +4,9 @@ A verdict is evidence only if it would have come out differently had the impleme
 ``Mutant`` in ``CATALOGUE`` is one such wrong implementation, of one of two kinds:
 
 - **rule mutants** (``kind="rule"``): a subclass of a correct server/worker rule overriding one hook
-  (``afltheory.mutants.algorithms``). They *are* algorithms — ``simulate`` runs them directly; the exact
-  engine
-  and the torch backend refuse them (they represent only the correct rules, never a subclass read as its
-  base).
+  (``afltheory.mutants.algorithms``). They *are* algorithms — ``simulate`` and the torch backend run them
+  directly; the exact engine honours a mutated declarative hook and refuses (TypeError) a mutant overriding an
+  imperative one — never reading a mutant as its base class.
 - **engine faults** (``kind="engine"``): a wrong engine (the simulator reads the wrong stale model, misreads
 K,
   drops or mis-scales the noise; the exact engine drops or mis-scales the noise covariance, or reports its
@@ -64,7 +63,18 @@ class Mutant:
     @property
     def engines(self) -> tuple[str, ...]:
         if self.replaces:
-            return ("simulate",)  # exact / torch refuse mutant rules (never read them as their base)
+            # the exact engine honours the declarative hooks of a mutated rule and refuses (TypeError) one that
+            # overrides an imperative hook or a worker rule's correction; it never reads a mutant as its base
+            from ..algorithms.base import ServerRule, WorkerRule, defining_class
+            from ..exact.local import _IMPERATIVE
+            exact_ok = True
+            for cls in self.replaces.values():
+                if issubclass(cls, ServerRule) and any(defining_class(cls, h) is not defining_class(ServerRule, h)
+                                                       for h in _IMPERATIVE):
+                    exact_ok = False
+                if issubclass(cls, WorkerRule):
+                    exact_ok = False
+            return ("exact", "simulate") if exact_ok else ("simulate",)
         return tuple(sorted({p.split(".", 1)[0].replace("sim", "simulate") for p in self.faults}))
 
     def substitute(self, algorithm):

@@ -1,9 +1,10 @@
 """Mutant rules: each is a subclass of the correct rule that overrides one hook with a plausible bug.
 
-A mutant is an algorithm: ``simulate(problem, AFACDEtaLMissing(eta, eta_L), behaviour, ...)`` runs it. The
-exact
-engine and the torch backend represent only the correct rules themselves and refuse these subclasses with a
-``TypeError``/``ValueError`` (they never read a mutant as its base class).
+A mutant is an algorithm: ``simulate(problem, AFACDEtaLMissing(eta, eta_L), behaviour, ...)`` runs it. Most
+mutants override a declarative hook of ``afltheory.algorithms.ServerRule`` (``step_size``, ``normalizer``,
+``local_steps_weight``, ``staleness_weight``, ``update_memory``, ``warm_start``), so every backend runs the
+mutated rule as it is; the exact engine refuses (TypeError) a mutant that overrides ``aggregate`` or
+``update_memory`` — it never reads a mutant as its base class.
 Notation as in ``afltheory.algorithms.server``: γ = η η_L, G (R, m, d) the arrivals' updates (each the mean
 of its
 K stochastic gradients), K and τ (R, m) the arrivals' local steps and delays, M = num_workers.
@@ -43,40 +44,43 @@ __all__ = [
 class AFACDEtaLMissing(AFACD):
     """Mutant of AFA-CD: x_{t+1} = x_t − η G_t (the server step forgets η_L; cf. inconsistency #1)."""
 
-    def aggregate(self, state, x, G, workers, K, delays, num_workers):
-        return x - _worker_mean(G, factor=self.eta)
+    @property
+    def step_size(self):
+        return float(self.eta)
 
 
 @dataclass(frozen=True)
 class AFACDEtaLTwice(AFACD):
     """Mutant of AFA-CD: x_{t+1} = x_t − η η_L² G_t (η_L applied twice: G already carried it)."""
 
-    def aggregate(self, state, x, G, workers, K, delays, num_workers):
-        return x - _worker_mean(G, factor=self.eta * self.eta_L**2)
+    @property
+    def step_size(self):
+        return float(self.eta) * float(self.eta_L) ** 2
 
 
 @dataclass(frozen=True)
 class AFACDEtaMissing(AFACD):
     """Mutant of AFA-CD: x_{t+1} = x_t − η_L G_t (the server learning rate η is dropped)."""
 
-    def aggregate(self, state, x, G, workers, K, delays, num_workers):
-        return x - _worker_mean(G, factor=self.eta_L)
+    @property
+    def step_size(self):
+        return float(self.eta_L)
 
 
 @dataclass(frozen=True)
 class AFACDOverM(AFACD):
     """Mutant of AFA-CD: G_t = (1/M) Σ_{i∈M_t} G_i (averages over all M workers instead of the m arrivals)."""
 
-    def aggregate(self, state, x, G, workers, K, delays, num_workers):
-        return x - _worker_mean(G, factor=self.eta * self.eta_L * G.shape[1] / num_workers)
+    def normalizer(self, m, num_workers):
+        return num_workers
 
 
 @dataclass(frozen=True)
 class AFACDSumK(AFACD):
     """Mutant of AFA-CD: a worker's update is the *sum* of its K gradients, not their average (G_i · K_i)."""
 
-    def aggregate(self, state, x, G, workers, K, delays, num_workers):
-        return x - _worker_mean(G, K, factor=self.eta * self.eta_L)
+    def local_steps_weight(self, K):
+        return K
 
 
 @dataclass(frozen=True)
@@ -85,7 +89,7 @@ class AFACDOneArrival(AFACD):
     aggregation)."""
 
     def aggregate(self, state, x, G, workers, K, delays, num_workers):
-        return x - (self.eta * self.eta_L) * G[:, 0]
+        return x - (self.eta * self.eta_L) * G[:, 0], state
 
 
 @dataclass(frozen=True)
@@ -95,7 +99,7 @@ class AFACDFirstTwice(AFACD):
     def aggregate(self, state, x, G, workers, K, delays, num_workers):
         return (
             x - _worker_mean(G, factor=self.eta * self.eta_L) - (self.eta * self.eta_L / G.shape[1]) * G[:, 0]
-        )
+        ), state
 
 
 # ------------------------------------------------------------------------------------------------ AFA-CS
@@ -103,10 +107,8 @@ class AFACDFirstTwice(AFACD):
 class AFACSOverm(AFACS):
     """Mutant of AFA-CS: x_{t+1} = x_t − γ (1/m) Σ_{i∈[M]} s_i (the memory sum divided by m instead of M)."""
 
-    def aggregate(self, state, x, G, workers, K, delays, num_workers):
-        mem = state["memory"]
-        mem[np.arange(len(x))[:, None], workers] = G
-        return x - _worker_mean(mem, factor=self.eta * self.eta_L * num_workers / G.shape[1])
+    def normalizer(self, m, num_workers):
+        return m
 
 
 @dataclass(frozen=True)
@@ -114,18 +116,17 @@ class AFACSMemoryFrozen(AFACS):
     """Mutant of AFA-CS: the memory slots are never updated (the server keeps stepping along the warm
     start)."""
 
-    def aggregate(self, state, x, G, workers, K, delays, num_workers):
-        return x - _worker_mean(state["memory"], factor=self.eta * self.eta_L)
+    def update_memory(self, state, workers, U):
+        return None
 
 
 @dataclass(frozen=True)
 class AFACSWrongSlot(AFACS):
     """Mutant of AFA-CS: worker i's update is written into slot (i + 1) mod M."""
 
-    def aggregate(self, state, x, G, workers, K, delays, num_workers):
-        mem = state["memory"]
-        mem[np.arange(len(x))[:, None], (workers + 1) % num_workers] = G
-        return x - _worker_mean(mem, factor=self.eta * self.eta_L)
+    def update_memory(self, state, workers, U):
+        M = state.memory.shape[1]
+        state.memory[np.arange(U.shape[0])[:, None], (workers + 1) % M] = U
 
 
 @dataclass(frozen=True)
@@ -134,8 +135,8 @@ class AFACSMemoryUnused(AFACS):
     step)."""
 
     def aggregate(self, state, x, G, workers, K, delays, num_workers):
-        state["memory"][np.arange(len(x))[:, None], workers] = G
-        return x - _worker_mean(G, factor=self.eta * self.eta_L)
+        self.update_memory(state, workers, G)
+        return x - _worker_mean(G, factor=self.eta * self.eta_L), state
 
 
 @dataclass(frozen=True)
@@ -144,7 +145,7 @@ class AFACSColdStart(AFACS):
     x_0)."""
 
     @property
-    def needs_warm_start(self):
+    def warm_start(self):
         return False
 
 
@@ -154,16 +155,16 @@ class AFACSColdStart(AFACS):
 class FedAvgNoK(FedAvg):
     """Mutant of FedAvg: Δ_i = −η_L G_i without the factor K_i (the update is read as one step)."""
 
-    def aggregate(self, state, x, G, workers, K, delays, num_workers):
-        return x - _worker_mean(G, factor=self.eta * self.eta_L)
+    def local_steps_weight(self, K):
+        return None
 
 
 @dataclass(frozen=True)
 class FedBuffNoStaleness(FedBuff):
     """Mutant of FedBuff: the staleness weight w(τ) is ignored (w ≡ 1)."""
 
-    def aggregate(self, state, x, G, workers, K, delays, num_workers):
-        return x - _worker_mean(G, K, factor=self.eta * self.eta_L)
+    def staleness_weight(self, tau):
+        return None
 
 
 # ------------------------------------------------------------------------------------------------ worker

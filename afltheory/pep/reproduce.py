@@ -42,16 +42,15 @@ def replay(result, tol=1e-5):
 
     x = inst.x0.copy()
     d = x.shape[0]
-    state = algo.init(1, M, d)
-    if sk.rule == "AFACS" and sk.memory_init == "warm":
-        for i in range(M):
-            state["memory"][0, i] = local(i, x, int(sk.init_K[i]))
+    state = algo.init(1, M, d, initial_updates=lambda: np.array(
+        [[local(i, x, int(sk.init_K[i])) for i in range(M)]]))
     xs = [x]
     for t in range(T):
         G = np.array([[local(int(i), xs[t - int(dl)], int(k))
                        for i, dl, k in zip(sk.workers[t], sk.delays[t], sk.K[t], strict=True)]])
-        x = algo.aggregate(state, xs[t][None], G, sk.workers[t][None], sk.K[t][None], sk.delays[t][None],
-                           M)[0]
+        x, state = algo.aggregate(state, xs[t][None], G, sk.workers[t][None], sk.K[t][None],
+                                  sk.delays[t][None], M)
+        x = x[0]
         xs.append(x)
     xs = np.array(xs)
     n = inst.x.shape[0]          # T (average metric only) or T + 1 iterates with all gradients recorded

@@ -62,6 +62,8 @@ class NoiseModel:
     sigma_L: float = 0.0
     sigma_L_kind: str = "exact"
     gaussian: bool = False
+    #: capability: one draw is N(0, (σ_L²/d) I) (the engine may then collapse K local steps into one draw)
+    isotropic_gaussian: bool = False
 
     def sample(self, rng: np.random.Generator, workers: np.ndarray, dim: int) -> np.ndarray:
         raise NotImplementedError
@@ -87,6 +89,7 @@ class NoNoise(NoiseModel):
     """Deterministic gradients (σ_L = 0)."""
 
     gaussian = True
+    isotropic_gaussian = True
 
     def sample(self, rng, workers, dim):
         return np.zeros((*np.shape(workers), dim))
@@ -105,6 +108,7 @@ class GaussianNoise(NoiseModel):
     """ξ ~ N(0, (σ_L²/d) I_d), so E‖ξ‖² = σ_L² exactly (Assumption 3, first part, with equality)."""
 
     gaussian = True
+    isotropic_gaussian = True
 
     def __init__(self, sigma_L: float):
         self.sigma_L = check_nonnegative("sigma_L", sigma_L)
@@ -161,6 +165,13 @@ class Problem:
     num_workers: int
     constants: Constants
     noise: NoiseModel
+    #: capability: the objective drifts between rounds (``base`` problem and ``walk(gen, rounds)``)
+    drifts: bool = False
+
+    def collapse_reason(self) -> str | None:
+        """Capability: None when K local SGD steps have a closed-form law the engine may draw in one step
+        (quadratics with additive isotropic Gaussian noise), else why not."""
+        return "the problem is not a quadratic with additive isotropic Gaussian noise"
 
     # -- to implement
     def local_value(self, x, i):

@@ -180,6 +180,9 @@ class DriftingQuadratic:
     exactly).
     """
 
+    #: capability read by the engine: ``base`` (the round-0 problem) and ``walk(gen, rounds)`` (the optimum's path)
+    drifts = True
+
     def __init__(self, dim: int = 10, num_workers: int = 10, L: float = 1.0, mu: float = 0.1,
                  sigma_L: float | NoiseModel = 0.0, sigma_G: float = 1.0, seed: int = 0,
                  hessian: str = "diag", sigma_q: float = 0.1):

@@ -37,6 +37,17 @@ class QuadraticProblem(Problem):
     """f_i(x) = ½ (x − c_i)ᵀ A_i (x − c_i) + e_i. Hessians stored as ``diag`` (S, d) or ``dense`` (S, d, d) with
     S = 1 (shared) or S = M (per worker). Constants are supplied by the subclass that certifies them."""
 
+    def collapse_reason(self) -> str | None:
+        """None when K local SGD steps collapse into one exact Gaussian draw (additive isotropic Gaussian noise,
+        diagonal or shared dense Hessians), else why not."""
+        if type(self).stochastic_grad is not Problem.stochastic_grad:
+            return "the problem draws its own stochastic gradients (noise not additive)"
+        if not self.noise.isotropic_gaussian:
+            return "the gradient noise is not isotropic Gaussian"
+        if self.kind == "dense" and not self.shared:
+            return "per-worker dense Hessians are not collapsed (use hessian='diag')"
+        return None
+
     def __init__(self, hessian, centers, offsets, noise: NoiseModel, *, kind: str):
         if kind not in ("diag", "dense"):
             raise ValueError(f"hessian kind={kind!r} must be 'diag' or 'dense'")

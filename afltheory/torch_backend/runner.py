@@ -30,7 +30,7 @@ from torch.func import functional_call
 
 from .. import _faults, _rng
 from .._validation import check_int, check_nonnegative
-from ..algorithms import AFACD, AFACS, SCAFFOLD, SGD, STALENESS_WEIGHTS, AsySG, FedAvg, FedBuff, FedProx
+from ..algorithms.base import ServerRule, WorkerRule
 from ..anarchy.behaviour import Replay
 from ..anarchy.schedule import Schedule
 from ..compression.channel import channel_for
@@ -165,29 +165,9 @@ class TorchTrace:
         return self.schedule.wall_clock
 
 
-def _aggregate(algorithm, x, G, K, tau, memory, workers):
-    """One server step in torch mirroring ``afltheory.algorithms.server``."""
-    step = algorithm.eta * algorithm.eta_L
-    if isinstance(algorithm, (AFACD, AsySG)):
-        return x - step * G.mean(dim=0)
-    if isinstance(algorithm, AFACS):
-        memory[torch.as_tensor(np.array(workers), device=x.device)] = G
-        return x - step * memory.mean(dim=0)
-    Kt = torch.as_tensor(np.array(K), dtype=G.dtype, device=G.device)[:, None]
-    if isinstance(algorithm, FedBuff):
-        w = torch.as_tensor(STALENESS_WEIGHTS[algorithm.staleness](np.array(tau)), dtype=G.dtype,
-                            device=G.device)[:, None]
-        return x - step * (w * Kt * G).mean(dim=0)
-    if isinstance(algorithm, FedAvg):
-        return x - step * (Kt * G).mean(dim=0)
-    raise ValueError(f"algorithm={algorithm!r} is not supported by the torch backend "
-                     f"(AFACD, AFACS, FedAvg, FedBuff, AsySG)")
-
-
-def _check_worker_rule(worker):
-    if type(worker) not in (SGD, FedProx, SCAFFOLD):
-        raise ValueError(f"worker rule {worker!r} is not supported by the torch backend (SGD, FedProx, "
-                         f"SCAFFOLD)")
+def _worker_state(worker, M, dim, dt, dev) -> dict:
+    """The worker rule's own state (``WorkerRule.init``) for one replicate, as torch tensors."""
+    return {k: torch.as_tensor(v, dtype=dt, device=dev) for k, v in worker.init(1, M, dim).items()}
 
 
 def run(task: TorchTask, algorithm, behaviour, rounds: int, replicates: int = 1, seed: int = 0, x0=None, *,
@@ -205,11 +185,11 @@ def run(task: TorchTask, algorithm, behaviour, rounds: int, replicates: int = 1,
     algorithm = _faults.substitute(algorithm)  # identity unless inside afltheory.mutants.injected(...)
     if not hasattr(algorithm, "eta_L"):
         raise ValueError(f"algorithm={algorithm!r} must be an afltheory.algorithms server rule")
-    if type(algorithm) not in (AFACD, AFACS, FedAvg, FedBuff, AsySG):  # exact types (a subclass may differ)
-        raise ValueError(f"algorithm={algorithm!r} is not supported by the torch backend (AFACD, AFACS, "
-                         f"FedAvg, FedBuff, AsySG themselves, not subclasses that may change the rule)")
+    if not isinstance(algorithm, ServerRule):
+        raise ValueError(f"algorithm={algorithm!r} must be an afltheory.algorithms.ServerRule")
     worker = algorithm.worker
-    _check_worker_rule(worker)
+    if not isinstance(worker, WorkerRule):
+        raise ValueError(f"worker rule {worker!r} must be an afltheory.algorithms.WorkerRule")
     if isinstance(behaviour, Schedule):
         behaviour = Replay(behaviour)
     M = task.num_workers
@@ -218,9 +198,8 @@ def run(task: TorchTask, algorithm, behaviour, rounds: int, replicates: int = 1,
     if fixed is not None:
         sched = Schedule(sched.workers, sched.delays, np.full_like(sched.local_steps, fixed), M,
                          np.full_like(sched.init_local_steps, fixed), sched.wall_clock)
-    buf = getattr(algorithm, "buffer_size", None) if isinstance(algorithm, FedBuff) else None
-    if buf is not None and buf != sched.m:
-        raise ValueError(f"buffer_size={algorithm.buffer_size} must equal the behaviour's m={sched.m}")
+    if hasattr(algorithm, "check_m"):
+        algorithm.check_m(sched.m)
     dev, dt = task.device, task.dtype
     x_start = task.initial_params() if x0 is None else torch.as_tensor(np.asarray(x0), dtype=dt, device=dev)
     if x_start.shape != (task.dim,):
@@ -255,15 +234,19 @@ def run(task: TorchTask, algorithm, behaviour, rounds: int, replicates: int = 1,
                 return None
             return torch.as_tensor(gen.choice(n, size=B, replace=False), device=dev)
 
-        def local(y0, i, K, c=None, ci=None, correct=True):
+        rows = np.zeros(1, dtype=np.int64)
+
+        def local(y0, i, K, wstate=None):
+            """K local steps of the worker rule from y0 (its ``correction`` hook, on torch tensors)."""
             y = y0.clone()
             gsum = torch.zeros_like(y0)
+            who = np.array([[i]])
             for _ in range(int(K)):
                 g = task.grad(y, i, batch(i))
-                if correct and isinstance(worker, FedProx):
-                    g = g + worker.mu * (y - y0)
-                elif correct and isinstance(worker, SCAFFOLD):
-                    g = g + (c - ci)
+                if wstate is not None:
+                    corr = worker.correction(wstate, y[None, None], y0[None, None], rows, who)
+                    if corr is not None:
+                        g = g + corr[0, 0]
                 gsum += g
                 y = y - eta_L * g
             return gsum / int(K), y
@@ -271,16 +254,16 @@ def run(task: TorchTask, algorithm, behaviour, rounds: int, replicates: int = 1,
         x = x_start.clone()
         hist = torch.empty((H, task.dim), dtype=dt, device=dev)
         hist[0] = x
-        memory = None
-        if isinstance(algorithm, AFACS):
-            memory = torch.zeros((M, task.dim), dtype=dt, device=dev)
-            if algorithm.needs_warm_start:
-                for i in range(M):
-                    memory[i] = local(x, i, sched.init_local_steps[r, i], correct=False)[0]
-                memory[:], bits[r, 0] = send(memory, np.arange(M), 0, r)
-        scaf = isinstance(worker, SCAFFOLD)
-        c = torch.zeros(task.dim, dtype=dt, device=dev) if scaf else None
-        c_i = torch.zeros((M, task.dim), dtype=dt, device=dev) if scaf else None
+
+        def initial_updates():
+            """Every worker's (sent) update at x_0, for a warm-started memory rule (no worker correction)."""
+            G0 = torch.stack([local(x, i, sched.init_local_steps[r, i])[0] for i in range(M)])
+            G0, bits[r, 0] = send(G0, np.arange(M), 0, r)
+            return G0.double().cpu().numpy()[None]
+
+        # the server rule itself (float64 NumPy, one replicate) and the worker rule's hooks: one definition
+        state = algorithm.init(1, M, task.dim, initial_updates=initial_updates)
+        wstate = _worker_state(worker, M, task.dim, dt, dev)
         e = 0
 
         def record(t, x):
@@ -296,20 +279,19 @@ def run(task: TorchTask, algorithm, behaviour, rounds: int, replicates: int = 1,
         record(0, x)
         for t in range(rounds):
             W, D, Ks = sched.workers[r, t], sched.delays[r, t], sched.local_steps[r, t]
-            Gs, news = [], []
-            for i, tau, K in zip(W.tolist(), D.tolist(), Ks.tolist(), strict=False):
+            Gs, y0s, yKs = [], [], []
+            for i, tau, K in zip(W.tolist(), D.tolist(), Ks.tolist(), strict=True):
                 y0 = hist[(t - tau) % H]
-                G, yK = local(y0, i, K, c, None if c_i is None else c_i[i])
-                Gs.append(G)
-                if scaf:
-                    news.append(c_i[i] - c + (y0 - yK) / (K * eta_L))
-            if scaf:  # every arrival used the pre-round (c, c_i); now update the controls (option II)
-                for i, new in zip(W.tolist(), news, strict=False):
-                    c = c + (new - c_i[i]) / M
-                    c_i[i] = new
+                G, yK = local(y0, i, K, wstate)
+                Gs.append(G), y0s.append(y0), yKs.append(yK)
+            # every arrival used the pre-round worker state; now the rule updates it (SCAFFOLD's controls)
+            worker.finish(wstate, torch.stack(y0s)[None], torch.stack(yKs)[None], torch.as_tensor(Ks[None]),
+                          eta_L, rows, W[None], M)
             Gc, sent = send(torch.stack(Gs), W, t + 1, r)
             bits[r, t + 1] = bits[r, t] + sent
-            x = _aggregate(algorithm, x, Gc, Ks, D, memory, W)
+            xn, state = algorithm.aggregate(state, x.double().cpu().numpy()[None],
+                                            Gc.double().cpu().numpy()[None], W[None], Ks[None], D[None], M)
+            x = torch.as_tensor(xn[0], dtype=dt, device=dev)
             if not bool(torch.isfinite(x).all()):
                 div[r] = t + 1
                 break

@@ -1,0 +1,217 @@
+"""The documented bases of every algorithm: ``ServerRule`` and ``WorkerRule`` (docs/DESIGN.md principle 1).
+
+An algorithm is defined ONCE, here and in its own small class, and every backend reads the same definition:
+``afltheory.simulate`` calls ``init`` / ``aggregate``; the exact engine (``afltheory.exact``) and the torch
+backend read the declarative hooks below. A rule is a frozen dataclass of hyperparameters (``eta``, ``eta_L``,
+``worker``, ``compressor``, ...); its server state is a typed frozen dataclass (``ServerState``) whose arrays
+are updated in place by ``aggregate`` (the engine owns them).
+
+Server step (all rules) [Yang et al. 2022, Alg. 2–3, with the proofs' step x − η η_L G]::
+
+    w_i   = local_steps_weight(K_i) · staleness_weight(τ_i)          (None = 1)
+    AFA-CD-like (keeps_memory False):  x_{t+1} = x_t − γ / normalizer(m, M) · Σ_{i∈M_t} w_i G_i
+    AFA-CS-like (keeps_memory True):   s_i ← w_i G_i for i ∈ M_t;  x_{t+1} = x_t − γ / normalizer(m, M) · Σ_{i∈[M]} s_i
+
+with γ = ``step_size`` (η η_L). Memory rules warm-start their slots with every worker's update at x_0
+(``warm_start``; the engine supplies those updates through ``init(..., initial_updates=...)``).
+
+Hooks a subclass may override (a mutant, a new rule): the declarative ones — ``step_size``,
+``local_steps_weight``, ``staleness_weight``, ``normalizer``, ``keeps_memory``, ``warm_start``,
+``fixed_local_steps`` — are honoured by every backend. The imperative ones — ``aggregate``, ``update_memory``,
+``init`` — are honoured by ``simulate`` (and the torch backend, which calls them); the exact engine cannot
+represent arbitrary code and refuses a rule that overrides them with a ``TypeError`` (it never reads such a rule
+as its base class). A new stateless rule is one class overriding the weights (see ``FedAvg``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from .._validation import check_positive
+from ..compression.channel import check_compressor
+
+__all__ = ["MemoryState", "NoState", "ServerRule", "ServerState", "WorkerRule", "defining_class",
+           "overrides"]
+
+
+def defining_class(cls: type, name: str) -> type | None:
+    """The class in ``cls``'s MRO whose body defines attribute ``name`` (None if none does)."""
+    for c in cls.__mro__:
+        if name in c.__dict__:
+            return c
+    return None
+
+
+def overrides(obj: Any, name: str, base: type) -> bool:
+    """True when ``obj``'s class defines ``name`` somewhere below ``base`` (a subclass changed that hook)."""
+    return defining_class(type(obj), name) is not defining_class(base, name)
+
+
+@dataclass(frozen=True)
+class ServerState:
+    """Base of the typed server states: every field is an array with a leading replicate axis, updated in place
+    by the rule's ``aggregate``. ``state["name"]`` reads a field (transition convenience)."""
+
+    def arrays(self) -> tuple[np.ndarray, ...]:
+        """The state's arrays (each with a leading replicate axis)."""
+        return tuple(getattr(self, f.name) for f in dataclasses.fields(self))
+
+    def reset(self, rows: np.ndarray) -> None:
+        """Zero replicates ``rows`` (the engine freezes diverged replicates)."""
+        for a in self.arrays():
+            a[rows] = 0.0
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return getattr(self, name)
+
+
+@dataclass(frozen=True)
+class NoState(ServerState):
+    """A stateless rule's state."""
+
+
+@dataclass(frozen=True)
+class MemoryState(ServerState):
+    """Per-worker memory slots s_i: ``memory`` (R, M, d)."""
+
+    memory: np.ndarray
+
+
+def _sum_arrivals(G: np.ndarray, weights: np.ndarray | None) -> np.ndarray:
+    """Σ_i w_i G_i over the arrivals axis of G (R, n, d) — einsum runs one pass where ``G.sum(axis=1)``
+    reduces d-long rows (4× slower at d = 10; benchmarks/engine.py)."""
+    if weights is None:
+        return np.einsum("rnd->rd", G)
+    return np.einsum("rn,rnd->rd", np.asarray(weights, dtype=float), G)
+
+
+class ServerRule:
+    """Base of the server rules (see the module docstring for the step and the hooks). Subclasses are frozen
+    dataclasses with at least ``eta``, ``eta_L``, ``worker`` and ``compressor`` fields."""
+
+    #: the rule keeps per-worker memory slots (AFA-CS)
+    keeps_memory: ClassVar[bool] = False
+    #: every arrival runs this many local steps whatever the behaviour says (AsySG: 1); None: the schedule's K
+    fixed_local_steps: ClassVar[int | None] = None
+
+    def __post_init__(self) -> None:
+        check_positive("eta", self.eta)
+        check_positive("eta_L", self.eta_L)
+        check_compressor(getattr(self, "compressor", None))
+
+    # ------------------------------------------------------------------ declarative hooks (every backend)
+    @property
+    def step_size(self) -> float:
+        """γ = η η_L, the factor of the aggregated update in x_{t+1} = x_t − γ G_t."""
+        return float(self.eta) * float(self.eta_L)
+
+    def local_steps_weight(self, K: np.ndarray) -> np.ndarray | None:
+        """Per-arrival factor w_K(K) on G_i (None: 1). FedAvg/FedBuff: K (a worker sends Δ = −η_L K G)."""
+        return None
+
+    def staleness_weight(self, tau: np.ndarray) -> np.ndarray | None:
+        """Per-arrival factor w_τ(τ) on G_i (None: 1). FedBuff: its staleness weight."""
+        return None
+
+    def local_step_sizes(self, num_workers: int) -> np.ndarray | None:
+        """Per-worker local step sizes (M,) when they differ by worker (DynamicFedAvg's μ/E_k); None: η_L."""
+        return None
+
+    def normalizer(self, m: int, num_workers: int) -> int:
+        """The count the aggregated sum is divided by: m arrivals, or M slots for a memory rule."""
+        return num_workers if self.keeps_memory else m
+
+    @property
+    def warm_start(self) -> bool:
+        """Memory slots start with every worker's update at x_0 (``memory_init="warm"``)."""
+        return self.keeps_memory and getattr(self, "memory_init", "zeros") == "warm"
+
+    @property
+    def needs_warm_start(self) -> bool:
+        """Alias of ``warm_start`` (older name)."""
+        return self.warm_start
+
+    def arrival_weights(self, K: np.ndarray, tau: np.ndarray) -> np.ndarray | None:
+        """w(K, τ) = w_K(K) · w_τ(τ) per arrival (None when both are 1)."""
+        wk, wt = self.local_steps_weight(K), self.staleness_weight(tau)
+        if wk is None:
+            return None if wt is None else np.asarray(wt, dtype=float)
+        wk = np.asarray(wk, dtype=float)
+        return wk if wt is None else wk * np.asarray(wt, dtype=float)
+
+    # ------------------------------------------------------------------ imperative hooks (simulate, torch)
+    def init(self, replicates: int, num_workers: int, dim: int,
+             initial_updates: Callable[[], np.ndarray] | None = None) -> ServerState:
+        """The server state for ``replicates`` runs. ``initial_updates()`` -> (R, M, d): every worker's update
+        at x_0, called only by a warm-started memory rule (the engines pass it; without it the slots start at
+        zero and the caller fills them)."""
+        if not self.keeps_memory:
+            return NoState()
+        mem = np.zeros((replicates, num_workers, dim))
+        if self.warm_start and initial_updates is not None:
+            mem[:] = initial_updates()
+        return MemoryState(mem)
+
+    def update_memory(self, state: ServerState, workers: np.ndarray, U: np.ndarray) -> None:
+        """s_i ← U_i for the arrivals ``workers`` (R, m) (U = w_i G_i), in place."""
+        state.memory[np.arange(U.shape[0])[:, None], workers] = U
+
+    def aggregate(self, state: ServerState, x: np.ndarray, G: np.ndarray, workers: np.ndarray, K: np.ndarray,
+                  delays: np.ndarray, num_workers: int) -> tuple[np.ndarray, ServerState]:
+        """One server step: x (R, d), G (R, m, d) the arrivals' (compressed) updates, ``workers``/``K``/``delays``
+        (R, m). Returns (x_{t+1}, state) (the state's arrays are updated in place)."""
+        w = self.arrival_weights(K, delays)
+        factor = self.step_size / self.normalizer(G.shape[1], num_workers)
+        if self.keeps_memory:
+            self.update_memory(state, workers, G if w is None else G * w[..., None])
+            s = _sum_arrivals(state.memory, None)
+        else:
+            s = _sum_arrivals(G, w)
+        s *= factor
+        return x - s, state
+
+
+class WorkerRule:
+    """Base of the worker rules: what one arriving worker does during its K local steps from its (stale) start
+    point y_0. ``correction(state, y, y0, rows, workers)`` is added to each stochastic gradient (None: nothing);
+    ``finish`` updates per-worker state after the K steps; ``init`` builds that state (a dict of arrays with a
+    leading replicate axis). Declarative hook read by the exact engine and the collapsed sampler:
+    ``prox_weight`` — the rule's correction is μ (y − y_0) with no state (SGD: 0, FedProx: μ), or None.
+    A subclass that overrides ``correction``/``finish`` below the class defining ``prox_weight`` is refused by
+    the exact engine (it never reads such a rule as its base)."""
+
+    def init(self, replicates: int, num_workers: int, dim: int) -> dict:
+        """Per-worker state (arrays with a leading replicate axis); {} for stateless rules."""
+        return {}
+
+    def correction(self, state: dict, y: np.ndarray, y0: np.ndarray, rows: np.ndarray,
+                   workers: np.ndarray) -> np.ndarray | None:
+        """The term added to each stochastic gradient at y (None: nothing)."""
+        return None
+
+    def finish(self, state: dict, y0: np.ndarray, yK: np.ndarray, K: np.ndarray, eta_L: float, rows: np.ndarray,
+               workers: np.ndarray, num_workers: int) -> None:
+        """Update the per-worker state after the K local steps (in place)."""
+        return None
+
+    @property
+    def prox_weight(self) -> float | None:
+        """μ when the correction is exactly μ (y − y_0) and the rule keeps no state; None otherwise."""
+        return None
+
+    def affine_prox_weight(self) -> float | None:
+        """``prox_weight`` if no subclass changed ``correction``/``finish``/``init`` below the class that
+        defines it (what the exact engine and the collapsed sampler may rely on), else None."""
+        base = defining_class(type(self), "prox_weight")
+        if base is None or self.prox_weight is None:
+            return None
+        for hook in ("correction", "finish", "init"):
+            d = defining_class(type(self), hook)
+            if d is not base and d is not WorkerRule and issubclass(d, base):
+                return None
+        return float(self.prox_weight)
