@@ -1,20 +1,19 @@
-"""Verdicts with power (DESIGN.md "Verdict power"): bound verdicts that report each term's share and are run where
-the term they are about matters, plausible negative controls, engine-vs-reference and Monte-Carlo-vs-exact
-agreement verdicts, and the starting points that make a transient term matter.
+"""Verdicts with power (DESIGN.md "Verdict power"): bound verdicts that report each term's share and are run
+where the term they are about matters, plausible negative controls, engine-vs-reference and
+Monte-Carlo-vs-exact agreement verdicts, and the starting points that make a transient term matter.
 
 - ``bound_check``: measured vs a bound given by its named terms (``theory.theoremK.bound_terms``). The verdict
-  names the term(s) it is *about*; if another term holds more than ``DOMINANCE`` of the bound the configuration
-  lacks power and the verdict fails (saying so). Its negative control is the plausible wrong claim "the bound
-  without the term(s) under test" (or one given explicitly), never bound/100.
-- ``steep_start``: x_0 = x* + r v, v the top eigenvector of ∇²f(x*), r chosen so that the transient term
-  4(f_0 − f_*)/(η η_L T) has a given share of the bound; along v a server that moves too slowly (a step too small
-  by a constant factor) exceeds the transient term.
+  names the term(s) it is *about*; if another term holds more than ``DOMINANCE`` of the bound the
+  configuration lacks power and the verdict fails (saying so). Its negative control is the plausible wrong
+  claim "the bound without the term(s) under test" (or one given explicitly), never bound/100.
+- ``steep_start``: x_0 = x* + r v, v the top eigenvector of ∇²f(x*), r chosen so that the transient term 4(f_0
+  − f_*)/(η η_L T) has a given share of the bound; along v a server that moves too slowly (a step too small by
+  a constant factor) exceeds the transient term.
 - ``reference_check``: the engine's ‖∇f(x_t)‖² on a realized schedule equals the independent plain loop of
-  ``_reference`` (σ_L = 0); control: the plain loop of the nearest wrong reading (sum of the K gradients, or the
-  printed server step).
+  ``_reference`` (σ_L = 0); control: the plain loop of the nearest wrong reading (sum of the K gradients, or
+  the printed server step).
 - ``agreement_check``: Monte Carlo vs exact moments, z-scores of the time average and of the last-quarter
-  average; control: the same z-test against the exact moments with σ_L² halved.
-"""
+  average; control: the same z-test against the exact moments with σ_L² halved."""
 
 from __future__ import annotations
 
@@ -22,9 +21,12 @@ import numpy as np
 from scipy import stats
 
 from afltheory.analysis import compare_bound, format_shares, term_shares
+from afltheory.checks import NegativeControl, Verdict
 
-__all__ = ["DOMINANCE", "agreement_check", "bound_check", "conditions_note", "make_verdict", "reference_check",
-           "steep_start", "top_direction"]
+__all__ = ["DOMINANCE", "ConditionsViolated", "agreement_check", "bound_check", "bound_figure",
+           "conditions_note",
+           "make_control", "make_verdict", "reference_check", "require_conditions", "steep_start",
+           "top_direction"]
 
 #: a term above this share of the bound dominates it; allowed only for the term the verdict is about
 DOMINANCE = 0.6
@@ -32,33 +34,39 @@ OUTSIDE = "outside the conditions (exploratory)"
 
 
 def make_verdict(**kw):
-    """A keyword-only ``Verdict`` (afltheory.checks when available; else the older analysis.Verdict, with
-    ``terms``/``inside_conditions``/``derivation`` kept in ``details``)."""
-    try:
-        from afltheory.checks import Verdict
-        return Verdict(**kw)
-    except ImportError:
-        from afltheory.analysis import Verdict
-        details = dict(kw.pop("details", None) or {})
-        for k in ("terms", "inside_conditions", "derivation"):
-            if k in kw:
-                details[k] = kw.pop(k)
-        kw.setdefault("ci", None)
-        kw.setdefault("tolerance", None)
-        kw["figures"] = list(kw.get("figures", ()))
-        return Verdict(details=details, **kw)
+    """A keyword-only ``afltheory.checks.Verdict``."""
+    return Verdict(**kw)
 
 
 def make_control(description, measured, theoretical, passed):
-    try:
-        from afltheory.checks import NegativeControl
-    except ImportError:
-        from afltheory.analysis import NegativeControl
-    try:
-        return NegativeControl(description=description, measured=measured, theoretical=theoretical,
-                               passed=bool(passed))
-    except TypeError:
-        return NegativeControl(description, measured, theoretical, bool(passed))
+    """A ``afltheory.checks.NegativeControl`` (``passed`` True means the control failed to fail)."""
+    return NegativeControl(description=description, measured=measured, theoretical=theoretical,
+                           passed=bool(passed))
+
+
+class ConditionsViolated(ValueError):
+    """A check configured to run inside a theorem's conditions is not (raised, never asserted: ``python -O``
+    must not run a check outside its hypotheses)."""
+
+
+def require_conditions(conds, what: str):
+    """Raise ``ConditionsViolated`` naming the failing conditions unless every one of ``conds`` holds."""
+    bad = [c for c in conds if not c.holds]
+    if bad:
+        raise ConditionsViolated(f"{what}: configured inside the theorem's conditions, but "
+                                 + ", ".join(f"{c.name} ({c.lhs:.4g} vs {c.rhs:.4g})" for c in bad) + " fail")
+    return True
+
+
+def bound_figure(ctx, name, verdicts, title):
+    """Bar figure ``ctx.fig(name)`` of measured vs bound (labels: the id after the first dot); only draws (the
+    verdicts name the figure when they are built)."""
+    from afltheory.plots import bound_plot
+
+    path, _ = ctx.fig(name)
+    bound_plot(path, [v.id.split(".", 1)[1] for v in verdicts], [v.measured for v in verdicts],
+               [v.theoretical for v in verdicts], ucb=[(v.ci or (None, v.measured))[1] for v in verdicts],
+               title=title)
 
 
 def conditions_note(conds) -> str:
@@ -69,10 +77,10 @@ def bound_check(*, id, claim, reference, measured, terms, about, inside_conditio
                 level=0.99, figures=(), notes="", method=None, details=None):
     """Upper-bound verdict from the bound's named ``terms`` (dict name -> per-replicate values).
 
-    ``about``: the term name(s) the verdict tests. ``control``: None (the bound without the ``about`` terms) or
-    (description, bound values) — a plausible wrong claim the measurement must violate. Passed = UCB ≤ bound (or
-    exact ≤ bound), the configuration inside the theorem's conditions, and no term outside ``about`` above
-    ``DOMINANCE`` of the bound."""
+    ``about``: the term name(s) the verdict tests. ``control``: None (the bound without the ``about`` terms)
+    or (description, bound values) — a plausible wrong claim the measurement must violate. Passed = UCB ≤
+    bound (or exact ≤ bound) and no term outside ``about`` above ``DOMINANCE`` of the bound. A configuration
+    outside the theorem's conditions (``inside_conditions=False``) is labelled exploratory in the notes."""
     about = (about,) if isinstance(about, str) else tuple(about)
     unknown = [a for a in about if a not in terms]
     if unknown:
@@ -94,11 +102,11 @@ def bound_check(*, id, claim, reference, measured, terms, about, inside_conditio
     head = (f"about {' + '.join(about)} ({about_share:.0%} of the bound); terms: {format_shares(shares)}"
             + (f"; NO POWER: {dom} holds {shares[dom]:.0%} of the bound and is not what this verdict tests"
                if powerless else ""))
-    if not inside_conditions:
+    if inside_conditions is False:
         head = f"{OUTSIDE}; " + head
     return make_verdict(
         id=id, claim=claim, reference=reference, measured=cmp.measured, theoretical=cmp.bound,
-        passed=bool(cmp.holds and not powerless and (inside_conditions or inside_conditions is None)),
+        passed=bool(cmp.holds and not powerless),
         ci=None if exact else (None, cmp.ucb), tolerance=tol, relation="<=", slack=cmp.slack,
         method=method or cmp.method, notes=head + ("; " + notes if notes else ""),
         inside_conditions=inside_conditions, terms=shares, figures=tuple(figures), negative_control=nc,
@@ -142,9 +150,11 @@ def steep_start(problem, rest, x_step, T, share=0.9, direction=None) -> np.ndarr
 
 
 # ----------------------------------------------------------------------------------- engine vs references
-def reference_check(*, id, claim, reference, problem, algorithm, schedule, x0, control_kind="sum_K", rtol=1e-8,
+def reference_check(*, id, claim, reference, problem, algorithm, schedule, x0, control_kind="sum_K",
+                    rtol=1e-8,
                     seed=0, notes=""):
-    """The engine's ‖∇f(x_t)‖² (``simulate`` replaying ``schedule``, σ_L = 0) equals the independent plain loop
+    """The engine's ‖∇f(x_t)‖² (``simulate`` replaying ``schedule``, σ_L = 0) equals the independent plain
+    loop
     of ``_reference`` at every round and replicate, relative to max_t ‖∇f(x_t)‖², within ``rtol``."""
     import warnings
 
@@ -153,10 +163,12 @@ def reference_check(*, id, claim, reference, problem, algorithm, schedule, x0, c
 
     from ._reference import reference_grad_norm_sq
     if problem.constants.sigma_L != 0:
-        raise ValueError(f"reference_check needs deterministic gradients; got sigma_L={problem.constants.sigma_L}")
+        raise ValueError("reference_check needs deterministic gradients; got "
+                         f"sigma_L={problem.constants.sigma_L}")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        tr = aft.simulate(problem, algorithm, Replay(schedule), schedule.rounds, schedule.replicates, seed, x0=x0)
+        tr = aft.simulate(problem, algorithm, Replay(schedule), schedule.rounds, schedule.replicates, seed,
+                          x0=x0)
     ref = reference_grad_norm_sq(problem, algorithm, schedule, x0)
     scale = float(np.max(ref))
 
@@ -167,8 +179,10 @@ def reference_check(*, id, claim, reference, problem, algorithm, schedule, x0, c
     e = err(tr.grad_norm_sq)
     wrong = reference_grad_norm_sq(problem, algorithm, schedule, x0, kind=control_kind)
     ew = float(np.max(np.abs(wrong - ref)) / scale)
-    desc = {"sum_K": "the plain loop of the nearest wrong reading (worker returns the SUM of its K gradients)",
-            "printed_step": "the plain loop of the printed server step x − η G (inconsistency #1)"}[control_kind]
+    desc = {"sum_K": "the plain loop of the nearest wrong reading (worker returns the SUM of its K "
+                     "gradients)",
+            "printed_step": "the plain loop of the printed server step x − η G (inconsistency "
+                            "#1)"}[control_kind]
     return make_verdict(
         id=id, claim=claim, reference=reference, measured=e, theoretical=0.0, passed=e <= rtol,
         tolerance=f"max_t,r |engine − loop| / max ‖∇f‖² ≤ {rtol:g}", relation="~=",
@@ -193,7 +207,10 @@ def agreement_check(*, id, claim, reference, mc_samples, exact_value, exact_wron
         raise ValueError(f"mc_samples has R={R} replicates; at least 2 are needed for a z-score")
     ex = np.broadcast_to(np.asarray(exact_value, dtype=float), (k,))
     exw = np.broadcast_to(np.asarray(exact_wrong, dtype=float), (k,))
-    se = s.std(axis=0, ddof=1) / np.sqrt(R)
+    # a rounding floor: a statistic that is deterministic (zero variance across replicates, e.g. the first
+    # round
+    # of AFA-CS from its warm start) is compared to 1e-10 relative instead of dividing round-off by round-off
+    se = np.sqrt((s.std(axis=0, ddof=1) / np.sqrt(R)) ** 2 + (1e-10 * np.abs(ex)) ** 2)
     if z_crit is None:
         z_crit = float(stats.norm.ppf(1 - (1 - level) / (2 * k)))
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -209,4 +226,5 @@ def agreement_check(*, id, claim, reference, mc_samples, exact_value, exact_wron
         + "z per statistic " + ", ".join(f"{x:+.2f}" for x in z),
         inside_conditions=None, details={"z": z.tolist(), "mc_mean": s.mean(axis=0).tolist(),
                                          "exact": ex.tolist()},
-        negative_control=make_control(f"the same z-test against {wrong_desc}", zwmax, z_crit, zwmax <= z_crit))
+        negative_control=make_control("the same z-test against "
+                                      f"{wrong_desc}", zwmax, z_crit, zwmax <= z_crit))

@@ -10,8 +10,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["control_str", "fmt", "measured_str", "print_table", "table_lines", "theory_str", "verdict_str",
-           "write_html", "write_markdown"]
+__all__ = ["control_str", "fmt", "measured_str", "print_table", "table_lines", "terms_str", "theory_str",
+           "verdict_str", "write_html", "write_markdown"]
 
 
 def fmt(v: Any, digits: int = 4) -> str:
@@ -52,12 +52,30 @@ def theory_str(v) -> str:
 
 
 def verdict_str(v) -> str:
-    """PASS / FAIL / FAIL (negative control passed)."""
+    """PASS / FAIL / FAIL (negative control passed); labelled "(derivation)" for a symbolic derivation and
+    "outside the conditions (exploratory)" for a configuration outside the theorem's hypotheses."""
     if v.ok:
-        return "PASS" + (" (finding)" if v.finding else "")
-    if not v.passed:
-        return "FAIL"
-    return "FAIL (negative control passed)"
+        s = "PASS" + (" (finding)" if v.finding else "")
+    elif not v.passed:
+        s = "FAIL"
+    else:
+        s = "FAIL (negative control passed)"
+    if v.derivation:
+        s += " (derivation)"
+    if v.inside_conditions is False:
+        s += " · outside the conditions (exploratory)"
+    return s
+
+
+def terms_str(v) -> str:
+    """The dominant term of a bound verdict and its share of the bound ("transient 90%"), or "—"."""
+    if not v.terms:
+        return "—"
+    name = max(v.terms, key=lambda k: v.terms[k])
+    try:
+        return f"{name} {float(v.terms[name]):.0%}"
+    except (TypeError, ValueError):
+        return f"{name} {v.terms[name]}"
 
 
 def control_str(v) -> str:
@@ -76,11 +94,12 @@ def rows(results):
 
 def table_lines(results: list[dict]) -> tuple[list[str], list[list[str]]]:
     """(header, rows) of the verdict table."""
-    head = ["id", "claim", "measured [CI]", "theory", "slack", "verdict", "neg. control"]
+    head = ["id", "claim", "measured [CI]", "theory", "slack", "dominant term", "verdict", "neg. control"]
     out = []
     for _, v in rows(results):
         slack = fmt(v.slack, 3) if v.slack is not None else "—"
-        out.append([v.id, v.claim, measured_str(v), theory_str(v), slack, verdict_str(v), control_str(v)])
+        out.append([v.id, v.claim, measured_str(v), theory_str(v), slack, terms_str(v), verdict_str(v),
+                    control_str(v)])
     return head, out
 
 

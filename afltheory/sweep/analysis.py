@@ -38,7 +38,8 @@ def export_csv(store, out) -> int:
     pcols = sorted({k for r in rows for k in flat_params(r["config"])})
     mcols = sorted({k for r in rows for k in r["metrics"]} - set(pcols))  # rounds/replicates appear once
     cols = ["id", "point_id", "sim_seed"] + pcols + mcols + ["duration", "worker"]
-    with open(out, "w", newline="") as fh:
+    from .store import atomic_output
+    with atomic_output(out, "w", newline="") as fh:  # temp file + rename: never a truncated CSV
         w = csv.writer(fh)
         w.writerow(cols)
         for r in rows:

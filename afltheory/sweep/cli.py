@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import warnings
 
 __all__ = ["add_sweep_parser", "main"]
 
@@ -103,11 +104,24 @@ def _cmd_run(args) -> int:
               f"point(s), spec hash {spec.hash[:12]}")
         return 0
     try:
-        rep = run_sweep(spec, args.store, jobs=args.jobs, executor=args.executor, scheduler=args.scheduler,
-                        task=args.task, progress=None if args.progress == "auto" else args.progress,
-                        extend=args.extend)
+        def on_wait(holder):
+            print(f"afltheory sweep: store {args.store} is being written by {holder}; waiting for it to "
+                  f"finish, then running only the tasks still missing", file=sys.stderr, flush=True)
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # the report below says the same
+            rep = run_sweep(spec, args.store, jobs=args.jobs, executor=args.executor, scheduler=args.scheduler,
+                            task=args.task, progress=None if args.progress == "auto" else args.progress,
+                            extend=args.extend, on_wait=on_wait)
     except (StoreError, ImportError, ValueError) as exc:
         return _err(str(exc))
+    for line in rep.damage:
+        print(f"afltheory sweep: {line}", file=sys.stderr)
+    if rep.waited_for:
+        print(f"afltheory sweep: waited for {rep.waited_for}", file=sys.stderr)
+    if rep.pool_rebuilds:
+        print(f"afltheory sweep: {rep.pool_rebuilds} worker process(es) died; the pool was rebuilt and their "
+              f"tasks rerun", file=sys.stderr)
     print(f"sweep {spec.name or args.spec}: {rep.ran} ran, {rep.skipped} already stored, {rep.failed} failed, "
           f"{rep.total} total ({rep.executor}, {rep.jobs} job(s), {rep.seconds:.1f} s) -> {args.store}",
           file=sys.stderr)

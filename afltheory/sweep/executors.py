@@ -2,7 +2,11 @@
 tasks finish (error is a string with the traceback, or None), with a bounded number of tasks in flight.
 
 - ``LocalExecutor(jobs=1)`` runs in the calling process; ``jobs > 1`` uses a ProcessPoolExecutor with the
-  ``forkserver`` start method (``spawn`` where unavailable): no fork of a threaded parent.
+  ``forkserver`` start method (``spawn`` where unavailable): no fork of a threaded parent. A pool worker that
+  dies (SIGKILL, OOM kill) breaks the pool: it is rebuilt and the tasks that were in flight are resubmitted, up
+  to ``retries`` times each; only then is a task reported failed ("worker process died"). A task's own
+  exception is reported at once, never retried. Pool workers exit by themselves within ~0.5 s when the
+  process that started them dies (they poll its pid), so killing a runner leaves no orphans.
 - ``DaskExecutor(scheduler=ADDR)`` submits to an existing Dask scheduler; without an address it starts a
   LocalCluster on 127.0.0.1 (``jobs`` single-threaded worker processes). dask is imported lazily.
 
@@ -12,15 +16,36 @@ tasks finish (error is a string with the traceback, or None), with a bounded num
 from __future__ import annotations
 
 import multiprocessing as mp
+import os
+import threading
+import time
 import traceback
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 
 __all__ = ["Executor", "LocalExecutor", "DaskExecutor", "make_executor"]
 
 
 def _fmt(exc: BaseException) -> str:
     return "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)).strip()
+
+
+def _watch_parent(pid: int, interval: float = 0.5) -> None:
+    """Pool-worker initializer: a daemon thread that ends this process when process ``pid`` (the runner that
+    started the pool) no longer exists — a SIGKILLed runner must not leave workers behind."""
+
+    def watch():
+        while True:
+            time.sleep(interval)
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                os._exit(3)
+            except PermissionError:  # pid reused by another user's process: the runner is gone
+                os._exit(3)
+
+    threading.Thread(target=watch, name="afltheory-parent-watch", daemon=True).start()
 
 
 class Executor:
@@ -44,16 +69,32 @@ class Executor:
 class LocalExecutor(Executor):
     name = "local"
 
-    def __init__(self, jobs: int = 1, *, start_method: str | None = None, window: int | None = None):
+    def __init__(self, jobs: int = 1, *, start_method: str | None = None, window: int | None = None,
+                 retries: int = 2):
         if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
             raise ValueError(f"jobs={jobs!r} must be an integer >= 1")
+        if isinstance(retries, bool) or not isinstance(retries, int) or not 0 <= retries <= 100:
+            raise ValueError(f"retries={retries!r} must be an integer in [0, 100]")
         self.jobs = jobs
         self.window = window or 2 * jobs
+        self.retries = retries
+        self.rebuilds = 0  # pools rebuilt after a worker died (for reports and tests)
         self._pool = None
+        self._ctx = None
         if jobs > 1:
             if start_method is None:
                 start_method = "forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn"
-            self._pool = ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context(start_method))
+            self._ctx = mp.get_context(start_method)
+            self._pool = self._new_pool()
+
+    def _new_pool(self):
+        return ProcessPoolExecutor(max_workers=self.jobs, mp_context=self._ctx, initializer=_watch_parent,
+                                   initargs=(os.getpid(),))
+
+    def worker_pids(self) -> list[int]:
+        """Pids of the live pool workers (empty for jobs=1)."""
+        procs = getattr(self._pool, "_processes", None) or {}
+        return [p.pid for p in procs.values() if p.is_alive()]
 
     def imap_unordered(self, fn, payloads):
         if self._pool is None:
@@ -64,24 +105,61 @@ class LocalExecutor(Executor):
                     yield p, None, _fmt(exc)
             return
         it = iter(payloads)
-        inflight = {}
+        inflight: dict = {}
+        suspects: list = []          # tasks in flight when a worker died: rerun one at a time
+        deaths: dict[str, int] = {}  # id -> deaths of a worker running this task *alone* (its own fault)
 
         def fill():
-            while len(inflight) < self.window:
+            while len(inflight) < (1 if suspects else self.window):
+                if suspects:
+                    p = suspects.pop(0)
+                else:
+                    try:
+                        p = next(it)
+                    except StopIteration:
+                        return
                 try:
-                    p = next(it)
-                except StopIteration:
-                    return
-                inflight[self._pool.submit(fn, p)] = p
+                    inflight[self._pool.submit(fn, p)] = p
+                except BrokenProcessPool:  # broke between two submissions: rebuild, try again
+                    suspects.insert(0, p)
+                    self._rebuild()
 
         fill()
+        streak = 0  # consecutive pool breaks with no task finishing in between
         while inflight:
             done, _ = wait(inflight, return_when=FIRST_COMPLETED)
+            broken = [f for f in done if isinstance(f.exception(), BrokenProcessPool)]
+            streak = streak + 1 if broken and len(broken) == len(done) else 0
+            if streak > 3 * (self.retries + 1):
+                raise RuntimeError(f"the process pool broke {streak} times in a row without finishing a task "
+                                   f"(workers cannot start, or every task kills its worker); giving up")
             for fut in done:
-                p = inflight.pop(fut)
-                exc = fut.exception()
-                yield (p, None, _fmt(exc)) if exc is not None else (p, fut.result(), None)
+                if fut not in broken:
+                    p = inflight.pop(fut)
+                    exc = fut.exception()
+                    yield (p, None, _fmt(exc)) if exc is not None else (p, fut.result(), None)
+            if broken:
+                lost = list(inflight.values())
+                inflight.clear()
+                self._rebuild()
+                if len(lost) == 1:  # ran alone: the death is attributable to this task
+                    p = lost[0]
+                    key = str(p.get("id", id(p)))
+                    deaths[key] = deaths.get(key, 0) + 1
+                    if deaths[key] > self.retries:
+                        yield p, None, (f"worker process died while running this task alone {deaths[key]} "
+                                        f"time(s) (killed by a signal or out of memory?); not retried further "
+                                        f"(retries={self.retries})")
+                        lost = []
+                suspects.extend(lost)
             fill()
+
+    def _rebuild(self):
+        old = self._pool
+        self._pool = self._new_pool()
+        self.rebuilds += 1
+        if old is not None:
+            old.shutdown(wait=False, cancel_futures=True)
 
     def close(self):
         if self._pool is not None:

@@ -10,21 +10,35 @@ Tables::
           spec_hash, recorded)                       -- finished tasks; PRIMARY KEY(id): never duplicated
     failures(id, error, recorded)                    -- last error of a task that raised (not finished)
 
+    row_sums(id, sha256)                             -- checksum of each task row, written with the row
+
 Only the sweep's parent process writes; each result is one ``BEGIN IMMEDIATE ... COMMIT`` transaction, so a
 SIGKILL at any moment leaves either the whole row or nothing. Readers (``status``, ``export``, ``plot``) use
-WAL snapshots and never block the writer.
+WAL snapshots and never block the writer. One runner at a time: ``run_sweep`` holds an exclusive lock on
+``<store>.lock`` (``Store.runner_lock``; released by the OS if the runner dies), and a second runner waits for
+it, saying so, then runs only what is still missing.
+
+Integrity (``Store.verify``): SQLite's ``quick_check`` plus a SHA-256 per task row over its stored fields; rows
+that fail the checksum or do not decode are deleted (recorded in ``failures`` as corrupted), so the next run
+recomputes them. A file whose SQLite header is damaged (or that is not a store) is refused with a clear
+message; a store whose pages are damaged is salvaged: its readable, checksum-valid rows are copied into a fresh
+store and the damaged file is kept next to it as ``<store>.corrupt-<time>``. The schema is checked too: only
+this module's tables and indexes may exist (a crafted view or trigger could otherwise hang or alter reads).
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
+import os
 import sqlite3
 import time
 from pathlib import Path
 
 from .tasks import decode_arrays
 
-__all__ = ["Store", "StoreError", "StoreMismatchError", "STORE_SCHEMA"]
+__all__ = ["Store", "StoreError", "StoreMismatchError", "StoreBusyError", "STORE_SCHEMA", "atomic_output"]
 
 STORE_SCHEMA = 1
 
@@ -39,8 +53,43 @@ CREATE TABLE IF NOT EXISTS tasks (id TEXT PRIMARY KEY, point_id TEXT NOT NULL, c
                                   arrays BLOB NOT NULL, started REAL, finished REAL, duration REAL,
                                   worker TEXT, spec_hash TEXT, recorded REAL);
 CREATE TABLE IF NOT EXISTS failures (id TEXT PRIMARY KEY, error TEXT, recorded REAL);
+CREATE TABLE IF NOT EXISTS row_sums (id TEXT PRIMARY KEY, sha256 TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS tasks_point ON tasks(point_id);
 """
+_TABLES = {"schema_version", "meta", "specs", "plan", "tasks", "failures", "row_sums"}
+_INDEXES = {"tasks_point"}
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+#: The checksummed fields of a task row, in order.
+_SUM_COLS = "id, point_id, config, seed, metrics, array_names, arrays"
+
+
+def _row_sum(row) -> str:
+    """SHA-256 over a task row's stored fields (id, point_id, config, seed, metrics, array_names, arrays)."""
+    h = hashlib.sha256()
+    for v in row:
+        b = v if isinstance(v, (bytes, bytearray, memoryview)) else repr(v).encode()
+        h.update(len(b).to_bytes(8, "little"))
+        h.update(bytes(b))
+    return h.hexdigest()
+
+
+@contextlib.contextmanager
+def atomic_output(path, mode: str = "w", **kw):
+    """Open a temporary file next to ``path`` for writing; on success fsync it and rename it over ``path``
+    (atomic on POSIX), on any error remove it: readers see the old file or the complete new one, never a
+    truncated one (a SIGKILL mid-write leaves at most a stray ``.<name>.tmp-<pid>``)."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    try:
+        with open(tmp, mode, **kw) as fh:
+            yield fh
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 class StoreError(RuntimeError):
@@ -51,15 +100,41 @@ class StoreMismatchError(StoreError):
     """The store holds tasks planned by a different spec."""
 
 
+class StoreBusyError(StoreError):
+    """Another runner holds the store's lock (and we were told not to wait)."""
+
+
 class Store:
     """A results store. ``Store(path)`` opens for writing (creating it); ``Store(path, readonly=True)`` for reading."""
 
     def __init__(self, path, *, readonly: bool = False, timeout: float = 30.0):
         self.path = Path(path)
         self.readonly = readonly
-        if readonly:
-            if not self.path.exists():
-                raise StoreError(f"store {self.path} does not exist")
+        self.timeout = timeout
+        self.damage: list[str] = []  # what verify()/salvage found and did (empty: nothing)
+        if readonly and not self.path.exists():
+            raise StoreError(f"store {self.path} does not exist")
+        self._check_header()
+        try:
+            self._connect()
+        except sqlite3.DatabaseError as exc:
+            if readonly:
+                raise StoreError(f"store {self.path} is damaged ({exc}); `afltheory sweep run` salvages its "
+                                 f"readable rows and recomputes the rest") from None
+            self._salvage(f"cannot be opened: {exc}")
+
+    def _check_header(self):
+        if self.path.exists() and self.path.stat().st_size > 0:
+            with open(self.path, "rb") as fh:
+                head = fh.read(16)
+            if head != _SQLITE_MAGIC:
+                raise StoreError(f"{self.path} is not an afltheory sweep store (no SQLite header: another kind of "
+                                 f"file, or a store whose header is destroyed — nothing in it can be trusted); "
+                                 f"move it aside and rerun to recompute everything")
+
+    def _connect(self):
+        timeout = self.timeout
+        if self.readonly:
             uri = f"file:{self.path.resolve()}?mode=ro"
             self.conn = sqlite3.connect(uri, uri=True, timeout=timeout, isolation_level=None)
         else:
@@ -67,9 +142,25 @@ class Store:
             self.conn.execute("PRAGMA journal_mode=WAL")
             self.conn.execute("PRAGMA synchronous=NORMAL")
         self.conn.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")
-        if not readonly:
+        self.conn.execute("PRAGMA trusted_schema=OFF")
+        if not self.readonly:
+            self._check_objects()
+            have = {r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+            missing = sorted(_TABLES - have - {"row_sums"})
+            if "schema_version" in have and missing:  # an existing store lost tables: say so, then recreate
+                self.damage.append(f"store {self.path} was missing table(s) {missing}: recreated empty; "
+                                   f"their tasks will be recomputed")
             self._init_schema()
         self._check_schema()
+        self._check_objects()
+
+    def _check_objects(self):
+        """Only this module's tables and indexes (no views/triggers: a crafted one could hang or alter reads)."""
+        objs = self.conn.execute("SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'").fetchall()
+        bad = [(t, n) for t, n in objs if not ((t == "table" and n in _TABLES) or (t == "index" and n in _INDEXES))]
+        if bad:
+            raise StoreError(f"{self.path} has schema objects an afltheory store never creates: {bad[:5]}; "
+                             f"refusing to read it")
 
     # -- lifecycle
     def close(self):
@@ -93,7 +184,7 @@ class Store:
     def _check_schema(self):
         try:
             row = self.conn.execute("SELECT version FROM schema_version").fetchone()
-        except sqlite3.DatabaseError as exc:
+        except sqlite3.OperationalError as exc:
             raise StoreError(f"{self.path} is not an afltheory sweep store: {exc}") from None
         if row is None or row[0] != STORE_SCHEMA:
             raise StoreError(f"{self.path} has store schema {row and row[0]}, this afltheory reads "
@@ -165,12 +256,160 @@ class Store:
                  json.dumps(result["metrics"], sort_keys=True, allow_nan=False),
                  json.dumps(result["array_names"]), sqlite3.Binary(result["arrays"]), result.get("started"),
                  result.get("finished"), result.get("duration"), result.get("worker"), spec_hash, time.time()))
+            if cur.rowcount == 1:
+                row = self.conn.execute(f"SELECT {_SUM_COLS} FROM tasks WHERE id=?", (task.id,)).fetchone()
+                self.conn.execute("INSERT OR REPLACE INTO row_sums VALUES (?, ?)", (task.id, _row_sum(row)))
             self.conn.execute("DELETE FROM failures WHERE id=?", (task.id,))
         return cur.rowcount == 1
 
     def add_failure(self, task, error: str):
         with self._tx():
             self.conn.execute("INSERT OR REPLACE INTO failures VALUES (?,?,?)", (task.id, error, time.time()))
+
+    # -- integrity
+    @staticmethod
+    def _row_ok(row, stored_sum) -> str | None:
+        """None if the task row is trustworthy, else why not."""
+        if stored_sum is not None and _row_sum(row) != stored_sum:
+            return "checksum mismatch"
+        try:
+            json.loads(row[2])
+            metrics = json.loads(row[4])
+            names = json.loads(row[5])
+            if not isinstance(metrics, dict) or not isinstance(names, list):
+                return "metrics/array names of the wrong type"
+            decode_arrays(names, bytes(row[6]))
+        except Exception as exc:  # any decoding failure makes the row untrusted
+            return f"undecodable ({type(exc).__name__})"
+        return None
+
+    def verify(self) -> list[str]:
+        """Check the store and repair what cannot be trusted (writable stores): ``quick_check`` (damaged pages ->
+        salvage into a fresh store), then every task row against its checksum and decoders (bad rows are
+        deleted and listed in ``failures``, so the next run recomputes them). Returns (and appends to
+        ``self.damage``) one line per finding."""
+        found = []
+        try:
+            res = [r[0] for r in self.conn.execute("PRAGMA quick_check").fetchall()]
+            ok = res == ["ok"]
+        except sqlite3.DatabaseError as exc:
+            res, ok = [str(exc)], False
+        if not ok:
+            if self.readonly:
+                raise StoreError(f"store {self.path} is damaged (quick_check: {res[:3]}); `afltheory sweep run` "
+                                 f"salvages its readable rows and recomputes the rest")
+            self._salvage(f"quick_check failed: {res[:3]}")
+            return self.damage
+        try:
+            sums = dict(self.conn.execute("SELECT id, sha256 FROM row_sums").fetchall())
+            bad = []
+            for row in self.conn.execute(f"SELECT {_SUM_COLS} FROM tasks"):
+                why = self._row_ok(row, sums.get(row[0]))
+                if why:
+                    bad.append((row[0], why))
+                elif row[0] not in sums and not self.readonly:  # a row from before checksums: adopt it
+                    self.conn.execute("INSERT OR REPLACE INTO row_sums VALUES (?, ?)", (row[0], _row_sum(row)))
+        except sqlite3.DatabaseError as exc:
+            if self.readonly:
+                raise StoreError(f"store {self.path} is damaged ({exc})") from None
+            self._salvage(f"reading rows failed: {exc}")
+            return self.damage
+        if bad:
+            found.append(f"{len(bad)} stored row(s) cannot be trusted ({bad[0][1]}, ...): "
+                         + ("they will be recomputed" if not self.readonly else "run `sweep run` to recompute"))
+            if not self.readonly:
+                with self._tx():
+                    for tid, why in bad:
+                        self.conn.execute("DELETE FROM tasks WHERE id=?", (tid,))
+                        self.conn.execute("DELETE FROM row_sums WHERE id=?", (tid,))
+                        self.conn.execute("INSERT OR REPLACE INTO failures VALUES (?,?,?)",
+                                          (tid, f"stored row corrupted ({why}); removed for recomputation",
+                                           time.time()))
+        self.damage.extend(found)
+        return found
+
+    def _salvage(self, why: str):
+        """Move the damaged file aside and rebuild the store from its readable, trustworthy rows."""
+        with contextlib.suppress(Exception):
+            self.conn.close()
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        bad = self.path.with_name(f"{self.path.name}.corrupt-{stamp}")
+        for suffix in ("", "-wal", "-shm"):
+            src = Path(str(self.path) + suffix)
+            if src.exists():
+                os.replace(src, Path(str(bad) + suffix))
+        rows, plan, specs, meta, sums = [], [], [], [], {}
+        try:
+            old = sqlite3.connect(f"file:{bad.resolve()}?mode=ro", uri=True, isolation_level=None)
+            old.execute("PRAGMA trusted_schema=OFF")
+            for name, out in (("plan", plan), ("specs", specs), ("meta", meta)):
+                with contextlib.suppress(sqlite3.DatabaseError):
+                    out.extend(old.execute(f"SELECT * FROM {name}").fetchall())
+            with contextlib.suppress(sqlite3.DatabaseError):
+                sums = dict(old.execute("SELECT id, sha256 FROM row_sums").fetchall())
+            try:
+                top = old.execute("SELECT max(rowid) FROM tasks").fetchone()[0] or 0
+            except sqlite3.DatabaseError:
+                top = 10 * max(len(plan), 1000)
+            for rid in range(1, int(top) + 1):
+                try:
+                    r = old.execute("SELECT * FROM tasks WHERE rowid=?", (rid,)).fetchone()
+                except sqlite3.DatabaseError:
+                    continue
+                if r is not None and self._row_ok(r[:7], sums.get(r[0])) is None:
+                    rows.append(r)
+            old.close()
+        except sqlite3.DatabaseError:
+            pass
+        self._connect()
+        with self._tx():
+            for r in plan:
+                self.conn.execute("INSERT OR IGNORE INTO plan VALUES (?,?,?,?,?)", r)
+            for r in specs:
+                self.conn.execute("INSERT OR IGNORE INTO specs VALUES (?,?,?,?)", r)
+            for r in meta:
+                self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?,?)", r)
+            for r in rows:
+                self.conn.execute("INSERT OR IGNORE INTO tasks VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", r)
+                self.conn.execute("INSERT OR REPLACE INTO row_sums VALUES (?, ?)", (r[0], _row_sum(r[:7])))
+        self.damage.append(f"store {self.path} was damaged ({why}); kept as {bad.name}; salvaged {len(rows)} "
+                           f"trustworthy task row(s), the rest will be recomputed")
+
+    @contextlib.contextmanager
+    def runner_lock(self, *, wait: bool = True, on_wait=None, poll: float = 0.5):
+        """Hold the exclusive runner lock ``<store>.lock`` (fcntl; released by the OS when the holder dies).
+        Busy: ``wait`` -> call ``on_wait(holder)`` once and block until free; else raise StoreBusyError."""
+        try:
+            import fcntl
+        except ImportError:  # no advisory locks here (Windows): single-runner use is the caller's duty
+            yield
+            return
+        lock_path = Path(str(self.path) + ".lock")
+        fh = open(lock_path, "a+")
+        try:
+            told = False
+            while True:
+                try:
+                    fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    fh.seek(0)
+                    holder = fh.read().strip() or "another process"
+                    if not wait:
+                        raise StoreBusyError(f"store {self.path} is being written by {holder}") from None
+                    if not told and on_wait is not None:
+                        on_wait(holder)
+                        told = True
+                    time.sleep(poll)
+            fh.seek(0)
+            fh.truncate()
+            fh.write(f"runner pid {os.getpid()} since {time.strftime('%H:%M:%S')}")
+            fh.flush()
+            yield
+        finally:
+            with contextlib.suppress(OSError):
+                fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+            fh.close()
 
     # -- reading
     def status(self) -> dict:

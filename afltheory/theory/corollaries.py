@@ -12,6 +12,7 @@ proof of Corollary 3 vs O(K/T) by substitution).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 import sympy as sp
@@ -173,10 +174,12 @@ def substitution(k: int):
     return {S.eta_L: 1 / sp.sqrt(S.T), S.eta: sp.sqrt(n * S.K)}
 
 
+@functools.cache
 def derive(k: int, *, khat: str = "sum") -> Derivation:
     """Substitute the corollary's step sizes into its theorem's bound and compare with ``printed(k)``.
 
     ``khat`` (Corollary 3 only): Theorem 4's K̂_t² as a sum over the M slots ("sum", THEOREMS.md) or a mean.
+    Cached (sympy simplification is slow): treat the returned ``Derivation`` as read-only.
     """
     printed_terms = printed(k)
     if k == 1:
@@ -273,6 +276,7 @@ def cor3_realized(schedule, *, K, L, eta=None, eta_L=None) -> dict:
             "inside_conditions": all(c.holds for c in conds)}
 
 
+@functools.cache
 def remark4():
     """Remark 4's delay thresholds vs the ones implied by Corollary 2's derived τ-terms.
 
@@ -299,6 +303,7 @@ def remark4():
             "condition_threshold": S.T / (120 * S.L**2 * S.K**2)}
 
 
+@functools.cache
 def derive_terms_only(k: int):
     rate = {1: theorem2.rate, 2: theorem3.rate}[k]()
     sub = sp.simplify(rate.subs(substitution(k)))

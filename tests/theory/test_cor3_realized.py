@@ -1,5 +1,5 @@
-"""Corollary 3 on realized schedules (memory staleness ≥ ⌈M/m⌉ − 1, the stale term grows with M for fixed m) and the
-reading-dependence of inconsistency #5 (THEOREMS.md, Theorem 4 / Corollary 3)."""
+"""Corollary 3 on realized schedules (memory staleness ≥ ⌈M/m⌉ − 1, the stale term grows with M for fixed
+m) and the reading-dependence of inconsistency #5 (THEOREMS.md, Theorem 4 / Corollary 3)."""
 
 import numpy as np
 import pytest
@@ -25,7 +25,8 @@ def test_realized_staleness_respects_lower_bound(M, m):
 
 
 def test_cyclic_schedule_hand():
-    # M = 4, m = 2, workers (0,1),(2,3),(0,1),...: after round t the other pair is 1 round old -> tau = 1, m'_t = 2
+    # M = 4, m = 2, workers (0,1),(2,3),(0,1),...: after round t the other pair is 1 round old -> tau = 1,
+    # m'_t = 2
     w = np.array([[[0, 1], [2, 3]] * 5])
     s = Schedule(w, np.zeros_like(w), np.ones_like(w), num_workers=4)
     r = C.cor3_realized(s, K=1, L=1.0)
@@ -38,8 +39,9 @@ def test_cyclic_schedule_hand():
 
 
 def test_stale_term_grows_with_M_for_fixed_m_and_condition_fails():
-    """Deterministic cyclic arrivals (tau = M/m - 1 exactly): with m = 2 fixed, the ratio stale/lead grows with M
-    and Theorem 4's (C2) fails for M = 64 at eta = sqrt(MK), eta_L = 1/sqrt(T); with m = M/2 it does not grow."""
+    """Deterministic cyclic arrivals (tau = M/m - 1 exactly): with m = 2 fixed, the ratio stale/lead grows
+    with M and Theorem 4's (C2) fails for M = 64 at eta = sqrt(MK), eta_L = 1/sqrt(T); with m = M/2 it
+    does not grow."""
     ratios, inside = [], []
     for M in (4, 16, 64):
         s = Behaviour(CyclicArrivals(2), NoDelay(), ConstantSteps(2)).sample(400, 1, M, 0)
