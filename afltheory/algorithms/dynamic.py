@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._validation import check_int, check_positive
+from ..compression.channel import check_compressor
 from .base import ServerRule
 from .workers import SGD
 
@@ -71,9 +72,11 @@ class DynamicFedAvg(ServerRule):
     mu: float
     epochs: int | tuple = 1
     batch: int | tuple | None = None
+    compressor: object = None
 
     def __post_init__(self):
         check_positive("mu", self.mu)
+        check_compressor(self.compressor)
         object.__setattr__(self, "epochs", _per_agent("epochs", self.epochs))
         if self.batch is not None:
             object.__setattr__(self, "batch", _per_agent("batch", self.batch))

@@ -92,20 +92,25 @@ def rows(results):
             yield r, v
 
 
-def table_lines(results: list[dict]) -> tuple[list[str], list[list[str]]]:
-    """(header, rows) of the verdict table."""
+def table_lines(results: list[dict], kills: dict | None = None) -> tuple[list[str], list[list[str]]]:
+    """(header, rows) of the verdict table; with ``kills`` ({verdict id: mutants}, ``afltheory check
+    --mutants``) a last column lists the mutants each verdict kills."""
     head = ["id", "claim", "measured [CI]", "theory", "slack", "dominant term", "verdict", "neg. control"]
+    if kills is not None:
+        head.append("kills (mutants)")
     out = []
     for _, v in rows(results):
         slack = fmt(v.slack, 3) if v.slack is not None else "—"
         out.append([v.id, v.claim, measured_str(v), theory_str(v), slack, terms_str(v), verdict_str(v),
                     control_str(v)])
+        if kills is not None:
+            out[-1].append(", ".join(kills.get(v.id, ())) or "none")
     return head, out
 
 
-def print_table(results: list[dict], file=None) -> None:
+def print_table(results: list[dict], file=None, kills: dict | None = None) -> None:
     """The verdict table (cells cut at 60 characters) on ``file`` (stdout)."""
-    head, body = table_lines(results)
+    head, body = table_lines(results, kills)
     short = [[c if len(c) <= 60 else c[:57] + "..." for c in row] for row in body]
     w = [max(len(head[j]), *(len(r[j]) for r in short)) if short else len(head[j]) for j in range(len(head))]
     line = "  ".join(h.ljust(w[j]) for j, h in enumerate(head))
@@ -132,7 +137,7 @@ def _extra_lines(v) -> list[str]:
 
 def write_markdown(path: str, results: list[dict], meta: dict, title: str = "afltheory check") -> str:
     """Write report.md (table, then one section per check with its configuration and verdict details)."""
-    head, body = table_lines(results)
+    head, body = table_lines(results, meta.get("kills"))
     L = [f"# {title} — {meta['tier']} tier", "",
          f"seed {meta['seed']} · {meta['n_verdicts']} verdicts · {meta['n_ok']} pass · "
          f"{meta['n_verdicts'] - meta['n_ok']} fail · {meta['elapsed']:.1f} s", "",
@@ -186,7 +191,7 @@ def _img(out, rel):
 
 def write_html(path: str, out: str, results: list[dict], meta: dict, title: str = "afltheory check") -> str:
     """Write a self-contained report.html (figures embedded as base64 PNG)."""
-    head, body = table_lines(results)
+    head, body = table_lines(results, meta.get("kills"))
     e = html.escape
     css = ("body{font-family:sans-serif;max-width:1200px;margin:auto;padding:1em}"
            "table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ccc;padding:3px 6px}"
@@ -198,7 +203,7 @@ def write_html(path: str, out: str, results: list[dict], meta: dict, title: str 
          f"{meta['n_verdicts'] - meta['n_ok']} fail · {meta['elapsed']:.1f} s</p>",
          "<table><tr>" + "".join(f"<th>{e(h)}</th>" for h in head) + "</tr>"]
     for row in body:
-        cls = "PASS" if row[5].startswith("PASS") else "FAIL"
+        cls = "PASS" if row[head.index("verdict")].startswith("PASS") else "FAIL"
         H.append(f"<tr class='{cls}'>" + "".join(f"<td>{e(c)}</td>" for c in row) + "</tr>")
     H.append("</table>")
     for r in results:

@@ -92,7 +92,7 @@ def write_reports(out: str, results: list[dict], meta: dict, json_path: str | No
     """Print the verdict table, write report.md / report.html (and the verdicts as JSON); return the exit
     code."""
     allv = [v for r in results for v in r["verdicts"]]
-    print_table(results)
+    print_table(results, kills=meta.get("kills"))
     for r in results:
         print(f"  {r['spec']['id']:16s} {r['elapsed']:6.1f} s" + ("  CRASHED" if r["error"] else ""))
     md = write_markdown(os.path.join(out, "report.md"), results, meta, title=title)

@@ -39,7 +39,18 @@ from ..algorithms.server import AFACD, AFACS, FedAvg, FedBuff
 from ..algorithms.workers import SCAFFOLD, FedProx
 from . import algorithms as A
 
-__all__ = ["CATALOGUE", "CATEGORIES", "Mutant", "active", "get", "injected", "kill_matrix", "names", "probe"]
+__all__ = [
+    "CATALOGUE",
+    "CATEGORIES",
+    "CONTROLS",
+    "Mutant",
+    "active",
+    "get",
+    "injected",
+    "kill_matrix",
+    "names",
+    "probe",
+]
 
 
 @dataclass(frozen=True, eq=False)
@@ -58,19 +69,20 @@ class Mutant:
 
     @property
     def kind(self) -> str:
-        return "rule" if self.replaces else "engine"
+        return "control" if self.category == "control" else "rule" if self.replaces else "engine"
 
     @property
     def engines(self) -> tuple[str, ...]:
         if self.replaces:
-            # the exact engine honours the declarative hooks of a mutated rule and refuses (TypeError) one that
-            # overrides an imperative hook or a worker rule's correction; it never reads a mutant as its base
+            # the exact engine honours the declarative hooks of a mutated rule and refuses (TypeError) one
+            # that overrides an imperative hook or a worker correction; it never reads a mutant as its base
             from ..algorithms.base import ServerRule, WorkerRule, defining_class
             from ..exact.local import _IMPERATIVE
             exact_ok = True
             for cls in self.replaces.values():
-                if issubclass(cls, ServerRule) and any(defining_class(cls, h) is not defining_class(ServerRule, h)
-                                                       for h in _IMPERATIVE):
+                base = ServerRule
+                if issubclass(cls, base) and any(defining_class(cls, h) is not defining_class(base, h)
+                                                 for h in _IMPERATIVE):
                     exact_ok = False
                 if issubclass(cls, WorkerRule):
                     exact_ok = False
@@ -322,15 +334,39 @@ _LIST = [
 #: every catalogued mutant by name, in report order
 CATALOGUE: dict[str, Mutant] = {m.name: m for m in _LIST}
 
+#: equivalent mutants: the correct rules overriding an imperative hook with the base's own code, which the
+#: exact engine refuses (a check falls back to Monte Carlo, as under the mutants overriding ``aggregate``).
+#: They must survive every check; one that is "killed" marks that check's kills as possibly caused by the
+#: engine switch.
+CONTROLS: dict[str, Mutant] = {
+    m.name: m
+    for m in [
+        _m(
+            "control.afacd_subclass",
+            "control",
+            "AFA-CD unchanged, as a subclass (equivalent mutant)",
+            {AFACD: A.AFACDUnchanged},
+        ),
+        _m(
+            "control.afacs_subclass",
+            "control",
+            "AFA-CS unchanged, as a subclass (equivalent mutant)",
+            {AFACS: A.AFACSUnchanged},
+        ),
+    ]
+}
+
 
 def names() -> list[str]:
     return list(CATALOGUE)
 
 
 def get(mutant) -> Mutant:
-    """The catalogued mutant ``mutant`` (a name or a ``Mutant``)."""
+    """The catalogued mutant (or equivalent control) ``mutant`` (a name or a ``Mutant``)."""
     if isinstance(mutant, Mutant):
         return mutant
+    if mutant in CONTROLS:
+        return CONTROLS[mutant]
     if mutant not in CATALOGUE:
         raise ValueError(f"mutant={mutant!r} is not catalogued; known: {', '.join(CATALOGUE)}")
     return CATALOGUE[mutant]

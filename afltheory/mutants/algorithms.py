@@ -20,6 +20,8 @@ from ..algorithms.server import AFACD, AFACS, FedAvg, FedBuff, _worker_mean
 from ..algorithms.workers import SCAFFOLD, FedProx
 
 __all__ = [
+    "AFACDUnchanged",
+    "AFACSUnchanged",
     "AFACDEtaLMissing",
     "AFACDEtaLTwice",
     "AFACDEtaMissing",
@@ -183,3 +185,25 @@ class SCAFFOLDSignFlipped(SCAFFOLD):
 
     def correction(self, state, y, y0, rows, workers):
         return state["c_i"][rows[:, None], workers] - state["c"][rows][..., None, :]
+
+
+# ------------------------------------------------------------------------------------------------ controls
+@dataclass(frozen=True)
+class AFACDUnchanged(AFACD):
+    """Equivalent mutant (control): AFA-CD itself, with ``aggregate`` overridden by the base's own code. The
+    exact engine refuses a rule that overrides an imperative hook, so a check falls back to Monte Carlo
+    exactly
+    as under the mutants overriding ``aggregate``/``update_memory``; a verdict that "kills" this control is
+    reacting to that engine switch, not to a bug."""
+
+    def aggregate(self, state, x, G, workers, K, delays, num_workers):
+        return super().aggregate(state, x, G, workers, K, delays, num_workers)
+
+
+@dataclass(frozen=True)
+class AFACSUnchanged(AFACS):
+    """Equivalent mutant (control): AFA-CS itself, with ``update_memory`` overridden by the base's own code
+    (see ``AFACDUnchanged``)."""
+
+    def update_memory(self, state, workers, U):
+        return super().update_memory(state, workers, U)

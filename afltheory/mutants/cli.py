@@ -3,8 +3,9 @@ matrix.
 
 Runs the selected checks (``--only``) on the correct code and under every catalogued mutant (or the ``NAME``s
 given) in ``--jobs`` processes, prints the mutation score, and appends the kill matrix to ``report.md`` /
-``report.html`` (``--out``); the matrix as JSON goes to ``<out>/kill_matrix.json``. Exit code 1 if a verdict
-fails or a mutant survives.
+``report.html`` (``--out``), whose verdict rows list the mutants each verdict kills; the matrix as JSON goes
+to ``<out>/kill_matrix.json``. Exit code 1 if a verdict fails, a mutant survives or an equivalent control is
+"killed".
 """
 
 from __future__ import annotations
@@ -40,45 +41,67 @@ def _append_html(path: str, fragment: str) -> None:
         fh.write(text)
 
 
-def main(args, check_main) -> int:
-    """``check_main(args)``: the ordinary ``afltheory check`` (writes the report); then the kill matrix."""
-    from . import CATALOGUE, get
+def main(args, check_main=None) -> int:
+    """``afltheory check ... --mutants``: the checks on the correct code (the ordinary report, each verdict
+    row listing the mutants it kills) and under every mutant (the kill matrix appended to the report).
+    ``check_main`` is unused (kept for the parser's signature)."""
+    from afltheory.checks.runner import write_reports
+    from afltheory.checks.verdict import Verdict
+
+    from . import CATALOGUE, CONTROLS, get
     from .run import kill_matrix
 
     if getattr(args, "list_mutants", False):
-        for m in CATALOGUE.values():
-            print(f"{m.name:28s} {m.kind:6s} {m.category:24s} {m.description}")
+        for m in (*CATALOGUE.values(), *CONTROLS.values()):
+            print(f"{m.name:28s} {m.kind:7s} {m.category:24s} {m.description}")
         return 0
-    names = [get(n).name for n in args.mutants] if args.mutants else list(CATALOGUE)
+    names = [get(n).name for n in args.mutants] if args.mutants else None  # None: catalogue + controls
     if args.jobs < 1:
         raise ValueError(f"--jobs={args.jobs} must be >= 1")
-    code = check_main(args)
-    print(f"\nmutation analysis: {len(names)} mutants × checks, {args.jobs} job(s) …", flush=True)
-    last = {}
+    if args.seed < 0:
+        raise ValueError(f"--seed={args.seed} must be >= 0")
+    n = len(names) if names is not None else len(CATALOGUE) + len(CONTROLS)
+    print(
+        f"mutation analysis: the checks on the correct code, then under {n} mutants ({args.jobs} job(s)) …",
+        flush=True,
+    )
 
     def progress(done, total, mutant, check):
-        if mutant is not None:
-            last[mutant] = last.get(mutant, 0) + 1
-            print(f"  [{done}/{total}] {mutant} {check}", file=sys.stderr, flush=True)
+        print(f"  [{done}/{total}] {mutant or 'correct code'} {check}", file=sys.stderr, flush=True)
 
-    km = kill_matrix(
-        names, only=args.only, tier=args.tier or "quick", seed=args.seed, jobs=args.jobs, progress=progress
-    )
     out = args.out
-    os.makedirs(out, exist_ok=True)
+    os.makedirs(os.path.join(out, "figures"), exist_ok=True)
+    km = kill_matrix(
+        names,
+        only=args.only,
+        tier=args.tier or "quick",
+        seed=args.seed,
+        jobs=args.jobs,
+        progress=progress,
+        out=out,
+    )
+    results = []
+    for c in km.checks:
+        r = dict(km.baseline[c]["result"])
+        r["verdicts"] = [Verdict.from_dict(d) for d in r["verdicts"]]
+        results.append(r)
+    allv = [v for r in results for v in r["verdicts"]]
+    meta = {
+        "tier": args.tier or "quick",
+        "seed": args.seed,
+        "n_verdicts": len(allv),
+        "n_ok": sum(v.ok for v in allv),
+        "elapsed": km.elapsed,
+        "kills": km.kills(),
+    }
+    code = write_reports(out, results, meta, args.json)
     md_path, html_path = os.path.join(out, "report.md"), os.path.join(out, "report.html")
-    md = km.to_markdown()
-    if os.path.exists(md_path):
-        with open(md_path, "a", encoding="utf-8") as fh:
-            fh.write("\n" + md)
-    else:
-        with open(md_path, "w", encoding="utf-8") as fh:
-            fh.write(md)
-    if os.path.exists(html_path):
-        _append_html(html_path, km.to_html())
+    with open(md_path, "a", encoding="utf-8") as fh:
+        fh.write("\n" + km.to_markdown())
+    _append_html(html_path, km.to_html())
     js = km.write_json(os.path.join(out, "kill_matrix.json"))
     print("\n" + km.summary())
     for c, ms in km.check_kills().items():
         print(f"  {c:16s} kills {len(ms):2d}: {', '.join(ms) if ms else '— (kills no mutant)'}")
     print(f"kill matrix: {md_path}, {html_path}, {js} ({km.elapsed:.0f} s)")
-    return code or (1 if km.survivors else 0)  # a surviving mutant fails the run like a failing verdict
+    return code or (1 if km.survivors or km.false_kills() else 0)  # a survivor fails the run like a verdict

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
-from . import CATALOGUE, get, injected, probe, qualname
+from . import CATALOGUE, CONTROLS, get, injected, probe, qualname
 
 __all__ = ["KillMatrix", "kill_matrix", "run_under"]
 
@@ -33,6 +33,7 @@ __all__ = ["KillMatrix", "kill_matrix", "run_under"]
 def _runner():
     """(run_check, select) of the check runner (``afltheory.checks``)."""
     from afltheory.checks.runner import run_check, select_checks
+
     return run_check, select_checks
 
 
@@ -40,18 +41,24 @@ def select_checks(only: Sequence[str] | None = None) -> list[str]:
     return list(_runner()[1](only))
 
 
-def run_under(mutant: str | None, check_id: str, tier: str = "quick", seed: int = 0) -> dict:
+def run_under(
+    mutant: str | None, check_id: str, tier: str = "quick", seed: int = 0, out: str | None = None
+) -> dict:
     """Run one check with ``mutant`` injected (None: the correct code, probed). Returns {"ok": {verdict id:
     bool}, "error": traceback or None, "elapsed": s, "seen": sorted rule classes / fault points the engines
-    consulted (correct code only)}."""
+    consulted (correct code only), "result": the runner's full result (correct code only)}. Figures go to
+    ``out`` (default: a scratch directory)."""
     run_check = _runner()[0]
     t0 = time.perf_counter()
-    seen = ()
-    with tempfile.TemporaryDirectory(prefix="afl-mutant-") as out:
+    seen, full = (), None
+    with tempfile.TemporaryDirectory(prefix="afl-mutant-") as tmp:
+        out = tmp if out is None else out
+        os.makedirs(os.path.join(out, "figures"), exist_ok=True)
         if mutant is None:
             with probe() as consulted:
                 res = run_check(check_id, tier, seed, out)
             seen = sorted(x if isinstance(x, str) else qualname(x) for x in consulted)
+            full = res
         else:
             with injected(mutant):
                 res = run_check(check_id, tier, seed, out)
@@ -60,6 +67,7 @@ def run_under(mutant: str | None, check_id: str, tier: str = "quick", seed: int 
         "error": res["error"],
         "elapsed": time.perf_counter() - t0,
         "seen": list(seen),
+        "result": full,
     }
 
 
@@ -76,6 +84,7 @@ class KillMatrix:
     seed: int = 0
     elapsed: float = 0.0
     meta: dict = field(default_factory=dict)
+    controls: list[str] = field(default_factory=list)  # equivalent mutants run alongside (must survive)
 
     # ------------------------------------------------------------------------------------------ derived
     def verdict_ids(self) -> list[str]:
@@ -129,6 +138,11 @@ class KillMatrix:
     def score(self) -> float:
         return len(self.killed) / len(self.mutants) if self.mutants else float("nan")
 
+    def false_kills(self) -> dict[str, list[str]]:
+        """{equivalent control: verdicts that 'kill' it} — a verdict listed here reacts to the mutation
+        machinery itself: its kills of rule mutants are suspect."""
+        return {c: self.killed_by(c) for c in self.controls if self.killed_by(c)}
+
     def baseline_failures(self) -> list[str]:
         return [v for c in self.checks for v, ok in self.baseline[c]["ok"].items() if not ok]
 
@@ -140,6 +154,11 @@ class KillMatrix:
         )
         if self.survivors:
             s += "\nsurvivors: " + ", ".join(self.survivors)
+        false = self.false_kills()
+        if false:
+            s += "\nequivalent controls killed (kills there may be artefacts): " + ", ".join(
+                f"{c} by {', '.join(v)}" for c, v in false.items()
+            )
         idle = [c for c, ms in self.check_kills().items() if not ms]
         if idle:
             s += "\nchecks that kill no mutant: " + ", ".join(idle)
@@ -172,7 +191,10 @@ class KillMatrix:
             "verdict_kills": self.kills(),
             "check_kills": self.check_kills(),
             "baseline_failures": self.baseline_failures(),
-            "baseline": self.baseline,
+            "controls": {
+                c: {"description": get(c).description, "killed_by": self.killed_by(c)} for c in self.controls
+            },
+            "baseline": {c: {k: v for k, v in r.items() if k != "result"} for c, r in self.baseline.items()},
             "runs": self.runs,
             **self.meta,
         }
@@ -221,6 +243,20 @@ class KillMatrix:
             + " | ".join((str(len(ck[c])) if ck[c] else "**0**") for c in self.checks)
             + f" | {len(self.killed)} |"
         )
+        for m in self.controls:
+            cells = [self._cell(m, c) for c in self.checks]
+            lines.append(
+                f"| `{m}` (equivalent control) | control | "
+                + " | ".join(cells)
+                + f" | {'**killed: artefact**' if self.killed_by(m) else 'survives ✓'} |"
+            )
+        if self.controls:
+            lines += [
+                "",
+                "Equivalent controls (last rows) are the correct rules as subclasses, which the exact "
+                "engine refuses, so a check falls back to Monte Carlo: they must survive. A check that "
+                "'kills' one reacts to the engine switch; its kills of rule mutants are then suspect.",
+            ]
         lines += ["", "### Mutants killed per verdict", "", "| verdict | mutants killed |", "|---|---|"]
         for v, ms in self.kills().items():
             lines.append(f"| `{v}` | {', '.join(ms) if ms else '**none** (kills no mutant)'} |")
@@ -288,8 +324,8 @@ class KillMatrix:
 
 
 def _task(args):
-    mutant, check_id, tier, seed = args
-    return mutant, check_id, run_under(mutant, check_id, tier, seed)
+    mutant, check_id, tier, seed, out = args
+    return mutant, check_id, run_under(mutant, check_id, tier, seed, out)
 
 
 def kill_matrix(
@@ -300,18 +336,22 @@ def kill_matrix(
     jobs: int = 1,
     baseline: dict | None = None,
     progress=None,
+    controls: bool | None = None,
+    out: str | None = None,
 ) -> KillMatrix:
     """Run the checks ``only`` (default: all registered) on the correct code and under each of ``mutants``
-    (default: the whole catalogue) in ``jobs`` processes. ``baseline``: {check id: run_under(None, ...)}
-    already
-    measured (skips the correct-code runs). ``progress``: callable(done, total, mutant, check id) or None."""
+    (default: the whole catalogue) in ``jobs`` processes. ``controls``: also run the equivalent mutants
+    (``CONTROLS``; default: when ``mutants`` is None). ``baseline``: {check id: run_under(None, ...)} already
+    measured (skips the correct-code runs). ``progress``: callable(done, total, mutant, check id) or None.
+    ``out``: where the correct-code runs put their figures (default: a scratch directory)."""
+    ctl = list(CONTROLS) if (controls if controls is not None else mutants is None) else []
     mutants = list(CATALOGUE) if mutants is None else [get(m).name for m in mutants]
     if jobs < 1:
         raise ValueError(f"jobs={jobs} must be >= 1")
     checks = select_checks(only)
     t0 = time.perf_counter()
     base = dict(baseline or {})
-    runs = {m: {} for m in mutants}
+    runs = {m: {} for m in mutants + ctl}
     ex = ProcessPoolExecutor(max_workers=jobs) if jobs > 1 else None
     try:
 
@@ -323,12 +363,12 @@ def kill_matrix(
                     progress(j + 1, len(tasks), m, c)
 
         # phase 1: the correct code, probed for what each check reaches; phase 2: the mutants it reaches
-        execute([(None, c, tier, seed) for c in checks if c not in base])
+        execute([(None, c, tier, seed, out) for c in checks if c not in base])
         todo = []
-        for m in mutants:
+        for m in mutants + ctl:
             for c in checks:
                 if get(m).exercised_by(base[c].get("seen", ())):
-                    todo.append((m, c, tier, seed))
+                    todo.append((m, c, tier, seed, None))
                 else:  # a deterministic check that never reaches the mutated code: the baseline's verdicts
                     runs[m][c] = {
                         "ok": dict(base[c]["ok"]),
@@ -349,5 +389,6 @@ def kill_matrix(
         tier,
         seed,
         time.perf_counter() - t0,
-        {"runs_executed": len(todo), "runs_skipped": len(mutants) * len(checks) - len(todo)},
+        {"runs_executed": len(todo), "runs_skipped": len(mutants + ctl) * len(checks) - len(todo)},
+        ctl,
     )

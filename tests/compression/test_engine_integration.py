@@ -147,3 +147,25 @@ def test_nonlinear_compressors_run_in_simulate(prob):
         tr = aft.simulate(prob, AFACD(eta=1.0, eta_L=0.1, compressor=comp), BEH, rounds=20, replicates=8,
                           seed=0)
         assert np.all(np.isfinite(tr.grad_norm_sq)) and tr.mean()[-1] < tr.mean()[0]
+
+
+def test_steady_state_with_compression_matches_long_horizon(prob):
+    """steady_state (fixed point of the compressed recursion; no Lyapunov shortcut) = moments after many rounds."""
+    from afltheory.exact import steady_state
+    beh = Behaviour(arrivals=UniformArrivals(m=5), delays=NoDelay(), local_steps=ConstantSteps(1))
+    algo = AFACD(eta=1.0, eta_L=0.2, compressor=RandK(2))
+    ss = steady_state(prob, algo, beh)
+    assert ss.stable and ss.method != "lyapunov"
+    assert ss.grad_norm_sq == pytest.approx(moments(prob, algo, beh, 600).grad_norm_sq[-1], rel=1e-8)
+    plain = steady_state(prob, AFACD(eta=1.0, eta_L=0.2), beh)
+    assert ss.grad_norm_sq > 1.5 * plain.grad_norm_sq
+
+
+def test_divergence_resets_the_compression_memory():
+    """A run that diverges (step far too large) is reported and frozen; EF memory of diverged replicates is
+    zeroed with the other state, so nothing turns into NaN."""
+    p = _gd_problem()
+    with pytest.warns(aft.engine.DivergenceWarning):
+        tr = aft.simulate(p, AFACD(eta=1.0, eta_L=30.0, compressor=ErrorFeedback(TopK(2))), GD, rounds=60,
+                          replicates=3, seed=0)
+    assert tr.diverged.all() and not np.isnan(tr.grad_norm_sq).any()

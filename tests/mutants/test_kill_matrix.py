@@ -55,6 +55,7 @@ def test_kill_matrix_report_and_cli(tmp_path):
     assert data["check_kills"]["yu"] == []
     md = (out / "report.md").read_text()
     assert "mutation score: 0/1" in md and "Checks that kill no mutant" in md and "`yu`" in md
+    assert "| kills (mutants) |" in md and md.count("| none |") >= 2   # each verdict row lists its kills
     assert "Verdict power: mutation kill matrix" in (out / "report.html").read_text()
 
 

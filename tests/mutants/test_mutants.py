@@ -235,7 +235,8 @@ def test_exact_faults():
 
 
 def test_exact_engine_never_reads_a_mutant_as_its_base():
-    """A mutant must never be read as its base class: exact moments either refuse it (TypeError: it overrides an
+    """A mutant must never be read as its base class: exact moments either refuse it (TypeError: it overrides
+    an
     imperative hook or a worker rule's correction) or honour its hooks — then the exact curve differs from the
     correct rule's and agrees with a Monte Carlo run of the mutant (|z| < 5 at every round, 4000 replicates,
     fixed seed: a false alarm at any of 6 rounds has probability < 1e-5). Passed directly or substituted by
@@ -262,7 +263,8 @@ def test_exact_engine_never_reads_a_mutant_as_its_base():
                 continue
             honoured += 1
             ex = moments(_problem(), alg, beh, 5)
-            assert not np.allclose(ex.grad_norm_sq[1:], moments(_problem(), base, beh, 5).grad_norm_sq[1:]), m.name
+            ref = moments(_problem(), base, beh, 5).grad_norm_sq
+            assert not np.allclose(ex.grad_norm_sq[1:], ref[1:]), m.name
             with mutants.injected(m):
                 np.testing.assert_array_equal(moments(_problem(), base, beh, 5).grad_norm_sq, ex.grad_norm_sq)
             with warnings.catch_warnings():
@@ -311,3 +313,18 @@ def test_torch_backend_runs_the_mutated_rule():
         warnings.simplefilter("ignore")
         same = run(task, AFACD(1.0, 0.1), beh, rounds=3, x0=x0).x_final
     np.testing.assert_allclose(mut, same, rtol=1e-12)
+
+
+def test_equivalent_controls_change_nothing_but_the_engine_choice():
+    """The controls are the correct rules as subclasses: simulate is bit-identical; exact moments refuse
+    them."""
+    assert set(mutants.CONTROLS).isdisjoint(mutants.CATALOGUE)
+    for name, m in mutants.CONTROLS.items():
+        assert m.kind == "control" and mutants.get(name) is m
+        (correct,) = m.replaces
+        ref = simulate(_problem(), correct(2.0, 0.2), BEH, rounds=10, replicates=2, seed=4).grad_norm_sq
+        with mutants.injected(m):
+            tr = simulate(_problem(), correct(2.0, 0.2), BEH, rounds=10, replicates=2, seed=4)
+            np.testing.assert_array_equal(tr.grad_norm_sq, ref)
+            with pytest.raises(TypeError):
+                moments(_problem(), correct(2.0, 0.2), Behaviour(UniformArrivals(2)), 3)
