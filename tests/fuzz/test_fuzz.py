@@ -1,5 +1,5 @@
-"""Fuzz every public constructor and entry point with arbitrary arguments (issue 19): each call either raises a
-ValueError/TypeError whose message names the parameter, or returns a valid result without NaN — never a bare
+"""Fuzz public constructors and entry points with arbitrary arguments (issue 19): each call either raises
+a ValueError/TypeError whose message names the parameter, or returns a valid result without NaN — never a bare
 internal exception (AttributeError, ZeroDivisionError, OverflowError, IndexError, KeyError, RuntimeError, …),
 never a huge allocation (arguments are bounded by the library's limits, see docs/reliability.md).
 
@@ -28,8 +28,8 @@ NUMBERS = st.one_of(
     st.integers(-3, 12), st.integers(-(2**63), 2**63), st.floats(allow_nan=True, allow_infinity=True),
     st.sampled_from([0, 1, 2, 0.0, 0.5, 1.0, 1e-300, 1e300, 1e160, -1e160, 2.7, float("nan"), float("inf")]),
 )
-ANY = st.one_of(NUMBERS, st.none(), st.booleans(), st.text(max_size=4), st.lists(st.integers(-2, 5), max_size=4),
-                st.lists(st.floats(-2, 2), max_size=4))
+ANY = st.one_of(NUMBERS, st.none(), st.booleans(), st.text(max_size=4),
+                st.lists(st.integers(-2, 5), max_size=4), st.lists(st.floats(-2, 2), max_size=4))
 
 TARGETS = {
     "HeterogeneousQuadratic": (pr.HeterogeneousQuadratic, ["dim", "num_workers", "L", "mu", "sigma_L",
@@ -129,8 +129,8 @@ def test_simulate_fails_clearly_or_returns_a_nan_free_trace(rounds, replicates, 
         algo = al.AFACD(1.0, eta_L)
     except (ValueError, TypeError):
         algo = al.AFACD(1.0, 0.05)
-    kwargs = dict(problem=p, algorithm=algo, behaviour=beh, rounds=small(rounds), replicates=small(replicates),
-                  seed=seed, divergence_threshold=thr,
+    kwargs = dict(problem=p, algorithm=algo, behaviour=beh, rounds=small(rounds),
+                  replicates=small(replicates), seed=seed, divergence_threshold=thr,
                   x0=None if isinstance(x0, bool) else np.full(2, x0) if isinstance(x0, (int, float)) else x0)
     out = _call(aft.simulate, kwargs)
     if not isinstance(out, Exception):
