@@ -37,9 +37,9 @@ class RegionWarning(UserWarning):
 
 @dataclass(frozen=True)
 class DivergenceInfo:
-    """Per replicate: first round at which the run diverged (−1: never) — x_t, ‖∇f(x_t)‖² or f(x_t) non-finite,
-    ‖∇f(x_t)‖² above ``threshold``, or |f(x_t) − f(x_0)| above ``divergence_threshold``·max(1, |f(x_0)|)
-    (``simulate``). Round 0 counts: a start point whose values overflow has diverged at round 0."""
+    """Per replicate: first round at which the run diverged (−1: never) — x_t, ‖∇f(x_t)‖² or f(x_t)
+    non-finite, ‖∇f(x_t)‖² above ``threshold``, or |f(x_t) − f(x_0)| above ``divergence_threshold``·max(1,
+    |f(x_0)|) (``simulate``). Round 0 counts: a start point whose values overflow has diverged at round 0."""
 
     round: np.ndarray
     threshold: float
@@ -57,17 +57,18 @@ class DivergenceInfo:
             return "no divergence"
         reps = np.flatnonzero(self.diverged)
         return (f"{len(reps)} of {len(self.round)} replicates diverged (first at round "
-                f"{int(self.round[reps].min())}; replicates {reps[:10].tolist()}{'…' if len(reps) > 10 else ''})")
+                f"{int(self.round[reps].min())}; replicates "
+                f"{reps[:10].tolist()}{'…' if len(reps) > 10 else ''})")
 
 
 @dataclass(frozen=True)
 class Trace:
-    """Result of ``simulate``. ``grad_norm_sq``/``loss``: (replicates, rounds + 1), values at x_0 … x_T; from a
-    replicate's divergence round on they are +inf (see ``divergence``). ``left_region``: first round at which
-    x_t left the problem's certified region (−1: never). ``x`` (replicates, rounds + 1, dim) if recorded.
-    ``bits`` (replicates, rounds + 1): cumulative bits the workers sent up to x_t (uncompressed: 32·dim per
-    update; with the server rule's ``compressor`` its own count, afltheory.compression), for plots against
-    communication."""
+    """Result of ``simulate``. ``grad_norm_sq``/``loss``: (replicates, rounds + 1), values at x_0 … x_T; from
+    a replicate's divergence round on they are +inf (see ``divergence``). ``left_region``: first round at
+    which x_t left the problem's certified region (−1: never). ``x`` (replicates, rounds + 1, dim) if
+    recorded. ``bits`` (replicates, rounds + 1): cumulative bits the workers sent up to x_t (uncompressed:
+    32·dim per update; with the server rule's ``compressor`` its own count, afltheory.compression), for plots
+    against communication."""
 
     grad_norm_sq: np.ndarray
     loss: np.ndarray
@@ -113,12 +114,14 @@ class Trace:
         return a.std(axis=0, ddof=1) / np.sqrt(a.shape[0]) if a.shape[0] > 1 else np.full(a.shape[1], np.nan)
 
     def summary(self) -> str:
-        """A few human-readable lines (sizes, config, start/end/time-averaged E‖∇f‖² with a CI, divergence)."""
+        """A few human-readable lines (sizes, config, start/end/time-averaged E‖∇f‖² with a CI,
+        divergence)."""
         from ._trace_io import summary
         return summary(self)
 
     def __repr__(self) -> str:
-        return (f"Trace(replicates={self.replicates}, rounds={self.rounds}, dim={self.x0.shape[-1]}, seed={self.seed}, "
+        return (f"Trace(replicates={self.replicates}, rounds={self.rounds}, dim={self.x0.shape[-1]}, "
+                f"seed={self.seed}, "
                 f"{self.divergence})")
 
     def save(self, path) -> str:
@@ -138,7 +141,8 @@ def _schedule_for(behaviour, algorithm, problem, rounds, replicates, seed) -> Sc
         from .anarchy.behaviour import Replay
         behaviour = Replay(behaviour)
     if not hasattr(behaviour, "sample"):
-        raise ValueError(f"behaviour={behaviour!r} must be an afltheory.anarchy behaviour (Behaviour, Replay, "
+        raise ValueError(f"behaviour={behaviour!r} must be an afltheory.anarchy behaviour (Behaviour, "
+                         "Replay, "
                          f"EventDriven, Synchronous) or a Schedule")
     sched = behaviour.sample(rounds, replicates, problem.num_workers, seed)
     fixed = getattr(algorithm, "fixed_local_steps", None)
@@ -151,16 +155,20 @@ def _schedule_for(behaviour, algorithm, problem, rounds, replicates, seed) -> Sc
                                   np.broadcast_to(Ks, sched.init_local_steps.shape), sched.wall_clock)
     elif fixed is not None:
         # a validated schedule with every K set to a constant ≥ 1 is still valid: no re-validation
-        sched = Schedule._trusted(sched.workers, sched.delays, np.broadcast_to(np.int64(fixed), sched.local_steps.shape),
-                                  sched.num_workers, np.full_like(sched.init_local_steps, fixed), sched.wall_clock)
+        sched = Schedule._trusted(sched.workers, sched.delays, np.broadcast_to(np.int64(fixed),
+                                                                               sched.local_steps.shape),
+                                  sched.num_workers, np.full_like(sched.init_local_steps, fixed),
+                                  sched.wall_clock)
     if hasattr(algorithm, "check_m"):
         algorithm.check_m(sched.m)
     prior = sched.origin or {}
     return sched.with_origin(prior.get("behaviour", behaviour), algorithm)
 
 
-#: Values per (chunk, m, d) working array: the local steps of a chunk of whole noise blocks run together, so the
-#: arrays stay near the core (≤ 1 MB each, or one block) while Python call overhead is paid once per chunk, not
+#: Values per (chunk, m, d) working array: the local steps of a chunk of whole noise blocks run together, so
+# the
+#: arrays stay near the core (≤ 1 MB each, or one block) while Python call overhead is paid once per chunk,
+# not
 #: per replicate (2^13…2^17 measured within ±5% of each other at d = 10 and 100; the largest was fastest).
 _CHUNK_VALUES = 1 << 17
 
@@ -179,7 +187,8 @@ def _standard_normal_blocks(gens, out, B):
 
 class _Workspace:
     """Reusable float arrays keyed by (name, shape). The engine's per-round temporaries are allocated once per
-    run: fresh ~1 MB arrays page-fault on first touch every round, which cost 20–30% of a d = 10 round here."""
+    run: fresh ~1 MB arrays page-fault on first touch every round, which cost 20–30% of a d = 10 round
+    here."""
 
     def __init__(self):
         self._arrays = {}
@@ -236,9 +245,9 @@ class _LocalRunner:
                          np.stack([local_steps[lo:hi].max(axis=(0, 2)) for lo, hi, _, _ in self._chunks(n)])])
 
     def run(self, src, idx, workers, K, purpose, key, worker_state=None, shift=None, bounds=None):
-        """G: (R, n, d), per arrival the average of its K stochastic (corrected) gradients from its start point
-        y0 = src[idx] − shift (``src``: (·, d) models, ``idx``: (R, n) valid rows of src, ``shift``: (R, d) or
-        None). The returned array is reused by the next call.
+        """G: (R, n, d), per arrival the average of its K stochastic (corrected) gradients from its start
+        point y0 = src[idx] − shift (``src``: (·, d) models, ``idx``: (R, n) valid rows of src, ``shift``: (R,
+        d) or None). The returned array is reused by the next call.
 
         Σ_k g_k is recovered as (y_0 − y_K)/η_L instead of being accumulated (one pass less per step; the
         rounding error it adds to x_{t+1} is η·ε·‖y‖/K, far below the 1e-12 reference tolerance).
@@ -255,7 +264,8 @@ class _LocalRunner:
             if self.centered:
                 y0 -= self.problem.local_center(workers[lo:hi], self.ws)
             Kc = K[lo:hi]
-            Kmin, Kmax = (int(Kc.min()), int(Kc.max())) if bounds is None else (int(bounds[0, c]), int(bounds[1, c]))
+            Kmin, Kmax = (int(Kc.min()), int(Kc.max())) if bounds is None else (int(bounds[0, c]),
+                                                                                int(bounds[1, c]))
             self._run_chunk(G[lo:hi], y0, workers[lo:hi], Kc, Kmin, Kmax, gens[b0:b1], lo, worker_state)
         return G
 
@@ -318,7 +328,8 @@ class _LocalRunner:
 
     def _draw(self, gens, W, out, scale, y):
         """out = scale · (one noise draw per arrival) — or, for problems with their own stochastic gradient,
-        scale · ∇f_i(y, ξ). Noise is drawn per block, always the full block (replicate r does not depend on R)."""
+        scale · ∇f_i(y, ξ). Noise is drawn per block, always the full block (replicate r does not depend on
+        R)."""
         B = self.B
         if self.additive and self.no_noise:
             out.fill(0.0)
@@ -399,8 +410,8 @@ class _CollapsedRunner(_LocalRunner):
     @staticmethod
     def reason(problem, worker) -> str | None:
         """Why collapsing is invalid for this run (None: valid): the problem declares whether its K-step law
-        collapses (``Problem.collapse_reason``), the worker rule whether it is plain SGD (``prox_weight`` 0 and
-        no overridden hook)."""
+        collapses (``Problem.collapse_reason``), the worker rule whether it is plain SGD (``prox_weight`` 0
+        and no overridden hook)."""
         why = problem.collapse_reason()
         if why is not None:
             return why
@@ -462,7 +473,8 @@ class _CollapsedRunner(_LocalRunner):
             xi.fill(0.0)
         if self.Q is not None:
             np.matmul(out, self.Q.T, out=Gc)
-        if xi is not None:  # K = 1 arrivals get the one-step value, as in a chunk whose arrivals all have K = 1
+        # K = 1 arrivals get the one-step value, as in a chunk whose arrivals all have K = 1
+        if xi is not None:
             self._one_step(xi, y0, W, gens, drawn=True)
             np.copyto(Gc, xi, where=(K == 1)[..., None])
 
@@ -470,18 +482,19 @@ class _CollapsedRunner(_LocalRunner):
 def simulate(problem: Problem, algorithm, behaviour, rounds: int, replicates: int = 1, seed: int = 0,
              x0=None, *, divergence_threshold: float = 1e12, record_x: bool = False,
              collapse: bool | None = None) -> Trace:
-    """Run ``algorithm`` on ``problem`` under ``behaviour`` for ``rounds`` server rounds, ``replicates`` times.
+    """Run ``algorithm`` on ``problem`` under ``behaviour`` for ``rounds`` server rounds, ``replicates``
+    times.
 
     ``x0``: (dim,) or (replicates, dim); default ``problem.default_x0()`` (the same for every replicate).
-    A replicate diverges at the first round t where x_t, ‖∇f(x_t)‖² or f(x_t) is non-finite, ‖∇f(x_t)‖² exceeds
-    ``divergence_threshold``·max(1, ‖∇f(x_0)‖²), or |f(x_t) − f(x_0)| exceeds ``divergence_threshold``·
-    max(1, |f(x_0)|) (losses with bounded gradients, e.g. logistic regression, diverge in f only); t = 0 when
-    the start point already overflows. It is then frozen; from round t on its ``grad_norm_sq``, ``loss``, ``x``,
-    ``tracking_error`` and its ``x_final`` are +inf (never NaN), ``divergence`` records t, and a
-    ``DivergenceWarning`` names the round and replicates.
-    ``collapse``: draw each worker update's K local steps exactly in one Gaussian draw (quadratics with isotropic
-    Gaussian noise and SGD workers; same law, different random stream). None: whenever valid; True: required
-    (ValueError saying why when invalid); False: step by step.
+    A replicate diverges at the first round t where x_t, ‖∇f(x_t)‖² or f(x_t) is non-finite, ‖∇f(x_t)‖²
+    exceeds ``divergence_threshold``·max(1, ‖∇f(x_0)‖²), or |f(x_t) − f(x_0)| exceeds
+    ``divergence_threshold``· max(1, |f(x_0)|) (losses with bounded gradients, e.g. logistic regression,
+    diverge in f only); t = 0 when the start point already overflows. It is then frozen; from round t on its
+    ``grad_norm_sq``, ``loss``, ``x``, ``tracking_error`` and its ``x_final`` are +inf (never NaN),
+    ``divergence`` records t, and a ``DivergenceWarning`` names the round and replicates.
+    ``collapse``: draw each worker update's K local steps exactly in one Gaussian draw (quadratics with
+    isotropic Gaussian noise and SGD workers; same law, different random stream). None: whenever valid; True:
+    required (ValueError saying why when invalid); False: step by step.
     """
     prepare = getattr(algorithm, "prepare", None)
     if prepare is not None:  # e.g. DynamicFedAvg applies its mini-batch sizes to the agents' data
@@ -616,7 +629,8 @@ def simulate(problem: Problem, algorithm, behaviour, rounds: int, replicates: in
             if now.any():
                 bad = (div_round < 0) & now
                 div_round[bad] = t + 1
-                # freeze diverged replicates at x_0 so they stop overflowing; their recorded values become +inf
+                # freeze diverged replicates at x_0 so they stop overflowing; their recorded values become
+                # +inf
                 x[now] = x_init[now]
                 hist[:, now] = x_init[now]
                 arrays = state.arrays() if hasattr(state, "arrays") else tuple(state.values())

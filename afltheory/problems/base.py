@@ -72,8 +72,8 @@ class NoiseModel:
         return None
 
     def standard_normal_scale(self, dim: int) -> float | None:
-        """s if one draw is s · N(0, I_dim) from ``rng.standard_normal`` (the engine then draws whole blocks and
-        scales once per chunk), else None."""
+        """s if one draw is s · N(0, I_dim) from ``rng.standard_normal`` (the engine then draws whole blocks
+        and scales once per chunk), else None."""
         return None
 
     def sample_into(self, rng: np.random.Generator, workers: np.ndarray, out: np.ndarray,
@@ -253,7 +253,8 @@ class Problem:
         return np.linalg.norm(x - self.constants.x_star, axis=-1) <= r * (1 + 1e-12)
 
     def linear_gaussian(self) -> LinearGaussianModel | None:
-        """The affine-gradient model if this problem is linear-Gaussian (quadratic + Gaussian noise), else None."""
+        """The affine-gradient model if this problem is linear-Gaussian (quadratic + Gaussian noise), else
+        None."""
         return None
 
     def default_x0(self, seed: int = 0) -> np.ndarray:

@@ -180,7 +180,8 @@ class DriftingQuadratic:
     exactly).
     """
 
-    #: capability read by the engine: ``base`` (the round-0 problem) and ``walk(gen, rounds)`` (the optimum's path)
+    #: capability read by the engine: ``base`` (the round-0 problem) and ``walk(gen, rounds)`` (the optimum's
+    # path)
     drifts = True
 
     def __init__(self, dim: int = 10, num_workers: int = 10, L: float = 1.0, mu: float = 0.1,

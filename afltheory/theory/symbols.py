@@ -17,7 +17,8 @@ tau = sp.Symbol("tau", nonnegative=True)           # maximum delay τ
 m = sp.Symbol("m", positive=True)                  # arrivals per round |M_t|
 M = sp.Symbol("M", positive=True)                  # total number of workers
 m_fresh = sp.Symbol("m'", positive=True)           # fresh memory slots (Theorem 4)
-s_stale = sp.Symbol("M_c", nonnegative=True)       # M − m', stale memory slots (used by the corollary algebra)
+s_stale = sp.Symbol("M_c",
+                    nonnegative=True)       # M − m', stale memory slots (used by the corollary algebra)
 T = sp.Symbol("T", positive=True)                  # rounds
 sigma_L = sp.Symbol("sigma_L", nonnegative=True)   # local (stochastic) gradient variance bound
 sigma_G = sp.Symbol("sigma_G", nonnegative=True)   # global (heterogeneity) variance bound

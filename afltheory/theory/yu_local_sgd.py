@@ -1,4 +1,5 @@
-"""Local SGD / FedAvg theorems of Yu et al. as given in the lecture notes (seed 004), same shape as Theorems 2–4.
+"""Local SGD / FedAvg theorems of Yu et al. as given in the lecture notes (seed 004), same shape as Theorems
+2–4.
 
 Reading encoded (THEOREMS.md, "Local SGD / FedAvg theorems"), s = step, N workers, K = synchronization period:
   ``setting="iid"`` [Yu et al. AAAI'19, Thm 1], bounded second moment G², for s ≤ 1/L:
