@@ -26,6 +26,8 @@ from .anarchy.schedule import Schedule
 from .compression.channel import channel_for
 from .problems.base import Problem
 
+__all__ = ["DivergenceInfo", "DivergenceWarning", "RegionWarning", "simulate", "Trace"]
+
 
 class DivergenceWarning(RuntimeWarning):
     """Some replicates of a run diverged (non-finite or exploding iterates)."""

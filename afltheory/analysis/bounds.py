@@ -18,6 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
+__all__ = ["BoundComparison", "compare_bound", "mean_ci", "slack_ratio", "upper_confidence_bound"]
+
 
 def _samples(samples, name="samples") -> np.ndarray:
     s = np.asarray(samples, dtype=float).ravel()

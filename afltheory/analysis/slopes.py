@@ -25,6 +25,8 @@ import numpy as np
 
 from .._validation import check_int
 
+__all__ = ["bootstrap_slope", "fit_slope", "local_slopes", "SlopeFit"]
+
 
 @dataclass(frozen=True)
 class SlopeFit:

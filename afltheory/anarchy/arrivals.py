@@ -14,6 +14,9 @@ import numpy as np
 
 from .._validation import check_array, check_int, check_real
 
+__all__ = ["Arrivals", "BiasedArrivals", "CyclicArrivals", "FixedArrivals", "MarkovAvailability",
+           "PAPER_BIASED_PROBS", "UniformArrivals"]
+
 #: The paper's biased arrival probabilities over 10 workers (appendix E).
 PAPER_BIASED_PROBS = (0.19, 0.19, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.01, 0.01)
 

@@ -19,6 +19,8 @@ from .delays import Delays, NoDelay
 from .local_steps import ConstantSteps, LocalSteps
 from .schedule import Schedule
 
+__all__ = ["Behaviour", "ComputeTime", "EventDriven", "ExponentialTime", "FixedTime", "Replay", "Synchronous"]
+
 
 def _check_sizes(rounds, replicates, num_workers):
     return (check_int("rounds", rounds, low=1), check_int("replicates", replicates, low=1),

@@ -11,6 +11,8 @@ import numpy as np
 from .._validation import check_int, check_real
 from .arrivals import _by_block, _uniform_below
 
+__all__ = ["Delays", "FixedDelay", "GeometricDelay", "NoDelay", "PerWorkerDelay", "UniformDelay"]
+
 
 def _round_constant(per_round: np.ndarray, shape: tuple) -> np.ndarray:
     """Read-only int64 view of ``shape`` (…, rounds, m) holding per_round[t] in round t (stride 0

@@ -8,6 +8,8 @@ import numpy as np
 from .._validation import check_int
 from .arrivals import _by_block, _uniform_below
 
+__all__ = ["ConstantSteps", "LocalSteps", "PerWorkerSteps", "TimeVaryingSteps", "UniformSteps"]
+
 
 def _step_counts(Ks) -> np.ndarray:
     K = np.asarray(Ks)

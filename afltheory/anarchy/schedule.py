@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+__all__ = ["Schedule"]
+
 
 @dataclass(frozen=True)
 class Schedule:

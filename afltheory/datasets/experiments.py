@@ -143,20 +143,10 @@ def _write(out, name, result, figs=()):
     js.write_text(json.dumps({k: v for k, v in result.items() if k != "curves"}, indent=1, default=float))
     (out / f"{name}.md").write_text(result["table"] + "\n")
     result["files"] = [str(js), str(out / f"{name}.md")]
+    from ..plots import save
     for fname, fig in figs:
-        path = out / fname
-        fig.savefig(path, dpi=120, bbox_inches="tight")
-        result["files"].append(str(path))
-        import matplotlib.pyplot as plt
-        plt.close(fig)
+        result["files"].append(save(fig, out / fname))
     return result
-
-
-def _plt():
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    return plt
 
 
 def _row(cfg, ev, acc, div, **labels):
@@ -175,8 +165,8 @@ def table2(cfg: RealConfig = RealConfig(), ps=(1, 2, 5, 10), out=None) -> dict:
             rows.append(_row(cfg, ev, acc, div, p=p, setting=name))
     res = {"experiment": "table2", "config": cfg.__dict__, "rows": rows,
            "table": _table(rows, "p", "setting")}
-    plt = _plt()
-    fig, axes = plt.subplots(1, len(ps), figsize=(3.2 * len(ps), 3), sharey=True, squeeze=False)
+    from ..plots import new_figure
+    fig, axes = new_figure(1, len(ps), width=3.2, height=3, sharey=True, squeeze=False)
     for ax, p in zip(axes[0], ps, strict=False):
         for r in (r for r in rows if r["p"] == p):
             ax.plot(r["eval_rounds"], r["curve_mean"], label=r["setting"])
@@ -222,8 +212,8 @@ def figure5(cfg: RealConfig = RealConfig(), ps=(1, 2, 5, 10), out=None) -> dict:
             curves[(p, label)] = (ev, *mean_ci(acc))
     res = {"experiment": "figure5", "config": cfg.__dict__, "rows": rows,
            "table": _table(rows, "p", "method")}
-    plt = _plt()
-    fig, axes = plt.subplots(1, len(ps), figsize=(3.2 * len(ps), 3), sharey=True, squeeze=False)
+    from ..plots import new_figure
+    fig, axes = new_figure(1, len(ps), width=3.2, height=3, sharey=True, squeeze=False)
     for ax, p in zip(axes[0], ps, strict=False):
         for label in ("AFA-CD uniform", "AFA-CD biased", "AFA-CS biased"):
             ev, mu, hw = curves[(p, label)]
@@ -283,8 +273,8 @@ def wallclock(cfg: RealConfig = RealConfig(), p: int = 1, target: float = 0.85, 
                  f"order statistics predict {ratios['round_time_ratio_theory']:.3f})")
     res = {"experiment": "wallclock", "config": cfg.__dict__, "p": p, "target": target, "rows": rows,
            "ratios": ratios, "table": "\n".join(lines)}
-    plt = _plt()
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(8, 3), sharey=True)
+    from ..plots import new_figure
+    fig, (a1, a2) = new_figure(1, 2, width=4, height=3, sharey=True)
     for label, (ev, mu, t) in curves.items():
         a1.plot(ev, mu, label=label)
         a2.plot(t, mu, label=label)

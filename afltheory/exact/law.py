@@ -17,6 +17,8 @@ import numpy as np
 from ..anarchy.behaviour import Behaviour, Synchronous
 from ..anarchy.delays import FixedDelay, GeometricDelay, NoDelay, PerWorkerDelay, UniformDelay
 
+__all__ = ["ExactUnavailable", "MAX_LOCAL_STEPS", "round_law", "RoundLaw", "SIMULATE_HINT"]
+
 SIMULATE_HINT = "use the Monte Carlo engine afltheory.simulate(...) instead"
 
 

@@ -42,6 +42,9 @@ from . import drift
 from .law import SIMULATE_HINT, ExactUnavailable, round_law
 from .local import linear_model, local_maps, server_rule
 
+__all__ = ["DEFAULT_MAX_MEMORY", "estimate_memory", "ExactSystem", "MAX_LOCAL_MAP_FLOPS", "Moments",
+           "moments", "rounds_to_epsilon", "steady_state", "SteadyState", "zscores"]
+
 DEFAULT_MAX_MEMORY = 2 * 1024**3   # bytes
 #: Work limit of the exact local maps (≈ 2·dim³ flops per local step and worker), checked before building
 # them.

@@ -10,6 +10,9 @@ from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
 from matplotlib.ticker import NullFormatter
 
+__all__ = ["bound_plot", "curves_plot", "lower_bound_plot", "new_figure", "rate_plot", "save", "speedup_plot",
+           "stability_region_plot"]
+
 
 def _fig(ncols=1, width=5.0, height=3.6):
     fig = Figure(figsize=(width * ncols, height), dpi=100)
@@ -18,7 +21,18 @@ def _fig(ncols=1, width=5.0, height=3.6):
     return fig, axes
 
 
+def new_figure(nrows: int = 1, ncols: int = 1, *, width: float = 5.0, height: float = 3.6,
+               sharey: bool = False, squeeze: bool = True):
+    """(figure, axes) on an Agg canvas: the one figure style of afltheory (no pyplot state, no display).
+    ``width``/``height`` per panel, in inches; ``axes`` as ``Figure.subplots`` returns them."""
+    fig = Figure(figsize=(width * ncols, height * nrows), dpi=100)
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(nrows, ncols, sharey=sharey, squeeze=squeeze)
+    return fig, axes
+
+
 def save(fig, path) -> str:
+    """Write ``fig`` as a PNG at ``path`` (directories created; deterministic bytes); returns the path."""
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     fig.tight_layout()
     # fixed metadata so the PNG bytes are deterministic for a given run

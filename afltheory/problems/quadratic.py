@@ -23,6 +23,8 @@ from .base import (
 )
 from .noise import FiniteSumNoise, without_replacement_factor
 
+__all__ = ["check_quadratic_args", "HeterogeneousQuadratic", "QuadraticProblem"]
+
 
 def _matvec_rows(v, A):
     """v @ Aᵀ for v (n, d) by d elementwise passes in a fixed order (each row's bits independent of n and of

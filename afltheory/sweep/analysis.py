@@ -186,16 +186,14 @@ def plot_store(store, out, *, x: str | None = None, metric: str = "avg_grad_norm
     """PNG from a store. Without ``x``: pooled E‖∇f(x_t)‖² curves per grid point (log y). With ``x`` (a
     dotted parameter, e.g. ``algorithm.eta_L``): ``metric`` against it, one line per value of the other
     varying parameters. Diverged points are drawn as red crosses at the top, never as silent gaps."""
-    import matplotlib
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
+    from ..plots import new_figure, save
 
     pts = pooled_points(store)
     if not pts:
         raise ValueError(f"store {store.path} has no finished tasks to plot")
     rows = [{"config": p["config"]} for p in pts]
     vary = varying_params(rows)
-    fig, ax = plt.subplots(figsize=(7, 4.5))
+    fig, ax = new_figure(width=7, height=4.5)
     if x is None:
         for p in pts:
             fp = flat_params(p["config"])
@@ -257,7 +255,4 @@ def plot_store(store, out, *, x: str | None = None, metric: str = "avg_grad_norm
             ax.set_yscale("log")
     if len(ax.get_lines()) <= 15:
         ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(out, dpi=120)
-    plt.close(fig)
-    return str(out)
+    return save(fig, out)

@@ -21,6 +21,10 @@ import sympy as sp
 from . import symbols as S
 from . import theorem2, theorem3, theorem4
 
+__all__ = ["CITATION", "cor3_readings", "cor3_realized", "Derivation", "derive", "derive_terms_only",
+           "min_memory_staleness", "ORDER_SYMBOLS", "printed", "printed_rate", "PROOF_LISTED", "remark4",
+           "remark4_numbers", "SLIDES_LISTED", "substitution", "Term"]
+
 CITATION = "[Yang et al. 2022, Cor 1–3, Remark 4]"
 ORDER_SYMBOLS = (S.T, S.m, S.K, S.M, S.tau, S.s_stale)
 _UNIT = {S.L: 1, S.sigma_L: 1, S.sigma_G: 1, S.Delta: 1}

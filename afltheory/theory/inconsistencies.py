@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+__all__ = ["BY_ID", "demo_1", "demo_2", "demo_3", "demo_4", "demo_5", "get", "Inconsistency", "REGISTER"]
+
 
 @dataclass(frozen=True)
 class Inconsistency:

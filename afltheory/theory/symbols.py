@@ -9,6 +9,10 @@ from __future__ import annotations
 
 import sympy as sp
 
+__all__ = ["afacd_bound", "BY_NAME", "CONSTANT_K", "Delta", "eta", "eta_L", "f0", "f_star", "G", "K", "Kbar",
+           "Khat2", "Ktil", "L", "M", "m", "m_fresh", "N", "s", "s_stale", "sigma", "sigma_G", "sigma_L", "T",
+           "tau"]
+
 L = sp.Symbol("L", positive=True)                  # smoothness (Assumption 1)
 eta = sp.Symbol("eta", positive=True)              # server learning rate η
 eta_L = sp.Symbol("eta_L", positive=True)          # worker learning rate η_L

@@ -17,6 +17,9 @@ from .._validation import check_int, check_positive, check_real
 from . import symbols as S
 from ._condition import check_K
 
+__all__ = ["ARRIVALS", "arrivals", "CITATION", "construction", "contraction", "expected_grad_norm_sq",
+           "limit_point", "lower_bound_expr", "ONLY_WORKER", "predicted_limit", "problem"]
+
 CITATION = "[Yang et al. 2022, Thm 1]"
 ONLY_WORKER = 0
 ARRIVALS = {"kind": "FixedArrivals",

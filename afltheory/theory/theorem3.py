@@ -37,6 +37,9 @@ from ._condition import (
 from ._scope import check_scope
 from ._stats import check_constants, check_f0, check_schedule, sum_terms, tau_for
 
+__all__ = ["admissible_step_sizes", "alpha_exprs", "alphas", "AVERAGINGS", "bound", "bound_expr",
+           "bound_terms", "CITATION", "conditions", "k_averages", "rate", "region", "SPECS", "TERMS"]
+
 CITATION = "[Yang et al. 2022, Thm 3]"
 AVERAGINGS = ("statement", "proof")
 

@@ -39,6 +39,9 @@ from ._condition import (
 from ._scope import check_scope
 from ._stats import check_constants, check_f0, check_schedule, memory_stats, sum_terms
 
+__all__ = ["admissible_step_sizes", "alpha_exprs", "alphas", "bound", "bound_expr", "bound_terms", "CITATION",
+           "conditions", "KHATS", "rate", "realized", "region", "SPECS", "TERMS"]
+
 CITATION = "[Yang et al. 2022, Thm 4]"
 KHATS = ("sum", "mean")
 

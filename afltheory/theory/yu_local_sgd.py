@@ -17,6 +17,9 @@ import sympy as sp
 from . import symbols as S
 from ._condition import AdmissibleStep, Condition, ConditionSpec, check_K, int_ge, nonneg, pos, real
 
+__all__ = ["admissible_step_sizes", "bound", "bound_expr", "bound_terms", "CITATION", "conditions", "rate",
+           "SETTINGS", "SPECS", "TERMS"]
+
 CITATION = "[Yu et al. 2019, via lecture notes seed 004]"
 SETTINGS = ("iid", "noniid")
 
