@@ -16,8 +16,8 @@ _SUBMODULES = {"problems", "anarchy", "algorithms", "compression", "engine", "ex
                "plots", "sweep", "torch_backend", "datasets", "mutants"}
 _ENGINE_NAMES = {"simulate", "Trace", "DivergenceInfo"}
 # star-import: the core only (torch_backend, datasets, sweep, mutants stay explicit imports)
-__all__ = ["DivergenceInfo", "Trace", "__version__", "algorithms", "analysis", "anarchy", "compression", "engine",
-           "exact", "plots", "problems", "simulate", "theory"]
+__all__ = ["DivergenceInfo", "Trace", "__version__", "algorithms", "analysis", "anarchy", "compression",
+           "engine", "exact", "plots", "problems", "simulate", "theory"]
 
 
 def __getattr__(name):
