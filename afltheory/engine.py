@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -498,6 +499,18 @@ def simulate(problem: Problem, algorithm, behaviour, rounds: int, replicates: in
     isotropic Gaussian noise and SGD workers; same law, different random stream). None: whenever valid; True:
     required (ValueError saying why when invalid); False: step by step.
     """
+    run = _prepare(problem, algorithm, behaviour, rounds, replicates, seed, x0, divergence_threshold,
+                   record_x,
+                   collapse)
+    _run_rounds(run)
+    return _report(run)
+
+
+def _prepare(problem, algorithm, behaviour, rounds, replicates, seed, x0, divergence_threshold, record_x,
+             collapse) -> SimpleNamespace:
+    """``simulate``, part 1: validate the arguments, realize the schedule, choose the local-step runner
+    (collapsed / per-worker / step by step, from the problem's and the rules' declared capabilities) and
+    allocate the run's state. Returns the run's namespace."""
     prepare = getattr(algorithm, "prepare", None)
     if prepare is not None:  # e.g. DynamicFedAvg applies its mini-batch sizes to the agents' data
         problem = prepare(problem)
@@ -557,8 +570,27 @@ def simulate(problem: Problem, algorithm, behaviour, rounds: int, replicates: in
     walk = None
     if drifting is not None:
         walk = np.stack([drifting.walk(_rng.stream(seed, _rng.DRIFT, r), rounds) for r in range(R)])
-        track = np.empty((R, rounds + 1))
+    track = np.empty((R, rounds + 1)) if walk is not None else None
+    return SimpleNamespace(problem=problem, algorithm=algorithm, behaviour=behaviour, rounds=rounds,
+                           seed=seed,
+                           divergence_threshold=divergence_threshold, d=d, M=M, R=R, sched=sched,
+                           delays=delays,
+                           steps=steps, init_steps=init_steps, x0=x0, x=x, x_init=x_init, H=H, hist=hist,
+                           hist_flat=hist_flat, rows=rows, rows_m=rows_m, use_collapsed=use_collapsed,
+                           runner=runner, worker_state=worker_state, channel=channel, bits=bits, walk=walk,
+                           track=track, record_x=record_x)
 
+
+def _run_rounds(run: SimpleNamespace) -> None:
+    """``simulate``, part 2: initialize the server state (AFA-CS warm start inside the rule's ``init``), then
+    run the rounds, recording ‖∇f(x_t)‖², f(x_t) (and x_t), detecting divergence. Fills ``run``."""
+    problem, algorithm, rounds = run.problem, run.algorithm, run.rounds
+    divergence_threshold, d, M, R = run.divergence_threshold, run.d, run.M, run.R
+    sched, delays, steps, init_steps = run.sched, run.delays, run.steps, run.init_steps
+    x, x_init, H, hist, hist_flat = run.x, run.x_init, run.H, run.hist, run.hist_flat
+    rows, rows_m = run.rows, run.rows_m
+    runner, worker_state, channel, bits = run.runner, run.worker_state, run.channel, run.bits
+    walk, track, record_x = run.walk, run.track, run.record_x
     def initial_updates():
         """Every worker's (sent) update at x_0: what a warm-started memory rule stores (AFA-CS)."""
         all_w = np.broadcast_to(np.arange(M), (R, M))
@@ -639,6 +671,18 @@ def simulate(problem: Problem, algorithm, behaviour, rounds: int, replicates: in
                 for arr in (*arrays, *worker_state.values(), *channel.state.values()):
                     arr[now] = 0.0
             hist[(t + 1) % H] = x
+    run.__dict__.update(x=x, gn=gn, loss=loss, xs=xs, div_round=div_round, left=left, limit=limit,
+                        check_region=check_region)
+
+
+def _report(run: SimpleNamespace) -> Trace:
+    """``simulate``, part 3: mark diverged replicates +inf, warn about divergence and the certified region,
+    count oracle calls and package the ``Trace``."""
+    problem, algorithm, behaviour, rounds, R, seed = (run.problem, run.algorithm, run.behaviour, run.rounds,
+                                                      run.R, run.seed)
+    sched, x, x0, walk, track, bits = run.sched, run.x, run.x0, run.walk, run.track, run.bits
+    gn, loss, xs, div_round, left, limit = run.gn, run.loss, run.xs, run.div_round, run.left, run.limit
+    check_region, use_collapsed = run.check_region, run.use_collapsed
     if (div_round >= 0).any():
         for r in np.flatnonzero(div_round >= 0):
             gn[r, div_round[r]:] = np.inf
@@ -649,11 +693,11 @@ def simulate(problem: Problem, algorithm, behaviour, rounds: int, replicates: in
                 track[r, div_round[r]:] = np.inf
         x[div_round >= 0] = np.inf  # x_final of a diverged replicate: +inf (it was frozen, not converged)
         info = DivergenceInfo(div_round, limit)
-        warnings.warn(f"simulate: {info}", DivergenceWarning, stacklevel=2)
+        warnings.warn(f"simulate: {info}", DivergenceWarning, stacklevel=4)
     if check_region and (left >= 0).any():
         warnings.warn(f"simulate: {(left >= 0).sum()} replicates left the certified region "
                       f"(radius {problem.constants.radius}) — Assumption 3 is not certified there",
-                      RegionWarning, stacklevel=2)
+                      RegionWarning, stacklevel=4)
     calls = sched.local_steps.sum(axis=(1, 2))  # oracle calls: one per local step (diverged replicates too)
     if getattr(algorithm, "warm_start", getattr(algorithm, "needs_warm_start", False)):
         calls = calls + sched.init_local_steps.sum(axis=1)
