@@ -693,11 +693,11 @@ def _report(run: SimpleNamespace) -> Trace:
                 track[r, div_round[r]:] = np.inf
         x[div_round >= 0] = np.inf  # x_final of a diverged replicate: +inf (it was frozen, not converged)
         info = DivergenceInfo(div_round, limit)
-        warnings.warn(f"simulate: {info}", DivergenceWarning, stacklevel=4)
+        warnings.warn(f"simulate: {info}", DivergenceWarning, stacklevel=3)
     if check_region and (left >= 0).any():
         warnings.warn(f"simulate: {(left >= 0).sum()} replicates left the certified region "
                       f"(radius {problem.constants.radius}) — Assumption 3 is not certified there",
-                      RegionWarning, stacklevel=4)
+                      RegionWarning, stacklevel=3)
     calls = sched.local_steps.sum(axis=(1, 2))  # oracle calls: one per local step (diverged replicates too)
     if getattr(algorithm, "warm_start", getattr(algorithm, "needs_warm_start", False)):
         calls = calls + sched.init_local_steps.sum(axis=1)

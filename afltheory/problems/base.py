@@ -279,10 +279,3 @@ def check_dim_workers(dim, num_workers, *, min_workers: int = 1):
     d = check_int("dim", dim, low=1)
     M = check_int("num_workers", num_workers, low=min_workers)
     return d, M
-
-
-def _as_points(name, x, dim):
-    x = check_array(name, x)
-    if x.shape[-1:] != (dim,):
-        raise ValueError(f"{name} has shape {x.shape}; its last axis must be dim={dim}")
-    return x
