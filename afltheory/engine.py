@@ -21,7 +21,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from . import _faults, _rng
+from . import _faults, _progress, _rng
 from ._validation import check_array, check_int, check_positive
 from .anarchy.schedule import Schedule
 from .compression.channel import channel_for
@@ -484,7 +484,7 @@ class _CollapsedRunner(_LocalRunner):
 
 def simulate(problem: Problem, algorithm, behaviour, rounds: int, replicates: int = 1, seed: int = 0,
              x0=None, *, divergence_threshold: float = 1e12, record_x: bool = False,
-             collapse: bool | None = None) -> Trace:
+             collapse: bool | None = None, progress: bool = False) -> Trace:
     """Run ``algorithm`` on ``problem`` under ``behaviour`` for ``rounds`` server rounds, ``replicates``
     times.
 
@@ -498,11 +498,11 @@ def simulate(problem: Problem, algorithm, behaviour, rounds: int, replicates: in
     ``collapse``: draw each worker update's K local steps exactly in one Gaussian draw (quadratics with
     isotropic Gaussian noise and SGD workers; same law, different random stream). None: whenever valid; True:
     required (ValueError saying why when invalid); False: step by step.
+    ``progress``: show a progress bar over rounds on stderr (tqdm if installed, else a line per 10 %).
     """
     run = _prepare(problem, algorithm, behaviour, rounds, replicates, seed, x0, divergence_threshold,
-                   record_x,
-                   collapse)
-    _run_rounds(run)
+                   record_x, collapse)
+    _run_rounds(run, progress)
     return _report(run)
 
 
@@ -581,7 +581,7 @@ def _prepare(problem, algorithm, behaviour, rounds, replicates, seed, x0, diverg
                            track=track, record_x=record_x)
 
 
-def _run_rounds(run: SimpleNamespace) -> None:
+def _run_rounds(run: SimpleNamespace, progress: bool = False) -> None:
     """``simulate``, part 2: initialize the server state (AFA-CS warm start inside the rule's ``init``), then
     run the rounds, recording ‖∇f(x_t)‖², f(x_t) (and x_t), detecting divergence. Fills ``run``."""
     problem, algorithm, rounds = run.problem, run.algorithm, run.rounds
@@ -640,7 +640,7 @@ def _run_rounds(run: SimpleNamespace) -> None:
                      & (g <= limit) & (np.abs(f - f0) <= flimit))
 
         div_round[diverging(0, x)] = 0
-        for t in range(rounds):
+        for t in _progress.iterate(range(rounds), progress, "simulate"):
             W = sched.workers[:, t]
             K = steps[:, t]
             tau = sched.delays[:, t]

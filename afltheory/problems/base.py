@@ -14,7 +14,7 @@ from types import MappingProxyType
 import numpy as np
 
 from .._numerics import rowdot
-from .._validation import check_array, check_int, check_nonnegative
+from .._validation import check_int, check_nonnegative
 
 __all__ = ["as_noise", "CERT_KINDS", "check_dim_workers", "Constants", "GaussianNoise", "LinearGaussianModel",
            "NoiseModel", "NoNoise", "Problem"]

@@ -186,6 +186,8 @@ def test_cli_writes_json(tmp_path, capsys):
     assert main(["adversary", "nope", "--budget", "5"]) == 2
     assert "not a registered claim" in capsys.readouterr().err
     assert main(["adversary", "thm2", "--budget", "0"]) == 2
+    assert main(["adversary", "thm3", "--num-workers", "1", "--budget", "5"]) == 2
+    assert "num_workers=1" in capsys.readouterr().err
 
 
 @pytest.mark.slow

@@ -183,3 +183,37 @@ def test_divergence_resets_the_compression_memory():
             seed=0,
         )
     assert tr.diverged.all() and not np.isnan(tr.grad_norm_sq).any()
+
+
+def test_sweep_spec_builds_compressors(tmp_path):
+    """A TOML spec names a rule's compressor as a component table (built-in names, nesting, grid axes)."""
+    from afltheory.sweep.spec import build_objects, parse_spec
+
+    text = """
+rounds = 5
+replicates = 2
+[problem]
+family = "HeterogeneousQuadratic"
+dim = 8
+num_workers = 5
+[behaviour.arrivals]
+kind = "UniformArrivals"
+m = 2
+[behaviour.delays]
+kind = "NoDelay"
+[behaviour.local_steps]
+kind = "ConstantSteps"
+K = 1
+[algorithm]
+name = "AFACD"
+eta = 1.0
+eta_L = 0.05
+compressor = {kind = "ErrorFeedback", compressor = {kind = "TopK", k = 2}}
+[grid]
+"algorithm.compressor.compressor.k" = [2, 4]
+"""
+    spec = parse_spec(text)
+    algos = [build_objects(t.config, spec)[2] for t in spec.tasks]
+    assert [a.compressor for a in algos] == [ErrorFeedback(TopK(2)), ErrorFeedback(TopK(4))]
+    with pytest.raises(Exception, match="k=9 exceeds"):
+        parse_spec(text.replace("[2, 4]", "[9]"))
