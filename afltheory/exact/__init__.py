@@ -24,4 +24,5 @@ from .moments import (
 )
 
 __all__ = ["DEFAULT_MAX_MEMORY", "ExactCostWarning", "ExactSystem", "ExactUnavailable", "Moments", "RoundLaw",
-           "SteadyState", "estimate_memory", "moments", "round_law", "rounds_to_epsilon", "steady_state", "zscores"]
+           "SteadyState", "estimate_memory", "moments", "round_law", "rounds_to_epsilon", "steady_state",
+           "zscores"]
