@@ -138,8 +138,9 @@ class DynamicFedAvg(ServerRule):
 
     @staticmethod
     def participation(L: int, K: int | None = None):
-        """The Algorithm-2 behaviour: L agents uniformly without replacement per iteration, no delays. With the
-        number of agents ``K`` given, L > K fails here naming L (else ``simulate`` names the arrivals' m)."""
+        """The Algorithm-2 behaviour: L agents uniformly without replacement per iteration, no delays. With
+        the number of agents ``K`` given, L > K fails here naming L (else ``simulate`` names the arrivals'
+        m)."""
         from ..anarchy import Behaviour, UniformArrivals
         high = None if K is None else check_int("K", K, low=1)
         return Behaviour(UniformArrivals(check_int("L", L, low=1, high=high)))
