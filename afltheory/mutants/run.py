@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from . import CATALOGUE, CONTROLS, get, injected, probe, qualname
 
-__all__ = ["KillMatrix", "kill_matrix", "run_under"]
+__all__ = ["KillMatrix", "compare_markdown", "kill_matrix", "run_under", "select_checks"]
 
 
 def _runner():
@@ -222,6 +222,24 @@ class KillMatrix:
             **self.meta,
         }
 
+    @classmethod
+    def from_json(cls, path: str) -> KillMatrix:
+        """Read back a matrix written by ``write_json`` (e.g. to re-derive its tables)."""
+        with open(path, encoding="utf-8") as fh:
+            d = json.load(fh)
+        names = [m["name"] for m in d["mutants"]]
+        return cls(
+            d["checks"],
+            names,
+            d["baseline"],
+            d["runs"],
+            d["tier"],
+            d["seed"],
+            d["elapsed"],
+            {},
+            list(d.get("controls", {})),
+        )
+
     def write_json(self, path: str) -> str:
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         with open(path, "w", encoding="utf-8") as fh:
@@ -347,6 +365,23 @@ class KillMatrix:
             )
         h.append("</table>")
         return "\n".join(h) + "\n"
+
+
+def compare_markdown(before: KillMatrix, after: KillMatrix) -> str:
+    """Per check: the mutants it killed in ``before`` and in ``after`` (markdown), and the scores."""
+    kb, ka = before.check_kills(), after.check_kills()
+    lines = [
+        f"Mutation score: {len(before.killed)}/{len(before.mutants)} before, "
+        f"{len(after.killed)}/{len(after.mutants)} after.",
+        "",
+        "| check | killed before | killed after | mutants killed after |",
+        "|---|---|---|---|",
+    ]
+    for c in dict.fromkeys([*before.checks, *after.checks]):
+        b = "—" if c not in kb else str(len(kb[c]))
+        a = "—" if c not in ka else str(len(ka[c]))
+        lines.append(f"| `{c}` | {b} | {a} | {', '.join(ka.get(c, [])) or 'none'} |")
+    return "\n".join(lines) + "\n"
 
 
 def _task(args):
