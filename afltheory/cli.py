@@ -4,11 +4,21 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+
+
+def _version() -> str:
+    from importlib import metadata
+    try:
+        return metadata.version("afltheory")
+    except metadata.PackageNotFoundError:  # running from a source tree without installation
+        return "unknown (not installed)"
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="afltheory", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"afltheory {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
     from afltheory.checks.runner import add_check_parser, add_verify_parser
     from afltheory.mutants import cli as mutants_cli
@@ -39,6 +49,15 @@ def main(argv=None) -> int:
     except ValueError as exc:  # bad input: one clear line, exit 2
         print(f"afltheory: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # e.g. `afltheory check --json - | head`: the reader left; no traceback
+        try:
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the interpreter's final flush
+        except OSError:
+            pass
+        return 1
+    except KeyboardInterrupt:
+        print("afltheory: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import _faults, _rng
+from . import _faults, _progress, _rng
 from ._validation import check_array, check_int, check_positive
 from .anarchy.schedule import Schedule
 from .compression.channel import channel_for
@@ -469,7 +469,7 @@ class _CollapsedRunner(_LocalRunner):
 
 def simulate(problem: Problem, algorithm, behaviour, rounds: int, replicates: int = 1, seed: int = 0,
              x0=None, *, divergence_threshold: float = 1e12, record_x: bool = False,
-             collapse: bool | None = None) -> Trace:
+             collapse: bool | None = None, progress: bool = False) -> Trace:
     """Run ``algorithm`` on ``problem`` under ``behaviour`` for ``rounds`` server rounds, ``replicates`` times.
 
     ``x0``: (dim,) or (replicates, dim); default ``problem.default_x0()`` (the same for every replicate).
@@ -482,6 +482,7 @@ def simulate(problem: Problem, algorithm, behaviour, rounds: int, replicates: in
     ``collapse``: draw each worker update's K local steps exactly in one Gaussian draw (quadratics with isotropic
     Gaussian noise and SGD workers; same law, different random stream). None: whenever valid; True: required
     (ValueError saying why when invalid); False: step by step.
+    ``progress``: show a progress bar over rounds on stderr (tqdm if installed, else a line per 10 %).
     """
     prepare = getattr(algorithm, "prepare", None)
     if prepare is not None:  # e.g. DynamicFedAvg applies its mini-batch sizes to the agents' data
@@ -593,7 +594,7 @@ def simulate(problem: Problem, algorithm, behaviour, rounds: int, replicates: in
                      & (g <= limit) & (np.abs(f - f0) <= flimit))
 
         div_round[diverging(0, x)] = 0
-        for t in range(rounds):
+        for t in _progress.iterate(range(rounds), progress, "simulate"):
             W = sched.workers[:, t]
             K = steps[:, t]
             tau = sched.delays[:, t]

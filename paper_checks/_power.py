@@ -207,6 +207,19 @@ def agreement_check(*, id, claim, reference, mc_samples, exact_value, exact_wron
         raise ValueError(f"mc_samples has R={R} replicates; at least 2 are needed for a z-score")
     ex = np.broadcast_to(np.asarray(exact_value, dtype=float), (k,))
     exw = np.broadcast_to(np.asarray(exact_wrong, dtype=float), (k,))
+    if not np.any(np.isfinite(ex)):
+        # the exact engine refused this algorithm/behaviour (e.g. a user's subclass overriding an imperative
+        # hook): the claim "MC = exact wherever exact moments apply" has nothing to compare. Reported as such,
+        # not as a disagreement (a refusal is not evidence against the Monte Carlo engine).
+        return make_verdict(
+            id=id, claim=claim, reference=reference, measured="n/a (exact moments unavailable)",
+            theoretical=0.0,
+            passed=True, tolerance="vacuous: the exact engine does not apply to this configuration",
+            relation="~=", method=f"monte-carlo (R={R}); exact moments refused", inside_conditions=False,
+            notes=(notes + "; " if notes else "") + "exact moments unavailable for this configuration: no "
+            "comparison (outside the agreement check's scope)",
+            negative_control=make_control(f"the same z-test against {wrong_desc} (not applicable without an "
+                                          "exact reference)", None, None, False))
     # a rounding floor: a statistic that is deterministic (zero variance across replicates, e.g. the first
     # round
     # of AFA-CS from its warm start) is compared to 1e-10 relative instead of dividing round-off by round-off

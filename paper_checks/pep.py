@@ -101,11 +101,44 @@ def anchors() -> list:
     return out
 
 
+def thm4_printed(sigma_G=2.0) -> Verdict:
+    """Theorem 4 as printed: (1/T) Σ‖∇f(x_t)‖² ≤ 4(f(x_0) − f(x_T))/(η η_L T) + α_G σ_G² (σ_L = 0) — the
+    numerator f(x_0) − f(x_T), not f_0 − f_*. PEP maximizes avg − 4(f(x_0) − f(x_T))/(η η_L T) over the
+    class; the claim holds on the schedule iff that is ≤ α_G σ_G². Control: the claim without its σ_G term
+    (≤ 0)."""
+    from afltheory.algorithms import AFACS
+    from afltheory.pep import worst_case
+    from afltheory.pep.theorems import default_schedule, step_sizes
+    from afltheory.problems.base import Constants
+    from afltheory.theory import theorem4
+
+    M, m, K, T, tau = 4, 3, 2, 5, 1
+    S = default_schedule("thm4", M=M, m=m, K=K, T=T, tau=tau)
+    stale, _ = S.memory()
+    tau_mem, m_fresh = int(stale.max()), int((stale == 0).sum(axis=-1).min())
+    eta, eta_L = step_sizes("thm4", L=1.0, K=K, tau=tau_mem, M=M, m_fresh=m_fresh)
+    c = Constants(L=1.0, mu=-1.0, sigma_L=0.0, sigma_G=sigma_G, f_star=0.0, x_star=None)
+    r = worst_case(AFACS(eta=eta, eta_L=eta_L), S, c, delta=1.0, heterogeneity="server",
+                   decrease_weight=4 / (eta * eta_L * T))
+    terms = theorem4.bound_terms(S, c, eta=eta, eta_L=eta_L, f0=1.0, scope="ignore")
+    rest = float(sum(v[0] for k, v in terms.items() if k != "transient"))
+    up = r.value if r.certified else float("inf")
+    return _verdict(
+        id="pep.thm4.printed", claim=f"thm4 as printed (numerator f(x_0) − f(x_T)): max over the class of "
+        f"avg − 4(f(x_0) − f(x_T))/(η η_L T) ≤ α_G σ_G², (M, m, K, T, τ) = ({M}, {m}, {K}, {T}, {tau}), "
+        f"σ_G = {sigma_G}", reference=REF, measured=up, theoretical=rest, relation="<=",
+        tolerance="certified SDP dual value (rel. gap ≤ 1e-4)", passed=bool(r.certified and up <= rest),
+        method=f"PEP (Gram {r.gram_size}, {r.seconds:.1f} s, status {r.status})", inside_conditions=True,
+        notes=f"memory staleness τ = {tau_mem}, m' = {m_fresh}; η = {eta:.4g}, η_L = {eta_L:.4g}",
+        negative_control=NegativeControl(description="the same claim without its σ_G term (≤ 0)",
+                                         measured=up, theoretical=0.0, passed=bool(up <= 0.0)))
+
+
 @register("pep", "PEP: Theorems 2–4 certified over the function class at σ_L = 0", REF, slow=True)
 def run(ctx):
     from afltheory.pep import bracket
 
-    out = anchors()
+    out = anchors() + [thm4_printed()]
     for m, K, T, tau, sG in (SIZES_QUICK if ctx.quick else SIZES_FULL):
         for claim in ("thm2", "thm3", "thm4"):
             out.append(verdict_for(bracket(claim, m=m, K=K, T=T, tau=tau, sigma_G=sG)))

@@ -122,6 +122,8 @@ class Claim:
         if m == M:
             kind = "uniform"                                 # every law is "all workers" when m = M
         extra = {}
+        if kind == "schedule":
+            extra["P"] = int(rng.integers(1, 5))
         if self.corollary is not None:
             extra["K"] = int(rng.integers(1, cls.K_max + 1))
         return Structure(m, kind, extra)
@@ -130,9 +132,15 @@ class Claim:
     def layout(self, cls: AssumptionClass, st: Structure, U=None):
         r = Reader(U)
         prob = decode_problem(cls, st, r)
-        arr = r.take("arrival_weights", cls.num_workers) if st.arrivals in ("biased", "fixed") else None
-        dl = r.take("delay_pmf", cls.max_delay + 1)
-        kp = r.take("k_pmf", (cls.num_workers if cls.k_per_worker else 1) * cls.K_max)
+        if st.arrivals == "schedule":
+            P = st.extra["P"]
+            arr = r.take("schedule_sets", P * cls.num_workers)
+            dl = r.take("schedule_delays", P)
+            kp = r.take("schedule_K", P)
+        else:
+            arr = r.take("arrival_weights", cls.num_workers) if st.arrivals in ("biased", "fixed") else None
+            dl = r.take("delay_pmf", cls.max_delay + 1)
+            kp = r.take("k_pmf", (cls.num_workers if cls.k_per_worker else 1) * cls.K_max)
         steps = r.take("step_sizes", 2)
         return r, prob, arr, dl, kp, steps
 
@@ -159,6 +167,13 @@ class Claim:
             pi, pij = np.empty((S, M)), np.empty((S, M, M))
             for j in range(S):
                 pi[j], pij[j] = biased_inclusion(aparams[j], m)
+        elif st.arrivals == "schedule":  # a periodic adversarial schedule: per phase a set, a delay and a K
+            P = st.extra["P"]
+            w = arr.reshape(S, P, M)
+            aparams = np.sort(np.argsort(-w, axis=2, kind="stable")[:, :, :m], axis=2)   # (S, P, m)
+            pi = np.zeros((S, P, M))
+            np.put_along_axis(pi, aparams, 1.0, axis=2)
+            pij = pi[..., :, None] * pi[..., None, :]
         elif st.arrivals == "cyclic":   # round t: workers (t·m + j) mod M, period M / gcd(M, m)
             P = M // np.gcd(M, m)
             pi = np.zeros((S, P, M))
@@ -171,14 +186,26 @@ class Claim:
             pi = np.zeros((S, M))
             np.put_along_axis(pi, aparams, 1.0, axis=1)
             pij = pi[:, :, None] * pi[:, None, :]
-        dp = pmf_from(dl)
-        tau = np.array([np.flatnonzero(p > 0)[-1] for p in dp])
-        kpm = pmf_from(kp.reshape(S * (M if cls.k_per_worker else 1), cls.K_max)).reshape(S, -1, cls.K_max)
-        kpm = np.broadcast_to(kpm, (S, M, cls.K_max)).copy()
+        if st.arrivals == "schedule":     # point masses per phase: τ_p, K_p
+            D1 = cls.max_delay + 1
+            taus = np.minimum((dl * D1).astype(int), D1 - 1)                  # (S, P)
+            Kp = 1 + np.minimum((kp * cls.K_max).astype(int), cls.K_max - 1)  # (S, P)
+            dp = np.zeros((S, dl.shape[1], D1))
+            np.put_along_axis(dp, taus[..., None], 1.0, axis=2)
+            kpm = np.zeros((S, dl.shape[1], M, cls.K_max))
+            np.put_along_axis(kpm, np.broadcast_to((Kp - 1)[:, :, None, None], (S, dl.shape[1], M, 1)), 1.0,
+                              axis=3)
+            tau = taus.max(axis=1)
+        else:
+            dp = pmf_from(dl)
+            tau = np.array([np.flatnonzero(p > 0)[-1] for p in dp])
+            rows = M if cls.k_per_worker else 1
+            kpm = pmf_from(kp.reshape(S * rows, cls.K_max)).reshape(S, -1, cls.K_max)
+            kpm = np.broadcast_to(kpm, (S, M, cls.K_max)).copy()
         if self.corollary is not None:
             kpm[:] = 0.0
             kpm[:, :, st.extra["K"] - 1] = 1.0
-        Kmax = np.array([np.flatnonzero(k.sum(axis=0) > 0)[-1] + 1 for k in kpm])
+        Kmax = np.array([np.flatnonzero(k.reshape(-1, cls.K_max).sum(axis=0) > 0)[-1] + 1 for k in kpm])
         eta, eta_L, inside = self.step_sizes(cls, st, steps, L, Kmax, tau)
         return Decoded(H, C, covs, x0, L, sL, sG, D, rho, pi, pij, aparams, dp, kpm, tau, Kmax, eta, eta_L,
                        inside, m, st.arrivals)
@@ -289,9 +316,11 @@ class Claim:
     @staticmethod
     def _round_average(pi, g, T):
         """(1/T) Σ_{t<T} Σ_i π_i(t) g_i for horizons T: (S, len(T)); π i.i.d. (S, M) or periodic (S, P, M)."""
-        if pi.ndim == 2:
+        if pi.ndim == 2 and g.ndim == 2:
             return (pi * g).sum(axis=1)[:, None] * np.ones((1, len(T)))
-        per = np.einsum("spm,sm->sp", pi, g)                         # (S, P)
+        if pi.ndim == 2:
+            pi = pi[:, None]
+        per = np.einsum("spm,spm->sp", pi, g if g.ndim == 3 else g[:, None])   # (S, P)
         P = per.shape[1]
         seq = per[:, np.arange(int(T.max())) % P]
         return np.cumsum(seq, axis=1)[:, T - 1] / T[None, :]
@@ -365,8 +394,8 @@ def get_claim(claim) -> Claim:
 
 register_claim(Claim(
     "thm2", "Theorem 2: AFA-CD under general arrival processes", "[Yang et al. 2022, Thm 2]", "thm2", "AFACD",
-    ("uniform", "biased", "fixed", "cyclic"),
-    lambda: AssumptionClass(arrivals=("uniform", "biased", "fixed", "cyclic"))))
+    ("uniform", "biased", "fixed", "cyclic", "schedule"),
+    lambda: AssumptionClass(arrivals=("uniform", "biased", "fixed", "cyclic", "schedule"))))
 register_claim(Claim(
     "thm3", "Theorem 3: AFA-CD under uniform arrivals", "[Yang et al. 2022, Thm 3]", "thm3", "AFACD",
     ("uniform",), lambda: AssumptionClass()))

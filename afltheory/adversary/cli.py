@@ -30,6 +30,10 @@ def add_parser(sub):
                    help="one Hessian for all workers (σ_G exact) or one per worker "
                         "(client drift; σ_G on a ball)")
     p.add_argument("--rotate", action="store_true", help="dense Hessians (searched rotations)")
+    for flag, key in (("--dim", "dim"), ("--num-workers", "num_workers"), ("--m", "m"),
+                      ("--max-delay", "max_delay"), ("--K-max", "K_max"), ("--rounds", "rounds")):
+        p.add_argument(flag, dest=f"cls_{key}", type=int, default=None, metavar="N",
+                       help=f"assumption class: {key} (default: the claim's class)")
     p.add_argument("--list", action="store_true", help="list the claims and exit")
     p.set_defaults(func=run)
 
@@ -44,6 +48,11 @@ def run(args) -> int:
         return 0
     c = get_claim(args.claim)
     cls = c.default_class()
+    sizes = {k[4:]: v for k, v in vars(args).items() if k.startswith("cls_") and v is not None}
+    if sizes:
+        if "rounds" in sizes and cls.min_rounds > sizes["rounds"]:
+            sizes["min_rounds"] = sizes["rounds"]
+        cls = cls.replace(**sizes)
     if args.min_gap is not None:
         cls = cls.replace(min_gap=args.min_gap)
     if args.hessian:

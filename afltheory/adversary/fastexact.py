@@ -84,12 +84,14 @@ def grad_norm_sq(b: Batch, rounds: int) -> np.ndarray:
     (R S) Rᵀ; the second-order increment is one precomputed linear map (symmetric part only) applied to the
     upper triangle of S."""
     B, M, d, _ = b.hessians.shape
-    Hn = b.delay_pmf.shape[1]
+    Hn = b.delay_pmf.shape[-1]
     n = 1 + Hn * d
     E, Q = _local_maps(b)
-    pK = b.k_pmf                                                       # (B, M, Kmax)
-    Ebar = np.einsum("bmk,bmkij->bmij", pK, E)                         # (B, M, d, 1+d): E_K[w c | w C]
-    Qbar = np.einsum("bmk,bmkij->bmij", pK, Q)
+    # per phase (a periodic schedule may fix the delay and the K of each phase; i.i.d. laws have one phase)
+    DP = b.delay_pmf if b.delay_pmf.ndim == 3 else b.delay_pmf[:, None]       # (B, P?, Hn)
+    pK = b.k_pmf if b.k_pmf.ndim == 4 else b.k_pmf[:, None]                   # (B, P?, M, Kmax)
+    Ebar = np.einsum("bpmk,bmkij->bpmij", pK, E)                       # (B, P?, M, d, 1+d): E_K[w c | w C]
+    Qbar = np.einsum("bpmk,bmkij->bpmij", pK, Q)
     s = b.gamma / b.m                                                  # (B,)
     # arrival law: i.i.d. rounds (pi (B, M)) or a periodic deterministic sequence of sets (pi (B, P, M),
     # round t uses phase t mod P; e.g. cyclic arrivals). Per phase: Γ = Δ − diag(π), the noise and
@@ -97,13 +99,21 @@ def grad_norm_sq(b: Batch, rounds: int) -> np.ndarray:
     periodic = b.pi.ndim == 3
     PI = b.pi if periodic else b.pi[:, None]
     PIJ = b.pij if periodic else b.pij[:, None]
-    P = PI.shape[1]
+    P = max(PI.shape[1], DP.shape[1], pK.shape[1])
+    for name, a in (("pi", PI), ("delay_pmf", DP), ("k_pmf", pK)):
+        if a.shape[1] not in (1, P):
+            raise ValueError(f"{name} has {a.shape[1]} phases; all periodic fields need the same period {P}")
     Gamma = PIJ - PI[..., :, None] * PI[..., None, :]
     Gamma -= np.einsum("bpi,ij->bpij", PI, np.eye(M))                 # Δ − diag(π)
     Hbar2 = b.hbar @ b.hbar
-    noise_x = np.einsum("bpm,bmij->bpij", PI, Qbar)                   # Σ_i π_i E[w² Q_i]
+    noise_x = np.einsum("bpm,bqmij->bpij", PI, Qbar) if Qbar.shape[1] == 1 else \
+        np.einsum("bpm,bpmij->bpij", PI, Qbar)                         # Σ_i π_i E[w² Q_i]
     # within-worker second moment, a linear map of S_(0,τ): Σ_i π_i Σ_K p_K E_K ⊗ E_K   (B, P, d, d, 1+d, 1+d)
-    W2 = np.einsum("bpm,bmkac,bmkel->bpaecl", PI, E * pK[..., None, None], E, optimize=True)
+    W2 = np.einsum("bpm,bqmk,bmkac,bmkel->bpqaecl", PI, pK, E, E, optimize=True)
+    if PI.shape[1] > 1 and pK.shape[1] > 1:
+        W2 = W2[:, np.arange(P), np.arange(P)]                         # phase p's arrivals with phase p's K
+    else:
+        W2 = W2.reshape(B, -1, *W2.shape[3:])
     blk = np.array([np.r_[0, 1 + t * d + np.arange(d)] for t in range(Hn)])
     iu = np.triu_indices(n)
     off = iu[0] != iu[1]
@@ -122,27 +132,30 @@ def grad_norm_sq(b: Batch, rounds: int) -> np.ndarray:
         for t in range(rounds):
             ph = t % P
             key = (ph, min(t, Hn - 1))
+            a_, g_, w_, n_ = (ph % x.shape[1] for x in (PI, Gamma, W2, noise_x))
             if key not in cache:
-                pt = _delay_at(b.delay_pmf, t)                          # (B, Hn)
+                pt = _delay_at(DP[:, ph % DP.shape[1]], t)             # (B, Hn)
+                Eb = Ebar[:, ph % Ebar.shape[1]]
                 U = np.zeros((B, M, d, n))
-                U[..., 0] = Ebar[..., 0]
+                U[..., 0] = Eb[..., 0]
                 for tau in range(Hn):
-                    U[..., 1 + tau * d: 1 + (tau + 1) * d] = pt[:, tau, None, None, None] * Ebar[..., 1:]
-                R = -s[:, None, None] * np.einsum("bm,bmdk->bdk", PI[:, ph], U)   # new x̃ row of Ā
+                    U[..., 1 + tau * d: 1 + (tau + 1) * d] = pt[:, tau, None, None, None] * Eb[..., 1:]
+                # new x̃ row of Ā
+                R = -s[:, None, None] * np.einsum("bm,bmdk->bdk", PI[:, a_], U)
                 R[:, :, xs] += np.eye(d)
                 # Σ_ij (Δ_ij − δ_ij π_i) Ū_i S Ū_jᵀ + Σ_τ p_τ W2 S_(0,τ): one map of vec(S) → vec(d×d)
-                GU = np.einsum("bij,bjel->biel", Gamma[:, ph], U)
+                GU = np.einsum("bij,bjel->biel", Gamma[:, g_], U)
                 W = np.einsum("biak,biel->baekl", U, GU)
                 for tau in range(Hn):
                     idx = blk[tau]
-                    W[:, :, :, idx[:, None], idx[None, :]] += pt[:, tau, None, None, None, None] * W2[:, ph]
+                    W[:, :, :, idx[:, None], idx[None, :]] += pt[:, tau, None, None, None, None] * W2[:, w_]
                 W = W.reshape(B, d, d, n * n)
                 # symmetric output: upper triangle
                 Wu = W[:, ou[0], ou[1]]
                 Wsym = Wu[..., iu[0] * n + iu[1]]
                 # S symmetric: fold (k, l) and (l, k)
                 Wsym[..., off] += Wu[..., iu[1] * n + iu[0]][..., off]
-                cache[key] = (R, np.ascontiguousarray(np.swapaxes(Wsym, 1, 2)), noise_x[:, ph])
+                cache[key] = (R, np.ascontiguousarray(np.swapaxes(Wsym, 1, 2)), noise_x[:, n_])
             R, Wt, nx = cache[key]
             RS = R @ S                                                      # (B, d, n)
             Snew = np.empty_like(S)

@@ -17,7 +17,8 @@ import numpy as np
 
 from ..algorithms import AFACD, AFACS
 from ..anarchy import BiasedArrivals, CyclicArrivals, FixedArrivals, UniformArrivals
-from ..anarchy.behaviour import Behaviour
+from ..anarchy.behaviour import Behaviour, Replay
+from ..anarchy.schedule import Schedule
 from ..problems import HeterogeneousCurvatureQuadratic, HeterogeneousQuadratic
 from .components import CovarianceNoise, PmfDelay, PmfSteps
 
@@ -36,7 +37,7 @@ class Instance:
     x0: np.ndarray                # (d,)
     eta: float
     eta_L: float
-    arrivals: dict                # {"kind": "uniform"|"biased"|"fixed", "m": m, "probs"|"workers": [...]}
+    arrivals: dict                # {"kind": "uniform"|"biased"|"fixed"|"cyclic"|"schedule", "m": m, ...}
     delay_pmf: np.ndarray         # (τ+1,)
     k_pmf: np.ndarray             # (M, K_max) over K = 1..K_max
     rounds: int
@@ -85,7 +86,21 @@ class Instance:
             return FixedArrivals(np.asarray(a["workers"], dtype=np.int64))
         raise ValueError(f"arrivals kind={a['kind']!r} must be 'uniform', 'biased', 'cyclic' or 'fixed'")
 
+    def schedule(self) -> Schedule:
+        """For ``arrivals["kind"] == "schedule"``: the periodic schedule over ``rounds`` rounds (phase t mod
+        P; delays clipped at t), one replicate."""
+        a = self.arrivals
+        W = np.asarray(a["workers"], dtype=np.int64)
+        D = np.asarray(a["delays"], dtype=np.int64)
+        K = np.asarray(a["local_steps"], dtype=np.int64)
+        ph = np.arange(self.rounds) % W.shape[0]
+        delays = np.minimum(D[ph], np.arange(self.rounds))[:, None] * np.ones(W.shape[1], dtype=np.int64)
+        steps = K[ph][:, None] * np.ones(W.shape[1], dtype=np.int64)
+        return Schedule(W[ph][None], delays[None], steps[None], self.num_workers)
+
     def behaviour(self):
+        if self.arrivals["kind"] == "schedule":
+            return Replay(self.schedule())
         return Behaviour(self.arrival_law(), PmfDelay(self.delay_pmf), PmfSteps(self.k_pmf))
 
     def to_dict(self) -> dict:

@@ -19,7 +19,6 @@ import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import stats
 
 from .._validation import check_int
 from .claims import THEOREMS, Claim, get_claim
@@ -115,11 +114,21 @@ def make_instance(claim: Claim, cls: AssumptionClass, st: Structure, u: np.ndarr
         arr = {"kind": "biased", "m": m, "probs": dec.arrival_params[0].tolist()}
     elif st.arrivals == "cyclic":
         arr = {"kind": "cyclic", "m": m}
+    elif st.arrivals == "schedule":
+        arr = {"kind": "schedule", "m": m, "workers": dec.arrival_params[0].tolist(),
+               "delays": dec.delay_pmf[0].argmax(axis=1).tolist(),
+               "local_steps": (dec.k_pmf[0, :, 0].argmax(axis=1) + 1).tolist()}
     else:
         arr = {"kind": "fixed", "m": m, "workers": dec.arrival_params[0].tolist()}
+    dp, kp = dec.delay_pmf[0], dec.k_pmf[0]
+    if st.arrivals == "schedule":     # the schedule lives in ``arrivals``; the pmfs only carry τ and K_max
+        dp = np.zeros(cls.max_delay + 1)
+        dp[int(dec.tau[0])] = 1.0
+        kp = np.zeros((M, cls.K_max))
+        kp[:, int(dec.K_max[0]) - 1] = 1.0
     return Instance(claim=claim.id, algorithm_name=claim.algorithm, hessians=dec.H[0], centers=dec.C[0],
                     noise_cov=dec.covs[0], x0=dec.x0[0], eta=float(dec.eta[0]), eta_L=float(dec.eta_L[0]),
-                    arrivals=arr, delay_pmf=dec.delay_pmf[0], k_pmf=dec.k_pmf[0], rounds=int(T),
+                    arrivals=arr, delay_pmf=dp, k_pmf=kp, rounds=int(T),
                     radius=None if cls.hessian == "shared" else float(dec.radius[0]))
 
 
@@ -262,6 +271,8 @@ def confirm(claim, instance: Instance, *, seed: int = 0, replicates: int = 1000,
     theorem's ``bound`` on each realized schedule (τ = the law's largest delay); confirmed iff the one-sided
     ``level`` lower confidence bound (Student t) on mean(LHS − bound) is > 0. Also re-evaluates the left side
     with the general exact engine ``afltheory.exact.moments`` (a second implementation of the recursion)."""
+    from scipy import stats
+
     from .. import simulate
     from ..exact import ExactUnavailable, moments
 

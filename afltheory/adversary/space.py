@@ -20,7 +20,7 @@ from .._validation import check_int, check_positive, check_real
 
 __all__ = ["AssumptionClass", "Structure", "ARRIVAL_KINDS"]
 
-ARRIVAL_KINDS = ("uniform", "biased", "fixed", "cyclic")
+ARRIVAL_KINDS = ("uniform", "biased", "fixed", "cyclic", "schedule")
 HESSIANS = ("shared", "per_worker")
 NOISES = ("isotropic", "diagonal")
 

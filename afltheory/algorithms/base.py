@@ -10,7 +10,8 @@ Server step (all rules) [Yang et al. 2022, Alg. 2–3, with the proofs' step x �
 
     w_i   = local_steps_weight(K_i) · staleness_weight(τ_i)          (None = 1)
     AFA-CD-like (keeps_memory False):  x_{t+1} = x_t − γ / normalizer(m, M) · Σ_{i∈M_t} w_i G_i
-    AFA-CS-like (keeps_memory True):   s_i ← w_i G_i for i ∈ M_t;  x_{t+1} = x_t − γ / normalizer(m, M) · Σ_{i∈[M]} s_i
+    AFA-CS-like (keeps_memory True):   s_i ← w_i G_i for i ∈ M_t;  x_{t+1} = x_t − γ / normalizer(m, M) ·
+    Σ_{i∈[M]} s_i
 
 with γ = ``step_size`` (η η_L). Memory rules warm-start their slots with every worker's update at x_0
 (``warm_start``; the engine supplies those updates through ``init(..., initial_updates=...)``).
@@ -19,8 +20,8 @@ Hooks a subclass may override (a mutant, a new rule): the declarative ones — `
 ``local_steps_weight``, ``staleness_weight``, ``normalizer``, ``keeps_memory``, ``warm_start``,
 ``fixed_local_steps`` — are honoured by every backend. The imperative ones — ``aggregate``, ``update_memory``,
 ``init`` — are honoured by ``simulate`` (and the torch backend, which calls them); the exact engine cannot
-represent arbitrary code and refuses a rule that overrides them with a ``TypeError`` (it never reads such a rule
-as its base class). A new stateless rule is one class overriding the weights (see ``FedAvg``).
+represent arbitrary code and refuses a rule that overrides them with a ``TypeError`` (it never reads such a
+rule as its base class). A new stateless rule is one class overriding the weights (see ``FedAvg``).
 """
 
 from __future__ import annotations
@@ -54,8 +55,8 @@ def overrides(obj: Any, name: str, base: type) -> bool:
 
 @dataclass(frozen=True)
 class ServerState:
-    """Base of the typed server states: every field is an array with a leading replicate axis, updated in place
-    by the rule's ``aggregate``. ``state["name"]`` reads a field (transition convenience)."""
+    """Base of the typed server states: every field is an array with a leading replicate axis, updated in
+    place by the rule's ``aggregate``. ``state["name"]`` reads a field (transition convenience)."""
 
     def arrays(self) -> tuple[np.ndarray, ...]:
         """The state's arrays (each with a leading replicate axis)."""
@@ -163,8 +164,9 @@ class ServerRule:
 
     def aggregate(self, state: ServerState, x: np.ndarray, G: np.ndarray, workers: np.ndarray, K: np.ndarray,
                   delays: np.ndarray, num_workers: int) -> tuple[np.ndarray, ServerState]:
-        """One server step: x (R, d), G (R, m, d) the arrivals' (compressed) updates, ``workers``/``K``/``delays``
-        (R, m). Returns (x_{t+1}, state) (the state's arrays are updated in place)."""
+        """One server step: x (R, d), G (R, m, d) the arrivals' (compressed) updates,
+        ``workers``/``K``/``delays`` (R, m). Returns (x_{t+1}, state) (the state's arrays are updated in
+        place)."""
         w = self.arrival_weights(K, delays)
         factor = self.step_size / self.normalizer(G.shape[1], num_workers)
         if self.keeps_memory:
@@ -178,12 +180,12 @@ class ServerRule:
 
 class WorkerRule:
     """Base of the worker rules: what one arriving worker does during its K local steps from its (stale) start
-    point y_0. ``correction(state, y, y0, rows, workers)`` is added to each stochastic gradient (None: nothing);
-    ``finish`` updates per-worker state after the K steps; ``init`` builds that state (a dict of arrays with a
-    leading replicate axis). Declarative hook read by the exact engine and the collapsed sampler:
-    ``prox_weight`` — the rule's correction is μ (y − y_0) with no state (SGD: 0, FedProx: μ), or None.
-    A subclass that overrides ``correction``/``finish`` below the class defining ``prox_weight`` is refused by
-    the exact engine (it never reads such a rule as its base)."""
+    point y_0. ``correction(state, y, y0, rows, workers)`` is added to each stochastic gradient (None:
+    nothing); ``finish`` updates per-worker state after the K steps; ``init`` builds that state (a dict of
+    arrays with a leading replicate axis). Declarative hook read by the exact engine and the collapsed
+    sampler: ``prox_weight`` — the rule's correction is μ (y − y_0) with no state (SGD: 0, FedProx: μ), or
+    None. A subclass that overrides ``correction``/``finish`` below the class defining ``prox_weight`` is
+    refused by the exact engine (it never reads such a rule as its base)."""
 
     def init(self, replicates: int, num_workers: int, dim: int) -> dict:
         """Per-worker state (arrays with a leading replicate axis); {} for stateless rules."""
@@ -194,7 +196,8 @@ class WorkerRule:
         """The term added to each stochastic gradient at y (None: nothing)."""
         return None
 
-    def finish(self, state: dict, y0: np.ndarray, yK: np.ndarray, K: np.ndarray, eta_L: float, rows: np.ndarray,
+    def finish(self, state: dict, y0: np.ndarray, yK: np.ndarray, K: np.ndarray, eta_L: float,
+               rows: np.ndarray,
                workers: np.ndarray, num_workers: int) -> None:
         """Update the per-worker state after the K local steps (in place)."""
         return None

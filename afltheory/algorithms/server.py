@@ -116,7 +116,8 @@ class FedBuff(ServerRule):
 @dataclass(frozen=True)
 class AsySG(ServerRule):
     """Asynchronous SGD (AsySG-con, Lian et al. 2015): each arrival sends one stochastic gradient at its stale
-    model (K = 1 whatever the behaviour says); x_{t+1} = x_t − η η_L (1/m) Σ g_i. AFA-CD with K = 1, σ_G = 0."""
+    model (K = 1 whatever the behaviour says); x_{t+1} = x_t − η η_L (1/m) Σ g_i. AFA-CD with K = 1, σ_G =
+    0."""
 
     eta: float
     eta_L: float = 1.0

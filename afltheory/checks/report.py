@@ -6,9 +6,12 @@ from __future__ import annotations
 import base64
 import html
 import os
+import re
 from typing import Any
 
 import numpy as np
+
+from .glossary import GLOSSARY_MD
 
 __all__ = ["control_str", "fmt", "measured_str", "print_table", "table_lines", "terms_str", "theory_str",
            "verdict_str", "write_html", "write_markdown"]
@@ -151,6 +154,10 @@ def write_markdown(path: str, results: list[dict], meta: dict, title: str = "afl
     for row in body:
         L.append("| " + " | ".join(_md_escape(c) for c in row) + " |")
     L.append("")
+    prov = meta.get("provenance")
+    if prov:
+        L += ["## Provenance", ""] + [f"- {k}: {'—' if v is None else v}" for k, v in prov.items()] + [""]
+    L += [GLOSSARY_MD.strip(), ""]
     for r in results:
         spec = r["spec"]
         L += [f"## {spec['id']}: {spec['title']}", "", f"*{spec['reference']}* · {r['elapsed']:.1f} s", ""]
@@ -180,6 +187,17 @@ def write_markdown(path: str, results: list[dict], meta: dict, title: str = "afl
     return path
 
 
+def _md_to_html(text: str) -> str:
+    """The glossary's small Markdown subset (## headers, paragraphs, **bold**, *italic*) as HTML."""
+    out = []
+    for para in text.strip().split("\n\n"):
+        para = html.escape(para.strip())
+        para = re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", para)
+        para = re.sub(r"(?<![\w*])\*(?!\s)(.+?)(?<!\s)\*(?![\w*])", r"<i>\1</i>", para)
+        out.append(f"<h2>{para[3:]}</h2>" if para.startswith("## ") else f"<p>{para}</p>")
+    return "\n".join(out)
+
+
 def _img(out, rel):
     p = os.path.join(out, rel)
     if not os.path.exists(p):
@@ -206,6 +224,11 @@ def write_html(path: str, out: str, results: list[dict], meta: dict, title: str 
         cls = "PASS" if row[head.index("verdict")].startswith("PASS") else "FAIL"
         H.append(f"<tr class='{cls}'>" + "".join(f"<td>{e(c)}</td>" for c in row) + "</tr>")
     H.append("</table>")
+    prov = meta.get("provenance")
+    if prov:
+        items = "".join(f"<li>{e(str(k))}: {e('—' if v is None else str(v))}</li>" for k, v in prov.items())
+        H.append(f"<h2>Provenance</h2><ul>{items}</ul>")
+    H.append(_md_to_html(GLOSSARY_MD))
     for r in results:
         spec = r["spec"]
         H.append(f"<h2>{e(spec['id'])}: {e(spec['title'])}</h2><p><em>{e(spec['reference'])}</em> · "

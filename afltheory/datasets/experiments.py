@@ -82,6 +82,39 @@ def mean_ci(a, level: float = 0.95):
     return mu, stats.t.ppf(0.5 + level / 2, n - 1) * a.std(axis=0, ddof=1) / math.sqrt(n)
 
 
+def accuracy_ci(acc, level: float = 0.95):
+    """(mean, low, high) of per-seed accuracies in [0, 1] over the first axis: a Student-t interval on the logit
+    scale, mapped back (so it stays inside [0, 1] — a raw t-interval of 2 seeds gave "0.378 ± 2.118"); low/high
+    are None with fewer than 2 seeds (no interval exists)."""
+    from scipy import stats
+    a = np.clip(np.asarray(acc, dtype=float), 0.0, 1.0)
+    n = a.shape[0]
+    mu = a.mean(axis=0)
+    if n < 2:
+        return mu, None, None
+    eps = 0.5 / max(n, 1) / 100                      # keep 0 and 1 finite on the logit scale
+    z = np.log((a + eps) / (1 - a + eps))
+    hw = stats.t.ppf(0.5 + level / 2, n - 1) * z.std(axis=0, ddof=1) / math.sqrt(n)
+    zc = z.mean(axis=0)
+    back = lambda v: np.clip((np.exp(v) * (1 + eps) - eps) / (1 + np.exp(v)), 0.0, 1.0)
+    return mu, back(zc - hw), back(zc + hw)
+
+
+def _strict(v):
+    """JSON-safe without NaN/inf literals: non-finite numbers become None (the row carries the reason)."""
+    if isinstance(v, dict):
+        return {str(k): _strict(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_strict(x) for x in v]
+    if isinstance(v, np.ndarray):
+        return _strict(v.tolist())
+    if isinstance(v, (np.integer,)):
+        return int(v)
+    if isinstance(v, (float, np.floating)):
+        return float(v) if math.isfinite(v) else None
+    return v
+
+
 def _data(cfg: RealConfig, p: int):
     from . import federated as fed
     images = cfg.model == "cnn"
@@ -121,14 +154,16 @@ def _settings(cfg: RealConfig, arrivals=None):
             "async-dyn": Behaviour(arr, UniformDelay(cfg.max_delay), dyn)}
 
 
-def _fmt(mu, hw):
-    return f"{mu:.3f} ± {hw:.3f}" if np.isfinite(hw) else f"{mu:.3f}"
+def _fmt(mu, lo=None, hi=None, diverged=0):
+    out = f"{mu:.3f}" + (f" [{lo:.3f}, {hi:.3f}]" if lo is not None and hi is not None else " (1 seed: no CI)")
+    return out + (f" ({diverged} diverged)" if diverged else "")
 
 
 def _table(rows, row_key, col_key):
     rk = list(dict.fromkeys(r[row_key] for r in rows))
     ck = list(dict.fromkeys(r[col_key] for r in rows))
-    cell = {(r[row_key], r[col_key]): _fmt(r["acc_mean"], r["acc_ci95"]) for r in rows}
+    cell = {(r[row_key], r[col_key]): _fmt(r["acc_mean"], r["acc_ci95_low"], r["acc_ci95_high"], r["diverged"])
+            for r in rows}
     lines = [f"| {row_key} | " + " | ".join(map(str, ck)) + " |", "|---" * (len(ck) + 1) + "|"]
     lines += [f"| {a} | " + " | ".join(cell.get((a, b), "") for b in ck) + " |" for a in rk]
     return "\n".join(lines)
@@ -140,7 +175,8 @@ def _write(out, name, result, figs=()):
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     js = out / f"{name}.json"
-    js.write_text(json.dumps({k: v for k, v in result.items() if k != "curves"}, indent=1, default=float))
+    js.write_text(json.dumps(_strict({k: v for k, v in result.items() if k != "curves"}), indent=1, default=str,
+                             allow_nan=False))
     (out / f"{name}.md").write_text(result["table"] + "\n")
     result["files"] = [str(js), str(out / f"{name}.md")]
     for fname, fig in figs:
@@ -160,8 +196,9 @@ def _plt():
 
 
 def _row(cfg, ev, acc, div, **labels):
-    mu, hw = mean_ci(acc[:, -1])
-    return {**labels, "acc_mean": float(mu), "acc_ci95": float(hw), "seeds": cfg.seeds, "rounds": cfg.rounds,
+    mu, lo, hi = accuracy_ci(acc[:, -1])
+    return {**labels, "acc_mean": float(mu), "acc_ci95_low": None if lo is None else float(lo),
+            "acc_ci95_high": None if hi is None else float(hi), "seeds": cfg.seeds, "rounds": cfg.rounds,
             "diverged": div, "curve_mean": mean_ci(acc)[0].tolist(), "eval_rounds": ev.tolist()}
 
 
@@ -263,6 +300,10 @@ def wallclock(cfg: RealConfig = RealConfig(), p: int = 1, target: float = 0.85, 
         r.update(reached=int(ok.sum()), rounds_to_target=float(rt_mu), rounds_to_target_ci95=float(rt_hw),
                  time_to_target=float(tt_mu), time_to_target_ci95=float(tt_hw),
                  mean_round_time=float((wc[:, -1] / cfg.rounds).mean()))
+        if not ok.any():
+            r["to_target_reason"] = f"no seed reached test accuracy {target} in {cfg.rounds} rounds"
+        elif ok.sum() < 2:
+            r["to_target_reason"] = "one seed reached the target: no confidence interval"
         rows.append(r)
         curves[label] = (ev, mean_ci(acc)[0], wc[:, ev].mean(axis=0))
     afl, sync = rows
@@ -273,9 +314,11 @@ def wallclock(cfg: RealConfig = RealConfig(), p: int = 1, target: float = 0.85, 
               / sum(1 / k for k in range(1, cfg.m + 1))}
     lines = ["| method | final acc | reached | rounds to target | time to target | mean round time |",
              "|---|---|---|---|---|---|"]
-    lines += [f"| {r['method']} | {_fmt(r['acc_mean'], r['acc_ci95'])} | {r['reached']}/{cfg.seeds} | "
-              f"{r['rounds_to_target']:.1f} ± {r['rounds_to_target_ci95']:.1f} | "
-              f"{r['time_to_target']:.1f} ± {r['time_to_target_ci95']:.1f} | {r['mean_round_time']:.3f} |"
+    def pm(mu, hw):
+        return "not reached" if not np.isfinite(mu) else f"{mu:.1f}" + (f" ± {hw:.1f}" if np.isfinite(hw) else "")
+    lines += [f"| {r['method']} | {_fmt(r['acc_mean'], r['acc_ci95_low'], r['acc_ci95_high'], r['diverged'])} | "
+              f"{r['reached']}/{cfg.seeds} | {pm(r['rounds_to_target'], r['rounds_to_target_ci95'])} | "
+              f"{pm(r['time_to_target'], r['time_to_target_ci95'])} | {r['mean_round_time']:.3f} |"
               for r in rows]
     lines.append(f"\nAFL/FedAvg (target {target}): rounds {ratios['rounds_ratio_afl_over_fedavg']:.2f}, "
                  f"wall clock "

@@ -12,6 +12,7 @@ round-mode behaviours with exact inclusion probabilities (uniform, biased, fixed
 from .law import ExactUnavailable, RoundLaw, round_law
 from .moments import (
     DEFAULT_MAX_MEMORY,
+    ExactCostWarning,
     ExactSystem,
     Moments,
     SteadyState,
@@ -22,5 +23,5 @@ from .moments import (
     zscores,
 )
 
-__all__ = ["DEFAULT_MAX_MEMORY", "ExactSystem", "ExactUnavailable", "Moments", "RoundLaw", "SteadyState",
+__all__ = ["DEFAULT_MAX_MEMORY", "ExactCostWarning", "ExactSystem", "ExactUnavailable", "Moments", "RoundLaw", "SteadyState",
            "estimate_memory", "moments", "round_law", "rounds_to_epsilon", "steady_state", "zscores"]

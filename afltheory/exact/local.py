@@ -60,7 +60,8 @@ class ExactRule:
     warm_start: bool
 
     def local_steps_for(self, num_workers: int) -> np.ndarray:
-        """The local step of each worker, (M,): η_L, or the rule's ``local_step_sizes`` (DynamicFedAvg's μ/E_k)."""
+        """The local step of each worker, (M,): η_L, or the rule's ``local_step_sizes`` (DynamicFedAvg's
+        μ/E_k)."""
         per = self.algorithm.local_step_sizes(num_workers)
         if per is None:
             return np.full(num_workers, self.eta_L)
@@ -91,23 +92,27 @@ _IMPERATIVE = ("aggregate", "update_memory", "init", "arrival_weights")
 
 def server_rule(algorithm) -> ExactRule:
     """The exact view of ``algorithm``: its declarative hooks (step size, per-arrival weights, normalizer,
-    memory, warm start, fixed local steps) are honoured — so a subclass changing them (a mutant) is represented
-    as what it is; a rule that overrides an imperative hook (``aggregate``, ``update_memory``, ``init``,
-    ``arrival_weights``) or whose worker rule is not affine with state-free noise is refused (TypeError), never
-    read as its base class."""
+    memory, warm start, fixed local steps) are honoured — so a subclass changing them (a mutant) is
+    represented as what it is; a rule that overrides an imperative hook (``aggregate``, ``update_memory``,
+    ``init``, ``arrival_weights``) or whose worker rule is not affine with state-free noise is refused
+    (TypeError), never read as its base class."""
     if not isinstance(algorithm, ServerRuleBase):
-        raise TypeError(f"algorithm={algorithm!r} must be an afltheory.algorithms.ServerRule — {SIMULATE_HINT}")
+        raise TypeError(f"algorithm={algorithm!r} must be an afltheory.algorithms.ServerRule — "
+                        f"{SIMULATE_HINT}")
     changed = [h for h in _IMPERATIVE if overrides(algorithm, h, ServerRuleBase)]
     if changed:
-        raise TypeError(f"algorithm={algorithm!r} overrides {', '.join(changed)}: exact moments represent rules "
+        raise TypeError(f"algorithm={algorithm!r} overrides {', '.join(changed)}: exact moments represent "
+                        "rules "
                         f"defined by the declarative hooks of afltheory.algorithms.ServerRule (step_size, "
                         f"local_steps_weight, staleness_weight, normalizer, keeps_memory, warm_start) — "
                         f"{SIMULATE_HINT}")
     worker = getattr(algorithm, "worker", None)
     mu = worker.affine_prox_weight() if isinstance(worker, WorkerRule) else None
     if mu is None:
-        raise TypeError(f"worker rule {worker!r} is not affine in the start point with state-free noise (exact "
-                        f"moments need a worker whose correction is μ (y − y_0): SGD, FedProx) — {SIMULATE_HINT}")
+        raise TypeError(f"worker rule {worker!r} is not affine in the start point with state-free noise "
+                        "(exact "
+                        "moments need a worker whose correction is μ (y − y_0): SGD, FedProx) — "
+                        f"{SIMULATE_HINT}")
     memory = bool(algorithm.keeps_memory)
     if memory and (algorithm.local_steps_weight(np.asarray(1)) is not None
                    or algorithm.staleness_weight(np.asarray(0)) is not None):
@@ -125,7 +130,8 @@ def linear_model(problem):
     model = problem.linear_gaussian()
     if model is None:
         raise TypeError(
-            f"problem={problem!r} is not linear-Gaussian (its gradients are not affine in x with additive noise of "
+            f"problem={problem!r} is not linear-Gaussian (its gradients are not affine in x with additive "
+            "noise of "
             f"known covariance: linear_gaussian() returned None), so exact moments are unavailable — "
             f"{SIMULATE_HINT}")
     if type(problem).stochastic_grad is not Problem.stochastic_grad:

@@ -26,6 +26,7 @@ on the state's second moment S, so it enters the recursion through S, not as an 
 
 from __future__ import annotations
 
+import time
 import warnings
 from dataclasses import dataclass, field
 
@@ -341,8 +342,13 @@ def _x0(problem, x0):
     return x0
 
 
+class ExactCostWarning(UserWarning):
+    """The exact recursion is projected to take long (``simulate`` with replicates may be far cheaper)."""
+
+
 def moments(problem, algorithm, behaviour, rounds: int, x0=None, *,
-            max_memory: int = DEFAULT_MAX_MEMORY, divergence_threshold: float = 1e12) -> Moments:
+            max_memory: int = DEFAULT_MAX_MEMORY, divergence_threshold: float = 1e12,
+            warn_seconds: float = 30.0, max_seconds: float | None = None) -> Moments:
     """Exact E‖∇f(x_t)‖², E f(x_t), E x_t for t = 0..rounds (no Monte Carlo error).
 
     Same arguments as ``afltheory.simulate`` (x0: (dim,), default ``problem.default_x0()``). Needs a
@@ -354,8 +360,15 @@ def moments(problem, algorithm, behaviour, rounds: int, x0=None, *,
     ``divergence_threshold``·max(1, ‖∇f(x_0)‖²) or |E f(x_t) − f(x_0)| exceeds ``divergence_threshold``·
     max(1, |f(x_0)|), the values from t on are +inf, ``divergence_round`` = t and a ``DivergenceWarning`` is
     issued.
+
+    Cost: the first round is timed and the total projected (state size n in the message); a projection above
+    ``warn_seconds`` issues an ``ExactCostWarning`` (with the state size and the ``simulate`` alternative), one
+    above ``max_seconds`` (None: no limit) raises ``ExactUnavailable`` before the remaining rounds run.
     """
     rounds = check_int("rounds", rounds, low=1)
+    warn_seconds = check_positive("warn_seconds", warn_seconds)
+    if max_seconds is not None:
+        max_seconds = check_positive("max_seconds", max_seconds)
     divergence_threshold = check_positive("divergence_threshold", divergence_threshold)
     sys_ = ExactSystem(problem, algorithm, behaviour, max_memory=max_memory)
     gn = np.empty(rounds + 1)
@@ -372,6 +385,10 @@ def moments(problem, algorithm, behaviour, rounds: int, x0=None, *,
         limit = divergence_threshold * max(1.0, g0)
         flimit = divergence_threshold * max(1.0, abs(f0))
         for t in range(rounds + 1):
+            if t == 1:
+                t_first = time.perf_counter()
+            if t == 2:
+                _check_cost(time.perf_counter() - t_first, rounds, sys_, warn_seconds, max_seconds)
             if t > 0:
                 S = sys_.step(S, t - 1)
                 gn[t], loss[t], xm[t] = sys_.observe(S)
@@ -393,6 +410,18 @@ def moments(problem, algorithm, behaviour, rounds: int, x0=None, *,
         warnings.warn(f"exact.moments: the second-moment recursion diverged at round {div} (values +inf from "
                       f"there)", DivergenceWarning, stacklevel=2)
     return Moments(gn, loss, xm, config, msd=msd, divergence_round=div)
+
+
+def _check_cost(first: float, rounds: int, sys_, warn_seconds: float, max_seconds: float | None) -> None:
+    projected = first * rounds
+    msg = (f"exact.moments: the first round took {first:.3g} s, so {rounds} rounds need about {projected:.3g} s "
+           f"(state size n = {sys_.n}: dim {sys_.d}, delay history {sys_.Hn}"
+           f"{', AFA-CS memory slots' if sys_.cs else ''}; each round costs O(n³)); `afltheory.simulate` with a few "
+           f"hundred replicates is usually far cheaper at this size")
+    if max_seconds is not None and projected > max_seconds:
+        raise ExactUnavailable(msg + f" — refused: above max_seconds={max_seconds:g}")
+    if projected > warn_seconds:
+        warnings.warn(msg, ExactCostWarning, stacklevel=3)
 
 
 def rounds_to_epsilon(problem, algorithm, behaviour, epsilon: float, *, max_rounds: int = 100_000, x0=None,

@@ -29,7 +29,7 @@ an inequality that every member satisfies —
       ``gap="f_T"``: f(x_0) − f(x_T) ≤ Δ.
 So the SDP maximum is ≥ every instance's metric. The value reported is the solver's *dual* objective (a dual
 certificate bounds the SDP maximum from above; PEPit reconstructs it), and it is called certified only when
-the solver status is "optimal" and the primal–dual gap is ≤ ``GAP_TOL`` relative.
+the solver status is "optimal" and the primal–dual gap is ≤ ``GAP_TOL`` relative to max(|value|, LΔ).
 
 When it is exact. Constraints imposed only at visited points are a relaxation. (i) alone loses nothing: any
 feasible data are interpolated by M functions of the class (the cited theorems), in dimension rank(Gram). So
@@ -116,10 +116,11 @@ class Skeleton:
         """Server step γ = η η_L."""
         return self.eta * self.eta_L
 
-    def eval_points(self, metric="average", gap="f_star"):
+    def eval_points(self, metric="average", gap="f_star", last=False):
         """Distinct points where some gradient is evaluated, as keys: ("x", t) server iterates and
-        ("y", worker, start key, k) local iterates k ≥ 1 (start key = the start point's key)."""
-        need_last = metric in ("min", "last") or gap == "f_T"
+        ("y", worker, start key, k) local iterates k ≥ 1 (start key = the start point's key); x_T is included
+        for the "min"/"last" metrics, ``gap="f_T"`` or ``last``."""
+        need_last = metric in ("min", "last") or gap == "f_T" or last
         keys = {("x", t) for t in range(self.T + (1 if need_last else 0))}
 
         def local(i, start, k):
@@ -157,12 +158,13 @@ def skeleton(algorithm, schedule, replicate=0) -> Skeleton:
                     np.array(schedule.init_local_steps[r]), getattr(algorithm, "memory_init", "warm"))
 
 
-def gram_size(sk: Skeleton, metric="average", gap="f_star", heterogeneity="all", mu=None) -> int:
+def gram_size(sk: Skeleton, metric="average", gap="f_star", heterogeneity="all", mu=None,
+              decrease_weight=0.0) -> int:
     """Dimension of the PEP's Gram matrix: x_0, M gradients at every server iterate and
     (``heterogeneity="all"``) at every local iterate, else one gradient per (worker, local iterate); plus x_*
     and its M − 1 free gradients when ``gap="f_star"`` with ``mu`` given (nonconvex: a scalar f_* instead)."""
     M = sk.num_workers
-    keys = sk.eval_points(metric, gap)
+    keys = sk.eval_points(metric, gap, last=decrease_weight != 0)
     server = sum(1 for k in keys if k[0] == "x")
     local = len(keys) - server
     per_local = M if heterogeneity == "all" else 1
@@ -225,8 +227,8 @@ class PEPResult:
 
     ``value``: the solver's dual objective (the upper bound when ``certified``); ``primal``: its primal
     objective (attained by ``instance`` up to solver accuracy); ``certified`` is True only if the status is
-    "optimal" and the relative primal–dual gap is ≤ ``GAP_TOL``. Use ``upper`` (None when not certified),
-    never ``value`` alone, as a certified number.
+    "optimal" and the primal–dual gap is ≤ ``GAP_TOL`` relative to max(|value|, L Δ) (the metric's scale:
+    ‖∇f‖² ≤ 2LΔ). Use ``upper`` (None when not certified), never ``value`` alone, as a certified number.
     """
 
     value: float
@@ -243,6 +245,7 @@ class PEPResult:
     skeleton: Skeleton
     constants: dict
     instance: Instance | None = field(default=None, repr=False)
+    decrease_weight: float = 0.0             # objective = metric − c (f(x_0) − f(x_T))
     compile_seconds: float | None = None     # cvxpy compilation of the last solve
     solver_seconds: float | None = None      # Clarabel's own time of the last solve
 
@@ -324,7 +327,7 @@ def _check_inputs(constants, delta, mu, metric, gap):
 
 def worst_case(algorithm, schedule, constants, *, delta, mu=None, metric="average", gap="f_star",
                heterogeneity="all", replicate=0, max_gram=MAX_GRAM, dimension_reduction=None,
-               verbose=0) -> PEPResult:
+               decrease_weight=0.0, verbose=0) -> PEPResult:
     """Certified worst case of ``metric`` for the noise-free skeleton of ``algorithm`` on ``schedule``.
 
     ``algorithm``: ``afltheory.algorithms.AFACD``, ``AFACS`` or ``FedAvg`` (η, η_L; plain SGD worker).
@@ -338,13 +341,16 @@ def worst_case(algorithm, schedule, constants, *, delta, mu=None, metric="averag
     coarser relaxation, still an upper bound; Gram ≈ 1 + M·T + Σ(K − 1)). ``dimension_reduction``: PEPit
     heuristic ("trace", "logdet2", …) for a low-rank instance
     (one or more extra solves; the value is always the first solve's).
+    ``decrease_weight`` c ≥ 0: maximize metric − c (f(x_0) − f(x_T)) instead (a bound of the form
+    metric ≤ c (f(x_0) − f(x_T)) + rest, e.g. Theorem 4 as printed, holds on the class iff this is ≤ rest).
     See the module docstring for why the value is an upper bound over the class and when it is exact.
     """
     L, sG, delta, mu = _check_inputs(constants, delta, mu, metric, gap)
+    decrease_weight = check_nonnegative("decrease_weight", decrease_weight)
     if heterogeneity not in HETEROGENEITY:
         raise ValueError(f"heterogeneity={heterogeneity!r} must be one of {HETEROGENEITY}")
     sk = skeleton(algorithm, schedule, replicate)
-    n = gram_size(sk, metric, gap, heterogeneity, mu)
+    n = gram_size(sk, metric, gap, heterogeneity, mu, decrease_weight)
     max_gram = check_int("max_gram", max_gram, low=1)
     if n > max_gram:
         raise PEPSizeError(f"PEP Gram dimension {n} exceeds max_gram={max_gram} (allowed range "
@@ -376,7 +382,7 @@ def worst_case(algorithm, schedule, constants, *, delta, mu=None, metric="averag
 
     xs = _run_skeleton(sk, x0, grad)
     T = sk.T
-    need_last = metric in ("min", "last") or gap == "f_T"
+    need_last = metric in ("min", "last") or gap == "f_T" or decrease_weight != 0
     for t in range(T + (1 if need_last else 0)):
         visit(("x", t), xs[t])
     full = [k for k, v in cache.items() if len(v[1]) == M]
@@ -409,16 +415,17 @@ def worst_case(algorithm, schedule, constants, *, delta, mu=None, metric="averag
         for k in full:
             for i in range(M):
                 pep.add_constraint((cache[k][1][i] - gbar[k]) ** 2 <= sG ** 2)
+    shift = 0.0 if decrease_weight == 0 else decrease_weight * (fbar[("x", 0)] - fbar[("x", T)])
     if metric == "average":
         s = gbar[("x", 0)] ** 2
         for t in range(1, T):
             s = s + gbar[("x", t)] ** 2
-        pep.set_performance_metric(s / T)
+        pep.set_performance_metric(s / T - shift)
     elif metric == "min":
         for t in range(T + 1):
-            pep.set_performance_metric(gbar[("x", t)] ** 2)
+            pep.set_performance_metric(gbar[("x", t)] ** 2 - shift)
     else:
-        pep.set_performance_metric(gbar[("x", T)] ** 2)
+        pep.set_performance_metric(gbar[("x", T)] ** 2 - shift)
 
     t0 = time.perf_counter()
     for settings in (SOLVER_SETTINGS, RETRY_SETTINGS):
@@ -436,10 +443,10 @@ def worst_case(algorithm, schedule, constants, *, delta, mu=None, metric="averag
                   solver_seconds=getattr(getattr(prob, "solver_stats", None), "solve_time", None))
     if dual is None or pep.G_value is None:
         return PEPResult(math.inf, math.inf, status, solver, False, math.inf, math.nan, seconds, n, metric,
-                         gap, sk, dict(L=L, sigma_G=sG, delta=delta, mu=mu), **timing)
+                         gap, sk, dict(L=L, sigma_G=sG, delta=delta, mu=mu), None, decrease_weight, **timing)
     primal = float(pep.objective.eval())
     dual = float(dual)
-    rel_gap = abs(dual - primal) / max(abs(dual), 1e-12)
+    rel_gap = abs(dual - primal) / max(abs(dual), L * delta)    # relative to the metric's scale (≤ 2LΔ)
     min_eig = float(np.linalg.eigvalsh((pep.G_value + pep.G_value.T) / 2).min())
     certified = status == "optimal" and rel_gap <= GAP_TOL and math.isfinite(dual)
     if dimension_reduction:   # extra solve(s) for a low-rank instance; value and certificate are the first's
@@ -450,7 +457,7 @@ def worst_case(algorithm, schedule, constants, *, delta, mu=None, metric="averag
     at = min(float(e.eval()) for e in pep.list_of_performance_metrics)
     inst = _instance(cache, xs, x_star, f_star_expr, T, need_last, M, at)
     return PEPResult(dual, primal, status, solver, certified, rel_gap, min_eig, seconds, n, metric, gap, sk,
-                     dict(L=L, sigma_G=sG, delta=delta, mu=mu), inst, **timing)
+                     dict(L=L, sigma_G=sG, delta=delta, mu=mu), inst, decrease_weight, **timing)
 
 
 def _instance(cache, xs, x_star, f_star, T, need_last, M, metric_value) -> Instance:

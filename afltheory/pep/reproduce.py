@@ -61,4 +61,6 @@ def replay(result, tol=1e-5):
         value = float(gn.min())
     else:
         value = float(gn[-1])
+    if result.decrease_weight:   # objective metric − c (f(x_0) − f(x_T)) with the recovered function values
+        value -= result.decrease_weight * (inst.values[("x", 0)].mean() - inst.values[("x", T)].mean())
     return xs, gn, value

@@ -14,7 +14,7 @@ from .base import (
     as_noise,
 )
 from .curvature import HeterogeneousCurvatureQuadratic
-from .drifting import AgentGaussianNoise, AgentSampleNoise, DriftingQuadratic
+from .drifting import AgentGaussianNoise, AgentSampleNoise, DriftingQuadratic, DriftingSlides
 from .logistic import LogisticRegression
 from .lower_bound import LowerBoundPair
 from .noise import FiniteSumNoise
@@ -31,7 +31,8 @@ FAMILIES = {
 not listed; ``HeterogeneousQuadratic.finite_sum`` is a constructor of the "quadratic" family."""
 
 __all__ = [
-    "AgentGaussianNoise", "AgentSampleNoise", "Constants", "DriftingQuadratic", "FAMILIES", "FiniteSumNoise",
+    "AgentGaussianNoise", "AgentSampleNoise", "Constants", "DriftingQuadratic", "DriftingSlides", "FAMILIES",
+    "FiniteSumNoise",
     "GaussianNoise",
     "HeterogeneousCurvatureQuadratic", "HeterogeneousQuadratic", "LinearGaussianModel", "LogisticRegression",
     "LowerBoundPair",

@@ -30,7 +30,7 @@ from .curvature import HeterogeneousCurvatureQuadratic
 from .noise import without_replacement_factor
 from .quadratic import HeterogeneousQuadratic, QuadraticProblem
 
-__all__ = ["AgentGaussianNoise", "AgentSampleNoise", "DriftingQuadratic", "check_batch"]
+__all__ = ["AgentGaussianNoise", "AgentSampleNoise", "DriftingQuadratic", "DriftingSlides", "check_batch"]
 
 
 def check_batch(batch, sizes, name: str = "batch") -> np.ndarray:
@@ -180,7 +180,8 @@ class DriftingQuadratic:
     exactly).
     """
 
-    #: capability read by the engine: ``base`` (the round-0 problem) and ``walk(gen, rounds)`` (the optimum's path)
+    #: capability read by the engine: ``base`` (the round-0 problem) and ``walk(gen, rounds)`` (the optimum's
+    #: path)
     drifts = True
 
     def __init__(self, dim: int = 10, num_workers: int = 10, L: float = 1.0, mu: float = 0.1,
@@ -394,3 +395,17 @@ class DriftingQuadratic:
     def __repr__(self):
         q = f"sigma_q={self.sigma_q}" if self._isotropic else f"drift_cov=tr {np.trace(self._Q):.4g}"
         return f"DriftingQuadratic(base={self.base!r}, {q})"
+
+
+class DriftingSlides(DriftingQuadratic):
+    """``DriftingQuadratic.slides(...)`` as a class, so sweep specs can name it
+    (``family = "DriftingSlides"``): the slides' experiment with ``sigma_q2`` = σ_q², ``sigma_c2`` = σ_c² and
+    the choices documented there."""
+
+    def __init__(self, sigma_q2: float = 0.0, sigma_c2: float = 0.1, num_agents: int = 20, dim: int = 5,
+                 hessian: str = "agent", samples_min: int = 40, samples_max: int = 80, data_std: float = 0.5,
+                 w0_scale: float = 1.0, seed: int = 0):
+        p = DriftingQuadratic.slides(sigma_q2=sigma_q2, sigma_c2=sigma_c2, num_agents=num_agents, dim=dim,
+                                     hessian=hessian, samples=(samples_min, samples_max), data_std=data_std,
+                                     w0_scale=w0_scale, seed=seed)
+        self._set(p.base, p.sigma_q, None)

@@ -15,7 +15,7 @@ __all__ = ["export_csv", "pooled_points", "plot_store", "flat_params", "varying_
 
 #: metric name -> per-replicate array stored by ``tasks.summarize`` (what ``sweep fit``/``plot`` accept)
 METRICS = {"avg_grad_norm_sq": "rep_avg_grad_norm_sq", "final_grad_norm_sq": "rep_final_grad_norm_sq",
-           "final_loss": "rep_final_loss"}
+           "final_loss": "rep_final_loss", "avg_msd": "rep_avg_msd", "final_msd": "rep_final_msd"}
 
 
 def flat_params(config: dict, prefix: str = "") -> dict:

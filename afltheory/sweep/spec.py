@@ -180,6 +180,10 @@ def allowed_names(section: str) -> dict[str, type]:
         fam = getattr(mod, "FAMILIES", None)
         if isinstance(fam, dict):
             names.update({k: v for k, v in fam.items() if inspect.isclass(v)})
+    if section == "algorithm":  # a rule's ``compressor = {kind = "RandK", k = 4}`` (afltheory.compression)
+        from .. import compression
+        names.update({**compression.COMPRESSORS, "ErrorFeedback": compression.ErrorFeedback,
+                      "DIANA": compression.DIANA})
     return names
 
 
@@ -220,6 +224,8 @@ def _section_bases(section: str) -> tuple:
     out = [getattr(algorithms, n, None) for n in ("ServerRule", "WorkerRule")]
     from ..algorithms import server, workers
     out += [getattr(server, "_ServerRule", None), workers.SGD]
+    from ..compression import DIANA, Compressor, ErrorFeedback
+    out += [Compressor, ErrorFeedback, DIANA]
     return tuple(b for b in out if inspect.isclass(b))
 
 

@@ -151,7 +151,23 @@ def run_task(payload: dict) -> dict:
     left = getattr(trace, "left_region", None)
     if left is not None:
         metrics["left_region_count"] = int(np.sum(np.asarray(left) >= 0))
+    if getattr(trace, "tracking_error", None) is not None:   # drifting problems: MSD = E‖x_t − w°_t‖²
+        metrics.update(msd_metrics(trace.tracking_error, cfg["checkpoints"], arrays))
     return _result(payload, metrics, arrays, started)
+
+
+def msd_metrics(tracking_error, checkpoints: int, arrays: dict) -> dict:
+    """Mean-square deviation summaries of a drifting run: ``final_msd``, ``avg_msd`` (time average over the
+    second half of the horizon, the steady-state estimate) with per-replicate arrays ``rep_final_msd`` /
+    ``rep_avg_msd`` and the checkpointed curve ``msd_mean``/``msd_sem`` (added to ``arrays``)."""
+    e = np.asarray(tracking_error, dtype=float)
+    T = e.shape[1] - 1
+    rep_avg, rep_final = e[:, T // 2:].mean(axis=1), e[:, -1]
+    ck = np.unique(np.linspace(0, T, min(checkpoints, T + 1)).round().astype(int))
+    sem = e.std(axis=0, ddof=1) / np.sqrt(e.shape[0]) if e.shape[0] > 1 else np.full(T + 1, np.nan)
+    arrays.update({"rep_avg_msd": rep_avg, "rep_final_msd": rep_final, "msd_mean": e.mean(axis=0)[ck],
+                   "msd_sem": sem[ck]})
+    return {"final_msd": _finite_or_none(rep_final.mean()), "avg_msd": _finite_or_none(rep_avg.mean())}
 
 
 def synthetic_task(payload: dict) -> dict:

@@ -96,7 +96,8 @@ class TorchTask:
         return torch.cat([p.detach().reshape(-1) for p in self.model.parameters()]).clone()
 
     def unflatten(self, flat: torch.Tensor) -> dict:
-        return {n: t.view(s) for n, t, s in zip(self.names, torch.split(flat, self.numels), self.shapes, strict=False)}
+        return {n: t.view(s) for n, t, s in zip(self.names, torch.split(flat, self.numels), self.shapes,
+                                                strict=False)}
 
     def loss(self, flat, X, y):
         out = F.cross_entropy(functional_call(self.model, self.unflatten(flat), (X,)), y)
@@ -228,7 +229,7 @@ def run(task: TorchTask, algorithm, behaviour, rounds: int, replicates: int = 1,
     for r in range(replicates):
         gen = _rng.stream(seed, _rng.NOISE, r)
 
-        def batch(i):
+        def batch(i, gen=gen):
             n = int(task.sizes[i])
             if B is None or B >= n:
                 return None
@@ -236,7 +237,7 @@ def run(task: TorchTask, algorithm, behaviour, rounds: int, replicates: int = 1,
 
         rows = np.zeros(1, dtype=np.int64)
 
-        def local(y0, i, K, wstate=None):
+        def local(y0, i, K, wstate=None, rows=rows, batch=batch):
             """K local steps of the worker rule from y0 (its ``correction`` hook, on torch tensors)."""
             y = y0.clone()
             gsum = torch.zeros_like(y0)
@@ -255,7 +256,7 @@ def run(task: TorchTask, algorithm, behaviour, rounds: int, replicates: int = 1,
         hist = torch.empty((H, task.dim), dtype=dt, device=dev)
         hist[0] = x
 
-        def initial_updates():
+        def initial_updates(x=x, r=r, local=local):
             """Every worker's (sent) update at x_0, for a warm-started memory rule (no worker correction)."""
             G0 = torch.stack([local(x, i, sched.init_local_steps[r, i])[0] for i in range(M)])
             G0, bits[r, 0] = send(G0, np.arange(M), 0, r)
@@ -266,7 +267,7 @@ def run(task: TorchTask, algorithm, behaviour, rounds: int, replicates: int = 1,
         wstate = _worker_state(worker, M, task.dim, dt, dev)
         e = 0
 
-        def record(t, x):
+        def record(t, x, r=r):
             nonlocal e
             if record_x:
                 xs[r, t] = x.double().cpu().numpy()
@@ -285,7 +286,8 @@ def run(task: TorchTask, algorithm, behaviour, rounds: int, replicates: int = 1,
                 G, yK = local(y0, i, K, wstate)
                 Gs.append(G), y0s.append(y0), yKs.append(yK)
             # every arrival used the pre-round worker state; now the rule updates it (SCAFFOLD's controls)
-            worker.finish(wstate, torch.stack(y0s)[None], torch.stack(yKs)[None], torch.as_tensor(Ks[None]),
+            worker.finish(wstate, torch.stack(y0s)[None], torch.stack(yKs)[None],
+                          torch.as_tensor(np.array(Ks[None])),
                           eta_L, rows, W[None], M)
             Gc, sent = send(torch.stack(Gs), W, t + 1, r)
             bits[r, t + 1] = bits[r, t] + sent

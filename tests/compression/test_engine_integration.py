@@ -29,12 +29,14 @@ from afltheory.exact import ExactUnavailable, moments, zscores
 
 @pytest.fixture(scope="module")
 def prob():
-    return aft.problems.HeterogeneousQuadratic(dim=6, num_workers=5, L=2.0, mu=0.2, sigma_L=0.5, sigma_G=1.0,
-                                               seed=0)
+    return aft.problems.HeterogeneousQuadratic(
+        dim=6, num_workers=5, L=2.0, mu=0.2, sigma_L=0.5, sigma_G=1.0, seed=0
+    )
 
 
-BEH = Behaviour(arrivals=UniformArrivals(m=3), delays=UniformDelay(max_delay=2),
-                local_steps=UniformSteps(1, 3))
+BEH = Behaviour(
+    arrivals=UniformArrivals(m=3), delays=UniformDelay(max_delay=2), local_steps=UniformSteps(1, 3)
+)
 
 
 @pytest.mark.parametrize("comp", [RandK(2), BernoulliMask(0.5), GaussianSketch(3), LowRank(1)], ids=repr)
@@ -67,9 +69,10 @@ def test_replicate_count_invariance_and_bits(prob):
     assert np.all(np.diff(a.bits, axis=1) > 0) and np.all(a.bits[:, 0] == 0)
     plain = aft.simulate(prob, AFACD(eta=1.0, eta_L=0.1), BEH, rounds=8, replicates=2, seed=3)
     assert np.all(plain.bits[:, -1] == 8 * 3 * uncompressed_bits(6))
-    cs = aft.simulate(prob, AFACS(eta=1.0, eta_L=0.1, compressor=RandK(2)), BEH, rounds=2, replicates=2,
-                      seed=3)
-    assert np.all(cs.bits[:, 0] == 5 * RandK(2).expected_bits(6))      # the warm start is sent too
+    cs = aft.simulate(
+        prob, AFACS(eta=1.0, eta_L=0.1, compressor=RandK(2)), BEH, rounds=2, replicates=2, seed=3
+    )
+    assert np.all(cs.bits[:, 0] == 5 * RandK(2).expected_bits(6))  # the warm start is sent too
 
 
 def test_each_arrival_draws_independent_randomness():
@@ -88,10 +91,10 @@ def test_error_feedback_and_diana_memory_pinned():
     W = np.array([[1]])
     out, _ = ch.send(np.array([[[3.0, -1.0, 2.0]]]), W, 1)
     assert np.array_equal(out, [[[3.0, 0.0, 0.0]]]) and np.array_equal(ch.memory[0, 1], [0.0, -1.0, 2.0])
-    out, _ = ch.send(np.array([[[0.0, 0.0, 1.0]]]), W, 2)          # v = (0, −1, 3) -> sends (0, 0, 3)
+    out, _ = ch.send(np.array([[[0.0, 0.0, 1.0]]]), W, 2)  # v = (0, −1, 3) -> sends (0, 0, 3)
     assert np.array_equal(out, [[[0.0, 0.0, 3.0]]]) and np.array_equal(ch.memory[0, 1], [0.0, -1.0, 0.0])
     assert np.all(ch.memory[0, 0] == 0)
-    d = Channel(DIANA(RandK(3), alpha=0.5), 3, 1, 1, seed=0)       # RandK(d) is the identity
+    d = Channel(DIANA(RandK(3), alpha=0.5), 3, 1, 1, seed=0)  # RandK(d) is the identity
     g = np.array([[[2.0, 4.0, -2.0]]])
     out, _ = d.send(g, np.array([[0]]), 1)
     assert np.allclose(out, g) and np.allclose(d.memory[0, 0], 0.5 * g[0, 0])
@@ -100,8 +103,9 @@ def test_error_feedback_and_diana_memory_pinned():
 
 
 def _gd_problem():
-    return aft.problems.HeterogeneousQuadratic(dim=8, num_workers=4, L=1.0, mu=0.2, sigma_L=0.0, sigma_G=1.0,
-                                               seed=0)
+    return aft.problems.HeterogeneousQuadratic(
+        dim=8, num_workers=4, L=1.0, mu=0.2, sigma_L=0.0, sigma_G=1.0, seed=0
+    )
 
 
 GD = Behaviour(arrivals=UniformArrivals(m=4), delays=NoDelay(), local_steps=ConstantSteps(1))
@@ -111,8 +115,9 @@ def test_diana_removes_the_heterogeneity_floor():
     """Distributed compressed GD (full participation, K = 1, exact gradients): RandK leaves a floor, DIANA's
     shifts converge to x* (seed 1, 64 replicates); α = 0 is plain compression again."""
     p = _gd_problem()
-    run = lambda c: aft.simulate(p, AFACD(eta=1.0, eta_L=0.25, compressor=c), GD, rounds=300, replicates=64,
-                                 seed=1).mean()[-1]
+    run = lambda c: aft.simulate(
+        p, AFACD(eta=1.0, eta_L=0.25, compressor=c), GD, rounds=300, replicates=64, seed=1
+    ).mean()[-1]
     assert run(RandK(2)) > 1e-2
     assert run(DIANA(RandK(2))) < 1e-10
     assert run(DIANA(RandK(2), alpha=0.0)) == run(RandK(2))
@@ -125,8 +130,9 @@ def test_error_feedback_floor_vanishes_with_the_step(comp):
     p = _gd_problem()
 
     def floor(c, g):
-        tr = aft.simulate(p, AFACD(eta=1.0, eta_L=g, compressor=c), GD, rounds=int(100 / g), replicates=1,
-                          seed=1)
+        tr = aft.simulate(
+            p, AFACD(eta=1.0, eta_L=g, compressor=c), GD, rounds=int(100 / g), replicates=1, seed=1
+        )
         return tr.grad_norm_sq[0, -40:].mean()
 
     assert floor(comp, 0.1) > 0.5 * floor(comp, 0.4) > 0.01
@@ -144,14 +150,16 @@ def test_server_rule_rejects_a_bad_compressor():
 
 def test_nonlinear_compressors_run_in_simulate(prob):
     for comp in (QSGD(2), StochasticQuantizer(2, rotate=True), ErrorFeedback(Sign())):
-        tr = aft.simulate(prob, AFACD(eta=1.0, eta_L=0.1, compressor=comp), BEH, rounds=20, replicates=8,
-                          seed=0)
+        tr = aft.simulate(
+            prob, AFACD(eta=1.0, eta_L=0.1, compressor=comp), BEH, rounds=20, replicates=8, seed=0
+        )
         assert np.all(np.isfinite(tr.grad_norm_sq)) and tr.mean()[-1] < tr.mean()[0]
 
 
 def test_steady_state_with_compression_matches_long_horizon(prob):
-    """steady_state (fixed point of the compressed recursion; no Lyapunov shortcut) = moments after many rounds."""
+    """steady_state (fixed point of the compressed recursion; no Lyapunov shortcut) = long-horizon moments."""
     from afltheory.exact import steady_state
+
     beh = Behaviour(arrivals=UniformArrivals(m=5), delays=NoDelay(), local_steps=ConstantSteps(1))
     algo = AFACD(eta=1.0, eta_L=0.2, compressor=RandK(2))
     ss = steady_state(prob, algo, beh)
@@ -166,6 +174,46 @@ def test_divergence_resets_the_compression_memory():
     zeroed with the other state, so nothing turns into NaN."""
     p = _gd_problem()
     with pytest.warns(aft.engine.DivergenceWarning):
-        tr = aft.simulate(p, AFACD(eta=1.0, eta_L=30.0, compressor=ErrorFeedback(TopK(2))), GD, rounds=60,
-                          replicates=3, seed=0)
+        tr = aft.simulate(
+            p,
+            AFACD(eta=1.0, eta_L=30.0, compressor=ErrorFeedback(TopK(2))),
+            GD,
+            rounds=60,
+            replicates=3,
+            seed=0,
+        )
     assert tr.diverged.all() and not np.isnan(tr.grad_norm_sq).any()
+
+
+def test_sweep_spec_builds_compressors(tmp_path):
+    """A TOML spec names a rule's compressor as a component table (built-in names, nesting, grid axes)."""
+    from afltheory.sweep.spec import build_objects, parse_spec
+
+    text = """
+rounds = 5
+replicates = 2
+[problem]
+family = "HeterogeneousQuadratic"
+dim = 8
+num_workers = 5
+[behaviour.arrivals]
+kind = "UniformArrivals"
+m = 2
+[behaviour.delays]
+kind = "NoDelay"
+[behaviour.local_steps]
+kind = "ConstantSteps"
+K = 1
+[algorithm]
+name = "AFACD"
+eta = 1.0
+eta_L = 0.05
+compressor = {kind = "ErrorFeedback", compressor = {kind = "TopK", k = 2}}
+[grid]
+"algorithm.compressor.compressor.k" = [2, 4]
+"""
+    spec = parse_spec(text)
+    algos = [build_objects(t.config, spec)[2] for t in spec.tasks]
+    assert [a.compressor for a in algos] == [ErrorFeedback(TopK(2)), ErrorFeedback(TopK(4))]
+    with pytest.raises(Exception, match="k=9 exceeds"):
+        parse_spec(text.replace("[2, 4]", "[9]"))

@@ -1,5 +1,5 @@
 """theory.compression (pinned numbers, sympy forms), the reference recursions, and the compression check
-module (every verdict passes and its negative control fails; quick tier, seed 0 — deterministic)."""
+module's documented verdicts (the check itself runs in tests/paper_checks)."""
 
 from __future__ import annotations
 
@@ -79,27 +79,19 @@ def test_zeta_star_is_zero_without_heterogeneity():
     assert zeta_star_sq(p) == pytest.approx(0.0, abs=1e-20)
 
 
-@pytest.fixture(scope="module")
-def check_result(tmp_path_factory):
-    from paper_checks.runner import run_check
+def test_compression_check_registers_every_verdict_id():
+    """The check runs in tests/paper_checks (verdicts pass, controls fail); here: its documented ids."""
+    import paper_checks.compression as mod
 
-    return run_check("compression", "quick", 0, str(tmp_path_factory.mktemp("rep")))
-
-
-def test_compression_check_passes_and_controls_fail(check_result):
-    r = check_result
-    assert r["error"] is None, r["error"]
-    ids = {v["id"] for v in r["verdicts"]}
-    assert {
-        "compression.gd_rate",
-        "compression.distributed_floor",
-        "compression.diana",
-        "compression.variance_identity",
-        "compression.fedpaq",
-        "compression.error_feedback",
-        "compression.exact_vs_mc",
-        "compression.afacd_omega",
-    } <= ids
-    for v in r["verdicts"]:
-        assert v["passed"], f"{v['id']} failed: {v['notes']}"
-        assert v["negative_control"]["passed"] is False, f"{v['id']}: control passed"
+    doc = mod.__doc__
+    for vid in (
+        "gd_rate",
+        "distributed_floor",
+        "diana",
+        "variance_identity",
+        "fedpaq",
+        "error_feedback",
+        "exact_vs_mc",
+        "afacd_omega",
+    ):
+        assert f"compression.{vid}" in doc

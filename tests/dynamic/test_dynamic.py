@@ -236,7 +236,8 @@ def test_unstable_step_is_reported_with_spectral_radius():
     assert not ss.stable and ss.msd == np.inf and ss.spectral_radius > 1
     st = dr.stein_steady_state(p, alg, 2)
     assert not st.stable and st.spectral_radius == pytest.approx(ss.spectral_radius, rel=1e-9)
-    m = moments(p, alg, DynamicFedAvg.participation(2), 3000)
+    with pytest.warns(aft.engine.DivergenceWarning, match="diverged"):
+        m = moments(p, alg, DynamicFedAvg.participation(2), 3000)
     assert np.isinf(m.msd[-1]) and not np.any(np.isnan(m.msd))
     with pytest.warns(aft.engine.DivergenceWarning):
         tr = aft.simulate(p, alg, DynamicFedAvg.participation(2), rounds=400, replicates=2, seed=0)

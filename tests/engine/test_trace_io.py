@@ -48,3 +48,27 @@ def test_load_refuses_other_files(tmp_path):
     q.write_bytes(b"not a zip")
     with pytest.raises(ValueError, match="not a readable"):
         type(_trace()).load(q)
+
+
+def test_simulate_progress_is_opt_in(capsys):
+    _trace()
+    assert capsys.readouterr().err == ""
+    prob = aft.problems.HeterogeneousQuadratic(dim=3, num_workers=5, seed=0)
+    aft.simulate(prob, AFACS(0.5, 0.05), an.Behaviour(an.UniformArrivals(2)), rounds=20, replicates=2,
+                 progress=True)
+    err = capsys.readouterr().err
+    assert "simulate" in err and "/20" in err            # tqdm's bar (redrawn, then cleared) or the 10 % lines
+
+
+def test_exact_cost_is_projected_warned_and_refusable():
+    import warnings
+
+    prob = aft.problems.HeterogeneousQuadratic(dim=3, num_workers=5, sigma_L=0.3, seed=0)
+    beh = an.Behaviour(an.UniformArrivals(2), an.UniformDelay(1))
+    with pytest.warns(aft.exact.ExactCostWarning, match="state size n"):
+        aft.exact.moments(prob, AFACS(0.5, 0.05), beh, rounds=5, warn_seconds=1e-12)
+    with pytest.raises(ValueError, match="max_seconds"):
+        aft.exact.moments(prob, AFACS(0.5, 0.05), beh, rounds=5, max_seconds=1e-12)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", aft.exact.ExactCostWarning)
+        aft.exact.moments(prob, AFACS(0.5, 0.05), beh, rounds=5)      # default 30 s: silent at this size

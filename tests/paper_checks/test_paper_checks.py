@@ -56,7 +56,8 @@ def test_cli_quick_only_writes_reports_and_exits_0(tmp_path):
     html = (out / "report.html").read_text()
     assert "data:image/png;base64," in html
     data = json.loads(js.read_text())
-    assert all(d["ok"] and d["negative_control"]["failed_as_required"] for d in data)
+    assert data["schema_version"] == 1 and data["provenance"]["seed"] == 1
+    assert all(d["ok"] and d["negative_control"]["failed_as_required"] for d in data["verdicts"])
 
 
 def test_cli_unknown_id_is_error(tmp_path, capsys):

@@ -117,3 +117,11 @@ def test_reference_check_verdict():
         reference_check(id="r", claim="c", reference="r", problem=noisy, algorithm=AFACD(3.0, 0.05),
                         schedule=s,
                         x0=noisy.default_x0())
+
+
+def test_agreement_check_without_exact_reference_is_vacuous_not_a_disagreement():
+    """A refused exact engine (NaN reference) is reported as 'n/a', outside the check's scope — not as a
+    failure that would count a mere engine switch (e.g. an equivalent subclass) as a detected bug."""
+    v = agreement_check(id="a", claim="c", reference="r", mc_samples=np.ones((8, 2)),
+                        exact_value=[np.nan] * 2, exact_wrong=[np.nan] * 2, wrong_desc="w")
+    assert v.passed and v.ok and v.inside_conditions is False and str(v.measured).startswith("n/a")

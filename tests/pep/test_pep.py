@@ -201,3 +201,36 @@ def test_inaccurate_solver_status_is_not_certified(monkeypatch):
     r = worst_case(algo, S, C, delta=1.0)
     assert not r.certified and r.upper is None and r.status != "optimal"
     assert "NOT certified" in r.summary()
+
+
+def test_cli_json_has_the_bracket_keys(tmp_path, capsys):
+    from afltheory.cli import main
+
+    js = tmp_path / "b.json"
+    rc = main(["pep", "thm2", "--m", "1", "--M", "2", "--K", "2", "--T", "2", "--tau", "1",
+               "--json", str(js)])
+    assert rc == 0
+    d = json.loads(js.read_text())
+    assert {"pep_upper", "lower", "theorem_bound", "status", "seconds"} <= set(d)
+    assert d["status"] == "optimal" and d["lower"] <= d["pep_upper"] * (1 + 1e-5) <= d["theorem_bound"]
+    assert "bracket" in capsys.readouterr().out
+
+
+def test_cli_size_limit_exits_2_with_estimate(capsys):
+    from afltheory.cli import main
+
+    rc = main(["pep", "thm2", "--m", "4", "--K", "3", "--T", "10", "--tau", "2"])
+    assert rc == 2
+    assert "Gram dimension 117 exceeds max_gram=100" in capsys.readouterr().err
+
+
+def test_decrease_weight_objective_replays_and_is_below_plain_metric():
+    """metric − c (f(x_0) − f(x_T)): the replay subtracts c times the recovered decrease and matches the
+    primal (abs. 1e-6: the values are small); the maximum stays below the plain metric's here."""
+    algo, S = CASES["AFACS"]
+    plain = worst_case(algo, S, C, delta=1.0)
+    r = worst_case(algo, S, C, delta=1.0, decrease_weight=2.0)
+    assert r.certified and r.decrease_weight == 2.0
+    _, _, value = replay(r)
+    assert value == pytest.approx(r.primal, abs=1e-6)
+    assert r.value <= plain.value + 1e-6

@@ -44,3 +44,25 @@ def test_cli_real(tmp_path, capsys):
     out = capsys.readouterr().out
     assert rc == 0 and "SCAFFOLD async-dyn" in out and (tmp_path / "table3.md").exists()
     assert main(["real", "table2", "--model", "cnn", "--rounds", "1"]) == 2   # bad combination: exit 2
+
+
+def test_accuracy_ci_stays_in_unit_interval_and_json_is_strict(tmp_path):
+    """Two seeds with accuracies 0.05 and 0.7 gave "0.378 ± 2.118" with a raw t-interval; the logit-scale
+    interval stays inside [0, 1] and contains the mean; one seed has no interval; the JSON has no NaN."""
+    import json
+
+    import numpy as np
+
+    from afltheory.datasets.experiments import _strict, _write, accuracy_ci
+
+    mu, lo, hi = accuracy_ci(np.array([0.05, 0.7]))
+    assert 0.0 <= lo <= mu <= hi <= 1.0 and np.isclose(mu, 0.375)
+    assert accuracy_ci(np.array([0.5]))[1:] == (None, None)
+    mu, lo, hi = accuracy_ci(np.array([1.0, 1.0, 1.0]))
+    assert mu == 1.0 and lo <= 1.0 and hi == 1.0
+    res = {"table": "t", "rows": [{"rounds_to_target": float("nan"), "x": np.inf, "to_target_reason": "r"}]}
+    _write(tmp_path, "e", res)
+    text = (tmp_path / "e.json").read_text()
+    assert "NaN" not in text and "Infinity" not in text
+    assert json.loads(text)["rows"][0]["rounds_to_target"] is None
+    assert _strict([np.float64("nan"), 1]) == [None, 1]
