@@ -1,4 +1,5 @@
-"""Argument checks shared by the library: every failure names the parameter, its value and the allowed range."""
+"""Argument checks shared by the library: every failure names the parameter, its value and the allowed
+range."""
 
 from __future__ import annotations
 
@@ -70,7 +71,8 @@ def check_array(name: str, value, *, ndim: int | None = None, shape: tuple | Non
     if ndim is not None and arr.ndim != ndim:
         raise ValueError(f"{name} must have {ndim} dimension(s), got shape {arr.shape}")
     if shape is not None:
-        if arr.ndim != len(shape) or any(s is not None and s != a for s, a in zip(shape, arr.shape)):
+        if arr.ndim != len(shape) or any(s is not None and s != a for s, a in zip(shape, arr.shape,
+                                                                                  strict=False)):
             want = tuple("any" if s is None else s for s in shape)
             raise ValueError(f"{name} has shape {arr.shape}, expected {want}")
     if np.issubdtype(arr.dtype, np.floating) and not np.all(np.isfinite(arr)):

@@ -14,6 +14,8 @@ import numpy as np
 
 from .._validation import check_alloc, check_int
 
+__all__ = ["Schedule"]
+
 
 def _as_int_array(name, a) -> np.ndarray:
     """An int64 array; floats are accepted only when integral (never silently truncated: 1.5 is refused)."""
@@ -33,8 +35,9 @@ class Schedule:
     ``init_local_steps`` (replicates, num_workers): K used by each worker's warm-start update at x_0 (AFA-CS
     memory); ``wall_clock`` (replicates, rounds + 1): time at which x_t exists (event mode only).
 
-    The integer arrays are read-only int64; in schedules from ``Behaviour.sample`` they may be views of a shared
-    buffer, and fields that are constant per round (e.g. ``ConstantSteps``, ``NoDelay``) broadcast views.
+    The integer arrays are read-only int64; in schedules from ``Behaviour.sample`` they may be views of a
+    shared buffer, and fields that are constant per round (e.g. ``ConstantSteps``, ``NoDelay``) broadcast
+    views.
     """
 
     workers: np.ndarray
@@ -90,11 +93,13 @@ class Schedule:
         object.__setattr__(self, "num_workers", M)
 
     @classmethod
-    def _trusted(cls, workers, delays, local_steps, num_workers, init_local_steps, wall_clock=None) -> Schedule:
-        """Internal fast constructor for schedules whose invariants hold by construction (``Behaviour.sample``):
-        skips the O(R·T·m) value checks of ``__post_init__`` (worker range, distinct arrivals, delay and step
-        bounds) but, like it, stores int64 read-only arrays (no copy when already int64). Never use it for user
-        input: ``Schedule(...)``, ``Schedule.load`` and ``Replay`` validate fully."""
+    def _trusted(cls, workers, delays, local_steps, num_workers, init_local_steps,
+                 wall_clock=None) -> Schedule:
+        """Internal fast constructor for schedules whose invariants hold by construction
+        (``Behaviour.sample``): skips the O(R·T·m) value checks of ``__post_init__`` (worker range, distinct
+        arrivals, delay and step bounds) but, like it, stores int64 read-only arrays (no copy when already
+        int64). Never use it for user input: ``Schedule(...)``, ``Schedule.load`` and ``Replay`` validate
+        fully."""
         self = object.__new__(cls)
         arrays = {name: np.asarray(arr, dtype=np.int64) for name, arr in (
             ("workers", workers), ("delays", delays), ("local_steps", local_steps),
@@ -103,7 +108,8 @@ class Schedule:
         M = int(num_workers)
         if not (arrays["workers"].shape == arrays["delays"].shape == arrays["local_steps"].shape) \
                 or arrays["init_local_steps"].shape != (R, M):
-            raise AssertionError("Schedule._trusted: inconsistent shapes")  # a bug in the caller, not user input
+            # a bug in the caller, not user input
+            raise AssertionError("Schedule._trusted: inconsistent shapes")
         for name, arr in arrays.items():
             arr.setflags(write=False)
             object.__setattr__(self, name, arr)
@@ -119,12 +125,13 @@ class Schedule:
     @property
     def origin(self) -> dict | None:
         """``{"behaviour": ..., "algorithm": ...}`` when the schedule was realized by ``simulate`` (None for
-        hand-written or loaded schedules). Theorem bounds read it to check their scope (``theory._scope``); it does
-        not take part in equality."""
+        hand-written or loaded schedules). Theorem bounds read it to check their scope (``theory._scope``); it
+        does not take part in equality."""
         return self.__dict__.get("_origin")
 
     def with_origin(self, behaviour=None, algorithm=None) -> Schedule:
-        """A shallow copy (the same read-only arrays) that records the behaviour and algorithm it came from."""
+        """A shallow copy (the same read-only arrays) that records the behaviour and algorithm it came
+        from."""
         new = copy.copy(self)
         object.__setattr__(new, "_origin", {"behaviour": behaviour, "algorithm": algorithm})
         return new
@@ -171,7 +178,8 @@ class Schedule:
         """
         R, T, m = self.workers.shape
         M = self.num_workers
-        origin = np.zeros((R, M), dtype=np.int64)          # round index of the model each slot was computed at
+        origin = np.zeros((R, M),
+                          dtype=np.int64)          # round index of the model each slot was computed at
         K = self.init_local_steps.copy()
         stale = np.empty((R, T, M), dtype=np.int64)
         Ks = np.empty((R, T, M), dtype=np.int64)

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from . import CATALOGUE, CONTROLS, get, injected, probe, qualname
 
-__all__ = ["KillMatrix", "kill_matrix", "run_under"]
+__all__ = ["KillMatrix", "compare_markdown", "kill_matrix", "run_under", "select_checks"]
 
 
 def _runner():
@@ -93,13 +93,36 @@ class KillMatrix:
     def check_of(self) -> dict[str, str]:
         return {v: c for c in self.checks for v in self.baseline[c]["ok"]}
 
-    def killed_by(self, mutant: str) -> list[str]:
-        """Verdict ids that kill ``mutant``: ok on the correct code, not ok (or missing) under the mutant."""
+    def flipped(self, mutant: str) -> list[str]:
+        """Verdict ids ok on the correct code and not ok (or missing: the check crashed) under ``mutant``."""
         out = []
         for c in self.checks:
             base, run = self.baseline[c]["ok"], self.runs[mutant][c]["ok"]
             out += [v for v, ok in base.items() if ok and not run.get(v, False)]
         return out
+
+    def suspect_verdicts(self) -> set[str]:
+        """Verdicts that flip under an equivalent control (they react to the exact→Monte Carlo switch, e.g. by
+        crashing on a rule the exact engine refuses, not to a bug)."""
+        return {v for c in self.controls for v in self.flipped(c)}
+
+    def _refused_by_exact(self, mutant: str) -> bool:
+        m = get(mutant)
+        return m.kind in ("rule", "control") and "exact" not in m.engines
+
+    def killed_by(self, mutant: str) -> list[str]:
+        """Verdict ids that kill ``mutant``: flipped by it, except — for a rule mutant the exact engine
+        refuses (as it refuses the controls) — the verdicts that also flip under an equivalent control."""
+        out = self.flipped(mutant)
+        if mutant in self.controls or not self._refused_by_exact(mutant):
+            return out
+        sus = self.suspect_verdicts()
+        return [v for v in out if v not in sus]
+
+    def suspect_kills(self, mutant: str) -> list[str]:
+        """Flipped verdicts not counted as kills of ``mutant`` (see ``killed_by``)."""
+        kept = set(self.killed_by(mutant))
+        return [v for v in self.flipped(mutant) if v not in kept]
 
     def kills(self) -> dict[str, list[str]]:
         """{verdict id: mutants it kills} (every baseline verdict, possibly with an empty list)."""
@@ -141,7 +164,7 @@ class KillMatrix:
     def false_kills(self) -> dict[str, list[str]]:
         """{equivalent control: verdicts that 'kill' it} — a verdict listed here reacts to the mutation
         machinery itself: its kills of rule mutants are suspect."""
-        return {c: self.killed_by(c) for c in self.controls if self.killed_by(c)}
+        return {c: self.flipped(c) for c in self.controls if self.flipped(c)}
 
     def baseline_failures(self) -> list[str]:
         return [v for c in self.checks for v, ok in self.baseline[c]["ok"].items() if not ok]
@@ -199,6 +222,24 @@ class KillMatrix:
             **self.meta,
         }
 
+    @classmethod
+    def from_json(cls, path: str) -> KillMatrix:
+        """Read back a matrix written by ``write_json`` (e.g. to re-derive its tables)."""
+        with open(path, encoding="utf-8") as fh:
+            d = json.load(fh)
+        names = [m["name"] for m in d["mutants"]]
+        return cls(
+            d["checks"],
+            names,
+            d["baseline"],
+            d["runs"],
+            d["tier"],
+            d["seed"],
+            d["elapsed"],
+            {},
+            list(d.get("controls", {})),
+        )
+
     def write_json(self, path: str) -> str:
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         with open(path, "w", encoding="utf-8") as fh:
@@ -208,11 +249,12 @@ class KillMatrix:
     def _cell(self, mutant, check):
         cof = self.check_of()
         n = sum(1 for v in self.killed_by(mutant) if cof[v] == check)
+        k = sum(1 for v in self.suspect_kills(mutant) if cof[v] == check)
         if self.runs[mutant][check]["error"]:
-            return "crash"
+            return "crash" + (" (not counted)" if k and not n else "")
         if not self.exercised(mutant, check):
             return "—"
-        return f"✗{n}" if n else "·"
+        return (f"✗{n}" if n else "·") + (f" (+{k}?)" if k else "")
 
     def to_markdown(self) -> str:
         """The kill-matrix section: score, mutant × check matrix, verdict → mutants killed, idle checks."""
@@ -248,14 +290,16 @@ class KillMatrix:
             lines.append(
                 f"| `{m}` (equivalent control) | control | "
                 + " | ".join(cells)
-                + f" | {'**killed: artefact**' if self.killed_by(m) else 'survives ✓'} |"
+                + f" | {'**flipped: artefact**' if self.flipped(m) else 'survives ✓'} |"
             )
         if self.controls:
             lines += [
                 "",
-                "Equivalent controls (last rows) are the correct rules as subclasses, which the exact "
-                "engine refuses, so a check falls back to Monte Carlo: they must survive. A check that "
-                "'kills' one reacts to the engine switch; its kills of rule mutants are then suspect.",
+                "Equivalent controls (last rows) are the correct rules overriding an imperative hook with "
+                "the base's own code: the exact engine refuses them, so a check falls back to Monte Carlo "
+                "(or crashes if it calls the exact engine directly). They must survive. A verdict that flips "
+                "under a control reacts to that engine switch, so its flips under the rule mutants the exact "
+                "engine also refuses are not counted as kills (shown as `(+k?)` / `crash (not counted)`).",
             ]
         lines += ["", "### Mutants killed per verdict", "", "| verdict | mutants killed |", "|---|---|"]
         for v, ms in self.kills().items():
@@ -321,6 +365,23 @@ class KillMatrix:
             )
         h.append("</table>")
         return "\n".join(h) + "\n"
+
+
+def compare_markdown(before: KillMatrix, after: KillMatrix) -> str:
+    """Per check: the mutants it killed in ``before`` and in ``after`` (markdown), and the scores."""
+    kb, ka = before.check_kills(), after.check_kills()
+    lines = [
+        f"Mutation score: {len(before.killed)}/{len(before.mutants)} before, "
+        f"{len(after.killed)}/{len(after.mutants)} after.",
+        "",
+        "| check | killed before | killed after | mutants killed after |",
+        "|---|---|---|---|",
+    ]
+    for c in dict.fromkeys([*before.checks, *after.checks]):
+        b = "—" if c not in kb else str(len(kb[c]))
+        a = "—" if c not in ka else str(len(ka[c]))
+        lines.append(f"| `{c}` | {b} | {a} | {', '.join(ka.get(c, [])) or 'none'} |")
+    return "\n".join(lines) + "\n"
 
 
 def _task(args):

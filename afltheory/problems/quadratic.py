@@ -23,6 +23,8 @@ from .base import (
 )
 from .noise import FiniteSumNoise, without_replacement_factor
 
+__all__ = ["check_quadratic_args", "HeterogeneousQuadratic", "QuadraticProblem"]
+
 
 def _matvec_rows(v, A):
     """v @ Aᵀ for v (n, d) by d elementwise passes in a fixed order (each row's bits independent of n and of
@@ -34,12 +36,12 @@ def _matvec_rows(v, A):
 
 
 class QuadraticProblem(Problem):
-    """f_i(x) = ½ (x − c_i)ᵀ A_i (x − c_i) + e_i. Hessians stored as ``diag`` (S, d) or ``dense`` (S, d, d) with
-    S = 1 (shared) or S = M (per worker). Constants are supplied by the subclass that certifies them."""
+    """f_i(x) = ½ (x − c_i)ᵀ A_i (x − c_i) + e_i. Hessians stored as ``diag`` (S, d) or ``dense`` (S, d, d)
+    with S = 1 (shared) or S = M (per worker). Constants are supplied by the subclass that certifies them."""
 
     def collapse_reason(self) -> str | None:
-        """None when K local SGD steps collapse into one exact Gaussian draw (additive isotropic Gaussian noise,
-        diagonal or shared dense Hessians), else why not."""
+        """None when K local SGD steps collapse into one exact Gaussian draw (additive isotropic Gaussian
+        noise, diagonal or shared dense Hessians), else why not."""
         if type(self).stochastic_grad is not Problem.stochastic_grad:
             return "the problem draws its own stochastic gradients (noise not additive)"
         if not self.noise.isotropic_gaussian:
@@ -61,7 +63,8 @@ class QuadraticProblem(Problem):
         # global quadratic: f(x) = f* + ½ (x − x*)ᵀ H̄ (x − x*)
         H = self.dense_hessians()
         self._Hbar = H.mean(axis=0)
-        self._hbar_diag = self.hessian.mean(axis=0) if kind == "diag" else None  # H̄ = diag(this) when diagonal
+        # H̄ = diag(this) when diagonal
+        self._hbar_diag = self.hessian.mean(axis=0) if kind == "diag" else None
         b = np.einsum("mjk,mk->mj", H, self.centers)
         self._b = b
         self._bbar = b.mean(axis=0)
@@ -116,12 +119,14 @@ class QuadraticProblem(Problem):
         return np.take(self.centers, workers, axis=0, out=out, mode="wrap")
 
     def _arrivals(self, workers, workspace):
-        """Worker indices: checked for direct calls, trusted from the engine (rows of a validated schedule)."""
+        """Worker indices: checked for direct calls, trusted from the engine (rows of a validated
+        schedule)."""
         return self._check_worker(workers) if workspace is None else np.asarray(workers)
 
     def _diag_coefficients(self, workers, scale, shift, workspace, name):
-        """shift + scale · a_i per arrival for diagonal Hessians: tiled to (m, d) when shared (so the broadcast
-        against (n, m, d) runs as one long inner loop), else gathered to (n, m, d) (a reused array)."""
+        """shift + scale · a_i per arrival for diagonal Hessians: tiled to (m, d) when shared (so the
+        broadcast against (n, m, d) runs as one long inner loop), else gathered to (n, m, d) (a reused
+        array)."""
         if self.shared:
             row = shift + scale * self.hessian[0]
             return np.tile(row, (workers.shape[-1], 1)) if workers.ndim else row
@@ -298,8 +303,9 @@ class HeterogeneousQuadratic(QuadraticProblem):
 
     @classmethod
     def from_arrays(cls, *, hessian_diag=None, hessian=None, centers, sigma_L: float | NoiseModel = 0.0):
-        """Build from a Hessian diagonal ``hessian_diag`` (d,) or a dense symmetric positive definite ``hessian``
-        (d, d), and worker centres ``centers`` (M, d). Constants are computed exactly from the arrays."""
+        """Build from a Hessian diagonal ``hessian_diag`` (d,) or a dense symmetric positive definite
+        ``hessian`` (d, d), and worker centres ``centers`` (M, d). Constants are computed exactly from the
+        arrays."""
         C = check_array("centers", centers, ndim=2)
         M, d = C.shape
         check_dim_workers(d, M)

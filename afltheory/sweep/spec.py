@@ -52,9 +52,10 @@ A derived key must not also be a grid or zip axis.
 
 Classes: a built-in name (``"AFACD"``, ``"UniformArrivals"``…) from the section's module, or a user class by
 import path ``"package.module:ClassName"`` (e.g. ``kind = "mypkg.arrivals:Sticky"``). An import path imports
-that module (user code — run only specs you trust; built-in names import nothing); the class then gets the same
-validation as a built-in (parameters checked against its signature, one dry run of the combination) and must
-subclass the section's base (``Problem``; ``Arrivals``/``DelayModel``/``LocalSteps``/``Behaviour``; a server rule).
+that module (user code — run only specs you trust; built-in names import nothing); the class then gets the
+same validation as a built-in (parameters checked against its signature, one dry run of the combination) and
+must subclass the section's base (``Problem``; ``Arrivals``/``DelayModel``/``LocalSteps``/``Behaviour``; a
+server rule).
 
 Any nested table with a ``kind`` key (e.g. ``noise = {kind = "GaussianNoise", sigma_L = 0.5}`` inside
 ``[problem]``, or a worker rule inside ``[algorithm]``) is built from the same module as its parent.
@@ -92,7 +93,8 @@ DEFAULTS = {"replicates": 16, "blocks": 1, "seeds": [0], "checkpoints": 50, "nam
 
 
 class SpecError(ValueError):
-    """A malformed spec. ``key`` is the dotted path of the offending key, ``line`` its 1-based line (or None)."""
+    """A malformed spec. ``key`` is the dotted path of the offending key, ``line`` its 1-based line (or
+    None)."""
 
     def __init__(self, message: str, *, key: str | None = None, line: int | None = None,
                  source: str | None = None):
@@ -108,7 +110,8 @@ class SpecError(ValueError):
 
 # --------------------------------------------------------------------------------------------- line lookup
 _HEADER = re.compile(r"^\s*\[\[?\s*(?P<h>[^\]]+?)\s*\]\]?\s*(#.*)?$")
-_KEYLINE = re.compile(r"""^\s*(?P<k>(?:"[^"]*"|'[^']*'|[A-Za-z0-9_\-]+)(?:\s*\.\s*(?:"[^"]*"|'[^']*'|[A-Za-z0-9_\-]+))*)\s*=""")
+_KEY = r"""(?:"[^"]*"|'[^']*'|[A-Za-z0-9_\-]+)"""
+_KEYLINE = re.compile(r"^\s*(?P<k>" + _KEY + r"(?:\s*\.\s*" + _KEY + r")*)\s*=")
 _PART = re.compile(r""""([^"]*)"|'([^']*)'|([A-Za-z0-9_\-]+)""")
 
 
@@ -142,7 +145,8 @@ def _line_index(text: str) -> list[tuple[str, int]]:
 
 
 def find_line(text: str | None, key: str | None) -> int | None:
-    """Line of ``key`` (dotted) in ``text``: exact match, else its closest enclosing key/table that appears."""
+    """Line of ``key`` (dotted) in ``text``: exact match, else its closest enclosing key/table that
+    appears."""
     if not text or not key:
         return None
     index = _line_index(text)
@@ -437,7 +441,8 @@ def _validate_structure(spec: Spec):
     for path, values in _flatten(grid).items():
         gkey = f"grid.{path}"
         if not isinstance(values, list):
-            raise spec.error(f"grid axis must be an array of values, got {_typename(values)} {values!r}", gkey)
+            raise spec.error(f"grid axis must be an array of values, got {_typename(values)} {values!r}",
+                             gkey)
         if not values:
             raise spec.error("grid axis is empty (an empty axis makes an empty grid)", gkey)
         for v in values:
@@ -468,13 +473,15 @@ def _validate_structure(spec: Spec):
         if length is None:
             length = len(values)
         elif len(values) != length:
-            raise spec.error(f"zip axes must have equal lengths; this one has {len(values)}, the first {length}",
+            raise spec.error(f"zip axes must have equal lengths; this one has {len(values)}, the first "
+                             f"{length}",
                              zkey)
         if path in spec.axes:
             raise spec.error(f"{path!r} is both a grid axis and a zip axis", zkey)
         _check_grid_path(spec, path, zkey)
         spec.zip_axes[path] = values
-    if spec.zip_axes and len({canonical_json(t) for t in zip(*spec.zip_axes.values(), strict=True)}) != length:
+    if spec.zip_axes and len({canonical_json(t) for t in zip(*spec.zip_axes.values(),
+                                                             strict=True)}) != length:
         raise spec.error("zip axes produce duplicate points", "zip")
     spec.derived = {}
     from .expr import ExprError, names_in
@@ -542,7 +549,8 @@ def _expand(spec: Spec):
         cfg = copy.deepcopy(base)
         blocks = blocks_default
         point_axes = {}
-        settings = list(zip([p for p, _ in axes], combo[:-1], strict=True)) + list(zip(zpaths, combo[-1], strict=True))
+        settings = list(zip([p for p, _ in axes], combo[:-1], strict=True)) + list(zip(zpaths, combo[-1],
+                                                                                       strict=True))
         for path, v in settings:
             point_axes[path] = v
             if path == "blocks":
@@ -700,7 +708,8 @@ def _check_pair(spec: Spec, problem, behaviour, algorithm, config):
         blame = "behaviour"
         names = re.findall(r"\b([A-Za-z_][A-Za-z0-9_]*)=", str(exc))
         cands = [f"grid.{p}" for p in spec.axes if p.startswith(("behaviour.", "problem."))]
-        cands += list(_flatten(config["behaviour"], "behaviour")) + list(_flatten(config["problem"], "problem"))
+        cands += list(_flatten(config["behaviour"], "behaviour")) + list(_flatten(config["problem"],
+                                                                                  "problem"))
         for name in names:
             hit = [c for c in cands if c.split(".")[-1] == name]
             if hit:

@@ -73,3 +73,24 @@ def test_quick_tier_kills_every_catalogued_mutant():
     km = kill_matrix(only=select_checks(), jobs=2)
     assert not km.baseline_failures(), km.baseline_failures()
     assert not km.survivors, km.summary()
+
+
+def test_flips_shared_with_an_equivalent_control_are_not_kills():
+    """A verdict that flips under a control (here: a check crashing on any rule the exact engine refuses) does
+    not count as killing the rule mutants the exact engine also refuses; it still kills the others."""
+    from afltheory.mutants.run import KillMatrix
+
+    ok = {"a.exact": True, "a.mc": True}
+    flip = {"ok": {"a.exact": False, "a.mc": True}, "error": None}
+    same = {"ok": dict(ok), "error": None}
+    runs = {"afacd.one_arrival": {"a": flip},      # overrides aggregate: refused by the exact engine
+            "afacd.eta_missing": {"a": flip},      # declarative hook: the exact engine runs it
+            "control.afacd_subclass": {"a": flip}}
+    km = KillMatrix(["a"], ["afacd.one_arrival", "afacd.eta_missing"], {"a": {"ok": ok, "error": None}}, runs,
+                    controls=["control.afacd_subclass"])
+    assert km.killed_by("afacd.one_arrival") == [] and km.suspect_kills("afacd.one_arrival") == ["a.exact"]
+    assert km.killed_by("afacd.eta_missing") == ["a.exact"]
+    assert km.survivors == ["afacd.one_arrival"]
+    assert km.false_kills() == {"control.afacd_subclass": ["a.exact"]}
+    runs["control.afacd_subclass"]["a"] = same
+    assert km.killed_by("afacd.one_arrival") == ["a.exact"] and km.score == 1.0
