@@ -20,10 +20,12 @@ __all__ = ["Schedule"]
 def _as_int_array(name, a) -> np.ndarray:
     """An int64 array; floats are accepted only when integral (never silently truncated: 1.5 is refused)."""
     arr = np.asarray(a)
-    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
+    numeric = np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)
+    if arr.dtype == bool or not numeric:
         if arr.size:
             raise ValueError(f"{name} must be an array of integers, got dtype {arr.dtype}")
-    if np.issubdtype(arr.dtype, np.floating) and arr.size and not np.all(np.isfinite(arr) & (arr == np.round(arr))):
+    if np.issubdtype(arr.dtype, np.floating) and arr.size and \
+            not np.all(np.isfinite(arr) & (arr == np.round(arr))):
         raise ValueError(f"{name} must hold integers, got non-integral or non-finite values")
     return arr.astype(np.int64)
 

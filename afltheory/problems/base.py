@@ -42,6 +42,22 @@ class Constants:
     radius: float | None = None
 
     def __post_init__(self):
+        for name in ("L", "mu", "sigma_L", "sigma_G", "f_star"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or np.isnan(v):
+                raise ValueError(f"Constants: {name}={v!r} must be a real number (not NaN)")
+        if not (np.isfinite(self.L) and self.L > 0):
+            raise ValueError(f"Constants: L={self.L!r} must be finite and > 0 (a certified smoothness constant)")
+        if not (np.isfinite(self.mu) and self.mu <= self.L):
+            raise ValueError(f"Constants: mu={self.mu!r} must be finite and <= L={self.L!r}")
+        for name in ("sigma_L", "sigma_G"):
+            v = getattr(self, name)
+            if not (np.isfinite(v) and v >= 0):
+                raise ValueError(f"Constants: {name}={v!r} must be finite and >= 0")
+        if self.f_star == np.inf:
+            raise ValueError("Constants: f_star=inf is not a lower bound; allowed range [-inf, inf)")
+        if self.radius is not None and not (np.isfinite(self.radius) and self.radius > 0):
+            raise ValueError(f"Constants: radius={self.radius!r} must be None or finite and > 0")
         full = {k: "none" for k in ("L", "mu", "sigma_L", "sigma_G", "f_star", "x_star")}
         full.update(self.certified)
         bad = {k: v for k, v in full.items() if v not in CERT_KINDS}

@@ -68,7 +68,16 @@ class ConditionSpec:
         return self.lhs.free_symbols | self.rhs.free_symbols
 
     def evaluate(self, values: Mapping[str, float], involves_eta_sym=None) -> Condition:
-        lhs, rhs = self.numeric(**values)
+        try:
+            lhs, rhs = self.numeric(**values)
+        except (OverflowError, ZeroDivisionError):  # Python floats raise; IEEE arithmetic gives ±inf instead
+            as_np = {k: np.float64(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v
+                     for k, v in values.items()}
+            with np.errstate(all="ignore"):
+                lhs, rhs = self.numeric(**as_np)
+        if np.isnan(float(lhs)) or np.isnan(float(rhs)):
+            raise ValueError(f"condition {self.name!r} is undefined (NaN) at {dict(values)}: the values are "
+                             f"outside the range where it can be evaluated")
         inv = involves_eta_sym is not None and involves_eta_sym in self.free_symbols
         return Condition(self.name, self.expr, float(lhs), float(rhs), self.strict, self.description, inv)
 

@@ -120,3 +120,25 @@ def test_specs_that_could_never_finish_validating_fail_fast(edit, match):
 def test_integral_floats_and_ints_give_the_same_task():
     assert parse_spec(SPEC.replace("L = 2.0", "L = 2")).ids == parse_spec(SPEC).ids
     assert parse_spec(SPEC.replace("L = 2.0", "L = 2.5")).ids != parse_spec(SPEC).ids
+
+
+def test_theory_conditions_at_huge_finite_values_give_a_verdict_not_an_overflow_error():
+    """theorem2.conditions(L=1e160, ...) raised a bare OverflowError (Python float ** 2)."""
+    from afltheory.theory import theorem2
+    conds = theorem2.conditions(L=1e160, eta=1.0, eta_L=1e-100, K_max=3, tau=2)
+    assert conds  # evaluated in IEEE arithmetic: a side may be inf (the condition fails), never NaN
+    for c in conds:
+        assert not (np.isnan(c.lhs) or np.isnan(c.rhs))
+    with pytest.raises(ValueError, match="undefined"):  # 0·inf: no verdict exists in floating point
+        theorem2.conditions(L=1e160, eta=1.0, eta_L=1e-170, K_max=3, tau=2)
+
+
+@pytest.mark.parametrize("kw, match", [(dict(L=float("nan")), "L=nan"), (dict(L=-1.0), "L=-1.0"),
+                                       (dict(sigma_L=-0.1), "sigma_L"), (dict(mu=5.0), "mu=5.0"),
+                                       (dict(f_star=float("inf")), "f_star")])
+def test_constants_validate_their_fields(kw, match):
+    from afltheory.problems import Constants
+    args = dict(L=2.0, mu=0.1, sigma_L=0.5, sigma_G=1.0, f_star=0.0, x_star=None)
+    args.update(kw)
+    with pytest.raises(ValueError, match=match):
+        Constants(**args)
