@@ -15,6 +15,9 @@ __version__ = "0.1.0"
 _SUBMODULES = {"problems", "anarchy", "algorithms", "compression", "engine", "exact", "theory", "analysis",
                "plots", "sweep", "torch_backend", "datasets", "mutants"}
 _ENGINE_NAMES = {"simulate", "Trace", "DivergenceInfo"}
+# star-import: the core only (torch_backend, datasets, sweep, mutants stay explicit imports)
+__all__ = ["DivergenceInfo", "Trace", "__version__", "algorithms", "analysis", "anarchy", "compression",
+           "engine", "exact", "plots", "problems", "simulate", "theory"]
 
 
 def __getattr__(name):

@@ -36,9 +36,9 @@ def rowdot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def matvec(v: np.ndarray, A: np.ndarray) -> np.ndarray:
-    """v @ Aᵀ for v (..., d), each row's bits independent of how many rows there are. Stacked (≥ 3-D) inputs run
-    one BLAS product per leading index, of the caller's fixed (m, d) shape; 1-D and 2-D inputs are cut into
-    products of exactly 64 rows (zero-padded), so row r is always row r mod 64 of a (64, d) product."""
+    """v @ Aᵀ for v (..., d), each row's bits independent of how many rows there are. Stacked (≥ 3-D) inputs
+    run one BLAS product per leading index, of the caller's fixed (m, d) shape; 1-D and 2-D inputs are cut
+    into products of exactly 64 rows (zero-padded), so row r is always row r mod 64 of a (64, d) product."""
     if v.ndim >= 3:
         return v @ A.T
     d = v.shape[-1]

@@ -17,21 +17,24 @@ BLOCK = 64        # replicates per noise block (fixed: changing it changes every
 
 
 def stream(seed: int, purpose: int, index: int) -> np.random.Generator:
-    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(int(seed), spawn_key=(purpose, int(index)))))
+    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(int(seed), spawn_key=(purpose,
+                                                                                            int(index)))))
 
 
 class BlockStreams:
-    """One Philox generator per replicate block (key = (seed, block)); ``at(purpose, key)`` rewinds every block's
-    counter to a fixed point (purpose, key) — e.g. (NOISE, round) — so each round's draws are a reproducible,
-    disjoint sub-stream whatever was drawn before. Rewinding costs ~4 µs against ~25 µs for a new generator."""
+    """One Philox generator per replicate block (key = (seed, block)); ``at(purpose, key)`` rewinds every
+    block's counter to a fixed point (purpose, key) — e.g. (NOISE, round) — so each round's draws are a
+    reproducible, disjoint sub-stream whatever was drawn before. Rewinding costs ~4 µs against ~25 µs for a
+    new generator."""
 
     def __init__(self, seed: int, nblocks: int):
-        self._bitgens = [np.random.Philox(key=np.array([int(seed), b], dtype=np.uint64)) for b in range(nblocks)]
+        self._bitgens = [np.random.Philox(key=np.array([int(seed), b],
+                                                       dtype=np.uint64)) for b in range(nblocks)]
         self._gens = [np.random.Generator(bg) for bg in self._bitgens]
         self._states = [bg.state for bg in self._bitgens]
 
     def at(self, purpose: int, key: int) -> list[np.random.Generator]:
-        for bg, st in zip(self._bitgens, self._states):
+        for bg, st in zip(self._bitgens, self._states, strict=False):
             c = st["state"]["counter"]
             c[:] = 0
             c[2] = int(key)

@@ -1,10 +1,10 @@
 """``Trace`` summary, ``save`` and ``load`` (numpy ``.npz`` without pickle; the config as JSON text).
 
-Saved: the per-replicate curves, the realized schedule (the same arrays as ``Schedule.save``), divergence rounds
-and threshold, certified-region exits, final and initial iterates, oracle calls, the seed, the run's config
-(reprs of problem, algorithm and behaviour), and the optional iterates / drift / tracking-error / bits arrays. A loaded
-trace equals the saved one array by array; its schedule has no ``origin`` (the objects are not stored, only
-their reprs in ``config``).
+Saved: the per-replicate curves, the realized schedule (the same arrays as ``Schedule.save``), divergence
+rounds and threshold, certified-region exits, final and initial iterates, oracle calls, the seed, the run's
+config (reprs of problem, algorithm and behaviour), and the optional iterates / drift / tracking-error / bits
+arrays. A loaded trace equals the saved one array by array; its schedule has no ``origin`` (the objects are
+not stored, only their reprs in ``config``).
 """
 
 from __future__ import annotations

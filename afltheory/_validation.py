@@ -1,4 +1,5 @@
-"""Argument checks shared by the library: every failure names the parameter, its value and the allowed range."""
+"""Argument checks shared by the library: every failure names the parameter, its value and the allowed
+range."""
 
 from __future__ import annotations
 
@@ -24,6 +25,21 @@ def check_real(name: str, value, *, low: float | None = None, high: float | None
     if high is not None and (v > high or (high_open and v == high)):
         raise ValueError(f"{name}={value!r} is outside the allowed range {rng}")
     return v
+
+
+#: Largest allocation (bytes) a constructor or entry point may make because of its arguments. Arguments that
+#: would need more are refused up front with a ValueError naming them (crafted specs/files must not exhaust
+#: memory while being validated).
+MAX_ALLOC_BYTES = 4 * 1024**3
+
+
+def check_alloc(what: str, nbytes: float, limit: float | None = None) -> None:
+    """Raise ValueError if ``nbytes`` (an estimate of what the arguments ``what`` would allocate) exceeds the
+    limit (default ``MAX_ALLOC_BYTES``)."""
+    limit = MAX_ALLOC_BYTES if limit is None else limit
+    if nbytes > limit:
+        raise ValueError(f"{what} would allocate ~{nbytes / 1024**3:.3g} GiB, above the limit of "
+                         f"{limit / 1024**3:.3g} GiB (afltheory._validation.MAX_ALLOC_BYTES)")
 
 
 def check_positive(name: str, value) -> float:
@@ -55,7 +71,8 @@ def check_array(name: str, value, *, ndim: int | None = None, shape: tuple | Non
     if ndim is not None and arr.ndim != ndim:
         raise ValueError(f"{name} must have {ndim} dimension(s), got shape {arr.shape}")
     if shape is not None:
-        if arr.ndim != len(shape) or any(s is not None and s != a for s, a in zip(shape, arr.shape)):
+        if arr.ndim != len(shape) or any(s is not None and s != a for s, a in zip(shape, arr.shape,
+                                                                                  strict=False)):
             want = tuple("any" if s is None else s for s in shape)
             raise ValueError(f"{name} has shape {arr.shape}, expected {want}")
     if np.issubdtype(arr.dtype, np.floating) and not np.all(np.isfinite(arr)):

@@ -7,6 +7,8 @@ import argparse
 import os
 import sys
 
+__all__ = ["main"]
+
 
 def _version() -> str:
     from importlib import metadata

@@ -17,14 +17,17 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 
 import numpy as np
 
 from . import _faults, _progress, _rng
-from ._validation import check_array, check_int, check_positive
+from ._validation import check_alloc, check_array, check_int, check_positive
 from .anarchy.schedule import Schedule
 from .compression.channel import channel_for
 from .problems.base import Problem
+
+__all__ = ["DivergenceInfo", "DivergenceWarning", "RegionWarning", "simulate", "Trace"]
 
 
 class DivergenceWarning(RuntimeWarning):
@@ -37,9 +40,9 @@ class RegionWarning(UserWarning):
 
 @dataclass(frozen=True)
 class DivergenceInfo:
-    """Per replicate: first round at which the run diverged (−1: never) — x_t, ‖∇f(x_t)‖² or f(x_t) non-finite,
-    ‖∇f(x_t)‖² above ``threshold``, or |f(x_t) − f(x_0)| above ``divergence_threshold``·max(1, |f(x_0)|)
-    (``simulate``). Round 0 counts: a start point whose values overflow has diverged at round 0."""
+    """Per replicate: first round at which the run diverged (−1: never) — x_t, ‖∇f(x_t)‖² or f(x_t)
+    non-finite, ‖∇f(x_t)‖² above ``threshold``, or |f(x_t) − f(x_0)| above ``divergence_threshold``·max(1,
+    |f(x_0)|) (``simulate``). Round 0 counts: a start point whose values overflow has diverged at round 0."""
 
     round: np.ndarray
     threshold: float
@@ -57,17 +60,18 @@ class DivergenceInfo:
             return "no divergence"
         reps = np.flatnonzero(self.diverged)
         return (f"{len(reps)} of {len(self.round)} replicates diverged (first at round "
-                f"{int(self.round[reps].min())}; replicates {reps[:10].tolist()}{'…' if len(reps) > 10 else ''})")
+                f"{int(self.round[reps].min())}; replicates "
+                f"{reps[:10].tolist()}{'…' if len(reps) > 10 else ''})")
 
 
 @dataclass(frozen=True)
 class Trace:
-    """Result of ``simulate``. ``grad_norm_sq``/``loss``: (replicates, rounds + 1), values at x_0 … x_T; from a
-    replicate's divergence round on they are +inf (see ``divergence``). ``left_region``: first round at which
-    x_t left the problem's certified region (−1: never). ``x`` (replicates, rounds + 1, dim) if recorded.
-    ``bits`` (replicates, rounds + 1): cumulative bits the workers sent up to x_t (uncompressed: 32·dim per
-    update; with the server rule's ``compressor`` its own count, afltheory.compression), for plots against
-    communication."""
+    """Result of ``simulate``. ``grad_norm_sq``/``loss``: (replicates, rounds + 1), values at x_0 … x_T; from
+    a replicate's divergence round on they are +inf (see ``divergence``). ``left_region``: first round at
+    which x_t left the problem's certified region (−1: never). ``x`` (replicates, rounds + 1, dim) if
+    recorded. ``bits`` (replicates, rounds + 1): cumulative bits the workers sent up to x_t (uncompressed:
+    32·dim per update; with the server rule's ``compressor`` its own count, afltheory.compression), for plots
+    against communication."""
 
     grad_norm_sq: np.ndarray
     loss: np.ndarray
@@ -113,12 +117,14 @@ class Trace:
         return a.std(axis=0, ddof=1) / np.sqrt(a.shape[0]) if a.shape[0] > 1 else np.full(a.shape[1], np.nan)
 
     def summary(self) -> str:
-        """A few human-readable lines (sizes, config, start/end/time-averaged E‖∇f‖² with a CI, divergence)."""
+        """A few human-readable lines (sizes, config, start/end/time-averaged E‖∇f‖² with a CI,
+        divergence)."""
         from ._trace_io import summary
         return summary(self)
 
     def __repr__(self) -> str:
-        return (f"Trace(replicates={self.replicates}, rounds={self.rounds}, dim={self.x0.shape[-1]}, seed={self.seed}, "
+        return (f"Trace(replicates={self.replicates}, rounds={self.rounds}, dim={self.x0.shape[-1]}, "
+                f"seed={self.seed}, "
                 f"{self.divergence})")
 
     def save(self, path) -> str:
@@ -138,7 +144,8 @@ def _schedule_for(behaviour, algorithm, problem, rounds, replicates, seed) -> Sc
         from .anarchy.behaviour import Replay
         behaviour = Replay(behaviour)
     if not hasattr(behaviour, "sample"):
-        raise ValueError(f"behaviour={behaviour!r} must be an afltheory.anarchy behaviour (Behaviour, Replay, "
+        raise ValueError(f"behaviour={behaviour!r} must be an afltheory.anarchy behaviour (Behaviour, "
+                         "Replay, "
                          f"EventDriven, Synchronous) or a Schedule")
     sched = behaviour.sample(rounds, replicates, problem.num_workers, seed)
     fixed = getattr(algorithm, "fixed_local_steps", None)
@@ -151,16 +158,20 @@ def _schedule_for(behaviour, algorithm, problem, rounds, replicates, seed) -> Sc
                                   np.broadcast_to(Ks, sched.init_local_steps.shape), sched.wall_clock)
     elif fixed is not None:
         # a validated schedule with every K set to a constant ≥ 1 is still valid: no re-validation
-        sched = Schedule._trusted(sched.workers, sched.delays, np.broadcast_to(np.int64(fixed), sched.local_steps.shape),
-                                  sched.num_workers, np.full_like(sched.init_local_steps, fixed), sched.wall_clock)
+        sched = Schedule._trusted(sched.workers, sched.delays, np.broadcast_to(np.int64(fixed),
+                                                                               sched.local_steps.shape),
+                                  sched.num_workers, np.full_like(sched.init_local_steps, fixed),
+                                  sched.wall_clock)
     if hasattr(algorithm, "check_m"):
         algorithm.check_m(sched.m)
     prior = sched.origin or {}
     return sched.with_origin(prior.get("behaviour", behaviour), algorithm)
 
 
-#: Values per (chunk, m, d) working array: the local steps of a chunk of whole noise blocks run together, so the
-#: arrays stay near the core (≤ 1 MB each, or one block) while Python call overhead is paid once per chunk, not
+#: Values per (chunk, m, d) working array: the local steps of a chunk of whole noise blocks run together, so
+# the
+#: arrays stay near the core (≤ 1 MB each, or one block) while Python call overhead is paid once per chunk,
+# not
 #: per replicate (2^13…2^17 measured within ±5% of each other at d = 10 and 100; the largest was fastest).
 _CHUNK_VALUES = 1 << 17
 
@@ -179,7 +190,8 @@ def _standard_normal_blocks(gens, out, B):
 
 class _Workspace:
     """Reusable float arrays keyed by (name, shape). The engine's per-round temporaries are allocated once per
-    run: fresh ~1 MB arrays page-fault on first touch every round, which cost 20–30% of a d = 10 round here."""
+    run: fresh ~1 MB arrays page-fault on first touch every round, which cost 20–30% of a d = 10 round
+    here."""
 
     def __init__(self):
         self._arrays = {}
@@ -236,9 +248,9 @@ class _LocalRunner:
                          np.stack([local_steps[lo:hi].max(axis=(0, 2)) for lo, hi, _, _ in self._chunks(n)])])
 
     def run(self, src, idx, workers, K, purpose, key, worker_state=None, shift=None, bounds=None):
-        """G: (R, n, d), per arrival the average of its K stochastic (corrected) gradients from its start point
-        y0 = src[idx] − shift (``src``: (·, d) models, ``idx``: (R, n) valid rows of src, ``shift``: (R, d) or
-        None). The returned array is reused by the next call.
+        """G: (R, n, d), per arrival the average of its K stochastic (corrected) gradients from its start
+        point y0 = src[idx] − shift (``src``: (·, d) models, ``idx``: (R, n) valid rows of src, ``shift``: (R,
+        d) or None). The returned array is reused by the next call.
 
         Σ_k g_k is recovered as (y_0 − y_K)/η_L instead of being accumulated (one pass less per step; the
         rounding error it adds to x_{t+1} is η·ε·‖y‖/K, far below the 1e-12 reference tolerance).
@@ -255,7 +267,8 @@ class _LocalRunner:
             if self.centered:
                 y0 -= self.problem.local_center(workers[lo:hi], self.ws)
             Kc = K[lo:hi]
-            Kmin, Kmax = (int(Kc.min()), int(Kc.max())) if bounds is None else (int(bounds[0, c]), int(bounds[1, c]))
+            Kmin, Kmax = (int(Kc.min()), int(Kc.max())) if bounds is None else (int(bounds[0, c]),
+                                                                                int(bounds[1, c]))
             self._run_chunk(G[lo:hi], y0, workers[lo:hi], Kc, Kmin, Kmax, gens[b0:b1], lo, worker_state)
         return G
 
@@ -318,7 +331,8 @@ class _LocalRunner:
 
     def _draw(self, gens, W, out, scale, y):
         """out = scale · (one noise draw per arrival) — or, for problems with their own stochastic gradient,
-        scale · ∇f_i(y, ξ). Noise is drawn per block, always the full block (replicate r does not depend on R)."""
+        scale · ∇f_i(y, ξ). Noise is drawn per block, always the full block (replicate r does not depend on
+        R)."""
         B = self.B
         if self.additive and self.no_noise:
             out.fill(0.0)
@@ -399,8 +413,8 @@ class _CollapsedRunner(_LocalRunner):
     @staticmethod
     def reason(problem, worker) -> str | None:
         """Why collapsing is invalid for this run (None: valid): the problem declares whether its K-step law
-        collapses (``Problem.collapse_reason``), the worker rule whether it is plain SGD (``prox_weight`` 0 and
-        no overridden hook)."""
+        collapses (``Problem.collapse_reason``), the worker rule whether it is plain SGD (``prox_weight`` 0
+        and no overridden hook)."""
         why = problem.collapse_reason()
         if why is not None:
             return why
@@ -462,7 +476,8 @@ class _CollapsedRunner(_LocalRunner):
             xi.fill(0.0)
         if self.Q is not None:
             np.matmul(out, self.Q.T, out=Gc)
-        if xi is not None:  # K = 1 arrivals get the one-step value, as in a chunk whose arrivals all have K = 1
+        # K = 1 arrivals get the one-step value, as in a chunk whose arrivals all have K = 1
+        if xi is not None:
             self._one_step(xi, y0, W, gens, drawn=True)
             np.copyto(Gc, xi, where=(K == 1)[..., None])
 
@@ -470,20 +485,32 @@ class _CollapsedRunner(_LocalRunner):
 def simulate(problem: Problem, algorithm, behaviour, rounds: int, replicates: int = 1, seed: int = 0,
              x0=None, *, divergence_threshold: float = 1e12, record_x: bool = False,
              collapse: bool | None = None, progress: bool = False) -> Trace:
-    """Run ``algorithm`` on ``problem`` under ``behaviour`` for ``rounds`` server rounds, ``replicates`` times.
+    """Run ``algorithm`` on ``problem`` under ``behaviour`` for ``rounds`` server rounds, ``replicates``
+    times.
 
     ``x0``: (dim,) or (replicates, dim); default ``problem.default_x0()`` (the same for every replicate).
-    A replicate diverges at the first round t where x_t, ‖∇f(x_t)‖² or f(x_t) is non-finite, ‖∇f(x_t)‖² exceeds
-    ``divergence_threshold``·max(1, ‖∇f(x_0)‖²), or |f(x_t) − f(x_0)| exceeds ``divergence_threshold``·
-    max(1, |f(x_0)|) (losses with bounded gradients, e.g. logistic regression, diverge in f only); t = 0 when
-    the start point already overflows. It is then frozen; from round t on its ``grad_norm_sq``, ``loss``, ``x``,
-    ``tracking_error`` and its ``x_final`` are +inf (never NaN), ``divergence`` records t, and a
-    ``DivergenceWarning`` names the round and replicates.
-    ``collapse``: draw each worker update's K local steps exactly in one Gaussian draw (quadratics with isotropic
-    Gaussian noise and SGD workers; same law, different random stream). None: whenever valid; True: required
-    (ValueError saying why when invalid); False: step by step.
+    A replicate diverges at the first round t where x_t, ‖∇f(x_t)‖² or f(x_t) is non-finite, ‖∇f(x_t)‖²
+    exceeds ``divergence_threshold``·max(1, ‖∇f(x_0)‖²), or |f(x_t) − f(x_0)| exceeds
+    ``divergence_threshold``· max(1, |f(x_0)|) (losses with bounded gradients, e.g. logistic regression,
+    diverge in f only); t = 0 when the start point already overflows. It is then frozen; from round t on its
+    ``grad_norm_sq``, ``loss``, ``x``, ``tracking_error`` and its ``x_final`` are +inf (never NaN),
+    ``divergence`` records t, and a ``DivergenceWarning`` names the round and replicates.
+    ``collapse``: draw each worker update's K local steps exactly in one Gaussian draw (quadratics with
+    isotropic Gaussian noise and SGD workers; same law, different random stream). None: whenever valid; True:
+    required (ValueError saying why when invalid); False: step by step.
     ``progress``: show a progress bar over rounds on stderr (tqdm if installed, else a line per 10 %).
     """
+    run = _prepare(problem, algorithm, behaviour, rounds, replicates, seed, x0, divergence_threshold,
+                   record_x, collapse)
+    _run_rounds(run, progress)
+    return _report(run)
+
+
+def _prepare(problem, algorithm, behaviour, rounds, replicates, seed, x0, divergence_threshold, record_x,
+             collapse) -> SimpleNamespace:
+    """``simulate``, part 1: validate the arguments, realize the schedule, choose the local-step runner
+    (collapsed / per-worker / step by step, from the problem's and the rules' declared capabilities) and
+    allocate the run's state. Returns the run's namespace."""
     prepare = getattr(algorithm, "prepare", None)
     if prepare is not None:  # e.g. DynamicFedAvg applies its mini-batch sizes to the agents' data
         problem = prepare(problem)
@@ -500,6 +527,9 @@ def simulate(problem: Problem, algorithm, behaviour, rounds: int, replicates: in
     if not hasattr(algorithm, "aggregate"):
         raise ValueError(f"algorithm={algorithm!r} must be an afltheory.algorithms server rule")
     d, M, R = problem.dim, problem.num_workers, replicates
+    m_est = getattr(behaviour, "m", None) or getattr(getattr(behaviour, "arrivals", None), "m", None) or 1
+    check_alloc(f"rounds={rounds}, replicates={R}, dim={d}" + (", record_x=True" if record_x else ""),
+                8.0 * R * (rounds + 1) * (3 + (d if record_x else 0)) + 8.0 * 4 * R * rounds * m_est)
     sched = _schedule_for(behaviour, algorithm, problem, rounds, R, seed)
     # the delays and local steps the engine acts on: the schedule's, except under an injected engine fault
     delays, steps, init_steps = sched.delays, sched.local_steps, sched.init_local_steps
@@ -543,8 +573,27 @@ def simulate(problem: Problem, algorithm, behaviour, rounds: int, replicates: in
     walk = None
     if drifting is not None:
         walk = np.stack([drifting.walk(_rng.stream(seed, _rng.DRIFT, r), rounds) for r in range(R)])
-        track = np.empty((R, rounds + 1))
+    track = np.empty((R, rounds + 1)) if walk is not None else None
+    return SimpleNamespace(problem=problem, algorithm=algorithm, behaviour=behaviour, rounds=rounds,
+                           seed=seed,
+                           divergence_threshold=divergence_threshold, d=d, M=M, R=R, sched=sched,
+                           delays=delays,
+                           steps=steps, init_steps=init_steps, x0=x0, x=x, x_init=x_init, H=H, hist=hist,
+                           hist_flat=hist_flat, rows=rows, rows_m=rows_m, use_collapsed=use_collapsed,
+                           runner=runner, worker_state=worker_state, channel=channel, bits=bits, walk=walk,
+                           track=track, record_x=record_x)
 
+
+def _run_rounds(run: SimpleNamespace, progress: bool = False) -> None:
+    """``simulate``, part 2: initialize the server state (AFA-CS warm start inside the rule's ``init``), then
+    run the rounds, recording ‖∇f(x_t)‖², f(x_t) (and x_t), detecting divergence. Fills ``run``."""
+    problem, algorithm, rounds = run.problem, run.algorithm, run.rounds
+    divergence_threshold, d, M, R = run.divergence_threshold, run.d, run.M, run.R
+    sched, delays, steps, init_steps = run.sched, run.delays, run.steps, run.init_steps
+    x, x_init, H, hist, hist_flat = run.x, run.x_init, run.H, run.hist, run.hist_flat
+    rows, rows_m = run.rows, run.rows_m
+    runner, worker_state, channel, bits = run.runner, run.worker_state, run.channel, run.bits
+    walk, track, record_x = run.walk, run.track, run.record_x
     def initial_updates():
         """Every worker's (sent) update at x_0: what a warm-started memory rule stores (AFA-CS)."""
         all_w = np.broadcast_to(np.arange(M), (R, M))
@@ -617,13 +666,26 @@ def simulate(problem: Problem, algorithm, behaviour, rounds: int, replicates: in
             if now.any():
                 bad = (div_round < 0) & now
                 div_round[bad] = t + 1
-                # freeze diverged replicates at x_0 so they stop overflowing; their recorded values become +inf
+                # freeze diverged replicates at x_0 so they stop overflowing; their recorded values become
+                # +inf
                 x[now] = x_init[now]
                 hist[:, now] = x_init[now]
                 arrays = state.arrays() if hasattr(state, "arrays") else tuple(state.values())
                 for arr in (*arrays, *worker_state.values(), *channel.state.values()):
                     arr[now] = 0.0
             hist[(t + 1) % H] = x
+    run.__dict__.update(x=x, gn=gn, loss=loss, xs=xs, div_round=div_round, left=left, limit=limit,
+                        check_region=check_region)
+
+
+def _report(run: SimpleNamespace) -> Trace:
+    """``simulate``, part 3: mark diverged replicates +inf, warn about divergence and the certified region,
+    count oracle calls and package the ``Trace``."""
+    problem, algorithm, behaviour, rounds, R, seed = (run.problem, run.algorithm, run.behaviour, run.rounds,
+                                                      run.R, run.seed)
+    sched, x, x0, walk, track, bits = run.sched, run.x, run.x0, run.walk, run.track, run.bits
+    gn, loss, xs, div_round, left, limit = run.gn, run.loss, run.xs, run.div_round, run.left, run.limit
+    check_region, use_collapsed = run.check_region, run.use_collapsed
     if (div_round >= 0).any():
         for r in np.flatnonzero(div_round >= 0):
             gn[r, div_round[r]:] = np.inf
@@ -634,11 +696,11 @@ def simulate(problem: Problem, algorithm, behaviour, rounds: int, replicates: in
                 track[r, div_round[r]:] = np.inf
         x[div_round >= 0] = np.inf  # x_final of a diverged replicate: +inf (it was frozen, not converged)
         info = DivergenceInfo(div_round, limit)
-        warnings.warn(f"simulate: {info}", DivergenceWarning, stacklevel=2)
+        warnings.warn(f"simulate: {info}", DivergenceWarning, stacklevel=3)
     if check_region and (left >= 0).any():
         warnings.warn(f"simulate: {(left >= 0).sum()} replicates left the certified region "
                       f"(radius {problem.constants.radius}) — Assumption 3 is not certified there",
-                      RegionWarning, stacklevel=2)
+                      RegionWarning, stacklevel=3)
     calls = sched.local_steps.sum(axis=(1, 2))  # oracle calls: one per local step (diverged replicates too)
     if getattr(algorithm, "warm_start", getattr(algorithm, "needs_warm_start", False)):
         calls = calls + sched.init_local_steps.sum(axis=1)

@@ -12,9 +12,9 @@ For each configuration it measures, in one process and one run:
   collapsed — simulate with exact collapsed local steps (linear-Gaussian problems): simulate's default path
               for these quadratics (collapse=None picks it whenever valid);
 and prints engine/floor and engine/draw (generic step-by-step path), loop/eng (loop vs generic path), loop/def
-(loop vs the default, collapsed path), step/coll, sched% (share of the generic run spent sampling the schedule)
-and the run's peak memory (tracemalloc, generic engine run) next to the size of the recorded trace plus the
-max_delay+1 models.
+(loop vs the default, collapsed path), step/coll, sched% (share of the generic run spent sampling the
+schedule) and the run's peak memory (tracemalloc, generic engine run) next to the size of the recorded trace
+plus the max_delay+1 models.
 Timings are the best of ``--repeat`` runs (default 3).
 """
 
@@ -83,7 +83,8 @@ def run_config(d, M, m, K, max_delay, R, rounds, repeat, loop_reps):
     sim = lambda **kw: aft.simulate(p, algo, beh, rounds=rounds, replicates=R, seed=1, **kw)
     t_engine = best_of(lambda: sim(collapse=False), repeat)
     t_collapsed = best_of(lambda: sim(collapse=True), repeat)
-    gen = np.random.Generator(np.random.Philox(0))  # the engine's noise generator (afltheory._rng.BlockStreams)
+    # the engine's noise generator (afltheory._rng.BlockStreams)
+    gen = np.random.Generator(np.random.Philox(0))
     n_values = units * d
     chunk = R * m * d
     buf = np.empty(chunk)
@@ -125,7 +126,7 @@ def main(argv=None):
                                                                    [64, 1024]))
     names = ("d", "M", "m", "K", "tau", "R")
     want = dict(kv.split("=") for kv in args.only.split(",") if kv)
-    grid = [g for g in grid if all(str(dict(zip(names, g))[k]) == v for k, v in want.items())]
+    grid = [g for g in grid if all(str(dict(zip(names, g, strict=False))[k]) == v for k, v in want.items())]
     rows = []
     hdr = (f"{'d':>4} {'M':>4} {'m':>3} {'K':>3} {'tau':>3} {'R':>5} | {'Munit/s':>8} {'eng/floor':>9} "
            f"{'eng/draw':>8} {'sched%':>6} {'loop/eng':>8} {'loop/def':>8} {'step/coll':>9} {'peakMB':>7} "
@@ -135,7 +136,8 @@ def main(argv=None):
     for cfg in grid:
         res = run_config(*cfg, rounds=args.rounds, repeat=args.repeat, loop_reps=args.loop_replicates)
         rows.append(res)
-        print(f"{res['d']:>4} {res['M']:>4} {res['m']:>3} {res['K']:>3} {res['max_delay']:>3} {res['replicates']:>5} | "
+        print(f"{res['d']:>4} {res['M']:>4} {res['m']:>3} {res['K']:>3} {res['max_delay']:>3} "
+              f"{res['replicates']:>5} | "
               f"{res['engine_units_per_s'] / 1e6:>8.3f} {res['engine_over_floor']:>9.2f} "
               f"{res['engine_over_draw']:>8.2f} {100 * res['schedule_share']:>6.1f} "
               f"{res['loop_over_engine']:>8.1f} {res['loop_over_default']:>8.1f} "

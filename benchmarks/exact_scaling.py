@@ -1,14 +1,16 @@
 """Exact-moments scaling and MC-vs-exact agreement table (not run as a test).
 
-Usage (from the repo root):  .venv/bin/python benchmarks/exact_scaling.py [--rounds 100] [--budget 10] [--table]
+Usage (from the repo root):  .venv/bin/python benchmarks/exact_scaling.py [--rounds 100] [--budget 10]
+[--table]
 
 Scaling: wall time (time.perf_counter, one cold call, after imports) of ``afltheory.exact.moments`` for
 ``rounds`` rounds on ``HeterogeneousCurvatureQuadratic`` (per-worker diagonal Hessians, σ_L = 0.5) with
-UniformArrivals(m = ⌈M/2⌉), UniformDelay(max_delay), UniformSteps(1, 3) — random K and τ, with one BLAS thread (the machine is shared), i.e. the most
-expensive per-round path. Starting from (dim, M, max_delay) = (10, 10, 4) one axis at a time is doubled while the
-call finishes within ``budget`` seconds; the largest size per axis is reported, for AFA-CD and AFA-CS.
-Table: for every configuration of tests/exact/test_agreement.py, max over t = 1..10 of |z| (MC mean of
-‖∇f(x_t)‖² with 2000 replicates vs exact, in MC standard errors), plus the negative controls.
+UniformArrivals(m = ⌈M/2⌉), UniformDelay(max_delay), UniformSteps(1, 3) — random K and τ, with one BLAS thread
+(the machine is shared), i.e. the most expensive per-round path. Starting from (dim, M, max_delay) = (10, 10,
+4) one axis at a time is doubled while the call finishes within ``budget`` seconds; the largest size per axis
+is reported, for AFA-CD and AFA-CS. Table: for every configuration of tests/exact/test_agreement.py, max over
+t = 1..10 of |z| (MC mean of ‖∇f(x_t)‖² with 2000 replicates vs exact, in MC standard errors), plus the
+negative controls.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ import time
 from pathlib import Path
 
 for _v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):   # before numpy is imported: avoid
-    os.environ.setdefault(_v, "1")                                        # BLAS oversubscription (shared machine)
+    os.environ.setdefault(_v,
+                          "1")                                        # BLAS oversubscription (shared machine)
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -32,7 +35,8 @@ from afltheory.problems.curvature import HeterogeneousCurvatureQuadratic  # noqa
 
 
 def timed(dim, M, D, algo, rounds):
-    prob = HeterogeneousCurvatureQuadratic(dim=dim, num_workers=M, L=1.0, mu=0.2, sigma_L=0.5, sigma_G=1.0, seed=0)
+    prob = HeterogeneousCurvatureQuadratic(dim=dim, num_workers=M, L=1.0, mu=0.2, sigma_L=0.5, sigma_G=1.0,
+                                           seed=0)
     beh = Behaviour(UniformArrivals(math.ceil(M / 2)), UniformDelay(D), UniformSteps(1, 3))
     t0, c0 = time.perf_counter(), time.process_time()
     try:
@@ -101,7 +105,7 @@ def table():
         mp, zs = _MP(), []
         orig = ta.max_abs_z
 
-        def spy(*a, **k):
+        def spy(*a, zs=zs, orig=orig, **k):
             zs.append(orig(*a, **k))
             return zs[-1]
         ta.max_abs_z = spy

@@ -1,6 +1,7 @@
 """Sweep machinery scaling, measured in one run (not a test):
 
-1. 2-job speed-up over 1 job: the same 24-task sweep of real ``afltheory.simulate`` tasks, run into fresh stores
+1. 2-job speed-up over 1 job: the same 24-task sweep of real ``afltheory.simulate`` tasks, run into fresh
+stores
    with ``jobs=1`` (in the calling process) and ``jobs=2`` (ProcessPoolExecutor, forkserver). Wall time of
    ``run_sweep`` end to end (pool start-up included), best of ``--repeat``; stores checked identical.
 2. Dask overhead per task: ``--trivial`` near-empty synthetic tasks (no sleep, 5 rounds) on a LocalCluster
@@ -92,7 +93,7 @@ def main():
     for r in range(a.repeat):
         for jobs in (1, 2):
             path = tmp / f"real_j{jobs}_{r}.sqlite"
-            w, rep = timed(lambda: run_sweep(spec, path, jobs=jobs))
+            w, rep = timed(lambda path=path, jobs=jobs: run_sweep(spec, path, jobs=jobs))
             assert rep.ran == n
             walls[jobs].append(w)
     assert fingerprint(tmp / "real_j1_0.sqlite") == fingerprint(tmp / "real_j2_0.sqlite")
@@ -111,17 +112,19 @@ def main():
     w_inline, _ = timed(lambda: run_sweep(triv, tmp / "triv_inline.sqlite", task="synthetic"))
     t_pool, ex = timed(lambda: LocalExecutor(2))
     with ex:
-        ex.imap_unordered  # pool processes start lazily on first submit
+        _ = ex.imap_unordered  # pool processes start lazily on first submit
         w_pool, _ = timed(lambda: run_sweep(triv, tmp / "triv_pool.sqlite", task="synthetic", executor=ex))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         t_start, dex = timed(lambda: DaskExecutor(jobs=2))
         try:
-            w_dask, _ = timed(lambda: run_sweep(triv, tmp / "triv_dask.sqlite", task="synthetic", executor=dex))
+            w_dask, _ = timed(lambda: run_sweep(triv, tmp / "triv_dask.sqlite", task="synthetic",
+                                                executor=dex))
         finally:
             t_close, _ = timed(dex.close)
     assert fingerprint(tmp / "triv_inline.sqlite") == fingerprint(tmp / "triv_dask.sqlite")
-    print(f"[overhead] {m} trivial tasks; inline {w_inline:.2f} s ({w_inline / m * 1e3:.2f} ms/task incl. store "
+    print(f"[overhead] {m} trivial tasks; inline {w_inline:.2f} s ({w_inline / m * 1e3:.2f} ms/task incl. "
+          "store "
           f"commit)")
     print(f"  process pool (2): {w_pool:.2f} s incl. worker start -> "
           f"{(w_pool - w_inline) / m * 1e3:.2f} ms/task over inline")

@@ -24,7 +24,8 @@ def adversarial_pair(problem):
     """The worker pair (i, j) maximizing ‖∇f_i(x*) + ∇f_j(x*)‖: if they (almost) alone arrive, AFA-CD settles
     where their average gradient vanishes, far from x* — the σ_G² floor of Theorem 2 is then large."""
     xs = problem.constants.x_star
-    g = problem.local_grad(np.broadcast_to(xs, (problem.num_workers, problem.dim)), np.arange(problem.num_workers))
+    g = problem.local_grad(np.broadcast_to(xs, (problem.num_workers, problem.dim)),
+                           np.arange(problem.num_workers))
     best, pair = -1.0, (0, 1)
     for i in range(problem.num_workers):
         for j in range(i + 1, problem.num_workers):

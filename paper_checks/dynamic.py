@@ -1,16 +1,13 @@
 """Dynamic FedAvg [Rizk, Vlaski, Sayed, SPAWC 2020; seed 001] — docs/dynamic.md.
 
-Configurations: ``DriftingQuadratic.slides`` (K = 20 agents, L = 7 sampled without replacement, offsets c_k ~
-N(0, σ_c² I)
-with σ_c² = 0.1, d = 5, per-agent diagonal Hessians in [0.5, 2], N_k ∈ [40, 80] samples, mini-batches B_k ∈
+Configurations: ``DriftingQuadratic.slides`` (K = 20 agents, L = 7 sampled without replacement, offsets c_k
+~ N(0, σ_c² I) with σ_c² = 0.1, d = 5, per-agent diagonal Hessians in [0.5, 2], N_k ∈ [40, 80] samples,
+mini-batches B_k ∈
 1..8;
 problem seed 0) with epochs E_k ∈ {1, 2, 3} (``EPOCHS``) unless a verdict says E_k = 1. Exact values: the
-exact engine
-(``afltheory.exact``) and the independent Stein solver (``afltheory.exact.drift``). Monte Carlo:
-``simulate``'s
-``Trace.tracking_error``; a per-replicate time average over the second half of the horizon, compared with the
-exact
-value by a z-score (|z| ≤ 4: P(|Z| > 4) = 6.3e-5 under normality).
+exact engine (``afltheory.exact``) and the independent Stein solver (``afltheory.exact.drift``). Monte
+Carlo: ``simulate``'s ``Trace.tracking_error``; a per-replicate time average over the second half of the
+horizon, compared with the exact value by a z-score (|z| ≤ 4: P(|Z| > 4) = 6.3e-5 under normality).
 """
 
 from __future__ import annotations

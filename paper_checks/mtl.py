@@ -1,27 +1,32 @@
 """Federated multi-task learning, MOCHA [Smith et al. 2017, Thms 1–2; the talk's Definition 1 (seed 002)].
 
 Problems: ``afltheory.mtl.synthetic_tasks(m=6, d=5, n=30, clusters=2)`` (two clusters of related tasks) with
-squared loss, λ₁ = 0.5, λ₂ = 0.1 and Ω = I − 11ᵀ/m (a complete-graph Laplacian: strong coupling, σ'_min ≈ 3.27);
-the *decoupled* variant λ₁ = 0 (σ'_min = 1). θ is an exact input for the squared loss (Δ = (1 − √θ)Δ*), stragglers
-are independent per-node drops with probability p (θ = 1), so Θ̄ = p + (1 − p)θ is known, not estimated.
+squared loss, λ₁ = 0.5, λ₂ = 0.1 and Ω = I − 11ᵀ/m (a complete-graph Laplacian: strong coupling, σ'_min ≈
+3.27); the *decoupled* variant λ₁ = 0 (σ'_min = 1). θ is an exact input for the squared loss (Δ = (1 − √θ)Δ*),
+stragglers are independent per-node drops with probability p (θ = 1), so Θ̄ = p + (1 − p)θ is known, not
+estimated.
 
-- ``mtl.optimum``: with Ω fixed, θ = 0, p = 0 and σ' = σ'_min, MOCHA's W reaches the closed form W* (max abs error
-  ≤ 1e-8). Control: σ' = 1 (the coupling term of the local subproblem dropped — below the safe value) must not.
+- ``mtl.optimum``: with Ω fixed, θ = 0, p = 0 and σ' = σ'_min, MOCHA's W reaches the closed form W* (max abs
+  error ≤ 1e-8). Control: σ' = 1 (the coupling term of the local subproblem dropped — below the safe value)
+  must not.
 - ``mtl.theta_exact``: decoupled tasks: the expected dual suboptimality contracts by exactly Θ̄ per round (the
-  theorem's rate with s = 1 is attained); (θ, p) = (0.3, 0): deterministic ratio 0.3; (0.5, 0.5): Θ̄ = 0.75 from 400
-  Monte Carlo runs (z-score of ε⁵/ε⁰ against Θ̄⁵). Control: the claim that stragglers cost nothing (rate θ_max = 0.5).
-- ``mtl.rate_bound`` (Thm 1): coupled tasks, (θ, p) ∈ {(0, 0), (0.3, 0), (0, 0.3), (0.5, 0.5)}: measured E[ε^H]
-  (16 runs, 99 % UCB) ≤ (1 − (1 − Θ̄)s)^H ε⁰ with s from ``theory.mocha.s_smooth`` (derived [M]); the bound is loose
-  in s (reported). Control: the plausible wrong claim "contraction θ_max" (stragglers ignored) must be violated.
+  theorem's rate with s = 1 is attained); (θ, p) = (0.3, 0): deterministic ratio 0.3; (0.5, 0.5): Θ̄ = 0.75
+  from 400 Monte Carlo runs (z-score of ε⁵/ε⁰ against Θ̄⁵). Control: the claim that stragglers cost nothing
+  (rate θ_max = 0.5).
+- ``mtl.rate_bound`` (Thm 1): coupled tasks, (θ, p) ∈ {(0, 0), (0.3, 0), (0, 0.3), (0.5, 0.5)}: measured
+  E[ε^H] (16 runs, 99 % UCB) ≤ (1 − (1 − Θ̄)s)^H ε⁰ with s from ``theory.mocha.s_smooth`` (derived [M]); the
+  bound is loose in s (reported). Control: the plausible wrong claim "contraction θ_max" (stragglers ignored)
+  must be violated.
 - ``mtl.straggler_inflation``: the rounds-to-ε inflation 1/(1 − Θ̄): slope of log(1 − ρ) against log(1 − p)
   (ρ the fitted per-round contraction, θ = 0, p ∈ {0, …, 0.8}) ≈ 1 (tolerance 0.15). Control: slope 0.
 - ``mtl.never_arrives``: a node with p = 1 violates the assumption p_max < 1: its task does not converge (dual
   suboptimality stays above 1 % of its start); control: the same node arriving converges (< 1e-6).
 - ``mtl.gap_lipschitz`` (Thm 2, [L], exploratory constants): hinge loss, duality gap decays at least as O(1/H)
   (log–log slope over H ∈ [10, 60] ≤ −1) at Θ̄ = 0 and Θ̄ = 0.5. Control: p = 1 for one node (slope > −1).
-- ``mtl.vs_global``: on clustered tasks MOCHA's excess population risk (‖W − W_true‖²/(2d)) is below that of one
-  global model trained by AFA-CD (``simulate`` on the per-task quadratics) — the point of multi-task learning under
-  heterogeneity. Control: on homogeneous tasks (one cluster, no spread) the claim "MOCHA is ≥ 10 % better" fails.
+- ``mtl.vs_global``: on clustered tasks MOCHA's excess population risk (‖W − W_true‖²/(2d)) is below that of
+  one global model trained by AFA-CD (``simulate`` on the per-task quadratics) — the point of multi-task
+  learning under heterogeneity. Control: on homogeneous tasks (one cluster, no spread) the claim "MOCHA is ≥
+  10 % better" fails.
 """
 
 from __future__ import annotations
@@ -97,7 +102,8 @@ def run(ctx):
                 theoretical=1e-8,
                 passed=bool(err_c <= 1e-8),
             ),
-            notes=f"duality gap after {H} rounds {r.gap[-1]:.2e}; with σ' = 1 the dual suboptimality after 30 rounds is "
+            notes=f"duality gap after {H} rounds {r.gap[-1]:.2e}; with σ' = 1 the dual suboptimality after "
+            "30 rounds is "
             f"{float(_subopt(p, [rc])[0, -1]):.3g} (divergent: the aggregated steps overshoot)",
         )
     )
@@ -130,7 +136,8 @@ def run(ctx):
             measured=mean,
             ci=(mean - zc * se, mean + zc * se),
             theoretical=tb**h,
-            tolerance=f"|z| ≤ {zc:.2f} (99.9 %) for ε⁵/ε⁰ vs Θ̄⁵ at (θ, p) = (0.5, 0.5); deterministic θ = 0.3: ratio "
+            tolerance=f"|z| ≤ {zc:.2f} (99.9 %) for ε⁵/ε⁰ vs Θ̄⁵ at (θ, p) = (0.5, 0.5); deterministic θ = "
+            "0.3: ratio "
             f"0.3 to 1e-9",
             passed=bool(abs(z) <= zc and ratio_det <= 1e-9),
             method=f"Monte Carlo, {R} runs; exact for θ = 0.3",
@@ -313,7 +320,8 @@ def run(ctx):
                 theoretical=0.9,
                 passed=bool(adv_h < 0.9),
             ),
-            notes=f"excess-risk ratio {adv:.3f} (2 clusters) vs {adv_h:.3f} (1 cluster, no spread: pooling all data in one "
+            notes=f"excess-risk ratio {adv:.3f} (2 clusters) vs {adv_h:.3f} (1 cluster, no spread: pooling "
+            "all data in one "
             f"model is as good or better); risk = Σ_t ‖w_t − w_t^true‖²/(2d), exact for x ~ N(0, I/d)",
         )
     )
@@ -325,7 +333,8 @@ def _training_loss(p, W):
 
 
 def _global_model(p, rounds, seed):
-    """One w for all tasks: AFA-CD on f_t(w) = Σ_i ½(x_iᵀw − y_i)² + λ₂‖w‖² (quadratics with H_t = X_tᵀX_t + 2λ₂I)."""
+    """One w for all tasks: AFA-CD on f_t(w) = Σ_i ½(x_iᵀw − y_i)² + λ₂‖w‖² (quadratics with H_t = X_tᵀX_t +
+    2λ₂I)."""
     Hs = np.stack([x.T @ x + 2 * p.lam2 * np.eye(p.d) for x in p.X])
     cs = np.stack([np.linalg.solve(Ht, x.T @ y) for Ht, x, y in zip(Hs, p.X, p.y, strict=True)])
     prob = aft.problems.HeterogeneousCurvatureQuadratic.from_arrays(

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 
+__all__ = ["add_parser", "run"]
+
 
 def add_parser(sub):
     from .claims import CLAIMS

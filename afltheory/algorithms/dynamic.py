@@ -1,19 +1,16 @@
 """Dynamic FedAvg [Rizk, Vlaski, Sayed, SPAWC 2020, Algorithm 2] (docs/dynamic.md).
 
 Per iteration L of the K agents are sampled without replacement (the behaviour: ``UniformArrivals(L)``, see
-``DynamicFedAvg.participation``). Agent k starts from the server model, runs E_k epochs, each one step
-w ← w − (μ/E_k) g on a mini-batch of B_k of its N_k samples drawn without replacement, and returns its model;
+``DynamicFedAvg.participation``). Agent k starts from the server model, runs E_k epochs, each one step w ←
+w − (μ/E_k) g on a mini-batch of B_k of its N_k samples drawn without replacement, and returns its model;
 the server averages the L returned models: x_{t+1} = (1/L) Σ_k y_{k,E_k} = x_t − μ (1/L) Σ_k G_k, G_k the
-average
-of agent k's E_k mini-batch gradients.
+average of agent k's E_k mini-batch gradients.
 
-Server rule: ``DynamicFedAvg`` (an AFA-CD-type average with step γ = μ); worker rule: ``EpochSGD`` (plain SGD
-with
-per-agent step μ/E_k and E_k steps). With equal E_k = E it equals ``FedAvg(eta=1, eta_L=μ/E)`` with
-``ConstantSteps(E)``
-(tests/dynamic). The mini-batch size is a property of the agents' data: ``prepare(problem)`` applies
-``batch`` to a
-``DriftingQuadratic`` built with per-agent samples (``federated`` / ``slides``).
+Server rule: ``DynamicFedAvg`` (an AFA-CD-type average with step γ = μ); worker rule: ``EpochSGD`` (plain
+SGD with per-agent step μ/E_k and E_k steps). With equal E_k = E it equals ``FedAvg(eta=1, eta_L=μ/E)``
+with ``ConstantSteps(E)`` (tests/dynamic). The mini-batch size is a property of the agents' data:
+``prepare(problem)`` applies ``batch`` to a ``DriftingQuadratic`` built with per-agent samples
+(``federated`` / ``slides``).
 """
 
 from __future__ import annotations
@@ -66,8 +63,8 @@ class EpochSGD(SGD):
 class DynamicFedAvg(ServerRule):
     """Dynamic FedAvg [Rizk et al. 2020, Alg. 2]: x_{t+1} = (1/L) Σ_{k∈L_t} y_{k,E_k} = x_t − μ (1/L) Σ_k G_k.
 
-    ``mu`` > 0: the step; ``epochs``: E_k (int or one per agent, ≥ 1); ``batch``: B_k (None: the problem's own
-    noise; int or one per agent, 1 ≤ B_k ≤ N_k, applied by ``prepare``)."""
+    ``mu`` > 0: the step; ``epochs``: E_k (int or one per agent, ≥ 1); ``batch``: B_k (None: the problem's
+    own noise; int or one per agent, 1 ≤ B_k ≤ N_k, applied by ``prepare``)."""
 
     mu: float
     epochs: int | tuple = 1
@@ -96,7 +93,8 @@ class DynamicFedAvg(ServerRule):
 
     @property
     def fixed_local_steps(self):
-        """E (int) when the E_k are equal, else the per-agent tuple (K_{t,i} = E_i whatever the behaviour)."""
+        """E (int) when the E_k are equal, else the per-agent tuple (K_{t,i} = E_i whatever the behaviour).
+        """
         return self._E if self.equal_epochs else self.epochs
 
     @property
@@ -106,7 +104,8 @@ class DynamicFedAvg(ServerRule):
 
     @property
     def eta(self) -> float:
-        """Server factor: γ = η η_L = μ (equal epochs); with per-agent epochs γ = μ directly (``gamma``)."""
+        """Server factor: γ = η η_L = μ (equal epochs); with per-agent epochs γ = μ directly (``gamma``).
+        """
         return float(self._E) if self.equal_epochs else float("nan")
 
     @property
@@ -125,8 +124,7 @@ class DynamicFedAvg(ServerRule):
 
     def prepare(self, problem):
         """The problem the agents see: per-agent epochs checked against its K, mini-batches of ``batch``
-        applied
-        (ValueError naming the agent when some B_k exceeds its N_k)."""
+        applied (ValueError naming the agent when some B_k exceeds its N_k)."""
         K = problem.num_workers
         self.worker.steps(K)
         if self.batch is None:
@@ -139,7 +137,10 @@ class DynamicFedAvg(ServerRule):
         return problem.with_batch(self.batch)
 
     @staticmethod
-    def participation(L: int):
-        """The Algorithm-2 behaviour: L agents uniformly without replacement per iteration, no delays."""
+    def participation(L: int, K: int | None = None):
+        """The Algorithm-2 behaviour: L agents uniformly without replacement per iteration, no delays. With
+        the number of agents ``K`` given, L > K fails here naming L (else ``simulate`` names the arrivals'
+        m)."""
         from ..anarchy import Behaviour, UniformArrivals
-        return Behaviour(UniformArrivals(check_int("L", L, low=1)))
+        high = None if K is None else check_int("K", K, low=1)
+        return Behaviour(UniformArrivals(check_int("L", L, low=1, high=high)))

@@ -1,14 +1,14 @@
 """Bound-vs-empirical comparison.
 
 The measured side is either an exact expectation (``exact=True``: no Monte Carlo error; the comparison is
-measured ≤ bound) or per-replicate samples, summarized by their mean and a one-sided Student-t upper confidence
-bound at ``level`` (default 99 %): UCB = mean + t_{level, R−1} · sd / √R. An upper-bound claim passes when
-UCB ≤ bound. Slack ratio = bound / measured (mean); > 1 means the bound holds, and how loosely.
+measured ≤ bound) or per-replicate samples, summarized by their mean and a one-sided Student-t upper
+confidence bound at ``level`` (default 99 %): UCB = mean + t_{level, R−1} · sd / √R. An upper-bound claim
+passes when UCB ≤ bound. Slack ratio = bound / measured (mean); > 1 means the bound holds, and how loosely.
 
 With fewer than two replicates there is no confidence bound: ``upper_confidence_bound`` and ``compare_bound``
 refuse (``ValueError``) rather than report the single sample as a UCB, and ``mean_ci`` returns the infinite
-interval. Calibration (tests/analysis/test_confidence.py): on Gaussian samples whose true mean equals the bound,
-the 99 % procedure passes in 1.0 % of 20 000 repetitions (a false bound at the boundary).
+interval. Calibration (tests/analysis/test_confidence.py): on Gaussian samples whose true mean equals the
+bound, the 99 % procedure passes in 1.0 % of 20 000 repetitions (a false bound at the boundary).
 """
 
 from __future__ import annotations
@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats
+
+__all__ = ["BoundComparison", "compare_bound", "mean_ci", "slack_ratio", "upper_confidence_bound"]
 
 
 def _samples(samples, name="samples") -> np.ndarray:
@@ -52,12 +54,13 @@ def mean_ci(samples, level: float = 0.95) -> tuple[float, float, float]:
 def upper_confidence_bound(samples, level: float = 0.99) -> float:
     """One-sided Student-t upper confidence bound of the mean (inf if a replicate diverged).
 
-    Refuses (``ValueError``) with fewer than 2 samples: one sample has no confidence bound, and reporting it as
-    one lets a bound 20 % below the true mean "hold" in ~15 % of seeds."""
+    Refuses (``ValueError``) with fewer than 2 samples: one sample has no confidence bound, and reporting it
+    as one lets a bound 20 % below the true mean "hold" in ~15 % of seeds."""
     s = _samples(samples)
     level = _check_level(level)
     if len(s) < 2:
-        raise ValueError(f"samples has {len(s)} replicate: a one-sided {level:.0%} confidence bound needs at least "
+        raise ValueError(f"samples has {len(s)} replicate: a one-sided {level:.0%} confidence bound needs at "
+                         "least "
                          f"2 replicates (use more replicates, or the exact engine with exact=True)")
     if not np.all(np.isfinite(s)):
         return float("inf")
@@ -95,7 +98,8 @@ def compare_bound(measured, bound, *, exact: bool = False, level: float = 0.99) 
 
     ``measured``: exact scalar (``exact=True``) or per-replicate samples. ``bound``: scalar or per-replicate
     (evaluated on each replicate's realized schedule); its mean over replicates is used (E[LHS] ≤ E[RHS]).
-    Monte Carlo ``measured`` needs ≥ 2 replicates (``ValueError`` otherwise: one sample has no confidence bound).
+    Monte Carlo ``measured`` needs ≥ 2 replicates (``ValueError`` otherwise: one sample has no confidence
+    bound).
     """
     bnd = np.asarray(bound, dtype=float)
     if bnd.size == 0 or np.any(np.isnan(bnd)):
@@ -104,11 +108,13 @@ def compare_bound(measured, bound, *, exact: bool = False, level: float = 0.99) 
     if exact:
         mm = np.asarray(measured, dtype=float)
         if mm.size == 0 or np.any(np.isnan(mm)):
-            raise ValueError(f"measured must be a number without NaN (a divergent run is inf), got {measured!r}")
+            raise ValueError("measured must be a number without NaN (a divergent run is inf), got "
+                             f"{measured!r}")
         m = float(np.mean(mm))
         return BoundComparison(m, m, b, slack_ratio(b, m), bool(m <= b), "exact", None, 0)
     s = _samples(measured, "measured")
     m = float(s.mean()) if np.all(np.isfinite(s)) else float("inf")
     u = upper_confidence_bound(s, level)
     return BoundComparison(m, u, b, slack_ratio(b, m), bool(u <= b),
-                           f"monte-carlo mean of {len(s)} replicates, one-sided {level:.0%} t-UCB", level, len(s))
+                           f"monte-carlo mean of {len(s)} replicates, one-sided {level:.0%} t-UCB", level,
+                           len(s))

@@ -2,18 +2,19 @@
 
 ``bootstrap_slope(x, samples)``: ``samples[j]`` holds the per-replicate values at x_j (e.g. each replicate's
 time average (1/T) Σ_t ‖∇f(x_t)‖²). Each bootstrap draw resamples the replicates at every point (independently
-per point, or jointly when ``paired=True`` — use it when point j's replicate r shares randomness with point k's
-replicate r), recomputes the per-point means and refits the slope. The CI is the percentile interval at
+per point, or jointly when ``paired=True`` — use it when point j's replicate r shares randomness with point
+k's replicate r), recomputes the per-point means and refits the slope. The CI is the percentile interval at
 ``level``. Coverage: for the synthetic power laws in tests/analysis the 95 % interval covers the true slope in
 ≈ 93–96 % of repetitions (percentile bootstrap, ≥ 30 replicates per point).
 
-What the CI covers: Monte Carlo noise only — the slope the same fit would give on the *exact* means at these x.
-It does not cover finite-range bias: if the curve is not a pure power law over the range (a transient, a floor,
-a higher-order term), the fitted slope differs from the asymptotic one even with infinitely many replicates
-(example: an MC slope in m of −0.465 [−0.486, −0.444] whose exact finite-range slope is −0.4835, claimed −0.5).
-So every fit carries a curvature diagnostic — ``end_slopes`` (local slopes over the first and last pair of
-points; equal for a pure power law) and, when the exact means are supplied (``exact=``), ``exact_slope`` — and
-``SlopeFit.summary()`` prints them next to the CI. Judge a claimed asymptotic slope against both.
+What the CI covers: Monte Carlo noise only — the slope the same fit would give on the *exact* means at these
+x. It does not cover finite-range bias: if the curve is not a pure power law over the range (a transient, a
+floor, a higher-order term), the fitted slope differs from the asymptotic one even with infinitely many
+replicates (example: an MC slope in m of −0.465 [−0.486, −0.444] whose exact finite-range slope is −0.4835,
+claimed −0.5). So every fit carries a curvature diagnostic — ``end_slopes`` (local slopes over the first and
+last pair of points; equal for a pure power law) and, when the exact means are supplied (``exact=``),
+``exact_slope`` — and ``SlopeFit.summary()`` prints them next to the CI. Judge a claimed asymptotic slope
+against both.
 """
 
 from __future__ import annotations
@@ -24,10 +25,13 @@ import numpy as np
 
 from .._validation import check_int
 
+__all__ = ["bootstrap_slope", "fit_slope", "local_slopes", "SlopeFit"]
+
 
 @dataclass(frozen=True)
 class SlopeFit:
-    """Fitted log–log slope and intercept (log y = intercept + slope · log x); CI from the bootstrap (or None)."""
+    """Fitted log–log slope and intercept (log y = intercept + slope · log x); CI from the bootstrap (or
+    None)."""
 
     slope: float
     intercept: float
@@ -52,7 +56,8 @@ class SlopeFit:
         """One line: slope, CI (Monte Carlo noise only), end slopes and the exact slope when known."""
         out = f"slope {self.slope:.4g}"
         if self.ci is not None:
-            out += f" [{self.ci[0]:.4g}, {self.ci[1]:.4g}] ({self.level:.0%} bootstrap CI: Monte Carlo noise only)"
+            out += (f" [{self.ci[0]:.4g}, {self.ci[1]:.4g}] ({self.level:.0%} bootstrap CI: Monte Carlo "
+                    "noise only)")
         if self.end_slopes is not None:
             out += f"; local slopes first/last pair {self.end_slopes[0]:.4g} / {self.end_slopes[1]:.4g}"
         if self.exact_slope is not None:
@@ -60,7 +65,8 @@ class SlopeFit:
         return out
 
     def contains(self, value: float, tol: float = 0.0) -> bool:
-        """True if ``value`` lies in the CI widened by ``tol`` on each side (or |slope − value| ≤ tol without CI)."""
+        """True if ``value`` lies in the CI widened by ``tol`` on each side (or |slope − value| ≤ tol without
+        CI)."""
         if self.ci is None:
             return abs(self.slope - value) <= tol
         return self.ci[0] - tol <= value <= self.ci[1] + tol
@@ -121,8 +127,8 @@ def bootstrap_slope(x, samples, *, n_boot: int = 2000, level: float = 0.95, seed
                     paired: bool = False, statistic=np.mean, exact=None) -> SlopeFit:
     """Slope of log(statistic(samples[j])) on log x_j with a percentile bootstrap CI over replicates.
 
-    The CI covers Monte Carlo noise only (see the module docstring); ``exact`` (the exact means at x, e.g. from
-    ``afltheory.exact``) adds ``exact_slope``, the finite-range slope without Monte Carlo error."""
+    The CI covers Monte Carlo noise only (see the module docstring); ``exact`` (the exact means at x, e.g.
+    from ``afltheory.exact``) adds ``exact_slope``, the finite-range slope without Monte Carlo error."""
     x = np.asarray(x, dtype=float)
     samples = [np.asarray(s, dtype=float).ravel() for s in samples]
     if len(samples) != len(x):
@@ -149,7 +155,8 @@ def bootstrap_slope(x, samples, *, n_boot: int = 2000, level: float = 0.95, seed
         Y = np.empty((n_boot, len(x)))
         for j, s in enumerate(samples):
             idx = rng.integers(0, len(s), size=(n_boot, len(s)))
-            Y[:, j] = s[idx].mean(axis=1) if statistic is np.mean else np.array([statistic(s[i]) for i in idx])
+            Y[:,
+              j] = s[idx].mean(axis=1) if statistic is np.mean else np.array([statistic(s[i]) for i in idx])
     with np.errstate(divide="ignore", invalid="ignore"):
         LY = np.log(Y)
     good = np.all(np.isfinite(LY), axis=1)

@@ -19,5 +19,6 @@ __all__ = [
     "PAPER_BIASED_PROBS", "Arrivals", "Behaviour", "BiasedArrivals", "ComputeTime", "ConstantSteps",
     "CyclicArrivals", "Delays", "EventDriven", "ExponentialTime", "FixedArrivals", "FixedDelay", "FixedTime",
     "GeometricDelay", "LocalSteps", "MarkovAvailability", "NoDelay", "PerWorkerDelay", "PerWorkerSteps",
-    "Replay", "Schedule", "Synchronous", "TimeVaryingSteps", "UniformArrivals", "UniformDelay", "UniformSteps",
+    "Replay", "Schedule", "Synchronous", "TimeVaryingSteps", "UniformArrivals", "UniformDelay",
+    "UniformSteps",
 ]

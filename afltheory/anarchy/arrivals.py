@@ -14,6 +14,9 @@ import numpy as np
 
 from .._validation import check_array, check_int, check_real
 
+__all__ = ["Arrivals", "BiasedArrivals", "CyclicArrivals", "FixedArrivals", "MarkovAvailability",
+           "PAPER_BIASED_PROBS", "UniformArrivals"]
+
 #: The paper's biased arrival probabilities over 10 workers (appendix E).
 PAPER_BIASED_PROBS = (0.19, 0.19, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.01, 0.01)
 
@@ -30,11 +33,13 @@ class Arrivals:
     def sample(self, rng: np.random.Generator, rounds: int, num_workers: int) -> np.ndarray:
         raise NotImplementedError
 
-    def sample_block(self, rng: np.random.Generator, replicates: int, rounds: int, num_workers: int) -> np.ndarray:
+    def sample_block(self, rng: np.random.Generator, replicates: int, rounds: int,
+                     num_workers: int) -> np.ndarray:
         """(replicates, rounds, m) for a block of replicates from one generator. Default: one replicate after
         another; processes i.i.d. across rounds override it with a single vectorized draw. A process may also
-        define ``_sample_blocks(rngs, replicates, rounds, num_workers, out)``, filling ``out`` with the blocks of
-        several generators at once (the same values as ``sample_block`` on each): ``Behaviour.sample`` uses it."""
+        define ``_sample_blocks(rngs, replicates, rounds, num_workers, out)``, filling ``out`` with the blocks
+        of several generators at once (the same values as ``sample_block`` on each): ``Behaviour.sample`` uses
+        it."""
         return np.stack([self.sample(rng, rounds, num_workers) for _ in range(replicates)])
 
     def _iid_block(self, rng, replicates, rounds, num_workers):
@@ -54,8 +59,8 @@ _CHUNK = 1 << 16  # _uniform_below cuts each raw 64-bit generator output into fo
 def _lemire_table(first: int, cap: int, k: int, repeat: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Bounds h_i = min(first + i, cap), i < k, as a (k,) int64 vector, and the uint32 bounds and uint16
     rejection thresholds 2¹⁶ mod h_i laid out for ``_uniform_below``: (k, 1) columns (``repeat=0``), or each
-    repeated ``repeat`` times into a (k·repeat,) row for a short last axis (a broadcast whose inner loop has only a
-    few entries is slow). Read-only, cached."""
+    repeated ``repeat`` times into a (k·repeat,) row for a short last axis (a broadcast whose inner loop has
+    only a few entries is slow). Read-only, cached."""
     h = np.minimum(np.arange(first, first + k), cap)
     bound = np.repeat(h, repeat) if repeat else h[:, None]
     threshold = (_CHUNK % np.maximum(bound, 1)).astype(np.uint16)
@@ -70,13 +75,13 @@ def _uniform_below(rngs, first: int, cap: int, shape: tuple) -> np.ndarray:
     (…, k, n): the bound along axis −2 is h_i = min(first + i, cap) ≥ 1 (Floyd's steps: M − m + 1 + j; delays:
     min(t, max_delay) + 1). Entry b is drawn from ``rngs[b]`` alone and equals the result for ``[rngs[b]]``.
 
-    For h ≤ 2¹⁶ this is Lemire's multiply-shift with rejection [Lemire 2019, "Fast random integer generation in an
-    interval"] on 16-bit chunks of ``random_raw``: with x ~ U[0, 2¹⁶), v = ⌊x·h / 2¹⁶⌋ is accepted iff
-    x·h mod 2¹⁶ ≥ 2¹⁶ mod h, which leaves exactly ⌊2¹⁶/h⌋ accepted x for every value v, so accepted entries are
-    uniform; the rejected ones (probability (2¹⁶ mod h)/2¹⁶ < h/2¹⁶ each) are replaced by fresh ``rng.integers``
-    draws. One generator step gives four draws instead of ``rng.integers``' one or two, and the arithmetic is
-    vectorized over all generators in uint32 (x·h < 2³²). Returns uint32 (int64 when some h > 2¹⁶: then plain
-    ``rng.integers``). Deterministic given the generators' states.
+    For h ≤ 2¹⁶ this is Lemire's multiply-shift with rejection [Lemire 2019, "Fast random integer generation
+    in an interval"] on 16-bit chunks of ``random_raw``: with x ~ U[0, 2¹⁶), v = ⌊x·h / 2¹⁶⌋ is accepted iff
+    x·h mod 2¹⁶ ≥ 2¹⁶ mod h, which leaves exactly ⌊2¹⁶/h⌋ accepted x for every value v, so accepted entries
+    are uniform; the rejected ones (probability (2¹⁶ mod h)/2¹⁶ < h/2¹⁶ each) are replaced by fresh
+    ``rng.integers`` draws. One generator step gives four draws instead of ``rng.integers``' one or two, and
+    the arithmetic is vectorized over all generators in uint32 (x·h < 2³²). Returns uint32 (int64 when some h
+    > 2¹⁶: then plain ``rng.integers``). Deterministic given the generators' states.
     """
     k, n = ((1, 1) + tuple(shape))[-2:]  # a 0-d or 1-d shape has one bound (k = 1)
     short = n < 64
@@ -114,15 +119,15 @@ def _by_block(out: np.ndarray, nblocks: int) -> np.ndarray:
 
 
 def _floyd(rngs, n: int, M: int, m: int) -> np.ndarray:
-    """n independent uniform m-subsets of range(M) per generator, by Floyd's algorithm vectorized over rows and
-    generators: a (len(rngs), n, m) view in a narrow integer dtype (entry b from ``rngs[b]`` alone).
+    """n independent uniform m-subsets of range(M) per generator, by Floyd's algorithm vectorized over rows
+    and generators: a (len(rngs), n, m) view in a narrow integer dtype (entry b from ``rngs[b]`` alone).
 
     Step j (j < m) takes t_j ~ U{0, …, M − m + j} and inserts t_j, or M − m + j when t_j is already in the row
     (the row cannot hold M − m + j yet); every m-subset then has probability 1/C(M, m) [Bentley & Floyd 1987,
-    "A sample of brilliance"]. All draws come from one ``_uniform_below`` call, then m − 1 vectorized duplicate
-    checks (m(m − 1)/2 narrow-int comparisons per row). Column j holds the j-th insertion, so its entries are
-    ≤ M − m + j (worker M − 1 only ever appears in the last column): rows are in insertion order, not a uniformly
-    random permutation.
+    "A sample of brilliance"]. All draws come from one ``_uniform_below`` call, then m − 1 vectorized
+    duplicate checks (m(m − 1)/2 narrow-int comparisons per row). Column j holds the j-th insertion, so its
+    entries are ≤ M − m + j (worker M − 1 only ever appears in the last column): rows are in insertion order,
+    not a uniformly random permutation.
     """
     t = _uniform_below(rngs, M - m + 1, M, (m, n))  # (G, m, n): each step's column is contiguous
     cols = t.astype(np.uint8 if M <= 0xFF else np.uint16 if M <= 0xFFFF else np.int64)
@@ -136,8 +141,8 @@ class UniformArrivals(Arrivals):
     """M_t uniform over the m-subsets of [M] (without replacement), independently across rounds [Thm 3].
 
     Row order (M_t is a set; nothing downstream may depend on it): m ≤ 32 uses Floyd's algorithm (``_floyd``,
-    O(m²) cheap operations per round, exact draws) and lists each round in insertion order (entry j ≤ M − m + j);
-    larger m takes the m smallest of M uniform keys in ``argpartition`` order (m = M: a uniformly random
+    O(m²) cheap operations per round, exact draws) and lists each round in insertion order (entry j ≤ M − m +
+    j); larger m takes the m smallest of M uniform keys in ``argpartition`` order (m = M: a uniformly random
     permutation)."""
 
     def __init__(self, m: int):
@@ -154,8 +159,9 @@ class UniformArrivals(Arrivals):
         return np.argpartition(keys, m - 1, axis=1)[:, :m] if m < M else np.argsort(keys, axis=1)
 
     def _sample_blocks(self, rngs, replicates, rounds, num_workers, out):
-        """Block b of ``out`` (blocks of ``replicates`` along axis 0) = ``sample_block(rngs[b], replicates, rounds,
-        num_workers)``, vectorized over the generators (``Behaviour.sample``'s fast path; same values)."""
+        """Block b of ``out`` (blocks of ``replicates`` along axis 0) = ``sample_block(rngs[b], replicates,
+        rounds, num_workers)``, vectorized over the generators (``Behaviour.sample``'s fast path; same
+        values)."""
         self.validate(num_workers)
         blocks = _by_block(out, len(rngs))
         if self.m > _FLOYD_MAX_M:

@@ -1,8 +1,8 @@
 """Behaviours: how anarchic workers turn into a realized ``Schedule`` (round mode, replay, event mode).
 
-Every behaviour implements ``sample(rounds, replicates, num_workers, seed) -> Schedule``; replicate r's schedule
-does not depend on the number of replicates (round mode: block-keyed streams drawn whole; event and synchronous
-clocks: one stream per replicate).
+Every behaviour implements ``sample(rounds, replicates, num_workers, seed) -> Schedule``; replicate r's
+schedule does not depend on the number of replicates (round mode: block-keyed streams drawn whole; event and
+synchronous clocks: one stream per replicate).
 """
 
 from __future__ import annotations
@@ -19,6 +19,8 @@ from .delays import Delays, NoDelay
 from .local_steps import ConstantSteps, LocalSteps
 from .schedule import Schedule
 
+__all__ = ["Behaviour", "ComputeTime", "EventDriven", "ExponentialTime", "FixedTime", "Replay", "Synchronous"]
+
 
 def _check_sizes(rounds, replicates, num_workers):
     return (check_int("rounds", rounds, low=1), check_int("replicates", replicates, low=1),
@@ -28,7 +30,8 @@ def _check_sizes(rounds, replicates, num_workers):
 @dataclass(frozen=True)
 class Behaviour:
     """Round-mode anarchy [Yang et al. 2022, Algorithm 1]: each round the server hears from m workers drawn by
-    ``arrivals``; arrival (t, i) computed from x_{t−τ} with τ from ``delays`` and ran K from ``local_steps``."""
+    ``arrivals``; arrival (t, i) computed from x_{t−τ} with τ from ``delays`` and ran K from
+    ``local_steps``."""
 
     arrivals: Arrivals
     delays: Delays = field(default_factory=NoDelay)
@@ -37,7 +40,8 @@ class Behaviour:
     def __post_init__(self):
         for name, cls in (("arrivals", Arrivals), ("delays", Delays), ("local_steps", LocalSteps)):
             if not isinstance(getattr(self, name), cls):
-                raise ValueError(f"{name}={getattr(self, name)!r} must be an afltheory.anarchy {cls.__name__}")
+                raise ValueError(f"{name}={getattr(self, name)!r} must be an afltheory.anarchy "
+                                 f"{cls.__name__}")
 
     @property
     def m(self) -> int:
@@ -52,10 +56,11 @@ class Behaviour:
         whole block (vectorized over its replicates), so replicate r does not depend on the replicate count.
 
         Each block's stream draws its arrivals, then delays, then local steps, then warm-start steps. Policies
-        with a ``_sample_blocks`` method (``UniformArrivals``, ``UniformDelay``, ``UniformSteps``) draw several
-        blocks in one vectorized call (the same values, far fewer numpy calls). Delays and steps that draw nothing
-        and ignore the workers (``NoDelay``, ``FixedDelay``, ``ConstantSteps``, ``TimeVaryingSteps``) are stored
-        as read-only broadcast views (stride 0) instead of being materialized."""
+        with a ``_sample_blocks`` method (``UniformArrivals``, ``UniformDelay``, ``UniformSteps``) draw
+        several blocks in one vectorized call (the same values, far fewer numpy calls). Delays and steps that
+        draw nothing and ignore the workers (``NoDelay``, ``FixedDelay``, ``ConstantSteps``,
+        ``TimeVaryingSteps``) are stored as read-only broadcast views (stride 0) instead of being
+        materialized."""
         rounds, replicates, M = _check_sizes(rounds, replicates, num_workers)
         self.arrivals.validate(M)
         m, B = self.m, _rng.BLOCK
@@ -107,8 +112,8 @@ _GROUP_ENTRIES = 1 << 18
 
 
 def _own(policy, name, *uses):
-    """``policy.<name>`` if the class that defines it also defines each of ``uses`` (so a subclass that overrides
-    ``sample`` is never bypassed by a fast path written for its parent), else None."""
+    """``policy.<name>`` if the class that defines it also defines each of ``uses`` (so a subclass that
+    overrides ``sample`` is never bypassed by a fast path written for its parent), else None."""
     mro = type(policy).__mro__
 
     def owner(attr):
@@ -240,7 +245,7 @@ class EventDriven:
             pulled = np.zeros(M, dtype=np.int64)
             ks = np.zeros(M, dtype=np.int64)
 
-            def start(i, now, t):
+            def start(i, now, t, rng=rng, pulled=pulled, ks=ks, heap=heap):
                 idle = 0.0 if self.idle_time is None else self.idle_time.sample(rng, i, 1)
                 pulled[i] = t
                 ks[i] = self.local_steps.sample(rng, np.array([[i]]), t)[0, 0]
@@ -285,8 +290,9 @@ class Synchronous:
         WC = np.zeros((replicates, rounds + 1))
         for r in range(replicates):
             rng = _rng.stream(seed, _rng.INIT, r)
-            times = np.array([[self.compute_time.sample(rng, int(i), int(k)) for i, k in zip(w, kk)]
-                              for w, kk in zip(base.workers[r], base.local_steps[r])])
+            times = np.array([[self.compute_time.sample(rng, int(i), int(k)) for i, k in zip(w, kk,
+                                                                                             strict=False)]
+                              for w, kk in zip(base.workers[r], base.local_steps[r], strict=False)])
             WC[r, 1:] = np.cumsum(times.max(axis=1))
         return Schedule._trusted(base.workers, base.delays, base.local_steps, M, base.init_local_steps, WC)
 

@@ -1,6 +1,7 @@
 """Bounded delays: arrival (t, i) used model x_{t−τ_{t,i}} with τ_{t,i} ≤ min(t, max_delay) (round mode).
 
-Delay processes that are i.i.d. per arrival given t expose ``pmf(t)``: probabilities over 0..min(t, max_delay).
+Delay processes that are i.i.d. per arrival given t expose ``pmf(t)``: probabilities over 0..min(t,
+max_delay).
 """
 
 from __future__ import annotations
@@ -10,9 +11,12 @@ import numpy as np
 from .._validation import check_int, check_real
 from .arrivals import _by_block, _uniform_below
 
+__all__ = ["Delays", "FixedDelay", "GeometricDelay", "NoDelay", "PerWorkerDelay", "UniformDelay"]
+
 
 def _round_constant(per_round: np.ndarray, shape: tuple) -> np.ndarray:
-    """Read-only int64 view of ``shape`` (…, rounds, m) holding per_round[t] in round t (stride 0 elsewhere)."""
+    """Read-only int64 view of ``shape`` (…, rounds, m) holding per_round[t] in round t (stride 0
+    elsewhere)."""
     return np.broadcast_to(np.asarray(per_round, dtype=np.int64)[:, None], shape)
 
 
@@ -48,20 +52,22 @@ class NoDelay(Delays):
 
 
 class UniformDelay(Delays):
-    """Uniform over the last max_delay+1 models: τ ~ U{0, …, min(t, max_delay)} (the paper's experiments, τ ≤ 4)."""
+    """Uniform over the last max_delay+1 models: τ ~ U{0, …, min(t, max_delay)} (the paper's experiments, τ ≤
+    4)."""
 
     def __init__(self, max_delay: int):
         self.max_delay = check_int("max_delay", max_delay, low=0)
 
     def sample(self, rng, workers):
-        """Exact draws, one vectorized ``_uniform_below`` call (Lemire's method on 16-bit generator chunks)."""
+        """Exact draws, one vectorized ``_uniform_below`` call (Lemire's method on 16-bit generator
+        chunks)."""
         out = np.empty(workers.shape, dtype=np.int64)
         self._sample_blocks([rng], workers, out)
         return out
 
     def _sample_blocks(self, rngs, workers, out):
-        """``out[block b] = sample(rngs[b], workers[block b])`` for len(rngs) equal blocks along axis 0, vectorized
-        over the generators (``Behaviour.sample``'s fast path; same values)."""
+        """``out[block b] = sample(rngs[b], workers[block b])`` for len(rngs) equal blocks along axis 0,
+        vectorized over the generators (``Behaviour.sample``'s fast path; same values)."""
         if self.max_delay == 0:
             out[...] = 0
             return
@@ -120,7 +126,8 @@ class GeometricDelay(Delays):
         if T > self.max_delay + 1:
             cdf = np.cumsum(self.pmf(self.max_delay))
             rest = u[..., self.max_delay + 1:, :]
-            out[..., self.max_delay + 1:, :] = np.minimum(np.searchsorted(cdf, rest, side="right"), len(cdf) - 1)
+            out[..., self.max_delay + 1:, :] = np.minimum(np.searchsorted(cdf, rest, side="right"),
+                                                          len(cdf) - 1)
         return out
 
     def __repr__(self):

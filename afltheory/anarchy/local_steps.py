@@ -8,6 +8,8 @@ import numpy as np
 from .._validation import check_int
 from .arrivals import _by_block, _uniform_below
 
+__all__ = ["ConstantSteps", "LocalSteps", "PerWorkerSteps", "TimeVaryingSteps", "UniformSteps"]
+
 
 def _step_counts(Ks) -> np.ndarray:
     K = np.asarray(Ks)
@@ -73,8 +75,9 @@ class UniformSteps(LocalSteps):
         return _uniform_below([rng], n, n, np.shape(workers))[0] + np.int64(self.low)
 
     def _sample_blocks(self, rngs, workers, out, start_round=0):
-        """``out[block b] = sample(rngs[b], workers[block b])`` for len(rngs) equal blocks along axis 0, vectorized
-        over the generators (``Behaviour.sample``'s fast path; exact draws by ``arrivals._uniform_below``)."""
+        """``out[block b] = sample(rngs[b], workers[block b])`` for len(rngs) equal blocks along axis 0,
+        vectorized over the generators (``Behaviour.sample``'s fast path; exact draws by
+        ``arrivals._uniform_below``)."""
         n = self.high - self.low + 1
         blocks = _by_block(out, len(rngs))
         np.add(_uniform_below(rngs, n, n, blocks.shape[1:]), np.int64(self.low), out=blocks)
@@ -107,7 +110,8 @@ class PerWorkerSteps(LocalSteps):
 
 
 class TimeVaryingSteps(LocalSteps):
-    """K_t = Ks[t] for round t (the last entry repeats): a deterministic time-varying policy (e.g. growing K)."""
+    """K_t = Ks[t] for round t (the last entry repeats): a deterministic time-varying policy (e.g. growing
+    K)."""
 
     def __init__(self, Ks):
         self.Ks = _step_counts(Ks)

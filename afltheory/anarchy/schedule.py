@@ -12,6 +12,21 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._validation import check_alloc, check_int
+
+__all__ = ["Schedule"]
+
+
+def _as_int_array(name, a) -> np.ndarray:
+    """An int64 array; floats are accepted only when integral (never silently truncated: 1.5 is refused)."""
+    arr = np.asarray(a)
+    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
+        if arr.size:
+            raise ValueError(f"{name} must be an array of integers, got dtype {arr.dtype}")
+    if np.issubdtype(arr.dtype, np.floating) and arr.size and not np.all(np.isfinite(arr) & (arr == np.round(arr))):
+        raise ValueError(f"{name} must hold integers, got non-integral or non-finite values")
+    return arr.astype(np.int64)
+
 
 @dataclass(frozen=True)
 class Schedule:
@@ -20,8 +35,9 @@ class Schedule:
     ``init_local_steps`` (replicates, num_workers): K used by each worker's warm-start update at x_0 (AFA-CS
     memory); ``wall_clock`` (replicates, rounds + 1): time at which x_t exists (event mode only).
 
-    The integer arrays are read-only int64; in schedules from ``Behaviour.sample`` they may be views of a shared
-    buffer, and fields that are constant per round (e.g. ``ConstantSteps``, ``NoDelay``) broadcast views.
+    The integer arrays are read-only int64; in schedules from ``Behaviour.sample`` they may be views of a
+    shared buffer, and fields that are constant per round (e.g. ``ConstantSteps``, ``NoDelay``) broadcast
+    views.
     """
 
     workers: np.ndarray
@@ -32,18 +48,16 @@ class Schedule:
     wall_clock: np.ndarray | None = None
 
     def __post_init__(self):
-        w = np.asarray(self.workers, dtype=np.int64)
-        d = np.asarray(self.delays, dtype=np.int64)
-        k = np.asarray(self.local_steps, dtype=np.int64)
+        w, d, k = (_as_int_array(n, a) for n, a in (("workers", self.workers), ("delays", self.delays),
+                                                     ("local_steps", self.local_steps)))
         if w.ndim == 2:  # a single replicate given as (rounds, m)
             w, d, k = w[None], d[None], k[None]
         if not (w.shape == d.shape == k.shape) or w.ndim != 3:
             raise ValueError(f"workers, delays, local_steps must share a shape (replicates, rounds, m); got "
                              f"{w.shape}, {d.shape}, {k.shape}")
         R, T, m = w.shape
-        M = int(self.num_workers)
-        if M < 1:
-            raise ValueError(f"num_workers={M} must be >= 1")
+        M = check_int("num_workers", self.num_workers, low=1)  # 2.7 is refused, not truncated to 2
+        check_alloc(f"num_workers={M} with replicates={R}", 8.0 * 2 * R * M)
         if w.size and (w.min() < 0 or w.max() >= M):
             raise ValueError(f"workers must lie in [0, {M - 1}], got range [{w.min()}, {w.max()}]")
         if d.size and d.min() < 0:
@@ -60,7 +74,7 @@ class Schedule:
             if np.any(s[..., 1:] == s[..., :-1]):
                 raise ValueError("a worker appears twice in one round's arrivals (M_t must be a set)")
         ik = self.init_local_steps
-        ik = np.ones((R, M), dtype=np.int64) if ik is None else np.asarray(ik, dtype=np.int64)
+        ik = np.ones((R, M), dtype=np.int64) if ik is None else _as_int_array("init_local_steps", ik)
         if ik.ndim == 1:
             ik = np.broadcast_to(ik, (R, M)).copy()
         if ik.shape != (R, M) or (ik.size and ik.min() < 1):
@@ -70,6 +84,8 @@ class Schedule:
             wc = np.asarray(wc, dtype=float)
             if wc.shape != (R, T + 1):
                 raise ValueError(f"wall_clock must have shape {(R, T + 1)}, got {wc.shape}")
+            if not np.all(np.isfinite(wc)) or np.any(np.diff(wc, axis=1) < 0):
+                raise ValueError("wall_clock must be finite and non-decreasing along rounds")
         for name, arr in (("workers", w), ("delays", d), ("local_steps", k), ("init_local_steps", ik)):
             arr.setflags(write=False)
             object.__setattr__(self, name, arr)
@@ -77,11 +93,13 @@ class Schedule:
         object.__setattr__(self, "num_workers", M)
 
     @classmethod
-    def _trusted(cls, workers, delays, local_steps, num_workers, init_local_steps, wall_clock=None) -> Schedule:
-        """Internal fast constructor for schedules whose invariants hold by construction (``Behaviour.sample``):
-        skips the O(R·T·m) value checks of ``__post_init__`` (worker range, distinct arrivals, delay and step
-        bounds) but, like it, stores int64 read-only arrays (no copy when already int64). Never use it for user
-        input: ``Schedule(...)``, ``Schedule.load`` and ``Replay`` validate fully."""
+    def _trusted(cls, workers, delays, local_steps, num_workers, init_local_steps,
+                 wall_clock=None) -> Schedule:
+        """Internal fast constructor for schedules whose invariants hold by construction
+        (``Behaviour.sample``): skips the O(R·T·m) value checks of ``__post_init__`` (worker range, distinct
+        arrivals, delay and step bounds) but, like it, stores int64 read-only arrays (no copy when already
+        int64). Never use it for user input: ``Schedule(...)``, ``Schedule.load`` and ``Replay`` validate
+        fully."""
         self = object.__new__(cls)
         arrays = {name: np.asarray(arr, dtype=np.int64) for name, arr in (
             ("workers", workers), ("delays", delays), ("local_steps", local_steps),
@@ -90,7 +108,8 @@ class Schedule:
         M = int(num_workers)
         if not (arrays["workers"].shape == arrays["delays"].shape == arrays["local_steps"].shape) \
                 or arrays["init_local_steps"].shape != (R, M):
-            raise AssertionError("Schedule._trusted: inconsistent shapes")  # a bug in the caller, not user input
+            # a bug in the caller, not user input
+            raise AssertionError("Schedule._trusted: inconsistent shapes")
         for name, arr in arrays.items():
             arr.setflags(write=False)
             object.__setattr__(self, name, arr)
@@ -106,12 +125,13 @@ class Schedule:
     @property
     def origin(self) -> dict | None:
         """``{"behaviour": ..., "algorithm": ...}`` when the schedule was realized by ``simulate`` (None for
-        hand-written or loaded schedules). Theorem bounds read it to check their scope (``theory._scope``); it does
-        not take part in equality."""
+        hand-written or loaded schedules). Theorem bounds read it to check their scope (``theory._scope``); it
+        does not take part in equality."""
         return self.__dict__.get("_origin")
 
     def with_origin(self, behaviour=None, algorithm=None) -> Schedule:
-        """A shallow copy (the same read-only arrays) that records the behaviour and algorithm it came from."""
+        """A shallow copy (the same read-only arrays) that records the behaviour and algorithm it came
+        from."""
         new = copy.copy(self)
         object.__setattr__(new, "_origin", {"behaviour": behaviour, "algorithm": algorithm})
         return new
@@ -158,7 +178,8 @@ class Schedule:
         """
         R, T, m = self.workers.shape
         M = self.num_workers
-        origin = np.zeros((R, M), dtype=np.int64)          # round index of the model each slot was computed at
+        origin = np.zeros((R, M),
+                          dtype=np.int64)          # round index of the model each slot was computed at
         K = self.init_local_steps.copy()
         stale = np.empty((R, T, M), dtype=np.int64)
         Ks = np.empty((R, T, M), dtype=np.int64)
@@ -188,8 +209,23 @@ class Schedule:
 
     @classmethod
     def load(cls, path) -> Schedule:
-        with np.load(path) as z:
-            return cls(z["workers"], z["delays"], z["local_steps"], int(z["num_workers"]), z["init_local_steps"],
+        """Read a schedule written by ``save``. The .npz members' declared (uncompressed) sizes are checked
+        against ``afltheory._validation.MAX_ALLOC_BYTES`` before anything is decompressed."""
+        import zipfile
+        try:
+            with zipfile.ZipFile(path) as zf:
+                declared = sum(i.file_size for i in zf.infolist())
+        except (zipfile.BadZipFile, OSError) as exc:
+            raise ValueError(f"{path}: not a schedule .npz file ({exc})") from None
+        check_alloc(f"schedule file {path} (declared uncompressed size {declared} bytes)", float(declared))
+        with np.load(path, allow_pickle=False) as z:
+            missing = {"workers", "delays", "local_steps", "num_workers", "init_local_steps"} - set(z.files)
+            if missing:
+                raise ValueError(f"{path}: not a schedule .npz file (missing {sorted(missing)})")
+            nw = z["num_workers"]
+            if nw.shape != () or not np.issubdtype(nw.dtype, np.integer):
+                raise ValueError(f"{path}: num_workers must be an integer scalar, got {nw!r}")
+            return cls(z["workers"], z["delays"], z["local_steps"], int(nw), z["init_local_steps"],
                        z["wall_clock"] if "wall_clock" in z.files else None)
 
     def __eq__(self, other):

@@ -83,9 +83,9 @@ def mean_ci(a, level: float = 0.95):
 
 
 def accuracy_ci(acc, level: float = 0.95):
-    """(mean, low, high) of per-seed accuracies in [0, 1] over the first axis: a Student-t interval on the logit
-    scale, mapped back (so it stays inside [0, 1] — a raw t-interval of 2 seeds gave "0.378 ± 2.118"); low/high
-    are None with fewer than 2 seeds (no interval exists)."""
+    """(mean, low, high) of per-seed accuracies in [0, 1] over the first axis: a Student-t interval on the
+    logit scale, mapped back (so it stays inside [0, 1] — a raw t-interval of 2 seeds gave "0.378 ± 2.118");
+    low/high are None with fewer than 2 seeds (no interval exists)."""
     from scipy import stats
     a = np.clip(np.asarray(acc, dtype=float), 0.0, 1.0)
     n = a.shape[0]
@@ -155,14 +155,16 @@ def _settings(cfg: RealConfig, arrivals=None):
 
 
 def _fmt(mu, lo=None, hi=None, diverged=0):
-    out = f"{mu:.3f}" + (f" [{lo:.3f}, {hi:.3f}]" if lo is not None and hi is not None else " (1 seed: no CI)")
+    ci = f" [{lo:.3f}, {hi:.3f}]" if lo is not None and hi is not None else " (1 seed: no CI)"
+    out = f"{mu:.3f}" + ci
     return out + (f" ({diverged} diverged)" if diverged else "")
 
 
 def _table(rows, row_key, col_key):
     rk = list(dict.fromkeys(r[row_key] for r in rows))
     ck = list(dict.fromkeys(r[col_key] for r in rows))
-    cell = {(r[row_key], r[col_key]): _fmt(r["acc_mean"], r["acc_ci95_low"], r["acc_ci95_high"], r["diverged"])
+    cell = {(r[row_key], r[col_key]): _fmt(r["acc_mean"], r["acc_ci95_low"], r["acc_ci95_high"],
+                                           r["diverged"])
             for r in rows}
     lines = [f"| {row_key} | " + " | ".join(map(str, ck)) + " |", "|---" * (len(ck) + 1) + "|"]
     lines += [f"| {a} | " + " | ".join(cell.get((a, b), "") for b in ck) + " |" for a in rk]
@@ -175,24 +177,15 @@ def _write(out, name, result, figs=()):
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     js = out / f"{name}.json"
-    js.write_text(json.dumps(_strict({k: v for k, v in result.items() if k != "curves"}), indent=1, default=str,
+    js.write_text(json.dumps(_strict({k: v for k, v in result.items() if k != "curves"}), indent=1,
+                             default=str,
                              allow_nan=False))
     (out / f"{name}.md").write_text(result["table"] + "\n")
     result["files"] = [str(js), str(out / f"{name}.md")]
+    from ..plots import save
     for fname, fig in figs:
-        path = out / fname
-        fig.savefig(path, dpi=120, bbox_inches="tight")
-        result["files"].append(str(path))
-        import matplotlib.pyplot as plt
-        plt.close(fig)
+        result["files"].append(save(fig, out / fname))
     return result
-
-
-def _plt():
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    return plt
 
 
 def _row(cfg, ev, acc, div, **labels):
@@ -212,8 +205,8 @@ def table2(cfg: RealConfig = RealConfig(), ps=(1, 2, 5, 10), out=None) -> dict:
             rows.append(_row(cfg, ev, acc, div, p=p, setting=name))
     res = {"experiment": "table2", "config": cfg.__dict__, "rows": rows,
            "table": _table(rows, "p", "setting")}
-    plt = _plt()
-    fig, axes = plt.subplots(1, len(ps), figsize=(3.2 * len(ps), 3), sharey=True, squeeze=False)
+    from ..plots import new_figure
+    fig, axes = new_figure(1, len(ps), width=3.2, height=3, sharey=True, squeeze=False)
     for ax, p in zip(axes[0], ps, strict=False):
         for r in (r for r in rows if r["p"] == p):
             ax.plot(r["eval_rounds"], r["curve_mean"], label=r["setting"])
@@ -259,8 +252,8 @@ def figure5(cfg: RealConfig = RealConfig(), ps=(1, 2, 5, 10), out=None) -> dict:
             curves[(p, label)] = (ev, *mean_ci(acc))
     res = {"experiment": "figure5", "config": cfg.__dict__, "rows": rows,
            "table": _table(rows, "p", "method")}
-    plt = _plt()
-    fig, axes = plt.subplots(1, len(ps), figsize=(3.2 * len(ps), 3), sharey=True, squeeze=False)
+    from ..plots import new_figure
+    fig, axes = new_figure(1, len(ps), width=3.2, height=3, sharey=True, squeeze=False)
     for ax, p in zip(axes[0], ps, strict=False):
         for label in ("AFA-CD uniform", "AFA-CD biased", "AFA-CS biased"):
             ev, mu, hw = curves[(p, label)]
@@ -315,8 +308,11 @@ def wallclock(cfg: RealConfig = RealConfig(), p: int = 1, target: float = 0.85, 
     lines = ["| method | final acc | reached | rounds to target | time to target | mean round time |",
              "|---|---|---|---|---|---|"]
     def pm(mu, hw):
-        return "not reached" if not np.isfinite(mu) else f"{mu:.1f}" + (f" ± {hw:.1f}" if np.isfinite(hw) else "")
-    lines += [f"| {r['method']} | {_fmt(r['acc_mean'], r['acc_ci95_low'], r['acc_ci95_high'], r['diverged'])} | "
+        if not np.isfinite(mu):
+            return "not reached"
+        return f"{mu:.1f}" + (f" ± {hw:.1f}" if np.isfinite(hw) else "")
+    lines += [f"| {r['method']} | "
+              f"{_fmt(r['acc_mean'], r['acc_ci95_low'], r['acc_ci95_high'], r['diverged'])} | "
               f"{r['reached']}/{cfg.seeds} | {pm(r['rounds_to_target'], r['rounds_to_target_ci95'])} | "
               f"{pm(r['time_to_target'], r['time_to_target_ci95'])} | {r['mean_round_time']:.3f} |"
               for r in rows]
@@ -326,8 +322,8 @@ def wallclock(cfg: RealConfig = RealConfig(), p: int = 1, target: float = 0.85, 
                  f"order statistics predict {ratios['round_time_ratio_theory']:.3f})")
     res = {"experiment": "wallclock", "config": cfg.__dict__, "p": p, "target": target, "rows": rows,
            "ratios": ratios, "table": "\n".join(lines)}
-    plt = _plt()
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(8, 3), sharey=True)
+    from ..plots import new_figure
+    fig, (a1, a2) = new_figure(1, 2, width=4, height=3, sharey=True)
     for label, (ev, mu, t) in curves.items():
         a1.plot(ev, mu, label=label)
         a2.plot(t, mu, label=label)

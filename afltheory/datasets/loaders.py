@@ -23,6 +23,10 @@ import numpy as np
 
 __all__ = ["LEAF_LETTERS", "load_cifar10", "load_mnist", "load_shakespeare", "read_idx", "write_idx"]
 
+#: Largest dataset file accepted, compressed and decompressed (bytes): MNIST's largest IDX file is 47 MB and a
+#: CIFAR-10 batch 31 MB. A crafted file declaring more is refused before anything that size is allocated.
+MAX_FILE_BYTES = 512 * 1024**2
+
 _IDX_DTYPES = {0x08: np.dtype(">u1"), 0x09: np.dtype(">i1"), 0x0B: np.dtype(">i2"), 0x0C: np.dtype(">i4"),
                0x0D: np.dtype(">f4"), 0x0E: np.dtype(">f8")}
 
@@ -30,12 +34,20 @@ _IDX_DTYPES = {0x08: np.dtype(">u1"), 0x09: np.dtype(">i1"), 0x0B: np.dtype(">i2
 def _read_bytes(path: Path) -> bytes:
     if not path.is_file():
         raise ValueError(f"{path}: file not found")
-    raw = path.read_bytes()
-    if path.suffix == ".gz":
-        try:
-            raw = gzip.decompress(raw)
-        except (OSError, EOFError, gzip.BadGzipFile) as exc:
-            raise ValueError(f"{path}: not a valid gzip file ({exc})") from None
+    size = path.stat().st_size
+    if size > MAX_FILE_BYTES:
+        raise ValueError(f"{path}: {size} bytes, above the limit of {MAX_FILE_BYTES} bytes "
+                         f"(afltheory.datasets.loaders.MAX_FILE_BYTES)")
+    if path.suffix != ".gz":
+        return path.read_bytes()
+    try:  # stream: stop as soon as the decompressed size passes the limit (a gzip bomb never fills memory)
+        with gzip.open(path, "rb") as fh:
+            raw = fh.read(MAX_FILE_BYTES + 1)
+    except (OSError, EOFError, gzip.BadGzipFile) as exc:
+        raise ValueError(f"{path}: not a valid gzip file ({exc})") from None
+    if len(raw) > MAX_FILE_BYTES:
+        raise ValueError(f"{path}: decompresses to more than {MAX_FILE_BYTES} bytes, the limit "
+                         f"(afltheory.datasets.loaders.MAX_FILE_BYTES)")
     return raw
 
 
@@ -124,9 +136,37 @@ class _SafeUnpickler(pickle.Unpickler):
 
     def find_class(self, module, name):
         if (module, name) in self._ALLOWED:
-            return super().find_class(module, name)
+            obj = super().find_class(module, name)
+            if name == "bytearray":
+                return _bounded_bytearray
+            if name == "_reconstruct":
+                return _bounded(obj)
+            return obj
         raise pickle.UnpicklingError(f"refusing to load {module}.{name} (only numpy arrays and builtins "
                                      f"allowed)")
+
+
+def _bounded_bytearray(*args):
+    """bytearray(...) for the unpickler, refusing a size beyond MAX_FILE_BYTES (``bytearray(2.5e9)`` in a
+    67-byte pickle would otherwise allocate 2.5 GB)."""
+    if args and isinstance(args[0], int) and not isinstance(args[0], bool) and args[0] > MAX_FILE_BYTES:
+        raise pickle.UnpicklingError(f"bytearray of {args[0]} bytes exceeds the limit of {MAX_FILE_BYTES} "
+                                     f"(MAX_FILE_BYTES)")
+    return bytearray(*args)
+
+
+def _bounded(reconstruct):
+    """numpy's ``_reconstruct(subtype, shape, dtype)`` for the unpickler, refusing arrays beyond the limit."""
+    def call(subtype, shape, dtype, *rest):
+        try:
+            n = int(np.prod(np.asarray(shape, dtype=object))) * np.dtype(dtype).itemsize
+        except (TypeError, ValueError) as exc:
+            raise pickle.UnpicklingError(f"bad array shape {shape!r}: {exc}") from None
+        if n > MAX_FILE_BYTES:
+            raise pickle.UnpicklingError(f"array of {n} bytes exceeds the limit of {MAX_FILE_BYTES} "
+                                         f"(MAX_FILE_BYTES)")
+        return reconstruct(subtype, shape, dtype, *rest)
+    return call
 
 
 def _unpickle(path: Path) -> dict:
@@ -134,7 +174,7 @@ def _unpickle(path: Path) -> dict:
     try:
         obj = _SafeUnpickler(io.BytesIO(raw), encoding="bytes").load()
     except (pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError, IndexError,
-            struct.error) as exc:
+            struct.error, OverflowError, MemoryError) as exc:
         raise ValueError(f"{path}: not a valid CIFAR-10 python pickle "
                          f"(truncated or malformed: {exc})") from None
     if not isinstance(obj, dict):

@@ -4,8 +4,8 @@
 t = 0..rounds); ``steady_state(...)`` -> ``SteadyState`` (the t → ∞ limit where it exists);
 ``rounds_to_epsilon(...)``. Supported: quadratic problems with additive noise of known covariance
 (``problem.linear_gaussian()``), AFA-CD / FedAvg / FedBuff / AsySG / AFA-CS with SGD or FedProx workers,
-round-mode behaviours with exact inclusion probabilities (uniform, biased, fixed arrivals), bounded i.i.d. delays
-(no, uniform, fixed, geometric, per-worker) and finite per-worker local-step pmfs. Anything else raises
+round-mode behaviours with exact inclusion probabilities (uniform, biased, fixed arrivals), bounded i.i.d.
+delays (no, uniform, fixed, geometric, per-worker) and finite per-worker local-step pmfs. Anything else raises
 ``TypeError`` / ``ExactUnavailable`` (a ``ValueError``) that says why and points to ``afltheory.simulate``.
 """
 
@@ -23,5 +23,6 @@ from .moments import (
     zscores,
 )
 
-__all__ = ["DEFAULT_MAX_MEMORY", "ExactCostWarning", "ExactSystem", "ExactUnavailable", "Moments", "RoundLaw", "SteadyState",
-           "estimate_memory", "moments", "round_law", "rounds_to_epsilon", "steady_state", "zscores"]
+__all__ = ["DEFAULT_MAX_MEMORY", "ExactCostWarning", "ExactSystem", "ExactUnavailable", "Moments", "RoundLaw",
+           "SteadyState", "estimate_memory", "moments", "round_law", "rounds_to_epsilon", "steady_state",
+           "zscores"]

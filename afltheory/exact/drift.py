@@ -1,40 +1,32 @@
 """Drift in the exact engine, and Dynamic FedAvg's steady state [Rizk, Vlaski, Sayed 2020] (docs/dynamic.md).
 
 **Drift hook.** With a drifting optimum (``DriftingQuadratic``: w°_{t+1} = w°_t + q_{t+1}, Cov q = Q) and
-coordinates
-centred at the round's optimum, e_t = x_t − w°_t, a round updates from e_t − q_{t+1} (the optimum moves
-first);
-q is independent and zero mean, so the exact second-moment recursion only replaces E e eᵀ by E e eᵀ + Q
-before the
-round (``add_drift``); the first moment is unchanged. Needs no delays (a stale model would see several
-increments)
-and no AFA-CS memory.
+coordinates centred at the round's optimum, e_t = x_t − w°_t, a round updates from e_t − q_{t+1} (the
+optimum moves first); q is independent and zero mean, so the exact second-moment recursion only replaces E
+e eᵀ by E e eᵀ + Q before the round (``add_drift``); the first moment is unchanged. Needs no delays (a
+stale model would see several increments) and no AFA-CS memory.
 
 **Stein-type steady state** (``stein_steady_state``, an independent solver used to check the generic engine):
-agent k
-maps the deviation ẽ = e − q to A_k ẽ + a_k + n_k (A_k = I − μ C_k, a_k = −μ c_k, Cov n_k = μ² Q_k, from its
-E_k-step
-local map with step μ/E_k), and the server averages over the sampled multiset of L agents (multiplicities
-N_k):
+agent k maps the deviation ẽ = e − q to A_k ẽ + a_k + n_k (A_k = I − μ C_k, a_k = −μ c_k, Cov n_k = μ² Q_k,
+from its E_k-step local map with step μ/E_k), and the server averages over the sampled multiset of L agents
+(multiplicities N_k):
 
     P = (1/L²) Σ_{k,l} E[N_k N_l] (A_k (P + Q) A_lᵀ + A_k m a_lᵀ + a_k mᵀ A_lᵀ + a_k a_lᵀ) + (1/L²) Σ_k
     E[N_k] μ² Q_k,
 
 with E N_k = L/K and, without replacement, E N_k² = π_kk = L/K, E N_k N_l = π_kl = L(L−1)/(K(K−1)) (with
-replacement: L/K + L(L−1)/K² and L(L−1)/K²); m = (I − Ā)⁻¹ ā the steady mean. For one local step and a shared
-Hessian this is THEOREMS.md's P = E[(I − μR̂)(P + Q)(I − μR̂)] + μ²(C_b + C_s). Solved as a d²×d² linear
-system.
+replacement: L/K + L(L−1)/K² and L(L−1)/K²); m = (I − Ā)⁻¹ ā the steady mean. For one local step and a
+shared Hessian this is THEOREMS.md's P = E[(I − μR̂)(P + Q)(I − μR̂)] + μ²(C_b + C_s). Solved as a d²×d²
+linear system.
 
 **First-order law** (``first_order``): MSD(μ) ≈ (μ/2) Tr(H̄⁻¹(C_b + C_s)) + Tr(H̄⁻¹Q)/(2μ), with
 C_b = ((K−L)/(L(K−1))) (1/K) Σ_k b_k b_kᵀ (b_k = ∇P_k(w°)), C_s = (1/(LK)) Σ_k Cov(mini-batch gradient of
-k)/E_k,
-minimized at μ* = sqrt(Tr(H̄⁻¹Q) / Tr(H̄⁻¹(C_b + C_s))).
+k)/E_k, minimized at μ* = sqrt(Tr(H̄⁻¹Q) / Tr(H̄⁻¹(C_b + C_s))).
 
 **The seed's bound** (``seed_constants``, ``seed_bound``): the gradient-noise constants β_s², σ_s², ε² as the
-seed
-states them, and the steady-state bound derived from its error recursion (not in the seed; derivation in
-docs/dynamic.md): for E_k = 1 and λ(μ) = 1 − 2μν + μ²(δ² + β_s²) < 1,
-limsup E‖w°_i − w_i‖² ≤ [μ²(σ_s² + ε²) + λ σ_q²] / (1 − λ) ≈ μ(σ_s² + ε²)/(2ν) + σ_q²/(2μν).
+seed states them, and the steady-state bound derived from its error recursion (not in the seed; derivation
+in docs/dynamic.md): for E_k = 1 and λ(μ) = 1 − 2μν + μ²(δ² + β_s²) < 1, limsup E‖w°_i − w_i‖² ≤ [μ²(σ_s² +
+ε²) + λ σ_q²] / (1 − λ) ≈ μ(σ_s² + ε²)/(2ν) + σ_q²/(2μν).
 """
 
 from __future__ import annotations
@@ -53,8 +45,7 @@ __all__ = ["SteinSteadyState", "add_drift", "check_supported", "first_order", "s
 
 def unwrap(problem, algorithm=None):
     """(round-0 problem, drift covariance Q or None): applies ``algorithm.prepare`` (mini-batch sizes) and
-    unwraps a
-    drifting problem (anything with ``base`` and ``drift_cov``)."""
+    unwraps a drifting problem (anything with ``base`` and ``drift_cov``)."""
     prepare = getattr(algorithm, "prepare", None)
     if prepare is not None:
         problem = prepare(problem)
@@ -142,9 +133,8 @@ def _agents(problem, algorithm, *, drop_epoch_scaling: bool = False) -> _Agents:
 @dataclass(frozen=True)
 class SteinSteadyState:
     """Steady state of Dynamic FedAvg from the Stein-type equation: ``msd`` = tr P, ``P`` = lim E e eᵀ,
-    ``mean`` = lim E e, ``spectral_radius`` of the linear map P ↦ (1/L²) Σ E[N_k N_l] A_k P A_lᵀ (stable iff
-    < 1;
-    else msd = inf and ``stable`` False)."""
+    ``mean`` = lim E e, ``spectral_radius`` of the linear map P ↦ (1/L²) Σ E[N_k N_l] A_k P A_lᵀ (stable
+    iff < 1; else msd = inf and ``stable`` False)."""
 
     msd: float
     P: np.ndarray
@@ -157,11 +147,10 @@ class SteinSteadyState:
 def stein_steady_state(problem, algorithm, L: int, *, replace: bool = False, drift_after: bool = False,
                        drop_epoch_scaling: bool = False) -> SteinSteadyState:
     """lim_t E‖x_t − w°_t‖² of ``DynamicFedAvg`` on a (drifting) quadratic with L of K agents per round, by
-    solving
-    the Stein-type equation directly (module docstring). The keyword flags evaluate plausible wrong variants
-    (the
-    negative controls): agents sampled with replacement, the drift applied after the update (the error is then
-    measured against an optimum the round never saw: P = 𝒯(P) + F + Q), the 1/E_k step scaling dropped."""
+    solving the Stein-type equation directly (module docstring). The keyword flags evaluate plausible wrong
+    variants (the negative controls): agents sampled with replacement, the drift applied after the update
+    (the error is then measured against an optimum the round never saw: P = 𝒯(P) + F + Q), the 1/E_k step
+    scaling dropped."""
     ag = _agents(problem, algorithm, drop_epoch_scaling=drop_epoch_scaling)
     K, d = ag.b.shape
     L = check_int("L", L, low=1, high=None if replace else K)
@@ -190,12 +179,10 @@ def stein_steady_state(problem, algorithm, L: int, *, replace: bool = False, dri
 
 # ------------------------------------------------------------------------------------------- first-order law
 def first_order(problem, algorithm, L: int, *, replace: bool = False) -> dict:
-    """The first-order steady-state law (module docstring): a dict with ``C_b``, ``C_s``, ``Q``, ``Hbar``,
-    the traces
-    ``tr_b`` = Tr(H̄⁻¹C_b), ``tr_s`` = Tr(H̄⁻¹C_s), ``tr_q`` = Tr(H̄⁻¹Q), ``mu_star`` (inf when Q = 0; 0 when
-    C_b + C_s = 0) and ``msd``: a function μ ↦ (μ/2)(tr_b + tr_s) + tr_q/(2μ). ``replace``: the
-    with-replacement
-    variant (model-variability factor 1/L instead of (K − L)/(L(K − 1)))."""
+    """The first-order steady-state law (module docstring): a dict with ``C_b``, ``C_s``, ``Q``, ``Hbar``, the
+    traces ``tr_b`` = Tr(H̄⁻¹C_b), ``tr_s`` = Tr(H̄⁻¹C_s), ``tr_q`` = Tr(H̄⁻¹Q), ``mu_star`` (inf when Q =
+    0; 0 when C_b + C_s = 0) and ``msd``: a function μ ↦ (μ/2)(tr_b + tr_s) + tr_q/(2μ). ``replace``: the
+    with-replacement variant (model-variability factor 1/L instead of (K − L)/(L(K − 1)))."""
     ag = _agents(problem, algorithm)
     K, d = ag.b.shape
     L = check_int("L", L, low=1, high=None if replace else K)
@@ -218,12 +205,12 @@ def first_order(problem, algorithm, L: int, *, replace: bool = False) -> dict:
 
 # --------------------------------------------------------------------------------------- the seed's constants
 def seed_constants(problem, algorithm, L: int) -> dict:
-    """The seed's gradient-noise constants, transcribed (THEOREMS.md "Dynamic FedAvg — the claims"):
-    τ_{s,k} = (N_k − B_k)/((N_k − 1) B_k E_k) (Gaussian data: 1/(B_k E_k)), τ_ε = (K − L)/(K − 1),
-    β_s² = (1/(KL)) Σ_k (6τ_{s,k} + 2τ_ε) δ², σ_s² = (3/(KL)) Σ_k τ_{s,k} E‖∇Q_k(w°; x) − ∇P_k(w°)‖²,
-    ε² = (2/(KL)) Σ_k τ_ε² ‖∇P_k(w°)‖²; δ = max_k λ_max(R_k) (Lipschitz gradients), ν = λ_min(H̄) (strong
-    convexity of the aggregate risk). Also ``exact_noise_at_optimum`` = E‖s‖² at w = w° for one local step,
-    Tr(C_b + C_s), which the seed's σ_s² + ε² must bound."""
+    """The seed's gradient-noise constants, transcribed (THEOREMS.md "Dynamic FedAvg — the claims"): τ_{s,k} =
+    (N_k − B_k)/((N_k − 1) B_k E_k) (Gaussian data: 1/(B_k E_k)), τ_ε = (K − L)/(K − 1), β_s² = (1/(KL))
+    Σ_k (6τ_{s,k} + 2τ_ε) δ², σ_s² = (3/(KL)) Σ_k τ_{s,k} E‖∇Q_k(w°; x) − ∇P_k(w°)‖², ε² = (2/(KL)) Σ_k
+    τ_ε² ‖∇P_k(w°)‖²; δ = max_k λ_max(R_k) (Lipschitz gradients), ν = λ_min(H̄) (strong convexity of the
+    aggregate risk). Also ``exact_noise_at_optimum`` = E‖s‖² at w = w° for one local step, Tr(C_b + C_s),
+    which the seed's σ_s² + ε² must bound."""
     ag = _agents(problem, algorithm)
     base, _ = unwrap(problem, algorithm)
     K, d = ag.b.shape
@@ -255,11 +242,10 @@ def seed_constants(problem, algorithm, L: int) -> dict:
 
 def seed_bound(problem, algorithm, L: int) -> dict:
     """The steady-state bound from the seed's error recursion with its constants (derived here,
-    docs/dynamic.md):
-    λ = 1 − 2μν + μ²(δ² + β_s²); if λ < 1, limsup MSD ≤ [μ²(σ_s² + ε²) + λσ_q²]/(1 − λ), split into the terms
-    ``data`` μ²σ_s²/(1−λ), ``model`` μ²ε²/(1−λ), ``drift`` λσ_q²/(1−λ). ``inside``: E_k = 1 for every agent
-    (the
-    seed's incremental term d_i vanishes) and λ < 1. ``bound`` = inf when λ ≥ 1."""
+    docs/dynamic.md): λ = 1 − 2μν + μ²(δ² + β_s²); if λ < 1, limsup MSD ≤ [μ²(σ_s² + ε²) + λσ_q²]/(1 − λ),
+    split into the terms ``data`` μ²σ_s²/(1−λ), ``model`` μ²ε²/(1−λ), ``drift`` λσ_q²/(1−λ). ``inside``:
+    E_k = 1 for every agent (the seed's incremental term d_i vanishes) and λ < 1. ``bound`` = inf when λ ≥
+    1."""
     c = seed_constants(problem, algorithm, L)
     mu = float(algorithm.mu)
     lam = 1 - 2 * mu * c["nu"] + mu**2 * (c["delta"] ** 2 + c["beta_s2"])

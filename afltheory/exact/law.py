@@ -17,6 +17,8 @@ import numpy as np
 from ..anarchy.behaviour import Behaviour, Synchronous
 from ..anarchy.delays import FixedDelay, GeometricDelay, NoDelay, PerWorkerDelay, UniformDelay
 
+__all__ = ["ExactUnavailable", "MAX_LOCAL_STEPS", "round_law", "RoundLaw", "SIMULATE_HINT"]
+
 SIMULATE_HINT = "use the Monte Carlo engine afltheory.simulate(...) instead"
 
 
@@ -46,8 +48,10 @@ def _components(behaviour):
     if isinstance(behaviour, Synchronous):
         return behaviour.arrivals, NoDelay(), behaviour.local_steps
     raise ExactUnavailable(
-        f"behaviour={behaviour!r}: exact moments need a round-mode Behaviour (or Synchronous) whose arrivals, "
-        f"delays and local steps are i.i.d. across rounds; replayed schedules and event-driven clocks are not "
+        f"behaviour={behaviour!r}: exact moments need a round-mode Behaviour (or Synchronous) whose "
+        "arrivals, "
+        "delays and local steps are i.i.d. across rounds; replayed schedules and event-driven clocks are "
+        "not "
         f"— {SIMULATE_HINT}")
 
 
@@ -57,13 +61,16 @@ MAX_LOCAL_STEPS = 100_000
 
 def _check_pmf(name, p, n_max):
     p = np.asarray(p, dtype=float)
-    if p.ndim != 1 or p.size < 1 or p.size > n_max or np.any(p < 0) or not np.isclose(p.sum(), 1.0, atol=1e-9):
-        raise ExactUnavailable(f"{name} returned {p!r}; expected probabilities over 0..{n_max - 1} summing to 1")
+    if p.ndim != 1 or p.size < 1 or p.size > n_max or np.any(p < 0) or not np.isclose(p.sum(), 1.0,
+                                                                                      atol=1e-9):
+        raise ExactUnavailable(f"{name} returned {p!r}; expected probabilities over 0..{n_max - 1} summing "
+                               "to 1")
     return p / p.sum()
 
 
 def round_law(behaviour, num_workers: int, fixed_local_steps: int | None = None) -> RoundLaw:
-    """Extract the per-round law of ``behaviour`` for ``num_workers`` workers, or raise ``ExactUnavailable``."""
+    """Extract the per-round law of ``behaviour`` for ``num_workers`` workers, or raise
+    ``ExactUnavailable``."""
     arrivals, delays, steps = _components(behaviour)
     M = num_workers
     arrivals.validate(M)
@@ -73,7 +80,8 @@ def round_law(behaviour, num_workers: int, fixed_local_steps: int | None = None)
         raise ExactUnavailable(f"arrivals={arrivals!r}: {exc} — {SIMULATE_HINT}") from None
     if inc is None:
         raise ExactUnavailable(
-            f"arrivals={arrivals!r} are not i.i.d. across rounds (no exact inclusion probabilities): the arrival "
+            f"arrivals={arrivals!r} are not i.i.d. across rounds (no exact inclusion probabilities): the "
+            "arrival "
             f"set depends on the past, so the moment recursion does not close — {SIMULATE_HINT}")
     pi, pij = (np.asarray(a, dtype=float) for a in inc)
     if pi.shape != (M,) or pij.shape != (M, M):
@@ -132,7 +140,8 @@ def round_law(behaviour, num_workers: int, fixed_local_steps: int | None = None)
             p = steps.pmf(i)
             if not p or any(int(k) != k or k < 1 or v < 0 for k, v in p.items()) or \
                     not np.isclose(sum(p.values()), 1.0, atol=1e-9):
-                raise ExactUnavailable(f"local_steps.pmf({i})={p!r} must be a finite pmf over integers K >= 1")
+                raise ExactUnavailable(f"local_steps.pmf({i})={p!r} must be a finite pmf over integers "
+                                       "K >= 1")
             kp.append({int(k): float(v) for k, v in p.items() if v > 0})
         kp = tuple(kp)
         kp0 = kp   # the warm start draws K from the policy at round 0 (sample_initial), i.e. pmf(i)

@@ -20,6 +20,8 @@ from ..algorithms.base import WorkerRule, overrides
 from ..problems.base import Problem
 from .law import SIMULATE_HINT
 
+__all__ = ["ExactRule", "linear_model", "local_maps", "LocalMap", "server_rule"]
+
 
 @dataclass(frozen=True)
 class LocalMap:

@@ -43,8 +43,12 @@ from . import drift
 from .law import SIMULATE_HINT, ExactUnavailable, round_law
 from .local import linear_model, local_maps, server_rule
 
+__all__ = ["DEFAULT_MAX_MEMORY", "estimate_memory", "ExactSystem", "MAX_LOCAL_MAP_FLOPS", "Moments",
+           "moments", "rounds_to_epsilon", "steady_state", "SteadyState", "zscores"]
+
 DEFAULT_MAX_MEMORY = 2 * 1024**3   # bytes
-#: Work limit of the exact local maps (≈ 2·dim³ flops per local step and worker), checked before building them.
+#: Work limit of the exact local maps (≈ 2·dim³ flops per local step and worker), checked before building
+# them.
 MAX_LOCAL_MAP_FLOPS = 2e10
 
 
@@ -137,7 +141,8 @@ class ExactSystem:
         if need > max_memory:
             raise ExactUnavailable(
                 f"exact state too large: dim={d}, num_workers={M}, max_delay={self.Hn - 1}"
-                f"{', AFA-CS memory slots' if self.cs else ''} give a state of size n={self.n} and need about "
+                f"{', AFA-CS memory slots' if self.cs else ''} give a state of size n={self.n} and need "
+                "about "
                 f"{need / 1024**3:.2f} GiB (max_memory={max_memory / 1024**3:.2f} GiB) — pass a larger "
                 f"max_memory or {SIMULATE_HINT}")
         self.x_star = model.x_star.copy()
@@ -147,7 +152,8 @@ class ExactSystem:
         b_t = model.b - np.einsum("mjk,k->mj", model.hessians, self.x_star)
         work = sum(2.0 * d**3 * max(set(law.k_pmf[i]) | set(law.k_init_pmf[i])) for i in range(M))
         if work > MAX_LOCAL_MAP_FLOPS:
-            raise ExactUnavailable(f"exact local maps too costly: K up to {max(max(p) for p in law.k_pmf)} local "
+            raise ExactUnavailable(f"exact local maps too costly: K up to {max(max(p) for p in law.k_pmf)} "
+                                   "local "
                                    f"steps with dim={d} and num_workers={M} need ~{work:.2g} flops (limit "
                                    f"{MAX_LOCAL_MAP_FLOPS:.0g}) — {SIMULATE_HINT}")
         drift.check_supported(self)
@@ -228,7 +234,8 @@ class ExactSystem:
         if self.cs:
             for j in range(M):
                 idx = nJ + j * d + np.arange(d)
-                rows.extend(1 + np.arange(d)), cols.extend(idx), vals.extend(np.full(d, -self.scale * (1 - pi[j])))
+                rows.extend(1 + np.arange(d)), cols.extend(idx)
+                vals.extend(np.full(d, -self.scale * (1 - pi[j])))
                 rows.extend(idx), cols.extend(idx), vals.extend(np.full(d, 1.0 - pi[j]))
                 dense(nJ + j * d, 0, pi[j] * U[j])
         A = scipy.sparse.coo_matrix((vals, (rows, cols)), shape=(n, n)).tocsr()
@@ -262,8 +269,10 @@ class ExactSystem:
         """W_i = E[D_i S D_iᵀ] − D̄_i S D̄_iᵀ for every worker (D_i over the (const, x̃_{t−τ}) columns)."""
         W = np.zeros((self.M, self.d, self.d))
         p, Dc, who, rand, q = op.combos
-        Sb = S[self._blk[:, :, None], self._blk[:, None, :]]                 # (H, 1+d, 1+d): S on (0, x̃_{t−τ})
-        Smix = np.einsum("rt,tab->rab", q, Sb)                               # Σ_τ p_τ w_τ² S_τ per random worker
+        Sb = S[self._blk[:, :, None], self._blk[:, None,
+                                                :]]                 # (H, 1+d, 1+d): S on (0, x̃_{t−τ})
+        Smix = np.einsum("rt,tab->rab", q,
+                         Sb)                               # Σ_τ p_τ w_τ² S_τ per random worker
         DS = np.matmul(Dc, Smix[who])
         DS *= p[:, None, None]
         E = np.matmul(DS, Dc.transpose(0, 2, 1))
@@ -320,7 +329,8 @@ class ExactSystem:
 
 
 def _linear_compressor(algorithm, dim):
-    """The server rule's compressor if the exact recursion supports it (linear, memoryless), else None/raise."""
+    """The server rule's compressor if the exact recursion supports it (linear, memoryless), else
+    None/raise."""
     spec = check_compressor(getattr(algorithm, "compressor", None))
     if spec is None:
         return None
@@ -352,18 +362,18 @@ def moments(problem, algorithm, behaviour, rounds: int, x0=None, *,
     """Exact E‖∇f(x_t)‖², E f(x_t), E x_t for t = 0..rounds (no Monte Carlo error).
 
     Same arguments as ``afltheory.simulate`` (x0: (dim,), default ``problem.default_x0()``). Needs a
-    linear-Gaussian problem (``problem.linear_gaussian()`` not None), an AFACD/FedAvg/FedBuff/AsySG/AFACS server
-    with an SGD or FedProx worker, and a round-mode behaviour whose arrivals expose ``inclusion`` and whose
-    delays/local steps expose bounded pmfs; otherwise ``TypeError``/``ExactUnavailable`` (a ``ValueError``)
-    says why. Cost per round: O(n² · nnz-rows) with n = 1 + (max_delay+1)·dim (+ num_workers·dim for AFA-CS).
-    Divergence is reported as in ``simulate``: at the first t where a moment is non-finite, E‖∇f(x_t)‖² exceeds
-    ``divergence_threshold``·max(1, ‖∇f(x_0)‖²) or |E f(x_t) − f(x_0)| exceeds ``divergence_threshold``·
-    max(1, |f(x_0)|), the values from t on are +inf, ``divergence_round`` = t and a ``DivergenceWarning`` is
-    issued.
+    linear-Gaussian problem (``problem.linear_gaussian()`` not None), an AFACD/FedAvg/FedBuff/AsySG/AFACS
+    server with an SGD or FedProx worker, and a round-mode behaviour whose arrivals expose ``inclusion`` and
+    whose delays/local steps expose bounded pmfs; otherwise ``TypeError``/``ExactUnavailable`` (a
+    ``ValueError``) says why. Cost per round: O(n² · nnz-rows) with n = 1 + (max_delay+1)·dim (+
+    num_workers·dim for AFA-CS). Divergence is reported as in ``simulate``: at the first t where a moment is
+    non-finite, E‖∇f(x_t)‖² exceeds ``divergence_threshold``·max(1, ‖∇f(x_0)‖²) or |E f(x_t) − f(x_0)| exceeds
+    ``divergence_threshold``· max(1, |f(x_0)|), the values from t on are +inf, ``divergence_round`` = t and a
+    ``DivergenceWarning`` is issued.
 
     Cost: the first round is timed and the total projected (state size n in the message); a projection above
-    ``warn_seconds`` issues an ``ExactCostWarning`` (with the state size and the ``simulate`` alternative), one
-    above ``max_seconds`` (None: no limit) raises ``ExactUnavailable`` before the remaining rounds run.
+    ``warn_seconds`` issues an ``ExactCostWarning`` (with the state size and the ``simulate`` alternative),
+    one above ``max_seconds`` (None: no limit) raises ``ExactUnavailable`` before the remaining rounds run.
     """
     rounds = check_int("rounds", rounds, low=1)
     warn_seconds = check_positive("warn_seconds", warn_seconds)
@@ -414,9 +424,11 @@ def moments(problem, algorithm, behaviour, rounds: int, x0=None, *,
 
 def _check_cost(first: float, rounds: int, sys_, warn_seconds: float, max_seconds: float | None) -> None:
     projected = first * rounds
-    msg = (f"exact.moments: the first round took {first:.3g} s, so {rounds} rounds need about {projected:.3g} s "
+    msg = (f"exact.moments: the first round took {first:.3g} s, so {rounds} rounds need about "
+           f"{projected:.3g} s "
            f"(state size n = {sys_.n}: dim {sys_.d}, delay history {sys_.Hn}"
-           f"{', AFA-CS memory slots' if sys_.cs else ''}; each round costs O(n³)); `afltheory.simulate` with a few "
+           f"{', AFA-CS memory slots' if sys_.cs else ''}; each round costs O(n³)); `afltheory.simulate` "
+           "with a few "
            f"hundred replicates is usually far cheaper at this size")
     if max_seconds is not None and projected > max_seconds:
         raise ExactUnavailable(msg + f" — refused: above max_seconds={max_seconds:g}")
@@ -451,8 +463,8 @@ def rounds_to_epsilon(problem, algorithm, behaviour, epsilon: float, *, max_roun
 
 
 def zscores(trace, exact: Moments, what: str = "grad_norm_sq") -> np.ndarray:
-    """(Monte Carlo mean − exact) / Monte Carlo standard error at t = 0..rounds of a ``simulate`` trace; NaN where
-    the standard error is (numerically) zero, e.g. at t = 0 with a deterministic x_0."""
+    """(Monte Carlo mean − exact) / Monte Carlo standard error at t = 0..rounds of a ``simulate`` trace; NaN
+    where the standard error is (numerically) zero, e.g. at t = 0 with a deterministic x_0."""
     if what not in ("grad_norm_sq", "loss"):
         raise ValueError(f"what={what!r} must be 'grad_norm_sq' or 'loss'")
     T = min(trace.rounds, exact.rounds) + 1
@@ -479,7 +491,8 @@ def steady_state(problem, algorithm, behaviour, *, tol: float = 1e-11, max_memor
     op = sys_.op(t_ss)
     for t in (t_ss + 1, t_ss + 7):
         if sys_.op(t) is not op:
-            raise ExactUnavailable(f"delays of {behaviour!r} are not time-invariant for t >= max_delay, so there "
+            raise ExactUnavailable(f"delays of {behaviour!r} are not time-invariant for t >= max_delay, so "
+                                   "there "
                                    f"is no stationary recursion — use moments(...) for a finite horizon")
     n, d = sys_.n, sys_.d
     N = n - 1
@@ -545,7 +558,8 @@ def steady_state(problem, algorithm, behaviour, *, tol: float = 1e-11, max_memor
 
 
 def _forcing(sys_, t, m):
-    """F₀ = ww-block of one step from S = [[1, mᵀ], [m, 0]] (with noise): the constant part of P ↦ 𝓛(P) + F₀."""
+    """F₀ = ww-block of one step from S = [[1, mᵀ], [m, 0]] (with noise): the constant part of P ↦ 𝓛(P) +
+    F₀."""
     n = sys_.n
     S = np.zeros((n, n))
     S[0, 0] = 1.0

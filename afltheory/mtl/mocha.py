@@ -1,8 +1,8 @@
 """MOCHA [Smith et al. 2017, Algorithm 1]: the W-step as a CoCoA-style distributed dual method with
 θ-approximate local solvers, stragglers from the anarchy components, and the central Ω-step.
 
-Round h (Ω fixed within the round): the server sends w_t = W(α)[:, t]; node t approximately maximizes its local
-subproblem (the seed's G_t^{σ'}, written here as a maximization of the dual's separable lower model)
+Round h (Ω fixed within the round): the server sends w_t = W(α)[:, t]; node t approximately maximizes its
+local subproblem (the seed's G_t^{σ'}, written here as a maximization of the dual's separable lower model)
 
     G_t(Δα_t) = −Σ_i ℓ*(−α_t^i − Δα_t^i) − w_tᵀ X_tᵀΔα_t − (σ' C_tt / 4) ‖X_tᵀΔα_t‖²,
 
@@ -17,11 +17,11 @@ A node that does not arrive in a round (the behaviour's arrivals, or an independ
 contributes θ = 1 (Δ = 0). θ may be a number or a pair (low, high): θ ~ U[low, high] per node and round.
 Delays of the behaviour are not used (the W-step is synchronous; lateness is expressed as θ = 1).
 
-Ω-step (``update_omega=True``, after each W-step): the seed's closed form Σ = (WᵀW)^{1/2}/tr((WᵀW)^{1/2}) is the
-task *covariance* that minimizes tr(W Σ⁻¹ Wᵀ) over {Σ ≻ 0, tr Σ = 1}; the regularizer λ₁ tr(WΩWᵀ) then uses
-Ω = Σ⁻¹ (computed with WᵀW + ε'I, ε' = ``omega_eps``·max(1, tr WᵀW), so Σ stays invertible). With this reading the Ω-step never
-increases the primal objective (a test); the seed prints Ω in the regularizer and the covariance's closed form
-for the Ω-step, which are only consistent under this inverse relation (docs/mtl.md).
+Ω-step (``update_omega=True``, after each W-step): the seed's closed form Σ = (WᵀW)^{1/2}/tr((WᵀW)^{1/2}) is
+the task *covariance* that minimizes tr(W Σ⁻¹ Wᵀ) over {Σ ≻ 0, tr Σ = 1}; the regularizer λ₁ tr(WΩWᵀ) then
+uses Ω = Σ⁻¹ (computed with WᵀW + ε'I, ε' = ``omega_eps``·max(1, tr WᵀW), so Σ stays invertible). With this
+reading the Ω-step never increases the primal objective (a test); the seed prints Ω in the regularizer and the
+covariance's closed form for the Ω-step, which are only consistent under this inverse relation (docs/mtl.md).
 """
 
 from __future__ import annotations
@@ -93,8 +93,8 @@ def local_maximizer(
 def arrival_probabilities(
     behaviour, m: int, drop: float = 0.0, rounds: int = 2000, seed: int = 0
 ) -> np.ndarray:
-    """P[node t arrives in a round] for each t: exact from the arrivals' inclusion probabilities when available,
-    else the frequency over ``rounds`` sampled rounds; times (1 − drop)."""
+    """P[node t arrives in a round] for each t: exact from the arrivals' inclusion probabilities when
+    available, else the frequency over ``rounds`` sampled rounds; times (1 − drop)."""
     if behaviour is None:
         pi = np.ones(m)
     else:
@@ -155,10 +155,10 @@ def mocha(
 ) -> MochaResult:
     """Run MOCHA for ``rounds`` W-steps (each followed by an Ω-step if ``update_omega``).
 
-    ``theta``: per-node accuracy θ ∈ [0, 1] or (low, high); ``behaviour``: an ``afltheory.anarchy`` behaviour whose
-    arrivals decide which nodes participate (the m tasks are its workers); ``drop`` ∈ [0, 1): independent
-    per-node, per-round drop probability; ``sigma_prime``: default the current problem's smallest safe value
-    σ'_min (recomputed after each Ω-step; ``MochaResult.sigma_prime`` is the last one used)."""
+    ``theta``: per-node accuracy θ ∈ [0, 1] or (low, high); ``behaviour``: an ``afltheory.anarchy`` behaviour
+    whose arrivals decide which nodes participate (the m tasks are its workers); ``drop`` ∈ [0, 1):
+    independent per-node, per-round drop probability; ``sigma_prime``: default the current problem's smallest
+    safe value σ'_min (recomputed after each Ω-step; ``MochaResult.sigma_prime`` is the last one used)."""
     if not isinstance(problem, MultiTaskProblem):
         raise ValueError(f"problem={problem!r} must be a MultiTaskProblem")
     rounds = check_int("rounds", rounds, low=0)

@@ -18,7 +18,8 @@ R*(U) = ¼ tr(U C Uᵀ)). Losses and their conjugates at −α (y ∈ {−1, +1}
 
 Certified constants (``constants``): the loss smoothness 1/μ (or Lipschitz constant), the data radius
 max‖x_t^i‖, σ'_min (the smallest safe σ' of the local subproblems: λ_max(D^{-1/2} C D^{-1/2}), D = diag(C),
-so that ¼‖Σ_t …‖²_C ≤ σ' Σ_t ¼ C_tt‖X_tᵀΔα_t‖²; always ≤ m) and ``s`` of Theorem 1 (see ``afltheory.theory.mocha``).
+so that ¼‖Σ_t …‖²_C ≤ σ' Σ_t ¼ C_tt‖X_tᵀΔα_t‖²; always ≤ m) and ``s`` of Theorem 1 (see
+``afltheory.theory.mocha``).
 """
 
 from __future__ import annotations
@@ -49,8 +50,8 @@ class MultiTaskProblem:
     """``MultiTaskProblem(X=[X_1, …, X_m], y=[y_1, …, y_m], loss="squared", lam1=..., lam2=..., Omega=None)``.
 
     ``X_t``: (n_t, d) rows of samples; ``y_t``: (n_t,) (±1 for the hinge losses). ``Omega`` (m × m, symmetric
-    PSD; default the identity/m) is the task-relationship matrix in λ₁ tr(WΩWᵀ); λ₁ ≥ 0, λ₂ ≥ 0 with A = λ₁Ω + λ₂I
-    positive definite. ``gamma``: smoothing of the smoothed hinge (default 1)."""
+    PSD; default the identity/m) is the task-relationship matrix in λ₁ tr(WΩWᵀ); λ₁ ≥ 0, λ₂ ≥ 0 with A = λ₁Ω +
+    λ₂I positive definite. ``gamma``: smoothing of the smoothed hinge (default 1)."""
 
     def __init__(
         self,
@@ -213,7 +214,8 @@ class MultiTaskProblem:
     def __repr__(self):
         ns = [len(v) for v in self.y]
         return (
-            f"MultiTaskProblem(m={self.m}, d={self.d}, n_t={ns if len(set(ns)) > 1 else ns[0]}, loss={self.loss!r}, "
+            f"MultiTaskProblem(m={self.m}, d={self.d}, n_t={ns if len(set(ns)) > 1 else ns[0]}, "
+            f"loss={self.loss!r}, "
             f"lam1={self.lam1}, lam2={self.lam2})"
         )
 
@@ -233,9 +235,9 @@ def synthetic_tasks(
     seed: int = 0,
     gamma: float = 1.0,
 ) -> MultiTaskProblem:
-    """m tasks in ``clusters`` groups: w_t = u_{c(t)} + spread·N(0, I/d); rows x ~ N(0, I/d) scaled to ‖x‖ ≤ 1;
-    y = xᵀw_t + noise·N(0, 1) (squared) or sign(xᵀw_t + noise·N(0, 1)) (hinge losses). The known task structure
-    (``.true_W``, ``.clusters``) is attached to the returned problem."""
+    """m tasks in ``clusters`` groups: w_t = u_{c(t)} + spread·N(0, I/d); rows x ~ N(0, I/d) scaled to ‖x‖ ≤
+    1; y = xᵀw_t + noise·N(0, 1) (squared) or sign(xᵀw_t + noise·N(0, 1)) (hinge losses). The known task
+    structure (``.true_W``, ``.clusters``) is attached to the returned problem."""
     m = check_int("m", m, low=1)
     d = check_int("d", d, low=1)
     n = check_int("n", n, low=1)

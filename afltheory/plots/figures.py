@@ -10,6 +10,9 @@ from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
 from matplotlib.ticker import NullFormatter
 
+__all__ = ["bound_plot", "curves_plot", "lower_bound_plot", "new_figure", "rate_plot", "save", "speedup_plot",
+           "stability_region_plot"]
+
 
 def _fig(ncols=1, width=5.0, height=3.6):
     fig = Figure(figsize=(width * ncols, height), dpi=100)
@@ -18,7 +21,18 @@ def _fig(ncols=1, width=5.0, height=3.6):
     return fig, axes
 
 
+def new_figure(nrows: int = 1, ncols: int = 1, *, width: float = 5.0, height: float = 3.6,
+               sharey: bool = False, squeeze: bool = True):
+    """(figure, axes) on an Agg canvas: the one figure style of afltheory (no pyplot state, no display).
+    ``width``/``height`` per panel, in inches; ``axes`` as ``Figure.subplots`` returns them."""
+    fig = Figure(figsize=(width * ncols, height * nrows), dpi=100)
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(nrows, ncols, sharey=sharey, squeeze=squeeze)
+    return fig, axes
+
+
 def save(fig, path) -> str:
+    """Write ``fig`` as a PNG at ``path`` (directories created; deterministic bytes); returns the path."""
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     fig.tight_layout()
     # fixed metadata so the PNG bytes are deterministic for a given run
@@ -27,15 +41,18 @@ def save(fig, path) -> str:
 
 
 def _check_yerr(yerr, y):
-    """matplotlib's convention: a scalar or (n,) symmetric half-widths, or (2, n) [below, above] offsets ≥ 0."""
+    """matplotlib's convention: a scalar or (n,) symmetric half-widths, or (2, n) [below, above] offsets ≥
+    0."""
     e = np.asarray(yerr, dtype=float)
     n = len(y)
     if e.ndim == 0 or e.shape == (n,) or e.shape == (2, n):
         if np.any(~np.isfinite(e)) or np.any(e < 0):
-            raise ValueError("yerr must hold finite, non-negative offsets from y (matplotlib's convention), got "
+            raise ValueError("yerr must hold finite, non-negative offsets from y (matplotlib's convention), "
+                             "got "
                              f"{yerr!r}")
         return e
-    raise ValueError(f"yerr must be a scalar, shape ({n},) or (2, {n}) (matplotlib's convention: offsets below and "
+    raise ValueError(f"yerr must be a scalar, shape ({n},) or (2, {n}) (matplotlib's convention: offsets "
+                     "below and "
                      f"above y, not absolute limits), got shape {e.shape}")
 
 
@@ -75,9 +92,10 @@ def rate_plot(path, x, y, fit=None, theory_slope=None, *, xlabel="T", ylabel="(1
               yerr=None) -> str:
     """Log–log rate plot of y against x with the fitted line (and its bootstrap band) and the theory slope.
 
-    ``yerr`` follows matplotlib's ``errorbar`` convention: a scalar or (n,) array of symmetric half-widths, or a
-    (2, n) array [offsets below y, offsets above y] — offsets, not absolute interval limits (for a CI (lo, hi)
-    pass ``[y - lo, hi - y]``). The legend shows the fit's slope, its CI and end slopes (finite-range bias)."""
+    ``yerr`` follows matplotlib's ``errorbar`` convention: a scalar or (n,) array of symmetric half-widths, or
+    a (2, n) array [offsets below y, offsets above y] — offsets, not absolute interval limits (for a CI (lo,
+    hi) pass ``[y - lo, hi - y]``). The legend shows the fit's slope, its CI and end slopes (finite-range
+    bias)."""
     fig, (ax,) = _fig()
     _rate_axes(ax, x, y, fit, theory_slope, xlabel=xlabel, ylabel=ylabel, yerr=yerr)
     ax.set_title(title, fontsize=9)
@@ -85,9 +103,10 @@ def rate_plot(path, x, y, fit=None, theory_slope=None, *, xlabel="T", ylabel="(1
 
 
 def speedup_plot(path, panels, *, title="") -> str:
-    """``panels``: list of dicts with keys x, y, fit, theory_slope, xlabel (and optional ylabel, yerr, title)."""
+    """``panels``: list of dicts with keys x, y, fit, theory_slope, xlabel (and optional ylabel, yerr,
+    title)."""
     fig, axes = _fig(len(panels), width=4.2)
-    for ax, p in zip(axes, panels):
+    for ax, p in zip(axes, panels, strict=False):
         _rate_axes(ax, p["x"], p["y"], p.get("fit"), p.get("theory_slope"), xlabel=p.get("xlabel", "x"),
                    ylabel=p.get("ylabel", "error"), yerr=p.get("yerr"))
         ax.set_title(p.get("title", ""), fontsize=9)
@@ -106,10 +125,11 @@ def bound_plot(path, labels, measured, bound, *, ucb=None, title="", ylabel="(1/
     ax.bar(xs - 0.2, measured, 0.4, label="measured", color="C0")
     if ucb is not None:
         u = np.asarray(ucb, dtype=float)
-        ax.errorbar(xs - 0.2, measured, yerr=[np.zeros(n), np.maximum(u - measured, 0)], fmt="none", color="k",
+        ax.errorbar(xs - 0.2, measured, yerr=[np.zeros(n), np.maximum(u - measured, 0)], fmt="none",
+                    color="k",
                     capsize=3)
     ax.bar(xs + 0.2, bound, 0.4, label="bound", color="C1")
-    for x, m, b in zip(xs, measured, bound):
+    for x, m, b in zip(xs, measured, bound, strict=False):
         if m > 0 and np.isfinite(m):
             ax.text(x, max(m, b) * 1.15, f"×{b / m:.3g}", ha="center", fontsize=7)
     ax.set_yscale("log")
@@ -165,7 +185,8 @@ def stability_region_plot(path, eta, eta_L, theory_region, diverged, *, bound_he
     if bound_held is not None:
         bh = np.asarray(bound_held, dtype=bool)
         ax.plot(E[conv & bh], EL[conv & bh], "o", color="g", ms=3, label="converged, bound held")
-        ax.plot(E[conv & ~bh], EL[conv & ~bh], "o", mfc="none", color="C1", ms=4, label="converged, bound failed")
+        ax.plot(E[conv & ~bh], EL[conv & ~bh], "o", mfc="none", color="C1", ms=4,
+                label="converged, bound failed")
     else:
         ax.plot(E[conv], EL[conv], "o", color="g", ms=3, label="converged")
     if chosen is not None:

@@ -14,7 +14,10 @@ from types import MappingProxyType
 import numpy as np
 
 from .._numerics import rowdot
-from .._validation import check_array, check_int, check_nonnegative
+from .._validation import check_alloc, check_int, check_nonnegative
+
+__all__ = ["as_noise", "CERT_KINDS", "check_dim_workers", "Constants", "GaussianNoise", "LinearGaussianModel",
+           "NoiseModel", "NoNoise", "Problem"]
 
 CERT_KINDS = ("exact", "upper", "lower", "none")
 
@@ -72,8 +75,8 @@ class NoiseModel:
         return None
 
     def standard_normal_scale(self, dim: int) -> float | None:
-        """s if one draw is s · N(0, I_dim) from ``rng.standard_normal`` (the engine then draws whole blocks and
-        scales once per chunk), else None."""
+        """s if one draw is s · N(0, I_dim) from ``rng.standard_normal`` (the engine then draws whole blocks
+        and scales once per chunk), else None."""
         return None
 
     def sample_into(self, rng: np.random.Generator, workers: np.ndarray, out: np.ndarray,
@@ -253,7 +256,8 @@ class Problem:
         return np.linalg.norm(x - self.constants.x_star, axis=-1) <= r * (1 + 1e-12)
 
     def linear_gaussian(self) -> LinearGaussianModel | None:
-        """The affine-gradient model if this problem is linear-Gaussian (quadratic + Gaussian noise), else None."""
+        """The affine-gradient model if this problem is linear-Gaussian (quadratic + Gaussian noise), else
+        None."""
         return None
 
     def default_x0(self, seed: int = 0) -> np.ndarray:
@@ -274,11 +278,5 @@ class Problem:
 def check_dim_workers(dim, num_workers, *, min_workers: int = 1):
     d = check_int("dim", dim, low=1)
     M = check_int("num_workers", num_workers, low=min_workers)
+    check_alloc(f"dim={d}, num_workers={M}", 8.0 * 4 * d * M)
     return d, M
-
-
-def _as_points(name, x, dim):
-    x = check_array(name, x)
-    if x.shape[-1:] != (dim,):
-        raise ValueError(f"{name} has shape {x.shape}; its last axis must be dim={dim}")
-    return x

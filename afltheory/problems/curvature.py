@@ -15,6 +15,8 @@ from .._validation import check_array, check_int, check_positive, check_real
 from .base import Constants, NoiseModel, as_noise, check_dim_workers
 from .quadratic import QuadraticProblem, check_quadratic_args
 
+__all__ = ["HeterogeneousCurvatureQuadratic"]
+
 
 def _rand_orthogonal(rng, d):
     q, r = np.linalg.qr(rng.standard_normal((d, d)))

@@ -1,22 +1,20 @@
 """Drifting objectives (Rizk, Vlaski, Sayed, "Dynamic Federated Learning", SPAWC 2020; docs/dynamic.md).
 
 The true model follows a random walk w°_t = w°_{t−1} + q_t (q_t zero mean, covariance Q, E‖q_t‖² = tr Q =
-σ_q²)
-and agent k's risk is the quadratic P_k(w) = ½ (w − w°_t − c_k)ᵀ R_k (w − w°_t − c_k), so its optimum is
-w°_t + c_k. w°_t is the minimizer of the aggregate risk (1/K) Σ_k P_k: the offsets are re-centred so that
-Σ_k R_k c_k = 0 (for a shared Hessian: Σ_k c_k = 0; a common shift of the drawn c_k only relabels w°).
+σ_q²) and agent k's risk is the quadratic P_k(w) = ½ (w − w°_t − c_k)ᵀ R_k (w − w°_t − c_k), so its optimum
+is w°_t + c_k. w°_t is the minimizer of the aggregate risk (1/K) Σ_k P_k: the offsets are re-centred so
+that Σ_k R_k c_k = 0 (for a shared Hessian: Σ_k c_k = 0; a common shift of the drawn c_k only relabels w°).
 
 A ``DriftingQuadratic`` wraps the round-0 problem ``base`` (a ``QuadraticProblem``: shared Hessian
-``HeterogeneousQuadratic`` or per-agent Hessians ``HeterogeneousCurvatureQuadratic``) and the drift law; the
-round-t objective is f_{k,t}(x) = f_k(x − w_t) with w_t = q_1 + … + q_t (w_0 = 0), so w°_t = x* + w_t.
+``HeterogeneousQuadratic`` or per-agent Hessians ``HeterogeneousCurvatureQuadratic``) and the drift law;
+the round-t objective is f_{k,t}(x) = f_k(x − w_t) with w_t = q_1 + … + q_t (w_0 = 0), so w°_t = x* + w_t.
 Stochastic gradients: ``AgentSampleNoise`` (agent k holds N_k samples whose gradient offsets o_{k,s} do not
-depend on x; a mini-batch of B_k samples is drawn without replacement) or ``AgentGaussianNoise`` (per-sample
-covariance Σ_k, batch B_k ⇒ covariance Σ_k / B_k). The batch sizes belong to the algorithm
+depend on x; a mini-batch of B_k samples is drawn without replacement) or ``AgentGaussianNoise``
+(per-sample covariance Σ_k, batch B_k ⇒ covariance Σ_k / B_k). The batch sizes belong to the algorithm
 (``DynamicFedAvg(batch=...)``), which applies them with ``with_batch``.
 
 Convention (the paper's): in round t the model first drifts, w°_{t+1} = w°_t + q_{t+1}, then the sampled
-agents
-update on the objective with optimum w°_{t+1}; the mean-square deviation is MSD_t = E‖x_t − w°_t‖²
+agents update on the objective with optimum w°_{t+1}; the mean-square deviation is MSD_t = E‖x_t − w°_t‖²
 (``Trace.tracking_error``, ``Moments.msd``).
 """
 
@@ -52,12 +50,11 @@ def check_batch(batch, sizes, name: str = "batch") -> np.ndarray:
 
 class AgentSampleNoise(NoiseModel):
     """Finite-sum mini-batch noise with per-agent data: agent k holds N_k samples whose gradient offsets
-    o_{k,s} = ∇Q_k(w; x_{k,s}) − ∇P_k(w) do not depend on w and average to zero over s; a stochastic gradient
-    averages B_k of them drawn uniformly without replacement (Algorithm 2's mini-batch).
+    o_{k,s} = ∇Q_k(w; x_{k,s}) − ∇P_k(w) do not depend on w and average to zero over s; a stochastic
+    gradient averages B_k of them drawn uniformly without replacement (Algorithm 2's mini-batch).
 
     Exact covariance (finite-population correction): (N_k − B_k)/(B_k (N_k − 1)) · S_k, S_k = (1/N_k) Σ_s o
-    oᵀ;
-    σ_L² = max_k of its trace (exact, attained).
+    oᵀ; σ_L² = max_k of its trace (exact, attained).
     """
 
     gaussian = False
@@ -126,9 +123,8 @@ class AgentSampleNoise(NoiseModel):
 
 
 class AgentGaussianNoise(NoiseModel):
-    """Gaussian mini-batch noise with per-agent per-sample covariance Σ_k (an infinite population): a batch
-    of B_k
-    samples has covariance Σ_k / B_k exactly; σ_L² = max_k tr(Σ_k)/B_k (exact)."""
+    """Gaussian mini-batch noise with per-agent per-sample covariance Σ_k (an infinite population): a batch of
+    B_k samples has covariance Σ_k / B_k exactly; σ_L² = max_k tr(Σ_k)/B_k (exact)."""
 
     gaussian = True
     sigma_L_kind = "exact"
@@ -174,10 +170,9 @@ def _psd_sqrt(A):
 class DriftingQuadratic:
     """A quadratic federated problem whose optimum drifts as a random walk (see the module docstring).
 
-    Certificates per round (all **exact**): translation changes neither Hessians nor the differences
-    ∇f_k − ∇f, so L, μ, σ_G, σ_L and f* are ``base``'s at every round and x*_t = x* + w_t.
-    Drift: q_t = Q^{1/2} z_t, z_t ~ N(0, I_d); isotropic by default (Q = (σ_q²/d) I, so E‖q_t‖² = σ_q²
-    exactly).
+    Certificates per round (all **exact**): translation changes neither Hessians nor the differences ∇f_k −
+    ∇f, so L, μ, σ_G, σ_L and f* are ``base``'s at every round and x*_t = x* + w_t. Drift: q_t = Q^{1/2}
+    z_t, z_t ~ N(0, I_d); isotropic by default (Q = (σ_q²/d) I, so E‖q_t‖² = σ_q² exactly).
     """
 
     #: capability read by the engine: ``base`` (the round-0 problem) and ``walk(gen, rounds)`` (the optimum's
@@ -194,7 +189,8 @@ class DriftingQuadratic:
     @classmethod
     def from_problem(cls, base: QuadraticProblem, sigma_q: float | None = None, *, drift_cov=None):
         """Wrap a quadratic ``base`` (shared-Hessian ``HeterogeneousQuadratic`` or per-agent
-        ``HeterogeneousCurvatureQuadratic``). Give ``sigma_q`` (isotropic drift) or ``drift_cov`` (d, d)."""
+        ``HeterogeneousCurvatureQuadratic``). Give ``sigma_q`` (isotropic drift) or ``drift_cov`` (d, d).
+        """
         if not isinstance(base, (HeterogeneousQuadratic, HeterogeneousCurvatureQuadratic)):
             raise ValueError(f"base must be a HeterogeneousQuadratic or HeterogeneousCurvatureQuadratic, "
                              f"got {type(base).__name__}")
@@ -206,12 +202,11 @@ class DriftingQuadratic:
     def federated(cls, *, hessians, offsets, w0=None, sigma_q: float | None = 0.0, drift_cov=None,
                   sample_offsets=None, sample_cov=None, batch=1, radius: float | None = None):
         """The paper's model from arrays. ``hessians``: shared (d,) diagonal / (d, d), or per agent (K, d) /
-        (K, d, d); ``offsets`` c_k (K, d), re-centred so that Σ_k R_k c_k = 0 (w° is the aggregate minimizer);
-        ``w0`` the initial true model (default 0). Data: ``sample_offsets`` (a list of K (N_k, d)
-        gradient-offset
-        arrays, finite sum) or ``sample_cov`` (K, d, d) per-sample covariances (Gaussian), or neither (exact
-        gradients); ``batch`` B_k (int or (K,)). ``radius``: σ_G certification radius for per-agent Hessians
-        (default 3·sqrt(d))."""
+        (K, d, d); ``offsets`` c_k (K, d), re-centred so that Σ_k R_k c_k = 0 (w° is the aggregate
+        minimizer); ``w0`` the initial true model (default 0). Data: ``sample_offsets`` (a list of K (N_k,
+        d) gradient-offset arrays, finite sum) or ``sample_cov`` (K, d, d) per-sample covariances
+        (Gaussian), or neither (exact gradients); ``batch`` B_k (int or (K,)). ``radius``: σ_G
+        certification radius for per-agent Hessians (default 3·sqrt(d))."""
         C = check_array("offsets", offsets, ndim=2)
         K, d = C.shape
         check_int("offsets.shape[0] (agents K)", K, low=1)
@@ -257,14 +252,11 @@ class DriftingQuadratic:
                hessian: str = "agent", samples=(40, 80), data_std: float = 0.5, w0_scale: float = 1.0,
                batch=None, seed: int = 0):
         """The slides' experiment (seed 001): K = 20 agents, offsets c_k ~ N(0, σ_c² I) (σ_c² = 0.1),
-        isotropic
-        drift σ_q² ∈ {0, 0.01}. Not in the slides, chosen here (docs/dynamic.md): dimension ``dim`` = 5,
-        per-agent
-        diagonal Hessians R_k with entries log-uniform in [0.5, 2] (``hessian="shared"``: one such R), N_k
-        uniform
-        on ``samples`` with per-sample gradient offsets of standard deviation ``data_std`` per coordinate,
-        w_0 ~
-        N(0, w0_scale² I) (the "random start"), and default batch sizes B_k uniform on {1, …, 8}."""
+        isotropic drift σ_q² ∈ {0, 0.01}. Not in the slides, chosen here (docs/dynamic.md): dimension
+        ``dim`` = 5, per-agent diagonal Hessians R_k with entries log-uniform in [0.5, 2]
+        (``hessian="shared"``: one such R), N_k uniform on ``samples`` with per-sample gradient offsets of
+        standard deviation ``data_std`` per coordinate, w_0 ~ N(0, w0_scale² I) (the "random start"), and
+        default batch sizes B_k uniform on {1, …, 8}."""
         sigma_q2 = check_nonnegative("sigma_q2", sigma_q2)
         sigma_c2 = check_nonnegative("sigma_c2", sigma_c2)
         K = check_int("num_agents", num_agents, low=2)
@@ -322,9 +314,8 @@ class DriftingQuadratic:
         return not getattr(self.base, "shared", True)
 
     def with_batch(self, batch) -> DriftingQuadratic:
-        """The same problem with mini-batches of B_k samples (``batch``: int or (K,)) — needs agent noise
-        with a
-        batch (``federated`` / ``slides``); ValueError naming the agent if some B_k exceeds its N_k."""
+        """The same problem with mini-batches of B_k samples (``batch``: int or (K,)) — needs agent noise with
+        a batch (``federated`` / ``slides``); ValueError naming the agent if some B_k exceeds its N_k."""
         if not hasattr(self.noise, "with_batch"):
             raise ValueError(f"batch={batch!r}: this problem's noise {self.noise!r} has no per-agent data to "
                              f"draw "
@@ -366,7 +357,8 @@ class DriftingQuadratic:
 
     # -- the problem at a given offset
     def shift(self, delta) -> QuadraticProblem:
-        """The round objective for offset ``delta`` (dim,): the base problem translated, exact constants."""
+        """The round objective for offset ``delta`` (dim,): the base problem translated, exact constants.
+        """
         b = self.base
         if isinstance(b, HeterogeneousQuadratic):
             return b.shifted(delta)
@@ -398,9 +390,9 @@ class DriftingQuadratic:
 
 
 class DriftingSlides(DriftingQuadratic):
-    """``DriftingQuadratic.slides(...)`` as a class, so sweep specs can name it
-    (``family = "DriftingSlides"``): the slides' experiment with ``sigma_q2`` = σ_q², ``sigma_c2`` = σ_c² and
-    the choices documented there."""
+    """``DriftingQuadratic.slides(...)`` as a class, so sweep specs can name it (``family =
+    "DriftingSlides"``): the slides' experiment with ``sigma_q2`` = σ_q², ``sigma_c2`` = σ_c² and the
+    choices documented there."""
 
     def __init__(self, sigma_q2: float = 0.0, sigma_c2: float = 0.1, num_agents: int = 20, dim: int = 5,
                  hessian: str = "agent", samples_min: int = 40, samples_max: int = 80, data_std: float = 0.5,

@@ -277,8 +277,8 @@ class LogisticRegression(Problem):
 
     def stochastic_grad(self, x, i, rng: np.random.Generator):
         """Gradient of f_i on a uniform minibatch of B_i = min(batch_size, n_i) samples without replacement,
-        drawn independently for every entry of the broadcast (x, i): entry e takes the B_i smallest of the first
-        n_i of its own row of max_i n_i uniform keys (rows in entry order)."""
+        drawn independently for every entry of the broadcast (x, i): entry e takes the B_i smallest of the
+        first n_i of its own row of max_i n_i uniform keys (rows in entry order)."""
         if self.batch_size is None:
             return self.local_grad(x, i)
         shape, xf, wf = self._broadcast(x, i)

@@ -8,6 +8,8 @@ from .._validation import check_positive
 from .base import Constants, NoiseModel, as_noise
 from .quadratic import QuadraticProblem
 
+__all__ = ["LowerBoundPair"]
+
 
 class LowerBoundPair(QuadraticProblem):
     """Two scalar workers f_1 = (x + G)², f_2 = (x − G)², f = x² + G².

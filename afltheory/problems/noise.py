@@ -12,6 +12,8 @@ import numpy as np
 from .._validation import check_array, check_int
 from .base import NoiseModel
 
+__all__ = ["FiniteSumNoise", "without_replacement_factor"]
+
 
 def without_replacement_factor(n: int, B: int) -> float:
     """(n − B) / (B (n − 1)): Var of a size-B sample mean without replacement over the population variance."""

@@ -8,6 +8,8 @@ from .._numerics import rowsum
 from .._validation import check_array, check_int, check_nonnegative, check_positive, check_real
 from .base import Constants, NoiseModel, Problem, as_noise, check_dim_workers
 
+__all__ = ["NonconvexSinusoidal"]
+
 
 class NonconvexSinusoidal(Problem):
     """f_i(x) = Σ_j [ ½ μ0 (x_j − c_ij)² + β cos(ω x_j + φ_ij) ]; nonconvex when β ω² > μ0.

@@ -12,7 +12,7 @@ import numpy as np
 
 from .._numerics import matvec as _matvec
 from .._numerics import rowdot
-from .._validation import check_array, check_int, check_nonnegative, check_positive
+from .._validation import check_alloc, check_array, check_int, check_nonnegative, check_positive
 from .base import (
     Constants,
     LinearGaussianModel,
@@ -22,6 +22,8 @@ from .base import (
     check_dim_workers,
 )
 from .noise import FiniteSumNoise, without_replacement_factor
+
+__all__ = ["check_quadratic_args", "HeterogeneousQuadratic", "QuadraticProblem"]
 
 
 def _matvec_rows(v, A):
@@ -34,12 +36,12 @@ def _matvec_rows(v, A):
 
 
 class QuadraticProblem(Problem):
-    """f_i(x) = ½ (x − c_i)ᵀ A_i (x − c_i) + e_i. Hessians stored as ``diag`` (S, d) or ``dense`` (S, d, d) with
-    S = 1 (shared) or S = M (per worker). Constants are supplied by the subclass that certifies them."""
+    """f_i(x) = ½ (x − c_i)ᵀ A_i (x − c_i) + e_i. Hessians stored as ``diag`` (S, d) or ``dense`` (S, d, d)
+    with S = 1 (shared) or S = M (per worker). Constants are supplied by the subclass that certifies them."""
 
     def collapse_reason(self) -> str | None:
-        """None when K local SGD steps collapse into one exact Gaussian draw (additive isotropic Gaussian noise,
-        diagonal or shared dense Hessians), else why not."""
+        """None when K local SGD steps collapse into one exact Gaussian draw (additive isotropic Gaussian
+        noise, diagonal or shared dense Hessians), else why not."""
         if type(self).stochastic_grad is not Problem.stochastic_grad:
             return "the problem draws its own stochastic gradients (noise not additive)"
         if not self.noise.isotropic_gaussian:
@@ -61,7 +63,8 @@ class QuadraticProblem(Problem):
         # global quadratic: f(x) = f* + ½ (x − x*)ᵀ H̄ (x − x*)
         H = self.dense_hessians()
         self._Hbar = H.mean(axis=0)
-        self._hbar_diag = self.hessian.mean(axis=0) if kind == "diag" else None  # H̄ = diag(this) when diagonal
+        # H̄ = diag(this) when diagonal
+        self._hbar_diag = self.hessian.mean(axis=0) if kind == "diag" else None
         b = np.einsum("mjk,mk->mj", H, self.centers)
         self._b = b
         self._bbar = b.mean(axis=0)
@@ -116,12 +119,14 @@ class QuadraticProblem(Problem):
         return np.take(self.centers, workers, axis=0, out=out, mode="wrap")
 
     def _arrivals(self, workers, workspace):
-        """Worker indices: checked for direct calls, trusted from the engine (rows of a validated schedule)."""
+        """Worker indices: checked for direct calls, trusted from the engine (rows of a validated
+        schedule)."""
         return self._check_worker(workers) if workspace is None else np.asarray(workers)
 
     def _diag_coefficients(self, workers, scale, shift, workspace, name):
-        """shift + scale · a_i per arrival for diagonal Hessians: tiled to (m, d) when shared (so the broadcast
-        against (n, m, d) runs as one long inner loop), else gathered to (n, m, d) (a reused array)."""
+        """shift + scale · a_i per arrival for diagonal Hessians: tiled to (m, d) when shared (so the
+        broadcast against (n, m, d) runs as one long inner loop), else gathered to (n, m, d) (a reused
+        array)."""
         if self.shared:
             row = shift + scale * self.hessian[0]
             return np.tile(row, (workers.shape[-1], 1)) if workers.ndim else row
@@ -202,6 +207,7 @@ class QuadraticProblem(Problem):
 def check_quadratic_args(dim, num_workers, L, mu, sigma_G, hessian):
     """Shared constructor checks of the quadratic families: returns (d, M, L, mu, sigma_G)."""
     d, M = check_dim_workers(dim, num_workers)
+    check_alloc(f"dim={d}, num_workers={M} (the quadratic keeps (num_workers, dim, dim) Hessians)", 8.0 * 3 * M * d * d)
     L = check_positive("L", L)
     mu = check_positive("mu", mu)
     if mu > L:
@@ -297,8 +303,9 @@ class HeterogeneousQuadratic(QuadraticProblem):
 
     @classmethod
     def from_arrays(cls, *, hessian_diag=None, hessian=None, centers, sigma_L: float | NoiseModel = 0.0):
-        """Build from a Hessian diagonal ``hessian_diag`` (d,) or a dense symmetric positive definite ``hessian``
-        (d, d), and worker centres ``centers`` (M, d). Constants are computed exactly from the arrays."""
+        """Build from a Hessian diagonal ``hessian_diag`` (d,) or a dense symmetric positive definite
+        ``hessian`` (d, d), and worker centres ``centers`` (M, d). Constants are computed exactly from the
+        arrays."""
         C = check_array("centers", centers, ndim=2)
         M, d = C.shape
         check_dim_workers(d, M)

@@ -6,7 +6,8 @@
     with Store("smoke.sqlite", readonly=True) as st:
         st.status(); list(st.rows(with_arrays=True))
 
-CLI: ``afltheory sweep run|status|export|plot`` (see ``afltheory.sweep.cli``); also ``python -m afltheory.sweep``.
+CLI: ``afltheory sweep run|status|export|plot`` (see ``afltheory.sweep.cli``); also ``python -m
+afltheory.sweep``.
 """
 
 from .analysis import export_csv, plot_store, pooled_points
@@ -17,7 +18,8 @@ from .store import Store, StoreError, StoreMismatchError
 from .tasks import decode_arrays, encode_arrays, run_task, summarize, synthetic_task
 
 __all__ = [
-    "DaskExecutor", "Executor", "LocalExecutor", "Spec", "SpecError", "Store", "StoreError", "StoreMismatchError",
+    "DaskExecutor", "Executor", "LocalExecutor", "Spec", "SpecError", "Store", "StoreError",
+    "StoreMismatchError",
     "SweepReport", "Task", "allowed_names", "build_objects", "decode_arrays", "encode_arrays", "export_csv",
     "load_spec", "make_executor", "parse_spec", "plot_store", "pooled_points", "run_sweep", "run_task",
     "summarize", "synthetic_task",

@@ -10,7 +10,8 @@ import numpy as np
 
 from .spec import _flatten
 
-__all__ = ["export_csv", "pooled_points", "plot_store", "flat_params", "varying_params", "fit_store", "METRICS",
+__all__ = ["export_csv", "pooled_points", "plot_store", "flat_params", "varying_params", "fit_store",
+           "METRICS",
            "StoreFit"]
 
 #: metric name -> per-replicate array stored by ``tasks.summarize`` (what ``sweep fit``/``plot`` accept)
@@ -71,7 +72,8 @@ def pooled_points(store) -> list[dict]:
     for pid, rs in sorted(groups.items()):
         a0 = rs[0]["arrays"]
         ns = [r["metrics"]["replicates"] for r in rs]
-        entry = {"point_id": pid, "config": {k: v for k, v in rs[0]["config"].items() if k not in ("seed", "block")},
+        entry = {"point_id": pid, "config": {k: v for k, v in rs[0]["config"].items() if k not in ("seed",
+                                                                                                   "block")},
                  "tasks": len(rs), "replicates": int(sum(ns)), "rounds": a0["rounds"],
                  "diverged_count": sum(r["metrics"]["diverged_count"] for r in rs)}
         for name in ("grad_norm_sq", "loss"):
@@ -139,9 +141,9 @@ class StoreFit(dict):
 def fit_store(store, *, x: str, metric: str = "avg_grad_norm_sq", level: float = 0.95, n_boot: int = 2000,
               seed: int = 0) -> list[StoreFit]:
     """Log–log slope of ``metric`` against the parameter ``x``, one fit per combination of the other varying
-    parameters, with a percentile bootstrap CI over the stored per-replicate values (Monte Carlo noise only) and
-    the end slopes (finite-range bias diagnostic; see ``afltheory.analysis.slopes``). Points with a diverged
-    replicate are excluded from the fit and listed."""
+    parameters, with a percentile bootstrap CI over the stored per-replicate values (Monte Carlo noise only)
+    and the end slopes (finite-range bias diagnostic; see ``afltheory.analysis.slopes``). Points with a
+    diverged replicate are excluded from the fit and listed."""
     from ..analysis import bootstrap_slope, mean_ci
 
     check_metric(metric)
@@ -161,7 +163,8 @@ def fit_store(store, *, x: str, metric: str = "avg_grad_norm_sq", level: float =
         for xv, p in s:
             smp = p.get(f"samples_{metric}")
             if smp is None:
-                raise ValueError(f"store {store.path} has no per-replicate values for {metric!r} (tasks stored by an "
+                raise ValueError(f"store {store.path} has no per-replicate values for {metric!r} (tasks "
+                                 "stored by an "
                                  f"older afltheory); re-run the sweep into a new store")
             if not isinstance(xv, (int, float)) or isinstance(xv, bool) or xv <= 0:
                 raise ValueError(f"--x {x!r} must take positive numeric values for a log–log fit, got {xv!r}")
@@ -183,23 +186,22 @@ def plot_store(store, out, *, x: str | None = None, metric: str = "avg_grad_norm
     """PNG from a store. Without ``x``: pooled E‖∇f(x_t)‖² curves per grid point (log y). With ``x`` (a
     dotted parameter, e.g. ``algorithm.eta_L``): ``metric`` against it, one line per value of the other
     varying parameters. Diverged points are drawn as red crosses at the top, never as silent gaps."""
-    import matplotlib
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
+    from ..plots import new_figure, save
 
     pts = pooled_points(store)
     if not pts:
         raise ValueError(f"store {store.path} has no finished tasks to plot")
     rows = [{"config": p["config"]} for p in pts]
     vary = varying_params(rows)
-    fig, ax = plt.subplots(figsize=(7, 4.5))
+    fig, ax = new_figure(width=7, height=4.5)
     if x is None:
         for p in pts:
             fp = flat_params(p["config"])
             label = ", ".join(f"{k.split('.')[-1]}={fp[k]}" for k in vary) or "all"
             m = p["grad_norm_sq_mean"]
             fin = np.isfinite(m) & (m > 0)
-            line, = ax.plot(p["rounds"][fin], m[fin], label=label + (" (diverged)" if p["diverged_count"] else ""))
+            line, = ax.plot(p["rounds"][fin], m[fin],
+                            label=label + (" (diverged)" if p["diverged_count"] else ""))
             ax.fill_between(p["rounds"][fin], np.maximum(m - 2 * p["grad_norm_sq_sem"], m * 1e-3)[fin],
                             (m + 2 * p["grad_norm_sq_sem"])[fin], alpha=0.2, color=line.get_color())
         ax.set_xlabel("round t")
@@ -230,7 +232,8 @@ def plot_store(store, out, *, x: str | None = None, metric: str = "avg_grad_norm
                 hi = np.array([c[1] for c in f["ci"]])
                 yerr = np.vstack([f["mean"] - lo, hi - f["mean"]])
                 yerr[~np.isfinite(yerr)] = 0.0
-                line = ax.errorbar(f["x"], f["mean"], yerr=np.maximum(yerr, 0), fmt="o", capsize=3, label=key)[0]
+                line = ax.errorbar(f["x"], f["mean"], yerr=np.maximum(yerr, 0), fmt="o", capsize=3,
+                                   label=key)[0]
                 if f["fit"] is not None:
                     xx = np.geomspace(min(f["x"]), max(f["x"]), 50)
                     ax.plot(xx, f["fit"].predict(xx), "-", color=line.get_color(),
@@ -252,7 +255,4 @@ def plot_store(store, out, *, x: str | None = None, metric: str = "avg_grad_norm
             ax.set_yscale("log")
     if len(ax.get_lines()) <= 15:
         ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(out, dpi=120)
-    plt.close(fig)
-    return str(out)
+    return save(fig, out)

@@ -38,7 +38,8 @@ def add_sweep_parser(subparsers) -> argparse.ArgumentParser:
 
     r = sub.add_parser("run", help="run (or resume) a sweep spec into a store")
     r.add_argument("spec", help="TOML spec file")
-    r.add_argument("--store", required=True, help="SQLite store file (created if missing; resumed if present)")
+    r.add_argument("--store", required=True,
+                   help="SQLite store file (created if missing; resumed if present)")
     r.add_argument("--jobs", type=_positive_int, default=1, help="local processes or LocalCluster workers")
     r.add_argument("--executor", choices=("local", "dask"), default="local")
     r.add_argument("--scheduler", default=None, help="Dask scheduler address (with --executor dask)")
@@ -68,9 +69,12 @@ def add_sweep_parser(subparsers) -> argparse.ArgumentParser:
     pl.set_defaults(func=_cmd_plot)
 
     f = sub.add_parser("fit", help="log-log slope of a metric against a swept parameter, with bootstrap CI",
-                       description="Fit log(metric) = a + b log(x) per combination of the other varying parameters. "
-                                   "The CI is a percentile bootstrap over the stored per-replicate values: it covers "
-                                   "Monte Carlo noise only; the end slopes (first/last pair of points) show the "
+                       description="Fit log(metric) = a + b log(x) per combination of the other varying "
+                       "parameters. "
+                                   "The CI is a percentile bootstrap over the stored per-replicate values: "
+                                   "it covers "
+                                   "Monte Carlo noise only; the end slopes (first/last pair of points) show "
+                                   "the "
                                    "finite-range bias (equal for a pure power law).")
     f.add_argument("--store", required=True, help="SQLite store written by `sweep run`")
     f.add_argument("--x", required=True, help="dotted swept parameter, e.g. rounds or behaviour.arrivals.m")
@@ -110,7 +114,8 @@ def _cmd_run(args) -> int:
 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)  # the report below says the same
-            rep = run_sweep(spec, args.store, jobs=args.jobs, executor=args.executor, scheduler=args.scheduler,
+            rep = run_sweep(spec, args.store, jobs=args.jobs, executor=args.executor,
+                            scheduler=args.scheduler,
                             task=args.task, progress=None if args.progress == "auto" else args.progress,
                             extend=args.extend, on_wait=on_wait)
     except (StoreError, ImportError, ValueError) as exc:
@@ -122,7 +127,8 @@ def _cmd_run(args) -> int:
     if rep.pool_rebuilds:
         print(f"afltheory sweep: {rep.pool_rebuilds} worker process(es) died; the pool was rebuilt and their "
               f"tasks rerun", file=sys.stderr)
-    print(f"sweep {spec.name or args.spec}: {rep.ran} ran, {rep.skipped} already stored, {rep.failed} failed, "
+    print(f"sweep {spec.name or args.spec}: {rep.ran} ran, {rep.skipped} already stored, {rep.failed} "
+          "failed, "
           f"{rep.total} total ({rep.executor}, {rep.jobs} job(s), {rep.seconds:.1f} s) -> {args.store}",
           file=sys.stderr)
     for tid, last in rep.failures[:10]:
@@ -144,7 +150,8 @@ def _cmd_status(args) -> int:
         return 0
     print(f"store {s['store']}  spec {s['spec_name'] or '?'} ({(s['spec_hash'] or '?')[:12]}"
           + (f", {s['specs']} specs" if s["specs"] > 1 else "") + ")")
-    print(f"  planned {s['planned']}  finished {s['finished']}  pending {s['pending']}  failed {s['failed']}  "
+    print(f"  planned {s['planned']}  finished {s['finished']}  pending {s['pending']}  failed {s['failed']} "
+          " "
           f"diverged {s['diverged_tasks']}")
     if s["mean_task_seconds"] is not None:
         wall = (s["last_finished"] or 0) - (s["first_started"] or 0)
@@ -200,10 +207,12 @@ def _cmd_fit(args) -> int:
                         "diverged_points": f["diverged_points"],
                         "slope": None if fit is None else fit.slope,
                         "ci": None if fit is None else list(fit.ci),
-                        "end_slopes": None if fit is None or fit.end_slopes is None else list(fit.end_slopes)})
+                        "end_slopes": (None if fit is None or fit.end_slopes is None
+                                       else list(fit.end_slopes))})
         print(json.dumps({"x": args.x, "metric": args.metric, "level": args.level, "fits": out}, indent=2))
         return 0
-    print(f"{args.metric} against {args.x} ({args.level:.0%} bootstrap CI over replicates: Monte Carlo noise only)")
+    print(f"{args.metric} against {args.x} ({args.level:.0%} bootstrap CI over replicates: Monte Carlo noise "
+          "only)")
     for f in fits:
         fit = f["fit"]
         head = f"  [{f['series'] or 'all'}]"
@@ -218,7 +227,8 @@ def _cmd_fit(args) -> int:
 
 
 def main(argv=None) -> int:
-    """Standalone entry (``python -m afltheory.sweep ...``): the same subcommands without the ``sweep`` word."""
+    """Standalone entry (``python -m afltheory.sweep ...``): the same subcommands without the ``sweep``
+    word."""
     parser = argparse.ArgumentParser(prog="python -m afltheory.sweep")
     sub = parser.add_subparsers(dest="command")
     add_sweep_parser(sub)

@@ -3,8 +3,8 @@ tasks finish (error is a string with the traceback, or None), with a bounded num
 
 - ``LocalExecutor(jobs=1)`` runs in the calling process; ``jobs > 1`` uses a ProcessPoolExecutor with the
   ``forkserver`` start method (``spawn`` where unavailable): no fork of a threaded parent. A pool worker that
-  dies (SIGKILL, OOM kill) breaks the pool: it is rebuilt and the tasks that were in flight are resubmitted, up
-  to ``retries`` times each; only then is a task reported failed ("worker process died"). A task's own
+  dies (SIGKILL, OOM kill) breaks the pool: it is rebuilt and the tasks that were in flight are resubmitted,
+  up to ``retries`` times each; only then is a task reported failed ("worker process died"). A task's own
   exception is reported at once, never retried. Pool workers exit by themselves within ~0.5 s when the
   process that started them dies (they poll its pid), so killing a runner leaves no orphans.
 - ``DaskExecutor(scheduler=ADDR)`` submits to an existing Dask scheduler; without an address it starts a
@@ -148,7 +148,8 @@ class LocalExecutor(Executor):
                     deaths[key] = deaths.get(key, 0) + 1
                     if deaths[key] > self.retries:
                         yield p, None, (f"worker process died while running this task alone {deaths[key]} "
-                                        f"time(s) (killed by a signal or out of memory?); not retried further "
+                                        "time(s) (killed by a signal or out of memory?); not retried "
+                                        "further "
                                         f"(retries={self.retries})")
                         lost = []
                 suspects.extend(lost)
@@ -170,7 +171,8 @@ class LocalExecutor(Executor):
 class DaskExecutor(Executor):
     name = "dask"
 
-    def __init__(self, scheduler: str | None = None, *, jobs: int = 2, client=None, window: int | None = None):
+    def __init__(self, scheduler: str | None = None, *, jobs: int = 2, client=None,
+                 window: int | None = None):
         try:
             from dask.distributed import Client, LocalCluster
         except ImportError:
@@ -233,7 +235,8 @@ class DaskExecutor(Executor):
             self._cluster.close()
 
 
-def make_executor(executor: str | Executor = "local", *, jobs: int = 1, scheduler: str | None = None) -> Executor:
+def make_executor(executor: str | Executor = "local", *, jobs: int = 1,
+                  scheduler: str | None = None) -> Executor:
     if isinstance(executor, Executor):
         return executor
     if executor == "local":

@@ -2,8 +2,8 @@
 
 Grammar (parsed with :mod:`ast` in ``eval`` mode, then walked; any other node is refused):
 numbers; names that are dotted config paths (``rounds``, ``replicates``, ``behaviour.arrivals.m``,
-``behaviour.local_steps.K``, ``problem.num_workers``, ``algorithm.eta`` …); ``+ - * / // % **`` and unary ``±``;
-calls of ``sqrt log log2 log10 exp abs min max floor ceil round int float``. Example::
+``behaviour.local_steps.K``, ``problem.num_workers``, ``algorithm.eta`` …); ``+ - * / // % **`` and unary
+``±``; calls of ``sqrt log log2 log10 exp abs min max floor ceil round int float``. Example::
 
     [derived]
     "algorithm.eta_L" = "1/sqrt(rounds)"
@@ -93,7 +93,8 @@ def names_in(text: str) -> set[str]:
 
 
 def evaluate(text: str, lookup) -> float | int:
-    """Value of ``text``; ``lookup(path)`` returns the number at a dotted config path (raise KeyError if none)."""
+    """Value of ``text``; ``lookup(path)`` returns the number at a dotted config path (raise KeyError if
+    none)."""
 
     def ev(n):
         if isinstance(n, ast.Constant):

@@ -62,9 +62,9 @@ def run_sweep(spec, store, *, jobs: int = 1, executor: str | Executor = "local",
     Results are identical whatever the executor, job count or order (seeds derive from task ids).
 
     One runner per store: the store's runner lock is held throughout; if another runner holds it, this one
-    calls ``on_wait(holder)`` (default: a ``UserWarning``) and waits (``wait=False``: ``StoreBusyError``), then
-    runs only the tasks still missing. Before running, the store is verified (``Store.verify``): damaged or
-    untrusted rows are recomputed and ``SweepReport.damage`` says what was found.
+    calls ``on_wait(holder)`` (default: a ``UserWarning``) and waits (``wait=False``: ``StoreBusyError``),
+    then runs only the tasks still missing. Before running, the store is verified (``Store.verify``): damaged
+    or untrusted rows are recomputed and ``SweepReport.damage`` says what was found.
     """
     if task not in TASK_FUNCTIONS:
         raise ValueError(f"task={task!r} must be one of {sorted(TASK_FUNCTIONS)}")

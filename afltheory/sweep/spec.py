@@ -52,9 +52,10 @@ A derived key must not also be a grid or zip axis.
 
 Classes: a built-in name (``"AFACD"``, ``"UniformArrivals"``…) from the section's module, or a user class by
 import path ``"package.module:ClassName"`` (e.g. ``kind = "mypkg.arrivals:Sticky"``). An import path imports
-that module (user code — run only specs you trust; built-in names import nothing); the class then gets the same
-validation as a built-in (parameters checked against its signature, one dry run of the combination) and must
-subclass the section's base (``Problem``; ``Arrivals``/``DelayModel``/``LocalSteps``/``Behaviour``; a server rule).
+that module (user code — run only specs you trust; built-in names import nothing); the class then gets the
+same validation as a built-in (parameters checked against its signature, one dry run of the combination) and
+must subclass the section's base (``Problem``; ``Arrivals``/``DelayModel``/``LocalSteps``/``Behaviour``; a
+server rule).
 
 Any nested table with a ``kind`` key (e.g. ``noise = {kind = "GaussianNoise", sigma_L = 0.5}`` inside
 ``[problem]``, or a worker rule inside ``[algorithm]``) is built from the same module as its parent.
@@ -92,7 +93,8 @@ DEFAULTS = {"replicates": 16, "blocks": 1, "seeds": [0], "checkpoints": 50, "nam
 
 
 class SpecError(ValueError):
-    """A malformed spec. ``key`` is the dotted path of the offending key, ``line`` its 1-based line (or None)."""
+    """A malformed spec. ``key`` is the dotted path of the offending key, ``line`` its 1-based line (or
+    None)."""
 
     def __init__(self, message: str, *, key: str | None = None, line: int | None = None,
                  source: str | None = None):
@@ -108,7 +110,8 @@ class SpecError(ValueError):
 
 # --------------------------------------------------------------------------------------------- line lookup
 _HEADER = re.compile(r"^\s*\[\[?\s*(?P<h>[^\]]+?)\s*\]\]?\s*(#.*)?$")
-_KEYLINE = re.compile(r"""^\s*(?P<k>(?:"[^"]*"|'[^']*'|[A-Za-z0-9_\-]+)(?:\s*\.\s*(?:"[^"]*"|'[^']*'|[A-Za-z0-9_\-]+))*)\s*=""")
+_KEY = r"""(?:"[^"]*"|'[^']*'|[A-Za-z0-9_\-]+)"""
+_KEYLINE = re.compile(r"^\s*(?P<k>" + _KEY + r"(?:\s*\.\s*" + _KEY + r")*)\s*=")
 _PART = re.compile(r""""([^"]*)"|'([^']*)'|([A-Za-z0-9_\-]+)""")
 
 
@@ -142,7 +145,8 @@ def _line_index(text: str) -> list[tuple[str, int]]:
 
 
 def find_line(text: str | None, key: str | None) -> int | None:
-    """Line of ``key`` (dotted) in ``text``: exact match, else its closest enclosing key/table that appears."""
+    """Line of ``key`` (dotted) in ``text``: exact match, else its closest enclosing key/table that
+    appears."""
     if not text or not key:
         return None
     index = _line_index(text)
@@ -234,15 +238,40 @@ def resolve_class(section: str, name, key: str) -> type:
         raise SpecError(f"must be a class name (string), got {type(name).__name__} {name!r}", key=key)
     if ":" in name:
         return _import_class(section, name, key)
-    allowed = allowed_names(section)
+    allowed = {n: c for n, c in allowed_names(section).items() if n not in _ABSTRACT}
+    if name in _ABSTRACT:
+        raise SpecError(f"{name!r} is an abstract base class, not something a spec can build; allowed: "
+                        f"{', '.join(sorted(allowed))}", key=key)
     if name not in allowed:
         raise SpecError(f"unknown name {name!r}; allowed: {', '.join(sorted(allowed))}", key=key)
     return allowed[name]
 
 
+#: Base classes listed in the packages' ``__all__`` that a spec must not name (they cannot run).
+_ABSTRACT = {"Problem", "QuadraticProblem", "NoiseModel", "Constants", "LinearGaussianModel", "Arrivals",
+             "DelayModel", "Delays", "LocalSteps", "ComputeTime", "ServerRule", "WorkerRule"}
+#: Largest number of tasks a spec may expand to (checked before expanding: a 22-line spec can ask for 10^10).
+MAX_TASKS = 1_000_000
+#: Largest spec text accepted (bytes) and deepest table nesting.
+MAX_SPEC_BYTES = 1 << 20
+MAX_DEPTH = 32
+
+
 # --------------------------------------------------------------------------------------------- canonical ids
+def _canonical_numbers(obj):
+    """Integral floats as ints (so ``L = 2`` and ``L = 2.0`` are the same task): numbers compare by value."""
+    if isinstance(obj, float) and obj.is_integer() and abs(obj) < 2**53:
+        return int(obj)
+    if isinstance(obj, dict):
+        return {k: _canonical_numbers(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_canonical_numbers(v) for v in obj]
+    return obj
+
+
 def canonical_json(obj) -> str:
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
+    return json.dumps(_canonical_numbers(obj), sort_keys=True, separators=(",", ":"), ensure_ascii=True,
+                      allow_nan=False)
 
 
 def task_id(config: dict) -> str:
@@ -310,18 +339,44 @@ def parse_spec(text: str, *, source: str | None = None, check_objects: bool = Tr
     behaviour and algorithm are constructed once (cached) so bad parameters fail before anything runs."""
     if _tomllib is None:  # pragma: no cover
         raise SpecError("reading TOML specs needs Python >= 3.11 (tomllib)")
+    if not isinstance(text, str):
+        raise SpecError(f"spec text must be a string, got {type(text).__name__}", source=source, key="<toml>")
+    if len(text.encode("utf-8", "surrogatepass")) > MAX_SPEC_BYTES:
+        raise SpecError(f"spec is {len(text)} characters long; the limit is {MAX_SPEC_BYTES} bytes "
+                        f"(MAX_SPEC_BYTES)", source=source, key="<toml>")
     try:
         raw = _tomllib.loads(text)
     except _tomllib.TOMLDecodeError as exc:
         m = re.search(r"line (\d+)", str(exc))
         raise SpecError(f"invalid TOML: {exc}", line=int(m.group(1)) if m else None, source=source,
                         key="<toml>") from None
+    except RecursionError:
+        raise SpecError(f"spec nests tables/arrays too deeply (limit {MAX_DEPTH} levels)", source=source,
+                        key="<toml>") from None
+    if _depth(raw) > MAX_DEPTH:
+        raise SpecError(f"spec nests tables/arrays {_depth(raw)} levels deep; the limit is {MAX_DEPTH}",
+                        source=source, key="<toml>")
     spec = Spec(raw=raw, text=text, source=source)
     _validate_structure(spec)
     _expand(spec)
     if check_objects:
         _check_objects(spec)
     return spec
+
+
+def _depth(obj, level: int = 0) -> int:
+    """Nesting depth of tables/arrays (iterative: no recursion limit)."""
+    best, stack = level, [(obj, level)]
+    while stack:
+        o, lv = stack.pop()
+        best = max(best, lv)
+        if lv > MAX_DEPTH:
+            return lv
+        if isinstance(o, dict):
+            stack.extend((v, lv + 1) for v in o.values())
+        elif isinstance(o, list):
+            stack.extend((v, lv + 1) for v in o)
+    return best
 
 
 def _typename(v) -> str:
@@ -386,7 +441,8 @@ def _validate_structure(spec: Spec):
     for path, values in _flatten(grid).items():
         gkey = f"grid.{path}"
         if not isinstance(values, list):
-            raise spec.error(f"grid axis must be an array of values, got {_typename(values)} {values!r}", gkey)
+            raise spec.error(f"grid axis must be an array of values, got {_typename(values)} {values!r}",
+                             gkey)
         if not values:
             raise spec.error("grid axis is empty (an empty axis makes an empty grid)", gkey)
         for v in values:
@@ -417,13 +473,15 @@ def _validate_structure(spec: Spec):
         if length is None:
             length = len(values)
         elif len(values) != length:
-            raise spec.error(f"zip axes must have equal lengths; this one has {len(values)}, the first {length}",
+            raise spec.error(f"zip axes must have equal lengths; this one has {len(values)}, the first "
+                             f"{length}",
                              zkey)
         if path in spec.axes:
             raise spec.error(f"{path!r} is both a grid axis and a zip axis", zkey)
         _check_grid_path(spec, path, zkey)
         spec.zip_axes[path] = values
-    if spec.zip_axes and len({canonical_json(t) for t in zip(*spec.zip_axes.values(), strict=True)}) != length:
+    if spec.zip_axes and len({canonical_json(t) for t in zip(*spec.zip_axes.values(),
+                                                             strict=True)}) != length:
         raise spec.error("zip axes produce duplicate points", "zip")
     spec.derived = {}
     from .expr import ExprError, names_in
@@ -478,12 +536,21 @@ def _expand(spec: Spec):
     axes = list(spec.axes.items())
     zpaths = list(spec.zip_axes)
     zrows = list(zip(*spec.zip_axes.values(), strict=True)) if zpaths else [()]
+    max_blocks = max(spec.axes["blocks"]) if "blocks" in spec.axes and all(
+        isinstance(b, int) for b in spec.axes["blocks"]) else blocks_default
+    count = len(zrows) * len(seeds) * (max_blocks if isinstance(max_blocks, int) and max_blocks > 0 else 1)
+    for _, vals in axes:
+        count *= len(vals)
+    if count > MAX_TASKS:
+        raise spec.error(f"the sweep would expand to {count:.3g} tasks; the limit is {MAX_TASKS} (MAX_TASKS): "
+                         f"split it into several specs", "grid")
     tasks, seen = [], set()
     for combo in itertools.product(*[vals for _, vals in axes], zrows):
         cfg = copy.deepcopy(base)
         blocks = blocks_default
         point_axes = {}
-        settings = list(zip([p for p, _ in axes], combo[:-1], strict=True)) + list(zip(zpaths, combo[-1], strict=True))
+        settings = list(zip([p for p, _ in axes], combo[:-1], strict=True)) + list(zip(zpaths, combo[-1],
+                                                                                       strict=True))
         for path, v in settings:
             point_axes[path] = v
             if path == "blocks":
@@ -577,6 +644,11 @@ def _build(spec: Spec, section: str, table: dict, path: str, ckey: str, grid_key
         kwargs[k] = v
     try:
         return cls(**kwargs)
+    except (MemoryError, RecursionError, OverflowError, AttributeError, KeyError, IndexError,
+            ZeroDivisionError, NotImplementedError) as exc:  # not a class a spec can build with these values
+        gk, _ = where(ckey)
+        raise spec.error(f"{cls.__name__}(...) cannot be built from this spec: {type(exc).__name__}: {exc}",
+                         gk or path) from None
     except (ValueError, TypeError) as exc:
         msg = str(exc)
         blame = path
@@ -636,7 +708,8 @@ def _check_pair(spec: Spec, problem, behaviour, algorithm, config):
         blame = "behaviour"
         names = re.findall(r"\b([A-Za-z_][A-Za-z0-9_]*)=", str(exc))
         cands = [f"grid.{p}" for p in spec.axes if p.startswith(("behaviour.", "problem."))]
-        cands += list(_flatten(config["behaviour"], "behaviour")) + list(_flatten(config["problem"], "problem"))
+        cands += list(_flatten(config["behaviour"], "behaviour")) + list(_flatten(config["problem"],
+                                                                                  "problem"))
         for name in names:
             hit = [c for c in cands if c.split(".")[-1] == name]
             if hit:

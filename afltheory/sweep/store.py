@@ -3,8 +3,8 @@
 Tables::
 
     schema_version(version)                          -- one row; STORE_SCHEMA
-    meta(key, value)                                 -- spec_hash, spec_name, spec_text, created, afltheory version
-    specs(hash, name, text, first_used)              -- every spec that has run against this store
+    meta(key, value)                                 -- spec_hash, spec_name, spec_text, created, afltheory
+    version specs(hash, name, text, first_used)              -- every spec that has run against this store
     plan(id, point_id, config, seed, spec_hash)      -- tasks a spec asked for (lets `status` work alone)
     tasks(id, point_id, config, seed, metrics, array_names, arrays, started, finished, duration, worker,
           spec_hash, recorded)                       -- finished tasks; PRIMARY KEY(id): never duplicated
@@ -18,12 +18,13 @@ WAL snapshots and never block the writer. One runner at a time: ``run_sweep`` ho
 ``<store>.lock`` (``Store.runner_lock``; released by the OS if the runner dies), and a second runner waits for
 it, saying so, then runs only what is still missing.
 
-Integrity (``Store.verify``): SQLite's ``quick_check`` plus a SHA-256 per task row over its stored fields; rows
-that fail the checksum or do not decode are deleted (recorded in ``failures`` as corrupted), so the next run
-recomputes them. A file whose SQLite header is damaged (or that is not a store) is refused with a clear
-message; a store whose pages are damaged is salvaged: its readable, checksum-valid rows are copied into a fresh
-store and the damaged file is kept next to it as ``<store>.corrupt-<time>``. The schema is checked too: only
-this module's tables and indexes may exist (a crafted view or trigger could otherwise hang or alter reads).
+Integrity (``Store.verify``): SQLite's ``quick_check`` plus a SHA-256 per task row over its stored fields;
+rows that fail the checksum or do not decode are deleted (recorded in ``failures`` as corrupted), so the next
+run recomputes them. A file whose SQLite header is damaged (or that is not a store) is refused with a clear
+message; a store whose pages are damaged is salvaged: its readable, checksum-valid rows are copied into a
+fresh store and the damaged file is kept next to it as ``<store>.corrupt-<time>``. The schema is checked too:
+only this module's tables and indexes may exist (a crafted view or trigger could otherwise hang or alter
+reads).
 """
 
 from __future__ import annotations
@@ -105,7 +106,8 @@ class StoreBusyError(StoreError):
 
 
 class Store:
-    """A results store. ``Store(path)`` opens for writing (creating it); ``Store(path, readonly=True)`` for reading."""
+    """A results store. ``Store(path)`` opens for writing (creating it); ``Store(path, readonly=True)`` for
+    reading."""
 
     def __init__(self, path, *, readonly: bool = False, timeout: float = 30.0):
         self.path = Path(path)
@@ -128,8 +130,10 @@ class Store:
             with open(self.path, "rb") as fh:
                 head = fh.read(16)
             if head != _SQLITE_MAGIC:
-                raise StoreError(f"{self.path} is not an afltheory sweep store (no SQLite header: another kind of "
-                                 f"file, or a store whose header is destroyed — nothing in it can be trusted); "
+                raise StoreError(f"{self.path} is not an afltheory sweep store (no SQLite header: another "
+                                 "kind of "
+                                 "file, or a store whose header is destroyed — nothing in it can be "
+                                 "trusted); "
                                  f"move it aside and rerun to recompute everything")
 
     def _connect(self):
@@ -155,9 +159,12 @@ class Store:
         self._check_objects()
 
     def _check_objects(self):
-        """Only this module's tables and indexes (no views/triggers: a crafted one could hang or alter reads)."""
-        objs = self.conn.execute("SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'").fetchall()
-        bad = [(t, n) for t, n in objs if not ((t == "table" and n in _TABLES) or (t == "index" and n in _INDEXES))]
+        """Only this module's tables and indexes (no views/triggers: a crafted one could hang or alter
+        reads)."""
+        objs = self.conn.execute("SELECT type, name FROM sqlite_master "
+                                 "WHERE name NOT LIKE 'sqlite_%'").fetchall()
+        bad = [(t, n) for t,
+               n in objs if not ((t == "table" and n in _TABLES) or (t == "index" and n in _INDEXES))]
         if bad:
             raise StoreError(f"{self.path} has schema objects an afltheory store never creates: {bad[:5]}; "
                              f"refusing to read it")
@@ -230,7 +237,8 @@ class Store:
                         "to keep both")
                 report["mismatch"] = ("same task ids, different spec hash (spec edited without changing any "
                                       "task)" if not foreign and not new else
-                                      f"spec differs: {len(new)} new task(s), {len(foreign)} from other specs")
+                                      f"spec differs: {len(new)} new task(s), {len(foreign)} from other "
+                                      "specs")
             for t in spec.tasks:
                 self.conn.execute("INSERT OR IGNORE INTO plan VALUES (?,?,?,?,?)",
                                   (t.id, t.point_id, t.config_json, t.seed, spec.hash))
@@ -255,7 +263,8 @@ class Store:
                 (task.id, task.point_id, task.config_json, task.seed,
                  json.dumps(result["metrics"], sort_keys=True, allow_nan=False),
                  json.dumps(result["array_names"]), sqlite3.Binary(result["arrays"]), result.get("started"),
-                 result.get("finished"), result.get("duration"), result.get("worker"), spec_hash, time.time()))
+                 result.get("finished"), result.get("duration"), result.get("worker"), spec_hash,
+                 time.time()))
             if cur.rowcount == 1:
                 row = self.conn.execute(f"SELECT {_SUM_COLS} FROM tasks WHERE id=?", (task.id,)).fetchone()
                 self.conn.execute("INSERT OR REPLACE INTO row_sums VALUES (?, ?)", (task.id, _row_sum(row)))
@@ -284,8 +293,8 @@ class Store:
         return None
 
     def verify(self) -> list[str]:
-        """Check the store and repair what cannot be trusted (writable stores): ``quick_check`` (damaged pages ->
-        salvage into a fresh store), then every task row against its checksum and decoders (bad rows are
+        """Check the store and repair what cannot be trusted (writable stores): ``quick_check`` (damaged pages
+        -> salvage into a fresh store), then every task row against its checksum and decoders (bad rows are
         deleted and listed in ``failures``, so the next run recomputes them). Returns (and appends to
         ``self.damage``) one line per finding."""
         found = []
@@ -296,7 +305,8 @@ class Store:
             res, ok = [str(exc)], False
         if not ok:
             if self.readonly:
-                raise StoreError(f"store {self.path} is damaged (quick_check: {res[:3]}); `afltheory sweep run` "
+                raise StoreError(f"store {self.path} is damaged (quick_check: {res[:3]}); `afltheory sweep "
+                                 "run` "
                                  f"salvages its readable rows and recomputes the rest")
             self._salvage(f"quick_check failed: {res[:3]}")
             return self.damage
@@ -308,7 +318,8 @@ class Store:
                 if why:
                     bad.append((row[0], why))
                 elif row[0] not in sums and not self.readonly:  # a row from before checksums: adopt it
-                    self.conn.execute("INSERT OR REPLACE INTO row_sums VALUES (?, ?)", (row[0], _row_sum(row)))
+                    self.conn.execute("INSERT OR REPLACE INTO row_sums VALUES (?, ?)", (row[0],
+                                                                                        _row_sum(row)))
         except sqlite3.DatabaseError as exc:
             if self.readonly:
                 raise StoreError(f"store {self.path} is damaged ({exc})") from None
@@ -316,7 +327,8 @@ class Store:
             return self.damage
         if bad:
             found.append(f"{len(bad)} stored row(s) cannot be trusted ({bad[0][1]}, ...): "
-                         + ("they will be recomputed" if not self.readonly else "run `sweep run` to recompute"))
+                         + ("they will be recomputed" if not self.readonly
+                            else "run `sweep run` to recompute"))
             if not self.readonly:
                 with self._tx():
                     for tid, why in bad:
@@ -418,8 +430,10 @@ class Store:
         done = c.execute("SELECT COUNT(*) FROM tasks").fetchone()[0]
         done_planned = c.execute("SELECT COUNT(*) FROM tasks WHERE id IN (SELECT id FROM plan)").fetchone()[0]
         failed = c.execute("SELECT COUNT(*) FROM failures").fetchone()[0]
-        dur = c.execute("SELECT SUM(duration), AVG(duration), MIN(started), MAX(finished) FROM tasks").fetchone()
-        div = c.execute("SELECT COUNT(*) FROM tasks WHERE json_extract(metrics, '$.diverged') = 1").fetchone()[0]
+        dur = c.execute("SELECT SUM(duration), AVG(duration), MIN(started), MAX(finished) "
+                        "FROM tasks").fetchone()
+        div = c.execute("SELECT COUNT(*) FROM tasks "
+                        "WHERE json_extract(metrics, '$.diverged') = 1").fetchone()[0]
         m = self.meta()
         return {"store": str(self.path), "spec_name": m.get("spec_name"), "spec_hash": m.get("spec_hash"),
                 "specs": c.execute("SELECT COUNT(*) FROM specs").fetchone()[0],
@@ -429,7 +443,8 @@ class Store:
 
     def rows(self, *, with_arrays: bool = False):
         """Finished tasks, ordered by id: dicts with config/metrics parsed (and arrays decoded if asked)."""
-        cols = "id, point_id, config, seed, metrics, array_names, started, finished, duration, worker, spec_hash"
+        cols = ("id, point_id, config, seed, metrics, array_names, started, finished, duration, worker, "
+                "spec_hash")
         if with_arrays:
             cols += ", arrays"
         for r in self.conn.execute(f"SELECT {cols} FROM tasks ORDER BY id"):
@@ -445,7 +460,7 @@ class Store:
         return self.conn.execute("SELECT id, error FROM failures ORDER BY id").fetchall()
 
     def fingerprint(self) -> list[tuple]:
-        """(id, config, seed, metrics, array_names, arrays) of every finished task, sorted by id: equal for two
-        stores iff they hold the same results (timings and worker names excluded)."""
+        """(id, config, seed, metrics, array_names, arrays) of every finished task, sorted by id: equal for
+        two stores iff they hold the same results (timings and worker names excluded)."""
         return self.conn.execute("SELECT id, config, seed, metrics, array_names, arrays FROM tasks "
                                  "ORDER BY id").fetchall()

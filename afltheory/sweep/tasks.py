@@ -3,7 +3,8 @@
 A result is a plain dict (JSON-able metrics, arrays as bytes of concatenated ``np.save`` records, never
 pickle) so any executor can ship it and the store can write it as it is::
 
-    {"id", "metrics": {...}, "array_names": [...], "arrays": bytes, "started", "finished", "duration", "worker"}
+    {"id", "metrics": {...}, "array_names": [...], "arrays": bytes, "started", "finished", "duration",
+    "worker"}
 
 ``run_task`` calls ``afltheory.simulate``; ``synthetic_task`` is a cheap deterministic stand-in (used to test
 and benchmark the sweep machinery without the engine).
@@ -55,8 +56,8 @@ def _finite_or_none(x):
 
 
 def _mean_sem(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Mean and standard error over axis 0. A column with a non-finite entry (a diverged replicate) has mean and
-    standard error +inf — never NaN — so the metrics and stored curves say so instead of hiding it."""
+    """Mean and standard error over axis 0. A column with a non-finite entry (a diverged replicate) has mean
+    and standard error +inf — never NaN — so the metrics and stored curves say so instead of hiding it."""
     n = a.shape[0]
     bad = ~np.isfinite(a).all(axis=0)
     with np.errstate(invalid="ignore", over="ignore"):
@@ -82,7 +83,8 @@ def summarize(grad_norm_sq, loss, *, rounds: int, checkpoints: int, diverged=Non
     gm, gs = _mean_sem(g)
     fm, fs = _mean_sem(f)
     with np.errstate(invalid="ignore", over="ignore"):
-        # running average over t = 0..T-1 of E‖∇f(x_t)‖² (the quantity bounded by the theorems), at checkpoint T
+        # running average over t = 0..T-1 of E‖∇f(x_t)‖² (the quantity bounded by the theorems), at checkpoint
+        # T
         csum = np.concatenate([[0.0], np.cumsum(gm)])
         runavg = np.where(ck > 0, csum[ck] / np.maximum(ck, 1), gm[0])
     ok = ~div

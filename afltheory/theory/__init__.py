@@ -8,19 +8,20 @@ the variance identity, FedPAQ's factors). Each of theorem2–4 exposes ``conditi
 """
 
 from . import (
-           compression,
-           corollaries,
-           inconsistencies,
-           lemmas,
-           symbols,
-           theorem1,
-           theorem2,
-           theorem3,
-           theorem4,
-           yu_local_sgd,
+    compression,
+    corollaries,
+    inconsistencies,
+    lemmas,
+    symbols,
+    theorem1,
+    theorem2,
+    theorem3,
+    theorem4,
+    yu_local_sgd,
 )
 from ._condition import AdmissibleStep, Condition, Infeasible
 
-__all__ = ["AdmissibleStep", "Condition", "Infeasible", "compression", "corollaries", "inconsistencies", "lemmas",
+__all__ = ["AdmissibleStep", "Condition", "Infeasible", "compression", "corollaries", "inconsistencies",
+           "lemmas",
            "symbols",
            "theorem1", "theorem2", "theorem3", "theorem4", "yu_local_sgd"]

@@ -98,7 +98,8 @@ class AdmissibleStep:
     blocking: tuple[str, ...] = ()
     eta_max_expr: sp.Expr | None = None
     conditions: tuple[Condition, ...] = field(default=(), repr=False)
-    eta_root: float | None = None   # boundary of the η-condition alone (reported even when blocked; not admissible then)
+    # boundary of the η-condition alone (reported even when blocked; not admissible then)
+    eta_root: float | None = None
 
     def require(self) -> float:
         if not self.feasible:

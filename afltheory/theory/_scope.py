@@ -1,11 +1,12 @@
 """Where a theorem's bound applies: the algorithm, the arrival process and the learning-rate conditions.
 
-A ``Schedule`` produced by ``simulate`` records the behaviour and algorithm it came from (``schedule.origin``).
-``bound(...)`` of Theorems 2–4 calls ``check_scope`` first: evaluating a bound on a run it does not cover
-(Theorem 3 on biased arrivals, Theorem 4 on an AFA-CD run, any bound with (η, η_L) outside its conditions)
-emits a ``ScopeWarning`` naming what is outside — or raises with ``scope="raise"``; ``scope="ignore"`` is the
-explicit opt-in for deliberate exploratory evaluations (e.g. "just outside the conditions" runs). Schedules
-without an origin (hand-written or loaded) are checked only against the conditions.
+A ``Schedule`` produced by ``simulate`` records the behaviour and algorithm it came from
+(``schedule.origin``). ``bound(...)`` of Theorems 2–4 calls ``check_scope`` first: evaluating a bound on a run
+it does not cover (Theorem 3 on biased arrivals, Theorem 4 on an AFA-CD run, any bound with (η, η_L) outside
+its conditions) emits a ``ScopeWarning`` naming what is outside — or raises with ``scope="raise"``;
+``scope="ignore"`` is the explicit opt-in for deliberate exploratory evaluations (e.g. "just outside the
+conditions" runs). Schedules without an origin (hand-written or loaded) are checked only against the
+conditions.
 """
 
 from __future__ import annotations

@@ -1,13 +1,14 @@
-"""Corollaries 1–3 and Remark 4 of [Yang et al. 2022, Cor 1, Cor 2, Cor 3, Remark 4], derived from the theorems.
+"""Corollaries 1–3 and Remark 4 of [Yang et al. 2022, Cor 1, Cor 2, Cor 3, Remark 4], derived from the
+theorems.
 
 ``printed(k)`` is the rate as stated (THEOREMS.md); ``derive(k)`` substitutes η_L = 1/√T and η = √(mK)
 (Corollaries 1, 2) or η = √(MK) (Corollary 3), constant K (K̄ = K̃ = K, K̂² = K², or M K² for Theorem 4's
-summed K̂²), into the theorem's ``bound_expr()``, expands it, groups the terms by their *order* (the monomial in
-T, m, K, M, τ, M − m' obtained by setting L, σ_L, σ_G, f_0 − f_* and numeric factors to 1) and reports, term by
-term, whether the printed corollary has it (``agrees``), has a larger term of the same T-power that dominates it
-for K, m, M ≥ 1 (``absorbed``), or does not have it (``missing``); and printed terms the derivation does not
-produce (``not derived``). Documented mismatches: #4 (Remark 4's second τ threshold) and #5 (O(K/(MT)) in the
-proof of Corollary 3 vs O(K/T) by substitution).
+summed K̂²), into the theorem's ``bound_expr()``, expands it, groups the terms by their *order* (the monomial
+in T, m, K, M, τ, M − m' obtained by setting L, σ_L, σ_G, f_0 − f_* and numeric factors to 1) and reports,
+term by term, whether the printed corollary has it (``agrees``), has a larger term of the same T-power that
+dominates it for K, m, M ≥ 1 (``absorbed``), or does not have it (``missing``); and printed terms the
+derivation does not produce (``not derived``). Documented mismatches: #4 (Remark 4's second τ threshold) and
+#5 (O(K/(MT)) in the proof of Corollary 3 vs O(K/T) by substitution).
 """
 
 from __future__ import annotations
@@ -19,6 +20,10 @@ import sympy as sp
 
 from . import symbols as S
 from . import theorem2, theorem3, theorem4
+
+__all__ = ["CITATION", "cor3_readings", "cor3_realized", "Derivation", "derive", "derive_terms_only",
+           "min_memory_staleness", "ORDER_SYMBOLS", "printed", "printed_rate", "PROOF_LISTED", "remark4",
+           "remark4_numbers", "SLIDES_LISTED", "substitution", "Term"]
 
 CITATION = "[Yang et al. 2022, Cor 1–3, Remark 4]"
 ORDER_SYMBOLS = (S.T, S.m, S.K, S.M, S.tau, S.s_stale)
@@ -58,7 +63,8 @@ class Term:
     note: str = ""
 
     def __repr__(self):
-        return f"Term({self.coefficient} * {self.order}: {self.status}{' by ' + str(self.matched) if self.matched is not None and self.status == 'absorbed' else ''})"
+        by = " by " + str(self.matched) if self.matched is not None and self.status == "absorbed" else ""
+        return f"Term({self.coefficient} * {self.order}: {self.status}{by})"
 
 
 @dataclass
@@ -85,7 +91,8 @@ class Derivation:
         lines = [f"Corollary {self.corollary}: substituted bound = {self.substituted}"]
         for t in sorted(self.terms, key=lambda t: -t.T_power):
             lines.append(f"  {t.status:>11}: ({t.coefficient}) * {t.order}"
-                         + (f"  [<= {t.matched}]" if t.status == "absorbed" else "") + (f"  {t.note}" if t.note else ""))
+                         + (f"  [<= {t.matched}]" if t.status == "absorbed" else "")
+                         + (f"  {t.note}" if t.note else ""))
         for t in self.unmatched_printed:
             lines.append(f"  not derived: printed {t.order}  {t.note}")
         lines += [f"  note: {n}" for n in self.notes]
@@ -152,7 +159,7 @@ def _classify(expr, printed_terms, proof_terms=()):
                 used.add(j)
                 break
         if status == "missing":
-            for j, p in enumerate(printed_terms):
+            for p in printed_terms:
                 if _dominated(order, p):
                     status, matched = "absorbed", p
                     break
@@ -203,11 +210,13 @@ def derive(k: int, *, khat: str = "sum") -> Derivation:
                      f"which the bound does not contain (#4).")
     if k == 3:
         notes.append("#5: the substituted bound has 20 L² σ_L² K/T; the proof lists O(K/(MT)).")
-        notes.append("#5 is reading-dependent: the talk slides (seed 000) list O(K²/(MT)), which is the σ_G² term "
+        notes.append("#5 is reading-dependent: the talk slides (seed 000) list O(K²/(MT)), which is the σ_G² "
+                     "term "
                      "under the 'mean' reading of K̂_t² (under 'sum' it is O(K²/T)); see cor3_readings().")
         kt = [t for t in terms if t.status == "missing" and _exp(t.order, S.K) == 2]
         if kt:
-            notes.append(f"(not in #1–#5) the σ_G² term {kt[0].coefficient}·{kt[0].order} (khat={khat!r}) is in "
+            notes.append(f"(not in #1–#5) the σ_G² term {kt[0].coefficient}·{kt[0].order} (khat={khat!r}) is "
+                         "in "
                          "neither the statement nor the proof's list.")
     flags = {}
     if k == 2:
@@ -215,7 +224,8 @@ def derive(k: int, *, khat: str = "sum") -> Derivation:
     if k == 3:
         kt = [t for t in terms if t.status == "missing" and "proof lists" in t.note]
         flags["#5"] = bool(kt) and sp.simplify(kt[0].order - S.K / S.T) == 0
-        flags["sigma_G term missing"] = any(t.status == "missing" and t.coefficient.has(S.sigma_G) for t in terms)
+        flags["sigma_G term missing"] = any(t.status == "missing" and t.coefficient.has(S.sigma_G)
+                                            for t in terms)
     return Derivation(k, sub, terms, unmatched, leading, notes, flags)
 
 
@@ -224,11 +234,12 @@ def _same(a, b) -> bool:
 
 
 def cor3_readings() -> dict:
-    """Inconsistency #5 is reading-dependent. For each reading of Theorem 4's K̂_t² ("sum" over the M slots, as
-    THEOREMS.md encodes it; "mean", as in Theorem 2), the T^{-1} orders of the substituted bound and whether the
-    proof's O(K/(MT)) and the talk slides' O(K²/(MT)) match one of them. Under "mean" the slides' K²/(MT) is the
-    σ_G² term 120 L² K² σ_G²/(MT); under "sum" that term is K²/T and nothing matches the slides. Under both
-    readings the σ_L² drift term is 20 L² K σ_L²/T, which the proof's K/(MT) does not match."""
+    """Inconsistency #5 is reading-dependent. For each reading of Theorem 4's K̂_t² ("sum" over the M slots,
+    as THEOREMS.md encodes it; "mean", as in Theorem 2), the T^{-1} orders of the substituted bound and
+    whether the proof's O(K/(MT)) and the talk slides' O(K²/(MT)) match one of them. Under "mean" the slides'
+    K²/(MT) is the σ_G² term 120 L² K² σ_G²/(MT); under "sum" that term is K²/T and nothing matches the
+    slides. Under both readings the σ_L² drift term is 20 L² K σ_L²/T, which the proof's K/(MT) does not
+    match."""
     out = {}
     for kh in ("sum", "mean"):
         d = derive(3, khat=kh)
@@ -243,8 +254,8 @@ def cor3_readings() -> dict:
 
 
 def min_memory_staleness(M: int, m: int) -> int:
-    """With m arrivals per round, at most m memory slots are refreshed per round, so after any round some AFA-CS
-    slot is at least ⌈M/m⌉ − 1 rounds old: the memory staleness τ (Theorem 4) is ≥ ⌈M/m⌉ − 1."""
+    """With m arrivals per round, at most m memory slots are refreshed per round, so after any round some
+    AFA-CS slot is at least ⌈M/m⌉ − 1 rounds old: the memory staleness τ (Theorem 4) is ≥ ⌈M/m⌉ − 1."""
     if isinstance(M, bool) or isinstance(m, bool) or int(M) != M or int(m) != m or not 1 <= m <= M:
         raise ValueError(f"m={m}, M={M}: need integers 1 <= m <= M")
     return -(-int(M) // int(m)) - 1
@@ -254,10 +265,10 @@ def cor3_realized(schedule, *, K, L, eta=None, eta_L=None) -> dict:
     """Corollary 3's terms and Theorem 4's conditions on a realized AFA-CS schedule (per replicate).
 
     Step sizes default to the corollary's η_L = 1/√T, η = √(MK). Returns the leading order 1/√(MKT), the
-    stale-memory order τ²(M − m'_t)²/(M²T) averaged over rounds (τ = the realized maximum memory staleness, m'_t
-    the realized fresh slots), their ratio, the lower bound ⌈M/m⌉ − 1 on τ, and Theorem 4's conditions at
-    (K, τ_max, min_t m'_t). With m fixed the stale order grows with M and the second condition eventually fails:
-    the M-speedup of Corollary 3 needs m ∝ M."""
+    stale-memory order τ²(M − m'_t)²/(M²T) averaged over rounds (τ = the realized maximum memory staleness,
+    m'_t the realized fresh slots), their ratio, the lower bound ⌈M/m⌉ − 1 on τ, and Theorem 4's conditions at
+    (K, τ_max, min_t m'_t). With m fixed the stale order grows with M and the second condition eventually
+    fails: the M-speedup of Corollary 3 needs m ∝ M."""
     import numpy as np
 
     from . import theorem4

@@ -1,7 +1,7 @@
 """Register of the paper's inconsistencies #1–#5 [Yang et al. 2022] (THEOREMS.md), each with a demonstration.
 
-Every ``demonstrate()`` is computable without the simulation engine (closed forms, sympy, hand-built Schedules)
-and returns a dict of numbers; ``shown`` is True when the numbers exhibit the inconsistency.
+Every ``demonstrate()`` is computable without the simulation engine (closed forms, sympy, hand-built
+Schedules) and returns a dict of numbers; ``shown`` is True when the numbers exhibit the inconsistency.
 """
 
 from __future__ import annotations
@@ -10,6 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+
+__all__ = ["BY_ID", "demo_1", "demo_2", "demo_3", "demo_4", "demo_5", "get", "Inconsistency", "REGISTER"]
 
 
 @dataclass(frozen=True)
@@ -58,8 +60,9 @@ def _tiny_schedule_3():
 
 
 def demo_2() -> dict:
-    """Theorem 3's printed left side has an extra "2" (possibly the ℓ2-norm subscript lost in extraction, possibly
-    a factor): read as a factor on the left, the bound is 2× tighter than what the proof establishes."""
+    """Theorem 3's printed left side has an extra "2" (possibly the ℓ2-norm subscript lost in extraction,
+    possibly a factor): read as a factor on the left, the bound is 2× tighter than what the proof
+    establishes."""
     from afltheory.problems import Constants
 
     from . import theorem3
@@ -70,8 +73,8 @@ def demo_2() -> dict:
 
 
 def demo_3() -> dict:
-    """K̃_t, K̂_t² over M_t (statement, "as in Theorem 2") vs over all M (the proof's (b9)) on a schedule where only
-    a worker with K = 10 arrives and the others sit at K = 1."""
+    """K̃_t, K̂_t² over M_t (statement, "as in Theorem 2") vs over all M (the proof's (b9)) on a schedule
+    where only a worker with K = 10 arrives and the others sit at K = 1."""
     from afltheory.problems import Constants
 
     from . import theorem3
@@ -111,13 +114,16 @@ def demo_5(M: int = 10, K: int = 5, T: float = 1e3, L: float = 1.0) -> dict:
 
 REGISTER = (
     Inconsistency("#1", "server step η vs η η_L",
-                  "Algorithms 2 and 3 print x_{t+1} = x_t − η G_t; every proof uses x_{t+1} − x_t = −η η_L G_t.",
+                  "Algorithms 2 and 3 print x_{t+1} = x_t − η G_t; every proof uses x_{t+1} − x_t = −η η_L "
+                  "G_t.",
                   "Algorithm 2 (Sec. 4.1), Algorithm 3 (Sec. 4.2) vs Appendix B.2, B.3, C", demo_1),
     Inconsistency("#2", "stray factor 2 in Theorem 3",
-                  "The printed left side of Theorem 3 carries an extra '2' absent from the proof's last line.",
+                  "The printed left side of Theorem 3 carries an extra '2' absent from the proof's last "
+                  "line.",
                   "Theorem 3 statement (Sec. 4.1 and Appendix B.3)", demo_2),
     Inconsistency("#3", "K̃_t, K̂_t² over M_t or over M",
-                  "Theorem 3 says 'other parameters as in Theorem 2' (means over M_t); the proof's (b9) takes "
+                  "Theorem 3 says 'other parameters as in Theorem 2' (means over M_t); the proof's (b9) "
+                  "takes "
                   "means over all M workers.", "Theorem 3 statement vs Appendix B.3, step (b9)", demo_3),
     Inconsistency("#4", "Remark 4's second τ threshold",
                   "τ ≲ T^{1/2}/(m^{1/2}K^{5/2}) corresponds to a τK²/T term that Corollary 2 does not have.",

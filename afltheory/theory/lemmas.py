@@ -14,6 +14,9 @@ import numpy as np
 
 from .._validation import check_array, check_nonnegative, check_positive
 
+__all__ = ["CITATION", "drift_bound", "drift_bound_terms", "drift_condition", "lemma1_mean",
+           "lemma1_variance_bound", "lemma2_bound", "lemma2_bound_terms", "local_drift"]
+
 CITATION = "[Yang et al. 2022, Lemma 1, Lemma 2, bound (1)]"
 
 

@@ -1,16 +1,16 @@
 """MOCHA's convergence theorems [Smith et al. 2017, Thms 1–2] (federated multi-task learning; Ω fixed).
 
-Assumption (per node t and round h): P[θ_t^h = 1] ≤ p_max < 1 and E[θ_t^h | θ_t^h < 1] ≤ Θ_max < 1; Θ̄ = p_max +
-(1 − p_max) Θ_max.
+Assumption (per node t and round h): P[θ_t^h = 1] ≤ p_max < 1 and E[θ_t^h | θ_t^h < 1] ≤ Θ_max < 1; Θ̄ = p_max
++ (1 − p_max) Θ_max.
 
 Theorem 1 (smooth losses, ℓ (1/μ)-smooth) [M: the exact form of s]: with s ∈ (0, 1],
     E[D(α*) − D(α^{h+1})] ≤ (1 − (1 − Θ̄) s) · E[D(α*) − D(α^h)],
 so H ≥ log(n/ε_D) / ((1 − Θ̄) s) rounds give E[D(α*) − D(α^H)] ≤ ε_D when D(α*) − D(α⁰) ≤ n.
 s as derived here for our dual (CoCoA+ lineage, s = μ/(μ + σ' σ_max) with the local curvature of R*):
     s = μ / (μ + σ' max_t (C_tt/2) λ_max(X_tᵀX_t)),   C = (λ₁Ω + λ₂I)⁻¹
-(derived, not transcribed: the seed gives only Definition 1; with exact local solves, decoupled tasks (λ₁ = 0) and
-σ' = 1 the local subproblem *is* the dual restricted to the node, the contraction is exactly Θ̄ — a pinned case —
-while this s is smaller, i.e. the bound is valid but not tight there).
+(derived, not transcribed: the seed gives only Definition 1; with exact local solves, decoupled tasks (λ₁ = 0)
+and σ' = 1 the local subproblem *is* the dual restricted to the node, the contraction is exactly Θ̄ — a pinned
+case — while this s is smaller, i.e. the bound is valid but not tight there).
 Theorem 2 (L-Lipschitz losses) [L]: duality gap ≤ ε_G after O(1/((1 − Θ̄) ε_G)) rounds (constant not encoded).
 """
 
@@ -35,7 +35,8 @@ def theta_bar(p_max: float, theta_max: float) -> float:
 
 
 def s_smooth(problem, sigma_prime: float | None = None) -> float:
-    """s = μ / (μ + σ' max_t (C_tt/2) λ_max(X_tᵀX_t)) for a smooth-loss ``MultiTaskProblem`` (see module docstring)."""
+    """s = μ / (μ + σ' max_t (C_tt/2) λ_max(X_tᵀX_t)) for a smooth-loss ``MultiTaskProblem`` (see module
+    docstring)."""
     c = problem.constants
     if c.mu <= 0:
         raise ValueError(f"Theorem 1 needs a smooth loss (mu > 0); loss={problem.loss!r} is only Lipschitz")

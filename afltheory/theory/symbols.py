@@ -9,6 +9,10 @@ from __future__ import annotations
 
 import sympy as sp
 
+__all__ = ["afacd_bound", "BY_NAME", "CONSTANT_K", "Delta", "eta", "eta_L", "f0", "f_star", "G", "K", "Kbar",
+           "Khat2", "Ktil", "L", "M", "m", "m_fresh", "N", "s", "s_stale", "sigma", "sigma_G", "sigma_L", "T",
+           "tau"]
+
 L = sp.Symbol("L", positive=True)                  # smoothness (Assumption 1)
 eta = sp.Symbol("eta", positive=True)              # server learning rate η
 eta_L = sp.Symbol("eta_L", positive=True)          # worker learning rate η_L
@@ -17,7 +21,8 @@ tau = sp.Symbol("tau", nonnegative=True)           # maximum delay τ
 m = sp.Symbol("m", positive=True)                  # arrivals per round |M_t|
 M = sp.Symbol("M", positive=True)                  # total number of workers
 m_fresh = sp.Symbol("m'", positive=True)           # fresh memory slots (Theorem 4)
-s_stale = sp.Symbol("M_c", nonnegative=True)       # M − m', stale memory slots (used by the corollary algebra)
+s_stale = sp.Symbol("M_c",
+                    nonnegative=True)       # M − m', stale memory slots (used by the corollary algebra)
 T = sp.Symbol("T", positive=True)                  # rounds
 sigma_L = sp.Symbol("sigma_L", nonnegative=True)   # local (stochastic) gradient variance bound
 sigma_G = sp.Symbol("sigma_G", nonnegative=True)   # global (heterogeneity) variance bound

@@ -1,8 +1,9 @@
 """Lower bound for any AFL algorithm [Yang et al. 2022, Thm 1].
 
 Reading encoded (THEOREMS.md, Theorem 1, [H]): two workers f_1(x) = (x + G)², f_2(x) = (x − G)², f = x² + G²,
-σ_G = 2G; if only worker 1 ever participates (``FixedArrivals(workers=[0])``), any convergent algorithm returns
-E x̂ = −G and E‖∇f(x̂)‖² ≥ 4 (E x̂)² = σ_G² = 4G², with equality in the limit for the deterministic case.
+σ_G = 2G; if only worker 1 ever participates (``FixedArrivals(workers=[0])``), any convergent algorithm
+returns E x̂ = −G and E‖∇f(x̂)‖² ≥ 4 (E x̂)² = σ_G² = 4G², with equality in the limit for the deterministic
+case.
 
 ``expected_grad_norm_sq`` gives the exact trajectory of AFA-CD (τ = 0, K local steps, σ_L = 0) in this
 construction, so a check can hold a simulated run against the closed form and against the limit σ_G².
@@ -16,9 +17,13 @@ from .._validation import check_int, check_positive, check_real
 from . import symbols as S
 from ._condition import check_K
 
+__all__ = ["ARRIVALS", "arrivals", "CITATION", "construction", "contraction", "expected_grad_norm_sq",
+           "limit_point", "lower_bound_expr", "ONLY_WORKER", "predicted_limit", "problem"]
+
 CITATION = "[Yang et al. 2022, Thm 1]"
 ONLY_WORKER = 0
-ARRIVALS = {"kind": "FixedArrivals", "workers": [ONLY_WORKER]}   # description usable without the anarchy package
+ARRIVALS = {"kind": "FixedArrivals",
+            "workers": [ONLY_WORKER]}   # description usable without the anarchy package
 
 
 def problem(G: float = 1.0, sigma_L: float = 0.0):
@@ -59,7 +64,8 @@ def lower_bound_expr():
 def contraction(eta: float, eta_L: float, K) -> float:
     """ρ with x_{t+1} + G = ρ (x_t + G) for AFA-CD on f_1 (τ = 0, K local steps, no noise).
 
-    Local: e_k = q^k e_0, q = 1 − 2η_L; G_1 = (1/K) Σ 2 e_k = e_0 (1 − q^K)/(η_L K); server: e ← e − η η_L G_1.
+    Local: e_k = q^k e_0, q = 1 − 2η_L; G_1 = (1/K) Σ 2 e_k = e_0 (1 − q^K)/(η_L K); server: e ← e − η η_L
+    G_1.
     """
     eta = check_positive("eta", eta)
     eta_L = check_positive("eta_L", eta_L)

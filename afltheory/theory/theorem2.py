@@ -33,18 +33,24 @@ from ._condition import (
 from ._scope import check_scope
 from ._stats import check_constants, check_f0, check_schedule, sum_terms, tau_for
 
+__all__ = ["admissible_step_sizes", "alpha_exprs", "alphas", "bound", "bound_expr", "bound_terms", "CITATION",
+           "conditions", "rate", "region", "SPECS", "TERMS"]
+
 CITATION = "[Yang et al. 2022, Thm 2]"
 
 SPECS = (
     ConditionSpec("C1", 6 * S.eta_L**2 * (2 * S.K**2 - 3 * S.K + 1) * S.L**2, sp.Integer(1), False,
-                  lambda L, eta, eta_L, K_max, tau, **_: (6 * eta_L**2 * (2 * K_max**2 - 3 * K_max + 1) * L**2, 1.0),
+                  lambda L, eta, eta_L, K_max, tau,
+                  **_: (6 * eta_L**2 * (2 * K_max**2 - 3 * K_max + 1) * L**2, 1.0),
                   "local-drift condition (C1), all t, i"),
     ConditionSpec("C2", 180 * S.eta_L**2 * S.K**2 * S.L**2 * S.tau, sp.Integer(1), True,
                   lambda L, eta, eta_L, K_max, tau, **_: (180 * eta_L**2 * K_max**2 * L**2 * tau, 1.0),
                   "delay-drift condition, all t, i"),
-    ConditionSpec("C3", 2 * S.L * S.eta * S.eta_L + 6 * S.tau**2 * S.L**2 * S.eta**2 * S.eta_L**2, sp.Integer(1),
+    ConditionSpec("C3", 2 * S.L * S.eta * S.eta_L + 6 * S.tau**2 * S.L**2 * S.eta**2 * S.eta_L**2,
+                  sp.Integer(1),
                   False,
-                  lambda L, eta, eta_L, K_max, tau, **_: (2 * L * eta * eta_L + 6 * tau**2 * L**2 * eta**2 * eta_L**2,
+                  lambda L, eta, eta_L, K_max, tau,
+                  **_: (2 * L * eta * eta_L + 6 * tau**2 * L**2 * eta**2 * eta_L**2,
                                                      1.0),
                   "server step condition in x = η η_L"),
 )
@@ -86,7 +92,8 @@ def region(eta, eta_L, *, L=None, K_max=None, tau=None) -> np.ndarray:
 def alpha_exprs():
     """(α_L, α_G) as sympy expressions in the run averages Kbar, Ktilde, Khat2 (see ``symbols``)."""
     x = S.eta * S.eta_L
-    aL = (S.L * x + 3 * S.tau**2 * S.L**2 * x**2) / (S.m * S.Kbar) + sp.Rational(15, 2) * S.L**2 * S.eta_L**2 * S.Ktil
+    aL = ((S.L * x + 3 * S.tau**2 * S.L**2 * x**2) / (S.m * S.Kbar)
+          + sp.Rational(15, 2) * S.L**2 * S.eta_L**2 * S.Ktil)
     aG = sp.Rational(3, 2) + 45 * S.L**2 * S.eta_L**2 * S.Khat2
     return aL, aG
 
@@ -143,7 +150,8 @@ def bound_terms(schedule, constants, *, eta=None, eta_L=None, f0=None, num_worke
     }
 
 
-def bound(schedule, constants, *, eta=None, eta_L=None, f0=None, num_workers=None, tau=None, scope="warn") -> np.ndarray:
+def bound(schedule, constants, *, eta=None, eta_L=None, f0=None, num_workers=None, tau=None,
+          scope="warn") -> np.ndarray:
     """The right-hand side on each replicate's realized schedule (T = schedule.rounds): shape (replicates,).
 
     ``tau`` defaults to each replicate's realized maximum delay; ``f0`` = f(x_0) (scalar or (replicates,)).

@@ -1,8 +1,8 @@
 """AFA-CD under uniformly distributed arrivals [Yang et al. 2022, Thm 3] (and Corollary 2, Remark 4).
 
-M_t is a uniform m-subset of [M] drawn without replacement. Reading encoded (THEOREMS.md, Theorem 3): server step
-x_{t+1} = x_t − η η_L G_t (#1); the printed left side's stray "2" (#2) is *not* applied — the proof ends with
-(1/T) Σ E‖∇f(x_t)‖² ≤ RHS, which is what ``bound`` returns.
+M_t is a uniform m-subset of [M] drawn without replacement. Reading encoded (THEOREMS.md, Theorem 3): server
+step x_{t+1} = x_t − η η_L G_t (#1); the printed left side's stray "2" (#2) is *not* applied — the proof ends
+with (1/T) Σ E‖∇f(x_t)‖² ≤ RHS, which is what ``bound`` returns.
 
 Conditions (worst case K_{t,i}, K̂_t² ≤ K_max²):
   (C1) 6 η_L² (2K² − 3K + 1) L² ≤ 1                       for all t, i
@@ -37,16 +37,22 @@ from ._condition import (
 from ._scope import check_scope
 from ._stats import check_constants, check_f0, check_schedule, sum_terms, tau_for
 
+__all__ = ["admissible_step_sizes", "alpha_exprs", "alphas", "AVERAGINGS", "bound", "bound_expr",
+           "bound_terms", "CITATION", "conditions", "k_averages", "rate", "region", "SPECS", "TERMS"]
+
 CITATION = "[Yang et al. 2022, Thm 3]"
 AVERAGINGS = ("statement", "proof")
 
 SPECS = (
     ConditionSpec("C1", 6 * S.eta_L**2 * (2 * S.K**2 - 3 * S.K + 1) * S.L**2, sp.Integer(1), False,
-                  lambda L, eta, eta_L, K_max, tau, **_: (6 * eta_L**2 * (2 * K_max**2 - 3 * K_max + 1) * L**2,
+                  lambda L, eta, eta_L, K_max, tau,
+                  **_: (6 * eta_L**2 * (2 * K_max**2 - 3 * K_max + 1) * L**2,
                                                           1.0),
                   "local-drift condition (C1), all t, i"),
-    ConditionSpec("C2", S.L * S.eta * S.eta_L + S.L**2 * S.eta**2 * S.eta_L**2 * S.tau**2, 1 / (2 * S.M), False,
-                  lambda L, eta, eta_L, K_max, tau, M, **_: (L * eta * eta_L + L**2 * eta**2 * eta_L**2 * tau**2,
+    ConditionSpec("C2", S.L * S.eta * S.eta_L + S.L**2 * S.eta**2 * S.eta_L**2 * S.tau**2, 1 / (2 * S.M),
+                  False,
+                  lambda L, eta, eta_L, K_max, tau, M,
+                  **_: (L * eta * eta_L + L**2 * eta**2 * eta_L**2 * tau**2,
                                                              1.0 / (2 * M)),
                   "server step condition in x = η η_L (uniform arrivals)"),
     ConditionSpec("C3", 120 * S.L**2 * S.K**2 * S.eta_L**2 * S.tau, sp.Integer(1), True,
@@ -77,7 +83,8 @@ def _quad(v):
 
 
 def admissible_step_sizes(*, L=None, eta_L=None, K_max=None, tau=None, num_workers=None) -> AdmissibleStep:
-    """Largest η for this η_L: positive root of L²τ² x² + L x = 1/(2M), x = η η_L; infeasible if (C1)/(C3) fail."""
+    """Largest η for this η_L: positive root of L²τ² x² + L x = 1/(2M), x = η η_L; infeasible if (C1)/(C3)
+    fail."""
     v = _values(L, eta_L, K_max, tau, num_workers)
     expr = quadratic_root_expr(S.L**2 * S.tau**2, S.L, 1 / (2 * S.M)) / S.eta_L
     return admissible_from(SPECS, v, v["eta_L"], _quad, expr, "C2", S.eta, S.eta_L)
@@ -162,8 +169,9 @@ def bound_terms(schedule, constants, *, eta=None, eta_L=None, f0=None, num_worke
 def bound(schedule, constants, *, eta=None, eta_L=None, f0=None, num_workers=None, tau=None,
           averaging="statement", scope="warn") -> np.ndarray:
     """Right-hand side on each replicate's realized schedule, (replicates,): the ordered sum of
-    ``bound_terms``.``scope``: "warn" (default) / "raise" / "ignore" when the run is outside the theorem (wrong algorithm
-    or arrivals, or (η, η_L) outside its conditions at the realized K_max and τ) — see ``theory._scope``.
+    ``bound_terms``.``scope``: "warn" (default) / "raise" / "ignore" when the run is outside the theorem
+    (wrong algorithm or arrivals, or (η, η_L) outside its conditions at the realized K_max and τ) — see
+    ``theory._scope``.
     """
     return sum_terms(bound_terms(schedule, constants, eta=eta, eta_L=eta_L, f0=f0, num_workers=num_workers,
                                  tau=tau, averaging=averaging, scope=scope))

@@ -1,8 +1,8 @@
 """AFA-CS: the server keeps every worker's latest update and aggregates all M [Yang et al. 2022, Thm 4].
 
-Reading encoded (THEOREMS.md, Theorem 4): server step x_{t+1} = x_t − η η_L (1/M) Σ_{i∈[M]} G_i (#1); memory as in
-``Schedule.memory()`` (slot i holds worker i's latest update; warm start at x_0). m' = fresh slots (computed at
-x_t); the other M − m' slots are stale by at most τ.
+Reading encoded (THEOREMS.md, Theorem 4): server step x_{t+1} = x_t − η η_L (1/M) Σ_{i∈[M]} G_i (#1); memory
+as in ``Schedule.memory()`` (slot i holds worker i's latest update; warm start at x_0). m' = fresh slots
+(computed at x_t); the other M − m' slots are stale by at most τ.
 
 Conditions (worst case (1/M) Σ_i K_{t,i}² ≤ K_max²):
   (C1) 6 η_L² (2K² − 3K + 1) L² ≤ 1                                    for all t, i
@@ -39,6 +39,9 @@ from ._condition import (
 from ._scope import check_scope
 from ._stats import check_constants, check_f0, check_schedule, memory_stats, sum_terms
 
+__all__ = ["admissible_step_sizes", "alpha_exprs", "alphas", "bound", "bound_expr", "bound_terms", "CITATION",
+           "conditions", "KHATS", "rate", "realized", "region", "SPECS", "TERMS"]
+
 CITATION = "[Yang et al. 2022, Thm 4]"
 KHATS = ("sum", "mean")
 
@@ -46,7 +49,8 @@ _stale_frac2 = (S.M - S.m_fresh)**2 / S.M**2
 
 SPECS = (
     ConditionSpec("C1", 6 * S.eta_L**2 * (2 * S.K**2 - 3 * S.K + 1) * S.L**2, sp.Integer(1), False,
-                  lambda L, eta, eta_L, K_max, tau, **_: (6 * eta_L**2 * (2 * K_max**2 - 3 * K_max + 1) * L**2,
+                  lambda L, eta, eta_L, K_max, tau,
+                  **_: (6 * eta_L**2 * (2 * K_max**2 - 3 * K_max + 1) * L**2,
                                                           1.0),
                   "local-drift condition (C1), all t, i"),
     ConditionSpec("C2", (S.L / 2 + S.eta * S.eta_L * _stale_frac2 * S.L**2 * S.tau**2) * S.eta * S.eta_L,
@@ -104,7 +108,8 @@ def region(eta, eta_L, *, L=None, K_max=None, tau=None, num_workers=None, m_fres
 
 
 def alpha_exprs(khat="sum"):
-    """(α_L, α_G) for constant m'; Kbar, Ktilde (= K^avg), Khat2 are run averages. ``khat`` as in ``bound``."""
+    """(α_L, α_G) for constant m'; Kbar, Ktilde (= K^avg), Khat2 are run averages. ``khat`` as in
+    ``bound``."""
     x = S.eta * S.eta_L
     aL = 4 * (5 * S.L**2 * S.eta_L**2 * S.Ktil + (S.L / 2 + x * _stale_frac2 * S.L**2 * S.tau**2) * 2 * x
               / (S.M * S.Kbar))

@@ -1,4 +1,5 @@
-"""Local SGD / FedAvg theorems of Yu et al. as given in the lecture notes (seed 004), same shape as Theorems 2–4.
+"""Local SGD / FedAvg theorems of Yu et al. as given in the lecture notes (seed 004), same shape as Theorems
+2–4.
 
 Reading encoded (THEOREMS.md, "Local SGD / FedAvg theorems"), s = step, N workers, K = synchronization period:
   ``setting="iid"`` [Yu et al. AAAI'19, Thm 1], bounded second moment G², for s ≤ 1/L:
@@ -15,6 +16,9 @@ import sympy as sp
 
 from . import symbols as S
 from ._condition import AdmissibleStep, Condition, ConditionSpec, check_K, int_ge, nonneg, pos, real
+
+__all__ = ["admissible_step_sizes", "bound", "bound_expr", "bound_terms", "CITATION", "conditions", "rate",
+           "SETTINGS", "SPECS", "TERMS"]
 
 CITATION = "[Yu et al. 2019, via lecture notes seed 004]"
 SETTINGS = ("iid", "noniid")

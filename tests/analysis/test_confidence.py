@@ -32,10 +32,10 @@ def test_nan_is_refused_and_divergence_cannot_pass():
 
 
 def test_99_percent_ucb_passes_a_false_bound_about_1_percent_of_the_time():
-    """Gaussian samples (n = 10) whose true mean equals the bound: the claim "mean < bound" is false at the margin,
-    and the one-sided 99 % t-UCB must pass it with probability exactly 1 %. 20 000 repetitions (seed fixed): the
-    pass count is Binomial(20 000, 0.01) = 200 ± 14; we require ≤ 260 (4.3 sd, exceedance probability < 1e-5 for a
-    calibrated procedure) and ≥ 140 (the procedure is not conservative either)."""
+    """Gaussian samples (n = 10) whose true mean equals the bound: the claim "mean < bound" is false at the
+    margin, and the one-sided 99 % t-UCB must pass it with probability exactly 1 %. 20 000 repetitions (seed
+    fixed): the pass count is Binomial(20 000, 0.01) = 200 ± 14; we require ≤ 260 (4.3 sd, exceedance
+    probability < 1e-5 for a calibrated procedure) and ≥ 140 (the procedure is not conservative either)."""
     rng = np.random.default_rng(2026)
     n, reps, mu = 10, 20_000, 1.0
     X = rng.normal(mu, 0.5, size=(reps, n))
@@ -46,7 +46,8 @@ def test_99_percent_ucb_passes_a_false_bound_about_1_percent_of_the_time():
     for i in range(50):
         assert np.isclose(upper_confidence_bound(X[i]), ucb[i])
         assert compare_bound(X[i], mu).holds == bool(ucb[i] <= mu)
-    # a bound 20 % below the true mean passes even less often (8 of these 20 000 repetitions; with n = 1 reported as
+    # a bound 20 % below the true mean passes even less often (8 of these 20 000 repetitions; with n = 1
+    # reported as
     # a "UCB" it passed in 3 of 20 seeds)
     assert np.sum(ucb <= 0.8 * mu) < 0.2 * passes
 

@@ -1,8 +1,9 @@
-"""Fast schedule sampling: exact distributions (Floyd's subsets, Lemire's bounded integers), the multi-block fast
-path equal to the per-block reference, replicate-count invariance, and full validity of sampled schedules.
+"""Fast schedule sampling: exact distributions (Floyd's subsets, Lemire's bounded integers), the multi-block
+fast path equal to the per-block reference, replicate-count invariance, and full validity of sampled
+schedules.
 
-Statistical tests use exact binomial / chi-square tails with a Bonferroni correction over every cell they check;
-each states its false-failure probability (all ≤ 1e-4), and all seeds are fixed, so none can flake."""
+Statistical tests use exact binomial / chi-square tails with a Bonferroni correction over every cell they
+check; each states its false-failure probability (all ≤ 1e-4), and all seeds are fixed, so none can flake."""
 
 from __future__ import annotations
 
@@ -28,9 +29,9 @@ def _binomial_pvalues(counts, n, p):
 
 
 def _assert_inclusion_matches(workers, arrivals, M):
-    """First- and pairwise-inclusion counts of the rows of ``workers`` vs ``arrivals.inclusion(M)``: every one of
-    the M + M(M−1)/2 counts must have exact two-sided binomial p ≥ ALPHA / cells (Bonferroni: a correct sampler
-    fails with probability ≤ ALPHA)."""
+    """First- and pairwise-inclusion counts of the rows of ``workers`` vs ``arrivals.inclusion(M)``: every one
+    of the M + M(M−1)/2 counts must have exact two-sided binomial p ≥ ALPHA / cells (Bonferroni: a correct
+    sampler fails with probability ≤ ALPHA)."""
     rows = workers.reshape(-1, workers.shape[-1])
     n = len(rows)
     pi, pij = arrivals.inclusion(M)
@@ -45,8 +46,10 @@ def _assert_inclusion_matches(workers, arrivals, M):
 
 
 def test_uniform_arrivals_inclusion_at_the_benchmark_size():
-    """M = 100, m = 10 through ``Behaviour.sample`` (multi-block fast path, partial last block): 400 replicates ×
-    50 rounds = 20 000 i.i.d. rounds; 100 first- and 4 950 pairwise-inclusion counts (false failure ≤ 1e-4)."""
+    """M = 100, m = 10 through ``Behaviour.sample`` (multi-block fast path, partial last block): 400
+    replicates ×
+    50 rounds = 20 000 i.i.d. rounds; 100 first- and 4 950 pairwise-inclusion counts (false failure ≤
+    1e-4)."""
     arr = an.UniformArrivals(10)
     s = an.Behaviour(arr).sample(50, 400, 100, seed=11)
     _assert_inclusion_matches(s.workers, arr, 100)
@@ -63,8 +66,8 @@ def test_uniform_arrivals_inclusion_dense_and_key_paths(M, m):
 
 @pytest.mark.parametrize("M, m", [(6, 3), (7, 2), (5, 4)])
 def test_floyd_subsets_are_exactly_uniform(M, m):
-    """Every one of the C(M, m) subsets equally likely: chi-square over 60 000 draws, p ≥ 1e-4 / 3 (false failure
-    ≤ 1e-4 over the three cases) — a stronger check than inclusion frequencies."""
+    """Every one of the C(M, m) subsets equally likely: chi-square over 60 000 draws, p ≥ 1e-4 / 3 (false
+    failure ≤ 1e-4 over the three cases) — a stronger check than inclusion frequencies."""
     n = 60_000
     W = an.UniformArrivals(m).sample(np.random.default_rng(M * 10 + m), n, M)
     codes = (1 << W).sum(axis=1)
@@ -83,9 +86,9 @@ def test_floyd_rows_are_in_insertion_order():
 
 def test_uniform_below_corrects_lemire_bias():
     """h = 40 000: 2¹⁶ mod h = 25 536 chunks would map to values hit twice, so without the rejection step the
-    values 0..25 535·(h/2¹⁶)… would be over-represented (share 0.78 instead of 0.64) and ~39 % of the draws are
-    rejected and redrawn. The share of draws landing on those 'doubly hit' values must be |S|/h (exact binomial,
-    false failure ≤ 1e-4), and all values must be in range."""
+    values 0..25 535·(h/2¹⁶)… would be over-represented (share 0.78 instead of 0.64) and ~39 % of the draws
+    are rejected and redrawn. The share of draws landing on those 'doubly hit' values must be |S|/h (exact
+    binomial, false failure ≤ 1e-4), and all values must be in range."""
     h = 40_000
     n = 200_000
     x = _uniform_below([np.random.default_rng(5)], h, h, (1, n))[0, 0].astype(np.int64)
@@ -97,7 +100,8 @@ def test_uniform_below_corrects_lemire_bias():
 
 
 def test_uniform_below_bounds_by_row_and_generator_independence():
-    """Bounds min(first + i, cap) along axis −2; several generators at once give each generator's own draws."""
+    """Bounds min(first + i, cap) along axis −2; several generators at once give each generator's own
+    draws."""
     rngs = [_rng.stream(3, _rng.SCHEDULE, b) for b in range(4)]
     many = _uniform_below(rngs, 1, 5, (7, 20, 3))  # rows: bounds 1, 2, 3, 4, 5, 5, 5 (delays, D = 4)
     assert many.shape == (4, 7, 20, 3)
@@ -116,8 +120,8 @@ def test_uniform_below_bounds_by_row_and_generator_independence():
 
 
 def test_uniform_delay_frequencies_match_pmf():
-    """τ_t ~ U{0..min(t, 4)}: per round t < 7 a chi-square over 64 000 arrivals against ``pmf(t)``; p ≥ 1e-4 / 6
-    for the 6 random rounds (false failure ≤ 1e-4); round 0 is always 0."""
+    """τ_t ~ U{0..min(t, 4)}: per round t < 7 a chi-square over 64 000 arrivals against ``pmf(t)``; p ≥ 1e-4 /
+    6 for the 6 random rounds (false failure ≤ 1e-4); round 0 is always 0."""
     d = an.UniformDelay(4)
     s = an.Behaviour(an.UniformArrivals(10), d).sample(7, 6400, 100, seed=2)
     for t in range(7):
@@ -136,8 +140,8 @@ def test_uniform_steps_accept_any_worker_shape():
 
 
 def test_uniform_steps_frequencies_match_pmf():
-    """K ~ U{1..10} (the paper's dynamic steps, c = 5): chi-square over 64 000 arrivals and over the 6 400 × 100
-    warm-start steps, p ≥ 1e-4 / 2 each (false failure ≤ 1e-4)."""
+    """K ~ U{1..10} (the paper's dynamic steps, c = 5): chi-square over 64 000 arrivals and over the 6 400 ×
+    100 warm-start steps, p ≥ 1e-4 / 2 each (false failure ≤ 1e-4)."""
     steps = an.UniformSteps.paper(5)
     s = an.Behaviour(an.UniformArrivals(10), an.NoDelay(), steps).sample(1, 6400, 100, seed=4)
     for K in (s.local_steps, s.init_local_steps):
@@ -148,7 +152,8 @@ def test_uniform_steps_frequencies_match_pmf():
 
 # ------------------------------------------------------------------------------------- fast path = reference
 def _reference(beh, rounds, replicates, M, seed):
-    """The per-block definition: block b's stream draws sample_block, then delays, then K, then warm-start K."""
+    """The per-block definition: block b's stream draws sample_block, then delays, then K, then warm-start
+    K."""
     B = _rng.BLOCK
     everyone = np.broadcast_to(np.arange(M), (B, 1, M))
     parts = []
@@ -179,7 +184,8 @@ BEHAVIOURS = {
     "uniform-fixed-timevarying": an.Behaviour(an.UniformArrivals(3), an.FixedDelay(2),
                                               an.TimeVaryingSteps([1, 3])),
     "dense-keys": an.Behaviour(an.UniformArrivals(40), an.UniformDelay(60), an.UniformSteps(2, 3)),
-    "biased-geometric-perworker": an.Behaviour(an.BiasedArrivals(3, np.full(100, 0.01)), an.GeometricDelay(0.5, 3),
+    "biased-geometric-perworker": an.Behaviour(an.BiasedArrivals(3, np.full(100, 0.01)),
+                                               an.GeometricDelay(0.5, 3),
                                                an.PerWorkerSteps(np.arange(1, 101))),
     "cyclic-perworkerdelay": an.Behaviour(an.CyclicArrivals(7), an.PerWorkerDelay(np.arange(100) % 5),
                                           an.ConstantSteps(2)),
@@ -189,14 +195,15 @@ BEHAVIOURS = {
 
 @pytest.mark.parametrize("name", sorted(BEHAVIOURS))
 def test_fast_path_equals_the_per_block_reference_and_is_valid(name):
-    """130 replicates (two full blocks and a partial one), 45 rounds, M = 100: ``Behaviour.sample`` (vectorized
-    block groups, broadcast constants, no re-validation) equals the per-block reference re-validated by the
-    public ``Schedule`` constructor, and its arrays are read-only int64."""
+    """130 replicates (two full blocks and a partial one), 45 rounds, M = 100: ``Behaviour.sample``
+    (vectorized block groups, broadcast constants, no re-validation) equals the per-block reference
+    re-validated by the public ``Schedule`` constructor, and its arrays are read-only int64."""
     beh = BEHAVIOURS[name]
     s = beh.sample(45, 130, 100, seed=9)
     ref = _reference(beh, 45, 130, 100, 9)
     assert s == ref
-    full = an.Schedule(s.workers, s.delays, s.local_steps, s.num_workers, s.init_local_steps)  # full validation
+    full = an.Schedule(s.workers, s.delays, s.local_steps, s.num_workers,
+                       s.init_local_steps)  # full validation
     assert full == s
     for arr in (s.workers, s.delays, s.local_steps, s.init_local_steps):
         assert arr.dtype == np.int64 and not arr.flags.writeable

@@ -29,11 +29,13 @@ def behaviours(draw):
     else:
         arr = an.MarkovAvailability(m, p_on=draw(st.floats(0.2, 1.0)), p_off=draw(st.floats(0.0, 0.8)))
     D = draw(st.integers(0, 6))
-    delays = draw(st.sampled_from([an.NoDelay(), an.UniformDelay(D), an.FixedDelay(D), an.GeometricDelay(0.4, D)]))
+    delays = draw(st.sampled_from([an.NoDelay(), an.UniformDelay(D), an.FixedDelay(D), an.GeometricDelay(0.4,
+                                                                                                         D)]))
     lo = draw(st.integers(1, 5))
     hi = draw(st.integers(lo, 9))
     steps = draw(st.sampled_from([an.ConstantSteps(lo), an.UniformSteps(lo, hi),
-                                  an.PerWorkerSteps(list(range(1, M + 1))), an.TimeVaryingSteps([lo, hi, lo])]))
+                                  an.PerWorkerSteps(list(range(1, M + 1))), an.TimeVaryingSteps([lo, hi,
+                                                                                                 lo])]))
     return M, an.Behaviour(arr, delays, steps)
 
 

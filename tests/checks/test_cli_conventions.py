@@ -12,7 +12,8 @@ from afltheory.cli import main
 
 
 def test_json_on_stdout_is_an_object_with_provenance(tmp_path, capsys):
-    rc = main(["check", "--only", "wallclock.analytic", "--out", str(tmp_path / "r"), "--json", "-", "--seed", "2"])
+    rc = main(["check", "--only", "wallclock.analytic", "--out", str(tmp_path / "r"), "--json", "-", "--seed",
+               "2"])
     assert rc == 0
     cap = capsys.readouterr()
     doc = json.loads(cap.out)                       # stdout holds only the JSON
@@ -26,7 +27,8 @@ def test_json_on_stdout_is_an_object_with_provenance(tmp_path, capsys):
 
 
 def test_repeated_only_and_check_ids(tmp_path, capsys):
-    rc = main(["check", "--only", "wallclock.analytic", "--only", "yu", "--out", str(tmp_path / "r"), "--quiet"])
+    rc = main(["check", "--only", "wallclock.analytic", "--only", "yu", "--out", str(tmp_path / "r"),
+               "--quiet"])
     assert rc == 0
     out = capsys.readouterr().out
     assert "wallclock.analytic" in out and "yu.iid" in out and "wallclock.event_afl" not in out
@@ -56,7 +58,8 @@ def test_report_is_self_contained(tmp_path):
 
 
 def test_version_and_module_entry():
-    r = subprocess.run([sys.executable, "-m", "afltheory", "--version"], capture_output=True, text=True, timeout=60)
+    r = subprocess.run([sys.executable, "-m", "afltheory", "--version"], capture_output=True, text=True,
+                       timeout=60)
     assert r.returncode == 0 and r.stdout.startswith("afltheory ")
     r = subprocess.run([sys.executable, "-m", "afltheory", "check", "--help"], capture_output=True, text=True,
                        timeout=60)

@@ -1,11 +1,10 @@
-"""Dynamic FedAvg [Rizk, Vlaski, Sayed 2020]: equivalences, a plain-loop reference, pinned closed forms,
-exact vs
-Monte Carlo mean-square deviation, the Stein solver vs the generic exact engine, and bad input.
+"""Dynamic FedAvg [Rizk, Vlaski, Sayed 2020]: equivalences, a plain-loop reference, pinned closed forms, exact
+vs Monte Carlo mean-square deviation, the Stein solver vs the generic exact engine, and bad input.
 
-Monte Carlo rule (``test_mc_msd_*``): each compared quantity is a mean over R independent replicates; it must
-lie
-within 4 standard errors of the exact value. Under normality P(|Z| > 4) = 6.3e-5 per comparison; with at most
-8 comparisons per test the false-failure probability is < 5e-4 per test (Bonferroni). Seeds are fixed.
+Monte Carlo rule (``test_mc_msd_*``): each compared quantity is a mean over R independent replicates; it
+must lie within 4 standard errors of the exact value. Under normality P(|Z| > 4) = 6.3e-5 per comparison;
+with at most 8 comparisons per test the false-failure probability is < 5e-4 per test (Bonferroni). Seeds
+are fixed.
 """
 
 from __future__ import annotations
@@ -54,8 +53,7 @@ def quiet_sim(*a, **k):
 @pytest.mark.parametrize("E", [1, 3])
 def test_equals_fedavg_with_eta_one_and_local_step_mu_over_E(E):
     """Equal epochs: DynamicFedAvg(μ, E) is FedAvg(η = 1, η_L = μ/E) with K = E — identical traces (same
-    streams),
-    and identical exact moments."""
+    streams), and identical exact moments."""
     p = small(hessian="agent", data="gaussian")
     mu, L = 0.3, 2
     beh = Behaviour(UniformArrivals(L), local_steps=ConstantSteps(E))
@@ -71,9 +69,8 @@ def test_equals_fedavg_with_eta_one_and_local_step_mu_over_E(E):
 
 def test_engine_equals_plain_loop_with_per_agent_epochs_and_drift():
     """Per-agent E_k (so per-agent steps μ/E_k), drift before the update, model averaging: the vectorized
-    engine
-    equals a plain loop over the realized schedule and drift path (exact gradients, so no noise stream
-    involved)."""
+    engine equals a plain loop over the realized schedule and drift path (exact gradients, so no noise
+    stream involved)."""
     p = small(hessian="agent", data=None, sigma_q=0.2)
     E = (1, 2, 3, 1, 4)
     alg = DynamicFedAvg(mu=0.4, epochs=E)
@@ -114,9 +111,9 @@ def test_per_worker_runner_equals_scalar_runner_when_steps_are_equal():
 # ------------------------------------------------------------------------------------------------ closed
 # forms
 def test_pinned_two_agents_one_sampled():
-    """K = 2, L = 1, d = 1, shared h = 2, offsets ±0.5, exact gradients, σ_q² = 0.01, μ = 0.1, one epoch:
-    e' = (1 − μh)(e − q) − μ b_k with b_k = ∓h·0.5, so P = [(1 − μh)² σ_q² + μ² h² 0.25] / (1 − (1 − μh)²)
-    = (0.64·0.01 + 0.01) / 0.36 = 0.0455…; first order (μ/2)(h²/4)/h + σ_q²/(2μh) = 0.025 + 0.025 = 0.05."""
+    """K = 2, L = 1, d = 1, shared h = 2, offsets ±0.5, exact gradients, σ_q² = 0.01, μ = 0.1, one epoch: e' =
+    (1 − μh)(e − q) − μ b_k with b_k = ∓h·0.5, so P = [(1 − μh)² σ_q² + μ² h² 0.25] / (1 − (1 − μh)²) =
+    (0.64·0.01 + 0.01) / 0.36 = 0.0455…; first order (μ/2)(h²/4)/h + σ_q²/(2μh) = 0.025 + 0.025 = 0.05."""
     p = DriftingQuadratic.federated(hessians=[2.0], offsets=[[0.5], [-0.5]], sigma_q=0.1)
     alg = DynamicFedAvg(mu=0.1)
     want = (0.64 * 0.01 + 0.01) / 0.36
@@ -168,10 +165,8 @@ def test_first_order_law_is_the_small_step_limit():
 # ------------------------------------------------------------------------------------------------ MC vs exact
 def test_mc_msd_agrees_with_exact_curve_and_steady_state():
     """Per-agent Hessians, finite-sum mini-batches without replacement, per-agent epochs, drift: the MC mean
-    of
-    ``Trace.tracking_error`` at rounds 1, 5, 20, 60 and the per-replicate time average over rounds 60..119
-    against the
-    exact values (R = 1024, 4-SE rule, module docstring)."""
+    of ``Trace.tracking_error`` at rounds 1, 5, 20, 60 and the per-replicate time average over rounds
+    60..119 against the exact values (R = 1024, 4-SE rule, module docstring)."""
     p = small(hessian="agent", data="finite", sigma_q=0.15)
     alg = DynamicFedAvg(mu=0.3, epochs=(1, 2, 1, 3, 2), batch=(1, 2, 3, 2, 4))
     beh = DynamicFedAvg.participation(2)
@@ -186,7 +181,8 @@ def test_mc_msd_agrees_with_exact_curve_and_steady_state():
 
 
 def test_mc_detects_sampling_with_replacement():
-    """Negative control: the exact value of the with-replacement variant is rejected by the same MC rule."""
+    """Negative control: the exact value of the with-replacement variant is rejected by the same MC rule.
+    """
     p = small(hessian="shared", data=None, sigma_q=0.0, K=6, d=2)
     alg = DynamicFedAvg(mu=0.3)
     tr = aft.simulate(p, alg, DynamicFedAvg.participation(3), rounds=80, replicates=512, seed=5)
@@ -198,7 +194,8 @@ def test_mc_detects_sampling_with_replacement():
 
 
 def test_finite_sum_noise_covariance_without_replacement():
-    """Empirical covariance of 200,000 mini-batch means vs (N − B)/(B(N − 1)) S (each entry within 5 SE)."""
+    """Empirical covariance of 200,000 mini-batch means vs (N − B)/(B(N − 1)) S (each entry within 5 SE).
+    """
     rng = np.random.default_rng(0)
     o = rng.standard_normal((7, 2))
     o -= o.mean(0)
@@ -227,9 +224,8 @@ def test_anisotropic_drift_covariance():
 
 # ------------------------------------------------------------------------------------------------ divergence
 def test_unstable_step_is_reported_with_spectral_radius():
-    """μ > 2/λ_max(H): steady_state says unstable (inf, spectral radius > 1), moments and simulate report
-    inf, never
-    NaN, and simulate warns."""
+    """μ > 2/λ_max(H): steady_state says unstable (inf, spectral radius > 1), moments and simulate report inf,
+    never NaN, and simulate warns."""
     p = DriftingQuadratic.federated(hessians=[2.0, 0.5], offsets=[[0.5, 0.0], [-0.5, 0.0]], sigma_q=0.1)
     alg = DynamicFedAvg(mu=1.2)                  # 2/λ_max = 1
     ss = steady_state(p, alg, DynamicFedAvg.participation(2))
@@ -255,6 +251,7 @@ def test_unstable_step_is_reported_with_spectral_radius():
      r"sigma_q=-0\.1"),
     (lambda: DriftingQuadratic.slides(sigma_q2=-1.0), r"sigma_q2=-1\.0"),
     (lambda: DynamicFedAvg.participation(0), r"L=0"),
+    (lambda: DynamicFedAvg.participation(21, K=20), r"L=21 is outside the allowed range \[1, 20\]"),
 ])
 def test_bad_input_names_the_parameter(make, match):
     with pytest.raises(ValueError, match=match):

@@ -1,5 +1,5 @@
-"""The MSD(μ, σ_q) sweep spec (experiments/dynamic_msd.toml) expands and runs; MSD metrics reach the store
-and `sweep fit` (the stationary grid gives a log-log slope near +1 in μ; loose tolerance: 16 replicates per
+"""The MSD(μ, σ_q) sweep spec (experiments/dynamic_msd.toml) expands and runs; MSD metrics reach the store and
+`sweep fit` (the stationary grid gives a log-log slope near +1 in μ; loose tolerance: 16 replicates per
 point, fixed seeds)."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""Divergence is reported the same way everywhere (issue 19): +inf from the divergence round, a flag (round per
-replicate) and a DivergenceWarning — never NaN — in simulate (gradient, loss, iterates, tracking error,
+"""Divergence is reported the same way everywhere (issue 19): +inf from the divergence round, a flag (round
+per replicate) and a DivergenceWarning — never NaN — in simulate (gradient, loss, iterates, tracking error,
 x_final), exact.moments, compare_bound and the sweep summaries. Deterministic (fixed seeds)."""
 
 from __future__ import annotations
@@ -32,7 +32,8 @@ def _no_nan(tr):
 
 def _simulate(problem=QUAD, algo=None, rounds=20, replicates=3, **kw):
     with pytest.warns(DivergenceWarning, match="diverged"):
-        tr = aft.simulate(problem, algo or al.AFACD(1, 0.05), BEH, rounds=rounds, replicates=replicates, seed=0,
+        tr = aft.simulate(problem, algo or al.AFACD(1, 0.05), BEH, rounds=rounds, replicates=replicates,
+                          seed=0,
                           record_x=True, **kw)
     _no_nan(tr)
     return tr
@@ -76,7 +77,8 @@ def test_tracking_error_of_a_diverged_drifting_run_is_inf():
     p = DriftingQuadratic.from_problem(QUAD, 0.1)
     tr = _simulate(p, al.AFACD(1, 50.0), rounds=300, replicates=2, divergence_threshold=1e308)
     r, k = 0, tr.divergence.round[0]
-    assert k > 0 and np.all(tr.tracking_error[r, k:] == np.inf) and np.all(np.isfinite(tr.tracking_error[r, :k]))
+    assert k > 0 and np.all(tr.tracking_error[r, k:] == np.inf) and np.all(np.isfinite(tr.tracking_error[r,
+                                                                                                         :k]))
 
 
 def test_exact_moments_flag_divergence_with_inf_and_compare_bound_has_no_nan():
@@ -89,7 +91,8 @@ def test_exact_moments_flag_divergence_with_inf_and_compare_bound_has_no_nan():
     c = compare_bound(m.time_average(), 10.0, exact=True)
     assert c.measured == np.inf and c.slack == 0.0 and not c.holds
     with pytest.warns(DivergenceWarning):
-        assert exact.moments(QUAD, al.AFACD(1, 0.05), BEH, rounds=5, x0=np.full(3, 1e308)).divergence_round == 0
+        assert exact.moments(QUAD, al.AFACD(1, 0.05), BEH, rounds=5, x0=np.full(3,
+                                                                                1e308)).divergence_round == 0
     assert not exact.moments(QUAD, al.AFACD(1, 0.05), BEH, rounds=40).diverged  # negative control
 
 

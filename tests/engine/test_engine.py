@@ -22,30 +22,39 @@ def quad(sigma_L=0.0, M=6, d=4, hessian="diag", seed=3):
 
 BEHAVIOURS = {
     "uniform-delay-dynamic": an.Behaviour(an.UniformArrivals(3), an.UniformDelay(3), an.UniformSteps(1, 4)),
-    "biased-fixeddelay": an.Behaviour(an.BiasedArrivals(2, [0.4, 0.3, 0.1, 0.1, 0.05, 0.05]), an.FixedDelay(2),
+    "biased-fixeddelay": an.Behaviour(an.BiasedArrivals(2, [0.4, 0.3, 0.1, 0.1, 0.05, 0.05]),
+                                      an.FixedDelay(2),
                                       an.ConstantSteps(3)),
-    "fixed": an.Behaviour(an.FixedArrivals([0, 4]), an.GeometricDelay(0.5, 4), an.PerWorkerSteps([1, 2, 3, 1, 2, 3])),
+    "fixed": an.Behaviour(an.FixedArrivals([0, 4]), an.GeometricDelay(0.5, 4), an.PerWorkerSteps([1, 2, 3, 1,
+                                                                                                  2, 3])),
 }
 ALGOS = {
-    "AFACD": al.AFACD(1.0, 0.1), "AFACS": al.AFACS(0.8, 0.1), "AFACS-zeros": al.AFACS(0.8, 0.1, memory_init="zeros"),
-    "FedAvg": al.FedAvg(0.4, 0.1), "FedBuff": al.FedBuff(0.4, 0.1, staleness="sqrt"), "AsySG": al.AsySG(1.0, 0.1),
+    "AFACD": al.AFACD(1.0, 0.1), "AFACS": al.AFACS(0.8, 0.1), "AFACS-zeros": al.AFACS(0.8, 0.1,
+                                                                                      memory_init="zeros"),
+    "FedAvg": al.FedAvg(0.4, 0.1), "FedBuff": al.FedBuff(0.4, 0.1, staleness="sqrt"), "AsySG": al.AsySG(1.0,
+                                                                                                        0.1),
 }
 
 
-@pytest.mark.parametrize("hessian, collapse", [(h, c) for h in ("diag", "dense", "per-worker-diag", "per-worker-dense")
-                                               for c in (False, True) if (h, c) != ("per-worker-dense", True)])
+@pytest.mark.parametrize("hessian, collapse", [(h, c) for h in ("diag", "dense", "per-worker-diag",
+                                                                "per-worker-dense")
+                                               for c in (False, True) if (h, c) != ("per-worker-dense",
+                                                                                    True)])
 @pytest.mark.parametrize("beh", sorted(BEHAVIOURS))
 @pytest.mark.parametrize("algo", sorted(ALGOS))
 def test_engine_equals_reference_loop_without_noise(algo, beh, hessian, collapse):
     """σ_L = 0: the vectorized engine (step by step, and collapsed where valid) equals the plain loop on the
-    replayed schedule to 1e-12 relative — shared and per-worker Hessians (the engine's fused local-step kernels)."""
+    replayed schedule to 1e-12 relative — shared and per-worker Hessians (the engine's fused local-step
+    kernels)."""
     if hessian.startswith("per-worker"):
-        p = HeterogeneousCurvatureQuadratic(dim=4, num_workers=6, L=2.0, mu=0.2, sigma_L=0.0, sigma_G=1.0, seed=3,
+        p = HeterogeneousCurvatureQuadratic(dim=4, num_workers=6, L=2.0, mu=0.2, sigma_L=0.0, sigma_G=1.0,
+                                            seed=3,
                                             hessian=hessian.removeprefix("per-worker-"))
     else:
         p = quad(hessian=hessian)
     alg = ALGOS[algo]
-    tr = aft.simulate(p, alg, BEHAVIOURS[beh], rounds=25, replicates=3, seed=11, record_x=True, collapse=collapse)
+    tr = aft.simulate(p, alg, BEHAVIOURS[beh], rounds=25, replicates=3, seed=11, record_x=True,
+                      collapse=collapse)
     for r in range(3):
         xs = np.array(reference_run(p, alg, tr.schedule, tr.x0, r=r))
         np.testing.assert_allclose(tr.x[r], xs, rtol=1e-12, atol=1e-12 * np.abs(xs).max())
@@ -216,7 +225,8 @@ def test_m_larger_than_num_workers_is_rejected():
 
 def test_fedbuff_buffer_size_must_match_m():
     with pytest.raises(ValueError, match="buffer_size"):
-        aft.simulate(quad(), al.FedBuff(1.0, 0.1, buffer_size=4), an.Behaviour(an.UniformArrivals(3)), rounds=3)
+        aft.simulate(quad(), al.FedBuff(1.0, 0.1, buffer_size=4), an.Behaviour(an.UniformArrivals(3)),
+                     rounds=3)
 
 
 @pytest.mark.parametrize("hessian", ["diag", "dense"])
@@ -228,9 +238,11 @@ def test_collapsed_local_steps_match_step_by_step_in_distribution(hessian):
     beh = an.Behaviour(an.UniformArrivals(2), an.UniformDelay(2), an.UniformSteps(1, 6))
     R = 4000
     a = aft.simulate(p, al.AFACD(1.0, 0.3), beh, rounds=6, replicates=R, seed=1, collapse=True, record_x=True)
-    b = aft.simulate(p, al.AFACD(1.0, 0.3), beh, rounds=6, replicates=R, seed=2, collapse=False, record_x=True)
+    b = aft.simulate(p, al.AFACD(1.0, 0.3), beh, rounds=6, replicates=R, seed=2, collapse=False,
+                     record_x=True)
     assert a.config["collapsed"] and not b.config["collapsed"]
-    for u, v in [(a.grad_norm_sq[:, -1], b.grad_norm_sq[:, -1]), *zip(a.x[:, -1].T, b.x[:, -1].T)]:
+    for u, v in [(a.grad_norm_sq[:, -1], b.grad_norm_sq[:, -1]), *zip(a.x[:, -1].T, b.x[:, -1].T,
+                                                                      strict=False)]:
         z = (u.mean() - v.mean()) / np.sqrt(u.var() / R + v.var() / R)
         assert abs(z) < 5, z
     u, v = a.grad_norm_sq[:, -1], b.grad_norm_sq[:, -1]

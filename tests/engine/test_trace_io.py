@@ -57,7 +57,8 @@ def test_simulate_progress_is_opt_in(capsys):
     aft.simulate(prob, AFACS(0.5, 0.05), an.Behaviour(an.UniformArrivals(2)), rounds=20, replicates=2,
                  progress=True)
     err = capsys.readouterr().err
-    assert "simulate" in err and "/20" in err            # tqdm's bar (redrawn, then cleared) or the 10 % lines
+    # tqdm's bar (redrawn, then cleared) or the 10 % lines
+    assert "simulate" in err and "/20" in err
 
 
 def test_exact_cost_is_projected_warned_and_refusable():

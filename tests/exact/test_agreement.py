@@ -46,7 +46,8 @@ def shared(dim=3, M=5, hessian="diag", seed=0):
 
 def curvature(dim=3, M=5, hessian="diag", seed=0):
     mod = pytest.importorskip("afltheory.problems.curvature")
-    return mod.HeterogeneousCurvatureQuadratic(dim=dim, num_workers=M, L=1.0, mu=0.2, sigma_L=0.5, sigma_G=1.0,
+    return mod.HeterogeneousCurvatureQuadratic(dim=dim, num_workers=M, L=1.0, mu=0.2, sigma_L=0.5,
+                                               sigma_G=1.0,
                                                seed=seed, hessian=hessian)
 
 
@@ -59,7 +60,8 @@ def max_abs_z(prob, algo, beh, replicates=2000, seed=11, rounds=ROUNDS):
     return float(np.max(np.abs(z)))
 
 
-# (id, problem factory, algorithm, behaviour); every arrival type, delays on/off, constant/random K, each server
+# (id, problem factory, algorithm, behaviour); every arrival type, delays on/off, constant/random K, each
+# server
 FAST = [
     ("cd-uniform-udelay-randK", shared, AFACD(1.0, 0.3),
      Behaviour(UniformArrivals(2), UniformDelay(2), UniformSteps(1, 3))),

@@ -38,7 +38,8 @@ def test_gradient_descent_matches_matrix_power(family):
         prob = HeterogeneousQuadratic(dim=5, num_workers=4, L=1.0, mu=0.1, sigma_L=0.0, sigma_G=1.0, seed=3,
                                       hessian="dense")
     else:
-        prob = _curvature(dim=5, num_workers=4, L=1.0, mu=0.1, sigma_L=0.0, sigma_G=1.0, seed=3, hessian="dense")
+        prob = _curvature(dim=5, num_workers=4, L=1.0, mu=0.1, sigma_L=0.0, sigma_G=1.0, seed=3,
+                          hessian="dense")
     eta, eta_L, T = 1.5, 0.4, 60
     ex = moments(prob, AFACD(eta, eta_L), Behaviour(UniformArrivals(4)), T)
     Hbar, xs = prob.linear_gaussian().hessian_mean, prob.constants.x_star
@@ -128,7 +129,8 @@ def test_rounds_to_epsilon_matches_trajectory():
     ss = steady_state(prob, algo, beh)
     eps = 2 * ss.grad_norm_sq
     t = rounds_to_epsilon(prob, algo, beh, eps)
-    assert t == ex.rounds_to_epsilon(eps) and t is not None and ex.grad_norm_sq[t] <= eps < ex.grad_norm_sq[t - 1]
+    assert t == ex.rounds_to_epsilon(eps) and t is not None
+    assert ex.grad_norm_sq[t] <= eps < ex.grad_norm_sq[t - 1]
     assert rounds_to_epsilon(prob, algo, beh, 0.5 * ss.grad_norm_sq, max_rounds=300) is None
     tl = rounds_to_epsilon(prob, algo, beh, 1e-1, what="loss")
     assert ex.loss[tl] - prob.constants.f_star <= 1e-1 < ex.loss[tl - 1] - prob.constants.f_star
@@ -172,7 +174,8 @@ def test_refuses_replay_scaffold_nonlinear_and_large_states():
 
 
 def test_fixed_delay_history_and_biased_inclusion_are_used():
-    # sanity: a fixed delay of 2 with K = 1, σ = 0, m = M is the deterministic recursion x_{t+1} = x_t − γ∇f(x_{t−2})
+    # sanity: a fixed delay of 2 with K = 1, σ = 0, m = M is the deterministic recursion x_{t+1} = x_t −
+    # γ∇f(x_{t−2})
     prob = HeterogeneousQuadratic(dim=2, num_workers=3, L=1.0, mu=0.3, sigma_L=0.0, sigma_G=1.0, seed=4)
     g = 0.5
     ex = moments(prob, AFACD(1.0, g), Behaviour(UniformArrivals(3), FixedDelay(2)), 25)

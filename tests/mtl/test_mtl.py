@@ -1,5 +1,5 @@
-"""Federated multi-task learning (issue 18): MOCHA's problem (primal, dual, gap, closed form), its W-step with exact
-θ, the Ω-step, the theorem's pieces, and bad input."""
+"""Federated multi-task learning (issue 18): MOCHA's problem (primal, dual, gap, closed form), its W-step with
+exact θ, the Ω-step, the theorem's pieces, and bad input."""
 
 from __future__ import annotations
 
@@ -22,8 +22,8 @@ def small(loss="squared", **kw):
 
 
 def test_pinned_one_task_one_sample():
-    """m = 1, d = 1, one sample x = 1, y = 2, λ₁ = 0, λ₂ = 1, squared loss: P(w) = ½(w − 2)² + w², so w* = 2/3,
-    P* = ½(4/3)² + 4/9 = 4/3; the dual D(α) = −(½α² − 2α) − ¼α² is maximized at α* = 4/3 with D* = 4/3;
+    """m = 1, d = 1, one sample x = 1, y = 2, λ₁ = 0, λ₂ = 1, squared loss: P(w) = ½(w − 2)² + w², so w* =
+    2/3, P* = ½(4/3)² + 4/9 = 4/3; the dual D(α) = −(½α² − 2α) − ¼α² is maximized at α* = 4/3 with D* = 4/3;
     W(α) = α/2."""
     p = MultiTaskProblem([np.array([[1.0]])], [np.array([2.0])], lam1=0.0, lam2=1.0)
     assert np.isclose(p.solve_exact()[0, 0], 2 / 3)
@@ -79,8 +79,8 @@ def test_decoupled_contraction_is_theta_bar_exactly_for_deterministic_theta():
 
 
 def test_sigma_prime_min_is_safe_and_tight():
-    """σ'_min = λ_max(D^{-1/2}CD^{-1/2}): ¼ uᵀ(C⊗I)u ≤ σ'_min Σ_t ¼ C_tt‖u_t‖² for random u, attained by the top
-    eigenvector; σ'_min ≤ m."""
+    """σ'_min = λ_max(D^{-1/2}CD^{-1/2}): ¼ uᵀ(C⊗I)u ≤ σ'_min Σ_t ¼ C_tt‖u_t‖² for random u, attained by the
+    top eigenvector; σ'_min ≤ m."""
     p = small()
     C, sp = p.C, p.constants.sigma_prime_min
     assert 1.0 <= sp <= p.m
@@ -101,8 +101,8 @@ def test_sigma_prime_below_the_safe_value_diverges():
 
 
 def test_omega_step_is_a_descent_step_on_the_primal():
-    """Ω = Σ⁻¹ with Σ = (WᵀW)^{1/2}/tr(·) minimizes tr(WΩWᵀ) over {Ω = Σ⁻¹, tr Σ = 1}: the primal at fixed W does
-    not increase (checked against 200 random feasible Σ too)."""
+    """Ω = Σ⁻¹ with Σ = (WᵀW)^{1/2}/tr(·) minimizes tr(WΩWᵀ) over {Ω = Σ⁻¹, tr Σ = 1}: the primal at fixed W
+    does not increase (checked against 200 random feasible Σ too)."""
     p = small()
     W = p.solve_exact()
     Omega, Sigma = omega_step(W, eps=1e-12)

@@ -45,7 +45,8 @@ def problems(draw):
         return HeterogeneousQuadratic(dim, M, L, mu, sigma_L=0.3, sigma_G=sigma_G, seed=seed, hessian=hess)
     if name == "curvature_quadratic":
         mu = draw(st.floats(0.01, 1.0)) * L
-        return HeterogeneousCurvatureQuadratic(dim, M, L, mu, sigma_G=sigma_G, radius=draw(st.floats(0.1, 5.0)),
+        return HeterogeneousCurvatureQuadratic(dim, M, L, mu, sigma_G=sigma_G, radius=draw(st.floats(0.1,
+                                                                                                     5.0)),
                                                seed=seed, hessian=draw(st.sampled_from(["diag", "dense"])),
                                                curvature_fraction=draw(st.floats(0.0, 1.0)))
     assert name == "nonconvex_sinusoidal"
@@ -118,8 +119,10 @@ def test_batch_axes(prob, seed):
     assert prob.in_certified_region(x).shape == (R, m)
     for r in range(R):
         for k in range(m):
-            np.testing.assert_allclose(g[r, k], prob.local_grad(x[r, k], int(i[r, k])), rtol=1e-12, atol=1e-12)
-            np.testing.assert_allclose(v[r, k], prob.local_value(x[r, k], int(i[r, k])), rtol=1e-12, atol=1e-12)
+            np.testing.assert_allclose(g[r, k], prob.local_grad(x[r, k], int(i[r, k])), rtol=1e-12,
+                                       atol=1e-12)
+            np.testing.assert_allclose(v[r, k], prob.local_value(x[r, k], int(i[r, k])), rtol=1e-12,
+                                       atol=1e-12)
             np.testing.assert_allclose(prob.value(x)[r, k], prob.value(x[r, k]), rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(prob.local_grad_fn(i)(x), g, rtol=1e-12, atol=1e-12)
     # the engine's in-place kernel: out += scale·∇f_i(y), with and without its reusable-array workspace

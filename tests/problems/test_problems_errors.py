@@ -33,7 +33,8 @@ def test_constructor_bad_input(cls, bad, match):
         cls(**{**GOOD, **bad})
 
 
-@pytest.mark.parametrize("cls, match", [(HQ, r"mu=3\.0 must be <= L=2\.0"), (HC, r"mu=3\.0 must be <= L=2\.0"),
+@pytest.mark.parametrize("cls, match", [(HQ, r"mu=3\.0 must be <= L=2\.0"), (HC,
+                                                                             r"mu=3\.0 must be <= L=2\.0"),
                                         (NC, r"mu=3\.0 is outside the allowed range \(-2\.0, 2\.0\]")])
 def test_mu_above_L(cls, match):
     with pytest.raises(ValueError, match=match):
@@ -50,7 +51,8 @@ def test_mu_above_L(cls, match):
     (lambda: HQ(**GOOD, hessian="full"), r"hessian='full'"),
     (lambda: LowerBoundPair(G=0.0), r"G=0\.0"),
     (lambda: DriftingQuadratic(**GOOD, sigma_q=-1.0), r"sigma_q=-1\.0"),
-    (lambda: HQ.finite_sum(**GOOD, samples_per_worker=4, batch_size=4), r"batch_size=4 must be < samples_per_worker"),
+    (lambda: HQ.finite_sum(**GOOD, samples_per_worker=4, batch_size=4),
+     r"batch_size=4 must be < samples_per_worker"),
     (lambda: HQ.finite_sum(**GOOD, samples_per_worker=4, batch_size=5), r"batch_size=5 .*range \[1, 4\]"),
     (lambda: HQ.finite_sum(**GOOD, samples_per_worker=0), r"samples_per_worker=0"),
 ])
@@ -60,12 +62,14 @@ def test_family_specific_bad_input(make, match):
 
 
 @pytest.mark.parametrize("make, match", [
-    (lambda: HQ.from_arrays(hessian_diag=[1.0, 2.0], centers=C2), r"hessian_diag has shape \(2,\), expected \(3,\)"),
+    (lambda: HQ.from_arrays(hessian_diag=[1.0, 2.0], centers=C2),
+     r"hessian_diag has shape \(2,\), expected \(3,\)"),
     (lambda: HQ.from_arrays(hessian_diag=[1.0, 0.0, 2.0], centers=C2), r"hessian_diag must be > 0"),
     (lambda: HQ.from_arrays(hessian=np.ones((3, 3)), centers=C2), r"hessian must be positive definite"),
     (lambda: HQ.from_arrays(hessian_diag=[1.0, 2.0, 3.0], centers=[[np.nan, 0, 0], [0, 0, 0]]),
      r"centers contains non-finite"),
-    (lambda: HQ.from_arrays(hessian_diag=[1.0, np.inf, 3.0], centers=C2), r"hessian_diag contains non-finite"),
+    (lambda: HQ.from_arrays(hessian_diag=[1.0, np.inf, 3.0], centers=C2),
+     r"hessian_diag contains non-finite"),
     (lambda: HQ.from_arrays(hessian_diag=[1.0, 2.0, 3.0], centers=np.zeros(3)), r"centers must have 2 dim"),
     (lambda: HQ.from_samples(hessian_diag=[1.0, 2.0, 3.0], sample_centers=np.zeros((2, 3)), batch_size=1),
      r"sample_centers must have 3 dim"),
@@ -81,7 +85,8 @@ def test_family_specific_bad_input(make, match):
     (lambda: NC.from_arrays(centers=C2, phases=np.zeros((2, 2)), mu0=1.0, beta=1.0, omega=1.0),
      r"phases has shape \(2, 2\), expected \(2, 3\)"),
     (lambda: NC.from_arrays(centers=C2, phases=np.zeros((2, 3)), mu0=0.0, beta=1.0, omega=1.0), r"mu0=0\.0"),
-    (lambda: NC.from_arrays(centers=C2, phases=np.zeros((2, 3)), mu0=1.0, beta=-1.0, omega=1.0), r"beta=-1\.0"),
+    (lambda: NC.from_arrays(centers=C2, phases=np.zeros((2, 3)), mu0=1.0, beta=-1.0, omega=1.0),
+     r"beta=-1\.0"),
     (lambda: FiniteSumNoise(np.ones((2, 3, 1)), 1), r"offsets must have zero mean"),
     (lambda: FiniteSumNoise(np.zeros((2, 3, 1)), 0), r"batch_size=0 .*range \[1, 3\]"),
     (lambda: FiniteSumNoise(np.zeros((2, 3)), 1), r"offsets must have 3 dim"),

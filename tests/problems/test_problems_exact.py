@@ -36,7 +36,8 @@ def _hessian(prob):
 @given(d=dims, M=workers, L=Ls, r=ratios, sG=sigmas, seed=seeds, kind=kinds, fs=st.booleans())
 def test_shared_quadratic_constants_attained(d, M, L, r, sG, seed, kind, fs):
     if fs:
-        prob = HeterogeneousQuadratic.finite_sum(d, M, L, r * L, sigma_L=0.5, sigma_G=sG, seed=seed, hessian=kind,
+        prob = HeterogeneousQuadratic.finite_sum(d, M, L, r * L, sigma_L=0.5, sigma_G=sG, seed=seed,
+                                                 hessian=kind,
                                                  samples_per_worker=4, batch_size=3)
     else:
         prob = HeterogeneousQuadratic(d, M, L, r * L, sigma_G=sG, seed=seed, hessian=kind)
@@ -132,7 +133,7 @@ def test_nonconvex_fstar_against_independent_search(seed):
         lo, hi = prob._cbar[j] - 10, prob._cbar[j] + 10
         edges = np.linspace(lo, hi, 201)
         best = min(minimize_scalar(g, bounds=(a, b), method="bounded", options={"xatol": 1e-10}).fun
-                   for a, b in zip(edges[:-1], edges[1:]))
+                   for a, b in zip(edges[:-1], edges[1:], strict=False))
         total += best - base
     found = prob.f_best + total
     assert found >= c.f_star - 1e-12

@@ -15,7 +15,8 @@ from afltheory.problems import (
 
 def test_shared_quadratic_2_workers_3_dims():
     # A = diag(1, 2, 4), c_1 = (1, 0, 2), c_2 = (−1, 2, 0)  ⇒  c̄ = (0, 1, 1) = x*.
-    # c_1 − c̄ = (1, −1, 1): A(c_1 − c̄) = (1, −2, 4), norm √21; c_2 − c̄ = −(c_1 − c̄), same norm ⇒ σ_G = √21.
+    # c_1 − c̄ = (1, −1, 1): A(c_1 − c̄) = (1, −2, 4), norm √21; c_2 − c̄ = −(c_1 − c̄), same norm ⇒ σ_G =
+    # √21.
     # f* = mean_i ½ (c_i − c̄)ᵀA(c_i − c̄) = ½ (1 + 2 + 4) = 3.5.   L = 4, μ = 1.
     # At x = 0: f_1 = ½(1·1 + 2·0 + 4·4) = 8.5, f_2 = ½(1·1 + 2·4 + 4·0) = 4.5, f = 6.5 = 3.5 + ½(0 + 2 + 4).
     # ∇f_1(0) = A(0 − c_1) = (−1, 0, −8), ∇f_2(0) = (1, −4, 0), ∇f(0) = (0, −2, −4).
@@ -31,7 +32,8 @@ def test_shared_quadratic_2_workers_3_dims():
     np.testing.assert_allclose(prob.local_grad(x, 1), [1, -4, 0])
     np.testing.assert_allclose(prob.grad(x), [0, -2, -4])
     # the dense form of the same Hessian gives the same problem
-    dense = HeterogeneousQuadratic.from_arrays(hessian=np.diag([1.0, 2.0, 4.0]), centers=[[1, 0, 2], [-1, 2, 0]])
+    dense = HeterogeneousQuadratic.from_arrays(hessian=np.diag([1.0, 2.0, 4.0]), centers=[[1, 0, 2], [-1, 2,
+                                                                                                      0]])
     np.testing.assert_allclose(dense.local_grad(x, 0), [-1, 0, -8])
     assert dense.constants.sigma_G == pytest.approx(np.sqrt(21), rel=1e-14)
 
@@ -56,9 +58,11 @@ def test_curvature_quadratic_2_workers_2_dims():
     # A_1 = diag(1, 3), A_2 = diag(3, 1), c_1 = (1, 0), c_2 = (0, 1), radius 2.
     # Ā = 2I; mean A_i c_i = ½((1, 0) + (0, 1)) ⇒ x* = (¼, ¼).  L = 3, μ = 2.
     # ∇f_1(x*) = diag(1, 3)(−¾, ¼) = (−¾, ¾), ∇f_2(x*) = (¾, −¾): norms ¾√2.  A_1 − Ā = diag(−1, 1): norm 1.
-    # σ_G bound = 1·2 + ¾√2; here it is attained at x* + 2(1, 1)/√2 for worker 1 (D v is parallel to ∇f_1(x*)).
+    # σ_G bound = 1·2 + ¾√2; here it is attained at x* + 2(1, 1)/√2 for worker 1 (D v is parallel to
+    # ∇f_1(x*)).
     # f* = ½[(¾)²·1 + (¼)²·3] = 0.375 for both workers.
-    prob = HeterogeneousCurvatureQuadratic.from_arrays(hessians=[[1.0, 3.0], [3.0, 1.0]], centers=[[1, 0], [0, 1]],
+    prob = HeterogeneousCurvatureQuadratic.from_arrays(hessians=[[1.0, 3.0], [3.0, 1.0]], centers=[[1, 0], [0,
+                                                                                                            1]],
                                                       radius=2.0)
     c = prob.constants
     assert (c.L, c.mu, c.radius) == (3.0, 2.0, 2.0)
@@ -77,7 +81,8 @@ def test_curvature_quadratic_client_drift_vs_shared():
     (averaging is linear), the curvature quadratic moves away (client drift). Hand check for the pinned case:
     y1_i = x* − η ∇f_i(x*); the mean of y1 is x* (Σ ∇f_i(x*) = 0), the second step adds −η² (A_i − Ā)∇f_i(x*)
     terms: with η = 0.1, mean y2 = x* + η²·mean_i A_i ∇f_i(x*) = (¼, ¼) + 0.01·(0.75, 0.75)."""
-    cur = HeterogeneousCurvatureQuadratic.from_arrays(hessians=[[1.0, 3.0], [3.0, 1.0]], centers=[[1, 0], [0, 1]],
+    cur = HeterogeneousCurvatureQuadratic.from_arrays(hessians=[[1.0, 3.0], [3.0, 1.0]], centers=[[1, 0], [0,
+                                                                                                           1]],
                                                      radius=2.0)
     sh = HeterogeneousQuadratic.from_arrays(hessian_diag=[2.0, 2.0], centers=[[1, 0], [0, 1]])
     eta, w = 0.1, np.arange(2)
@@ -89,9 +94,11 @@ def test_curvature_quadratic_client_drift_vs_shared():
 
 
 def test_nonconvex_pinned_cancelling_phases():
-    # d = 1, c = (1, −1), φ = (0, π), μ0 = 1, β = ½, ω = 1: m = (1 + e^{iπ})/2 = 0 ⇒ f(x) = ½(x² + 1), f* = ½ at 0.
+    # d = 1, c = (1, −1), φ = (0, π), μ0 = 1, β = ½, ω = 1: m = (1 + e^{iπ})/2 = 0 ⇒ f(x) = ½(x² + 1), f* = ½
+    # at 0.
     # L = μ0 + βω² = 1.5; μ (of f) = 1; μ_local = 0.5; δ_i = |±1 − 0| = 1, |c̄ − c_i| = 1 ⇒ σ_G = 1 + ½ = 1.5.
-    prob = NonconvexSinusoidal.from_arrays(centers=[[1.0], [-1.0]], phases=[[0.0], [np.pi]], mu0=1.0, beta=0.5,
+    prob = NonconvexSinusoidal.from_arrays(centers=[[1.0], [-1.0]], phases=[[0.0], [np.pi]], mu0=1.0,
+                                           beta=0.5,
                                            omega=1.0)
     c = prob.constants
     assert (c.L, c.mu, prob.mu_local) == (1.5, 1.0, 0.5)

@@ -21,7 +21,8 @@ def test_cli_run_status_export_plot(tmp_path, tiny_path, capsys):
     out = tmp_path / "o.csv"
     assert main(["export", "--store", str(store), "--csv", str(out)]) == 0
     rows = list(csv.DictReader(out.open()))
-    assert len(rows) == 12 and {"algorithm.eta_L", "avg_grad_norm_sq", "final_loss", "diverged"} <= set(rows[0])
+    assert len(rows) == 12 and {"algorithm.eta_L", "avg_grad_norm_sq", "final_loss",
+                                "diverged"} <= set(rows[0])
 
     png = tmp_path / "p.png"
     assert main(["plot", "--store", str(store), "--out", str(png)]) == 0

@@ -158,7 +158,8 @@ def test_summaries_keep_per_replicate_values_and_divergence_is_inf():
 
 
 class _FakeStore:
-    """Rows as ``Store.rows(with_arrays=True)`` yields them: y = 3 x^(-1/2) · lognormal(0, 0.1) per replicate."""
+    """Rows as ``Store.rows(with_arrays=True)`` yields them: y = 3 x^(-1/2) · lognormal(0, 0.1) per
+    replicate."""
 
     path = "fake"
 
@@ -200,8 +201,9 @@ class _FakeStore:
 
 
 def test_fit_store_recovers_a_known_slope_per_series():
-    """40 replicates per point, lognormal(0, 0.1) noise: the 95 % bootstrap CI covers −0.5 (seed fixed; at this
-    noise level the CI half-width is ≈ 0.01). algorithm.eta is a function of m, so it does not split series."""
+    """40 replicates per point, lognormal(0, 0.1) noise: the 95 % bootstrap CI covers −0.5 (seed fixed; at
+    this noise level the CI half-width is ≈ 0.01). algorithm.eta is a function of m, so it does not split
+    series."""
     fits = fit_store(_FakeStore(), x="behaviour.arrivals.m")
     assert [f["series"] for f in fits] == ["rounds=100", "rounds=400"]
     for f in fits:

@@ -21,7 +21,8 @@ def test_identical_results_across_executors(tmp_path, tiny_text):
     pytest.importorskip("distributed")
     from dask.distributed import Client, LocalCluster
 
-    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=False, protocol="tcp", host="127.0.0.1",
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=False, protocol="tcp",
+                           host="127.0.0.1",
                            dashboard_address=None)
     client = None
     try:

@@ -64,7 +64,8 @@ def _finished(path):
 
 def _start(spec_file, store, jobs):
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    return subprocess.Popen([sys.executable, "-m", "afltheory.sweep", "run", str(spec_file), "--store", str(store),
+    return subprocess.Popen([sys.executable, "-m", "afltheory.sweep", "run", str(spec_file), "--store",
+                             str(store),
                              "--jobs", str(jobs), "--progress", "lines"],
                             cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             start_new_session=True)  # own process group: the kill takes its workers too
@@ -97,7 +98,8 @@ def test_sigkill_at_random_moments_then_resume(tmp_path):
         k = int(rng.integers(1, 5))
         extra = float(rng.uniform(0.0, 0.15))
         deadline = time.monotonic() + 60
-        while _finished(store) < min(before + k, total) and proc.poll() is None and time.monotonic() < deadline:
+        while _finished(store) < min(before + k,
+                                     total) and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.01)
         time.sleep(extra)
         alive = proc.poll() is None

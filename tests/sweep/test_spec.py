@@ -20,7 +20,8 @@ def test_tiny_expands_to_grid_times_seeds(tiny_text):
 def test_ids_do_not_depend_on_layout(tiny_text):
     """Reordered axes/values, comments and whitespace change neither the ids nor the seeds."""
     a = parse_spec(tiny_text)
-    b_text = tiny_text.replace('"algorithm.eta_L" = [0.02, 0.1, 0.5]', '# comment\nalgorithm.eta_L = [0.5, 0.02, 0.1]')
+    b_text = tiny_text.replace('"algorithm.eta_L" = [0.02, 0.1, 0.5]',
+                               '# comment\nalgorithm.eta_L = [0.5, 0.02, 0.1]')
     b_text = b_text.replace('"algorithm.name" = ["AFACD", "AFACS"]', '')
     b_text += '"algorithm.name" = ["AFACS", "AFACD"]\n'
     b = parse_spec(b_text)
@@ -45,11 +46,13 @@ BAD = [
      "grid.algorithm.eta_L", 35, "empty"),
     (lambda s: s.replace('"algorithm.eta_L" = [0.02, 0.1, 0.5]', '"algorithm.eta_L" = 0.1'),
      "grid.algorithm.eta_L", 35, "array"),
-    (lambda s: s.replace('name = "AFACD"\n', 'name = "AFA_CD"\n').replace('"algorithm.name" = ["AFACD", "AFACS"]',
+    (lambda s: s.replace('name = "AFACD"\n',
+                         'name = "AFA_CD"\n').replace('"algorithm.name" = ["AFACD", "AFACS"]',
                                                                          ''), "algorithm.name", 29, "AFACS"),
     (lambda s: s.replace('"algorithm.name" = ["AFACD", "AFACS"]', '"algorithm.name" = ["AFACD", "Adam"]'),
      "grid.algorithm.name", 34, "unknown name 'Adam'"),
-    (lambda s: s.replace('eta_L = 0.05', 'eta_L = 0.05\nbeta = 0.9'), "algorithm.beta", 32, "unknown parameter"),
+    (lambda s: s.replace('eta_L = 0.05', 'eta_L = 0.05\nbeta = 0.9'), "algorithm.beta", 32,
+     "unknown parameter"),
     (lambda s: s.replace('eta = 1.0', 'eta = "fast"'), "algorithm.eta", 30, "must be float"),
     (lambda s: s.replace('kind = "UniformDelay"', 'kind = "UniformDelays"'), "behaviour.delays.kind", 21,
      "UniformDelay"),
@@ -58,7 +61,8 @@ BAD = [
     (lambda s: s.replace('[behaviour.arrivals]', '[behavior.arrivals]'), "behavior", 16, "unknown key"),
     (lambda s: s.replace('family = "HeterogeneousQuadratic"', 'family = "Problem()"'), "problem.family", 8,
      "unknown name"),
-    (lambda s: s.replace('"algorithm.name"', '"algorithm.nme"'), "grid.algorithm.nme", 34, "unknown parameter"),
+    (lambda s: s.replace('"algorithm.name"', '"algorithm.nme"'), "grid.algorithm.nme", 34,
+     "unknown parameter"),
     (lambda s: s.replace('"algorithm.name"', '"seeds"'), "grid.seeds", 34, "top-level"),
     (lambda s: s + "\n[grid.problem]\n", "grid.problem", 37, "empty table"),
 ]
@@ -75,7 +79,8 @@ def test_malformed_specs_fail_before_any_task_runs(tmp_path, tiny_text, edit, ke
     err = ei.value
     assert err.key == key, str(err)
     assert err.line == line, str(err)
-    assert text.splitlines()[line - 1].strip().startswith(("[", key.split(".")[-1], f'"{key.split(".", 1)[-1]}',
+    assert text.splitlines()[line - 1].strip().startswith(("[", key.split(".")[-1],
+                                                           f'"{key.split(".", 1)[-1]}',
                                                            key.split(".")[-2] if "." in key else key)), text
     assert fragment in str(err)
     assert f"line {line}" in str(err) and key in str(err)

@@ -1,7 +1,7 @@
 """bound(...) on a tiny hand-written schedule equals a hand computation of THEOREMS.md's formulas.
 
-Common numbers: L = 2, sigma_L = 1, sigma_G = 0.5, f_* = 0, f0 = 3, eta = 1, eta_L = 0.05 (x = eta*eta_L = 0.05),
-T = 2, m = 2, M = 3, tau = 1.  Leading term 4 (f0 - f*)/(eta eta_L T) = 12 / 0.1 = 120.
+Common numbers: L = 2, sigma_L = 1, sigma_G = 0.5, f_* = 0, f0 = 3, eta = 1, eta_L = 0.05 (x = eta*eta_L =
+0.05), T = 2, m = 2, M = 3, tau = 1.  Leading term 4 (f0 - f*)/(eta eta_L T) = 12 / 0.1 = 120.
 Per round (over M_t):  1/Kbar_0 = (1 + 1/2)/2 = 3/4,  Ktil_0 = 3/2,  Khat2_0 = (1 + 4)/2 = 5/2
                        1/Kbar_1 = (1/3 + 1)/2 = 2/3,  Ktil_1 = 2,    Khat2_1 = (9 + 1)/2 = 5
 """
@@ -35,7 +35,8 @@ def test_theorem2_hand(tiny, consts):
 
 def test_theorem3_hand_statement_and_proof(tiny, consts):
     L, x, eL, tau, m = F(2), F(1, 20), F(1, 20), 1, 2
-    # alpha_L = (L x/m + 2 tau^2 L^2 x^2/m) * mean(1/Kbar) + 5 eta_L^2 L^2 mean(Ktil) = 0.06*17/24 + 0.05*7/4 = 0.13
+    # alpha_L = (L x/m + 2 tau^2 L^2 x^2/m) * mean(1/Kbar) + 5 eta_L^2 L^2 mean(Ktil) = 0.06*17/24 + 0.05*7/4
+    # = 0.13
     pre = (L * x / m + 2 * tau**2 * L**2 * x**2 / m) * F(17, 24)
     aL = pre + 5 * eL**2 * L**2 * F(7, 4)
     aG = 30 * L**2 * eL**2 * F(15, 4)                  # 0.3 * 3.75 = 1.125
@@ -54,7 +55,8 @@ def test_theorem3_hand_statement_and_proof(tiny, consts):
 
 def test_theorem4_hand(tiny, consts):
     # memory after round 0: slots K [1, 2, 1], staleness [0, 0, 0] -> m'_0 = 3
-    # memory after round 1: slot0 (from t=0) stale 1 K 1; slot1 computed at x_0 stale 1 K 3; slot2 fresh K 1 -> m'_1 = 1
+    # memory after round 1: slot0 (from t=0) stale 1 K 1; slot1 computed at x_0 stale 1 K 3; slot2 fresh K 1
+    # -> m'_1 = 1
     stale, Ks = tiny.memory()
     assert stale[0].tolist() == [[0, 0, 0], [1, 1, 0]] and Ks[0].tolist() == [[1, 2, 1], [1, 3, 1]]
     L, x, eL, tau, M = F(2), F(1, 20), F(1, 20), 1, 3
@@ -87,12 +89,14 @@ def test_bound_expr_matches_numeric_for_constant_K(mod, consts):
     subs = {S.Delta: 2.0, S.eta: 0.7, S.eta_L: 0.02, S.T: T, S.L: 2.0, S.sigma_L: 1.0, S.sigma_G: 0.5,
             S.m: m, S.M: M, S.K: K}
     if mod is theorem4:
-        # Theorem 4's rate() assumes a constant m'; compare against the per-round numeric with a constant-m' schedule
+        # Theorem 4's rate() assumes a constant m'; compare against the per-round numeric with a constant-m'
+        # schedule
         stale, Ks, mf, tau = theorem4.realized(sch)
         expr = mod.bound_expr().subs({S.Kbar: K, S.Ktil: K, S.Khat2: M * K**2})
         vals = []
         for r in range(R):
-            per_t = [float(expr.subs({**subs, S.m_fresh: int(mf[r, t]), S.tau: float(tau[r])})) for t in range(T)]
+            per_t = [float(expr.subs({**subs, S.m_fresh: int(mf[r, t]),
+                                      S.tau: float(tau[r])})) for t in range(T)]
             # the sum over t is linear in the (M-m'_t)^2 part; averaging the per-round closed forms is exact
             vals.append(np.mean(per_t))
         np.testing.assert_allclose(got, vals, rtol=1e-12)
@@ -103,7 +107,8 @@ def test_bound_expr_matches_numeric_for_constant_K(mod, consts):
 
 @pytest.mark.parametrize("mod", [theorem2, theorem3, theorem4])
 def test_bound_bad_input(mod, tiny, consts):
-    empty = Schedule(np.zeros((1, 0, 2), int), np.zeros((1, 0, 2), int), np.ones((1, 0, 2), int), num_workers=3)
+    empty = Schedule(np.zeros((1, 0, 2), int), np.zeros((1, 0, 2), int), np.ones((1, 0, 2), int),
+                     num_workers=3)
     with pytest.raises(ValueError, match="T=0"):
         mod.bound(empty, consts, **KW)
     with pytest.raises(ValueError, match="f0"):

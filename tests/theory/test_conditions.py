@@ -33,7 +33,8 @@ def test_thm2_C2_boundary_and_strictness():
     # 180 eta_L^2 K^2 L^2 tau < 1 with eta_L=0.01, K=2, L=1: 0.072 tau < 1 <=> tau < 13.89
     assert by_name(theorem2.conditions(L=1, eta=1, eta_L=0.01, K_max=2, tau=13))["C2"].holds
     assert not by_name(theorem2.conditions(L=1, eta=1, eta_L=0.01, K_max=2, tau=14))["C2"].holds
-    # exactly on the boundary a strict inequality fails: 180 * eta_L^2 * 1 * 1 * tau = 1 with eta_L^2 = 1/180/tau
+    # exactly on the boundary a strict inequality fails: 180 * eta_L^2 * 1 * 1 * tau = 1 with eta_L^2 =
+    # 1/180/tau
     c = by_name(theorem2.conditions(L=1, eta=1, eta_L=0.5, K_max=1, tau=1 / 45))["C2"]  # 180 * .25 / 45 = 1
     assert c.lhs == pytest.approx(1.0) and c.strict
 
@@ -51,7 +52,8 @@ def test_thm2_C3_boundary_and_admissible():
     assert by_name(theorem2.conditions(L=1, eta=a.eta_max * IN, eta_L=0.01, K_max=1, tau=1))["C3"].holds
     # the exact sympy value agrees
     assert float(a.eta_max_expr.subs({sp.Symbol("L", positive=True): 1, sp.Symbol("tau", nonnegative=True): 1,
-                                      sp.Symbol("eta_L", positive=True): 0.01})) == pytest.approx(a.eta_max, rel=1e-14)
+                                      sp.Symbol("eta_L", positive=True): 0.01})) == pytest.approx(a.eta_max,
+                                                                                                  rel=1e-14)
     # tau = 0: 2 L x <= 1
     assert theorem2.admissible_step_sizes(L=2, eta_L=0.1, K_max=1, tau=0).eta_max == pytest.approx(2.5)
 
@@ -71,7 +73,8 @@ def test_infeasible_is_reported_not_zero():
 def test_thm3_boundaries():
     # (C3) 120 L^2 K^2 eta_L^2 tau < 1, L=1, K=2, eta_L=0.01: 0.048 tau < 1 <=> tau < 20.83
     assert by_name(theorem3.conditions(L=1, eta=1, eta_L=0.01, K_max=2, tau=20, num_workers=10))["C3"].holds
-    assert not by_name(theorem3.conditions(L=1, eta=1, eta_L=0.01, K_max=2, tau=21, num_workers=10))["C3"].holds
+    assert not by_name(theorem3.conditions(L=1, eta=1, eta_L=0.01, K_max=2, tau=21,
+                                           num_workers=10))["C3"].holds
     # (C2) L x + L^2 x^2 tau^2 <= 1/(2M): M = 10, L = 1, tau = 2: 4x^2 + x = 0.05
     x_star = (-1 + math.sqrt(1 + 16 * 0.05)) / 8
     a = theorem3.admissible_step_sizes(L=1, eta_L=0.01, K_max=2, tau=2, num_workers=10)
@@ -175,7 +178,9 @@ def test_region_is_nested(L, K, tau, dtau, dK, dL, which):
                                        (theorem4, dict(num_workers=10, m_fresh=5))])
 def test_bad_input(mod, extra):
     ok = dict(L=1.0, eta=1.0, eta_L=0.1, K_max=2, tau=1, **extra)
-    for name, bad, pat in [("L", None, "L"), ("tau", -1, "tau"), ("K_max", 0.5, "K_max"), ("eta", float("nan"), "eta"),
+    for name, bad, pat in [("L", None, "L"), ("tau", -1, "tau"), ("K_max", 0.5, "K_max"), ("eta",
+                                                                                           float("nan"),
+                                                                                           "eta"),
                            ("eta_L", float("inf"), "eta_L"), ("L", 0.0, "L"), ("tau", None, "tau"),
                            ("K_max", "3", "K_max")]:
         with pytest.raises(ValueError, match=pat):
