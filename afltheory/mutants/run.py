@@ -406,7 +406,12 @@ def kill_matrix(
     measured (skips the correct-code runs). ``progress``: callable(done, total, mutant, check id) or None.
     ``out``: where the correct-code runs put their figures (default: a scratch directory)."""
     ctl = list(CONTROLS) if (controls if controls is not None else mutants is None) else []
-    mutants = list(CATALOGUE) if mutants is None else [get(m).name for m in mutants]
+    if mutants is not None:  # named controls run as controls (never scored as mutants)
+        names = [get(m).name for m in mutants]
+        ctl = list(dict.fromkeys(ctl + [n for n in names if n in CONTROLS]))
+        mutants = [n for n in names if n not in CONTROLS]
+    else:
+        mutants = list(CATALOGUE)
     if jobs < 1:
         raise ValueError(f"jobs={jobs} must be >= 1")
     checks = select_checks(only)
