@@ -1,6 +1,6 @@
 """afltheory: numerical and symbolic verification of convergence theory for anarchic federated learning.
 
-Public API (see DESIGN.md): ``afltheory.problems``, ``afltheory.anarchy``, ``afltheory.algorithms``,
+Public API (see docs/DESIGN.md): ``afltheory.problems``, ``afltheory.anarchy``, ``afltheory.algorithms``,
 ``afltheory.simulate`` -> ``Trace``, ``afltheory.exact``, ``afltheory.theory``, ``afltheory.analysis``,
 ``afltheory.plots``, ``afltheory.sweep``. Submodules load on first use so ``import afltheory`` stays cheap and
 optional extras (torch, dask) are never imported by the core.

@@ -1,4 +1,5 @@
-"""Verdicts with power (DESIGN.md "Verdict power"): bound verdicts that report each term's share and are run
+"""Verdicts with power (docs/DESIGN.md "Verdict power"): bound verdicts that report each term's share and
+are run
 where the term they are about matters, plausible negative controls, engine-vs-reference and
 Monte-Carlo-vs-exact agreement verdicts, and the starting points that make a transient term matter.
 

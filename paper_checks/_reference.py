@@ -1,6 +1,7 @@
 """An independent plain loop of the paper's algorithms, for "engine = paper's algorithm" verdicts.
 
-One replicate, one arrival, one local step at a time, following THEOREMS.md literally and reading only the
+One replicate, one arrival, one local step at a time, following docs/theorems.md literally and reading only
+the
 algorithm's hyperparameters (η, η_L, AFA-CS's warm start), never its hooks: a worker that pulled the model τ
 rounds ago starts from y_0 = x_{t−τ}, takes K steps y_{k+1} = y_k − η_L ∇f_i(y_k) and returns G_i = (1/K) Σ_k
 ∇f_i(y_k);

@@ -1,4 +1,4 @@
-"""Compressed updates (issue 17; THEOREMS.md "Compression"; afltheory.theory.compression).
+"""Compressed updates (issue 17; docs/theorems.md "Compression"; afltheory.theory.compression).
 
 Verdicts (each with a negative control a real bug or a plausible wrong claim resembles):
 - ``compression.gd_rate`` — compressed GD, f μ-strongly convex, γ = 1/((1+ω)L) (inside the condition):
@@ -55,7 +55,7 @@ from afltheory.theory import theorem2
 from ._common import sim
 from .registry import register
 
-REF = "[THEOREMS.md Compression; Khirirat 2018, Gorbunov 2020, Mishchenko 2019, Reisizadeh 2020]"
+REF = "[docs/theorems.md Compression; Khirirat 2018, Gorbunov 2020, Mishchenko 2019, Reisizadeh 2020]"
 Z_MAX = 4.0  # |z| tolerance for Monte Carlo identities (two-sided; per comparison p < 1e-4)
 
 

@@ -1,4 +1,4 @@
-"""Dynamic FedAvg [Rizk, Vlaski, Sayed, SPAWC 2020; seed 001] — docs/dynamic.md.
+"""Dynamic FedAvg [Rizk, Vlaski, Sayed, SPAWC 2020; the Dynamic FL slides [Rizk et al.]] — docs/dynamic.md.
 
 Configurations: ``DriftingQuadratic.slides`` (K = 20 agents, L = 7 sampled without replacement, offsets c_k
 ~ N(0, σ_c² I) with σ_c² = 0.1, d = 5, per-agent diagonal Hessians in [0.5, 2], N_k ∈ [40, 80] samples,
@@ -29,7 +29,7 @@ from afltheory.problems import DriftingQuadratic
 
 from .registry import register
 
-REF = "[Rizk, Vlaski, Sayed 2020, Alg. 2 and the MSD analysis; seed 001]"
+REF = "[Rizk, Vlaski, Sayed 2020, Alg. 2 and the MSD analysis; the Dynamic FL slides [Rizk et al.]]"
 K, L = 20, 7
 EPOCHS = tuple(int(e) for e in np.random.default_rng(5).integers(1, 4, size=K))
 Z_MAX = 4.0

@@ -1,4 +1,5 @@
-"""The paper-inconsistency register (THEOREMS.md #1–#5), each demonstrated numerically or symbolically and
+"""The paper-inconsistency register (docs/theorems.md #1–#5), each demonstrated numerically or symbolically
+and
 reported as a finding (``finding=True``; "passed" means "demonstrated as documented"). Each carries a negative
 control: the same detector on an input where the inconsistency cannot show, which must not fire.
 
@@ -19,7 +20,7 @@ control: the same detector on an input where the inconsistency cannot show, whic
 #4 Remark 4's second τ threshold has no matching term in Corollary 2 (``theory.corollaries.derive(2).flags``);
    control: the first threshold is matched. A symbolic derivation (``derivation=True``), not a measurement.
 #5 Corollary 3's proof lists O(K/(MT)); direct substitution gives O(K/T) (``derive(3).flags``).
-   Reading-dependent (``corollaries.cor3_readings``): the talk slides (seed 000) list O(K²/(MT)), which is the
+   Reading-dependent (``corollaries.cor3_readings``): the talk slides list O(K²/(MT)), which is the
    σ_G² term 120 L²K²σ_G²/(MT) under the "mean" reading of Theorem 4's K̂_t² (under the "sum" reading it is
    K²/T, listed nowhere); the σ_L² drift term 20 L²Kσ_L²/T is O(K/T) under both, so the proof's O(K/(MT))
    matches neither. Control: the O(1/√(MKT)) term agrees. A symbolic derivation (``derivation=True``)."""
@@ -40,7 +41,7 @@ from ._configs import concentrated_arrivals, families
 from ._power import make_control, make_verdict, require_conditions
 from .registry import register
 
-REF = "[Yang et al. 2022; THEOREMS.md inconsistencies #1–#5]"
+REF = "[Yang et al. 2022; docs/theorems.md inconsistencies #1–#5]"
 
 
 def _finding(id, claim, measured, theo, passed, control, notes, method="", ref=REF, derivation=False,

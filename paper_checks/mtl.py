@@ -1,4 +1,5 @@
-"""Federated multi-task learning, MOCHA [Smith et al. 2017, Thms 1–2; the talk's Definition 1 (seed 002)].
+"""Federated multi-task learning, MOCHA [Smith et al. 2017, Thms 1–2; the talk's Definition 1 (the survey
+slides)].
 
 Problems: ``afltheory.mtl.synthetic_tasks(m=6, d=5, n=30, clusters=2)`` (two clusters of related tasks) with
 squared loss, λ₁ = 0.5, λ₂ = 0.1 and Ω = I − 11ᵀ/m (a complete-graph Laplacian: strong coupling, σ'_min ≈

@@ -1,4 +1,5 @@
-"""Yu et al.'s local-SGD bounds (lecture notes, seed 004) [Yu et al. 2019, via seed 004], run where the
+"""Yu et al.'s local-SGD bounds (lecture notes, the lecture notes [Yu et al.]) [Yu et al. 2019, via the
+lecture notes [Yu et al.]], run where the
 transient term matters; the simulated FedAvg is local SGD.
 
 Local SGD = FedAvg(η = 1, η_L = s) with full participation (N = M = 4 workers, ``UniformArrivals(4)``), no
@@ -30,7 +31,7 @@ from ._common import sim
 from ._power import bound_check, conditions_note, reference_check, require_conditions, top_direction
 from .registry import register
 
-REF = "[Yu et al. 2019, via seed 004]"
+REF = "[Yu et al. 2019, via the lecture notes [Yu et al.]]"
 STEP, RADIUS = 0.01, 3.0
 
 

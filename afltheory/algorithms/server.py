@@ -60,7 +60,7 @@ class AFACS(ServerRule):
 @dataclass(frozen=True)
 class FedAvg(ServerRule):
     """Two-sided FedAvg: a worker returns Δ_i = y_K − y_0 = −η_L K_i G_i; x_{t+1} = x_t + η (1/m) Σ Δ_i.
-    With τ = 0 and constant K it equals AFA-CD(η·K, η_L) (DESIGN.md equivalence)."""
+    With τ = 0 and constant K it equals AFA-CD(η·K, η_L) (docs/DESIGN.md equivalence)."""
 
     eta: float
     eta_L: float

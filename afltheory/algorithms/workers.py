@@ -1,7 +1,8 @@
 """Worker rules: what one arriving worker does during its K local steps from its (stale) start point y_0.
 
 A rule modifies the stochastic gradient (``correction``) and may keep per-worker state (SCAFFOLD's control
-variates). The engine runs the steps; rules never decide who arrives or how stale they are (DESIGN.md #3).
+variates). The engine runs the steps; rules never decide who arrives or how stale they are (docs/DESIGN.md
+#3).
 State arrays carry a leading replicate axis R and are updated in place by ``finish`` (the engine owns them).
 """
 

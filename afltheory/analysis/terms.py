@@ -1,4 +1,4 @@
-"""Shares of a bound's named terms (DESIGN.md "Verdict power": terms, not totals).
+"""Shares of a bound's named terms (docs/DESIGN.md "Verdict power": terms, not totals).
 
 A bound ``theory.theoremK.bound_terms(...)`` returns ordered ``{name: values}`` (scalar or per replicate) that
 sum to the bound. A bound verdict compares a measured mean with the *mean* bound over replicates, so a term's

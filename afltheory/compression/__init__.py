@@ -1,4 +1,5 @@
-"""Compressed worker updates [Konečný et al. 2016 (seed 002); Yang et al. 2022, Alg. 1 "extra processing"].
+"""Compressed worker updates [Konečný et al. 2016 (the survey slides); Yang et al. 2022, Alg. 1 "extra
+processing"].
 
 Compressors (frozen objects with certified ``omega(dim)`` or ``delta(dim)``, bits per update and exact
 second moments): ``RandK(k)``, ``BernoulliMask(p)``, ``Subsample(p)``, ``GaussianSketch(k)``,

@@ -1,4 +1,5 @@
-"""Worker-side compressors with certified constants [Konečný et al. 2016 (seed 002); THEOREMS.md].
+"""Worker-side compressors with certified constants [Konečný et al. 2016 (the survey slides);
+docs/theorems.md].
 
 A compressor C maps a worker's update x ∈ R^d to the message the server decodes. Two classes:
 

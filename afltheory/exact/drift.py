@@ -16,7 +16,7 @@ from its E_k-step local map with step μ/E_k), and the server averages over the 
 
 with E N_k = L/K and, without replacement, E N_k² = π_kk = L/K, E N_k N_l = π_kl = L(L−1)/(K(K−1)) (with
 replacement: L/K + L(L−1)/K² and L(L−1)/K²); m = (I − Ā)⁻¹ ā the steady mean. For one local step and a
-shared Hessian this is THEOREMS.md's P = E[(I − μR̂)(P + Q)(I − μR̂)] + μ²(C_b + C_s). Solved as a d²×d²
+shared Hessian this is docs/theorems.md's P = E[(I − μR̂)(P + Q)(I − μR̂)] + μ²(C_b + C_s). Solved as a d²×d²
 linear system.
 
 **First-order law** (``first_order``): MSD(μ) ≈ (μ/2) Tr(H̄⁻¹(C_b + C_s)) + Tr(H̄⁻¹Q)/(2μ), with
@@ -205,7 +205,8 @@ def first_order(problem, algorithm, L: int, *, replace: bool = False) -> dict:
 
 # --------------------------------------------------------------------------------------- the seed's constants
 def seed_constants(problem, algorithm, L: int) -> dict:
-    """The seed's gradient-noise constants, transcribed (THEOREMS.md "Dynamic FedAvg — the claims"): τ_{s,k} =
+    """The seed's gradient-noise constants, transcribed (docs/theorems.md "Dynamic FedAvg — the claims"):
+    τ_{s,k} =
     (N_k − B_k)/((N_k − 1) B_k E_k) (Gaussian data: 1/(B_k E_k)), τ_ε = (K − L)/(K − 1), β_s² = (1/(KL))
     Σ_k (6τ_{s,k} + 2τ_ε) δ², σ_s² = (3/(KL)) Σ_k τ_{s,k} E‖∇Q_k(w°; x) − ∇P_k(w°)‖², ε² = (2/(KL)) Σ_k
     τ_ε² ‖∇P_k(w°)‖²; δ = max_k λ_max(R_k) (Lipschitz gradients), ν = λ_min(H̄) (strong convexity of the

@@ -1,4 +1,4 @@
-"""Mutation catalogue: plausible implementation bugs as first-class objects (DESIGN.md, "Verdict power").
+"""Mutation catalogue: plausible implementation bugs as first-class objects (docs/DESIGN.md, "Verdict power").
 
 A verdict is evidence only if it would have come out differently had the implementation been wrong. Each
 ``Mutant`` in ``CATALOGUE`` is one such wrong implementation, of one of two kinds:

@@ -47,7 +47,8 @@ class Constants:
             if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or np.isnan(v):
                 raise ValueError(f"Constants: {name}={v!r} must be a real number (not NaN)")
         if not (np.isfinite(self.L) and self.L > 0):
-            raise ValueError(f"Constants: L={self.L!r} must be finite and > 0 (a certified smoothness constant)")
+            raise ValueError(f"Constants: L={self.L!r} must be finite and > 0 "
+                             f"(a certified smoothness constant)")
         if not (np.isfinite(self.mu) and self.mu <= self.L):
             raise ValueError(f"Constants: mu={self.mu!r} must be finite and <= L={self.L!r}")
         for name in ("sigma_L", "sigma_G"):

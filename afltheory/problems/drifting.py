@@ -251,7 +251,8 @@ class DriftingQuadratic:
     def slides(cls, *, sigma_q2: float = 0.0, sigma_c2: float = 0.1, num_agents: int = 20, dim: int = 5,
                hessian: str = "agent", samples=(40, 80), data_std: float = 0.5, w0_scale: float = 1.0,
                batch=None, seed: int = 0):
-        """The slides' experiment (seed 001): K = 20 agents, offsets c_k ~ N(0, σ_c² I) (σ_c² = 0.1),
+        """The slides' experiment (the Dynamic FL slides [Rizk et al.]): K = 20 agents, offsets c_k ~ N(0,
+        σ_c² I) (σ_c² = 0.1),
         isotropic drift σ_q² ∈ {0, 0.01}. Not in the slides, chosen here (docs/dynamic.md): dimension
         ``dim`` = 5, per-agent diagonal Hessians R_k with entries log-uniform in [0.5, 2]
         (``hessian="shared"``: one such R), N_k uniform on ``samples`` with per-sample gradient offsets of

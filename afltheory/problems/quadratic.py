@@ -207,7 +207,8 @@ class QuadraticProblem(Problem):
 def check_quadratic_args(dim, num_workers, L, mu, sigma_G, hessian):
     """Shared constructor checks of the quadratic families: returns (d, M, L, mu, sigma_G)."""
     d, M = check_dim_workers(dim, num_workers)
-    check_alloc(f"dim={d}, num_workers={M} (the quadratic keeps (num_workers, dim, dim) Hessians)", 8.0 * 3 * M * d * d)
+    check_alloc(f"dim={d}, num_workers={M} (the quadratic keeps (num_workers, dim, dim) Hessians)",
+                8.0 * 3 * M * d * d)
     L = check_positive("L", L)
     mu = check_positive("mu", mu)
     if mu > L:

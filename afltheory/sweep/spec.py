@@ -542,8 +542,8 @@ def _expand(spec: Spec):
     for _, vals in axes:
         count *= len(vals)
     if count > MAX_TASKS:
-        raise spec.error(f"the sweep would expand to {count:.3g} tasks; the limit is {MAX_TASKS} (MAX_TASKS): "
-                         f"split it into several specs", "grid")
+        raise spec.error(f"the sweep would expand to {count:.3g} tasks; the limit is {MAX_TASKS} "
+                         f"(MAX_TASKS): split it into several specs", "grid")
     tasks, seen = [], set()
     for combo in itertools.product(*[vals for _, vals in axes], zrows):
         cfg = copy.deepcopy(base)

@@ -1,6 +1,6 @@
 """Compressed gradient methods: compressed GD, distributed compressed GD, DIANA, variance identity, FedPAQ.
 
-Encoded statements (THEOREMS.md "Compression"; C ∈ U(ω): E C(x) = x, E‖C(x) − x‖² ≤ ω‖x‖²):
+Encoded statements (docs/theorems.md "Compression"; C ∈ U(ω): E C(x) = x, E‖C(x) − x‖² ≤ ω‖x‖²):
 
 * **Compressed GD** [Khirirat et al. 2018; Gorbunov et al. 2020]: f μ-strongly convex and L-smooth,
   x⁺ = x − γ C(∇f(x)), γ ≤ 1/((1 + ω)L)  ⇒  E‖x_k − x*‖² ≤ (1 − γμ)^k ‖x_0 − x*‖².

@@ -1,7 +1,7 @@
 """Corollaries 1–3 and Remark 4 of [Yang et al. 2022, Cor 1, Cor 2, Cor 3, Remark 4], derived from the
 theorems.
 
-``printed(k)`` is the rate as stated (THEOREMS.md); ``derive(k)`` substitutes η_L = 1/√T and η = √(mK)
+``printed(k)`` is the rate as stated (docs/theorems.md); ``derive(k)`` substitutes η_L = 1/√T and η = √(mK)
 (Corollaries 1, 2) or η = √(MK) (Corollary 3), constant K (K̄ = K̃ = K, K̂² = K², or M K² for Theorem 4's
 summed K̂²), into the theorem's ``bound_expr()``, expands it, groups the terms by their *order* (the monomial
 in T, m, K, M, τ, M − m' obtained by setting L, σ_L, σ_G, f_0 − f_* and numeric factors to 1) and reports,
@@ -46,10 +46,10 @@ def printed_rate(k: int):
     return sp.Add(*printed(k))
 
 
-#: terms the *proof* of a corollary lists that the statement does not (THEOREMS.md #5)
+#: terms the *proof* of a corollary lists that the statement does not (docs/theorems.md #5)
 PROOF_LISTED = {3: [S.K / (S.M * S.T)]}
 
-#: terms the talk slides (seed 000) list for a corollary that the paper's statement does not
+#: terms the talk slides list for a corollary that the paper's statement does not
 SLIDES_LISTED = {3: [S.K**2 / (S.M * S.T)]}
 
 
@@ -185,7 +185,8 @@ def substitution(k: int):
 def derive(k: int, *, khat: str = "sum") -> Derivation:
     """Substitute the corollary's step sizes into its theorem's bound and compare with ``printed(k)``.
 
-    ``khat`` (Corollary 3 only): Theorem 4's K̂_t² as a sum over the M slots ("sum", THEOREMS.md) or a mean.
+    ``khat`` (Corollary 3 only): Theorem 4's K̂_t² as a sum over the M slots ("sum", docs/theorems.md) or a
+    mean.
     Cached (sympy simplification is slow): treat the returned ``Derivation`` as read-only.
     """
     printed_terms = printed(k)
@@ -210,7 +211,7 @@ def derive(k: int, *, khat: str = "sum") -> Derivation:
                      f"which the bound does not contain (#4).")
     if k == 3:
         notes.append("#5: the substituted bound has 20 L² σ_L² K/T; the proof lists O(K/(MT)).")
-        notes.append("#5 is reading-dependent: the talk slides (seed 000) list O(K²/(MT)), which is the σ_G² "
+        notes.append("#5 is reading-dependent: the talk slides list O(K²/(MT)), which is the σ_G² "
                      "term "
                      "under the 'mean' reading of K̂_t² (under 'sum' it is O(K²/T)); see cor3_readings().")
         kt = [t for t in terms if t.status == "missing" and _exp(t.order, S.K) == 2]
@@ -235,7 +236,7 @@ def _same(a, b) -> bool:
 
 def cor3_readings() -> dict:
     """Inconsistency #5 is reading-dependent. For each reading of Theorem 4's K̂_t² ("sum" over the M slots,
-    as THEOREMS.md encodes it; "mean", as in Theorem 2), the T^{-1} orders of the substituted bound and
+    as docs/theorems.md encodes it; "mean", as in Theorem 2), the T^{-1} orders of the substituted bound and
     whether the proof's O(K/(MT)) and the talk slides' O(K²/(MT)) match one of them. Under "mean" the slides'
     K²/(MT) is the σ_G² term 120 L² K² σ_G²/(MT); under "sum" that term is K²/T and nothing matches the
     slides. Under both readings the σ_L² drift term is 20 L² K σ_L²/T, which the proof's K/(MT) does not

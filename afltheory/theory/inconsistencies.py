@@ -1,4 +1,5 @@
-"""Register of the paper's inconsistencies #1–#5 [Yang et al. 2022] (THEOREMS.md), each with a demonstration.
+"""Register of the paper's inconsistencies #1–#5 [Yang et al. 2022] (docs/theorems.md), each with a
+demonstration.
 
 Every ``demonstrate()`` is computable without the simulation engine (closed forms, sympy, hand-built
 Schedules) and returns a dict of numbers; ``shown`` is True when the numbers exhibit the inconsistency.

@@ -1,6 +1,7 @@
 """Lemmas of [Yang et al. 2022, Lemma 1, Lemma 2, bound (1)] as numeric evaluators.
 
-Reading encoded (THEOREMS.md, Lemmas, [H]); a worker's update is the *average* of its K stochastic gradients.
+Reading encoded (docs/theorems.md, Lemmas, [H]); a worker's update is the *average* of its K stochastic
+gradients.
   Lemma 1: E G_i = (1/K) Σ_j ∇f_i(y_j),  E‖G_i − E G_i‖² ≤ σ_L²/K.
   Lemma 2: E‖Σ_{i∈M_t} G_i‖² ≤ 2‖Σ_{i∈M_t} E G_i‖² + (2m/K̄_t) σ_L²,  with m/K̄_t = Σ_{i∈M_t} 1/K_{t,i}.
   Bound (1) (Reddi et al. Lemma 4), valid under (C1) 6 η_L²(2K² − 3K + 1)L² ≤ 1:

@@ -1,6 +1,7 @@
 """Lower bound for any AFL algorithm [Yang et al. 2022, Thm 1].
 
-Reading encoded (THEOREMS.md, Theorem 1, [H]): two workers f_1(x) = (x + G)², f_2(x) = (x − G)², f = x² + G²,
+Reading encoded (docs/theorems.md, Theorem 1, [H]): two workers f_1(x) = (x + G)², f_2(x) = (x − G)², f =
+x² + G²,
 σ_G = 2G; if only worker 1 ever participates (``FixedArrivals(workers=[0])``), any convergent algorithm
 returns E x̂ = −G and E‖∇f(x̂)‖² ≥ 4 (E x̂)² = σ_G² = 4G², with equality in the limit for the deterministic
 case.

@@ -1,6 +1,6 @@
 """AFA-CD under general worker-information arrival processes [Yang et al. 2022, Thm 2] (and Corollary 1).
 
-Reading encoded (THEOREMS.md, Theorem 2): server step x_{t+1} = x_t − η η_L G_t (the proofs' step, not
+Reading encoded (docs/theorems.md, Theorem 2): server step x_{t+1} = x_t − η η_L G_t (the proofs' step, not
 Algorithm 2's printed η G_t — inconsistency #1); a worker returns the average of its K stochastic gradients.
 
 Conditions, for all t, i (evaluated at the worst case K_{t,i} = K_max; every left side grows with K):

@@ -1,6 +1,7 @@
 """AFA-CS: the server keeps every worker's latest update and aggregates all M [Yang et al. 2022, Thm 4].
 
-Reading encoded (THEOREMS.md, Theorem 4): server step x_{t+1} = x_t − η η_L (1/M) Σ_{i∈[M]} G_i (#1); memory
+Reading encoded (docs/theorems.md, Theorem 4): server step x_{t+1} = x_t − η η_L (1/M) Σ_{i∈[M]} G_i (#1);
+memory
 as in ``Schedule.memory()`` (slot i holds worker i's latest update; warm start at x_0). m' = fresh slots
 (computed at x_t); the other M − m' slots are stale by at most τ.
 

@@ -1,7 +1,9 @@
-"""Local SGD / FedAvg theorems of Yu et al. as given in the lecture notes (seed 004), same shape as Theorems
+"""Local SGD / FedAvg theorems of Yu et al. as given in the lecture notes (the lecture notes [Yu et al.]),
+same shape as Theorems
 2–4.
 
-Reading encoded (THEOREMS.md, "Local SGD / FedAvg theorems"), s = step, N workers, K = synchronization period:
+Reading encoded (docs/theorems.md, "Local SGD / FedAvg theorems"), s = step, N workers, K = synchronization
+period:
   ``setting="iid"`` [Yu et al. AAAI'19, Thm 1], bounded second moment G², for s ≤ 1/L:
       (1/T) Σ E‖∇f(x̄_{t−1})‖² ≤ 2(f_0 − f_*)/(sT) + 4 s² K² G² L² + (L/N) s σ²
   ``setting="noniid"`` [Yu et al. ICML'19, momentum-less], for s ≤ 1/L and K ≤ 1/(6Ls):
@@ -20,7 +22,7 @@ from ._condition import AdmissibleStep, Condition, ConditionSpec, check_K, int_g
 __all__ = ["admissible_step_sizes", "bound", "bound_expr", "bound_terms", "CITATION", "conditions", "rate",
            "SETTINGS", "SPECS", "TERMS"]
 
-CITATION = "[Yu et al. 2019, via lecture notes seed 004]"
+CITATION = "[Yu et al. 2019, via lecture notes the lecture notes [Yu et al.]]"
 SETTINGS = ("iid", "noniid")
 
 SPECS = {

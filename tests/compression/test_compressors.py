@@ -87,7 +87,7 @@ def test_certified_constant_is_attained(comp, x):
 
 
 def test_closed_forms_pinned():
-    """THEOREMS.md closed forms: rand-k, Bernoulli mask, Gaussian sketch on a hand-checked 3-vector."""
+    """docs/theorems.md closed forms: rand-k, Bernoulli mask, Gaussian sketch on a hand-checked 3-vector."""
     x = np.array([1.0, 2.0, -2.0])
     X = np.outer(x, x)
     d, k = 3, 2

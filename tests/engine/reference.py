@@ -1,5 +1,6 @@
 """A plain, obviously-correct reference implementation (tests only): one replicate, one worker, one step at a
-time, following THEOREMS.md literally. Deterministic gradients (σ_L = 0) or an explicit noise callback."""
+time, following docs/theorems.md literally. Deterministic gradients (σ_L = 0) or an explicit noise
+callback."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""One contract suite over the registry of algorithms × problem families (DESIGN.md principle 8): same seed ⇒
+"""One contract suite over the registry of algorithms × problem families (docs/DESIGN.md principle 8): same
+seed ⇒
 identical trace; finite values and correct shapes; oracle counts match the schedule; the certified-region
 flag fires exactly when iterates leave the ball."""
 

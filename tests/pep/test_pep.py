@@ -112,7 +112,8 @@ def test_gram_size_matches_pepit_counter():
 
 
 def test_fedavg_equals_afacd_with_K_times_eta():
-    """DESIGN.md equivalence: FedAvg(η, η_L) = AFA-CD(η K, η_L) with constant K (here with delays too)."""
+    """docs/DESIGN.md equivalence: FedAvg(η, η_L) = AFA-CD(η K, η_L) with constant K (here with delays
+    too)."""
     S = sched([[0, 1], [1, 2], [2, 0]], [[0, 0], [1, 1], [1, 0]], 2, 3)
     a = worst_case(FedAvg(eta=1.5, eta_L=0.1), S, C, delta=1.0)
     b = worst_case(AFACD(eta=3.0, eta_L=0.1), S, C, delta=1.0)

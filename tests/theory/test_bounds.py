@@ -1,4 +1,4 @@
-"""bound(...) on a tiny hand-written schedule equals a hand computation of THEOREMS.md's formulas.
+"""bound(...) on a tiny hand-written schedule equals a hand computation of docs/theorems.md's formulas.
 
 Common numbers: L = 2, sigma_L = 1, sigma_G = 0.5, f_* = 0, f0 = 3, eta = 1, eta_L = 0.05 (x = eta*eta_L =
 0.05), T = 2, m = 2, M = 3, tau = 1.  Leading term 4 (f0 - f*)/(eta eta_L T) = 12 / 0.1 = 120.

@@ -1,5 +1,5 @@
 """Corollary 3 on realized schedules (memory staleness ≥ ⌈M/m⌉ − 1, the stale term grows with M for fixed
-m) and the reading-dependence of inconsistency #5 (THEOREMS.md, Theorem 4 / Corollary 3)."""
+m) and the reading-dependence of inconsistency #5 (docs/theorems.md, Theorem 4 / Corollary 3)."""
 
 import numpy as np
 import pytest
