@@ -41,10 +41,12 @@ def add_sweep_parser(subparsers) -> argparse.ArgumentParser:
     r.add_argument("--store", required=True,
                    help="SQLite store file (created if missing; resumed if present)")
     r.add_argument("--jobs", type=_positive_int, default=1, help="local processes or LocalCluster workers")
-    r.add_argument("--executor", choices=("local", "dask"), default="local")
+    r.add_argument("--executor", choices=("local", "dask"), default="local",
+                   help="local process pool (default) or Dask (LocalCluster, or --scheduler ADDR)")
     r.add_argument("--scheduler", default=None, help="Dask scheduler address (with --executor dask)")
     r.add_argument("--extend", action="store_true", help="allow a store that holds tasks of another spec")
-    r.add_argument("--progress", choices=("auto", "bar", "lines", "none"), default="auto")
+    r.add_argument("--progress", choices=("auto", "bar", "lines", "none"), default="auto",
+                   help="progress display on stderr (auto: a bar on a terminal, lines otherwise)")
     r.add_argument("--check", action="store_true", help="validate the spec and print the task count only")
     r.add_argument("--task", choices=("simulate", "synthetic"), default="simulate", help=argparse.SUPPRESS)
     r.set_defaults(func=_cmd_run)
@@ -120,6 +122,9 @@ def _cmd_run(args) -> int:
                             extend=args.extend, on_wait=on_wait)
     except (StoreError, ImportError, ValueError) as exc:
         return _err(str(exc))
+    except OSError as exc:  # e.g. an unreachable Dask scheduler: one line, no traceback
+        where = f" (scheduler {args.scheduler})" if args.executor == "dask" and args.scheduler else ""
+        return _err(f"{type(exc).__name__}{where}: {exc}")
     for line in rep.damage:
         print(f"afltheory sweep: {line}", file=sys.stderr)
     if rep.waited_for:

@@ -7,6 +7,9 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
+
+import pytest
 
 from afltheory.cli import main
 
@@ -64,3 +67,16 @@ def test_version_and_module_entry():
     r = subprocess.run([sys.executable, "-m", "afltheory", "check", "--help"], capture_output=True, text=True,
                        timeout=60)
     assert r.returncode == 0 and "--only" in r.stdout and "verdict ids" in r.stdout
+
+
+@pytest.mark.slow
+def test_unreachable_dask_scheduler_is_one_line(tmp_path, capsys):
+    """An address nothing listens on (port 9, discard): a one-line error and exit 2, not a traceback
+    (slow: Dask waits its 30 s connect timeout)."""
+    pytest.importorskip("distributed")
+    spec = tmp_path / "s.toml"
+    spec.write_text((Path(__file__).resolve().parents[2] / "experiments" / "smoke.toml").read_text())
+    rc = main(["sweep", "run", str(spec), "--store", str(tmp_path / "s.sqlite"), "--executor", "dask",
+               "--scheduler", "tcp://127.0.0.1:9"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "afltheory sweep: error" in err and "Traceback" not in err
