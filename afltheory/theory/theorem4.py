@@ -137,20 +137,25 @@ def realized(schedule):
     return stale, Ks, mf, stale.max(axis=(1, 2)).astype(float)
 
 
+def _memory_terms(schedule, tau):
+    """(K of each memory slot (R, T, M), realized m'_t (R, T), τ per replicate (R,)): τ = the realized maximum
+    memory staleness unless ``tau`` is given (which must not be below it)."""
+    _, Ks, mf, tau_mem = realized(schedule)
+    if tau is None:
+        return Ks, mf, tau_mem
+    t = nonneg("tau", tau)
+    if np.any(tau_mem > t):
+        raise ValueError(f"tau={t} is below the realized maximum memory staleness {tau_mem.max()}")
+    return Ks, mf, np.full(schedule.replicates, t)
+
+
 def alphas(schedule, constants, *, eta, eta_L, tau=None, khat="sum"):
     if khat not in KHATS:
         raise ValueError(f"khat={khat!r} must be one of {KHATS}")
     check_schedule(schedule)
     L, _, _, _ = check_constants(constants)
     eta, eta_L = pos("eta", eta), pos("eta_L", eta_L)
-    stale, Ks, mf, tau_mem = realized(schedule)
-    if tau is None:
-        tau_r = tau_mem
-    else:
-        t = nonneg("tau", tau)
-        if np.any(tau_mem > t):
-            raise ValueError(f"tau={t} is below the realized maximum memory staleness {tau_mem.max()}")
-        tau_r = np.full(schedule.replicates, t)
+    Ks, mf, tau_r = _memory_terms(schedule, tau)
     M = schedule.num_workers
     x = eta * eta_L
     kavg = Ks.mean(axis=-1)                              # (R, T)
@@ -182,14 +187,7 @@ def bound_terms(schedule, constants, *, eta=None, eta_L=None, f0=None, num_worke
     R = schedule.replicates
     fT = np.full(R, fs) if f_T is None else check_f0(f_T, fs, R, name="f_T")
     f0 = check_f0(f0, fT, R)
-    stale, Ks, mf, tau_mem = realized(schedule)
-    if tau is None:
-        tau_r = tau_mem
-    else:
-        t = nonneg("tau", tau)
-        if np.any(tau_mem > t):
-            raise ValueError(f"tau={t} is below the realized maximum memory staleness {tau_mem.max()}")
-        tau_r = np.full(R, t)
+    Ks, mf, tau_r = _memory_terms(schedule, tau)
     M = schedule.num_workers
     x = eta * eta_L
     kavg = Ks.mean(axis=-1)                              # (R, T)
