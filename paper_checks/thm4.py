@@ -79,8 +79,8 @@ def run(ctx):
         tr = sim(p, AFACS(eta, eta_L), Replay(sched), T, R, ctx.seed_for("thm4r", name), x0=x0)
         out.append(bound_check(
             id=f"thm4.{name}", claim=f"Thm 4 bound holds where its transient term matters: AFA-CS, {name}, "
-                                     "biased "
-            "arrivals (m=5), τ≤2, K~U{1,2}", reference=REF, measured=tr.time_average(), terms=terms(x0),
+                                     f"biased arrivals (m=5), delays ≤ 2 (memory staleness τ = {tau}), "
+                                     "K~U{1,2}", reference=REF, measured=tr.time_average(), terms=terms(x0),
             about="transient", inside_conditions=True, figures=[fig],
             notes=(f"realized memory staleness τ={tau}, η_L={eta_L:.4g}, η={eta:.4g}; conditions: "
                    f"{conditions_note(conds)}")))
