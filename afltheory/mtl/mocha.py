@@ -31,6 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._validation import check_int, check_positive, check_real
+from ..theory.mocha import theta_bar
 from .problem import MultiTaskProblem
 
 __all__ = ["mocha", "MochaResult", "local_maximizer", "omega_step", "arrival_probabilities", "theta_bar"]
@@ -106,13 +107,6 @@ def arrival_probabilities(
             s = behaviour.sample(rounds, 1, m, seed)
             pi = np.bincount(s.workers.ravel(), minlength=m) / rounds
     return pi * (1.0 - drop)
-
-
-def theta_bar(p_max: float, theta_max: float) -> float:
-    """Θ̄ = p_max + (1 − p_max) Θ_max [Smith et al. 2017, Assumption 2]."""
-    p = check_real("p_max", p_max, low=0.0, high=1.0)
-    th = check_real("theta_max", theta_max, low=0.0, high=1.0)
-    return p + (1.0 - p) * th
 
 
 def omega_step(W: np.ndarray, eps: float = 1e-4) -> tuple[np.ndarray, np.ndarray]:

@@ -190,3 +190,14 @@ def test_bad_shapes_and_labels_and_mocha_arguments():
     ):
         with pytest.raises(ValueError, match=match):
             mocha(p, 2, **kw)
+
+
+def test_arrival_probabilities_and_theta_bar_from_a_behaviour():
+    """UniformArrivals(2) of 4 nodes: each arrives with probability exactly 1/2 (inclusion probabilities);
+    with an independent drop of 0.2 it is 0.4, so p_max = 0.6 and Θ̄ = 0.6 + 0.4·θ."""
+    from afltheory.mtl import arrival_probabilities, theta_bar
+
+    pi = arrival_probabilities(aft.anarchy.Behaviour(aft.anarchy.UniformArrivals(2)), 4, drop=0.2)
+    assert np.allclose(pi, 0.4)
+    assert theta_bar(1 - pi.min(), 0.5) == pytest.approx(0.8) and theta_bar is TM.theta_bar
+    assert np.allclose(arrival_probabilities(None, 3), 1.0)
