@@ -78,3 +78,28 @@ def check_array(name: str, value, *, ndim: int | None = None, shape: tuple | Non
     if np.issubdtype(arr.dtype, np.floating) and not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} contains non-finite values (nan or inf)")
     return arr
+
+
+class ComponentTypeError(TypeError, ValueError):
+    """A component argument (a worker rule, a compute-time model, a schedule, …) of the wrong type. A
+    TypeError; also a ValueError, so callers that catch the library's bad-input ValueError keep
+    catching it."""
+
+
+def _short_repr(value, limit: int = 60) -> str:
+    try:
+        r = repr(value)
+    except Exception:  # noqa: BLE001 - a broken __repr__ must not hide the real error
+        r = f"<{type(value).__name__} object>"
+    return r if len(r) <= limit else r[: limit - 3] + "..."
+
+
+def check_component(name: str, value, allowed, what: str, *, optional: bool = False):
+    """Return ``value`` if it is an instance of ``allowed`` (a class or tuple of classes; None too when
+    ``optional``), else raise ComponentTypeError naming ``name``, the received type and ``what`` is allowed.
+    Components are checked at construction, so a wrong one never surfaces later as an AttributeError."""
+    if (optional and value is None) or isinstance(value, allowed):
+        return value
+    allowed_text = what + (" or None" if optional else "")
+    raise ComponentTypeError(f"{name}={_short_repr(value)} (type {type(value).__name__}) must be "
+                             f"{allowed_text}")

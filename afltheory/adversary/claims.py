@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._validation import check_component
 from ..theory import theorem2, theorem3, theorem4
 from . import fastexact
 from .components import biased_inclusion
@@ -378,6 +379,8 @@ CLAIMS: dict[str, Claim] = {}
 
 
 def register_claim(claim: Claim) -> Claim:
+    """Add ``claim`` to ``CLAIMS`` under its id (ValueError if the id is taken)."""
+    check_component("claim", claim, Claim, "an afltheory.adversary Claim")
     if claim.id in CLAIMS:
         raise ValueError(f"claim id {claim.id!r} registered twice")
     CLAIMS[claim.id] = claim
@@ -387,7 +390,7 @@ def register_claim(claim: Claim) -> Claim:
 def get_claim(claim) -> Claim:
     if isinstance(claim, Claim):
         return claim
-    if claim not in CLAIMS:
+    if not isinstance(claim, str) or claim not in CLAIMS:
         raise ValueError(f"claim={claim!r} is not a registered claim; allowed: {sorted(CLAIMS)}")
     return CLAIMS[claim]
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._validation import check_component
 from ..algorithms import AFACD, AFACS
 from ..anarchy import BiasedArrivals, CyclicArrivals, FixedArrivals, UniformArrivals
 from ..anarchy.behaviour import Behaviour, Replay
@@ -137,6 +138,8 @@ class Instance:
 
 
 def save_instance(instance: Instance, path) -> Path:
+    """Write ``instance`` as JSON to ``path`` (read it back with ``load_instance``)."""
+    check_component("instance", instance, Instance, "an afltheory.adversary Instance")
     path = Path(path)
     path.write_text(json.dumps(instance.to_dict(), indent=1))
     return path

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import _rng
-from .._validation import check_real
+from .._validation import check_component, check_real
 from .compressors import Compressor, uncompressed_bits
 
 __all__ = ["Channel", "DIANA", "ErrorFeedback", "base_compressor", "channel_for", "check_compressor"]
@@ -38,8 +38,8 @@ class ErrorFeedback:
     compressor: Compressor
 
     def __post_init__(self):
-        if not isinstance(self.compressor, Compressor):
-            raise TypeError(f"compressor={self.compressor!r} must be an afltheory.compression compressor")
+        check_component("compressor", self.compressor, Compressor,
+                        "an afltheory.compression Compressor (RandK, TopK, …)")
 
 
 @dataclass(frozen=True)
@@ -51,8 +51,8 @@ class DIANA:
     alpha: float | None = None
 
     def __post_init__(self):
-        if not isinstance(self.compressor, Compressor):
-            raise TypeError(f"compressor={self.compressor!r} must be an afltheory.compression compressor")
+        check_component("compressor", self.compressor, Compressor,
+                        "an afltheory.compression Compressor (RandK, TopK, …)")
         if not self.compressor.unbiased:
             raise ValueError(f"DIANA needs an unbiased compressor; {self.compressor!r} is biased "
                              f"(use ErrorFeedback)")
@@ -65,10 +65,9 @@ class DIANA:
 
 def check_compressor(value):
     """Validate a server rule's ``compressor=`` argument (None, a Compressor, ErrorFeedback or DIANA)."""
-    if value is None or isinstance(value, (Compressor, ErrorFeedback, DIANA)):
-        return value
-    raise TypeError(f"compressor={value!r} must be None, an afltheory.compression Compressor "
-                    f"(RandK, TopK, …), ErrorFeedback(...) or DIANA(...)")
+    return check_component("compressor", value, (Compressor, ErrorFeedback, DIANA),
+                           "an afltheory.compression Compressor (RandK, TopK, …), ErrorFeedback(...) or "
+                           "DIANA(...)", optional=True)
 
 
 def base_compressor(value) -> Compressor | None:

@@ -167,6 +167,10 @@ def mocha(
     rng = np.random.default_rng(np.random.SeedSequence([check_int("seed", seed, low=0), 0x40C4A]))
     m = problem.m
     if behaviour is not None:
+        if not callable(getattr(behaviour, "sample", None)):
+            raise TypeError(f"behaviour={behaviour!r} (type {type(behaviour).__name__}) must be an "
+                            f"afltheory.anarchy behaviour (Behaviour, Replay, EventDriven, Synchronous) or "
+                            f"None")
         if getattr(behaviour, "m", 1) > m:
             raise ValueError(f"the behaviour's m={behaviour.m} exceeds the number of tasks {m}")
         sched = behaviour.sample(max(rounds, 1), 1, m, int(rng.integers(2**31)))

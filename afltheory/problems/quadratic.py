@@ -12,7 +12,14 @@ import numpy as np
 
 from .._numerics import matvec as _matvec
 from .._numerics import rowdot
-from .._validation import check_alloc, check_array, check_int, check_nonnegative, check_positive
+from .._validation import (
+    check_alloc,
+    check_array,
+    check_component,
+    check_int,
+    check_nonnegative,
+    check_positive,
+)
 from .base import (
     Constants,
     LinearGaussianModel,
@@ -53,6 +60,8 @@ class QuadraticProblem(Problem):
     def __init__(self, hessian, centers, offsets, noise: NoiseModel, *, kind: str):
         if kind not in ("diag", "dense"):
             raise ValueError(f"hessian kind={kind!r} must be 'diag' or 'dense'")
+        check_component("noise", noise, NoiseModel,
+                        "an afltheory.problems NoiseModel (GaussianNoise(sigma_L), NoNoise(), …)")
         self.kind = kind
         self.centers = np.asarray(centers, dtype=float)
         self.num_workers, self.dim = self.centers.shape

@@ -66,7 +66,8 @@ def drift_condition(L, eta_L, K) -> bool:
     L = check_positive("L", L)
     eta_L = check_positive("eta_L", eta_L)
     k = _arr("K", K, 1.0)
-    return bool(np.all(6 * eta_L**2 * (2 * k**2 - 3 * k + 1) * L**2 <= 1))
+    with np.errstate(over="ignore"):  # IEEE arithmetic: an overflow is inf (the condition fails), no error
+        return bool(np.all(6 * np.float64(eta_L)**2 * (2 * k**2 - 3 * k + 1) * np.float64(L)**2 <= 1))
 
 
 def drift_bound_terms(grad_norm_sq, K, eta_L, sigma_L, sigma_G, *, L=None) -> dict[str, np.ndarray]:

@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from .._validation import check_int, check_positive, check_real
+from .._validation import check_array, check_int, check_positive, check_real
 
 __all__ = ["CITATION", "theta_bar", "s_smooth", "rate", "bound", "rounds_to_epsilon"]
 
@@ -55,9 +55,9 @@ def rate(theta_bar_: float, s: float) -> float:
 
 def bound(h, eps0: float, theta_bar_: float, s: float) -> np.ndarray:
     """(1 − (1 − Θ̄) s)^h · ε₀: Theorem 1's bound on E[D(α*) − D(α^h)] from the initial suboptimality ε₀."""
-    h = np.asarray(h, dtype=float)
+    h = check_array("h", h)
     if np.any(h < 0):
-        raise ValueError("h must be >= 0")
+        raise ValueError(f"h={h!r} must be >= 0 (round counts)")
     return rate(theta_bar_, s) ** h * check_real("eps0", eps0, low=0.0)
 
 
