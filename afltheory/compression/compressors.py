@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validation import check_int, check_real
+from .._validation import check_array, check_int, check_real
 
 __all__ = ["BernoulliMask", "Compressor", "FLOAT_BITS", "GaussianSketch", "Identity", "LowRank", "QSGD",
            "RandK", "SEED_BITS", "Sign", "StochasticQuantizer", "Subsample", "TopK", "fwht",
@@ -38,7 +38,7 @@ SEED_BITS = 32
 
 def uncompressed_bits(dim: int) -> int:
     """Bits of an uncompressed update of ``dim`` floats."""
-    return FLOAT_BITS * int(dim)
+    return FLOAT_BITS * check_int("dim", dim, low=0)
 
 
 def _index_bits(dim: int) -> int:
@@ -296,7 +296,7 @@ class LowRank(Compressor):
     def __post_init__(self):
         check_int("rank", self.rank, low=1)
         if self.shape is not None:
-            if len(self.shape) != 2:
+            if not isinstance(self.shape, (tuple, list)) or len(self.shape) != 2:
                 raise ValueError(f"shape={self.shape!r} must be (rows, cols)")
             r, c = (check_int("shape[0]", self.shape[0], low=1), check_int("shape[1]", self.shape[1], low=1))
             object.__setattr__(self, "shape", (r, c))
@@ -354,10 +354,10 @@ class LowRank(Compressor):
 
 def fwht(x) -> np.ndarray:
     """Unnormalized Walsh–Hadamard transform over the last axis (length a power of two): H x, H H = d I."""
-    y = np.array(x, dtype=float)
-    d = y.shape[-1]
-    if d & (d - 1):
-        raise ValueError(f"fwht needs a power-of-two length, got {d}")
+    y = check_array("x", x).copy()
+    d = y.shape[-1] if y.ndim else 0
+    if d < 1 or d & (d - 1):
+        raise ValueError(f"x has shape {y.shape}: fwht needs a power-of-two length along the last axis")
     h = 1
     while h < d:
         y = y.reshape(*y.shape[:-1], d // (2 * h), 2, h)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._validation import check_alloc, check_int
 from ..anarchy.behaviour import Behaviour, Synchronous
 from ..anarchy.delays import FixedDelay, GeometricDelay, NoDelay, PerWorkerDelay, UniformDelay
 
@@ -72,7 +73,12 @@ def round_law(behaviour, num_workers: int, fixed_local_steps: int | None = None)
     """Extract the per-round law of ``behaviour`` for ``num_workers`` workers, or raise
     ``ExactUnavailable``."""
     arrivals, delays, steps = _components(behaviour)
-    M = num_workers
+    M = check_int("num_workers", num_workers, low=1)
+    check_alloc(f"num_workers={M} (pairwise inclusion probabilities)", 8.0 * 4 * M * M)
+    if isinstance(fixed_local_steps, tuple):
+        fixed_local_steps = tuple(check_int("fixed_local_steps[i]", k, low=1) for k in fixed_local_steps)
+    elif fixed_local_steps is not None:
+        fixed_local_steps = check_int("fixed_local_steps", fixed_local_steps, low=1)
     arrivals.validate(M)
     try:
         inc = arrivals.inclusion(M)

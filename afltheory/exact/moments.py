@@ -110,6 +110,10 @@ class _Op:
 
 def estimate_memory(dim: int, num_workers: int, max_delay: int, memory_slots: bool) -> int:
     """Bytes the exact engine needs: a few (n, n) state-sized arrays (and (Md, Md) for AFA-CS)."""
+    dim, num_workers = check_int("dim", dim, low=1), check_int("num_workers", num_workers, low=1)
+    max_delay = check_int("max_delay", max_delay, low=0)
+    if not isinstance(memory_slots, (bool, np.bool_)):
+        raise TypeError(f"memory_slots={memory_slots!r} must be True or False")
     nJ = 1 + (max_delay + 1) * dim
     Md = num_workers * dim if memory_slots else 0
     n = nJ + Md

@@ -14,7 +14,7 @@ from types import MappingProxyType
 import numpy as np
 
 from .._numerics import rowdot
-from .._validation import check_alloc, check_int, check_nonnegative
+from .._validation import check_alloc, check_int, check_nonnegative, check_seed
 
 __all__ = ["as_noise", "CERT_KINDS", "check_dim_workers", "Constants", "GaussianNoise", "LinearGaussianModel",
            "NoiseModel", "NoNoise", "Problem"]
@@ -279,7 +279,7 @@ class Problem:
 
     def default_x0(self, seed: int = 0) -> np.ndarray:
         """A reproducible start point at distance ~ sqrt(dim) from x* (used when simulate(x0=None))."""
-        rng = np.random.default_rng(np.random.SeedSequence([int(seed), 0xA0]))
+        rng = np.random.default_rng(np.random.SeedSequence([check_seed(seed), 0xA0]))
         base = self.constants.x_star if self.constants.x_star is not None else np.zeros(self.dim)
         return base + rng.standard_normal(self.dim)
 

@@ -33,7 +33,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .._validation import check_array, check_int, check_nonnegative
+from .._validation import as_array, check_array, check_int, check_nonnegative
 from .base import Constants, NoiseModel, Problem
 from .noise import without_replacement_factor
 
@@ -127,6 +127,9 @@ class LogisticRegression(Problem):
 
     def __init__(self, features: Sequence, labels: Sequence, num_classes: int | None = None, *,
                  batch_size: int | None = None, l2: float = 0.0):
+        for name, v in (("features", features), ("labels", labels)):
+            if isinstance(v, (str, bytes)) or not hasattr(v, "__len__"):
+                raise ValueError(f"{name}={v!r} must be a sequence with one array per worker")
         if len(features) != len(labels) or len(features) == 0:
             raise ValueError(f"features and labels must be non-empty sequences of equal length "
                              f"(got {len(features)} and {len(labels)})")
@@ -134,7 +137,7 @@ class LogisticRegression(Problem):
         Xs, ys = [], []
         for i, (Xi, yi) in enumerate(zip(features, labels, strict=False)):
             Xi = check_array(f"features[{i}]", Xi, ndim=2)
-            yi = np.asarray(yi)
+            yi = as_array(f"labels[{i}]", yi, dtype=None)
             if yi.ndim != 1 or len(yi) != len(Xi) or len(yi) == 0:
                 raise ValueError(f"labels[{i}] must be 1-D with len = features[{i}].shape[0] = {len(Xi)} "
                                  f">= 1; "

@@ -19,6 +19,7 @@ from .._validation import (
     check_int,
     check_nonnegative,
     check_positive,
+    check_seed,
 )
 from .base import (
     Constants,
@@ -364,7 +365,7 @@ class HeterogeneousQuadratic(QuadraticProblem):
         base = cls(dim=dim, num_workers=num_workers, L=L, mu=mu, sigma_L=0.0, sigma_G=sigma_G, seed=seed,
                    hessian=hessian)
         M, d = base.num_workers, base.dim
-        rng = np.random.default_rng(np.random.SeedSequence([int(seed), 0x52]))
+        rng = np.random.default_rng(np.random.SeedSequence([check_seed(seed), 0x52]))
         o = rng.standard_normal((M, n, d))
         o -= o.mean(axis=1, keepdims=True)
         if sigma_L > 0:
