@@ -334,3 +334,7 @@ class Synchronous:
             WC[r, 1:] = np.cumsum(times.max(axis=1))
         return Schedule._trusted(base.workers, base.delays, base.local_steps, M, base.init_local_steps, WC)
 
+
+
+#: what ``simulate``, the exact engine and the torch backend accept as ``behaviour`` (for type hints)
+BehaviourLike = Behaviour | Replay | EventDriven | Synchronous
