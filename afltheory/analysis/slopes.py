@@ -100,7 +100,7 @@ def _check_xy(x, y):
     if x.ndim != 1 or x.shape != y.shape:
         raise ValueError(f"x and y must be 1-D of the same length, got shapes {x.shape}, {y.shape}")
     if len(x) < 2:
-        raise ValueError(f"need at least 2 points for a slope, got {len(x)}")
+        raise ValueError(f"x and y need at least 2 points for a slope, got {len(x)}")
     if np.any(x <= 0) or np.any(y <= 0) or not (np.all(np.isfinite(x)) and np.all(np.isfinite(y))):
         raise ValueError("log–log fit needs finite x > 0 and y > 0 (a diverged run gives y = inf)")
     if len(np.unique(x)) < 2:
@@ -151,7 +151,7 @@ def bootstrap_slope(x: ArrayLike, samples: Sequence[ArrayLike], *, n_boot: int =
                 8.0 * n_boot * sum(len(s) for s in samples))
     sizes = [len(s) for s in samples]
     if min(sizes) < 2:
-        raise ValueError(f"every point needs >= 2 replicates, got sizes {sizes}")
+        raise ValueError(f"samples: every point needs >= 2 replicates, got sizes {sizes}")
     if paired and len(set(sizes)) != 1:
         raise ValueError(f"paired=True needs equal replicate counts, got {sizes}")
     y = np.array([statistic(s) for s in samples])

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from .. import _rng
-from .._validation import check_component, check_real
+from .._validation import check_alloc, check_component, check_int, check_real, check_seed
 from .compressors import Compressor, uncompressed_bits
 
 __all__ = ["Channel", "DIANA", "ErrorFeedback", "base_compressor", "channel_for", "check_compressor"]
@@ -85,6 +85,11 @@ class Channel:
         spec = check_compressor(spec)
         self.spec = spec
         self.comp = base_compressor(spec)
+        dim, num_workers = check_int("dim", dim, low=1), check_int("num_workers", num_workers, low=1)
+        replicates, seed = check_int("replicates", replicates, low=1), check_seed(seed)
+        if spec is not None and not isinstance(spec, Compressor):  # EF / DIANA memory: (R, M, d)
+            check_alloc(f"replicates={replicates}, num_workers={num_workers}, dim={dim}",
+                        8.0 * replicates * num_workers * dim)
         self.d, self.M, self.R = dim, num_workers, replicates
         if self.comp is not None:
             self.comp.check_dim(dim)

@@ -26,10 +26,11 @@ __all__ = ["bound_plot", "curves_plot", "lower_bound_plot", "new_figure", "rate_
 MAX_INCHES = 100.0
 
 
-def _curve(name: str, value, *, positive: bool = False, n: int | None = None) -> np.ndarray:
-    """A 1-D float array without NaN (±inf allowed: a diverged value); ``positive``: finite and > 0 (a log
-    axis); ``n``: its required length."""
-    a = check_array(name, value, allow_inf=not positive)
+def _curve(name: str, value, *, positive: bool = False, finite: bool = False,
+           n: int | None = None) -> np.ndarray:
+    """A 1-D float array without NaN (±inf allowed: a diverged value; ``finite``: not even that);
+    ``positive``: finite and > 0 (a log axis); ``n``: its required length."""
+    a = check_array(name, value, allow_inf=not (positive or finite))
     if a.ndim != 1 or a.size == 0:
         raise ValueError(f"{name} must be a non-empty 1-D array of numbers, got shape {a.shape}")
     if n is not None and a.size != n:
@@ -212,7 +213,7 @@ def curves_plot(path: str | os.PathLike, curves: Mapping[str, tuple], *,
     for lab, c in curves.items():
         if isinstance(c, (str, bytes)) or not isinstance(c, (Sequence, np.ndarray)) or len(c) not in (2, 4):
             raise ValueError(f"curves[{lab!r}] must be (x, y) or (x, y, lo, hi)")
-        x = _curve(f"curves[{lab!r}] x", c[0], positive=bool(logx))
+        x = _curve(f"curves[{lab!r}] x", c[0], finite=True)  # x <= 0 on a log axis: not drawn
         data[lab] = [x] + [_curve(f"curves[{lab!r}] {w}", v, n=x.size)
                            for w, v in zip(("y", "lo", "hi"), c[1:], strict=False)]
     hl = {lab: check_real(f"hlines[{lab!r}]", v) for lab, v in (hlines or {}).items()}

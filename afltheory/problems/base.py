@@ -58,7 +58,9 @@ class Constants:
                 raise ValueError(f"Constants: {name}={v!r} must be finite and >= 0")
         if self.f_star == np.inf:
             raise ValueError("Constants: f_star=inf is not a lower bound; allowed range [-inf, inf)")
-        if self.radius is not None and not (np.isfinite(self.radius) and self.radius > 0):
+        if self.radius is not None and (isinstance(self.radius, bool)
+                                        or not isinstance(self.radius, (int, float, np.integer, np.floating))
+                                        or not (np.isfinite(self.radius) and self.radius > 0)):
             raise ValueError(f"Constants: radius={self.radius!r} must be None or finite and > 0")
         full = {k: "none" for k in ("L", "mu", "sigma_L", "sigma_G", "f_star", "x_star")}
         full.update(self.certified)

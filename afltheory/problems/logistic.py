@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._validation import as_array, check_array, check_int, check_nonnegative
+from .._validation import as_array, check_array, check_component, check_int, check_nonnegative
 from .base import Constants, NoiseModel, Problem
 from .noise import without_replacement_factor
 
@@ -199,13 +199,28 @@ class LogisticRegression(Problem):
     def from_partition(cls, X: ArrayLike, y: ArrayLike, parts: Sequence[ArrayLike],
                        num_classes: int | None = None, **kw: Any) -> LogisticRegression:
         """Worker i holds rows ``parts[i]`` of (X, y)."""
-        X = np.asarray(X, dtype=float)
-        y = np.asarray(y)
-        return cls([X[p] for p in parts], [y[p] for p in parts], num_classes, **kw)
+        X = check_array("X", X)
+        y = as_array("y", y, dtype=None)
+        if X.ndim < 1 or y.ndim != 1 or len(X) != len(y):
+            raise ValueError(f"X {X.shape} and y {y.shape} must have one row per label")
+        if isinstance(parts, (str, bytes)) or not hasattr(parts, "__iter__"):
+            raise ValueError(f"parts={parts!r} must be a list of index arrays (one per worker)")
+        idx = []
+        for j, p in enumerate(parts):
+            q = as_array(f"parts[{j}]", p, dtype=None)
+            if q.ndim != 1 or (q.size and (not np.issubdtype(q.dtype, np.integer) or q.min() < -len(y)
+                                           or q.max() >= len(y))):
+                raise ValueError(f"parts[{j}] must be a 1-D array of integer row indices into X (length "
+                                 f"{len(y)})")
+            idx.append(q.astype(np.int64))
+        return cls([X[q] for q in idx], [y[q] for q in idx], num_classes, **kw)
 
     @classmethod
     def from_dataset(cls, data: FederatedDataset, **kw: Any) -> LogisticRegression:
         """From an ``afltheory.datasets.FederatedDataset`` (images are flattened to vectors)."""
+        from ..datasets.federated import FederatedDataset
+
+        check_component("data", data, FederatedDataset, "an afltheory.datasets FederatedDataset")
         X = np.asarray(data.X_train, dtype=float).reshape(len(data.X_train), -1)
         return cls.from_partition(X, data.y_train, data.parts, data.num_classes, **kw)
 

@@ -375,6 +375,7 @@ class HeterogeneousQuadratic(QuadraticProblem):
         base = cls(dim=dim, num_workers=num_workers, L=L, mu=mu, sigma_L=0.0, sigma_G=sigma_G, seed=seed,
                    hessian=hessian)
         M, d = base.num_workers, base.dim
+        check_alloc(f"num_workers={M}, samples_per_worker={n}, dim={d}", 8.0 * 3 * M * n * d)
         rng = np.random.default_rng(np.random.SeedSequence([check_seed(seed), 0x52]))
         o = rng.standard_normal((M, n, d))
         o -= o.mean(axis=1, keepdims=True)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import sympy as sp
 
-from .._validation import check_int, check_nonnegative, check_positive, check_real
+from .._validation import as_array, check_alloc, check_int, check_nonnegative, check_positive, check_real
 
 
 @dataclass(frozen=True)
@@ -179,18 +179,20 @@ def _root_over_eta_L(quad, values: dict, eta_L: float) -> float:
 
 def region_from(specs: Sequence[ConditionSpec], values: dict, eta, eta_L) -> np.ndarray:
     """Boolean grid (len(eta_L), len(eta)): every condition holds at (η, η_L)."""
-    eta = np.asarray(eta, dtype=float)
-    eta_L = np.asarray(eta_L, dtype=float)
+    eta = as_array("eta", eta)
+    eta_L = as_array("eta_L", eta_L)
     if eta.ndim != 1 or eta_L.ndim != 1:
         raise ValueError(f"eta and eta_L must be 1-D grids, got shapes {eta.shape}, {eta_L.shape}")
     if not (np.all(np.isfinite(eta)) and np.all(np.isfinite(eta_L))):
         raise ValueError("eta and eta_L grids must be finite")
     if np.any(eta <= 0) or np.any(eta_L <= 0):
         raise ValueError("eta and eta_L grids must be > 0")
+    check_alloc(f"a {eta_L.size} x {eta.size} (eta_L, eta) grid", 8.0 * 6 * eta.size * eta_L.size)
     E, EL = np.meshgrid(eta, eta_L)
     ok = np.ones(E.shape, dtype=bool)
     for sp_ in specs:
-        lhs, rhs = sp_.numeric(**dict(values, eta=E, eta_L=EL))
+        with np.errstate(over="ignore", invalid="ignore"):  # an overflowing side is inf (fails), NaN fails
+            lhs, rhs = sp_.numeric(**dict(values, eta=E, eta_L=EL))
         lhs = np.broadcast_to(lhs, E.shape)
         ok &= (lhs < rhs) if sp_.strict else (lhs <= rhs)
     return ok

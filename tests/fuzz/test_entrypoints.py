@@ -43,6 +43,7 @@ from afltheory.adversary import (
     biased_inclusion,
     load_instance,
 )
+from afltheory.checks import schedule_statistics
 from afltheory.datasets import federated, loaders, partitions
 from afltheory.sweep import spec as sweep_spec
 from afltheory.theory import compression as thc
@@ -206,6 +207,51 @@ COMPONENTS = {
     "arrival_probabilities": (mtl.arrival_probabilities,
                               {"behaviour": st.one_of(ANY, st.just(an.Behaviour(an.UniformArrivals(2)))),
                                "m": SMALL, "drop": ANY, "rounds": SMALL, "seed": ANY}),
+}
+
+_SCHED = an.Behaviour(an.UniformArrivals(2), an.UniformDelay(1), an.UniformSteps(1, 3)).sample(4, 2, 3,
+                                                                                               seed=0)
+_PROB = pr.HeterogeneousQuadratic(dim=2, num_workers=3, sigma_L=0.1, seed=0)
+_TRACE = None
+
+
+def _trace():
+    global _TRACE
+    if _TRACE is None:
+        import afltheory as aft
+        _TRACE = aft.simulate(_PROB, al.AFACD(1.0, 0.05), an.Replay(_SCHED), rounds=4, replicates=2, seed=0)
+    return _TRACE
+
+
+def _objects():
+    """Right and wrong objects for arguments that take a Schedule, Constants, Trace, Moments or dataset."""
+    return st.one_of(ANY, st.sampled_from(["schedule", "constants", "trace", "dataset", "array"])
+                     .map(lambda k: {"schedule": _SCHED, "constants": _PROB.constants, "trace": _trace(),
+                                     "dataset": federated.federate(np.zeros((6, 2)), np.arange(6) % 2,
+                                                                   np.zeros((2, 2)), np.arange(2) % 2,
+                                                                   num_workers=2),
+                                     "array": np.zeros((1, 2, 1))}[k]))
+
+
+RECEIVERS = {
+    "theorem2.bound": (lambda **k: theorem2.bound(**k, eta=1.0, eta_L=0.01, f0=1.0, scope="ignore"),
+                       {"schedule": _objects(), "constants": _objects()}),
+    "theorem3.bound_terms": (lambda **k: theorem3.bound_terms(**k, eta=1.0, eta_L=0.01, f0=1.0,
+                                                              scope="ignore"),
+                             {"schedule": _objects(), "constants": _objects(), "averaging": TEXT}),
+    "theorem4.bound": (lambda **k: theorem4.bound(**k, eta=1.0, eta_L=0.01, f0=1.0, scope="ignore"),
+                       {"schedule": _objects(), "constants": _objects(), "khat": TEXT}),
+    "theorem4.realized": (theorem4.realized, {"schedule": _objects()}),
+    "theorem3.k_averages": (theorem3.k_averages, {"schedule": _objects(), "averaging": TEXT}),
+    "corollaries.cor3_realized": (corollaries.cor3_realized, {"schedule": _objects(), "K": ANY, "L": ANY}),
+    "exact.zscores": (exact.zscores, {"trace": _objects(), "exact": _objects(), "what": TEXT}),
+    "schedule_statistics": (lambda **k: schedule_statistics(**k, algorithm=al.AFACD(1.0, 0.05)),
+                            {"trace": _objects(), "problem": st.one_of(ANY, st.just(_PROB))}),
+    "LogisticRegression.from_dataset": (pr.LogisticRegression.from_dataset, {"data": _objects()}),
+    "LogisticRegression.from_partition": (pr.LogisticRegression.from_partition,
+                                          {"X": st.one_of(ANY, FLOAT_ARRAYS), "y": st.one_of(ANY, INT_ARRAYS),
+                                           "parts": st.one_of(ANY, st.lists(INT_ARRAYS, max_size=3))}),
+    "Schedule.replicate": (lambda r: _SCHED.replicate(r), {"r": st.one_of(ANY, INT_ARRAYS)}),
 }
 
 THEORY = {
@@ -407,11 +453,13 @@ def _shakespeare_json():
 
 #: other names a message may use for a parameter (the documented name of what it stands for)
 ALIASES = {"as_noise": ["sigma_L"], "Channel": ["compressor"], "load_instance": ["instance"],
-           "synthetic_tasks": ["Omega", "X", "y"], "mocha": ["problem", "theta"]}
+           "synthetic_tasks": ["Omega", "X", "y"], "mocha": ["problem", "theta"],
+           "federate": ["X_train", "y_train", "X_test", "y_test"],
+           "exact.moments(UniformSteps)": ["local_steps"], "exact.moments": ["local_steps", "delays", "x0"]}
 
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
 FEW = settings(max_examples=8, deadline=None, suppress_health_check=list(HealthCheck))
-TABLES = {**COMPONENTS, **THEORY, **ANALYSIS, **RUNS, **DATASETS}
+TABLES = {**COMPONENTS, **RECEIVERS, **THEORY, **ANALYSIS, **RUNS, **DATASETS}
 
 
 def _fuzz_table(target, data):
@@ -419,7 +467,8 @@ def _fuzz_table(target, data):
     chosen = data.draw(st.lists(st.sampled_from(sorted(strategies)), unique=True, max_size=len(strategies)),
                        label="params")
     kwargs = {k: data.draw(strategies[k], label=k) for k in chosen}
-    check_kwargs_call(fn, kwargs, names=list(strategies) + ALIASES.get(target, []))
+    check_kwargs_call(fn, kwargs, names=list(strategies) + ALIASES.get(target, []),
+                      seconds=60.0 if target in RUNS else 20.0)
 
 
 @pytest.mark.parametrize("target", sorted(TABLES))
