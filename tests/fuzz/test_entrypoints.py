@@ -747,3 +747,46 @@ def test_harness_catches_what_it_should():
         call(lambda: [0 for _ in iter(int, 1)], seconds=0.2)
     assert isinstance(call(lambda: int("x")), ValueError)
     no_nan([1.0, np.inf, {"a": np.zeros(2)}])
+
+
+# ----------------------------------------------------------------------- pinned reproducers (fuzz finds)
+@pytest.mark.parametrize("make, match", [
+    (lambda: an.Behaviour(an.UniformArrivals(2)).sample(3, 1, 3, seed=-1), r"seed=-1"),
+    (lambda: an.Behaviour(an.UniformArrivals(2)).sample(3, 1, 3, seed=2**64), r"seed=18446744073709551616"),
+    (lambda: an.PerWorkerDelay([[0], [0, 0]]), "max_delays"),
+    (lambda: an.Schedule([[0], [0, 0]], 0, 0, 2), "workers"),
+    (lambda: an_.term_shares(1), "terms"),
+    (lambda: an_.fit_slope([1.0], [1.0]), "x and y"),
+    (lambda: plots.new_figure(width=None), "width"),
+    (lambda: co.fwht([1.0, 2.0, 3.0]), "power-of-two"),
+    (lambda: partitions.label_partition(None, 2, 1), r"\by\b"),
+    (lambda: al.FedBuff(1.0, 0.1, staleness=[]), "staleness"),
+    (lambda: theorem2.region(eta="", eta_L=[0.1], L=1.0, K_max=1, tau=0), "eta"),
+    (lambda: exact.moments(EXACT_PROBLEM, al.AFACD(1.0, 0.05),
+                           an.Behaviour(an.UniformArrivals(2), an.NoDelay(), an.UniformSteps(1, 40_000)), 1),
+     "MAX_LOCAL_STEP_TOTAL"),
+    (lambda: sweep_spec.parse_spec(_render(dict(BASE_SPEC, **{"problem.family": "nan"}))),
+     r"key 'problem.family'.*nan is not allowed"),
+])
+def test_fuzz_findings_are_clear_errors(make, match):
+    """Inputs the fuzz run found giving a bare/unnamed error, a NaN or a > 20 s hang, pinned."""
+    with pytest.raises((ValueError, TypeError), match=match):
+        make()
+
+
+def test_fuzz_findings_give_numbers_not_nan():
+    """Huge finite updates compress to finite values or ±inf (were NaN: ‖x‖² and level spans overflowed);
+    z-scores at zero standard error are 0 or ±inf (were NaN)."""
+    v = np.array([1e308, -1e308, 1e308, 1e308]).reshape(1, 1, -1)
+    for comp in (co.QSGD(2), co.StochasticQuantizer(2), co.StochasticQuantizer(2, rotate=True), co.Sign(),
+                 co.TopK(2), co.RandK(1), co.GaussianSketch(1), co.LowRank(1)):
+        y, bits = comp.compress(v, np.random.default_rng(0))
+        assert not np.isnan(y).any() and not np.isnan(bits).any(), comp
+    small = np.array([1.0, -2.0, 0.5, 0.25]).reshape(1, 1, -1)  # normal rows are not rescaled: same bits
+    assert np.array_equal(co.QSGD(2).compress(small, np.random.default_rng(3))[0],
+                          co.QSGD(2).compress(small * 2.0**600, np.random.default_rng(3))[0] / 2.0**600)
+    import afltheory as aft
+    beh = an.Behaviour(an.UniformArrivals(2), an.UniformDelay(1))
+    tr = aft.simulate(_PROB, al.AFACD(1.0, 0.05), beh, rounds=4, replicates=3, seed=0)
+    z = exact.zscores(tr, exact.moments(_PROB, al.AFACD(1.0, 0.05), beh, 4))
+    assert not np.isnan(z).any() and z[0] == 0.0   # t = 0: deterministic x_0, mean equals the exact value
