@@ -65,6 +65,7 @@ def run_under(
     return {
         "ok": {v["id"]: bool(v["ok"]) for v in res["verdicts"]},
         "error": res["error"],
+        "refused": bool(res.get("refused", False)),
         "elapsed": time.perf_counter() - t0,
         "seen": list(seen),
         "result": full,
@@ -93,10 +94,19 @@ class KillMatrix:
     def check_of(self) -> dict[str, str]:
         return {v: c for c in self.checks for v in self.baseline[c]["ok"]}
 
+    def refused(self, mutant: str, check: str) -> bool:
+        """Whether ``check`` refused ``mutant``: a backend it calls cannot represent the mutated rule
+        (``UnsupportedRule``, e.g. the exact engine or the PEP given a rule overriding ``aggregate``). Such a
+        check gives no verdict on the mutant: not a kill, and no artefact under an equivalent control."""
+        return bool(self.runs[mutant][check].get("refused", False))
+
     def flipped(self, mutant: str) -> list[str]:
-        """Verdict ids ok on the correct code and not ok (or missing: the check crashed) under ``mutant``."""
+        """Verdict ids ok on the correct code and not ok (or missing: the check crashed) under ``mutant``;
+        checks that refused the mutant (``refused``) are left out."""
         out = []
         for c in self.checks:
+            if self.refused(mutant, c):
+                continue
             base, run = self.baseline[c]["ok"], self.runs[mutant][c]["ok"]
             out += [v for v, ok in base.items() if ok and not run.get(v, False)]
         return out
@@ -147,7 +157,8 @@ class KillMatrix:
         return not self.runs[mutant][check].get("skipped", False)
 
     def crashed(self, mutant: str) -> list[str]:
-        return [c for c in self.checks if self.runs[mutant][c]["error"]]
+        """Checks that crashed under ``mutant`` (other than by refusing it, see ``refused``)."""
+        return [c for c in self.checks if self.runs[mutant][c]["error"] and not self.refused(mutant, c)]
 
     @property
     def killed(self) -> list[str]:
@@ -250,6 +261,8 @@ class KillMatrix:
         cof = self.check_of()
         n = sum(1 for v in self.killed_by(mutant) if cof[v] == check)
         k = sum(1 for v in self.suspect_kills(mutant) if cof[v] == check)
+        if self.refused(mutant, check):
+            return "refused"
         if self.runs[mutant][check]["error"]:
             return "crash" + (" (not counted)" if k and not n else "")
         if not self.exercised(mutant, check):
@@ -264,8 +277,9 @@ class KillMatrix:
             "",
             f"**{self.summary().splitlines()[0]}.** A verdict *kills* a mutant when it is ok on the correct "
             f"code and not ok with the mutant injected (`afltheory.mutants`; cell: number of the check's "
-            f"verdicts that flip, `·` none, `—` the check never reaches the mutated code, `crash` the check "
-            f"crashed). "
+            f"verdicts that flip, `·` none, `—` the check never reaches the mutated code, `refused` a "
+            f"backend the check calls cannot represent the mutated rule and says so (no verdict, not a "
+            f"kill), `crash` the check crashed). "
             f"Run time {self.elapsed:.0f} s.",
             "",
         ]
