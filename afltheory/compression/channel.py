@@ -20,6 +20,7 @@ number of replicates.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -60,10 +61,11 @@ class DIANA:
             check_real("alpha", self.alpha, low=0.0, high=1.0)
 
     def step(self, dim: int) -> float:
+        """The shift step size α (default 1/(1 + ω), the largest the DIANA analysis allows)."""
         return 1.0 / (1.0 + self.compressor.omega(dim)) if self.alpha is None else float(self.alpha)
 
 
-def check_compressor(value):
+def check_compressor(value: Any) -> Compressor | ErrorFeedback | DIANA | None:
     """Validate a server rule's ``compressor=`` argument (None, a Compressor, ErrorFeedback or DIANA)."""
     if value is None or isinstance(value, (Compressor, ErrorFeedback, DIANA)):
         return value
@@ -71,7 +73,7 @@ def check_compressor(value):
                     f"(RandK, TopK, …), ErrorFeedback(...) or DIANA(...)")
 
 
-def base_compressor(value) -> Compressor | None:
+def base_compressor(value: Compressor | ErrorFeedback | DIANA | None) -> Compressor | None:
     """The Compressor inside ``value`` (None when uncompressed)."""
     return value.compressor if isinstance(value, (ErrorFeedback, DIANA)) else value
 
@@ -79,7 +81,8 @@ def base_compressor(value) -> Compressor | None:
 class Channel:
     """Runtime state of ``spec`` for R replicates and M workers of dimension d (see the module docstring)."""
 
-    def __init__(self, spec, dim: int, num_workers: int, replicates: int, seed: int):
+    def __init__(self, spec: Compressor | ErrorFeedback | DIANA | None, dim: int, num_workers: int,
+                 replicates: int, seed: int):
         spec = check_compressor(spec)
         self.spec = spec
         self.comp = base_compressor(spec)
@@ -124,7 +127,8 @@ class Channel:
             bits[j * B:j * B + rows] = b[:rows]
         return out, bits
 
-    def send(self, G, workers, key: int, row: int | None = None):
+    def send(self, G: np.ndarray, workers: np.ndarray, key: int,
+             row: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(decoded updates (R, n, d), bits sent per replicate (R,)) for the arrivals ``workers`` (R, n).
         ``row``: G and workers hold one replicate (leading axis 1), replicate ``row`` of the run (backends
         that loop over replicates, e.g. torch); its values equal that row of a vectorized call."""
@@ -147,6 +151,6 @@ class Channel:
         return out, bits.sum(axis=1)
 
 
-def channel_for(algorithm, dim: int, num_workers: int, replicates: int, seed: int) -> Channel:
+def channel_for(algorithm: Any, dim: int, num_workers: int, replicates: int, seed: int) -> Channel:
     """The Channel of a server rule (its ``compressor`` attribute; uncompressed when absent or None)."""
     return Channel(getattr(algorithm, "compressor", None), dim, num_workers, replicates, seed)

@@ -29,8 +29,9 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -38,6 +39,10 @@ from .. import _faults
 from ..algorithms.server import AFACD, AFACS, FedAvg, FedBuff
 from ..algorithms.workers import SCAFFOLD, FedProx
 from . import algorithms as A
+
+if TYPE_CHECKING:
+    from ..algorithms.base import ServerRule
+    from .run import KillMatrix
 
 __all__ = [
     "CATALOGUE",
@@ -69,10 +74,13 @@ class Mutant:
 
     @property
     def kind(self) -> str:
+        """How the mutant is injected: "control", "rule" (a replaced class) or "engine" (fault points)."""
         return "control" if self.category == "control" else "rule" if self.replaces else "engine"
 
     @property
     def engines(self) -> tuple[str, ...]:
+        """The engines the mutant can change: a rule mutant "simulate" (and "exact" unless the exact engine
+        refuses the rule), a fault mutant the engines of its fault points."""
         if self.replaces:
             # the exact engine honours the declarative hooks of a mutated rule and refuses (TypeError) one
             # that overrides an imperative hook or a worker correction; it never reads a mutant as its base
@@ -89,7 +97,7 @@ class Mutant:
             return ("exact", "simulate") if exact_ok else ("simulate",)
         return tuple(sorted({p.split(".", 1)[0].replace("sim", "simulate") for p in self.faults}))
 
-    def substitute(self, algorithm):
+    def substitute(self, algorithm: ServerRule) -> ServerRule:
         """``algorithm`` with its class (and its worker rule's class) replaced by the mutant's (same
         fields)."""
         cls = self.replaces.get(type(algorithm))
@@ -102,7 +110,7 @@ class Mutant:
             algorithm = dataclasses.replace(algorithm, worker=new_worker)
         return algorithm
 
-    def exercised_by(self, seen) -> bool:
+    def exercised_by(self, seen: set) -> bool:
         """Whether a run that consulted ``seen`` (see ``probe``) reaches this mutant: it received a rule the
         mutant replaces or read a fault point the mutant sets. (If not, the mutant cannot change that run.)"""
         return any(c in seen or qualname(c) in seen for c in self.replaces) or any(
@@ -358,10 +366,11 @@ CONTROLS: dict[str, Mutant] = {
 
 
 def names() -> list[str]:
+    """The names of the catalogue's mutants."""
     return list(CATALOGUE)
 
 
-def get(mutant) -> Mutant:
+def get(mutant: str | Mutant) -> Mutant:
     """The catalogued mutant (or equivalent control) ``mutant`` (a name or a ``Mutant``)."""
     if isinstance(mutant, Mutant):
         return mutant
@@ -378,7 +387,7 @@ def active() -> Mutant | None:
 
 
 @contextlib.contextmanager
-def injected(mutant):
+def injected(mutant: str | Mutant) -> Iterator[Mutant]:
     """Inject ``mutant`` (a name or a ``Mutant``) into every engine for the duration of the block; always
     reset on exit (also on exceptions). Test-only: not reentrant (``RuntimeError`` if a mutant is active)."""
     m = get(mutant)
@@ -392,7 +401,7 @@ def injected(mutant):
 
 
 @contextlib.contextmanager
-def probe():
+def probe() -> Iterator[set]:
     """Record what the engines consult inside the block (yields a set: rule classes received, fault points
     read); with no mutant injected nothing changes. ``Mutant.exercised_by(seen)`` says whether a mutant could
     change the probed run — deterministic runs that never reach a mutant are left out of the kill matrix."""
@@ -405,7 +414,7 @@ def probe():
         _faults._SEEN = None
 
 
-def kill_matrix(*args, **kwargs):
+def kill_matrix(*args: Any, **kwargs: Any) -> KillMatrix:
     """Run checks under mutants; see ``afltheory.mutants.run.kill_matrix``."""
     from .run import kill_matrix as _km
 

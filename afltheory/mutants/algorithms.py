@@ -13,11 +13,15 @@ K stochastic gradients), K and τ (R, m) the arrivals' local steps and delays, M
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..algorithms.server import AFACD, AFACS, FedAvg, FedBuff, _worker_mean
 from ..algorithms.workers import SCAFFOLD, FedProx
+
+if TYPE_CHECKING:
+    from ..algorithms.base import ServerState
 
 __all__ = [
     "AFACDUnchanged",
@@ -47,7 +51,7 @@ class AFACDEtaLMissing(AFACD):
     """Mutant of AFA-CD: x_{t+1} = x_t − η G_t (the server step forgets η_L; cf. inconsistency #1)."""
 
     @property
-    def step_size(self):
+    def step_size(self) -> float:
         return float(self.eta)
 
 
@@ -56,7 +60,7 @@ class AFACDEtaLTwice(AFACD):
     """Mutant of AFA-CD: x_{t+1} = x_t − η η_L² G_t (η_L applied twice: G already carried it)."""
 
     @property
-    def step_size(self):
+    def step_size(self) -> float:
         return float(self.eta) * float(self.eta_L) ** 2
 
 
@@ -65,7 +69,7 @@ class AFACDEtaMissing(AFACD):
     """Mutant of AFA-CD: x_{t+1} = x_t − η_L G_t (the server learning rate η is dropped)."""
 
     @property
-    def step_size(self):
+    def step_size(self) -> float:
         return float(self.eta_L)
 
 
@@ -73,7 +77,7 @@ class AFACDEtaMissing(AFACD):
 class AFACDOverM(AFACD):
     """Mutant of AFA-CD: G_t = (1/M) Σ_{i∈M_t} G_i (averages over all M workers instead of the m arrivals)."""
 
-    def normalizer(self, m, num_workers):
+    def normalizer(self, m: int, num_workers: int) -> int:
         return num_workers
 
 
@@ -81,7 +85,7 @@ class AFACDOverM(AFACD):
 class AFACDSumK(AFACD):
     """Mutant of AFA-CD: a worker's update is the *sum* of its K gradients, not their average (G_i · K_i)."""
 
-    def local_steps_weight(self, K):
+    def local_steps_weight(self, K: np.ndarray) -> np.ndarray | None:
         return K
 
 
@@ -90,7 +94,8 @@ class AFACDOneArrival(AFACD):
     """Mutant of AFA-CD: only the first arrival's update is applied, x_{t+1} = x_t − γ G_{i₁} (partial
     aggregation)."""
 
-    def aggregate(self, state, x, G, workers, K, delays, num_workers):
+    def aggregate(self, state: ServerState, x: np.ndarray, G: np.ndarray, workers: np.ndarray, K: np.ndarray,
+                  delays: np.ndarray, num_workers: int) -> tuple[np.ndarray, ServerState]:
         return x - (self.eta * self.eta_L) * G[:, 0], state
 
 
@@ -98,7 +103,8 @@ class AFACDOneArrival(AFACD):
 class AFACDFirstTwice(AFACD):
     """Mutant of AFA-CD: the first arrival is counted twice, G_t = (1/m)(G_{i₁} + Σ_{i∈M_t} G_i)."""
 
-    def aggregate(self, state, x, G, workers, K, delays, num_workers):
+    def aggregate(self, state: ServerState, x: np.ndarray, G: np.ndarray, workers: np.ndarray, K: np.ndarray,
+                  delays: np.ndarray, num_workers: int) -> tuple[np.ndarray, ServerState]:
         return (
             x - _worker_mean(G, factor=self.eta * self.eta_L) - (self.eta * self.eta_L / G.shape[1]) * G[:, 0]
         ), state
@@ -109,7 +115,7 @@ class AFACDFirstTwice(AFACD):
 class AFACSOverm(AFACS):
     """Mutant of AFA-CS: x_{t+1} = x_t − γ (1/m) Σ_{i∈[M]} s_i (the memory sum divided by m instead of M)."""
 
-    def normalizer(self, m, num_workers):
+    def normalizer(self, m: int, num_workers: int) -> int:
         return m
 
 
@@ -118,7 +124,7 @@ class AFACSMemoryFrozen(AFACS):
     """Mutant of AFA-CS: the memory slots are never updated (the server keeps stepping along the warm
     start)."""
 
-    def update_memory(self, state, workers, U):
+    def update_memory(self, state: ServerState, workers: np.ndarray, U: np.ndarray) -> None:
         return None
 
 
@@ -126,7 +132,7 @@ class AFACSMemoryFrozen(AFACS):
 class AFACSWrongSlot(AFACS):
     """Mutant of AFA-CS: worker i's update is written into slot (i + 1) mod M."""
 
-    def update_memory(self, state, workers, U):
+    def update_memory(self, state: ServerState, workers: np.ndarray, U: np.ndarray) -> None:
         M = state.memory.shape[1]
         state.memory[np.arange(U.shape[0])[:, None], (workers + 1) % M] = U
 
@@ -136,7 +142,8 @@ class AFACSMemoryUnused(AFACS):
     """Mutant of AFA-CS: the memory is updated but the step uses only this round's arrivals (AFA-CD's
     step)."""
 
-    def aggregate(self, state, x, G, workers, K, delays, num_workers):
+    def aggregate(self, state: ServerState, x: np.ndarray, G: np.ndarray, workers: np.ndarray, K: np.ndarray,
+                  delays: np.ndarray, num_workers: int) -> tuple[np.ndarray, ServerState]:
         self.update_memory(state, workers, G)
         return x - _worker_mean(G, factor=self.eta * self.eta_L), state
 
@@ -147,7 +154,7 @@ class AFACSColdStart(AFACS):
     x_0)."""
 
     @property
-    def warm_start(self):
+    def warm_start(self) -> bool:
         return False
 
 
@@ -157,7 +164,7 @@ class AFACSColdStart(AFACS):
 class FedAvgNoK(FedAvg):
     """Mutant of FedAvg: Δ_i = −η_L G_i without the factor K_i (the update is read as one step)."""
 
-    def local_steps_weight(self, K):
+    def local_steps_weight(self, K: np.ndarray) -> np.ndarray:
         return None
 
 
@@ -165,7 +172,7 @@ class FedAvgNoK(FedAvg):
 class FedBuffNoStaleness(FedBuff):
     """Mutant of FedBuff: the staleness weight w(τ) is ignored (w ≡ 1)."""
 
-    def staleness_weight(self, tau):
+    def staleness_weight(self, tau: np.ndarray) -> np.ndarray:
         return None
 
 
@@ -175,7 +182,8 @@ class FedBuffNoStaleness(FedBuff):
 class FedProxSignFlipped(FedProx):
     """Mutant of the FedProx worker: correction −μ (y − y_0) (pushes away from the start point)."""
 
-    def correction(self, state, y, y0, rows, workers):
+    def correction(self, state: dict, y: np.ndarray, y0: np.ndarray, rows: np.ndarray,
+                   workers: np.ndarray) -> np.ndarray:
         return self.mu * (y0 - y)
 
 
@@ -183,7 +191,8 @@ class FedProxSignFlipped(FedProx):
 class SCAFFOLDSignFlipped(SCAFFOLD):
     """Mutant of the SCAFFOLD worker: correction c_i − c instead of c − c_i."""
 
-    def correction(self, state, y, y0, rows, workers):
+    def correction(self, state: dict, y: np.ndarray, y0: np.ndarray, rows: np.ndarray,
+                   workers: np.ndarray) -> np.ndarray:
         return state["c_i"][rows[:, None], workers] - state["c"][rows][..., None, :]
 
 
@@ -196,7 +205,8 @@ class AFACDUnchanged(AFACD):
     as under the mutants overriding ``aggregate``/``update_memory``; a verdict that "kills" this control is
     reacting to that engine switch, not to a bug."""
 
-    def aggregate(self, state, x, G, workers, K, delays, num_workers):
+    def aggregate(self, state: ServerState, x: np.ndarray, G: np.ndarray, workers: np.ndarray, K: np.ndarray,
+                  delays: np.ndarray, num_workers: int) -> tuple[np.ndarray, ServerState]:
         return super().aggregate(state, x, G, workers, K, delays, num_workers)
 
 
@@ -205,5 +215,5 @@ class AFACSUnchanged(AFACS):
     """Equivalent mutant (control): AFA-CS itself, with ``update_memory`` overridden by the base's own code
     (see ``AFACDUnchanged``)."""
 
-    def update_memory(self, state, workers, U):
+    def update_memory(self, state: ServerState, workers: np.ndarray, U: np.ndarray) -> None:
         return super().update_memory(state, workers, U)
