@@ -21,7 +21,7 @@ import json
 import os
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
@@ -38,6 +38,7 @@ def _runner():
 
 
 def select_checks(only: Sequence[str] | None = None) -> list[str]:
+    """The registered check ids restricted to ``only`` (check or verdict ids), in report order."""
     return list(_runner()[1](only))
 
 
@@ -89,9 +90,11 @@ class KillMatrix:
 
     # ------------------------------------------------------------------------------------------ derived
     def verdict_ids(self) -> list[str]:
+        """Every verdict id of the correct-code run, in check order."""
         return [v for c in self.checks for v in self.baseline[c]["ok"]]
 
     def check_of(self) -> dict[str, str]:
+        """{verdict id: the check that produced it}."""
         return {v: c for c in self.checks for v in self.baseline[c]["ok"]}
 
     def refused(self, mutant: str, check: str) -> bool:
@@ -162,14 +165,17 @@ class KillMatrix:
 
     @property
     def killed(self) -> list[str]:
+        """Mutants killed by at least one verdict."""
         return [m for m in self.mutants if self.killed_by(m)]
 
     @property
     def survivors(self) -> list[str]:
+        """Mutants no verdict kills."""
         return [m for m in self.mutants if not self.killed_by(m)]
 
     @property
     def score(self) -> float:
+        """Mutation score: the share of mutants killed (NaN for an empty catalogue)."""
         return len(self.killed) / len(self.mutants) if self.mutants else float("nan")
 
     def false_kills(self) -> dict[str, list[str]]:
@@ -178,9 +184,11 @@ class KillMatrix:
         return {c: self.flipped(c) for c in self.controls if self.flipped(c)}
 
     def baseline_failures(self) -> list[str]:
+        """Verdicts not ok on the correct code (they cannot kill anything)."""
         return [v for c in self.checks for v, ok in self.baseline[c]["ok"].items() if not ok]
 
     def summary(self) -> str:
+        """Score line, then survivors, controls flipped, idle checks and baseline failures (one per line)."""
         s = (
             f"mutation score: {len(self.killed)}/{len(self.mutants)} mutants killed "
             f"({100 * self.score:.0f} %) "
@@ -203,6 +211,7 @@ class KillMatrix:
 
     # ------------------------------------------------------------------------------------------ output
     def to_dict(self) -> dict:
+        """Everything as JSON-ready data: score, per-mutant kills, per-verdict/per-check kills, raw runs."""
         return {
             "tier": self.tier,
             "seed": self.seed,
@@ -252,6 +261,7 @@ class KillMatrix:
         )
 
     def write_json(self, path: str) -> str:
+        """Write ``to_dict()`` to ``path`` (directories created); returns ``path``."""
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         with open(path, "w", encoding="utf-8") as fh:
             json.dump(self.to_dict(), fh, indent=1)
@@ -347,6 +357,7 @@ class KillMatrix:
         return "\n".join(lines) + "\n"
 
     def to_html(self) -> str:
+        """The kill-matrix section as HTML (score, matrix, verdict → mutants killed)."""
         import html
 
         ck = self.check_kills()
@@ -410,7 +421,7 @@ def kill_matrix(
     seed: int = 0,
     jobs: int = 1,
     baseline: dict | None = None,
-    progress=None,
+    progress: Callable[[int, int, str | None, str], None] | None = None,
     controls: bool | None = None,
     out: str | None = None,
 ) -> KillMatrix:
