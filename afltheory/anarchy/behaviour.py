@@ -12,8 +12,9 @@ import heapq
 from dataclasses import dataclass, field
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from .. import _rng
+from .. import _faults, _rng
 from .._validation import check_array, check_component, check_int, check_positive
 from .arrivals import Arrivals
 from .delays import Delays, NoDelay
@@ -60,10 +61,12 @@ class Behaviour:
 
     @property
     def m(self) -> int:
+        """Arrivals per round (the arrival law's m)."""
         return self.arrivals.m
 
     @property
     def max_delay(self) -> int:
+        """The delay law's largest delay."""
         return self.delays.max_delay
 
     def sample(self, rounds: int, replicates: int, num_workers: int, seed: int = 0) -> Schedule:
@@ -152,13 +155,17 @@ class Replay:
 
     @property
     def m(self) -> int:
+        """Arrivals per round of the recorded schedule."""
         return self.schedule.m
 
     @property
     def max_delay(self) -> int:
+        """The largest recorded delay (0 for an empty schedule)."""
         return int(self.schedule.delays.max()) if self.schedule.delays.size else 0
 
     def sample(self, rounds: int, replicates: int, num_workers: int, seed: int = 0) -> Schedule:
+        """The recorded schedule's first ``rounds`` rounds and ``replicates`` replicates (a one-replicate
+        schedule broadcast); ``seed`` is ignored."""
         rounds, replicates, num_workers = _check_sizes(rounds, replicates, num_workers)
         s = self.schedule
         if num_workers != s.num_workers:
@@ -182,9 +189,11 @@ class ComputeTime:
     """Random compute time of one update of K local steps for worker i."""
 
     def sample(self, rng: np.random.Generator, worker: int, K: int) -> float:
+        """One compute time of ``worker`` for ``K`` local steps."""
         raise NotImplementedError
 
     def mean(self, K: int) -> float:
+        """The mean compute time for ``K`` local steps."""
         raise NotImplementedError
 
     def check_workers(self, num_workers: int) -> None:
@@ -196,7 +205,7 @@ class ExponentialTime(ComputeTime):
     """Exp(rate) per update (``per_step=False``, the paper's wall-clock experiment) or a sum of K Exp(rate)
     per-step times (``per_step=True``); ``speeds`` (M,) divides worker i's time (heterogeneous devices)."""
 
-    def __init__(self, rate: float = 1.0, per_step: bool = False, speeds=None):
+    def __init__(self, rate: float = 1.0, per_step: bool = False, speeds: ArrayLike | None = None):
         self.rate = check_positive("rate", rate)
         self.per_step = bool(per_step)
         self.speeds = None if speeds is None else check_array("speeds", speeds, ndim=1)
@@ -209,11 +218,11 @@ class ExponentialTime(ComputeTime):
             raise ValueError(f"speeds has {len(self.speeds)} entries; expected one per worker "
                              f"(num_workers={num_workers})")
 
-    def sample(self, rng, worker, K):
+    def sample(self, rng: np.random.Generator, worker: int, K: int) -> float:
         t = rng.gamma(K, 1.0 / self.rate) if self.per_step else rng.exponential(1.0 / self.rate)
         return t / (1.0 if self.speeds is None else self.speeds[worker])
 
-    def mean(self, K):
+    def mean(self, K: int) -> float:
         return (K if self.per_step else 1) / self.rate
 
     def __repr__(self):
@@ -227,10 +236,10 @@ class FixedTime(ComputeTime):
         self.value = check_positive("value", value)
         self.per_step = bool(per_step)
 
-    def sample(self, rng, worker, K):
+    def sample(self, rng: np.random.Generator, worker: int, K: int) -> float:
         return self.value * (K if self.per_step else 1)
 
-    def mean(self, K):
+    def mean(self, K: int) -> float:
         return self.value * (K if self.per_step else 1)
 
     def __repr__(self):
@@ -257,9 +266,12 @@ class EventDriven:
 
     @property
     def max_delay(self) -> int | None:
+        """None: delays emerge from the event clock (read them from the sampled schedule)."""
         return None  # emerges; read it from the sampled schedule
 
-    def sample(self, rounds, replicates, num_workers, seed=0):
+    def sample(self, rounds: int, replicates: int, num_workers: int, seed: int = 0) -> Schedule:
+        """Draw a Schedule (replicates, rounds, m) with its wall clock: a round closes at the m-th arrival in
+        time."""
         rounds, replicates, M = _check_sizes(rounds, replicates, num_workers)
         if self.m > M:
             raise ValueError(f"m={self.m} exceeds num_workers={M}")
@@ -267,6 +279,7 @@ class EventDriven:
             if model is not None:
                 model.check_workers(M)
         m = self.m
+        restart = _faults.get("anarchy.event_restart")  # None unless afltheory.mutants.injected(...) sets it
         W = np.empty((replicates, rounds, m), dtype=np.int64)
         D = np.empty_like(W)
         K = np.empty_like(W)
@@ -288,16 +301,18 @@ class EventDriven:
             for i in range(M):
                 start(i, 0.0, 0)
             for t in range(rounds):
-                got = []
+                got, times = [], []
                 while len(got) < m:
                     now, i = heapq.heappop(heap)
                     got.append(i)
+                    times.append(now)
                 W[r, t] = got
                 D[r, t] = t - pulled[got]
                 K[r, t] = ks[got]
                 WC[r, t + 1] = now
-                for i in got:
-                    start(i, now, t + 1)
+                # an arrived worker waits idle until the round closes, then pulls x_{t+1}
+                for i, ti in zip(got, [now] * m if restart is None else restart(times, now), strict=True):
+                    start(i, ti, t + 1)
         return Schedule(W, D, K, M, K0, WC)
 
 
@@ -315,23 +330,27 @@ class Synchronous:
 
     @property
     def m(self) -> int:
+        """Arrivals per round (the arrival law's m)."""
         return self.arrivals.m
 
     @property
     def max_delay(self) -> int:
+        """0: a synchronous round waits for every sampled worker."""
         return 0
 
-    def sample(self, rounds, replicates, num_workers, seed=0):
+    def sample(self, rounds: int, replicates: int, num_workers: int, seed: int = 0) -> Schedule:
+        """Draw a Schedule with τ = 0 and a wall clock where each round waits for its slowest worker."""
         rounds, replicates, M = _check_sizes(rounds, replicates, num_workers)
         self.compute_time.check_workers(M)
         base = Behaviour(self.arrivals, NoDelay(), self.local_steps).sample(rounds, replicates, M, seed)
+        sync_clock = _faults.get("anarchy.sync_clock")  # None unless a mutant is injected
         WC = np.zeros((replicates, rounds + 1))
         for r in range(replicates):
             rng = _rng.stream(seed, _rng.INIT, r)
             times = np.array([[self.compute_time.sample(rng, int(i), int(k)) for i, k in zip(w, kk,
                                                                                              strict=False)]
                               for w, kk in zip(base.workers[r], base.local_steps[r], strict=False)])
-            WC[r, 1:] = np.cumsum(times.max(axis=1))
+            WC[r, 1:] = np.cumsum(times.max(axis=1) if sync_clock is None else sync_clock(times))
         return Schedule._trusted(base.workers, base.delays, base.local_steps, M, base.init_local_steps, WC)
 
 

@@ -151,7 +151,7 @@ BY_ID = {e.id: e for e in REGISTER}
 
 
 def get(id_: str) -> Inconsistency:
-    """The inconsistency ``id_`` ("#1" … "#5")."""
+    """The register entry ``id_``; ValueError naming the known ids otherwise."""
     if not isinstance(id_, str) or id_ not in BY_ID:
         raise ValueError(f"id={id_!r} must be one of {sorted(BY_ID)}")
     return BY_ID[id_]
