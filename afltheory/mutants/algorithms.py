@@ -18,6 +18,8 @@ import numpy as np
 
 from ..algorithms.server import AFACD, AFACS, FedAvg, FedBuff, _worker_mean
 from ..algorithms.workers import SCAFFOLD, FedProx
+from ..compression.channel import DIANA, ErrorFeedback
+from ..compression.compressors import QSGD, RandK, _stochastic_round
 
 __all__ = [
     "AFACDUnchanged",
@@ -38,6 +40,11 @@ __all__ = [
     "FedBuffNoStaleness",
     "FedProxSignFlipped",
     "SCAFFOLDSignFlipped",
+    "RandKNoRescale",
+    "QSGDMaxNorm",
+    "ErrorFeedbackUnused",
+    "DIANAShiftFrozen",
+    "DIANAShiftSign",
 ]
 
 
@@ -185,6 +192,55 @@ class SCAFFOLDSignFlipped(SCAFFOLD):
 
     def correction(self, state, y, y0, rows, workers):
         return state["c_i"][rows[:, None], workers] - state["c"][rows][..., None, :]
+
+
+# ------------------------------------------------------------------------------------------------ compression
+# (afltheory.compression: a compressor, or the worker-side scheme around it; substituted wherever nested)
+@dataclass(frozen=True)
+class RandKNoRescale(RandK):
+    """Mutant of rand-k: the kept coordinates are not rescaled by d/k (E C(x) = (k/d) x, biased). A
+    declarative hook (``rescale``) that sampling, ``moment_map`` and ``mean_gain`` all read, so the exact
+    engine represents it as it is."""
+
+    def rescale(self, dim):
+        return 1.0
+
+
+@dataclass(frozen=True)
+class QSGDMaxNorm(QSGD):
+    """Mutant of QSGD: levels and decoding use the max-norm ‖x‖_∞ instead of ‖x‖₂ (still unbiased, but not the
+    law whose second moment ``QSGD.second_moment`` states; overrides the sampling code only)."""
+
+    def _compress(self, x, rng):
+        norm = np.abs(x).max(axis=1, keepdims=True)
+        safe = np.where(norm > 0, norm, 1.0)
+        xi = _stochastic_round(self.s * np.abs(x) / safe, rng)
+        return np.sign(x) * xi * (norm / self.s), self.expected_bits(x.shape[1])
+
+
+@dataclass(frozen=True)
+class ErrorFeedbackUnused(ErrorFeedback):
+    """Mutant of error feedback: the error e_i is accumulated but never added back (the worker compresses
+    G_i, not G_i + e_i) — plain biased compression."""
+
+    def message(self, G, error):
+        return G
+
+
+@dataclass(frozen=True)
+class DIANAShiftFrozen(DIANA):
+    """Mutant of DIANA: the shifts h_i are never updated (h_i stays 0: plain compression)."""
+
+    def update_shift(self, shift, delta, alpha):
+        return shift
+
+
+@dataclass(frozen=True)
+class DIANAShiftSign(DIANA):
+    """Mutant of DIANA: h_i ← h_i − αΔ (the shift update's sign flipped)."""
+
+    def update_shift(self, shift, delta, alpha):
+        return shift - alpha * delta
 
 
 # ------------------------------------------------------------------------------------------------ controls
