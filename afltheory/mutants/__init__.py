@@ -3,20 +3,26 @@
 A verdict is evidence only if it would have come out differently had the implementation been wrong. Each
 ``Mutant`` in ``CATALOGUE`` is one such wrong implementation, of one of two kinds:
 
-- **rule mutants** (``kind="rule"``): a subclass of a correct server/worker rule overriding one hook
-  (``afltheory.mutants.algorithms``). They *are* algorithms — ``simulate`` and the torch backend run them
-  directly; the exact engine honours a mutated declarative hook and refuses (TypeError) a mutant overriding an
-  imperative one — never reading a mutant as its base class.
+- **rule mutants** (``kind="rule"``): a subclass of a correct component overriding one hook
+  (``afltheory.mutants.algorithms``): a server or worker rule, a compressor, or the worker-side scheme around
+  it (``ErrorFeedback``, ``DIANA``). They *are* components — ``simulate`` and the torch backend run them
+  directly; the exact engine honours a mutated declarative hook (a rule's step size, normalizer, weights; a
+  compressor's ``rescale``/``mean_gain``) and refuses (TypeError) a mutant overriding an imperative one (a
+  rule's ``aggregate``/``update_memory``, a compressor's sampling code below its ``moment_map``) — never
+  reading a mutant as its base class.
 - **engine faults** (``kind="engine"``): a wrong engine (the simulator reads the wrong stale model, misreads
-K,
-  drops or mis-scales the noise; the exact engine drops or mis-scales the noise covariance, or reports its
-  curve one round late). They exist only inside ``injected(...)``: a private hook (``afltheory._faults``) that
+  K, drops or mis-scales the noise, applies the drift of a moving optimum after the update or with σ_q for
+  σ_q²; the compression channel shares one random stream between workers; the exact engine drops or
+  mis-scales the noise covariance, reports its curve one round late, or applies the drift after the update /
+  with σ_q for σ_q²). They exist only inside ``injected(...)``: a private hook (``afltheory._faults``) that
   the engines consult and that is None on every default path.
 
-``with injected(mutant):`` also substitutes every correct rule the mutant replaces by its mutant wherever an
-engine receives it (``AFACD(η, η_L)`` built inside a check is run as ``AFACDEtaLMissing(η, η_L)``), so a check
-runs under a mutant without being edited. ``kill_matrix(...)`` (``afltheory.mutants.run``) runs checks under
-every mutant; ``afltheory check --mutants`` is its command line.
+``with injected(mutant):`` also substitutes every correct component the mutant replaces (exact type) by its
+mutant wherever an engine receives it, nested components included (``AFACD(η, η_L)`` built inside a check is
+run as ``AFACDEtaLMissing(η, η_L)``; ``AFACD(..., compressor=DIANA(RandK(2)))`` as
+``AFACD(..., compressor=DIANA(RandKNoRescale(2)))``); a ``Channel`` a check builds itself does the same. So a
+check runs under a mutant without being edited. ``kill_matrix(...)`` (``afltheory.mutants.run``) runs checks
+under every mutant; ``afltheory check --mutants`` is its command line.
 
 Example::
 
@@ -57,11 +63,10 @@ __all__ = [
 
 @dataclass(frozen=True, eq=False)
 class Mutant:
-    """One plausible bug. ``replaces``: {correct rule class: mutant class} substituted at use (exact type
-    match);
-    ``faults``: {engine point: fault} consulted by the engines (see ``afltheory._faults``); ``engines``:
-    where it
-    acts ("simulate", "exact"); ``kind``: "rule" or "engine"."""
+    """One plausible bug. ``replaces``: {correct component class: mutant class} substituted at use (exact
+    type match, nested components included); ``faults``: {engine point: fault} consulted by the engines (see
+    ``afltheory._faults``); ``engines``: where it acts ("simulate", "exact"); ``kind``: "rule" or
+    "engine"."""
 
     name: str
     category: str

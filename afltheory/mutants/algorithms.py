@@ -1,10 +1,13 @@
-"""Mutant rules: each is a subclass of the correct rule that overrides one hook with a plausible bug.
+"""Mutant components: each is a subclass of a correct rule (or compressor, or error-feedback/DIANA scheme)
+that overrides one hook with a plausible bug.
 
 A mutant is an algorithm: ``simulate(problem, AFACDEtaLMissing(eta, eta_L), behaviour, ...)`` runs it. Most
 mutants override a declarative hook of ``afltheory.algorithms.ServerRule`` (``step_size``, ``normalizer``,
 ``local_steps_weight``, ``staleness_weight``, ``update_memory``, ``warm_start``), so every backend runs the
 mutated rule as it is; the exact engine refuses (TypeError) a mutant that overrides ``aggregate`` or
-``update_memory`` — it never reads a mutant as its base class.
+``update_memory`` — it never reads a mutant as its base class. Compression mutants override a hook of a
+compressor (``RandK.rescale``, read by sampling and by the exact moment map alike; ``QSGD._compress``, a law
+the exact engine never represents) or of ``ErrorFeedback``/``DIANA`` (``message``, ``update_shift``).
 Notation as in ``afltheory.algorithms.server``: γ = η η_L, G (R, m, d) the arrivals' updates (each the mean
 of its
 K stochastic gradients), K and τ (R, m) the arrivals' local steps and delays, M = num_workers.
