@@ -30,7 +30,7 @@ check-full: $(STAMP)
 	$(BIN)/afltheory check --full --out report-full
 
 lint: $(STAMP)
-	$(BIN)/python -m pip install --quiet "ruff==0.17.6" && $(BIN)/ruff check afltheory paper_checks tests benchmarks docs
+	$(BIN)/python -m pip install --quiet "ruff==0.17.6" && $(BIN)/ruff check afltheory paper_checks experiments tests benchmarks docs
 
 bench: $(STAMP)
 	OPENBLAS_NUM_THREADS=1 $(BIN)/python benchmarks/engine.py

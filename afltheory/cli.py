@@ -1,5 +1,13 @@
 """`afltheory` command line: `check` (registered checks and report), `verify` (checks of your own file),
-`sweep` (grid sweeps), `real` (real-data experiments)."""
+`sweep` (grid sweeps), `adversary`, `pep`, and the subcommands of installed plugins (entry-point group
+`afltheory.commands`; e.g. `real`, the real-data experiments of the top-level `experiments` package).
+
+A plugin command is an entry point naming a callable ``add_parser(subparsers) -> argparse.ArgumentParser``
+that adds one subcommand and sets its ``func(args) -> int`` default, as the built-in ones do::
+
+    [project.entry-points."afltheory.commands"]
+    mycommand = "mypackage.cli:add_parser"
+"""
 
 from __future__ import annotations
 
@@ -7,7 +15,9 @@ import argparse
 import os
 import sys
 
-__all__ = ["main"]
+__all__ = ["COMMANDS_GROUP", "main"]
+
+COMMANDS_GROUP = "afltheory.commands"
 
 
 def _version() -> str:
@@ -18,8 +28,24 @@ def _version() -> str:
         return "unknown (not installed)"
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="afltheory", description=__doc__)
+def _add_plugin_commands(sub: argparse._SubParsersAction) -> None:
+    """Add every subcommand of the entry-point group ``afltheory.commands`` (sorted by entry-point name). A
+    plugin that fails to load or clashes with an existing command is reported with a warning, never silently
+    skipped, and never hides the other commands."""
+    import warnings
+    from importlib.metadata import entry_points
+    for ep in sorted(entry_points(group=COMMANDS_GROUP), key=lambda e: e.name):
+        try:
+            ep.load()(sub)
+        except Exception as exc:  # a broken plugin must not take the built-in commands down with it
+            warnings.warn(f"command plugin {ep.name!r} ({ep.value}) failed to load: {exc!r}", RuntimeWarning,
+                          stacklevel=2)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run ``afltheory ARGS`` (``argv`` defaults to ``sys.argv[1:]``); return the exit status: the
+    subcommand's, 2 on bad input (a ``ValueError``, one line on stderr), 130 when interrupted."""
+    parser = argparse.ArgumentParser(prog="afltheory", description=__doc__.split("\n\n")[0])
     parser.add_argument("--version", action="version", version=f"afltheory {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
     from afltheory.checks.runner import add_check_parser, add_verify_parser
@@ -38,12 +64,7 @@ def main(argv=None) -> int:
         add_sweep_parser = None
     if add_sweep_parser is not None:
         add_sweep_parser(sub)
-    try:
-        from afltheory.datasets.cli import add_real_parser
-    except ImportError:
-        add_real_parser = None
-    if add_real_parser is not None:
-        add_real_parser(sub)
+    _add_plugin_commands(sub)   # e.g. `real` (experiments/ registers it)
     __import__("afltheory.pep.cli", fromlist=["add_parser"]).add_parser(sub)   # PEPit imported only when run
     args = parser.parse_args(argv)
     try:

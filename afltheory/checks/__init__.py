@@ -28,10 +28,10 @@ from .registry import (
 )
 from .report import fmt
 from .runner import run_check, run_checks
-from .verdict import NegativeControl, Verdict, verdicts_from_json, verdicts_to_json
+from .verdict import NegativeControl, Verdict, json_safe, verdicts_from_json, verdicts_to_json
 from .verify import SCHEDULE_SYMBOLS, schedule_statistics, verify_bound, verify_rate
 
 __all__ = ["CHECKS", "ENTRY_POINT_GROUP", "SCHEDULE_SYMBOLS", "CheckSpec", "Context", "NegativeControl",
-           "Verdict", "fmt",
+           "Verdict", "fmt", "json_safe",
            "load_all", "load_file", "load_modules", "register", "run_check", "run_checks",
            "schedule_statistics", "verdicts_from_json", "verdicts_to_json", "verify_bound", "verify_rate"]

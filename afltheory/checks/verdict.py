@@ -13,26 +13,33 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["NegativeControl", "Verdict", "verdicts_from_json", "verdicts_to_json"]
+__all__ = ["NegativeControl", "Verdict", "json_safe", "verdicts_from_json", "verdicts_to_json"]
 
 RELATIONS = ("<=", ">=", "<", ">", "~=", "==")
 
 
-def _clean(v: Any) -> Any:
-    """JSON-safe: numpy scalars/arrays to Python, non-finite floats to strings 'inf'/'-inf'/'nan'."""
+def json_safe(v: Any, *, nonfinite: str = "string") -> Any:
+    """``v`` made JSON-safe (``json.dumps(..., allow_nan=False)`` accepts it): numpy scalars and arrays become
+    Python numbers and lists, dict keys strings, tuples lists. Non-finite floats become the strings
+    ``'inf'``/``'-inf'``/``'nan'`` (``nonfinite="string"``, round-tripped by ``Verdict.from_dict``) or
+    ``None`` (``nonfinite="null"``, when the record states the reason elsewhere)."""
+    if nonfinite not in ("string", "null"):
+        raise ValueError(f"nonfinite={nonfinite!r} must be 'string' or 'null'")
     if isinstance(v, dict):
-        return {str(k): _clean(x) for k, x in v.items()}
+        return {str(k): json_safe(x, nonfinite=nonfinite) for k, x in v.items()}
     if isinstance(v, (list, tuple)):
-        return [_clean(x) for x in v]
+        return [json_safe(x, nonfinite=nonfinite) for x in v]
     if isinstance(v, np.ndarray):
-        return _clean(v.tolist())
+        return json_safe(v.tolist(), nonfinite=nonfinite)
     if isinstance(v, (np.bool_, bool)):
         return bool(v)
     if isinstance(v, (np.integer,)):
         return int(v)
     if isinstance(v, (float, np.floating)):
         v = float(v)
-        return v if math.isfinite(v) else str(v)
+        if math.isfinite(v):
+            return v
+        return str(v) if nonfinite == "string" else None
     return v
 
 
@@ -128,7 +135,7 @@ class Verdict:
         d["ok"] = self.ok
         if self.negative_control is not None:
             d["negative_control"]["failed_as_required"] = self.negative_control.failed_as_required
-        return _clean(d)
+        return json_safe(d)
 
     @classmethod
     def from_dict(cls, d: dict) -> Verdict:

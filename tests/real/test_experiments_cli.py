@@ -1,11 +1,12 @@
-"""The real-data experiment functions and the ``afltheory real`` CLI on a tiny budget."""
+"""The real-data experiment drivers (``experiments.real_data``) and the ``afltheory real`` CLI (registered
+through the entry-point group ``afltheory.commands``) on a tiny budget."""
 
 import json
 
 import numpy as np
 import pytest
 
-from afltheory.datasets.experiments import RealConfig, figure5, mean_ci, table2, wallclock
+from experiments.real_data import RealConfig, figure5, mean_ci, table2, wallclock
 
 TINY = RealConfig(rounds=8, seeds=2, K=2)
 
@@ -53,7 +54,8 @@ def test_accuracy_ci_stays_in_unit_interval_and_json_is_strict(tmp_path):
 
     import numpy as np
 
-    from afltheory.datasets.experiments import _strict, _write, accuracy_ci
+    from afltheory.checks import json_safe
+    from experiments.real_data import _write, accuracy_ci
 
     mu, lo, hi = accuracy_ci(np.array([0.05, 0.7]))
     assert 0.0 <= lo <= mu <= hi <= 1.0 and np.isclose(mu, 0.375)
@@ -65,4 +67,39 @@ def test_accuracy_ci_stays_in_unit_interval_and_json_is_strict(tmp_path):
     text = (tmp_path / "e.json").read_text()
     assert "NaN" not in text and "Infinity" not in text
     assert json.loads(text)["rows"][0]["rounds_to_target"] is None
-    assert _strict([np.float64("nan"), 1]) == [None, 1]
+    assert json_safe([np.float64("nan"), 1], nonfinite="null") == [None, 1]
+
+
+def _add_hello(subparsers):
+    """A third-party command for the plugin test: ``afltheory hello`` prints a line; ``--bad`` raises."""
+    p = subparsers.add_parser("hello")
+    p.add_argument("--bad", action="store_true")
+
+    def run(args):
+        if args.bad:
+            raise ValueError("bad=True is not allowed")
+        print("hello from a plugin")
+        return 0
+    p.set_defaults(func=run)
+    return p
+
+
+def test_real_is_a_plugin_command_and_third_party_commands_work(monkeypatch, capsys):
+    """``real`` reaches the CLI only through the entry-point group ``afltheory.commands`` (the library never
+    imports ``experiments``); a third-party entry point adds a command; a broken one is a warning that leaves
+    the other commands working; a ValueError in a plugin's handler is one line and exit 2."""
+    import importlib.metadata as md
+
+    from afltheory.cli import COMMANDS_GROUP, main
+
+    real = [ep for ep in md.entry_points(group=COMMANDS_GROUP) if ep.name == "real"]
+    assert [ep.value for ep in real] == ["experiments.cli:add_real_parser"]
+    eps = [md.EntryPoint("broken", "no_such_module_xyz:add_parser", COMMANDS_GROUP),
+           md.EntryPoint("hello", f"{__name__}:_add_hello", COMMANDS_GROUP)]
+    monkeypatch.setattr(md, "entry_points", lambda group=None, **kw: eps if group == COMMANDS_GROUP else [])
+    with pytest.warns(RuntimeWarning, match="'broken'.*failed to load"):
+        assert main(["hello"]) == 0
+    assert "hello from a plugin" in capsys.readouterr().out
+    with pytest.warns(RuntimeWarning):
+        assert main(["hello", "--bad"]) == 2
+    assert "bad=True" in capsys.readouterr().err

@@ -21,9 +21,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .._validation import check_int
-from ..algorithms import AFACD, AFACS, SCAFFOLD, SGD, FedProx
-from ..anarchy import (
+from afltheory._validation import check_int
+from afltheory.algorithms import AFACD, AFACS, SCAFFOLD, SGD, FedProx
+from afltheory.anarchy import (
     Behaviour,
     BiasedArrivals,
     ConstantSteps,
@@ -35,6 +35,7 @@ from ..anarchy import (
     UniformDelay,
     UniformSteps,
 )
+from afltheory.checks import json_safe
 
 __all__ = ["RealConfig", "figure5", "table2", "table3", "wallclock", "mean_ci"]
 
@@ -100,23 +101,8 @@ def accuracy_ci(acc, level: float = 0.95):
     return mu, back(zc - hw), back(zc + hw)
 
 
-def _strict(v):
-    """JSON-safe without NaN/inf literals: non-finite numbers become None (the row carries the reason)."""
-    if isinstance(v, dict):
-        return {str(k): _strict(x) for k, x in v.items()}
-    if isinstance(v, (list, tuple)):
-        return [_strict(x) for x in v]
-    if isinstance(v, np.ndarray):
-        return _strict(v.tolist())
-    if isinstance(v, (np.integer,)):
-        return int(v)
-    if isinstance(v, (float, np.floating)):
-        return float(v) if math.isfinite(v) else None
-    return v
-
-
 def _data(cfg: RealConfig, p: int):
-    from . import federated as fed
+    from afltheory.datasets import federated as fed
     images = cfg.model == "cnn"
     kw = dict(num_workers=cfg.num_workers, classes_per_worker=p, seed=cfg.data_seed)
     if cfg.dataset == "digits":
@@ -131,15 +117,15 @@ def _data(cfg: RealConfig, p: int):
 def _run(cfg: RealConfig, ds, algorithm, behaviour):
     """Test accuracy (seeds, E) at ``eval_rounds`` (E,) and the wall clock (seeds, T+1) or None."""
     if cfg.backend == "numpy":
-        from ..engine import simulate
-        from ..problems.logistic import LogisticRegression
+        from afltheory.engine import simulate
+        from afltheory.problems.logistic import LogisticRegression
         prob = LogisticRegression.from_dataset(ds, batch_size=cfg.batch_size)
         tr = simulate(prob, algorithm, behaviour, rounds=cfg.rounds, replicates=cfg.seeds, seed=cfg.seed,
                       record_x=True)
         ev = np.unique(np.r_[np.arange(0, cfg.rounds + 1, cfg.eval_every), cfg.rounds])
         acc = prob.accuracy(tr.x[:, ev], ds.X_test, ds.y_test)
         return ev, acc, tr.wall_clock, int(tr.divergence.diverged.sum())
-    from ..torch_backend import TorchTask, make_model, run
+    from afltheory.torch_backend import TorchTask, make_model, run
     task = TorchTask.from_dataset(make_model(cfg.model, ds, seed=cfg.seed), ds, batch_size=cfg.batch_size)
     tr = run(task, algorithm, behaviour, rounds=cfg.rounds, replicates=cfg.seeds, seed=cfg.seed,
              eval_every=cfg.eval_every)
@@ -177,12 +163,11 @@ def _write(out, name, result, figs=()):
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     js = out / f"{name}.json"
-    js.write_text(json.dumps(_strict({k: v for k, v in result.items() if k != "curves"}), indent=1,
-                             default=str,
-                             allow_nan=False))
+    record = json_safe({k: v for k, v in result.items() if k != "curves"}, nonfinite="null")
+    js.write_text(json.dumps(record, indent=1, default=str, allow_nan=False))
     (out / f"{name}.md").write_text(result["table"] + "\n")
     result["files"] = [str(js), str(out / f"{name}.md")]
-    from ..plots import save
+    from afltheory.plots import save
     for fname, fig in figs:
         result["files"].append(save(fig, out / fname))
     return result
@@ -205,7 +190,7 @@ def table2(cfg: RealConfig = RealConfig(), ps=(1, 2, 5, 10), out=None) -> dict:
             rows.append(_row(cfg, ev, acc, div, p=p, setting=name))
     res = {"experiment": "table2", "config": cfg.__dict__, "rows": rows,
            "table": _table(rows, "p", "setting")}
-    from ..plots import new_figure
+    from afltheory.plots import new_figure
     fig, axes = new_figure(1, len(ps), width=3.2, height=3, sharey=True, squeeze=False)
     for ax, p in zip(axes[0], ps, strict=False):
         for r in (r for r in rows if r["p"] == p):
@@ -252,7 +237,7 @@ def figure5(cfg: RealConfig = RealConfig(), ps=(1, 2, 5, 10), out=None) -> dict:
             curves[(p, label)] = (ev, *mean_ci(acc))
     res = {"experiment": "figure5", "config": cfg.__dict__, "rows": rows,
            "table": _table(rows, "p", "method")}
-    from ..plots import new_figure
+    from afltheory.plots import new_figure
     fig, axes = new_figure(1, len(ps), width=3.2, height=3, sharey=True, squeeze=False)
     for ax, p in zip(axes[0], ps, strict=False):
         for label in ("AFA-CD uniform", "AFA-CD biased", "AFA-CS biased"):
@@ -322,7 +307,7 @@ def wallclock(cfg: RealConfig = RealConfig(), p: int = 1, target: float = 0.85, 
                  f"order statistics predict {ratios['round_time_ratio_theory']:.3f})")
     res = {"experiment": "wallclock", "config": cfg.__dict__, "p": p, "target": target, "rows": rows,
            "ratios": ratios, "table": "\n".join(lines)}
-    from ..plots import new_figure
+    from afltheory.plots import new_figure
     fig, (a1, a2) = new_figure(1, 2, width=4, height=3, sharey=True)
     for label, (ev, mu, t) in curves.items():
         a1.plot(ev, mu, label=label)

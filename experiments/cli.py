@@ -1,4 +1,4 @@
-"""``afltheory real ...``: the paper's real-data experiments (see ``afltheory.datasets.experiments``).
+"""``afltheory real ...``: the paper's real-data experiments (drivers in ``experiments.real_data``).
 
     afltheory real table2   [--ps 1 2 5 10] [common options]
     afltheory real table3   [--ps ...] [--settings sync-const async-dyn]
@@ -39,7 +39,7 @@ def _common(p):
 
 
 def _config(args):
-    from .experiments import RealConfig
+    from .real_data import RealConfig
     return RealConfig(rounds=args.rounds, seeds=args.seeds, num_workers=args.workers, m=args.m, K=args.K,
                       eta=args.eta, eta_L=args.eta_L, batch_size=args.batch, max_delay=args.max_delay,
                       backend=args.backend, model=args.model, data_seed=args.data_seed, seed=args.seed,
@@ -63,7 +63,7 @@ def _limit_threads(n):
 
 
 def _run(args):
-    from . import experiments as ex
+    from . import real_data as ex
     cfg = _config(args)
     with _limit_threads(args.threads):
         if args.real_command == "table2":
