@@ -15,17 +15,24 @@ number (tests/engine/test_chunking.py, test_replicates.py).
 
 from __future__ import annotations
 
+import os
 import warnings
 from dataclasses import dataclass, field
 from types import SimpleNamespace
+from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from . import _faults, _progress, _rng
 from ._validation import check_alloc, check_array, check_int, check_positive
 from .anarchy.schedule import Schedule
 from .compression.channel import channel_for
 from .problems.base import Problem
+
+if TYPE_CHECKING:
+    from .algorithms.base import ServerRule
+    from .anarchy.behaviour import BehaviourLike
 
 __all__ = ["DivergenceInfo", "DivergenceWarning", "RegionWarning", "simulate", "Trace"]
 
@@ -49,10 +56,12 @@ class DivergenceInfo:
 
     @property
     def diverged(self) -> np.ndarray:
+        """Per replicate: did it diverge."""
         return self.round >= 0
 
     @property
     def any(self) -> bool:
+        """True if any replicate diverged."""
         return bool(np.any(self.round >= 0))
 
     def __str__(self):
@@ -90,18 +99,22 @@ class Trace:
 
     @property
     def replicates(self) -> int:
+        """R, the number of replicates."""
         return self.grad_norm_sq.shape[0]
 
     @property
     def rounds(self) -> int:
+        """T, the number of rounds."""
         return self.grad_norm_sq.shape[1] - 1
 
     @property
     def wall_clock(self) -> np.ndarray | None:
+        """The schedule's wall clock (replicates, rounds + 1), or None for round-mode schedules."""
         return self.schedule.wall_clock
 
     @property
     def diverged(self) -> np.ndarray:
+        """Per replicate: did it diverge (``divergence.diverged``)."""
         return self.divergence.diverged
 
     def time_average(self, T: int | None = None) -> np.ndarray:
@@ -110,9 +123,11 @@ class Trace:
         return self.grad_norm_sq[:, :T].mean(axis=1)
 
     def mean(self, what: str = "grad_norm_sq") -> np.ndarray:
+        """The mean over replicates of ``what`` ("grad_norm_sq", "loss", ...) at t = 0..rounds."""
         return getattr(self, what).mean(axis=0)
 
     def sem(self, what: str = "grad_norm_sq") -> np.ndarray:
+        """The standard error of that mean (0 with one replicate)."""
         a = getattr(self, what)
         return a.std(axis=0, ddof=1) / np.sqrt(a.shape[0]) if a.shape[0] > 1 else np.full(a.shape[1], np.nan)
 
@@ -127,13 +142,13 @@ class Trace:
                 f"seed={self.seed}, "
                 f"{self.divergence})")
 
-    def save(self, path) -> str:
+    def save(self, path: str | os.PathLike) -> str:
         """Save to ``path`` (.npz, no pickle); ``Trace.load(path)`` reads it back array by array."""
         from ._trace_io import save
         return save(self, path)
 
     @classmethod
-    def load(cls, path) -> Trace:
+    def load(cls, path: str | os.PathLike) -> Trace:
         """Read a trace written by ``Trace.save``."""
         from ._trace_io import load
         return load(path)
@@ -482,9 +497,10 @@ class _CollapsedRunner(_LocalRunner):
             np.copyto(Gc, xi, where=(K == 1)[..., None])
 
 
-def simulate(problem: Problem, algorithm, behaviour, rounds: int, replicates: int = 1, seed: int = 0,
-             x0=None, *, divergence_threshold: float = 1e12, record_x: bool = False,
-             collapse: bool | None = None, progress: bool = False) -> Trace:
+def simulate(problem: Problem, algorithm: ServerRule, behaviour: BehaviourLike, rounds: int,
+             replicates: int = 1, seed: int = 0, x0: ArrayLike | None = None, *,
+             divergence_threshold: float = 1e12, record_x: bool = False, collapse: bool | None = None,
+             progress: bool = False) -> Trace:
     """Run ``algorithm`` on ``problem`` under ``behaviour`` for ``rounds`` server rounds, ``replicates``
     times.
 

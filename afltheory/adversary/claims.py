@@ -13,8 +13,9 @@ term names are those of ``theory.theoremK.bound_terms``; ``tests/adversary`` che
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -22,6 +23,9 @@ from ..theory import theorem2, theorem3, theorem4
 from . import fastexact
 from .components import biased_inclusion
 from .space import AssumptionClass, Reader, Structure, certified_constants, decode_problem, pmf_from, rescale
+
+if TYPE_CHECKING:
+    from types import ModuleType
 
 __all__ = ["CLAIMS", "Claim", "Evaluation", "get_claim", "register_claim"]
 
@@ -88,7 +92,9 @@ class Claim:
     extra: dict = field(default_factory=dict)
 
     @property
-    def module(self):
+    def module(self) -> ModuleType:
+        """The ``afltheory.theory`` module of the claim's theorem (its ``SPECS``, ``TERMS``, bound on
+        schedules)."""
         if self.theorem not in THEOREMS:
             raise ValueError(f"claim {self.id!r} has no theorem bound on schedules "
                              f"(theorem={self.theorem!r})")
@@ -96,10 +102,12 @@ class Claim:
 
     @property
     def term_names(self) -> tuple:
+        """The names of the bound's terms (the theorem module's ``TERMS``)."""
         return tuple(self.module.TERMS)
 
     # ------------------------------------------------------------------------------------------ class checks
     def check_class(self, cls: AssumptionClass) -> AssumptionClass:
+        """``cls`` if this claim can be searched in it, else a ValueError naming the conflicting field."""
         if not isinstance(cls, AssumptionClass):
             raise TypeError(f"assumptions={cls!r} must be an afltheory.adversary.AssumptionClass")
         bad = [a for a in cls.arrivals if a not in self.arrivals]
@@ -116,6 +124,7 @@ class Claim:
         return cls
 
     def structures(self, cls: AssumptionClass, rng: np.random.Generator) -> Structure:
+        """Draw one discrete structure (m, arrival kind, extras) of a candidate inside ``cls``."""
         M = cls.num_workers
         m = M if self.full else (cls.m if cls.m is not None else int(rng.integers(1, M + 1)))
         kind = str(rng.choice(list(cls.arrivals)))
@@ -129,7 +138,9 @@ class Claim:
         return Structure(m, kind, extra)
 
     # ------------------------------------------------------------------------------------------ layout
-    def layout(self, cls: AssumptionClass, st: Structure, U=None):
+    def layout(self, cls: AssumptionClass, st: Structure, U: np.ndarray | None = None) -> tuple:
+        """(reader, problem, arrivals, delays, local-step pmfs, steps) decoded from the parameter rows
+        ``U``."""
         r = Reader(U)
         prob = decode_problem(cls, st, r)
         if st.arrivals == "schedule":
@@ -144,11 +155,13 @@ class Claim:
         steps = r.take("step_sizes", 2)
         return r, prob, arr, dl, kp, steps
 
-    def num_params(self, cls, st) -> int:
+    def num_params(self, cls: AssumptionClass, st: Structure) -> int:
+        """The length of the continuous parameter vector u for structure ``st``."""
         return self.layout(cls, st)[0].pos
 
     # ------------------------------------------------------------------------------------------ decoding
     def decode(self, cls: AssumptionClass, st: Structure, U: np.ndarray) -> Decoded:
+        """The batch of candidates encoded by the rows of ``U`` (problem, law and step sizes)."""
         U = np.atleast_2d(np.asarray(U, dtype=float))
         S, M, m = U.shape[0], cls.num_workers, st.m
         _, prob, arr, dl, kp, steps = self.layout(cls, st, U)
@@ -216,19 +229,21 @@ class Claim:
             v["eta"] = eta
         return v
 
-    def holds(self, v) -> np.ndarray:
+    def holds(self, v: Mapping[str, np.ndarray]) -> np.ndarray:
+        """Per candidate: every condition of the theorem holds at the values ``v`` (its numeric form)."""
         ok = np.ones(np.shape(v["L"]), dtype=bool)
         for spec in self.module.SPECS:
             lhs, rhs = spec.numeric(**v)
             ok &= (lhs < rhs) if spec.strict else (lhs <= rhs)
         return ok
 
-    def m_fresh(self, M, tau):
+    def m_fresh(self, M: int, tau: np.ndarray) -> np.ndarray:
         """Theorem 4's m' for the conditions: the worst case over rounds (0 when some delay can be
         positive)."""
         return np.where(tau > 0, 0.0, float(M))
 
-    def step_sizes(self, cls, st, u, L, Kmax, tau):
+    def step_sizes(self, cls: AssumptionClass, st: Structure, u: np.ndarray, L: np.ndarray, Kmax: np.ndarray,
+                   tau: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(η, η_L, inside): admissible steps (η_L log-uniform below the cap of the η-free conditions, η a
         log-fraction of the largest admissible η — the positive root of the theorem's quadratic in η η_L) or
         the corollary's steps. ``inside``: every condition holds (checked with the theorem's own numeric
@@ -266,7 +281,7 @@ class Claim:
         return eta, eta_L, ok
 
     # ------------------------------------------------------------------------------------------ bound
-    def expected_terms(self, cls, dec: Decoded, T: np.ndarray) -> dict:
+    def expected_terms(self, cls: AssumptionClass, dec: Decoded, T: np.ndarray) -> dict:
         """E over the schedule law of ``theoremK.bound_terms`` with τ = the law's largest delay: dict name →
         (S, len(T)) for horizons T."""
         M, m = cls.num_workers, dec.m
@@ -326,14 +341,16 @@ class Claim:
         return np.cumsum(seq, axis=1)[:, T - 1] / T[None, :]
 
     # ------------------------------------------------------------------------------------------ evaluate
-    def batch(self, cls, dec: Decoded) -> fastexact.Batch:
+    def batch(self, cls: AssumptionClass, dec: Decoded) -> fastexact.Batch:
+        """The exact-moment batch (``adversary.fastexact``) of the decoded candidates."""
         Hbar = dec.H.mean(axis=1)
         return fastexact.Batch(hessians=dec.H, b_tilde=np.einsum("smij,smj->smi", dec.H, dec.C),
                                noise_cov=dec.covs, hbar=Hbar, x0=dec.x0, eta_L=dec.eta_L,
                                gamma=dec.eta * dec.eta_L, m=dec.m, pi=dec.pi, pij=dec.pij,
                                delay_pmf=dec.delay_pmf, k_pmf=dec.k_pmf, weight_by_K=False)
 
-    def trajectory(self, cls: AssumptionClass, st: Structure, u: np.ndarray):
+    def trajectory(self, cls: AssumptionClass, st: Structure,
+                   u: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict]:
         """One candidate over t: (E‖∇f(x_t)‖² for t = 0..T_max, horizons T = 1..T_max, running average
         (1/T) Σ_{t<T} E‖∇f(x_t)‖², {term: value at horizon T}) — for the worst-instance plot."""
         dec = self.decode(cls, st, np.asarray(u, dtype=float)[None])
@@ -343,6 +360,7 @@ class Claim:
         return g, T, np.cumsum(g[:-1]) / T, terms
 
     def evaluate(self, cls: AssumptionClass, st: Structure, U: np.ndarray) -> Evaluation:
+        """Exact measured/bound ratios of the candidates ``U`` (the worst horizon T of each)."""
         U = np.atleast_2d(U)
         S = U.shape[0]
         T = np.arange(cls.min_rounds, cls.rounds + 1)
@@ -378,13 +396,15 @@ CLAIMS: dict[str, Claim] = {}
 
 
 def register_claim(claim: Claim) -> Claim:
+    """Register ``claim`` under its id (unique) and return it."""
     if claim.id in CLAIMS:
         raise ValueError(f"claim id {claim.id!r} registered twice")
     CLAIMS[claim.id] = claim
     return claim
 
 
-def get_claim(claim) -> Claim:
+def get_claim(claim: str | Claim) -> Claim:
+    """The registered claim named ``claim`` (a Claim is returned as is); ValueError for an unknown name."""
     if isinstance(claim, Claim):
         return claim
     if claim not in CLAIMS:

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import json
 import os
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import argparse
 
 __all__ = ["add_parser", "run"]
 
 
-def add_parser(sub):
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    """Add ``afltheory adversary CLAIM ...`` to an argparse subparsers object."""
     from .claims import CLAIMS
 
     p = sub.add_parser("adversary", help="search a claim's assumption class for its worst case (exact "
@@ -40,7 +45,9 @@ def add_parser(sub):
     p.set_defaults(func=run)
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
+    """The ``adversary`` subcommand: search the claim's worst case, print and write the result; exit
+    status."""
     from .claims import CLAIMS, get_claim
     from .search import search
 

@@ -11,6 +11,7 @@ probabilities of ``BiasedArrivals`` by a vectorized subset recursion (the same l
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._validation import check_array
 from ..anarchy.delays import Delays
@@ -20,7 +21,7 @@ from ..problems.base import NoiseModel
 __all__ = ["CovarianceNoise", "PmfDelay", "PmfSteps", "biased_inclusion", "check_pmf"]
 
 
-def check_pmf(name: str, p, *, ndim: int = 1) -> np.ndarray:
+def check_pmf(name: str, p: ArrayLike, *, ndim: int = 1) -> np.ndarray:
     """A probability vector (or rows of them): finite, ≥ 0, summing to 1 (within 1e-9); renormalized
     exactly."""
     a = check_array(name, p, ndim=ndim)
@@ -37,7 +38,7 @@ def check_pmf(name: str, p, *, ndim: int = 1) -> np.ndarray:
 class PmfDelay(Delays):
     """τ_{t,i} = min(τ', t) with τ' i.i.d. from ``pmf`` over {0, …, len(pmf) − 1} (per arrival)."""
 
-    def __init__(self, pmf):
+    def __init__(self, pmf: ArrayLike):
         p = check_pmf("pmf", pmf)
         nz = np.flatnonzero(p > 0)
         self._pmf = p[: nz[-1] + 1].copy()          # trailing zeros do not count towards max_delay
@@ -47,15 +48,16 @@ class PmfDelay(Delays):
 
     @property
     def probs(self) -> np.ndarray:
+        """The delay pmf P(τ = k), k = 0..len − 1 (before truncation at min(t, ·))."""
         return self._pmf
 
-    def pmf(self, t):
+    def pmf(self, t: int) -> np.ndarray | None:
         n = min(int(t), self.max_delay) + 1
         out = self._pmf[:n].copy()
         out[-1] += self._pmf[n:].sum()
         return out
 
-    def sample(self, rng, workers):
+    def sample(self, rng: np.random.Generator, workers: np.ndarray) -> np.ndarray:
         workers = np.asarray(workers)
         u = rng.random(workers.shape)
         tau = np.minimum(np.searchsorted(self._cdf, u, side="right"), self.max_delay)
@@ -70,7 +72,7 @@ class PmfSteps(LocalSteps):
     """K_{t,i} i.i.d. per arrival from worker i's pmf ``pmfs[i]`` over {1, …, K_max} (``pmfs``: (M, K_max), or
     one (K_max,) row shared by every worker)."""
 
-    def __init__(self, pmfs):
+    def __init__(self, pmfs: ArrayLike):
         p = np.asarray(pmfs, dtype=float)
         p = check_pmf("pmfs", p if p.ndim == 2 else p[None], ndim=2)
         last = int(np.flatnonzero(p.sum(axis=0) > 0)[-1])
@@ -87,13 +89,13 @@ class PmfSteps(LocalSteps):
             raise ValueError(f"pmfs has {self.pmfs.shape[0]} rows; worker {w.max()} arrived")
         return w
 
-    def sample(self, rng, workers, start_round=0):
+    def sample(self, rng: np.random.Generator, workers: np.ndarray, start_round: int = 0) -> np.ndarray:
         workers = np.asarray(workers)
         u = rng.random(workers.shape)
         cdf = self._cdf[self._rows(workers)]                       # (..., K_max)
         return np.minimum((u[..., None] >= cdf).sum(axis=-1), self.K_max - 1).astype(np.int64) + 1
 
-    def pmf(self, worker):
+    def pmf(self, worker: int) -> dict[int, float] | None:
         row = self.pmfs[0 if self.pmfs.shape[0] == 1 else int(worker)]
         return {k + 1: float(v) for k, v in enumerate(row) if v > 0}
 
@@ -108,7 +110,7 @@ class CovarianceNoise(NoiseModel):
     gaussian = True
     sigma_L_kind = "exact"
 
-    def __init__(self, covs):
+    def __init__(self, covs: ArrayLike):
         C = check_array("covs", covs, ndim=3)
         if C.shape[1] != C.shape[2]:
             raise ValueError(f"covs must have shape (M, d, d), got {C.shape}")
@@ -122,21 +124,21 @@ class CovarianceNoise(NoiseModel):
         self._root = V * np.sqrt(np.clip(w, 0.0, None))[:, None, :]   # Σ_i = R_i R_iᵀ
         self.sigma_L = float(np.sqrt(max(0.0, np.trace(C, axis1=1, axis2=2).max())))
 
-    def sample(self, rng, workers, dim):
+    def sample(self, rng: np.random.Generator, workers: np.ndarray, dim: int) -> np.ndarray:
         workers = np.asarray(workers)
         if dim != self.covs.shape[1]:
             raise ValueError(f"dim={dim} differs from the covariance size {self.covs.shape[1]}")
         z = rng.standard_normal((*workers.shape, dim))
         return np.einsum("...jk,...k->...j", self._root[workers], z)
 
-    def covariance(self, i, dim):
+    def covariance(self, i: int, dim: int) -> np.ndarray | None:
         return self.covs[int(i)].copy()
 
     def __repr__(self):
         return f"CovarianceNoise(M={self.covs.shape[0]}, d={self.covs.shape[1]}, sigma_L={self.sigma_L:.4g})"
 
 
-def biased_inclusion(probs, m: int) -> tuple[np.ndarray, np.ndarray]:
+def biased_inclusion(probs: ArrayLike, m: int) -> tuple[np.ndarray, np.ndarray]:
     """(π_i, π_ij) of successive sampling without replacement with weights ``probs`` (``BiasedArrivals``):
     P(S ∪ {j}) += P(S) p_j / (1 − p(S)) over the subsets S of size < m, vectorized over bitmasks (M ≤ 20)."""
     p = np.asarray(probs, dtype=float)

@@ -10,8 +10,10 @@ accept them)."""
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -21,6 +23,11 @@ from ..anarchy.behaviour import Behaviour, Replay
 from ..anarchy.schedule import Schedule
 from ..problems import HeterogeneousCurvatureQuadratic, HeterogeneousQuadratic
 from .components import CovarianceNoise, PmfDelay, PmfSteps
+
+if TYPE_CHECKING:
+    from ..algorithms.base import ServerRule
+    from ..anarchy.behaviour import BehaviourLike
+    from ..problems.base import Problem
 
 __all__ = ["Instance", "load_instance", "save_instance"]
 
@@ -45,25 +52,31 @@ class Instance:
 
     @property
     def num_workers(self) -> int:
+        """M, the number of workers."""
         return int(self.centers.shape[0])
 
     @property
     def m(self) -> int:
+        """Arrivals per round."""
         return int(self.arrivals["m"])
 
     @property
     def tau(self) -> int:
+        """The largest delay with positive probability."""
         return int(np.flatnonzero(self.delay_pmf > 0)[-1])
 
     @property
     def K_max(self) -> int:
+        """The largest number of local steps with positive probability."""
         return int(np.flatnonzero(self.k_pmf.sum(axis=0) > 0)[-1] + 1)
 
     @property
     def shared_hessian(self) -> bool:
+        """True when every worker has the same Hessian."""
         return bool(np.all(self.hessians == self.hessians[0]))
 
-    def problem(self):
+    def problem(self) -> Problem:
+        """The instance's quadratic problem (heterogeneous curvature when the Hessians differ)."""
         noise = CovarianceNoise(self.noise_cov)
         if self.shared_hessian:
             return HeterogeneousQuadratic.from_arrays(hessian=self.hessians[0], centers=self.centers,
@@ -71,10 +84,12 @@ class Instance:
         return HeterogeneousCurvatureQuadratic.from_arrays(hessians=self.hessians, centers=self.centers,
                                                            sigma_L=noise, radius=float(self.radius))
 
-    def algorithm(self):
+    def algorithm(self) -> ServerRule:
+        """The server rule with the instance's (η, η_L)."""
         return ALGORITHMS[self.algorithm_name](self.eta, self.eta_L)
 
-    def arrival_law(self):
+    def arrival_law(self) -> Any:
+        """The instance's arrival process (uniform, biased or cyclic)."""
         a = self.arrivals
         if a["kind"] == "uniform":
             return UniformArrivals(int(a["m"]))
@@ -98,12 +113,14 @@ class Instance:
         steps = K[ph][:, None] * np.ones(W.shape[1], dtype=np.int64)
         return Schedule(W[ph][None], delays[None], steps[None], self.num_workers)
 
-    def behaviour(self):
+    def behaviour(self) -> BehaviourLike:
+        """The instance's worker behaviour (its laws, or a replay of its recorded schedule)."""
         if self.arrivals["kind"] == "schedule":
             return Replay(self.schedule())
         return Behaviour(self.arrival_law(), PmfDelay(self.delay_pmf), PmfSteps(self.k_pmf))
 
     def to_dict(self) -> dict:
+        """A JSON-safe dict (``from_dict`` inverts it)."""
         return {"claim": self.claim, "algorithm": self.algorithm_name, "num_workers": self.num_workers,
                 "dim": int(self.centers.shape[1]), "m": self.m, "rounds": int(self.rounds),
                 "eta": float(self.eta), "eta_L": float(self.eta_L), "tau": self.tau, "K_max": self.K_max,
@@ -123,6 +140,7 @@ class Instance:
 
     @classmethod
     def from_dict(cls, d: dict) -> Instance:
+        """Inverse of ``to_dict``."""
         try:
             return cls(claim=str(d["claim"]), algorithm_name=str(d["algorithm"]),
                        hessians=np.asarray(d["hessian"], dtype=float),
@@ -136,13 +154,14 @@ class Instance:
             raise ValueError(f"instance lacks the field {exc.args[0]!r}") from None
 
 
-def save_instance(instance: Instance, path) -> Path:
+def save_instance(instance: Instance, path: str | os.PathLike) -> Path:
+    """Write ``instance`` as JSON at ``path``; returns the path."""
     path = Path(path)
     path.write_text(json.dumps(instance.to_dict(), indent=1))
     return path
 
 
-def load_instance(path_or_dict) -> Instance:
+def load_instance(path_or_dict: str | os.PathLike | dict) -> Instance:
     """An ``Instance`` from a JSON file written by ``save_instance`` / ``afltheory adversary --json`` (the
     whole report or its ``instance`` field) or from such a dict."""
     d = path_or_dict if isinstance(path_or_dict, dict) else json.loads(Path(path_or_dict).read_text())

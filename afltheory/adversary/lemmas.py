@@ -112,7 +112,7 @@ class Lemma2Claim(_LemmaClaim):
         terms = {"mean": 2 * mean, "sigma_L": 2 * (1.0 / Ksel).sum(axis=1) * sL**2}
         return mean + var, terms, workers, Ks, eta_L
 
-    def evaluate(self, cls, st, U):
+    def evaluate(self, cls: AssumptionClass, st: Structure, U: np.ndarray) -> Evaluation:
         U = np.atleast_2d(U)
         S = U.shape[0]
         try:
@@ -125,7 +125,8 @@ class Lemma2Claim(_LemmaClaim):
             ratio = np.where(bound > 0, meas / bound, np.nan)
         return Evaluation(ratio, np.ones(S, int), meas, bound, terms, ["ok"] * S)
 
-    def make_instance(self, cls, st, u, T):
+    def make_instance(self, cls: AssumptionClass, st: Structure, u: np.ndarray, T: int) -> Instance:
+        """The candidate ``u`` as a replayable ``Instance`` (horizon ``T``)."""
         _, _, workers, Ks, eta_L = self._parts(cls, st, u[None])
         return self._instance(cls, st, u, workers[0], Ks[0], eta_L[0])
 
@@ -162,7 +163,7 @@ class DriftClaim(_LemmaClaim):
                  "gradient": 30 * K**2 * eta_L**2 * gf}
         return best, terms, worst_k, worker, eta_L
 
-    def evaluate(self, cls, st, U):
+    def evaluate(self, cls: AssumptionClass, st: Structure, U: np.ndarray) -> Evaluation:
         U = np.atleast_2d(U)
         S = U.shape[0]
         try:
@@ -175,7 +176,8 @@ class DriftClaim(_LemmaClaim):
             ratio = np.where(bound > 0, meas / bound, np.nan)
         return Evaluation(ratio, kk, meas, bound, terms, ["ok"] * S)
 
-    def make_instance(self, cls, st, u, T):
+    def make_instance(self, cls: AssumptionClass, st: Structure, u: np.ndarray, T: int) -> Instance:
+        """The candidate ``u`` as a replayable ``Instance`` (horizon ``T``)."""
         _, _, kk, worker, eta_L = self._parts(cls, st, u[None])
         Ks = np.full(cls.num_workers, st.extra["K"])
         return self._instance(cls, st, u, [int(worker[0])], Ks, eta_L[0])

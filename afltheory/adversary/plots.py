@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import os
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..plots.figures import _fig, save
 
+if TYPE_CHECKING:
+    from .search import WorstCase
+
 __all__ = ["progress_plot", "worst_instance_plot"]
 
 
-def progress_plot(path, worst, *, title=None) -> str:
+def progress_plot(path: str | os.PathLike, worst: WorstCase, *, title: str | None = None) -> str:
     """Best measured/bound ratio so far vs exact evaluations (line) over every candidate's ratio (dots)."""
     fig, (ax,) = _fig()
     h = worst.history
@@ -29,7 +35,7 @@ def progress_plot(path, worst, *, title=None) -> str:
     return save(fig, path)
 
 
-def worst_instance_plot(path, worst, *, title=None) -> str:
+def worst_instance_plot(path: str | os.PathLike, worst: WorstCase, *, title: str | None = None) -> str:
     """E‖∇f(x_t)‖² and its running average (1/T) Σ_{t<T} against the bound at horizon T, stacked by term."""
     from .claims import get_claim
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import time
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -60,14 +61,17 @@ class WorstCase:
 
     @property
     def best_so_far(self) -> np.ndarray:
+        """The running maximum of the evaluated ratios (the search's progress curve)."""
         r = np.where(np.isnan(self.history[:, 1]), -np.inf, self.history[:, 1])
         return np.maximum.accumulate(r)
 
     @property
     def evals_per_second(self) -> float:
+        """Exact evaluations per second of search time."""
         return self.evaluations / self.elapsed if self.elapsed > 0 else float("inf")
 
     def to_dict(self) -> dict:
+        """A JSON-safe dict of the result (non-finite ratios as strings)."""
         def num(v):
             v = float(v)
             return v if np.isfinite(v) else ("inf" if v > 0 else "-inf" if v < 0 else "nan")
@@ -93,6 +97,7 @@ class WorstCase:
         }
 
     def summary(self) -> str:
+        """One line: the worst ratio, its horizon and whether it violates the bound."""
         top = max(self.shares, key=self.shares.get) if self.shares else "-"
         v = ("VIOLATED (Monte Carlo confirmed)" if self.violated else
              "ratio > 1 NOT confirmed by Monte Carlo" if self.ratio > 1 else "within the bound")
@@ -153,9 +158,10 @@ def _initial(rng, n, p):
     return np.where(push, rng.integers(0, 2, (n, p)).astype(float), U)
 
 
-def search(claim, *, budget: int = 2000, seed: int = 0, assumptions: AssumptionClass | None = None,
-           batch: int = 32, restarts: int | None = None, confirm_violation: bool = True,
-           replicates: int = 1000, progress=None) -> WorstCase:
+def search(claim: str | Claim, *, budget: int = 2000, seed: int = 0,
+           assumptions: AssumptionClass | None = None, batch: int = 32, restarts: int | None = None,
+           confirm_violation: bool = True, replicates: int = 1000,
+           progress: Callable[[int, float], None] | None = None) -> WorstCase:
     """Search ``claim``'s assumption class (``assumptions``, default the claim's own) for the largest
     measured/bound ratio with ``budget`` exact evaluations; confirm a ratio > 1 by Monte Carlo
     (``replicates`` runs). ``progress(evaluations, best_ratio)`` is called after every batch if given."""
@@ -266,7 +272,8 @@ def search(claim, *, budget: int = 2000, seed: int = 0, assumptions: AssumptionC
     return wc
 
 
-def confirm(claim, instance: Instance, *, seed: int = 0, replicates: int = 1000, level: float = 0.99) -> dict:
+def confirm(claim: str | Claim, instance: Instance, *, seed: int = 0, replicates: int = 1000,
+            level: float = 0.99) -> dict:
     """Independent check of a violation: ``afltheory.simulate`` (Monte Carlo, ``replicates`` runs) with the
     theorem's ``bound`` on each realized schedule (τ = the law's largest delay); confirmed iff the one-sided
     ``level`` lower confidence bound (Student t) on mean(LHS − bound) is > 0. Also re-evaluates the left side

@@ -13,6 +13,7 @@ candidate is rescaled (c ≤ 1) so that its exact constants stay within them."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 
@@ -95,7 +96,8 @@ class AssumptionClass:
         if self.min_gap > 0 and self.Delta <= 0:
             raise ValueError(f"min_gap={self.min_gap} > 0 needs Delta > 0 (got Delta={self.Delta})")
 
-    def replace(self, **kw) -> AssumptionClass:
+    def replace(self, **kw: Any) -> AssumptionClass:
+        """A copy with the fields ``kw`` replaced (validated again)."""
         return replace(self, **kw)
 
     def isolate(self, group: str) -> AssumptionClass:
@@ -113,6 +115,7 @@ class AssumptionClass:
         return replace(self, min_gap=0.0 if group != "transient" else self.min_gap, **zero)
 
     def to_dict(self) -> dict:
+        """The class as a JSON-safe dict (tuples as lists)."""
         return {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.__dict__.items()}
 
 

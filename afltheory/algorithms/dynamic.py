@@ -16,6 +16,7 @@ with ``ConstantSteps(E)`` (tests/dynamic). The mini-batch size is a property of 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -23,6 +24,9 @@ from .._validation import check_int, check_positive
 from ..compression.channel import check_compressor
 from .base import ServerRule
 from .workers import SGD
+
+if TYPE_CHECKING:
+    from ..anarchy.behaviour import Behaviour
 
 __all__ = ["DynamicFedAvg", "EpochSGD"]
 
@@ -81,10 +85,12 @@ class DynamicFedAvg(ServerRule):
     # -- hooks read by the backends
     @property
     def worker(self) -> EpochSGD:
+        """The worker rule: ``EpochSGD`` with the agents' μ and epochs E_k."""
         return EpochSGD(mu=self.mu, epochs=self.epochs)
 
     @property
     def equal_epochs(self) -> bool:
+        """True when every agent runs the same number of epochs E."""
         return not isinstance(self.epochs, tuple) or len(set(self.epochs)) == 1
 
     @property
@@ -92,7 +98,7 @@ class DynamicFedAvg(ServerRule):
         return self.epochs if not isinstance(self.epochs, tuple) else self.epochs[0]
 
     @property
-    def fixed_local_steps(self):
+    def fixed_local_steps(self) -> int | tuple[int, ...]:
         """E (int) when the E_k are equal, else the per-agent tuple (K_{t,i} = E_i whatever the behaviour).
         """
         return self._E if self.equal_epochs else self.epochs
@@ -122,7 +128,7 @@ class DynamicFedAvg(ServerRule):
         """μ/E_k per agent (K,) (ServerRule hook; equal entries run the ordinary runners)."""
         return self.worker.step_sizes(num_workers)
 
-    def prepare(self, problem):
+    def prepare(self, problem: Any) -> Any:
         """The problem the agents see: per-agent epochs checked against its K, mini-batches of ``batch``
         applied (ValueError naming the agent when some B_k exceeds its N_k)."""
         K = problem.num_workers
@@ -137,7 +143,7 @@ class DynamicFedAvg(ServerRule):
         return problem.with_batch(self.batch)
 
     @staticmethod
-    def participation(L: int, K: int | None = None):
+    def participation(L: int, K: int | None = None) -> Behaviour:
         """The Algorithm-2 behaviour: L agents uniformly without replacement per iteration, no delays. With
         the number of agents ``K`` given, L > K fails here naming L (else ``simulate`` names the arrivals'
         m)."""

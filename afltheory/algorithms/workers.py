@@ -37,7 +37,8 @@ class FedProx(WorkerRule):
     def __post_init__(self) -> None:
         check_nonnegative("mu", self.mu)
 
-    def correction(self, state, y, y0, rows, workers):
+    def correction(self, state: dict, y: np.ndarray, y0: np.ndarray, rows: np.ndarray,
+                   workers: np.ndarray) -> np.ndarray:
         """μ (y − y_0)."""
         return self.mu * (y - y0)
 
@@ -52,15 +53,17 @@ class SCAFFOLD(WorkerRule):
     """SCAFFOLD worker (Karimireddy et al. 2020, option II): g − c_i + c; after K steps
     c_i⁺ = c_i − c + (y_0 − y_K)/(K η_L) and the server control c += (1/M) Σ_{i∈M_t} (c_i⁺ − c_i)."""
 
-    def init(self, replicates, num_workers, dim):
+    def init(self, replicates: int, num_workers: int, dim: int) -> dict:
         """Control variates c_i (R, M, d) and c (R, d), zero."""
         return {"c_i": np.zeros((replicates, num_workers, dim)), "c": np.zeros((replicates, dim))}
 
-    def correction(self, state, y, y0, rows, workers):
+    def correction(self, state: dict, y: np.ndarray, y0: np.ndarray, rows: np.ndarray,
+                   workers: np.ndarray) -> np.ndarray:
         """c − c_i."""
         return state["c"][rows][..., None, :] - state["c_i"][rows[:, None], workers]
 
-    def finish(self, state, y0, yK, K, eta_L, rows, workers, num_workers):
+    def finish(self, state: dict, y0: np.ndarray, yK: np.ndarray, K: np.ndarray, eta_L: float,
+               rows: np.ndarray, workers: np.ndarray, num_workers: int) -> None:
         """Option II update of c_i and c."""
         r2 = rows[:, None]
         old = state["c_i"][r2, workers]

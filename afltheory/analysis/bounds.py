@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import stats
 
 __all__ = ["BoundComparison", "compare_bound", "mean_ci", "slack_ratio", "upper_confidence_bound"]
@@ -37,7 +38,7 @@ def _check_level(level) -> float:
     return level
 
 
-def mean_ci(samples, level: float = 0.95) -> tuple[float, float, float]:
+def mean_ci(samples: ArrayLike, level: float = 0.95) -> tuple[float, float, float]:
     """(mean, low, high): two-sided Student-t interval of the mean; (mean, -inf, inf) with one sample (no
     interval exists), (inf, inf, inf) if a replicate diverged."""
     s = _samples(samples)
@@ -51,7 +52,7 @@ def mean_ci(samples, level: float = 0.95) -> tuple[float, float, float]:
     return m, m - h, m + h
 
 
-def upper_confidence_bound(samples, level: float = 0.99) -> float:
+def upper_confidence_bound(samples: ArrayLike, level: float = 0.99) -> float:
     """One-sided Student-t upper confidence bound of the mean (inf if a replicate diverged).
 
     Refuses (``ValueError``) with fewer than 2 samples: one sample has no confidence bound, and reporting it
@@ -67,7 +68,7 @@ def upper_confidence_bound(samples, level: float = 0.99) -> float:
     return float(s.mean() + stats.t.ppf(level, len(s) - 1) * s.std(ddof=1) / np.sqrt(len(s)))
 
 
-def slack_ratio(bound, measured) -> float:
+def slack_ratio(bound: float, measured: float) -> float:
     """bound / measured (inf if measured is 0; 0 if measured is inf, i.e. diverged)."""
     b, m = float(np.mean(bound)), float(measured)
     if m == 0:
@@ -89,11 +90,13 @@ class BoundComparison:
     replicates: int
 
     @property
-    def ci(self):
+    def ci(self) -> tuple[None, float] | None:
+        """The one-sided interval (None, ucb) at ``level``, or None for an exact measurement."""
         return None if self.level is None else (None, self.ucb)
 
 
-def compare_bound(measured, bound, *, exact: bool = False, level: float = 0.99) -> BoundComparison:
+def compare_bound(measured: ArrayLike, bound: float, *, exact: bool = False,
+                  level: float = 0.99) -> BoundComparison:
     """Compare a measured quantity with an upper bound.
 
     ``measured``: exact scalar (``exact=True``) or per-replicate samples. ``bound``: scalar or per-replicate

@@ -19,9 +19,11 @@ against both.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._validation import check_int
 
@@ -71,10 +73,11 @@ class SlopeFit:
             return abs(self.slope - value) <= tol
         return self.ci[0] - tol <= value <= self.ci[1] + tol
 
-    def predict(self, x) -> np.ndarray:
+    def predict(self, x: ArrayLike) -> np.ndarray:
+        """The fitted power law exp(intercept) · x^slope."""
         return np.exp(self.intercept) * np.asarray(x, dtype=float) ** self.slope
 
-    def band(self, x, level: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+    def band(self, x: ArrayLike, level: float | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Pointwise bootstrap band of the fitted line at x (needs a bootstrap fit)."""
         if self.boot is None:
             p = self.predict(x)
@@ -105,7 +108,7 @@ def _check_xy(x, y):
     return x, y
 
 
-def fit_slope(x, y) -> SlopeFit:
+def fit_slope(x: ArrayLike, y: ArrayLike) -> SlopeFit:
     """OLS slope of log y on log x (no CI)."""
     x, y = _check_xy(x, y)
     s, b = _ols(np.log(x), np.log(y))
@@ -117,14 +120,15 @@ def fit_slope(x, y) -> SlopeFit:
     return SlopeFit(s, b, x, y, residual_rms=float(np.sqrt(np.mean(res**2))), end_slopes=ends)
 
 
-def local_slopes(x, y) -> np.ndarray:
+def local_slopes(x: ArrayLike, y: ArrayLike) -> np.ndarray:
     """Slopes between consecutive points (a curvature diagnostic: constant if y is a pure power law)."""
     x, y = _check_xy(x, y)
     return np.diff(np.log(y)) / np.diff(np.log(x))
 
 
-def bootstrap_slope(x, samples, *, n_boot: int = 2000, level: float = 0.95, seed: int = 0,
-                    paired: bool = False, statistic=np.mean, exact=None) -> SlopeFit:
+def bootstrap_slope(x: ArrayLike, samples: Sequence[ArrayLike], *, n_boot: int = 2000, level: float = 0.95,
+                    seed: int = 0, paired: bool = False, statistic: Callable[[np.ndarray], float] = np.mean,
+                    exact: ArrayLike | None = None) -> SlopeFit:
     """Slope of log(statistic(samples[j])) on log x_j with a percentile bootstrap CI over replicates.
 
     The CI covers Monte Carlo noise only (see the module docstring); ``exact`` (the exact means at x, e.g.

@@ -7,12 +7,15 @@ share is mean(term) / mean(total).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 __all__ = ["dominant_term", "format_shares", "term_shares"]
 
 
-def term_shares(terms) -> dict[str, float]:
+def term_shares(terms: Mapping[str, ArrayLike]) -> dict[str, float]:
     """{name: mean(term) / mean(Σ terms)} in the terms' order; the shares sum to 1.
 
     Raises ``ValueError`` if ``terms`` is empty, a term is negative or non-finite, or the total is not > 0.
@@ -33,14 +36,14 @@ def term_shares(terms) -> dict[str, float]:
     return {name: v / total for name, v in means.items()}
 
 
-def dominant_term(terms) -> tuple[str, float]:
+def dominant_term(terms: Mapping[str, ArrayLike]) -> tuple[str, float]:
     """(name, share) of the largest term (first one on ties)."""
     shares = term_shares(terms)
     name = max(shares, key=lambda k: shares[k])
     return name, shares[name]
 
 
-def format_shares(shares, min_share: float = 0.005) -> str:
+def format_shares(shares: Mapping[str, float], min_share: float = 0.005) -> str:
     """"sigma_G_floor 94%, transient 5%, ..." (largest first; terms below ``min_share`` omitted)."""
     items = sorted(shares.items(), key=lambda kv: -kv[1])
     return ", ".join(f"{k} {v:.0%}" if v >= 0.01 else f"{k} {v:.1%}" for k, v in items if v >= min_share)

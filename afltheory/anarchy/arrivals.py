@@ -11,6 +11,7 @@ import functools
 import math
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._validation import check_array, check_int, check_real
 
@@ -27,10 +28,13 @@ class Arrivals:
     m: int
 
     def validate(self, num_workers: int) -> None:
+        """Raise a ValueError naming the parameter if this law cannot draw from ``num_workers`` workers (e.g.
+        m > M)."""
         if self.m > num_workers:
             raise ValueError(f"m={self.m} exceeds num_workers={num_workers}")
 
     def sample(self, rng: np.random.Generator, rounds: int, num_workers: int) -> np.ndarray:
+        """The arriving workers (rounds, m), distinct within a round, from ``rng``."""
         raise NotImplementedError
 
     def sample_block(self, rng: np.random.Generator, replicates: int, rounds: int,
@@ -150,7 +154,7 @@ class UniformArrivals(Arrivals):
 
     sample_block = Arrivals._iid_block
 
-    def sample(self, rng, rounds, num_workers):
+    def sample(self, rng: np.random.Generator, rounds: int, num_workers: int) -> np.ndarray:
         self.validate(num_workers)
         M, m = num_workers, self.m
         if m <= _FLOYD_MAX_M:
@@ -171,7 +175,7 @@ class UniformArrivals(Arrivals):
         subsets = _floyd(rngs, replicates * rounds, num_workers, self.m)
         blocks[...] = subsets.reshape(len(rngs), replicates, rounds, self.m)
 
-    def inclusion(self, num_workers):
+    def inclusion(self, num_workers: int) -> tuple[np.ndarray, np.ndarray]:
         M, m = num_workers, self.m
         pi = np.full(M, m / M)
         pij = np.full((M, M), m * (m - 1) / (M * (M - 1)) if M > 1 else 0.0)
@@ -186,7 +190,7 @@ class BiasedArrivals(Arrivals):
     """Successive sampling without replacement: each of the m picks takes worker i with probability ∝ probs_i
     among those not yet picked (numpy's ``choice(replace=False, p=probs)``; drawn as Gumbel-top-m)."""
 
-    def __init__(self, m: int, probs):
+    def __init__(self, m: int, probs: ArrayLike):
         self.m = check_int("m", m, low=1)
         p = check_array("probs", probs, ndim=1)
         if np.any(p < 0):
@@ -203,21 +207,21 @@ class BiasedArrivals(Arrivals):
         """The paper's 10-worker vector [0.19, 0.19, 0.1×6, 0.01, 0.01] (appendix E)."""
         return cls(m, PAPER_BIASED_PROBS)
 
-    def validate(self, num_workers):
+    def validate(self, num_workers: int) -> None:
         super().validate(num_workers)
         if len(self.probs) != num_workers:
             raise ValueError(f"probs has {len(self.probs)} entries but num_workers={num_workers}")
 
     sample_block = Arrivals._iid_block
 
-    def sample(self, rng, rounds, num_workers):
+    def sample(self, rng: np.random.Generator, rounds: int, num_workers: int) -> np.ndarray:
         self.validate(num_workers)
         with np.errstate(divide="ignore"):
             logp = np.log(self.probs)
         keys = logp + rng.gumbel(size=(rounds, num_workers))
         return np.argsort(-keys, axis=1, kind="stable")[:, : self.m]
 
-    def inclusion(self, num_workers):
+    def inclusion(self, num_workers: int) -> tuple[np.ndarray, np.ndarray]:
         """Exact by dynamic programming over subsets: P(S) = Σ_{j∈S} P(S∖j) p_j / (1 − p(S∖j)) (M ≤ 20)."""
         self.validate(num_workers)
         if self._inclusion is None:
@@ -248,7 +252,7 @@ class BiasedArrivals(Arrivals):
 class FixedArrivals(Arrivals):
     """The same workers every round: Theorem 1's worst case (``FixedArrivals([0])``)."""
 
-    def __init__(self, workers):
+    def __init__(self, workers: ArrayLike):
         w = np.asarray(workers)
         if w.ndim != 1 or w.size < 1 or not np.issubdtype(w.dtype, np.integer):
             raise ValueError(f"workers={workers!r} must be a non-empty 1-D list of worker indices")
@@ -257,18 +261,18 @@ class FixedArrivals(Arrivals):
         self.workers = w.astype(np.int64)
         self.m = len(w)
 
-    def validate(self, num_workers):
+    def validate(self, num_workers: int) -> None:
         super().validate(num_workers)
         if self.workers.max() >= num_workers:
             raise ValueError(f"workers={self.workers.tolist()} must lie in [0, {num_workers - 1}]")
 
     sample_block = Arrivals._iid_block
 
-    def sample(self, rng, rounds, num_workers):
+    def sample(self, rng: np.random.Generator, rounds: int, num_workers: int) -> np.ndarray:
         self.validate(num_workers)
         return np.broadcast_to(self.workers, (rounds, self.m)).copy()
 
-    def inclusion(self, num_workers):
+    def inclusion(self, num_workers: int) -> tuple[np.ndarray, np.ndarray]:
         self.validate(num_workers)
         pi = np.zeros(num_workers)
         pi[self.workers] = 1.0
@@ -284,12 +288,13 @@ class CyclicArrivals(Arrivals):
     def __init__(self, m: int):
         self.m = check_int("m", m, low=1)
 
-    def sample(self, rng, rounds, num_workers):
+    def sample(self, rng: np.random.Generator, rounds: int, num_workers: int) -> np.ndarray:
         self.validate(num_workers)
         t = np.arange(rounds)[:, None]
         return (t * self.m + np.arange(self.m)[None, :]) % num_workers
 
-    def sample_block(self, rng, replicates, rounds, num_workers):
+    def sample_block(self, rng: np.random.Generator, replicates: int, rounds: int,
+                     num_workers: int) -> np.ndarray:
         return np.broadcast_to(self.sample(rng, rounds, num_workers), (replicates, rounds, self.m)).copy()
 
     def __repr__(self):
@@ -316,7 +321,7 @@ class MarkovAvailability(Arrivals):
         self.p_off = check_real("p_off", p_off, low=0.0, high=1.0)
         self.max_wait = check_int("max_wait", max_wait, low=1)
 
-    def sample(self, rng, rounds, num_workers):
+    def sample(self, rng: np.random.Generator, rounds: int, num_workers: int) -> np.ndarray:
         self.validate(num_workers)
         M, m = num_workers, self.m
         on = rng.random(M) < self.p_on / (self.p_on + self.p_off)

@@ -11,6 +11,7 @@ import heapq
 from dataclasses import dataclass, field
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .. import _rng
 from .._validation import check_int, check_positive
@@ -45,10 +46,12 @@ class Behaviour:
 
     @property
     def m(self) -> int:
+        """Arrivals per round (the arrival law's m)."""
         return self.arrivals.m
 
     @property
     def max_delay(self) -> int:
+        """The delay law's largest delay."""
         return self.delays.max_delay
 
     def sample(self, rounds: int, replicates: int, num_workers: int, seed: int = 0) -> Schedule:
@@ -132,13 +135,17 @@ class Replay:
 
     @property
     def m(self) -> int:
+        """Arrivals per round of the recorded schedule."""
         return self.schedule.m
 
     @property
     def max_delay(self) -> int:
+        """The largest recorded delay (0 for an empty schedule)."""
         return int(self.schedule.delays.max()) if self.schedule.delays.size else 0
 
     def sample(self, rounds: int, replicates: int, num_workers: int, seed: int = 0) -> Schedule:
+        """The recorded schedule's first ``rounds`` rounds and ``replicates`` replicates (a one-replicate
+        schedule broadcast); ``seed`` is ignored."""
         rounds, replicates, num_workers = _check_sizes(rounds, replicates, num_workers)
         s = self.schedule
         if num_workers != s.num_workers:
@@ -162,9 +169,11 @@ class ComputeTime:
     """Random compute time of one update of K local steps for worker i."""
 
     def sample(self, rng: np.random.Generator, worker: int, K: int) -> float:
+        """One compute time of ``worker`` for ``K`` local steps."""
         raise NotImplementedError
 
     def mean(self, K: int) -> float:
+        """The mean compute time for ``K`` local steps."""
         raise NotImplementedError
 
 
@@ -172,18 +181,18 @@ class ExponentialTime(ComputeTime):
     """Exp(rate) per update (``per_step=False``, the paper's wall-clock experiment) or a sum of K Exp(rate)
     per-step times (``per_step=True``); ``speeds`` (M,) divides worker i's time (heterogeneous devices)."""
 
-    def __init__(self, rate: float = 1.0, per_step: bool = False, speeds=None):
+    def __init__(self, rate: float = 1.0, per_step: bool = False, speeds: ArrayLike | None = None):
         self.rate = check_positive("rate", rate)
         self.per_step = bool(per_step)
         self.speeds = None if speeds is None else np.asarray(speeds, dtype=float)
         if self.speeds is not None and np.any(self.speeds <= 0):
             raise ValueError("speeds must be > 0")
 
-    def sample(self, rng, worker, K):
+    def sample(self, rng: np.random.Generator, worker: int, K: int) -> float:
         t = rng.gamma(K, 1.0 / self.rate) if self.per_step else rng.exponential(1.0 / self.rate)
         return t / (1.0 if self.speeds is None else self.speeds[worker])
 
-    def mean(self, K):
+    def mean(self, K: int) -> float:
         return (K if self.per_step else 1) / self.rate
 
     def __repr__(self):
@@ -197,10 +206,10 @@ class FixedTime(ComputeTime):
         self.value = check_positive("value", value)
         self.per_step = bool(per_step)
 
-    def sample(self, rng, worker, K):
+    def sample(self, rng: np.random.Generator, worker: int, K: int) -> float:
         return self.value * (K if self.per_step else 1)
 
-    def mean(self, K):
+    def mean(self, K: int) -> float:
         return self.value * (K if self.per_step else 1)
 
     def __repr__(self):
@@ -226,9 +235,12 @@ class EventDriven:
 
     @property
     def max_delay(self) -> int | None:
+        """None: delays emerge from the event clock (read them from the sampled schedule)."""
         return None  # emerges; read it from the sampled schedule
 
-    def sample(self, rounds, replicates, num_workers, seed=0):
+    def sample(self, rounds: int, replicates: int, num_workers: int, seed: int = 0) -> Schedule:
+        """Draw a Schedule (replicates, rounds, m) with its wall clock: a round closes at the m-th arrival in
+        time."""
         rounds, replicates, M = _check_sizes(rounds, replicates, num_workers)
         if self.m > M:
             raise ValueError(f"m={self.m} exceeds num_workers={M}")
@@ -278,13 +290,16 @@ class Synchronous:
 
     @property
     def m(self) -> int:
+        """Arrivals per round (the arrival law's m)."""
         return self.arrivals.m
 
     @property
     def max_delay(self) -> int:
+        """0: a synchronous round waits for every sampled worker."""
         return 0
 
-    def sample(self, rounds, replicates, num_workers, seed=0):
+    def sample(self, rounds: int, replicates: int, num_workers: int, seed: int = 0) -> Schedule:
+        """Draw a Schedule with τ = 0 and a wall clock where each round waits for its slowest worker."""
         rounds, replicates, M = _check_sizes(rounds, replicates, num_workers)
         base = Behaviour(self.arrivals, NoDelay(), self.local_steps).sample(rounds, replicates, M, seed)
         WC = np.zeros((replicates, rounds + 1))
@@ -296,3 +311,7 @@ class Synchronous:
             WC[r, 1:] = np.cumsum(times.max(axis=1))
         return Schedule._trusted(base.workers, base.delays, base.local_steps, M, base.init_local_steps, WC)
 
+
+
+#: what ``simulate``, the exact engine and the torch backend accept as ``behaviour`` (for type hints)
+BehaviourLike = Behaviour | Replay | EventDriven | Synchronous

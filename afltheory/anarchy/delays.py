@@ -7,6 +7,7 @@ max_delay).
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._validation import check_int, check_real
 from .arrivals import _by_block, _uniform_below
@@ -32,19 +33,21 @@ class Delays:
         raise NotImplementedError
 
     def pmf(self, t: int) -> np.ndarray | None:
+        """The law of τ at round ``t`` (P(τ = k), k = 0..min(t, max_delay)), or None when it has no closed
+        form."""
         return None
 
 
 class NoDelay(Delays):
     """τ = 0: every worker computes at the current model (synchronous)."""
 
-    def sample(self, rng, workers):
+    def sample(self, rng: np.random.Generator, workers: np.ndarray) -> np.ndarray:
         return np.zeros(workers.shape, dtype=np.int64)
 
     def _constant(self, shape):
         return _round_constant(np.zeros(shape[-2]), shape)
 
-    def pmf(self, t):
+    def pmf(self, t: int) -> np.ndarray | None:
         return np.ones(1)
 
     def __repr__(self):
@@ -58,7 +61,7 @@ class UniformDelay(Delays):
     def __init__(self, max_delay: int):
         self.max_delay = check_int("max_delay", max_delay, low=0)
 
-    def sample(self, rng, workers):
+    def sample(self, rng: np.random.Generator, workers: np.ndarray) -> np.ndarray:
         """Exact draws, one vectorized ``_uniform_below`` call (Lemire's method on 16-bit generator
         chunks)."""
         out = np.empty(workers.shape, dtype=np.int64)
@@ -74,7 +77,7 @@ class UniformDelay(Delays):
         blocks = _by_block(out, len(rngs))
         blocks[...] = _uniform_below(rngs, 1, self.max_delay + 1, blocks.shape[1:])  # bound min(t, D) + 1
 
-    def pmf(self, t):
+    def pmf(self, t: int) -> np.ndarray | None:
         n = min(t, self.max_delay) + 1
         return np.full(n, 1.0 / n)
 
@@ -88,14 +91,14 @@ class FixedDelay(Delays):
     def __init__(self, delay: int):
         self.max_delay = check_int("delay", delay, low=0)
 
-    def sample(self, rng, workers):
+    def sample(self, rng: np.random.Generator, workers: np.ndarray) -> np.ndarray:
         T = workers.shape[-2]
         return np.broadcast_to(np.minimum(np.arange(T), self.max_delay)[:, None], workers.shape).copy()
 
     def _constant(self, shape):
         return _round_constant(np.minimum(np.arange(shape[-2]), self.max_delay), shape)
 
-    def pmf(self, t):
+    def pmf(self, t: int) -> np.ndarray | None:
         p = np.zeros(min(t, self.max_delay) + 1)
         p[-1] = 1.0
         return p
@@ -111,12 +114,12 @@ class GeometricDelay(Delays):
         self.p = check_real("p", p, low=0.0, high=1.0, low_open=True)
         self.max_delay = check_int("max_delay", max_delay, low=0)
 
-    def pmf(self, t):
+    def pmf(self, t: int) -> np.ndarray | None:
         k = np.arange(min(t, self.max_delay) + 1)
         w = self.p * (1 - self.p) ** k
         return w / w.sum()
 
-    def sample(self, rng, workers):
+    def sample(self, rng: np.random.Generator, workers: np.ndarray) -> np.ndarray:
         T = workers.shape[-2]
         u = rng.random(workers.shape)
         out = np.empty(workers.shape, dtype=np.int64)
@@ -137,14 +140,14 @@ class GeometricDelay(Delays):
 class PerWorkerDelay(Delays):
     """Worker i's delay is uniform on {0, …, min(t, max_delays[i])} (heterogeneous staleness)."""
 
-    def __init__(self, max_delays):
+    def __init__(self, max_delays: ArrayLike):
         md = np.asarray(max_delays)
         if md.ndim != 1 or not np.issubdtype(md.dtype, np.integer) or md.size == 0 or md.min() < 0:
             raise ValueError(f"max_delays={max_delays!r} must be a non-empty 1-D list of integers >= 0")
         self.max_delays = md.astype(np.int64)
         self.max_delay = int(md.max())
 
-    def sample(self, rng, workers):
+    def sample(self, rng: np.random.Generator, workers: np.ndarray) -> np.ndarray:
         if workers.max() >= len(self.max_delays):
             raise ValueError(f"max_delays has {len(self.max_delays)} entries; worker {workers.max()} arrived")
         T = workers.shape[-2]

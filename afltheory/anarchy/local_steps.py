@@ -4,6 +4,7 @@ time-varying. Policies i.i.d. per arrival expose ``pmf(worker)`` -> {K: probabil
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._validation import check_int
 from .arrivals import _by_block, _uniform_below
@@ -36,6 +37,7 @@ class LocalSteps:
         return self.sample(rng, w, 0)[0]
 
     def pmf(self, worker: int) -> dict[int, float] | None:
+        """The law of worker ``worker``'s local steps {K: P(K)}, or None when it has no closed form."""
         return None
 
 
@@ -45,13 +47,13 @@ class ConstantSteps(LocalSteps):
     def __init__(self, K: int):
         self.K = self.K_max = check_int("K", K, low=1)
 
-    def sample(self, rng, workers, start_round=0):
+    def sample(self, rng: np.random.Generator, workers: np.ndarray, start_round: int = 0) -> np.ndarray:
         return np.full(workers.shape, self.K, dtype=np.int64)
 
     def _constant(self, shape):
         return np.broadcast_to(np.int64(self.K), shape)
 
-    def pmf(self, worker):
+    def pmf(self, worker: int) -> dict[int, float] | None:
         return {self.K: 1.0}
 
     def __repr__(self):
@@ -68,9 +70,10 @@ class UniformSteps(LocalSteps):
 
     @classmethod
     def paper(cls, c: int) -> UniformSteps:
+        """The paper's dynamic local steps U{1, …, 2c} (mean c + 1/2)."""
         return cls(1, 2 * check_int("c", c, low=1))
 
-    def sample(self, rng, workers, start_round=0):
+    def sample(self, rng: np.random.Generator, workers: np.ndarray, start_round: int = 0) -> np.ndarray:
         n = self.high - self.low + 1  # exact draws (Lemire's method on 16-bit generator chunks)
         return _uniform_below([rng], n, n, np.shape(workers))[0] + np.int64(self.low)
 
@@ -82,7 +85,7 @@ class UniformSteps(LocalSteps):
         blocks = _by_block(out, len(rngs))
         np.add(_uniform_below(rngs, n, n, blocks.shape[1:]), np.int64(self.low), out=blocks)
 
-    def pmf(self, worker):
+    def pmf(self, worker: int) -> dict[int, float] | None:
         n = self.high - self.low + 1
         return {k: 1.0 / n for k in range(self.low, self.high + 1)}
 
@@ -93,16 +96,16 @@ class UniformSteps(LocalSteps):
 class PerWorkerSteps(LocalSteps):
     """Worker i always runs K_i steps (heterogeneous compute)."""
 
-    def __init__(self, Ks):
+    def __init__(self, Ks: ArrayLike):
         self.Ks = _step_counts(Ks)
         self.K_max = int(self.Ks.max())
 
-    def sample(self, rng, workers, start_round=0):
+    def sample(self, rng: np.random.Generator, workers: np.ndarray, start_round: int = 0) -> np.ndarray:
         if workers.max() >= len(self.Ks):
             raise ValueError(f"Ks has {len(self.Ks)} entries; worker {workers.max()} arrived")
         return self.Ks[workers]
 
-    def pmf(self, worker):
+    def pmf(self, worker: int) -> dict[int, float] | None:
         return {int(self.Ks[worker]): 1.0}
 
     def __repr__(self):
@@ -113,11 +116,11 @@ class TimeVaryingSteps(LocalSteps):
     """K_t = Ks[t] for round t (the last entry repeats): a deterministic time-varying policy (e.g. growing
     K)."""
 
-    def __init__(self, Ks):
+    def __init__(self, Ks: ArrayLike):
         self.Ks = _step_counts(Ks)
         self.K_max = int(self.Ks.max())
 
-    def sample(self, rng, workers, start_round=0):
+    def sample(self, rng: np.random.Generator, workers: np.ndarray, start_round: int = 0) -> np.ndarray:
         t = np.minimum(np.arange(start_round, start_round + workers.shape[-2]), len(self.Ks) - 1)
         return np.broadcast_to(self.Ks[t][:, None], workers.shape).copy()
 

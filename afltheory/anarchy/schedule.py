@@ -8,11 +8,16 @@ A ``Schedule`` records, per replicate r and round t, the m arriving workers M_t,
 from __future__ import annotations
 
 import copy
+import os
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .._validation import check_alloc, check_int
+
+if TYPE_CHECKING:
+    from .behaviour import BehaviourLike
 
 __all__ = ["Schedule"]
 
@@ -131,7 +136,7 @@ class Schedule:
         does not take part in equality."""
         return self.__dict__.get("_origin")
 
-    def with_origin(self, behaviour=None, algorithm=None) -> Schedule:
+    def with_origin(self, behaviour: BehaviourLike | None = None, algorithm: Any = None) -> Schedule:
         """A shallow copy (the same read-only arrays) that records the behaviour and algorithm it came
         from."""
         new = copy.copy(self)
@@ -141,14 +146,17 @@ class Schedule:
     # -- shape
     @property
     def replicates(self) -> int:
+        """R, the number of replicates."""
         return self.workers.shape[0]
 
     @property
     def rounds(self) -> int:
+        """T, the number of rounds."""
         return self.workers.shape[1]
 
     @property
     def m(self) -> int:
+        """Arrivals per round."""
         return self.workers.shape[2]
 
     # -- theorem quantities
@@ -198,19 +206,20 @@ class Schedule:
         return (self.memory()[0] == 0).sum(axis=-1)
 
     # -- slicing / io
-    def replicate(self, r) -> Schedule:
+    def replicate(self, r: int | slice | np.ndarray) -> Schedule:
         """The sub-schedule of replicate(s) r (int, slice or index array)."""
         sl = slice(r, r + 1) if isinstance(r, (int, np.integer)) else r
         return Schedule(self.workers[sl], self.delays[sl], self.local_steps[sl], self.num_workers,
                         self.init_local_steps[sl], None if self.wall_clock is None else self.wall_clock[sl])
 
-    def save(self, path) -> None:
+    def save(self, path: str | os.PathLike) -> None:
+        """Write the schedule to ``path`` (``.npz``; ``load`` reads it back)."""
         extra = {} if self.wall_clock is None else {"wall_clock": self.wall_clock}
         np.savez_compressed(path, workers=self.workers, delays=self.delays, local_steps=self.local_steps,
                             num_workers=self.num_workers, init_local_steps=self.init_local_steps, **extra)
 
     @classmethod
-    def load(cls, path) -> Schedule:
+    def load(cls, path: str | os.PathLike) -> Schedule:
         """Read a schedule written by ``save``. The .npz members' declared (uncompressed) sizes are checked
         against ``afltheory._validation.MAX_ALLOC_BYTES`` before anything is decompressed."""
         import zipfile

@@ -7,6 +7,7 @@ import os
 import platform
 import subprocess
 import sys
+from collections.abc import Sequence
 from importlib import metadata
 
 __all__ = ["provenance", "SCHEMA_VERSION"]
@@ -39,7 +40,8 @@ def _git_commit() -> str | None:
     return r.stdout.strip() + ("+dirty" if dirty.returncode == 0 and dirty.stdout.strip() else "")
 
 
-def provenance(*, tier: str, seed: int, elapsed: float | None = None, argv=None) -> dict:
+def provenance(*, tier: str, seed: int, elapsed: float | None = None,
+               argv: Sequence[str] | None = None) -> dict:
     """A JSON-able dict describing this run."""
     return {
         "afltheory": _version("afltheory"),

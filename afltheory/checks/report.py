@@ -7,11 +7,14 @@ import base64
 import html
 import os
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 import numpy as np
 
 from .glossary import GLOSSARY_MD
+
+if TYPE_CHECKING:
+    from .verdict import Verdict
 
 __all__ = ["control_str", "fmt", "measured_str", "print_table", "table_lines", "terms_str", "theory_str",
            "verdict_str", "write_html", "write_markdown"]
@@ -38,7 +41,7 @@ def fmt(v: Any, digits: int = 4) -> str:
     return f"{f:.{digits}g}"
 
 
-def measured_str(v) -> str:
+def measured_str(v: Verdict) -> str:
     """Measured value with its CI (or one-sided UCB)."""
     s = fmt(v.measured)
     if v.ci is not None and len(v.ci) == 2 and v.ci[0] is not None:
@@ -48,13 +51,13 @@ def measured_str(v) -> str:
     return s
 
 
-def theory_str(v) -> str:
+def theory_str(v: Verdict) -> str:
     """Theoretical value with its relation sign."""
     rel = {"<=": "≤ ", ">=": "≥ ", "<": "< ", ">": "> ", "~=": "≈ ", "==": "= "}.get(v.relation, "")
     return rel + fmt(v.theoretical)
 
 
-def verdict_str(v) -> str:
+def verdict_str(v: Verdict) -> str:
     """PASS / FAIL / FAIL (negative control passed); labelled "(derivation)" for a symbolic derivation and
     "outside the conditions (exploratory)" for a configuration outside the theorem's hypotheses."""
     if v.ok:
@@ -70,7 +73,7 @@ def verdict_str(v) -> str:
     return s
 
 
-def terms_str(v) -> str:
+def terms_str(v: Verdict) -> str:
     """The dominant term of a bound verdict and its share of the bound ("transient 90%"), or "—"."""
     if not v.terms:
         return "—"
@@ -81,7 +84,7 @@ def terms_str(v) -> str:
         return f"{name} {v.terms[name]}"
 
 
-def control_str(v) -> str:
+def control_str(v: Verdict) -> str:
     """How the negative control came out."""
     nc = v.negative_control
     if nc is None:
@@ -111,7 +114,7 @@ def table_lines(results: list[dict], kills: dict | None = None) -> tuple[list[st
     return head, out
 
 
-def print_table(results: list[dict], file=None, kills: dict | None = None) -> None:
+def print_table(results: list[dict], file: TextIO | None = None, kills: dict | None = None) -> None:
     """The verdict table (cells cut at 60 characters) on ``file`` (stdout)."""
     head, body = table_lines(results, kills)
     short = [[c if len(c) <= 60 else c[:57] + "..." for c in row] for row in body]

@@ -16,6 +16,7 @@ import traceback
 import warnings
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from typing import TextIO
 
 from .provenance import SCHEMA_VERSION, provenance
 from .registry import CHECKS, Context, load_all, load_file, ordered_ids
@@ -110,7 +111,7 @@ def _keep_verdicts(results: list[dict], only: Sequence[str] | None, pool: Sequen
 
 
 def run_checks(ids: Sequence[str], tier: str = "quick", seed: int = 0, out: str = "report", jobs: int = 1,
-               files: Sequence[str] = (), progress_file=None) -> list[dict]:
+               files: Sequence[str] = (), progress_file: TextIO | None = None) -> list[dict]:
     """Run ``ids`` (in ``jobs`` processes when > 1); results as ``run_check`` with Verdict objects. With
     ``progress_file`` (e.g. ``sys.stderr``) one line is printed as each check completes."""
     os.makedirs(os.path.join(out, "figures"), exist_ok=True)
@@ -274,7 +275,7 @@ def _common_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true", help="no per-check progress lines on stderr")
 
 
-def add_check_parser(sub) -> argparse.ArgumentParser:
+def add_check_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Register ``afltheory check``."""
     p = sub.add_parser("check", help="run the registered checks (the paper's claims), print verdicts, write "
                                      "report.md/report.html")
@@ -284,7 +285,7 @@ def add_check_parser(sub) -> argparse.ArgumentParser:
     return p
 
 
-def add_verify_parser(sub) -> argparse.ArgumentParser:
+def add_verify_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Register ``afltheory verify FILE.py``."""
     p = sub.add_parser("verify",
                        help="run the checks registered by your own file(s) and write the same report")

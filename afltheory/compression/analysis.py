@@ -3,15 +3,24 @@ from the exact engine, an independent plain second-moment recursion for single-n
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._validation import check_array, check_int, check_positive, check_real
 from .compressors import Compressor
 
+if TYPE_CHECKING:
+    from ..algorithms import ServerRule
+    from ..anarchy import Behaviour
+    from ..problems.quadratic import QuadraticProblem
+
 __all__ = ["compressed_gd_reference", "exact_distance_sq", "zeta_star_sq"]
 
 
-def exact_distance_sq(problem, algorithm, behaviour, rounds: int, x0=None) -> np.ndarray:
+def exact_distance_sq(problem: QuadraticProblem, algorithm: ServerRule, behaviour: Behaviour, rounds: int,
+                      x0: ArrayLike | None = None) -> np.ndarray:
     """Exact E‖x_t − x*‖², t = 0..rounds (the exact engine's second-moment recursion; linear compressors)."""
     from ..exact.moments import ExactSystem, _x0
 
@@ -27,9 +36,8 @@ def exact_distance_sq(problem, algorithm, behaviour, rounds: int, x0=None) -> np
     return out
 
 
-def compressed_gd_reference(
-    hessian, x0_minus_xstar, gamma: float, compressor: Compressor, rounds: int, *, scale: float = 1.0
-) -> np.ndarray:
+def compressed_gd_reference(hessian: np.ndarray, x0_minus_xstar: np.ndarray, gamma: float,
+                            compressor: Compressor, rounds: int, *, scale: float = 1.0) -> np.ndarray:
     """E‖x_k − x*‖², k = 0..rounds, of x⁺ = x − γ s·M ∇f(x) on f(x) = ½(x − x*)ᵀH(x − x*), C(g) = Mg a linear
     compressor (E M = I, E[M X Mᵀ] = ``compressor.moment_map``) and ``scale`` s (s ≠ 1: a mis-scaled
     compressor, e.g. rand-k with the d/k factor dropped is s = k/d). Plain recursion (no engine):
@@ -50,7 +58,7 @@ def compressed_gd_reference(
     return out
 
 
-def zeta_star_sq(problem) -> float:
+def zeta_star_sq(problem: QuadraticProblem) -> float:
     """ζ*² = (1/M) Σ_i ‖∇f_i(x*)‖²: the heterogeneity at the optimum that compression turns into a floor."""
     xs = problem.constants.x_star
     g = np.stack([problem.local_grad(xs, i) for i in range(problem.num_workers)])

@@ -20,6 +20,7 @@ number of replicates.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -41,11 +42,11 @@ class ErrorFeedback:
         if not isinstance(self.compressor, Compressor):
             raise TypeError(f"compressor={self.compressor!r} must be an afltheory.compression compressor")
 
-    def message(self, G, error):
+    def message(self, G: np.ndarray, error: np.ndarray) -> np.ndarray:
         """What worker i compresses: G_i + e_i."""
         return G + error
 
-    def residual(self, message, sent):
+    def residual(self, message: np.ndarray, sent: np.ndarray) -> np.ndarray:
         """The new error memory e_i: message − C(message)."""
         return message - sent
 
@@ -68,14 +69,15 @@ class DIANA:
             check_real("alpha", self.alpha, low=0.0, high=1.0)
 
     def step(self, dim: int) -> float:
+        """The shift step size α (default 1/(1 + ω), the largest the DIANA analysis allows)."""
         return 1.0 / (1.0 + self.compressor.omega(dim)) if self.alpha is None else float(self.alpha)
 
-    def update_shift(self, shift, delta, alpha):
+    def update_shift(self, shift: np.ndarray, delta: np.ndarray, alpha: float) -> np.ndarray:
         """h_i ← h_i + αΔ (worker and server alike)."""
         return shift + alpha * delta
 
 
-def check_compressor(value):
+def check_compressor(value: Any) -> Compressor | ErrorFeedback | DIANA | None:
     """Validate a server rule's ``compressor=`` argument (None, a Compressor, ErrorFeedback or DIANA)."""
     if value is None or isinstance(value, (Compressor, ErrorFeedback, DIANA)):
         return value
@@ -83,7 +85,7 @@ def check_compressor(value):
                     f"(RandK, TopK, …), ErrorFeedback(...) or DIANA(...)")
 
 
-def base_compressor(value) -> Compressor | None:
+def base_compressor(value: Compressor | ErrorFeedback | DIANA | None) -> Compressor | None:
     """The Compressor inside ``value`` (None when uncompressed)."""
     return value.compressor if isinstance(value, (ErrorFeedback, DIANA)) else value
 
@@ -91,7 +93,8 @@ def base_compressor(value) -> Compressor | None:
 class Channel:
     """Runtime state of ``spec`` for R replicates and M workers of dimension d (see the module docstring)."""
 
-    def __init__(self, spec, dim: int, num_workers: int, replicates: int, seed: int):
+    def __init__(self, spec: Compressor | ErrorFeedback | DIANA | None, dim: int, num_workers: int,
+                 replicates: int, seed: int):
         # a check may build a Channel itself: it consults the mutation hook like an engine (identity unless
         # inside afltheory.mutants.injected(...))
         spec = _faults.substitute(check_compressor(spec))
@@ -146,7 +149,8 @@ class Channel:
             return self._draw(self.comp, v, gen)
         return self.comp.compress(v, gen)
 
-    def send(self, G, workers, key: int, row: int | None = None):
+    def send(self, G: np.ndarray, workers: np.ndarray, key: int,
+             row: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(decoded updates (R, n, d), bits sent per replicate (R,)) for the arrivals ``workers`` (R, n).
         ``row``: G and workers hold one replicate (leading axis 1), replicate ``row`` of the run (backends
         that loop over replicates, e.g. torch); its values equal that row of a vectorized call."""
@@ -169,6 +173,6 @@ class Channel:
         return out, bits.sum(axis=1)
 
 
-def channel_for(algorithm, dim: int, num_workers: int, replicates: int, seed: int) -> Channel:
+def channel_for(algorithm: Any, dim: int, num_workers: int, replicates: int, seed: int) -> Channel:
     """The Channel of a server rule (its ``compressor`` attribute; uncompressed when absent or None)."""
     return Channel(getattr(algorithm, "compressor", None), dim, num_workers, replicates, seed)

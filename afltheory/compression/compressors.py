@@ -74,7 +74,7 @@ class Compressor:
         raise NotImplementedError
 
     # ---------------------------------------------------------------- application
-    def compress(self, x, rng: np.random.Generator):
+    def compress(self, x: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         """(C(x), bits): C applied to every row of x (..., d) with independent randomness per row."""
         x = np.asarray(x, dtype=float)
         self.check_dim(x.shape[-1])
@@ -84,21 +84,22 @@ class Compressor:
         bits = np.broadcast_to(np.asarray(bits, dtype=float), (flat.shape[0],)).reshape(lead)
         return y.reshape(x.shape), bits
 
-    def __call__(self, x, rng: np.random.Generator):
+    def __call__(self, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """The compressed vector(s) C(x) alone (``compress(x, rng)[0]``)."""
         return self.compress(x, rng)[0]
 
     def _compress(self, x, rng):            # x (n, d) -> (y (n, d), bits (n,) or scalar)
         raise NotImplementedError
 
     # ---------------------------------------------------------------- exact second moments
-    def second_moment(self, x) -> np.ndarray:
+    def second_moment(self, x: np.ndarray) -> np.ndarray:
         """Exact E[C(x) C(x)ᵀ] for one fixed x (d,)."""
         x = np.asarray(x, dtype=float)
         if self.linear:
             return self.moment_map(np.outer(x, x))
         raise NotImplementedError(f"{type(self).__name__} has no closed-form second moment")
 
-    def moment_map(self, X) -> np.ndarray:
+    def moment_map(self, X: np.ndarray) -> np.ndarray:
         """E[M X Mᵀ] for C(x) = Mx (linear compressors), X (..., d, d)."""
         raise NotImplementedError(f"{type(self).__name__} is not a linear compressor (C(x) = Mx, M random)")
 
@@ -120,7 +121,7 @@ class Compressor:
         return cls.linear and any((ds := defining_class(cls, h)) is not dm and issubclass(ds, dm)
                                   for h in ("compress", "_compress"))
 
-    def error_sq(self, x) -> float:
+    def error_sq(self, x: np.ndarray) -> float:
         """Exact E‖C(x) − x‖² for one fixed x."""
         x = np.asarray(x, dtype=float)
         S = self.second_moment(x)
@@ -148,19 +149,19 @@ class Identity(Compressor):
 
     linear = True
 
-    def omega(self, dim):
+    def omega(self, dim: int) -> float:
         return 0.0
 
-    def omega_is_exact(self, dim):
+    def omega_is_exact(self, dim: int) -> bool:
         return True
 
-    def expected_bits(self, dim):
+    def expected_bits(self, dim: int) -> float:
         return float(uncompressed_bits(dim))
 
     def _compress(self, x, rng):
         return x.copy(), uncompressed_bits(x.shape[1])
 
-    def moment_map(self, X):
+    def moment_map(self, X: np.ndarray) -> np.ndarray:
         return np.array(X, dtype=float)
 
 
@@ -196,7 +197,7 @@ class _Subset(Compressor):
     def expected_bits(self, dim):
         return float(FLOAT_BITS * self._k(dim) + SEED_BITS)
 
-    def rescale(self, dim) -> float:
+    def rescale(self, dim: int) -> float:
         """The factor on the kept coordinates: d/k (what makes the compressor unbiased)."""
         return dim / self._k(dim)
 
@@ -260,20 +261,20 @@ class BernoulliMask(Compressor):
     def __post_init__(self):
         check_real("p", self.p, low=0.0, high=1.0, low_open=True)
 
-    def omega(self, dim):
+    def omega(self, dim: int) -> float:
         return 1.0 / self.p - 1.0
 
-    def omega_is_exact(self, dim):
+    def omega_is_exact(self, dim: int) -> bool:
         return True
 
-    def expected_bits(self, dim):
+    def expected_bits(self, dim: int) -> float:
         return FLOAT_BITS * self.p * dim + SEED_BITS
 
     def _compress(self, x, rng):
         mask = rng.random(x.shape) < self.p
         return np.where(mask, x / self.p, 0.0), FLOAT_BITS * mask.sum(axis=1) + SEED_BITS
 
-    def moment_map(self, X):
+    def moment_map(self, X: np.ndarray) -> np.ndarray:
         return _diag_plus(X, 1.0, 1.0 / self.p - 1.0, 0.0)
 
 
@@ -288,13 +289,13 @@ class GaussianSketch(Compressor):
     def __post_init__(self):
         check_int("k", self.k, low=1)
 
-    def omega(self, dim):
+    def omega(self, dim: int) -> float:
         return (dim + 1.0) / self.k
 
-    def omega_is_exact(self, dim):
+    def omega_is_exact(self, dim: int) -> bool:
         return True
 
-    def expected_bits(self, dim):
+    def expected_bits(self, dim: int) -> float:
         return float(FLOAT_BITS * self.k + SEED_BITS)
 
     def _compress(self, x, rng):
@@ -303,7 +304,7 @@ class GaussianSketch(Compressor):
         sx = np.einsum("nkd,nd->nk", S, x)
         return np.einsum("nkd,nk->nd", S, sx) / self.k, self.expected_bits(d)
 
-    def moment_map(self, X):
+    def moment_map(self, X: np.ndarray) -> np.ndarray:
         return _diag_plus(X, (self.k + 1.0) / self.k, 0.0, 1.0 / self.k)
 
 
@@ -331,6 +332,8 @@ class LowRank(Compressor):
                                  f"(allowed 1 <= rank <= min(rows, cols))")
 
     def matrix_shape(self, dim: int) -> tuple[int, int]:
+        """The (rows, cols) the vector of length ``dim`` is reshaped to before the rank-``rank``
+        factorization."""
         if self.shape is not None:
             if self.shape[0] * self.shape[1] != dim:
                 raise ValueError(f"shape={self.shape} does not match the update dimension dim={dim}")
@@ -338,7 +341,7 @@ class LowRank(Compressor):
         rows = max(r for r in range(1, math.isqrt(dim) + 1) if dim % r == 0)
         return rows, dim // rows
 
-    def check_dim(self, dim):
+    def check_dim(self, dim: int) -> int:
         dim = check_int("dim", dim, low=1)
         r, c = self.matrix_shape(dim)
         if self.rank > min(r, c):
@@ -346,14 +349,14 @@ class LowRank(Compressor):
                              f"matrix (dim={dim}; allowed 1 <= rank <= {min(r, c)})")
         return dim
 
-    def omega(self, dim):
+    def omega(self, dim: int) -> float:
         self.check_dim(dim)
         return (self.matrix_shape(dim)[0] + 1.0) / self.rank
 
-    def omega_is_exact(self, dim):
+    def omega_is_exact(self, dim: int) -> bool:
         return True
 
-    def expected_bits(self, dim):
+    def expected_bits(self, dim: int) -> float:
         return float(FLOAT_BITS * self.rank * self.matrix_shape(dim)[1] + SEED_BITS)
 
     def _compress(self, x, rng):
@@ -364,7 +367,7 @@ class LowRank(Compressor):
         B = np.einsum("nrk,nrc->nkc", A, X) / self.rank
         return np.einsum("nrk,nkc->nrc", A, B).reshape(n, d), self.expected_bits(d)
 
-    def moment_map(self, X):
+    def moment_map(self, X: np.ndarray) -> np.ndarray:
         X = np.asarray(X, dtype=float)
         d = X.shape[-1]
         self.check_dim(d)
@@ -378,7 +381,7 @@ class LowRank(Compressor):
         return out.reshape(X.shape)
 
 
-def fwht(x) -> np.ndarray:
+def fwht(x: np.ndarray) -> np.ndarray:
     """Unnormalized Walsh–Hadamard transform over the last axis (length a power of two): H x, H H = d I."""
     y = np.array(x, dtype=float)
     d = y.shape[-1]
@@ -426,11 +429,11 @@ class StochasticQuantizer(Compressor):
     def _dq(self, dim):
         return _pow2(dim) if self.rotate else dim
 
-    def omega(self, dim):
+    def omega(self, dim: int) -> float:
         dq = self._dq(check_int("dim", dim, low=1))
         return max(dq - 2, 0) / (2.0 * (2**self.bits - 1) ** 2)
 
-    def expected_bits(self, dim):
+    def expected_bits(self, dim: int) -> float:
         return float(self._dq(dim) * self.bits + 2 * FLOAT_BITS + (SEED_BITS if self.rotate else 0))
 
     def _levels(self, z):
@@ -464,7 +467,7 @@ class StochasticQuantizer(Compressor):
         f = u - np.floor(u)
         return np.where(step > 0, step**2 * f * (1 - f), 0.0)
 
-    def second_moment(self, x):
+    def second_moment(self, x: np.ndarray) -> np.ndarray:
         """Exact: xxᵀ + diag(per-coordinate variance); with rotation, averaged over all 2^{d'} sign patterns
         (d' ≤ 12 only)."""
         x = np.asarray(x, dtype=float)
@@ -496,10 +499,10 @@ class QSGD(Compressor):
     def __post_init__(self):
         check_int("s", self.s, low=1)
 
-    def omega(self, dim):
+    def omega(self, dim: int) -> float:
         return min(dim / self.s**2, math.sqrt(dim) / self.s)
 
-    def expected_bits(self, dim):
+    def expected_bits(self, dim: int) -> float:
         return float(FLOAT_BITS + dim * (1 + math.ceil(math.log2(self.s + 1))))
 
     def _compress(self, x, rng):
@@ -508,7 +511,7 @@ class QSGD(Compressor):
         xi = _stochastic_round(self.s * np.abs(x) / safe, rng)
         return np.sign(x) * xi * (norm / self.s), self.expected_bits(x.shape[1])
 
-    def second_moment(self, x):
+    def second_moment(self, x: np.ndarray) -> np.ndarray:
         x = np.asarray(x, dtype=float)
         norm = np.linalg.norm(x)
         if norm == 0:
@@ -529,17 +532,17 @@ class TopK(Compressor):
     def __post_init__(self):
         check_int("k", self.k, low=1)
 
-    def check_dim(self, dim):
+    def check_dim(self, dim: int) -> int:
         dim = check_int("dim", dim, low=1)
         if self.k > dim:
             raise ValueError(f"k={self.k} exceeds the update dimension dim={dim} (allowed 1 <= k <= dim)")
         return dim
 
-    def delta(self, dim):
+    def delta(self, dim: int) -> float:
         self.check_dim(dim)
         return self.k / dim
 
-    def expected_bits(self, dim):
+    def expected_bits(self, dim: int) -> float:
         return float(self.k * (FLOAT_BITS + _index_bits(dim)))
 
     def _compress(self, x, rng):
@@ -552,11 +555,11 @@ class TopK(Compressor):
         y[rows, idx] = x[rows, idx]
         return y, self.expected_bits(d)
 
-    def second_moment(self, x):
+    def second_moment(self, x: np.ndarray) -> np.ndarray:
         y = self._compress(np.asarray(x, dtype=float)[None], None)[0][0]
         return np.outer(y, y)
 
-    def error_sq(self, x):
+    def error_sq(self, x: np.ndarray) -> float:
         y = self._compress(np.asarray(x, dtype=float)[None], None)[0][0]
         return float(np.sum((y - x) ** 2))
 
@@ -568,20 +571,20 @@ class Sign(Compressor):
 
     unbiased = False
 
-    def delta(self, dim):
+    def delta(self, dim: int) -> float:
         return 1.0 / check_int("dim", dim, low=1)
 
-    def expected_bits(self, dim):
+    def expected_bits(self, dim: int) -> float:
         return float(dim + FLOAT_BITS)
 
     def _compress(self, x, rng):
         scale = np.abs(x).sum(axis=1, keepdims=True) / x.shape[1]
         return scale * np.sign(x), self.expected_bits(x.shape[1])
 
-    def second_moment(self, x):
+    def second_moment(self, x: np.ndarray) -> np.ndarray:
         y = self._compress(np.asarray(x, dtype=float)[None], None)[0][0]
         return np.outer(y, y)
 
-    def error_sq(self, x):
+    def error_sq(self, x: np.ndarray) -> float:
         y = self._compress(np.asarray(x, dtype=float)[None], None)[0][0]
         return float(np.sum((y - x) ** 2))

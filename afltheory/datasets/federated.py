@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._validation import check_int, check_real
 from .partitions import dirichlet_partition, iid_partition, label_partition
@@ -29,13 +32,15 @@ class FederatedDataset:
 
     @property
     def num_workers(self) -> int:
+        """M, the number of workers (partitions)."""
         return len(self.parts)
 
     @property
     def sizes(self) -> np.ndarray:
+        """The number of training samples of each worker (M,)."""
         return np.array([len(p) for p in self.parts])
 
-    def worker(self, i: int):
+    def worker(self, i: int) -> tuple[np.ndarray, np.ndarray]:
         """(X_i, y_i) of worker i."""
         p = self.parts[i]
         return self.X_train[p], self.y_train[p]
@@ -52,7 +57,7 @@ class FederatedDataset:
                 f"partition={self.partition!r})")
 
 
-def stratified_split(y, test_fraction: float, seed: int = 0):
+def stratified_split(y: ArrayLike, test_fraction: float, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """(train_idx, test_idx): a per-class random split with ⌊test_fraction·N_c⌉ test samples per class."""
     y = np.asarray(y)
     f = check_real("test_fraction", test_fraction, low=0.0, high=1.0, high_open=True)
@@ -66,9 +71,10 @@ def stratified_split(y, test_fraction: float, seed: int = 0):
     return np.sort(np.concatenate(tr)), np.sort(np.concatenate(te))
 
 
-def federate(X_train, y_train, X_test, y_test, *, num_workers: int = 10, partition: str = "label",
-             classes_per_worker: int = 1, alpha: float = 0.5, samples_per_worker: int | None = None,
-             num_classes: int | None = None, seed: int = 0, name: str = "") -> FederatedDataset:
+def federate(X_train: ArrayLike, y_train: ArrayLike, X_test: ArrayLike, y_test: ArrayLike, *,
+             num_workers: int = 10, partition: str = "label", classes_per_worker: int = 1, alpha: float = 0.5,
+             samples_per_worker: int | None = None, num_classes: int | None = None, seed: int = 0,
+             name: str = "") -> FederatedDataset:
     """Partition a training set: ``partition`` = "label" (p = ``classes_per_worker`` classes per worker, equal
     sizes), "dirichlet" (Dirichlet(``alpha``) label skew) or "iid"."""
     y_train = np.asarray(y_train).astype(np.int64)
@@ -93,8 +99,9 @@ def federate(X_train, y_train, X_test, y_test, *, num_workers: int = 10, partiti
 
 
 def load_digits_federated(*, num_workers: int = 10, classes_per_worker: int = 1, partition: str = "label",
-                          alpha: float = 0.5, test_fraction: float = 0.25, samples_per_worker=None,
-                          images: bool = False, seed: int = 0) -> FederatedDataset:
+                          alpha: float = 0.5, test_fraction: float = 0.25,
+                          samples_per_worker: int | None = None, images: bool = False,
+                          seed: int = 0) -> FederatedDataset:
     """scikit-learn's 8×8 handwritten digits (1797 samples, 10 classes; shipped with scikit-learn, no
     download),
     pixels scaled to [0, 1], a stratified train/test split, and a non-i.i.d. partition of the training set.
@@ -113,7 +120,7 @@ def load_digits_federated(*, num_workers: int = 10, classes_per_worker: int = 1,
                     num_classes=10, seed=seed, name="digits")
 
 
-def load_mnist_federated(directory, **kw) -> FederatedDataset:
+def load_mnist_federated(directory: str | os.PathLike, **kw: Any) -> FederatedDataset:
     """MNIST IDX files from ``directory``, pixels scaled to [0, 1], images (N, 1, 28, 28); kw as
     ``federate``."""
     from .loaders import load_mnist
@@ -121,7 +128,7 @@ def load_mnist_federated(directory, **kw) -> FederatedDataset:
     return federate(Xtr[:, None] / 255.0, ytr, Xte[:, None] / 255.0, yte, num_classes=10, name="mnist", **kw)
 
 
-def load_cifar10_federated(directory, **kw) -> FederatedDataset:
+def load_cifar10_federated(directory: str | os.PathLike, **kw: Any) -> FederatedDataset:
     """CIFAR-10 python pickles from ``directory``, pixels scaled to [0, 1], (N, 3, 32, 32); kw as
     ``federate``."""
     from .loaders import load_cifar10
@@ -129,7 +136,8 @@ def load_cifar10_federated(directory, **kw) -> FederatedDataset:
     return federate(Xtr / 255.0, ytr, Xte / 255.0, yte, num_classes=10, name="cifar10", **kw)
 
 
-def load_shakespeare_federated(directory, *, max_workers: int | None = None, seq_len: int = 80):
+def load_shakespeare_federated(directory: str | os.PathLike, *, max_workers: int | None = None,
+                               seq_len: int = 80) -> FederatedDataset:
     """LEAF Shakespeare: the natural partition (one worker per user). Test set: all users' test samples."""
     from .loaders import LEAF_LETTERS, load_shakespeare
     users, train, test = load_shakespeare(directory, seq_len=seq_len)

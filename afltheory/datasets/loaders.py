@@ -15,6 +15,7 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import os
 import pickle
 import struct
 from pathlib import Path
@@ -51,7 +52,7 @@ def _read_bytes(path: Path) -> bytes:
     return raw
 
 
-def read_idx(path) -> np.ndarray:
+def read_idx(path: str | os.PathLike) -> np.ndarray:
     """Read one IDX file (magic 0x0000 TT NN: type TT, NN dimensions, big-endian uint32 sizes, then data)."""
     path = Path(path)
     raw = _read_bytes(path)
@@ -80,7 +81,7 @@ def read_idx(path) -> np.ndarray:
         dt.newbyteorder("="))
 
 
-def write_idx(path, array) -> None:
+def write_idx(path: str | os.PathLike, array: np.ndarray) -> None:
     """Write ``array`` (uint8 by default) in IDX format (used by tests to make files in the real format)."""
     a = np.asarray(array)
     codes = {v.newbyteorder("=").str: k for k, v in _IDX_DTYPES.items()}
@@ -101,7 +102,7 @@ def _find(directory: Path, names: tuple[str, ...]) -> Path:
     raise ValueError(f"{directory}: none of {list(names)} (or .gz) found")
 
 
-def load_mnist(directory):
+def load_mnist(directory: str | os.PathLike) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """MNIST from IDX files in ``directory``: returns (X_train (60000, 28, 28) uint8, y_train, X_test,
     y_test).
 
@@ -201,7 +202,7 @@ def _cifar_batch(path: Path):
     return data.reshape(-1, 3, 32, 32), labels.astype(np.int64)
 
 
-def load_cifar10(directory):
+def load_cifar10(directory: str | os.PathLike) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """CIFAR-10 from ``data_batch_1..5`` and ``test_batch`` in ``directory`` (or its ``cifar-10-batches-py``):
     returns (X_train (N, 3, 32, 32) uint8, y_train, X_test, y_test)."""
     d = Path(directory)
@@ -265,7 +266,7 @@ def _leaf_file(path: Path, seq_len: int):
     return out
 
 
-def load_shakespeare(directory, *, seq_len: int = 80):
+def load_shakespeare(directory: str | os.PathLike, *, seq_len: int = 80) -> tuple[list[str], dict, dict]:
     """LEAF Shakespeare from ``directory/train/*.json`` and ``directory/test/*.json`` (or
     ``directory/data/...``).
 

@@ -12,7 +12,10 @@ Every partition is a list of M disjoint, sorted int64 index arrays into the data
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._validation import check_int, check_positive
 
@@ -28,8 +31,8 @@ def _labels(y):
     return y.astype(np.int64)
 
 
-def label_partition(y, num_workers: int, classes_per_worker: int, *, samples_per_worker: int | None = None,
-                    seed: int = 0) -> list[np.ndarray]:
+def label_partition(y: ArrayLike, num_workers: int, classes_per_worker: int, *,
+                    samples_per_worker: int | None = None, seed: int = 0) -> list[np.ndarray]:
     """The paper's label split: worker w holds classes perm[(w·p + k) mod C], k < p, with
     ``samples_per_worker``
     samples, an equal s = samples_per_worker / p from each of its classes (without overlap between workers).
@@ -71,7 +74,7 @@ def label_partition(y, num_workers: int, classes_per_worker: int, *, samples_per
     return [np.sort(np.concatenate(ps)).astype(np.int64) for ps in parts]
 
 
-def dirichlet_partition(y, num_workers: int, alpha: float, *, min_size: int = 1, seed: int = 0,
+def dirichlet_partition(y: ArrayLike, num_workers: int, alpha: float, *, min_size: int = 1, seed: int = 0,
                         max_tries: int = 100) -> list[np.ndarray]:
     """Dirichlet(α) label skew: for every class c, proportions q_c ~ Dir(α 1_M) split its (shuffled) samples
     over workers. Redrawn until every worker has at least ``min_size`` samples (ValueError after
@@ -99,7 +102,8 @@ def dirichlet_partition(y, num_workers: int, alpha: float, *, min_size: int = 1,
                      f"samples (alpha={alpha}, num_workers={M}); lower min_size or raise alpha")
 
 
-def iid_partition(n: int, num_workers: int, *, samples_per_worker: int | None = None, seed: int = 0):
+def iid_partition(n: int, num_workers: int, *, samples_per_worker: int | None = None,
+                  seed: int = 0) -> list[np.ndarray]:
     """A uniform random split of range(n) into M equal parts (the remainder is dropped)."""
     n = check_int("n", n, low=1)
     M = check_int("num_workers", num_workers, low=1, high=n)
@@ -109,7 +113,7 @@ def iid_partition(n: int, num_workers: int, *, samples_per_worker: int | None = 
     return [np.sort(perm[w * s:(w + 1) * s]).astype(np.int64) for w in range(M)]
 
 
-def partition_classes(y, parts) -> list[np.ndarray]:
+def partition_classes(y: ArrayLike, parts: Sequence[np.ndarray]) -> list[np.ndarray]:
     """The sorted distinct labels each worker holds."""
     y = np.asarray(y)
     return [np.unique(y[p]) for p in parts]

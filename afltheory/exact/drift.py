@@ -32,6 +32,7 @@ in docs/dynamic.md): for E_k = 1 and λ(μ) = 1 − 2μν + μ²(δ² + β_s²) 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -40,11 +41,17 @@ from .._validation import check_int
 from .law import SIMULATE_HINT, ExactUnavailable
 from .local import linear_model, local_maps
 
-__all__ = ["SteinSteadyState", "add_drift", "check_supported", "first_order", "sampling_moments",
+if TYPE_CHECKING:
+    from ..algorithms.base import ServerRule
+    from ..problems.base import Problem
+    from ..problems.drifting import DriftingQuadratic
+
+__all__ = ["SteinSteadyState", "add_drift", "check_supported", "engine_drift", "first_order", "sampling_moments",
            "seed_bound", "seed_constants", "stein_steady_state", "unwrap"]
 
 
-def unwrap(problem, algorithm=None):
+def unwrap(problem: Problem | DriftingQuadratic,
+           algorithm: ServerRule | None = None) -> tuple[Problem, np.ndarray | None]:
     """(round-0 problem, drift covariance Q or None): applies ``algorithm.prepare`` (mini-batch sizes) and
     unwraps a drifting problem (anything with ``base`` and ``drift_cov``)."""
     prepare = getattr(algorithm, "prepare", None)
@@ -56,7 +63,7 @@ def unwrap(problem, algorithm=None):
     return problem, None
 
 
-def engine_drift(Q):
+def engine_drift(Q: np.ndarray | None) -> tuple[np.ndarray | None, bool]:
     """(Q, drift_after) as the exact solvers apply the drift: Q and False (the optimum moves before the
     round), unless an engine fault is injected (``afltheory.mutants``; consulted only for a drifting
     problem, ``Q`` not None)."""
@@ -68,7 +75,7 @@ def engine_drift(Q):
     return Q, bool(_faults.get("exact.drift_order"))
 
 
-def check_supported(system) -> None:
+def check_supported(system: Any) -> None:
     """Drift needs no delays and no memory slots (ExactUnavailable otherwise)."""
     if system.drift_cov is None:
         return
@@ -81,7 +88,7 @@ def check_supported(system) -> None:
                                f"{SIMULATE_HINT}")
 
 
-def add_drift(S, Q):
+def add_drift(S: np.ndarray, Q: np.ndarray) -> np.ndarray:
     """S + Q on the x̃ block: E (e − q)(e − q)ᵀ = E e eᵀ + Q (q independent, zero mean)."""
     d = Q.shape[0]
     S = np.array(S, copy=True)
@@ -90,7 +97,7 @@ def add_drift(S, Q):
 
 
 # ------------------------------------------------------------------------------------ sampling and local maps
-def sampling_moments(K: int, L: int, replace: bool = False):
+def sampling_moments(K: int, L: int, replace: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """(E N_k (K,), E N_k N_l (K, K)) for L agents out of K, without (default) or with replacement."""
     K = check_int("K", K, low=1)
     L = check_int("L", L, low=1, high=None if replace else K)
@@ -158,7 +165,8 @@ class SteinSteadyState:
     details: dict = field(default_factory=dict)
 
 
-def stein_steady_state(problem, algorithm, L: int, *, replace: bool = False, drift_after: bool = False,
+def stein_steady_state(problem: Problem | DriftingQuadratic, algorithm: ServerRule, L: int, *,
+                       replace: bool = False, drift_after: bool = False,
                        drop_epoch_scaling: bool = False) -> SteinSteadyState:
     """lim_t E‖x_t − w°_t‖² of ``DynamicFedAvg`` on a (drifting) quadratic with L of K agents per round, by
     solving the Stein-type equation directly (module docstring). The keyword flags evaluate plausible wrong
@@ -193,7 +201,8 @@ def stein_steady_state(problem, algorithm, L: int, *, replace: bool = False, dri
 
 
 # ------------------------------------------------------------------------------------------- first-order law
-def first_order(problem, algorithm, L: int, *, replace: bool = False) -> dict:
+def first_order(problem: Problem | DriftingQuadratic, algorithm: ServerRule, L: int, *,
+                replace: bool = False) -> dict:
     """The first-order steady-state law (module docstring): a dict with ``C_b``, ``C_s``, ``Q``, ``Hbar``, the
     traces ``tr_b`` = Tr(H̄⁻¹C_b), ``tr_s`` = Tr(H̄⁻¹C_s), ``tr_q`` = Tr(H̄⁻¹Q), ``mu_star`` (inf when Q =
     0; 0 when C_b + C_s = 0) and ``msd``: a function μ ↦ (μ/2)(tr_b + tr_s) + tr_q/(2μ). ``replace``: the
@@ -219,7 +228,7 @@ def first_order(problem, algorithm, L: int, *, replace: bool = False) -> dict:
 
 
 # --------------------------------------------------------------------------------------- the seed's constants
-def seed_constants(problem, algorithm, L: int) -> dict:
+def seed_constants(problem: Problem | DriftingQuadratic, algorithm: ServerRule, L: int) -> dict:
     """The seed's gradient-noise constants, transcribed (docs/theorems.md "Dynamic FedAvg — the claims"):
     τ_{s,k} =
     (N_k − B_k)/((N_k − 1) B_k E_k) (Gaussian data: 1/(B_k E_k)), τ_ε = (K − L)/(K − 1), β_s² = (1/(KL))
@@ -256,7 +265,7 @@ def seed_constants(problem, algorithm, L: int) -> dict:
             "exact_model_term": float(np.trace(fo["C_b"])), "exact_data_term": float(np.trace(fo["C_s"]))}
 
 
-def seed_bound(problem, algorithm, L: int) -> dict:
+def seed_bound(problem: Problem | DriftingQuadratic, algorithm: ServerRule, L: int) -> dict:
     """The steady-state bound from the seed's error recursion with its constants (derived here,
     docs/dynamic.md): λ = 1 − 2μν + μ²(δ² + β_s²); if λ < 1, limsup MSD ≤ [μ²(σ_s² + ε²) + λσ_q²]/(1 − λ),
     split into the terms ``data`` μ²σ_s²/(1−λ), ``model`` μ²ε²/(1−λ), ``drift`` λσ_q²/(1−λ). ``inside``:

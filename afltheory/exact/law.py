@@ -11,11 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..anarchy.behaviour import Behaviour, Synchronous
 from ..anarchy.delays import FixedDelay, GeometricDelay, NoDelay, PerWorkerDelay, UniformDelay
+
+if TYPE_CHECKING:
+    from ..anarchy.behaviour import BehaviourLike
 
 __all__ = ["ExactUnavailable", "MAX_LOCAL_STEPS", "round_law", "RoundLaw", "SIMULATE_HINT"]
 
@@ -68,7 +72,7 @@ def _check_pmf(name, p, n_max):
     return p / p.sum()
 
 
-def round_law(behaviour, num_workers: int, fixed_local_steps: int | None = None) -> RoundLaw:
+def round_law(behaviour: BehaviourLike, num_workers: int, fixed_local_steps: int | None = None) -> RoundLaw:
     """Extract the per-round law of ``behaviour`` for ``num_workers`` workers, or raise
     ``ExactUnavailable``."""
     arrivals, delays, steps = _components(behaviour)

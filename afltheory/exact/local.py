@@ -11,13 +11,14 @@ weight μ (0 for SGD), P = I − η_L (H_i + μ I):
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..algorithms.base import ServerRule as ServerRuleBase
 from ..algorithms.base import WorkerRule, overrides
-from ..problems.base import Problem
+from ..problems.base import LinearGaussianModel, Problem
 from .law import SIMULATE_HINT
 
 __all__ = ["ExactRule", "linear_model", "local_maps", "LocalMap", "server_rule"]
@@ -30,7 +31,8 @@ class LocalMap:
     Q: np.ndarray   # (d, d)
 
 
-def local_maps(H, b_tilde, Sigma, eta_L: float, mu: float, Ks) -> dict[int, LocalMap]:
+def local_maps(H: np.ndarray, b_tilde: np.ndarray, Sigma: np.ndarray, eta_L: float, mu: float,
+               Ks: Iterable[int]) -> dict[int, LocalMap]:
     """{K: LocalMap} for one worker (H, b̃, Σ: its Hessian, centred offset, noise covariance)."""
     d = H.shape[0]
     P = np.eye(d) - eta_L * (H + mu * np.eye(d))
@@ -92,7 +94,7 @@ class ExactRule:
 _IMPERATIVE = ("aggregate", "update_memory", "init", "arrival_weights")
 
 
-def server_rule(algorithm) -> ExactRule:
+def server_rule(algorithm: ServerRuleBase) -> ExactRule:
     """The exact view of ``algorithm``: its declarative hooks (step size, per-arrival weights, normalizer,
     memory, warm start, fixed local steps) are honoured — so a subclass changing them (a mutant) is
     represented as what it is; a rule that overrides an imperative hook (``aggregate``, ``update_memory``,
@@ -125,7 +127,7 @@ def server_rule(algorithm) -> ExactRule:
                      warm_start=bool(algorithm.warm_start))
 
 
-def linear_model(problem):
+def linear_model(problem: Problem) -> LinearGaussianModel:
     """The problem's linear-Gaussian model, or TypeError saying why exact moments are unavailable."""
     if not isinstance(problem, Problem):
         raise TypeError(f"problem={problem!r} must be an afltheory.problems.Problem")

@@ -29,11 +29,13 @@ from __future__ import annotations
 import time
 import warnings
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.linalg
 import scipy.sparse
 import scipy.sparse.linalg
+from numpy.typing import ArrayLike
 
 from .. import _faults
 from .._validation import check_array, check_int, check_positive
@@ -42,6 +44,13 @@ from ..compression.compressors import Compressor
 from . import drift
 from .law import SIMULATE_HINT, ExactUnavailable, round_law
 from .local import linear_model, local_maps, server_rule
+
+if TYPE_CHECKING:
+    from ..algorithms.base import ServerRule
+    from ..anarchy.behaviour import BehaviourLike
+    from ..engine import Trace
+    from ..problems.base import Problem
+    from ..problems.drifting import DriftingQuadratic
 
 __all__ = ["DEFAULT_MAX_MEMORY", "estimate_memory", "ExactSystem", "MAX_LOCAL_MAP_FLOPS", "Moments",
            "moments", "rounds_to_epsilon", "steady_state", "SteadyState", "zscores"]
@@ -68,10 +77,12 @@ class Moments:
 
     @property
     def diverged(self) -> bool:
+        """True when the exact moments crossed the divergence threshold."""
         return self.divergence_round is not None
 
     @property
     def rounds(self) -> int:
+        """T, the number of rounds."""
         return len(self.grad_norm_sq) - 1
 
     def time_average(self, T: int | None = None) -> float:
@@ -120,7 +131,8 @@ class ExactSystem:
     """The exact second-moment recursion for (problem, algorithm, behaviour). ``initial(x0)`` -> S_0,
     ``step(S, t)`` -> S_{t+1}, ``observe(S)`` -> (E‖∇f‖², E f, E x)."""
 
-    def __init__(self, problem, algorithm, behaviour, *, max_memory: int = DEFAULT_MAX_MEMORY):
+    def __init__(self, problem: Problem | DriftingQuadratic, algorithm: ServerRule, behaviour: BehaviourLike,
+                 *, max_memory: int = DEFAULT_MAX_MEMORY):
         max_memory = check_positive("max_memory", max_memory)
         problem, self.drift_cov = drift.unwrap(problem, algorithm)
         self.drift_cov, self.drift_after = drift.engine_drift(self.drift_cov)   # (Q, False) but under a fault
@@ -181,6 +193,7 @@ class ExactSystem:
         return [self.law.delay_pmf(t, i) for i in range(self.M)]
 
     def op(self, t: int) -> _Op:
+        """The (cached) one-round linear operator of round ``t`` on the stacked second moment."""
         if self.law.stationary:        # built-in delays: pmf(t) = pmf(max_delay) for t >= max_delay
             key = min(t, self.law.time_invariant_from)
             if key not in self._ops:
@@ -247,7 +260,8 @@ class ExactSystem:
         return _Op(A, U, combos, Qbar, deterministic)
 
     # ------------------------------------------------------------------------------------------ recursion
-    def initial(self, x0) -> np.ndarray:
+    def initial(self, x0: ArrayLike) -> np.ndarray:
+        """The stacked second moment S_0 of the deterministic start ``x0``."""
         d, M, nJ = self.d, self.M, self.nJ
         xt = np.asarray(x0, dtype=float) - self.x_star
         z = np.zeros(self.n)
@@ -285,7 +299,9 @@ class ExactSystem:
         W[rand] = np.add.reduceat(E, starts, axis=0) - np.matmul(Y[rand], op.U[rand].transpose(0, 2, 1))
         return W
 
-    def step(self, S, t: int, noise: bool = True) -> np.ndarray:
+    def step(self, S: np.ndarray, t: int, noise: bool = True) -> np.ndarray:
+        """S_{t+1} from S_t. ``noise=False`` drops the additive sources (the stochastic-gradient noise and the
+        optimum's drift): the homogeneous part of the map, which the steady-state solver iterates."""
         op = self.op(t)
         d, M, nJ, pi = self.d, self.M, self.nJ, self.law.pi
         drifts = noise and self.drift_cov is not None
@@ -325,13 +341,14 @@ class ExactSystem:
             Snew = drift.add_drift(Snew, self.drift_cov)
         return Snew
 
-    def observe(self, S):
+    def observe(self, S: np.ndarray) -> tuple[float, float]:
+        """(E‖∇f(x_t)‖², E f(x_t)) read off the stacked second moment S_t."""
         d = self.d
         P = S[1:1 + d, 1:1 + d]
         return (float(np.sum(self.Hbar2 * P)), self.f_star + 0.5 * float(np.sum(self.Hbar * P)),
                 S[0, 1:1 + d] + self.x_star)
 
-    def msd(self, S) -> float:
+    def msd(self, S: np.ndarray) -> float:
         """E‖x_t − w°_t‖² = tr E x̃ x̃ᵀ (coordinates centred at the round's optimum)."""
         return float(np.trace(S[1:1 + self.d, 1:1 + self.d]))
 
@@ -368,9 +385,10 @@ class ExactCostWarning(UserWarning):
     """The exact recursion is projected to take long (``simulate`` with replicates may be far cheaper)."""
 
 
-def moments(problem, algorithm, behaviour, rounds: int, x0=None, *,
-            max_memory: int = DEFAULT_MAX_MEMORY, divergence_threshold: float = 1e12,
-            warn_seconds: float = 30.0, max_seconds: float | None = None) -> Moments:
+def moments(problem: Problem | DriftingQuadratic, algorithm: ServerRule, behaviour: BehaviourLike,
+            rounds: int, x0: ArrayLike | None = None, *, max_memory: int = DEFAULT_MAX_MEMORY,
+            divergence_threshold: float = 1e12, warn_seconds: float = 30.0,
+            max_seconds: float | None = None) -> Moments:
     """Exact E‖∇f(x_t)‖², E f(x_t), E x_t for t = 0..rounds (no Monte Carlo error).
 
     Same arguments as ``afltheory.simulate`` (x0: (dim,), default ``problem.default_x0()``). Needs a
@@ -448,7 +466,8 @@ def _check_cost(first: float, rounds: int, sys_, warn_seconds: float, max_second
         warnings.warn(msg, ExactCostWarning, stacklevel=3)
 
 
-def rounds_to_epsilon(problem, algorithm, behaviour, epsilon: float, *, max_rounds: int = 100_000, x0=None,
+def rounds_to_epsilon(problem: Problem | DriftingQuadratic, algorithm: ServerRule, behaviour: BehaviourLike,
+                      epsilon: float, *, max_rounds: int = 100_000, x0: ArrayLike | None = None,
                       what: str = "grad_norm_sq", max_memory: int = DEFAULT_MAX_MEMORY) -> int | None:
     """First t ≤ max_rounds with exact E‖∇f(x_t)‖² ≤ epsilon (``what="loss"``: E f(x_t) − f* ≤ epsilon);
     None if not reached (e.g. the steady state lies above epsilon)."""
@@ -474,7 +493,7 @@ def rounds_to_epsilon(problem, algorithm, behaviour, epsilon: float, *, max_roun
     return None
 
 
-def zscores(trace, exact: Moments, what: str = "grad_norm_sq") -> np.ndarray:
+def zscores(trace: Trace, exact: Moments, what: str = "grad_norm_sq") -> np.ndarray:
     """(Monte Carlo mean − exact) / Monte Carlo standard error at t = 0..rounds of a ``simulate`` trace; NaN
     where the standard error is (numerically) zero, e.g. at t = 0 with a deterministic x_0."""
     if what not in ("grad_norm_sq", "loss"):
@@ -488,7 +507,8 @@ def zscores(trace, exact: Moments, what: str = "grad_norm_sq") -> np.ndarray:
 
 
 # ------------------------------------------------------------------------------------------- steady state
-def steady_state(problem, algorithm, behaviour, *, tol: float = 1e-11, max_memory: int = DEFAULT_MAX_MEMORY,
+def steady_state(problem: Problem | DriftingQuadratic, algorithm: ServerRule, behaviour: BehaviourLike, *,
+                 tol: float = 1e-11, max_memory: int = DEFAULT_MAX_MEMORY,
                  dense_limit: int = 900) -> SteadyState:
     """Exact lim_t E‖∇f(x_t)‖² (and E f, E x): the fixed point of the stationary (t ≥ max_delay) recursion.
 

@@ -26,13 +26,19 @@ covariance's closed form for the Ω-step, which are only consistent under this i
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._validation import check_int, check_positive, check_real
 from ..theory.mocha import theta_bar
 from .problem import MultiTaskProblem
+
+if TYPE_CHECKING:
+    from ..anarchy.behaviour import BehaviourLike
 
 __all__ = ["mocha", "MochaResult", "local_maximizer", "omega_step", "arrival_probabilities", "theta_bar"]
 
@@ -61,9 +67,8 @@ def _G(problem: MultiTaskProblem, t: int, alpha_t, w_t, delta, q: float) -> floa
     return float(-problem._conj(alpha_t + delta, y).sum() - w_t @ u - q * (u @ u))
 
 
-def local_maximizer(
-    problem: MultiTaskProblem, t: int, alpha_t, w_t, sigma_prime: float, *, local_passes: int = 50
-) -> np.ndarray:
+def local_maximizer(problem: MultiTaskProblem, t: int, alpha_t: np.ndarray, w_t: np.ndarray,
+                    sigma_prime: float, *, local_passes: int = 50) -> np.ndarray:
     """Δα_t* = argmax G_t (closed form for the squared loss, ``local_passes`` SDCA passes otherwise)."""
     x, y = problem.X[t], problem.y[t]
     q = sigma_prime * problem.C[t, t] / 4.0  # G's quadratic coefficient on ‖X_tᵀΔ‖²
@@ -92,7 +97,7 @@ def local_maximizer(
 
 
 def arrival_probabilities(
-    behaviour, m: int, drop: float = 0.0, rounds: int = 2000, seed: int = 0
+    behaviour: BehaviourLike, m: int, drop: float = 0.0, rounds: int = 2000, seed: int = 0
 ) -> np.ndarray:
     """P[node t arrives in a round] for each t: exact from the arrivals' inclusion probabilities when
     available, else the frequency over ``rounds`` sampled rounds; times (1 − drop)."""
@@ -137,15 +142,15 @@ def mocha(
     problem: MultiTaskProblem,
     rounds: int,
     *,
-    theta=0.0,
-    behaviour=None,
+    theta: float | tuple[float, float] = 0.0,
+    behaviour: BehaviourLike | None = None,
     drop: float = 0.0,
     update_omega: bool = True,
     seed: int = 0,
     sigma_prime: float | None = None,
     local_passes: int = 50,
     omega_eps: float = 1e-4,
-    alpha0=None,
+    alpha0: Sequence[ArrayLike] | None = None,
 ) -> MochaResult:
     """Run MOCHA for ``rounds`` W-steps (each followed by an Ω-step if ``update_omega``).
 

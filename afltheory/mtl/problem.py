@@ -24,9 +24,11 @@ so that ¼‖Σ_t …‖²_C ≤ σ' Σ_t ¼ C_tt‖X_tᵀΔα_t‖²; always �
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._validation import check_array, check_int, check_nonnegative, check_positive
 
@@ -55,12 +57,12 @@ class MultiTaskProblem:
 
     def __init__(
         self,
-        X,
-        y,
+        X: Sequence[ArrayLike],
+        y: Sequence[ArrayLike],
         loss: str = "squared",
         lam1: float = 0.1,
         lam2: float = 0.1,
-        Omega=None,
+        Omega: ArrayLike | None = None,
         gamma: float = 1.0,
     ):
         if loss not in LOSSES:
@@ -107,24 +109,28 @@ class MultiTaskProblem:
             )
         return (O + O.T) / 2
 
-    def with_omega(self, Omega) -> MultiTaskProblem:
+    def with_omega(self, Omega: ArrayLike) -> MultiTaskProblem:
         """The same data and losses with another relationship matrix."""
         return MultiTaskProblem(self.X, self.y, self.loss, self.lam1, self.lam2, Omega, self.gamma)
 
     @property
     def A(self) -> np.ndarray:
+        """A = λ₁Ω + λ₂I, the task-coupling matrix of the regularizer tr(W A Wᵀ)."""
         return self.lam1 * self.Omega + self.lam2 * np.eye(self.m)
 
     @property
     def C(self) -> np.ndarray:
+        """A⁻¹."""
         return np.linalg.inv(self.A)
 
     @property
     def n(self) -> int:
+        """The total number of samples over the tasks."""
         return int(sum(len(v) for v in self.y))
 
     @property
     def constants(self) -> MTLConstants:
+        """The certified constants of the MOCHA analysis (μ, Lipschitz, radius, σ'_min)."""
         C = self.C
         dg = np.sqrt(np.diag(C))
         sp = float(np.linalg.eigvalsh(C / np.outer(dg, dg)).max())
@@ -157,7 +163,7 @@ class MultiTaskProblem:
     def _W_check(self, W) -> np.ndarray:
         return check_array("W", W, shape=(self.d, self.m))
 
-    def primal(self, W) -> float:
+    def primal(self, W: np.ndarray) -> float:
         """P(W) = Σ_t Σ_i ℓ(w_tᵀx_t^i, y_t^i) + λ₁ tr(WΩWᵀ) + λ₂‖W‖²_F."""
         W = self._W_check(W)
         data = sum(
@@ -171,26 +177,27 @@ class MultiTaskProblem:
             raise ValueError(f"alpha must be a list of {self.m} arrays (one per task)")
         return [check_array(f"alpha[{t}]", a, shape=(len(self.y[t]),)) for t, a in enumerate(alpha)]
 
-    def V(self, alpha) -> np.ndarray:
+    def V(self, alpha: Sequence[ArrayLike]) -> np.ndarray:
         """V = [X_1ᵀα_1 … X_mᵀα_m] (d × m)."""
         return np.stack([x.T @ a for x, a in zip(self.X, alpha, strict=True)], axis=1)
 
-    def primal_point(self, alpha) -> np.ndarray:
+    def primal_point(self, alpha: Sequence[ArrayLike]) -> np.ndarray:
         """W(α) = ½ V C: the primal point of a dual point (MOCHA's w(α) = ∇R*(Xα))."""
         return 0.5 * self.V(self._alpha_check(alpha)) @ self.C
 
-    def dual(self, alpha) -> float:
+    def dual(self, alpha: Sequence[ArrayLike]) -> float:
         """D(α) = −Σ_t Σ_i ℓ*(−α_t^i) − ¼ tr(V C Vᵀ) (−inf outside the loss conjugates' domain)."""
         alpha = self._alpha_check(alpha)
         conj = sum(float(self._conj(a, y).sum()) for a, y in zip(alpha, self.y, strict=True))
         V = self.V(alpha)
         return -conj - 0.25 * float(np.trace(V @ self.C @ V.T))
 
-    def duality_gap(self, W, alpha) -> float:
+    def duality_gap(self, W: np.ndarray, alpha: Sequence[ArrayLike]) -> float:
         """P(W) − D(α) ≥ 0 for every W and every feasible α (weak duality)."""
         return self.primal(W) - self.dual(alpha)
 
     def zero_alpha(self) -> list[np.ndarray]:
+        """The all-zero dual point (one vector per task)."""
         return [np.zeros(len(v)) for v in self.y]
 
     # -- closed form
@@ -231,7 +238,7 @@ def synthetic_tasks(
     loss: str = "squared",
     lam1: float = 0.1,
     lam2: float = 0.1,
-    Omega=None,
+    Omega: ArrayLike | None = None,
     seed: int = 0,
     gamma: float = 1.0,
 ) -> MultiTaskProblem:

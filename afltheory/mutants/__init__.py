@@ -35,8 +35,9 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -46,6 +47,9 @@ from ..algorithms.workers import SCAFFOLD, FedProx
 from ..compression.channel import DIANA, ErrorFeedback
 from ..compression.compressors import QSGD, RandK
 from . import algorithms as A
+
+if TYPE_CHECKING:
+    from .run import KillMatrix
 
 __all__ = [
     "CATALOGUE",
@@ -76,14 +80,16 @@ class Mutant:
 
     @property
     def kind(self) -> str:
+        """How the mutant is injected: "control", "rule" (a replaced class) or "engine" (fault points)."""
         return "control" if self.category == "control" else "rule" if self.replaces else "engine"
 
     @property
     def engines(self) -> tuple[str, ...]:
-        """Where the mutant acts: "simulate" (the Monte Carlo engines: ``simulate`` and the torch backend) and
-        "exact" when the exact engine represents it (declarative hooks); the exact engine refuses
+        """The engines the mutant can change: "simulate" (the Monte Carlo engines: ``simulate`` and the torch
+        backend) and "exact" when the exact engine represents it (declarative hooks); the exact engine refuses
         (TypeError) a rule overriding an imperative hook or a worker correction, and a compressor whose
-        sampling code changed below its exact moments — it never reads a mutant as its base class."""
+        sampling code changed below its exact moments — it never reads a mutant as its base class. A fault
+        mutant: the engines of its fault points."""
         if self.replaces:
             exact_ok = not any(_exact_refuses(cls) for cls in self.replaces.values())
             return ("exact", "simulate") if exact_ok else ("simulate",)
@@ -99,14 +105,14 @@ class Mutant:
             return False
         return any(_exact_refuses(m) and not _exact_never_runs(b) for b, m in self.replaces.items())
 
-    def substitute(self, component):
+    def substitute(self, component: Any) -> Any:
         """``component`` with every component whose exact type the mutant replaces — itself or any component
         nested in its dataclass fields, recursively (worker rule, compressor, the compressor inside
         ``ErrorFeedback``/``DIANA``) — rebuilt as the mutant class with the same fields. Components that
         contain nothing to replace are returned as they are (the same object)."""
         return _replace(component, self.replaces) if self.replaces else component
 
-    def exercised_by(self, seen) -> bool:
+    def exercised_by(self, seen: set) -> bool:
         """Whether a run that consulted ``seen`` (see ``probe``) reaches this mutant: it received a rule the
         mutant replaces or read a fault point the mutant sets. (If not, the mutant cannot change that run.)"""
         return any(c in seen or qualname(c) in seen for c in self.replaces) or any(
@@ -497,10 +503,11 @@ CONTROLS: dict[str, Mutant] = {
 
 
 def names() -> list[str]:
+    """The names of the catalogue's mutants."""
     return list(CATALOGUE)
 
 
-def get(mutant) -> Mutant:
+def get(mutant: str | Mutant) -> Mutant:
     """The catalogued mutant (or equivalent control) ``mutant`` (a name or a ``Mutant``)."""
     if isinstance(mutant, Mutant):
         return mutant
@@ -517,7 +524,7 @@ def active() -> Mutant | None:
 
 
 @contextlib.contextmanager
-def injected(mutant):
+def injected(mutant: str | Mutant) -> Iterator[Mutant]:
     """Inject ``mutant`` (a name or a ``Mutant``) into every engine for the duration of the block; always
     reset on exit (also on exceptions). Test-only: not reentrant (``RuntimeError`` if a mutant is active)."""
     m = get(mutant)
@@ -531,7 +538,7 @@ def injected(mutant):
 
 
 @contextlib.contextmanager
-def probe():
+def probe() -> Iterator[set]:
     """Record what the engines consult inside the block (yields a set: rule classes received, fault points
     read); with no mutant injected nothing changes. ``Mutant.exercised_by(seen)`` says whether a mutant could
     change the probed run — deterministic runs that never reach a mutant are left out of the kill matrix."""
@@ -544,7 +551,7 @@ def probe():
         _faults._SEEN = None
 
 
-def kill_matrix(*args, **kwargs):
+def kill_matrix(*args: Any, **kwargs: Any) -> KillMatrix:
     """Run checks under mutants; see ``afltheory.mutants.run.kill_matrix``."""
     from .run import kill_matrix as _km
 

@@ -16,6 +16,7 @@ K stochastic gradients), K and τ (R, m) the arrivals' local steps and delays, M
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -23,6 +24,9 @@ from ..algorithms.server import AFACD, AFACS, FedAvg, FedBuff, _worker_mean
 from ..algorithms.workers import SCAFFOLD, FedProx
 from ..compression.channel import DIANA, ErrorFeedback
 from ..compression.compressors import QSGD, RandK, _stochastic_round
+
+if TYPE_CHECKING:
+    from ..algorithms.base import ServerState
 
 __all__ = [
     "AFACDUnchanged",
@@ -57,7 +61,7 @@ class AFACDEtaLMissing(AFACD):
     """Mutant of AFA-CD: x_{t+1} = x_t − η G_t (the server step forgets η_L; cf. inconsistency #1)."""
 
     @property
-    def step_size(self):
+    def step_size(self) -> float:
         return float(self.eta)
 
 
@@ -66,7 +70,7 @@ class AFACDEtaLTwice(AFACD):
     """Mutant of AFA-CD: x_{t+1} = x_t − η η_L² G_t (η_L applied twice: G already carried it)."""
 
     @property
-    def step_size(self):
+    def step_size(self) -> float:
         return float(self.eta) * float(self.eta_L) ** 2
 
 
@@ -75,7 +79,7 @@ class AFACDEtaMissing(AFACD):
     """Mutant of AFA-CD: x_{t+1} = x_t − η_L G_t (the server learning rate η is dropped)."""
 
     @property
-    def step_size(self):
+    def step_size(self) -> float:
         return float(self.eta_L)
 
 
@@ -83,7 +87,7 @@ class AFACDEtaMissing(AFACD):
 class AFACDOverM(AFACD):
     """Mutant of AFA-CD: G_t = (1/M) Σ_{i∈M_t} G_i (averages over all M workers instead of the m arrivals)."""
 
-    def normalizer(self, m, num_workers):
+    def normalizer(self, m: int, num_workers: int) -> int:
         return num_workers
 
 
@@ -91,7 +95,7 @@ class AFACDOverM(AFACD):
 class AFACDSumK(AFACD):
     """Mutant of AFA-CD: a worker's update is the *sum* of its K gradients, not their average (G_i · K_i)."""
 
-    def local_steps_weight(self, K):
+    def local_steps_weight(self, K: np.ndarray) -> np.ndarray | None:
         return K
 
 
@@ -100,7 +104,8 @@ class AFACDOneArrival(AFACD):
     """Mutant of AFA-CD: only the first arrival's update is applied, x_{t+1} = x_t − γ G_{i₁} (partial
     aggregation)."""
 
-    def aggregate(self, state, x, G, workers, K, delays, num_workers):
+    def aggregate(self, state: ServerState, x: np.ndarray, G: np.ndarray, workers: np.ndarray, K: np.ndarray,
+                  delays: np.ndarray, num_workers: int) -> tuple[np.ndarray, ServerState]:
         return x - (self.eta * self.eta_L) * G[:, 0], state
 
 
@@ -108,7 +113,8 @@ class AFACDOneArrival(AFACD):
 class AFACDFirstTwice(AFACD):
     """Mutant of AFA-CD: the first arrival is counted twice, G_t = (1/m)(G_{i₁} + Σ_{i∈M_t} G_i)."""
 
-    def aggregate(self, state, x, G, workers, K, delays, num_workers):
+    def aggregate(self, state: ServerState, x: np.ndarray, G: np.ndarray, workers: np.ndarray, K: np.ndarray,
+                  delays: np.ndarray, num_workers: int) -> tuple[np.ndarray, ServerState]:
         return (
             x - _worker_mean(G, factor=self.eta * self.eta_L) - (self.eta * self.eta_L / G.shape[1]) * G[:, 0]
         ), state
@@ -119,7 +125,7 @@ class AFACDFirstTwice(AFACD):
 class AFACSOverm(AFACS):
     """Mutant of AFA-CS: x_{t+1} = x_t − γ (1/m) Σ_{i∈[M]} s_i (the memory sum divided by m instead of M)."""
 
-    def normalizer(self, m, num_workers):
+    def normalizer(self, m: int, num_workers: int) -> int:
         return m
 
 
@@ -128,7 +134,7 @@ class AFACSMemoryFrozen(AFACS):
     """Mutant of AFA-CS: the memory slots are never updated (the server keeps stepping along the warm
     start)."""
 
-    def update_memory(self, state, workers, U):
+    def update_memory(self, state: ServerState, workers: np.ndarray, U: np.ndarray) -> None:
         return None
 
 
@@ -136,7 +142,7 @@ class AFACSMemoryFrozen(AFACS):
 class AFACSWrongSlot(AFACS):
     """Mutant of AFA-CS: worker i's update is written into slot (i + 1) mod M."""
 
-    def update_memory(self, state, workers, U):
+    def update_memory(self, state: ServerState, workers: np.ndarray, U: np.ndarray) -> None:
         M = state.memory.shape[1]
         state.memory[np.arange(U.shape[0])[:, None], (workers + 1) % M] = U
 
@@ -146,7 +152,8 @@ class AFACSMemoryUnused(AFACS):
     """Mutant of AFA-CS: the memory is updated but the step uses only this round's arrivals (AFA-CD's
     step)."""
 
-    def aggregate(self, state, x, G, workers, K, delays, num_workers):
+    def aggregate(self, state: ServerState, x: np.ndarray, G: np.ndarray, workers: np.ndarray, K: np.ndarray,
+                  delays: np.ndarray, num_workers: int) -> tuple[np.ndarray, ServerState]:
         self.update_memory(state, workers, G)
         return x - _worker_mean(G, factor=self.eta * self.eta_L), state
 
@@ -157,7 +164,7 @@ class AFACSColdStart(AFACS):
     x_0)."""
 
     @property
-    def warm_start(self):
+    def warm_start(self) -> bool:
         return False
 
 
@@ -167,7 +174,7 @@ class AFACSColdStart(AFACS):
 class FedAvgNoK(FedAvg):
     """Mutant of FedAvg: Δ_i = −η_L G_i without the factor K_i (the update is read as one step)."""
 
-    def local_steps_weight(self, K):
+    def local_steps_weight(self, K: np.ndarray) -> np.ndarray:
         return None
 
 
@@ -175,7 +182,7 @@ class FedAvgNoK(FedAvg):
 class FedBuffNoStaleness(FedBuff):
     """Mutant of FedBuff: the staleness weight w(τ) is ignored (w ≡ 1)."""
 
-    def staleness_weight(self, tau):
+    def staleness_weight(self, tau: np.ndarray) -> np.ndarray:
         return None
 
 
@@ -185,7 +192,8 @@ class FedBuffNoStaleness(FedBuff):
 class FedProxSignFlipped(FedProx):
     """Mutant of the FedProx worker: correction −μ (y − y_0) (pushes away from the start point)."""
 
-    def correction(self, state, y, y0, rows, workers):
+    def correction(self, state: dict, y: np.ndarray, y0: np.ndarray, rows: np.ndarray,
+                   workers: np.ndarray) -> np.ndarray:
         return self.mu * (y0 - y)
 
 
@@ -193,7 +201,8 @@ class FedProxSignFlipped(FedProx):
 class SCAFFOLDSignFlipped(SCAFFOLD):
     """Mutant of the SCAFFOLD worker: correction c_i − c instead of c − c_i."""
 
-    def correction(self, state, y, y0, rows, workers):
+    def correction(self, state: dict, y: np.ndarray, y0: np.ndarray, rows: np.ndarray,
+                   workers: np.ndarray) -> np.ndarray:
         return state["c_i"][rows[:, None], workers] - state["c"][rows][..., None, :]
 
 
@@ -205,7 +214,7 @@ class RandKNoRescale(RandK):
     declarative hook (``rescale``) that sampling, ``moment_map`` and ``mean_gain`` all read, so the exact
     engine represents it as it is."""
 
-    def rescale(self, dim):
+    def rescale(self, dim: int) -> float:
         return 1.0
 
 
@@ -214,7 +223,7 @@ class QSGDMaxNorm(QSGD):
     """Mutant of QSGD: levels and decoding use the max-norm ‖x‖_∞ instead of ‖x‖₂ (still unbiased, but not the
     law whose second moment ``QSGD.second_moment`` states; overrides the sampling code only)."""
 
-    def _compress(self, x, rng):
+    def _compress(self, x: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, float]:
         norm = np.abs(x).max(axis=1, keepdims=True)
         safe = np.where(norm > 0, norm, 1.0)
         xi = _stochastic_round(self.s * np.abs(x) / safe, rng)
@@ -226,7 +235,7 @@ class ErrorFeedbackUnused(ErrorFeedback):
     """Mutant of error feedback: the error e_i is accumulated but never added back (the worker compresses
     G_i, not G_i + e_i) — plain biased compression."""
 
-    def message(self, G, error):
+    def message(self, G: np.ndarray, error: np.ndarray) -> np.ndarray:
         return G
 
 
@@ -234,7 +243,7 @@ class ErrorFeedbackUnused(ErrorFeedback):
 class DIANAShiftFrozen(DIANA):
     """Mutant of DIANA: the shifts h_i are never updated (h_i stays 0: plain compression)."""
 
-    def update_shift(self, shift, delta, alpha):
+    def update_shift(self, shift: np.ndarray, delta: np.ndarray, alpha: float) -> np.ndarray:
         return shift
 
 
@@ -242,7 +251,7 @@ class DIANAShiftFrozen(DIANA):
 class DIANAShiftSign(DIANA):
     """Mutant of DIANA: h_i ← h_i − αΔ (the shift update's sign flipped)."""
 
-    def update_shift(self, shift, delta, alpha):
+    def update_shift(self, shift: np.ndarray, delta: np.ndarray, alpha: float) -> np.ndarray:
         return shift - alpha * delta
 
 
@@ -255,7 +264,8 @@ class AFACDUnchanged(AFACD):
     as under the mutants overriding ``aggregate``/``update_memory``; a verdict that "kills" this control is
     reacting to that engine switch, not to a bug."""
 
-    def aggregate(self, state, x, G, workers, K, delays, num_workers):
+    def aggregate(self, state: ServerState, x: np.ndarray, G: np.ndarray, workers: np.ndarray, K: np.ndarray,
+                  delays: np.ndarray, num_workers: int) -> tuple[np.ndarray, ServerState]:
         return super().aggregate(state, x, G, workers, K, delays, num_workers)
 
 
@@ -264,5 +274,5 @@ class AFACSUnchanged(AFACS):
     """Equivalent mutant (control): AFA-CS itself, with ``update_memory`` overridden by the base's own code
     (see ``AFACDUnchanged``)."""
 
-    def update_memory(self, state, workers, U):
+    def update_memory(self, state: ServerState, workers: np.ndarray, U: np.ndarray) -> None:
         return super().update_memory(state, workers, U)

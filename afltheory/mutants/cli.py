@@ -12,11 +12,16 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import argparse
 
 __all__ = ["add_arguments", "main"]
 
 
-def add_arguments(p) -> None:
+def add_arguments(p: argparse.ArgumentParser) -> None:
     """Add ``--mutants [NAME ...]`` and ``--list-mutants`` to the ``check`` parser."""
     p.add_argument(
         "--mutants",
@@ -41,7 +46,7 @@ def _append_html(path: str, fragment: str) -> None:
         fh.write(text)
 
 
-def main(args, check_main=None) -> int:
+def main(args: argparse.Namespace, check_main: Callable | None = None) -> int:
     """``afltheory check ... --mutants``: the checks on the correct code (the ordinary report, each verdict
     row listing the mutants it kills) and under every mutant (the kill matrix appended to the report).
     ``check_main`` is unused (kept for the parser's signature)."""

@@ -9,6 +9,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..anarchy.schedule import Schedule
+
 __all__ = ["delayed_gd_reference", "gd_known_value", "gd_schedule"]
 
 
@@ -17,7 +23,7 @@ def gd_known_value(N: int, L: float = 1.0, delta: float = 1.0) -> float:
     return 4 * L * delta / (3 * N)
 
 
-def gd_schedule(T: int, tau: int = 0):
+def gd_schedule(T: int, tau: int = 0) -> Schedule:
     """One worker, one arrival per round, delay min(t, τ), K = 1: the skeleton of (delayed) GD."""
     import numpy as np
 
@@ -27,7 +33,7 @@ def gd_schedule(T: int, tau: int = 0):
     return Schedule(W, [[min(t, tau)] for t in range(T)], np.ones((T, 1)), 1)
 
 
-def delayed_gd_reference(gamma: float, delays, L: float = 1.0) -> float:
+def delayed_gd_reference(gamma: float, delays: Sequence[int], L: float = 1.0) -> float:
     """PEPit directly: x_{t+1} = x_t − γ ∇f(x_{t−τ_t}); worst min_{t≤T} ‖∇f(x_t)‖², f(x_0) − f(x_T) ≤ 1."""
     from PEPit import PEP
     from PEPit.functions import SmoothFunction

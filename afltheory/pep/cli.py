@@ -4,11 +4,19 @@ bound."""
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import argparse
+
+    from .theorems import Bracket
 
 __all__ = ["add_parser", "format_bracket"]
 
 
-def format_bracket(b) -> str:
+def format_bracket(b: Bracket) -> str:
+    """The bracket as printable lines (lower bound, certified upper bound, the theorem's bound and its
+    terms)."""
     c = b.config
     up = "n/a (solver status " + b.status + ": NOT certified)" if b.upper is None else f"{b.upper:.6g}"
     lines = [
@@ -36,7 +44,8 @@ def format_bracket(b) -> str:
     return "\n".join(lines)
 
 
-def add_parser(sub):
+def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Add ``afltheory pep thm2|thm3|thm4 ...`` to an argparse subparsers object."""
     p = sub.add_parser("pep", help="PEP worst case (certified upper bound) vs a theorem's bound, sigma_L = 0")
     p.add_argument("claim", choices=["thm2", "thm3", "thm4"])
     p.add_argument("--m", type=int, default=3, help="arrivals per round")

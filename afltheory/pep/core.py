@@ -47,11 +47,17 @@ from __future__ import annotations
 import math
 import time
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .._validation import check_int, check_nonnegative, check_positive, check_real
+
+if TYPE_CHECKING:
+    from ..algorithms.base import ServerRule
+    from ..anarchy.schedule import Schedule
 
 __all__ = ["ALGORITHMS", "GAPS", "METRICS", "MAX_GRAM", "Instance", "PEPResult", "PEPSizeError",
            "Skeleton", "estimate_seconds", "gram_size", "skeleton", "worst_case"]
@@ -105,10 +111,12 @@ class Skeleton:
 
     @property
     def T(self) -> int:
+        """The number of rounds."""
         return self.workers.shape[0]
 
     @property
     def m(self) -> int:
+        """Arrivals per round."""
         return self.workers.shape[1]
 
     @property
@@ -116,7 +124,7 @@ class Skeleton:
         """Server step γ = η η_L."""
         return self.eta * self.eta_L
 
-    def eval_points(self, metric="average", gap="f_star", last=False):
+    def eval_points(self, metric: str = "average", gap: str = "f_star", last: bool = False) -> list:
         """Distinct points where some gradient is evaluated, as keys: ("x", t) server iterates and
         ("y", worker, start key, k) local iterates k ≥ 1 (start key = the start point's key); x_T is included
         for the "min"/"last" metrics, ``gap="f_T"`` or ``last``."""
@@ -136,7 +144,7 @@ class Skeleton:
         return keys
 
 
-def skeleton(algorithm, schedule, replicate=0) -> Skeleton:
+def skeleton(algorithm: ServerRule, schedule: Schedule, replicate: int = 0) -> Skeleton:
     """Validate an afltheory server rule (AFACD, AFACS, FedAvg with the plain SGD worker) and one replicate
     of a ``Schedule`` and return the ``Skeleton`` the PEP is built from."""
     from ..algorithms import AFACD, AFACS, SGD, FedAvg
@@ -158,8 +166,8 @@ def skeleton(algorithm, schedule, replicate=0) -> Skeleton:
                     np.array(schedule.init_local_steps[r]), getattr(algorithm, "memory_init", "warm"))
 
 
-def gram_size(sk: Skeleton, metric="average", gap="f_star", heterogeneity="all", mu=None,
-              decrease_weight=0.0) -> int:
+def gram_size(sk: Skeleton, metric: str = "average", gap: str = "f_star", heterogeneity: str = "all",
+              mu: float | None = None, decrease_weight: float = 0.0) -> int:
     """Dimension of the PEP's Gram matrix: x_0, M gradients at every server iterate and
     (``heterogeneity="all"``) at every local iterate, else one gradient per (worker, local iterate); plus x_*
     and its M − 1 free gradients when ``gap="f_star"`` with ``mu`` given (nonconvex: a scalar f_* instead)."""
@@ -200,7 +208,7 @@ class Instance:
     dim: int
     metric: float = float("nan")
 
-    def oracle(self, tol=1e-6):
+    def oracle(self, tol: float = 1e-6) -> Callable[[int, np.ndarray], np.ndarray]:
         """grad(i, y): ∇f_i at the recorded point nearest y (a ValueError if none is within ``tol``
         relative)."""
         keys = list(self.points)
@@ -251,9 +259,11 @@ class PEPResult:
 
     @property
     def upper(self) -> float | None:
+        """The certified upper bound (None when the solver did not certify)."""
         return self.value if self.certified else None
 
     def summary(self) -> str:
+        """One line: rule, metric, value, certification, Gram size and solve time."""
         tag = "certified" if self.certified else f"NOT certified ({self.status}, rel. gap {self.rel_gap:.2e})"
         return (f"PEP {self.skeleton.rule} {self.metric}: {self.value:.6g} [{tag}] Gram {self.gram_size}, "
                 f"{self.seconds:.1f} s")
@@ -325,9 +335,11 @@ def _check_inputs(constants, delta, mu, metric, gap):
     return L, sG, delta, mu
 
 
-def worst_case(algorithm, schedule, constants, *, delta, mu=None, metric="average", gap="f_star",
-               heterogeneity="all", replicate=0, max_gram=MAX_GRAM, dimension_reduction=None,
-               decrease_weight=0.0, verbose=0) -> PEPResult:
+def worst_case(algorithm: ServerRule, schedule: Schedule, constants: Any, *, delta: float,
+               mu: float | None = None, metric: str = "average", gap: str = "f_star",
+               heterogeneity: str = "all", replicate: int = 0, max_gram: int = MAX_GRAM,
+               dimension_reduction: int | None = None, decrease_weight: float = 0.0,
+               verbose: int = 0) -> PEPResult:
     """Certified worst case of ``metric`` for the noise-free skeleton of ``algorithm`` on ``schedule``.
 
     ``algorithm``: ``afltheory.algorithms.AFACD``, ``AFACS`` or ``FedAvg`` (η, η_L; plain SGD worker).

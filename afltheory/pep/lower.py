@@ -15,8 +15,13 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from ..algorithms.base import ServerRule
+    from ..anarchy.schedule import Schedule
 
 __all__ = ["LowerBound", "quadratic_lower_bound"]
 
@@ -42,8 +47,9 @@ def _metric(gn, T, metric):
     return gn[:, T]
 
 
-def quadratic_lower_bound(algorithm, schedule, *, L, sigma_G, delta, metric="average", mu=None,
-                          grid=7, replicate=0) -> LowerBound:
+def quadratic_lower_bound(algorithm: ServerRule, schedule: Schedule, *, L: float, sigma_G: float,
+                          delta: float, metric: str = "average", mu: float | None = None, grid: int = 7,
+                          replicate: int = 0) -> LowerBound:
     """Largest ``metric`` over the quadratic family above on ``schedule`` (replicate ``replicate``).
 
     ``mu``: if given (strongly convex class), curvatures are restricted to [μ, L]. ``grid``: points per

@@ -9,12 +9,17 @@ recorded points (a ValueError) or reproduces a different metric.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
+
+if TYPE_CHECKING:
+    from .core import PEPResult
 
 __all__ = ["replay"]
 
 
-def replay(result, tol=1e-5):
+def replay(result: PEPResult, tol: float = 1e-5) -> tuple[np.ndarray, np.ndarray, float]:
     """Run ``result.skeleton`` on the recovered instance with the library's server rule.
 
     Returns (x, grad_norm_sq, value): the server iterates (T+1, r), ‖∇f(x_t)‖² at the iterates whose gradients

@@ -14,10 +14,14 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .._validation import check_int
+
+if TYPE_CHECKING:
+    from ..algorithms.base import ServerRule
 
 __all__ = ["ScheduleSearch", "round_choices", "schedule_count", "worst_schedule"]
 
@@ -43,14 +47,15 @@ class ScheduleSearch:
         return self.method == "exhaustive" and self.uncertified == 0
 
 
-def round_choices(t, M, m, tau, first_fixed=True):
+def round_choices(t: int, M: int, m: int, tau: int,
+                  first_fixed: bool = True) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
     """All (workers, delays) pairs for round t."""
     sets = [tuple(range(m))] if (t == 0 and first_fixed) else list(itertools.combinations(range(M), m))
     dmax = min(t, tau)
     return [(s, d) for s in sets for d in itertools.product(range(dmax + 1), repeat=m)]
 
 
-def schedule_count(M, m, T, tau):
+def schedule_count(M: int, m: int, T: int, tau: int) -> int:
     """Number of distinct schedules enumerated (first round's set fixed)."""
     return math.prod(len(round_choices(t, M, m, tau)) for t in range(T))
 
@@ -63,8 +68,10 @@ def _schedule(rows, M, K):
     return Schedule(W, D, np.full(W.shape, K, dtype=np.int64), M, init_local_steps=np.full(M, K))
 
 
-def worst_schedule(algorithm, constants, *, num_workers, m, K, T, tau, delta, metric="average", mu=None,
-                   heterogeneity="server", max_solves=64, beam=2, **kw) -> ScheduleSearch:
+def worst_schedule(algorithm: ServerRule, constants: Any, *, num_workers: int, m: int, K: int, T: int,
+                   tau: int, delta: float, metric: str = "average", mu: float | None = None,
+                   heterogeneity: str = "server", max_solves: int = 64, beam: int = 2,
+                   **kw: Any) -> ScheduleSearch:
     """Worst PEP value over the schedules of this size (see the module docstring). Exhaustive when the number
     of schedules is ≤ ``max_solves``, else beam search of width ``beam``; ``kw`` go to ``worst_case``."""
     import time

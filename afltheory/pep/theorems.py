@@ -20,10 +20,14 @@ import math
 import time
 import warnings
 from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .._validation import check_int, check_nonnegative, check_positive
+
+if TYPE_CHECKING:
+    from ..anarchy.schedule import Schedule
 
 __all__ = ["CLAIMS", "Bracket", "bracket", "default_schedule", "step_sizes"]
 
@@ -59,9 +63,12 @@ class Bracket:
 
     @property
     def control_exceeded(self) -> bool | None:
+        """True when the certified upper bound exceeds the control (the bound without its "transient" term);
+        None without a certified upper bound."""
         return None if self.upper is None else self.upper > self.control
 
     def to_json(self) -> dict:
+        """A JSON-safe dict of the bracket."""
         d = asdict(self)
         d.update(pep_upper=self.upper, theorem_bound=self.bound, holds=self.holds,
                  control_exceeded=self.control_exceeded, ratio_upper_to_bound=(
@@ -70,7 +77,8 @@ class Bracket:
         return d
 
 
-def step_sizes(claim, *, L, K, tau, M, m_fresh=None, fraction=0.9):
+def step_sizes(claim: str, *, L: float, K: int, tau: int, M: int, m_fresh: int | None = None,
+               fraction: float = 0.9) -> tuple[float, float]:
     """(η, η_L) inside the theorem's conditions: η_L = ``fraction`` × the largest η_L allowed by the η-free
     conditions, η = the largest admissible η for that η_L (on the boundary of the η-condition, which
     holds)."""
@@ -96,7 +104,7 @@ def step_sizes(claim, *, L, K, tau, M, m_fresh=None, fraction=0.9):
     return adm.require(), eta_L
 
 
-def default_schedule(claim, *, M, m, K, T, tau, seed=0):
+def default_schedule(claim: str, *, M: int, m: int, K: int, T: int, tau: int, seed: int = 0) -> Schedule:
     """Thm 2/4: cyclic arrival sets {t, …, t + m − 1} mod M; Thm 3: uniform m-subsets (seeded). Every delay is
     the largest allowed, min(t, τ); K local steps everywhere (warm-start K too)."""
     from ..anarchy import Schedule
@@ -110,8 +118,10 @@ def default_schedule(claim, *, M, m, K, T, tau, seed=0):
     return Schedule(W, D, np.full((T, m), K), M, init_local_steps=np.full(M, K))
 
 
-def bracket(claim, *, m, K, T, tau, M=None, sigma_G=0.1, delta=1.0, L=1.0, schedule=None, search=None,
-            beam=2, heterogeneity="server", lower_grid=7, max_gram=None, seed=0, gamma=None) -> Bracket:
+def bracket(claim: str, *, m: int, K: int, T: int, tau: int, M: int | None = None, sigma_G: float = 0.1,
+            delta: float = 1.0, L: float = 1.0, schedule: Schedule | None = None, search: str | None = None,
+            beam: int = 2, heterogeneity: str = "server", lower_grid: int = 7, max_gram: int | None = None,
+            seed: int = 0, gamma: float | None = None) -> Bracket:
     """The bracket for ``claim`` ("thm2", "thm3", "thm4") at this size (see the module docstring).
 
     ``M`` defaults to m + 1 (partial participation). ``search``: None (the default or given schedule),

@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
 from matplotlib.ticker import NullFormatter
+from numpy.typing import ArrayLike
+
+if TYPE_CHECKING:
+    from ..analysis.slopes import SlopeFit
 
 __all__ = ["bound_plot", "curves_plot", "lower_bound_plot", "new_figure", "rate_plot", "save", "speedup_plot",
            "stability_region_plot"]
@@ -22,7 +28,7 @@ def _fig(ncols=1, width=5.0, height=3.6):
 
 
 def new_figure(nrows: int = 1, ncols: int = 1, *, width: float = 5.0, height: float = 3.6,
-               sharey: bool = False, squeeze: bool = True):
+               sharey: bool = False, squeeze: bool = True) -> tuple[Figure, Any]:
     """(figure, axes) on an Agg canvas: the one figure style of afltheory (no pyplot state, no display).
     ``width``/``height`` per panel, in inches; ``axes`` as ``Figure.subplots`` returns them."""
     fig = Figure(figsize=(width * ncols, height * nrows), dpi=100)
@@ -31,7 +37,7 @@ def new_figure(nrows: int = 1, ncols: int = 1, *, width: float = 5.0, height: fl
     return fig, axes
 
 
-def save(fig, path) -> str:
+def save(fig: Figure, path: str | os.PathLike) -> str:
     """Write ``fig`` as a PNG at ``path`` (directories created; deterministic bytes); returns the path."""
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     fig.tight_layout()
@@ -88,8 +94,9 @@ def _rate_axes(ax, x, y, fit=None, theory_slope=None, label="measured", xlabel="
     ax.grid(True, which="both", alpha=0.3)
 
 
-def rate_plot(path, x, y, fit=None, theory_slope=None, *, xlabel="T", ylabel="(1/T) Σ E‖∇f(x_t)‖²", title="",
-              yerr=None) -> str:
+def rate_plot(path: str | os.PathLike, x: ArrayLike, y: ArrayLike, fit: SlopeFit | None = None,
+              theory_slope: float | None = None, *, xlabel: str = "T", ylabel: str = "(1/T) Σ E‖∇f(x_t)‖²",
+              title: str = "", yerr: ArrayLike | None = None) -> str:
     """Log–log rate plot of y against x with the fitted line (and its bootstrap band) and the theory slope.
 
     ``yerr`` follows matplotlib's ``errorbar`` convention: a scalar or (n,) array of symmetric half-widths, or
@@ -102,7 +109,7 @@ def rate_plot(path, x, y, fit=None, theory_slope=None, *, xlabel="T", ylabel="(1
     return save(fig, path)
 
 
-def speedup_plot(path, panels, *, title="") -> str:
+def speedup_plot(path: str | os.PathLike, panels: Sequence[Mapping[str, Any]], *, title: str = "") -> str:
     """``panels``: list of dicts with keys x, y, fit, theory_slope, xlabel (and optional ylabel, yerr,
     title)."""
     fig, axes = _fig(len(panels), width=4.2)
@@ -115,7 +122,8 @@ def speedup_plot(path, panels, *, title="") -> str:
     return save(fig, path)
 
 
-def bound_plot(path, labels, measured, bound, *, ucb=None, title="", ylabel="(1/T) Σ E‖∇f(x_t)‖²") -> str:
+def bound_plot(path: str | os.PathLike, labels: Sequence[str], measured: ArrayLike, bound: ArrayLike, *,
+               ucb: ArrayLike | None = None, title: str = "", ylabel: str = "(1/T) Σ E‖∇f(x_t)‖²") -> str:
     """Bars of measured (with UCB whisker) and bound per configuration, annotated with the slack ratio."""
     measured = np.asarray(measured, dtype=float)
     bound = np.asarray(bound, dtype=float)
@@ -141,8 +149,9 @@ def bound_plot(path, labels, measured, bound, *, ucb=None, title="", ylabel="(1/
     return save(fig, path)
 
 
-def curves_plot(path, curves, *, hlines=None, xlabel="round t", ylabel="E‖∇f(x_t)‖²", title="", logy=True,
-                logx=False) -> str:
+def curves_plot(path: str | os.PathLike, curves: Mapping[str, tuple], *,
+                hlines: Mapping[str, float] | None = None, xlabel: str = "round t",
+                ylabel: str = "E‖∇f(x_t)‖²", title: str = "", logy: bool = True, logx: bool = False) -> str:
     """``curves``: {label: (x, y)} or {label: (x, y, lo, hi)}; ``hlines``: {label: value}."""
     fig, (ax,) = _fig(width=6.0)
     for j, (lab, c) in enumerate(curves.items()):
@@ -164,14 +173,16 @@ def curves_plot(path, curves, *, hlines=None, xlabel="round t", ylabel="E‖∇f
     return save(fig, path)
 
 
-def lower_bound_plot(path, curves, sigma_G2, *, title="Theorem 1: only worker 1 arrives") -> str:
+def lower_bound_plot(path: str | os.PathLike, curves: Mapping[str, tuple], sigma_G2: Mapping[str, float], *,
+                     title: str = "Theorem 1: only worker 1 arrives") -> str:
     """``curves``: {label: (t, E‖∇f(x_t)‖²)}; ``sigma_G2``: {label: σ_G²} drawn as dashed lines."""
     return curves_plot(path, curves, hlines={f"σ_G² = {v:g} ({k})": v for k, v in sigma_G2.items()},
                        title=title)
 
 
-def stability_region_plot(path, eta, eta_L, theory_region, diverged, *, bound_held=None,
-                          title="stability region", chosen=None) -> str:
+def stability_region_plot(path: str | os.PathLike, eta: ArrayLike, eta_L: ArrayLike, theory_region: ArrayLike,
+                          diverged: ArrayLike, *, bound_held: ArrayLike | None = None,
+                          title: str = "stability region", chosen: tuple[float, float] | None = None) -> str:
     """(η, η_L) plane: shaded theory-admissible region, red × where runs diverged, dots where they converged
     (filled green if the bound held there, open orange if it did not). Grids are (len(eta_L), len(eta))."""
     eta, eta_L = np.asarray(eta), np.asarray(eta_L)

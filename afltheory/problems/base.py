@@ -7,9 +7,10 @@ can evaluate (replicates, workers, dim) blocks in one call.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import Any
 
 import numpy as np
 
@@ -86,9 +87,12 @@ class NoiseModel:
     isotropic_gaussian: bool = False
 
     def sample(self, rng: np.random.Generator, workers: np.ndarray, dim: int) -> np.ndarray:
+        """Noise ξ of shape (*workers.shape, dim) for the arrivals ``workers`` (mean zero; Assumption 2)."""
         raise NotImplementedError
 
     def covariance(self, i: int, dim: int) -> np.ndarray | None:
+        """The per-draw covariance of worker ``i``'s noise (dim, dim), or None when not available in closed
+        form."""
         return None
 
     def standard_normal_scale(self, dim: int) -> float | None:
@@ -111,13 +115,14 @@ class NoNoise(NoiseModel):
     gaussian = True
     isotropic_gaussian = True
 
-    def sample(self, rng, workers, dim):
+    def sample(self, rng: np.random.Generator, workers: np.ndarray, dim: int) -> np.ndarray:
         return np.zeros((*np.shape(workers), dim))
 
-    def covariance(self, i, dim):
+    def covariance(self, i: int, dim: int) -> np.ndarray | None:
         return np.zeros((dim, dim))
 
-    def sample_into(self, rng, workers, out, scale=1.0):
+    def sample_into(self, rng: np.random.Generator, workers: np.ndarray, out: np.ndarray,
+                    scale: float = 1.0) -> None:
         out.fill(0.0)
 
     def __repr__(self):
@@ -133,18 +138,19 @@ class GaussianNoise(NoiseModel):
     def __init__(self, sigma_L: float):
         self.sigma_L = check_nonnegative("sigma_L", sigma_L)
 
-    def sample(self, rng, workers, dim):
+    def sample(self, rng: np.random.Generator, workers: np.ndarray, dim: int) -> np.ndarray:
         z = rng.standard_normal((*np.shape(workers), dim))
         z *= self.sigma_L / np.sqrt(dim)
         return z
 
-    def covariance(self, i, dim):
+    def covariance(self, i: int, dim: int) -> np.ndarray | None:
         return np.eye(dim) * (self.sigma_L**2 / dim)
 
-    def standard_normal_scale(self, dim):
+    def standard_normal_scale(self, dim: int) -> float:
         return self.sigma_L / np.sqrt(dim)
 
-    def sample_into(self, rng, workers, out, scale=1.0):
+    def sample_into(self, rng: np.random.Generator, workers: np.ndarray, out: np.ndarray,
+                    scale: float = 1.0) -> None:
         rng.standard_normal(out=out)  # into the buffer: ~20% faster than rng.normal(0, s, shape) here
         out *= scale * self.sigma_L / np.sqrt(out.shape[-1])
 
@@ -152,7 +158,7 @@ class GaussianNoise(NoiseModel):
         return f"GaussianNoise(sigma_L={self.sigma_L})"
 
 
-def as_noise(noise_or_sigma) -> NoiseModel:
+def as_noise(noise_or_sigma: float | NoiseModel) -> NoiseModel:
     """Accept a NoiseModel or a number σ_L (Gaussian; 0 means no noise)."""
     if isinstance(noise_or_sigma, NoiseModel):
         return noise_or_sigma
@@ -194,40 +200,44 @@ class Problem:
         return "the problem is not a quadratic with additive isotropic Gaussian noise"
 
     # -- to implement
-    def local_value(self, x, i):
+    def local_value(self, x: np.ndarray, i: int | np.ndarray) -> np.ndarray:
+        """f_i(x) for worker(s) ``i``; ``x`` may carry leading batch axes."""
         raise NotImplementedError
 
-    def local_grad(self, x, i):
+    def local_grad(self, x: np.ndarray, i: int | np.ndarray) -> np.ndarray:
+        """∇f_i(x) for worker(s) ``i``; ``x`` may carry leading batch axes."""
         raise NotImplementedError
 
     # -- defaults
-    def value(self, x):
+    def value(self, x: np.ndarray) -> np.ndarray:
         """f(x) = (1/M) Σ_i f_i(x); x: (..., dim) -> (...)."""
         x = np.asarray(x, dtype=float)
         return np.mean(self.local_value(x[..., None, :], np.arange(self.num_workers)), axis=-1)
 
-    def grad(self, x):
+    def grad(self, x: np.ndarray) -> np.ndarray:
+        """∇f(x) = (1/M) Σ_i ∇f_i(x); ``x`` may carry leading batch axes."""
         x = np.asarray(x, dtype=float)
         return np.mean(self.local_grad(x[..., None, :], np.arange(self.num_workers)), axis=-2)
 
-    def grad_norm_sq_and_value(self, x):
+    def grad_norm_sq_and_value(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(‖∇f(x)‖², f(x)) for x: (..., dim) — what the engine records every round; families override it to
         share work between the two."""
         g = self.grad(x)
         return rowdot(g, g), self.value(x)
 
-    def local_grad_fn(self, workers):
+    def local_grad_fn(self, workers: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
         """A callable y -> ∇f_{workers}(y) for a fixed worker array (the engine calls it K times per round;
         families override it to precompute per-worker data once)."""
         return lambda y: self.local_grad(y, workers)
 
-    def local_center(self, workers, workspace=None):
+    def local_center(self, workers: np.ndarray, workspace: Any | None = None) -> np.ndarray | None:
         """None, or per-arrival points c (*workers.shape, dim) such that ∇f_i(y) depends on y only through
         y − c_i. The engine then runs local steps in the translated frame u = y − c (one subtraction per round
         instead of one per step) and passes u to ``local_grad_add_fn(…, centered=True)``."""
         return None
 
-    def local_grad_add_fn(self, workers, scale: float = 1.0, workspace=None, centered: bool = False):
+    def local_grad_add_fn(self, workers: np.ndarray, scale: float = 1.0, workspace: Any | None = None,
+                          centered: bool = False) -> Callable[[np.ndarray, np.ndarray], None]:
         """A callable (y, out) -> None doing out += scale · ∇f_{workers}(y) in place (the engine's hot path:
         ``out`` already holds the scaled noise). ``workspace``: None, or the engine's reusable-array pool
         (``get(name, shape)``), in which case ``workers`` are trusted to be valid. ``centered``: y is given as
@@ -247,7 +257,8 @@ class Problem:
             out += g
         return add
 
-    def local_sgd_step_fn(self, workers, eta: float, workspace=None, centered: bool = False):
+    def local_sgd_step_fn(self, workers: np.ndarray, eta: float, workspace: Any | None = None,
+                          centered: bool = False) -> Callable[[np.ndarray, np.ndarray], None]:
         """A callable (y, h) -> None doing one local SGD step in place, y ← y − η ∇f_{workers}(y) − h, where h
         holds the step's scaled noise (and corrections) and may be overwritten. Families may fuse the gradient
         with the update; default: ``local_grad_add_fn`` then a subtraction."""
@@ -258,13 +269,13 @@ class Problem:
             y -= h
         return step
 
-    def stochastic_grad(self, x, i, rng: np.random.Generator):
+    def stochastic_grad(self, x: np.ndarray, i: int | np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """∇f_i(x, ξ) = ∇f_i(x) + ξ with ξ from ``self.noise``."""
         g = self.local_grad(x, i)
         workers = np.broadcast_to(np.asarray(i), g.shape[:-1])  # i may carry axes x lacks
         return g + self.noise.sample(rng, workers, self.dim)
 
-    def in_certified_region(self, x) -> np.ndarray:
+    def in_certified_region(self, x: np.ndarray) -> np.ndarray:
         """True where Assumptions 1–3 are certified at x (the whole space unless ``constants.radius``)."""
         x = np.asarray(x, dtype=float)
         r = self.constants.radius
@@ -292,7 +303,9 @@ class Problem:
         return i
 
 
-def check_dim_workers(dim, num_workers, *, min_workers: int = 1):
+def check_dim_workers(dim: int, num_workers: int, *, min_workers: int = 1) -> tuple[int, int]:
+    """``(dim, num_workers)`` as ints, validated (dim ≥ 1, num_workers ≥ ``min_workers``) and within the
+    allocation limit."""
     d = check_int("dim", dim, low=1)
     M = check_int("num_workers", num_workers, low=min_workers)
     check_alloc(f"dim={d}, num_workers={M}", 8.0 * 4 * d * M)

@@ -10,6 +10,7 @@ and averaging is linear.
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._validation import check_array, check_int, check_positive, check_real
 from .base import Constants, NoiseModel, as_noise, check_dim_workers
@@ -121,7 +122,8 @@ class HeterogeneousCurvatureQuadratic(QuadraticProblem):
             radius=float(radius))
 
     @classmethod
-    def from_arrays(cls, *, hessians, centers, sigma_L: float | NoiseModel = 0.0, radius: float):
+    def from_arrays(cls, *, hessians: ArrayLike, centers: ArrayLike, sigma_L: float | NoiseModel = 0.0,
+                    radius: float) -> HeterogeneousCurvatureQuadratic:
         """``hessians``: (M, d) diagonals or (M, d, d) symmetric PSD matrices with Ā positive definite;
         ``centers``: (M, d); ``radius`` > 0. Constants are computed from the arrays (see the class docstring).
         """

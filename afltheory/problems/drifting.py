@@ -20,7 +20,10 @@ agents update on the objective with optimum w°_{t+1}; the mean-square deviation
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._validation import check_array, check_int, check_nonnegative, check_positive
 from .base import Constants, NoiseModel
@@ -31,7 +34,7 @@ from .quadratic import HeterogeneousQuadratic, QuadraticProblem
 __all__ = ["AgentGaussianNoise", "AgentSampleNoise", "DriftingQuadratic", "DriftingSlides", "check_batch"]
 
 
-def check_batch(batch, sizes, name: str = "batch") -> np.ndarray:
+def check_batch(batch: int | ArrayLike, sizes: ArrayLike, name: str = "batch") -> np.ndarray:
     """Per-agent batch sizes B_k (an int or (K,) ints) checked against the agents' data sizes N_k ``sizes``
     (None: infinite populations): 1 ≤ B_k ≤ N_k, else a ValueError naming the agent."""
     sizes = np.asarray(sizes)
@@ -60,7 +63,7 @@ class AgentSampleNoise(NoiseModel):
     gaussian = False
     sigma_L_kind = "exact"
 
-    def __init__(self, offsets, batch=1):
+    def __init__(self, offsets: Sequence[ArrayLike], batch: int | ArrayLike = 1):
         offs = [check_array(f"offsets[{k}]", o, ndim=2) for k, o in enumerate(offsets)]
         if not offs:
             raise ValueError("offsets must hold one (N_k, d) array per agent; got none")
@@ -86,14 +89,15 @@ class AgentSampleNoise(NoiseModel):
         self.variance_per_worker = self.factor * np.einsum("kii->k", self._S)
         self.sigma_L = float(np.sqrt(self.variance_per_worker.max()))
 
-    def with_batch(self, batch) -> AgentSampleNoise:
+    def with_batch(self, batch: int | ArrayLike) -> AgentSampleNoise:
+        """The same finite samples with minibatch size(s) ``batch``."""
         return AgentSampleNoise(self.offsets, batch)
 
     def sample_covariance(self, k: int) -> np.ndarray:
         """S_k = (1/N_k) Σ_s o_{k,s} o_{k,s}ᵀ: the covariance of one sample's gradient offset."""
         return self._S[int(k)].copy()
 
-    def sample(self, rng, workers, dim):
+    def sample(self, rng: np.random.Generator, workers: np.ndarray, dim: int) -> np.ndarray:
         w = np.asarray(workers)
         if dim != self.dim:
             raise ValueError(f"dim={dim} does not match the offsets' dim={self.dim}")
@@ -114,7 +118,7 @@ class AgentSampleNoise(NoiseModel):
         xi = np.einsum("nb,nbd->nd", take, self._padded[flat[:, None], idx])
         return xi.reshape(*w.shape, dim)
 
-    def covariance(self, i, dim):
+    def covariance(self, i: int, dim: int) -> np.ndarray | None:
         return self.factor[int(i)] * self._S[int(i)]
 
     def __repr__(self):
@@ -129,7 +133,7 @@ class AgentGaussianNoise(NoiseModel):
     gaussian = True
     sigma_L_kind = "exact"
 
-    def __init__(self, sample_cov, batch=1):
+    def __init__(self, sample_cov: ArrayLike, batch: int | ArrayLike = 1):
         S = check_array("sample_cov", sample_cov, ndim=3)
         K, d, d2 = S.shape
         if d != d2 or not np.allclose(S, np.transpose(S, (0, 2, 1))):
@@ -143,18 +147,20 @@ class AgentGaussianNoise(NoiseModel):
         self.variance_per_worker = np.einsum("kii->k", self._S) / self.batch
         self.sigma_L = float(np.sqrt(self.variance_per_worker.max()))
 
-    def with_batch(self, batch) -> AgentGaussianNoise:
+    def with_batch(self, batch: int | ArrayLike) -> AgentGaussianNoise:
+        """The same per-agent covariances with minibatch size(s) ``batch``."""
         return AgentGaussianNoise(self._S, batch)
 
     def sample_covariance(self, k: int) -> np.ndarray:
+        """The per-sample covariance S_k of agent ``k`` (a copy; the noise is S_k / B_k)."""
         return self._S[int(k)].copy()
 
-    def sample(self, rng, workers, dim):
+    def sample(self, rng: np.random.Generator, workers: np.ndarray, dim: int) -> np.ndarray:
         w = np.asarray(workers)
         z = rng.standard_normal((*w.shape, dim))
         return np.einsum("...ij,...j->...i", self._chol[w], z)
 
-    def covariance(self, i, dim):
+    def covariance(self, i: int, dim: int) -> np.ndarray | None:
         return self._S[int(i)] / self.batch[int(i)]
 
     def __repr__(self):
@@ -187,7 +193,8 @@ class DriftingQuadratic:
         self._set(base, sigma_q, None)
 
     @classmethod
-    def from_problem(cls, base: QuadraticProblem, sigma_q: float | None = None, *, drift_cov=None):
+    def from_problem(cls, base: QuadraticProblem, sigma_q: float | None = None, *,
+                     drift_cov: ArrayLike | None = None) -> DriftingQuadratic:
         """Wrap a quadratic ``base`` (shared-Hessian ``HeterogeneousQuadratic`` or per-agent
         ``HeterogeneousCurvatureQuadratic``). Give ``sigma_q`` (isotropic drift) or ``drift_cov`` (d, d).
         """
@@ -199,8 +206,10 @@ class DriftingQuadratic:
         return self
 
     @classmethod
-    def federated(cls, *, hessians, offsets, w0=None, sigma_q: float | None = 0.0, drift_cov=None,
-                  sample_offsets=None, sample_cov=None, batch=1, radius: float | None = None):
+    def federated(cls, *, hessians: ArrayLike, offsets: ArrayLike, w0: ArrayLike | None = None,
+                  sigma_q: float | None = 0.0, drift_cov: ArrayLike | None = None,
+                  sample_offsets: Sequence[ArrayLike] | None = None, sample_cov: ArrayLike | None = None,
+                  batch: int | ArrayLike = 1, radius: float | None = None) -> DriftingQuadratic:
         """The paper's model from arrays. ``hessians``: shared (d,) diagonal / (d, d), or per agent (K, d) /
         (K, d, d); ``offsets`` c_k (K, d), re-centred so that Σ_k R_k c_k = 0 (w° is the aggregate
         minimizer); ``w0`` the initial true model (default 0). Data: ``sample_offsets`` (a list of K (N_k,
@@ -249,8 +258,9 @@ class DriftingQuadratic:
 
     @classmethod
     def slides(cls, *, sigma_q2: float = 0.0, sigma_c2: float = 0.1, num_agents: int = 20, dim: int = 5,
-               hessian: str = "agent", samples=(40, 80), data_std: float = 0.5, w0_scale: float = 1.0,
-               batch=None, seed: int = 0):
+               hessian: str = "agent", samples: tuple[int, int] = (40, 80), data_std: float = 0.5,
+               w0_scale: float = 1.0, batch: int | ArrayLike | None = None,
+               seed: int = 0) -> DriftingQuadratic:
         """The slides' experiment (the Dynamic FL slides [Rizk et al.]): K = 20 agents, offsets c_k ~ N(0,
         σ_c² I) (σ_c² = 0.1),
         isotropic drift σ_q² ∈ {0, 0.01}. Not in the slides, chosen here (docs/dynamic.md): dimension
@@ -312,9 +322,10 @@ class DriftingQuadratic:
 
     @property
     def per_agent_hessians(self) -> bool:
+        """True when the agents have different Hessians (the shared-Hessian MSD closed forms do not apply)."""
         return not getattr(self.base, "shared", True)
 
-    def with_batch(self, batch) -> DriftingQuadratic:
+    def with_batch(self, batch: int | ArrayLike) -> DriftingQuadratic:
         """The same problem with mini-batches of B_k samples (``batch``: int or (K,)) — needs agent noise with
         a batch (``federated`` / ``slides``); ValueError naming the agent if some B_k exceeds its N_k."""
         if not hasattr(self.noise, "with_batch"):
@@ -352,12 +363,12 @@ class DriftingQuadratic:
         np.cumsum(q, axis=-2, out=w[..., 1:, :])
         return w
 
-    def optimum(self, offset) -> np.ndarray:
+    def optimum(self, offset: np.ndarray) -> np.ndarray:
         """w°_t = x* + w_t for offsets of shape (..., dim)."""
         return self.base.constants.x_star + np.asarray(offset, dtype=float)
 
     # -- the problem at a given offset
-    def shift(self, delta) -> QuadraticProblem:
+    def shift(self, delta: np.ndarray) -> QuadraticProblem:
         """The round objective for offset ``delta`` (dim,): the base problem translated, exact constants.
         """
         b = self.base
@@ -367,7 +378,7 @@ class DriftingQuadratic:
         return HeterogeneousCurvatureQuadratic.from_arrays(hessians=b.hessian, centers=b.centers + delta,
                                                            sigma_L=b.noise, radius=b.radius)
 
-    def at_round(self, t: int, walk) -> QuadraticProblem:
+    def at_round(self, t: int, walk: np.ndarray) -> QuadraticProblem:
         """The problem at round ``t`` of a drift path ``walk`` (rounds + 1, dim) from ``walk(...)``."""
         w = check_array("walk", walk, ndim=2)
         if w.shape[1] != self.dim:
@@ -376,13 +387,17 @@ class DriftingQuadratic:
         return self.shift(w[t])
 
     # -- vectorized evaluation with per-entry offsets (offset broadcastable against x)
-    def value(self, x, offset):
+    def value(self, x: np.ndarray, offset: np.ndarray) -> np.ndarray:
+        """f(x − offset): the base problem's value in the frame of the drifted optimum (``offset`` = w°_t −
+        w°_0)."""
         return self.base.value(np.asarray(x, dtype=float) - offset)
 
-    def grad(self, x, offset):
+    def grad(self, x: np.ndarray, offset: np.ndarray) -> np.ndarray:
+        """∇f(x − offset) in the frame of the drifted optimum."""
         return self.base.grad(np.asarray(x, dtype=float) - offset)
 
-    def local_grad(self, x, i, offset):
+    def local_grad(self, x: np.ndarray, i: int | np.ndarray, offset: np.ndarray) -> np.ndarray:
+        """∇f_i(x − offset) in the frame of the drifted optimum."""
         return self.base.local_grad(np.asarray(x, dtype=float) - offset, i)
 
     def __repr__(self):

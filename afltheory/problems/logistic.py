@@ -30,17 +30,22 @@ Certified constants (every one proved below from the data, never estimated):
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._validation import check_array, check_int, check_nonnegative
 from .base import Constants, NoiseModel, Problem
 from .noise import without_replacement_factor
 
+if TYPE_CHECKING:
+    from ..datasets import FederatedDataset
+
 __all__ = ["LogisticRegression", "MinibatchNoise", "accuracy", "flatten", "unflatten"]
 
 
-def unflatten(x, num_features: int, num_classes: int):
+def unflatten(x: np.ndarray, num_features: int, num_classes: int) -> tuple[np.ndarray, np.ndarray]:
     """x (..., (d+1)·C) -> (W (..., d, C), b (..., C)) as views."""
     x = np.asarray(x, dtype=float)
     d, C = num_features, num_classes
@@ -50,14 +55,14 @@ def unflatten(x, num_features: int, num_classes: int):
     return x[..., : d * C].reshape(*x.shape[:-1], d, C), x[..., d * C:]
 
 
-def flatten(W, b):
+def flatten(W: np.ndarray, b: np.ndarray) -> np.ndarray:
     """(W (..., d, C), b (..., C)) -> x (..., (d+1)·C), the layout of ``LogisticRegression``."""
     W = np.asarray(W, dtype=float)
     b = np.asarray(b, dtype=float)
     return np.concatenate([W.reshape(*W.shape[:-2], -1), b], axis=-1)
 
 
-def accuracy(x, X, y) -> np.ndarray:
+def accuracy(x: np.ndarray, X: ArrayLike, y: ArrayLike) -> np.ndarray:
     """Top-1 accuracy of the LR model(s) x (..., (d+1)·C) on data X (n, d), labels y (n,): shape (...)."""
     X = np.asarray(X, dtype=float)
     y = np.asarray(y)
@@ -110,7 +115,9 @@ class MinibatchNoise(NoiseModel):
     def __init__(self, sigma_L: float):
         self.sigma_L = float(sigma_L)
 
-    def sample(self, rng, workers, dim):
+    def sample(self, rng: np.random.Generator, workers: np.ndarray, dim: int) -> np.ndarray:
+        """Minibatch noise: the minibatch gradient minus the full local gradient, drawn without
+        replacement."""
         raise NotImplementedError("minibatch noise depends on x; use problem.stochastic_grad(x, i, rng)")
 
     def __repr__(self):
@@ -186,14 +193,15 @@ class LogisticRegression(Problem):
 
     # ----------------------------------------------------------------------------- constructors
     @classmethod
-    def from_partition(cls, X, y, parts, num_classes=None, **kw) -> LogisticRegression:
+    def from_partition(cls, X: ArrayLike, y: ArrayLike, parts: Sequence[ArrayLike],
+                       num_classes: int | None = None, **kw: Any) -> LogisticRegression:
         """Worker i holds rows ``parts[i]`` of (X, y)."""
         X = np.asarray(X, dtype=float)
         y = np.asarray(y)
         return cls([X[p] for p in parts], [y[p] for p in parts], num_classes, **kw)
 
     @classmethod
-    def from_dataset(cls, data, **kw) -> LogisticRegression:
+    def from_dataset(cls, data: FederatedDataset, **kw: Any) -> LogisticRegression:
         """From an ``afltheory.datasets.FederatedDataset`` (images are flattened to vectors)."""
         X = np.asarray(data.X_train, dtype=float).reshape(len(data.X_train), -1)
         return cls.from_partition(X, data.y_train, data.parts, data.num_classes, **kw)
@@ -204,10 +212,11 @@ class LogisticRegression(Problem):
                 f"batch_size={self.batch_size}, l2={self.l2})")
 
     # ----------------------------------------------------------------------------- helpers
-    def unflatten(self, x):
+    def unflatten(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(W, b) of parameter vector(s) ``x``: W (..., num_features, num_classes), b (..., num_classes)."""
         return unflatten(x, self.num_features, self.num_classes)
 
-    def accuracy(self, x, X, y):
+    def accuracy(self, x: np.ndarray, X: ArrayLike, y: ArrayLike) -> np.ndarray:
         """Top-1 accuracy of x (..., dim) on (X, y): shape (...)."""
         return accuracy(x, np.asarray(X, dtype=float).reshape(len(X), -1), y)
 
@@ -229,7 +238,7 @@ class LogisticRegression(Problem):
         return 0.5 * self.l2 * np.einsum("...d,...d->...", x, x) if self.l2 else 0.0
 
     # ----------------------------------------------------------------------------- Problem API
-    def local_value(self, x, i):
+    def local_value(self, x: np.ndarray, i: int | np.ndarray) -> np.ndarray:
         shape, xf, wf = self._broadcast(x, i)
         out = np.empty(len(xf))
         W, b = self.unflatten(xf)
@@ -238,7 +247,7 @@ class LogisticRegression(Problem):
             out[sel] = _ce_terms(W[sel], b[sel], self.X[j], self.y[j], self.num_classes, grad=False)[0]
         return out.reshape(shape) + self._reg_value(np.broadcast_to(np.asarray(x, float), (*shape, self.dim)))
 
-    def local_grad(self, x, i):
+    def local_grad(self, x: np.ndarray, i: int | np.ndarray) -> np.ndarray:
         shape, xf, wf = self._broadcast(x, i)
         out = np.empty_like(xf)
         W, b = self.unflatten(xf)
@@ -268,14 +277,14 @@ class LogisticRegression(Problem):
         self._cache = (x.copy(), v, g)
         return v, g
 
-    def value(self, x):
+    def value(self, x: np.ndarray) -> np.ndarray:
         v = self._global(x)[0]
         return v.copy() if isinstance(v, np.ndarray) else v
 
-    def grad(self, x):
+    def grad(self, x: np.ndarray) -> np.ndarray:
         return self._global(x)[1].copy()
 
-    def stochastic_grad(self, x, i, rng: np.random.Generator):
+    def stochastic_grad(self, x: np.ndarray, i: int | np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """Gradient of f_i on a uniform minibatch of B_i = min(batch_size, n_i) samples without replacement,
         drawn independently for every entry of the broadcast (x, i): entry e takes the B_i smallest of the
         first n_i of its own row of max_i n_i uniform keys (rows in entry order)."""
@@ -302,7 +311,7 @@ class LogisticRegression(Problem):
             out += self.l2 * xf
         return out.reshape(*shape, self.dim)
 
-    def exact_minibatch_variance(self, x, i: int) -> float:
+    def exact_minibatch_variance(self, x: np.ndarray, i: int) -> float:
         """E‖∇f_i(x, ξ) − ∇f_i(x)‖² at one point x (dim,), exactly (finite-population formula)."""
         x = np.asarray(x, dtype=float)
         W, b = self.unflatten(x[None])

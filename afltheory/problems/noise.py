@@ -8,6 +8,7 @@ minibatch of B samples drawn uniformly *without replacement*, so ξ_i = (1/B) Σ
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._validation import check_array, check_int
 from .base import NoiseModel
@@ -35,7 +36,7 @@ class FiniteSumNoise(NoiseModel):
     gaussian = False
     sigma_L_kind = "exact"
 
-    def __init__(self, offsets, batch_size: int):
+    def __init__(self, offsets: ArrayLike, batch_size: int):
         o = check_array("offsets", offsets, ndim=3)
         M, n, d = o.shape
         check_int("offsets.shape[0] (workers)", M, low=1)
@@ -63,7 +64,7 @@ class FiniteSumNoise(NoiseModel):
             raise ValueError(f"workers must be integers in [0, {self.num_workers - 1}]")
         return w
 
-    def sample(self, rng, workers, dim):
+    def sample(self, rng: np.random.Generator, workers: np.ndarray, dim: int) -> np.ndarray:
         w = self._check(workers, dim)
         n, B = self.samples_per_worker, self.batch_size
         flat = w.reshape(-1)
@@ -78,7 +79,7 @@ class FiniteSumNoise(NoiseModel):
         xi = self.offsets[flat[:, None], idx].mean(axis=1)
         return xi.reshape(*w.shape, dim)
 
-    def covariance(self, i, dim):
+    def covariance(self, i: int, dim: int) -> np.ndarray | None:
         self._check(np.asarray(i), dim)
         o = self.offsets[int(i)]
         return self.factor * (o.T @ o) / self.samples_per_worker

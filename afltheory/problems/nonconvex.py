@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._numerics import rowsum
 from .._validation import check_array, check_int, check_nonnegative, check_positive, check_real
@@ -94,8 +97,8 @@ class NonconvexSinusoidal(Problem):
         self.phase_scale, self.center_scale = kappa, t
 
     @classmethod
-    def from_arrays(cls, *, centers, phases, mu0: float, beta: float, omega: float,
-                    sigma_L: float | NoiseModel = 0.0, fstar_tol: float = 1e-9):
+    def from_arrays(cls, *, centers: ArrayLike, phases: ArrayLike, mu0: float, beta: float, omega: float,
+                    sigma_L: float | NoiseModel = 0.0, fstar_tol: float = 1e-9) -> NonconvexSinusoidal:
         """``centers``, ``phases``: (M, d); ``mu0`` > 0, ``beta`` ≥ 0, ``omega`` > 0.
         Constants are computed from the arrays."""
         C = check_array("centers", centers, ndim=2)
@@ -204,35 +207,35 @@ class NonconvexSinusoidal(Problem):
         return float(np.sum(lower) - margin), t
 
     # ----------------------------------------------------------------------------------------- protocol
-    def local_value(self, x, i):
+    def local_value(self, x: np.ndarray, i: int | np.ndarray) -> np.ndarray:
         i = self._check_worker(i)
         x = np.asarray(x, dtype=float)
         q = 0.5 * self.mu0 * np.sum((x - self.centers[i]) ** 2, axis=-1)
         return q + self.beta * np.sum(np.cos(self.omega * x + self.phases[i]), axis=-1)
 
-    def local_grad(self, x, i):
+    def local_grad(self, x: np.ndarray, i: int | np.ndarray) -> np.ndarray:
         i = self._check_worker(i)
         x = np.asarray(x, dtype=float)
         s = np.sin(self.omega * x + self.phases[i])
         return self.mu0 * (x - self.centers[i]) - self.beta * self.omega * s
 
-    def local_grad_fn(self, workers):
+    def local_grad_fn(self, workers: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
         workers = self._check_worker(workers)
         c, p = self.centers[workers], self.phases[workers]
         mu0, bw, w = self.mu0, self.beta * self.omega, self.omega
         return lambda y: mu0 * (y - c) - bw * np.sin(w * y + p)
 
-    def value(self, x):
+    def value(self, x: np.ndarray) -> np.ndarray:
         x = np.asarray(x, dtype=float)
         return rowsum(self._g(x, np.arange(self.dim)))  # fixed-order sum: same bits for any batch
 
-    def grad(self, x):
+    def grad(self, x: np.ndarray) -> np.ndarray:
         x = np.asarray(x, dtype=float)
         m = self._m
         s = np.sin(self.omega * x + np.angle(m))
         return self.mu0 * (x - self._cbar) - self.beta * self.omega * np.abs(m) * s
 
-    def sigma_G_witness(self):
+    def sigma_G_witness(self) -> tuple[int, np.ndarray]:
         """(i, x) with ‖∇f_i(x) − ∇f(x)‖ = σ_G (the per-coordinate maximizers; see the class docstring)."""
         i = int(np.argmax(self.sigma_G_per_worker))
         a = self.mu0 * (self._cbar - self.centers[i])

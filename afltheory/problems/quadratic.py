@@ -8,7 +8,11 @@ shared-Hessian quadratics exhibit *no client drift* (heterogeneity only shifts t
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._numerics import matvec as _matvec
 from .._numerics import rowdot
@@ -50,7 +54,8 @@ class QuadraticProblem(Problem):
             return "per-worker dense Hessians are not collapsed (use hessian='diag')"
         return None
 
-    def __init__(self, hessian, centers, offsets, noise: NoiseModel, *, kind: str):
+    def __init__(self, hessian: np.ndarray, centers: np.ndarray, offsets: np.ndarray, noise: NoiseModel, *,
+                 kind: str):
         if kind not in ("diag", "dense"):
             raise ValueError(f"hessian kind={kind!r} must be 'diag' or 'dense'")
         self.kind = kind
@@ -95,16 +100,16 @@ class QuadraticProblem(Problem):
         return out
 
     # -- protocol
-    def local_value(self, x, i):
+    def local_value(self, x: np.ndarray, i: int | np.ndarray) -> np.ndarray:
         i = self._check_worker(i)
         v = np.asarray(x, dtype=float) - self.centers[i]
         return 0.5 * np.sum(v * self._apply(v, i), axis=-1) + self.offsets[i]
 
-    def local_grad(self, x, i):
+    def local_grad(self, x: np.ndarray, i: int | np.ndarray) -> np.ndarray:
         i = self._check_worker(i)
         return self._apply(np.asarray(x, dtype=float) - self.centers[i], i)
 
-    def local_grad_fn(self, workers):
+    def local_grad_fn(self, workers: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
         workers = self._check_worker(workers)
         c = self.centers[workers]
         if self.kind == "diag":
@@ -112,7 +117,7 @@ class QuadraticProblem(Problem):
             return lambda y: a * (y - c)
         return lambda y: self._apply(y - c, workers)
 
-    def local_center(self, workers, workspace=None):
+    def local_center(self, workers: np.ndarray, workspace: Any | None = None) -> np.ndarray | None:
         """c_i: ∇f_i(y) = A_i (y − c_i) depends on y only through y − c_i (the engine's local frame)."""
         workers = self._arrivals(workers, workspace)
         out = None if workspace is None else workspace.get("quadratic.c", (*workers.shape, self.dim))
@@ -137,7 +142,8 @@ class QuadraticProblem(Problem):
             a += shift
         return a
 
-    def local_grad_add_fn(self, workers, scale=1.0, workspace=None, centered=False):
+    def local_grad_add_fn(self, workers: np.ndarray, scale: float = 1.0, workspace: Any | None = None,
+                          centered: bool = False) -> Callable[[np.ndarray, np.ndarray], None]:
         workers = self._arrivals(workers, workspace)
         c = None if centered else self.local_center(workers, workspace)
         if self.kind == "diag":
@@ -160,7 +166,8 @@ class QuadraticProblem(Problem):
             out += g
         return add_dense
 
-    def local_sgd_step_fn(self, workers, eta, workspace=None, centered=False):
+    def local_sgd_step_fn(self, workers: np.ndarray, eta: float, workspace: Any | None = None,
+                          centered: bool = False) -> Callable[[np.ndarray, np.ndarray], None]:
         if not (centered and self.kind == "diag"):
             return super().local_sgd_step_fn(workers, eta, workspace, centered)
         # u = y − c_i, ∇f_i = a_i ⊙ u: the step is u ← (1 − η a_i) ⊙ u − h, two passes instead of three
@@ -171,19 +178,19 @@ class QuadraticProblem(Problem):
             u -= h
         return step
 
-    def value(self, x):
+    def value(self, x: np.ndarray) -> np.ndarray:
         v = np.asarray(x, dtype=float) - self._x_star
         if self.kind == "diag":  # H̄ is diagonal: avoid a BLAS call per round in the engine
             return self._f_star + 0.5 * rowdot(v * self._hbar_diag, v)
         return self._f_star + 0.5 * rowdot(_matvec(v, self._Hbar), v)
 
-    def grad(self, x):
+    def grad(self, x: np.ndarray) -> np.ndarray:
         v = np.asarray(x, dtype=float) - self._x_star
         if self.kind == "diag":
             return v * self._hbar_diag
         return _matvec(v, self._Hbar)
 
-    def grad_norm_sq_and_value(self, x):
+    def grad_norm_sq_and_value(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         v = np.asarray(x, dtype=float) - self._x_star
         g = v * self._hbar_diag if self.kind == "diag" else _matvec(v, self._Hbar)
         f = rowdot(v, g)
@@ -191,7 +198,7 @@ class QuadraticProblem(Problem):
         f += self._f_star
         return rowdot(g, g), f
 
-    def linear_gaussian(self):
+    def linear_gaussian(self) -> LinearGaussianModel | None:
         M, d = self.num_workers, self.dim
         covs = []
         for i in range(M):
@@ -204,7 +211,8 @@ class QuadraticProblem(Problem):
             hessian_mean=self._Hbar.copy(), x_star=self._x_star.copy(), f_star=self._f_star)
 
 
-def check_quadratic_args(dim, num_workers, L, mu, sigma_G, hessian):
+def check_quadratic_args(dim: int, num_workers: int, L: float, mu: float, sigma_G: float,
+                         hessian: str) -> tuple[int, int, float, float, float]:
     """Shared constructor checks of the quadratic families: returns (d, M, L, mu, sigma_G)."""
     d, M = check_dim_workers(dim, num_workers)
     check_alloc(f"dim={d}, num_workers={M} (the quadratic keeps (num_workers, dim, dim) Hessians)",
@@ -303,7 +311,8 @@ class HeterogeneousQuadratic(QuadraticProblem):
         return 0.5 * (A + A.T)[None], "dense"
 
     @classmethod
-    def from_arrays(cls, *, hessian_diag=None, hessian=None, centers, sigma_L: float | NoiseModel = 0.0):
+    def from_arrays(cls, *, hessian_diag: ArrayLike | None = None, hessian: ArrayLike | None = None,
+                    centers: ArrayLike, sigma_L: float | NoiseModel = 0.0) -> HeterogeneousQuadratic:
         """Build from a Hessian diagonal ``hessian_diag`` (d,) or a dense symmetric positive definite
         ``hessian`` (d, d), and worker centres ``centers`` (M, d). Constants are computed exactly from the
         arrays."""
@@ -316,7 +325,8 @@ class HeterogeneousQuadratic(QuadraticProblem):
         return self
 
     @classmethod
-    def from_samples(cls, *, hessian_diag=None, hessian=None, sample_centers, batch_size: int):
+    def from_samples(cls, *, hessian_diag: ArrayLike | None = None, hessian: ArrayLike | None = None,
+                     sample_centers: ArrayLike, batch_size: int) -> HeterogeneousQuadratic:
         """Finite-sum problem: f_i = (1/n) Σ_s f_{i,s}, f_{i,s}(x) = ½ (x − c_{is})ᵀA(x − c_{is}), from
         ``sample_centers`` (M, n, d). Because A is shared, ∇f_{i,s} − ∇f_i = A(c_i − c_{is}) =: o_{is} is
         x-independent, so minibatch noise is exactly additive: ``FiniteSumNoise(o, batch_size)`` (σ_L exact).
@@ -340,7 +350,7 @@ class HeterogeneousQuadratic(QuadraticProblem):
     @classmethod
     def finite_sum(cls, dim: int = 10, num_workers: int = 10, L: float = 1.0, mu: float = 0.1,
                    sigma_L: float = 0.5, sigma_G: float = 1.0, seed: int = 0, hessian: str = "diag", *,
-                   samples_per_worker: int = 32, batch_size: int = 4):
+                   samples_per_worker: int = 32, batch_size: int = 4) -> HeterogeneousQuadratic:
         """Like the constructor, but stochastic gradients are minibatch gradients of a finite sum (see
         ``from_samples``). Per-sample offsets are drawn, centred over samples and scaled so that the certified
         σ_L = max_i sqrt((n − B)/(B(n − 1)) · (1/n) Σ_s ‖o_is‖²) equals the requested ``sigma_L`` exactly
@@ -368,7 +378,7 @@ class HeterogeneousQuadratic(QuadraticProblem):
         kw = {"hessian_diag": A} if base.kind == "diag" else {"hessian": A}
         return cls.from_samples(sample_centers=base.centers[:, None, :] + dev, batch_size=B, **kw)
 
-    def shifted(self, delta):
+    def shifted(self, delta: np.ndarray) -> HeterogeneousQuadratic:
         """The problem translated by ``delta`` (d,): f_i^δ(x) = f_i(x − δ). Same Hessian, noise and offsets;
         x* + δ; L, μ, σ_G, σ_L, f* unchanged (translation invariance), recomputed exactly from the arrays."""
         delta = check_array("delta", delta, shape=(self.dim,))

@@ -5,10 +5,16 @@ from __future__ import annotations
 import csv
 import json
 import math
+import os
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .spec import _flatten
+
+if TYPE_CHECKING:
+    from .store import Store
 
 __all__ = ["export_csv", "pooled_points", "plot_store", "flat_params", "varying_params", "fit_store",
            "METRICS",
@@ -24,7 +30,8 @@ def flat_params(config: dict, prefix: str = "") -> dict:
     return {k: json.dumps(v) if isinstance(v, list) else v for k, v in _flatten(config, prefix).items()}
 
 
-def varying_params(rows, *, exclude=("seed", "block")) -> list[str]:
+def varying_params(rows: Sequence[dict], *, exclude: Sequence[str] = ("seed", "block")) -> list[str]:
+    """The configuration keys that take more than one value over ``rows`` (except ``exclude``)."""
     vals: dict[str, set] = {}
     for r in rows:
         for k, v in flat_params(r["config"]).items():
@@ -32,7 +39,7 @@ def varying_params(rows, *, exclude=("seed", "block")) -> list[str]:
     return sorted(k for k, s in vals.items() if len(s) > 1 and k not in exclude)
 
 
-def export_csv(store, out) -> int:
+def export_csv(store: str | os.PathLike | Store, out: str | os.PathLike) -> int:
     """One row per finished task: id, point_id, seed (simulation), every config parameter (dotted), every
     metric, duration. Returns the number of rows."""
     rows = list(store.rows())
@@ -63,7 +70,7 @@ def _pool(means, sems, ns):
     return m, sem
 
 
-def pooled_points(store) -> list[dict]:
+def pooled_points(store: str | os.PathLike | Store) -> list[dict]:
     """One entry per grid point: config (without seed/block), pooled curves, summed divergence counts."""
     groups: dict[str, list] = {}
     for r in store.rows(with_arrays=True):
@@ -138,8 +145,8 @@ class StoreFit(dict):
     ``ci`` (per point), ``fit`` (a ``SlopeFit``: slope, bootstrap CI, end slopes), ``diverged_points``."""
 
 
-def fit_store(store, *, x: str, metric: str = "avg_grad_norm_sq", level: float = 0.95, n_boot: int = 2000,
-              seed: int = 0) -> list[StoreFit]:
+def fit_store(store: str | os.PathLike | Store, *, x: str, metric: str = "avg_grad_norm_sq",
+              level: float = 0.95, n_boot: int = 2000, seed: int = 0) -> list[StoreFit]:
     """Log–log slope of ``metric`` against the parameter ``x``, one fit per combination of the other varying
     parameters, with a percentile bootstrap CI over the stored per-replicate values (Monte Carlo noise only)
     and the end slopes (finite-range bias diagnostic; see ``afltheory.analysis.slopes``). Points with a
@@ -182,7 +189,8 @@ def fit_store(store, *, x: str, metric: str = "avg_grad_norm_sq", level: float =
     return out
 
 
-def plot_store(store, out, *, x: str | None = None, metric: str = "avg_grad_norm_sq") -> str:
+def plot_store(store: str | os.PathLike | Store, out: str | os.PathLike, *, x: str | None = None,
+               metric: str = "avg_grad_norm_sq") -> str:
     """PNG from a store. Without ``x``: pooled E‖∇f(x_t)‖² curves per grid point (log y). With ``x`` (a
     dotted parameter, e.g. ``algorithm.eta_L``): ``metric`` against it, one line per value of the other
     varying parameters. Diverged points are drawn as red crosses at the top, never as silent gaps."""

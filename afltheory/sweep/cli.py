@@ -15,6 +15,7 @@ import argparse
 import json
 import sys
 import warnings
+from collections.abc import Sequence
 
 __all__ = ["add_sweep_parser", "main"]
 
@@ -29,7 +30,7 @@ def _positive_int(s: str) -> int:
     return v
 
 
-def add_sweep_parser(subparsers) -> argparse.ArgumentParser:
+def add_sweep_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Add ``sweep`` (with run/status/export/plot) to an argparse subparsers object; sets ``func``."""
     p = subparsers.add_parser("sweep", help="run grid sweeps into a resumable SQLite store",
                               description="Grid sweeps from TOML specs, resumable SQLite results store.")
@@ -231,7 +232,7 @@ def _cmd_fit(args) -> int:
     return 0
 
 
-def main(argv=None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     """Standalone entry (``python -m afltheory.sweep ...``): the same subcommands without the ``sweep``
     word."""
     parser = argparse.ArgumentParser(prog="python -m afltheory.sweep")

@@ -23,6 +23,7 @@ import traceback
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
+from typing import Any
 
 __all__ = ["Executor", "LocalExecutor", "DaskExecutor", "make_executor"]
 
@@ -49,14 +50,18 @@ def _watch_parent(pid: int, interval: float = 0.5) -> None:
 
 
 class Executor:
+    """Runs ``fn(payload)`` over payloads and yields (payload, result or None, error or None) as tasks
+    finish."""
     name = "base"
     jobs = 1
 
     def imap_unordered(self, fn: Callable, payloads: Iterable[dict]) -> Iterator[tuple[dict, dict | None,
                                                                                         str | None]]:
+        """Yield (payload, result or None, error text or None) for every payload, in completion order."""
         raise NotImplementedError
 
-    def close(self):
+    def close(self) -> None:
+        """Release the executor's workers (idempotent)."""
         pass
 
     def __enter__(self):
@@ -67,6 +72,7 @@ class Executor:
 
 
 class LocalExecutor(Executor):
+    """Runs tasks in ``jobs`` local processes (``jobs=1``: in this process)."""
     name = "local"
 
     def __init__(self, jobs: int = 1, *, start_method: str | None = None, window: int | None = None,
@@ -96,7 +102,8 @@ class LocalExecutor(Executor):
         procs = getattr(self._pool, "_processes", None) or {}
         return [p.pid for p in procs.values() if p.is_alive()]
 
-    def imap_unordered(self, fn, payloads):
+    def imap_unordered(self, fn: Callable,
+                       payloads: Iterable[dict]) -> Iterator[tuple[dict, dict | None, str | None]]:
         if self._pool is None:
             for p in payloads:
                 try:
@@ -162,16 +169,18 @@ class LocalExecutor(Executor):
         if old is not None:
             old.shutdown(wait=False, cancel_futures=True)
 
-    def close(self):
+    def close(self) -> None:
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
 
 
 class DaskExecutor(Executor):
+    """Runs tasks on a Dask cluster (``scheduler`` address, or a LocalCluster of ``jobs`` workers); at most
+    ``window`` tasks in flight."""
     name = "dask"
 
-    def __init__(self, scheduler: str | None = None, *, jobs: int = 2, client=None,
+    def __init__(self, scheduler: str | None = None, *, jobs: int = 2, client: Any = None,
                  window: int | None = None):
         try:
             from dask.distributed import Client, LocalCluster
@@ -194,7 +203,8 @@ class DaskExecutor(Executor):
         self.jobs = nthreads
         self.window = window or 4 * nthreads
 
-    def imap_unordered(self, fn, payloads):
+    def imap_unordered(self, fn: Callable,
+                       payloads: Iterable[dict]) -> Iterator[tuple[dict, dict | None, str | None]]:
         import uuid
 
         from dask.distributed import as_completed
@@ -228,7 +238,7 @@ class DaskExecutor(Executor):
             fut.release()
             submit_one()
 
-    def close(self):
+    def close(self) -> None:
         if self._own_client:
             self.client.close()
         if self._cluster is not None:
@@ -237,6 +247,7 @@ class DaskExecutor(Executor):
 
 def make_executor(executor: str | Executor = "local", *, jobs: int = 1,
                   scheduler: str | None = None) -> Executor:
+    """An executor from its name ("local" or "dask") or an Executor instance (returned as is)."""
     if isinstance(executor, Executor):
         return executor
     if executor == "local":

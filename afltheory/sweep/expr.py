@@ -18,6 +18,8 @@ from __future__ import annotations
 import ast
 import math
 import operator
+from collections.abc import Callable
+from typing import Any
 
 __all__ = ["ExprError", "evaluate", "names_in"]
 
@@ -92,7 +94,7 @@ def names_in(text: str) -> set[str]:
     return out
 
 
-def evaluate(text: str, lookup) -> float | int:
+def evaluate(text: str, lookup: Callable[[str], Any]) -> float | int:
     """Value of ``text``; ``lookup(path)`` returns the number at a dotted config path (raise KeyError if
     none)."""
 

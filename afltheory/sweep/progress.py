@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 import time
+from typing import TextIO
 
 __all__ = ["Progress", "make_progress"]
 
@@ -19,25 +20,29 @@ def _hms(s: float | None) -> str:
 class Progress:
     """Base: counts and ETA; ``update(task_id, ok)`` after each finished task; ``close()`` at the end."""
 
-    def __init__(self, total: int, skipped: int = 0, stream=None):
+    def __init__(self, total: int, skipped: int = 0, stream: TextIO | None = None):
         self.total, self.skipped, self.done, self.failed = total, skipped, 0, 0
         self.stream = stream or sys.stderr
         self.t0 = time.monotonic()
 
     def eta(self) -> float | None:
+        """Estimated seconds left (None before the first task finishes)."""
         if self.done == 0:
             return None
         el = time.monotonic() - self.t0
         return el / self.done * (self.total - self.done)
 
-    def update(self, task_id: str, ok: bool = True):
+    def update(self, task_id: str, ok: bool = True) -> None:
+        """Count one finished task (``ok=False``: failed)."""
         self.done += 1
         self.failed += (not ok)
 
-    def write(self, msg: str):
+    def write(self, msg: str) -> None:
+        """Print ``msg`` without breaking the progress display."""
         print(msg, file=self.stream, flush=True)
 
-    def close(self):
+    def close(self) -> None:
+        """Finish the display."""
         pass
 
 
@@ -100,7 +105,8 @@ class NullProgress(Progress):
     pass
 
 
-def make_progress(total: int, skipped: int = 0, mode: str | None = None, stream=None) -> Progress:
+def make_progress(total: int, skipped: int = 0, mode: str | None = None,
+                  stream: TextIO | None = None) -> Progress:
     """``mode``: "bar", "lines", "none", or None (bar if the stream is a TTY, else lines)."""
     stream = stream or sys.stderr
     if mode is None:

@@ -3,8 +3,10 @@ each result in this (the parent) process as it arrives."""
 
 from __future__ import annotations
 
+import os
 import time
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,6 +37,7 @@ class SweepReport:
 
     @property
     def ok(self) -> bool:
+        """True when no task failed."""
         return self.failed == 0
 
 
@@ -49,9 +52,10 @@ def _as_spec(spec, check_objects: bool) -> Spec:
     return load_spec(p, check_objects=check_objects)
 
 
-def run_sweep(spec, store, *, jobs: int = 1, executor: str | Executor = "local", scheduler: str | None = None,
-              task: str = "simulate", progress: str | None = "none", extend: bool = False,
-              max_tasks: int | None = None, wait: bool = True, on_wait=None) -> SweepReport:
+def run_sweep(spec: Spec | str | os.PathLike, store: str | os.PathLike | Store, *, jobs: int = 1,
+              executor: str | Executor = "local", scheduler: str | None = None, task: str = "simulate",
+              progress: str | None = "none", extend: bool = False, max_tasks: int | None = None,
+              wait: bool = True, on_wait: Callable[[str], None] | None = None) -> SweepReport:
     """Run every task of ``spec`` (a :class:`Spec`, a path to a TOML file, or TOML text) not yet in ``store``
     (a path or an open :class:`Store`).
 

@@ -71,9 +71,11 @@ import hashlib
 import inspect
 import itertools
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 try:  # Python >= 3.11
     import tomllib as _tomllib
@@ -233,7 +235,9 @@ def _section_bases(section: str) -> tuple:
     return tuple(b for b in out if inspect.isclass(b))
 
 
-def resolve_class(section: str, name, key: str) -> type:
+def resolve_class(section: str, name: str, key: str) -> type:
+    """The class ``name`` of a spec ``section`` (an ``__all__`` name or an explicit ``module:Class`` path);
+    SpecError at ``key`` otherwise."""
     if not isinstance(name, str):
         raise SpecError(f"must be a class name (string), got {type(name).__name__} {name!r}", key=key)
     if ":" in name:
@@ -269,12 +273,14 @@ def _canonical_numbers(obj):
     return obj
 
 
-def canonical_json(obj) -> str:
+def canonical_json(obj: Any) -> str:
+    """JSON with sorted keys, no spaces and integral floats as ints (a task id is its SHA-256)."""
     return json.dumps(_canonical_numbers(obj), sort_keys=True, separators=(",", ":"), ensure_ascii=True,
                       allow_nan=False)
 
 
 def task_id(config: dict) -> str:
+    """The task id: the SHA-256 of the configuration's canonical JSON."""
     return hashlib.sha256(canonical_json(config).encode()).hexdigest()
 
 
@@ -292,6 +298,7 @@ class Task:
 
     @property
     def config_json(self) -> str:
+        """The task's configuration as canonical JSON (what its id hashes)."""
         return canonical_json(self.config)
 
 
@@ -308,6 +315,7 @@ class Spec:
 
     @property
     def name(self) -> str:
+        """The spec's ``name`` (default: the TOML file's stem)."""
         return self.raw.get("name", "") or (Path(self.source).stem if self.source else "")
 
     @property
@@ -317,14 +325,16 @@ class Spec:
 
     @property
     def ids(self) -> list[str]:
+        """The task ids, in grid order."""
         return [t.id for t in self.tasks]
 
-    def error(self, message, key=None) -> SpecError:
+    def error(self, message: str, key: str | None = None) -> SpecError:
+        """A SpecError for ``message`` at ``key``, with the key's line in the spec text."""
         return SpecError(message, key=key, line=find_line(self.text, key), source=self.source)
 
 
 # --------------------------------------------------------------------------------------------- parsing
-def load_spec(path, *, check_objects: bool = True) -> Spec:
+def load_spec(path: str | os.PathLike, *, check_objects: bool = True) -> Spec:
     """Read, validate and expand a TOML spec file (raises :class:`SpecError`; runs nothing)."""
     path = Path(path)
     try:
@@ -663,7 +673,7 @@ def _build(spec: Spec, section: str, table: dict, path: str, ckey: str, grid_key
         raise spec.error(f"{cls.__name__}(...) rejected the parameters: {msg}", blame) from None
 
 
-def build_objects(config: dict, spec: Spec | None = None):
+def build_objects(config: dict, spec: Spec | None = None) -> tuple[Any, Any, Any]:
     """(problem, behaviour, algorithm) for one task config. Raises SpecError on bad parameters."""
     spec = spec or Spec(raw={})
     gk = {path: f"grid.{path}" for path in spec.axes}

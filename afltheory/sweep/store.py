@@ -35,9 +35,16 @@ import json
 import os
 import sqlite3
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from .tasks import decode_arrays
+
+if TYPE_CHECKING:
+    from typing import IO
+
+    from .spec import Spec, Task
 
 __all__ = ["Store", "StoreError", "StoreMismatchError", "StoreBusyError", "STORE_SCHEMA", "atomic_output"]
 
@@ -75,7 +82,7 @@ def _row_sum(row) -> str:
 
 
 @contextlib.contextmanager
-def atomic_output(path, mode: str = "w", **kw):
+def atomic_output(path: str | os.PathLike, mode: str = "w", **kw: Any) -> Iterator[IO]:
     """Open a temporary file next to ``path`` for writing; on success fsync it and rename it over ``path``
     (atomic on POSIX), on any error remove it: readers see the old file or the complete new one, never a
     truncated one (a SIGKILL mid-write leaves at most a stray ``.<name>.tmp-<pid>``)."""
@@ -94,6 +101,7 @@ def atomic_output(path, mode: str = "w", **kw):
 
 
 class StoreError(RuntimeError):
+    """A sweep store that cannot be used (corrupt, wrong schema, or another spec)."""
     pass
 
 
@@ -109,7 +117,7 @@ class Store:
     """A results store. ``Store(path)`` opens for writing (creating it); ``Store(path, readonly=True)`` for
     reading."""
 
-    def __init__(self, path, *, readonly: bool = False, timeout: float = 30.0):
+    def __init__(self, path: str | os.PathLike, *, readonly: bool = False, timeout: float = 30.0):
         self.path = Path(path)
         self.readonly = readonly
         self.timeout = timeout
@@ -170,7 +178,8 @@ class Store:
                              f"refusing to read it")
 
     # -- lifecycle
-    def close(self):
+    def close(self) -> None:
+        """Close the SQLite connection."""
         self.conn.close()
 
     def __enter__(self):
@@ -212,9 +221,10 @@ class Store:
 
     # -- spec bookkeeping
     def meta(self) -> dict:
+        """The store's metadata table as a dict."""
         return dict(self.conn.execute("SELECT key, value FROM meta").fetchall())
 
-    def register_spec(self, spec, *, extend: bool = False) -> dict:
+    def register_spec(self, spec: Spec, *, extend: bool = False) -> dict:
         """Record ``spec`` and its planned tasks. Returns a report dict (``mismatch`` describes a spec hash
         different from the store's). Raises StoreMismatchError when the store holds tasks that this spec
         does not plan (a different sweep) unless ``extend``."""
@@ -251,9 +261,10 @@ class Store:
 
     # -- writing
     def finished_ids(self) -> set[str]:
+        """The ids of the finished tasks."""
         return {r[0] for r in self.conn.execute("SELECT id FROM tasks")}
 
-    def add_result(self, task, result: dict, spec_hash: str | None = None) -> bool:
+    def add_result(self, task: Task, result: dict, spec_hash: str | None = None) -> bool:
         """Commit one finished task atomically. Returns False if it was already stored (kept as is)."""
         if result["id"] != task.id:
             raise StoreError(f"result id {result['id'][:12]} does not match task {task.id[:12]}")
@@ -271,7 +282,8 @@ class Store:
             self.conn.execute("DELETE FROM failures WHERE id=?", (task.id,))
         return cur.rowcount == 1
 
-    def add_failure(self, task, error: str):
+    def add_failure(self, task: Task, error: str) -> None:
+        """Record that ``task`` failed with ``error`` (it is retried on the next run)."""
         with self._tx():
             self.conn.execute("INSERT OR REPLACE INTO failures VALUES (?,?,?)", (task.id, error, time.time()))
 
@@ -388,7 +400,8 @@ class Store:
                            f"trustworthy task row(s), the rest will be recomputed")
 
     @contextlib.contextmanager
-    def runner_lock(self, *, wait: bool = True, on_wait=None, poll: float = 0.5):
+    def runner_lock(self, *, wait: bool = True, on_wait: Callable[[str], None] | None = None,
+                    poll: float = 0.5) -> Iterator[None]:
         """Hold the exclusive runner lock ``<store>.lock`` (fcntl; released by the OS when the holder dies).
         Busy: ``wait`` -> call ``on_wait(holder)`` once and block until free; else raise StoreBusyError."""
         try:
@@ -425,6 +438,7 @@ class Store:
 
     # -- reading
     def status(self) -> dict:
+        """Counts of finished and failed tasks with the spec's name and hash."""
         c = self.conn
         planned = c.execute("SELECT COUNT(*) FROM plan").fetchone()[0]
         done = c.execute("SELECT COUNT(*) FROM tasks").fetchone()[0]
@@ -441,7 +455,7 @@ class Store:
                 "diverged_tasks": div, "task_seconds": dur[0] or 0.0, "mean_task_seconds": dur[1],
                 "first_started": dur[2], "last_finished": dur[3]}
 
-    def rows(self, *, with_arrays: bool = False):
+    def rows(self, *, with_arrays: bool = False) -> Iterator[dict]:
         """Finished tasks, ordered by id: dicts with config/metrics parsed (and arrays decoded if asked)."""
         cols = ("id, point_id, config, seed, metrics, array_names, started, finished, duration, worker, "
                 "spec_hash")
@@ -457,6 +471,7 @@ class Store:
             yield d
 
     def failures(self) -> list[tuple[str, str]]:
+        """(task id, error) of every recorded failure."""
         return self.conn.execute("SELECT id, error FROM failures ORDER BY id").fetchall()
 
     def fingerprint(self) -> list[tuple]:

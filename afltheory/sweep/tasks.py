@@ -18,6 +18,7 @@ import os
 import socket
 import time
 import warnings
+from collections.abc import Iterable
 
 import numpy as np
 
@@ -39,7 +40,8 @@ def encode_arrays(arrays: dict) -> tuple[list[str], bytes]:
     return names, buf.getvalue()
 
 
-def decode_arrays(names, blob: bytes) -> dict:
+def decode_arrays(names: Iterable[str], blob: bytes) -> dict:
+    """The named arrays stored in ``blob`` (consecutive ``.npy`` payloads), as a dict."""
     buf = io.BytesIO(blob)
     return {name: np.load(buf, allow_pickle=False) for name in names}
 
@@ -68,7 +70,8 @@ def _mean_sem(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return mean, sem
 
 
-def summarize(grad_norm_sq, loss, *, rounds: int, checkpoints: int, diverged=None, f_star=None):
+def summarize(grad_norm_sq: np.ndarray, loss: np.ndarray, *, rounds: int, checkpoints: int,
+              diverged: np.ndarray | None = None, f_star: float | None = None) -> tuple[dict, dict]:
     """Metrics and curve arrays from (replicates, rounds + 1) arrays of ‖∇f(x_t)‖² and f(x_t)."""
     g = np.asarray(grad_norm_sq, dtype=float)
     f = np.asarray(loss, dtype=float)

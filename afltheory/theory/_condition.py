@@ -31,6 +31,7 @@ class Condition:
 
     @property
     def slack(self) -> float:
+        """rhs − lhs (≥ 0 when a non-strict condition holds)."""
         return self.rhs - self.lhs
 
     @property
@@ -40,6 +41,7 @@ class Condition:
 
     @property
     def holds(self) -> bool:
+        """lhs ≤ rhs (lhs < rhs for a strict condition)."""
         return self.lhs < self.rhs if self.strict else self.lhs <= self.rhs
 
     def __repr__(self):
@@ -111,6 +113,7 @@ class AdmissibleStep:
     eta_root: float | None = None
 
     def require(self) -> float:
+        """η_max, or ``Infeasible`` naming the conditions that fail whatever η is."""
         if not self.feasible:
             raise Infeasible(f"no eta > 0 is admissible for eta_L={self.eta_L}: condition(s) "
                              f"{', '.join(self.blocking)} fail independently of eta")

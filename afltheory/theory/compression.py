@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 import sympy as sp
+from numpy.typing import ArrayLike
 
 from .._validation import check_int, check_nonnegative, check_positive
 from ._condition import Condition
@@ -48,7 +49,7 @@ DISTRIBUTED_BOUND = COMPRESSED_GD_BOUND + DISTRIBUTED_FLOOR
 SAMPLING_FACTOR = (n - r) / (r * (n - 1))
 
 
-def compressed_gd_condition(gamma_value, L_value, omega_value) -> Condition:
+def compressed_gd_condition(gamma_value: float, L_value: float, omega_value: float) -> Condition:
     """γ ≤ 1/((1 + ω)L) (compressed GD's step-size condition)."""
     g, Lv = check_positive("gamma", gamma_value), check_positive("L", L_value)
     w = check_nonnegative("omega", omega_value)
@@ -56,14 +57,15 @@ def compressed_gd_condition(gamma_value, L_value, omega_value) -> Condition:
                      "compressed GD: γ ≤ 1/((1+ω)L)", True)
 
 
-def compressed_gd_bound(rounds, dist0_sq, gamma_value, mu_value) -> np.ndarray:
+def compressed_gd_bound(rounds: int | ArrayLike, dist0_sq: float, gamma_value: float,
+                        mu_value: float) -> np.ndarray:
     """(1 − γμ)^k ‖x_0 − x*‖² for k = 0..rounds."""
     rounds = check_int("rounds", rounds, low=0)
     g, m = check_positive("gamma", gamma_value), check_positive("mu", mu_value)
     return check_nonnegative("dist0_sq", dist0_sq) * (1.0 - g * m) ** np.arange(rounds + 1)
 
 
-def distributed_condition(gamma_value, L_value, omega_value, n_value) -> Condition:
+def distributed_condition(gamma_value: float, L_value: float, omega_value: float, n_value: int) -> Condition:
     """γ ≤ 1/((1 + 2ω/n)L) (distributed compressed GD)."""
     g, Lv = check_positive("gamma", gamma_value), check_positive("L", L_value)
     w, nv = check_nonnegative("omega", omega_value), check_int("n", n_value, low=1)
@@ -71,26 +73,28 @@ def distributed_condition(gamma_value, L_value, omega_value, n_value) -> Conditi
                      "distributed compressed GD: γ ≤ 1/((1+2ω/n)L)", True)
 
 
-def distributed_floor(gamma_value, mu_value, omega_value, n_value, zeta_star_sq) -> float:
+def distributed_floor(gamma_value: float, mu_value: float, omega_value: float, n_value: int,
+                      zeta_star_sq: float) -> float:
     """2γωζ*²/(μn): the neighbourhood left by compressing heterogeneous gradients, ζ*² = (1/n)Σ‖∇f_i(x*)‖²."""
     return (2.0 * check_positive("gamma", gamma_value) * check_nonnegative("omega", omega_value)
             * check_nonnegative("zeta_star_sq", zeta_star_sq)
             / (check_positive("mu", mu_value) * check_int("n", n_value, low=1)))
 
 
-def distributed_bound(rounds, dist0_sq, gamma_value, mu_value, omega_value, n_value, zeta_star_sq) -> dict:
+def distributed_bound(rounds: int | ArrayLike, dist0_sq: float, gamma_value: float, mu_value: float,
+                      omega_value: float, n_value: int, zeta_star_sq: float) -> dict:
     """Named terms {"transient": (1 − γμ)^k D_0, "floor": 2γωζ*²/(μn)}, k = 0..rounds (sum = the bound)."""
     tr = compressed_gd_bound(rounds, dist0_sq, gamma_value, mu_value)
     fl = distributed_floor(gamma_value, mu_value, omega_value, n_value, zeta_star_sq)
     return {"transient": tr, "floor": np.full_like(tr, fl)}
 
 
-def diana_step(omega_value) -> float:
+def diana_step(omega_value: float) -> float:
     """DIANA's shift step α = 1/(1 + ω) [Mishchenko et al. 2019]."""
     return 1.0 / (1.0 + check_nonnegative("omega", omega_value))
 
 
-def variance_identity(g, err_sq) -> float:
+def variance_identity(g: ArrayLike, err_sq: ArrayLike) -> float:
     """Right side ‖ḡ‖² + (1/n²)Σ_i E‖C_i(g_i) − g_i‖² for g (n, d) and per-node E‖C_i(g_i) − g_i‖² (n,)."""
     g = np.asarray(g, dtype=float)
     err_sq = np.asarray(err_sq, dtype=float)
@@ -101,20 +105,20 @@ def variance_identity(g, err_sq) -> float:
     return float(gbar @ gbar + err_sq.sum() / nn**2)
 
 
-def sampling_factor(n_value, r_value) -> float:
+def sampling_factor(n_value: int, r_value: int) -> float:
     """(n − r)/(r(n − 1)): variance factor of the mean of r of n items drawn without replacement."""
     nv = check_int("n", n_value, low=1)
     rv = check_int("r", r_value, low=1, high=nv)
     return 0.0 if nv == 1 else (nv - rv) / (rv * (nv - 1))
 
 
-def fedpaq_factors(q_value, n_value, r_value) -> dict:
+def fedpaq_factors(q_value: float, n_value: int, r_value: int) -> dict:
     """FedPAQ's structural factors {"1+q", "q/n", "(n-r)/(r(n-1))"}."""
     qv, nv = check_nonnegative("q", q_value), check_int("n", n_value, low=1)
     return {"1+q": 1.0 + qv, "q/n": qv / nv, "(n-r)/(r(n-1))": sampling_factor(nv, r_value)}
 
 
-def fedpaq_variance(deltas, err_sq, r_value) -> dict:
+def fedpaq_variance(deltas: ArrayLike, err_sq: ArrayLike, r_value: int) -> dict:
     """Exact E‖(1/r)Σ_{i∈S} Q(Δ_i) − Δ̄‖² split into {"quantization", "sampling"} for Δ (n, d), per-node
     E‖Q(Δ_i) − Δ_i‖² (n,), S a uniform r-subset (without replacement)."""
     deltas = np.asarray(deltas, dtype=float)

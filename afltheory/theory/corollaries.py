@@ -15,11 +15,15 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import sympy as sp
 
 from . import symbols as S
 from . import theorem2, theorem3, theorem4
+
+if TYPE_CHECKING:
+    from ..anarchy.schedule import Schedule
 
 __all__ = ["CITATION", "cor3_readings", "cor3_realized", "Derivation", "derive", "derive_terms_only",
            "min_memory_staleness", "ORDER_SYMBOLS", "printed", "printed_rate", "PROOF_LISTED", "remark4",
@@ -41,7 +45,7 @@ def printed(k: int) -> list:
     raise ValueError(f"k={k} must be 1, 2 or 3")
 
 
-def printed_rate(k: int):
+def printed_rate(k: int) -> sp.Expr:
     """The printed rate as a sympy sum of its terms (O(·) dropped)."""
     return sp.Add(*printed(k))
 
@@ -77,7 +81,8 @@ class Derivation:
     notes: list[str] = field(default_factory=list)
     flags: dict = field(default_factory=dict)   # documented inconsistency id -> True if reproduced
 
-    def term(self, order) -> Term | None:
+    def term(self, order: sp.Expr) -> Term | None:
+        """The derived term of order ``order`` (equal up to simplification), or None."""
         for t in self.terms:
             if sp.simplify(t.order - order) == 0:
                 return t
@@ -85,9 +90,12 @@ class Derivation:
 
     @property
     def mismatches(self) -> list[Term]:
+        """Terms the derivation has that the printed rate misses, plus printed terms the derivation does not
+        produce."""
         return [t for t in self.terms if t.status == "missing"] + self.unmatched_printed
 
     def report(self) -> str:
+        """The derivation as text: each term with its status (matched, absorbed, missing) and notes."""
         lines = [f"Corollary {self.corollary}: substituted bound = {self.substituted}"]
         for t in sorted(self.terms, key=lambda t: -t.T_power):
             lines.append(f"  {t.status:>11}: ({t.coefficient}) * {t.order}"
@@ -175,7 +183,7 @@ def _classify(expr, printed_terms, proof_terms=()):
     return terms, unmatched, leading
 
 
-def substitution(k: int):
+def substitution(k: int) -> dict[sp.Symbol, sp.Expr]:
     """{η_L: 1/√T, η: √(mK) or √(MK)}."""
     n = S.M if k == 3 else S.m
     return {S.eta_L: 1 / sp.sqrt(S.T), S.eta: sp.sqrt(n * S.K)}
@@ -262,7 +270,8 @@ def min_memory_staleness(M: int, m: int) -> int:
     return -(-int(M) // int(m)) - 1
 
 
-def cor3_realized(schedule, *, K, L, eta=None, eta_L=None) -> dict:
+def cor3_realized(schedule: Schedule, *, K: int, L: float, eta: float | None = None,
+                  eta_L: float | None = None) -> dict:
     """Corollary 3's terms and Theorem 4's conditions on a realized AFA-CS schedule (per replicate).
 
     Step sizes default to the corollary's η_L = 1/√T, η = √(MK). Returns the leading order 1/√(MKT), the

@@ -138,6 +138,7 @@ BY_ID = {e.id: e for e in REGISTER}
 
 
 def get(id_: str) -> Inconsistency:
+    """The register entry ``id_``; ValueError naming the known ids otherwise."""
     if id_ not in BY_ID:
         raise ValueError(f"id={id_!r} must be one of {sorted(BY_ID)}")
     return BY_ID[id_]

@@ -12,6 +12,7 @@ Inputs broadcast over leading axes (replicates, workers, ...).
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._validation import check_array, check_nonnegative, check_positive
 
@@ -28,7 +29,7 @@ def _arr(name, v, low=None):
     return a
 
 
-def lemma1_mean(true_grads) -> np.ndarray:
+def lemma1_mean(true_grads: ArrayLike) -> np.ndarray:
     """E G_i = (1/K) Σ_j ∇f_i(y_j); ``true_grads`` (..., K, d) the exact gradients along the local path."""
     g = _arr("true_grads", true_grads)
     if g.ndim < 2:
@@ -36,14 +37,15 @@ def lemma1_mean(true_grads) -> np.ndarray:
     return g.mean(axis=-2)
 
 
-def lemma1_variance_bound(sigma_L, K) -> np.ndarray:
+def lemma1_variance_bound(sigma_L: float | ArrayLike, K: int | ArrayLike) -> np.ndarray:
     """σ_L²/K: the bound on E‖G_i − E G_i‖²."""
     s = _arr("sigma_L", sigma_L, 0.0)
     k = _arr("K", K, 1.0)
     return s**2 / k
 
 
-def lemma2_bound_terms(expected_updates, local_steps, sigma_L) -> dict[str, np.ndarray]:
+def lemma2_bound_terms(expected_updates: ArrayLike, local_steps: ArrayLike,
+                       sigma_L: float) -> dict[str, np.ndarray]:
     """Lemma 2's right-hand side by term: ``"mean"`` 2‖Σ_i E G_i‖² and ``"sigma_L"`` 2 (Σ_i 1/K_i) σ_L²
     (= (2m/K̄_t) σ_L²); they sum to ``lemma2_bound`` exactly."""
     e = _arr("expected_updates", expected_updates)
@@ -55,13 +57,13 @@ def lemma2_bound_terms(expected_updates, local_steps, sigma_L) -> dict[str, np.n
     return {"mean": 2.0 * np.sum(tot**2, axis=-1), "sigma_L": 2.0 * np.sum(1.0 / k, axis=-1) * s**2}
 
 
-def lemma2_bound(expected_updates, local_steps, sigma_L) -> np.ndarray:
+def lemma2_bound(expected_updates: ArrayLike, local_steps: ArrayLike, sigma_L: float) -> np.ndarray:
     """2‖Σ_i E G_i‖² + 2 (Σ_i 1/K_i) σ_L²; ``expected_updates`` (..., m, d), ``local_steps`` (..., m)."""
     t = lemma2_bound_terms(expected_updates, local_steps, sigma_L)
     return t["mean"] + t["sigma_L"]
 
 
-def drift_condition(L, eta_L, K) -> bool:
+def drift_condition(L: float, eta_L: float, K: int | ArrayLike) -> bool:
     """(C1): 6 η_L² (2K² − 3K + 1) L² ≤ 1, the validity condition of bound (1)."""
     L = check_positive("L", L)
     eta_L = check_positive("eta_L", eta_L)
@@ -69,7 +71,8 @@ def drift_condition(L, eta_L, K) -> bool:
     return bool(np.all(6 * eta_L**2 * (2 * k**2 - 3 * k + 1) * L**2 <= 1))
 
 
-def drift_bound_terms(grad_norm_sq, K, eta_L, sigma_L, sigma_G, *, L=None) -> dict[str, np.ndarray]:
+def drift_bound_terms(grad_norm_sq: ArrayLike, K: int | ArrayLike, eta_L: float, sigma_L: float,
+                      sigma_G: float, *, L: float | None = None) -> dict[str, np.ndarray]:
     """Bound (1) by term: ``"sigma_L"`` 5Kη_L²σ_L², ``"sigma_G"`` 30K²η_L²σ_G²,
     ``"gradient"`` 30K²η_L²‖∇f(x)‖² (in this order; they sum to ``drift_bound`` exactly).
     ``L`` as in ``drift_bound``."""
@@ -86,7 +89,8 @@ def drift_bound_terms(grad_norm_sq, K, eta_L, sigma_L, sigma_G, *, L=None) -> di
     return {"sigma_L": sl.astype(float), "sigma_G": sg.astype(float), "gradient": gr.astype(float)}
 
 
-def drift_bound(grad_norm_sq, K, eta_L, sigma_L, sigma_G, *, L=None) -> np.ndarray:
+def drift_bound(grad_norm_sq: ArrayLike, K: int | ArrayLike, eta_L: float, sigma_L: float, sigma_G: float, *,
+                L: float | None = None) -> np.ndarray:
     """5Kη_L²(σ_L² + 6Kσ_G²) + 30K²η_L²‖∇f(x)‖² (the ordered sum of ``drift_bound_terms``). If ``L`` is given
     and (C1) fails, raise ValueError (the bound is not claimed there; pass L=None to evaluate it anyway, e.g.
     for a negative control)."""
@@ -94,7 +98,7 @@ def drift_bound(grad_norm_sq, K, eta_L, sigma_L, sigma_G, *, L=None) -> np.ndarr
     return t["sigma_L"] + t["sigma_G"] + t["gradient"]
 
 
-def local_drift(trajectory, x) -> np.ndarray:
+def local_drift(trajectory: ArrayLike, x: ArrayLike) -> np.ndarray:
     """‖y_k − x‖² for a local path ``trajectory`` (..., K+1, d) started at (or compared to) ``x`` (..., d)."""
     y = _arr("trajectory", trajectory)
     x = _arr("x", x)

@@ -17,10 +17,15 @@ Theorem 2 (L-Lipschitz losses) [L]: duality gap ≤ ε_G after O(1/((1 − Θ̄)
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._validation import check_int, check_positive, check_real
+
+if TYPE_CHECKING:
+    from ..mtl.problem import MultiTaskProblem
 
 __all__ = ["CITATION", "theta_bar", "s_smooth", "rate", "bound", "rounds_to_epsilon"]
 
@@ -34,7 +39,7 @@ def theta_bar(p_max: float, theta_max: float) -> float:
     return p + (1.0 - p) * th
 
 
-def s_smooth(problem, sigma_prime: float | None = None) -> float:
+def s_smooth(problem: MultiTaskProblem, sigma_prime: float | None = None) -> float:
     """s = μ / (μ + σ' max_t (C_tt/2) λ_max(X_tᵀX_t)) for a smooth-loss ``MultiTaskProblem`` (see module
     docstring)."""
     c = problem.constants
@@ -53,7 +58,7 @@ def rate(theta_bar_: float, s: float) -> float:
     return 1.0 - (1.0 - tb) * s
 
 
-def bound(h, eps0: float, theta_bar_: float, s: float) -> np.ndarray:
+def bound(h: int | ArrayLike, eps0: float, theta_bar_: float, s: float) -> np.ndarray:
     """(1 − (1 − Θ̄) s)^h · ε₀: Theorem 1's bound on E[D(α*) − D(α^h)] from the initial suboptimality ε₀."""
     h = np.asarray(h, dtype=float)
     if np.any(h < 0):

@@ -49,6 +49,6 @@ BY_NAME["s_stale"] = s_stale
 CONSTANT_K = {Kbar: K, Ktil: K, Khat2: K**2}
 
 
-def afacd_bound(aL, aG):
+def afacd_bound(aL: sp.Expr, aG: sp.Expr) -> sp.Expr:
     """The common right-hand side of Theorems 2 and 3: 4(f_0 − f_*)/(η η_L T) + 4(α_L σ_L² + α_G σ_G²)."""
     return 4 * Delta / (eta * eta_L * T) + 4 * (aL * sigma_L**2 + aG * sigma_G**2)

@@ -12,11 +12,20 @@ construction, so a check can hold a simulated run against the closed form and ag
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._validation import check_int, check_positive, check_real
 from . import symbols as S
 from ._condition import check_K
+
+if TYPE_CHECKING:
+    import sympy as sp
+
+    from ..anarchy.arrivals import FixedArrivals
+    from ..problems.lower_bound import LowerBoundPair
 
 __all__ = ["ARRIVALS", "arrivals", "CITATION", "construction", "contraction", "expected_grad_norm_sq",
            "limit_point", "lower_bound_expr", "ONLY_WORKER", "predicted_limit", "problem"]
@@ -27,21 +36,21 @@ ARRIVALS = {"kind": "FixedArrivals",
             "workers": [ONLY_WORKER]}   # description usable without the anarchy package
 
 
-def problem(G: float = 1.0, sigma_L: float = 0.0):
+def problem(G: float = 1.0, sigma_L: float = 0.0) -> LowerBoundPair:
     """The construction's objective, ``afltheory.problems.LowerBoundPair(G, sigma_L)``."""
     from afltheory.problems import LowerBoundPair
 
     return LowerBoundPair(G=check_positive("G", G), sigma_L=sigma_L)
 
 
-def arrivals():
+def arrivals() -> FixedArrivals:
     """``afltheory.anarchy.FixedArrivals(workers=[0])`` (imported lazily)."""
     from afltheory.anarchy import FixedArrivals  # noqa: WPS433 - optional at import time of theory
 
     return FixedArrivals(workers=[ONLY_WORKER])
 
 
-def construction(G: float = 1.0, sigma_L: float = 0.0):
+def construction(G: float = 1.0, sigma_L: float = 0.0) -> tuple[LowerBoundPair, FixedArrivals]:
     """(problem, arrivals) of the lower-bound construction."""
     return problem(G, sigma_L), arrivals()
 
@@ -57,12 +66,12 @@ def predicted_limit(G: float = 1.0) -> float:
     return 4.0 * G**2
 
 
-def lower_bound_expr():
+def lower_bound_expr() -> sp.Expr:
     """Ω(σ_G²): the sympy lower bound σ_G² (= 4G² in the construction)."""
     return S.sigma_G**2
 
 
-def contraction(eta: float, eta_L: float, K) -> float:
+def contraction(eta: float, eta_L: float, K: int | ArrayLike) -> float:
     """ρ with x_{t+1} + G = ρ (x_t + G) for AFA-CD on f_1 (τ = 0, K local steps, no noise).
 
     Local: e_k = q^k e_0, q = 1 − 2η_L; G_1 = (1/K) Σ 2 e_k = e_0 (1 − q^K)/(η_L K); server: e ← e − η η_L
@@ -75,7 +84,7 @@ def contraction(eta: float, eta_L: float, K) -> float:
     return 1.0 - eta * (1.0 - q**K) / K
 
 
-def expected_grad_norm_sq(x0: float, G: float, eta: float, eta_L: float, K, T: int) -> np.ndarray:
+def expected_grad_norm_sq(x0: float, G: float, eta: float, eta_L: float, K: int, T: int) -> np.ndarray:
     """‖∇f(x_t)‖² = 4 x_t², t = 0..T, exact for σ_L = 0 (x_t = −G + ρ^t (x_0 + G))."""
     x0 = check_real("x0", x0)
     G = check_positive("G", G)

@@ -16,8 +16,11 @@ with K̄_t the harmonic mean, K̃_t the mean and K̂_t² the mean square of K_{t
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import sympy as sp
+from numpy.typing import ArrayLike
 
 from . import symbols as S
 from ._condition import (
@@ -32,6 +35,11 @@ from ._condition import (
 )
 from ._scope import check_scope
 from ._stats import check_constants, check_f0, check_schedule, sum_terms, tau_for
+
+if TYPE_CHECKING:
+    from ..anarchy.schedule import Schedule
+    from ..problems.base import Constants
+    from ._condition import Condition
 
 __all__ = ["admissible_step_sizes", "alpha_exprs", "alphas", "bound", "bound_expr", "bound_terms", "CITATION",
            "conditions", "rate", "region", "SPECS", "TERMS"]
@@ -63,7 +71,8 @@ def _values(L, eta_L, K_max, tau, eta=None):
     return v
 
 
-def conditions(*, L=None, eta=None, eta_L=None, K_max=None, tau=None):
+def conditions(*, L: float | None = None, eta: float | None = None, eta_L: float | None = None,
+               K_max: int | None = None, tau: float | None = None) -> list[Condition]:
     """The named conditions (C1)–(C3) evaluated at the given numbers (list of ``Condition``)."""
     v = _values(L, eta_L, K_max, tau, pos("eta", eta))
     return [s_.evaluate(v, S.eta) for s_ in SPECS]
@@ -74,7 +83,8 @@ def _quad(v):
     return 6 * tau**2 * L**2, 2 * L, 1.0        # a x² + b x ≤ c, x = η η_L
 
 
-def admissible_step_sizes(*, L=None, eta_L=None, K_max=None, tau=None) -> AdmissibleStep:
+def admissible_step_sizes(*, L: float | None = None, eta_L: float | None = None, K_max: int | None = None,
+                          tau: float | None = None) -> AdmissibleStep:
     """Largest η with every condition holding for this η_L: η_max = x*/η_L, x* the positive root of
     6τ²L² x² + 2L x = 1. Infeasible (``feasible=False``, ``eta_max=None``) if (C1) or (C2) fail."""
     v = _values(L, eta_L, K_max, tau)
@@ -82,14 +92,15 @@ def admissible_step_sizes(*, L=None, eta_L=None, K_max=None, tau=None) -> Admiss
     return admissible_from(SPECS, v, v["eta_L"], _quad, expr, "C3", S.eta, S.eta_L)
 
 
-def region(eta, eta_L, *, L=None, K_max=None, tau=None) -> np.ndarray:
+def region(eta: ArrayLike, eta_L: ArrayLike, *, L: float | None = None, K_max: int | None = None,
+           tau: float | None = None) -> np.ndarray:
     """Boolean (len(eta_L), len(eta)) grid: True where all of (C1)–(C3) hold."""
     v = _values(L, 1.0, K_max, tau)
     v.pop("eta_L")
     return region_from(SPECS, v, eta, eta_L)
 
 
-def alpha_exprs():
+def alpha_exprs() -> tuple[sp.Expr, sp.Expr]:
     """(α_L, α_G) as sympy expressions in the run averages Kbar, Ktilde, Khat2 (see ``symbols``)."""
     x = S.eta * S.eta_L
     aL = ((S.L * x + 3 * S.tau**2 * S.L**2 * x**2) / (S.m * S.Kbar)
@@ -98,17 +109,18 @@ def alpha_exprs():
     return aL, aG
 
 
-def bound_expr():
+def bound_expr() -> sp.Expr:
     """Right-hand side as a sympy expression (Delta = f_0 − f_*)."""
     return S.afacd_bound(*alpha_exprs())
 
 
-def rate():
+def rate() -> sp.Expr:
     """The bound for constant K (K̄ = K̃ = K, K̂² = K²) as a sympy expression."""
     return bound_expr().subs(S.CONSTANT_K)
 
 
-def alphas(schedule, constants, *, eta, eta_L, tau=None):
+def alphas(schedule: Schedule, constants: Constants, *, eta: float, eta_L: float,
+           tau: float | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(α_L, α_G), each (replicates,), on the realized schedule."""
     check_schedule(schedule)
     L, _, _, _ = check_constants(constants)
@@ -128,8 +140,10 @@ def alphas(schedule, constants, *, eta, eta_L, tau=None):
 TERMS = ("transient", "sigma_L_server", "sigma_L_delay", "sigma_L_drift", "sigma_G_floor", "sigma_G_drift")
 
 
-def bound_terms(schedule, constants, *, eta=None, eta_L=None, f0=None, num_workers=None,
-                tau=None, scope="warn") -> dict[str, np.ndarray]:
+def bound_terms(schedule: Schedule, constants: Constants, *, eta: float | None = None,
+                eta_L: float | None = None, f0: float | ArrayLike | None = None,
+                num_workers: int | None = None, tau: float | None = None,
+                scope: str = "warn") -> dict[str, np.ndarray]:
     """The right-hand side split into its named terms (``TERMS``), each (replicates,); they sum to ``bound``
     exactly (``bound`` is their ordered sum). Same arguments as ``bound``."""
     check_schedule(schedule, num_workers)
@@ -150,8 +164,9 @@ def bound_terms(schedule, constants, *, eta=None, eta_L=None, f0=None, num_worke
     }
 
 
-def bound(schedule, constants, *, eta=None, eta_L=None, f0=None, num_workers=None, tau=None,
-          scope="warn") -> np.ndarray:
+def bound(schedule: Schedule, constants: Constants, *, eta: float | None = None, eta_L: float | None = None,
+          f0: float | ArrayLike | None = None, num_workers: int | None = None, tau: float | None = None,
+          scope: str = "warn") -> np.ndarray:
     """The right-hand side on each replicate's realized schedule (T = schedule.rounds): shape (replicates,).
 
     ``tau`` defaults to each replicate's realized maximum delay; ``f0`` = f(x_0) (scalar or (replicates,)).

@@ -19,8 +19,11 @@ of ``Schedule.memory()``, warm start ``init_local_steps``). Inconsistency #3 is 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import sympy as sp
+from numpy.typing import ArrayLike
 
 from . import symbols as S
 from ._condition import (
@@ -37,6 +40,11 @@ from ._condition import (
 )
 from ._scope import check_scope
 from ._stats import check_constants, check_f0, check_schedule, sum_terms, tau_for
+
+if TYPE_CHECKING:
+    from ..anarchy.schedule import Schedule
+    from ..problems.base import Constants
+    from ._condition import Condition
 
 __all__ = ["admissible_step_sizes", "alpha_exprs", "alphas", "AVERAGINGS", "bound", "bound_expr",
            "bound_terms", "CITATION", "conditions", "k_averages", "rate", "region", "SPECS", "TERMS"]
@@ -70,7 +78,9 @@ def _values(L, eta_L, K_max, tau, num_workers, eta=None):
     return v
 
 
-def conditions(*, L=None, eta=None, eta_L=None, K_max=None, tau=None, num_workers=None, m=None):
+def conditions(*, L: float | None = None, eta: float | None = None, eta_L: float | None = None,
+               K_max: int | None = None, tau: float | None = None, num_workers: int | None = None,
+               m: int | None = None) -> list[Condition]:
     """(C1)–(C3) at the given numbers. ``m`` (optional) is only checked against ``num_workers``."""
     v = _values(L, eta_L, K_max, tau, num_workers, pos("eta", eta))
     if m is not None:
@@ -83,7 +93,8 @@ def _quad(v):
     return L**2 * tau**2, L, 1.0 / (2 * v["M"])
 
 
-def admissible_step_sizes(*, L=None, eta_L=None, K_max=None, tau=None, num_workers=None) -> AdmissibleStep:
+def admissible_step_sizes(*, L: float | None = None, eta_L: float | None = None, K_max: int | None = None,
+                          tau: float | None = None, num_workers: int | None = None) -> AdmissibleStep:
     """Largest η for this η_L: positive root of L²τ² x² + L x = 1/(2M), x = η η_L; infeasible if (C1)/(C3)
     fail."""
     v = _values(L, eta_L, K_max, tau, num_workers)
@@ -91,28 +102,33 @@ def admissible_step_sizes(*, L=None, eta_L=None, K_max=None, tau=None, num_worke
     return admissible_from(SPECS, v, v["eta_L"], _quad, expr, "C2", S.eta, S.eta_L)
 
 
-def region(eta, eta_L, *, L=None, K_max=None, tau=None, num_workers=None) -> np.ndarray:
+def region(eta: ArrayLike, eta_L: ArrayLike, *, L: float | None = None, K_max: int | None = None,
+           tau: float | None = None, num_workers: int | None = None) -> np.ndarray:
+    """Boolean (len(eta_L), len(eta)) grid: True where all of the theorem's conditions hold."""
     v = _values(L, 1.0, K_max, tau, num_workers)
     v.pop("eta_L")
     return region_from(SPECS, v, eta, eta_L)
 
 
-def alpha_exprs():
+def alpha_exprs() -> tuple[sp.Expr, sp.Expr]:
+    """(α_L, α_G) as sympy expressions in the run averages Kbar, Ktilde, Khat2 (see ``symbols``)."""
     x = S.eta * S.eta_L
     aL = (S.L * x / S.m + 2 * S.tau**2 * S.L**2 * x**2 / S.m) / S.Kbar + 5 * S.eta_L**2 * S.L**2 * S.Ktil
     aG = 30 * S.L**2 * S.eta_L**2 * S.Khat2
     return aL, aG
 
 
-def bound_expr():
+def bound_expr() -> sp.Expr:
+    """Right-hand side as a sympy expression (Delta = f_0 − f_*)."""
     return S.afacd_bound(*alpha_exprs())
 
 
-def rate():
+def rate() -> sp.Expr:
+    """The bound for constant K (K̄ = K̃ = K, K̂² = K²) as a sympy expression."""
     return bound_expr().subs(S.CONSTANT_K)
 
 
-def k_averages(schedule, averaging="statement"):
+def k_averages(schedule: Schedule, averaging: str = "statement") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(1/K̄_t, K̃_t, K̂_t²), each (replicates, rounds), under the chosen reading (see module docstring)."""
     if averaging not in AVERAGINGS:
         raise ValueError(f"averaging={averaging!r} must be one of {AVERAGINGS}")
@@ -124,7 +140,9 @@ def k_averages(schedule, averaging="statement"):
     return inv_kbar, Ks.mean(axis=-1), (Ks**2).mean(axis=-1)
 
 
-def alphas(schedule, constants, *, eta, eta_L, tau=None, averaging="statement"):
+def alphas(schedule: Schedule, constants: Constants, *, eta: float, eta_L: float, tau: float | None = None,
+           averaging: str = "statement") -> tuple[np.ndarray, np.ndarray]:
+    """(α_L, α_G), each (replicates,), on the realized schedule (``averaging``: see ``k_averages``)."""
     check_schedule(schedule)
     L, _, _, _ = check_constants(constants)
     eta, eta_L = pos("eta", eta), pos("eta_L", eta_L)
@@ -144,8 +162,10 @@ def alphas(schedule, constants, *, eta, eta_L, tau=None, averaging="statement"):
 TERMS = ("transient", "sigma_L_server", "sigma_L_delay", "sigma_L_drift", "sigma_G_drift")
 
 
-def bound_terms(schedule, constants, *, eta=None, eta_L=None, f0=None, num_workers=None, tau=None,
-                averaging="statement", scope="warn") -> dict[str, np.ndarray]:
+def bound_terms(schedule: Schedule, constants: Constants, *, eta: float | None = None,
+                eta_L: float | None = None, f0: float | ArrayLike | None = None,
+                num_workers: int | None = None, tau: float | None = None, averaging: str = "statement",
+                scope: str = "warn") -> dict[str, np.ndarray]:
     """The right-hand side split into its named terms (``TERMS``), each (replicates,); they sum to ``bound``
     exactly. Same arguments as ``bound``."""
     check_schedule(schedule, num_workers)
@@ -167,8 +187,9 @@ def bound_terms(schedule, constants, *, eta=None, eta_L=None, f0=None, num_worke
     }
 
 
-def bound(schedule, constants, *, eta=None, eta_L=None, f0=None, num_workers=None, tau=None,
-          averaging="statement", scope="warn") -> np.ndarray:
+def bound(schedule: Schedule, constants: Constants, *, eta: float | None = None, eta_L: float | None = None,
+          f0: float | ArrayLike | None = None, num_workers: int | None = None, tau: float | None = None,
+          averaging: str = "statement", scope: str = "warn") -> np.ndarray:
     """Right-hand side on each replicate's realized schedule, (replicates,): the ordered sum of
     ``bound_terms``.``scope``: "warn" (default) / "raise" / "ignore" when the run is outside the theorem
     (wrong algorithm or arrivals, or (η, η_L) outside its conditions at the realized K_max and τ) — see

@@ -20,8 +20,11 @@ m'_t is the realized number of fresh slots per round (the paper treats m' as a c
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import sympy as sp
+from numpy.typing import ArrayLike
 
 from . import symbols as S
 from ._condition import (
@@ -39,6 +42,11 @@ from ._condition import (
 )
 from ._scope import check_scope
 from ._stats import check_constants, check_f0, check_schedule, memory_stats, sum_terms
+
+if TYPE_CHECKING:
+    from ..anarchy.schedule import Schedule
+    from ..problems.base import Constants
+    from ._condition import Condition
 
 __all__ = ["admissible_step_sizes", "alpha_exprs", "alphas", "bound", "bound_expr", "bound_terms", "CITATION",
            "conditions", "KHATS", "rate", "realized", "region", "SPECS", "TERMS"]
@@ -77,7 +85,9 @@ def _values(L, eta_L, K_max, tau, num_workers, m_fresh, eta=None):
     return v
 
 
-def conditions(*, L=None, eta=None, eta_L=None, K_max=None, tau=None, num_workers=None, m_fresh=None, m=None):
+def conditions(*, L: float | None = None, eta: float | None = None, eta_L: float | None = None,
+               K_max: int | None = None, tau: float | None = None, num_workers: int | None = None,
+               m_fresh: int | None = None, m: int | None = None) -> list[Condition]:
     """(C1)–(C3). ``m_fresh`` = m' (fresh slots); if omitted, ``m`` (arrivals per round) is used as m'."""
     if m is not None:
         check_m_M(int_ge("m", m, 1), int_ge("num_workers", num_workers, 1))
@@ -92,8 +102,9 @@ def _quad(v):
     return (M - mf)**2 * L**2 * tau**2 / M**2, L / 2, 0.25
 
 
-def admissible_step_sizes(*, L=None, eta_L=None, K_max=None, tau=None, num_workers=None, m_fresh=None,
-                          m=None) -> AdmissibleStep:
+def admissible_step_sizes(*, L: float | None = None, eta_L: float | None = None, K_max: int | None = None,
+                          tau: float | None = None, num_workers: int | None = None,
+                          m_fresh: int | None = None, m: int | None = None) -> AdmissibleStep:
     """Largest η for this η_L: positive root of ((M−m')²L²τ²/M²) x² + (L/2) x = 1/4, x = η η_L."""
     if m is not None:
         check_m_M(int_ge("m", m, 1), int_ge("num_workers", num_workers, 1))
@@ -102,13 +113,16 @@ def admissible_step_sizes(*, L=None, eta_L=None, K_max=None, tau=None, num_worke
     return admissible_from(SPECS, v, v["eta_L"], _quad, expr, "C2", S.eta, S.eta_L)
 
 
-def region(eta, eta_L, *, L=None, K_max=None, tau=None, num_workers=None, m_fresh=None) -> np.ndarray:
+def region(eta: ArrayLike, eta_L: ArrayLike, *, L: float | None = None, K_max: int | None = None,
+           tau: float | None = None, num_workers: int | None = None,
+           m_fresh: int | None = None) -> np.ndarray:
+    """Boolean (len(eta_L), len(eta)) grid: True where all of the theorem's conditions hold."""
     v = _values(L, 1.0, K_max, tau, num_workers, m_fresh)
     v.pop("eta_L")
     return region_from(SPECS, v, eta, eta_L)
 
 
-def alpha_exprs(khat="sum"):
+def alpha_exprs(khat: str = "sum") -> tuple[sp.Expr, sp.Expr]:
     """(α_L, α_G) for constant m'; Kbar, Ktilde (= K^avg), Khat2 are run averages. ``khat`` as in
     ``bound``."""
     x = S.eta * S.eta_L
@@ -118,12 +132,13 @@ def alpha_exprs(khat="sum"):
     return aL, aG
 
 
-def bound_expr(khat="sum"):
+def bound_expr(khat: str = "sum") -> sp.Expr:
+    """Right-hand side as a sympy expression (``khat``: see ``alpha_exprs``)."""
     aL, aG = alpha_exprs(khat)
     return 4 * S.Delta / (S.eta * S.eta_L * S.T) + aL * S.sigma_L**2 + aG * S.sigma_G**2
 
 
-def rate(khat="sum"):
+def rate(khat: str = "sum") -> sp.Expr:
     """Constant K: K̄ = K^avg = K and K̂² = M K² (``khat="sum"``) or K² (``"mean"``)."""
     if khat not in KHATS:
         raise ValueError(f"khat={khat!r} must be one of {KHATS}")
@@ -131,7 +146,7 @@ def rate(khat="sum"):
     return bound_expr(khat).subs({**S.CONSTANT_K, S.Khat2: k2})
 
 
-def realized(schedule):
+def realized(schedule: Schedule) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(staleness, K, m'_t, τ) of the AFA-CS memory: (R,T,M), (R,T,M), (R,T), (R,)."""
     stale, Ks, mf = memory_stats(schedule)
     return stale, Ks, mf, stale.max(axis=(1, 2)).astype(float)
@@ -149,7 +164,9 @@ def _memory_terms(schedule, tau):
     return Ks, mf, np.full(schedule.replicates, t)
 
 
-def alphas(schedule, constants, *, eta, eta_L, tau=None, khat="sum"):
+def alphas(schedule: Schedule, constants: Constants, *, eta: float, eta_L: float, tau: float | None = None,
+           khat: str = "sum") -> tuple[np.ndarray, np.ndarray]:
+    """(α_L, α_G), each (replicates,), on the realized schedule (``khat``: see ``alpha_exprs``)."""
     if khat not in KHATS:
         raise ValueError(f"khat={khat!r} must be one of {KHATS}")
     check_schedule(schedule)
@@ -174,8 +191,11 @@ def alphas(schedule, constants, *, eta, eta_L, tau=None, khat="sum"):
 TERMS = ("transient", "sigma_L_drift", "sigma_L_server", "sigma_L_stale", "sigma_G_drift")
 
 
-def bound_terms(schedule, constants, *, eta=None, eta_L=None, f0=None, num_workers=None, tau=None, f_T=None,
-                khat="sum", scope="warn") -> dict[str, np.ndarray]:
+def bound_terms(schedule: Schedule, constants: Constants, *, eta: float | None = None,
+                eta_L: float | None = None, f0: float | ArrayLike | None = None,
+                num_workers: int | None = None, tau: float | None = None,
+                f_T: float | ArrayLike | None = None, khat: str = "sum",
+                scope: str = "warn") -> dict[str, np.ndarray]:
     """The right-hand side split into its named terms (``TERMS``), each (replicates,); they sum to ``bound``
     exactly. Same arguments as ``bound``."""
     if khat not in KHATS:
@@ -204,8 +224,9 @@ def bound_terms(schedule, constants, *, eta=None, eta_L=None, f0=None, num_worke
     }
 
 
-def bound(schedule, constants, *, eta=None, eta_L=None, f0=None, num_workers=None, tau=None, f_T=None,
-          khat="sum", scope="warn") -> np.ndarray:
+def bound(schedule: Schedule, constants: Constants, *, eta: float | None = None, eta_L: float | None = None,
+          f0: float | ArrayLike | None = None, num_workers: int | None = None, tau: float | None = None,
+          f_T: float | ArrayLike | None = None, khat: str = "sum", scope: str = "warn") -> np.ndarray:
     """Right-hand side on each replicate's realized schedule (stale slots' K from ``schedule.memory()``,
     realized m'_t, τ = realized maximum memory staleness unless given): (replicates,). The ordered sum of
     ``bound_terms``.

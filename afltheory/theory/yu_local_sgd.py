@@ -39,7 +39,9 @@ def _setting(setting):
     return setting
 
 
-def conditions(*, setting="iid", s=None, L=None, K=None) -> list[Condition]:
+def conditions(*, setting: str = "iid", s: float | None = None, L: float | None = None,
+               K: int | None = None) -> list[Condition]:
+    """The step-size conditions of ``setting`` evaluated at the given numbers (list of ``Condition``)."""
     _setting(setting)
     v = dict(s=pos("s", s), L=pos("L", L))
     if setting == "noniid" or K is not None:
@@ -47,7 +49,8 @@ def conditions(*, setting="iid", s=None, L=None, K=None) -> list[Condition]:
     return [c.evaluate(v, S.s) for c in SPECS[setting]]
 
 
-def admissible_step_sizes(*, setting="iid", L=None, K=None) -> AdmissibleStep:
+def admissible_step_sizes(*, setting: str = "iid", L: float | None = None,
+                          K: int | None = None) -> AdmissibleStep:
     """Largest s: 1/L (iid) or min(1/L, 1/(6LK)) (noniid); always feasible for L > 0, K ≥ 1."""
     _setting(setting)
     L = pos("L", L)
@@ -58,7 +61,9 @@ def admissible_step_sizes(*, setting="iid", L=None, K=None) -> AdmissibleStep:
     return AdmissibleStep(float("nan"), True, smax, binding, (), sp.Min(1 / S.L, 1 / (6 * S.L * S.K)))
 
 
-def bound_expr(setting="iid"):
+def bound_expr(setting: str = "iid") -> sp.Expr:
+    """The right-hand side of [Yu et al. 2019]'s bound in ``setting`` ("iid" or "noniid") as a sympy
+    expression."""
     _setting(setting)
     head = 2 * S.Delta / (S.s * S.T) + S.L / S.N * S.s * S.sigma**2
     if setting == "iid":
@@ -66,7 +71,7 @@ def bound_expr(setting="iid"):
     return head + 4 * S.s**2 * S.K * S.G**2 * S.L**2 + 9 * S.L**2 * S.s**2 * S.K**2 * S.sigma_G**2
 
 
-def rate(setting="iid"):
+def rate(setting: str = "iid") -> sp.Expr:
     """The bound with s = √N/(L√T)."""
     return sp.expand(bound_expr(setting).subs(S.s, sp.sqrt(S.N) / (S.L * sp.sqrt(S.T))))
 
@@ -76,8 +81,10 @@ TERMS = {"iid": ("transient", "sigma", "G_drift"),
          "noniid": ("transient", "sigma", "G_drift", "sigma_G_drift")}
 
 
-def bound_terms(*, setting="iid", T=None, s=None, L=None, K=None, N=None, sigma=None, G=None, sigma_G=None,
-                f0=None, f_star=None) -> dict[str, float]:
+def bound_terms(*, setting: str = "iid", T: int | None = None, s: float | None = None, L: float | None = None,
+                K: int | None = None, N: int | None = None, sigma: float | None = None,
+                G: float | None = None, sigma_G: float | None = None, f0: float | None = None,
+                f_star: float | None = None) -> dict[str, float]:
     """The right-hand side split into its named terms (``TERMS[setting]``): transient 2(f_0 − f_*)/(sT),
     σ² term (L/N) s σ², G² drift term (4 s² K² G² L², or 4 s² K G² L² for ``noniid``) and, for ``noniid``, the
     σ_G² drift term 9 L² s² K² σ_G². They sum to ``bound`` exactly. Same arguments as ``bound``."""
@@ -100,8 +107,9 @@ def bound_terms(*, setting="iid", T=None, s=None, L=None, K=None, N=None, sigma=
     return terms
 
 
-def bound(*, setting="iid", T=None, s=None, L=None, K=None, N=None, sigma=None, G=None, sigma_G=None,
-          f0=None, f_star=None) -> float:
+def bound(*, setting: str = "iid", T: int | None = None, s: float | None = None, L: float | None = None,
+          K: int | None = None, N: int | None = None, sigma: float | None = None, G: float | None = None,
+          sigma_G: float | None = None, f0: float | None = None, f_star: float | None = None) -> float:
     """Right-hand side at the given numbers (G is the second-moment bound; σ_G only for ``noniid``):
     the ordered sum of ``bound_terms``."""
     terms = bound_terms(setting=setting, T=T, s=s, L=L, K=K, N=N, sigma=sigma, G=G, sigma_G=sigma_G, f0=f0,

@@ -11,23 +11,31 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import torch
 from torch import nn
+
+if TYPE_CHECKING:
+    from ..datasets import FederatedDataset
 
 __all__ = ["CharLSTM", "LogisticRegressionModel", "PaperCNN", "make_model"]
 
 
 class LogisticRegressionModel(nn.Module):
+    """Multinomial logistic regression: logits = flatten(x) @ W + b."""
     def __init__(self, num_features: int, num_classes: int):
         super().__init__()
         self.W = nn.Parameter(torch.zeros(num_features, num_classes))
         self.b = nn.Parameter(torch.zeros(num_classes))
 
-    def forward(self, x):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
         return x.reshape(x.shape[0], -1) @ self.W + self.b
 
 
 class PaperCNN(nn.Module):
+    """The CNN of the paper's Table 1 (two conv + pool blocks, two dense layers), adapted to the input
+    shape."""
     def __init__(self, in_channels: int = 3, image_size: int = 32, num_classes: int = 10,
                  padding: int | None = None):
         super().__init__()
@@ -40,11 +48,12 @@ class PaperCNN(nn.Module):
         self.classifier = nn.Sequential(nn.Linear(n, 512), nn.ReLU(), nn.Linear(512, 128), nn.ReLU(),
                                         nn.Linear(128, num_classes))
 
-    def forward(self, x):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.classifier(self.features(x))
 
 
 class CharLSTM(nn.Module):
+    """A character LSTM for next-character prediction (LEAF Shakespeare): embedding, LSTM, linear head."""
     def __init__(self, vocab_size: int = 80, embed_dim: int = 8, hidden: int = 100, layers: int = 2,
                  num_classes: int | None = None):
         super().__init__()
@@ -52,12 +61,12 @@ class CharLSTM(nn.Module):
         self.lstm = nn.LSTM(embed_dim, hidden, num_layers=layers, batch_first=True)
         self.out = nn.Linear(hidden, vocab_size if num_classes is None else num_classes)
 
-    def forward(self, x):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
         h, _ = self.lstm(self.embed(x))
         return self.out(h[:, -1])
 
 
-def make_model(name: str, data, *, seed: int = 0) -> nn.Module:
+def make_model(name: str, data: FederatedDataset, *, seed: int = 0) -> nn.Module:
     """Build ``name`` ("lr", "cnn", "lstm") for a ``FederatedDataset``; parameters initialized from ``seed``
     without touching torch's global RNG state."""
     with torch.random.fork_rng(devices=[]):

@@ -21,11 +21,14 @@ gradients are full-batch (``batch_size=None``). Minibatches are drawn from the N
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
 import torch.nn.functional as F
+from numpy.typing import ArrayLike
 from torch.func import functional_call
 
 from .. import _faults, _rng
@@ -35,6 +38,10 @@ from ..anarchy.behaviour import Replay
 from ..anarchy.schedule import Schedule
 from ..compression.channel import channel_for
 from ..compression.compressors import uncompressed_bits
+
+if TYPE_CHECKING:
+    from ..anarchy.behaviour import BehaviourLike
+    from ..datasets import FederatedDataset
 
 __all__ = ["TorchTask", "TorchTrace", "default_device", "run"]
 
@@ -51,9 +58,10 @@ class TorchTask:
     ids) kept as int64. ``batch_size``: minibatch size without replacement (min(B, n_i)), None = full batch.
     """
 
-    def __init__(self, model: torch.nn.Module, features, labels, *, X_test=None, y_test=None,
-                 batch_size: int | None = None, l2: float = 0.0, device=None, dtype=torch.float32,
-                 eval_batch: int = 4096):
+    def __init__(self, model: torch.nn.Module, features: Sequence[ArrayLike], labels: Sequence[ArrayLike], *,
+                 X_test: ArrayLike | None = None, y_test: ArrayLike | None = None,
+                 batch_size: int | None = None, l2: float = 0.0, device: str | torch.device | None = None,
+                 dtype: torch.dtype = torch.float32, eval_batch: int = 4096):
         if len(features) != len(labels) or not features:
             raise ValueError("features and labels must be non-empty sequences of equal length")
         self.device = default_device() if device is None else torch.device(device)
@@ -78,7 +86,7 @@ class TorchTask:
         self.dim = int(sum(self.numels))
 
     @classmethod
-    def from_dataset(cls, model, data, **kw) -> TorchTask:
+    def from_dataset(cls, model: torch.nn.Module, data: FederatedDataset, **kw: Any) -> TorchTask:
         """From an ``afltheory.datasets.FederatedDataset`` (train partition + test set)."""
         feats = [data.X_train[p] for p in data.parts]
         labs = [data.y_train[p] for p in data.parts]
@@ -96,16 +104,18 @@ class TorchTask:
         return torch.cat([p.detach().reshape(-1) for p in self.model.parameters()]).clone()
 
     def unflatten(self, flat: torch.Tensor) -> dict:
+        """The named parameter tensors (views) of the flat parameter vector ``flat``."""
         return {n: t.view(s) for n, t, s in zip(self.names, torch.split(flat, self.numels), self.shapes,
                                                 strict=False)}
 
-    def loss(self, flat, X, y):
+    def loss(self, flat: torch.Tensor, X: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        """The minibatch loss (mean cross-entropy, plus the l2 term) at parameters ``flat``."""
         out = F.cross_entropy(functional_call(self.model, self.unflatten(flat), (X,)), y)
         if self.l2:
             out = out + 0.5 * self.l2 * flat.dot(flat)
         return out
 
-    def grad(self, flat, i: int, idx=None) -> torch.Tensor:
+    def grad(self, flat: torch.Tensor, i: int, idx: ArrayLike | None = None) -> torch.Tensor:
         """∇f_i at flat on worker i's samples ``idx`` (None: all of them)."""
         X, y = self.X[i], self.y[i]
         if idx is not None:
@@ -115,7 +125,7 @@ class TorchTask:
         return g
 
     @torch.no_grad()
-    def train_loss(self, flat) -> float:
+    def train_loss(self, flat: torch.Tensor) -> float:
         """f(x) = (1/M) Σ_i f_i(x) on the full training data."""
         p = self.unflatten(flat)
         tot = 0.0
@@ -129,7 +139,7 @@ class TorchTask:
         return tot / self.num_workers + reg
 
     @torch.no_grad()
-    def evaluate(self, flat) -> tuple[float, float]:
+    def evaluate(self, flat: torch.Tensor) -> tuple[float, float]:
         """(test loss, test top-1 accuracy); (nan, nan) without a test set."""
         if self.X_test is None or len(self.y_test) == 0:
             return math.nan, math.nan
@@ -162,7 +172,8 @@ class TorchTrace:
     bits: np.ndarray | None = None
 
     @property
-    def wall_clock(self):
+    def wall_clock(self) -> np.ndarray | None:
+        """The recorded wall clock (replicates, rounds + 1), or None for round-mode schedules."""
         return self.schedule.wall_clock
 
 
@@ -171,8 +182,9 @@ def _worker_state(worker, M, dim, dt, dev) -> dict:
     return {k: torch.as_tensor(v, dtype=dt, device=dev) for k, v in worker.init(1, M, dim).items()}
 
 
-def run(task: TorchTask, algorithm, behaviour, rounds: int, replicates: int = 1, seed: int = 0, x0=None, *,
-        eval_every: int = 1, train_loss: bool = False, record_x: bool = False) -> TorchTrace:
+def run(task: TorchTask, algorithm: ServerRule, behaviour: BehaviourLike, rounds: int, replicates: int = 1,
+        seed: int = 0, x0: ArrayLike | None = None, *, eval_every: int = 1, train_loss: bool = False,
+        record_x: bool = False) -> TorchTrace:
     """Train ``task`` with ``algorithm`` under ``behaviour`` (a Behaviour, EventDriven, Synchronous,
     Replay or a
     Schedule) for ``rounds`` rounds, ``replicates`` times (each with its own schedule and minibatches).
