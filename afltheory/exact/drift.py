@@ -46,8 +46,8 @@ if TYPE_CHECKING:
     from ..problems.base import Problem
     from ..problems.drifting import DriftingQuadratic
 
-__all__ = ["SteinSteadyState", "add_drift", "check_supported", "engine_drift", "first_order", "sampling_moments",
-           "seed_bound", "seed_constants", "stein_steady_state", "unwrap"]
+__all__ = ["SteinSteadyState", "add_drift", "check_supported", "engine_drift", "first_order",
+           "sampling_moments", "seed_bound", "seed_constants", "stein_steady_state", "unwrap"]
 
 
 def unwrap(problem: Problem | DriftingQuadratic,
