@@ -4,8 +4,9 @@ The engines consult ``substitute`` (swap a correct component — a server rule, 
 dataclass fields: worker rule, compressor, the compressor inside ``ErrorFeedback``/``DIANA`` — for its
 mutant) and ``get`` (an engine-level fault at a named point: ``"sim.delays"``, ``"sim.local_steps"``,
 ``"sim.noise"``, ``"sim.drift_order"``, ``"sim.drift_cov"``, ``"channel.rng"``, ``"exact.noise"``,
-``"exact.round_shift"``, ``"exact.drift_order"``, ``"exact.drift_cov"``). Components a check builds and uses
-without an engine (``afltheory.compression.Channel``) consult ``substitute`` in their constructor. Outside
+``"exact.round_shift"``, ``"exact.drift_order"``, ``"exact.drift_cov"``, and in the schedule samplers
+``"anarchy.event_restart"``, ``"anarchy.sync_clock"``). Components a check builds and uses without an engine
+(``afltheory.compression.Channel``) consult ``substitute`` in their constructor. Outside
 ``afltheory.mutants.injected(...)`` ``_ACTIVE`` is None, so every call returns the component unchanged / the
 default: no default path can reach a fault.
 

@@ -39,6 +39,7 @@ from numpy.typing import ArrayLike
 
 from .. import _faults
 from .._validation import check_array, check_int, check_positive
+from ..algorithms.base import UnsupportedRule
 from ..compression.channel import check_compressor
 from ..compression.compressors import Compressor
 from . import drift
@@ -365,9 +366,9 @@ def _linear_compressor(algorithm, dim):
                                f"{SIMULATE_HINT}")
     spec.check_dim(dim)
     if spec.sampling_changed_below_moments():
-        raise TypeError(f"compressor={spec!r} overrides how C(x) is drawn but inherits its exact moments "
-                        f"(moment_map) from a base class: exact moments would read it as its base — "
-                        f"{SIMULATE_HINT}")
+        raise UnsupportedRule(f"compressor={spec!r} overrides how C(x) is drawn but inherits its exact "
+                              f"moments (moment_map) from a base class: exact moments would read it as its "
+                              f"base — {SIMULATE_HINT}")
     return spec
 
 

@@ -94,7 +94,8 @@ class Mutant:
             exact_ok = not any(_exact_refuses(cls) for cls in self.replaces.values())
             return ("exact", "simulate") if exact_ok else ("simulate",)
         points = {p.split(".", 1)[0] for p in self.faults}
-        return tuple(sorted({"exact" if p == "exact" else "simulate" for p in points}))
+        rename = {"sim": "simulate", "channel": "simulate"}   # the compression channel: Monte Carlo engines
+        return tuple(sorted({rename.get(p, p) for p in points}))
 
     @property
     def refused_by_exact(self) -> bool:
@@ -242,6 +243,16 @@ def _drift_std_as_var_cov(Q):
     return Q / s if s > 0 else Q
 
 
+def _restart_at_arrival(times, now):
+    """arrived workers restart at their own arrival times (correct: at ``now``, when the round closes)."""
+    return list(times)
+
+
+def _mean_time(times):
+    """(rounds, m) compute times -> per-round time = their mean (the slowest worker's is correct)."""
+    return times.mean(axis=1)
+
+
 def _m(name, category, description, replaces=None, faults=None) -> Mutant:
     return Mutant(name, category, description, dict(replaces or {}), dict(faults or {}))
 
@@ -265,6 +276,7 @@ CATEGORIES = {
     "compression memory": "error feedback's memory unused; DIANA's shifts frozen or of the wrong sign",
     "drift (simulator)": "Dynamic FedAvg's moving optimum: update before the drift, σ_q for σ_q² (simulator)",
     "drift (exact)": "the same two drift bugs in the exact engine (generic recursion and Stein solver)",
+    "wall clock": "event-driven / synchronous round clock (schedule samplers)",
 }
 
 _LIST = [
@@ -407,6 +419,18 @@ _LIST = [
         "exact rounds",
         "exact engine reports E‖∇f(x_t)‖² one round late (value of t−1)",
         faults={"exact.round_shift": 1},
+    ),
+    _m(
+        "anarchy.event_no_wait",
+        "wall clock",
+        "event-driven AFL restarts an arrived worker at its arrival time, not when its round closes",
+        faults={"anarchy.event_restart": _restart_at_arrival},
+    ),
+    _m(
+        "anarchy.sync_mean_time",
+        "wall clock",
+        "synchronous FedAvg charges a round the mean of its workers' compute times, not the slowest's",
+        faults={"anarchy.sync_clock": _mean_time},
     ),
     _m(
         "fedprox.sign", "worker correction", "FedProx correction −μ(y − y_0)", {FedProx: A.FedProxSignFlipped}
