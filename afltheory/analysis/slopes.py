@@ -121,9 +121,13 @@ def fit_slope(x: ArrayLike, y: ArrayLike) -> SlopeFit:
 
 
 def local_slopes(x: ArrayLike, y: ArrayLike) -> np.ndarray:
-    """Slopes between consecutive points (a curvature diagnostic: constant if y is a pure power law)."""
+    """Slopes between consecutive points (a curvature diagnostic: constant if y is a pure power law); the
+    points must have distinct x (a slope between two points at the same x does not exist)."""
     x, y = _check_xy(x, y)
-    return np.diff(np.log(y)) / np.diff(np.log(x))
+    dx = np.diff(np.log(x))
+    if np.any(dx == 0):
+        raise ValueError(f"x has repeated consecutive values ({x.tolist()}): local slopes need distinct x")
+    return np.diff(np.log(y)) / dx
 
 
 def bootstrap_slope(x: ArrayLike, samples: Sequence[ArrayLike], *, n_boot: int = 2000, level: float = 0.95,

@@ -128,7 +128,8 @@ def round_law(behaviour: BehaviourLike, num_workers: int, fixed_local_steps: int
     else:
         K_max = fixed_local_steps if fixed_local_steps is not None else getattr(steps, "K_max", None)
     if K_max is not None and K_max > MAX_LOCAL_STEPS:
-        raise ExactUnavailable(f"local_steps: local steps up to K={K_max} exceed the exact engine's limit of "
+        which = "local_steps" if fixed_local_steps is None else "fixed_local_steps"
+        raise ExactUnavailable(f"{which}: local steps up to K={K_max} exceed the exact engine's limit of "
                                f"{MAX_LOCAL_STEPS} (its K-step local maps cost O(K·dim³) per worker) — "
                                f"{SIMULATE_HINT}")
     if isinstance(fixed_local_steps, tuple):   # per-worker fixed K (DynamicFedAvg's epochs E_k)

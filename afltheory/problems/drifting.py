@@ -420,6 +420,8 @@ class DriftingSlides(DriftingQuadratic):
     def __init__(self, sigma_q2: float = 0.0, sigma_c2: float = 0.1, num_agents: int = 20, dim: int = 5,
                  hessian: str = "agent", samples_min: int = 40, samples_max: int = 80, data_std: float = 0.5,
                  w0_scale: float = 1.0, seed: int = 0):
+        samples_min = check_int("samples_min", samples_min, low=2)
+        samples_max = check_int("samples_max", samples_max, low=samples_min)
         p = DriftingQuadratic.slides(sigma_q2=sigma_q2, sigma_c2=sigma_c2, num_agents=num_agents, dim=dim,
                                      hessian=hessian, samples=(samples_min, samples_max), data_std=data_std,
                                      w0_scale=w0_scale, seed=seed)

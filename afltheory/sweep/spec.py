@@ -67,6 +67,7 @@ simulation seed is derived from that id, so results never depend on ordering, ex
 from __future__ import annotations
 
 import copy
+import datetime
 import hashlib
 import inspect
 import itertools
@@ -370,9 +371,10 @@ def parse_spec(text: str, *, source: str | None = None, check_objects: bool = Tr
     bad = _non_finite(raw)
     if bad is not None:
         key, v = bad
-        raise SpecError(f"{v} is not allowed: spec values must be finite numbers (a task id and the results "
-                        f"store hold strict JSON)", key=key, line=find_line(text, key.split("[")[0]),
-                        source=source)
+        raise SpecError(f"{v!r} is not allowed: spec values are strings, booleans, finite numbers, arrays "
+                        f"and tables (a task id and the results store hold strict JSON; no nan/inf, no "
+                        f"dates)",
+                        key=key, line=find_line(text, key.split("[")[0]), source=source)
     spec = Spec(raw=raw, text=text, source=source)
     _validate_structure(spec)
     _expand(spec)
@@ -382,11 +384,12 @@ def parse_spec(text: str, *, source: str | None = None, check_objects: bool = Tr
 
 
 def _non_finite(obj):
-    """(dotted key, value) of the first float nan/inf in a parsed spec, or None (iterative)."""
+    """(dotted key, value) of the first float nan/inf or TOML date/time in a parsed spec, or None
+    (iterative)."""
     stack = [(obj, "")]
     while stack:
         o, key = stack.pop()
-        if isinstance(o, float) and not math.isfinite(o):
+        if (isinstance(o, float) and not math.isfinite(o)) or isinstance(o, (datetime.date, datetime.time)):
             return key or "<toml>", o
         if isinstance(o, dict):
             stack.extend((v, f"{key}.{k}" if key else str(k)) for k, v in o.items())

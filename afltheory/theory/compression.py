@@ -26,7 +26,7 @@ import numpy as np
 import sympy as sp
 from numpy.typing import ArrayLike
 
-from .._validation import check_array, check_int, check_nonnegative, check_positive
+from .._validation import check_alloc, check_array, check_int, check_nonnegative, check_positive
 from ._condition import Condition
 
 __all__ = ["CITATION", "compressed_gd_bound", "compressed_gd_condition", "diana_step", "distributed_bound",
@@ -61,8 +61,13 @@ def compressed_gd_bound(rounds: int | ArrayLike, dist0_sq: float, gamma_value: f
                         mu_value: float) -> np.ndarray:
     """(1 − γμ)^k ‖x_0 − x*‖² for k = 0..rounds."""
     rounds = check_int("rounds", rounds, low=0)
+    check_alloc(f"rounds={rounds}", 8.0 * 2 * (rounds + 1))
     g, m = check_positive("gamma", gamma_value), check_positive("mu", mu_value)
-    return check_nonnegative("dist0_sq", dist0_sq) * (1.0 - g * m) ** np.arange(rounds + 1)
+    d0 = check_nonnegative("dist0_sq", dist0_sq)
+    if d0 == 0.0:  # 0 · (1 − γμ)^k is 0 even where the power overflows (never 0 · inf = NaN)
+        return np.zeros(rounds + 1)
+    with np.errstate(over="ignore"):  # IEEE: beyond the float range the bound is ±inf
+        return d0 * np.float64(1.0 - g * m) ** np.arange(rounds + 1)
 
 
 def distributed_condition(gamma_value: float, L_value: float, omega_value: float, n_value: int) -> Condition:

@@ -288,10 +288,11 @@ def cor3_realized(schedule: Schedule, *, K: int, L: float, eta: float | None = N
     from . import theorem4
 
     stale, _, mf, tau = theorem4.realized(schedule)
+    K, L = check_int("K", K, low=1), check_positive("L", L)
     M, T = schedule.num_workers, schedule.rounds
-    eta_L = 1 / np.sqrt(T) if eta_L is None else float(eta_L)
-    eta = np.sqrt(M * K) if eta is None else float(eta)
-    lead = 1 / np.sqrt(M * K * T)
+    eta_L = 1 / np.sqrt(T) if eta_L is None else check_positive("eta_L", eta_L)
+    eta = np.sqrt(float(M) * K) if eta is None else check_positive("eta", eta)
+    lead = 1 / np.sqrt(float(M) * K * T)
     stale_term = (tau[:, None] ** 2 * (M - mf) ** 2 / (M**2 * T)).mean(axis=1)
     conds = theorem4.conditions(L=L, eta=eta, eta_L=eta_L, K_max=K, tau=float(tau.max()), num_workers=M,
                                 m_fresh=float(mf.min()))
