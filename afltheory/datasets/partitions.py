@@ -68,7 +68,8 @@ def label_partition(y: ArrayLike, num_workers: int, classes_per_worker: int, *,
                              f"most "
                              f"{p * s_max} (the scarcest class has {min(counts[c] for c in used)} samples)")
     if s < 1:
-        raise ValueError(f"not enough samples for M={num_workers} workers with p={p} classes each")
+        raise ValueError(f"not enough samples for num_workers={M} workers with classes_per_worker={p} "
+                         f"classes each (the scarcest class held has {min(counts[c] for c in used)} samples)")
     parts: list[list[np.ndarray]] = [[] for _ in range(M)]
     for c in used:
         idx = rng.permutation(np.flatnonzero(y == c))

@@ -267,7 +267,7 @@ class DriftingQuadratic:
         ``dim`` = 5, per-agent diagonal Hessians R_k with entries log-uniform in [0.5, 2]
         (``hessian="shared"``: one such R), N_k uniform on ``samples`` with per-sample gradient offsets of
         standard deviation ``data_std`` per coordinate, w_0 ~ N(0, w0_scale² I) (the "random start"), and
-        default batch sizes B_k uniform on {1, …, 8}."""
+        default batch sizes B_k uniform on {1, …, 8}, capped at N_k."""
         # variances <= 1e200, scales <= 1e100: the certified constants (squares, sums) stay finite
         sigma_q2 = check_real("sigma_q2", sigma_q2, low=0.0, high=1e200)
         sigma_c2 = check_real("sigma_c2", sigma_c2, low=0.0, high=1e200)
@@ -291,7 +291,7 @@ class DriftingQuadratic:
             o = rng.standard_normal((int(n), d)) * data_std
             offs.append(o - o.mean(axis=0))
         if batch is None:
-            batch = rng.integers(1, 9, size=K)
+            batch = np.minimum(rng.integers(1, 9, size=K), N)  # B_k <= N_k (only binds when N_k < 8)
         w0 = rng.standard_normal(d) * w0_scale
         return cls.federated(hessians=H, offsets=c, w0=w0, sigma_q=np.sqrt(sigma_q2), sample_offsets=offs,
                              batch=batch)

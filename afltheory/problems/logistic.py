@@ -205,7 +205,9 @@ class LogisticRegression(Problem):
             raise ValueError(f"X {X.shape} and y {y.shape} must have one row per label")
         if isinstance(parts, (str, bytes)) or not hasattr(parts, "__iter__"):
             raise ValueError(f"parts={parts!r} must be a list of index arrays (one per worker)")
-        idx = []
+        idx, parts = [], list(parts)
+        if not parts:
+            raise ValueError("parts is empty: expected one index array per worker (at least one)")
         for j, p in enumerate(parts):
             q = as_array(f"parts[{j}]", p, dtype=None)
             if q.ndim != 1 or (q.size and (not np.issubdtype(q.dtype, np.integer) or q.min() < -len(y)

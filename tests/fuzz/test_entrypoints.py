@@ -760,6 +760,8 @@ def test_harness_catches_what_it_should():
     (lambda: an_.term_shares(1), "terms"),
     (lambda: an_.fit_slope([1.0], [1.0]), "x and y"),
     (lambda: pr.DriftingSlides(samples_max=0), "samples_max=0"),
+    (lambda: pr.LogisticRegression.from_partition([], [], []), "parts is empty"),
+    (lambda: partitions.label_partition([0, 0, 0, 1], 4, 1), "num_workers=4"),
     (lambda: plots.new_figure(width=None), "width"),
     (lambda: co.fwht([1.0, 2.0, 3.0]), "power-of-two"),
     (lambda: partitions.label_partition(None, 2, 1), r"\by\b"),
@@ -780,6 +782,13 @@ def test_fuzz_findings_are_clear_errors(make, match):
     """Inputs the fuzz run found giving a bare/unnamed error, a NaN or a > 20 s hang, pinned."""
     with pytest.raises((ValueError, TypeError), match=match):
         make()
+
+
+def test_drifting_slides_with_few_samples_builds():
+    """Fuzz find: samples_min=2 failed (default batch sizes up to 8 exceeded an agent's samples); now B_k <=
+    N_k (the same draws, capped: the default configuration, N_k >= 40, is unchanged)."""
+    p = pr.DriftingSlides(samples_min=2, samples_max=3, seed=0)
+    assert p.num_workers == 20 and np.isfinite(p.constants.sigma_L)
 
 
 def test_fuzz_findings_give_numbers_not_nan():
