@@ -214,7 +214,8 @@ class DriftingQuadratic:
         (K, d, d); ``offsets`` c_k (K, d), re-centred so that Σ_k R_k c_k = 0 (w° is the aggregate
         minimizer); ``w0`` the initial true model (default 0). Data: ``sample_offsets`` (a list of K (N_k,
         d) gradient-offset arrays, finite sum) or ``sample_cov`` (K, d, d) per-sample covariances
-        (Gaussian), or neither (exact gradients); ``batch`` B_k (int or (K,)). ``radius``: σ_G
+        (Gaussian), or neither (exact gradients); ``batch`` B_k (int or (K,)). With K = d a 2-D ``hessians``
+        is read as one shared (d, d) Hessian: pass per-agent diagonals as (K, d, d). ``radius``: σ_G
         certification radius for per-agent Hessians (default 3·sqrt(d))."""
         C = check_array("offsets", offsets, ndim=2)
         K, d = C.shape
@@ -293,6 +294,8 @@ class DriftingQuadratic:
         if batch is None:
             batch = np.minimum(rng.integers(1, 9, size=K), N)  # B_k <= N_k (only binds when N_k < 8)
         w0 = rng.standard_normal(d) * w0_scale
+        if hessian == "agent":  # (K, d, d): a (K, d) array with K = d would read as one shared (d, d) Hessian
+            H = np.stack([np.diag(h) for h in H])
         return cls.federated(hessians=H, offsets=c, w0=w0, sigma_q=np.sqrt(sigma_q2), sample_offsets=offs,
                              batch=batch)
 

@@ -49,7 +49,8 @@ class NonconvexSinusoidal(Problem):
         d, M = check_dim_workers(dim, num_workers)
         L = check_positive("L", L)
         mu = check_real("mu", mu, low=-L, high=L, low_open=True)
-        sigma_G = check_nonnegative("sigma_G", sigma_G)
+        # σ_G² and the centres' scale stay within the float range (the certified f* is then finite)
+        sigma_G = check_real("sigma_G", sigma_G, low=0.0, high=1e100)
         if sigma_G > 0 and M < 2:
             raise ValueError(f"num_workers={M} must be >= 2 for sigma_G={sigma_G} > 0")
         omega = check_positive("omega", omega)

@@ -82,6 +82,9 @@ def contraction(eta: float, eta_L: float, K: int | ArrayLike) -> float:
     eta_L = check_positive("eta_L", eta_L)
     K = check_K("K", K)
     q = np.float64(1.0 - 2.0 * eta_L)
+    if q < 0 and K != int(K):
+        raise ValueError(f"K={K} must be an integer when eta_L={eta_L} > 1/2 (q = 1 − 2 eta_L < 0: q^K is "
+                         f"undefined for non-integer K)")
     with np.errstate(over="ignore"):  # IEEE: |q|^K beyond the float range is ±inf, never an OverflowError
         return float(1.0 - eta * (1.0 - q ** np.float64(K)) / K)
 

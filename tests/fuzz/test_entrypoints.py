@@ -761,6 +761,8 @@ def test_harness_catches_what_it_should():
     (lambda: an_.fit_slope([1.0], [1.0]), "x and y"),
     (lambda: pr.DriftingSlides(samples_max=0), "samples_max=0"),
     (lambda: pr.LogisticRegression.from_partition([], [], []), "parts is empty"),
+    (lambda: theorem1.contraction(eta=1.0, eta_L=1.0, K=1.5), "K=1.5 must be an integer"),  # was NaN
+    (lambda: pr.NonconvexSinusoidal(sigma_G=3.69e153), "sigma_G"),  # was "Constants: f_star=nan"
     (lambda: partitions.label_partition([0, 0, 0, 1], 4, 1), "num_workers=4"),
     (lambda: plots.new_figure(width=None), "width"),
     (lambda: co.fwht([1.0, 2.0, 3.0]), "power-of-two"),
@@ -789,6 +791,8 @@ def test_drifting_slides_with_few_samples_builds():
     N_k (the same draws, capped: the default configuration, N_k >= 40, is unchanged)."""
     p = pr.DriftingSlides(samples_min=2, samples_max=3, seed=0)
     assert p.num_workers == 20 and np.isfinite(p.constants.sigma_L)
+    # num_agents = dim made the (K, d) per-agent diagonals read as one shared (d, d) Hessian
+    assert pr.DriftingSlides(num_agents=5, dim=5, seed=0).num_workers == 5
 
 
 def test_fuzz_findings_give_numbers_not_nan():
