@@ -1,11 +1,10 @@
 """Test-only fault injection points of the engines (private; set only by ``afltheory.mutants``).
 
 The engines consult ``substitute`` (swap a correct algorithm for its mutant) and ``get`` (an engine-level
-fault
-at a named point: ``"sim.delays"``, ``"sim.local_steps"``, ``"sim.noise"``, ``"exact.noise"``,
-``"exact.round_shift"``). Outside ``afltheory.mutants.injected(...)`` ``_ACTIVE`` is None, so every call
-returns
-the algorithm unchanged / the default: no default path can reach a fault.
+fault at a named point: ``"sim.delays"``, ``"sim.local_steps"``, ``"sim.noise"``, ``"exact.noise"``,
+``"exact.round_shift"``, and in the schedule samplers ``"anarchy.event_restart"``, ``"anarchy.sync_clock"``).
+Outside ``afltheory.mutants.injected(...)`` ``_ACTIVE`` is None, so every call returns the algorithm unchanged
+/ the default: no default path can reach a fault.
 
 ``_SEEN`` (a set while ``afltheory.mutants.probe()`` runs, else None) records what the engines consulted — the
 rule classes they received and the fault points they read — so that a mutant none of whose targets was

@@ -62,34 +62,44 @@ def verdict_for(b) -> Verdict:
 
 
 def anchors() -> list:
-    """The formulation reproduces known values: GD's 4/(3N) at γ = 1/L (control: the off-by-one 4/(3(N+1)));
-    delayed GD (τ = 1, γ = 1/(2L), T = 4) equals a direct PEPit script (control: the undelayed value, i.e. the
-    mistake "the delay is ignored")."""
+    """The formulation reproduces known values, read from the rule as implemented (η = 2, η_L = 1/2, so a
+    misread η or η_L changes γ = η η_L = 1/L): GD's 4/(3N) at γ = 1/L (control: the off-by-one 4/(3(N+1)));
+    the same with M = 3 identical workers (σ_G = 0) and m = 2 arrivals per round (AFA-CD is then GD; a rule
+    averaging over M instead of m is not); delayed GD (τ = 1, γ = 1/(2L), T = 4) equals a direct PEPit script
+    (control: the undelayed value, i.e. the mistake "the delay is ignored")."""
     from afltheory.algorithms import AFACD
     from afltheory.pep import delayed_gd_reference, gd_known_value, gd_schedule, worst_case
 
-    N, tol = 5, 1e-4
-    gd = worst_case(AFACD(eta=1.0, eta_L=1.0), gd_schedule(N), {"L": 1.0, "sigma_G": 0.0}, delta=1.0,
-                    metric="min", gap="f_T")
+    N, tol, tol_partial = 5, 1e-4, 1e-3
+    c0 = {"L": 1.0, "sigma_G": 0.0}
     known, wrong = gd_known_value(N), gd_known_value(N + 1)
 
-    def close(a, b):
-        return abs(a - b) <= tol * abs(b)
+    def close(a, b, t=tol):
+        return abs(a - b) <= t * abs(b)
 
-    out = [_verdict(
-        id="pep.anchor.gd", claim=f"PEP of the AFA-CD skeleton (M = m = K = 1, τ = 0, γ = 1/L) = GD's known "
-        f"worst case 4/(3N), N = {N}", reference="PEPit nonconvex GD example; Abbaszadehpeivasti et al. 2021",
-        measured=gd.value, theoretical=known, tolerance=f"relative {tol}", relation="~=",
-        passed=bool(gd.certified and close(gd.value, known)), method=f"PEP ({gd.seconds:.1f} s)",
-        negative_control=NegativeControl(description=f"off-by-one iteration count 4/(3(N+1)) = "
-                                                     f"{wrong:.6g}", measured=gd.value, theoretical=wrong,
-                                         passed=close(gd.value, wrong)))]
+    out = []
+    for vid, sched, t, text in (
+        ("pep.anchor.gd", gd_schedule(N), tol, "M = m = K = 1"),
+        # σ_G = 0 makes Assumption 3 a constraint without interior: Clarabel's value is then off by ≤ 6e-4
+        # (measured: 5.6e-4 at M = 3, m = 2; 3e-4 at M = 2, m = 1), hence the looser tolerance
+        ("pep.anchor.gd_partial", gd_schedule(N, 0, 3, 2), tol_partial,
+         "M = 3 identical workers, m = 2, K = 1"),
+    ):
+        gd = worst_case(AFACD(eta=2.0, eta_L=0.5), sched, c0, delta=1.0, metric="min", gap="f_T")
+        out.append(_verdict(
+            id=vid, claim=f"PEP of the AFA-CD skeleton ({text}, τ = 0, η = 2, η_L = 1/2: γ = 1/L) = GD's "
+            f"known worst case 4/(3N), N = {N}",
+            reference="PEPit nonconvex GD example; Abbaszadehpeivasti et al. 2021", measured=gd.value,
+            theoretical=known, tolerance=f"relative {t}", relation="~=",
+            passed=bool(gd.certified and close(gd.value, known, t)),
+            method=f"PEP ({gd.seconds:.1f} s, Gram {gd.gram_size})",
+            negative_control=NegativeControl(description=f"off-by-one iteration count 4/(3(N+1)) = "
+                                                         f"{wrong:.6g}", measured=gd.value, theoretical=wrong,
+                                             passed=close(gd.value, wrong, t))))
     T, g = 4, 0.5
     ref = delayed_gd_reference(g, [min(t, 1) for t in range(T)])
-    d1 = worst_case(AFACD(eta=g, eta_L=1.0), gd_schedule(T, 1), {"L": 1.0, "sigma_G": 0.0}, delta=1.0,
-                    metric="min", gap="f_T")
-    d0 = worst_case(AFACD(eta=g, eta_L=1.0), gd_schedule(T, 0), {"L": 1.0, "sigma_G": 0.0}, delta=1.0,
-                    metric="min", gap="f_T")
+    d1 = worst_case(AFACD(eta=2 * g, eta_L=0.5), gd_schedule(T, 1), c0, delta=1.0, metric="min", gap="f_T")
+    d0 = worst_case(AFACD(eta=2 * g, eta_L=0.5), gd_schedule(T, 0), c0, delta=1.0, metric="min", gap="f_T")
     out.append(_verdict(
         id="pep.anchor.delayed_gd", claim=f"PEP of the skeleton = direct PEPit formulation of delayed GD "
         f"(τ = 1, γ = 1/(2L), T = {T})", reference="PEPit (independent script)", measured=d1.value,

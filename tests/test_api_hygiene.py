@@ -26,15 +26,7 @@ import afltheory
 ROOT = Path(afltheory.__file__).parent
 
 #: "module.qualname" -> why it is exempt. Keep it short; fix rather than list.
-ALLOWED: dict[str, str] = {
-    # afltheory/mutants/run.py was reserved for the coordinator's concurrent edits when this test was
-    # written (issue 20); these are the docstrings/annotations it still lacks. Remove the entries once added.
-    **{f"afltheory.mutants.run.KillMatrix.{name}": "mutants/run.py reserved during issue 20; document it"
-       for name in ("verdict_ids", "check_of", "crashed", "killed", "survivors", "score",
-                    "baseline_failures", "summary", "to_dict", "write_json", "to_html")},
-    "afltheory.mutants.run.kill_matrix": "mutants/run.py reserved during issue 20; annotate `progress`",
-    "afltheory.mutants.run.select_checks": "mutants/run.py reserved during issue 20; document it",
-}
+ALLOWED: dict[str, str] = {}
 
 #: optional dependencies: a public module that needs one is skipped when it is not installed
 OPTIONAL = ("torch",)

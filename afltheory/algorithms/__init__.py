@@ -1,7 +1,7 @@
 """Server rules (AFA-CD, AFA-CS, FedAvg, FedBuff, AsySG, Dynamic FedAvg) and worker rules (SGD, FedProx,
 SCAFFOLD, EpochSGD)."""
 
-from .base import MemoryState, NoState, ServerRule, ServerState, WorkerRule
+from .base import MemoryState, NoState, ServerRule, ServerState, UnsupportedRule, WorkerRule
 from .dynamic import DynamicFedAvg, EpochSGD
 from .server import AFACD, AFACS, STALENESS_WEIGHTS, AsySG, FedAvg, FedBuff
 from .workers import SCAFFOLD, SGD, FedProx
@@ -13,4 +13,4 @@ WORKER_RULES = {"SGD": SGD, "FedProx": FedProx, "SCAFFOLD": SCAFFOLD}
 __all__ = ["AFACD", "AFACS", "ALGORITHMS", "AsySG", "DynamicFedAvg", "EpochSGD", "FedAvg", "FedBuff",
            "FedProx",
            "MemoryState", "NoState", "SCAFFOLD", "SGD", "STALENESS_WEIGHTS", "ServerRule", "ServerState",
-           "WORKER_RULES", "WorkerRule"]
+           "UnsupportedRule", "WORKER_RULES", "WorkerRule"]

@@ -20,8 +20,9 @@ Hooks a subclass may override (a mutant, a new rule): the declarative ones — `
 ``local_steps_weight``, ``staleness_weight``, ``normalizer``, ``keeps_memory``, ``warm_start``,
 ``fixed_local_steps`` — are honoured by every backend. The imperative ones — ``aggregate``, ``update_memory``,
 ``init`` — are honoured by ``simulate`` (and the torch backend, which calls them); the exact engine cannot
-represent arbitrary code and refuses a rule that overrides them with a ``TypeError`` (it never reads such a
-rule as its base class). A new stateless rule is one class overriding the weights (see ``FedAvg``).
+represent arbitrary code and refuses a rule that overrides them with ``UnsupportedRule`` (a ``TypeError``; it
+never reads such a rule as its base class), and so does the PEP skeleton (``afltheory.pep``). A new stateless
+rule is one class overriding the weights (see ``FedAvg``).
 """
 
 from __future__ import annotations
@@ -36,8 +37,14 @@ import numpy as np
 from .._validation import check_positive
 from ..compression.channel import check_compressor
 
-__all__ = ["MemoryState", "NoState", "ServerRule", "ServerState", "WorkerRule", "defining_class",
-           "overrides"]
+__all__ = ["MemoryState", "NoState", "ServerRule", "ServerState", "UnsupportedRule", "WorkerRule",
+           "defining_class", "overrides"]
+
+
+class UnsupportedRule(TypeError):
+    """A backend cannot represent this rule (e.g. the exact engine or the PEP skeleton given a rule that
+    overrides imperative code): it refuses it rather than read it as its base class. Use ``simulate``.
+    The mutation analysis records a check refused this way as "refused" (no verdict), not as a kill."""
 
 
 def defining_class(cls: type, name: str) -> type | None:

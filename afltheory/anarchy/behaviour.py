@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .. import _rng
+from .. import _faults, _rng
 from .._validation import check_int, check_positive
 from .arrivals import Arrivals
 from .delays import Delays, NoDelay
@@ -245,6 +245,7 @@ class EventDriven:
         if self.m > M:
             raise ValueError(f"m={self.m} exceeds num_workers={M}")
         m = self.m
+        restart = _faults.get("anarchy.event_restart")  # None unless afltheory.mutants.injected(...) sets it
         W = np.empty((replicates, rounds, m), dtype=np.int64)
         D = np.empty_like(W)
         K = np.empty_like(W)
@@ -266,16 +267,18 @@ class EventDriven:
             for i in range(M):
                 start(i, 0.0, 0)
             for t in range(rounds):
-                got = []
+                got, times = [], []
                 while len(got) < m:
                     now, i = heapq.heappop(heap)
                     got.append(i)
+                    times.append(now)
                 W[r, t] = got
                 D[r, t] = t - pulled[got]
                 K[r, t] = ks[got]
                 WC[r, t + 1] = now
-                for i in got:
-                    start(i, now, t + 1)
+                # an arrived worker waits idle until the round closes, then pulls x_{t+1}
+                for i, ti in zip(got, [now] * m if restart is None else restart(times, now), strict=True):
+                    start(i, ti, t + 1)
         return Schedule(W, D, K, M, K0, WC)
 
 
@@ -302,13 +305,14 @@ class Synchronous:
         """Draw a Schedule with τ = 0 and a wall clock where each round waits for its slowest worker."""
         rounds, replicates, M = _check_sizes(rounds, replicates, num_workers)
         base = Behaviour(self.arrivals, NoDelay(), self.local_steps).sample(rounds, replicates, M, seed)
+        sync_clock = _faults.get("anarchy.sync_clock")  # None unless a mutant is injected
         WC = np.zeros((replicates, rounds + 1))
         for r in range(replicates):
             rng = _rng.stream(seed, _rng.INIT, r)
             times = np.array([[self.compute_time.sample(rng, int(i), int(k)) for i, k in zip(w, kk,
                                                                                              strict=False)]
                               for w, kk in zip(base.workers[r], base.local_steps[r], strict=False)])
-            WC[r, 1:] = np.cumsum(times.max(axis=1))
+            WC[r, 1:] = np.cumsum(times.max(axis=1) if sync_clock is None else sync_clock(times))
         return Schedule._trusted(base.workers, base.delays, base.local_steps, M, base.init_local_steps, WC)
 
 

@@ -30,7 +30,9 @@ __all__ = ["add_check_parser", "add_verify_parser", "check_main", "run_check", "
 def run_check(check_id: str, tier: str = "quick", seed: int = 0, out: str = "report",
               files: Sequence[str] = ()) -> dict:
     """Run one check (after loading the plugins and the user ``files``); returns {"spec", "verdicts" (list of
-    Verdict dicts), "elapsed", "error", "doc"}. A crashing check yields one failing verdict."""
+    Verdict dicts), "elapsed", "error", "refused", "doc"}. A crashing check yields one failing verdict;
+    "refused" says the crash was a backend refusing a rule it cannot represent
+    (``afltheory.algorithms.UnsupportedRule``)."""
     for f in files:
         load_file(f)
     if check_id not in CHECKS:   # a plugin's check (a user file's is registered above)
@@ -41,6 +43,7 @@ def run_check(check_id: str, tier: str = "quick", seed: int = 0, out: str = "rep
     ctx = Context(tier=tier, seed=seed, out=out)
     t0 = time.perf_counter()
     err = None
+    refused = False
     verdicts = []
     try:
         with warnings.catch_warnings():
@@ -49,8 +52,11 @@ def run_check(check_id: str, tier: str = "quick", seed: int = 0, out: str = "rep
         for v in verdicts:
             if not isinstance(v, Verdict):
                 raise TypeError(f"check {check_id!r} returned {type(v).__name__}; it must return Verdicts")
-    except Exception:  # a crashing check is a failing verdict, never a silent skip
+    except Exception as exc:  # a crashing check is a failing verdict, never a silent skip
         err = traceback.format_exc()
+        from ..algorithms.base import UnsupportedRule
+
+        refused = isinstance(exc, UnsupportedRule)  # a backend cannot represent the rule (no bug found)
         verdicts = [Verdict(id=check_id, claim=f"check {check_id} crashed", reference=spec.reference,
                             measured=None, theoretical=None, tolerance="no crash", passed=False,
                             notes=err.strip().splitlines()[-1])]
@@ -58,7 +64,7 @@ def run_check(check_id: str, tier: str = "quick", seed: int = 0, out: str = "rep
     doc = (inspect.getdoc(mod) if mod is not None else "") or ""
     return {"spec": {"id": spec.id, "title": spec.title, "reference": spec.reference},
             "verdicts": [v.to_dict() for v in verdicts], "elapsed": time.perf_counter() - t0, "error": err,
-            "doc": doc}
+            "refused": refused, "doc": doc}
 
 
 def select_checks(only: Sequence[str] | None = None, among: Sequence[str] | None = None) -> list[str]:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..algorithms.base import ServerRule as ServerRuleBase
-from ..algorithms.base import WorkerRule, overrides
+from ..algorithms.base import UnsupportedRule, WorkerRule, overrides
 from ..problems.base import LinearGaussianModel, Problem
 from .law import SIMULATE_HINT
 
@@ -99,29 +99,28 @@ def server_rule(algorithm: ServerRuleBase) -> ExactRule:
     memory, warm start, fixed local steps) are honoured — so a subclass changing them (a mutant) is
     represented as what it is; a rule that overrides an imperative hook (``aggregate``, ``update_memory``,
     ``init``, ``arrival_weights``) or whose worker rule is not affine with state-free noise is refused
-    (TypeError), never read as its base class."""
+    (``UnsupportedRule``, a TypeError), never read as its base class."""
     if not isinstance(algorithm, ServerRuleBase):
         raise TypeError(f"algorithm={algorithm!r} must be an afltheory.algorithms.ServerRule — "
                         f"{SIMULATE_HINT}")
     changed = [h for h in _IMPERATIVE if overrides(algorithm, h, ServerRuleBase)]
     if changed:
-        raise TypeError(f"algorithm={algorithm!r} overrides {', '.join(changed)}: exact moments represent "
-                        "rules "
-                        f"defined by the declarative hooks of afltheory.algorithms.ServerRule (step_size, "
-                        f"local_steps_weight, staleness_weight, normalizer, keeps_memory, warm_start) — "
-                        f"{SIMULATE_HINT}")
+        raise UnsupportedRule(
+            f"algorithm={algorithm!r} overrides {', '.join(changed)}: exact moments represent rules defined "
+            f"by the declarative hooks of afltheory.algorithms.ServerRule (step_size, local_steps_weight, "
+            f"staleness_weight, normalizer, keeps_memory, warm_start) — {SIMULATE_HINT}")
     worker = getattr(algorithm, "worker", None)
     mu = worker.affine_prox_weight() if isinstance(worker, WorkerRule) else None
     if mu is None:
-        raise TypeError(f"worker rule {worker!r} is not affine in the start point with state-free noise "
-                        "(exact "
-                        "moments need a worker whose correction is μ (y − y_0): SGD, FedProx) — "
-                        f"{SIMULATE_HINT}")
+        raise UnsupportedRule(
+            f"worker rule {worker!r} is not affine in the start point with state-free noise (exact moments "
+            f"need a worker whose correction is μ (y − y_0): SGD, FedProx) — {SIMULATE_HINT}")
     memory = bool(algorithm.keeps_memory)
     if memory and (algorithm.local_steps_weight(np.asarray(1)) is not None
                    or algorithm.staleness_weight(np.asarray(0)) is not None):
-        raise TypeError(f"algorithm={algorithm!r}: exact moments do not represent weighted memory slots — "
-                        f"{SIMULATE_HINT}")
+        raise UnsupportedRule(
+            f"algorithm={algorithm!r}: exact moments do not represent weighted memory slots — "
+            f"{SIMULATE_HINT}")
     return ExactRule(algorithm=algorithm, memory=memory, gamma=float(algorithm.step_size), mu=float(mu),
                      eta_L=float(algorithm.eta_L), fixed_local_steps=algorithm.fixed_local_steps,
                      warm_start=bool(algorithm.warm_start))

@@ -170,6 +170,16 @@ def _var_per_coordinate(dim):
     return float(dim)
 
 
+def _restart_at_arrival(times, now):
+    """arrived workers restart at their own arrival times (correct: at ``now``, when the round closes)."""
+    return list(times)
+
+
+def _mean_time(times):
+    """(rounds, m) compute times -> per-round time = their mean (the slowest worker's is correct)."""
+    return times.mean(axis=1)
+
+
 def _m(name, category, description, replaces=None, faults=None) -> Mutant:
     return Mutant(name, category, description, dict(replaces or {}), dict(faults or {}))
 
@@ -188,6 +198,7 @@ CATEGORIES = {
     "noise (exact)": "noise covariance dropped or mis-scaled in the exact-moments engine",
     "exact rounds": "exact engine off by one round",
     "worker correction": "SCAFFOLD / FedProx correction sign",
+    "wall clock": "event-driven / synchronous round clock (schedule samplers)",
 }
 
 _LIST = [
@@ -330,6 +341,18 @@ _LIST = [
         "exact rounds",
         "exact engine reports E‖∇f(x_t)‖² one round late (value of t−1)",
         faults={"exact.round_shift": 1},
+    ),
+    _m(
+        "anarchy.event_no_wait",
+        "wall clock",
+        "event-driven AFL restarts an arrived worker at its arrival time, not when its round closes",
+        faults={"anarchy.event_restart": _restart_at_arrival},
+    ),
+    _m(
+        "anarchy.sync_mean_time",
+        "wall clock",
+        "synchronous FedAvg charges a round the mean of its workers' compute times, not the slowest's",
+        faults={"anarchy.sync_clock": _mean_time},
     ),
     _m(
         "fedprox.sign", "worker correction", "FedProx correction −μ(y − y_0)", {FedProx: A.FedProxSignFlipped}

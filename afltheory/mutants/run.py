@@ -21,7 +21,7 @@ import json
 import os
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
@@ -38,6 +38,7 @@ def _runner():
 
 
 def select_checks(only: Sequence[str] | None = None) -> list[str]:
+    """The registered check ids restricted to ``only`` (check or verdict ids), in report order."""
     return list(_runner()[1](only))
 
 
@@ -65,6 +66,7 @@ def run_under(
     return {
         "ok": {v["id"]: bool(v["ok"]) for v in res["verdicts"]},
         "error": res["error"],
+        "refused": bool(res.get("refused", False)),
         "elapsed": time.perf_counter() - t0,
         "seen": list(seen),
         "result": full,
@@ -88,15 +90,26 @@ class KillMatrix:
 
     # ------------------------------------------------------------------------------------------ derived
     def verdict_ids(self) -> list[str]:
+        """Every verdict id of the correct-code run, in check order."""
         return [v for c in self.checks for v in self.baseline[c]["ok"]]
 
     def check_of(self) -> dict[str, str]:
+        """{verdict id: the check that produced it}."""
         return {v: c for c in self.checks for v in self.baseline[c]["ok"]}
 
+    def refused(self, mutant: str, check: str) -> bool:
+        """Whether ``check`` refused ``mutant``: a backend it calls cannot represent the mutated rule
+        (``UnsupportedRule``, e.g. the exact engine or the PEP given a rule overriding ``aggregate``). Such a
+        check gives no verdict on the mutant: not a kill, and no artefact under an equivalent control."""
+        return bool(self.runs[mutant][check].get("refused", False))
+
     def flipped(self, mutant: str) -> list[str]:
-        """Verdict ids ok on the correct code and not ok (or missing: the check crashed) under ``mutant``."""
+        """Verdict ids ok on the correct code and not ok (or missing: the check crashed) under ``mutant``;
+        checks that refused the mutant (``refused``) are left out."""
         out = []
         for c in self.checks:
+            if self.refused(mutant, c):
+                continue
             base, run = self.baseline[c]["ok"], self.runs[mutant][c]["ok"]
             out += [v for v, ok in base.items() if ok and not run.get(v, False)]
         return out
@@ -147,18 +160,22 @@ class KillMatrix:
         return not self.runs[mutant][check].get("skipped", False)
 
     def crashed(self, mutant: str) -> list[str]:
-        return [c for c in self.checks if self.runs[mutant][c]["error"]]
+        """Checks that crashed under ``mutant`` (other than by refusing it, see ``refused``)."""
+        return [c for c in self.checks if self.runs[mutant][c]["error"] and not self.refused(mutant, c)]
 
     @property
     def killed(self) -> list[str]:
+        """Mutants killed by at least one verdict."""
         return [m for m in self.mutants if self.killed_by(m)]
 
     @property
     def survivors(self) -> list[str]:
+        """Mutants no verdict kills."""
         return [m for m in self.mutants if not self.killed_by(m)]
 
     @property
     def score(self) -> float:
+        """Mutation score: the share of mutants killed (NaN for an empty catalogue)."""
         return len(self.killed) / len(self.mutants) if self.mutants else float("nan")
 
     def false_kills(self) -> dict[str, list[str]]:
@@ -167,9 +184,11 @@ class KillMatrix:
         return {c: self.flipped(c) for c in self.controls if self.flipped(c)}
 
     def baseline_failures(self) -> list[str]:
+        """Verdicts not ok on the correct code (they cannot kill anything)."""
         return [v for c in self.checks for v, ok in self.baseline[c]["ok"].items() if not ok]
 
     def summary(self) -> str:
+        """Score line, then survivors, controls flipped, idle checks and baseline failures (one per line)."""
         s = (
             f"mutation score: {len(self.killed)}/{len(self.mutants)} mutants killed "
             f"({100 * self.score:.0f} %) "
@@ -192,6 +211,7 @@ class KillMatrix:
 
     # ------------------------------------------------------------------------------------------ output
     def to_dict(self) -> dict:
+        """Everything as JSON-ready data: score, per-mutant kills, per-verdict/per-check kills, raw runs."""
         return {
             "tier": self.tier,
             "seed": self.seed,
@@ -241,6 +261,7 @@ class KillMatrix:
         )
 
     def write_json(self, path: str) -> str:
+        """Write ``to_dict()`` to ``path`` (directories created); returns ``path``."""
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         with open(path, "w", encoding="utf-8") as fh:
             json.dump(self.to_dict(), fh, indent=1)
@@ -250,6 +271,8 @@ class KillMatrix:
         cof = self.check_of()
         n = sum(1 for v in self.killed_by(mutant) if cof[v] == check)
         k = sum(1 for v in self.suspect_kills(mutant) if cof[v] == check)
+        if self.refused(mutant, check):
+            return "refused"
         if self.runs[mutant][check]["error"]:
             return "crash" + (" (not counted)" if k and not n else "")
         if not self.exercised(mutant, check):
@@ -264,8 +287,9 @@ class KillMatrix:
             "",
             f"**{self.summary().splitlines()[0]}.** A verdict *kills* a mutant when it is ok on the correct "
             f"code and not ok with the mutant injected (`afltheory.mutants`; cell: number of the check's "
-            f"verdicts that flip, `·` none, `—` the check never reaches the mutated code, `crash` the check "
-            f"crashed). "
+            f"verdicts that flip, `·` none, `—` the check never reaches the mutated code, `refused` a "
+            f"backend the check calls cannot represent the mutated rule and says so (no verdict, not a "
+            f"kill), `crash` the check crashed). "
             f"Run time {self.elapsed:.0f} s.",
             "",
         ]
@@ -333,6 +357,7 @@ class KillMatrix:
         return "\n".join(lines) + "\n"
 
     def to_html(self) -> str:
+        """The kill-matrix section as HTML (score, matrix, verdict → mutants killed)."""
         import html
 
         ck = self.check_kills()
@@ -396,7 +421,7 @@ def kill_matrix(
     seed: int = 0,
     jobs: int = 1,
     baseline: dict | None = None,
-    progress=None,
+    progress: Callable[[int, int, str | None, str], None] | None = None,
     controls: bool | None = None,
     out: str | None = None,
 ) -> KillMatrix:

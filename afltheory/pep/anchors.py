@@ -2,7 +2,7 @@
 
 - Gradient descent on L-smooth nonconvex f, γ = 1/L: min_{t≤N} ‖∇f(x_t)‖² ≤ (4/(3N)) L (f(x_0) − f(x_N)),
   tight (PEPit's nonconvex gradient-descent example; Abbaszadehpeivasti, de Klerk & Zamani 2021). The AFA-CD
-  skeleton with M = m = K = 1, τ = 0, η η_L = 1/L is this method.
+  skeleton with K = 1, τ = 0, η η_L = 1/L and σ_G = 0 (identical workers, any M and m) is this method.
 - Delayed gradient descent x_{t+1} = x_t − γ ∇f(x_{t−τ_t}): the same PEP written directly in PEPit
   (``delayed_gd_reference``, a few lines independent of the skeleton code) must give the skeleton's value.
 """
@@ -23,14 +23,18 @@ def gd_known_value(N: int, L: float = 1.0, delta: float = 1.0) -> float:
     return 4 * L * delta / (3 * N)
 
 
-def gd_schedule(T: int, tau: int = 0) -> Schedule:
-    """One worker, one arrival per round, delay min(t, τ), K = 1: the skeleton of (delayed) GD."""
+def gd_schedule(T: int, tau: int = 0, num_workers: int = 1, m: int = 1) -> Schedule:
+    """Delay min(t, τ), K = 1, ``m`` arrivals per round among ``num_workers`` workers (round t: workers
+    (t + j) mod M, j < m): with σ_G = 0 (identical workers) the skeleton of (delayed) GD with γ = η η_L."""
     import numpy as np
 
+    from .._validation import check_int
     from ..anarchy import Schedule
 
-    W = np.zeros((T, 1), dtype=np.int64)
-    return Schedule(W, [[min(t, tau)] for t in range(T)], np.ones((T, 1)), 1)
+    M = check_int("num_workers", num_workers, low=1)
+    m = check_int("m", m, low=1, high=M)
+    W = (np.arange(T)[:, None] + np.arange(m)[None, :]) % M
+    return Schedule(W, [[min(t, tau)] * m for t in range(T)], np.ones((T, m)), M)
 
 
 def delayed_gd_reference(gamma: float, delays: Sequence[int], L: float = 1.0) -> float:

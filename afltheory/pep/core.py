@@ -12,6 +12,12 @@ Hendrickx & Glineur 2017) of
       AFA-CD   x_{t+1} = x_t − η η_L (1/m) Σ_{i∈M_t} G_i                      [Yang et al. 2022, Alg. 2]
       AFA-CS   x_{t+1} = x_t − η η_L (1/M) Σ_{i∈[M]} G_i^{latest}  (memory; warm start at x_0) [Alg. 3]
       FedAvg   x_{t+1} = x_t − η η_L (1/m) Σ_{i∈M_t} K_{t,i} G_i    (two-sided form, Δ_i = −η_L K_{t,i} G_i)
+    — in general x_{t+1} = x_t − (γ/n) Σ w(K_i, τ_i) G_i over the arrivals (or over the M memory slots), read
+    from the rule's declarative hooks (``afltheory.algorithms.ServerRule``: ``step_size`` γ,
+    ``local_steps_weight``/``staleness_weight`` w, ``normalizer`` n, ``keeps_memory``, ``warm_start``) through
+    the same view the exact engine uses (``afltheory.exact.local.server_rule``). So the PEP analyses the rule
+    as implemented, FedBuff and a mutant changing a declarative hook included; a rule overriding imperative
+    code (``aggregate``, ``update_memory``) is refused with a TypeError, never read as its base class.
 The variables are the Gram matrix of {x_0, every gradient ∇f_i at every visited point (and x_* with its
 gradients in the strongly convex case)} and the function values; every iterate is a fixed linear combination
 of them, so the metric and all constraints are linear in (Gram, values).
@@ -94,9 +100,14 @@ def _pep_import():
 # --------------------------------------------------------------------------------------------- the skeleton
 @dataclass(frozen=True)
 class Skeleton:
-    """A deterministic run to be analysed: rule, step sizes and one realized schedule (plain int arrays).
+    """A deterministic run to be analysed: the rule's declarative view and one realized schedule (plain int
+    arrays).
 
-    ``workers``, ``delays``, ``K``: (T, m); ``init_K``: (M,) warm-start steps of the AFA-CS memory.
+    ``workers``, ``delays``, ``K``: (T, m); ``init_K``: (M,) warm-start steps of the memory slots;
+    ``weights``: (T, m) per-arrival factors w(K, τ) on G_i; ``gamma``: the server step γ (``step_size``);
+    ``normalizer``: n in x_{t+1} = x_t − (γ/n) Σ …; ``memory``/``warm_start``: the rule keeps per-worker slots
+    (warm-started at x_0); ``rule``: the rule's class name; ``algorithm``: the rule itself (``replay`` runs
+    its imperative code).
     """
 
     rule: str
@@ -107,7 +118,12 @@ class Skeleton:
     K: np.ndarray
     num_workers: int
     init_K: np.ndarray
-    memory_init: str = "warm"
+    gamma: float
+    weights: np.ndarray
+    normalizer: float
+    memory: bool
+    warm_start: bool
+    algorithm: object = field(default=None, repr=False, compare=False)
 
     @property
     def T(self) -> int:
@@ -118,11 +134,6 @@ class Skeleton:
     def m(self) -> int:
         """Arrivals per round."""
         return self.workers.shape[1]
-
-    @property
-    def gamma(self) -> float:
-        """Server step γ = η η_L."""
-        return self.eta * self.eta_L
 
     def eval_points(self, metric: str = "average", gap: str = "f_star", last: bool = False) -> list:
         """Distinct points where some gradient is evaluated, as keys: ("x", t) server iterates and
@@ -135,7 +146,7 @@ class Skeleton:
             for j in range(1, k):
                 keys.add(("y", i, start, j))
 
-        if self.rule == "AFACS" and self.memory_init == "warm":
+        if self.memory and self.warm_start:
             for i in range(self.num_workers):
                 local(i, ("x", 0), int(self.init_K[i]))
         for t in range(self.T):
@@ -145,25 +156,46 @@ class Skeleton:
 
 
 def skeleton(algorithm: ServerRule, schedule: Schedule, replicate: int = 0) -> Skeleton:
-    """Validate an afltheory server rule (AFACD, AFACS, FedAvg with the plain SGD worker) and one replicate
-    of a ``Schedule`` and return the ``Skeleton`` the PEP is built from."""
-    from ..algorithms import AFACD, AFACS, SGD, FedAvg
+    """Validate a server rule with the plain SGD worker and no compressor, and one replicate of a
+    ``Schedule``, and return the ``Skeleton`` the PEP is built from. The rule is read through its declarative
+    hooks (``afltheory.exact.local.server_rule``, the exact engine's view): a rule overriding imperative
+    code is refused (TypeError), as are per-worker local step sizes, a proximal/corrected worker and
+    compression."""
+    from .. import _faults
+    from ..algorithms.base import ServerRule
     from ..anarchy.schedule import Schedule
+    from ..exact.local import server_rule
 
-    rules = {AFACD: "AFACD", AFACS: "AFACS", FedAvg: "FedAvg"}
-    rule = rules.get(type(algorithm))
-    if rule is None:
-        raise ValueError(f"algorithm={algorithm!r} must be one of {ALGORITHMS} "
-                         f"(afltheory.algorithms instances)")
-    if not isinstance(getattr(algorithm, "worker", SGD()), SGD):
-        raise ValueError(f"algorithm.worker={algorithm.worker!r}: the PEP skeleton supports the plain SGD "
-                         f"worker only")
+    if not isinstance(algorithm, ServerRule):
+        raise TypeError(f"algorithm={algorithm!r} must be an afltheory server rule (e.g. "
+                        f"{', '.join(ALGORITHMS)}), got {type(algorithm).__name__}")
+    algorithm = _faults.substitute(algorithm)  # identity unless inside afltheory.mutants.injected(...)
+    if getattr(algorithm, "compressor", None) is not None:
+        raise ValueError(f"algorithm.compressor={algorithm.compressor!r}: the PEP skeleton has no "
+                         f"compression (allowed: None)")
     if not isinstance(schedule, Schedule):
         raise ValueError(f"schedule must be an afltheory Schedule, got {type(schedule).__name__}")
+    view = server_rule(algorithm)   # TypeError for a rule the declarative hooks cannot represent
+    if view.mu != 0.0:
+        raise ValueError(f"algorithm.worker={algorithm.worker!r}: the PEP skeleton supports the plain SGD "
+                         f"worker only (proximal weight 0)")
+    M = schedule.num_workers
+    if algorithm.local_step_sizes(M) is not None:
+        raise ValueError(f"algorithm={algorithm!r} has per-worker local step sizes: the PEP skeleton "
+                         f"supports one η_L")
     r = check_int("replicate", replicate, low=0, high=schedule.replicates - 1)
-    return Skeleton(rule, float(algorithm.eta), float(algorithm.eta_L), np.array(schedule.workers[r]),
-                    np.array(schedule.delays[r]), np.array(schedule.local_steps[r]), schedule.num_workers,
-                    np.array(schedule.init_local_steps[r]), getattr(algorithm, "memory_init", "warm"))
+    K = np.array(schedule.local_steps[r])
+    init_K = np.array(schedule.init_local_steps[r])
+    if view.fixed_local_steps is not None:
+        K = np.full_like(K, view.fixed_local_steps)
+        init_K = np.full_like(init_K, view.fixed_local_steps)
+    delays = np.array(schedule.delays[r])
+    weights = np.array([[view.weight(int(k), int(d)) for k, d in zip(kr, dr, strict=True)]
+                        for kr, dr in zip(K, delays, strict=True)], dtype=float).reshape(K.shape)
+    return Skeleton(type(algorithm).__name__, float(algorithm.eta), float(algorithm.eta_L),
+                    np.array(schedule.workers[r]), delays, K, M, init_K, float(view.gamma), weights,
+                    float(view.normalizer(K.shape[1], M)), bool(view.memory), bool(view.warm_start),
+                    algorithm)
 
 
 def gram_size(sk: Skeleton, metric: str = "average", gap: str = "f_star", heterogeneity: str = "all",
@@ -289,28 +321,26 @@ def _run_skeleton(sk: Skeleton, x0, grad):
         return s / k if k > 1 else s
 
     memory = {}
-    if sk.rule == "AFACS" and sk.memory_init == "warm":
+    if sk.memory and sk.warm_start:
         for i in range(M):
             memory[i] = local_update(i, ("x", 0), x0, int(sk.init_K[i]))
     for t in range(sk.T):
         updates = []
-        for i, d, k in zip(sk.workers[t], sk.delays[t], sk.K[t], strict=True):
+        for j, (i, d, k) in enumerate(zip(sk.workers[t], sk.delays[t], sk.K[t], strict=True)):
             i, d, k = int(i), int(d), int(k)
             Gi = local_update(i, ("x", t - d), xs[t - d], k)
-            updates.append((i, k, Gi))
-        if sk.rule in ("AFACD", "FedAvg"):
-            step = None
-            for _, k, Gi in updates:
-                w = k * Gi if sk.rule == "FedAvg" else Gi
-                step = w if step is None else step + w
-            x_new = xs[t] - (g / sk.m) * step
-        else:  # AFACS
-            for i, _, Gi in updates:
-                memory[i] = Gi
-            step = None
-            for i in sorted(memory):
-                step = memory[i] if step is None else step + memory[i]
-            x_new = xs[t] - (g / M) * step
+            w = float(sk.weights[t, j])
+            updates.append((i, Gi if w == 1.0 else w * Gi))
+        if sk.memory:
+            for i, Ui in updates:
+                memory[i] = Ui
+            terms = [memory[i] for i in sorted(memory)]
+        else:
+            terms = [Ui for _, Ui in updates]
+        step = terms[0]
+        for u in terms[1:]:
+            step = step + u
+        x_new = xs[t] - (g / sk.normalizer) * step
         xs.append(x_new)
     return xs
 
@@ -342,7 +372,8 @@ def worst_case(algorithm: ServerRule, schedule: Schedule, constants: Any, *, del
                verbose: int = 0) -> PEPResult:
     """Certified worst case of ``metric`` for the noise-free skeleton of ``algorithm`` on ``schedule``.
 
-    ``algorithm``: ``afltheory.algorithms.AFACD``, ``AFACS`` or ``FedAvg`` (η, η_L; plain SGD worker).
+    ``algorithm``: a server rule with the plain SGD worker — ``AFACD``, ``AFACS``, ``FedAvg``, ``FedBuff`` or
+    any rule defined by the declarative hooks (``skeleton``; a rule overriding ``aggregate`` is refused).
     ``schedule``: an ``afltheory.anarchy.Schedule`` (replicate ``replicate`` is used).
     ``constants``: an object or dict with ``L``, ``sigma_G`` (and ``sigma_L``, which must be 0), e.g.
     ``problem.constants``. ``delta``: Δ ≥ f(x_0) − f_* (``gap="f_star"``) or ≥ f(x_0) − f(x_T) (``"f_T"``).
@@ -440,10 +471,16 @@ def worst_case(algorithm: ServerRule, schedule: Schedule, constants: Any, *, del
         pep.set_performance_metric(gbar[("x", T)] ** 2 - shift)
 
     t0 = time.perf_counter()
+    from cvxpy.error import SolverError
+
     for settings in (SOLVER_SETTINGS, RETRY_SETTINGS):
         with warnings.catch_warnings():      # cvxpy's "may be inaccurate" warning: the status is reported
             warnings.simplefilter("ignore", UserWarning)
-            dual = pep.solve(wrapper="cvxpy", solver="CLARABEL", verbose=verbose, **settings)
+            try:
+                dual = pep.solve(wrapper="cvxpy", solver="CLARABEL", verbose=verbose, **settings)
+            except SolverError:              # e.g. an unbounded worst case (γ > 2/L): reported, not raised
+                dual, status = None, "solver_error"
+                continue
         status = str(pep.wrapper.prob.status) if pep.wrapper is not None and pep.wrapper.prob is not None \
             else "unknown"
         if status == "optimal":

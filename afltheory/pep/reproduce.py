@@ -26,16 +26,12 @@ def replay(result: PEPResult, tol: float = 1e-5) -> tuple[np.ndarray, np.ndarray
     the instance recorded (t < T, or t ≤ T for the "min"/"last" metrics) and the metric. ``tol``: relative
     distance at which a queried point is matched to a recorded one.
     """
-    from ..algorithms import AFACD, AFACS, FedAvg
-
     sk, inst = result.skeleton, result.instance
     if inst is None:
         raise ValueError("result has no instance (the solve failed); nothing to replay")
     oracle = inst.oracle(tol)
     M, T = sk.num_workers, sk.T
-    algo = {"AFACD": AFACD, "FedAvg": FedAvg}.get(sk.rule)
-    algo = AFACS(eta=sk.eta, eta_L=sk.eta_L, memory_init=sk.memory_init) if algo is None else \
-        algo(eta=sk.eta, eta_L=sk.eta_L)
+    algo = sk.algorithm   # the rule the PEP read declaratively; here its imperative ``aggregate`` runs
 
     def local(i, y0, k):
         y, s = y0.copy(), np.zeros_like(y0)

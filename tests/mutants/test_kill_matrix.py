@@ -94,3 +94,40 @@ def test_flips_shared_with_an_equivalent_control_are_not_kills():
     assert km.false_kills() == {"control.afacd_subclass": ["a.exact"]}
     runs["control.afacd_subclass"]["a"] = same
     assert km.killed_by("afacd.one_arrival") == ["a.exact"] and km.score == 1.0
+
+
+def test_a_check_that_refuses_a_rule_gives_no_verdict_on_it():
+    """A check whose backend raises ``UnsupportedRule`` (it cannot represent the mutated rule and says so) has
+    no verdict on that mutant: not a kill, not a crash, and no artefact under an equivalent control."""
+    from afltheory.mutants.run import KillMatrix
+
+    ok = {"a.x": True}
+    refused = {"ok": {"a": False}, "error": "Traceback ... UnsupportedRule", "refused": True}
+    crashed = {"ok": {"a": False}, "error": "Traceback ... ValueError", "refused": False}
+    runs = {"afacd.one_arrival": {"a": refused}, "afacd.first_twice": {"a": crashed},
+            "control.afacd_subclass": {"a": refused}}
+    km = KillMatrix(["a"], ["afacd.one_arrival", "afacd.first_twice"], {"a": {"ok": ok, "error": None}}, runs,
+                    controls=["control.afacd_subclass"])
+    assert km.killed_by("afacd.one_arrival") == [] and km.crashed("afacd.one_arrival") == []
+    assert km.killed_by("afacd.first_twice") == ["a.x"] and km.crashed("afacd.first_twice") == ["a"]
+    assert km.false_kills() == {}
+    assert km._cell("afacd.one_arrival", "a") == "refused"
+
+
+def test_run_check_marks_an_unsupported_rule_as_refused(monkeypatch, tmp_path):
+    """``run_check`` records a check that crashed with ``UnsupportedRule`` as refused (any other exception:
+    a crash)."""
+    from afltheory.algorithms import UnsupportedRule
+    from afltheory.checks import registry, runner
+
+    def refuses(ctx):
+        raise UnsupportedRule("the exact engine cannot represent this rule")
+
+    def breaks(ctx):
+        raise ValueError("a bug")
+
+    for name, f, want in (("t_refuses", refuses, True), ("t_breaks", breaks, False)):
+        monkeypatch.setitem(registry.CHECKS, name, registry.CheckSpec(id=name, title=name, reference="-",
+                                                                      func=f, module=__name__))
+        res = runner.run_check(name, out=str(tmp_path))
+        assert res["error"] and res["refused"] is want

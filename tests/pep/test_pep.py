@@ -14,7 +14,7 @@ import pytest
 
 pytest.importorskip("PEPit")
 
-from afltheory.algorithms import AFACD, AFACS, FedAvg  # noqa: E402
+from afltheory.algorithms import AFACD, AFACS, FedAvg, FedBuff  # noqa: E402
 from afltheory.anarchy import Schedule  # noqa: E402
 from afltheory.pep import (  # noqa: E402
     PEPSizeError,
@@ -71,6 +71,7 @@ CASES = {
     "AFACD": (AFACD(eta=2.0, eta_L=0.1), sched([[0, 1], [2, 0], [1, 2]], [[0, 0], [1, 0], [1, 1]], 2, 3)),
     "FedAvg": (FedAvg(eta=1.0, eta_L=0.1), sched([[0], [1], [0]], [[0], [1], [0]], [[2], [1], [2]], 2)),
     "AFACS": (AFACS(eta=2.0, eta_L=0.1), sched([[0], [1], [0]], [[0], [0], [1]], 2, 2, K0=2)),
+    "FedBuff": (FedBuff(eta=1.0, eta_L=0.1), sched([[0, 1], [2, 0], [1, 2]], [[0, 0], [1, 0], [1, 2]], 2, 3)),
 }
 
 
@@ -187,9 +188,36 @@ def test_noisy_constants_and_unsupported_rules_rejected():
     algo, S = CASES["AFACD"]
     with pytest.raises(ValueError, match="sigma_L"):
         worst_case(algo, S, dict(C, sigma_L=0.5), delta=1.0)
-    from afltheory.algorithms import FedBuff
-    with pytest.raises(ValueError, match="algorithm="):
-        worst_case(FedBuff(eta=1.0, eta_L=0.1), S, C, delta=1.0)
+    from afltheory.algorithms import FedProx
+    from afltheory.compression import RandK
+    from afltheory.mutants.algorithms import AFACDOneArrival
+
+    with pytest.raises(ValueError, match="algorithm.worker="):
+        worst_case(AFACD(eta=1.0, eta_L=0.1, worker=FedProx(0.1)), S, C, delta=1.0)
+    with pytest.raises(ValueError, match="algorithm.compressor="):
+        worst_case(AFACD(eta=1.0, eta_L=0.1, compressor=RandK(1)), S, C, delta=1.0)
+    with pytest.raises(TypeError, match="overrides aggregate"):   # imperative code: refused, never read as AFACD
+        worst_case(AFACDOneArrival(eta=1.0, eta_L=0.1), S, C, delta=1.0)
+    with pytest.raises(TypeError, match="server rule"):
+        worst_case("AFACD", S, C, delta=1.0)
+
+
+def test_skeleton_reads_the_declarative_hooks():
+    """The PEP analyses the rule as implemented (one definition for every backend): a rule whose step size
+    is η η_L² (the mutant ``afacd.eta_L_twice``) has exactly the worst case of AFA-CD(η η_L, η_L) (same γ,
+    same local η_L; rel. 1e-6), and differs from AFA-CD(η, η_L); FedBuff's staleness weights enter as
+    w(τ) = 1/√(1+τ) on the arrivals."""
+    from afltheory.mutants.algorithms import AFACDEtaLTwice
+
+    algo, S = CASES["AFACD"]
+    twice = worst_case(AFACDEtaLTwice(eta=2.0, eta_L=0.1), S, C, delta=1.0)
+    same = worst_case(AFACD(eta=0.2, eta_L=0.1), S, C, delta=1.0)
+    assert twice.value == pytest.approx(same.value, rel=1e-6)
+    assert abs(twice.value - worst_case(algo, S, C, delta=1.0).value) > 1e-3 * same.value
+    fb, Sb = CASES["FedBuff"]
+    sk = skeleton(fb, Sb)
+    assert np.allclose(sk.weights, 2.0 / np.sqrt(1.0 + np.asarray(Sb.delays[0])))   # K = 2 times w(τ)
+    assert sk.normalizer == 2 and not sk.memory
 
 
 def test_inaccurate_solver_status_is_not_certified(monkeypatch):
@@ -235,3 +263,11 @@ def test_decrease_weight_objective_replays_and_is_below_plain_metric():
     _, _, value = replay(r)
     assert value == pytest.approx(r.primal, abs=1e-6)
     assert r.value <= plain.value + 1e-6
+
+
+def test_unbounded_worst_case_is_reported_not_raised():
+    """γ = 2.5/L > 2/L: the worst case of GD is unbounded; the solver fails or reports infeasibility and
+    ``worst_case`` returns an uncertified result (``upper`` None) instead of raising."""
+    r = worst_case(AFACD(eta=2.5, eta_L=1.0), gd_schedule(3), {"L": 1.0, "sigma_G": 0.0}, delta=1.0,
+                   metric="min", gap="f_T")
+    assert not r.certified and r.upper is None
