@@ -1,7 +1,7 @@
 """One definition per algorithm: a new stateless server rule is one small class (this file defines it) and
-every backend runs it — ``simulate``, the exact engine (which reads its hooks) and the torch backend (which
-calls them) — with no engine edit. Also: a rule overriding an imperative hook is refused by the exact
-engine."""
+every backend runs it — ``simulate``, the exact engine and the PEP (which read its hooks) and the torch
+backend (which calls them) — with no engine edit. Also: a rule overriding an imperative hook is refused by
+the exact engine and the PEP."""
 
 import warnings
 from dataclasses import dataclass, field
@@ -96,3 +96,22 @@ def test_new_rule_runs_in_the_torch_backend():
     np_tr = aft.simulate(prob, rule, aft.anarchy.Replay(sched), rounds=6, replicates=1, x0=x0)
     t_tr = run(task, rule, sched, rounds=6, replicates=1, x0=x0)
     np.testing.assert_allclose(t_tr.x_final, np_tr.x_final, rtol=1e-9, atol=1e-12)
+
+
+def test_new_rule_runs_in_the_pep():
+    """The PEP skeleton reads the same hooks: the new rule's worst case on a 3-round schedule is certified,
+    its skeleton carries the weights 1/(1 + τ), and the recovered instance replayed through the rule's own
+    ``aggregate`` reproduces the PEP's primal value (rel. 1e-6). A rule overriding ``aggregate`` is refused.
+    Deterministic (interior-point SDP)."""
+    pytest.importorskip("PEPit")
+    from afltheory.algorithms import UnsupportedRule
+    from afltheory.pep import replay, worst_case
+
+    sched = BEH.sample(3, 1, 5, seed=1)
+    C = {"L": 1.0, "sigma_G": 0.3}
+    r = worst_case(PolyStaleAvg(1.0, 0.2), sched, C, delta=1.0, heterogeneity="server")
+    assert r.certified
+    np.testing.assert_allclose(r.skeleton.weights, 1.0 / (1.0 + np.asarray(sched.delays[0])))
+    assert replay(r)[2] == pytest.approx(r.primal, rel=1e-6)
+    with pytest.raises(UnsupportedRule, match="overrides aggregate"):
+        worst_case(Opaque(1.0, 0.2), sched, C, delta=1.0)

@@ -334,10 +334,12 @@ def test_equivalent_controls_change_nothing_but_the_engine_choice():
 def test_wall_clock_faults_by_hand_derived_amounts():
     """``anarchy.event_no_wait``: arrived workers restart at their own arrival times instead of when the round
     closes. With m = 1 the two coincide (identical schedules). With Exp(1) times, M = 10, m = 5, the correct
-    mean round time is Σ_{k<5} 1/(10 − k) = 0.6456; under the mutant no worker ever waits, the arrivals are the
-    superposition of 10 rate-1 Poisson processes and a round of 5 arrivals lasts 5/10 = 0.5 on average (2000
-    rounds × 20 replicates; tolerance 0.02, about 6 standard errors). ``anarchy.sync_mean_time``: the same schedule, each round charged the mean of the sampled workers'
-    compute times: with FixedTime(c) every round still lasts exactly c, with Exp(1) times it is below the max.
+    mean round time is Σ_{k<5} 1/(10 − k) = 0.6456; under the mutant no worker ever waits, the arrivals are
+    the superposition of 10 rate-1 Poisson processes and a round of 5 arrivals lasts 5/10 = 0.5 on average
+    (2000 rounds × 20 replicates; tolerance 0.02, about 6 standard errors).
+
+    ``anarchy.sync_mean_time``: the same schedule, each round charged the mean of the sampled workers' compute
+    times: with FixedTime(c) every round still lasts exactly c, with Exp(1) times it is below the max.
     Deterministic (seed 0)."""
     from afltheory.anarchy import EventDriven, ExponentialTime, FixedTime, Synchronous
 
