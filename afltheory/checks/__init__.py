@@ -29,7 +29,18 @@ from .registry import (
 from .report import fmt
 from .runner import run_check, run_checks
 from .verdict import NegativeControl, Verdict, json_safe, verdicts_from_json, verdicts_to_json
-from .verify import SCHEDULE_SYMBOLS, schedule_statistics, verify_bound, verify_rate
+
+_LAZY = ("SCHEDULE_SYMBOLS", "schedule_statistics", "verify_bound", "verify_rate")
+
+
+def __getattr__(name: str):
+    """``verify_bound`` & co. load ``afltheory.checks.verify`` (scipy.stats, sympy) on first use, so that
+    ``afltheory --help`` and the check runner start without them."""
+    if name in _LAZY:
+        from . import verify
+
+        return getattr(verify, name)
+    raise AttributeError(f"module 'afltheory.checks' has no attribute {name!r}")
 
 __all__ = ["CHECKS", "ENTRY_POINT_GROUP", "SCHEDULE_SYMBOLS", "CheckSpec", "Context", "NegativeControl",
            "Verdict", "fmt", "json_safe",
