@@ -586,9 +586,13 @@ def _prepare(problem, algorithm, behaviour, rounds, replicates, seed, x0, diverg
     worker_state = algorithm.worker.init(R, M, d)
     channel = channel_for(algorithm, d, M, R, seed)   # the worker-side compressor (identity when none)
     bits = np.zeros((R, rounds + 1))
-    walk = None
+    walk, drift_lag = None, 0
     if drifting is not None:
         walk = np.stack([drifting.walk(_rng.stream(seed, _rng.DRIFT, r), rounds) for r in range(R)])
+        fault = _faults.get("sim.drift_cov")      # None unless a drift fault is injected (afltheory.mutants)
+        if fault is not None:
+            walk = walk * fault(drifting.drift_cov)
+        drift_lag = 1 if _faults.get("sim.drift_order") else 0   # 1: the round updates before the drift
     track = np.empty((R, rounds + 1)) if walk is not None else None
     return SimpleNamespace(problem=problem, algorithm=algorithm, behaviour=behaviour, rounds=rounds,
                            seed=seed,
@@ -597,6 +601,7 @@ def _prepare(problem, algorithm, behaviour, rounds, replicates, seed, x0, diverg
                            steps=steps, init_steps=init_steps, x0=x0, x=x, x_init=x_init, H=H, hist=hist,
                            hist_flat=hist_flat, rows=rows, rows_m=rows_m, use_collapsed=use_collapsed,
                            runner=runner, worker_state=worker_state, channel=channel, bits=bits, walk=walk,
+                           drift_lag=drift_lag,
                            track=track, record_x=record_x)
 
 
@@ -670,7 +675,7 @@ def _run_rounds(run: SimpleNamespace, progress: bool = False) -> None:
                 idx += rows_m
             # the paper's order: the optimum drifts first (w_{t+1} = w_t + q_{t+1}), then the round updates on
             # the objective with optimum w°_{t+1}; G depends on y only through y − w_{t+1}: run shifted
-            shift = None if walk is None else walk[:, t + 1]
+            shift = None if walk is None else walk[:, t + 1 - run.drift_lag]
             G = runner.run(hist_flat, idx, W, K, _rng.NOISE, t + 1, worker_state, shift, kbounds[:, :, t])
             G, sent = channel.send(G, W, t + 1)
             np.add(bits[:, t], sent, out=bits[:, t + 1])

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import _rng
+from .. import _faults, _rng
 from .._validation import check_real
 from .compressors import Compressor, uncompressed_bits
 
@@ -41,6 +41,14 @@ class ErrorFeedback:
     def __post_init__(self):
         if not isinstance(self.compressor, Compressor):
             raise TypeError(f"compressor={self.compressor!r} must be an afltheory.compression compressor")
+
+    def message(self, G: np.ndarray, error: np.ndarray) -> np.ndarray:
+        """What worker i compresses: G_i + e_i."""
+        return G + error
+
+    def residual(self, message: np.ndarray, sent: np.ndarray) -> np.ndarray:
+        """The new error memory e_i: message − C(message)."""
+        return message - sent
 
 
 @dataclass(frozen=True)
@@ -64,6 +72,10 @@ class DIANA:
         """The shift step size α (default 1/(1 + ω), the largest the DIANA analysis allows)."""
         return 1.0 / (1.0 + self.compressor.omega(dim)) if self.alpha is None else float(self.alpha)
 
+    def update_shift(self, shift: np.ndarray, delta: np.ndarray, alpha: float) -> np.ndarray:
+        """h_i ← h_i + αΔ (worker and server alike)."""
+        return shift + alpha * delta
+
 
 def check_compressor(value: Any) -> Compressor | ErrorFeedback | DIANA | None:
     """Validate a server rule's ``compressor=`` argument (None, a Compressor, ErrorFeedback or DIANA)."""
@@ -83,7 +95,9 @@ class Channel:
 
     def __init__(self, spec: Compressor | ErrorFeedback | DIANA | None, dim: int, num_workers: int,
                  replicates: int, seed: int):
-        spec = check_compressor(spec)
+        # a check may build a Channel itself: it consults the mutation hook like an engine (identity unless
+        # inside afltheory.mutants.injected(...))
+        spec = _faults.substitute(check_compressor(spec))
         self.spec = spec
         self.comp = base_compressor(spec)
         self.d, self.M, self.R = dim, num_workers, replicates
@@ -95,6 +109,8 @@ class Channel:
         self.memory = np.zeros((replicates, num_workers, dim)) if self.mode in ("ef", "diana") else None
         self.B = _rng.BLOCK
         self.streams = _rng.BlockStreams(seed, -(-replicates // self.B)) if self.comp is not None else None
+        # None unless an engine fault is injected (afltheory.mutants: e.g. every worker's stream shared)
+        self._draw = _faults.get("channel.rng") if self.comp is not None else None
 
     @property
     def state(self) -> dict:
@@ -111,7 +127,7 @@ class Channel:
             j, off = divmod(int(row), B)
             pad = np.zeros((B, n, d))
             pad[off] = V[0]
-            y, b = self.comp.compress(pad, gens[j])
+            y, b = self._apply(pad, gens[j])
             return y[off:off + 1], b[off:off + 1]
         out = np.empty_like(V)
         bits = np.empty((R, n))
@@ -122,10 +138,16 @@ class Channel:
                 pad = np.zeros((B, n, d))
                 pad[:rows] = v
                 v = pad
-            y, b = self.comp.compress(v, gen)
+            y, b = self._apply(v, gen)
             out[j * B:j * B + rows] = y[:rows]
             bits[j * B:j * B + rows] = b[:rows]
         return out, bits
+
+    def _apply(self, v, gen):
+        """C on a block (B, n, d) from the block's generator: every (replicate, arrival) row independent."""
+        if self._draw is not None:
+            return self._draw(self.comp, v, gen)
+        return self.comp.compress(v, gen)
 
     def send(self, G: np.ndarray, workers: np.ndarray, key: int,
              row: int | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -141,13 +163,13 @@ class Channel:
         rows = np.arange(R)[:, None] if row is None else np.array([[int(row)]])
         mem = self.memory[rows, workers]                                   # (R, n, d) copy
         if self.mode == "ef":
-            v = G + mem
+            v = self.spec.message(G, mem)
             out, bits = self._compress(v, key, row)
-            self.memory[rows, workers] = v - out
+            self.memory[rows, workers] = self.spec.residual(v, out)
             return out, bits.sum(axis=1)
         delta, bits = self._compress(G - mem, key, row)                   # DIANA
         out = mem + delta
-        self.memory[rows, workers] = mem + self.alpha * delta
+        self.memory[rows, workers] = self.spec.update_shift(mem, delta, self.alpha)
         return out, bits.sum(axis=1)
 
 

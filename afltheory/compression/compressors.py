@@ -103,6 +103,24 @@ class Compressor:
         """E[M X Mᵀ] for C(x) = Mx (linear compressors), X (..., d, d)."""
         raise NotImplementedError(f"{type(self).__name__} is not a linear compressor (C(x) = Mx, M random)")
 
+    def mean_gain(self, dim: int) -> float:
+        """g with E M = g I (linear compressors; 1 for every unbiased one). The exact engine writes C = g M₀,
+        E M₀ = I, and reads this declarative value with ``moment_map`` (= g² E[M₀ X M₀ᵀ]), so a compressor
+        whose rescaling is wrong is represented as what it is."""
+        return 1.0
+
+    @classmethod
+    def sampling_changed_below_moments(cls) -> bool:
+        """True when this compressor's class overrides its sampling code (``compress``/``_compress``) below
+        the class that defines its exact moments (``moment_map``): a subclass that changes
+        how C(x) is drawn but inherits its base's moment map. The exact engine refuses such a compressor
+        (TypeError) rather than read it as its base."""
+        from ..algorithms.base import defining_class
+
+        dm = defining_class(cls, "moment_map")
+        return cls.linear and any((ds := defining_class(cls, h)) is not dm and issubclass(ds, dm)
+                                  for h in ("compress", "_compress"))
+
     def error_sq(self, x: np.ndarray) -> float:
         """Exact E‖C(x) − x‖² for one fixed x."""
         x = np.asarray(x, dtype=float)
@@ -179,21 +197,29 @@ class _Subset(Compressor):
     def expected_bits(self, dim):
         return float(FLOAT_BITS * self._k(dim) + SEED_BITS)
 
+    def rescale(self, dim: int) -> float:
+        """The factor on the kept coordinates: d/k (what makes the compressor unbiased)."""
+        return dim / self._k(dim)
+
+    def mean_gain(self, dim):
+        return self.rescale(dim) * self._k(dim) / dim
+
     def _compress(self, x, rng):
         n, d = x.shape
         k = self._k(d)
         idx = _random_subsets(n, d, k, rng)
         y = np.zeros_like(x)
         rows = np.arange(n)[:, None]
-        y[rows, idx] = x[rows, idx] * (d / k)
+        y[rows, idx] = x[rows, idx] * self.rescale(d)
         return y, self.expected_bits(d)
 
     def moment_map(self, X):
         d = np.shape(X)[-1]
         self.check_dim(d)
         k = self._k(d)
-        off = d * (k - 1) / (k * (d - 1)) if d > 1 else 0.0
-        return _diag_plus(X, off, d / k - off, 0.0)
+        s2 = self.rescale(d) ** 2           # (d/k)²: diagonal s²·k/d = d/k, off-diagonal s²·k(k−1)/(d(d−1))
+        off = s2 * k * (k - 1) / (d * (d - 1)) if d > 1 else 0.0
+        return _diag_plus(X, off, s2 * k / d - off, 0.0)
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .. import _faults
 from .._validation import check_int
 from .law import SIMULATE_HINT, ExactUnavailable
 from .local import linear_model, local_maps
@@ -45,8 +46,8 @@ if TYPE_CHECKING:
     from ..problems.base import Problem
     from ..problems.drifting import DriftingQuadratic
 
-__all__ = ["SteinSteadyState", "add_drift", "check_supported", "first_order", "sampling_moments",
-           "seed_bound", "seed_constants", "stein_steady_state", "unwrap"]
+__all__ = ["SteinSteadyState", "add_drift", "check_supported", "engine_drift", "first_order",
+           "sampling_moments", "seed_bound", "seed_constants", "stein_steady_state", "unwrap"]
 
 
 def unwrap(problem: Problem | DriftingQuadratic,
@@ -60,6 +61,18 @@ def unwrap(problem: Problem | DriftingQuadratic,
     if Q is not None and hasattr(problem, "base"):
         return problem.base, np.asarray(Q, dtype=float)
     return problem, None
+
+
+def engine_drift(Q: np.ndarray | None) -> tuple[np.ndarray | None, bool]:
+    """(Q, drift_after) as the exact solvers apply the drift: Q and False (the optimum moves before the
+    round), unless an engine fault is injected (``afltheory.mutants``; consulted only for a drifting
+    problem, ``Q`` not None)."""
+    if Q is None:
+        return None, False
+    fault = _faults.get("exact.drift_cov")
+    if fault is not None:
+        Q = fault(Q)
+    return Q, bool(_faults.get("exact.drift_order"))
 
 
 def check_supported(system: Any) -> None:
@@ -110,6 +123,7 @@ class _Agents:
     epochs: np.ndarray   # (K,)
     Q: np.ndarray        # (d, d) drift covariance (zeros if none)
     mu: float
+    drifts: bool = False  # the problem has a drift law (Q given, possibly zero)
 
 
 def _agents(problem, algorithm, *, drop_epoch_scaling: bool = False) -> _Agents:
@@ -132,7 +146,7 @@ def _agents(problem, algorithm, *, drop_epoch_scaling: bool = False) -> _Agents:
         a[k] = -g * lm.c
         Qn[k] = g * g * lm.Q
     return _Agents(model.hessians, model.hessian_mean, -b_t, model.noise_cov, A, a, Qn, E,
-                   np.zeros((d, d)) if Q is None else Q, mu)
+                   np.zeros((d, d)) if Q is None else Q, mu, Q is not None)
 
 
 # ------------------------------------------------------------------------------------------ Stein steady
@@ -174,10 +188,11 @@ def stein_steady_state(problem: Problem | DriftingQuadratic, algorithm: ServerRu
     Am = np.einsum("kij,j->ki", ag.A, m)
     F = (np.einsum("kl,ki,lj->ij", n2, Am, ag.a) + np.einsum("kl,ki,lj->ij", n2, ag.a, Am)
          + np.einsum("kl,ki,lj->ij", n2, ag.a, ag.a)) / L**2 + np.einsum("k,kij->ij", n1, ag.Qn) / L**2
-    if drift_after:
-        rhs = F + ag.Q
+    Q, after = engine_drift(ag.Q) if ag.drifts else (ag.Q, False)
+    if drift_after or after:
+        rhs = F + Q
     else:
-        rhs = F + (T @ ag.Q.ravel()).reshape(d, d)
+        rhs = F + (T @ Q.ravel()).reshape(d, d)
     P = np.linalg.solve(np.eye(d * d) - T, rhs.ravel()).reshape(d, d)
     P = 0.5 * (P + P.T)
     return SteinSteadyState(float(np.trace(P)), P, m, rho, True,

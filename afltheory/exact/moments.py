@@ -39,6 +39,7 @@ from numpy.typing import ArrayLike
 
 from .. import _faults
 from .._validation import check_array, check_int, check_positive
+from ..algorithms.base import UnsupportedRule
 from ..compression.channel import check_compressor
 from ..compression.compressors import Compressor
 from . import drift
@@ -135,6 +136,7 @@ class ExactSystem:
                  *, max_memory: int = DEFAULT_MAX_MEMORY):
         max_memory = check_positive("max_memory", max_memory)
         problem, self.drift_cov = drift.unwrap(problem, algorithm)
+        self.drift_cov, self.drift_after = drift.engine_drift(self.drift_cov)   # (Q, False) but under a fault
         self.problem = problem
         model = linear_model(problem)
         algorithm = _faults.substitute(algorithm)  # identity unless inside afltheory.mutants.injected(...)
@@ -179,6 +181,10 @@ class ExactSystem:
         Delta[np.abs(Delta) < 1e-15] = 0.0
         self.Delta = Delta
         self.scale = rule.gamma / rule.normalizer(self.m, M)
+        # C = g M₀ with E M₀ = I (g = 1 for every unbiased compressor): g goes into the step, moment_map / g²
+        # is E[M₀ X M₀ᵀ]; the memory slots of AFA-CS then hold M₀ G
+        self.gain = 1.0 if self.comp is None else float(self.comp.mean_gain(d))
+        self.scale *= self.gain
         self._mask = np.kron(Delta, np.ones((d, d))) if self.cs else None
         self._ops: dict = {}
         self._blk = np.array([np.r_[0, 1 + k * d + np.arange(d)] for k in range(self.Hn)])
@@ -272,7 +278,7 @@ class ExactSystem:
                                for K, p in self.law.k_init_pmf[i].items()))
                 if self.comp is not None:     # the slot holds the compressed warm-start update
                     second = cov[-1] + np.outer(mean, mean)
-                    cov[-1] = self.comp.moment_map(second) - np.outer(mean, mean)
+                    cov[-1] = self.comp.moment_map(second) / self.gain**2 - np.outer(mean, mean)
         S = np.outer(z, z)
         for i, c in enumerate(cov):
             sl = slice(nJ + i * d, nJ + (i + 1) * d)
@@ -299,7 +305,8 @@ class ExactSystem:
         optimum's drift): the homogeneous part of the map, which the steady-state solver iterates."""
         op = self.op(t)
         d, M, nJ, pi = self.d, self.M, self.nJ, self.law.pi
-        if noise and self.drift_cov is not None:   # the optimum drifts before the round: e ← e − q (drift.py)
+        drifts = noise and self.drift_cov is not None
+        if drifts and not self.drift_after:   # the optimum drifts before the round: e ← e − q (drift.py)
             S = drift.add_drift(S, self.drift_cov)
         T = op.A @ S
         Snew = np.asarray(op.A @ T.T)
@@ -310,7 +317,7 @@ class ExactSystem:
         own = (W + (op.Qbar if f is None else f(d) * op.Qbar)) if noise else W
         if self.comp is not None:       # Γ_i = E[G_i G_iᵀ | i arrives] -> E[M Γ_i Mᵀ]
             gam = own + np.matmul(Y, op.U.transpose(0, 2, 1))
-            own = own + self.comp.moment_map(gam) - gam
+            own = own + self.comp.moment_map(gam) / self.gain**2 - gam
         xs = slice(1, 1 + d)
         if not self.cs:
             V = np.einsum("ij,jdk->idk", self.Delta, op.U)
@@ -331,6 +338,8 @@ class ExactSystem:
             Snew[xs, xs] += self.scale**2 * X4.sum(axis=(0, 2))
         Snew += Snew.T
         Snew *= 0.5
+        if drifts and self.drift_after:       # only under an injected fault (afltheory.mutants)
+            Snew = drift.add_drift(Snew, self.drift_cov)
         return Snew
 
     def observe(self, S: np.ndarray) -> tuple[float, float]:
@@ -356,6 +365,10 @@ def _linear_compressor(algorithm, dim):
                                f"(RandK, BernoulliMask, Subsample, GaussianSketch, LowRank, Identity) — "
                                f"{SIMULATE_HINT}")
     spec.check_dim(dim)
+    if spec.sampling_changed_below_moments():
+        raise UnsupportedRule(f"compressor={spec!r} overrides how C(x) is drawn but inherits its exact "
+                              f"moments (moment_map) from a base class: exact moments would read it as its "
+                              f"base — {SIMULATE_HINT}")
     return spec
 
 

@@ -3,20 +3,26 @@
 A verdict is evidence only if it would have come out differently had the implementation been wrong. Each
 ``Mutant`` in ``CATALOGUE`` is one such wrong implementation, of one of two kinds:
 
-- **rule mutants** (``kind="rule"``): a subclass of a correct server/worker rule overriding one hook
-  (``afltheory.mutants.algorithms``). They *are* algorithms — ``simulate`` and the torch backend run them
-  directly; the exact engine honours a mutated declarative hook and refuses (TypeError) a mutant overriding an
-  imperative one — never reading a mutant as its base class.
+- **rule mutants** (``kind="rule"``): a subclass of a correct component overriding one hook
+  (``afltheory.mutants.algorithms``): a server or worker rule, a compressor, or the worker-side scheme around
+  it (``ErrorFeedback``, ``DIANA``). They *are* components — ``simulate`` and the torch backend run them
+  directly; the exact engine honours a mutated declarative hook (a rule's step size, normalizer, weights; a
+  compressor's ``rescale``/``mean_gain``) and refuses (TypeError) a mutant overriding an imperative one (a
+  rule's ``aggregate``/``update_memory``, a compressor's sampling code below its ``moment_map``) — never
+  reading a mutant as its base class.
 - **engine faults** (``kind="engine"``): a wrong engine (the simulator reads the wrong stale model, misreads
-K,
-  drops or mis-scales the noise; the exact engine drops or mis-scales the noise covariance, or reports its
-  curve one round late). They exist only inside ``injected(...)``: a private hook (``afltheory._faults``) that
+  K, drops or mis-scales the noise, applies the drift of a moving optimum after the update or with σ_q for
+  σ_q²; the compression channel shares one random stream between workers; the exact engine drops or
+  mis-scales the noise covariance, reports its curve one round late, or applies the drift after the update /
+  with σ_q for σ_q²). They exist only inside ``injected(...)``: a private hook (``afltheory._faults``) that
   the engines consult and that is None on every default path.
 
-``with injected(mutant):`` also substitutes every correct rule the mutant replaces by its mutant wherever an
-engine receives it (``AFACD(η, η_L)`` built inside a check is run as ``AFACDEtaLMissing(η, η_L)``), so a check
-runs under a mutant without being edited. ``kill_matrix(...)`` (``afltheory.mutants.run``) runs checks under
-every mutant; ``afltheory check --mutants`` is its command line.
+``with injected(mutant):`` also substitutes every correct component the mutant replaces (exact type) by its
+mutant wherever an engine receives it, nested components included (``AFACD(η, η_L)`` built inside a check is
+run as ``AFACDEtaLMissing(η, η_L)``; ``AFACD(..., compressor=DIANA(RandK(2)))`` as
+``AFACD(..., compressor=DIANA(RandKNoRescale(2)))``); a ``Channel`` a check builds itself does the same. So a
+check runs under a mutant without being edited. ``kill_matrix(...)`` (``afltheory.mutants.run``) runs checks
+under every mutant; ``afltheory check --mutants`` is its command line.
 
 Example::
 
@@ -38,10 +44,11 @@ import numpy as np
 from .. import _faults
 from ..algorithms.server import AFACD, AFACS, FedAvg, FedBuff
 from ..algorithms.workers import SCAFFOLD, FedProx
+from ..compression.channel import DIANA, ErrorFeedback
+from ..compression.compressors import QSGD, RandK
 from . import algorithms as A
 
 if TYPE_CHECKING:
-    from ..algorithms.base import ServerRule
     from .run import KillMatrix
 
 __all__ = [
@@ -60,11 +67,10 @@ __all__ = [
 
 @dataclass(frozen=True, eq=False)
 class Mutant:
-    """One plausible bug. ``replaces``: {correct rule class: mutant class} substituted at use (exact type
-    match);
-    ``faults``: {engine point: fault} consulted by the engines (see ``afltheory._faults``); ``engines``:
-    where it
-    acts ("simulate", "exact"); ``kind``: "rule" or "engine"."""
+    """One plausible bug. ``replaces``: {correct component class: mutant class} substituted at use (exact
+    type match, nested components included); ``faults``: {engine point: fault} consulted by the engines (see
+    ``afltheory._faults``); ``engines``: where it acts ("simulate", "exact"); ``kind``: "rule" or
+    "engine"."""
 
     name: str
     category: str
@@ -79,36 +85,33 @@ class Mutant:
 
     @property
     def engines(self) -> tuple[str, ...]:
-        """The engines the mutant can change: a rule mutant "simulate" (and "exact" unless the exact engine
-        refuses the rule), a fault mutant the engines of its fault points."""
+        """The engines the mutant can change: "simulate" (the Monte Carlo engines: ``simulate`` and the torch
+        backend) and "exact" when the exact engine represents it (declarative hooks); the exact engine refuses
+        (TypeError) a rule overriding an imperative hook or a worker correction, and a compressor whose
+        sampling code changed below its exact moments — it never reads a mutant as its base class. A fault
+        mutant: the engines of its fault points."""
         if self.replaces:
-            # the exact engine honours the declarative hooks of a mutated rule and refuses (TypeError) one
-            # that overrides an imperative hook or a worker correction; it never reads a mutant as its base
-            from ..algorithms.base import ServerRule, WorkerRule, defining_class
-            from ..exact.local import _IMPERATIVE
-            exact_ok = True
-            for cls in self.replaces.values():
-                base = ServerRule
-                if issubclass(cls, base) and any(defining_class(cls, h) is not defining_class(base, h)
-                                                 for h in _IMPERATIVE):
-                    exact_ok = False
-                if issubclass(cls, WorkerRule):
-                    exact_ok = False
+            exact_ok = not any(_exact_refuses(cls) for cls in self.replaces.values())
             return ("exact", "simulate") if exact_ok else ("simulate",)
-        return tuple(sorted({p.split(".", 1)[0].replace("sim", "simulate") for p in self.faults}))
+        points = {p.split(".", 1)[0] for p in self.faults}
+        rename = {"sim": "simulate", "channel": "simulate"}   # the compression channel: Monte Carlo engines
+        return tuple(sorted({rename.get(p, p) for p in points}))
 
-    def substitute(self, algorithm: ServerRule) -> ServerRule:
-        """``algorithm`` with its class (and its worker rule's class) replaced by the mutant's (same
-        fields)."""
-        cls = self.replaces.get(type(algorithm))
-        if cls is not None:
-            algorithm = cls(**{f.name: getattr(algorithm, f.name) for f in dataclasses.fields(algorithm)})
-        worker = getattr(algorithm, "worker", None)
-        wcls = self.replaces.get(type(worker))
-        if wcls is not None:
-            new_worker = wcls(**{f.name: getattr(worker, f.name) for f in dataclasses.fields(worker)})
-            algorithm = dataclasses.replace(algorithm, worker=new_worker)
-        return algorithm
+    @property
+    def refused_by_exact(self) -> bool:
+        """A rule mutant (or control) that the exact engine refuses although it runs the correct class: a
+        check then switches from exact moments to Monte Carlo (or crashes), as under the equivalent controls.
+        False for components the exact engine never runs, mutated or not (EF, DIANA, QSGD, …)."""
+        if self.kind not in ("rule", "control"):
+            return False
+        return any(_exact_refuses(m) and not _exact_never_runs(b) for b, m in self.replaces.items())
+
+    def substitute(self, component: Any) -> Any:
+        """``component`` with every component whose exact type the mutant replaces — itself or any component
+        nested in its dataclass fields, recursively (worker rule, compressor, the compressor inside
+        ``ErrorFeedback``/``DIANA``) — rebuilt as the mutant class with the same fields. Components that
+        contain nothing to replace are returned as they are (the same object)."""
+        return _replace(component, self.replaces) if self.replaces else component
 
     def exercised_by(self, seen: set) -> bool:
         """Whether a run that consulted ``seen`` (see ``probe``) reaches this mutant: it received a rule the
@@ -119,6 +122,47 @@ class Mutant:
 
     def __repr__(self):
         return f"Mutant({self.name!r})"
+
+
+def _exact_never_runs(cls) -> bool:
+    """The exact engine refuses every instance of ``cls`` (a compressor it cannot represent, EF, DIANA)."""
+    from ..compression.compressors import Compressor
+
+    if issubclass(cls, (ErrorFeedback, DIANA)):
+        return True
+    return issubclass(cls, Compressor) and not cls.linear
+
+
+def _exact_refuses(cls) -> bool:
+    """The exact engine refuses the (mutant) class ``cls`` (see ``Mutant.engines``)."""
+    from ..algorithms.base import ServerRule, WorkerRule, defining_class
+    from ..compression.compressors import Compressor
+    from ..exact.local import _IMPERATIVE
+
+    if issubclass(cls, ServerRule):
+        return any(defining_class(cls, h) is not defining_class(ServerRule, h) for h in _IMPERATIVE)
+    if issubclass(cls, WorkerRule):
+        return True
+    if issubclass(cls, Compressor):
+        return _exact_never_runs(cls) or cls.sampling_changed_below_moments()
+    return _exact_never_runs(cls)
+
+
+def _replace(obj, replaces):
+    """``obj`` rebuilt bottom-up with the classes in ``replaces`` substituted (exact type match)."""
+    if not dataclasses.is_dataclass(obj) or isinstance(obj, type):
+        return obj
+    fields = [f for f in dataclasses.fields(obj) if f.init]
+    changes = {}
+    for f in fields:
+        value = getattr(obj, f.name)
+        new = _replace(value, replaces)
+        if new is not value:
+            changes[f.name] = new
+    cls = replaces.get(type(obj))
+    if cls is None and not changes:
+        return obj
+    return (cls or type(obj))(**{f.name: changes.get(f.name, getattr(obj, f.name)) for f in fields})
 
 
 def qualname(cls) -> str:
@@ -170,6 +214,35 @@ def _var_per_coordinate(dim):
     return float(dim)
 
 
+def _shared_stream(comp, v, gen):
+    """every worker's compressor restarted from the same generator state: the n arrivals of a replicate share
+    one random pattern (the bug of seeding each worker's compressor identically)."""
+    state = gen.bit_generator.state
+    ys, bs = [], []
+    for i in range(v.shape[1]):
+        gen.bit_generator.state = state
+        y, b = comp.compress(v[:, i], gen)
+        ys.append(y)
+        bs.append(b)
+    return np.stack(ys, axis=1), np.stack(bs, axis=1)
+
+
+def _sigma_q(Q):
+    return float(np.sqrt(max(np.trace(Q), 0.0)))
+
+
+def _drift_std_as_var_increments(Q):
+    """factor on the drift increments when σ_q is used where σ_q² belongs: Cov q = Q/σ_q (tr = σ_q)."""
+    s = _sigma_q(Q)
+    return s**-0.5 if s > 0 else 1.0
+
+
+def _drift_std_as_var_cov(Q):
+    """Q/σ_q instead of Q (tr Q = σ_q², so the covariance's trace becomes σ_q)."""
+    s = _sigma_q(Q)
+    return Q / s if s > 0 else Q
+
+
 def _restart_at_arrival(times, now):
     """arrived workers restart at their own arrival times (correct: at ``now``, when the round closes)."""
     return list(times)
@@ -198,6 +271,11 @@ CATEGORIES = {
     "noise (exact)": "noise covariance dropped or mis-scaled in the exact-moments engine",
     "exact rounds": "exact engine off by one round",
     "worker correction": "SCAFFOLD / FedProx correction sign",
+    "compressor": "a compressor's law: rand-k without its d/k rescaling, QSGD on the wrong norm",
+    "compression randomness": "every worker's compressor shares one random stream (simulator)",
+    "compression memory": "error feedback's memory unused; DIANA's shifts frozen or of the wrong sign",
+    "drift (simulator)": "Dynamic FedAvg's moving optimum: update before the drift, σ_q for σ_q² (simulator)",
+    "drift (exact)": "the same two drift bugs in the exact engine (generic recursion and Stein solver)",
     "wall clock": "event-driven / synchronous round clock (schedule samplers)",
 }
 
@@ -359,6 +437,66 @@ _LIST = [
     ),
     _m(
         "scaffold.sign", "worker correction", "SCAFFOLD correction c_i − c", {SCAFFOLD: A.SCAFFOLDSignFlipped}
+    ),
+    _m(
+        "randk.no_rescale",
+        "compressor",
+        "rand-k keeps its k coordinates without the d/k rescaling (E C(x) = (k/d) x)",
+        {RandK: A.RandKNoRescale},
+    ),
+    _m(
+        "qsgd.max_norm",
+        "compressor",
+        "QSGD quantizes and decodes with ‖x‖_∞ instead of ‖x‖₂ (unbiased, not its stated law)",
+        {QSGD: A.QSGDMaxNorm},
+    ),
+    _m(
+        "channel.shared_stream",
+        "compression randomness",
+        "every worker's compressor draws from the same random stream (identical masks/sketches per round)",
+        faults={"channel.rng": _shared_stream},
+    ),
+    _m(
+        "ef.memory_unused",
+        "compression memory",
+        "error feedback accumulates e_i but compresses G_i, not G_i + e_i",
+        {ErrorFeedback: A.ErrorFeedbackUnused},
+    ),
+    _m(
+        "diana.shift_frozen",
+        "compression memory",
+        "DIANA never updates its shifts h_i",
+        {DIANA: A.DIANAShiftFrozen},
+    ),
+    _m(
+        "diana.shift_sign",
+        "compression memory",
+        "DIANA updates its shifts h_i ← h_i − αΔ",
+        {DIANA: A.DIANAShiftSign},
+    ),
+    _m(
+        "sim.drift_after",
+        "drift (simulator)",
+        "simulator updates on the round's objective before the optimum drifts (drift after the update)",
+        faults={"sim.drift_order": True},
+    ),
+    _m(
+        "sim.drift_sigma_q",
+        "drift (simulator)",
+        "simulator draws drift increments with covariance trace σ_q instead of σ_q²",
+        faults={"sim.drift_cov": _drift_std_as_var_increments},
+    ),
+    _m(
+        "exact.drift_after",
+        "drift (exact)",
+        "exact engine adds the drift covariance after the round instead of before",
+        faults={"exact.drift_order": True},
+    ),
+    _m(
+        "exact.drift_sigma_q",
+        "drift (exact)",
+        "exact engine uses the drift covariance Q/σ_q (trace σ_q instead of σ_q²)",
+        faults={"exact.drift_cov": _drift_std_as_var_cov},
     ),
 ]
 

@@ -1,10 +1,13 @@
-"""Mutant rules: each is a subclass of the correct rule that overrides one hook with a plausible bug.
+"""Mutant components: each is a subclass of a correct rule (or compressor, or error-feedback/DIANA scheme)
+that overrides one hook with a plausible bug.
 
 A mutant is an algorithm: ``simulate(problem, AFACDEtaLMissing(eta, eta_L), behaviour, ...)`` runs it. Most
 mutants override a declarative hook of ``afltheory.algorithms.ServerRule`` (``step_size``, ``normalizer``,
 ``local_steps_weight``, ``staleness_weight``, ``update_memory``, ``warm_start``), so every backend runs the
 mutated rule as it is; the exact engine refuses (TypeError) a mutant that overrides ``aggregate`` or
-``update_memory`` — it never reads a mutant as its base class.
+``update_memory`` — it never reads a mutant as its base class. Compression mutants override a hook of a
+compressor (``RandK.rescale``, read by sampling and by the exact moment map alike; ``QSGD._compress``, a law
+the exact engine never represents) or of ``ErrorFeedback``/``DIANA`` (``message``, ``update_shift``).
 Notation as in ``afltheory.algorithms.server``: γ = η η_L, G (R, m, d) the arrivals' updates (each the mean
 of its
 K stochastic gradients), K and τ (R, m) the arrivals' local steps and delays, M = num_workers.
@@ -19,6 +22,8 @@ import numpy as np
 
 from ..algorithms.server import AFACD, AFACS, FedAvg, FedBuff, _worker_mean
 from ..algorithms.workers import SCAFFOLD, FedProx
+from ..compression.channel import DIANA, ErrorFeedback
+from ..compression.compressors import QSGD, RandK, _stochastic_round
 
 if TYPE_CHECKING:
     from ..algorithms.base import ServerState
@@ -42,6 +47,11 @@ __all__ = [
     "FedBuffNoStaleness",
     "FedProxSignFlipped",
     "SCAFFOLDSignFlipped",
+    "RandKNoRescale",
+    "QSGDMaxNorm",
+    "ErrorFeedbackUnused",
+    "DIANAShiftFrozen",
+    "DIANAShiftSign",
 ]
 
 
@@ -194,6 +204,55 @@ class SCAFFOLDSignFlipped(SCAFFOLD):
     def correction(self, state: dict, y: np.ndarray, y0: np.ndarray, rows: np.ndarray,
                    workers: np.ndarray) -> np.ndarray:
         return state["c_i"][rows[:, None], workers] - state["c"][rows][..., None, :]
+
+
+# ------------------------------------------------------------------------------------------------ compression
+# (afltheory.compression: a compressor, or the worker-side scheme around it; substituted wherever nested)
+@dataclass(frozen=True)
+class RandKNoRescale(RandK):
+    """Mutant of rand-k: the kept coordinates are not rescaled by d/k (E C(x) = (k/d) x, biased). A
+    declarative hook (``rescale``) that sampling, ``moment_map`` and ``mean_gain`` all read, so the exact
+    engine represents it as it is."""
+
+    def rescale(self, dim: int) -> float:
+        return 1.0
+
+
+@dataclass(frozen=True)
+class QSGDMaxNorm(QSGD):
+    """Mutant of QSGD: levels and decoding use the max-norm ‖x‖_∞ instead of ‖x‖₂ (still unbiased, but not the
+    law whose second moment ``QSGD.second_moment`` states; overrides the sampling code only)."""
+
+    def _compress(self, x: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, float]:
+        norm = np.abs(x).max(axis=1, keepdims=True)
+        safe = np.where(norm > 0, norm, 1.0)
+        xi = _stochastic_round(self.s * np.abs(x) / safe, rng)
+        return np.sign(x) * xi * (norm / self.s), self.expected_bits(x.shape[1])
+
+
+@dataclass(frozen=True)
+class ErrorFeedbackUnused(ErrorFeedback):
+    """Mutant of error feedback: the error e_i is accumulated but never added back (the worker compresses
+    G_i, not G_i + e_i) — plain biased compression."""
+
+    def message(self, G: np.ndarray, error: np.ndarray) -> np.ndarray:
+        return G
+
+
+@dataclass(frozen=True)
+class DIANAShiftFrozen(DIANA):
+    """Mutant of DIANA: the shifts h_i are never updated (h_i stays 0: plain compression)."""
+
+    def update_shift(self, shift: np.ndarray, delta: np.ndarray, alpha: float) -> np.ndarray:
+        return shift
+
+
+@dataclass(frozen=True)
+class DIANAShiftSign(DIANA):
+    """Mutant of DIANA: h_i ← h_i − αΔ (the shift update's sign flipped)."""
+
+    def update_shift(self, shift: np.ndarray, delta: np.ndarray, alpha: float) -> np.ndarray:
+        return shift - alpha * delta
 
 
 # ------------------------------------------------------------------------------------------------ controls

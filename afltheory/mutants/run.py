@@ -120,8 +120,7 @@ class KillMatrix:
         return {v for c in self.controls for v in self.flipped(c)}
 
     def _refused_by_exact(self, mutant: str) -> bool:
-        m = get(mutant)
-        return m.kind in ("rule", "control") and "exact" not in m.engines
+        return get(mutant).refused_by_exact   # not for components the exact engine never runs (EF, DIANA, …)
 
     def killed_by(self, mutant: str) -> list[str]:
         """Verdict ids that kill ``mutant``: flipped by it, except — for a rule mutant the exact engine

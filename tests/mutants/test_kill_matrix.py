@@ -31,6 +31,60 @@ def test_fast_subset_is_killed():
     assert km.score == 1.0 and not km.survivors
 
 
+#: the compression and drift mutants: the checks that reach them, and a cheap killing pair each for the
+#: default run (measured: docs/verdict_power.md, "Compression and drift mutants")
+COMPRESSION_DRIFT = ["randk.no_rescale", "qsgd.max_norm", "channel.shared_stream", "ef.memory_unused",
+                     "diana.shift_frozen", "diana.shift_sign", "sim.drift_after", "sim.drift_sigma_q",
+                     "exact.drift_after", "exact.drift_sigma_q"]
+COMPRESSION_DRIFT_CHECKS = ["compression", "dynamic", "dynamic_mc", "dynamic_figure"]
+#: (check function, mutant): the verdict it returns is ok on the correct code and not ok under the mutant
+VERDICT_KILLS = [
+    ("compression.check_gd_rate", "randk.no_rescale"),
+    ("compression.check_variance_identity", "qsgd.max_norm"),
+    ("compression.check_variance_identity", "channel.shared_stream"),
+    ("compression.check_error_feedback", "ef.memory_unused"),
+    ("compression.check_diana", "diana.shift_frozen"),
+    ("compression.check_diana", "diana.shift_sign"),
+    ("dynamic._mu_law", "exact.drift_sigma_q"),
+]
+_BASE = {}
+
+
+def _verdicts(fn_name, tmp, mutant=None):
+    import importlib
+
+    from afltheory.checks.registry import Context
+
+    mod, fn = fn_name.split(".")
+    f = getattr(importlib.import_module(f"paper_checks.{mod}"), fn)
+    ctx = Context("quick", 0, str(tmp))
+    if mutant is None:
+        out = f(ctx)
+    else:
+        with mutants.injected(mutant):
+            out = f(ctx)
+    return {v.id: v.ok for v in (out if isinstance(out, list) else [out])}
+
+
+@pytest.mark.parametrize("fn_name, mutant", VERDICT_KILLS)
+def test_fast_subset_of_compression_and_drift_mutants_is_killed(fn_name, mutant, tmp_path):
+    """One quick-tier verdict function (not the whole check) per compression/drift mutant, ~1 s each; the
+    drift mutants that only Monte Carlo verdicts kill (``dynamic_mc``) are in the slow test below."""
+    if fn_name not in _BASE:
+        _BASE[fn_name] = _verdicts(fn_name, tmp_path)
+    base, mut = _BASE[fn_name], _verdicts(fn_name, tmp_path, mutant)
+    assert any(base.values())
+    assert any(ok and not mut[v] for v, ok in base.items()), (mutant, base, mut)
+
+
+@pytest.mark.slow
+def test_compression_and_drift_mutants_are_killed():
+    """The ten compression/drift mutants under the checks that reach them (quick tier, ~2 min alone)."""
+    km = kill_matrix(COMPRESSION_DRIFT, only=COMPRESSION_DRIFT_CHECKS)
+    assert not km.baseline_failures(), km.baseline_failures()
+    assert not km.survivors, km.summary()
+
+
 def test_probe_is_sound_for_a_mutant_the_check_never_reaches():
     """yu runs FedAvg only: the probe says FedBuff is never reached, and running yu under the FedBuff mutant
     anyway gives exactly the correct code's verdicts (so skipping such pairs loses nothing)."""
