@@ -34,7 +34,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._validation import check_positive
+from .._validation import check_component, check_positive
 from ..compression.channel import check_compressor
 
 __all__ = ["MemoryState", "NoState", "ServerRule", "ServerState", "UnsupportedRule", "WorkerRule",
@@ -105,6 +105,9 @@ class ServerRule:
     def __post_init__(self) -> None:
         check_positive("eta", self.eta)
         check_positive("eta_L", self.eta_L)
+        if hasattr(self, "worker"):
+            check_component("worker", self.worker, WorkerRule,
+                            "an afltheory.algorithms WorkerRule (SGD(), FedProx(mu), SCAFFOLD(), …)")
         check_compressor(getattr(self, "compressor", None))
 
     # ------------------------------------------------------------------ declarative hooks (every backend)

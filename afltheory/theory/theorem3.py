@@ -130,8 +130,9 @@ def rate() -> sp.Expr:
 
 def k_averages(schedule: Schedule, averaging: str = "statement") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(1/K̄_t, K̃_t, K̂_t²), each (replicates, rounds), under the chosen reading (see module docstring)."""
-    if averaging not in AVERAGINGS:
+    if not isinstance(averaging, str) or averaging not in AVERAGINGS:
         raise ValueError(f"averaging={averaging!r} must be one of {AVERAGINGS}")
+    check_schedule(schedule)
     inv_kbar = 1.0 / schedule.K_harmonic
     if averaging == "statement":
         return inv_kbar, schedule.K_mean, schedule.K_sq_mean

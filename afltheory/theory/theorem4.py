@@ -148,6 +148,7 @@ def rate(khat: str = "sum") -> sp.Expr:
 
 def realized(schedule: Schedule) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(staleness, K, m'_t, τ) of the AFA-CS memory: (R,T,M), (R,T,M), (R,T), (R,)."""
+    check_schedule(schedule)
     stale, Ks, mf = memory_stats(schedule)
     return stale, Ks, mf, stale.max(axis=(1, 2)).astype(float)
 
