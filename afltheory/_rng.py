@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._validation import check_seed
+
 SCHEDULE = 1      # per-replicate stream for the behaviour (arrivals, delays, local steps, clocks)
 NOISE = 2         # per-replicate-block stream for stochastic gradients
 INIT = 3          # per-replicate stream for x0 draws / warm starts
@@ -17,8 +19,8 @@ BLOCK = 64        # replicates per noise block (fixed: changing it changes every
 
 
 def stream(seed: int, purpose: int, index: int) -> np.random.Generator:
-    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(int(seed), spawn_key=(purpose,
-                                                                                            int(index)))))
+    seed = check_seed(seed)
+    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed, spawn_key=(purpose, int(index)))))
 
 
 class BlockStreams:
@@ -28,7 +30,8 @@ class BlockStreams:
     new generator."""
 
     def __init__(self, seed: int, nblocks: int):
-        self._bitgens = [np.random.Philox(key=np.array([int(seed), b],
+        seed = check_seed(seed)
+        self._bitgens = [np.random.Philox(key=np.array([seed, b],
                                                        dtype=np.uint64)) for b in range(nblocks)]
         self._gens = [np.random.Generator(bg) for bg in self._bitgens]
         self._states = [bg.state for bg in self._bitgens]

@@ -61,13 +61,23 @@ def check_int(name: str, value, *, low: int | None = None, high: int | None = No
     return v
 
 
-def check_array(name: str, value, *, ndim: int | None = None, shape: tuple | None = None,
-                dtype=float) -> np.ndarray:
-    """Return a finite numpy array; ``shape`` entries of None match any length."""
+def as_array(name: str, value, dtype=float) -> np.ndarray:
+    """``np.asarray(value, dtype)``, or a ValueError naming ``name`` (text, None, ragged lists, objects);
+    no range checks."""
+    if value is None or isinstance(value, (str, bytes)):
+        raise ValueError(f"{name}={_short_repr(value)} must be an array of numbers")
     try:
         arr = np.asarray(value, dtype=dtype)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, OverflowError) as exc:
         raise ValueError(f"{name} must be an array of numbers: {exc}") from None
+    return arr
+
+
+def check_array(name: str, value, *, ndim: int | None = None, shape: tuple | None = None,
+                dtype=float, allow_inf: bool = False) -> np.ndarray:
+    """Return a finite numpy array (``allow_inf``: ±inf allowed, NaN never); ``shape`` entries of None match
+    any length."""
+    arr = as_array(name, value, dtype)
     if ndim is not None and arr.ndim != ndim:
         raise ValueError(f"{name} must have {ndim} dimension(s), got shape {arr.shape}")
     if shape is not None:
@@ -75,6 +85,43 @@ def check_array(name: str, value, *, ndim: int | None = None, shape: tuple | Non
                                                                                   strict=False)):
             want = tuple("any" if s is None else s for s in shape)
             raise ValueError(f"{name} has shape {arr.shape}, expected {want}")
-    if np.issubdtype(arr.dtype, np.floating) and not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} contains non-finite values (nan or inf)")
+    if np.issubdtype(arr.dtype, np.floating):
+        if allow_inf and np.isnan(arr).any():
+            raise ValueError(f"{name} contains NaN")
+        if not allow_inf and not np.all(np.isfinite(arr)):
+            raise ValueError(f"{name} contains non-finite values (nan or inf)")
     return arr
+
+
+class ComponentTypeError(TypeError, ValueError):
+    """A component argument (a worker rule, a compute-time model, a schedule, …) of the wrong type. A
+    TypeError; also a ValueError, so callers that catch the library's bad-input ValueError keep
+    catching it."""
+
+
+def _short_repr(value, limit: int = 60) -> str:
+    try:
+        r = " ".join(repr(value).split())
+    except Exception:  # noqa: BLE001 - a broken __repr__ must not hide the real error
+        r = f"<{type(value).__name__} object>"
+    return r if len(r) <= limit else r[: limit - 3] + "..."
+
+
+def check_component(name: str, value, allowed, what: str, *, optional: bool = False):
+    """Return ``value`` if it is an instance of ``allowed`` (a class or tuple of classes; None too when
+    ``optional``), else raise ComponentTypeError naming ``name``, the received type and ``what`` is allowed.
+    Components are checked at construction, so a wrong one never surfaces later as an AttributeError."""
+    if (optional and value is None) or isinstance(value, allowed):
+        return value
+    allowed_text = what + (" or None" if optional else "")
+    raise ComponentTypeError(f"{name}={_short_repr(value)} (type {type(value).__name__}) must be "
+                             f"{allowed_text}")
+
+
+#: Seeds are non-negative integers below 2**64 (a Philox key word; SeedSequence entropy).
+MAX_SEED = 2**64 - 1
+
+
+def check_seed(value, name: str = "seed") -> int:
+    """A seed: an integer in [0, 2**64 − 1], or a ValueError naming ``name`` and that range."""
+    return check_int(name, value, low=0, high=MAX_SEED)

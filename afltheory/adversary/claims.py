@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .._validation import check_component
 from ..theory import theorem2, theorem3, theorem4
 from . import fastexact
 from .components import biased_inclusion
@@ -396,7 +397,8 @@ CLAIMS: dict[str, Claim] = {}
 
 
 def register_claim(claim: Claim) -> Claim:
-    """Register ``claim`` under its id (unique) and return it."""
+    """Register ``claim`` under its id (unique) and return it (ValueError if the id is taken)."""
+    check_component("claim", claim, Claim, "an afltheory.adversary Claim")
     if claim.id in CLAIMS:
         raise ValueError(f"claim id {claim.id!r} registered twice")
     CLAIMS[claim.id] = claim
@@ -407,7 +409,7 @@ def get_claim(claim: str | Claim) -> Claim:
     """The registered claim named ``claim`` (a Claim is returned as is); ValueError for an unknown name."""
     if isinstance(claim, Claim):
         return claim
-    if claim not in CLAIMS:
+    if not isinstance(claim, str) or claim not in CLAIMS:
         raise ValueError(f"claim={claim!r} is not a registered claim; allowed: {sorted(CLAIMS)}")
     return CLAIMS[claim]
 

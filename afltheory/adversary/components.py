@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._validation import check_array
+from .._validation import as_array, check_array, check_int
 from ..anarchy.delays import Delays
 from ..anarchy.local_steps import LocalSteps
 from ..problems.base import NoiseModel
@@ -73,7 +73,7 @@ class PmfSteps(LocalSteps):
     one (K_max,) row shared by every worker)."""
 
     def __init__(self, pmfs: ArrayLike):
-        p = np.asarray(pmfs, dtype=float)
+        p = as_array("pmfs", pmfs)
         p = check_pmf("pmfs", p if p.ndim == 2 else p[None], ndim=2)
         last = int(np.flatnonzero(p.sum(axis=0) > 0)[-1])
         self.pmfs = p[:, : last + 1].copy()
@@ -141,8 +141,9 @@ class CovarianceNoise(NoiseModel):
 def biased_inclusion(probs: ArrayLike, m: int) -> tuple[np.ndarray, np.ndarray]:
     """(π_i, π_ij) of successive sampling without replacement with weights ``probs`` (``BiasedArrivals``):
     P(S ∪ {j}) += P(S) p_j / (1 − p(S)) over the subsets S of size < m, vectorized over bitmasks (M ≤ 20)."""
-    p = np.asarray(probs, dtype=float)
+    p = check_pmf("probs", probs)
     M = p.size
+    m = check_int("m", m, low=1, high=M)
     if M > 20:
         raise ValueError(f"num_workers={M} exceeds 20 (exact inclusion by subsets)")
     masks = np.arange(1 << M)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .._validation import check_component
 from ..algorithms import AFACD, AFACS
 from ..anarchy import BiasedArrivals, CyclicArrivals, FixedArrivals, UniformArrivals
 from ..anarchy.behaviour import Behaviour, Replay
@@ -155,7 +156,8 @@ class Instance:
 
 
 def save_instance(instance: Instance, path: str | os.PathLike) -> Path:
-    """Write ``instance`` as JSON at ``path``; returns the path."""
+    """Write ``instance`` as JSON at ``path``; returns the path (read it back with ``load_instance``)."""
+    check_component("instance", instance, Instance, "an afltheory.adversary Instance")
     path = Path(path)
     path.write_text(json.dumps(instance.to_dict(), indent=1))
     return path

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._validation import check_int
+from .._validation import check_component, check_int
 from .claims import THEOREMS, Claim, get_claim
 from .instance import Instance
 from .space import AssumptionClass, Structure
@@ -109,6 +109,9 @@ class WorstCase:
 
 def make_instance(claim: Claim, cls: AssumptionClass, st: Structure, u: np.ndarray, T: int) -> Instance:
     """The candidate ``u`` of structure ``st`` as explicit arrays."""
+    claim = get_claim(claim)
+    check_component("cls", cls, AssumptionClass, "an afltheory.adversary AssumptionClass")
+    check_component("st", st, Structure, "an afltheory.adversary Structure")
     if hasattr(claim, "make_instance"):
         return claim.make_instance(cls, st, u, T)
     dec = claim.decode(cls, st, u[None])
@@ -284,6 +287,8 @@ def confirm(claim: str | Claim, instance: Instance, *, seed: int = 0, replicates
     from ..exact import ExactUnavailable, moments
 
     c = get_claim(claim)
+    check_component("instance", instance, Instance, "an afltheory.adversary Instance (WorstCase.instance, "
+                    "load_instance(path))")
     replicates = check_int("replicates", replicates, low=2)
     prob, algo, beh = instance.problem(), instance.algorithm(), instance.behaviour()
     T, M = instance.rounds, instance.num_workers

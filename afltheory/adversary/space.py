@@ -82,13 +82,13 @@ class AssumptionClass:
                              "(the class is trivial); give at least one of them > 0")
         if self.m is not None:
             check_int("m", self.m, low=1, high=M)
-        arr = tuple(self.arrivals)
-        if not arr or any(a not in ARRIVAL_KINDS for a in arr):
+        arr = tuple(self.arrivals) if isinstance(self.arrivals, (tuple, list)) else ()
+        if not arr or any(not isinstance(a, str) or a not in ARRIVAL_KINDS for a in arr):
             raise ValueError(f"arrivals={self.arrivals!r} must be a non-empty subset of {ARRIVAL_KINDS}")
         object.__setattr__(self, "arrivals", arr)
-        if self.hessian not in HESSIANS:
+        if not isinstance(self.hessian, str) or self.hessian not in HESSIANS:
             raise ValueError(f"hessian={self.hessian!r} must be one of {HESSIANS}")
-        if self.noise not in NOISES:
+        if not isinstance(self.noise, str) or self.noise not in NOISES:
             raise ValueError(f"noise={self.noise!r} must be one of {NOISES}")
         check_positive("eta_L_decades", self.eta_L_decades)
         check_real("radius_factor", self.radius_factor, low=1.0)
@@ -127,6 +127,13 @@ class Structure:
     m: int
     arrivals: str
     extra: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        check_int("m", self.m, low=1)
+        if not isinstance(self.arrivals, str) or self.arrivals not in ARRIVAL_KINDS:
+            raise ValueError(f"arrivals={self.arrivals!r} must be one of {ARRIVAL_KINDS}")
+        if not isinstance(self.extra, dict):
+            raise ValueError(f"extra={self.extra!r} must be a dict")
 
 
 # ----------------------------------------------------------------------------------------------- decoding

@@ -34,7 +34,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._validation import check_positive
+from .._validation import check_component, check_positive
 from ..compression.channel import check_compressor
 
 __all__ = ["MemoryState", "NoState", "ServerRule", "ServerState", "UnsupportedRule", "WorkerRule",
@@ -68,11 +68,6 @@ class ServerState:
     def arrays(self) -> tuple[np.ndarray, ...]:
         """The state's arrays (each with a leading replicate axis)."""
         return tuple(getattr(self, f.name) for f in dataclasses.fields(self))
-
-    def reset(self, rows: np.ndarray) -> None:
-        """Zero replicates ``rows`` (the engine freezes diverged replicates)."""
-        for a in self.arrays():
-            a[rows] = 0.0
 
     def __getitem__(self, name: str) -> np.ndarray:
         return getattr(self, name)
@@ -110,6 +105,9 @@ class ServerRule:
     def __post_init__(self) -> None:
         check_positive("eta", self.eta)
         check_positive("eta_L", self.eta_L)
+        if hasattr(self, "worker"):
+            check_component("worker", self.worker, WorkerRule,
+                            "an afltheory.algorithms WorkerRule (SGD(), FedProx(mu), SCAFFOLD(), …)")
         check_compressor(getattr(self, "compressor", None))
 
     # ------------------------------------------------------------------ declarative hooks (every backend)

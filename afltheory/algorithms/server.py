@@ -95,7 +95,7 @@ class FedBuff(ServerRule):
         super().__post_init__()
         if self.buffer_size is not None:
             check_int("buffer_size", self.buffer_size, low=1)
-        if self.staleness not in STALENESS_WEIGHTS:
+        if not isinstance(self.staleness, str) or self.staleness not in STALENESS_WEIGHTS:
             raise ValueError(f"staleness={self.staleness!r} must be one of {sorted(STALENESS_WEIGHTS)}")
 
     def check_m(self, m: int) -> None:

@@ -19,11 +19,13 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import stats
 
+from .._validation import as_array, check_real
+
 __all__ = ["BoundComparison", "compare_bound", "mean_ci", "slack_ratio", "upper_confidence_bound"]
 
 
 def _samples(samples, name="samples") -> np.ndarray:
-    s = np.asarray(samples, dtype=float).ravel()
+    s = as_array(name, samples).ravel()
     if s.size == 0:
         raise ValueError(f"{name} is empty: need at least 2 replicates for a confidence bound")
     if np.any(np.isnan(s)):
@@ -32,10 +34,7 @@ def _samples(samples, name="samples") -> np.ndarray:
 
 
 def _check_level(level) -> float:
-    level = float(level)
-    if not 0.0 < level < 1.0:
-        raise ValueError(f"level={level} must lie in (0, 1)")
-    return level
+    return check_real("level", level, low=0.0, high=1.0, low_open=True, high_open=True)
 
 
 def mean_ci(samples: ArrayLike, level: float = 0.95) -> tuple[float, float, float]:
@@ -70,7 +69,15 @@ def upper_confidence_bound(samples: ArrayLike, level: float = 0.99) -> float:
 
 def slack_ratio(bound: float, measured: float) -> float:
     """bound / measured (inf if measured is 0; 0 if measured is inf, i.e. diverged)."""
-    b, m = float(np.mean(bound)), float(measured)
+    bnd, mm = as_array("bound", bound), as_array("measured", measured)
+    if bnd.size == 0 or np.isnan(bnd).any():
+        raise ValueError(f"bound must be a non-empty number or array without NaN, got {bound!r}")
+    if mm.size != 1 or np.isnan(mm).any():
+        raise ValueError(f"measured={measured!r} must be one number without NaN (a diverged run is inf)")
+    with np.errstate(over="ignore", invalid="ignore"):
+        b, m = float(np.mean(bnd)), float(mm.reshape(()))
+    if np.isnan(b):  # +inf and -inf terms: no mean exists
+        raise ValueError(f"bound={bound!r} mixes +inf and -inf: its mean is undefined")
     if m == 0:
         return float("inf")
     if not np.isfinite(m):
@@ -104,12 +111,16 @@ def compare_bound(measured: ArrayLike, bound: float, *, exact: bool = False,
     Monte Carlo ``measured`` needs ≥ 2 replicates (``ValueError`` otherwise: one sample has no confidence
     bound).
     """
-    bnd = np.asarray(bound, dtype=float)
+    bnd = as_array("bound", bound)
     if bnd.size == 0 or np.any(np.isnan(bnd)):
         raise ValueError(f"bound must be a non-empty number or array without NaN, got {bound!r}")
-    b = float(np.mean(bnd))
+    with np.errstate(over="ignore", invalid="ignore"):
+        b = float(np.mean(bnd))
+    if np.isnan(b):
+        raise ValueError(f"bound={bound!r} mixes +inf and -inf: its mean is undefined")
+    level = _check_level(level)
     if exact:
-        mm = np.asarray(measured, dtype=float)
+        mm = as_array("measured", measured)
         if mm.size == 0 or np.any(np.isnan(mm)):
             raise ValueError("measured must be a number without NaN (a divergent run is inf), got "
                              f"{measured!r}")

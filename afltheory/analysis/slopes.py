@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._validation import check_int
+from .._validation import check_alloc, check_array, check_int, check_real, check_seed
 
 __all__ = ["bootstrap_slope", "fit_slope", "local_slopes", "SlopeFit"]
 
@@ -95,12 +95,12 @@ def _ols(lx, ly):
 
 
 def _check_xy(x, y):
-    x = np.asarray(x, dtype=float)
-    y = np.asarray(y, dtype=float)
+    x = check_array("x", x, allow_inf=True)
+    y = check_array("y", y, allow_inf=True)
     if x.ndim != 1 or x.shape != y.shape:
         raise ValueError(f"x and y must be 1-D of the same length, got shapes {x.shape}, {y.shape}")
     if len(x) < 2:
-        raise ValueError(f"need at least 2 points for a slope, got {len(x)}")
+        raise ValueError(f"x and y need at least 2 points for a slope, got {len(x)}")
     if np.any(x <= 0) or np.any(y <= 0) or not (np.all(np.isfinite(x)) and np.all(np.isfinite(y))):
         raise ValueError("log–log fit needs finite x > 0 and y > 0 (a diverged run gives y = inf)")
     if len(np.unique(x)) < 2:
@@ -133,21 +133,30 @@ def bootstrap_slope(x: ArrayLike, samples: Sequence[ArrayLike], *, n_boot: int =
 
     The CI covers Monte Carlo noise only (see the module docstring); ``exact`` (the exact means at x, e.g.
     from ``afltheory.exact``) adds ``exact_slope``, the finite-range slope without Monte Carlo error."""
-    x = np.asarray(x, dtype=float)
-    samples = [np.asarray(s, dtype=float).ravel() for s in samples]
+    x = check_array("x", x, ndim=1, allow_inf=True)
+    if (isinstance(samples, (str, bytes)) or not hasattr(samples, "__len__")
+            or (isinstance(samples, np.ndarray) and samples.ndim == 0)):
+        raise ValueError(f"samples={samples!r} must be a sequence of per-point replicate arrays")
+    samples = [check_array(f"samples[{j}]", s, allow_inf=True).ravel() for j, s in enumerate(samples)]
     if len(samples) != len(x):
         raise ValueError(f"samples has {len(samples)} entries but x has {len(x)}")
     n_boot = check_int("n_boot", n_boot, low=10)
-    if not 0 < level < 1:
-        raise ValueError(f"level={level} must lie in (0, 1)")
+    level = check_real("level", level, low=0.0, high=1.0, low_open=True, high_open=True)
+    seed = check_int("seed", seed, low=0)
+    if not callable(statistic):
+        raise TypeError(f"statistic={statistic!r} must be a callable (e.g. np.mean)")
+    if not samples:
+        raise ValueError("samples is empty: need at least 2 points")
+    check_alloc(f"n_boot={n_boot} resamples of {max(len(s) for s in samples)} replicates",
+                8.0 * n_boot * sum(len(s) for s in samples))
     sizes = [len(s) for s in samples]
     if min(sizes) < 2:
-        raise ValueError(f"every point needs >= 2 replicates, got sizes {sizes}")
+        raise ValueError(f"samples: every point needs >= 2 replicates, got sizes {sizes}")
     if paired and len(set(sizes)) != 1:
         raise ValueError(f"paired=True needs equal replicate counts, got {sizes}")
     y = np.array([statistic(s) for s in samples])
     fit = fit_slope(x, y)
-    rng = np.random.default_rng(np.random.SeedSequence([int(seed), 0x5107E]))
+    rng = np.random.default_rng(np.random.SeedSequence([check_seed(seed), 0x5107E]))
     lx = np.log(x)
     boot = np.empty((n_boot, 2))
     if paired:
@@ -171,6 +180,6 @@ def bootstrap_slope(x: ArrayLike, samples: Sequence[ArrayLike], *, n_boot: int =
     boot = coef.T
     a = (1 - level) / 2
     ci = (float(np.quantile(boot[:, 0], a)), float(np.quantile(boot[:, 0], 1 - a)))
-    ex = None if exact is None else fit_slope(x, np.asarray(exact, dtype=float)).slope
+    ex = None if exact is None else fit_slope(x, check_array("exact", exact)).slope
     return SlopeFit(fit.slope, fit.intercept, x, y, ci, level, int(good.sum()), boot, fit.residual_rms,
                     fit.end_slopes, ex)

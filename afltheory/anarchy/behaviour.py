@@ -7,6 +7,7 @@ synchronous clocks: one stream per replicate).
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 from dataclasses import dataclass, field
 
@@ -14,13 +15,30 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .. import _faults, _rng
-from .._validation import check_int, check_positive
+from .._validation import check_array, check_component, check_int, check_positive
 from .arrivals import Arrivals
 from .delays import Delays, NoDelay
 from .local_steps import ConstantSteps, LocalSteps
 from .schedule import Schedule
 
 __all__ = ["Behaviour", "ComputeTime", "EventDriven", "ExponentialTime", "FixedTime", "Replay", "Synchronous"]
+
+
+_POLICIES = {
+    "arrivals": (lambda: Arrivals, "an afltheory.anarchy Arrivals (UniformArrivals(m), BiasedArrivals, …)"),
+    "delays": (lambda: Delays, "an afltheory.anarchy Delays (NoDelay(), UniformDelay(max_delay), …)"),
+    "local_steps": (lambda: LocalSteps, "an afltheory.anarchy LocalSteps (ConstantSteps(K), UniformSteps)"),
+    "compute_time": (lambda: ComputeTime, "an afltheory.anarchy ComputeTime (ExponentialTime, FixedTime)"),
+    "idle_time": (lambda: ComputeTime, "an afltheory.anarchy ComputeTime (ExponentialTime, FixedTime)"),
+}
+
+
+def _check_policies(behaviour) -> None:
+    """TypeError (ComponentTypeError) unless each policy field of ``behaviour`` has its policy type."""
+    for f in dataclasses.fields(behaviour):
+        if f.name in _POLICIES:
+            cls, what = _POLICIES[f.name]
+            check_component(f.name, getattr(behaviour, f.name), cls(), what, optional=f.name == "idle_time")
 
 
 def _check_sizes(rounds, replicates, num_workers):
@@ -39,10 +57,7 @@ class Behaviour:
     local_steps: LocalSteps = field(default_factory=lambda: ConstantSteps(1))
 
     def __post_init__(self):
-        for name, cls in (("arrivals", Arrivals), ("delays", Delays), ("local_steps", LocalSteps)):
-            if not isinstance(getattr(self, name), cls):
-                raise ValueError(f"{name}={getattr(self, name)!r} must be an afltheory.anarchy "
-                                 f"{cls.__name__}")
+        _check_policies(self)
 
     @property
     def m(self) -> int:
@@ -133,6 +148,11 @@ class Replay:
 
     schedule: Schedule
 
+    def __post_init__(self):
+        check_component("schedule", self.schedule, Schedule,
+                        "an afltheory.anarchy Schedule (recorded: trace.schedule; or "
+                        "Schedule(workers, delays, local_steps, num_workers))")
+
     @property
     def m(self) -> int:
         """Arrivals per round of the recorded schedule."""
@@ -176,6 +196,10 @@ class ComputeTime:
         """The mean compute time for ``K`` local steps."""
         raise NotImplementedError
 
+    def check_workers(self, num_workers: int) -> None:
+        """ValueError if the model cannot serve ``num_workers`` workers (per-worker parameters)."""
+        return None
+
 
 class ExponentialTime(ComputeTime):
     """Exp(rate) per update (``per_step=False``, the paper's wall-clock experiment) or a sum of K Exp(rate)
@@ -184,9 +208,15 @@ class ExponentialTime(ComputeTime):
     def __init__(self, rate: float = 1.0, per_step: bool = False, speeds: ArrayLike | None = None):
         self.rate = check_positive("rate", rate)
         self.per_step = bool(per_step)
-        self.speeds = None if speeds is None else np.asarray(speeds, dtype=float)
-        if self.speeds is not None and np.any(self.speeds <= 0):
-            raise ValueError("speeds must be > 0")
+        self.speeds = None if speeds is None else check_array("speeds", speeds, ndim=1)
+        if self.speeds is not None and (self.speeds.size == 0 or np.any(self.speeds <= 0)):
+            raise ValueError(f"speeds={speeds!r} must be a non-empty 1-D array of finite numbers > 0 "
+                             f"(one per worker)")
+
+    def check_workers(self, num_workers: int) -> None:
+        if self.speeds is not None and len(self.speeds) != num_workers:
+            raise ValueError(f"speeds has {len(self.speeds)} entries; expected one per worker "
+                             f"(num_workers={num_workers})")
 
     def sample(self, rng: np.random.Generator, worker: int, K: int) -> float:
         t = rng.gamma(K, 1.0 / self.rate) if self.per_step else rng.exponential(1.0 / self.rate)
@@ -232,6 +262,7 @@ class EventDriven:
 
     def __post_init__(self):
         check_int("m", self.m, low=1)
+        _check_policies(self)
 
     @property
     def max_delay(self) -> int | None:
@@ -244,6 +275,9 @@ class EventDriven:
         rounds, replicates, M = _check_sizes(rounds, replicates, num_workers)
         if self.m > M:
             raise ValueError(f"m={self.m} exceeds num_workers={M}")
+        for model in (self.compute_time, self.idle_time):
+            if model is not None:
+                model.check_workers(M)
         m = self.m
         restart = _faults.get("anarchy.event_restart")  # None unless afltheory.mutants.injected(...) sets it
         W = np.empty((replicates, rounds, m), dtype=np.int64)
@@ -291,6 +325,9 @@ class Synchronous:
     compute_time: ComputeTime = field(default_factory=ExponentialTime)
     local_steps: LocalSteps = field(default_factory=lambda: ConstantSteps(1))
 
+    def __post_init__(self):
+        _check_policies(self)
+
     @property
     def m(self) -> int:
         """Arrivals per round (the arrival law's m)."""
@@ -304,6 +341,7 @@ class Synchronous:
     def sample(self, rounds: int, replicates: int, num_workers: int, seed: int = 0) -> Schedule:
         """Draw a Schedule with τ = 0 and a wall clock where each round waits for its slowest worker."""
         rounds, replicates, M = _check_sizes(rounds, replicates, num_workers)
+        self.compute_time.check_workers(M)
         base = Behaviour(self.arrivals, NoDelay(), self.local_steps).sample(rounds, replicates, M, seed)
         sync_clock = _faults.get("anarchy.sync_clock")  # None unless a mutant is injected
         WC = np.zeros((replicates, rounds + 1))

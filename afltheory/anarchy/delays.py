@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._validation import check_int, check_real
+from .._validation import as_array, check_int, check_real
 from .arrivals import _by_block, _uniform_below
 
 __all__ = ["Delays", "FixedDelay", "GeometricDelay", "NoDelay", "PerWorkerDelay", "UniformDelay"]
@@ -141,7 +141,7 @@ class PerWorkerDelay(Delays):
     """Worker i's delay is uniform on {0, …, min(t, max_delays[i])} (heterogeneous staleness)."""
 
     def __init__(self, max_delays: ArrayLike):
-        md = np.asarray(max_delays)
+        md = as_array("max_delays", max_delays, dtype=None)
         if md.ndim != 1 or not np.issubdtype(md.dtype, np.integer) or md.size == 0 or md.min() < 0:
             raise ValueError(f"max_delays={max_delays!r} must be a non-empty 1-D list of integers >= 0")
         self.max_delays = md.astype(np.int64)

@@ -6,14 +6,14 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._validation import check_int
+from .._validation import as_array, check_int
 from .arrivals import _by_block, _uniform_below
 
 __all__ = ["ConstantSteps", "LocalSteps", "PerWorkerSteps", "TimeVaryingSteps", "UniformSteps"]
 
 
 def _step_counts(Ks) -> np.ndarray:
-    K = np.asarray(Ks)
+    K = as_array("Ks", Ks, dtype=None)
     if K.ndim != 1 or K.size == 0 or not np.issubdtype(K.dtype, np.integer) or K.min() < 1:
         raise ValueError(f"Ks={Ks!r} must be a non-empty 1-D list of integers >= 1")
     return K.astype(np.int64)

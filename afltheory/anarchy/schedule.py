@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .._validation import check_alloc, check_int
+from .._validation import as_array, check_alloc, check_int
 
 if TYPE_CHECKING:
     from .behaviour import BehaviourLike
@@ -24,7 +24,7 @@ __all__ = ["Schedule"]
 
 def _as_int_array(name, a) -> np.ndarray:
     """An int64 array; floats are accepted only when integral (never silently truncated: 1.5 is refused)."""
-    arr = np.asarray(a)
+    arr = as_array(name, a, dtype=None)
     numeric = np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)
     if arr.dtype == bool or not numeric:
         if arr.size:
@@ -88,7 +88,7 @@ class Schedule:
             raise ValueError(f"init_local_steps must be (replicates, num_workers)={(R, M)} with entries >= 1")
         wc = self.wall_clock
         if wc is not None:
-            wc = np.asarray(wc, dtype=float)
+            wc = as_array("wall_clock", wc)
             if wc.shape != (R, T + 1):
                 raise ValueError(f"wall_clock must have shape {(R, T + 1)}, got {wc.shape}")
             if not np.all(np.isfinite(wc)) or np.any(np.diff(wc, axis=1) < 0):
@@ -208,7 +208,19 @@ class Schedule:
     # -- slicing / io
     def replicate(self, r: int | slice | np.ndarray) -> Schedule:
         """The sub-schedule of replicate(s) r (int, slice or index array)."""
-        sl = slice(r, r + 1) if isinstance(r, (int, np.integer)) else r
+        if isinstance(r, (int, np.integer)) and not isinstance(r, bool):
+            r = check_int("r", r, low=-self.replicates, high=self.replicates - 1) % self.replicates
+            sl = slice(r, r + 1)
+        elif isinstance(r, slice):
+            sl = r
+        else:
+            sl = as_array("r", r, dtype=None)
+            if sl.ndim != 1 or not (np.issubdtype(sl.dtype, np.integer) or sl.dtype == bool):
+                raise ValueError(f"r must be an int, a slice or a 1-D integer/boolean index array, got {r!r}")
+            try:
+                self.workers[sl]
+            except IndexError as exc:
+                raise ValueError(f"r={r!r} is outside the {self.replicates} replicates: {exc}") from None
         return Schedule(self.workers[sl], self.delays[sl], self.local_steps[sl], self.num_workers,
                         self.init_local_steps[sl], None if self.wall_clock is None else self.wall_clock[sl])
 

@@ -43,6 +43,17 @@ def json_safe(v: Any, *, nonfinite: str = "string") -> Any:
     return v
 
 
+def _has_nan(v: Any) -> bool:
+    """True if the number, array or (nested) list/tuple ``v`` holds a float NaN."""
+    if isinstance(v, (float, np.floating)):
+        return bool(np.isnan(v))
+    if isinstance(v, np.ndarray):
+        return v.dtype.kind in "fc" and bool(np.isnan(v).any())
+    if isinstance(v, (list, tuple)):
+        return any(_has_nan(x) for x in v)
+    return False
+
+
 def _unclean(v: Any) -> Any:
     if isinstance(v, str) and v in ("inf", "-inf", "nan"):
         return float(v)
@@ -121,6 +132,10 @@ class Verdict:
             object.__setattr__(self, "ci", tuple(self.ci))
         if self.inside_conditions is not None:
             object.__setattr__(self, "inside_conditions", bool(self.inside_conditions))
+        for name in ("measured", "theoretical", "slack", "ci"):
+            if _has_nan(getattr(self, name)):
+                raise ValueError(f"{name}={getattr(self, name)!r} holds NaN: a verdict reports divergence as "
+                                 f"inf (or says n/a), never NaN")
 
     @property
     def ok(self) -> bool:
@@ -165,5 +180,16 @@ def verdicts_to_json(verdicts: list[Verdict], indent: int | None = 2) -> str:
 
 
 def verdicts_from_json(s: str) -> list[Verdict]:
-    """Inverse of ``verdicts_to_json``."""
-    return [Verdict.from_dict(d) for d in json.loads(s)]
+    """Inverse of ``verdicts_to_json``: a JSON list of verdict objects (ValueError naming what is wrong)."""
+    if not isinstance(s, (str, bytes)):
+        raise TypeError(f"s={s!r} (type {type(s).__name__}) must be a JSON string")
+    try:
+        data = json.loads(s)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"s is not valid JSON: {exc}") from None
+    if not isinstance(data, list) or not all(isinstance(d, dict) for d in data):
+        raise ValueError("s must hold a JSON list of verdict objects")
+    try:
+        return [Verdict.from_dict(d) for d in data]
+    except (TypeError, ValueError) as exc:  # missing / unknown fields, bad values
+        raise ValueError(f"s holds a malformed verdict: {exc}") from None

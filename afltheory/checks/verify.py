@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
-from .._validation import check_int
+from .._validation import check_component, check_int
 from ..analysis.bounds import compare_bound
 from ..analysis.slopes import bootstrap_slope, fit_slope
 from ..theory import symbols as S
@@ -46,6 +46,11 @@ SCHEDULE_SYMBOLS = {str(s): s for s in (S.T, S.m, S.M, S.tau, S.K, S.Kbar, S.Kti
 
 def schedule_statistics(trace: Any, problem: Any, algorithm: Any) -> dict[str, np.ndarray]:
     """Per replicate, the schedule statistics of ``SCHEDULE_SYMBOLS`` for a ``simulate`` trace."""
+    from ..engine import Trace
+    from ..problems import Problem
+
+    check_component("trace", trace, Trace, "an afltheory Trace (afltheory.simulate(...))")
+    check_component("problem", problem, Problem, "an afltheory.problems Problem")
     s = trace.schedule
     R = trace.replicates
     c = problem.constants

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from .. import _faults, _rng
-from .._validation import check_real
+from .._validation import check_alloc, check_component, check_int, check_real, check_seed
 from .compressors import Compressor, uncompressed_bits
 
 __all__ = ["Channel", "DIANA", "ErrorFeedback", "base_compressor", "channel_for", "check_compressor"]
@@ -39,8 +39,8 @@ class ErrorFeedback:
     compressor: Compressor
 
     def __post_init__(self):
-        if not isinstance(self.compressor, Compressor):
-            raise TypeError(f"compressor={self.compressor!r} must be an afltheory.compression compressor")
+        check_component("compressor", self.compressor, Compressor,
+                        "an afltheory.compression Compressor (RandK, TopK, …)")
 
     def message(self, G: np.ndarray, error: np.ndarray) -> np.ndarray:
         """What worker i compresses: G_i + e_i."""
@@ -60,8 +60,8 @@ class DIANA:
     alpha: float | None = None
 
     def __post_init__(self):
-        if not isinstance(self.compressor, Compressor):
-            raise TypeError(f"compressor={self.compressor!r} must be an afltheory.compression compressor")
+        check_component("compressor", self.compressor, Compressor,
+                        "an afltheory.compression Compressor (RandK, TopK, …)")
         if not self.compressor.unbiased:
             raise ValueError(f"DIANA needs an unbiased compressor; {self.compressor!r} is biased "
                              f"(use ErrorFeedback)")
@@ -79,10 +79,9 @@ class DIANA:
 
 def check_compressor(value: Any) -> Compressor | ErrorFeedback | DIANA | None:
     """Validate a server rule's ``compressor=`` argument (None, a Compressor, ErrorFeedback or DIANA)."""
-    if value is None or isinstance(value, (Compressor, ErrorFeedback, DIANA)):
-        return value
-    raise TypeError(f"compressor={value!r} must be None, an afltheory.compression Compressor "
-                    f"(RandK, TopK, …), ErrorFeedback(...) or DIANA(...)")
+    return check_component("compressor", value, (Compressor, ErrorFeedback, DIANA),
+                           "an afltheory.compression Compressor (RandK, TopK, …), ErrorFeedback(...) or "
+                           "DIANA(...)", optional=True)
 
 
 def base_compressor(value: Compressor | ErrorFeedback | DIANA | None) -> Compressor | None:
@@ -100,6 +99,11 @@ class Channel:
         spec = _faults.substitute(check_compressor(spec))
         self.spec = spec
         self.comp = base_compressor(spec)
+        dim, num_workers = check_int("dim", dim, low=1), check_int("num_workers", num_workers, low=1)
+        replicates, seed = check_int("replicates", replicates, low=1), check_seed(seed)
+        if spec is not None and not isinstance(spec, Compressor):  # EF / DIANA memory: (R, M, d)
+            check_alloc(f"replicates={replicates}, num_workers={num_workers}, dim={dim}",
+                        8.0 * replicates * num_workers * dim)
         self.d, self.M, self.R = dim, num_workers, replicates
         if self.comp is not None:
             self.comp.check_dim(dim)

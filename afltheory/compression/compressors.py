@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validation import check_int, check_real
+from .._validation import check_array, check_int, check_real
 
 __all__ = ["BernoulliMask", "Compressor", "FLOAT_BITS", "GaussianSketch", "Identity", "LowRank", "QSGD",
            "RandK", "SEED_BITS", "Sign", "StochasticQuantizer", "Subsample", "TopK", "fwht",
@@ -38,15 +38,23 @@ SEED_BITS = 32
 
 def uncompressed_bits(dim: int) -> int:
     """Bits of an uncompressed update of ``dim`` floats."""
-    return FLOAT_BITS * int(dim)
+    return FLOAT_BITS * check_int("dim", dim, low=0)
 
 
 def _index_bits(dim: int) -> int:
     return max(1, math.ceil(math.log2(dim))) if dim > 1 else 1
 
 
+#: |x_j| above which ``Compressor.compress`` rescales a row before compressing it (2^500 ≈ 3e150).
+_HUGE = 2.0**500
+
+
 class Compressor:
-    """Base class: see the module docstring. Subclasses are frozen dataclasses of their parameters."""
+    """Base class: see the module docstring. Subclasses are frozen dataclasses of their parameters.
+    ``homogeneous``: C(a x) = a C(x) for a > 0 with the same randomness (every built-in compressor); lets
+    ``compress`` rescale rows near the float range."""
+
+    homogeneous = True
 
     unbiased = True
     linear = False
@@ -80,7 +88,20 @@ class Compressor:
         self.check_dim(x.shape[-1])
         lead = x.shape[:-1]
         flat = x.reshape(-1, x.shape[-1])
+        scale = None
+        if self.homogeneous and flat.size:
+            # rows near the float range (norms, level spans, sums overflow): compress x / 2^k and multiply
+            # back — exact (a power of two), and C(a x) = a C(x) for a > 0 — so a huge finite update gives
+            # ±inf where its compressed value really overflows, never NaN (0·inf, inf − inf)
+            big = np.abs(flat).max(axis=1) > _HUGE
+            if big.any():
+                _, e = np.frexp(np.abs(flat).max(axis=1))          # max|x| = m·2^e, m ∈ [0.5, 1)
+                scale = np.where(big, np.ldexp(1.0, e - 1), 1.0)[:, None]  # max|x / scale| ∈ [1, 2)
+                flat = flat / scale
         y, bits = self._compress(flat, rng)
+        if scale is not None:
+            with np.errstate(over="ignore"):
+                y = y * scale
         bits = np.broadcast_to(np.asarray(bits, dtype=float), (flat.shape[0],)).reshape(lead)
         return y.reshape(x.shape), bits
 
@@ -323,7 +344,7 @@ class LowRank(Compressor):
     def __post_init__(self):
         check_int("rank", self.rank, low=1)
         if self.shape is not None:
-            if len(self.shape) != 2:
+            if not isinstance(self.shape, (tuple, list)) or len(self.shape) != 2:
                 raise ValueError(f"shape={self.shape!r} must be (rows, cols)")
             r, c = (check_int("shape[0]", self.shape[0], low=1), check_int("shape[1]", self.shape[1], low=1))
             object.__setattr__(self, "shape", (r, c))
@@ -383,10 +404,16 @@ class LowRank(Compressor):
 
 def fwht(x: np.ndarray) -> np.ndarray:
     """Unnormalized Walsh–Hadamard transform over the last axis (length a power of two): H x, H H = d I."""
+    y = check_array("x", x)
+    d = y.shape[-1] if y.ndim else 0
+    if d < 1 or d & (d - 1):
+        raise ValueError(f"x has shape {y.shape}: fwht needs a power-of-two length along the last axis")
+    return _fwht(y)
+
+
+def _fwht(x: np.ndarray) -> np.ndarray:
     y = np.array(x, dtype=float)
     d = y.shape[-1]
-    if d & (d - 1):
-        raise ValueError(f"fwht needs a power-of-two length, got {d}")
     h = 1
     while h < d:
         y = y.reshape(*y.shape[:-1], d // (2 * h), 2, h)
@@ -457,9 +484,9 @@ class StochasticQuantizer(Compressor):
         signs = rng.integers(0, 2, size=(n, dp)) * 2.0 - 1.0
         z = np.zeros((n, dp))
         z[:, :d] = x
-        z = fwht(z * signs) / math.sqrt(dp)
+        z = _fwht(z * signs) / math.sqrt(dp)
         zq = self._quantize(z, rng)
-        return (signs * fwht(zq) / math.sqrt(dp))[:, :d], self.expected_bits(d)
+        return (signs * _fwht(zq) / math.sqrt(dp))[:, :d], self.expected_bits(d)
 
     def _coord_var(self, z):
         lo, step, safe = self._levels(z)

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._validation import check_int, check_real
+from .._validation import as_array, check_array, check_int, check_real, check_seed
 from .partitions import dirichlet_partition, iid_partition, label_partition
 
 __all__ = ["FederatedDataset", "federate", "load_digits_federated", "load_mnist_federated",
@@ -59,9 +59,9 @@ class FederatedDataset:
 
 def stratified_split(y: ArrayLike, test_fraction: float, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """(train_idx, test_idx): a per-class random split with ⌊test_fraction·N_c⌉ test samples per class."""
-    y = np.asarray(y)
+    y = _label_array("y", y)
     f = check_real("test_fraction", test_fraction, low=0.0, high=1.0, high_open=True)
-    rng = np.random.default_rng(np.random.SeedSequence([int(seed), 0x5E1]))
+    rng = np.random.default_rng(np.random.SeedSequence([check_seed(seed), 0x5E1]))
     tr, te = [], []
     for c in np.unique(y):
         idx = rng.permutation(np.flatnonzero(y == c))
@@ -77,8 +77,15 @@ def federate(X_train: ArrayLike, y_train: ArrayLike, X_test: ArrayLike, y_test: 
              name: str = "") -> FederatedDataset:
     """Partition a training set: ``partition`` = "label" (p = ``classes_per_worker`` classes per worker, equal
     sizes), "dirichlet" (Dirichlet(``alpha``) label skew) or "iid"."""
-    y_train = np.asarray(y_train).astype(np.int64)
-    y_test = np.asarray(y_test).astype(np.int64)
+    y_train, y_test = _label_array("y_train", y_train), _label_array("y_test", y_test, empty=True)
+    X_train, X_test = check_array("X_train", X_train, dtype=None), check_array("X_test", X_test, dtype=None)
+    for name, X, y in (("X_train", X_train, y_train), ("X_test", X_test, y_test)):
+        if X.dtype.kind not in "biuf":
+            raise ValueError(f"{name} must hold numbers, got dtype {X.dtype}")
+        if X.ndim < 1 or X.shape[0] != len(y):
+            raise ValueError(f"{name} has shape {X.shape}: expected one row per label ({len(y)})")
+    if not isinstance(partition, str):
+        raise ValueError(f"partition={partition!r} must be 'label', 'dirichlet' or 'iid'")
     M = check_int("num_workers", num_workers, low=1)
     if partition == "label":
         parts = label_partition(y_train, M, classes_per_worker, samples_per_worker=samples_per_worker,
@@ -92,10 +99,19 @@ def federate(X_train: ArrayLike, y_train: ArrayLike, X_test: ArrayLike, y_test: 
         desc = "iid"
     else:
         raise ValueError(f"partition={partition!r} must be 'label', 'dirichlet' or 'iid'")
-    top = max(y_train.max(), y_test.max() if y_test.size else 0)
-    C = int(top) + 1 if num_classes is None else num_classes
-    return FederatedDataset(np.asarray(X_train), y_train, np.asarray(X_test), y_test, tuple(parts), C, name,
-                            desc)
+    top = int(max(y_train.max(), y_test.max() if y_test.size else 0))
+    C = top + 1 if num_classes is None else check_int("num_classes", num_classes, low=top + 1)
+    return FederatedDataset(X_train, y_train, X_test, y_test, tuple(parts), C, str(name), desc)
+
+
+def _label_array(name: str, y, empty: bool = False) -> np.ndarray:
+    """A 1-D int64 array of labels >= 0 (non-empty unless ``empty``), or a ValueError naming ``name``."""
+    a = as_array(name, y, dtype=None)
+    if a.ndim != 1 or (a.size == 0 and not empty) or (a.size and (not np.issubdtype(a.dtype, np.integer)
+                                                                  or a.min() < 0)):
+        raise ValueError(f"{name} must be a {'' if empty else 'non-empty '}1-D array of non-negative integer "
+                         f"labels, got shape {a.shape} dtype {a.dtype}")
+    return a.astype(np.int64)
 
 
 def load_digits_federated(*, num_workers: int = 10, classes_per_worker: int = 1, partition: str = "label",

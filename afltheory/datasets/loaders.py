@@ -22,6 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .._validation import as_array
+
 __all__ = ["LEAF_LETTERS", "load_cifar10", "load_mnist", "load_shakespeare", "read_idx", "write_idx"]
 
 #: Largest dataset file accepted, compressed and decompressed (bytes): MNIST's largest IDX file is 47 MB and a
@@ -83,7 +85,9 @@ def read_idx(path: str | os.PathLike) -> np.ndarray:
 
 def write_idx(path: str | os.PathLike, array: np.ndarray) -> None:
     """Write ``array`` (uint8 by default) in IDX format (used by tests to make files in the real format)."""
-    a = np.asarray(array)
+    a = as_array("array", array, dtype=None)
+    if not 1 <= a.ndim <= 255 or any(n >= 2**32 for n in a.shape):
+        raise ValueError(f"array has shape {a.shape}; IDX holds 1 to 255 dimensions, each < 2**32")
     codes = {v.newbyteorder("=").str: k for k, v in _IDX_DTYPES.items()}
     code = codes.get(a.dtype.newbyteorder("=").str)
     if code is None:

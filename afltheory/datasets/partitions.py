@@ -17,18 +17,21 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._validation import check_int, check_positive
+from .._validation import as_array, check_int, check_positive, check_seed
 
 __all__ = ["dirichlet_partition", "iid_partition", "label_partition", "partition_classes"]
 
 
 def _labels(y):
-    y = np.asarray(y)
+    y = as_array("y", y, dtype=None)
     if y.ndim != 1 or y.size == 0 or not np.issubdtype(y.dtype, np.integer) or y.min() < 0:
-        raise ValueError(f"labels must be a non-empty 1-D array of non-negative integers, got shape "
-                         f"{y.shape} "
-                         f"dtype {y.dtype}")
+        raise ValueError(f"y (labels) must be a non-empty 1-D array of non-negative integers, got shape "
+                         f"{y.shape} dtype {y.dtype}")
     return y.astype(np.int64)
+
+
+#: Most redraws ``dirichlet_partition`` makes before giving up (each costs O(N + C·M)).
+MAX_TRIES = 10_000
 
 
 def label_partition(y: ArrayLike, num_workers: int, classes_per_worker: int, *,
@@ -41,11 +44,11 @@ def label_partition(y: ArrayLike, num_workers: int, classes_per_worker: int, *,
     the number of workers holding class c. Raises ValueError if the request cannot be met exactly.
     """
     y = _labels(y)
-    M = check_int("num_workers", num_workers, low=1)
+    M = check_int("num_workers", num_workers, low=1, high=len(y))  # every worker holds >= 1 sample
     classes = np.unique(y)
     C = len(classes)
     p = check_int("classes_per_worker", classes_per_worker, low=1, high=C)
-    rng = np.random.default_rng(np.random.SeedSequence([int(seed), 0xDA7A]))
+    rng = np.random.default_rng(np.random.SeedSequence([check_seed(seed), 0xDA7A]))
     perm = rng.permutation(classes)
     assign = [perm[(w * p + np.arange(p)) % C] for w in range(M)]
     holders = {int(c): [w for w in range(M) if c in assign[w]] for c in classes}
@@ -80,13 +83,13 @@ def dirichlet_partition(y: ArrayLike, num_workers: int, alpha: float, *, min_siz
     over workers. Redrawn until every worker has at least ``min_size`` samples (ValueError after
     ``max_tries``). Every sample goes to exactly one worker."""
     y = _labels(y)
-    M = check_int("num_workers", num_workers, low=1)
+    M = check_int("num_workers", num_workers, low=1, high=len(y))
     alpha = check_positive("alpha", alpha)
     min_size = check_int("min_size", min_size, low=0)
     if min_size * M > len(y):
         raise ValueError(f"min_size={min_size} × num_workers={M} exceeds the {len(y)} samples")
-    rng = np.random.default_rng(np.random.SeedSequence([int(seed), 0xD1]))
-    for _ in range(check_int("max_tries", max_tries, low=1)):
+    rng = np.random.default_rng(np.random.SeedSequence([check_seed(seed), 0xD1]))
+    for _ in range(check_int("max_tries", max_tries, low=1, high=MAX_TRIES)):
         parts: list[list[np.ndarray]] = [[] for _ in range(M)]
         for c in np.unique(y):
             idx = rng.permutation(np.flatnonzero(y == c))
@@ -109,11 +112,22 @@ def iid_partition(n: int, num_workers: int, *, samples_per_worker: int | None = 
     M = check_int("num_workers", num_workers, low=1, high=n)
     s = n // M if samples_per_worker is None else check_int("samples_per_worker", samples_per_worker, low=1,
                                                              high=n // M)
-    perm = np.random.default_rng(np.random.SeedSequence([int(seed), 0x11D])).permutation(n)
+    perm = np.random.default_rng(np.random.SeedSequence([check_seed(seed), 0x11D])).permutation(n)
     return [np.sort(perm[w * s:(w + 1) * s]).astype(np.int64) for w in range(M)]
 
 
 def partition_classes(y: ArrayLike, parts: Sequence[np.ndarray]) -> list[np.ndarray]:
-    """The sorted distinct labels each worker holds."""
-    y = np.asarray(y)
-    return [np.unique(y[p]) for p in parts]
+    """The sorted distinct labels each worker holds (``parts``: index arrays into ``y``)."""
+    y = as_array("y", y, dtype=None)
+    if y.ndim != 1:
+        raise ValueError(f"y must be a 1-D array of labels, got shape {y.shape}")
+    if isinstance(parts, (str, bytes)) or not hasattr(parts, "__iter__"):
+        raise ValueError(f"parts={parts!r} must be a list of index arrays (one per worker)")
+    out = []
+    for j, p in enumerate(parts):
+        idx = as_array(f"parts[{j}]", p, dtype=None)
+        if idx.size and (not np.issubdtype(idx.dtype, np.integer)
+                         or idx.min() < -len(y) or idx.max() >= len(y)):
+            raise ValueError(f"parts[{j}] must hold integer indices into y (length {len(y)})")
+        out.append(np.unique(y[idx.astype(np.int64)]))
+    return out

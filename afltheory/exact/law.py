@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .._validation import check_alloc, check_int
 from ..anarchy.behaviour import Behaviour, Synchronous
 from ..anarchy.delays import FixedDelay, GeometricDelay, NoDelay, PerWorkerDelay, UniformDelay
 
@@ -76,7 +77,12 @@ def round_law(behaviour: BehaviourLike, num_workers: int, fixed_local_steps: int
     """Extract the per-round law of ``behaviour`` for ``num_workers`` workers, or raise
     ``ExactUnavailable``."""
     arrivals, delays, steps = _components(behaviour)
-    M = num_workers
+    M = check_int("num_workers", num_workers, low=1)
+    check_alloc(f"num_workers={M} (pairwise inclusion probabilities)", 8.0 * 4 * M * M)
+    if isinstance(fixed_local_steps, tuple):
+        fixed_local_steps = tuple(check_int("fixed_local_steps[i]", k, low=1) for k in fixed_local_steps)
+    elif fixed_local_steps is not None:
+        fixed_local_steps = check_int("fixed_local_steps", fixed_local_steps, low=1)
     arrivals.validate(M)
     try:
         inc = arrivals.inclusion(M)
@@ -122,7 +128,7 @@ def round_law(behaviour: BehaviourLike, num_workers: int, fixed_local_steps: int
     else:
         K_max = fixed_local_steps if fixed_local_steps is not None else getattr(steps, "K_max", None)
     if K_max is not None and K_max > MAX_LOCAL_STEPS:
-        raise ExactUnavailable(f"local steps up to K={K_max} exceed the exact engine's limit of "
+        raise ExactUnavailable(f"local_steps: local steps up to K={K_max} exceed the exact engine's limit of "
                                f"{MAX_LOCAL_STEPS} (its K-step local maps cost O(K·dim³) per worker) — "
                                f"{SIMULATE_HINT}")
     if isinstance(fixed_local_steps, tuple):   # per-worker fixed K (DynamicFedAvg's epochs E_k)

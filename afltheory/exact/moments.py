@@ -38,7 +38,7 @@ import scipy.sparse.linalg
 from numpy.typing import ArrayLike
 
 from .. import _faults
-from .._validation import check_array, check_int, check_positive
+from .._validation import check_array, check_component, check_int, check_positive
 from ..algorithms.base import UnsupportedRule
 from ..compression.channel import check_compressor
 from ..compression.compressors import Compressor
@@ -53,13 +53,16 @@ if TYPE_CHECKING:
     from ..problems.base import Problem
     from ..problems.drifting import DriftingQuadratic
 
-__all__ = ["DEFAULT_MAX_MEMORY", "estimate_memory", "ExactSystem", "MAX_LOCAL_MAP_FLOPS", "Moments",
-           "moments", "rounds_to_epsilon", "steady_state", "SteadyState", "zscores"]
+__all__ = ["DEFAULT_MAX_MEMORY", "estimate_memory", "ExactSystem", "MAX_LOCAL_MAP_FLOPS",
+           "MAX_LOCAL_STEP_TOTAL",
+           "Moments", "moments", "rounds_to_epsilon", "steady_state", "SteadyState", "zscores"]
 
 DEFAULT_MAX_MEMORY = 2 * 1024**3   # bytes
 #: Work limit of the exact local maps (≈ 2·dim³ flops per local step and worker), checked before building
 # them.
 MAX_LOCAL_MAP_FLOPS = 2e10
+#: Largest Σ_i (K_max,i + |support of worker i's K pmf|): the exact engine's per-step interpreter cost bound.
+MAX_LOCAL_STEP_TOTAL = 100_000
 
 
 @dataclass(frozen=True)
@@ -122,6 +125,10 @@ class _Op:
 
 def estimate_memory(dim: int, num_workers: int, max_delay: int, memory_slots: bool) -> int:
     """Bytes the exact engine needs: a few (n, n) state-sized arrays (and (Md, Md) for AFA-CS)."""
+    dim, num_workers = check_int("dim", dim, low=1), check_int("num_workers", num_workers, low=1)
+    max_delay = check_int("max_delay", max_delay, low=0)
+    if not isinstance(memory_slots, (bool, np.bool_)):
+        raise TypeError(f"memory_slots={memory_slots!r} must be True or False")
     nJ = 1 + (max_delay + 1) * dim
     Md = num_workers * dim if memory_slots else 0
     n = nJ + Md
@@ -165,6 +172,13 @@ class ExactSystem:
         self.f_star = float(model.f_star)
         b_t = model.b - np.einsum("mjk,k->mj", model.hessians, self.x_star)
         work = sum(2.0 * d**3 * max(set(law.k_pmf[i]) | set(law.k_init_pmf[i])) for i in range(M))
+        # each local step and each K of the pmfs also costs ~20-50 µs of interpreter work, whatever dim is
+        steps = sum(max(set(law.k_pmf[i]) | set(law.k_init_pmf[i])) + len(law.k_pmf[i]) for i in range(M))
+        if steps > MAX_LOCAL_STEP_TOTAL:
+            raise ExactUnavailable(f"local_steps: exact local maps for K up to "
+                                   f"{max(max(p) for p in law.k_pmf)} over num_workers={M} workers need "
+                                   f"{steps} local-map steps (limit "
+                                   f"MAX_LOCAL_STEP_TOTAL={MAX_LOCAL_STEP_TOTAL}, ~10 s) — {SIMULATE_HINT}")
         if work > MAX_LOCAL_MAP_FLOPS:
             raise ExactUnavailable(f"exact local maps too costly: K up to {max(max(p) for p in law.k_pmf)} "
                                    "local "
@@ -495,16 +509,24 @@ def rounds_to_epsilon(problem: Problem | DriftingQuadratic, algorithm: ServerRul
 
 
 def zscores(trace: Trace, exact: Moments, what: str = "grad_norm_sq") -> np.ndarray:
-    """(Monte Carlo mean − exact) / Monte Carlo standard error at t = 0..rounds of a ``simulate`` trace; NaN
-    where the standard error is (numerically) zero, e.g. at t = 0 with a deterministic x_0."""
-    if what not in ("grad_norm_sq", "loss"):
+    """(Monte Carlo mean − exact) / Monte Carlo standard error at t = 0..rounds of a ``simulate`` trace. Where
+    the standard error is (numerically) zero (e.g. t = 0 with a deterministic x_0) the z-score is 0 if the
+    mean equals the exact value to that precision and ±inf otherwise (never NaN)."""
+    from ..engine import Trace
+
+    check_component("trace", trace, Trace, "an afltheory Trace (afltheory.simulate(...))")
+    check_component("exact", exact, Moments, "afltheory.exact Moments (afltheory.exact.moments(...))")
+    if not isinstance(what, str) or what not in ("grad_norm_sq", "loss"):
         raise ValueError(f"what={what!r} must be 'grad_norm_sq' or 'loss'")
     T = min(trace.rounds, exact.rounds) + 1
     mc, se = trace.mean(what)[:T], trace.sem(what)[:T]
     ex = getattr(exact, what)[:T]
     tiny = 1e-12 * np.maximum(np.abs(ex), 1e-300)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(se > tiny, (mc - ex) / se, np.nan)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        diff = mc - ex
+        same = np.abs(diff) <= tiny
+        z = np.where(se > tiny, diff / se, np.where(same, 0.0, np.copysign(np.inf, diff)))
+    return np.where(np.isnan(z), np.inf, z)  # inf − inf (a diverged run against a diverged moment)
 
 
 # ------------------------------------------------------------------------------------------- steady state

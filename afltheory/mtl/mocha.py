@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._validation import check_int, check_positive, check_real
+from .._validation import check_array, check_int, check_positive, check_real
 from ..theory.mocha import theta_bar
 from .problem import MultiTaskProblem
 
@@ -101,6 +101,12 @@ def arrival_probabilities(
 ) -> np.ndarray:
     """P[node t arrives in a round] for each t: exact from the arrivals' inclusion probabilities when
     available, else the frequency over ``rounds`` sampled rounds; times (1 − drop)."""
+    m = check_int("m", m, low=1)
+    drop = check_real("drop", drop, low=0.0, high=1.0, high_open=True)
+    rounds, seed = check_int("rounds", rounds, low=1), check_int("seed", seed, low=0)
+    if behaviour is not None and not callable(getattr(behaviour, "sample", None)):
+        raise TypeError(f"behaviour={behaviour!r} (type {type(behaviour).__name__}) must be an "
+                        f"afltheory.anarchy behaviour (Behaviour, Replay, EventDriven, Synchronous) or None")
     if behaviour is None:
         pi = np.ones(m)
     else:
@@ -117,6 +123,10 @@ def arrival_probabilities(
 def omega_step(W: np.ndarray, eps: float = 1e-4) -> tuple[np.ndarray, np.ndarray]:
     """(Ω, Σ): Σ = (WᵀW + ε' I)^{1/2}/tr(·) and Ω = Σ⁻¹, ε' = ε · max(1, tr WᵀW) (relative, so identical task
     columns give a large but finite Ω; see the module docstring)."""
+    W = check_array("W", W, ndim=2)
+    if W.shape[1] < 1:
+        raise ValueError(f"W has shape {W.shape}; expected (d, m) with m >= 1 task columns")
+    eps = check_positive("eps", eps)
     m = W.shape[1]
     G = W.T @ W
     eps = eps * max(1.0, float(np.trace(G)))
@@ -172,6 +182,10 @@ def mocha(
     rng = np.random.default_rng(np.random.SeedSequence([check_int("seed", seed, low=0), 0x40C4A]))
     m = problem.m
     if behaviour is not None:
+        if not callable(getattr(behaviour, "sample", None)):
+            raise TypeError(f"behaviour={behaviour!r} (type {type(behaviour).__name__}) must be an "
+                            f"afltheory.anarchy behaviour (Behaviour, Replay, EventDriven, Synchronous) or "
+                            f"None")
         if getattr(behaviour, "m", 1) > m:
             raise ValueError(f"the behaviour's m={behaviour.m} exceeds the number of tasks {m}")
         sched = behaviour.sample(max(rounds, 1), 1, m, int(rng.integers(2**31)))

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from .._numerics import rowdot
-from .._validation import check_alloc, check_int, check_nonnegative
+from .._validation import check_alloc, check_int, check_nonnegative, check_seed
 
 __all__ = ["as_noise", "CERT_KINDS", "check_dim_workers", "Constants", "GaussianNoise", "LinearGaussianModel",
            "NoiseModel", "NoNoise", "Problem"]
@@ -58,7 +58,9 @@ class Constants:
                 raise ValueError(f"Constants: {name}={v!r} must be finite and >= 0")
         if self.f_star == np.inf:
             raise ValueError("Constants: f_star=inf is not a lower bound; allowed range [-inf, inf)")
-        if self.radius is not None and not (np.isfinite(self.radius) and self.radius > 0):
+        if self.radius is not None and (isinstance(self.radius, bool)
+                                        or not isinstance(self.radius, (int, float, np.integer, np.floating))
+                                        or not (np.isfinite(self.radius) and self.radius > 0)):
             raise ValueError(f"Constants: radius={self.radius!r} must be None or finite and > 0")
         full = {k: "none" for k in ("L", "mu", "sigma_L", "sigma_G", "f_star", "x_star")}
         full.update(self.certified)
@@ -290,7 +292,7 @@ class Problem:
 
     def default_x0(self, seed: int = 0) -> np.ndarray:
         """A reproducible start point at distance ~ sqrt(dim) from x* (used when simulate(x0=None))."""
-        rng = np.random.default_rng(np.random.SeedSequence([int(seed), 0xA0]))
+        rng = np.random.default_rng(np.random.SeedSequence([check_seed(seed), 0xA0]))
         base = self.constants.x_star if self.constants.x_star is not None else np.zeros(self.dim)
         return base + rng.standard_normal(self.dim)
 

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._validation import check_array, check_int, check_nonnegative, check_positive
+from .._validation import check_alloc, check_array, check_int, check_positive, check_real
 from .base import Constants, NoiseModel
 from .curvature import HeterogeneousCurvatureQuadratic
 from .noise import without_replacement_factor
@@ -268,14 +268,21 @@ class DriftingQuadratic:
         (``hessian="shared"``: one such R), N_k uniform on ``samples`` with per-sample gradient offsets of
         standard deviation ``data_std`` per coordinate, w_0 ~ N(0, w0_scale² I) (the "random start"), and
         default batch sizes B_k uniform on {1, …, 8}."""
-        sigma_q2 = check_nonnegative("sigma_q2", sigma_q2)
-        sigma_c2 = check_nonnegative("sigma_c2", sigma_c2)
+        # variances <= 1e200, scales <= 1e100: the certified constants (squares, sums) stay finite
+        sigma_q2 = check_real("sigma_q2", sigma_q2, low=0.0, high=1e200)
+        sigma_c2 = check_real("sigma_c2", sigma_c2, low=0.0, high=1e200)
+        data_std = check_real("data_std", data_std, low=0.0, high=1e100)
+        w0_scale = check_real("w0_scale", w0_scale, low=0.0, high=1e100)
         K = check_int("num_agents", num_agents, low=2)
         d = check_int("dim", dim, low=1)
-        if hessian not in ("agent", "shared"):
+        if not isinstance(hessian, str) or hessian not in ("agent", "shared"):
             raise ValueError(f"hessian={hessian!r} must be 'agent' or 'shared'")
         rng = np.random.default_rng(np.random.SeedSequence([check_int("seed", seed, low=0), 0xD1]))
-        n_lo, n_hi = (check_int("samples[0]", samples[0], low=2), check_int("samples[1]", samples[1], low=2))
+        if isinstance(samples, (str, bytes)) or not hasattr(samples, "__len__") or len(samples) != 2:
+            raise ValueError(f"samples={samples!r} must be a pair (min, max) of per-agent sample counts")
+        n_lo = check_int("samples[0]", samples[0], low=2)
+        n_hi = check_int("samples[1]", samples[1], low=n_lo)
+        check_alloc(f"num_agents={K}, dim={d}, samples={n_hi}", 8.0 * K * d * (n_hi + 4))
         H = np.exp(rng.uniform(np.log(0.5), np.log(2.0), size=(K, d) if hessian == "agent" else (d,)))
         c = rng.standard_normal((K, d)) * np.sqrt(sigma_c2)
         N = rng.integers(n_lo, n_hi + 1, size=K)
@@ -305,7 +312,7 @@ class DriftingQuadratic:
         else:
             if sigma_q is None:
                 raise ValueError("give sigma_q (isotropic drift, >= 0) or drift_cov (d, d)")
-            self.sigma_q = check_nonnegative("sigma_q", sigma_q)
+            self.sigma_q = check_real("sigma_q", sigma_q, low=0.0, high=1e150)  # σ_q² stays finite
             self._Q = np.eye(self.dim) * (self.sigma_q**2 / self.dim)
             self._isotropic = True
         self._Qhalf = _psd_sqrt(self._Q)

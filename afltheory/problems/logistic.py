@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._validation import check_array, check_int, check_nonnegative
+from .._validation import as_array, check_array, check_component, check_int, check_nonnegative
 from .base import Constants, NoiseModel, Problem
 from .noise import without_replacement_factor
 
@@ -134,6 +134,9 @@ class LogisticRegression(Problem):
 
     def __init__(self, features: Sequence, labels: Sequence, num_classes: int | None = None, *,
                  batch_size: int | None = None, l2: float = 0.0):
+        for name, v in (("features", features), ("labels", labels)):
+            if isinstance(v, (str, bytes)) or not hasattr(v, "__len__"):
+                raise ValueError(f"{name}={v!r} must be a sequence with one array per worker")
         if len(features) != len(labels) or len(features) == 0:
             raise ValueError(f"features and labels must be non-empty sequences of equal length "
                              f"(got {len(features)} and {len(labels)})")
@@ -141,7 +144,7 @@ class LogisticRegression(Problem):
         Xs, ys = [], []
         for i, (Xi, yi) in enumerate(zip(features, labels, strict=False)):
             Xi = check_array(f"features[{i}]", Xi, ndim=2)
-            yi = np.asarray(yi)
+            yi = as_array(f"labels[{i}]", yi, dtype=None)
             if yi.ndim != 1 or len(yi) != len(Xi) or len(yi) == 0:
                 raise ValueError(f"labels[{i}] must be 1-D with len = features[{i}].shape[0] = {len(Xi)} "
                                  f">= 1; "
@@ -196,13 +199,28 @@ class LogisticRegression(Problem):
     def from_partition(cls, X: ArrayLike, y: ArrayLike, parts: Sequence[ArrayLike],
                        num_classes: int | None = None, **kw: Any) -> LogisticRegression:
         """Worker i holds rows ``parts[i]`` of (X, y)."""
-        X = np.asarray(X, dtype=float)
-        y = np.asarray(y)
-        return cls([X[p] for p in parts], [y[p] for p in parts], num_classes, **kw)
+        X = check_array("X", X)
+        y = as_array("y", y, dtype=None)
+        if X.ndim < 1 or y.ndim != 1 or len(X) != len(y):
+            raise ValueError(f"X {X.shape} and y {y.shape} must have one row per label")
+        if isinstance(parts, (str, bytes)) or not hasattr(parts, "__iter__"):
+            raise ValueError(f"parts={parts!r} must be a list of index arrays (one per worker)")
+        idx = []
+        for j, p in enumerate(parts):
+            q = as_array(f"parts[{j}]", p, dtype=None)
+            if q.ndim != 1 or (q.size and (not np.issubdtype(q.dtype, np.integer) or q.min() < -len(y)
+                                           or q.max() >= len(y))):
+                raise ValueError(f"parts[{j}] must be a 1-D array of integer row indices into X (length "
+                                 f"{len(y)})")
+            idx.append(q.astype(np.int64))
+        return cls([X[q] for q in idx], [y[q] for q in idx], num_classes, **kw)
 
     @classmethod
     def from_dataset(cls, data: FederatedDataset, **kw: Any) -> LogisticRegression:
         """From an ``afltheory.datasets.FederatedDataset`` (images are flattened to vectors)."""
+        from ..datasets.federated import FederatedDataset
+
+        check_component("data", data, FederatedDataset, "an afltheory.datasets FederatedDataset")
         X = np.asarray(data.X_train, dtype=float).reshape(len(data.X_train), -1)
         return cls.from_partition(X, data.y_train, data.parts, data.num_classes, **kw)
 

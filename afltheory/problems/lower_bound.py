@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_positive
+from .._validation import check_real
 from .base import Constants, NoiseModel, as_noise
 from .quadratic import QuadraticProblem
 
@@ -19,7 +19,8 @@ class LowerBoundPair(QuadraticProblem):
     """
 
     def __init__(self, G: float = 1.0, sigma_L: float | NoiseModel = 0.0):
-        self.G = check_positive("G", G)
+        # G² (f*) and 4G² (σ_G²) must be finite floats
+        self.G = check_real("G", G, low=0.0, low_open=True, high=1e150)
         noise = as_noise(sigma_L)
         # (x ± G)² = ½ · 2 · (x ± G)²: Hessian 2, centres ∓G, no offsets.
         super().__init__(np.array([[2.0]]), np.array([[-self.G], [self.G]]), np.zeros(2), noise, kind="diag")

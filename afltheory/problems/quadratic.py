@@ -16,7 +16,15 @@ from numpy.typing import ArrayLike
 
 from .._numerics import matvec as _matvec
 from .._numerics import rowdot
-from .._validation import check_alloc, check_array, check_int, check_nonnegative, check_positive
+from .._validation import (
+    check_alloc,
+    check_array,
+    check_component,
+    check_int,
+    check_nonnegative,
+    check_positive,
+    check_seed,
+)
 from .base import (
     Constants,
     LinearGaussianModel,
@@ -58,6 +66,8 @@ class QuadraticProblem(Problem):
                  kind: str):
         if kind not in ("diag", "dense"):
             raise ValueError(f"hessian kind={kind!r} must be 'diag' or 'dense'")
+        check_component("noise", noise, NoiseModel,
+                        "an afltheory.problems NoiseModel (GaussianNoise(sigma_L), NoNoise(), …)")
         self.kind = kind
         self.centers = np.asarray(centers, dtype=float)
         self.num_workers, self.dim = self.centers.shape
@@ -276,7 +286,6 @@ class HeterogeneousQuadratic(QuadraticProblem):
         else:
             u[:] = 0.0
         self._init_from(A[None], cbar + u, as_noise(sigma_L), hessian)
-        self._requested = dict(L=L, mu=mu, sigma_G=sigma_G)
 
     def _init_from(self, A, centers, noise, kind, offsets=None):
         M = centers.shape[0]
@@ -365,7 +374,8 @@ class HeterogeneousQuadratic(QuadraticProblem):
         base = cls(dim=dim, num_workers=num_workers, L=L, mu=mu, sigma_L=0.0, sigma_G=sigma_G, seed=seed,
                    hessian=hessian)
         M, d = base.num_workers, base.dim
-        rng = np.random.default_rng(np.random.SeedSequence([int(seed), 0x52]))
+        check_alloc(f"num_workers={M}, samples_per_worker={n}, dim={d}", 8.0 * 3 * M * n * d)
+        rng = np.random.default_rng(np.random.SeedSequence([check_seed(seed), 0x52]))
         o = rng.standard_normal((M, n, d))
         o -= o.mean(axis=1, keepdims=True)
         if sigma_L > 0:

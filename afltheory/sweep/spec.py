@@ -71,6 +71,7 @@ import hashlib
 import inspect
 import itertools
 import json
+import math
 import os
 import re
 from dataclasses import dataclass, field
@@ -90,7 +91,6 @@ TOP_SCALARS = {"name": str, "description": str, "rounds": int, "replicates": int
                "checkpoints": int}
 TOP_LISTS = {"seeds"}
 TOP_TABLES = {"problem", "behaviour", "algorithm", "grid", "zip", "derived"}
-CLASS_KEY = {"problem": "family", "algorithm": "name"}     # everything else: "kind"
 DEFAULTS = {"replicates": 16, "blocks": 1, "seeds": [0], "checkpoints": 50, "name": "", "description": ""}
 
 
@@ -366,12 +366,32 @@ def parse_spec(text: str, *, source: str | None = None, check_objects: bool = Tr
     if _depth(raw) > MAX_DEPTH:
         raise SpecError(f"spec nests tables/arrays {_depth(raw)} levels deep; the limit is {MAX_DEPTH}",
                         source=source, key="<toml>")
+    bad = _non_finite(raw)
+    if bad is not None:
+        key, v = bad
+        raise SpecError(f"{v} is not allowed: spec values must be finite numbers (a task id and the results "
+                        f"store hold strict JSON)", key=key, line=find_line(text, key.split("[")[0]),
+                        source=source)
     spec = Spec(raw=raw, text=text, source=source)
     _validate_structure(spec)
     _expand(spec)
     if check_objects:
         _check_objects(spec)
     return spec
+
+
+def _non_finite(obj):
+    """(dotted key, value) of the first float nan/inf in a parsed spec, or None (iterative)."""
+    stack = [(obj, "")]
+    while stack:
+        o, key = stack.pop()
+        if isinstance(o, float) and not math.isfinite(o):
+            return key or "<toml>", o
+        if isinstance(o, dict):
+            stack.extend((v, f"{key}.{k}" if key else str(k)) for k, v in o.items())
+        elif isinstance(o, list):
+            stack.extend((v, f"{key}[{i}]") for i, v in enumerate(o))
+    return None
 
 
 def _depth(obj, level: int = 0) -> int:

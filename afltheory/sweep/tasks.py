@@ -169,7 +169,9 @@ def msd_metrics(tracking_error, checkpoints: int, arrays: dict) -> dict:
     T = e.shape[1] - 1
     rep_avg, rep_final = e[:, T // 2:].mean(axis=1), e[:, -1]
     ck = np.unique(np.linspace(0, T, min(checkpoints, T + 1)).round().astype(int))
-    sem = e.std(axis=0, ddof=1) / np.sqrt(e.shape[0]) if e.shape[0] > 1 else np.full(T + 1, np.nan)
+    with np.errstate(invalid="ignore", over="ignore"):  # no standard error (1 replicate, inf): inf, never NaN
+        sem = e.std(axis=0, ddof=1) / np.sqrt(e.shape[0]) if e.shape[0] > 1 else np.full(T + 1, np.inf)
+    sem = np.where(np.isnan(sem), np.inf, sem)
     arrays.update({"rep_avg_msd": rep_avg, "rep_final_msd": rep_final, "msd_mean": e.mean(axis=0)[ck],
                    "msd_sem": sem[ck]})
     return {"final_msd": _finite_or_none(rep_final.mean()), "avg_msd": _finite_or_none(rep_avg.mean())}

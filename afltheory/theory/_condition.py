@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import sympy as sp
 
-from .._validation import check_int, check_nonnegative, check_positive, check_real
+from .._validation import as_array, check_alloc, check_int, check_nonnegative, check_positive, check_real
 
 
 @dataclass(frozen=True)
@@ -102,7 +102,7 @@ class AdmissibleStep:
     ``eta_max`` is the largest float at which the numeric evaluation of every condition holds.
     """
 
-    eta_L: float
+    eta_L: float | None
     feasible: bool
     eta_max: float | None
     binding: str | None
@@ -136,15 +136,13 @@ def quadratic_root_expr(a: sp.Expr, b: sp.Expr, c: sp.Expr) -> sp.Expr:
 
 def admissible_from(specs: Sequence[ConditionSpec], values: dict, eta_L: float,
                     quad: Callable[[dict], tuple[float, float, float]], quad_expr: sp.Expr,
-                    eta_spec_name: str, eta_sym: sp.Symbol, eta_L_sym: sp.Symbol) -> AdmissibleStep:
+                    eta_spec_name: str, eta_sym: sp.Symbol) -> AdmissibleStep:
     """Shared ``admissible_step_sizes`` logic: the η-condition is a x² + b x ≤ c in x = η η_L."""
     free = [sp_ for sp_ in specs if eta_sym not in sp_.free_symbols]
     probe = dict(values, eta_L=eta_L, eta=1.0)
     conds_free = [sp_.evaluate(probe) for sp_ in free]
     blocking = tuple(c.name for c in conds_free if not c.holds)
-    a, b, c = quad(dict(values, eta_L=eta_L))
-    x = positive_root(a, b, c)
-    eta_max = x / eta_L
+    eta_max = _root_over_eta_L(quad, values, eta_L)
     if blocking:
         return AdmissibleStep(eta_L, False, None, None, blocking, None, tuple(conds_free), eta_max)
     spec = next(s_ for s_ in specs if s_.name == eta_spec_name)
@@ -155,24 +153,49 @@ def admissible_from(specs: Sequence[ConditionSpec], values: dict, eta_L: float,
         eta_max = float(np.nextafter(eta_max, 0.0))
     else:  # pragma: no cover - would mean the closed form is wrong
         raise RuntimeError(f"closed-form root for {eta_spec_name} does not satisfy it numerically")
+    if not eta_max > 0:
+        raise ValueError(f"the largest admissible eta is below the smallest positive float at "
+                         f"{dict(values)}, eta_L={eta_L}: the values are outside the range where it can be "
+                         f"evaluated")
     conds = tuple(sp_.evaluate(dict(values, eta_L=eta_L, eta=eta_max), eta_sym) for sp_ in specs)
     return AdmissibleStep(eta_L, True, eta_max, eta_spec_name, (), quad_expr, conds, eta_max)
 
 
+def _root_over_eta_L(quad, values: dict, eta_L: float) -> float:
+    """x*/η_L for the positive root x* of the η-condition's quadratic; in exact (sympy) arithmetic, rounded
+    once, when the float coefficients overflow (never a bare OverflowError; a root beyond the float range is
+    inf or 0.0)."""
+    try:
+        a, b, c = quad(dict(values, eta_L=eta_L))
+        if all(math.isfinite(v) for v in (a, b, c)):
+            eta_max = positive_root(a, b, c) / eta_L
+            if math.isfinite(eta_max) and eta_max > 0:
+                return eta_max
+    except (OverflowError, ZeroDivisionError):
+        pass
+    big = {k: sp.Float(v, 30) if isinstance(v, (int, float)) and not isinstance(v, bool) else v
+           for k, v in values.items()}
+    a, b, c = quad(dict(big, eta_L=sp.Float(eta_L, 30)))
+    root = c / b if a == 0 else 2 * c / (b + sp.sqrt(b * b + 4 * a * c))
+    return float(root / sp.Float(eta_L, 30))
+
+
 def region_from(specs: Sequence[ConditionSpec], values: dict, eta, eta_L) -> np.ndarray:
     """Boolean grid (len(eta_L), len(eta)): every condition holds at (η, η_L)."""
-    eta = np.asarray(eta, dtype=float)
-    eta_L = np.asarray(eta_L, dtype=float)
+    eta = as_array("eta", eta)
+    eta_L = as_array("eta_L", eta_L)
     if eta.ndim != 1 or eta_L.ndim != 1:
         raise ValueError(f"eta and eta_L must be 1-D grids, got shapes {eta.shape}, {eta_L.shape}")
     if not (np.all(np.isfinite(eta)) and np.all(np.isfinite(eta_L))):
         raise ValueError("eta and eta_L grids must be finite")
     if np.any(eta <= 0) or np.any(eta_L <= 0):
         raise ValueError("eta and eta_L grids must be > 0")
+    check_alloc(f"a {eta_L.size} x {eta.size} (eta_L, eta) grid", 8.0 * 6 * eta.size * eta_L.size)
     E, EL = np.meshgrid(eta, eta_L)
     ok = np.ones(E.shape, dtype=bool)
     for sp_ in specs:
-        lhs, rhs = sp_.numeric(**dict(values, eta=E, eta_L=EL))
+        with np.errstate(over="ignore", invalid="ignore"):  # an overflowing side is inf (fails), NaN fails
+            lhs, rhs = sp_.numeric(**dict(values, eta=E, eta_L=EL))
         lhs = np.broadcast_to(lhs, E.shape)
         ok &= (lhs < rhs) if sp_.strict else (lhs <= rhs)
     return ok

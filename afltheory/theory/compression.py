@@ -26,7 +26,7 @@ import numpy as np
 import sympy as sp
 from numpy.typing import ArrayLike
 
-from .._validation import check_int, check_nonnegative, check_positive
+from .._validation import check_array, check_int, check_nonnegative, check_positive
 from ._condition import Condition
 
 __all__ = ["CITATION", "compressed_gd_bound", "compressed_gd_condition", "diana_step", "distributed_bound",
@@ -96,13 +96,15 @@ def diana_step(omega_value: float) -> float:
 
 def variance_identity(g: ArrayLike, err_sq: ArrayLike) -> float:
     """Right side ‖ḡ‖² + (1/n²)Σ_i E‖C_i(g_i) − g_i‖² for g (n, d) and per-node E‖C_i(g_i) − g_i‖² (n,)."""
-    g = np.asarray(g, dtype=float)
-    err_sq = np.asarray(err_sq, dtype=float)
+    g = check_array("g", g, ndim=2)
     nn = g.shape[0]
-    if err_sq.shape != (nn,):
-        raise ValueError(f"err_sq has shape {err_sq.shape}, expected ({nn},)")
+    err_sq = check_array("err_sq", err_sq, shape=(nn,))
+    if nn == 0 or np.any(err_sq < 0):
+        raise ValueError(f"g must have at least one row and err_sq must be >= 0 (got n={nn}, "
+                         f"min err_sq={err_sq.min() if nn else None})")
     gbar = g.mean(axis=0)
-    return float(gbar @ gbar + err_sq.sum() / nn**2)
+    with np.errstate(over="ignore"):
+        return float(gbar @ gbar + err_sq.sum() / nn**2)
 
 
 def sampling_factor(n_value: int, r_value: int) -> float:
@@ -121,9 +123,12 @@ def fedpaq_factors(q_value: float, n_value: int, r_value: int) -> dict:
 def fedpaq_variance(deltas: ArrayLike, err_sq: ArrayLike, r_value: int) -> dict:
     """Exact E‖(1/r)Σ_{i∈S} Q(Δ_i) − Δ̄‖² split into {"quantization", "sampling"} for Δ (n, d), per-node
     E‖Q(Δ_i) − Δ_i‖² (n,), S a uniform r-subset (without replacement)."""
-    deltas = np.asarray(deltas, dtype=float)
+    deltas = check_array("deltas", deltas, ndim=2)
     nv = deltas.shape[0]
     rv = check_int("r", r_value, low=1, high=nv)
-    err_sq = np.asarray(err_sq, dtype=float)
-    spread = float(np.mean(np.sum((deltas - deltas.mean(axis=0)) ** 2, axis=1)))
+    err_sq = check_array("err_sq", err_sq, shape=(nv,))
+    if np.any(err_sq < 0):
+        raise ValueError(f"err_sq must be >= 0 (min {err_sq.min()})")
+    with np.errstate(over="ignore"):
+        spread = float(np.mean(np.sum((deltas - deltas.mean(axis=0)) ** 2, axis=1)))
     return {"quantization": float(err_sq.sum()) / (rv * nv), "sampling": sampling_factor(nv, rv) * spread}

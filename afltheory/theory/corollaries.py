@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 import sympy as sp
 
+from .._validation import check_int, check_positive
 from . import symbols as S
 from . import theorem2, theorem3, theorem4
 
@@ -265,9 +266,12 @@ def cor3_readings() -> dict:
 def min_memory_staleness(M: int, m: int) -> int:
     """With m arrivals per round, at most m memory slots are refreshed per round, so after any round some
     AFA-CS slot is at least ⌈M/m⌉ − 1 rounds old: the memory staleness τ (Theorem 4) is ≥ ⌈M/m⌉ − 1."""
-    if isinstance(M, bool) or isinstance(m, bool) or int(M) != M or int(m) != m or not 1 <= m <= M:
-        raise ValueError(f"m={m}, M={M}: need integers 1 <= m <= M")
-    return -(-int(M) // int(m)) - 1
+    try:
+        M_, m_ = check_int("M", M, low=1), check_int("m", m, low=1)
+        check_int("m", m_, high=M_)
+    except ValueError as exc:
+        raise ValueError(f"m={m!r}, M={M!r}: need integers 1 <= m <= M ({exc})") from None
+    return -(-M_ // m_) - 1
 
 
 def cor3_realized(schedule: Schedule, *, K: int, L: float, eta: float | None = None,
@@ -333,7 +337,12 @@ def derive_terms_only(k: int):
 
 
 def remark4_numbers(T: float, m: int, K: int, L: float = 1.0) -> dict:
-    """Remark 4's thresholds evaluated at numbers."""
+    """Remark 4's thresholds evaluated at numbers: T > 0 (finite), integers m, K >= 1, L > 0 (finite).
+    Evaluated exactly (sympy) and rounded to float: a threshold beyond the float range is inf (or 0.0)."""
+    T = check_positive("T", T)
+    m = check_int("m", m, low=1)
+    K = check_int("K", K, low=1)
+    L = check_positive("L", L)
     r = remark4()
     vals = {S.T: T, S.m: m, S.K: K, S.L: L}
     return {"printed": [float(p.subs(vals)) for p in r["printed"]],

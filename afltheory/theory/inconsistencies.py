@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._validation import check_int, check_positive
+
 __all__ = ["BY_ID", "demo_1", "demo_2", "demo_3", "demo_4", "demo_5", "get", "Inconsistency", "REGISTER"]
 
 
@@ -27,9 +29,12 @@ class Inconsistency:
 def _gd_factor(step_server: float, eta_L: float, L: float, K: int) -> float:
     """x_{t+1} = ρ x_t for AFA-CD on f = (L/2) x² (τ = 0, K local steps, σ = 0) with server step
     x_{t+1} = x_t − step_server · G_t, G_t = (1/K) Σ_k L y_k, y_k = (1 − η_L L)^k x_t."""
-    q = 1.0 - eta_L * L
-    avg = np.mean(q ** np.arange(K))
-    return 1.0 - step_server * L * avg
+    q = np.float64(1.0 - eta_L * L)
+    with np.errstate(over="ignore", invalid="ignore"):  # IEEE: an overflow is ±inf, never an error
+        avg = np.mean(q ** np.arange(K)) if K <= 1024 else np.nan
+        if not np.isfinite(avg):  # closed form (1 − q^K) / (K (1 − q)), q ≠ 1 here (q = 1 sums to 1)
+            avg = 1.0 if q == 1.0 else (1.0 - q ** np.float64(K)) / (K * (1.0 - q))
+        return float(1.0 - np.float64(step_server) * L * avg)
 
 
 def demo_1(eta: float = 1.0, eta_L: float = 0.1, L: float = 3.0, K: int = 1, T: int = 20) -> dict:
@@ -37,12 +42,16 @@ def demo_1(eta: float = 1.0, eta_L: float = 0.1, L: float = 3.0, K: int = 1, T: 
     conditions at τ = 0 (they only constrain η η_L, so they hold for both readings)."""
     from . import theorem2
 
+    eta, eta_L, L = check_positive("eta", eta), check_positive("eta_L", eta_L), check_positive("L", L)
+    K, T = check_int("K", K, low=1), check_int("T", T, low=1)
     rho_printed = _gd_factor(eta, eta_L, L, K)
     rho_proved = _gd_factor(eta * eta_L, eta_L, L, K)
     conds = theorem2.conditions(L=L, eta=eta, eta_L=eta_L, K_max=K, tau=0)
+    with np.errstate(over="ignore"):
+        x_T = [float(np.float64(r) ** np.float64(T)) for r in (rho_printed, rho_proved)]
     return {
         "rho_printed": rho_printed, "rho_proved": rho_proved,
-        "x_T_printed": rho_printed**T, "x_T_proved": rho_proved**T, "T": T,
+        "x_T_printed": x_T[0], "x_T_proved": x_T[1], "T": T,
         "conditions_hold": all(c.holds for c in conds),
         "C3_slack": conds[2].slack,
         "C3_if_step_were_eta": 2 * L * eta,   # (C3) at τ=0 with η η_L replaced by the printed step η
@@ -106,10 +115,14 @@ def demo_5(M: int = 10, K: int = 5, T: float = 1e3, L: float = 1.0) -> dict:
     """Corollary 3: substituting η_L = 1/√T into 4·5 L² η_L² K gives 20 L² K/T; the proof lists O(K/(MT))."""
     from . import corollaries
 
+    M, K = check_int("M", M, low=1), check_int("K", K, low=1)
+    T, L = check_positive("T", T), check_positive("L", L)
     d = corollaries.derive(3)
-    derived = 20 * L**2 * K / T
-    claimed = K / (M * T)
-    return {"derived_term": derived, "proof_term_K_over_MT": claimed, "ratio": derived / claimed,
+    with np.errstate(over="ignore", under="ignore"):  # IEEE: ±inf / 0.0 beyond the float range
+        derived = float(20 * np.float64(L) ** 2 * K / T)
+        claimed = float(np.float64(K) / (np.float64(M) * T))
+        ratio = float(20 * np.float64(L) ** 2 * M)  # derived / claimed, exactly (never 0/0 or inf/inf)
+    return {"derived_term": derived, "proof_term_K_over_MT": claimed, "ratio": ratio,
             "flags": d.flags, "shown": bool(d.flags.get("#5"))}
 
 
@@ -139,6 +152,6 @@ BY_ID = {e.id: e for e in REGISTER}
 
 def get(id_: str) -> Inconsistency:
     """The register entry ``id_``; ValueError naming the known ids otherwise."""
-    if id_ not in BY_ID:
+    if not isinstance(id_, str) or id_ not in BY_ID:
         raise ValueError(f"id={id_!r} must be one of {sorted(BY_ID)}")
     return BY_ID[id_]

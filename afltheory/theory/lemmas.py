@@ -24,9 +24,20 @@ CITATION = "[Yang et al. 2022, Lemma 1, Lemma 2, bound (1)]"
 
 def _arr(name, v, low=None):
     a = check_array(name, v)
+    if a.size == 0:
+        raise ValueError(f"{name} is empty; expected a number or a non-empty array")
     if low is not None and np.any(a < low):
         raise ValueError(f"{name} has entries below {low} (min {a.min()})")
     return a
+
+
+def _together(**arrays) -> None:
+    """ValueError naming the arguments when their shapes do not broadcast together."""
+    try:
+        np.broadcast_shapes(*(np.shape(a) for a in arrays.values()))
+    except ValueError:
+        shapes = ", ".join(f"{k} {np.shape(a)}" for k, a in arrays.items())
+        raise ValueError(f"shapes do not broadcast together: {shapes}") from None
 
 
 def lemma1_mean(true_grads: ArrayLike) -> np.ndarray:
@@ -41,7 +52,9 @@ def lemma1_variance_bound(sigma_L: float | ArrayLike, K: int | ArrayLike) -> np.
     """σ_L²/K: the bound on E‖G_i − E G_i‖²."""
     s = _arr("sigma_L", sigma_L, 0.0)
     k = _arr("K", K, 1.0)
-    return s**2 / k
+    _together(sigma_L=s, K=k)
+    with np.errstate(over="ignore"):
+        return s**2 / k
 
 
 def lemma2_bound_terms(expected_updates: ArrayLike, local_steps: ArrayLike,
@@ -53,8 +66,10 @@ def lemma2_bound_terms(expected_updates: ArrayLike, local_steps: ArrayLike,
     s = check_nonnegative("sigma_L", sigma_L)
     if e.ndim < 2 or k.shape != e.shape[:-1]:
         raise ValueError(f"local_steps shape {k.shape} must equal expected_updates.shape[:-1]={e.shape[:-1]}")
-    tot = e.sum(axis=-2)
-    return {"mean": 2.0 * np.sum(tot**2, axis=-1), "sigma_L": 2.0 * np.sum(1.0 / k, axis=-1) * s**2}
+    with np.errstate(over="ignore"):  # IEEE: beyond the float range a term is inf
+        tot = e.sum(axis=-2)
+        return {"mean": 2.0 * np.sum(tot**2, axis=-1),
+                "sigma_L": 2.0 * np.sum(1.0 / k, axis=-1) * np.float64(s)**2}
 
 
 def lemma2_bound(expected_updates: ArrayLike, local_steps: ArrayLike, sigma_L: float) -> np.ndarray:
@@ -68,7 +83,8 @@ def drift_condition(L: float, eta_L: float, K: int | ArrayLike) -> bool:
     L = check_positive("L", L)
     eta_L = check_positive("eta_L", eta_L)
     k = _arr("K", K, 1.0)
-    return bool(np.all(6 * eta_L**2 * (2 * k**2 - 3 * k + 1) * L**2 <= 1))
+    with np.errstate(over="ignore"):  # IEEE arithmetic: an overflow is inf (the condition fails), no error
+        return bool(np.all(6 * np.float64(eta_L)**2 * (2 * k**2 - 3 * k + 1) * np.float64(L)**2 <= 1))
 
 
 def drift_bound_terms(grad_norm_sq: ArrayLike, K: int | ArrayLike, eta_L: float, sigma_L: float,
@@ -84,8 +100,14 @@ def drift_bound_terms(grad_norm_sq: ArrayLike, K: int | ArrayLike, eta_L: float,
     if L is not None and not drift_condition(L, eta_L, k):
         raise ValueError(f"(C1) 6 eta_L^2 (2K^2-3K+1) L^2 <= 1 fails for L={L}, eta_L={eta_L}, "
                          f"K max {k.max()}: bound (1) does not apply")
-    sl, sg, gr = np.broadcast_arrays(5 * k * eta_L**2 * sL**2, 30 * k**2 * eta_L**2 * sG**2,
-                                     30 * k**2 * eta_L**2 * g)
+    _together(grad_norm_sq=g, K=k)
+    eta_L, sL, sG = np.float64(eta_L), np.float64(sL), np.float64(sG)
+    with np.errstate(over="ignore", invalid="ignore"):  # IEEE: beyond the float range a term is inf
+        sl, sg, gr = np.broadcast_arrays(5 * k * eta_L**2 * sL**2, 30 * k**2 * eta_L**2 * sG**2,
+                                         30 * k**2 * eta_L**2 * g)
+    if any(np.isnan(a).any() for a in (sl, sg, gr)):  # 0 · inf: e.g. σ = 0 with η_L² K overflowing
+        raise ValueError(f"drift bound undefined (0·inf) at eta_L={eta_L}, K max {k.max()}: the values are "
+                         f"outside the range where it can be evaluated")
     return {"sigma_L": sl.astype(float), "sigma_G": sg.astype(float), "gradient": gr.astype(float)}
 
 
@@ -102,6 +124,6 @@ def local_drift(trajectory: ArrayLike, x: ArrayLike) -> np.ndarray:
     """‖y_k − x‖² for a local path ``trajectory`` (..., K+1, d) started at (or compared to) ``x`` (..., d)."""
     y = _arr("trajectory", trajectory)
     x = _arr("x", x)
-    if y.ndim < 2 or x.shape[-1] != y.shape[-1]:
+    if y.ndim < 2 or x.ndim < 1 or x.shape[-1] != y.shape[-1]:
         raise ValueError(f"trajectory (..., K+1, d) and x (..., d) disagree: {y.shape}, {x.shape}")
     return np.sum((y - x[..., None, :]) ** 2, axis=-1)

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._validation import check_int, check_positive, check_real
+from .._validation import check_array, check_int, check_positive, check_real
 
 if TYPE_CHECKING:
     from ..mtl.problem import MultiTaskProblem
@@ -60,9 +60,9 @@ def rate(theta_bar_: float, s: float) -> float:
 
 def bound(h: int | ArrayLike, eps0: float, theta_bar_: float, s: float) -> np.ndarray:
     """(1 − (1 − Θ̄) s)^h · ε₀: Theorem 1's bound on E[D(α*) − D(α^h)] from the initial suboptimality ε₀."""
-    h = np.asarray(h, dtype=float)
+    h = check_array("h", h)
     if np.any(h < 0):
-        raise ValueError("h must be >= 0")
+        raise ValueError(f"h={h!r} must be >= 0 (round counts)")
     return rate(theta_bar_, s) ** h * check_real("eps0", eps0, low=0.0)
 
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._validation import check_int, check_positive, check_real
+from .._validation import check_alloc, check_int, check_positive, check_real
 from . import symbols as S
 from ._condition import check_K
 
@@ -63,7 +63,8 @@ def limit_point(G: float = 1.0) -> float:
 def predicted_limit(G: float = 1.0) -> float:
     """lim E‖∇f(x̂)‖² = 4G² = σ_G²."""
     G = check_positive("G", G)
-    return 4.0 * G**2
+    with np.errstate(over="ignore"):  # IEEE: beyond the float range the limit is inf, never an OverflowError
+        return float(4.0 * np.float64(G) ** 2)
 
 
 def lower_bound_expr() -> sp.Expr:
@@ -80,8 +81,9 @@ def contraction(eta: float, eta_L: float, K: int | ArrayLike) -> float:
     eta = check_positive("eta", eta)
     eta_L = check_positive("eta_L", eta_L)
     K = check_K("K", K)
-    q = 1.0 - 2.0 * eta_L
-    return 1.0 - eta * (1.0 - q**K) / K
+    q = np.float64(1.0 - 2.0 * eta_L)
+    with np.errstate(over="ignore"):  # IEEE: |q|^K beyond the float range is ±inf, never an OverflowError
+        return float(1.0 - eta * (1.0 - q ** np.float64(K)) / K)
 
 
 def expected_grad_norm_sq(x0: float, G: float, eta: float, eta_L: float, K: int, T: int) -> np.ndarray:
@@ -89,6 +91,10 @@ def expected_grad_norm_sq(x0: float, G: float, eta: float, eta_L: float, K: int,
     x0 = check_real("x0", x0)
     G = check_positive("G", G)
     T = check_int("T", T, low=1)
-    rho = contraction(eta, eta_L, K)
-    x = -G + rho ** np.arange(T + 1) * (x0 + G)
-    return 4.0 * x**2
+    check_alloc(f"T={T}", 8.0 * 3 * (T + 1))
+    rho = np.float64(contraction(eta, eta_L, K))
+    with np.errstate(over="ignore", invalid="ignore"):
+        e0 = np.float64(x0) + G
+        # e_t = ρ^t e_0; e_0 = 0 stays 0 (never inf · 0 = NaN when ρ^t overflows)
+        x = -G + (rho ** np.arange(T + 1) * e0 if e0 != 0 else np.zeros(T + 1))
+        return 4.0 * x**2

@@ -99,7 +99,7 @@ def admissible_step_sizes(*, L: float | None = None, eta_L: float | None = None,
     fail."""
     v = _values(L, eta_L, K_max, tau, num_workers)
     expr = quadratic_root_expr(S.L**2 * S.tau**2, S.L, 1 / (2 * S.M)) / S.eta_L
-    return admissible_from(SPECS, v, v["eta_L"], _quad, expr, "C2", S.eta, S.eta_L)
+    return admissible_from(SPECS, v, v["eta_L"], _quad, expr, "C2", S.eta)
 
 
 def region(eta: ArrayLike, eta_L: ArrayLike, *, L: float | None = None, K_max: int | None = None,
@@ -130,8 +130,9 @@ def rate() -> sp.Expr:
 
 def k_averages(schedule: Schedule, averaging: str = "statement") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(1/K̄_t, K̃_t, K̂_t²), each (replicates, rounds), under the chosen reading (see module docstring)."""
-    if averaging not in AVERAGINGS:
+    if not isinstance(averaging, str) or averaging not in AVERAGINGS:
         raise ValueError(f"averaging={averaging!r} must be one of {AVERAGINGS}")
+    check_schedule(schedule)
     inv_kbar = 1.0 / schedule.K_harmonic
     if averaging == "statement":
         return inv_kbar, schedule.K_mean, schedule.K_sq_mean

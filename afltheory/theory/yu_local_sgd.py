@@ -51,14 +51,15 @@ def conditions(*, setting: str = "iid", s: float | None = None, L: float | None 
 
 def admissible_step_sizes(*, setting: str = "iid", L: float | None = None,
                           K: int | None = None) -> AdmissibleStep:
-    """Largest s: 1/L (iid) or min(1/L, 1/(6LK)) (noniid); always feasible for L > 0, K ≥ 1."""
+    """Largest s: 1/L (iid) or min(1/L, 1/(6LK)) (noniid); always feasible for L > 0, K ≥ 1. Local SGD has one
+    step size s (``eta_max``); ``eta_L`` is None (no separate local step)."""
     _setting(setting)
     L = pos("L", L)
     if setting == "iid":
-        return AdmissibleStep(float("nan"), True, 1.0 / L, "s<=1/L", (), 1 / S.L)
+        return AdmissibleStep(None, True, 1.0 / L, "s<=1/L", (), 1 / S.L)
     K = check_K("K", K)
     smax, binding = (1.0 / L, "s<=1/L") if 6 * K <= 1 else (1.0 / (6 * L * K), "K<=1/(6Ls)")
-    return AdmissibleStep(float("nan"), True, smax, binding, (), sp.Min(1 / S.L, 1 / (6 * S.L * S.K)))
+    return AdmissibleStep(None, True, smax, binding, (), sp.Min(1 / S.L, 1 / (6 * S.L * S.K)))
 
 
 def bound_expr(setting: str = "iid") -> sp.Expr:
