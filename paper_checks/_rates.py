@@ -48,7 +48,7 @@ def statistic(ex, T, kind="time_avg", offset=0.0):
 
 
 def slope_verdict(id, claim, ref, xs, values, theory, *, key, seed, fig, tol=0.03, notes="", details=None,
-                  inside_conditions=None, terms=None, exact_values=None):
+                  inside_conditions=None, terms=None):
     """Slope with a 95 % bootstrap CI over replicates (MC) or the exact slope within ``tol``.
 
     ``values``: list of (value, samples or None) per x. Negative control: the same test against the slope of

@@ -69,11 +69,6 @@ class ServerState:
         """The state's arrays (each with a leading replicate axis)."""
         return tuple(getattr(self, f.name) for f in dataclasses.fields(self))
 
-    def reset(self, rows: np.ndarray) -> None:
-        """Zero replicates ``rows`` (the engine freezes diverged replicates)."""
-        for a in self.arrays():
-            a[rows] = 0.0
-
     def __getitem__(self, name: str) -> np.ndarray:
         return getattr(self, name)
 

@@ -286,7 +286,6 @@ class HeterogeneousQuadratic(QuadraticProblem):
         else:
             u[:] = 0.0
         self._init_from(A[None], cbar + u, as_noise(sigma_L), hessian)
-        self._requested = dict(L=L, mu=mu, sigma_G=sigma_G)
 
     def _init_from(self, A, centers, noise, kind, offsets=None):
         M = centers.shape[0]

@@ -92,7 +92,6 @@ TOP_SCALARS = {"name": str, "description": str, "rounds": int, "replicates": int
                "checkpoints": int}
 TOP_LISTS = {"seeds"}
 TOP_TABLES = {"problem", "behaviour", "algorithm", "grid", "zip", "derived"}
-CLASS_KEY = {"problem": "family", "algorithm": "name"}     # everything else: "kind"
 DEFAULTS = {"replicates": 16, "blocks": 1, "seeds": [0], "checkpoints": 50, "name": "", "description": ""}
 
 

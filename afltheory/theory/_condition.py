@@ -136,7 +136,7 @@ def quadratic_root_expr(a: sp.Expr, b: sp.Expr, c: sp.Expr) -> sp.Expr:
 
 def admissible_from(specs: Sequence[ConditionSpec], values: dict, eta_L: float,
                     quad: Callable[[dict], tuple[float, float, float]], quad_expr: sp.Expr,
-                    eta_spec_name: str, eta_sym: sp.Symbol, eta_L_sym: sp.Symbol) -> AdmissibleStep:
+                    eta_spec_name: str, eta_sym: sp.Symbol) -> AdmissibleStep:
     """Shared ``admissible_step_sizes`` logic: the η-condition is a x² + b x ≤ c in x = η η_L."""
     free = [sp_ for sp_ in specs if eta_sym not in sp_.free_symbols]
     probe = dict(values, eta_L=eta_L, eta=1.0)

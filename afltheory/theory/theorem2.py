@@ -89,7 +89,7 @@ def admissible_step_sizes(*, L: float | None = None, eta_L: float | None = None,
     6τ²L² x² + 2L x = 1. Infeasible (``feasible=False``, ``eta_max=None``) if (C1) or (C2) fail."""
     v = _values(L, eta_L, K_max, tau)
     expr = quadratic_root_expr(6 * S.tau**2 * S.L**2, 2 * S.L, sp.Integer(1)) / S.eta_L
-    return admissible_from(SPECS, v, v["eta_L"], _quad, expr, "C3", S.eta, S.eta_L)
+    return admissible_from(SPECS, v, v["eta_L"], _quad, expr, "C3", S.eta)
 
 
 def region(eta: ArrayLike, eta_L: ArrayLike, *, L: float | None = None, K_max: int | None = None,

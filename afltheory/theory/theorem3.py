@@ -99,7 +99,7 @@ def admissible_step_sizes(*, L: float | None = None, eta_L: float | None = None,
     fail."""
     v = _values(L, eta_L, K_max, tau, num_workers)
     expr = quadratic_root_expr(S.L**2 * S.tau**2, S.L, 1 / (2 * S.M)) / S.eta_L
-    return admissible_from(SPECS, v, v["eta_L"], _quad, expr, "C2", S.eta, S.eta_L)
+    return admissible_from(SPECS, v, v["eta_L"], _quad, expr, "C2", S.eta)
 
 
 def region(eta: ArrayLike, eta_L: ArrayLike, *, L: float | None = None, K_max: int | None = None,

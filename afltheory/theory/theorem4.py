@@ -110,7 +110,7 @@ def admissible_step_sizes(*, L: float | None = None, eta_L: float | None = None,
         check_m_M(int_ge("m", m, 1), int_ge("num_workers", num_workers, 1))
     v = _values(L, eta_L, K_max, tau, num_workers, m if m_fresh is None else m_fresh)
     expr = quadratic_root_expr(_stale_frac2 * S.L**2 * S.tau**2, S.L / 2, sp.Rational(1, 4)) / S.eta_L
-    return admissible_from(SPECS, v, v["eta_L"], _quad, expr, "C2", S.eta, S.eta_L)
+    return admissible_from(SPECS, v, v["eta_L"], _quad, expr, "C2", S.eta)
 
 
 def region(eta: ArrayLike, eta_L: ArrayLike, *, L: float | None = None, K_max: int | None = None,

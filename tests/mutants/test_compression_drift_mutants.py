@@ -309,3 +309,24 @@ def test_exact_drift_sigma_q_equals_the_problem_with_sigma_q_sqrt():
     with mutants.injected("exact.drift_sigma_q"):
         tq = dr.first_order(DriftingQuadratic(sigma_q=0.04, **kw), alg, 2)["tr_q"]
     assert tq == dr.first_order(DriftingQuadratic(sigma_q=0.04, **kw), alg, 2)["tr_q"]
+
+
+def test_torch_backend_runs_the_mutated_compressor():
+    """The torch backend builds its Channel from the substituted rule: under ``randk.no_rescale`` it runs the
+    mutant compressor (bit-identical to passing the mutant directly), never rand-k itself."""
+    torch = pytest.importorskip("torch")
+    from afltheory.torch_backend import TorchTask, run
+
+    rng = np.random.default_rng(0)
+    task = TorchTask(torch.nn.Linear(2, 2), [rng.normal(size=(4, 2)) for _ in range(2)],
+                     [rng.integers(0, 2, 4) for _ in range(2)], dtype=torch.float64)
+    beh = Behaviour(UniformArrivals(2))
+    x0 = task.initial_params().numpy().copy()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ok = run(task, AFACD(2.0, 0.1, compressor=RandK(2)), beh, rounds=3, x0=x0).x_final
+        mut = run(task, AFACD(2.0, 0.1, compressor=MA.RandKNoRescale(2)), beh, rounds=3, x0=x0).x_final
+        with mutants.injected("randk.no_rescale"):
+            inj = run(task, AFACD(2.0, 0.1, compressor=RandK(2)), beh, rounds=3, x0=x0).x_final
+    assert not np.allclose(ok, mut)
+    np.testing.assert_array_equal(mut, inj)
