@@ -47,7 +47,9 @@ def mean_ci(samples: ArrayLike, level: float = 0.95) -> tuple[float, float, floa
     m = float(s.mean())
     if len(s) < 2:
         return m, float("-inf"), float("inf")
-    h = float(stats.t.ppf(0.5 + level / 2, len(s) - 1) * s.std(ddof=1) / np.sqrt(len(s)))
+    sd = float(s.std(ddof=1))
+    # zero spread: a degenerate interval (never t-quantile · 0, which is NaN when the quantile is ±inf)
+    h = 0.0 if sd == 0 else float(stats.t.ppf(0.5 + level / 2, len(s) - 1) * sd / np.sqrt(len(s)))
     return m, m - h, m + h
 
 
@@ -64,7 +66,10 @@ def upper_confidence_bound(samples: ArrayLike, level: float = 0.99) -> float:
                          f"2 replicates (use more replicates, or the exact engine with exact=True)")
     if not np.all(np.isfinite(s)):
         return float("inf")
-    return float(s.mean() + stats.t.ppf(level, len(s) - 1) * s.std(ddof=1) / np.sqrt(len(s)))
+    sd = float(s.std(ddof=1))
+    if sd == 0:  # zero spread: the bound is the mean (never t-quantile · 0 = NaN at an extreme level)
+        return float(s.mean())
+    return float(s.mean() + stats.t.ppf(level, len(s) - 1) * sd / np.sqrt(len(s)))
 
 
 def slack_ratio(bound: float, measured: float) -> float:

@@ -193,9 +193,12 @@ def region_from(specs: Sequence[ConditionSpec], values: dict, eta, eta_L) -> np.
     check_alloc(f"a {eta_L.size} x {eta.size} (eta_L, eta) grid", 8.0 * 6 * eta.size * eta_L.size)
     E, EL = np.meshgrid(eta, eta_L)
     ok = np.ones(E.shape, dtype=bool)
+    # numpy scalars: an overflowing side is inf (the condition fails), never a Python OverflowError
+    as_np = {k: np.float64(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v
+             for k, v in values.items()}
     for sp_ in specs:
-        with np.errstate(over="ignore", invalid="ignore"):  # an overflowing side is inf (fails), NaN fails
-            lhs, rhs = sp_.numeric(**dict(values, eta=E, eta_L=EL))
+        with np.errstate(over="ignore", invalid="ignore"):  # NaN comparisons are False: the condition fails
+            lhs, rhs = sp_.numeric(**dict(as_np, eta=E, eta_L=EL))
         lhs = np.broadcast_to(lhs, E.shape)
         ok &= (lhs < rhs) if sp_.strict else (lhs <= rhs)
     return ok

@@ -806,6 +806,9 @@ def test_fuzz_findings_give_numbers_not_nan():
     small = np.array([1.0, -2.0, 0.5, 0.25]).reshape(1, 1, -1)  # normal rows are not rescaled: same bits
     assert np.array_equal(co.QSGD(2).compress(small, np.random.default_rng(3))[0],
                           co.QSGD(2).compress(small * 2.0**600, np.random.default_rng(3))[0] / 2.0**600)
+    assert an_.upper_confidence_bound([0.0, 0.0, 0.0, 0.0], level=1e-300) == 0.0  # was NaN (ppf · 0)
+    assert not np.isnan(an_.mean_ci([1.0, 1.0, 1.0], level=1e-300)).any()
+    assert theorem2.region([1.0], [0.1], L=1.34e154, K_max=1, tau=0).tolist() == [[False]]  # OverflowError
     import afltheory as aft
     beh = an.Behaviour(an.UniformArrivals(2), an.UniformDelay(1))
     tr = aft.simulate(_PROB, al.AFACD(1.0, 0.05), beh, rounds=4, replicates=3, seed=0)
