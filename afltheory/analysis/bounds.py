@@ -33,6 +33,18 @@ def _samples(samples, name="samples") -> np.ndarray:
     return s
 
 
+def _mean_sd(s: np.ndarray) -> tuple[float, float]:
+    """(mean, sample standard deviation; 0 for one sample) of finite samples without spurious overflow:
+    samples near the float range are scaled by a power of two (exact) first, so a sum overflowing to inf
+    never turns into inf − inf = NaN."""
+    big = float(np.abs(s).max()) if s.size else 0.0
+    scale = float(np.ldexp(1.0, np.frexp(big)[1] - 1)) if big > 2.0**500 else 1.0
+    u = s / scale
+    sd = float(u.std(ddof=1)) if len(u) > 1 else 0.0
+    with np.errstate(over="ignore"):
+        return float(u.mean()) * scale, sd * scale
+
+
 def _check_level(level) -> float:
     return check_real("level", level, low=0.0, high=1.0, low_open=True, high_open=True)
 
@@ -44,10 +56,9 @@ def mean_ci(samples: ArrayLike, level: float = 0.95) -> tuple[float, float, floa
     level = _check_level(level)
     if not np.all(np.isfinite(s)):
         return float("inf"), float("inf"), float("inf")
-    m = float(s.mean())
+    m, sd = _mean_sd(s)
     if len(s) < 2:
         return m, float("-inf"), float("inf")
-    sd = float(s.std(ddof=1))
     # zero spread: a degenerate interval (never t-quantile · 0, which is NaN when the quantile is ±inf)
     h = 0.0 if sd == 0 else float(stats.t.ppf(0.5 + level / 2, len(s) - 1) * sd / np.sqrt(len(s)))
     return m, m - h, m + h
@@ -66,10 +77,11 @@ def upper_confidence_bound(samples: ArrayLike, level: float = 0.99) -> float:
                          f"2 replicates (use more replicates, or the exact engine with exact=True)")
     if not np.all(np.isfinite(s)):
         return float("inf")
-    sd = float(s.std(ddof=1))
+    m, sd = _mean_sd(s)
     if sd == 0:  # zero spread: the bound is the mean (never t-quantile · 0 = NaN at an extreme level)
-        return float(s.mean())
-    return float(s.mean() + stats.t.ppf(level, len(s) - 1) * sd / np.sqrt(len(s)))
+        return m
+    with np.errstate(over="ignore"):
+        return float(m + stats.t.ppf(level, len(s) - 1) * sd / np.sqrt(len(s)))
 
 
 def slack_ratio(bound: float, measured: float) -> float:
@@ -132,7 +144,7 @@ def compare_bound(measured: ArrayLike, bound: float, *, exact: bool = False,
         m = float(np.mean(mm))
         return BoundComparison(m, m, b, slack_ratio(b, m), bool(m <= b), "exact", None, 0)
     s = _samples(measured, "measured")
-    m = float(s.mean()) if np.all(np.isfinite(s)) else float("inf")
+    m = _mean_sd(s)[0] if np.all(np.isfinite(s)) else float("inf")
     u = upper_confidence_bound(s, level)
     return BoundComparison(m, u, b, slack_ratio(b, m), bool(u <= b),
                            f"monte-carlo mean of {len(s)} replicates, one-sided {level:.0%} t-UCB", level,

@@ -808,6 +808,7 @@ def test_fuzz_findings_give_numbers_not_nan():
                           co.QSGD(2).compress(small * 2.0**600, np.random.default_rng(3))[0] / 2.0**600)
     assert an_.upper_confidence_bound([0.0, 0.0, 0.0, 0.0], level=1e-300) == 0.0  # was NaN (ppf · 0)
     assert not np.isnan(an_.mean_ci([1.0, 1.0, 1.0], level=1e-300)).any()
+    assert an_.mean_ci([8.988465674311579e307, 8.98846567431158e307])[0] == 8.98846567431158e307  # was NaN
     assert theorem2.region([1.0], [0.1], L=1.34e154, K_max=1, tau=0).tolist() == [[False]]  # OverflowError
     import afltheory as aft
     beh = an.Behaviour(an.UniformArrivals(2), an.UniformDelay(1))
