@@ -74,7 +74,11 @@ def local_maximizer(problem: MultiTaskProblem, t: int, alpha_t: np.ndarray, w_t:
     q = sigma_prime * problem.C[t, t] / 4.0  # G's quadratic coefficient on ‖X_tᵀΔ‖²
     if problem.loss == "squared":
         n = len(y)
-        return np.linalg.solve(np.eye(n) + 2 * q * (x @ x.T), y - alpha_t - x @ w_t)
+        try:
+            return np.linalg.solve(np.eye(n) + 2 * q * (x @ x.T), y - alpha_t - x @ w_t)
+        except np.linalg.LinAlgError:
+            raise ValueError(f"sigma_prime={sigma_prime}: the local subproblem of task {t} is numerically "
+                             f"singular (I + 2q XXᵀ with q = {q:.3g}); use a smaller sigma_prime") from None
     gam = 0.0 if problem.loss == "hinge" else problem.gamma
     beta = alpha_t * y  # β ∈ [0, 1]
     beta0 = beta.copy()
@@ -126,10 +130,13 @@ def omega_step(W: np.ndarray, eps: float = 1e-4) -> tuple[np.ndarray, np.ndarray
     W = check_array("W", W, ndim=2)
     if W.shape[1] < 1:
         raise ValueError(f"W has shape {W.shape}; expected (d, m) with m >= 1 task columns")
-    eps = check_positive("eps", eps)
+    eps = check_real("eps", eps, low=0.0, high=1.0, low_open=True)  # relative to tr WᵀW
     m = W.shape[1]
-    G = W.T @ W
-    eps = eps * max(1.0, float(np.trace(G)))
+    with np.errstate(over="ignore"):
+        G = W.T @ W
+        eps = eps * max(1.0, float(np.trace(G)))
+    if not (np.all(np.isfinite(G)) and np.isfinite(eps)):
+        raise ValueError(f"W is too large: WᵀW overflows (max |W| = {np.abs(W).max():.3g})")
     ev, U = np.linalg.eigh(G + eps * np.eye(m))
     root = (U * np.sqrt(np.maximum(ev, 0.0))) @ U.T
     Sigma = root / np.trace(root)

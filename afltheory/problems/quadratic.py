@@ -23,6 +23,7 @@ from .._validation import (
     check_int,
     check_nonnegative,
     check_positive,
+    check_real,
     check_seed,
 )
 from .base import (
@@ -227,11 +228,13 @@ def check_quadratic_args(dim: int, num_workers: int, L: float, mu: float, sigma_
     d, M = check_dim_workers(dim, num_workers)
     check_alloc(f"dim={d}, num_workers={M} (the quadratic keeps (num_workers, dim, dim) Hessians)",
                 8.0 * 3 * M * d * d)
-    L = check_positive("L", L)
+    # L, σ_G <= 1e150: the certified constants (L², σ_G², f*) stay finite floats (L = 1e300 gave σ_G = inf,
+    # L = 1e307 f* = NaN)
+    L = check_real("L", L, low=0.0, high=1e150, low_open=True)
     mu = check_positive("mu", mu)
     if mu > L:
         raise ValueError(f"mu={mu} must be <= L={L}")
-    sigma_G = check_nonnegative("sigma_G", sigma_G)
+    sigma_G = check_real("sigma_G", sigma_G, low=0.0, high=1e150)
     if sigma_G > 0 and M < 2:
         raise ValueError(f"num_workers={M} must be >= 2 for sigma_G={sigma_G} > 0")
     if hessian not in ("diag", "dense"):

@@ -762,6 +762,10 @@ def test_harness_catches_what_it_should():
     (lambda: pr.DriftingSlides(samples_max=0), "samples_max=0"),
     (lambda: pr.LogisticRegression.from_partition([], [], []), "parts is empty"),
     (lambda: theorem1.contraction(eta=1.0, eta_L=1.0, K=1.5), "K=1.5 must be an integer"),  # was NaN
+    (lambda: pr.DriftingQuadratic(L=1.03e307), r"\bL="),  # was "Constants: f_star=nan"
+    (lambda: mtl.omega_step([[0.0, 0.0], [1.0, 2.0]], eps=1e300), "eps"),  # was LinAlgError (eigh)
+    (lambda: mtl.mocha(mtl.synthetic_tasks(m=3, d=2, n=4), 1, sigma_prime=2503028600920218.0),
+     "sigma_prime"),
     (lambda: pr.NonconvexSinusoidal(sigma_G=3.69e153), "sigma_G"),  # was "Constants: f_star=nan"
     (lambda: partitions.label_partition([0, 0, 0, 1], 4, 1), "num_workers=4"),
     (lambda: plots.new_figure(width=None), "width"),
