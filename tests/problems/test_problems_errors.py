@@ -19,7 +19,7 @@ C2 = np.array([[1.0, 0.0, 2.0], [-1.0, 2.0, 0.0]])
 
 @pytest.mark.parametrize("cls", [HQ, HC, NC, DriftingQuadratic])
 @pytest.mark.parametrize("bad, match", [
-    (dict(L=0.0), r"L=0\.0 .*range \(0\.0, inf\]"),
+    (dict(L=0.0), r"L=0\.0 .*range \(0\.0, (inf|1e\+150)\]"),  # quadratics: L <= 1e150 (finite L², f*)
     (dict(L=-1.0), r"L=-1\.0"),
     (dict(L=float("nan")), r"L=nan must be finite"),
     (dict(sigma_L=-0.1), r"sigma_L=-0\.1 .*range \[0\.0, inf\]"),
