@@ -12,7 +12,6 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import textwrap
 import threading
 import time
 from pathlib import Path
@@ -22,44 +21,10 @@ import pytest
 from afltheory.sweep import LocalExecutor, Store, parse_spec, run_sweep
 from afltheory.sweep.store import StoreError
 
+from .conftest import TINY  # the shared tiny spec (one definition)
+
 ROOT = Path(__file__).resolve().parents[2]
-TINY = textwrap.dedent("""\
-    name = "tiny"
-    rounds = 20
-    replicates = 4
-    seeds = [0, 1]
-    checkpoints = 10
 
-    [problem]
-    family = "HeterogeneousQuadratic"
-    dim = 3
-    num_workers = 6
-    L = 2.0
-    mu = 0.1
-    sigma_L = 0.5
-    sigma_G = 1.0
-
-    [behaviour.arrivals]
-    kind = "UniformArrivals"
-    m = 3
-
-    [behaviour.delays]
-    kind = "UniformDelay"
-    max_delay = 2
-
-    [behaviour.local_steps]
-    kind = "ConstantSteps"
-    K = 2
-
-    [algorithm]
-    name = "AFACD"
-    eta = 1.0
-    eta_L = 0.05
-
-    [grid]
-    "algorithm.name" = ["AFACD", "AFACS"]
-    "algorithm.eta_L" = [0.02, 0.1, 0.5]
-    """)  # as tests/sweep/conftest.py
 SLOW = TINY.replace('eta_L = 0.05\n', 'eta_L = 0.05\nsleep = 0.25\n', 1)
 
 
