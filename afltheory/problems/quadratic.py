@@ -48,6 +48,26 @@ def _matvec_rows(v, A):
     return out
 
 
+#: per-worker dense Hessians up to this dimension are gathered per row (``_matvec_gathered``)
+_GATHER_MAX_DIM = 32
+_GATHER_BLOCK = 1 << 18   # rows × d² per gathered block (2 MiB of float64)
+
+
+def _matvec_gathered(v, H, idx, out):
+    """out[r] = H[idx[r]] @ v[r] for v (n, d), by the same d elementwise passes in the same order as
+    ``_matvec_rows`` (so each row's bits equal the per-worker masked path's), on gathered Hessians in row
+    blocks of at most ``_GATHER_BLOCK`` entries."""
+    n, d = v.shape
+    step = max(1, _GATHER_BLOCK // (d * d))
+    for lo in range(0, n, step):
+        sl = slice(lo, min(n, lo + step))
+        A = H[idx[sl]]                       # (b, d, d)
+        vb, ob = v[sl], out[sl]
+        np.multiply(vb[:, :1], A[:, :, 0], out=ob)
+        for k in range(1, d):
+            ob += vb[:, k:k + 1] * A[:, :, k]
+
+
 class QuadraticProblem(Problem):
     """f_i(x) = ½ (x − c_i)ᵀ A_i (x − c_i) + e_i. Hessians stored as ``diag`` (S, d) or ``dense`` (S, d, d)
     with S = 1 (shared) or S = M (per worker). Constants are supplied by the subclass that certifies them."""
@@ -104,6 +124,11 @@ class QuadraticProblem(Problem):
         if self.shared:
             return _matvec(v, self.hessian[0])
         i_b = np.broadcast_to(i, v.shape[:-1])
+        if self.dim <= _GATHER_MAX_DIM:  # gather each row's Hessian: the same passes, no per-worker masks
+            out = np.empty(v.shape)
+            _matvec_gathered(np.reshape(v, (-1, self.dim)), self.hessian, i_b.reshape(-1),
+                             out.reshape(-1, self.dim))
+            return out
         out = np.empty_like(v)
         for w in np.unique(i_b):
             mask = i_b == w
