@@ -1,0 +1,295 @@
+"""The engine against its peers and the random-number floor, in one process run (issue 31).
+
+    OPENBLAS_NUM_THREADS=1 python benchmarks/peers.py [--K 5 1] [--replicates 256] [--rounds 200]
+                                                      [--repeat 3] [--json FILE]
+
+Workload (issue 31's table): AFA-CD (η = 1, η_L = 0.05) on ``HeterogeneousQuadratic`` (d = 50, M = 100,
+L = 1, μ = 0.1, σ_L = σ_G = 1, diagonal shared Hessian), UniformArrivals(m = 10), UniformDelay(τ ≤ 4),
+ConstantSteps(K), T rounds, R replicates, recording ‖∇f(x_t)‖² every round. Every contender samples the same
+schedule (``Behaviour.sample``, inside its timing) and records the same per-round statistic. Contenders:
+
+- ``afltheory default``: ``afltheory.simulate`` (for these quadratics it collapses each worker's K local
+  steps into one exact Gaussian draw); every ratio below is relative to it (lower is faster).
+- ``afltheory step by step``: ``simulate(collapse=False)`` (the generic path, K noise draws per update).
+- ``plain per-replicate loop``: numpy over a round's workers, Python over replicates and local steps
+  (``benchmarks/engine.py``'s ``plain_loop``), run on ``--loop-replicates`` replicates and scaled to R.
+- ``hand-vectorized numpy, SFC64 (collapsed)``: the collapsed round written directly in numpy over (R, m, d),
+  noise from ``Generator(SFC64)``.
+- ``hand-vectorized, steps and arrivals collapsed, SFC64``: the same, with the mean of the m arrivals'
+  noises drawn as one Gaussian (R, d) (exact for this linear-Gaussian model with a shared K).
+- ``numba kernel, SFC64``: the collapsed round in one ``@njit`` kernel per round (normals drawn with SFC64
+  into a buffer); skipped with a message when numba is not importable (``pip install numba``).
+- ``JAX jit (collapsed, threefry)``: ``lax.scan`` over rounds; skipped with a message when jax is absent.
+- ``floor SFC64`` / ``floor Philox``: drawing the same normals (R·m·d per round, as the collapsed engine
+  does) with ``standard_normal(out=buffer)`` and nothing else.
+
+Timings are the best of ``--repeat`` runs; absolute times depend on the machine's load, the ratios in one
+run much less. The hand-written contenders are checked against the engine's mean curve (a z-test on the
+second half's mean ‖∇f‖², |z| ≤ 5) so a fast but wrong peer is reported, not ranked.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from engine import plain_loop  # noqa: E402
+
+import afltheory as aft  # noqa: E402
+from afltheory import algorithms as al  # noqa: E402
+from afltheory import anarchy as an  # noqa: E402
+from afltheory.problems import HeterogeneousQuadratic  # noqa: E402
+
+D, M, m, TAU = 50, 100, 10, 4
+ETA, ETA_L = 1.0, 0.05
+
+
+def setup(K):
+    """(problem, algorithm, behaviour) of the workload with K local steps."""
+    p = HeterogeneousQuadratic(dim=D, num_workers=M, L=1.0, mu=0.1, sigma_L=1.0, sigma_G=1.0, seed=0)
+    beh = an.Behaviour(an.UniformArrivals(m), an.UniformDelay(TAU), an.ConstantSteps(K))
+    return p, al.AFACD(ETA, ETA_L), beh
+
+
+def best_of(fn, repeat):
+    """(best wall time, last result) of ``repeat`` calls."""
+    best, out = np.inf, None
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        out = fn()
+        best = min(best, time.perf_counter() - t0)
+    return best, out
+
+
+def collapse_coefficients(p, K):
+    """Per coordinate (diagonal Hessian ev): G = coef ⊙ (y_0 − c_i) + nstd ⊙ z, z ~ N(0, I) — the exact law
+    of the mean of K local SGD gradients (``afltheory.engine._CollapsedRunner``)."""
+    ev = p.hessian[0]
+    a = 1.0 - ETA_L * ev
+    coef = (1.0 - a**K) / (ETA_L * K)
+    nstd = p.noise.sigma_L / np.sqrt(D) * np.sqrt(sum(a ** (2 * j) for j in range(K))) / K
+    return ev, coef, nstd
+
+
+def vectorized(p, beh, K, R, T, seed, arrivals_collapsed=False):
+    """The collapsed round in plain numpy over (R, m, d), SFC64 normals; returns ‖∇f(x_t)‖² (R, T + 1)."""
+    s = beh.sample(T, R, M, seed=seed)
+    ev, coef, nstd = collapse_coefficients(p, K)
+    C, xs = p.centers, p.constants.x_star
+    gen = np.random.Generator(np.random.SFC64(seed))
+    H = TAU + 1
+    hist = np.empty((H, R, D))
+    hist[0] = p.default_x0()
+    rr = np.arange(R)[:, None]
+    rec = np.empty((R, T + 1))
+    rec[:, 0] = np.sum((ev * (hist[0] - xs)) ** 2, axis=1)
+    z = np.empty((R, D) if arrivals_collapsed else (R, m, D))
+    nstd_m = nstd / np.sqrt(m)
+    for t in range(T):
+        W, Dl = s.workers[:, t], s.delays[:, t]
+        y0 = hist[(t - Dl) % H, rr]                    # (R, m, d): the stale models
+        y0 -= C[W]
+        if arrivals_collapsed:
+            g = coef * y0.mean(axis=1)
+            gen.standard_normal(out=z)
+            g += nstd_m * z
+        else:
+            gen.standard_normal(out=z)
+            y0 *= coef
+            z *= nstd
+            y0 += z
+            g = y0.mean(axis=1)
+        x = hist[t % H] - ETA * ETA_L * g
+        hist[(t + 1) % H] = x
+        rec[:, t + 1] = np.sum((ev * (x - xs)) ** 2, axis=1)
+    return rec
+
+
+def numba_runner():
+    """A vectorized-in-one-kernel round (numba), or None with the reason when numba is absent."""
+    try:
+        import numba
+    except ImportError:
+        return None, "numba not importable (pip install numba)"
+
+    @numba.njit(cache=False, fastmath=False)
+    def round_kernel(hist, t, W, Dl, C, coef, nstd, z, eta, ev, xs, rec):
+        H = hist.shape[0]
+        R, mm = W.shape
+        d = hist.shape[2]
+        for r in range(R):
+            acc = np.zeros(d)
+            for i in range(mm):
+                slot = (t - Dl[r, i]) % H
+                w = W[r, i]
+                for j in range(d):
+                    acc[j] += coef[j] * (hist[slot, r, j] - C[w, j]) + nstd[j] * z[r, i, j]
+            nxt = (t + 1) % H
+            cur = t % H
+            s = 0.0
+            for j in range(d):
+                v = hist[cur, r, j] - eta * acc[j] / mm
+                hist[nxt, r, j] = v
+                gj = ev[j] * (v - xs[j])
+                s += gj * gj
+            rec[r, t + 1] = s
+
+    def run(p, beh, K, R, T, seed):
+        s = beh.sample(T, R, M, seed=seed)
+        ev, coef, nstd = collapse_coefficients(p, K)
+        C, xs = p.centers, p.constants.x_star
+        gen = np.random.Generator(np.random.SFC64(seed))
+        H = TAU + 1
+        hist = np.empty((H, R, D))
+        hist[0] = p.default_x0()
+        rec = np.empty((R, T + 1))
+        rec[:, 0] = np.sum((ev * (hist[0] - xs)) ** 2, axis=1)
+        z = np.empty((R, m, D))
+        W, Dl = np.ascontiguousarray(s.workers), np.ascontiguousarray(s.delays)
+        for t in range(T):
+            gen.standard_normal(out=z)
+            round_kernel(hist, t, W[:, t], Dl[:, t], C, coef, nstd, z, ETA * ETA_L, ev, xs, rec)
+        return rec
+
+    return run, f"numba {numba.__version__}"
+
+
+def jax_runner():
+    """A jit-compiled lax.scan over rounds (threefry normals), or None with the reason when jax is absent."""
+    try:
+        import jax
+        import jax.numpy as jnp
+    except ImportError:
+        return None, "jax not importable (pip install jax)"
+    jax.config.update("jax_enable_x64", True)
+
+    def run(p, beh, K, R, T, seed):
+        s = beh.sample(T, R, M, seed=seed)
+        ev, coef, nstd = (jnp.asarray(v) for v in collapse_coefficients(p, K))
+        C, xs = jnp.asarray(p.centers), jnp.asarray(p.constants.x_star)
+        H = TAU + 1
+        hist0 = jnp.broadcast_to(jnp.asarray(p.default_x0()), (H, R, D))
+        W = jnp.asarray(np.moveaxis(s.workers, 1, 0))
+        Dl = jnp.asarray(np.moveaxis(s.delays, 1, 0))
+        rr = jnp.arange(R)[:, None]
+
+        def step(carry, inp):
+            hist, key = carry
+            t, w, dl = inp
+            key, sub = jax.random.split(key)
+            y0 = hist[(t - dl) % H, rr] - C[w]
+            g = (coef * y0 + nstd * jax.random.normal(sub, y0.shape)).mean(axis=1)
+            x = hist[t % H] - ETA * ETA_L * g
+            hist = hist.at[(t + 1) % H].set(x)
+            return (hist, key), jnp.sum((ev * (x - xs)) ** 2, axis=1)
+
+        @jax.jit
+        def scan(hist, key, W, Dl):
+            return jax.lax.scan(step, (hist, key), (jnp.arange(T), W, Dl))[1]
+
+        out = scan(hist0, jax.random.PRNGKey(seed), W, Dl)
+        out.block_until_ready()
+        g0 = float(np.sum((np.asarray(ev) * (p.default_x0() - np.asarray(xs))) ** 2))
+        return np.concatenate([np.full((R, 1), g0), np.asarray(out).T], axis=1)
+
+    return run, f"jax {jax.__version__}"
+
+
+def floor(bitgen, R, T):
+    """Draw the collapsed engine's normals (R·m·d per round, T rounds) into one buffer."""
+    gen = np.random.Generator(bitgen)
+    buf = np.empty(R * m * D)
+    for _ in range(T):
+        gen.standard_normal(out=buf)
+
+
+def agrees(ref, rec):
+    """z of the mean over replicates of the second half's time-averaged ‖∇f‖² of ``rec`` against ``ref``
+    (both (R, T + 1); the same schedules, independent noise: the independent-samples SE is conservative)."""
+    h = ref.shape[1] // 2
+    a, b = ref[:, h:].mean(axis=1), rec[:, h:].mean(axis=1)
+    se = np.sqrt(a.var(ddof=1) / a.size + b.var(ddof=1) / b.size)
+    return float((b.mean() - a.mean()) / se)
+
+
+def measure(K, R, T, repeat, loop_reps):
+    """Every contender on the K-step workload; rows (name, seconds, note)."""
+    p, algo, beh = setup(K)
+    rows = []
+    sim = lambda **kw: aft.simulate(p, algo, beh, rounds=T, replicates=R, seed=1, **kw)  # noqa: E731
+    t_def, tr = best_of(sim, repeat)
+    ref = tr.grad_norm_sq
+    rows.append(("afltheory default (collapsed K steps)", t_def, ""))
+    t_step, _ = best_of(lambda: sim(collapse=False), repeat)
+    rows.append(("afltheory step by step (collapse=False)", t_step, ""))
+    sched = beh.sample(T, loop_reps, M, seed=1)
+    t_loop, _ = best_of(lambda: plain_loop(p, algo, sched, p.default_x0(), 0), 1)
+    rows.append(("plain per-replicate numpy loop", t_loop * R / loop_reps,
+                 f"{loop_reps} replicates run, scaled to R = {R}"))
+    for name, kw in (("hand-vectorized numpy, SFC64 (collapsed)", {}),
+                     ("hand-vectorized, steps and arrivals collapsed, SFC64", {"arrivals_collapsed": True})):
+        t, rec = best_of(lambda kw=kw: vectorized(p, beh, K, R, T, 2, **kw), repeat)
+        rows.append((name, t, f"z vs engine {agrees(ref, rec):+.1f}"))
+    for factory in (numba_runner, jax_runner):
+        run, info = factory()
+        label = "numba kernel per round, SFC64 (collapsed)" if factory is numba_runner \
+            else "JAX jit + lax.scan (collapsed, threefry)"
+        if run is None:
+            rows.append((label, None, f"skipped: {info}"))
+            continue
+        t0 = time.perf_counter()
+        run(p, beh, K, 8, 3, 0)                        # compile (not timed)
+        compile_s = time.perf_counter() - t0
+        t, rec = best_of(lambda run=run: run(p, beh, K, R, T, 3), repeat)
+        rows.append((label, t, f"{info}; compile {compile_s:.1f} s not counted; z vs engine "
+                               f"{agrees(ref, rec):+.1f}"))
+    for name, bg in (("floor: the same normals, SFC64", np.random.SFC64), ("floor: the same normals, Philox",
+                                                                           np.random.Philox)):
+        t, _ = best_of(lambda bg=bg: floor(bg(0), R, T), repeat)
+        rows.append((name, t, f"{R * T * m * D / t / 1e6:.0f} M normals/s"))
+    t_sched, _ = best_of(lambda: beh.sample(T, R, M, seed=1), repeat)
+    rows.append(("(schedule sampling alone, inside every contender)", t_sched, ""))
+    return rows, t_def
+
+
+def main(argv=None):
+    """Print the peers table for each K (ratios to afltheory's default path); optionally write JSON."""
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--K", type=int, nargs="+", default=[5, 1])
+    ap.add_argument("--replicates", type=int, default=256)
+    ap.add_argument("--rounds", type=int, default=200)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--loop-replicates", type=int, default=4)
+    ap.add_argument("--json", help="write the rows as JSON")
+    args = ap.parse_args(argv)
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"AFA-CD, d = {D}, M = {M}, m = {m}, τ ≤ {TAU}, T = {args.rounds}, R = {args.replicates}; "
+          f"load average at start {load:.1f} on {os.cpu_count()} cores; best of {args.repeat}")
+    out = {}
+    for K in args.K:
+        rows, t_def = measure(K, args.replicates, args.rounds, args.repeat, args.loop_replicates)
+        print(f"\nK = {K}: afltheory default {t_def:.3f} s")
+        print(f"{'contender':58s} {'seconds':>8s} {'ratio':>6s}  note")
+        for name, t, note in rows:
+            ts, rs = ("—", "—") if t is None else (f"{t:.3f}", f"{t / t_def:.2f}")
+            print(f"{name:58s} {ts:>8s} {rs:>6s}  {note}")
+        out[f"K={K}"] = [dict(contender=n, seconds=t, ratio=None if t is None else t / t_def, note=s)
+                         for n, t, s in rows]
+    load_end = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"\nload average at end {load_end:.1f}")
+    if args.json:
+        Path(args.json).write_text(json.dumps(dict(load_start=load, load_end=load_end, rows=out), indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
