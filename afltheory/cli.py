@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     mutants_cli.add_arguments(check)   # afltheory check --mutants: the kill matrix
     check_main = check.get_default("func")
     check.set_defaults(func=lambda args: (mutants_cli.main(args, check_main) if mutants_cli.wanted(args)
-                                          else check_main(args)))
+                                          else mutants_cli.plain(args, check_main)))
     add_verify_parser(sub)
     from afltheory.adversary.cli import add_parser as add_adversary_parser
     add_adversary_parser(sub)

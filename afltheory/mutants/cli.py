@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import argparse
 
-__all__ = ["add_arguments", "main"]
+__all__ = ["add_arguments", "check_executor_args", "main", "plain"]
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -32,6 +32,26 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "kill matrix (mutation score) into the report",
     )
     p.add_argument("--list-mutants", action="store_true", help="list the mutation catalogue and exit")
+    p.add_argument("--executor", choices=("local", "dask"), default="local",
+                   help="with --mutants: run the (mutant, check) tasks in --jobs local processes (default) "
+                        "or on Dask (a LocalCluster of --jobs workers, or --scheduler ADDR)")
+    p.add_argument("--scheduler", default=None, help="Dask scheduler address (with --executor dask)")
+
+
+def check_executor_args(args: argparse.Namespace) -> None:
+    """ValueError when --executor/--scheduler are given where they do not apply."""
+    executor, scheduler = getattr(args, "executor", "local"), getattr(args, "scheduler", None)
+    if scheduler and executor != "dask":
+        raise ValueError(f"--scheduler {scheduler!r} needs --executor dask")
+    if executor != "local" and getattr(args, "mutants", None) is None:
+        raise ValueError(f"--executor {executor} applies to the mutation analysis (--mutants); a plain "
+                         f"check run uses --jobs local processes")
+
+
+def plain(args: argparse.Namespace, check_main: Callable) -> int:
+    """A check run without --mutants: refuse --executor/--scheduler there, then ``check_main(args)``."""
+    check_executor_args(args)
+    return check_main(args)
 
 
 def wanted(args) -> bool:
@@ -60,6 +80,7 @@ def main(args: argparse.Namespace, check_main: Callable | None = None) -> int:
         for m in (*CATALOGUE.values(), *CONTROLS.values()):
             print(f"{m.name:28s} {m.kind:7s} {m.category:24s} {m.description}")
         return 0
+    check_executor_args(args)
     names = [get(n).name for n in args.mutants] if args.mutants else None  # None: catalogue + controls
     if args.jobs < 1:
         raise ValueError(f"--jobs={args.jobs} must be >= 1")
@@ -67,7 +88,8 @@ def main(args: argparse.Namespace, check_main: Callable | None = None) -> int:
         raise ValueError(f"--seed={args.seed} must be >= 0")
     n = len(names) if names is not None else len(CATALOGUE) + len(CONTROLS)
     print(
-        f"mutation analysis: the checks on the correct code, then under {n} mutants ({args.jobs} job(s)) …",
+        f"mutation analysis: the checks on the correct code, then under {n} mutants ({args.jobs} job(s), "
+        f"{getattr(args, 'executor', 'local')} executor) …",
         flush=True,
     )
 
@@ -84,6 +106,8 @@ def main(args: argparse.Namespace, check_main: Callable | None = None) -> int:
         jobs=args.jobs,
         progress=progress,
         out=out,
+        executor=getattr(args, "executor", "local"),
+        scheduler=getattr(args, "scheduler", None),
     )
     results = []
     for c in km.checks:

@@ -413,6 +413,20 @@ def _task(args):
     return mutant, check_id, run_under(mutant, check_id, tier, seed, out)
 
 
+def _payload_task(payload: dict) -> dict:
+    """One (mutant, check) run as an executor task (``afltheory.sweep.executors``): plain data in and out."""
+    mutant, check_id, res = _task(tuple(payload["args"]))
+    return {"mutant": mutant, "check": check_id, "result": res}
+
+
+def _payload(task: tuple) -> dict:
+    """The executor payload of a task tuple; ``id`` is a short digest of (mutant, check) (Dask keys)."""
+    import hashlib
+
+    key = f"{task[0]}|{task[1]}".encode()
+    return {"id": hashlib.sha1(key).hexdigest()[:16], "args": list(task)}
+
+
 def kill_matrix(
     mutants: Sequence[str] | None = None,
     only: Sequence[str] | None = None,
@@ -423,12 +437,17 @@ def kill_matrix(
     progress: Callable[[int, int, str | None, str], None] | None = None,
     controls: bool | None = None,
     out: str | None = None,
+    executor: str | object = "local",
+    scheduler: str | None = None,
 ) -> KillMatrix:
     """Run the checks ``only`` (default: all registered) on the correct code and under each of ``mutants``
     (default: the whole catalogue) in ``jobs`` processes. ``controls``: also run the equivalent mutants
     (``CONTROLS``; default: when ``mutants`` is None). ``baseline``: {check id: run_under(None, ...)} already
     measured (skips the correct-code runs). ``progress``: callable(done, total, mutant, check id) or None.
-    ``out``: where the correct-code runs put their figures (default: a scratch directory)."""
+    ``out``: where the correct-code runs put their figures (default: a scratch directory).
+    ``executor``: "local" (``jobs`` processes of this machine), "dask" (a Dask scheduler at ``scheduler``,
+    or a LocalCluster of ``jobs`` workers) or an ``afltheory.sweep.executors.Executor``; each (mutant, check)
+    pair is one task, the same on every executor (the checks are seeded), so the kill matrix is the same."""
     ctl = list(CONTROLS) if (controls if controls is not None else mutants is None) else []
     if mutants is not None:  # named controls run as controls (never scored as mutants)
         names = [get(m).name for m in mutants]
@@ -438,16 +457,35 @@ def kill_matrix(
         mutants = list(CATALOGUE)
     if jobs < 1:
         raise ValueError(f"jobs={jobs} must be >= 1")
+    if isinstance(executor, str) and executor not in ("local", "dask"):
+        raise ValueError(f"executor={executor!r} must be 'local' or 'dask' (or an Executor instance)")
+    if scheduler and executor != "dask":
+        raise ValueError(f"scheduler={scheduler!r} is only used with executor='dask'")
     checks = select_checks(only)
     t0 = time.perf_counter()
     base = dict(baseline or {})
     runs = {m: {} for m in mutants + ctl}
-    ex = ProcessPoolExecutor(max_workers=jobs) if jobs > 1 else None
+    ex = dist = None
+    if executor == "local":
+        ex = ProcessPoolExecutor(max_workers=jobs) if jobs > 1 else None
+    else:
+        from ..sweep.executors import make_executor
+
+        dist = make_executor(executor, jobs=jobs, scheduler=scheduler)
     try:
 
+        def results_of(tasks):
+            if dist is None:
+                yield from (map(_task, tasks) if ex is None else ex.map(_task, tasks))
+                return
+            for p, res, err in dist.imap_unordered(_payload_task, [_payload(t) for t in tasks]):
+                if err is not None:
+                    raise RuntimeError(f"task (mutant {p['args'][0]}, check {p['args'][1]}) failed on the "
+                                       f"{dist.name} executor:\n{err}")
+                yield res["mutant"], res["check"], res["result"]
+
         def execute(tasks):
-            results = map(_task, tasks) if ex is None else ex.map(_task, tasks)
-            for j, (m, c, r) in enumerate(results):
+            for j, (m, c, r) in enumerate(results_of(tasks)):
                 (base if m is None else runs[m])[c] = r
                 if progress is not None:
                     progress(j + 1, len(tasks), m, c)
@@ -471,6 +509,8 @@ def kill_matrix(
     finally:
         if ex is not None:
             ex.shutdown()
+        if dist is not None and dist is not executor:
+            dist.close()
     return KillMatrix(
         checks,
         mutants,
@@ -479,6 +519,7 @@ def kill_matrix(
         tier,
         seed,
         time.perf_counter() - t0,
-        {"runs_executed": len(todo), "runs_skipped": len(mutants + ctl) * len(checks) - len(todo)},
+        {"runs_executed": len(todo), "runs_skipped": len(mutants + ctl) * len(checks) - len(todo),
+         "executor": executor if isinstance(executor, str) else getattr(executor, "name", "custom")},
         ctl,
     )
