@@ -64,13 +64,23 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--gamma", type=float, default=None,
                    help="override the server step eta*eta_L (exploratory; says if outside the conditions)")
     p.add_argument("--json", metavar="FILE", help="write the bracket as JSON")
+    p.add_argument("--jobs", type=int, default=1, help="with --search: solve in this many processes")
+    p.add_argument("--executor", choices=("local", "dask"), default="local",
+                   help="with --search: local processes (default) or Dask (LocalCluster of --jobs workers, "
+                        "or --scheduler ADDR)")
+    p.add_argument("--scheduler", default=None, help="Dask scheduler address (with --executor dask)")
 
     def run(args):
         from .theorems import bracket
 
+        if args.scheduler and args.executor != "dask":
+            raise ValueError(f"--scheduler {args.scheduler!r} needs --executor dask")
+        if args.jobs < 1:
+            raise ValueError(f"--jobs={args.jobs} must be >= 1")
         b = bracket(args.claim, m=args.m, M=args.M, K=args.K, T=args.T, tau=args.tau, sigma_G=args.sigma_G,
                     delta=args.delta, L=args.L, search=args.search, beam=args.beam,
-                    heterogeneity=args.heterogeneity, max_gram=args.max_gram, gamma=args.gamma)
+                    heterogeneity=args.heterogeneity, max_gram=args.max_gram, gamma=args.gamma,
+                    executor=args.executor, jobs=args.jobs, scheduler=args.scheduler)
         print(format_bracket(b))
         if args.json:
             with open(args.json, "w") as fh:

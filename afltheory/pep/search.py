@@ -71,12 +71,17 @@ def _schedule(rows, M, K):
 def worst_schedule(algorithm: ServerRule, constants: Any, *, num_workers: int, m: int, K: int, T: int,
                    tau: int, delta: float, metric: str = "average", mu: float | None = None,
                    heterogeneity: str = "server", max_solves: int = 64, beam: int = 2,
+                   executor: str | Any = "local", jobs: int = 1, scheduler: str | None = None,
                    **kw: Any) -> ScheduleSearch:
     """Worst PEP value over the schedules of this size (see the module docstring). Exhaustive when the number
-    of schedules is ≤ ``max_solves``, else beam search of width ``beam``; ``kw`` go to ``worst_case``."""
+    of schedules is ≤ ``max_solves``, else beam search of width ``beam``; ``kw`` go to ``worst_case``.
+    The solves of one search step (all schedules, or one round's extensions of the beam) are independent:
+    ``executor`` "local" runs them in ``jobs`` processes (1: in this one), "dask" on a Dask scheduler at
+    ``scheduler`` (or a LocalCluster of ``jobs`` workers); an ``afltheory.sweep.executors.Executor`` is used
+    as is. The result does not depend on the executor (results are ordered as the sequential run's)."""
     import time
 
-    from .core import worst_case
+    from ..sweep.executors import make_executor
 
     M = check_int("num_workers", num_workers, low=1)
     m = check_int("m", m, low=1, high=M)
@@ -84,34 +89,66 @@ def worst_schedule(algorithm: ServerRule, constants: Any, *, num_workers: int, m
     T = check_int("T", T, low=1)
     tau = check_int("tau", tau, low=0)
     beam = check_int("beam", beam, low=1)
+    jobs = check_int("jobs", jobs, low=1)
+    if isinstance(executor, str) and executor not in ("local", "dask"):
+        raise ValueError(f"executor={executor!r} must be 'local' or 'dask' (or an Executor instance)")
     t0 = time.perf_counter()
     solves = unc = 0
+    common = dict(algorithm=algorithm, constants=constants, M=M, K=K,
+                  kw=dict(kw, delta=delta, metric=metric, mu=mu, heterogeneity=heterogeneity))
+    local = executor == "local" and jobs == 1
+    ex = None if local else make_executor(executor, jobs=jobs, scheduler=scheduler)
 
-    def solve(rows):
+    def solve_all(cands):
         nonlocal solves, unc
-        r = worst_case(algorithm, _schedule(rows, M, K), constants, delta=delta, metric=metric, mu=mu,
-                       heterogeneity=heterogeneity, **kw)
-        solves += 1
-        unc += not r.certified
-        return r
+        if ex is None:
+            res = [_solve({**common, "rows": rows}) for rows in cands]
+        else:
+            import hashlib
 
-    count = schedule_count(M, m, T, tau)
-    if count <= max_solves:
-        method = "exhaustive"
-        cands = [list(rows) for rows in itertools.product(*(round_choices(t, M, m, tau) for t in range(T)))]
-        results = [(solve(rows), rows) for rows in cands]
-    else:
-        method = f"beam({beam})"
-        prefixes = [[]]
-        results = []
-        for t in range(T):
-            results = [(solve(p + [c]), p + [c]) for p in prefixes for c in round_choices(t, M, m, tau)]
-            ok = sorted((r for r in results if r[0].certified), key=lambda r: -r[0].value)
-            prefixes = [rows for _, rows in ok[:beam]]
-            if not prefixes:
-                break
+            pay = [{**common, "rows": rows, "index": j,
+                    "id": hashlib.sha1(f"{j}|{rows}".encode()).hexdigest()[:16]}
+                   for j, rows in enumerate(cands)]
+            res = [None] * len(cands)
+            for p, r, err in ex.imap_unordered(_solve, pay):
+                if err is not None:
+                    raise RuntimeError(f"PEP solve of schedule {p['rows']} failed on the {ex.name} "
+                                       f"executor:\n{err}")
+                res[p["index"]] = r
+        solves += len(res)
+        unc += sum(not r.certified for r in res)
+        return list(zip(res, cands, strict=True))
+
+    try:
+        count = schedule_count(M, m, T, tau)
+        if count <= max_solves:
+            method = "exhaustive"
+            cands = [list(rows) for rows in itertools.product(*(round_choices(t, M, m, tau)
+                                                                 for t in range(T)))]
+            results = solve_all(cands)
+        else:
+            method = f"beam({beam})"
+            prefixes = [[]]
+            results = []
+            for t in range(T):
+                results = solve_all([p + [c] for p in prefixes for c in round_choices(t, M, m, tau)])
+                ok = sorted((r for r in results if r[0].certified), key=lambda r: -r[0].value)
+                prefixes = [rows for _, rows in ok[:beam]]
+                if not prefixes:
+                    break
+    finally:
+        if ex is not None and ex is not executor:
+            ex.close()
     ok = [r for r in results if r[0].certified]
     if not ok:
         raise RuntimeError(f"no certified PEP solve among {solves} ({unc} uncertified)")
     best, rows = max(ok, key=lambda r: r[0].value)
     return ScheduleSearch(best, _schedule(rows, M, K), method, count, solves, unc, time.perf_counter() - t0)
+
+
+def _solve(task: dict) -> Any:
+    """One schedule's PEP (``worst_schedule``'s task; module level so executors can pickle it)."""
+    from .core import worst_case
+
+    return worst_case(task["algorithm"], _schedule(task["rows"], task["M"], task["K"]), task["constants"],
+                      **task["kw"])

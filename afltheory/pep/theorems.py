@@ -121,13 +121,15 @@ def default_schedule(claim: str, *, M: int, m: int, K: int, T: int, tau: int, se
 def bracket(claim: str, *, m: int, K: int, T: int, tau: int, M: int | None = None, sigma_G: float = 0.1,
             delta: float = 1.0, L: float = 1.0, schedule: Schedule | None = None, search: str | None = None,
             beam: int = 2, heterogeneity: str = "server", lower_grid: int = 7, max_gram: int | None = None,
-            seed: int = 0, gamma: float | None = None) -> Bracket:
+            seed: int = 0, gamma: float | None = None, executor: str | object = "local", jobs: int = 1,
+            scheduler: str | None = None) -> Bracket:
     """The bracket for ``claim`` ("thm2", "thm3", "thm4") at this size (see the module docstring).
 
     ``M`` defaults to m + 1 (partial participation). ``search``: None (the default or given schedule),
     "beam"/"exhaustive" via ``worst_schedule`` (delays ≤ τ, every m-subset; max over schedules).
     ``gamma``: override the server step η η_L (η = gamma/η_L) — exploratory; the result says whether the
-    configuration is still inside the conditions.
+    configuration is still inside the conditions. ``executor``, ``jobs``, ``scheduler``: where a ``search``
+    runs its solves (``worst_schedule``; the result does not depend on them).
     """
     from ..problems.base import Constants
     from ..theory import theorem2, theorem3, theorem4
@@ -163,7 +165,8 @@ def bracket(claim: str, *, m: int, K: int, T: int, tau: int, M: int | None = Non
         from .search import worst_schedule
         res = worst_schedule(algo, consts, num_workers=M, m=m, K=K, T=T, tau=tau, delta=delta,
                              heterogeneity=heterogeneity, beam=beam,
-                             max_solves=10**9 if search == "exhaustive" else 64, **kw)
+                             max_solves=10**9 if search == "exhaustive" else 64, executor=executor, jobs=jobs,
+                             scheduler=scheduler, **kw)
         pep, sched = res.best, res.schedule
         how = f"worst schedule, {res.method} over {res.count} schedules ({res.solves} solves" \
               f"{', ' + str(res.uncertified) + ' uncertified' if res.uncertified else ''})"

@@ -156,6 +156,23 @@ def test_exhaustive_schedule_search_is_the_max():
     assert res.best.value == pytest.approx(max(vals), rel=1e-6)
 
 
+@pytest.mark.parametrize("executor", ["local", pytest.param("dask", marks=pytest.mark.slow)])
+def test_schedule_search_on_an_executor_gives_the_sequential_result(executor):
+    """The solves of a search step run as executor tasks (2 processes; Dask: a LocalCluster): the same
+    schedules, values and maximum as in one process (results ordered as the sequential run's)."""
+    if executor == "dask":
+        pytest.importorskip("dask.distributed", reason="needs the dask extra: pip install 'afltheory[dask]'")
+    algo = AFACD(eta=2.0, eta_L=0.1)
+    one = worst_schedule(algo, C, num_workers=2, m=1, K=2, T=2, tau=1, delta=1.0)
+    two = worst_schedule(algo, C, num_workers=2, m=1, K=2, T=2, tau=1, delta=1.0, executor=executor, jobs=2)
+    assert (two.solves, two.uncertified, two.method) == (one.solves, one.uncertified, one.method)
+    assert two.best.value == one.best.value
+    np.testing.assert_array_equal(two.schedule.workers, one.schedule.workers)
+    np.testing.assert_array_equal(two.schedule.delays, one.schedule.delays)
+    with pytest.raises(ValueError, match="executor='ray'"):
+        worst_schedule(algo, C, num_workers=2, m=1, K=2, T=2, tau=1, delta=1.0, executor="ray")
+
+
 # ------------------------------------------------------------------------------------------- brackets
 def test_bracket_thm2_tiny_and_control():
     b = bracket("thm2", m=1, K=2, T=2, tau=1, M=2, sigma_G=0.1, lower_grid=3)
