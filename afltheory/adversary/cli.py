@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import argparse
 
-__all__ = ["add_parser", "run"]
+__all__ = ["add_parser", "run", "search_seeds"]
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -41,8 +41,46 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                       ("--max-delay", "max_delay"), ("--K-max", "K_max"), ("--rounds", "rounds")):
         p.add_argument(flag, dest=f"cls_{key}", type=int, default=None, metavar="N",
                        help=f"assumption class: {key} (default: the claim's class)")
+    p.add_argument("--seeds", type=int, default=1, metavar="N",
+                   help="N independent searches (seeds SEED … SEED+N−1, the budget each); the worst is "
+                        "reported (default 1)")
+    p.add_argument("--jobs", type=int, default=1, help="run the --seeds searches in this many processes")
+    p.add_argument("--executor", choices=("local", "dask"), default="local",
+                   help="where the --seeds searches run: local processes (default) or Dask (LocalCluster of "
+                        "--jobs workers, or --scheduler ADDR)")
+    p.add_argument("--scheduler", default=None, help="Dask scheduler address (with --executor dask)")
     p.add_argument("--list", action="store_true", help="list the claims and exit")
     p.set_defaults(func=run)
+
+
+def _search_task(task: dict) -> object:
+    """One seeded search (an executor task; module level so executors can pickle it)."""
+    from .claims import get_claim
+    from .search import search
+
+    return search(get_claim(task["claim"]), budget=task["budget"], seed=task["seed"],
+                  assumptions=task["cls"], replicates=task["replicates"])
+
+
+def search_seeds(claim: str, cls: object, *, seeds: list[int], budget: int, replicates: int,
+                 executor: str = "local", jobs: int = 1, scheduler: str | None = None) -> list:
+    """The seeded searches of ``claim`` over ``cls`` (one task per seed on ``executor``: "local" = ``jobs``
+    processes, 1 = this one; "dask" = a Dask scheduler at ``scheduler`` or a LocalCluster of ``jobs``
+    workers), in seed order. Each search depends only on its seed, so the results do not depend on the
+    executor."""
+    from ..sweep.executors import make_executor
+
+    tasks = [{"id": f"{claim}-seed{s}", "claim": claim, "cls": cls, "seed": s, "budget": budget,
+              "replicates": replicates, "index": j} for j, s in enumerate(seeds)]
+    if executor == "local" and jobs == 1:
+        return [_search_task(t) for t in tasks]
+    out = [None] * len(tasks)
+    with make_executor(executor, jobs=jobs, scheduler=scheduler) as ex:
+        for t, res, err in ex.imap_unordered(_search_task, tasks):
+            if err is not None:
+                raise RuntimeError(f"adversary search {t['id']} failed on the {ex.name} executor:\n{err}")
+            out[t["index"]] = res
+    return out
 
 
 def run(args: argparse.Namespace) -> int:
@@ -70,7 +108,22 @@ def run(args: argparse.Namespace) -> int:
         cls = cls.replace(rotate=True)
     if args.isolate:
         cls = cls.isolate(args.isolate)
-    wc = search(c, budget=args.budget, seed=args.seed, assumptions=cls, replicates=args.replicates)
+    if args.seeds < 1:
+        raise ValueError(f"--seeds={args.seeds} must be >= 1")
+    if args.jobs < 1:
+        raise ValueError(f"--jobs={args.jobs} must be >= 1")
+    if args.scheduler and args.executor != "dask":
+        raise ValueError(f"--scheduler {args.scheduler!r} needs --executor dask")
+    if args.seeds == 1 and args.executor == "local":
+        wc = search(c, budget=args.budget, seed=args.seed, assumptions=cls, replicates=args.replicates)
+    else:
+        seeds = list(range(args.seed, args.seed + args.seeds))
+        found = search_seeds(c.id, cls, seeds=seeds, budget=args.budget, replicates=args.replicates,
+                             executor=args.executor, jobs=args.jobs, scheduler=args.scheduler)
+        for s, w in zip(seeds, found, strict=True):
+            print(f"  seed {s}: ratio {w.ratio:.4g} ({w.evaluations} evaluations, {w.elapsed:.1f} s)")
+        wc = max(found, key=lambda w: w.ratio if w.ratio == w.ratio else -float("inf"))
+        print(f"worst of {len(seeds)} searches: seed {wc.seed}")
     print(wc.summary())
     if wc.confirmation is not None:
         cf = wc.confirmation
