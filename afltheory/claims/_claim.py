@@ -108,6 +108,9 @@ class Claim:
     - ``measured``: one of ``QUANTITIES``; ``bound``: a sympy expression or a dict of named terms (their
       sum); ``conditions``: name -> sympy relation (``a <= b``) that must hold; ``values``: the claim's own
       symbols (numbers or expressions in ``SYMBOLS``, e.g. ``{"gamma": Max(8*kappa, E)}``).
+    - ``statistics``: optional ``f(trace, problem, algorithm) -> {name: (R,) array}`` giving run statistics the
+      generic ``run_values`` does not (or reads differently, e.g. Theorem 4's memory-slot averages); the names
+      it adds are declared in ``extra_symbols`` (name -> meaning).
     - ``rate``: claimed log–log slopes of the measured quantity, e.g. ``{"T": -1}``; ``expect``: "holds"
       (a theorem) or "fails" (a false variant declared as expected to fail: its verdict passes when the
       bound is violated).
@@ -130,6 +133,8 @@ class Claim:
     reading: str = ""
     confidence: str = "from memory"
     expect: str = "holds"
+    statistics: Any = None
+    extra_symbols: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not isinstance(self.id, str) or not self.id:
@@ -187,7 +192,7 @@ class Claim:
         exprs = list(self.bound.values()) + list(self.conditions.values())
         for e in exprs:
             names |= {str(s) for s in self._resolve(e, extra).free_symbols}
-        unknown = sorted(n for n in names if n not in SYMBOLS)
+        unknown = sorted(n for n in names if n not in SYMBOLS and n not in self.extra_symbols)
         if unknown:
             raise UnknownSymbol(f"claim {self.id!r} uses unknown symbol(s) {unknown}: give their values "
                                 f"(values={{...}}) or use the known symbols {', '.join(SYMBOLS)}")

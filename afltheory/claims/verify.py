@@ -92,6 +92,15 @@ def run_values(trace: Any, problem: Any, algorithm: Any) -> dict[str, np.ndarray
     return {k: v for k, v in vals.items() if np.all(np.isfinite(v))}
 
 
+def _stats(claim, trace, problem, algorithm):
+    """``run_values`` plus (overridden by) the claim's own ``statistics``."""
+    stats = run_values(trace, problem, algorithm)
+    if claim.statistics is not None:
+        stats.update({k: np.broadcast_to(np.asarray(v, dtype=float), (trace.replicates,))
+                      for k, v in claim.statistics(trace, problem, algorithm).items()})
+    return stats
+
+
 def _gammas(algorithm: Any, rounds: int) -> np.ndarray:
     if getattr(algorithm, "scheduled", False):
         return np.array([algorithm.at_round(t).step_size for t in range(rounds)])
@@ -201,7 +210,7 @@ def verify(claim: Claim, problem: Any, behaviour: Any, *, rounds: int, replicate
                                      **extra}, weights=getattr(problem, "weights", None))
     trace, measured, is_exact, method = _run(claim, problem, behaviour, algorithm, rounds, replicates, seed,
                                              exact, x0)
-    stats = run_values(trace, problem, algorithm)
+    stats = _stats(claim, trace, problem, algorithm)
     stats.update({k: np.full(trace.replicates, float(v)) for k, v in extra.items() if np.ndim(v) == 0})
     terms = {k: np.broadcast_to(v, (trace.replicates,)) for k, v in claim.terms(stats, extra).items()}
     bad = [k for k, v in terms.items() if not np.all(np.isfinite(v)) or np.any(np.isnan(v))]
@@ -296,7 +305,7 @@ def verify_rate(claim: Claim, problem: Any | Callable, behaviour: Any | Callable
         samples.append(np.asarray(measure(claim.measured, tr, p, algo), dtype=float))
         exact_vals.append(meas if is_exact else None)
         if claim.conditions:
-            inside.append(all(ok for ok, _ in claim.check_conditions(run_values(tr, p, algo), values).values()))
+            inside.append(all(ok for ok, _ in claim.check_conditions(_stats(claim, tr, p, algo), values).values()))
     wrong = slope + 0.5 if wrong is None else float(wrong)
     if all(e is not None for e in exact_vals):
         fit = fit_slope(pts, exact_vals)
