@@ -35,7 +35,8 @@ from ..theory import symbols as S
 from ._claim import QUANTITIES, Claim
 from .symbols import SYMBOLS
 
-__all__ = ["QuantityUnavailable", "measure", "problem_values", "run_values", "verify", "verify_rate"]
+__all__ = ["QuantityUnavailable", "measure", "problem_values", "run_values", "scope_problems", "verify",
+           "verify_rate"]
 
 
 class QuantityUnavailable(ValueError):
@@ -99,6 +100,30 @@ def _stats(claim, trace, problem, algorithm):
         stats.update({k: np.broadcast_to(np.asarray(v, dtype=float), (trace.replicates,))
                       for k, v in claim.statistics(trace, problem, algorithm).items()})
     return stats
+
+
+def scope_problems(claim: Claim, algorithm: Any, behaviour: Any, trace: Any = None) -> list[str]:
+    """What puts a run outside the claim's scope (empty: inside): a rule other than the claim's ``rule`` (when
+    it is a class), partial participation for a full-participation claim, non-uniform arrivals for a
+    uniform-participation claim, delays or local steps above the class's bounds."""
+    out = []
+    a = claim.assumptions
+    if isinstance(claim.rule, type) and not isinstance(algorithm, claim.rule):
+        out.append(f"the claim is about {claim.rule.__name__}; the run used {type(algorithm).__name__}")
+    arrivals = getattr(behaviour, "arrivals", None)
+    sched = getattr(trace, "schedule", None)
+    if a.participation == "full" and sched is not None and sched.m != sched.num_workers:
+        out.append(f"the claim assumes full participation; the run had m={sched.m} of M={sched.num_workers}")
+    if a.participation == "uniform" and arrivals is not None:
+        from ..anarchy.arrivals import UniformArrivals
+        if not isinstance(arrivals, UniformArrivals):
+            out.append(f"the claim assumes uniform arrivals; the run used {type(arrivals).__name__}")
+    if sched is not None and a.max_delay is not None and int(sched.delays.max()) > a.max_delay:
+        out.append(f"delays up to {int(sched.delays.max())} exceed the class's max_delay={a.max_delay}")
+    if sched is not None and a.max_local_steps is not None and int(sched.local_steps.max()) > a.max_local_steps:
+        out.append(f"local steps up to {int(sched.local_steps.max())} exceed max_local_steps="
+                   f"{a.max_local_steps}")
+    return out
 
 
 def _gammas(algorithm: Any, rounds: int) -> np.ndarray:
@@ -220,13 +245,17 @@ def verify(claim: Claim, problem: Any, behaviour: Any, *, rounds: int, replicate
     b = sum(terms.values())
     cmp = compare_bound(measured, b, exact=is_exact, level=level)
     conds = claim.check_conditions(stats, extra)
+    scope = scope_problems(claim, algorithm, behaviour, trace)
     inside = all(ok for ok, _ in conds.values()) if conds else None
+    if scope:
+        inside = False
     failing = [k for k, (ok, _) in conds.items() if not ok]
     tot = float(np.mean(b))
     shares = {k: float(np.mean(v)) / tot for k, v in terms.items()} if tot > 0 else None
     notes = [f"measured: {QUANTITIES[claim.measured]}", f"class: {claim.assumptions.describe()}"]
     if failing:
         notes.append(f"OUTSIDE the claim's conditions: {', '.join(failing)} fail")
+    notes.extend(f"OUTSIDE the claim's scope: {p}" for p in scope)
     nc = None
     if claim.expect == "fails":
         passed, relation = not cmp.holds, ">"

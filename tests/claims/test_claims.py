@@ -256,3 +256,17 @@ def test_tutorial_claim_files(name, limit, tmp_path):
         bound = next(v for v in vs if v["id"] == "li2020.thm1")
         assert 1.0 < bound["slack"] <= 5.0 and bound["method"] == "exact moments"
         assert next(v for v in vs if v["id"] == "li2020.false")["relation"] == ">"
+
+
+def test_scope_is_read_from_the_claim():
+    """A run outside the claim's scope is labelled (inside_conditions False, the reason in the notes)."""
+    p = _problem(sigma_L=0.5)
+    full = _toy_claim(rule=FedAvg, assumptions=Assumptions(participation="full", max_delay=0))
+    beh = Behaviour(UniformArrivals(2), delays=UniformDelay(1), local_steps=ConstantSteps(2))
+    v = verify(full, p, beh, rounds=30, replicates=4)
+    assert v.inside_conditions is False
+    assert "full participation" in v.notes and "max_delay=0" in v.notes
+    v = verify(full, p, beh, rounds=30, replicates=4, algorithm=AFACD(eta=1.0, eta_L=0.05))
+    assert "the claim is about FedAvg; the run used AFACD" in v.notes
+    ok = verify(full, p, Behaviour(UniformArrivals(4), local_steps=ConstantSteps(2)), rounds=30, replicates=4)
+    assert "scope" not in ok.notes
