@@ -10,10 +10,12 @@ from typing import Any
 import numpy as np
 
 from ..algorithms import AFACD, AFACS
+from ..theory import compression as TC
 from ..theory import theorem2, theorem3, theorem4
 from ._claim import Assumptions, Claim
+from .symbols import D0, zeta_star
 
-__all__ = ["PAPER_CLAIMS", "THEOREM2", "THEOREM3", "THEOREM4"]
+__all__ = ["COMPRESSED_DISTRIBUTED_GD", "PAPER_CLAIMS", "THEOREM2", "THEOREM3", "THEOREM4"]
 
 _SOURCE = "Yang, Zhang, Khanduri, Liu, ICML 2022 (arXiv:2204.09364); read from the source documents, docs/theorems.md"
 
@@ -59,5 +61,28 @@ THEOREM4 = Claim(
     reference=theorem4.CITATION, source=_SOURCE, confidence="read",
     reading="K̂_t² a sum over all M slots (khat='sum'); f_* read as f* (a valid, weaker numerator than f(x_T))")
 
+
+
+def _omega(trace: Any, problem: Any, algorithm: Any) -> dict[str, np.ndarray]:
+    """ω of the rule's unbiased compressor at the problem's dimension (0 without a compressor)."""
+    comp = getattr(algorithm, "compressor", None)
+    return {"omega": np.full(trace.replicates, 0.0 if comp is None else float(comp.omega(problem.dim)))}
+
+
+COMPRESSED_DISTRIBUTED_GD = Claim(
+    id="compression.distributed_gd",
+    title="distributed compressed GD: E‖x_k − x*‖² ≤ (1 − γμ)^k D_0 + 2γωζ*²/(μn)",
+    assumptions=Assumptions(function="strongly_convex", noise="none", heterogeneity="zeta_star",
+                            participation="full", max_delay=0, max_local_steps=1),
+    rule=AFACD, measured="last_dist_sq",
+    bound={"transient": TC.COMPRESSED_GD_BOUND, "floor": TC.DISTRIBUTED_FLOOR},
+    conditions={"step": TC.gamma <= TC.DISTRIBUTED_STEP},
+    values={"gamma": "eta*eta_L", "k": "T", "n": "M", "D_0": D0, "zeta_star^2": zeta_star**2},
+    statistics=_omega, extra_symbols={"omega": "the compressor's certified ω (C ∈ U(ω)) at the dimension"},
+    reference=TC.CITATION, source="docs/theorems.md 'Compression' (from the source documents)",
+    confidence="read",
+    reading="x⁺ = x − γ (1/n) Σ C_i(∇f_i(x)): AFA-CD with η η_L = γ, every worker every round, K = 1, τ = 0; "
+            "ζ*² = (1/n) Σ‖∇f_i(x*)‖² (the floor's [M]-marked derivation, docs/compression.md)")
+
 #: id -> claim
-PAPER_CLAIMS = {c.id: c for c in (THEOREM2, THEOREM3, THEOREM4)}
+PAPER_CLAIMS = {c.id: c for c in (THEOREM2, THEOREM3, THEOREM4, COMPRESSED_DISTRIBUTED_GD)}

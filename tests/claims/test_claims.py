@@ -270,3 +270,20 @@ def test_scope_is_read_from_the_claim():
     assert "the claim is about FedAvg; the run used AFACD" in v.notes
     ok = verify(full, p, Behaviour(UniformArrivals(4), local_steps=ConstantSteps(2)), rounds=30, replicates=4)
     assert "scope" not in ok.notes
+
+
+def test_compression_claim_inside_passes_outside_labelled():
+    """The distributed compressed-GD claim (sympy forms of theory.compression) holds inside its step
+    condition on a RandK run (exact moments) and is labelled outside it when γ triples (where it fails)."""
+    from afltheory.claims.paper import COMPRESSED_DISTRIBUTED_GD as C
+    from afltheory.compression import RandK
+
+    warnings.simplefilter("ignore")
+    p = aft.problems.HeterogeneousQuadratic(dim=6, num_workers=4, L=1.0, mu=0.2, sigma_G=1.0, seed=0)
+    beh = Behaviour(UniformArrivals(4), local_steps=ConstantSteps(1))
+    comp = RandK(2)
+    g = 1 / (1 + 2 * comp.omega(6) / 4)
+    v = verify(C, p, beh, rounds=60, replicates=2, algorithm=AFACD(eta=g, eta_L=1.0, compressor=comp))
+    assert v.passed and v.inside_conditions and v.method == "exact moments"
+    out = verify(C, p, beh, rounds=60, replicates=2, algorithm=AFACD(eta=3 * g, eta_L=1.0, compressor=comp))
+    assert out.inside_conditions is False and "step fail" in out.notes and not out.passed
