@@ -287,3 +287,14 @@ def test_compression_claim_inside_passes_outside_labelled():
     assert v.passed and v.inside_conditions and v.method == "exact moments"
     out = verify(C, p, beh, rounds=60, replicates=2, algorithm=AFACD(eta=3 * g, eta_L=1.0, compressor=comp))
     assert out.inside_conditions is False and "step fail" in out.notes and not out.passed
+
+
+def test_docs_claims_md_is_generated_from_the_claims(capsys):
+    """docs/claims.md is `afltheory claims markdown` (regenerate it when a claim changes)."""
+    from afltheory.cli import main
+
+    assert main(["claims", "markdown"]) == 0
+    assert capsys.readouterr().out == (ROOT / "docs" / "claims.md").read_text()
+    assert main(["claims", "show", "li2020.thm1", "--file", str(ROOT / "docs/tutorial/li2020_fedavg.py")]) == 0
+    assert "Γ = f* − Σ p_k f_k*" in capsys.readouterr().out
+    assert main(["claims", "show", "nope"]) == 2
