@@ -237,7 +237,8 @@ def test_rate_verdict_and_its_control():
 
 
 # ---------------------------------------------------------------------------------------------- tutorials
-@pytest.mark.parametrize("name,limit", [("li2020_fedavg.py", 30), ("lian2015_asysg.py", 15)])
+@pytest.mark.parametrize("name,limit", [("li2020_fedavg.py", 30), ("lian2015_asysg.py", 15),
+                                        ("local_sgd_claim.py", 60)])
 def test_tutorial_claim_files(name, limit, tmp_path):
     """The tutorial claim files stay short and give the documented verdicts through `afltheory verify`'s
     machinery (the true claims pass, the declared false variant fails as expected, controls fail)."""
@@ -246,7 +247,8 @@ def test_tutorial_claim_files(name, limit, tmp_path):
     path = ROOT / "docs" / "tutorial" / name
     code = [ln for ln in path.read_text().splitlines() if ln.strip() and not ln.strip().startswith("#")]
     assert len(code) <= limit
-    check_id = {"li2020_fedavg.py": "li2020", "lian2015_asysg.py": "lian2015"}[name]
+    check_id = {"li2020_fedavg.py": "li2020", "lian2015_asysg.py": "lian2015",
+                "local_sgd_claim.py": "tutorial"}[name]
     out = run_check(check_id, files=[str(path)], out=str(tmp_path))
     assert out["error"] is None, out["error"]
     vs = out["verdicts"]
@@ -256,6 +258,8 @@ def test_tutorial_claim_files(name, limit, tmp_path):
         bound = next(v for v in vs if v["id"] == "li2020.thm1")
         assert 1.0 < bound["slack"] <= 5.0 and bound["method"] == "exact moments"
         assert next(v for v in vs if v["id"] == "li2020.false")["relation"] == ">"
+    if check_id == "tutorial":   # the numbers the README quotes
+        assert [round(v["measured"], 4) for v in vs] == [0.0796, 0.0796, -0.5155]
 
 
 def test_scope_is_read_from_the_claim():
