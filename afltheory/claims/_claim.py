@@ -29,6 +29,10 @@ HETEROGENEITY = (None, "sigma_G_max", "sigma_G_mean", "Gamma", "zeta_star", "iid
 PARTICIPATION = ("full", "uniform", "arbitrary")
 
 
+#: id(claim) -> {(expr, extra): (symbols, numeric function)} (claims are frozen: their values never change)
+_COMPILED: dict[int, dict] = {}
+
+
 class UnknownSymbol(ValueError):
     """A bound or condition uses a symbol that is neither in ``afltheory.claims.SYMBOLS`` nor given a value."""
 
@@ -210,16 +214,33 @@ class Claim:
     def evaluate(self, expr: sp.Expr, stats: Mapping[str, Any], extra: Mapping[str, Any] | None = None
                  ) -> np.ndarray:
         """``expr`` (a term, the bound, a condition side) on ``stats`` (symbol name -> number or per-replicate
-        array): a float array broadcast over the replicates. A missing symbol is an ``UnknownSymbol``."""
-        e = self._resolve(sp.sympify(expr), extra)
-        syms = sorted(e.free_symbols, key=str)
+        array): a float array broadcast over the replicates. A missing symbol is an ``UnknownSymbol``.
+        (Resolved expressions and their numeric functions are cached: a claim is evaluated many times.)"""
+        syms, f = self._compiled(sp.sympify(expr), extra)
         missing = [str(s) for s in syms if str(s) not in stats]
         if missing:
             raise UnknownSymbol(f"claim {self.id!r}: no value for symbol(s) {missing} on this run (known here: "
                                 f"{', '.join(sorted(stats))}); pass values={{...}}")
-        f = sp.lambdify(syms, e, "numpy")
         with np.errstate(all="ignore"):
             out = np.asarray(f(*(np.asarray(stats[str(s)], dtype=float) for s in syms)), dtype=float)
+        return out
+
+    def _compiled(self, expr: sp.Expr, extra: Mapping[str, Any] | None) -> tuple[list, Any]:
+        try:
+            key = (expr, tuple(sorted((k, v) for k, v in (extra or {}).items())))
+            hash(key)
+        except TypeError:
+            key = None
+        cache = _COMPILED.setdefault(id(self), {})
+        if key is not None and key in cache:
+            return cache[key]
+        e = self._resolve(expr, extra)
+        syms = sorted(e.free_symbols, key=str)
+        out = (syms, sp.lambdify(syms, e, "numpy"))
+        if key is not None:
+            if len(cache) > 512:
+                cache.clear()
+            cache[key] = out
         return out
 
     def terms(self, stats: Mapping[str, Any], extra: Mapping[str, Any] | None = None) -> dict[str, np.ndarray]:
