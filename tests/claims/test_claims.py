@@ -302,3 +302,17 @@ def test_docs_claims_md_is_generated_from_the_claims(capsys):
     assert main(["claims", "show", "li2020.thm1", "--file", str(ROOT / "docs/tutorial/li2020_fedavg.py")]) == 0
     assert "Γ = f* − Σ p_k f_k*" in capsys.readouterr().out
     assert main(["claims", "show", "nope"]) == 2
+
+
+def test_verify_file_mutants_reports_what_a_users_checks_kill(tmp_path, capsys):
+    """`afltheory verify FILE.py --mutants NAME ...`: the kill matrix of a user's claim file. The Li et al.
+    file's verdicts are measured by the exact engine, so dropping its noise (exact.noise_dropped) is killed;
+    an AFA-CD rule mutant is never reached by a FedAvg claim and survives (reported, exit 1)."""
+    from afltheory.cli import main
+
+    path = str(ROOT / "docs" / "tutorial" / "li2020_fedavg.py")
+    rc = main(["verify", path, "--mutants", "exact.noise_dropped", "afacd.eta_L_twice", "--out", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert "mutation score: 1/2" in out and "li2020           kills  1: exact.noise_dropped" in out
+    assert "survivors: afacd.eta_L_twice" in out and rc == 1
+    assert (tmp_path / "kill_matrix.json").is_file()
