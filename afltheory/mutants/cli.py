@@ -98,6 +98,10 @@ def main(args: argparse.Namespace, check_main: Callable | None = None) -> int:
 
     out = args.out
     os.makedirs(os.path.join(out, "figures"), exist_ok=True)
+    journal = os.path.join(out, "kill_matrix.partial.jsonl")   # an interrupted run resumes from it
+    if os.path.exists(journal):
+        print(f"resuming: runs already recorded in {journal} (same code, tier and seed) are not repeated",
+              flush=True)
     km = kill_matrix(
         names,
         only=args.only,
@@ -109,7 +113,10 @@ def main(args: argparse.Namespace, check_main: Callable | None = None) -> int:
         files=getattr(args, "files", ()) or (),
         executor=getattr(args, "executor", "local"),
         scheduler=getattr(args, "scheduler", None),
+        journal=journal,
     )
+    if os.path.exists(journal):   # complete: a rerun measures afresh
+        os.remove(journal)
     results = []
     for c in km.checks:
         r = dict(km.baseline[c]["result"])

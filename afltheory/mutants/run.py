@@ -430,6 +430,53 @@ def _payload(task: tuple) -> dict:
     return {"id": hashlib.sha1(key).hexdigest()[:16], "args": list(task)}
 
 
+def _code_digest(checks: Sequence[str], files: Sequence[str]) -> str:
+    """SHA-1 of afltheory's source files, the source files of the modules defining ``checks`` and the user
+    ``files``: a journal entry is reused only for the same code."""
+    import hashlib
+    import sys
+
+    from afltheory.checks.registry import CHECKS
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    paths = sorted(os.path.join(d, f) for d, _, fs in os.walk(root) for f in fs if f.endswith(".py"))
+    mods = {CHECKS[c].module for c in checks if c in CHECKS}
+    paths += sorted({getattr(sys.modules.get(m), "__file__", None) or "" for m in mods} - {""})
+    paths += list(files)
+    h = hashlib.sha1()
+    for p in paths:
+        h.update(p.encode())
+        with open(p, "rb") as fh:
+            h.update(fh.read())
+    return h.hexdigest()
+
+
+def _read_journal(path: str, stamp: list) -> dict:
+    """{(mutant, check): run} recorded in ``path`` for ``stamp`` (unreadable or other-stamp lines skipped)."""
+    out = {}
+    if not os.path.exists(path):
+        return out
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            try:
+                e = json.loads(line)
+            except ValueError:       # a line cut short by the interruption
+                continue
+            if isinstance(e, dict) and e.get("stamp") == stamp:
+                out[(e["mutant"], e["check"])] = e["run"]
+    return out
+
+
+def _journal(path: str | None, stamp: list | None, mutant: str | None, check: str, run: dict) -> dict:
+    """Append one finished run to the journal (if any); returns ``run``."""
+    if path:
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps({"stamp": stamp, "mutant": mutant, "check": check, "run": run},
+                                default=str) + "\n")
+    return run
+
+
 def kill_matrix(
     mutants: Sequence[str] | None = None,
     only: Sequence[str] | None = None,
@@ -443,6 +490,7 @@ def kill_matrix(
     files: Sequence[str] = (),
     executor: str | object = "local",
     scheduler: str | None = None,
+    journal: str | None = None,
 ) -> KillMatrix:
     """Run the checks ``only`` (default: all registered) on the correct code and under each of ``mutants``
     (default: the whole catalogue) in ``jobs`` processes. ``controls``: also run the equivalent mutants
@@ -454,7 +502,11 @@ def kill_matrix(
     ``executor``: "local" (``jobs`` processes of this machine), "dask" (a Dask scheduler at ``scheduler``,
     or a LocalCluster of ``jobs`` workers) or an ``afltheory.sweep.executors.Executor``; each (mutant, check)
     pair is one task, the same on every executor (the checks are seeded), so the kill matrix is the same
-    (user ``files`` must be readable at the same path on the workers)."""
+    (user ``files`` must be readable at the same path on the workers).
+    ``journal``: a JSON-lines file that records every finished run as it completes; runs already recorded
+    there for the same code (a digest of afltheory's and the checks' source files), tier and seed are not
+    run again — an interrupted analysis resumes where it stopped (``check --mutants`` keeps one in --out
+    until the analysis completes)."""
     ctl = list(CONTROLS) if (controls if controls is not None else mutants is None) else []
     if mutants is not None:  # named controls run as controls (never scored as mutants)
         names = [get(m).name for m in mutants]
@@ -479,6 +531,8 @@ def kill_matrix(
     t0 = time.perf_counter()
     base = dict(baseline or {})
     runs = {m: {} for m in mutants + ctl}
+    stamp = [_code_digest(checks, files), tier, seed] if journal else None
+    done_before = _read_journal(journal, stamp) if journal else {}
     ex = dist = None
     if executor == "local":
         ex = ProcessPoolExecutor(max_workers=jobs) if jobs > 1 else None
@@ -499,7 +553,10 @@ def kill_matrix(
                 yield res["mutant"], res["check"], res["result"]
 
         def execute(tasks):
-            for j, (m, c, r) in enumerate(results_of(tasks)):
+            fresh = [t for t in tasks if (t[0], t[1]) not in done_before]
+            old = [(t[0], t[1], done_before[(t[0], t[1])]) for t in tasks if (t[0], t[1]) in done_before]
+            for j, (m, c, r) in enumerate([*old, *((m, c, _journal(journal, stamp, m, c, r))
+                                                   for m, c, r in results_of(fresh))]):
                 (base if m is None else runs[m])[c] = r
                 if progress is not None:
                     progress(j + 1, len(tasks), m, c)

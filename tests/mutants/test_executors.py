@@ -53,3 +53,25 @@ def test_dask_local_cluster_gives_the_local_kill_matrix(tmp_path):
     dask = kill_matrix(MUTANTS, only=ONLY, executor="dask", jobs=2)
     assert _summary(dask) == _summary(local)
     assert dask.meta["executor"] == "dask"
+
+
+def test_journal_resumes_without_rerunning_and_ignores_other_seeds(tmp_path, monkeypatch):
+    """Every finished run is journaled; a second analysis with the same code, tier and seed reads them
+    back (a line cut short by an interruption is skipped) and runs nothing; another seed reruns."""
+    import afltheory.mutants.run as run
+
+    j = str(tmp_path / "journal.jsonl")
+    first = kill_matrix(MUTANTS, only=ONLY, journal=j)
+    lines = open(j, encoding="utf-8").read().splitlines()
+    assert len(lines) == 1 + first.meta["runs_executed"]        # the baseline run + the mutant runs
+    with open(j, "a", encoding="utf-8") as fh:
+        fh.write(lines[-1][: len(lines[-1]) // 2])              # an interrupted write
+
+    def boom(args):
+        raise AssertionError(f"run again: {args[:2]}")
+
+    monkeypatch.setattr(run, "_task", boom)
+    again = kill_matrix(MUTANTS, only=ONLY, journal=j)
+    assert _summary(again) == _summary(first)
+    with pytest.raises(AssertionError, match="run again"):
+        kill_matrix(MUTANTS, only=ONLY, journal=j, seed=1)
