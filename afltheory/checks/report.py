@@ -124,9 +124,14 @@ def interval_label(v: Verdict) -> str:
 
 def measured_str(v: Verdict) -> str:
     """The measured cell, readable alone: the quantity's name, its value and its labelled interval
-    (``slope -0.4387, 95 % bootstrap CI [-0.4937, -0.3855]``, ``left side 14.19, 99 % UCB 14.3``)."""
+    (``slope = -0.4387, 95 % bootstrap CI [-0.4937, -0.3855]``, ``left side, mean = 14.19, 99 % UCB
+    14.3``)."""
     q = quantity_of(v)
-    s = (f"{q} " if q else "") + _value(v.measured)
+    val = _value(v.measured)
+    if q:
+        s = f"{q} {val}" if isinstance(v.measured, str) else f"{q} = {val}"
+    else:
+        s = val
     if v.ci is not None and len(v.ci) == 2:
         lo, hi = v.ci
         lab = interval_label(v)
@@ -166,6 +171,9 @@ def criterion_str(v: Verdict) -> str:
         return f"≈ {m.group(2).strip()} ± {m.group(3)}{m.group(4)}"
     if tol.startswith("±"):
         return f"{theo} {tol}"
+    m = re.fullmatch(r"(.*CI) \(widened by (\S+)\) contains (\S+)", tol)
+    if m:
+        return f"{theo}: the {m.group(1)} widened by ±{m.group(2)} contains it"
     if "≤ bound" in tol and not isinstance(v.theoretical, str):
         return tol.replace("≤ bound", f"≤ bound {fmt(v.theoretical)}", 1)
     if not tol or tol == "demonstrated" or tol == theo:
@@ -253,35 +261,48 @@ def table_lines(results: list[dict], kills: dict | None = None) -> tuple[list[st
     return head, out
 
 
-#: terminal column caps (characters); the claim column takes what is left of the width
-_CAPS = {"id": 26, "measured": 30, "pass criterion": 30, "slack": 7, "dominant term": 16, "verdict": 16,
-         "neg. control": 9, "kills (mutants)": 20}
+#: terminal columns (slack and the dominant term are in report.md / report.html) and their caps in characters
+_TERM_COLS = ("id", "verdict", "measured", "pass criterion", "claim", "kills (mutants)")
+_CAPS = {"id": 24, "verdict": 18, "measured": 34, "pass criterion": 34, "kills (mutants)": 24}
 
 
 def _fit_widths(head: list[str], body: list[list[str]], width: int) -> list[int]:
-    """Column widths whose table (two spaces between columns) fits ``width``: every column capped, the claim
-    column gets the rest; if that is still too wide, the widest columns shrink (minimum 6)."""
+    """Column widths whose table (two spaces between columns) fits ``width``: every column capped; the claim
+    column keeps at least max(24, 30 % of the width) while the widest other column shrinks (minimum 8)."""
     nat = [max(len(head[j]), *(len(r[j]) for r in body)) if body else len(head[j]) for j in range(len(head))]
     w = [min(n, _CAPS.get(h, n)) for n, h in zip(nat, head, strict=True)]
     sep = 2 * (len(head) - 1)
-    if "claim" in head:
-        j = head.index("claim")
-        w[j] = max(16, min(nat[j], width - sep - (sum(w) - w[j])))
-    while sum(w) + sep > width and max(w) > 6:
-        j = max(range(len(w)), key=lambda k: w[k])
-        w[j] -= 1
+    c = head.index("claim") if "claim" in head else None
+    if c is not None:
+        w[c] = min(nat[c], max(24, int(0.3 * width)))
+    while sum(w) + sep > width:
+        others = [k for k in range(len(w)) if k != c and w[k] > 8]
+        if not others:
+            if c is not None and w[c] > 8:
+                w[c] -= 1
+                continue
+            break
+        k = max(others, key=lambda k: w[k])
+        w[k] -= 1
+    if c is not None:   # the claim takes what is left
+        w[c] = max(w[c], min(nat[c], width - sep - (sum(w) - w[c])))
     return w
 
 
 def print_table(results: list[dict], file: TextIO | None = None, kills: dict | None = None,
                 width: int | None = None) -> None:
     """The verdict table on ``file`` (stdout), fitted to ``width`` (default: the terminal's, 100 when
-    unknown): long cells (the claim first) wrap inside their column; report.md / report.html hold the same
-    cells."""
+    unknown): columns id, verdict (with the negative control), measured, pass criterion, claim; long cells
+    wrap inside their column. report.md / report.html hold every column (slack, dominant term)."""
     head, body = table_lines(results, kills)
+    cols = [head.index(h) for h in _TERM_COLS if h in head]
+    iv, ic = head.index("verdict"), head.index("neg. control")
+    body = [[(f"{r[iv]}; control {r[ic]}" if r[ic] != "—" else r[iv]) if j == iv else r[j] for j in cols]
+            for r in body]
+    head = [head[j] for j in cols]
     if width is None:
         width = shutil.get_terminal_size((100, 24)).columns
-    width = max(int(width), 40)
+    width = max(int(width), 60)
     w = _fit_widths(head, body, width)
 
     def emit(cells: list[str]) -> None:
@@ -291,8 +312,9 @@ def print_table(results: list[dict], file: TextIO | None = None, kills: dict | N
             line = "  ".join((x[i] if i < len(x) else "").ljust(w[j]) for j, x in enumerate(wrapped))
             print(line.rstrip(), file=file)
 
-    legend = ("measured: quantity, value, interval as labelled (CI: confidence interval; UCB/LCB: one-sided "
-              "upper/lower confidence bound); slack = bound/measured; full text in report.md / report.html")
+    legend = ("measured: quantity = value, then its interval as labelled (CI: confidence interval; UCB/LCB: "
+              "one-sided upper/lower confidence bound). control failed ✓: the negative control failed as it "
+              "must. Slack, dominant term and full details: report.md / report.html.")
     for ln in textwrap.wrap(legend, width):
         print(ln, file=file)
     emit(head)
