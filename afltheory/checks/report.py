@@ -268,15 +268,19 @@ _CAPS = {"id": 24, "verdict": 18, "measured": 34, "pass criterion": 34, "kills (
 
 def _fit_widths(head: list[str], body: list[list[str]], width: int) -> list[int]:
     """Column widths whose table (two spaces between columns) fits ``width``: every column capped; the claim
-    column keeps at least max(24, 30 % of the width) while the widest other column shrinks (minimum 8)."""
+    column keeps at least max(24, 30 % of the width) while the widest other column shrinks (minimum 14, then
+    8; the id column last)."""
     nat = [max(len(head[j]), *(len(r[j]) for r in body)) if body else len(head[j]) for j in range(len(head))]
     w = [min(n, _CAPS.get(h, n)) for n, h in zip(nat, head, strict=True)]
     sep = 2 * (len(head) - 1)
     c = head.index("claim") if "claim" in head else None
     if c is not None:
         w[c] = min(nat[c], max(24, int(0.3 * width)))
+    i = head.index("id") if "id" in head else None
     while sum(w) + sep > width:
-        others = [k for k in range(len(w)) if k != c and w[k] > 8]
+        # ids stay whole while the other columns can give (down to 14 characters)
+        others = [k for k in range(len(w)) if k not in (c, i) and w[k] > 14]
+        others = others or [k for k in range(len(w)) if k != c and w[k] > 8]
         if not others:
             if c is not None and w[c] > 8:
                 w[c] -= 1
