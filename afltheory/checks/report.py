@@ -180,6 +180,8 @@ def criterion_str(v: Verdict) -> str:
         return theo if v.theoretical is not None else (tol or "—")
     if v.theoretical is None:
         return tol
+    if v.finding:   # a tight value is the paper's claim; an inequality is the finding's own direction
+        return f"{'paper: ' if v.relation == '~=' else ''}{theo}; finding if: {tol}"
     return f"{theo}; pass: {tol}"
 
 
@@ -395,11 +397,12 @@ def write_markdown(path: str, results: list[dict], meta: dict, title: str = "afl
 
 
 def _md_to_html(text: str) -> str:
-    """The glossary's small Markdown subset (## headers, paragraphs, **bold**, *italic*) as HTML."""
+    """The glossary's small Markdown subset (## headers, paragraphs, **bold**, *italic*, `code`) as HTML."""
     out = []
     for para in text.strip().split("\n\n"):
         para = html.escape(para.strip())
         para = re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", para)
+        para = re.sub(r"`(.+?)`", r"<code>\1</code>", para)
         para = re.sub(r"(?<![\w*])\*(?!\s)(.+?)(?<!\s)\*(?![\w*])", r"<i>\1</i>", para)
         out.append(f"<h2>{para[3:]}</h2>" if para.startswith("## ") else f"<p>{para}</p>")
     return "\n".join(out)
@@ -431,6 +434,8 @@ _JS = """
     shown.textContent = n + ' of ' + rows.length + ' rows shown';
   }
   sel.addEventListener('change', apply); q.addEventListener('input', apply);
+  var h = decodeURIComponent(location.hash.slice(1));   // report.html#finding opens filtered
+  Array.prototype.forEach.call(sel.options, function(o){ if (o.value === h) sel.value = h; });
   Array.prototype.forEach.call(t.tHead.rows[0].cells, function(th, j){
     th.style.cursor = 'pointer'; th.title = 'click to sort';
     th.addEventListener('click', function(){
