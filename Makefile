@@ -55,7 +55,7 @@ check: $(CORE)
 check-full: $(CORE)
 	$(BIN)/python -m afltheory check --full --jobs $(JOBS) --out report-full
 
-lint: $(CORE)
+lint: | $(BIN)/python
 	$(BIN)/python -m pip install --quiet "ruff==0.17.6" && $(BIN)/ruff check afltheory paper_checks experiments tests benchmarks docs
 
 bench: $(CORE)
