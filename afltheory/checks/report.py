@@ -82,6 +82,12 @@ def _value(x: Any) -> str:
     return math_str(x) if isinstance(x, str) or hasattr(x, "free_symbols") else fmt(x)
 
 
+#: readable names of the Claim API's measured statistics (``Claim.measured``, carried in ``details``)
+_MEASURED_NAMES = {"avg_grad_sq": "(1/T)ΣE‖∇f(x_t)‖²", "weighted_avg_grad_sq": "weighted (1/T)ΣE‖∇f(x_t)‖²",
+                   "min_grad_sq": "min_t E‖∇f(x_t)‖²", "last_gap": "E f(x_T) − f*",
+                   "last_dist_sq": "E‖x_T − x*‖²", "avg_iterate_gap": "E f(x̄_T) − f*"}
+
+
 def quantity_of(v: Verdict) -> str:
     """The name of the measured quantity: ``v.quantity``, else inferred from the common check shapes (a
     z-test, a slope, an upper bound compared through its UCB, an engine-vs-loop difference); "" if unknown."""
@@ -94,7 +100,9 @@ def quantity_of(v: Verdict) -> str:
     if "slope" in tol or ".slope" in v.id:
         return "slope"
     if "≤ bound" in tol:
-        return "left side"
+        named = (v.details or {}).get("quantity") if isinstance(v.details, dict) else None
+        name = _MEASURED_NAMES.get(named, named) if isinstance(named, str) else "left side"
+        return f"{name}, {'exact' if v.ci is None else 'mean'}"
     m = re.match(r"(.*engine − loop.*?) ≤ ", tol)
     if m:
         return m.group(1)
@@ -175,6 +183,8 @@ def criterion_str(v: Verdict) -> str:
     if m:
         return f"{theo}: the {m.group(1)} widened by ±{m.group(2)} contains it"
     if "≤ bound" in tol and not isinstance(v.theoretical, str):
+        if v.relation in (">", ">="):   # a variant declared to fail: PASS means the bound is violated
+            return f"{theo}; pass: the bound is violated (not {tol})"
         return tol.replace("≤ bound", f"≤ bound {fmt(v.theoretical)}", 1)
     if not tol or tol == "demonstrated" or tol == theo:
         return theo if v.theoretical is not None else (tol or "—")
