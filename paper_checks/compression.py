@@ -110,7 +110,7 @@ def check_gd_rate(ctx):
         measured=worst,
         ci=None,
         theoretical=1.0,
-        tolerance="max_k measured/bound ≤ 1",
+        tolerance="max_k measured/bound ≤ 1", quantity="max_k measured/bound",
         passed=bool(worst <= 1.0 + 1e-9 and all(conds)),
         relation="<=",
         inside_conditions=bool(all(conds)),
@@ -163,7 +163,7 @@ def check_distributed_floor(ctx):
         measured=worst,
         ci=None,
         theoretical=1.0,
-        tolerance="max_k measured/bound ≤ 1 (exact)",
+        tolerance="max_k measured/bound ≤ 1 (exact)", quantity="max_k measured/bound",
         passed=bool(worst <= 1.0 + 1e-9),
         relation="<=",
         negative_control=NegativeControl(
@@ -213,7 +213,7 @@ def check_diana(ctx):
         measured=worst,
         ci=None,
         theoretical=1e-12,
-        tolerance="E‖x_T − x*‖²/D_0 ≤ 1e-12 at T = 300",
+        tolerance="E‖x_T − x*‖²/D_0 ≤ 1e-12 at T = 300", quantity="E‖x_T − x*‖²/D_0",
         passed=bool(worst <= 1e-12),
         relation="<=",
         negative_control=NegativeControl(
@@ -357,6 +357,7 @@ def check_error_feedback(ctx):
         ci=None,
         theoretical=1.5,
         tolerance="slope of log floor vs log γ (γ = 0.4 → 0.1) ≥ 1.5",
+        quantity="slope of log floor vs log γ (γ = 0.4 → 0.1)",
         passed=bool(worst >= 1.5),
         relation=">=",
         negative_control=NegativeControl(
@@ -395,7 +396,7 @@ def check_exact_vs_mc(ctx):
         measured=worst,
         ci=None,
         theoretical=0.0,
-        tolerance="max_t |z| ≤ 4.5 over 21 rounds",
+        tolerance="max_t |z| ≤ 4.5 over 21 rounds", quantity="max_t |z|",
         passed=bool(worst <= 4.5),
         relation="~=",
         negative_control=NegativeControl(
@@ -442,6 +443,7 @@ def check_afacd_omega(ctx, figures=(), bits=None):
         ci=None,
         theoretical=0.0,
         tolerance="max |floor(ω)/floor(0) / (1+ω) − 1| ≤ 0.05 (η_L = 0.005)",
+        quantity="max |floor(ω)/floor(0) / (1+ω) − 1|",
         passed=bool(err <= 0.05),
         relation="~=",
         negative_control=NegativeControl(

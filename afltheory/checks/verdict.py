@@ -96,8 +96,12 @@ class Verdict:
     "symbolic", ...); ``notes``; ``finding`` (True for a paper inconsistency or a claim that fails as
     documented); ``derivation`` (True when the verdict is a symbolic derivation, not a measurement);
     ``inside_conditions`` (True/False: does the configuration satisfy the theorem's hypotheses; None: not
-    applicable); ``terms`` (term name -> share of the bound at the measured point); ``figures`` (paths
-    relative to the report directory); ``negative_control``; ``details`` (free-form JSON-able numbers).
+    applicable); ``quantity`` (the name of what ``measured`` is — "max |z|", "slope", "E‖∇f‖²/σ_G²" — shown
+    in the report's measured cell so the cell reads alone; the report infers it for the common check shapes);
+    ``interval`` (what ``ci`` is when the report cannot tell from the tolerance: "range over the 9 runs",
+    "99 % LCB of mean(LHS − bound)"); ``terms`` (term name -> share of the bound at the measured point);
+    ``figures`` (paths relative to the report directory); ``negative_control``; ``details`` (free-form
+    JSON-able numbers).
     ``ok``: passed and the negative control (if any) failed.
     """
 
@@ -110,6 +114,8 @@ class Verdict:
     ci: tuple | None = None
     tolerance: Any = None
     relation: str = "~="
+    quantity: str = ""
+    interval: str = ""
     slack: float | None = None
     method: str = ""
     notes: str = ""
