@@ -11,9 +11,9 @@ trusts, calibrated on synthetic samples whose truth is known, in the quick tier.
   decade) with multiplicative lognormal noise, R = 64 replicates per point, N = 800 problems: (i) on the
   noise-free law the fitted slope equals a to 1e-9; (ii) the 95 % bootstrap CI misses a no more often than
   Binomial(N, 0.05 + 0.02) allows at 99.9 % (the 0.02 is the percentile bootstrap's known finite-R
-  under-coverage, measured at 0.5 % (N = 800) and 1.7 % (N = 300) here: stated, not tuned to pass) and no less often than Binomial(N,
-  0.05 − 0.03) allows. Negative control: the same coverage test for the bug "quantiles at (1 − level, level)"
-  (a 90 % interval reported as 95 %), read off the same bootstrap draws.
+  under-coverage, measured at 0.5 % (N = 800) and 1.7 % (N = 300) here: stated, not tuned to pass) and no
+  less often than Binomial(N, 0.05 − 0.03) allows. Negative control: the same coverage test for the bug
+  "quantiles at (1 − level, level)" (a 90 % interval reported as 95 %), read off the same bootstrap draws.
 
 Both are deterministic (fixed seeds) and cost 0.7 CPU-s together (measured, quick tier)."""
 
@@ -87,15 +87,16 @@ def _slope(ctx):
     ok = exact_ok and lo <= miss <= hi
     return make_verdict(
         id="calibration.slope",
-        claim=f"the bootstrap log-log slope recovers an exact power law and its {level:.0%} CI covers the true "
-              "exponent at its level",
+        claim=f"the bootstrap log-log slope recovers an exact power law and its {level:.0%} CI covers the "
+              "true exponent at its level",
         reference=REF, measured=miss, theoretical=N * (1 - level), passed=ok,
-        tolerance=f"noise-free slope within 1e-9 of {a}; CI misses in [{lo}, {hi}] (Binomial({N}, 0.02) lower "
-                  f"and Binomial({N}, {1 - level + under:.2f}) upper {LEVEL_TEST:.1%} tails; +0.02: the "
+        tolerance=f"noise-free slope within 1e-9 of {a}; CI misses in [{lo}, {hi}] (Binomial({N}, 0.02) "
+                  f"lower and Binomial({N}, {1 - level + under:.2f}) upper {LEVEL_TEST:.1%} tails; +0.02: "
+                  "the "
                   "percentile bootstrap's finite-R under-coverage)",
         relation="~=",
-        method=f"synthetic: N = {N} power laws 2x^{a} on 5 points in [1, 10], R = {R} lognormal (σ = {s_noise}) "
-               "samples per point, 400 bootstrap draws",
+        method=f"synthetic: N = {N} power laws 2x^{a} on 5 points in [1, 10], R = {R} lognormal "
+               f"(σ = {s_noise}) samples per point, 400 bootstrap draws",
         notes=f"noise-free slope {exact_fit:.12g}; miss rate {miss / N:.3f} (nominal {1 - level:.2f}); the "
               f"90 %-as-95 % bug misses {miss_bug / N:.3f}",
         details={"misses": miss, "interval": [lo, hi], "misses_bug": miss_bug, "exact_slope": exact_fit},

@@ -133,13 +133,15 @@ def _update_verdict(ctx, collapse):
     return make_verdict(
         id=f"laws.{name}_update",
         claim=f"one AFA-CD round through {path} has the closed-form law of K noisy local steps: mean "
-              "x_0 − (ηη_L/m)Σ_j (1−a^K_j)/(η_L K_j)(x_0 − c_j), variance (ηη_L/m)² Σ_j (σ_L²/d)Σ_k a^{2k}/K_j², "
+              "x_0 − (ηη_L/m)Σ_j (1−a^K_j)/(η_L K_j)(x_0 − c_j), variance "
+              "(ηη_L/m)² Σ_j (σ_L²/d)Σ_k a^{2k}/K_j², "
               "independent coordinates and arrivals",
         reference=REF, measured=zmax, theoretical=0.0, passed=zmax <= zc,
         tolerance=f"max |z| ≤ {zc:.3g} (two-sided {LEVEL:.1%}, Bonferroni over {len(z)}: {p.dim} means, "
                   f"1 variance χ², {len(z) - p.dim - 1} correlations)",
-        relation="~=", method=f"simulate(collapse={collapse}), N = {N_DRAWS} one-round replicates vs closed form",
-        notes=f"d = 5, σ_L = 2, η = 2, η_L = 0.15, workers 0,1,2 with K = 1, 3, 5; mean z "
+        relation="~=",
+        method=f"simulate(collapse={collapse}), N = {N_DRAWS} one-round replicates vs closed form",
+        notes="d = 5, σ_L = 2, η = 2, η_L = 0.15, workers 0,1,2 with K = 1, 3, 5; mean z "
               + ", ".join(f"{v:+.2f}" for v in z[: p.dim]) + f"; variance z {z[p.dim]:+.2f}",
         details={"z": z.tolist()},
         negative_control=make_control("the closed form with K + 1 local steps (a K misread): max |z|", zw, zc,
@@ -213,7 +215,8 @@ def _compressors(ctx):
         zsq = zscore(sq.mean() - second, sq.std(ddof=1) / np.sqrt(sq.size))
         flat = out.reshape(-1, d)
         zmean = (flat.mean(axis=0) - x) / (flat.std(axis=0, ddof=1) / np.sqrt(len(flat)) + 1e-300)
-        zmean = np.where(flat.std(axis=0) == 0, np.where(np.isclose(flat.mean(axis=0), x), 0.0, np.inf), zmean)
+        same = np.where(np.isclose(flat.mean(axis=0), x), 0.0, np.inf)
+        zmean = np.where(flat.std(axis=0) == 0, same, zmean)
         e0, e1 = out[:, 0] - x, out[:, 1] - x
         cross = np.sum(e0 * e1, axis=1)
         zind = zscore(cross.mean(), cross.std(ddof=1) / np.sqrt(N))
@@ -281,7 +284,8 @@ def _error_feedback(ctx):
               "h ← h + αΔ (two rounds, exact arithmetic)",
         reference="[Stich et al. 2018; Karimireddy et al. 2019; Mishchenko et al. 2019]",
         measured=err, theoretical=0.0, passed=err <= tol, tolerance=f"max abs error ≤ {tol:g}",
-        relation="~=", method="compression.Channel, two rounds on fixed updates vs a plain top-k / shift loop",
+        relation="~=",
+        method="compression.Channel, two rounds on fixed updates vs a plain top-k / shift loop",
         notes=f"EF error {err_ef:.3g}, DIANA decode {err_diana:.3g}, DIANA shift {err_shift:.3g}; the second "
               f"EF message differs from plain top-k by {plain:.3g}",
         negative_control=make_control("error feedback without its memory (plain top-k on the second round): "
