@@ -3,8 +3,8 @@
 - ``agreement.stein`` — the exact engine's steady state (``exact.steady_state``: the generic fixed point of
   the round recursion) equals the independent Stein solver (``exact.drift.stein_steady_state``: the
   closed-form Stein-type equation of Dynamic FedAvg) on ``DriftingQuadratic.slides`` with σ_q² ∈ {0, 0.01}:
-  relative difference ≤ 1e-9. Control: the Stein solver's with-replacement variant (a plausible sampling bug), which
-  must differ beyond the tolerance.
+  relative difference ≤ 1e-9. Control: the Stein solver's with-replacement variant (a plausible sampling
+  bug), which must differ beyond the tolerance.
 - ``agreement.bound_symbolic`` — Theorems 2, 3 and 4: the numeric bound terms (``theoremK.bound_terms``, the
   code the bound verdicts use) summed equal the sympy right-hand side (``theoremK.bound_expr``) evaluated
   with the schedule's statistics (Δ, T, m, M, τ, K̄, K̃, K̂²) on a deterministic schedule with unequal
