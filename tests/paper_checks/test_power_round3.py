@@ -1,0 +1,147 @@
+"""Issue 30 (verdict power, round 3): statistics that check themselves, the NaN-safe aggregation pinned on
+``compression.error_feedback``, the kill matrix's verdict/crash split, and targeted kills of the new
+agreement / law checks (each a single (mutant, check) pair, deterministic: fixed seeds)."""
+
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from afltheory.checks import Context, Verdict
+
+
+def _verdict(**kw):
+    base = dict(id="x.y", claim="c", reference="r", measured=1.0, theoretical=2.0, passed=True, relation="<=")
+    base.update(kw)
+    return Verdict(**base)
+
+
+# ------------------------------------------------------------------------------- UCB >= mean invariant
+def test_verdict_refuses_a_ucb_below_its_mean():
+    with pytest.raises(ValueError, match="below measured"):
+        _verdict(measured=1.0, ci=(None, 0.9))
+    with pytest.raises(ValueError, match="below measured"):
+        _verdict(measured=1.0, ci=(0.5, 0.99))
+
+
+def test_verdict_accepts_ucb_at_or_above_mean_and_non_numeric_cases():
+    assert _verdict(measured=1.0, ci=(None, 1.0)).ci == (None, 1.0)           # exact: UCB = mean
+    assert _verdict(measured=1.0, ci=(None, 1.0 - 1e-13)).ok                  # rounding tolerated
+    assert _verdict(measured=1.0, ci=(None, math.inf)).ok                     # diverged replicate
+    assert _verdict(measured="n/a", ci=(None, 0.5)).ok                         # text: nothing to compare
+    assert _verdict(measured=1.0, ci=(0.2, None)).ok                           # a lower bound only
+    # the JSON round trip still works (from_dict reconstructs through the same validation)
+    v = _verdict(measured=1.0, ci=(None, 1.5))
+    assert Verdict.from_json(v.to_json()) == v
+
+
+# ------------------------------------------------------------------------------- NaN-safe aggregation
+def test_finite_min_max_fail_on_nan_and_inf():
+    from paper_checks._robust import finite_max, finite_min
+
+    assert min([2.0, float("nan")]) == 2.0           # the defect: Python's min drops a NaN that is not first
+    assert finite_min([2.0, float("nan")]) == -math.inf
+    assert finite_min([2.0, math.inf]) == -math.inf
+    assert finite_max([0.1, float("nan")]) == math.inf
+    assert finite_min([2.0, 3.0]) == 2.0 and finite_max([2.0, 3.0]) == 3.0
+    with pytest.raises(ValueError, match="empty"):
+        finite_min([])
+
+
+@pytest.mark.parametrize("bad", [float("nan"), math.inf])
+def test_error_feedback_fails_when_a_run_diverges(monkeypatch, tmp_path, bad):
+    """Pinned defect (issue 30): with one error-feedback run diverged (NaN or inf floor) the verdict used to
+    aggregate its slopes with ``min`` (dropping the NaN that is not first) and passed on the other slope."""
+    import paper_checks.compression as C
+    from afltheory.compression import ErrorFeedback, Sign
+
+    def fake_sim(p, algo, beh, T, R, seed):
+        comp = algo.compressor
+        g = algo.eta_L
+        if isinstance(comp, ErrorFeedback):
+            floor = bad if isinstance(comp.compressor, Sign) else g**2     # Sign+EF diverged; TopK+EF: slope 2
+        else:
+            floor = 1.0                                                       # no EF: γ-independent floor
+        return SimpleNamespace(grad_norm_sq=np.full((1, T + 1), floor))
+
+    monkeypatch.setattr(C, "sim", fake_sim)
+    v = C.check_error_feedback(Context(out=str(tmp_path)))
+    assert not v.passed and v.measured == -math.inf
+    # the same runs without the divergence pass (the fake is a faithful γ² law)
+    monkeypatch.setattr(C, "sim", lambda p, algo, beh, T, R, seed: SimpleNamespace(
+        grad_norm_sq=np.full((1, T + 1), algo.eta_L**2 if isinstance(algo.compressor, ErrorFeedback) else 1.)))
+    assert C.check_error_feedback(Context(out=str(tmp_path))).ok
+
+
+def test_law_statistics_never_nan():
+    from paper_checks.laws import gaussian_law_z, zscore
+
+    X = np.zeros((100, 3))                              # a noise-free sample against a noisy law
+    z = gaussian_law_z(X, np.zeros(3), np.ones(3))
+    assert np.all(~np.isnan(z)) and np.max(np.abs(z)) == np.inf
+    assert zscore(0.0, 0.0) == 0.0 and zscore(1.0, 0.0) == np.inf and zscore(1.0, 0.5) == 2.0
+
+
+def test_binomial_interval_brackets_the_mean():
+    from paper_checks.calibration import binomial_interval
+
+    lo, hi = binomial_interval(4000, 0.01)
+    assert lo < 40 < hi and (lo, hi) == (21, 63)
+
+
+# ------------------------------------------------------------------------- kill matrix: verdict vs crash
+def test_kill_matrix_separates_verdict_kills_from_crash_kills():
+    from afltheory.mutants.run import ONE_VERDICT_REASONS, KillMatrix
+
+    ok = {"a.x": True, "a.y": True}
+    base = {"a": {"ok": ok, "error": None}, "b": {"ok": {"b.z": True}, "error": None}}
+    judged = {"ok": {"a.x": False, "a.y": False}, "error": None}
+    crash = {"ok": {}, "error": "Traceback ... ValueError", "refused": False}
+    same_b = {"ok": {"b.z": True}, "error": None}
+    runs = {"afacd.eta_missing": {"a": judged, "b": same_b},
+            "afacd.sum_K": {"a": crash, "b": same_b},
+            "anarchy.event_no_wait": {"a": {"ok": {"a.x": False, "a.y": True}, "error": None}, "b": same_b}}
+    km = KillMatrix(["a", "b"], list(runs), base, runs)
+    assert km.killed_by_verdict("afacd.eta_missing") == ["a.x", "a.y"]
+    assert km.killed_by_crash("afacd.sum_K") == ["a.x", "a.y"] and km.killed_by_verdict("afacd.sum_K") == []
+    assert km.score == 1.0 and km.verdict_score == pytest.approx(2 / 3)
+    weak = km.weak_kills()
+    assert "afacd.eta_missing" not in weak
+    assert weak["afacd.sum_K"].startswith("0 verdict kills, 2 by crash only: no stated reason")
+    assert ONE_VERDICT_REASONS["anarchy.event_no_wait"] in weak["anarchy.event_no_wait"]
+    s = km.summary()
+    assert "killed only by a crash (no verdict judged them): afacd.sum_K" in s
+    d = km.to_dict()
+    m = {x["name"]: x for x in d["mutants"]}
+    assert m["afacd.sum_K"]["killed_by_crash"] == ["a.x", "a.y"] and d["verdict_score"] == pytest.approx(2 / 3)
+
+
+# ------------------------------------------------------------------------------ targeted kills (fast)
+@pytest.mark.parametrize("mutant, check, verdicts", [
+    ("sim.K_max", "laws", {"laws.collapsed_update", "laws.stepwise_update"}),
+    ("sim.noise_per_coordinate", "laws", {"laws.collapsed_update", "laws.stepwise_update", "laws.minibatch"}),
+    ("randk.no_rescale", "laws", {"laws.compressors"}),
+    ("ef.memory_unused", "laws", {"laws.error_feedback"}),
+    ("exact.noise_dropped", "agreement", {"agreement.stein", "agreement.stepwise_mc"}),
+    ("afacs.wrong_slot", "agreement", {"agreement.simulate_vs_reference"}),
+    ("exact.round_late", "agreement", {"agreement.exact_vs_reference", "agreement.stepwise_mc"}),
+])
+def test_new_checks_kill_their_targets(mutant, check, verdicts):
+    from afltheory.mutants.run import run_under
+
+    base = run_under(None, check)
+    assert base["error"] is None and all(base["ok"].values()), base["ok"]
+    res = run_under(mutant, check)
+    assert res["error"] is None, res["error"]                     # killed by a verdict, not by a crash
+    assert verdicts <= {v for v, ok in res["ok"].items() if not ok}, res["ok"]
+
+
+def test_equivalent_controls_do_not_flip_the_agreement_check():
+    from afltheory.mutants.run import run_under
+
+    for ctl in ("control.afacd_subclass", "control.afacs_subclass"):
+        res = run_under(ctl, "agreement")
+        assert res["error"] is None and all(res["ok"].values()), (ctl, res["ok"])
