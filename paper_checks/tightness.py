@@ -5,15 +5,15 @@ Where a term is attained the band is around 1; where no instance attains it, aro
 instance whose measured value has a closed form, and the verdict's notes say so.
 
 - ``tightness.server_terms`` — Theorems 2, 3 and 4, the σ_L² *server* term (4 σ_L² L η η_L/(m K̄) in
-  Theorems 2-3; 4 σ_L² (L/2) 2 η η_L/(M K̄) in Theorem 4). No instance attains it. On H = L·I (d = 3, L = 1),
-  σ_G = 0, K = 1, τ = 0 the stationary value has the closed form E‖∇f(x_∞)‖² = L x σ_L²/(n(2 − xL)), x = η η_L,
-  n the number of updates averaged per round (m for AFA-CD, M for AFA-CS with m = M), so measured/term =
-  1/(4(2 − xL)) exactly: the exact engine's steady state divided by the numeric term
-  (``theoremK.bound_terms``) must equal that slack within 1e-8 relative (band [s/(1+1e-8), s(1+1e-8)] ⊂ (s/2,
-  2s)). Covered: the transcription of each theorem's server term (a factor-2 error gives ratio s/2 or 2s),
-  the exact engine's noise covariance per arrival (σ_L²/d per coordinate, averaged over n independent
-  arrivals) and AFA-CS's normalizer. Control: the same ratio against the term with its 1/m dropped (the
-  plausible slip "σ_L² not divided by the number of arrivals"), which must fall outside the band.
+  Theorems 2-3; 4 σ_L² (L/2) 2 η η_L/(M K̄) in Theorem 4). No instance attains it. On H = L·I (d = 3,
+  L = 1), σ_G = 0, K = 1, τ = 0 the stationary value has the closed form E‖∇f(x_∞)‖² = L x σ_L²/(n(2 − xL)),
+  x = η η_L, n the number of updates averaged per round (m for AFA-CD, M for AFA-CS with m = M), so
+  measured/term = 1/(4(2 − xL)) exactly: the exact engine's steady state divided by the numeric term
+  (``theoremK.bound_terms``) must equal that slack within 1e-8 relative (a band far inside (s/2, 2s)).
+  Covered: the transcription of each theorem's server term (a factor-2 error gives ratio s/2 or 2s), the
+  exact engine's noise covariance per arrival (σ_L²/d per coordinate, averaged over n independent arrivals)
+  and AFA-CS's normalizer. Control: the same ratio against the term with its 1/m dropped (the plausible slip
+  "σ_L² not divided by the number of arrivals"), which must fall outside the band.
 - Theorem 1's construction (attained, band 1e-6 around 1) is ``thm1.only_worker1``; Lemma 1 with additive
   noise (attained, 99.9 % interval around σ_L²/K) is ``lemmas.lemma1``: both already are tightness bands.
 """
