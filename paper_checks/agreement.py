@@ -16,8 +16,9 @@
   ``aggregate``/``update_memory``) each equal the independent plain loop (``paper_checks._reference``) on one
   deterministic schedule (fixed arrivals of 3 of 5 workers with per-worker K ∈ {1, 2, 3, 4, 5} and a fixed
   delay 2; σ_L = 0, so the trajectory is a function): AFA-CD, AFA-CS, FedAvg, FedBuff (√ staleness) and
-  AFA-CD with FedProx workers, ‖∇f(x_t)‖² at every round within 1e-9 of max ‖∇f‖². A rule the exact engine
-  refuses (it overrides imperative code) gives no exact comparison and says so. Control: the plain loop of
+  AFA-CD with FedProx and with SCAFFOLD workers, ‖∇f(x_t)‖² at every round within 1e-9 of max ‖∇f‖². A rule
+  the exact engine refuses (SCAFFOLD's stateful correction, or a rule overriding imperative code) gives no
+  exact comparison and says so. Control: the plain loop of
   the nearest wrong reading (the K gradients summed), which must differ. (tests/engine/reference.py is a
   second, older copy of the same plain loop for the unit tests; the checks use ``_reference`` only.)
 - ``agreement.stepwise_mc`` (item 3) — Monte Carlo through the step-by-step path (``collapse=False``) vs exact
@@ -36,7 +37,7 @@ import sympy as sp
 import afltheory as aft
 from afltheory.algorithms import AFACD, AFACS, FedAvg, FedBuff
 from afltheory.algorithms.dynamic import DynamicFedAvg
-from afltheory.algorithms.workers import FedProx
+from afltheory.algorithms.workers import SCAFFOLD, FedProx
 from afltheory.anarchy import Behaviour, FixedDelay, Replay, UniformArrivals, UniformDelay, UniformSteps
 from afltheory.anarchy.arrivals import FixedArrivals
 from afltheory.anarchy.local_steps import PerWorkerSteps
@@ -173,8 +174,9 @@ def _reference(ctx):
     sched = beh.sample(T, 1, p.num_workers, ctx.seed_for("agreement", "ref"))
     x0 = p.default_x0()
     rules = {"AFA-CD": AFACD(2.0, 0.05), "AFA-CS": AFACS(2.0, 0.05), "FedAvg": FedAvg(2.0, 0.05),
-             "FedBuff": FedBuff(2.0, 0.05, staleness="sqrt"), "AFA-CD/FedProx": AFACD(2.0, 0.05,
-                                                                                     worker=FedProx(0.2))}
+             "FedBuff": FedBuff(2.0, 0.05, staleness="sqrt"),
+             "AFA-CD/FedProx": AFACD(2.0, 0.05, worker=FedProx(0.2)),
+             "AFA-CD/SCAFFOLD": AFACD(2.0, 0.05, worker=SCAFFOLD())}
     e_sim, e_ex, e_ctl, refused = {}, {}, {}, []
     for name, alg in rules.items():
         ref = reference_grad_norm_sq(p, alg, sched, x0)[0]
@@ -205,7 +207,7 @@ def _reference(ctx):
         id="agreement.simulate_vs_reference",
         claim="simulate (the rules' imperative aggregate) equals the independent plain loop on a "
               "deterministic schedule with unequal per-worker K and delays (AFA-CD, AFA-CS, FedAvg, FedBuff, "
-              "FedProx)",
+              "FedProx, SCAFFOLD)",
         measured=sim_err, passed=sim_err <= tol,
         method=f"simulate on the replayed schedule vs paper_checks._reference, σ_L = 0, T = {T}",
         notes=", ".join(f"{k} {v:.2g}" for k, v in e_sim.items()), details={"errors": e_sim},
@@ -214,7 +216,7 @@ def _reference(ctx):
         ex_err = max(e_ex.values())
         note = ", ".join(f"{k} {v:.2g}" for k, v in e_ex.items())
         if refused:
-            note += f"; the exact engine refuses {', '.join(refused)} (imperative override): not compared"
+            note += f"; the exact engine refuses {', '.join(refused)} (not representable): not compared"
         out.append(make_verdict(
             id="agreement.exact_vs_reference",
             claim="exact moments (the rules' declarative view) equal the independent plain loop on the same "
