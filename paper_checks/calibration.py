@@ -7,6 +7,10 @@ trusts, calibrated on synthetic samples whose truth is known, in the quick tier.
   count for the plausible bug "normal quantile instead of Student-t" (z_{0.99} for t_{0.99, R−1}), which
   under-covers (≈ 2.6 % misses at R = 8). Also asserts UCB ≥ mean on every problem (the invariant
   ``Verdict`` enforces).
+- ``calibration.bound_decision`` — ``analysis.compare_bound`` (the decision of every Monte Carlo bound
+  verdict) on N = 3000 problems of R = 6 normal samples whose true mean equals the bound: the number of
+  false passes (UCB ≤ bound) is Binomial(N, 0.01) when the UCB is calibrated (99.9 % acceptance interval).
+  Control: the normal-quantile bug (≈ 3.7 % false passes at R = 6).
 - ``calibration.slope`` — ``analysis.bootstrap_slope`` on exact power laws y = c x^a (a = −0.5, five x over a
   decade) with multiplicative lognormal noise, R = 64 replicates per point, N = 800 problems: (i) on the
   noise-free law the fitted slope equals a to 1e-9; (ii) the 95 % bootstrap CI misses a no more often than
@@ -105,11 +109,37 @@ def _slope(ctx):
             miss_bug, N * (1 - level), lo <= miss_bug <= hi))
 
 
+def _bound_decision(ctx):
+    """``analysis.compare_bound`` — the decision every Monte Carlo bound verdict makes — on samples whose true
+    mean equals the bound (the bound is just violated in the limit): it must pass (UCB ≤ bound) with
+    probability 1 − level, no more."""
+    from afltheory.analysis import compare_bound
+
+    N, R, level = 3000, 6, 0.99
+    rng = np.random.default_rng(ctx.seed_for("calibration", "bound"))
+    S = 5.0 + rng.standard_normal((N, R))
+    false_pass = int(sum(compare_bound(s, 5.0, level=level).holds for s in S))
+    lo, hi = binomial_interval(N, 1 - level)
+    zq = stats.norm.ppf(level)
+    bug = int(np.sum(S.mean(axis=1) + zq * S.std(axis=1, ddof=1) / np.sqrt(R) <= 5.0))
+    return make_verdict(
+        id="calibration.bound_decision",
+        claim=f"a bound verdict's decision (compare_bound: one-sided {level:.0%} t-UCB ≤ bound) passes a "
+              f"bound equal to the true mean with probability {1 - level:.0%}",
+        reference=REF, measured=false_pass, theoretical=N * (1 - level), passed=lo <= false_pass <= hi,
+        tolerance=f"false passes in [{lo}, {hi}] (Binomial({N}, {1 - level:.2f}), two-sided "
+                  f"{LEVEL_TEST:.1%})",
+        relation="~=", method=f"synthetic: N = {N} problems of R = {R} N(5, 1) samples against the bound 5",
+        notes=f"false-pass rate {false_pass / N:.4f}; with the normal quantile it would be {bug / N:.4f}",
+        negative_control=make_control("the normal quantile for Student's t (R = 6): false passes", bug,
+                                      N * (1 - level), lo <= bug <= hi))
+
+
 @register("calibration", "statistics that check themselves: UCB coverage and the bootstrap slope on known "
                          "truths", REF)
 def run(ctx):
     """Calibration verdicts (synthetic samples with known truth, fixed seeds)."""
-    return [_ucb_coverage(ctx), _slope(ctx)]
+    return [_ucb_coverage(ctx), _bound_decision(ctx), _slope(ctx)]
 
 
 __all__ = ["binomial_interval", "run"]

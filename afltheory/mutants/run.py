@@ -32,9 +32,11 @@ __all__ = ["KillMatrix", "ONE_VERDICT_REASONS", "compare_markdown", "kill_matrix
 
 #: mutants for which one killing verdict is all there can be, and why (``KillMatrix.weak_kills`` reports
 #: every other mutant killed by fewer than two verdicts)
-#: (none at present: with issue 30's agreement and law checks every catalogued mutant has two killing verdicts
-#: in the targeted measurements of docs/verdict_power.md)
-ONE_VERDICT_REASONS: dict[str, str] = {}
+ONE_VERDICT_REASONS: dict[str, str] = {
+    "mocha.omega_not_inverted": "MOCHA's Ω matrix is read only by laws.mocha_omega; the mtl checks measure "
+                                "duality gaps and rates, which hold for whatever PSD Ω the Ω-step returns (a "
+                                "wrong Ω changes which problem is solved, not how well)",
+}
 
 
 def _runner():

@@ -154,3 +154,96 @@ def test_equivalent_controls_do_not_flip_the_agreement_check():
     for ctl in ("control.afacd_subclass", "control.afacs_subclass"):
         res = run_under(ctl, "agreement")
         assert res["error"] is None and all(res["ok"].values()), (ctl, res["ok"])
+
+
+# ------------------------------------------------------------------ the four mutants of issue 30, pinned
+def test_ef_residual_sign_is_the_flipped_residual():
+    """``ef.residual_sign`` equals a hand computation: e_1 = C(G_0) − G_0, second message C(G_1 + e_1)."""
+    from afltheory import mutants
+    from afltheory.compression import Channel, ErrorFeedback, TopK
+
+    rng = np.random.default_rng(3)
+    G0, G1 = rng.standard_normal((1, 2, 5)), rng.standard_normal((1, 2, 5))
+    w = np.arange(2)[None]
+
+    def topk(v, k=2):
+        out = np.zeros_like(v)
+        idx = np.argsort(-np.abs(v), axis=-1, kind="stable")[..., :k]
+        np.put_along_axis(out, idx, np.take_along_axis(v, idx, axis=-1), axis=-1)
+        return out
+
+    with mutants.injected("ef.residual_sign"):
+        ch = Channel(ErrorFeedback(TopK(2)), 5, 2, 1, 0)
+        ch.send(G0.copy(), w, 1)
+        s1, _ = ch.send(G1.copy(), w, 2)
+    np.testing.assert_allclose(s1, topk(G1 + (topk(G0) - G0)), rtol=0, atol=1e-15)
+
+
+def test_sampling_with_replacement_draws_iid_indices():
+    """``sampling.with_replacement`` equals the mean of B offsets at ``rng.integers(0, n, (draws, B))`` (same
+    stream), for FiniteSumNoise and for Dynamic FedAvg's AgentSampleNoise (per-agent N_k)."""
+    from afltheory import mutants
+    from afltheory.problems import FiniteSumNoise
+    from afltheory.problems.drifting import AgentSampleNoise
+
+    rng = np.random.default_rng(0)
+    o = rng.standard_normal((2, 6, 3))
+    o -= o.mean(axis=1, keepdims=True)
+    noise = FiniteSumNoise(o, 4)
+    workers = np.array([[0, 1], [1, 0]])
+    with mutants.injected("sampling.with_replacement"):
+        got = noise.sample(np.random.default_rng(7), workers, 3)
+    idx = np.random.default_rng(7).integers(0, 6, size=(4, 4))
+    want = noise.offsets[workers.reshape(-1)[:, None], idx].mean(axis=1).reshape(2, 2, 3)
+    np.testing.assert_array_equal(got, want)
+    offs = [o[0], o[1][:5] - o[1][:5].mean(axis=0)]
+    agent = AgentSampleNoise(offs, [3, 2])
+    w = np.array([0, 1, 1])
+    with mutants.injected("sampling.with_replacement"):
+        got = agent.sample(np.random.default_rng(9), w, 3)
+    idx = np.random.default_rng(9).integers(0, np.array([6, 5, 5])[:, None], size=(3, 3))
+    want = [agent.offsets[k][idx[r, :b]].mean(axis=0) for r, (k, b) in enumerate(zip(w, [3, 2, 2], strict=True))]
+    np.testing.assert_allclose(got, np.stack(want), rtol=0, atol=1e-15)
+    assert not np.allclose(agent.sample(np.random.default_rng(9), w, 3), got)    # the correct sampler differs
+
+
+def test_mocha_omega_not_inverted_keeps_sigma():
+    """``mocha.omega_not_inverted``: after one round Ω is the Σ of ``omega_step`` on the same W."""
+    from afltheory import mutants
+    from afltheory.mtl import mocha, omega_step, synthetic_tasks
+
+    m = 4
+    p = synthetic_tasks(m=m, d=3, n=10, lam1=0.5, lam2=0.1, Omega=np.eye(m) - np.ones((m, m)) / m, seed=1)
+    with mutants.injected("mocha.omega_not_inverted"):
+        res = mocha(p, 1, seed=0, local_passes=5)
+    Omega, Sigma = omega_step(p.primal_point(res.alpha), 1e-4)
+    np.testing.assert_allclose(res.Omega, Sigma, rtol=1e-12, atol=1e-14)
+    assert np.max(np.abs(mocha(p, 1, seed=0, local_passes=5).Omega - Omega)) < 1e-9 * np.max(np.abs(Omega))
+
+
+def test_stats_ucb_normal_quantile_is_the_z_bound():
+    """``stats.ucb_normal_quantile``: the UCB is mean + z_level · sd/√R."""
+    from scipy import stats as st
+
+    from afltheory import mutants
+    from afltheory.analysis import upper_confidence_bound
+
+    s = np.array([1.0, 2.5, 0.5, 3.0, 1.7])
+    want = s.mean() + st.norm.ppf(0.99) * s.std(ddof=1) / np.sqrt(s.size)
+    with mutants.injected("stats.ucb_normal_quantile"):
+        assert upper_confidence_bound(s, 0.99) == pytest.approx(want, rel=1e-14)
+    assert upper_confidence_bound(s, 0.99) > want                       # Student's t is wider
+
+
+@pytest.mark.parametrize("mutant, check, verdicts", [
+    ("ef.residual_sign", "laws", {"laws.error_feedback"}),
+    ("sampling.with_replacement", "laws", {"laws.minibatch", "laws.agent_minibatch"}),
+    ("mocha.omega_not_inverted", "laws", {"laws.mocha_omega"}),
+    ("stats.ucb_normal_quantile", "calibration", {"calibration.ucb_coverage", "calibration.bound_decision"}),
+])
+def test_new_mutants_are_killed_by_verdicts(mutant, check, verdicts):
+    from afltheory.mutants.run import run_under
+
+    res = run_under(mutant, check)
+    assert res["error"] is None, res["error"]
+    assert verdicts <= {v for v, ok in res["ok"].items() if not ok}, res["ok"]
