@@ -202,7 +202,8 @@ def test_sampling_with_replacement_draws_iid_indices():
     with mutants.injected("sampling.with_replacement"):
         got = agent.sample(np.random.default_rng(9), w, 3)
     idx = np.random.default_rng(9).integers(0, np.array([6, 5, 5])[:, None], size=(3, 3))
-    want = [agent.offsets[k][idx[r, :b]].mean(axis=0) for r, (k, b) in enumerate(zip(w, [3, 2, 2], strict=True))]
+    pairs = enumerate(zip(w, [3, 2, 2], strict=True))
+    want = [agent.offsets[k][idx[r, :b]].mean(axis=0) for r, (k, b) in pairs]
     np.testing.assert_allclose(got, np.stack(want), rtol=0, atol=1e-15)
     assert not np.allclose(agent.sample(np.random.default_rng(9), w, 3), got)    # the correct sampler differs
 
