@@ -238,6 +238,7 @@ def test_stats_ucb_normal_quantile_is_the_z_bound():
 
 @pytest.mark.parametrize("mutant, check, verdicts", [
     ("ef.residual_sign", "laws", {"laws.error_feedback"}),
+    ("ef.residual_sign", "agreement", {"agreement.ef_reference"}),
     ("sampling.with_replacement", "laws", {"laws.minibatch", "laws.agent_minibatch"}),
     ("mocha.omega_not_inverted", "laws", {"laws.mocha_omega"}),
     ("stats.ucb_normal_quantile", "calibration", {"calibration.ucb_coverage", "calibration.bound_decision"}),
