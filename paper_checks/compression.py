@@ -53,6 +53,7 @@ from afltheory.theory import compression as TC
 from afltheory.theory import theorem2
 
 from ._common import sim
+from ._robust import finite_max, finite_min
 from .registry import register
 
 REF = "[docs/theorems.md Compression; Khirirat 2018, Gorbunov 2020, Mishchenko 2019, Reisizadeh 2020]"
@@ -348,7 +349,8 @@ def check_error_feedback(ctx):
         for wrap, out in ((ErrorFeedback, slopes), (lambda c: c, ctl)):
             a, b = floor(wrap(comp), 0.4), floor(wrap(comp), 0.1)
             out[repr(comp)] = float(np.log(a / b) / np.log(4.0))
-    worst, best_ctl = min(slopes.values()), max(ctl.values())
+    # NaN-safe (issue 30): a diverged run (inf or NaN floor) fails, where min(...) would drop a NaN
+    worst, best_ctl = finite_min(slopes.values()), finite_max(ctl.values())
     return Verdict(
         id="compression.error_feedback",
         claim="biased compressors need error feedback: with EF the floor of distributed GD vanishes like γ²",

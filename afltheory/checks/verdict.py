@@ -54,6 +54,23 @@ def _has_nan(v: Any) -> bool:
     return False
 
 
+def _check_ucb(measured: Any, ci: tuple | None) -> None:
+    """Raise ValueError when a confidence interval's upper end lies below the value it bounds: a UCB (or a
+    two-sided CI's high end) under its own mean is an arithmetic error, never a finding. Only a real number
+    ``measured`` and a real, finite ``ci[1]`` are compared (relative tolerance 1e-9 for rounding)."""
+    if ci is None or len(ci) < 2:
+        return
+    hi = ci[1]
+    if not isinstance(measured, (int, float, np.integer, np.floating)) or isinstance(measured, bool):
+        return
+    if not isinstance(hi, (int, float, np.integer, np.floating)) or isinstance(hi, bool):
+        return
+    m, h = float(measured), float(hi)
+    if math.isfinite(m) and math.isfinite(h) and h < m - 1e-9 * max(abs(m), abs(h), 1e-300):
+        raise ValueError(f"ci={tuple(ci)!r}: its upper end {h!r} is below measured={m!r}; a confidence bound "
+                         "must be at least the mean it bounds")
+
+
 def _unclean(v: Any) -> Any:
     if isinstance(v, str) and v in ("inf", "-inf", "nan"):
         return float(v)
@@ -142,6 +159,7 @@ class Verdict:
             if _has_nan(getattr(self, name)):
                 raise ValueError(f"{name}={getattr(self, name)!r} holds NaN: a verdict reports divergence as "
                                  f"inf (or says n/a), never NaN")
+        _check_ucb(self.measured, self.ci)
 
     @property
     def ok(self) -> bool:
