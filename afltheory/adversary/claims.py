@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .._validation import check_component
+from ..algorithms.base import UnsupportedRule
 from ..theory import theorem2, theorem3, theorem4
 from . import fastexact
 from .components import biased_inclusion
@@ -346,9 +347,16 @@ class Claim:
         """The exact-moment batch (``adversary.fastexact``) of the decoded candidates."""
         Hbar = dec.H.mean(axis=1)
         return fastexact.Batch(hessians=dec.H, b_tilde=np.einsum("smij,smj->smi", dec.H, dec.C),
-                               noise_cov=dec.covs, hbar=Hbar, x0=dec.x0, eta_L=dec.eta_L,
-                               gamma=dec.eta * dec.eta_L, m=dec.m, pi=dec.pi, pij=dec.pij,
-                               delay_pmf=dec.delay_pmf, k_pmf=dec.k_pmf, weight_by_K=False)
+                               noise_cov=dec.covs, hbar=Hbar, x0=dec.x0, m=dec.m, pi=dec.pi, pij=dec.pij,
+                               delay_pmf=dec.delay_pmf, k_pmf=dec.k_pmf, rules=self.rules(dec))
+
+    def rules(self, dec: Decoded) -> tuple:
+        """One server rule per decoded candidate (the claim's algorithm at its (η, η_L)); the evaluator reads
+        them through their declarative view, so a substituted rule (a mutant) is what is evaluated."""
+        from .instance import ALGORITHMS
+
+        alg = ALGORITHMS[self.algorithm]
+        return tuple(alg(float(e), float(el)) for e, el in zip(dec.eta, dec.eta_L))
 
     def trajectory(self, cls: AssumptionClass, st: Structure,
                    u: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict]:
@@ -369,6 +377,8 @@ class Claim:
             dec = self.decode(cls, st, U)
             g = fastexact.grad_norm_sq(self.batch(cls, dec), cls.rounds)
             terms = self.expected_terms(cls, dec, T)
+        except UnsupportedRule:    # the rule cannot be represented: the whole search is refused
+            raise
         except Exception as exc:   # noqa: BLE001 - a candidate that cannot be evaluated is recorded, never fatal
             nan = np.full(S, np.nan)
             return Evaluation(nan, np.zeros(S, int), nan, nan, {}, [f"error: {exc}"] * S)
