@@ -2,11 +2,11 @@
 
 Usage (from the repo root):  .venv/bin/python benchmarks/adversary.py [--repeat 3]
 
-For (dim, M, max_delay, K_max, T) from small to the issue's target (5, 10, 4, 4, 200) with one BLAS thread, for
-AFA-CD (thm3, uniform m = M/2) and AFA-CS with m < M (thm4, round-robin m = M/2, memory slots), each on the
-default class (diagonal Hessians and noise: the evaluator's one-dimensional reduction) and with rotated (dense)
-Hessians: (a) the general engine ``afltheory.exact.moments`` on one candidate (the baseline; one call per
-candidate; n/a for round-robin arrivals), (b) the adversary's batched evaluator
+For (dim, M, max_delay, K_max, T) from small to the issue's target (5, 10, 4, 4, 200) with one BLAS thread,
+for AFA-CD (thm3, uniform m = M/2) and AFA-CS with m < M (thm4, round-robin m = M/2, memory slots), each on
+the default class (diagonal Hessians and noise: the evaluator's one-dimensional reduction) and with rotated
+(dense) Hessians: (a) the general engine ``afltheory.exact.moments`` on one candidate (the baseline; one call
+per candidate; n/a for round-robin arrivals), (b) the adversary's batched evaluator
 ``afltheory.adversary.fastexact.grad_norm_sq`` (built from the rules' declarative view) at batch sizes 1, 16,
 64, (c) a whole ``Claim.evaluate`` batch of 64 (decode + constants + step sizes + rules + recursion + bound),
 i.e. what the search pays per candidate. Time by ``--clock``: "cpu" (time.process_time, this process's CPU
@@ -88,7 +88,7 @@ def main(argv=None):
                 batch = c.batch(cls, c.decode(cls, st, U[:B]))
                 rates.append(B / best(lambda batch=batch, T=T: grad_norm_sq(batch, T), args.repeat,
                                       args.clock))
-            t_ev = best(lambda cls=cls, st=st, U=U: c.evaluate(cls, st, U), args.repeat, args.clock)
+            t_ev = best(lambda c=c, cls=cls, st=st, U=U: c.evaluate(cls, st, U), args.repeat, args.clock)
             print(f"{label:<16} {d:>2} {M:>3} {tau:>3} {K:>2} {T:>4} | {r_mom:>10.1f} | {rates[0]:>8.1f} "
                   f"{rates[1]:>8.1f} {rates[2]:>8.1f} | {64 / t_ev:>11.1f}")
     print(f"load average after: {os.getloadavg()[0]:.1f}")

@@ -15,6 +15,6 @@ from .search import SearchCostWarning, WorstCase, confirm, make_instance, projec
 from .space import AssumptionClass, Structure
 
 __all__ = ["CLAIMS", "AssumptionClass", "Claim", "CovarianceNoise", "DriftClaim", "Evaluation", "Instance",
-           "Lemma2Claim", "PmfDelay",
-           "PmfSteps", "SearchCostWarning", "Structure", "WorstCase", "biased_inclusion", "confirm", "get_claim", "load_instance",
-           "make_instance", "project", "register_claim", "save_instance", "search"]
+           "Lemma2Claim", "PmfDelay", "PmfSteps", "SearchCostWarning", "Structure", "WorstCase",
+           "biased_inclusion", "confirm", "get_claim", "load_instance", "make_instance", "project",
+           "register_claim", "save_instance", "search"]

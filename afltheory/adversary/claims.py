@@ -356,7 +356,7 @@ class Claim:
             q[:, t] = 1.0 - fastexact._delay_at(dec.delay_pmf, t)[:, 0]
         p0 = 1.0 - q
         e2 = (m * p0 * q + (M - m * p0) ** 2) / M**2                      # E (M − m'_t)² / M²
-        e2[:, 0] = 0.0                       # round 0: every slot is fresh (warm start at x_0, delays clip to 0)
+        e2[:, 0] = 0.0               # round 0: every slot is fresh (warm start at x_0, delays clip to 0)
         frac2 = np.cumsum(e2, axis=1)[:, T - 1] / Tf
         return {"transient": trans,
                 "sigma_L_drift": sL2 * 4 * 5 * L**2 * eL2 * kavg * one,
@@ -390,7 +390,7 @@ class Claim:
         from .instance import ALGORITHMS
 
         alg = ALGORITHMS[self.algorithm]
-        return tuple(alg(float(e), float(el)) for e, el in zip(dec.eta, dec.eta_L))
+        return tuple(alg(float(e), float(el)) for e, el in zip(dec.eta, dec.eta_L, strict=True))
 
     def trajectory(self, cls: AssumptionClass, st: Structure,
                    u: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict]:

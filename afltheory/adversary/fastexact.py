@@ -16,13 +16,14 @@ of B candidates sharing (d, M, max delay, K_max), with the delay pmf shared by t
 delay at t). With s = γ / n(m, M), U_i = E[w D_i] (over K and τ), Γ = Π − ππᵀ − diag(π):
 
 * stateless rules (AFA-CD, FedAvg, FedBuff, AsySG, Dynamic FedAvg, user rules), z_t = (1, x̃_t, …, x̃_{t−D}):
-  S_{t+1} = Ā S Āᵀ + s² e_x [Σ_ij Γ_ij U_i S U_jᵀ + Σ_i π_i (E[w² D_i S D_iᵀ] + E[w² Q_i])] e_xᵀ; the bracket is
-  one precomputed linear map of the upper triangle of S per round type (cost per round independent of M).
+  S_{t+1} = Ā S Āᵀ + s² e_x [Σ_ij Γ_ij U_i S U_jᵀ + Σ_i π_i (E[w² D_i S D_iᵀ] + E[w² Q_i])] e_xᵀ; the
+  bracket is one precomputed linear map of the upper triangle of S per round type (cost per round
+  independent of M).
 * memory rules (AFA-CS, any m ≤ M, warm or cold start), z_t = (1, x̃_t, …, x̃_{t−D}, s_1, …, s_M): the new
   slots s'_i = (1 − χ_i) s_i + χ_i g_i have E[s'_i zᵀ] = (1 − π_i) S_{s_i,·} + π_i U_i S_{J,·} and, for i ≠ j,
-  E[s'_i s'_jᵀ] = (1 − π_i − π_j + π_ij) S_{s_i s_j} + (π_j − π_ij) S_{s_i J} U_jᵀ + (π_i − π_ij) U_i S_{J s_j}
-  + π_ij U_i S_JJ U_jᵀ, E[s'_i s'_iᵀ] = (1 − π_i) S_{s_i s_i} + π_i (E[D_i S D_iᵀ] + E[Q_i]); then
-  x̃_{t+1} = x̃_t − s Σ_i s'_i and the history shifts.
+  E[s'_i s'_jᵀ] = (1 − π_i − π_j + π_ij) S_{s_i s_j} + (π_j − π_ij) S_{s_i J} U_jᵀ
+  + (π_i − π_ij) U_i S_{J s_j} + π_ij U_i S_JJ U_jᵀ, E[s'_i s'_iᵀ] = (1 − π_i) S_{s_i s_i}
+  + π_i (E[D_i S D_iᵀ] + E[Q_i]); then x̃_{t+1} = x̃_t − s Σ_i s'_i and the history shifts.
 
 Structure: when every Hessian and noise covariance of the batch is diagonal (the default classes: unrotated
 spectra, diagonal noise), the d coordinates evolve independently (the random round law is shared, but the
@@ -100,9 +101,11 @@ def rule_view(rules: ServerRule | Sequence[ServerRule], *, m: int, num_workers: 
             v = server_rule(r)               # TypeError / UnsupportedRule, as in the exact engine
             if getattr(r, "compressor", None) is not None:
                 raise UnsupportedRule(f"algorithm={r!r}: the adversary's evaluator does not represent "
-                                      f"compressors (compressor={r.compressor!r}); use afltheory.exact.moments")
+                                      f"compressors (compressor={r.compressor!r}); use "
+                                      f"afltheory.exact.moments")
             if getattr(r, "batch", None) is not None and hasattr(r, "prepare"):
-                raise UnsupportedRule(f"algorithm={r!r} changes the problem (prepare with batch={r.batch!r}); "
+                raise UnsupportedRule(f"algorithm={r!r} changes the problem (prepare with "
+                                      f"batch={r.batch!r}); "
                                       f"the adversary's evaluator takes the problem's arrays as they are")
             if hasattr(r, "check_m"):
                 r.check_m(m)
@@ -117,7 +120,7 @@ def rule_view(rules: ServerRule | Sequence[ServerRule], *, m: int, num_workers: 
         elif kind != common:
             raise ValueError(f"the rules of one batch must agree on (memory, warm_start, fixed_local_steps); "
                              f"got {common} and {kind}")
-        for k, val in zip(out, row):
+        for k, val in zip(out, row, strict=True):
             out[k].append(val)
     memory, warm, fixed = common
     if not np.all(np.isfinite(out["scale"])):
@@ -209,8 +212,9 @@ def grad_norm_sq(b: Batch, rounds: int) -> np.ndarray:
     overflow gets +inf from the first non-finite round on (it is flagged by the caller, never NaN).
     ``UnsupportedRule`` for a rule the declarative view cannot represent."""
     B, M, d, _ = b.hessians.shape
-    P = max(np.shape(b.pi)[1] if np.ndim(b.pi) == 3 else 1, np.shape(b.delay_pmf)[1] if np.ndim(b.delay_pmf) == 3
-            else 1, np.shape(b.k_pmf)[1] if np.ndim(b.k_pmf) == 4 else 1)
+    P = max(np.shape(b.pi)[1] if np.ndim(b.pi) == 3 else 1,
+            np.shape(b.delay_pmf)[1] if np.ndim(b.delay_pmf) == 3 else 1,
+            np.shape(b.k_pmf)[1] if np.ndim(b.k_pmf) == 4 else 1)
 
     def phases(a, base):
         a = np.asarray(a, dtype=float)
@@ -228,7 +232,7 @@ def grad_norm_sq(b: Batch, rounds: int) -> np.ndarray:
         raise ValueError(f"rules has {len(rules)} entries for a batch of {B} candidates (expected 1 or {B})")
     view = rule_view(rules, m=int(b.m), num_workers=M, K_max=pK.shape[-1], max_delay=Hn - 1)
     fixed = view.fixed_local_steps
-    if fixed is not None:       # K_{t,i} = the rule's fixed count whatever the law says (AsySG, Dynamic FedAvg)
+    if fixed is not None:       # K_{t,i} = the rule's fixed count, whatever the law (AsySG, DynamicFedAvg)
         Kf = np.broadcast_to(np.asarray(fixed, dtype=int), (M,))
         Kmax = max(pK.shape[-1], int(Kf.max()))
         pK = np.zeros(pK.shape[:-1] + (Kmax,))

@@ -217,8 +217,9 @@ def search(claim: str | Claim, *, budget: int = 2000, seed: int = 0,
     cls = c.check_class(assumptions if assumptions is not None else c.default_class())
     cost = project(c, cls, batch=batch) if c.theorem in THEOREMS else None
     if cost is not None and cost["bytes"] > max_memory:
-        raise ValueError(f"max_memory={max_memory:.4g} bytes: one batch of {batch} candidates of {c.id} in this "
-                         f"class (dim={cls.dim}, num_workers={cls.num_workers}, max_delay={cls.max_delay}, "
+        raise ValueError(f"max_memory={max_memory:.4g} bytes: one batch of {batch} candidates of {c.id} in "
+                         f"this class (dim={cls.dim}, num_workers={cls.num_workers}, "
+                         f"max_delay={cls.max_delay}, "
                          f"K_max={cls.K_max}{', memory slots' if cost['memory_slots'] else ''}"
                          f"{'' if cost['diagonal'] else ', dense Hessians'}) is projected to need "
                          f"{cost['bytes'] / 1024**2:.1f} MiB; lower batch or dim, or raise max_memory")
@@ -334,7 +335,8 @@ def search(claim: str | Claim, *, budget: int = 2000, seed: int = 0,
     return wc
 
 
-def _check_time(projected: float, cid: str, budget: int, warn_seconds: float, max_seconds: float | None) -> None:
+def _check_time(projected: float, cid: str, budget: int, warn_seconds: float,
+                max_seconds: float | None) -> None:
     msg = (f"adversary search of {cid}: the first batch projects {projected:.3g} s for budget={budget} "
            f"evaluations")
     if max_seconds is not None and projected > max_seconds:

@@ -71,8 +71,8 @@ def test_candidates_satisfy_the_assumptions(cid, seed, hessian, rotate):
             assert dec.inside[j]
 
 
-@pytest.mark.parametrize("cid,kind", [("thm2", "biased"), ("thm2", "cyclic"), ("thm3", None), ("thm4", "uniform"),
-                                      ("thm4", "cyclic")])
+@pytest.mark.parametrize("cid,kind", [("thm2", "biased"), ("thm2", "cyclic"), ("thm3", None),
+                                      ("thm4", "uniform"), ("thm4", "cyclic")])
 def test_expected_terms_equal_bound_terms_on_sampled_schedules(cid, kind):
     c, cls, s, U = _decoded(cid, 11, n=1, K_max=3, max_delay=2)
     cls = cls.replace(min_rounds=1, rounds=40)

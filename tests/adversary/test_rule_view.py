@@ -1,4 +1,4 @@
-"""The adversary's evaluator reads the rules' declarative view (``exact.local.server_rule``), not a copy of them.
+"""The adversary's evaluator reads the rules' declarative view (``exact.local.server_rule``), not a copy.
 
 - Agreement: every declaratively defined rule (AFA-CD, AFA-CS with m < M warm and cold, FedAvg, FedBuff,
   AsySG, Dynamic FedAvg with per-agent epochs, a FedProx worker, a user's stateless rule) equals the general
