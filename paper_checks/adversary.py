@@ -8,8 +8,8 @@ reported as a finding verdict with the instance saved (``adversary/<claim>.json`
 Negative controls (plausible wrong claims, never bound/100): for a bound that held, the same worst point
 against the bound without its dominant term (must exceed 1, i.e. the term matters there); for a violation, the
 same instance and Monte Carlo detector against Theorem 2's bound (which keeps a σ_G² floor; its own conditions
-are not required for this control) — the detector must not fire. Quick tier: thm2 and thm3, budget 300; full
-tier: every claim, budget 2000."""
+are not required for this control) — the detector must not fire. Quick tier: thm2, thm3 and thm4 (m ≤ M,
+memory slots), budget 300; full tier: every claim, budget 2000."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from afltheory.checks import NegativeControl, Verdict
 from .registry import register
 
 REF = "[Yang et al. 2022, Thms 2–4, Cors 1–3]"
-QUICK = (("thm2", {}), ("thm3", {}), ("lemma2", {}), ("drift", {}))
+QUICK = (("thm2", {}), ("thm3", {}), ("thm4", {}), ("lemma2", {}), ("drift", {}))
 FULL = (("thm2", {}), ("thm3", {}), ("thm3", {"min_gap": 1.0}), ("thm4", {}), ("cor1", {}), ("cor2", {}),
         ("cor3", {}), ("lemma2", {}), ("drift", {}))
 
