@@ -237,3 +237,18 @@ def test_search_cost_is_projected_and_refused():
         search(c, budget=8, max_memory=1e4)
     with pytest.raises(ValueError, match="max_seconds"):
         search(c, budget=10**6, max_seconds=1e-6, confirm_violation=False)
+
+
+@pytest.mark.slow
+def test_figures_survive_diverged_candidates(tmp_path):
+    """A search whose candidates diverge (ratio +inf, here under a step-size mutant) still draws both figures
+    (log-scale ticks used to overflow and crash the check)."""
+    from afltheory.adversary.plots import progress_plot, worst_instance_plot
+
+    with mutants.injected("afacd.eta_L_missing"):
+        wc = search("thm3", budget=64, batch=16, seed=0, confirm_violation=False)
+        assert wc.counts.get("diverged", 0) > 0
+        for fn, name in ((progress_plot, "p.png"), (worst_instance_plot, "w.png")):
+            assert (tmp_path / name).exists() is False
+            fn(tmp_path / name, wc)
+            assert (tmp_path / name).stat().st_size > 1000
