@@ -8,8 +8,9 @@ reported as a finding verdict with the instance saved (``adversary/<claim>.json`
 Negative controls (plausible wrong claims, never bound/100): for a bound that held, the same worst point
 against the bound without its dominant term (must exceed 1, i.e. the term matters there); for a violation, the
 same instance and Monte Carlo detector against Theorem 2's bound (which keeps a σ_G² floor; its own conditions
-are not required for this control) — the detector must not fire. Quick tier: thm2, thm3 and thm4 (m ≤ M,
-memory slots), budget 300; full tier: every claim, budget 2000."""
+are not required for this control) — the detector must not fire. Quick tier: thm2, thm3 and thm4 with m = 1
+(partial participation: round robin, memory slots and their warm start matter), budget 300; full tier: every
+claim, budget 2000."""
 
 from __future__ import annotations
 
@@ -22,15 +23,16 @@ from afltheory.checks import NegativeControl, Verdict
 from .registry import register
 
 REF = "[Yang et al. 2022, Thms 2–4, Cors 1–3]"
-QUICK = (("thm2", {}), ("thm3", {}), ("thm4", {}), ("lemma2", {}), ("drift", {}))
-FULL = (("thm2", {}), ("thm3", {}), ("thm3", {"min_gap": 1.0}), ("thm4", {}), ("cor1", {}), ("cor2", {}),
+QUICK = (("thm2", {}), ("thm3", {}), ("thm4", {"m": 1}), ("lemma2", {}), ("drift", {}))
+FULL = (("thm2", {}), ("thm3", {}), ("thm3", {"min_gap": 1.0}), ("thm4", {}), ("thm4", {"m": 1}), ("cor1", {}),
+        ("cor2", {}),
         ("cor3", {}), ("lemma2", {}), ("drift", {}))
 
 
 def _verdict(ctx, cid, kw, budget, seed):
     c = get_claim(cid)
     cls = c.default_class().replace(**kw) if kw else c.default_class()
-    tag = cid + ("_gap" if kw.get("min_gap") else "")
+    tag = cid + ("_gap" if kw.get("min_gap") else "") + (f"_m{kw['m']}" if kw.get("m") else "")
     wc = search(c, budget=budget, seed=seed, assumptions=cls, replicates=1000)
     figs = []
     for name, fn in (("progress", progress_plot), ("worst", worst_instance_plot)):
@@ -43,8 +45,10 @@ def _verdict(ctx, cid, kw, budget, seed):
                "evaluations": wc.evaluations, "evals_per_s": round(wc.evals_per_second, 1),
                "structure": {"m": wc.structure.m, "arrivals": wc.structure.arrivals, **wc.structure.extra},
                "eta": wc.instance.eta, "eta_L": wc.instance.eta_L, "counts": wc.counts}
-    where = ("x_0 anywhere with f(x_0) − f* ≤ Δ" if not kw
+    where = ("x_0 anywhere with f(x_0) − f* ≤ Δ" if not kw.get("min_gap")
              else f"f(x_0) − f* ≥ {kw['min_gap']:g}·Δ (before scaling)")
+    if kw.get("m"):
+        where += f"; m = {kw['m']} of M = {cls.num_workers} arrivals per round (round robin)"
     terms = {k: float(v) for k, v in wc.shares.items()}
     if wc.violated:
         os.makedirs(os.path.join(ctx.out, "adversary"), exist_ok=True)
