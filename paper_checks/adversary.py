@@ -24,9 +24,8 @@ from .registry import register
 
 REF = "[Yang et al. 2022, Thms 2–4, Cors 1–3]"
 QUICK = (("thm2", {}), ("thm3", {}), ("thm4", {"m": 1}), ("lemma2", {}), ("drift", {}))
-FULL = (("thm2", {}), ("thm3", {}), ("thm3", {"min_gap": 1.0}), ("thm4", {}), ("thm4", {"m": 1}), ("cor1", {}),
-        ("cor2", {}),
-        ("cor3", {}), ("lemma2", {}), ("drift", {}))
+FULL = (("thm2", {}), ("thm3", {}), ("thm3", {"min_gap": 1.0}), ("thm4", {}), ("thm4", {"m": 1}),
+        ("cor1", {}), ("cor2", {}), ("cor3", {}), ("lemma2", {}), ("drift", {}))
 
 
 def _verdict(ctx, cid, kw, budget, seed):
