@@ -255,12 +255,26 @@ def grad_norm_sq(b: Batch, rounds: int) -> np.ndarray:
     return _run(b.hessians, b.b_tilde, b.noise_cov, b.hbar, b.x0, PI, PIJ, DP, pK, view, rounds)
 
 
+#: the memory-slot recursion runs in chunks of candidates whose states fit in about this many floats (cache)
+_CHUNK_FLOATS = 2**17
+
+
 def _run(H, bt, N, hbar, x0, PI, PIJ, DP, pK, view, rounds):
     E, Q = local_map_arrays(H, bt, N, view.eta_L, view.mu, pK.shape[-1])
     with np.errstate(over="ignore", invalid="ignore"):
-        if view.memory:
+        if not view.memory:
+            return _stateless(E, Q, hbar, x0, PI, PIJ, DP, pK, view, rounds)
+        B, M, _, d, _ = E.shape
+        n = 1 + DP.shape[-1] * d + M * d
+        step = max(1, _CHUNK_FLOATS // (n * n))
+        if B <= step:
             return _memory(E, Q, hbar, x0, PI, PIJ, DP, pK, view, rounds)
-        return _stateless(E, Q, hbar, x0, PI, PIJ, DP, pK, view, rounds)
+        parts = []
+        for a in range(0, B, step):
+            sl = slice(a, a + step)
+            v = replace(view, **{f: getattr(view, f)[sl] for f in ("scale", "mu", "eta_L", "w_K", "w_tau")})
+            parts.append(_memory(E[sl], Q[sl], hbar[sl], x0[sl], PI[sl], PIJ[sl], DP[sl], pK[sl], v, rounds))
+        return np.concatenate(parts)
 
 
 def _check(g, S, dead):
@@ -363,6 +377,8 @@ def _memory(E, Q, hbar, x0, PI, PIJ, DP, pK, view, rounds):
     Ebar = np.einsum("bpmk,bmkij->bpmij", pK, Ew)                           # (B, P, M, d, 1+d)
     pw2 = pK * (wK**2)[:, None, None]                                       # (B, P, M, K)
     Qbar = np.einsum("bpmk,bmkij->bpmij", pw2, Q)
+    # within-worker second moment as a map of S_(0,τ): Σ_K p_K w_K² E_K ⊗ E_K   (B, P, M d d, (1+d)²)
+    W2 = np.einsum("bpmk,bmkac,bmkel->bpmaecl", pw2, E, E, optimize=True).reshape(B, P, M * d * d, -1)
     Acoef = _blocks(1.0 - PI[..., :, None] - PI[..., None, :] + PIJ, d)     # (B, P, Md, Md)
     Bcoef = _blocks(PI[..., None, :] - PIJ, d)
     Pcoef = _blocks(PIJ, d)
@@ -418,7 +434,7 @@ def _memory(E, Q, hbar, x0, PI, PIJ, DP, pK, view, rounds):
         Tvv = Acoef[:, ph] * S[:, nJ:, nJ:] + X + np.swapaxes(X, 1, 2) + Pcoef[:, ph] * UU
         # own arrivals: π_i (E[w² D_i S D_iᵀ] + E[w² Q_i] − U_i S U_iᵀ) on the diagonal blocks
         St = np.einsum("bt,btij->bij", q, S[:, blk[:, :, None], blk[:, None, :]])   # Σ_τ p_τ w_τ² S_(0,τ)
-        own = np.einsum("bmk,bmkij->bmij", pw2[:, ph], E @ St[:, None, None] @ np.swapaxes(E, -1, -2)) + noise
+        own = (W2[:, ph] @ St.reshape(B, -1, 1)).reshape(B, M, d, d) + noise
         T4 = Tvv.reshape(B, M, d, M, d)
         UU4 = UU.reshape(B, M, d, M, d)
         T4[:, ar, :, ar, :] += (PI[:, ph].T[:, :, None, None] * (own.transpose(1, 0, 2, 3)
