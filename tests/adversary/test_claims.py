@@ -127,7 +127,9 @@ def test_instance_round_trip_and_exact_engine_agree(tmp_path, cid):
     cls30 = cls.replace(rounds=30, min_rounds=1)
     g = grad_norm_sq(c.batch(cls30, c.decode(cls30, s, U)), 30)[0]
     ex = moments(back.problem(), back.algorithm(), back.behaviour(), 30, x0=back.x0).grad_norm_sq
-    np.testing.assert_allclose(g, ex, rtol=1e-9, atol=1e-15 * ex.max())
+    # thm4 (m < M): E‖∇f(x_1)‖² ~ 1e-11 is a cancellation of O(σ_G²) memory-slot moments; the two engines
+    # round it differently at ~1e-20 absolute (machine precision of the slots), hence rtol 1e-8 here
+    np.testing.assert_allclose(g, ex, rtol=1e-8 if cid == "thm4" else 1e-9, atol=1e-15 * ex.max())
 
 
 def test_search_is_reproducible_and_records_history():
