@@ -5,11 +5,12 @@ No update is defined here. Each candidate's rule is read through ``afltheory.exa
 declarative view the exact engine ``afltheory.exact.moments`` reads (after ``afltheory._faults.substitute``,
 as there, so the catalogue's rule mutants reach the search): step size γ, normalizer n(m, M), per-arrival
 weights w_K(K) w_τ(τ), memory slots, warm start, fixed local steps, per-worker local step sizes, the worker's
-proximal weight μ. The K-step local maps are ``afltheory.exact.local.local_maps`` in batched form. A rule the
-view cannot represent is refused with ``UnsupportedRule`` (never read as its base): an overridden imperative
-hook (``aggregate``, ``update_memory``, ``init``, ``arrival_weights``), a worker that is not affine, weighted
-memory slots (``server_rule`` refuses those), a compressor, or a rule whose ``prepare`` changes the problem
-(mini-batches).
+proximal weight μ, client weights M·p_i (stateless rules). The K-step local maps are
+``afltheory.exact.local.local_maps`` in batched form. A rule the view cannot represent is refused with
+``UnsupportedRule`` (never read as its base): an overridden imperative hook (``aggregate``, ``update_memory``,
+``init``, ``arrival_weights``), a worker that is not affine, weighted memory slots (``server_rule`` refuses
+those), a compressor, a rule whose ``prepare`` changes the problem (mini-batches), or a step-size schedule
+(the round operators are cached; ``exact.moments`` runs schedules).
 
 The recursion is the one of ``afltheory.exact.moments`` (see its module docstring), vectorized over a batch
 of B candidates sharing (d, M, max delay, K_max), with the delay pmf shared by the workers (round t clips the
@@ -53,8 +54,8 @@ class RuleView:
     """The batched declarative view of the candidates' server rules (from ``exact.local.server_rule``).
     ``scale`` (B,) = γ / normalizer(m, M); ``mu`` (B,) the worker's proximal weight; ``eta_L`` (B, M) the
     local step of each worker; ``w_K`` (B, K_max) = w_K(1..K_max); ``w_tau`` (B, D+1) = w_τ(0..D);
-    ``memory``, ``warm_start`` and ``fixed_local_steps`` (None, an int or one int per worker) are common to
-    the batch."""
+    ``w_worker`` (B, M) the client-weight factors M·p_i (ones without client weights); ``memory``,
+    ``warm_start`` and ``fixed_local_steps`` (None, an int or one int per worker) are common to the batch."""
 
     memory: bool
     warm_start: bool
@@ -64,11 +65,18 @@ class RuleView:
     w_K: np.ndarray
     w_tau: np.ndarray
     fixed_local_steps: int | tuple | None
+    w_worker: np.ndarray | None = None
 
     def repeat(self, k: int) -> RuleView:
         """Every candidate repeated ``k`` times in a row (the diagonal reduction)."""
-        return replace(self, **{f: np.repeat(getattr(self, f), k, axis=0)
-                                for f in ("scale", "mu", "eta_L", "w_K", "w_tau")})
+        return replace(self, **{f: np.repeat(getattr(self, f), k, axis=0) for f in _ROWS})
+
+    def rows(self, sl: slice) -> RuleView:
+        """The candidates ``sl`` of the batch."""
+        return replace(self, **{f: getattr(self, f)[sl] for f in _ROWS})
+
+
+_ROWS = ("scale", "mu", "eta_L", "w_K", "w_tau", "w_worker")
 
 
 def _table(fn, values: np.ndarray, what: str, rule: object) -> np.ndarray:
@@ -92,13 +100,17 @@ def rule_view(rules: ServerRule | Sequence[ServerRule], *, m: int, num_workers: 
         raise ValueError("rules=() is empty; expected one server rule per candidate")
     Ks = np.arange(1, K_max + 1)
     taus = np.arange(max_delay + 1)
-    out: dict[str, list] = {k: [] for k in ("scale", "mu", "eta_L", "w_K", "w_tau")}
+    out: dict[str, list] = {k: [] for k in _ROWS}
     common = None
     seen: dict[int, tuple] = {}
     for rule in rules:
         if id(rule) not in seen:
             r = _faults.substitute(rule)     # identity unless inside afltheory.mutants.injected(...)
-            v = server_rule(r)               # TypeError / UnsupportedRule, as in the exact engine
+            if getattr(r, "scheduled", False):
+                raise UnsupportedRule(f"algorithm={r!r} has a step-size schedule; the adversary's evaluator "
+                                      f"takes constant step sizes (its round operators are cached) — use "
+                                      f"afltheory.exact.moments")
+            v = server_rule(r, num_workers)  # TypeError / UnsupportedRule, as in the exact engine
             if getattr(r, "compressor", None) is not None:
                 raise UnsupportedRule(f"algorithm={r!r}: the adversary's evaluator does not represent "
                                       f"compressors (compressor={r.compressor!r}); use "
@@ -112,7 +124,9 @@ def rule_view(rules: ServerRule | Sequence[ServerRule], *, m: int, num_workers: 
             fixed = v.fixed_local_steps
             row = (float(v.gamma) / v.normalizer(m, num_workers), v.mu, v.local_steps_for(num_workers),
                    _table(r.local_steps_weight, Ks, "local_steps_weight", r),
-                   _table(r.staleness_weight, taus, "staleness_weight", r))
+                   _table(r.staleness_weight, taus, "staleness_weight", r),
+                   np.ones(num_workers) if getattr(v, "worker_weights", None) is None
+                   else np.asarray(v.worker_weights, dtype=float))
             seen[id(rule)] = (row, (v.memory, v.warm_start, fixed))
         row, kind = seen[id(rule)]
         if common is None:
@@ -127,7 +141,8 @@ def rule_view(rules: ServerRule | Sequence[ServerRule], *, m: int, num_workers: 
         raise ValueError(f"step_size/normalizer gave a non-finite server factor: {out['scale']}")
     return RuleView(memory=bool(memory), warm_start=bool(warm), scale=np.array(out["scale"], dtype=float),
                     mu=np.array(out["mu"], dtype=float), eta_L=np.array(out["eta_L"], dtype=float),
-                    w_K=np.array(out["w_K"]), w_tau=np.array(out["w_tau"]), fixed_local_steps=fixed)
+                    w_K=np.array(out["w_K"]), w_tau=np.array(out["w_tau"]), fixed_local_steps=fixed,
+                    w_worker=np.array(out["w_worker"], dtype=float))
 
 
 @dataclass(frozen=True)
@@ -272,7 +287,7 @@ def _run(H, bt, N, hbar, x0, PI, PIJ, DP, pK, view, rounds):
         parts = []
         for a in range(0, B, step):
             sl = slice(a, a + step)
-            v = replace(view, **{f: getattr(view, f)[sl] for f in ("scale", "mu", "eta_L", "w_K", "w_tau")})
+            v = view.rows(sl)
             parts.append(_memory(E[sl], Q[sl], hbar[sl], x0[sl], PI[sl], PIJ[sl], DP[sl], pK[sl], v, rounds))
         return np.concatenate(parts)
 
@@ -293,9 +308,10 @@ def _stateless(E, Q, hbar, x0, PI, PIJ, DP, pK, view, rounds):
     P, Hn = DP.shape[1], DP.shape[-1]
     n = 1 + Hn * d
     wK, wt, s = view.w_K, view.w_tau, view.scale
-    Ew = E * wK[:, None, :, None, None]                                     # w_K [c_K | C_K]
+    ww = np.ones(E.shape[:2]) if view.w_worker is None else view.w_worker   # client weights M p_i (B, M)
+    Ew = E * (wK[:, None, :] * ww[:, :, None])[..., None, None]             # M p_i w_K [c_K | C_K]
     Ebar = np.einsum("bpmk,bmkij->bpmij", pK, Ew)                           # (B, P, M, d, 1+d)
-    Qbar = np.einsum("bpmk,bmkij->bpmij", pK * (wK**2)[:, None, None], Q)   # E[w_K² Q]
+    Qbar = np.einsum("bpmk,bmkij->bpmij", pK * (wK**2)[:, None, None] * (ww**2)[:, None, :, None], Q)
     Gamma = PIJ - PI[..., :, None] * PI[..., None, :]
     Gamma = Gamma - np.einsum("bpi,ij->bpij", PI, np.eye(M))               # Δ − diag(π)
     noise0 = np.einsum("bpm,bpmij->bpij", PI, Qbar)                         # Σ_i π_i E[w_K² Q_i]

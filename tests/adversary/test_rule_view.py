@@ -1,7 +1,8 @@
 """The adversary's evaluator reads the rules' declarative view (``exact.local.server_rule``), not a copy.
 
 - Agreement: every declaratively defined rule (AFA-CD, AFA-CS with m < M warm and cold, FedAvg, FedBuff,
-  AsySG, Dynamic FedAvg with per-agent epochs, a FedProx worker, a user's stateless rule) equals the general
+  AsySG, Dynamic FedAvg with per-agent epochs, a FedProx worker, FedAvg with client weights, a user's
+  stateless rule) equals the general
   exact engine ``afltheory.exact.moments`` (an independent implementation) to 1e-10 relative error, with
   diagonal structure (the B·d one-dimensional reduction) and dense Hessians.
 - Monte Carlo: AFA-CS with m < M under round-robin arrivals (which ``exact.moments`` refuses: not i.i.d.)
@@ -25,6 +26,7 @@ from afltheory.adversary.fastexact import Batch, grad_norm_sq, rule_view
 from afltheory.adversary.space import Structure
 from afltheory.algorithms import AFACD, AFACS, AsySG, FedAvg, FedBuff, UnsupportedRule
 from afltheory.algorithms.dynamic import DynamicFedAvg
+from afltheory.algorithms.schedules import StepSize
 from afltheory.algorithms.workers import SCAFFOLD, FedProx
 from afltheory.anarchy import Behaviour, BiasedArrivals, CyclicArrivals, UniformArrivals
 from afltheory.compression.channel import DIANA, ErrorFeedback
@@ -83,6 +85,7 @@ RULES = {
     "AsySG": lambda: AsySG(0.7, 0.05),
     "DynamicFedAvg": lambda: DynamicFedAvg(0.1, epochs=(1, 2, 3, 2)),
     "FedProx": lambda: AFACD(0.7, 0.05, worker=FedProx(0.3)),
+    "FedAvg_weights": lambda: FedAvg(0.7, 0.05, weights=(0.1, 0.2, 0.3, 0.4)),
     "user": lambda: SquaredK(0.5, 0.05),
 }
 
@@ -150,9 +153,11 @@ class _ArrivalWeights(FedAvg):
 
 @pytest.mark.parametrize("rule", [_Aggregate(1.0, 0.1), _UpdateMemory(1.0, 0.1), _Init(1.0, 0.1),
                                   _ArrivalWeights(1.0, 0.1), AFACD(1.0, 0.1, worker=SCAFFOLD()),
-                                  AFACD(1.0, 0.1, compressor=RandK(1))], ids=lambda r: type(r).__name__
+                                  AFACD(1.0, 0.1, compressor=RandK(1)),
+                                  AFACD(1.0, StepSize("1/(t + 10)"))], ids=lambda r: type(r).__name__
                          + ("_" + type(r.worker).__name__ if type(r.worker).__name__ != "SGD" else "")
-                         + ("_compressed" if r.compressor is not None else ""))
+                         + ("_compressed" if r.compressor is not None else "")
+                         + ("_scheduled" if r.scheduled else ""))
 def test_unrepresentable_rules_are_refused(rule):
     with pytest.raises(UnsupportedRule):
         rule_view((rule,), m=2, num_workers=3, K_max=2, max_delay=1)
