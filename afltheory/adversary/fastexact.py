@@ -9,8 +9,8 @@ proximal weight μ, client weights M·p_i (stateless rules). The K-step local ma
 ``afltheory.exact.local.local_maps`` in batched form. A rule the view cannot represent is refused with
 ``UnsupportedRule`` (never read as its base): an overridden imperative hook (``aggregate``, ``update_memory``,
 ``init``, ``arrival_weights``), a worker that is not affine, weighted memory slots (``server_rule`` refuses
-those), a compressor, a rule whose ``prepare`` changes the problem (mini-batches), or a step-size schedule
-(the round operators are cached; ``exact.moments`` runs schedules).
+those), a compressor, or a rule whose ``prepare`` changes the problem (mini-batches). A step-size schedule
+is read as the exact engine reads it: round t runs ``rule.at_round(t)`` (the warm start round 0's rule).
 
 The recursion is the one of ``afltheory.exact.moments`` (see its module docstring), vectorized over a batch
 of B candidates sharing (d, M, max delay, K_max), with the delay pmf shared by the workers (round t clips the
@@ -107,9 +107,8 @@ def rule_view(rules: ServerRule | Sequence[ServerRule], *, m: int, num_workers: 
         if id(rule) not in seen:
             r = _faults.substitute(rule)     # identity unless inside afltheory.mutants.injected(...)
             if getattr(r, "scheduled", False):
-                raise UnsupportedRule(f"algorithm={r!r} has a step-size schedule; the adversary's evaluator "
-                                      f"takes constant step sizes (its round operators are cached) — use "
-                                      f"afltheory.exact.moments")
+                raise ValueError(f"algorithm={r!r} has a step-size schedule: pass round t's rule "
+                                 f"(algorithm.at_round(t)); grad_norm_sq does so per round")
             v = server_rule(r, num_workers)  # TypeError / UnsupportedRule, as in the exact engine
             if getattr(r, "compressor", None) is not None:
                 raise UnsupportedRule(f"algorithm={r!r}: the adversary's evaluator does not represent "
@@ -242,21 +241,42 @@ def grad_norm_sq(b: Batch, rounds: int) -> np.ndarray:
     PI, PIJ = phases(b.pi, 1), phases(b.pij, 2)
     DP, pK = phases(b.delay_pmf, 1), phases(b.k_pmf, 2)
     Hn = DP.shape[-1]
-    rules = b.rules if isinstance(b.rules, ServerRule) else tuple(b.rules)
-    if not isinstance(rules, ServerRule) and len(rules) not in (1, B):
+    rules = (b.rules,) if isinstance(b.rules, ServerRule) else tuple(b.rules)
+    if len(rules) not in (1, B):
         raise ValueError(f"rules has {len(rules)} entries for a batch of {B} candidates (expected 1 or {B})")
-    view = rule_view(rules, m=int(b.m), num_workers=M, K_max=pK.shape[-1], max_delay=Hn - 1)
+    scheduled = any(getattr(r, "scheduled", False) for r in rules)
+    at = (lambda t: tuple(r.at_round(t) if getattr(r, "scheduled", False) else r for r in rules)) \
+        if scheduled else (lambda t: rules)
+    Kmax = pK.shape[-1]
+    view = rule_view(at(0), m=int(b.m), num_workers=M, K_max=Kmax, max_delay=Hn - 1)
     fixed = view.fixed_local_steps
     if fixed is not None:       # K_{t,i} = the rule's fixed count, whatever the law (AsySG, DynamicFedAvg)
         Kf = np.broadcast_to(np.asarray(fixed, dtype=int), (M,))
-        Kmax = max(pK.shape[-1], int(Kf.max()))
+        Kmax = max(Kmax, int(Kf.max()))
         pK = np.zeros(pK.shape[:-1] + (Kmax,))
         pK[..., np.arange(M), Kf - 1] = 1.0
         if Kmax != view.w_K.shape[1]:
-            view = rule_view(rules, m=int(b.m), num_workers=M, K_max=Kmax, max_delay=Hn - 1)
-    if view.scale.shape[0] == 1 and B > 1:
-        view = view.repeat(B)
-    if d > 1 and _is_diagonal(b.hessians) and _is_diagonal(b.noise_cov):
+            view = rule_view(at(0), m=int(b.m), num_workers=M, K_max=Kmax, max_delay=Hn - 1)
+    diag = d > 1 and _is_diagonal(b.hessians) and _is_diagonal(b.noise_cov)
+
+    def finish(v):
+        v = v.repeat(B) if v.scale.shape[0] == 1 and B > 1 else v
+        return v.repeat(d) if diag else v
+
+    if not scheduled:
+        view = finish(view)
+        views = (lambda t: (0, view))
+    else:                       # round t's constant rule; equal step sizes share one view (and operators)
+        memo: dict = {}
+
+        def views(t):
+            rs = at(t)
+            key = tuple((float(r.step_size), float(r.eta_L)) for r in rs)
+            if key not in memo:
+                memo.clear()
+                memo[key] = finish(rule_view(rs, m=int(b.m), num_workers=M, K_max=Kmax, max_delay=Hn - 1))
+            return key, memo[key]
+    if diag:
         k = np.arange(d)
         H1 = b.hessians[..., k, k].transpose(0, 2, 1).reshape(B * d, M, 1, 1)
         bt1 = b.b_tilde.transpose(0, 2, 1).reshape(B * d, M, 1)
@@ -264,32 +284,46 @@ def grad_norm_sq(b: Batch, rounds: int) -> np.ndarray:
         hb = b.hbar[:, k, k].reshape(B * d, 1, 1)
         x01 = b.x0.reshape(B * d, 1)
         rep = (lambda a: np.repeat(a, d, axis=0))
-        g = _run(H1, bt1, N1, hb, x01, rep(PI), rep(PIJ), rep(DP), rep(pK), view.repeat(d), rounds)
+        g = _run(H1, bt1, N1, hb, x01, rep(PI), rep(PIJ), rep(DP), rep(pK), views, rounds)
         with np.errstate(over="ignore", invalid="ignore"):
             return g.reshape(B, d, rounds + 1).sum(axis=1)
-    return _run(b.hessians, b.b_tilde, b.noise_cov, b.hbar, b.x0, PI, PIJ, DP, pK, view, rounds)
+    return _run(b.hessians, b.b_tilde, b.noise_cov, b.hbar, b.x0, PI, PIJ, DP, pK, views, rounds)
 
 
 #: the memory-slot recursion runs in chunks of candidates whose states fit in about this many floats (cache)
 _CHUNK_FLOATS = 2**17
 
 
-def _run(H, bt, N, hbar, x0, PI, PIJ, DP, pK, view, rounds):
-    E, Q = local_map_arrays(H, bt, N, view.eta_L, view.mu, pK.shape[-1])
+def _run(H, bt, N, hbar, x0, PI, PIJ, DP, pK, views, rounds):
+    """Round t's view is ``views(t)`` = (key, RuleView); the round operators are rebuilt when the key
+    changes (a step-size schedule) and reused otherwise."""
     with np.errstate(over="ignore", invalid="ignore"):
-        if not view.memory:
-            return _stateless(E, Q, hbar, x0, PI, PIJ, DP, pK, view, rounds)
-        B, M, _, d, _ = E.shape
+        if not views(0)[1].memory:
+            return _stateless(H, bt, N, hbar, x0, PI, PIJ, DP, pK, views, rounds)
+        B, M, d, _ = H.shape
         n = 1 + DP.shape[-1] * d + M * d
         step = max(1, _CHUNK_FLOATS // (n * n))
         if B <= step:
-            return _memory(E, Q, hbar, x0, PI, PIJ, DP, pK, view, rounds)
+            return _memory(H, bt, N, hbar, x0, PI, PIJ, DP, pK, views, rounds)
         parts = []
         for a in range(0, B, step):
             sl = slice(a, a + step)
-            v = view.rows(sl)
-            parts.append(_memory(E[sl], Q[sl], hbar[sl], x0[sl], PI[sl], PIJ[sl], DP[sl], pK[sl], v, rounds))
+            parts.append(_memory(H[sl], bt[sl], N[sl], hbar[sl], x0[sl], PI[sl], PIJ[sl], DP[sl], pK[sl],
+                                 _rows(views, sl), rounds))
         return np.concatenate(parts)
+
+
+def _rows(views, sl):
+    """``views`` restricted to the candidates ``sl`` (one restricted view per key)."""
+    memo: dict = {}
+
+    def sub(t):
+        key, v = views(t)
+        if key not in memo:
+            memo.clear()
+            memo[key] = v.rows(sl)
+        return key, memo[key]
+    return sub
 
 
 def _check(g, S, dead):
@@ -301,23 +335,30 @@ def _check(g, S, dead):
     return g
 
 
-def _stateless(E, Q, hbar, x0, PI, PIJ, DP, pK, view, rounds):
-    """The stateless recursion: per round type (phase, clipped delay pmf) one linear map of the upper
-    triangle of S onto the new x̃ block."""
-    B, M, Kmax, d, _ = E.shape
-    P, Hn = DP.shape[1], DP.shape[-1]
-    n = 1 + Hn * d
-    wK, wt, s = view.w_K, view.w_tau, view.scale
+def _stateless_prep(H, bt, N, PI, pK, view):
+    """What a stateless round needs of the rule view: the weighted mean local maps, the noise and the
+    within-worker map."""
+    E, Q = local_map_arrays(H, bt, N, view.eta_L, view.mu, pK.shape[-1])
+    wK = view.w_K
     ww = np.ones(E.shape[:2]) if view.w_worker is None else view.w_worker   # client weights M p_i (B, M)
     Ew = E * (wK[:, None, :] * ww[:, :, None])[..., None, None]             # M p_i w_K [c_K | C_K]
     Ebar = np.einsum("bpmk,bmkij->bpmij", pK, Ew)                           # (B, P, M, d, 1+d)
     Qbar = np.einsum("bpmk,bmkij->bpmij", pK * (wK**2)[:, None, None] * (ww**2)[:, None, :, None], Q)
-    Gamma = PIJ - PI[..., :, None] * PI[..., None, :]
-    Gamma = Gamma - np.einsum("bpi,ij->bpij", PI, np.eye(M))               # Δ − diag(π)
     noise0 = np.einsum("bpm,bpmij->bpij", PI, Qbar)                         # Σ_i π_i E[w_K² Q_i]
     # within-worker second moment, a linear map of S_(0,τ): Σ_i π_i Σ_K p_K w_K² E_K ⊗ E_K  (B, P, d, d, 1+d,
     # 1+d)
     W2 = np.einsum("bpm,bpmk,bmkac,bmkel->bpaecl", PI, pK, Ew, Ew, optimize=True)
+    return Ebar, noise0, W2
+
+
+def _stateless(H, bt, N, hbar, x0, PI, PIJ, DP, pK, views, rounds):
+    """The stateless recursion: per round type (rule view, phase, clipped delay pmf) one linear map of the
+    upper triangle of S onto the new x̃ block."""
+    B, M, d, _ = H.shape
+    P, Hn = DP.shape[1], DP.shape[-1]
+    n = 1 + Hn * d
+    Gamma = PIJ - PI[..., :, None] * PI[..., None, :]
+    Gamma = Gamma - np.einsum("bpi,ij->bpij", PI, np.eye(M))               # Δ − diag(π)
     Hbar2 = hbar @ hbar
     blk = np.array([np.r_[0, 1 + t * d + np.arange(d)] for t in range(Hn)])
     iu = np.triu_indices(n)
@@ -329,10 +370,17 @@ def _stateless(E, Q, hbar, x0, PI, PIJ, DP, pK, view, rounds):
     out = np.empty((B, rounds + 1))
     xs = slice(1, 1 + d)
     out[:, 0] = np.einsum("bij,bji->b", Hbar2, S[:, xs, xs])
-    cache = {}
+    cache: dict = {}
+    current = None
     dead = np.zeros(B, dtype=bool)
-    s2 = (s * s)[:, None]
     for t in range(rounds):
+        vkey, view = views(t)
+        if vkey != current:             # a new rule view (step-size schedule): rebuild its operators
+            cache.clear()
+            current = vkey
+            Ebar, noise0, W2 = _stateless_prep(H, bt, N, PI, pK, view)
+            wt, s = view.w_tau, view.scale
+            s2 = (s * s)[:, None]
         ph = t % P
         key = (ph, min(t, Hn - 1))
         if key not in cache:
@@ -381,20 +429,30 @@ def _blocks(X, d):
     return np.repeat(np.repeat(X, d, axis=-1), d, axis=-2)
 
 
-def _memory(E, Q, hbar, x0, PI, PIJ, DP, pK, view, rounds):
+def _memory_prep(H, bt, N, pK, view):
+    """What a memory round needs of the rule view: local maps, weighted means, noise, within-worker map."""
+    E, Q = local_map_arrays(H, bt, N, view.eta_L, view.mu, pK.shape[-1])
+    B, M, _, d, _ = E.shape
+    wK = view.w_K
+    Ebar = np.einsum("bpmk,bmkij->bpmij", pK, E * wK[:, None, :, None, None])   # (B, P, M, d, 1+d)
+    pw2 = pK * (wK**2)[:, None, None]                                       # (B, P, M, K)
+    Qbar = np.einsum("bpmk,bmkij->bpmij", pw2, Q)
+    # within-worker second moment as a map of S_(0,τ): Σ_K p_K w_K² E_K ⊗ E_K   (B, P, M d d, (1+d)²)
+    W2 = np.einsum("bpmk,bmkac,bmkel->bpmaecl", pw2, E, E, optimize=True).reshape(B, pK.shape[1], M * d * d,
+                                                                                   -1)
+    return E, Q, Ebar, Qbar, W2
+
+
+def _memory(H, bt, N, hbar, x0, PI, PIJ, DP, pK, views, rounds):
     """The memory-slot recursion (AFA-CS-like rules, any m ≤ M): see the module docstring."""
-    B, M, Kmax, d, _ = E.shape
+    B, M, d, _ = H.shape
     P, Hn = DP.shape[1], DP.shape[-1]
     nJ = 1 + Hn * d
     Md = M * d
     n = nJ + Md
-    wK, wt, s = view.w_K, view.w_tau, view.scale
-    Ew = E * wK[:, None, :, None, None]
-    Ebar = np.einsum("bpmk,bmkij->bpmij", pK, Ew)                           # (B, P, M, d, 1+d)
-    pw2 = pK * (wK**2)[:, None, None]                                       # (B, P, M, K)
-    Qbar = np.einsum("bpmk,bmkij->bpmij", pw2, Q)
-    # within-worker second moment as a map of S_(0,τ): Σ_K p_K w_K² E_K ⊗ E_K   (B, P, M d d, (1+d)²)
-    W2 = np.einsum("bpmk,bmkac,bmkel->bpmaecl", pw2, E, E, optimize=True).reshape(B, P, M * d * d, -1)
+    current, view = views(0)
+    E, Q, Ebar, Qbar, W2 = _memory_prep(H, bt, N, pK, view)
+    wt, s = view.w_tau, view.scale
     Acoef = _blocks(1.0 - PI[..., :, None] - PI[..., None, :] + PIJ, d)     # (B, P, Md, Md)
     Bcoef = _blocks(PI[..., None, :] - PIJ, d)
     Pcoef = _blocks(PIJ, d)
@@ -424,10 +482,17 @@ def _memory(E, Q, hbar, x0, PI, PIJ, DP, pK, view, rounds):
     out = np.empty((B, rounds + 1))
     xs = slice(1, 1 + d)
     out[:, 0] = np.einsum("bij,bji->b", Hbar2, S[:, xs, xs])
-    cache = {}
+    cache: dict = {}
     dead = np.zeros(B, dtype=bool)
     sc = s[:, None, None]
     for t in range(rounds):
+        vkey, view = views(t)
+        if vkey != current:             # a new rule view (step-size schedule): rebuild its operators
+            cache.clear()
+            current = vkey
+            E, Q, Ebar, Qbar, W2 = _memory_prep(H, bt, N, pK, view)
+            wt, s = view.w_tau, view.scale
+            sc = s[:, None, None]
         ph = t % P
         key = (ph, min(t, Hn - 1))
         if key not in cache:
