@@ -151,7 +151,7 @@ class Trace:
     def load(cls, path: str | os.PathLike) -> Trace:
         """Read a trace written by ``Trace.save``."""
         from ._trace_io import load
-        return load(path)
+        return load(path, trace_cls=cls, divergence_cls=DivergenceInfo)
 
 
 def _schedule_for(behaviour, algorithm, problem, rounds, replicates, seed) -> Schedule:

@@ -45,8 +45,8 @@ from afltheory.compression import (
     StochasticQuantizer,
     TopK,
 )
-from afltheory.compression.analysis import compressed_gd_reference, exact_distance_sq, zeta_star_sq
-from afltheory.exact import moments, steady_state, zscores
+from afltheory.compression.analysis import compressed_gd_reference, zeta_star_sq
+from afltheory.exact import exact_distance_sq, moments, steady_state, zscores
 from afltheory.plots.compression import bits_plot
 from afltheory.problems import HeterogeneousQuadratic
 from afltheory.theory import compression as TC
