@@ -63,46 +63,52 @@ def _statistic(on: str | None, measured: Any, stats: dict) -> float:
 
 @dataclass(frozen=True)
 class AtMost:
-    """Upper bound: ``x ≤ theoretical + tol`` with x = ``measured`` or ``stats[on]`` (e.g. ``on="ucb"``)."""
+    """Upper bound: ``x ≤ theoretical + tol`` with x = ``measured`` or ``stats[on]`` (e.g. ``on="ucb"``);
+    ``strict``: ``<``."""
 
     tol: float = 0.0
     on: str | None = None
     text: str = ""
+    strict: bool = False
     relation: ClassVar[str] = "<="
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tol", _tolerance("tol", self.tol))
 
     def judge(self, measured: Any, theoretical: Any, **stats: Any) -> bool:
-        """``x ≤ theoretical + tol``."""
-        return bool(_statistic(self.on, measured, stats) <= _number("theoretical", theoretical) + self.tol)
+        """``x ≤ theoretical + tol`` (``strict``: ``<``)."""
+        x, limit = _statistic(self.on, measured, stats), _number("theoretical", theoretical) + self.tol
+        return bool(x < limit if self.strict else x <= limit)
 
     def describe(self) -> str:
         """``text``, or the rule in words."""
         tol = f" + {self.tol:g}" if self.tol else ""
-        return self.text or f"{self.on or 'measured'} ≤ theoretical{tol}"
+        return self.text or f"{self.on or 'measured'} {'<' if self.strict else '≤'} theoretical{tol}"
 
 
 @dataclass(frozen=True)
 class AtLeast:
-    """Lower bound: ``x ≥ theoretical − tol`` with x = ``measured`` or ``stats[on]`` (e.g. ``on="lcb"``)."""
+    """Lower bound: ``x ≥ theoretical − tol`` with x = ``measured`` or ``stats[on]`` (e.g. ``on="lcb"``);
+    ``strict``: ``>``."""
 
     tol: float = 0.0
     on: str | None = None
     text: str = ""
+    strict: bool = False
     relation: ClassVar[str] = ">="
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tol", _tolerance("tol", self.tol))
 
     def judge(self, measured: Any, theoretical: Any, **stats: Any) -> bool:
-        """``x ≥ theoretical − tol``."""
-        return bool(_statistic(self.on, measured, stats) >= _number("theoretical", theoretical) - self.tol)
+        """``x ≥ theoretical − tol`` (``strict``: ``>``)."""
+        x, limit = _statistic(self.on, measured, stats), _number("theoretical", theoretical) - self.tol
+        return bool(x > limit if self.strict else x >= limit)
 
     def describe(self) -> str:
         """``text``, or the rule in words."""
         tol = f" − {self.tol:g}" if self.tol else ""
-        return self.text or f"{self.on or 'measured'} ≥ theoretical{tol}"
+        return self.text or f"{self.on or 'measured'} {'>' if self.strict else '≥'} theoretical{tol}"
 
 
 @dataclass(frozen=True)

@@ -157,7 +157,8 @@ class Verdict:
         """A verdict whose ``passed`` and whose negative control's ``passed`` come from ``criterion``.
 
         ``passed = criterion.judge(measured, theoretical, **stats)`` and every value of ``requires`` (named
-        preconditions of the configuration, e.g. ``{"power": True}``: they gate the claim, not the control);
+        conditions that gate the claim, not the control: the configuration's power, or the same criterion
+        applied to a second configuration of the claim);
         the control (a ``ControlMeasurement``) is judged by the same criterion on its own measured,
         theoretical and stats. ``tolerance`` defaults to ``criterion.describe()`` and ``relation`` to
         ``criterion.relation``; the other keyword ``fields`` are ``Verdict`` fields (``passed`` and
