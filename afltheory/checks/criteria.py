@@ -61,54 +61,70 @@ def _statistic(on: str | None, measured: Any, stats: dict) -> float:
     return _number(on, stats[on])
 
 
+def _check_limit(c: AtMost | AtLeast) -> None:
+    object.__setattr__(c, "tol", _tolerance("tol", c.tol))
+    if c.limit is not None:
+        if c.tol:
+            raise ValueError(f"limit={c.limit!r} and tol={c.tol!r}: give a fixed limit or a tolerance, "
+                             f"not both")
+        object.__setattr__(c, "limit", _number("limit", c.limit))
+
+
 @dataclass(frozen=True)
 class AtMost:
     """Upper bound: ``x ≤ theoretical + tol`` with x = ``measured`` or ``stats[on]`` (e.g. ``on="ucb"``);
-    ``strict``: ``<``."""
+    ``strict``: ``<``; ``limit``: a fixed threshold instead of ``theoretical + tol`` (a detector whose
+    threshold is not the claimed value)."""
 
     tol: float = 0.0
     on: str | None = None
     text: str = ""
     strict: bool = False
+    limit: float | None = None
     relation: ClassVar[str] = "<="
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "tol", _tolerance("tol", self.tol))
+        _check_limit(self)
 
     def judge(self, measured: Any, theoretical: Any, **stats: Any) -> bool:
-        """``x ≤ theoretical + tol`` (``strict``: ``<``)."""
-        x, limit = _statistic(self.on, measured, stats), _number("theoretical", theoretical) + self.tol
+        """``x ≤ theoretical + tol`` (``strict``: ``<``; ``limit``: ``x ≤ limit``)."""
+        x = _statistic(self.on, measured, stats)
+        limit = self.limit if self.limit is not None else _number("theoretical", theoretical) + self.tol
         return bool(x < limit if self.strict else x <= limit)
 
     def describe(self) -> str:
         """``text``, or the rule in words."""
         tol = f" + {self.tol:g}" if self.tol else ""
-        return self.text or f"{self.on or 'measured'} {'<' if self.strict else '≤'} theoretical{tol}"
+        rhs = f"{self.limit:g}" if self.limit is not None else f"theoretical{tol}"
+        return self.text or f"{self.on or 'measured'} {'<' if self.strict else '≤'} {rhs}"
 
 
 @dataclass(frozen=True)
 class AtLeast:
     """Lower bound: ``x ≥ theoretical − tol`` with x = ``measured`` or ``stats[on]`` (e.g. ``on="lcb"``);
-    ``strict``: ``>``."""
+    ``strict``: ``>``; ``limit``: a fixed threshold instead of ``theoretical − tol``."""
 
     tol: float = 0.0
     on: str | None = None
     text: str = ""
     strict: bool = False
+    limit: float | None = None
     relation: ClassVar[str] = ">="
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "tol", _tolerance("tol", self.tol))
+        _check_limit(self)
 
     def judge(self, measured: Any, theoretical: Any, **stats: Any) -> bool:
-        """``x ≥ theoretical − tol`` (``strict``: ``>``)."""
-        x, limit = _statistic(self.on, measured, stats), _number("theoretical", theoretical) - self.tol
+        """``x ≥ theoretical − tol`` (``strict``: ``>``; ``limit``: ``x ≥ limit``)."""
+        x = _statistic(self.on, measured, stats)
+        limit = self.limit if self.limit is not None else _number("theoretical", theoretical) - self.tol
         return bool(x > limit if self.strict else x >= limit)
 
     def describe(self) -> str:
         """``text``, or the rule in words."""
         tol = f" − {self.tol:g}" if self.tol else ""
-        return self.text or f"{self.on or 'measured'} {'>' if self.strict else '≥'} theoretical{tol}"
+        rhs = f"{self.limit:g}" if self.limit is not None else f"theoretical{tol}"
+        return self.text or f"{self.on or 'measured'} {'>' if self.strict else '≥'} {rhs}"
 
 
 @dataclass(frozen=True)

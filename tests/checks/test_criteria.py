@@ -29,6 +29,10 @@ from afltheory.checks import (
     (AtLeast(), 1.0, 1.0, {}, True),
     (AtLeast(strict=True), 1.0, 1.0, {}, False),
     (AtMost(strict=True), 1.0, 1.0, {}, False),
+    (AtMost(limit=1e-4), 5e-5, 0.0, {}, True),
+    (AtMost(limit=1e-4), 2e-4, 0.0, {}, False),
+    (AtLeast(on="ci_high", strict=True, limit=-0.35), -0.5, -0.5, {"ci_high": -0.3}, True),
+    (AtLeast(on="ci_high", strict=True, limit=-0.35), -0.5, -0.5, {"ci_high": -0.35}, False),
     (Near(tol=1e-6), 1.0 + 5e-7, 1.0, {}, True),
     (Near(tol=1e-6), 1.0 + 2e-6, 1.0, {}, False),
     (Near(rel=0.1), 2.15, 2.0, {}, True),
@@ -56,6 +60,8 @@ def test_criteria_refuse_bad_input():
         Near(tol=1.0, z=2.0)
     with pytest.raises(ValueError, match="tol"):
         AtMost(tol=-1.0)
+    with pytest.raises(ValueError, match="not both"):
+        AtLeast(tol=0.1, limit=1.0)
     with pytest.raises(ValueError, match="NaN"):
         AtMost().judge(float("nan"), 1.0)
     with pytest.raises(ValueError, match="ucb"):
