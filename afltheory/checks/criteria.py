@@ -129,8 +129,9 @@ class AtLeast:
 
 @dataclass(frozen=True)
 class Near:
-    """Tight value: ``|x − theoretical| ≤ tol`` (absolute), ``≤ rel·|theoretical|`` (relative) or
-    ``≤ z·stats["se"]`` (a z-test); exactly one of ``tol``, ``rel``, ``z``."""
+    """Tight value: ``|x − theoretical| ≤ tol`` (absolute), ``|x / theoretical − 1| ≤ rel`` (relative; a zero
+    theoretical needs x = 0) or ``|x − theoretical| ≤ z·stats["se"]`` (a z-test); exactly one of ``tol``,
+    ``rel``, ``z``."""
 
     tol: float | None = None
     rel: float | None = None
@@ -148,11 +149,12 @@ class Near:
 
     def judge(self, measured: Any, theoretical: Any, **stats: Any) -> bool:
         """``|x − theoretical|`` within the absolute, relative or z tolerance."""
-        dev = abs(_statistic(self.on, measured, stats) - _number("theoretical", theoretical))
+        x, t = _statistic(self.on, measured, stats), _number("theoretical", theoretical)
+        if self.rel is not None:
+            return bool(x == 0.0) if t == 0.0 else bool(abs(x / t - 1) <= self.rel)
+        dev = abs(x - t)
         if self.tol is not None:
             return bool(dev <= self.tol)
-        if self.rel is not None:
-            return bool(dev <= self.rel * abs(float(theoretical)))
         se = _number("se", stats["se"]) if "se" in stats else None
         if se is None:
             raise ValueError("Near(z=...) needs stats['se'], the standard error of the measurement")
@@ -166,7 +168,7 @@ class Near:
         if self.tol is not None:
             return f"|{x} − theoretical| ≤ {self.tol:g}"
         if self.rel is not None:
-            return f"|{x} − theoretical| ≤ {self.rel:g}·|theoretical|"
+            return f"|{x} / theoretical − 1| ≤ {self.rel:g}"
         return f"|{x} − theoretical| ≤ {self.z:g} standard errors"
 
 

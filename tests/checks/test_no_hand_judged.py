@@ -23,7 +23,6 @@ UNCONVERTED = {
     "dynamic.py": 23,
     "mtl.py": 14,
     "pep.py": 8,
-    "wallclock.py": 8,
 }
 
 _HAND_BUILDERS = {"NegativeControl", "make_control"}
