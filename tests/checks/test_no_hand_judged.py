@@ -22,7 +22,6 @@ UNCONVERTED = {
     "cor3.py": 2,            # cor3.stale_term: a compound claim (growth with m fixed AND bounded with m ∝ M)
     "dynamic.py": 23,
     "mtl.py": 14,
-    "pep.py": 8,
 }
 
 _HAND_BUILDERS = {"NegativeControl", "make_control"}
