@@ -18,7 +18,6 @@ PAPER_CHECKS = Path(__file__).resolve().parents[2] / "paper_checks"
 UNCONVERTED = {
     "_power.py": 3,          # the vacuous agreement verdict (exact moments refused); make_control itself
     "adversary.py": 4,
-    "compression.py": 16,
     "cor3.py": 2,            # cor3.stale_term: a compound claim (growth with m fixed AND bounded with m ∝ M)
     "dynamic.py": 23,
     "mtl.py": 14,
