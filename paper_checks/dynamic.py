@@ -20,6 +20,7 @@ from scipy.optimize import minimize_scalar
 
 import afltheory as aft
 from afltheory.algorithms import DynamicFedAvg
+from afltheory.analysis import fit_slope, z_interval, z_score
 from afltheory.anarchy import Behaviour
 from afltheory.anarchy.arrivals import Arrivals
 from afltheory.checks import NegativeControl, Verdict
@@ -77,17 +78,18 @@ def mc_msd(p, alg, beh, rounds, R, seed):
 
 
 def z(samples, value):
-    se = samples.std(ddof=1) / np.sqrt(samples.size)
-    return float((samples.mean() - value) / se), float(se)
+    """(z, se) of the Monte Carlo mean against ``value`` (``afltheory.analysis.z_score``)."""
+    return z_score(samples, value)
 
 
 def ci(samples, level_z=Z_MAX):
-    m, se = samples.mean(), samples.std(ddof=1) / np.sqrt(samples.size)
-    return (float(m - level_z * se), float(m + level_z * se))
+    """mean ± level_z·se (``afltheory.analysis.z_interval``)."""
+    return z_interval(samples, level_z)
 
 
 def loglog_slope(x, y):
-    return float(np.polyfit(np.log(x), np.log(y), 1)[0])
+    """OLS slope of log y on log x (``afltheory.analysis.fit_slope``)."""
+    return fit_slope(x, y).slope
 
 
 def msd_exact(p, mu, epochs=EPOCHS, L=L, **kw):

@@ -3,16 +3,25 @@
 A low layer (docs/DESIGN.md "Layers"): statistics over arrays; it imports only ``afltheory._validation``, so
 every other layer may use it. ``Verdict`` lives in ``afltheory.checks`` (no longer re-exported here).
 ``fit_slope`` / ``bootstrap_slope``: least-squares slope of log y on log x, with a percentile bootstrap CI
-over replicates. ``compare_bound``: measured (exact expectation, or Monte Carlo mean with a one-sided Student-t
-upper confidence bound) against an upper bound; slack = bound / measured.
+over replicates. ``compare_bound``: measured (exact expectation, or Monte Carlo mean with a one-sided
+Student-t upper confidence bound) against an upper bound; slack = bound / measured. ``z_score`` /
+``z_interval``: a Monte Carlo mean against a reference value (z = (mean − value)/se).
 """
 
-from .bounds import BoundComparison, compare_bound, mean_ci, slack_ratio, upper_confidence_bound
+from .bounds import (
+    BoundComparison,
+    compare_bound,
+    mean_ci,
+    slack_ratio,
+    upper_confidence_bound,
+    z_interval,
+    z_score,
+)
 from .slopes import SlopeFit, bootstrap_slope, fit_slope, local_slopes
 from .terms import dominant_term, format_shares, term_shares
 
 __all__ = [
     "BoundComparison", "SlopeFit", "bootstrap_slope", "compare_bound",
     "dominant_term", "fit_slope", "format_shares", "local_slopes", "mean_ci", "slack_ratio", "term_shares",
-    "upper_confidence_bound",
+    "upper_confidence_bound", "z_interval", "z_score",
 ]
