@@ -23,7 +23,7 @@ from afltheory.algorithms import DynamicFedAvg
 from afltheory.analysis import fit_slope, z_interval, z_score
 from afltheory.anarchy import Behaviour
 from afltheory.anarchy.arrivals import Arrivals
-from afltheory.checks import NegativeControl, Verdict
+from afltheory.checks import AtMost, ControlMeasurement, Holds, Near, NegativeControl, Verdict
 from afltheory.exact import drift as dr
 from afltheory.exact import moments, steady_state
 from afltheory.problems import DriftingQuadratic
@@ -137,10 +137,10 @@ def run_mc(ctx):
     s0, _ = mc_msd(p0, alg, beh, T, R, ctx.seed_for("dynamic", "mc0"))
     z0, se0 = z(s0, ex0.msd)
     rep, _ = mc_msd(p0, alg, Behaviour(WithReplacementArrivals(L)), T, R, ctx.seed_for("dynamic", "rep"))
-    z_rep = z(rep, ex0.msd)[0]
+    z_rep, se_rep = z(rep, ex0.msd)
     rep_exact = dr.stein_steady_state(p0, alg, L, replace=True).msd
     out.append(
-        Verdict(
+        Verdict.judged(
             id="dynamic.exact_vs_mc",
             claim="Exact steady-state MSD of Dynamic FedAvg (L of K sampled "
             "without replacement, per-agent epochs and mini-batches) equals Monte Carlo",
@@ -148,15 +148,14 @@ def run_mc(ctx):
             measured=float(s0.mean()),
             ci=ci(s0),
             theoretical=ex0.msd,
-            relation="~=",
-            tolerance=f"|z| ≤ {Z_MAX:g} (MC standard error {se0:.2g})",
-            passed=abs(z0) <= Z_MAX,
+            criterion=Near(z=Z_MAX, text=f"|z| ≤ {Z_MAX:g} (MC standard error {se0:.2g})"),
+            stats={"se": se0},
             method=method,
-            negative_control=NegativeControl(
+            control=ControlMeasurement(
                 description="mutant: agents sampled with replacement (MC) vs the same exact value",
                 measured=float(rep.mean()),
                 theoretical=ex0.msd,
-                passed=abs(z_rep) <= Z_MAX,
+                stats={"se": se_rep},
             ),
             notes=(
                 f"K={K}, L={L}, σ_c²=0.1, σ_q²=0, μ={mu}, E_k={list(EPOCHS)}; exact {ex0.msd:.5g} "
@@ -175,28 +174,27 @@ def run_mc(ctx):
     after = dr.stein_steady_state(p1, alg, L, drift_after=True).msd
     z_after = z(s1, after)[0]
     eps, _ = mc_msd(p1, NoEpochScaling(mu=mu, epochs=EPOCHS), beh, T, R, ctx.seed_for("dynamic", "eps"))
-    z_eps = z(eps, ex1.msd)[0]
+    z_eps, se_eps = z(eps, ex1.msd)
     base = dict(
         reference=REF,
         measured=float(s1.mean()),
         ci=ci(s1),
         theoretical=ex1.msd,
-        relation="~=",
-        tolerance=f"|z| ≤ {Z_MAX:g} (MC standard error {se1:.2g})",
-        passed=abs(z1) <= Z_MAX,
+        criterion=Near(z=Z_MAX, text=f"|z| ≤ {Z_MAX:g} (MC standard error {se1:.2g})"),
+        stats={"se": se1},
         method=method,
     )
     common = f"σ_q² = 0.01, μ = {mu}: exact {ex1.msd:.5g}, MC z = {z1:.2f}."
     out.append(
-        Verdict(
+        Verdict.judged(
             id="dynamic.drift_order",
             claim="The optimum drifts before the update (the paper's order): "
             "MC matches the exact value with drift first",
-            negative_control=NegativeControl(
+            control=ControlMeasurement(
                 description="exact value with the drift applied after the update (+ tr Q) vs the same MC",
                 measured=float(s1.mean()),
                 theoretical=after,
-                passed=abs(z_after) <= Z_MAX,
+                stats={"se": se1},
             ),
             notes=common + f" Drift-after prediction {after:.5g}, z = {z_after:.1f}.",
             details={"z": z1, "z_drift_after": z_after},
@@ -204,14 +202,14 @@ def run_mc(ctx):
         )
     )
     out.append(
-        Verdict(
+        Verdict.judged(
             id="dynamic.epoch_scaling",
             claim="Agent k steps μ/E_k over its E_k epochs: MC matches the exact value",
-            negative_control=NegativeControl(
+            control=ControlMeasurement(
                 description="mutant: the 1/E_k step scaling dropped (MC) vs the same exact value",
                 measured=float(eps.mean()),
                 theoretical=ex1.msd,
-                passed=abs(z_eps) <= Z_MAX,
+                stats={"se": se_eps},
             ),
             notes=common
             + (
@@ -239,41 +237,37 @@ def _mu_law(ctx):
     s_stat_on_drift = loglog_slope(mus, [msd_exact(drift_small, m) for m in mus])
     tol = 0.05
     out.append(
-        Verdict(
+        Verdict.judged(
             id="dynamic.slope_stationary",
             claim="σ_q = 0: steady MSD grows linearly in μ (log-log slope +1 for small μ)",
             reference=REF,
             ci=None,
             measured=s_stat,
             theoretical=1.0,
-            tolerance=f"±{tol}",
-            passed=abs(s_stat - 1) <= tol,
+            criterion=Near(tol=tol, text=f"±{tol}"),
             method="exact steady state (Stein), μ ∈ [0.005, 0.02]",
-            negative_control=NegativeControl(
+            control=ControlMeasurement(
                 description="same fit on the drifting problem (σ_q² = 1e-4) over the same μ",
                 measured=s_stat_on_drift,
                 theoretical=1.0,
-                passed=abs(s_stat_on_drift - 1) <= tol,
             ),
             notes=f"slope {s_stat:.4f}; on the drifting problem the same μ range gives {s_stat_on_drift:.3f}",
         )
     )
     out.append(
-        Verdict(
+        Verdict.judged(
             id="dynamic.slope_drift",
             claim="σ_q > 0, μ ≪ μ*: steady MSD ∝ 1/μ (log-log slope −1)",
             reference=REF,
             ci=None,
             measured=s_drift,
             theoretical=-1.0,
-            tolerance=f"±{tol}",
-            passed=abs(s_drift + 1) <= tol,
+            criterion=Near(tol=tol, text=f"±{tol}"),
             method=f"exact steady state, σ_q² = 1e-4, μ ∈ [μ*/30, μ*/10], μ* = {fo['mu_star']:.4g}",
-            negative_control=NegativeControl(
+            control=ControlMeasurement(
                 description="same fit on the stationary problem (σ_q = 0)",
                 measured=s_drift_on_stat,
                 theoretical=-1.0,
-                passed=abs(s_drift_on_stat + 1) <= tol,
             ),
             notes=f"slope {s_drift:.4f}; stationary problem over the same μ: {s_drift_on_stat:.3f}",
         )
@@ -290,7 +284,7 @@ def _mu_law(ctx):
     fo1 = dr.first_order(slides, DynamicFedAvg(mu=0.1), L)
     ms_1, msd_1 = argmin_mu(slides, 1)
     out.append(
-        Verdict(
+        Verdict.judged(
             id="dynamic.mu_star",
             claim="The optimal step μ* = sqrt(Tr(H⁻¹Q)/Tr(H⁻¹(C_b + C_s))) "
             "(first order) locates the minimum of the exact steady MSD",
@@ -298,14 +292,12 @@ def _mu_law(ctx):
             ci=None,
             measured=mstar,
             theoretical=pred,
-            tolerance=f"relative error ≤ {rel_tol:.0%}",
-            passed=abs(mstar / pred - 1) <= rel_tol,
+            criterion=Near(rel=rel_tol, text=f"relative error ≤ {rel_tol:.0%}"),
             method="exact steady state minimized over log μ (bounded Brent); σ_q² = 1e-4",
-            negative_control=NegativeControl(
+            control=ControlMeasurement(
                 description="μ* without the data-variability term C_s",
                 measured=mstar,
                 theoretical=wrong,
-                passed=abs(mstar / wrong - 1) <= rel_tol,
             ),
             notes=(
                 f"σ_q² = 1e-4: μ* {mstar:.4g} (first order {pred:.4g}), MSD(μ*) {msd_star:.4g} (first "
@@ -360,9 +352,10 @@ def _sigma_q(ctx):
         R,
         ctx.seed_for("dynamic", "sq"),
     )
-    z_line, z_after = z(samples, np.polyval(coef, 0.02))[0], z(samples, np.polyval(coef_after, 0.02))[0]
+    z_line, se_line = z(samples, np.polyval(coef, 0.02))
+    z_after = z(samples, np.polyval(coef_after, 0.02))[0]
     out.append(
-        Verdict(
+        Verdict.judged(
             id="dynamic.linear_in_sigma_q2",
             claim="Steady MSD is affine in σ_q² (slope Tr of the "
             "drift-only Stein solution), confirmed by MC at σ_q² = 0.02",
@@ -370,15 +363,15 @@ def _sigma_q(ctx):
             measured=float(samples.mean()),
             ci=ci(samples),
             theoretical=float(np.polyval(coef, 0.02)),
-            tolerance=f"exact residual ≤ 1e-9 relative and MC |z| ≤ {Z_MAX:g}",
-            passed=resid <= 1e-9 and abs(z_line) <= Z_MAX,
-            relation="~=",
+            criterion=Near(z=Z_MAX, text=f"exact residual ≤ 1e-9 relative and MC |z| ≤ {Z_MAX:g}"),
+            stats={"se": se_line},
+            requires={"exactly affine (relative residual ≤ 1e-9)": AtMost(limit=1e-9).judge(resid, 0.0)},
             method=f"exact steady state on σ_q² ∈ {grid}; monte-carlo (R={R}, T={T})",
-            negative_control=NegativeControl(
+            control=ControlMeasurement(
                 description="the line of the drift-after-update variant vs the same MC",
                 measured=float(samples.mean()),
                 theoretical=float(np.polyval(coef_after, 0.02)),
-                passed=abs(z_after) <= Z_MAX,
+                stats={"se": se_line},
             ),
             notes=(
                 f"slope dMSD/dσ_q² = {coef[0]:.5g} (first order Tr(H⁻¹Q̂)/(2μ) = "
@@ -512,7 +505,7 @@ def _seed_bound(ctx):
     no_drift = sb["terms"]["data"] + sb["terms"]["model"]
     shares = {k: v / sb["bound"] for k, v in sb["terms"].items()}
     out.append(
-        Verdict(
+        Verdict.judged(
             id="dynamic.seed_bound",
             claim="Steady MSD ≤ [μ²(σ_s² + ε²) + λσ_q²]/(1 − λ), "
             "λ = 1 − 2μν + μ²(δ² + β_s²): the O(μ)(σ_s² + ε²) + O(σ_q²/μ) bound with the seed's constants "
@@ -521,16 +514,13 @@ def _seed_bound(ctx):
             ci=None,
             measured=ex,
             theoretical=sb["bound"],
-            tolerance="exact ≤ bound",
-            passed=ex <= sb["bound"],
-            relation="<=",
+            criterion=AtMost(text="exact ≤ bound"),
             slack=sb["bound"] / ex,
             method="exact steady state (Stein); E_k = 1, μ = 0.1, σ_q² = 0.01",
-            negative_control=NegativeControl(
+            control=ControlMeasurement(
                 description="the bound without its O(σ_q²/μ) drift term",
                 measured=ex,
                 theoretical=no_drift,
-                passed=ex <= no_drift,
             ),
             notes=(
                 f"inside the conditions: {sb['inside']} (E_k = 1 so the seed's incremental term d_i = 0;"
@@ -560,7 +550,7 @@ def _seed_bound(ctx):
     r = res[16]
     fires = lambda q: q["noise_exact"] > q["noise_bound"] and q["msd"] > q["bound"]  # noqa: E731
     out.append(
-        Verdict(
+        Verdict.judged(
             id="dynamic.seed_eps_finding",
             claim="FINDING: the seed's ε² = (2/(KL)) Σ τ_ε² ‖∇P_k(w°)‖² "
             "is below the exact model variability (τ_ε/(KL)) Σ ‖∇P_k(w°)‖² when L > (K+1)/2, so the "
@@ -570,16 +560,17 @@ def _seed_bound(ctx):
             measured=r["msd"],
             theoretical=r["bound"],
             relation=">=",
-            tolerance="exact E‖s‖² at w° > σ_s² + ε² and exact steady MSD > the derived bound",
-            passed=fires(r),
+            criterion=Holds(on="fires", text="exact E‖s‖² at w° > σ_s² + ε² and exact steady MSD > the "
+                            "derived bound"),
+            stats={"fires": fires(r)},
             finding=True,
             inside_conditions=True,
             method="exact (Stein); H = I, exact gradients, σ_q = 0, μ = 0.05, E = 1, K = 20, L = 16",
-            negative_control=NegativeControl(
+            control=ControlMeasurement(
                 description="the same detector at L = 7 (τ_ε = 13/19 > 1/2)",
                 measured=res[7]["msd"],
                 theoretical=res[7]["bound"],
-                passed=fires(res[7]),
+                stats={"fires": fires(res[7])},
             ),
             notes=(
                 f"L = 16 (τ_ε = {r['tau_eps']:.3g}): E‖s‖² at w° = {r['noise_exact']:.4g} > σ_s² + ε² = "

@@ -130,8 +130,8 @@ class AtLeast:
 @dataclass(frozen=True)
 class Near:
     """Tight value: ``|x − theoretical| ≤ tol`` (absolute), ``|x / theoretical − 1| ≤ rel`` (relative; a zero
-    theoretical needs x = 0) or ``|x − theoretical| ≤ z·stats["se"]`` (a z-test); exactly one of ``tol``,
-    ``rel``, ``z``."""
+    theoretical needs x = 0) or ``|x − theoretical| / stats["se"] ≤ z`` (a z-test; se = 0 needs x equal to
+    theoretical); exactly one of ``tol``, ``rel``, ``z``."""
 
     tol: float | None = None
     rel: float | None = None
@@ -155,10 +155,12 @@ class Near:
         dev = abs(x - t)
         if self.tol is not None:
             return bool(dev <= self.tol)
-        se = _number("se", stats["se"]) if "se" in stats else None
-        if se is None:
+        if "se" not in stats:
             raise ValueError("Near(z=...) needs stats['se'], the standard error of the measurement")
-        return bool(dev <= self.z * se)
+        se = _number("se", stats["se"])
+        if se < 0:
+            raise ValueError(f"stats['se']={se!r} must be >= 0")
+        return bool(dev == 0.0) if se == 0.0 else bool(dev / se <= self.z)  # |z| = |x − t|/se
 
     def describe(self) -> str:
         """``text``, or the rule in words."""
