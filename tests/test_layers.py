@@ -27,9 +27,9 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("runs", frozenset({"engine", "trace", "torch_backend", "mtl"})),
     ("exact runs", frozenset({"exact"})),
     ("figures", frozenset({"plots"})),
-    ("claims", frozenset({"claims"})),
     ("checks", frozenset({"checks", "adversary", "pep", "sweep"})),
-    ("mutation analysis", frozenset({"mutants"})),
+    ("claims, mutation analysis", frozenset({"claims", "mutants"})),
+    ("property testing", frozenset({"strategies"})),
     ("command line", frozenset({"cli"})),
     ("python -m afltheory", frozenset({"__main__"})),
 )
@@ -50,6 +50,8 @@ ALLOWED_PRIVATE: dict[tuple[str, str, str | None], str] = {
         "mutants copy a compressor",
     ("afltheory.pep.theorems", "afltheory.theory._scope", "check_scope"):
         "pep reads a theorem's scope (the coordinator rewrites _scope.py)",
+    ("afltheory.adversary.claims", "afltheory.theory._stats", "evaluate_terms"):
+        "the adversary evaluates a bound's terms (coordinator: adversary/claims.py)",
 }
 
 #: Names the package root resolves lazily to the engine (``from afltheory import simulate``).

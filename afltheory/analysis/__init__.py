@@ -11,6 +11,7 @@ Student-t upper confidence bound) against an upper bound; slack = bound / measur
 from .bounds import (
     BoundComparison,
     compare_bound,
+    default_control,
     mean_ci,
     slack_ratio,
     upper_confidence_bound,
@@ -21,7 +22,7 @@ from .slopes import SlopeFit, bootstrap_slope, fit_slope, local_slopes
 from .terms import dominant_term, format_shares, term_shares
 
 __all__ = [
-    "BoundComparison", "SlopeFit", "bootstrap_slope", "compare_bound",
+    "BoundComparison", "SlopeFit", "bootstrap_slope", "compare_bound", "default_control",
     "dominant_term", "fit_slope", "format_shares", "local_slopes", "mean_ci", "slack_ratio", "term_shares",
     "upper_confidence_bound", "z_interval", "z_score",
 ]
