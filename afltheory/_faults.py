@@ -21,7 +21,8 @@ from __future__ import annotations
 import dataclasses
 from enum import Enum
 
-__all__ = ["FaultPoint", "components", "get", "substitute"]
+__all__ = ["FaultPoint", "activate", "active", "components", "deactivate", "get", "start_probe", "stop_probe",
+           "substitute"]
 
 
 class FaultPoint(str, Enum):
@@ -52,6 +53,41 @@ class FaultPoint(str, Enum):
 
 _ACTIVE = None  # the afltheory.mutants.Mutant being injected, or None
 _SEEN = None  # set of consulted component classes and point names while probing, or None
+
+
+def active():
+    """The mutant being injected, or None (the default)."""
+    return _ACTIVE
+
+
+def activate(mutant) -> None:
+    """Inject ``mutant`` (``afltheory.mutants.injected`` calls this); RuntimeError if one is active (no
+    nesting)."""
+    global _ACTIVE
+    if _ACTIVE is not None:
+        raise RuntimeError(f"mutant {_ACTIVE.name!r} is already injected; injected() does not nest")
+    _ACTIVE = mutant
+
+
+def deactivate() -> None:
+    """Back to the default paths (no mutant)."""
+    global _ACTIVE
+    _ACTIVE = None
+
+
+def start_probe() -> set:
+    """Start recording what the engines consult; returns the (live) set. RuntimeError if already probing."""
+    global _SEEN
+    if _SEEN is not None:
+        raise RuntimeError("probe() does not nest")
+    _SEEN = set()
+    return _SEEN
+
+
+def stop_probe() -> None:
+    """Stop recording."""
+    global _SEEN
+    _SEEN = None
 
 
 def components(obj):

@@ -109,6 +109,30 @@ def _imports(source: str, me: str, is_package: bool, modules: set[str]) -> list[
     return out
 
 
+def _private_attributes(source: str, me: str, is_package: bool,
+                        modules: set[str]) -> list[tuple[str, str, int]]:
+    """(module, private attribute, line) for every ``alias._name`` where ``alias`` is bound by an import to an
+    afltheory module (``from .. import _faults`` then ``_faults._ACTIVE``)."""
+    package = me.split(".") if is_package else me.split(".")[:-1]
+    tree = ast.parse(source, filename=me)
+    aliases: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[: len(package) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            for a in node.names:
+                if f"{target}.{a.name}" in modules:
+                    aliases[a.asname or a.name] = f"{target}.{a.name}"
+        elif isinstance(node, ast.Import):
+            aliases.update({a.asname: a.name for a in node.names if a.asname and a.name in modules})
+    return [(aliases[n.value.id], n.attr, n.lineno) for n in ast.walk(tree)
+            if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id in aliases
+            and n.attr.startswith("_") and not n.attr.startswith("__")]
+
+
 def _room(module: str) -> str:
     parts = module.split(".")
     return parts[1] if len(parts) > 1 else ""
@@ -119,6 +143,13 @@ def _graph() -> dict[str, list[tuple[str, str | None, int]]]:
     modules = {_module_name(p) for p in files}
     return {_module_name(p): _imports(p.read_text(encoding="utf-8"), _module_name(p), p.name == "__init__.py",
                                       modules) for p in files}
+
+
+def _attribute_uses() -> dict[str, list[tuple[str, str, int]]]:
+    files = sorted(ROOT.rglob("*.py"))
+    modules = {_module_name(p) for p in files}
+    return {_module_name(p): _private_attributes(p.read_text(encoding="utf-8"), _module_name(p),
+                                                 p.name == "__init__.py", modules) for p in files}
 
 
 GRAPH = _graph()
@@ -194,9 +225,10 @@ def test_no_cycle_between_rooms():
 
 def test_no_private_names_across_rooms():
     bad, used = [], set()
+    attributes = _attribute_uses()
     for module, edges in GRAPH.items():
         src = _room(module)
-        for target, name, line in edges:
+        for target, name, line in [*edges, *attributes[module]]:
             if not src or _room(target) in ("", src) or not _private(target, name):
                 continue
             key = (module, target, name)
@@ -222,3 +254,11 @@ def test_the_graph_reader(source, expected):
     modules = set(GRAPH)
     found = [(t, n) for t, n, _ in _imports(source, "afltheory.probe", False, modules)]
     assert found == expected
+
+
+def test_the_attribute_reader():
+    """``from . import _faults`` then ``_faults._ACTIVE`` uses a private name of ``afltheory._faults``."""
+    src = ("from . import _faults\nfrom .exact import moments as mo\n"
+           "x = _faults._ACTIVE\ny = mo._x0\nz = mo.moments\n")
+    found = [(t, n) for t, n, _ in _private_attributes(src, "afltheory.probe", False, set(GRAPH))]
+    assert found == [("afltheory._faults", "_ACTIVE"), ("afltheory.exact.moments", "_x0")]

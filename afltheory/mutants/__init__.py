@@ -80,7 +80,7 @@ def get(mutant: str | Mutant) -> Mutant:
 
 def active() -> Mutant | None:
     """The mutant injected right now (None outside ``injected``)."""
-    return _faults._ACTIVE
+    return _faults.active()
 
 
 @contextlib.contextmanager
@@ -88,13 +88,11 @@ def injected(mutant: str | Mutant) -> Iterator[Mutant]:
     """Inject ``mutant`` (a name or a ``Mutant``) into every engine for the duration of the block; always
     reset on exit (also on exceptions). Test-only: not reentrant (``RuntimeError`` if a mutant is active)."""
     m = get(mutant)
-    if _faults._ACTIVE is not None:
-        raise RuntimeError(f"mutant {_faults._ACTIVE.name!r} is already injected; injected() does not nest")
-    _faults._ACTIVE = m
+    _faults.activate(m)   # RuntimeError if a mutant is active
     try:
         yield m
     finally:
-        _faults._ACTIVE = None
+        _faults.deactivate()
 
 
 @contextlib.contextmanager
@@ -102,13 +100,11 @@ def probe() -> Iterator[set]:
     """Record what the engines consult inside the block (yields a set: rule classes received, fault points
     read); with no mutant injected nothing changes. ``Mutant.exercised_by(seen)`` says whether a mutant could
     change the probed run — deterministic runs that never reach a mutant are left out of the kill matrix."""
-    if _faults._SEEN is not None:
-        raise RuntimeError("probe() does not nest")
-    seen = _faults._SEEN = set()
+    seen = _faults.start_probe()   # RuntimeError if already probing
     try:
         yield seen
     finally:
-        _faults._SEEN = None
+        _faults.stop_probe()
 
 
 def kill_matrix(*args: Any, **kwargs: Any) -> KillMatrix:
