@@ -23,7 +23,7 @@ from afltheory.algorithms import DynamicFedAvg
 from afltheory.analysis import fit_slope, z_interval, z_score
 from afltheory.anarchy import Behaviour
 from afltheory.anarchy.arrivals import Arrivals
-from afltheory.checks import AtMost, ControlMeasurement, Holds, Near, NegativeControl, Verdict
+from afltheory.checks import AllOf, AtMost, ControlMeasurement, Holds, Near, Verdict
 from afltheory.exact import drift as dr
 from afltheory.exact import moments, steady_state
 from afltheory.problems import DriftingQuadratic
@@ -406,23 +406,25 @@ def _model_factor(ctx):
     ma = np.array([msd_exact(agent, 1e-3, 1, L=l) for l in Ls])
     fo_a = [dr.first_order(agent, DynamicFedAvg(mu=1e-3), l)["msd"](1e-3) for l in Ls]
     fo_ratio = ", ".join(f"{a / f:.4f}" for a, f in zip(ma, fo_a, strict=True))
+    factor_law = AllOf(AtMost(on="spread", limit=1e-9), AtMost(on="MSD(L=K) - 1e-12·MSD(1)", limit=0.0),
+                       text="max/min of MSD(L)/((K−L)/(L(K−1))) − 1 ≤ 1e-9, MSD(L=K) ≤ 1e-12·MSD(1)")
     out.append(
-        Verdict(
+        Verdict.judged(
             id="dynamic.model_factor",
             claim="The model-variability term scales as (K−L)/(L(K−1)) and vanishes at L = K",
             reference=REF,
             ci=None,
             measured=spread,
             theoretical=0.0,
-            tolerance="max/min of MSD(L)/((K−L)/(L(K−1))) − 1 ≤ 1e-9, MSD(L=K) ≤ 1e-12·MSD(1)",
-            passed=spread <= 1e-9 and m[-1] <= 1e-12 * m[0],
+            criterion=factor_law,
+            stats={"spread": spread, "MSD(L=K) - 1e-12·MSD(1)": m[-1] - 1e-12 * m[0]},
             relation="~=",
             method="exact steady state (Stein), shared Hessian, exact gradients, σ_q = 0, E = 1, μ = 0.1",
-            negative_control=NegativeControl(
+            control=ControlMeasurement(
                 description="agents sampled with replacement (factor 1/L)",
                 measured=spread_rep,
                 theoretical=0.0,
-                passed=spread_rep <= 1e-9 and m_rep[-1] <= 1e-12 * m_rep[0],
+                stats={"spread": spread_rep, "MSD(L=K) - 1e-12·MSD(1)": m_rep[-1] - 1e-12 * m_rep[0]},
             ),
             notes=(
                 f"L = {Ls}: MSD = {', '.join(f'{v:.4g}' for v in m)}; with replacement the ratio "
@@ -461,11 +463,10 @@ def _divergence(ctx):
             float((1 - mu * h.max()) ** 2),
         )
     mu, ss, div, nan, rho = res[1.05]
-    ok = (not ss.stable) and ss.msd == np.inf and abs(ss.spectral_radius - rho) <= 1e-9 and div and not nan
     mu0, ss0, div0, _, rho0 = res[0.95]
-    ctl = (not ss0.stable) and div0
+    diverges = AllOf(Holds(on="unstable"), Holds(on="diverged"))   # the detector, at both step sizes
     return [
-        Verdict(
+        Verdict.judged(
             id="dynamic.divergence",
             claim="μ > 2/λ_max(H) (shared H, one epoch) diverges: reported as "
             "divergence with the spectral radius (1 − μλ_max)², never NaN",
@@ -473,16 +474,18 @@ def _divergence(ctx):
             ci=None,
             measured=ss.spectral_radius,
             theoretical=rho,
-            tolerance="|ρ − (1 − μλ_max)²| ≤ 1e-9, stable "
-            "False, MSD inf, every MC replicate flagged diverged, no NaN",
-            passed=ok,
+            criterion=AllOf(*diverges.criteria, text="|ρ − (1 − μλ_max)²| ≤ 1e-9, stable False, MSD inf, "
+                            "every MC replicate flagged diverged, no NaN"),
+            stats={"unstable": not ss.stable, "diverged": div},
+            requires={"MSD inf": ss.msd == np.inf, "no NaN": not nan,
+                      "ρ = (1 − μλ_max)² to 1e-9": Near(tol=1e-9).judge(ss.spectral_radius, rho)},
             relation="~=",
             method="exact steady state + simulate (R=4, T=1000)",
-            negative_control=NegativeControl(
+            control=ControlMeasurement(
                 description=f"the same detector at μ = 0.95·2/λ_max = {mu0:.4g}",
                 measured=ss0.spectral_radius,
                 theoretical=rho0,
-                passed=ctl,
+                stats={"unstable": not ss0.stable, "diverged": div0},
             ),
             notes=(
                 f"μ = {mu:.4g}: ρ = {ss.spectral_radius:.6g} (predicted {rho:.6g}), stable={ss.stable}, "
@@ -619,9 +622,9 @@ def run_figure(ctx):
     agree = all(abs(v) <= Z_MAX for v in zs.values())
     path, rel = ctx.fig("dynamic_msd")
     _figure(path, curves, R)
-    ctl = bool(np.all(np.diff(drift) > 0))  # "MSD grows with μ" claimed for the drifting case too
+    grows = bool(np.all(np.diff(drift) > 0))  # "MSD grows with μ" claimed for the drifting case too
     return [
-        Verdict(
+        Verdict.judged(
             id="dynamic.slides_experiment",
             claim="Slides' experiment: stationary MSD grows with μ; with drift "
             "σ_q² = 0.01 the steady MSD is U-shaped in μ; exact curves agree with MC",
@@ -630,15 +633,17 @@ def run_figure(ctx):
             measured=float(np.max(np.abs(list(zs.values())))),
             theoretical=Z_MAX,
             relation="<=",
-            tolerance=f"orderings exact; max |z| of MC time averages vs exact ≤ {Z_MAX:g}",
-            passed=increasing and u_shape and agree,
+            criterion=Holds(on="MSD grows with μ",
+                            text=f"orderings exact; max |z| of MC time averages vs exact ≤ {Z_MAX:g}"),
+            stats={"MSD grows with μ": increasing},
+            requires={"U-shaped in μ with drift": u_shape, "exact agrees with MC": agree},
             figures=(rel,),
             method=f"exact moments + monte-carlo (R={R}, T={T})",
-            negative_control=NegativeControl(
+            control=ControlMeasurement(
                 description="the stationary claim 'MSD grows with μ' applied to the drifting case",
                 measured=drift,
                 theoretical=stat,
-                passed=ctl,
+                stats={"MSD grows with μ": grows},
             ),
             notes=(
                 "steady MSD (dB) stationary: "

@@ -20,7 +20,7 @@ One criterion (``afltheory.checks.criteria``: ``AtMost``, ``AtLeast``, ``Near``,
 path.
 """
 
-from .criteria import AtLeast, AtMost, Contains, ControlMeasurement, Criterion, Holds, Near, SlopeIn
+from .criteria import AllOf, AtLeast, AtMost, Contains, ControlMeasurement, Criterion, Holds, Near, SlopeIn
 from .registry import (
     CHECKS,
     ENTRY_POINT_GROUP,
@@ -47,8 +47,8 @@ def __getattr__(name: str):
         return getattr(verify, name)
     raise AttributeError(f"module 'afltheory.checks' has no attribute {name!r}")
 
-__all__ = ["CHECKS", "ENTRY_POINT_GROUP", "SCHEDULE_SYMBOLS", "AtLeast", "AtMost", "CheckSpec", "Contains",
-           "Context", "ControlMeasurement", "Criterion", "Holds", "Near", "NegativeControl", "SlopeIn",
-           "Verdict", "fmt", "json_safe",
+__all__ = ["CHECKS", "ENTRY_POINT_GROUP", "SCHEDULE_SYMBOLS", "AllOf", "AtLeast", "AtMost", "CheckSpec",
+           "Contains", "Context", "ControlMeasurement", "Criterion", "Holds", "Near", "NegativeControl",
+           "SlopeIn", "Verdict", "fmt", "json_safe",
            "load_all", "load_file", "load_modules", "register", "run_check", "run_checks",
            "schedule_statistics", "verdicts_from_json", "verdicts_to_json", "verify_bound", "verify_rate"]

@@ -17,7 +17,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
-__all__ = ["AtLeast", "AtMost", "Contains", "ControlMeasurement", "Criterion", "Holds", "Near", "SlopeIn"]
+__all__ = ["AllOf", "AtLeast", "AtMost", "Contains", "ControlMeasurement", "Criterion", "Holds", "Near",
+           "SlopeIn"]
 
 
 @runtime_checkable
@@ -242,6 +243,31 @@ class Holds:
     def describe(self) -> str:
         """``text``, or the rule in words."""
         return self.text or f"{self.on} is true"
+
+
+@dataclass(frozen=True)
+class AllOf:
+    """A detector made of several criteria, all of which must hold (each on its own statistic, usually via
+    ``on=`` and ``limit=``): e.g. ``AllOf(AtLeast(on="growth", strict=True, limit=4), Holds(on="C2 fails"))``.
+    The claim and its control are both judged by the whole conjunction."""
+
+    criteria: tuple
+    text: str = ""
+    relation: ClassVar[str] = "~="
+
+    def __init__(self, *criteria: Criterion, text: str = "") -> None:
+        if not criteria or not all(isinstance(c, Criterion) for c in criteria):
+            raise TypeError(f"AllOf{criteria!r}: give one or more criteria (afltheory.checks.criteria)")
+        object.__setattr__(self, "criteria", tuple(criteria))
+        object.__setattr__(self, "text", text)
+
+    def judge(self, measured: Any, theoretical: Any, **stats: Any) -> bool:
+        """Every criterion holds (evaluated in order, stopping at the first that fails)."""
+        return all(c.judge(measured, theoretical, **stats) for c in self.criteria)
+
+    def describe(self) -> str:
+        """``text``, or the criteria's descriptions joined by "and"."""
+        return self.text or " and ".join(c.describe() for c in self.criteria)
 
 
 @dataclass(frozen=True)

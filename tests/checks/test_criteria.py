@@ -6,6 +6,7 @@ import math
 import pytest
 
 from afltheory.checks import (
+    AllOf,
     AtLeast,
     AtMost,
     Contains,
@@ -16,6 +17,8 @@ from afltheory.checks import (
     SlopeIn,
     Verdict,
 )
+
+GROWTH = AllOf(AtLeast(on="g", strict=True, limit=4.0), Holds(on="fails"))
 
 
 @pytest.mark.parametrize("criterion, measured, theoretical, stats, expected", [
@@ -46,6 +49,9 @@ from afltheory.checks import (
     (SlopeIn(tol=0.05), -0.47, -0.5, {}, True),
     (Holds(), "text", "text", {"holds": True}, True),
     (Holds(on="x"), "text", "text", {"x": 0}, False),
+    (GROWTH, 0.0, 0.0, {"g": 5.0, "fails": True}, True),
+    (GROWTH, 0.0, 0.0, {"g": 5.0, "fails": False}, False),
+    (GROWTH, 0.0, 0.0, {"g": 3.0, "fails": True}, False),
 ])
 def test_criteria_judge(criterion, measured, theoretical, stats, expected):
     assert isinstance(criterion, Criterion)
@@ -70,6 +76,10 @@ def test_criteria_refuse_bad_input():
         Near(z=2.0).judge(1.0, 1.0)
     with pytest.raises(TypeError, match="real number"):
         AtMost().judge("abc", 1.0)
+    with pytest.raises(TypeError, match="criteria"):
+        AllOf()
+    with pytest.raises(TypeError, match="criteria"):
+        AllOf(lambda m, t: True)
 
 
 def test_describe_uses_text():

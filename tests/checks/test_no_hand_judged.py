@@ -18,8 +18,6 @@ PAPER_CHECKS = Path(__file__).resolve().parents[2] / "paper_checks"
 UNCONVERTED = {
     "_power.py": 3,          # the vacuous agreement verdict (exact moments refused); make_control itself
     "adversary.py": 4,       # a ratio > 1 passes unless Monte Carlo confirms it (coordinator: adversary)
-    "cor3.py": 2,            # cor3.stale_term: a compound claim (growth with m fixed AND bounded with m ∝ M)
-    "dynamic.py": 6,         # model_factor, divergence, the figure verdict: compound detectors
     "mtl.py": 2,             # mtl.rate_bound: its control reads the mean, the claim a UCB (not one criterion)
 }
 
