@@ -27,9 +27,10 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("runs", frozenset({"engine", "trace", "torch_backend", "mtl"})),
     ("exact runs", frozenset({"exact"})),
     ("figures", frozenset({"plots"})),
-    ("checks", frozenset({"checks", "adversary", "pep", "sweep"})),
+    ("checks", frozenset({"checks", "pep", "sweep"})),
     ("claims, mutation analysis", frozenset({"claims", "mutants"})),
     ("property testing", frozenset({"strategies"})),
+    ("worst-case search", frozenset({"adversary"})),
     ("command line", frozenset({"cli"})),
     ("python -m afltheory", frozenset({"__main__"})),
 )
