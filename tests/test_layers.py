@@ -44,7 +44,6 @@ ALLOWED_EDGES: dict[tuple[str, str], str] = {
 
 #: Temporary: private names used across rooms, (importing module, imported module, name). Must only shrink.
 ALLOWED_PRIVATE: dict[tuple[str, str, str | None], str] = {
-    ("afltheory.adversary.plots", "afltheory.plots.figures", "_fig"): "make plots' figure helper public",
     ("afltheory.mutants.mutant", "afltheory.exact.local", "_IMPERATIVE"): "export the imperative hook names",
     ("afltheory.mutants.algorithms", "afltheory.algorithms.server", "_worker_mean"): "mutants copy a rule",
     ("afltheory.mutants.algorithms", "afltheory.compression.compressors", "_stochastic_round"):

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..plots.figures import _fig, save
+from ..plots.figures import new_figure, save
 
 if TYPE_CHECKING:
     from .search import WorstCase
@@ -17,7 +17,7 @@ __all__ = ["progress_plot", "worst_instance_plot"]
 
 def progress_plot(path: str | os.PathLike, worst: WorstCase, *, title: str | None = None) -> str:
     """Best measured/bound ratio so far vs exact evaluations (line) over every candidate's ratio (dots)."""
-    fig, (ax,) = _fig()
+    fig, ax = new_figure()
     h = worst.history
     r = h[:, 1]
     ok = np.isfinite(r) & (r > 0)
@@ -42,7 +42,7 @@ def worst_instance_plot(path: str | os.PathLike, worst: WorstCase, *, title: str
     c = get_claim(worst.claim)
     cls = c.check_class(worst.assumptions).replace(min_rounds=1)
     g, T, avg, terms = c.trajectory(cls, worst.structure, worst.instance_u)
-    fig, (ax,) = _fig(width=6.0)
+    fig, ax = new_figure(width=6.0)
     t = np.arange(len(g))
     ax.plot(t, np.maximum(g, 1e-300), color="C0", lw=1, label="E‖∇f(x_t)‖² (exact)")
     ax.plot(T, avg, color="C0", lw=2, ls="--", label="(1/T) Σ_{t<T} E‖∇f(x_t)‖²")
