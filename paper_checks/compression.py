@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from afltheory.algorithms import AFACD
-from afltheory.analysis import upper_confidence_bound
+from afltheory.analysis import upper_confidence_bound, z_score
 from afltheory.anarchy import Behaviour, ConstantSteps, NoDelay, UniformArrivals, UniformDelay, UniformSteps
 from afltheory.checks import AtLeast, AtMost, ControlMeasurement, Near, Verdict
 from afltheory.compression import (
@@ -248,8 +248,7 @@ def check_variance_identity(ctx):
     ):
         rhs = TC.variance_identity(G, [comp.error_sq(g) for g in G])
         ind, shared = _independent_and_shared(comp, G, N, ctx.seed_for("vi", repr(comp)))
-        zs[repr(comp)] = float((ind.mean() - rhs) / (ind.std(ddof=1) / np.sqrt(N)))
-        zc[repr(comp)] = float((shared.mean() - rhs) / (shared.std(ddof=1) / np.sqrt(N)))
+        zs[repr(comp)], zc[repr(comp)] = z_score(ind, rhs)[0], z_score(shared, rhs)[0]
     worst = max(abs(z) for z in zs.values())
     ctl = min(abs(z) for z in zc.values())
     return Verdict.judged(
@@ -291,8 +290,7 @@ def check_fedpaq(ctx):
         pred = parts["quantization"] + parts["sampling"]
         spread = parts["sampling"] / TC.sampling_factor(n, r) if r < n else 0.0
         wrong = parts["quantization"] + spread / r * (n - 1) / n * (r < n)  # with-replacement factor
-        se = s.std(ddof=1) / np.sqrt(N)
-        zs[r], zc[r] = float((s.mean() - pred) / se), float((s.mean() - wrong) / se)
+        zs[r], zc[r] = z_score(s, pred)[0], z_score(s, wrong)[0]
         out[r] = (float(s.mean()), pred, parts)
     f = TC.fedpaq_factors(q, n, 4)
     worst = max(abs(z) for z in zs.values())

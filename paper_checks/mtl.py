@@ -38,7 +38,7 @@ import numpy as np
 from scipy import stats
 
 import afltheory as aft
-from afltheory.analysis import fit_slope
+from afltheory.analysis import fit_slope, upper_confidence_bound, z_score
 from afltheory.checks import AtLeast, AtMost, ControlMeasurement, NegativeControl, SlopeIn, Verdict
 from afltheory.mtl import mocha, synthetic_tasks
 from afltheory.plots.figures import _fig, save
@@ -120,9 +120,9 @@ def run(ctx):
     )
     ratio = sub[:, h] / sub[:, 0]
     tb = TM.theta_bar(0.5, 0.5)
-    mean, se = float(ratio.mean()), float(ratio.std(ddof=1) / np.sqrt(R))
-    z = (mean - tb**h) / se
-    z_wrong = (mean - 0.5**h) / se
+    mean = float(ratio.mean())
+    z, se = z_score(ratio, tb**h)
+    z_wrong = z_score(ratio, 0.5**h)[0]
     zc = stats.norm.ppf(0.9995)
     z_test = AtMost(on="|z|", limit=zc, text=f"|z| ≤ {zc:.2f} (99.9 %) for ε⁵/ε⁰ vs Θ̄⁵ at (θ, p) = (0.5, "
                     "0.5); deterministic θ = 0.3: ratio 0.3 to 1e-9")
@@ -167,7 +167,7 @@ def run(ctx):
         tb_ = TM.theta_bar(pr, th)
         bnd = float(TM.bound(Hb, sb[0, 0], tb_, s))
         vals = sb[:, Hb]
-        ucb = float(vals.mean() + stats.t.ppf(0.99, len(vals) - 1) * vals.std(ddof=1) / np.sqrt(len(vals)))
+        ucb = upper_confidence_bound(vals, 0.99)
         ok &= ucb <= bnd
         wrong = th**Hb * sb[0, 0]  # "contraction θ_max": stragglers ignored
         ctl_viol |= bool(vals.mean() > wrong)
