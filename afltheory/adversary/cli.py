@@ -139,6 +139,8 @@ def run(args: argparse.Namespace) -> int:
         wc = max(found, key=lambda w: w.ratio if w.ratio == w.ratio else -float("inf"))
         print(f"worst of {len(seeds)} searches: seed {wc.seed}")
     print(wc.summary())
+    for note in wc.notes:
+        print(f"  note: {note}")
     if wc.confirmation is not None:
         cf = wc.confirmation
         print(f"  Monte Carlo: mean LHS {cf['lhs_mean']:.4g} vs mean bound {cf['bound_mean']:.4g}; "

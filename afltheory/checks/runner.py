@@ -302,9 +302,5 @@ def add_verify_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument("files", nargs="+", metavar="FILE.py", help="Python file(s) registering checks with "
                                                                 "@afltheory.checks.register")
     _common_args(p)
-    from ..mutants import cli as mutants_cli  # --mutants: which catalogued bugs the file's checks kill
-
-    mutants_cli.add_arguments(p)
-    p.set_defaults(func=lambda args: (mutants_cli.main(args) if mutants_cli.wanted(args)
-                                      else mutants_cli.plain(args, verify_main)))
+    p.set_defaults(func=verify_main)   # --mutants is added by afltheory.cli (mutants is a higher layer)
     return p

@@ -1,7 +1,12 @@
 """``Verdict``: the outcome of checking one claim, with its negative control (docs/DESIGN.md principle 6).
 
 A verdict is built once, with keyword arguments only, and never amended (both classes are frozen). Compute
-everything a verdict needs (the pass decision, its control, figures, notes) before constructing it.
+everything a verdict needs (the measurements, its control, figures, notes) before constructing it.
+
+Build verdicts with ``Verdict.judged(criterion=..., measured=..., theoretical=..., control=...)``: one
+criterion (``afltheory.checks.criteria``) decides ``passed`` for the claim and for its negative control.
+Passing ``passed=`` to ``Verdict(...)`` by hand is the deprecated path, kept for backward compatibility (and
+for ``from_dict``).
 """
 
 from __future__ import annotations
@@ -12,6 +17,8 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
+
+from .criteria import ControlMeasurement, Criterion
 
 __all__ = ["NegativeControl", "Verdict", "json_safe", "verdicts_from_json", "verdicts_to_json"]
 
@@ -52,6 +59,23 @@ def _has_nan(v: Any) -> bool:
     if isinstance(v, (list, tuple)):
         return any(_has_nan(x) for x in v)
     return False
+
+
+def _check_ucb(measured: Any, ci: tuple | None) -> None:
+    """Raise ValueError when a confidence interval's upper end lies below the value it bounds: a UCB (or a
+    two-sided CI's high end) under its own mean is an arithmetic error, never a finding. Only a real number
+    ``measured`` and a real, finite ``ci[1]`` are compared (relative tolerance 1e-9 for rounding)."""
+    if ci is None or len(ci) < 2:
+        return
+    hi = ci[1]
+    if not isinstance(measured, (int, float, np.integer, np.floating)) or isinstance(measured, bool):
+        return
+    if not isinstance(hi, (int, float, np.integer, np.floating)) or isinstance(hi, bool):
+        return
+    m, h = float(measured), float(hi)
+    if math.isfinite(m) and math.isfinite(h) and h < m - 1e-9 * max(abs(m), abs(h), 1e-300):
+        raise ValueError(f"ci={tuple(ci)!r}: its upper end {h!r} is below measured={m!r}; a confidence bound "
+                         "must be at least the mean it bounds")
 
 
 def _unclean(v: Any) -> Any:
@@ -96,8 +120,12 @@ class Verdict:
     "symbolic", ...); ``notes``; ``finding`` (True for a paper inconsistency or a claim that fails as
     documented); ``derivation`` (True when the verdict is a symbolic derivation, not a measurement);
     ``inside_conditions`` (True/False: does the configuration satisfy the theorem's hypotheses; None: not
-    applicable); ``terms`` (term name -> share of the bound at the measured point); ``figures`` (paths
-    relative to the report directory); ``negative_control``; ``details`` (free-form JSON-able numbers).
+    applicable); ``quantity`` (the name of what ``measured`` is — "max |z|", "slope", "E‖∇f‖²/σ_G²" — shown
+    in the report's measured cell so the cell reads alone; the report infers it for the common check shapes);
+    ``interval`` (what ``ci`` is when the report cannot tell from the tolerance: "range over the 9 runs",
+    "99 % LCB of mean(LHS − bound)"); ``terms`` (term name -> share of the bound at the measured point);
+    ``figures`` (paths relative to the report directory); ``negative_control``; ``details`` (free-form
+    JSON-able numbers).
     ``ok``: passed and the negative control (if any) failed.
     """
 
@@ -110,6 +138,8 @@ class Verdict:
     ci: tuple | None = None
     tolerance: Any = None
     relation: str = "~="
+    quantity: str = ""
+    interval: str = ""
     slack: float | None = None
     method: str = ""
     notes: str = ""
@@ -136,12 +166,45 @@ class Verdict:
             if _has_nan(getattr(self, name)):
                 raise ValueError(f"{name}={getattr(self, name)!r} holds NaN: a verdict reports divergence as "
                                  f"inf (or says n/a), never NaN")
+        _check_ucb(self.measured, self.ci)
 
     @property
     def ok(self) -> bool:
         """Passed, and the negative control (if any) failed."""
         nc_ok = self.negative_control is None or not self.negative_control.passed
         return bool(self.passed) and nc_ok
+
+    @classmethod
+    def judged(cls, *, criterion: Criterion, measured: Any, theoretical: Any, stats: dict | None = None,
+               control: ControlMeasurement | None = None, requires: dict[str, bool] | None = None,
+               **fields: Any) -> Verdict:
+        """A verdict whose ``passed`` and whose negative control's ``passed`` come from ``criterion``.
+
+        ``passed = criterion.judge(measured, theoretical, **stats)`` and every value of ``requires`` (named
+        conditions that gate the claim, not the control: the configuration's power, or the same criterion
+        applied to a second configuration of the claim);
+        the control (a ``ControlMeasurement``) is judged by the same criterion on its own measured,
+        theoretical and stats. ``tolerance`` defaults to ``criterion.describe()`` and ``relation`` to
+        ``criterion.relation``; the other keyword ``fields`` are ``Verdict`` fields (``passed`` and
+        ``negative_control`` are refused: they are what the criterion decides)."""
+        for name in ("passed", "negative_control"):
+            if name in fields:
+                raise TypeError(f"Verdict.judged() decides {name!r} from the criterion; do not pass it")
+        if not isinstance(criterion, Criterion):
+            raise TypeError(f"criterion={criterion!r} must provide judge(), describe() and relation "
+                            f"(afltheory.checks.criteria)")
+        if control is not None and not isinstance(control, ControlMeasurement):
+            raise TypeError(f"control={control!r} must be a ControlMeasurement or None")
+        passed = criterion.judge(measured, theoretical, **(stats or {}))
+        passed = passed and all(bool(v) for v in (requires or {}).values())
+        nc = None
+        if control is not None:
+            failed_to_fail = criterion.judge(control.measured, control.theoretical, **control.stats)
+            nc = NegativeControl(description=control.description, measured=control.measured,
+                                 theoretical=control.theoretical, passed=failed_to_fail)
+        fields.setdefault("tolerance", criterion.describe())
+        fields.setdefault("relation", criterion.relation)
+        return cls(measured=measured, theoretical=theoretical, passed=passed, negative_control=nc, **fields)
 
     def to_dict(self) -> dict:
         """A JSON-safe dict (non-finite floats as strings) with the derived ``ok`` and
