@@ -109,17 +109,21 @@ def local_sgd_loop(Q, x0, H, T, eta, rng):
     return avgs
 
 
-def scaffold_loop(Q, x0, K, rounds, eta_l, eta_g, rng, m=None):
+def scaffold_loop(Q, x0, K, rounds, eta_l, eta_g, rng, m=None, sets=None):
     """SCAFFOLD (Karimireddy et al. 2020, Alg. 1, option II): sample m of N uniformly without replacement; each
     sampled client runs y ← y − η_l (g_i(y) − c_i + c) K times from x; c_i⁺ = c_i − c + (x − y)/(K η_l);
-    x ← x + η_g mean_{i∈S}(y_i − x); c ← c + (1/N) Σ_{i∈S} (c_i⁺ − c_i). Controls start at 0."""
+    x ← x + η_g mean_{i∈S}(y_i − x); c ← c + (1/N) Σ_{i∈S} (c_i⁺ − c_i). Controls start at 0. ``sets``: the
+    sampled sets per round (replay), else drawn from ``rng``."""
     m = Q.N if m is None else m
     x = np.array(x0, float)
     c = np.zeros(Q.d)
     ci = np.zeros((Q.N, Q.d))
     xs = [x.copy()]
-    for _ in range(rounds):
-        S = np.sort(rng.choice(Q.N, size=m, replace=False)) if m < Q.N else np.arange(Q.N)
+    for r in range(rounds):
+        if sets is not None:
+            S = np.asarray(sets[r])
+        else:
+            S = np.sort(rng.choice(Q.N, size=m, replace=False)) if m < Q.N else np.arange(Q.N)
         dx, dc = np.zeros(Q.d), np.zeros(Q.d)
         for i in S:
             y = x.copy()
