@@ -34,6 +34,11 @@ class Quadratics:
         ev = np.concatenate([np.linalg.eigvalsh(a) for a in self.A])
         self.L, self.mu = float(ev.max()), float(ev.min())
 
+    def gap(self, x):
+        """f(x) − f* = ½ (x − x*)ᵀ Ā (x − x*), computed without cancellation."""
+        v = np.asarray(x, float) - self.x_star
+        return 0.5 * v @ self.Abar @ v
+
     def fk(self, k, x):
         v = x - self.c[k]
         return 0.5 * v @ self.A[k] @ v
@@ -48,6 +53,8 @@ class Quadratics:
         return sum(self.p[k] * self.grad_k(k, x) for k in range(self.N))
 
     def noise(self, k, rng):
+        if rng is None or self.sigma[k] == 0:
+            return np.zeros(self.d)
         return rng.standard_normal(self.d) * (self.sigma[k] / math.sqrt(self.d))
 
     def gamma_li(self):
