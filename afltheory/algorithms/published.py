@@ -46,8 +46,8 @@ class FedNova(ServerRule):
 
 @dataclass(frozen=True)
 class SCAFFOLDServer(FedAvg):
-    """SCAFFOLD with server learning rate ``eta`` = η_g and local step ``eta_L`` = η_l: FedAvg's server step with
-    the ``SCAFFOLD`` worker (option II control variates) as the default worker."""
+    """SCAFFOLD with server learning rate ``eta`` = η_g and local step ``eta_L`` = η_l: FedAvg's server step
+    with the ``SCAFFOLD`` worker (option II control variates) as the default worker."""
 
     eta: float
     eta_L: float

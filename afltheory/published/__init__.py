@@ -8,8 +8,19 @@ A statement whose confidence is not "read" is never the basis of a finding.
 
 from __future__ import annotations
 
-from . import (fedbuff2022, fednova2020, fedprox2020, glasgow2022, khaled2020, koloskova2020, li2020, lian2015,
-               scaffold2020, stich2019, woodworth2020)
+from . import (
+    fedbuff2022,
+    fednova2020,
+    fedprox2020,
+    glasgow2022,
+    khaled2020,
+    koloskova2020,
+    li2020,
+    lian2015,
+    scaffold2020,
+    stich2019,
+    woodworth2020,
+)
 from ._statement import CONFIDENCES, Statement
 
 __all__ = ["CONFIDENCES", "PAPERS", "STATEMENTS", "Statement", "statement"]

@@ -63,7 +63,8 @@ class Statement:
         for k, c in self.conditions.items():
             r = c.subs(_subs(values))
             if r.free_symbols:
-                raise ValueError(f"condition {k!r} of {self.id} still has free symbols {sorted(map(str, r.free_symbols))}")
+                raise ValueError(f"condition {k!r} of {self.id} still has free symbols "
+                                 f"{sorted(map(str, r.free_symbols))}")
             out[k] = bool(r)
         return out
 

@@ -8,7 +8,7 @@ Paper letters -> symbols: K (buffer size) -> ``m``; Q (local steps) -> ``K``; η
 from __future__ import annotations
 
 from ._statement import Statement
-from .symbols import K, L, T, Delta, eta, eta_L, m, sigma_G, sigma_L, tau
+from .symbols import Delta, K, L, T, eta, eta_L, m, sigma_G, sigma_L, tau
 
 __all__ = ["STATEMENTS", "THM"]
 
@@ -26,8 +26,10 @@ THM = Statement(
                  "participation": "buffer of m arrivals", "max_delay": "τ"},
     algorithm="FedBuff (afltheory.algorithms.FedBuff)",
     measured="avg_grad_sq",
-    bound={"transient": Delta / (eta * eta_L * K * T), "noise": L * eta * eta_L * K * (sigma_L ** 2 + sigma_G ** 2) / m,
-           "staleness": L ** 2 * eta_L ** 2 * K ** 2 * (1 + eta ** 2 * tau ** 2) * (sigma_L ** 2 + sigma_G ** 2)},
+    bound={"transient": Delta / (eta * eta_L * K * T),
+           "noise": L * eta * eta_L * K * (sigma_L ** 2 + sigma_G ** 2) / m,
+           "staleness": (L ** 2 * eta_L ** 2 * K ** 2 * (1 + eta ** 2 * tau ** 2)
+                         * (sigma_L ** 2 + sigma_G ** 2))},
     constants_explicit=False)
 
 STATEMENTS = (THM,)

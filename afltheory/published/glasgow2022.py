@@ -1,5 +1,5 @@
-"""Glasgow, Yuan, Ma, "Sharp Bounds for Federated Averaging (Local SGD) and Continuous Perspective", AISTATS 2022
-(arXiv:2111.03741): lower bounds for FedAvg, homogeneous and heterogeneous (convex).
+"""Glasgow, Yuan, Ma, "Sharp Bounds for Federated Averaging (Local SGD) and Continuous Perspective",
+AISTATS 2022 (arXiv:2111.03741): lower bounds for FedAvg, homogeneous and heterogeneous (convex).
 """
 
 from __future__ import annotations
@@ -21,9 +21,11 @@ HOMOGENEOUS_LB = Statement(
     excerpt=("we first resolve this question by providing a lower bound for FedAvg that matches the existing "
              "upper bound"),
     confidence="abstract read, statement from memory",
-    reading=("For every step size there is a convex L-smooth instance with bounded covariance on which FedAvg's "
+    reading=("For every step size there is a convex L-smooth instance with bounded covariance on "
+             "which FedAvg's "
              "error is ≥ c·(LB²/(KR) + σB/sqrt(MKR) + min(σB/sqrt(KR), (Lσ²B⁴)^{1/3}/(K^{1/3}R^{2/3}))). A "
-             "lower bound: checked, if at all, by exhibiting an instance above it (not an upper-bound verdict)."),
+             "lower bound: checked, if at all, by exhibiting an instance above it (not an "
+             "upper-bound verdict)."),
     assumptions={"function": "convex", "noise": "bounded covariance σ²", "heterogeneity": None,
                  "participation": "full"},
     algorithm="FedAvg / local SGD with any constant step", measured="last_gap (worst instance)",
@@ -36,15 +38,17 @@ HOMOGENEOUS_LB = Statement(
 HETEROGENEOUS_LB = Statement(
     id="glasgow2022.heterogeneous", title="FedAvg lower bound, heterogeneous, convex",
     reference="Glasgow, Yuan, Ma, AISTATS 2022, heterogeneous lower bound", source=SOURCE,
-    excerpt="we establish a lower bound in a heterogeneous setting that nearly matches the existing upper bound",
+    excerpt="we establish a lower bound in a heterogeneous setting that nearly matches the existing "
+            "upper bound",
     confidence="from memory",
-    reading="The homogeneous bound plus c·min(ζ*B, (Lζ*²B⁴)^{1/3}/R^{2/3}) with ζ*² heterogeneity at the optimum.",
+    reading="The homogeneous bound plus c·min(ζ*B, (Lζ*²B⁴)^{1/3}/R^{2/3}) with ζ*² heterogeneity "
+            "at the optimum.",
     assumptions={"function": "convex", "noise": "bounded covariance σ²", "heterogeneity": "zeta_star",
                  "participation": "full"},
     algorithm="FedAvg / local SGD with any constant step", measured="last_gap (worst instance)",
     bound={**HOMOGENEOUS_LB.bound,
-           "heterogeneity": sp.Min(zeta_star * _B,
-                                   (L * zeta_star ** 2 * D0 ** 2) ** sp.Rational(1, 3) / R ** sp.Rational(2, 3))},
+           "heterogeneity": sp.Min(zeta_star * _B, (L * zeta_star ** 2 * D0 ** 2) ** sp.Rational(1, 3)
+                                   / R ** sp.Rational(2, 3))},
     constants_explicit=False, lower_bound=True)
 
 STATEMENTS = (HOMOGENEOUS_LB, HETEROGENEOUS_LB)

@@ -14,16 +14,19 @@ from .symbols import D0, H, L, M, T, eta, mu, sigma_dif, sigma_star
 
 __all__ = ["HETEROGENEOUS", "IDENTICAL", "STATEMENTS"]
 
-SOURCE = ("abstract https://ar5iv.labs.arxiv.org/html/1909.04746 and PMLR 108:4519-4529 page (retrieved with the "
+SOURCE = ("abstract https://ar5iv.labs.arxiv.org/html/1909.04746 and PMLR 108:4519-4529 page "
+          "(retrieved with the "
           "`search` tool, corpus pages); theorem constants from memory")
-EXCERPT = ("The tightness of our results is guaranteed by recovering known statements when we plug H=1, where H "
+EXCERPT = ("The tightness of our results is guaranteed by recovering known statements when we plug "
+           "H=1, where H "
            "is the number of local steps.")
 
 IDENTICAL = Statement(
     id="khaled2020.identical", title="Local SGD, identical data, strongly convex, constant step",
     reference="Khaled, Mishchenko, Richtárik, AISTATS 2020, identical-data theorem (Sec. 3)",
     source=SOURCE, excerpt=EXCERPT, confidence="abstract read, statement from memory",
-    reading=("σ*² = E‖∇f(x*, ξ)‖², the noise AT THE OPTIMUM (not a uniform variance bound). x̄_T the average of "
+    reading=("σ*² = E‖∇f(x*, ξ)‖², the noise AT THE OPTIMUM (not a uniform variance bound). x̄_T "
+             "the average of "
              "the nodes' iterates after T local steps; constant step γ ≤ 1/(4L)."),
     assumptions={"function": "strongly_convex", "noise": "variance at the optimum σ*²",
                  "heterogeneity": "none (identical data)", "participation": "full"},
@@ -38,8 +41,10 @@ HETEROGENEOUS = Statement(
     reference="Khaled, Mishchenko, Richtárik, AISTATS 2020, heterogeneous-data theorem (Sec. 4)",
     source=SOURCE, excerpt=EXCERPT, confidence="from memory",
     reading=("σ_dif² = (1/M) Σ_m E‖∇f_m(x*, ξ_m)‖² (heterogeneity and noise at the optimum together). Output "
-             "the average of the virtual averages x̄_t over t = 0..T−1. The drift term's power of (H−1) and the "
-             "step condition are from memory and uncertain (read here as (H−1)² and γ ≤ 1/(10L(H−1)) ∧ 1/(4L))."),
+             "the average of the virtual averages x̄_t over t = 0..T−1. The drift term's power of "
+             "(H−1) and the "
+             "step condition are from memory and uncertain (read here as (H−1)² and γ ≤ "
+             "1/(10L(H−1)) ∧ 1/(4L))."),
     assumptions={"function": "convex", "noise": "at the optimum", "heterogeneity": "zeta_star (with noise)",
                  "participation": "full"},
     algorithm="local SGD with constant step γ, synchronisation every H steps",

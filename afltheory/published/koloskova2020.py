@@ -17,7 +17,8 @@ THM_SC = Statement(
     reference="Koloskova et al., ICML 2020, strongly convex theorem with p = 1, mixing every H steps",
     source=("abstract https://icml.cc/virtual/2020/poster/6533 (retrieved with the `search` tool, corpus "
             "pages); the rate from memory"),
-    excerpt=("recover (and improve) the best known complexity results for a host of important scenarios, such "
+    excerpt=("recover (and improve) the best known complexity results for a host of important "
+             "scenarios, such "
              "as for instance coorperative SGD and federated averaging (local SGD)."),
     confidence="from memory",
     reading=("Õ(·) rate: E f(x̄_T) − f* ≲ σ̄²/(μ M T) + L H (σ̄² + H ζ̄²)/(μ² T²) + (H L/μ) D0 exp(−μT/(H L)), "

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sympy as sp
 
 from ._statement import Statement
-from .symbols import L, T, Delta, eta, m, sigma, tau
+from .symbols import Delta, L, T, eta, m, sigma, tau
 
 __all__ = ["STATEMENTS", "THM1"]
 
@@ -20,8 +20,10 @@ THM1 = Statement(
     source="from memory (searches for the statement returned only citing pages)",
     excerpt=None, confidence="from memory",
     reading=("x_{k+1} = x_k − γ Σ_{m=1}^M G(x_{k−τ_{k,m}}; ξ_{k,m}): γ multiplies the SUM of the M stale "
-             "gradients (afltheory's AsySG averages: γ = η η_L / m). Delays τ_{k,m} ≤ T. The left side averages "
-             "E‖∇f(x_k)‖² over k = 1..K, the K iterates before the last (x_1 the start). σ² bounds the variance of "
+             "gradients (afltheory's AsySG averages: γ = η η_L / m). Delays τ_{k,m} ≤ T. The left "
+             "side averages "
+             "E‖∇f(x_k)‖² over k = 1..K, the K iterates before the last (x_1 the start). σ² bounds "
+             "the variance of "
              "one stochastic gradient; Δ = f(x_1) − f*."),
     assumptions={"function": "smooth (nonconvex)", "noise": "variance σ²", "heterogeneity": None,
                  "participation": "m stale gradients per update", "max_delay": "τ"},

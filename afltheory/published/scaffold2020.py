@@ -10,7 +10,7 @@ from __future__ import annotations
 import sympy as sp
 
 from ._statement import Statement
-from .symbols import D0, K, L, M, R, eta_L, eta_g, m, mu, sigma
+from .symbols import D0, K, L, M, R, eta_g, eta_L, m, mu, sigma
 
 __all__ = ["STATEMENTS", "THM3"]
 
@@ -20,13 +20,15 @@ THM3 = Statement(
     source=("abstract https://www.scribd.com/document/536047228/ (arXiv:1910.06378v2 first page) and "
             "https://pdfslide.us/documents/scaffold-stochastic-controlled-averaging-for-federated-scaffold-"
             "stochastic.html (retrieved with the `search` tool, corpus pages); the theorem from memory"),
-    excerpt=("We prove that SCAFFOLD requires significantly fewer communication rounds and is not affected by "
+    excerpt=("We prove that SCAFFOLD requires significantly fewer communication rounds and is not "
+             "affected by "
              "data heterogeneity or client sampling."),
     confidence="abstract read, statement from memory",
     reading=("Rate statement with constants hidden in Õ(·): E f(x̄_R) − f* ≤ Õ(σ²/(μRKS)(1 + S/η_g²) + μD̃² "
              "exp(−min{S/(30N), μ/(162β)} R)), with η̃ = Kη_lη_g ≤ min(1/(81β), S/(15μN)), η_g ≥ 1, and D̃² "
              "= ‖x0 − x*‖² + (1/(2Nβ²)) Σ‖c_i⁰ − ∇f_i(x*)‖². Checkable content: no heterogeneity term — with "
-             "exact gradients (σ = 0) the error decays geometrically at rate ≥ min{S/(30N), μ/(162β)} per round "
+             "exact gradients (σ = 0) the error decays geometrically at rate ≥ min{S/(30N), "
+             "μ/(162β)} per round "
              "whatever the heterogeneity (a constant prefactor is allowed)."),
     assumptions={"function": "strongly_convex", "noise": "variance σ²", "heterogeneity": None,
                  "participation": "uniform m of M"},

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sympy as sp
 
 from ._statement import Statement
-from .symbols import D0, G, H, L, M, S_T, T, a_shift, kappa, mu, sigma, t
+from .symbols import D0, S_T, G, H, L, M, T, a_shift, kappa, mu, sigma, t
 
 __all__ = ["ETA_T", "STATEMENTS", "THM22", "WEIGHT_T"]
 
@@ -21,12 +21,16 @@ THM22 = Statement(
     reference="Stich, ICLR 2019, Theorem 2.2",
     source=("abstract (LaTeX) https://latex-in-arxiv.com/print?f=eceb1875f846f08b.tex (retrieved with the "
             "`search` tool, corpus pages); the theorem's constants from memory"),
-    excerpt=("The number of communication rounds can be reduced up to a factor of $T^{1/2}$---where $T$ denotes "
+    excerpt=("The number of communication rounds can be reduced up to a factor of $T^{1/2}$---where "
+             "$T$ denotes "
              "the number of total steps"),
     confidence="abstract read, statement from memory",
-    reading=("T counts local SGD steps per worker; η_t = 4/(μ(a+t)), t = 0..T−1, decays per local step; output "
-             "x̂_T = (1/S_T) Σ_{t=0}^{T−1} w_t x̄_t with w_t = (a+t)² and x̄_t the (virtual) average of the workers' "
-             "iterates, S_T = Σ w_t. G² bounds E‖∇f(x_t^k, ξ)‖² along the trajectory (read as the realised max); σ² "
+    reading=("T counts local SGD steps per worker; η_t = 4/(μ(a+t)), t = 0..T−1, decays per local "
+             "step; output "
+             "x̂_T = (1/S_T) Σ_{t=0}^{T−1} w_t x̄_t with w_t = (a+t)² and x̄_t the (virtual) "
+             "average of the workers' "
+             "iterates, S_T = Σ w_t. G² bounds E‖∇f(x_t^k, ξ)‖² along the trajectory (read as the "
+             "realised max); σ² "
              "the variance of one stochastic gradient. Identical data: every worker samples the same f."),
     assumptions={"function": "strongly_convex", "noise": "variance σ² and second moment G²",
                  "heterogeneity": "none (identical data)", "participation": "full", "weights": None},

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ..theory.symbols import (G, K, L, M, T, Delta, eta, eta_L, m, sigma, sigma_G, sigma_L,  # noqa: F401
-                              tau)
+from ..theory.symbols import Delta, G, K, L, M, T, eta, eta_L, m, sigma, sigma_G, sigma_L, tau  # noqa: F401
 
 __all__ = ["B_dis", "BY_NAME", "D0", "G", "Gamma", "H", "K", "L", "M", "R", "S_T", "T", "Delta", "a_shift",
            "eta", "eta_L", "eta_g", "gamma", "gamma_inexact", "kappa", "m", "mu", "mu_prox", "sigma",

@@ -16,7 +16,8 @@ __all__ = ["LOCAL_SGD", "MINIBATCH_SGD", "STATEMENTS"]
 
 SOURCE = ("abstract https://www.sciencestack.ai/paper/2006.04735 (retrieved with the `search` tool, corpus "
           "pages); the bounds from memory")
-EXCERPT = "Minibatch SGD (even without acceleration) dominates all existing analysis of Local SGD in this setting"
+EXCERPT = ("Minibatch SGD (even without acceleration) dominates all existing analysis of Local SGD "
+           "in this setting")
 _B = sp.sqrt(D0)
 
 LOCAL_SGD = Statement(
@@ -39,7 +40,8 @@ MINIBATCH_SGD = Statement(
     reference="Woodworth, Patel, Srebro, NeurIPS 2020, Minibatch SGD bound", source=SOURCE, excerpt=EXCERPT,
     confidence="abstract read, statement from memory",
     reading="c·(LB²/R + σB/sqrt(MKR)): independent of the heterogeneity (the abstract's point (i)).",
-    assumptions={"function": "convex", "noise": "variance σ²", "heterogeneity": None, "participation": "full"},
+    assumptions={"function": "convex", "noise": "variance σ²", "heterogeneity": None,
+                 "participation": "full"},
     algorithm="minibatch SGD (one step per round with a K-sample minibatch per machine)",
     measured="avg_iterate_gap",
     bound={"optimisation": L * D0 / R, "statistical": sigma * _B / sp.sqrt(M * K * R)},

@@ -1,5 +1,6 @@
 """Instances inside each published statement's conditions, measured EXACTLY by the plain references
-(``reference_loops``: exact moment propagation on quadratics, no afltheory code), with the bound evaluated from
+(``reference_loops``: exact moment propagation on quadratics, no afltheory code), with the bound
+evaluated from
 the statement's sympy terms. ``run(case)`` -> dict(measured, bound, ratio, terms, conditions).
 
 Each statement has a "tight" instance — chosen so that its dominant term is the one the instance exercises
@@ -10,15 +11,21 @@ check to have power; otherwise the table says "no power" with the ratio.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 
 from afltheory.published import fedprox2020, khaled2020, li2020, lian2015, stich2019
 
-from .reference_loops import (Quadratics, asysg_exact, fedavg_exact, fedprox_expected_next_f, local_sgd_exact,
-                              prox_point)
+from .reference_loops import (
+    Quadratics,
+    asysg_exact,
+    fedavg_exact,
+    fedprox_expected_next_f,
+    local_sgd_exact,
+    prox_point,
+)
 
 CONTROL_FACTOR = 10.0
 P4 = np.array([0.1, 0.2, 0.3, 0.4])
@@ -49,7 +56,7 @@ def run(case: Case) -> dict:
             "terms": st.term_values(values), "conditions": st.check_conditions(values), "tight": case.tight}
 
 
-# ------------------------------------------------------------------------------------------ Li et al. 2020
+# ------------------------------------------------------------------------------ Li et al. 2020
 def _li(thm, scheme, Q, x0, E, rounds, m=None):
     def measure():
         mu, L = Q.mu, Q.L
@@ -58,7 +65,8 @@ def _li(thm, scheme, Q, x0, E, rounds, m=None):
         gaps, G2 = fedavg_exact(Q, x0, E, rounds, lambda t: 2 / (mu * (gamma + t)), scheme=scheme, m=m,
                                 record_G=True)
         vals = dict(kappa=kappa, gamma=gamma, mu=mu, L=L, K=E, T=1 + rounds * E,
-                    D0=float(np.sum((x0 - Q.x_star) ** 2)), sum_p2_sigma2=float(np.sum(Q.p ** 2 * Q.sigma ** 2)),
+                    D0=float(np.sum((x0 - Q.x_star) ** 2)),
+                    sum_p2_sigma2=float(np.sum(Q.p ** 2 * Q.sigma ** 2)),
                     Gamma=Q.gamma_li(), G=float(np.sqrt(G2)), m=m or Q.N, M=Q.N)
         return gaps[-1], vals
     return measure
@@ -70,19 +78,22 @@ _HET = Quadratics(CURV4, 2 * CROSS, p=P4, sigma=SIG4)
 _HET_U = Quadratics(CURV4, 2 * CROSS, sigma=SIG4)
 
 CASES = [
-    Case(li2020.THM1, "noise only, E=1, from x*", _li(li2020.THM1, "full", _ISO_NOISE, _ISO_NOISE.x_star, 1, 200),
+    Case(li2020.THM1, "noise only, E=1, from x*",
+         _li(li2020.THM1, "full", _ISO_NOISE, _ISO_NOISE.x_star, 1, 200),
          tight=True),
     Case(li2020.THM1, "heterogeneous curvature, E=3", _li(li2020.THM1, "full", _HET, X0, 3, 40)),
-    Case(li2020.THM2, "noise only, E=1, m=2 of 4", _li(li2020.THM2, "I", _ISO_NOISE, _ISO_NOISE.x_star, 1, 200, 2),
+    Case(li2020.THM2, "noise only, E=1, m=2 of 4",
+         _li(li2020.THM2, "I", _ISO_NOISE, _ISO_NOISE.x_star, 1, 200, 2),
          tight=True),
     Case(li2020.THM2, "heterogeneous curvature, E=3, m=2", _li(li2020.THM2, "I", _HET, X0, 3, 40, 2)),
-    Case(li2020.THM3, "noise only, E=1, m=2 of 4", _li(li2020.THM3, "II", _ISO_NOISE_U, _ISO_NOISE_U.x_star, 1,
+    Case(li2020.THM3, "noise only, E=1, m=2 of 4",
+         _li(li2020.THM3, "II", _ISO_NOISE_U, _ISO_NOISE_U.x_star, 1,
                                                         200, 2), tight=True),
     Case(li2020.THM3, "heterogeneous curvature, E=3, m=2", _li(li2020.THM3, "II", _HET_U, X0, 3, 40, 2)),
 ]
 
 
-# ------------------------------------------------------------------------------------------ Stich 2019
+# ------------------------------------------------------------------------------ Stich 2019
 def _stich(sig, H, M=4, T=200, x0=None):
     def measure():
         Q = Quadratics(np.array([np.eye(2)] * M), np.zeros((M, 2)), sigma=sig)
@@ -103,7 +114,7 @@ CASES += [
 ]
 
 
-# ------------------------------------------------------------------------------------------ Khaled et al. 2020
+# ------------------------------------------------------------------------------ Khaled et al. 2020
 def _kmr_id(sig, H, eta, T=200, x0=X0, M=4):
     def measure():
         Q = Quadratics(np.array([np.eye(2)] * M), np.zeros((M, 2)), sigma=sig)
@@ -121,7 +132,8 @@ def _kmr_het(sig, spread, H, T=400, x0=X0, M=4):
         eta = min(1 / (4 * L), 1 / (10 * L * (H - 1))) if H > 1 else 1 / (4 * L)
         ex = local_sgd_exact(Q, x0, H, T, lambda t: eta, avg_weights=np.ones(T))
         sd2 = float(np.mean([np.sum(Q.grad_k(k, Q.x_star) ** 2) for k in range(M)]) + sig ** 2)
-        vals = dict(L=L, eta=eta, H=H, T=T, M=M, D0=float(np.sum((x0 - Q.x_star) ** 2)), sigma_dif=np.sqrt(sd2))
+        vals = dict(L=L, eta=eta, H=H, T=T, M=M, D0=float(np.sum((x0 - Q.x_star) ** 2)),
+                    sigma_dif=np.sqrt(sd2))
         return ex["avg_gap"], vals
     return measure
 
@@ -134,7 +146,7 @@ CASES += [
 ]
 
 
-# ------------------------------------------------------------------------------------------ Lian et al. 2015
+# ------------------------------------------------------------------------------ Lian et al. 2015
 def _lian(m, tau, eta, T, sig=1.0):
     def measure():
         A = np.diag([1.0, 0.5])
@@ -151,7 +163,7 @@ CASES += [
 ]
 
 
-# ------------------------------------------------------------------------------------------ FedProx (Li et al. 2020)
+# ------------------------------------------------------------------------------ FedProx (Li et al. 2020)
 def fedprox_worst_ratio(mu_prox: float, m: int, rounds: int, spread: float = 1.0, x0=X0):
     """Theorem 4's per-round claim f(w^t) − E_S f(w^{t+1}) ≥ ρ_t ‖∇f(w^t)‖² (B read at w^t, exact prox, S = m
     draws with replacement by p, expectation exact by enumeration) along the full-participation path w^t.

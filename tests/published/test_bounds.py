@@ -1,7 +1,8 @@
 """Published bounds against exact measurements by the independent plain references (issue 26, phase 1).
 
 Every case is inside its statement's conditions; the measurement is exact (moment propagation on quadratics,
-tests/published/reference_loops.py), so there is no Monte Carlo error: a bound below the measurement would be a
+tests/published/reference_loops.py), so there is no Monte Carlo error: a bound below the
+measurement would be a
 violation (reported only with the statement's confidence — most are "from memory" and then not a finding).
 Power: on each statement's "tight" instance the control — the bound divided by 10 — must fail.
 """
@@ -47,6 +48,7 @@ def test_fedprox_sufficient_decrease(m, mu_prox, tight):
 
 
 def test_fedprox_rho_never_positive_with_two_devices():
-    """B ≥ 1 always (Jensen), and ρ < (1 − B sqrt(2/K))/μ: with K ≤ 2 sampled devices the theorem is vacuous."""
+    """B ≥ 1 always (Jensen), and ρ < (1 − B sqrt(2/K))/μ: with K ≤ 2 sampled devices the theorem
+    is vacuous."""
     worst, n, _ = cases.fedprox_worst_ratio(50.0, m=2, rounds=5)
     assert n == 0

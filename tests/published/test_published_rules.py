@@ -27,7 +27,8 @@ BEH = an.Behaviour(an.UniformArrivals(3), an.UniformDelay(2), an.UniformSteps(1,
 
 @pytest.mark.parametrize("problem", ["shared", "curvature"])
 def test_fednova_matches_plain_loop_deterministic(problem):
-    p = (HeterogeneousQuadratic(dim=3, num_workers=5, L=2.0, mu=0.3, sigma_G=1.0, seed=2) if problem == "shared"
+    p = (HeterogeneousQuadratic(dim=3, num_workers=5, L=2.0, mu=0.3, sigma_G=1.0, seed=2)
+         if problem == "shared"
          else HeterogeneousCurvatureQuadratic(dim=3, num_workers=5, seed=2))
     alg = FedNova(0.7, 0.1)
     tr = aft.simulate(p, alg, BEH, rounds=20, replicates=3, seed=4, record_x=True, collapse=False)

@@ -45,7 +45,8 @@ def test_scaffold_rate_independent_of_heterogeneity(spread):
     eta_l, eta_g = 1 / (81 * K * L), 1.0                           # K η_l η_g ≤ min(1/(81β), S/(15μN))
     assert K * eta_l * eta_g <= min(1 / (81 * L), 1 / (15 * mu)) + 1e-15
     rate = min(1 / 30, mu / (162 * L))
-    D = np.sum((X0 - Q.x_star) ** 2) + sum(np.sum(Q.grad_k(k, Q.x_star) ** 2) for k in range(N)) / (2 * N * L ** 2)
+    D = (np.sum((X0 - Q.x_star) ** 2)
+         + sum(np.sum(Q.grad_k(k, Q.x_star) ** 2) for k in range(N)) / (2 * N * L ** 2))
     R1, R2 = 1500, 3000
     xs = scaffold_loop(Q, X0, K, R2, eta_l, eta_g, None)
     xf = fedavg_taus_loop(Q, X0, np.full(N, K), R2, eta_l, eta_g, None, weights=np.full(N, 1 / N))

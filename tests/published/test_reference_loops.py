@@ -9,8 +9,15 @@ import numpy as np
 import pytest
 
 from .cases import CROSS, CURV4, P4, SIG4, X0
-from .reference_loops import (Quadratics, asysg_exact, asysg_loop, fedavg_exact, fedavg_loop, local_sgd_exact,
-                              local_sgd_loop)
+from .reference_loops import (
+    Quadratics,
+    asysg_exact,
+    asysg_loop,
+    fedavg_exact,
+    fedavg_loop,
+    local_sgd_exact,
+    local_sgd_loop,
+)
 
 Q = Quadratics(CURV4, 2 * CROSS, p=P4, sigma=SIG4)
 
