@@ -1,8 +1,7 @@
 """Symbols of the published theorems (issue 26), defined in ONE place.
 
-The shared symbols come from ``afltheory.theory.symbols`` (L, η, η_L, K, τ, m, M, T, σ_L, σ_G, G, Δ, …); the
-ones below are new. Names follow issue 25's documented symbol set, so a sympy ``Symbol`` of the same name and
-assumptions created elsewhere (e.g. by ``afltheory.claims``) is the same symbol.
+The shared symbols come from ``afltheory.theory.symbols`` (L, η, η_L, K, τ, m, M, T, σ_L, σ_G, G, Δ, …) and
+``afltheory.claims.symbols`` (μ, κ, Γ, ζ*, D0, Σp_k², t); the ones defined below are new.
 
 Mapping of each paper's own letters to these symbols is stated in the paper's module (e.g. Li et al. 2020
 write E for the local steps — here ``K`` — N for the devices — ``M`` — and K for the sampled devices — ``m``).
@@ -12,6 +11,7 @@ from __future__ import annotations
 
 import sympy as sp
 
+from ..claims.symbols import D0, Gamma, kappa, mu, sum_p2, t, zeta_star
 from ..theory.symbols import Delta, G, K, L, M, T, eta, eta_L, m, sigma, sigma_G, sigma_L, tau  # noqa: F401
 
 __all__ = ["B_dis", "BY_NAME", "D0", "G", "Gamma", "H", "K", "L", "M", "R", "S_T", "T", "Delta", "a_shift",
@@ -19,17 +19,10 @@ __all__ = ["B_dis", "BY_NAME", "D0", "G", "Gamma", "H", "K", "L", "M", "R", "S_T
            "sigma_G", "sigma_L", "sigma_dif", "sigma_star", "sum_p2", "sum_p2_sigma2", "t", "tau",
            "tau_bar", "zeta_bar", "zeta_star"]
 
-mu = sp.Symbol("mu", positive=True)                    # strong convexity
-kappa = sp.Symbol("kappa", positive=True)              # L/μ
-Gamma = sp.Symbol("Gamma", nonnegative=True)           # Γ = f* − Σ p_k f_k*  (Li et al. 2020)
-zeta_star = sp.Symbol("zeta_star", nonnegative=True)   # ζ*² = (1/M) Σ ‖∇f_k(x*)‖² (its square root)
 zeta_bar = sp.Symbol("zeta_bar", nonnegative=True)     # sup_x sqrt((1/M) Σ ‖∇f_k(x) − ∇f(x)‖²)
-D0 = sp.Symbol("D0", nonnegative=True)                 # ‖x_0 − x*‖²
-sum_p2 = sp.Symbol("sum_p2", positive=True)            # Σ p_k²
 sum_p2_sigma2 = sp.Symbol("sum_p2_sigma2", nonnegative=True)  # Σ p_k² σ_k²
 gamma = sp.Symbol("gamma", positive=True)              # step-size shift γ in η_t = 2/(μ(γ+t)) (Li et al.)
 a_shift = sp.Symbol("a", positive=True)                # step-size shift a in η_t = 4/(μ(a+t)) (Stich 2019)
-t = sp.Symbol("t", nonnegative=True)                   # iteration / round index inside a schedule
 H = sp.Symbol("H", positive=True)                      # synchronisation interval (local SGD papers)
 R = sp.Symbol("R", positive=True)                      # communication rounds (when T counts local steps)
 S_T = sp.Symbol("S_T", positive=True)                  # Σ_t w_t, Stich's weight normaliser

@@ -23,9 +23,9 @@ def rows() -> list[str]:
     for m, mu, tight in ((4, 50.0, False), (6, 50.0, True)):
         worst, n, (b0, b1) = cases.fedprox_worst_ratio(mu, m, 15)
         v = "holds" + ("; control ×10 fails" if tight and worst > 0.1 else "")
-        out.append(f"| fedprox2020.thm4 | exact prox, μ={mu:g}, K={m} sampled, 15 rounds, B∈[{b0:.2f},{b1:.2f}] | "
-                   f"abstract read, statement from memory | {v} | max ρ‖∇f‖²/decrease = {worst:.3g} ({n} rounds "
-                   f"with ρ>0) | decrease |")
+        out.append(f"| fedprox2020.thm4 | exact prox, μ={mu:g}, K={m} sampled, 15 rounds, "
+                   f"B∈[{b0:.2f},{b1:.2f}] | abstract read, statement from memory | {v} | "
+                   f"max ρ‖∇f‖²/decrease = {worst:.3g} ({n} rounds with ρ>0) | decrease |")
     return out
 
 
