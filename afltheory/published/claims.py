@@ -56,7 +56,8 @@ def _li(st, participation, weights, conditions=None) -> Claim:
                                          participation=participation, weights=weights, max_local_steps=1),
                  rule=FedAvg, eta=1, eta_L=2 / (mu * (gamma + 1 + t)), measured="last_gap",
                  bound=_sub(st.bound, _LI_SUBS), values={"gamma": sp.Max(8 * kappa, E), "G": sigma_L},
-                 conditions=conditions or {}, rate={"T": -1})
+                 conditions={"one_local_step (engine form)": sp.Le(K, 1), **(conditions or {})},
+                 rate={"T": -1})
 
 
 LI_THM1 = _li(li2020.THM1, "full", "data")
