@@ -2,10 +2,10 @@
 
 Each claim reuses its statement's sympy terms, re-expressed in the claim symbol set (``afltheory.claims``):
 the paper's own clock becomes afltheory's (e.g. Li et al.'s T counts local SGD steps: T_Li = 1 + T·E with T
-the rounds), the paper's extra symbols get values (σ_k = σ_L for every client, H = K, …). Which instances the
-checks run is in ``paper_checks/published.py``; the statements not expressible in the engines (per-local-step
-schedules, sampling with replacement, weighted iterate averages, per-round decrease) are checked on the
-independent plain references only (tests/published/).
+the rounds), the paper's extra symbols get values (σ_k = σ_L for every client, H = K, …). The instances the
+checks run are in the checks plugin (its ``published`` module); the statements not expressible in the
+engines (per-local-step schedules, sampling with replacement, weighted iterate averages, per-round decrease)
+are checked on the independent plain references only (tests/published/).
 
 ``CLAIMS``: id -> Claim. ``FALSE_VARIANTS``: id -> a claim declared ``expect="fails"`` (it passes when its
 bound is violated on the same instance).

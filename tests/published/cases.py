@@ -127,7 +127,7 @@ def _kmr_id(sig, H, eta, T=200, x0=X0, M=4):
 
 def _kmr_het(sig, spread, H, T=400, x0=X0, M=4):
     def measure():
-        Q = Quadratics(np.array([np.diag([1.0, 0.2])] * M), spread * CROSS, sigma=sig)
+        Q = Quadratics(CURV4, spread * CROSS, sigma=sig)        # per-worker curvature: client drift
         L = 1.0
         eta = min(1 / (4 * L), 1 / (10 * L * (H - 1))) if H > 1 else 1 / (4 * L)
         ex = local_sgd_exact(Q, x0, H, T, lambda t: eta, avg_weights=np.ones(T))
