@@ -52,3 +52,14 @@ def test_fedprox_rho_never_positive_with_two_devices():
     is vacuous."""
     worst, n, _ = cases.fedprox_worst_ratio(50.0, m=2, rounds=5)
     assert n == 0
+
+
+def test_docs_table_is_current():
+    """docs/published.md carries exactly the rows ``python -m tests.published.table`` prints."""
+    from pathlib import Path
+
+    from .table import rows
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "published.md").read_text(encoding="utf-8")
+    for row in rows()[2:]:
+        assert row in doc, f"docs/published.md is stale; regenerate the table: missing {row}"
