@@ -40,7 +40,7 @@ def test_li2020_thm1_false_rate_fails():
 def test_fedprox_sufficient_decrease(m, mu_prox, tight):
     """Theorem 4's per-round decrease holds exactly (enumerated sampling) on every round with ρ_t > 0; on the
     tight instance the control "decrease ≥ 10 ρ‖∇f‖²" fails (worst ratio > 0.1). ρ > 0 needs K > 2B² ≥ 2."""
-    worst, n, (bmin, bmax) = cases.fedprox_worst_ratio(mu_prox, m=m, rounds=15)
+    worst, n, (bmin, bmax) = cases.fedprox_worst_ratio(mu_prox, m, 15)
     assert n > 0, "ρ > 0 on no round: the instance is outside the theorem's conditions"
     assert worst <= 1.0, (worst, n, bmin, bmax)
     if tight:
@@ -50,7 +50,7 @@ def test_fedprox_sufficient_decrease(m, mu_prox, tight):
 def test_fedprox_rho_never_positive_with_two_devices():
     """B ≥ 1 always (Jensen), and ρ < (1 − B sqrt(2/K))/μ: with K ≤ 2 sampled devices the theorem
     is vacuous."""
-    worst, n, _ = cases.fedprox_worst_ratio(50.0, m=2, rounds=5)
+    worst, n, _ = cases.fedprox_worst_ratio(50.0, 2, 5)
     assert n == 0
 
 
