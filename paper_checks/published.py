@@ -109,5 +109,6 @@ def fednova2020(ctx):
     v = verify(claim, p, beh, **kw)
     fa = verify(claim, p, beh, algorithm=FedAvg(1.0, 0.01), **kw)
     nc = NegativeControl(description="the same claim for FedAvg (Wang et al. Thm 1: it converges to "
-                                     "argmin F̃)", measured=fa.measured, theoretical=fa.theoretical, passed=fa.passed)
+                                     "argmin F̃)",
+                         measured=fa.measured, theoretical=fa.theoretical, passed=fa.passed)
     return [dataclasses.replace(v, negative_control=nc)]
