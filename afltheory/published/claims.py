@@ -13,6 +13,8 @@ bound is violated on the same instance).
 
 from __future__ import annotations
 
+from typing import Any
+
 import sympy as sp
 
 from ..algorithms import AsySG, FedAvg
@@ -110,7 +112,7 @@ SCAFFOLD_DET = Claim(
 
 
 
-def surrogate_gap(trace, problem, algorithm) -> dict:
+def surrogate_gap(trace: Any, problem: Any, algorithm: Any) -> dict:
     """{"gap2": (R,)}: ‖argmin F̃ − x*‖² per replicate, F̃ = Σ_i w_i f_i with w_i ∝ p_i K̄_i (K̄_i worker i's mean
     local steps over the run) — FedAvg's mismatched objective [Wang et al. 2020, Thm 1] — for a quadratic
     problem (``dense_hessians``, ``centers``); ValueError naming the problem otherwise."""
