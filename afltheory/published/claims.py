@@ -20,7 +20,7 @@ import sympy as sp
 from ..algorithms import AsySG, FedAvg
 from ..algorithms.published import FedNova, SCAFFOLDServer
 from ..claims import Assumptions, Claim
-from ..claims.symbols import D0, E, kappa, mu, zeta_star
+from ..claims.symbols import D0, E, kappa, mu, sum_p2, zeta_star
 from ..theory.symbols import K, L, M, T, eta, m, sigma_L
 from . import fednova2020, khaled2020, li2020, lian2015, scaffold2020
 from .symbols import G, H, gamma, sigma_star, sum_p2_sigma2, t
@@ -44,7 +44,7 @@ def _sub(terms: dict, subs: dict) -> dict:
 # -- Li et al. 2020, Thm 1 and Thm 3 with E = 1 local step (then rounds and SGD steps coincide, and the
 # per-step schedule η_t = 2/(μ(γ+t)) is a per-round schedule). Literal indexing: w_1 is the start, the round
 # t = 0, 1, … uses η_{t+1}, w_T is the model after T−1 steps: T_Li = 1 + T·E.
-_LI_SUBS = {T_paper: 1 + T * K, sum_p2_sigma2: sp.Symbol("sum_p2") * sigma_L ** 2}
+_LI_SUBS = {T_paper: 1 + T * K, sum_p2_sigma2: sum_p2 * sigma_L ** 2}
 _LI_READ = (li2020.THM1.reading + " Engine form: E = 1 local step per round (per-step and per-round "
             "schedules coincide); σ_k = σ_L for every client; G (unbounded on quadratics) is given the "
             "value σ_L, a LOWER bound of the true second moment — the bound checked is smaller than the "
