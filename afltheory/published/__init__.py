@@ -1,0 +1,40 @@
+"""Published convergence theorems of federated learning beyond Yang et al. and Yu et al. (issue 26), as plain
+data: one small module per paper, each a tuple ``STATEMENTS`` of ``Statement`` objects (source, reading,
+confidence, assumption class, algorithm, measured quantity, bound and conditions as sympy over
+``afltheory.published.symbols``). docs/published.md describes each one and the checks run on it.
+
+A statement whose confidence is not "read" is never the basis of a finding.
+"""
+
+from __future__ import annotations
+
+from . import (
+    fedbuff2022,
+    fednova2020,
+    fedprox2020,
+    glasgow2022,
+    khaled2020,
+    koloskova2020,
+    li2020,
+    lian2015,
+    scaffold2020,
+    stich2019,
+    woodworth2020,
+)
+from ._statement import CONFIDENCES, Statement
+
+__all__ = ["CONFIDENCES", "PAPERS", "STATEMENTS", "Statement", "statement"]
+
+#: the paper modules, in the order of docs/published.md
+PAPERS = (li2020, scaffold2020, khaled2020, stich2019, lian2015, fedbuff2022, fednova2020, fedprox2020,
+          koloskova2020, woodworth2020, glasgow2022)
+#: every statement by id
+STATEMENTS: dict = {s.id: s for p in PAPERS for s in p.STATEMENTS}
+
+
+def statement(id: str) -> Statement:
+    """The statement with this id (ValueError listing the known ids)."""
+    try:
+        return STATEMENTS[id]
+    except KeyError:
+        raise ValueError(f"id={id!r} is not a published statement; known: {sorted(STATEMENTS)}") from None
