@@ -272,8 +272,9 @@ def verify(
     """The verdict on ``claim`` for this (problem, behaviour, rounds) — see the module docstring.
 
     ``values``: numbers for the claim's own symbols that the problem does not determine (e.g. ``G``).
-    ``control``: "auto" (the default control), None (no control) or a sympy bound (a plausible wrong
-    claim that must fail). ``id``: the verdict id (default the claim's id)."""
+    ``control``: "auto" (the default control), None (no control), a sympy bound (a plausible wrong claim
+    that must fail) or a server rule (the same claim run on that plausible wrong algorithm, e.g. FedAvg for
+    SCAFFOLD's claim). ``id``: the verdict id (default the claim's id)."""
     if not isinstance(claim, Claim):
         raise TypeError(f"claim={claim!r} must be an afltheory.claims.Claim")
     rounds = check_int("rounds", rounds, low=1)
@@ -321,6 +322,19 @@ def verify(
             nc, why = _control(claim, measured, is_exact, level, stats, extra, terms)
             if why:
                 notes.append(why)
+        elif control is not None and hasattr(control, "aggregate"):
+            # the same claim, run on the nearest wrong algorithm, judged by the same criterion
+            ctr, cmeas, cexact, _ = _run(claim, problem, behaviour, control, rounds, replicates, seed, exact,
+                                         x0)
+            cstats = _stats(claim, ctr, problem, control)
+            cb = sum(np.broadcast_to(v, (ctr.replicates,)) for v in claim.terms(cstats, extra).values())
+            ccmp = compare_bound(cmeas, cb, exact=cexact, level=level)
+            nc = NegativeControl(
+                description=f"the same claim for {type(control).__name__} (a plausible wrong algorithm)",
+                measured=ccmp.measured,
+                theoretical=ccmp.bound,
+                passed=ccmp.holds,
+            )
         elif control is not None:
             cb = claim.evaluate(control, stats, extra)
             ccmp = compare_bound(measured, cb, exact=is_exact, level=level)
