@@ -51,6 +51,7 @@ from afltheory.anarchy import Behaviour, FixedDelay, Replay, UniformArrivals, Un
 from afltheory.anarchy.arrivals import FixedArrivals
 from afltheory.anarchy.local_steps import PerWorkerSteps
 from afltheory.anarchy.schedule import Schedule
+from afltheory.checks import ControlMeasurement, Holds, Near, Verdict
 from afltheory.compression import ErrorFeedback, TopK
 from afltheory.exact import drift as dr
 from afltheory.exact import moments, steady_state
@@ -58,11 +59,18 @@ from afltheory.problems import DriftingQuadratic, HeterogeneousQuadratic
 from afltheory.theory import symbols as S
 from afltheory.theory import theorem2, theorem3, theorem4
 
-from ._power import agreement_check, make_control, make_verdict
+from ._power import agreement_check
 from ._reference import reference_grad_norm_sq
 from .registry import register
 
 REF = "[Yang et al. 2022, Thms 2-4 and Algorithms 2-3; Rizk et al. 2020 (Dynamic FedAvg); issue 30]"
+
+
+def _no_nan(x) -> float:
+    """A control's difference as a float, NaN (inf − inf from a diverging solver) read as inf: a criterion
+    refuses NaN, and a difference that is not a number is not a small one."""
+    x = float(x)
+    return float("inf") if np.isnan(x) else x
 
 
 # ------------------------------------------------------------------------------------ exact vs Stein solver
@@ -81,20 +89,21 @@ def _stein(ctx):
         wrong = dr.stein_steady_state(p, alg, L_sampled, replace=True).msd
         r = abs(ex - st) / abs(st) if np.isfinite(ex) and np.isfinite(st) and st != 0 else np.inf
         rel.append(float(r))
-        rel_ctl.append(float(abs(ex - wrong) / abs(wrong)))
+        rel_ctl.append(_no_nan(abs(ex - wrong) / abs(wrong)))
         parts.append(f"σ_q² = {s2:g}: generic {ex:.10g}, Stein {st:.10g}")
     err = float(max(rel)) if all(np.isfinite(rel)) else float("inf")
     ctl = float(min(rel_ctl))
     tol = 1e-9
-    return make_verdict(
+    return Verdict.judged(
         id="agreement.stein", reference=REF,
         claim="the exact engine's steady-state MSD of Dynamic FedAvg equals the independent Stein solver",
-        measured=err, theoretical=0.0, passed=err <= tol, tolerance=f"relative difference ≤ {tol:g}",
-        relation="~=", method="exact.steady_state (generic fixed point) vs exact.drift.stein_steady_state",
+        measured=err, theoretical=0.0, criterion=Near(tol=tol, text=f"relative difference ≤ {tol:g}"),
+        method="exact.steady_state (generic fixed point) vs exact.drift.stein_steady_state",
         notes="; ".join(parts) + f" (K = {K_agents}, L = {L_sampled}, μ = 0.1, E_k ∈ {{1, 2, 3}})",
         details={"relative": rel, "control_relative": rel_ctl},
-        negative_control=make_control("the Stein solver's with-replacement sampling (a sampling bug) vs the "
-                                      "generic engine: smallest relative difference", ctl, 0.0, ctl <= tol))
+        control=ControlMeasurement(description="the Stein solver's with-replacement sampling (a sampling "
+                                   "bug) vs the generic engine: smallest relative difference", measured=ctl,
+                                   theoretical=0.0))
 
 
 # ----------------------------------------------------------------------------- numeric vs symbolic bounds
@@ -158,22 +167,22 @@ def _bounds(ctx):
             num, sym = _bound_pair(th, sched, consts, eta, eta_L, f0)
             _, sym_wrong = _bound_pair(th, sched, consts, eta, eta_L, f0, kbar_wrong=True)
         rel[name] = abs(num - sym) / abs(sym) if np.isfinite(num) else np.inf
-        rel_ctl[name] = abs(num - sym_wrong) / abs(sym_wrong)
+        rel_ctl[name] = _no_nan(abs(num - sym_wrong) / abs(sym_wrong))
         parts.append(f"{name}: numeric {num:.12g}, sympy {sym:.12g}")
     err = float(max(rel.values())) if all(np.isfinite(list(rel.values()))) else float("inf")
     ctl = float(min(rel_ctl.values()))
     tol = 1e-10
-    return make_verdict(
+    return Verdict.judged(
         id="agreement.bound_symbolic", reference=REF,
         claim="the numeric bound terms of Theorems 2-4 sum to the sympy right-hand side evaluated on the "
               "schedule's statistics",
-        measured=err, theoretical=0.0, passed=err <= tol, tolerance=f"relative difference ≤ {tol:g}",
-        relation="~=", method="theoremK.bound_terms vs theoremK.bound_expr (sympy, 30 digits)",
+        measured=err, theoretical=0.0, criterion=Near(tol=tol, text=f"relative difference ≤ {tol:g}"),
+        method="theoremK.bound_terms vs theoremK.bound_expr (sympy, 30 digits)",
         notes="; ".join(parts) + "; deterministic schedule: M = 6, m = 3 cyclic, τ = 2, per-worker K = "
               "(1, 2, 3, 5, 8, 4), T = 40",
         details={"relative": rel, "control_relative": rel_ctl},
-        negative_control=make_control("the sympy bound with K̃ (arithmetic mean) in place of K̄ (harmonic): "
-                                      "smallest relative difference", ctl, 0.0, ctl <= tol))
+        control=ControlMeasurement(description="the sympy bound with K̃ (arithmetic mean) in place of K̄ "
+                                   "(harmonic): smallest relative difference", measured=ctl, theoretical=0.0))
 
 
 # ---------------------------------------------------------- rule view / aggregate vs the reference oracle
@@ -208,40 +217,48 @@ def _reference(ctx):
         e_ex[name] = float(np.max(np.abs(ge - ref)) / scale)
     tol = 1e-9
     ctl = float(min(e_ctl.values()))
-    common = dict(theoretical=0.0, tolerance=f"max_t |engine − loop| / max ‖∇f‖² ≤ {tol:g} for every rule",
-                  relation="~=", reference=REF)
+    text = f"max_t |engine − loop| / max ‖∇f‖² ≤ {tol:g} for every rule"
+    common = dict(theoretical=0.0, criterion=Near(tol=tol, text=text), relation="~=", reference=REF)
     nc = ("the plain loop of the nearest wrong reading (the K gradients summed) vs the paper's: smallest "
           "difference")
+    control = ControlMeasurement(description=nc, measured=ctl, theoretical=0.0)
     sim_err = max(e_sim.values())
-    out = [make_verdict(
+    out = [Verdict.judged(
         id="agreement.simulate_vs_reference",
         claim="simulate (the rules' imperative aggregate) equals the independent plain loop on a "
               "deterministic schedule with unequal per-worker K and delays (AFA-CD, AFA-CS, FedAvg, FedBuff, "
               "FedProx, SCAFFOLD)",
-        measured=sim_err, passed=sim_err <= tol,
+        measured=sim_err,
         method=f"simulate on the replayed schedule vs paper_checks._reference, σ_L = 0, T = {T}",
         notes=", ".join(f"{k} {v:.2g}" for k, v in e_sim.items()), details={"errors": e_sim},
-        negative_control=make_control(nc, ctl, 0.0, ctl <= tol), **common)]
+        control=control, **common)]
     if e_ex:
         ex_err = max(e_ex.values())
         note = ", ".join(f"{k} {v:.2g}" for k, v in e_ex.items())
         if refused:
             note += f"; the exact engine refuses {', '.join(refused)} (not representable): not compared"
-        out.append(make_verdict(
+        out.append(Verdict.judged(
             id="agreement.exact_vs_reference",
             claim="exact moments (the rules' declarative view) equal the independent plain loop on the same "
                   "deterministic schedule",
-            measured=ex_err, passed=ex_err <= tol,
+            measured=ex_err,
             method=f"exact.moments vs paper_checks._reference, σ_L = 0, T = {T}",
             notes=note, details={"errors": e_ex, "refused": refused},
-            negative_control=make_control(nc, ctl, 0.0, ctl <= tol), **common))
+            control=control, **common))
     else:
-        out.append(make_verdict(
+        # nothing to compare: the claim "every rule the exact engine represents is within tol of the loop"
+        # holds vacuously (no rule is represented). The same statement, for the wrong reading's loop (which
+        # needs no exact engine), is the control: it is judged, not set, and fails because ctl > tol.
+        within = "every compared rule within tol"
+        out.append(Verdict.judged(
             id="agreement.exact_vs_reference", claim="exact moments equal the plain loop", measured="n/a",
-            passed=True, method="exact engine refused every rule", inside_conditions=False,
+            theoretical=0.0, reference=REF, relation="~=",
+            criterion=Holds(on=within, text=f"vacuous: no rule to compare ({text})"),
+            stats={within: all(v <= tol for v in e_ex.values())},
+            method="exact engine refused every rule", inside_conditions=False,
             notes="the exact engine refuses " + ", ".join(refused) + ": nothing to compare",
-            negative_control=make_control(nc + " (not applicable)", None, None, False),
-            **dict(common, theoretical=0.0)))
+            control=ControlMeasurement(description=nc, measured=ctl, theoretical=0.0,
+                                       stats={within: ctl <= tol})))
     return out
 
 
@@ -351,18 +368,18 @@ def _ef_reference(ctx):
     err = float(np.max(np.abs(g - ref)) / scale)
     ctl = float(np.max(np.abs(plain - ref)) / scale)
     tol = 1e-9
-    return make_verdict(
+    return Verdict.judged(
         id="agreement.ef_reference", reference="[Stich et al. 2018; Karimireddy et al. 2019] inside AFA-CD",
         claim="simulate with error feedback around top-k (a biased compressor) equals a plain loop on a "
               "deterministic schedule (delay 1, per-worker K)",
-        measured=err, theoretical=0.0, passed=err <= tol,
-        tolerance=f"max_t |engine − loop| / max ‖∇f‖² ≤ {tol:g}", relation="~=",
+        measured=err, theoretical=0.0,
+        criterion=Near(tol=tol, text=f"max_t |engine − loop| / max ‖∇f‖² ≤ {tol:g}"),
         method=f"simulate (Replay, σ_L = 0, T = {T}) vs a plain EF loop: v = G_i + e_i, send top-{k}(v), "
                "e_i ← v − top-k(v)",
         notes=f"AFA-CD(1.5, 0.1), workers 0, 2, 3 with K = 1, 3, 4, delay 1, d = 6; plain top-k (no memory) "
               f"differs by {ctl:.3g}",
-        negative_control=make_control("the plain loop without error feedback's memory vs the EF loop",
-                                      ctl, 0.0, ctl <= tol))
+        control=ControlMeasurement(description="the plain loop without error feedback's memory vs the EF "
+                                   "loop", measured=ctl, theoretical=0.0))
 
 
 @register("agreement", "independent implementations agree: exact vs Stein, numeric vs symbolic bounds, rule "

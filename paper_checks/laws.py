@@ -6,7 +6,7 @@ compression channel) and compares them with a closed form computed here, in plai
 parameters — never from the engine's tables. Criterion: z-scores with known standard errors (Gaussian laws)
 or estimated ones (N ≥ 4000, central limit), two-sided 99.9 % with a Bonferroni correction over the
 statistics of the verdict. Negative controls are the closed forms of plausible bugs, tested by the same
-statistic.
+statistic under the same criterion (``Near(tol=z_crit)``: max |z| against 0).
 
 - ``laws.collapsed_update`` / ``laws.stepwise_update`` — one AFA-CD round on a diagonal quadratic with
   isotropic Gaussian noise (σ_L = 2, d = 5), three arrivals of workers 0, 1, 2 with K = 1, 3, 5 local steps
@@ -54,10 +54,10 @@ from afltheory.algorithms import AFACD
 from afltheory.anarchy import Behaviour, NoDelay
 from afltheory.anarchy.arrivals import FixedArrivals
 from afltheory.anarchy.local_steps import PerWorkerSteps
+from afltheory.checks import AllOf, AtMost, ControlMeasurement, Near, Verdict
 from afltheory.compression import DIANA, QSGD, Channel, ErrorFeedback, RandK, TopK
 from afltheory.problems import DriftingQuadratic, HeterogeneousQuadratic
 
-from ._power import make_control, make_verdict
 from .registry import register
 
 REF = "[Yang et al. 2022, Assumptions 2-3 and Algorithm 1's local steps; Alistarh et al. 2017 (QSGD); " \
@@ -140,22 +140,21 @@ def _update_verdict(ctx, collapse):
     zw = float(np.max(np.abs(gaussian_law_z(X, mw, vw))))
     path = ("the collapsed sampler (one Gaussian draw per update)" if collapse
             else "the step-by-step local SGD path")
-    return make_verdict(
+    return Verdict.judged(
         id=f"laws.{name}_update",
         claim=f"one AFA-CD round through {path} has the closed-form law of K noisy local steps: mean "
               "x_0 − (ηη_L/m)Σ_j (1−a^K_j)/(η_L K_j)(x_0 − c_j), variance "
               "(ηη_L/m)² Σ_j (σ_L²/d)Σ_k a^{2k}/K_j², "
               "independent coordinates and arrivals",
-        reference=REF, measured=zmax, theoretical=0.0, passed=zmax <= zc,
-        tolerance=f"max |z| ≤ {zc:.3g} (two-sided {LEVEL:.1%}, Bonferroni over {len(z)}: {p.dim} means, "
-                  f"1 variance χ², {len(z) - p.dim - 1} correlations)",
-        relation="~=",
+        reference=REF, measured=zmax, theoretical=0.0,
+        criterion=Near(tol=zc, text=f"max |z| ≤ {zc:.3g} (two-sided {LEVEL:.1%}, Bonferroni over {len(z)}: "
+                                    f"{p.dim} means, 1 variance χ², {len(z) - p.dim - 1} correlations)"),
         method=f"simulate(collapse={collapse}), N = {N_DRAWS} one-round replicates vs closed form",
         notes="d = 5, σ_L = 2, η = 2, η_L = 0.15, workers 0,1,2 with K = 1, 3, 5; mean z "
               + ", ".join(f"{v:+.2f}" for v in z[: p.dim]) + f"; variance z {z[p.dim]:+.2f}",
         details={"z": z.tolist()},
-        negative_control=make_control("the closed form with K + 1 local steps (a K misread): max |z|", zw, zc,
-                                      zw <= zc))
+        control=ControlMeasurement(description="the closed form with K + 1 local steps (a K misread): max "
+                                   "|z|", measured=zw, theoretical=0.0))
 
 
 def _minibatch(ctx):
@@ -187,18 +186,19 @@ def _minibatch(ctx):
     zc = z_crit(len(z))
     zmax = float(np.max(np.abs(z)))
     zw = abs(zscore(float(s.mean()) - wrong, se))
-    return make_verdict(
+    return Verdict.judged(
         id="laws.minibatch",
         claim="a size-B minibatch drawn without replacement from n samples has gradient-noise covariance "
               "(n − B)/(B(n − 1)) · S_i (finite-population factor), measured on one engine round",
         reference="[Assumption 3 with finite-sum noise; FedPAQ/Dynamic FedAvg's sampling factor]",
-        measured=zmax, theoretical=0.0, passed=zmax <= zc,
-        tolerance=f"max |z| ≤ {zc:.3g} (two-sided {LEVEL:.1%}, Bonferroni over {len(z)})", relation="~=",
+        measured=zmax, theoretical=0.0,
+        criterion=Near(tol=zc, text=f"max |z| ≤ {zc:.3g} (two-sided {LEVEL:.1%}, Bonferroni over {len(z)})"),
         method=f"simulate, N = {N_DRAWS} one-round replicates; E‖x_1 − E x_1‖² vs closed form (CLT z)",
         notes=f"n = {n}, B = {B}: factor {factor:.4g} vs with replacement 1/B = {1 / B:.4g}; measured "
               f"{s.mean():.5g}, closed form {expected:.5g} (z {zv:+.2f})",
         details={"z": z.tolist(), "expected": expected, "with_replacement": wrong},
-        negative_control=make_control("the with-replacement factor 1/B: |z|", zw, zc, zw <= zc))
+        control=ControlMeasurement(description="the with-replacement factor 1/B: |z|", measured=zw,
+                                   theoretical=0.0))
 
 
 def _agent_minibatch(ctx):
@@ -227,18 +227,18 @@ def _agent_minibatch(ctx):
     zc = z_crit(len(z))
     zmax = float(np.max(np.abs(z)))
     ctl = float(min(zw))
-    return make_verdict(
+    return Verdict.judged(
         id="laws.agent_minibatch",
         claim="Dynamic FedAvg's per-agent minibatch (B_k of N_k samples without replacement) is unbiased "
               "with E‖ξ_k‖² = (N_k − B_k)/(B_k(N_k − 1)) · (1/N_k)Σ_s ‖o_ks‖²",
         reference="[Rizk et al. 2020, Algorithm 2's mini-batch; the finite-population correction]",
-        measured=zmax, theoretical=0.0, passed=zmax <= zc,
-        tolerance=f"max |z| ≤ {zc:.3g} (two-sided {LEVEL:.1%}, Bonferroni over {len(z)})", relation="~=",
+        measured=zmax, theoretical=0.0,
+        criterion=Near(tol=zc, text=f"max |z| ≤ {zc:.3g} (two-sided {LEVEL:.1%}, Bonferroni over {len(z)})"),
         method=f"AgentSampleNoise.sample, N = {N} draws per agent vs closed form (CLT z)",
         notes=f"(N_k, B_k) = {list(zip(sizes, batch, strict=True))}; z per agent (second moment) "
               + ", ".join(f"{z[k * (d + 1)]:+.2f}" for k in range(len(sizes))),
-        negative_control=make_control("the with-replacement law tr S_k / B_k: smallest |z| over agents", ctl,
-                                      zc, ctl <= zc))
+        control=ControlMeasurement(description="the with-replacement law tr S_k / B_k: smallest |z| over "
+                                   "agents", measured=ctl, theoretical=0.0))
 
 
 def _compressors(ctx):
@@ -282,17 +282,18 @@ def _compressors(ctx):
     allz = np.where(np.isfinite(allz), allz, np.inf)
     zc = z_crit(len(allz))
     zmax = float(np.max(np.abs(allz)))
-    return make_verdict(
+    return Verdict.judged(
         id="laws.compressors",
         claim="through the compression channel, rand-k and QSGD are unbiased with their closed-form second "
               "moments (within their certified ω), independently across workers",
         reference="[Alistarh et al. 2017, Lemma 3.1; docs/theorems.md Compression]",
-        measured=zmax, theoretical=0.0, passed=zmax <= zc,
-        tolerance=f"max |z| ≤ {zc:.3g} (two-sided {LEVEL:.1%}, Bonferroni over {len(allz)})", relation="~=",
+        measured=zmax, theoretical=0.0,
+        criterion=Near(tol=zc, text=f"max |z| ≤ {zc:.3g} (two-sided {LEVEL:.1%}, Bonferroni over "
+                                    f"{len(allz)})"),
         method=f"compression.Channel, N = {N} draws × {n} workers of a fixed x ∈ R^{d}",
         notes="; ".join(notes), details={k: v.tolist() for k, v in zs.items()},
-        negative_control=make_control("rand-k without its d/k rescaling: E‖C(x)‖² = (k/d)‖x‖², |z|", ctl, zc,
-                                      ctl <= zc))
+        control=ControlMeasurement(description="rand-k without its d/k rescaling: E‖C(x)‖² = (k/d)‖x‖², |z|",
+                                   measured=ctl, theoretical=0.0))
 
 
 def _error_feedback(ctx):
@@ -328,18 +329,18 @@ def _error_feedback(ctx):
     err_shift = float(np.max(np.abs(shift - (h1 + alpha * (G1 - h1))[0])))
     err = max(err_ef, err_diana, err_shift)
     tol = 1e-12
-    return make_verdict(
+    return Verdict.judged(
         id="laws.error_feedback",
         claim="error feedback sends C(G + e), keeps e ← G + e − C(G + e); DIANA decodes h + Δ and updates "
               "h ← h + αΔ (two rounds, exact arithmetic)",
         reference="[Stich et al. 2018; Karimireddy et al. 2019; Mishchenko et al. 2019]",
-        measured=err, theoretical=0.0, passed=err <= tol, tolerance=f"max abs error ≤ {tol:g}",
-        relation="~=",
+        measured=err, theoretical=0.0, criterion=Near(tol=tol, text=f"max abs error ≤ {tol:g}"),
         method="compression.Channel, two rounds on fixed updates vs a plain top-k / shift loop",
         notes=f"EF error {err_ef:.3g}, DIANA decode {err_diana:.3g}, DIANA shift {err_shift:.3g}; the second "
               f"EF message differs from plain top-k by {plain:.3g}",
-        negative_control=make_control("error feedback without its memory (plain top-k on the second round): "
-                                      "max abs difference from the EF message", plain, 0.0, plain <= tol))
+        control=ControlMeasurement(description="error feedback without its memory (plain top-k on the second "
+                                   "round): max abs difference from the EF message", measured=plain,
+                                   theoretical=0.0))
 
 
 def _drift(ctx):
@@ -357,20 +358,23 @@ def _drift(ctx):
     zmax = float(np.max(np.abs(z)))
     zw = float(np.max(np.abs(gaussian_law_z(inc, np.zeros(d), np.full(d, sq / d)))))
     start = float(np.max(np.abs(walk[:, 0]))) if np.all(np.isfinite(walk[:, 0])) else np.inf
-    passed = zmax <= zc and start == 0.0
-    return make_verdict(
+    w0 = "max |w_0|"            # the control reads the same recorded walk: its w_0 is the claim's
+    return Verdict.judged(
         id="laws.drift_increments",
         claim="the simulated optimum drifts as a random walk w_t = w_{t−1} + q_t from w_0 = 0 with "
               "q_t ~ N(0, (σ_q²/d) I) i.i.d. (E‖q_t‖² = σ_q²)",
         reference="[Rizk et al. 2020, the random-walk model of the optimum]",
-        measured=zmax, theoretical=0.0, passed=passed,
-        tolerance=f"max |z| ≤ {zc:.3g} (two-sided {LEVEL:.1%}, Bonferroni over {len(z)}); w_0 = 0",
-        relation="~=", method=f"simulate's recorded walk (Trace.drift), R = {R}, T = {T}: {R * T} increments",
+        measured=zmax, theoretical=0.0,
+        criterion=AllOf(Near(tol=zc), AtMost(on=w0, limit=0.0),
+                        text=f"max |z| ≤ {zc:.3g} (two-sided {LEVEL:.1%}, Bonferroni over {len(z)}); "
+                             "w_0 = 0"),
+        stats={w0: start}, relation="~=",
+        method=f"simulate's recorded walk (Trace.drift), R = {R}, T = {T}: {R * T} increments",
         notes=f"σ_q = {sq:g}, d = {d}; mean z " + ", ".join(f"{v:+.2f}" for v in z[:d])
               + f"; variance z {z[d]:+.2f}; max |w_0| = {start:.3g}",
         details={"z": z.tolist()},
-        negative_control=make_control("increments of covariance (σ_q/d) I (trace σ_q for σ_q²): max |z|", zw,
-                                      zc, zw <= zc))
+        control=ControlMeasurement(description="increments of covariance (σ_q/d) I (trace σ_q for σ_q²): max "
+                                   "|z|", measured=zw, theoretical=0.0, stats={w0: start}))
 
 
 def _mocha_omega(ctx):
@@ -399,18 +403,18 @@ def _mocha_omega(ctx):
     ctl = float(np.max(np.abs(Sigma - Omega)) / scale)          # the printed reading: Ω = Σ, not Σ⁻¹
     tol = 1e-8
     worst = max(err, err_opt)
-    return make_verdict(
+    return Verdict.judged(
         id="laws.mocha_omega",
         claim="MOCHA's Ω-step sets Ω = Σ⁻¹ with Σ = (WᵀW + ε'I)^{1/2}/tr(·), the minimizer of tr(WΣ⁻¹Wᵀ) "
               "over tr Σ = 1 (minimum (tr (WᵀW)^{1/2})²)",
         reference="[Smith et al. 2017 (MOCHA), the Ω-step closed form; docs/mtl.md]",
-        measured=worst, theoretical=0.0, passed=worst <= tol,
-        tolerance=f"max relative error ≤ {tol:g} (matrix and minimum value)", relation="~=",
+        measured=worst, theoretical=0.0,
+        criterion=Near(tol=tol, text=f"max relative error ≤ {tol:g} (matrix and minimum value)"),
         method="mtl.mocha (one round, update_omega=True) vs scipy.linalg.sqrtm / inv",
         notes=f"m = {m} tasks, d = 4; Ω error {err:.3g}, minimum-value error {err_opt:.3g}; Σ vs Σ⁻¹ differ "
               f"by {ctl:.3g}",
-        negative_control=make_control("the printed reading Ω = Σ (no inverse): relative difference", ctl, 0.0,
-                                      ctl <= tol))
+        control=ControlMeasurement(description="the printed reading Ω = Σ (no inverse): relative difference",
+                                   measured=ctl, theoretical=0.0))
 
 
 @register("laws", "absolute laws of the shared mechanisms: local-step noise, collapsed K-step law, minibatch "

@@ -26,11 +26,11 @@ import numpy as np
 
 from afltheory.algorithms import AFACD, AFACS
 from afltheory.anarchy import Behaviour, ConstantSteps, NoDelay, UniformArrivals
+from afltheory.checks import ControlMeasurement, Near, Verdict
 from afltheory.exact import steady_state
 from afltheory.problems import HeterogeneousQuadratic
 from afltheory.theory import theorem2, theorem3, theorem4
 
-from ._power import make_control, make_verdict
 from .registry import register
 
 REF = "[Yang et al. 2022, Thms 2-4: the σ_L² server term]"
@@ -71,21 +71,22 @@ def run(ctx):
     dev = {k: abs(r / slack - 1.0) if np.isfinite(r) else np.inf for k, r in ratios.items()}
     worst = float(max(dev.values()))
     dev_ctl = float(min(abs(r / slack - 1.0) for r in wrong.values()))
-    return [make_verdict(
+    return [Verdict.judged(
         id="tightness.server_terms", reference=REF,
         claim="measured stationary E‖∇f‖² / the σ_L² server term of Theorems 2-4 equals the exact slack "
               "1/(4(2 − xL)) on H = L·I, K = 1, τ = 0, σ_G = 0 (the term is not attained: its slack is ≥ 1/8 "
               "there)",
-        measured=worst, theoretical=0.0, passed=worst <= RTOL,
-        tolerance=f"|ratio / slack − 1| ≤ {RTOL:g} for each theorem (a factor-2 error in the term or the "
-                  "engine moves the ratio by 2)",
-        relation="~=", method="exact.steady_state / theoremK.bound_terms['sigma_L_server']",
+        measured=worst, theoretical=0.0,
+        criterion=Near(tol=RTOL, text=f"|ratio / slack − 1| ≤ {RTOL:g} for each theorem (a factor-2 error "
+                                      "in the term or the engine moves the ratio by 2)"),
+        method="exact.steady_state / theoremK.bound_terms['sigma_L_server']",
         notes=f"x = ηη_L = {x:g}, L = {L:g}, σ_L² = {s2:g}, slack {slack:.8g}; " + "; ".join(parts)
               + ". No instance attains this term (the bound's constant 4 and the (2 − xL) of the exact value "
               "leave a slack ≥ 1/8); the band is around the exact slack instead.",
         details={"ratios": ratios, "slack": slack, "control_ratios": wrong},
-        negative_control=make_control("the term without its 1/m (σ_L² not divided by the arrivals): smallest "
-                                      "|ratio / slack − 1|", dev_ctl, 0.0, dev_ctl <= RTOL))]
+        control=ControlMeasurement(description="the term without its 1/m (σ_L² not divided by the "
+                                   "arrivals): smallest |ratio / slack − 1|", measured=dev_ctl,
+                                   theoretical=0.0))]
 
 
 __all__ = ["run"]

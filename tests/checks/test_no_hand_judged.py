@@ -19,11 +19,6 @@ UNCONVERTED = {
     "_power.py": 3,          # the vacuous agreement verdict (exact moments refused); make_control itself
     "adversary.py": 4,       # a ratio > 1 passes unless Monte Carlo confirms it (coordinator: adversary)
     "mtl.py": 2,             # mtl.rate_bound: its control reads the mean, the claim a UCB (not one criterion)
-    # issue 30's round-3 checks were written in parallel with the criteria (to convert; must shrink)
-    "agreement.py": 12,
-    "calibration.py": 6,
-    "laws.py": 14,
-    "tightness.py": 2,
 }
 
 _HAND_BUILDERS = {"NegativeControl", "make_control"}

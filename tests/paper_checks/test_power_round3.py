@@ -156,6 +156,20 @@ def test_equivalent_controls_do_not_flip_the_agreement_check():
         assert res["error"] is None and all(res["ok"].values()), (ctl, res["ok"])
 
 
+def test_exact_vs_reference_is_vacuous_when_the_exact_engine_refuses_every_rule(monkeypatch, tmp_path):
+    """No rule representable: the claim holds vacuously and its control (the same "every compared rule within
+    tol" statement for the wrong reading's loop) is judged by the same criterion, and fails."""
+    import paper_checks.agreement as A
+
+    def refuse(*a, **k):
+        raise TypeError("UnsupportedRule")
+
+    monkeypatch.setattr(A, "moments", refuse)
+    v = {x.id: x for x in A._reference(Context(out=str(tmp_path)))}["agreement.exact_vs_reference"]
+    assert v.measured == "n/a" and v.passed and v.inside_conditions is False
+    assert v.negative_control.failed_as_required and v.negative_control.measured > 1e-9 and v.ok
+
+
 # ------------------------------------------------------------------ the four mutants of issue 30, pinned
 def test_ef_residual_sign_is_the_flipped_residual():
     """``ef.residual_sign`` equals a hand computation: e_1 = C(G_0) − G_0, second message C(G_1 + e_1)."""
