@@ -69,8 +69,14 @@ __all__ = ["ALGORITHMS", "GAPS", "METRICS", "MAX_GRAM", "Instance", "PEPResult",
            "Skeleton", "estimate_seconds", "gram_size", "skeleton", "worst_case"]
 
 ALGORITHMS = ("AFACD", "AFACS", "FedAvg")
-METRICS = ("average", "min", "last")
-GAPS = ("f_star", "f_T")
+#: performance measures: gradient norms ("average" over t < T, "min" over t ≤ T, "last" at x_T) and, for the
+#: convex classes (``mu`` given), "last_gap" f(x_T) − f(x_*) and "last_dist" ‖x_T − x_*‖².
+METRICS = ("average", "min", "last", "last_gap", "last_dist")
+#: initial conditions: f(x_0) − f_* ≤ Δ ("f_star"), f(x_0) − f(x_T) ≤ Δ ("f_T"), ‖x_0 − x_*‖² ≤ Δ
+#: ("distance", convex classes only).
+GAPS = ("f_star", "f_T", "distance")
+#: step sizes are refused outside [STEP_MIN, STEP_MAX] / L (a subnormal or 0 step makes the PEP degenerate).
+STEP_MIN, STEP_MAX = 1e-12, 1e12
 #: Largest Gram dimension accepted by default (≈ 5 min with Clarabel on this project's loaded 2-core machine;
 #: see ``estimate_seconds`` and docs/pep.md). Pass ``max_gram=`` to raise it deliberately.
 MAX_GRAM = 100
@@ -124,6 +130,18 @@ class Skeleton:
     memory: bool
     warm_start: bool
     algorithm: object = field(default=None, repr=False, compare=False)
+    #: per-round local step sizes η_{L,s} (T,) (None: ``eta_L`` every round) and the rule's server step γ_s at
+    #: each of them; a job started from x_s runs with η_{L,s} and its update enters with γ_s (two-sided form)
+    eta_L_rounds: np.ndarray | None = None
+    gamma_rounds: np.ndarray | None = None
+
+    def local_eta(self, s: int) -> float:
+        """η_L of a local run started from x_s."""
+        return self.eta_L if self.eta_L_rounds is None else float(self.eta_L_rounds[s])
+
+    def gamma_factor(self, s: int) -> float:
+        """γ_s / γ for an update started from x_s (1 without a schedule)."""
+        return 1.0 if self.gamma_rounds is None else float(self.gamma_rounds[s]) / self.gamma
 
     @property
     def T(self) -> int:
@@ -139,7 +157,7 @@ class Skeleton:
         """Distinct points where some gradient is evaluated, as keys: ("x", t) server iterates and
         ("y", worker, start key, k) local iterates k ≥ 1 (start key = the start point's key); x_T is included
         for the "min"/"last" metrics, ``gap="f_T"`` or ``last``."""
-        need_last = metric in ("min", "last") or gap == "f_T" or last
+        need_last = _needs_last(metric, gap) or last
         keys = {("x", t) for t in range(self.T + (1 if need_last else 0))}
 
         def local(i, start, k):
@@ -155,12 +173,18 @@ class Skeleton:
         return keys
 
 
-def skeleton(algorithm: ServerRule, schedule: Schedule, replicate: int = 0) -> Skeleton:
+def skeleton(algorithm: ServerRule, schedule: Schedule, replicate: int = 0,
+             eta_L_schedule: Any = None) -> Skeleton:
     """Validate a server rule with the plain SGD worker and no compressor, and one replicate of a
     ``Schedule``, and return the ``Skeleton`` the PEP is built from. The rule is read through its declarative
     hooks (``afltheory.exact.local.server_rule``, the exact engine's view): a rule overriding imperative
-    code is refused (TypeError), as are per-worker local step sizes, a proximal/corrected worker and
-    compression."""
+    code is refused (``UnsupportedRule``, a TypeError), as are per-worker local step sizes, a
+    proximal/corrected worker and compression.
+
+    ``eta_L_schedule``: None, a sequence of T per-round local step sizes η_{L,t}, or a callable t -> η_{L,t}
+    (e.g. 2/(μ(γ + t))). A job started from x_s runs its local steps with η_{L,s}, and its update enters the
+    server step with the rule's own step size at that η_L (``step_size`` of the rule with ``eta_L`` replaced,
+    e.g. η η_{L,s}: the two-sided form x_{t+1} = x_t + η (1/n) Σ Δ_i, Δ_i = −η_{L,s} w G_i)."""
     from .. import _faults
     from ..algorithms.base import ServerRule
     from ..anarchy.schedule import Schedule
@@ -192,10 +216,45 @@ def skeleton(algorithm: ServerRule, schedule: Schedule, replicate: int = 0) -> S
     delays = np.array(schedule.delays[r])
     weights = np.array([[view.weight(int(k), int(d)) for k, d in zip(kr, dr, strict=True)]
                         for kr, dr in zip(K, delays, strict=True)], dtype=float).reshape(K.shape)
+    gamma = check_real("algorithm.step_size", float(view.gamma), low=STEP_MIN * 1e-6, high=STEP_MAX * 1e6)
+    eta_rounds = gamma_rounds = None
+    if eta_L_schedule is not None:
+        eta_rounds, gamma_rounds = _step_schedule(algorithm, eta_L_schedule, K.shape[0])
     return Skeleton(type(algorithm).__name__, float(algorithm.eta), float(algorithm.eta_L),
-                    np.array(schedule.workers[r]), delays, K, M, init_K, float(view.gamma), weights,
+                    np.array(schedule.workers[r]), delays, K, M, init_K, gamma, weights,
                     float(view.normalizer(K.shape[1], M)), bool(view.memory), bool(view.warm_start),
-                    algorithm)
+                    algorithm, eta_rounds, gamma_rounds)
+
+
+def _step_schedule(algorithm, eta_L_schedule, T: int) -> tuple[np.ndarray, np.ndarray]:
+    """(η_{L,s}, γ_s) for s < T from a sequence or a callable; γ_s is the rule's ``step_size`` with
+    ``eta_L`` replaced (its declarative hook, so a rule scaling γ differently is read as implemented)."""
+    import dataclasses
+
+    from ..exact.local import server_rule
+
+    if callable(eta_L_schedule):
+        vals = [eta_L_schedule(t) for t in range(T)]
+    else:
+        vals = list(eta_L_schedule)
+        if len(vals) != T:
+            raise ValueError(f"eta_L_schedule has {len(vals)} entries; the schedule has T={T} rounds "
+                             f"(allowed: exactly {T})")
+    eta = np.array([check_real(f"eta_L_schedule[{t}]", v, low=STEP_MIN * 1e-6, high=STEP_MAX * 1e6)
+                    for t, v in enumerate(vals)], dtype=float)
+    if np.any(eta <= 0):
+        raise ValueError(f"eta_L_schedule must be > 0 in every round, got min {eta.min()} (allowed (0, "
+                         f"{STEP_MAX * 1e6:g}])")
+    gam = np.array([server_rule(dataclasses.replace(algorithm, eta_L=float(v))).gamma for v in eta])
+    return eta, gam
+
+
+def _needs_last(metric: str, gap: str, decrease_weight: float = 0.0) -> bool:
+    return metric != "average" or gap == "f_T" or decrease_weight != 0
+
+
+def _has_x_star(mu: float | None, gap: str, metric: str) -> bool:
+    return mu is not None and (gap in ("f_star", "distance") or metric in ("last_gap", "last_dist"))
 
 
 def gram_size(sk: Skeleton, metric: str = "average", gap: str = "f_star", heterogeneity: str = "all",
@@ -208,7 +267,7 @@ def gram_size(sk: Skeleton, metric: str = "average", gap: str = "f_star", hetero
     server = sum(1 for k in keys if k[0] == "x")
     local = len(keys) - server
     per_local = M if heterogeneity == "all" else 1
-    return 1 + M * server + per_local * local + (M if gap == "f_star" and mu is not None else 0)
+    return 1 + M * server + per_local * local + (M if _has_x_star(mu, gap, metric) else 0)
 
 
 def estimate_seconds(n: int) -> float:
@@ -312,24 +371,27 @@ def _run_skeleton(sk: Skeleton, x0, grad):
 
     def local_update(i, start_key, y0, k):
         y, s = y0, None
+        eta_L = sk.local_eta(start_key[1])
         for j in range(k):
             key = start_key if j == 0 else ("y", i, start_key, j)
             gi = grad(i, key, y)
             s = gi if s is None else s + gi
             if j < k - 1:
-                y = y - sk.eta_L * gi
+                y = y - eta_L * gi
         return s / k if k > 1 else s
 
     memory = {}
     if sk.memory and sk.warm_start:
         for i in range(M):
-            memory[i] = local_update(i, ("x", 0), x0, int(sk.init_K[i]))
+            Ui = local_update(i, ("x", 0), x0, int(sk.init_K[i]))
+            c = sk.gamma_factor(0)
+            memory[i] = Ui if c == 1.0 else c * Ui
     for t in range(sk.T):
         updates = []
         for j, (i, d, k) in enumerate(zip(sk.workers[t], sk.delays[t], sk.K[t], strict=True)):
             i, d, k = int(i), int(d), int(k)
             Gi = local_update(i, ("x", t - d), xs[t - d], k)
-            w = float(sk.weights[t, j])
+            w = float(sk.weights[t, j]) * sk.gamma_factor(t - d)
             updates.append((i, Gi if w == 1.0 else w * Gi))
         if sk.memory:
             for i, Ui in updates:
@@ -361,7 +423,10 @@ def _check_inputs(constants, delta, mu, metric, gap):
                          f"(allowed range [0, 0])")
     delta = check_positive("delta", delta)
     if mu is not None:
-        mu = check_real("mu", mu, low=0.0, high=L)
+        mu = check_real("mu", mu, low=0.0, high=L, high_open=True)
+    elif gap == "distance" or metric in ("last_gap", "last_dist"):
+        raise ValueError(f"gap={gap!r} with metric={metric!r} needs a minimizer x_*: give mu (0 for the "
+                         f"convex class, allowed range [0, L))")
     return L, sG, delta, mu
 
 
@@ -369,7 +434,7 @@ def worst_case(algorithm: ServerRule, schedule: Schedule, constants: Any, *, del
                mu: float | None = None, metric: str = "average", gap: str = "f_star",
                heterogeneity: str = "all", replicate: int = 0, max_gram: int = MAX_GRAM,
                dimension_reduction: int | None = None, decrease_weight: float = 0.0,
-               verbose: int = 0) -> PEPResult:
+               eta_L_schedule: Any = None, symmetry: bool = False, verbose: int = 0) -> PEPResult:
     """Certified worst case of ``metric`` for the noise-free skeleton of ``algorithm`` on ``schedule``.
 
     ``algorithm``: a server rule with the plain SGD worker — ``AFACD``, ``AFACS``, ``FedAvg``, ``FedBuff`` or
@@ -386,13 +451,26 @@ def worst_case(algorithm: ServerRule, schedule: Schedule, constants: Any, *, del
     (one or more extra solves; the value is always the first solve's).
     ``decrease_weight`` c ≥ 0: maximize metric − c (f(x_0) − f(x_T)) instead (a bound of the form
     metric ≤ c (f(x_0) − f(x_T)) + rest, e.g. Theorem 4 as printed, holds on the class iff this is ≤ rest).
+    ``eta_L_schedule``: per-round local step sizes (see ``skeleton``). ``gap="distance"``: ‖x_0 − x_*‖² ≤ Δ;
+    metrics "last_gap" f(x_T) − f(x_*) and "last_dist" ‖x_T − x_*‖² (both need ``mu``).
+    ``symmetry=True``: solve the orbit-reduced SDP of :mod:`afltheory.pep.symmetric` instead (interchangeable
+    workers share one Gram block; same value, much smaller SDP; ``heterogeneity="server"`` only).
     See the module docstring for why the value is an upper bound over the class and when it is exact.
     """
+    if symmetry:
+        from .symmetric import reduced_worst_case
+
+        if heterogeneity != "server" or dimension_reduction:
+            raise ValueError(f"symmetry=True supports heterogeneity='server' without dimension_reduction, got "
+                             f"heterogeneity={heterogeneity!r}, dimension_reduction={dimension_reduction!r}")
+        return reduced_worst_case(algorithm, schedule, constants, delta=delta, mu=mu, metric=metric, gap=gap,
+                                  replicate=replicate, max_gram=max_gram, decrease_weight=decrease_weight,
+                                  eta_L_schedule=eta_L_schedule)
     L, sG, delta, mu = _check_inputs(constants, delta, mu, metric, gap)
     decrease_weight = check_nonnegative("decrease_weight", decrease_weight)
     if heterogeneity not in HETEROGENEITY:
         raise ValueError(f"heterogeneity={heterogeneity!r} must be one of {HETEROGENEITY}")
-    sk = skeleton(algorithm, schedule, replicate)
+    sk = skeleton(algorithm, schedule, replicate, eta_L_schedule)
     n = gram_size(sk, metric, gap, heterogeneity, mu, decrease_weight)
     max_gram = check_int("max_gram", max_gram, low=1)
     if n > max_gram:
@@ -425,7 +503,7 @@ def worst_case(algorithm: ServerRule, schedule: Schedule, constants: Any, *, del
 
     xs = _run_skeleton(sk, x0, grad)
     T = sk.T
-    need_last = metric in ("min", "last") or gap == "f_T" or decrease_weight != 0
+    need_last = _needs_last(metric, gap, decrease_weight)
     for t in range(T + (1 if need_last else 0)):
         visit(("x", t), xs[t])
     full = [k for k, v in cache.items() if len(v[1]) == M]
@@ -439,13 +517,18 @@ def worst_case(algorithm: ServerRule, schedule: Schedule, constants: Any, *, del
     gbar = {k: mean([cache[k][1][i] for i in range(M)]) for k in full}
     fbar = {k: mean([cache[k][2][i] for i in range(M)]) for k in full}
     x_star = f_star_expr = None
-    if gap == "f_star" and mu is not None:     # x_*: the minimizer (∇f(x_*) = 0, f_i interpolated there)
+    if _has_x_star(mu, gap, metric):           # x_*: the minimizer (∇f(x_*) = 0, f_i interpolated there)
         fsum = fs[0]
         for f in fs[1:]:
             fsum = fsum + f
         x_star, _, f_star_expr = (fsum / M if M > 1 else fsum).stationary_point(
             return_gradient_and_function_value=True)
-        pep.set_initial_condition(fbar[("x", 0)] - f_star_expr <= delta)
+        if gap == "distance":
+            pep.set_initial_condition((x0 - x_star) ** 2 <= delta)
+        elif gap == "f_star":
+            pep.set_initial_condition(fbar[("x", 0)] - f_star_expr <= delta)
+        else:
+            pep.set_initial_condition(fbar[("x", 0)] - fbar[("x", T)] <= delta)
     elif gap == "f_star":                      # f_* = inf f: f(x) − f_* ≥ ‖∇f(x)‖²/(2L) wherever ∇f is known
         from PEPit import Expression
         f_star_expr = Expression(is_leaf=True)
@@ -467,6 +550,10 @@ def worst_case(algorithm: ServerRule, schedule: Schedule, constants: Any, *, del
     elif metric == "min":
         for t in range(T + 1):
             pep.set_performance_metric(gbar[("x", t)] ** 2 - shift)
+    elif metric == "last_gap":
+        pep.set_performance_metric(fbar[("x", T)] - f_star_expr - shift)
+    elif metric == "last_dist":
+        pep.set_performance_metric((xs[T] - x_star) ** 2 - shift)
     else:
         pep.set_performance_metric(gbar[("x", T)] ** 2 - shift)
 
