@@ -361,11 +361,12 @@ class PEPResult:
 
 
 # --------------------------------------------------------------------------------------------- building
-def _run_skeleton(sk: Skeleton, x0, grad):
-    """The update rule written once over an abstract vector type (PEPit Points here; numpy in tests).
+def _run_skeleton(sk: Skeleton, x0, grad, post=None):
+    """The update rule written once over an abstract vector type (PEPit Points here; numpy in tests; the
+    symmetry-reduced vectors of ``afltheory.pep.symmetric``).
 
-    ``grad(i, key, y)`` returns ∇f_i(y) for the point y with key ``key``. Returns the server iterates
-    x_0..x_T. """
+    ``grad(i, key, y)`` returns ∇f_i(y) for the point y with key ``key``; ``post`` (optional) maps each new
+    server iterate to its canonical form. Returns the server iterates x_0..x_T. """
     M, g = sk.num_workers, sk.gamma
     xs = [x0]
 
@@ -403,7 +404,7 @@ def _run_skeleton(sk: Skeleton, x0, grad):
         for u in terms[1:]:
             step = step + u
         x_new = xs[t] - (g / sk.normalizer) * step
-        xs.append(x_new)
+        xs.append(x_new if post is None else post(x_new))
     return xs
 
 
