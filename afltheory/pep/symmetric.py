@@ -49,7 +49,10 @@ if TYPE_CHECKING:
     from ..algorithms.base import ServerRule
     from ..anarchy.schedule import Schedule
 
-__all__ = ["reduced_sizes", "reduced_worst_case", "worker_classes"]
+__all__ = ["CUT_TOL", "reduced_sizes", "reduced_worst_case", "worker_classes"]
+
+#: constraint generation stops when no omitted interpolation inequality is violated by more than CUT_TOL · L Δ
+CUT_TOL = 1e-7
 
 
 def worker_classes(sk: Skeleton, reduce: bool = True) -> list[tuple[int, ...]]:
@@ -140,6 +143,8 @@ class _Builder:
         self.slots: dict = {}              # (class, rep key) -> (mean idx, dev idx or None, f idx)
         self.cache: dict = {}              # full key -> (point vec, {worker: grad vec}, {worker: f idx})
         self.points: list[list] = [[] for _ in classes]   # per class: (x vec, g vec, f idx) of the rep
+        self.to_new = None                 # change of basis of the mean space (``set_basis``)
+        self.nnz = 0                       # nonzeros of the interpolation constraints (reported)
 
     def _slot(self, ci, rkey, mean_idx=None):
         if rkey not in self.slots:
@@ -206,10 +211,46 @@ class _Builder:
                 self.cache[("star",)][2][i] = fidx
 
     # dense coordinates ------------------------------------------------------------------------------
-    def dense(self, v: _Vec, ci: int | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+    def raw_mean(self, v: _Vec) -> np.ndarray:
         m = np.zeros(self.n_mean)
         for k, c in v.m.items():
             m[k] += c
+        return m
+
+    def set_basis(self, server: list) -> None:
+        """Change of basis of the mean space (sparsity): the server iterates x_0, x_1, … become basis
+        vectors, completed by gradient slots. In the gradient basis ‖x_p − x_q‖² touches every gradient of
+        the rounds between p and q (dense constraints, a dense KKT system); in this basis every point and
+        gradient of a representative is a combination of a few basis vectors (the dynamics are local in
+        time), so each interpolation constraint has O(1) nonzeros. The Gram matrix is congruent (same PSD
+        cone), so the SDP and its value are unchanged."""
+        n = self.n_mean
+        cands = [self.raw_mean(x) for x in server] + list(np.eye(n))
+        Q, cols = [], []
+        for c in cands:
+            r = c.copy()
+            for q in Q:                              # Gram–Schmidt, twice for stability
+                r -= (q @ r) * q
+            for q in Q:
+                r -= (q @ r) * q
+            nr = np.linalg.norm(r)
+            if nr > 1e-8 * max(1.0, np.linalg.norm(c)):
+                Q.append(r / nr)
+                cols.append(c)
+            if len(cols) == n:
+                break
+        self.basis = np.array(cols).T                # old coords of the new basis vectors (columns)
+        self.to_new = np.linalg.inv(self.basis)
+
+    def mean_coords(self, v: _Vec) -> np.ndarray:
+        m = self.raw_mean(v)
+        if self.to_new is not None:
+            m = self.to_new @ m
+            m[np.abs(m) <= 1e-12 * max(1.0, float(np.abs(m).max()))] = 0.0
+        return m
+
+    def dense(self, v: _Vec, ci: int | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+        m = self.mean_coords(v)
         owners = [w for w, dv in v.d.items() if dv]
         if not owners:
             return m, (None if ci is None else np.zeros(self.n_dev[ci]))
@@ -230,9 +271,18 @@ def _sym_outer(a, b):
 def reduced_worst_case(algorithm: ServerRule, schedule: Schedule, constants: Any, *, delta: float,
                        mu: float | None = None, metric: str = "average", gap: str = "f_star",
                        replicate: int = 0, max_gram: int = MAX_GRAM, decrease_weight: float = 0.0,
-                       eta_L_schedule: Any = None, reduce: bool = True, verbose: bool = False) -> PEPResult:
+                       eta_L_schedule: Any = None, reduce: bool = True, sparse_basis: bool = False,
+                       cuts: bool = False, cut_window: int = 2, verbose: bool = False) -> PEPResult:
     """The worst case of ``worst_case(..., heterogeneity="server")`` through the orbit-reduced SDP (see the
-    module docstring); same arguments. ``reduce=False`` solves the unreduced SDP with the same code.
+    module docstring); same arguments. ``reduce=False`` solves the unreduced SDP with the same code;
+    ``sparse_basis`` writes the mean Gram in the basis of the server iterates (``set_basis``; measured: no
+    faster, less accurate — kept for experiments). ``cuts``: constraint generation — solve with the
+    interpolation inequalities between points at most ``cut_window`` apart (and those involving the first
+    and last points), add every omitted inequality the solution violates, repeat until none is violated by
+    more than ``CUT_TOL`` L Δ. Each solve is a relaxation, so its dual value is an upper bound on the full
+    SDP's (certified as usual); the final primal point satisfies every inequality up to that tolerance,
+    so value and instance bracket the full SDP's optimum. ``result.constants["cut_rounds"]`` counts the
+    solves and ``"active"`` the inequalities used.
     ``max_gram`` bounds the largest PSD block (refused before allocation with ``PEPSizeError``).
     ``result.gram_size`` is the mean block's dimension; ``result.constants["blocks"]`` lists all blocks."""
     L, sG, delta, mu = _check_inputs(constants, delta, mu, metric, gap)
@@ -264,10 +314,14 @@ def reduced_worst_case(algorithm: ServerRule, schedule: Schedule, constants: Any
     xs = [b.collapse(x) for x in xs]
     if star:
         b.add_x_star()
-    return _solve(b, sk, classes, xs, L, sG, delta, mu, metric, gap, decrease_weight, need_last, verbose)
+    if sparse_basis:
+        b.set_basis(xs)
+    return _solve(b, sk, classes, xs, L, sG, delta, mu, metric, gap, decrease_weight, need_last, verbose,
+                  cuts, check_int("cut_window", cut_window, low=1))
 
 
-def _solve(b: _Builder, sk, classes, xs, L, sG, delta, mu, metric, gap, cdec, need_last, verbose):
+def _solve(b: _Builder, sk, classes, xs, L, sG, delta, mu, metric, gap, cdec, need_last, verbose, cuts,
+           cut_window):
     import cvxpy as cp
     from cvxpy.error import SolverError
 
@@ -301,7 +355,10 @@ def _solve(b: _Builder, sk, classes, xs, L, sG, delta, mu, metric, gap, cdec, ne
             e = e + cp.sum(cp.multiply(CD, Ds[ci]))
         return e
 
-    # ---- interpolation, vectorized per class (representative's points)
+    # ---- interpolation, vectorized per class (representative's points), all ordered pairs
+    from scipy import sparse
+
+    interp = []                 # per class: (ci, AG, AD, AF, pairs (p, j))
     for ci, pts in enumerate(b.points):
         P = len(pts)
         if P < 2:
@@ -312,7 +369,7 @@ def _solve(b: _Builder, sk, classes, xs, L, sG, delta, mu, metric, gap, cdec, ne
         Gm = np.array([b.dense(p[1], ci)[0] for p in pts])
         Gd = np.array([b.dense(p[1], ci)[1] for p in pts]).reshape(P, q)
         fi = np.array([p[2] for p in pts])
-        rows_G, rows_D, rows_F = [], [], []
+        rows_G, rows_D, rows_F, pairs = [], [], [], []
         for p in range(P):
             idx = np.array([j for j in range(P) if j != p])
             dx, dxd = X[p] - X[idx], Xd[p] - Xd[idx]
@@ -329,16 +386,13 @@ def _solve(b: _Builder, sk, classes, xs, L, sG, delta, mu, metric, gap, cdec, ne
             CF = np.zeros((P - 1, nF))
             CF[np.arange(P - 1), fi[p]] -= 1.0
             np.add.at(CF, (np.arange(P - 1), fi[idx]), 1.0)
-            rows_G.append(CG.reshape(P - 1, -1))
-            rows_D.append(CD.reshape(P - 1, -1))
-            rows_F.append(CF)
-        AG, AD, AF = np.vstack(rows_G), np.vstack(rows_D), np.vstack(rows_F)
-        e = AG @ cp.vec(G, order="C") + AF @ F
-        if q > 0 and Ds[ci] is not None:
-            e = e + AD @ cp.vec(Ds[ci], order="C")
-        c = e <= 0
-        cons.append(c)
-        rhs.append(np.zeros(AG.shape[0]))
+            rows_G.append(sparse.csr_matrix(CG.reshape(P - 1, -1)))
+            rows_D.append(sparse.csr_matrix(CD.reshape(P - 1, -1)))
+            rows_F.append(sparse.csr_matrix(CF))
+            pairs += [(p, int(j)) for j in idx]
+        AG, AD, AF = (sparse.vstack(r, format="csr") for r in (rows_G, rows_D, rows_F))
+        b.nnz += AG.nnz + AD.nnz
+        interp.append((ci, AG, AD, AF, np.array(pairs)))
 
     # ---- server points: ∇f, f and heterogeneity
     ts = range(T + (1 if need_last else 0))
@@ -392,25 +446,73 @@ def _solve(b: _Builder, sk, classes, xs, L, sG, delta, mu, metric, gap, cdec, ne
         obj = fbar(("x", T)) - f_star - shift
     else:                       # last_dist: ‖x_T − x_*‖², x_* = 0
         obj = expr_of(quad(xs[T], xs[T])[0]) - shift
-    prob = cp.Problem(cp.Maximize(obj), cons)
     t0 = time.perf_counter()
-    status, dual = "unknown", None
-    for settings in (SOLVER_SETTINGS, RETRY_SETTINGS):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)
-            try:
-                prob.solve(solver="CLARABEL", verbose=verbose, **settings)
-            except SolverError:
-                status = "solver_error"
-                continue
-        status = str(prob.status)
-        if status == "optimal":
+
+    def solve(active):
+        """One SDP with the base constraints and the interpolation rows selected by ``active``."""
+        extra, extra_rhs = [], []
+        for (ci, AG, AD, AF, _), mask in zip(interp, active, strict=True):
+            rows = np.nonzero(mask)[0]
+            e = AG[rows] @ cp.vec(G, order="C") + AF[rows] @ F
+            if Ds[ci] is not None:
+                e = e + AD[rows] @ cp.vec(Ds[ci], order="C")
+            extra.append(e <= 0)
+            extra_rhs.append(np.zeros(rows.size))
+        prob = cp.Problem(cp.Maximize(obj), cons + extra)
+        status = "unknown"
+        for settings in (SOLVER_SETTINGS, RETRY_SETTINGS):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)
+                try:
+                    prob.solve(solver="CLARABEL", verbose=verbose, **settings)
+                except SolverError:
+                    status = "solver_error"
+                    continue
+            status = str(prob.status)
+            if status == "optimal":
+                break
+        return prob, status, cons + extra, rhs + extra_rhs
+
+    def violations():
+        gv = np.asarray(G.value).reshape(-1)
+        out = []
+        for ci, AG, AD, AF, _ in interp:
+            r = AG @ gv + AF @ np.asarray(F.value)
+            if Ds[ci] is not None:
+                r = r + AD @ np.asarray(Ds[ci].value).reshape(-1)
+            out.append(r)
+        return out
+
+    scale = max(L * delta, 1e-300)
+    if cuts:                     # start from the pairs of neighbouring points (and the first/last/x_*)
+        active = []
+        for _, _, _, _, pairs in interp:
+            P = int(pairs.max()) + 1
+            ends = {0, P - 1}
+            active.append((np.abs(pairs[:, 0] - pairs[:, 1]) <= cut_window)
+                          | np.isin(pairs[:, 0], list(ends)) | np.isin(pairs[:, 1], list(ends)))
+    else:
+        active = [np.ones(len(pairs), bool) for *_, pairs in interp]
+    rounds = 0
+    while True:
+        rounds += 1
+        prob, status, all_cons, all_rhs = solve(active)
+        if status not in ("optimal", "optimal_inaccurate") or G.value is None or not cuts:
             break
+        viol = violations()
+        worst = max((float(v.max()) for v in viol), default=0.0)
+        if worst <= CUT_TOL * scale:
+            break
+        for a, v in zip(active, viol, strict=True):
+            a |= v > 0.1 * CUT_TOL * scale
+    cons, rhs = all_cons, all_rhs
     seconds = time.perf_counter() - t0
     timing = dict(compile_seconds=getattr(prob, "compilation_time", None),
                   solver_seconds=getattr(getattr(prob, "solver_stats", None), "solve_time", None))
     consts = dict(L=L, sigma_G=sG, delta=delta, mu=mu, blocks=(n0,) + tuple(q for q in b.n_dev if q),
-                  classes=[list(c) for c in classes])
+                  classes=[list(c) for c in classes], nnz=b.nnz, cut_rounds=rounds,
+                  active=int(sum(int(a.sum()) for a in active)),
+                  interpolation=int(sum(len(a) for a in active)))
     if status not in ("optimal", "optimal_inaccurate") or G.value is None:
         return PEPResult(math.inf, math.inf, status, "CLARABEL", False, math.inf, math.nan, seconds, n0,
                          metric, gap, sk, consts, None, cdec, **timing)
@@ -443,7 +545,7 @@ def _simplex(n: int) -> np.ndarray:
 
 def _instance(b: _Builder, sk, classes, xs, Gv, Dvs, Fv, fstar, star, need_last, metric_value) -> Instance:
     """Coordinates for every worker's vectors: the mean factor, then per class s_i ⊗ (factor of D_c)."""
-    Bm = _factor(Gv)
+    Bm = _factor(Gv) @ b.to_new if b.to_new is not None else _factor(Gv)
     blocks, offs, dim = [], [], Bm.shape[0]
     for ci, c in enumerate(classes):
         if Dvs[ci] is None or len(c) < 2:
@@ -458,10 +560,7 @@ def _instance(b: _Builder, sk, classes, xs, Gv, Dvs, Fv, fstar, star, need_last,
 
     def coords(v: _Vec) -> np.ndarray:
         out = np.zeros(dim)
-        m = np.zeros(b.n_mean)
-        for k, c in v.m.items():
-            m[k] += c
-        out[: Bm.shape[0]] = Bm @ m
+        out[: Bm.shape[0]] = Bm @ b.raw_mean(v)
         for w, dv in v.d.items():
             ci = b.cls[w]
             if not dv or blocks[ci] is None:
