@@ -277,8 +277,8 @@ def reduced_worst_case(algorithm: ServerRule, schedule: Schedule, constants: Any
     module docstring); same arguments. ``reduce=False`` solves the unreduced SDP with the same code;
     ``sparse_basis`` writes the mean Gram in the basis of the server iterates (``set_basis``; measured: no
     faster, less accurate — kept for experiments). ``cuts``: constraint generation — solve with the
-    interpolation inequalities between points at most ``cut_window`` apart (and those involving the first
-    and last points), add every omitted inequality the solution violates, repeat until none is violated by
+    interpolation inequalities between points at most ``cut_window`` apart (in the order the skeleton
+    visits them), add every omitted inequality the solution violates, repeat until none is violated by
     more than ``CUT_TOL`` L Δ. Each solve is a relaxation, so its dual value is an upper bound on the full
     SDP's (certified as usual); the final primal point satisfies every inequality up to that tolerance,
     so value and instance bracket the full SDP's optimum. ``result.constants["cut_rounds"]`` counts the
@@ -487,10 +487,7 @@ def _solve(b: _Builder, sk, classes, xs, L, sG, delta, mu, metric, gap, cdec, ne
     if cuts:                     # start from the pairs of neighbouring points (and the first/last/x_*)
         active = []
         for _, _, _, _, pairs in interp:
-            P = int(pairs.max()) + 1
-            ends = {0, P - 1}
-            active.append((np.abs(pairs[:, 0] - pairs[:, 1]) <= cut_window)
-                          | np.isin(pairs[:, 0], list(ends)) | np.isin(pairs[:, 1], list(ends)))
+            active.append(np.abs(pairs[:, 0] - pairs[:, 1]) <= cut_window)
     else:
         active = [np.ones(len(pairs), bool) for *_, pairs in interp]
     rounds = 0
