@@ -74,7 +74,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         print(format_bracket(b))
         if args.json:
             with open(args.json, "w") as fh:
-                json.dump(b.to_json(), fh, indent=2, default=str)
+                json.dump(b.to_json(), fh, indent=2, allow_nan=False)   # strict JSON (to_json: no NaN/inf)
         return 0 if b.upper is not None else 1
 
     p.set_defaults(func=run)

@@ -24,12 +24,16 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .._validation import check_int, check_nonnegative, check_positive
+from .._validation import check_int, check_real
 
 if TYPE_CHECKING:
     from ..anarchy.schedule import Schedule
 
-__all__ = ["CLAIMS", "Bracket", "bracket", "default_schedule", "step_sizes"]
+__all__ = ["CLAIMS", "LIMITS", "Bracket", "bracket", "default_schedule", "json_safe", "step_sizes"]
+
+#: largest sizes ``bracket`` (and ``afltheory pep``) accept; checked before anything is allocated (the Gram
+#: size, which is what a solve can afford, is checked next, also before allocation: ``max_gram``)
+LIMITS = dict(m=64, M=64, K=64, T=1000, tau=1000, beam=64)
 
 CLAIMS = {"thm2": ("theorem2", "AFACD"), "thm3": ("theorem3", "AFACD"), "thm4": ("theorem4", "AFACS")}
 
@@ -68,13 +72,35 @@ class Bracket:
         return None if self.upper is None else self.upper > self.control
 
     def to_json(self) -> dict:
-        """A JSON-safe dict of the bracket."""
+        """A strict-JSON dict of the bracket (numpy scalars/arrays converted; a non-finite number becomes
+        None, so ``json.dumps(..., allow_nan=False)`` never sees NaN or Infinity)."""
         d = asdict(self)
         d.update(pep_upper=self.upper, theorem_bound=self.bound, holds=self.holds,
                  control_exceeded=self.control_exceeded, ratio_upper_to_bound=(
                      None if self.upper is None else self.upper / self.bound),
                  ratio_lower_to_bound=self.lower / self.bound)
-        return d
+        return json_safe(d)
+
+
+def json_safe(obj):
+    """``obj`` with numpy scalars/arrays as Python numbers/lists, tuples as lists, non-finite floats as None
+    and any other object as its ``str`` (strict JSON: no NaN, no Infinity)."""
+    if isinstance(obj, dict):
+        return {str(k): json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [json_safe(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return json_safe(obj.tolist())
+    if isinstance(obj, (bool, np.bool_)):
+        return bool(obj)
+    if isinstance(obj, (int, np.integer)):
+        return int(obj)
+    if isinstance(obj, (float, np.floating)):
+        v = float(obj)
+        return v if math.isfinite(v) else None
+    if obj is None or isinstance(obj, str):
+        return obj
+    return str(obj)
 
 
 def step_sizes(claim: str, *, L: float, K: int, tau: int, M: int, m_fresh: int | None = None,
@@ -132,16 +158,33 @@ def bracket(claim: str, *, m: int, K: int, T: int, tau: int, M: int | None = Non
     from ..problems.base import Constants
     from ..theory import theorem2, theorem3, theorem4
     from ..theory._scope import check_scope
-    from .core import MAX_GRAM, worst_case
+    from .core import MAX_GRAM, STEP_MAX, STEP_MIN, worst_case
     from .lower import quadratic_lower_bound
 
     if claim not in CLAIMS:
         raise ValueError(f"claim={claim!r} must be one of {sorted(CLAIMS)}")
-    m = check_int("m", m, low=1)
-    M = m + 1 if M is None else check_int("M", M, low=m)
-    K, T, tau = check_int("K", K, low=1), check_int("T", T, low=1), check_int("tau", tau, low=0)
-    sigma_G, delta = check_nonnegative("sigma_G", sigma_G), check_positive("delta", delta)
-    L = check_positive("L", L)
+    m = check_int("m", m, low=1, high=LIMITS["m"])
+    M = m + 1 if M is None else check_int("M", M, low=m, high=max(m, LIMITS["M"]))
+    K, T = check_int("K", K, low=1, high=LIMITS["K"]), check_int("T", T, low=1, high=LIMITS["T"])
+    tau = check_int("tau", tau, low=0, high=LIMITS["tau"])
+    beam = check_int("beam", beam, low=1, high=LIMITS["beam"])
+    sigma_G = check_real("sigma_G", sigma_G, low=0.0, high=1e150)
+    delta = check_real("delta", delta, low=1e-150, high=1e150)
+    L = check_real("L", L, low=1e-150, high=1e150)
+    if gamma is not None:
+        gamma = check_real("gamma", gamma, low=STEP_MIN / L, high=STEP_MAX / L)
+    if max_gram is not None:
+        max_gram = check_int("max_gram", max_gram, low=1, high=10_000)
+    # a lower bound on the Gram dimension (M gradients at each of the T server iterates), checked before any
+    # schedule or SDP is allocated; the exact size is checked by ``worst_case``
+    limit = max_gram or MAX_GRAM
+    n_lo = 1 + M * T
+    if n_lo > limit:
+        from .core import PEPSizeError, estimate_seconds
+
+        raise PEPSizeError(f"PEP Gram dimension ≥ {n_lo} (M={M}, T={T}) exceeds max_gram={limit} (allowed "
+                           f"range [1, {limit}]; estimated solve time ≥ {estimate_seconds(n_lo):.3g} s); "
+                           f"reduce T or M, or pass max_gram deliberately")
     thm = {"thm2": theorem2, "thm3": theorem3, "thm4": theorem4}[claim]
     consts = Constants(L=L, mu=-L, sigma_L=0.0, sigma_G=sigma_G, f_star=0.0, x_star=None)
     sched = default_schedule(claim, M=M, m=m, K=K, T=T, tau=tau, seed=seed) if schedule is None else schedule
@@ -154,7 +197,7 @@ def bracket(claim: str, *, m: int, K: int, T: int, tau: int, M: int | None = Non
         tau_eff, m_fresh = tau, None
     eta, eta_L = step_sizes(claim, L=L, K=K, tau=tau_eff, M=M, m_fresh=m_fresh)
     if gamma is not None:
-        eta = check_positive("gamma", gamma) / eta_L
+        eta = gamma / eta_L
     from ..algorithms import AFACD, AFACS
     algo = (AFACS if CLAIMS[claim][1] == "AFACS" else AFACD)(eta=eta, eta_L=eta_L)
     kw = dict(max_gram=max_gram or MAX_GRAM)
