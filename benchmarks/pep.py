@@ -1,8 +1,9 @@
-"""PEP solve times (afltheory.pep): Gram dimension, total / cvxpy-compile / Clarabel seconds, per size; and the
-growth in T of the full and the symmetry-reduced PEP (``--scaling``).
+"""PEP solve times (afltheory.pep): Gram dimension, total / cvxpy-compile / Clarabel seconds, per size; and
+the growth in T of the full and the symmetry-reduced PEP (``--scaling``).
 
 Run: OPENBLAS_NUM_THREADS=1 python benchmarks/pep.py [--sizes m,K,T,tau,M ...] [--heterogeneity server|all]
-     OPENBLAS_NUM_THREADS=1 python benchmarks/pep.py --scaling [--T 8 12 16 20] [--methods reduced direct pepit]
+     OPENBLAS_NUM_THREADS=1 python benchmarks/pep.py --scaling [--T 8 12 16 20]
+                                                        [--methods reduced direct pepit] [--lower]
 Used for the size limit (core.MAX_GRAM, core.estimate_seconds), the cvxpy pin and the horizon table of
 docs/pep.md. The numbers depend on the machine's load (2 shared cores here); ``--scaling`` runs every
 (method, T) in its own subprocess and reports its CPU seconds (all threads), wall seconds and peak RSS, which
@@ -56,7 +57,8 @@ def one(method: str, T: int, lower: bool = False) -> dict:
     out = dict(method=method, T=T, gram=r.gram_size, blocks=list(r.constants.get("blocks", [r.gram_size])),
                value=r.value, primal=r.primal, certified=r.certified, status=r.status,
                cpu_s=time.process_time() - c0, wall_s=time.perf_counter() - w0,
-               solver_s=r.solver_seconds, peak_rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+               solver_s=r.solver_seconds,
+               peak_rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
     if lower:
         _, _, out["replay"] = replay(r)
         from afltheory.pep import quadratic_lower_bound
@@ -66,7 +68,8 @@ def one(method: str, T: int, lower: bool = False) -> dict:
 
 
 def scaling(Ts, methods, lower: bool) -> None:
-    print(f"{'method':>8} {'T':>3} {'Gram (blocks)':>16} {'CPU s':>7} {'wall s':>7} {'RSS MB':>7}  value  status")
+    print(f"{'method':>8} {'T':>3} {'Gram (blocks)':>16} {'CPU s':>7} {'wall s':>7} {'RSS MB':>7}  value  "
+          f"status")
     for method in methods:
         for T in Ts:
             cmd = [sys.executable, __file__, "--one", method, str(T)] + (["--lower"] if lower else [])
@@ -75,7 +78,8 @@ def scaling(Ts, methods, lower: bool) -> None:
                 print(f"{method:>8} {T:>3} failed: {p.stderr.strip().splitlines()[-1:]}", flush=True)
                 continue
             d = json.loads(p.stdout.strip().splitlines()[-1])
-            extra = "" if "replay" not in d else f"  replay {d['replay']:.7g}  quadratic {d['quadratic_lower']:.7g}"
+            extra = "" if "replay" not in d else \
+                f"  replay {d['replay']:.7g}  quadratic {d['quadratic_lower']:.7g}"
             print(f"{method:>8} {T:>3} {str(d['blocks']):>16} {d['cpu_s']:>7.1f} {d['wall_s']:>7.1f} "
                   f"{d['peak_rss_mb']:>7.0f}  {d['value']:.7g}  {d['status']}{extra}", flush=True)
 

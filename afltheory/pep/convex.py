@@ -13,7 +13,7 @@ lemma), the product Π_t (1 − 2/(γ + t)) telescopes, and f(x) − f_* ≤ (L/
 metric="last_gap", eta_L_schedule=η_t)``, symmetry-reduced: all M workers are interchangeable, so the SDP does
 not grow with M), compares the certified upper value with the claim, and brackets it from below by
   - the recovered worst-case instance replayed through FedAvg's own ``aggregate`` (``replay``), and
-  - the closed-form worst case over the quadratics f_i = f = (λ/2)‖x − x_*‖², λ ∈ [μ, L] (members of the class):
+  - the closed-form worst case over the quadratics f_i = f = (λ/2)‖x − x_*‖², λ ∈ [μ, L] (class members):
     max_λ (λ/2) Π_t (1 − η_t λ)² ‖x_0 − x_*‖².
 With K > 1 local steps and σ_G > 0 the PEP value is still certified for the class with Assumption 3 at the
 server iterates (there is no closed form to compare with; the replay is the lower side).
@@ -51,7 +51,8 @@ def claimed_bound(*, L: float, mu: float, gamma: float, T: int, R2: float = 1.0)
     return 0.5 * L * R2 * (gamma - 1) * (gamma - 2) / ((gamma + T - 1) * (gamma + T - 2))
 
 
-def quadratic_worst_case(etas: np.ndarray, *, L: float, mu: float, R2: float = 1.0, grid: int = 20001) -> float:
+def quadratic_worst_case(etas: np.ndarray, *, L: float, mu: float, R2: float = 1.0,
+                         grid: int = 20001) -> float:
     """max over λ ∈ [μ, L] of (λ/2) Π_t (1 − η_t λ)² R² (GD on (λ/2)‖x − x_*‖²; a grid of λ plus the ends)."""
     lam = np.concatenate([np.linspace(mu, L, grid), [mu, L]])
     vals = 0.5 * lam * np.prod((1 - np.outer(etas, lam)) ** 2, axis=0) * R2
@@ -61,8 +62,8 @@ def quadratic_worst_case(etas: np.ndarray, *, L: float, mu: float, R2: float = 1
 @dataclass(frozen=True)
 class SCCertificate:
     """``upper``: certified PEP value (None if not certified); ``replay``: the recovered instance's
-    f(x_T) − f_* run through FedAvg's ``aggregate``; ``quadratic``: the closed-form quadratic worst case (K = 1
-    only, else None); ``bound``: the claim's right side (K = 1 only); ``holds``: upper ≤ bound."""
+    f(x_T) − f_* run through FedAvg's ``aggregate``; ``quadratic``: the closed-form quadratic worst case
+    (K = 1 only, else None); ``bound``: the claim's right side (K = 1 only); ``holds``: upper ≤ bound."""
 
     T: int
     M: int
@@ -112,7 +113,8 @@ def certify(*, T: int, M: int = 2, K: int = 1, L: float = 1.0, mu: float = 0.1, 
 
 def _fmt(c: SCCertificate) -> str:   # pragma: no cover - used by docs/benchmarks
     up = "n/a" if c.upper is None else f"{c.upper:.6g}"
-    return (f"T={c.T} M={c.M} K={c.K} mu={c.mu} gamma={c.gamma:g}: PEP {up}, replay {c.replay:.6g}, quadratic "
+    return (f"T={c.T} M={c.M} K={c.K} mu={c.mu} gamma={c.gamma:g}: PEP {up}, replay {c.replay:.6g}, "
+            f"quadratic "
             f"{c.quadratic if c.quadratic is None else f'{c.quadratic:.6g}'}, bound "
             f"{c.bound if c.bound is None else f'{c.bound:.6g}'} holds={c.holds} ({c.seconds:.1f} s, "
             f"Gram {c.gram}); {math.nan if c.bound is None or c.upper is None else c.upper / c.bound:.3g}")

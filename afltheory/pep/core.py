@@ -462,7 +462,8 @@ def worst_case(algorithm: ServerRule, schedule: Schedule, constants: Any, *, del
         from .symmetric import reduced_worst_case
 
         if heterogeneity != "server" or dimension_reduction:
-            raise ValueError(f"symmetry=True supports heterogeneity='server' without dimension_reduction, got "
+            raise ValueError(f"symmetry=True supports heterogeneity='server' without dimension_reduction, "
+                             f"got "
                              f"heterogeneity={heterogeneity!r}, dimension_reduction={dimension_reduction!r}")
         return reduced_worst_case(algorithm, schedule, constants, delta=delta, mu=mu, metric=metric, gap=gap,
                                   replicate=replicate, max_gram=max_gram, decrease_weight=decrease_weight,

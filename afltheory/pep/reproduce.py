@@ -36,7 +36,8 @@ def replay(result: PEPResult, tol: float = 1e-5) -> tuple[np.ndarray, np.ndarray
         import dataclasses
 
         if sk.memory or np.any(sk.delays != sk.delays[:, :1]):
-            raise ValueError("replay of a step-size schedule needs a memoryless rule whose arrivals in a round "
+            raise ValueError("replay of a step-size schedule needs a memoryless rule whose arrivals in a "
+                             "round "
                              "share one delay (one η_L per server step)")
 
     def rule_at(s):
@@ -59,7 +60,8 @@ def replay(result: PEPResult, tol: float = 1e-5) -> tuple[np.ndarray, np.ndarray
     for t in range(T):
         G = np.array([[local(int(i), xs[t - int(dl)], int(k), t - int(dl))
                        for i, dl, k in zip(sk.workers[t], sk.delays[t], sk.K[t], strict=True)]])
-        x, state = rule_at(t - int(sk.delays[t][0])).aggregate(state, xs[t][None], G, sk.workers[t][None], sk.K[t][None],
+        x, state = rule_at(t - int(sk.delays[t][0])).aggregate(state, xs[t][None], G, sk.workers[t][None],
+                                                               sk.K[t][None],
                                   sk.delays[t][None], M)
         x = x[0]
         xs.append(x)

@@ -23,7 +23,8 @@ imposed for one representative per class (the others are their images). The numb
 enters only as a coefficient: the size does not grow with it.
 
 Server iterates are invariant (a class arrives as a whole, so Σ u_i cancels in the aggregate), which is how
-the skeleton stays one definition (``core._run_skeleton``) evaluated over the vectors below. x_* (when present)
+the skeleton stays one definition (``core._run_skeleton``) evaluated over the vectors below. x_* (when
+present)
 is placed at the origin (the classes are translation invariant).
 
 The SDP is built directly in cvxpy (dense coefficient arrays, one vector constraint per class; no PEPit) and
@@ -42,8 +43,21 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._validation import check_alloc, check_int, check_nonnegative
-from .core import (GAP_TOL, MAX_GRAM, RETRY_SETTINGS, SOLVER_SETTINGS, Instance, PEPResult, PEPSizeError,
-                   Skeleton, _check_inputs, _has_x_star, _needs_last, _run_skeleton, skeleton)
+from .core import (
+    GAP_TOL,
+    MAX_GRAM,
+    RETRY_SETTINGS,
+    SOLVER_SETTINGS,
+    Instance,
+    PEPResult,
+    PEPSizeError,
+    Skeleton,
+    _check_inputs,
+    _has_x_star,
+    _needs_last,
+    _run_skeleton,
+    skeleton,
+)
 
 if TYPE_CHECKING:
     from ..algorithms.base import ServerRule
@@ -128,8 +142,6 @@ class _Vec:
     def __truediv__(self, a):
         return self * (1.0 / float(a))
 
-    def __rsub__(self, other):   # pragma: no cover - not used by the skeleton
-        return (self * -1.0) + other
 
 
 class _Builder:
@@ -143,7 +155,6 @@ class _Builder:
         self.slots: dict = {}              # (class, rep key) -> (mean idx, dev idx or None, f idx)
         self.cache: dict = {}              # full key -> (point vec, {worker: grad vec}, {worker: f idx})
         self.points: list[list] = [[] for _ in classes]   # per class: (x vec, g vec, f idx) of the rep
-        self.to_new = None                 # change of basis of the mean space (``set_basis``)
         self.nnz = 0                       # nonzeros of the interpolation constraints (reported)
 
     def _slot(self, ci, rkey, mean_idx=None):
@@ -195,7 +206,7 @@ class _Builder:
         r = len(self.classes)
         sizes = [len(c) for c in self.classes]
         means = []
-        for ci in range(r - 1):
+        for _ in range(r - 1):
             means.append(self.n_mean)
             self.n_mean += 1
         for ci, c in enumerate(self.classes):
@@ -217,37 +228,8 @@ class _Builder:
             m[k] += c
         return m
 
-    def set_basis(self, server: list) -> None:
-        """Change of basis of the mean space (sparsity): the server iterates x_0, x_1, … become basis
-        vectors, completed by gradient slots. In the gradient basis ‖x_p − x_q‖² touches every gradient of
-        the rounds between p and q (dense constraints, a dense KKT system); in this basis every point and
-        gradient of a representative is a combination of a few basis vectors (the dynamics are local in
-        time), so each interpolation constraint has O(1) nonzeros. The Gram matrix is congruent (same PSD
-        cone), so the SDP and its value are unchanged."""
-        n = self.n_mean
-        cands = [self.raw_mean(x) for x in server] + list(np.eye(n))
-        Q, cols = [], []
-        for c in cands:
-            r = c.copy()
-            for q in Q:                              # Gram–Schmidt, twice for stability
-                r -= (q @ r) * q
-            for q in Q:
-                r -= (q @ r) * q
-            nr = np.linalg.norm(r)
-            if nr > 1e-8 * max(1.0, np.linalg.norm(c)):
-                Q.append(r / nr)
-                cols.append(c)
-            if len(cols) == n:
-                break
-        self.basis = np.array(cols).T                # old coords of the new basis vectors (columns)
-        self.to_new = np.linalg.inv(self.basis)
-
     def mean_coords(self, v: _Vec) -> np.ndarray:
-        m = self.raw_mean(v)
-        if self.to_new is not None:
-            m = self.to_new @ m
-            m[np.abs(m) <= 1e-12 * max(1.0, float(np.abs(m).max()))] = 0.0
-        return m
+        return self.raw_mean(v)
 
     def dense(self, v: _Vec, ci: int | None = None) -> tuple[np.ndarray, np.ndarray | None]:
         m = self.mean_coords(v)
@@ -271,12 +253,11 @@ def _sym_outer(a, b):
 def reduced_worst_case(algorithm: ServerRule, schedule: Schedule, constants: Any, *, delta: float,
                        mu: float | None = None, metric: str = "average", gap: str = "f_star",
                        replicate: int = 0, max_gram: int = MAX_GRAM, decrease_weight: float = 0.0,
-                       eta_L_schedule: Any = None, reduce: bool = True, sparse_basis: bool = False,
-                       cuts: bool = False, cut_window: int = 2, verbose: bool = False) -> PEPResult:
+                       eta_L_schedule: Any = None, reduce: bool = True, cuts: bool = False,
+                       cut_window: int = 2, verbose: bool = False) -> PEPResult:
     """The worst case of ``worst_case(..., heterogeneity="server")`` through the orbit-reduced SDP (see the
     module docstring); same arguments. ``reduce=False`` solves the unreduced SDP with the same code;
-    ``sparse_basis`` writes the mean Gram in the basis of the server iterates (``set_basis``; measured: no
-    faster, less accurate — kept for experiments). ``cuts``: constraint generation — solve with the
+    ``cuts``: constraint generation — solve with the
     interpolation inequalities between points at most ``cut_window`` apart (in the order the skeleton
     visits them), add every omitted inequality the solution violates, repeat until none is violated by
     more than ``CUT_TOL`` L Δ. Each solve is a relaxation, so its dual value is an upper bound on the full
@@ -314,8 +295,6 @@ def reduced_worst_case(algorithm: ServerRule, schedule: Schedule, constants: Any
     xs = [b.collapse(x) for x in xs]
     if star:
         b.add_x_star()
-    if sparse_basis:
-        b.set_basis(xs)
     return _solve(b, sk, classes, xs, L, sG, delta, mu, metric, gap, decrease_weight, need_last, verbose,
                   cuts, check_int("cut_window", cut_window, low=1))
 
@@ -345,10 +324,6 @@ def _solve(b: _Builder, sk, classes, xs, L, sG, delta, mu, metric, gap, cdec, ne
             CD = 0.5 * (np.outer(ad, cd) + np.outer(cd, ad))
         return CG, CD
 
-    def owner_class(v: _Vec):
-        ws = [w for w, dv in v.d.items() if dv]
-        return b.cls[ws[0]] if ws else None
-
     def expr_of(CG, CD=None, ci=None):
         e = cp.sum(cp.multiply(CG, G))
         if CD is not None and Ds[ci] is not None:
@@ -377,7 +352,8 @@ def _solve(b: _Builder, sk, classes, xs, L, sG, delta, mu, metric, gap, cdec, ne
             if mu is None:      # f_p − f_j ≥ −L/4‖dx‖² + ½⟨g_p + g_j, dx⟩ + 1/(4L)‖dg‖²
                 sg, sgd = Gm[p] + Gm[idx], Gd[p] + Gd[idx]
                 CG = -L / 4 * _sym_outer(dx, dx) + 0.5 * _sym_outer(sg, dx) + _sym_outer(dg, dg) / (4 * L)
-                CD = -L / 4 * _sym_outer(dxd, dxd) + 0.5 * _sym_outer(sgd, dxd) + _sym_outer(dgd, dgd) / (4 * L)
+                CD = (-L / 4 * _sym_outer(dxd, dxd) + 0.5 * _sym_outer(sgd, dxd)
+                      + _sym_outer(dgd, dgd) / (4 * L))
             else:               # f_p − f_j ≥ ⟨g_j, dx⟩ + ‖dg‖²/(2L) + μ/(2(1−μ/L)) ‖dx − dg/L‖²
                 k = mu / (2 * (1 - mu / L))
                 ex, exd = dx - dg / L, dxd - dgd / L
@@ -542,7 +518,7 @@ def _simplex(n: int) -> np.ndarray:
 
 def _instance(b: _Builder, sk, classes, xs, Gv, Dvs, Fv, fstar, star, need_last, metric_value) -> Instance:
     """Coordinates for every worker's vectors: the mean factor, then per class s_i ⊗ (factor of D_c)."""
-    Bm = _factor(Gv) @ b.to_new if b.to_new is not None else _factor(Gv)
+    Bm = _factor(Gv)
     blocks, offs, dim = [], [], Bm.shape[0]
     for ci, c in enumerate(classes):
         if Dvs[ci] is None or len(c) < 2:
