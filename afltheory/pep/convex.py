@@ -23,15 +23,19 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .._validation import check_int, check_real
 
-__all__ = ["SCCertificate", "certify", "claimed_bound", "full_participation", "quadratic_worst_case"]
+if TYPE_CHECKING:
+    from ..anarchy.schedule import Schedule
+
+__all__ = ["SCCertificate", "certify", "claimed_bound", "full_participation", "quadratic_worst_case", "steps"]
 
 
-def full_participation(T: int, M: int, K: int = 1):
+def full_participation(T: int, M: int, K: int = 1) -> Schedule:
     """Every worker arrives every round with no delay and K local steps."""
     from ..anarchy import Schedule
 

@@ -82,7 +82,7 @@ class Bracket:
         return json_safe(d)
 
 
-def json_safe(obj):
+def json_safe(obj: object) -> object:
     """``obj`` with numpy scalars/arrays as Python numbers/lists, tuples as lists, non-finite floats as None
     and any other object as its ``str`` (strict JSON: no NaN, no Infinity)."""
     if isinstance(obj, dict):
