@@ -240,8 +240,15 @@ def _step_schedule(algorithm, eta_L_schedule, T: int) -> tuple[np.ndarray, np.nd
         if len(vals) != T:
             raise ValueError(f"eta_L_schedule has {len(vals)} entries; the schedule has T={T} rounds "
                              f"(allowed: exactly {T})")
-    eta = np.array([check_real(f"eta_L_schedule[{t}]", v, low=STEP_MIN * 1e-6, high=STEP_MAX * 1e6)
-                    for t, v in enumerate(vals)], dtype=float)
+    def real(t, v):   # numbers, numpy and sympy scalars (a Claim's schedule may be a sympy expression in t)
+        if not isinstance(v, (bool, np.bool_)) and hasattr(v, "__float__"):
+            try:
+                v = float(v)
+            except (TypeError, ValueError):
+                pass
+        return check_real(f"eta_L_schedule[{t}]", v, low=STEP_MIN * 1e-6, high=STEP_MAX * 1e6)
+
+    eta = np.array([real(t, v) for t, v in enumerate(vals)], dtype=float)
     if np.any(eta <= 0):
         raise ValueError(f"eta_L_schedule must be > 0 in every round, got min {eta.min()} (allowed (0, "
                          f"{STEP_MAX * 1e6:g}])")
