@@ -10,7 +10,8 @@ Proof sketch: for η ≤ 1/L, ‖x − η∇f(x) − x_*‖² ≤ (1 − μη) �
 lemma), the product Π_t (1 − 2/(γ + t)) telescopes, and f(x) − f_* ≤ (L/2)‖x − x_*‖².
 
 :func:`certify` solves the PEP of the same skeleton (``worst_case(..., mu=μ, gap="distance",
-metric="last_gap", eta_L_schedule=η_t)``, symmetry-reduced: all M workers are interchangeable, so the SDP does
+metric="last_gap")`` on ``FedAvg(eta=1, eta_L=StepSize(2/(μ(γ + t))))``, a scheduled rule read round by round
+through ``at_round``; symmetry-reduced: all M workers are interchangeable, so the SDP does
 not grow with M), compares the certified upper value with the claim, and brackets it from below by
   - the recovered worst-case instance replayed through FedAvg's own ``aggregate`` (``replay``), and
   - the closed-form worst case over the quadratics f_i = f = (λ/2)‖x − x_*‖², λ ∈ [μ, L] (class members):
@@ -105,9 +106,11 @@ def certify(*, T: int, M: int = 2, K: int = 1, L: float = 1.0, mu: float = 0.1, 
     gamma = 2 * L / mu if gamma is None else check_real("gamma", gamma, low=2.0, high=1e12, low_open=True)
     S = full_participation(T, M, K)
     etas = steps(mu, gamma, T)
-    r = worst_case(FedAvg(eta=1.0, eta_L=float(etas[0])), S, dict(L=L, sigma_G=sigma_G), delta=R2, mu=mu,
-                   gap="distance", metric="last_gap", heterogeneity="server", eta_L_schedule=etas,
-                   symmetry=symmetry, max_gram=1000)
+    from ..algorithms.schedules import StepSize, t as t_sym
+
+    rule = FedAvg(eta=1.0, eta_L=StepSize(2 / (t_sym + gamma) / mu))   # a scheduled rule (at_round(t))
+    r = worst_case(rule, S, dict(L=L, sigma_G=sigma_G), delta=R2, mu=mu, gap="distance", metric="last_gap",
+                   heterogeneity="server", symmetry=symmetry, max_gram=1000)
     _, _, rep = replay(r)
     quad = quadratic_worst_case(etas / 1.0, L=L, mu=mu, R2=R2) if K == 1 else None
     bound = claimed_bound(L=L, mu=mu, gamma=gamma, T=T, R2=R2) if (K == 1 and gamma >= 2 * L / mu) else None

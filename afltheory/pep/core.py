@@ -130,18 +130,19 @@ class Skeleton:
     memory: bool
     warm_start: bool
     algorithm: object = field(default=None, repr=False, compare=False)
-    #: per-round local step sizes η_{L,s} (T,) (None: ``eta_L`` every round) and the rule's server step γ_s at
-    #: each of them; a job started from x_s runs with η_{L,s} and its update enters with γ_s (two-sided form)
+    #: per-round step sizes (T,) (None: constant): round t's arrivals run their local steps with η_{L,t} and
+    #: the server step of round t is γ_t — round t's constant rule (``ServerRule.at_round(t)``), as in
+    #: ``simulate`` and the exact engine
     eta_L_rounds: np.ndarray | None = None
     gamma_rounds: np.ndarray | None = None
 
-    def local_eta(self, s: int) -> float:
-        """η_L of a local run started from x_s."""
-        return self.eta_L if self.eta_L_rounds is None else float(self.eta_L_rounds[s])
+    def local_eta(self, t: int) -> float:
+        """η_L of the local runs arriving in round t (round 0's for the warm start at x_0)."""
+        return self.eta_L if self.eta_L_rounds is None else float(self.eta_L_rounds[t])
 
-    def gamma_factor(self, s: int) -> float:
-        """γ_s / γ for an update started from x_s (1 without a schedule)."""
-        return 1.0 if self.gamma_rounds is None else float(self.gamma_rounds[s]) / self.gamma
+    def gamma_factor(self, t: int) -> float:
+        """γ_t / γ for the server step of round t (1 without a schedule)."""
+        return 1.0 if self.gamma_rounds is None else float(self.gamma_rounds[t]) / self.gamma
 
     @property
     def T(self) -> int:
@@ -160,17 +161,23 @@ class Skeleton:
         need_last = _needs_last(metric, gap) or last
         keys = {("x", t) for t in range(self.T + (1 if need_last else 0))}
 
-        def local(i, start, k):
+        def local(i, start, k, t):
             for j in range(1, k):
-                keys.add(("y", i, start, j))
+                keys.add(self.local_key(i, start, j, t))
 
         if self.memory and self.warm_start:
             for i in range(self.num_workers):
-                local(i, ("x", 0), int(self.init_K[i]))
+                local(i, ("x", 0), int(self.init_K[i]), 0)
         for t in range(self.T):
             for i, d, k in zip(self.workers[t], self.delays[t], self.K[t], strict=True):
-                local(int(i), ("x", t - int(d)), int(k))
+                local(int(i), ("x", t - int(d)), int(k), t)
         return keys
+
+    def local_key(self, i: int, start: tuple, j: int, t: int) -> tuple:
+        """Key of worker i's j-th local iterate from the point ``start`` in round t: ("y", i, start, j), and
+        round t's η_L appended under a step-size schedule (two runs from one start point coincide only when
+        their η_L does)."""
+        return ("y", i, start, j) if self.eta_L_rounds is None else ("y", i, start, j, self.local_eta(t))
 
 
 def skeleton(algorithm: ServerRule, schedule: Schedule, replicate: int = 0,
@@ -181,10 +188,12 @@ def skeleton(algorithm: ServerRule, schedule: Schedule, replicate: int = 0,
     code is refused (``UnsupportedRule``, a TypeError), as are per-worker local step sizes, a
     proximal/corrected worker and compression.
 
-    ``eta_L_schedule``: None, a sequence of T per-round local step sizes η_{L,t}, or a callable t -> η_{L,t}
-    (e.g. 2/(μ(γ + t))). A job started from x_s runs its local steps with η_{L,s}, and its update enters the
-    server step with the rule's own step size at that η_L (``step_size`` of the rule with ``eta_L`` replaced,
-    e.g. η η_{L,s}: the two-sided form x_{t+1} = x_t + η (1/n) Σ Δ_i, Δ_i = −η_{L,s} w G_i)."""
+    Step-size schedules: a rule whose ``eta``/``eta_L`` is a schedule (``ServerRule.scheduled``) is read
+    round by round through ``at_round(t)``, as ``simulate`` does: round t's arrivals run their local steps
+    with η_{L,t} and the server step is that rule's ``step_size`` γ_t. ``eta_L_schedule`` (None, a sequence
+    of T values or a callable t -> η_{L,t}, e.g. 2/(μ(γ + t))) gives η_{L,t} for a constant rule instead
+    (γ_t = the rule's ``step_size`` with ``eta_L`` replaced). Client weights (``weights``) enter the
+    per-arrival factors as M p_i."""
     from .. import _faults
     from ..algorithms.base import ServerRule
     from ..anarchy.schedule import Schedule
@@ -199,11 +208,21 @@ def skeleton(algorithm: ServerRule, schedule: Schedule, replicate: int = 0,
                          f"compression (allowed: None)")
     if not isinstance(schedule, Schedule):
         raise ValueError(f"schedule must be an afltheory Schedule, got {type(schedule).__name__}")
-    view = server_rule(algorithm)   # TypeError for a rule the declarative hooks cannot represent
+    M = schedule.num_workers
+    scheduled = bool(getattr(algorithm, "scheduled", False))
+    if scheduled and eta_L_schedule is not None:
+        raise ValueError(f"algorithm={algorithm!r} already has a step-size schedule; eta_L_schedule must be "
+                         f"None")
+    base = algorithm.at_round(0) if scheduled else algorithm
+    try:
+        view = server_rule(base, M)   # TypeError for a rule the declarative hooks cannot represent
+    except TypeError as exc:
+        if "num_workers" not in str(exc):
+            raise
+        view = server_rule(base)      # before client weights existed
     if view.mu != 0.0:
         raise ValueError(f"algorithm.worker={algorithm.worker!r}: the PEP skeleton supports the plain SGD "
                          f"worker only (proximal weight 0)")
-    M = schedule.num_workers
     if algorithm.local_step_sizes(M) is not None:
         raise ValueError(f"algorithm={algorithm!r} has per-worker local step sizes: the PEP skeleton "
                          f"supports one η_L")
@@ -214,13 +233,21 @@ def skeleton(algorithm: ServerRule, schedule: Schedule, replicate: int = 0,
         K = np.full_like(K, view.fixed_local_steps)
         init_K = np.full_like(init_K, view.fixed_local_steps)
     delays = np.array(schedule.delays[r])
-    weights = np.array([[view.weight(int(k), int(d)) for k, d in zip(kr, dr, strict=True)]
-                        for kr, dr in zip(K, delays, strict=True)], dtype=float).reshape(K.shape)
+    ww = getattr(view, "worker_weight", lambda i: 1.0)
+    weights = np.array([[view.weight(int(k), int(d)) * ww(int(i)) for k, d, i in zip(kr, dr, wr, strict=True)]
+                        for kr, dr, wr in zip(K, delays, np.array(schedule.workers[r]), strict=True)],
+                       dtype=float).reshape(K.shape)
     gamma = check_real("algorithm.step_size", float(view.gamma), low=STEP_MIN * 1e-6, high=STEP_MAX * 1e6)
     eta_rounds = gamma_rounds = None
-    if eta_L_schedule is not None:
+    if scheduled:
+        rules = [algorithm.at_round(t) for t in range(K.shape[0])]
+        eta_rounds = np.array([float(rr.eta_L) for rr in rules])
+        gamma_rounds = np.array([float(rr.step_size) for rr in rules])
+        for t, g in enumerate(gamma_rounds):
+            check_real(f"algorithm.at_round({t}).step_size", g, low=STEP_MIN * 1e-6, high=STEP_MAX * 1e6)
+    elif eta_L_schedule is not None:
         eta_rounds, gamma_rounds = _step_schedule(algorithm, eta_L_schedule, K.shape[0])
-    return Skeleton(type(algorithm).__name__, float(algorithm.eta), float(algorithm.eta_L),
+    return Skeleton(type(algorithm).__name__, float(base.eta), float(base.eta_L),
                     np.array(schedule.workers[r]), delays, K, M, init_K, gamma, weights,
                     float(view.normalizer(K.shape[1], M)), bool(view.memory), bool(view.warm_start),
                     algorithm, eta_rounds, gamma_rounds)
@@ -231,7 +258,6 @@ def _step_schedule(algorithm, eta_L_schedule, T: int) -> tuple[np.ndarray, np.nd
     ``eta_L`` replaced (its declarative hook, so a rule scaling γ differently is read as implemented)."""
     import dataclasses
 
-    from ..exact.local import server_rule
 
     if callable(eta_L_schedule):
         vals = [eta_L_schedule(t) for t in range(T)]
@@ -252,7 +278,7 @@ def _step_schedule(algorithm, eta_L_schedule, T: int) -> tuple[np.ndarray, np.nd
     if np.any(eta <= 0):
         raise ValueError(f"eta_L_schedule must be > 0 in every round, got min {eta.min()} (allowed (0, "
                          f"{STEP_MAX * 1e6:g}])")
-    gam = np.array([server_rule(dataclasses.replace(algorithm, eta_L=float(v))).gamma for v in eta])
+    gam = np.array([float(dataclasses.replace(algorithm, eta_L=float(v)).step_size) for v in eta])
     return eta, gam
 
 
@@ -377,11 +403,11 @@ def _run_skeleton(sk: Skeleton, x0, grad, post=None):
     M, g = sk.num_workers, sk.gamma
     xs = [x0]
 
-    def local_update(i, start_key, y0, k):
+    def local_update(i, start_key, y0, k, t):
         y, s = y0, None
-        eta_L = sk.local_eta(start_key[1])
+        eta_L = sk.local_eta(t)
         for j in range(k):
-            key = start_key if j == 0 else ("y", i, start_key, j)
+            key = start_key if j == 0 else sk.local_key(i, start_key, j, t)
             gi = grad(i, key, y)
             s = gi if s is None else s + gi
             if j < k - 1:
@@ -391,15 +417,13 @@ def _run_skeleton(sk: Skeleton, x0, grad, post=None):
     memory = {}
     if sk.memory and sk.warm_start:
         for i in range(M):
-            Ui = local_update(i, ("x", 0), x0, int(sk.init_K[i]))
-            c = sk.gamma_factor(0)
-            memory[i] = Ui if c == 1.0 else c * Ui
+            memory[i] = local_update(i, ("x", 0), x0, int(sk.init_K[i]), 0)
     for t in range(sk.T):
         updates = []
         for j, (i, d, k) in enumerate(zip(sk.workers[t], sk.delays[t], sk.K[t], strict=True)):
             i, d, k = int(i), int(d), int(k)
-            Gi = local_update(i, ("x", t - d), xs[t - d], k)
-            w = float(sk.weights[t, j]) * sk.gamma_factor(t - d)
+            Gi = local_update(i, ("x", t - d), xs[t - d], k, t)
+            w = float(sk.weights[t, j])
             updates.append((i, Gi if w == 1.0 else w * Gi))
         if sk.memory:
             for i, Ui in updates:
@@ -410,7 +434,7 @@ def _run_skeleton(sk: Skeleton, x0, grad, post=None):
         step = terms[0]
         for u in terms[1:]:
             step = step + u
-        x_new = xs[t] - (g / sk.normalizer) * step
+        x_new = xs[t] - (g * sk.gamma_factor(t) / sk.normalizer) * step
         xs.append(x_new if post is None else post(x_new))
     return xs
 

@@ -32,16 +32,12 @@ def replay(result: PEPResult, tol: float = 1e-5) -> tuple[np.ndarray, np.ndarray
     oracle = inst.oracle(tol)
     M, T = sk.num_workers, sk.T
     algo = sk.algorithm   # the rule the PEP read declaratively; here its imperative ``aggregate`` runs
-    if sk.eta_L_rounds is not None:
-        import dataclasses
+    import dataclasses
 
-        if sk.memory or np.any(sk.delays != sk.delays[:, :1]):
-            raise ValueError("replay of a step-size schedule needs a memoryless rule whose arrivals in a "
-                             "round "
-                             "share one delay (one η_L per server step)")
-
-    def rule_at(s):
-        return algo if sk.eta_L_rounds is None else dataclasses.replace(algo, eta_L=sk.local_eta(s))
+    def rule_at(t):   # round t's constant rule, as ``simulate`` runs it
+        if getattr(algo, "scheduled", False):
+            return algo.at_round(t)
+        return algo if sk.eta_L_rounds is None else dataclasses.replace(algo, eta_L=sk.local_eta(t))
 
     def local(i, y0, k, s):
         y, acc = y0.copy(), np.zeros_like(y0)
@@ -58,9 +54,9 @@ def replay(result: PEPResult, tol: float = 1e-5) -> tuple[np.ndarray, np.ndarray
         [[local(i, x, int(sk.init_K[i]), 0) for i in range(M)]]))
     xs = [x]
     for t in range(T):
-        G = np.array([[local(int(i), xs[t - int(dl)], int(k), t - int(dl))
+        G = np.array([[local(int(i), xs[t - int(dl)], int(k), t)
                        for i, dl, k in zip(sk.workers[t], sk.delays[t], sk.K[t], strict=True)]])
-        x, state = rule_at(t - int(sk.delays[t][0])).aggregate(state, xs[t][None], G, sk.workers[t][None],
+        x, state = rule_at(t).aggregate(state, xs[t][None], G, sk.workers[t][None],
                                                                sk.K[t][None],
                                   sk.delays[t][None], M)
         x = x[0]
