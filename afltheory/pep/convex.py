@@ -106,7 +106,8 @@ def certify(*, T: int, M: int = 2, K: int = 1, L: float = 1.0, mu: float = 0.1, 
     gamma = 2 * L / mu if gamma is None else check_real("gamma", gamma, low=2.0, high=1e12, low_open=True)
     S = full_participation(T, M, K)
     etas = steps(mu, gamma, T)
-    from ..algorithms.schedules import StepSize, t as t_sym
+    from ..algorithms.schedules import StepSize
+    from ..algorithms.schedules import t as t_sym
 
     rule = FedAvg(eta=1.0, eta_L=StepSize(2 / (t_sym + gamma) / mu))   # a scheduled rule (at_round(t))
     r = worst_case(rule, S, dict(L=L, sigma_G=sigma_G), delta=R2, mu=mu, gap="distance", metric="last_gap",
