@@ -63,6 +63,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--max-gram", type=int, default=None, dest="max_gram")
     p.add_argument("--gamma", type=float, default=None,
                    help="override the server step eta*eta_L (exploratory; says if outside the conditions)")
+    p.add_argument("--schedule", choices=["default", "fixed"], default="default", dest="schedule_kind",
+                   help="default: cyclic (thm2/4) or uniform (thm3) arrival sets; fixed: the same m workers "
+                        "every round (interchangeable workers: solved by the symmetry-reduced PEP)")
     p.add_argument("--json", metavar="FILE", help="write the bracket as JSON")
 
     def run(args):
@@ -70,7 +73,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
         b = bracket(args.claim, m=args.m, M=args.M, K=args.K, T=args.T, tau=args.tau, sigma_G=args.sigma_G,
                     delta=args.delta, L=args.L, search=args.search, beam=args.beam,
-                    heterogeneity=args.heterogeneity, max_gram=args.max_gram, gamma=args.gamma)
+                    heterogeneity=args.heterogeneity, max_gram=args.max_gram, gamma=args.gamma,
+                    schedule_kind=args.schedule_kind)
         print(format_bracket(b))
         if args.json:
             with open(args.json, "w") as fh:

@@ -130,12 +130,19 @@ def step_sizes(claim: str, *, L: float, K: int, tau: int, M: int, m_fresh: int |
     return adm.require(), eta_L
 
 
-def default_schedule(claim: str, *, M: int, m: int, K: int, T: int, tau: int, seed: int = 0) -> Schedule:
-    """Thm 2/4: cyclic arrival sets {t, …, t + m − 1} mod M; Thm 3: uniform m-subsets (seeded). Every delay is
-    the largest allowed, min(t, τ); K local steps everywhere (warm-start K too)."""
+def default_schedule(claim: str, *, M: int, m: int, K: int, T: int, tau: int, seed: int = 0,
+                     kind: str = "default") -> Schedule:
+    """Thm 2/4: cyclic arrival sets {t, …, t + m − 1} mod M; Thm 3: uniform m-subsets (seeded);
+    ``kind="fixed"``: the same set {0, …, m − 1} every round (biased participation; its workers are
+    interchangeable, so the symmetry-reduced PEP applies). Every delay is the largest allowed, min(t, τ);
+    K local steps everywhere (warm-start K too)."""
     from ..anarchy import Schedule
 
-    if claim == "thm3":
+    if kind not in ("default", "fixed"):
+        raise ValueError(f"kind={kind!r} must be one of ('default', 'fixed')")
+    if kind == "fixed":
+        W = np.tile(np.arange(m), (T, 1))
+    elif claim == "thm3":
         rng = np.random.default_rng(np.random.SeedSequence([seed, 0x9E9]))
         W = np.array([np.sort(rng.choice(M, m, replace=False)) for _ in range(T)])
     else:
@@ -147,13 +154,15 @@ def default_schedule(claim: str, *, M: int, m: int, K: int, T: int, tau: int, se
 def bracket(claim: str, *, m: int, K: int, T: int, tau: int, M: int | None = None, sigma_G: float = 0.1,
             delta: float = 1.0, L: float = 1.0, schedule: Schedule | None = None, search: str | None = None,
             beam: int = 2, heterogeneity: str = "server", lower_grid: int = 7, max_gram: int | None = None,
-            seed: int = 0, gamma: float | None = None) -> Bracket:
+            seed: int = 0, gamma: float | None = None, schedule_kind: str = "default") -> Bracket:
     """The bracket for ``claim`` ("thm2", "thm3", "thm4") at this size (see the module docstring).
 
     ``M`` defaults to m + 1 (partial participation). ``search``: None (the default or given schedule),
     "beam"/"exhaustive" via ``worst_schedule`` (delays ≤ τ, every m-subset; max over schedules).
     ``gamma``: override the server step η η_L (η = gamma/η_L) — exploratory; the result says whether the
-    configuration is still inside the conditions.
+    configuration is still inside the conditions. ``schedule_kind="fixed"``: the same m workers every round
+    (``default_schedule``). With ``heterogeneity="server"``, a schedule with interchangeable workers is solved
+    by the symmetry-reduced PEP (``afltheory.pep.symmetric``; same value, smaller SDP), any other by PEPit.
     """
     from ..problems.base import Constants
     from ..theory import theorem2, theorem3, theorem4
@@ -178,7 +187,7 @@ def bracket(claim: str, *, m: int, K: int, T: int, tau: int, M: int | None = Non
     # a lower bound on the Gram dimension (M gradients at each of the T server iterates), checked before any
     # schedule or SDP is allocated; the exact size is checked by ``worst_case``
     limit = max_gram or MAX_GRAM
-    n_lo = 1 + M * T
+    n_lo = 1 + M * T if schedule_kind != "fixed" else 1 + (2 if m < M else 1) * T   # reduced: mean block
     if n_lo > limit:
         from .core import PEPSizeError, estimate_seconds
 
@@ -187,7 +196,8 @@ def bracket(claim: str, *, m: int, K: int, T: int, tau: int, M: int | None = Non
                            f"reduce T or M, or pass max_gram deliberately")
     thm = {"thm2": theorem2, "thm3": theorem3, "thm4": theorem4}[claim]
     consts = Constants(L=L, mu=-L, sigma_L=0.0, sigma_G=sigma_G, f_star=0.0, x_star=None)
-    sched = default_schedule(claim, M=M, m=m, K=K, T=T, tau=tau, seed=seed) if schedule is None else schedule
+    sched = default_schedule(claim, M=M, m=m, K=K, T=T, tau=tau, seed=seed, kind=schedule_kind) \
+        if schedule is None else schedule
     t0 = time.perf_counter()
     if claim == "thm4":
         stale, _ = sched.memory()
@@ -201,7 +211,8 @@ def bracket(claim: str, *, m: int, K: int, T: int, tau: int, M: int | None = Non
     from ..algorithms import AFACD, AFACS
     algo = (AFACS if CLAIMS[claim][1] == "AFACS" else AFACD)(eta=eta, eta_L=eta_L)
     kw = dict(max_gram=max_gram or MAX_GRAM)
-    how = "given schedule" if schedule is not None else "default schedule (max delays)"
+    how = "given schedule" if schedule is not None else \
+        f"{'fixed' if schedule_kind == 'fixed' else 'default'} schedule (max delays)"
     if search:
         from .search import worst_schedule
         res = worst_schedule(algo, consts, num_workers=M, m=m, K=K, T=T, tau=tau, delta=delta,
@@ -211,7 +222,11 @@ def bracket(claim: str, *, m: int, K: int, T: int, tau: int, M: int | None = Non
         how = f"worst schedule, {res.method} over {res.count} schedules ({res.solves} solves" \
               f"{', ' + str(res.uncertified) + ' uncertified' if res.uncertified else ''})"
     else:
-        pep = worst_case(algo, sched, consts, delta=delta, heterogeneity=heterogeneity, **kw)
+        from .core import skeleton
+        from .symmetric import worker_classes
+
+        sym = heterogeneity == "server" and any(len(c) > 1 for c in worker_classes(skeleton(algo, sched)))
+        pep = worst_case(algo, sched, consts, delta=delta, heterogeneity=heterogeneity, symmetry=sym, **kw)
     lb = quadratic_lower_bound(algo, sched, L=L, sigma_G=sigma_G, delta=delta, grid=lower_grid)
     with warnings.catch_warnings():      # the problems are returned and reported, not warned about
         warnings.simplefilter("ignore")
