@@ -265,7 +265,9 @@ def reduced_worst_case(algorithm: ServerRule, schedule: Schedule, constants: Any
     so value and instance bracket the full SDP's optimum. ``result.constants["cut_rounds"]`` counts the
     solves and ``"active"`` the inequalities used.
     ``max_gram`` bounds the largest PSD block (refused before allocation with ``PEPSizeError``).
-    ``result.gram_size`` is the mean block's dimension; ``result.constants["blocks"]`` lists all blocks."""
+    ``result.gram_size`` is the mean block's dimension; ``result.constants["blocks"]`` lists all blocks.
+    ``result.instance`` is None when rebuilding every worker's vectors would allocate more than a quarter of
+    ``afltheory._validation.MAX_ALLOC_BYTES`` (many interchangeable workers; the value is unaffected)."""
     L, sG, delta, mu = _check_inputs(constants, delta, mu, metric, gap)
     decrease_weight = check_nonnegative("decrease_weight", decrease_weight)
     sk = skeleton(algorithm, schedule, replicate, eta_L_schedule)
@@ -495,8 +497,15 @@ def _solve(b: _Builder, sk, classes, xs, L, sG, delta, mu, metric, gap, cdec, ne
     min_eig = min([float(np.linalg.eigvalsh(G.value).min())]
                   + [float(np.linalg.eigvalsh(D.value).min()) for D in Ds if D is not None])
     certified = status == "optimal" and rel_gap <= GAP_TOL and math.isfinite(dual)
-    inst = _instance(b, sk, classes, xs, G.value, [None if D is None else D.value for D in Ds], F.value,
-                     None if fstar is None else float(fstar.value), star, need_last, primal)
+    # the rebuilt instance has dimension ≤ n0 + Σ_c q_c (n_c − 1) and M gradients per recorded point: skipped
+    # (instance None; the certificate stands) when that would allocate more than a quarter of the limit
+    from .._validation import MAX_ALLOC_BYTES
+
+    dim = n0 + sum(q * (len(c) - 1) for q, c in zip(b.n_dev, classes, strict=True))
+    inst = None
+    if 8.0 * len(b.cache) * (M + 1) * dim <= MAX_ALLOC_BYTES / 4:
+        inst = _instance(b, sk, classes, xs, G.value, [None if D is None else D.value for D in Ds], F.value,
+                         None if fstar is None else float(fstar.value), star, need_last, primal)
     return PEPResult(dual, primal, status, "CLARABEL", certified, rel_gap, min_eig, seconds, n0, metric, gap,
                      sk, consts, inst, cdec, **timing)
 
