@@ -214,12 +214,7 @@ def skeleton(algorithm: ServerRule, schedule: Schedule, replicate: int = 0,
         raise ValueError(f"algorithm={algorithm!r} already has a step-size schedule; eta_L_schedule must be "
                          f"None")
     base = algorithm.at_round(0) if scheduled else algorithm
-    try:
-        view = server_rule(base, M)   # TypeError for a rule the declarative hooks cannot represent
-    except TypeError as exc:
-        if "num_workers" not in str(exc):
-            raise
-        view = server_rule(base)      # before client weights existed
+    view = server_rule(base, M)   # UnsupportedRule (a TypeError): a rule the declarative hooks cannot express
     if view.mu != 0.0:
         raise ValueError(f"algorithm.worker={algorithm.worker!r}: the PEP skeleton supports the plain SGD "
                          f"worker only (proximal weight 0)")
@@ -233,7 +228,7 @@ def skeleton(algorithm: ServerRule, schedule: Schedule, replicate: int = 0,
         K = np.full_like(K, view.fixed_local_steps)
         init_K = np.full_like(init_K, view.fixed_local_steps)
     delays = np.array(schedule.delays[r])
-    ww = getattr(view, "worker_weight", lambda i: 1.0)
+    ww = view.worker_weight   # client weights: M p_i
     weights = np.array([[view.weight(int(k), int(d)) * ww(int(i)) for k, d, i in zip(kr, dr, wr, strict=True)]
                         for kr, dr, wr in zip(K, delays, np.array(schedule.workers[r]), strict=True)],
                        dtype=float).reshape(K.shape)
@@ -242,18 +237,18 @@ def skeleton(algorithm: ServerRule, schedule: Schedule, replicate: int = 0,
     if scheduled:
         rules = [algorithm.at_round(t) for t in range(K.shape[0])]
         eta_rounds = np.array([float(rr.eta_L) for rr in rules])
-        gamma_rounds = np.array([float(rr.step_size) for rr in rules])
+        gamma_rounds = np.array([server_rule(rr, M).gamma for rr in rules])   # the declarative view
         for t, g in enumerate(gamma_rounds):
             check_real(f"algorithm.at_round({t}).step_size", g, low=STEP_MIN * 1e-6, high=STEP_MAX * 1e6)
     elif eta_L_schedule is not None:
-        eta_rounds, gamma_rounds = _step_schedule(algorithm, eta_L_schedule, K.shape[0])
+        eta_rounds, gamma_rounds = _step_schedule(algorithm, eta_L_schedule, K.shape[0], M)
     return Skeleton(type(algorithm).__name__, float(base.eta), float(base.eta_L),
                     np.array(schedule.workers[r]), delays, K, M, init_K, gamma, weights,
                     float(view.normalizer(K.shape[1], M)), bool(view.memory), bool(view.warm_start),
                     algorithm, eta_rounds, gamma_rounds)
 
 
-def _step_schedule(algorithm, eta_L_schedule, T: int) -> tuple[np.ndarray, np.ndarray]:
+def _step_schedule(algorithm, eta_L_schedule, T: int, M: int) -> tuple[np.ndarray, np.ndarray]:
     """(η_{L,s}, γ_s) for s < T from a sequence or a callable; γ_s is the rule's ``step_size`` with
     ``eta_L`` replaced (its declarative hook, so a rule scaling γ differently is read as implemented)."""
     import dataclasses
@@ -278,7 +273,10 @@ def _step_schedule(algorithm, eta_L_schedule, T: int) -> tuple[np.ndarray, np.nd
     if np.any(eta <= 0):
         raise ValueError(f"eta_L_schedule must be > 0 in every round, got min {eta.min()} (allowed (0, "
                          f"{STEP_MAX * 1e6:g}])")
-    gam = np.array([float(dataclasses.replace(algorithm, eta_L=float(v)).step_size) for v in eta])
+    from ..exact.local import server_rule
+
+    gam = np.array([server_rule(dataclasses.replace(algorithm, eta_L=float(v)),
+                                M).gamma for v in eta])
     return eta, gam
 
 
