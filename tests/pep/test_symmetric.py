@@ -258,3 +258,20 @@ def test_cli_fixed_schedule_uses_the_reduced_pep(tmp_path, capsys):
                      heterogeneity="server")
     assert b.upper == pytest.approx(ref.value, rel=REL)
     assert b.gram_size < ref.gram_size
+
+
+def test_client_weights_enter_the_skeleton_and_break_the_symmetry():
+    """FedAvg with client weights p: the per-arrival factors carry M p_i (K · M p_i here), workers with
+    different p are not interchangeable, and the instance replays through FedAvg's own ``aggregate`` (which
+    applies p itself) to the primal value (rel. 1e-6) in both formulations."""
+    S = sched([[0, 1], [0, 1], [0, 1]], [[0, 0], [1, 1], [0, 0]], 2, 2)
+    algo = FedAvg(eta=1.0, eta_L=0.3, weights=[0.25, 0.75])
+    sk = skeleton(algo, S)
+    assert np.allclose(sk.weights, [[1.0, 3.0]] * 3)
+    assert worker_classes(sk) == [(0,), (1,)]
+    assert worker_classes(skeleton(FedAvg(eta=1.0, eta_L=0.3), S)) == [(0, 1)]
+    for sym in (False, True):
+        r = worst_case(algo, S, C, delta=1.0, heterogeneity="server", symmetry=sym)
+        assert r.certified
+        _, _, v = replay(r)
+        assert v == pytest.approx(r.primal, rel=1e-6)
