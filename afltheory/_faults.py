@@ -2,11 +2,12 @@
 
 The engines consult ``substitute`` (swap a correct component — a server rule, or any component nested in its
 dataclass fields: worker rule, compressor, the compressor inside ``ErrorFeedback``/``DIANA`` — for its
-mutant) and ``get`` (an engine-level fault at a named point: ``"sim.delays"``, ``"sim.local_steps"``,
-``"sim.noise"``, ``"sim.drift_order"``, ``"sim.drift_cov"``, ``"channel.rng"``, ``"exact.noise"``,
-``"exact.round_shift"``, ``"exact.drift_order"``, ``"exact.drift_cov"``, and in the schedule samplers
-``"anarchy.event_restart"``, ``"anarchy.sync_clock"``). Components a check builds and uses without an engine
-(``afltheory.compression.Channel``) consult ``substitute`` in their constructor. Outside
+mutant) and ``get`` (an engine-level fault at a point of ``FaultPoint``: ``SIM_DELAYS``,
+``SIM_LOCAL_STEPS``, ``SIM_NOISE``, ``SIM_DRIFT_ORDER``, ``SIM_DRIFT_COV``, ``CHANNEL_RNG``, ``EXACT_NOISE``,
+``EXACT_ROUND_SHIFT``, ``EXACT_DRIFT_ORDER``, ``EXACT_DRIFT_COV``, and in the schedule samplers
+``ANARCHY_EVENT_RESTART``, ``ANARCHY_SYNC_CLOCK``; a member is a ``str`` equal to its dotted name, e.g.
+``"sim.noise"``). Components a check builds and uses without an engine (``afltheory.compression.Channel``)
+consult ``substitute`` in their constructor. Outside
 ``afltheory.mutants.injected(...)`` ``_ACTIVE`` is None, so every call returns the component unchanged / the
 default: no default path can reach a fault.
 
@@ -18,9 +19,78 @@ mutant none of whose targets was consulted by a check is known not to change it.
 from __future__ import annotations
 
 import dataclasses
+from enum import Enum
+
+__all__ = ["FaultPoint", "activate", "active", "components", "deactivate", "get", "start_probe", "stop_probe",
+           "substitute"]
+
+
+class FaultPoint(str, Enum):
+    """The engine points a mutant can fault (``afltheory.mutants.faults`` gives each its wrong behaviour)."""
+
+    SIM_DELAYS = "sim.delays"
+    SIM_LOCAL_STEPS = "sim.local_steps"
+    SIM_NOISE = "sim.noise"
+    SIM_DRIFT_ORDER = "sim.drift_order"
+    SIM_DRIFT_COV = "sim.drift_cov"
+    CHANNEL_RNG = "channel.rng"
+    EXACT_NOISE = "exact.noise"
+    EXACT_ROUND_SHIFT = "exact.round_shift"
+    EXACT_DRIFT_ORDER = "exact.drift_order"
+    EXACT_DRIFT_COV = "exact.drift_cov"
+    ANARCHY_EVENT_RESTART = "anarchy.event_restart"
+    ANARCHY_SYNC_CLOCK = "anarchy.sync_clock"
+    PROBLEMS_MINIBATCH = "problems.minibatch"
+    MTL_OMEGA = "mtl.omega"
+    STATS_UCB_QUANTILE = "stats.ucb_quantile"
+
+    @classmethod
+    def of(cls, point: FaultPoint | str) -> FaultPoint:
+        """The member for ``point`` (a member or its dotted name); ValueError naming the known points."""
+        try:
+            return cls(point)
+        except ValueError:
+            raise ValueError(f"point={point!r} is not a fault point; known: "
+                             f"{', '.join(p.value for p in cls)}") from None
+
 
 _ACTIVE = None  # the afltheory.mutants.Mutant being injected, or None
 _SEEN = None  # set of consulted component classes and point names while probing, or None
+
+
+def active():
+    """The mutant being injected, or None (the default)."""
+    return _ACTIVE
+
+
+def activate(mutant) -> None:
+    """Inject ``mutant`` (``afltheory.mutants.injected`` calls this); RuntimeError if one is active (no
+    nesting)."""
+    global _ACTIVE
+    if _ACTIVE is not None:
+        raise RuntimeError(f"mutant {_ACTIVE.name!r} is already injected; injected() does not nest")
+    _ACTIVE = mutant
+
+
+def deactivate() -> None:
+    """Back to the default paths (no mutant)."""
+    global _ACTIVE
+    _ACTIVE = None
+
+
+def start_probe() -> set:
+    """Start recording what the engines consult; returns the (live) set. RuntimeError if already probing."""
+    global _SEEN
+    if _SEEN is not None:
+        raise RuntimeError("probe() does not nest")
+    _SEEN = set()
+    return _SEEN
+
+
+def stop_probe() -> None:
+    """Stop recording."""
+    global _SEEN
+    _SEEN = None
 
 
 def components(obj):
@@ -41,8 +111,10 @@ def substitute(component):
     return component if _ACTIVE is None else _ACTIVE.substitute(component)
 
 
-def get(point: str, default=None):
-    """The active mutant's fault at engine point ``point``, else ``default``."""
+def get(point: FaultPoint, default=None):
+    """The active mutant's fault at engine point ``point`` (a ``FaultPoint``; its dotted name is accepted),
+    else ``default``. A probe records the point's dotted name."""
+    name = FaultPoint.of(point).value
     if _SEEN is not None:
-        _SEEN.add(point)
-    return default if _ACTIVE is None else _ACTIVE.faults.get(point, default)
+        _SEEN.add(name)
+    return default if _ACTIVE is None else _ACTIVE.faults.get(name, default)

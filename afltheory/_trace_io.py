@@ -5,12 +5,17 @@ rounds and threshold, certified-region exits, final and initial iterates, oracle
 config (reprs of problem, algorithm and behaviour), and the optional iterates / drift / tracking-error / bits
 arrays. A loaded trace equals the saved one array by array; its schedule has no ``origin`` (the objects are
 not stored, only their reprs in ``config``).
+
+Layering (docs/DESIGN.md "Layers"): this module sits below ``afltheory.engine`` and never imports it;
+``Trace.load`` passes its own class (and ``DivergenceInfo``) to ``load``, which builds the trace by keyword.
 """
 
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -83,10 +88,12 @@ def save(trace, path) -> str:
     return path
 
 
-def load(path):
-    """Read a trace written by ``save`` (``ValueError`` naming what is wrong for a file that is not one)."""
+def load(path, *, trace_cls: Callable[..., Any], divergence_cls: Callable[..., Any]) -> Any:
+    """Read a trace written by ``save`` (``ValueError`` naming what is wrong for a file that is not one).
+
+    ``trace_cls`` / ``divergence_cls``: the classes to build (``engine.Trace`` and ``engine.DivergenceInfo``;
+    ``Trace.load`` passes them, so this module does not import the engine). The trace is built by keyword."""
     from .anarchy.schedule import Schedule
-    from .engine import DivergenceInfo, Trace
 
     try:
         z = np.load(path, allow_pickle=False)
@@ -127,19 +134,19 @@ def load(path):
             f"inconsistent trace file {str(path)!r}: grad_norm_sq {d['grad_norm_sq'].shape}, loss "
             f"{d['loss'].shape}, schedule {sched.workers.shape}"
         )
-    return Trace(
-        d["grad_norm_sq"],
-        d["loss"],
-        sched,
-        DivergenceInfo(d["divergence_round"], float(d["divergence_threshold"])),
-        d["left_region"],
-        d["x_final"],
-        d["x0"],
-        d["oracle_calls"],
-        int(d["seed"]),
-        d.get("x"),
-        json.loads(str(d["config"])),
-        d.get("drift"),
-        d.get("tracking_error"),
-        d.get("bits"),
+    return trace_cls(
+        grad_norm_sq=d["grad_norm_sq"],
+        loss=d["loss"],
+        schedule=sched,
+        divergence=divergence_cls(d["divergence_round"], float(d["divergence_threshold"])),
+        left_region=d["left_region"],
+        x_final=d["x_final"],
+        x0=d["x0"],
+        oracle_calls=d["oracle_calls"],
+        seed=int(d["seed"]),
+        x=d.get("x"),
+        config=json.loads(str(d["config"])),
+        drift=d.get("drift"),
+        tracking_error=d.get("tracking_error"),
+        bits=d.get("bits"),
     )

@@ -153,7 +153,7 @@ class Trace:
     def load(cls, path: str | os.PathLike) -> Trace:
         """Read a trace written by ``Trace.save``."""
         from ._trace_io import load
-        return load(path)
+        return load(path, trace_cls=cls, divergence_cls=DivergenceInfo)
 
 
 def _schedule_for(behaviour, algorithm, problem, rounds, replicates, seed) -> Schedule:
@@ -241,7 +241,7 @@ class _LocalRunner:
         self.no_noise = problem.noise.sigma_L == 0.0
         self.streams = _rng.BlockStreams(seed, self.nblocks)
         self.unit = problem.noise.standard_normal_scale(problem.dim)
-        fault = _faults.get("sim.noise")            # None unless a noise fault is injected
+        fault = _faults.get(_faults.FaultPoint.SIM_NOISE)            # None unless a noise fault is injected
         self.noise_factor = 1.0 if fault is None else float(fault(problem.dim))
         # local steps in the problem's translated frame u = y − c_i when it has one (translation-equivariant
         # worker rules only see differences of points), saving a subtraction per step
@@ -567,10 +567,10 @@ def _prepare(problem, algorithm, behaviour, rounds, replicates, seed, x0, diverg
     sched = _schedule_for(behaviour, algorithm, problem, rounds, R, seed)
     # the delays and local steps the engine acts on: the schedule's, except under an injected engine fault
     delays, steps, init_steps = sched.delays, sched.local_steps, sched.init_local_steps
-    fault = _faults.get("sim.delays")
+    fault = _faults.get(_faults.FaultPoint.SIM_DELAYS)
     if fault is not None:
         delays = fault(delays)
-    fault = _faults.get("sim.local_steps")
+    fault = _faults.get(_faults.FaultPoint.SIM_LOCAL_STEPS)
     if fault is not None:
         steps, init_steps = fault(steps), fault(init_steps)
     if x0 is None:
@@ -610,10 +610,10 @@ def _prepare(problem, algorithm, behaviour, rounds, replicates, seed, x0, diverg
     walk, drift_lag = None, 0
     if drifting is not None:
         walk = np.stack([drifting.walk(_rng.stream(seed, _rng.DRIFT, r), rounds) for r in range(R)])
-        fault = _faults.get("sim.drift_cov")      # None unless a drift fault is injected (afltheory.mutants)
+        fault = _faults.get(_faults.FaultPoint.SIM_DRIFT_COV)      # None unless a drift fault is injected
         if fault is not None:
             walk = walk * fault(drifting.drift_cov)
-        drift_lag = 1 if _faults.get("sim.drift_order") else 0   # 1: the round updates before the drift
+        drift_lag = 1 if _faults.get(_faults.FaultPoint.SIM_DRIFT_ORDER) else 0   # 1: update before the drift
     track = np.empty((R, rounds + 1)) if walk is not None else None
     return SimpleNamespace(problem=problem, algorithm=algorithm, behaviour=behaviour, rounds=rounds,
                            seed=seed,

@@ -22,7 +22,7 @@ import numpy as np
 from scipy import stats
 
 from afltheory.analysis import compare_bound, format_shares, term_shares
-from afltheory.checks import NegativeControl, Verdict
+from afltheory.checks import AtMost, ControlMeasurement, Near, NegativeControl, Verdict
 
 __all__ = ["DOMINANCE", "ConditionsViolated", "agreement_check", "bound_check", "bound_figure",
            "conditions_note",
@@ -97,21 +97,23 @@ def bound_check(*, id, claim, reference, measured, terms, about, inside_conditio
         rest = total - sum(np.asarray(terms[a], dtype=float) for a in about)
         control = (f"the bound without the term under test ({' + '.join(about)})", rest)
     ctl = compare_bound(measured, control[1], exact=exact, level=level)
-    nc = make_control(control[0], cmp.measured, ctl.bound, ctl.holds)
     tol = "exact ≤ bound" if exact else f"one-sided {level:.0%} t-UCB ≤ bound"
+    criterion = AtMost(on="ucb", text=tol)  # compare_bound's rule: UCB (exact: the value) ≤ the mean bound
     about_share = sum(shares[a] for a in about)
     head = (f"about {' + '.join(about)} ({about_share:.0%} of the bound); terms: {format_shares(shares)}"
             + (f"; NO POWER: {dom} holds {shares[dom]:.0%} of the bound and is not what this verdict tests"
                if powerless else ""))
     if inside_conditions is False:
         head = f"{OUTSIDE}; " + head
-    return make_verdict(
+    return Verdict.judged(
         id=id, claim=claim, reference=reference, measured=cmp.measured, theoretical=cmp.bound,
-        passed=bool(cmp.holds and not powerless),
-        ci=None if exact else (None, cmp.ucb), tolerance=tol, relation="<=", slack=cmp.slack,
-        quantity="left side, exact" if exact else "left side, mean",
+        criterion=criterion, stats={"ucb": cmp.ucb}, requires={"power": not powerless},
+        control=ControlMeasurement(description=control[0], measured=cmp.measured, theoretical=ctl.bound,
+                                   stats={"ucb": ctl.ucb}),
+        ci=None if exact else (None, cmp.ucb), slack=cmp.slack,
+        quantity="left side, exact",
         method=method or cmp.method, notes=head + ("; " + notes if notes else ""),
-        inside_conditions=inside_conditions, terms=shares, figures=tuple(figures), negative_control=nc,
+        inside_conditions=inside_conditions, terms=shares, figures=tuple(figures),
         details=dict(details or {}, about=list(about), dominant=[dom, shares[dom]], control_bound=ctl.bound))
 
 
@@ -185,16 +187,16 @@ def reference_check(*, id, claim, reference, problem, algorithm, schedule, x0, c
                      "gradients)",
             "printed_step": "the plain loop of the printed server step x − η G (inconsistency "
                             "#1)"}[control_kind]
-    return make_verdict(
-        id=id, claim=claim, reference=reference, measured=e, theoretical=0.0, passed=e <= rtol,
-        tolerance=f"max_t,r |engine − loop| / max ‖∇f‖² ≤ {rtol:g}", relation="~=",
-        quantity="max_t,r |engine − loop| / max ‖∇f‖²",
+    return Verdict.judged(
+        id=id, claim=claim, reference=reference, measured=e, theoretical=0.0,
+        criterion=Near(tol=rtol, text=f"max_t,r |engine − loop| / max ‖∇f‖² ≤ {rtol:g}"),
+    quantity="max_t,r |engine − loop| / max ‖∇f‖²",
         method=f"simulate (Replay of the realized schedule, R={schedule.replicates}, T={schedule.rounds}) vs "
                "plain loop, σ_L = 0",
         notes=(notes + "; " if notes else "") + f"the wrong reading differs from the paper's by {ew:.3g}",
         inside_conditions=None,
-        negative_control=make_control(desc + " compared with the paper's loop under the same tolerance", ew,
-                                      0.0, ew <= rtol))
+        control=ControlMeasurement(description=desc + " compared with the paper's loop under the same "
+                                   "tolerance", measured=ew, theoretical=0.0))
 
 
 def agreement_check(*, id, claim, reference, mc_samples, exact_value, exact_wrong, wrong_desc, z_crit=None,
@@ -235,13 +237,14 @@ def agreement_check(*, id, claim, reference, mc_samples, exact_value, exact_wron
     z = np.where(np.isfinite(z), z, np.inf)
     zw = np.where(np.isfinite(zw), zw, np.inf)
     zmax, zwmax = float(np.max(np.abs(z))), float(np.max(np.abs(zw)))
-    return make_verdict(
-        id=id, claim=claim, reference=reference, measured=zmax, theoretical=0.0, passed=zmax <= z_crit,
-        tolerance=f"max |z| ≤ {z_crit:.3g} (two-sided {level:.1%}, Bonferroni over {k})", relation="~=",
-        quantity="max |z|",
+    return Verdict.judged(
+        id=id, claim=claim, reference=reference, measured=zmax, theoretical=0.0,
+        criterion=Near(tol=z_crit,
+                       text=f"max |z| ≤ {z_crit:.3g} (two-sided {level:.1%}, Bonferroni over {k})"),
+    quantity="max |z|",
         method=f"monte-carlo (R={R}) vs exact moments", notes=(notes + "; " if notes else "")
         + "z per statistic " + ", ".join(f"{x:+.2f}" for x in z),
         inside_conditions=None, details={"z": z.tolist(), "mc_mean": s.mean(axis=0).tolist(),
                                          "exact": ex.tolist()},
-        negative_control=make_control("the same z-test against "
-                                      f"{wrong_desc}", zwmax, z_crit, zwmax <= z_crit))
+        control=ControlMeasurement(description=f"the same z-test against {wrong_desc}", measured=zwmax,
+                                   theoretical=0.0))

@@ -8,9 +8,9 @@ import numpy as np
 
 from afltheory.analysis import bootstrap_slope, fit_slope
 from afltheory.anarchy import Behaviour, ConstantSteps, NoDelay, UniformArrivals, UniformDelay
+from afltheory.checks import ControlMeasurement, SlopeIn, Verdict
 
 from ._common import expectation
-from ._power import make_control, make_verdict
 
 #: slope a plausible implementation mistake gives, per swept variable, when the claim is −1/2:
 #: T — the server step not scaled with T (η_L missing: error constant in T); m — the arrivals not averaged
@@ -63,14 +63,15 @@ def slope_verdict(id, claim, ref, xs, values, theory, *, key, seed, fig, tol=0.0
         fit = bootstrap_slope(xs, samples, seed=seed, level=0.95)
         method = f"monte-carlo (R={len(samples[0])}), 95 % percentile bootstrap over replicates"
         tolerance = f"95 % bootstrap CI (widened by {tol}) contains {theory}"
-    ok = bool(fit.contains(theory, tol))
     wrong = MISTAKE_SLOPE[key]
-    nc = make_control(f"same fit against slope {wrong:+g}, what a real mistake gives ({MISTAKE_DESC[key]})",
-                      fit.slope, wrong, fit.contains(wrong, tol))
+    nc = ControlMeasurement(description=f"same fit against slope {wrong:+g}, what a real mistake gives "
+                            f"({MISTAKE_DESC[key]})", measured=fit.slope, theoretical=wrong,
+                            stats={"ci": fit.ci})
     head = "" if inside_conditions is not False else "outside the conditions (exploratory); "
-    return make_verdict(
+    return Verdict.judged(
         id=id, claim=claim, reference=ref, measured=fit.slope, ci=fit.ci, theoretical=theory,
-        tolerance=tolerance, quantity="slope",
-        passed=ok, figures=(fig,) if fig else (), negative_control=nc, method=method,
+        criterion=SlopeIn(tol=tol, text=tolerance), stats={"ci": fit.ci},
+        figures=(fig,) if fig else (), control=nc, method=method,
+        quantity="slope",
         notes=head + (notes + "; " if notes else "") + fit.summary(), inside_conditions=inside_conditions,
         terms=terms, details=dict(details or {}, x=list(map(float, xs)), y=list(map(float, fit.y)))), fit

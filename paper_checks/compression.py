@@ -29,9 +29,9 @@ from __future__ import annotations
 import numpy as np
 
 from afltheory.algorithms import AFACD
-from afltheory.analysis import upper_confidence_bound
+from afltheory.analysis import upper_confidence_bound, z_score
 from afltheory.anarchy import Behaviour, ConstantSteps, NoDelay, UniformArrivals, UniformDelay, UniformSteps
-from afltheory.checks import NegativeControl, Verdict
+from afltheory.checks import AtLeast, AtMost, ControlMeasurement, Near, Verdict
 from afltheory.compression import (
     DIANA,
     QSGD,
@@ -45,8 +45,8 @@ from afltheory.compression import (
     StochasticQuantizer,
     TopK,
 )
-from afltheory.compression.analysis import compressed_gd_reference, exact_distance_sq, zeta_star_sq
-from afltheory.exact import moments, steady_state, zscores
+from afltheory.compression.analysis import compressed_gd_reference, zeta_star_sq
+from afltheory.exact import exact_distance_sq, moments, steady_state, zscores
 from afltheory.plots.compression import bits_plot
 from afltheory.problems import HeterogeneousQuadratic
 from afltheory.theory import compression as TC
@@ -104,22 +104,21 @@ def check_gd_rate(ctx):
     bad = compressed_gd_reference(H, x0 - p.constants.x_star, g, comp, T, scale=comp.k / d)
     ctl = float(np.max(bad[1:] / TC.compressed_gd_bound(T, D0, g, mu)[1:]))
     worst = max(ratios.values())
-    return Verdict(
+    return Verdict.judged(
         id="compression.gd_rate",
         claim="compressed GD with γ = 1/((1+ω)L): E‖x_k − x*‖² ≤ (1 − γμ)^k‖x_0 − x*‖²",
         reference=REF,
         measured=worst,
         ci=None,
         theoretical=1.0,
-        tolerance="max_k measured/bound ≤ 1", quantity="max_k measured/bound",
-        passed=bool(worst <= 1.0 + 1e-9 and all(conds)),
-        relation="<=",
+        criterion=AtMost(tol=1e-9, text="max_k measured/bound ≤ 1"),
+        requires={"inside the condition": all(conds)},
+        quantity="max_k measured/bound",
         inside_conditions=bool(all(conds)),
-        negative_control=NegativeControl(
+        control=ControlMeasurement(
             description="rand-k with the d/k rescaling dropped (E C(x) = (k/d)x): max_k ratio ≤ 1",
             measured=ctl,
             theoretical=1.0,
-            passed=bool(ctl <= 1.0 + 1e-9),
         ),
         method="exact (linear compressors) + monte-carlo 99% UCB (QSGD, rotated quantizer)",
         notes=(
@@ -157,21 +156,19 @@ def check_distributed_floor(ctx):
         no_floor = max(no_floor, float(np.max(ex[1:] / terms["transient"][1:])))
     worst = max(ratios.values())
     worst_key = max(ratios, key=ratios.get)
-    return Verdict(
+    return Verdict.judged(
         id="compression.distributed_floor",
         claim="distributed compressed GD: E‖x_k − x*‖² ≤ (1−γμ)^k D_0 + 2γωζ*²/(μn), γ = 1/((1+2ω/n)L)",
         reference=REF,
         measured=worst,
         ci=None,
         theoretical=1.0,
-        tolerance="max_k measured/bound ≤ 1 (exact)", quantity="max_k measured/bound",
-        passed=bool(worst <= 1.0 + 1e-9),
-        relation="<=",
-        negative_control=NegativeControl(
+        criterion=AtMost(tol=1e-9, text="max_k measured/bound ≤ 1 (exact)"),
+        quantity="max_k measured/bound",
+        control=ControlMeasurement(
             description="the bound without its floor term 2γωζ*²/(μn)",
             measured=no_floor,
             theoretical=1.0,
-            passed=bool(no_floor <= 1.0 + 1e-9),
         ),
         method="exact moments",
         slack=1.0 / worst,
@@ -207,21 +204,19 @@ def check_diana(ctx):
             )
             out[repr(comp)] = float(dist[:, -1].mean() / dist[:, 0].mean())
     worst, best_ctl = max(res.values()), min(ctl.values())
-    return Verdict(
+    return Verdict.judged(
         id="compression.diana",
         claim="DIANA's learned shifts remove the heterogeneity floor: E‖x_T − x*‖²/D_0 → 0",
         reference=REF,
         measured=worst,
         ci=None,
         theoretical=1e-12,
-        tolerance="E‖x_T − x*‖²/D_0 ≤ 1e-12 at T = 300", quantity="E‖x_T − x*‖²/D_0",
-        passed=bool(worst <= 1e-12),
-        relation="<=",
-        negative_control=NegativeControl(
+        criterion=AtMost(text="E‖x_T − x*‖²/D_0 ≤ 1e-12 at T = 300"),
+        quantity="E‖x_T − x*‖²/D_0",
+        control=ControlMeasurement(
             description="DIANA with α = 0 (shifts never learned = plain compression)",
             measured=best_ctl,
             theoretical=1e-12,
-            passed=bool(best_ctl <= 1e-12),
         ),
         method=f"monte-carlo (R={R}), exact gradients",
         notes="α = 1/(1+ω); " + ", ".join(f"{k}: {v:.2e} (α=0: {ctl[k]:.3g})" for k, v in res.items()),
@@ -257,25 +252,21 @@ def check_variance_identity(ctx):
     ):
         rhs = TC.variance_identity(G, [comp.error_sq(g) for g in G])
         ind, shared = _independent_and_shared(comp, G, N, ctx.seed_for("vi", repr(comp)))
-        zs[repr(comp)] = float((ind.mean() - rhs) / (ind.std(ddof=1) / np.sqrt(N)))
-        zc[repr(comp)] = float((shared.mean() - rhs) / (shared.std(ddof=1) / np.sqrt(N)))
+        zs[repr(comp)], zc[repr(comp)] = z_score(ind, rhs)[0], z_score(shared, rhs)[0]
     worst = max(abs(z) for z in zs.values())
     ctl = min(abs(z) for z in zc.values())
-    return Verdict(
+    return Verdict.judged(
         id="compression.variance_identity",
         claim="E‖(1/n)ΣC_i(g_i)‖² = ‖ḡ‖² + (1/n²)ΣE‖C_i(g_i) − g_i‖² (independent unbiased C_i)",
         reference=REF,
         measured=worst,
         ci=None,
         theoretical=0.0,
-        tolerance=f"max |z| ≤ {Z_MAX}",
-        passed=bool(worst <= Z_MAX),
-        relation="~=",
-        negative_control=NegativeControl(
+        criterion=Near(tol=Z_MAX, text=f"max |z| ≤ {Z_MAX}"),
+        control=ControlMeasurement(
             description="every worker seeded identically (shared compression randomness): min |z|",
             measured=ctl,
             theoretical=0.0,
-            passed=bool(ctl <= Z_MAX),
         ),
         method=f"monte-carlo (N={N}) against the exact right side (closed-form E‖C(g) − g‖²)",
         notes="z per compressor: "
@@ -303,28 +294,25 @@ def check_fedpaq(ctx):
         pred = parts["quantization"] + parts["sampling"]
         spread = parts["sampling"] / TC.sampling_factor(n, r) if r < n else 0.0
         wrong = parts["quantization"] + spread / r * (n - 1) / n * (r < n)  # with-replacement factor
-        se = s.std(ddof=1) / np.sqrt(N)
-        zs[r], zc[r] = float((s.mean() - pred) / se), float((s.mean() - wrong) / se)
+        zs[r], zc[r] = z_score(s, pred)[0], z_score(s, wrong)[0]
         out[r] = (float(s.mean()), pred, parts)
     f = TC.fedpaq_factors(q, n, 4)
     worst = max(abs(z) for z in zs.values())
     ctl = abs(zc[4])
     qn = out[n][2]["quantization"] / float(np.mean(np.sum(deltas**2, axis=1)))
-    return Verdict(
+    return Verdict.judged(
         id="compression.fedpaq",
         claim="FedPAQ's factors: quantization variance q/n·(1/n)Σ‖Δ_i‖² (r = n), sampling (n−r)/(r(n−1))",
         reference=REF,
         measured=worst,
         ci=None,
         theoretical=0.0,
-        tolerance=f"max |z| ≤ {Z_MAX}",
-        passed=bool(worst <= Z_MAX and abs(qn - f["q/n"]) < 1e-12),
-        relation="~=",
-        negative_control=NegativeControl(
+        criterion=Near(tol=Z_MAX, text=f"max |z| ≤ {Z_MAX}"),
+        requires={"exact sampling factor q/n": abs(qn - f["q/n"]) < 1e-12},
+        control=ControlMeasurement(
             description="sampling factor 1/r·(n−1)/n (with replacement) for (n−r)/(r(n−1)), r = 4: |z|",
             measured=ctl,
             theoretical=0.0,
-            passed=bool(ctl <= Z_MAX),
         ),
         method=f"monte-carlo (N={N}) against the exact split",
         notes=(
@@ -351,22 +339,19 @@ def check_error_feedback(ctx):
             out[repr(comp)] = float(np.log(a / b) / np.log(4.0))
     # NaN-safe (issue 30): a diverged run (inf or NaN floor) fails, where min(...) would drop a NaN
     worst, best_ctl = finite_min(slopes.values()), finite_max(ctl.values())
-    return Verdict(
+    return Verdict.judged(
         id="compression.error_feedback",
         claim="biased compressors need error feedback: with EF the floor of distributed GD vanishes like γ²",
         reference=REF,
         measured=worst,
         ci=None,
         theoretical=1.5,
-        tolerance="slope of log floor vs log γ (γ = 0.4 → 0.1) ≥ 1.5",
+        criterion=AtLeast(text="slope of log floor vs log γ (γ = 0.4 → 0.1) ≥ 1.5"),
         quantity="slope of log floor vs log γ (γ = 0.4 → 0.1)",
-        passed=bool(worst >= 1.5),
-        relation=">=",
-        negative_control=NegativeControl(
+        control=ControlMeasurement(
             description="the same runs without error feedback",
             measured=best_ctl,
             theoretical=1.5,
-            passed=bool(best_ctl >= 1.5),
         ),
         method="deterministic simulation (σ_L = 0), E‖∇f‖² over the last 40 of 100/γ rounds",
         notes="slopes with EF: "
@@ -391,21 +376,19 @@ def check_exact_vs_mc(ctx):
         zs[repr(comp)] = float(np.nanmax(np.abs(zscores(tr, moments(p, algo, beh, T)))))
         zc[repr(comp)] = float(np.nanmax(np.abs(zscores(tr, plain))))
     worst, ctl = max(zs.values()), min(zc.values())
-    return Verdict(
+    return Verdict.judged(
         id="compression.exact_vs_mc",
         claim="exact moments with E[MΓMᵀ] = Monte Carlo for linear compressors (AFA-CD)",
         reference=REF,
         measured=worst,
         ci=None,
         theoretical=0.0,
-        tolerance="max_t |z| ≤ 4.5 over 21 rounds", quantity="max_t |z|",
-        passed=bool(worst <= 4.5),
-        relation="~=",
-        negative_control=NegativeControl(
+        criterion=Near(tol=4.5, text="max_t |z| ≤ 4.5 over 21 rounds"),
+        quantity="max_t |z|",
+        control=ControlMeasurement(
             description="the exact recursion without the compressor's term",
             measured=ctl,
             theoretical=0.0,
-            passed=bool(ctl <= 4.5),
         ),
         method=f"exact vs monte-carlo (R={R})",
         notes=(
@@ -437,22 +420,19 @@ def check_afacd_omega(ctx, figures=(), bits=None):
     err_ctl = min(abs(ratio[k] / wrong[k] - 1) for k in ratio)
     x = np.log([law[k] for k in ratio])
     slope = float(np.polyfit(x, np.log(list(ratio.values())), 1)[0])
-    return Verdict(
+    return Verdict.judged(
         id="compression.afacd_omega",
         claim="empirical law (not the paper's claim): under AFA-CD compression scales the σ_L² floor by 1+ω",
         reference="[empirical; Yang et al. 2022 Thm 2/3 have no compressed form]",
         measured=err,
         ci=None,
         theoretical=0.0,
-        tolerance="max |floor(ω)/floor(0) / (1+ω) − 1| ≤ 0.05 (η_L = 0.005)",
+        criterion=Near(tol=0.05, text="max |floor(ω)/floor(0) / (1+ω) − 1| ≤ 0.05 (η_L = 0.005)"),
         quantity="max |floor(ω)/floor(0) / (1+ω) − 1|",
-        passed=bool(err <= 0.05),
-        relation="~=",
-        negative_control=NegativeControl(
+        control=ControlMeasurement(
             description="the law 1 + ω/m (compression noise averaged like σ_L²/m)",
             measured=err_ctl,
             theoretical=0.0,
-            passed=bool(err_ctl <= 0.05),
         ),
         method="exact steady state",
         finding=False,

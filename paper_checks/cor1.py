@@ -23,13 +23,14 @@ import numpy as np
 from afltheory.algorithms import AFACD
 from afltheory.analysis import fit_slope
 from afltheory.anarchy import Behaviour, BiasedArrivals, ConstantSteps, NoDelay
+from afltheory.checks import ControlMeasurement, Near, SlopeIn, Verdict
 from afltheory.plots import rate_plot
 from afltheory.problems import HeterogeneousQuadratic
 from afltheory.theory import theorem2
 
 from ._common import exact_moments, expectation, sim
 from ._configs import concentrated_arrivals
-from ._power import agreement_check, make_control, make_verdict
+from ._power import agreement_check
 from ._rates import corollary_run, slope_verdict, statistic
 from .registry import register
 
@@ -97,18 +98,19 @@ def run(ctx):
         methods.add(meth)
     fitf = fit_slope(sgs, fl)
     v2000, _ = floor_value(1.0, 2000, ctx.seed_for("floor4000"), R)
-    persists = abs(v2000 / fl[2] - 1) <= 0.1
+    persists = Near(tol=0.1).judge(v2000 / fl[2], 1.0)  # floor(T=2000)/floor(T=1000) within 10 %
     path, rel = ctx.fig("cor1_floor")
     rate_plot(path, sgs, fl, fitf, 2.0, xlabel="σ_G", ylabel="E‖∇f(x_t)‖², t ∈ [T/2, T)",
               title=f"Cor 1 floor vs σ_G (slope {fitf.slope:.3f})")
     q, beh, algo = floor_config(1.0, 1000)
     conds = theorem2.conditions(L=1.0, eta=algo.eta, eta_L=algo.eta_L, K_max=2, tau=0)
-    out.append(make_verdict(
+    out.append(Verdict.judged(
         id="cor1.floor_sigmaG", claim="O(σ_G²) floor under general arrivals: slope 2 in σ_G, persists in T",
-        reference=REF, measured=fitf.slope, theoretical=2.0, passed=abs(fitf.slope - 2) <= 0.05 and persists,
-        tolerance="|slope − 2| ≤ 0.05 and floor(T=2000)/floor(T=1000) within 10 %", figures=(rel,),
-        negative_control=make_control("same fit against slope 1 (a floor ∝ σ_G)", fitf.slope, 1.0,
-                                      abs(fitf.slope - 1) <= 0.05),
+        reference=REF, measured=fitf.slope, theoretical=2.0,
+        criterion=SlopeIn(tol=0.05, text="|slope − 2| ≤ 0.05 and floor(T=2000)/floor(T=1000) within 10 %"),
+        requires={"floor persists in T": persists}, figures=(rel,),
+        control=ControlMeasurement(description="same fit against slope 1 (a floor ∝ σ_G)",
+                                   measured=fitf.slope, theoretical=1.0),
         method=", ".join(sorted(methods)), inside_conditions=all(c.holds for c in conds),
         notes=f"floors {[round(float(x), 6) for x in fl]}; σ_G=1 floor at T=1000 {fl[2]:.4g}, T=2000 "
               f"{v2000:.4g}",

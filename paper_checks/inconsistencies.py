@@ -33,25 +33,35 @@ from scipy import stats
 
 from afltheory.algorithms import AFACD
 from afltheory.anarchy import Behaviour, ConstantSteps, NoDelay, UniformArrivals, UniformDelay, UniformSteps
+from afltheory.checks import ControlMeasurement, Holds, Verdict
 from afltheory.theory import corollaries, theorem2, theorem3
 from afltheory.theory import symbols as S
 
 from ._common import sim
 from ._configs import concentrated_arrivals, families
-from ._power import make_control, make_verdict, require_conditions
+from ._power import require_conditions
 from .registry import register
 
 REF = "[Yang et al. 2022; docs/theorems.md inconsistencies #1–#5]"
 
 
-def _finding(id, claim, measured, theo, passed, control, notes, method="", ref=REF, derivation=False,
-             inside_conditions=None, details=None, quantity="", tolerance="demonstrated", relation="~="):
-    return make_verdict(id=id, claim=claim, reference=ref, measured=measured, theoretical=theo,
-                        quantity=quantity, relation=relation,
-                        tolerance=tolerance, passed=bool(passed), negative_control=control,
-                        method=method,
-                        notes=notes, finding=True, derivation=derivation, inside_conditions=inside_conditions,
-                        details=details)
+#: every finding is judged by one rule: its detector fired (for the claim) / did not fire (for its control)
+DETECTED = Holds(on="detected", text="demonstrated")
+
+
+def _finding(id, claim, measured, theo, detected, control, notes, method="", ref=REF, derivation=False,
+             inside_conditions=None, details=None, quantity="", tolerance=None, relation="~="):
+    criterion = DETECTED if tolerance is None else Holds(on="detected", text=tolerance)
+    return Verdict.judged(id=id, claim=claim, reference=ref, measured=measured, theoretical=theo,
+                          criterion=criterion, stats={"detected": bool(detected)}, control=control,
+                          relation=relation, method=method, notes=notes, finding=True, derivation=derivation,
+                          inside_conditions=inside_conditions, details=details, quantity=quantity)
+
+
+def _control(description, measured, theoretical, detected):
+    """The finding's detector run on a configuration where it must not fire."""
+    return ControlMeasurement(description=description, measured=measured, theoretical=theoretical,
+                              stats={"detected": bool(detected)})
 
 
 def _factor2(p, eta_L, R, seed, T=300):
@@ -98,7 +108,7 @@ def run(ctx):
     out.append(_finding("inconsistencies.1_server_step", "#1 printed step x−ηG_t vs proofs' x−ηη_L G_t: at "
                                                          "the "
                         "admissible (η, η_L) the printed reading diverges", div_round, None, d1,
-                        make_control("both readings admissible (η = 0.08 ≤ x_max, η_L = 0.009): the detector "
+                        _control("both readings admissible (η = 0.08 ≤ x_max, η_L = 0.009): the detector "
                                      "(printed diverges, proved converges) must not fire", c1, False, c1),
                         f"η={eta:.4g}, η_L={eta_L}: proof reading x=ηη_L={eta * eta_L:.3g} converges "
                         f"(final ‖∇f‖² {proof.grad_norm_sq[:, -1].mean():.3g}); printed reading "
@@ -117,7 +127,7 @@ def run(ctx):
                         "proved bound holds the printed reading 2·(1/T)ΣE‖∇f‖² ≤ RHS "
                         "fails", float(lhs.mean()), rhs,
                         holds and printed_fails,
-                        make_control("same detector at η_L = 0.003 (slack ≈ 10, both readings "
+                        _control("same detector at η_L = 0.003 (slack ≈ 10, both readings "
                                      "hold)", 2 * lcb_c,
                                      rhs_c, holds_c and fails_c),
                         f"x_0 = x*, σ_L = 0, uniform m=5, K~U{{1..4}}, η_L = 0.0011: LHS {lhs.mean():.4g} "
@@ -143,7 +153,7 @@ def run(ctx):
     out.append(_finding("inconsistencies.3_K_averages", "#3 K̃_t, K̂_t² over M_t (statement) vs over all M "
                                                         "(proof)",
                         rel3, None, rel3 > 1e-6,
-                        make_control("constant K: readings coincide", rc, 1e-6, rc > 1e-6),
+                        _control("constant K: readings coincide", rc, 1e-6, rc > 1e-6),
                         f"max per-replicate relative difference of the two bound readings with K~U{{1..4}}: "
                         f"{rel3:.3g}", "theorem3.bound on realized schedules",
                         quantity="max relative difference of the two bounds",
@@ -154,7 +164,7 @@ def run(ctx):
                                                      "T^{1/2}/(m^{1/2}K^{5/2}) has "
                         "no matching term in Corollary 2", str(r4["second_needs_term"]), None,
                         bool(corollaries.derive(2).flags["#4"]),
-                        make_control("first threshold T^{1/4}/(mK)^{1/4} is matched (detector must not fire)",
+                        _control("first threshold T^{1/4}/(mK)^{1/4} is matched (detector must not fire)",
                                      r4["printed_matched"][0], True, not r4["printed_matched"][0]),
                         f"derived thresholds {[str(x['threshold']) for x in r4['derived']]}; the second "
                         "printed one "
@@ -170,7 +180,7 @@ def run(ctx):
                                                             "gives "
                         "O(K/T) (reading-dependent: the slides' O(K²/(MT)) is the σ_G² term under the 'mean' "
                         "reading of K̂²)", "K/T", "K/(M T)", bool(d3.flags["#5"]),
-                        make_control("the O(1/√(MKT)) term (must agree, not be flagged)",
+                        _control("the O(1/√(MKT)) term (must agree, not be flagged)",
                                      None if lead is None else lead.status, "agrees",
                                      lead is None or lead.status != "agrees"),
                         " ".join(d3.notes) + " Readings of K̂_t²: "

@@ -20,12 +20,13 @@ the problem's noise model), N = 4000 (quick) / 20000 (full) paths per worker, on
 from __future__ import annotations
 
 import numpy as np
-from scipy import stats
 
+from afltheory.analysis import mean_ci
+from afltheory.checks import Contains, ControlMeasurement, Verdict
 from afltheory.theory import lemmas as LM
 
 from ._configs import families
-from ._power import bound_check, make_control, make_verdict
+from ._power import bound_check
 from .registry import register
 
 REF = "[Yang et al. 2022, Lemma 1, Lemma 2, bound (1)]"
@@ -67,18 +68,17 @@ def run(ctx):
     K, eta_L = 5, 0.05
     Y, Gt, G, _ = local_paths(p, [0], x, K, eta_L, N, rng)
     dev = np.sum((G[:, 0] - LM.lemma1_mean(Gt[:, 0])) ** 2, axis=-1)
-    mean = dev.mean()
-    h = stats.t.ppf(0.9995, N - 1) * dev.std(ddof=1) / np.sqrt(N)
+    mean, lo, hi = mean_ci(dev, 0.999)   # two-sided 99.9 % Student-t interval
     target = float(LM.lemma1_variance_bound(c.sigma_L, K))
     wrong = c.sigma_L**2 / K**2
-    out.append(make_verdict(
+    out.append(Verdict.judged(
         id="lemmas.lemma1", claim="E‖G_i − (1/K)Σ∇f_i(y_j)‖² ≤ σ_L²/K (attained for additive "
                                   "noise)", reference=REF,
-        measured=float(mean), ci=(float(mean - h), float(mean + h)), theoretical=target,
+        measured=float(mean), ci=(lo, hi), theoretical=target,
+        criterion=Contains(text="99.9 % t-interval contains σ_L²/K"), stats={"ci": (lo, hi)},
+        control=ControlMeasurement(description="wrong scaling σ_L²/K²", measured=float(mean),
+                                   theoretical=wrong, stats={"ci": (lo, hi)}),
         quantity="E‖G_i − (1/K)Σ∇f_i(y_j)‖² (mean)",
-        tolerance="99.9 % t-interval contains σ_L²/K", passed=bool(mean - h <= target <= mean + h),
-        negative_control=make_control("wrong scaling "
-                                      "σ_L²/K²", float(mean), wrong, bool(mean - h <= wrong <= mean + h)),
         method=f"reference local-SGD loop, N={N} paths",
         notes=f"mean of G − (1/K)Σ∇f_i(y_j): max |coordinate| "
               f"{np.abs((G[:, 0] - LM.lemma1_mean(Gt[:, 0])).mean(0)).max():.2e} (should be ≈ 0)"))

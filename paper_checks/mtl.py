@@ -38,8 +38,8 @@ import numpy as np
 from scipy import stats
 
 import afltheory as aft
-from afltheory.analysis import fit_slope
-from afltheory.checks import NegativeControl, Verdict
+from afltheory.analysis import fit_slope, upper_confidence_bound, z_score
+from afltheory.checks import AtLeast, AtMost, ControlMeasurement, NegativeControl, SlopeIn, Verdict
 from afltheory.mtl import mocha, synthetic_tasks
 from afltheory.plots.figures import _fig, save
 from afltheory.theory import mocha as TM
@@ -84,7 +84,7 @@ def run(ctx):
         rc = mocha(p, 30, update_omega=False, sigma_prime=1.0)
     err_c = float(np.abs(rc.W - Wstar).max()) if np.all(np.isfinite(rc.W)) else float("inf")
     out.append(
-        Verdict(
+        Verdict.judged(
             id="mtl.optimum",
             claim=f"MOCHA (Ω fixed, θ = 0, σ' = σ'_min = {r.sigma_prime:.3g}) reaches the closed-form W*",
             reference=REF,
@@ -92,16 +92,14 @@ def run(ctx):
             measured=err,
             ci=None,
             theoretical=1e-8,
-            tolerance=f"max |W − W*| ≤ 1e-8 after {H} rounds", quantity="max |W − W*|",
-            passed=bool(err <= 1e-8),
-            relation="<=",
+            criterion=AtMost(text=f"max |W − W*| ≤ 1e-8 after {H} rounds"),
+            quantity="max |W − W*|",
             method="deterministic (squared loss, exact local solves)",
-            negative_control=NegativeControl(
+            control=ControlMeasurement(
                 description=f"σ' = 1 < σ'_min (coupling term dropped): max |W − W*| = {err_c:.3g} "
                 f"after 30 rounds",
                 measured=err_c,
                 theoretical=1e-8,
-                passed=bool(err_c <= 1e-8),
             ),
             notes=f"duality gap after {H} rounds {r.gap[-1]:.2e}; with σ' = 1 the dual suboptimality after "
             "30 rounds is "
@@ -123,12 +121,14 @@ def run(ctx):
     )
     ratio = sub[:, h] / sub[:, 0]
     tb = TM.theta_bar(0.5, 0.5)
-    mean, se = float(ratio.mean()), float(ratio.std(ddof=1) / np.sqrt(R))
-    z = (mean - tb**h) / se
-    z_wrong = (mean - 0.5**h) / se
+    mean = float(ratio.mean())
+    z, se = z_score(ratio, tb**h)
+    z_wrong = z_score(ratio, 0.5**h)[0]
     zc = stats.norm.ppf(0.9995)
+    z_test = AtMost(on="|z|", limit=zc, text=f"|z| ≤ {zc:.2f} (99.9 %) for ε⁵/ε⁰ vs Θ̄⁵ at (θ, p) = (0.5, "
+                    "0.5); deterministic θ = 0.3: ratio 0.3 to 1e-9")
     out.append(
-        Verdict(
+        Verdict.judged(
             id="mtl.theta_exact",
             claim="decoupled tasks: E[D* − D(α^h)] contracts by exactly Θ̄ = p + (1 − p)θ per round "
             "(Theorem 1's rate with s = 1 attained)",
@@ -137,16 +137,16 @@ def run(ctx):
             measured=mean,
             ci=(mean - zc * se, mean + zc * se), quantity="ε⁵/ε⁰ at (θ, p) = (0.5, 0.5), mean",
             theoretical=tb**h,
-            tolerance=f"|z| ≤ {zc:.2f} (99.9 %) for ε⁵/ε⁰ vs Θ̄⁵ at (θ, p) = (0.5, 0.5); deterministic θ = "
-            "0.3: ratio "
-            f"0.3 to 1e-9",
-            passed=bool(abs(z) <= zc and ratio_det <= 1e-9),
+            criterion=z_test,
+            stats={"|z|": abs(z)},
+            requires={"deterministic θ = 0.3 contracts by 0.3": AtMost(limit=1e-9).judge(ratio_det, 0.0)},
+            relation="~=",
             method=f"Monte Carlo, {R} runs; exact for θ = 0.3",
-            negative_control=NegativeControl(
+            control=ControlMeasurement(
                 description="stragglers cost nothing: contraction θ_max = 0.5 (ε⁵/ε⁰ = 0.5⁵)",
                 measured=mean,
                 theoretical=0.5**h,
-                passed=bool(abs(z_wrong) <= zc),
+                stats={"|z|": abs(z_wrong)},
             ),
             notes=f"z = {z:.2f}; deterministic θ = 0.3: max |ratio − 0.3| = {ratio_det:.1e}",
             details={"z": z, "z_control": z_wrong},
@@ -168,7 +168,7 @@ def run(ctx):
         tb_ = TM.theta_bar(pr, th)
         bnd = float(TM.bound(Hb, sb[0, 0], tb_, s))
         vals = sb[:, Hb]
-        ucb = float(vals.mean() + stats.t.ppf(0.99, len(vals) - 1) * vals.std(ddof=1) / np.sqrt(len(vals)))
+        ucb = upper_confidence_bound(vals, 0.99)
         ok &= ucb <= bnd
         wrong = th**Hb * sb[0, 0]  # "contraction θ_max": stragglers ignored
         ctl_viol |= bool(vals.mean() > wrong)
@@ -218,7 +218,7 @@ def run(ctx):
         gains.append(1 - float(np.exp(np.polyfit(np.arange(5, 25), np.log(sb[5:25]), 1)[0])))
     f = fit_slope(1 - np.array(drops), np.array(gains))
     out.append(
-        Verdict(
+        Verdict.judged(
             id="mtl.straggler_inflation",
             claim="rounds to ε inflate as 1/(1 − Θ̄): per-round progress 1 − ρ ∝ (1 − p)",
             reference=REF,
@@ -226,14 +226,13 @@ def run(ctx):
             measured=f.slope,
             ci=None,
             theoretical=1.0,
-            tolerance="|slope − 1| ≤ 0.15", quantity="slope of 1 − ρ in 1 − p",
-            passed=bool(abs(f.slope - 1) <= 0.15),
+            criterion=SlopeIn(tol=0.15, text="|slope − 1| ≤ 0.15"),
+            quantity="slope of 1 − ρ in 1 − p",
             method="Monte Carlo, 16 runs per p; fitted ρ over rounds 5–25",
-            negative_control=NegativeControl(
+            control=ControlMeasurement(
                 description="stragglers do not slow MOCHA (slope 0)",
                 measured=f.slope,
                 theoretical=0.0,
-                passed=bool(abs(f.slope) <= 0.15),
             ),
             notes="1 − ρ at p = "
             + ", ".join(f"{pr}: {g:.3f}" for pr, g in zip(drops, gains, strict=True))
@@ -247,7 +246,7 @@ def run(ctx):
     frac = float(sb_missing[-1] / sb_missing[0])
     frac_all = float(sb_all[-1] / sb_all[0])
     out.append(
-        Verdict(
+        Verdict.judged(
             id="mtl.never_arrives",
             claim="a node that never arrives (p_max = 1, outside the assumption) leaves its task unconverged",
             reference=REF,
@@ -255,15 +254,13 @@ def run(ctx):
             measured=frac,
             ci=None,
             theoretical=">= 0.01",
-            tolerance="ε^40/ε⁰ ≥ 0.01 with node 0 absent", quantity="ε^40/ε⁰",
-            passed=bool(frac >= 0.01),
-            relation=">=",
+            criterion=AtLeast(limit=0.01, text="ε^40/ε⁰ ≥ 0.01 with node 0 absent"),
+            quantity="ε^40/ε⁰",
             method="deterministic",
-            negative_control=NegativeControl(
+            control=ControlMeasurement(
                 description=f"node 0 present: ε^40/ε⁰ = {frac_all:.2e}",
                 measured=frac_all,
                 theoretical=0.01,
-                passed=bool(frac_all >= 0.01),
             ),
             notes="outside the theorem's assumption by design (p_max = 1)",
         )
@@ -276,7 +273,7 @@ def run(ctx):
         g = mocha(ph, 60, update_omega=False, local_passes=5, seed=ctx.seed_for("mtl", 4), **kw).gap
         slopes[label] = fit_slope(Hs, np.maximum(g[Hs], 1e-300)).slope
     out.append(
-        Verdict(
+        Verdict.judged(
             id="mtl.gap_lipschitz",
             claim="Thm 2 (hinge loss): duality gap decays at least as O(1/H), also at Θ̄ = 0.5",
             reference=REF,
@@ -284,16 +281,13 @@ def run(ctx):
             measured=max(slopes["Θ̄=0"], slopes["Θ̄=0.5"]),
             ci=None,
             theoretical=-1.0,
-            tolerance="log–log slope of the gap over H ∈ [10, 60] ≤ −1 for both",
+            criterion=AtMost(text="log–log slope of the gap over H ∈ [10, 60] ≤ −1 for both"),
             quantity="log–log slope of the gap over H ∈ [10, 60]",
-            relation="<=",
-            passed=bool(max(slopes["Θ̄=0"], slopes["Θ̄=0.5"]) <= -1.0),
             method="deterministic run per setting",
-            negative_control=NegativeControl(
+            control=ControlMeasurement(
                 description="p = 1 for node 0 (assumption violated)",
                 measured=slopes["p=1"],
                 theoretical=-1.0,
-                passed=bool(slopes["p=1"] <= -1.0),
             ),
             notes="slopes: "
             + ", ".join(f"{k} {v:.2f}" for k, v in slopes.items())
@@ -303,7 +297,7 @@ def run(ctx):
     # ---- multi-task vs one global model
     adv, adv_h, fig2 = _vs_global(ctx)
     out.append(
-        Verdict(
+        Verdict.judged(
             id="mtl.vs_global",
             claim="clustered tasks: MOCHA's excess population risk is below one global model's (AFA-CD)",
             reference=REF,
@@ -311,16 +305,14 @@ def run(ctx):
             measured=adv,
             ci=None,
             theoretical="< 1",
-            tolerance="risk(MOCHA)/risk(global) < 0.9", quantity="risk(MOCHA)/risk(global)",
-            passed=bool(adv < 0.9),
-            relation="<=",
+            criterion=AtMost(strict=True, limit=0.9, text="risk(MOCHA)/risk(global) < 0.9"),
+            quantity="risk(MOCHA)/risk(global)",
             method="deterministic MOCHA; AFA-CD via simulate (σ_L = 0)",
             figures=[fig2],
-            negative_control=NegativeControl(
+            control=ControlMeasurement(
                 description=f"homogeneous tasks: 'MOCHA ≥ 10 % better' (ratio {adv_h:.3f})",
                 measured=adv_h,
                 theoretical=0.9,
-                passed=bool(adv_h < 0.9),
             ),
             notes=f"excess-risk ratio {adv:.3f} (2 clusters) vs {adv_h:.3f} (1 cluster, no spread: pooling "
             "all data in one "

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from afltheory.checks import NegativeControl, Verdict
+from afltheory.checks import AtMost, ControlMeasurement, Near, Verdict
 
 from .registry import register
 
@@ -27,37 +27,38 @@ SIZES_FULL = ((3, 2, 5, 1, 0.1), (3, 3, 6, 2, 0.1))
 _FIELDS = {f.name for f in dataclasses.fields(Verdict)}
 
 
+_JUDGED = {"criterion", "stats", "control", "requires"}
+
+
 def _verdict(**kw):
-    """Build a Verdict from the fields ``afltheory.checks.Verdict`` has."""
+    """``Verdict.judged`` with the fields ``afltheory.checks.Verdict`` has (one criterion judges the claim and
+    its control)."""
     kw.setdefault("ci", None)
     kw.setdefault("quantity", "PEP worst case")
-    return Verdict(**{k: v for k, v in kw.items() if k in _FIELDS})
+    return Verdict.judged(**{k: v for k, v in kw.items() if k in _FIELDS or k in _JUDGED})
 
 
 def verdict_for(b) -> Verdict:
     c = b.config
     size = f"(M, m, K, T, τ) = ({c['M']}, {c['m']}, {c['K']}, {c['T']}, {c['tau']}), σ_G = {c['sigma_G']}"
-    passed = bool(b.certified and b.holds and b.inside_conditions)
-    up = b.upper if b.upper is not None else float("inf")
+    up = b.upper if b.upper is not None else float("inf")   # not certified: no upper bound
     refuted = "; a concrete instance (lower end) also exceeds it" if b.lower > b.control else ""
-    control = NegativeControl(description=f"{b.claim} bound without its transient term ({b.control:.4g})"
-                                          f"{refuted}",
-                              measured=up,
-                              theoretical=b.control, passed=bool(b.upper is not None and b.upper <=
-                              b.control))
+    control = ControlMeasurement(description=f"{b.claim} bound without its transient term ({b.control:.4g})"
+                                             f"{refuted}", measured=up, theoretical=b.control)
     shares = {k: v / b.bound for k, v in b.terms.items()}
     return _verdict(
         id=f"pep.{b.claim}.m{c['m']}K{c['K']}T{c['T']}tau{c['tau']}sG{c['sigma_G']:g}",
         claim=f"{b.claim}: worst case over every L-smooth family (PEP) ≤ bound, σ_L = 0, {size}",
         reference=REF, measured=up, theoretical=b.bound,
-        tolerance="certified SDP dual value (rel. gap ≤ 1e-4)",
-        passed=passed, relation="<=", slack=None if b.upper is None else b.bound / b.upper,
+        criterion=AtMost(text="certified SDP dual value (rel. gap ≤ 1e-4)"),
+        requires={"certified": b.certified, "inside the conditions": b.inside_conditions},
+        slack=None if b.upper is None else b.bound / b.upper,
         method=f"PEP (PEPit + Clarabel, Gram {b.gram_size}, {b.seconds:.1f} s, status {b.status})",
         notes=(f"bracket [{b.lower:.4g}, {up:.4g}] vs bound {b.bound:.4g} (upper/bound {up / b.bound:.3g}); "
                f"{b.search}; η = {b.eta:.4g}, η_L = {b.eta_L:.4g}; "
                + ("inside the conditions" if b.inside_conditions
                   else "OUTSIDE: " + "; ".join(b.scope_problems))),
-        negative_control=control, inside_conditions=b.inside_conditions, terms=shares,
+        control=control, inside_conditions=b.inside_conditions, terms=shares,
         details=dict(lower=b.lower, upper=b.upper, bound=b.bound, control=b.control, terms=b.terms,
                      seconds=b.seconds, status=b.status, schedule=b.schedule, lower_method=b.lower_method))
 
@@ -75,9 +76,6 @@ def anchors() -> list:
     c0 = {"L": 1.0, "sigma_G": 0.0}
     known, wrong = gd_known_value(N), gd_known_value(N + 1)
 
-    def close(a, b, t=tol):
-        return abs(a - b) <= t * abs(b)
-
     out = []
     for vid, sched, t, text in (
         ("pep.anchor.gd", gd_schedule(N), tol, "M = m = K = 1"),
@@ -91,12 +89,11 @@ def anchors() -> list:
             id=vid, claim=f"PEP of the AFA-CD skeleton ({text}, τ = 0, η = 2, η_L = 1/2: γ = 1/L) = GD's "
             f"known worst case 4/(3N), N = {N}",
             reference="PEPit nonconvex GD example; Abbaszadehpeivasti et al. 2021", measured=gd.value,
-            theoretical=known, tolerance=f"relative error ≤ {t:g}", relation="~=",
-            passed=bool(gd.certified and close(gd.value, known, t)),
+            theoretical=known, criterion=Near(rel=t, text=f"relative {t}"),
+            requires={"certified": gd.certified},
             method=f"PEP ({gd.seconds:.1f} s, Gram {gd.gram_size})",
-            negative_control=NegativeControl(description=f"off-by-one iteration count 4/(3(N+1)) = "
-                                                         f"{wrong:.6g}", measured=gd.value, theoretical=wrong,
-                                             passed=close(gd.value, wrong, t))))
+            control=ControlMeasurement(description=f"off-by-one iteration count 4/(3(N+1)) = {wrong:.6g}",
+                                       measured=gd.value, theoretical=wrong)))
     T, g = 4, 0.5
     ref = delayed_gd_reference(g, [min(t, 1) for t in range(T)])
     d1 = worst_case(AFACD(eta=2 * g, eta_L=0.5), gd_schedule(T, 1), c0, delta=1.0, metric="min", gap="f_T")
@@ -104,11 +101,11 @@ def anchors() -> list:
     out.append(_verdict(
         id="pep.anchor.delayed_gd", claim=f"PEP of the skeleton = direct PEPit formulation of delayed GD "
         f"(τ = 1, γ = 1/(2L), T = {T})", reference="PEPit (independent script)", measured=d1.value,
-        theoretical=ref, tolerance=f"relative error ≤ {tol:g}", relation="~=",
-        passed=bool(d1.certified and close(d1.value, ref)), method="PEP vs PEP",
-        negative_control=NegativeControl(description=f"delay ignored (plain GD value {d0.value:.6g})",
-                                         measured=d0.value,
-                                         theoretical=ref, passed=close(d0.value, ref))))
+        theoretical=ref, criterion=Near(rel=tol, text=f"relative {tol}"),
+        requires={"certified": d1.certified},
+        method="PEP vs PEP",
+        control=ControlMeasurement(description=f"delay ignored (plain GD value {d0.value:.6g})",
+                                   measured=d0.value, theoretical=ref)))
     return out
 
 
@@ -137,12 +134,13 @@ def thm4_printed(sigma_G=2.0) -> Verdict:
     return _verdict(
         id="pep.thm4.printed", claim=f"thm4 as printed (numerator f(x_0) − f(x_T)): max over the class of "
         f"avg − 4(f(x_0) − f(x_T))/(η η_L T) ≤ α_G σ_G², (M, m, K, T, τ) = ({M}, {m}, {K}, {T}, {tau}), "
-        f"σ_G = {sigma_G}", reference=REF, measured=up, theoretical=rest, relation="<=",
-        tolerance="certified SDP dual value (rel. gap ≤ 1e-4)", passed=bool(r.certified and up <= rest),
+        f"σ_G = {sigma_G}", reference=REF, measured=up, theoretical=rest,
+        criterion=AtMost(text="certified SDP dual value (rel. gap ≤ 1e-4)"),
+        requires={"certified": r.certified},
         method=f"PEP (Gram {r.gram_size}, {r.seconds:.1f} s, status {r.status})", inside_conditions=True,
         notes=f"memory staleness τ = {tau_mem}, m' = {m_fresh}; η = {eta:.4g}, η_L = {eta_L:.4g}",
-        negative_control=NegativeControl(description="the same claim without its σ_G term (≤ 0)",
-                                         measured=up, theoretical=0.0, passed=bool(up <= 0.0)))
+        control=ControlMeasurement(description="the same claim without its σ_G term (≤ 0)", measured=up,
+                                   theoretical=0.0))
 
 
 @register("pep", "PEP: Theorems 2–4 certified over the function class at σ_L = 0", REF, slow=True)

@@ -19,12 +19,12 @@ import numpy as np
 
 from afltheory.algorithms import AFACD
 from afltheory.anarchy import Behaviour, ConstantSteps, FixedDelay, NoDelay, UniformArrivals
+from afltheory.checks import AtMost, ControlMeasurement, Verdict
 from afltheory.plots import curves_plot
 from afltheory.problems import HeterogeneousQuadratic
 from afltheory.theory import corollaries, theorem3
 
 from ._common import sim
-from ._power import make_control, make_verdict
 from .registry import register
 
 REF = "[Yang et al. 2022, Remark 4]"
@@ -52,16 +52,16 @@ def run(ctx):
     inside = all(c.holds for cs in conds for c in cs)
     path, rel = ctx.fig("remark4_tau")
     curves_plot(path, curves, title=f"E‖∇f(x_t)‖² for several τ (threshold τ* = {thr:.2f})", logx=True)
-    return [make_verdict(
+    return [Verdict.judged(
         id="remark4.tau_threshold", claim=f"error independent of τ for τ ≤ τ* = {thr:.2f} (T={T}, m={m}, "
                                           f"K={K})",
+        reference=REF, measured=dev, theoretical=0.0,
+        criterion=AtMost(tol=0.10, text="max relative change ≤ 10 %"), relation="~=",
         quantity="max relative change",
-        reference=REF, measured=dev, theoretical=0.0, tolerance="max relative change ≤ 10 "
-                                                                "%", passed=dev <= 0.10,
         figures=(rel,), inside_conditions=inside,
-        negative_control=make_control(f"τ = {tau_wrong}: the larger printed threshold "
-                                      "T^(1/2)/(m^(1/2)K^(5/2)) "
-                                      "read as the bound (max instead of min)", ctl, 0.10, ctl <= 0.10),
+        control=ControlMeasurement(description=f"τ = {tau_wrong}: the larger printed threshold "
+                                   "T^(1/2)/(m^(1/2)K^(5/2)) read as the bound (max instead of min)",
+                                   measured=ctl, theoretical=0.0),
         method=f"monte-carlo (R={R}), common random numbers",
         notes=(("" if inside else "outside the conditions (exploratory): Theorem 3's (C2) fails; ")
                + f"(1/T)ΣE‖∇f‖² by τ: {({k: round(v, 6) for k, v in E.items()})}; thresholds from "

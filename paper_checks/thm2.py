@@ -35,6 +35,7 @@ import numpy as np
 from afltheory.algorithms import AFACD
 from afltheory.analysis import compare_bound
 from afltheory.anarchy import Behaviour, BiasedArrivals, Replay, UniformDelay, UniformSteps
+from afltheory.checks import AtMost, ControlMeasurement, Verdict
 from afltheory.plots import stability_region_plot
 from afltheory.theory import theorem2
 
@@ -44,8 +45,6 @@ from ._power import (
     bound_check,
     bound_figure,
     conditions_note,
-    make_control,
-    make_verdict,
     reference_check,
     require_conditions,
     steep_start,
@@ -174,14 +173,14 @@ def run(ctx):
         c = compare_bound(tr.time_average(), b)
         outside[fac] = {"diverged": bool(tr.divergence.any), "measured": c.measured, "bound": c.bound,
                         "held": c.holds}
-    out.append(make_verdict(
-        id="thm2.stability", claim="inside (C1)–(C3) no run diverges (the conditions are "
-                                   "sufficient)", reference=REF,
-        quantity="divergent grid points inside the region",
-        measured=bad_in, theoretical=0, passed=bad_in == 0, tolerance="divergent grid points inside the "
-                                                                      "region = 0",
+    out.append(Verdict.judged(
+        id="thm2.stability", claim="inside (C1)–(C3) no run diverges (the conditions are sufficient)",
+        reference=REF, measured=bad_in, theoretical=0,
+        criterion=AtMost(text="divergent grid points inside the region = 0"), relation="~=",
+    quantity="divergent grid points inside the region",
         figures=(rel,), inside_conditions=True,
-        negative_control=make_control("theory region inflated ×100 in η", bad_inflated, 0, bad_inflated == 0),
+        control=ControlMeasurement(description="theory region inflated ×100 in η", measured=bad_inflated,
+                                   theoretical=0),
         method=f"grid {len(etas)}×{len(eta_Ls)}, T={Ts}, R=4",
         notes=(f"{int(region.sum())} grid points inside the region, {int(div.sum())} divergent overall; "
                "smallest "

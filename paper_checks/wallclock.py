@@ -9,8 +9,8 @@ Configuration: M = 10 workers, m = 5 arrivals per round, one Exp(1) compute time
   = wall_clock[T]/T per replicate; quick: R = 100 × T = 100, full: R = 400 × T = 1000. Mean ± 99.9 %
   t-interval.
 - The paper's ratio: 61 · E_AFL / (46 · E_FedAvg) vs 1/2.6, relative tolerance 5 %.
-Negative controls: the AFL simulation against H_5 (wrong algorithm's clock); the ratio with FedAvg rounds
-charged AFL's per-round time (wrong clock) vs 1/2.6.
+Negative controls (each judged by its verdict's criterion): the AFL simulation against H_5 (wrong algorithm's
+clock); the ratio with FedAvg rounds charged AFL's per-round time (wrong clock) vs 1/2.6.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import numpy as np
 
 from afltheory.analysis import mean_ci
 from afltheory.anarchy import EventDriven, ExponentialTime, Synchronous, UniformArrivals
-from afltheory.checks import NegativeControl, Verdict
+from afltheory.checks import Contains, ControlMeasurement, Near, Verdict
 from afltheory.plots import curves_plot
 
 from .registry import register
@@ -42,16 +42,14 @@ def run(ctx):
     os_ = float(sum(Fraction(1, M - k) for k in range(m)))
     out = []
     # analytic
-    ok = abs(H5 - 2.2833) < 5e-5 and abs(os_ - 0.6456) < 5e-5
-    out.append(Verdict(id="wallclock.analytic",
+    printed = Near(tol=5e-5, text="|value − printed| ≤ 5e-5 (both)")
+    out.append(Verdict.judged(id="wallclock.analytic",
                        claim="E[max of 5 Exp(1)] = H_5 = 2.2833 and E[5th of 10 Exp(1)] = "
-                       "0.6456", reference=REF, measured=os_, theoretical=0.6456,
+                       "0.6456", reference=REF, measured=os_, theoretical=0.6456, criterion=printed,
+                       requires={"H_5 = 2.2833": printed.judge(H5, 2.2833)}, relation="~=", derivation=True,
+                       control=ControlMeasurement(description="H_5 compared with the order-statistic value "
+                                                  "0.6456", measured=H5, theoretical=0.6456),
                        quantity="E[5th of 10 Exp(1)]",
-                       tolerance="|value − printed| < 5e-5 (both)", passed=ok, derivation=True,
-                       negative_control=NegativeControl(description="H_5 compared with the order-statistic "
-                                                        "value "
-                                                        "0.6456", measured=H5, theoretical=0.6456,
-                                                        passed=abs(H5 - 0.6456) < 5e-5),
                        method="exact (fractions)", details={"H5": H5, "order_stat": os_}))
     afl, s_afl = per_round_times(EventDriven(m, ExponentialTime(1.0)), M, T, R, ctx.seed_for("wc", "afl"))
     syn, s_syn = per_round_times(Synchronous(UniformArrivals(m), ExponentialTime(1.0)), M, T, R,
@@ -64,34 +62,31 @@ def run(ctx):
                        "FedAvg (Synchronous, 5)": (t, s_syn.wall_clock.mean(0))},
                 hlines=None, xlabel="round t", ylabel="mean wall clock", logy=False,
                 title=f"per-round time: AFL {ma:.4f} (theory {os_:.4f}), FedAvg {ms:.4f} (theory {H5:.4f})")
-    out.append(Verdict(id="wallclock.event_afl", claim="event-mode AFL round time = E[5th of 10 Exp(1)]",
-                       reference=REF, measured=ma, ci=(la, ha), theoretical=os_,
-                       quantity="mean AFL round time",
-                       tolerance="99.9 % t-interval contains theory", passed=la <= os_ <= ha, figures=[rel],
-                       negative_control=NegativeControl(description="AFL simulation vs FedAvg's H_5",
-                                                        measured=ma,
-                                                        theoretical=H5, passed=la <= H5 <= ha),
+    in_ci = Contains(text="99.9 % t-interval contains theory")
+    out.append(Verdict.judged(id="wallclock.event_afl",
+                       claim="event-mode AFL round time = E[5th of 10 Exp(1)]",
+                       reference=REF, measured=ma, ci=(la, ha), theoretical=os_, criterion=in_ci,
+                       stats={"ci": (la, ha)}, figures=[rel],
+                       control=ControlMeasurement(description="AFL simulation vs FedAvg's H_5", measured=ma,
+                                                  theoretical=H5, stats={"ci": (la, ha)}),
                        method=f"event simulation, R={R}, T={T}"))
-    out.append(Verdict(id="wallclock.event_sync", claim="synchronous FedAvg round time = H_5", reference=REF,
-                       measured=ms, ci=(ls, hs), theoretical=H5, quantity="mean FedAvg round time",
-                       tolerance="99.9 % t-interval contains theory",
-                       passed=ls <= H5 <= hs, figures=[rel],
-                       negative_control=NegativeControl(description="FedAvg simulation vs AFL's order "
-                                                        "statistic",
-                                                        measured=ms, theoretical=os_, passed=ls <= os_ <= hs),
+    out.append(Verdict.judged(id="wallclock.event_sync", claim="synchronous FedAvg round time = H_5",
+                       reference=REF, measured=ms, ci=(ls, hs), theoretical=H5, criterion=in_ci,
+                       stats={"ci": (ls, hs)}, figures=[rel],
+                       control=ControlMeasurement(description="FedAvg simulation vs AFL's order statistic",
+                                                  measured=ms, theoretical=os_, stats={"ci": (ls, hs)}),
+    quantity="mean AFL round time",
                        method=f"synchronous simulation, R={R}, T={T}"))
     ratio = 61 * ma / (46 * ms)
     target = 1 / 2.6
     wrong = 61 * ma / (46 * ma)
-    out.append(Verdict(id="wallclock.paper_ratio",
+    out.append(Verdict.judged(id="wallclock.paper_ratio",
                        claim="AFL/FedAvg wall clock = (61·E_AFL)/(46·E_FedAvg) ≈ 1/2.6",
-                       reference=REF, measured=ratio, theoretical=target, tolerance="relative error ≤ 5 %",
+                       reference=REF, measured=ratio, theoretical=target,
+                       criterion=Near(rel=0.05, text="relative error ≤ 5 %"), figures=[rel],
+                       control=ControlMeasurement(description="both charged AFL's per-round time (ratio of "
+                                                  "rounds 61/46)", measured=wrong, theoretical=target),
                        quantity="AFL/FedAvg wall-clock ratio",
-                       passed=abs(ratio / target - 1) <= 0.05, figures=[rel],
-                       negative_control=NegativeControl(description="both charged AFL's per-round time "
-                                                        "(ratio of "
-                                                        "rounds 61/46)", measured=wrong, theoretical=target,
-                                                        passed=abs(wrong / target - 1) <= 0.05),
                        method="simulated per-round means",
                        notes=f"1/ratio = {1 / ratio:.3f} (analytic {46 * H5 / (61 * os_):.3f}); the paper "
                        "prints 2.6"))

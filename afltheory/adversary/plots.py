@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..plots.figures import _fig, save
+from ..plots.figures import new_figure, save
 
 if TYPE_CHECKING:
     from .search import WorstCase
@@ -21,7 +21,7 @@ _DRAWABLE = 1e250
 
 def progress_plot(path: str | os.PathLike, worst: WorstCase, *, title: str | None = None) -> str:
     """Best measured/bound ratio so far vs exact evaluations (line) over every candidate's ratio (dots)."""
-    fig, (ax,) = _fig()
+    fig, ax = new_figure()
     h = worst.history
     r = h[:, 1]
     ok = np.isfinite(r) & (r > 0) & (r < _DRAWABLE)
@@ -46,7 +46,7 @@ def worst_instance_plot(path: str | os.PathLike, worst: WorstCase, *, title: str
     c = get_claim(worst.claim)
     cls = c.check_class(worst.assumptions).replace(min_rounds=1)
     g, T, avg, terms = c.trajectory(cls, worst.structure, worst.instance_u)
-    fig, (ax,) = _fig(width=6.0)
+    fig, ax = new_figure(width=6.0)
     t = np.arange(len(g))
     g = np.where(np.isfinite(g) & (g < _DRAWABLE), g, np.nan)          # diverged rounds: not drawn
     avg = np.where(np.isfinite(avg) & (avg < _DRAWABLE), avg, np.nan)

@@ -34,6 +34,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from .._introspect import defining_class, overrides
 from .._validation import check_component, check_positive
 from ..compression.channel import check_compressor
 from .schedules import StepSize, as_step_size
@@ -55,19 +56,6 @@ class UnsupportedRule(TypeError):
     """A backend cannot represent this rule (e.g. the exact engine or the PEP skeleton given a rule that
     overrides imperative code): it refuses it rather than read it as its base class. Use ``simulate``.
     The mutation analysis records a check refused this way as "refused" (no verdict), not as a kill."""
-
-
-def defining_class(cls: type, name: str) -> type | None:
-    """The class in ``cls``'s MRO whose body defines attribute ``name`` (None if none does)."""
-    for c in cls.__mro__:
-        if name in c.__dict__:
-            return c
-    return None
-
-
-def overrides(obj: Any, name: str, base: type) -> bool:
-    """True when ``obj``'s class defines ``name`` somewhere below ``base`` (a subclass changed that hook)."""
-    return defining_class(type(obj), name) is not defining_class(base, name)
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from .. import _faults
 from .._validation import as_array, check_real
 
 __all__ = ["BoundComparison", "compare_bound", "default_control", "mean_ci", "slack_ratio",
-           "upper_confidence_bound"]
+           "upper_confidence_bound", "z_interval", "z_score"]
 
 
 def _samples(samples, name="samples") -> np.ndarray:
@@ -66,6 +66,40 @@ def mean_ci(samples: ArrayLike, level: float = 0.95) -> tuple[float, float, floa
     return m, m - h, m + h
 
 
+def _z_parts(samples: ArrayLike) -> tuple[np.ndarray, float, float]:
+    s = _samples(samples)
+    if s.size < 2:
+        raise ValueError(f"samples has {s.size} value(s): a standard error needs at least 2")
+    if not np.all(np.isfinite(s)):
+        return s, float("inf"), float("inf")
+    return s, float(s.mean()), float(s.std(ddof=1) / np.sqrt(s.size))
+
+
+def z_score(samples: ArrayLike, value: float) -> tuple[float, float]:
+    """(z, se): the Monte Carlo mean of ``samples`` against a reference ``value``, z = (mean − value)/se with
+    se = sample sd/√n (n ≥ 2). A diverged replicate gives (inf, inf); zero spread gives z = 0 when the mean
+    equals ``value`` and ±inf otherwise (never NaN)."""
+    v = check_real("value", value)
+    s, m, se = _z_parts(samples)
+    if not np.isfinite(m):
+        return float("inf"), float("inf")
+    d = s.mean() - v
+    if se == 0:
+        return (0.0 if d == 0 else float(np.copysign(np.inf, d))), 0.0
+    return float(d / se), se
+
+
+def z_interval(samples: ArrayLike, z: float) -> tuple[float, float]:
+    """(mean − z·se, mean + z·se): the normal-approximation interval of the mean (se = sample sd/√n, n ≥ 2;
+    (inf, inf) if a replicate diverged)."""
+    zz = check_real("z", z, low=0.0)
+    s, m, se = _z_parts(samples)
+    if not np.isfinite(m):
+        return float("inf"), float("inf")
+    mm = s.mean()
+    return float(mm - zz * se), float(mm + zz * se)
+
+
 def upper_confidence_bound(samples: ArrayLike, level: float = 0.99) -> float:
     """One-sided Student-t upper confidence bound of the mean (inf if a replicate diverged).
 
@@ -83,7 +117,8 @@ def upper_confidence_bound(samples: ArrayLike, level: float = 0.99) -> float:
     if sd == 0:  # zero spread: the bound is the mean (never t-quantile · 0 = NaN at an extreme level)
         return m
     q = float(stats.t.ppf(level, len(s) - 1))
-    fault = _faults.get("stats.ucb_quantile")     # None unless a statistics mutant is injected
+    # None unless a statistics mutant is injected
+    fault = _faults.get(_faults.FaultPoint.STATS_UCB_QUANTILE)
     if fault is not None:
         q = fault(level, len(s))
     with np.errstate(over="ignore"):

@@ -279,7 +279,7 @@ class EventDriven:
             if model is not None:
                 model.check_workers(M)
         m = self.m
-        restart = _faults.get("anarchy.event_restart")  # None unless afltheory.mutants.injected(...) sets it
+        restart = _faults.get(_faults.FaultPoint.ANARCHY_EVENT_RESTART)  # None unless a mutant is injected
         W = np.empty((replicates, rounds, m), dtype=np.int64)
         D = np.empty_like(W)
         K = np.empty_like(W)
@@ -343,7 +343,7 @@ class Synchronous:
         rounds, replicates, M = _check_sizes(rounds, replicates, num_workers)
         self.compute_time.check_workers(M)
         base = Behaviour(self.arrivals, NoDelay(), self.local_steps).sample(rounds, replicates, M, seed)
-        sync_clock = _faults.get("anarchy.sync_clock")  # None unless a mutant is injected
+        sync_clock = _faults.get(_faults.FaultPoint.ANARCHY_SYNC_CLOCK)  # None unless a mutant is injected
         WC = np.zeros((replicates, rounds + 1))
         for r in range(replicates):
             rng = _rng.stream(seed, _rng.INIT, r)

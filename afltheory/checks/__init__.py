@@ -5,17 +5,22 @@ the runner and the report writer behind ``afltheory check`` / ``afltheory verify
 Writing a check (in a package registered under the entry-point group, or in a file run with
 ``afltheory verify FILE.py``)::
 
-    from afltheory.checks import NegativeControl, Verdict, register
+    from afltheory.checks import AtMost, ControlMeasurement, Verdict, register
 
     @register("mine", "my claim", "[Me 2026, Thm 1]")
     def run(ctx):
         ...
-        return [Verdict(id="mine.bound", claim="...", reference="[Me 2026, Thm 1]", measured=m, theoretical=b,
-                        passed=m <= b, relation="<=",
-                        negative_control=NegativeControl(description="...", measured=m, theoretical=b2,
-                                                         passed=m <= b2))]
+        return [Verdict.judged(id="mine.bound", claim="...", reference="[Me 2026, Thm 1]",
+                               criterion=AtMost(on="ucb"), measured=m, theoretical=b, stats={"ucb": u},
+                               control=ControlMeasurement(description="the bound without the term under test",
+                                                          measured=m, theoretical=b2, stats={"ucb": u}))]
+
+One criterion (``afltheory.checks.criteria``: ``AtMost``, ``AtLeast``, ``Near``, ``Contains``, ``SlopeIn``,
+``Holds``) decides ``passed`` for the claim and for its control; ``Verdict(passed=...)`` is the deprecated
+path.
 """
 
+from .criteria import AllOf, AtLeast, AtMost, Contains, ControlMeasurement, Criterion, Holds, Near, SlopeIn
 from .registry import (
     CHECKS,
     ENTRY_POINT_GROUP,
@@ -42,7 +47,8 @@ def __getattr__(name: str):
         return getattr(verify, name)
     raise AttributeError(f"module 'afltheory.checks' has no attribute {name!r}")
 
-__all__ = ["CHECKS", "ENTRY_POINT_GROUP", "SCHEDULE_SYMBOLS", "CheckSpec", "Context", "NegativeControl",
-           "Verdict", "fmt", "json_safe",
+__all__ = ["CHECKS", "ENTRY_POINT_GROUP", "SCHEDULE_SYMBOLS", "AllOf", "AtLeast", "AtMost", "CheckSpec",
+           "Contains", "Context", "ControlMeasurement", "Criterion", "Holds", "Near", "NegativeControl",
+           "SlopeIn", "Verdict", "fmt", "json_safe",
            "load_all", "load_file", "load_modules", "register", "run_check", "run_checks",
            "schedule_statistics", "verdicts_from_json", "verdicts_to_json", "verify_bound", "verify_rate"]

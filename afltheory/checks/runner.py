@@ -298,5 +298,5 @@ def add_verify_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument("files", nargs="+", metavar="FILE.py", help="Python file(s) registering checks with "
                                                                 "@afltheory.checks.register")
     _common_args(p)
-    p.set_defaults(func=verify_main)
+    p.set_defaults(func=verify_main)   # --mutants is added by afltheory.cli (mutants is a higher layer)
     return p

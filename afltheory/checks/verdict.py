@@ -1,7 +1,12 @@
 """``Verdict``: the outcome of checking one claim, with its negative control (docs/DESIGN.md principle 6).
 
 A verdict is built once, with keyword arguments only, and never amended (both classes are frozen). Compute
-everything a verdict needs (the pass decision, its control, figures, notes) before constructing it.
+everything a verdict needs (the measurements, its control, figures, notes) before constructing it.
+
+Build verdicts with ``Verdict.judged(criterion=..., measured=..., theoretical=..., control=...)``: one
+criterion (``afltheory.checks.criteria``) decides ``passed`` for the claim and for its negative control.
+Passing ``passed=`` to ``Verdict(...)`` by hand is the deprecated path, kept for backward compatibility (and
+for ``from_dict``).
 """
 
 from __future__ import annotations
@@ -12,6 +17,8 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
+
+from .criteria import ControlMeasurement, Criterion
 
 __all__ = ["NegativeControl", "Verdict", "json_safe", "verdicts_from_json", "verdicts_to_json"]
 
@@ -166,6 +173,38 @@ class Verdict:
         """Passed, and the negative control (if any) failed."""
         nc_ok = self.negative_control is None or not self.negative_control.passed
         return bool(self.passed) and nc_ok
+
+    @classmethod
+    def judged(cls, *, criterion: Criterion, measured: Any, theoretical: Any, stats: dict | None = None,
+               control: ControlMeasurement | None = None, requires: dict[str, bool] | None = None,
+               **fields: Any) -> Verdict:
+        """A verdict whose ``passed`` and whose negative control's ``passed`` come from ``criterion``.
+
+        ``passed = criterion.judge(measured, theoretical, **stats)`` and every value of ``requires`` (named
+        conditions that gate the claim, not the control: the configuration's power, or the same criterion
+        applied to a second configuration of the claim);
+        the control (a ``ControlMeasurement``) is judged by the same criterion on its own measured,
+        theoretical and stats. ``tolerance`` defaults to ``criterion.describe()`` and ``relation`` to
+        ``criterion.relation``; the other keyword ``fields`` are ``Verdict`` fields (``passed`` and
+        ``negative_control`` are refused: they are what the criterion decides)."""
+        for name in ("passed", "negative_control"):
+            if name in fields:
+                raise TypeError(f"Verdict.judged() decides {name!r} from the criterion; do not pass it")
+        if not isinstance(criterion, Criterion):
+            raise TypeError(f"criterion={criterion!r} must provide judge(), describe() and relation "
+                            f"(afltheory.checks.criteria)")
+        if control is not None and not isinstance(control, ControlMeasurement):
+            raise TypeError(f"control={control!r} must be a ControlMeasurement or None")
+        passed = criterion.judge(measured, theoretical, **(stats or {}))
+        passed = passed and all(bool(v) for v in (requires or {}).values())
+        nc = None
+        if control is not None:
+            failed_to_fail = criterion.judge(control.measured, control.theoretical, **control.stats)
+            nc = NegativeControl(description=control.description, measured=control.measured,
+                                 theoretical=control.theoretical, passed=failed_to_fail)
+        fields.setdefault("tolerance", criterion.describe())
+        fields.setdefault("relation", criterion.relation)
+        return cls(measured=measured, theoretical=theoretical, passed=passed, negative_control=nc, **fields)
 
     def to_dict(self) -> dict:
         """A JSON-safe dict (non-finite floats as strings) with the derived ``ok`` and

@@ -1,39 +1,20 @@
-"""Reference computations for the compression claims (afltheory.theory.compression): exact E‖x_t − x*‖²
-from the exact engine, an independent plain second-moment recursion for single-node compressed GD, and ζ*²."""
+"""Reference computations for the compression claims (afltheory.theory.compression): an independent plain
+second-moment recursion for single-node compressed GD, and ζ*². (The exact engine's E‖x_t − x*‖² is
+``afltheory.exact.exact_distance_sq``: the exact engine is a higher layer than compression.)"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 import numpy as np
-from numpy.typing import ArrayLike
 
 from .._validation import check_array, check_int, check_positive, check_real
 from .compressors import Compressor
 
 if TYPE_CHECKING:
-    from ..algorithms import ServerRule
-    from ..anarchy import Behaviour
     from ..problems.quadratic import QuadraticProblem
 
-__all__ = ["compressed_gd_reference", "exact_distance_sq", "zeta_star_sq"]
-
-
-def exact_distance_sq(problem: QuadraticProblem, algorithm: ServerRule, behaviour: Behaviour, rounds: int,
-                      x0: ArrayLike | None = None) -> np.ndarray:
-    """Exact E‖x_t − x*‖², t = 0..rounds (the exact engine's second-moment recursion; linear compressors)."""
-    from ..exact.moments import ExactSystem, _x0
-
-    rounds = check_int("rounds", rounds, low=1)
-    sys_ = ExactSystem(problem, algorithm, behaviour)
-    S = sys_.initial(_x0(problem, x0))
-    d = problem.dim
-    out = np.empty(rounds + 1)
-    out[0] = np.trace(S[1 : 1 + d, 1 : 1 + d])
-    for t in range(rounds):
-        S = sys_.step(S, t)
-        out[t + 1] = np.trace(S[1 : 1 + d, 1 : 1 + d])
-    return out
+__all__ = ["compressed_gd_reference", "zeta_star_sq"]
 
 
 def compressed_gd_reference(hessian: np.ndarray, x0_minus_xstar: np.ndarray, gamma: float,

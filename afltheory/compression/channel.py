@@ -114,7 +114,7 @@ class Channel:
         self.B = _rng.BLOCK
         self.streams = _rng.BlockStreams(seed, -(-replicates // self.B)) if self.comp is not None else None
         # None unless an engine fault is injected (afltheory.mutants: e.g. every worker's stream shared)
-        self._draw = _faults.get("channel.rng") if self.comp is not None else None
+        self._draw = _faults.get(_faults.FaultPoint.CHANNEL_RNG) if self.comp is not None else None
 
     @property
     def state(self) -> dict:

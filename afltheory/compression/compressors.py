@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._introspect import defining_class
 from .._validation import check_array, check_int, check_real
 
 __all__ = ["BernoulliMask", "Compressor", "FLOAT_BITS", "GaussianSketch", "Identity", "LowRank", "QSGD",
@@ -136,8 +137,6 @@ class Compressor:
         the class that defines its exact moments (``moment_map``): a subclass that changes
         how C(x) is drawn but inherits its base's moment map. The exact engine refuses such a compressor
         (TypeError) rather than read it as its base."""
-        from ..algorithms.base import defining_class
-
         dm = defining_class(cls, "moment_map")
         return cls.linear and any((ds := defining_class(cls, h)) is not dm and issubclass(ds, dm)
                                   for h in ("compress", "_compress"))

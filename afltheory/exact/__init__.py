@@ -9,6 +9,7 @@ delays (no, uniform, fixed, geometric, per-worker) and finite per-worker local-s
 ``TypeError`` / ``ExactUnavailable`` (a ``ValueError``) that says why and points to ``afltheory.simulate``.
 """
 
+from .distance import exact_distance_sq
 from .law import ExactUnavailable, RoundLaw, round_law
 from .moments import (
     DEFAULT_MAX_MEMORY,
@@ -24,5 +25,5 @@ from .moments import (
 )
 
 __all__ = ["DEFAULT_MAX_MEMORY", "ExactCostWarning", "ExactSystem", "ExactUnavailable", "Moments", "RoundLaw",
-           "SteadyState", "estimate_memory", "moments", "round_law", "rounds_to_epsilon", "steady_state",
-           "zscores"]
+           "SteadyState", "estimate_memory", "exact_distance_sq", "moments", "round_law", "rounds_to_epsilon",
+           "steady_state", "zscores"]

@@ -69,10 +69,10 @@ def engine_drift(Q: np.ndarray | None) -> tuple[np.ndarray | None, bool]:
     problem, ``Q`` not None)."""
     if Q is None:
         return None, False
-    fault = _faults.get("exact.drift_cov")
+    fault = _faults.get(_faults.FaultPoint.EXACT_DRIFT_COV)
     if fault is not None:
         Q = fault(Q)
-    return Q, bool(_faults.get("exact.drift_order"))
+    return Q, bool(_faults.get(_faults.FaultPoint.EXACT_DRIFT_ORDER))
 
 
 def check_supported(system: Any) -> None:

@@ -328,7 +328,7 @@ class ExactSystem:
         SJJ = S[:nJ, :nJ]
         Y = np.matmul(op.U, SJJ)                                  # (M, d, nJ) = D̄_i S_JJ
         W = self._within(op, S, Y) if not op.deterministic else np.zeros((M, d, d))
-        f = _faults.get("exact.noise")          # None unless a noise fault is injected
+        f = _faults.get(_faults.FaultPoint.EXACT_NOISE)          # None unless a noise fault is injected
         own = (W + (op.Qbar if f is None else f(d) * op.Qbar)) if noise else W
         if self.comp is not None:       # Γ_i = E[G_i G_iᵀ | i arrives] -> E[M Γ_i Mᵀ]
             gam = own + np.matmul(Y, op.U.transpose(0, 2, 1))
@@ -475,7 +475,7 @@ def moments(problem: Problem | DriftingQuadratic, algorithm: ServerRule, behavio
                 gn[t:] = loss[t:] = msd[t:] = np.inf
                 xm[t:] = np.inf
                 break
-    shift = _faults.get("exact.round_shift", 0)   # 0 unless an engine fault is injected
+    shift = _faults.get(_faults.FaultPoint.EXACT_ROUND_SHIFT, 0)   # 0 unless an engine fault is injected
     if shift:
         gn, loss, xm = (np.concatenate([a[:1].repeat(shift, axis=0), a[:-shift]]) for a in (gn, loss, xm))
         div = None if div is None else div + shift

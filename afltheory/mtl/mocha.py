@@ -237,7 +237,7 @@ def mocha(
         if update_omega:
             Wn = prob.primal_point(alpha)
             Omega, Sigma = omega_step(Wn, omega_eps)
-            fault = _faults.get("mtl.omega")        # None unless a MOCHA mutant is injected
+            fault = _faults.get(_faults.FaultPoint.MTL_OMEGA)        # None unless a MOCHA mutant is injected
             if fault is not None:
                 Omega = fault(Omega, Sigma)
             prob = prob.with_omega(Omega)

@@ -108,7 +108,8 @@ class AgentSampleNoise(NoiseModel):
         # a uniform B_k-subset without replacement, drawn sequentially: the j-th pick is uniform among the
         # N_k − j samples not yet picked (the r-th unused index: step r past each earlier pick, ascending)
         idx = np.empty((flat.size, b_max), dtype=np.int64)
-        fault = _faults.get("problems.minibatch")   # None unless a sampling mutant is injected
+        # None unless a sampling mutant is injected
+        fault = _faults.get(_faults.FaultPoint.PROBLEMS_MINIBATCH)
         for j in range(0 if fault is not None else b_max):
             r = rng.integers(0, np.maximum(sizes - j, 1))
             if j:

@@ -69,7 +69,8 @@ class FiniteSumNoise(NoiseModel):
         w = self._check(workers, dim)
         n, B = self.samples_per_worker, self.batch_size
         flat = w.reshape(-1)
-        fault = _faults.get("problems.minibatch")   # None unless a sampling mutant is injected
+        # None unless a sampling mutant is injected
+        fault = _faults.get(_faults.FaultPoint.PROBLEMS_MINIBATCH)
         if fault is not None:
             idx = fault(n, (flat.size, B), rng)
             return self.offsets[flat[:, None], idx].mean(axis=1).reshape(*w.shape, dim)

@@ -6,17 +6,8 @@ import json
 import numpy as np
 import pytest
 
-from afltheory.analysis import (
-    NegativeControl,
-    Verdict,
-    bootstrap_slope,
-    compare_bound,
-    fit_slope,
-    local_slopes,
-    upper_confidence_bound,
-    verdicts_from_json,
-    verdicts_to_json,
-)
+from afltheory.analysis import bootstrap_slope, compare_bound, fit_slope, local_slopes, upper_confidence_bound
+from afltheory.checks.verdict import NegativeControl, Verdict, verdicts_from_json, verdicts_to_json
 
 
 def test_fit_slope_exact_power_law():

@@ -9,7 +9,8 @@ import sympy as sp
 
 import afltheory as aft
 from afltheory.compression import BernoulliMask, GaussianSketch, RandK
-from afltheory.compression.analysis import compressed_gd_reference, exact_distance_sq, zeta_star_sq
+from afltheory.compression.analysis import compressed_gd_reference, zeta_star_sq
+from afltheory.exact import exact_distance_sq
 from afltheory.theory import compression as TC
 
 

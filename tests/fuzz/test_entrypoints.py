@@ -43,7 +43,7 @@ from afltheory.adversary import (
     biased_inclusion,
     load_instance,
 )
-from afltheory.checks import schedule_statistics
+from afltheory.checks import schedule_statistics, verdicts_from_json
 from afltheory.datasets import federated, loaders, partitions
 from afltheory.sweep import spec as sweep_spec
 from afltheory.theory import compression as thc
@@ -334,7 +334,7 @@ ANALYSIS = {
     "format_shares": (an_.format_shares, {"shares": st.one_of(ANY, st.dictionaries(st.text(max_size=3), REALS,
                                                                                    max_size=4)),
                                           "min_share": ANY}),
-    "verdicts_from_json": (an_.verdicts_from_json, {"s": st.one_of(st.text(max_size=30), st.sampled_from(
+    "verdicts_from_json": (verdicts_from_json, {"s": st.one_of(st.text(max_size=30), st.sampled_from(
         ["[]", "[{}]", '[{"id": 1}]', "{}", "null",
          '[{"id": "a", "claim": "c", "reference": "r", "measured": NaN, "theoretical": 1, "passed": true}]',
          '[{"id": "a", "claim": "c", "reference": "r", "measured": 1, "theoretical": 2, "passed": 1, '

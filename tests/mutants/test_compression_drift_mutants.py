@@ -15,9 +15,9 @@ from afltheory import _faults, _rng, mutants, simulate
 from afltheory.algorithms import AFACD, DynamicFedAvg
 from afltheory.anarchy import Behaviour, ConstantSteps, NoDelay, UniformArrivals
 from afltheory.compression import DIANA, QSGD, Channel, ErrorFeedback, Identity, RandK, TopK
-from afltheory.compression.analysis import compressed_gd_reference, exact_distance_sq
+from afltheory.compression.analysis import compressed_gd_reference
 from afltheory.exact import drift as dr
-from afltheory.exact import moments, steady_state, zscores
+from afltheory.exact import exact_distance_sq, moments, steady_state, zscores
 from afltheory.exact.law import ExactUnavailable
 from afltheory.mutants import algorithms as MA
 from afltheory.problems import DriftingQuadratic, HeterogeneousQuadratic

@@ -1,0 +1,113 @@
+"""The mutation catalogue, one mutant per line (docs/DESIGN.md "Verdict power"; the type is
+``afltheory.mutants.Mutant``, the engine faults ``afltheory.mutants.faults``, the mutant classes
+``afltheory.mutants.algorithms``). ``afltheory.mutants`` re-exports ``CATALOGUE``, ``CATEGORIES`` and
+``CONTROLS``.
+
+A line is ``_m(name, category, description, {correct class: mutant class})`` (a rule mutant) or
+``_m(name, category, description, faults={fault point: fault})`` (an engine fault).
+"""
+
+from __future__ import annotations
+
+from .._faults import FaultPoint as P
+from ..algorithms.server import AFACD, AFACS, FedAvg, FedBuff
+from ..algorithms.workers import SCAFFOLD, FedProx
+from ..compression.channel import DIANA, ErrorFeedback
+from ..compression.compressors import QSGD, RandK
+from . import algorithms as A
+from . import faults as F
+from .mutant import Mutant
+
+__all__ = ["CATALOGUE", "CATEGORIES", "CONTROLS"]
+
+
+def _m(name, category, description, replaces=None, faults=None) -> Mutant:
+    return Mutant(name, category, description, dict(replaces or {}), dict(faults or {}))
+
+
+#: (category, one line) for the report and the docs
+CATEGORIES = {
+    "server step": "server step scaling (η_L missing or twice, η missing)",
+    "averaging": "averaging over M instead of m and vice versa",
+    "K gradients": "sum instead of average of the K local gradients",
+    "partial aggregation": "one arrival only, first arrival counted twice",
+    "staleness": "stale model off by one / always the oldest / ignored (simulator)",
+    "K misread": "local steps misread (K+1, K−1, the round's max K) (simulator)",
+    "AFA-CS memory": "AFA-CS memory not updated / wrong slot / not used / no warm start",
+    "FedAvg/FedBuff weights": "FedAvg's K factor missing, FedBuff's staleness weight ignored",
+    "noise (simulator)": "gradient noise dropped or mis-scaled in the Monte Carlo engine",
+    "noise (exact)": "noise covariance dropped or mis-scaled in the exact-moments engine",
+    "exact rounds": "exact engine off by one round",
+    "worker correction": "SCAFFOLD / FedProx correction sign",
+    "compressor": "a compressor's law: rand-k without its d/k rescaling, QSGD on the wrong norm",
+    "compression randomness": "every worker's compressor shares one random stream (simulator)",
+    "compression memory": "error feedback's memory unused; DIANA's shifts frozen or of the wrong sign",
+    "drift (simulator)": "Dynamic FedAvg's moving optimum: update before the drift, σ_q for σ_q² (simulator)",
+    "drift (exact)": "the same two drift bugs in the exact engine (generic recursion and Stein solver)",
+    "minibatch sampling": "a size-B minibatch drawn with replacement (finite-sum and Dynamic FedAvg data)",
+    "MOCHA": "MOCHA's Ω-step keeps Σ instead of Σ⁻¹",
+    "statistics": "the confidence machinery: a UCB with the normal quantile for Student's t",
+    "wall clock": "event-driven / synchronous round clock (schedule samplers)",
+}
+
+# fmt: off
+_LIST = [
+    _m("afacd.eta_L_missing", "server step", "AFA-CD server step x − η G (η_L missing)", {AFACD: A.AFACDEtaLMissing}),
+    _m("afacd.eta_L_twice", "server step", "AFA-CD server step x − η η_L² G (η_L twice)", {AFACD: A.AFACDEtaLTwice}),
+    _m("afacd.eta_missing", "server step", "AFA-CD server step x − η_L G (η missing)", {AFACD: A.AFACDEtaMissing}),
+    _m("afacd.over_M", "averaging", "AFA-CD averages the m arrivals over M", {AFACD: A.AFACDOverM}),
+    _m("afacs.over_m", "averaging", "AFA-CS averages its M memory slots over m", {AFACS: A.AFACSOverm}),
+    _m("afacd.sum_K", "K gradients", "AFA-CD worker update = sum (not mean) of its K gradients", {AFACD: A.AFACDSumK}),
+    _m("afacd.one_arrival", "partial aggregation", "AFA-CD applies only the first arrival's update", {AFACD: A.AFACDOneArrival}),
+    _m("afacd.first_twice", "partial aggregation", "AFA-CD counts the first arrival twice", {AFACD: A.AFACDFirstTwice}),
+    _m("sim.stale_off_by_one", "staleness", "simulator starts arrivals at x_{t−τ−1} instead of x_{t−τ}", faults={P.SIM_DELAYS: F.stale_off_by_one}),
+    _m("sim.stale_oldest", "staleness", "simulator starts every arrival at the oldest model x_{t−max τ}", faults={P.SIM_DELAYS: F.stale_oldest}),
+    _m("sim.stale_ignored", "staleness", "simulator ignores delays (every arrival starts at x_t)", faults={P.SIM_DELAYS: F.stale_ignored}),
+    _m("sim.K_plus_one", "K misread", "simulator runs K+1 local steps", faults={P.SIM_LOCAL_STEPS: F.k_plus_one}),
+    _m("sim.K_minus_one", "K misread", "simulator runs max(K−1, 1) local steps", faults={P.SIM_LOCAL_STEPS: F.k_minus_one}),
+    _m("sim.K_max", "K misread", "simulator runs the round's largest K for every arrival", faults={P.SIM_LOCAL_STEPS: F.k_max}),
+    _m("afacs.memory_frozen", "AFA-CS memory", "AFA-CS never updates its memory slots", {AFACS: A.AFACSMemoryFrozen}),
+    _m("afacs.wrong_slot", "AFA-CS memory", "AFA-CS writes worker i's update into slot i+1", {AFACS: A.AFACSWrongSlot}),
+    _m("afacs.memory_unused", "AFA-CS memory", "AFA-CS steps with this round's arrivals only (memory unused)", {AFACS: A.AFACSMemoryUnused}),
+    _m("afacs.cold_start", "AFA-CS memory", "AFA-CS skips the warm start (slots start at zero)", {AFACS: A.AFACSColdStart}),
+    _m("fedavg.no_K", "FedAvg/FedBuff weights", "FedAvg drops the factor K_i of Δ_i = −η_L K_i G_i", {FedAvg: A.FedAvgNoK}),
+    _m("fedbuff.no_staleness", "FedAvg/FedBuff weights", "FedBuff ignores the staleness weight w(τ)", {FedBuff: A.FedBuffNoStaleness}),
+    _m("sim.noise_dropped", "noise (simulator)", "simulator draws no gradient noise", faults={P.SIM_NOISE: F.no_noise}),
+    _m("sim.noise_per_coordinate", "noise (simulator)", "simulator draws noise with std σ_L per coordinate instead of σ_L/√d (E‖ξ‖² = d σ_L²)", faults={P.SIM_NOISE: F.std_per_coordinate}),
+    _m("exact.noise_dropped", "noise (exact)", "exact engine drops the noise covariance term", faults={P.EXACT_NOISE: F.no_noise}),
+    _m("exact.noise_per_coordinate", "noise (exact)", "exact engine uses covariance σ_L² I instead of (σ_L²/d) I per worker (E‖ξ‖² = d σ_L²)", faults={P.EXACT_NOISE: F.var_per_coordinate}),
+    _m("exact.round_late", "exact rounds", "exact engine reports E‖∇f(x_t)‖² one round late (value of t−1)", faults={P.EXACT_ROUND_SHIFT: 1}),
+    _m("anarchy.event_no_wait", "wall clock", "event-driven AFL restarts an arrived worker at its arrival time, not when its round closes", faults={P.ANARCHY_EVENT_RESTART: F.restart_at_arrival}),
+    _m("anarchy.sync_mean_time", "wall clock", "synchronous FedAvg charges a round the mean of its workers' compute times, not the slowest's", faults={P.ANARCHY_SYNC_CLOCK: F.mean_time}),
+    _m("fedprox.sign", "worker correction", "FedProx correction −μ(y − y_0)", {FedProx: A.FedProxSignFlipped}),
+    _m("scaffold.sign", "worker correction", "SCAFFOLD correction c_i − c", {SCAFFOLD: A.SCAFFOLDSignFlipped}),
+    _m("randk.no_rescale", "compressor", "rand-k keeps its k coordinates without the d/k rescaling (E C(x) = (k/d) x)", {RandK: A.RandKNoRescale}),
+    _m("qsgd.max_norm", "compressor", "QSGD quantizes and decodes with ‖x‖_∞ instead of ‖x‖₂ (unbiased, not its stated law)", {QSGD: A.QSGDMaxNorm}),
+    _m("channel.shared_stream", "compression randomness", "every worker's compressor draws from the same random stream (identical masks/sketches per round)", faults={P.CHANNEL_RNG: F.shared_stream}),
+    _m("ef.memory_unused", "compression memory", "error feedback accumulates e_i but compresses G_i, not G_i + e_i", {ErrorFeedback: A.ErrorFeedbackUnused}),
+    _m("diana.shift_frozen", "compression memory", "DIANA never updates its shifts h_i", {DIANA: A.DIANAShiftFrozen}),
+    _m("diana.shift_sign", "compression memory", "DIANA updates its shifts h_i ← h_i − αΔ", {DIANA: A.DIANAShiftSign}),
+    _m("sim.drift_after", "drift (simulator)", "simulator updates on the round's objective before the optimum drifts (drift after the update)", faults={P.SIM_DRIFT_ORDER: True}),
+    _m("sim.drift_sigma_q", "drift (simulator)", "simulator draws drift increments with covariance trace σ_q instead of σ_q²", faults={P.SIM_DRIFT_COV: F.drift_std_as_var_increments}),
+    _m("exact.drift_after", "drift (exact)", "exact engine adds the drift covariance after the round instead of before", faults={P.EXACT_DRIFT_ORDER: True}),
+    _m("exact.drift_sigma_q", "drift (exact)", "exact engine uses the drift covariance Q/σ_q (trace σ_q instead of σ_q²)", faults={P.EXACT_DRIFT_COV: F.drift_std_as_var_cov}),
+    _m("ef.residual_sign", "compression memory", "error feedback keeps e_i ← C(G_i + e_i) − (G_i + e_i) (residual sign flipped)", {ErrorFeedback: A.ErrorFeedbackResidualSign}),
+    _m("sampling.with_replacement", "minibatch sampling", "finite-sum minibatches (FiniteSumNoise, Dynamic FedAvg's AgentSampleNoise) drawn with replacement: covariance S/B instead of (n − B)/(B(n − 1))·S", faults={P.PROBLEMS_MINIBATCH: F.minibatch_with_replacement}),
+    _m("mocha.omega_not_inverted", "MOCHA", "MOCHA's Ω-step puts Σ = (WᵀW)^{1/2}/tr(·) in the regularizer instead of Ω = Σ⁻¹", faults={P.MTL_OMEGA: F.omega_is_sigma}),
+    _m("stats.ucb_normal_quantile", "statistics", "the one-sided UCB uses the normal quantile z_level instead of Student's t_{level, R−1}", faults={P.STATS_UCB_QUANTILE: F.normal_quantile}),
+]
+# fmt: on
+
+#: every catalogued mutant by name, in report order
+CATALOGUE: dict[str, Mutant] = {m.name: m for m in _LIST}
+
+#: equivalent mutants: the correct rules overriding an imperative hook with the base's own code, which the
+#: exact engine refuses (a check falls back to Monte Carlo, as under the mutants overriding ``aggregate``).
+#: They must survive every check; one that is "killed" marks that check's kills as possibly caused by the
+#: engine switch.
+# fmt: off
+CONTROLS: dict[str, Mutant] = {m.name: m for m in [
+    _m("control.afacd_subclass", "control", "AFA-CD unchanged, as a subclass (equivalent mutant)", {AFACD: A.AFACDUnchanged}),
+    _m("control.afacs_subclass", "control", "AFA-CS unchanged, as a subclass (equivalent mutant)", {AFACS: A.AFACSUnchanged}),
+]}
+# fmt: on
