@@ -275,3 +275,46 @@ def test_client_weights_enter_the_skeleton_and_break_the_symmetry():
         assert r.certified
         _, _, v = replay(r)
         assert v == pytest.approx(r.primal, rel=1e-6)
+
+
+# ------------------------------------------------------------------------------------------- claims
+def _sc_claim(bound_kind: str):
+    import sympy as sp
+
+    from afltheory.claims import Assumptions, Claim, L, T
+    from afltheory.claims.symbols import D0, mu, t
+
+    g = sp.Symbol("gamma", positive=True)
+    ratio = (g - 1) * (g - 2) / ((g + T - 1) * (g + T - 2))
+    bound = L / 2 * D0 * ratio if bound_kind == "claim" else mu / 2 * D0 * ratio ** 2
+    return Claim(id=f"user.sc_gd.{bound_kind}", title="local GD, decreasing steps", bound={"rate": bound},
+                 assumptions=Assumptions(function="strongly_convex", noise="none",
+                                         heterogeneity="sigma_G_max", participation="full"),
+                 rule=FedAvg, eta=1, eta_L=2 / (mu * (g + t)), values={"gamma": 2 * L / mu},
+                 measured="last_gap", conditions={"step": 2 / (mu * g) <= 1 / L})
+
+
+def test_claim_pep_certifies_a_user_claim_and_refutes_its_quadratic_variant():
+    """A user's Claim (the decreasing-step local GD of afltheory.pep.convex) through ``claim_pep``:
+    certified (upper ≤ bound, inside its conditions), the value equals ``convex.certify`` (rel. 2e-5).
+    Control that can fail: the variant bounding by the quadratic rate (μ/2) D0 ratio² is exceeded by the
+    certified value and, with M = 1 (exact SDP), by the replayed instance — a refutation."""
+    from afltheory.pep.claims import claim_pep
+    from afltheory.pep.convex import certify
+
+    vals = dict(L=1.0, mu=0.1, D0=1.0, sigma_G=0.0)
+    r = claim_pep(_sc_claim("claim"), T=8, M=3, values=vals)
+    assert r.upper is not None and r.holds and r.inside_conditions
+    assert r.upper == pytest.approx(certify(T=8, M=3, mu=0.1).upper, rel=REL)
+    q = claim_pep(_sc_claim("quadratic"), T=8, M=1, values=vals)
+    assert q.exact and q.holds is False and q.lower > q.bound * 1.05
+
+
+def test_claim_pep_refuses_what_it_cannot_represent():
+    from afltheory.claims.paper import THEOREM3
+    from afltheory.pep.claims import claim_pep
+
+    with pytest.raises(ValueError, match="participation='uniform'"):
+        claim_pep(THEOREM3, T=4, M=3)
+    with pytest.raises(TypeError, match="Claim"):
+        claim_pep("thm2", T=4)
