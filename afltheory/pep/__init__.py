@@ -3,7 +3,9 @@
 Optional: the SDP is built with PEPit and solved by Clarabel (extra ``pep``); nothing here imports PEPit until
 a PEP is solved. ``worst_case`` (one schedule), ``worst_schedule`` (all small schedules), ``replay`` (the
 recovered instance through the library's server rules), ``lower`` (certified concrete instances),
-``brackets`` (Theorems 2–4: [lower, PEP upper] vs the theorem's bound). See docs/pep.md.
+``brackets`` (Theorems 2–4: [lower, PEP upper] vs the theorem's bound), ``reduced_worst_case`` (the same
+PEP with interchangeable workers sharing one Gram block), ``convex.certify`` (a strongly convex claim with
+decreasing steps). See docs/pep.md.
 """
 
 from __future__ import annotations
@@ -15,12 +17,14 @@ _NAMES = {
     "anchors": ("delayed_gd_reference", "gd_known_value", "gd_schedule"),
     "lower": ("LowerBound", "quadratic_lower_bound"),
     "search": ("ScheduleSearch", "schedule_count", "worst_schedule"),
+    "symmetric": ("reduced_sizes", "reduced_worst_case", "worker_classes"),
+    "claims": ("ClaimPEP", "claim_pep"),
     "theorems": ("CLAIMS", "Bracket", "bracket"),
     "core": ("ALGORITHMS", "GAPS", "METRICS", "MAX_GRAM", "Instance", "PEPResult", "PEPSizeError", "Skeleton",
              "estimate_seconds", "gram_size", "skeleton", "worst_case"),
 }
 _WHERE = {name: mod for mod, names in _NAMES.items() for name in names}
-_SUBMODULES = {"anchors", "core", "reproduce", "lower", "search", "theorems"}
+_SUBMODULES = {"anchors", "claims", "convex", "core", "reproduce", "lower", "search", "symmetric", "theorems"}
 
 __all__ = sorted(_WHERE)
 

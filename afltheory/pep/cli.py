@@ -63,6 +63,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--max-gram", type=int, default=None, dest="max_gram")
     p.add_argument("--gamma", type=float, default=None,
                    help="override the server step eta*eta_L (exploratory; says if outside the conditions)")
+    p.add_argument("--schedule", choices=["default", "fixed"], default="default", dest="schedule_kind",
+                   help="default: cyclic (thm2/4) or uniform (thm3) arrival sets; fixed: the same m workers "
+                        "every round (interchangeable workers: solved by the symmetry-reduced PEP)")
     p.add_argument("--json", metavar="FILE", help="write the bracket as JSON")
     p.add_argument("--jobs", type=int, default=1, help="with --search: solve in this many processes")
     p.add_argument("--executor", choices=("local", "dask"), default="local",
@@ -80,11 +83,12 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         b = bracket(args.claim, m=args.m, M=args.M, K=args.K, T=args.T, tau=args.tau, sigma_G=args.sigma_G,
                     delta=args.delta, L=args.L, search=args.search, beam=args.beam,
                     heterogeneity=args.heterogeneity, max_gram=args.max_gram, gamma=args.gamma,
-                    executor=args.executor, jobs=args.jobs, scheduler=args.scheduler)
+                    executor=args.executor, jobs=args.jobs, scheduler=args.scheduler,
+                    schedule_kind=args.schedule_kind)
         print(format_bracket(b))
         if args.json:
             with open(args.json, "w") as fh:
-                json.dump(b.to_json(), fh, indent=2, default=str)
+                json.dump(b.to_json(), fh, indent=2, allow_nan=False)   # strict JSON (to_json: no NaN/inf)
         return 0 if b.upper is not None else 1
 
     p.set_defaults(func=run)

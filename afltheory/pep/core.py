@@ -69,8 +69,14 @@ __all__ = ["ALGORITHMS", "GAPS", "METRICS", "MAX_GRAM", "Instance", "PEPResult",
            "Skeleton", "estimate_seconds", "gram_size", "skeleton", "worst_case"]
 
 ALGORITHMS = ("AFACD", "AFACS", "FedAvg")
-METRICS = ("average", "min", "last")
-GAPS = ("f_star", "f_T")
+#: performance measures: gradient norms ("average" over t < T, "min" over t ≤ T, "last" at x_T) and, for the
+#: convex classes (``mu`` given), "last_gap" f(x_T) − f(x_*) and "last_dist" ‖x_T − x_*‖².
+METRICS = ("average", "min", "last", "last_gap", "last_dist")
+#: initial conditions: f(x_0) − f_* ≤ Δ ("f_star"), f(x_0) − f(x_T) ≤ Δ ("f_T"), ‖x_0 − x_*‖² ≤ Δ
+#: ("distance", convex classes only).
+GAPS = ("f_star", "f_T", "distance")
+#: step sizes are refused outside [STEP_MIN, STEP_MAX] / L (a subnormal or 0 step makes the PEP degenerate).
+STEP_MIN, STEP_MAX = 1e-12, 1e12
 #: Largest Gram dimension accepted by default (≈ 5 min with Clarabel on this project's loaded 2-core machine;
 #: see ``estimate_seconds`` and docs/pep.md). Pass ``max_gram=`` to raise it deliberately.
 MAX_GRAM = 100
@@ -124,6 +130,19 @@ class Skeleton:
     memory: bool
     warm_start: bool
     algorithm: object = field(default=None, repr=False, compare=False)
+    #: per-round step sizes (T,) (None: constant): round t's arrivals run their local steps with η_{L,t} and
+    #: the server step of round t is γ_t — round t's constant rule (``ServerRule.at_round(t)``), as in
+    #: ``simulate`` and the exact engine
+    eta_L_rounds: np.ndarray | None = None
+    gamma_rounds: np.ndarray | None = None
+
+    def local_eta(self, t: int) -> float:
+        """η_L of the local runs arriving in round t (round 0's for the warm start at x_0)."""
+        return self.eta_L if self.eta_L_rounds is None else float(self.eta_L_rounds[t])
+
+    def gamma_factor(self, t: int) -> float:
+        """γ_t / γ for the server step of round t (1 without a schedule)."""
+        return 1.0 if self.gamma_rounds is None else float(self.gamma_rounds[t]) / self.gamma
 
     @property
     def T(self) -> int:
@@ -139,28 +158,42 @@ class Skeleton:
         """Distinct points where some gradient is evaluated, as keys: ("x", t) server iterates and
         ("y", worker, start key, k) local iterates k ≥ 1 (start key = the start point's key); x_T is included
         for the "min"/"last" metrics, ``gap="f_T"`` or ``last``."""
-        need_last = metric in ("min", "last") or gap == "f_T" or last
+        need_last = _needs_last(metric, gap) or last
         keys = {("x", t) for t in range(self.T + (1 if need_last else 0))}
 
-        def local(i, start, k):
+        def local(i, start, k, t):
             for j in range(1, k):
-                keys.add(("y", i, start, j))
+                keys.add(self.local_key(i, start, j, t))
 
         if self.memory and self.warm_start:
             for i in range(self.num_workers):
-                local(i, ("x", 0), int(self.init_K[i]))
+                local(i, ("x", 0), int(self.init_K[i]), 0)
         for t in range(self.T):
             for i, d, k in zip(self.workers[t], self.delays[t], self.K[t], strict=True):
-                local(int(i), ("x", t - int(d)), int(k))
+                local(int(i), ("x", t - int(d)), int(k), t)
         return keys
 
+    def local_key(self, i: int, start: tuple, j: int, t: int) -> tuple:
+        """Key of worker i's j-th local iterate from the point ``start`` in round t: ("y", i, start, j), and
+        round t's η_L appended under a step-size schedule (two runs from one start point coincide only when
+        their η_L does)."""
+        return ("y", i, start, j) if self.eta_L_rounds is None else ("y", i, start, j, self.local_eta(t))
 
-def skeleton(algorithm: ServerRule, schedule: Schedule, replicate: int = 0) -> Skeleton:
+
+def skeleton(algorithm: ServerRule, schedule: Schedule, replicate: int = 0,
+             eta_L_schedule: Any = None) -> Skeleton:
     """Validate a server rule with the plain SGD worker and no compressor, and one replicate of a
     ``Schedule``, and return the ``Skeleton`` the PEP is built from. The rule is read through its declarative
     hooks (``afltheory.exact.local.server_rule``, the exact engine's view): a rule overriding imperative
-    code is refused (TypeError), as are per-worker local step sizes, a proximal/corrected worker and
-    compression."""
+    code is refused (``UnsupportedRule``, a TypeError), as are per-worker local step sizes, a
+    proximal/corrected worker and compression.
+
+    Step-size schedules: a rule whose ``eta``/``eta_L`` is a schedule (``ServerRule.scheduled``) is read
+    round by round through ``at_round(t)``, as ``simulate`` does: round t's arrivals run their local steps
+    with η_{L,t} and the server step is that rule's ``step_size`` γ_t. ``eta_L_schedule`` (None, a sequence
+    of T values or a callable t -> η_{L,t}, e.g. 2/(μ(γ + t))) gives η_{L,t} for a constant rule instead
+    (γ_t = the rule's ``step_size`` with ``eta_L`` replaced). Client weights (``weights``) enter the
+    per-arrival factors as M p_i."""
     from .. import _faults
     from ..algorithms.base import ServerRule
     from ..anarchy.schedule import Schedule
@@ -175,11 +208,16 @@ def skeleton(algorithm: ServerRule, schedule: Schedule, replicate: int = 0) -> S
                          f"compression (allowed: None)")
     if not isinstance(schedule, Schedule):
         raise ValueError(f"schedule must be an afltheory Schedule, got {type(schedule).__name__}")
-    view = server_rule(algorithm)   # TypeError for a rule the declarative hooks cannot represent
+    M = schedule.num_workers
+    scheduled = bool(getattr(algorithm, "scheduled", False))
+    if scheduled and eta_L_schedule is not None:
+        raise ValueError(f"algorithm={algorithm!r} already has a step-size schedule; eta_L_schedule must be "
+                         f"None")
+    base = algorithm.at_round(0) if scheduled else algorithm
+    view = server_rule(base, M)   # UnsupportedRule (a TypeError): a rule the declarative hooks cannot express
     if view.mu != 0.0:
         raise ValueError(f"algorithm.worker={algorithm.worker!r}: the PEP skeleton supports the plain SGD "
                          f"worker only (proximal weight 0)")
-    M = schedule.num_workers
     if algorithm.local_step_sizes(M) is not None:
         raise ValueError(f"algorithm={algorithm!r} has per-worker local step sizes: the PEP skeleton "
                          f"supports one η_L")
@@ -190,12 +228,64 @@ def skeleton(algorithm: ServerRule, schedule: Schedule, replicate: int = 0) -> S
         K = np.full_like(K, view.fixed_local_steps)
         init_K = np.full_like(init_K, view.fixed_local_steps)
     delays = np.array(schedule.delays[r])
-    weights = np.array([[view.weight(int(k), int(d)) for k, d in zip(kr, dr, strict=True)]
-                        for kr, dr in zip(K, delays, strict=True)], dtype=float).reshape(K.shape)
-    return Skeleton(type(algorithm).__name__, float(algorithm.eta), float(algorithm.eta_L),
-                    np.array(schedule.workers[r]), delays, K, M, init_K, float(view.gamma), weights,
+    ww = view.worker_weight   # client weights: M p_i
+    weights = np.array([[view.weight(int(k), int(d)) * ww(int(i)) for k, d, i in zip(kr, dr, wr, strict=True)]
+                        for kr, dr, wr in zip(K, delays, np.array(schedule.workers[r]), strict=True)],
+                       dtype=float).reshape(K.shape)
+    gamma = check_real("algorithm.step_size", float(view.gamma), low=STEP_MIN * 1e-6, high=STEP_MAX * 1e6)
+    eta_rounds = gamma_rounds = None
+    if scheduled:
+        rules = [algorithm.at_round(t) for t in range(K.shape[0])]
+        eta_rounds = np.array([float(rr.eta_L) for rr in rules])
+        gamma_rounds = np.array([server_rule(rr, M).gamma for rr in rules])   # the declarative view
+        for t, g in enumerate(gamma_rounds):
+            check_real(f"algorithm.at_round({t}).step_size", g, low=STEP_MIN * 1e-6, high=STEP_MAX * 1e6)
+    elif eta_L_schedule is not None:
+        eta_rounds, gamma_rounds = _step_schedule(algorithm, eta_L_schedule, K.shape[0], M)
+    return Skeleton(type(algorithm).__name__, float(base.eta), float(base.eta_L),
+                    np.array(schedule.workers[r]), delays, K, M, init_K, gamma, weights,
                     float(view.normalizer(K.shape[1], M)), bool(view.memory), bool(view.warm_start),
-                    algorithm)
+                    algorithm, eta_rounds, gamma_rounds)
+
+
+def _step_schedule(algorithm, eta_L_schedule, T: int, M: int) -> tuple[np.ndarray, np.ndarray]:
+    """(η_{L,s}, γ_s) for s < T from a sequence or a callable; γ_s is the rule's ``step_size`` with
+    ``eta_L`` replaced (its declarative hook, so a rule scaling γ differently is read as implemented)."""
+    import dataclasses
+
+
+    if callable(eta_L_schedule):
+        vals = [eta_L_schedule(t) for t in range(T)]
+    else:
+        vals = list(eta_L_schedule)
+        if len(vals) != T:
+            raise ValueError(f"eta_L_schedule has {len(vals)} entries; the schedule has T={T} rounds "
+                             f"(allowed: exactly {T})")
+    def real(t, v):   # numbers, numpy and sympy scalars (a Claim's schedule may be a sympy expression in t)
+        if not isinstance(v, (bool, np.bool_)) and hasattr(v, "__float__"):
+            try:
+                v = float(v)
+            except (TypeError, ValueError):
+                pass
+        return check_real(f"eta_L_schedule[{t}]", v, low=STEP_MIN * 1e-6, high=STEP_MAX * 1e6)
+
+    eta = np.array([real(t, v) for t, v in enumerate(vals)], dtype=float)
+    if np.any(eta <= 0):
+        raise ValueError(f"eta_L_schedule must be > 0 in every round, got min {eta.min()} (allowed (0, "
+                         f"{STEP_MAX * 1e6:g}])")
+    from ..exact.local import server_rule
+
+    gam = np.array([server_rule(dataclasses.replace(algorithm, eta_L=float(v)),
+                                M).gamma for v in eta])
+    return eta, gam
+
+
+def _needs_last(metric: str, gap: str, decrease_weight: float = 0.0) -> bool:
+    return metric != "average" or gap == "f_T" or decrease_weight != 0
+
+
+def _has_x_star(mu: float | None, gap: str, metric: str) -> bool:
+    return mu is not None and (gap in ("f_star", "distance") or metric in ("last_gap", "last_dist"))
 
 
 def gram_size(sk: Skeleton, metric: str = "average", gap: str = "f_star", heterogeneity: str = "all",
@@ -208,7 +298,7 @@ def gram_size(sk: Skeleton, metric: str = "average", gap: str = "f_star", hetero
     server = sum(1 for k in keys if k[0] == "x")
     local = len(keys) - server
     per_local = M if heterogeneity == "all" else 1
-    return 1 + M * server + per_local * local + (M if gap == "f_star" and mu is not None else 0)
+    return 1 + M * server + per_local * local + (M if _has_x_star(mu, gap, metric) else 0)
 
 
 def estimate_seconds(n: int) -> float:
@@ -302,33 +392,35 @@ class PEPResult:
 
 
 # --------------------------------------------------------------------------------------------- building
-def _run_skeleton(sk: Skeleton, x0, grad):
-    """The update rule written once over an abstract vector type (PEPit Points here; numpy in tests).
+def _run_skeleton(sk: Skeleton, x0, grad, post=None):
+    """The update rule written once over an abstract vector type (PEPit Points here; numpy in tests; the
+    symmetry-reduced vectors of ``afltheory.pep.symmetric``).
 
-    ``grad(i, key, y)`` returns ∇f_i(y) for the point y with key ``key``. Returns the server iterates
-    x_0..x_T. """
+    ``grad(i, key, y)`` returns ∇f_i(y) for the point y with key ``key``; ``post`` (optional) maps each new
+    server iterate to its canonical form. Returns the server iterates x_0..x_T. """
     M, g = sk.num_workers, sk.gamma
     xs = [x0]
 
-    def local_update(i, start_key, y0, k):
+    def local_update(i, start_key, y0, k, t):
         y, s = y0, None
+        eta_L = sk.local_eta(t)
         for j in range(k):
-            key = start_key if j == 0 else ("y", i, start_key, j)
+            key = start_key if j == 0 else sk.local_key(i, start_key, j, t)
             gi = grad(i, key, y)
             s = gi if s is None else s + gi
             if j < k - 1:
-                y = y - sk.eta_L * gi
+                y = y - eta_L * gi
         return s / k if k > 1 else s
 
     memory = {}
     if sk.memory and sk.warm_start:
         for i in range(M):
-            memory[i] = local_update(i, ("x", 0), x0, int(sk.init_K[i]))
+            memory[i] = local_update(i, ("x", 0), x0, int(sk.init_K[i]), 0)
     for t in range(sk.T):
         updates = []
         for j, (i, d, k) in enumerate(zip(sk.workers[t], sk.delays[t], sk.K[t], strict=True)):
             i, d, k = int(i), int(d), int(k)
-            Gi = local_update(i, ("x", t - d), xs[t - d], k)
+            Gi = local_update(i, ("x", t - d), xs[t - d], k, t)
             w = float(sk.weights[t, j])
             updates.append((i, Gi if w == 1.0 else w * Gi))
         if sk.memory:
@@ -340,8 +432,8 @@ def _run_skeleton(sk: Skeleton, x0, grad):
         step = terms[0]
         for u in terms[1:]:
             step = step + u
-        x_new = xs[t] - (g / sk.normalizer) * step
-        xs.append(x_new)
+        x_new = xs[t] - (g * sk.gamma_factor(t) / sk.normalizer) * step
+        xs.append(x_new if post is None else post(x_new))
     return xs
 
 
@@ -361,7 +453,10 @@ def _check_inputs(constants, delta, mu, metric, gap):
                          f"(allowed range [0, 0])")
     delta = check_positive("delta", delta)
     if mu is not None:
-        mu = check_real("mu", mu, low=0.0, high=L)
+        mu = check_real("mu", mu, low=0.0, high=L, high_open=True)
+    elif gap == "distance" or metric in ("last_gap", "last_dist"):
+        raise ValueError(f"gap={gap!r} with metric={metric!r} needs a minimizer x_*: give mu (0 for the "
+                         f"convex class, allowed range [0, L))")
     return L, sG, delta, mu
 
 
@@ -369,7 +464,8 @@ def worst_case(algorithm: ServerRule, schedule: Schedule, constants: Any, *, del
                mu: float | None = None, metric: str = "average", gap: str = "f_star",
                heterogeneity: str = "all", replicate: int = 0, max_gram: int = MAX_GRAM,
                dimension_reduction: int | None = None, decrease_weight: float = 0.0,
-               verbose: int = 0, loose: bool = False) -> PEPResult:
+               eta_L_schedule: Any = None, symmetry: bool = False, verbose: int = 0,
+               loose: bool = False) -> PEPResult:
     """Certified worst case of ``metric`` for the noise-free skeleton of ``algorithm`` on ``schedule``.
 
     ``algorithm``: a server rule with the plain SGD worker — ``AFACD``, ``AFACS``, ``FedAvg``, ``FedBuff`` or
@@ -389,15 +485,29 @@ def worst_case(algorithm: ServerRule, schedule: Schedule, constants: Any, *, del
     ``loose``: solve with ``RETRY_SETTINGS`` at once (for an SDP known to stall at ``SOLVER_SETTINGS``'
     gap, which then costs a failed solve first; the certification rule — status optimal, gap ≤ ``GAP_TOL``
     — is the same).
+    ``eta_L_schedule``: per-round local step sizes (see ``skeleton``). ``gap="distance"``: ‖x_0 − x_*‖² ≤ Δ;
+    metrics "last_gap" f(x_T) − f(x_*) and "last_dist" ‖x_T − x_*‖² (both need ``mu``).
+    ``symmetry=True``: solve the orbit-reduced SDP of :mod:`afltheory.pep.symmetric` instead (interchangeable
+    workers share one Gram block; same value, much smaller SDP; ``heterogeneity="server"`` only).
     See the module docstring for why the value is an upper bound over the class and when it is exact.
     """
     if not isinstance(loose, bool):
         raise ValueError(f"loose={loose!r} must be True or False")
+    if symmetry:
+        from .symmetric import reduced_worst_case
+
+        if heterogeneity != "server" or dimension_reduction:
+            raise ValueError(f"symmetry=True supports heterogeneity='server' without dimension_reduction, "
+                             f"got "
+                             f"heterogeneity={heterogeneity!r}, dimension_reduction={dimension_reduction!r}")
+        return reduced_worst_case(algorithm, schedule, constants, delta=delta, mu=mu, metric=metric, gap=gap,
+                                  replicate=replicate, max_gram=max_gram, decrease_weight=decrease_weight,
+                                  eta_L_schedule=eta_L_schedule)
     L, sG, delta, mu = _check_inputs(constants, delta, mu, metric, gap)
     decrease_weight = check_nonnegative("decrease_weight", decrease_weight)
     if heterogeneity not in HETEROGENEITY:
         raise ValueError(f"heterogeneity={heterogeneity!r} must be one of {HETEROGENEITY}")
-    sk = skeleton(algorithm, schedule, replicate)
+    sk = skeleton(algorithm, schedule, replicate, eta_L_schedule)
     n = gram_size(sk, metric, gap, heterogeneity, mu, decrease_weight)
     max_gram = check_int("max_gram", max_gram, low=1)
     if n > max_gram:
@@ -430,7 +540,7 @@ def worst_case(algorithm: ServerRule, schedule: Schedule, constants: Any, *, del
 
     xs = _run_skeleton(sk, x0, grad)
     T = sk.T
-    need_last = metric in ("min", "last") or gap == "f_T" or decrease_weight != 0
+    need_last = _needs_last(metric, gap, decrease_weight)
     for t in range(T + (1 if need_last else 0)):
         visit(("x", t), xs[t])
     full = [k for k, v in cache.items() if len(v[1]) == M]
@@ -444,13 +554,18 @@ def worst_case(algorithm: ServerRule, schedule: Schedule, constants: Any, *, del
     gbar = {k: mean([cache[k][1][i] for i in range(M)]) for k in full}
     fbar = {k: mean([cache[k][2][i] for i in range(M)]) for k in full}
     x_star = f_star_expr = None
-    if gap == "f_star" and mu is not None:     # x_*: the minimizer (∇f(x_*) = 0, f_i interpolated there)
+    if _has_x_star(mu, gap, metric):           # x_*: the minimizer (∇f(x_*) = 0, f_i interpolated there)
         fsum = fs[0]
         for f in fs[1:]:
             fsum = fsum + f
         x_star, _, f_star_expr = (fsum / M if M > 1 else fsum).stationary_point(
             return_gradient_and_function_value=True)
-        pep.set_initial_condition(fbar[("x", 0)] - f_star_expr <= delta)
+        if gap == "distance":
+            pep.set_initial_condition((x0 - x_star) ** 2 <= delta)
+        elif gap == "f_star":
+            pep.set_initial_condition(fbar[("x", 0)] - f_star_expr <= delta)
+        else:
+            pep.set_initial_condition(fbar[("x", 0)] - fbar[("x", T)] <= delta)
     elif gap == "f_star":                      # f_* = inf f: f(x) − f_* ≥ ‖∇f(x)‖²/(2L) wherever ∇f is known
         from PEPit import Expression
         f_star_expr = Expression(is_leaf=True)
@@ -472,6 +587,10 @@ def worst_case(algorithm: ServerRule, schedule: Schedule, constants: Any, *, del
     elif metric == "min":
         for t in range(T + 1):
             pep.set_performance_metric(gbar[("x", t)] ** 2 - shift)
+    elif metric == "last_gap":
+        pep.set_performance_metric(fbar[("x", T)] - f_star_expr - shift)
+    elif metric == "last_dist":
+        pep.set_performance_metric((xs[T] - x_star) ** 2 - shift)
     else:
         pep.set_performance_metric(gbar[("x", T)] ** 2 - shift)
 

@@ -32,24 +32,32 @@ def replay(result: PEPResult, tol: float = 1e-5) -> tuple[np.ndarray, np.ndarray
     oracle = inst.oracle(tol)
     M, T = sk.num_workers, sk.T
     algo = sk.algorithm   # the rule the PEP read declaratively; here its imperative ``aggregate`` runs
+    import dataclasses
 
-    def local(i, y0, k):
-        y, s = y0.copy(), np.zeros_like(y0)
+    def rule_at(t):   # round t's constant rule, as ``simulate`` runs it
+        if getattr(algo, "scheduled", False):
+            return algo.at_round(t)
+        return algo if sk.eta_L_rounds is None else dataclasses.replace(algo, eta_L=sk.local_eta(t))
+
+    def local(i, y0, k, s):
+        y, acc = y0.copy(), np.zeros_like(y0)
+        eta_L = sk.local_eta(s)
         for _ in range(k):
             g = oracle(i, y)
-            s += g
-            y = y - sk.eta_L * g
-        return s / k
+            acc += g
+            y = y - eta_L * g
+        return acc / k
 
     x = inst.x0.copy()
     d = x.shape[0]
     state = algo.init(1, M, d, initial_updates=lambda: np.array(
-        [[local(i, x, int(sk.init_K[i])) for i in range(M)]]))
+        [[local(i, x, int(sk.init_K[i]), 0) for i in range(M)]]))
     xs = [x]
     for t in range(T):
-        G = np.array([[local(int(i), xs[t - int(dl)], int(k))
+        G = np.array([[local(int(i), xs[t - int(dl)], int(k), t)
                        for i, dl, k in zip(sk.workers[t], sk.delays[t], sk.K[t], strict=True)]])
-        x, state = algo.aggregate(state, xs[t][None], G, sk.workers[t][None], sk.K[t][None],
+        x, state = rule_at(t).aggregate(state, xs[t][None], G, sk.workers[t][None],
+                                                               sk.K[t][None],
                                   sk.delays[t][None], M)
         x = x[0]
         xs.append(x)
@@ -60,6 +68,10 @@ def replay(result: PEPResult, tol: float = 1e-5) -> tuple[np.ndarray, np.ndarray
         value = float(gn[:T].mean())
     elif result.metric == "min":
         value = float(gn.min())
+    elif result.metric == "last_gap":
+        value = float(inst.values[("x", T)].mean() - inst.f_star)
+    elif result.metric == "last_dist":
+        value = float(np.sum((xs[T] - inst.x_star) ** 2))
     else:
         value = float(gn[-1])
     if result.decrease_weight:   # objective metric − c (f(x_0) − f(x_T)) with the recovered function values

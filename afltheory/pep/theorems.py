@@ -24,12 +24,16 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .._validation import check_int, check_nonnegative, check_positive
+from .._validation import check_int, check_real
 
 if TYPE_CHECKING:
     from ..anarchy.schedule import Schedule
 
-__all__ = ["CLAIMS", "Bracket", "bracket", "default_schedule", "step_sizes"]
+__all__ = ["CLAIMS", "LIMITS", "Bracket", "bracket", "default_schedule", "json_safe", "step_sizes"]
+
+#: largest sizes ``bracket`` (and ``afltheory pep``) accept; checked before anything is allocated (the Gram
+#: size, which is what a solve can afford, is checked next, also before allocation: ``max_gram``)
+LIMITS = dict(m=64, M=64, K=64, T=1000, tau=1000, beam=64)
 
 CLAIMS = {"thm2": ("theorem2", "AFACD"), "thm3": ("theorem3", "AFACD"), "thm4": ("theorem4", "AFACS")}
 
@@ -68,13 +72,35 @@ class Bracket:
         return None if self.upper is None else self.upper > self.control
 
     def to_json(self) -> dict:
-        """A JSON-safe dict of the bracket."""
+        """A strict-JSON dict of the bracket (numpy scalars/arrays converted; a non-finite number becomes
+        None, so ``json.dumps(..., allow_nan=False)`` never sees NaN or Infinity)."""
         d = asdict(self)
         d.update(pep_upper=self.upper, theorem_bound=self.bound, holds=self.holds,
                  control_exceeded=self.control_exceeded, ratio_upper_to_bound=(
                      None if self.upper is None else self.upper / self.bound),
                  ratio_lower_to_bound=self.lower / self.bound)
-        return d
+        return json_safe(d)
+
+
+def json_safe(obj: object) -> object:
+    """``obj`` with numpy scalars/arrays as Python numbers/lists, tuples as lists, non-finite floats as None
+    and any other object as its ``str`` (strict JSON: no NaN, no Infinity)."""
+    if isinstance(obj, dict):
+        return {str(k): json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [json_safe(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return json_safe(obj.tolist())
+    if isinstance(obj, (bool, np.bool_)):
+        return bool(obj)
+    if isinstance(obj, (int, np.integer)):
+        return int(obj)
+    if isinstance(obj, (float, np.floating)):
+        v = float(obj)
+        return v if math.isfinite(v) else None
+    if obj is None or isinstance(obj, str):
+        return obj
+    return str(obj)
 
 
 def step_sizes(claim: str, *, L: float, K: int, tau: int, M: int, m_fresh: int | None = None,
@@ -104,12 +130,19 @@ def step_sizes(claim: str, *, L: float, K: int, tau: int, M: int, m_fresh: int |
     return adm.require(), eta_L
 
 
-def default_schedule(claim: str, *, M: int, m: int, K: int, T: int, tau: int, seed: int = 0) -> Schedule:
-    """Thm 2/4: cyclic arrival sets {t, …, t + m − 1} mod M; Thm 3: uniform m-subsets (seeded). Every delay is
-    the largest allowed, min(t, τ); K local steps everywhere (warm-start K too)."""
+def default_schedule(claim: str, *, M: int, m: int, K: int, T: int, tau: int, seed: int = 0,
+                     kind: str = "default") -> Schedule:
+    """Thm 2/4: cyclic arrival sets {t, …, t + m − 1} mod M; Thm 3: uniform m-subsets (seeded);
+    ``kind="fixed"``: the same set {0, …, m − 1} every round (biased participation; its workers are
+    interchangeable, so the symmetry-reduced PEP applies). Every delay is the largest allowed, min(t, τ);
+    K local steps everywhere (warm-start K too)."""
     from ..anarchy import Schedule
 
-    if claim == "thm3":
+    if kind not in ("default", "fixed"):
+        raise ValueError(f"kind={kind!r} must be one of ('default', 'fixed')")
+    if kind == "fixed":
+        W = np.tile(np.arange(m), (T, 1))
+    elif claim == "thm3":
         rng = np.random.default_rng(np.random.SeedSequence([seed, 0x9E9]))
         W = np.array([np.sort(rng.choice(M, m, replace=False)) for _ in range(T)])
     else:
@@ -122,31 +155,52 @@ def bracket(claim: str, *, m: int, K: int, T: int, tau: int, M: int | None = Non
             delta: float = 1.0, L: float = 1.0, schedule: Schedule | None = None, search: str | None = None,
             beam: int = 2, heterogeneity: str = "server", lower_grid: int = 7, max_gram: int | None = None,
             seed: int = 0, gamma: float | None = None, executor: str | object = "local", jobs: int = 1,
-            scheduler: str | None = None) -> Bracket:
+            scheduler: str | None = None, schedule_kind: str = "default") -> Bracket:
     """The bracket for ``claim`` ("thm2", "thm3", "thm4") at this size (see the module docstring).
 
     ``M`` defaults to m + 1 (partial participation). ``search``: None (the default or given schedule),
     "beam"/"exhaustive" via ``worst_schedule`` (delays ≤ τ, every m-subset; max over schedules).
     ``gamma``: override the server step η η_L (η = gamma/η_L) — exploratory; the result says whether the
     configuration is still inside the conditions. ``executor``, ``jobs``, ``scheduler``: where a ``search``
-    runs its solves (``worst_schedule``; the result does not depend on them).
+    runs its solves (``worst_schedule``; the result does not depend on them). ``schedule_kind="fixed"``: the
+    same m workers every round (``default_schedule``). With ``heterogeneity="server"``, a schedule with
+    interchangeable workers is solved by the symmetry-reduced PEP (``afltheory.pep.symmetric``; same value,
+    smaller SDP), any other by PEPit.
     """
     from ..problems.base import Constants
     from ..theory import theorem2, theorem3, theorem4
     from ..theory._scope import check_scope
-    from .core import MAX_GRAM, worst_case
+    from .core import MAX_GRAM, STEP_MAX, STEP_MIN, worst_case
     from .lower import quadratic_lower_bound
 
     if claim not in CLAIMS:
         raise ValueError(f"claim={claim!r} must be one of {sorted(CLAIMS)}")
-    m = check_int("m", m, low=1)
-    M = m + 1 if M is None else check_int("M", M, low=m)
-    K, T, tau = check_int("K", K, low=1), check_int("T", T, low=1), check_int("tau", tau, low=0)
-    sigma_G, delta = check_nonnegative("sigma_G", sigma_G), check_positive("delta", delta)
-    L = check_positive("L", L)
+    m = check_int("m", m, low=1, high=LIMITS["m"])
+    M = m + 1 if M is None else check_int("M", M, low=m, high=max(m, LIMITS["M"]))
+    K, T = check_int("K", K, low=1, high=LIMITS["K"]), check_int("T", T, low=1, high=LIMITS["T"])
+    tau = check_int("tau", tau, low=0, high=LIMITS["tau"])
+    beam = check_int("beam", beam, low=1, high=LIMITS["beam"])
+    sigma_G = check_real("sigma_G", sigma_G, low=0.0, high=1e150)
+    delta = check_real("delta", delta, low=1e-150, high=1e150)
+    L = check_real("L", L, low=1e-150, high=1e150)
+    if gamma is not None:
+        gamma = check_real("gamma", gamma, low=STEP_MIN / L, high=STEP_MAX / L)
+    if max_gram is not None:
+        max_gram = check_int("max_gram", max_gram, low=1, high=10_000)
+    # a lower bound on the Gram dimension (M gradients at each of the T server iterates), checked before any
+    # schedule or SDP is allocated; the exact size is checked by ``worst_case``
+    limit = max_gram or MAX_GRAM
+    n_lo = 1 + M * T if schedule_kind != "fixed" else 1 + (2 if m < M else 1) * T   # reduced: mean block
+    if n_lo > limit:
+        from .core import PEPSizeError, estimate_seconds
+
+        raise PEPSizeError(f"PEP Gram dimension ≥ {n_lo} (M={M}, T={T}) exceeds max_gram={limit} (allowed "
+                           f"range [1, {limit}]; estimated solve time ≥ {estimate_seconds(n_lo):.3g} s); "
+                           f"reduce T or M, or pass max_gram deliberately")
     thm = {"thm2": theorem2, "thm3": theorem3, "thm4": theorem4}[claim]
     consts = Constants(L=L, mu=-L, sigma_L=0.0, sigma_G=sigma_G, f_star=0.0, x_star=None)
-    sched = default_schedule(claim, M=M, m=m, K=K, T=T, tau=tau, seed=seed) if schedule is None else schedule
+    sched = default_schedule(claim, M=M, m=m, K=K, T=T, tau=tau, seed=seed, kind=schedule_kind) \
+        if schedule is None else schedule
     t0 = time.perf_counter()
     if claim == "thm4":
         stale, _ = sched.memory()
@@ -156,11 +210,12 @@ def bracket(claim: str, *, m: int, K: int, T: int, tau: int, M: int | None = Non
         tau_eff, m_fresh = tau, None
     eta, eta_L = step_sizes(claim, L=L, K=K, tau=tau_eff, M=M, m_fresh=m_fresh)
     if gamma is not None:
-        eta = check_positive("gamma", gamma) / eta_L
+        eta = gamma / eta_L
     from ..algorithms import AFACD, AFACS
     algo = (AFACS if CLAIMS[claim][1] == "AFACS" else AFACD)(eta=eta, eta_L=eta_L)
     kw = dict(max_gram=max_gram or MAX_GRAM)
-    how = "given schedule" if schedule is not None else "default schedule (max delays)"
+    how = "given schedule" if schedule is not None else \
+        f"{'fixed' if schedule_kind == 'fixed' else 'default'} schedule (max delays)"
     if search:
         from .search import worst_schedule
         res = worst_schedule(algo, consts, num_workers=M, m=m, K=K, T=T, tau=tau, delta=delta,
@@ -171,7 +226,11 @@ def bracket(claim: str, *, m: int, K: int, T: int, tau: int, M: int | None = Non
         how = f"worst schedule, {res.method} over {res.count} schedules ({res.solves} solves" \
               f"{', ' + str(res.uncertified) + ' uncertified' if res.uncertified else ''})"
     else:
-        pep = worst_case(algo, sched, consts, delta=delta, heterogeneity=heterogeneity, **kw)
+        from .core import skeleton
+        from .symmetric import worker_classes
+
+        sym = heterogeneity == "server" and any(len(c) > 1 for c in worker_classes(skeleton(algo, sched)))
+        pep = worst_case(algo, sched, consts, delta=delta, heterogeneity=heterogeneity, symmetry=sym, **kw)
     lb = quadratic_lower_bound(algo, sched, L=L, sigma_G=sigma_G, delta=delta, grid=lower_grid)
     with warnings.catch_warnings():      # the problems are returned and reported, not warned about
         warnings.simplefilter("ignore")
