@@ -111,6 +111,10 @@ def table_lines(results: list[dict], kills: dict | None = None) -> tuple[list[st
                     control_str(v)])
         if kills is not None:
             out[-1].append(", ".join(kills.get(v.id, ())) or "none")
+    for r in results:   # a check whose optional extra is missing: one SKIPPED row with the install hint
+        if r.get("skipped"):
+            out.append([r["spec"]["id"], r["spec"]["title"], "—", "—", "—", "—",
+                        f"SKIPPED (needs: {r['skipped']})", "—"] + ([] if kills is None else ["—"]))
     return head, out
 
 
@@ -166,6 +170,8 @@ def write_markdown(path: str, results: list[dict], meta: dict, title: str = "afl
         L += [f"## {spec['id']}: {spec['title']}", "", f"*{spec['reference']}* · {r['elapsed']:.1f} s", ""]
         if r.get("error"):
             L += ["**check crashed:**", "", "```", r["error"], "```", ""]
+        if r.get("skipped"):
+            L += [f"**SKIPPED** (needs: `{r['skipped']}`)", ""]
         if r.get("doc"):
             L += ["<details><summary>configuration</summary>", "", "```", r["doc"].strip(), "```", "",
                   "</details>", ""]

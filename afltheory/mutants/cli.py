@@ -61,10 +61,9 @@ def main(args: argparse.Namespace, check_main: Callable | None = None) -> int:
             print(f"{m.name:28s} {m.kind:7s} {m.category:24s} {m.description}")
         return 0
     names = [get(n).name for n in args.mutants] if args.mutants else None  # None: catalogue + controls
-    if args.jobs < 1:
-        raise ValueError(f"--jobs={args.jobs} must be >= 1")
-    if args.seed < 0:
-        raise ValueError(f"--seed={args.seed} must be >= 0")
+    from afltheory.checks.runner import validate_args
+
+    validate_args(args)   # --jobs, --seed, --out, --json refused before the (long) mutation run
     n = len(names) if names is not None else len(CATALOGUE) + len(CONTROLS)
     print(
         f"mutation analysis: the checks on the correct code, then under {n} mutants ({args.jobs} job(s)) …",
