@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from typing import IO, Any
 
 __all__ = ["atomic_open", "atomic_write", "check_output_dir", "check_output_file", "describe_path",
-           "dumps_strict", "write_json"]
+           "dumps_strict", "jsonable", "write_json"]
 
 _KINDS = ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a FIFO"),
           (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a directory"))
@@ -183,6 +183,31 @@ def atomic_write(path: str | os.PathLike, data: str | bytes) -> str:
     with atomic_open(path, "wb") as fh:
         fh.write(data.encode("utf-8") if isinstance(data, str) else data)
     return os.fspath(path)
+
+
+def jsonable(v: Any) -> Any:
+    """``v`` with numpy scalars/arrays as Python numbers/lists, tuples as lists, dict keys as strings,
+    infinities as the strings ``"inf"``/``"-inf"`` and NaN as ``None`` (no value): strict JSON accepts it."""
+    import math
+
+    import numpy as np
+
+    if isinstance(v, dict):
+        return {str(k): jsonable(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [jsonable(x) for x in v]
+    if isinstance(v, np.ndarray):
+        return jsonable(v.tolist())
+    if isinstance(v, (bool, np.bool_)):
+        return bool(v)
+    if isinstance(v, np.integer):
+        return int(v)
+    if isinstance(v, (float, np.floating)):
+        f = float(v)
+        if math.isnan(f):
+            return None
+        return f if math.isfinite(f) else ("inf" if f > 0 else "-inf")
+    return v
 
 
 def dumps_strict(obj: Any, *, indent: int | None = 2) -> str:

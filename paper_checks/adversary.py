@@ -55,7 +55,7 @@ def _verdict(ctx, cid, kw, budget, seed):
         nc = NegativeControl(
             description="same instance and detector against Theorem 2's bound (general arrivals, with the "
                         "σ_G² floor): must not fire",
-            measured=ctl["lhs_mean"], theoretical=ctl["bound_mean"], passed=bool(ctl["confirmed"]))
+            measured=ctl["lhs_mean"], theoretical=ctl["bound_mean"], passed=bool(ctl["violation_detected"]))
         cf = wc.confirmation
         return Verdict(
             id=f"adversary.{tag}",
