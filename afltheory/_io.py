@@ -187,7 +187,8 @@ def atomic_write(path: str | os.PathLike, data: str | bytes) -> str:
 
 def jsonable(v: Any) -> Any:
     """``v`` with numpy scalars/arrays as Python numbers/lists, tuples as lists, dict keys as strings,
-    infinities as the strings ``"inf"``/``"-inf"`` and NaN as ``None`` (no value): strict JSON accepts it."""
+    infinities as the strings ``"inf"``/``"-inf"``, NaN as ``None`` (no value), any other object as its
+    ``str``: strict JSON accepts the result."""
     import math
 
     import numpy as np
@@ -207,7 +208,9 @@ def jsonable(v: Any) -> Any:
         if math.isnan(f):
             return None
         return f if math.isfinite(f) else ("inf" if f > 0 else "-inf")
-    return v
+    if v is None or isinstance(v, (str, int)):
+        return v
+    return str(v)   # any other object (a dataclass, a path): its text
 
 
 def dumps_strict(obj: Any, *, indent: int | None = 2) -> str:

@@ -32,6 +32,10 @@ if TYPE_CHECKING:
 __all__ = ["CLAIMS", "Bracket", "bracket", "default_schedule", "step_sizes"]
 
 CLAIMS = {"thm2": ("theorem2", "AFACD"), "thm3": ("theorem3", "AFACD"), "thm4": ("theorem4", "AFACS")}
+#: Largest m, M, K, T, tau accepted (checked before any allocation; the PEP's own limit is ``max_gram``).
+MAX_SIZE = 10_000
+#: Admissible range of gamma·L for an explicit server step ``gamma``: outside it the bound is inf or 0.
+GAMMA_L_RANGE = (1e-12, 1e3)
 
 
 @dataclass(frozen=True)
@@ -137,9 +141,11 @@ def bracket(claim: str, *, m: int, K: int, T: int, tau: int, M: int | None = Non
 
     if claim not in CLAIMS:
         raise ValueError(f"claim={claim!r} must be one of {sorted(CLAIMS)}")
-    m = check_int("m", m, low=1)
-    M = m + 1 if M is None else check_int("M", M, low=m)
-    K, T, tau = check_int("K", K, low=1), check_int("T", T, low=1), check_int("tau", tau, low=0)
+    # sizes bounded before anything is allocated (the Gram limit max_gram is checked later, per schedule)
+    m = check_int("m", m, low=1, high=MAX_SIZE)
+    M = m + 1 if M is None else check_int("M", M, low=m, high=MAX_SIZE)
+    K, T = check_int("K", K, low=1, high=MAX_SIZE), check_int("T", T, low=1, high=MAX_SIZE)
+    tau = check_int("tau", tau, low=0, high=MAX_SIZE)
     sigma_G, delta = check_nonnegative("sigma_G", sigma_G), check_positive("delta", delta)
     L = check_positive("L", L)
     thm = {"thm2": theorem2, "thm3": theorem3, "thm4": theorem4}[claim]
@@ -154,7 +160,12 @@ def bracket(claim: str, *, m: int, K: int, T: int, tau: int, M: int | None = Non
         tau_eff, m_fresh = tau, None
     eta, eta_L = step_sizes(claim, L=L, K=K, tau=tau_eff, M=M, m_fresh=m_fresh)
     if gamma is not None:
-        eta = check_positive("gamma", gamma) / eta_L
+        gamma = check_positive("gamma", gamma)
+        if not GAMMA_L_RANGE[0] <= gamma * L <= GAMMA_L_RANGE[1]:
+            raise ValueError(f"gamma={gamma!r} is a degenerate server step: gamma·L = {gamma * L:.3g} must "
+                             f"lie in [{GAMMA_L_RANGE[0]:g}, {GAMMA_L_RANGE[1]:g}] (the bound's transient "
+                             "term divides by it)")
+        eta = gamma / eta_L
     from ..algorithms import AFACD, AFACS
     algo = (AFACS if CLAIMS[claim][1] == "AFACS" else AFACD)(eta=eta, eta_L=eta_L)
     kw = dict(max_gram=max_gram or MAX_GRAM)
@@ -177,6 +188,12 @@ def bracket(claim: str, *, m: int, K: int, T: int, tau: int, M: int | None = Non
                                                        scope="ignore").items()}
     bound = float(sum(terms.values()))
     control = bound - terms.get("transient", 0.0)
+    bad = {k: v for k, v in dict(bound=bound, control=control, lower=lb.value, **terms).items()
+           if not math.isfinite(v)}
+    if bad or (pep.upper is not None and not math.isfinite(pep.upper)):
+        raise ValueError(f"the bracket of {claim} is not finite at this configuration ({bad or pep.upper}; "
+                         f"eta={eta:.4g}, eta_L={eta_L:.4g}): degenerate step sizes or constants; nothing is "
+                         "certified")
     return Bracket(claim, dict(M=M, m=m, K=K, T=T, tau=tau, sigma_G=sigma_G, delta=delta, L=L,
                                gamma=eta * eta_L,
                                heterogeneity=heterogeneity, tau_memory=tau_eff if claim == "thm4" else None),
