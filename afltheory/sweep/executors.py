@@ -208,6 +208,28 @@ class LocalExecutor(Executor):
             p.join(max(0.0, deadline - time.monotonic()))
 
 
+def _bounded_client(Client: Any, scheduler: str, timeout: float) -> Any:
+    """``Client(scheduler)`` within ``timeout`` seconds, else OSError. dask's own ``timeout`` does not bound
+    every stage: an address that accepts the TCP connection but never answers hangs ``Client()`` for good,
+    so the client is made in a daemon thread and abandoned (never joined) when the deadline passes."""
+    box: dict = {}
+
+    def make():
+        try:
+            box["client"] = Client(scheduler, timeout=timeout)
+        except BaseException as exc:  # noqa: BLE001 - reported to the caller below
+            box["error"] = exc
+
+    th = threading.Thread(target=make, name="afltheory-dask-connect", daemon=True)
+    th.start()
+    th.join(timeout + 5.0)
+    if "client" in box:
+        return box["client"]
+    exc = box.get("error")
+    why = f"{type(exc).__name__}: {exc}" if exc is not None else "no answer"
+    raise OSError(f"cannot connect to the Dask scheduler {scheduler!r} within {timeout:g} s ({why})")
+
+
 class DaskExecutor(Executor):
     """Runs tasks on a Dask cluster (``scheduler`` address, or a LocalCluster of ``jobs`` workers); at most
     ``window`` tasks in flight. ``timeout``: seconds to connect to ``scheduler`` (then an OSError)."""
@@ -229,11 +251,7 @@ class DaskExecutor(Executor):
         elif scheduler:
             if not (isinstance(timeout, (int, float)) and 0 < timeout <= 3600):
                 raise ValueError(f"timeout={timeout!r} must be a number of seconds in (0, 3600]")
-            try:   # an address that accepts the connection but never answers must not hang the sweep
-                self.client = Client(scheduler, timeout=timeout)
-            except (OSError, TimeoutError) as exc:
-                raise OSError(f"cannot connect to the Dask scheduler {scheduler!r} within {timeout:g} s "
-                              f"({type(exc).__name__}: {exc})") from None
+            self.client = _bounded_client(Client, scheduler, timeout)
         else:
             self._cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, host="127.0.0.1",
                                          dashboard_address=None, processes=True)

@@ -227,3 +227,35 @@ def test_simulated_enospc_is_one_line_and_resumable(tmp_path, reference, monkeyp
     assert cli.main(argv) == 0
     assert "7 ran, 5 already stored" in capsys.readouterr().err
     assert _fp(store) == reference
+
+
+def test_dask_scheduler_that_never_answers_is_an_error_not_a_hang():
+    """A loopback listener that accepts the connection and never answers (once hung > 120 s): OSError
+    naming the address after the connect timeout (2 s here, plus the bounded grace)."""
+    pytest.importorskip("distributed")
+    import socket
+    import threading
+
+    from afltheory.sweep.executors import DaskExecutor
+
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(8)
+    held = []
+
+    def accept():
+        while True:
+            try:
+                held.append(srv.accept()[0])
+            except OSError:
+                return
+
+    threading.Thread(target=accept, daemon=True).start()
+    addr = f"tcp://127.0.0.1:{srv.getsockname()[1]}"
+    try:
+        with pytest.raises(OSError, match="cannot connect to the Dask scheduler"):
+            DaskExecutor(addr, timeout=2)
+    finally:
+        srv.close()
+        for c in held:
+            c.close()
