@@ -236,7 +236,9 @@ def main() -> int:
             signal.alarm(0)
         text = o.getvalue() + e.getvalue()
         rec["traceback_printed"] = "Traceback (most recent call last)" in text
-        rec["nan_printed"] = any(tok in text.replace(w, "") for tok in (" nan", "NaN", "=nan", "(nan"))
+        results = "\n".join(ln for ln in text.replace(w, "").splitlines()   # an error may echo the input
+                             if "error:" not in ln and not ln.startswith("usage:"))
+        rec["nan_printed"] = any(tok in results for tok in (" nan", "NaN", "=nan", "(nan"))
         rec["tail"] = text[-400:]
         calls.append(rec)
     after = snapshot(special)
