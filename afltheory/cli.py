@@ -59,6 +59,8 @@ def main(argv: list[str] | None = None) -> int:
     add_verify_parser(sub)
     from afltheory.adversary.cli import add_parser as add_adversary_parser
     add_adversary_parser(sub)
+    from afltheory.claims.cli import add_parser as add_claims_parser
+    add_claims_parser(sub)
     try:
         from afltheory.sweep.cli import add_sweep_parser
     except ImportError:

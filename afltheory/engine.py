@@ -78,7 +78,8 @@ class Trace:
     """Result of ``simulate``. ``grad_norm_sq``/``loss``: (replicates, rounds + 1), values at x_0 … x_T; from
     a replicate's divergence round on they are +inf (see ``divergence``). ``left_region``: first round at
     which x_t left the problem's certified region (−1: never). ``x`` (replicates, rounds + 1, dim) if
-    recorded. ``bits`` (replicates, rounds + 1): cumulative bits the workers sent up to x_t (uncompressed:
+    recorded. ``x_avg`` (replicates, dim): the averaged iterate x̄_T = (1/T) Σ_{t<T} x_t (+inf when diverged).
+    ``bits`` (replicates, rounds + 1): cumulative bits the workers sent up to x_t (uncompressed:
     32·dim per update; with the server rule's ``compressor`` its own count, afltheory.compression), for plots
     against communication."""
 
@@ -96,6 +97,7 @@ class Trace:
     drift: np.ndarray | None = None
     tracking_error: np.ndarray | None = None
     bits: np.ndarray | None = None
+    x_avg: np.ndarray | None = None
 
     @property
     def replicates(self) -> int:
@@ -246,6 +248,10 @@ class _LocalRunner:
         self.centered = self.additive and type(problem).local_center is not Problem.local_center
         self._chunk_cache = {}
         self.ws = _Workspace()
+
+    def set_eta_L(self, eta_L: float) -> None:
+        """The local step size of the coming round (step-size schedules: ``ServerRule.at_round``)."""
+        self.eta_L = eta_L
 
     def _chunks(self, n):
         """[(lo, hi, first block, end block)] covering the replicates, for n arrivals per replicate."""
@@ -438,6 +444,13 @@ class _CollapsedRunner(_LocalRunner):
             return f"the worker rule {type(worker).__name__} is not plain SGD"
         return None
 
+    def set_eta_L(self, eta_L: float) -> None:
+        """A new local step size invalidates the cached K-step coefficients."""
+        if eta_L != self.eta_L:
+            self.eta_L = eta_L
+            self._tables = {}
+            self._tiled = {}
+
     def _table(self, K):
         """(drift, noise) coefficients for K steps, each (S, d): G = drift·(y0 − c) + noise·z, z ~ N(0, I)."""
         if K not in self._tables:
@@ -522,6 +535,11 @@ def simulate(problem: Problem, algorithm: ServerRule, behaviour: BehaviourLike, 
     return _report(run)
 
 
+def _round_rule(algorithm, t):
+    """Round t's constant rule of a (possibly scheduled) server rule."""
+    return algorithm.at_round(t) if getattr(algorithm, "scheduled", False) else algorithm
+
+
 def _prepare(problem, algorithm, behaviour, rounds, replicates, seed, x0, divergence_threshold, record_x,
              collapse) -> SimpleNamespace:
     """``simulate``, part 1: validate the arguments, realize the schedule, choose the local-step runner
@@ -573,6 +591,9 @@ def _prepare(problem, algorithm, behaviour, rounds, replicates, seed, x0, diverg
     per_worker = None if per_worker is None else np.asarray(per_worker, dtype=float)
     if per_worker is not None and np.all(per_worker == per_worker[0]):
         per_worker = None                     # one step size: the ordinary runners (algorithm.eta_L)
+    if per_worker is not None and getattr(algorithm, "scheduled", False):
+        raise ValueError(f"algorithm={algorithm!r}: per-worker local step sizes cannot be combined with a "
+                         f"step-size schedule")
     if per_worker is not None:
         why_not = "the local step size differs between workers"
     if collapse and why_not:
@@ -582,7 +603,7 @@ def _prepare(problem, algorithm, behaviour, rounds, replicates, seed, x0, diverg
         runner = _PerWorkerStepRunner(problem, algorithm.worker, per_worker, seed, R)
     else:
         runner = (_CollapsedRunner if use_collapsed else _LocalRunner)(problem, algorithm.worker,
-                                                                       algorithm.eta_L, seed, R)
+                                                                       _round_rule(algorithm, 0).eta_L, seed, R)
     worker_state = algorithm.worker.init(R, M, d)
     channel = channel_for(algorithm, d, M, R, seed)   # the worker-side compressor (identity when none)
     bits = np.zeros((R, rounds + 1))
@@ -627,6 +648,8 @@ def _run_rounds(run: SimpleNamespace, progress: bool = False) -> None:
     gn = np.empty((R, rounds + 1))
     loss = np.empty((R, rounds + 1))
     xs = np.empty((R, rounds + 1, d)) if record_x else None
+    xsum = np.zeros((R, d))                 # Σ_{t<T} x_t: the averaged iterate x̄_T
+    scheduled = getattr(algorithm, "scheduled", False)
     div_round = np.full(R, -1, dtype=np.int64)
     check_region = problem.constants.radius is not None
     left = np.full(R, -1, dtype=np.int64)
@@ -665,6 +688,11 @@ def _run_rounds(run: SimpleNamespace, progress: bool = False) -> None:
 
         div_round[diverging(0, x)] = 0
         for t in _progress.iterate(range(rounds), progress, "simulate"):
+            xsum += x
+            rule = algorithm
+            if scheduled:  # round t's constant rule: (η_t, η_{L,t}) for the local steps and the server step
+                rule = algorithm.at_round(t)
+                runner.set_eta_L(rule.eta_L)
             W = sched.workers[:, t]
             K = steps[:, t]
             tau = sched.delays[:, t]
@@ -679,7 +707,7 @@ def _run_rounds(run: SimpleNamespace, progress: bool = False) -> None:
             G = runner.run(hist_flat, idx, W, K, _rng.NOISE, t + 1, worker_state, shift, kbounds[:, :, t])
             G, sent = channel.send(G, W, t + 1)
             np.add(bits[:, t], sent, out=bits[:, t + 1])
-            x = algorithm.aggregate(state, x, G, W, K, tau, M)
+            x = rule.aggregate(state, x, G, W, K, tau, M)
             if isinstance(x, tuple):  # ServerRule.aggregate -> (x, state); older rules return x alone
                 x, state = x
             record(t + 1, x)
@@ -691,10 +719,12 @@ def _run_rounds(run: SimpleNamespace, progress: bool = False) -> None:
                 # +inf
                 x[now] = x_init[now]
                 hist[:, now] = x_init[now]
+                xsum[now] = 0.0
                 arrays = state.arrays() if hasattr(state, "arrays") else tuple(state.values())
                 for arr in (*arrays, *worker_state.values(), *channel.state.values()):
                     arr[now] = 0.0
             hist[(t + 1) % H] = x
+    run.__dict__.update(x_avg=xsum / rounds)
     run.__dict__.update(x=x, gn=gn, loss=loss, xs=xs, div_round=div_round, left=left, limit=limit,
                         check_region=check_region)
 
@@ -716,6 +746,7 @@ def _report(run: SimpleNamespace) -> Trace:
             if walk is not None:
                 track[r, div_round[r]:] = np.inf
         x[div_round >= 0] = np.inf  # x_final of a diverged replicate: +inf (it was frozen, not converged)
+        run.x_avg[div_round >= 0] = np.inf
         info = DivergenceInfo(div_round, limit)
         warnings.warn(f"simulate: {info}", DivergenceWarning, stacklevel=3)
     if check_region and (left >= 0).any():
@@ -728,4 +759,4 @@ def _report(run: SimpleNamespace) -> Trace:
     config = {"problem": repr(problem), "algorithm": repr(algorithm), "behaviour": repr(behaviour),
               "rounds": rounds, "replicates": R, "seed": seed, "collapsed": use_collapsed}
     return Trace(gn, loss, sched, DivergenceInfo(div_round, limit), left, x.copy(), x0.copy(),
-                 calls, seed, xs, config, walk, None if walk is None else track, bits)
+                 calls, seed, xs, config, walk, None if walk is None else track, bits, run.x_avg)

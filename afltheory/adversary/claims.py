@@ -21,6 +21,7 @@ import numpy as np
 
 from .._validation import check_component
 from ..theory import theorem2, theorem3, theorem4
+from ..theory._stats import evaluate_terms
 from . import fastexact
 from .components import biased_inclusion
 from .space import AssumptionClass, Reader, Structure, certified_constants, decode_problem, pmf_from, rescale
@@ -290,44 +291,29 @@ class Claim:
         EinvK = dec.k_pmf @ (1.0 / Ks)
         EK = dec.k_pmf @ Ks
         EK2 = dec.k_pmf @ Ks**2
-        x = (dec.eta * dec.eta_L)[:, None]
         L, sL2, sG2 = dec.L[:, None], dec.sigma_L[:, None] ** 2, dec.sigma_G[:, None] ** 2
-        eL2 = dec.eta_L[:, None] ** 2
         tau = dec.tau[:, None].astype(float)
         Tf = T[None, :].astype(float)
         one = np.ones((1, len(T)))
-        trans = 4 * dec.Delta[:, None] / (x * Tf)
+        stats = {"T": Tf, "L": L, "sigma_L": np.sqrt(sL2), "sigma_G": np.sqrt(sG2), "tau": tau,
+                 "eta": dec.eta[:, None], "eta_L": dec.eta_L[:, None], "Delta": dec.Delta[:, None],
+                 "m": float(m), "M": float(M)}
         if self.theorem in ("thm2", "thm3"):
             ik = self._round_average(dec.pi, EinvK, T) / m          # E (1/m) Σ_{M_t} 1/K, averaged over t < T
-            kt = self._round_average(dec.pi, EK, T) / m
-            k2 = self._round_average(dec.pi, EK2, T) / m
-            if self.theorem == "thm2":
-                return {"transient": trans,
-                        "sigma_L_server": 4 * sL2 * L * x * ik / m * one,
-                        "sigma_L_delay": 4 * sL2 * 3 * tau**2 * L**2 * x**2 * ik / m * one,
-                        "sigma_L_drift": 4 * sL2 * 7.5 * L**2 * eL2 * kt * one,
-                        "sigma_G_floor": 6.0 * sG2 * one,
-                        "sigma_G_drift": 4 * sG2 * 45 * L**2 * eL2 * k2 * one}
-            return {"transient": trans,
-                    "sigma_L_server": 4 * sL2 * (L * x / m) * ik * one,
-                    "sigma_L_delay": 4 * sL2 * (2 * tau**2 * L**2 * x**2 / m) * ik * one,
-                    "sigma_L_drift": 4 * sL2 * 5 * eL2 * L**2 * kt * one,
-                    "sigma_G_drift": 4 * sG2 * 30 * L**2 * eL2 * k2 * one}
-        # Theorem 4 with m = M: slots = this round's arrivals; (M − m'_t) ~ Binomial(M, P(τ_t > 0))
-        kavg = EK.mean(axis=1)[:, None]
-        ikb = EinvK.mean(axis=1)[:, None]
-        khat2 = EK2.sum(axis=1)[:, None]
-        Tmax = int(T.max())
-        q = np.empty((len(dec.tau), Tmax))
-        for t in range(Tmax):
-            q[:, t] = 1.0 - fastexact._delay_at(dec.delay_pmf, t)[:, 0]
-        e2 = (M * q * (1 - q) + M**2 * q**2) / M**2                        # E (M − m'_t)² / M²
-        frac2 = np.cumsum(e2, axis=1)[:, T - 1] / Tf
-        return {"transient": trans,
-                "sigma_L_drift": sL2 * 4 * 5 * L**2 * eL2 * kavg * one,
-                "sigma_L_server": sL2 * 4 * (L / 2) * 2 * x * ikb / M * one,
-                "sigma_L_stale": sL2 * 4 * x * frac2 * L**2 * tau**2 * 2 * x * ikb / M,
-                "sigma_G_drift": sG2 * 120 * L**2 * eL2 / M * khat2 * one}
+            stats.update(Kbar=1.0 / ik, Ktilde=self._round_average(dec.pi, EK, T) / m,
+                         Khat2=self._round_average(dec.pi, EK2, T) / m)
+        else:  # Theorem 4 with m = M: slots = this round's arrivals; (M − m'_t) ~ Binomial(M, P(τ_t > 0))
+            ikb = EinvK.mean(axis=1)[:, None]
+            Tmax = int(T.max())
+            q = np.empty((len(dec.tau), Tmax))
+            for t in range(Tmax):
+                q[:, t] = 1.0 - fastexact._delay_at(dec.delay_pmf, t)[:, 0]
+            e2 = (M * q * (1 - q) + M**2 * q**2) / M**2                        # E (M − m'_t)² / M²
+            stats.update(Kbar=1.0 / ikb, Ktilde=EK.mean(axis=1)[:, None], Khat2=EK2.sum(axis=1)[:, None],
+                         Qstale=np.cumsum(e2, axis=1)[:, T - 1] / Tf * ikb)
+        # the theorem's own terms (theoremK.TERM_EXPRS), evaluated on the law's expected run averages
+        out = evaluate_terms(self.module.TERM_EXPRS, stats)
+        return {k: np.broadcast_to(v, (len(dec.tau), len(T))) * one for k, v in out.items()}
 
     @staticmethod
     def _round_average(pi, g, T):

@@ -36,9 +36,19 @@ import numpy as np
 
 from .._validation import check_component, check_positive
 from ..compression.channel import check_compressor
+from .schedules import StepSize, as_step_size
 
-__all__ = ["MemoryState", "NoState", "ServerRule", "ServerState", "UnsupportedRule", "WorkerRule",
+__all__ = ["check_weights", "MemoryState", "NoState", "ServerRule", "ServerState", "UnsupportedRule", "WorkerRule",
            "defining_class", "overrides"]
+
+
+def check_weights(weights: Any) -> tuple[float, ...]:
+    """Client weights p (one per worker): finite, >= 0, summing to 1 (within 1e-9); returned as a tuple."""
+    p = np.asarray(weights, dtype=float).ravel()
+    if p.size == 0 or not np.all(np.isfinite(p)) or np.any(p < 0) or abs(p.sum() - 1.0) > 1e-9:
+        raise ValueError(f"weights={weights!r} must be a probability vector (one entry >= 0 per worker, "
+                         f"summing to 1)")
+    return tuple(float(v) for v in p)
 
 
 class UnsupportedRule(TypeError):
@@ -103,14 +113,46 @@ class ServerRule:
     fixed_local_steps: ClassVar[int | None] = None
 
     def __post_init__(self) -> None:
-        check_positive("eta", self.eta)
-        check_positive("eta_L", self.eta_L)
+        for name in ("eta", "eta_L"):   # a number (validated > 0) or a step-size schedule (schedules.py)
+            v = getattr(self, name)
+            if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool):
+                check_positive(name, v)
+            else:
+                object.__setattr__(self, name, as_step_size(v, name))
+        w = getattr(self, "weights", None)
+        if w is not None:
+            object.__setattr__(self, "weights", check_weights(w))
         if hasattr(self, "worker"):
             check_component("worker", self.worker, WorkerRule,
                             "an afltheory.algorithms WorkerRule (SGD(), FedProx(mu), SCAFFOLD(), …)")
         check_compressor(getattr(self, "compressor", None))
 
     # ------------------------------------------------------------------ declarative hooks (every backend)
+    @property
+    def scheduled(self) -> bool:
+        """True when ``eta`` or ``eta_L`` is a step-size schedule (``afltheory.algorithms.schedules``)."""
+        return isinstance(self.eta, StepSize) or isinstance(self.eta_L, StepSize)
+
+    def at_round(self, t: int) -> ServerRule:
+        """The constant rule of round ``t`` (``self`` when nothing is scheduled): every backend runs round t
+        of a scheduled rule with this rule, so a schedule needs no code of its own in any engine."""
+        if not self.scheduled:
+            return self
+        eta = self.eta.at(t) if isinstance(self.eta, StepSize) else self.eta
+        eta_L = self.eta_L.at(t) if isinstance(self.eta_L, StepSize) else self.eta_L
+        return dataclasses.replace(self, eta=eta, eta_L=eta_L)
+
+    def worker_weights(self, num_workers: int) -> np.ndarray | None:
+        """Per-worker factors M·p_i on G_i from the client weights p (``weights``, summing to 1; FedAvg with
+        p_k = n_k/n [Li et al. 2020, Alg. 1]); None: uniform. With m arrivals averaged, the server applies
+        (1/m) Σ_{i∈S_t} M p_i Δ_i, which is Σ_i p_i Δ_i under full participation."""
+        w = getattr(self, "weights", None)
+        if w is None:
+            return None
+        if len(w) != num_workers:
+            raise ValueError(f"weights has {len(w)} entries; expected one per worker (num_workers={num_workers})")
+        return num_workers * np.asarray(w, dtype=float)
+
     @property
     def step_size(self) -> float:
         """γ = η η_L, the factor of the aggregated update in x_{t+1} = x_t − γ G_t."""
@@ -173,6 +215,9 @@ class ServerRule:
         ``workers``/``K``/``delays`` (R, m). Returns (x_{t+1}, state) (the state's arrays are updated in
         place)."""
         w = self.arrival_weights(K, delays)
+        pw = self.worker_weights(num_workers)
+        if pw is not None:
+            w = pw[workers] if w is None else w * pw[workers]
         factor = self.step_size / self.normalizer(G.shape[1], num_workers)
         if self.keeps_memory:
             self.update_memory(state, workers, G if w is None else G * w[..., None])

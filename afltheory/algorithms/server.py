@@ -36,6 +36,7 @@ class AFACD(ServerRule):
     eta_L: float
     worker: object = field(default_factory=SGD)
     compressor: object = None
+    weights: tuple | None = None
 
 
 @dataclass(frozen=True)
@@ -60,12 +61,16 @@ class AFACS(ServerRule):
 @dataclass(frozen=True)
 class FedAvg(ServerRule):
     """Two-sided FedAvg: a worker returns Δ_i = y_K − y_0 = −η_L K_i G_i; x_{t+1} = x_t + η (1/m) Σ Δ_i.
-    With τ = 0 and constant K it equals AFA-CD(η·K, η_L) (docs/DESIGN.md equivalence)."""
+    With τ = 0 and constant K it equals AFA-CD(η·K, η_L) (docs/DESIGN.md equivalence). ``weights``: client
+    weights p_k (n_k/n in [Li et al. 2020, Alg. 1]): x_{t+1} = x_t + η (1/m) Σ M p_i Δ_i (= Σ p_i Δ_i under
+    full participation). ``eta``/``eta_L`` may be step-size schedules in the round t
+    (``afltheory.algorithms.schedules``)."""
 
     eta: float
     eta_L: float
     worker: object = field(default_factory=SGD)
     compressor: object = None
+    weights: tuple | None = None
 
     def local_steps_weight(self, K: np.ndarray) -> np.ndarray:
         """w_K = K: the update Δ_i = −η_L K_i G_i."""

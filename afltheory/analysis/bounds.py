@@ -21,7 +21,8 @@ from scipy import stats
 
 from .._validation import as_array, check_real
 
-__all__ = ["BoundComparison", "compare_bound", "mean_ci", "slack_ratio", "upper_confidence_bound"]
+__all__ = ["BoundComparison", "compare_bound", "default_control", "mean_ci", "slack_ratio",
+           "upper_confidence_bound"]
 
 
 def _samples(samples, name="samples") -> np.ndarray:
@@ -149,3 +150,34 @@ def compare_bound(measured: ArrayLike, bound: float, *, exact: bool = False,
     return BoundComparison(m, u, b, slack_ratio(b, m), bool(u <= b),
                            f"monte-carlo mean of {len(s)} replicates, one-sided {level:.0%} t-UCB", level,
                            len(s))
+
+
+def default_control(measured: ArrayLike, terms: dict, *, exact: bool = False, level: float = 0.99,
+                    T: ArrayLike | None = None) -> tuple[BoundComparison | None, str]:
+    """The default negative control of an upper bound given as named terms, judged by ``compare_bound`` (the
+    criterion that judges the claim): a plausible wrong claim that FAILS on correct code, or None with the
+    reason ("no power").
+
+    Tried in order: the bound with its dominant term halved (a factor-2 error in the term that matters
+    most); then, when ``T`` is given (the claim states a rate in T and the dominant term depends on T), the
+    dominant term half an order faster (× T^(−1/2)). Returns (the failing comparison, its description) or
+    (None, why no control can fail here)."""
+    if not terms:
+        raise ValueError("terms must name at least one term of the bound")
+    vals = {k: np.asarray(v, dtype=float) for k, v in terms.items()}
+    total = sum(vals.values())
+    dom = max(vals, key=lambda k: float(np.mean(vals[k])))
+    tries = [(f"the bound with its dominant term {dom} halved (a factor-2 error)", total - 0.5 * vals[dom])]
+    if T is not None:
+        Tv = np.asarray(T, dtype=float)
+        tries.append((f"the dominant term {dom} half an order faster in T (× T^(−1/2))",
+                      total - vals[dom] * (1 - 1 / np.sqrt(Tv))))
+    for desc, cb in tries:
+        cmp = compare_bound(measured, cb, exact=exact, level=level)
+        if not cmp.holds:
+            return cmp, desc
+    m = float(np.mean(np.asarray(measured, dtype=float)))
+    slack = float(np.mean(total)) / m if m > 0 else float("inf")
+    return None, ("no power: every default control still holds (" + "; ".join(d for d, _ in tries)
+                  + f") — the bound has slack {slack:.3g}× here, so this check cannot see a factor-2 error in "
+                  "a term; pass control=... or choose an instance where the dominant term is attained")

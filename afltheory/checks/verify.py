@@ -1,5 +1,7 @@
 """Verify *your own* claim in a few lines, with the same statistics, controls and report as the paper's
-checks.
+checks. DEPRECATED (kept for one release): state the theorem as an ``afltheory.claims.Claim`` and use
+``afltheory.claims.verify`` / ``verify_rate`` — any measured quantity, step-size schedules, client weights, an
+open symbol set; these two functions emit a ``DeprecationWarning``.
 
 ``verify_bound(problem, algorithm, behaviour, bound, *, rounds, replicates, ...) -> Verdict``: an upper bound
 on (1/T) Σ_{t<T} E‖∇f(x_t)‖², given as a callable ``bound(trace) -> float or (replicates,)`` or as a sympy
@@ -7,8 +9,13 @@ expression in the schedule statistics below (evaluated on each replicate's reali
 Measured: the exact time average when ``afltheory.exact`` applies (``exact="auto"``/True), else the one-sided
 99 % Student-t upper confidence bound of the Monte Carlo mean over replicates; passed iff measured ≤ bound.
 Negative control (must fail): ``control`` (a plausible wrong claim, same form as ``bound``), or for a sympy
-sum by default the bound without its dominant term (what the verdict is then evidence of: that term matters
-here).
+sum by default ``analysis.default_control`` (the bound with its dominant term halved), judged by the same
+criterion; when it cannot fail the verdict has no control and its notes say "no power" and why — a true
+claim is never reported FAIL because of its control.
+
+``conditions=`` means the same in both functions: None, a bool, an iterable of ``theory`` Condition objects
+(``.holds``), or a callable of the statistics dict (``verify_rate`` adds the swept value under the key
+``over``) returning bools.
 
 ``verify_rate(problem, algorithm, behaviour, *, over, values, slope, ...) -> Verdict``: a claimed log–log
 slope of (1/T) Σ E‖∇f(x_t)‖² in T, m, K, M or a step size, with a 95 % percentile bootstrap CI over replicates
@@ -32,7 +39,7 @@ import numpy as np
 import sympy as sp
 
 from .._validation import check_component, check_int
-from ..analysis.bounds import compare_bound
+from ..analysis.bounds import compare_bound, default_control
 from ..analysis.slopes import bootstrap_slope, fit_slope
 from ..theory import symbols as S
 from .verdict import NegativeControl, Verdict
@@ -144,6 +151,8 @@ def verify_bound(problem: Any, algorithm: Any, behaviour: Any, bound: Any, *, ro
     an iterable of ``theory`` Condition objects (``.holds``); reported as ``inside_conditions``. ``control``:
     a plausible wrong bound that must fail (callable or sympy); default for a sympy sum: the bound without its
     dominant term. ``terms``: each additive term's share of a sympy bound at the measured point."""
+    warnings.warn("verify_bound is deprecated: state a Claim and use afltheory.claims.verify",
+                  DeprecationWarning, stacklevel=2)
     rounds = check_int("rounds", rounds, low=1)
     replicates = check_int("replicates", replicates, low=2)
     trace, measured, is_exact, method = _measure(problem, algorithm, behaviour, rounds, replicates, seed,
@@ -154,19 +163,21 @@ def verify_bound(problem: Any, algorithm: Any, behaviour: Any, bound: Any, *, ro
     cmp = compare_bound(measured, b, exact=is_exact, level=level)
     expr = _as_expr(bound)
     terms = None
+    nc = None
+    no_power = ""
+    control_desc = "the user's control bound"
     if expr is not None and isinstance(sp.expand(expr), sp.Add):
-        vals = {str(t): float(np.mean(evaluate_bound(t, trace, stats, "term"))) for t in _sum_terms(expr)}
+        per = {str(t): evaluate_bound(t, trace, stats, "term") for t in _sum_terms(expr)}
+        vals = {k: float(np.mean(v)) for k, v in per.items()}
         tot = sum(vals.values())
         terms = {k: v / tot for k, v in vals.items()} if tot else None
-        if control is None and terms:
-            dom = max(vals, key=vals.get)
-            control = sp.expand(expr) - sp.sympify(dom, locals=SCHEDULE_SYMBOLS)
-            control_desc = f"the bound without its dominant term {dom}"
-        else:
-            control_desc = "the user's control bound"
-    else:
-        control_desc = "the user's control bound"
-    nc = None
+        if control is None and terms:   # the same default control (and criterion) as afltheory.claims
+            ccmp, desc = default_control(measured, per, exact=is_exact, level=level)
+            if ccmp is None:
+                no_power = desc
+            else:
+                nc = NegativeControl(description=control_description or desc, measured=ccmp.measured,
+                                     theoretical=ccmp.bound, passed=ccmp.holds)
     if control is not None:
         cb = evaluate_bound(control, trace, stats, "control")
         ccmp = compare_bound(measured, cb, exact=is_exact, level=level)
@@ -175,7 +186,8 @@ def verify_bound(problem: Any, algorithm: Any, behaviour: Any, bound: Any, *, ro
                              passed=ccmp.holds)
     tol = "exact ≤ bound" if is_exact else f"one-sided {level:.0%} t-UCB ≤ bound"
     notes = ("bound averaged over the replicates' realized schedules"
-             + ("" if nc is not None else "; no negative control given (pass control=...)"))
+             + (f"; {no_power}" if no_power else "" if nc is not None
+                else "; no negative control given (pass control=...)"))
     return Verdict(id=id, claim=claim, reference=reference, measured=cmp.measured,
                    ci=None if is_exact else (None, cmp.ucb), theoretical=cmp.bound, tolerance=tol,
                    passed=cmp.holds, relation="<=", slack=cmp.slack, method=method, notes=notes,
@@ -197,6 +209,8 @@ def verify_rate(problem: Any, algorithm: Any, behaviour: Any, *, over: str, valu
     """Verdict on "(1/T) Σ E‖∇f(x_t)‖² ∝ ``over``^``slope``" across ``values`` (see the module docstring).
     ``over`` names the swept quantity ("T", "m", "K", "M", "eta_L", ...; for "T" the rounds are the values).
     Passed iff the 95 % bootstrap CI (widened by ``tol``) contains ``slope`` (exact: |fit − slope| ≤ tol)."""
+    warnings.warn("verify_rate is deprecated: state a Claim with rate={...} and use "
+                  "afltheory.claims.verify_rate", DeprecationWarning, stacklevel=2)
     if not isinstance(over, str) or not over:
         raise ValueError(f"over={over!r} must name the swept quantity (e.g. 'T', 'm', 'K', 'M', 'eta_L')")
     values = [float(v) for v in values]
@@ -212,9 +226,10 @@ def verify_rate(problem: Any, algorithm: Any, behaviour: Any, *, over: str, valu
         tr, meas, is_exact, _ = _measure(p, a, b, int(T), replicates, seed + j, exact, None)
         samples.append(tr.time_average())
         exact_vals.append(meas if is_exact else None)
-        if conditions is not None:
-            inside.append(_inside(conditions(v) if callable(conditions) else conditions,
-                                  schedule_statistics(tr, p, a)))
+        if conditions is not None:   # the same meaning as verify_bound's (the stats dict, plus the swept value)
+            st = dict(schedule_statistics(tr, p, a))
+            st[over] = np.full(tr.replicates, v)
+            inside.append(_inside(conditions, st))
     wrong = slope + 0.5 if wrong is None else float(wrong)
     if all(e is not None for e in exact_vals):
         fit = fit_slope(values, exact_vals)

@@ -62,6 +62,11 @@ class ExactRule:
     eta_L: float
     fixed_local_steps: int | None
     warm_start: bool
+    worker_weights: np.ndarray | None = None   # (M,) M·p_i from the client weights (None: uniform)
+
+    def worker_weight(self, i: int) -> float:
+        """The client-weight factor M·p_i on worker i's update (1 when the rule has none)."""
+        return 1.0 if self.worker_weights is None else float(self.worker_weights[i])
 
     def local_steps_for(self, num_workers: int) -> np.ndarray:
         """The local step of each worker, (M,): η_L, or the rule's ``local_step_sizes`` (DynamicFedAvg's
@@ -94,12 +99,14 @@ class ExactRule:
 _IMPERATIVE = ("aggregate", "update_memory", "init", "arrival_weights")
 
 
-def server_rule(algorithm: ServerRuleBase) -> ExactRule:
+def server_rule(algorithm: ServerRuleBase, num_workers: int | None = None) -> ExactRule:
     """The exact view of ``algorithm``: its declarative hooks (step size, per-arrival weights, normalizer,
     memory, warm start, fixed local steps) are honoured — so a subclass changing them (a mutant) is
     represented as what it is; a rule that overrides an imperative hook (``aggregate``, ``update_memory``,
     ``init``, ``arrival_weights``) or whose worker rule is not affine with state-free noise is refused
-    (``UnsupportedRule``, a TypeError), never read as its base class."""
+    (``UnsupportedRule``, a TypeError), never read as its base class. ``num_workers``: resolves the client
+    weights (``ServerRule.worker_weights``); a step-size schedule must be resolved first
+    (``algorithm.at_round(t)``; the exact engine does so per round)."""
     if not isinstance(algorithm, ServerRuleBase):
         raise TypeError(f"algorithm={algorithm!r} must be an afltheory.algorithms.ServerRule — "
                         f"{SIMULATE_HINT}")
@@ -121,9 +128,17 @@ def server_rule(algorithm: ServerRuleBase) -> ExactRule:
         raise UnsupportedRule(
             f"algorithm={algorithm!r}: exact moments do not represent weighted memory slots — "
             f"{SIMULATE_HINT}")
+    if getattr(algorithm, "weights", None) is not None and num_workers is None:
+        raise UnsupportedRule(f"algorithm={algorithm!r} has client weights; this backend reads the rule "
+                              f"without the number of workers and cannot represent them — {SIMULATE_HINT}")
+    ww = getattr(algorithm, "worker_weights", None)
+    ww = None if ww is None else ww(num_workers) if num_workers is not None else None
+    if ww is not None and memory:
+        raise UnsupportedRule(f"algorithm={algorithm!r}: exact moments do not represent client weights on "
+                              f"memory slots — {SIMULATE_HINT}")
     return ExactRule(algorithm=algorithm, memory=memory, gamma=float(algorithm.step_size), mu=float(mu),
                      eta_L=float(algorithm.eta_L), fixed_local_steps=algorithm.fixed_local_steps,
-                     warm_start=bool(algorithm.warm_start))
+                     warm_start=bool(algorithm.warm_start), worker_weights=ww)
 
 
 def linear_model(problem: Problem) -> LinearGaussianModel:

@@ -147,8 +147,8 @@ class ExactSystem:
         self.problem = problem
         model = linear_model(problem)
         algorithm = _faults.substitute(algorithm)  # identity unless inside afltheory.mutants.injected(...)
-        self.rule = rule = server_rule(algorithm)
         d, M = problem.dim, problem.num_workers
+        self.rule = rule = server_rule(algorithm, M)
         self.law = law = round_law(behaviour, M, rule.fixed_local_steps)
         if hasattr(algorithm, "check_m"):
             algorithm.check_m(law.m)
@@ -236,7 +236,7 @@ class ExactSystem:
                 for tau, pt in enumerate(pmfs[i]):
                     if pt == 0:
                         continue
-                    p, w = pK * pt, rule.weight(K, tau)
+                    p, w = pK * pt, rule.weight(K, tau) * rule.worker_weight(i)
                     U[i, :, 0] += p * w * lm.c
                     U[i, :, 1 + tau * d: 1 + (tau + 1) * d] += p * w * lm.C
                     Qbar[i] += p * w * w * lm.Q
@@ -244,7 +244,8 @@ class ExactSystem:
             if count > 1:   # a single (K, τ) makes D_i deterministic given i ∈ M_t: no within-worker variance
                 for K, pK in law.k_pmf[i].items():
                     lm = self.maps[i][K]
-                    cp.append(pK), cD.append(rule.weight_K(K) * np.column_stack([lm.c, lm.C]))
+                    cp.append(pK), cD.append(rule.weight_K(K) * rule.worker_weight(i)
+                                             * np.column_stack([lm.c, lm.C]))
                     cw.append(len(rand))
                 rand.append(i), qs.append(q)
         deterministic = not rand
@@ -386,6 +387,10 @@ def _linear_compressor(algorithm, dim):
     return spec
 
 
+def _steps(rule):
+    return (float(rule.eta), float(rule.eta_L))
+
+
 def _x0(problem, x0):
     if x0 is None:
         return problem.default_x0()
@@ -425,7 +430,23 @@ def moments(problem: Problem | DriftingQuadratic, algorithm: ServerRule, behavio
     if max_seconds is not None:
         max_seconds = check_positive("max_seconds", max_seconds)
     divergence_threshold = check_positive("divergence_threshold", divergence_threshold)
-    sys_ = ExactSystem(problem, algorithm, behaviour, max_memory=max_memory)
+    scheduled = getattr(algorithm, "scheduled", False)
+    sys_ = ExactSystem(problem, algorithm.at_round(0) if scheduled else algorithm, behaviour,
+                       max_memory=max_memory)
+    current = {(None if not scheduled else _steps(algorithm.at_round(0))): sys_}
+
+    def system(t):
+        """Round t's exact system: a step-size schedule gives each round its constant rule (the state layout
+        does not depend on the step sizes, so S carries over)."""
+        if not scheduled:
+            return sys_
+        rule = algorithm.at_round(t)
+        key = _steps(rule)
+        if key not in current:
+            current.clear()
+            current[key] = ExactSystem(problem, rule, behaviour, max_memory=max_memory)
+        return current[key]
+
     gn = np.empty(rounds + 1)
     loss = np.empty(rounds + 1)
     xm = np.empty((rounds + 1, problem.dim))
@@ -445,7 +466,7 @@ def moments(problem: Problem | DriftingQuadratic, algorithm: ServerRule, behavio
             if t == 2:
                 _check_cost(time.perf_counter() - t_first, rounds, sys_, warn_seconds, max_seconds)
             if t > 0:
-                S = sys_.step(S, t - 1)
+                S = system(t - 1).step(S, t - 1)
                 gn[t], loss[t], xm[t] = sys_.observe(S)
                 msd[t] = sys_.msd(S)
             if not (np.isfinite(gn[t]) and np.isfinite(loss[t]) and np.all(np.isfinite(xm[t]))

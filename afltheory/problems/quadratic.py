@@ -64,7 +64,7 @@ class QuadraticProblem(Problem):
         return None
 
     def __init__(self, hessian: np.ndarray, centers: np.ndarray, offsets: np.ndarray, noise: NoiseModel, *,
-                 kind: str):
+                 kind: str, weights: ArrayLike | None = None):
         if kind not in ("diag", "dense"):
             raise ValueError(f"hessian kind={kind!r} must be 'diag' or 'dense'")
         check_component("noise", noise, NoiseModel,
@@ -76,16 +76,28 @@ class QuadraticProblem(Problem):
         self.shared = self.hessian.shape[0] == 1
         self.offsets = np.asarray(offsets, dtype=float)
         self.noise = noise
+        # client weights p_i: f = Σ_i p_i f_i (None: uniform, f = (1/M) Σ_i f_i)
+        self.weights = None
+        if weights is not None:
+            p = np.asarray(weights, dtype=float).ravel()
+            if (p.shape != (self.num_workers,) or not np.all(np.isfinite(p)) or np.any(p < 0)
+                    or abs(p.sum() - 1.0) > 1e-9):
+                raise ValueError(f"weights={weights!r} must be a probability vector with one entry >= 0 per "
+                                 f"worker (num_workers={self.num_workers}), summing to 1")
+            self.weights = tuple(float(v) for v in p)
+        avg = (lambda a: a.mean(axis=0)) if weights is None else (
+            lambda a: np.tensordot(np.asarray(self.weights), a, axes=(0, 0)))
         # global quadratic: f(x) = f* + ½ (x − x*)ᵀ H̄ (x − x*)
         H = self.dense_hessians()
-        self._Hbar = H.mean(axis=0)
+        self._Hbar = avg(H)
         # H̄ = diag(this) when diagonal
-        self._hbar_diag = self.hessian.mean(axis=0) if kind == "diag" else None
+        self._hbar_diag = (self.hessian.mean(axis=0) if self.shared or weights is None
+                           else avg(self.hessian)) if kind == "diag" else None
         b = np.einsum("mjk,mk->mj", H, self.centers)
         self._b = b
-        self._bbar = b.mean(axis=0)
+        self._bbar = avg(b)
         self._x_star = np.linalg.solve(self._Hbar, self._bbar)
-        self._f_star = float(np.mean(self.local_value(self._x_star[None, :], np.arange(self.num_workers))))
+        self._f_star = float(avg(self.local_value(self._x_star[None, :], np.arange(self.num_workers))))
 
     # -- Hessian helpers
     def dense_hessians(self) -> np.ndarray:
@@ -290,12 +302,13 @@ class HeterogeneousQuadratic(QuadraticProblem):
             u[:] = 0.0
         self._init_from(A[None], cbar + u, as_noise(sigma_L), hessian)
 
-    def _init_from(self, A, centers, noise, kind, offsets=None):
+    def _init_from(self, A, centers, noise, kind, offsets=None, weights=None):
         M = centers.shape[0]
-        super().__init__(A, centers, np.zeros(M) if offsets is None else offsets, noise, kind=kind)
+        super().__init__(A, centers, np.zeros(M) if offsets is None else offsets, noise, kind=kind,
+                         weights=weights)
         H = self.hessian[0] if kind == "dense" else np.diag(self.hessian[0])
         ev = np.linalg.eigvalsh(H)
-        dev = centers - centers.mean(axis=0)
+        dev = centers - (centers.mean(axis=0) if weights is None else self._x_star)
         sig_G = float(np.max(np.linalg.norm(self._apply(dev, np.zeros(M, dtype=int)), axis=1)))
         self.constants = Constants(
             L=float(ev[-1]), mu=float(ev[0]), sigma_L=noise.sigma_L, sigma_G=sig_G,
@@ -324,16 +337,18 @@ class HeterogeneousQuadratic(QuadraticProblem):
 
     @classmethod
     def from_arrays(cls, *, hessian_diag: ArrayLike | None = None, hessian: ArrayLike | None = None,
-                    centers: ArrayLike, sigma_L: float | NoiseModel = 0.0) -> HeterogeneousQuadratic:
+                    centers: ArrayLike, sigma_L: float | NoiseModel = 0.0,
+                    weights: ArrayLike | None = None) -> HeterogeneousQuadratic:
         """Build from a Hessian diagonal ``hessian_diag`` (d,) or a dense symmetric positive definite
         ``hessian`` (d, d), and worker centres ``centers`` (M, d). Constants are computed exactly from the
-        arrays."""
+        arrays. ``weights``: client weights p_i (f = Σ_i p_i f_i; None: uniform); σ_G is then
+        max_i ‖A(c_i − Σ_j p_j c_j)‖."""
         C = check_array("centers", centers, ndim=2)
         M, d = C.shape
         check_dim_workers(d, M)
         A, kind = cls._check_shared_hessian(hessian_diag, hessian, d)
         self = cls.__new__(cls)
-        self._init_from(A, C, as_noise(sigma_L), kind)
+        self._init_from(A, C, as_noise(sigma_L), kind, weights=weights)
         return self
 
     @classmethod

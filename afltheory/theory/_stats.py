@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import sympy as sp
 
 from .._validation import check_array, check_real
 from ._condition import pos
@@ -57,6 +58,25 @@ def tau_for(schedule, tau):
     if np.any(schedule.tau > t):
         raise ValueError(f"tau={t} is below the realized maximum delay {schedule.tau.max()}")
     return np.full(schedule.replicates, t)
+
+
+_LAMBDAS: dict = {}
+
+
+def evaluate_terms(term_exprs, stats):
+    """{name: value} of the sympy terms ``term_exprs`` on ``stats`` (symbol name -> number or array, arrays
+    broadcast): the one numeric evaluation of a theorem's bound — its constants live only in the sympy terms."""
+    out = {}
+    for name, e in term_exprs.items():
+        key = (name, e)
+        if key not in _LAMBDAS:
+            syms = sorted(e.free_symbols, key=str)
+            _LAMBDAS[key] = (syms, sp.lambdify(syms, e, "numpy"))
+        syms, f = _LAMBDAS[key]
+        val = f(*(stats[str(x)] for x in syms))
+        shape = np.broadcast_shapes(*(np.shape(stats[str(x)]) for x in syms)) if syms else ()
+        out[name] = np.broadcast_to(np.asarray(val, dtype=float), shape).copy() if shape else float(val)
+    return out
 
 
 def sum_terms(terms):

@@ -34,15 +34,15 @@ from ._condition import (
     region_from,
 )
 from ._scope import check_scope
-from ._stats import check_constants, check_f0, check_schedule, sum_terms, tau_for
+from ._stats import check_constants, check_f0, check_schedule, evaluate_terms, sum_terms, tau_for
 
 if TYPE_CHECKING:
     from ..anarchy.schedule import Schedule
     from ..problems.base import Constants
     from ._condition import Condition
 
-__all__ = ["admissible_step_sizes", "alpha_exprs", "alphas", "bound", "bound_expr", "bound_terms", "CITATION",
-           "conditions", "rate", "region", "SPECS", "TERMS"]
+__all__ = ["admissible_step_sizes", "alpha_exprs", "bound", "bound_expr", "bound_terms", "CITATION",
+           "conditions", "rate", "region", "run_averages", "SPECS", "TERM_EXPRS", "TERMS"]
 
 CITATION = "[Yang et al. 2022, Thm 2]"
 
@@ -100,18 +100,35 @@ def region(eta: ArrayLike, eta_L: ArrayLike, *, L: float | None = None, K_max: i
     return region_from(SPECS, v, eta, eta_L)
 
 
+#: The bound's named terms, written ONCE (sympy over the run averages of ``symbols``: Kbar, Ktilde, Khat2,
+#: per-replicate τ). The σ_L² part of 4 α_L σ_L² is split into its server (L η η_L/(m K̄_t)), delay
+#: (3τ²L²η²η_L²/(m K̄_t)) and local-drift ((15/2) L² η_L² K̃_t) pieces, 4 α_G σ_G² into the constant floor
+#: 6 σ_G² and the drift part 180 L² η_L² K̂_t² σ_G². ``bound_terms``, ``bound_expr``, the claim
+#: (``afltheory.claims.paper``) and the adversary all evaluate these expressions.
+_x = S.eta * S.eta_L
+TERM_EXPRS = {
+    "transient": 4 * S.Delta / (_x * S.T),
+    "sigma_L_server": 4 * S.sigma_L**2 * S.L * _x / (S.m * S.Kbar),
+    "sigma_L_delay": 4 * S.sigma_L**2 * 3 * S.tau**2 * S.L**2 * _x**2 / (S.m * S.Kbar),
+    "sigma_L_drift": 4 * S.sigma_L**2 * sp.Rational(15, 2) * S.L**2 * S.eta_L**2 * S.Ktil,
+    "sigma_G_floor": 4 * S.sigma_G**2 * sp.Rational(3, 2),
+    "sigma_G_drift": 4 * S.sigma_G**2 * 45 * S.L**2 * S.eta_L**2 * S.Khat2,
+}
+#: Names of ``bound_terms`` in order.
+TERMS = tuple(TERM_EXPRS)
+
+
 def alpha_exprs() -> tuple[sp.Expr, sp.Expr]:
-    """(α_L, α_G) as sympy expressions in the run averages Kbar, Ktilde, Khat2 (see ``symbols``)."""
-    x = S.eta * S.eta_L
-    aL = ((S.L * x + 3 * S.tau**2 * S.L**2 * x**2) / (S.m * S.Kbar)
-          + sp.Rational(15, 2) * S.L**2 * S.eta_L**2 * S.Ktil)
-    aG = sp.Rational(3, 2) + 45 * S.L**2 * S.eta_L**2 * S.Khat2
-    return aL, aG
+    """(α_L, α_G) as sympy expressions in the run averages, read off ``TERM_EXPRS`` (bound = 4Δ/(η η_L T) +
+    4(α_L σ_L² + α_G σ_G²))."""
+    aL = sum(e for k, e in TERM_EXPRS.items() if k.startswith("sigma_L")) / (4 * S.sigma_L**2)
+    aG = sum(e for k, e in TERM_EXPRS.items() if k.startswith("sigma_G")) / (4 * S.sigma_G**2)
+    return sp.simplify(aL), sp.simplify(aG)
 
 
 def bound_expr() -> sp.Expr:
-    """Right-hand side as a sympy expression (Delta = f_0 − f_*)."""
-    return S.afacd_bound(*alpha_exprs())
+    """Right-hand side as a sympy expression (Delta = f_0 − f_*): the sum of ``TERM_EXPRS``."""
+    return sum(TERM_EXPRS.values())
 
 
 def rate() -> sp.Expr:
@@ -119,49 +136,30 @@ def rate() -> sp.Expr:
     return bound_expr().subs(S.CONSTANT_K)
 
 
-def alphas(schedule: Schedule, constants: Constants, *, eta: float, eta_L: float,
-           tau: float | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """(α_L, α_G), each (replicates,), on the realized schedule."""
-    check_schedule(schedule)
-    L, _, _, _ = check_constants(constants)
-    eta, eta_L = pos("eta", eta), pos("eta_L", eta_L)
-    tau_r = tau_for(schedule, tau)[:, None]
-    x = eta * eta_L
-    m = schedule.m
-    aL = np.mean((L * x + 3 * tau_r**2 * L**2 * x**2) / (m * schedule.K_harmonic)
-                 + 7.5 * L**2 * eta_L**2 * schedule.K_mean, axis=1)
-    aG = 1.5 + 45 * L**2 * eta_L**2 * np.mean(schedule.K_sq_mean, axis=1)
-    return aL, aG
-
-
-#: Names of ``bound_terms`` in order; the σ_L² part of 4 α_L σ_L² is split into its server (L η η_L/(m K̄_t)),
-#: delay (3τ²L²η²η_L²/(m K̄_t)) and local-drift ((15/2) L² η_L² K̃_t) pieces, 4 α_G σ_G² into the constant
-#: floor 6 σ_G² and the drift part 180 L² η_L² K̂_t² σ_G².
-TERMS = ("transient", "sigma_L_server", "sigma_L_delay", "sigma_L_drift", "sigma_G_floor", "sigma_G_drift")
+def run_averages(schedule: Schedule, constants: Constants, *, eta: float, eta_L: float, f0: ArrayLike,
+                 tau: float | None = None) -> dict[str, np.ndarray]:
+    """The values of ``TERM_EXPRS``' symbols on each replicate's realized schedule."""
+    L, sL, sG, fs = check_constants(constants)
+    return {"T": float(schedule.rounds), "m": float(schedule.m), "tau": tau_for(schedule, tau), "L": L,
+            "sigma_L": sL, "sigma_G": sG, "eta": eta, "eta_L": eta_L, "Delta": f0 - fs,
+            "Kbar": 1.0 / np.mean(1.0 / schedule.K_harmonic, axis=1), "Ktilde": schedule.K_mean.mean(axis=1),
+            "Khat2": schedule.K_sq_mean.mean(axis=1)}
 
 
 def bound_terms(schedule: Schedule, constants: Constants, *, eta: float | None = None,
                 eta_L: float | None = None, f0: float | ArrayLike | None = None,
                 num_workers: int | None = None, tau: float | None = None,
                 scope: str = "warn") -> dict[str, np.ndarray]:
-    """The right-hand side split into its named terms (``TERMS``), each (replicates,); they sum to ``bound``
-    exactly (``bound`` is their ordered sum). Same arguments as ``bound``."""
+    """The right-hand side split into its named terms (``TERMS``), each (replicates,): ``TERM_EXPRS``
+    evaluated on the realized schedule; they sum to ``bound`` exactly. Same arguments as ``bound``."""
     check_schedule(schedule, num_workers)
-    L, sL, sG, fs = check_constants(constants)
+    _, _, _, fs = check_constants(constants)
     eta, eta_L = pos("eta", eta), pos("eta_L", eta_L)
     check_scope("theorem2", schedule, constants, eta=eta, eta_L=eta_L, scope=scope, stacklevel=4)
     f0 = check_f0(f0, fs, schedule.replicates)
-    tau_r = tau_for(schedule, tau)[:, None]
-    x = eta * eta_L
-    inv_mk = 1.0 / (schedule.m * schedule.K_harmonic)                    # 1/(m K̄_t), (R, T)
-    return {
-        "transient": 4 * (f0 - fs) / (x * schedule.rounds),
-        "sigma_L_server": 4 * sL**2 * np.mean(L * x * inv_mk, axis=1),
-        "sigma_L_delay": 4 * sL**2 * np.mean(3 * tau_r**2 * L**2 * x**2 * inv_mk, axis=1),
-        "sigma_L_drift": 4 * sL**2 * np.mean(7.5 * L**2 * eta_L**2 * schedule.K_mean, axis=1),
-        "sigma_G_floor": np.full(schedule.replicates, 4 * 1.5 * sG**2),
-        "sigma_G_drift": 4 * sG**2 * 45 * L**2 * eta_L**2 * np.mean(schedule.K_sq_mean, axis=1),
-    }
+    stats = run_averages(schedule, constants, eta=eta, eta_L=eta_L, f0=f0, tau=tau)
+    R = schedule.replicates
+    return {k: np.broadcast_to(v, (R,)).copy() for k, v in evaluate_terms(TERM_EXPRS, stats).items()}
 
 
 def bound(schedule: Schedule, constants: Constants, *, eta: float | None = None, eta_L: float | None = None,

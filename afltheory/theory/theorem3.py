@@ -39,15 +39,15 @@ from ._condition import (
     region_from,
 )
 from ._scope import check_scope
-from ._stats import check_constants, check_f0, check_schedule, sum_terms, tau_for
+from ._stats import check_constants, check_f0, check_schedule, evaluate_terms, sum_terms, tau_for
 
 if TYPE_CHECKING:
     from ..anarchy.schedule import Schedule
     from ..problems.base import Constants
     from ._condition import Condition
 
-__all__ = ["admissible_step_sizes", "alpha_exprs", "alphas", "AVERAGINGS", "bound", "bound_expr",
-           "bound_terms", "CITATION", "conditions", "k_averages", "rate", "region", "SPECS", "TERMS"]
+__all__ = ["admissible_step_sizes", "alpha_exprs", "AVERAGINGS", "bound", "bound_expr", "bound_terms",
+           "CITATION", "conditions", "k_averages", "rate", "region", "SPECS", "TERM_EXPRS", "TERMS"]
 
 CITATION = "[Yang et al. 2022, Thm 3]"
 AVERAGINGS = ("statement", "proof")
@@ -110,17 +110,32 @@ def region(eta: ArrayLike, eta_L: ArrayLike, *, L: float | None = None, K_max: i
     return region_from(SPECS, v, eta, eta_L)
 
 
+#: The bound's named terms, written ONCE (sympy over the run averages Kbar, Ktilde, Khat2 under the chosen
+#: ``averaging``, per-replicate τ): the σ_L² part of 4 α_L σ_L² split into server (L η η_L/(m K̄_t)), delay
+#: (2τ²L²η²η_L²/(m K̄_t)) and local-drift (5 η_L² L² K̃_t) pieces; 4 α_G σ_G² = 120 L² η_L² K̂_t² σ_G² (no
+#: floor). ``bound_terms``, ``bound_expr``, the claim and the adversary evaluate these expressions.
+_x = S.eta * S.eta_L
+TERM_EXPRS = {
+    "transient": 4 * S.Delta / (_x * S.T),
+    "sigma_L_server": 4 * S.sigma_L**2 * S.L * _x / (S.m * S.Kbar),
+    "sigma_L_delay": 4 * S.sigma_L**2 * 2 * S.tau**2 * S.L**2 * _x**2 / (S.m * S.Kbar),
+    "sigma_L_drift": 4 * S.sigma_L**2 * 5 * S.eta_L**2 * S.L**2 * S.Ktil,
+    "sigma_G_drift": 4 * S.sigma_G**2 * 30 * S.L**2 * S.eta_L**2 * S.Khat2,
+}
+#: Names of ``bound_terms`` in order.
+TERMS = tuple(TERM_EXPRS)
+
+
 def alpha_exprs() -> tuple[sp.Expr, sp.Expr]:
-    """(α_L, α_G) as sympy expressions in the run averages Kbar, Ktilde, Khat2 (see ``symbols``)."""
-    x = S.eta * S.eta_L
-    aL = (S.L * x / S.m + 2 * S.tau**2 * S.L**2 * x**2 / S.m) / S.Kbar + 5 * S.eta_L**2 * S.L**2 * S.Ktil
-    aG = 30 * S.L**2 * S.eta_L**2 * S.Khat2
-    return aL, aG
+    """(α_L, α_G) as sympy expressions in the run averages, read off ``TERM_EXPRS``."""
+    aL = sum(e for k, e in TERM_EXPRS.items() if k.startswith("sigma_L")) / (4 * S.sigma_L**2)
+    aG = sum(e for k, e in TERM_EXPRS.items() if k.startswith("sigma_G")) / (4 * S.sigma_G**2)
+    return sp.simplify(aL), sp.simplify(aG)
 
 
 def bound_expr() -> sp.Expr:
-    """Right-hand side as a sympy expression (Delta = f_0 − f_*)."""
-    return S.afacd_bound(*alpha_exprs())
+    """Right-hand side as a sympy expression (Delta = f_0 − f_*): the sum of ``TERM_EXPRS``."""
+    return sum(TERM_EXPRS.values())
 
 
 def rate() -> sp.Expr:
@@ -141,28 +156,6 @@ def k_averages(schedule: Schedule, averaging: str = "statement") -> tuple[np.nda
     return inv_kbar, Ks.mean(axis=-1), (Ks**2).mean(axis=-1)
 
 
-def alphas(schedule: Schedule, constants: Constants, *, eta: float, eta_L: float, tau: float | None = None,
-           averaging: str = "statement") -> tuple[np.ndarray, np.ndarray]:
-    """(α_L, α_G), each (replicates,), on the realized schedule (``averaging``: see ``k_averages``)."""
-    check_schedule(schedule)
-    L, _, _, _ = check_constants(constants)
-    eta, eta_L = pos("eta", eta), pos("eta_L", eta_L)
-    tau_r = tau_for(schedule, tau)
-    x = eta * eta_L
-    m = schedule.m
-    inv_kbar, ktil, khat2 = k_averages(schedule, averaging)
-    aL = ((L * x / m + 2 * tau_r**2 * L**2 * x**2 / m) * inv_kbar.mean(axis=1)
-          + 5 * eta_L**2 * L**2 * ktil.mean(axis=1))
-    aG = 30 * L**2 * eta_L**2 * khat2.mean(axis=1)
-    return aL, aG
-
-
-#: Names of ``bound_terms`` in order: σ_L² part of 4 α_L σ_L² split into server (L η η_L/(m K̄_t)), delay
-#: (2τ²L²η²η_L²/(m K̄_t)) and local-drift (5 η_L² L² K̃_t) pieces;
-#: 4 α_G σ_G² = 120 L² η_L² K̂_t² σ_G² (no floor).
-TERMS = ("transient", "sigma_L_server", "sigma_L_delay", "sigma_L_drift", "sigma_G_drift")
-
-
 def bound_terms(schedule: Schedule, constants: Constants, *, eta: float | None = None,
                 eta_L: float | None = None, f0: float | ArrayLike | None = None,
                 num_workers: int | None = None, tau: float | None = None, averaging: str = "statement",
@@ -174,18 +167,12 @@ def bound_terms(schedule: Schedule, constants: Constants, *, eta: float | None =
     eta, eta_L = pos("eta", eta), pos("eta_L", eta_L)
     check_scope("theorem3", schedule, constants, eta=eta, eta_L=eta_L, scope=scope, stacklevel=4)
     f0 = check_f0(f0, fs, schedule.replicates)
-    tau_r = tau_for(schedule, tau)
-    x = eta * eta_L
-    m = schedule.m
     inv_kbar, ktil, khat2 = k_averages(schedule, averaging)
-    ik = inv_kbar.mean(axis=1)
-    return {
-        "transient": 4 * (f0 - fs) / (x * schedule.rounds),
-        "sigma_L_server": 4 * sL**2 * (L * x / m) * ik,
-        "sigma_L_delay": 4 * sL**2 * (2 * tau_r**2 * L**2 * x**2 / m) * ik,
-        "sigma_L_drift": 4 * sL**2 * 5 * eta_L**2 * L**2 * ktil.mean(axis=1),
-        "sigma_G_drift": 4 * sG**2 * 30 * L**2 * eta_L**2 * khat2.mean(axis=1),
-    }
+    stats = {"T": float(schedule.rounds), "m": float(schedule.m), "tau": tau_for(schedule, tau), "L": L,
+             "sigma_L": sL, "sigma_G": sG, "eta": eta, "eta_L": eta_L, "Delta": f0 - fs,
+             "Kbar": 1.0 / inv_kbar.mean(axis=1), "Ktilde": ktil.mean(axis=1), "Khat2": khat2.mean(axis=1)}
+    R = schedule.replicates
+    return {k: np.broadcast_to(v, (R,)).copy() for k, v in evaluate_terms(TERM_EXPRS, stats).items()}
 
 
 def bound(schedule: Schedule, constants: Constants, *, eta: float | None = None, eta_L: float | None = None,

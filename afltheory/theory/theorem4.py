@@ -41,15 +41,15 @@ from ._condition import (
     region_from,
 )
 from ._scope import check_scope
-from ._stats import check_constants, check_f0, check_schedule, memory_stats, sum_terms
+from ._stats import check_constants, check_f0, check_schedule, evaluate_terms, memory_stats, sum_terms
 
 if TYPE_CHECKING:
     from ..anarchy.schedule import Schedule
     from ..problems.base import Constants
     from ._condition import Condition
 
-__all__ = ["admissible_step_sizes", "alpha_exprs", "alphas", "bound", "bound_expr", "bound_terms", "CITATION",
-           "conditions", "KHATS", "rate", "realized", "region", "SPECS", "TERMS"]
+__all__ = ["admissible_step_sizes", "alpha_exprs", "bound", "bound_expr", "bound_terms", "CITATION",
+           "conditions", "KHATS", "rate", "realized", "region", "SPECS", "TERM_EXPRS", "TERMS"]
 
 CITATION = "[Yang et al. 2022, Thm 4]"
 KHATS = ("sum", "mean")
@@ -122,20 +122,41 @@ def region(eta: ArrayLike, eta_L: ArrayLike, *, L: float | None = None, K_max: i
     return region_from(SPECS, v, eta, eta_L)
 
 
+#: (1/T) Σ_t ((M − m'_t)/M)² / K̄_t: the run average the stale-memory term needs (realized m'_t)
+Qstale = sp.Symbol("Qstale", nonnegative=True)
+
+#: The bound's named terms, written ONCE (sympy over run averages: Ktilde = (1/T) Σ_t K^avg_t over the M slots,
+#: Kbar = ((1/T) Σ_t 1/K̄_t)⁻¹ over the slots, Khat2 = (1/T) Σ_t K̂_t², ``Qstale``, Delta = f_0 − f(x_T)): α_L σ_L²
+#: split into local drift (4·5 L² η_L² K^avg_t), server (4·(L/2)·2 η η_L/(M K̄_t)) and stale-memory
+#: (4·η η_L (M − m'_t)² L² τ²/M² · 2 η η_L/(M K̄_t)) pieces; α_G σ_G² = (120 L² η_L²/M) K̂_t² σ_G².
+_x = S.eta * S.eta_L
+TERM_EXPRS = {
+    "transient": 4 * S.Delta / (_x * S.T),
+    "sigma_L_drift": S.sigma_L**2 * 4 * 5 * S.L**2 * S.eta_L**2 * S.Ktil,
+    "sigma_L_server": S.sigma_L**2 * 4 * (S.L / 2) * 2 * _x / (S.M * S.Kbar),
+    "sigma_L_stale": S.sigma_L**2 * 4 * _x * S.L**2 * S.tau**2 * 2 * _x / S.M * Qstale,
+    "sigma_G_drift": S.sigma_G**2 * 120 * S.L**2 * S.eta_L**2 / S.M * S.Khat2,
+}
+#: Names of ``bound_terms`` in order.
+TERMS = tuple(TERM_EXPRS)
+
+
 def alpha_exprs(khat: str = "sum") -> tuple[sp.Expr, sp.Expr]:
-    """(α_L, α_G) for constant m'; Kbar, Ktilde (= K^avg), Khat2 are run averages. ``khat`` as in
-    ``bound``."""
-    x = S.eta * S.eta_L
-    aL = 4 * (5 * S.L**2 * S.eta_L**2 * S.Ktil + (S.L / 2 + x * _stale_frac2 * S.L**2 * S.tau**2) * 2 * x
-              / (S.M * S.Kbar))
-    aG = 120 * S.L**2 * S.eta_L**2 / S.M * S.Khat2
-    return aL, aG
+    """(α_L, α_G) for constant m' (Qstale = ((M − m')/M)²/K̄), read off ``TERM_EXPRS``; Kbar, Ktilde
+    (= K^avg), Khat2 are run averages. ``khat`` as in ``bound``."""
+    if khat not in KHATS:
+        raise ValueError(f"khat={khat!r} must be one of {KHATS}")
+    sub = {Qstale: _stale_frac2 / S.Kbar}
+    aL = sum(e for k, e in TERM_EXPRS.items() if k.startswith("sigma_L")).subs(sub) / S.sigma_L**2
+    aG = sum(e for k, e in TERM_EXPRS.items() if k.startswith("sigma_G")) / S.sigma_G**2
+    return sp.simplify(aL), sp.simplify(aG)
 
 
 def bound_expr(khat: str = "sum") -> sp.Expr:
     """Right-hand side as a sympy expression (``khat``: see ``alpha_exprs``)."""
-    aL, aG = alpha_exprs(khat)
-    return 4 * S.Delta / (S.eta * S.eta_L * S.T) + aL * S.sigma_L**2 + aG * S.sigma_G**2
+    if khat not in KHATS:
+        raise ValueError(f"khat={khat!r} must be one of {KHATS}")
+    return sum(TERM_EXPRS.values()).subs({Qstale: _stale_frac2 / S.Kbar})
 
 
 def rate(khat: str = "sum") -> sp.Expr:
@@ -165,33 +186,6 @@ def _memory_terms(schedule, tau):
     return Ks, mf, np.full(schedule.replicates, t)
 
 
-def alphas(schedule: Schedule, constants: Constants, *, eta: float, eta_L: float, tau: float | None = None,
-           khat: str = "sum") -> tuple[np.ndarray, np.ndarray]:
-    """(α_L, α_G), each (replicates,), on the realized schedule (``khat``: see ``alpha_exprs``)."""
-    if khat not in KHATS:
-        raise ValueError(f"khat={khat!r} must be one of {KHATS}")
-    check_schedule(schedule)
-    L, _, _, _ = check_constants(constants)
-    eta, eta_L = pos("eta", eta), pos("eta_L", eta_L)
-    Ks, mf, tau_r = _memory_terms(schedule, tau)
-    M = schedule.num_workers
-    x = eta * eta_L
-    kavg = Ks.mean(axis=-1)                              # (R, T)
-    inv_kbar = (1.0 / Ks).mean(axis=-1)                  # 1/K̄_t over the M slots
-    khat2 = (Ks**2).sum(axis=-1) if khat == "sum" else (Ks**2).mean(axis=-1)
-    frac2 = (M - mf)**2 / M**2                           # (R, T), realized m'_t
-    aL = 4 * np.mean(5 * L**2 * eta_L**2 * kavg
-                     + (L / 2 + x * frac2 * L**2 * tau_r[:, None]**2) * 2 * x * inv_kbar / M, axis=1)
-    aG = 120 * L**2 * eta_L**2 / M * khat2.mean(axis=1)
-    return aL, aG
-
-
-#: Names of ``bound_terms`` in order: α_L σ_L² split into local drift (4·5 L² η_L² K^avg_t), server
-#: (4·(L/2)·2 η η_L/(M K̄_t)) and stale-memory (4·η η_L (M − m'_t)² L² τ²/M² · 2 η η_L/(M K̄_t)) pieces;
-#: α_G σ_G² = (120 L² η_L²/M) K̂_t² σ_G².
-TERMS = ("transient", "sigma_L_drift", "sigma_L_server", "sigma_L_stale", "sigma_G_drift")
-
-
 def bound_terms(schedule: Schedule, constants: Constants, *, eta: float | None = None,
                 eta_L: float | None = None, f0: float | ArrayLike | None = None,
                 num_workers: int | None = None, tau: float | None = None,
@@ -210,19 +204,14 @@ def bound_terms(schedule: Schedule, constants: Constants, *, eta: float | None =
     f0 = check_f0(f0, fT, R)
     Ks, mf, tau_r = _memory_terms(schedule, tau)
     M = schedule.num_workers
-    x = eta * eta_L
-    kavg = Ks.mean(axis=-1)                              # (R, T)
-    inv_kbar = (1.0 / Ks).mean(axis=-1)                  # 1/K̄_t over the M slots
+    inv_kbar = (1.0 / Ks).mean(axis=-1)                  # 1/K̄_t over the M slots, (R, T)
     khat2 = (Ks**2).sum(axis=-1) if khat == "sum" else (Ks**2).mean(axis=-1)
     frac2 = (M - mf)**2 / M**2                           # (R, T), realized m'_t
-    return {
-        "transient": 4 * (f0 - fT) / (x * schedule.rounds),
-        "sigma_L_drift": sL**2 * 4 * np.mean(5 * L**2 * eta_L**2 * kavg, axis=1),
-        "sigma_L_server": sL**2 * 4 * np.mean((L / 2) * 2 * x * inv_kbar / M, axis=1),
-        "sigma_L_stale": sL**2 * 4 * np.mean(x * frac2 * L**2 * tau_r[:, None]**2 * 2 * x * inv_kbar / M,
-                                             axis=1),
-        "sigma_G_drift": sG**2 * 120 * L**2 * eta_L**2 / M * khat2.mean(axis=1),
-    }
+    stats = {"T": float(schedule.rounds), "M": float(M), "tau": tau_r, "L": L, "sigma_L": sL, "sigma_G": sG,
+             "eta": eta, "eta_L": eta_L, "Delta": f0 - fT, "Ktilde": Ks.mean(axis=-1).mean(axis=1),
+             "Kbar": 1.0 / inv_kbar.mean(axis=1), "Khat2": khat2.mean(axis=1),
+             "Qstale": (frac2 * inv_kbar).mean(axis=1)}
+    return {k: np.broadcast_to(v, (R,)).copy() for k, v in evaluate_terms(TERM_EXPRS, stats).items()}
 
 
 def bound(schedule: Schedule, constants: Constants, *, eta: float | None = None, eta_L: float | None = None,

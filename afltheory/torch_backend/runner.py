@@ -226,7 +226,8 @@ def run(task: TorchTask, algorithm: ServerRule, behaviour: BehaviourLike, rounds
     x_final = np.empty((replicates, task.dim))
     div = np.full(replicates, -1, dtype=np.int64)
     H = int(sched.delays.max()) + 1 if sched.delays.size else 1
-    eta_L = algorithm.eta_L
+    scheduled = getattr(algorithm, "scheduled", False)   # step-size schedules: round t runs at_round(t)
+    step = {"eta_L": (algorithm.at_round(0) if scheduled else algorithm).eta_L}
     B = task.batch_size
     # the server rule's compressor, with the same per-replicate randomness as ``simulate`` (row mode)
     channel = channel_for(algorithm, task.dim, M, replicates, seed)
@@ -261,7 +262,7 @@ def run(task: TorchTask, algorithm: ServerRule, behaviour: BehaviourLike, rounds
                     if corr is not None:
                         g = g + corr[0, 0]
                 gsum += g
-                y = y - eta_L * g
+                y = y - step["eta_L"] * g
             return gsum / int(K), y
 
         x = x_start.clone()
@@ -291,6 +292,8 @@ def run(task: TorchTask, algorithm: ServerRule, behaviour: BehaviourLike, rounds
 
         record(0, x)
         for t in range(rounds):
+            rule = algorithm.at_round(t) if scheduled else algorithm
+            step["eta_L"] = eta_L = rule.eta_L
             W, D, Ks = sched.workers[r, t], sched.delays[r, t], sched.local_steps[r, t]
             Gs, y0s, yKs = [], [], []
             for i, tau, K in zip(W.tolist(), D.tolist(), Ks.tolist(), strict=True):
@@ -303,7 +306,7 @@ def run(task: TorchTask, algorithm: ServerRule, behaviour: BehaviourLike, rounds
                           eta_L, rows, W[None], M)
             Gc, sent = send(torch.stack(Gs), W, t + 1, r)
             bits[r, t + 1] = bits[r, t] + sent
-            xn, state = algorithm.aggregate(state, x.double().cpu().numpy()[None],
+            xn, state = rule.aggregate(state, x.double().cpu().numpy()[None],
                                             Gc.double().cpu().numpy()[None], W[None], Ks[None], D[None], M)
             x = torch.as_tensor(xn[0], dtype=dt, device=dev)
             if not bool(torch.isfinite(x).all()):
@@ -311,6 +314,7 @@ def run(task: TorchTask, algorithm: ServerRule, behaviour: BehaviourLike, rounds
                 break
             hist[(t + 1) % H] = x
             record(t + 1, x)
+        step["eta_L"] = (algorithm.at_round(0) if scheduled else algorithm).eta_L
         x_final[r] = x.double().cpu().numpy()
     config = {"model": type(task.model).__name__, "algorithm": repr(algorithm), "behaviour": repr(behaviour),
               "rounds": rounds, "replicates": replicates, "seed": seed, "device": str(dev), "dtype": str(dt),

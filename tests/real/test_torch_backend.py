@@ -48,7 +48,9 @@ def setup():
 
 ALGOS = [AFACD(1.0, 0.1), AFACS(1.0, 0.1), AFACS(1.0, 0.1, memory_init="zeros"), FedAvg(0.5, 0.1),
          FedBuff(0.5, 0.1), AsySG(1.0, 0.1), AFACD(1.0, 0.1, worker=FedProx(0.1)),
-         AFACD(1.0, 0.1, worker=SCAFFOLD()), AFACS(1.0, 0.1, worker=SCAFFOLD())]
+         AFACD(1.0, 0.1, worker=SCAFFOLD()), AFACS(1.0, 0.1, worker=SCAFFOLD()),
+         # a step-size schedule in the round t and client weights (issue 25): the same per-round rule
+         FedAvg(eta=1.0, eta_L="0.2/(1 + t)", weights=tuple(np.arange(1, 11) / 55.0))]
 
 
 @pytest.mark.parametrize("algo", ALGOS, ids=lambda a: f"{type(a).__name__}-{type(a.worker).__name__}")

@@ -1,0 +1,144 @@
+"""Step-size schedules: a server or worker learning rate that is a number, a sympy expression in the round
+index ``t`` (e.g. Li et al. 2020's η_t = 2/(μ(γ + t))), or a callable ``t -> float``.
+
+A schedule is indexed by the server round t = 0, 1, …, T − 1 and is constant within a round: every local step
+of round t uses η_{L,t}, and the server step of round t is η_t η_{L,t}. Every backend reads it the same way:
+``ServerRule.at_round(t)`` returns the constant rule of round t (``simulate``, ``afltheory.exact.moments``, the
+torch backend), so a scheduled rule is run by exactly the code that runs a constant one.
+
+Validation: a schedule is evaluated when it is built (t = 0) and at every round it is used; a value that is
+negative, zero, NaN, infinite or not a real number is refused with a ``ValueError`` naming the parameter and
+the round; an expression with a free symbol other than ``t`` is refused naming the symbol.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import sympy as sp
+
+__all__ = ["StepSize", "as_step_size", "t"]
+
+#: the round index of a schedule expression
+t = sp.Symbol("t", nonnegative=True, integer=True)
+
+
+class StepSize:
+    """A step-size schedule η(t) (see the module docstring). ``StepSize(0.1)`` is constant;
+    ``StepSize(2 / (mu * (gamma + t)), values={"mu": 0.5, "gamma": 8})`` substitutes named constants first.
+    ``at(t)`` -> float (> 0, finite); ``constant`` -> the value when it does not depend on t, else None;
+    ``expr`` -> the sympy expression (None for a callable)."""
+
+    def __init__(self, value: Any, *, name: str = "eta_L", values: dict[str, float] | None = None) -> None:
+        self.name = name
+        self.expr: sp.Expr | None = None
+        self._fn: Callable[[int], float] | None = None
+        self._const: float | None = None
+        if isinstance(value, StepSize):
+            self.expr, self._fn, self._const = value.expr, value._fn, value._const
+            return
+        if isinstance(value, bool):
+            raise ValueError(f"{name}={value!r} must be a positive number, a sympy expression in t or a "
+                             f"callable t -> float")
+        if isinstance(value, (int, float, np.integer, np.floating)):
+            self._const = self._check(float(value), None)
+            return
+        if isinstance(value, str):
+            value = sp.sympify(value, locals={"t": t})
+        if isinstance(value, sp.Basic):
+            expr = sp.sympify(value)
+            if values:
+                expr = expr.subs({sp.Symbol(k, **_assumptions(expr, k)): v for k, v in values.items()})
+                expr = expr.subs({s: values[str(s)] for s in expr.free_symbols if str(s) in values})
+            free = [s for s in expr.free_symbols if str(s) != "t"]
+            if free:
+                raise ValueError(f"{name}={value} uses symbol(s) {sorted(map(str, free))} without values; "
+                                 f"a schedule may depend on the round index t only (pass values={{...}})")
+            expr = expr.subs({s: t for s in expr.free_symbols})
+            self.expr = expr
+            if not expr.free_symbols:
+                self._const = self._check(float(expr), None)
+                return
+            self._fn = sp.lambdify(t, expr, "math")
+            self._check(self._call(0), 0)
+            return
+        if callable(value):
+            self._fn = value
+            self._check(self._call(0), 0)
+            return
+        raise ValueError(f"{name}={value!r} must be a positive number, a sympy expression in t or a callable "
+                         f"t -> float (not {type(value).__name__})")
+
+    def _call(self, r: int) -> float:
+        try:
+            v = self._fn(r)
+        except (ZeroDivisionError, OverflowError, ValueError, TypeError) as exc:
+            raise ValueError(f"{self.name}: the schedule failed at round t={r}: {exc}") from exc
+        if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating, sp.Basic)):
+            raise ValueError(f"{self.name}: the schedule returned {v!r} at round t={r}; it must return a "
+                             f"positive real number")
+        return float(v)
+
+    def _check(self, v: float, r: int | None) -> float:
+        where = "" if r is None else f" at round t={r}"
+        if not (math.isfinite(v) and v > 0):
+            raise ValueError(f"{self.name}={v!r}{where} must be a finite number > 0 (allowed range (0, inf))")
+        return v
+
+    @property
+    def constant(self) -> float | None:
+        """The value when the schedule does not depend on t (None otherwise)."""
+        return self._const
+
+    def at(self, r: int) -> float:
+        """η at round ``r`` (validated: finite and > 0)."""
+        if self._const is not None:
+            return self._const
+        return self._check(self._call(int(r)), int(r))
+
+    def values(self, rounds: int) -> np.ndarray:
+        """η_t for t = 0..rounds − 1, shape (rounds,)."""
+        return np.array([self.at(r) for r in range(int(rounds))])
+
+    def __float__(self) -> float:
+        if self._const is None:
+            from .base import UnsupportedRule
+            raise UnsupportedRule(f"{self.name} is a step-size schedule ({self}); this backend needs a constant "
+                                  f"step size — use ServerRule.at_round(t) or afltheory.simulate")
+        return self._const
+
+    def __repr__(self) -> str:
+        if self._const is not None:
+            return repr(self._const)
+        return f"StepSize({self.expr if self.expr is not None else getattr(self._fn, '__name__', 'fn')})"
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, StepSize):
+            if self._const is not None or other._const is not None:
+                return self._const == other._const
+            if self.expr is not None and other.expr is not None:
+                return sp.simplify(self.expr - other.expr) == 0
+            return self._fn is other._fn
+        if isinstance(other, (int, float)) and self._const is not None:
+            return self._const == other
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._const if self._const is not None else (self.expr if self.expr is not None
+                                                                  else id(self._fn)))
+
+
+def _assumptions(expr: sp.Basic, name: str) -> dict:
+    for s in expr.free_symbols:
+        if str(s) == name:
+            return s.assumptions0
+    return {}
+
+
+def as_step_size(value: Any, name: str) -> float | StepSize:
+    """A float for a constant step size (validated > 0), else a ``StepSize`` schedule."""
+    s = StepSize(value, name=name)
+    return s if s.constant is None else s.constant

@@ -1,0 +1,32 @@
+"""Claims as first-class objects: a convergence theorem stated once (``Claim``), read by every engine.
+
+```python
+import sympy as sp
+from afltheory.algorithms import FedAvg
+from afltheory.claims import Assumptions, Claim, verify
+from afltheory.claims.symbols import D0, E, Gamma, G, L, kappa, mu, sigma_L, sum_p2, T, t
+
+gamma = sp.Symbol("gamma", positive=True)
+li = Claim(id="li2020.thm1", title="FedAvg, strongly convex, full participation",
+           assumptions=Assumptions(function="strongly_convex", noise="variance", heterogeneity="Gamma",
+                                   participation="full", weights="data"),
+           rule=FedAvg, eta=1, eta_L=2 / (mu * (gamma + t)), values={"gamma": sp.Max(8 * kappa, E)},
+           measured="last_gap", bound=..., reference="Li et al. 2020, Thm 1", source="...", reading="...")
+verdict = verify(li, problem, behaviour, rounds=200, replicates=8)
+```
+
+The symbol set is ``afltheory.claims.SYMBOLS`` (documented in ``afltheory.claims.symbols``); the measured
+quantities are ``QUANTITIES``; the paper's own theorems are claims too (``afltheory.claims.paper``).
+"""
+
+from ..theory.symbols import (  # noqa: F401  (the shared symbols, re-exported for claim files)
+    Delta, K, Kbar, Khat2, Ktil, L, M, T, eta, eta_L, f0, f_star, m, sigma_G, sigma_L, tau,
+)
+from ._claim import FUNCTION_CLASSES, QUANTITIES, Assumptions, Claim, UnknownSymbol
+from .symbols import D0, SYMBOLS, E, G, Gamma, kappa, mu, sum_p2, t, zeta_star
+from .verify import QuantityUnavailable, measure, problem_values, run_values, verify, verify_rate
+
+__all__ = ["Assumptions", "Claim", "D0", "Delta", "E", "FUNCTION_CLASSES", "G", "Gamma", "K", "Kbar",
+           "Khat2", "Ktil", "L", "M", "QUANTITIES", "QuantityUnavailable", "SYMBOLS", "T", "UnknownSymbol",
+           "eta", "eta_L", "f0", "f_star", "kappa", "m", "measure", "mu", "problem_values", "run_values",
+           "sigma_G", "sigma_L", "sum_p2", "t", "tau", "verify", "verify_rate", "zeta_star"]

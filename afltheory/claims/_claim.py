@@ -1,0 +1,296 @@
+"""``Claim``: one object that states a convergence theorem completely (docs/DESIGN.md, "Claims")."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import sympy as sp
+
+from ..algorithms.schedules import StepSize
+from .symbols import SYMBOLS
+
+__all__ = ["Assumptions", "Claim", "FUNCTION_CLASSES", "QUANTITIES", "UnknownSymbol"]
+
+#: the measured quantities a claim may bound (name -> the expression it stands for)
+QUANTITIES: dict[str, str] = {
+    "avg_grad_sq": "(1/T) Σ_{t<T} E‖∇f(x_t)‖²",
+    "weighted_avg_grad_sq": "Σ_{t<T} γ_t E‖∇f(x_t)‖² / Σ_{t<T} γ_t  (γ_t = η_t η_{L,t})",
+    "min_grad_sq": "min_{t<T} E‖∇f(x_t)‖²",
+    "last_gap": "E f(x_T) − f*",
+    "last_dist_sq": "E‖x_T − x*‖²",
+    "avg_iterate_gap": "E f(x̄_T) − f*,  x̄_T = (1/T) Σ_{t<T} x_t",
+}
+FUNCTION_CLASSES = ("smooth", "convex", "strongly_convex")
+NOISE = ("variance", "second_moment", "none")
+HETEROGENEITY = (None, "sigma_G_max", "sigma_G_mean", "Gamma", "zeta_star", "iid")
+PARTICIPATION = ("full", "uniform", "arbitrary")
+
+
+#: id(claim) -> {(expr, extra): (symbols, numeric function)} (claims are frozen: their values never change)
+_COMPILED: dict[int, dict] = {}
+
+
+class UnknownSymbol(ValueError):
+    """A bound or condition uses a symbol that is neither in ``afltheory.claims.SYMBOLS`` nor given a value."""
+
+
+def _choice(name: str, value: Any, allowed: tuple) -> Any:
+    if value not in allowed:
+        raise ValueError(f"{name}={value!r} must be one of {allowed}")
+    return value
+
+
+@dataclass(frozen=True, kw_only=True)
+class Assumptions:
+    """The assumption class of a claim. ``function``: "smooth" (L-smooth, possibly nonconvex), "convex",
+    "strongly_convex" (μ > 0); ``noise``: "variance" (E‖g − ∇f_i‖² ≤ σ_L²), "second_moment"
+    (E‖g‖² ≤ G²) or "none"; ``heterogeneity``: how client drift is bounded — "sigma_G_max"
+    (max_i sup_x ‖∇f_i − ∇f‖ ≤ σ_G, the reading of afltheory's certified σ_G), "sigma_G_mean"
+    ((1/M) Σ_i ‖∇f_i − ∇f‖² ≤ σ_G²), "Gamma" (Γ = f* − Σ p_k f_k*), "zeta_star" (ζ*² at the optimum),
+    "iid" or None; ``participation``: "full", "uniform" (m of M without replacement) or "arbitrary";
+    ``max_delay``/``max_local_steps``: τ and K_max (None: unbounded / not part of the class);
+    ``weights``: "uniform" or "data" (client weights p_k = n_k/n, the problem's ``weights``)."""
+
+    function: str = "smooth"
+    noise: str = "variance"
+    heterogeneity: str | None = "sigma_G_max"
+    participation: str = "arbitrary"
+    max_delay: int | None = None
+    max_local_steps: int | None = None
+    weights: str = "uniform"
+
+    def __post_init__(self) -> None:
+        _choice("function", self.function, FUNCTION_CLASSES)
+        _choice("noise", self.noise, NOISE)
+        _choice("heterogeneity", self.heterogeneity, HETEROGENEITY)
+        _choice("participation", self.participation, PARTICIPATION)
+        _choice("weights", self.weights, ("uniform", "data"))
+
+    def describe(self) -> str:
+        """One line: the class in words."""
+        parts = [{"smooth": "L-smooth", "convex": "L-smooth convex",
+                  "strongly_convex": "L-smooth μ-strongly convex"}[self.function],
+                 {"variance": "noise variance σ_L²", "second_moment": "second moment G²",
+                  "none": "exact gradients"}[self.noise]]
+        if self.heterogeneity:
+            parts.append({"sigma_G_max": "σ_G (max over workers)", "sigma_G_mean": "σ_G² (mean over workers)",
+                          "Gamma": "Γ = f* − Σ p_k f_k*", "zeta_star": "ζ*² at the optimum",
+                          "iid": "identical data"}[self.heterogeneity])
+        parts.append({"full": "full participation", "uniform": "m of M uniformly",
+                      "arbitrary": "arbitrary arrivals"}[self.participation])
+        if self.max_delay is not None:
+            parts.append(f"delays ≤ {self.max_delay}")
+        if self.max_local_steps is not None:
+            parts.append(f"K ≤ {self.max_local_steps}")
+        if self.weights == "data":
+            parts.append("client weights p_k")
+        return ", ".join(parts)
+
+
+def _sympify(v: Any, name: str) -> sp.Expr:
+    if isinstance(v, str):
+        v = sp.sympify(v, locals=dict(SYMBOLS))
+    try:
+        return sp.sympify(v)
+    except (sp.SympifyError, TypeError) as exc:
+        raise ValueError(f"{name}={v!r} must be a sympy expression, a number or a string: {exc}") from None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Claim:
+    """A convergence theorem, stated once; every engine reads it (``verify``, the adversary, PEP, scope).
+
+    - ``id``, ``title``; ``reference`` (citation), ``source`` (where the statement was read: a retrievable
+      excerpt, or "from memory"), ``reading`` (how an ambiguous text was read), ``confidence`` ("read",
+      "from memory", "derived").
+    - ``assumptions``: the ``Assumptions`` class; ``rule``: the server rule class (e.g. ``FedAvg``) or a
+      factory ``rule(eta=..., eta_L=..., **rule_options) -> ServerRule``; ``eta``/``eta_L``: numbers, sympy
+      expressions in the round t and the claim's symbols (a step-size schedule), or callables of t.
+    - ``measured``: one of ``QUANTITIES``; ``bound``: a sympy expression or a dict of named terms (their
+      sum); ``conditions``: name -> sympy relation (``a <= b``) that must hold; ``values``: the claim's own
+      symbols (numbers or expressions in ``SYMBOLS``, e.g. ``{"gamma": Max(8*kappa, E)}``).
+    - ``statistics``: optional ``f(trace, problem, algorithm) -> {name: (R,) array}`` giving run statistics the
+      generic ``run_values`` does not (or reads differently, e.g. Theorem 4's memory-slot averages); the names
+      it adds are declared in ``extra_symbols`` (name -> meaning).
+    - ``rate``: claimed log–log slopes of the measured quantity, e.g. ``{"T": -1}``; ``expect``: "holds"
+      (a theorem) or "fails" (a false variant declared as expected to fail: its verdict passes when the
+      bound is violated).
+    """
+
+    id: str
+    title: str
+    bound: Any
+    measured: str = "avg_grad_sq"
+    assumptions: Assumptions = field(default_factory=Assumptions)
+    rule: Any = None
+    rule_options: Mapping[str, Any] = field(default_factory=dict)
+    eta: Any = None
+    eta_L: Any = None
+    conditions: Mapping[str, Any] = field(default_factory=dict)
+    values: Mapping[str, Any] = field(default_factory=dict)
+    rate: Mapping[str, float] = field(default_factory=dict)
+    reference: str = "user claim"
+    source: str = "from memory"
+    reading: str = ""
+    confidence: str = "from memory"
+    expect: str = "holds"
+    statistics: Any = None
+    extra_symbols: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.id, str) or not self.id:
+            raise ValueError(f"id={self.id!r} must be a non-empty string")
+        _choice("measured", self.measured, tuple(QUANTITIES))
+        _choice("expect", self.expect, ("holds", "fails"))
+        _choice("confidence", self.confidence, ("read", "from memory", "derived"))
+        if not isinstance(self.assumptions, Assumptions):
+            raise TypeError(f"assumptions={self.assumptions!r} must be an afltheory.claims.Assumptions")
+        if isinstance(self.bound, Mapping):
+            terms = {str(k): _sympify(v, f"bound[{k!r}]") for k, v in self.bound.items()}
+            if not terms:
+                raise ValueError("bound={} must have at least one term")
+        else:
+            e = _sympify(self.bound, "bound")
+            terms = {str(a): a for a in sp.Add.make_args(sp.expand(e))} if isinstance(sp.expand(e), sp.Add) \
+                else {"bound": e}
+        object.__setattr__(self, "bound", terms)
+        object.__setattr__(self, "conditions", {str(k): _sympify(v, f"conditions[{k!r}]")
+                                                for k, v in self.conditions.items()})
+        for k, v in self.conditions.items():
+            if not isinstance(v, sp.core.relational.Relational):
+                raise ValueError(f"conditions[{k!r}]={v} must be a relation (e.g. eta_L*L <= 1)")
+        object.__setattr__(self, "values", dict(self.values))
+        object.__setattr__(self, "rate", {str(k): float(v) for k, v in self.rate.items()})
+        for name in ("eta", "eta_L"):
+            v = getattr(self, name)
+            if v is not None and not isinstance(v, (int, float, sp.Basic, str)) and not callable(v):
+                raise ValueError(f"{name}={v!r} must be a number, a sympy expression in t or a callable of t")
+        self.free_symbols()     # unknown symbols are refused when the claim is stated
+
+    # ------------------------------------------------------------------ symbols
+    def _resolve(self, expr: sp.Expr, extra: Mapping[str, Any] | None = None) -> sp.Expr:
+        """``expr`` with the claim's (and ``extra``) values substituted (values may refer to each other)."""
+        vals = dict(self.values)
+        vals.update(extra or {})
+        subs = {}
+        for k, v in vals.items():
+            sym = SYMBOLS.get(k, sp.Symbol(k))
+            subs[sym] = _sympify(v, f"values[{k!r}]") if not callable(v) else v
+            for s in expr.free_symbols:
+                if str(s) == k:
+                    subs[s] = subs[sym]
+        for _ in range(6):
+            new = expr.subs(subs)
+            if new == expr:
+                break
+            expr = new
+        return expr
+
+    def free_symbols(self, extra: Mapping[str, Any] | None = None) -> set[str]:
+        """The symbols the bound and conditions still need (all in ``SYMBOLS``; ``UnknownSymbol`` names any
+        other, with the list of known ones)."""
+        names: set[str] = set()
+        exprs = list(self.bound.values()) + list(self.conditions.values())
+        for e in exprs:
+            names |= {str(s) for s in self._resolve(e, extra).free_symbols}
+        unknown = sorted(n for n in names if n not in SYMBOLS and n not in self.extra_symbols)
+        if unknown:
+            raise UnknownSymbol(f"claim {self.id!r} uses unknown symbol(s) {unknown}: give their values "
+                                f"(values={{...}}) or use the known symbols {', '.join(SYMBOLS)}")
+        return names
+
+    def expr(self, extra: Mapping[str, Any] | None = None) -> sp.Expr:
+        """The whole bound (sum of its terms) with the claim's values substituted."""
+        return sum((self._resolve(e, extra) for e in self.bound.values()), sp.Integer(0))
+
+    def term_exprs(self, extra: Mapping[str, Any] | None = None) -> dict[str, sp.Expr]:
+        """Name -> term with the claim's values substituted."""
+        return {k: self._resolve(e, extra) for k, e in self.bound.items()}
+
+    # ------------------------------------------------------------------ evaluation
+    def evaluate(self, expr: sp.Expr, stats: Mapping[str, Any], extra: Mapping[str, Any] | None = None
+                 ) -> np.ndarray:
+        """``expr`` (a term, the bound, a condition side) on ``stats`` (symbol name -> number or per-replicate
+        array): a float array broadcast over the replicates. A missing symbol is an ``UnknownSymbol``.
+        (Resolved expressions and their numeric functions are cached: a claim is evaluated many times.)"""
+        syms, f = self._compiled(sp.sympify(expr), extra)
+        missing = [str(s) for s in syms if str(s) not in stats]
+        if missing:
+            raise UnknownSymbol(f"claim {self.id!r}: no value for symbol(s) {missing} on this run (known here: "
+                                f"{', '.join(sorted(stats))}); pass values={{...}}")
+        with np.errstate(all="ignore"):
+            out = np.asarray(f(*(np.asarray(stats[str(s)], dtype=float) for s in syms)), dtype=float)
+        return out
+
+    def _compiled(self, expr: sp.Expr, extra: Mapping[str, Any] | None) -> tuple[list, Any]:
+        try:
+            key = (expr, tuple(sorted((k, v) for k, v in (extra or {}).items())))
+            hash(key)
+        except TypeError:
+            key = None
+        cache = _COMPILED.setdefault(id(self), {})
+        if key is not None and key in cache:
+            return cache[key]
+        e = self._resolve(expr, extra)
+        syms = sorted(e.free_symbols, key=str)
+        out = (syms, sp.lambdify(syms, e, "numpy"))
+        if key is not None:
+            if len(cache) > 512:
+                cache.clear()
+            cache[key] = out
+        return out
+
+    def terms(self, stats: Mapping[str, Any], extra: Mapping[str, Any] | None = None) -> dict[str, np.ndarray]:
+        """Name -> the term's value on ``stats`` (per replicate)."""
+        return {k: self.evaluate(e, stats, extra) for k, e in self.bound.items()}
+
+    def bound_value(self, stats: Mapping[str, Any], extra: Mapping[str, Any] | None = None) -> np.ndarray:
+        """The bound (the ordered sum of the terms) on ``stats``."""
+        return sum(self.terms(stats, extra).values())
+
+    def check_conditions(self, stats: Mapping[str, Any], extra: Mapping[str, Any] | None = None
+                         ) -> dict[str, tuple[bool, float]]:
+        """Name -> (holds on every replicate, smallest slack rhs − lhs)."""
+        out = {}
+        for k, rel in self.conditions.items():
+            lhs = self.evaluate(rel.lhs, stats, extra)
+            rhs = self.evaluate(rel.rhs, stats, extra)
+            slack = rhs - lhs
+            strict = isinstance(rel, (sp.StrictLessThan, sp.StrictGreaterThan))
+            if isinstance(rel, (sp.GreaterThan, sp.StrictGreaterThan)):
+                slack = -slack
+            ok = bool(np.all(slack > 0) if strict else np.all(slack >= 0))
+            out[k] = (ok, float(np.min(slack)))
+        return out
+
+    # ------------------------------------------------------------------ the algorithm
+    def algorithm(self, values: Mapping[str, Any] | None = None, weights: Any = None) -> Any:
+        """The server rule the claim is about, with its step-size schedule resolved against ``values``
+        (numbers for the claim's symbols and the problem's constants, e.g. mu, kappa, E)."""
+        if self.rule is None:
+            raise ValueError(f"claim {self.id!r} names no rule: pass algorithm=... to verify")
+        vals = {k: v for k, v in (values or {}).items() if np.ndim(v) == 0}
+        kw = dict(self.rule_options)
+        for name in ("eta", "eta_L"):
+            v = getattr(self, name)
+            if v is None:
+                continue
+            if callable(v) and not isinstance(v, sp.Basic):
+                kw[name] = StepSize(v, name=name)
+                continue
+            e = self._resolve(_sympify(v, name), vals)
+            e = e.subs({s: float(vals[str(s)]) for s in e.free_symbols if str(s) in vals})
+            kw[name] = StepSize(e, name=name)
+            if kw[name].constant is not None:
+                kw[name] = kw[name].constant
+        if weights is not None and self.assumptions.weights == "data":
+            kw["weights"] = weights
+        return self.rule(**kw)
+
+    def describe(self) -> str:
+        """A short text: the claim, its measured quantity and bound."""
+        return f"{QUANTITIES[self.measured]} ≤ {sp.sstr(self.expr())}"
+

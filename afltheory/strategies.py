@@ -1,0 +1,212 @@
+"""Hypothesis strategies over a claim's assumption class: property-based search with shrinking, in your own
+pytest (needs ``hypothesis``: ``pip install 'afltheory[test]'``).
+
+```python
+from hypothesis import given, settings
+from afltheory import strategies
+from afltheory.claims.paper import THEOREM3
+
+@settings(max_examples=200, deadline=None)
+@given(strategies.instances(THEOREM3))
+def test_theorem3(inst):
+    strategies.assert_holds(THEOREM3, inst)      # exact moments: no Monte Carlo flakiness
+```
+
+A failing example shrinks to a minimal instance (dimension, workers, arrivals, delays, local steps, rounds;
+seeds and step sizes towards simple values) and ``assert_holds`` prints it with the bound's terms.
+
+What an instance is (``Instance``): a certified ``HeterogeneousQuadratic`` (L = 1; μ > 0 for (strongly)
+convex classes, the function class's constants certified exactly), a round-mode ``Behaviour`` inside the
+claim's participation, delay and local-step bounds, the claim's rule with step sizes inside the claim's
+conditions (drawn log-uniformly, then halved until every condition holds at the class's worst case K_max, τ),
+a start x_0 = x* + r u (‖u‖ = 1, r ∈ {0, 0.01, 0.1, 1, 2}) and a horizon. ``behaviours`` and ``problems`` are the
+parts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+__all__ = ["Instance", "assert_holds", "behaviours", "fit_steps", "holds", "instances", "problems", "step_sizes",
+           "violates"]
+
+
+def _st():
+    try:
+        from hypothesis import strategies as st
+    except ImportError as exc:  # pragma: no cover - hypothesis is in the test extra
+        raise ImportError("afltheory.strategies needs hypothesis: pip install 'afltheory[test]'") from exc
+    return st
+
+
+@dataclass(frozen=True)
+class Instance:
+    """One drawn instance: ``problem``, ``behaviour``, ``algorithm``, ``rounds`` (and the drawn sizes)."""
+
+    problem: Any
+    behaviour: Any
+    algorithm: Any
+    rounds: int
+    m: int
+    max_delay: int
+    K: int
+    x0: Any = None
+
+    def __repr__(self) -> str:
+        c = self.problem.constants
+        return (f"Instance(dim={self.problem.dim}, M={self.problem.num_workers}, m={self.m}, "
+                f"max_delay={self.max_delay}, K={self.K}, rounds={self.rounds}, L={c.L:.3g}, mu={c.mu:.3g}, "
+                f"sigma_L={c.sigma_L:.3g}, sigma_G={c.sigma_G:.3g}, algorithm={self.algorithm!r}, "
+                f"‖x0 − x*‖={float(np.linalg.norm(self.x0 - c.x_star)):.3g})")
+
+
+def problems(claim: Any = None, *, max_dim: int = 3, max_workers: int = 5) -> Any:
+    """Certified heterogeneous quadratics in the claim's function class (L = 1; μ ∈ [0.01, 1] for
+    strongly convex and smooth classes), with σ_L ∈ {0} ∪ [0.01, 1], σ_G ∈ {0} ∪ [0.01, 1] (0 for an "iid"
+    class), client weights when the class has ``weights="data"``."""
+    st = _st()
+    from .problems import HeterogeneousQuadratic
+
+    a = getattr(claim, "assumptions", None)
+    iid = a is not None and a.heterogeneity == "iid"
+    noise = a is None or a.noise != "none"
+    weighted = a is not None and a.weights == "data"
+
+    @st.composite
+    def draw(d):
+        dim = d(st.integers(1, max_dim))
+        M = d(st.integers(2, max_workers))
+        mu = 1.0 if dim == 1 else d(st.floats(0.01, 1.0))
+        sL = d(st.sampled_from([0.0, 0.1, 0.5, 1.0])) if noise else 0.0
+        sG = 0.0 if iid else d(st.sampled_from([0.0, 0.1, 0.5, 1.0]))
+        seed = d(st.integers(0, 2**16))
+        p = HeterogeneousQuadratic(dim=dim, num_workers=M, L=1.0, mu=mu, sigma_L=sL, sigma_G=sG, seed=seed)
+        if weighted:
+            w = np.asarray(d(st.lists(st.integers(1, 9), min_size=M, max_size=M)), dtype=float)
+            p = HeterogeneousQuadratic.from_arrays(hessian_diag=np.asarray(p.hessian[0]), centers=p.centers,
+                                                   sigma_L=sL, weights=w / w.sum())
+        return p
+    return draw()
+
+
+def behaviours(claim: Any, num_workers: int, *, max_delay: int = 2, max_K: int = 3) -> Any:
+    """Round-mode behaviours inside the claim's class: arrivals (full: all M; uniform: m of M; arbitrary:
+    uniform or biased), delays ≤ min(class bound, ``max_delay``), constant or uniformly random local steps
+    ≤ min(class bound, ``max_K``)."""
+    st = _st()
+    from .anarchy import Behaviour, BiasedArrivals, ConstantSteps, UniformArrivals, UniformDelay, UniformSteps
+
+    a = claim.assumptions
+    tau_cap = max_delay if a.max_delay is None else min(max_delay, a.max_delay)
+    K_cap = max_K if a.max_local_steps is None else min(max_K, a.max_local_steps)
+    fixed = getattr(claim.rule, "fixed_local_steps", None)
+    M = num_workers
+
+    @st.composite
+    def draw(d):
+        m = M if a.participation == "full" else d(st.integers(1, M))
+        if a.participation == "arbitrary" and m < M and d(st.booleans()):
+            w = np.asarray(d(st.lists(st.integers(1, 9), min_size=M, max_size=M)), dtype=float)
+            arrivals = BiasedArrivals(m, w / w.sum())
+        else:
+            arrivals = UniformArrivals(m)
+        tau = d(st.integers(0, tau_cap))
+        K = 1 if fixed else d(st.integers(1, K_cap))
+        steps = ConstantSteps(K) if K == 1 or d(st.booleans()) else UniformSteps(1, K)
+        return Behaviour(arrivals, UniformDelay(tau), steps), m, tau, K
+    return draw()
+
+
+def step_sizes(claim: Any, values: dict[str, float]) -> Any:
+    """(η, η_L) inside the claim's conditions at ``values`` (the class's worst case: L, K, τ, m, M, ...):
+    drawn log-uniformly (η_L ∈ [1e-4, 1], η ∈ [1e-2, 1e5]), then η_L halved while a condition without η fails
+    and η halved while any fails — so large draws land within a factor 2 of the conditions' boundary."""
+    st = _st()
+
+    @st.composite
+    def draw(d):
+        eta_L = 10 ** d(st.floats(-4, 0))
+        eta = 10 ** d(st.floats(-2, 5))
+        return fit_steps(claim, values, eta, eta_L)
+    return draw()
+
+
+_ETA_CONDITIONS: dict[int, set] = {}
+
+
+def fit_steps(claim: Any, values: dict[str, float], eta: float, eta_L: float) -> tuple[float, float]:
+    """Halve η_L (then η) until every condition of ``claim`` holds at ``values`` (see ``step_sizes``)."""
+    if not claim.conditions:
+        return eta, eta_L
+    names_eta = _ETA_CONDITIONS.get(id(claim))
+    if names_eta is None:
+        names_eta = _ETA_CONDITIONS[id(claim)] = {
+            k for k, rel in claim.conditions.items() if "eta" in {str(s) for s in claim._resolve(rel).free_symbols}}
+    for _ in range(200):
+        res = claim.check_conditions({**values, "eta": eta, "eta_L": eta_L})
+        bad = [k for k, (ok, _) in res.items() if not ok]
+        if not bad:
+            return eta, eta_L
+        if any(k not in names_eta for k in bad):
+            eta_L /= 2
+        else:
+            eta /= 2
+    raise ValueError(f"claim {claim.id!r}: no step sizes satisfy its conditions at {values}")
+
+
+def instances(claim: Any, *, max_dim: int = 3, max_workers: int = 5, max_delay: int = 2, max_K: int = 3,
+              min_rounds: int = 5, max_rounds: int = 60) -> Any:
+    """Instances (``Instance``) inside the claim's assumption class and conditions (module docstring)."""
+    st = _st()
+    probs = problems(claim, max_dim=max_dim, max_workers=max_workers)
+    behs = {M: behaviours(claim, M, max_delay=max_delay, max_K=max_K) for M in range(2, max_workers + 1)}
+
+    @st.composite
+    def draw(d):
+        p = d(probs)
+        beh, m, tau, K = d(behs[p.num_workers])
+        c = p.constants
+        vals = {"L": c.L, "mu": c.mu, "K": float(K), "E": float(K), "tau": float(tau), "m": float(m),
+                "M": float(p.num_workers), "m'": float(max(p.num_workers - tau * m, 1))}
+        eta, eta_L = fit_steps(claim, vals, 10 ** d(st.floats(-2, 5)), 10 ** d(st.floats(-4, 0)))
+        kw = {"weights": p.weights} if getattr(p, "weights", None) is not None else {}
+        algo = claim.rule(eta=eta, eta_L=eta_L, **kw)
+        rounds = d(st.integers(min_rounds, max_rounds))
+        # the start: x* plus an offset of norm r ∈ {0} ∪ [0.01, 2] (shrinks towards the optimum itself)
+        r = d(st.sampled_from([0.0, 0.01, 0.1, 1.0, 2.0]))
+        u = np.asarray(d(st.lists(st.floats(-1, 1), min_size=p.dim, max_size=p.dim)))
+        u = np.ones(p.dim) if np.linalg.norm(u) < 1e-3 else u
+        x0 = c.x_star + r * u / np.linalg.norm(u)
+        return Instance(p, beh, algo, rounds, m, tau, K, x0)
+    return draw()
+
+
+def holds(claim: Any, inst: Instance, *, seed: int = 0) -> Any:
+    """The claim's verdict on the instance, measured exactly (``afltheory.exact``; a ``ValueError`` when the
+    exact engine cannot represent it)."""
+    from .claims import verify
+
+    return verify(claim, inst.problem, inst.behaviour, rounds=inst.rounds, replicates=2, seed=seed,
+                  algorithm=inst.algorithm, exact=True, control=None, x0=inst.x0)
+
+
+def violates(claim: Any, inst: Instance) -> bool:
+    """True when the instance is inside the claim's conditions and the exact measured value exceeds the bound
+    by more than rounding: measured > bound + 1e-12 · (1 + L²‖x_0 − x*‖² + σ_L² + σ_G²) (the exact engine's
+    values at x_0 = x* are ~1e-33, not 0)."""
+    v = holds(claim, inst)
+    c = inst.problem.constants
+    scale = 1.0 + c.L**2 * float(np.sum((inst.x0 - c.x_star) ** 2)) + c.sigma_L**2 + c.sigma_G**2
+    return v.inside_conditions is not False and v.measured > v.theoretical + 1e-12 * scale
+
+
+def assert_holds(claim: Any, inst: Instance) -> None:
+    """AssertionError naming the instance, the measured value, the bound and its terms when the claim fails
+    on an instance inside its conditions (beyond rounding, see ``violates``)."""
+    if violates(claim, inst):
+        v = holds(claim, inst)
+        raise AssertionError(f"{claim.id} fails on {inst!r}: measured {v.measured:.6g} > bound "
+                             f"{v.theoretical:.6g} (terms' shares {v.terms}); {v.notes}")
