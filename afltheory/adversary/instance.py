@@ -272,8 +272,10 @@ def _validate(inst: Instance) -> None:
 def save_instance(instance: Instance, path: str | os.PathLike) -> Path:
     """Write ``instance`` as JSON at ``path``; returns the path (read it back with ``load_instance``)."""
     check_component("instance", instance, Instance, "an afltheory.adversary Instance")
+    from .._io import write_json
+
     path = Path(path)
-    path.write_text(json.dumps(instance.to_dict(), indent=1))
+    write_json(path, instance.to_dict(), indent=1)   # atomic, strict JSON, never over a device/FIFO
     return path
 
 

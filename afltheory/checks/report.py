@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 import numpy as np
 
+from .._io import atomic_open
 from .glossary import GLOSSARY_MD
 
 if TYPE_CHECKING:
@@ -191,7 +192,7 @@ def write_markdown(path: str, results: list[dict], meta: dict, title: str = "afl
             L.append("")
             for f in v.figures:
                 L += [f"![{v.id}]({f})", ""]
-    with open(path, "w", encoding="utf-8") as fh:
+    with atomic_open(path, "w", encoding="utf-8") as fh:   # never over a FIFO/device; never half-written
         fh.write("\n".join(L))
     return path
 
@@ -263,6 +264,6 @@ def write_html(path: str, out: str, results: list[dict], meta: dict, title: str 
             for f in v.figures:
                 H.append(_img(out, f))
     H.append("</body></html>")
-    with open(path, "w", encoding="utf-8") as fh:
+    with atomic_open(path, "w", encoding="utf-8") as fh:   # never over a FIFO/device; never half-written
         fh.write("\n".join(H))
     return path

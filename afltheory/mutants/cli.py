@@ -42,8 +42,9 @@ def _append_html(path: str, fragment: str) -> None:
     with open(path, encoding="utf-8") as fh:
         text = fh.read()
     text = text.replace("</body>", fragment + "</body>", 1) if "</body>" in text else text + fragment
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write(text)
+    from afltheory._io import atomic_write
+
+    atomic_write(path, text)
 
 
 def main(args: argparse.Namespace, check_main: Callable | None = None) -> int:
