@@ -16,6 +16,7 @@ import traceback
 import warnings
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from typing import TextIO
 
 from .._io import check_output_dir, check_output_file, write_json
@@ -236,16 +237,27 @@ def run_checks(ids: Sequence[str], tier: str = "quick", seed: int = 0, out: str 
                   flush=True)
 
     if jobs > 1 and len(ids) > 1:
+        by_id = {}
+        broken: list[str] = []
         with ProcessPoolExecutor(max_workers=jobs) as ex:
             futs = {ex.submit(run_check, i, tier, seed, out, files): i for i in ids}
-            by_id = {}
             for f in as_completed(futs):
                 try:
                     by_id[futs[f]] = f.result()
-                except Exception as exc:  # the worker process died (os._exit, signal): that check's failure
+                except BrokenProcessPool:   # a worker died (os._exit, a signal): the culprit is unknown yet
+                    broken.append(futs[f])
+                    continue
+                except Exception as exc:  # noqa: BLE001 - e.g. an unpicklable result: that check's failure
                     by_id[futs[f]] = _lost(futs[f], exc)
                 progress(by_id[futs[f]])
-            res = [by_id[i] for i in ids]
+        for i in broken:   # rerun each alone in its own process: only the check that kills it fails
+            with ProcessPoolExecutor(max_workers=1) as ex1:
+                try:
+                    by_id[i] = ex1.submit(run_check, i, tier, seed, out, files).result()
+                except Exception as exc:  # noqa: BLE001 - it died again, alone: its own failure
+                    by_id[i] = _lost(i, exc)
+            progress(by_id[i])
+        res = [by_id[i] for i in ids]
     else:
         res = []
         for i in ids:

@@ -164,3 +164,32 @@ def test_verdict_json_missing_field_and_tampered_control():
     d["negative_control"]["passed"] = "false"
     with pytest.raises(ValueError):
         verdicts_from_json(json.dumps([d]))
+
+
+KILLER = textwrap.dedent('''
+    import os
+    from afltheory.checks import register, Verdict
+
+    @register("kz_dies", "kills its process", "none")
+    def a(ctx):
+        os._exit(9)
+
+    def good(cid):
+        @register(cid, "good", "none")
+        def run(ctx):
+            return [Verdict(id=f"{cid}.x", claim="c", reference="r", measured=1, theoretical=1, passed=True)]
+
+    for k in range(4):
+        good(f"kz_good{k}")
+''')
+
+
+def test_a_check_that_kills_its_worker_fails_alone_under_jobs(tmp_path):
+    """--jobs 2: os._exit in one check breaks the process pool; every other check is rerun alone and passes,
+    only the killer is reported crashed."""
+    (tmp_path / "killer.py").write_text(KILLER)
+    r = _cli(["verify", "killer.py", "--jobs", "2", "--out", "rep", "--json", "k.json", "--quiet"], tmp_path)
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    by = {v["id"]: v for v in json.loads((tmp_path / "k.json").read_text())["verdicts"]}
+    assert by["kz_dies"]["passed"] is False and "died" in by["kz_dies"]["notes"]
+    assert all(by[f"kz_good{k}.x"]["ok"] for k in range(4))
