@@ -103,6 +103,8 @@ def test_unknown_only_and_bad_json_refused_before_running(tmp_path):
     assert not (tmp_path / "ran").exists() or r.returncode == 2
     r = _cli(["check", "--mutants", "--json", "fifo", "--out", "rep"], tmp_path)
     assert r.returncode == 2 and "--json 'fifo' is a FIFO" in r.stderr
+    r = _cli(["check", "--only", "thm1", "--only", "nosuch", "--out", "rep"], tmp_path)
+    assert r.returncode == 2 and "--only: unknown check id" in r.stderr and "[1/" not in r.stderr
 
 
 def _v(**kw):
