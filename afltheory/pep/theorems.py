@@ -34,6 +34,8 @@ __all__ = ["CLAIMS", "Bracket", "bracket", "default_schedule", "step_sizes"]
 CLAIMS = {"thm2": ("theorem2", "AFACD"), "thm3": ("theorem3", "AFACD"), "thm4": ("theorem4", "AFACS")}
 #: Largest m, M, K, T, tau accepted (checked before any allocation; the PEP's own limit is ``max_gram``).
 MAX_SIZE = 10_000
+#: Range of sigma_G (or 0), delta and L: their squares must stay finite in the PEP and the bound.
+VALUE_RANGE = (1e-100, 1e100)
 #: Admissible range of gamma·L for an explicit server step ``gamma``: outside it the bound is inf or 0.
 GAMMA_L_RANGE = (1e-12, 1e3)
 
@@ -148,6 +150,11 @@ def bracket(claim: str, *, m: int, K: int, T: int, tau: int, M: int | None = Non
     tau = check_int("tau", tau, low=0, high=MAX_SIZE)
     sigma_G, delta = check_nonnegative("sigma_G", sigma_G), check_positive("delta", delta)
     L = check_positive("L", L)
+    lo, hi = VALUE_RANGE   # squared inside the SDP and the bound: keep them representable
+    for name, v in (("sigma_G", sigma_G), ("delta", delta), ("L", L)):
+        if v > hi or (0 < v < lo) or (v == 0 and name != "sigma_G"):
+            raise ValueError(f"{name}={v!r} is outside the allowed range [{lo:g}, {hi:g}]"
+                             + (" (or 0)" if name == "sigma_G" else ""))
     thm = {"thm2": theorem2, "thm3": theorem3, "thm4": theorem4}[claim]
     consts = Constants(L=L, mu=-L, sigma_L=0.0, sigma_G=sigma_G, f_star=0.0, x_star=None)
     sched = default_schedule(claim, M=M, m=m, K=K, T=T, tau=tau, seed=seed) if schedule is None else schedule

@@ -26,6 +26,13 @@ def test_sizes_bounded_before_allocation(kw):
         bracket("thm2", **args)
 
 
+@pytest.mark.parametrize("kw", [dict(sigma_G=1e308), dict(L=1e308), dict(L=1e-308), dict(delta=1e308)])
+def test_extreme_constants_refused_not_overflowing(kw):
+    """sigma_G = 1e308 once raised a bare OverflowError inside the SDP's constraints."""
+    with pytest.raises(ValueError, match="outside the allowed range"):
+        bracket("thm2", m=1, K=1, T=2, tau=0, **kw)
+
+
 def test_cli_refuses_json_path_before_solving(tmp_path, capsys):
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
