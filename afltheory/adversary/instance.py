@@ -282,7 +282,24 @@ def save_instance(instance: Instance, path: str | os.PathLike) -> Path:
 def load_instance(path_or_dict: str | os.PathLike | dict) -> Instance:
     """An ``Instance`` from a JSON file written by ``save_instance`` / ``afltheory adversary --json`` (the
     whole report or its ``instance`` field) or from such a dict."""
-    d = path_or_dict if isinstance(path_or_dict, dict) else json.loads(Path(path_or_dict).read_text())
-    if "instance" in d and isinstance(d["instance"], dict):
+    if isinstance(path_or_dict, dict):
+        d = path_or_dict
+    else:
+        from .._io import describe_path
+
+        if not isinstance(path_or_dict, (str, os.PathLike)):
+            raise TypeError(f"path_or_dict={path_or_dict!r} must be a path or a dict")
+        what = describe_path(path_or_dict)   # a FIFO would block the read
+        if what is not None:
+            raise ValueError(f"path_or_dict={os.fspath(path_or_dict)!r} is {what}, not a regular file")
+        try:
+            d = json.loads(Path(path_or_dict).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ValueError(f"path_or_dict={os.fspath(path_or_dict)!r} cannot be read as JSON: "
+                             f"{exc}") from None
+    if isinstance(d, dict) and "instance" in d and isinstance(d["instance"], dict):
         d = d["instance"]
-    return Instance.from_dict(d)
+    try:
+        return Instance.from_dict(d)
+    except ValueError as exc:   # name the argument: the field is in the message
+        raise ValueError(f"path_or_dict holds an invalid instance: {exc}") from None
