@@ -278,6 +278,8 @@ def _cmd_fit(args) -> int:
             fits = fit_store(st, x=args.x, metric=args.metric, level=args.level)
     except (StoreError, ValueError) as exc:
         return _err(str(exc))
+    except sqlite3.Error as exc:
+        return _err(f"store {args.store}: {exc}")
     if args.json:
         out = []
         for f in fits:

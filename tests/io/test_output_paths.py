@@ -130,3 +130,36 @@ def test_write_json_is_strict(tmp_path):
     assert not p.exists()
     _io.write_json(p, {"a": 1.5})
     assert json.loads(p.read_text()) == {"a": 1.5}
+
+
+def test_full_disk_leaves_previous_output_whole(tmp_path, capsys):
+    """A really full filesystem (a 64 KiB tmpfs filled up; skipped where mounting is not permitted): the
+    command fails with one line (exit 1), the previous --json file is byte-identical and no 0-byte, partial
+    or temporary file is left."""
+    import subprocess
+
+    from afltheory.cli import main
+
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mnt)],
+                      capture_output=True).returncode != 0:
+        pytest.skip("cannot mount a small tmpfs here (the simulated ENOSPC test covers atomic writes)")
+    try:
+        old = mnt / "out.json"
+        old.write_text('{"previous": true}\n')
+        fd = os.open(mnt / "filler", os.O_WRONLY | os.O_CREAT)   # fill the filesystem (unbuffered)
+        try:
+            while True:
+                os.write(fd, b"\0" * 4096)
+        except OSError as exc:
+            assert exc.errno == errno.ENOSPC
+        finally:
+            os.close(fd)
+        code = main(["adversary", "thm2", "--budget", "8", "--replicates", "2", "--json", str(old)])
+        err = capsys.readouterr().err
+        assert code == 1 and "No space left" in err and len(err.strip().splitlines()) == 1
+        assert old.read_text() == '{"previous": true}\n'
+        assert sorted(os.listdir(mnt)) == ["filler", "out.json"]
+    finally:
+        subprocess.run(["umount", str(mnt)], capture_output=True)
