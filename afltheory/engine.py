@@ -602,8 +602,8 @@ def _prepare(problem, algorithm, behaviour, rounds, replicates, seed, x0, diverg
     if per_worker is not None:
         runner = _PerWorkerStepRunner(problem, algorithm.worker, per_worker, seed, R)
     else:
-        runner = (_CollapsedRunner if use_collapsed else _LocalRunner)(problem, algorithm.worker,
-                                                                       _round_rule(algorithm, 0).eta_L, seed, R)
+        runner_cls = _CollapsedRunner if use_collapsed else _LocalRunner
+        runner = runner_cls(problem, algorithm.worker, _round_rule(algorithm, 0).eta_L, seed, R)
     worker_state = algorithm.worker.init(R, M, d)
     channel = channel_for(algorithm, d, M, R, seed)   # the worker-side compressor (identity when none)
     bits = np.zeros((R, rounds + 1))

@@ -18,9 +18,10 @@ seeds and step sizes towards simple values) and ``assert_holds`` prints it with 
 What an instance is (``Instance``): a certified ``HeterogeneousQuadratic`` (L = 1; μ > 0 for (strongly)
 convex classes, the function class's constants certified exactly), a round-mode ``Behaviour`` inside the
 claim's participation, delay and local-step bounds, the claim's rule with step sizes inside the claim's
-conditions (drawn log-uniformly, then halved until every condition holds at the class's worst case K_max, τ),
-a start x_0 = x* + r u (‖u‖ = 1, r ∈ {0, 0.01, 0.1, 1, 2}) and a horizon. ``behaviours`` and ``problems`` are the
-parts.
+conditions (drawn log-uniformly, then halved until every condition holds at the class's worst case K_max, τ)
+— or the claim's own step-size rule when it states one (``eta``/``eta_L``: a schedule, η_L = 1/√T, …) —
+a start x_0 = x* + r u (‖u‖ = 1, r ∈ {0, 0.01, 0.1, 1, 2}) and a horizon. ``behaviours`` and ``problems``
+are the parts.
 """
 
 from __future__ import annotations
@@ -30,8 +31,17 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Instance", "assert_holds", "behaviours", "fit_steps", "holds", "instances", "problems", "step_sizes",
-           "violates"]
+__all__ = [
+    "Instance",
+    "assert_holds",
+    "behaviours",
+    "fit_steps",
+    "holds",
+    "instances",
+    "problems",
+    "step_sizes",
+    "violates",
+]
 
 
 def _st():
@@ -57,10 +67,12 @@ class Instance:
 
     def __repr__(self) -> str:
         c = self.problem.constants
-        return (f"Instance(dim={self.problem.dim}, M={self.problem.num_workers}, m={self.m}, "
-                f"max_delay={self.max_delay}, K={self.K}, rounds={self.rounds}, L={c.L:.3g}, mu={c.mu:.3g}, "
-                f"sigma_L={c.sigma_L:.3g}, sigma_G={c.sigma_G:.3g}, algorithm={self.algorithm!r}, "
-                f"‖x0 − x*‖={float(np.linalg.norm(self.x0 - c.x_star)):.3g})")
+        return (
+            f"Instance(dim={self.problem.dim}, M={self.problem.num_workers}, m={self.m}, "
+            f"max_delay={self.max_delay}, K={self.K}, rounds={self.rounds}, L={c.L:.3g}, mu={c.mu:.3g}, "
+            f"sigma_L={c.sigma_L:.3g}, sigma_G={c.sigma_G:.3g}, algorithm={self.algorithm!r}, "
+            f"‖x0 − x*‖={float(np.linalg.norm(self.x0 - c.x_star)):.3g})"
+        )
 
 
 def problems(claim: Any = None, *, max_dim: int = 3, max_workers: int = 5) -> Any:
@@ -86,9 +98,11 @@ def problems(claim: Any = None, *, max_dim: int = 3, max_workers: int = 5) -> An
         p = HeterogeneousQuadratic(dim=dim, num_workers=M, L=1.0, mu=mu, sigma_L=sL, sigma_G=sG, seed=seed)
         if weighted:
             w = np.asarray(d(st.lists(st.integers(1, 9), min_size=M, max_size=M)), dtype=float)
-            p = HeterogeneousQuadratic.from_arrays(hessian_diag=np.asarray(p.hessian[0]), centers=p.centers,
-                                                   sigma_L=sL, weights=w / w.sum())
+            p = HeterogeneousQuadratic.from_arrays(
+                hessian_diag=np.asarray(p.hessian[0]), centers=p.centers, sigma_L=sL, weights=w / w.sum()
+            )
         return p
+
     return draw()
 
 
@@ -117,6 +131,7 @@ def behaviours(claim: Any, num_workers: int, *, max_delay: int = 2, max_K: int =
         K = 1 if fixed else d(st.integers(1, K_cap))
         steps = ConstantSteps(K) if K == 1 or d(st.booleans()) else UniformSteps(1, K)
         return Behaviour(arrivals, UniformDelay(tau), steps), m, tau, K
+
     return draw()
 
 
@@ -131,6 +146,7 @@ def step_sizes(claim: Any, values: dict[str, float]) -> Any:
         eta_L = 10 ** d(st.floats(-4, 0))
         eta = 10 ** d(st.floats(-2, 5))
         return fit_steps(claim, values, eta, eta_L)
+
     return draw()
 
 
@@ -144,7 +160,10 @@ def fit_steps(claim: Any, values: dict[str, float], eta: float, eta_L: float) ->
     names_eta = _ETA_CONDITIONS.get(id(claim))
     if names_eta is None:
         names_eta = _ETA_CONDITIONS[id(claim)] = {
-            k for k, rel in claim.conditions.items() if "eta" in {str(s) for s in claim._resolve(rel).free_symbols}}
+            k
+            for k, rel in claim.conditions.items()
+            if "eta" in {str(s) for s in claim._resolve(rel).free_symbols}
+        }
     for _ in range(200):
         res = claim.check_conditions({**values, "eta": eta, "eta_L": eta_L})
         bad = [k for k, (ok, _) in res.items() if not ok]
@@ -157,8 +176,16 @@ def fit_steps(claim: Any, values: dict[str, float], eta: float, eta_L: float) ->
     raise ValueError(f"claim {claim.id!r}: no step sizes satisfy its conditions at {values}")
 
 
-def instances(claim: Any, *, max_dim: int = 3, max_workers: int = 5, max_delay: int = 2, max_K: int = 3,
-              min_rounds: int = 5, max_rounds: int = 60) -> Any:
+def instances(
+    claim: Any,
+    *,
+    max_dim: int = 3,
+    max_workers: int = 5,
+    max_delay: int = 2,
+    max_K: int = 3,
+    min_rounds: int = 5,
+    max_rounds: int = 60,
+) -> Any:
     """Instances (``Instance``) inside the claim's assumption class and conditions (module docstring)."""
     st = _st()
     probs = problems(claim, max_dim=max_dim, max_workers=max_workers)
@@ -169,18 +196,34 @@ def instances(claim: Any, *, max_dim: int = 3, max_workers: int = 5, max_delay: 
         p = d(probs)
         beh, m, tau, K = d(behs[p.num_workers])
         c = p.constants
-        vals = {"L": c.L, "mu": c.mu, "K": float(K), "E": float(K), "tau": float(tau), "m": float(m),
-                "M": float(p.num_workers), "m'": float(max(p.num_workers - tau * m, 1))}
-        eta, eta_L = fit_steps(claim, vals, 10 ** d(st.floats(-2, 5)), 10 ** d(st.floats(-4, 0)))
-        kw = {"weights": p.weights} if getattr(p, "weights", None) is not None else {}
-        algo = claim.rule(eta=eta, eta_L=eta_L, **kw)
+        vals = {
+            "L": c.L,
+            "mu": c.mu,
+            "K": float(K),
+            "E": float(K),
+            "tau": float(tau),
+            "m": float(m),
+            "M": float(p.num_workers),
+            "m'": float(max(p.num_workers - tau * m, 1)),
+        }
         rounds = d(st.integers(min_rounds, max_rounds))
+        kw = {"weights": p.weights} if getattr(p, "weights", None) is not None else {}
+        if (
+            claim.eta is None and claim.eta_L is None
+        ):  # step sizes are part of the instance: inside the conditions
+            eta, eta_L = fit_steps(claim, vals, 10 ** d(st.floats(-2, 5)), 10 ** d(st.floats(-4, 0)))
+            algo = claim.rule(eta=eta, eta_L=eta_L, **kw)
+        else:  # the claim fixes its step-size rule (a schedule, η_L = 1/√T, ...): resolve it on this instance
+            from .claims import problem_values
+
+            algo = claim.algorithm({**problem_values(p), **vals, "T": float(rounds)}, weights=p.weights)
         # the start: x* plus an offset of norm r ∈ {0} ∪ [0.01, 2] (shrinks towards the optimum itself)
         r = d(st.sampled_from([0.0, 0.01, 0.1, 1.0, 2.0]))
         u = np.asarray(d(st.lists(st.floats(-1, 1), min_size=p.dim, max_size=p.dim)))
         u = np.ones(p.dim) if np.linalg.norm(u) < 1e-3 else u
         x0 = c.x_star + r * u / np.linalg.norm(u)
         return Instance(p, beh, algo, rounds, m, tau, K, x0)
+
     return draw()
 
 
@@ -189,8 +232,18 @@ def holds(claim: Any, inst: Instance, *, seed: int = 0) -> Any:
     exact engine cannot represent it)."""
     from .claims import verify
 
-    return verify(claim, inst.problem, inst.behaviour, rounds=inst.rounds, replicates=2, seed=seed,
-                  algorithm=inst.algorithm, exact=True, control=None, x0=inst.x0)
+    return verify(
+        claim,
+        inst.problem,
+        inst.behaviour,
+        rounds=inst.rounds,
+        replicates=2,
+        seed=seed,
+        algorithm=inst.algorithm,
+        exact=True,
+        control=None,
+        x0=inst.x0,
+    )
 
 
 def violates(claim: Any, inst: Instance) -> bool:
@@ -208,5 +261,7 @@ def assert_holds(claim: Any, inst: Instance) -> None:
     on an instance inside its conditions (beyond rounding, see ``violates``)."""
     if violates(claim, inst):
         v = holds(claim, inst)
-        raise AssertionError(f"{claim.id} fails on {inst!r}: measured {v.measured:.6g} > bound "
-                             f"{v.theoretical:.6g} (terms' shares {v.terms}); {v.notes}")
+        raise AssertionError(
+            f"{claim.id} fails on {inst!r}: measured {v.measured:.6g} > bound "
+            f"{v.theoretical:.6g} (terms' shares {v.terms}); {v.notes}"
+        )

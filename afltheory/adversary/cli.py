@@ -41,6 +41,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         p.add_argument(flag, dest=f"cls_{key}", type=int, default=None, metavar="N",
                        help=f"assumption class: {key} (default: the claim's class)")
     p.add_argument("--list", action="store_true", help="list the claims and exit")
+    p.add_argument("--file", action="append", default=[], metavar="FILE.py",
+                   help="a Python file defining Claim objects (afltheory.claims); CLAIM may then be one of "
+                        "their ids, or any afltheory.claims.paper id: searched by the generic adversary "
+                        "(afltheory.adversary.generic, exact engine, hypothesis-targeted)")
     p.set_defaults(func=run)
 
 
@@ -60,6 +64,12 @@ def run(args: argparse.Namespace) -> int:
         check_output_file(args.json, "--json")
     if args.out:
         check_output_dir(args.out, "--out")
+    if args.claim not in CLAIMS:   # a Claim object (afltheory.claims): the generic adversary
+        from ..claims.cli import collect
+
+        claims = collect(args.file)
+        if args.claim in claims:
+            return _run_generic(claims[args.claim], args)
     c = get_claim(args.claim)
     cls = c.default_class()
     sizes = {k[4:]: v for k, v in vars(args).items() if k.startswith("cls_") and v is not None}
@@ -95,3 +105,26 @@ def run(args: argparse.Namespace) -> int:
         b = worst_instance_plot(os.path.join(args.out, f"adversary_{c.id}_worst.png"), wc)
         print(f"  wrote {a}, {b}")
     return 0 if wc.instance is not None else 1   # 1: nothing could be measured (the summary says why)
+
+
+def _run_generic(claim, args: argparse.Namespace) -> int:
+    """``afltheory adversary ID --file F.py``: the generic search over a ``Claim``'s class."""
+    from .generic import search_claim
+
+    sizes = {k[4:]: v for k, v in vars(args).items() if k.startswith("cls_") and v is not None}
+    kw = {key: sizes[name] for name, key in (("dim", "max_dim"), ("num_workers", "max_workers"),
+                                             ("max_delay", "max_delay"), ("K_max", "max_K"),
+                                             ("rounds", "max_rounds")) if name in sizes}
+    wc = search_claim(claim, budget=args.budget, seed=args.seed, replicates=args.replicates, **kw)
+    print(wc.summary())
+    if wc.confirmation is not None:
+        cf = wc.confirmation
+        print(f"  Monte Carlo ({cf['replicates']} runs): mean measured {cf['measured_mean']:.4g}, 99% lower "
+              f"bound {cf['measured_lcb99']:.4g} vs bound {cf['bound']:.4g} -> "
+              f"{'confirmed' if cf['confirmed'] else 'not confirmed'}")
+    if args.json:
+        from .._io import jsonable, write_json
+
+        write_json(args.json, jsonable(wc.to_dict()), indent=1)   # atomic, strict JSON
+        print(f"  wrote {args.json}")
+    return 0

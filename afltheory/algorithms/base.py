@@ -38,8 +38,8 @@ from .._validation import check_component, check_positive
 from ..compression.channel import check_compressor
 from .schedules import StepSize, as_step_size
 
-__all__ = ["check_weights", "MemoryState", "NoState", "ServerRule", "ServerState", "UnsupportedRule", "WorkerRule",
-           "defining_class", "overrides"]
+__all__ = ["check_weights", "MemoryState", "NoState", "ServerRule", "ServerState", "UnsupportedRule",
+           "WorkerRule", "defining_class", "overrides"]
 
 
 def check_weights(weights: Any) -> tuple[float, ...]:
@@ -150,7 +150,8 @@ class ServerRule:
         if w is None:
             return None
         if len(w) != num_workers:
-            raise ValueError(f"weights has {len(w)} entries; expected one per worker (num_workers={num_workers})")
+            raise ValueError(f"weights has {len(w)} entries; expected one per worker "
+                             f"(num_workers={num_workers})")
         return num_workers * np.asarray(w, dtype=float)
 
     @property

@@ -3,8 +3,8 @@ index ``t`` (e.g. Li et al. 2020's η_t = 2/(μ(γ + t))), or a callable ``t -> 
 
 A schedule is indexed by the server round t = 0, 1, …, T − 1 and is constant within a round: every local step
 of round t uses η_{L,t}, and the server step of round t is η_t η_{L,t}. Every backend reads it the same way:
-``ServerRule.at_round(t)`` returns the constant rule of round t (``simulate``, ``afltheory.exact.moments``, the
-torch backend), so a scheduled rule is run by exactly the code that runs a constant one.
+``ServerRule.at_round(t)`` returns the constant rule of round t (``simulate``, ``afltheory.exact.moments``,
+the torch backend), so a scheduled rule is run by exactly the code that runs a constant one.
 
 Validation: a schedule is evaluated when it is built (t = 0) and at every round it is used; a value that is
 negative, zero, NaN, infinite or not a real number is refused with a ``ValueError`` naming the parameter and
@@ -41,13 +41,19 @@ class StepSize:
             self.expr, self._fn, self._const = value.expr, value._fn, value._const
             return
         if isinstance(value, bool):
-            raise ValueError(f"{name}={value!r} must be a positive number, a sympy expression in t or a "
-                             f"callable t -> float")
+            raise ValueError(
+                f"{name}={value!r} must be a positive number, a sympy expression in t or a "
+                f"callable t -> float"
+            )
         if isinstance(value, (int, float, np.integer, np.floating)):
             self._const = self._check(float(value), None)
             return
         if isinstance(value, str):
-            value = sp.sympify(value, locals={"t": t})
+            try:
+                value = sp.sympify(value, locals={"t": t})
+            except (sp.SympifyError, SyntaxError, TypeError, ValueError, AttributeError) as exc:
+                raise ValueError(f"{name}={value!r} is not a number or a sympy expression in t (it does not "
+                                 f"parse: {type(exc).__name__})") from None
         if isinstance(value, sp.Basic):
             expr = sp.sympify(value)
             if values:
@@ -55,8 +61,10 @@ class StepSize:
                 expr = expr.subs({s: values[str(s)] for s in expr.free_symbols if str(s) in values})
             free = [s for s in expr.free_symbols if str(s) != "t"]
             if free:
-                raise ValueError(f"{name}={value} uses symbol(s) {sorted(map(str, free))} without values; "
-                                 f"a schedule may depend on the round index t only (pass values={{...}})")
+                raise ValueError(
+                    f"{name}={value} uses symbol(s) {sorted(map(str, free))} without values; "
+                    f"a schedule may depend on the round index t only (pass values={{...}})"
+                )
             expr = expr.subs({s: t for s in expr.free_symbols})
             self.expr = expr
             if not expr.free_symbols:
@@ -69,8 +77,10 @@ class StepSize:
             self._fn = value
             self._check(self._call(0), 0)
             return
-        raise ValueError(f"{name}={value!r} must be a positive number, a sympy expression in t or a callable "
-                         f"t -> float (not {type(value).__name__})")
+        raise ValueError(
+            f"{name}={value!r} must be a positive number, a sympy expression in t or a callable "
+            f"t -> float (not {type(value).__name__})"
+        )
 
     def _call(self, r: int) -> float:
         try:
@@ -78,8 +88,10 @@ class StepSize:
         except (ZeroDivisionError, OverflowError, ValueError, TypeError) as exc:
             raise ValueError(f"{self.name}: the schedule failed at round t={r}: {exc}") from exc
         if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating, sp.Basic)):
-            raise ValueError(f"{self.name}: the schedule returned {v!r} at round t={r}; it must return a "
-                             f"positive real number")
+            raise ValueError(
+                f"{self.name}: the schedule returned {v!r} at round t={r}; it must return a "
+                f"positive real number"
+            )
         return float(v)
 
     def _check(self, v: float, r: int | None) -> float:
@@ -106,8 +118,11 @@ class StepSize:
     def __float__(self) -> float:
         if self._const is None:
             from .base import UnsupportedRule
-            raise UnsupportedRule(f"{self.name} is a step-size schedule ({self}); this backend needs a constant "
-                                  f"step size — use ServerRule.at_round(t) or afltheory.simulate")
+
+            raise UnsupportedRule(
+                f"{self.name} is a step-size schedule ({self}); this backend needs a constant "
+                f"step size — use ServerRule.at_round(t) or afltheory.simulate"
+            )
         return self._const
 
     def __repr__(self) -> str:
@@ -127,8 +142,9 @@ class StepSize:
         return NotImplemented
 
     def __hash__(self) -> int:
-        return hash(self._const if self._const is not None else (self.expr if self.expr is not None
-                                                                  else id(self._fn)))
+        return hash(
+            self._const if self._const is not None else (self.expr if self.expr is not None else id(self._fn))
+        )
 
 
 def _assumptions(expr: sp.Basic, name: str) -> dict:

@@ -7,7 +7,14 @@ with a one-sided Student-t upper confidence bound) against an upper bound; slack
 """
 
 from ..checks.verdict import NegativeControl, Verdict, verdicts_from_json, verdicts_to_json
-from .bounds import BoundComparison, compare_bound, default_control, mean_ci, slack_ratio, upper_confidence_bound
+from .bounds import (
+    BoundComparison,
+    compare_bound,
+    default_control,
+    mean_ci,
+    slack_ratio,
+    upper_confidence_bound,
+)
 from .slopes import SlopeFit, bootstrap_slope, fit_slope, local_slopes
 from .terms import dominant_term, format_shares, term_shares
 

@@ -179,5 +179,5 @@ def default_control(measured: ArrayLike, terms: dict, *, exact: bool = False, le
     m = float(np.mean(np.asarray(measured, dtype=float)))
     slack = float(np.mean(total)) / m if m > 0 else float("inf")
     return None, ("no power: every default control still holds (" + "; ".join(d for d, _ in tries)
-                  + f") — the bound has slack {slack:.3g}× here, so this check cannot see a factor-2 error in "
-                  "a term; pass control=... or choose an instance where the dominant term is attained")
+                  + f") — the bound has slack {slack:.3g}× here, so this check cannot see a factor-2 error "
+                  "in a term; pass control=... or choose an instance where the dominant term is attained")

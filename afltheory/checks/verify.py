@@ -226,7 +226,7 @@ def verify_rate(problem: Any, algorithm: Any, behaviour: Any, *, over: str, valu
         tr, meas, is_exact, _ = _measure(p, a, b, int(T), replicates, seed + j, exact, None)
         samples.append(tr.time_average())
         exact_vals.append(meas if is_exact else None)
-        if conditions is not None:   # the same meaning as verify_bound's (the stats dict, plus the swept value)
+        if conditions is not None:   # as in verify_bound: the stats dict, plus the swept value
             st = dict(schedule_statistics(tr, p, a))
             st[over] = np.full(tr.replicates, v)
             inside.append(_inside(conditions, st))

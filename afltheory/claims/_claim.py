@@ -34,7 +34,7 @@ _COMPILED: dict[int, dict] = {}
 
 
 class UnknownSymbol(ValueError):
-    """A bound or condition uses a symbol that is neither in ``afltheory.claims.SYMBOLS`` nor given a value."""
+    """A bound or condition uses a symbol neither in ``afltheory.claims.SYMBOLS`` nor given a value."""
 
 
 def _choice(name: str, value: Any, allowed: tuple) -> Any:
@@ -71,16 +71,33 @@ class Assumptions:
 
     def describe(self) -> str:
         """One line: the class in words."""
-        parts = [{"smooth": "L-smooth", "convex": "L-smooth convex",
-                  "strongly_convex": "L-smooth μ-strongly convex"}[self.function],
-                 {"variance": "noise variance σ_L²", "second_moment": "second moment G²",
-                  "none": "exact gradients"}[self.noise]]
+        parts = [
+            {
+                "smooth": "L-smooth",
+                "convex": "L-smooth convex",
+                "strongly_convex": "L-smooth μ-strongly convex",
+            }[self.function],
+            {
+                "variance": "noise variance σ_L²",
+                "second_moment": "second moment G²",
+                "none": "exact gradients",
+            }[self.noise],
+        ]
         if self.heterogeneity:
-            parts.append({"sigma_G_max": "σ_G (max over workers)", "sigma_G_mean": "σ_G² (mean over workers)",
-                          "Gamma": "Γ = f* − Σ p_k f_k*", "zeta_star": "ζ*² at the optimum",
-                          "iid": "identical data"}[self.heterogeneity])
-        parts.append({"full": "full participation", "uniform": "m of M uniformly",
-                      "arbitrary": "arbitrary arrivals"}[self.participation])
+            parts.append(
+                {
+                    "sigma_G_max": "σ_G (max over workers)",
+                    "sigma_G_mean": "σ_G² (mean over workers)",
+                    "Gamma": "Γ = f* − Σ p_k f_k*",
+                    "zeta_star": "ζ*² at the optimum",
+                    "iid": "identical data",
+                }[self.heterogeneity]
+            )
+        parts.append(
+            {"full": "full participation", "uniform": "m of M uniformly", "arbitrary": "arbitrary arrivals"}[
+                self.participation
+            ]
+        )
         if self.max_delay is not None:
             parts.append(f"delays ≤ {self.max_delay}")
         if self.max_local_steps is not None:
@@ -112,7 +129,7 @@ class Claim:
     - ``measured``: one of ``QUANTITIES``; ``bound``: a sympy expression or a dict of named terms (their
       sum); ``conditions``: name -> sympy relation (``a <= b``) that must hold; ``values``: the claim's own
       symbols (numbers or expressions in ``SYMBOLS``, e.g. ``{"gamma": Max(8*kappa, E)}``).
-    - ``statistics``: optional ``f(trace, problem, algorithm) -> {name: (R,) array}`` giving run statistics the
+    - ``statistics``: optional ``f(trace, problem, algorithm) -> {name: (R,) array}``: run statistics the
       generic ``run_values`` does not (or reads differently, e.g. Theorem 4's memory-slot averages); the names
       it adds are declared in ``extra_symbols`` (name -> meaning).
     - ``rate``: claimed log–log slopes of the measured quantity, e.g. ``{"T": -1}``; ``expect``: "holds"
@@ -154,11 +171,17 @@ class Claim:
                 raise ValueError("bound={} must have at least one term")
         else:
             e = _sympify(self.bound, "bound")
-            terms = {str(a): a for a in sp.Add.make_args(sp.expand(e))} if isinstance(sp.expand(e), sp.Add) \
+            terms = (
+                {str(a): a for a in sp.Add.make_args(sp.expand(e))}
+                if isinstance(sp.expand(e), sp.Add)
                 else {"bound": e}
+            )
         object.__setattr__(self, "bound", terms)
-        object.__setattr__(self, "conditions", {str(k): _sympify(v, f"conditions[{k!r}]")
-                                                for k, v in self.conditions.items()})
+        object.__setattr__(
+            self,
+            "conditions",
+            {str(k): _sympify(v, f"conditions[{k!r}]") for k, v in self.conditions.items()},
+        )
         for k, v in self.conditions.items():
             if not isinstance(v, sp.core.relational.Relational):
                 raise ValueError(f"conditions[{k!r}]={v} must be a relation (e.g. eta_L*L <= 1)")
@@ -168,7 +191,7 @@ class Claim:
             v = getattr(self, name)
             if v is not None and not isinstance(v, (int, float, sp.Basic, str)) and not callable(v):
                 raise ValueError(f"{name}={v!r} must be a number, a sympy expression in t or a callable of t")
-        self.free_symbols()     # unknown symbols are refused when the claim is stated
+        self.free_symbols()  # unknown symbols are refused when the claim is stated
 
     # ------------------------------------------------------------------ symbols
     def _resolve(self, expr: sp.Expr, extra: Mapping[str, Any] | None = None) -> sp.Expr:
@@ -198,8 +221,10 @@ class Claim:
             names |= {str(s) for s in self._resolve(e, extra).free_symbols}
         unknown = sorted(n for n in names if n not in SYMBOLS and n not in self.extra_symbols)
         if unknown:
-            raise UnknownSymbol(f"claim {self.id!r} uses unknown symbol(s) {unknown}: give their values "
-                                f"(values={{...}}) or use the known symbols {', '.join(SYMBOLS)}")
+            raise UnknownSymbol(
+                f"claim {self.id!r} uses unknown symbol(s) {unknown}: give their values "
+                f"(values={{...}}) or use the known symbols {', '.join(SYMBOLS)}"
+            )
         return names
 
     def expr(self, extra: Mapping[str, Any] | None = None) -> sp.Expr:
@@ -211,16 +236,19 @@ class Claim:
         return {k: self._resolve(e, extra) for k, e in self.bound.items()}
 
     # ------------------------------------------------------------------ evaluation
-    def evaluate(self, expr: sp.Expr, stats: Mapping[str, Any], extra: Mapping[str, Any] | None = None
-                 ) -> np.ndarray:
+    def evaluate(
+        self, expr: sp.Expr, stats: Mapping[str, Any], extra: Mapping[str, Any] | None = None
+    ) -> np.ndarray:
         """``expr`` (a term, the bound, a condition side) on ``stats`` (symbol name -> number or per-replicate
         array): a float array broadcast over the replicates. A missing symbol is an ``UnknownSymbol``.
         (Resolved expressions and their numeric functions are cached: a claim is evaluated many times.)"""
         syms, f = self._compiled(sp.sympify(expr), extra)
         missing = [str(s) for s in syms if str(s) not in stats]
         if missing:
-            raise UnknownSymbol(f"claim {self.id!r}: no value for symbol(s) {missing} on this run (known here: "
-                                f"{', '.join(sorted(stats))}); pass values={{...}}")
+            raise UnknownSymbol(
+                f"claim {self.id!r}: no value for symbol(s) {missing} on this run (known here: "
+                f"{', '.join(sorted(stats))}); pass values={{...}}"
+            )
         with np.errstate(all="ignore"):
             out = np.asarray(f(*(np.asarray(stats[str(s)], dtype=float) for s in syms)), dtype=float)
         return out
@@ -243,7 +271,9 @@ class Claim:
             cache[key] = out
         return out
 
-    def terms(self, stats: Mapping[str, Any], extra: Mapping[str, Any] | None = None) -> dict[str, np.ndarray]:
+    def terms(
+        self, stats: Mapping[str, Any], extra: Mapping[str, Any] | None = None
+    ) -> dict[str, np.ndarray]:
         """Name -> the term's value on ``stats`` (per replicate)."""
         return {k: self.evaluate(e, stats, extra) for k, e in self.bound.items()}
 
@@ -251,8 +281,9 @@ class Claim:
         """The bound (the ordered sum of the terms) on ``stats``."""
         return sum(self.terms(stats, extra).values())
 
-    def check_conditions(self, stats: Mapping[str, Any], extra: Mapping[str, Any] | None = None
-                         ) -> dict[str, tuple[bool, float]]:
+    def check_conditions(
+        self, stats: Mapping[str, Any], extra: Mapping[str, Any] | None = None
+    ) -> dict[str, tuple[bool, float]]:
         """Name -> (holds on every replicate, smallest slack rhs − lhs)."""
         out = {}
         for k, rel in self.conditions.items():
@@ -293,4 +324,3 @@ class Claim:
     def describe(self) -> str:
         """A short text: the claim, its measured quantity and bound."""
         return f"{QUANTITIES[self.measured]} ≤ {sp.sstr(self.expr())}"
-

@@ -17,7 +17,8 @@ from .symbols import D0, zeta_star
 
 __all__ = ["COMPRESSED_DISTRIBUTED_GD", "PAPER_CLAIMS", "THEOREM2", "THEOREM3", "THEOREM4"]
 
-_SOURCE = "Yang, Zhang, Khanduri, Liu, ICML 2022 (arXiv:2204.09364); read from the source documents, docs/theorems.md"
+_SOURCE = ("Yang, Zhang, Khanduri, Liu, ICML 2022 (arXiv:2204.09364); read from the source documents, "
+           "docs/theorems.md")
 
 
 def _conditions(module: Any) -> dict:
@@ -30,37 +31,68 @@ def _theorem4_statistics(trace: Any, problem: Any, algorithm: Any) -> dict[str, 
     _, Ks, mf, tau = theorem4.realized(trace.schedule)
     M = trace.schedule.num_workers
     inv_kbar = (1.0 / Ks).mean(axis=-1)
-    return {"Kbar": 1.0 / inv_kbar.mean(axis=1), "Ktilde": Ks.mean(axis=-1).mean(axis=1),
-            "Khat2": (Ks**2).sum(axis=-1).mean(axis=1), "tau": tau,
-            "Qstale": (((M - mf) ** 2 / M**2) * inv_kbar).mean(axis=1), "m'": mf.min(axis=1).astype(float)}
+    return {
+        "Kbar": 1.0 / inv_kbar.mean(axis=1),
+        "Ktilde": Ks.mean(axis=-1).mean(axis=1),
+        "Khat2": (Ks**2).sum(axis=-1).mean(axis=1),
+        "tau": tau,
+        "Qstale": (((M - mf) ** 2 / M**2) * inv_kbar).mean(axis=1),
+        "m'": mf.min(axis=1).astype(float),
+    }
 
 
 THEOREM2 = Claim(
-    id="yang2022.thm2", title="AFA-CD, general arrivals: (1/T) Σ E‖∇f(x_t)‖² bound",
-    assumptions=Assumptions(function="smooth", noise="variance", heterogeneity="sigma_G_max",
-                            participation="arbitrary"),
-    rule=AFACD, measured="avg_grad_sq", bound=theorem2.TERM_EXPRS, conditions=_conditions(theorem2),
-    reference=theorem2.CITATION, source=_SOURCE, confidence="read",
+    id="yang2022.thm2",
+    title="AFA-CD, general arrivals: (1/T) Σ E‖∇f(x_t)‖² bound",
+    assumptions=Assumptions(
+        function="smooth", noise="variance", heterogeneity="sigma_G_max", participation="arbitrary"
+    ),
+    rule=AFACD,
+    measured="avg_grad_sq",
+    bound=theorem2.TERM_EXPRS,
+    conditions=_conditions(theorem2),
+    reference=theorem2.CITATION,
+    source=_SOURCE,
+    confidence="read",
     reading="server step x − η η_L G (the proofs' step, inconsistency #1); worker returns the mean of its K "
-            "gradients; the K̃ term from the proof")
+    "gradients; the K̃ term from the proof",
+)
 THEOREM3 = Claim(
-    id="yang2022.thm3", title="AFA-CD, uniform arrivals: (1/T) Σ E‖∇f(x_t)‖² bound",
-    assumptions=Assumptions(function="smooth", noise="variance", heterogeneity="sigma_G_max",
-                            participation="uniform"),
-    rule=AFACD, measured="avg_grad_sq", bound=theorem3.TERM_EXPRS, conditions=_conditions(theorem3),
-    reference=theorem3.CITATION, source=_SOURCE, confidence="read",
-    reading="as Theorem 2; K̃_t and K̂_t² averaged over the arrivals (averaging='statement')")
+    id="yang2022.thm3",
+    title="AFA-CD, uniform arrivals: (1/T) Σ E‖∇f(x_t)‖² bound",
+    assumptions=Assumptions(
+        function="smooth", noise="variance", heterogeneity="sigma_G_max", participation="uniform"
+    ),
+    rule=AFACD,
+    measured="avg_grad_sq",
+    bound=theorem3.TERM_EXPRS,
+    conditions=_conditions(theorem3),
+    reference=theorem3.CITATION,
+    source=_SOURCE,
+    confidence="read",
+    reading="as Theorem 2; K̃_t and K̂_t² averaged over the arrivals (averaging='statement')",
+)
 THEOREM4 = Claim(
-    id="yang2022.thm4", title="AFA-CS (memory of all M workers): (1/T) Σ E‖∇f(x_t)‖² bound",
-    assumptions=Assumptions(function="smooth", noise="variance", heterogeneity="sigma_G_max",
-                            participation="arbitrary"),
-    rule=AFACS, measured="avg_grad_sq", bound=theorem4.TERM_EXPRS, conditions=_conditions(theorem4),
+    id="yang2022.thm4",
+    title="AFA-CS (memory of all M workers): (1/T) Σ E‖∇f(x_t)‖² bound",
+    assumptions=Assumptions(
+        function="smooth", noise="variance", heterogeneity="sigma_G_max", participation="arbitrary"
+    ),
+    rule=AFACS,
+    measured="avg_grad_sq",
+    bound=theorem4.TERM_EXPRS,
+    conditions=_conditions(theorem4),
     statistics=_theorem4_statistics,
-    extra_symbols={"Qstale": "(1/T) Σ_t ((M − m'_t)/M)² / K̄_t over the memory slots",
-                   "m'": "the fewest fresh memory slots of a round"},
-    reference=theorem4.CITATION, source=_SOURCE, confidence="read",
-    reading="K̂_t² a sum over all M slots (khat='sum'); f_* read as f* (a valid, weaker numerator than f(x_T))")
-
+    extra_symbols={
+        "Qstale": "(1/T) Σ_t ((M − m'_t)/M)² / K̄_t over the memory slots",
+        "m'": "the fewest fresh memory slots of a round",
+    },
+    reference=theorem4.CITATION,
+    source=_SOURCE,
+    confidence="read",
+    reading="K̂_t² a sum over all M slots (khat='sum'); f_* read as f* (a valid, weaker numerator than "
+    "f(x_T))",
+)
 
 
 def _omega(trace: Any, problem: Any, algorithm: Any) -> dict[str, np.ndarray]:
@@ -72,17 +104,27 @@ def _omega(trace: Any, problem: Any, algorithm: Any) -> dict[str, np.ndarray]:
 COMPRESSED_DISTRIBUTED_GD = Claim(
     id="compression.distributed_gd",
     title="distributed compressed GD: E‖x_k − x*‖² ≤ (1 − γμ)^k D_0 + 2γωζ*²/(μn)",
-    assumptions=Assumptions(function="strongly_convex", noise="none", heterogeneity="zeta_star",
-                            participation="full", max_delay=0, max_local_steps=1),
-    rule=AFACD, measured="last_dist_sq",
+    assumptions=Assumptions(
+        function="strongly_convex",
+        noise="none",
+        heterogeneity="zeta_star",
+        participation="full",
+        max_delay=0,
+        max_local_steps=1,
+    ),
+    rule=AFACD,
+    measured="last_dist_sq",
     bound={"transient": TC.COMPRESSED_GD_BOUND, "floor": TC.DISTRIBUTED_FLOOR},
     conditions={"step": TC.gamma <= TC.DISTRIBUTED_STEP},
     values={"gamma": "eta*eta_L", "k": "T", "n": "M", "D_0": D0, "zeta_star^2": zeta_star**2},
-    statistics=_omega, extra_symbols={"omega": "the compressor's certified ω (C ∈ U(ω)) at the dimension"},
-    reference=TC.CITATION, source="docs/theorems.md 'Compression' (from the source documents)",
+    statistics=_omega,
+    extra_symbols={"omega": "the compressor's certified ω (C ∈ U(ω)) at the dimension"},
+    reference=TC.CITATION,
+    source="docs/theorems.md 'Compression' (from the source documents)",
     confidence="read",
     reading="x⁺ = x − γ (1/n) Σ C_i(∇f_i(x)): AFA-CD with η η_L = γ, every worker every round, K = 1, τ = 0; "
-            "ζ*² = (1/n) Σ‖∇f_i(x*)‖² (the floor's [M]-marked derivation, docs/compression.md)")
+    "ζ*² = (1/n) Σ‖∇f_i(x*)‖² (the floor's [M]-marked derivation, docs/compression.md)",
+)
 
 #: id -> claim
 PAPER_CLAIMS = {c.id: c for c in (THEOREM2, THEOREM3, THEOREM4, COMPRESSED_DISTRIBUTED_GD)}

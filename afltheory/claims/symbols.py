@@ -38,16 +38,43 @@ from ..theory import symbols as S
 
 __all__ = ["D0", "E", "G", "Gamma", "SYMBOLS", "kappa", "mu", "sum_p2", "t", "zeta_star"]
 
-mu = sp.Symbol("mu", positive=True)                  # strong convexity
-kappa = sp.Symbol("kappa", positive=True)            # L/μ
-G = S.G                                              # second-moment bound (Yu et al. symbol)
-Gamma = sp.Symbol("Gamma", nonnegative=True)         # f* − Σ p_k f_k*
+mu = sp.Symbol("mu", positive=True)  # strong convexity
+kappa = sp.Symbol("kappa", positive=True)  # L/μ
+G = S.G  # second-moment bound (Yu et al. symbol)
+Gamma = sp.Symbol("Gamma", nonnegative=True)  # f* − Σ p_k f_k*
 zeta_star = sp.Symbol("zeta_star", nonnegative=True)  # ζ*
-D0 = sp.Symbol("D0", nonnegative=True)               # ‖x_0 − x*‖²
-sum_p2 = sp.Symbol("sum_p2", positive=True)          # Σ p_k²
-E = sp.Symbol("E", positive=True)                    # local steps (Li et al.'s name for K)
+D0 = sp.Symbol("D0", nonnegative=True)  # ‖x_0 − x*‖²
+sum_p2 = sp.Symbol("sum_p2", positive=True)  # Σ p_k²
+E = sp.Symbol("E", positive=True)  # local steps (Li et al.'s name for K)
 
 #: name -> symbol: every symbol a claim may use without giving its value
-SYMBOLS: dict[str, sp.Symbol] = {str(s): s for s in (
-    S.T, t, S.m, S.M, S.tau, S.K, E, S.Kbar, S.Ktil, S.Khat2, S.eta, S.eta_L, S.L, mu, kappa, S.sigma_L,
-    S.sigma_G, G, Gamma, zeta_star, S.f0, S.f_star, S.Delta, D0, sum_p2)}
+SYMBOLS: dict[str, sp.Symbol] = {
+    str(s): s
+    for s in (
+        S.T,
+        t,
+        S.m,
+        S.M,
+        S.tau,
+        S.K,
+        E,
+        S.Kbar,
+        S.Ktil,
+        S.Khat2,
+        S.eta,
+        S.eta_L,
+        S.L,
+        mu,
+        kappa,
+        S.sigma_L,
+        S.sigma_G,
+        G,
+        Gamma,
+        zeta_star,
+        S.f0,
+        S.f_star,
+        S.Delta,
+        D0,
+        sum_p2,
+    )
+}

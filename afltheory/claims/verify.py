@@ -4,8 +4,8 @@ and ``verify_rate(claim, ...)`` -> ``Verdict``.
 What ``verify`` does, in order:
 1. builds the claim's algorithm (its rule with the step-size schedule resolved against the problem's
    constants and the claim's values) unless ``algorithm=`` is given;
-2. runs it (``simulate``) and measures the claim's quantity — exactly with ``afltheory.exact.moments`` where its
-   model applies (``exact="auto"``), else the one-sided 99 % Student-t upper confidence bound (UCB) of the
+2. runs it (``simulate``) and measures the claim's quantity — exactly with ``afltheory.exact.moments`` where
+   its model applies (``exact="auto"``), else the one-sided 99 % Student-t upper confidence bound (UCB) of the
    Monte Carlo mean over replicates;
 3. evaluates the bound's named terms per replicate on the realized schedule (``run_values``) and checks the
    claim's conditions there (``inside_conditions``; the failing ones are named);
@@ -33,10 +33,16 @@ from ..analysis.slopes import bootstrap_slope, fit_slope
 from ..checks.verdict import NegativeControl, Verdict
 from ..theory import symbols as S
 from ._claim import QUANTITIES, Claim
-from .symbols import SYMBOLS
 
-__all__ = ["QuantityUnavailable", "measure", "problem_values", "run_values", "scope_problems", "verify",
-           "verify_rate"]
+__all__ = [
+    "QuantityUnavailable",
+    "measure",
+    "problem_values",
+    "run_values",
+    "scope_problems",
+    "verify",
+    "verify_rate",
+]
 
 
 class QuantityUnavailable(ValueError):
@@ -49,8 +55,15 @@ def problem_values(problem: Any, x0: Any = None) -> dict[str, float]:
     c = problem.constants
     M = problem.num_workers
     p = np.asarray(getattr(problem, "weights", None) or np.full(M, 1.0 / M))
-    out = {"L": float(c.L), "mu": float(c.mu), "sigma_L": float(c.sigma_L), "sigma_G": float(c.sigma_G),
-           "f_*": float(c.f_star), "M": float(M), "sum_p2": float(np.sum(p * p))}
+    out = {
+        "L": float(c.L),
+        "mu": float(c.mu),
+        "sigma_L": float(c.sigma_L),
+        "sigma_G": float(c.sigma_G),
+        "f_*": float(c.f_star),
+        "M": float(M),
+        "sum_p2": float(np.sum(p * p)),
+    }
     if c.mu > 0:
         out["kappa"] = float(c.L / c.mu)
     x0 = problem.default_x0() if x0 is None else np.asarray(x0, dtype=float)
@@ -65,7 +78,7 @@ def problem_values(problem: Any, x0: Any = None) -> dict[str, float]:
         except (NotImplementedError, AttributeError, ValueError):
             pass
     offsets = getattr(problem, "offsets", None)
-    if offsets is not None and getattr(problem, "centers", None) is not None:   # quadratics: f_k* = e_k
+    if offsets is not None and getattr(problem, "centers", None) is not None:  # quadratics: f_k* = e_k
         out["Gamma"] = float(c.f_star - np.sum(p * np.asarray(offsets, dtype=float)))
     return out
 
@@ -76,20 +89,30 @@ def run_values(trace: Any, problem: Any, algorithm: Any) -> dict[str, np.ndarray
     s = trace.schedule
     R = trace.replicates
     full = lambda v: np.full(R, float(v))  # noqa: E731
-    vals: dict[str, np.ndarray] = {k: full(v) for k, v in problem_values(problem, trace.x0[0]
-                                                                        if trace.x0.ndim == 2 else trace.x0
-                                                                        ).items()}
+    vals: dict[str, np.ndarray] = {
+        k: full(v)
+        for k, v in problem_values(problem, trace.x0[0] if trace.x0.ndim == 2 else trace.x0).items()
+    }
     if trace.x0.ndim == 2:
         f0 = np.asarray(problem.value(trace.x0), dtype=float)
         vals["f_0"], vals["Delta"] = f0, f0 - float(problem.constants.f_star)
     rule0 = algorithm.at_round(0) if getattr(algorithm, "scheduled", False) else algorithm
     K = s.local_steps.max(axis=(1, 2)).astype(float)
-    vals.update({
-        "T": full(s.rounds), "m": full(s.m), "M": full(s.num_workers), "tau": s.tau.astype(float), "K": K,
-        "E": K, "Kbar": 1.0 / np.mean(1.0 / s.K_harmonic, axis=1), "Ktilde": s.K_mean.mean(axis=1),
-        "Khat2": s.K_sq_mean.mean(axis=1),
-        "eta": full(getattr(rule0, "eta", np.nan)), "eta_L": full(getattr(rule0, "eta_L", np.nan)),
-    })
+    vals.update(
+        {
+            "T": full(s.rounds),
+            "m": full(s.m),
+            "M": full(s.num_workers),
+            "tau": s.tau.astype(float),
+            "K": K,
+            "E": K,
+            "Kbar": 1.0 / np.mean(1.0 / s.K_harmonic, axis=1),
+            "Ktilde": s.K_mean.mean(axis=1),
+            "Khat2": s.K_sq_mean.mean(axis=1),
+            "eta": full(getattr(rule0, "eta", np.nan)),
+            "eta_L": full(getattr(rule0, "eta_L", np.nan)),
+        }
+    )
     return {k: v for k, v in vals.items() if np.all(np.isfinite(v))}
 
 
@@ -97,8 +120,12 @@ def _stats(claim, trace, problem, algorithm):
     """``run_values`` plus (overridden by) the claim's own ``statistics``."""
     stats = run_values(trace, problem, algorithm)
     if claim.statistics is not None:
-        stats.update({k: np.broadcast_to(np.asarray(v, dtype=float), (trace.replicates,))
-                      for k, v in claim.statistics(trace, problem, algorithm).items()})
+        stats.update(
+            {
+                k: np.broadcast_to(np.asarray(v, dtype=float), (trace.replicates,))
+                for k, v in claim.statistics(trace, problem, algorithm).items()
+            }
+        )
     return stats
 
 
@@ -116,13 +143,19 @@ def scope_problems(claim: Claim, algorithm: Any, behaviour: Any, trace: Any = No
         out.append(f"the claim assumes full participation; the run had m={sched.m} of M={sched.num_workers}")
     if a.participation == "uniform" and arrivals is not None:
         from ..anarchy.arrivals import UniformArrivals
+
         if not isinstance(arrivals, UniformArrivals):
             out.append(f"the claim assumes uniform arrivals; the run used {type(arrivals).__name__}")
     if sched is not None and a.max_delay is not None and int(sched.delays.max()) > a.max_delay:
         out.append(f"delays up to {int(sched.delays.max())} exceed the class's max_delay={a.max_delay}")
-    if sched is not None and a.max_local_steps is not None and int(sched.local_steps.max()) > a.max_local_steps:
-        out.append(f"local steps up to {int(sched.local_steps.max())} exceed max_local_steps="
-                   f"{a.max_local_steps}")
+    if (
+        sched is not None
+        and a.max_local_steps is not None
+        and int(sched.local_steps.max()) > a.max_local_steps
+    ):
+        out.append(
+            f"local steps up to {int(sched.local_steps.max())} exceed max_local_steps={a.max_local_steps}"
+        )
     return out
 
 
@@ -148,7 +181,7 @@ def measure(quantity: str, result: Any, problem: Any, algorithm: Any) -> np.ndar
         w = g / g.sum()
         return result.grad_norm_sq[:, :T] @ w if is_trace else float(result.grad_norm_sq[:T] @ w)
     if quantity == "min_grad_sq":
-        if is_trace:   # per replicate the value at the round where the mean is smallest
+        if is_trace:  # per replicate the value at the round where the mean is smallest
             t_star = int(np.argmin(result.grad_norm_sq[:, :T].mean(axis=0)))
             return result.grad_norm_sq[:, t_star]
         return float(np.min(result.grad_norm_sq[:T]))
@@ -156,7 +189,9 @@ def measure(quantity: str, result: Any, problem: Any, algorithm: Any) -> np.ndar
         return result.loss[:, T] - f_star if is_trace else float(result.loss[T] - f_star)
     if quantity == "last_dist_sq":
         if x_star is None:
-            raise QuantityUnavailable(f"last_dist_sq needs the problem's x* ({type(problem).__name__} has none)")
+            raise QuantityUnavailable(
+                f"last_dist_sq needs the problem's x* ({type(problem).__name__} has none)"
+            )
         if is_trace:
             return np.sum((result.x_final - np.asarray(x_star)) ** 2, axis=1)
         if result.msd is None:
@@ -164,8 +199,10 @@ def measure(quantity: str, result: Any, problem: Any, algorithm: Any) -> np.ndar
         return float(result.msd[T])
     # avg_iterate_gap
     if not is_trace:
-        raise QuantityUnavailable("exact moments cannot compute avg_iterate_gap (E f(x̄_T) needs the cross "
-                                  "moments of all iterates): use simulate (exact=False)")
+        raise QuantityUnavailable(
+            "exact moments cannot compute avg_iterate_gap (E f(x̄_T) needs the cross "
+            "moments of all iterates): use simulate (exact=False)"
+        )
     if result.x_avg is None:
         raise QuantityUnavailable("this Trace has no averaged iterate (x_avg); rerun simulate")
     out = np.asarray(problem.value(result.x_avg), dtype=float) - f_star
@@ -175,13 +212,17 @@ def measure(quantity: str, result: Any, problem: Any, algorithm: Any) -> np.ndar
 def _run(claim, problem, behaviour, algorithm, rounds, replicates, seed, exact, x0):
     """(trace, measured samples or exact value, is_exact, method)."""
     from ..engine import simulate
+
     if exact not in (True, False, "auto"):
         raise ValueError(f"exact={exact!r} must be True, False or 'auto'")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        trace = simulate(problem, algorithm, behaviour, rounds=rounds, replicates=replicates, seed=seed, x0=x0)
+        trace = simulate(
+            problem, algorithm, behaviour, rounds=rounds, replicates=replicates, seed=seed, x0=x0
+        )
     if exact is not False:
         from ..exact import moments
+
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -189,8 +230,9 @@ def _run(claim, problem, behaviour, algorithm, rounds, replicates, seed, exact, 
             return trace, measure(claim.measured, mom, problem, algorithm), True, "exact moments"
         except (TypeError, ValueError, NotImplementedError) as exc:
             if exact is True:
-                raise QuantityUnavailable(f"exact=True but the exact engine cannot give {claim.measured}: "
-                                          f"{exc}") from exc
+                raise QuantityUnavailable(
+                    f"exact=True but the exact engine cannot give {claim.measured}: {exc}"
+                ) from exc
     return trace, measure(claim.measured, trace, problem, algorithm), False, f"monte-carlo (R={replicates})"
 
 
@@ -198,18 +240,35 @@ def _control(claim, measured, is_exact, level, stats, extra, terms):
     """(NegativeControl or None, note): the default control (``analysis.default_control``), judged by the
     criterion that judges the claim."""
     dom = max(terms, key=lambda k: float(np.mean(terms[k])))
-    T = stats["T"] if claim.rate.get("T") is not None and S.T in claim.term_exprs(extra)[dom].free_symbols \
+    T = (
+        stats["T"]
+        if claim.rate.get("T") is not None and S.T in claim.term_exprs(extra)[dom].free_symbols
         else None
+    )
     cmp, desc = default_control(measured, terms, exact=is_exact, level=level, T=T)
     if cmp is None:
         return None, desc
-    return NegativeControl(description=desc, measured=cmp.measured, theoretical=cmp.bound,
-                           passed=cmp.holds), ""
+    return NegativeControl(
+        description=desc, measured=cmp.measured, theoretical=cmp.bound, passed=cmp.holds
+    ), ""
 
 
-def verify(claim: Claim, problem: Any, behaviour: Any, *, rounds: int, replicates: int = 8, seed: int = 0,
-           algorithm: Any = None, values: Mapping[str, Any] | None = None, exact: bool | str = "auto",
-           level: float = 0.99, control: Any = "auto", x0: Any = None, id: str | None = None) -> Verdict:
+def verify(
+    claim: Claim,
+    problem: Any,
+    behaviour: Any,
+    *,
+    rounds: int,
+    replicates: int = 8,
+    seed: int = 0,
+    algorithm: Any = None,
+    values: Mapping[str, Any] | None = None,
+    exact: bool | str = "auto",
+    level: float = 0.99,
+    control: Any = "auto",
+    x0: Any = None,
+    id: str | None = None,
+) -> Verdict:
     """The verdict on ``claim`` for this (problem, behaviour, rounds) — see the module docstring.
 
     ``values``: numbers for the claim's own symbols that the problem does not determine (e.g. ``G``).
@@ -222,17 +281,22 @@ def verify(claim: Claim, problem: Any, behaviour: Any, *, rounds: int, replicate
     extra = dict(values or {})
     pv = problem_values(problem, x0)
     if algorithm is None:
-        algorithm = claim.algorithm({**pv, **_run_constants(behaviour, rounds), **_numbers(claim.values, pv),
-                                     **extra}, weights=getattr(problem, "weights", None))
-    trace, measured, is_exact, method = _run(claim, problem, behaviour, algorithm, rounds, replicates, seed,
-                                             exact, x0)
+        algorithm = claim.algorithm(
+            {**pv, **_run_constants(behaviour, rounds), **_numbers(claim.values, pv), **extra},
+            weights=getattr(problem, "weights", None),
+        )
+    trace, measured, is_exact, method = _run(
+        claim, problem, behaviour, algorithm, rounds, replicates, seed, exact, x0
+    )
     stats = _stats(claim, trace, problem, algorithm)
     stats.update({k: np.full(trace.replicates, float(v)) for k, v in extra.items() if np.ndim(v) == 0})
     terms = {k: np.broadcast_to(v, (trace.replicates,)) for k, v in claim.terms(stats, extra).items()}
     bad = [k for k, v in terms.items() if not np.all(np.isfinite(v)) or np.any(np.isnan(v))]
     if bad:
-        raise ValueError(f"claim {claim.id!r}: term(s) {bad} are not finite on this run (check the values of "
-                         f"their symbols)")
+        raise ValueError(
+            f"claim {claim.id!r}: term(s) {bad} are not finite on this run (check the values of "
+            f"their symbols)"
+        )
     b = sum(terms.values())
     cmp = compare_bound(measured, b, exact=is_exact, level=level)
     conds = claim.check_conditions(stats, extra)
@@ -260,17 +324,40 @@ def verify(claim: Claim, problem: Any, behaviour: Any, *, rounds: int, replicate
         elif control is not None:
             cb = claim.evaluate(control, stats, extra)
             ccmp = compare_bound(measured, cb, exact=is_exact, level=level)
-            nc = NegativeControl(description="the user's control bound", measured=ccmp.measured,
-                                 theoretical=ccmp.bound, passed=ccmp.holds)
+            nc = NegativeControl(
+                description="the user's control bound",
+                measured=ccmp.measured,
+                theoretical=ccmp.bound,
+                passed=ccmp.holds,
+            )
     tol = "exact ≤ bound" if is_exact else f"one-sided {level:.0%} t-UCB ≤ bound"
-    return Verdict(id=id or claim.id, claim=claim.title, reference=f"{claim.reference} [{claim.confidence}]",
-                   measured=cmp.measured, ci=None if is_exact else (None, cmp.ucb), theoretical=cmp.bound,
-                   tolerance=tol, passed=passed, relation=relation, slack=cmp.slack, method=method,
-                   notes="; ".join(notes), inside_conditions=inside, terms=shares, negative_control=nc,
-                   details={"rounds": rounds, "replicates": replicates, "seed": seed, "quantity": claim.measured,
-                            "bound_expr": sp.sstr(claim.expr(extra)), "source": claim.source,
-                            "reading": claim.reading,
-                            "conditions": {k: {"holds": ok, "slack": s} for k, (ok, s) in conds.items()}})
+    return Verdict(
+        id=id or claim.id,
+        claim=claim.title,
+        reference=f"{claim.reference} [{claim.confidence}]",
+        measured=cmp.measured,
+        ci=None if is_exact else (None, cmp.ucb),
+        theoretical=cmp.bound,
+        tolerance=tol,
+        passed=passed,
+        relation=relation,
+        slack=cmp.slack,
+        method=method,
+        notes="; ".join(notes),
+        inside_conditions=inside,
+        terms=shares,
+        negative_control=nc,
+        details={
+            "rounds": rounds,
+            "replicates": replicates,
+            "seed": seed,
+            "quantity": claim.measured,
+            "bound_expr": sp.sstr(claim.expr(extra)),
+            "source": claim.source,
+            "reading": claim.reading,
+            "conditions": {k: {"holds": ok, "slack": s} for k, (ok, s) in conds.items()},
+        },
+    )
 
 
 def _numbers(values: Mapping[str, Any], pv: Mapping[str, float]) -> dict[str, float]:
@@ -303,25 +390,45 @@ def _run_constants(behaviour: Any, rounds: int) -> dict[str, float]:
     return out
 
 
-def verify_rate(claim: Claim, problem: Any | Callable, behaviour: Any | Callable, *, over: str,
-                points: Sequence[float], replicates: int = 8, rounds: int | Callable | None = None,
-                seed: int = 0, values: Mapping[str, Any] | None = None, exact: bool | str = "auto",
-                tol: float = 0.0, wrong: float | None = None, id: str | None = None) -> Verdict:
+def verify_rate(
+    claim: Claim,
+    problem: Any | Callable,
+    behaviour: Any | Callable,
+    *,
+    over: str,
+    points: Sequence[float],
+    replicates: int = 8,
+    rounds: int | Callable | None = None,
+    seed: int = 0,
+    values: Mapping[str, Any] | None = None,
+    exact: bool | str = "auto",
+    tol: float = 0.0,
+    wrong: float | None = None,
+    id: str | None = None,
+) -> Verdict:
     """The verdict on the claim's rate ``claim.rate[over]``: the log–log slope of the measured quantity
     across ``points`` of ``over`` ("T" sweeps the rounds; problem/behaviour/rounds may be callables of the
     point). Exact values give the exact finite-range slope (passed iff |fit − claimed| ≤ tol); Monte Carlo
     a 95 % percentile bootstrap CI (passed iff it contains the claim, widened by ``tol``). The control is
     the same fit against a wrong slope (default: claimed + 0.5), judged by the same criterion."""
     if over not in claim.rate:
-        raise ValueError(f"over={over!r}: claim {claim.id!r} states no rate in it (its rates: "
-                         f"{sorted(claim.rate) or 'none'})")
+        raise ValueError(
+            f"over={over!r}: claim {claim.id!r} states no rate in it (its rates: "
+            f"{sorted(claim.rate) or 'none'})"
+        )
     slope = claim.rate[over]
     pts = [float(v) for v in points]
     if len(pts) < 3:
         raise ValueError(f"points={pts} must have at least 3 values")
     replicates = check_int("replicates", replicates, low=2)
-    at = lambda f, v: f(v) if callable(f) and not hasattr(f, "constants") and not hasattr(f, "sample") \
-        and not hasattr(f, "arrivals") else f  # noqa: E731
+    at = lambda f, v: (
+        f(v)
+        if callable(f)
+        and not hasattr(f, "constants")
+        and not hasattr(f, "sample")
+        and not hasattr(f, "arrivals")
+        else f
+    )  # noqa: E731
     samples, exact_vals, inside = [], [], []
     for j, v in enumerate(pts):
         T = int(v) if over == "T" else (rounds(v) if callable(rounds) else rounds)
@@ -329,13 +436,17 @@ def verify_rate(claim: Claim, problem: Any | Callable, behaviour: Any | Callable
             raise ValueError("rounds is required unless over='T'")
         p, b = at(problem, v), at(behaviour, v)
         pv = problem_values(p)
-        algo = claim.algorithm({**pv, **_run_constants(b, int(T)), **_numbers(claim.values, pv),
-                                **(values or {})}, weights=getattr(p, "weights", None))
+        algo = claim.algorithm(
+            {**pv, **_run_constants(b, int(T)), **_numbers(claim.values, pv), **(values or {})},
+            weights=getattr(p, "weights", None),
+        )
         tr, meas, is_exact, _ = _run(claim, p, b, algo, int(T), replicates, seed + j, exact, None)
         samples.append(np.asarray(measure(claim.measured, tr, p, algo), dtype=float))
         exact_vals.append(meas if is_exact else None)
         if claim.conditions:
-            inside.append(all(ok for ok, _ in claim.check_conditions(_stats(claim, tr, p, algo), values).values()))
+            inside.append(
+                all(ok for ok, _ in claim.check_conditions(_stats(claim, tr, p, algo), values).values())
+            )
     wrong = slope + 0.5 if wrong is None else float(wrong)
     if all(e is not None for e in exact_vals):
         fit = fit_slope(pts, exact_vals)
@@ -344,10 +455,23 @@ def verify_rate(claim: Claim, problem: Any | Callable, behaviour: Any | Callable
         fit = bootstrap_slope(pts, samples, seed=seed, level=0.95)
         method = f"monte-carlo (R={replicates}), 95 % percentile bootstrap over replicates"
         tolerance = f"95 % bootstrap CI (widened by {tol:g}) contains {slope:g}"
-    nc = NegativeControl(description=f"same fit tested against the wrong slope {wrong:g}", measured=fit.slope,
-                         theoretical=wrong, passed=fit.contains(wrong, tol))
-    return Verdict(id=id or f"{claim.id}.rate_{over}", claim=f"{claim.title}: rate {over}^({slope:g})",
-                   reference=f"{claim.reference} [{claim.confidence}]", measured=fit.slope, ci=fit.ci,
-                   theoretical=slope, tolerance=tolerance, passed=fit.contains(slope, tol), method=method,
-                   negative_control=nc, inside_conditions=None if not inside else all(inside),
-                   details={"over": over, "x": pts, "y": [float(y) for y in fit.y], "quantity": claim.measured})
+    nc = NegativeControl(
+        description=f"same fit tested against the wrong slope {wrong:g}",
+        measured=fit.slope,
+        theoretical=wrong,
+        passed=fit.contains(wrong, tol),
+    )
+    return Verdict(
+        id=id or f"{claim.id}.rate_{over}",
+        claim=f"{claim.title}: rate {over}^({slope:g})",
+        reference=f"{claim.reference} [{claim.confidence}]",
+        measured=fit.slope,
+        ci=fit.ci,
+        theoretical=slope,
+        tolerance=tolerance,
+        passed=fit.contains(slope, tol),
+        method=method,
+        negative_control=nc,
+        inside_conditions=None if not inside else all(inside),
+        details={"over": over, "x": pts, "y": [float(y) for y in fit.y], "quantity": claim.measured},
+    )

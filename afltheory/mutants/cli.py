@@ -1,5 +1,5 @@
-"""``afltheory check --mutants [NAME ...]``: the report of ``afltheory check`` plus the mutant × check kill
-matrix.
+"""``afltheory check --mutants [NAME ...]`` and ``afltheory verify FILE.py --mutants [NAME ...]``: the report
+plus the mutant × check kill matrix (for ``verify``: which catalogued bugs the file's own checks kill).
 
 Runs the selected checks (``--only``) on the correct code and under every catalogued mutant (or the ``NAME``s
 given) in ``--jobs`` processes, prints the mutation score, and appends the kill matrix to ``report.md`` /
@@ -84,6 +84,7 @@ def main(args: argparse.Namespace, check_main: Callable | None = None) -> int:
         jobs=args.jobs,
         progress=progress,
         out=out,
+        files=getattr(args, "files", ()) or (),
     )
     results = []
     for c in km.checks:

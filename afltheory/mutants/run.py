@@ -37,18 +37,21 @@ def _runner():
     return run_check, select_checks
 
 
-def select_checks(only: Sequence[str] | None = None) -> list[str]:
-    """The registered check ids restricted to ``only`` (check or verdict ids), in report order."""
-    return list(_runner()[1](only))
+def select_checks(only: Sequence[str] | None = None, among: Sequence[str] | None = None) -> list[str]:
+    """The registered check ids (or those ``among``) restricted to ``only`` (check or verdict ids), in report
+    order."""
+    return list(_runner()[1](only, among))
 
 
 def run_under(
-    mutant: str | None, check_id: str, tier: str = "quick", seed: int = 0, out: str | None = None
+    mutant: str | None, check_id: str, tier: str = "quick", seed: int = 0, out: str | None = None,
+    files: Sequence[str] = (),
 ) -> dict:
     """Run one check with ``mutant`` injected (None: the correct code, probed). Returns {"ok": {verdict id:
     bool}, "error": traceback or None, "elapsed": s, "seen": sorted rule classes / fault points the engines
     consulted (correct code only), "result": the runner's full result (correct code only)}. Figures go to
-    ``out`` (default: a scratch directory)."""
+    ``out`` (default: a scratch directory). ``files``: user files registering checks (``afltheory verify``).
+    """
     run_check = _runner()[0]
     t0 = time.perf_counter()
     seen, full = (), None
@@ -57,12 +60,12 @@ def run_under(
         os.makedirs(os.path.join(out, "figures"), exist_ok=True)
         if mutant is None:
             with probe() as consulted:
-                res = run_check(check_id, tier, seed, out)
+                res = run_check(check_id, tier, seed, out, files=files)
             seen = sorted(x if isinstance(x, str) else qualname(x) for x in consulted)
             full = res
         else:
             with injected(mutant):
-                res = run_check(check_id, tier, seed, out)
+                res = run_check(check_id, tier, seed, out, files=files)
     return {
         "ok": {v["id"]: bool(v["ok"]) for v in res["verdicts"]},
         "error": res["error"],
@@ -410,8 +413,8 @@ def compare_markdown(before: KillMatrix, after: KillMatrix) -> str:
 
 
 def _task(args):
-    mutant, check_id, tier, seed, out = args
-    return mutant, check_id, run_under(mutant, check_id, tier, seed, out)
+    mutant, check_id, tier, seed, out, *files = args
+    return mutant, check_id, run_under(mutant, check_id, tier, seed, out, files=tuple(files))
 
 
 def kill_matrix(
@@ -424,12 +427,15 @@ def kill_matrix(
     progress: Callable[[int, int, str | None, str], None] | None = None,
     controls: bool | None = None,
     out: str | None = None,
+    files: Sequence[str] = (),
 ) -> KillMatrix:
     """Run the checks ``only`` (default: all registered) on the correct code and under each of ``mutants``
     (default: the whole catalogue) in ``jobs`` processes. ``controls``: also run the equivalent mutants
     (``CONTROLS``; default: when ``mutants`` is None). ``baseline``: {check id: run_under(None, ...)} already
     measured (skips the correct-code runs). ``progress``: callable(done, total, mutant, check id) or None.
-    ``out``: where the correct-code runs put their figures (default: a scratch directory)."""
+    ``out``: where the correct-code runs put their figures (default: a scratch directory). ``files``: user
+    files whose registered checks are run (``afltheory verify FILE.py --mutants``); ``only`` then selects
+    among them (default: all of their checks)."""
     ctl = list(CONTROLS) if (controls if controls is not None else mutants is None) else []
     if mutants is not None:  # named controls run as controls (never scored as mutants)
         names = [get(m).name for m in mutants]
@@ -439,7 +445,14 @@ def kill_matrix(
         mutants = list(CATALOGUE)
     if jobs < 1:
         raise ValueError(f"jobs={jobs} must be >= 1")
-    checks = select_checks(only)
+    files = tuple(os.path.abspath(f) for f in files)
+    if files:
+        from afltheory.checks.registry import load_file
+
+        ids = [i for f in files for i in load_file(f)]
+        checks = select_checks(only, ids)
+    else:
+        checks = select_checks(only)
     t0 = time.perf_counter()
     base = dict(baseline or {})
     runs = {m: {} for m in mutants + ctl}
@@ -454,12 +467,12 @@ def kill_matrix(
                     progress(j + 1, len(tasks), m, c)
 
         # phase 1: the correct code, probed for what each check reaches; phase 2: the mutants it reaches
-        execute([(None, c, tier, seed, out) for c in checks if c not in base])
+        execute([(None, c, tier, seed, out, *files) for c in checks if c not in base])
         todo = []
         for m in mutants + ctl:
             for c in checks:
                 if get(m).exercised_by(base[c].get("seen", ())):
-                    todo.append((m, c, tier, seed, None))
+                    todo.append((m, c, tier, seed, None, *files))
                 else:  # a deterministic check that never reaches the mutated code: the baseline's verdicts
                     runs[m][c] = {
                         "ok": dict(base[c]["ok"]),

@@ -65,7 +65,8 @@ _LAMBDAS: dict = {}
 
 def evaluate_terms(term_exprs, stats):
     """{name: value} of the sympy terms ``term_exprs`` on ``stats`` (symbol name -> number or array, arrays
-    broadcast): the one numeric evaluation of a theorem's bound — its constants live only in the sympy terms."""
+    broadcast): the one numeric evaluation of a theorem's bound — its constants live only in the sympy
+    terms."""
     out = {}
     for name, e in term_exprs.items():
         key = (name, e)

@@ -125,10 +125,11 @@ def region(eta: ArrayLike, eta_L: ArrayLike, *, L: float | None = None, K_max: i
 #: (1/T) Σ_t ((M − m'_t)/M)² / K̄_t: the run average the stale-memory term needs (realized m'_t)
 Qstale = sp.Symbol("Qstale", nonnegative=True)
 
-#: The bound's named terms, written ONCE (sympy over run averages: Ktilde = (1/T) Σ_t K^avg_t over the M slots,
-#: Kbar = ((1/T) Σ_t 1/K̄_t)⁻¹ over the slots, Khat2 = (1/T) Σ_t K̂_t², ``Qstale``, Delta = f_0 − f(x_T)): α_L σ_L²
-#: split into local drift (4·5 L² η_L² K^avg_t), server (4·(L/2)·2 η η_L/(M K̄_t)) and stale-memory
-#: (4·η η_L (M − m'_t)² L² τ²/M² · 2 η η_L/(M K̄_t)) pieces; α_G σ_G² = (120 L² η_L²/M) K̂_t² σ_G².
+#: The bound's named terms, written ONCE (sympy over run averages: Ktilde = (1/T) Σ_t K^avg_t over the M
+#: slots, Kbar = ((1/T) Σ_t 1/K̄_t)⁻¹ over the slots, Khat2 = (1/T) Σ_t K̂_t², ``Qstale``,
+#: Delta = f_0 − f(x_T)): α_L σ_L² split into local drift (4·5 L² η_L² K^avg_t), server
+#: (4·(L/2)·2 η η_L/(M K̄_t)) and stale-memory (4·η η_L (M − m'_t)² L² τ²/M² · 2 η η_L/(M K̄_t)) pieces;
+#: α_G σ_G² = (120 L² η_L²/M) K̂_t² σ_G².
 _x = S.eta * S.eta_L
 TERM_EXPRS = {
     "transient": 4 * S.Delta / (_x * S.T),

@@ -1,19 +1,21 @@
-# Lian, Huang, Li, Liu, "Asynchronous Parallel Stochastic Gradient for Nonconvex Optimization", NeurIPS 2015,
-# Theorem 1 with a constant step (AsySG-con). FROM MEMORY (arXiv:1506.08272; text not retrieved this session).
-# Statement: f L-smooth, E‖G(x; ξ) − ∇f(x)‖² ≤ σ² (identical data), delays ≤ T', M gradients summed per update,
-# x_{k+1} = x_k − γ Σ_{m≤M} G(x_{k−τ_{k,m}}; ξ_{k,m}). If LMγ + 2L²M²T'γ² ≤ 1, then
+# Lian, Huang, Li, Liu, "Asynchronous Parallel Stochastic Gradient for Nonconvex Optimization", NeurIPS
+# 2015, Theorem 1 with a constant step (AsySG-con). FROM MEMORY (arXiv:1506.08272; not retrieved here).
+# Statement: f L-smooth, E‖G(x; ξ) − ∇f(x)‖² ≤ σ² (identical data), delays ≤ T', M gradients summed per
+# update, x_{k+1} = x_k − γ Σ_{m≤M} G(x_{k−τ_{k,m}}; ξ_{k,m}). If LMγ + 2L²M²T'γ² ≤ 1, then
 #   (1/K) Σ_{k<K} E‖∇f(x_k)‖² ≤ 2(f(x_1) − f*)/(MKγ) + σ²Lγ + 2σ²L²MT'γ².
-# Reading: Lian's M is afltheory's m (arrivals per round), K its T, T' its τ; afltheory's AsySG averages the m
-# gradients with step η η_L, so Lian's γ = η η_L / m. Instance: identical workers (σ_G = 0), delays ≤ 4.
+# Reading: Lian's M is afltheory's m (arrivals per round), K its T, T' its τ; afltheory's AsySG averages the
+# m gradients with step η η_L, so Lian's γ = η η_L / m. Instance: identical workers (σ_G = 0), delays ≤ 4.
 from afltheory.algorithms import AsySG
 from afltheory.anarchy import Behaviour, UniformArrivals, UniformDelay
 from afltheory.checks import register
 from afltheory.claims import Claim, Delta, L, T, eta, m, sigma_L, tau, verify
 from afltheory.problems import HeterogeneousQuadratic
 
-g = eta / m
+g, s2, tL2 = eta / m, sigma_L**2, tau * L**2    # Lian's γ, σ², τL²
 LIAN = Claim(id="lian2015.thm1", title="Lian et al. 2015 Thm 1: AsySG-con, nonconvex", rule=AsySG, eta=0.2,
-             bound={"transient": 2 * Delta / (m * T * g), "noise": sigma_L**2 * L * g, "delay": 2 * sigma_L**2 * L**2 * m * tau * g**2},
-             conditions={"step": L * m * g + 2 * L**2 * m**2 * tau * g**2 <= 1}, reference="Lian et al. 2015, Thm 1")
-p = HeterogeneousQuadratic(dim=5, num_workers=8, L=1.0, mu=0.1, sigma_L=1.0, sigma_G=0.0, seed=0)
-register("lian2015", LIAN.title, LIAN.reference)(lambda ctx: [verify(LIAN, p, Behaviour(UniformArrivals(2), delays=UniformDelay(4)), rounds=400)])
+             bound={"transient": 2 * Delta / (m * T * g), "noise": s2 * L * g,
+                    "delay": 2 * s2 * tL2 * m * g**2},
+             conditions={"step": L * m * g + 2 * L**2 * m**2 * tau * g**2 <= 1}, reference="Lian et al. 2015")
+p = HeterogeneousQuadratic(dim=5, num_workers=8, sigma_L=1.0, sigma_G=0.0)
+beh = Behaviour(UniformArrivals(2), UniformDelay(4))
+register("lian2015", LIAN.title, LIAN.reference)(lambda ctx: [verify(LIAN, p, beh, rounds=400)])

@@ -9,9 +9,9 @@ Claim (ours, for this tutorial): FedAvg with η = 1, all M workers every round, 
     (1/T) Σ_{t<T} E‖∇f(x_t)‖² ≤ 4 L Δ/√T + 4 σ_L²/(M K √T) + 20 σ_L²/(K T) + 120 σ_G²/T      (Δ = f(x_0) − f*)
 
 and its error falls as T^(−1/2). The false variant claims the rate 1/T (each √T replaced by T) and is declared
-``expect="fails"``. Instance: ``HeterogeneousCurvatureQuadratic`` (per-worker Hessians, so client drift is real),
-M = 8, K = 4, T = 256, σ_L = 0.5, σ_G = 0.3. The measured side is exact (``afltheory.exact`` applies to this
-linear-Gaussian problem).
+``expect="fails"``. Instance: ``HeterogeneousCurvatureQuadratic`` (per-worker Hessians, so client drift is
+real), M = 8, K = 4, T = 256, σ_L = 0.5, σ_G = 0.3. The measured side is exact (``afltheory.exact`` applies
+to this linear-Gaussian problem).
 """
 
 import sympy as sp
@@ -29,7 +29,8 @@ CLAIM = Claim(id="tutorial.bound", title="local SGD bound, rate 1/√T", referen
               bound={"transient": 4 * L * Delta / sp.sqrt(T), "noise": 4 * sigma_L**2 / (M * K * sp.sqrt(T)),
                      "drift_noise": 20 * sigma_L**2 / (K * T), "heterogeneity": 120 * sigma_G**2 / T})
 FAST = Claim(**{**CLAIM.__dict__, "id": "tutorial.fast", "title": "false variant: the same bound at rate 1/T",
-                "expect": "fails", "bound": {"transient": 4 * L * Delta / T, "noise": 4 * sigma_L**2 / (M * K * T),
+                "expect": "fails", "bound": {"transient": 4 * L * Delta / T,
+                                             "noise": 4 * sigma_L**2 / (M * K * T),
                                              "drift_noise": 20 * sigma_L**2 / (K * T),
                                              "heterogeneity": 120 * sigma_G**2 / T}})
 
@@ -37,8 +38,8 @@ WORKERS, STEPS, ROUNDS = 8, 4, 256
 
 
 def problem():
-    return HeterogeneousCurvatureQuadratic(dim=5, num_workers=WORKERS, L=1.0, mu=0.1, sigma_L=0.5, sigma_G=0.3,
-                                           seed=2)
+    return HeterogeneousCurvatureQuadratic(dim=5, num_workers=WORKERS, L=1.0, mu=0.1, sigma_L=0.5,
+                                           sigma_G=0.3, seed=2)
 
 
 def behaviour(_=None):

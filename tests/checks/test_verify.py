@@ -28,9 +28,9 @@ def test_exact_measured_equals_moments_and_decides_pass():
 
 
 def test_sympy_bound_terms_and_default_control():
-    """A sympy sum: terms' shares sum to 1. The default control (the dominant term halved, the criterion of the
-    claim): on this loose bound it cannot fail, so the verdict says "no power" and stays ok (a true claim is
-    never FAIL because of its control — the Lian et al. report); on a tight bound it fails, as it must."""
+    """A sympy sum: terms' shares sum to 1. The default control (the dominant term halved, the criterion of
+    the claim): on this loose bound it cannot fail, so the verdict says "no power" and stays ok (a true claim
+    is never FAIL because of its control — the Lian et al. report); on a tight bound it fails, as it must."""
     algo = AFACD(1.0, 0.05)
     expr = 4 * Delta / (eta * eta_L * T) + 10 * L * eta * eta_L
     with pytest.warns(DeprecationWarning, match="afltheory.claims.verify"):

@@ -1,6 +1,6 @@
-"""Claims as first-class objects (issue 25): step-size schedules and client weights in every engine (plain-loop
-and exact references), the measured quantities, the one verification entry point, errors, the paper's
-claims reading the theory modules' terms, and the two tutorial claim files."""
+"""Claims as first-class objects (issue 25): step-size schedules and client weights in every engine
+(plain-loop and exact references), the measured quantities, the one verification entry point, errors, the
+paper's claims reading the theory modules' terms, and the two tutorial claim files."""
 
 from __future__ import annotations
 
@@ -18,9 +18,18 @@ from afltheory.algorithms import AFACD, FedAvg
 from afltheory.algorithms.schedules import StepSize, t
 from afltheory.anarchy import Behaviour, ConstantSteps, Replay, UniformArrivals, UniformDelay
 from afltheory.claims import (
-    QUANTITIES, Assumptions, Claim, QuantityUnavailable, UnknownSymbol, measure, verify, verify_rate,
+    QUANTITIES,
+    Assumptions,
+    Claim,
+    QuantityUnavailable,
+    UnknownSymbol,
+    measure,
+    verify,
+    verify_rate,
 )
-from afltheory.claims import L as L_, T as T_, sigma_L as sL_
+from afltheory.claims import L as L_
+from afltheory.claims import T as T_
+from afltheory.claims import sigma_L as sL_
 from afltheory.claims.paper import THEOREM2, THEOREM3, THEOREM4
 from afltheory.problems import HeterogeneousQuadratic
 from afltheory.theory import theorem2, theorem3, theorem4
@@ -31,8 +40,9 @@ P = (0.1, 0.2, 0.3, 0.4)
 
 def _problem(sigma_L=0.0, weights=P):
     C = np.random.default_rng(3).normal(0, 1.0, (4, 3))
-    return HeterogeneousQuadratic.from_arrays(hessian_diag=np.array([1.0, 0.5, 0.25]), centers=C,
-                                              sigma_L=sigma_L, weights=weights)
+    return HeterogeneousQuadratic.from_arrays(
+        hessian_diag=np.array([1.0, 0.5, 0.25]), centers=C, sigma_L=sigma_L, weights=weights
+    )
 
 
 def _plain_loop(problem, eta_of_t, eta_L_of_t, schedule, x0, weights, r=0):
@@ -70,7 +80,7 @@ def test_step_size_schedule_values_and_validation():
     with pytest.raises(ValueError, match=r"symbol\(s\) \['mu'\]"):
         StepSize(1 / (sp.Symbol("mu") + t))
     with pytest.raises(ValueError, match="eta="):
-        FedAvg(eta="1/(t-1)", eta_L=0.1)          # round 0 gives 1/(−1) < 0: refused naming eta
+        FedAvg(eta="1/(t-1)", eta_L=0.1)  # round 0 gives 1/(−1) < 0: refused naming eta
     with pytest.raises(ValueError, match="weights"):
         FedAvg(eta=1.0, eta_L=0.1, weights=(0.5, 0.6))
 
@@ -81,13 +91,13 @@ def test_schedule_and_weights_simulate_equals_plain_loop_to_1e12():
     p = _problem()
     beh = Behaviour(UniformArrivals(3), delays=UniformDelay(2), local_steps=ConstantSteps(3))
     algo = FedAvg(eta=1.0 + 0 * t, eta_L=0.4 / (1 + t / 4), weights=P)
-    algo = FedAvg(eta=StepSize(lambda r: 1.0 + 0.1 * (r % 2), name="eta"), eta_L=0.4 / (1 + t / 4),
-                  weights=P)
+    algo = FedAvg(eta=StepSize(lambda r: 1.0 + 0.1 * (r % 2), name="eta"), eta_L=0.4 / (1 + t / 4), weights=P)
     tr = aft.simulate(p, algo, beh, rounds=12, replicates=2, seed=4, record_x=True)
     ref = _plain_loop(p, algo.eta.at, algo.eta_L.at, tr.schedule, tr.x0, P)
     np.testing.assert_allclose(tr.x[0], ref, rtol=0, atol=1e-12)
-    tr2 = aft.simulate(p, algo, Replay(tr.schedule), rounds=12, replicates=2, seed=4, record_x=True,
-                       collapse=False)
+    tr2 = aft.simulate(
+        p, algo, Replay(tr.schedule), rounds=12, replicates=2, seed=4, record_x=True, collapse=False
+    )
     np.testing.assert_allclose(tr2.x[0], ref, rtol=0, atol=1e-12)
 
 
@@ -162,8 +172,14 @@ def test_measured_quantities_on_a_trace_and_exact():
 
 # ---------------------------------------------------------------------------------------------- claims
 def _toy_claim(**kw):
-    base = dict(id="toy", title="toy", rule=AFACD, eta=1.0, eta_L=0.05,
-                bound={"noise": 10 * L_ * sL_**2, "transient": 100 / T_})
+    base = dict(
+        id="toy",
+        title="toy",
+        rule=AFACD,
+        eta=1.0,
+        eta_L=0.05,
+        bound={"noise": 10 * L_ * sL_**2, "transient": 100 / T_},
+    )
     base.update(kw)
     return Claim(**base)
 
@@ -185,7 +201,7 @@ def test_verify_true_claim_passes_and_false_variant_declared_to_fail():
     true = _toy_claim(bound={"noise": 4 * L_ * sL_**2 * sp.Symbol("eta_L"), "transient": 40 / T_})
     v = verify(true, p, beh, rounds=50, replicates=4)
     assert v.passed and v.method == "exact moments" and v.relation == "<="
-    assert v.negative_control is None or not v.negative_control.passed   # a control never "passes"
+    assert v.negative_control is None or not v.negative_control.passed  # a control never "passes"
     false = _toy_claim(bound={"tiny": 1e-6 / T_}, expect="fails")
     vf = verify(false, p, beh, rounds=50, replicates=4)
     assert vf.passed and vf.relation == ">" and "expected to fail" in vf.notes
@@ -209,12 +225,15 @@ def test_default_control_fails_or_says_no_power():
 def test_paper_claims_read_the_theory_modules_terms():
     """verify(THEOREMk) evaluates the same terms as theoremk.bound (written once): equal to 1e-12."""
     warnings.simplefilter("ignore")
-    p = aft.problems.HeterogeneousQuadratic(dim=4, num_workers=6, L=1.0, mu=0.1, sigma_L=0.5, sigma_G=0.5,
-                                            seed=0)
+    p = aft.problems.HeterogeneousQuadratic(
+        dim=4, num_workers=6, L=1.0, mu=0.1, sigma_L=0.5, sigma_G=0.5, seed=0
+    )
     beh = Behaviour(UniformArrivals(3), delays=UniformDelay(2), local_steps=ConstantSteps(2))
-    for claim, mod, algo in ((THEOREM2, theorem2, AFACD(eta=1.0, eta_L=0.02)),
-                             (THEOREM3, theorem3, AFACD(eta=1.0, eta_L=0.02)),
-                             (THEOREM4, theorem4, aft.algorithms.AFACS(eta=1.0, eta_L=0.02))):
+    for claim, mod, algo in (
+        (THEOREM2, theorem2, AFACD(eta=1.0, eta_L=0.02)),
+        (THEOREM3, theorem3, AFACD(eta=1.0, eta_L=0.02)),
+        (THEOREM4, theorem4, aft.algorithms.AFACS(eta=1.0, eta_L=0.02)),
+    ):
         v = verify(claim, p, beh, rounds=60, replicates=3, algorithm=algo)
         tr = aft.simulate(p, algo, beh, rounds=60, replicates=3, seed=0)
         b = mod.bound(tr.schedule, p.constants, eta=1.0, eta_L=0.02, f0=float(p.value(tr.x0)), scope="ignore")
@@ -225,10 +244,16 @@ def test_paper_claims_read_the_theory_modules_terms():
 def test_rate_verdict_and_its_control():
     p = _problem(sigma_L=0.0)
     beh = Behaviour(UniformArrivals(4), local_steps=ConstantSteps(1))
-    c = _toy_claim(rule=FedAvg, eta=1.0, eta_L=0.3, measured="avg_grad_sq", rate={"T": -1.0},
-                   assumptions=Assumptions(weights="data"))
+    c = _toy_claim(
+        rule=FedAvg,
+        eta=1.0,
+        eta_L=0.3,
+        measured="avg_grad_sq",
+        rate={"T": -1.0},
+        assumptions=Assumptions(weights="data"),
+    )
     v = verify_rate(c, p, beh, over="T", points=[200, 400, 800], tol=0.05)
-    assert v.passed and not v.negative_control.passed       # deterministic GD: Σ‖∇f‖² converges, ∝ 1/T
+    assert v.passed and not v.negative_control.passed  # deterministic GD: Σ‖∇f‖² converges, ∝ 1/T
     # without the client weights FedAvg converges to the uniform average's optimum: a floor, no 1/T rate
     c_uniform = _toy_claim(rule=FedAvg, eta=1.0, eta_L=0.3, measured="avg_grad_sq", rate={"T": -1.0})
     assert not verify_rate(c_uniform, p, beh, over="T", points=[200, 400, 800], tol=0.05).passed
@@ -237,8 +262,9 @@ def test_rate_verdict_and_its_control():
 
 
 # ---------------------------------------------------------------------------------------------- tutorials
-@pytest.mark.parametrize("name,limit", [("li2020_fedavg.py", 30), ("lian2015_asysg.py", 15),
-                                        ("local_sgd_claim.py", 60)])
+@pytest.mark.parametrize(
+    "name,limit", [("li2020_fedavg.py", 30), ("lian2015_asysg.py", 15), ("local_sgd_claim.py", 60)]
+)
 def test_tutorial_claim_files(name, limit, tmp_path):
     """The tutorial claim files stay short and give the documented verdicts through `afltheory verify`'s
     machinery (the true claims pass, the declared false variant fails as expected, controls fail)."""
@@ -247,8 +273,11 @@ def test_tutorial_claim_files(name, limit, tmp_path):
     path = ROOT / "docs" / "tutorial" / name
     code = [ln for ln in path.read_text().splitlines() if ln.strip() and not ln.strip().startswith("#")]
     assert len(code) <= limit
-    check_id = {"li2020_fedavg.py": "li2020", "lian2015_asysg.py": "lian2015",
-                "local_sgd_claim.py": "tutorial"}[name]
+    check_id = {
+        "li2020_fedavg.py": "li2020",
+        "lian2015_asysg.py": "lian2015",
+        "local_sgd_claim.py": "tutorial",
+    }[name]
     out = run_check(check_id, files=[str(path)], out=str(tmp_path))
     assert out["error"] is None, out["error"]
     vs = out["verdicts"]
@@ -258,7 +287,7 @@ def test_tutorial_claim_files(name, limit, tmp_path):
         bound = next(v for v in vs if v["id"] == "li2020.thm1")
         assert 1.0 < bound["slack"] <= 5.0 and bound["method"] == "exact moments"
         assert next(v for v in vs if v["id"] == "li2020.false")["relation"] == ">"
-    if check_id == "tutorial":   # the numbers the README quotes
+    if check_id == "tutorial":  # the numbers the README quotes
         assert [round(v["measured"], 4) for v in vs] == [0.0796, 0.0796, -0.5155]
 
 
@@ -299,6 +328,24 @@ def test_docs_claims_md_is_generated_from_the_claims(capsys):
 
     assert main(["claims", "markdown"]) == 0
     assert capsys.readouterr().out == (ROOT / "docs" / "claims.md").read_text()
-    assert main(["claims", "show", "li2020.thm1", "--file", str(ROOT / "docs/tutorial/li2020_fedavg.py")]) == 0
+    assert (
+        main(["claims", "show", "li2020.thm1", "--file", str(ROOT / "docs/tutorial/li2020_fedavg.py")]) == 0
+    )
     assert "Γ = f* − Σ p_k f_k*" in capsys.readouterr().out
     assert main(["claims", "show", "nope"]) == 2
+
+
+def test_verify_file_mutants_reports_what_a_users_checks_kill(tmp_path, capsys):
+    """`afltheory verify FILE.py --mutants NAME ...`: the kill matrix of a user's claim file. The Li et al.
+    file's verdicts are measured by the exact engine, so dropping its noise (exact.noise_dropped) is killed;
+    an AFA-CD rule mutant is never reached by a FedAvg claim and survives (reported, exit 1)."""
+    from afltheory.cli import main
+
+    path = str(ROOT / "docs" / "tutorial" / "li2020_fedavg.py")
+    rc = main(
+        ["verify", path, "--mutants", "exact.noise_dropped", "afacd.eta_L_twice", "--out", str(tmp_path)]
+    )
+    out = capsys.readouterr().out
+    assert "mutation score: 1/2" in out and "li2020           kills  1: exact.noise_dropped" in out
+    assert "survivors: afacd.eta_L_twice" in out and rc == 1
+    assert (tmp_path / "kill_matrix.json").is_file()

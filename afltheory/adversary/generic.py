@@ -1,0 +1,252 @@
+"""The adversary over ANY ``afltheory.claims.Claim``: a targeted search of the claim's assumption class for
+the largest measured/bound ratio, with a Monte Carlo confirmation before a violation is claimed.
+
+The search space is ``afltheory.strategies.instances(claim)`` — certified quadratics, arrivals by the
+claim's participation, delays and local steps inside the class, step sizes inside the claim's conditions
+(halved to the boundary) or the claim's own step-size rule, starts from x* to 2 away — and every candidate is
+evaluated by the general exact engine (``afltheory.exact.moments``, the same engine and rule view ``verify``
+uses: step-size schedules, client weights, FedAvg, FedBuff, AsySG, user rules defined by the declarative
+hooks; a rule it cannot represent is refused with ``UnsupportedRule``, never read as its base).
+hypothesis's targeted search (``hypothesis.target``) drives the generation towards large ratios. This is the
+slower, general path: the paper's Theorems 2–4 and corollaries keep their batched evaluator
+(``afltheory.adversary.search``), 10–100× faster per evaluation.
+
+Confirmation: a worst ratio > 1 inside the conditions is re-run with ``claims.verify(..., exact=False)`` —
+``simulate``, ``replicates`` runs, the one-sided 99 % UCB of the measured mean against the bound —, and called
+a violation only if the 99 % *lower* confidence bound of the measured mean exceeds the bound.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .._validation import check_int
+
+__all__ = ["GenericWorstCase", "search_claim"]
+
+
+@dataclass
+class GenericWorstCase:
+    """The result of ``search_claim``: the worst ratio found (a lower bound on the class's true worst
+    case), its instance, the bound's term shares there, how many evaluations ran / were refused, and the
+    Monte Carlo confirmation (None when the ratio ≤ 1)."""
+
+    claim: str
+    ratio: float
+    instance: Any
+    measured: float
+    bound: float
+    terms: dict
+    evaluations: int
+    refused: int
+    confirmation: dict | None = None
+    history: list = field(default_factory=list)
+
+    @property
+    def violated(self) -> bool:
+        """True only when the Monte Carlo confirmation confirmed the violation."""
+        return bool(self.confirmation and self.confirmation.get("confirmed"))
+
+    def summary(self) -> str:
+        """Two lines: the worst ratio, where, the dominant term and the verdict on a violation."""
+        dom = max(self.terms, key=self.terms.get) if self.terms else "—"
+        share = self.terms.get(dom, float("nan")) if self.terms else float("nan")
+        v = (
+            "violated (confirmed by Monte Carlo)"
+            if self.violated
+            else "not confirmed by Monte Carlo"
+            if self.confirmation
+            else "within the bound"
+        )
+        return (
+            f"{self.claim}: worst ratio {self.ratio:.4g} (measured {self.measured:.4g} / bound "
+            f"{self.bound:.4g}) after {self.evaluations} exact evaluations ({self.refused} refused) — {v}\n"
+            f"  at {self.instance!r}; dominant term {dom} ({share:.0%})"
+        )
+
+    def to_dict(self) -> dict:
+        """JSON-safe summary (the instance as its repr and explicit arrays)."""
+        inst = self.instance
+        d = {
+            "claim": self.claim,
+            "worst_ratio": self.ratio,
+            "measured": self.measured,
+            "bound": self.bound,
+            "terms": self.terms,
+            "evaluations": self.evaluations,
+            "refused": self.refused,
+            "violated": self.violated,
+            "confirmation": self.confirmation,
+            "history": self.history,
+        }
+        if inst is not None:
+            p = inst.problem
+            d["instance"] = {
+                "repr": repr(inst),
+                "hessian_diag": np.asarray(p.hessian).tolist(),
+                "centers": p.centers.tolist(),
+                "sigma_L": p.constants.sigma_L,
+                "weights": None if p.weights is None else list(p.weights),
+                "x0": np.asarray(inst.x0).tolist(),
+                "eta": _step(inst.algorithm.eta),
+                "eta_L": _step(inst.algorithm.eta_L),
+                "m": inst.m,
+                "max_delay": inst.max_delay,
+                "K": inst.K,
+                "rounds": inst.rounds,
+                "rule": type(inst.algorithm).__name__,
+            }
+        return d
+
+
+def _step(v: Any) -> float | str:
+    """A constant step size as a float, a schedule as its expression."""
+    return float(v) if isinstance(v, (int, float, np.floating)) else repr(v)
+
+
+def search_claim(
+    claim: Any,
+    *,
+    budget: int = 300,
+    seed: int = 0,
+    replicates: int = 1000,
+    max_dim: int = 3,
+    max_workers: int = 5,
+    max_delay: int = 2,
+    max_K: int = 3,
+    max_rounds: int = 60,
+) -> GenericWorstCase:
+    """Search ``claim``'s class for the largest measured/bound ratio (module docstring): ``budget`` exact
+    evaluations, reproducible for a ``seed``."""
+    from hypothesis import HealthCheck, Phase, given, settings, target
+    from hypothesis import seed as hyp_seed
+
+    from .. import strategies
+    from ..algorithms.base import UnsupportedRule
+    from ..claims import Claim
+
+    if not isinstance(claim, Claim):
+        raise TypeError(f"claim={claim!r} must be an afltheory.claims.Claim")
+    budget = check_int("budget", budget, low=1, high=100_000)
+    seed = check_int("seed", seed, low=0)
+    replicates = check_int("replicates", replicates, low=2)
+    best = {"ratio": -math.inf, "inst": None, "v": None}
+    counts = {"n": 0, "refused": 0}
+    history: list = []
+
+    @hyp_seed(seed)
+    @settings(
+        max_examples=budget,
+        database=None,
+        deadline=None,
+        phases=[Phase.generate, Phase.target],
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(
+        strategies.instances(
+            claim,
+            max_dim=max_dim,
+            max_workers=max_workers,
+            max_delay=max_delay,
+            max_K=max_K,
+            max_rounds=max_rounds,
+        )
+    )
+    def probe(inst):
+        counts["n"] += 1
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                v = strategies.holds(claim, inst)
+        except (UnsupportedRule, ValueError, TypeError):
+            counts["refused"] += 1
+            return
+        if v.inside_conditions is False:
+            return
+        b, m = float(v.theoretical), float(v.measured)
+        c = inst.problem.constants  # rounding floor of the exact values (strategies.violates): not a signal
+        spread = c.L**2 * float(np.sum((inst.x0 - c.x_star) ** 2)) + c.sigma_L**2 + c.sigma_G**2
+        floor = 1e-12 * (1.0 + spread)
+        m_eff = max(m - floor, 0.0)
+        ratio = m_eff / b if b > 0 else (math.inf if m_eff > 0 else 0.0)
+        if math.isfinite(ratio):
+            target(ratio, label="measured/bound")
+        if ratio > best["ratio"]:
+            best.update(ratio=ratio, inst=inst, v=v)
+            history.append((counts["n"], ratio))
+
+    probe()
+    if best["inst"] is None:
+        raise ValueError(
+            f"claim {claim.id!r}: no instance of its class could be evaluated exactly "
+            f"({counts['refused']} refused) — the exact engine cannot represent its rule or class"
+        )
+    v, inst = best["v"], best["inst"]
+    wc = GenericWorstCase(
+        claim.id,
+        float(best["ratio"]),
+        inst,
+        float(v.measured),
+        float(v.theoretical),
+        dict(v.terms or {}),
+        counts["n"],
+        counts["refused"],
+        None,
+        history,
+    )
+    if wc.ratio > 1:
+        wc.confirmation = _confirm(claim, inst, replicates, seed)
+    return wc
+
+
+def _confirm(claim: Any, inst: Any, replicates: int, seed: int) -> dict:
+    """Monte Carlo re-run of the worst instance (its own random streams): confirmed iff the 99 % lower
+    confidence bound of the measured mean exceeds the bound (and the instance is inside the conditions)."""
+    from scipy import stats
+
+    from ..claims import measure, verify
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        v = verify(
+            claim,
+            inst.problem,
+            inst.behaviour,
+            rounds=inst.rounds,
+            replicates=replicates,
+            seed=seed + 1,
+            algorithm=inst.algorithm,
+            exact=False,
+            control=None,
+            x0=inst.x0,
+        )
+        from .. import simulate
+
+        tr = simulate(
+            inst.problem,
+            inst.algorithm,
+            inst.behaviour,
+            rounds=inst.rounds,
+            replicates=replicates,
+            seed=seed + 1,
+            x0=inst.x0,
+        )
+    s = np.asarray(measure(claim.measured, tr, inst.problem, inst.algorithm), dtype=float)
+    if not np.all(np.isfinite(s)):
+        lcb = math.inf
+    else:
+        lcb = float(s.mean() - stats.t.ppf(0.99, len(s) - 1) * s.std(ddof=1) / math.sqrt(len(s)))
+    inside = v.inside_conditions is not False
+    return {
+        "replicates": replicates,
+        "measured_mean": float(v.measured),
+        "bound": float(v.theoretical),
+        "measured_lcb99": lcb,
+        "inside_conditions": inside,
+        "confirmed": bool(inside and lcb > v.theoretical),
+    }
