@@ -1,38 +1,64 @@
 # Quick start: `make check` (the main job) and `make test` (the test suite). Both create .venv and
-# install what they need on a fresh Python 3.11 machine.
+# install what they need on a fresh Python 3.11 machine: `make check` the package with its `pep` and
+# `progress` extras only; `make test` adds torch (CPU wheel), dask, scikit-learn and the test tools.
 PYTHON ?= python3.11
 VENV   ?= .venv
 BIN     = $(VENV)/bin
-STAMP   = $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+JOBS   ?= $(shell nproc 2>/dev/null || echo 1)
+# stamps are named by the checksum of pyproject.toml alone (not its mtime: a fresh clone or a checkout that
+# touches the file does not reinstall)
+SUM    := $(shell cksum < pyproject.toml | cut -d' ' -f1)
+CORE    = $(VENV)/.installed-core-$(SUM)
+FULL    = $(VENV)/.installed-full-$(SUM)
+HERE   := $(CURDIR)
 
-.PHONY: test test-all check check-full lint bench clean
+.PHONY: test test-all check check-full lint bench clean guard
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
 
-$(STAMP): $(BIN)/python pyproject.toml
+# A venv whose editable afltheory install belongs to another clone is never re-pointed to this one: installing
+# into it stops with the clone it belongs to (run `make` there, or give this clone its own VENV).
+guard: $(BIN)/python
+	@owner=$$(cd / && $(abspath $(BIN))/python -c "import afltheory, os; \
+	print(os.path.dirname(os.path.dirname(os.path.realpath(afltheory.__file__))))" 2>/dev/null); \
+	if [ -n "$$owner" ] && [ "$$owner" != "$$(realpath $(HERE))" ]; then \
+	  echo "error: VENV=$(VENV) has afltheory installed from $$owner, not from this clone ($(HERE))." >&2; \
+	  echo "       Installing here would re-point that clone's editable install. Use this clone's own venv" >&2; \
+	  echo "       (make ... VENV=.venv) or run make in $$owner." >&2; \
+	  exit 2; \
+	fi
+
+$(CORE): | $(BIN)/python
+	@$(MAKE) --no-print-directory guard
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[pep,progress]"
+	touch $(CORE)
+
+$(FULL): $(CORE)
+	@$(MAKE) --no-print-directory guard
 	# torch first and pinned: the CPU wheel of 2.13.0 is on these machines; an unpinned torch pulls CUDA.
 	$(BIN)/python -m pip install --quiet "torch==2.13.0" || echo "torch==2.13.0 unavailable: torch tests will be skipped"
 	$(BIN)/python -m pip install --quiet -e ".[test,dask,progress,data,pep]"
-	touch $(STAMP)
+	touch $(FULL)
 
-test: $(STAMP)
+# the package runs from this clone (python -m puts the clone first on sys.path), whichever venv is used
+test: $(FULL)
 	$(BIN)/python -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
 
-test-all: $(STAMP)
+test-all: $(FULL)
 	$(BIN)/python -m pytest -q -m "" $(PYTEST_ARGS)
 
-check: $(STAMP)
-	$(BIN)/afltheory check --quick --out report
+check: $(CORE)
+	$(BIN)/python -m afltheory check --quick --jobs $(JOBS) --out report
 
-check-full: $(STAMP)
-	$(BIN)/afltheory check --full --out report-full
+check-full: $(CORE)
+	$(BIN)/python -m afltheory check --full --jobs $(JOBS) --out report-full
 
-lint: $(STAMP)
+lint: | $(BIN)/python
 	$(BIN)/python -m pip install --quiet "ruff==0.17.6" && $(BIN)/ruff check afltheory paper_checks experiments tests benchmarks docs
 
-bench: $(STAMP)
+bench: $(CORE)
 	OPENBLAS_NUM_THREADS=1 $(BIN)/python benchmarks/engine.py
 	OPENBLAS_NUM_THREADS=1 $(BIN)/python benchmarks/schedule.py
 

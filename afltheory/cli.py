@@ -56,7 +56,11 @@ def main(argv: list[str] | None = None) -> int:
     check_main = check.get_default("func")
     check.set_defaults(func=lambda args: (mutants_cli.main(args, check_main) if mutants_cli.wanted(args)
                                           else check_main(args)))
-    add_verify_parser(sub)
+    verify = add_verify_parser(sub)
+    mutants_cli.add_arguments(verify)   # afltheory verify FILE.py --mutants: what the file's checks kill
+    verify_main = verify.get_default("func")
+    verify.set_defaults(func=lambda args: (mutants_cli.main(args) if mutants_cli.wanted(args)
+                                           else verify_main(args)))
     from afltheory.adversary.cli import add_parser as add_adversary_parser
     add_adversary_parser(sub)
     from afltheory.claims.cli import add_parser as add_claims_parser

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 __all__ = [
+    "SIGMAS",
     "Instance",
     "assert_holds",
     "behaviours",
@@ -75,10 +76,15 @@ class Instance:
         )
 
 
-def problems(claim: Any = None, *, max_dim: int = 3, max_workers: int = 5) -> Any:
+SIGMAS = (0.0, 0.1, 0.5, 1.0)
+
+
+def problems(claim: Any = None, *, max_dim: int = 3, max_workers: int = 5,
+             sigma_L: tuple = SIGMAS, sigma_G: tuple = SIGMAS) -> Any:
     """Certified heterogeneous quadratics in the claim's function class (L = 1; μ ∈ [0.01, 1] for
-    strongly convex and smooth classes), with σ_L ∈ {0} ∪ [0.01, 1], σ_G ∈ {0} ∪ [0.01, 1] (0 for an "iid"
-    class), client weights when the class has ``weights="data"``."""
+    strongly convex and smooth classes), with σ_L ∈ ``sigma_L``, σ_G ∈ ``sigma_G`` (0 for an "iid" class),
+    client weights when the class has ``weights="data"``. Restricting ``sigma_L``/``sigma_G`` searches a
+    sub-class where one group of terms matters (as the adversary's ``--isolate``)."""
     st = _st()
     from .problems import HeterogeneousQuadratic
 
@@ -92,8 +98,8 @@ def problems(claim: Any = None, *, max_dim: int = 3, max_workers: int = 5) -> An
         dim = d(st.integers(1, max_dim))
         M = d(st.integers(2, max_workers))
         mu = 1.0 if dim == 1 else d(st.floats(0.01, 1.0))
-        sL = d(st.sampled_from([0.0, 0.1, 0.5, 1.0])) if noise else 0.0
-        sG = 0.0 if iid else d(st.sampled_from([0.0, 0.1, 0.5, 1.0]))
+        sL = d(st.sampled_from(list(sigma_L))) if noise else 0.0
+        sG = 0.0 if iid else d(st.sampled_from(list(sigma_G)))
         seed = d(st.integers(0, 2**16))
         p = HeterogeneousQuadratic(dim=dim, num_workers=M, L=1.0, mu=mu, sigma_L=sL, sigma_G=sG, seed=seed)
         if weighted:
@@ -185,10 +191,15 @@ def instances(
     max_K: int = 3,
     min_rounds: int = 5,
     max_rounds: int = 60,
+    sigma_L: tuple = SIGMAS,
+    sigma_G: tuple = SIGMAS,
+    starts: tuple = (0.0, 0.01, 0.1, 1.0, 2.0),
 ) -> Any:
-    """Instances (``Instance``) inside the claim's assumption class and conditions (module docstring)."""
+    """Instances (``Instance``) inside the claim's assumption class and conditions (module docstring).
+    ``sigma_L``, ``sigma_G``: the noise and heterogeneity levels drawn; ``starts``: the distances ‖x_0 − x*‖
+    drawn (e.g. ``sigma_L=(0.0,), starts=(0.0,)`` isolates the heterogeneity terms)."""
     st = _st()
-    probs = problems(claim, max_dim=max_dim, max_workers=max_workers)
+    probs = problems(claim, max_dim=max_dim, max_workers=max_workers, sigma_L=sigma_L, sigma_G=sigma_G)
     behs = {M: behaviours(claim, M, max_delay=max_delay, max_K=max_K) for M in range(2, max_workers + 1)}
 
     @st.composite
@@ -218,7 +229,7 @@ def instances(
 
             algo = claim.algorithm({**problem_values(p), **vals, "T": float(rounds)}, weights=p.weights)
         # the start: x* plus an offset of norm r ∈ {0} ∪ [0.01, 2] (shrinks towards the optimum itself)
-        r = d(st.sampled_from([0.0, 0.01, 0.1, 1.0, 2.0]))
+        r = d(st.sampled_from(list(starts)))
         u = np.asarray(d(st.lists(st.floats(-1, 1), min_size=p.dim, max_size=p.dim)))
         u = np.ones(p.dim) if np.linalg.norm(u) < 1e-3 else u
         x0 = c.x_star + r * u / np.linalg.norm(u)

@@ -109,6 +109,7 @@ def bound_check(*, id, claim, reference, measured, terms, about, inside_conditio
         id=id, claim=claim, reference=reference, measured=cmp.measured, theoretical=cmp.bound,
         passed=bool(cmp.holds and not powerless),
         ci=None if exact else (None, cmp.ucb), tolerance=tol, relation="<=", slack=cmp.slack,
+        quantity="left side, exact" if exact else "left side, mean",
         method=method or cmp.method, notes=head + ("; " + notes if notes else ""),
         inside_conditions=inside_conditions, terms=shares, figures=tuple(figures), negative_control=nc,
         details=dict(details or {}, about=list(about), dominant=[dom, shares[dom]], control_bound=ctl.bound))
@@ -187,6 +188,7 @@ def reference_check(*, id, claim, reference, problem, algorithm, schedule, x0, c
     return make_verdict(
         id=id, claim=claim, reference=reference, measured=e, theoretical=0.0, passed=e <= rtol,
         tolerance=f"max_t,r |engine − loop| / max ‖∇f‖² ≤ {rtol:g}", relation="~=",
+        quantity="max_t,r |engine − loop| / max ‖∇f‖²",
         method=f"simulate (Replay of the realized schedule, R={schedule.replicates}, T={schedule.rounds}) vs "
                "plain loop, σ_L = 0",
         notes=(notes + "; " if notes else "") + f"the wrong reading differs from the paper's by {ew:.3g}",
@@ -236,6 +238,7 @@ def agreement_check(*, id, claim, reference, mc_samples, exact_value, exact_wron
     return make_verdict(
         id=id, claim=claim, reference=reference, measured=zmax, theoretical=0.0, passed=zmax <= z_crit,
         tolerance=f"max |z| ≤ {z_crit:.3g} (two-sided {level:.1%}, Bonferroni over {k})", relation="~=",
+        quantity="max |z|",
         method=f"monte-carlo (R={R}) vs exact moments", notes=(notes + "; " if notes else "")
         + "z per statistic " + ", ".join(f"{x:+.2f}" for x in z),
         inside_conditions=None, details={"z": z.tolist(), "mc_mean": s.mean(axis=0).tolist(),

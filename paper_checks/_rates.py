@@ -70,7 +70,7 @@ def slope_verdict(id, claim, ref, xs, values, theory, *, key, seed, fig, tol=0.0
     head = "" if inside_conditions is not False else "outside the conditions (exploratory); "
     return make_verdict(
         id=id, claim=claim, reference=ref, measured=fit.slope, ci=fit.ci, theoretical=theory,
-        tolerance=tolerance,
+        tolerance=tolerance, quantity="slope",
         passed=ok, figures=(fig,) if fig else (), negative_control=nc, method=method,
         notes=head + (notes + "; " if notes else "") + fit.summary(), inside_conditions=inside_conditions,
         terms=terms, details=dict(details or {}, x=list(map(float, xs)), y=list(map(float, fit.y)))), fit

@@ -53,6 +53,7 @@ from afltheory.theory import compression as TC
 from afltheory.theory import theorem2
 
 from ._common import sim
+from ._robust import finite_max, finite_min
 from .registry import register
 
 REF = "[docs/theorems.md Compression; Khirirat 2018, Gorbunov 2020, Mishchenko 2019, Reisizadeh 2020]"
@@ -110,7 +111,7 @@ def check_gd_rate(ctx):
         measured=worst,
         ci=None,
         theoretical=1.0,
-        tolerance="max_k measured/bound ≤ 1",
+        tolerance="max_k measured/bound ≤ 1", quantity="max_k measured/bound",
         passed=bool(worst <= 1.0 + 1e-9 and all(conds)),
         relation="<=",
         inside_conditions=bool(all(conds)),
@@ -163,7 +164,7 @@ def check_distributed_floor(ctx):
         measured=worst,
         ci=None,
         theoretical=1.0,
-        tolerance="max_k measured/bound ≤ 1 (exact)",
+        tolerance="max_k measured/bound ≤ 1 (exact)", quantity="max_k measured/bound",
         passed=bool(worst <= 1.0 + 1e-9),
         relation="<=",
         negative_control=NegativeControl(
@@ -213,7 +214,7 @@ def check_diana(ctx):
         measured=worst,
         ci=None,
         theoretical=1e-12,
-        tolerance="E‖x_T − x*‖²/D_0 ≤ 1e-12 at T = 300",
+        tolerance="E‖x_T − x*‖²/D_0 ≤ 1e-12 at T = 300", quantity="E‖x_T − x*‖²/D_0",
         passed=bool(worst <= 1e-12),
         relation="<=",
         negative_control=NegativeControl(
@@ -348,7 +349,8 @@ def check_error_feedback(ctx):
         for wrap, out in ((ErrorFeedback, slopes), (lambda c: c, ctl)):
             a, b = floor(wrap(comp), 0.4), floor(wrap(comp), 0.1)
             out[repr(comp)] = float(np.log(a / b) / np.log(4.0))
-    worst, best_ctl = min(slopes.values()), max(ctl.values())
+    # NaN-safe (issue 30): a diverged run (inf or NaN floor) fails, where min(...) would drop a NaN
+    worst, best_ctl = finite_min(slopes.values()), finite_max(ctl.values())
     return Verdict(
         id="compression.error_feedback",
         claim="biased compressors need error feedback: with EF the floor of distributed GD vanishes like γ²",
@@ -357,6 +359,7 @@ def check_error_feedback(ctx):
         ci=None,
         theoretical=1.5,
         tolerance="slope of log floor vs log γ (γ = 0.4 → 0.1) ≥ 1.5",
+        quantity="slope of log floor vs log γ (γ = 0.4 → 0.1)",
         passed=bool(worst >= 1.5),
         relation=">=",
         negative_control=NegativeControl(
@@ -395,7 +398,7 @@ def check_exact_vs_mc(ctx):
         measured=worst,
         ci=None,
         theoretical=0.0,
-        tolerance="max_t |z| ≤ 4.5 over 21 rounds",
+        tolerance="max_t |z| ≤ 4.5 over 21 rounds", quantity="max_t |z|",
         passed=bool(worst <= 4.5),
         relation="~=",
         negative_control=NegativeControl(
@@ -442,6 +445,7 @@ def check_afacd_omega(ctx, figures=(), bits=None):
         ci=None,
         theoretical=0.0,
         tolerance="max |floor(ω)/floor(0) / (1+ω) − 1| ≤ 0.05 (η_L = 0.005)",
+        quantity="max |floor(ω)/floor(0) / (1+ω) − 1|",
         passed=bool(err <= 0.05),
         relation="~=",
         negative_control=NegativeControl(

@@ -84,6 +84,7 @@ def run(ctx):
         id="cor3.floor_removed", claim="AFA-CS removes the σ_G² floor under biased arrivals (bounded "
                                        "delays); AFA-CD "
         "keeps it", reference=REF, measured=fl["AFA-CS"], theoretical=0.0, tolerance="floor/σ_G² ≤ 1e-4",
+        quantity="floor/σ_G²",
         passed=fl["AFA-CS"] <= 1e-4, figures=(rel,), inside_conditions=inside,
         negative_control=make_control("AFA-CD (no memory) under the same criterion", fl["AFA-CD"], 1e-4,
                                       fl["AFA-CD"] <= 1e-4),
@@ -99,6 +100,7 @@ def run(ctx):
     out.append(make_verdict(
         id="cor3.floor_removed_mc", claim="AFA-CS removes the σ_G² floor — Monte Carlo simulator, σ_L = 0",
         reference=REF, measured=mc["AFA-CS"], theoretical=0.0, tolerance="floor/σ_G² ≤ 1e-4",
+        quantity="floor/σ_G²",
         passed=mc["AFA-CS"] <= 1e-4, inside_conditions=inside, method="monte-carlo (R=16)",
         negative_control=make_control("AFA-CD (no memory) under the same criterion", mc["AFA-CD"], 1e-4,
                                       mc["AFA-CD"] <= 1e-4),
@@ -154,6 +156,7 @@ def run(ctx):
         "Theorem 4's (C2) fails at M = 16; with m ∝ M it stays bounded: the M-speedup needs m ∝ "
         "M", reference=REF,
         measured=g2, theoretical="> 4 (m = 2); < 2 (m = M/2)",
+        quantity="stale term at M=16 over M=4",
         tolerance="stale term at M=16 over M=4 > 4 with (C2) failing at M=16 (m = 2); < 2 with all "
                   "conditions "
         "holding (m = M/2)", passed=g2 > 4 and not in2[-1] and gp < 2 and all(inp), relation=">=",
@@ -168,7 +171,7 @@ def run(ctx):
                  "inside_m2": in2, "inside_mM2": inp}))
     out.append(make_verdict(
         id="cor3.speedup_M_transient", claim="AFA-CS, σ_L = 0, m = 2 fixed: error falls at least as M^(−1/2)",
-        reference=REF, measured=f1.slope, ci=f1.ci, theoretical=-0.5,
+        reference=REF, measured=f1.slope, ci=f1.ci, theoretical=-0.5, quantity="slope in M",
         tolerance="CI upper end ≤ −0.45 (speedup at least as claimed; O(·) is an upper rate)",
         passed=f1.ci[1] <= -0.45, figures=(rel,), relation="<=", inside_conditions=all(in2),
         negative_control=make_control("same fit against a claimed M^(−1) speedup (CI upper ≤ "
@@ -179,6 +182,7 @@ def run(ctx):
     out.append(make_verdict(
         id="cor3.speedup_M_noise", claim="FINDING: with σ_L > 0 and m fixed, AFA-CS does not speed up as "
                                          "M^(−1/2)",
+        quantity="slope in M",
         reference=REF, measured=f2.slope, ci=f2.ci, theoretical=-0.5, tolerance="CI upper end > −0.35 "
                                                                                 "(speedup "
         "absent)", passed=f2.ci[1] > -0.35, figures=(rel,), inside_conditions=all(in2),
@@ -192,6 +196,7 @@ def run(ctx):
     out.append(make_verdict(
         id="cor3.speedup_M_proportional", claim="AFA-CS, σ_L = 1, m = M/2: error falls as "
                                                 "M^(−1/2)", reference=REF,
+        quantity="slope in M",
         measured=f3.slope, ci=f3.ci, theoretical=-0.5, tolerance="95 % bootstrap CI (widened by 0.03) "
                                                                  "contains −0.5",
         passed=f3.contains(-0.5, 0.03), figures=(rel,), inside_conditions=all(inp),

@@ -45,9 +45,10 @@ REF = "[Yang et al. 2022; docs/theorems.md inconsistencies #1–#5]"
 
 
 def _finding(id, claim, measured, theo, passed, control, notes, method="", ref=REF, derivation=False,
-             inside_conditions=None, details=None):
+             inside_conditions=None, details=None, quantity="", tolerance="demonstrated", relation="~="):
     return make_verdict(id=id, claim=claim, reference=ref, measured=measured, theoretical=theo,
-                        tolerance="demonstrated", passed=bool(passed), negative_control=control,
+                        quantity=quantity, relation=relation,
+                        tolerance=tolerance, passed=bool(passed), negative_control=control,
                         method=method,
                         notes=notes, finding=True, derivation=derivation, inside_conditions=inside_conditions,
                         details=details)
@@ -102,7 +103,9 @@ def run(ctx):
                         f"η={eta:.4g}, η_L={eta_L}: proof reading x=ηη_L={eta * eta_L:.3g} converges "
                         f"(final ‖∇f‖² {proof.grad_norm_sq[:, -1].mean():.3g}); printed reading "
                         f"x'=η={eta:.3g} "
-                        f"diverges at round {div_round}", "simulation", inside_conditions=True))
+                        f"diverges at round {div_round}", "simulation", inside_conditions=True,
+                        quantity="round at which the printed reading diverges",
+                        tolerance="printed reading diverges, proved reading converges"))
     # #2
     q = families(sigma_L=0.0)["quadratic"]
     lhs, rhs = _factor2(q, 0.0011, 64, ctx.seed_for("i2"))
@@ -122,7 +125,10 @@ def run(ctx):
                         f"t-UCB {ucb:.4g}) ≤ RHS {rhs:.4g}: {holds}; 2·LCB {2 * lcb:.4g} > RHS: "
                         f"{printed_fails}",
                         "simulation (R=64), one-sided 99 % t-bounds", inside_conditions=True,
-                        details={"lhs": float(lhs.mean()), "ucb": ucb, "lcb": lcb, "rhs": rhs}))
+                        details={"lhs": float(lhs.mean()), "ucb": ucb, "lcb": lcb, "rhs": rhs},
+                        quantity="proved LHS (1/T)ΣE‖∇f‖² (mean)", relation="<=",
+                        tolerance="99 % UCB of LHS ≤ RHS (proved reading holds) and 2 × 99 % LCB > RHS "
+                                  "(printed reading fails)"))
     # #3
     beh3 = Behaviour(UniformArrivals(5), UniformDelay(2), UniformSteps.paper(2))
     eta3 = 0.9 * theorem3.admissible_step_sizes(L=1.0, eta_L=0.009, K_max=4, tau=2, num_workers=10).require()
@@ -139,7 +145,9 @@ def run(ctx):
                         rel3, None, rel3 > 1e-6,
                         make_control("constant K: readings coincide", rc, 1e-6, rc > 1e-6),
                         f"max per-replicate relative difference of the two bound readings with K~U{{1..4}}: "
-                        f"{rel3:.3g}", "theorem3.bound on realized schedules"))
+                        f"{rel3:.3g}", "theorem3.bound on realized schedules",
+                        quantity="max relative difference of the two bounds",
+                        tolerance="> 1e-6 (the readings differ)"))
     # #4
     r4 = corollaries.remark4()
     out.append(_finding("inconsistencies.4_remark4", "#4 Remark 4's second τ threshold "
@@ -151,7 +159,9 @@ def run(ctx):
                         f"derived thresholds {[str(x['threshold']) for x in r4['derived']]}; the second "
                         "printed one "
                         f"needs a term {r4['second_needs_term']} absent from Theorem 3's bound",
-                        "symbolic derivation (sympy)", derivation=True))
+                        "symbolic derivation (sympy)", derivation=True,
+                        quantity="term the printed threshold needs",
+                        tolerance="absent from Theorem 3's bound (derived)"))
     # #5
     d3 = corollaries.derive(3)
     lead = d3.term(1 / sp.sqrt(S.M * S.K * S.T))
@@ -168,5 +178,6 @@ def run(ctx):
                                     f"{v['proof_K_over_MT_matched']}, slides' K²/(MT) matched "
                                     f"{v['slides_K2_over_MT_matched']}" for k, v in rd.items())
                         + " — reading-dependent.", "symbolic derivation (sympy)", derivation=True,
-                        details={"readings": rd}))
+                        details={"readings": rd}, quantity="derived term",
+                        tolerance="differs from the proof's K/(M T)"))
     return out

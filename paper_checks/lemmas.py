@@ -75,6 +75,7 @@ def run(ctx):
         id="lemmas.lemma1", claim="E‖G_i − (1/K)Σ∇f_i(y_j)‖² ≤ σ_L²/K (attained for additive "
                                   "noise)", reference=REF,
         measured=float(mean), ci=(float(mean - h), float(mean + h)), theoretical=target,
+        quantity="E‖G_i − (1/K)Σ∇f_i(y_j)‖² (mean)",
         tolerance="99.9 % t-interval contains σ_L²/K", passed=bool(mean - h <= target <= mean + h),
         negative_control=make_control("wrong scaling "
                                       "σ_L²/K²", float(mean), wrong, bool(mean - h <= wrong <= mean + h)),

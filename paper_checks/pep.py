@@ -30,6 +30,7 @@ _FIELDS = {f.name for f in dataclasses.fields(Verdict)}
 def _verdict(**kw):
     """Build a Verdict from the fields ``afltheory.checks.Verdict`` has."""
     kw.setdefault("ci", None)
+    kw.setdefault("quantity", "PEP worst case")
     return Verdict(**{k: v for k, v in kw.items() if k in _FIELDS})
 
 
@@ -90,7 +91,7 @@ def anchors() -> list:
             id=vid, claim=f"PEP of the AFA-CD skeleton ({text}, τ = 0, η = 2, η_L = 1/2: γ = 1/L) = GD's "
             f"known worst case 4/(3N), N = {N}",
             reference="PEPit nonconvex GD example; Abbaszadehpeivasti et al. 2021", measured=gd.value,
-            theoretical=known, tolerance=f"relative {t}", relation="~=",
+            theoretical=known, tolerance=f"relative error ≤ {t:g}", relation="~=",
             passed=bool(gd.certified and close(gd.value, known, t)),
             method=f"PEP ({gd.seconds:.1f} s, Gram {gd.gram_size})",
             negative_control=NegativeControl(description=f"off-by-one iteration count 4/(3(N+1)) = "
@@ -103,7 +104,7 @@ def anchors() -> list:
     out.append(_verdict(
         id="pep.anchor.delayed_gd", claim=f"PEP of the skeleton = direct PEPit formulation of delayed GD "
         f"(τ = 1, γ = 1/(2L), T = {T})", reference="PEPit (independent script)", measured=d1.value,
-        theoretical=ref, tolerance=f"relative {tol}", relation="~=",
+        theoretical=ref, tolerance=f"relative error ≤ {tol:g}", relation="~=",
         passed=bool(d1.certified and close(d1.value, ref)), method="PEP vs PEP",
         negative_control=NegativeControl(description=f"delay ignored (plain GD value {d0.value:.6g})",
                                          measured=d0.value,

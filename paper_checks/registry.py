@@ -11,7 +11,8 @@ __all__ = ["CHECKS", "MODULES", "Context", "load", "load_all", "register"]
 
 #: check modules in report order (each registers one or more ids on import)
 MODULES = ("thm1", "thm2", "thm3", "thm4", "cor1", "cor2", "cor3", "remark4", "lemmas", "wallclock",
-           "inconsistencies", "yu", "mtl", "adversary", "pep", "compression", "engines", "dynamic")
+           "inconsistencies", "yu", "mtl", "adversary", "pep", "compression", "engines", "dynamic",
+           "agreement", "laws", "tightness", "calibration")
 
 
 def load() -> list[str]:

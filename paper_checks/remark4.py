@@ -55,6 +55,7 @@ def run(ctx):
     return [make_verdict(
         id="remark4.tau_threshold", claim=f"error independent of τ for τ ≤ τ* = {thr:.2f} (T={T}, m={m}, "
                                           f"K={K})",
+        quantity="max relative change",
         reference=REF, measured=dev, theoretical=0.0, tolerance="max relative change ≤ 10 "
                                                                 "%", passed=dev <= 0.10,
         figures=(rel,), inside_conditions=inside,

@@ -177,6 +177,7 @@ def run(ctx):
     out.append(make_verdict(
         id="thm2.stability", claim="inside (C1)–(C3) no run diverges (the conditions are "
                                    "sufficient)", reference=REF,
+        quantity="divergent grid points inside the region",
         measured=bad_in, theoretical=0, passed=bad_in == 0, tolerance="divergent grid points inside the "
                                                                       "region = 0",
         figures=(rel,), inside_conditions=True,

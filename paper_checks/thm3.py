@@ -115,7 +115,7 @@ def run(ctx):
         id="thm3.sampling_term", claim="FINDING: Thm 3's bound misses the partial-participation sampling "
                                        "variance "
         "(violated for m < M; x_0 = x*, σ_L = 0, small η_L)", reference=REF, measured=res[1]["mean"],
-        ci=(res[1]["lcb"], None), theoretical=res[1]["bound"],
+        ci=(res[1]["lcb"], None), theoretical=res[1]["bound"], quantity="left side at m = 1 (mean)",
         tolerance="lower 99 % t-bound of measured > bound for m = 1 and m = 5", passed=viol, figures=(rel2,),
         negative_control=make_control("same detector with full participation m = M (no sampling noise)",
                                       res[M]["mean"], res[M]["bound"], res[M]["lcb"] > res[M]["bound"]),

@@ -46,6 +46,7 @@ def run(ctx):
     out.append(Verdict(id="wallclock.analytic",
                        claim="E[max of 5 Exp(1)] = H_5 = 2.2833 and E[5th of 10 Exp(1)] = "
                        "0.6456", reference=REF, measured=os_, theoretical=0.6456,
+                       quantity="E[5th of 10 Exp(1)]",
                        tolerance="|value − printed| < 5e-5 (both)", passed=ok, derivation=True,
                        negative_control=NegativeControl(description="H_5 compared with the order-statistic "
                                                         "value "
@@ -65,13 +66,14 @@ def run(ctx):
                 title=f"per-round time: AFL {ma:.4f} (theory {os_:.4f}), FedAvg {ms:.4f} (theory {H5:.4f})")
     out.append(Verdict(id="wallclock.event_afl", claim="event-mode AFL round time = E[5th of 10 Exp(1)]",
                        reference=REF, measured=ma, ci=(la, ha), theoretical=os_,
+                       quantity="mean AFL round time",
                        tolerance="99.9 % t-interval contains theory", passed=la <= os_ <= ha, figures=[rel],
                        negative_control=NegativeControl(description="AFL simulation vs FedAvg's H_5",
                                                         measured=ma,
                                                         theoretical=H5, passed=la <= H5 <= ha),
                        method=f"event simulation, R={R}, T={T}"))
     out.append(Verdict(id="wallclock.event_sync", claim="synchronous FedAvg round time = H_5", reference=REF,
-                       measured=ms, ci=(ls, hs), theoretical=H5,
+                       measured=ms, ci=(ls, hs), theoretical=H5, quantity="mean FedAvg round time",
                        tolerance="99.9 % t-interval contains theory",
                        passed=ls <= H5 <= hs, figures=[rel],
                        negative_control=NegativeControl(description="FedAvg simulation vs AFL's order "
@@ -84,6 +86,7 @@ def run(ctx):
     out.append(Verdict(id="wallclock.paper_ratio",
                        claim="AFL/FedAvg wall clock = (61·E_AFL)/(46·E_FedAvg) ≈ 1/2.6",
                        reference=REF, measured=ratio, theoretical=target, tolerance="relative error ≤ 5 %",
+                       quantity="AFL/FedAvg wall-clock ratio",
                        passed=abs(ratio / target - 1) <= 0.05, figures=[rel],
                        negative_control=NegativeControl(description="both charged AFL's per-round time "
                                                         "(ratio of "

@@ -11,10 +11,10 @@ from .claims import CLAIMS, Claim, Evaluation, get_claim, register_claim
 from .components import CovarianceNoise, PmfDelay, PmfSteps, biased_inclusion
 from .instance import Instance, load_instance, save_instance
 from .lemmas import DriftClaim, Lemma2Claim
-from .search import WorstCase, confirm, make_instance, search
+from .search import SearchCostWarning, WorstCase, confirm, make_instance, project, search
 from .space import AssumptionClass, Structure
 
 __all__ = ["CLAIMS", "AssumptionClass", "Claim", "CovarianceNoise", "DriftClaim", "Evaluation", "Instance",
-           "Lemma2Claim", "PmfDelay",
-           "PmfSteps", "Structure", "WorstCase", "biased_inclusion", "confirm", "get_claim", "load_instance",
-           "make_instance", "register_claim", "save_instance", "search"]
+           "Lemma2Claim", "PmfDelay", "PmfSteps", "SearchCostWarning", "Structure", "WorstCase",
+           "biased_inclusion", "confirm", "get_claim", "load_instance", "make_instance", "project",
+           "register_claim", "save_instance", "search"]

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .._validation import check_component
+from ..algorithms.base import UnsupportedRule
 from ..theory import theorem2, theorem3, theorem4
 from ..theory._stats import evaluate_terms
 from . import fastexact
@@ -28,6 +29,8 @@ from .space import AssumptionClass, Reader, Structure, certified_constants, deco
 
 if TYPE_CHECKING:
     from types import ModuleType
+
+    from .instance import Instance
 
 __all__ = ["CLAIMS", "Claim", "Evaluation", "get_claim", "register_claim"]
 
@@ -73,13 +76,17 @@ class Decoded:
     inside: np.ndarray
     m: int
     arrivals: str
+    tau_delay: np.ndarray | None = None   # the law's largest delay when ``tau`` is a memory staleness bound
 
 
 @dataclass
 class Claim:
     """A registered claim. ``theorem``: "thm2" | "thm3" | "thm4"; ``algorithm``: "AFACD" | "AFACS";
     ``arrivals``: allowed laws; ``full``: m = M only (Theorem 4's memory is then the latest round);
-    ``corollary``: k for Corollary k's step sizes (η_L = 1/√T, η = √(mK) or √(MK), constant K)."""
+    ``corollary``: k for Corollary k's step sizes (η_L = 1/√T, η = √(mK) or √(MK), constant K);
+    ``bounded_staleness``: the theorem's τ bounds the staleness of memory slots (Theorem 4) — with m < M only
+    round-robin arrivals keep it bounded (every worker returns every ⌈M/m⌉ rounds), so m < M is searched
+    with cyclic arrivals and τ = the largest delay + ⌈M/m⌉ − 1."""
 
     id: str
     title: str
@@ -92,6 +99,7 @@ class Claim:
     corollary: int | None = None
     notes: str = ""
     extra: dict = field(default_factory=dict)
+    bounded_staleness: bool = False
 
     @property
     def module(self) -> ModuleType:
@@ -121,6 +129,11 @@ class Claim:
             raise ValueError(f"m={cls.m}: claim {self.id!r} is evaluated with every worker arriving each "
                              f"round "
                              f"(m = num_workers = {cls.num_workers})")
+        if self.bounded_staleness and cls.m is not None and cls.m < cls.num_workers \
+                and "cyclic" not in cls.arrivals:
+            raise ValueError(f"m={cls.m} < num_workers={cls.num_workers}: claim {self.id!r} needs a bounded "
+                             f"memory staleness, which only cyclic arrivals give with m < M; add 'cyclic' to "
+                             f"arrivals={list(cls.arrivals)}")
         if self.corollary is not None and cls.min_rounds != cls.rounds:
             cls = cls.replace(min_rounds=cls.rounds)        # the corollary's step sizes depend on T
         return cls
@@ -128,10 +141,13 @@ class Claim:
     def structures(self, cls: AssumptionClass, rng: np.random.Generator) -> Structure:
         """Draw one discrete structure (m, arrival kind, extras) of a candidate inside ``cls``."""
         M = cls.num_workers
-        m = M if self.full else (cls.m if cls.m is not None else int(rng.integers(1, M + 1)))
+        low = 1 if not self.bounded_staleness or "cyclic" in cls.arrivals else M
+        m = M if self.full else (cls.m if cls.m is not None else int(rng.integers(low, M + 1)))
         kind = str(rng.choice(list(cls.arrivals)))
         if m == M:
             kind = "uniform"                                 # every law is "all workers" when m = M
+        elif self.bounded_staleness:
+            kind = "cyclic"                                  # the only law with bounded slot staleness
         extra = {}
         if kind == "schedule":
             extra["P"] = int(rng.integers(1, 5))
@@ -221,9 +237,25 @@ class Claim:
             kpm[:] = 0.0
             kpm[:, :, st.extra["K"] - 1] = 1.0
         Kmax = np.array([np.flatnonzero(k.reshape(-1, cls.K_max).sum(axis=0) > 0)[-1] + 1 for k in kpm])
-        eta, eta_L, inside = self.step_sizes(cls, st, steps, L, Kmax, tau)
+        tau_delay = tau
+        if self.bounded_staleness and m < M:     # round robin: a slot is at most ⌈M/m⌉ − 1 rounds old
+            tau = tau + self.staleness_bound(M, m)
+        eta, eta_L, inside = self.step_sizes(cls, st, steps, L, Kmax, tau, tau_delay=tau_delay)
         return Decoded(H, C, covs, x0, L, sL, sG, D, rho, pi, pij, aparams, dp, kpm, tau, Kmax, eta, eta_L,
-                       inside, m, st.arrivals)
+                       inside, m, st.arrivals, tau_delay)
+
+    @staticmethod
+    def staleness_bound(M: int, m: int) -> int:
+        """⌈M/m⌉ − 1: the most rounds a worker's memory slot ages under round-robin arrivals (before the
+        delay of the update it holds)."""
+        return -(-M // m) - 1
+
+    def theorem_tau(self, instance: Instance) -> int:
+        """The τ of the claim's bound for ``instance``: its largest delay, plus the slots' round-robin age for
+        a bounded-staleness claim with m < M."""
+        M, m = instance.num_workers, instance.m
+        extra = self.staleness_bound(M, m) if self.bounded_staleness and m < M else 0
+        return instance.tau + extra
 
     def _values(self, L, eta_L, Kmax, tau, M, m_fresh, eta=None):
         v = dict(L=L, eta_L=eta_L, K_max=Kmax.astype(float), tau=tau.astype(float), M=M, m_fresh=m_fresh)
@@ -239,19 +271,20 @@ class Claim:
             ok &= (lhs < rhs) if spec.strict else (lhs <= rhs)
         return ok
 
-    def m_fresh(self, M: int, tau: np.ndarray) -> np.ndarray:
+    def m_fresh(self, M: int, tau: np.ndarray, m: int | None = None) -> np.ndarray:
         """Theorem 4's m' for the conditions: the worst case over rounds (0 when some delay can be
-        positive)."""
-        return np.where(tau > 0, 0.0, float(M))
+        positive, else the m arrivals of a round; ``tau``: the largest delay)."""
+        return np.where(tau > 0, 0.0, float(M if m is None else m))
 
     def step_sizes(self, cls: AssumptionClass, st: Structure, u: np.ndarray, L: np.ndarray, Kmax: np.ndarray,
-                   tau: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                   tau: np.ndarray, *, tau_delay: np.ndarray | None = None
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(η, η_L, inside): admissible steps (η_L log-uniform below the cap of the η-free conditions, η a
         log-fraction of the largest admissible η — the positive root of the theorem's quadratic in η η_L) or
         the corollary's steps. ``inside``: every condition holds (checked with the theorem's own numeric
         specs)."""
         M = cls.num_workers
-        mf = self.m_fresh(M, tau)
+        mf = self.m_fresh(M, tau if tau_delay is None else tau_delay, st.m)
         if self.corollary is not None:
             T = cls.rounds
             K = float(st.extra["K"])
@@ -302,13 +335,15 @@ class Claim:
             ik = self._round_average(dec.pi, EinvK, T) / m          # E (1/m) Σ_{M_t} 1/K, averaged over t < T
             stats.update(Kbar=1.0 / ik, Ktilde=self._round_average(dec.pi, EK, T) / m,
                          Khat2=self._round_average(dec.pi, EK2, T) / m)
-        else:  # Theorem 4 with m = M: slots = this round's arrivals; (M − m'_t) ~ Binomial(M, P(τ_t > 0))
+        else:  # Theorem 4: m'_t (fresh slots) ~ Binomial(m, P(τ_t = 0)); the slots' K are the workers' laws
             ikb = EinvK.mean(axis=1)[:, None]
             Tmax = int(T.max())
             q = np.empty((len(dec.tau), Tmax))
             for t in range(Tmax):
                 q[:, t] = 1.0 - fastexact._delay_at(dec.delay_pmf, t)[:, 0]
-            e2 = (M * q * (1 - q) + M**2 * q**2) / M**2                        # E (M − m'_t)² / M²
+            p0 = 1.0 - q
+            e2 = (m * p0 * q + (M - m * p0) ** 2) / M**2                      # E (M − m'_t)² / M²
+            e2[:, 0] = 0.0           # round 0: every slot is fresh (warm start at x_0, delays clip to 0)
             stats.update(Kbar=1.0 / ikb, Ktilde=EK.mean(axis=1)[:, None], Khat2=EK2.sum(axis=1)[:, None],
                          Qstale=np.cumsum(e2, axis=1)[:, T - 1] / Tf * ikb)
         # the theorem's own terms (theoremK.TERM_EXPRS), evaluated on the law's expected run averages
@@ -332,9 +367,16 @@ class Claim:
         """The exact-moment batch (``adversary.fastexact``) of the decoded candidates."""
         Hbar = dec.H.mean(axis=1)
         return fastexact.Batch(hessians=dec.H, b_tilde=np.einsum("smij,smj->smi", dec.H, dec.C),
-                               noise_cov=dec.covs, hbar=Hbar, x0=dec.x0, eta_L=dec.eta_L,
-                               gamma=dec.eta * dec.eta_L, m=dec.m, pi=dec.pi, pij=dec.pij,
-                               delay_pmf=dec.delay_pmf, k_pmf=dec.k_pmf, weight_by_K=False)
+                               noise_cov=dec.covs, hbar=Hbar, x0=dec.x0, m=dec.m, pi=dec.pi, pij=dec.pij,
+                               delay_pmf=dec.delay_pmf, k_pmf=dec.k_pmf, rules=self.rules(dec))
+
+    def rules(self, dec: Decoded) -> tuple:
+        """One server rule per decoded candidate (the claim's algorithm at its (η, η_L)); the evaluator reads
+        them through their declarative view, so a substituted rule (a mutant) is what is evaluated."""
+        from .instance import ALGORITHMS
+
+        alg = ALGORITHMS[self.algorithm]
+        return tuple(alg(float(e), float(el)) for e, el in zip(dec.eta, dec.eta_L, strict=True))
 
     def trajectory(self, cls: AssumptionClass, st: Structure,
                    u: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict]:
@@ -355,6 +397,8 @@ class Claim:
             dec = self.decode(cls, st, U)
             g = fastexact.grad_norm_sq(self.batch(cls, dec), cls.rounds)
             terms = self.expected_terms(cls, dec, T)
+        except UnsupportedRule:    # the rule cannot be represented: the whole search is refused
+            raise
         except Exception as exc:   # noqa: BLE001 - a candidate that cannot be evaluated is recorded, never fatal
             nan = np.full(S, np.nan)
             return Evaluation(nan, np.zeros(S, int), nan, nan, {}, [f"error: {exc}"] * S)
@@ -408,11 +452,13 @@ register_claim(Claim(
     "thm3", "Theorem 3: AFA-CD under uniform arrivals", "[Yang et al. 2022, Thm 3]", "thm3", "AFACD",
     ("uniform",), lambda: AssumptionClass()))
 register_claim(Claim(
-    "thm4", "Theorem 4: AFA-CS (all M memory slots), every worker arriving each round", "[Yang et al. "
+    "thm4", "Theorem 4: AFA-CS (all M memory slots), m ≤ M arrivals per round", "[Yang et al. "
                                                                                         "2022, Thm 4]",
-    "thm4", "AFACS", ("uniform",), lambda: AssumptionClass(), full=True,
-    notes="m = M: slot staleness = the arrival's delay ≤ τ (with m < M the staleness of absent workers is "
-          "unbounded under i.i.d. arrivals)."))
+    "thm4", "AFACS", ("uniform", "cyclic"), lambda: AssumptionClass(arrivals=("uniform", "cyclic")),
+    bounded_staleness=True,
+    notes="m = M: slot staleness = the arrival's delay ≤ τ; m < M: round-robin arrivals, slot staleness ≤ "
+          "largest delay + ⌈M/m⌉ − 1 = τ (under i.i.d. arrivals with m < M the staleness of absent workers "
+          "is unbounded, outside the class)."))
 _CORS = ((1, "thm2", "AFACD", False), (2, "thm3", "AFACD", False), (3, "thm4", "AFACS", True))
 for _k, _thm, _alg, _full in _CORS:
     register_claim(Claim(
@@ -423,4 +469,4 @@ for _k, _thm, _alg, _full in _CORS:
         (lambda k=_k: AssumptionClass(dim=2, num_workers=4, max_delay=1, K_max=2, rounds=2000,
                                       min_rounds=2000,
                                       arrivals=("uniform", "biased", "fixed") if k == 1 else ("uniform",))),
-        full=_full, corollary=_k))
+        full=_full, corollary=_k, bounded_staleness=_thm == "thm4"))

@@ -87,6 +87,8 @@ def run(args: argparse.Namespace) -> int:
         cls = cls.isolate(args.isolate)
     wc = search(c, budget=args.budget, seed=args.seed, assumptions=cls, replicates=args.replicates)
     print(wc.summary())
+    for note in wc.notes:
+        print(f"  note: {note}")
     if wc.confirmation is not None:
         cf = wc.confirmation
         print(f"  Monte Carlo: mean LHS {cf['lhs_mean']:.4g} vs mean bound {cf['bound_mean']:.4g}; "

@@ -120,9 +120,11 @@ def search_claim(
     max_delay: int = 2,
     max_K: int = 3,
     max_rounds: int = 60,
+    **subclass: Any,
 ) -> GenericWorstCase:
     """Search ``claim``'s class for the largest measured/bound ratio (module docstring): ``budget`` exact
-    evaluations, reproducible for a ``seed``."""
+    evaluations, reproducible for a ``seed``. ``subclass``: ``sigma_L``/``sigma_G``/``starts`` tuples of
+    ``strategies.instances`` (e.g. ``sigma_L=(0.0,), starts=(0.0,)``: the heterogeneity terms only)."""
     from hypothesis import HealthCheck, Phase, given, settings, target
     from hypothesis import seed as hyp_seed
 
@@ -155,6 +157,7 @@ def search_claim(
             max_delay=max_delay,
             max_K=max_K,
             max_rounds=max_rounds,
+            **subclass,
         )
     )
     def probe(inst):

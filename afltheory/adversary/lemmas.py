@@ -1,7 +1,7 @@
 """Lemma-level claims: Lemma 2 and the local-drift bound (1) [Yang et al. 2022, Lemma 2, bound (1)].
 
 Both are statements about one round of K local SGD steps on a linear-Gaussian worker, which are affine in
-the start point with additive Gaussian noise (``fastexact._local_maps``): every expectation is in closed
+the start point with additive Gaussian noise (``exact.local.local_maps``): every expectation is in closed
 form, no recursion.
 
 - ``lemma2``: for an arrival set M_t (the m workers with the largest weights), per-arrival K_i in
@@ -75,14 +75,8 @@ class _LemmaClaim(Claim):
                         radius=None if cls.hessian == "shared" else float(rho[0]))
 
     def _maps(self, H, C, covs, eta_L, Kmax):
-        S = H.shape[0]
-        M = H.shape[1]
-        b = fastexact.Batch(hessians=H, b_tilde=np.einsum("smij,smj->smi", H, C), noise_cov=covs,
-                            hbar=H.mean(axis=1), x0=np.zeros((S, H.shape[2])), eta_L=eta_L, gamma=eta_L, m=1,
-                            pi=np.ones((S, M)), pij=np.ones((S, M, M)), delay_pmf=np.ones((S, 1)),
-                            k_pmf=np.ones((S, M, Kmax)) / Kmax)
-        # E (S, M, Kmax, d, 1+d) = [c_K | C_K], Q (S, M, Kmax, d, d)
-        return fastexact._local_maps(b)
+        # E (S, M, Kmax, d, 1+d) = [c_K | C_K], Q (S, M, Kmax, d, d): exact.local.local_maps, batched
+        return fastexact.local_map_arrays(H, np.einsum("smij,smj->smi", H, C), covs, eta_L, 0.0, Kmax)
 
     def trajectory(self, cls, st, u):
         ev = self.evaluate(cls, st, np.asarray(u)[None])

@@ -14,16 +14,20 @@ if TYPE_CHECKING:
 
 __all__ = ["progress_plot", "worst_instance_plot"]
 
+#: ratios and moments above this are not drawn (log-scale ticks overflow near the float maximum); a diverged
+#: candidate (ratio +inf) is reported in the search's counts, not on the figure
+_DRAWABLE = 1e250
+
 
 def progress_plot(path: str | os.PathLike, worst: WorstCase, *, title: str | None = None) -> str:
     """Best measured/bound ratio so far vs exact evaluations (line) over every candidate's ratio (dots)."""
     fig, (ax,) = _fig()
     h = worst.history
     r = h[:, 1]
-    ok = np.isfinite(r) & (r > 0)
+    ok = np.isfinite(r) & (r > 0) & (r < _DRAWABLE)
     ax.plot(h[ok, 0], r[ok], ".", ms=2, color="0.7", label="candidates")
     best = worst.best_so_far
-    fin = np.isfinite(best) & (best > 0)
+    fin = np.isfinite(best) & (best > 0) & (best < _DRAWABLE)
     ax.plot(h[fin, 0], best[fin], "-", color="C3", label="best so far")
     ax.axhline(1.0, color="k", lw=0.8, ls="--", label="bound (ratio 1)")
     ax.set_xscale("log")
@@ -44,6 +48,8 @@ def worst_instance_plot(path: str | os.PathLike, worst: WorstCase, *, title: str
     g, T, avg, terms = c.trajectory(cls, worst.structure, worst.instance_u)
     fig, (ax,) = _fig(width=6.0)
     t = np.arange(len(g))
+    g = np.where(np.isfinite(g) & (g < _DRAWABLE), g, np.nan)          # diverged rounds: not drawn
+    avg = np.where(np.isfinite(avg) & (avg < _DRAWABLE), avg, np.nan)
     ax.plot(t, np.maximum(g, 1e-300), color="C0", lw=1, label="E‖∇f(x_t)‖² (exact)")
     ax.plot(T, avg, color="C0", lw=2, ls="--", label="(1/T) Σ_{t<T} E‖∇f(x_t)‖²")
     cum = np.zeros(len(T))
@@ -56,8 +62,11 @@ def worst_instance_plot(path: str | os.PathLike, worst: WorstCase, *, title: str
     ax.plot(T, cum, color="k", lw=1.2, label="bound at horizon T")
     ax.axvline(worst.T, color="C3", lw=0.8, ls=":", label=f"worst T = {worst.T}")
     ax.set_yscale("log")
-    lo = max(min(np.min(avg[avg > 0]) if np.any(avg > 0) else 1e-12, np.min(cum[cum > 0])) / 3, 1e-12)
-    hi = 3 * max(np.max(g[np.isfinite(g)]), np.max(cum), np.max(avg))
+    pos = avg[np.isfinite(avg) & (avg > 0)]
+    lo = max(min(np.min(pos) if pos.size else 1e-12, np.min(cum[cum > 0]) if np.any(cum > 0) else 1e-12) / 3,
+             1e-12)
+    hi = 3 * max(np.nanmax(g) if np.any(np.isfinite(g)) else 1.0, np.max(cum), np.nanmax(avg)
+                 if np.any(np.isfinite(avg)) else 1.0)
     ax.set_ylim(lo, hi)
     ax.set_xlabel("round t / horizon T")
     ax.set_title(title or f"{worst.claim}: worst instance (ratio {worst.ratio:.3g} at T={worst.T})")

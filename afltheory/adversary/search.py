@@ -21,12 +21,42 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._validation import check_component, check_int
+from .._validation import check_component, check_int, check_positive
 from .claims import THEOREMS, Claim, get_claim
 from .instance import Instance
 from .space import AssumptionClass, Structure
 
-__all__ = ["WorstCase", "confirm", "instance_inside", "search", "make_instance"]
+__all__ = ["DEFAULT_MAX_MEMORY", "SearchCostWarning", "WorstCase", "confirm", "instance_inside",
+           "make_instance", "project", "search"]
+
+#: Largest projected peak memory of one evaluated batch a search accepts by default (bytes).
+DEFAULT_MAX_MEMORY = 2 * 1024**3
+
+
+class SearchCostWarning(UserWarning):
+    """A search is projected to take long (the projection is in the message)."""
+
+
+def project(claim: str | Claim, assumptions: AssumptionClass | None = None, *, batch: int = 32) -> dict:
+    """The projected peak memory (bytes) of one evaluated batch of ``claim``'s search in ``assumptions``
+    (``fastexact.estimate_bytes`` at the largest law the class allows: every round-robin phase, a full
+    delay history), and whether the evaluator's diagonal reduction applies. The search refuses a projection
+    above its ``max_memory`` before evaluating anything."""
+    from . import fastexact
+    from .instance import ALGORITHMS
+
+    c = get_claim(claim)
+    cls = c.check_class(assumptions if assumptions is not None else c.default_class())
+    batch = check_int("batch", batch, low=1)
+    alg = ALGORITHMS.get(c.algorithm)
+    memory = bool(getattr(alg, "keeps_memory", False))
+    periods = cls.num_workers if ("cyclic" in cls.arrivals or c.bounded_staleness) else 1
+    if "schedule" in cls.arrivals:
+        periods = max(periods, 4)
+    diagonal = not cls.rotate or cls.dim == 1
+    return {"bytes": fastexact.estimate_bytes(batch, cls.dim, cls.num_workers, cls.max_delay, cls.K_max,
+                                              memory=memory, periods=periods, diagonal=diagonal),
+            "memory_slots": memory, "diagonal": diagonal, "batch": batch}
 
 
 @dataclass
@@ -170,15 +200,35 @@ def _initial(rng, n, p):
 def search(claim: str | Claim, *, budget: int = 2000, seed: int = 0,
            assumptions: AssumptionClass | None = None, batch: int = 32, restarts: int | None = None,
            confirm_violation: bool = True, replicates: int = 1000,
-           progress: Callable[[int, float], None] | None = None) -> WorstCase:
+           progress: Callable[[int, float], None] | None = None, max_memory: float = DEFAULT_MAX_MEMORY,
+           warn_seconds: float = 1800.0, max_seconds: float | None = None) -> WorstCase:
     """Search ``claim``'s assumption class (``assumptions``, default the claim's own) for the largest
     measured/bound ratio with ``budget`` exact evaluations; confirm a ratio > 1 by Monte Carlo
-    (``replicates`` runs). ``progress(evaluations, best_ratio)`` is called after every batch if given."""
+    (``replicates`` runs). ``progress(evaluations, best_ratio)`` is called after every batch if given.
+
+    Cost: the peak memory of one batch is projected before anything runs (``project``) and a projection
+    above ``max_memory`` bytes is refused (ValueError with the numbers: lower ``batch`` or the class's dim);
+    the time of the whole search is projected from the first batch and a projection above ``warn_seconds``
+    issues a ``SearchCostWarning``, one above ``max_seconds`` (None: no limit) raises ValueError before the
+    rest runs. ``UnsupportedRule`` if the evaluator cannot represent the claim's rule (e.g. a mutant
+    overriding ``aggregate``)."""
     c = get_claim(claim)
     budget = check_int("budget", budget, low=1)
     seed = check_int("seed", seed, low=0)
     batch = check_int("batch", batch, low=1)
+    max_memory = check_positive("max_memory", max_memory)
+    warn_seconds = check_positive("warn_seconds", warn_seconds)
+    if max_seconds is not None:
+        max_seconds = check_positive("max_seconds", max_seconds)
     cls = c.check_class(assumptions if assumptions is not None else c.default_class())
+    cost = project(c, cls, batch=batch) if c.theorem in THEOREMS else None
+    if cost is not None and cost["bytes"] > max_memory:
+        raise ValueError(f"max_memory={max_memory:.4g} bytes: one batch of {batch} candidates of {c.id} in "
+                         f"this class (dim={cls.dim}, num_workers={cls.num_workers}, "
+                         f"max_delay={cls.max_delay}, "
+                         f"K_max={cls.K_max}{', memory slots' if cost['memory_slots'] else ''}"
+                         f"{'' if cost['diagonal'] else ', dense Hessians'}) is projected to need "
+                         f"{cost['bytes'] / 1024**2:.1f} MiB; lower batch or dim, or raise max_memory")
     n_restarts = max(1, min(8, budget // 250)) if restarts is None else check_int("restarts", restarts, low=1)
     rng = np.random.default_rng(np.random.SeedSequence([seed, 0xAD7]))
     t0 = time.perf_counter()
@@ -187,9 +237,15 @@ def search(claim: str | Claim, *, budget: int = 2000, seed: int = 0,
     best = dict(ratio=-np.inf, u=None, st=None, T=0, measured=np.nan, bound=np.nan, terms={})
     used = 0
 
+    first: list[float] = []
+
     def run(st, U):
         nonlocal used
+        tick = time.perf_counter()
         ev = c.evaluate(cls, st, U)
+        if not first:
+            first.append(time.perf_counter() - tick)
+            _check_time(first[0] * budget / len(U), c.id, budget, warn_seconds, max_seconds)
         used += len(U)
         hist_r.append(np.asarray(ev.ratio, dtype=float))
         for s in ev.status:
@@ -255,10 +311,14 @@ def search(claim: str | Claim, *, budget: int = 2000, seed: int = 0,
     ratios = np.concatenate(hist_r) if hist_r else np.zeros(0)
     history = np.column_stack([np.arange(1, len(ratios) + 1), ratios])
     notes = []
+    if cost is not None:
+        notes.append(f"projected peak memory per batch {cost['bytes'] / 1024**2:.1f} MiB; first batch "
+                     f"{first[0] if first else float('nan'):.3g} s")
     if best["u"] is None:
         nan = float("nan")
         wc = WorstCase(c.id, nan, 0, nan, nan, {}, {}, None, None, used, history, counts,
-                       cls, seed, elapsed, notes=["no candidate could be evaluated inside the conditions"])
+                       cls, seed, elapsed,
+                       notes=notes + ["no candidate could be evaluated inside the conditions"])
         return wc
     inst = make_instance(c, cls, best["st"], best["u"], best["T"])
     total = sum(best["terms"].values())
@@ -279,6 +339,16 @@ def search(claim: str | Claim, *, budget: int = 2000, seed: int = 0,
         wc.confirmation["search_lhs"] = best["measured"]
         wc.violated = bool(wc.confirmation["confirmed"])
     return wc
+
+
+def _check_time(projected: float, cid: str, budget: int, warn_seconds: float,
+                max_seconds: float | None) -> None:
+    msg = (f"adversary search of {cid}: the first batch projects {projected:.3g} s for budget={budget} "
+           f"evaluations")
+    if max_seconds is not None and projected > max_seconds:
+        raise ValueError(msg + f" — refused: above max_seconds={max_seconds:g} (lower budget)")
+    if projected > warn_seconds:
+        warnings.warn(msg, SearchCostWarning, stacklevel=4)
 
 
 def confirm(claim: str | Claim, instance: Instance, *, seed: int = 0, replicates: int = 1000,
@@ -306,8 +376,9 @@ def confirm(claim: str | Claim, instance: Instance, *, seed: int = 0, replicates
         tr = simulate(prob, algo, beh, rounds=T, replicates=replicates, seed=seed + 1, x0=instance.x0)
     lhs = tr.time_average(T)
     f0 = float(prob.value(instance.x0))
+    tau = c.theorem_tau(instance)
     b = c.module.bound(tr.schedule, prob.constants, eta=instance.eta, eta_L=instance.eta_L, f0=f0,
-                       num_workers=M, tau=instance.tau)
+                       num_workers=M, tau=tau)
     diff = lhs - b
     n_div = int(np.sum(~np.isfinite(lhs)))
     if n_div:
@@ -320,7 +391,7 @@ def confirm(claim: str | Claim, instance: Instance, *, seed: int = 0, replicates
     except ExactUnavailable:         # e.g. cyclic arrivals: the general engine needs i.i.d. rounds
         ex = None
     return {"method": f"monte-carlo simulate (R={replicates}, seed={seed + 1}) vs {c.theorem}.bound on the "
-                      f"realized schedules, tau={instance.tau}",
+                      f"realized schedules, tau={tau}",
             "replicates": replicates, "level": level, "lhs_mean": float(np.mean(lhs)),
             "bound_mean": float(b.mean()),
             "ratio_of_means": float(np.mean(lhs) / b.mean()) if b.mean() > 0 else float("inf"),

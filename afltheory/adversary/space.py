@@ -33,7 +33,9 @@ class AssumptionClass:
     maximized over every horizon T in [``min_rounds``, T_max] of one run); ``L``/``mu``: Hessian spectra in
     [mu, L]; ``sigma_L``, ``sigma_G``, ``Delta``: maxima of the constants (``min_gap``: f(x_0) − f* is at
     least this fraction of Delta before the joint rescaling, e.g. 1 forbids starting near x*); ``m``: arrivals
-    per round (None: the adversary picks m in 1..M); ``arrivals``: allowed arrival laws; ``hessian``: "shared"
+    per round (None: the adversary picks m in 1..M; Theorem 4, whose τ bounds the memory slots' staleness,
+    takes m < M with "cyclic" round-robin arrivals only — the law that keeps that staleness bounded, by the
+    largest delay + ⌈M/m⌉ − 1); ``arrivals``: allowed arrival laws; ``hessian``: "shared"
     (one A, σ_G exact) or "per_worker" (A_i, client drift; σ_G certified on a ball); ``rotate``: dense
     Hessians (Cayley rotations);
     ``noise``: "isotropic" or "diagonal" (anisotropic, per-worker trace); ``eta_L_decades``: η_L ranges over

@@ -19,6 +19,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import stats
 
+from .. import _faults
 from .._validation import as_array, check_real
 
 __all__ = ["BoundComparison", "compare_bound", "default_control", "mean_ci", "slack_ratio",
@@ -81,8 +82,12 @@ def upper_confidence_bound(samples: ArrayLike, level: float = 0.99) -> float:
     m, sd = _mean_sd(s)
     if sd == 0:  # zero spread: the bound is the mean (never t-quantile · 0 = NaN at an extreme level)
         return m
+    q = float(stats.t.ppf(level, len(s) - 1))
+    fault = _faults.get("stats.ucb_quantile")     # None unless a statistics mutant is injected
+    if fault is not None:
+        q = fault(level, len(s))
     with np.errstate(over="ignore"):
-        return float(m + stats.t.ppf(level, len(s) - 1) * sd / np.sqrt(len(s)))
+        return float(m + q * sd / np.sqrt(len(s)))
 
 
 def slack_ratio(bound: float, measured: float) -> float:

@@ -7,9 +7,10 @@ __all__ = ["GLOSSARY_MD"]
 
 GLOSSARY_MD = r"""## How to read this report
 
-**Verdict.** Each row is one claim. *measured* is what the toolkit computed (an exact expectation,
-or a Monte Carlo mean with its confidence interval), *theory* the claimed value with its relation (≤
-for an upper bound, ≈ for a tight value), *slack* = bound / measured for upper bounds (> 1 means the
+**Verdict.** Each row is one claim. *measured* is what the toolkit computed, named (an exact
+expectation, or a Monte Carlo mean with its labelled confidence interval), *pass criterion* the claimed
+value with its relation (≤ for an upper bound, ≈ for a tight value) and the tolerance that decided the
+verdict, *slack* = bound / measured for upper bounds (> 1 means the
 bound holds, and how loosely). *PASS (finding)* marks a claim of a paper that the toolkit shows to
 be wrong or incomplete (the verdict is that the finding is reproduced). Each verdict carries a
 **negative control**: the same check fed a plausible wrong input (a bound without the term under

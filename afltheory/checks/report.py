@@ -7,6 +7,8 @@ import base64
 import html
 import os
 import re
+import shutil
+import textwrap
 from typing import TYPE_CHECKING, Any, TextIO
 
 import numpy as np
@@ -17,7 +19,8 @@ from .glossary import GLOSSARY_MD
 if TYPE_CHECKING:
     from .verdict import Verdict
 
-__all__ = ["control_str", "fmt", "measured_str", "print_table", "table_lines", "terms_str", "theory_str",
+__all__ = ["COLUMNS_MD", "control_str", "criterion_str", "fmt", "interval_label", "math_str",
+           "measured_str", "print_table", "quantity_of", "table_lines", "terms_str", "theory_str",
            "verdict_str", "write_html", "write_markdown"]
 
 
@@ -42,45 +45,186 @@ def fmt(v: Any, digits: int = 4) -> str:
     return f"{f:.{digits}g}"
 
 
+_REL = {"<=": "≤", ">=": "≥", "<": "<", ">": ">", "~=": "≈", "==": "="}
+_ASCII_REL = ((">=", "≥"), ("<=", "≤"), ("~=", "≈"), ("!=", "≠"))
+_RELATION_START = re.compile(r"^\s*(>=|<=|~=|==|[≤≥<>≈=])\s*")
+_SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
+# longer names first ("theta" before "eta", "zeta" before "eta"); matched between non-letters only
+_GREEK = (("epsilon", "ε"), ("lambda", "λ"), ("sigma", "σ"), ("gamma", "γ"), ("omega", "ω"), ("alpha", "α"),
+          ("theta", "θ"), ("delta", "δ"), ("zeta", "ζ"), ("beta", "β"), ("eta", "η"), ("tau", "τ"),
+          ("rho", "ρ"), ("mu", "μ"), ("nu", "ν"), ("Gamma", "Γ"), ("Delta", "Δ"))
+_SYMPY_LIKE = re.compile(r"\*\*|\w\s?\*\s?[\w(]|\bsqrt\(")
+
+
+def math_str(s: Any) -> str:
+    """Readable one-line math for a sympy expression or its ``str`` (``K**2*tau/T`` → ``K²·τ/T``,
+    ``sqrt(m*K*T)`` → ``√(m·K·T)``, ``sigma_G`` → ``σ_G``); text that is not sympy-like passes unchanged."""
+    t = str(s)
+    if not _SYMPY_LIKE.search(t) and not hasattr(s, "free_symbols"):
+        return t
+    t = re.sub(r"\*\*(\d+)", lambda m: m.group(1).translate(_SUPERSCRIPT), t)
+    t = re.sub(r"\*\*\(?(-\d+)\)?", lambda m: m.group(1).translate(_SUPERSCRIPT), t)
+    t = re.sub(r"\*\*(\w+|\([^()]*\))", r"^\1", t)
+    t = re.sub(r"\bsqrt\(", "√(", t)
+    t = re.sub(r"\s*\*\s*", "·", t)
+    for name, sym in _GREEK:
+        t = re.sub(rf"(?<![A-Za-z]){name}(?![A-Za-z])", sym, t)
+    return t
+
+
+def _rel_text(s: str) -> str:
+    """ASCII relations (``>=``, ``<=``, ``~=``) as one symbol each."""
+    for a, b in _ASCII_REL:
+        s = s.replace(a, b)
+    return s
+
+
+def _value(x: Any) -> str:
+    return math_str(x) if isinstance(x, str) or hasattr(x, "free_symbols") else fmt(x)
+
+
+#: readable names of the Claim API's measured statistics (``Claim.measured``, carried in ``details``)
+_MEASURED_NAMES = {"avg_grad_sq": "(1/T)ΣE‖∇f(x_t)‖²", "weighted_avg_grad_sq": "weighted (1/T)ΣE‖∇f(x_t)‖²",
+                   "min_grad_sq": "min_t E‖∇f(x_t)‖²", "last_gap": "E f(x_T) − f*",
+                   "last_dist_sq": "E‖x_T − x*‖²", "avg_iterate_gap": "E f(x̄_T) − f*"}
+
+
+def quantity_of(v: Verdict) -> str:
+    """The name of the measured quantity: ``v.quantity``, else inferred from the common check shapes (a
+    z-test, a slope, an upper bound compared through its UCB, an engine-vs-loop difference); "" if unknown."""
+    q = getattr(v, "quantity", "") or ""
+    if q:
+        return q
+    tol = str(v.tolerance or "")
+    if re.match(r"(max(_\w+)? )?\|z\|", tol) and v.theoretical in (0, 0.0):
+        return "max |z|" if tol.startswith("max") else "|z|"
+    if "slope" in tol or ".slope" in v.id:
+        return "slope"
+    if "≤ bound" in tol:
+        named = (v.details or {}).get("quantity") if isinstance(v.details, dict) else None
+        name = _MEASURED_NAMES.get(named, named) if isinstance(named, str) else "left side"
+        return f"{name}, {'exact' if v.ci is None else 'mean'}"
+    m = re.match(r"(.*engine − loop.*?) ≤ ", tol)
+    if m:
+        return m.group(1)
+    return ""
+
+
+def _percent(v: Verdict) -> str:
+    m = re.search(r"(\d+(?:\.\d+)?) ?%", f"{v.tolerance or ''} {v.method or ''}")
+    return f"{m.group(1)} % " if m else ""
+
+
+def interval_label(v: Verdict) -> str:
+    """What the bracket after the measured value is: ``v.interval`` if set, else "95 % bootstrap CI",
+    "99.9 % CI", "99 % UCB" (one-sided upper), "99 % LCB" (one-sided lower), from the tolerance/method."""
+    lab = getattr(v, "interval", "") or ""
+    if lab or v.ci is None or len(v.ci) != 2:
+        return lab
+    lo, hi = v.ci
+    p = _percent(v)
+    if lo is None:
+        return f"{p}UCB"
+    if hi is None:
+        return f"{p}LCB"
+    text = f"{v.tolerance or ''} {v.method or ''}"
+    return f"{p}{'bootstrap ' if 'bootstrap' in text else ''}CI"
+
+
 def measured_str(v: Verdict) -> str:
-    """Measured value with its CI (or one-sided UCB)."""
-    s = fmt(v.measured)
-    if v.ci is not None and len(v.ci) == 2 and v.ci[0] is not None:
-        s += f" [{fmt(v.ci[0])}, {fmt(v.ci[1])}]"
-    elif v.ci is not None and len(v.ci) == 2:
-        s += f" (UCB {fmt(v.ci[1])})"
+    """The measured cell, readable alone: the quantity's name, its value and its labelled interval
+    (``slope = -0.4387, 95 % bootstrap CI [-0.4937, -0.3855]``, ``left side, mean = 14.19, 99 % UCB
+    14.3``)."""
+    q = quantity_of(v)
+    val = _value(v.measured)
+    if q:
+        s = f"{q} {val}" if isinstance(v.measured, str) else f"{q} = {val}"
+    else:
+        s = val
+    if v.ci is not None and len(v.ci) == 2:
+        lo, hi = v.ci
+        lab = interval_label(v)
+        if lo is not None and hi is not None:
+            s += f", {lab} [{fmt(lo)}, {fmt(hi)}]"
+        elif hi is not None:
+            s += f", {lab} {fmt(hi)}"
+        elif lo is not None:
+            s += f", {lab} {fmt(lo)}"
     return s
 
 
 def theory_str(v: Verdict) -> str:
-    """Theoretical value with its relation sign."""
-    rel = {"<=": "≤ ", ">=": "≥ ", "<": "< ", ">": "> ", "~=": "≈ ", "==": "= "}.get(v.relation, "")
-    return rel + fmt(v.theoretical)
+    """Theoretical value with exactly one relation sign (a theoretical text that carries its own relation,
+    ``'>= 0.01'``, keeps it; sympy is rendered as readable math)."""
+    t = v.theoretical
+    if isinstance(t, str) and _RELATION_START.match(t):
+        return _rel_text(math_str(t))
+    rel = _REL.get(v.relation, "")
+    return (rel + " " if rel else "") + _value(t)
+
+
+def criterion_str(v: Verdict) -> str:
+    """The pass criterion, readable alone: one relation and the target with the tolerance that decided the
+    verdict (``≤ 3.76 (two-sided 99.9%, Bonferroni over 6)`` for a max |z|, ``≈ -0.5 ± 0.03`` for an exact
+    slope, ``one-sided 99% t-UCB ≤ bound 62.19`` for an upper bound)."""
+    tol = _rel_text(math_str(v.tolerance)) if v.tolerance not in (None, "") else ""
+    q = quantity_of(v)
+    theo = theory_str(v)
+    # the tolerance is a rule on the measured quantity itself ("max |z| ≤ 3.76 (...)")
+    if q and tol.lower().startswith(q.lower()):
+        rest = tol[len(q):].strip()
+        if _RELATION_START.match(rest):
+            return rest
+    m = re.fullmatch(r"\|(.+?) − \(?([^()|]+?)\)?\| ≤ (\S+)(.*)", tol)
+    if m and (m.group(1) in q or m.group(1) == "value"):
+        return f"≈ {m.group(2).strip()} ± {m.group(3)}{m.group(4)}"
+    if tol.startswith("±"):
+        return f"{theo} {tol}"
+    m = re.fullmatch(r"(.*CI) \(widened by (\S+)\) contains (\S+)", tol)
+    if m:
+        return f"{theo}: the {m.group(1)} widened by ±{m.group(2)} contains it"
+    if "≤ bound" in tol and not isinstance(v.theoretical, str):
+        if v.relation in (">", ">="):   # a variant declared to fail: PASS means the bound is violated
+            return f"{theo}; pass: the bound is violated (not {tol})"
+        return tol.replace("≤ bound", f"≤ bound {fmt(v.theoretical)}", 1)
+    if not tol or tol == "demonstrated" or tol == theo:
+        return theo if v.theoretical is not None else (tol or "—")
+    if v.theoretical is None:
+        return tol
+    if v.finding:   # a tight value is the paper's claim; an inequality is the finding's own direction
+        return f"{'paper: ' if v.relation == '~=' else ''}{theo}; finding if: {tol}"
+    return f"{theo}; pass: {tol}"
 
 
 def verdict_str(v: Verdict) -> str:
     """PASS / FAIL / FAIL (negative control passed); labelled "(derivation)" for a symbolic derivation and
     "outside the conditions (exploratory)" for a configuration outside the theorem's hypotheses."""
+    tags = []
     if v.ok:
-        s = "PASS" + (" (finding)" if v.finding else "")
+        s = "PASS"
+        if v.finding:
+            tags.append("finding")
     elif not v.passed:
         s = "FAIL"
     else:
-        s = "FAIL (negative control passed)"
+        s = "FAIL"
+        tags.append("negative control passed")
     if v.derivation:
-        s += " (derivation)"
+        tags.append("derivation")
+    if tags:
+        s += f" ({', '.join(tags)})"
     if v.inside_conditions is False:
         s += " · outside the conditions (exploratory)"
     return s
 
 
 def terms_str(v: Verdict) -> str:
-    """The dominant term of a bound verdict and its share of the bound ("transient 90%"), or "—"."""
+    """The dominant term of a bound verdict and its share of the bound ("transient 90% of bound"), or "—"."""
     if not v.terms:
         return "—"
     name = max(v.terms, key=lambda k: v.terms[k])
     try:
-        return f"{name} {float(v.terms[name]):.0%}"
+        return f"{name} {float(v.terms[name]):.0%} of bound"
     except (TypeError, ValueError):
         return f"{name} {v.terms[name]}"
 
@@ -99,16 +243,31 @@ def rows(results):
             yield r, v
 
 
+HEAD = ["id", "claim", "measured", "pass criterion", "slack", "dominant term", "verdict", "neg. control"]
+
+#: what each column of the verdict table holds (printed above the table in report.md / report.html)
+COLUMNS_MD = (
+    "**Columns.** *measured*: the quantity's name, its value and, after a comma, its interval with its "
+    "meaning — `95 % bootstrap CI [lo, hi]` a percentile-bootstrap confidence interval of a slope, "
+    "`99.9 % CI [lo, hi]` a two-sided Student-t interval of a Monte Carlo mean, `99 % UCB x` / `99 % LCB x` "
+    "a one-sided upper / lower confidence bound; other brackets name what they are. *pass criterion*: the "
+    "relation the measured quantity must satisfy and the tolerance that decided the verdict (`left side` = "
+    "the theorem's left-hand side; `bound` = its right-hand side on the realized schedules). *slack* = "
+    "bound / measured (upper bounds only; > 1: the bound holds, and how loosely). *dominant term*: the "
+    "largest named term of the bound and its share of the bound. *neg. control*: the same check fed a "
+    "plausible wrong input; it must fail (\"failed ✓\").")
+
+
 def table_lines(results: list[dict], kills: dict | None = None) -> tuple[list[str], list[list[str]]]:
     """(header, rows) of the verdict table; with ``kills`` ({verdict id: mutants}, ``afltheory check
     --mutants``) a last column lists the mutants each verdict kills."""
-    head = ["id", "claim", "measured [CI]", "theory", "slack", "dominant term", "verdict", "neg. control"]
+    head = list(HEAD)
     if kills is not None:
         head.append("kills (mutants)")
     out = []
     for _, v in rows(results):
         slack = fmt(v.slack, 3) if v.slack is not None else "—"
-        out.append([v.id, v.claim, measured_str(v), theory_str(v), slack, terms_str(v), verdict_str(v),
+        out.append([v.id, v.claim, measured_str(v), criterion_str(v), slack, terms_str(v), verdict_str(v),
                     control_str(v)])
         if kills is not None:
             out[-1].append(", ".join(kills.get(v.id, ())) or "none")
@@ -119,16 +278,73 @@ def table_lines(results: list[dict], kills: dict | None = None) -> tuple[list[st
     return head, out
 
 
-def print_table(results: list[dict], file: TextIO | None = None, kills: dict | None = None) -> None:
-    """The verdict table (cells cut at 60 characters) on ``file`` (stdout)."""
+#: terminal columns (slack and the dominant term are in report.md / report.html) and their caps in characters
+_TERM_COLS = ("id", "verdict", "measured", "pass criterion", "claim", "kills (mutants)")
+_CAPS = {"id": 24, "verdict": 18, "measured": 34, "pass criterion": 34, "kills (mutants)": 24}
+
+
+def _fit_widths(head: list[str], body: list[list[str]], width: int) -> list[int]:
+    """Column widths whose table (two spaces between columns) fits ``width``: every column capped; the claim
+    column keeps at least max(24, 30 % of the width) while the widest other column shrinks (minimum 14, then
+    8; the id column last)."""
+    nat = [max(len(head[j]), *(len(r[j]) for r in body)) if body else len(head[j]) for j in range(len(head))]
+    w = [min(n, _CAPS.get(h, n)) for n, h in zip(nat, head, strict=True)]
+    sep = 2 * (len(head) - 1)
+    c = head.index("claim") if "claim" in head else None
+    if c is not None:
+        w[c] = min(nat[c], max(24, int(0.3 * width)))
+    i = head.index("id") if "id" in head else None
+    while sum(w) + sep > width:
+        # ids stay whole while the other columns can give (down to 14 characters)
+        others = [k for k in range(len(w)) if k not in (c, i) and w[k] > 14]
+        others = others or [k for k in range(len(w)) if k != c and w[k] > 8]
+        if not others:
+            if c is not None and w[c] > 8:
+                w[c] -= 1
+                continue
+            break
+        k = max(others, key=lambda k: w[k])
+        w[k] -= 1
+    if c is not None:   # the claim takes what is left
+        w[c] = max(w[c], min(nat[c], width - sep - (sum(w) - w[c])))
+    return w
+
+
+def print_table(results: list[dict], file: TextIO | None = None, kills: dict | None = None,
+                width: int | None = None) -> None:
+    """The verdict table on ``file`` (stdout), fitted to ``width`` (default: the terminal's, 100 when
+    unknown): columns id, verdict (with the negative control), measured, pass criterion, claim; long cells
+    wrap inside their column. report.md / report.html hold every column (slack, dominant term)."""
     head, body = table_lines(results, kills)
-    short = [[c if len(c) <= 60 else c[:57] + "..." for c in row] for row in body]
-    w = [max(len(head[j]), *(len(r[j]) for r in short)) if short else len(head[j]) for j in range(len(head))]
-    line = "  ".join(h.ljust(w[j]) for j, h in enumerate(head))
-    print(line, file=file)
-    print("-" * len(line), file=file)
-    for row in short:
-        print("  ".join(c.ljust(w[j]) for j, c in enumerate(row)), file=file)
+    cols = [head.index(h) for h in _TERM_COLS if h in head]
+    iv, ic = head.index("verdict"), head.index("neg. control")
+    body = [[(f"{r[iv]}; control {r[ic]}" if r[ic] != "—" else r[iv]) if j == iv else r[j] for j in cols]
+            for r in body]
+    head = [head[j] for j in cols]
+    if width is None:
+        width = shutil.get_terminal_size((100, 24)).columns
+    width = max(int(width), 60)
+    w = _fit_widths(head, body, width)
+
+    def emit(cells: list[str]) -> None:
+        wrapped = [textwrap.wrap(c, w[j], break_long_words=True, break_on_hyphens=False) or [""]
+                   for j, c in enumerate(cells)]
+        for i in range(max(len(x) for x in wrapped)):
+            line = "  ".join((x[i] if i < len(x) else "").ljust(w[j]) for j, x in enumerate(wrapped))
+            print(line.rstrip(), file=file)
+
+    legend = ("measured: quantity = value, then its interval as labelled (CI: confidence interval; UCB/LCB: "
+              "one-sided upper/lower confidence bound). control failed ✓: the negative control failed as it "
+              "must. Slack, dominant term and full details: report.md / report.html.")
+    for ln in textwrap.wrap(legend, width):
+        print(ln, file=file)
+    emit(head)
+    print("-" * min(width, sum(w) + 2 * (len(w) - 1)), file=file)
+    multi = any(len(c) > w[j] for row in body for j, c in enumerate(row))
+    for k, row in enumerate(body):
+        if multi and k:
+            print("", file=file)
+        emit(row)
 
 
 def _md_escape(s):
@@ -157,7 +373,7 @@ def write_markdown(path: str, results: list[dict], meta: dict, title: str = "afl
          "bound "
          "(UCB); exact moments have no Monte Carlo error. Slack = bound / measured. Slope CIs: 95 % "
          "percentile "
-         "bootstrap over replicates.", "",
+         "bootstrap over replicates.", "", COLUMNS_MD, "",
          "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for row in body:
         L.append("| " + " | ".join(_md_escape(c) for c in row) + " |")
@@ -179,7 +395,7 @@ def write_markdown(path: str, results: list[dict], meta: dict, title: str = "afl
         for v in r["verdicts"]:
             L += [f"### {v.id} — {verdict_str(v)}", "", f"**Claim.** {v.claim} ({v.reference})", "",
                   f"- measured: {measured_str(v)} ({v.method})", f"- theory: {theory_str(v)}",
-                  f"- tolerance: {v.tolerance}"]
+                  f"- pass criterion: {criterion_str(v)}", f"- tolerance: {_rel_text(math_str(v.tolerance))}"]
             if v.slack is not None:
                 L.append(f"- slack (bound / measured): {fmt(v.slack, 3)}")
             nc = v.negative_control
@@ -198,11 +414,12 @@ def write_markdown(path: str, results: list[dict], meta: dict, title: str = "afl
 
 
 def _md_to_html(text: str) -> str:
-    """The glossary's small Markdown subset (## headers, paragraphs, **bold**, *italic*) as HTML."""
+    """The glossary's small Markdown subset (## headers, paragraphs, **bold**, *italic*, `code`) as HTML."""
     out = []
     for para in text.strip().split("\n\n"):
         para = html.escape(para.strip())
         para = re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", para)
+        para = re.sub(r"`(.+?)`", r"<code>\1</code>", para)
         para = re.sub(r"(?<![\w*])\*(?!\s)(.+?)(?<!\s)\*(?![\w*])", r"<i>\1</i>", para)
         out.append(f"<h2>{para[3:]}</h2>" if para.startswith("## ") else f"<p>{para}</p>")
     return "\n".join(out)
@@ -217,23 +434,109 @@ def _img(out, rel):
     return f'<img alt="{html.escape(rel)}" src="data:image/png;base64,{b}" style="max-width:100%">'
 
 
+_JS = """
+(function(){
+  var t = document.getElementById('verdicts'); if (!t) return;
+  var body = t.tBodies[0], rows = Array.prototype.slice.call(body.rows);
+  var sel = document.getElementById('vfilter'), q = document.getElementById('vsearch');
+  var shown = document.getElementById('vshown');
+  function key(cell){ var k = cell.getAttribute('data-sort'); return k === null ? cell.textContent : k; }
+  function apply(){
+    var want = sel.value, text = q.value.toLowerCase(), n = 0;
+    rows.forEach(function(r){
+      var ok = (want === 'all' || r.getAttribute('data-kind').split(' ').indexOf(want) >= 0)
+               && (!text || r.textContent.toLowerCase().indexOf(text) >= 0);
+      r.style.display = ok ? '' : 'none'; if (ok) n++;
+    });
+    shown.textContent = n + ' of ' + rows.length + ' rows shown';
+  }
+  sel.addEventListener('change', apply); q.addEventListener('input', apply);
+  var h = decodeURIComponent(location.hash.slice(1));   // report.html#finding opens filtered
+  Array.prototype.forEach.call(sel.options, function(o){ if (o.value === h) sel.value = h; });
+  Array.prototype.forEach.call(t.tHead.rows[0].cells, function(th, j){
+    th.style.cursor = 'pointer'; th.title = 'click to sort';
+    th.addEventListener('click', function(){
+      var asc = th.getAttribute('data-dir') !== 'asc';
+      Array.prototype.forEach.call(t.tHead.rows[0].cells, function(h){
+        h.removeAttribute('data-dir'); h.textContent = h.textContent.replace(/ [▲▼]$/, ''); });
+      th.setAttribute('data-dir', asc ? 'asc' : 'desc'); th.textContent += asc ? ' ▲' : ' ▼';
+      rows.sort(function(a, b){
+        var x = key(a.cells[j]), y = key(b.cells[j]), nx = parseFloat(x), ny = parseFloat(y);
+        var c = (!isNaN(nx) && !isNaN(ny) && String(nx) === x.trim() && String(ny) === y.trim())
+                ? nx - ny : x.localeCompare(y);
+        return asc ? c : -c;
+      });
+      rows.forEach(function(r){ body.appendChild(r); });
+    });
+  });
+  apply();
+})();
+"""
+
+
+def _kind(v: Verdict) -> str:
+    """Filter classes of a row: pass/fail, finding, exploratory, derivation."""
+    k = ["pass" if v.ok else "fail"]
+    if v.finding:
+        k.append("finding")
+    if v.inside_conditions is False:
+        k.append("exploratory")
+    if v.derivation:
+        k.append("derivation")
+    return " ".join(k)
+
+
+def _sort_key(v: Any) -> str | None:
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return None
+    return repr(f) if np.isfinite(f) else None
+
+
 def write_html(path: str, out: str, results: list[dict], meta: dict, title: str = "afltheory check") -> str:
-    """Write a self-contained report.html (figures embedded as base64 PNG)."""
+    """Write a self-contained report.html (figures embedded as base64 PNG; the verdict table sorts by any
+    column on a click and filters by verdict and by text, with a few lines of inline JavaScript — no
+    network)."""
     head, body = table_lines(results, meta.get("kills"))
+    verdicts = [v for _, v in rows(results)]
     e = html.escape
-    css = ("body{font-family:sans-serif;max-width:1200px;margin:auto;padding:1em}"
-           "table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ccc;padding:3px 6px}"
-           ".PASS{background:#e3f6e3}.FAIL{background:#f9dede}"
+    css = ("body{font-family:sans-serif;max-width:1400px;margin:auto;padding:1em}"
+           "table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ccc;padding:3px 6px;"
+           "vertical-align:top}th{background:#eee;position:sticky;top:0}"
+           ".pass{background:#e3f6e3}.fail{background:#f9dede}.finding{background:#fdf3d6}"
+           "td.claim{max-width:420px}td.num{text-align:right}.controls{margin:.5em 0}"
            "pre{background:#f4f4f4;padding:6px;overflow:auto}")
+    opts = [("all", "all verdicts"), ("pass", "PASS"), ("fail", "FAIL"), ("finding", "PASS (finding)"),
+            ("exploratory", "outside the conditions (exploratory)"), ("derivation", "derivation")]
     H = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{e(title)}</title><style>{css}</style>"
          "</head><body>", f"<h1>{e(title)} — {e(meta['tier'])} tier</h1>",
          f"<p>seed {meta['seed']} · {meta['n_verdicts']} verdicts · {meta['n_ok']} pass · "
          f"{meta['n_verdicts'] - meta['n_ok']} fail · {meta['elapsed']:.1f} s</p>",
-         "<table><tr>" + "".join(f"<th>{e(h)}</th>" for h in head) + "</tr>"]
-    for row in body:
-        cls = "PASS" if row[head.index("verdict")].startswith("PASS") else "FAIL"
-        H.append(f"<tr class='{cls}'>" + "".join(f"<td>{e(c)}</td>" for c in row) + "</tr>")
-    H.append("</table>")
+         _md_to_html(COLUMNS_MD),
+         "<div class='controls'><label>show <select id='vfilter'>"
+         + "".join(f"<option value='{a}'>{e(b)}</option>" for a, b in opts)
+         + "</select></label> <label>containing <input id='vsearch' type='search' size='24'></label> "
+           "<span id='vshown'></span> · click a column header to sort</div>",
+         "<table id='verdicts'><thead><tr>" + "".join(f"<th>{e(h)}</th>" for h in head)
+         + "</tr></thead><tbody>"]
+    for v, row in zip(verdicts, body, strict=True):
+        kind = _kind(v)
+        cls = "finding" if v.finding and v.ok else ("pass" if v.ok else "fail")
+        cells = []
+        for h, c in zip(head, row, strict=True):
+            attrs = ""
+            if h == "claim":
+                attrs = " class='claim'"
+            elif h == "slack":
+                k = _sort_key(v.slack)
+                attrs = " class='num'" + (f" data-sort='{k}'" if k else "")
+            elif h == "measured":
+                k = _sort_key(v.measured)
+                attrs = f" data-sort='{k}'" if k else ""
+            cells.append(f"<td{attrs}>{e(c)}</td>")
+        H.append(f"<tr class='{cls}' data-kind='{kind}'>" + "".join(cells) + "</tr>")
+    H.append("</tbody></table>")
     prov = meta.get("provenance")
     if prov:
         items = "".join(f"<li>{e(str(k))}: {e('—' if v is None else str(v))}</li>" for k, v in prov.items())
@@ -252,8 +555,8 @@ def write_html(path: str, out: str, results: list[dict], meta: dict, title: str 
             H.append(f"<h3>{e(v.id)} — {e(verdict_str(v))}</h3><p><b>Claim.</b> {e(v.claim)} "
                      f"({e(v.reference)})</p>"
                      f"<ul><li>measured: {e(measured_str(v))} ({e(v.method)})</li><li>theory: "
-                     f"{e(theory_str(v))}</li>"
-                     f"<li>tolerance: {e(str(v.tolerance))}</li>"
+                     f"{e(theory_str(v))}</li><li>pass criterion: {e(criterion_str(v))}</li>"
+                     f"<li>tolerance: {e(_rel_text(math_str(v.tolerance)))}</li>"
                      + (f"<li>slack: {e(fmt(v.slack, 3))}</li>" if v.slack is not None else "")
                      + (f"<li>negative control: {e(nc.description)} → {e(fmt(nc.measured))} vs "
                         f"{e(fmt(nc.theoretical))}: "
@@ -263,7 +566,7 @@ def write_html(path: str, out: str, results: list[dict], meta: dict, title: str 
                      + (f"<li>notes: {e(v.notes)}</li>" if v.notes else "") + "</ul>")
             for f in v.figures:
                 H.append(_img(out, f))
-    H.append("</body></html>")
+    H.append(f"<script>{_JS}</script></body></html>")
     with atomic_open(path, "w", encoding="utf-8") as fh:   # never over a FIFO/device; never half-written
         fh.write("\n".join(H))
     return path

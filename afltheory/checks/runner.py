@@ -438,9 +438,5 @@ def add_verify_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument("files", nargs="+", metavar="FILE.py", help="Python file(s) registering checks with "
                                                                 "@afltheory.checks.register")
     _common_args(p)
-    from ..mutants import cli as mutants_cli  # --mutants: which catalogued bugs the file's checks kill
-
-    mutants_cli.add_arguments(p)
-    p.set_defaults(func=lambda args: (mutants_cli.main(args) if mutants_cli.wanted(args)
-                                      else verify_main(args)))
+    p.set_defaults(func=verify_main)
     return p

@@ -109,6 +109,23 @@ def _check_flag(name: str, value: Any, *, optional: bool = False) -> bool | None
     return bool(value)
 
 
+def _check_ucb(measured: Any, ci: tuple | None) -> None:
+    """Raise ValueError when a confidence interval's upper end lies below the value it bounds: a UCB (or a
+    two-sided CI's high end) under its own mean is an arithmetic error, never a finding. Only a real number
+    ``measured`` and a real, finite ``ci[1]`` are compared (relative tolerance 1e-9 for rounding)."""
+    if ci is None or len(ci) < 2:
+        return
+    hi = ci[1]
+    if not isinstance(measured, (int, float, np.integer, np.floating)) or isinstance(measured, bool):
+        return
+    if not isinstance(hi, (int, float, np.integer, np.floating)) or isinstance(hi, bool):
+        return
+    m, h = float(measured), float(hi)
+    if math.isfinite(m) and math.isfinite(h) and h < m - 1e-9 * max(abs(m), abs(h), 1e-300):
+        raise ValueError(f"ci={tuple(ci)!r}: its upper end {h!r} is below measured={m!r}; a confidence bound "
+                         "must be at least the mean it bounds")
+
+
 def _unclean(v: Any) -> Any:
     if isinstance(v, str) and v in ("inf", "-inf", "nan"):
         return float(v)
@@ -126,8 +143,8 @@ def _validate_verdict(v: Any) -> None:
     details, the negative control — inside lists and dicts too); ``terms``, ``tolerance`` and ``slack``
     must hold no NaN and ``terms``/``tolerance`` no infinity (divergence is reported as an infinite
     ``measured``)."""
-    for name in ("id", "claim", "reference", "method", "notes"):
-        if not isinstance(getattr(v, name), str):
+    for name in ("id", "claim", "reference", "method", "notes", "quantity", "interval"):
+        if not isinstance(getattr(v, name, ""), str):
             raise TypeError(f"{name}={getattr(v, name)!r} (type {type(getattr(v, name)).__name__}) must be a "
                             "string")
     if not v.id:
@@ -214,8 +231,12 @@ class Verdict:
     "symbolic", ...); ``notes``; ``finding`` (True for a paper inconsistency or a claim that fails as
     documented); ``derivation`` (True when the verdict is a symbolic derivation, not a measurement);
     ``inside_conditions`` (True/False: does the configuration satisfy the theorem's hypotheses; None: not
-    applicable); ``terms`` (term name -> share of the bound at the measured point); ``figures`` (paths
-    relative to the report directory); ``negative_control``; ``details`` (free-form JSON-able numbers).
+    applicable); ``quantity`` (the name of what ``measured`` is — "max |z|", "slope", "E‖∇f‖²/σ_G²" — shown
+    in the report's measured cell so the cell reads alone; the report infers it for the common check shapes);
+    ``interval`` (what ``ci`` is when the report cannot tell from the tolerance: "range over the 9 runs",
+    "99 % LCB of mean(LHS − bound)"); ``terms`` (term name -> share of the bound at the measured point);
+    ``figures`` (paths relative to the report directory); ``negative_control``; ``details`` (free-form
+    JSON-able numbers).
     ``ok``: passed and the negative control (if any) failed.
     """
 
@@ -228,6 +249,8 @@ class Verdict:
     ci: tuple | None = None
     tolerance: Any = None
     relation: str = "~="
+    quantity: str = ""
+    interval: str = ""
     slack: float | None = None
     method: str = ""
     notes: str = ""
@@ -245,6 +268,7 @@ class Verdict:
         if self.negative_control is not None and not isinstance(self.negative_control, NegativeControl):
             raise TypeError(f"negative_control={self.negative_control!r} must be a NegativeControl or None")
         _validate_verdict(self)
+        _check_ucb(self.measured, self.ci)
 
     @property
     def ok(self) -> bool:

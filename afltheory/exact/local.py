@@ -31,21 +31,25 @@ class LocalMap:
     Q: np.ndarray   # (d, d)
 
 
-def local_maps(H: np.ndarray, b_tilde: np.ndarray, Sigma: np.ndarray, eta_L: float, mu: float,
-               Ks: Iterable[int]) -> dict[int, LocalMap]:
-    """{K: LocalMap} for one worker (H, b̃, Σ: its Hessian, centred offset, noise covariance)."""
-    d = H.shape[0]
-    P = np.eye(d) - eta_L * (H + mu * np.eye(d))
+def local_maps(H: np.ndarray, b_tilde: np.ndarray, Sigma: np.ndarray, eta_L: float | np.ndarray,
+               mu: float | np.ndarray, Ks: Iterable[int]) -> dict[int, LocalMap]:
+    """{K: LocalMap} for one worker (H, b̃, Σ: its Hessian, centred offset, noise covariance). Batched form
+    (the adversary's evaluator): H (..., d, d), b̃ (..., d), Σ (..., d, d), η_L and μ scalars or arrays of
+    the leading shape (...); the maps then carry those leading axes."""
+    d = H.shape[-1]
+    I = np.eye(d)
+    step = np.asarray(eta_L, dtype=float)[..., None, None]
+    P = I - step * (H + np.asarray(mu, dtype=float)[..., None, None] * I)
     out = {}
-    Pj = np.eye(d)
-    S = np.zeros((d, d))
-    Qsum = np.zeros((d, d))
+    Pj = np.broadcast_to(I, P.shape)
+    S = np.zeros(P.shape)
+    Qsum = np.zeros(np.broadcast_shapes(P.shape, np.shape(Sigma)))
     for k in range(1, max(Ks) + 1):
         S = S + Pj
-        Qsum = Qsum + Pj @ Sigma @ Pj.T
+        Qsum = Qsum + Pj @ Sigma @ np.swapaxes(Pj, -1, -2)
         Pj = Pj @ P
         if k in Ks:
-            out[k] = LocalMap(C=S @ H / k, c=-(S @ b_tilde) / k, Q=Qsum / k**2)
+            out[k] = LocalMap(C=S @ H / k, c=-(S @ b_tilde[..., None])[..., 0] / k, Q=Qsum / k**2)
     return out
 
 

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .. import _faults
 from .._validation import check_array, check_int, check_positive, check_real
 from ..theory.mocha import theta_bar
 from .problem import MultiTaskProblem
@@ -235,7 +236,10 @@ def mocha(
                 alpha[t] = alpha[t] + dl
         if update_omega:
             Wn = prob.primal_point(alpha)
-            Omega, _ = omega_step(Wn, omega_eps)
+            Omega, Sigma = omega_step(Wn, omega_eps)
+            fault = _faults.get("mtl.omega")        # None unless a MOCHA mutant is injected
+            if fault is not None:
+                Omega = fault(Omega, Sigma)
             prob = prob.with_omega(Omega)
         W = record(h + 1)
     return MochaResult(

@@ -253,6 +253,24 @@ def _mean_time(times):
     return times.mean(axis=1)
 
 
+def _minibatch_with_replacement(n, shape, rng):
+    """indices of B samples drawn uniformly *with* replacement from n (an int, or per-draw sizes broadcastable
+    to ``shape``) — the bug; ``shape`` = (draws, B)."""
+    return rng.integers(0, n, size=shape)
+
+
+def _omega_is_sigma(Omega, Sigma):
+    """MOCHA's Ω-step keeps the covariance Σ itself in the regularizer (the seed's printed reading)."""
+    return Sigma
+
+
+def _normal_quantile(level, n):
+    """the normal quantile z_level where the UCB needs Student's t_{level, n−1}."""
+    from scipy import stats
+
+    return float(stats.norm.ppf(level))
+
+
 def _m(name, category, description, replaces=None, faults=None) -> Mutant:
     return Mutant(name, category, description, dict(replaces or {}), dict(faults or {}))
 
@@ -276,6 +294,9 @@ CATEGORIES = {
     "compression memory": "error feedback's memory unused; DIANA's shifts frozen or of the wrong sign",
     "drift (simulator)": "Dynamic FedAvg's moving optimum: update before the drift, σ_q for σ_q² (simulator)",
     "drift (exact)": "the same two drift bugs in the exact engine (generic recursion and Stein solver)",
+    "minibatch sampling": "a size-B minibatch drawn with replacement (finite-sum and Dynamic FedAvg data)",
+    "MOCHA": "MOCHA's Ω-step keeps Σ instead of Σ⁻¹",
+    "statistics": "the confidence machinery: a UCB with the normal quantile for Student's t",
     "wall clock": "event-driven / synchronous round clock (schedule samplers)",
 }
 
@@ -497,6 +518,31 @@ _LIST = [
         "drift (exact)",
         "exact engine uses the drift covariance Q/σ_q (trace σ_q instead of σ_q²)",
         faults={"exact.drift_cov": _drift_std_as_var_cov},
+    ),
+    _m(
+        "ef.residual_sign",
+        "compression memory",
+        "error feedback keeps e_i ← C(G_i + e_i) − (G_i + e_i) (residual sign flipped)",
+        {ErrorFeedback: A.ErrorFeedbackResidualSign},
+    ),
+    _m(
+        "sampling.with_replacement",
+        "minibatch sampling",
+        "finite-sum minibatches (FiniteSumNoise, Dynamic FedAvg's AgentSampleNoise) drawn with replacement: "
+        "covariance S/B instead of (n − B)/(B(n − 1))·S",
+        faults={"problems.minibatch": _minibatch_with_replacement},
+    ),
+    _m(
+        "mocha.omega_not_inverted",
+        "MOCHA",
+        "MOCHA's Ω-step puts Σ = (WᵀW)^{1/2}/tr(·) in the regularizer instead of Ω = Σ⁻¹",
+        faults={"mtl.omega": _omega_is_sigma},
+    ),
+    _m(
+        "stats.ucb_normal_quantile",
+        "statistics",
+        "the one-sided UCB uses the normal quantile z_level instead of Student's t_{level, R−1}",
+        faults={"stats.ucb_quantile": _normal_quantile},
     ),
 ]
 

@@ -50,6 +50,7 @@ __all__ = [
     "RandKNoRescale",
     "QSGDMaxNorm",
     "ErrorFeedbackUnused",
+    "ErrorFeedbackResidualSign",
     "DIANAShiftFrozen",
     "DIANAShiftSign",
 ]
@@ -237,6 +238,15 @@ class ErrorFeedbackUnused(ErrorFeedback):
 
     def message(self, G: np.ndarray, error: np.ndarray) -> np.ndarray:
         return G
+
+
+@dataclass(frozen=True)
+class ErrorFeedbackResidualSign(ErrorFeedback):
+    """Mutant of error feedback's arithmetic: the memory keeps C(G_i + e_i) − (G_i + e_i), the residual with
+    its sign flipped (the compression error is added twice instead of fed back)."""
+
+    def residual(self, message: np.ndarray, sent: np.ndarray) -> np.ndarray:
+        return sent - message
 
 
 @dataclass(frozen=True)

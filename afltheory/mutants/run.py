@@ -27,7 +27,16 @@ from dataclasses import dataclass, field
 
 from . import CATALOGUE, CONTROLS, get, injected, probe, qualname
 
-__all__ = ["KillMatrix", "compare_markdown", "kill_matrix", "run_under", "select_checks"]
+__all__ = ["KillMatrix", "ONE_VERDICT_REASONS", "compare_markdown", "kill_matrix", "run_under",
+           "select_checks"]
+
+#: mutants for which one killing verdict is all there can be, and why (``KillMatrix.weak_kills`` reports
+#: every other mutant killed by fewer than two verdicts)
+ONE_VERDICT_REASONS: dict[str, str] = {
+    "mocha.omega_not_inverted": "MOCHA's Ω matrix is read only by laws.mocha_omega; the mtl checks measure "
+                                "duality gaps and rates, which hold for whatever PSD Ω the Ω-step returns (a "
+                                "wrong Ω changes which problem is solved, not how well)",
+}
 
 
 def _runner():
@@ -134,6 +143,33 @@ class KillMatrix:
         sus = self.suspect_verdicts()
         return [v for v in out if v not in sus]
 
+    def killed_by_verdict(self, mutant: str) -> list[str]:
+        """The kills of ``mutant`` (``killed_by``) made by a verdict that judged it: its check ran to the end
+        and the verdict came out not ok. A verdict missing because its check crashed is left out (a crash is
+        no judgement: a check that crashes on a bug would crash as well on a harmless change)."""
+        cof = self.check_of()
+        return [v for v in self.killed_by(mutant) if not self.runs[mutant][cof[v]]["error"]]
+
+    def killed_by_crash(self, mutant: str) -> list[str]:
+        """The kills of ``mutant`` that rest only on a crash of the verdict's check (see
+        ``killed_by_verdict``)."""
+        judged = set(self.killed_by_verdict(mutant))
+        return [v for v in self.killed_by(mutant) if v not in judged]
+
+    def weak_kills(self, min_verdicts: int = 2) -> dict[str, str]:
+        """{mutant: why} for every mutant killed by fewer than ``min_verdicts`` verdicts (crash kills not
+        counted) — with the catalogue's stated reason (``ONE_VERDICT_REASONS``) when one verdict is all there
+        can be, else "no stated reason"."""
+        out = {}
+        for m in self.mutants:
+            n = len(self.killed_by_verdict(m))
+            if n < min_verdicts:
+                why = ONE_VERDICT_REASONS.get(m, "no stated reason")
+                crash = len(self.killed_by_crash(m))
+                out[m] = (f"{n} verdict kill{'s' if n != 1 else ''}"
+                          + (f", {crash} by crash only" if crash else "") + f": {why}")
+        return out
+
     def suspect_kills(self, mutant: str) -> list[str]:
         """Flipped verdicts not counted as kills of ``mutant`` (see ``killed_by``)."""
         kept = set(self.killed_by(mutant))
@@ -176,6 +212,13 @@ class KillMatrix:
         return [m for m in self.mutants if not self.killed_by(m)]
 
     @property
+    def verdict_score(self) -> float:
+        """Share of mutants killed by at least one verdict that judged them (crash kills not counted; NaN for
+        an empty catalogue)."""
+        n = sum(1 for m in self.mutants if self.killed_by_verdict(m))
+        return n / len(self.mutants) if self.mutants else float("nan")
+
+    @property
     def score(self) -> float:
         """Mutation score: the share of mutants killed (NaN for an empty catalogue)."""
         return len(self.killed) / len(self.mutants) if self.mutants else float("nan")
@@ -198,6 +241,12 @@ class KillMatrix:
         )
         if self.survivors:
             s += "\nsurvivors: " + ", ".join(self.survivors)
+        crash_only = [m for m in self.killed if not self.killed_by_verdict(m)]
+        if crash_only:
+            s += "\nkilled only by a crash (no verdict judged them): " + ", ".join(crash_only)
+        weak = {m: w for m, w in self.weak_kills().items() if m not in self.survivors and m not in crash_only}
+        if weak:
+            s += "\nkilled by fewer than 2 verdicts: " + "; ".join(f"{m} ({w})" for m, w in weak.items())
         false = self.false_kills()
         if false:
             s += "\nequivalent controls killed (kills there may be artefacts): " + ", ".join(
@@ -226,11 +275,15 @@ class KillMatrix:
                     "description": get(m).description,
                     "kind": get(m).kind,
                     "killed_by": self.killed_by(m),
+                    "killed_by_verdict": self.killed_by_verdict(m),
+                    "killed_by_crash": self.killed_by_crash(m),
                     "crashed_checks": self.crashed(m),
                 }
                 for m in self.mutants
             ],
             "score": self.score,
+            "verdict_score": self.verdict_score,
+            "weak_kills": self.weak_kills(),
             "killed": len(self.killed),
             "total": len(self.mutants),
             "verdict_kills": self.kills(),

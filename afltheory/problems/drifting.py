@@ -25,6 +25,7 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .. import _faults
 from .._validation import check_alloc, check_array, check_int, check_positive, check_real
 from .base import Constants, NoiseModel
 from .curvature import HeterogeneousCurvatureQuadratic
@@ -107,13 +108,16 @@ class AgentSampleNoise(NoiseModel):
         # a uniform B_k-subset without replacement, drawn sequentially: the j-th pick is uniform among the
         # N_k − j samples not yet picked (the r-th unused index: step r past each earlier pick, ascending)
         idx = np.empty((flat.size, b_max), dtype=np.int64)
-        for j in range(b_max):
+        fault = _faults.get("problems.minibatch")   # None unless a sampling mutant is injected
+        for j in range(0 if fault is not None else b_max):
             r = rng.integers(0, np.maximum(sizes - j, 1))
             if j:
                 prev = np.sort(idx[:, :j], axis=1)
                 for c in range(j):
                     r += r >= prev[:, c]
             idx[:, j] = r
+        if fault is not None:     # the mutant: each agent's B_k picks with replacement among its N_k samples
+            idx = fault(sizes[:, None], (flat.size, b_max), rng)
         take = (np.arange(b_max)[None, :] < B[:, None]) / B[:, None]
         xi = np.einsum("nb,nbd->nd", take, self._padded[flat[:, None], idx])
         return xi.reshape(*w.shape, dim)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .. import _faults
 from .._validation import check_array, check_int
 from .base import NoiseModel
 
@@ -68,6 +69,10 @@ class FiniteSumNoise(NoiseModel):
         w = self._check(workers, dim)
         n, B = self.samples_per_worker, self.batch_size
         flat = w.reshape(-1)
+        fault = _faults.get("problems.minibatch")   # None unless a sampling mutant is injected
+        if fault is not None:
+            idx = fault(n, (flat.size, B), rng)
+            return self.offsets[flat[:, None], idx].mean(axis=1).reshape(*w.shape, dim)
         if B == n:
             return np.zeros((*w.shape, dim))
         if B == 1:

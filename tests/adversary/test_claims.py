@@ -60,30 +60,32 @@ def test_candidates_satisfy_the_assumptions(cid, seed, hessian, rotate):
         np.testing.assert_allclose(k.x_star, 0.0, atol=1e-9)
         # the theorem's own conditions (public API) at the candidate's step sizes
         mod = c.module
-        kw = dict(L=k.L, eta=inst.eta, eta_L=inst.eta_L, K_max=inst.K_max, tau=inst.tau)
+        kw = dict(L=k.L, eta=inst.eta, eta_L=inst.eta_L, K_max=inst.K_max, tau=c.theorem_tau(inst))
         if c.theorem != "thm2":
             kw["num_workers"] = inst.num_workers
-        if c.theorem == "thm4":
-            kw["m_fresh"] = inst.num_workers if inst.tau == 0 else 0
+        if c.theorem == "thm4":     # m < M: round-robin arrivals, m' = m fresh slots when no delay
+            kw["m_fresh"] = inst.m if inst.tau == 0 else 0
         conds = mod.conditions(**kw)
         assert all(x.holds for x in conds) == bool(dec.inside[j]), conds
         if c.corollary is None:
             assert dec.inside[j]
 
 
-@pytest.mark.parametrize("cid,kind", [("thm2", "biased"), ("thm2", "cyclic"), ("thm3", None), ("thm4", None)])
+@pytest.mark.parametrize("cid,kind", [("thm2", "biased"), ("thm2", "cyclic"), ("thm3", None),
+                                      ("thm4", "uniform"), ("thm4", "cyclic")])
 def test_expected_terms_equal_bound_terms_on_sampled_schedules(cid, kind):
     c, cls, s, U = _decoded(cid, 11, n=1, K_max=3, max_delay=2)
     cls = cls.replace(min_rounds=1, rounds=40)
-    if kind is not None:
-        s = type(s)(3, kind, {})
+    if kind is not None:     # "uniform": every worker each round (m = M); else m = 3 of M = 5
+        s = type(s)(cls.num_workers if kind == "uniform" else 3, kind, {})
     U = np.full((1, c.num_params(cls, s)), 0.6)
     dec = c.decode(cls, s, U)
     inst = make_instance(c, cls, s, U[0], 40)
     exp = c.expected_terms(cls, dec, np.array([40]))
     p = inst.problem()
     sched = inst.behaviour().sample(40, 4000, inst.num_workers, seed=3)
-    kw = dict(eta=inst.eta, eta_L=inst.eta_L, f0=p.value(inst.x0), num_workers=inst.num_workers, tau=inst.tau)
+    kw = dict(eta=inst.eta, eta_L=inst.eta_L, f0=p.value(inst.x0), num_workers=inst.num_workers,
+              tau=c.theorem_tau(inst))
     got = c.module.bound_terms(sched, p.constants, **kw)
     assert list(got) == list(exp)
     for k, v in got.items():
@@ -125,7 +127,9 @@ def test_instance_round_trip_and_exact_engine_agree(tmp_path, cid):
     cls30 = cls.replace(rounds=30, min_rounds=1)
     g = grad_norm_sq(c.batch(cls30, c.decode(cls30, s, U)), 30)[0]
     ex = moments(back.problem(), back.algorithm(), back.behaviour(), 30, x0=back.x0).grad_norm_sq
-    np.testing.assert_allclose(g, ex, rtol=1e-9, atol=1e-15 * ex.max())
+    # thm4 (m < M): E‖∇f(x_1)‖² ~ 1e-11 is a cancellation of O(σ_G²) memory-slot moments; the two engines
+    # round it differently at ~1e-20 absolute (machine precision of the slots), hence rtol 1e-8 here
+    np.testing.assert_allclose(g, ex, rtol=1e-8 if cid == "thm4" else 1e-9, atol=1e-15 * ex.max())
 
 
 def test_search_is_reproducible_and_records_history():

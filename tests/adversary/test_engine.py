@@ -34,14 +34,15 @@ def _problem(rng, d, M, shared):
     return HeterogeneousCurvatureQuadratic.from_arrays(hessians=H, centers=C, sigma_L=noise, radius=5.0)
 
 
-def _batch(p, arr, dp, kp, eta, eta_L, x0, weight_by_K):
+def _batch(p, arr, dp, kp, eta, eta_L, x0, weight_by_K, rule=None):
     lg = p.linear_gaussian()
     xs = lg.x_star
     pi, pij = arr.inclusion(p.num_workers)
+    if rule is None:
+        rule = (FedAvg if weight_by_K else AFACD)(eta, eta_L)
     return Batch(hessians=lg.hessians[None], b_tilde=(lg.b - np.einsum("mij,j->mi", lg.hessians, xs))[None],
-                 noise_cov=lg.noise_cov[None], hbar=lg.hessian_mean[None], x0=(x0 - xs)[None],
-                 eta_L=np.array([eta_L]), gamma=np.array([eta * eta_L]), m=arr.m, pi=pi[None], pij=pij[None],
-                 delay_pmf=dp[None], k_pmf=kp[None], weight_by_K=weight_by_K)
+                 noise_cov=lg.noise_cov[None], hbar=lg.hessian_mean[None], x0=(x0 - xs)[None], m=arr.m,
+                 pi=pi[None], pij=pij[None], delay_pmf=dp[None], k_pmf=kp[None], rules=(rule,))
 
 
 @pytest.mark.parametrize("kind", ["uniform", "biased", "fixed", "all"])
@@ -83,6 +84,8 @@ def test_batch_rows_are_independent():
     b2 = _batch(p2, UniformArrivals(2), dp, kp, 0.8, 0.05, -np.ones(2), False)
     def cat(k):
         a = getattr(b1, k)
+        if isinstance(a, tuple):
+            return a + getattr(b2, k)
         return np.concatenate([a, getattr(b2, k)]) if isinstance(a, np.ndarray) else a
 
     both = Batch(**{k: cat(k) for k in b1.__dataclass_fields__})
@@ -168,10 +171,9 @@ def test_periodic_arrivals_match_monte_carlo_cyclic():
     for ph in range(P):
         pi[0, ph, (ph * m + np.arange(m)) % M] = 1.0
     b = Batch(hessians=lg.hessians[None], b_tilde=(lg.b - np.einsum("mij,j->mi", lg.hessians, xs))[None],
-              noise_cov=lg.noise_cov[None], hbar=lg.hessian_mean[None], x0=(x0 - xs)[None],
-              eta_L=np.array([0.1]), gamma=np.array([0.08]), m=m, pi=pi,
+              noise_cov=lg.noise_cov[None], hbar=lg.hessian_mean[None], x0=(x0 - xs)[None], m=m, pi=pi,
               pij=pi[..., :, None] * pi[..., None, :],
-              delay_pmf=dp[None], k_pmf=kp[None])
+              delay_pmf=dp[None], k_pmf=kp[None], rules=(AFACD(0.8, 0.1),))
     g = grad_norm_sq(b, 12)[0]
     tr = simulate(p, AFACD(0.8, 0.1), Behaviour(CyclicArrivals(m), PmfDelay(dp), PmfSteps(kp)), 12, 4000,
                   seed=5, x0=x0)
