@@ -520,7 +520,7 @@ def write_html(path: str, out: str, results: list[dict], meta: dict, title: str 
            "<span id='vshown'></span> · click a column header to sort</div>",
          "<table id='verdicts'><thead><tr>" + "".join(f"<th>{e(h)}</th>" for h in head)
          + "</tr></thead><tbody>"]
-    for v, row in zip(verdicts, body, strict=True):
+    for v, row in zip(verdicts, body[:len(verdicts)], strict=True):   # then the SKIPPED checks' rows
         kind = _kind(v)
         cls = "finding" if v.finding and v.ok else ("pass" if v.ok else "fail")
         cells = []
@@ -536,6 +536,9 @@ def write_html(path: str, out: str, results: list[dict], meta: dict, title: str 
                 attrs = f" data-sort='{k}'" if k else ""
             cells.append(f"<td{attrs}>{e(c)}</td>")
         H.append(f"<tr class='{cls}' data-kind='{kind}'>" + "".join(cells) + "</tr>")
+    for row in body[len(verdicts):]:   # a check whose optional extra is missing (table_lines' last rows)
+        H.append("<tr class='skipped' data-kind='skipped'>" + "".join(f"<td>{e(c)}</td>" for c in row)
+                 + "</tr>")
     H.append("</tbody></table>")
     prov = meta.get("provenance")
     if prov:
@@ -548,6 +551,8 @@ def write_html(path: str, out: str, results: list[dict], meta: dict, title: str 
                  f"{r['elapsed']:.1f} s</p>")
         if r.get("error"):
             H.append(f"<p><b>check crashed:</b></p><pre>{e(r['error'])}</pre>")
+        if r.get("skipped"):
+            H.append(f"<p><b>SKIPPED</b> (needs: <code>{e(r['skipped'])}</code>)</p>")
         if r.get("doc"):
             H.append(f"<details><summary>configuration</summary><pre>{e(r['doc'].strip())}</pre></details>")
         for v in r["verdicts"]:

@@ -91,6 +91,8 @@ def test_missing_optional_extra_is_skipped_with_hint(tmp_path):
     doc = json.loads((tmp_path / "c.json").read_text())
     assert doc["skipped"] == [{"id": "pep", "status": "SKIPPED", "needs": "pip install 'afltheory[pep]'"}]
     assert doc["summary"]["skipped"] == 1 and {v["id"].split(".")[0] for v in doc["verdicts"]} == {"thm1"}
+    for name in ("report.md", "report.html"):   # the reports say it too
+        assert "SKIPPED" in (tmp_path / "rep" / name).read_text()
 
 
 def test_unknown_only_and_bad_json_refused_before_running(tmp_path):
