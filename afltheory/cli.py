@@ -44,7 +44,8 @@ def _add_plugin_commands(sub: argparse._SubParsersAction) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Run ``afltheory ARGS`` (``argv`` defaults to ``sys.argv[1:]``); return the exit status: the
-    subcommand's, 2 on bad input (a ``ValueError``, one line on stderr), 130 when interrupted."""
+    subcommand's, 2 on bad input (a ``ValueError``, one line on stderr), 1 on an ``OSError`` (disk full: one
+    line), 130 when interrupted."""
     parser = argparse.ArgumentParser(prog="afltheory", description=__doc__.split("\n\n")[0])
     parser.add_argument("--version", action="version", version=f"afltheory {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -87,6 +88,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("afltheory: interrupted", file=sys.stderr)
         return 130
+    except OSError as exc:  # a full disk, an I/O error: one line, exit 1 (outputs are written atomically)
+        print(f"afltheory: error: {exc}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -63,7 +63,10 @@ def _limit_threads(n):
 
 
 def _run(args):
+    from afltheory._io import check_output_dir
+
     from . import real_data as ex
+    check_output_dir(args.out, "--out")   # before the (long) experiment: refused with one line (exit 2)
     cfg = _config(args)
     with _limit_threads(args.threads):
         if args.real_command == "table2":

@@ -164,8 +164,9 @@ def _write(out, name, result, figs=()):
     out.mkdir(parents=True, exist_ok=True)
     js = out / f"{name}.json"
     record = json_safe({k: v for k, v in result.items() if k != "curves"}, nonfinite="null")
-    js.write_text(json.dumps(record, indent=1, default=str, allow_nan=False))
-    (out / f"{name}.md").write_text(result["table"] + "\n")
+    from afltheory._io import atomic_write
+    atomic_write(js, json.dumps(record, indent=1, default=str, allow_nan=False))
+    atomic_write(out / f"{name}.md", result["table"] + "\n")
     result["files"] = [str(js), str(out / f"{name}.md")]
     from afltheory.plots import save
     for fname, fig in figs:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from typing import TYPE_CHECKING
 
@@ -97,6 +96,12 @@ def run(args: argparse.Namespace) -> int:
         for k, c in CLAIMS.items():
             print(f"{k:8s} {c.title}  {c.reference}")
         return 0
+    from .._io import check_output_dir, check_output_file, jsonable, write_json
+
+    if args.json:   # before the search: an unusable path must not cost the run
+        check_output_file(args.json, "--json")
+    if args.out:
+        check_output_dir(args.out, "--out")
     if args.claim not in CLAIMS:   # a Claim object (afltheory.claims): the generic adversary
         from ..claims.cli import collect
 
@@ -145,11 +150,11 @@ def run(args: argparse.Namespace) -> int:
         cf = wc.confirmation
         print(f"  Monte Carlo: mean LHS {cf['lhs_mean']:.4g} vs mean bound {cf['bound_mean']:.4g}; "
               f"99% lower bound on mean(LHS − bound) = {cf['diff_lcb']:.4g} -> "
-              f"{'confirmed' if cf['confirmed'] else 'not confirmed'}; exact engine LHS "
+              f"{'confirmed' if cf['confirmed'] else 'not confirmed'} ({cf.get('why', '')}); exact engine "
+              "LHS "
               + ("n/a" if cf["exact_engine_lhs"] is None else f"{cf['exact_engine_lhs']:.4g}"))
     if args.json:
-        with open(args.json, "w") as fh:
-            json.dump(wc.to_dict(), fh, indent=1)
+        write_json(args.json, jsonable(wc.to_dict()), indent=1)
         print(f"  wrote {args.json}")
     if args.out and wc.instance is not None:
         from .plots import progress_plot, worst_instance_plot
@@ -158,7 +163,7 @@ def run(args: argparse.Namespace) -> int:
         a = progress_plot(os.path.join(args.out, f"adversary_{c.id}_progress.png"), wc)
         b = worst_instance_plot(os.path.join(args.out, f"adversary_{c.id}_worst.png"), wc)
         print(f"  wrote {a}, {b}")
-    return 0
+    return 0 if wc.instance is not None else 1   # 1: nothing could be measured (the summary says why)
 
 
 def _run_generic(claim, args: argparse.Namespace) -> int:
@@ -177,9 +182,8 @@ def _run_generic(claim, args: argparse.Namespace) -> int:
               f"bound {cf['measured_lcb99']:.4g} vs bound {cf['bound']:.4g} -> "
               f"{'confirmed' if cf['confirmed'] else 'not confirmed'}")
     if args.json:
-        from ..checks.verdict import json_safe
+        from .._io import jsonable, write_json
 
-        with open(args.json, "w") as fh:
-            json.dump(json_safe(wc.to_dict(), nonfinite="string"), fh, indent=1, allow_nan=False)
+        write_json(args.json, jsonable(wc.to_dict()), indent=1)   # atomic, strict JSON
         print(f"  wrote {args.json}")
     return 0

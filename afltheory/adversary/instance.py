@@ -51,6 +51,9 @@ class Instance:
     rounds: int
     radius: float | None = None   # σ_G certified on ‖x − x*‖ ≤ radius (per-worker Hessians only)
 
+    def __post_init__(self) -> None:
+        _validate(self)
+
     @property
     def num_workers(self) -> int:
         """M, the number of workers."""
@@ -142,6 +145,16 @@ class Instance:
     @classmethod
     def from_dict(cls, d: dict) -> Instance:
         """Inverse of ``to_dict``."""
+        if not isinstance(d, dict):
+            raise ValueError(f"an instance must be a JSON object, got {type(d).__name__}")
+        for k in ("eta", "eta_L", "radius"):
+            v = d.get(k)
+            if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
+                raise ValueError(f"{k}={v!r} must be a number")
+        if "rounds" in d:
+            _int("rounds", d["rounds"], 1, MAX_ROUNDS)
+        if not isinstance(d.get("arrivals", {}), dict):
+            raise ValueError(f"arrivals={d['arrivals']!r} must be an object")
         try:
             return cls(claim=str(d["claim"]), algorithm_name=str(d["algorithm"]),
                        hessians=np.asarray(d["hessian"], dtype=float),
@@ -153,20 +166,140 @@ class Instance:
                        radius=None if d.get("radius") is None else float(d["radius"]))
         except KeyError as exc:
             raise ValueError(f"instance lacks the field {exc.args[0]!r}") from None
+        except (TypeError, OverflowError) as exc:   # e.g. a string where a number array belongs
+            raise ValueError(f"instance has a malformed field: {exc}") from None
+
+
+_PMF_TOL = 1e-9
+MAX_ROUNDS = 10**6
+
+
+def _int(name: str, v: Any, low: int, high: int) -> int:
+    """An integer (an integral float is accepted, 2.7 or True is not) in [low, high]."""
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer, float, np.floating)):
+        raise ValueError(f"{name}={v!r} must be an integer in [{low}, {high}]")
+    if isinstance(v, (float, np.floating)) and not (np.isfinite(v) and float(v).is_integer()):
+        raise ValueError(f"{name}={v!r} must be an integer in [{low}, {high}] (not truncated)")
+    if not low <= int(v) <= high:
+        raise ValueError(f"{name}={v!r} must be an integer in [{low}, {high}]")
+    return int(v)
+
+
+def _pmf(name: str, p: np.ndarray) -> None:
+    if p.size == 0 or not np.all(np.isfinite(p)) or np.any(p < 0):
+        raise ValueError(f"{name}={p.tolist()!r} must hold finite, nonnegative probabilities")
+    s = p.sum(axis=-1)
+    if np.any(np.abs(s - 1.0) > _PMF_TOL):
+        raise ValueError(f"{name} must sum to 1 (to {_PMF_TOL:g}); its sum(s): {np.round(s, 12).tolist()}")
+
+
+def _int_array(name: str, v: Any, low: int, high: int) -> np.ndarray:
+    a = np.asarray(v)
+    if a.dtype.kind == "f":
+        if not (np.all(np.isfinite(a)) and np.all(a == np.round(a))):
+            raise ValueError(f"{name}={a.tolist()!r} must hold integers in [{low}, {high}]")
+    elif a.dtype.kind not in "iu" or a.size == 0:
+        raise ValueError(f"{name}={v!r} must hold integers in [{low}, {high}]")
+    if a.size == 0 or np.any(a < low) or np.any(a > high):
+        raise ValueError(f"{name}={a.tolist()!r} must hold integers in [{low}, {high}]")
+    return a.astype(np.int64)
+
+
+def _validate(inst: Instance) -> None:
+    """Every field of an Instance (ValueError naming the field, its value and what is allowed): shapes
+    consistent, numbers finite, Hessians and noise covariances symmetric, probability vectors nonnegative and
+    summing to 1, integers integral (``rounds=2.7`` is refused, never truncated), steps positive."""
+    if not isinstance(inst.claim, str):
+        raise ValueError(f"claim={inst.claim!r} must be a string")
+    if inst.algorithm_name not in ALGORITHMS:
+        raise ValueError(f"algorithm={inst.algorithm_name!r} must be one of {sorted(ALGORITHMS)}")
+    H, C, N, x0 = inst.hessians, inst.centers, inst.noise_cov, inst.x0
+    for name, a, nd in (("hessian", H, 3), ("centers", C, 2), ("noise_cov", N, 3), ("x0", x0, 1)):
+        if not isinstance(a, np.ndarray) or a.ndim != nd or a.dtype.kind not in "fiu" or a.size == 0:
+            raise ValueError(f"{name} must be a non-empty {nd}-d array of numbers (got shape "
+                             f"{np.shape(a)})")
+        if not np.all(np.isfinite(a)):
+            raise ValueError(f"{name} must hold finite numbers")
+    M, d = C.shape
+    if H.shape != (M, d, d) or N.shape != (M, d, d) or x0.shape != (d,):
+        raise ValueError(f"shapes disagree: centers {C.shape} (M, d), hessian {H.shape} and noise_cov "
+                         f"{N.shape} must be (M, d, d) = {(M, d, d)}, x0 {x0.shape} must be ({d},)")
+    for name, a in (("hessian", H), ("noise_cov", N)):
+        if not np.allclose(a, np.swapaxes(a, 1, 2), rtol=1e-9, atol=1e-12):
+            raise ValueError(f"{name} must hold symmetric matrices")
+    for name in ("eta", "eta_L"):
+        v = getattr(inst, name)
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)) or \
+                not (np.isfinite(v) and v > 0):
+            raise ValueError(f"{name}={v!r} must be a finite number > 0")
+    _int("rounds", inst.rounds, 1, MAX_ROUNDS)
+    if inst.radius is not None and not (isinstance(inst.radius, (int, float, np.integer, np.floating))
+                                        and np.isfinite(inst.radius) and inst.radius > 0):
+        raise ValueError(f"radius={inst.radius!r} must be a finite number > 0 or None")
+    dp, kp = inst.delay_pmf, inst.k_pmf
+    if not isinstance(dp, np.ndarray) or dp.ndim != 1:
+        raise ValueError(f"delay_pmf must be a 1-d array over delays 0..tau (got shape {np.shape(dp)})")
+    _pmf("delay_pmf", dp)
+    if not isinstance(kp, np.ndarray) or kp.ndim != 2 or kp.shape[0] != M:
+        raise ValueError(f"k_pmf must be an (M, K_max) = ({M}, K_max) array (got shape {np.shape(kp)})")
+    _pmf("k_pmf", kp)
+    a = inst.arrivals
+    if not isinstance(a, dict) or "kind" not in a or "m" not in a:
+        raise ValueError(f"arrivals={a!r} must be a dict with 'kind' and 'm'")
+    kinds = ("uniform", "biased", "cyclic", "fixed", "schedule")
+    if a["kind"] not in kinds:
+        raise ValueError(f"arrivals kind={a['kind']!r} must be one of {kinds}")
+    m = _int("arrivals m", a["m"], 1, M)
+    if a["kind"] == "biased":
+        p = np.asarray(a.get("probs"), dtype=float)
+        if p.shape != (M,):
+            raise ValueError(f"arrivals probs must have {M} entries (one per worker), got shape {p.shape}")
+        _pmf("arrivals probs", p)
+    elif a["kind"] == "fixed":
+        w = _int_array("arrivals workers", a.get("workers"), 0, M - 1)
+        if w.ndim != 1 or len(w) != m or len(set(w.tolist())) != m:
+            raise ValueError(f"arrivals workers={w.tolist()} must be {m} distinct worker indices")
+    elif a["kind"] == "schedule":
+        w = _int_array("arrivals workers", a.get("workers"), 0, M - 1)
+        if w.ndim != 2 or w.shape[1] != m:
+            raise ValueError(f"arrivals workers must be a (P, m={m}) table, got shape {w.shape}")
+        dl = _int_array("arrivals delays", a.get("delays"), 0, 10**6)
+        ks = _int_array("arrivals local_steps", a.get("local_steps"), 1, 10**6)
+        if dl.shape != (w.shape[0],) or ks.shape != (w.shape[0],):
+            raise ValueError(f"arrivals delays and local_steps must have one entry per phase ({w.shape[0]})")
 
 
 def save_instance(instance: Instance, path: str | os.PathLike) -> Path:
     """Write ``instance`` as JSON at ``path``; returns the path (read it back with ``load_instance``)."""
     check_component("instance", instance, Instance, "an afltheory.adversary Instance")
+    from .._io import write_json
+
     path = Path(path)
-    path.write_text(json.dumps(instance.to_dict(), indent=1))
+    write_json(path, instance.to_dict(), indent=1)   # atomic, strict JSON, never over a device/FIFO
     return path
 
 
 def load_instance(path_or_dict: str | os.PathLike | dict) -> Instance:
     """An ``Instance`` from a JSON file written by ``save_instance`` / ``afltheory adversary --json`` (the
     whole report or its ``instance`` field) or from such a dict."""
-    d = path_or_dict if isinstance(path_or_dict, dict) else json.loads(Path(path_or_dict).read_text())
-    if "instance" in d and isinstance(d["instance"], dict):
+    if isinstance(path_or_dict, dict):
+        d = path_or_dict
+    else:
+        from .._io import describe_path
+
+        if not isinstance(path_or_dict, (str, os.PathLike)):
+            raise TypeError(f"path_or_dict={path_or_dict!r} must be a path or a dict")
+        what = describe_path(path_or_dict)   # a FIFO would block the read
+        if what is not None:
+            raise ValueError(f"path_or_dict={os.fspath(path_or_dict)!r} is {what}, not a regular file")
+        try:
+            d = json.loads(Path(path_or_dict).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ValueError(f"path_or_dict={os.fspath(path_or_dict)!r} cannot be read as JSON: "
+                             f"{exc}") from None
+    if isinstance(d, dict) and "instance" in d and isinstance(d["instance"], dict):
         d = d["instance"]
-    return Instance.from_dict(d)
+    try:
+        return Instance.from_dict(d)
+    except ValueError as exc:   # name the argument: the field is in the message
+        raise ValueError(f"path_or_dict holds an invalid instance: {exc}") from None

@@ -26,8 +26,8 @@ from .claims import THEOREMS, Claim, get_claim
 from .instance import Instance
 from .space import AssumptionClass, Structure
 
-__all__ = ["DEFAULT_MAX_MEMORY", "SearchCostWarning", "WorstCase", "confirm", "make_instance", "project",
-           "search"]
+__all__ = ["DEFAULT_MAX_MEMORY", "SearchCostWarning", "WorstCase", "confirm", "instance_inside",
+           "make_instance", "project", "search"]
 
 #: Largest projected peak memory of one evaluated batch a search accepts by default (bytes).
 DEFAULT_MAX_MEMORY = 2 * 1024**3
@@ -101,21 +101,22 @@ class WorstCase:
         return self.evaluations / self.elapsed if self.elapsed > 0 else float("inf")
 
     def to_dict(self) -> dict:
-        """A JSON-safe dict of the result (non-finite ratios as strings)."""
+        """A JSON-safe dict of the result (infinite ratios as strings "inf"/"-inf"; no value (null) where
+        nothing was measured, never NaN)."""
         def num(v):
             v = float(v)
-            return v if np.isfinite(v) else ("inf" if v > 0 else "-inf" if v < 0 else "nan")
+            return v if np.isfinite(v) else ("inf" if v > 0 else "-inf" if v < 0 else None)
 
         best = self.best_so_far
         marks = sorted(set(np.unique(np.geomspace(1, len(best), num=min(len(best), 60)).astype(int) - 1)))
         return {
             "claim": self.claim, "worst_ratio": num(self.ratio), "violated": bool(self.violated),
             "T": int(self.T), "measured": num(self.measured), "bound": num(self.bound),
-            "terms": {k: float(v) for k, v in self.shares.items()},
-            "term_values": {k: float(v) for k, v in self.terms.items()},
+            "terms": {k: num(v) for k, v in self.shares.items()},
+            "term_values": {k: num(v) for k, v in self.terms.items()},
             "evaluations": int(self.evaluations), "evals_per_second": num(self.evals_per_second),
             "counts": self.counts, "seed": self.seed, "elapsed_s": round(self.elapsed, 3),
-            "inside_conditions": True,
+            "inside_conditions": True if self.instance is not None else None,
             "structure": None if self.structure is None else
             {"m": self.structure.m, "arrivals": self.structure.arrivals, **self.structure.extra},
             "assumptions": self.assumptions.to_dict(),
@@ -128,6 +129,11 @@ class WorstCase:
 
     def summary(self) -> str:
         """One line: the worst ratio, its horizon and whether it violates the bound."""
+        if not np.isfinite(self.ratio):
+            why = "; ".join(self.notes) or "no candidate could be evaluated"
+            counts = ", ".join(f"{k}: {n}" for k, n in sorted(self.counts.items()))
+            return (f"{self.claim}: no worst ratio — {why} ({counts}; {self.evaluations} evaluations); "
+                    "nothing was measured, so nothing is claimed")
         top = max(self.shares, key=self.shares.get) if self.shares else "-"
         v = ("VIOLATED (Monte Carlo confirmed)" if self.violated else
              "ratio > 1 NOT confirmed by Monte Carlo" if self.ratio > 1 else "within the bound")
@@ -348,9 +354,11 @@ def _check_time(projected: float, cid: str, budget: int, warn_seconds: float,
 def confirm(claim: str | Claim, instance: Instance, *, seed: int = 0, replicates: int = 1000,
             level: float = 0.99) -> dict:
     """Independent check of a violation: ``afltheory.simulate`` (Monte Carlo, ``replicates`` runs) with the
-    theorem's ``bound`` on each realized schedule (τ = the law's largest delay); confirmed iff the one-sided
-    ``level`` lower confidence bound (Student t) on mean(LHS − bound) is > 0. Also re-evaluates the left side
-    with the general exact engine ``afltheory.exact.moments`` (a second implementation of the recursion)."""
+    theorem's ``bound`` on each realized schedule (τ = the law's largest delay); confirmed iff the instance is
+    inside the claim's conditions (``instance_inside``) and the one-sided ``level`` lower confidence bound
+    (Student t) on mean(LHS − bound) is > 0 (``violation_detected``: the bound alone; ``why``: the reason).
+    Also re-evaluates the left side with the general exact engine ``afltheory.exact.moments`` (a second
+    implementation of the recursion)."""
     from scipy import stats
 
     from .. import simulate
@@ -360,6 +368,7 @@ def confirm(claim: str | Claim, instance: Instance, *, seed: int = 0, replicates
     check_component("instance", instance, Instance, "an afltheory.adversary Instance (WorstCase.instance, "
                     "load_instance(path))")
     replicates = check_int("replicates", replicates, low=2)
+    inside, why = instance_inside(c, instance)
     prob, algo, beh = instance.problem(), instance.algorithm(), instance.behaviour()
     T, M = instance.rounds, instance.num_workers
     with warnings.catch_warnings():
@@ -387,5 +396,31 @@ def confirm(claim: str | Claim, instance: Instance, *, seed: int = 0, replicates
             "bound_mean": float(b.mean()),
             "ratio_of_means": float(np.mean(lhs) / b.mean()) if b.mean() > 0 else float("inf"),
             "diff_mean": mean, "diff_lcb": lcb,
-            "diverged_replicates": n_div, "confirmed": bool(lcb > 0),
+            "diverged_replicates": n_div, "violation_detected": bool(lcb > 0),
+            "inside_conditions": inside, "confirmed": bool(lcb > 0) and inside is True,
+            "why": (why if inside is not True else
+                    "the lower confidence bound on mean(LHS − bound) is above 0" if lcb > 0 else
+                    "the lower confidence bound on mean(LHS − bound) is not above 0"),
             "exact_engine_lhs": None if ex is None else float(ex)}
+
+
+def instance_inside(claim: str | Claim, instance: Instance) -> tuple[bool | None, str]:
+    """(inside, why): does ``instance`` satisfy ``claim``'s conditions (the theorem's numeric conditions at
+    the instance's L, η, η_L, K_max, τ, M)? ``inside`` is None when they cannot be checked (a claim without
+    numeric conditions); ``why`` says what failed. ``confirm`` calls a violation confirmed only inside."""
+    c = get_claim(claim)
+    check_component("instance", instance, Instance, "an afltheory.adversary Instance")
+    try:
+        L = float(instance.problem().constants.L)
+        M, tau, kmax = instance.num_workers, np.array([instance.tau]), np.array([instance.K_max])
+        v = c._values(np.array([L]), np.array([float(instance.eta_L)]), kmax, tau, M, c.m_fresh(M, tau),
+                      np.array([float(instance.eta)]))
+        ok = bool(np.all(c.holds(v)))
+    except Exception as exc:  # noqa: BLE001 - a claim without numeric conditions: say so, never confirm
+        return None, (f"{c.id}'s conditions could not be checked on this instance "
+                      f"({type(exc).__name__}: {exc})")
+    if ok:
+        return True, f"inside {c.id}'s conditions"
+    return False, (f"outside {c.id}'s conditions (L={L:.4g}, eta={instance.eta:.4g}, "
+                   f"eta_L={instance.eta_L:.4g}, K_max={instance.K_max}, tau={instance.tau}, M={M}): a bound "
+                   "exceeded there is no violation of the claim")

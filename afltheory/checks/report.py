@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 import numpy as np
 
+from .._io import atomic_open
 from .glossary import GLOSSARY_MD
 
 if TYPE_CHECKING:
@@ -270,6 +271,10 @@ def table_lines(results: list[dict], kills: dict | None = None) -> tuple[list[st
                     control_str(v)])
         if kills is not None:
             out[-1].append(", ".join(kills.get(v.id, ())) or "none")
+    for r in results:   # a check whose optional extra is missing: one SKIPPED row with the install hint
+        if r.get("skipped"):
+            out.append([r["spec"]["id"], r["spec"]["title"], "—", "—", "—", "—",
+                        f"SKIPPED (needs: {r['skipped']})", "—"] + ([] if kills is None else ["—"]))
     return head, out
 
 
@@ -382,6 +387,8 @@ def write_markdown(path: str, results: list[dict], meta: dict, title: str = "afl
         L += [f"## {spec['id']}: {spec['title']}", "", f"*{spec['reference']}* · {r['elapsed']:.1f} s", ""]
         if r.get("error"):
             L += ["**check crashed:**", "", "```", r["error"], "```", ""]
+        if r.get("skipped"):
+            L += [f"**SKIPPED** (needs: `{r['skipped']}`)", ""]
         if r.get("doc"):
             L += ["<details><summary>configuration</summary>", "", "```", r["doc"].strip(), "```", "",
                   "</details>", ""]
@@ -401,7 +408,7 @@ def write_markdown(path: str, results: list[dict], meta: dict, title: str = "afl
             L.append("")
             for f in v.figures:
                 L += [f"![{v.id}]({f})", ""]
-    with open(path, "w", encoding="utf-8") as fh:
+    with atomic_open(path, "w", encoding="utf-8") as fh:   # never over a FIFO/device; never half-written
         fh.write("\n".join(L))
     return path
 
@@ -513,7 +520,7 @@ def write_html(path: str, out: str, results: list[dict], meta: dict, title: str 
            "<span id='vshown'></span> · click a column header to sort</div>",
          "<table id='verdicts'><thead><tr>" + "".join(f"<th>{e(h)}</th>" for h in head)
          + "</tr></thead><tbody>"]
-    for v, row in zip(verdicts, body, strict=True):
+    for v, row in zip(verdicts, body[:len(verdicts)], strict=True):   # then the SKIPPED checks' rows
         kind = _kind(v)
         cls = "finding" if v.finding and v.ok else ("pass" if v.ok else "fail")
         cells = []
@@ -529,6 +536,9 @@ def write_html(path: str, out: str, results: list[dict], meta: dict, title: str 
                 attrs = f" data-sort='{k}'" if k else ""
             cells.append(f"<td{attrs}>{e(c)}</td>")
         H.append(f"<tr class='{cls}' data-kind='{kind}'>" + "".join(cells) + "</tr>")
+    for row in body[len(verdicts):]:   # a check whose optional extra is missing (table_lines' last rows)
+        H.append("<tr class='skipped' data-kind='skipped'>" + "".join(f"<td>{e(c)}</td>" for c in row)
+                 + "</tr>")
     H.append("</tbody></table>")
     prov = meta.get("provenance")
     if prov:
@@ -541,6 +551,8 @@ def write_html(path: str, out: str, results: list[dict], meta: dict, title: str 
                  f"{r['elapsed']:.1f} s</p>")
         if r.get("error"):
             H.append(f"<p><b>check crashed:</b></p><pre>{e(r['error'])}</pre>")
+        if r.get("skipped"):
+            H.append(f"<p><b>SKIPPED</b> (needs: <code>{e(r['skipped'])}</code>)</p>")
         if r.get("doc"):
             H.append(f"<details><summary>configuration</summary><pre>{e(r['doc'].strip())}</pre></details>")
         for v in r["verdicts"]:
@@ -560,6 +572,6 @@ def write_html(path: str, out: str, results: list[dict], meta: dict, title: str 
             for f in v.figures:
                 H.append(_img(out, f))
     H.append(f"<script>{_JS}</script></body></html>")
-    with open(path, "w", encoding="utf-8") as fh:
+    with atomic_open(path, "w", encoding="utf-8") as fh:   # never over a FIFO/device; never half-written
         fh.write("\n".join(H))
     return path

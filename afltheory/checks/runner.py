@@ -8,32 +8,97 @@ from __future__ import annotations
 
 import argparse
 import inspect
-import json
 import os
+import re
 import sys
 import time
 import traceback
 import warnings
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from typing import TextIO
 
+from .._io import check_output_dir, check_output_file, write_json
 from .provenance import SCHEMA_VERSION, provenance
 from .registry import CHECKS, Context, load_all, load_file, ordered_ids
 from .report import print_table, write_html, write_markdown
-from .verdict import Verdict
+from .verdict import Verdict, json_safe
 
 __all__ = ["add_check_parser", "add_verify_parser", "check_main", "run_check", "run_checks", "select_checks",
            "verify_main", "write_reports"]
 
 
+#: optional modules -> the extra that installs them (a check needing a missing one is SKIPPED, not crashed)
+OPTIONAL_EXTRAS = {"PEPit": "pep", "cvxpy": "pep", "clarabel": "pep", "torch": "torch",
+                   "torchvision": "torch", "dask": "dask", "distributed": "dask"}
+
+
+def missing_extra(exc: BaseException) -> str | None:
+    """The install hint (``pip install 'afltheory[pep]'``) when ``exc`` (or its cause/context chain) is an
+    ImportError of an optional extra; None for any other exception (a genuine crash)."""
+    seen = set()
+    e: BaseException | None = exc
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        if isinstance(e, ImportError):
+            m = re.search(r"pip install '?afltheory\[(\w+)\]'?", str(e))
+            if m:
+                return f"pip install 'afltheory[{m.group(1)}]'"
+            name = (e.name or "").split(".")[0]
+            if name in OPTIONAL_EXTRAS:
+                return f"pip install 'afltheory[{OPTIONAL_EXTRAS[name]}]'"
+        e = e.__cause__ or e.__context__
+    return None
+
+
+def crash_site(exc: BaseException, files: Sequence[str] = ()) -> str:
+    """``file:line`` where ``exc`` was raised, preferring the deepest frame in one of ``files`` (the user's
+    check module) over library frames."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    if not frames:
+        return "?"
+    wanted = {os.path.abspath(f) for f in files if f}
+    mine = [f for f in frames if os.path.abspath(f.filename) in wanted]
+    f = (mine or frames)[-1]
+    return f"{f.filename}:{f.lineno}"
+
+
+def _crash_note(exc: BaseException, site: str) -> str:
+    msg = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    if isinstance(exc, SystemExit):
+        msg = f"the check called sys.exit({exc.code!r})"
+    name = "TypeError" if isinstance(exc, _BadReturn) else type(exc).__name__
+    return f"{name}: {msg} (at {site})" if msg else f"{name} (at {site})"
+
+
+class _BadReturn(TypeError):
+    """A check returned something other than a list of Verdicts."""
+
+
+def _func_site(func) -> str:
+    try:
+        return f"{inspect.getsourcefile(func)}:{inspect.getsourcelines(func)[1]}"
+    except (TypeError, OSError):
+        return getattr(func, "__qualname__", "?")
+
+
+def _failed(check_id: str, spec, claim: str, notes: str) -> Verdict:
+    return Verdict(id=check_id, claim=claim, reference=spec.reference, measured=None, theoretical=None,
+                   tolerance="no crash, at least one Verdict", passed=False, notes=notes)
+
+
 def run_check(check_id: str, tier: str = "quick", seed: int = 0, out: str = "report",
               files: Sequence[str] = ()) -> dict:
     """Run one check (after loading the plugins and the user ``files``); returns {"spec", "verdicts" (list of
-    Verdict dicts), "elapsed" (wall s), "cpu" (this process's CPU s), "error", "refused", "doc"}. A crashing
-    check yields one failing verdict;
-    "refused" says the crash was a backend refusing a rule it cannot represent
-    (``afltheory.algorithms.UnsupportedRule``)."""
+    Verdict dicts), "elapsed" (wall s), "cpu" (this process's CPU s), "error", "refused", "skipped", "doc"}.
+
+    The check runs isolated: an exception, ``SystemExit`` (``sys.exit`` in a check), a return that is not a
+    list/tuple of Verdicts, or an empty list ("no verdict") is that check's failure (one failing verdict whose
+    notes give the exception type, message and file:line; printed on stderr too) and never stops the other
+    checks. "refused": the crash was a backend refusing a rule it cannot represent
+    (``afltheory.algorithms.UnsupportedRule``). "skipped": the install hint when the check needs an optional
+    extra that is not installed (an ImportError naming it): no verdict, not a failure."""
     for f in files:
         load_file(f)
     if check_id not in CHECKS:   # a plugin's check (a user file's is registered above)
@@ -45,27 +110,48 @@ def run_check(check_id: str, tier: str = "quick", seed: int = 0, out: str = "rep
     t0, c0 = time.perf_counter(), time.process_time()
     err = None
     refused = False
-    verdicts = []
+    skipped = None
+    verdicts: list = []
+    mod = sys.modules.get(spec.module)
+    mod_file = getattr(mod, "__file__", None)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            verdicts = list(spec.func(ctx))
-        for v in verdicts:
-            if not isinstance(v, Verdict):
-                raise TypeError(f"check {check_id!r} returned {type(v).__name__}; it must return Verdicts")
-    except Exception as exc:  # a crashing check is a failing verdict, never a silent skip
-        err = traceback.format_exc()
-        from ..algorithms.base import UnsupportedRule
+            got = spec.func(ctx)
+        if not isinstance(got, (list, tuple)):
+            raise _BadReturn(f"check {check_id!r} returned {type(got).__name__}; it must return a list of "
+                            "Verdicts")
+        bad = [type(v).__name__ for v in got if not isinstance(v, Verdict)]
+        if bad:
+            raise _BadReturn(f"check {check_id!r} returned {', '.join(sorted(set(bad)))} item(s); it must "
+                            "return Verdicts")
+        verdicts = list(got)
+        if not verdicts:
+            note = (f"no verdict: the check returned an empty list (at {_func_site(spec.func)}; a check must "
+                    "return at least one Verdict, and an empty result is not a pass)")
+            print(f"afltheory: check {check_id}: {note}", file=sys.stderr, flush=True)
+            verdicts = [_failed(check_id, spec, f"check {check_id} returned no verdict", note)]
+            err = note
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - SystemExit too: a crashing check is its own failure
+        skipped = missing_extra(exc)
+        if skipped is None:
+            site = (_func_site(spec.func) if isinstance(exc, _BadReturn)
+                    else crash_site(exc, [mod_file] if mod_file else []))
+            note = _crash_note(exc, site)
+            err = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+            from ..algorithms.base import UnsupportedRule
 
-        refused = isinstance(exc, UnsupportedRule)  # a backend cannot represent the rule (no bug found)
-        verdicts = [Verdict(id=check_id, claim=f"check {check_id} crashed", reference=spec.reference,
-                            measured=None, theoretical=None, tolerance="no crash", passed=False,
-                            notes=err.strip().splitlines()[-1])]
-    mod = sys.modules.get(spec.module)
+            refused = isinstance(exc, UnsupportedRule)  # a backend cannot represent the rule (no bug found)
+            print(f"afltheory: check {check_id} crashed: {note}", file=sys.stderr, flush=True)
+            verdicts = [_failed(check_id, spec, f"check {check_id} crashed", note)]
+        else:
+            verdicts = []
     doc = (inspect.getdoc(mod) if mod is not None else "") or ""
     return {"spec": {"id": spec.id, "title": spec.title, "reference": spec.reference},
             "verdicts": [v.to_dict() for v in verdicts], "elapsed": time.perf_counter() - t0,
-            "cpu": time.process_time() - c0, "error": err, "refused": refused, "doc": doc}
+            "cpu": time.process_time() - c0, "error": err, "refused": refused, "skipped": skipped, "doc": doc}
 
 
 def select_checks(only: Sequence[str] | None = None, among: Sequence[str] | None = None) -> list[str]:
@@ -117,6 +203,19 @@ def _keep_verdicts(results: list[dict], only: Sequence[str] | None, pool: Sequen
     return results
 
 
+def _lost(check_id: str, exc: BaseException) -> dict:
+    """The result of a check whose worker process died (no Verdict could come back)."""
+    spec = CHECKS.get(check_id)
+    ref = spec.reference if spec is not None else ""
+    note = f"{type(exc).__name__}: the process running the check died ({exc})"
+    print(f"afltheory: check {check_id} crashed: {note}", file=sys.stderr, flush=True)
+    v = Verdict(id=check_id, claim=f"check {check_id} crashed", reference=ref, measured=None,
+                theoretical=None, tolerance="no crash, at least one Verdict", passed=False, notes=note)
+    return {"spec": {"id": check_id, "title": spec.title if spec else check_id, "reference": ref},
+            "verdicts": [v.to_dict()], "elapsed": 0.0, "error": note, "refused": False, "skipped": None,
+            "doc": ""}
+
+
 def run_checks(ids: Sequence[str], tier: str = "quick", seed: int = 0, out: str = "report", jobs: int = 1,
                files: Sequence[str] = (), progress_file: TextIO | None = None) -> list[dict]:
     """Run ``ids`` (in ``jobs`` processes when > 1); results as ``run_check`` with Verdict objects. With
@@ -132,20 +231,35 @@ def run_checks(ids: Sequence[str], tier: str = "quick", seed: int = 0, out: str 
         if progress_file is not None:
             vs = r["verdicts"]
             ok = sum(1 for v in vs if v.get("ok")) if vs and isinstance(vs[0], dict) else None
-            state = "CRASHED" if r["error"] else f"{ok}/{len(vs)} verdicts pass"
+            state = (f"SKIPPED (needs: {r['skipped']})" if r.get("skipped") else
+                     "CRASHED" if r["error"] else f"{ok}/{len(vs)} verdicts pass")
             print(f"[{done}/{n}] {r['spec']['id']}: {state} ({r['elapsed']:.1f} s)", file=progress_file,
                   flush=True)
 
     if jobs > 1 and len(ids) > 1:
+        by_id = {}
+        broken: list[str] = []
         # the slow checks first (a stable order otherwise): the long ones do not end up last on one core
         order = sorted(ids, key=lambda i: not getattr(CHECKS.get(i), "slow", False))
         with ProcessPoolExecutor(max_workers=jobs) as ex:
             futs = {ex.submit(run_check, i, tier, seed, out, files): i for i in order}
-            by_id = {}
             for f in as_completed(futs):
-                by_id[futs[f]] = f.result()
+                try:
+                    by_id[futs[f]] = f.result()
+                except BrokenProcessPool:   # a worker died (os._exit, a signal): the culprit is unknown yet
+                    broken.append(futs[f])
+                    continue
+                except Exception as exc:  # noqa: BLE001 - e.g. an unpicklable result: that check's failure
+                    by_id[futs[f]] = _lost(futs[f], exc)
                 progress(by_id[futs[f]])
-            res = [by_id[i] for i in ids]
+        for i in broken:   # rerun each alone in its own process: only the check that kills it fails
+            with ProcessPoolExecutor(max_workers=1) as ex1:
+                try:
+                    by_id[i] = ex1.submit(run_check, i, tier, seed, out, files).result()
+                except Exception as exc:  # noqa: BLE001 - it died again, alone: its own failure
+                    by_id[i] = _lost(i, exc)
+            progress(by_id[i])
+        res = [by_id[i] for i in ids]
     else:
         res = []
         for i in ids:
@@ -166,26 +280,18 @@ def write_reports(out: str, results: list[dict], meta: dict, json_path: str | No
     print_table(results, file=summary, kills=meta.get("kills"))
     for r in results:
         cpu = f" ({r['cpu']:5.1f} s CPU)" if r.get("cpu") is not None else ""
-        print(f"  {r['spec']['id']:16s} {r['elapsed']:6.1f} s{cpu}" + ("  CRASHED" if r["error"] else ""),
-              file=summary)
+        print(f"  {r['spec']['id']:16s} {r['elapsed']:6.1f} s{cpu}" + ("  CRASHED" if r["error"] else "")
+              + (f"  SKIPPED (needs: {r['skipped']})" if r.get("skipped") else ""), file=summary)
     md = write_markdown(os.path.join(out, "report.md"), results, meta, title=title)
     ht = write_html(os.path.join(out, "report.html"), out, results, meta, title=title)
     if json_path:
+        skipped = [{"id": r["spec"]["id"], "status": "SKIPPED", "needs": r["skipped"]} for r in results
+                   if r.get("skipped")]
         doc = {"schema_version": SCHEMA_VERSION, "provenance": meta.get("provenance", {}),
                "summary": {"verdicts": len(allv), "pass": meta["n_ok"], "tier": meta["tier"],
-                           "seed": meta["seed"]},
-               "verdicts": [v.to_dict() for v in allv]}
-        if json_path == "-":
-            json.dump(doc, sys.stdout, indent=2)
-            sys.stdout.write("\n")
-            sys.stdout.flush()
-        else:
-            d = os.path.dirname(os.path.abspath(json_path))
-            os.makedirs(d, exist_ok=True)
-            tmp = f"{json_path}.tmp-{os.getpid()}"
-            with open(tmp, "w", encoding="utf-8") as fh:
-                json.dump(doc, fh, indent=2)
-            os.replace(tmp, json_path)
+                           "seed": meta["seed"], "skipped": len(skipped)},
+               "verdicts": [v.to_dict() for v in allv], "skipped": skipped}
+        write_json(json_path, json_safe(doc))
     bad = [v for v in allv if not v.ok]
     crashed = [r["spec"]["id"] for r in results if r["error"]]
     print(f"\n{meta['n_ok']}/{len(allv)} verdicts pass ({meta['elapsed']:.1f} s); reports: {md}, {ht}",
@@ -194,44 +300,42 @@ def write_reports(out: str, results: list[dict], meta: dict, json_path: str | No
         print("FAILED: " + ", ".join(v.id for v in bad), file=summary)
     if crashed:
         print("CRASHED: " + ", ".join(crashed), file=summary)
+    skipped_ids = [r["spec"]["id"] for r in results if r.get("skipped")]
+    if skipped_ids:
+        print("SKIPPED (optional extra not installed): " + ", ".join(
+            f"{r['spec']['id']} (needs: {r['skipped']})" for r in results if r.get("skipped")), file=summary)
     return 0 if not bad and not crashed else 1
 
 
 def check_outputs(out: str, json_path: str | None) -> None:
-    """Refuse unusable output paths *before* running anything (ValueError naming the option)."""
-    if os.path.exists(out) and not os.path.isdir(out):
-        raise ValueError(f"--out {out!r} is a file; it must be a directory (created if missing)")
-    try:
-        os.makedirs(os.path.join(out, "figures"), exist_ok=True)
-    except OSError as exc:
-        raise ValueError(f"--out {out!r} cannot be created: {exc.strerror}") from None
-    if not os.access(out, os.W_OK):
-        raise ValueError(f"--out {out!r} is not writable")
-    if json_path and json_path != "-":
-        if os.path.isdir(json_path):
-            raise ValueError(f"--json {json_path!r} is a directory; give a file path (or '-' for stdout)")
-        d = os.path.dirname(os.path.abspath(json_path))
-        try:
-            os.makedirs(d, exist_ok=True)
-        except OSError as exc:
-            raise ValueError(f"--json {json_path!r}: its directory cannot be created: "
-                             f"{exc.strerror}") from None
-        if not os.access(d, os.W_OK):
-            raise ValueError(f"--json {json_path!r}: directory {d!r} is not writable")
+    """Refuse unusable output paths *before* running anything (ValueError naming the option; see
+    ``afltheory._io``): ``--out`` a writable directory (created), ``--json`` a regular file or new path in a
+    writable directory, or ``-``."""
+    check_output_dir(out, "--out")
+    os.makedirs(os.path.join(out, "figures"), exist_ok=True)
+    if json_path:
+        check_output_file(json_path, "--json", stdout_ok=True)
 
 
-def _run_and_report(ids, args, files=(), title="afltheory check") -> int:
-    tier = args.tier or "quick"
+def validate_args(args: argparse.Namespace) -> None:
+    """Refuse bad ``--jobs``/``--seed`` and unusable ``--out``/``--json`` before anything runs
+    (ValueError)."""
     if args.jobs < 1:
         raise ValueError(f"--jobs={args.jobs} must be >= 1")
     if args.seed < 0:
         raise ValueError(f"--seed={args.seed} must be >= 0")
     check_outputs(args.out, args.json)
+
+
+def _run_and_report(ids, args, files=(), title="afltheory check", extra=()) -> int:
+    tier = args.tier or "quick"
+    validate_args(args)
     t0 = time.perf_counter()
     quiet = getattr(args, "quiet", False)
     results = run_checks(ids, tier, args.seed, args.out, args.jobs, files,
                          progress_file=None if quiet else sys.stderr)
     results = _keep_verdicts(results, getattr(args, "only", None), ordered_ids(None) + list(ids))
+    results = list(extra) + results
     elapsed = time.perf_counter() - t0
     allv = [v for r in results for v in r["verdicts"]]
     meta = {"tier": tier, "seed": args.seed, "n_verdicts": len(allv), "n_ok": sum(v.ok for v in allv),
@@ -251,19 +355,54 @@ def check_main(args: argparse.Namespace) -> int:
         raise ValueError("no checks are registered: install a check plugin (entry-point group "
                          "'afltheory.checks', e.g. `pip install .` in the afltheory repository) or use "
                          "`afltheory verify FILE.py`")
+    validate_args(args)
     return _run_and_report(select_checks(args.only), args)
 
 
 def verify_main(args: argparse.Namespace) -> int:
-    """``afltheory verify FILE.py ...``: run the checks the user files register and write the same report."""
+    """``afltheory verify FILE.py ...``: run the checks the user files register and write the same report.
+    A file that fails to load (syntax error, exception at import) is that file's failing verdict; the other
+    files' checks still run."""
+    validate_args(args)
     ids: list[str] = []
+    good: list[str] = []
+    broken: list[dict] = []
     for f in args.files:
-        got = load_file(f)
+        try:
+            got = load_file(f)
+        except ValueError:
+            raise   # the file does not exist / is not Python: bad input (exit 2)
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # noqa: BLE001 - a syntax error or a crash while importing: its own failure
+            broken.append(_file_failure(f, exc))
+            continue
         if not got:
             raise ValueError(f"file={f!r} registers no check (decorate a function run(ctx) -> list[Verdict] "
                              f"with @afltheory.checks.register(id, title, reference))")
         ids += got
-    return _run_and_report(select_checks(args.only, ids), args, files=args.files, title="afltheory verify")
+        good.append(f)
+    if args.only and broken:
+        select_checks(args.only, ids)   # unknown ids are refused even when a file failed to load
+    return _run_and_report(select_checks(args.only, ids) if ids else [], args, files=good,
+                           title="afltheory verify", extra=broken)
+
+
+def _file_failure(path: str, exc: BaseException) -> dict:
+    """The result standing for a user file that failed to load (syntax error, exception at import): one
+    failing verdict ``file:<name>`` with the exception type, message and file:line; printed on stderr."""
+    if isinstance(exc, SyntaxError) and exc.filename:
+        site = f"{exc.filename}:{exc.lineno}"
+        msg = f"{type(exc).__name__}: {exc.msg} (at {site})"
+    else:
+        msg = _crash_note(exc, crash_site(exc, [os.path.abspath(path)]))
+    print(f"afltheory: {path} failed to load: {msg}", file=sys.stderr, flush=True)
+    fid = f"file:{os.path.basename(path)}"
+    v = Verdict(id=fid, claim=f"{path} loads and registers its checks", reference=path, measured=None,
+                theoretical=None, tolerance="the file imports without error", passed=False, notes=msg)
+    return {"spec": {"id": fid, "title": f"loading {path}", "reference": path}, "verdicts": [v],
+            "elapsed": 0.0, "error": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)),
+            "refused": False, "skipped": None, "doc": ""}
 
 
 def _common_args(p: argparse.ArgumentParser) -> None:

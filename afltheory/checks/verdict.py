@@ -11,9 +11,11 @@ for ``from_dict``).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
-from dataclasses import asdict, dataclass
+import numbers
+from dataclasses import MISSING, asdict, dataclass
 from typing import Any
 
 import numpy as np
@@ -51,14 +53,67 @@ def json_safe(v: Any, *, nonfinite: str = "string") -> Any:
 
 
 def _has_nan(v: Any) -> bool:
-    """True if the number, array or (nested) list/tuple ``v`` holds a float NaN."""
-    if isinstance(v, (float, np.floating)):
-        return bool(np.isnan(v))
+    """True if the number, array or (nested) list/tuple/dict ``v`` holds a NaN (also a complex one)."""
+    return _bad_number(v, allow_inf=True) is not None
+
+
+def _bad_number(v: Any, *, allow_inf: bool, depth: int = 0) -> str | None:
+    """Why ``v`` (a number, array, or nested list/tuple/dict, keys included) cannot go into a verdict: it
+    holds a NaN, a complex number, or (``allow_inf`` False) an infinity; None if it is clean."""
+    if depth > 50:
+        return "is nested more than 50 levels deep"
+    if v is None or isinstance(v, (str, bool, np.bool_)):
+        return None
+    if isinstance(v, (complex, np.complexfloating)):
+        return f"holds a complex number ({v!r})"
     if isinstance(v, np.ndarray):
-        return v.dtype.kind in "fc" and bool(np.isnan(v).any())
-    if isinstance(v, (list, tuple)):
-        return any(_has_nan(x) for x in v)
-    return False
+        if v.dtype.kind == "c":
+            return "holds a complex array"
+        if v.dtype.kind == "f":
+            if np.isnan(v).any():
+                return "holds NaN"
+            if not allow_inf and np.isinf(v).any():
+                return "holds an infinity"
+            return None
+        if v.dtype.kind == "O":
+            v = v.tolist()
+        else:
+            return None
+    if isinstance(v, dict):
+        for k, x in v.items():
+            why = _bad_number(k, allow_inf=allow_inf, depth=depth + 1) or \
+                _bad_number(x, allow_inf=allow_inf, depth=depth + 1)
+            if why:
+                return why
+        return None
+    if isinstance(v, (list, tuple, set, frozenset)):
+        for x in v:
+            why = _bad_number(x, allow_inf=allow_inf, depth=depth + 1)
+            if why:
+                return why
+        return None
+    if isinstance(v, NegativeControl):
+        return _bad_number([v.measured, v.theoretical], allow_inf=allow_inf, depth=depth + 1)
+    if isinstance(v, numbers.Number):
+        try:
+            if v != v:  # NaN (float, numpy, Decimal)
+                return "holds NaN"
+            if not allow_inf and isinstance(v, numbers.Real) and not math.isfinite(float(v)):
+                return "holds an infinity"
+        except (TypeError, ValueError, OverflowError):
+            return f"holds a number that cannot be compared ({type(v).__name__})"
+    return None
+
+
+def _check_flag(name: str, value: Any, *, optional: bool = False) -> bool | None:
+    """A real boolean (``bool`` or ``numpy.bool_``), or None when ``optional``; else TypeError: ``passed=nan``
+    or ``passed="false"`` must never be read as True."""
+    if value is None and optional:
+        return None
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name}={value!r} (type {type(value).__name__}) must be a bool"
+                        + (" or None" if optional else ""))
+    return bool(value)
 
 
 def _check_ucb(measured: Any, ci: tuple | None) -> None:
@@ -88,6 +143,62 @@ def _unclean(v: Any) -> Any:
     return v
 
 
+def _validate_verdict(v: Any) -> None:
+    """Deep validation of a Verdict (called by ``__post_init__``; normalises tuples and numpy bools).
+    Text fields are strings; ``passed``/``finding``/``derivation`` real bools, ``inside_conditions`` a bool
+    or None; NaN and complex numbers are refused anywhere (measured, theoretical, ci, slack, tolerance, terms,
+    details, the negative control — inside lists and dicts too); ``terms``, ``tolerance`` and ``slack``
+    must hold no NaN and ``terms``/``tolerance`` no infinity (divergence is reported as an infinite
+    ``measured``)."""
+    for name in ("id", "claim", "reference", "method", "notes", "quantity", "interval"):
+        if not isinstance(getattr(v, name, ""), str):
+            raise TypeError(f"{name}={getattr(v, name)!r} (type {type(getattr(v, name)).__name__}) must be a "
+                            "string")
+    if not v.id:
+        raise ValueError("id='' must be a non-empty string")
+    object.__setattr__(v, "passed", _check_flag("passed", v.passed))
+    object.__setattr__(v, "finding", _check_flag("finding", v.finding))
+    object.__setattr__(v, "derivation", _check_flag("derivation", v.derivation))
+    object.__setattr__(v, "inside_conditions", _check_flag("inside_conditions", v.inside_conditions,
+                                                           optional=True))
+    if isinstance(v.figures, (str, bytes)) or not isinstance(v.figures, (list, tuple)):
+        raise TypeError(f"figures={v.figures!r} must be a list or tuple of paths")
+    if not all(isinstance(f, str) for f in v.figures):
+        raise TypeError(f"figures={v.figures!r} must hold path strings")
+    object.__setattr__(v, "figures", tuple(v.figures))
+    if v.ci is not None:
+        if isinstance(v.ci, (str, bytes, dict)) or not hasattr(v.ci, "__iter__"):
+            raise TypeError(f"ci={v.ci!r} must be a (low, high) pair or None")
+        object.__setattr__(v, "ci", tuple(v.ci))
+    for name in ("terms", "details"):
+        if getattr(v, name) is not None and not isinstance(getattr(v, name), dict):
+            raise TypeError(f"{name}={getattr(v, name)!r} must be a dict or None")
+    if v.slack is not None and (isinstance(v.slack, (bool, np.bool_))
+                                or not isinstance(v.slack, numbers.Real)):
+        raise TypeError(f"slack={v.slack!r} must be a real number or None")
+    for name, allow_inf in (("measured", True), ("theoretical", True), ("ci", True), ("slack", True),
+                            ("details", True), ("tolerance", False), ("terms", False)):
+        why = _bad_number(getattr(v, name), allow_inf=allow_inf)
+        if why:
+            raise ValueError(f"{name}={getattr(v, name)!r} {why}: a verdict reports divergence as inf (or "
+                             f"says n/a), never NaN or a complex number" + ("" if allow_inf else
+                                                                        f"; {name} must be finite"))
+
+
+def _fields_of(cls: type) -> dict[str, bool]:
+    """{field name: required} of a dataclass (required: no default)."""
+    return {f.name: f.default is MISSING and f.default_factory is MISSING for f in dataclasses.fields(cls)}
+
+
+def _check_keys(d: dict, fields: dict, what: str) -> None:
+    unknown = sorted(set(d) - set(fields))
+    if unknown:
+        raise ValueError(f"{what} has unknown field(s) {unknown}; allowed: {sorted(fields)}")
+    missing = [k for k, req in fields.items() if req and k not in d]
+    if missing:
+        raise ValueError(f"{what} lacks required field(s) {missing}")
+
+
 @dataclass(frozen=True, kw_only=True)
 class NegativeControl:
     """The same check fed a plausible wrong input (a bound without the term under test, the nearest mutant, a
@@ -100,7 +211,14 @@ class NegativeControl:
     passed: bool = False
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "passed", bool(self.passed))
+        if not isinstance(self.description, str):
+            raise TypeError(f"description={self.description!r} must be a string")
+        object.__setattr__(self, "passed", _check_flag("negative_control.passed", self.passed))
+        for name in ("measured", "theoretical"):
+            why = _bad_number(getattr(self, name), allow_inf=True)
+            if why:
+                raise ValueError(f"negative_control.{name}={getattr(self, name)!r} {why}: a control reports "
+                                 f"divergence as inf (or says n/a), never NaN or a complex number")
 
     @property
     def failed_as_required(self) -> bool:
@@ -156,16 +274,7 @@ class Verdict:
             raise ValueError(f"relation={self.relation!r} must be one of {RELATIONS}")
         if self.negative_control is not None and not isinstance(self.negative_control, NegativeControl):
             raise TypeError(f"negative_control={self.negative_control!r} must be a NegativeControl or None")
-        object.__setattr__(self, "passed", bool(self.passed))
-        object.__setattr__(self, "figures", tuple(self.figures))
-        if self.ci is not None:
-            object.__setattr__(self, "ci", tuple(self.ci))
-        if self.inside_conditions is not None:
-            object.__setattr__(self, "inside_conditions", bool(self.inside_conditions))
-        for name in ("measured", "theoretical", "slack", "ci"):
-            if _has_nan(getattr(self, name)):
-                raise ValueError(f"{name}={getattr(self, name)!r} holds NaN: a verdict reports divergence as "
-                                 f"inf (or says n/a), never NaN")
+        _validate_verdict(self)
         _check_ucb(self.measured, self.ci)
 
     @property
@@ -217,15 +326,39 @@ class Verdict:
 
     @classmethod
     def from_dict(cls, d: dict) -> Verdict:
-        """Inverse of ``to_dict``."""
+        """Inverse of ``to_dict``, schema-checked: ``d`` must be a dict with exactly the Verdict's fields
+        (plus the derived ``ok``/``failed_as_required``, which must agree with the recomputed values); bools
+        must be JSON booleans (``"false"`` is not a bool). ValueError/TypeError naming the field otherwise."""
+        if not isinstance(d, dict):
+            raise TypeError(f"a verdict must be a dict, got {type(d).__name__}")
         d = _unclean(dict(d))
-        d.pop("ok", None)
+        claimed_ok = d.pop("ok", None)
+        if claimed_ok is not None and not isinstance(claimed_ok, bool):
+            raise TypeError(f"ok={claimed_ok!r} must be a bool")
+        _check_keys(d, _fields_of(cls), f"verdict {d.get('id')!r}")
         nc = d.get("negative_control")
+        claimed_far = None
         if nc is not None:
+            if not isinstance(nc, dict):
+                raise TypeError(f"negative_control={nc!r} must be an object or null")
             nc = dict(nc)
-            nc.pop("failed_as_required", None)
+            claimed_far = nc.pop("failed_as_required", None)
+            if claimed_far is not None and not isinstance(claimed_far, bool):
+                raise TypeError(f"negative_control.failed_as_required={claimed_far!r} must be a bool")
+            _check_keys(nc, _fields_of(NegativeControl), "negative_control")
             d["negative_control"] = NegativeControl(**nc)
-        return cls(**d)
+        for k in ("figures", "ci"):
+            if isinstance(d.get(k), list):
+                d[k] = tuple(d[k])
+        v = cls(**d)
+        if claimed_ok is not None and claimed_ok != v.ok:
+            raise ValueError(f"verdict {v.id!r}: ok={claimed_ok} contradicts passed={v.passed} and its "
+                             f"negative control (ok would be {v.ok})")
+        if claimed_far is not None and v.negative_control is not None and \
+                claimed_far != v.negative_control.failed_as_required:
+            raise ValueError(f"verdict {v.id!r}: negative_control.failed_as_required={claimed_far} "
+                             f"contradicts its passed={v.negative_control.passed}")
+        return v
 
     def to_json(self) -> str:
         """``to_dict`` as a JSON string."""

@@ -62,8 +62,9 @@ def _append_html(path: str, fragment: str) -> None:
     with open(path, encoding="utf-8") as fh:
         text = fh.read()
     text = text.replace("</body>", fragment + "</body>", 1) if "</body>" in text else text + fragment
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write(text)
+    from afltheory._io import atomic_write
+
+    atomic_write(path, text)
 
 
 def main(args: argparse.Namespace, check_main: Callable | None = None) -> int:
@@ -82,10 +83,9 @@ def main(args: argparse.Namespace, check_main: Callable | None = None) -> int:
         return 0
     check_executor_args(args)
     names = [get(n).name for n in args.mutants] if args.mutants else None  # None: catalogue + controls
-    if args.jobs < 1:
-        raise ValueError(f"--jobs={args.jobs} must be >= 1")
-    if args.seed < 0:
-        raise ValueError(f"--seed={args.seed} must be >= 0")
+    from afltheory.checks.runner import validate_args
+
+    validate_args(args)   # --jobs, --seed, --out, --json refused before the (long) mutation run
     n = len(names) if names is not None else len(CATALOGUE) + len(CONTROLS)
     print(
         f"mutation analysis: the checks on the correct code, then under {n} mutants ({args.jobs} job(s), "

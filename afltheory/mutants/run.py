@@ -317,9 +317,10 @@ class KillMatrix:
 
     def write_json(self, path: str) -> str:
         """Write ``to_dict()`` to ``path`` (directories created); returns ``path``."""
+        from afltheory._io import write_json
+
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-        with open(path, "w", encoding="utf-8") as fh:
-            json.dump(self.to_dict(), fh, indent=1)
+        write_json(path, self.to_dict(), indent=1)
         return path
 
     def _cell(self, mutant, check):

@@ -3,7 +3,6 @@ bound."""
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -74,21 +73,23 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--scheduler", default=None, help="Dask scheduler address (with --executor dask)")
 
     def run(args):
+        from .._io import check_output_file, jsonable, write_json
         from .theorems import bracket
 
         if args.scheduler and args.executor != "dask":
             raise ValueError(f"--scheduler {args.scheduler!r} needs --executor dask")
         if args.jobs < 1:
             raise ValueError(f"--jobs={args.jobs} must be >= 1")
+        if args.json:   # before the (long) solve: an unusable path must not cost the run
+            check_output_file(args.json, "--json")
         b = bracket(args.claim, m=args.m, M=args.M, K=args.K, T=args.T, tau=args.tau, sigma_G=args.sigma_G,
                     delta=args.delta, L=args.L, search=args.search, beam=args.beam,
                     heterogeneity=args.heterogeneity, max_gram=args.max_gram, gamma=args.gamma,
                     executor=args.executor, jobs=args.jobs, scheduler=args.scheduler,
                     schedule_kind=args.schedule_kind)
         print(format_bracket(b))
-        if args.json:
-            with open(args.json, "w") as fh:
-                json.dump(b.to_json(), fh, indent=2, allow_nan=False)   # strict JSON (to_json: no NaN/inf)
+        if args.json:   # strict JSON: no NaN/Infinity tokens
+            write_json(args.json, jsonable(b.to_json()), indent=2)
         return 0 if b.upper is not None else 1
 
     p.set_defaults(func=run)

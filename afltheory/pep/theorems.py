@@ -36,6 +36,12 @@ __all__ = ["CLAIMS", "LIMITS", "Bracket", "bracket", "default_schedule", "json_s
 LIMITS = dict(m=64, M=64, K=64, T=1000, tau=1000, beam=64)
 
 CLAIMS = {"thm2": ("theorem2", "AFACD"), "thm3": ("theorem3", "AFACD"), "thm4": ("theorem4", "AFACS")}
+#: Largest m, M, K, T, tau accepted (checked before any allocation; the PEP's own limit is ``max_gram``).
+MAX_SIZE = 10_000
+#: Range of sigma_G (or 0), delta and L: their squares must stay finite in the PEP and the bound.
+VALUE_RANGE = (1e-100, 1e100)
+#: Admissible range of gamma·L for an explicit server step ``gamma``: outside it the bound is inf or 0.
+GAMMA_L_RANGE = (1e-12, 1e3)
 
 
 @dataclass(frozen=True)
@@ -184,7 +190,11 @@ def bracket(claim: str, *, m: int, K: int, T: int, tau: int, M: int | None = Non
     delta = check_real("delta", delta, low=1e-150, high=1e150)
     L = check_real("L", L, low=1e-150, high=1e150)
     if gamma is not None:
-        gamma = check_real("gamma", gamma, low=STEP_MIN / L, high=STEP_MAX / L)
+        try:
+            gamma = check_real("gamma", gamma, low=STEP_MIN / L, high=STEP_MAX / L)
+        except ValueError as exc:   # e.g. 5e-324: the bound's transient term divides by it
+            raise ValueError(f"{exc} — a degenerate server step (gamma·L must lie in "
+                             f"[{STEP_MIN:g}, {STEP_MAX:g}])") from None
     if max_gram is not None:
         max_gram = check_int("max_gram", max_gram, low=1, high=10_000)
     # a lower bound on the Gram dimension (M gradients at each of the T server iterates), checked before any
@@ -239,6 +249,12 @@ def bracket(claim: str, *, m: int, K: int, T: int, tau: int, M: int | None = Non
                                                        scope="ignore").items()}
     bound = float(sum(terms.values()))
     control = bound - terms.get("transient", 0.0)
+    bad = {k: v for k, v in dict(bound=bound, control=control, lower=lb.value, **terms).items()
+           if not math.isfinite(v)}
+    if bad or (pep.upper is not None and not math.isfinite(pep.upper)):
+        raise ValueError(f"the bracket of {claim} is not finite at this configuration ({bad or pep.upper}; "
+                         f"eta={eta:.4g}, eta_L={eta_L:.4g}): degenerate step sizes or constants; nothing is "
+                         "certified")
     return Bracket(claim, dict(M=M, m=m, K=K, T=T, tau=tau, sigma_G=sigma_G, delta=delta, L=L,
                                gamma=eta * eta_L,
                                heterogeneity=heterogeneity, tau_memory=tau_eff if claim == "thm4" else None),

@@ -67,11 +67,16 @@ def new_figure(nrows: int = 1, ncols: int = 1, *, width: float = 5.0, height: fl
 
 
 def save(fig: Figure, path: str | os.PathLike) -> str:
-    """Write ``fig`` as a PNG at ``path`` (directories created; deterministic bytes); returns the path."""
+    """Write ``fig`` as a PNG at ``path`` (directories created; deterministic bytes; atomic; ValueError if
+    ``path`` is a device file, a FIFO or a socket); returns the path."""
+    from .._io import atomic_open
+
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     fig.tight_layout()
-    # fixed metadata so the PNG bytes are deterministic for a given run
-    fig.savefig(path, format="png", metadata={"Software": None})
+    # fixed metadata so the PNG bytes are deterministic for a given run; written atomically (temporary file
+    # + rename), never over a device file or a FIFO
+    with atomic_open(path, "wb") as fh:
+        fig.savefig(fh, format="png", metadata={"Software": None})
     return str(path)
 
 

@@ -3,6 +3,7 @@
     afltheory sweep run SPEC --store FILE [--jobs N] [--executor local|dask] [--scheduler ADDR] [--extend]
     afltheory sweep status --store FILE [--json]
     afltheory sweep export --store FILE --csv OUT
+    afltheory sweep copy --store FILE --to COPY      (one self-contained file, write-ahead log included)
     afltheory sweep plot --store FILE --out PNG [--x PARAM] [--metric NAME]
     afltheory sweep fit --store FILE --x PARAM [--metric NAME] [--level P] [--json]
 
@@ -12,10 +13,18 @@ Exit codes: 0 ok; 1 some tasks failed; 2 bad spec / bad arguments / store mismat
 from __future__ import annotations
 
 import argparse
+import contextlib
+import errno
 import json
+import os
+import signal
+import sqlite3
 import sys
+import threading
 import warnings
 from collections.abc import Sequence
+
+from .._io import check_output_file
 
 __all__ = ["add_sweep_parser", "main"]
 
@@ -34,7 +43,7 @@ def add_sweep_parser(subparsers: argparse._SubParsersAction) -> argparse.Argumen
     """Add ``sweep`` (with run/status/export/plot) to an argparse subparsers object; sets ``func``."""
     p = subparsers.add_parser("sweep", help="run grid sweeps into a resumable SQLite store",
                               description="Grid sweeps from TOML specs, resumable SQLite results store.")
-    sub = p.add_subparsers(dest="sweep_command", metavar="{run,status,export,plot,fit}")
+    sub = p.add_subparsers(dest="sweep_command", metavar="{run,status,export,copy,plot,fit}")
     sub.required = True
 
     r = sub.add_parser("run", help="run (or resume) a sweep spec into a store")
@@ -61,6 +70,12 @@ def add_sweep_parser(subparsers: argparse._SubParsersAction) -> argparse.Argumen
     e.add_argument("--store", required=True)
     e.add_argument("--csv", required=True)
     e.set_defaults(func=_cmd_export)
+
+    c = sub.add_parser("copy", help="copy a store into one self-contained file (its write-ahead log "
+                                    "included); safe while a runner writes")
+    c.add_argument("--store", required=True)
+    c.add_argument("--to", required=True, help="the copy (a new file, or a regular file to replace)")
+    c.set_defaults(func=_cmd_copy)
 
     pl = sub.add_parser("plot", help="plot curves (or a metric against --x) from a store")
     pl.add_argument("--store", required=True)
@@ -102,6 +117,11 @@ def _cmd_run(args) -> int:
 
     if args.scheduler and args.executor != "dask":
         return _err("--scheduler needs --executor dask")
+    if not args.check:
+        try:   # before the spec is even read: a FIFO, a device or a missing directory is refused at once
+            check_output_file(args.store, "--store", create_parents=False)
+        except ValueError as exc:
+            return _err(str(exc))
     try:
         spec = load_spec(args.spec, check_objects=args.task == "simulate")
     except SpecError as exc:
@@ -115,7 +135,7 @@ def _cmd_run(args) -> int:
             print(f"afltheory sweep: store {args.store} is being written by {holder}; waiting for it to "
                   f"finish, then running only the tasks still missing", file=sys.stderr, flush=True)
 
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), _terminate_gracefully():
             warnings.simplefilter("ignore", UserWarning)  # the report below says the same
             rep = run_sweep(spec, args.store, jobs=args.jobs, executor=args.executor,
                             scheduler=args.scheduler,
@@ -123,7 +143,11 @@ def _cmd_run(args) -> int:
                             extend=args.extend, on_wait=on_wait)
     except (StoreError, ImportError, ValueError) as exc:
         return _err(str(exc))
+    except sqlite3.Error as exc:  # disk full, I/O error: every committed row is kept; rerun resumes
+        return _err(_store_failure(args.store, exc))
     except OSError as exc:  # e.g. an unreachable Dask scheduler: one line, no traceback
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EROFS):
+            return _err(_store_failure(args.store, exc))
         where = f" (scheduler {args.scheduler})" if args.executor == "dask" and args.scheduler else ""
         return _err(f"{type(exc).__name__}{where}: {exc}")
     for line in rep.damage:
@@ -142,6 +166,31 @@ def _cmd_run(args) -> int:
     return 0 if rep.ok else 1
 
 
+def _store_failure(store: str, exc: BaseException) -> str:
+    msg = str(exc) or type(exc).__name__
+    return (f"store {store}: {msg}; every task committed before this is kept — free space (or fix the "
+            "cause) and rerun the same command to resume")
+
+
+@contextlib.contextmanager
+def _terminate_gracefully():
+    """SIGTERM/SIGHUP raise SystemExit(128 + signum) in the runner, so its cleanup runs: the pool workers
+    are stopped at once and the store's write-ahead log is checkpointed into the store file."""
+    def handler(signum, frame):
+        raise SystemExit(128 + signum)
+
+    old = {}
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
+            if sig is not None:
+                old[sig] = signal.signal(sig, handler)
+    try:
+        yield
+    finally:
+        for sig, h in old.items():
+            signal.signal(sig, h)
+
+
 def _cmd_status(args) -> int:
     from .store import Store, StoreError
 
@@ -151,6 +200,8 @@ def _cmd_status(args) -> int:
             fails = st.failures()
     except StoreError as exc:
         return _err(str(exc))
+    except sqlite3.Error as exc:
+        return _err(f"store {args.store}: {exc}")
     if args.json:
         print(json.dumps(s, indent=2))
         return 0
@@ -173,11 +224,30 @@ def _cmd_export(args) -> int:
     from .store import Store, StoreError
 
     try:
+        check_output_file(args.csv, "--csv")
         with Store(args.store, readonly=True) as st:
             n = export_csv(st, args.csv)
-    except StoreError as exc:
+    except (StoreError, ValueError) as exc:
         return _err(str(exc))
+    except (OSError, sqlite3.Error) as exc:   # disk full while writing: the previous CSV (if any) is intact
+        return _err(f"--csv {args.csv}: {exc}; nothing was written")
     print(f"wrote {n} row(s) to {args.csv}", file=sys.stderr)
+    return 0
+
+
+def _cmd_copy(args) -> int:
+    from .store import Store, StoreError
+
+    try:
+        check_output_file(args.to, "--to")
+        with Store(args.store, readonly=True) as st:
+            st.copy_to(args.to)
+            n = st.status()["finished"]
+    except (StoreError, ValueError) as exc:
+        return _err(str(exc))
+    except (OSError, sqlite3.Error) as exc:
+        return _err(f"--to {args.to}: {exc}; nothing was written")
+    print(f"copied {n} finished task(s) to {args.to} (one self-contained file)", file=sys.stderr)
     return 0
 
 
@@ -186,10 +256,13 @@ def _cmd_plot(args) -> int:
     from .store import Store, StoreError
 
     try:
+        check_output_file(args.out, "--out")
         with Store(args.store, readonly=True) as st:
             plot_store(st, args.out, x=args.x, metric=args.metric)
     except (StoreError, ValueError) as exc:
         return _err(str(exc))
+    except (OSError, sqlite3.Error) as exc:
+        return _err(f"--out {args.out}: {exc}; nothing was written")
     print(f"wrote {args.out}", file=sys.stderr)
     return 0
 
@@ -205,6 +278,8 @@ def _cmd_fit(args) -> int:
             fits = fit_store(st, x=args.x, metric=args.metric, level=args.level)
     except (StoreError, ValueError) as exc:
         return _err(str(exc))
+    except sqlite3.Error as exc:
+        return _err(f"store {args.store}: {exc}")
     if args.json:
         out = []
         for f in fits:
@@ -242,4 +317,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not argv or argv[0] != "sweep":
         argv = ["sweep"] + argv
     args = parser.parse_args(argv)
-    return args.func(args)
+    try:
+        return args.func(args)
+    except BrokenPipeError:   # e.g. `... status | head`: the reader left; no traceback
+        with contextlib.suppress(OSError):
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the interpreter's final flush
+        return 1

@@ -32,18 +32,31 @@ def _fmt(exc: BaseException) -> str:
     return "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)).strip()
 
 
+def _process_alive(pid: int) -> bool:
+    """True while process ``pid`` exists and is not a zombie (exited, not yet reaped by its parent: a killed
+    runner whose own parent does not wait for it stays a zombie, and ``kill(pid, 0)`` still succeeds)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # pid reused by another user's process: the runner is gone
+        return False
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            state = fh.read().rsplit(b")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return True   # no /proc (macOS): kill(pid, 0) is all we have
+    return state not in (b"Z", b"X")
+
+
 def _watch_parent(pid: int, interval: float = 0.5) -> None:
     """Pool-worker initializer: a daemon thread that ends this process when process ``pid`` (the runner that
-    started the pool) no longer exists — a SIGKILLed runner must not leave workers behind."""
+    started the pool) no longer exists or is a zombie — a killed runner must not leave workers behind."""
 
     def watch():
         while True:
             time.sleep(interval)
-            try:
-                os.kill(pid, 0)
-            except ProcessLookupError:
-                os._exit(3)
-            except PermissionError:  # pid reused by another user's process: the runner is gone
+            if not _process_alive(pid):
                 os._exit(3)
 
     threading.Thread(target=watch, name="afltheory-parent-watch", daemon=True).start()
@@ -63,6 +76,10 @@ class Executor:
     def close(self) -> None:
         """Release the executor's workers (idempotent)."""
         pass
+
+    def abort(self) -> None:
+        """Stop at once (a signal or an error in the runner): in-flight tasks are abandoned, not awaited."""
+        self.close()
 
     def __enter__(self):
         return self
@@ -174,14 +191,52 @@ class LocalExecutor(Executor):
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
 
+    def abort(self) -> None:
+        """Terminate the pool's workers (SIGTERM) without waiting for their tasks, then release the pool."""
+        pool, self._pool = self._pool, None
+        if pool is None:
+            return
+        procs = list((getattr(pool, "_processes", None) or {}).values())
+        for p in procs:
+            try:
+                p.terminate()
+            except Exception:  # noqa: BLE001 - already gone
+                pass
+        pool.shutdown(wait=False, cancel_futures=True)
+        deadline = time.monotonic() + 5
+        for p in procs:
+            p.join(max(0.0, deadline - time.monotonic()))
+
+
+def _bounded_client(Client: Any, scheduler: str, timeout: float) -> Any:
+    """``Client(scheduler)`` within ``timeout`` seconds, else OSError. dask's own ``timeout`` does not bound
+    every stage: an address that accepts the TCP connection but never answers hangs ``Client()`` for good,
+    so the client is made in a daemon thread and abandoned (never joined) when the deadline passes."""
+    box: dict = {}
+
+    def make():
+        try:
+            box["client"] = Client(scheduler, timeout=timeout)
+        except BaseException as exc:  # noqa: BLE001 - reported to the caller below
+            box["error"] = exc
+
+    th = threading.Thread(target=make, name="afltheory-dask-connect", daemon=True)
+    th.start()
+    th.join(timeout + 5.0)
+    if "client" in box:
+        return box["client"]
+    exc = box.get("error")
+    why = f"{type(exc).__name__}: {exc}" if exc is not None else "no answer"
+    raise OSError(f"cannot connect to the Dask scheduler {scheduler!r} within {timeout:g} s ({why})")
+
 
 class DaskExecutor(Executor):
     """Runs tasks on a Dask cluster (``scheduler`` address, or a LocalCluster of ``jobs`` workers); at most
-    ``window`` tasks in flight."""
+    ``window`` tasks in flight. ``timeout``: seconds to connect to ``scheduler`` (then an OSError)."""
     name = "dask"
 
     def __init__(self, scheduler: str | None = None, *, jobs: int = 2, client: Any = None,
-                 window: int | None = None):
+                 window: int | None = None, timeout: float = 20.0):
         try:
             from dask.distributed import Client, LocalCluster
         except ImportError:
@@ -194,7 +249,9 @@ class DaskExecutor(Executor):
         if client is not None:
             self.client = client
         elif scheduler:
-            self.client = Client(scheduler)
+            if not (isinstance(timeout, (int, float)) and 0 < timeout <= 3600):
+                raise ValueError(f"timeout={timeout!r} must be a number of seconds in (0, 3600]")
+            self.client = _bounded_client(Client, scheduler, timeout)
         else:
             self._cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, host="127.0.0.1",
                                          dashboard_address=None, processes=True)

@@ -120,6 +120,7 @@ def _run_locked(spec, st, *, jobs, executor, scheduler, task, progress, extend, 
     rep.executor, rep.jobs = ex.name, ex.jobs
     bar = make_progress(len(todo), rep.skipped, progress)
     t0 = time.perf_counter()
+    aborted = True
     try:
         payloads = ({"id": t.id, "config": t.config, "seed": t.seed} for t in todo)
         for payload, result, error in ex.imap_unordered(fn, payloads):
@@ -132,10 +133,11 @@ def _run_locked(spec, st, *, jobs, executor, scheduler, task, progress, extend, 
                 rep.failed += 1
                 rep.failures.append((t.id, error.strip().splitlines()[-1]))
             bar.update(t.id, ok=error is None)
+        aborted = False
     finally:
         bar.close()
         rep.pool_rebuilds = getattr(ex, "rebuilds", 0)
-        if own_exec:
-            ex.close()
+        if own_exec:   # a signal or an error (disk full) stops the workers at once; else they finish
+            ex.abort() if aborted else ex.close()
     rep.seconds = time.perf_counter() - t0
     return rep

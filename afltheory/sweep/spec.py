@@ -337,11 +337,22 @@ class Spec:
 # --------------------------------------------------------------------------------------------- parsing
 def load_spec(path: str | os.PathLike, *, check_objects: bool = True) -> Spec:
     """Read, validate and expand a TOML spec file (raises :class:`SpecError`; runs nothing)."""
+    from .._io import describe_path
+
     path = Path(path)
+    what = describe_path(path)   # a FIFO would block the read forever
+    if what is not None:
+        raise SpecError(f"spec file {str(path)!r} is {what}, not a regular file")
     try:
+        if path.stat().st_size > MAX_SPEC_BYTES:
+            raise SpecError(f"spec file {str(path)!r} is {path.stat().st_size} bytes; the limit is "
+                            f"{MAX_SPEC_BYTES} bytes (MAX_SPEC_BYTES)")
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise SpecError(f"cannot read spec file: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise SpecError(f"spec file {str(path)!r} is not UTF-8 text ({exc.reason} at byte "
+                        f"{exc.start})") from None
     return parse_spec(text, source=str(path), check_objects=check_objects)
 
 

@@ -86,18 +86,10 @@ def atomic_output(path: str | os.PathLike, mode: str = "w", **kw: Any) -> Iterat
     """Open a temporary file next to ``path`` for writing; on success fsync it and rename it over ``path``
     (atomic on POSIX), on any error remove it: readers see the old file or the complete new one, never a
     truncated one (a SIGKILL mid-write leaves at most a stray ``.<name>.tmp-<pid>``)."""
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    try:
-        with open(tmp, mode, **kw) as fh:
-            yield fh
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    from .._io import atomic_open
+
+    with atomic_open(path, mode, **kw) as fh:   # refuses a device file / FIFO / socket as the target
+        yield fh
 
 
 class StoreError(RuntimeError):
@@ -122,11 +114,23 @@ class Store:
         self.readonly = readonly
         self.timeout = timeout
         self.damage: list[str] = []  # what verify()/salvage found and did (empty: nothing)
+        from .._io import describe_path
+
+        what = describe_path(self.path)   # never opened: a FIFO would block, a device would be "salvaged"
+        if what is not None:
+            raise StoreError(f"store {self.path} is {what}, not a regular file; refusing to use it")
         if readonly and not self.path.exists():
             raise StoreError(f"store {self.path} does not exist")
+        if not readonly and not self.path.parent.is_dir():
+            raise StoreError(f"store {self.path}: directory {self.path.parent} is missing")
         self._check_header()
         try:
             self._connect()
+        except sqlite3.OperationalError as exc:  # disk full, I/O error, locked: not damage; never salvage
+            with contextlib.suppress(Exception):
+                self.conn.close()
+            raise StoreError(f"store {self.path} cannot be opened ({exc}); nothing in it was "
+                             "changed") from None
         except sqlite3.DatabaseError as exc:
             if readonly:
                 raise StoreError(f"store {self.path} is damaged ({exc}); `afltheory sweep run` salvages its "
@@ -178,9 +182,53 @@ class Store:
                              f"refusing to read it")
 
     # -- lifecycle
+    def checkpoint(self) -> bool:
+        """Fold the write-ahead log into the store file (``PRAGMA wal_checkpoint(TRUNCATE)``), so the store
+        file alone holds every committed row; True on success. A failure (disk full, a reader holding the
+        log) is harmless: the rows stay in ``<store>-wal`` and SQLite replays them on the next open."""
+        if self.readonly:
+            return False
+        try:
+            busy = self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        except sqlite3.Error:
+            return False
+        return bool(busy) and busy[0] == 0
+
+    def copy_to(self, dest: str | os.PathLike) -> str:
+        """Write a self-contained copy of the store (every committed row, the write-ahead log included, in
+        one file with no ``-wal`` beside it) to ``dest``, atomically (temporary file + rename); safe while a
+        runner writes (SQLite's online backup). Returns ``dest``."""
+        import tempfile
+
+        from .._io import replace_target
+
+        target = replace_target(dest)   # refuses a device file / FIFO / socket
+        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.tmp-", dir=os.path.dirname(target))
+        os.close(fd)
+        try:
+            out = sqlite3.connect(tmp, isolation_level=None)
+            try:
+                self.conn.backup(out)
+                out.execute("PRAGMA journal_mode=DELETE")
+            finally:
+                out.close()
+            os.chmod(tmp, 0o644)
+            os.replace(tmp, target)
+        except BaseException:
+            for suffix in ("", "-journal", "-wal", "-shm"):
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp + suffix)
+            raise
+        return os.fspath(dest)
+
     def close(self) -> None:
-        """Close the SQLite connection."""
+        """Checkpoint the write-ahead log (writable stores: the store file is then self-contained) and close
+        the SQLite connection."""
+        if getattr(self, "conn", None) is None:
+            return
+        self.checkpoint()
         self.conn.close()
+        self.conn = None
 
     def __enter__(self):
         return self

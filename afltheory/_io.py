@@ -1,0 +1,233 @@
+"""Output paths that destroy nothing: validate before the work starts, write atomically.
+
+Every command-line output (``check/verify --json/--out``, ``sweep run --store``, ``sweep export --csv``,
+``sweep plot --out``, ``adversary --json/--out``, ``pep --json``, figures) goes through this module:
+
+- ``check_output_file(path, flag)`` / ``check_output_dir(path, flag)`` run *before* any work: the path must
+  be a regular file (or a directory for ``--out``) or not exist yet, its parent must exist or be creatable,
+  and the directory must accept a new file (probed by creating and removing one). Device files, FIFOs and
+  sockets are refused (never opened: a FIFO would block). Each refusal is a ``ValueError`` of one line naming
+  the flag, the path and what it is (missing / a directory / not writable / not a regular file).
+- ``atomic_write`` / ``atomic_open`` write a temporary file in the same directory, fsync it and
+  ``os.replace`` it over the target: a reader sees the old file or the complete new one; a full disk leaves
+  the old file (or none) and no temporary behind. A non-regular target is never replaced.
+- ``write_json`` serialises with ``allow_nan=False`` *before* touching the disk: NaN/Infinity never reach a
+  JSON file (strict JSON), and a failed serialisation leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import stat
+import sys
+import tempfile
+from collections.abc import Iterator
+from typing import IO, Any
+
+__all__ = ["atomic_open", "atomic_write", "check_output_dir", "check_output_file", "describe_path",
+           "dumps_strict", "jsonable", "replace_target", "write_json"]
+
+_KINDS = ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a FIFO"),
+          (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a directory"))
+
+
+def describe_path(path: str | os.PathLike) -> str | None:
+    """What ``path`` is when it is not a regular file: "a directory", "a FIFO", "a character device", ...;
+    None for a regular file or a path that does not exist (symlinks are followed; a dangling one is
+    "a dangling symlink")."""
+    try:
+        mode = os.stat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return "a dangling symlink" if os.path.islink(path) else None
+    except OSError as exc:
+        return f"unreadable ({exc.strerror})"
+    if stat.S_ISREG(mode):
+        return None
+    for test, name in _KINDS:
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def _nearest_existing(d: str) -> str:
+    while not os.path.exists(d):
+        parent = os.path.dirname(d)
+        if parent == d:
+            break
+        d = parent
+    return d
+
+
+def _probe_dir(d: str, flag: str, path: str) -> None:
+    """A new file can be created in the existing directory ``d`` (really tried: root ignores mode bits, and
+    a read-only filesystem shows only here)."""
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".afltheory-probe-", dir=d)
+    except OSError as exc:
+        raise ValueError(f"{flag} {path!r}: directory {d!r} is not writable ({exc.strerror})") from None
+    os.close(fd)
+    with contextlib.suppress(OSError):
+        os.unlink(probe)
+
+
+def _check_parent(path: str, flag: str, create: bool) -> str:
+    d = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(d):
+        _probe_dir(d, flag, path)
+        return d
+    top = _nearest_existing(d)
+    what = describe_path(top)
+    if os.path.exists(top) and not os.path.isdir(top):
+        raise ValueError(f"{flag} {path!r}: its parent {top!r} is {what or 'a file'}, not a directory")
+    if not create:
+        raise ValueError(f"{flag} {path!r}: directory {d!r} is missing")
+    _probe_dir(top, flag, path)
+    try:
+        os.makedirs(d, exist_ok=True)
+    except OSError as exc:
+        raise ValueError(f"{flag} {path!r}: directory {d!r} is missing and cannot be created "
+                         f"({exc.strerror})") from None
+    return d
+
+
+def check_output_file(path: str | os.PathLike, flag: str, *, stdout_ok: bool = False,
+                      create_parents: bool = True) -> str:
+    """Refuse an unusable output file path before any work starts; return it as a string. It must be a
+    regular file or not exist; its directory must exist (or be creatable when ``create_parents``) and accept
+    a new file. ``stdout_ok``: ``"-"`` (stdout) is accepted. ValueError (one line naming ``flag``)
+    otherwise."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise ValueError(f"{flag} {path!r} must be a path")
+    p = os.fspath(path)
+    if stdout_ok and p == "-":
+        return p
+    if not p or p.endswith(os.sep):
+        raise ValueError(f"{flag} {p!r}: give a file path" + (" (or '-' for stdout)" if stdout_ok else ""))
+    what = describe_path(p)
+    if what == "a directory":
+        raise ValueError(f"{flag} {p!r} is a directory; give a file path"
+                         + (" (or '-' for stdout)" if stdout_ok else ""))
+    if what is not None:
+        raise ValueError(f"{flag} {p!r} is {what}, not a regular file; refusing to write there")
+    if os.path.exists(p) and not os.access(p, os.W_OK):
+        raise ValueError(f"{flag} {p!r} is not writable")
+    _check_parent(os.path.realpath(p), flag, create_parents)
+    return p
+
+
+def check_output_dir(path: str | os.PathLike, flag: str, *, create: bool = True) -> str:
+    """Refuse an unusable output directory before any work starts (it must be a directory or not exist; it
+    is created when ``create``, and must accept new files); return it. ValueError naming ``flag``."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise ValueError(f"{flag} {path!r} must be a path")
+    p = os.fspath(path)
+    if not p:
+        raise ValueError(f"{flag} {p!r}: give a directory path")
+    what = describe_path(p)
+    if os.path.exists(p) and what != "a directory":
+        raise ValueError(f"{flag} {p!r} is {what or 'a file'}; it must be a directory (created if missing)")
+    if not os.path.exists(p):
+        if what is not None:  # a dangling symlink
+            raise ValueError(f"{flag} {p!r} is {what}; it must be a directory")
+        _check_parent(os.path.join(os.path.abspath(p), "x"), flag, create)
+    else:
+        _probe_dir(p, flag, p)
+    return p
+
+
+def replace_target(path: str | os.PathLike) -> str:
+    """The file to replace: symlinks resolved; a non-regular target refused (OSError-free ValueError)."""
+    p = os.path.realpath(os.fspath(path))
+    what = describe_path(p)
+    if what is not None:
+        raise ValueError(f"{os.fspath(path)!r} is {what}, not a regular file; refusing to replace it")
+    return p
+
+
+@contextlib.contextmanager
+def atomic_open(path: str | os.PathLike, mode: str = "w", **kw: Any) -> Iterator[IO]:
+    """Open a temporary file next to ``path`` for writing; on success fsync it and ``os.replace`` it over
+    ``path`` (new files get the usual ``0o666 & ~umask`` mode, replaced files keep theirs); on any error
+    (a full disk, an exception in the block) remove it, leaving ``path`` as it was. Refuses (ValueError) a
+    target that exists and is not a regular file."""
+    if "w" not in mode:
+        raise ValueError(f"mode={mode!r} must be a write mode ('w' or 'wb')")
+    target = replace_target(path)
+    d = os.path.dirname(target)
+    try:
+        old_mode = stat.S_IMODE(os.stat(target).st_mode)
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        old_mode = 0o666 & ~umask
+    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.tmp-", dir=d)
+    try:
+        with os.fdopen(fd, mode, **kw) as fh:
+            yield fh
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, old_mode)
+        replace_target(path)  # still not replaced by a device/FIFO meanwhile
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def atomic_write(path: str | os.PathLike, data: str | bytes) -> str:
+    """Write ``data`` (text as UTF-8, or bytes) to ``path`` atomically (see ``atomic_open``); returns the
+    path."""
+    with atomic_open(path, "wb") as fh:
+        fh.write(data.encode("utf-8") if isinstance(data, str) else data)
+    return os.fspath(path)
+
+
+def jsonable(v: Any) -> Any:
+    """``v`` with numpy scalars/arrays as Python numbers/lists, tuples as lists, dict keys as strings,
+    infinities as the strings ``"inf"``/``"-inf"``, NaN as ``None`` (no value), any other object as its
+    ``str``: strict JSON accepts the result."""
+    import math
+
+    import numpy as np
+
+    if isinstance(v, dict):
+        return {str(k): jsonable(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [jsonable(x) for x in v]
+    if isinstance(v, np.ndarray):
+        return jsonable(v.tolist())
+    if isinstance(v, (bool, np.bool_)):
+        return bool(v)
+    if isinstance(v, np.integer):
+        return int(v)
+    if isinstance(v, (float, np.floating)):
+        f = float(v)
+        if math.isnan(f):
+            return None
+        return f if math.isfinite(f) else ("inf" if f > 0 else "-inf")
+    if v is None or isinstance(v, (str, int)):
+        return v
+    return str(v)   # any other object (a dataclass, a path): its text
+
+
+def dumps_strict(obj: Any, *, indent: int | None = 2) -> str:
+    """``json.dumps(obj, allow_nan=False)``: a ValueError naming the problem instead of NaN/Infinity
+    tokens (which are not JSON)."""
+    try:
+        return json.dumps(obj, indent=indent, allow_nan=False)
+    except ValueError as exc:
+        raise ValueError(f"refusing to write non-JSON numbers (NaN/Infinity): {exc}") from None
+
+
+def write_json(path: str | os.PathLike, obj: Any, *, indent: int | None = 2) -> str:
+    """Serialise ``obj`` as strict JSON (before touching the disk) and write it to ``path`` atomically, or
+    to stdout when ``path`` is ``"-"``; returns the path."""
+    text = dumps_strict(obj, indent=indent) + "\n"
+    if os.fspath(path) == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return "-"
+    return atomic_write(path, text)

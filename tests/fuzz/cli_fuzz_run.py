@@ -1,0 +1,255 @@
+"""The CLI fuzz driver (issue 28), run as ``python tests/fuzz/cli_fuzz_run.py WORKDIR N SEED`` in a fresh
+process (user check files register into the process's registry, so never inside the test process).
+
+It builds, inside WORKDIR only, every kind of output path a careless or hostile user might give — a new
+file, an existing regular file, a directory, private character devices with the numbers of the null and full
+devices (made with mknod here, never under /dev), a FIFO, a socket, a dangling symlink, a symlink to a
+device, a path under a missing directory or under a regular file, '-' and '' — plus crafted inputs (a user
+check file that calls sys.exit, returns garbage or has a syntax error; specs, stores, instance files), then
+runs N argument lists drawn with ``random.Random(SEED)`` over every subcommand in this process through
+``afltheory.cli.main``, each under a 60 s alarm. It prints one JSON object: per call the argv, the exit code,
+whether it raised (a traceback), hung, or printed "Traceback"/"nan"; and the state of every special file
+before/after (inode, mode, device numbers) and any stray temporary or ``.corrupt-`` file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import random
+import signal
+import socket
+import stat
+import sys
+import textwrap
+import time
+import traceback
+
+SPEC = textwrap.dedent("""\
+    name = "fz"
+    rounds = 6
+    replicates = 2
+    seeds = [0]
+    checkpoints = 3
+
+    [problem]
+    family = "HeterogeneousQuadratic"
+    dim = 2
+    num_workers = 3
+    L = 1.0
+    mu = 0.1
+    sigma_L = 0.1
+    sigma_G = 0.5
+
+    [behaviour.arrivals]
+    kind = "UniformArrivals"
+    m = 2
+
+    [behaviour.delays]
+    kind = "UniformDelay"
+    max_delay = 1
+
+    [behaviour.local_steps]
+    kind = "ConstantSteps"
+    K = 1
+
+    [algorithm]
+    name = "AFACD"
+    eta = 1.0
+    eta_L = 0.05
+
+    [grid]
+    "algorithm.eta_L" = [0.02, 0.1]
+    """)
+
+USER_CHECKS = textwrap.dedent("""\
+    import sys
+    from afltheory.checks import Verdict, register
+
+    @register("fz_exit", "calls sys.exit", "none")
+    def a(ctx):
+        sys.exit(0)
+
+    @register("fz_empty", "returns []", "none")
+    def b(ctx):
+        return []
+
+    @register("fz_garbage", "returns garbage", "none")
+    def c(ctx):
+        return [float("nan")]
+
+    @register("fz_good", "a good check", "none")
+    def d(ctx):
+        return [Verdict(id="fz_good.x", claim="c", reference="r", measured=1.0, theoretical=1.0, passed=True)]
+    """)
+
+
+class Hang(Exception):
+    """A call ran past its alarm."""
+
+
+def _alarm(signum, frame):
+    raise Hang()
+
+
+def make_paths(w: str) -> tuple[dict, list]:
+    """Output path kinds (name -> path) and the special files whose state must not change."""
+    P = {}
+    special = []
+
+    def node(name, kind, dev=None):
+        p = os.path.join(w, name)
+        try:
+            if kind == "fifo":
+                os.mkfifo(p)
+            elif kind == "chr":
+                os.mknod(p, 0o666 | stat.S_IFCHR, os.makedev(*dev))
+            elif kind == "sock":
+                s = socket.socket(socket.AF_UNIX)
+                s.bind(p)
+                node.socks.append(s)
+        except OSError:
+            return None
+        special.append(p)
+        return p
+    node.socks = []
+    P["new"] = os.path.join(w, "out", "new.json")
+    os.makedirs(os.path.join(w, "out"), exist_ok=True)
+    P["regular"] = os.path.join(w, "out", "existing.txt")
+    with open(P["regular"], "w") as fh:
+        fh.write("keep?\n")
+    P["dir"] = os.path.join(w, "out")
+    for name, kind, dev in (("null", "chr", (1, 3)), ("full", "chr", (1, 7)), ("fifo", "fifo", None),
+                            ("sock", "sock", None)):
+        p = node(name, kind, dev)
+        if p is not None:
+            P[name] = p
+    P["dangling"] = os.path.join(w, "dangling")
+    os.symlink(os.path.join(w, "nowhere", "x"), P["dangling"])
+    if "null" in P:
+        P["link_to_dev"] = os.path.join(w, "link_to_dev")
+        os.symlink(P["null"], P["link_to_dev"])
+        special.append(P["link_to_dev"])
+    P["missing_dir"] = os.path.join(w, "no", "such", "x.json")
+    P["under_file"] = os.path.join(P["regular"], "x.json")
+    P["stdout"] = "-"
+    P["empty"] = ""
+    return P, special
+
+
+def snapshot(paths: list) -> dict:
+    out = {}
+    for p in paths:
+        st = os.lstat(p)
+        out[p] = [st.st_ino, st.st_mode, st.st_rdev, os.readlink(p) if os.path.islink(p) else None]
+    return out
+
+
+def argv_for(rng: random.Random, P: dict, F: dict) -> list[str]:
+    """One argument list for a random subcommand (cheap configurations: every call stays short)."""
+    out = lambda: P[rng.choice(sorted(P))]   # noqa: E731
+    cmd = rng.choice(["check", "verify", "sweep run", "sweep export", "sweep status", "sweep copy",
+                      "sweep plot", "adversary", "pep"])
+    if cmd == "check":
+        a = ["check", "--quick", "--quiet", "--only", rng.choice(["thm1", "nosuch", "thm1.only_worker1"])]
+        a += ["--out", out()] if rng.random() < 0.7 else ["--out", P["dir"]]
+        return a + (["--json", out()] if rng.random() < 0.8 else [])
+    if cmd == "verify":
+        a = ["verify", rng.choice([F["checks"], F["syntax"], F["checks"], P["dir"],
+                                   P.get("fifo", F["syntax"]), F["missing"]]), "--quiet"]
+        if rng.random() < 0.3:
+            a.append(F["syntax"])
+        a += ["--out", rng.choice([out(), P["dir"]])]
+        return a + (["--json", out()] if rng.random() < 0.8 else [])
+    if cmd == "sweep run":
+        return ["sweep", "run", rng.choice([F["spec"], F["spec"], F["badspec"], P.get("fifo", F["badspec"])]),
+                "--store", rng.choice([out(), F["store_new"]]), "--task", "synthetic", "--progress", "none"]
+    if cmd == "sweep export":
+        return ["sweep", "export", "--store", rng.choice([F["store"], out()]), "--csv", out()]
+    if cmd == "sweep status":
+        return ["sweep", "status", "--store", rng.choice([F["store"], out()])] + (
+            ["--json"] if rng.random() < 0.5 else [])
+    if cmd == "sweep copy":
+        return ["sweep", "copy", "--store", rng.choice([F["store"], out()]), "--to", out()]
+    if cmd == "sweep plot":
+        return ["sweep", "plot", "--store", F["store"], "--out", out()]
+    if cmd == "adversary":
+        a = ["adversary", rng.choice(["thm2", "cor1", "nosuch"]), "--budget",
+             rng.choice(["8", "16", "0", "-3", "2.5"]), "--replicates", "4"]
+        if rng.random() < 0.3:
+            a += ["--K-max", rng.choice(["64", "1", "0"]), "--rounds", rng.choice(["20", "3", "2.7"])]
+        if rng.random() < 0.7:
+            a += ["--json", out()]
+        if rng.random() < 0.3:
+            a += ["--out", out()]
+        return a
+    a = ["pep", rng.choice(["thm2", "thm4"]), "--T", rng.choice(["1", "2"]), "--m", rng.choice(["1", "2"]),
+         "--K", "1", "--tau", rng.choice(["0", "1"])]
+    a += ["--gamma", rng.choice(["5e-324", "1e30", "nan", "-1", "0.1"])]
+    if rng.random() < 0.2:
+        a[a.index("--m") + 1] = str(2**31)
+    return a + (["--json", out()] if rng.random() < 0.8 else [])
+
+
+def main() -> int:
+    w, n, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    os.chdir(w)
+    P, special = make_paths(w)
+    F = {"spec": os.path.join(w, "fz.toml"), "badspec": os.path.join(w, "bad.toml"),
+         "checks": os.path.join(w, "user_checks.py"), "syntax": os.path.join(w, "syntax.py"),
+         "missing": os.path.join(w, "missing.py"), "store": os.path.join(w, "st", "s.sqlite"),
+         "store_new": os.path.join(w, "st", "new.sqlite")}
+    with open(F["spec"], "w") as fh:
+        fh.write(SPEC)
+    with open(F["badspec"], "w") as fh:
+        fh.write("name = [unclosed\n")
+    with open(F["checks"], "w") as fh:
+        fh.write(USER_CHECKS)
+    with open(F["syntax"], "w") as fh:
+        fh.write("def broken(:\n")
+    os.makedirs(os.path.dirname(F["store"]))
+    from afltheory.cli import main as cli
+    from afltheory.sweep import parse_spec, run_sweep
+    run_sweep(parse_spec(SPEC, check_objects=False), F["store"], task="synthetic")
+    before = snapshot(special)
+    rng = random.Random(seed)
+    signal.signal(signal.SIGALRM, _alarm)
+    calls = []
+    t0 = time.monotonic()
+    for _ in range(n):
+        argv = argv_for(rng, P, F)
+        rec = {"argv": argv, "code": None, "raised": None, "hang": False}
+        o, e = io.StringIO(), io.StringIO()
+        signal.alarm(60)
+        try:
+            with contextlib.redirect_stdout(o), contextlib.redirect_stderr(e):
+                rec["code"] = cli(argv)
+        except SystemExit as exc:   # argparse: usage errors exit 2, --help 0
+            rec["code"] = exc.code if isinstance(exc.code, int) else 2
+        except Hang:
+            rec["hang"] = True
+        except BaseException as exc:   # noqa: BLE001 - any escape is a traceback the user would see
+            rec["raised"] = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))[-3000:]
+        finally:
+            signal.alarm(0)
+        text = o.getvalue() + e.getvalue()
+        rec["traceback_printed"] = "Traceback (most recent call last)" in text
+        results = "\n".join(ln for ln in text.replace(w, "").splitlines()   # an error may echo the input
+                             if "error:" not in ln and not ln.startswith("usage:"))
+        rec["nan_printed"] = any(tok in results for tok in (" nan", "NaN", "=nan", "(nan"))
+        rec["tail"] = text[-400:]
+        calls.append(rec)
+    after = snapshot(special)
+    stray = []
+    for root, _dirs, files in os.walk(w):
+        stray += [os.path.join(root, f) for f in files if ".tmp-" in f or ".corrupt-" in f
+                  or f.startswith(".afltheory-probe-")]
+    print(json.dumps({"calls": calls, "special_before": before, "special_after": after, "stray": stray,
+                      "special": sorted(P), "seconds": time.monotonic() - t0}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
