@@ -194,7 +194,9 @@ class ExactSystem:
         np.fill_diagonal(Delta, law.pi - law.pi**2)
         Delta[np.abs(Delta) < 1e-15] = 0.0
         self.Delta = Delta
-        self.scale = rule.gamma / rule.normalizer(self.m, M)
+        # a numpy scalar: an overflowing step (η_L = 1e300) gives inf (reported as divergence), never a bare
+        # OverflowError from Python float arithmetic
+        self.scale = np.float64(rule.gamma) / rule.normalizer(self.m, M)
         # C = g M₀ with E M₀ = I (g = 1 for every unbiased compressor): g goes into the step, moment_map / g²
         # is E[M₀ X M₀ᵀ]; the memory slots of AFA-CS then hold M₀ G
         self.gain = 1.0 if self.comp is None else float(self.comp.mean_gain(d))

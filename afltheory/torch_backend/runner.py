@@ -157,8 +157,9 @@ class TorchTask:
 @dataclass(frozen=True)
 class TorchTrace:
     """``eval_rounds`` (E,): rounds t at which x_t was evaluated; ``accuracy``/``test_loss``/``train_loss``
-    (R, E) (nan after divergence); ``x`` (R, T+1, dim) float64 if recorded; ``diverged_round`` (R,)
-    (−1: never). ``bits`` (R, T+1): cumulative bits sent by the workers (as ``Trace.bits``)."""
+    (R, E); from a replicate's divergence round on its losses are +inf and its accuracy 0 (never NaN) and
+    ``x`` is +inf; ``x`` (R, T+1, dim) float64 if recorded; ``diverged_round`` (R,) (−1: never).
+    ``bits`` (R, T+1): cumulative bits sent by the workers (as ``Trace.bits``)."""
 
     eval_rounds: np.ndarray
     accuracy: np.ndarray
@@ -309,13 +310,21 @@ def run(task: TorchTask, algorithm: ServerRule, behaviour: BehaviourLike, rounds
             xn, state = rule.aggregate(state, x.double().cpu().numpy()[None],
                                             Gc.double().cpu().numpy()[None], W[None], Ks[None], D[None], M)
             x = torch.as_tensor(xn[0], dtype=dt, device=dev)
-            if not bool(torch.isfinite(x).all()):
+            # diverged: non-finite, or ‖x‖ beyond 1e12·max(1, ‖x_0‖) (η_L = 1e30 stays finite for a while)
+            if not bool(torch.isfinite(x).all()) or float(x.norm()) > 1e12 * max(1.0, float(x_start.norm())):
                 div[r] = t + 1
                 break
             hist[(t + 1) % H] = x
             record(t + 1, x)
         step["eta_L"] = (algorithm.at_round(0) if scheduled else algorithm).eta_L
         x_final[r] = x.double().cpu().numpy()
+        if div[r] >= 0:   # reported as diverged, never NaN: losses +inf, accuracy 0 from the divergence round
+            late = eval_rounds >= div[r]
+            acc[r, late], tl[r, late] = 0.0, np.inf
+            trl[r, late] = np.inf if train_loss else trl[r, late]
+            x_final[r] = np.inf
+            if xs is not None:
+                xs[r, div[r]:] = np.inf
     config = {"model": type(task.model).__name__, "algorithm": repr(algorithm), "behaviour": repr(behaviour),
               "rounds": rounds, "replicates": replicates, "seed": seed, "device": str(dev), "dtype": str(dt),
               "batch_size": B}

@@ -191,3 +191,19 @@ def test_fixed_delay_history_and_biased_inclusion_are_used():
 
 def test_top_level_access():
     assert aft.exact.moments is moments
+
+
+def test_overflowing_step_is_divergence_not_overflow_error():
+    """η_L = 1e300 (issue 28): the exact recursion reports divergence (+inf from round 1), never a bare
+    OverflowError from Python float arithmetic."""
+    import warnings
+
+    import afltheory as aft
+    from afltheory.algorithms import AFACD
+    from afltheory.anarchy import Behaviour, UniformArrivals
+
+    p = aft.problems.HeterogeneousQuadratic(dim=2, num_workers=3, sigma_L=0.1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = aft.exact.moments(p, AFACD(1.0, 1e300), Behaviour(UniformArrivals(2)), rounds=5)
+    assert m.divergence_round == 1 and np.isinf(m.grad_norm_sq[1:]).all() and np.isfinite(m.grad_norm_sq[0])

@@ -115,3 +115,16 @@ def test_torch_compression_matches_numpy(setup, comp, Alg):
     t_tr = run(task, algo, sched, rounds=6, replicates=2, seed=4, record_x=True, eval_every=3)
     assert np.abs(np_tr.x - t_tr.x).max() < 1e-6
     assert np.array_equal(np_tr.bits, t_tr.bits)
+
+
+def test_divergence_is_reported_never_nan(setup):
+    """η_L = 1e30 (issue 28): the run is reported diverged (the parameters leave 1e12·max(1, ‖x_0‖) before
+    they overflow), losses are +inf and accuracy 0 from that round on — no NaN anywhere."""
+    ds, prob, task = setup
+    t_tr = run(task, AFACD(1.0, 1e30), Behaviour(UniformArrivals(3)), rounds=6, replicates=2, eval_every=1,
+               train_loss=True, record_x=True)
+    assert (t_tr.diverged_round >= 0).all()
+    for a in (t_tr.accuracy, t_tr.test_loss, t_tr.train_loss, t_tr.x_final, t_tr.x):
+        assert not np.isnan(a).any()
+    late = t_tr.eval_rounds >= t_tr.diverged_round[0]
+    assert np.isinf(t_tr.test_loss[0, late]).all() and (t_tr.accuracy[0, late] == 0).all()
