@@ -33,9 +33,12 @@ __all__ = ["PEP_SETUPS", "Row", "add_parser", "markdown", "rows", "run", "summar
 
 #: why a statement is not a ``Claim`` (statements with a Claim are not listed)
 NOT_A_CLAIM: dict[str, str] = {
-    "li2020.thm2": "sampling with replacement by p_k (scheme I) is not an arrival process of the engines",
-    "khaled2020.heterogeneous": "quantity not supported: f at the running average of the iterates",
-    "stich2019.thm2.2": "quantity not supported: weighted iterate average; per-local-step schedule",
+    "li2020.thm2": "sampling with replacement by p_k (scheme I) is not an arrival process of the "
+                   "engines; checked on the plain references (tests/published/)",
+    "khaled2020.heterogeneous": "quantity not supported: f at the running average of the iterates; "
+                                "checked on the plain references (tests/published/)",
+    "stich2019.thm2.2": "quantity not supported: weighted iterate average; per-local-step schedule; "
+                        "checked on the plain references (tests/published/)",
     "fedbuff2022.thm": "rate only (constants hidden in O(·))",
     "fednova2020.thm1": "a limit as η_L → 0 (qualitative); run as the FedNova claim's control (FedAvg)",
     "fedprox2020.thm4": "per-round decrease with sampling with replacement: checked on the plain "
