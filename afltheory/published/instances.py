@@ -1,6 +1,6 @@
 """The instances on which the published claims (``afltheory.published.claims``) are verified, each inside its
 conditions where its dominant term is attained, with a control that must fail — shared by the checks plugin
-(the checks plugin registers them as ``published.*``) and the table command (``afltheory published``).
+(registered there as ``published.*``) and the table command (``afltheory published``).
 
 Control (must fail): the same claim with its bound divided by 10 (``CONTROL_FACTOR``), i.e. "the theorem
 holds with constants 10× smaller"; for SCAFFOLD and FedNova the same claim on FedAvg (the nearest wrong rule).
