@@ -1,6 +1,7 @@
 """`afltheory` command line: `check` (registered checks and report), `verify` (checks of your own file),
-`sweep` (grid sweeps), `adversary`, `pep`, and the subcommands of installed plugins (entry-point group
-`afltheory.commands`; e.g. `real`, the real-data experiments of the top-level `experiments` package).
+`sweep` (grid sweeps), `adversary`, `published` (the table of published theorems), `pep`, and the
+subcommands of installed plugins (entry-point group `afltheory.commands`; e.g. `real`, the real-data
+experiments of the top-level `experiments` package).
 
 A plugin command is an entry point naming a callable ``add_parser(subparsers) -> argparse.ArgumentParser``
 that adds one subcommand and sets its ``func(args) -> int`` default, as the built-in ones do::
@@ -63,6 +64,8 @@ def main(argv: list[str] | None = None) -> int:
                                            else mutants_cli.plain(args, verify_main)))
     from afltheory.adversary.cli import add_parser as add_adversary_parser
     add_adversary_parser(sub)
+    from afltheory.adversary.published_table import add_parser as add_published_parser
+    add_published_parser(sub)   # `afltheory published`: the table of published theorems (issue 26)
     from afltheory.claims.cli import add_parser as add_claims_parser
     add_claims_parser(sub)
     try:

@@ -1,0 +1,280 @@
+"""``afltheory published [--budget N] [--seed S] [--markdown]``: ONE table of the published FL theorems
+(``afltheory.published``, issue 26) — per statement its setting, source and confidence, and, for the
+statements that are ``Claim``s (``afltheory.published.claims``):
+
+- verdict: ``claims.verify`` on the instances of ``afltheory.published.instances`` (the same ones the
+  registered checks ``published.*`` run), with their controls;
+- worst ratio: the generic adversary (``afltheory.adversary.generic.search_claim``, ``budget`` exact
+  evaluations, ``seed``) and the share of the dominant bound term at the worst instance (tightness);
+- PEP: ``afltheory.pep.claims.claim_pep`` on the claim's own class, or — when the PEP refuses the class —
+  on the sub-class named in the row (a certificate for that sub-class only), noise-free (σ_L = 0). The
+  bracket is [lower, upper]: lower = the recovered worst instance replayed through the rule, upper = the
+  certified SDP value; "≤ bound" when upper ≤ the claim's bound at the same constants. Where the PEP
+  refuses, the row gives its reason.
+
+A statement without a ``Claim`` gets a row "not a claim: <reason>". Layering: ``adversary`` sits above
+``published``, ``claims`` and ``pep``, so the table lives here (``published`` cannot import the adversary).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import warnings
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .._validation import check_int
+
+if TYPE_CHECKING:
+    import argparse
+
+__all__ = ["PEP_SETUPS", "Row", "add_parser", "markdown", "rows", "run", "summary", "text"]
+
+#: why a statement is not a ``Claim`` (statements with a Claim are not listed)
+NOT_A_CLAIM: dict[str, str] = {
+    "li2020.thm2": "sampling with replacement by p_k (scheme I) is not an arrival process of the "
+                   "engines; checked on the plain references (tests/published/)",
+    "khaled2020.heterogeneous": "quantity not supported: f at the running average of the iterates; "
+                                "checked on the plain references (tests/published/)",
+    "stich2019.thm2.2": "quantity not supported: weighted iterate average; per-local-step schedule; "
+                        "checked on the plain references (tests/published/)",
+    "fedbuff2022.thm": "rate only (constants hidden in O(·))",
+    "fednova2020.thm1": "a limit as η_L → 0 (qualitative); run as the FedNova claim's control (FedAvg)",
+    "fedprox2020.thm4": "per-round decrease with sampling with replacement: checked on the plain "
+                        "references only (tests/published/)",
+    "koloskova2020.sc": "rate only (constants hidden in O(·)); weighted iterate average",
+    "woodworth2020.local": "rate only (constants hidden in O(·)); average iterate",
+    "woodworth2020.minibatch": "rate only (constants hidden in O(·)); average iterate",
+    "glasgow2022.homogeneous": "lower bound, rate only (an upper-bound verdict does not apply)",
+    "glasgow2022.heterogeneous": "lower bound, rate only (an upper-bound verdict does not apply)",
+}
+
+#: claim id -> (sub-class: Assumptions fields replaced, or {} for the claim's own class; its description;
+#: the constants; T; K). The step sizes in the constants are the claim's own (the bound must be evaluated at
+#: the step the rule runs).
+PEP_SETUPS: dict[str, tuple[dict, str, dict, int, int]] = {
+    "published.li2020.thm1": ({"heterogeneity": "iid", "weights": "uniform"},
+                              "sub-class: identical clients (Γ = 0), uniform weights",
+                              {"L": 1.0, "mu": 0.5, "D0": 1.0, "sum_p2": 1.0, "Gamma": 0.0}, 10, 1),
+    "published.li2020.thm3": ({}, "", {"L": 1.0, "mu": 0.5, "D0": 1.0}, 10, 1),
+    "published.lian2015.thm1": ({"participation": "full", "max_delay": 0},
+                                "sub-class: every worker each update, no delay",
+                                {"L": 1.0, "Delta": 1.0, "eta": 0.2, "eta_L": 1.0, "tau": 0.0}, 20, 1),
+    "published.khaled2020.identical": ({}, "its own class", {"L": 1.0, "mu": 0.5, "D0": 1.0, "eta_L": 0.1},
+                                       10, 2),
+    "published.scaffold2020.thm3": ({}, "", {"L": 1.0, "mu": 0.5, "D0": 1.0}, 10, 2),
+    "published.fednova2020.fednova": ({}, "", {"L": 1.0, "mu": 0.5, "D0": 1.0}, 10, 2),
+}
+
+
+@dataclass
+class Row:
+    """One statement's row; the ``None`` fields are the columns that do not apply (not a claim, refused)."""
+
+    theorem: str
+    title: str
+    setting: str
+    source: str
+    verdict: str
+    measured_bound: str
+    worst: str
+    pep: str
+    has_verdict: bool = False
+    has_worst: bool = False
+    has_pep: bool = False
+
+    def cells(self) -> list[str]:
+        """The seven table cells."""
+        return [f"{self.theorem} — {self.title}", self.setting, self.source, self.verdict,
+                self.measured_bound, self.worst, self.pep]
+
+
+HEADER = ["theorem", "setting", "source & confidence", "verdict", "measured / bound",
+          "worst ratio (adversary) · dominant term share", "PEP bracket (noise-free)"]
+
+
+def _g(x: float) -> str:
+    return f"{x:.3g}"
+
+
+def _source(st: Any) -> str:
+    urls = [w for w in st.source.replace(",", " ").split() if w.startswith("http")]
+    where = f"abstract {urls[0]}" if urls else st.source.split(" (")[0]
+    return f"{where}; {st.confidence}"
+
+
+def _setting_of_claim(claim: Any) -> str:
+    a = claim.assumptions
+    words = {"strongly_convex": "μ-strongly convex, L-smooth", "convex": "convex, L-smooth",
+             "smooth": "L-smooth nonconvex"}
+    part = {"full": "full participation", "uniform": "m of M uniformly",
+            "arbitrary": "any m arrivals, delays"}
+    het = {"Gamma": "Γ heterogeneity", "iid": "identical data", "sigma_G_max": "σ_G heterogeneity",
+           None: "any heterogeneity"}
+    noise = {"variance": "σ_L² noise", "none": "exact gradients"}
+    return (f"{type(claim.algorithm({'mu': 1.0, 'kappa': 1.0, 'E': 1.0, 'L': 1.0, 'm': 1.0})).__name__}; "
+            f"{words.get(a.function, a.function)}; {noise.get(a.noise, a.noise)}; "
+            f"{het.get(a.heterogeneity, a.heterogeneity)}; {part.get(a.participation, a.participation)}; "
+            f"{a.weights} weights; measured {claim.measured}")
+
+
+def _setting_of_statement(st: Any) -> str:
+    a = st.assumptions
+    return "; ".join(str(a[k]).split(" (")[0] for k in ("function", "heterogeneity", "participation")
+                     if a.get(k)) + f"; measured {st.measured.split(':')[0]}"
+
+
+def _verdict(fn: Any, claim_id: str) -> tuple[str, str]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        vs = [v for v in fn() if v.id.startswith(claim_id)]
+    parts, ratios = [], []
+    for v in vs:
+        nc = v.negative_control
+        ctl = "" if nc is None else ("; control fails" if not nc.passed else "; CONTROL PASSES (no power)")
+        tag = v.id[len(claim_id) + 1:] if v.id != claim_id else ""
+        parts.append(f"{'PASS' if v.passed else 'FAIL'} ({v.method}){ctl}" + (f" [{tag}]" if tag else ""))
+        r = v.measured / v.theoretical if v.theoretical > 0 else float("inf")
+        ratios.append(f"{_g(v.measured)} / {_g(v.theoretical)} = {_g(r)}" + (f" [{tag}]" if tag else ""))
+    return "; ".join(parts), "; ".join(ratios)
+
+
+def _worst(claim: Any, budget: int, seed: int) -> tuple[str, bool]:
+    from .generic import search_claim
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            w = search_claim(claim, budget=budget, seed=seed)
+    except ValueError as exc:
+        if "no instance of its class could be evaluated exactly" in str(exc):
+            return (f"refused: the exact engine cannot represent {claim.rule.__name__} "
+                    f"({budget}/{budget} candidates; verdict by simulation only)", False)
+        raise
+    dom = max(w.terms, key=w.terms.get) if w.terms else "—"
+    v = " — VIOLATED (Monte Carlo confirmed)" if w.violated else (
+        " — not confirmed by Monte Carlo" if w.confirmation else "")
+    return f"{_g(w.ratio)} · {dom} {w.terms.get(dom, 0.0):.0%}{v}", True
+
+
+def _refusal(exc: Exception) -> str:
+    """The PEP's reason in a few words (its parenthesised explanations dropped)."""
+    msg = str(exc)
+    if "cannot be analysed by the PEP:" in msg:
+        reasons = re.sub(r"\s*\([^()]*\)", "", msg.split("cannot be analysed by the PEP:", 1)[1])
+        return reasons.strip().replace("'", "")
+    m = re.search(r"overrides (\w+)", msg)
+    if m:
+        return (f"rule not representable: it overrides {m.group(1)} (PEP and exact moments need the "
+                "declarative hooks)")
+    if "not affine" in msg:
+        return f"rule not representable: {msg.split(' (')[0]}"
+    return f"{type(exc).__name__}: {msg[:100]}"
+
+
+def _pep(claim: Any) -> tuple[str, bool]:
+    from ..algorithms.base import UnsupportedRule
+    from ..pep.claims import claim_pep
+    replace, where, values, T, K = PEP_SETUPS[claim.id]
+    own = ""
+    target = claim
+    if replace:
+        try:
+            claim_pep(claim, T=T, K=K, values=values)
+            raise AssertionError(f"{claim.id}: the PEP now accepts the claim's own class; update PEP_SETUPS")
+        except (ValueError, UnsupportedRule) as exc:
+            own = f"refused on its class ({_refusal(exc)}); "
+        target = dataclasses.replace(claim, id=claim.id + ".pep_subclass",
+                                     assumptions=dataclasses.replace(claim.assumptions, **replace))
+    try:
+        p = claim_pep(target, T=T, K=K, values=values)
+    except (ValueError, UnsupportedRule) as exc:
+        why = f"refused: {_refusal(exc)}"
+        if "heterogeneity=None" in str(exc):   # allowed with one client: say why that fails too
+            try:
+                claim_pep(target, T=T, K=K, M=1, values=values)
+            except (ValueError, UnsupportedRule) as exc1:
+                why += f"; with M = 1: {_refusal(exc1)}"
+        return why, False
+    if p.upper is None:
+        return own + f"{where}: solver returned no certified value (T={T}, K={K})", False
+    rel = "≤" if p.holds else "> (exceeds)"
+    inside = "" if p.inside_conditions else "; OUTSIDE the claim's conditions"
+    return (own + f"{where}: [{_g(p.lower)}, {_g(p.upper)}] {rel} bound {_g(p.bound)} "
+            f"(T={p.T}, K={p.K}, M={p.M}{', instance in the class: exact' if p.exact else ''}{inside})",
+            True)
+
+
+def rows(budget: int = 60, seed: int = 0) -> list[Row]:
+    """Every statement of ``afltheory.published`` as a ``Row`` (module docstring), in the order of
+    docs/published.md. ``budget``: exact evaluations of the adversary per claim; ``seed``: its seed."""
+    from ..published import PAPERS
+    from ..published.claims import CLAIMS
+    from ..published.instances import VERIFICATIONS
+
+    budget = check_int("budget", budget, low=1, high=100_000)
+    seed = check_int("seed", seed, low=0)
+    out = []
+    for paper in PAPERS:
+        for st in paper.STATEMENTS:
+            claim = CLAIMS.get(f"published.{st.id}")
+            if claim is None:
+                why = NOT_A_CLAIM.get(st.id, "no Claim written yet")
+                out.append(Row(st.id, st.title, _setting_of_statement(st), _source(st),
+                               f"not a claim: {why}", "—", "—", "—"))
+                continue
+            verdict, mb = _verdict(VERIFICATIONS[claim.id], claim.id)
+            worst, has_w = _worst(claim, budget, seed)
+            pep, has_p = _pep(claim)
+            out.append(Row(st.id, st.title, _setting_of_claim(claim), _source(st), verdict, mb, worst, pep,
+                           True, has_w, has_p))
+    return out
+
+
+def summary(table: list[Row]) -> str:
+    """One line: how many rows, and how many have a verdict, a worst ratio and a PEP bracket."""
+    return (f"{len(table)} statements; {sum(r.has_verdict for r in table)} with a verdict, "
+            f"{sum(r.has_worst for r in table)} with a worst ratio, {sum(r.has_pep for r in table)} with a "
+            f"PEP bracket")
+
+
+def _esc(s: str) -> str:
+    return s.replace("|", "\\|")
+
+
+def markdown(table: list[Row]) -> str:
+    """The table as GitHub markdown, followed by the summary line."""
+    lines = ["| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
+    lines += ["| " + " | ".join(_esc(c) for c in r.cells()) + " |" for r in table]
+    return "\n".join(lines) + "\n\n" + summary(table) + "\n"
+
+
+def text(table: list[Row]) -> str:
+    """The table as plain text: one block per statement, then the summary line."""
+    out = []
+    for r in table:
+        out.append(f"{r.theorem}: {r.title}")
+        for h, c in zip(HEADER[1:], r.cells()[1:], strict=True):
+            out.append(f"  {h}: {c}")
+    return "\n".join(out) + "\n" + summary(table) + "\n"
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    """Add ``afltheory published [--budget N] [--seed S] [--markdown]`` (nothing heavy imported here)."""
+    p = sub.add_parser("published", help="the table of published FL theorems: verdicts, worst ratios, PEP",
+                       description="Regenerate the table of the published FL theorems "
+                                   "(afltheory.published): verdict on the checks' instances, the generic "
+                                   "adversary's worst ratio, the PEP bracket where the class allows.")
+    p.add_argument("--budget", type=int, default=60,
+                   help="adversary: exact evaluations per claim (default 60)")
+    p.add_argument("--seed", type=int, default=0, help="adversary seed (default 0)")
+    p.add_argument("--markdown", action="store_true", help="print a markdown table (docs/published.md)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the table; exit 0 (1 if a verdict FAILs or a violation is confirmed)."""
+    table = rows(budget=args.budget, seed=args.seed)
+    print(markdown(table) if args.markdown else text(table), end="")
+    bad = any("FAIL" in r.verdict or "VIOLATED" in r.worst for r in table)
+    return 1 if bad else 0
