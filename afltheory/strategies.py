@@ -26,12 +26,16 @@ are the parts.
 
 from __future__ import annotations
 
+import contextlib
+import weakref
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 __all__ = [
+    "reproducible",
     "SIGMAS",
     "Instance",
     "assert_holds",
@@ -43,6 +47,30 @@ __all__ = [
     "step_sizes",
     "violates",
 ]
+
+
+@contextlib.contextmanager
+def reproducible() -> Iterator[None]:
+    """Within this context hypothesis draws do not depend on which modules happen to be imported.
+
+    hypothesis (≥ 6.13x) mixes numeric constants found in the *loaded local modules'* source into its draws,
+    so a seeded search (``derandomize=True`` or ``@seed``) gave different examples — and found or missed a
+    violation — depending on what ran earlier in the process (seen with the Theorem 3 search and the generic
+    adversary). This switches that pool off (a private hypothesis hook; a no-op where it does not exist)."""
+    try:
+        from hypothesis.internal.conjecture import providers
+    except ImportError:  # pragma: no cover
+        yield
+        return
+    get = getattr(providers, "_get_local_constants", None)
+    if get is None or not hasattr(providers, "Constants"):  # pragma: no cover - another hypothesis version
+        yield
+        return
+    providers._get_local_constants = providers.Constants
+    try:
+        yield
+    finally:
+        providers._get_local_constants = get
 
 
 def _st():
@@ -165,6 +193,7 @@ def fit_steps(claim: Any, values: dict[str, float], eta: float, eta_L: float) ->
         return eta, eta_L
     names_eta = _ETA_CONDITIONS.get(id(claim))
     if names_eta is None:
+        weakref.finalize(claim, _ETA_CONDITIONS.pop, id(claim), None)   # no stale entry for a reused id
         names_eta = _ETA_CONDITIONS[id(claim)] = {
             k
             for k, rel in claim.conditions.items()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -259,7 +260,10 @@ class Claim:
             hash(key)
         except TypeError:
             key = None
-        cache = _COMPILED.setdefault(id(self), {})
+        cache = _COMPILED.get(id(self))
+        if cache is None:   # dropped with the claim: a later object reusing its id starts empty
+            cache = _COMPILED[id(self)] = {}
+            weakref.finalize(self, _COMPILED.pop, id(self), None)
         if key is not None and key in cache:
             return cache[key]
         e = self._resolve(expr, extra)

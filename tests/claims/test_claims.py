@@ -349,3 +349,21 @@ def test_verify_file_mutants_reports_what_a_users_checks_kill(tmp_path, capsys):
     assert "mutation score: 1/2" in out and "li2020           kills  1: exact.noise_dropped" in out
     assert "survivors: afacd.eta_L_twice" in out and rc == 1
     assert (tmp_path / "kill_matrix.json").is_file()
+
+
+def test_compiled_cache_is_dropped_with_its_claim():
+    """A claim's compiled expressions are cached by the object's id; the entry goes with the claim, so a
+    later claim that reuses the id (CPython recycles addresses) never reads another claim's functions."""
+    import gc
+
+    from afltheory.claims import _claim
+
+    c = _toy_claim(bound={"b": sp.Symbol("a") * T_}, values={"a": 2.0})
+    assert c.bound_value({"T": np.array([3.0])})[0] == 6.0
+    key = id(c)
+    assert key in _claim._COMPILED
+    del c
+    gc.collect()
+    assert key not in _claim._COMPILED
+    d = _toy_claim(bound={"b": sp.Symbol("a") * T_}, values={"a": 5.0})
+    assert d.bound_value({"T": np.array([3.0])})[0] == 15.0
