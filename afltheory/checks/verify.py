@@ -40,7 +40,7 @@ import sympy as sp
 
 from .._validation import check_component, check_int
 from ..analysis.bounds import compare_bound, default_control
-from ..analysis.slopes import bootstrap_slope, fit_slope
+from ..analysis.slopes import rate_fit
 from ..theory import symbols as S
 from .verdict import NegativeControl, Verdict
 
@@ -231,13 +231,7 @@ def verify_rate(problem: Any, algorithm: Any, behaviour: Any, *, over: str, valu
             st[over] = np.full(tr.replicates, v)
             inside.append(_inside(conditions, st))
     wrong = slope + 0.5 if wrong is None else float(wrong)
-    if all(e is not None for e in exact_vals):
-        fit = fit_slope(values, exact_vals)
-        method, tolerance = "exact moments", f"|slope − ({slope:g})| ≤ {tol:g}"
-    else:
-        fit = bootstrap_slope(values, samples, seed=seed, level=0.95)
-        method = f"monte-carlo (R={replicates}), 95 % percentile bootstrap over replicates"
-        tolerance = f"95 % bootstrap CI (widened by {tol:g}) contains {slope:g}"
+    fit, method, tolerance = rate_fit(values, samples, exact_vals, claimed=slope, tol=tol, seed=seed)
     nc = NegativeControl(description=f"same fit tested against the wrong slope {wrong:g}", measured=fit.slope,
                          theoretical=wrong, passed=fit.contains(wrong, tol))
     return Verdict(id=id, claim=claim or f"error ∝ {over}^({slope:g})", reference=reference,

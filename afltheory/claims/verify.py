@@ -29,7 +29,7 @@ import sympy as sp
 
 from .._validation import check_int
 from ..analysis.bounds import compare_bound, default_control
-from ..analysis.slopes import bootstrap_slope, fit_slope
+from ..analysis.slopes import rate_fit
 from ..checks.verdict import NegativeControl, Verdict
 from ..theory import symbols as S
 from ._claim import QUANTITIES, Claim
@@ -462,13 +462,7 @@ def verify_rate(
                 all(ok for ok, _ in claim.check_conditions(_stats(claim, tr, p, algo), values).values())
             )
     wrong = slope + 0.5 if wrong is None else float(wrong)
-    if all(e is not None for e in exact_vals):
-        fit = fit_slope(pts, exact_vals)
-        method, tolerance = "exact moments", f"|slope − ({slope:g})| ≤ {tol:g}"
-    else:
-        fit = bootstrap_slope(pts, samples, seed=seed, level=0.95)
-        method = f"monte-carlo (R={replicates}), 95 % percentile bootstrap over replicates"
-        tolerance = f"95 % bootstrap CI (widened by {tol:g}) contains {slope:g}"
+    fit, method, tolerance = rate_fit(pts, samples, exact_vals, claimed=slope, tol=tol, seed=seed)
     nc = NegativeControl(
         description=f"same fit tested against the wrong slope {wrong:g}",
         measured=fit.slope,
