@@ -20,8 +20,21 @@ __version__ = "0.1.0"
 _SUBMODULES = frozenset(m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_"))
 _ENGINE_NAMES = {"simulate", "Trace", "DivergenceInfo"}
 # star-import: the core only (torch_backend, datasets, sweep, mutants stay explicit imports)
-__all__ = ["DivergenceInfo", "Trace", "__version__", "algorithms", "analysis", "anarchy", "compression",
-           "engine", "exact", "plots", "problems", "simulate", "theory"]
+__all__ = [
+    "DivergenceInfo",
+    "Trace",
+    "__version__",
+    "algorithms",
+    "analysis",
+    "anarchy",
+    "compression",
+    "engine",
+    "exact",
+    "plots",
+    "problems",
+    "simulate",
+    "theory",
+]
 
 
 def __getattr__(name):

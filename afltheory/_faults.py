@@ -21,8 +21,17 @@ from __future__ import annotations
 import dataclasses
 from enum import Enum
 
-__all__ = ["FaultPoint", "activate", "active", "components", "deactivate", "get", "start_probe", "stop_probe",
-           "substitute"]
+__all__ = [
+    "FaultPoint",
+    "activate",
+    "active",
+    "components",
+    "deactivate",
+    "get",
+    "start_probe",
+    "stop_probe",
+    "substitute",
+]
 
 
 class FaultPoint(str, Enum):
@@ -50,8 +59,9 @@ class FaultPoint(str, Enum):
         try:
             return cls(point)
         except ValueError:
-            raise ValueError(f"point={point!r} is not a fault point; known: "
-                             f"{', '.join(p.value for p in cls)}") from None
+            raise ValueError(
+                f"point={point!r} is not a fault point; known: {', '.join(p.value for p in cls)}"
+            ) from None
 
 
 _ACTIVE = None  # the afltheory.mutants.Mutant being injected, or None
@@ -107,7 +117,7 @@ def substitute(component):
     if _SEEN is not None:
         _SEEN.add(type(component))
         _SEEN.update(type(c) for c in components(component) if dataclasses.is_dataclass(c))
-        _SEEN.add(type(getattr(component, "worker", None)))   # a worker rule may be a property
+        _SEEN.add(type(getattr(component, "worker", None)))  # a worker rule may be a property
     return component if _ACTIVE is None else _ACTIVE.substitute(component)
 
 

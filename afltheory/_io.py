@@ -26,11 +26,25 @@ import tempfile
 from collections.abc import Iterator
 from typing import IO, Any
 
-__all__ = ["atomic_open", "atomic_write", "check_output_dir", "check_output_file", "describe_path",
-           "dumps_strict", "jsonable", "replace_target", "write_json"]
+__all__ = [
+    "atomic_open",
+    "atomic_write",
+    "check_output_dir",
+    "check_output_file",
+    "describe_path",
+    "dumps_strict",
+    "jsonable",
+    "replace_target",
+    "write_json",
+]
 
-_KINDS = ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a FIFO"),
-          (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a directory"))
+_KINDS = (
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISDIR, "a directory"),
+)
 
 
 def describe_path(path: str | os.PathLike) -> str | None:
@@ -87,13 +101,15 @@ def _check_parent(path: str, flag: str, create: bool) -> str:
     try:
         os.makedirs(d, exist_ok=True)
     except OSError as exc:
-        raise ValueError(f"{flag} {path!r}: directory {d!r} is missing and cannot be created "
-                         f"({exc.strerror})") from None
+        raise ValueError(
+            f"{flag} {path!r}: directory {d!r} is missing and cannot be created ({exc.strerror})"
+        ) from None
     return d
 
 
-def check_output_file(path: str | os.PathLike, flag: str, *, stdout_ok: bool = False,
-                      create_parents: bool = True) -> str:
+def check_output_file(
+    path: str | os.PathLike, flag: str, *, stdout_ok: bool = False, create_parents: bool = True
+) -> str:
     """Refuse an unusable output file path before any work starts; return it as a string. It must be a
     regular file or not exist; its directory must exist (or be creatable when ``create_parents``) and accept
     a new file. ``stdout_ok``: ``"-"`` (stdout) is accepted. ValueError (one line naming ``flag``)
@@ -107,8 +123,9 @@ def check_output_file(path: str | os.PathLike, flag: str, *, stdout_ok: bool = F
         raise ValueError(f"{flag} {p!r}: give a file path" + (" (or '-' for stdout)" if stdout_ok else ""))
     what = describe_path(p)
     if what == "a directory":
-        raise ValueError(f"{flag} {p!r} is a directory; give a file path"
-                         + (" (or '-' for stdout)" if stdout_ok else ""))
+        raise ValueError(
+            f"{flag} {p!r} is a directory; give a file path" + (" (or '-' for stdout)" if stdout_ok else "")
+        )
     if what is not None:
         raise ValueError(f"{flag} {p!r} is {what}, not a regular file; refusing to write there")
     if os.path.exists(p) and not os.access(p, os.W_OK):
@@ -210,7 +227,7 @@ def jsonable(v: Any) -> Any:
         return f if math.isfinite(f) else ("inf" if f > 0 else "-inf")
     if v is None or isinstance(v, (str, int)):
         return v
-    return str(v)   # any other object (a dataclass, a path): its text
+    return str(v)  # any other object (a dataclass, a path): its text
 
 
 def dumps_strict(obj: Any, *, indent: int | None = 2) -> str:

@@ -23,7 +23,7 @@ def rowsum(p: np.ndarray) -> np.ndarray:
         return np.zeros(p.shape[:-1])[()]
     while p.shape[-1] > 1:
         h = p.shape[-1] // 2
-        q = p[..., :h] + p[..., h:2 * h]
+        q = p[..., :h] + p[..., h : 2 * h]
         if p.shape[-1] % 2:
             q[..., :1] += p[..., -1:]
         p = q

@@ -10,12 +10,12 @@ import numpy as np
 
 from ._validation import check_seed
 
-SCHEDULE = 1      # per-replicate stream for the behaviour (arrivals, delays, local steps, clocks)
-NOISE = 2         # per-replicate-block stream for stochastic gradients
-INIT = 3          # per-replicate stream for x0 draws / warm starts
-DRIFT = 4         # per-replicate stream for a drifting objective's random walk
-COMPRESS = 5      # per-replicate-block stream for compression randomness (afltheory.compression)
-BLOCK = 64        # replicates per noise block (fixed: changing it changes every trace)
+SCHEDULE = 1  # per-replicate stream for the behaviour (arrivals, delays, local steps, clocks)
+NOISE = 2  # per-replicate-block stream for stochastic gradients
+INIT = 3  # per-replicate stream for x0 draws / warm starts
+DRIFT = 4  # per-replicate stream for a drifting objective's random walk
+COMPRESS = 5  # per-replicate-block stream for compression randomness (afltheory.compression)
+BLOCK = 64  # replicates per noise block (fixed: changing it changes every trace)
 
 
 def stream(seed: int, purpose: int, index: int) -> np.random.Generator:
@@ -31,8 +31,7 @@ class BlockStreams:
 
     def __init__(self, seed: int, nblocks: int):
         seed = check_seed(seed)
-        self._bitgens = [np.random.Philox(key=np.array([seed, b],
-                                                       dtype=np.uint64)) for b in range(nblocks)]
+        self._bitgens = [np.random.Philox(key=np.array([seed, b], dtype=np.uint64)) for b in range(nblocks)]
         self._gens = [np.random.Generator(bg) for bg in self._bitgens]
         self._states = [bg.state for bg in self._bitgens]
 

@@ -9,8 +9,15 @@ import numbers
 import numpy as np
 
 
-def check_real(name: str, value, *, low: float | None = None, high: float | None = None,
-               low_open: bool = False, high_open: bool = False) -> float:
+def check_real(
+    name: str,
+    value,
+    *,
+    low: float | None = None,
+    high: float | None = None,
+    low_open: bool = False,
+    high_open: bool = False,
+) -> float:
     """Return ``value`` as float, or raise ValueError naming ``name`` and the allowed interval."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ValueError(f"{name}={value!r} must be a real number")
@@ -38,8 +45,10 @@ def check_alloc(what: str, nbytes: float, limit: float | None = None) -> None:
     limit (default ``MAX_ALLOC_BYTES``)."""
     limit = MAX_ALLOC_BYTES if limit is None else limit
     if nbytes > limit:
-        raise ValueError(f"{what} would allocate ~{nbytes / 1024**3:.3g} GiB, above the limit of "
-                         f"{limit / 1024**3:.3g} GiB (afltheory._validation.MAX_ALLOC_BYTES)")
+        raise ValueError(
+            f"{what} would allocate ~{nbytes / 1024**3:.3g} GiB, above the limit of "
+            f"{limit / 1024**3:.3g} GiB (afltheory._validation.MAX_ALLOC_BYTES)"
+        )
 
 
 def check_positive(name: str, value) -> float:
@@ -73,16 +82,24 @@ def as_array(name: str, value, dtype=float) -> np.ndarray:
     return arr
 
 
-def check_array(name: str, value, *, ndim: int | None = None, shape: tuple | None = None,
-                dtype=float, allow_inf: bool = False) -> np.ndarray:
+def check_array(
+    name: str,
+    value,
+    *,
+    ndim: int | None = None,
+    shape: tuple | None = None,
+    dtype=float,
+    allow_inf: bool = False,
+) -> np.ndarray:
     """Return a finite numpy array (``allow_inf``: ±inf allowed, NaN never); ``shape`` entries of None match
     any length."""
     arr = as_array(name, value, dtype)
     if ndim is not None and arr.ndim != ndim:
         raise ValueError(f"{name} must have {ndim} dimension(s), got shape {arr.shape}")
     if shape is not None:
-        if arr.ndim != len(shape) or any(s is not None and s != a for s, a in zip(shape, arr.shape,
-                                                                                  strict=False)):
+        if arr.ndim != len(shape) or any(
+            s is not None and s != a for s, a in zip(shape, arr.shape, strict=False)
+        ):
             want = tuple("any" if s is None else s for s in shape)
             raise ValueError(f"{name} has shape {arr.shape}, expected {want}")
     if np.issubdtype(arr.dtype, np.floating):
@@ -114,8 +131,9 @@ def check_component(name: str, value, allowed, what: str, *, optional: bool = Fa
     if (optional and value is None) or isinstance(value, allowed):
         return value
     allowed_text = what + (" or None" if optional else "")
-    raise ComponentTypeError(f"{name}={_short_repr(value)} (type {type(value).__name__}) must be "
-                             f"{allowed_text}")
+    raise ComponentTypeError(
+        f"{name}={_short_repr(value)} (type {type(value).__name__}) must be {allowed_text}"
+    )
 
 
 #: Seeds are non-negative integers below 2**64 (a Philox key word; SeedSequence entropy).

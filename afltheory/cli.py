@@ -23,6 +23,7 @@ COMMANDS_GROUP = "afltheory.commands"
 
 def _version() -> str:
     from importlib import metadata
+
     try:
         return metadata.version("afltheory")
     except metadata.PackageNotFoundError:  # running from a source tree without installation
@@ -35,12 +36,16 @@ def _add_plugin_commands(sub: argparse._SubParsersAction) -> None:
     skipped, and never hides the other commands."""
     import warnings
     from importlib.metadata import entry_points
+
     for ep in sorted(entry_points(group=COMMANDS_GROUP), key=lambda e: e.name):
         try:
             ep.load()(sub)
         except Exception as exc:  # a broken plugin must not take the built-in commands down with it
-            warnings.warn(f"command plugin {ep.name!r} ({ep.value}) failed to load: {exc!r}", RuntimeWarning,
-                          stacklevel=2)
+            warnings.warn(
+                f"command plugin {ep.name!r} ({ep.value}) failed to load: {exc!r}",
+                RuntimeWarning,
+                stacklevel=2,
+            )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -52,21 +57,33 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     from afltheory.checks.runner import add_check_parser, add_verify_parser
     from afltheory.mutants import cli as mutants_cli
+
     check = add_check_parser(sub)
-    mutants_cli.add_arguments(check)   # afltheory check --mutants: the kill matrix
+    mutants_cli.add_arguments(check)  # afltheory check --mutants: the kill matrix
     check_main = check.get_default("func")
-    check.set_defaults(func=lambda args: (mutants_cli.main(args, check_main) if mutants_cli.wanted(args)
-                                          else mutants_cli.plain(args, check_main)))
+    check.set_defaults(
+        func=lambda args: (
+            mutants_cli.main(args, check_main)
+            if mutants_cli.wanted(args)
+            else mutants_cli.plain(args, check_main)
+        )
+    )
     verify = add_verify_parser(sub)
-    mutants_cli.add_arguments(verify)   # afltheory verify FILE.py --mutants: what the file's checks kill
+    mutants_cli.add_arguments(verify)  # afltheory verify FILE.py --mutants: what the file's checks kill
     verify_main = verify.get_default("func")
-    verify.set_defaults(func=lambda args: (mutants_cli.main(args) if mutants_cli.wanted(args)
-                                           else mutants_cli.plain(args, verify_main)))
+    verify.set_defaults(
+        func=lambda args: (
+            mutants_cli.main(args) if mutants_cli.wanted(args) else mutants_cli.plain(args, verify_main)
+        )
+    )
     from afltheory.adversary.cli import add_parser as add_adversary_parser
+
     add_adversary_parser(sub)
     from afltheory.adversary.published_table import add_parser as add_published_parser
-    add_published_parser(sub)   # `afltheory published`: the table of published theorems (issue 26)
+
+    add_published_parser(sub)  # `afltheory published`: the table of published theorems (issue 26)
     from afltheory.claims.cli import add_parser as add_claims_parser
+
     add_claims_parser(sub)
     try:
         from afltheory.sweep.cli import add_sweep_parser
@@ -74,8 +91,8 @@ def main(argv: list[str] | None = None) -> int:
         add_sweep_parser = None
     if add_sweep_parser is not None:
         add_sweep_parser(sub)
-    _add_plugin_commands(sub)   # e.g. `real` (experiments/ registers it)
-    __import__("afltheory.pep.cli", fromlist=["add_parser"]).add_parser(sub)   # PEPit imported only when run
+    _add_plugin_commands(sub)  # e.g. `real` (experiments/ registers it)
+    __import__("afltheory.pep.cli", fromlist=["add_parser"]).add_parser(sub)  # PEPit imported only when run
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)

@@ -68,9 +68,11 @@ class DivergenceInfo:
         if not self.any:
             return "no divergence"
         reps = np.flatnonzero(self.diverged)
-        return (f"{len(reps)} of {len(self.round)} replicates diverged (first at round "
-                f"{int(self.round[reps].min())}; replicates "
-                f"{reps[:10].tolist()}{'…' if len(reps) > 10 else ''})")
+        return (
+            f"{len(reps)} of {len(self.round)} replicates diverged (first at round "
+            f"{int(self.round[reps].min())}; replicates "
+            f"{reps[:10].tolist()}{'…' if len(reps) > 10 else ''})"
+        )
 
 
 @dataclass(frozen=True)
@@ -137,48 +139,68 @@ class Trace:
         """A few human-readable lines (sizes, config, start/end/time-averaged E‖∇f‖² with a CI,
         divergence)."""
         from ._trace_io import summary
+
         return summary(self)
 
     def __repr__(self) -> str:
-        return (f"Trace(replicates={self.replicates}, rounds={self.rounds}, dim={self.x0.shape[-1]}, "
-                f"seed={self.seed}, "
-                f"{self.divergence})")
+        return (
+            f"Trace(replicates={self.replicates}, rounds={self.rounds}, dim={self.x0.shape[-1]}, "
+            f"seed={self.seed}, "
+            f"{self.divergence})"
+        )
 
     def save(self, path: str | os.PathLike) -> str:
         """Save to ``path`` (.npz, no pickle); ``Trace.load(path)`` reads it back array by array."""
         from ._trace_io import save
+
         return save(self, path)
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> Trace:
         """Read a trace written by ``Trace.save``."""
         from ._trace_io import load
+
         return load(path, trace_cls=cls, divergence_cls=DivergenceInfo)
 
 
 def _schedule_for(behaviour, algorithm, problem, rounds, replicates, seed) -> Schedule:
     if isinstance(behaviour, Schedule):
         from .anarchy.behaviour import Replay
+
         behaviour = Replay(behaviour)
     if not hasattr(behaviour, "sample"):
-        raise ValueError(f"behaviour={behaviour!r} must be an afltheory.anarchy behaviour (Behaviour, "
-                         "Replay, "
-                         f"EventDriven, Synchronous) or a Schedule")
+        raise ValueError(
+            f"behaviour={behaviour!r} must be an afltheory.anarchy behaviour (Behaviour, "
+            "Replay, "
+            f"EventDriven, Synchronous) or a Schedule"
+        )
     sched = behaviour.sample(rounds, replicates, problem.num_workers, seed)
     fixed = getattr(algorithm, "fixed_local_steps", None)
     if isinstance(fixed, tuple):  # per-worker fixed local steps (DynamicFedAvg's E_k): K_{t,i} = fixed[i]
         Ks = np.asarray(fixed, dtype=np.int64)
         if len(Ks) != problem.num_workers:
-            raise ValueError(f"the algorithm fixes {len(Ks)} per-worker local-step counts but num_workers="
-                             f"{problem.num_workers}")
-        sched = Schedule._trusted(sched.workers, sched.delays, Ks[sched.workers], sched.num_workers,
-                                  np.broadcast_to(Ks, sched.init_local_steps.shape), sched.wall_clock)
+            raise ValueError(
+                f"the algorithm fixes {len(Ks)} per-worker local-step counts but num_workers="
+                f"{problem.num_workers}"
+            )
+        sched = Schedule._trusted(
+            sched.workers,
+            sched.delays,
+            Ks[sched.workers],
+            sched.num_workers,
+            np.broadcast_to(Ks, sched.init_local_steps.shape),
+            sched.wall_clock,
+        )
     elif fixed is not None:
         # a validated schedule with every K set to a constant ≥ 1 is still valid: no re-validation
-        sched = Schedule._trusted(sched.workers, sched.delays, np.broadcast_to(np.int64(fixed),
-                                                                               sched.local_steps.shape),
-                                  sched.num_workers, np.full_like(sched.init_local_steps, fixed),
-                                  sched.wall_clock)
+        sched = Schedule._trusted(
+            sched.workers,
+            sched.delays,
+            np.broadcast_to(np.int64(fixed), sched.local_steps.shape),
+            sched.num_workers,
+            np.full_like(sched.init_local_steps, fixed),
+            sched.wall_clock,
+        )
     if hasattr(algorithm, "check_m"):
         algorithm.check_m(sched.m)
     prior = sched.origin or {}
@@ -197,7 +219,7 @@ def _standard_normal_blocks(gens, out, B):
     """Fill out (n, ...) with standard normals, rows [jB, (j+1)B) from gens[j]; a partial last block is drawn
     whole and truncated, so a replicate's values do not depend on the number of replicates."""
     for j, gen in enumerate(gens):
-        o = out[j * B:(j + 1) * B]
+        o = out[j * B : (j + 1) * B]
         if o.shape[0] == B:
             gen.standard_normal(out=o)
         else:
@@ -241,7 +263,7 @@ class _LocalRunner:
         self.no_noise = problem.noise.sigma_L == 0.0
         self.streams = _rng.BlockStreams(seed, self.nblocks)
         self.unit = problem.noise.standard_normal_scale(problem.dim)
-        fault = _faults.get(_faults.FaultPoint.SIM_NOISE)            # None unless a noise fault is injected
+        fault = _faults.get(_faults.FaultPoint.SIM_NOISE)  # None unless a noise fault is injected
         self.noise_factor = 1.0 if fault is None else float(fault(problem.dim))
         # local steps in the problem's translated frame u = y − c_i when it has one (translation-equivariant
         # worker rules only see differences of points), saving a subtraction per step
@@ -257,16 +279,22 @@ class _LocalRunner:
         """[(lo, hi, first block, end block)] covering the replicates, for n arrivals per replicate."""
         if n not in self._chunk_cache:
             B, nb = self.B, max(1, _CHUNK_VALUES // (self.B * n * self.problem.dim))
-            self._chunk_cache[n] = [(b * B, min((b + nb) * B, self.R), b, min(b + nb, self.nblocks))
-                                    for b in range(0, self.nblocks, nb)]
+            self._chunk_cache[n] = [
+                (b * B, min((b + nb) * B, self.R), b, min(b + nb, self.nblocks))
+                for b in range(0, self.nblocks, nb)
+            ]
         return self._chunk_cache[n]
 
     def step_bounds(self, local_steps):
         """(2, chunks, rounds): per chunk and round, the fewest and most local steps of its arrivals (one pass
         over the schedule instead of two strided reductions per chunk and round)."""
         n = local_steps.shape[2]
-        return np.stack([np.stack([local_steps[lo:hi].min(axis=(0, 2)) for lo, hi, _, _ in self._chunks(n)]),
-                         np.stack([local_steps[lo:hi].max(axis=(0, 2)) for lo, hi, _, _ in self._chunks(n)])])
+        return np.stack(
+            [
+                np.stack([local_steps[lo:hi].min(axis=(0, 2)) for lo, hi, _, _ in self._chunks(n)]),
+                np.stack([local_steps[lo:hi].max(axis=(0, 2)) for lo, hi, _, _ in self._chunks(n)]),
+            ]
+        )
 
     def run(self, src, idx, workers, K, purpose, key, worker_state=None, shift=None, bounds=None):
         """G: (R, n, d), per arrival the average of its K stochastic (corrected) gradients from its start
@@ -288,8 +316,9 @@ class _LocalRunner:
             if self.centered:
                 y0 -= self.problem.local_center(workers[lo:hi], self.ws)
             Kc = K[lo:hi]
-            Kmin, Kmax = (int(Kc.min()), int(Kc.max())) if bounds is None else (int(bounds[0, c]),
-                                                                                int(bounds[1, c]))
+            Kmin, Kmax = (
+                (int(Kc.min()), int(Kc.max())) if bounds is None else (int(bounds[0, c]), int(bounds[1, c]))
+            )
             self._run_chunk(G[lo:hi], y0, workers[lo:hi], Kc, Kmin, Kmax, gens[b0:b1], lo, worker_state)
         return G
 
@@ -315,17 +344,17 @@ class _LocalRunner:
                 self._draw(gens, W, xi, 1.0, y)
                 np.multiply(xi, eta, out=h)
             else:
-                self._draw(gens, W, h, eta, y)        # h = η_L ξ_k (or η_L ∇f_i(y, ξ) when not additive)
+                self._draw(gens, W, h, eta, y)  # h = η_L ξ_k (or η_L ∇f_i(y, ξ) when not additive)
             if worker_state is not None:
                 corr = self.worker.correction(worker_state, y, y0, rows, W)
                 if corr is not None:
                     corr *= eta
                     h += corr
-            target = y if k < Kmin else ynew         # arrivals with K ≤ k keep y (masked below)
+            target = y if k < Kmin else ynew  # arrivals with K ≤ k keep y (masked below)
             if target is not y:
                 np.copyto(target, y)
             if step is not None:
-                step(target, h)                       # y ← y − η_L ∇f_i(y) − h (the problem's fused step)
+                step(target, h)  # y ← y − η_L ∇f_i(y) − h (the problem's fused step)
             else:
                 target -= h
             if target is not y:
@@ -334,7 +363,7 @@ class _LocalRunner:
             self.worker.finish(worker_state, y0, y, K, eta, rows, W, p.num_workers)
         np.subtract(y0, y, out=Gc)
         if Kmin == Kmax:
-            Gc /= eta * Kmax                          # a division, as below: the same bits per arrival
+            Gc /= eta * Kmax  # a division, as below: the same bits per arrival
         else:
             Gc /= (eta * K)[..., None]
         if Kmin == 1 and not worker_state:  # K = 1 arrivals get the one-step value (as in a K = 1 chunk)
@@ -394,15 +423,15 @@ class _PerWorkerStepRunner(_LocalRunner):
 
     def _run_chunk(self, Gc, y0, W, K, Kmin, Kmax, gens, lo, worker_state):
         p, ws = self.problem, self.ws
-        eta = self.steps[W][..., None]                 # (n, m, 1)
+        eta = self.steps[W][..., None]  # (n, m, 1)
         add = p.local_grad_add_fn(W, 1.0, ws, self.centered) if self.additive else None
         y = ws.get("y", y0.shape)
         np.copyto(y, y0)
         h = ws.get("h", y0.shape)
         for k in range(Kmax):
-            self._draw(gens, W, h, 1.0, y)             # h = ξ_k (or ∇f_i(y, ξ) when not additive)
+            self._draw(gens, W, h, 1.0, y)  # h = ξ_k (or ∇f_i(y, ξ) when not additive)
             if add is not None:
-                add(y, h)                              # h += ∇f_i(y)
+                add(y, h)  # h += ∇f_i(y)
             h *= eta
             if k >= Kmin:
                 h *= (k < K)[..., None]
@@ -422,7 +451,7 @@ class _CollapsedRunner(_LocalRunner):
     def __init__(self, problem, worker, eta_L, seed, replicates):
         super().__init__(problem, worker, eta_L, seed, replicates)
         if problem.kind == "diag":
-            self.eig = problem.hessian            # (S, d) eigenvalues; basis = identity
+            self.eig = problem.hessian  # (S, d) eigenvalues; basis = identity
             self.Q = None
         else:  # shared dense only (checked by collapse_reason)
             lam, Q = np.linalg.eigh(problem.hessian[0])
@@ -510,10 +539,20 @@ class _CollapsedRunner(_LocalRunner):
             np.copyto(Gc, xi, where=(K == 1)[..., None])
 
 
-def simulate(problem: Problem, algorithm: ServerRule, behaviour: BehaviourLike, rounds: int,
-             replicates: int = 1, seed: int = 0, x0: ArrayLike | None = None, *,
-             divergence_threshold: float = 1e12, record_x: bool = False, collapse: bool | None = None,
-             progress: bool = False) -> Trace:
+def simulate(
+    problem: Problem,
+    algorithm: ServerRule,
+    behaviour: BehaviourLike,
+    rounds: int,
+    replicates: int = 1,
+    seed: int = 0,
+    x0: ArrayLike | None = None,
+    *,
+    divergence_threshold: float = 1e12,
+    record_x: bool = False,
+    collapse: bool | None = None,
+    progress: bool = False,
+) -> Trace:
     """Run ``algorithm`` on ``problem`` under ``behaviour`` for ``rounds`` server rounds, ``replicates``
     times.
 
@@ -529,8 +568,9 @@ def simulate(problem: Problem, algorithm: ServerRule, behaviour: BehaviourLike, 
     required (ValueError saying why when invalid); False: step by step.
     ``progress``: show a progress bar over rounds on stderr (tqdm if installed, else a line per 10 %).
     """
-    run = _prepare(problem, algorithm, behaviour, rounds, replicates, seed, x0, divergence_threshold,
-                   record_x, collapse)
+    run = _prepare(
+        problem, algorithm, behaviour, rounds, replicates, seed, x0, divergence_threshold, record_x, collapse
+    )
     _run_rounds(run, progress)
     return _report(run)
 
@@ -540,8 +580,9 @@ def _round_rule(algorithm, t):
     return algorithm.at_round(t) if getattr(algorithm, "scheduled", False) else algorithm
 
 
-def _prepare(problem, algorithm, behaviour, rounds, replicates, seed, x0, divergence_threshold, record_x,
-             collapse) -> SimpleNamespace:
+def _prepare(
+    problem, algorithm, behaviour, rounds, replicates, seed, x0, divergence_threshold, record_x, collapse
+) -> SimpleNamespace:
     """``simulate``, part 1: validate the arguments, realize the schedule, choose the local-step runner
     (collapsed / per-worker / step by step, from the problem's and the rules' declared capabilities) and
     allocate the run's state. Returns the run's namespace."""
@@ -562,8 +603,10 @@ def _prepare(problem, algorithm, behaviour, rounds, replicates, seed, x0, diverg
         raise ValueError(f"algorithm={algorithm!r} must be an afltheory.algorithms server rule")
     d, M, R = problem.dim, problem.num_workers, replicates
     m_est = getattr(behaviour, "m", None) or getattr(getattr(behaviour, "arrivals", None), "m", None) or 1
-    check_alloc(f"rounds={rounds}, replicates={R}, dim={d}" + (", record_x=True" if record_x else ""),
-                8.0 * R * (rounds + 1) * (3 + (d if record_x else 0)) + 8.0 * 4 * R * rounds * m_est)
+    check_alloc(
+        f"rounds={rounds}, replicates={R}, dim={d}" + (", record_x=True" if record_x else ""),
+        8.0 * R * (rounds + 1) * (3 + (d if record_x else 0)) + 8.0 * 4 * R * rounds * m_est,
+    )
     sched = _schedule_for(behaviour, algorithm, problem, rounds, R, seed)
     # the delays and local steps the engine acts on: the schedule's, except under an injected engine fault
     delays, steps, init_steps = sched.delays, sched.local_steps, sched.init_local_steps
@@ -590,10 +633,12 @@ def _prepare(problem, algorithm, behaviour, rounds, replicates, seed, x0, diverg
     per_worker = algorithm.local_step_sizes(M) if hasattr(algorithm, "local_step_sizes") else None
     per_worker = None if per_worker is None else np.asarray(per_worker, dtype=float)
     if per_worker is not None and np.all(per_worker == per_worker[0]):
-        per_worker = None                     # one step size: the ordinary runners (algorithm.eta_L)
+        per_worker = None  # one step size: the ordinary runners (algorithm.eta_L)
     if per_worker is not None and getattr(algorithm, "scheduled", False):
-        raise ValueError(f"algorithm={algorithm!r}: per-worker local step sizes cannot be combined with a "
-                         f"step-size schedule")
+        raise ValueError(
+            f"algorithm={algorithm!r}: per-worker local step sizes cannot be combined with a "
+            f"step-size schedule"
+        )
     if per_worker is not None:
         why_not = "the local step size differs between workers"
     if collapse and why_not:
@@ -605,25 +650,48 @@ def _prepare(problem, algorithm, behaviour, rounds, replicates, seed, x0, diverg
         runner_cls = _CollapsedRunner if use_collapsed else _LocalRunner
         runner = runner_cls(problem, algorithm.worker, _round_rule(algorithm, 0).eta_L, seed, R)
     worker_state = algorithm.worker.init(R, M, d)
-    channel = channel_for(algorithm, d, M, R, seed)   # the worker-side compressor (identity when none)
+    channel = channel_for(algorithm, d, M, R, seed)  # the worker-side compressor (identity when none)
     bits = np.zeros((R, rounds + 1))
     walk, drift_lag = None, 0
     if drifting is not None:
         walk = np.stack([drifting.walk(_rng.stream(seed, _rng.DRIFT, r), rounds) for r in range(R)])
-        fault = _faults.get(_faults.FaultPoint.SIM_DRIFT_COV)      # None unless a drift fault is injected
+        fault = _faults.get(_faults.FaultPoint.SIM_DRIFT_COV)  # None unless a drift fault is injected
         if fault is not None:
             walk = walk * fault(drifting.drift_cov)
-        drift_lag = 1 if _faults.get(_faults.FaultPoint.SIM_DRIFT_ORDER) else 0   # 1: update before the drift
+        drift_lag = 1 if _faults.get(_faults.FaultPoint.SIM_DRIFT_ORDER) else 0  # 1: update before the drift
     track = np.empty((R, rounds + 1)) if walk is not None else None
-    return SimpleNamespace(problem=problem, algorithm=algorithm, behaviour=behaviour, rounds=rounds,
-                           seed=seed,
-                           divergence_threshold=divergence_threshold, d=d, M=M, R=R, sched=sched,
-                           delays=delays,
-                           steps=steps, init_steps=init_steps, x0=x0, x=x, x_init=x_init, H=H, hist=hist,
-                           hist_flat=hist_flat, rows=rows, rows_m=rows_m, use_collapsed=use_collapsed,
-                           runner=runner, worker_state=worker_state, channel=channel, bits=bits, walk=walk,
-                           drift_lag=drift_lag,
-                           track=track, record_x=record_x)
+    return SimpleNamespace(
+        problem=problem,
+        algorithm=algorithm,
+        behaviour=behaviour,
+        rounds=rounds,
+        seed=seed,
+        divergence_threshold=divergence_threshold,
+        d=d,
+        M=M,
+        R=R,
+        sched=sched,
+        delays=delays,
+        steps=steps,
+        init_steps=init_steps,
+        x0=x0,
+        x=x,
+        x_init=x_init,
+        H=H,
+        hist=hist,
+        hist_flat=hist_flat,
+        rows=rows,
+        rows_m=rows_m,
+        use_collapsed=use_collapsed,
+        runner=runner,
+        worker_state=worker_state,
+        channel=channel,
+        bits=bits,
+        walk=walk,
+        drift_lag=drift_lag,
+        track=track,
+        record_x=record_x,
+    )
 
 
 def _run_rounds(run: SimpleNamespace, progress: bool = False) -> None:
@@ -636,6 +704,7 @@ def _run_rounds(run: SimpleNamespace, progress: bool = False) -> None:
     rows, rows_m = run.rows, run.rows_m
     runner, worker_state, channel, bits = run.runner, run.worker_state, run.channel, run.bits
     walk, track, record_x = run.walk, run.track, run.record_x
+
     def initial_updates():
         """Every worker's (sent) update at x_0: what a warm-started memory rule stores (AFA-CS)."""
         all_w = np.broadcast_to(np.arange(M), (R, M))
@@ -648,7 +717,7 @@ def _run_rounds(run: SimpleNamespace, progress: bool = False) -> None:
     gn = np.empty((R, rounds + 1))
     loss = np.empty((R, rounds + 1))
     xs = np.empty((R, rounds + 1, d)) if record_x else None
-    xsum = np.zeros((R, d))                 # Σ_{t<T} x_t: the averaged iterate x̄_T
+    xsum = np.zeros((R, d))  # Σ_{t<T} x_t: the averaged iterate x̄_T
     scheduled = getattr(algorithm, "scheduled", False)
     div_round = np.full(R, -1, dtype=np.int64)
     check_region = problem.constants.radius is not None
@@ -683,8 +752,13 @@ def _run_rounds(run: SimpleNamespace, progress: bool = False) -> None:
         def diverging(t, x):
             """Replicates whose round-t values say they diverged (NaN compares False: caught by isfinite)."""
             g, f = gn[:, t], loss[:, t]
-            return ~(np.isfinite(g) & np.isfinite(f) & np.isfinite(x).all(axis=1)
-                     & (g <= limit) & (np.abs(f - f0) <= flimit))
+            return ~(
+                np.isfinite(g)
+                & np.isfinite(f)
+                & np.isfinite(x).all(axis=1)
+                & (g <= limit)
+                & (np.abs(f - f0) <= flimit)
+            )
 
         div_round[diverging(0, x)] = 0
         for t in _progress.iterate(range(rounds), progress, "simulate"):
@@ -725,38 +799,70 @@ def _run_rounds(run: SimpleNamespace, progress: bool = False) -> None:
                     arr[now] = 0.0
             hist[(t + 1) % H] = x
     run.__dict__.update(x_avg=xsum / rounds)
-    run.__dict__.update(x=x, gn=gn, loss=loss, xs=xs, div_round=div_round, left=left, limit=limit,
-                        check_region=check_region)
+    run.__dict__.update(
+        x=x, gn=gn, loss=loss, xs=xs, div_round=div_round, left=left, limit=limit, check_region=check_region
+    )
 
 
 def _report(run: SimpleNamespace) -> Trace:
     """``simulate``, part 3: mark diverged replicates +inf, warn about divergence and the certified region,
     count oracle calls and package the ``Trace``."""
-    problem, algorithm, behaviour, rounds, R, seed = (run.problem, run.algorithm, run.behaviour, run.rounds,
-                                                      run.R, run.seed)
+    problem, algorithm, behaviour, rounds, R, seed = (
+        run.problem,
+        run.algorithm,
+        run.behaviour,
+        run.rounds,
+        run.R,
+        run.seed,
+    )
     sched, x, x0, walk, track, bits = run.sched, run.x, run.x0, run.walk, run.track, run.bits
     gn, loss, xs, div_round, left, limit = run.gn, run.loss, run.xs, run.div_round, run.left, run.limit
     check_region, use_collapsed = run.check_region, run.use_collapsed
     if (div_round >= 0).any():
         for r in np.flatnonzero(div_round >= 0):
-            gn[r, div_round[r]:] = np.inf
-            loss[r, div_round[r]:] = np.inf
+            gn[r, div_round[r] :] = np.inf
+            loss[r, div_round[r] :] = np.inf
             if xs is not None:
-                xs[r, div_round[r]:] = np.inf
+                xs[r, div_round[r] :] = np.inf
             if walk is not None:
-                track[r, div_round[r]:] = np.inf
+                track[r, div_round[r] :] = np.inf
         x[div_round >= 0] = np.inf  # x_final of a diverged replicate: +inf (it was frozen, not converged)
         run.x_avg[div_round >= 0] = np.inf
         info = DivergenceInfo(div_round, limit)
         warnings.warn(f"simulate: {info}", DivergenceWarning, stacklevel=3)
     if check_region and (left >= 0).any():
-        warnings.warn(f"simulate: {(left >= 0).sum()} replicates left the certified region "
-                      f"(radius {problem.constants.radius}) — Assumption 3 is not certified there",
-                      RegionWarning, stacklevel=3)
+        warnings.warn(
+            f"simulate: {(left >= 0).sum()} replicates left the certified region "
+            f"(radius {problem.constants.radius}) — Assumption 3 is not certified there",
+            RegionWarning,
+            stacklevel=3,
+        )
     calls = sched.local_steps.sum(axis=(1, 2))  # oracle calls: one per local step (diverged replicates too)
     if getattr(algorithm, "warm_start", getattr(algorithm, "needs_warm_start", False)):
         calls = calls + sched.init_local_steps.sum(axis=1)
-    config = {"problem": repr(problem), "algorithm": repr(algorithm), "behaviour": repr(behaviour),
-              "rounds": rounds, "replicates": R, "seed": seed, "collapsed": use_collapsed}
-    return Trace(gn, loss, sched, DivergenceInfo(div_round, limit), left, x.copy(), x0.copy(),
-                 calls, seed, xs, config, walk, None if walk is None else track, bits, run.x_avg)
+    config = {
+        "problem": repr(problem),
+        "algorithm": repr(algorithm),
+        "behaviour": repr(behaviour),
+        "rounds": rounds,
+        "replicates": R,
+        "seed": seed,
+        "collapsed": use_collapsed,
+    }
+    return Trace(
+        gn,
+        loss,
+        sched,
+        DivergenceInfo(div_round, limit),
+        left,
+        x.copy(),
+        x0.copy(),
+        calls,
+        seed,
+        xs,
+        config,
+        walk,
+        None if walk is None else track,
+        bits,
+        run.x_avg,
+    )

@@ -107,8 +107,14 @@ class Instance:
 SIGMAS = (0.0, 0.1, 0.5, 1.0)
 
 
-def problems(claim: Any = None, *, max_dim: int = 3, max_workers: int = 5,
-             sigma_L: tuple = SIGMAS, sigma_G: tuple = SIGMAS) -> Any:
+def problems(
+    claim: Any = None,
+    *,
+    max_dim: int = 3,
+    max_workers: int = 5,
+    sigma_L: tuple = SIGMAS,
+    sigma_G: tuple = SIGMAS,
+) -> Any:
     """Certified heterogeneous quadratics in the claim's function class (L = 1; μ ∈ [0.01, 1] for
     strongly convex and smooth classes), with σ_L ∈ ``sigma_L``, σ_G ∈ ``sigma_G`` (0 for an "iid" class),
     client weights when the class has ``weights="data"``. Restricting ``sigma_L``/``sigma_G`` searches a
@@ -193,7 +199,7 @@ def fit_steps(claim: Any, values: dict[str, float], eta: float, eta_L: float) ->
         return eta, eta_L
     names_eta = _ETA_CONDITIONS.get(id(claim))
     if names_eta is None:
-        weakref.finalize(claim, _ETA_CONDITIONS.pop, id(claim), None)   # no stale entry for a reused id
+        weakref.finalize(claim, _ETA_CONDITIONS.pop, id(claim), None)  # no stale entry for a reused id
         names_eta = _ETA_CONDITIONS[id(claim)] = {
             k
             for k, rel in claim.conditions.items()

@@ -100,14 +100,30 @@ def run_config(d, M, m, K, max_delay, R, rounds, repeat, loop_reps):
     tracemalloc.stop()
     trace_bytes = 2 * R * (rounds + 1) * 8 + 3 * R * rounds * m * 8
     models_bytes = (max_delay + 1) * R * d * 8
-    return dict(d=d, M=M, m=m, K=K, max_delay=max_delay, replicates=R, rounds=rounds,
-                engine_units_per_s=units / t_engine, engine_s=t_engine, floor_s=t_floor, draw_s=t_draw,
-                schedule_s=t_sched, collapsed_s=t_collapsed, loop_s_extrapolated=t_loop,
-                engine_over_floor=t_engine / t_floor, engine_over_draw=t_engine / t_draw,
-                schedule_share=t_sched / t_engine, loop_over_engine=t_loop / t_engine,
-                loop_over_default=t_loop / t_collapsed,
-                step_by_step_over_collapsed=t_engine / t_collapsed,
-                peak_mem_mb=peak / 2**20, trace_plus_models_mb=(trace_bytes + models_bytes) / 2**20)
+    return dict(
+        d=d,
+        M=M,
+        m=m,
+        K=K,
+        max_delay=max_delay,
+        replicates=R,
+        rounds=rounds,
+        engine_units_per_s=units / t_engine,
+        engine_s=t_engine,
+        floor_s=t_floor,
+        draw_s=t_draw,
+        schedule_s=t_sched,
+        collapsed_s=t_collapsed,
+        loop_s_extrapolated=t_loop,
+        engine_over_floor=t_engine / t_floor,
+        engine_over_draw=t_engine / t_draw,
+        schedule_share=t_sched / t_engine,
+        loop_over_engine=t_loop / t_engine,
+        loop_over_default=t_loop / t_collapsed,
+        step_by_step_over_collapsed=t_engine / t_collapsed,
+        peak_mem_mb=peak / 2**20,
+        trace_plus_models_mb=(trace_bytes + models_bytes) / 2**20,
+    )
 
 
 def main(argv=None):
@@ -122,27 +138,33 @@ def main(argv=None):
     if args.quick:
         grid = [(50, 100, 10, 5, 4, 256)]
     else:
-        grid = [(50, 100, 10, 5, 4, 256)] + list(itertools.product([10, 100], [100], [10], [1, 5, 20], [0, 4],
-                                                                   [64, 1024]))
+        grid = [(50, 100, 10, 5, 4, 256)] + list(
+            itertools.product([10, 100], [100], [10], [1, 5, 20], [0, 4], [64, 1024])
+        )
     names = ("d", "M", "m", "K", "tau", "R")
     want = dict(kv.split("=") for kv in args.only.split(",") if kv)
     grid = [g for g in grid if all(str(dict(zip(names, g, strict=False))[k]) == v for k, v in want.items())]
     rows = []
-    hdr = (f"{'d':>4} {'M':>4} {'m':>3} {'K':>3} {'tau':>3} {'R':>5} | {'Munit/s':>8} {'eng/floor':>9} "
-           f"{'eng/draw':>8} {'sched%':>6} {'loop/eng':>8} {'loop/def':>8} {'step/coll':>9} {'peakMB':>7} "
-           f"{'trace+models MB':>15}")
+    hdr = (
+        f"{'d':>4} {'M':>4} {'m':>3} {'K':>3} {'tau':>3} {'R':>5} | {'Munit/s':>8} {'eng/floor':>9} "
+        f"{'eng/draw':>8} {'sched%':>6} {'loop/eng':>8} {'loop/def':>8} {'step/coll':>9} {'peakMB':>7} "
+        f"{'trace+models MB':>15}"
+    )
     print(hdr)
     print("-" * len(hdr))
     for cfg in grid:
         res = run_config(*cfg, rounds=args.rounds, repeat=args.repeat, loop_reps=args.loop_replicates)
         rows.append(res)
-        print(f"{res['d']:>4} {res['M']:>4} {res['m']:>3} {res['K']:>3} {res['max_delay']:>3} "
-              f"{res['replicates']:>5} | "
-              f"{res['engine_units_per_s'] / 1e6:>8.3f} {res['engine_over_floor']:>9.2f} "
-              f"{res['engine_over_draw']:>8.2f} {100 * res['schedule_share']:>6.1f} "
-              f"{res['loop_over_engine']:>8.1f} {res['loop_over_default']:>8.1f} "
-              f"{res['step_by_step_over_collapsed']:>9.1f} "
-              f"{res['peak_mem_mb']:>7.1f} {res['trace_plus_models_mb']:>15.1f}", flush=True)
+        print(
+            f"{res['d']:>4} {res['M']:>4} {res['m']:>3} {res['K']:>3} {res['max_delay']:>3} "
+            f"{res['replicates']:>5} | "
+            f"{res['engine_units_per_s'] / 1e6:>8.3f} {res['engine_over_floor']:>9.2f} "
+            f"{res['engine_over_draw']:>8.2f} {100 * res['schedule_share']:>6.1f} "
+            f"{res['loop_over_engine']:>8.1f} {res['loop_over_default']:>8.1f} "
+            f"{res['step_by_step_over_collapsed']:>9.1f} "
+            f"{res['peak_mem_mb']:>7.1f} {res['trace_plus_models_mb']:>15.1f}",
+            flush=True,
+        )
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=2))
     return 0

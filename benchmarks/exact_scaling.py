@@ -22,9 +22,8 @@ import sys
 import time
 from pathlib import Path
 
-for _v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):   # before numpy is imported: avoid
-    os.environ.setdefault(_v,
-                          "1")                                        # BLAS oversubscription (shared machine)
+for _v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):  # before numpy is imported: avoid
+    os.environ.setdefault(_v, "1")  # BLAS oversubscription (shared machine)
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -35,8 +34,9 @@ from afltheory.problems.curvature import HeterogeneousCurvatureQuadratic  # noqa
 
 
 def timed(dim, M, D, algo, rounds):
-    prob = HeterogeneousCurvatureQuadratic(dim=dim, num_workers=M, L=1.0, mu=0.2, sigma_L=0.5, sigma_G=1.0,
-                                           seed=0)
+    prob = HeterogeneousCurvatureQuadratic(
+        dim=dim, num_workers=M, L=1.0, mu=0.2, sigma_L=0.5, sigma_G=1.0, seed=0
+    )
     beh = Behaviour(UniformArrivals(math.ceil(M / 2)), UniformDelay(D), UniformSteps(1, 3))
     t0, c0 = time.perf_counter(), time.process_time()
     try:
@@ -57,24 +57,32 @@ def scaling(rounds, budget):
             cur, best = dict(base), None
             while True:
                 s, n = timed(cur["dim"], cur["M"], cur["D"], algo, rounds)
-                print(f"  {name} dim={cur['dim']:4d} M={cur['M']:4d} max_delay={cur['D']:4d}  n={n}  "
-                      f"wall {s:7.2f} s  cpu {timed.cpu:7.2f} s  load {os.getloadavg()[0]:.1f}", flush=True)
+                print(
+                    f"  {name} dim={cur['dim']:4d} M={cur['M']:4d} max_delay={cur['D']:4d}  n={n}  "
+                    f"wall {s:7.2f} s  cpu {timed.cpu:7.2f} s  load {os.getloadavg()[0]:.1f}",
+                    flush=True,
+                )
                 if s > budget:
                     break
                 best = (dict(cur), s, n)
                 cur[axis] *= 2
-            if best and best[0][axis] * 2 == cur[axis]:      # one bisection step between good and too slow
+            if best and best[0][axis] * 2 == cur[axis]:  # one bisection step between good and too slow
                 mid = dict(cur)
                 mid[axis] = (best[0][axis] + cur[axis]) // 2
                 s, n = timed(mid["dim"], mid["M"], mid["D"], algo, rounds)
-                print(f"  {name} dim={mid['dim']:4d} M={mid['M']:4d} max_delay={mid['D']:4d}  n={n}  "
-                      f"wall {s:7.2f} s  cpu {timed.cpu:7.2f} s  load {os.getloadavg()[0]:.1f}", flush=True)
+                print(
+                    f"  {name} dim={mid['dim']:4d} M={mid['M']:4d} max_delay={mid['D']:4d}  n={n}  "
+                    f"wall {s:7.2f} s  cpu {timed.cpu:7.2f} s  load {os.getloadavg()[0]:.1f}",
+                    flush=True,
+                )
                 if s <= budget:
                     best = (mid, s, n)
             if best:
                 b, s, n = best
-                print(f"  -> largest along {axis}: dim={b['dim']} M={b['M']} max_delay={b['D']} (n={n}) "
-                      f"in {s:.2f} s for {rounds} rounds")
+                print(
+                    f"  -> largest along {axis}: dim={b['dim']} M={b['M']} max_delay={b['D']} (n={n}) "
+                    f"in {s:.2f} s for {rounds} rounds"
+                )
 
 
 def table():
@@ -108,6 +116,7 @@ def table():
         def spy(*a, zs=zs, orig=orig, **k):
             zs.append(orig(*a, **k))
             return zs[-1]
+
         ta.max_abs_z = spy
         try:
             fn(mp)

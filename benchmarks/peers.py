@@ -102,7 +102,7 @@ def vectorized(p, beh, K, R, T, seed, arrivals_collapsed=False):
     nstd_m = nstd / np.sqrt(m)
     for t in range(T):
         W, Dl = s.workers[:, t], s.delays[:, t]
-        y0 = hist[(t - Dl) % H, rr]                    # (R, m, d): the stale models
+        y0 = hist[(t - Dl) % H, rr]  # (R, m, d): the stale models
         y0 -= C[W]
         if arrivals_collapsed:
             g = coef * y0.mean(axis=1)
@@ -239,27 +239,40 @@ def measure(K, R, T, repeat, loop_reps):
     rows.append(("afltheory step by step (collapse=False)", t_step, ""))
     sched = beh.sample(T, loop_reps, M, seed=1)
     t_loop, _ = best_of(lambda: plain_loop(p, algo, sched, p.default_x0(), 0), 1)
-    rows.append(("plain per-replicate numpy loop", t_loop * R / loop_reps,
-                 f"{loop_reps} replicates run, scaled to R = {R}"))
-    for name, kw in (("hand-vectorized numpy, SFC64 (collapsed)", {}),
-                     ("hand-vectorized, steps and arrivals collapsed, SFC64", {"arrivals_collapsed": True})):
+    rows.append(
+        (
+            "plain per-replicate numpy loop",
+            t_loop * R / loop_reps,
+            f"{loop_reps} replicates run, scaled to R = {R}",
+        )
+    )
+    for name, kw in (
+        ("hand-vectorized numpy, SFC64 (collapsed)", {}),
+        ("hand-vectorized, steps and arrivals collapsed, SFC64", {"arrivals_collapsed": True}),
+    ):
         t, rec = best_of(lambda kw=kw: vectorized(p, beh, K, R, T, 2, **kw), repeat)
         rows.append((name, t, f"z vs engine {agrees(ref, rec):+.1f}"))
     for factory in (numba_runner, jax_runner):
         run, info = factory()
-        label = "numba kernel per round, SFC64 (collapsed)" if factory is numba_runner \
+        label = (
+            "numba kernel per round, SFC64 (collapsed)"
+            if factory is numba_runner
             else "JAX jit + lax.scan (collapsed, threefry)"
+        )
         if run is None:
             rows.append((label, None, f"skipped: {info}"))
             continue
         t0 = clock()
-        run(p, beh, K, 8, 3, 0)                        # compile (not timed)
+        run(p, beh, K, 8, 3, 0)  # compile (not timed)
         compile_s = clock() - t0
         t, rec = best_of(lambda run=run: run(p, beh, K, R, T, 3), repeat)
-        rows.append((label, t, f"{info}; compile {compile_s:.1f} s not counted; z vs engine "
-                               f"{agrees(ref, rec):+.1f}"))
-    for name, bg in (("floor: the same normals, SFC64", np.random.SFC64), ("floor: the same normals, Philox",
-                                                                           np.random.Philox)):
+        rows.append(
+            (label, t, f"{info}; compile {compile_s:.1f} s not counted; z vs engine {agrees(ref, rec):+.1f}")
+        )
+    for name, bg in (
+        ("floor: the same normals, SFC64", np.random.SFC64),
+        ("floor: the same normals, Philox", np.random.Philox),
+    ):
         t, _ = best_of(lambda bg=bg: floor(bg(0), R, T), repeat)
         rows.append((name, t, f"{R * T * m * D / t / 1e6:.0f} M normals/s"))
     t_sched, _ = best_of(lambda: beh.sample(T, R, M, seed=1), repeat)
@@ -276,16 +289,22 @@ def main(argv=None):
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--loop-replicates", type=int, default=4)
     ap.add_argument("--json", help="write the rows as JSON")
-    ap.add_argument("--clock", choices=("cpu", "wall"), default="cpu",
-                    help="time each contender by this process's CPU time (default: robust to other load on "
-                         "the machine; every contender here is single-threaded except possibly JAX) or wall")
+    ap.add_argument(
+        "--clock",
+        choices=("cpu", "wall"),
+        default="cpu",
+        help="time each contender by this process's CPU time (default: robust to other load on "
+        "the machine; every contender here is single-threaded except possibly JAX) or wall",
+    )
     args = ap.parse_args(argv)
     global clock
     clock = CLOCK[args.clock]
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"AFA-CD, d = {D}, M = {M}, m = {m}, τ ≤ {TAU}, T = {args.rounds}, R = {args.replicates}; "
-          f"load average at start {load:.1f} on {os.cpu_count()} cores; best of {args.repeat}, {args.clock} "
-          f"time")
+    print(
+        f"AFA-CD, d = {D}, M = {M}, m = {m}, τ ≤ {TAU}, T = {args.rounds}, R = {args.replicates}; "
+        f"load average at start {load:.1f} on {os.cpu_count()} cores; best of {args.repeat}, {args.clock} "
+        f"time"
+    )
     out = {}
     for K in args.K:
         rows, t_def = measure(K, args.replicates, args.rounds, args.repeat, args.loop_replicates)
@@ -294,13 +313,15 @@ def main(argv=None):
         for name, t, note in rows:
             ts, rs = ("—", "—") if t is None else (f"{t:.3f}", f"{t / t_def:.2f}")
             print(f"{name:58s} {ts:>8s} {rs:>6s}  {note}")
-        out[f"K={K}"] = [dict(contender=n, seconds=t, ratio=None if t is None else t / t_def, note=s)
-                         for n, t, s in rows]
+        out[f"K={K}"] = [
+            dict(contender=n, seconds=t, ratio=None if t is None else t / t_def, note=s) for n, t, s in rows
+        ]
     load_end = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"\nload average at end {load_end:.1f}")
     if args.json:
-        Path(args.json).write_text(json.dumps(dict(load_start=load, load_end=load_end, clock=args.clock,
-                                                   rows=out), indent=2))
+        Path(args.json).write_text(
+            json.dumps(dict(load_start=load, load_end=load_end, clock=args.clock, rows=out), indent=2)
+        )
     return 0
 
 

@@ -54,11 +54,20 @@ def one(method: str, T: int, lower: bool = False) -> dict:
         r = reduced_worst_case(algo, S, C, delta=1.0, reduce=False, max_gram=1000)
     else:
         r = worst_case(algo, S, C, delta=1.0, heterogeneity="server", max_gram=1000)
-    out = dict(method=method, T=T, gram=r.gram_size, blocks=list(r.constants.get("blocks", [r.gram_size])),
-               value=r.value, primal=r.primal, certified=r.certified, status=r.status,
-               cpu_s=time.process_time() - c0, wall_s=time.perf_counter() - w0,
-               solver_s=r.solver_seconds,
-               peak_rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+    out = dict(
+        method=method,
+        T=T,
+        gram=r.gram_size,
+        blocks=list(r.constants.get("blocks", [r.gram_size])),
+        value=r.value,
+        primal=r.primal,
+        certified=r.certified,
+        status=r.status,
+        cpu_s=time.process_time() - c0,
+        wall_s=time.perf_counter() - w0,
+        solver_s=r.solver_seconds,
+        peak_rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    )
     if lower:
         _, _, out["replay"] = replay(r)
         from afltheory.pep import quadratic_lower_bound
@@ -68,8 +77,10 @@ def one(method: str, T: int, lower: bool = False) -> dict:
 
 
 def scaling(Ts, methods, lower: bool) -> None:
-    print(f"{'method':>8} {'T':>3} {'Gram (blocks)':>16} {'CPU s':>7} {'wall s':>7} {'RSS MB':>7}  value  "
-          f"status")
+    print(
+        f"{'method':>8} {'T':>3} {'Gram (blocks)':>16} {'CPU s':>7} {'wall s':>7} {'RSS MB':>7}  value  "
+        f"status"
+    )
     for method in methods:
         for T in Ts:
             cmd = [sys.executable, __file__, "--one", method, str(T)] + (["--lower"] if lower else [])
@@ -78,10 +89,16 @@ def scaling(Ts, methods, lower: bool) -> None:
                 print(f"{method:>8} {T:>3} failed: {p.stderr.strip().splitlines()[-1:]}", flush=True)
                 continue
             d = json.loads(p.stdout.strip().splitlines()[-1])
-            extra = "" if "replay" not in d else \
-                f"  replay {d['replay']:.7g}  quadratic {d['quadratic_lower']:.7g}"
-            print(f"{method:>8} {T:>3} {str(d['blocks']):>16} {d['cpu_s']:>7.1f} {d['wall_s']:>7.1f} "
-                  f"{d['peak_rss_mb']:>7.0f}  {d['value']:.7g}  {d['status']}{extra}", flush=True)
+            extra = (
+                ""
+                if "replay" not in d
+                else f"  replay {d['replay']:.7g}  quadratic {d['quadratic_lower']:.7g}"
+            )
+            print(
+                f"{method:>8} {T:>3} {str(d['blocks']):>16} {d['cpu_s']:>7.1f} {d['wall_s']:>7.1f} "
+                f"{d['peak_rss_mb']:>7.0f}  {d['value']:.7g}  {d['status']}{extra}",
+                flush=True,
+            )
 
 
 SIZES = ("3,2,5,1,4", "3,3,6,2,4", "4,2,8,2,5")
@@ -107,8 +124,9 @@ def main(argv=None):
     if a.scaling:
         scaling(a.T, a.methods, a.lower)
         return
-    print(f"{'m,K,T,tau,M':>12} {'gram':>5} {'total s':>8} {'compile s':>9} {'clarabel s':>10}  value  "
-          f"status")
+    print(
+        f"{'m,K,T,tau,M':>12} {'gram':>5} {'total s':>8} {'compile s':>9} {'clarabel s':>10}  value  status"
+    )
     from afltheory.algorithms import AFACD
     from afltheory.pep import worst_case
     from afltheory.pep.theorems import default_schedule, step_sizes
@@ -117,10 +135,19 @@ def main(argv=None):
         m, K, T, tau, M = map(int, size.split(","))
         S = default_schedule("thm2", M=M, m=m, K=K, T=T, tau=tau)
         eta, eta_L = step_sizes("thm2", L=1.0, K=K, tau=tau, M=M)
-        r = worst_case(AFACD(eta=eta, eta_L=eta_L), S, dict(L=1.0, sigma_G=0.1), delta=1.0,
-                       heterogeneity=a.heterogeneity, max_gram=a.max_gram)
-        print(f"{size:>12} {r.gram_size:>5} {r.seconds:>8.1f} {r.compile_seconds or float('nan'):>9.1f} "
-              f"{r.solver_seconds or float('nan'):>10.1f}  {r.value:.6g}  {r.status}", flush=True)
+        r = worst_case(
+            AFACD(eta=eta, eta_L=eta_L),
+            S,
+            dict(L=1.0, sigma_G=0.1),
+            delta=1.0,
+            heterogeneity=a.heterogeneity,
+            max_gram=a.max_gram,
+        )
+        print(
+            f"{size:>12} {r.gram_size:>5} {r.seconds:>8.1f} {r.compile_seconds or float('nan'):>9.1f} "
+            f"{r.solver_seconds or float('nan'):>10.1f}  {r.value:.6g}  {r.status}",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

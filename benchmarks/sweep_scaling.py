@@ -84,8 +84,10 @@ def main():
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--trivial", type=int, default=200)
     a = ap.parse_args()
-    print(f"cpus: {os.cpu_count()}; load average before: {os.getloadavg()[0]:.2f} (other processes share the "
-          "machine: speed-up is bounded by the idle cores)")
+    print(
+        f"cpus: {os.cpu_count()}; load average before: {os.getloadavg()[0]:.2f} (other processes share the "
+        "machine: speed-up is bounded by the idle cores)"
+    )
     tmp = Path(tempfile.mkdtemp(prefix="sweep_scaling_"))
     spec = parse_spec(SPEC.format(rounds=a.rounds))
     n = len(spec.tasks)
@@ -100,12 +102,16 @@ def main():
     with Store(tmp / "real_j1_0.sqlite", readonly=True) as st:
         per_task = st.status()["mean_task_seconds"]
     w1, w2 = min(walls[1]), min(walls[2])
-    print(f"[speed-up] {n} simulate tasks ({a.rounds} rounds x 64 replicates, d=20, M=32, m=8, K=4), "
-          f"mean task {per_task:.3f} s")
+    print(
+        f"[speed-up] {n} simulate tasks ({a.rounds} rounds x 64 replicates, d=20, M=32, m=8, K=4), "
+        f"mean task {per_task:.3f} s"
+    )
     print(f"  jobs=1 wall {w1:.2f} s  (runs {', '.join(f'{x:.2f}' for x in walls[1])})")
     print(f"  jobs=2 wall {w2:.2f} s  (runs {', '.join(f'{x:.2f}' for x in walls[2])})")
-    print(f"  speed-up 2 jobs / 1 job = {w1 / w2:.2f}x  (stores identical: yes); load average now "
-          f"{os.getloadavg()[0]:.2f}")
+    print(
+        f"  speed-up 2 jobs / 1 job = {w1 / w2:.2f}x  (stores identical: yes); load average now "
+        f"{os.getloadavg()[0]:.2f}"
+    )
 
     triv = parse_spec(TRIVIAL.format(seeds=", ".join(map(str, range(a.trivial)))), check_objects=False)
     m = len(triv.tasks)
@@ -118,18 +124,25 @@ def main():
         warnings.simplefilter("ignore")
         t_start, dex = timed(lambda: DaskExecutor(jobs=2))
         try:
-            w_dask, _ = timed(lambda: run_sweep(triv, tmp / "triv_dask.sqlite", task="synthetic",
-                                                executor=dex))
+            w_dask, _ = timed(
+                lambda: run_sweep(triv, tmp / "triv_dask.sqlite", task="synthetic", executor=dex)
+            )
         finally:
             t_close, _ = timed(dex.close)
     assert fingerprint(tmp / "triv_inline.sqlite") == fingerprint(tmp / "triv_dask.sqlite")
-    print(f"[overhead] {m} trivial tasks; inline {w_inline:.2f} s ({w_inline / m * 1e3:.2f} ms/task incl. "
-          "store "
-          f"commit)")
-    print(f"  process pool (2): {w_pool:.2f} s incl. worker start -> "
-          f"{(w_pool - w_inline) / m * 1e3:.2f} ms/task over inline")
-    print(f"  dask LocalCluster (2 procs, tcp 127.0.0.1): start {t_start:.2f} s, close {t_close:.2f} s, run "
-          f"{w_dask:.2f} s -> {(w_dask - w_inline) / m * 1e3:.2f} ms/task over inline")
+    print(
+        f"[overhead] {m} trivial tasks; inline {w_inline:.2f} s ({w_inline / m * 1e3:.2f} ms/task incl. "
+        "store "
+        f"commit)"
+    )
+    print(
+        f"  process pool (2): {w_pool:.2f} s incl. worker start -> "
+        f"{(w_pool - w_inline) / m * 1e3:.2f} ms/task over inline"
+    )
+    print(
+        f"  dask LocalCluster (2 procs, tcp 127.0.0.1): start {t_start:.2f} s, close {t_close:.2f} s, run "
+        f"{w_dask:.2f} s -> {(w_dask - w_inline) / m * 1e3:.2f} ms/task over inline"
+    )
 
 
 if __name__ == "__main__":

@@ -40,22 +40,40 @@ def _common(p):
 
 def _config(args):
     from .real_data import RealConfig
-    return RealConfig(rounds=args.rounds, seeds=args.seeds, num_workers=args.workers, m=args.m, K=args.K,
-                      eta=args.eta, eta_L=args.eta_L, batch_size=args.batch, max_delay=args.max_delay,
-                      backend=args.backend, model=args.model, data_seed=args.data_seed, seed=args.seed,
-                      eval_every=args.eval_every, data_dir=args.data_dir, dataset=args.dataset)
+
+    return RealConfig(
+        rounds=args.rounds,
+        seeds=args.seeds,
+        num_workers=args.workers,
+        m=args.m,
+        K=args.K,
+        eta=args.eta,
+        eta_L=args.eta_L,
+        batch_size=args.batch,
+        max_delay=args.max_delay,
+        backend=args.backend,
+        model=args.model,
+        data_seed=args.data_seed,
+        seed=args.seed,
+        eval_every=args.eval_every,
+        data_dir=args.data_dir,
+        dataset=args.dataset,
+    )
 
 
 def _limit_threads(n):
     import contextlib
+
     stack = contextlib.ExitStack()
     try:
         from threadpoolctl import threadpool_limits
+
         stack.enter_context(threadpool_limits(n))
     except ImportError:  # pragma: no cover
         pass
     try:
         import torch
+
         torch.set_num_threads(n)
     except ImportError:
         pass
@@ -66,7 +84,8 @@ def _run(args):
     from afltheory._io import check_output_dir
 
     from . import real_data as ex
-    check_output_dir(args.out, "--out")   # before the (long) experiment: refused with one line (exit 2)
+
+    check_output_dir(args.out, "--out")  # before the (long) experiment: refused with one line (exit 2)
     cfg = _config(args)
     with _limit_threads(args.threads):
         if args.real_command == "table2":
@@ -77,8 +96,10 @@ def _run(args):
             res = ex.figure5(cfg, ps=tuple(args.ps), out=args.out)
         else:
             res = ex.wallclock(cfg, p=args.p, target=args.target, out=args.out)
-    print(f"## {args.real_command} ({cfg.dataset}, {cfg.backend}/{cfg.model}, {cfg.seeds} seeds, "
-          f"{cfg.rounds} rounds; test accuracy mean ± 95% CI)\n")
+    print(
+        f"## {args.real_command} ({cfg.dataset}, {cfg.backend}/{cfg.model}, {cfg.seeds} seeds, "
+        f"{cfg.rounds} rounds; test accuracy mean ± 95% CI)\n"
+    )
     print(res["table"])
     if res.get("files"):
         print("\nwrote " + ", ".join(res["files"]))
@@ -87,18 +108,28 @@ def _run(args):
 
 def add_real_parser(subparsers) -> argparse.ArgumentParser:
     """Add ``real`` (table2/table3/figure5/wallclock) to an argparse subparsers object; sets ``func``."""
-    p = subparsers.add_parser("real", help="real-data experiments (Tables 2-3, Figure 5, wall clock)",
-                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = subparsers.add_parser(
+        "real",
+        help="real-data experiments (Tables 2-3, Figure 5, wall clock)",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     sub = p.add_subparsers(dest="real_command", metavar="{table2,table3,figure5,wallclock}")
     sub.required = True
-    for name, hlp in (("table2", "AFA-CD accuracy: p x sync/async x constant/dynamic steps"),
-                      ("table3", "FedProx(0.1) and SCAFFOLD workers inside AFA-CD"),
-                      ("figure5", "uniform vs biased arrivals, AFA-CD vs AFA-CS")):
+    for name, hlp in (
+        ("table2", "AFA-CD accuracy: p x sync/async x constant/dynamic steps"),
+        ("table3", "FedProx(0.1) and SCAFFOLD workers inside AFA-CD"),
+        ("figure5", "uniform vs biased arrivals, AFA-CD vs AFA-CS"),
+    ):
         s = sub.add_parser(name, help=hlp)
         s.add_argument("--ps", type=int, nargs="+", default=[1, 2, 5, 10], help="classes per worker")
         if name == "table3":
-            s.add_argument("--settings", nargs="+", default=["sync-const", "async-dyn"],
-                           choices=["sync-const", "sync-dyn", "async-const", "async-dyn"])
+            s.add_argument(
+                "--settings",
+                nargs="+",
+                default=["sync-const", "async-dyn"],
+                choices=["sync-const", "sync-dyn", "async-const", "async-dyn"],
+            )
         _common(s)
         s.set_defaults(func=_run)
     w = sub.add_parser("wallclock", help="Exp(1) stragglers: event-driven AFL vs synchronous FedAvg")

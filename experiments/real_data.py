@@ -75,6 +75,7 @@ class RealConfig:
 def mean_ci(a, level: float = 0.95):
     """(mean, half-width of the t-interval) over the first axis; nan half-width for one sample."""
     from scipy import stats
+
     a = np.asarray(a, dtype=float)
     n = a.shape[0]
     mu = a.mean(axis=0)
@@ -88,12 +89,13 @@ def accuracy_ci(acc, level: float = 0.95):
     logit scale, mapped back (so it stays inside [0, 1] — a raw t-interval of 2 seeds gave "0.378 ± 2.118");
     low/high are None with fewer than 2 seeds (no interval exists)."""
     from scipy import stats
+
     a = np.clip(np.asarray(acc, dtype=float), 0.0, 1.0)
     n = a.shape[0]
     mu = a.mean(axis=0)
     if n < 2:
         return mu, None, None
-    eps = 0.5 / max(n, 1) / 100                      # keep 0 and 1 finite on the logit scale
+    eps = 0.5 / max(n, 1) / 100  # keep 0 and 1 finite on the logit scale
     z = np.log((a + eps) / (1 - a + eps))
     hw = stats.t.ppf(0.5 + level / 2, n - 1) * z.std(axis=0, ddof=1) / math.sqrt(n)
     zc = z.mean(axis=0)
@@ -103,6 +105,7 @@ def accuracy_ci(acc, level: float = 0.95):
 
 def _data(cfg: RealConfig, p: int):
     from afltheory.datasets import federated as fed
+
     images = cfg.model == "cnn"
     kw = dict(num_workers=cfg.num_workers, classes_per_worker=p, seed=cfg.data_seed)
     if cfg.dataset == "digits":
@@ -119,25 +122,38 @@ def _run(cfg: RealConfig, ds, algorithm, behaviour):
     if cfg.backend == "numpy":
         from afltheory.engine import simulate
         from afltheory.problems.logistic import LogisticRegression
+
         prob = LogisticRegression.from_dataset(ds, batch_size=cfg.batch_size)
-        tr = simulate(prob, algorithm, behaviour, rounds=cfg.rounds, replicates=cfg.seeds, seed=cfg.seed,
-                      record_x=True)
+        tr = simulate(
+            prob, algorithm, behaviour, rounds=cfg.rounds, replicates=cfg.seeds, seed=cfg.seed, record_x=True
+        )
         ev = np.unique(np.r_[np.arange(0, cfg.rounds + 1, cfg.eval_every), cfg.rounds])
         acc = prob.accuracy(tr.x[:, ev], ds.X_test, ds.y_test)
         return ev, acc, tr.wall_clock, int(tr.divergence.diverged.sum())
     from afltheory.torch_backend import TorchTask, make_model, run
+
     task = TorchTask.from_dataset(make_model(cfg.model, ds, seed=cfg.seed), ds, batch_size=cfg.batch_size)
-    tr = run(task, algorithm, behaviour, rounds=cfg.rounds, replicates=cfg.seeds, seed=cfg.seed,
-             eval_every=cfg.eval_every)
+    tr = run(
+        task,
+        algorithm,
+        behaviour,
+        rounds=cfg.rounds,
+        replicates=cfg.seeds,
+        seed=cfg.seed,
+        eval_every=cfg.eval_every,
+    )
     return tr.eval_rounds, tr.accuracy, tr.wall_clock, int((tr.diverged_round >= 0).sum())
 
 
 def _settings(cfg: RealConfig, arrivals=None):
     arr = UniformArrivals(cfg.m) if arrivals is None else arrivals
     const, dyn = ConstantSteps(cfg.K), UniformSteps.paper(cfg.K)
-    return {"sync-const": Behaviour(arr, NoDelay(), const), "sync-dyn": Behaviour(arr, NoDelay(), dyn),
-            "async-const": Behaviour(arr, UniformDelay(cfg.max_delay), const),
-            "async-dyn": Behaviour(arr, UniformDelay(cfg.max_delay), dyn)}
+    return {
+        "sync-const": Behaviour(arr, NoDelay(), const),
+        "sync-dyn": Behaviour(arr, NoDelay(), dyn),
+        "async-const": Behaviour(arr, UniformDelay(cfg.max_delay), const),
+        "async-dyn": Behaviour(arr, UniformDelay(cfg.max_delay), dyn),
+    }
 
 
 def _fmt(mu, lo=None, hi=None, diverged=0):
@@ -149,9 +165,10 @@ def _fmt(mu, lo=None, hi=None, diverged=0):
 def _table(rows, row_key, col_key):
     rk = list(dict.fromkeys(r[row_key] for r in rows))
     ck = list(dict.fromkeys(r[col_key] for r in rows))
-    cell = {(r[row_key], r[col_key]): _fmt(r["acc_mean"], r["acc_ci95_low"], r["acc_ci95_high"],
-                                           r["diverged"])
-            for r in rows}
+    cell = {
+        (r[row_key], r[col_key]): _fmt(r["acc_mean"], r["acc_ci95_low"], r["acc_ci95_high"], r["diverged"])
+        for r in rows
+    }
     lines = [f"| {row_key} | " + " | ".join(map(str, ck)) + " |", "|---" * (len(ck) + 1) + "|"]
     lines += [f"| {a} | " + " | ".join(cell.get((a, b), "") for b in ck) + " |" for a in rk]
     return "\n".join(lines)
@@ -165,10 +182,12 @@ def _write(out, name, result, figs=()):
     js = out / f"{name}.json"
     record = json_safe({k: v for k, v in result.items() if k != "curves"}, nonfinite="null")
     from afltheory._io import atomic_write
+
     atomic_write(js, json.dumps(record, indent=1, default=str, allow_nan=False))
     atomic_write(out / f"{name}.md", result["table"] + "\n")
     result["files"] = [str(js), str(out / f"{name}.md")]
     from afltheory.plots import save
+
     for fname, fig in figs:
         result["files"].append(save(fig, out / fname))
     return result
@@ -176,9 +195,17 @@ def _write(out, name, result, figs=()):
 
 def _row(cfg, ev, acc, div, **labels):
     mu, lo, hi = accuracy_ci(acc[:, -1])
-    return {**labels, "acc_mean": float(mu), "acc_ci95_low": None if lo is None else float(lo),
-            "acc_ci95_high": None if hi is None else float(hi), "seeds": cfg.seeds, "rounds": cfg.rounds,
-            "diverged": div, "curve_mean": mean_ci(acc)[0].tolist(), "eval_rounds": ev.tolist()}
+    return {
+        **labels,
+        "acc_mean": float(mu),
+        "acc_ci95_low": None if lo is None else float(lo),
+        "acc_ci95_high": None if hi is None else float(hi),
+        "seeds": cfg.seeds,
+        "rounds": cfg.rounds,
+        "diverged": div,
+        "curve_mean": mean_ci(acc)[0].tolist(),
+        "eval_rounds": ev.tolist(),
+    }
 
 
 def table2(cfg: RealConfig = RealConfig(), ps=(1, 2, 5, 10), out=None) -> dict:
@@ -189,9 +216,14 @@ def table2(cfg: RealConfig = RealConfig(), ps=(1, 2, 5, 10), out=None) -> dict:
         for name, beh in _settings(cfg).items():
             ev, acc, _, div = _run(cfg, ds, AFACD(cfg.eta, cfg.eta_L), beh)
             rows.append(_row(cfg, ev, acc, div, p=p, setting=name))
-    res = {"experiment": "table2", "config": cfg.__dict__, "rows": rows,
-           "table": _table(rows, "p", "setting")}
+    res = {
+        "experiment": "table2",
+        "config": cfg.__dict__,
+        "rows": rows,
+        "table": _table(rows, "p", "setting"),
+    }
     from afltheory.plots import new_figure
+
     fig, axes = new_figure(1, len(ps), width=3.2, height=3, sharey=True, squeeze=False)
     for ax, p in zip(axes[0], ps, strict=False):
         for r in (r for r in rows if r["p"] == p):
@@ -203,8 +235,9 @@ def table2(cfg: RealConfig = RealConfig(), ps=(1, 2, 5, 10), out=None) -> dict:
     return _write(out, "table2", res, [("table2.png", fig)])
 
 
-def table3(cfg: RealConfig = RealConfig(), ps=(1, 2, 5, 10), out=None,
-           settings=("sync-const", "async-dyn")) -> dict:
+def table3(
+    cfg: RealConfig = RealConfig(), ps=(1, 2, 5, 10), out=None, settings=("sync-const", "async-dyn")
+) -> dict:
     """Table 3: FedProx (μ = 0.1) and SCAFFOLD as the worker rule inside AFA-CD (SGD for reference)."""
     rules = {"SGD": SGD(), "FedProx(0.1)": FedProx(0.1), "SCAFFOLD": SCAFFOLD()}
     rows = []
@@ -223,22 +256,30 @@ def figure5(cfg: RealConfig = RealConfig(), ps=(1, 2, 5, 10), out=None) -> dict:
     """Figure 5: AFA-CD under uniform arrivals vs AFA-CD and AFA-CS under the paper's biased arrivals
     (async, dynamic steps)."""
     if cfg.num_workers != 10:
-        raise ValueError(f"figure5 uses the paper's 10-worker biased probabilities; "
-                         f"num_workers={cfg.num_workers}")
+        raise ValueError(
+            f"figure5 uses the paper's 10-worker biased probabilities; num_workers={cfg.num_workers}"
+        )
     rows, curves = [], {}
     for p in ps:
         ds = _data(cfg, p)
         uni = _settings(cfg)["async-dyn"]
         bia = _settings(cfg, BiasedArrivals.paper(cfg.m))["async-dyn"]
-        for label, algo, beh in (("AFA-CD uniform", AFACD(cfg.eta, cfg.eta_L), uni),
-                                 ("AFA-CD biased", AFACD(cfg.eta, cfg.eta_L), bia),
-                                 ("AFA-CS biased", AFACS(cfg.eta, cfg.eta_L), bia)):
+        for label, algo, beh in (
+            ("AFA-CD uniform", AFACD(cfg.eta, cfg.eta_L), uni),
+            ("AFA-CD biased", AFACD(cfg.eta, cfg.eta_L), bia),
+            ("AFA-CS biased", AFACS(cfg.eta, cfg.eta_L), bia),
+        ):
             ev, acc, _, div = _run(cfg, ds, algo, beh)
             rows.append(_row(cfg, ev, acc, div, p=p, method=label))
             curves[(p, label)] = (ev, *mean_ci(acc))
-    res = {"experiment": "figure5", "config": cfg.__dict__, "rows": rows,
-           "table": _table(rows, "p", "method")}
+    res = {
+        "experiment": "figure5",
+        "config": cfg.__dict__,
+        "rows": rows,
+        "table": _table(rows, "p", "method"),
+    }
     from afltheory.plots import new_figure
+
     fig, axes = new_figure(1, len(ps), width=3.2, height=3, sharey=True, squeeze=False)
     for ax, p in zip(axes[0], ps, strict=False):
         for label in ("AFA-CD uniform", "AFA-CD biased", "AFA-CS biased"):
@@ -265,8 +306,10 @@ def wallclock(cfg: RealConfig = RealConfig(), p: int = 1, target: float = 0.85, 
     Reports rounds and wall-clock time to ``target`` test accuracy, and the AFL/FedAvg ratios."""
     ds = _data(cfg, p)
     steps = ConstantSteps(cfg.K)
-    runs = {"AFL (event-driven AFA-CD)": EventDriven(cfg.m, ExponentialTime(1.0), steps),
-            "FedAvg (synchronous)": Synchronous(UniformArrivals(cfg.m), ExponentialTime(1.0), steps)}
+    runs = {
+        "AFL (event-driven AFA-CD)": EventDriven(cfg.m, ExponentialTime(1.0), steps),
+        "FedAvg (synchronous)": Synchronous(UniformArrivals(cfg.m), ExponentialTime(1.0), steps),
+    }
     rows, curves = [], {}
     for label, beh in runs.items():
         ev, acc, wc, div = _run(cfg, ds, AFACD(cfg.eta, cfg.eta_L), beh)
@@ -276,9 +319,14 @@ def wallclock(cfg: RealConfig = RealConfig(), p: int = 1, target: float = 0.85, 
         r = _row(cfg, ev, acc, div, method=label)
         rt_mu, rt_hw = mean_ci(rt[ok].astype(float)) if ok.any() else (math.nan, math.nan)
         tt_mu, tt_hw = mean_ci(tt[ok]) if ok.any() else (math.nan, math.nan)
-        r.update(reached=int(ok.sum()), rounds_to_target=float(rt_mu), rounds_to_target_ci95=float(rt_hw),
-                 time_to_target=float(tt_mu), time_to_target_ci95=float(tt_hw),
-                 mean_round_time=float((wc[:, -1] / cfg.rounds).mean()))
+        r.update(
+            reached=int(ok.sum()),
+            rounds_to_target=float(rt_mu),
+            rounds_to_target_ci95=float(rt_hw),
+            time_to_target=float(tt_mu),
+            time_to_target_ci95=float(tt_hw),
+            mean_round_time=float((wc[:, -1] / cfg.rounds).mean()),
+        )
         if not ok.any():
             r["to_target_reason"] = f"no seed reached test accuracy {target} in {cfg.rounds} rounds"
         elif ok.sum() < 2:
@@ -286,29 +334,47 @@ def wallclock(cfg: RealConfig = RealConfig(), p: int = 1, target: float = 0.85, 
         rows.append(r)
         curves[label] = (ev, mean_ci(acc)[0], wc[:, ev].mean(axis=0))
     afl, sync = rows
-    ratios = {"rounds_ratio_afl_over_fedavg": afl["rounds_to_target"] / sync["rounds_to_target"],
-              "time_ratio_afl_over_fedavg": afl["time_to_target"] / sync["time_to_target"],
-              "round_time_ratio": afl["mean_round_time"] / sync["mean_round_time"],
-              "round_time_ratio_theory": sum(1 / (cfg.num_workers - k) for k in range(cfg.m))
-              / sum(1 / k for k in range(1, cfg.m + 1))}
-    lines = ["| method | final acc | reached | rounds to target | time to target | mean round time |",
-             "|---|---|---|---|---|---|"]
+    ratios = {
+        "rounds_ratio_afl_over_fedavg": afl["rounds_to_target"] / sync["rounds_to_target"],
+        "time_ratio_afl_over_fedavg": afl["time_to_target"] / sync["time_to_target"],
+        "round_time_ratio": afl["mean_round_time"] / sync["mean_round_time"],
+        "round_time_ratio_theory": sum(1 / (cfg.num_workers - k) for k in range(cfg.m))
+        / sum(1 / k for k in range(1, cfg.m + 1)),
+    }
+    lines = [
+        "| method | final acc | reached | rounds to target | time to target | mean round time |",
+        "|---|---|---|---|---|---|",
+    ]
+
     def pm(mu, hw):
         if not np.isfinite(mu):
             return "not reached"
         return f"{mu:.1f}" + (f" ± {hw:.1f}" if np.isfinite(hw) else "")
-    lines += [f"| {r['method']} | "
-              f"{_fmt(r['acc_mean'], r['acc_ci95_low'], r['acc_ci95_high'], r['diverged'])} | "
-              f"{r['reached']}/{cfg.seeds} | {pm(r['rounds_to_target'], r['rounds_to_target_ci95'])} | "
-              f"{pm(r['time_to_target'], r['time_to_target_ci95'])} | {r['mean_round_time']:.3f} |"
-              for r in rows]
-    lines.append(f"\nAFL/FedAvg (target {target}): rounds {ratios['rounds_ratio_afl_over_fedavg']:.2f}, "
-                 f"wall clock "
-                 f"{ratios['time_ratio_afl_over_fedavg']:.2f} (round time {ratios['round_time_ratio']:.3f}; "
-                 f"order statistics predict {ratios['round_time_ratio_theory']:.3f})")
-    res = {"experiment": "wallclock", "config": cfg.__dict__, "p": p, "target": target, "rows": rows,
-           "ratios": ratios, "table": "\n".join(lines)}
+
+    lines += [
+        f"| {r['method']} | "
+        f"{_fmt(r['acc_mean'], r['acc_ci95_low'], r['acc_ci95_high'], r['diverged'])} | "
+        f"{r['reached']}/{cfg.seeds} | {pm(r['rounds_to_target'], r['rounds_to_target_ci95'])} | "
+        f"{pm(r['time_to_target'], r['time_to_target_ci95'])} | {r['mean_round_time']:.3f} |"
+        for r in rows
+    ]
+    lines.append(
+        f"\nAFL/FedAvg (target {target}): rounds {ratios['rounds_ratio_afl_over_fedavg']:.2f}, "
+        f"wall clock "
+        f"{ratios['time_ratio_afl_over_fedavg']:.2f} (round time {ratios['round_time_ratio']:.3f}; "
+        f"order statistics predict {ratios['round_time_ratio_theory']:.3f})"
+    )
+    res = {
+        "experiment": "wallclock",
+        "config": cfg.__dict__,
+        "p": p,
+        "target": target,
+        "rows": rows,
+        "ratios": ratios,
+        "table": "\n".join(lines),
+    }
     from afltheory.plots import new_figure
+
     fig, (a1, a2) = new_figure(1, 2, width=4, height=3, sharey=True)
     for label, (ev, mu, t) in curves.items():
         a1.plot(ev, mu, label=label)

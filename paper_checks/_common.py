@@ -14,8 +14,16 @@ def sim(problem, algorithm, behaviour, rounds, replicates, seed, x0=None, record
     """``aft.simulate`` with divergence/region warnings silenced (checks report divergence themselves)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return aft.simulate(problem, algorithm, behaviour, rounds=rounds, replicates=replicates, seed=seed,
-                            x0=x0, record_x=record_x)
+        return aft.simulate(
+            problem,
+            algorithm,
+            behaviour,
+            rounds=rounds,
+            replicates=replicates,
+            seed=seed,
+            x0=x0,
+            record_x=record_x,
+        )
 
 
 def exact_moments(problem, algorithm, behaviour, rounds, x0=None):
@@ -39,7 +47,7 @@ class Expectation:
 
     curve: np.ndarray
     time_avg: float
-    samples: np.ndarray | None     # per-replicate time averages (MC) or None (exact)
+    samples: np.ndarray | None  # per-replicate time averages (MC) or None (exact)
     method: str
     trace: object = None
 
@@ -48,8 +56,9 @@ class Expectation:
         return self.samples is None
 
 
-def expectation(problem, algorithm, behaviour, rounds, replicates, seed, x0=None, prefer_exact=True,
-                T_avg=None) -> Expectation:
+def expectation(
+    problem, algorithm, behaviour, rounds, replicates, seed, x0=None, prefer_exact=True, T_avg=None
+) -> Expectation:
     T_avg = rounds if T_avg is None else T_avg
     if prefer_exact:
         mom = exact_moments(problem, algorithm, behaviour, rounds, x0=x0)
@@ -58,8 +67,7 @@ def expectation(problem, algorithm, behaviour, rounds, replicates, seed, x0=None
             return Expectation(g, float(g[:T_avg].mean()), None, "exact moments")
     tr = sim(problem, algorithm, behaviour, rounds, replicates, seed, x0=x0)
     s = tr.grad_norm_sq[:, :T_avg].mean(axis=1)
-    return Expectation(tr.grad_norm_sq.mean(axis=0), float(s.mean()), s,
-                       f"monte-carlo (R={replicates})", tr)
+    return Expectation(tr.grad_norm_sq.mean(axis=0), float(s.mean()), s, f"monte-carlo (R={replicates})", tr)
 
 
 __all__ = ["Expectation", "exact_moments", "expectation", "sim"]

@@ -24,10 +24,20 @@ from scipy import stats
 from afltheory.analysis import compare_bound, format_shares, term_shares
 from afltheory.checks import AtMost, ControlMeasurement, Near, NegativeControl, Verdict
 
-__all__ = ["DOMINANCE", "ConditionsViolated", "agreement_check", "bound_check", "bound_figure",
-           "conditions_note",
-           "make_control", "make_verdict", "reference_check", "require_conditions", "steep_start",
-           "top_direction"]
+__all__ = [
+    "DOMINANCE",
+    "ConditionsViolated",
+    "agreement_check",
+    "bound_check",
+    "bound_figure",
+    "conditions_note",
+    "make_control",
+    "make_verdict",
+    "reference_check",
+    "require_conditions",
+    "steep_start",
+    "top_direction",
+]
 
 #: a term above this share of the bound dominates it; allowed only for the term the verdict is about
 DOMINANCE = 0.6
@@ -41,8 +51,9 @@ def make_verdict(**kw):
 
 def make_control(description, measured, theoretical, passed):
     """A ``afltheory.checks.NegativeControl`` (``passed`` True means the control failed to fail)."""
-    return NegativeControl(description=description, measured=measured, theoretical=theoretical,
-                           passed=bool(passed))
+    return NegativeControl(
+        description=description, measured=measured, theoretical=theoretical, passed=bool(passed)
+    )
 
 
 class ConditionsViolated(ValueError):
@@ -54,8 +65,11 @@ def require_conditions(conds, what: str):
     """Raise ``ConditionsViolated`` naming the failing conditions unless every one of ``conds`` holds."""
     bad = [c for c in conds if not c.holds]
     if bad:
-        raise ConditionsViolated(f"{what}: configured inside the theorem's conditions, but "
-                                 + ", ".join(f"{c.name} ({c.lhs:.4g} vs {c.rhs:.4g})" for c in bad) + " fail")
+        raise ConditionsViolated(
+            f"{what}: configured inside the theorem's conditions, but "
+            + ", ".join(f"{c.name} ({c.lhs:.4g} vs {c.rhs:.4g})" for c in bad)
+            + " fail"
+        )
     return True
 
 
@@ -65,17 +79,37 @@ def bound_figure(ctx, name, verdicts, title):
     from afltheory.plots import bound_plot
 
     path, _ = ctx.fig(name)
-    bound_plot(path, [v.id.split(".", 1)[1] for v in verdicts], [v.measured for v in verdicts],
-               [v.theoretical for v in verdicts], ucb=[(v.ci or (None, v.measured))[1] for v in verdicts],
-               title=title)
+    bound_plot(
+        path,
+        [v.id.split(".", 1)[1] for v in verdicts],
+        [v.measured for v in verdicts],
+        [v.theoretical for v in verdicts],
+        ucb=[(v.ci or (None, v.measured))[1] for v in verdicts],
+        title=title,
+    )
 
 
 def conditions_note(conds) -> str:
     return ", ".join(f"{c.name} {'holds' if c.holds else 'FAILS'} (slack {c.slack:.3g})" for c in conds)
 
 
-def bound_check(*, id, claim, reference, measured, terms, about, inside_conditions, exact=False, control=None,
-                level=0.99, figures=(), notes="", method=None, details=None):
+def bound_check(
+    *,
+    id,
+    claim,
+    reference,
+    measured,
+    terms,
+    about,
+    inside_conditions,
+    exact=False,
+    control=None,
+    level=0.99,
+    figures=(),
+    notes="",
+    method=None,
+    details=None,
+):
     """Upper-bound verdict from the bound's named ``terms`` (dict name -> per-replicate values).
 
     ``about``: the term name(s) the verdict tests. ``control``: None (the bound without the ``about`` terms)
@@ -100,21 +134,35 @@ def bound_check(*, id, claim, reference, measured, terms, about, inside_conditio
     tol = "exact ≤ bound" if exact else f"one-sided {level:.0%} t-UCB ≤ bound"
     criterion = AtMost(on="ucb", text=tol)  # compare_bound's rule: UCB (exact: the value) ≤ the mean bound
     about_share = sum(shares[a] for a in about)
-    head = (f"about {' + '.join(about)} ({about_share:.0%} of the bound); terms: {format_shares(shares)}"
-            + (f"; NO POWER: {dom} holds {shares[dom]:.0%} of the bound and is not what this verdict tests"
-               if powerless else ""))
+    head = f"about {' + '.join(about)} ({about_share:.0%} of the bound); terms: {format_shares(shares)}" + (
+        f"; NO POWER: {dom} holds {shares[dom]:.0%} of the bound and is not what this verdict tests"
+        if powerless
+        else ""
+    )
     if inside_conditions is False:
         head = f"{OUTSIDE}; " + head
     return Verdict.judged(
-        id=id, claim=claim, reference=reference, measured=cmp.measured, theoretical=cmp.bound,
-        criterion=criterion, stats={"ucb": cmp.ucb}, requires={"power": not powerless},
-        control=ControlMeasurement(description=control[0], measured=cmp.measured, theoretical=ctl.bound,
-                                   stats={"ucb": ctl.ucb}),
-        ci=None if exact else (None, cmp.ucb), slack=cmp.slack,
+        id=id,
+        claim=claim,
+        reference=reference,
+        measured=cmp.measured,
+        theoretical=cmp.bound,
+        criterion=criterion,
+        stats={"ucb": cmp.ucb},
+        requires={"power": not powerless},
+        control=ControlMeasurement(
+            description=control[0], measured=cmp.measured, theoretical=ctl.bound, stats={"ucb": ctl.ucb}
+        ),
+        ci=None if exact else (None, cmp.ucb),
+        slack=cmp.slack,
         quantity="left side, exact",
-        method=method or cmp.method, notes=head + ("; " + notes if notes else ""),
-        inside_conditions=inside_conditions, terms=shares, figures=tuple(figures),
-        details=dict(details or {}, about=list(about), dominant=[dom, shares[dom]], control_bound=ctl.bound))
+        method=method or cmp.method,
+        notes=head + ("; " + notes if notes else ""),
+        inside_conditions=inside_conditions,
+        terms=shares,
+        figures=tuple(figures),
+        details=dict(details or {}, about=list(about), dominant=[dom, shares[dom]], control_bound=ctl.bound),
+    )
 
 
 # ------------------------------------------------------------------------------------------ starting points
@@ -137,7 +185,7 @@ def steep_start(problem, rest, x_step, T, share=0.9, direction=None) -> np.ndarr
     xs = np.asarray(problem.constants.x_star, dtype=float)
     v = top_direction(problem) if direction is None else np.asarray(direction, dtype=float)
     fs = problem.constants.f_star
-    target = share / (1 - share) * float(np.mean(rest)) * x_step * T / 4     # f(x_0) − f_*
+    target = share / (1 - share) * float(np.mean(rest)) * x_step * T / 4  # f(x_0) − f_*
 
     def gap(r):
         return float(problem.value(xs + r * v)) - fs - target
@@ -154,9 +202,20 @@ def steep_start(problem, rest, x_step, T, share=0.9, direction=None) -> np.ndarr
 
 
 # ----------------------------------------------------------------------------------- engine vs references
-def reference_check(*, id, claim, reference, problem, algorithm, schedule, x0, control_kind="sum_K",
-                    rtol=1e-8,
-                    seed=0, notes=""):
+def reference_check(
+    *,
+    id,
+    claim,
+    reference,
+    problem,
+    algorithm,
+    schedule,
+    x0,
+    control_kind="sum_K",
+    rtol=1e-8,
+    seed=0,
+    notes="",
+):
     """The engine's ‖∇f(x_t)‖² (``simulate`` replaying ``schedule``, σ_L = 0) equals the independent plain
     loop
     of ``_reference`` at every round and replicate, relative to max_t ‖∇f(x_t)‖², within ``rtol``."""
@@ -166,13 +225,16 @@ def reference_check(*, id, claim, reference, problem, algorithm, schedule, x0, c
     from afltheory.anarchy import Replay
 
     from ._reference import reference_grad_norm_sq
+
     if problem.constants.sigma_L != 0:
-        raise ValueError("reference_check needs deterministic gradients; got "
-                         f"sigma_L={problem.constants.sigma_L}")
+        raise ValueError(
+            f"reference_check needs deterministic gradients; got sigma_L={problem.constants.sigma_L}"
+        )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        tr = aft.simulate(problem, algorithm, Replay(schedule), schedule.rounds, schedule.replicates, seed,
-                          x0=x0)
+        tr = aft.simulate(
+            problem, algorithm, Replay(schedule), schedule.rounds, schedule.replicates, seed, x0=x0
+        )
     ref = reference_grad_norm_sq(problem, algorithm, schedule, x0)
     scale = float(np.max(ref))
 
@@ -183,24 +245,43 @@ def reference_check(*, id, claim, reference, problem, algorithm, schedule, x0, c
     e = err(tr.grad_norm_sq)
     wrong = reference_grad_norm_sq(problem, algorithm, schedule, x0, kind=control_kind)
     ew = float(np.max(np.abs(wrong - ref)) / scale)
-    desc = {"sum_K": "the plain loop of the nearest wrong reading (worker returns the SUM of its K "
-                     "gradients)",
-            "printed_step": "the plain loop of the printed server step x − η G (inconsistency "
-                            "#1)"}[control_kind]
+    desc = {
+        "sum_K": "the plain loop of the nearest wrong reading (worker returns the SUM of its K gradients)",
+        "printed_step": "the plain loop of the printed server step x − η G (inconsistency #1)",
+    }[control_kind]
     return Verdict.judged(
-        id=id, claim=claim, reference=reference, measured=e, theoretical=0.0,
+        id=id,
+        claim=claim,
+        reference=reference,
+        measured=e,
+        theoretical=0.0,
         criterion=Near(tol=rtol, text=f"max_t,r |engine − loop| / max ‖∇f‖² ≤ {rtol:g}"),
-    quantity="max_t,r |engine − loop| / max ‖∇f‖²",
+        quantity="max_t,r |engine − loop| / max ‖∇f‖²",
         method=f"simulate (Replay of the realized schedule, R={schedule.replicates}, T={schedule.rounds}) vs "
-               "plain loop, σ_L = 0",
+        "plain loop, σ_L = 0",
         notes=(notes + "; " if notes else "") + f"the wrong reading differs from the paper's by {ew:.3g}",
         inside_conditions=None,
-        control=ControlMeasurement(description=desc + " compared with the paper's loop under the same "
-                                   "tolerance", measured=ew, theoretical=0.0))
+        control=ControlMeasurement(
+            description=desc + " compared with the paper's loop under the same tolerance",
+            measured=ew,
+            theoretical=0.0,
+        ),
+    )
 
 
-def agreement_check(*, id, claim, reference, mc_samples, exact_value, exact_wrong, wrong_desc, z_crit=None,
-                    level=0.999, notes=""):
+def agreement_check(
+    *,
+    id,
+    claim,
+    reference,
+    mc_samples,
+    exact_value,
+    exact_wrong,
+    wrong_desc,
+    z_crit=None,
+    level=0.999,
+    notes="",
+):
     """Monte Carlo vs exact moments: z = (MC mean − exact)/(sd/√R) for each statistic (columns of
     ``mc_samples`` (R, k), ``exact_value`` (k,)); passed when max |z| ≤ z_crit (two-sided ``level`` with a
     Bonferroni correction over the k statistics). Control: the same test against ``exact_wrong``."""
@@ -217,14 +298,25 @@ def agreement_check(*, id, claim, reference, mc_samples, exact_value, exact_wron
         # hook): the claim "MC = exact wherever exact moments apply" has nothing to compare. Reported as such,
         # not as a disagreement (a refusal is not evidence against the Monte Carlo engine).
         return make_verdict(
-            id=id, claim=claim, reference=reference, measured="n/a (exact moments unavailable)",
+            id=id,
+            claim=claim,
+            reference=reference,
+            measured="n/a (exact moments unavailable)",
             theoretical=0.0,
-            passed=True, tolerance="vacuous: the exact engine does not apply to this configuration",
-            relation="~=", method=f"monte-carlo (R={R}); exact moments refused", inside_conditions=False,
+            passed=True,
+            tolerance="vacuous: the exact engine does not apply to this configuration",
+            relation="~=",
+            method=f"monte-carlo (R={R}); exact moments refused",
+            inside_conditions=False,
             notes=(notes + "; " if notes else "") + "exact moments unavailable for this configuration: no "
             "comparison (outside the agreement check's scope)",
-            negative_control=make_control(f"the same z-test against {wrong_desc} (not applicable without an "
-                                          "exact reference)", None, None, False))
+            negative_control=make_control(
+                f"the same z-test against {wrong_desc} (not applicable without an exact reference)",
+                None,
+                None,
+                False,
+            ),
+        )
     # a rounding floor: a statistic that is deterministic (zero variance across replicates, e.g. the first
     # round
     # of AFA-CS from its warm start) is compared to 1e-10 relative instead of dividing round-off by round-off
@@ -238,13 +330,20 @@ def agreement_check(*, id, claim, reference, mc_samples, exact_value, exact_wron
     zw = np.where(np.isfinite(zw), zw, np.inf)
     zmax, zwmax = float(np.max(np.abs(z))), float(np.max(np.abs(zw)))
     return Verdict.judged(
-        id=id, claim=claim, reference=reference, measured=zmax, theoretical=0.0,
-        criterion=Near(tol=z_crit,
-                       text=f"max |z| ≤ {z_crit:.3g} (two-sided {level:.1%}, Bonferroni over {k})"),
-    quantity="max |z|",
-        method=f"monte-carlo (R={R}) vs exact moments", notes=(notes + "; " if notes else "")
-        + "z per statistic " + ", ".join(f"{x:+.2f}" for x in z),
-        inside_conditions=None, details={"z": z.tolist(), "mc_mean": s.mean(axis=0).tolist(),
-                                         "exact": ex.tolist()},
-        control=ControlMeasurement(description=f"the same z-test against {wrong_desc}", measured=zwmax,
-                                   theoretical=0.0))
+        id=id,
+        claim=claim,
+        reference=reference,
+        measured=zmax,
+        theoretical=0.0,
+        criterion=Near(
+            tol=z_crit, text=f"max |z| ≤ {z_crit:.3g} (two-sided {level:.1%}, Bonferroni over {k})"
+        ),
+        quantity="max |z|",
+        method=f"monte-carlo (R={R}) vs exact moments",
+        notes=(notes + "; " if notes else "") + "z per statistic " + ", ".join(f"{x:+.2f}" for x in z),
+        inside_conditions=None,
+        details={"z": z.tolist(), "mc_mean": s.mean(axis=0).tolist(), "exact": ex.tolist()},
+        control=ControlMeasurement(
+            description=f"the same z-test against {wrong_desc}", measured=zwmax, theoretical=0.0
+        ),
+    )

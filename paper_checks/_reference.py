@@ -39,13 +39,18 @@ def _rule(algorithm) -> str:
         return "fedavg"
     if isinstance(algorithm, FedBuff):
         return "fedbuff"
-    raise TypeError(f"algorithm={type(algorithm).__name__} has no reference loop; allowed: AFACD, AsySG, "
-                    "AFACS, "
-                    "FedAvg, FedBuff")
+    raise TypeError(
+        f"algorithm={type(algorithm).__name__} has no reference loop; allowed: AFACD, AsySG, "
+        "AFACS, "
+        "FedAvg, FedBuff"
+    )
 
 
-_WEIGHT = {"constant": lambda tau: 1.0, "sqrt": lambda tau: 1.0 / np.sqrt(1.0 + tau),
-           "poly": lambda tau: 1.0 / (1.0 + tau)}
+_WEIGHT = {
+    "constant": lambda tau: 1.0,
+    "sqrt": lambda tau: 1.0 / np.sqrt(1.0 + tau),
+    "poly": lambda tau: 1.0 / (1.0 + tau),
+}
 
 
 def reference_iterates(problem, algorithm, schedule, x0, r=0, kind="paper"):
@@ -65,8 +70,9 @@ def reference_iterates(problem, algorithm, schedule, x0, r=0, kind="paper"):
 
     worker = getattr(algorithm, "worker", None) or SGD()
     if not isinstance(worker, (SGD, FedProx, SCAFFOLD)):
-        raise TypeError(f"worker={type(worker).__name__} has no reference loop; allowed: SGD, FedProx, "
-                        "SCAFFOLD")
+        raise TypeError(
+            f"worker={type(worker).__name__} has no reference loop; allowed: SGD, FedProx, SCAFFOLD"
+        )
     d = len(np.asarray(x0))
     c_i, c = np.zeros((M, d)), np.zeros(d)
 

@@ -25,8 +25,18 @@ from .registry import register
 
 REF = "[Yang et al. 2022, Thms 2–4, Cors 1–3]"
 QUICK = (("thm2", {}), ("thm3", {}), ("thm4", {"m": 1}), ("lemma2", {}), ("drift", {}))
-FULL = (("thm2", {}), ("thm3", {}), ("thm3", {"min_gap": 1.0}), ("thm4", {}), ("thm4", {"m": 1}),
-        ("cor1", {}), ("cor2", {}), ("cor3", {}), ("lemma2", {}), ("drift", {}))
+FULL = (
+    ("thm2", {}),
+    ("thm3", {}),
+    ("thm3", {"min_gap": 1.0}),
+    ("thm4", {}),
+    ("thm4", {"m": 1}),
+    ("cor1", {}),
+    ("cor2", {}),
+    ("cor3", {}),
+    ("lemma2", {}),
+    ("drift", {}),
+)
 #: the violations the search found on the correct code (README, docs/adversary.md): reported as findings. A
 #: confirmed violation of any other claim fails its verdict — a new finding to examine (and add here) or a bug
 #: in a rule or an engine (this is how a mutant that breaks a claim that holds is killed).
@@ -45,12 +55,23 @@ def _verdict(ctx, cid, kw, budget, seed):
         figs.append(rel)
     shares = {k: round(float(v), 4) for k, v in wc.shares.items()}
     dom = max(wc.shares, key=wc.shares.get)
-    details = {"T": wc.T, "measured": wc.measured, "bound": wc.bound, "term_shares": shares,
-               "evaluations": wc.evaluations, "evals_per_s": round(wc.evals_per_second, 1),
-               "structure": {"m": wc.structure.m, "arrivals": wc.structure.arrivals, **wc.structure.extra},
-               "eta": wc.instance.eta, "eta_L": wc.instance.eta_L, "counts": wc.counts}
-    where = ("x_0 anywhere with f(x_0) − f* ≤ Δ" if not kw.get("min_gap")
-             else f"f(x_0) − f* ≥ {kw['min_gap']:g}·Δ (before scaling)")
+    details = {
+        "T": wc.T,
+        "measured": wc.measured,
+        "bound": wc.bound,
+        "term_shares": shares,
+        "evaluations": wc.evaluations,
+        "evals_per_s": round(wc.evals_per_second, 1),
+        "structure": {"m": wc.structure.m, "arrivals": wc.structure.arrivals, **wc.structure.extra},
+        "eta": wc.instance.eta,
+        "eta_L": wc.instance.eta_L,
+        "counts": wc.counts,
+    }
+    where = (
+        "x_0 anywhere with f(x_0) − f* ≤ Δ"
+        if not kw.get("min_gap")
+        else f"f(x_0) − f* ≥ {kw['min_gap']:g}·Δ (before scaling)"
+    )
     if kw.get("m"):
         where += f"; m = {kw['m']} of M = {cls.num_workers} arrivals per round (round robin)"
     terms = {k: float(v) for k, v in wc.shares.items()}
@@ -62,39 +83,67 @@ def _verdict(ctx, cid, kw, budget, seed):
         ctl = confirm(get_claim("thm2"), wc.instance, seed=seed, replicates=1000)
         nc = NegativeControl(
             description="same instance and detector against Theorem 2's bound (general arrivals, with the "
-                        "σ_G² floor): must not fire",
-            measured=ctl["lhs_mean"], theoretical=ctl["bound_mean"], passed=bool(ctl["violation_detected"]))
+            "σ_G² floor): must not fire",
+            measured=ctl["lhs_mean"],
+            theoretical=ctl["bound_mean"],
+            passed=bool(ctl["violation_detected"]),
+        )
         cf = wc.confirmation
         known = tag in KNOWN_VIOLATIONS
         head = "FINDING" if known else "UNEXPECTED VIOLATION (a new finding or a bug: examine the instance)"
         return Verdict(
             id=f"adversary.{tag}",
             claim=f"{head}: {c.title} violated inside its conditions ({where}): worst ratio {wc.ratio:.3g}, "
-                  f"Monte Carlo-confirmed",
-            reference=c.reference, measured=wc.ratio, ci=(cf["diff_lcb"], None), theoretical=1.0,
+            f"Monte Carlo-confirmed",
+            reference=c.reference,
+            measured=wc.ratio,
+            ci=(cf["diff_lcb"], None),
+            theoretical=1.0,
             tolerance="violation iff 99% lower confidence bound on mean(LHS − bound) > 0 (R=1000)",
-            quantity="worst ratio LHS/bound", interval="99 % LCB of mean(LHS − bound)",
-            passed=known, figures=tuple(figs), negative_control=nc, relation=">", slack=None,
+            quantity="worst ratio LHS/bound",
+            interval="99 % LCB of mean(LHS − bound)",
+            passed=known,
+            figures=tuple(figs),
+            negative_control=nc,
+            relation=">",
+            slack=None,
             method=f"exact search ({wc.evaluations} evaluations) + monte-carlo confirmation",
             notes=f"dominant term {dom} ({wc.shares[dom]:.0%}); instance saved to {rel}"
-                  + ("" if known else "; not in KNOWN_VIOLATIONS"), finding=known,
-            inside_conditions=True, terms=terms, details=details)
+            + ("" if known else "; not in KNOWN_VIOLATIONS"),
+            finding=known,
+            inside_conditions=True,
+            terms=terms,
+            details=details,
+        )
     ctl_bound = wc.bound - wc.terms[dom]
     ctl_ratio = wc.measured / ctl_bound if ctl_bound > 0 else float("inf")
-    nc = NegativeControl(description=f"worst point against the bound without its dominant term {dom}",
-                         measured=wc.measured, theoretical=ctl_bound, passed=bool(ctl_ratio <= 1))
+    nc = NegativeControl(
+        description=f"worst point against the bound without its dominant term {dom}",
+        measured=wc.measured,
+        theoretical=ctl_bound,
+        passed=bool(ctl_ratio <= 1),
+    )
     return Verdict(
         id=f"adversary.{tag}",
         claim=f"{c.title}: worst case found {wc.ratio:.3g} (≤ 1 required; tightness {wc.ratio:.3g}; {where})",
-        reference=c.reference, measured=wc.ratio, ci=None, theoretical=1.0,
+        reference=c.reference,
+        measured=wc.ratio,
+        ci=None,
+        theoretical=1.0,
         tolerance="exact ratio ≤ 1 (no Monte Carlo error); > 1 needs MC confirmation",
         quantity="worst exact ratio LHS/bound",
-        passed=not wc.violated, figures=tuple(figs), negative_control=nc, relation="<=",
+        passed=not wc.violated,
+        figures=tuple(figs),
+        negative_control=nc,
+        relation="<=",
         slack=1.0 / wc.ratio if wc.ratio > 0 else None,
         method=f"exact search ({wc.evaluations} evaluations, seed {seed})",
         notes=f"dominant term {dom} ({wc.shares[dom]:.0%})"
-              + ("; ratio > 1 not confirmed by Monte Carlo" if wc.ratio > 1 else ""),
-        inside_conditions=True, terms=terms, details=details)
+        + ("; ratio > 1 not confirmed by Monte Carlo" if wc.ratio > 1 else ""),
+        inside_conditions=True,
+        terms=terms,
+        details=details,
+    )
 
 
 @register("adversary", "Adversary: worst case inside each claim's assumption class", REF, slow=True)

@@ -95,15 +95,22 @@ def _stein(ctx):
     ctl = float(min(rel_ctl))
     tol = 1e-9
     return Verdict.judged(
-        id="agreement.stein", reference=REF,
+        id="agreement.stein",
+        reference=REF,
         claim="the exact engine's steady-state MSD of Dynamic FedAvg equals the independent Stein solver",
-        measured=err, theoretical=0.0, criterion=Near(tol=tol, text=f"relative difference ≤ {tol:g}"),
+        measured=err,
+        theoretical=0.0,
+        criterion=Near(tol=tol, text=f"relative difference ≤ {tol:g}"),
         method="exact.steady_state (generic fixed point) vs exact.drift.stein_steady_state",
         notes="; ".join(parts) + f" (K = {K_agents}, L = {L_sampled}, μ = 0.1, E_k ∈ {{1, 2, 3}})",
         details={"relative": rel, "control_relative": rel_ctl},
-        control=ControlMeasurement(description="the Stein solver's with-replacement sampling (a sampling "
-                                   "bug) vs the generic engine: smallest relative difference", measured=ctl,
-                                   theoretical=0.0))
+        control=ControlMeasurement(
+            description="the Stein solver's with-replacement sampling (a sampling "
+            "bug) vs the generic engine: smallest relative difference",
+            measured=ctl,
+            theoretical=0.0,
+        ),
+    )
 
 
 # ----------------------------------------------------------------------------- numeric vs symbolic bounds
@@ -119,8 +126,17 @@ def _bound_pair(theorem, sched, consts, eta, eta_L, f0, kbar_wrong=False):
     """(numeric sum of bound_terms, sympy bound_expr evaluated on the schedule's statistics)."""
     T, m = sched.rounds, sched.m
     M = sched.num_workers
-    sub = {S.Delta: f0 - consts.f_star, S.T: T, S.m: m, S.M: M, S.eta: eta, S.eta_L: eta_L, S.L: consts.L,
-           S.sigma_L: consts.sigma_L, S.sigma_G: consts.sigma_G}
+    sub = {
+        S.Delta: f0 - consts.f_star,
+        S.T: T,
+        S.m: m,
+        S.M: M,
+        S.eta: eta,
+        S.eta_L: eta_L,
+        S.L: consts.L,
+        S.sigma_L: consts.sigma_L,
+        S.sigma_G: consts.sigma_G,
+    }
     if theorem is theorem4:
         terms = theorem4.bound_terms(sched, consts, eta=eta, eta_L=eta_L, f0=f0, scope="ignore")
         _, Ks, mf, tau_r = theorem4.realized(sched)
@@ -135,21 +151,30 @@ def _bound_pair(theorem, sched, consts, eta, eta_L, f0, kbar_wrong=False):
         else:
             kbar = 1.0 / (1.0 / Ks).mean(axis=-1)
         f = sp.lambdify((S.Kbar, S.Ktil, S.Khat2, S.m_fresh), expr.subs(sub), "mpmath")
-        vals = [f(*(sp.Float(float(v), 30) for v in (kbar[t], Ks[t].mean(), (Ks[t]**2).sum(), mf[0, t])))
-                for t in range(T)]
+        vals = [
+            f(*(sp.Float(float(v), 30) for v in (kbar[t], Ks[t].mean(), (Ks[t] ** 2).sum(), mf[0, t])))
+            for t in range(T)
+        ]
         numeric = float(sum(np.asarray(v, dtype=float)[0] for v in terms.values()))
         return numeric, float(sum(vals) / T)
     terms = theorem.bound_terms(sched, consts, eta=eta, eta_L=eta_L, f0=f0, scope="ignore")
     expr = theorem.bound_expr()
-    sub.update({S.tau: float(sched.delays.max()), S.Ktil: float(sched.K_mean.mean()),
-                S.Kbar: 1.0 / float((1.0 / sched.K_harmonic).mean()), S.Khat2: float(sched.K_sq_mean.mean())})
+    sub.update(
+        {
+            S.tau: float(sched.delays.max()),
+            S.Ktil: float(sched.K_mean.mean()),
+            S.Kbar: 1.0 / float((1.0 / sched.K_harmonic).mean()),
+            S.Khat2: float(sched.K_sq_mean.mean()),
+        }
+    )
     if kbar_wrong:
         sub[S.Kbar] = sub[S.Ktil]
     numeric = float(sum(np.asarray(v, dtype=float)[0] for v in terms.values()))
     left = expr.subs(sub)
     if left.free_symbols:
-        raise ValueError(f"{theorem.__name__}.bound_expr has symbols {left.free_symbols} the schedule does "
-                         "not give")
+        raise ValueError(
+            f"{theorem.__name__}.bound_expr has symbols {left.free_symbols} the schedule does not give"
+        )
     return numeric, float(sp.N(left, 30))
 
 
@@ -173,16 +198,24 @@ def _bounds(ctx):
     ctl = float(min(rel_ctl.values()))
     tol = 1e-10
     return Verdict.judged(
-        id="agreement.bound_symbolic", reference=REF,
+        id="agreement.bound_symbolic",
+        reference=REF,
         claim="the numeric bound terms of Theorems 2-4 sum to the sympy right-hand side evaluated on the "
-              "schedule's statistics",
-        measured=err, theoretical=0.0, criterion=Near(tol=tol, text=f"relative difference ≤ {tol:g}"),
+        "schedule's statistics",
+        measured=err,
+        theoretical=0.0,
+        criterion=Near(tol=tol, text=f"relative difference ≤ {tol:g}"),
         method="theoremK.bound_terms vs theoremK.bound_expr (sympy, 30 digits)",
         notes="; ".join(parts) + "; deterministic schedule: M = 6, m = 3 cyclic, τ = 2, per-worker K = "
-              "(1, 2, 3, 5, 8, 4), T = 40",
+        "(1, 2, 3, 5, 8, 4), T = 40",
         details={"relative": rel, "control_relative": rel_ctl},
-        control=ControlMeasurement(description="the sympy bound with K̃ (arithmetic mean) in place of K̄ "
-                                   "(harmonic): smallest relative difference", measured=ctl, theoretical=0.0))
+        control=ControlMeasurement(
+            description="the sympy bound with K̃ (arithmetic mean) in place of K̄ "
+            "(harmonic): smallest relative difference",
+            measured=ctl,
+            theoretical=0.0,
+        ),
+    )
 
 
 # ---------------------------------------------------------- rule view / aggregate vs the reference oracle
@@ -192,10 +225,14 @@ def _reference(ctx):
     beh = Behaviour(FixedArrivals([0, 2, 4]), FixedDelay(2), PerWorkerSteps([1, 2, 3, 4, 5]))
     sched = beh.sample(T, 1, p.num_workers, ctx.seed_for("agreement", "ref"))
     x0 = p.default_x0()
-    rules = {"AFA-CD": AFACD(2.0, 0.05), "AFA-CS": AFACS(2.0, 0.05), "FedAvg": FedAvg(2.0, 0.05),
-             "FedBuff": FedBuff(2.0, 0.05, staleness="sqrt"),
-             "AFA-CD/FedProx": AFACD(2.0, 0.05, worker=FedProx(0.2)),
-             "AFA-CD/SCAFFOLD": AFACD(2.0, 0.05, worker=SCAFFOLD())}
+    rules = {
+        "AFA-CD": AFACD(2.0, 0.05),
+        "AFA-CS": AFACS(2.0, 0.05),
+        "FedAvg": FedAvg(2.0, 0.05),
+        "FedBuff": FedBuff(2.0, 0.05, staleness="sqrt"),
+        "AFA-CD/FedProx": AFACD(2.0, 0.05, worker=FedProx(0.2)),
+        "AFA-CD/SCAFFOLD": AFACD(2.0, 0.05, worker=SCAFFOLD()),
+    }
     e_sim, e_ex, e_ctl, refused = {}, {}, {}, []
     for name, alg in rules.items():
         ref = reference_grad_norm_sq(p, alg, sched, x0)[0]
@@ -209,7 +246,7 @@ def _reference(ctx):
             e_sim[name] = float(np.max(np.abs(g - ref)) / scale)
             try:
                 mom = moments(p, alg, beh, T, x0=x0)
-            except TypeError:            # UnsupportedRule: the exact engine refuses imperative overrides
+            except TypeError:  # UnsupportedRule: the exact engine refuses imperative overrides
                 refused.append(name)
                 continue
         ge = np.asarray(mom.grad_norm_sq, dtype=float)
@@ -219,46 +256,67 @@ def _reference(ctx):
     ctl = float(min(e_ctl.values()))
     text = f"max_t |engine − loop| / max ‖∇f‖² ≤ {tol:g} for every rule"
     common = dict(theoretical=0.0, criterion=Near(tol=tol, text=text), relation="~=", reference=REF)
-    nc = ("the plain loop of the nearest wrong reading (the K gradients summed) vs the paper's: smallest "
-          "difference")
+    nc = (
+        "the plain loop of the nearest wrong reading (the K gradients summed) vs the paper's: smallest "
+        "difference"
+    )
     control = ControlMeasurement(description=nc, measured=ctl, theoretical=0.0)
     sim_err = max(e_sim.values())
-    out = [Verdict.judged(
-        id="agreement.simulate_vs_reference",
-        claim="simulate (the rules' imperative aggregate) equals the independent plain loop on a "
-              "deterministic schedule with unequal per-worker K and delays (AFA-CD, AFA-CS, FedAvg, FedBuff, "
-              "FedProx, SCAFFOLD)",
-        measured=sim_err,
-        method=f"simulate on the replayed schedule vs paper_checks._reference, σ_L = 0, T = {T}",
-        notes=", ".join(f"{k} {v:.2g}" for k, v in e_sim.items()), details={"errors": e_sim},
-        control=control, **common)]
+    out = [
+        Verdict.judged(
+            id="agreement.simulate_vs_reference",
+            claim="simulate (the rules' imperative aggregate) equals the independent plain loop on a "
+            "deterministic schedule with unequal per-worker K and delays (AFA-CD, AFA-CS, FedAvg, FedBuff, "
+            "FedProx, SCAFFOLD)",
+            measured=sim_err,
+            method=f"simulate on the replayed schedule vs paper_checks._reference, σ_L = 0, T = {T}",
+            notes=", ".join(f"{k} {v:.2g}" for k, v in e_sim.items()),
+            details={"errors": e_sim},
+            control=control,
+            **common,
+        )
+    ]
     if e_ex:
         ex_err = max(e_ex.values())
         note = ", ".join(f"{k} {v:.2g}" for k, v in e_ex.items())
         if refused:
             note += f"; the exact engine refuses {', '.join(refused)} (not representable): not compared"
-        out.append(Verdict.judged(
-            id="agreement.exact_vs_reference",
-            claim="exact moments (the rules' declarative view) equal the independent plain loop on the same "
-                  "deterministic schedule",
-            measured=ex_err,
-            method=f"exact.moments vs paper_checks._reference, σ_L = 0, T = {T}",
-            notes=note, details={"errors": e_ex, "refused": refused},
-            control=control, **common))
+        out.append(
+            Verdict.judged(
+                id="agreement.exact_vs_reference",
+                claim="exact moments (the rules' declarative view) equal the independent plain loop on the "
+                "same deterministic schedule",
+                measured=ex_err,
+                method=f"exact.moments vs paper_checks._reference, σ_L = 0, T = {T}",
+                notes=note,
+                details={"errors": e_ex, "refused": refused},
+                control=control,
+                **common,
+            )
+        )
     else:
         # nothing to compare: the claim "every rule the exact engine represents is within tol of the loop"
         # holds vacuously (no rule is represented). The same statement, for the wrong reading's loop (which
         # needs no exact engine), is the control: it is judged, not set, and fails because ctl > tol.
         within = "every compared rule within tol"
-        out.append(Verdict.judged(
-            id="agreement.exact_vs_reference", claim="exact moments equal the plain loop", measured="n/a",
-            theoretical=0.0, reference=REF, relation="~=",
-            criterion=Holds(on=within, text=f"vacuous: no rule to compare ({text})"),
-            stats={within: all(v <= tol for v in e_ex.values())},
-            method="exact engine refused every rule", inside_conditions=False,
-            notes="the exact engine refuses " + ", ".join(refused) + ": nothing to compare",
-            control=ControlMeasurement(description=nc, measured=ctl, theoretical=0.0,
-                                       stats={within: ctl <= tol})))
+        out.append(
+            Verdict.judged(
+                id="agreement.exact_vs_reference",
+                claim="exact moments equal the plain loop",
+                measured="n/a",
+                theoretical=0.0,
+                reference=REF,
+                relation="~=",
+                criterion=Holds(on=within, text=f"vacuous: no rule to compare ({text})"),
+                stats={within: all(v <= tol for v in e_ex.values())},
+                method="exact engine refused every rule",
+                inside_conditions=False,
+                notes="the exact engine refuses " + ", ".join(refused) + ": nothing to compare",
+                control=ControlMeasurement(
+                    description=nc, measured=ctl, theoretical=0.0, stats={within: ctl <= tol}
+                ),
+            )
+        )
     return out
 
 
@@ -266,8 +324,9 @@ def _reference(ctx):
 def _stepwise_mc(ctx):
     sig = 3.0
     p = HeterogeneousQuadratic(dim=4, num_workers=5, L=1.0, mu=0.2, sigma_L=sig, sigma_G=0.5, seed=4)
-    pw = HeterogeneousQuadratic(dim=4, num_workers=5, L=1.0, mu=0.2, sigma_L=sig / np.sqrt(2), sigma_G=0.5,
-                                seed=4)
+    pw = HeterogeneousQuadratic(
+        dim=4, num_workers=5, L=1.0, mu=0.2, sigma_L=sig / np.sqrt(2), sigma_G=0.5, seed=4
+    )
     beh = Behaviour(UniformArrivals(2), UniformDelay(2), UniformSteps(3, 6))
     alg = AFACD(1.0, 0.08)
     T, R = 24, 1000
@@ -278,19 +337,23 @@ def _stepwise_mc(ctx):
         try:
             ex = np.asarray(moments(p, alg, beh, T, x0=x0).grad_norm_sq, dtype=float)
             exw = np.asarray(moments(pw, alg, beh, T, x0=x0).grad_norm_sq, dtype=float)
-        except TypeError:   # UnsupportedRule (imperative override): no exact reference, the verdict says so
+        except TypeError:  # UnsupportedRule (imperative override): no exact reference, the verdict says so
             ex = exw = np.full(T + 1, np.nan)
     g = tr.grad_norm_sq
     q = 3 * T // 4
     samples = np.stack([g[:, :T].mean(axis=1), g[:, q:T].mean(axis=1)], axis=1)
     return agreement_check(
-        id="agreement.stepwise_mc", reference=REF,
+        id="agreement.stepwise_mc",
+        reference=REF,
         claim="Monte Carlo through the step-by-step local path (K = 3-6, σ_L = 3) equals exact moments",
-        mc_samples=samples, exact_value=[ex[:T].mean(), ex[q:T].mean()],
-        exact_wrong=[exw[:T].mean(), exw[q:T].mean()], wrong_desc="the exact moments with σ_L² halved",
+        mc_samples=samples,
+        exact_value=[ex[:T].mean(), ex[q:T].mean()],
+        exact_wrong=[exw[:T].mean(), exw[q:T].mean()],
+        wrong_desc="the exact moments with σ_L² halved",
         notes=f"AFA-CD(1, 0.08), uniform m = 2 of 5, τ ≤ 2, K ~ U{{3..6}}, σ_L = {sig:g}, σ_G = 0.5, "
-              f"T = {T}, "
-              f"R = {R}, collapse=False; statistics: time average and last-quarter average")
+        f"T = {T}, "
+        f"R = {R}, collapse=False; statistics: time average and last-quarter average",
+    )
 
 
 def _minibatch_mc(ctx):
@@ -298,32 +361,37 @@ def _minibatch_mc(ctx):
     M, n, d = 5, 10, 4
     samples = 0.3 * rng.standard_normal((M, 1, d)) + 3.0 * rng.standard_normal((M, n, d))
     lam = np.array([1.0, 0.6, 0.3, 0.2])
-    p, pw = (HeterogeneousQuadratic.from_samples(hessian_diag=lam, sample_centers=samples, batch_size=B)
-             for B in (8, 4))
+    p, pw = (
+        HeterogeneousQuadratic.from_samples(hessian_diag=lam, sample_centers=samples, batch_size=B)
+        for B in (8, 4)
+    )
     beh = Behaviour(UniformArrivals(2), UniformDelay(2), UniformSteps(2, 4))
     alg = AFACD(1.0, 0.3)
     T, R = 24, 1000
-    x0 = p.constants.x_star                      # start at x*: the minibatch noise is what moves x
+    x0 = p.constants.x_star  # start at x*: the minibatch noise is what moves x
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         tr = aft.simulate(p, alg, beh, T, R, ctx.seed_for("agreement", "minibatch"), x0=x0)
         try:
             ex = np.asarray(moments(p, alg, beh, T, x0=x0).grad_norm_sq, dtype=float)
             exw = np.asarray(moments(pw, alg, beh, T, x0=x0).grad_norm_sq, dtype=float)
-        except TypeError:   # UnsupportedRule: no exact reference, the verdict says so
+        except TypeError:  # UnsupportedRule: no exact reference, the verdict says so
             ex = exw = np.full(T + 1, np.nan)
     g = tr.grad_norm_sq
     q = 3 * T // 4
     samples_ = np.stack([g[:, :T].mean(axis=1), g[:, q:T].mean(axis=1)], axis=1)
     return agreement_check(
-        id="agreement.minibatch_mc", reference=REF,
+        id="agreement.minibatch_mc",
+        reference=REF,
         claim="Monte Carlo with finite-sum minibatch noise at B/n = 0.8 (factor (n−B)/(B(n−1)) = 0.028, "
-              "4.5× below with-replacement sampling) equals exact moments",
-        mc_samples=samples_, exact_value=[ex[:T].mean(), ex[q:T].mean()],
+        "4.5× below with-replacement sampling) equals exact moments",
+        mc_samples=samples_,
+        exact_value=[ex[:T].mean(), ex[q:T].mean()],
         exact_wrong=[exw[:T].mean(), exw[q:T].mean()],
         wrong_desc="the exact moments with batch 4 (6× the noise)",
         notes=f"HeterogeneousQuadratic.from_samples (M = {M}, n = {n}, B = 8), AFA-CD(1, 0.3), uniform "
-              f"m = 2, τ ≤ 2, K ~ U{{2..4}}, x_0 = x*, T = {T}, R = {R}")
+        f"m = 2, τ ≤ 2, K ~ U{{2..4}}, x_0 = x*, T = {T}, R = {R}",
+    )
 
 
 def _ef_reference(ctx):
@@ -369,25 +437,41 @@ def _ef_reference(ctx):
     ctl = float(np.max(np.abs(plain - ref)) / scale)
     tol = 1e-9
     return Verdict.judged(
-        id="agreement.ef_reference", reference="[Stich et al. 2018; Karimireddy et al. 2019] inside AFA-CD",
+        id="agreement.ef_reference",
+        reference="[Stich et al. 2018; Karimireddy et al. 2019] inside AFA-CD",
         claim="simulate with error feedback around top-k (a biased compressor) equals a plain loop on a "
-              "deterministic schedule (delay 1, per-worker K)",
-        measured=err, theoretical=0.0,
+        "deterministic schedule (delay 1, per-worker K)",
+        measured=err,
+        theoretical=0.0,
         criterion=Near(tol=tol, text=f"max_t |engine − loop| / max ‖∇f‖² ≤ {tol:g}"),
         method=f"simulate (Replay, σ_L = 0, T = {T}) vs a plain EF loop: v = G_i + e_i, send top-{k}(v), "
-               "e_i ← v − top-k(v)",
+        "e_i ← v − top-k(v)",
         notes=f"AFA-CD(1.5, 0.1), workers 0, 2, 3 with K = 1, 3, 4, delay 1, d = 6; plain top-k (no memory) "
-              f"differs by {ctl:.3g}",
-        control=ControlMeasurement(description="the plain loop without error feedback's memory vs the EF "
-                                   "loop", measured=ctl, theoretical=0.0))
+        f"differs by {ctl:.3g}",
+        control=ControlMeasurement(
+            description="the plain loop without error feedback's memory vs the EF loop",
+            measured=ctl,
+            theoretical=0.0,
+        ),
+    )
 
 
-@register("agreement", "independent implementations agree: exact vs Stein, numeric vs symbolic bounds, rule "
-                       "view / aggregate vs the reference loop, step-by-step Monte Carlo vs exact", REF)
+@register(
+    "agreement",
+    "independent implementations agree: exact vs Stein, numeric vs symbolic bounds, rule "
+    "view / aggregate vs the reference loop, step-by-step Monte Carlo vs exact",
+    REF,
+)
 def run(ctx):
     """Agreement verdicts (issue 30 items 1 and 3)."""
-    return [_stein(ctx), _bounds(ctx), *_reference(ctx), _stepwise_mc(ctx), _minibatch_mc(ctx),
-            _ef_reference(ctx)]
+    return [
+        _stein(ctx),
+        _bounds(ctx),
+        *_reference(ctx),
+        _stepwise_mc(ctx),
+        _minibatch_mc(ctx),
+        _ef_reference(ctx),
+    ]
 
 
 __all__ = ["run"]

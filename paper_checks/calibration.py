@@ -33,7 +33,7 @@ from afltheory.checks import AllOf, AtLeast, AtMost, ControlMeasurement, Holds, 
 from .registry import register
 
 REF = "[afltheory.analysis: Student-t UCB, percentile bootstrap of a log-log slope; issue 30 item 5]"
-LEVEL_TEST = 0.999          # two-sided confidence of the binomial acceptance intervals
+LEVEL_TEST = 0.999  # two-sided confidence of the binomial acceptance intervals
 
 
 def binomial_interval(n: int, p: float, level: float = LEVEL_TEST) -> tuple[int, int]:
@@ -64,18 +64,29 @@ def _ucb_coverage(ctx):
     return Verdict.judged(
         id="calibration.ucb_coverage",
         claim=f"the one-sided {level:.0%} t-UCB covers the true mean with probability {level:.0%} "
-              "(and is never below the sample mean)",
-        reference=REF, measured=misses, theoretical=N * (1 - level),
-        criterion=_count_in(lo, hi, Holds(on=never_below),
-                            text=f"misses in [{lo}, {hi}] (Binomial({N}, {1 - level:.2f}), two-sided "
-                                 f"{LEVEL_TEST:.1%}); {never_below}"),
-        stats={never_below: below_mean == 0}, relation="~=",
+        "(and is never below the sample mean)",
+        reference=REF,
+        measured=misses,
+        theoretical=N * (1 - level),
+        criterion=_count_in(
+            lo,
+            hi,
+            Holds(on=never_below),
+            text=f"misses in [{lo}, {hi}] (Binomial({N}, {1 - level:.2f}), two-sided "
+            f"{LEVEL_TEST:.1%}); {never_below}",
+        ),
+        stats={never_below: below_mean == 0},
+        relation="~=",
         method=f"synthetic: N = {N} problems of R = {R} N(μ, 2²) samples, μ known",
         notes=f"miss rate {misses / N:.4f} (nominal {1 - level:.3f}); UCB below its mean on {below_mean}",
         details={"misses": misses, "interval": [lo, hi], "below_mean": below_mean, "misses_z": misses_z},
         control=ControlMeasurement(
             description="normal quantile z_{0.99} instead of t_{0.99, R−1} (under-covers at small R): misses",
-            measured=misses_z, theoretical=N * (1 - level), stats={never_below: below_mean_z == 0}))
+            measured=misses_z,
+            theoretical=N * (1 - level),
+            stats={never_below: below_mean_z == 0},
+        ),
+    )
 
 
 def _slope(ctx):
@@ -91,7 +102,7 @@ def _slope(ctx):
         samples = [t * np.exp(s_noise * rng.standard_normal(R) - s_noise**2 / 2) for t in truth]
         fit = bootstrap_slope(x, samples, n_boot=400, level=level, seed=j)
         miss += not (fit.ci[0] <= a <= fit.ci[1])
-        q = np.quantile(fit.boot[:, 0], [1 - level, level])          # the bug: a 90 % interval
+        q = np.quantile(fit.boot[:, 0], [1 - level, level])  # the bug: a 90 % interval
         miss_bug += not (q[0] <= a <= q[1])
     under = 0.02
     lo, hi = binomial_interval(N, 1 - level - 0.03)[0], binomial_interval(N, 1 - level + under)[1]
@@ -101,23 +112,33 @@ def _slope(ctx):
     return Verdict.judged(
         id="calibration.slope",
         claim=f"the bootstrap log-log slope recovers an exact power law and its {level:.0%} CI covers the "
-              "true exponent at its level",
-        reference=REF, measured=miss, theoretical=N * (1 - level),
+        "true exponent at its level",
+        reference=REF,
+        measured=miss,
+        theoretical=N * (1 - level),
         criterion=_count_in(
-            lo, hi, AtMost(on="|noise-free slope − a|", limit=1e-9),
+            lo,
+            hi,
+            AtMost(on="|noise-free slope − a|", limit=1e-9),
             text=f"noise-free slope within 1e-9 of {a}; CI misses in [{lo}, {hi}] (Binomial({N}, 0.02) "
-                 f"lower and Binomial({N}, {1 - level + under:.2f}) upper {LEVEL_TEST:.1%} tails; +0.02: "
-                 "the "
-                 "percentile bootstrap's finite-R under-coverage)"),
-        stats=slope_err, relation="~=",
+            f"lower and Binomial({N}, {1 - level + under:.2f}) upper {LEVEL_TEST:.1%} tails; +0.02: "
+            "the "
+            "percentile bootstrap's finite-R under-coverage)",
+        ),
+        stats=slope_err,
+        relation="~=",
         method=f"synthetic: N = {N} power laws 2x^{a} on 5 points in [1, 10], R = {R} lognormal "
-               f"(σ = {s_noise}) samples per point, 400 bootstrap draws",
+        f"(σ = {s_noise}) samples per point, 400 bootstrap draws",
         notes=f"noise-free slope {exact_fit:.12g}; miss rate {miss / N:.3f} (nominal {1 - level:.2f}); the "
-              f"90 %-as-95 % bug misses {miss_bug / N:.3f}",
+        f"90 %-as-95 % bug misses {miss_bug / N:.3f}",
         details={"misses": miss, "interval": [lo, hi], "misses_bug": miss_bug, "exact_slope": exact_fit},
         control=ControlMeasurement(
             description="bootstrap quantiles at (1 − level, level): a 90 % interval reported as 95 %: misses",
-            measured=miss_bug, theoretical=N * (1 - level), stats=slope_err))
+            measured=miss_bug,
+            theoretical=N * (1 - level),
+            stats=slope_err,
+        ),
+    )
 
 
 def _bound_decision(ctx):
@@ -136,18 +157,31 @@ def _bound_decision(ctx):
     return Verdict.judged(
         id="calibration.bound_decision",
         claim=f"a bound verdict's decision (compare_bound: one-sided {level:.0%} t-UCB ≤ bound) passes a "
-              f"bound equal to the true mean with probability {1 - level:.0%}",
-        reference=REF, measured=false_pass, theoretical=N * (1 - level),
-        criterion=_count_in(lo, hi, text=f"false passes in [{lo}, {hi}] (Binomial({N}, {1 - level:.2f}), "
-                                         f"two-sided {LEVEL_TEST:.1%})"),
-        relation="~=", method=f"synthetic: N = {N} problems of R = {R} N(5, 1) samples against the bound 5",
+        f"bound equal to the true mean with probability {1 - level:.0%}",
+        reference=REF,
+        measured=false_pass,
+        theoretical=N * (1 - level),
+        criterion=_count_in(
+            lo,
+            hi,
+            text=f"false passes in [{lo}, {hi}] (Binomial({N}, {1 - level:.2f}), two-sided {LEVEL_TEST:.1%})",
+        ),
+        relation="~=",
+        method=f"synthetic: N = {N} problems of R = {R} N(5, 1) samples against the bound 5",
         notes=f"false-pass rate {false_pass / N:.4f}; with the normal quantile it would be {bug / N:.4f}",
-        control=ControlMeasurement(description="the normal quantile for Student's t (R = 6): false passes",
-                                   measured=bug, theoretical=N * (1 - level)))
+        control=ControlMeasurement(
+            description="the normal quantile for Student's t (R = 6): false passes",
+            measured=bug,
+            theoretical=N * (1 - level),
+        ),
+    )
 
 
-@register("calibration", "statistics that check themselves: UCB coverage and the bootstrap slope on known "
-                         "truths", REF)
+@register(
+    "calibration",
+    "statistics that check themselves: UCB coverage and the bootstrap slope on known truths",
+    REF,
+)
 def run(ctx):
     """Calibration verdicts (synthetic samples with known truth, fixed seeds)."""
     return [_ucb_coverage(ctx), _bound_decision(ctx), _slope(ctx)]

@@ -61,8 +61,9 @@ def floor_value(sg, T, seed, R):
     return statistic(ex, T, "tail")[0], ex.method
 
 
-@register("cor1", "Corollary 1: error − floor ∝ T^(−1/2) under biased arrivals with σ_G > 0; the σ_G² "
-                  "floor", REF)
+@register(
+    "cor1", "Corollary 1: error − floor ∝ T^(−1/2) under biased arrivals with σ_G > 0; the σ_G² floor", REF
+)
 def run(ctx):
     R = 16 if ctx.quick else 48
     out = []
@@ -78,16 +79,30 @@ def run(ctx):
         conds = theorem2.conditions(L=1.0, eta=algo.eta, eta_L=algo.eta_L, K_max=1, tau=0)
         inside.append(all(c.holds for c in conds))
     path, rel = ctx.fig("cor1_speedup")
-    v, fit = slope_verdict("cor1.slope_T", "AFA-CD, paper's biased arrivals, σ_G = 1: error − floor ∝ "
-                                           "T^(−1/2) at "
-                           "η_L=1/√T, "
-                           "η=√(mK)", REF, Ts, vals, -0.5, key="T", seed=ctx.seed_for("boot", "cor1"),
-                           fig=rel, inside_conditions=all(inside),
-                           notes=f"floor ‖∇f(x̂)‖² = {floor:.4g} at the biased stationary point; error − "
-                                 "floor "
-                                 + ", ".join(f"{x:.4g}" for x, _ in vals))
-    rate_plot(path, Ts, fit.y, fit, -0.5, xlabel="T", ylabel="(1/T)ΣE‖∇f‖² − floor",
-              title=f"Cor 1 (σ_G = 1, biased arrivals): slope {fit.slope:.3f}")
+    v, fit = slope_verdict(
+        "cor1.slope_T",
+        "AFA-CD, paper's biased arrivals, σ_G = 1: error − floor ∝ T^(−1/2) at η_L=1/√T, η=√(mK)",
+        REF,
+        Ts,
+        vals,
+        -0.5,
+        key="T",
+        seed=ctx.seed_for("boot", "cor1"),
+        fig=rel,
+        inside_conditions=all(inside),
+        notes=f"floor ‖∇f(x̂)‖² = {floor:.4g} at the biased stationary point; error − "
+        "floor " + ", ".join(f"{x:.4g}" for x, _ in vals),
+    )
+    rate_plot(
+        path,
+        Ts,
+        fit.y,
+        fit,
+        -0.5,
+        xlabel="T",
+        ylabel="(1/T)ΣE‖∇f‖² − floor",
+        title=f"Cor 1 (σ_G = 1, biased arrivals): slope {fit.slope:.3f}",
+    )
     out.append(v)
     # the σ_G² floor
     sgs = [0.25, 0.5, 1.0, 2.0, 4.0]
@@ -100,26 +115,46 @@ def run(ctx):
     v2000, _ = floor_value(1.0, 2000, ctx.seed_for("floor4000"), R)
     persists = Near(tol=0.1).judge(v2000 / fl[2], 1.0)  # floor(T=2000)/floor(T=1000) within 10 %
     path, rel = ctx.fig("cor1_floor")
-    rate_plot(path, sgs, fl, fitf, 2.0, xlabel="σ_G", ylabel="E‖∇f(x_t)‖², t ∈ [T/2, T)",
-              title=f"Cor 1 floor vs σ_G (slope {fitf.slope:.3f})")
+    rate_plot(
+        path,
+        sgs,
+        fl,
+        fitf,
+        2.0,
+        xlabel="σ_G",
+        ylabel="E‖∇f(x_t)‖², t ∈ [T/2, T)",
+        title=f"Cor 1 floor vs σ_G (slope {fitf.slope:.3f})",
+    )
     q, beh, algo = floor_config(1.0, 1000)
     conds = theorem2.conditions(L=1.0, eta=algo.eta, eta_L=algo.eta_L, K_max=2, tau=0)
-    out.append(Verdict.judged(
-        id="cor1.floor_sigmaG", claim="O(σ_G²) floor under general arrivals: slope 2 in σ_G, persists in T",
-        reference=REF, measured=fitf.slope, theoretical=2.0,
-        criterion=SlopeIn(tol=0.05, text="|slope − 2| ≤ 0.05 and floor(T=2000)/floor(T=1000) within 10 %"),
-        requires={"floor persists in T": persists}, figures=(rel,),
-        control=ControlMeasurement(description="same fit against slope 1 (a floor ∝ σ_G)",
-                                   measured=fitf.slope, theoretical=1.0),
-        method=", ".join(sorted(methods)), inside_conditions=all(c.holds for c in conds),
-        notes=f"floors {[round(float(x), 6) for x in fl]}; σ_G=1 floor at T=1000 {fl[2]:.4g}, T=2000 "
-              f"{v2000:.4g}",
-        details={"floors": fl, "floor_T2000": v2000}))
+    out.append(
+        Verdict.judged(
+            id="cor1.floor_sigmaG",
+            claim="O(σ_G²) floor under general arrivals: slope 2 in σ_G, persists in T",
+            reference=REF,
+            measured=fitf.slope,
+            theoretical=2.0,
+            criterion=SlopeIn(
+                tol=0.05, text="|slope − 2| ≤ 0.05 and floor(T=2000)/floor(T=1000) within 10 %"
+            ),
+            requires={"floor persists in T": persists},
+            figures=(rel,),
+            control=ControlMeasurement(
+                description="same fit against slope 1 (a floor ∝ σ_G)", measured=fitf.slope, theoretical=1.0
+            ),
+            method=", ".join(sorted(methods)),
+            inside_conditions=all(c.holds for c in conds),
+            notes=f"floors {[round(float(x), 6) for x in fl]}; σ_G=1 floor at T=1000 {fl[2]:.4g}, T=2000 "
+            f"{v2000:.4g}",
+            details={"floors": fl, "floor_T2000": v2000},
+        )
+    )
     # Monte Carlo vs exact on the σ_G = 1 floor configuration
     T = 1000
     ex = exact_moments(q, algo, beh, T)
-    half = HeterogeneousQuadratic(dim=5, num_workers=10, L=1.0, mu=0.2, sigma_L=0.1, sigma_G=1.0 / np.sqrt(2),
-                                  seed=1)
+    half = HeterogeneousQuadratic(
+        dim=5, num_workers=10, L=1.0, mu=0.2, sigma_L=0.1, sigma_G=1.0 / np.sqrt(2), seed=1
+    )
     exh = exact_moments(half, algo, beh, T)
     tr = sim(q, algo, beh, T, 64, ctx.seed_for("cor1", "mc_vs_exact"))
     g = tr.grad_norm_sq
@@ -129,15 +164,24 @@ def run(ctx):
         if mo is None:
             return np.full(len(checkpoints) + 2, np.nan)
         c = np.asarray(mo.grad_norm_sq)
-        return np.array([c[t] for t in checkpoints] + [c[:T].mean(), c[T // 2:T].mean()])
+        return np.array([c[t] for t in checkpoints] + [c[:T].mean(), c[T // 2 : T].mean()])
 
-    samples = np.stack([g[:, t] for t in checkpoints] + [g[:, :T].mean(axis=1), g[:, T // 2:T].mean(axis=1)],
-                       axis=1)
-    out.append(agreement_check(
-        id="cor1.mc_vs_exact", claim="Monte Carlo engine = exact moments (E‖∇f(x_t)‖² at t = 1, 4, 16, 64, "
-                                     "time "
-        "average, tail) on the floor "
-        "configuration", reference=REF, mc_samples=samples, exact_value=stats_of(ex),
-        exact_wrong=stats_of(exh), wrong_desc="exact moments with σ_G halved in square (σ_G² / 2)",
-        notes="σ_G = 1, σ_L = 0.1, concentrated arrivals, K = 2, T = 1000"))
+    samples = np.stack(
+        [g[:, t] for t in checkpoints] + [g[:, :T].mean(axis=1), g[:, T // 2 : T].mean(axis=1)], axis=1
+    )
+    out.append(
+        agreement_check(
+            id="cor1.mc_vs_exact",
+            claim="Monte Carlo engine = exact moments (E‖∇f(x_t)‖² at t = 1, 4, 16, 64, "
+            "time "
+            "average, tail) on the floor "
+            "configuration",
+            reference=REF,
+            mc_samples=samples,
+            exact_value=stats_of(ex),
+            exact_wrong=stats_of(exh),
+            wrong_desc="exact moments with σ_G halved in square (σ_G² / 2)",
+            notes="σ_G = 1, σ_L = 0.1, concentrated arrivals, K = 2, T = 1000",
+        )
+    )
     return out

@@ -146,7 +146,9 @@ def run_mc(ctx):
             "without replacement, per-agent epochs and mini-batches) equals Monte Carlo",
             reference=REF,
             measured=float(s0.mean()),
-            ci=ci(s0), quantity="steady MSD, MC time average", interval=f"mean ± {Z_MAX:g} s.e.",
+            ci=ci(s0),
+            quantity="steady MSD, MC time average",
+            interval=f"mean ± {Z_MAX:g} s.e.",
             theoretical=ex0.msd,
             criterion=Near(z=Z_MAX, text=f"|z| ≤ {Z_MAX:g} (MC standard error {se0:.2g})"),
             stats={"se": se0},
@@ -178,7 +180,9 @@ def run_mc(ctx):
     base = dict(
         reference=REF,
         measured=float(s1.mean()),
-        ci=ci(s1), quantity="steady MSD, MC time average", interval=f"mean ± {Z_MAX:g} s.e.",
+        ci=ci(s1),
+        quantity="steady MSD, MC time average",
+        interval=f"mean ± {Z_MAX:g} s.e.",
         theoretical=ex1.msd,
         criterion=Near(z=Z_MAX, text=f"|z| ≤ {Z_MAX:g} (MC standard error {se1:.2g})"),
         stats={"se": se1},
@@ -242,7 +246,8 @@ def _mu_law(ctx):
             claim="σ_q = 0: steady MSD grows linearly in μ (log-log slope +1 for small μ)",
             reference=REF,
             ci=None,
-            measured=s_stat, quantity="log–log slope of steady MSD in μ",
+            measured=s_stat,
+            quantity="log–log slope of steady MSD in μ",
             theoretical=1.0,
             criterion=Near(tol=tol, text=f"±{tol}"),
             method="exact steady state (Stein), μ ∈ [0.005, 0.02]",
@@ -260,7 +265,8 @@ def _mu_law(ctx):
             claim="σ_q > 0, μ ≪ μ*: steady MSD ∝ 1/μ (log-log slope −1)",
             reference=REF,
             ci=None,
-            measured=s_drift, quantity="log–log slope of steady MSD in μ",
+            measured=s_drift,
+            quantity="log–log slope of steady MSD in μ",
             theoretical=-1.0,
             criterion=Near(tol=tol, text=f"±{tol}"),
             method=f"exact steady state, σ_q² = 1e-4, μ ∈ [μ*/30, μ*/10], μ* = {fo['mu_star']:.4g}",
@@ -290,7 +296,8 @@ def _mu_law(ctx):
             "(first order) locates the minimum of the exact steady MSD",
             reference=REF,
             ci=None,
-            measured=mstar, quantity="argmin over μ of the exact steady MSD",
+            measured=mstar,
+            quantity="argmin over μ of the exact steady MSD",
             theoretical=pred,
             criterion=Near(rel=rel_tol, text=f"relative error ≤ {rel_tol:.0%}"),
             method="exact steady state minimized over log μ (bounded Brent); σ_q² = 1e-4",
@@ -361,7 +368,9 @@ def _sigma_q(ctx):
             "drift-only Stein solution), confirmed by MC at σ_q² = 0.02",
             reference=REF,
             measured=float(samples.mean()),
-            ci=ci(samples), quantity="steady MSD at σ_q² = 0.02, MC", interval=f"mean ± {Z_MAX:g} s.e.",
+            ci=ci(samples),
+            quantity="steady MSD at σ_q² = 0.02, MC",
+            interval=f"mean ± {Z_MAX:g} s.e.",
             theoretical=float(np.polyval(coef, 0.02)),
             criterion=Near(z=Z_MAX, text=f"exact residual ≤ 1e-9 relative and MC |z| ≤ {Z_MAX:g}"),
             stats={"se": se_line},
@@ -406,15 +415,19 @@ def _model_factor(ctx):
     ma = np.array([msd_exact(agent, 1e-3, 1, L=l) for l in Ls])
     fo_a = [dr.first_order(agent, DynamicFedAvg(mu=1e-3), l)["msd"](1e-3) for l in Ls]
     fo_ratio = ", ".join(f"{a / f:.4f}" for a, f in zip(ma, fo_a, strict=True))
-    factor_law = AllOf(AtMost(on="spread", limit=1e-9), AtMost(on="MSD(L=K) - 1e-12·MSD(1)", limit=0.0),
-                       text="max/min of MSD(L)/((K−L)/(L(K−1))) − 1 ≤ 1e-9, MSD(L=K) ≤ 1e-12·MSD(1)")
+    factor_law = AllOf(
+        AtMost(on="spread", limit=1e-9),
+        AtMost(on="MSD(L=K) - 1e-12·MSD(1)", limit=0.0),
+        text="max/min of MSD(L)/((K−L)/(L(K−1))) − 1 ≤ 1e-9, MSD(L=K) ≤ 1e-12·MSD(1)",
+    )
     out.append(
         Verdict.judged(
             id="dynamic.model_factor",
             claim="The model-variability term scales as (K−L)/(L(K−1)) and vanishes at L = K",
             reference=REF,
             ci=None,
-            measured=spread, quantity="max/min of MSD(L)/((K−L)/(L(K−1))) − 1",
+            measured=spread,
+            quantity="max/min of MSD(L)/((K−L)/(L(K−1))) − 1",
             theoretical=0.0,
             criterion=factor_law,
             stats={"spread": spread, "MSD(L=K) - 1e-12·MSD(1)": m[-1] - 1e-12 * m[0]},
@@ -464,7 +477,7 @@ def _divergence(ctx):
         )
     mu, ss, div, nan, rho = res[1.05]
     mu0, ss0, div0, _, rho0 = res[0.95]
-    diverges = AllOf(Holds(on="unstable"), Holds(on="diverged"))   # the detector, at both step sizes
+    diverges = AllOf(Holds(on="unstable"), Holds(on="diverged"))  # the detector, at both step sizes
     return [
         Verdict.judged(
             id="dynamic.divergence",
@@ -472,13 +485,20 @@ def _divergence(ctx):
             "divergence with the spectral radius (1 − μλ_max)², never NaN",
             reference=REF,
             ci=None,
-            measured=ss.spectral_radius, quantity="spectral radius ρ",
+            measured=ss.spectral_radius,
+            quantity="spectral radius ρ",
             theoretical=rho,
-            criterion=AllOf(*diverges.criteria, text="|ρ − (1 − μλ_max)²| ≤ 1e-9, stable False, MSD inf, "
-                            "every MC replicate flagged diverged, no NaN"),
+            criterion=AllOf(
+                *diverges.criteria,
+                text="|ρ − (1 − μλ_max)²| ≤ 1e-9, stable False, MSD inf, "
+                "every MC replicate flagged diverged, no NaN",
+            ),
             stats={"unstable": not ss.stable, "diverged": div},
-            requires={"MSD inf": ss.msd == np.inf, "no NaN": not nan,
-                      "ρ = (1 − μλ_max)² to 1e-9": Near(tol=1e-9).judge(ss.spectral_radius, rho)},
+            requires={
+                "MSD inf": ss.msd == np.inf,
+                "no NaN": not nan,
+                "ρ = (1 − μλ_max)² to 1e-9": Near(tol=1e-9).judge(ss.spectral_radius, rho),
+            },
             relation="~=",
             method="exact steady state + simulate (R=4, T=1000)",
             control=ControlMeasurement(
@@ -509,7 +529,8 @@ def _seed_bound(ctx):
     shares = {k: v / sb["bound"] for k, v in sb["terms"].items()}
     out.append(
         Verdict.judged(
-            id="dynamic.seed_bound", quantity="exact steady MSD",
+            id="dynamic.seed_bound",
+            quantity="exact steady MSD",
             claim="Steady MSD ≤ [μ²(σ_s² + ε²) + λσ_q²]/(1 − λ), "
             "λ = 1 − 2μν + μ²(δ² + β_s²): the O(μ)(σ_s² + ε²) + O(σ_q²/μ) bound with the seed's constants "
             "(bound derived here)",
@@ -560,11 +581,13 @@ def _seed_bound(ctx):
             "seed's gradient-noise bound and the steady-state bound built on it fail",
             reference=REF,
             ci=None,
-            measured=r["msd"], quantity="exact steady MSD",
+            measured=r["msd"],
+            quantity="exact steady MSD",
             theoretical=r["bound"],
             relation=">=",
-            criterion=Holds(on="fires", text="exact E‖s‖² at w° > σ_s² + ε² and exact steady MSD > the "
-                            "derived bound"),
+            criterion=Holds(
+                on="fires", text="exact E‖s‖² at w° > σ_s² + ε² and exact steady MSD > the derived bound"
+            ),
             stats={"fires": fires(r)},
             finding=True,
             inside_conditions=True,
@@ -634,8 +657,10 @@ def run_figure(ctx):
             quantity="max |z| of MC time averages vs exact",
             theoretical=Z_MAX,
             relation="<=",
-            criterion=Holds(on="MSD grows with μ",
-                            text=f"orderings exact; max |z| of MC time averages vs exact ≤ {Z_MAX:g}"),
+            criterion=Holds(
+                on="MSD grows with μ",
+                text=f"orderings exact; max |z| of MC time averages vs exact ≤ {Z_MAX:g}",
+            ),
             stats={"MSD grows with μ": increasing},
             requires={"U-shaped in μ with drift": u_shape, "exact agrees with MC": agree},
             figures=(rel,),

@@ -29,16 +29,35 @@ def run(ctx):
     sched = beh.sample(40 if ctx.quick else 120, 2, p.num_workers, ctx.seed_for("engines"))
     x0 = p.default_x0()
     cases = (
-        ("fedbuff", FedBuff(1.0, 0.05, staleness="sqrt"), "FedBuff: x ← x + η mean_i w(τ_i)(−η_L K_i G_i), "
-         "w(τ) = 1/√(1+τ)"),
-        ("fedprox", AFACD(5.0, 0.02, worker=FedProx(0.1)), "AFA-CD with FedProx workers (μ = 0.1): local "
-                                                           "gradient "
-         "∇f_i(y) + μ(y − y_0)"),
-        ("scaffold", AFACD(5.0, 0.02, worker=SCAFFOLD()), "AFA-CD with SCAFFOLD workers (option II): ∇f_i(y) "
-                                                          "− c_i "
-         "+ c, c_i ← c_i − c + (y_0 − y_K)/(Kη_L), c ← c + (1/M)Σ(c_i⁺ − c_i)"),
+        (
+            "fedbuff",
+            FedBuff(1.0, 0.05, staleness="sqrt"),
+            "FedBuff: x ← x + η mean_i w(τ_i)(−η_L K_i G_i), w(τ) = 1/√(1+τ)",
+        ),
+        (
+            "fedprox",
+            AFACD(5.0, 0.02, worker=FedProx(0.1)),
+            "AFA-CD with FedProx workers (μ = 0.1): local gradient ∇f_i(y) + μ(y − y_0)",
+        ),
+        (
+            "scaffold",
+            AFACD(5.0, 0.02, worker=SCAFFOLD()),
+            "AFA-CD with SCAFFOLD workers (option II): ∇f_i(y) "
+            "− c_i "
+            "+ c, c_i ← c_i − c + (y_0 − y_K)/(Kη_L), c ← c + (1/M)Σ(c_i⁺ − c_i)",
+        ),
     )
-    return [reference_check(id=f"engines.{name}", claim=f"the simulated {claim}", reference=REF, problem=p,
-                            algorithm=algo, schedule=sched, x0=x0, seed=ctx.seed_for("engines", name),
-                            notes="paper's biased arrivals (m=5), τ≤3, K~U{1..4}, σ_L = 0")
-            for name, algo, claim in cases]
+    return [
+        reference_check(
+            id=f"engines.{name}",
+            claim=f"the simulated {claim}",
+            reference=REF,
+            problem=p,
+            algorithm=algo,
+            schedule=sched,
+            x0=x0,
+            seed=ctx.seed_for("engines", name),
+            notes="paper's biased arrivals (m=5), τ≤3, K~U{1..4}, σ_L = 0",
+        )
+        for name, algo, claim in cases
+    ]

@@ -49,19 +49,52 @@ REF = "[Yang et al. 2022; docs/theorems.md inconsistencies #1–#5]"
 DETECTED = Holds(on="detected", text="demonstrated")
 
 
-def _finding(id, claim, measured, theo, detected, control, notes, method="", ref=REF, derivation=False,
-             inside_conditions=None, details=None, quantity="", tolerance=None, relation="~="):
+def _finding(
+    id,
+    claim,
+    measured,
+    theo,
+    detected,
+    control,
+    notes,
+    method="",
+    ref=REF,
+    derivation=False,
+    inside_conditions=None,
+    details=None,
+    quantity="",
+    tolerance=None,
+    relation="~=",
+):
     criterion = DETECTED if tolerance is None else Holds(on="detected", text=tolerance)
-    return Verdict.judged(id=id, claim=claim, reference=ref, measured=measured, theoretical=theo,
-                          criterion=criterion, stats={"detected": bool(detected)}, control=control,
-                          relation=relation, method=method, notes=notes, finding=True, derivation=derivation,
-                          inside_conditions=inside_conditions, details=details, quantity=quantity)
+    return Verdict.judged(
+        id=id,
+        claim=claim,
+        reference=ref,
+        measured=measured,
+        theoretical=theo,
+        criterion=criterion,
+        stats={"detected": bool(detected)},
+        control=control,
+        relation=relation,
+        method=method,
+        notes=notes,
+        finding=True,
+        derivation=derivation,
+        inside_conditions=inside_conditions,
+        details=details,
+        quantity=quantity,
+    )
 
 
 def _control(description, measured, theoretical, detected):
     """The finding's detector run on a configuration where it must not fire."""
-    return ControlMeasurement(description=description, measured=measured, theoretical=theoretical,
-                              stats={"detected": bool(detected)})
+    return ControlMeasurement(
+        description=description,
+        measured=measured,
+        theoretical=theoretical,
+        stats={"detected": bool(detected)},
+    )
 
 
 def _factor2(p, eta_L, R, seed, T=300):
@@ -72,8 +105,9 @@ def _factor2(p, eta_L, R, seed, T=300):
     require_conditions(conds, "inconsistencies #2")
     xs = p.constants.x_star
     tr = sim(p, AFACD(eta, eta_L), beh, T, R, seed, x0=xs)
-    b = theorem3.bound(tr.schedule, p.constants, eta=eta, eta_L=eta_L, f0=p.value(xs), num_workers=10,
-                       scope="raise")
+    b = theorem3.bound(
+        tr.schedule, p.constants, eta=eta, eta_L=eta_L, f0=p.value(xs), num_workers=10, scope="raise"
+    )
     return tr.time_average(), float(b.mean())
 
 
@@ -85,8 +119,9 @@ def _detect2(lhs, rhs, level=0.99):
     return ucb <= rhs, 2 * lcb > rhs, ucb, lcb
 
 
-@register("inconsistencies", "paper-inconsistency register #1–#5, each demonstrated (computed or "
-                             "derived)", REF)
+@register(
+    "inconsistencies", "paper-inconsistency register #1–#5, each demonstrated (computed or derived)", REF
+)
 def run(ctx):
     out = []
     p = families()["quadratic"]
@@ -99,95 +134,165 @@ def run(ctx):
 
     def detector(eta_, eta_L_, seed):
         proof = sim(p, AFACD(eta_, eta_L_), beh, 100, 4, seed)
-        printed = sim(p, AFACD(eta_ / eta_L_, eta_L_), beh, 100, 4, seed)   # server step η·G_t
+        printed = sim(p, AFACD(eta_ / eta_L_, eta_L_), beh, 100, 4, seed)  # server step η·G_t
         return bool(printed.divergence.any and not proof.divergence.any), proof, printed
 
     d1, proof, printed = detector(eta, eta_L, ctx.seed_for("i1"))
     c1, _, _ = detector(0.08, eta_L, ctx.seed_for("i1", "control"))
     div_round = int(printed.divergence.round.min()) if printed.divergence.any else -1
-    out.append(_finding("inconsistencies.1_server_step", "#1 printed step x−ηG_t vs proofs' x−ηη_L G_t: at "
-                                                         "the "
-                        "admissible (η, η_L) the printed reading diverges", div_round, None, d1,
-                        _control("both readings admissible (η = 0.08 ≤ x_max, η_L = 0.009): the detector "
-                                     "(printed diverges, proved converges) must not fire", c1, False, c1),
-                        f"η={eta:.4g}, η_L={eta_L}: proof reading x=ηη_L={eta * eta_L:.3g} converges "
-                        f"(final ‖∇f‖² {proof.grad_norm_sq[:, -1].mean():.3g}); printed reading "
-                        f"x'=η={eta:.3g} "
-                        f"diverges at round {div_round}", "simulation", inside_conditions=True,
-                        quantity="round at which the printed reading diverges",
-                        tolerance="printed reading diverges, proved reading converges"))
+    out.append(
+        _finding(
+            "inconsistencies.1_server_step",
+            "#1 printed step x−ηG_t vs proofs' x−ηη_L G_t: at "
+            "the "
+            "admissible (η, η_L) the printed reading diverges",
+            div_round,
+            None,
+            d1,
+            _control(
+                "both readings admissible (η = 0.08 ≤ x_max, η_L = 0.009): the detector "
+                "(printed diverges, proved converges) must not fire",
+                c1,
+                False,
+                c1,
+            ),
+            f"η={eta:.4g}, η_L={eta_L}: proof reading x=ηη_L={eta * eta_L:.3g} converges "
+            f"(final ‖∇f‖² {proof.grad_norm_sq[:, -1].mean():.3g}); printed reading "
+            f"x'=η={eta:.3g} "
+            f"diverges at round {div_round}",
+            "simulation",
+            inside_conditions=True,
+            quantity="round at which the printed reading diverges",
+            tolerance="printed reading diverges, proved reading converges",
+        )
+    )
     # #2
     q = families(sigma_L=0.0)["quadratic"]
     lhs, rhs = _factor2(q, 0.0011, 64, ctx.seed_for("i2"))
     holds, printed_fails, ucb, lcb = _detect2(lhs, rhs)
     lhs_c, rhs_c = _factor2(q, 0.003, 64, ctx.seed_for("i2", "control"))
     holds_c, fails_c, _, lcb_c = _detect2(lhs_c, rhs_c)
-    out.append(_finding("inconsistencies.2_factor2", "#2 Thm 3's printed LHS has an extra factor 2: where "
-                                                     "the "
-                        "proved bound holds the printed reading 2·(1/T)ΣE‖∇f‖² ≤ RHS "
-                        "fails", float(lhs.mean()), rhs,
-                        holds and printed_fails,
-                        _control("same detector at η_L = 0.003 (slack ≈ 10, both readings "
-                                     "hold)", 2 * lcb_c,
-                                     rhs_c, holds_c and fails_c),
-                        f"x_0 = x*, σ_L = 0, uniform m=5, K~U{{1..4}}, η_L = 0.0011: LHS {lhs.mean():.4g} "
-                        "(99 % "
-                        f"t-UCB {ucb:.4g}) ≤ RHS {rhs:.4g}: {holds}; 2·LCB {2 * lcb:.4g} > RHS: "
-                        f"{printed_fails}",
-                        "simulation (R=64), one-sided 99 % t-bounds", inside_conditions=True,
-                        details={"lhs": float(lhs.mean()), "ucb": ucb, "lcb": lcb, "rhs": rhs},
-                        quantity="proved LHS (1/T)ΣE‖∇f‖² (mean)", relation="<=",
-                        tolerance="99 % UCB of LHS ≤ RHS (proved reading holds) and 2 × 99 % LCB > RHS "
-                                  "(printed reading fails)"))
+    out.append(
+        _finding(
+            "inconsistencies.2_factor2",
+            "#2 Thm 3's printed LHS has an extra factor 2: where "
+            "the "
+            "proved bound holds the printed reading 2·(1/T)ΣE‖∇f‖² ≤ RHS "
+            "fails",
+            float(lhs.mean()),
+            rhs,
+            holds and printed_fails,
+            _control(
+                "same detector at η_L = 0.003 (slack ≈ 10, both readings hold)",
+                2 * lcb_c,
+                rhs_c,
+                holds_c and fails_c,
+            ),
+            f"x_0 = x*, σ_L = 0, uniform m=5, K~U{{1..4}}, η_L = 0.0011: LHS {lhs.mean():.4g} "
+            "(99 % "
+            f"t-UCB {ucb:.4g}) ≤ RHS {rhs:.4g}: {holds}; 2·LCB {2 * lcb:.4g} > RHS: "
+            f"{printed_fails}",
+            "simulation (R=64), one-sided 99 % t-bounds",
+            inside_conditions=True,
+            details={"lhs": float(lhs.mean()), "ucb": ucb, "lcb": lcb, "rhs": rhs},
+            quantity="proved LHS (1/T)ΣE‖∇f‖² (mean)",
+            relation="<=",
+            tolerance="99 % UCB of LHS ≤ RHS (proved reading holds) and 2 × 99 % LCB > RHS "
+            "(printed reading fails)",
+        )
+    )
     # #3
     beh3 = Behaviour(UniformArrivals(5), UniformDelay(2), UniformSteps.paper(2))
     eta3 = 0.9 * theorem3.admissible_step_sizes(L=1.0, eta_L=0.009, K_max=4, tau=2, num_workers=10).require()
     s_dyn = beh3.sample(200, 8, 10, ctx.seed_for("i3"))
     kw = dict(eta=eta3, eta_L=0.009, f0=p.value(p.default_x0()), num_workers=10, scope="ignore")
-    bs, bp = theorem3.bound(s_dyn, p.constants, **kw), theorem3.bound(s_dyn, p.constants, averaging="proof",
-                                                                      **kw)
+    bs, bp = (
+        theorem3.bound(s_dyn, p.constants, **kw),
+        theorem3.bound(s_dyn, p.constants, averaging="proof", **kw),
+    )
     rel3 = float(np.max(np.abs(bs / bp - 1)))
     s_c = Behaviour(UniformArrivals(5), UniformDelay(2), ConstantSteps(3)).sample(200, 8, 10, 0)
-    rc = float(np.max(np.abs(theorem3.bound(s_c, p.constants, **kw) /
-                             theorem3.bound(s_c, p.constants, averaging="proof", **kw) - 1)))
-    out.append(_finding("inconsistencies.3_K_averages", "#3 K̃_t, K̂_t² over M_t (statement) vs over all M "
-                                                        "(proof)",
-                        rel3, None, rel3 > 1e-6,
-                        _control("constant K: readings coincide", rc, 1e-6, rc > 1e-6),
-                        f"max per-replicate relative difference of the two bound readings with K~U{{1..4}}: "
-                        f"{rel3:.3g}", "theorem3.bound on realized schedules",
-                        quantity="max relative difference of the two bounds",
-                        tolerance="> 1e-6 (the readings differ)"))
+    rc = float(
+        np.max(
+            np.abs(
+                theorem3.bound(s_c, p.constants, **kw)
+                / theorem3.bound(s_c, p.constants, averaging="proof", **kw)
+                - 1
+            )
+        )
+    )
+    out.append(
+        _finding(
+            "inconsistencies.3_K_averages",
+            "#3 K̃_t, K̂_t² over M_t (statement) vs over all M (proof)",
+            rel3,
+            None,
+            rel3 > 1e-6,
+            _control("constant K: readings coincide", rc, 1e-6, rc > 1e-6),
+            f"max per-replicate relative difference of the two bound readings with K~U{{1..4}}: {rel3:.3g}",
+            "theorem3.bound on realized schedules",
+            quantity="max relative difference of the two bounds",
+            tolerance="> 1e-6 (the readings differ)",
+        )
+    )
     # #4
     r4 = corollaries.remark4()
-    out.append(_finding("inconsistencies.4_remark4", "#4 Remark 4's second τ threshold "
-                                                     "T^{1/2}/(m^{1/2}K^{5/2}) has "
-                        "no matching term in Corollary 2", str(r4["second_needs_term"]), None,
-                        bool(corollaries.derive(2).flags["#4"]),
-                        _control("first threshold T^{1/4}/(mK)^{1/4} is matched (detector must not fire)",
-                                     r4["printed_matched"][0], True, not r4["printed_matched"][0]),
-                        f"derived thresholds {[str(x['threshold']) for x in r4['derived']]}; the second "
-                        "printed one "
-                        f"needs a term {r4['second_needs_term']} absent from Theorem 3's bound",
-                        "symbolic derivation (sympy)", derivation=True,
-                        quantity="term the printed threshold needs",
-                        tolerance="absent from Theorem 3's bound (derived)"))
+    out.append(
+        _finding(
+            "inconsistencies.4_remark4",
+            "#4 Remark 4's second τ threshold T^{1/2}/(m^{1/2}K^{5/2}) has no matching term in Corollary 2",
+            str(r4["second_needs_term"]),
+            None,
+            bool(corollaries.derive(2).flags["#4"]),
+            _control(
+                "first threshold T^{1/4}/(mK)^{1/4} is matched (detector must not fire)",
+                r4["printed_matched"][0],
+                True,
+                not r4["printed_matched"][0],
+            ),
+            f"derived thresholds {[str(x['threshold']) for x in r4['derived']]}; the second "
+            "printed one "
+            f"needs a term {r4['second_needs_term']} absent from Theorem 3's bound",
+            "symbolic derivation (sympy)",
+            derivation=True,
+            quantity="term the printed threshold needs",
+            tolerance="absent from Theorem 3's bound (derived)",
+        )
+    )
     # #5
     d3 = corollaries.derive(3)
     lead = d3.term(1 / sp.sqrt(S.M * S.K * S.T))
     rd = corollaries.cor3_readings()
-    out.append(_finding("inconsistencies.5_cor3_K_over_MT", "#5 Cor 3's proof lists O(K/(MT)); substitution "
-                                                            "gives "
-                        "O(K/T) (reading-dependent: the slides' O(K²/(MT)) is the σ_G² term under the 'mean' "
-                        "reading of K̂²)", "K/T", "K/(M T)", bool(d3.flags["#5"]),
-                        _control("the O(1/√(MKT)) term (must agree, not be flagged)",
-                                     None if lead is None else lead.status, "agrees",
-                                     lead is None or lead.status != "agrees"),
-                        " ".join(d3.notes) + " Readings of K̂_t²: "
-                        + "; ".join(f"{k}: T^-1 terms {v['terms']}, proof's K/(MT) matched "
-                                    f"{v['proof_K_over_MT_matched']}, slides' K²/(MT) matched "
-                                    f"{v['slides_K2_over_MT_matched']}" for k, v in rd.items())
-                        + " — reading-dependent.", "symbolic derivation (sympy)", derivation=True,
-                        details={"readings": rd}, quantity="derived term",
-                        tolerance="differs from the proof's K/(M T)"))
+    out.append(
+        _finding(
+            "inconsistencies.5_cor3_K_over_MT",
+            "#5 Cor 3's proof lists O(K/(MT)); substitution "
+            "gives "
+            "O(K/T) (reading-dependent: the slides' O(K²/(MT)) is the σ_G² term under the 'mean' "
+            "reading of K̂²)",
+            "K/T",
+            "K/(M T)",
+            bool(d3.flags["#5"]),
+            _control(
+                "the O(1/√(MKT)) term (must agree, not be flagged)",
+                None if lead is None else lead.status,
+                "agrees",
+                lead is None or lead.status != "agrees",
+            ),
+            " ".join(d3.notes)
+            + " Readings of K̂_t²: "
+            + "; ".join(
+                f"{k}: T^-1 terms {v['terms']}, proof's K/(MT) matched "
+                f"{v['proof_K_over_MT_matched']}, slides' K²/(MT) matched "
+                f"{v['slides_K2_over_MT_matched']}"
+                for k, v in rd.items()
+            )
+            + " — reading-dependent.",
+            "symbolic derivation (sympy)",
+            derivation=True,
+            details={"readings": rd},
+            quantity="derived term",
+            tolerance="differs from the proof's K/(M T)",
+        )
+    )
     return out

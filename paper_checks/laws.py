@@ -60,8 +60,10 @@ from afltheory.problems import DriftingQuadratic, HeterogeneousQuadratic
 
 from .registry import register
 
-REF = "[Yang et al. 2022, Assumptions 2-3 and Algorithm 1's local steps; Alistarh et al. 2017 (QSGD); " \
-      "Stich et al. 2018 (EF); Mishchenko et al. 2019 (DIANA)]"
+REF = (
+    "[Yang et al. 2022, Assumptions 2-3 and Algorithm 1's local steps; Alistarh et al. 2017 (QSGD); "
+    "Stich et al. 2018 (EF); Mishchenko et al. 2019 (DIANA)]"
+)
 LEVEL = 0.999
 N_DRAWS = 4000
 
@@ -88,7 +90,7 @@ def gaussian_law_z(X: np.ndarray, mean: np.ndarray, var: np.ndarray) -> np.ndarr
     with np.errstate(divide="ignore", invalid="ignore"):
         r = C[iu] / np.sqrt(C[iu[0], iu[0]] * C[iu[1], iu[1]])
     z = np.concatenate([zm, [zv], r * np.sqrt(N)])
-    return np.where(np.isfinite(z), z, np.inf)       # a degenerate (e.g. noise-free) sample fails, never NaN
+    return np.where(np.isfinite(z), z, np.inf)  # a degenerate (e.g. noise-free) sample fails, never NaN
 
 
 def zscore(diff: float, se: float) -> float:
@@ -103,8 +105,9 @@ def zscore(diff: float, se: float) -> float:
 def _one_round(problem, algorithm, behaviour, N, seed, collapse, x0):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        tr = aft.simulate(problem, algorithm, behaviour, rounds=1, replicates=N, seed=seed, x0=x0,
-                          collapse=collapse)
+        tr = aft.simulate(
+            problem, algorithm, behaviour, rounds=1, replicates=N, seed=seed, x0=x0, collapse=collapse
+        )
     return np.asarray(tr.x_final, dtype=float)
 
 
@@ -112,7 +115,7 @@ def update_law(problem, x0, workers, Ks, eta, eta_L):
     """(mean, per-coordinate variance) of x_1 after one AFA-CD round from x0 (diagonal shared Hessian,
     isotropic Gaussian noise), by plain loops over the local steps."""
     lam = np.asarray(problem.hessian[0], dtype=float)
-    sigma2 = problem.constants.sigma_L ** 2
+    sigma2 = problem.constants.sigma_L**2
     d, m = problem.dim, len(workers)
     a = 1.0 - eta_L * lam
     mean_G, var_G = np.zeros(d), np.zeros(d)
@@ -127,7 +130,7 @@ def update_law(problem, x0, workers, Ks, eta, eta_L):
 def _update_verdict(ctx, collapse):
     p = HeterogeneousQuadratic(dim=5, num_workers=5, L=1.0, mu=0.1, sigma_L=2.0, sigma_G=1.0, seed=0)
     workers, Ks = [0, 1, 2], [1, 3, 5]
-    eta, eta_L = 2.0, 0.15         # η ≠ 1 so that a server step missing η is visible
+    eta, eta_L = 2.0, 0.15  # η ≠ 1 so that a server step missing η is visible
     beh = Behaviour(FixedArrivals(workers), NoDelay(), PerWorkerSteps(Ks + [1, 1]))
     x0 = p.default_x0()
     name = "collapsed" if collapse else "stepwise"
@@ -138,23 +141,36 @@ def _update_verdict(ctx, collapse):
     zmax = float(np.max(np.abs(z)))
     mw, vw = update_law(p, x0, workers, [k + 1 for k in Ks], eta, eta_L)
     zw = float(np.max(np.abs(gaussian_law_z(X, mw, vw))))
-    path = ("the collapsed sampler (one Gaussian draw per update)" if collapse
-            else "the step-by-step local SGD path")
+    path = (
+        "the collapsed sampler (one Gaussian draw per update)"
+        if collapse
+        else "the step-by-step local SGD path"
+    )
     return Verdict.judged(
         id=f"laws.{name}_update",
         claim=f"one AFA-CD round through {path} has the closed-form law of K noisy local steps: mean "
-              "x_0 − (ηη_L/m)Σ_j (1−a^K_j)/(η_L K_j)(x_0 − c_j), variance "
-              "(ηη_L/m)² Σ_j (σ_L²/d)Σ_k a^{2k}/K_j², "
-              "independent coordinates and arrivals",
-        reference=REF, measured=zmax, theoretical=0.0,
-        criterion=Near(tol=zc, text=f"max |z| ≤ {zc:.3g} (two-sided {LEVEL:.1%}, Bonferroni over {len(z)}: "
-                                    f"{p.dim} means, 1 variance χ², {len(z) - p.dim - 1} correlations)"),
+        "x_0 − (ηη_L/m)Σ_j (1−a^K_j)/(η_L K_j)(x_0 − c_j), variance "
+        "(ηη_L/m)² Σ_j (σ_L²/d)Σ_k a^{2k}/K_j², "
+        "independent coordinates and arrivals",
+        reference=REF,
+        measured=zmax,
+        theoretical=0.0,
+        criterion=Near(
+            tol=zc,
+            text=f"max |z| ≤ {zc:.3g} (two-sided {LEVEL:.1%}, Bonferroni over {len(z)}: "
+            f"{p.dim} means, 1 variance χ², {len(z) - p.dim - 1} correlations)",
+        ),
         method=f"simulate(collapse={collapse}), N = {N_DRAWS} one-round replicates vs closed form",
         notes="d = 5, σ_L = 2, η = 2, η_L = 0.15, workers 0,1,2 with K = 1, 3, 5; mean z "
-              + ", ".join(f"{v:+.2f}" for v in z[: p.dim]) + f"; variance z {z[p.dim]:+.2f}",
+        + ", ".join(f"{v:+.2f}" for v in z[: p.dim])
+        + f"; variance z {z[p.dim]:+.2f}",
         details={"z": z.tolist()},
-        control=ControlMeasurement(description="the closed form with K + 1 local steps (a K misread): max "
-                                   "|z|", measured=zw, theoretical=0.0))
+        control=ControlMeasurement(
+            description="the closed form with K + 1 local steps (a K misread): max |z|",
+            measured=zw,
+            theoretical=0.0,
+        ),
+    )
 
 
 def _minibatch(ctx):
@@ -172,8 +188,9 @@ def _minibatch(ctx):
     step = eta * eta_L / len(workers)
     mean = x0 - step * sum(lam * (x0 - samples[i].mean(axis=0)) for i in workers)
     factor = (n - B) / (B * (n - 1))
-    tr_S = [float(np.mean(np.sum((lam * (samples[i] - samples[i].mean(axis=0))) ** 2, axis=1)))
-            for i in workers]
+    tr_S = [
+        float(np.mean(np.sum((lam * (samples[i] - samples[i].mean(axis=0))) ** 2, axis=1))) for i in workers
+    ]
     expected = step**2 * factor * sum(tr_S)
     wrong = step**2 * (1.0 / B) * sum(tr_S)
     s = np.sum((X - mean) ** 2, axis=1)
@@ -189,16 +206,19 @@ def _minibatch(ctx):
     return Verdict.judged(
         id="laws.minibatch",
         claim="a size-B minibatch drawn without replacement from n samples has gradient-noise covariance "
-              "(n − B)/(B(n − 1)) · S_i (finite-population factor), measured on one engine round",
+        "(n − B)/(B(n − 1)) · S_i (finite-population factor), measured on one engine round",
         reference="[Assumption 3 with finite-sum noise; FedPAQ/Dynamic FedAvg's sampling factor]",
-        measured=zmax, theoretical=0.0,
+        measured=zmax,
+        theoretical=0.0,
         criterion=Near(tol=zc, text=f"max |z| ≤ {zc:.3g} (two-sided {LEVEL:.1%}, Bonferroni over {len(z)})"),
         method=f"simulate, N = {N_DRAWS} one-round replicates; E‖x_1 − E x_1‖² vs closed form (CLT z)",
         notes=f"n = {n}, B = {B}: factor {factor:.4g} vs with replacement 1/B = {1 / B:.4g}; measured "
-              f"{s.mean():.5g}, closed form {expected:.5g} (z {zv:+.2f})",
+        f"{s.mean():.5g}, closed form {expected:.5g} (z {zv:+.2f})",
         details={"z": z.tolist(), "expected": expected, "with_replacement": wrong},
-        control=ControlMeasurement(description="the with-replacement factor 1/B: |z|", measured=zw,
-                                   theoretical=0.0))
+        control=ControlMeasurement(
+            description="the with-replacement factor 1/B: |z|", measured=zw, theoretical=0.0
+        ),
+    )
 
 
 def _agent_minibatch(ctx):
@@ -208,11 +228,14 @@ def _agent_minibatch(ctx):
     rng = np.random.default_rng(ctx.seed_for("laws", "agent-minibatch-data"))
     sizes, batch, d = (12, 9, 20), (10, 6, 3), 3
     offsets = [rng.standard_normal((n, d)) * (1.0 + k) for k, n in enumerate(sizes)]
-    offsets = [o - o.mean(axis=0) for o in offsets]                # zero mean: unbiased gradients
+    offsets = [o - o.mean(axis=0) for o in offsets]  # zero mean: unbiased gradients
     noise = AgentSampleNoise(offsets, list(batch))
     N = N_DRAWS
-    draws = noise.sample(np.random.default_rng(ctx.seed_for("laws", "agent-minibatch")),
-                         np.broadcast_to(np.arange(len(sizes)), (N, len(sizes))), d)     # (N, K, d)
+    draws = noise.sample(
+        np.random.default_rng(ctx.seed_for("laws", "agent-minibatch")),
+        np.broadcast_to(np.arange(len(sizes)), (N, len(sizes))),
+        d,
+    )  # (N, K, d)
     z, zw = [], []
     for k, (n, B) in enumerate(zip(sizes, batch, strict=True)):
         o = offsets[k]
@@ -230,15 +253,20 @@ def _agent_minibatch(ctx):
     return Verdict.judged(
         id="laws.agent_minibatch",
         claim="Dynamic FedAvg's per-agent minibatch (B_k of N_k samples without replacement) is unbiased "
-              "with E‖ξ_k‖² = (N_k − B_k)/(B_k(N_k − 1)) · (1/N_k)Σ_s ‖o_ks‖²",
+        "with E‖ξ_k‖² = (N_k − B_k)/(B_k(N_k − 1)) · (1/N_k)Σ_s ‖o_ks‖²",
         reference="[Rizk et al. 2020, Algorithm 2's mini-batch; the finite-population correction]",
-        measured=zmax, theoretical=0.0,
+        measured=zmax,
+        theoretical=0.0,
         criterion=Near(tol=zc, text=f"max |z| ≤ {zc:.3g} (two-sided {LEVEL:.1%}, Bonferroni over {len(z)})"),
         method=f"AgentSampleNoise.sample, N = {N} draws per agent vs closed form (CLT z)",
         notes=f"(N_k, B_k) = {list(zip(sizes, batch, strict=True))}; z per agent (second moment) "
-              + ", ".join(f"{z[k * (d + 1)]:+.2f}" for k in range(len(sizes))),
-        control=ControlMeasurement(description="the with-replacement law tr S_k / B_k: smallest |z| over "
-                                   "agents", measured=ctl, theoretical=0.0))
+        + ", ".join(f"{z[k * (d + 1)]:+.2f}" for k in range(len(sizes))),
+        control=ControlMeasurement(
+            description="the with-replacement law tr S_k / B_k: smallest |z| over agents",
+            measured=ctl,
+            theoretical=0.0,
+        ),
+    )
 
 
 def _compressors(ctx):
@@ -254,14 +282,14 @@ def _compressors(ctx):
         out = np.asarray(out, dtype=float)
         if isinstance(comp, RandK):
             second = (d / comp.k) * nx2
-            wrong = (comp.k / d) * nx2                      # no d/k rescaling: (k/d)‖x‖²
+            wrong = (comp.k / d) * nx2  # no d/k rescaling: (k/d)‖x‖²
         else:
             u = comp.s * np.abs(x) / np.sqrt(nx2)
             f = u - np.floor(u)
             second = nx2 + float(np.sum((nx2 / comp.s**2) * f * (1 - f)))
             wrong = None
         omega = comp.omega(d)
-        sq = np.sum(out**2, axis=-1).ravel()                  # (N n,) draws of ‖C(x)‖²
+        sq = np.sum(out**2, axis=-1).ravel()  # (N n,) draws of ‖C(x)‖²
         zsq = zscore(sq.mean() - second, sq.std(ddof=1) / np.sqrt(sq.size))
         flat = out.reshape(-1, d)
         zmean = (flat.mean(axis=0) - x) / (flat.std(axis=0, ddof=1) / np.sqrt(len(flat)) + 1e-300)
@@ -274,8 +302,10 @@ def _compressors(ctx):
         bound_ok = second <= (1 + omega) * nx2 * (1 + 1e-12)
         if not bound_ok:
             zs[repr(comp)] = np.concatenate([zs[repr(comp)], [np.inf]])
-        notes.append(f"{comp!r}: E‖C‖² {sq.mean():.5g} vs {second:.5g} (z {zsq:+.2f}; (1+ω)‖x‖² = "
-                     f"{(1 + omega) * nx2:.5g}), cross-worker z {zind:+.2f}")
+        notes.append(
+            f"{comp!r}: E‖C‖² {sq.mean():.5g} vs {second:.5g} (z {zsq:+.2f}; (1+ω)‖x‖² = "
+            f"{(1 + omega) * nx2:.5g}), cross-worker z {zind:+.2f}"
+        )
         if wrong is not None:
             ctl = abs(zscore(sq.mean() - wrong, sq.std(ddof=1) / np.sqrt(sq.size)))
     allz = np.concatenate(list(zs.values()))
@@ -285,15 +315,22 @@ def _compressors(ctx):
     return Verdict.judged(
         id="laws.compressors",
         claim="through the compression channel, rand-k and QSGD are unbiased with their closed-form second "
-              "moments (within their certified ω), independently across workers",
+        "moments (within their certified ω), independently across workers",
         reference="[Alistarh et al. 2017, Lemma 3.1; docs/theorems.md Compression]",
-        measured=zmax, theoretical=0.0,
-        criterion=Near(tol=zc, text=f"max |z| ≤ {zc:.3g} (two-sided {LEVEL:.1%}, Bonferroni over "
-                                    f"{len(allz)})"),
+        measured=zmax,
+        theoretical=0.0,
+        criterion=Near(
+            tol=zc, text=f"max |z| ≤ {zc:.3g} (two-sided {LEVEL:.1%}, Bonferroni over {len(allz)})"
+        ),
         method=f"compression.Channel, N = {N} draws × {n} workers of a fixed x ∈ R^{d}",
-        notes="; ".join(notes), details={k: v.tolist() for k, v in zs.items()},
-        control=ControlMeasurement(description="rand-k without its d/k rescaling: E‖C(x)‖² = (k/d)‖x‖², |z|",
-                                   measured=ctl, theoretical=0.0))
+        notes="; ".join(notes),
+        details={k: v.tolist() for k, v in zs.items()},
+        control=ControlMeasurement(
+            description="rand-k without its d/k rescaling: E‖C(x)‖² = (k/d)‖x‖², |z|",
+            measured=ctl,
+            theoretical=0.0,
+        ),
+    )
 
 
 def _error_feedback(ctx):
@@ -322,7 +359,7 @@ def _error_feedback(ctx):
     chd = Channel(DIANA(RandK(d), alpha=alpha), d, n, 1, 0)
     g0, _ = chd.send(G0.copy(), workers, 1)
     g1, _ = chd.send(G1.copy(), workers, 2)
-    h1 = alpha * G0                                          # h_0 = 0, Δ_0 = G_0, h_1 = α Δ_0
+    h1 = alpha * G0  # h_0 = 0, Δ_0 = G_0, h_1 = α Δ_0
     err_diana = float(max(np.max(np.abs(g0 - G0)), np.max(np.abs(g1 - (h1 + (G1 - h1))))))
     # the decoded update is G either way when C is the identity: check the shift itself too
     shift = np.asarray(chd.memory, dtype=float)[0, :n]
@@ -332,15 +369,21 @@ def _error_feedback(ctx):
     return Verdict.judged(
         id="laws.error_feedback",
         claim="error feedback sends C(G + e), keeps e ← G + e − C(G + e); DIANA decodes h + Δ and updates "
-              "h ← h + αΔ (two rounds, exact arithmetic)",
+        "h ← h + αΔ (two rounds, exact arithmetic)",
         reference="[Stich et al. 2018; Karimireddy et al. 2019; Mishchenko et al. 2019]",
-        measured=err, theoretical=0.0, criterion=Near(tol=tol, text=f"max abs error ≤ {tol:g}"),
+        measured=err,
+        theoretical=0.0,
+        criterion=Near(tol=tol, text=f"max abs error ≤ {tol:g}"),
         method="compression.Channel, two rounds on fixed updates vs a plain top-k / shift loop",
         notes=f"EF error {err_ef:.3g}, DIANA decode {err_diana:.3g}, DIANA shift {err_shift:.3g}; the second "
-              f"EF message differs from plain top-k by {plain:.3g}",
-        control=ControlMeasurement(description="error feedback without its memory (plain top-k on the second "
-                                   "round): max abs difference from the EF message", measured=plain,
-                                   theoretical=0.0))
+        f"EF message differs from plain top-k by {plain:.3g}",
+        control=ControlMeasurement(
+            description="error feedback without its memory (plain top-k on the second "
+            "round): max abs difference from the EF message",
+            measured=plain,
+            theoretical=0.0,
+        ),
+    )
 
 
 def _drift(ctx):
@@ -348,33 +391,49 @@ def _drift(ctx):
     p = DriftingQuadratic(dim=d, num_workers=3, L=1.0, mu=0.2, sigma_L=0.0, sigma_G=0.5, seed=1, sigma_q=sq)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        tr = aft.simulate(p, AFACD(1.0, 0.1), Behaviour(FixedArrivals([0, 1]), NoDelay()), rounds=T,
-                          replicates=R, seed=ctx.seed_for("laws", "drift"))
-    walk = np.asarray(tr.drift, dtype=float)                     # (R, T + 1, d): the optimum's offsets w_t
-    inc = np.diff(walk, axis=1).reshape(-1, d)                   # R·T i.i.d. increments q_t
+        tr = aft.simulate(
+            p,
+            AFACD(1.0, 0.1),
+            Behaviour(FixedArrivals([0, 1]), NoDelay()),
+            rounds=T,
+            replicates=R,
+            seed=ctx.seed_for("laws", "drift"),
+        )
+    walk = np.asarray(tr.drift, dtype=float)  # (R, T + 1, d): the optimum's offsets w_t
+    inc = np.diff(walk, axis=1).reshape(-1, d)  # R·T i.i.d. increments q_t
     var = np.full(d, sq**2 / d)
     z = gaussian_law_z(inc, np.zeros(d), var)
     zc = z_crit(len(z))
     zmax = float(np.max(np.abs(z)))
     zw = float(np.max(np.abs(gaussian_law_z(inc, np.zeros(d), np.full(d, sq / d)))))
     start = float(np.max(np.abs(walk[:, 0]))) if np.all(np.isfinite(walk[:, 0])) else np.inf
-    w0 = "max |w_0|"            # the control reads the same recorded walk: its w_0 is the claim's
+    w0 = "max |w_0|"  # the control reads the same recorded walk: its w_0 is the claim's
     return Verdict.judged(
         id="laws.drift_increments",
         claim="the simulated optimum drifts as a random walk w_t = w_{t−1} + q_t from w_0 = 0 with "
-              "q_t ~ N(0, (σ_q²/d) I) i.i.d. (E‖q_t‖² = σ_q²)",
+        "q_t ~ N(0, (σ_q²/d) I) i.i.d. (E‖q_t‖² = σ_q²)",
         reference="[Rizk et al. 2020, the random-walk model of the optimum]",
-        measured=zmax, theoretical=0.0,
-        criterion=AllOf(Near(tol=zc), AtMost(on=w0, limit=0.0),
-                        text=f"max |z| ≤ {zc:.3g} (two-sided {LEVEL:.1%}, Bonferroni over {len(z)}); "
-                             "w_0 = 0"),
-        stats={w0: start}, relation="~=",
+        measured=zmax,
+        theoretical=0.0,
+        criterion=AllOf(
+            Near(tol=zc),
+            AtMost(on=w0, limit=0.0),
+            text=f"max |z| ≤ {zc:.3g} (two-sided {LEVEL:.1%}, Bonferroni over {len(z)}); w_0 = 0",
+        ),
+        stats={w0: start},
+        relation="~=",
         method=f"simulate's recorded walk (Trace.drift), R = {R}, T = {T}: {R * T} increments",
-        notes=f"σ_q = {sq:g}, d = {d}; mean z " + ", ".join(f"{v:+.2f}" for v in z[:d])
-              + f"; variance z {z[d]:+.2f}; max |w_0| = {start:.3g}",
+        notes=f"σ_q = {sq:g}, d = {d}; mean z "
+        + ", ".join(f"{v:+.2f}" for v in z[:d])
+        + f"; variance z {z[d]:+.2f}; max |w_0| = {start:.3g}",
         details={"z": z.tolist()},
-        control=ControlMeasurement(description="increments of covariance (σ_q/d) I (trace σ_q for σ_q²): max "
-                                   "|z|", measured=zw, theoretical=0.0, stats={w0: start}))
+        control=ControlMeasurement(
+            description="increments of covariance (σ_q/d) I (trace σ_q for σ_q²): max |z|",
+            measured=zw,
+            theoretical=0.0,
+            stats={w0: start},
+        ),
+    )
 
 
 def _mocha_omega(ctx):
@@ -383,11 +442,18 @@ def _mocha_omega(ctx):
     from afltheory.mtl import mocha, synthetic_tasks
 
     m = 5
-    p = synthetic_tasks(m=m, d=4, n=20, lam1=0.5, lam2=0.1, Omega=np.eye(m) - np.ones((m, m)) / m,
-                        seed=ctx.seed_for("laws", "mocha") % 2**31)
+    p = synthetic_tasks(
+        m=m,
+        d=4,
+        n=20,
+        lam1=0.5,
+        lam2=0.1,
+        Omega=np.eye(m) - np.ones((m, m)) / m,
+        seed=ctx.seed_for("laws", "mocha") % 2**31,
+    )
     eps = 1e-4
     res = mocha(p, 1, update_omega=True, seed=0, omega_eps=eps, local_passes=20)
-    W = p.primal_point(res.alpha)                               # the W the Ω-step saw (before Ω changed)
+    W = p.primal_point(res.alpha)  # the W the Ω-step saw (before Ω changed)
     G = W.T @ W
     Ge = G + eps * max(1.0, float(np.trace(G))) * np.eye(m)
     root = np.real(sla.sqrtm(Ge))
@@ -400,29 +466,46 @@ def _mocha_omega(ctx):
     value = float(np.trace(Ge @ got)) if np.all(np.isfinite(got)) else np.inf
     opt = float(np.trace(root) ** 2)
     err_opt = abs(value - opt) / opt
-    ctl = float(np.max(np.abs(Sigma - Omega)) / scale)          # the printed reading: Ω = Σ, not Σ⁻¹
+    ctl = float(np.max(np.abs(Sigma - Omega)) / scale)  # the printed reading: Ω = Σ, not Σ⁻¹
     tol = 1e-8
     worst = max(err, err_opt)
     return Verdict.judged(
         id="laws.mocha_omega",
         claim="MOCHA's Ω-step sets Ω = Σ⁻¹ with Σ = (WᵀW + ε'I)^{1/2}/tr(·), the minimizer of tr(WΣ⁻¹Wᵀ) "
-              "over tr Σ = 1 (minimum (tr (WᵀW)^{1/2})²)",
+        "over tr Σ = 1 (minimum (tr (WᵀW)^{1/2})²)",
         reference="[Smith et al. 2017 (MOCHA), the Ω-step closed form; docs/mtl.md]",
-        measured=worst, theoretical=0.0,
+        measured=worst,
+        theoretical=0.0,
         criterion=Near(tol=tol, text=f"max relative error ≤ {tol:g} (matrix and minimum value)"),
         method="mtl.mocha (one round, update_omega=True) vs scipy.linalg.sqrtm / inv",
         notes=f"m = {m} tasks, d = 4; Ω error {err:.3g}, minimum-value error {err_opt:.3g}; Σ vs Σ⁻¹ differ "
-              f"by {ctl:.3g}",
-        control=ControlMeasurement(description="the printed reading Ω = Σ (no inverse): relative difference",
-                                   measured=ctl, theoretical=0.0))
+        f"by {ctl:.3g}",
+        control=ControlMeasurement(
+            description="the printed reading Ω = Σ (no inverse): relative difference",
+            measured=ctl,
+            theoretical=0.0,
+        ),
+    )
 
 
-@register("laws", "absolute laws of the shared mechanisms: local-step noise, collapsed K-step law, minibatch "
-                  "factor, compressors, error feedback / DIANA arithmetic", REF)
+@register(
+    "laws",
+    "absolute laws of the shared mechanisms: local-step noise, collapsed K-step law, minibatch "
+    "factor, compressors, error feedback / DIANA arithmetic",
+    REF,
+)
 def run(ctx):
     """Absolute-law verdicts (issue 30 item 2)."""
-    return [_update_verdict(ctx, True), _update_verdict(ctx, False), _minibatch(ctx), _agent_minibatch(ctx),
-            _compressors(ctx), _error_feedback(ctx), _drift(ctx), _mocha_omega(ctx)]
+    return [
+        _update_verdict(ctx, True),
+        _update_verdict(ctx, False),
+        _minibatch(ctx),
+        _agent_minibatch(ctx),
+        _compressors(ctx),
+        _error_feedback(ctx),
+        _drift(ctx),
+        _mocha_omega(ctx),
+    ]
 
 
 __all__ = ["gaussian_law_z", "run", "update_law", "z_crit", "zscore"]

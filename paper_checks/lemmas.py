@@ -68,32 +68,51 @@ def run(ctx):
     K, eta_L = 5, 0.05
     Y, Gt, G, _ = local_paths(p, [0], x, K, eta_L, N, rng)
     dev = np.sum((G[:, 0] - LM.lemma1_mean(Gt[:, 0])) ** 2, axis=-1)
-    mean, lo, hi = mean_ci(dev, 0.999)   # two-sided 99.9 % Student-t interval
+    mean, lo, hi = mean_ci(dev, 0.999)  # two-sided 99.9 % Student-t interval
     target = float(LM.lemma1_variance_bound(c.sigma_L, K))
     wrong = c.sigma_L**2 / K**2
-    out.append(Verdict.judged(
-        id="lemmas.lemma1", claim="E‖G_i − (1/K)Σ∇f_i(y_j)‖² ≤ σ_L²/K (attained for additive "
-                                  "noise)", reference=REF,
-        measured=float(mean), ci=(lo, hi), theoretical=target,
-        criterion=Contains(text="99.9 % t-interval contains σ_L²/K"), stats={"ci": (lo, hi)},
-        control=ControlMeasurement(description="wrong scaling σ_L²/K²", measured=float(mean),
-                                   theoretical=wrong, stats={"ci": (lo, hi)}),
-        quantity="E‖G_i − (1/K)Σ∇f_i(y_j)‖² (mean)",
-        method=f"reference local-SGD loop, N={N} paths",
-        notes=f"mean of G − (1/K)Σ∇f_i(y_j): max |coordinate| "
-              f"{np.abs((G[:, 0] - LM.lemma1_mean(Gt[:, 0])).mean(0)).max():.2e} (should be ≈ 0)"))
+    out.append(
+        Verdict.judged(
+            id="lemmas.lemma1",
+            claim="E‖G_i − (1/K)Σ∇f_i(y_j)‖² ≤ σ_L²/K (attained for additive noise)",
+            reference=REF,
+            measured=float(mean),
+            ci=(lo, hi),
+            theoretical=target,
+            criterion=Contains(text="99.9 % t-interval contains σ_L²/K"),
+            stats={"ci": (lo, hi)},
+            control=ControlMeasurement(
+                description="wrong scaling σ_L²/K²",
+                measured=float(mean),
+                theoretical=wrong,
+                stats={"ci": (lo, hi)},
+            ),
+            quantity="E‖G_i − (1/K)Σ∇f_i(y_j)‖² (mean)",
+            method=f"reference local-SGD loop, N={N} paths",
+            notes=f"mean of G − (1/K)Σ∇f_i(y_j): max |coordinate| "
+            f"{np.abs((G[:, 0] - LM.lemma1_mean(Gt[:, 0])).mean(0)).max():.2e} (should be ≈ 0)",
+        )
+    )
     # Lemma 2, from the minimizer of the five arrivals' sum (the mean term small, the σ_L² term matters)
     Ks = np.array([1, 2, 3, 4, 5])
     xh = subset_minimizer(p, np.arange(5))
     Y, Gt, G, _ = local_paths(p, np.arange(5), xh, Ks, eta_L, N, rng)
-    EG = np.stack([Gt[:, i, : Ks[i]].mean(axis=1) for i in range(5)], axis=1)       # (N, m, d)
+    EG = np.stack([Gt[:, i, : Ks[i]].mean(axis=1) for i in range(5)], axis=1)  # (N, m, d)
     lhs = np.sum(G.sum(axis=1) ** 2, axis=-1)
     terms2 = LM.lemma2_bound_terms(EG, np.broadcast_to(Ks, (N, 5)).astype(float), c.sigma_L)
-    out.append(bound_check(id="lemmas.lemma2", claim="E‖Σ_{i∈M_t} G_i‖² ≤ 2‖Σ E G_i‖² + "
-                                                     "(2m/K̄_t)σ_L²", reference=REF,
-                           measured=lhs, terms=terms2, about="sigma_L", inside_conditions=None,
-                           method=f"reference local-SGD loop, N={N} paths, MC with 99 % t-UCB",
-                           notes="from x̂ = argmin Σ_{i<5} f_i"))
+    out.append(
+        bound_check(
+            id="lemmas.lemma2",
+            claim="E‖Σ_{i∈M_t} G_i‖² ≤ 2‖Σ E G_i‖² + (2m/K̄_t)σ_L²",
+            reference=REF,
+            measured=lhs,
+            terms=terms2,
+            about="sigma_L",
+            inside_conditions=None,
+            method=f"reference local-SGD loop, N={N} paths, MC with 99 % t-UCB",
+            notes="from x̂ = argmin Σ_{i<5} f_i",
+        )
+    )
     # drift bound (1), from x* (the gradient term vanishes; the heterogeneity term matters)
     K = 5
     eta_L = float(np.sqrt(1 / (6 * (2 * K**2 - 3 * K + 1) * c.L**2)))
@@ -106,13 +125,19 @@ def run(ctx):
     wi, wk = np.unravel_index(np.argmax(drift.mean(axis=0)), drift.shape[1:])
     g2 = float(np.sum(p.grad(xs) ** 2))
     tb = LM.drift_bound_terms(g2, K, eta_L, c.sigma_L, c.sigma_G, L=c.L)
-    out.append(bound_check(id="lemmas.drift", claim="local drift (1): E‖y_k − x‖² ≤ 5Kη_L²(σ_L² + 6Kσ_G²) + "
-                           "30K²η_L²‖∇f(x)‖²", reference=REF, measured=drift[:, wi,
-                                                                             wk], terms=tb, about="sigma_G",
-                           inside_conditions=True,
-                           notes=f"x = x*, η_L={eta_L:.4g} on the (C1) boundary; worst worker {wi}, step "
-                                 f"k={wk}",
-                           method=f"reference local-SGD loop, N={N} paths per worker, 99 % t-UCB"))
+    out.append(
+        bound_check(
+            id="lemmas.drift",
+            claim="local drift (1): E‖y_k − x‖² ≤ 5Kη_L²(σ_L² + 6Kσ_G²) + 30K²η_L²‖∇f(x)‖²",
+            reference=REF,
+            measured=drift[:, wi, wk],
+            terms=tb,
+            about="sigma_G",
+            inside_conditions=True,
+            notes=f"x = x*, η_L={eta_L:.4g} on the (C1) boundary; worst worker {wi}, step k={wk}",
+            method=f"reference local-SGD loop, N={N} paths per worker, 99 % t-UCB",
+        )
+    )
     return out
 
 

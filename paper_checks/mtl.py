@@ -125,8 +125,12 @@ def run(ctx):
     z, se = z_score(ratio, tb**h)
     z_wrong = z_score(ratio, 0.5**h)[0]
     zc = stats.norm.ppf(0.9995)
-    z_test = AtMost(on="|z|", limit=zc, text=f"|z| ≤ {zc:.2f} (99.9 %) for ε⁵/ε⁰ vs Θ̄⁵ at (θ, p) = (0.5, "
-                    "0.5); deterministic θ = 0.3: ratio 0.3 to 1e-9")
+    z_test = AtMost(
+        on="|z|",
+        limit=zc,
+        text=f"|z| ≤ {zc:.2f} (99.9 %) for ε⁵/ε⁰ vs Θ̄⁵ at (θ, p) = (0.5, "
+        "0.5); deterministic θ = 0.3: ratio 0.3 to 1e-9",
+    )
     out.append(
         Verdict.judged(
             id="mtl.theta_exact",
@@ -135,7 +139,8 @@ def run(ctx):
             reference=REF,
             inside_conditions=True,
             measured=mean,
-            ci=(mean - zc * se, mean + zc * se), quantity="ε⁵/ε⁰ at (θ, p) = (0.5, 0.5), mean",
+            ci=(mean - zc * se, mean + zc * se),
+            quantity="ε⁵/ε⁰ at (θ, p) = (0.5, 0.5), mean",
             theoretical=tb**h,
             criterion=z_test,
             stats={"|z|": abs(z)},
@@ -185,7 +190,8 @@ def run(ctx):
             claim=f"Thm 1: E[D* − D(α^H)] ≤ (1 − (1 − Θ̄)s)^H ε⁰ on coupled tasks (s = {s:.4f}, H = {Hb})",
             reference=REF,
             inside_conditions=True,
-            measured="all 4 settings", quantity="bound holds in",
+            measured="all 4 settings",
+            quantity="bound holds in",
             ci=None,
             theoretical="bound per setting",
             tolerance="99 % t-UCB over 16 runs ≤ bound, every setting",

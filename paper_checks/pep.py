@@ -41,26 +41,44 @@ def _verdict(**kw):
 def verdict_for(b) -> Verdict:
     c = b.config
     size = f"(M, m, K, T, τ) = ({c['M']}, {c['m']}, {c['K']}, {c['T']}, {c['tau']}), σ_G = {c['sigma_G']}"
-    up = b.upper if b.upper is not None else float("inf")   # not certified: no upper bound
+    up = b.upper if b.upper is not None else float("inf")  # not certified: no upper bound
     refuted = "; a concrete instance (lower end) also exceeds it" if b.lower > b.control else ""
-    control = ControlMeasurement(description=f"{b.claim} bound without its transient term ({b.control:.4g})"
-                                             f"{refuted}", measured=up, theoretical=b.control)
+    control = ControlMeasurement(
+        description=f"{b.claim} bound without its transient term ({b.control:.4g}){refuted}",
+        measured=up,
+        theoretical=b.control,
+    )
     shares = {k: v / b.bound for k, v in b.terms.items()}
     return _verdict(
         id=f"pep.{b.claim}.m{c['m']}K{c['K']}T{c['T']}tau{c['tau']}sG{c['sigma_G']:g}",
         claim=f"{b.claim}: worst case over every L-smooth family (PEP) ≤ bound, σ_L = 0, {size}",
-        reference=REF, measured=up, theoretical=b.bound,
+        reference=REF,
+        measured=up,
+        theoretical=b.bound,
         criterion=AtMost(text="certified SDP dual value (rel. gap ≤ 1e-4)"),
         requires={"certified": b.certified, "inside the conditions": b.inside_conditions},
         slack=None if b.upper is None else b.bound / b.upper,
         method=f"PEP (PEPit + Clarabel, Gram {b.gram_size}, {b.seconds:.1f} s, status {b.status})",
-        notes=(f"bracket [{b.lower:.4g}, {up:.4g}] vs bound {b.bound:.4g} (upper/bound {up / b.bound:.3g}); "
-               f"{b.search}; η = {b.eta:.4g}, η_L = {b.eta_L:.4g}; "
-               + ("inside the conditions" if b.inside_conditions
-                  else "OUTSIDE: " + "; ".join(b.scope_problems))),
-        control=control, inside_conditions=b.inside_conditions, terms=shares,
-        details=dict(lower=b.lower, upper=b.upper, bound=b.bound, control=b.control, terms=b.terms,
-                     seconds=b.seconds, status=b.status, schedule=b.schedule, lower_method=b.lower_method))
+        notes=(
+            f"bracket [{b.lower:.4g}, {up:.4g}] vs bound {b.bound:.4g} (upper/bound {up / b.bound:.3g}); "
+            f"{b.search}; η = {b.eta:.4g}, η_L = {b.eta_L:.4g}; "
+            + ("inside the conditions" if b.inside_conditions else "OUTSIDE: " + "; ".join(b.scope_problems))
+        ),
+        control=control,
+        inside_conditions=b.inside_conditions,
+        terms=shares,
+        details=dict(
+            lower=b.lower,
+            upper=b.upper,
+            bound=b.bound,
+            control=b.control,
+            terms=b.terms,
+            seconds=b.seconds,
+            status=b.status,
+            schedule=b.schedule,
+            lower_method=b.lower_method,
+        ),
+    )
 
 
 def anchors() -> list:
@@ -81,31 +99,54 @@ def anchors() -> list:
         ("pep.anchor.gd", gd_schedule(N), tol, "M = m = K = 1"),
         # σ_G = 0 makes Assumption 3 a constraint without interior: Clarabel's value is then off by ≤ 6e-4
         # (measured: 5.6e-4 at M = 3, m = 2; 3e-4 at M = 2, m = 1), hence the looser tolerance
-        ("pep.anchor.gd_partial", gd_schedule(N, 0, 3, 2), tol_partial,
-         "M = 3 identical workers, m = 2, K = 1"),
+        (
+            "pep.anchor.gd_partial",
+            gd_schedule(N, 0, 3, 2),
+            tol_partial,
+            "M = 3 identical workers, m = 2, K = 1",
+        ),
     ):
         gd = worst_case(AFACD(eta=2.0, eta_L=0.5), sched, c0, delta=1.0, metric="min", gap="f_T")
-        out.append(_verdict(
-            id=vid, claim=f"PEP of the AFA-CD skeleton ({text}, τ = 0, η = 2, η_L = 1/2: γ = 1/L) = GD's "
-            f"known worst case 4/(3N), N = {N}",
-            reference="PEPit nonconvex GD example; Abbaszadehpeivasti et al. 2021", measured=gd.value,
-            theoretical=known, criterion=Near(rel=t, text=f"relative {t}"),
-            requires={"certified": gd.certified},
-            method=f"PEP ({gd.seconds:.1f} s, Gram {gd.gram_size})",
-            control=ControlMeasurement(description=f"off-by-one iteration count 4/(3(N+1)) = {wrong:.6g}",
-                                       measured=gd.value, theoretical=wrong)))
+        out.append(
+            _verdict(
+                id=vid,
+                claim=f"PEP of the AFA-CD skeleton ({text}, τ = 0, η = 2, η_L = 1/2: γ = 1/L) = GD's "
+                f"known worst case 4/(3N), N = {N}",
+                reference="PEPit nonconvex GD example; Abbaszadehpeivasti et al. 2021",
+                measured=gd.value,
+                theoretical=known,
+                criterion=Near(rel=t, text=f"relative {t}"),
+                requires={"certified": gd.certified},
+                method=f"PEP ({gd.seconds:.1f} s, Gram {gd.gram_size})",
+                control=ControlMeasurement(
+                    description=f"off-by-one iteration count 4/(3(N+1)) = {wrong:.6g}",
+                    measured=gd.value,
+                    theoretical=wrong,
+                ),
+            )
+        )
     T, g = 4, 0.5
     ref = delayed_gd_reference(g, [min(t, 1) for t in range(T)])
     d1 = worst_case(AFACD(eta=2 * g, eta_L=0.5), gd_schedule(T, 1), c0, delta=1.0, metric="min", gap="f_T")
     d0 = worst_case(AFACD(eta=2 * g, eta_L=0.5), gd_schedule(T, 0), c0, delta=1.0, metric="min", gap="f_T")
-    out.append(_verdict(
-        id="pep.anchor.delayed_gd", claim=f"PEP of the skeleton = direct PEPit formulation of delayed GD "
-        f"(τ = 1, γ = 1/(2L), T = {T})", reference="PEPit (independent script)", measured=d1.value,
-        theoretical=ref, criterion=Near(rel=tol, text=f"relative {tol}"),
-        requires={"certified": d1.certified},
-        method="PEP vs PEP",
-        control=ControlMeasurement(description=f"delay ignored (plain GD value {d0.value:.6g})",
-                                   measured=d0.value, theoretical=ref)))
+    out.append(
+        _verdict(
+            id="pep.anchor.delayed_gd",
+            claim=f"PEP of the skeleton = direct PEPit formulation of delayed GD "
+            f"(τ = 1, γ = 1/(2L), T = {T})",
+            reference="PEPit (independent script)",
+            measured=d1.value,
+            theoretical=ref,
+            criterion=Near(rel=tol, text=f"relative {tol}"),
+            requires={"certified": d1.certified},
+            method="PEP vs PEP",
+            control=ControlMeasurement(
+                description=f"delay ignored (plain GD value {d0.value:.6g})",
+                measured=d0.value,
+                theoretical=ref,
+            ),
+        )
+    )
     return out
 
 
@@ -126,21 +167,35 @@ def thm4_printed(sigma_G=2.0) -> Verdict:
     tau_mem, m_fresh = int(stale.max()), int((stale == 0).sum(axis=-1).min())
     eta, eta_L = step_sizes("thm4", L=1.0, K=K, tau=tau_mem, M=M, m_fresh=m_fresh)
     c = Constants(L=1.0, mu=-1.0, sigma_L=0.0, sigma_G=sigma_G, f_star=0.0, x_star=None)
-    r = worst_case(AFACS(eta=eta, eta_L=eta_L), S, c, delta=1.0, heterogeneity="server",
-                   decrease_weight=4 / (eta * eta_L * T), loose=True)  # the 1e-6 gap stalls here (3× time)
+    r = worst_case(
+        AFACS(eta=eta, eta_L=eta_L),
+        S,
+        c,
+        delta=1.0,
+        heterogeneity="server",
+        decrease_weight=4 / (eta * eta_L * T),
+        loose=True,
+    )  # the 1e-6 gap stalls here (3× time)
     terms = theorem4.bound_terms(S, c, eta=eta, eta_L=eta_L, f0=1.0, scope="ignore")
     rest = float(sum(v[0] for k, v in terms.items() if k != "transient"))
     up = r.value if r.certified else float("inf")
     return _verdict(
-        id="pep.thm4.printed", claim=f"thm4 as printed (numerator f(x_0) − f(x_T)): max over the class of "
+        id="pep.thm4.printed",
+        claim=f"thm4 as printed (numerator f(x_0) − f(x_T)): max over the class of "
         f"avg − 4(f(x_0) − f(x_T))/(η η_L T) ≤ α_G σ_G², (M, m, K, T, τ) = ({M}, {m}, {K}, {T}, {tau}), "
-        f"σ_G = {sigma_G}", reference=REF, measured=up, theoretical=rest,
+        f"σ_G = {sigma_G}",
+        reference=REF,
+        measured=up,
+        theoretical=rest,
         criterion=AtMost(text="certified SDP dual value (rel. gap ≤ 1e-4)"),
         requires={"certified": r.certified},
-        method=f"PEP (Gram {r.gram_size}, {r.seconds:.1f} s, status {r.status})", inside_conditions=True,
+        method=f"PEP (Gram {r.gram_size}, {r.seconds:.1f} s, status {r.status})",
+        inside_conditions=True,
         notes=f"memory staleness τ = {tau_mem}, m' = {m_fresh}; η = {eta:.4g}, η_L = {eta_L:.4g}",
-        control=ControlMeasurement(description="the same claim without its σ_G term (≤ 0)", measured=up,
-                                   theoretical=0.0))
+        control=ControlMeasurement(
+            description="the same claim without its σ_G term (≤ 0)", measured=up, theoretical=0.0
+        ),
+    )
 
 
 @register("pep", "PEP: Theorems 2–4 certified over the function class at σ_L = 0", REF, slow=True)
@@ -148,7 +203,7 @@ def run(ctx):
     from afltheory.pep import bracket
 
     out = anchors() + [thm4_printed()]
-    for m, K, T, tau, sG in (SIZES_QUICK if ctx.quick else SIZES_FULL):
+    for m, K, T, tau, sG in SIZES_QUICK if ctx.quick else SIZES_FULL:
         for claim in ("thm2", "thm3", "thm4"):
             out.append(verdict_for(bracket(claim, m=m, K=K, T=T, tau=tau, sigma_G=sG)))
     return out

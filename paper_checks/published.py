@@ -35,13 +35,15 @@ def khaled2020(ctx):
     return instances.khaled2020()
 
 
-@register("published.scaffold2020", "SCAFFOLD 2020 Thm III (σ = 0): linear rate, no heterogeneity term",
-          REF)
+@register("published.scaffold2020", "SCAFFOLD 2020 Thm III (σ = 0): linear rate, no heterogeneity term", REF)
 def scaffold2020(ctx):
     return instances.scaffold2020()
 
 
-@register("published.fednova2020", "FedNova 2020: normalized averaging removes FedAvg's objective "
-          "inconsistency", REF)
+@register(
+    "published.fednova2020",
+    "FedNova 2020: normalized averaging removes FedAvg's objective inconsistency",
+    REF,
+)
 def fednova2020(ctx):
     return instances.fednova2020()

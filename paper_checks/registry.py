@@ -10,9 +10,31 @@ from afltheory.checks import load_all as _load_plugins
 __all__ = ["CHECKS", "MODULES", "Context", "load", "load_all", "register"]
 
 #: check modules in report order (each registers one or more ids on import)
-MODULES = ("thm1", "thm2", "thm3", "thm4", "cor1", "cor2", "cor3", "remark4", "lemmas", "wallclock",
-           "inconsistencies", "yu", "mtl", "adversary", "pep", "compression", "engines", "dynamic",
-           "agreement", "laws", "tightness", "calibration", "published")
+MODULES = (
+    "thm1",
+    "thm2",
+    "thm3",
+    "thm4",
+    "cor1",
+    "cor2",
+    "cor3",
+    "remark4",
+    "lemmas",
+    "wallclock",
+    "inconsistencies",
+    "yu",
+    "mtl",
+    "adversary",
+    "pep",
+    "compression",
+    "engines",
+    "dynamic",
+    "agreement",
+    "laws",
+    "tightness",
+    "calibration",
+    "published",
+)
 
 
 def load() -> list[str]:

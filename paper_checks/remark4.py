@@ -47,23 +47,37 @@ def run(ctx):
         curves[f"τ = {tau}"] = (np.arange(T + 1), tr.mean())
     dev = max(abs(E[t] / E[0] - 1) for t in (2, 4))
     ctl = abs(E[tau_wrong] / E[0] - 1)
-    conds = [theorem3.conditions(L=1.0, eta=algo.eta, eta_L=algo.eta_L, K_max=K, tau=t, num_workers=10)
-             for t in (2, 4)]
+    conds = [
+        theorem3.conditions(L=1.0, eta=algo.eta, eta_L=algo.eta_L, K_max=K, tau=t, num_workers=10)
+        for t in (2, 4)
+    ]
     inside = all(c.holds for cs in conds for c in cs)
     path, rel = ctx.fig("remark4_tau")
     curves_plot(path, curves, title=f"E‖∇f(x_t)‖² for several τ (threshold τ* = {thr:.2f})", logx=True)
-    return [Verdict.judged(
-        id="remark4.tau_threshold", claim=f"error independent of τ for τ ≤ τ* = {thr:.2f} (T={T}, m={m}, "
-                                          f"K={K})",
-        reference=REF, measured=dev, theoretical=0.0,
-        criterion=AtMost(tol=0.10, text="max relative change ≤ 10 %"), relation="~=",
-        quantity="max relative change",
-        figures=(rel,), inside_conditions=inside,
-        control=ControlMeasurement(description=f"τ = {tau_wrong}: the larger printed threshold "
-                                   "T^(1/2)/(m^(1/2)K^(5/2)) read as the bound (max instead of min)",
-                                   measured=ctl, theoretical=0.0),
-        method=f"monte-carlo (R={R}), common random numbers",
-        notes=(("" if inside else "outside the conditions (exploratory): Theorem 3's (C2) fails; ")
-               + f"(1/T)ΣE‖∇f‖² by τ: {({k: round(v, 6) for k, v in E.items()})}; thresholds from "
-               f"theory.corollaries: printed {nums['printed']}, derived {nums['derived']}"),
-        details={"E": {str(k): v for k, v in E.items()}, "threshold": thr})]
+    return [
+        Verdict.judged(
+            id="remark4.tau_threshold",
+            claim=f"error independent of τ for τ ≤ τ* = {thr:.2f} (T={T}, m={m}, K={K})",
+            reference=REF,
+            measured=dev,
+            theoretical=0.0,
+            criterion=AtMost(tol=0.10, text="max relative change ≤ 10 %"),
+            relation="~=",
+            quantity="max relative change",
+            figures=(rel,),
+            inside_conditions=inside,
+            control=ControlMeasurement(
+                description=f"τ = {tau_wrong}: the larger printed threshold "
+                "T^(1/2)/(m^(1/2)K^(5/2)) read as the bound (max instead of min)",
+                measured=ctl,
+                theoretical=0.0,
+            ),
+            method=f"monte-carlo (R={R}), common random numbers",
+            notes=(
+                ("" if inside else "outside the conditions (exploratory): Theorem 3's (C2) fails; ")
+                + f"(1/T)ΣE‖∇f‖² by τ: { ({k: round(v, 6) for k, v in E.items()}) }; thresholds from "
+                f"theory.corollaries: printed {nums['printed']}, derived {nums['derived']}"
+            ),
+            details={"E": {str(k): v for k, v in E.items()}, "threshold": thr},
+        )
+    ]

@@ -37,8 +37,11 @@ REF = "[Yang et al. 2022, Thm 1]"
 
 
 def _algos(eta, eta_L):
-    return {"AFA-CD": AFACD(eta, eta_L), "FedAvg": FedAvg(eta, eta_L), "AFA-CS": AFACS(eta, eta_L,
-                                                                                       memory_init="zeros")}
+    return {
+        "AFA-CD": AFACD(eta, eta_L),
+        "FedAvg": FedAvg(eta, eta_L),
+        "AFA-CS": AFACS(eta, eta_L, memory_init="zeros"),
+    }
 
 
 @register("thm1", "lower bound: only worker 1 arrives ⇒ E‖∇f(x̂)‖² → σ_G²; uniform arrivals ⇒ → 0", REF)
@@ -68,12 +71,12 @@ def run(ctx):
     ratios = {}
     samples = {}
     for eta_L in (0.05, 0.01):
-        for G in ((1.0,) if ctx.quick else Gs):
+        for G in (1.0,) if ctx.quick else Gs:
             p = LowerBoundPair(G)
             sG2 = p.constants.sigma_G**2
             for name, algo in _algos(1.0, eta_L).items():
                 tr = sim(p, algo, uni, Tu, R, ctx.seed_for("thm1u", G, name, eta_L), x0=x0)
-                s = tr.grad_norm_sq[:, Tu // 2:].mean(axis=1) / sG2
+                s = tr.grad_norm_sq[:, Tu // 2 :].mean(axis=1) / sG2
                 samples[(eta_L, G, name)] = s
                 ratios[(eta_L, G, name)] = (float(s.mean()), upper_confidence_bound(s, 0.99))
                 if G == 1.0 and eta_L == 0.01:
@@ -89,35 +92,62 @@ def run(ctx):
     uniform_far = max((ratios[k][0] for k in key), key=lambda r: abs(r - 1))  # the run farthest from σ_G²
     fixed_far = max(finals.values(), key=lambda r: abs(r - 1))
     at_floor = Near(tol=1e-6, on="worst", text="max |‖∇f(x_T)‖²/σ_G² − 1| ≤ 1e-6 (deterministic)")
-    out.append(Verdict.judged(
-        id="thm1.only_worker1", claim="only worker 1 arrives: AFA-CD, FedAvg, AFA-CS end at ‖∇f(x̂)‖² = σ_G² "
-        "(G = 0.5, 1, 2)", reference=REF, measured=float(np.mean(list(finals.values()))),
-        ci=(min(finals.values()), max(finals.values())), theoretical=1.0, criterion=at_floor,
-        stats={"worst": fixed_far}, figures=[rel],
-        control=ControlMeasurement(description="uniform runs (η_L = 0.01) held to the same claim "
-                                   "‖∇f‖²/σ_G² = 1 ± 1e-6", measured=uniform_far, theoretical=1.0,
-                                   stats={"worst": uniform_far}),
-        quantity="‖∇f(x_T)‖²/σ_G² (mean of 9 runs)", interval="min–max over the 9 runs",
-        method="deterministic simulation (σ_L = 0)",
-        notes=("measured is ‖∇f(x_T)‖²/σ_G² (mean, [min, max]) over 9 runs; AFA-CD vs closed form: max rel. "
-               "error "
-               f"{max(closed):.2e}. AFA-CS with warm-started memory ends at ‖∇f‖² = {warm:.4g} = 4x_0² (slot "
-               "2 "
-               f"keeps worker 2's update at x_0: the lower-bound scenario needs empty memory)"),
-        details={"closed_form_max_rel_err": max(closed), "afacs_warm_final": float(warm)}))
-    out.append(Verdict.judged(
-        id="thm1.uniform_to_zero",
-        claim="uniform arrivals: the same algorithms go to 0 (E‖∇f‖²/σ_G² ≤ 0.05 at "
-        "η_L = 0.01)", reference=REF, measured=float(np.mean([ratios[k][0] for k in key])), ci=(None,
-                                                                                                worst_u),
-        theoretical=0.0, criterion=AtMost(tol=0.05, on="ucb", text="max 99 % UCB ≤ 0.05"),
-        stats={"ucb": worst_u}, figures=[rel],
-        control=ControlMeasurement(description="fixed-arrival runs (deterministic: UCB = value) held to the "
-                                   "same claim ‖∇f‖²/σ_G² ≤ 0.05", measured=fixed_as_uniform, theoretical=0.0,
-                                   stats={"ucb": fixed_as_uniform}),
-        quantity="E‖∇f‖²/σ_G² (mean over runs)", interval="largest 99 % UCB",
-        relation="~=", method=f"monte-carlo (R={R}), rounds 300–600",
-        notes="per algorithm at η_L=0.01: " + ", ".join(f"{k[2]} (G={k[1]}) {ratios[k][0]:.2e}" for k in key)
-              + "; at η_L=0.05: " + ", ".join(f"{k[2]} {v:.2e}" for k, v in big.items())
-              + " — the floor shrinks with the step (AFA-CS: 0, variance reduction)"))
+    out.append(
+        Verdict.judged(
+            id="thm1.only_worker1",
+            claim="only worker 1 arrives: AFA-CD, FedAvg, AFA-CS end at ‖∇f(x̂)‖² = σ_G² (G = 0.5, 1, 2)",
+            reference=REF,
+            measured=float(np.mean(list(finals.values()))),
+            ci=(min(finals.values()), max(finals.values())),
+            theoretical=1.0,
+            criterion=at_floor,
+            stats={"worst": fixed_far},
+            figures=[rel],
+            control=ControlMeasurement(
+                description="uniform runs (η_L = 0.01) held to the same claim ‖∇f‖²/σ_G² = 1 ± 1e-6",
+                measured=uniform_far,
+                theoretical=1.0,
+                stats={"worst": uniform_far},
+            ),
+            quantity="‖∇f(x_T)‖²/σ_G² (mean of 9 runs)",
+            interval="min–max over the 9 runs",
+            method="deterministic simulation (σ_L = 0)",
+            notes=(
+                "measured is ‖∇f(x_T)‖²/σ_G² (mean, [min, max]) over 9 runs; AFA-CD vs closed form: "
+                f"max rel. error {max(closed):.2e}. AFA-CS with warm-started memory ends at "
+                f"‖∇f‖² = {warm:.4g} = 4x_0² (slot 2 keeps worker 2's update at x_0: the lower-bound "
+                "scenario needs empty memory)"
+            ),
+            details={"closed_form_max_rel_err": max(closed), "afacs_warm_final": float(warm)},
+        )
+    )
+    out.append(
+        Verdict.judged(
+            id="thm1.uniform_to_zero",
+            claim="uniform arrivals: the same algorithms go to 0 (E‖∇f‖²/σ_G² ≤ 0.05 at η_L = 0.01)",
+            reference=REF,
+            measured=float(np.mean([ratios[k][0] for k in key])),
+            ci=(None, worst_u),
+            theoretical=0.0,
+            criterion=AtMost(tol=0.05, on="ucb", text="max 99 % UCB ≤ 0.05"),
+            stats={"ucb": worst_u},
+            figures=[rel],
+            control=ControlMeasurement(
+                description="fixed-arrival runs (deterministic: UCB = value) held to the "
+                "same claim ‖∇f‖²/σ_G² ≤ 0.05",
+                measured=fixed_as_uniform,
+                theoretical=0.0,
+                stats={"ucb": fixed_as_uniform},
+            ),
+            quantity="E‖∇f‖²/σ_G² (mean over runs)",
+            interval="largest 99 % UCB",
+            relation="~=",
+            method=f"monte-carlo (R={R}), rounds 300–600",
+            notes="per algorithm at η_L=0.01: "
+            + ", ".join(f"{k[2]} (G={k[1]}) {ratios[k][0]:.2e}" for k in key)
+            + "; at η_L=0.05: "
+            + ", ".join(f"{k[2]} {v:.2e}" for k, v in big.items())
+            + " — the floor shrinks with the step (AFA-CS: 0, variance reduction)",
+        )
+    )
     return out

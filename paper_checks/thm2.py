@@ -68,15 +68,29 @@ def steps(L=1.0):
 
 
 def terms_of(schedule, problem, eta, x0):
-    return theorem2.bound_terms(schedule, problem.constants, eta=eta, eta_L=ETA_L, f0=problem.value(x0),
-                                num_workers=problem.num_workers, scope="raise")
+    return theorem2.bound_terms(
+        schedule,
+        problem.constants,
+        eta=eta,
+        eta_L=ETA_L,
+        f0=problem.value(x0),
+        num_workers=problem.num_workers,
+        scope="raise",
+    )
 
 
 def run_bound(problem, behaviour, eta, eta_L, T, R, seed, x0=None):
     """Simulate AFA-CD and evaluate Theorem 2's bound on the realized schedule (used by other checks)."""
     tr = sim(problem, AFACD(eta, eta_L), behaviour, T, R, seed, x0=x0)
-    b = theorem2.bound(tr.schedule, problem.constants, eta=eta, eta_L=eta_L, f0=problem.value(tr.x0),
-                       num_workers=problem.num_workers, scope="ignore")
+    b = theorem2.bound(
+        tr.schedule,
+        problem.constants,
+        eta=eta,
+        eta_L=eta_L,
+        f0=problem.value(tr.x0),
+        num_workers=problem.num_workers,
+        scope="ignore",
+    )
     return tr, b
 
 
@@ -94,8 +108,12 @@ def stability_grid(problem, behaviour, etas, eta_Ls, T, R, seed, bound_fn):
     return div, held
 
 
-@register("thm2", "Theorem 2 bound (AFA-CD, general arrivals) by term on 3 families; engine = Algorithm 2; "
-          "stability region", REF)
+@register(
+    "thm2",
+    "Theorem 2 bound (AFA-CD, general arrivals) by term on 3 families; engine = Algorithm 2; "
+    "stability region",
+    REF,
+)
 def run(ctx):
     T, R = (300, 32) if ctx.quick else (1000, 64)
     fams = families()
@@ -107,14 +125,26 @@ def run(ctx):
         rest = sum(terms_of(sched, p, eta, p.constants.x_star).values())
         x0 = steep_start(p, rest, eta * ETA_L, T, SHARE)
         tr = sim(p, AFACD(eta, ETA_L), Replay(sched), T, R, ctx.seed_for("thm2", name, "run"), x0=x0)
-        out.append(bound_check(
-            id=f"thm2.{name}", claim=f"Thm 2 bound holds where its transient term matters: AFA-CD, {name}, "
-            "concentrated biased arrivals, τ≤4, K~U{1..4}", reference=REF, measured=tr.time_average(),
-            terms=terms_of(sched, p, eta, x0), about="transient", inside_conditions=True, figures=[fig],
-            notes=(f"x_0 = x* + r·v_top with f(x_0) − f* = {p.value(x0) - p.constants.f_star:.4g}; "
-                   f"η={eta:.4g}, "
-                   f"η_L={ETA_L}, x=ηη_L={eta * ETA_L:.4g}; conditions: {conditions_note(conds)}; replicates "
-                   f"leaving the certified region: {int((tr.left_region >= 0).sum())}")))
+        out.append(
+            bound_check(
+                id=f"thm2.{name}",
+                claim=f"Thm 2 bound holds where its transient term matters: AFA-CD, {name}, "
+                "concentrated biased arrivals, τ≤4, K~U{1..4}",
+                reference=REF,
+                measured=tr.time_average(),
+                terms=terms_of(sched, p, eta, x0),
+                about="transient",
+                inside_conditions=True,
+                figures=[fig],
+                notes=(
+                    f"x_0 = x* + r·v_top with f(x_0) − f* = {p.value(x0) - p.constants.f_star:.4g}; "
+                    f"η={eta:.4g}, "
+                    f"η_L={ETA_L}, x=ηη_L={eta * ETA_L:.4g}; conditions: {conditions_note(conds)}; "
+                    "replicates "
+                    f"leaving the certified region: {int((tr.left_region >= 0).sum())}"
+                ),
+            )
+        )
     # the σ_G² floor, at x_0 = x*
     p = fams["quadratic"]
     sched = behaviour(p).sample(T, R, p.num_workers, ctx.seed_for("thm2", "floor"))
@@ -123,26 +153,45 @@ def run(ctx):
     beh_p = Behaviour(BiasedArrivals.paper(5), UniformDelay(TAU), UniformSteps.paper(2))
     trp, bp = run_bound(p, beh_p, eta, ETA_L, T, R, ctx.seed_for("thm2", "paper"))
     cp = compare_bound(trp.time_average(), bp)
-    out.append(bound_check(
-        id="thm2.floor", claim="Thm 2's constant 6σ_G² term covers the error floor of biased arrivals (x_0 = "
-                               "x*, "
-        "quadratic, concentrated arrivals)", reference=REF, measured=tr.time_average(),
-        terms=terms_of(sched, p, eta, xs), about="sigma_G_floor", inside_conditions=True, figures=[fig],
-        notes=(f"paper's biased arrivals (m=5) at the default x_0: measured {cp.measured:.4g}, bound "
-               f"{cp.bound:.4g},"
-               f" slack {cp.slack:.3g}, holds {cp.holds}"),
-        details={"paper_biased": {"measured": cp.measured, "bound": cp.bound, "slack": cp.slack}}))
+    out.append(
+        bound_check(
+            id="thm2.floor",
+            claim="Thm 2's constant 6σ_G² term covers the error floor of biased arrivals (x_0 = "
+            "x*, "
+            "quadratic, concentrated arrivals)",
+            reference=REF,
+            measured=tr.time_average(),
+            terms=terms_of(sched, p, eta, xs),
+            about="sigma_G_floor",
+            inside_conditions=True,
+            figures=[fig],
+            notes=(
+                f"paper's biased arrivals (m=5) at the default x_0: measured {cp.measured:.4g}, bound "
+                f"{cp.bound:.4g},"
+                f" slack {cp.slack:.3g}, holds {cp.holds}"
+            ),
+            details={"paper_biased": {"measured": cp.measured, "bound": cp.bound, "slack": cp.slack}},
+        )
+    )
     bound_figure(ctx, "thm2_bounds", out, "Theorem 2: measured vs bound (slack annotated)")
     # engine = Algorithm 2 (deterministic gradients, realized schedule)
     q = families(sigma_L=0.0)["curvature"]
     sref = behaviour(q).sample(60 if ctx.quick else 200, 2, q.num_workers, ctx.seed_for("thm2", "ref"))
-    out.append(reference_check(
-        id="thm2.engine_vs_reference", claim="the simulated AFA-CD is Algorithm 2 as proved (stale start "
-                                             "x_{t−τ}, "
-        "mean of K local gradients, server step ηη_L × mean over the m arrivals)", reference=REF, problem=q,
-        algorithm=AFACD(eta, ETA_L), schedule=sref, x0=q.default_x0(), seed=ctx.seed_for("thm2", "ref",
-                                                                                         "run"),
-        notes="curvature family (per-worker Hessians), concentrated arrivals, τ≤4, K~U{1..4}, σ_L = 0"))
+    out.append(
+        reference_check(
+            id="thm2.engine_vs_reference",
+            claim="the simulated AFA-CD is Algorithm 2 as proved (stale start "
+            "x_{t−τ}, "
+            "mean of K local gradients, server step ηη_L × mean over the m arrivals)",
+            reference=REF,
+            problem=q,
+            algorithm=AFACD(eta, ETA_L),
+            schedule=sref,
+            x0=q.default_x0(),
+            seed=ctx.seed_for("thm2", "ref", "run"),
+            notes="curvature family (per-worker Hessians), concentrated arrivals, τ≤4, K~U{1..4}, σ_L = 0",
+        )
+    )
     # stability region
     beh = behaviour(p)
     if ctx.quick:
@@ -152,15 +201,24 @@ def run(ctx):
     L = p.constants.L
 
     def bound_fn(tr, e, eL):
-        return theorem2.bound(tr.schedule, p.constants, eta=e, eta_L=eL, f0=p.value(tr.x0), num_workers=10,
-                              scope="ignore")
+        return theorem2.bound(
+            tr.schedule, p.constants, eta=e, eta_L=eL, f0=p.value(tr.x0), num_workers=10, scope="ignore"
+        )
 
     div, held = stability_grid(p, beh, etas, eta_Ls, Ts, 4, ctx.seed_for("thm2", "grid"), bound_fn)
     region = theorem2.region(etas, eta_Ls, L=L, K_max=K_MAX, tau=TAU)
     inflated = theorem2.region(etas / 100, eta_Ls, L=L, K_max=K_MAX, tau=TAU)
     path, rel = ctx.fig("thm2_stability")
-    stability_region_plot(path, etas, eta_Ls, region, div, bound_held=held, chosen=(eta, ETA_L),
-                          title="Thm 2 (quadratic, τ≤4, K≤4)")
+    stability_region_plot(
+        path,
+        etas,
+        eta_Ls,
+        region,
+        div,
+        bound_held=held,
+        chosen=(eta, ETA_L),
+        title="Thm 2 (quadratic, τ≤4, K≤4)",
+    )
     bad_in = int((region & div).sum())
     bad_inflated = int((inflated & div).sum())
     E, EL = np.meshgrid(etas, eta_Ls)
@@ -171,25 +229,43 @@ def run(ctx):
         e = fac * eta / 0.9
         tr, b = run_bound(p, beh, e, ETA_L, T, R, ctx.seed_for("thm2", "out", fac))
         c = compare_bound(tr.time_average(), b)
-        outside[fac] = {"diverged": bool(tr.divergence.any), "measured": c.measured, "bound": c.bound,
-                        "held": c.holds}
-    out.append(Verdict.judged(
-        id="thm2.stability", claim="inside (C1)–(C3) no run diverges (the conditions are sufficient)",
-        reference=REF, measured=bad_in, theoretical=0,
-        criterion=AtMost(text="divergent grid points inside the region = 0"), relation="~=",
-    quantity="divergent grid points inside the region",
-        figures=(rel,), inside_conditions=True,
-        control=ControlMeasurement(description="theory region inflated ×100 in η", measured=bad_inflated,
-                                   theoretical=0),
-        method=f"grid {len(etas)}×{len(eta_Ls)}, T={Ts}, R=4",
-        notes=(f"{int(region.sum())} grid points inside the region, {int(div.sum())} divergent overall; "
-               "smallest "
-               f"divergent x=ηη_L on the grid {xdiv:.3g} vs theory's x_max {xmax:.3g} (conservative ×"
-               f"{xdiv / xmax:.3g}); converged points outside the region where the bound still held: "
-               f"{int((held & ~region).sum())}/{int((~div & ~region).sum())}. Just outside (η_L={ETA_L}; "
-               "outside the "
-               "conditions (exploratory)): "
-               + "; ".join(f"η = {f:g}·η_max: diverged {o['diverged']}, measured {o['measured']:.3g}, bound "
-                           f"{o['bound']:.3g}, bound held {o['held']}" for f, o in outside.items())),
-        details={"outside": {str(k): v for k, v in outside.items()}, "x_div_min": xdiv, "x_max": xmax}))
+        outside[fac] = {
+            "diverged": bool(tr.divergence.any),
+            "measured": c.measured,
+            "bound": c.bound,
+            "held": c.holds,
+        }
+    out.append(
+        Verdict.judged(
+            id="thm2.stability",
+            claim="inside (C1)–(C3) no run diverges (the conditions are sufficient)",
+            reference=REF,
+            measured=bad_in,
+            theoretical=0,
+            criterion=AtMost(text="divergent grid points inside the region = 0"),
+            relation="~=",
+            quantity="divergent grid points inside the region",
+            figures=(rel,),
+            inside_conditions=True,
+            control=ControlMeasurement(
+                description="theory region inflated ×100 in η", measured=bad_inflated, theoretical=0
+            ),
+            method=f"grid {len(etas)}×{len(eta_Ls)}, T={Ts}, R=4",
+            notes=(
+                f"{int(region.sum())} grid points inside the region, {int(div.sum())} divergent overall; "
+                "smallest "
+                f"divergent x=ηη_L on the grid {xdiv:.3g} vs theory's x_max {xmax:.3g} (conservative ×"
+                f"{xdiv / xmax:.3g}); converged points outside the region where the bound still held: "
+                f"{int((held & ~region).sum())}/{int((~div & ~region).sum())}. Just outside (η_L={ETA_L}; "
+                "outside the "
+                "conditions (exploratory)): "
+                + "; ".join(
+                    f"η = {f:g}·η_max: diverged {o['diverged']}, measured {o['measured']:.3g}, bound "
+                    f"{o['bound']:.3g}, bound held {o['held']}"
+                    for f, o in outside.items()
+                )
+            ),
+            details={"outside": {str(k): v for k, v in outside.items()}, "x_div_min": xdiv, "x_max": xmax},
+        )
+    )
     return out

@@ -58,19 +58,23 @@ def run_cfg(p, m, eta_L, T, R, seed, x0=None, tau=TAU):
     conds = theorem3.conditions(L=p.constants.L, eta=eta, eta_L=eta_L, K_max=K_MAX, tau=tau, num_workers=M)
     require_conditions(conds, "thm3")
     tr = sim(p, AFACD(eta, eta_L), beh, T, R, seed, x0=x0)
-    b = theorem3.bound(tr.schedule, p.constants, eta=eta, eta_L=eta_L, f0=p.value(tr.x0), num_workers=M,
-                       scope="raise")
+    b = theorem3.bound(
+        tr.schedule, p.constants, eta=eta, eta_L=eta_L, f0=p.value(tr.x0), num_workers=M, scope="raise"
+    )
     return tr, b, eta, conds
 
 
-@register("thm3", "Theorem 3 bound (AFA-CD, uniform arrivals) by term on 3 families; missing sampling "
-                  "term", REF)
+@register(
+    "thm3", "Theorem 3 bound (AFA-CD, uniform arrivals) by term on 3 families; missing sampling term", REF
+)
 def run(ctx):
     T, R = (300, 32) if ctx.quick else (1000, 64)
     out = []
     fig = ctx.fig("thm3_bounds")[1]
-    eta = 0.9 * theorem3.admissible_step_sizes(L=1.0, eta_L=ETA_L, K_max=K_MAX, tau=TAU,
-                                               num_workers=M).require()
+    eta = (
+        0.9
+        * theorem3.admissible_step_sizes(L=1.0, eta_L=ETA_L, K_max=K_MAX, tau=TAU, num_workers=M).require()
+    )
     conds = theorem3.conditions(L=1.0, eta=eta, eta_L=ETA_L, K_max=K_MAX, tau=TAU, num_workers=M)
     require_conditions(conds, "thm3")
     beh = Behaviour(UniformArrivals(5), UniformDelay(TAU), UniformSteps.paper(2))
@@ -78,18 +82,27 @@ def run(ctx):
         sched = beh.sample(T, R, M, ctx.seed_for("thm3", name))
 
         def terms(x0, sched=sched, p=p):
-            return theorem3.bound_terms(sched, p.constants, eta=eta, eta_L=ETA_L, f0=p.value(x0),
-                                        num_workers=M,
-                                        scope="raise")
+            return theorem3.bound_terms(
+                sched, p.constants, eta=eta, eta_L=ETA_L, f0=p.value(x0), num_workers=M, scope="raise"
+            )
 
         x0 = steep_start(p, sum(terms(p.constants.x_star).values()), eta * ETA_L, T, SHARE)
         tr = sim(p, AFACD(eta, ETA_L), Replay(sched), T, R, ctx.seed_for("thm3", name, "run"), x0=x0)
-        out.append(bound_check(
-            id=f"thm3.{name}", claim=f"Thm 3 bound holds where its transient term matters: AFA-CD, {name}, "
-                                     "uniform "
-            "m=5/10, τ≤2, K~U{1..4}", reference=REF, measured=tr.time_average(), terms=terms(x0),
-            about="transient", inside_conditions=True, figures=[fig],
-            notes=f"η={eta:.4g}, η_L={ETA_L}; conditions: {conditions_note(conds)}"))
+        out.append(
+            bound_check(
+                id=f"thm3.{name}",
+                claim=f"Thm 3 bound holds where its transient term matters: AFA-CD, {name}, "
+                "uniform "
+                "m=5/10, τ≤2, K~U{1..4}",
+                reference=REF,
+                measured=tr.time_average(),
+                terms=terms(x0),
+                about="transient",
+                inside_conditions=True,
+                figures=[fig],
+                notes=f"η={eta:.4g}, η_L={ETA_L}; conditions: {conditions_note(conds)}",
+            )
+        )
     bound_figure(ctx, "thm3_bounds", out, "Theorem 3: measured vs bound")
     # sampling-variance finding
     q = families(sigma_L=0.0)["quadratic"]
@@ -98,41 +111,76 @@ def run(ctx):
     for m in (1, 5, M):
         tr, b, eta, _ = run_cfg(q, m, 0.0005, 300, R, ctx.seed_for("thm3", "samp", m), x0=xs, tau=0)
         s = tr.time_average()
-        res[m] = {"mean": float(s.mean()), "lcb": lcb(s) if m < M else float(s.mean()),
-                  "bound": float(b.mean())}
+        res[m] = {
+            "mean": float(s.mean()),
+            "lcb": lcb(s) if m < M else float(s.mean()),
+            "bound": float(b.mean()),
+        }
         if m == 1:
-            shares = term_shares(theorem3.bound_terms(tr.schedule, q.constants, eta=eta, eta_L=0.0005,
-                                                      f0=q.value(xs), num_workers=M, scope="raise"))
-    exceeds = AtLeast(on="lcb", strict=True,
-                      text="lower 99 % t-bound of measured > bound for m = 1 and m = 5")
+            shares = term_shares(
+                theorem3.bound_terms(
+                    tr.schedule,
+                    q.constants,
+                    eta=eta,
+                    eta_L=0.0005,
+                    f0=q.value(xs),
+                    num_workers=M,
+                    scope="raise",
+                )
+            )
+    exceeds = AtLeast(
+        on="lcb", strict=True, text="lower 99 % t-bound of measured > bound for m = 1 and m = 5"
+    )
     also_m5 = exceeds.judge(res[5]["mean"], res[5]["bound"], lcb=res[5]["lcb"])
     ratio = res[1]["mean"] / res[5]["mean"]
     pred = ((M - 1) / (1 * (M - 1))) / ((M - 5) / (5 * (M - 1)))
     path2, rel2 = ctx.fig("thm3_sampling")
-    bound_plot(path2, [f"m={m}" for m in res], [max(r["mean"], 1e-12) for r in res.values()],
-               [r["bound"] for r in res.values()], title="Thm 3 at x_0 = x*, σ_L = 0, η_L = 5e-4: measured "
-                                                         "vs bound")
-    out.append(Verdict.judged(
-        id="thm3.sampling_term", claim="FINDING: Thm 3's bound misses the partial-participation sampling "
-                                       "variance "
-        "(violated for m < M; x_0 = x*, σ_L = 0, small η_L)", reference=REF, measured=res[1]["mean"],
-        ci=(res[1]["lcb"], None), theoretical=res[1]["bound"],
-        criterion=exceeds, stats={"lcb": res[1]["lcb"]}, requires={"m = 5 exceeds too": also_m5},
-        figures=(rel2,),
-        control=ControlMeasurement(description="same detector with full participation m = M (no sampling "
-                                   "noise)", measured=res[M]["mean"], theoretical=res[M]["bound"],
-                                   stats={"lcb": res[M]["lcb"]}),
-        quantity="left side at m = 1 (mean)",
-        slack=res[1]["bound"] / res[1]["mean"], method=f"monte-carlo (R={R}), T=300", finding=True,
-        inside_conditions=True, terms=shares,
-        notes=(f"m=1: measured {res[1]['mean']:.3g} vs bound {res[1]['bound']:.3g}; m=5: "
-               f"{res[5]['mean']:.3g} vs "
-               f"{res[5]['bound']:.3g}; m=10: {res[M]['mean']:.3g} vs {res[M]['bound']:.3g}. Ratio m=1/m=5 = "
-               f"{ratio:.3g} vs sampling-variance prediction (M−m)/(m(M−1)) ratio {pred:.3g}: the excess is "
-               "the "
-               "without-replacement sampling variance of the heterogeneous gradients, a term ∝ "
-               "ηη_L(M−m)/(m(M−1))σ_G² "
-               "that the printed α_G = 30L²η_L²K̂² does not contain. Bound terms (m=1): "
-               "" + format_shares(shares)),
-        details={"by_m": {str(k): v for k, v in res.items()}, "ratio": ratio, "predicted_ratio": pred}))
+    bound_plot(
+        path2,
+        [f"m={m}" for m in res],
+        [max(r["mean"], 1e-12) for r in res.values()],
+        [r["bound"] for r in res.values()],
+        title="Thm 3 at x_0 = x*, σ_L = 0, η_L = 5e-4: measured vs bound",
+    )
+    out.append(
+        Verdict.judged(
+            id="thm3.sampling_term",
+            claim="FINDING: Thm 3's bound misses the partial-participation sampling "
+            "variance "
+            "(violated for m < M; x_0 = x*, σ_L = 0, small η_L)",
+            reference=REF,
+            measured=res[1]["mean"],
+            ci=(res[1]["lcb"], None),
+            theoretical=res[1]["bound"],
+            criterion=exceeds,
+            stats={"lcb": res[1]["lcb"]},
+            requires={"m = 5 exceeds too": also_m5},
+            figures=(rel2,),
+            control=ControlMeasurement(
+                description="same detector with full participation m = M (no sampling noise)",
+                measured=res[M]["mean"],
+                theoretical=res[M]["bound"],
+                stats={"lcb": res[M]["lcb"]},
+            ),
+            quantity="left side at m = 1 (mean)",
+            slack=res[1]["bound"] / res[1]["mean"],
+            method=f"monte-carlo (R={R}), T=300",
+            finding=True,
+            inside_conditions=True,
+            terms=shares,
+            notes=(
+                f"m=1: measured {res[1]['mean']:.3g} vs bound {res[1]['bound']:.3g}; m=5: "
+                f"{res[5]['mean']:.3g} vs "
+                f"{res[5]['bound']:.3g}; m=10: {res[M]['mean']:.3g} vs {res[M]['bound']:.3g}. "
+                f"Ratio m=1/m=5 = "
+                f"{ratio:.3g} vs sampling-variance prediction (M−m)/(m(M−1)) ratio {pred:.3g}: the excess is "
+                "the "
+                "without-replacement sampling variance of the heterogeneous gradients, a term ∝ "
+                "ηη_L(M−m)/(m(M−1))σ_G² "
+                "that the printed α_G = 30L²η_L²K̂² does not contain. Bound terms (m=1): "
+                "" + format_shares(shares)
+            ),
+            details={"by_m": {str(k): v for k, v in res.items()}, "ratio": ratio, "predicted_ratio": pred},
+        )
+    )
     return out

@@ -49,15 +49,20 @@ def steps_for(schedule, L, M):
     tau = int(stale.max())
     kmax = int(max(schedule.local_steps.max(), schedule.init_local_steps.max()))
     eta_L = 0.9 * np.sqrt(1 / (120 * tau * kmax**2 * L**2))
-    eta = 0.9 * theorem4.admissible_step_sizes(L=L, eta_L=eta_L, K_max=kmax, tau=tau, num_workers=M,
-                                               m_fresh=0).require()
+    eta = (
+        0.9
+        * theorem4.admissible_step_sizes(
+            L=L, eta_L=eta_L, K_max=kmax, tau=tau, num_workers=M, m_fresh=0
+        ).require()
+    )
     conds = theorem4.conditions(L=L, eta=eta, eta_L=eta_L, K_max=kmax, tau=tau, num_workers=M, m_fresh=0)
     require_conditions(conds, "thm4")
     return eta, eta_L, tau, kmax, conds
 
 
-@register("thm4", "Theorem 4 bound (AFA-CS, biased arrivals, bounded delays) by term; engine = Algorithm "
-                  "3", REF)
+@register(
+    "thm4", "Theorem 4 bound (AFA-CS, biased arrivals, bounded delays) by term; engine = Algorithm 3", REF
+)
 def run(ctx):
     T, R = (300, 32) if ctx.quick else (1000, 64)
     out = []
@@ -71,31 +76,49 @@ def run(ctx):
         eta, eta_L, tau, _, conds = steps_for(sched, p.constants.L, M)
 
         def terms(x0, sched=sched, p=p, eta=eta, eta_L=eta_L, M=M):
-            return theorem4.bound_terms(sched, p.constants, eta=eta, eta_L=eta_L, f0=p.value(x0),
-                                        num_workers=M,
-                                        scope="raise")
+            return theorem4.bound_terms(
+                sched, p.constants, eta=eta, eta_L=eta_L, f0=p.value(x0), num_workers=M, scope="raise"
+            )
 
         x0 = steep_start(p, sum(terms(p.constants.x_star).values()), eta * eta_L, T, SHARE)
         tr = sim(p, AFACS(eta, eta_L), Replay(sched), T, R, ctx.seed_for("thm4r", name), x0=x0)
-        out.append(bound_check(
-            id=f"thm4.{name}", claim=f"Thm 4 bound holds where its transient term matters: AFA-CS, {name}, "
-                                     f"biased arrivals (m=5), delays ≤ 2 (memory staleness τ = {tau}), "
-                                     "K~U{1,2}", reference=REF, measured=tr.time_average(), terms=terms(x0),
-            about="transient", inside_conditions=True, figures=[fig],
-            notes=(f"realized memory staleness τ={tau}, η_L={eta_L:.4g}, η={eta:.4g}; conditions: "
-                   f"{conditions_note(conds)}")))
+        out.append(
+            bound_check(
+                id=f"thm4.{name}",
+                claim=f"Thm 4 bound holds where its transient term matters: AFA-CS, {name}, "
+                f"biased arrivals (m=5), delays ≤ 2 (memory staleness τ = {tau}), "
+                "K~U{1,2}",
+                reference=REF,
+                measured=tr.time_average(),
+                terms=terms(x0),
+                about="transient",
+                inside_conditions=True,
+                figures=[fig],
+                notes=(
+                    f"realized memory staleness τ={tau}, η_L={eta_L:.4g}, η={eta:.4g}; conditions: "
+                    f"{conditions_note(conds)}"
+                ),
+            )
+        )
     bound_figure(ctx, "thm4_bounds", out, "Theorem 4 (AFA-CS): measured vs bound")
     q = families(sigma_L=0.0)["quadratic"]
     beh = Behaviour(BiasedArrivals.paper(5), UniformDelay(2), UniformSteps.paper(1))
     sref = beh.sample(80 if ctx.quick else 300, 2, q.num_workers, ctx.seed_for("thm4", "ref"))
     eta, eta_L, tau, _, _ = steps_for(sref, 1.0, q.num_workers)
-    out.append(reference_check(
-        id="thm4.engine_vs_reference", claim="the simulated AFA-CS is Algorithm 3 (slot i ← G_i on arrival, "
-                                             "warm "
-        "start at x_0, server step ηη_L × mean over all M slots)", reference=REF, problem=q,
-        algorithm=AFACS(20 * eta, eta_L), schedule=sref, x0=q.default_x0(), seed=ctx.seed_for("thm4", "ref",
-                                                                                              "run"),
-        notes=f"paper's biased arrivals (m=5), τ≤2, K~U{{1,2}}, σ_L = 0; realized memory staleness {tau}; η "
-              "×20 so "
-              "the memory's effect is visible within the horizon"))
+    out.append(
+        reference_check(
+            id="thm4.engine_vs_reference",
+            claim="the simulated AFA-CS is Algorithm 3 (slot i ← G_i on arrival, "
+            "warm "
+            "start at x_0, server step ηη_L × mean over all M slots)",
+            reference=REF,
+            problem=q,
+            algorithm=AFACS(20 * eta, eta_L),
+            schedule=sref,
+            x0=q.default_x0(),
+            seed=ctx.seed_for("thm4", "ref", "run"),
+            notes=f"paper's biased arrivals (m=5), τ≤2, K~U{{1,2}}, σ_L = 0; realized memory staleness "
+            f"{tau}; η ×20 so the memory's effect is visible within the horizon",
+        )
+    )
     return out

@@ -40,12 +40,19 @@ RTOL = 1e-8
 def _cases():
     M, m = 4, 2
     p = HeterogeneousQuadratic(dim=3, num_workers=M, L=1.0, mu=1.0, sigma_L=1.5, sigma_G=0.0, seed=0)
-    eta, eta_L = 2.0, 0.15                                  # x = η η_L = 0.3
+    eta, eta_L = 2.0, 0.15  # x = η η_L = 0.3
     uni = Behaviour(UniformArrivals(m), NoDelay(), ConstantSteps(1))
     full = Behaviour(UniformArrivals(M), NoDelay(), ConstantSteps(1))
-    return p, eta, eta_L, [("theorem2", theorem2, AFACD(eta, eta_L), uni, m),
-                           ("theorem3", theorem3, AFACD(eta, eta_L), uni, m),
-                           ("theorem4", theorem4, AFACS(eta, eta_L), full, M)]
+    return (
+        p,
+        eta,
+        eta_L,
+        [
+            ("theorem2", theorem2, AFACD(eta, eta_L), uni, m),
+            ("theorem3", theorem3, AFACD(eta, eta_L), uni, m),
+            ("theorem4", theorem4, AFACS(eta, eta_L), full, M),
+        ],
+    )
 
 
 @register("tightness", "tightness bands: measured / bound term inside a band around its exact slack", REF)
@@ -60,33 +67,48 @@ def run(ctx):
             warnings.simplefilter("ignore")
             measured = float(steady_state(p, alg, beh).grad_norm_sq)
             sched = beh.sample(8, 1, p.num_workers, ctx.seed_for("tightness", name))
-            terms = th.bound_terms(sched, p.constants, eta=eta, eta_L=eta_L, f0=p.constants.f_star,
-                                   scope="ignore")
+            terms = th.bound_terms(
+                sched, p.constants, eta=eta, eta_L=eta_L, f0=p.constants.f_star, scope="ignore"
+            )
         term = float(np.asarray(terms["sigma_L_server"], dtype=float)[0])
         closed = L * x * s2 / (n * (2.0 - x * L))
         ratios[name] = measured / term if term > 0 else np.inf
-        wrong[name] = measured / (term * n) if term > 0 else np.inf      # the term without its 1/n
-        parts.append(f"{name}: measured {measured:.8g} (closed form {closed:.8g}), term {term:.8g}, ratio "
-                     f"{ratios[name]:.8g}")
+        wrong[name] = measured / (term * n) if term > 0 else np.inf  # the term without its 1/n
+        parts.append(
+            f"{name}: measured {measured:.8g} (closed form {closed:.8g}), term {term:.8g}, ratio "
+            f"{ratios[name]:.8g}"
+        )
     dev = {k: abs(r / slack - 1.0) if np.isfinite(r) else np.inf for k, r in ratios.items()}
     worst = float(max(dev.values()))
     dev_ctl = float(min(abs(r / slack - 1.0) for r in wrong.values()))
-    return [Verdict.judged(
-        id="tightness.server_terms", reference=REF,
-        claim="measured stationary E‖∇f‖² / the σ_L² server term of Theorems 2-4 equals the exact slack "
-              "1/(4(2 − xL)) on H = L·I, K = 1, τ = 0, σ_G = 0 (the term is not attained: its slack is ≥ 1/8 "
-              "there)",
-        measured=worst, theoretical=0.0,
-        criterion=Near(tol=RTOL, text=f"|ratio / slack − 1| ≤ {RTOL:g} for each theorem (a factor-2 error "
-                                      "in the term or the engine moves the ratio by 2)"),
-        method="exact.steady_state / theoremK.bound_terms['sigma_L_server']",
-        notes=f"x = ηη_L = {x:g}, L = {L:g}, σ_L² = {s2:g}, slack {slack:.8g}; " + "; ".join(parts)
-              + ". No instance attains this term (the bound's constant 4 and the (2 − xL) of the exact value "
-              "leave a slack ≥ 1/8); the band is around the exact slack instead.",
-        details={"ratios": ratios, "slack": slack, "control_ratios": wrong},
-        control=ControlMeasurement(description="the term without its 1/m (σ_L² not divided by the "
-                                   "arrivals): smallest |ratio / slack − 1|", measured=dev_ctl,
-                                   theoretical=0.0))]
+    return [
+        Verdict.judged(
+            id="tightness.server_terms",
+            reference=REF,
+            claim="measured stationary E‖∇f‖² / the σ_L² server term of Theorems 2-4 equals the exact slack "
+            "1/(4(2 − xL)) on H = L·I, K = 1, τ = 0, σ_G = 0 (the term is not attained: its slack is ≥ 1/8 "
+            "there)",
+            measured=worst,
+            theoretical=0.0,
+            criterion=Near(
+                tol=RTOL,
+                text=f"|ratio / slack − 1| ≤ {RTOL:g} for each theorem (a factor-2 error "
+                "in the term or the engine moves the ratio by 2)",
+            ),
+            method="exact.steady_state / theoremK.bound_terms['sigma_L_server']",
+            notes=f"x = ηη_L = {x:g}, L = {L:g}, σ_L² = {s2:g}, slack {slack:.8g}; "
+            + "; ".join(parts)
+            + ". No instance attains this term (the bound's constant 4 and the (2 − xL) of the exact value "
+            "leave a slack ≥ 1/8); the band is around the exact slack instead.",
+            details={"ratios": ratios, "slack": slack, "control_ratios": wrong},
+            control=ControlMeasurement(
+                description="the term without its 1/m (σ_L² not divided by the "
+                "arrivals): smallest |ratio / slack − 1|",
+                measured=dev_ctl,
+                theoretical=0.0,
+            ),
+        )
+    ]
 
 
 __all__ = ["run"]

@@ -43,51 +43,109 @@ def run(ctx):
     out = []
     # analytic
     printed = Near(tol=5e-5, text="|value − printed| ≤ 5e-5 (both)")
-    out.append(Verdict.judged(id="wallclock.analytic",
-                       claim="E[max of 5 Exp(1)] = H_5 = 2.2833 and E[5th of 10 Exp(1)] = "
-                       "0.6456", reference=REF, measured=os_, theoretical=0.6456, criterion=printed,
-                       requires={"H_5 = 2.2833": printed.judge(H5, 2.2833)}, relation="~=", derivation=True,
-                       control=ControlMeasurement(description="H_5 compared with the order-statistic value "
-                                                  "0.6456", measured=H5, theoretical=0.6456),
-                       quantity="E[5th of 10 Exp(1)]",
-                       method="exact (fractions)", details={"H5": H5, "order_stat": os_}))
+    out.append(
+        Verdict.judged(
+            id="wallclock.analytic",
+            claim="E[max of 5 Exp(1)] = H_5 = 2.2833 and E[5th of 10 Exp(1)] = 0.6456",
+            reference=REF,
+            measured=os_,
+            theoretical=0.6456,
+            criterion=printed,
+            requires={"H_5 = 2.2833": printed.judge(H5, 2.2833)},
+            relation="~=",
+            derivation=True,
+            control=ControlMeasurement(
+                description="H_5 compared with the order-statistic value 0.6456",
+                measured=H5,
+                theoretical=0.6456,
+            ),
+            quantity="E[5th of 10 Exp(1)]",
+            method="exact (fractions)",
+            details={"H5": H5, "order_stat": os_},
+        )
+    )
     afl, s_afl = per_round_times(EventDriven(m, ExponentialTime(1.0)), M, T, R, ctx.seed_for("wc", "afl"))
-    syn, s_syn = per_round_times(Synchronous(UniformArrivals(m), ExponentialTime(1.0)), M, T, R,
-                                 ctx.seed_for("wc", "sync"))
+    syn, s_syn = per_round_times(
+        Synchronous(UniformArrivals(m), ExponentialTime(1.0)), M, T, R, ctx.seed_for("wc", "sync")
+    )
     ma, la, ha = mean_ci(afl, 0.999)
     ms, ls, hs = mean_ci(syn, 0.999)
     path, rel = ctx.fig("wallclock_clock")
     t = np.arange(T + 1)
-    curves_plot(path, {"AFL (EventDriven, 5 of 10)": (t, s_afl.wall_clock.mean(0)),
-                       "FedAvg (Synchronous, 5)": (t, s_syn.wall_clock.mean(0))},
-                hlines=None, xlabel="round t", ylabel="mean wall clock", logy=False,
-                title=f"per-round time: AFL {ma:.4f} (theory {os_:.4f}), FedAvg {ms:.4f} (theory {H5:.4f})")
+    curves_plot(
+        path,
+        {
+            "AFL (EventDriven, 5 of 10)": (t, s_afl.wall_clock.mean(0)),
+            "FedAvg (Synchronous, 5)": (t, s_syn.wall_clock.mean(0)),
+        },
+        hlines=None,
+        xlabel="round t",
+        ylabel="mean wall clock",
+        logy=False,
+        title=f"per-round time: AFL {ma:.4f} (theory {os_:.4f}), FedAvg {ms:.4f} (theory {H5:.4f})",
+    )
     in_ci = Contains(text="99.9 % t-interval contains theory")
-    out.append(Verdict.judged(id="wallclock.event_afl",
-                       claim="event-mode AFL round time = E[5th of 10 Exp(1)]",
-                       reference=REF, measured=ma, ci=(la, ha), theoretical=os_, criterion=in_ci,
-                       stats={"ci": (la, ha)}, figures=[rel],
-                       control=ControlMeasurement(description="AFL simulation vs FedAvg's H_5", measured=ma,
-                                                  theoretical=H5, stats={"ci": (la, ha)}),
-                       method=f"event simulation, R={R}, T={T}"))
-    out.append(Verdict.judged(id="wallclock.event_sync", claim="synchronous FedAvg round time = H_5",
-                       reference=REF, measured=ms, ci=(ls, hs), theoretical=H5, criterion=in_ci,
-                       stats={"ci": (ls, hs)}, figures=[rel],
-                       control=ControlMeasurement(description="FedAvg simulation vs AFL's order statistic",
-                                                  measured=ms, theoretical=os_, stats={"ci": (ls, hs)}),
-    quantity="mean AFL round time",
-                       method=f"synchronous simulation, R={R}, T={T}"))
+    out.append(
+        Verdict.judged(
+            id="wallclock.event_afl",
+            claim="event-mode AFL round time = E[5th of 10 Exp(1)]",
+            reference=REF,
+            measured=ma,
+            ci=(la, ha),
+            theoretical=os_,
+            criterion=in_ci,
+            stats={"ci": (la, ha)},
+            figures=[rel],
+            control=ControlMeasurement(
+                description="AFL simulation vs FedAvg's H_5",
+                measured=ma,
+                theoretical=H5,
+                stats={"ci": (la, ha)},
+            ),
+            method=f"event simulation, R={R}, T={T}",
+        )
+    )
+    out.append(
+        Verdict.judged(
+            id="wallclock.event_sync",
+            claim="synchronous FedAvg round time = H_5",
+            reference=REF,
+            measured=ms,
+            ci=(ls, hs),
+            theoretical=H5,
+            criterion=in_ci,
+            stats={"ci": (ls, hs)},
+            figures=[rel],
+            control=ControlMeasurement(
+                description="FedAvg simulation vs AFL's order statistic",
+                measured=ms,
+                theoretical=os_,
+                stats={"ci": (ls, hs)},
+            ),
+            quantity="mean AFL round time",
+            method=f"synchronous simulation, R={R}, T={T}",
+        )
+    )
     ratio = 61 * ma / (46 * ms)
     target = 1 / 2.6
     wrong = 61 * ma / (46 * ma)
-    out.append(Verdict.judged(id="wallclock.paper_ratio",
-                       claim="AFL/FedAvg wall clock = (61·E_AFL)/(46·E_FedAvg) ≈ 1/2.6",
-                       reference=REF, measured=ratio, theoretical=target,
-                       criterion=Near(rel=0.05, text="relative error ≤ 5 %"), figures=[rel],
-                       control=ControlMeasurement(description="both charged AFL's per-round time (ratio of "
-                                                  "rounds 61/46)", measured=wrong, theoretical=target),
-                       quantity="AFL/FedAvg wall-clock ratio",
-                       method="simulated per-round means",
-                       notes=f"1/ratio = {1 / ratio:.3f} (analytic {46 * H5 / (61 * os_):.3f}); the paper "
-                       "prints 2.6"))
+    out.append(
+        Verdict.judged(
+            id="wallclock.paper_ratio",
+            claim="AFL/FedAvg wall clock = (61·E_AFL)/(46·E_FedAvg) ≈ 1/2.6",
+            reference=REF,
+            measured=ratio,
+            theoretical=target,
+            criterion=Near(rel=0.05, text="relative error ≤ 5 %"),
+            figures=[rel],
+            control=ControlMeasurement(
+                description="both charged AFL's per-round time (ratio of rounds 61/46)",
+                measured=wrong,
+                theoretical=target,
+            ),
+            quantity="AFL/FedAvg wall-clock ratio",
+            method="simulated per-round means",
+            notes=f"1/ratio = {1 / ratio:.3f} (analytic {46 * H5 / (61 * os_):.3f}); the paper prints 2.6",
+        )
+    )
     return out

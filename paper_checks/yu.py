@@ -47,28 +47,67 @@ def run(ctx):
         conds = Y.conditions(setting=setting, s=STEP, L=c.L, K=K)
         require_conditions(conds, f"yu.{setting}")
         x0 = c.x_star + RADIUS * top_direction(p)
-        tr = sim(p, FedAvg(1.0, STEP), Behaviour(UniformArrivals(N), local_steps=ConstantSteps(K)), rounds, R,
-                 ctx.seed_for("yu", setting), x0=x0)
+        tr = sim(
+            p,
+            FedAvg(1.0, STEP),
+            Behaviour(UniformArrivals(N), local_steps=ConstantSteps(K)),
+            rounds,
+            R,
+            ctx.seed_for("yu", setting),
+            x0=x0,
+        )
         gi = np.stack([p.local_grad(tr.x_final, np.full(R, i)) for i in range(N)])
-        G2 = float(max(tr.grad_norm_sq.mean(0).max(), np.mean(np.sum(gi**2, -1), 1).max()) + c.sigma_L**2
-                   + c.sigma_G**2)
-        terms = Y.bound_terms(setting=setting, T=T, s=STEP, L=c.L, K=K, N=N, sigma=c.sigma_L, G=np.sqrt(G2),
-                              sigma_G=sg if setting == "noniid" else None, f0=p.value(x0), f_star=c.f_star)
-        out.append(bound_check(
-            id=f"yu.{setting}", claim=f"Yu et al. {setting} local-SGD bound holds where its transient term "
-                                      "matters "
-            f"(N={N}, K={K}, "
-            f"s={STEP})", reference=REF, measured=tr.time_average(), terms=terms, about="transient",
-            inside_conditions=True,
-            notes=f"x_0 = x* + {RADIUS}·v_top, T_iter={T}, G² estimate {G2:.4g}; conditions: "
-                  f"{conditions_note(conds)}"))
+        G2 = float(
+            max(tr.grad_norm_sq.mean(0).max(), np.mean(np.sum(gi**2, -1), 1).max())
+            + c.sigma_L**2
+            + c.sigma_G**2
+        )
+        terms = Y.bound_terms(
+            setting=setting,
+            T=T,
+            s=STEP,
+            L=c.L,
+            K=K,
+            N=N,
+            sigma=c.sigma_L,
+            G=np.sqrt(G2),
+            sigma_G=sg if setting == "noniid" else None,
+            f0=p.value(x0),
+            f_star=c.f_star,
+        )
+        out.append(
+            bound_check(
+                id=f"yu.{setting}",
+                claim=f"Yu et al. {setting} local-SGD bound holds where its transient term "
+                "matters "
+                f"(N={N}, K={K}, "
+                f"s={STEP})",
+                reference=REF,
+                measured=tr.time_average(),
+                terms=terms,
+                about="transient",
+                inside_conditions=True,
+                notes=f"x_0 = x* + {RADIUS}·v_top, T_iter={T}, G² estimate {G2:.4g}; conditions: "
+                f"{conditions_note(conds)}",
+            )
+        )
     q = HeterogeneousQuadratic(dim=5, num_workers=N, L=1.0, mu=0.1, sigma_L=0.0, sigma_G=0.5, seed=1)
-    sref = Behaviour(UniformArrivals(2), local_steps=ConstantSteps(3)).sample(40, 2, N, ctx.seed_for("yu",
-                                                                                                     "ref"))
-    out.append(reference_check(
-        id="yu.engine_vs_reference", claim="the simulated FedAvg is local SGD with the two-sided update Δ_i "
-                                           "= −η_L K "
-        "G_i, x ← x + η mean_i Δ_i", reference=REF, problem=q, algorithm=FedAvg(1.0, 0.1), schedule=sref,
-        x0=q.default_x0(), seed=ctx.seed_for("yu", "ref", "run"), notes="m = 2 of 4, K = 3, σ_G = 0.5, σ_L = "
-                                                                        "0"))
+    sref = Behaviour(UniformArrivals(2), local_steps=ConstantSteps(3)).sample(
+        40, 2, N, ctx.seed_for("yu", "ref")
+    )
+    out.append(
+        reference_check(
+            id="yu.engine_vs_reference",
+            claim="the simulated FedAvg is local SGD with the two-sided update Δ_i "
+            "= −η_L K "
+            "G_i, x ← x + η mean_i Δ_i",
+            reference=REF,
+            problem=q,
+            algorithm=FedAvg(1.0, 0.1),
+            schedule=sref,
+            x0=q.default_x0(),
+            seed=ctx.seed_for("yu", "ref", "run"),
+            notes="m = 2 of 4, K = 3, σ_G = 0.5, σ_L = 0",
+        )
+    )
     return out

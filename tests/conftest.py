@@ -13,8 +13,9 @@ import os
 
 from hypothesis import HealthCheck, settings
 
-settings.register_profile("ci", derandomize=True, print_blob=True, database=None,
-                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile(
+    "ci", derandomize=True, print_blob=True, database=None, suppress_health_check=[HealthCheck.too_slow]
+)
 settings.register_profile("dev", print_blob=True)
 settings.register_profile("fuzz", print_blob=True, max_examples=2_000, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))

@@ -76,15 +76,16 @@ def _inherited_doc(cls: type, name: str) -> str | None:
     return None
 
 
-def _problems(func: object, label: str, *, skip_first: bool, need_doc: bool, need_return: bool,
-              cls: type | None = None) -> list[str]:
+def _problems(
+    func: object, label: str, *, skip_first: bool, need_doc: bool, need_return: bool, cls: type | None = None
+) -> list[str]:
     func = inspect.unwrap(func)
     out = []
     doc = func.__doc__ if func.__doc__ and func.__doc__.strip() else None
     if need_doc and doc is None and (cls is None or _inherited_doc(cls, func.__name__) is None):
         out.append(f"{label}: no docstring")
     sig = inspect.signature(func)
-    params = list(sig.parameters.values())[1 if skip_first else 0:]
+    params = list(sig.parameters.values())[1 if skip_first else 0 :]
     bare = [p.name for p in params if p.annotation is inspect.Parameter.empty]
     if bare:
         out.append(f"{label}: parameters without type hints {bare}")
@@ -117,16 +118,20 @@ def _class_problems(label: str, cls: type) -> list[str]:
         if not inspect.isfunction(func) or not func.__qualname__.startswith(cls.__qualname__ + "."):
             continue  # inherited or assigned from elsewhere: checked where it is defined
         init = name == "__init__"
-        out += _problems(func, f"{label}.{name}", skip_first=bound, need_doc=not init,
-                         need_return=not init, cls=cls)
+        out += _problems(
+            func, f"{label}.{name}", skip_first=bound, need_doc=not init, need_return=not init, cls=cls
+        )
     return out
 
 
 def _module_problems(module) -> dict[str, list[str]]:
     found: dict[str, list[str]] = {}
     for label, obj in _exported(module):
-        probs = (_class_problems(label, obj) if inspect.isclass(obj)
-                 else _problems(obj, label, skip_first=False, need_doc=True, need_return=True))
+        probs = (
+            _class_problems(label, obj)
+            if inspect.isclass(obj)
+            else _problems(obj, label, skip_first=False, need_doc=True, need_return=True)
+        )
         for p in probs:
             found.setdefault(p.split(":", 1)[0], []).append(p)
     return found
@@ -141,8 +146,12 @@ def test_public_module_defines_all_and_documents_its_api(name):
     missing = [n for n in module.__all__ if not hasattr(module, n)]
     assert not missing, f"{name}.__all__ lists undefined names {missing}"
     found = _module_problems(module)
-    bad = [p for label, probs in found.items() if label not in ALLOWED
-           and not any(label.startswith(a + ".") for a in ALLOWED) for p in probs]
+    bad = [
+        p
+        for label, probs in found.items()
+        if label not in ALLOWED and not any(label.startswith(a + ".") for a in ALLOWED)
+        for p in probs
+    ]
     assert not bad, "\n".join(bad)
 
 
@@ -163,6 +172,7 @@ def test_hygiene_check_can_fail():
     """Negative control: the checker flags a function without a docstring or hints, an undocumented public
     method and an unannotated method parameter; it accepts a docstring inherited from the overridden
     method."""
+
     def bare(x, y=1):
         return x + y
 
@@ -176,16 +186,21 @@ def test_hygiene_check_can_fail():
     class Child(Base):
         """Child."""
 
-        def f(self, x: int) -> int:          # inherits Base.f's docstring: fine
+        def f(self, x: int) -> int:  # inherits Base.f's docstring: fine
             return x
 
-        def g(self, x) -> int:               # no docstring, x unannotated
+        def g(self, x) -> int:  # no docstring, x unannotated
             return x
 
     assert _problems(bare, "bare", skip_first=False, need_doc=True, need_return=True) == [
-        "bare: no docstring", "bare: parameters without type hints ['x', 'y']", "bare: no return type hint"]
-    assert _class_problems("Child", Child) == ["Child.g: no docstring",
-                                               "Child.g: parameters without type hints ['x']"]
+        "bare: no docstring",
+        "bare: parameters without type hints ['x', 'y']",
+        "bare: no return type hint",
+    ]
+    assert _class_problems("Child", Child) == [
+        "Child.g: no docstring",
+        "Child.g: parameters without type hints ['x']",
+    ]
 
 
 def test_library_never_imports_experiments_or_paper_checks():

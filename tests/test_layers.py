@@ -47,12 +47,21 @@ ALLOWED_EDGES: dict[tuple[str, str], str] = {
 ALLOWED_PRIVATE: dict[tuple[str, str, str | None], str] = {
     ("afltheory.mutants.mutant", "afltheory.exact.local", "_IMPERATIVE"): "export the imperative hook names",
     ("afltheory.mutants.algorithms", "afltheory.algorithms.server", "_worker_mean"): "mutants copy a rule",
-    ("afltheory.mutants.algorithms", "afltheory.compression.compressors", "_stochastic_round"):
-        "mutants copy a compressor",
-    ("afltheory.pep.theorems", "afltheory.theory._scope", "check_scope"):
-        "pep reads a theorem's scope (the coordinator rewrites _scope.py)",
-    ("afltheory.adversary.claims", "afltheory.theory._stats", "evaluate_terms"):
-        "the adversary evaluates a bound's terms (coordinator: adversary/claims.py)",
+    (
+        "afltheory.mutants.algorithms",
+        "afltheory.compression.compressors",
+        "_stochastic_round",
+    ): "mutants copy a compressor",
+    (
+        "afltheory.pep.theorems",
+        "afltheory.theory._scope",
+        "check_scope",
+    ): "pep reads a theorem's scope (the coordinator rewrites _scope.py)",
+    (
+        "afltheory.adversary.claims",
+        "afltheory.theory._stats",
+        "evaluate_terms",
+    ): "the adversary evaluates a bound's terms (coordinator: adversary/claims.py)",
 }
 
 #: Names the package root resolves lazily to the engine (``from afltheory import simulate``).
@@ -68,7 +77,8 @@ def _module_name(path: Path) -> str:
 
 def _is_type_checking(test: ast.expr) -> bool:
     return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
 
 
 def _imports(source: str, me: str, is_package: bool, modules: set[str]) -> list[tuple[str, str | None, int]]:
@@ -110,8 +120,9 @@ def _imports(source: str, me: str, is_package: bool, modules: set[str]) -> list[
     return out
 
 
-def _private_attributes(source: str, me: str, is_package: bool,
-                        modules: set[str]) -> list[tuple[str, str, int]]:
+def _private_attributes(
+    source: str, me: str, is_package: bool, modules: set[str]
+) -> list[tuple[str, str, int]]:
     """(module, private attribute, line) for every ``alias._name`` where ``alias`` is bound by an import to an
     afltheory module (``from .. import _faults`` then ``_faults._ACTIVE``)."""
     package = me.split(".") if is_package else me.split(".")[:-1]
@@ -129,9 +140,15 @@ def _private_attributes(source: str, me: str, is_package: bool,
                     aliases[a.asname or a.name] = f"{target}.{a.name}"
         elif isinstance(node, ast.Import):
             aliases.update({a.asname: a.name for a in node.names if a.asname and a.name in modules})
-    return [(aliases[n.value.id], n.attr, n.lineno) for n in ast.walk(tree)
-            if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id in aliases
-            and n.attr.startswith("_") and not n.attr.startswith("__")]
+    return [
+        (aliases[n.value.id], n.attr, n.lineno)
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Attribute)
+        and isinstance(n.value, ast.Name)
+        and n.value.id in aliases
+        and n.attr.startswith("_")
+        and not n.attr.startswith("__")
+    ]
 
 
 def _room(module: str) -> str:
@@ -142,15 +159,23 @@ def _room(module: str) -> str:
 def _graph() -> dict[str, list[tuple[str, str | None, int]]]:
     files = sorted(ROOT.rglob("*.py"))
     modules = {_module_name(p) for p in files}
-    return {_module_name(p): _imports(p.read_text(encoding="utf-8"), _module_name(p), p.name == "__init__.py",
-                                      modules) for p in files}
+    return {
+        _module_name(p): _imports(
+            p.read_text(encoding="utf-8"), _module_name(p), p.name == "__init__.py", modules
+        )
+        for p in files
+    }
 
 
 def _attribute_uses() -> dict[str, list[tuple[str, str, int]]]:
     files = sorted(ROOT.rglob("*.py"))
     modules = {_module_name(p) for p in files}
-    return {_module_name(p): _private_attributes(p.read_text(encoding="utf-8"), _module_name(p),
-                                                 p.name == "__init__.py", modules) for p in files}
+    return {
+        _module_name(p): _private_attributes(
+            p.read_text(encoding="utf-8"), _module_name(p), p.name == "__init__.py", modules
+        )
+        for p in files
+    }
 
 
 GRAPH = _graph()
@@ -160,7 +185,8 @@ LAYER_OF = {room: i for i, (_, rooms) in enumerate(LAYERS) for room in rooms}
 def _private(target: str, name: str | None) -> bool:
     inner = target.split(".")[2:]  # below the room: a private module inside another room
     return any(p.startswith("_") and not p.startswith("__") for p in inner) or (
-        name is not None and name.startswith("_") and not name.startswith("__"))
+        name is not None and name.startswith("_") and not name.startswith("__")
+    )
 
 
 def test_every_room_has_a_layer():
@@ -188,9 +214,11 @@ def test_imports_point_down():
                 used.add(key)
                 continue
             what = "sideways" if LAYER_OF[dst] == LAYER_OF[src] else "up"
-            bad.append(f"{module}:{line} imports {target}{'.' + name if name else ''} ({what}: "
-                       f"{LAYERS[LAYER_OF[src]][0]} -> {LAYERS[LAYER_OF[dst]][0]})")
-    assert not bad, "imports against the layers (docs/DESIGN.md \"Layers\"):\n" + "\n".join(bad)
+            bad.append(
+                f"{module}:{line} imports {target}{'.' + name if name else ''} ({what}: "
+                f"{LAYERS[LAYER_OF[src]][0]} -> {LAYERS[LAYER_OF[dst]][0]})"
+            )
+    assert not bad, 'imports against the layers (docs/DESIGN.md "Layers"):\n' + "\n".join(bad)
     stale = sorted(set(ALLOWED_EDGES) - used)
     assert not stale, f"ALLOWED_EDGES entries no longer needed (delete them): {stale}"
 
@@ -211,7 +239,7 @@ def test_no_cycle_between_rooms():
         stack.append(v)
         for w in sorted(edges.get(v, ())):
             if state.get(w) == 1:
-                return stack[stack.index(w):] + [w]
+                return stack[stack.index(w) :] + [w]
             if w not in state and (cycle := dfs(w)):
                 return cycle
         state[v] = 2
@@ -242,13 +270,16 @@ def test_no_private_names_across_rooms():
     assert not stale, f"ALLOWED_PRIVATE entries no longer needed (delete them): {stale}"
 
 
-@pytest.mark.parametrize("source, expected", [
-    ("def f():\n    from .engine import Trace\n", [("afltheory.engine", "Trace")]),
-    ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .engine import Trace\n", []),
-    ("from . import exact\n", [("afltheory.exact", None)]),
-    ("from afltheory import simulate\n", [("afltheory.engine", "simulate")]),
-    ("import numpy\nfrom .exact.moments import _x0\n", [("afltheory.exact.moments", "_x0")]),
-])
+@pytest.mark.parametrize(
+    "source, expected",
+    [
+        ("def f():\n    from .engine import Trace\n", [("afltheory.engine", "Trace")]),
+        ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .engine import Trace\n", []),
+        ("from . import exact\n", [("afltheory.exact", None)]),
+        ("from afltheory import simulate\n", [("afltheory.engine", "simulate")]),
+        ("import numpy\nfrom .exact.moments import _x0\n", [("afltheory.exact.moments", "_x0")]),
+    ],
+)
 def test_the_graph_reader(source, expected):
     """The reader sees function-level imports, skips TYPE_CHECKING blocks, resolves submodules and the root's
     lazy engine names."""
@@ -259,7 +290,9 @@ def test_the_graph_reader(source, expected):
 
 def test_the_attribute_reader():
     """``from . import _faults`` then ``_faults._ACTIVE`` uses a private name of ``afltheory._faults``."""
-    src = ("from . import _faults\nfrom .exact import moments as mo\n"
-           "x = _faults._ACTIVE\ny = mo._x0\nz = mo.moments\n")
+    src = (
+        "from . import _faults\nfrom .exact import moments as mo\n"
+        "x = _faults._ACTIVE\ny = mo._x0\nz = mo.moments\n"
+    )
     found = [(t, n) for t, n, _ in _private_attributes(src, "afltheory.probe", False, set(GRAPH))]
     assert found == [("afltheory._faults", "_ACTIVE"), ("afltheory.exact.moments", "_x0")]

@@ -26,8 +26,23 @@ def _run(code: str) -> subprocess.CompletedProcess:
 
 def test_walk_finds_the_known_subpackages():
     # the walk is not vacuous: the subpackages the issue named are among the ones it finds
-    assert {"mtl", "checks", "adversary", "pep", "compression", "exact", "theory", "analysis", "plots",
-            "sweep", "datasets", "problems", "anarchy", "algorithms", "engine"} <= set(PUBLIC)
+    assert {
+        "mtl",
+        "checks",
+        "adversary",
+        "pep",
+        "compression",
+        "exact",
+        "theory",
+        "analysis",
+        "plots",
+        "sweep",
+        "datasets",
+        "problems",
+        "anarchy",
+        "algorithms",
+        "engine",
+    } <= set(PUBLIC)
 
 
 def test_import_afltheory_imports_no_subpackage():
@@ -40,12 +55,14 @@ def test_import_afltheory_imports_no_subpackage():
 def test_every_public_subpackage_is_a_lazy_attribute(name):
     if name == "torch_backend":
         pytest.importorskip("torch", reason="afltheory.torch_backend needs the optional extra 'torch'")
-    code = (f"import sys, afltheory as aft\n"
-            f"assert 'afltheory.{name}' not in sys.modules\n"
-            f"assert {name!r} in dir(aft)\n"
-            f"m = aft.{name}\n"
-            f"assert m is sys.modules['afltheory.{name}'], m\n"
-            f"print('ok')")
+    code = (
+        f"import sys, afltheory as aft\n"
+        f"assert 'afltheory.{name}' not in sys.modules\n"
+        f"assert {name!r} in dir(aft)\n"
+        f"m = aft.{name}\n"
+        f"assert m is sys.modules['afltheory.{name}'], m\n"
+        f"print('ok')"
+    )
     r = _run(code)
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
 
@@ -58,15 +75,17 @@ def test_unknown_attribute_still_raises_attribute_error():
 
 def test_pep_loads_without_the_extra_and_fails_only_when_used():
     # PEPit blocked from import: touching afltheory.pep works, solving a PEP raises the install hint
-    code = ("import sys\n"
-            "sys.modules['PEPit'] = None\n"
-            "import afltheory as aft\n"
-            "pep = aft.pep\n"
-            "assert 'worst_case' in dir(pep)\n"
-            "try:\n"
-            "    pep.core._pep_import()\n"
-            "except ImportError as exc:\n"
-            "    print(exc)\n")
+    code = (
+        "import sys\n"
+        "sys.modules['PEPit'] = None\n"
+        "import afltheory as aft\n"
+        "pep = aft.pep\n"
+        "assert 'worst_case' in dir(pep)\n"
+        "try:\n"
+        "    pep.core._pep_import()\n"
+        "except ImportError as exc:\n"
+        "    print(exc)\n"
+    )
     r = _run(code)
     assert r.returncode == 0, r.stderr
     assert "pip install 'afltheory[pep]'" in r.stdout

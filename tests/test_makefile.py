@@ -14,13 +14,16 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-pytestmark = pytest.mark.skipif(shutil.which("make") is None or not (ROOT / "Makefile").exists(),
-                                reason="needs make and the repository's Makefile")
+pytestmark = pytest.mark.skipif(
+    shutil.which("make") is None or not (ROOT / "Makefile").exists(),
+    reason="needs make and the repository's Makefile",
+)
 
 
 def _make(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
-    return subprocess.run(["make", "--no-print-directory", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=60)
+    return subprocess.run(
+        ["make", "--no-print-directory", *args], cwd=cwd, capture_output=True, text=True, timeout=60
+    )
 
 
 def _fake_venv(tmp_path: Path, prints: str | None) -> Path:
@@ -52,10 +55,11 @@ def test_test_installs_torch_and_the_extras(tmp_path):
 
 def test_stamp_is_the_checksum_alone(tmp_path):
     venv = _fake_venv(tmp_path, None)
-    cksum = subprocess.run("cksum < pyproject.toml | cut -d' ' -f1", shell=True, cwd=ROOT,
-                           capture_output=True, text=True).stdout.strip()
+    cksum = subprocess.run(
+        "cksum < pyproject.toml | cut -d' ' -f1", shell=True, cwd=ROOT, capture_output=True, text=True
+    ).stdout.strip()
     (venv / f".installed-core-{cksum}").touch()
-    os.utime(venv / f".installed-core-{cksum}", (0, 0))        # older than pyproject.toml: still up to date
+    os.utime(venv / f".installed-core-{cksum}", (0, 0))  # older than pyproject.toml: still up to date
     r = _make("-n", "check", f"VENV={venv}")
     assert r.returncode == 0, r.stderr
     assert "pip install" not in r.stdout and "afltheory check --quick" in r.stdout

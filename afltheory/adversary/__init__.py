@@ -14,7 +14,27 @@ from .lemmas import DriftClaim, Lemma2Claim
 from .search import SearchCostWarning, WorstCase, confirm, make_instance, project, search
 from .space import AssumptionClass, Structure
 
-__all__ = ["CLAIMS", "AssumptionClass", "Claim", "CovarianceNoise", "DriftClaim", "Evaluation", "Instance",
-           "Lemma2Claim", "PmfDelay", "PmfSteps", "SearchCostWarning", "Structure", "WorstCase",
-           "biased_inclusion", "confirm", "get_claim", "load_instance", "make_instance", "project",
-           "register_claim", "save_instance", "search"]
+__all__ = [
+    "CLAIMS",
+    "AssumptionClass",
+    "Claim",
+    "CovarianceNoise",
+    "DriftClaim",
+    "Evaluation",
+    "Instance",
+    "Lemma2Claim",
+    "PmfDelay",
+    "PmfSteps",
+    "SearchCostWarning",
+    "Structure",
+    "WorstCase",
+    "biased_inclusion",
+    "confirm",
+    "get_claim",
+    "load_instance",
+    "make_instance",
+    "project",
+    "register_claim",
+    "save_instance",
+    "search",
+]

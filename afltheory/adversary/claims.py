@@ -76,7 +76,7 @@ class Decoded:
     inside: np.ndarray
     m: int
     arrivals: str
-    tau_delay: np.ndarray | None = None   # the law's largest delay when ``tau`` is a memory staleness bound
+    tau_delay: np.ndarray | None = None  # the law's largest delay when ``tau`` is a memory staleness bound
 
 
 @dataclass
@@ -106,8 +106,9 @@ class Claim:
         """The ``afltheory.theory`` module of the claim's theorem (its ``SPECS``, ``TERMS``, bound on
         schedules)."""
         if self.theorem not in THEOREMS:
-            raise ValueError(f"claim {self.id!r} has no theorem bound on schedules "
-                             f"(theorem={self.theorem!r})")
+            raise ValueError(
+                f"claim {self.id!r} has no theorem bound on schedules (theorem={self.theorem!r})"
+            )
         return THEOREMS[self.theorem]
 
     @property
@@ -122,20 +123,30 @@ class Claim:
             raise TypeError(f"assumptions={cls!r} must be an afltheory.adversary.AssumptionClass")
         bad = [a for a in cls.arrivals if a not in self.arrivals]
         if bad:
-            raise ValueError(f"arrivals={list(cls.arrivals)} include {bad}, outside claim {self.id!r}'s "
-                             f"assumptions "
-                             f"(allowed {list(self.arrivals)})")
+            raise ValueError(
+                f"arrivals={list(cls.arrivals)} include {bad}, outside claim {self.id!r}'s "
+                f"assumptions "
+                f"(allowed {list(self.arrivals)})"
+            )
         if self.full and cls.m not in (None, cls.num_workers):
-            raise ValueError(f"m={cls.m}: claim {self.id!r} is evaluated with every worker arriving each "
-                             f"round "
-                             f"(m = num_workers = {cls.num_workers})")
-        if self.bounded_staleness and cls.m is not None and cls.m < cls.num_workers \
-                and "cyclic" not in cls.arrivals:
-            raise ValueError(f"m={cls.m} < num_workers={cls.num_workers}: claim {self.id!r} needs a bounded "
-                             f"memory staleness, which only cyclic arrivals give with m < M; add 'cyclic' to "
-                             f"arrivals={list(cls.arrivals)}")
+            raise ValueError(
+                f"m={cls.m}: claim {self.id!r} is evaluated with every worker arriving each "
+                f"round "
+                f"(m = num_workers = {cls.num_workers})"
+            )
+        if (
+            self.bounded_staleness
+            and cls.m is not None
+            and cls.m < cls.num_workers
+            and "cyclic" not in cls.arrivals
+        ):
+            raise ValueError(
+                f"m={cls.m} < num_workers={cls.num_workers}: claim {self.id!r} needs a bounded "
+                f"memory staleness, which only cyclic arrivals give with m < M; add 'cyclic' to "
+                f"arrivals={list(cls.arrivals)}"
+            )
         if self.corollary is not None and cls.min_rounds != cls.rounds:
-            cls = cls.replace(min_rounds=cls.rounds)        # the corollary's step sizes depend on T
+            cls = cls.replace(min_rounds=cls.rounds)  # the corollary's step sizes depend on T
         return cls
 
     def structures(self, cls: AssumptionClass, rng: np.random.Generator) -> Structure:
@@ -145,9 +156,9 @@ class Claim:
         m = M if self.full else (cls.m if cls.m is not None else int(rng.integers(low, M + 1)))
         kind = str(rng.choice(list(cls.arrivals)))
         if m == M:
-            kind = "uniform"                                 # every law is "all workers" when m = M
+            kind = "uniform"  # every law is "all workers" when m = M
         elif self.bounded_staleness:
-            kind = "cyclic"                                  # the only law with bounded slot staleness
+            kind = "cyclic"  # the only law with bounded slot staleness
         extra = {}
         if kind == "schedule":
             extra["P"] = int(rng.integers(1, 5))
@@ -201,31 +212,32 @@ class Claim:
         elif st.arrivals == "schedule":  # a periodic adversarial schedule: per phase a set, a delay and a K
             P = st.extra["P"]
             w = arr.reshape(S, P, M)
-            aparams = np.sort(np.argsort(-w, axis=2, kind="stable")[:, :, :m], axis=2)   # (S, P, m)
+            aparams = np.sort(np.argsort(-w, axis=2, kind="stable")[:, :, :m], axis=2)  # (S, P, m)
             pi = np.zeros((S, P, M))
             np.put_along_axis(pi, aparams, 1.0, axis=2)
             pij = pi[..., :, None] * pi[..., None, :]
-        elif st.arrivals == "cyclic":   # round t: workers (t·m + j) mod M, period M / gcd(M, m)
+        elif st.arrivals == "cyclic":  # round t: workers (t·m + j) mod M, period M / gcd(M, m)
             P = M // np.gcd(M, m)
             pi = np.zeros((S, P, M))
             for p in range(P):
                 pi[:, p, (p * m + np.arange(m)) % M] = 1.0
             pij = pi[..., :, None] * pi[..., None, :]
             aparams = None
-        else:   # fixed: the m workers with the largest weights
+        else:  # fixed: the m workers with the largest weights
             aparams = np.sort(np.argsort(-arr, axis=1, kind="stable")[:, :m], axis=1)
             pi = np.zeros((S, M))
             np.put_along_axis(pi, aparams, 1.0, axis=1)
             pij = pi[:, :, None] * pi[:, None, :]
-        if st.arrivals == "schedule":     # point masses per phase: τ_p, K_p
+        if st.arrivals == "schedule":  # point masses per phase: τ_p, K_p
             D1 = cls.max_delay + 1
-            taus = np.minimum((dl * D1).astype(int), D1 - 1)                  # (S, P)
+            taus = np.minimum((dl * D1).astype(int), D1 - 1)  # (S, P)
             Kp = 1 + np.minimum((kp * cls.K_max).astype(int), cls.K_max - 1)  # (S, P)
             dp = np.zeros((S, dl.shape[1], D1))
             np.put_along_axis(dp, taus[..., None], 1.0, axis=2)
             kpm = np.zeros((S, dl.shape[1], M, cls.K_max))
-            np.put_along_axis(kpm, np.broadcast_to((Kp - 1)[:, :, None, None], (S, dl.shape[1], M, 1)), 1.0,
-                              axis=3)
+            np.put_along_axis(
+                kpm, np.broadcast_to((Kp - 1)[:, :, None, None], (S, dl.shape[1], M, 1)), 1.0, axis=3
+            )
             tau = taus.max(axis=1)
         else:
             dp = pmf_from(dl)
@@ -238,11 +250,33 @@ class Claim:
             kpm[:, :, st.extra["K"] - 1] = 1.0
         Kmax = np.array([np.flatnonzero(k.reshape(-1, cls.K_max).sum(axis=0) > 0)[-1] + 1 for k in kpm])
         tau_delay = tau
-        if self.bounded_staleness and m < M:     # round robin: a slot is at most ⌈M/m⌉ − 1 rounds old
+        if self.bounded_staleness and m < M:  # round robin: a slot is at most ⌈M/m⌉ − 1 rounds old
             tau = tau + self.staleness_bound(M, m)
         eta, eta_L, inside = self.step_sizes(cls, st, steps, L, Kmax, tau, tau_delay=tau_delay)
-        return Decoded(H, C, covs, x0, L, sL, sG, D, rho, pi, pij, aparams, dp, kpm, tau, Kmax, eta, eta_L,
-                       inside, m, st.arrivals, tau_delay)
+        return Decoded(
+            H,
+            C,
+            covs,
+            x0,
+            L,
+            sL,
+            sG,
+            D,
+            rho,
+            pi,
+            pij,
+            aparams,
+            dp,
+            kpm,
+            tau,
+            Kmax,
+            eta,
+            eta_L,
+            inside,
+            m,
+            st.arrivals,
+            tau_delay,
+        )
 
     @staticmethod
     def staleness_bound(M: int, m: int) -> int:
@@ -276,9 +310,17 @@ class Claim:
         positive, else the m arrivals of a round; ``tau``: the largest delay)."""
         return np.where(tau > 0, 0.0, float(M if m is None else m))
 
-    def step_sizes(self, cls: AssumptionClass, st: Structure, u: np.ndarray, L: np.ndarray, Kmax: np.ndarray,
-                   tau: np.ndarray, *, tau_delay: np.ndarray | None = None
-                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def step_sizes(
+        self,
+        cls: AssumptionClass,
+        st: Structure,
+        u: np.ndarray,
+        L: np.ndarray,
+        Kmax: np.ndarray,
+        tau: np.ndarray,
+        *,
+        tau_delay: np.ndarray | None = None,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(η, η_L, inside): admissible steps (η_L log-uniform below the cap of the η-free conditions, η a
         log-fraction of the largest admissible η — the positive root of the theorem's quadratic in η η_L) or
         the corollary's steps. ``inside``: every condition holds (checked with the theorem's own numeric
@@ -294,7 +336,7 @@ class Claim:
             return eta, eta_L, self.holds(self._values(L, eta_L, Kmax, tau, M, mf, eta))
         free = [s for s in self.module.SPECS if "eta" not in {str(x) for x in s.free_symbols}]
         cap = 1.0 / L
-        for spec in free:   # every η-free condition is c·η_L² (≤|<) rhs
+        for spec in free:  # every η-free condition is c·η_L² (≤|<) rhs
             lhs, rhs = spec.numeric(**self._values(L, np.ones_like(L), Kmax, tau, M, mf, np.ones_like(L)))
             lhs = np.broadcast_to(lhs, L.shape)
             with np.errstate(divide="ignore"):
@@ -328,13 +370,25 @@ class Claim:
         tau = dec.tau[:, None].astype(float)
         Tf = T[None, :].astype(float)
         one = np.ones((1, len(T)))
-        stats = {"T": Tf, "L": L, "sigma_L": np.sqrt(sL2), "sigma_G": np.sqrt(sG2), "tau": tau,
-                 "eta": dec.eta[:, None], "eta_L": dec.eta_L[:, None], "Delta": dec.Delta[:, None],
-                 "m": float(m), "M": float(M)}
+        stats = {
+            "T": Tf,
+            "L": L,
+            "sigma_L": np.sqrt(sL2),
+            "sigma_G": np.sqrt(sG2),
+            "tau": tau,
+            "eta": dec.eta[:, None],
+            "eta_L": dec.eta_L[:, None],
+            "Delta": dec.Delta[:, None],
+            "m": float(m),
+            "M": float(M),
+        }
         if self.theorem in ("thm2", "thm3"):
-            ik = self._round_average(dec.pi, EinvK, T) / m          # E (1/m) Σ_{M_t} 1/K, averaged over t < T
-            stats.update(Kbar=1.0 / ik, Ktilde=self._round_average(dec.pi, EK, T) / m,
-                         Khat2=self._round_average(dec.pi, EK2, T) / m)
+            ik = self._round_average(dec.pi, EinvK, T) / m  # E (1/m) Σ_{M_t} 1/K, averaged over t < T
+            stats.update(
+                Kbar=1.0 / ik,
+                Ktilde=self._round_average(dec.pi, EK, T) / m,
+                Khat2=self._round_average(dec.pi, EK2, T) / m,
+            )
         else:  # Theorem 4: m'_t (fresh slots) ~ Binomial(m, P(τ_t = 0)); the slots' K are the workers' laws
             ikb = EinvK.mean(axis=1)[:, None]
             Tmax = int(T.max())
@@ -342,10 +396,14 @@ class Claim:
             for t in range(Tmax):
                 q[:, t] = 1.0 - fastexact._delay_at(dec.delay_pmf, t)[:, 0]
             p0 = 1.0 - q
-            e2 = (m * p0 * q + (M - m * p0) ** 2) / M**2                      # E (M − m'_t)² / M²
-            e2[:, 0] = 0.0           # round 0: every slot is fresh (warm start at x_0, delays clip to 0)
-            stats.update(Kbar=1.0 / ikb, Ktilde=EK.mean(axis=1)[:, None], Khat2=EK2.sum(axis=1)[:, None],
-                         Qstale=np.cumsum(e2, axis=1)[:, T - 1] / Tf * ikb)
+            e2 = (m * p0 * q + (M - m * p0) ** 2) / M**2  # E (M − m'_t)² / M²
+            e2[:, 0] = 0.0  # round 0: every slot is fresh (warm start at x_0, delays clip to 0)
+            stats.update(
+                Kbar=1.0 / ikb,
+                Ktilde=EK.mean(axis=1)[:, None],
+                Khat2=EK2.sum(axis=1)[:, None],
+                Qstale=np.cumsum(e2, axis=1)[:, T - 1] / Tf * ikb,
+            )
         # the theorem's own terms (theoremK.TERM_EXPRS), evaluated on the law's expected run averages
         out = evaluate_terms(self.module.TERM_EXPRS, stats)
         return {k: np.broadcast_to(v, (len(dec.tau), len(T))) * one for k, v in out.items()}
@@ -357,7 +415,7 @@ class Claim:
             return (pi * g).sum(axis=1)[:, None] * np.ones((1, len(T)))
         if pi.ndim == 2:
             pi = pi[:, None]
-        per = np.einsum("spm,spm->sp", pi, g if g.ndim == 3 else g[:, None])   # (S, P)
+        per = np.einsum("spm,spm->sp", pi, g if g.ndim == 3 else g[:, None])  # (S, P)
         P = per.shape[1]
         seq = per[:, np.arange(int(T.max())) % P]
         return np.cumsum(seq, axis=1)[:, T - 1] / T[None, :]
@@ -366,9 +424,19 @@ class Claim:
     def batch(self, cls: AssumptionClass, dec: Decoded) -> fastexact.Batch:
         """The exact-moment batch (``adversary.fastexact``) of the decoded candidates."""
         Hbar = dec.H.mean(axis=1)
-        return fastexact.Batch(hessians=dec.H, b_tilde=np.einsum("smij,smj->smi", dec.H, dec.C),
-                               noise_cov=dec.covs, hbar=Hbar, x0=dec.x0, m=dec.m, pi=dec.pi, pij=dec.pij,
-                               delay_pmf=dec.delay_pmf, k_pmf=dec.k_pmf, rules=self.rules(dec))
+        return fastexact.Batch(
+            hessians=dec.H,
+            b_tilde=np.einsum("smij,smj->smi", dec.H, dec.C),
+            noise_cov=dec.covs,
+            hbar=Hbar,
+            x0=dec.x0,
+            m=dec.m,
+            pi=dec.pi,
+            pij=dec.pij,
+            delay_pmf=dec.delay_pmf,
+            k_pmf=dec.k_pmf,
+            rules=self.rules(dec),
+        )
 
     def rules(self, dec: Decoded) -> tuple:
         """One server rule per decoded candidate (the claim's algorithm at its (η, η_L)); the evaluator reads
@@ -378,8 +446,9 @@ class Claim:
         alg = ALGORITHMS[self.algorithm]
         return tuple(alg(float(e), float(el)) for e, el in zip(dec.eta, dec.eta_L, strict=True))
 
-    def trajectory(self, cls: AssumptionClass, st: Structure,
-                   u: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict]:
+    def trajectory(
+        self, cls: AssumptionClass, st: Structure, u: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict]:
         """One candidate over t: (E‖∇f(x_t)‖² for t = 0..T_max, horizons T = 1..T_max, running average
         (1/T) Σ_{t<T} E‖∇f(x_t)‖², {term: value at horizon T}) — for the worst-instance plot."""
         dec = self.decode(cls, st, np.asarray(u, dtype=float)[None])
@@ -397,12 +466,12 @@ class Claim:
             dec = self.decode(cls, st, U)
             g = fastexact.grad_norm_sq(self.batch(cls, dec), cls.rounds)
             terms = self.expected_terms(cls, dec, T)
-        except UnsupportedRule:    # the rule cannot be represented: the whole search is refused
+        except UnsupportedRule:  # the rule cannot be represented: the whole search is refused
             raise
-        except Exception as exc:   # noqa: BLE001 - a candidate that cannot be evaluated is recorded, never fatal
+        except Exception as exc:  # noqa: BLE001 - a candidate that cannot be evaluated is recorded, never fatal
             nan = np.full(S, np.nan)
             return Evaluation(nan, np.zeros(S, int), nan, nan, {}, [f"error: {exc}"] * S)
-        meas = np.cumsum(g[:, :cls.rounds], axis=1)[:, T - 1] / T[None, :]
+        meas = np.cumsum(g[:, : cls.rounds], axis=1)[:, T - 1] / T[None, :]
         bound = sum(terms.values())
         with np.errstate(divide="ignore", invalid="ignore"):
             r = meas / bound
@@ -419,8 +488,9 @@ class Claim:
             else:
                 status.append("ok")
         ratio = np.where(dec.inside, ratio, np.nan)
-        return Evaluation(ratio, T[j], meas[rows, j], bound[rows, j],
-                          {k: v[rows, j] for k, v in terms.items()}, status)
+        return Evaluation(
+            ratio, T[j], meas[rows, j], bound[rows, j], {k: v[rows, j] for k, v in terms.items()}, status
+        )
 
 
 CLAIMS: dict[str, Claim] = {}
@@ -444,29 +514,67 @@ def get_claim(claim: str | Claim) -> Claim:
     return CLAIMS[claim]
 
 
-register_claim(Claim(
-    "thm2", "Theorem 2: AFA-CD under general arrival processes", "[Yang et al. 2022, Thm 2]", "thm2", "AFACD",
-    ("uniform", "biased", "fixed", "cyclic", "schedule"),
-    lambda: AssumptionClass(arrivals=("uniform", "biased", "fixed", "cyclic", "schedule"))))
-register_claim(Claim(
-    "thm3", "Theorem 3: AFA-CD under uniform arrivals", "[Yang et al. 2022, Thm 3]", "thm3", "AFACD",
-    ("uniform",), lambda: AssumptionClass()))
-register_claim(Claim(
-    "thm4", "Theorem 4: AFA-CS (all M memory slots), m ≤ M arrivals per round", "[Yang et al. "
-                                                                                        "2022, Thm 4]",
-    "thm4", "AFACS", ("uniform", "cyclic"), lambda: AssumptionClass(arrivals=("uniform", "cyclic")),
-    bounded_staleness=True,
-    notes="m = M: slot staleness = the arrival's delay ≤ τ; m < M: round-robin arrivals, slot staleness ≤ "
-          "largest delay + ⌈M/m⌉ − 1 = τ (under i.i.d. arrivals with m < M the staleness of absent workers "
-          "is unbounded, outside the class)."))
+register_claim(
+    Claim(
+        "thm2",
+        "Theorem 2: AFA-CD under general arrival processes",
+        "[Yang et al. 2022, Thm 2]",
+        "thm2",
+        "AFACD",
+        ("uniform", "biased", "fixed", "cyclic", "schedule"),
+        lambda: AssumptionClass(arrivals=("uniform", "biased", "fixed", "cyclic", "schedule")),
+    )
+)
+register_claim(
+    Claim(
+        "thm3",
+        "Theorem 3: AFA-CD under uniform arrivals",
+        "[Yang et al. 2022, Thm 3]",
+        "thm3",
+        "AFACD",
+        ("uniform",),
+        lambda: AssumptionClass(),
+    )
+)
+register_claim(
+    Claim(
+        "thm4",
+        "Theorem 4: AFA-CS (all M memory slots), m ≤ M arrivals per round",
+        "[Yang et al. 2022, Thm 4]",
+        "thm4",
+        "AFACS",
+        ("uniform", "cyclic"),
+        lambda: AssumptionClass(arrivals=("uniform", "cyclic")),
+        bounded_staleness=True,
+        notes="m = M: slot staleness = the arrival's delay ≤ τ; m < M: round-robin arrivals, "
+        "slot staleness ≤ "
+        "largest delay + ⌈M/m⌉ − 1 = τ (under i.i.d. arrivals with m < M the staleness of absent workers "
+        "is unbounded, outside the class).",
+    )
+)
 _CORS = ((1, "thm2", "AFACD", False), (2, "thm3", "AFACD", False), (3, "thm4", "AFACS", True))
 for _k, _thm, _alg, _full in _CORS:
-    register_claim(Claim(
-        f"cor{_k}", f"Corollary {_k}: Theorem {_k + 1} at η_L = 1/√T, η = √({'M' if _k == 3 else 'm'}K), "
-                    f"constant K",
-        f"[Yang et al. 2022, Cor {_k}]", _thm, _alg,
-        ("uniform", "biased", "fixed") if _k == 1 else ("uniform",),
-        (lambda k=_k: AssumptionClass(dim=2, num_workers=4, max_delay=1, K_max=2, rounds=2000,
-                                      min_rounds=2000,
-                                      arrivals=("uniform", "biased", "fixed") if k == 1 else ("uniform",))),
-        full=_full, corollary=_k, bounded_staleness=_thm == "thm4"))
+    register_claim(
+        Claim(
+            f"cor{_k}",
+            f"Corollary {_k}: Theorem {_k + 1} at η_L = 1/√T, η = √({'M' if _k == 3 else 'm'}K), constant K",
+            f"[Yang et al. 2022, Cor {_k}]",
+            _thm,
+            _alg,
+            ("uniform", "biased", "fixed") if _k == 1 else ("uniform",),
+            (
+                lambda k=_k: AssumptionClass(
+                    dim=2,
+                    num_workers=4,
+                    max_delay=1,
+                    K_max=2,
+                    rounds=2000,
+                    min_rounds=2000,
+                    arrivals=("uniform", "biased", "fixed") if k == 1 else ("uniform",),
+                )
+            ),
+            full=_full,
+            corollary=_k,
+            bounded_staleness=_thm == "thm4",
+        )
+    )

@@ -14,45 +14,87 @@ __all__ = ["add_parser", "run", "search_seeds"]
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """Add ``afltheory adversary CLAIM ...`` to an argparse subparsers object (without importing the claims:
     they pull in sympy, and every ``afltheory`` command builds this parser)."""
-    p = sub.add_parser("adversary", help="search a claim's assumption class for its worst case (exact "
-                                         "engine)",
-                       description="Search the assumption class of CLAIM for the largest measured/bound "
-                                   "ratio; a "
-                                   "ratio > 1 is confirmed by Monte Carlo before it is called a violation.")
-    p.add_argument("claim", metavar="CLAIM", help="claim id: thm2, thm3, thm4, cor1, cor2, cor3, lemma2, "
-                                                  "drift or a registered one (an unknown id lists them)")
+    p = sub.add_parser(
+        "adversary",
+        help="search a claim's assumption class for its worst case (exact engine)",
+        description="Search the assumption class of CLAIM for the largest measured/bound "
+        "ratio; a "
+        "ratio > 1 is confirmed by Monte Carlo before it is called a violation.",
+    )
+    p.add_argument(
+        "claim",
+        metavar="CLAIM",
+        help="claim id: thm2, thm3, thm4, cor1, cor2, cor3, lemma2, "
+        "drift or a registered one (an unknown id lists them)",
+    )
     p.add_argument("--budget", type=int, default=2000, help="exact evaluations (default 2000)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", metavar="FILE", help="write the result (with the instance as explicit arrays)")
-    p.add_argument("--out", metavar="DIR", help="write the two figures (search progress, worst instance) "
-                                                "here")
+    p.add_argument(
+        "--out", metavar="DIR", help="write the two figures (search progress, worst instance) here"
+    )
     p.add_argument("--replicates", type=int, default=1000, help="Monte Carlo runs confirming a violation")
-    p.add_argument("--min-gap", type=float, default=None,
-                   help="f(x_0) − f* at least this fraction of the class's Delta (1: no start near x*)")
-    p.add_argument("--isolate", choices=("transient", "sigma_L", "sigma_G"),
-                   help="search the sub-class where only this group of terms is non-zero "
-                        "(tightness per term)")
-    p.add_argument("--hessian", choices=("shared", "per_worker"), default=None,
-                   help="one Hessian for all workers (σ_G exact) or one per worker "
-                        "(client drift; σ_G on a ball)")
+    p.add_argument(
+        "--min-gap",
+        type=float,
+        default=None,
+        help="f(x_0) − f* at least this fraction of the class's Delta (1: no start near x*)",
+    )
+    p.add_argument(
+        "--isolate",
+        choices=("transient", "sigma_L", "sigma_G"),
+        help="search the sub-class where only this group of terms is non-zero (tightness per term)",
+    )
+    p.add_argument(
+        "--hessian",
+        choices=("shared", "per_worker"),
+        default=None,
+        help="one Hessian for all workers (σ_G exact) or one per worker (client drift; σ_G on a ball)",
+    )
     p.add_argument("--rotate", action="store_true", help="dense Hessians (searched rotations)")
-    for flag, key in (("--dim", "dim"), ("--num-workers", "num_workers"), ("--m", "m"),
-                      ("--max-delay", "max_delay"), ("--K-max", "K_max"), ("--rounds", "rounds")):
-        p.add_argument(flag, dest=f"cls_{key}", type=int, default=None, metavar="N",
-                       help=f"assumption class: {key} (default: the claim's class)")
-    p.add_argument("--seeds", type=int, default=1, metavar="N",
-                   help="N independent searches (seeds SEED … SEED+N−1, the budget each); the worst is "
-                        "reported (default 1)")
+    for flag, key in (
+        ("--dim", "dim"),
+        ("--num-workers", "num_workers"),
+        ("--m", "m"),
+        ("--max-delay", "max_delay"),
+        ("--K-max", "K_max"),
+        ("--rounds", "rounds"),
+    ):
+        p.add_argument(
+            flag,
+            dest=f"cls_{key}",
+            type=int,
+            default=None,
+            metavar="N",
+            help=f"assumption class: {key} (default: the claim's class)",
+        )
+    p.add_argument(
+        "--seeds",
+        type=int,
+        default=1,
+        metavar="N",
+        help="N independent searches (seeds SEED … SEED+N−1, the budget each); the worst is "
+        "reported (default 1)",
+    )
     p.add_argument("--jobs", type=int, default=1, help="run the --seeds searches in this many processes")
-    p.add_argument("--executor", choices=("local", "dask"), default="local",
-                   help="where the --seeds searches run: local processes (default) or Dask (LocalCluster of "
-                        "--jobs workers, or --scheduler ADDR)")
+    p.add_argument(
+        "--executor",
+        choices=("local", "dask"),
+        default="local",
+        help="where the --seeds searches run: local processes (default) or Dask (LocalCluster of "
+        "--jobs workers, or --scheduler ADDR)",
+    )
     p.add_argument("--scheduler", default=None, help="Dask scheduler address (with --executor dask)")
     p.add_argument("--list", action="store_true", help="list the claims and exit")
-    p.add_argument("--file", action="append", default=[], metavar="FILE.py",
-                   help="a Python file defining Claim objects (afltheory.claims); CLAIM may then be one of "
-                        "their ids, or any afltheory.claims.paper id: searched by the generic adversary "
-                        "(afltheory.adversary.generic, exact engine, hypothesis-targeted)")
+    p.add_argument(
+        "--file",
+        action="append",
+        default=[],
+        metavar="FILE.py",
+        help="a Python file defining Claim objects (afltheory.claims); CLAIM may then be one of "
+        "their ids, or any afltheory.claims.paper id: searched by the generic adversary "
+        "(afltheory.adversary.generic, exact engine, hypothesis-targeted)",
+    )
     p.set_defaults(func=run)
 
 
@@ -61,20 +103,44 @@ def _search_task(task: dict) -> object:
     from .claims import get_claim
     from .search import search
 
-    return search(get_claim(task["claim"]), budget=task["budget"], seed=task["seed"],
-                  assumptions=task["cls"], replicates=task["replicates"])
+    return search(
+        get_claim(task["claim"]),
+        budget=task["budget"],
+        seed=task["seed"],
+        assumptions=task["cls"],
+        replicates=task["replicates"],
+    )
 
 
-def search_seeds(claim: str, cls: object, *, seeds: list[int], budget: int, replicates: int,
-                 executor: str = "local", jobs: int = 1, scheduler: str | None = None) -> list:
+def search_seeds(
+    claim: str,
+    cls: object,
+    *,
+    seeds: list[int],
+    budget: int,
+    replicates: int,
+    executor: str = "local",
+    jobs: int = 1,
+    scheduler: str | None = None,
+) -> list:
     """The seeded searches of ``claim`` over ``cls`` (one task per seed on ``executor``: "local" = ``jobs``
     processes, 1 = this one; "dask" = a Dask scheduler at ``scheduler`` or a LocalCluster of ``jobs``
     workers), in seed order. Each search depends only on its seed, so the results do not depend on the
     executor."""
     from ..sweep.executors import make_executor
 
-    tasks = [{"id": f"{claim}-seed{s}", "claim": claim, "cls": cls, "seed": s, "budget": budget,
-              "replicates": replicates, "index": j} for j, s in enumerate(seeds)]
+    tasks = [
+        {
+            "id": f"{claim}-seed{s}",
+            "claim": claim,
+            "cls": cls,
+            "seed": s,
+            "budget": budget,
+            "replicates": replicates,
+            "index": j,
+        }
+        for j, s in enumerate(seeds)
+    ]
     if executor == "local" and jobs == 1:
         return [_search_task(t) for t in tasks]
     out = [None] * len(tasks)
@@ -98,19 +164,21 @@ def run(args: argparse.Namespace) -> int:
         return 0
     from .._io import check_output_dir, check_output_file, jsonable, write_json
 
-    if args.json:   # before the search: an unusable path must not cost the run
+    if args.json:  # before the search: an unusable path must not cost the run
         check_output_file(args.json, "--json")
     if args.out:
         check_output_dir(args.out, "--out")
-    if args.claim not in CLAIMS:   # a Claim object (afltheory.claims): the generic adversary
+    if args.claim not in CLAIMS:  # a Claim object (afltheory.claims): the generic adversary
         from ..claims.cli import collect
 
         claims = collect(args.file)
         if args.claim in claims:
             if args.seeds != 1 or args.jobs != 1 or args.executor != "local" or args.scheduler:
-                raise ValueError("--seeds/--jobs/--executor/--scheduler apply to the built-in claims' "
-                                 f"search (afltheory adversary --list), not to the generic adversary of "
-                                 f"{args.claim!r}")
+                raise ValueError(
+                    "--seeds/--jobs/--executor/--scheduler apply to the built-in claims' "
+                    f"search (afltheory adversary --list), not to the generic adversary of "
+                    f"{args.claim!r}"
+                )
             return _run_generic(claims[args.claim], args)
     c = get_claim(args.claim)
     cls = c.default_class()
@@ -137,8 +205,16 @@ def run(args: argparse.Namespace) -> int:
         wc = search(c, budget=args.budget, seed=args.seed, assumptions=cls, replicates=args.replicates)
     else:
         seeds = list(range(args.seed, args.seed + args.seeds))
-        found = search_seeds(c.id, cls, seeds=seeds, budget=args.budget, replicates=args.replicates,
-                             executor=args.executor, jobs=args.jobs, scheduler=args.scheduler)
+        found = search_seeds(
+            c.id,
+            cls,
+            seeds=seeds,
+            budget=args.budget,
+            replicates=args.replicates,
+            executor=args.executor,
+            jobs=args.jobs,
+            scheduler=args.scheduler,
+        )
         for s, w in zip(seeds, found, strict=True):
             print(f"  seed {s}: ratio {w.ratio:.4g} ({w.evaluations} evaluations, {w.elapsed:.1f} s)")
         wc = max(found, key=lambda w: w.ratio if w.ratio == w.ratio else -float("inf"))
@@ -148,11 +224,12 @@ def run(args: argparse.Namespace) -> int:
         print(f"  note: {note}")
     if wc.confirmation is not None:
         cf = wc.confirmation
-        print(f"  Monte Carlo: mean LHS {cf['lhs_mean']:.4g} vs mean bound {cf['bound_mean']:.4g}; "
-              f"99% lower bound on mean(LHS − bound) = {cf['diff_lcb']:.4g} -> "
-              f"{'confirmed' if cf['confirmed'] else 'not confirmed'} ({cf.get('why', '')}); exact engine "
-              "LHS "
-              + ("n/a" if cf["exact_engine_lhs"] is None else f"{cf['exact_engine_lhs']:.4g}"))
+        print(
+            f"  Monte Carlo: mean LHS {cf['lhs_mean']:.4g} vs mean bound {cf['bound_mean']:.4g}; "
+            f"99% lower bound on mean(LHS − bound) = {cf['diff_lcb']:.4g} -> "
+            f"{'confirmed' if cf['confirmed'] else 'not confirmed'} ({cf.get('why', '')}); exact engine "
+            "LHS " + ("n/a" if cf["exact_engine_lhs"] is None else f"{cf['exact_engine_lhs']:.4g}")
+        )
     if args.json:
         write_json(args.json, jsonable(wc.to_dict()), indent=1)
         print(f"  wrote {args.json}")
@@ -163,7 +240,7 @@ def run(args: argparse.Namespace) -> int:
         a = progress_plot(os.path.join(args.out, f"adversary_{c.id}_progress.png"), wc)
         b = worst_instance_plot(os.path.join(args.out, f"adversary_{c.id}_worst.png"), wc)
         print(f"  wrote {a}, {b}")
-    return 0 if wc.instance is not None else 1   # 1: nothing could be measured (the summary says why)
+    return 0 if wc.instance is not None else 1  # 1: nothing could be measured (the summary says why)
 
 
 def _run_generic(claim, args: argparse.Namespace) -> int:
@@ -171,19 +248,29 @@ def _run_generic(claim, args: argparse.Namespace) -> int:
     from .generic import search_claim
 
     sizes = {k[4:]: v for k, v in vars(args).items() if k.startswith("cls_") and v is not None}
-    kw = {key: sizes[name] for name, key in (("dim", "max_dim"), ("num_workers", "max_workers"),
-                                             ("max_delay", "max_delay"), ("K_max", "max_K"),
-                                             ("rounds", "max_rounds")) if name in sizes}
+    kw = {
+        key: sizes[name]
+        for name, key in (
+            ("dim", "max_dim"),
+            ("num_workers", "max_workers"),
+            ("max_delay", "max_delay"),
+            ("K_max", "max_K"),
+            ("rounds", "max_rounds"),
+        )
+        if name in sizes
+    }
     wc = search_claim(claim, budget=args.budget, seed=args.seed, replicates=args.replicates, **kw)
     print(wc.summary())
     if wc.confirmation is not None:
         cf = wc.confirmation
-        print(f"  Monte Carlo ({cf['replicates']} runs): mean measured {cf['measured_mean']:.4g}, 99% lower "
-              f"bound {cf['measured_lcb99']:.4g} vs bound {cf['bound']:.4g} -> "
-              f"{'confirmed' if cf['confirmed'] else 'not confirmed'}")
+        print(
+            f"  Monte Carlo ({cf['replicates']} runs): mean measured {cf['measured_mean']:.4g}, 99% lower "
+            f"bound {cf['measured_lcb99']:.4g} vs bound {cf['bound']:.4g} -> "
+            f"{'confirmed' if cf['confirmed'] else 'not confirmed'}"
+        )
     if args.json:
         from .._io import jsonable, write_json
 
-        write_json(args.json, jsonable(wc.to_dict()), indent=1)   # atomic, strict JSON
+        write_json(args.json, jsonable(wc.to_dict()), indent=1)  # atomic, strict JSON
         print(f"  wrote {args.json}")
     return 0

@@ -41,7 +41,7 @@ class PmfDelay(Delays):
     def __init__(self, pmf: ArrayLike):
         p = check_pmf("pmf", pmf)
         nz = np.flatnonzero(p > 0)
-        self._pmf = p[: nz[-1] + 1].copy()          # trailing zeros do not count towards max_delay
+        self._pmf = p[: nz[-1] + 1].copy()  # trailing zeros do not count towards max_delay
         self._pmf.setflags(write=False)
         self.max_delay = len(self._pmf) - 1
         self._cdf = np.cumsum(self._pmf)
@@ -92,7 +92,7 @@ class PmfSteps(LocalSteps):
     def sample(self, rng: np.random.Generator, workers: np.ndarray, start_round: int = 0) -> np.ndarray:
         workers = np.asarray(workers)
         u = rng.random(workers.shape)
-        cdf = self._cdf[self._rows(workers)]                       # (..., K_max)
+        cdf = self._cdf[self._rows(workers)]  # (..., K_max)
         return np.minimum((u[..., None] >= cdf).sum(axis=-1), self.K_max - 1).astype(np.int64) + 1
 
     def pmf(self, worker: int) -> dict[int, float] | None:
@@ -121,7 +121,7 @@ class CovarianceNoise(NoiseModel):
         if w.min() < -1e-12 * max(1.0, np.abs(C).max()):
             raise ValueError(f"covs must be positive semidefinite (smallest eigenvalue {w.min()})")
         self.covs = C
-        self._root = V * np.sqrt(np.clip(w, 0.0, None))[:, None, :]   # Σ_i = R_i R_iᵀ
+        self._root = V * np.sqrt(np.clip(w, 0.0, None))[:, None, :]  # Σ_i = R_i R_iᵀ
         self.sigma_L = float(np.sqrt(max(0.0, np.trace(C, axis1=1, axis2=2).max())))
 
     def sample(self, rng: np.random.Generator, workers: np.ndarray, dim: int) -> np.ndarray:
@@ -147,7 +147,7 @@ def biased_inclusion(probs: ArrayLike, m: int) -> tuple[np.ndarray, np.ndarray]:
     if M > 20:
         raise ValueError(f"num_workers={M} exceeds 20 (exact inclusion by subsets)")
     masks = np.arange(1 << M)
-    bits = (masks[:, None] >> np.arange(M)) & 1                       # (2^M, M)
+    bits = (masks[:, None] >> np.arange(M)) & 1  # (2^M, M)
     mass = bits @ p
     P = np.zeros(1 << M)
     P[0] = 1.0

@@ -89,8 +89,9 @@ def _table(fn, values: np.ndarray, what: str, rule: object) -> np.ndarray:
     return w
 
 
-def rule_view(rules: ServerRule | Sequence[ServerRule], *, m: int, num_workers: int, K_max: int,
-              max_delay: int) -> RuleView:
+def rule_view(
+    rules: ServerRule | Sequence[ServerRule], *, m: int, num_workers: int, K_max: int, max_delay: int
+) -> RuleView:
     """The declarative view of ``rules`` (one per candidate) for ``m`` arrivals per round among
     ``num_workers``, K in 1..``K_max`` and delays in 0..``max_delay``. Raises ``UnsupportedRule`` for a rule
     the evaluator cannot represent (see the module docstring), ValueError if the rules of a batch disagree on
@@ -105,43 +106,63 @@ def rule_view(rules: ServerRule | Sequence[ServerRule], *, m: int, num_workers: 
     seen: dict[int, tuple] = {}
     for rule in rules:
         if id(rule) not in seen:
-            r = _faults.substitute(rule)     # identity unless inside afltheory.mutants.injected(...)
+            r = _faults.substitute(rule)  # identity unless inside afltheory.mutants.injected(...)
             if getattr(r, "scheduled", False):
-                raise ValueError(f"algorithm={r!r} has a step-size schedule: pass round t's rule "
-                                 f"(algorithm.at_round(t)); grad_norm_sq does so per round")
+                raise ValueError(
+                    f"algorithm={r!r} has a step-size schedule: pass round t's rule "
+                    f"(algorithm.at_round(t)); grad_norm_sq does so per round"
+                )
             v = server_rule(r, num_workers)  # TypeError / UnsupportedRule, as in the exact engine
             if getattr(r, "compressor", None) is not None:
-                raise UnsupportedRule(f"algorithm={r!r}: the adversary's evaluator does not represent "
-                                      f"compressors (compressor={r.compressor!r}); use "
-                                      f"afltheory.exact.moments")
+                raise UnsupportedRule(
+                    f"algorithm={r!r}: the adversary's evaluator does not represent "
+                    f"compressors (compressor={r.compressor!r}); use "
+                    f"afltheory.exact.moments"
+                )
             if getattr(r, "batch", None) is not None and hasattr(r, "prepare"):
-                raise UnsupportedRule(f"algorithm={r!r} changes the problem (prepare with "
-                                      f"batch={r.batch!r}); "
-                                      f"the adversary's evaluator takes the problem's arrays as they are")
+                raise UnsupportedRule(
+                    f"algorithm={r!r} changes the problem (prepare with "
+                    f"batch={r.batch!r}); "
+                    f"the adversary's evaluator takes the problem's arrays as they are"
+                )
             if hasattr(r, "check_m"):
                 r.check_m(m)
             fixed = v.fixed_local_steps
-            row = (float(v.gamma) / v.normalizer(m, num_workers), v.mu, v.local_steps_for(num_workers),
-                   _table(r.local_steps_weight, Ks, "local_steps_weight", r),
-                   _table(r.staleness_weight, taus, "staleness_weight", r),
-                   np.ones(num_workers) if getattr(v, "worker_weights", None) is None
-                   else np.asarray(v.worker_weights, dtype=float))
+            row = (
+                float(v.gamma) / v.normalizer(m, num_workers),
+                v.mu,
+                v.local_steps_for(num_workers),
+                _table(r.local_steps_weight, Ks, "local_steps_weight", r),
+                _table(r.staleness_weight, taus, "staleness_weight", r),
+                np.ones(num_workers)
+                if getattr(v, "worker_weights", None) is None
+                else np.asarray(v.worker_weights, dtype=float),
+            )
             seen[id(rule)] = (row, (v.memory, v.warm_start, fixed))
         row, kind = seen[id(rule)]
         if common is None:
             common = kind
         elif kind != common:
-            raise ValueError(f"the rules of one batch must agree on (memory, warm_start, fixed_local_steps); "
-                             f"got {common} and {kind}")
+            raise ValueError(
+                f"the rules of one batch must agree on (memory, warm_start, fixed_local_steps); "
+                f"got {common} and {kind}"
+            )
         for k, val in zip(out, row, strict=True):
             out[k].append(val)
     memory, warm, fixed = common
     if not np.all(np.isfinite(out["scale"])):
         raise ValueError(f"step_size/normalizer gave a non-finite server factor: {out['scale']}")
-    return RuleView(memory=bool(memory), warm_start=bool(warm), scale=np.array(out["scale"], dtype=float),
-                    mu=np.array(out["mu"], dtype=float), eta_L=np.array(out["eta_L"], dtype=float),
-                    w_K=np.array(out["w_K"]), w_tau=np.array(out["w_tau"]), fixed_local_steps=fixed,
-                    w_worker=np.array(out["w_worker"], dtype=float))
+    return RuleView(
+        memory=bool(memory),
+        warm_start=bool(warm),
+        scale=np.array(out["scale"], dtype=float),
+        mu=np.array(out["mu"], dtype=float),
+        eta_L=np.array(out["eta_L"], dtype=float),
+        w_K=np.array(out["w_K"]),
+        w_tau=np.array(out["w_tau"]),
+        fixed_local_steps=fixed,
+        w_worker=np.array(out["w_worker"], dtype=float),
+    )
 
 
 @dataclass(frozen=True)
@@ -166,24 +187,41 @@ class Batch:
     rules: ServerRule | tuple
 
 
-def local_map_arrays(hessians: np.ndarray, b_tilde: np.ndarray, noise_cov: np.ndarray, eta_L: np.ndarray,
-                     mu: np.ndarray | float, K_max: int) -> tuple[np.ndarray, np.ndarray]:
+def local_map_arrays(
+    hessians: np.ndarray,
+    b_tilde: np.ndarray,
+    noise_cov: np.ndarray,
+    eta_L: np.ndarray,
+    mu: np.ndarray | float,
+    K_max: int,
+) -> tuple[np.ndarray, np.ndarray]:
     """``exact.local.local_maps`` for a batch, stacked over K = 1..K_max: E = [c_K | C_K] (B, M, K_max, d,
     1+d) and Q_K (B, M, K_max, d, d) (unweighted). ``eta_L``: (B,) or (B, M); ``mu``: scalar or (B,)."""
     eta_L = np.asarray(eta_L, dtype=float)
     if eta_L.ndim == 1:
         eta_L = eta_L[:, None]
     mu = np.asarray(mu, dtype=float)
-    maps = local_maps(hessians, b_tilde, noise_cov, eta_L, mu[:, None] if mu.ndim == 1 else mu,
-                      range(1, K_max + 1))
-    E = np.stack([np.concatenate([maps[k].c[..., None], maps[k].C], axis=-1) for k in range(1, K_max + 1)],
-                 axis=2)
+    maps = local_maps(
+        hessians, b_tilde, noise_cov, eta_L, mu[:, None] if mu.ndim == 1 else mu, range(1, K_max + 1)
+    )
+    E = np.stack(
+        [np.concatenate([maps[k].c[..., None], maps[k].C], axis=-1) for k in range(1, K_max + 1)], axis=2
+    )
     Q = np.stack([np.broadcast_to(maps[k].Q, maps[k].C.shape) for k in range(1, K_max + 1)], axis=2)
     return E, Q
 
 
-def estimate_bytes(batch: int, dim: int, num_workers: int, max_delay: int, K_max: int, *, memory: bool,
-                   periods: int = 1, diagonal: bool = False) -> int:
+def estimate_bytes(
+    batch: int,
+    dim: int,
+    num_workers: int,
+    max_delay: int,
+    K_max: int,
+    *,
+    memory: bool,
+    periods: int = 1,
+    diagonal: bool = False,
+) -> int:
     """Peak bytes of one ``grad_norm_sq`` call (the search projects this before it starts): the state, the
     per-round-type operators it caches and the local maps. ``diagonal``: the B·d one-dimensional reduction."""
     B, d, M, H = batch, dim, num_workers, max_delay + 1
@@ -210,8 +248,8 @@ def _delay_at(pmf, t):
     if t >= pmf.shape[-1] - 1:
         return pmf
     out = pmf.copy()
-    out[..., t] += out[..., t + 1:].sum(axis=-1)
-    out[..., t + 1:] = 0.0
+    out[..., t] += out[..., t + 1 :].sum(axis=-1)
+    out[..., t + 1 :] = 0.0
     return out
 
 
@@ -226,16 +264,19 @@ def grad_norm_sq(b: Batch, rounds: int) -> np.ndarray:
     overflow gets +inf from the first non-finite round on (it is flagged by the caller, never NaN).
     ``UnsupportedRule`` for a rule the declarative view cannot represent."""
     B, M, d, _ = b.hessians.shape
-    P = max(np.shape(b.pi)[1] if np.ndim(b.pi) == 3 else 1,
-            np.shape(b.delay_pmf)[1] if np.ndim(b.delay_pmf) == 3 else 1,
-            np.shape(b.k_pmf)[1] if np.ndim(b.k_pmf) == 4 else 1)
+    P = max(
+        np.shape(b.pi)[1] if np.ndim(b.pi) == 3 else 1,
+        np.shape(b.delay_pmf)[1] if np.ndim(b.delay_pmf) == 3 else 1,
+        np.shape(b.k_pmf)[1] if np.ndim(b.k_pmf) == 4 else 1,
+    )
 
     def phases(a, base):
         a = np.asarray(a, dtype=float)
         a = a[:, None] if a.ndim == base + 1 else a
         if a.shape[1] not in (1, P):
-            raise ValueError(f"a periodic field has {a.shape[1]} phases; all periodic fields need the same "
-                             f"period {P}")
+            raise ValueError(
+                f"a periodic field has {a.shape[1]} phases; all periodic fields need the same period {P}"
+            )
         return np.broadcast_to(a, (a.shape[0], P) + a.shape[2:])
 
     PI, PIJ = phases(b.pi, 1), phases(b.pij, 2)
@@ -245,12 +286,15 @@ def grad_norm_sq(b: Batch, rounds: int) -> np.ndarray:
     if len(rules) not in (1, B):
         raise ValueError(f"rules has {len(rules)} entries for a batch of {B} candidates (expected 1 or {B})")
     scheduled = any(getattr(r, "scheduled", False) for r in rules)
-    at = (lambda t: tuple(r.at_round(t) if getattr(r, "scheduled", False) else r for r in rules)) \
-        if scheduled else (lambda t: rules)
+    at = (
+        (lambda t: tuple(r.at_round(t) if getattr(r, "scheduled", False) else r for r in rules))
+        if scheduled
+        else (lambda t: rules)
+    )
     Kmax = pK.shape[-1]
     view = rule_view(at(0), m=int(b.m), num_workers=M, K_max=Kmax, max_delay=Hn - 1)
     fixed = view.fixed_local_steps
-    if fixed is not None:       # K_{t,i} = the rule's fixed count, whatever the law (AsySG, DynamicFedAvg)
+    if fixed is not None:  # K_{t,i} = the rule's fixed count, whatever the law (AsySG, DynamicFedAvg)
         Kf = np.broadcast_to(np.asarray(fixed, dtype=int), (M,))
         Kmax = max(Kmax, int(Kf.max()))
         pK = np.zeros(pK.shape[:-1] + (Kmax,))
@@ -265,8 +309,8 @@ def grad_norm_sq(b: Batch, rounds: int) -> np.ndarray:
 
     if not scheduled:
         view = finish(view)
-        views = (lambda t: (0, view))
-    else:                       # round t's constant rule; equal step sizes share one view (and operators)
+        views = lambda t: (0, view)
+    else:  # round t's constant rule; equal step sizes share one view (and operators)
         memo: dict = {}
 
         def views(t):
@@ -276,6 +320,7 @@ def grad_norm_sq(b: Batch, rounds: int) -> np.ndarray:
                 memo.clear()
                 memo[key] = finish(rule_view(rs, m=int(b.m), num_workers=M, K_max=Kmax, max_delay=Hn - 1))
             return key, memo[key]
+
     if diag:
         k = np.arange(d)
         H1 = b.hessians[..., k, k].transpose(0, 2, 1).reshape(B * d, M, 1, 1)
@@ -283,7 +328,7 @@ def grad_norm_sq(b: Batch, rounds: int) -> np.ndarray:
         N1 = b.noise_cov[..., k, k].transpose(0, 2, 1).reshape(B * d, M, 1, 1)
         hb = b.hbar[:, k, k].reshape(B * d, 1, 1)
         x01 = b.x0.reshape(B * d, 1)
-        rep = (lambda a: np.repeat(a, d, axis=0))
+        rep = lambda a: np.repeat(a, d, axis=0)
         g = _run(H1, bt1, N1, hb, x01, rep(PI), rep(PIJ), rep(DP), rep(pK), views, rounds)
         with np.errstate(over="ignore", invalid="ignore"):
             return g.reshape(B, d, rounds + 1).sum(axis=1)
@@ -308,8 +353,21 @@ def _run(H, bt, N, hbar, x0, PI, PIJ, DP, pK, views, rounds):
         parts = []
         for a in range(0, B, step):
             sl = slice(a, a + step)
-            parts.append(_memory(H[sl], bt[sl], N[sl], hbar[sl], x0[sl], PI[sl], PIJ[sl], DP[sl], pK[sl],
-                                 _rows(views, sl), rounds))
+            parts.append(
+                _memory(
+                    H[sl],
+                    bt[sl],
+                    N[sl],
+                    hbar[sl],
+                    x0[sl],
+                    PI[sl],
+                    PIJ[sl],
+                    DP[sl],
+                    pK[sl],
+                    _rows(views, sl),
+                    rounds,
+                )
+            )
         return np.concatenate(parts)
 
 
@@ -323,6 +381,7 @@ def _rows(views, sl):
             memo.clear()
             memo[key] = v.rows(sl)
         return key, memo[key]
+
     return sub
 
 
@@ -340,11 +399,11 @@ def _stateless_prep(H, bt, N, PI, pK, view):
     within-worker map."""
     E, Q = local_map_arrays(H, bt, N, view.eta_L, view.mu, pK.shape[-1])
     wK = view.w_K
-    ww = np.ones(E.shape[:2]) if view.w_worker is None else view.w_worker   # client weights M p_i (B, M)
-    Ew = E * (wK[:, None, :] * ww[:, :, None])[..., None, None]             # M p_i w_K [c_K | C_K]
-    Ebar = np.einsum("bpmk,bmkij->bpmij", pK, Ew)                           # (B, P, M, d, 1+d)
+    ww = np.ones(E.shape[:2]) if view.w_worker is None else view.w_worker  # client weights M p_i (B, M)
+    Ew = E * (wK[:, None, :] * ww[:, :, None])[..., None, None]  # M p_i w_K [c_K | C_K]
+    Ebar = np.einsum("bpmk,bmkij->bpmij", pK, Ew)  # (B, P, M, d, 1+d)
     Qbar = np.einsum("bpmk,bmkij->bpmij", pK * (wK**2)[:, None, None] * (ww**2)[:, None, :, None], Q)
-    noise0 = np.einsum("bpm,bpmij->bpij", PI, Qbar)                         # Σ_i π_i E[w_K² Q_i]
+    noise0 = np.einsum("bpm,bpmij->bpij", PI, Qbar)  # Σ_i π_i E[w_K² Q_i]
     # within-worker second moment, a linear map of S_(0,τ): Σ_i π_i Σ_K p_K w_K² E_K ⊗ E_K  (B, P, d, d, 1+d,
     # 1+d)
     W2 = np.einsum("bpm,bpmk,bmkac,bmkel->bpaecl", PI, pK, Ew, Ew, optimize=True)
@@ -358,7 +417,7 @@ def _stateless(H, bt, N, hbar, x0, PI, PIJ, DP, pK, views, rounds):
     P, Hn = DP.shape[1], DP.shape[-1]
     n = 1 + Hn * d
     Gamma = PIJ - PI[..., :, None] * PI[..., None, :]
-    Gamma = Gamma - np.einsum("bpi,ij->bpij", PI, np.eye(M))               # Δ − diag(π)
+    Gamma = Gamma - np.einsum("bpi,ij->bpij", PI, np.eye(M))  # Δ − diag(π)
     Hbar2 = hbar @ hbar
     blk = np.array([np.r_[0, 1 + t * d + np.arange(d)] for t in range(Hn)])
     iu = np.triu_indices(n)
@@ -375,7 +434,7 @@ def _stateless(H, bt, N, hbar, x0, PI, PIJ, DP, pK, views, rounds):
     dead = np.zeros(B, dtype=bool)
     for t in range(rounds):
         vkey, view = views(t)
-        if vkey != current:             # a new rule view (step-size schedule): rebuild its operators
+        if vkey != current:  # a new rule view (step-size schedule): rebuild its operators
             cache.clear()
             current = vkey
             Ebar, noise0, W2 = _stateless_prep(H, bt, N, PI, pK, view)
@@ -384,14 +443,14 @@ def _stateless(H, bt, N, hbar, x0, PI, PIJ, DP, pK, views, rounds):
         ph = t % P
         key = (ph, min(t, Hn - 1))
         if key not in cache:
-            pt = _delay_at(DP[:, ph], t)                                   # (B, Hn)
-            a = pt * wt                                                    # E-weights of the history blocks
+            pt = _delay_at(DP[:, ph], t)  # (B, Hn)
+            a = pt * wt  # E-weights of the history blocks
             q = pt * wt * wt
             Eb = Ebar[:, ph]
             U = np.zeros((B, M, d, n))
             U[..., 0] = a.sum(axis=1)[:, None, None] * Eb[..., 0]
             for tau in range(Hn):
-                U[..., 1 + tau * d: 1 + (tau + 1) * d] = a[:, tau, None, None, None] * Eb[..., 1:]
+                U[..., 1 + tau * d : 1 + (tau + 1) * d] = a[:, tau, None, None, None] * Eb[..., 1:]
             R = -s[:, None, None] * np.einsum("bm,bmdk->bdk", PI[:, ph], U)
             R[:, :, xs] += np.eye(d)
             GU = np.einsum("bij,bjel->biel", Gamma[:, ph], U)
@@ -408,9 +467,9 @@ def _stateless(H, bt, N, hbar, x0, PI, PIJ, DP, pK, views, rounds):
         R, Wt, nx = cache[key]
         RS = R @ S
         Snew = np.empty_like(S)
-        Snew[:, keep[:, None], keep[None, :]] = S[:, :n - d, :n - d]
-        Snew[:, xs, keep] = RS[:, :, :n - d]
-        Snew[:, keep, xs] = np.swapaxes(RS[:, :, :n - d], 1, 2)
+        Snew[:, keep[:, None], keep[None, :]] = S[:, : n - d, : n - d]
+        Snew[:, xs, keep] = RS[:, :, : n - d]
+        Snew[:, keep, xs] = np.swapaxes(RS[:, :, : n - d], 1, 2)
         xx = RS @ np.swapaxes(R, 1, 2)
         inc = (S[:, iu[0], iu[1]][:, None, :] @ Wt)[:, 0]
         upper = np.zeros((B, d, d))
@@ -434,12 +493,13 @@ def _memory_prep(H, bt, N, pK, view):
     E, Q = local_map_arrays(H, bt, N, view.eta_L, view.mu, pK.shape[-1])
     B, M, _, d, _ = E.shape
     wK = view.w_K
-    Ebar = np.einsum("bpmk,bmkij->bpmij", pK, E * wK[:, None, :, None, None])   # (B, P, M, d, 1+d)
-    pw2 = pK * (wK**2)[:, None, None]                                       # (B, P, M, K)
+    Ebar = np.einsum("bpmk,bmkij->bpmij", pK, E * wK[:, None, :, None, None])  # (B, P, M, d, 1+d)
+    pw2 = pK * (wK**2)[:, None, None]  # (B, P, M, K)
     Qbar = np.einsum("bpmk,bmkij->bpmij", pw2, Q)
     # within-worker second moment as a map of S_(0,τ): Σ_K p_K w_K² E_K ⊗ E_K   (B, P, M d d, (1+d)²)
-    W2 = np.einsum("bpmk,bmkac,bmkel->bpmaecl", pw2, E, E, optimize=True).reshape(B, pK.shape[1], M * d * d,
-                                                                                   -1)
+    W2 = np.einsum("bpmk,bmkac,bmkel->bpmaecl", pw2, E, E, optimize=True).reshape(
+        B, pK.shape[1], M * d * d, -1
+    )
     return E, Q, Ebar, Qbar, W2
 
 
@@ -453,10 +513,10 @@ def _memory(H, bt, N, hbar, x0, PI, PIJ, DP, pK, views, rounds):
     current, view = views(0)
     E, Q, Ebar, Qbar, W2 = _memory_prep(H, bt, N, pK, view)
     wt, s = view.w_tau, view.scale
-    Acoef = _blocks(1.0 - PI[..., :, None] - PI[..., None, :] + PIJ, d)     # (B, P, Md, Md)
+    Acoef = _blocks(1.0 - PI[..., :, None] - PI[..., None, :] + PIJ, d)  # (B, P, Md, Md)
     Bcoef = _blocks(PI[..., None, :] - PIJ, d)
     Pcoef = _blocks(PIJ, d)
-    keepc = np.repeat(1.0 - PI, d, axis=-1)                                 # (B, P, Md)
+    keepc = np.repeat(1.0 - PI, d, axis=-1)  # (B, P, Md)
     pirow = np.repeat(PI, d, axis=-1)
     Hbar2 = hbar @ hbar
     blk = np.array([np.r_[0, 1 + t * d + np.arange(d)] for t in range(Hn)])
@@ -468,7 +528,7 @@ def _memory(H, bt, N, hbar, x0, PI, PIJ, DP, pK, views, rounds):
     z[:, 1:nJ] = np.tile(x0, (1, Hn))
     cov = None
     if view.warm_start:
-        v = E[..., 0] + np.einsum("bmkij,bj->bmki", E[..., 1:], x0)          # (B, M, K, d)
+        v = E[..., 0] + np.einsum("bmkij,bj->bmki", E[..., 1:], x0)  # (B, M, K, d)
         p0 = pK[:, 0]
         mean = np.einsum("bmk,bmki->bmi", p0, v)
         dv = v - mean[:, :, None]
@@ -487,7 +547,7 @@ def _memory(H, bt, N, hbar, x0, PI, PIJ, DP, pK, views, rounds):
     sc = s[:, None, None]
     for t in range(rounds):
         vkey, view = views(t)
-        if vkey != current:             # a new rule view (step-size schedule): rebuild its operators
+        if vkey != current:  # a new rule view (step-size schedule): rebuild its operators
             cache.clear()
             current = vkey
             E, Q, Ebar, Qbar, W2 = _memory_prep(H, bt, N, pK, view)
@@ -502,47 +562,51 @@ def _memory(H, bt, N, hbar, x0, PI, PIJ, DP, pK, views, rounds):
             U = np.zeros((B, M, d, nJ))
             U[..., 0] = a.sum(axis=1)[:, None, None] * Eb[..., 0]
             for tau in range(Hn):
-                U[..., 1 + tau * d: 1 + (tau + 1) * d] = a[:, tau, None, None, None] * Eb[..., 1:]
+                U[..., 1 + tau * d : 1 + (tau + 1) * d] = a[:, tau, None, None, None] * Eb[..., 1:]
             noise = Qbar[:, ph] * q.sum(axis=1)[:, None, None, None]
             cache[key] = (U.reshape(B, Md, nJ), q, noise)
         Uf, q, noise = cache[key]
         SJJ = S[:, :nJ, :nJ]
         SsJ = S[:, nJ:, :nJ]
-        Y = Uf @ SJJ                                                          # U_i S_JJ
+        Y = Uf @ SJJ  # U_i S_JJ
         UfT = np.swapaxes(Uf, 1, 2)
-        UU = Y @ UfT                                                          # U_i S_JJ U_jᵀ
-        X = Bcoef[:, ph] * (SsJ @ UfT)                                        # (π_j − π_ij) S_{s_i J} U_jᵀ
+        UU = Y @ UfT  # U_i S_JJ U_jᵀ
+        X = Bcoef[:, ph] * (SsJ @ UfT)  # (π_j − π_ij) S_{s_i J} U_jᵀ
         Tvv = Acoef[:, ph] * S[:, nJ:, nJ:] + X + np.swapaxes(X, 1, 2) + Pcoef[:, ph] * UU
         # own arrivals: π_i (E[w² D_i S D_iᵀ] + E[w² Q_i] − U_i S U_iᵀ) on the diagonal blocks
-        St = np.einsum("bt,btij->bij", q, S[:, blk[:, :, None], blk[:, None, :]])   # Σ_τ p_τ w_τ² S_(0,τ)
+        St = np.einsum("bt,btij->bij", q, S[:, blk[:, :, None], blk[:, None, :]])  # Σ_τ p_τ w_τ² S_(0,τ)
         own = (W2[:, ph] @ St.reshape(B, -1, 1)).reshape(B, M, d, d) + noise
         T4 = Tvv.reshape(B, M, d, M, d)
         UU4 = UU.reshape(B, M, d, M, d)
-        T4[:, ar, :, ar, :] += (PI[:, ph].T[:, :, None, None] * (own.transpose(1, 0, 2, 3)
-                                                                 - UU4[:, ar, :, ar, :]))
-        TvJ = keepc[:, ph, :, None] * SsJ + pirow[:, ph, :, None] * Y           # E[s'_i Jᵀ]  (B, Md, nJ)
-        sumJ = TvJ.reshape(B, M, d, nJ).sum(axis=1)                            # Σ_i E[s'_i Jᵀ]  (B, d, nJ)
-        sumV = Tvv.reshape(B, M, d, Md).sum(axis=1)                            # Σ_i E[s'_i s'ᵀ]  (B, d, Md)
+        T4[:, ar, :, ar, :] += PI[:, ph].T[:, :, None, None] * (
+            own.transpose(1, 0, 2, 3) - UU4[:, ar, :, ar, :]
+        )
+        TvJ = keepc[:, ph, :, None] * SsJ + pirow[:, ph, :, None] * Y  # E[s'_i Jᵀ]  (B, Md, nJ)
+        sumJ = TvJ.reshape(B, M, d, nJ).sum(axis=1)  # Σ_i E[s'_i Jᵀ]  (B, d, nJ)
+        sumV = Tvv.reshape(B, M, d, Md).sum(axis=1)  # Σ_i E[s'_i s'ᵀ]  (B, d, Md)
         Snew = np.empty_like(S)
-        k = nJ - d                                                            # old (1, x̃_t..x̃_{t−D+1})
+        k = nJ - d  # old (1, x̃_t..x̃_{t−D+1})
         Snew[:, 0, 0] = 1.0
-        Snew[:, 0, 1 + d:nJ] = S[:, 0, 1:k]
-        Snew[:, 1 + d:nJ, 0] = S[:, 1:k, 0]
-        Snew[:, 1 + d:nJ, 1 + d:nJ] = S[:, 1:k, 1:k]
-        Rx = S[:, xs, :k] - sc * sumJ[:, :, :k]                                # E[x̃' (old kept)ᵀ]
+        Snew[:, 0, 1 + d : nJ] = S[:, 0, 1:k]
+        Snew[:, 1 + d : nJ, 0] = S[:, 1:k, 0]
+        Snew[:, 1 + d : nJ, 1 + d : nJ] = S[:, 1:k, 1:k]
+        Rx = S[:, xs, :k] - sc * sumJ[:, :, :k]  # E[x̃' (old kept)ᵀ]
         Snew[:, xs, 0] = Rx[:, :, 0]
         Snew[:, 0, xs] = Rx[:, :, 0]
-        Snew[:, xs, 1 + d:nJ] = Rx[:, :, 1:]
-        Snew[:, 1 + d:nJ, xs] = np.swapaxes(Rx[:, :, 1:], 1, 2)
+        Snew[:, xs, 1 + d : nJ] = Rx[:, :, 1:]
+        Snew[:, 1 + d : nJ, xs] = np.swapaxes(Rx[:, :, 1:], 1, 2)
         xsJ = sumJ[:, :, xs]
-        xx = (S[:, xs, xs] - sc * (xsJ + np.swapaxes(xsJ, 1, 2))
-              + (s * s)[:, None, None] * sumV.reshape(B, d, M, d).sum(axis=2))
+        xx = (
+            S[:, xs, xs]
+            - sc * (xsJ + np.swapaxes(xsJ, 1, 2))
+            + (s * s)[:, None, None] * sumV.reshape(B, d, M, d).sum(axis=2)
+        )
         Snew[:, xs, xs] = 0.5 * (xx + np.swapaxes(xx, 1, 2))
         Snew[:, nJ:, 0] = TvJ[:, :, 0]
         Snew[:, 0, nJ:] = TvJ[:, :, 0]
-        Snew[:, nJ:, 1 + d:nJ] = TvJ[:, :, 1:k]
-        Snew[:, 1 + d:nJ, nJ:] = np.swapaxes(TvJ[:, :, 1:k], 1, 2)
-        xsl = np.swapaxes(TvJ[:, :, xs], 1, 2) - sc * sumV                    # E[x̃' s'ᵀ]
+        Snew[:, nJ:, 1 + d : nJ] = TvJ[:, :, 1:k]
+        Snew[:, 1 + d : nJ, nJ:] = np.swapaxes(TvJ[:, :, 1:k], 1, 2)
+        xsl = np.swapaxes(TvJ[:, :, xs], 1, 2) - sc * sumV  # E[x̃' s'ᵀ]
         Snew[:, xs, nJ:] = xsl
         Snew[:, nJ:, xs] = np.swapaxes(xsl, 1, 2)
         Snew[:, nJ:, nJ:] = 0.5 * (Tvv + np.swapaxes(Tvv, 1, 2))

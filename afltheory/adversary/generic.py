@@ -183,7 +183,7 @@ def search_claim(
             best.update(ratio=ratio, inst=inst, v=v)
             history.append((counts["n"], ratio))
 
-    with strategies.reproducible():   # the same seed gives the same search whatever was imported before
+    with strategies.reproducible():  # the same seed gives the same search whatever was imported before
         probe()
     if best["inst"] is None:
         raise ValueError(
@@ -216,8 +216,18 @@ def _confirm(claim: Any, inst: Any, replicates: int, seed: int) -> dict:
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        v = verify(claim, inst.problem, inst.behaviour, rounds=inst.rounds, replicates=replicates,
-                   seed=seed + 1, algorithm=inst.algorithm, exact=False, control=None, x0=inst.x0)
+        v = verify(
+            claim,
+            inst.problem,
+            inst.behaviour,
+            rounds=inst.rounds,
+            replicates=replicates,
+            seed=seed + 1,
+            algorithm=inst.algorithm,
+            exact=False,
+            control=None,
+            x0=inst.x0,
+        )
     # the one-sided 99 % t-UCB is mean + t·sd/√R, so the matching lower bound is 2·mean − UCB
     ucb = v.ci[1] if v.ci is not None else v.measured
     lcb = 2.0 * float(v.measured) - float(ucb) if math.isfinite(ucb) else math.inf

@@ -39,17 +39,17 @@ ALGORITHMS = {"AFACD": AFACD, "AFACS": AFACS}
 class Instance:
     claim: str
     algorithm_name: str
-    hessians: np.ndarray          # (M, d, d)
-    centers: np.ndarray           # (M, d)
-    noise_cov: np.ndarray         # (M, d, d)
-    x0: np.ndarray                # (d,)
+    hessians: np.ndarray  # (M, d, d)
+    centers: np.ndarray  # (M, d)
+    noise_cov: np.ndarray  # (M, d, d)
+    x0: np.ndarray  # (d,)
     eta: float
     eta_L: float
-    arrivals: dict                # {"kind": "uniform"|"biased"|"fixed"|"cyclic"|"schedule", "m": m, ...}
-    delay_pmf: np.ndarray         # (τ+1,)
-    k_pmf: np.ndarray             # (M, K_max) over K = 1..K_max
+    arrivals: dict  # {"kind": "uniform"|"biased"|"fixed"|"cyclic"|"schedule", "m": m, ...}
+    delay_pmf: np.ndarray  # (τ+1,)
+    k_pmf: np.ndarray  # (M, K_max) over K = 1..K_max
     rounds: int
-    radius: float | None = None   # σ_G certified on ‖x − x*‖ ≤ radius (per-worker Hessians only)
+    radius: float | None = None  # σ_G certified on ‖x − x*‖ ≤ radius (per-worker Hessians only)
 
     def __post_init__(self) -> None:
         _validate(self)
@@ -83,10 +83,12 @@ class Instance:
         """The instance's quadratic problem (heterogeneous curvature when the Hessians differ)."""
         noise = CovarianceNoise(self.noise_cov)
         if self.shared_hessian:
-            return HeterogeneousQuadratic.from_arrays(hessian=self.hessians[0], centers=self.centers,
-                                                      sigma_L=noise)
-        return HeterogeneousCurvatureQuadratic.from_arrays(hessians=self.hessians, centers=self.centers,
-                                                           sigma_L=noise, radius=float(self.radius))
+            return HeterogeneousQuadratic.from_arrays(
+                hessian=self.hessians[0], centers=self.centers, sigma_L=noise
+            )
+        return HeterogeneousCurvatureQuadratic.from_arrays(
+            hessians=self.hessians, centers=self.centers, sigma_L=noise, radius=float(self.radius)
+        )
 
     def algorithm(self) -> ServerRule:
         """The server rule with the instance's (η, η_L)."""
@@ -125,22 +127,36 @@ class Instance:
 
     def to_dict(self) -> dict:
         """A JSON-safe dict (``from_dict`` inverts it)."""
-        return {"claim": self.claim, "algorithm": self.algorithm_name, "num_workers": self.num_workers,
-                "dim": int(self.centers.shape[1]), "m": self.m, "rounds": int(self.rounds),
-                "eta": float(self.eta), "eta_L": float(self.eta_L), "tau": self.tau, "K_max": self.K_max,
-                "hessian": self.hessians.tolist(), "centers": self.centers.tolist(),
-                "noise_cov": self.noise_cov.tolist(), "x0": self.x0.tolist(),
-                "arrivals": {k: (np.asarray(v).tolist() if isinstance(v, (np.ndarray, list, tuple)) else v)
-                             for k, v in self.arrivals.items()},
-                "delay_pmf": self.delay_pmf.tolist(), "k_pmf": self.k_pmf.tolist(),
-                "radius": None if self.radius is None else float(self.radius),
-                "conventions": "f_i(x) = 1/2 (x - c_i)^T A_i (x - c_i); noise xi_i ~ N(0, noise_cov[i]); "
-                               "server "
-                               "x_{t+1} = x_t - eta*eta_L*(1/m) sum_{i in M_t} G_i (AFACS: all M memory "
-                               "slots); "
-                               "G_i = mean of K stochastic gradients along K local SGD steps of size eta_L "
-                               "from "
-                               "x_{t-tau}; tau ~ delay_pmf clipped at t; K ~ k_pmf[i] over 1..K_max"}
+        return {
+            "claim": self.claim,
+            "algorithm": self.algorithm_name,
+            "num_workers": self.num_workers,
+            "dim": int(self.centers.shape[1]),
+            "m": self.m,
+            "rounds": int(self.rounds),
+            "eta": float(self.eta),
+            "eta_L": float(self.eta_L),
+            "tau": self.tau,
+            "K_max": self.K_max,
+            "hessian": self.hessians.tolist(),
+            "centers": self.centers.tolist(),
+            "noise_cov": self.noise_cov.tolist(),
+            "x0": self.x0.tolist(),
+            "arrivals": {
+                k: (np.asarray(v).tolist() if isinstance(v, (np.ndarray, list, tuple)) else v)
+                for k, v in self.arrivals.items()
+            },
+            "delay_pmf": self.delay_pmf.tolist(),
+            "k_pmf": self.k_pmf.tolist(),
+            "radius": None if self.radius is None else float(self.radius),
+            "conventions": "f_i(x) = 1/2 (x - c_i)^T A_i (x - c_i); noise xi_i ~ N(0, noise_cov[i]); "
+            "server "
+            "x_{t+1} = x_t - eta*eta_L*(1/m) sum_{i in M_t} G_i (AFACS: all M memory "
+            "slots); "
+            "G_i = mean of K stochastic gradients along K local SGD steps of size eta_L "
+            "from "
+            "x_{t-tau}; tau ~ delay_pmf clipped at t; K ~ k_pmf[i] over 1..K_max",
+        }
 
     @classmethod
     def from_dict(cls, d: dict) -> Instance:
@@ -156,17 +172,24 @@ class Instance:
         if not isinstance(d.get("arrivals", {}), dict):
             raise ValueError(f"arrivals={d['arrivals']!r} must be an object")
         try:
-            return cls(claim=str(d["claim"]), algorithm_name=str(d["algorithm"]),
-                       hessians=np.asarray(d["hessian"], dtype=float),
-                       centers=np.asarray(d["centers"], dtype=float),
-                       noise_cov=np.asarray(d["noise_cov"], dtype=float), x0=np.asarray(d["x0"], dtype=float),
-                       eta=float(d["eta"]), eta_L=float(d["eta_L"]), arrivals=dict(d["arrivals"]),
-                       delay_pmf=np.asarray(d["delay_pmf"], dtype=float),
-                       k_pmf=np.asarray(d["k_pmf"], dtype=float), rounds=int(d["rounds"]),
-                       radius=None if d.get("radius") is None else float(d["radius"]))
+            return cls(
+                claim=str(d["claim"]),
+                algorithm_name=str(d["algorithm"]),
+                hessians=np.asarray(d["hessian"], dtype=float),
+                centers=np.asarray(d["centers"], dtype=float),
+                noise_cov=np.asarray(d["noise_cov"], dtype=float),
+                x0=np.asarray(d["x0"], dtype=float),
+                eta=float(d["eta"]),
+                eta_L=float(d["eta_L"]),
+                arrivals=dict(d["arrivals"]),
+                delay_pmf=np.asarray(d["delay_pmf"], dtype=float),
+                k_pmf=np.asarray(d["k_pmf"], dtype=float),
+                rounds=int(d["rounds"]),
+                radius=None if d.get("radius") is None else float(d["radius"]),
+            )
         except KeyError as exc:
             raise ValueError(f"instance lacks the field {exc.args[0]!r}") from None
-        except (TypeError, OverflowError) as exc:   # e.g. a string where a number array belongs
+        except (TypeError, OverflowError) as exc:  # e.g. a string where a number array belongs
             raise ValueError(f"instance has a malformed field: {exc}") from None
 
 
@@ -216,25 +239,32 @@ def _validate(inst: Instance) -> None:
     H, C, N, x0 = inst.hessians, inst.centers, inst.noise_cov, inst.x0
     for name, a, nd in (("hessian", H, 3), ("centers", C, 2), ("noise_cov", N, 3), ("x0", x0, 1)):
         if not isinstance(a, np.ndarray) or a.ndim != nd or a.dtype.kind not in "fiu" or a.size == 0:
-            raise ValueError(f"{name} must be a non-empty {nd}-d array of numbers (got shape "
-                             f"{np.shape(a)})")
+            raise ValueError(f"{name} must be a non-empty {nd}-d array of numbers (got shape {np.shape(a)})")
         if not np.all(np.isfinite(a)):
             raise ValueError(f"{name} must hold finite numbers")
     M, d = C.shape
     if H.shape != (M, d, d) or N.shape != (M, d, d) or x0.shape != (d,):
-        raise ValueError(f"shapes disagree: centers {C.shape} (M, d), hessian {H.shape} and noise_cov "
-                         f"{N.shape} must be (M, d, d) = {(M, d, d)}, x0 {x0.shape} must be ({d},)")
+        raise ValueError(
+            f"shapes disagree: centers {C.shape} (M, d), hessian {H.shape} and noise_cov "
+            f"{N.shape} must be (M, d, d) = {(M, d, d)}, x0 {x0.shape} must be ({d},)"
+        )
     for name, a in (("hessian", H), ("noise_cov", N)):
         if not np.allclose(a, np.swapaxes(a, 1, 2), rtol=1e-9, atol=1e-12):
             raise ValueError(f"{name} must hold symmetric matrices")
     for name in ("eta", "eta_L"):
         v = getattr(inst, name)
-        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)) or \
-                not (np.isfinite(v) and v > 0):
+        if (
+            isinstance(v, (bool, np.bool_))
+            or not isinstance(v, (int, float, np.integer, np.floating))
+            or not (np.isfinite(v) and v > 0)
+        ):
             raise ValueError(f"{name}={v!r} must be a finite number > 0")
     _int("rounds", inst.rounds, 1, MAX_ROUNDS)
-    if inst.radius is not None and not (isinstance(inst.radius, (int, float, np.integer, np.floating))
-                                        and np.isfinite(inst.radius) and inst.radius > 0):
+    if inst.radius is not None and not (
+        isinstance(inst.radius, (int, float, np.integer, np.floating))
+        and np.isfinite(inst.radius)
+        and inst.radius > 0
+    ):
         raise ValueError(f"radius={inst.radius!r} must be a finite number > 0 or None")
     dp, kp = inst.delay_pmf, inst.k_pmf
     if not isinstance(dp, np.ndarray) or dp.ndim != 1:
@@ -275,7 +305,7 @@ def save_instance(instance: Instance, path: str | os.PathLike) -> Path:
     from .._io import write_json
 
     path = Path(path)
-    write_json(path, instance.to_dict(), indent=1)   # atomic, strict JSON, never over a device/FIFO
+    write_json(path, instance.to_dict(), indent=1)  # atomic, strict JSON, never over a device/FIFO
     return path
 
 
@@ -289,17 +319,18 @@ def load_instance(path_or_dict: str | os.PathLike | dict) -> Instance:
 
         if not isinstance(path_or_dict, (str, os.PathLike)):
             raise TypeError(f"path_or_dict={path_or_dict!r} must be a path or a dict")
-        what = describe_path(path_or_dict)   # a FIFO would block the read
+        what = describe_path(path_or_dict)  # a FIFO would block the read
         if what is not None:
             raise ValueError(f"path_or_dict={os.fspath(path_or_dict)!r} is {what}, not a regular file")
         try:
             d = json.loads(Path(path_or_dict).read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise ValueError(f"path_or_dict={os.fspath(path_or_dict)!r} cannot be read as JSON: "
-                             f"{exc}") from None
+            raise ValueError(
+                f"path_or_dict={os.fspath(path_or_dict)!r} cannot be read as JSON: {exc}"
+            ) from None
     if isinstance(d, dict) and "instance" in d and isinstance(d["instance"], dict):
         d = d["instance"]
     try:
         return Instance.from_dict(d)
-    except ValueError as exc:   # name the argument: the field is in the message
+    except ValueError as exc:  # name the argument: the field is in the message
         raise ValueError(f"path_or_dict holds an invalid instance: {exc}") from None

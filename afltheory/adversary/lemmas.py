@@ -41,7 +41,7 @@ class _LemmaClaim(Claim):
         return Structure(m, "fixed", {"K": int(rng.integers(1, cls.K_max + 1))})
 
     def _eta_L(self, cls, L, K, u):
-        c1 = 6 * (2 * K**2 - 3 * K + 1) * L**2           # (C1): c1 η_L² ≤ 1
+        c1 = 6 * (2 * K**2 - 3 * K + 1) * L**2  # (C1): c1 η_L² ≤ 1
         cap = np.minimum(1.0 / L, np.where(c1 > 0, 1.0 / np.sqrt(np.where(c1 > 0, c1, 1.0)), np.inf))
         return cap * 10.0 ** (-cls.eta_L_decades * u)
 
@@ -68,11 +68,21 @@ class _LemmaClaim(Claim):
         M = cls.num_workers
         kp = np.zeros((M, cls.K_max))
         kp[np.arange(M), np.clip(Ks, 1, cls.K_max) - 1] = 1.0
-        return Instance(claim=self.id, algorithm_name="AFACD", hessians=H[0], centers=C[0], noise_cov=covs[0],
-                        x0=x0[0], eta=1.0, eta_L=float(eta_L), arrivals={"kind": "fixed", "m": len(workers),
-                                                                          "workers": list(map(int, workers))},
-                        delay_pmf=np.ones(1), k_pmf=kp, rounds=1,
-                        radius=None if cls.hessian == "shared" else float(rho[0]))
+        return Instance(
+            claim=self.id,
+            algorithm_name="AFACD",
+            hessians=H[0],
+            centers=C[0],
+            noise_cov=covs[0],
+            x0=x0[0],
+            eta=1.0,
+            eta_L=float(eta_L),
+            arrivals={"kind": "fixed", "m": len(workers), "workers": list(map(int, workers))},
+            delay_pmf=np.ones(1),
+            k_pmf=kp,
+            rounds=1,
+            radius=None if cls.hessian == "shared" else float(rho[0]),
+        )
 
     def _maps(self, H, C, covs, eta_L, Kmax):
         # E (S, M, Kmax, d, 1+d) = [c_K | C_K], Q (S, M, Kmax, d, d): exact.local.local_maps, batched
@@ -93,14 +103,14 @@ class Lemma2Claim(_LemmaClaim):
     def _parts(self, cls, st, U):
         H, C, covs, x0, L, sL, sG, rho, (w, kq), step = self._decode(cls, st, U)
         S, M = H.shape[:2]
-        workers = np.sort(np.argsort(-w, axis=1, kind="stable")[:, :st.m], axis=1)
-        Ks = 1 + np.minimum((kq * cls.K_max).astype(int), cls.K_max - 1)        # (S, M)
+        workers = np.sort(np.argsort(-w, axis=1, kind="stable")[:, : st.m], axis=1)
+        Ks = 1 + np.minimum((kq * cls.K_max).astype(int), cls.K_max - 1)  # (S, M)
         eta_L = self._eta_L(cls, L, Ks.max(axis=1).astype(float), step)
         E, Q = self._maps(H, C, covs, eta_L, cls.K_max)
         rows = np.arange(S)[:, None]
-        Ksel = Ks[rows, workers]                                                 # (S, m)
-        Em = E[rows, workers, Ksel - 1]                                          # (S, m, d, 1+d)
-        EG = Em[..., 0] + np.einsum("smij,sj->smi", Em[..., 1:], x0)           # E G_i at the common start x0
+        Ksel = Ks[rows, workers]  # (S, m)
+        Em = E[rows, workers, Ksel - 1]  # (S, m, d, 1+d)
+        EG = Em[..., 0] + np.einsum("smij,sj->smi", Em[..., 1:], x0)  # E G_i at the common start x0
         mean = np.sum(EG.sum(axis=1) ** 2, axis=1)
         var = np.trace(Q[rows, workers, Ksel - 1], axis1=2, axis2=3).sum(axis=1)
         terms = {"mean": 2 * mean, "sigma_L": 2 * (1.0 / Ksel).sum(axis=1) * sL**2}
@@ -111,7 +121,7 @@ class Lemma2Claim(_LemmaClaim):
         S = U.shape[0]
         try:
             meas, terms, *_ = self._parts(cls, st, U)
-        except Exception as exc:   # noqa: BLE001 - recorded, never fatal
+        except Exception as exc:  # noqa: BLE001 - recorded, never fatal
             nan = np.full(S, np.nan)
             return Evaluation(nan, np.ones(S, int), nan, nan, {}, [f"error: {exc}"] * S)
         bound = sum(terms.values())
@@ -136,7 +146,7 @@ class DriftClaim(_LemmaClaim):
         K = st.extra["K"]
         eta_L = self._eta_L(cls, L, float(K), step)
         P = np.eye(d) - eta_L[:, None, None, None] * H
-        g = np.einsum("smij,sj->smi", H, x0) - np.einsum("smij,smj->smi", H, C)   # ∇f_i(x0) (x* = 0)
+        g = np.einsum("smij,sj->smi", H, x0) - np.einsum("smij,smj->smi", H, C)  # ∇f_i(x0) (x* = 0)
         Sk = np.zeros_like(P)
         Pj = np.broadcast_to(np.eye(d), P.shape).copy()
         noise = np.zeros((S, M))
@@ -153,8 +163,11 @@ class DriftClaim(_LemmaClaim):
             worker = np.where(v > best, val.argmax(axis=1), worker)
             best = np.maximum(best, v)
         gf = np.sum(np.einsum("sij,sj->si", H.mean(axis=1), x0) ** 2, axis=1)
-        terms = {"sigma_L": 5 * K * eta_L**2 * sL**2, "sigma_G": 30 * K**2 * eta_L**2 * sG**2,
-                 "gradient": 30 * K**2 * eta_L**2 * gf}
+        terms = {
+            "sigma_L": 5 * K * eta_L**2 * sL**2,
+            "sigma_G": 30 * K**2 * eta_L**2 * sG**2,
+            "gradient": 30 * K**2 * eta_L**2 * gf,
+        }
         return best, terms, worst_k, worker, eta_L
 
     def evaluate(self, cls: AssumptionClass, st: Structure, U: np.ndarray) -> Evaluation:
@@ -162,7 +175,7 @@ class DriftClaim(_LemmaClaim):
         S = U.shape[0]
         try:
             meas, terms, kk, _, _ = self._parts(cls, st, U)
-        except Exception as exc:   # noqa: BLE001 - recorded, never fatal
+        except Exception as exc:  # noqa: BLE001 - recorded, never fatal
             nan = np.full(S, np.nan)
             return Evaluation(nan, np.ones(S, int), nan, nan, {}, [f"error: {exc}"] * S)
         bound = sum(terms.values())
@@ -177,10 +190,25 @@ class DriftClaim(_LemmaClaim):
         return self._instance(cls, st, u, [int(worker[0])], Ks, eta_L[0])
 
 
-register_claim(Lemma2Claim(
-    "lemma2", "Lemma 2: E‖Σ_{i∈M_t} G_i‖² ≤ 2‖Σ E G_i‖² + 2(Σ 1/K_i)σ_L²", "[Yang et al. 2022, Lemma 2]",
-    "lemma2", "AFACD", ("fixed",), lambda: AssumptionClass(arrivals=("fixed",), K_max=4)))
-register_claim(DriftClaim(
-    "drift", "Bound (1): E‖y_k − x‖² ≤ 5Kη_L²(σ_L² + 6Kσ_G²) + 30K²η_L²‖∇f(x)‖² for k ≤ K, under (C1)",
-    "[Yang et al. 2022, bound (1)]", "drift", "AFACD", ("fixed",),
-    lambda: AssumptionClass(arrivals=("fixed",), K_max=6)))
+register_claim(
+    Lemma2Claim(
+        "lemma2",
+        "Lemma 2: E‖Σ_{i∈M_t} G_i‖² ≤ 2‖Σ E G_i‖² + 2(Σ 1/K_i)σ_L²",
+        "[Yang et al. 2022, Lemma 2]",
+        "lemma2",
+        "AFACD",
+        ("fixed",),
+        lambda: AssumptionClass(arrivals=("fixed",), K_max=4),
+    )
+)
+register_claim(
+    DriftClaim(
+        "drift",
+        "Bound (1): E‖y_k − x‖² ≤ 5Kη_L²(σ_L² + 6Kσ_G²) + 30K²η_L²‖∇f(x)‖² for k ≤ K, under (C1)",
+        "[Yang et al. 2022, bound (1)]",
+        "drift",
+        "AFACD",
+        ("fixed",),
+        lambda: AssumptionClass(arrivals=("fixed",), K_max=6),
+    )
+)

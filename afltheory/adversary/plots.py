@@ -48,7 +48,7 @@ def worst_instance_plot(path: str | os.PathLike, worst: WorstCase, *, title: str
     g, T, avg, terms = c.trajectory(cls, worst.structure, worst.instance_u)
     fig, ax = new_figure(width=6.0)
     t = np.arange(len(g))
-    g = np.where(np.isfinite(g) & (g < _DRAWABLE), g, np.nan)          # diverged rounds: not drawn
+    g = np.where(np.isfinite(g) & (g < _DRAWABLE), g, np.nan)  # diverged rounds: not drawn
     avg = np.where(np.isfinite(avg) & (avg < _DRAWABLE), avg, np.nan)
     ax.plot(t, np.maximum(g, 1e-300), color="C0", lw=1, label="E‖∇f(x_t)‖² (exact)")
     ax.plot(T, avg, color="C0", lw=2, ls="--", label="(1/T) Σ_{t<T} E‖∇f(x_t)‖²")
@@ -63,10 +63,14 @@ def worst_instance_plot(path: str | os.PathLike, worst: WorstCase, *, title: str
     ax.axvline(worst.T, color="C3", lw=0.8, ls=":", label=f"worst T = {worst.T}")
     ax.set_yscale("log")
     pos = avg[np.isfinite(avg) & (avg > 0)]
-    lo = max(min(np.min(pos) if pos.size else 1e-12, np.min(cum[cum > 0]) if np.any(cum > 0) else 1e-12) / 3,
-             1e-12)
-    hi = 3 * max(np.nanmax(g) if np.any(np.isfinite(g)) else 1.0, np.max(cum), np.nanmax(avg)
-                 if np.any(np.isfinite(avg)) else 1.0)
+    lo = max(
+        min(np.min(pos) if pos.size else 1e-12, np.min(cum[cum > 0]) if np.any(cum > 0) else 1e-12) / 3, 1e-12
+    )
+    hi = 3 * max(
+        np.nanmax(g) if np.any(np.isfinite(g)) else 1.0,
+        np.max(cum),
+        np.nanmax(avg) if np.any(np.isfinite(avg)) else 1.0,
+    )
     ax.set_ylim(lo, hi)
     ax.set_xlabel("round t / horizon T")
     ax.set_title(title or f"{worst.claim}: worst instance (ratio {worst.ratio:.3g} at T={worst.T})")

@@ -34,15 +34,15 @@ __all__ = ["PEP_SETUPS", "Row", "add_parser", "markdown", "rows", "run", "summar
 #: why a statement is not a ``Claim`` (statements with a Claim are not listed)
 NOT_A_CLAIM: dict[str, str] = {
     "li2020.thm2": "sampling with replacement by p_k (scheme I) is not an arrival process of the "
-                   "engines; checked on the plain references (tests/published/)",
+    "engines; checked on the plain references (tests/published/)",
     "khaled2020.heterogeneous": "quantity not supported: f at the running average of the iterates; "
-                                "checked on the plain references (tests/published/)",
+    "checked on the plain references (tests/published/)",
     "stich2019.thm2.2": "quantity not supported: weighted iterate average; per-local-step schedule; "
-                        "checked on the plain references (tests/published/)",
+    "checked on the plain references (tests/published/)",
     "fedbuff2022.thm": "rate only (constants hidden in O(·))",
     "fednova2020.thm1": "a limit as η_L → 0 (qualitative); run as the FedNova claim's control (FedAvg)",
     "fedprox2020.thm4": "per-round decrease with sampling with replacement: checked on the plain "
-                        "references only (tests/published/)",
+    "references only (tests/published/)",
     "koloskova2020.sc": "rate only (constants hidden in O(·)); weighted iterate average",
     "woodworth2020.local": "rate only (constants hidden in O(·)); average iterate",
     "woodworth2020.minibatch": "rate only (constants hidden in O(·)); average iterate",
@@ -54,15 +54,28 @@ NOT_A_CLAIM: dict[str, str] = {
 #: the constants; T; K). The step sizes in the constants are the claim's own (the bound must be evaluated at
 #: the step the rule runs).
 PEP_SETUPS: dict[str, tuple[dict, str, dict, int, int]] = {
-    "published.li2020.thm1": ({"heterogeneity": "iid", "weights": "uniform"},
-                              "sub-class: identical clients (Γ = 0), uniform weights",
-                              {"L": 1.0, "mu": 0.5, "D0": 1.0, "sum_p2": 1.0, "Gamma": 0.0}, 10, 1),
+    "published.li2020.thm1": (
+        {"heterogeneity": "iid", "weights": "uniform"},
+        "sub-class: identical clients (Γ = 0), uniform weights",
+        {"L": 1.0, "mu": 0.5, "D0": 1.0, "sum_p2": 1.0, "Gamma": 0.0},
+        10,
+        1,
+    ),
     "published.li2020.thm3": ({}, "", {"L": 1.0, "mu": 0.5, "D0": 1.0}, 10, 1),
-    "published.lian2015.thm1": ({"participation": "full", "max_delay": 0},
-                                "sub-class: every worker each update, no delay",
-                                {"L": 1.0, "Delta": 1.0, "eta": 0.2, "eta_L": 1.0, "tau": 0.0}, 20, 1),
-    "published.khaled2020.identical": ({}, "its own class", {"L": 1.0, "mu": 0.5, "D0": 1.0, "eta_L": 0.1},
-                                       10, 2),
+    "published.lian2015.thm1": (
+        {"participation": "full", "max_delay": 0},
+        "sub-class: every worker each update, no delay",
+        {"L": 1.0, "Delta": 1.0, "eta": 0.2, "eta_L": 1.0, "tau": 0.0},
+        20,
+        1,
+    ),
+    "published.khaled2020.identical": (
+        {},
+        "its own class",
+        {"L": 1.0, "mu": 0.5, "D0": 1.0, "eta_L": 0.1},
+        10,
+        2,
+    ),
     "published.scaffold2020.thm3": ({}, "", {"L": 1.0, "mu": 0.5, "D0": 1.0}, 10, 2),
     "published.fednova2020.fednova": ({}, "", {"L": 1.0, "mu": 0.5, "D0": 1.0}, 10, 2),
 }
@@ -86,12 +99,26 @@ class Row:
 
     def cells(self) -> list[str]:
         """The seven table cells."""
-        return [f"{self.theorem} — {self.title}", self.setting, self.source, self.verdict,
-                self.measured_bound, self.worst, self.pep]
+        return [
+            f"{self.theorem} — {self.title}",
+            self.setting,
+            self.source,
+            self.verdict,
+            self.measured_bound,
+            self.worst,
+            self.pep,
+        ]
 
 
-HEADER = ["theorem", "setting", "source & confidence", "verdict", "measured / bound",
-          "worst ratio (adversary) · dominant term share", "PEP bracket (noise-free)"]
+HEADER = [
+    "theorem",
+    "setting",
+    "source & confidence",
+    "verdict",
+    "measured / bound",
+    "worst ratio (adversary) · dominant term share",
+    "PEP bracket (noise-free)",
+]
 
 
 def _g(x: float) -> str:
@@ -106,23 +133,39 @@ def _source(st: Any) -> str:
 
 def _setting_of_claim(claim: Any) -> str:
     a = claim.assumptions
-    words = {"strongly_convex": "μ-strongly convex, L-smooth", "convex": "convex, L-smooth",
-             "smooth": "L-smooth nonconvex"}
-    part = {"full": "full participation", "uniform": "m of M uniformly",
-            "arbitrary": "any m arrivals, delays"}
-    het = {"Gamma": "Γ heterogeneity", "iid": "identical data", "sigma_G_max": "σ_G heterogeneity",
-           None: "any heterogeneity"}
+    words = {
+        "strongly_convex": "μ-strongly convex, L-smooth",
+        "convex": "convex, L-smooth",
+        "smooth": "L-smooth nonconvex",
+    }
+    part = {
+        "full": "full participation",
+        "uniform": "m of M uniformly",
+        "arbitrary": "any m arrivals, delays",
+    }
+    het = {
+        "Gamma": "Γ heterogeneity",
+        "iid": "identical data",
+        "sigma_G_max": "σ_G heterogeneity",
+        None: "any heterogeneity",
+    }
     noise = {"variance": "σ_L² noise", "none": "exact gradients"}
-    return (f"{type(claim.algorithm({'mu': 1.0, 'kappa': 1.0, 'E': 1.0, 'L': 1.0, 'm': 1.0})).__name__}; "
-            f"{words.get(a.function, a.function)}; {noise.get(a.noise, a.noise)}; "
-            f"{het.get(a.heterogeneity, a.heterogeneity)}; {part.get(a.participation, a.participation)}; "
-            f"{a.weights} weights; measured {claim.measured}")
+    return (
+        f"{type(claim.algorithm({'mu': 1.0, 'kappa': 1.0, 'E': 1.0, 'L': 1.0, 'm': 1.0})).__name__}; "
+        f"{words.get(a.function, a.function)}; {noise.get(a.noise, a.noise)}; "
+        f"{het.get(a.heterogeneity, a.heterogeneity)}; {part.get(a.participation, a.participation)}; "
+        f"{a.weights} weights; measured {claim.measured}"
+    )
 
 
 def _setting_of_statement(st: Any) -> str:
     a = st.assumptions
-    return "; ".join(str(a[k]).split(" (")[0] for k in ("function", "heterogeneity", "participation")
-                     if a.get(k)) + f"; measured {st.measured.split(':')[0]}"
+    return (
+        "; ".join(
+            str(a[k]).split(" (")[0] for k in ("function", "heterogeneity", "participation") if a.get(k)
+        )
+        + f"; measured {st.measured.split(':')[0]}"
+    )
 
 
 def _verdict(fn: Any, claim_id: str) -> tuple[str, str]:
@@ -133,7 +176,7 @@ def _verdict(fn: Any, claim_id: str) -> tuple[str, str]:
     for v in vs:
         nc = v.negative_control
         ctl = "" if nc is None else ("; control fails" if not nc.passed else "; CONTROL PASSES (no power)")
-        tag = v.id[len(claim_id) + 1:] if v.id != claim_id else ""
+        tag = v.id[len(claim_id) + 1 :] if v.id != claim_id else ""
         parts.append(f"{'PASS' if v.passed else 'FAIL'} ({v.method}){ctl}" + (f" [{tag}]" if tag else ""))
         r = v.measured / v.theoretical if v.theoretical > 0 else float("inf")
         ratios.append(f"{_g(v.measured)} / {_g(v.theoretical)} = {_g(r)}" + (f" [{tag}]" if tag else ""))
@@ -142,18 +185,25 @@ def _verdict(fn: Any, claim_id: str) -> tuple[str, str]:
 
 def _worst(claim: Any, budget: int, seed: int) -> tuple[str, bool]:
     from .generic import search_claim
+
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             w = search_claim(claim, budget=budget, seed=seed)
     except ValueError as exc:
         if "no instance of its class could be evaluated exactly" in str(exc):
-            return (f"refused: the exact engine cannot represent {claim.rule.__name__} "
-                    f"({budget}/{budget} candidates; verdict by simulation only)", False)
+            return (
+                f"refused: the exact engine cannot represent {claim.rule.__name__} "
+                f"({budget}/{budget} candidates; verdict by simulation only)",
+                False,
+            )
         raise
     dom = max(w.terms, key=w.terms.get) if w.terms else "—"
-    v = " — VIOLATED (Monte Carlo confirmed)" if w.violated else (
-        " — not confirmed by Monte Carlo" if w.confirmation else "")
+    v = (
+        " — VIOLATED (Monte Carlo confirmed)"
+        if w.violated
+        else (" — not confirmed by Monte Carlo" if w.confirmation else "")
+    )
     return f"{_g(w.ratio)} · {dom} {w.terms.get(dom, 0.0):.0%}{v}", True
 
 
@@ -165,8 +215,10 @@ def _refusal(exc: Exception) -> str:
         return reasons.strip().replace("'", "")
     m = re.search(r"overrides (\w+)", msg)
     if m:
-        return (f"rule not representable: it overrides {m.group(1)} (PEP and exact moments need the "
-                "declarative hooks)")
+        return (
+            f"rule not representable: it overrides {m.group(1)} (PEP and exact moments need the "
+            "declarative hooks)"
+        )
     if "not affine" in msg:
         return f"rule not representable: {msg.split(' (')[0]}"
     return f"{type(exc).__name__}: {msg[:100]}"
@@ -175,6 +227,7 @@ def _refusal(exc: Exception) -> str:
 def _pep(claim: Any) -> tuple[str, bool]:
     from ..algorithms.base import UnsupportedRule
     from ..pep.claims import claim_pep
+
     replace, where, values, T, K = PEP_SETUPS[claim.id]
     own = ""
     target = claim
@@ -184,13 +237,16 @@ def _pep(claim: Any) -> tuple[str, bool]:
             raise AssertionError(f"{claim.id}: the PEP now accepts the claim's own class; update PEP_SETUPS")
         except (ValueError, UnsupportedRule) as exc:
             own = f"refused on its class ({_refusal(exc)}); "
-        target = dataclasses.replace(claim, id=claim.id + ".pep_subclass",
-                                     assumptions=dataclasses.replace(claim.assumptions, **replace))
+        target = dataclasses.replace(
+            claim,
+            id=claim.id + ".pep_subclass",
+            assumptions=dataclasses.replace(claim.assumptions, **replace),
+        )
     try:
         p = claim_pep(target, T=T, K=K, values=values)
     except (ValueError, UnsupportedRule) as exc:
         why = f"refused: {_refusal(exc)}"
-        if "heterogeneity=None" in str(exc):   # allowed with one client: say why that fails too
+        if "heterogeneity=None" in str(exc):  # allowed with one client: say why that fails too
             try:
                 claim_pep(target, T=T, K=K, M=1, values=values)
             except (ValueError, UnsupportedRule) as exc1:
@@ -200,9 +256,11 @@ def _pep(claim: Any) -> tuple[str, bool]:
         return own + f"{where}: solver returned no certified value (T={T}, K={K})", False
     rel = "≤" if p.holds else "> (exceeds)"
     inside = "" if p.inside_conditions else "; OUTSIDE the claim's conditions"
-    return (own + f"{where}: [{_g(p.lower)}, {_g(p.upper)}] {rel} bound {_g(p.bound)} "
-            f"(T={p.T}, K={p.K}, M={p.M}{', instance in the class: exact' if p.exact else ''}{inside})",
-            True)
+    return (
+        own + f"{where}: [{_g(p.lower)}, {_g(p.upper)}] {rel} bound {_g(p.bound)} "
+        f"(T={p.T}, K={p.K}, M={p.M}{', instance in the class: exact' if p.exact else ''}{inside})",
+        True,
+    )
 
 
 def rows(budget: int = 60, seed: int = 0) -> list[Row]:
@@ -220,22 +278,47 @@ def rows(budget: int = 60, seed: int = 0) -> list[Row]:
             claim = CLAIMS.get(f"published.{st.id}")
             if claim is None:
                 why = NOT_A_CLAIM.get(st.id, "no Claim written yet")
-                out.append(Row(st.id, st.title, _setting_of_statement(st), _source(st),
-                               f"not a claim: {why}", "—", "—", "—"))
+                out.append(
+                    Row(
+                        st.id,
+                        st.title,
+                        _setting_of_statement(st),
+                        _source(st),
+                        f"not a claim: {why}",
+                        "—",
+                        "—",
+                        "—",
+                    )
+                )
                 continue
             verdict, mb = _verdict(VERIFICATIONS[claim.id], claim.id)
             worst, has_w = _worst(claim, budget, seed)
             pep, has_p = _pep(claim)
-            out.append(Row(st.id, st.title, _setting_of_claim(claim), _source(st), verdict, mb, worst, pep,
-                           True, has_w, has_p))
+            out.append(
+                Row(
+                    st.id,
+                    st.title,
+                    _setting_of_claim(claim),
+                    _source(st),
+                    verdict,
+                    mb,
+                    worst,
+                    pep,
+                    True,
+                    has_w,
+                    has_p,
+                )
+            )
     return out
 
 
 def summary(table: list[Row]) -> str:
     """One line: how many rows, and how many have a verdict, a worst ratio and a PEP bracket."""
-    return (f"{len(table)} statements; {sum(r.has_verdict for r in table)} with a verdict, "
-            f"{sum(r.has_worst for r in table)} with a worst ratio, {sum(r.has_pep for r in table)} with a "
-            f"PEP bracket")
+    return (
+        f"{len(table)} statements; {sum(r.has_verdict for r in table)} with a verdict, "
+        f"{sum(r.has_worst for r in table)} with a worst ratio, {sum(r.has_pep for r in table)} with a "
+        f"PEP bracket"
+    )
 
 
 def _esc(s: str) -> str:
@@ -261,12 +344,16 @@ def text(table: list[Row]) -> str:
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """Add ``afltheory published [--budget N] [--seed S] [--markdown]`` (nothing heavy imported here)."""
-    p = sub.add_parser("published", help="the table of published FL theorems: verdicts, worst ratios, PEP",
-                       description="Regenerate the table of the published FL theorems "
-                                   "(afltheory.published): verdict on the checks' instances, the generic "
-                                   "adversary's worst ratio, the PEP bracket where the class allows.")
-    p.add_argument("--budget", type=int, default=60,
-                   help="adversary: exact evaluations per claim (default 60)")
+    p = sub.add_parser(
+        "published",
+        help="the table of published FL theorems: verdicts, worst ratios, PEP",
+        description="Regenerate the table of the published FL theorems "
+        "(afltheory.published): verdict on the checks' instances, the generic "
+        "adversary's worst ratio, the PEP bracket where the class allows.",
+    )
+    p.add_argument(
+        "--budget", type=int, default=60, help="adversary: exact evaluations per claim (default 60)"
+    )
     p.add_argument("--seed", type=int, default=0, help="adversary seed (default 0)")
     p.add_argument("--markdown", action="store_true", help="print a markdown table (docs/published.md)")
     p.set_defaults(func=run)

@@ -26,8 +26,16 @@ from .claims import THEOREMS, Claim, get_claim
 from .instance import Instance
 from .space import AssumptionClass, Structure
 
-__all__ = ["DEFAULT_MAX_MEMORY", "SearchCostWarning", "WorstCase", "confirm", "instance_inside",
-           "make_instance", "project", "search"]
+__all__ = [
+    "DEFAULT_MAX_MEMORY",
+    "SearchCostWarning",
+    "WorstCase",
+    "confirm",
+    "instance_inside",
+    "make_instance",
+    "project",
+    "search",
+]
 
 #: Largest projected peak memory of one evaluated batch a search accepts by default (bytes).
 DEFAULT_MAX_MEMORY = 2 * 1024**3
@@ -54,9 +62,21 @@ def project(claim: str | Claim, assumptions: AssumptionClass | None = None, *, b
     if "schedule" in cls.arrivals:
         periods = max(periods, 4)
     diagonal = not cls.rotate or cls.dim == 1
-    return {"bytes": fastexact.estimate_bytes(batch, cls.dim, cls.num_workers, cls.max_delay, cls.K_max,
-                                              memory=memory, periods=periods, diagonal=diagonal),
-            "memory_slots": memory, "diagonal": diagonal, "batch": batch}
+    return {
+        "bytes": fastexact.estimate_bytes(
+            batch,
+            cls.dim,
+            cls.num_workers,
+            cls.max_delay,
+            cls.K_max,
+            memory=memory,
+            periods=periods,
+            diagonal=diagonal,
+        ),
+        "memory_slots": memory,
+        "diagonal": diagonal,
+        "batch": batch,
+    }
 
 
 @dataclass
@@ -103,6 +123,7 @@ class WorstCase:
     def to_dict(self) -> dict:
         """A JSON-safe dict of the result (infinite ratios as strings "inf"/"-inf"; no value (null) where
         nothing was measured, never NaN)."""
+
         def num(v):
             v = float(v)
             return v if np.isfinite(v) else ("inf" if v > 0 else "-inf" if v < 0 else None)
@@ -110,19 +131,29 @@ class WorstCase:
         best = self.best_so_far
         marks = sorted(set(np.unique(np.geomspace(1, len(best), num=min(len(best), 60)).astype(int) - 1)))
         return {
-            "claim": self.claim, "worst_ratio": num(self.ratio), "violated": bool(self.violated),
-            "T": int(self.T), "measured": num(self.measured), "bound": num(self.bound),
+            "claim": self.claim,
+            "worst_ratio": num(self.ratio),
+            "violated": bool(self.violated),
+            "T": int(self.T),
+            "measured": num(self.measured),
+            "bound": num(self.bound),
             "terms": {k: num(v) for k, v in self.shares.items()},
             "term_values": {k: num(v) for k, v in self.terms.items()},
-            "evaluations": int(self.evaluations), "evals_per_second": num(self.evals_per_second),
-            "counts": self.counts, "seed": self.seed, "elapsed_s": round(self.elapsed, 3),
+            "evaluations": int(self.evaluations),
+            "evals_per_second": num(self.evals_per_second),
+            "counts": self.counts,
+            "seed": self.seed,
+            "elapsed_s": round(self.elapsed, 3),
             "inside_conditions": True if self.instance is not None else None,
-            "structure": None if self.structure is None else
-            {"m": self.structure.m, "arrivals": self.structure.arrivals, **self.structure.extra},
+            "structure": None
+            if self.structure is None
+            else {"m": self.structure.m, "arrivals": self.structure.arrivals, **self.structure.extra},
             "assumptions": self.assumptions.to_dict(),
             "confirmation": self.confirmation,
-            "history": {"evaluation": [int(i + 1) for i in marks],
-                        "best_ratio": [num(best[i]) for i in marks]},
+            "history": {
+                "evaluation": [int(i + 1) for i in marks],
+                "best_ratio": [num(best[i]) for i in marks],
+            },
             "notes": list(self.notes),
             "instance": None if self.instance is None else self.instance.to_dict(),
         }
@@ -132,15 +163,24 @@ class WorstCase:
         if not np.isfinite(self.ratio):
             why = "; ".join(self.notes) or "no candidate could be evaluated"
             counts = ", ".join(f"{k}: {n}" for k, n in sorted(self.counts.items()))
-            return (f"{self.claim}: no worst ratio — {why} ({counts}; {self.evaluations} evaluations); "
-                    "nothing was measured, so nothing is claimed")
+            return (
+                f"{self.claim}: no worst ratio — {why} ({counts}; {self.evaluations} evaluations); "
+                "nothing was measured, so nothing is claimed"
+            )
         top = max(self.shares, key=self.shares.get) if self.shares else "-"
-        v = ("VIOLATED (Monte Carlo confirmed)" if self.violated else
-             "ratio > 1 NOT confirmed by Monte Carlo" if self.ratio > 1 else "within the bound")
-        return (f"{self.claim}: worst ratio {self.ratio:.4g} at T={self.T} ({v}); {self.evaluations} exact "
-                f"evaluations in {self.elapsed:.1f} s ({self.evals_per_second:.0f}/s); dominant term {top} "
-                f"({self.shares.get(top, float('nan')):.0%}); shares "
-                + ", ".join(f"{k} {s:.1%}" for k, s in self.shares.items()))
+        v = (
+            "VIOLATED (Monte Carlo confirmed)"
+            if self.violated
+            else "ratio > 1 NOT confirmed by Monte Carlo"
+            if self.ratio > 1
+            else "within the bound"
+        )
+        return (
+            f"{self.claim}: worst ratio {self.ratio:.4g} at T={self.T} ({v}); {self.evaluations} exact "
+            f"evaluations in {self.elapsed:.1f} s ({self.evals_per_second:.0f}/s); dominant term {top} "
+            f"({self.shares.get(top, float('nan')):.0%}); shares "
+            + ", ".join(f"{k} {s:.1%}" for k, s in self.shares.items())
+        )
 
 
 def make_instance(claim: Claim, cls: AssumptionClass, st: Structure, u: np.ndarray, T: int) -> Instance:
@@ -159,21 +199,36 @@ def make_instance(claim: Claim, cls: AssumptionClass, st: Structure, u: np.ndarr
     elif st.arrivals == "cyclic":
         arr = {"kind": "cyclic", "m": m}
     elif st.arrivals == "schedule":
-        arr = {"kind": "schedule", "m": m, "workers": dec.arrival_params[0].tolist(),
-               "delays": dec.delay_pmf[0].argmax(axis=1).tolist(),
-               "local_steps": (dec.k_pmf[0, :, 0].argmax(axis=1) + 1).tolist()}
+        arr = {
+            "kind": "schedule",
+            "m": m,
+            "workers": dec.arrival_params[0].tolist(),
+            "delays": dec.delay_pmf[0].argmax(axis=1).tolist(),
+            "local_steps": (dec.k_pmf[0, :, 0].argmax(axis=1) + 1).tolist(),
+        }
     else:
         arr = {"kind": "fixed", "m": m, "workers": dec.arrival_params[0].tolist()}
     dp, kp = dec.delay_pmf[0], dec.k_pmf[0]
-    if st.arrivals == "schedule":     # the schedule lives in ``arrivals``; the pmfs only carry τ and K_max
+    if st.arrivals == "schedule":  # the schedule lives in ``arrivals``; the pmfs only carry τ and K_max
         dp = np.zeros(cls.max_delay + 1)
         dp[int(dec.tau[0])] = 1.0
         kp = np.zeros((M, cls.K_max))
         kp[:, int(dec.K_max[0]) - 1] = 1.0
-    return Instance(claim=claim.id, algorithm_name=claim.algorithm, hessians=dec.H[0], centers=dec.C[0],
-                    noise_cov=dec.covs[0], x0=dec.x0[0], eta=float(dec.eta[0]), eta_L=float(dec.eta_L[0]),
-                    arrivals=arr, delay_pmf=dp, k_pmf=kp, rounds=int(T),
-                    radius=None if cls.hessian == "shared" else float(dec.radius[0]))
+    return Instance(
+        claim=claim.id,
+        algorithm_name=claim.algorithm,
+        hessians=dec.H[0],
+        centers=dec.C[0],
+        noise_cov=dec.covs[0],
+        x0=dec.x0[0],
+        eta=float(dec.eta[0]),
+        eta_L=float(dec.eta_L[0]),
+        arrivals=arr,
+        delay_pmf=dp,
+        k_pmf=kp,
+        rounds=int(T),
+        radius=None if cls.hessian == "shared" else float(dec.radius[0]),
+    )
 
 
 def _mutate(rng, parents, sigma, pm=0.15, snap=0.02):
@@ -197,11 +252,21 @@ def _initial(rng, n, p):
     return np.where(push, rng.integers(0, 2, (n, p)).astype(float), U)
 
 
-def search(claim: str | Claim, *, budget: int = 2000, seed: int = 0,
-           assumptions: AssumptionClass | None = None, batch: int = 32, restarts: int | None = None,
-           confirm_violation: bool = True, replicates: int = 1000,
-           progress: Callable[[int, float], None] | None = None, max_memory: float = DEFAULT_MAX_MEMORY,
-           warn_seconds: float = 1800.0, max_seconds: float | None = None) -> WorstCase:
+def search(
+    claim: str | Claim,
+    *,
+    budget: int = 2000,
+    seed: int = 0,
+    assumptions: AssumptionClass | None = None,
+    batch: int = 32,
+    restarts: int | None = None,
+    confirm_violation: bool = True,
+    replicates: int = 1000,
+    progress: Callable[[int, float], None] | None = None,
+    max_memory: float = DEFAULT_MAX_MEMORY,
+    warn_seconds: float = 1800.0,
+    max_seconds: float | None = None,
+) -> WorstCase:
     """Search ``claim``'s assumption class (``assumptions``, default the claim's own) for the largest
     measured/bound ratio with ``budget`` exact evaluations; confirm a ratio > 1 by Monte Carlo
     (``replicates`` runs). ``progress(evaluations, best_ratio)`` is called after every batch if given.
@@ -223,12 +288,14 @@ def search(claim: str | Claim, *, budget: int = 2000, seed: int = 0,
     cls = c.check_class(assumptions if assumptions is not None else c.default_class())
     cost = project(c, cls, batch=batch) if c.theorem in THEOREMS else None
     if cost is not None and cost["bytes"] > max_memory:
-        raise ValueError(f"max_memory={max_memory:.4g} bytes: one batch of {batch} candidates of {c.id} in "
-                         f"this class (dim={cls.dim}, num_workers={cls.num_workers}, "
-                         f"max_delay={cls.max_delay}, "
-                         f"K_max={cls.K_max}{', memory slots' if cost['memory_slots'] else ''}"
-                         f"{'' if cost['diagonal'] else ', dense Hessians'}) is projected to need "
-                         f"{cost['bytes'] / 1024**2:.1f} MiB; lower batch or dim, or raise max_memory")
+        raise ValueError(
+            f"max_memory={max_memory:.4g} bytes: one batch of {batch} candidates of {c.id} in "
+            f"this class (dim={cls.dim}, num_workers={cls.num_workers}, "
+            f"max_delay={cls.max_delay}, "
+            f"K_max={cls.K_max}{', memory slots' if cost['memory_slots'] else ''}"
+            f"{'' if cost['diagonal'] else ', dense Hessians'}) is projected to need "
+            f"{cost['bytes'] / 1024**2:.1f} MiB; lower batch or dim, or raise max_memory"
+        )
     n_restarts = max(1, min(8, budget // 250)) if restarts is None else check_int("restarts", restarts, low=1)
     rng = np.random.default_rng(np.random.SeedSequence([seed, 0xAD7]))
     t0 = time.perf_counter()
@@ -254,9 +321,15 @@ def search(claim: str | Claim, *, budget: int = 2000, seed: int = 0,
         r = np.where(np.isnan(ev.ratio), -np.inf, ev.ratio)
         j = int(np.argmax(r))
         if r[j] > best["ratio"]:
-            best.update(ratio=float(r[j]), u=U[j].copy(), st=st, T=int(ev.T[j]),
-                        measured=float(ev.measured[j]),
-                        bound=float(ev.bound[j]), terms={k: float(v[j]) for k, v in ev.terms.items()})
+            best.update(
+                ratio=float(r[j]),
+                u=U[j].copy(),
+                st=st,
+                T=int(ev.T[j]),
+                measured=float(ev.measured[j]),
+                bound=float(ev.bound[j]),
+                terms={k: float(v[j]) for k, v in ev.terms.items()},
+            )
         if progress is not None:
             progress(used, best["ratio"])
         return r
@@ -285,7 +358,7 @@ def search(claim: str | Claim, *, budget: int = 2000, seed: int = 0,
                 break
             sigma = 0.25 * (0.04 ** (g / max(1, n_gen - 1)))
             order = np.argsort(-F)
-            elite = P[order[:max(2, min(8, len(P) // 4))]]
+            elite = P[order[: max(2, min(8, len(P) // 4))]]
             parents = elite[rng.integers(0, len(elite), lam)]
             cross = rng.random(lam) < 0.3
             if cross.any():
@@ -296,7 +369,7 @@ def search(claim: str | Claim, *, budget: int = 2000, seed: int = 0,
             r = run(st, U)
             P, F = np.concatenate([P, U]), np.concatenate([F, r])
             done += lam
-    if best["u"] is not None and budget - used > 0:     # local polish around the best point found
+    if best["u"] is not None and budget - used > 0:  # local polish around the best point found
         st, u0 = best["st"], best["u"]
         left = budget - used
         n_gen = max(1, -(-left // batch))
@@ -312,28 +385,63 @@ def search(claim: str | Claim, *, budget: int = 2000, seed: int = 0,
     history = np.column_stack([np.arange(1, len(ratios) + 1), ratios])
     notes = []
     if cost is not None:
-        notes.append(f"projected peak memory per batch {cost['bytes'] / 1024**2:.1f} MiB; first batch "
-                     f"{first[0] if first else float('nan'):.3g} s")
+        notes.append(
+            f"projected peak memory per batch {cost['bytes'] / 1024**2:.1f} MiB; first batch "
+            f"{first[0] if first else float('nan'):.3g} s"
+        )
     if best["u"] is None:
         nan = float("nan")
-        wc = WorstCase(c.id, nan, 0, nan, nan, {}, {}, None, None, used, history, counts,
-                       cls, seed, elapsed,
-                       notes=notes + ["no candidate could be evaluated inside the conditions"])
+        wc = WorstCase(
+            c.id,
+            nan,
+            0,
+            nan,
+            nan,
+            {},
+            {},
+            None,
+            None,
+            used,
+            history,
+            counts,
+            cls,
+            seed,
+            elapsed,
+            notes=notes + ["no candidate could be evaluated inside the conditions"],
+        )
         return wc
     inst = make_instance(c, cls, best["st"], best["u"], best["T"])
     total = sum(best["terms"].values())
     shares = {k: (v / total if total > 0 else float("nan")) for k, v in best["terms"].items()}
-    wc = WorstCase(c.id, best["ratio"], best["T"], best["measured"], best["bound"], best["terms"], shares,
-                   inst,
-                   best["st"], used, history, counts, cls, seed, elapsed, notes=notes, instance_u=best["u"])
+    wc = WorstCase(
+        c.id,
+        best["ratio"],
+        best["T"],
+        best["measured"],
+        best["bound"],
+        best["terms"],
+        shares,
+        inst,
+        best["st"],
+        used,
+        history,
+        counts,
+        cls,
+        seed,
+        elapsed,
+        notes=notes,
+        instance_u=best["u"],
+    )
     if counts.get("diverged"):
-        notes.append(f"{counts['diverged']} candidate(s) diverged inside the conditions (a finding if "
-                     f"confirmed)")
+        notes.append(
+            f"{counts['diverged']} candidate(s) diverged inside the conditions (a finding if confirmed)"
+        )
     if counts.get("error"):
         notes.append(f"{counts['error']} candidate(s) could not be evaluated (recorded, skipped)")
     if confirm_violation and best["ratio"] > 1 and c.theorem not in THEOREMS:
-        notes.append(f"ratio > 1 for {c.id}: no Monte Carlo confirmation path for this claim (not called a "
-                     "violation)")
+        notes.append(
+            f"ratio > 1 for {c.id}: no Monte Carlo confirmation path for this claim (not called a violation)"
+        )
     elif confirm_violation and best["ratio"] > 1:
         wc.confirmation = confirm(c, inst, seed=seed, replicates=replicates)
         wc.confirmation["search_lhs"] = best["measured"]
@@ -341,18 +449,22 @@ def search(claim: str | Claim, *, budget: int = 2000, seed: int = 0,
     return wc
 
 
-def _check_time(projected: float, cid: str, budget: int, warn_seconds: float,
-                max_seconds: float | None) -> None:
-    msg = (f"adversary search of {cid}: the first batch projects {projected:.3g} s for budget={budget} "
-           f"evaluations")
+def _check_time(
+    projected: float, cid: str, budget: int, warn_seconds: float, max_seconds: float | None
+) -> None:
+    msg = (
+        f"adversary search of {cid}: the first batch projects {projected:.3g} s for budget={budget} "
+        f"evaluations"
+    )
     if max_seconds is not None and projected > max_seconds:
         raise ValueError(msg + f" — refused: above max_seconds={max_seconds:g} (lower budget)")
     if projected > warn_seconds:
         warnings.warn(msg, SearchCostWarning, stacklevel=4)
 
 
-def confirm(claim: str | Claim, instance: Instance, *, seed: int = 0, replicates: int = 1000,
-            level: float = 0.99) -> dict:
+def confirm(
+    claim: str | Claim, instance: Instance, *, seed: int = 0, replicates: int = 1000, level: float = 0.99
+) -> dict:
     """Independent check of a violation: ``afltheory.simulate`` (Monte Carlo, ``replicates`` runs) with the
     theorem's ``bound`` on each realized schedule (τ = the law's largest delay); confirmed iff the instance is
     inside the claim's conditions (``instance_inside``) and the one-sided ``level`` lower confidence bound
@@ -365,8 +477,12 @@ def confirm(claim: str | Claim, instance: Instance, *, seed: int = 0, replicates
     from ..exact import ExactUnavailable, moments
 
     c = get_claim(claim)
-    check_component("instance", instance, Instance, "an afltheory.adversary Instance (WorstCase.instance, "
-                    "load_instance(path))")
+    check_component(
+        "instance",
+        instance,
+        Instance,
+        "an afltheory.adversary Instance (WorstCase.instance, load_instance(path))",
+    )
     replicates = check_int("replicates", replicates, low=2)
     inside, why = instance_inside(c, instance)
     prob, algo, beh = instance.problem(), instance.algorithm(), instance.behaviour()
@@ -377,8 +493,9 @@ def confirm(claim: str | Claim, instance: Instance, *, seed: int = 0, replicates
     lhs = tr.time_average(T)
     f0 = float(prob.value(instance.x0))
     tau = c.theorem_tau(instance)
-    b = c.module.bound(tr.schedule, prob.constants, eta=instance.eta, eta_L=instance.eta_L, f0=f0,
-                       num_workers=M, tau=tau)
+    b = c.module.bound(
+        tr.schedule, prob.constants, eta=instance.eta, eta_L=instance.eta_L, f0=f0, num_workers=M, tau=tau
+    )
     diff = lhs - b
     n_div = int(np.sum(~np.isfinite(lhs)))
     if n_div:
@@ -388,20 +505,31 @@ def confirm(claim: str | Claim, instance: Instance, *, seed: int = 0, replicates
         lcb = float(mean - stats.t.ppf(level, replicates - 1) * diff.std(ddof=1) / np.sqrt(replicates))
     try:
         ex = moments(prob, algo, beh, T, x0=instance.x0).time_average(T)
-    except ExactUnavailable:         # e.g. cyclic arrivals: the general engine needs i.i.d. rounds
+    except ExactUnavailable:  # e.g. cyclic arrivals: the general engine needs i.i.d. rounds
         ex = None
-    return {"method": f"monte-carlo simulate (R={replicates}, seed={seed + 1}) vs {c.theorem}.bound on the "
-                      f"realized schedules, tau={tau}",
-            "replicates": replicates, "level": level, "lhs_mean": float(np.mean(lhs)),
-            "bound_mean": float(b.mean()),
-            "ratio_of_means": float(np.mean(lhs) / b.mean()) if b.mean() > 0 else float("inf"),
-            "diff_mean": mean, "diff_lcb": lcb,
-            "diverged_replicates": n_div, "violation_detected": bool(lcb > 0),
-            "inside_conditions": inside, "confirmed": bool(lcb > 0) and inside is True,
-            "why": (why if inside is not True else
-                    "the lower confidence bound on mean(LHS − bound) is above 0" if lcb > 0 else
-                    "the lower confidence bound on mean(LHS − bound) is not above 0"),
-            "exact_engine_lhs": None if ex is None else float(ex)}
+    return {
+        "method": f"monte-carlo simulate (R={replicates}, seed={seed + 1}) vs {c.theorem}.bound on the "
+        f"realized schedules, tau={tau}",
+        "replicates": replicates,
+        "level": level,
+        "lhs_mean": float(np.mean(lhs)),
+        "bound_mean": float(b.mean()),
+        "ratio_of_means": float(np.mean(lhs) / b.mean()) if b.mean() > 0 else float("inf"),
+        "diff_mean": mean,
+        "diff_lcb": lcb,
+        "diverged_replicates": n_div,
+        "violation_detected": bool(lcb > 0),
+        "inside_conditions": inside,
+        "confirmed": bool(lcb > 0) and inside is True,
+        "why": (
+            why
+            if inside is not True
+            else "the lower confidence bound on mean(LHS − bound) is above 0"
+            if lcb > 0
+            else "the lower confidence bound on mean(LHS − bound) is not above 0"
+        ),
+        "exact_engine_lhs": None if ex is None else float(ex),
+    }
 
 
 def instance_inside(claim: str | Claim, instance: Instance) -> tuple[bool | None, str]:
@@ -413,14 +541,24 @@ def instance_inside(claim: str | Claim, instance: Instance) -> tuple[bool | None
     try:
         L = float(instance.problem().constants.L)
         M, tau, kmax = instance.num_workers, np.array([instance.tau]), np.array([instance.K_max])
-        v = c._values(np.array([L]), np.array([float(instance.eta_L)]), kmax, tau, M, c.m_fresh(M, tau),
-                      np.array([float(instance.eta)]))
+        v = c._values(
+            np.array([L]),
+            np.array([float(instance.eta_L)]),
+            kmax,
+            tau,
+            M,
+            c.m_fresh(M, tau),
+            np.array([float(instance.eta)]),
+        )
         ok = bool(np.all(c.holds(v)))
     except Exception as exc:  # noqa: BLE001 - a claim without numeric conditions: say so, never confirm
-        return None, (f"{c.id}'s conditions could not be checked on this instance "
-                      f"({type(exc).__name__}: {exc})")
+        return None, (
+            f"{c.id}'s conditions could not be checked on this instance ({type(exc).__name__}: {exc})"
+        )
     if ok:
         return True, f"inside {c.id}'s conditions"
-    return False, (f"outside {c.id}'s conditions (L={L:.4g}, eta={instance.eta:.4g}, "
-                   f"eta_L={instance.eta_L:.4g}, K_max={instance.K_max}, tau={instance.tau}, M={M}): a bound "
-                   "exceeded there is no violation of the claim")
+    return False, (
+        f"outside {c.id}'s conditions (L={L:.4g}, eta={instance.eta:.4g}, "
+        f"eta_L={instance.eta_L:.4g}, K_max={instance.K_max}, tau={instance.tau}, M={M}): a bound "
+        "exceeded there is no violation of the claim"
+    )

@@ -76,12 +76,16 @@ class AssumptionClass:
         for name in ("sigma_L", "sigma_G", "Delta"):
             check_real(name, getattr(self, name), low=0.0)
         if self.sigma_G > 0 and M < 2:
-            raise ValueError(f"sigma_G={self.sigma_G} > 0 with num_workers={M}: the class is empty (one "
-                             f"worker has "
-                             f"∇f_1 = ∇f, no heterogeneity); use num_workers >= 2 or sigma_G=0")
+            raise ValueError(
+                f"sigma_G={self.sigma_G} > 0 with num_workers={M}: the class is empty (one "
+                f"worker has "
+                f"∇f_1 = ∇f, no heterogeneity); use num_workers >= 2 or sigma_G=0"
+            )
         if self.Delta <= 0 and self.sigma_L <= 0 and self.sigma_G <= 0:
-            raise ValueError("Delta, sigma_L and sigma_G are all 0: every candidate sits at x* with no noise "
-                             "(the class is trivial); give at least one of them > 0")
+            raise ValueError(
+                "Delta, sigma_L and sigma_G are all 0: every candidate sits at x* with no noise "
+                "(the class is trivial); give at least one of them > 0"
+            )
         if self.m is not None:
             check_int("m", self.m, low=1, high=M)
         arr = tuple(self.arrivals) if isinstance(self.arrivals, (tuple, list)) else ()
@@ -111,9 +115,11 @@ class AssumptionClass:
             raise ValueError(f"group={group!r} must be one of {sorted(keep)}")
         zero = {k: 0.0 for k in ("Delta", "sigma_L", "sigma_G") if k != keep[group]}
         if getattr(self, keep[group]) <= 0:
-            raise ValueError(f"{keep[group]}={getattr(self, keep[group])}: isolating {group!r} leaves an "
-                             f"empty "
-                             f"class (every term is 0)")
+            raise ValueError(
+                f"{keep[group]}={getattr(self, keep[group])}: isolating {group!r} leaves an "
+                f"empty "
+                f"class (every term is 0)"
+            )
         return replace(self, min_gap=0.0 if group != "transient" else self.min_gap, **zero)
 
     def to_dict(self) -> dict:
@@ -149,7 +155,7 @@ class Reader:
 
     def take(self, name, k):
         self.names.append((name, k))
-        a = None if self.U is None else self.U[:, self.pos:self.pos + k]
+        a = None if self.U is None else self.U[:, self.pos : self.pos + k]
         self.pos += k
         return a
 
@@ -192,7 +198,7 @@ def decode_problem(cls: AssumptionClass, st: Structure, r: Reader):
     nshape = r.take("noise_shape", d) if cls.noise == "diagonal" else None
     ntr = r.take("noise_trace", M)
     x0d = r.take("x0_direction", d)
-    sc = r.take("scales", 3)                                   # σ_L, σ_G, Δ fractions
+    sc = r.take("scales", 3)  # σ_L, σ_G, Δ fractions
     if r.U is None:
         return None
     S = r.U.shape[0]
@@ -211,7 +217,7 @@ def decode_problem(cls: AssumptionClass, st: Structure, r: Reader):
     # c_i
     Ac = np.einsum("smij,smj->si", H, v) / M
     v = v - np.linalg.solve(Hbar, Ac[..., None])[..., 0][:, None, :]
-    gdev = np.einsum("smij,smj->smi", H, v)                   # ∇f_i(x*) = −A_i c_i (x* = 0)
+    gdev = np.einsum("smij,smj->smi", H, v)  # ∇f_i(x*) = −A_i c_i (x* = 0)
     gn = np.linalg.norm(gdev, axis=2).max(axis=1)
     sL, sG, sD = dead_zone(sc[:, 0]), dead_zone(sc[:, 1]), dead_zone(sc[:, 2]) ** 3
     sD = cls.min_gap + (1 - cls.min_gap) * sD
@@ -242,7 +248,7 @@ def certified_constants(cls: AssumptionClass, H, C, covs, x0):
     Hbar = H.mean(axis=1)
     L = np.linalg.eigvalsh(H)[..., -1].max(axis=1)
     sL = np.sqrt(np.trace(covs, axis1=2, axis2=3).max(axis=1))
-    g0 = np.linalg.norm(np.einsum("smij,smj->smi", H, C), axis=2)        # ‖∇f_i(x*)‖
+    g0 = np.linalg.norm(np.einsum("smij,smj->smi", H, C), axis=2)  # ‖∇f_i(x*)‖
     reach = np.linalg.norm(x0, axis=1) + 2 * np.linalg.norm(C, axis=2).max(axis=1)
     rho = np.maximum(cls.radius_factor * reach, 1e-12)
     if cls.hessian == "shared":
@@ -259,9 +265,13 @@ def rescale(cls: AssumptionClass, H, C, covs, x0):
     cls.Delta."""
     _, sL, sG, D, _ = certified_constants(cls, H, C, covs, x0)
     with np.errstate(divide="ignore", invalid="ignore"):
-        c = np.minimum.reduce([np.ones_like(sL),
-                               np.where(sL > 0, cls.sigma_L / sL, np.inf),
-                               np.where(sG > 0, cls.sigma_G / sG, np.inf),
-                               np.where(D > 0, np.sqrt(cls.Delta / D), np.inf)])
+        c = np.minimum.reduce(
+            [
+                np.ones_like(sL),
+                np.where(sL > 0, cls.sigma_L / sL, np.inf),
+                np.where(sG > 0, cls.sigma_G / sG, np.inf),
+                np.where(D > 0, np.sqrt(cls.Delta / D), np.inf),
+            ]
+        )
     c = np.where(np.isfinite(c), c, 1.0) * (1 - 1e-12)
     return C * c[:, None, None], covs * (c * c)[:, None, None, None], x0 * c[:, None]

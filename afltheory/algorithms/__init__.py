@@ -10,7 +10,24 @@ ALGORITHMS = {"AFACD": AFACD, "AFACS": AFACS, "FedAvg": FedAvg, "FedBuff": FedBu
 """The (eta, eta_L, worker) server rules; ``DynamicFedAvg(mu, epochs, batch)`` is exported separately."""
 WORKER_RULES = {"SGD": SGD, "FedProx": FedProx, "SCAFFOLD": SCAFFOLD}
 
-__all__ = ["AFACD", "AFACS", "ALGORITHMS", "AsySG", "DynamicFedAvg", "EpochSGD", "FedAvg", "FedBuff",
-           "FedProx",
-           "MemoryState", "NoState", "SCAFFOLD", "SGD", "STALENESS_WEIGHTS", "ServerRule", "ServerState",
-           "UnsupportedRule", "WORKER_RULES", "WorkerRule"]
+__all__ = [
+    "AFACD",
+    "AFACS",
+    "ALGORITHMS",
+    "AsySG",
+    "DynamicFedAvg",
+    "EpochSGD",
+    "FedAvg",
+    "FedBuff",
+    "FedProx",
+    "MemoryState",
+    "NoState",
+    "SCAFFOLD",
+    "SGD",
+    "STALENESS_WEIGHTS",
+    "ServerRule",
+    "ServerState",
+    "UnsupportedRule",
+    "WORKER_RULES",
+    "WorkerRule",
+]

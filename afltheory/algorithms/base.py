@@ -39,16 +39,26 @@ from .._validation import check_component, check_positive
 from ..compression.channel import check_compressor
 from .schedules import StepSize, as_step_size
 
-__all__ = ["check_weights", "MemoryState", "NoState", "ServerRule", "ServerState", "UnsupportedRule",
-           "WorkerRule", "defining_class", "overrides"]
+__all__ = [
+    "check_weights",
+    "MemoryState",
+    "NoState",
+    "ServerRule",
+    "ServerState",
+    "UnsupportedRule",
+    "WorkerRule",
+    "defining_class",
+    "overrides",
+]
 
 
 def check_weights(weights: Any) -> tuple[float, ...]:
     """Client weights p (one per worker): finite, >= 0, summing to 1 (within 1e-9); returned as a tuple."""
     p = np.asarray(weights, dtype=float).ravel()
     if p.size == 0 or not np.all(np.isfinite(p)) or np.any(p < 0) or abs(p.sum() - 1.0) > 1e-9:
-        raise ValueError(f"weights={weights!r} must be a probability vector (one entry >= 0 per worker, "
-                         f"summing to 1)")
+        raise ValueError(
+            f"weights={weights!r} must be a probability vector (one entry >= 0 per worker, summing to 1)"
+        )
     return tuple(float(v) for v in p)
 
 
@@ -101,7 +111,7 @@ class ServerRule:
     fixed_local_steps: ClassVar[int | None] = None
 
     def __post_init__(self) -> None:
-        for name in ("eta", "eta_L"):   # a number (validated > 0) or a step-size schedule (schedules.py)
+        for name in ("eta", "eta_L"):  # a number (validated > 0) or a step-size schedule (schedules.py)
             v = getattr(self, name)
             if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool):
                 check_positive(name, v)
@@ -111,8 +121,12 @@ class ServerRule:
         if w is not None:
             object.__setattr__(self, "weights", check_weights(w))
         if hasattr(self, "worker"):
-            check_component("worker", self.worker, WorkerRule,
-                            "an afltheory.algorithms WorkerRule (SGD(), FedProx(mu), SCAFFOLD(), …)")
+            check_component(
+                "worker",
+                self.worker,
+                WorkerRule,
+                "an afltheory.algorithms WorkerRule (SGD(), FedProx(mu), SCAFFOLD(), …)",
+            )
         check_compressor(getattr(self, "compressor", None))
 
     # ------------------------------------------------------------------ declarative hooks (every backend)
@@ -138,8 +152,9 @@ class ServerRule:
         if w is None:
             return None
         if len(w) != num_workers:
-            raise ValueError(f"weights has {len(w)} entries; expected one per worker "
-                             f"(num_workers={num_workers})")
+            raise ValueError(
+                f"weights has {len(w)} entries; expected one per worker (num_workers={num_workers})"
+            )
         return num_workers * np.asarray(w, dtype=float)
 
     @property
@@ -182,8 +197,13 @@ class ServerRule:
         return wk if wt is None else wk * np.asarray(wt, dtype=float)
 
     # ------------------------------------------------------------------ imperative hooks (simulate, torch)
-    def init(self, replicates: int, num_workers: int, dim: int,
-             initial_updates: Callable[[], np.ndarray] | None = None) -> ServerState:
+    def init(
+        self,
+        replicates: int,
+        num_workers: int,
+        dim: int,
+        initial_updates: Callable[[], np.ndarray] | None = None,
+    ) -> ServerState:
         """The server state for ``replicates`` runs. ``initial_updates()`` -> (R, M, d): every worker's update
         at x_0, called only by a warm-started memory rule (the engines pass it; without it the slots start at
         zero and the caller fills them)."""
@@ -198,8 +218,16 @@ class ServerRule:
         """s_i ← U_i for the arrivals ``workers`` (R, m) (U = w_i G_i), in place."""
         state.memory[np.arange(U.shape[0])[:, None], workers] = U
 
-    def aggregate(self, state: ServerState, x: np.ndarray, G: np.ndarray, workers: np.ndarray, K: np.ndarray,
-                  delays: np.ndarray, num_workers: int) -> tuple[np.ndarray, ServerState]:
+    def aggregate(
+        self,
+        state: ServerState,
+        x: np.ndarray,
+        G: np.ndarray,
+        workers: np.ndarray,
+        K: np.ndarray,
+        delays: np.ndarray,
+        num_workers: int,
+    ) -> tuple[np.ndarray, ServerState]:
         """One server step: x (R, d), G (R, m, d) the arrivals' (compressed) updates,
         ``workers``/``K``/``delays`` (R, m). Returns (x_{t+1}, state) (the state's arrays are updated in
         place)."""
@@ -230,14 +258,23 @@ class WorkerRule:
         """Per-worker state (arrays with a leading replicate axis); {} for stateless rules."""
         return {}
 
-    def correction(self, state: dict, y: np.ndarray, y0: np.ndarray, rows: np.ndarray,
-                   workers: np.ndarray) -> np.ndarray | None:
+    def correction(
+        self, state: dict, y: np.ndarray, y0: np.ndarray, rows: np.ndarray, workers: np.ndarray
+    ) -> np.ndarray | None:
         """The term added to each stochastic gradient at y (None: nothing)."""
         return None
 
-    def finish(self, state: dict, y0: np.ndarray, yK: np.ndarray, K: np.ndarray, eta_L: float,
-               rows: np.ndarray,
-               workers: np.ndarray, num_workers: int) -> None:
+    def finish(
+        self,
+        state: dict,
+        y0: np.ndarray,
+        yK: np.ndarray,
+        K: np.ndarray,
+        eta_L: float,
+        rows: np.ndarray,
+        workers: np.ndarray,
+        num_workers: int,
+    ) -> None:
         """Update the per-worker state after the K local steps (in place)."""
         return None
 

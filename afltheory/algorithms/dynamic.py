@@ -35,8 +35,10 @@ def _per_agent(name, value):
     """An int >= 1 or a tuple of ints >= 1 (one per agent), validated; tuples stay tuples (hashable)."""
     if np.ndim(value) == 0:
         return check_int(name, value.item() if hasattr(value, "item") else value, low=1)
-    vals = tuple(check_int(f"{name}[{k}]", v.item() if hasattr(v, "item") else v, low=1)
-                 for k, v in enumerate(np.asarray(value).ravel()))
+    vals = tuple(
+        check_int(f"{name}[{k}]", v.item() if hasattr(v, "item") else v, low=1)
+        for k, v in enumerate(np.asarray(value).ravel())
+    )
     if not vals:
         raise ValueError(f"{name}=() must be an int >= 1 or one int >= 1 per agent")
     return vals
@@ -53,8 +55,10 @@ class EpochSGD(SGD):
         """E_k for k < num_workers, (K,) int64; ValueError if per-agent epochs do not match num_workers."""
         if isinstance(self.epochs, tuple):
             if len(self.epochs) != num_workers:
-                raise ValueError(f"epochs has {len(self.epochs)} entries; expected one per agent "
-                                 f"(num_workers={num_workers})")
+                raise ValueError(
+                    f"epochs has {len(self.epochs)} entries; expected one per agent "
+                    f"(num_workers={num_workers})"
+                )
             return np.array(self.epochs, dtype=np.int64)
         return np.full(num_workers, self.epochs, dtype=np.int64)
 
@@ -99,8 +103,7 @@ class DynamicFedAvg(ServerRule):
 
     @property
     def fixed_local_steps(self) -> int | tuple[int, ...]:
-        """E (int) when the E_k are equal, else the per-agent tuple (K_{t,i} = E_i whatever the behaviour).
-        """
+        """E (int) when the E_k are equal, else the per-agent tuple (K_{t,i} = E_i whatever the behaviour)."""
         return self._E if self.equal_epochs else self.epochs
 
     @property
@@ -110,8 +113,7 @@ class DynamicFedAvg(ServerRule):
 
     @property
     def eta(self) -> float:
-        """Server factor: γ = η η_L = μ (equal epochs); with per-agent epochs γ = μ directly (``gamma``).
-        """
+        """Server factor: γ = η η_L = μ (equal epochs); with per-agent epochs γ = μ directly (``gamma``)."""
         return float(self._E) if self.equal_epochs else float("nan")
 
     @property
@@ -138,8 +140,10 @@ class DynamicFedAvg(ServerRule):
         if isinstance(self.batch, tuple) and len(self.batch) != K:
             raise ValueError(f"batch has {len(self.batch)} entries; expected one per agent (num_workers={K})")
         if not hasattr(problem, "with_batch"):
-            raise ValueError(f"batch={self.batch!r} needs a problem with per-agent data "
-                             f"(DriftingQuadratic.federated / .slides); got {type(problem).__name__}")
+            raise ValueError(
+                f"batch={self.batch!r} needs a problem with per-agent data "
+                f"(DriftingQuadratic.federated / .slides); got {type(problem).__name__}"
+            )
         return problem.with_batch(self.batch)
 
     @staticmethod
@@ -148,5 +152,6 @@ class DynamicFedAvg(ServerRule):
         the number of agents ``K`` given, L > K fails here naming L (else ``simulate`` names the arrivals'
         m)."""
         from ..anarchy import Behaviour, UniformArrivals
+
         high = None if K is None else check_int("K", K, low=1)
         return Behaviour(UniformArrivals(check_int("L", L, low=1, high=high)))

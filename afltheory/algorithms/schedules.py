@@ -52,8 +52,10 @@ class StepSize:
             try:
                 value = sp.sympify(value, locals={"t": t})
             except (sp.SympifyError, SyntaxError, TypeError, ValueError, AttributeError) as exc:
-                raise ValueError(f"{name}={value!r} is not a number or a sympy expression in t (it does not "
-                                 f"parse: {type(exc).__name__})") from None
+                raise ValueError(
+                    f"{name}={value!r} is not a number or a sympy expression in t (it does not "
+                    f"parse: {type(exc).__name__})"
+                ) from None
         if isinstance(value, sp.Basic):
             expr = sp.sympify(value)
             if values:

@@ -79,7 +79,7 @@ class FedAvg(ServerRule):
 
 STALENESS_WEIGHTS = {
     "constant": lambda tau: np.ones_like(tau, dtype=float),
-    "sqrt": lambda tau: 1.0 / np.sqrt(1.0 + tau),          # FedBuff (Nguyen et al. 2022)
+    "sqrt": lambda tau: 1.0 / np.sqrt(1.0 + tau),  # FedBuff (Nguyen et al. 2022)
     "poly": lambda tau: 1.0 / (1.0 + tau),
 }
 
@@ -106,8 +106,10 @@ class FedBuff(ServerRule):
     def check_m(self, m: int) -> None:
         """ValueError unless the buffer size equals the behaviour's m."""
         if self.buffer_size is not None and self.buffer_size != m:
-            raise ValueError(f"buffer_size={self.buffer_size} must equal the behaviour's m={m} "
-                             f"(the server aggregates every m arrivals)")
+            raise ValueError(
+                f"buffer_size={self.buffer_size} must equal the behaviour's m={m} "
+                f"(the server aggregates every m arrivals)"
+            )
 
     def local_steps_weight(self, K: np.ndarray) -> np.ndarray:
         """w_K = K: the update Δ_i = −η_L K_i G_i."""

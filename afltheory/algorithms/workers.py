@@ -37,8 +37,9 @@ class FedProx(WorkerRule):
     def __post_init__(self) -> None:
         check_nonnegative("mu", self.mu)
 
-    def correction(self, state: dict, y: np.ndarray, y0: np.ndarray, rows: np.ndarray,
-                   workers: np.ndarray) -> np.ndarray:
+    def correction(
+        self, state: dict, y: np.ndarray, y0: np.ndarray, rows: np.ndarray, workers: np.ndarray
+    ) -> np.ndarray:
         """μ (y − y_0)."""
         return self.mu * (y - y0)
 
@@ -57,13 +58,23 @@ class SCAFFOLD(WorkerRule):
         """Control variates c_i (R, M, d) and c (R, d), zero."""
         return {"c_i": np.zeros((replicates, num_workers, dim)), "c": np.zeros((replicates, dim))}
 
-    def correction(self, state: dict, y: np.ndarray, y0: np.ndarray, rows: np.ndarray,
-                   workers: np.ndarray) -> np.ndarray:
+    def correction(
+        self, state: dict, y: np.ndarray, y0: np.ndarray, rows: np.ndarray, workers: np.ndarray
+    ) -> np.ndarray:
         """c − c_i."""
         return state["c"][rows][..., None, :] - state["c_i"][rows[:, None], workers]
 
-    def finish(self, state: dict, y0: np.ndarray, yK: np.ndarray, K: np.ndarray, eta_L: float,
-               rows: np.ndarray, workers: np.ndarray, num_workers: int) -> None:
+    def finish(
+        self,
+        state: dict,
+        y0: np.ndarray,
+        yK: np.ndarray,
+        K: np.ndarray,
+        eta_L: float,
+        rows: np.ndarray,
+        workers: np.ndarray,
+        num_workers: int,
+    ) -> None:
         """Option II update of c_i and c."""
         r2 = rows[:, None]
         old = state["c_i"][r2, workers]

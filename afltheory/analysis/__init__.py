@@ -22,8 +22,20 @@ from .slopes import SlopeFit, bootstrap_slope, fit_slope, local_slopes, rate_fit
 from .terms import dominant_term, format_shares, term_shares
 
 __all__ = [
-    "BoundComparison", "SlopeFit", "bootstrap_slope", "compare_bound", "default_control",
-    "dominant_term", "fit_slope", "format_shares", "local_slopes", "mean_ci", "rate_fit", "slack_ratio",
+    "BoundComparison",
+    "SlopeFit",
+    "bootstrap_slope",
+    "compare_bound",
+    "default_control",
+    "dominant_term",
+    "fit_slope",
+    "format_shares",
+    "local_slopes",
+    "mean_ci",
+    "rate_fit",
+    "slack_ratio",
     "term_shares",
-    "upper_confidence_bound", "z_interval", "z_score",
+    "upper_confidence_bound",
+    "z_interval",
+    "z_score",
 ]

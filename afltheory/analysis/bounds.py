@@ -22,8 +22,16 @@ from scipy import stats
 from .. import _faults
 from .._validation import as_array, check_real
 
-__all__ = ["BoundComparison", "compare_bound", "default_control", "mean_ci", "slack_ratio",
-           "upper_confidence_bound", "z_interval", "z_score"]
+__all__ = [
+    "BoundComparison",
+    "compare_bound",
+    "default_control",
+    "mean_ci",
+    "slack_ratio",
+    "upper_confidence_bound",
+    "z_interval",
+    "z_score",
+]
 
 
 def _samples(samples, name="samples") -> np.ndarray:
@@ -108,9 +116,11 @@ def upper_confidence_bound(samples: ArrayLike, level: float = 0.99) -> float:
     s = _samples(samples)
     level = _check_level(level)
     if len(s) < 2:
-        raise ValueError(f"samples has {len(s)} replicate: a one-sided {level:.0%} confidence bound needs at "
-                         "least "
-                         f"2 replicates (use more replicates, or the exact engine with exact=True)")
+        raise ValueError(
+            f"samples has {len(s)} replicate: a one-sided {level:.0%} confidence bound needs at "
+            "least "
+            f"2 replicates (use more replicates, or the exact engine with exact=True)"
+        )
     if not np.all(np.isfinite(s)):
         return float("inf")
     m, sd = _mean_sd(s)
@@ -145,11 +155,11 @@ def slack_ratio(bound: float, measured: float) -> float:
 
 @dataclass(frozen=True)
 class BoundComparison:
-    measured: float          # exact expectation or MC mean
-    ucb: float               # = measured when exact
+    measured: float  # exact expectation or MC mean
+    ucb: float  # = measured when exact
     bound: float
-    slack: float             # bound / measured
-    holds: bool              # ucb <= bound
+    slack: float  # bound / measured
+    holds: bool  # ucb <= bound
     method: str
     level: float | None
     replicates: int
@@ -160,8 +170,9 @@ class BoundComparison:
         return None if self.level is None else (None, self.ucb)
 
 
-def compare_bound(measured: ArrayLike, bound: float, *, exact: bool = False,
-                  level: float = 0.99) -> BoundComparison:
+def compare_bound(
+    measured: ArrayLike, bound: float, *, exact: bool = False, level: float = 0.99
+) -> BoundComparison:
     """Compare a measured quantity with an upper bound.
 
     ``measured``: exact scalar (``exact=True``) or per-replicate samples. ``bound``: scalar or per-replicate
@@ -180,20 +191,29 @@ def compare_bound(measured: ArrayLike, bound: float, *, exact: bool = False,
     if exact:
         mm = as_array("measured", measured)
         if mm.size == 0 or np.any(np.isnan(mm)):
-            raise ValueError("measured must be a number without NaN (a divergent run is inf), got "
-                             f"{measured!r}")
+            raise ValueError(
+                f"measured must be a number without NaN (a divergent run is inf), got {measured!r}"
+            )
         m = float(np.mean(mm))
         return BoundComparison(m, m, b, slack_ratio(b, m), bool(m <= b), "exact", None, 0)
     s = _samples(measured, "measured")
     m = _mean_sd(s)[0] if np.all(np.isfinite(s)) else float("inf")
     u = upper_confidence_bound(s, level)
-    return BoundComparison(m, u, b, slack_ratio(b, m), bool(u <= b),
-                           f"monte-carlo mean of {len(s)} replicates, one-sided {level:.0%} t-UCB", level,
-                           len(s))
+    return BoundComparison(
+        m,
+        u,
+        b,
+        slack_ratio(b, m),
+        bool(u <= b),
+        f"monte-carlo mean of {len(s)} replicates, one-sided {level:.0%} t-UCB",
+        level,
+        len(s),
+    )
 
 
-def default_control(measured: ArrayLike, terms: dict, *, exact: bool = False, level: float = 0.99,
-                    T: ArrayLike | None = None) -> tuple[BoundComparison | None, str]:
+def default_control(
+    measured: ArrayLike, terms: dict, *, exact: bool = False, level: float = 0.99, T: ArrayLike | None = None
+) -> tuple[BoundComparison | None, str]:
     """The default negative control of an upper bound given as named terms, judged by ``compare_bound`` (the
     criterion that judges the claim): a plausible wrong claim that FAILS on correct code, or None with the
     reason ("no power").
@@ -210,14 +230,21 @@ def default_control(measured: ArrayLike, terms: dict, *, exact: bool = False, le
     tries = [(f"the bound with its dominant term {dom} halved (a factor-2 error)", total - 0.5 * vals[dom])]
     if T is not None:
         Tv = np.asarray(T, dtype=float)
-        tries.append((f"the dominant term {dom} half an order faster in T (× T^(−1/2))",
-                      total - vals[dom] * (1 - 1 / np.sqrt(Tv))))
+        tries.append(
+            (
+                f"the dominant term {dom} half an order faster in T (× T^(−1/2))",
+                total - vals[dom] * (1 - 1 / np.sqrt(Tv)),
+            )
+        )
     for desc, cb in tries:
         cmp = compare_bound(measured, cb, exact=exact, level=level)
         if not cmp.holds:
             return cmp, desc
     m = float(np.mean(np.asarray(measured, dtype=float)))
     slack = float(np.mean(total)) / m if m > 0 else float("inf")
-    return None, ("no power: every default control still holds (" + "; ".join(d for d, _ in tries)
-                  + f") — the bound has slack {slack:.3g}× here, so this check cannot see a factor-2 error "
-                  "in a term; pass control=... or choose an instance where the dominant term is attained")
+    return None, (
+        "no power: every default control still holds ("
+        + "; ".join(d for d, _ in tries)
+        + f") — the bound has slack {slack:.3g}× here, so this check cannot see a factor-2 error "
+        "in a term; pass control=... or choose an instance where the dominant term is attained"
+    )

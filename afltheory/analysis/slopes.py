@@ -58,8 +58,10 @@ class SlopeFit:
         """One line: slope, CI (Monte Carlo noise only), end slopes and the exact slope when known."""
         out = f"slope {self.slope:.4g}"
         if self.ci is not None:
-            out += (f" [{self.ci[0]:.4g}, {self.ci[1]:.4g}] ({self.level:.0%} bootstrap CI: Monte Carlo "
-                    "noise only)")
+            out += (
+                f" [{self.ci[0]:.4g}, {self.ci[1]:.4g}] ({self.level:.0%} bootstrap CI: Monte Carlo "
+                "noise only)"
+            )
         if self.end_slopes is not None:
             out += f"; local slopes first/last pair {self.end_slopes[0]:.4g} / {self.end_slopes[1]:.4g}"
         if self.exact_slope is not None:
@@ -130,16 +132,27 @@ def local_slopes(x: ArrayLike, y: ArrayLike) -> np.ndarray:
     return np.diff(np.log(y)) / dx
 
 
-def bootstrap_slope(x: ArrayLike, samples: Sequence[ArrayLike], *, n_boot: int = 2000, level: float = 0.95,
-                    seed: int = 0, paired: bool = False, statistic: Callable[[np.ndarray], float] = np.mean,
-                    exact: ArrayLike | None = None) -> SlopeFit:
+def bootstrap_slope(
+    x: ArrayLike,
+    samples: Sequence[ArrayLike],
+    *,
+    n_boot: int = 2000,
+    level: float = 0.95,
+    seed: int = 0,
+    paired: bool = False,
+    statistic: Callable[[np.ndarray], float] = np.mean,
+    exact: ArrayLike | None = None,
+) -> SlopeFit:
     """Slope of log(statistic(samples[j])) on log x_j with a percentile bootstrap CI over replicates.
 
     The CI covers Monte Carlo noise only (see the module docstring); ``exact`` (the exact means at x, e.g.
     from ``afltheory.exact``) adds ``exact_slope``, the finite-range slope without Monte Carlo error."""
     x = check_array("x", x, ndim=1, allow_inf=True)
-    if (isinstance(samples, (str, bytes)) or not hasattr(samples, "__len__")
-            or (isinstance(samples, np.ndarray) and samples.ndim == 0)):
+    if (
+        isinstance(samples, (str, bytes))
+        or not hasattr(samples, "__len__")
+        or (isinstance(samples, np.ndarray) and samples.ndim == 0)
+    ):
         raise ValueError(f"samples={samples!r} must be a sequence of per-point replicate arrays")
     samples = [check_array(f"samples[{j}]", s, allow_inf=True).ravel() for j, s in enumerate(samples)]
     if len(samples) != len(x):
@@ -151,8 +164,10 @@ def bootstrap_slope(x: ArrayLike, samples: Sequence[ArrayLike], *, n_boot: int =
         raise TypeError(f"statistic={statistic!r} must be a callable (e.g. np.mean)")
     if not samples:
         raise ValueError("samples is empty: need at least 2 points")
-    check_alloc(f"n_boot={n_boot} resamples of {max(len(s) for s in samples)} replicates",
-                8.0 * n_boot * sum(len(s) for s in samples))
+    check_alloc(
+        f"n_boot={n_boot} resamples of {max(len(s) for s in samples)} replicates",
+        8.0 * n_boot * sum(len(s) for s in samples),
+    )
     sizes = [len(s) for s in samples]
     if min(sizes) < 2:
         raise ValueError(f"samples: every point needs >= 2 replicates, got sizes {sizes}")
@@ -164,33 +179,45 @@ def bootstrap_slope(x: ArrayLike, samples: Sequence[ArrayLike], *, n_boot: int =
     lx = np.log(x)
     boot = np.empty((n_boot, 2))
     if paired:
-        S = np.stack(samples, axis=1)                 # (R, n)
+        S = np.stack(samples, axis=1)  # (R, n)
         idx = rng.integers(0, S.shape[0], size=(n_boot, S.shape[0]))
-        Y = np.stack([np.apply_along_axis(statistic, 0, S[i]) for i in idx]) if statistic is not np.mean \
+        Y = (
+            np.stack([np.apply_along_axis(statistic, 0, S[i]) for i in idx])
+            if statistic is not np.mean
             else S[idx].mean(axis=1)
+        )
     else:
         Y = np.empty((n_boot, len(x)))
         for j, s in enumerate(samples):
             idx = rng.integers(0, len(s), size=(n_boot, len(s)))
-            Y[:,
-              j] = s[idx].mean(axis=1) if statistic is np.mean else np.array([statistic(s[i]) for i in idx])
+            Y[:, j] = (
+                s[idx].mean(axis=1) if statistic is np.mean else np.array([statistic(s[i]) for i in idx])
+            )
     with np.errstate(divide="ignore", invalid="ignore"):
         LY = np.log(Y)
     good = np.all(np.isfinite(LY), axis=1)
     if good.sum() < n_boot // 2:
         raise ValueError("bootstrap resamples produced non-positive or non-finite means")
     A = np.stack([lx, np.ones_like(lx)], axis=-1)
-    coef = np.linalg.lstsq(A, LY[good].T, rcond=None)[0]      # (2, B)
+    coef = np.linalg.lstsq(A, LY[good].T, rcond=None)[0]  # (2, B)
     boot = coef.T
     a = (1 - level) / 2
     ci = (float(np.quantile(boot[:, 0], a)), float(np.quantile(boot[:, 0], 1 - a)))
     ex = None if exact is None else fit_slope(x, check_array("exact", exact)).slope
-    return SlopeFit(fit.slope, fit.intercept, x, y, ci, level, int(good.sum()), boot, fit.residual_rms,
-                    fit.end_slopes, ex)
+    return SlopeFit(
+        fit.slope, fit.intercept, x, y, ci, level, int(good.sum()), boot, fit.residual_rms, fit.end_slopes, ex
+    )
 
 
-def rate_fit(x: ArrayLike, samples: Sequence[ArrayLike], exact: Sequence[float | None], *, claimed: float,
-             tol: float = 0.0, seed: int = 0) -> tuple[SlopeFit, str, str]:
+def rate_fit(
+    x: ArrayLike,
+    samples: Sequence[ArrayLike],
+    exact: Sequence[float | None],
+    *,
+    claimed: float,
+    tol: float = 0.0,
+    seed: int = 0,
+) -> tuple[SlopeFit, str, str]:
     """The fit behind a claimed log–log rate: ``fit_slope`` of the exact values when every point has one,
     else ``bootstrap_slope`` (95 % percentile CI over the replicates in ``samples``). Returns (fit, method,
     tolerance text); the verdict is ``fit.contains(claimed, tol)`` and its control the same test against a
@@ -199,5 +226,8 @@ def rate_fit(x: ArrayLike, samples: Sequence[ArrayLike], exact: Sequence[float |
         return fit_slope(x, list(exact)), "exact moments", f"|slope − ({claimed:g})| ≤ {tol:g}"
     fit = bootstrap_slope(x, samples, seed=seed, level=0.95)
     n = len(np.asarray(samples[0]))
-    return (fit, f"monte-carlo (R={n}), 95 % percentile bootstrap over replicates",
-            f"95 % bootstrap CI (widened by {tol:g}) contains {claimed:g}")
+    return (
+        fit,
+        f"monte-carlo (R={n}), 95 % percentile bootstrap over replicates",
+        f"95 % bootstrap CI (widened by {tol:g}) contains {claimed:g}",
+    )

@@ -30,8 +30,10 @@ def term_shares(terms: Mapping[str, ArrayLike]) -> dict[str, float]:
     for name, v in terms.items():
         a = as_array(f"terms[{name!r}]", v)
         if a.size == 0 or not np.all(np.isfinite(a)):
-            raise ValueError(f"terms[{name!r}] (term {name!r}) is empty or has non-finite values; allowed: "
-                             f"finite numbers >= 0")
+            raise ValueError(
+                f"terms[{name!r}] (term {name!r}) is empty or has non-finite values; allowed: "
+                f"finite numbers >= 0"
+            )
         if np.any(a < 0):
             raise ValueError(f"terms[{name!r}]: term {name!r}={a.min()} is negative; allowed: values >= 0")
         means[name] = float(a.mean())
@@ -49,7 +51,7 @@ def dominant_term(terms: Mapping[str, ArrayLike]) -> tuple[str, float]:
 
 
 def format_shares(shares: Mapping[str, float], min_share: float = 0.005) -> str:
-    """"sigma_G_floor 94%, transient 5%, ..." (largest first; terms below ``min_share`` omitted)."""
+    """ "sigma_G_floor 94%, transient 5%, ..." (largest first; terms below ``min_share`` omitted)."""
     if not isinstance(shares, Mapping):
         raise TypeError(f"shares={shares!r} (type {type(shares).__name__}) must be a mapping {{name: share}}")
     min_share = check_real("min_share", min_share)

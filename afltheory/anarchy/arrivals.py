@@ -15,8 +15,15 @@ from numpy.typing import ArrayLike
 
 from .._validation import check_array, check_int, check_real
 
-__all__ = ["Arrivals", "BiasedArrivals", "CyclicArrivals", "FixedArrivals", "MarkovAvailability",
-           "PAPER_BIASED_PROBS", "UniformArrivals"]
+__all__ = [
+    "Arrivals",
+    "BiasedArrivals",
+    "CyclicArrivals",
+    "FixedArrivals",
+    "MarkovAvailability",
+    "PAPER_BIASED_PROBS",
+    "UniformArrivals",
+]
 
 #: The paper's biased arrival probabilities over 10 workers (appendix E).
 PAPER_BIASED_PROBS = (0.19, 0.19, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.01, 0.01)
@@ -37,8 +44,9 @@ class Arrivals:
         """The arriving workers (rounds, m), distinct within a round, from ``rng``."""
         raise NotImplementedError
 
-    def sample_block(self, rng: np.random.Generator, replicates: int, rounds: int,
-                     num_workers: int) -> np.ndarray:
+    def sample_block(
+        self, rng: np.random.Generator, replicates: int, rounds: int, num_workers: int
+    ) -> np.ndarray:
         """(replicates, rounds, m) for a block of replicates from one generator. Default: one replicate after
         another; processes i.i.d. across rounds override it with a single vectorized draw. A process may also
         define ``_sample_blocks(rngs, replicates, rounds, num_workers, out)``, filling ``out`` with the blocks
@@ -293,8 +301,9 @@ class CyclicArrivals(Arrivals):
         t = np.arange(rounds)[:, None]
         return (t * self.m + np.arange(self.m)[None, :]) % num_workers
 
-    def sample_block(self, rng: np.random.Generator, replicates: int, rounds: int,
-                     num_workers: int) -> np.ndarray:
+    def sample_block(
+        self, rng: np.random.Generator, replicates: int, rounds: int, num_workers: int
+    ) -> np.ndarray:
         return np.broadcast_to(self.sample(rng, rounds, num_workers), (replicates, rounds, self.m)).copy()
 
     def __repr__(self):
@@ -340,11 +349,12 @@ class MarkovAvailability(Arrivals):
                 arrived.extend(new.tolist())
                 seen[new] = True
             else:
-                raise RuntimeError(f"MarkovAvailability: fewer than m={m} workers arrived in "
-                                   f"{self.max_wait} steps (p_on={self.p_on}, p_off={self.p_off})")
+                raise RuntimeError(
+                    f"MarkovAvailability: fewer than m={m} workers arrived in "
+                    f"{self.max_wait} steps (p_on={self.p_on}, p_off={self.p_off})"
+                )
             out[t] = arrived
         return out
 
     def __repr__(self):
         return f"MarkovAvailability(m={self.m}, p_on={self.p_on}, p_off={self.p_off})"
-

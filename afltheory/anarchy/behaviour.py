@@ -42,8 +42,11 @@ def _check_policies(behaviour) -> None:
 
 
 def _check_sizes(rounds, replicates, num_workers):
-    return (check_int("rounds", rounds, low=1), check_int("replicates", replicates, low=1),
-            check_int("num_workers", num_workers, low=1))
+    return (
+        check_int("rounds", rounds, low=1),
+        check_int("replicates", replicates, low=1),
+        check_int("num_workers", num_workers, low=1),
+    )
 
 
 @dataclass(frozen=True)
@@ -149,9 +152,13 @@ class Replay:
     schedule: Schedule
 
     def __post_init__(self):
-        check_component("schedule", self.schedule, Schedule,
-                        "an afltheory.anarchy Schedule (recorded: trace.schedule; or "
-                        "Schedule(workers, delays, local_steps, num_workers))")
+        check_component(
+            "schedule",
+            self.schedule,
+            Schedule,
+            "an afltheory.anarchy Schedule (recorded: trace.schedule; or "
+            "Schedule(workers, delays, local_steps, num_workers))",
+        )
 
     @property
     def m(self) -> int:
@@ -180,8 +187,14 @@ class Replay:
             idx = np.arange(replicates)
         wc = None if s.wall_clock is None else s.wall_clock[idx, : rounds + 1]
         # replicates and leading rounds of a validated Schedule are valid: no re-validation
-        return Schedule._trusted(s.workers[idx, :rounds], s.delays[idx, :rounds], s.local_steps[idx, :rounds],
-                                 s.num_workers, s.init_local_steps[idx], wc)
+        return Schedule._trusted(
+            s.workers[idx, :rounds],
+            s.delays[idx, :rounds],
+            s.local_steps[idx, :rounds],
+            s.num_workers,
+            s.init_local_steps[idx],
+            wc,
+        )
 
 
 # ------------------------------------------------------------------------------------------- event mode
@@ -210,13 +223,15 @@ class ExponentialTime(ComputeTime):
         self.per_step = bool(per_step)
         self.speeds = None if speeds is None else check_array("speeds", speeds, ndim=1)
         if self.speeds is not None and (self.speeds.size == 0 or np.any(self.speeds <= 0)):
-            raise ValueError(f"speeds={speeds!r} must be a non-empty 1-D array of finite numbers > 0 "
-                             f"(one per worker)")
+            raise ValueError(
+                f"speeds={speeds!r} must be a non-empty 1-D array of finite numbers > 0 (one per worker)"
+            )
 
     def check_workers(self, num_workers: int) -> None:
         if self.speeds is not None and len(self.speeds) != num_workers:
-            raise ValueError(f"speeds has {len(self.speeds)} entries; expected one per worker "
-                             f"(num_workers={num_workers})")
+            raise ValueError(
+                f"speeds has {len(self.speeds)} entries; expected one per worker (num_workers={num_workers})"
+            )
 
     def sample(self, rng: np.random.Generator, worker: int, K: int) -> float:
         t = rng.gamma(K, 1.0 / self.rate) if self.per_step else rng.exponential(1.0 / self.rate)
@@ -347,12 +362,14 @@ class Synchronous:
         WC = np.zeros((replicates, rounds + 1))
         for r in range(replicates):
             rng = _rng.stream(seed, _rng.INIT, r)
-            times = np.array([[self.compute_time.sample(rng, int(i), int(k)) for i, k in zip(w, kk,
-                                                                                             strict=False)]
-                              for w, kk in zip(base.workers[r], base.local_steps[r], strict=False)])
+            times = np.array(
+                [
+                    [self.compute_time.sample(rng, int(i), int(k)) for i, k in zip(w, kk, strict=False)]
+                    for w, kk in zip(base.workers[r], base.local_steps[r], strict=False)
+                ]
+            )
             WC[r, 1:] = np.cumsum(times.max(axis=1) if sync_clock is None else sync_clock(times))
         return Schedule._trusted(base.workers, base.delays, base.local_steps, M, base.init_local_steps, WC)
-
 
 
 #: what ``simulate``, the exact engine and the torch backend accept as ``behaviour`` (for type hints)

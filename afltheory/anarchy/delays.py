@@ -128,9 +128,10 @@ class GeometricDelay(Delays):
             out[..., t, :] = np.minimum(np.searchsorted(cdf, u[..., t, :], side="right"), len(cdf) - 1)
         if T > self.max_delay + 1:
             cdf = np.cumsum(self.pmf(self.max_delay))
-            rest = u[..., self.max_delay + 1:, :]
-            out[..., self.max_delay + 1:, :] = np.minimum(np.searchsorted(cdf, rest, side="right"),
-                                                          len(cdf) - 1)
+            rest = u[..., self.max_delay + 1 :, :]
+            out[..., self.max_delay + 1 :, :] = np.minimum(
+                np.searchsorted(cdf, rest, side="right"), len(cdf) - 1
+            )
         return out
 
     def __repr__(self):

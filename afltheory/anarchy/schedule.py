@@ -29,8 +29,11 @@ def _as_int_array(name, a) -> np.ndarray:
     if arr.dtype == bool or not numeric:
         if arr.size:
             raise ValueError(f"{name} must be an array of integers, got dtype {arr.dtype}")
-    if np.issubdtype(arr.dtype, np.floating) and arr.size and \
-            not np.all(np.isfinite(arr) & (arr == np.round(arr))):
+    if (
+        np.issubdtype(arr.dtype, np.floating)
+        and arr.size
+        and not np.all(np.isfinite(arr) & (arr == np.round(arr)))
+    ):
         raise ValueError(f"{name} must hold integers, got non-integral or non-finite values")
     return arr.astype(np.int64)
 
@@ -55,13 +58,21 @@ class Schedule:
     wall_clock: np.ndarray | None = None
 
     def __post_init__(self):
-        w, d, k = (_as_int_array(n, a) for n, a in (("workers", self.workers), ("delays", self.delays),
-                                                     ("local_steps", self.local_steps)))
+        w, d, k = (
+            _as_int_array(n, a)
+            for n, a in (
+                ("workers", self.workers),
+                ("delays", self.delays),
+                ("local_steps", self.local_steps),
+            )
+        )
         if w.ndim == 2:  # a single replicate given as (rounds, m)
             w, d, k = w[None], d[None], k[None]
         if not (w.shape == d.shape == k.shape) or w.ndim != 3:
-            raise ValueError(f"workers, delays, local_steps must share a shape (replicates, rounds, m); got "
-                             f"{w.shape}, {d.shape}, {k.shape}")
+            raise ValueError(
+                f"workers, delays, local_steps must share a shape (replicates, rounds, m); got "
+                f"{w.shape}, {d.shape}, {k.shape}"
+            )
         R, T, m = w.shape
         M = check_int("num_workers", self.num_workers, low=1)  # 2.7 is refused, not truncated to 2
         check_alloc(f"num_workers={M} with replicates={R}", 8.0 * 2 * R * M)
@@ -72,8 +83,10 @@ class Schedule:
         t = np.arange(T)[None, :, None]
         if np.any(d > t):
             r_, t_, _ = np.argwhere(d > t)[0]
-            raise ValueError(f"delay at replicate {r_}, round {t_} is {d[r_, t_].max()} > t={t_} "
-                             f"(delays must satisfy tau_t,i <= t)")
+            raise ValueError(
+                f"delay at replicate {r_}, round {t_} is {d[r_, t_].max()} > t={t_} "
+                f"(delays must satisfy tau_t,i <= t)"
+            )
         if k.size and k.min() < 1:
             raise ValueError(f"local_steps must be >= 1, got min {k.min()}")
         if m > 1:
@@ -100,21 +113,29 @@ class Schedule:
         object.__setattr__(self, "num_workers", M)
 
     @classmethod
-    def _trusted(cls, workers, delays, local_steps, num_workers, init_local_steps,
-                 wall_clock=None) -> Schedule:
+    def _trusted(
+        cls, workers, delays, local_steps, num_workers, init_local_steps, wall_clock=None
+    ) -> Schedule:
         """Internal fast constructor for schedules whose invariants hold by construction
         (``Behaviour.sample``): skips the O(R·T·m) value checks of ``__post_init__`` (worker range, distinct
         arrivals, delay and step bounds) but, like it, stores int64 read-only arrays (no copy when already
         int64). Never use it for user input: ``Schedule(...)``, ``Schedule.load`` and ``Replay`` validate
         fully."""
         self = object.__new__(cls)
-        arrays = {name: np.asarray(arr, dtype=np.int64) for name, arr in (
-            ("workers", workers), ("delays", delays), ("local_steps", local_steps),
-            ("init_local_steps", init_local_steps))}
+        arrays = {
+            name: np.asarray(arr, dtype=np.int64)
+            for name, arr in (
+                ("workers", workers),
+                ("delays", delays),
+                ("local_steps", local_steps),
+                ("init_local_steps", init_local_steps),
+            )
+        }
         R, T, _ = arrays["workers"].shape
         M = int(num_workers)
-        if not (arrays["workers"].shape == arrays["delays"].shape == arrays["local_steps"].shape) \
-                or arrays["init_local_steps"].shape != (R, M):
+        if not (arrays["workers"].shape == arrays["delays"].shape == arrays["local_steps"].shape) or arrays[
+            "init_local_steps"
+        ].shape != (R, M):
             # a bug in the caller, not user input
             raise AssertionError("Schedule._trusted: inconsistent shapes")
         for name, arr in arrays.items():
@@ -188,8 +209,7 @@ class Schedule:
         """
         R, T, m = self.workers.shape
         M = self.num_workers
-        origin = np.zeros((R, M),
-                          dtype=np.int64)          # round index of the model each slot was computed at
+        origin = np.zeros((R, M), dtype=np.int64)  # round index of the model each slot was computed at
         K = self.init_local_steps.copy()
         stale = np.empty((R, T, M), dtype=np.int64)
         Ks = np.empty((R, T, M), dtype=np.int64)
@@ -221,20 +241,34 @@ class Schedule:
                 self.workers[sl]
             except IndexError as exc:
                 raise ValueError(f"r={r!r} is outside the {self.replicates} replicates: {exc}") from None
-        return Schedule(self.workers[sl], self.delays[sl], self.local_steps[sl], self.num_workers,
-                        self.init_local_steps[sl], None if self.wall_clock is None else self.wall_clock[sl])
+        return Schedule(
+            self.workers[sl],
+            self.delays[sl],
+            self.local_steps[sl],
+            self.num_workers,
+            self.init_local_steps[sl],
+            None if self.wall_clock is None else self.wall_clock[sl],
+        )
 
     def save(self, path: str | os.PathLike) -> None:
         """Write the schedule to ``path`` (``.npz``; ``load`` reads it back)."""
         extra = {} if self.wall_clock is None else {"wall_clock": self.wall_clock}
-        np.savez_compressed(path, workers=self.workers, delays=self.delays, local_steps=self.local_steps,
-                            num_workers=self.num_workers, init_local_steps=self.init_local_steps, **extra)
+        np.savez_compressed(
+            path,
+            workers=self.workers,
+            delays=self.delays,
+            local_steps=self.local_steps,
+            num_workers=self.num_workers,
+            init_local_steps=self.init_local_steps,
+            **extra,
+        )
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> Schedule:
         """Read a schedule written by ``save``. The .npz members' declared (uncompressed) sizes are checked
         against ``afltheory._validation.MAX_ALLOC_BYTES`` before anything is decompressed."""
         import zipfile
+
         try:
             with zipfile.ZipFile(path) as zf:
                 declared = sum(i.file_size for i in zf.infolist())
@@ -248,17 +282,30 @@ class Schedule:
             nw = z["num_workers"]
             if nw.shape != () or not np.issubdtype(nw.dtype, np.integer):
                 raise ValueError(f"{path}: num_workers must be an integer scalar, got {nw!r}")
-            return cls(z["workers"], z["delays"], z["local_steps"], int(nw), z["init_local_steps"],
-                       z["wall_clock"] if "wall_clock" in z.files else None)
+            return cls(
+                z["workers"],
+                z["delays"],
+                z["local_steps"],
+                int(nw),
+                z["init_local_steps"],
+                z["wall_clock"] if "wall_clock" in z.files else None,
+            )
 
     def __eq__(self, other):
         if not isinstance(other, Schedule):
             return NotImplemented
         same_wc = (self.wall_clock is None and other.wall_clock is None) or (
-            self.wall_clock is not None and other.wall_clock is not None
-            and np.array_equal(self.wall_clock, other.wall_clock))
-        return (self.num_workers == other.num_workers and same_wc
-                and all(np.array_equal(getattr(self, n), getattr(other, n))
-                        for n in ("workers", "delays", "local_steps", "init_local_steps")))
+            self.wall_clock is not None
+            and other.wall_clock is not None
+            and np.array_equal(self.wall_clock, other.wall_clock)
+        )
+        return (
+            self.num_workers == other.num_workers
+            and same_wc
+            and all(
+                np.array_equal(getattr(self, n), getattr(other, n))
+                for n in ("workers", "delays", "local_steps", "init_local_steps")
+            )
+        )
 
     __hash__ = None

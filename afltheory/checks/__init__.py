@@ -47,8 +47,35 @@ def __getattr__(name: str):
         return getattr(verify, name)
     raise AttributeError(f"module 'afltheory.checks' has no attribute {name!r}")
 
-__all__ = ["CHECKS", "ENTRY_POINT_GROUP", "SCHEDULE_SYMBOLS", "AllOf", "AtLeast", "AtMost", "CheckSpec",
-           "Contains", "Context", "ControlMeasurement", "Criterion", "Holds", "Near", "NegativeControl",
-           "SlopeIn", "Verdict", "fmt", "json_safe",
-           "load_all", "load_file", "load_modules", "register", "run_check", "run_checks",
-           "schedule_statistics", "verdicts_from_json", "verdicts_to_json", "verify_bound", "verify_rate"]
+
+__all__ = [
+    "CHECKS",
+    "ENTRY_POINT_GROUP",
+    "SCHEDULE_SYMBOLS",
+    "AllOf",
+    "AtLeast",
+    "AtMost",
+    "CheckSpec",
+    "Contains",
+    "Context",
+    "ControlMeasurement",
+    "Criterion",
+    "Holds",
+    "Near",
+    "NegativeControl",
+    "SlopeIn",
+    "Verdict",
+    "fmt",
+    "json_safe",
+    "load_all",
+    "load_file",
+    "load_modules",
+    "register",
+    "run_check",
+    "run_checks",
+    "schedule_statistics",
+    "verdicts_from_json",
+    "verdicts_to_json",
+    "verify_bound",
+    "verify_rate",
+]

@@ -17,8 +17,17 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
-__all__ = ["AllOf", "AtLeast", "AtMost", "Contains", "ControlMeasurement", "Criterion", "Holds", "Near",
-           "SlopeIn"]
+__all__ = [
+    "AllOf",
+    "AtLeast",
+    "AtMost",
+    "Contains",
+    "ControlMeasurement",
+    "Criterion",
+    "Holds",
+    "Near",
+    "SlopeIn",
+]
 
 
 @runtime_checkable
@@ -57,8 +66,9 @@ def _statistic(on: str | None, measured: Any, stats: dict) -> float:
     if on is None:
         return _number("measured", measured)
     if on not in stats:
-        raise ValueError(f"on={on!r}: the criterion judges stats[{on!r}], but the stats given are "
-                         f"{sorted(stats)}")
+        raise ValueError(
+            f"on={on!r}: the criterion judges stats[{on!r}], but the stats given are {sorted(stats)}"
+        )
     return _number(on, stats[on])
 
 
@@ -66,8 +76,9 @@ def _check_limit(c: AtMost | AtLeast) -> None:
     object.__setattr__(c, "tol", _tolerance("tol", c.tol))
     if c.limit is not None:
         if c.tol:
-            raise ValueError(f"limit={c.limit!r} and tol={c.tol!r}: give a fixed limit or a tolerance, "
-                             f"not both")
+            raise ValueError(
+                f"limit={c.limit!r} and tol={c.tol!r}: give a fixed limit or a tolerance, not both"
+            )
         object.__setattr__(c, "limit", _number("limit", c.limit))
 
 
@@ -144,8 +155,9 @@ class Near:
     def __post_init__(self) -> None:
         given = [k for k in ("tol", "rel", "z") if getattr(self, k) is not None]
         if len(given) != 1:
-            raise ValueError(f"Near(tol={self.tol!r}, rel={self.rel!r}, z={self.z!r}): give exactly one of "
-                             f"tol, rel, z")
+            raise ValueError(
+                f"Near(tol={self.tol!r}, rel={self.rel!r}, z={self.z!r}): give exactly one of tol, rel, z"
+            )
         object.__setattr__(self, given[0], _tolerance(given[0], getattr(self, given[0])))
 
     def judge(self, measured: Any, theoretical: Any, **stats: Any) -> bool:

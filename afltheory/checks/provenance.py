@@ -29,10 +29,15 @@ def _git_commit() -> str | None:
     if not os.path.exists(os.path.join(here, ".git")):
         return None
     try:
-        r = subprocess.run(["git", "-C", here, "rev-parse", "HEAD"], capture_output=True, text=True,
-                           timeout=5)
-        dirty = subprocess.run(["git", "-C", here, "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, timeout=5)
+        r = subprocess.run(
+            ["git", "-C", here, "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5
+        )
+        dirty = subprocess.run(
+            ["git", "-C", here, "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     if r.returncode != 0:
@@ -40,15 +45,21 @@ def _git_commit() -> str | None:
     return r.stdout.strip() + ("+dirty" if dirty.returncode == 0 and dirty.stdout.strip() else "")
 
 
-def provenance(*, tier: str, seed: int, elapsed: float | None = None,
-               argv: Sequence[str] | None = None) -> dict:
+def provenance(
+    *, tier: str, seed: int, elapsed: float | None = None, argv: Sequence[str] | None = None
+) -> dict:
     """A JSON-able dict describing this run."""
     return {
         "afltheory": _version("afltheory"),
         "git_commit": _git_commit(),
-        "numpy": _version("numpy"), "scipy": _version("scipy"), "sympy": _version("sympy"),
+        "numpy": _version("numpy"),
+        "scipy": _version("scipy"),
+        "sympy": _version("sympy"),
         "matplotlib": _version("matplotlib"),
-        "python": platform.python_version(), "platform": platform.platform(),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
         "command": " ".join(["afltheory"] + list(sys.argv[1:] if argv is None else argv)),
-        "tier": tier, "seed": seed, "elapsed_seconds": None if elapsed is None else round(float(elapsed), 2),
+        "tier": tier,
+        "seed": seed,
+        "elapsed_seconds": None if elapsed is None else round(float(elapsed), 2),
     }

@@ -24,8 +24,18 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from importlib.metadata import entry_points
 
-__all__ = ["CHECKS", "ENTRY_POINT_GROUP", "TIERS", "CheckSpec", "Context", "load_all", "load_file",
-           "load_modules", "ordered_ids", "register"]
+__all__ = [
+    "CHECKS",
+    "ENTRY_POINT_GROUP",
+    "TIERS",
+    "CheckSpec",
+    "Context",
+    "load_all",
+    "load_file",
+    "load_modules",
+    "ordered_ids",
+    "register",
+]
 
 ENTRY_POINT_GROUP = "afltheory.checks"
 TIERS = ("quick", "full")
@@ -61,6 +71,7 @@ def register(id: str, title: str, reference: str, *, slow: bool = False) -> Call
             raise ValueError(f"check id {id!r} registered twice ({old.module} and {func.__module__})")
         CHECKS[id] = CheckSpec(id, title, reference, func, func.__module__, bool(slow))
         return func
+
     return deco
 
 
@@ -91,8 +102,9 @@ def load_all() -> dict[str, CheckSpec]:
         try:
             obj = ep.load()
         except Exception as exc:  # a broken plugin must not hide the others
-            warnings.warn(f"check plugin {ep.name!r} ({ep.value}) failed to load: {exc!r}", RuntimeWarning,
-                          stacklevel=2)
+            warnings.warn(
+                f"check plugin {ep.name!r} ({ep.value}) failed to load: {exc!r}", RuntimeWarning, stacklevel=2
+            )
             continue
         if callable(obj) and not isinstance(obj, type(sys)):
             names = obj()

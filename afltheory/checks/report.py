@@ -19,9 +19,23 @@ from .glossary import GLOSSARY_MD
 if TYPE_CHECKING:
     from .verdict import Verdict
 
-__all__ = ["COLUMNS_MD", "control_str", "criterion_str", "fmt", "interval_label", "math_str",
-           "measured_str", "print_table", "quantity_of", "table_lines", "terms_str", "theory_str",
-           "verdict_str", "write_html", "write_markdown"]
+__all__ = [
+    "COLUMNS_MD",
+    "control_str",
+    "criterion_str",
+    "fmt",
+    "interval_label",
+    "math_str",
+    "measured_str",
+    "print_table",
+    "quantity_of",
+    "table_lines",
+    "terms_str",
+    "theory_str",
+    "verdict_str",
+    "write_html",
+    "write_markdown",
+]
 
 
 def fmt(v: Any, digits: int = 4) -> str:
@@ -50,9 +64,25 @@ _ASCII_REL = ((">=", "≥"), ("<=", "≤"), ("~=", "≈"), ("!=", "≠"))
 _RELATION_START = re.compile(r"^\s*(>=|<=|~=|==|[≤≥<>≈=])\s*")
 _SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
 # longer names first ("theta" before "eta", "zeta" before "eta"); matched between non-letters only
-_GREEK = (("epsilon", "ε"), ("lambda", "λ"), ("sigma", "σ"), ("gamma", "γ"), ("omega", "ω"), ("alpha", "α"),
-          ("theta", "θ"), ("delta", "δ"), ("zeta", "ζ"), ("beta", "β"), ("eta", "η"), ("tau", "τ"),
-          ("rho", "ρ"), ("mu", "μ"), ("nu", "ν"), ("Gamma", "Γ"), ("Delta", "Δ"))
+_GREEK = (
+    ("epsilon", "ε"),
+    ("lambda", "λ"),
+    ("sigma", "σ"),
+    ("gamma", "γ"),
+    ("omega", "ω"),
+    ("alpha", "α"),
+    ("theta", "θ"),
+    ("delta", "δ"),
+    ("zeta", "ζ"),
+    ("beta", "β"),
+    ("eta", "η"),
+    ("tau", "τ"),
+    ("rho", "ρ"),
+    ("mu", "μ"),
+    ("nu", "ν"),
+    ("Gamma", "Γ"),
+    ("Delta", "Δ"),
+)
 _SYMPY_LIKE = re.compile(r"\*\*|\w\s?\*\s?[\w(]|\bsqrt\(")
 
 
@@ -84,9 +114,14 @@ def _value(x: Any) -> str:
 
 
 #: readable names of the Claim API's measured statistics (``Claim.measured``, carried in ``details``)
-_MEASURED_NAMES = {"avg_grad_sq": "(1/T)ΣE‖∇f(x_t)‖²", "weighted_avg_grad_sq": "weighted (1/T)ΣE‖∇f(x_t)‖²",
-                   "min_grad_sq": "min_t E‖∇f(x_t)‖²", "last_gap": "E f(x_T) − f*",
-                   "last_dist_sq": "E‖x_T − x*‖²", "avg_iterate_gap": "E f(x̄_T) − f*"}
+_MEASURED_NAMES = {
+    "avg_grad_sq": "(1/T)ΣE‖∇f(x_t)‖²",
+    "weighted_avg_grad_sq": "weighted (1/T)ΣE‖∇f(x_t)‖²",
+    "min_grad_sq": "min_t E‖∇f(x_t)‖²",
+    "last_gap": "E f(x_T) − f*",
+    "last_dist_sq": "E‖x_T − x*‖²",
+    "avg_iterate_gap": "E f(x̄_T) − f*",
+}
 
 
 def quantity_of(v: Verdict) -> str:
@@ -172,7 +207,7 @@ def criterion_str(v: Verdict) -> str:
     theo = theory_str(v)
     # the tolerance is a rule on the measured quantity itself ("max |z| ≤ 3.76 (...)")
     if q and tol.lower().startswith(q.lower()):
-        rest = tol[len(q):].strip()
+        rest = tol[len(q) :].strip()
         if _RELATION_START.match(rest):
             return rest
     m = re.fullmatch(r"\|(.+?) − \(?([^()|]+?)\)?\| ≤ (\S+)(.*)", tol)
@@ -184,14 +219,14 @@ def criterion_str(v: Verdict) -> str:
     if m:
         return f"{theo}: the {m.group(1)} widened by ±{m.group(2)} contains it"
     if "≤ bound" in tol and not isinstance(v.theoretical, str):
-        if v.relation in (">", ">="):   # a variant declared to fail: PASS means the bound is violated
+        if v.relation in (">", ">="):  # a variant declared to fail: PASS means the bound is violated
             return f"{theo}; pass: the bound is violated (not {tol})"
         return tol.replace("≤ bound", f"≤ bound {fmt(v.theoretical)}", 1)
     if not tol or tol == "demonstrated" or tol == theo:
         return theo if v.theoretical is not None else (tol or "—")
     if v.theoretical is None:
         return tol
-    if v.finding:   # a tight value is the paper's claim; an inequality is the finding's own direction
+    if v.finding:  # a tight value is the paper's claim; an inequality is the finding's own direction
         return f"{'paper: ' if v.relation == '~=' else ''}{theo}; finding if: {tol}"
     return f"{theo}; pass: {tol}"
 
@@ -234,7 +269,7 @@ def control_str(v: Verdict) -> str:
     nc = v.negative_control
     if nc is None:
         return "—"
-    return ("failed ✓" if not nc.passed else "PASSED ✗")
+    return "failed ✓" if not nc.passed else "PASSED ✗"
 
 
 def rows(results):
@@ -255,7 +290,8 @@ COLUMNS_MD = (
     "the theorem's left-hand side; `bound` = its right-hand side on the realized schedules). *slack* = "
     "bound / measured (upper bounds only; > 1: the bound holds, and how loosely). *dominant term*: the "
     "largest named term of the bound and its share of the bound. *neg. control*: the same check fed a "
-    "plausible wrong input; it must fail (\"failed ✓\").")
+    'plausible wrong input; it must fail ("failed ✓").'
+)
 
 
 def table_lines(results: list[dict], kills: dict | None = None) -> tuple[list[str], list[list[str]]]:
@@ -267,14 +303,35 @@ def table_lines(results: list[dict], kills: dict | None = None) -> tuple[list[st
     out = []
     for _, v in rows(results):
         slack = fmt(v.slack, 3) if v.slack is not None else "—"
-        out.append([v.id, v.claim, measured_str(v), criterion_str(v), slack, terms_str(v), verdict_str(v),
-                    control_str(v)])
+        out.append(
+            [
+                v.id,
+                v.claim,
+                measured_str(v),
+                criterion_str(v),
+                slack,
+                terms_str(v),
+                verdict_str(v),
+                control_str(v),
+            ]
+        )
         if kills is not None:
             out[-1].append(", ".join(kills.get(v.id, ())) or "none")
-    for r in results:   # a check whose optional extra is missing: one SKIPPED row with the install hint
+    for r in results:  # a check whose optional extra is missing: one SKIPPED row with the install hint
         if r.get("skipped"):
-            out.append([r["spec"]["id"], r["spec"]["title"], "—", "—", "—", "—",
-                        f"SKIPPED (needs: {r['skipped']})", "—"] + ([] if kills is None else ["—"]))
+            out.append(
+                [
+                    r["spec"]["id"],
+                    r["spec"]["title"],
+                    "—",
+                    "—",
+                    "—",
+                    "—",
+                    f"SKIPPED (needs: {r['skipped']})",
+                    "—",
+                ]
+                + ([] if kills is None else ["—"])
+            )
     return head, out
 
 
@@ -305,21 +362,24 @@ def _fit_widths(head: list[str], body: list[list[str]], width: int) -> list[int]
             break
         k = max(others, key=lambda k: w[k])
         w[k] -= 1
-    if c is not None:   # the claim takes what is left
+    if c is not None:  # the claim takes what is left
         w[c] = max(w[c], min(nat[c], width - sep - (sum(w) - w[c])))
     return w
 
 
-def print_table(results: list[dict], file: TextIO | None = None, kills: dict | None = None,
-                width: int | None = None) -> None:
+def print_table(
+    results: list[dict], file: TextIO | None = None, kills: dict | None = None, width: int | None = None
+) -> None:
     """The verdict table on ``file`` (stdout), fitted to ``width`` (default: the terminal's, 100 when
     unknown): columns id, verdict (with the negative control), measured, pass criterion, claim; long cells
     wrap inside their column. report.md / report.html hold every column (slack, dominant term)."""
     head, body = table_lines(results, kills)
     cols = [head.index(h) for h in _TERM_COLS if h in head]
     iv, ic = head.index("verdict"), head.index("neg. control")
-    body = [[(f"{r[iv]}; control {r[ic]}" if r[ic] != "—" else r[iv]) if j == iv else r[j] for j in cols]
-            for r in body]
+    body = [
+        [(f"{r[iv]}; control {r[ic]}" if r[ic] != "—" else r[iv]) if j == iv else r[j] for j in cols]
+        for r in body
+    ]
     head = [head[j] for j in cols]
     if width is None:
         width = shutil.get_terminal_size((100, 24)).columns
@@ -327,15 +387,19 @@ def print_table(results: list[dict], file: TextIO | None = None, kills: dict | N
     w = _fit_widths(head, body, width)
 
     def emit(cells: list[str]) -> None:
-        wrapped = [textwrap.wrap(c, w[j], break_long_words=True, break_on_hyphens=False) or [""]
-                   for j, c in enumerate(cells)]
+        wrapped = [
+            textwrap.wrap(c, w[j], break_long_words=True, break_on_hyphens=False) or [""]
+            for j, c in enumerate(cells)
+        ]
         for i in range(max(len(x) for x in wrapped)):
             line = "  ".join((x[i] if i < len(x) else "").ljust(w[j]) for j, x in enumerate(wrapped))
             print(line.rstrip(), file=file)
 
-    legend = ("measured: quantity = value, then its interval as labelled (CI: confidence interval; UCB/LCB: "
-              "one-sided upper/lower confidence bound). control failed ✓: the negative control failed as it "
-              "must. Slack, dominant term and full details: report.md / report.html.")
+    legend = (
+        "measured: quantity = value, then its interval as labelled (CI: confidence interval; UCB/LCB: "
+        "one-sided upper/lower confidence bound). control failed ✓: the negative control failed as it "
+        "must. Slack, dominant term and full details: report.md / report.html."
+    )
     for ln in textwrap.wrap(legend, width):
         print(ln, file=file)
     emit(head)
@@ -365,16 +429,24 @@ def _extra_lines(v) -> list[str]:
 def write_markdown(path: str, results: list[dict], meta: dict, title: str = "afltheory check") -> str:
     """Write report.md (table, then one section per check with its configuration and verdict details)."""
     head, body = table_lines(results, meta.get("kills"))
-    L = [f"# {title} — {meta['tier']} tier", "",
-         f"seed {meta['seed']} · {meta['n_verdicts']} verdicts · {meta['n_ok']} pass · "
-         f"{meta['n_verdicts'] - meta['n_ok']} fail · {meta['elapsed']:.1f} s", "",
-         "Every verdict ships a negative control (the same check fed a wrong input) that must FAIL. "
-         "Upper bounds: Monte Carlo means are compared through a one-sided 99 % Student-t upper confidence "
-         "bound "
-         "(UCB); exact moments have no Monte Carlo error. Slack = bound / measured. Slope CIs: 95 % "
-         "percentile "
-         "bootstrap over replicates.", "", COLUMNS_MD, "",
-         "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    L = [
+        f"# {title} — {meta['tier']} tier",
+        "",
+        f"seed {meta['seed']} · {meta['n_verdicts']} verdicts · {meta['n_ok']} pass · "
+        f"{meta['n_verdicts'] - meta['n_ok']} fail · {meta['elapsed']:.1f} s",
+        "",
+        "Every verdict ships a negative control (the same check fed a wrong input) that must FAIL. "
+        "Upper bounds: Monte Carlo means are compared through a one-sided 99 % Student-t upper confidence "
+        "bound "
+        "(UCB); exact moments have no Monte Carlo error. Slack = bound / measured. Slope CIs: 95 % "
+        "percentile "
+        "bootstrap over replicates.",
+        "",
+        COLUMNS_MD,
+        "",
+        "| " + " | ".join(head) + " |",
+        "|" + "---|" * len(head),
+    ]
     for row in body:
         L.append("| " + " | ".join(_md_escape(c) for c in row) + " |")
     L.append("")
@@ -390,25 +462,42 @@ def write_markdown(path: str, results: list[dict], meta: dict, title: str = "afl
         if r.get("skipped"):
             L += [f"**SKIPPED** (needs: `{r['skipped']}`)", ""]
         if r.get("doc"):
-            L += ["<details><summary>configuration</summary>", "", "```", r["doc"].strip(), "```", "",
-                  "</details>", ""]
+            L += [
+                "<details><summary>configuration</summary>",
+                "",
+                "```",
+                r["doc"].strip(),
+                "```",
+                "",
+                "</details>",
+                "",
+            ]
         for v in r["verdicts"]:
-            L += [f"### {v.id} — {verdict_str(v)}", "", f"**Claim.** {v.claim} ({v.reference})", "",
-                  f"- measured: {measured_str(v)} ({v.method})", f"- theory: {theory_str(v)}",
-                  f"- pass criterion: {criterion_str(v)}", f"- tolerance: {_rel_text(math_str(v.tolerance))}"]
+            L += [
+                f"### {v.id} — {verdict_str(v)}",
+                "",
+                f"**Claim.** {v.claim} ({v.reference})",
+                "",
+                f"- measured: {measured_str(v)} ({v.method})",
+                f"- theory: {theory_str(v)}",
+                f"- pass criterion: {criterion_str(v)}",
+                f"- tolerance: {_rel_text(math_str(v.tolerance))}",
+            ]
             if v.slack is not None:
                 L.append(f"- slack (bound / measured): {fmt(v.slack, 3)}")
             nc = v.negative_control
             if nc is not None:
-                L.append(f"- negative control: {nc.description} → measured {fmt(nc.measured)} vs "
-                         f"{fmt(nc.theoretical)}: {'passed (BAD)' if nc.passed else 'failed (as required)'}")
+                L.append(
+                    f"- negative control: {nc.description} → measured {fmt(nc.measured)} vs "
+                    f"{fmt(nc.theoretical)}: {'passed (BAD)' if nc.passed else 'failed (as required)'}"
+                )
             L += _extra_lines(v)
             if v.notes:
                 L.append(f"- notes: {v.notes}")
             L.append("")
             for f in v.figures:
                 L += [f"![{v.id}]({f})", ""]
-    with atomic_open(path, "w", encoding="utf-8") as fh:   # never over a FIFO/device; never half-written
+    with atomic_open(path, "w", encoding="utf-8") as fh:  # never over a FIFO/device; never half-written
         fh.write("\n".join(L))
     return path
 
@@ -501,26 +590,38 @@ def write_html(path: str, out: str, results: list[dict], meta: dict, title: str 
     head, body = table_lines(results, meta.get("kills"))
     verdicts = [v for _, v in rows(results)]
     e = html.escape
-    css = ("body{font-family:sans-serif;max-width:1400px;margin:auto;padding:1em}"
-           "table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ccc;padding:3px 6px;"
-           "vertical-align:top}th{background:#eee;position:sticky;top:0}"
-           ".pass{background:#e3f6e3}.fail{background:#f9dede}.finding{background:#fdf3d6}"
-           "td.claim{max-width:420px}td.num{text-align:right}.controls{margin:.5em 0}"
-           "pre{background:#f4f4f4;padding:6px;overflow:auto}")
-    opts = [("all", "all verdicts"), ("pass", "PASS"), ("fail", "FAIL"), ("finding", "PASS (finding)"),
-            ("exploratory", "outside the conditions (exploratory)"), ("derivation", "derivation")]
-    H = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{e(title)}</title><style>{css}</style>"
-         "</head><body>", f"<h1>{e(title)} — {e(meta['tier'])} tier</h1>",
-         f"<p>seed {meta['seed']} · {meta['n_verdicts']} verdicts · {meta['n_ok']} pass · "
-         f"{meta['n_verdicts'] - meta['n_ok']} fail · {meta['elapsed']:.1f} s</p>",
-         _md_to_html(COLUMNS_MD),
-         "<div class='controls'><label>show <select id='vfilter'>"
-         + "".join(f"<option value='{a}'>{e(b)}</option>" for a, b in opts)
-         + "</select></label> <label>containing <input id='vsearch' type='search' size='24'></label> "
-           "<span id='vshown'></span> · click a column header to sort</div>",
-         "<table id='verdicts'><thead><tr>" + "".join(f"<th>{e(h)}</th>" for h in head)
-         + "</tr></thead><tbody>"]
-    for v, row in zip(verdicts, body[:len(verdicts)], strict=True):   # then the SKIPPED checks' rows
+    css = (
+        "body{font-family:sans-serif;max-width:1400px;margin:auto;padding:1em}"
+        "table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ccc;padding:3px 6px;"
+        "vertical-align:top}th{background:#eee;position:sticky;top:0}"
+        ".pass{background:#e3f6e3}.fail{background:#f9dede}.finding{background:#fdf3d6}"
+        "td.claim{max-width:420px}td.num{text-align:right}.controls{margin:.5em 0}"
+        "pre{background:#f4f4f4;padding:6px;overflow:auto}"
+    )
+    opts = [
+        ("all", "all verdicts"),
+        ("pass", "PASS"),
+        ("fail", "FAIL"),
+        ("finding", "PASS (finding)"),
+        ("exploratory", "outside the conditions (exploratory)"),
+        ("derivation", "derivation"),
+    ]
+    H = [
+        f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{e(title)}</title><style>{css}</style>"
+        "</head><body>",
+        f"<h1>{e(title)} — {e(meta['tier'])} tier</h1>",
+        f"<p>seed {meta['seed']} · {meta['n_verdicts']} verdicts · {meta['n_ok']} pass · "
+        f"{meta['n_verdicts'] - meta['n_ok']} fail · {meta['elapsed']:.1f} s</p>",
+        _md_to_html(COLUMNS_MD),
+        "<div class='controls'><label>show <select id='vfilter'>"
+        + "".join(f"<option value='{a}'>{e(b)}</option>" for a, b in opts)
+        + "</select></label> <label>containing <input id='vsearch' type='search' size='24'></label> "
+        "<span id='vshown'></span> · click a column header to sort</div>",
+        "<table id='verdicts'><thead><tr>"
+        + "".join(f"<th>{e(h)}</th>" for h in head)
+        + "</tr></thead><tbody>",
+    ]
+    for v, row in zip(verdicts, body[: len(verdicts)], strict=True):  # then the SKIPPED checks' rows
         kind = _kind(v)
         cls = "finding" if v.finding and v.ok else ("pass" if v.ok else "fail")
         cells = []
@@ -536,9 +637,10 @@ def write_html(path: str, out: str, results: list[dict], meta: dict, title: str 
                 attrs = f" data-sort='{k}'" if k else ""
             cells.append(f"<td{attrs}>{e(c)}</td>")
         H.append(f"<tr class='{cls}' data-kind='{kind}'>" + "".join(cells) + "</tr>")
-    for row in body[len(verdicts):]:   # a check whose optional extra is missing (table_lines' last rows)
-        H.append("<tr class='skipped' data-kind='skipped'>" + "".join(f"<td>{e(c)}</td>" for c in row)
-                 + "</tr>")
+    for row in body[len(verdicts) :]:  # a check whose optional extra is missing (table_lines' last rows)
+        H.append(
+            "<tr class='skipped' data-kind='skipped'>" + "".join(f"<td>{e(c)}</td>" for c in row) + "</tr>"
+        )
     H.append("</tbody></table>")
     prov = meta.get("provenance")
     if prov:
@@ -547,8 +649,10 @@ def write_html(path: str, out: str, results: list[dict], meta: dict, title: str 
     H.append(_md_to_html(GLOSSARY_MD))
     for r in results:
         spec = r["spec"]
-        H.append(f"<h2>{e(spec['id'])}: {e(spec['title'])}</h2><p><em>{e(spec['reference'])}</em> · "
-                 f"{r['elapsed']:.1f} s</p>")
+        H.append(
+            f"<h2>{e(spec['id'])}: {e(spec['title'])}</h2><p><em>{e(spec['reference'])}</em> · "
+            f"{r['elapsed']:.1f} s</p>"
+        )
         if r.get("error"):
             H.append(f"<p><b>check crashed:</b></p><pre>{e(r['error'])}</pre>")
         if r.get("skipped"):
@@ -557,21 +661,27 @@ def write_html(path: str, out: str, results: list[dict], meta: dict, title: str 
             H.append(f"<details><summary>configuration</summary><pre>{e(r['doc'].strip())}</pre></details>")
         for v in r["verdicts"]:
             nc = v.negative_control
-            H.append(f"<h3>{e(v.id)} — {e(verdict_str(v))}</h3><p><b>Claim.</b> {e(v.claim)} "
-                     f"({e(v.reference)})</p>"
-                     f"<ul><li>measured: {e(measured_str(v))} ({e(v.method)})</li><li>theory: "
-                     f"{e(theory_str(v))}</li><li>pass criterion: {e(criterion_str(v))}</li>"
-                     f"<li>tolerance: {e(_rel_text(math_str(v.tolerance)))}</li>"
-                     + (f"<li>slack: {e(fmt(v.slack, 3))}</li>" if v.slack is not None else "")
-                     + (f"<li>negative control: {e(nc.description)} → {e(fmt(nc.measured))} vs "
-                        f"{e(fmt(nc.theoretical))}: "
-                        f"{'passed (BAD)' if nc.passed else 'failed (as required)'}</li>"
-                        if nc is not None else "")
-                     + "".join(f"<li>{e(x[2:])}</li>" for x in _extra_lines(v))
-                     + (f"<li>notes: {e(v.notes)}</li>" if v.notes else "") + "</ul>")
+            H.append(
+                f"<h3>{e(v.id)} — {e(verdict_str(v))}</h3><p><b>Claim.</b> {e(v.claim)} "
+                f"({e(v.reference)})</p>"
+                f"<ul><li>measured: {e(measured_str(v))} ({e(v.method)})</li><li>theory: "
+                f"{e(theory_str(v))}</li><li>pass criterion: {e(criterion_str(v))}</li>"
+                f"<li>tolerance: {e(_rel_text(math_str(v.tolerance)))}</li>"
+                + (f"<li>slack: {e(fmt(v.slack, 3))}</li>" if v.slack is not None else "")
+                + (
+                    f"<li>negative control: {e(nc.description)} → {e(fmt(nc.measured))} vs "
+                    f"{e(fmt(nc.theoretical))}: "
+                    f"{'passed (BAD)' if nc.passed else 'failed (as required)'}</li>"
+                    if nc is not None
+                    else ""
+                )
+                + "".join(f"<li>{e(x[2:])}</li>" for x in _extra_lines(v))
+                + (f"<li>notes: {e(v.notes)}</li>" if v.notes else "")
+                + "</ul>"
+            )
             for f in v.figures:
                 H.append(_img(out, f))
     H.append(f"<script>{_JS}</script></body></html>")
-    with atomic_open(path, "w", encoding="utf-8") as fh:   # never over a FIFO/device; never half-written
+    with atomic_open(path, "w", encoding="utf-8") as fh:  # never over a FIFO/device; never half-written
         fh.write("\n".join(H))
     return path

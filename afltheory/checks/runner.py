@@ -25,13 +25,28 @@ from .registry import CHECKS, Context, load_all, load_file, ordered_ids
 from .report import print_table, write_html, write_markdown
 from .verdict import Verdict, json_safe
 
-__all__ = ["add_check_parser", "add_verify_parser", "check_main", "run_check", "run_checks", "select_checks",
-           "verify_main", "write_reports"]
+__all__ = [
+    "add_check_parser",
+    "add_verify_parser",
+    "check_main",
+    "run_check",
+    "run_checks",
+    "select_checks",
+    "verify_main",
+    "write_reports",
+]
 
 
 #: optional modules -> the extra that installs them (a check needing a missing one is SKIPPED, not crashed)
-OPTIONAL_EXTRAS = {"PEPit": "pep", "cvxpy": "pep", "clarabel": "pep", "torch": "torch",
-                   "torchvision": "torch", "dask": "dask", "distributed": "dask"}
+OPTIONAL_EXTRAS = {
+    "PEPit": "pep",
+    "cvxpy": "pep",
+    "clarabel": "pep",
+    "torch": "torch",
+    "torchvision": "torch",
+    "dask": "dask",
+    "distributed": "dask",
+}
 
 
 def missing_extra(exc: BaseException) -> str | None:
@@ -84,12 +99,21 @@ def _func_site(func) -> str:
 
 
 def _failed(check_id: str, spec, claim: str, notes: str) -> Verdict:
-    return Verdict(id=check_id, claim=claim, reference=spec.reference, measured=None, theoretical=None,
-                   tolerance="no crash, at least one Verdict", passed=False, notes=notes)
+    return Verdict(
+        id=check_id,
+        claim=claim,
+        reference=spec.reference,
+        measured=None,
+        theoretical=None,
+        tolerance="no crash, at least one Verdict",
+        passed=False,
+        notes=notes,
+    )
 
 
-def run_check(check_id: str, tier: str = "quick", seed: int = 0, out: str = "report",
-              files: Sequence[str] = ()) -> dict:
+def run_check(
+    check_id: str, tier: str = "quick", seed: int = 0, out: str = "report", files: Sequence[str] = ()
+) -> dict:
     """Run one check (after loading the plugins and the user ``files``); returns {"spec", "verdicts" (list of
     Verdict dicts), "elapsed" (wall s), "cpu" (this process's CPU s), "error", "refused", "skipped", "doc"}.
 
@@ -101,7 +125,7 @@ def run_check(check_id: str, tier: str = "quick", seed: int = 0, out: str = "rep
     extra that is not installed (an ImportError naming it): no verdict, not a failure."""
     for f in files:
         load_file(f)
-    if check_id not in CHECKS:   # a plugin's check (a user file's is registered above)
+    if check_id not in CHECKS:  # a plugin's check (a user file's is registered above)
         load_all()
     if check_id not in CHECKS:
         raise ValueError(f"check id={check_id!r} is not registered; known ids: {', '.join(CHECKS)}")
@@ -119,16 +143,20 @@ def run_check(check_id: str, tier: str = "quick", seed: int = 0, out: str = "rep
             warnings.simplefilter("ignore")
             got = spec.func(ctx)
         if not isinstance(got, (list, tuple)):
-            raise _BadReturn(f"check {check_id!r} returned {type(got).__name__}; it must return a list of "
-                            "Verdicts")
+            raise _BadReturn(
+                f"check {check_id!r} returned {type(got).__name__}; it must return a list of Verdicts"
+            )
         bad = [type(v).__name__ for v in got if not isinstance(v, Verdict)]
         if bad:
-            raise _BadReturn(f"check {check_id!r} returned {', '.join(sorted(set(bad)))} item(s); it must "
-                            "return Verdicts")
+            raise _BadReturn(
+                f"check {check_id!r} returned {', '.join(sorted(set(bad)))} item(s); it must return Verdicts"
+            )
         verdicts = list(got)
         if not verdicts:
-            note = (f"no verdict: the check returned an empty list (at {_func_site(spec.func)}; a check must "
-                    "return at least one Verdict, and an empty result is not a pass)")
+            note = (
+                f"no verdict: the check returned an empty list (at {_func_site(spec.func)}; a check must "
+                "return at least one Verdict, and an empty result is not a pass)"
+            )
             print(f"afltheory: check {check_id}: {note}", file=sys.stderr, flush=True)
             verdicts = [_failed(check_id, spec, f"check {check_id} returned no verdict", note)]
             err = note
@@ -137,8 +165,11 @@ def run_check(check_id: str, tier: str = "quick", seed: int = 0, out: str = "rep
     except BaseException as exc:  # noqa: BLE001 - SystemExit too: a crashing check is its own failure
         skipped = missing_extra(exc)
         if skipped is None:
-            site = (_func_site(spec.func) if isinstance(exc, _BadReturn)
-                    else crash_site(exc, [mod_file] if mod_file else []))
+            site = (
+                _func_site(spec.func)
+                if isinstance(exc, _BadReturn)
+                else crash_site(exc, [mod_file] if mod_file else [])
+            )
             note = _crash_note(exc, site)
             err = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
             from ..algorithms.base import UnsupportedRule
@@ -149,9 +180,16 @@ def run_check(check_id: str, tier: str = "quick", seed: int = 0, out: str = "rep
         else:
             verdicts = []
     doc = (inspect.getdoc(mod) if mod is not None else "") or ""
-    return {"spec": {"id": spec.id, "title": spec.title, "reference": spec.reference},
-            "verdicts": [v.to_dict() for v in verdicts], "elapsed": time.perf_counter() - t0,
-            "cpu": time.process_time() - c0, "error": err, "refused": refused, "skipped": skipped, "doc": doc}
+    return {
+        "spec": {"id": spec.id, "title": spec.title, "reference": spec.reference},
+        "verdicts": [v.to_dict() for v in verdicts],
+        "elapsed": time.perf_counter() - t0,
+        "cpu": time.process_time() - c0,
+        "error": err,
+        "refused": refused,
+        "skipped": skipped,
+        "doc": doc,
+    }
 
 
 def select_checks(only: Sequence[str] | None = None, among: Sequence[str] | None = None) -> list[str]:
@@ -164,8 +202,10 @@ def select_checks(only: Sequence[str] | None = None, among: Sequence[str] | None
     wanted = {check_of(i, pool) for i in only}
     unknown = [i for i in only if check_of(i, pool) is None]
     if unknown:
-        raise ValueError(f"--only: unknown check id(s) or verdict id(s) {unknown}; known check ids: "
-                         f"{', '.join(pool)} (a verdict id such as thm2.quadratic selects its check)")
+        raise ValueError(
+            f"--only: unknown check id(s) or verdict id(s) {unknown}; known check ids: "
+            f"{', '.join(pool)} (a verdict id such as thm2.quadratic selects its check)"
+        )
     return [i for i in pool if i in wanted]
 
 
@@ -198,8 +238,9 @@ def _keep_verdicts(results: list[dict], only: Sequence[str] | None, pool: Sequen
             r["verdicts"] = keep or r["verdicts"]
         else:
             ids = [v.id for v in r["verdicts"]]
-            raise ValueError(f"--only: no verdict of check {cid!r} is named {sorted(named)}; "
-                             f"its verdicts: {ids}")
+            raise ValueError(
+                f"--only: no verdict of check {cid!r} is named {sorted(named)}; its verdicts: {ids}"
+            )
     return results
 
 
@@ -209,15 +250,36 @@ def _lost(check_id: str, exc: BaseException) -> dict:
     ref = spec.reference if spec is not None else ""
     note = f"{type(exc).__name__}: the process running the check died ({exc})"
     print(f"afltheory: check {check_id} crashed: {note}", file=sys.stderr, flush=True)
-    v = Verdict(id=check_id, claim=f"check {check_id} crashed", reference=ref, measured=None,
-                theoretical=None, tolerance="no crash, at least one Verdict", passed=False, notes=note)
-    return {"spec": {"id": check_id, "title": spec.title if spec else check_id, "reference": ref},
-            "verdicts": [v.to_dict()], "elapsed": 0.0, "error": note, "refused": False, "skipped": None,
-            "doc": ""}
+    v = Verdict(
+        id=check_id,
+        claim=f"check {check_id} crashed",
+        reference=ref,
+        measured=None,
+        theoretical=None,
+        tolerance="no crash, at least one Verdict",
+        passed=False,
+        notes=note,
+    )
+    return {
+        "spec": {"id": check_id, "title": spec.title if spec else check_id, "reference": ref},
+        "verdicts": [v.to_dict()],
+        "elapsed": 0.0,
+        "error": note,
+        "refused": False,
+        "skipped": None,
+        "doc": "",
+    }
 
 
-def run_checks(ids: Sequence[str], tier: str = "quick", seed: int = 0, out: str = "report", jobs: int = 1,
-               files: Sequence[str] = (), progress_file: TextIO | None = None) -> list[dict]:
+def run_checks(
+    ids: Sequence[str],
+    tier: str = "quick",
+    seed: int = 0,
+    out: str = "report",
+    jobs: int = 1,
+    files: Sequence[str] = (),
+    progress_file: TextIO | None = None,
+) -> list[dict]:
     """Run ``ids`` (in ``jobs`` processes when > 1); results as ``run_check`` with Verdict objects. With
     ``progress_file`` (e.g. ``sys.stderr``) one line is printed as each check completes."""
     os.makedirs(os.path.join(out, "figures"), exist_ok=True)
@@ -231,10 +293,18 @@ def run_checks(ids: Sequence[str], tier: str = "quick", seed: int = 0, out: str 
         if progress_file is not None:
             vs = r["verdicts"]
             ok = sum(1 for v in vs if v.get("ok")) if vs and isinstance(vs[0], dict) else None
-            state = (f"SKIPPED (needs: {r['skipped']})" if r.get("skipped") else
-                     "CRASHED" if r["error"] else f"{ok}/{len(vs)} verdicts pass")
-            print(f"[{done}/{n}] {r['spec']['id']}: {state} ({r['elapsed']:.1f} s)", file=progress_file,
-                  flush=True)
+            state = (
+                f"SKIPPED (needs: {r['skipped']})"
+                if r.get("skipped")
+                else "CRASHED"
+                if r["error"]
+                else f"{ok}/{len(vs)} verdicts pass"
+            )
+            print(
+                f"[{done}/{n}] {r['spec']['id']}: {state} ({r['elapsed']:.1f} s)",
+                file=progress_file,
+                flush=True,
+            )
 
     if jobs > 1 and len(ids) > 1:
         by_id = {}
@@ -246,13 +316,13 @@ def run_checks(ids: Sequence[str], tier: str = "quick", seed: int = 0, out: str 
             for f in as_completed(futs):
                 try:
                     by_id[futs[f]] = f.result()
-                except BrokenProcessPool:   # a worker died (os._exit, a signal): the culprit is unknown yet
+                except BrokenProcessPool:  # a worker died (os._exit, a signal): the culprit is unknown yet
                     broken.append(futs[f])
                     continue
                 except Exception as exc:  # noqa: BLE001 - e.g. an unpicklable result: that check's failure
                     by_id[futs[f]] = _lost(futs[f], exc)
                 progress(by_id[futs[f]])
-        for i in broken:   # rerun each alone in its own process: only the check that kills it fails
+        for i in broken:  # rerun each alone in its own process: only the check that kills it fails
             with ProcessPoolExecutor(max_workers=1) as ex1:
                 try:
                     by_id[i] = ex1.submit(run_check, i, tier, seed, out, files).result()
@@ -270,8 +340,9 @@ def run_checks(ids: Sequence[str], tier: str = "quick", seed: int = 0, out: str 
     return res
 
 
-def write_reports(out: str, results: list[dict], meta: dict, json_path: str | None = None,
-                  title: str = "afltheory check") -> int:
+def write_reports(
+    out: str, results: list[dict], meta: dict, json_path: str | None = None, title: str = "afltheory check"
+) -> int:
     """Print the verdict table, write report.md / report.html (and the verdicts as JSON); return the exit
     code."""
     allv = [v for r in results for v in r["verdicts"]]
@@ -280,30 +351,51 @@ def write_reports(out: str, results: list[dict], meta: dict, json_path: str | No
     print_table(results, file=summary, kills=meta.get("kills"))
     for r in results:
         cpu = f" ({r['cpu']:5.1f} s CPU)" if r.get("cpu") is not None else ""
-        print(f"  {r['spec']['id']:16s} {r['elapsed']:6.1f} s{cpu}" + ("  CRASHED" if r["error"] else "")
-              + (f"  SKIPPED (needs: {r['skipped']})" if r.get("skipped") else ""), file=summary)
+        print(
+            f"  {r['spec']['id']:16s} {r['elapsed']:6.1f} s{cpu}"
+            + ("  CRASHED" if r["error"] else "")
+            + (f"  SKIPPED (needs: {r['skipped']})" if r.get("skipped") else ""),
+            file=summary,
+        )
     md = write_markdown(os.path.join(out, "report.md"), results, meta, title=title)
     ht = write_html(os.path.join(out, "report.html"), out, results, meta, title=title)
     if json_path:
-        skipped = [{"id": r["spec"]["id"], "status": "SKIPPED", "needs": r["skipped"]} for r in results
-                   if r.get("skipped")]
-        doc = {"schema_version": SCHEMA_VERSION, "provenance": meta.get("provenance", {}),
-               "summary": {"verdicts": len(allv), "pass": meta["n_ok"], "tier": meta["tier"],
-                           "seed": meta["seed"], "skipped": len(skipped)},
-               "verdicts": [v.to_dict() for v in allv], "skipped": skipped}
+        skipped = [
+            {"id": r["spec"]["id"], "status": "SKIPPED", "needs": r["skipped"]}
+            for r in results
+            if r.get("skipped")
+        ]
+        doc = {
+            "schema_version": SCHEMA_VERSION,
+            "provenance": meta.get("provenance", {}),
+            "summary": {
+                "verdicts": len(allv),
+                "pass": meta["n_ok"],
+                "tier": meta["tier"],
+                "seed": meta["seed"],
+                "skipped": len(skipped),
+            },
+            "verdicts": [v.to_dict() for v in allv],
+            "skipped": skipped,
+        }
         write_json(json_path, json_safe(doc))
     bad = [v for v in allv if not v.ok]
     crashed = [r["spec"]["id"] for r in results if r["error"]]
-    print(f"\n{meta['n_ok']}/{len(allv)} verdicts pass ({meta['elapsed']:.1f} s); reports: {md}, {ht}",
-          file=summary)
+    print(
+        f"\n{meta['n_ok']}/{len(allv)} verdicts pass ({meta['elapsed']:.1f} s); reports: {md}, {ht}",
+        file=summary,
+    )
     if bad:
         print("FAILED: " + ", ".join(v.id for v in bad), file=summary)
     if crashed:
         print("CRASHED: " + ", ".join(crashed), file=summary)
     skipped_ids = [r["spec"]["id"] for r in results if r.get("skipped")]
     if skipped_ids:
-        print("SKIPPED (optional extra not installed): " + ", ".join(
-            f"{r['spec']['id']} (needs: {r['skipped']})" for r in results if r.get("skipped")), file=summary)
+        print(
+            "SKIPPED (optional extra not installed): "
+            + ", ".join(f"{r['spec']['id']} (needs: {r['skipped']})" for r in results if r.get("skipped")),
+            file=summary,
+        )
     return 0 if not bad and not crashed else 1
 
 
@@ -332,14 +424,21 @@ def _run_and_report(ids, args, files=(), title="afltheory check", extra=()) -> i
     validate_args(args)
     t0 = time.perf_counter()
     quiet = getattr(args, "quiet", False)
-    results = run_checks(ids, tier, args.seed, args.out, args.jobs, files,
-                         progress_file=None if quiet else sys.stderr)
+    results = run_checks(
+        ids, tier, args.seed, args.out, args.jobs, files, progress_file=None if quiet else sys.stderr
+    )
     results = _keep_verdicts(results, getattr(args, "only", None), ordered_ids(None) + list(ids))
     results = list(extra) + results
     elapsed = time.perf_counter() - t0
     allv = [v for r in results for v in r["verdicts"]]
-    meta = {"tier": tier, "seed": args.seed, "n_verdicts": len(allv), "n_ok": sum(v.ok for v in allv),
-            "elapsed": elapsed, "provenance": provenance(tier=tier, seed=args.seed, elapsed=elapsed)}
+    meta = {
+        "tier": tier,
+        "seed": args.seed,
+        "n_verdicts": len(allv),
+        "n_ok": sum(v.ok for v in allv),
+        "elapsed": elapsed,
+        "provenance": provenance(tier=tier, seed=args.seed, elapsed=elapsed),
+    }
     return write_reports(args.out, results, meta, args.json, title=title)
 
 
@@ -352,9 +451,11 @@ def check_main(args: argparse.Namespace) -> int:
             print(f"{spec.id:16s} {spec.title}  [{spec.reference}]")
         return 0
     if not CHECKS:
-        raise ValueError("no checks are registered: install a check plugin (entry-point group "
-                         "'afltheory.checks', e.g. `pip install .` in the afltheory repository) or use "
-                         "`afltheory verify FILE.py`")
+        raise ValueError(
+            "no checks are registered: install a check plugin (entry-point group "
+            "'afltheory.checks', e.g. `pip install .` in the afltheory repository) or use "
+            "`afltheory verify FILE.py`"
+        )
     validate_args(args)
     return _run_and_report(select_checks(args.only), args)
 
@@ -371,21 +472,24 @@ def verify_main(args: argparse.Namespace) -> int:
         try:
             got = load_file(f)
         except ValueError:
-            raise   # the file does not exist / is not Python: bad input (exit 2)
+            raise  # the file does not exist / is not Python: bad input (exit 2)
         except KeyboardInterrupt:
             raise
         except BaseException as exc:  # noqa: BLE001 - a syntax error or a crash while importing: its own failure
             broken.append(_file_failure(f, exc))
             continue
         if not got:
-            raise ValueError(f"file={f!r} registers no check (decorate a function run(ctx) -> list[Verdict] "
-                             f"with @afltheory.checks.register(id, title, reference))")
+            raise ValueError(
+                f"file={f!r} registers no check (decorate a function run(ctx) -> list[Verdict] "
+                f"with @afltheory.checks.register(id, title, reference))"
+            )
         ids += got
         good.append(f)
     if args.only and broken:
-        select_checks(args.only, ids)   # unknown ids are refused even when a file failed to load
-    return _run_and_report(select_checks(args.only, ids) if ids else [], args, files=good,
-                           title="afltheory verify", extra=broken)
+        select_checks(args.only, ids)  # unknown ids are refused even when a file failed to load
+    return _run_and_report(
+        select_checks(args.only, ids) if ids else [], args, files=good, title="afltheory verify", extra=broken
+    )
 
 
 def _file_failure(path: str, exc: BaseException) -> dict:
@@ -398,27 +502,53 @@ def _file_failure(path: str, exc: BaseException) -> dict:
         msg = _crash_note(exc, crash_site(exc, [os.path.abspath(path)]))
     print(f"afltheory: {path} failed to load: {msg}", file=sys.stderr, flush=True)
     fid = f"file:{os.path.basename(path)}"
-    v = Verdict(id=fid, claim=f"{path} loads and registers its checks", reference=path, measured=None,
-                theoretical=None, tolerance="the file imports without error", passed=False, notes=msg)
-    return {"spec": {"id": fid, "title": f"loading {path}", "reference": path}, "verdicts": [v],
-            "elapsed": 0.0, "error": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)),
-            "refused": False, "skipped": None, "doc": ""}
+    v = Verdict(
+        id=fid,
+        claim=f"{path} loads and registers its checks",
+        reference=path,
+        measured=None,
+        theoretical=None,
+        tolerance="the file imports without error",
+        passed=False,
+        notes=msg,
+    )
+    return {
+        "spec": {"id": fid, "title": f"loading {path}", "reference": path},
+        "verdicts": [v],
+        "elapsed": 0.0,
+        "error": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)),
+        "refused": False,
+        "skipped": None,
+        "doc": "",
+    }
 
 
 def _common_args(p: argparse.ArgumentParser) -> None:
     tier = p.add_mutually_exclusive_group()
-    tier.add_argument("--quick", dest="tier", action="store_const", const="quick",
-                      help="quick tier (default)")
+    tier.add_argument(
+        "--quick", dest="tier", action="store_const", const="quick", help="quick tier (default)"
+    )
     tier.add_argument("--full", dest="tier", action="store_const", const="full", help="full tier")
     p.set_defaults(tier="quick")
-    p.add_argument("--only", nargs="+", action="extend", metavar="ID",
-                   help="run only these checks: check ids (thm2) or verdict ids as the table shows them "
-                        "(thm2.quadratic: runs its check, reports that verdict); repeatable")
-    p.add_argument("--out", default="report", help="output directory for report.md, report.html, figures "
-                                                   "(created; must not be a file)")
-    p.add_argument("--json", metavar="FILE",
-                   help="also write a JSON object {schema_version, provenance, summary, verdicts} to FILE "
-                        "('-' for stdout; the table then goes to stderr)")
+    p.add_argument(
+        "--only",
+        nargs="+",
+        action="extend",
+        metavar="ID",
+        help="run only these checks: check ids (thm2) or verdict ids as the table shows them "
+        "(thm2.quadratic: runs its check, reports that verdict); repeatable",
+    )
+    p.add_argument(
+        "--out",
+        default="report",
+        help="output directory for report.md, report.html, figures (created; must not be a file)",
+    )
+    p.add_argument(
+        "--json",
+        metavar="FILE",
+        help="also write a JSON object {schema_version, provenance, summary, verdicts} to FILE "
+        "('-' for stdout; the table then goes to stderr)",
+    )
     p.add_argument("--seed", type=int, default=0, help="base seed of every check (default 0)")
     p.add_argument("--jobs", type=int, default=1, help="run checks in this many processes (default 1)")
     p.add_argument("--quiet", action="store_true", help="no per-check progress lines on stderr")
@@ -426,8 +556,10 @@ def _common_args(p: argparse.ArgumentParser) -> None:
 
 def add_check_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Register ``afltheory check``."""
-    p = sub.add_parser("check", help="run the registered checks (the paper's claims), print verdicts, write "
-                                     "report.md/report.html")
+    p = sub.add_parser(
+        "check",
+        help="run the registered checks (the paper's claims), print verdicts, write report.md/report.html",
+    )
     _common_args(p)
     p.add_argument("--list", action="store_true", help="list the registered checks and exit")
     p.set_defaults(func=check_main)
@@ -436,10 +568,15 @@ def add_check_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser
 
 def add_verify_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Register ``afltheory verify FILE.py``."""
-    p = sub.add_parser("verify",
-                       help="run the checks registered by your own file(s) and write the same report")
-    p.add_argument("files", nargs="+", metavar="FILE.py", help="Python file(s) registering checks with "
-                                                                "@afltheory.checks.register")
+    p = sub.add_parser(
+        "verify", help="run the checks registered by your own file(s) and write the same report"
+    )
+    p.add_argument(
+        "files",
+        nargs="+",
+        metavar="FILE.py",
+        help="Python file(s) registering checks with @afltheory.checks.register",
+    )
     _common_args(p)
-    p.set_defaults(func=verify_main)   # --mutants is added by afltheory.cli (mutants is a higher layer)
+    p.set_defaults(func=verify_main)  # --mutants is added by afltheory.cli (mutants is a higher layer)
     return p

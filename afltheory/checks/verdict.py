@@ -81,8 +81,9 @@ def _bad_number(v: Any, *, allow_inf: bool, depth: int = 0) -> str | None:
             return None
     if isinstance(v, dict):
         for k, x in v.items():
-            why = _bad_number(k, allow_inf=allow_inf, depth=depth + 1) or \
-                _bad_number(x, allow_inf=allow_inf, depth=depth + 1)
+            why = _bad_number(k, allow_inf=allow_inf, depth=depth + 1) or _bad_number(
+                x, allow_inf=allow_inf, depth=depth + 1
+            )
             if why:
                 return why
         return None
@@ -111,8 +112,10 @@ def _check_flag(name: str, value: Any, *, optional: bool = False) -> bool | None
     if value is None and optional:
         return None
     if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name}={value!r} (type {type(value).__name__}) must be a bool"
-                        + (" or None" if optional else ""))
+        raise TypeError(
+            f"{name}={value!r} (type {type(value).__name__}) must be a bool"
+            + (" or None" if optional else "")
+        )
     return bool(value)
 
 
@@ -129,8 +132,10 @@ def _check_ucb(measured: Any, ci: tuple | None) -> None:
         return
     m, h = float(measured), float(hi)
     if math.isfinite(m) and math.isfinite(h) and h < m - 1e-9 * max(abs(m), abs(h), 1e-300):
-        raise ValueError(f"ci={tuple(ci)!r}: its upper end {h!r} is below measured={m!r}; a confidence bound "
-                         "must be at least the mean it bounds")
+        raise ValueError(
+            f"ci={tuple(ci)!r}: its upper end {h!r} is below measured={m!r}; a confidence bound "
+            "must be at least the mean it bounds"
+        )
 
 
 def _unclean(v: Any) -> Any:
@@ -152,15 +157,17 @@ def _validate_verdict(v: Any) -> None:
     ``measured``)."""
     for name in ("id", "claim", "reference", "method", "notes", "quantity", "interval"):
         if not isinstance(getattr(v, name, ""), str):
-            raise TypeError(f"{name}={getattr(v, name)!r} (type {type(getattr(v, name)).__name__}) must be a "
-                            "string")
+            raise TypeError(
+                f"{name}={getattr(v, name)!r} (type {type(getattr(v, name)).__name__}) must be a string"
+            )
     if not v.id:
         raise ValueError("id='' must be a non-empty string")
     object.__setattr__(v, "passed", _check_flag("passed", v.passed))
     object.__setattr__(v, "finding", _check_flag("finding", v.finding))
     object.__setattr__(v, "derivation", _check_flag("derivation", v.derivation))
-    object.__setattr__(v, "inside_conditions", _check_flag("inside_conditions", v.inside_conditions,
-                                                           optional=True))
+    object.__setattr__(
+        v, "inside_conditions", _check_flag("inside_conditions", v.inside_conditions, optional=True)
+    )
     if isinstance(v.figures, (str, bytes)) or not isinstance(v.figures, (list, tuple)):
         raise TypeError(f"figures={v.figures!r} must be a list or tuple of paths")
     if not all(isinstance(f, str) for f in v.figures):
@@ -173,16 +180,26 @@ def _validate_verdict(v: Any) -> None:
     for name in ("terms", "details"):
         if getattr(v, name) is not None and not isinstance(getattr(v, name), dict):
             raise TypeError(f"{name}={getattr(v, name)!r} must be a dict or None")
-    if v.slack is not None and (isinstance(v.slack, (bool, np.bool_))
-                                or not isinstance(v.slack, numbers.Real)):
+    if v.slack is not None and (
+        isinstance(v.slack, (bool, np.bool_)) or not isinstance(v.slack, numbers.Real)
+    ):
         raise TypeError(f"slack={v.slack!r} must be a real number or None")
-    for name, allow_inf in (("measured", True), ("theoretical", True), ("ci", True), ("slack", True),
-                            ("details", True), ("tolerance", False), ("terms", False)):
+    for name, allow_inf in (
+        ("measured", True),
+        ("theoretical", True),
+        ("ci", True),
+        ("slack", True),
+        ("details", True),
+        ("tolerance", False),
+        ("terms", False),
+    ):
         why = _bad_number(getattr(v, name), allow_inf=allow_inf)
         if why:
-            raise ValueError(f"{name}={getattr(v, name)!r} {why}: a verdict reports divergence as inf (or "
-                             f"says n/a), never NaN or a complex number" + ("" if allow_inf else
-                                                                        f"; {name} must be finite"))
+            raise ValueError(
+                f"{name}={getattr(v, name)!r} {why}: a verdict reports divergence as inf (or "
+                f"says n/a), never NaN or a complex number"
+                + ("" if allow_inf else f"; {name} must be finite")
+            )
 
 
 def _fields_of(cls: type) -> dict[str, bool]:
@@ -217,8 +234,10 @@ class NegativeControl:
         for name in ("measured", "theoretical"):
             why = _bad_number(getattr(self, name), allow_inf=True)
             if why:
-                raise ValueError(f"negative_control.{name}={getattr(self, name)!r} {why}: a control reports "
-                                 f"divergence as inf (or says n/a), never NaN or a complex number")
+                raise ValueError(
+                    f"negative_control.{name}={getattr(self, name)!r} {why}: a control reports "
+                    f"divergence as inf (or says n/a), never NaN or a complex number"
+                )
 
     @property
     def failed_as_required(self) -> bool:
@@ -284,9 +303,17 @@ class Verdict:
         return bool(self.passed) and nc_ok
 
     @classmethod
-    def judged(cls, *, criterion: Criterion, measured: Any, theoretical: Any, stats: dict | None = None,
-               control: ControlMeasurement | None = None, requires: dict[str, bool] | None = None,
-               **fields: Any) -> Verdict:
+    def judged(
+        cls,
+        *,
+        criterion: Criterion,
+        measured: Any,
+        theoretical: Any,
+        stats: dict | None = None,
+        control: ControlMeasurement | None = None,
+        requires: dict[str, bool] | None = None,
+        **fields: Any,
+    ) -> Verdict:
         """A verdict whose ``passed`` and whose negative control's ``passed`` come from ``criterion``.
 
         ``passed = criterion.judge(measured, theoretical, **stats)`` and every value of ``requires`` (named
@@ -300,8 +327,10 @@ class Verdict:
             if name in fields:
                 raise TypeError(f"Verdict.judged() decides {name!r} from the criterion; do not pass it")
         if not isinstance(criterion, Criterion):
-            raise TypeError(f"criterion={criterion!r} must provide judge(), describe() and relation "
-                            f"(afltheory.checks.criteria)")
+            raise TypeError(
+                f"criterion={criterion!r} must provide judge(), describe() and relation "
+                f"(afltheory.checks.criteria)"
+            )
         if control is not None and not isinstance(control, ControlMeasurement):
             raise TypeError(f"control={control!r} must be a ControlMeasurement or None")
         passed = criterion.judge(measured, theoretical, **(stats or {}))
@@ -309,8 +338,12 @@ class Verdict:
         nc = None
         if control is not None:
             failed_to_fail = criterion.judge(control.measured, control.theoretical, **control.stats)
-            nc = NegativeControl(description=control.description, measured=control.measured,
-                                 theoretical=control.theoretical, passed=failed_to_fail)
+            nc = NegativeControl(
+                description=control.description,
+                measured=control.measured,
+                theoretical=control.theoretical,
+                passed=failed_to_fail,
+            )
         fields.setdefault("tolerance", criterion.describe())
         fields.setdefault("relation", criterion.relation)
         return cls(measured=measured, theoretical=theoretical, passed=passed, negative_control=nc, **fields)
@@ -352,12 +385,19 @@ class Verdict:
                 d[k] = tuple(d[k])
         v = cls(**d)
         if claimed_ok is not None and claimed_ok != v.ok:
-            raise ValueError(f"verdict {v.id!r}: ok={claimed_ok} contradicts passed={v.passed} and its "
-                             f"negative control (ok would be {v.ok})")
-        if claimed_far is not None and v.negative_control is not None and \
-                claimed_far != v.negative_control.failed_as_required:
-            raise ValueError(f"verdict {v.id!r}: negative_control.failed_as_required={claimed_far} "
-                             f"contradicts its passed={v.negative_control.passed}")
+            raise ValueError(
+                f"verdict {v.id!r}: ok={claimed_ok} contradicts passed={v.passed} and its "
+                f"negative control (ok would be {v.ok})"
+            )
+        if (
+            claimed_far is not None
+            and v.negative_control is not None
+            and claimed_far != v.negative_control.failed_as_required
+        ):
+            raise ValueError(
+                f"verdict {v.id!r}: negative_control.failed_as_required={claimed_far} "
+                f"contradicts its passed={v.negative_control.passed}"
+            )
         return v
 
     def to_json(self) -> str:

@@ -47,8 +47,27 @@ from .verdict import NegativeControl, Verdict
 __all__ = ["SCHEDULE_SYMBOLS", "evaluate_bound", "schedule_statistics", "verify_bound", "verify_rate"]
 
 #: the symbols a sympy bound may use (name -> symbol)
-SCHEDULE_SYMBOLS = {str(s): s for s in (S.T, S.m, S.M, S.tau, S.K, S.Kbar, S.Ktil, S.Khat2, S.eta, S.eta_L,
-                                        S.L, S.sigma_L, S.sigma_G, S.f0, S.f_star, S.Delta)}
+SCHEDULE_SYMBOLS = {
+    str(s): s
+    for s in (
+        S.T,
+        S.m,
+        S.M,
+        S.tau,
+        S.K,
+        S.Kbar,
+        S.Ktil,
+        S.Khat2,
+        S.eta,
+        S.eta_L,
+        S.L,
+        S.sigma_L,
+        S.sigma_G,
+        S.f0,
+        S.f_star,
+        S.Delta,
+    )
+}
 
 
 def schedule_statistics(trace: Any, problem: Any, algorithm: Any) -> dict[str, np.ndarray]:
@@ -64,13 +83,22 @@ def schedule_statistics(trace: Any, problem: Any, algorithm: Any) -> dict[str, n
     f0 = np.broadcast_to(np.asarray(problem.value(trace.x0), dtype=float), (R,))
     full = lambda v: np.full(R, float(v))  # noqa: E731
     return {
-        "T": full(s.rounds), "m": full(s.m), "M": full(s.num_workers), "tau": s.tau.astype(float),
+        "T": full(s.rounds),
+        "m": full(s.m),
+        "M": full(s.num_workers),
+        "tau": s.tau.astype(float),
         "K": s.local_steps.max(axis=(1, 2)).astype(float),
-        "Kbar": 1.0 / np.mean(1.0 / s.K_harmonic, axis=1), "Ktilde": s.K_mean.mean(axis=1),
+        "Kbar": 1.0 / np.mean(1.0 / s.K_harmonic, axis=1),
+        "Ktilde": s.K_mean.mean(axis=1),
         "Khat2": s.K_sq_mean.mean(axis=1),
-        "eta": full(getattr(algorithm, "eta", np.nan)), "eta_L": full(getattr(algorithm, "eta_L", np.nan)),
-        "L": full(c.L), "sigma_L": full(c.sigma_L), "sigma_G": full(c.sigma_G), "f_0": f0.copy(),
-        "f_*": full(c.f_star), "Delta": f0 - c.f_star,
+        "eta": full(getattr(algorithm, "eta", np.nan)),
+        "eta_L": full(getattr(algorithm, "eta_L", np.nan)),
+        "L": full(c.L),
+        "sigma_L": full(c.sigma_L),
+        "sigma_G": full(c.sigma_G),
+        "f_0": f0.copy(),
+        "f_*": full(c.f_star),
+        "Delta": f0 - c.f_star,
     }
 
 
@@ -117,14 +145,17 @@ def _inside(conditions: Any, stats: dict[str, np.ndarray]) -> bool | None:
 def _measure(problem, algorithm, behaviour, rounds, replicates, seed, exact, x0):
     """(trace, measured samples or exact value, is_exact, method)."""
     from ..engine import simulate
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        trace = simulate(problem, algorithm, behaviour, rounds=rounds, replicates=replicates, seed=seed,
-                         x0=x0)
+        trace = simulate(
+            problem, algorithm, behaviour, rounds=rounds, replicates=replicates, seed=seed, x0=x0
+        )
     if exact not in (True, False, "auto"):
         raise ValueError(f"exact={exact!r} must be True, False or 'auto'")
     if exact is not False:
         from ..exact import moments
+
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -140,24 +171,41 @@ def _sum_terms(expr: sp.Expr) -> list[sp.Expr]:
     return list(sp.Add.make_args(sp.expand(expr))) if isinstance(expr, sp.Add) else [expr]
 
 
-def verify_bound(problem: Any, algorithm: Any, behaviour: Any, bound: Any, *, rounds: int, replicates: int,
-                 seed: int = 0, claim: str = "user bound on (1/T) Σ E‖∇f(x_t)‖²", id: str = "user.bound",
-                 reference: str = "user claim", conditions: Any = None, control: Any = None,
-                 control_description: str | None = None, exact: bool | str = "auto", level: float = 0.99,
-                 x0: Any = None) -> Verdict:
+def verify_bound(
+    problem: Any,
+    algorithm: Any,
+    behaviour: Any,
+    bound: Any,
+    *,
+    rounds: int,
+    replicates: int,
+    seed: int = 0,
+    claim: str = "user bound on (1/T) Σ E‖∇f(x_t)‖²",
+    id: str = "user.bound",
+    reference: str = "user claim",
+    conditions: Any = None,
+    control: Any = None,
+    control_description: str | None = None,
+    exact: bool | str = "auto",
+    level: float = 0.99,
+    x0: Any = None,
+) -> Verdict:
     """Verdict on "(1/T) Σ_{t<T} E‖∇f(x_t)‖² ≤ bound" for this configuration (see the module docstring).
 
     ``conditions``: the claim's hypotheses — None (not stated), a bool, a callable of the statistics dict, or
     an iterable of ``theory`` Condition objects (``.holds``); reported as ``inside_conditions``. ``control``:
     a plausible wrong bound that must fail (callable or sympy); default for a sympy sum: the bound without its
     dominant term. ``terms``: each additive term's share of a sympy bound at the measured point."""
-    warnings.warn("verify_bound is deprecated: state a Claim and use afltheory.claims.verify",
-                  DeprecationWarning, stacklevel=2)
+    warnings.warn(
+        "verify_bound is deprecated: state a Claim and use afltheory.claims.verify",
+        DeprecationWarning,
+        stacklevel=2,
+    )
     rounds = check_int("rounds", rounds, low=1)
     replicates = check_int("replicates", replicates, low=2)
-    trace, measured, is_exact, method = _measure(problem, algorithm, behaviour, rounds, replicates, seed,
-                                                 exact,
-                                                 x0)
+    trace, measured, is_exact, method = _measure(
+        problem, algorithm, behaviour, rounds, replicates, seed, exact, x0
+    )
     stats = schedule_statistics(trace, problem, algorithm)
     b = evaluate_bound(bound, trace, stats)
     cmp = compare_bound(measured, b, exact=is_exact, level=level)
@@ -171,46 +219,97 @@ def verify_bound(problem: Any, algorithm: Any, behaviour: Any, bound: Any, *, ro
         vals = {k: float(np.mean(v)) for k, v in per.items()}
         tot = sum(vals.values())
         terms = {k: v / tot for k, v in vals.items()} if tot else None
-        if control is None and terms:   # the same default control (and criterion) as afltheory.claims
+        if control is None and terms:  # the same default control (and criterion) as afltheory.claims
             ccmp, desc = default_control(measured, per, exact=is_exact, level=level)
             if ccmp is None:
                 no_power = desc
             else:
-                nc = NegativeControl(description=control_description or desc, measured=ccmp.measured,
-                                     theoretical=ccmp.bound, passed=ccmp.holds)
+                nc = NegativeControl(
+                    description=control_description or desc,
+                    measured=ccmp.measured,
+                    theoretical=ccmp.bound,
+                    passed=ccmp.holds,
+                )
     if control is not None:
         cb = evaluate_bound(control, trace, stats, "control")
         ccmp = compare_bound(measured, cb, exact=is_exact, level=level)
-        nc = NegativeControl(description=control_description or control_desc, measured=ccmp.measured,
-                             theoretical=ccmp.bound,
-                             passed=ccmp.holds)
+        nc = NegativeControl(
+            description=control_description or control_desc,
+            measured=ccmp.measured,
+            theoretical=ccmp.bound,
+            passed=ccmp.holds,
+        )
     tol = "exact ≤ bound" if is_exact else f"one-sided {level:.0%} t-UCB ≤ bound"
-    notes = ("bound averaged over the replicates' realized schedules"
-             + (f"; {no_power}" if no_power else "" if nc is not None
-                else "; no negative control given (pass control=...)"))
-    return Verdict(id=id, claim=claim, reference=reference, measured=cmp.measured,
-                   ci=None if is_exact else (None, cmp.ucb), theoretical=cmp.bound, tolerance=tol,
-                   passed=cmp.holds, relation="<=", slack=cmp.slack, method=method, notes=notes,
-                   inside_conditions=_inside(conditions, stats), terms=terms, negative_control=nc,
-                   details={"rounds": rounds, "replicates": replicates, "seed": seed,
-                            "bound_expr": None if expr is None else str(expr)})
+    notes = "bound averaged over the replicates' realized schedules" + (
+        f"; {no_power}"
+        if no_power
+        else ""
+        if nc is not None
+        else "; no negative control given (pass control=...)"
+    )
+    return Verdict(
+        id=id,
+        claim=claim,
+        reference=reference,
+        measured=cmp.measured,
+        ci=None if is_exact else (None, cmp.ucb),
+        theoretical=cmp.bound,
+        tolerance=tol,
+        passed=cmp.holds,
+        relation="<=",
+        slack=cmp.slack,
+        method=method,
+        notes=notes,
+        inside_conditions=_inside(conditions, stats),
+        terms=terms,
+        negative_control=nc,
+        details={
+            "rounds": rounds,
+            "replicates": replicates,
+            "seed": seed,
+            "bound_expr": None if expr is None else str(expr),
+        },
+    )
 
 
 def _at(v: Any, value: Any) -> Any:
-    return v(value) if callable(v) and not hasattr(v, "aggregate") and not hasattr(v, "sample") \
-        and not hasattr(v, "constants") else v
+    return (
+        v(value)
+        if callable(v)
+        and not hasattr(v, "aggregate")
+        and not hasattr(v, "sample")
+        and not hasattr(v, "constants")
+        else v
+    )
 
 
-def verify_rate(problem: Any, algorithm: Any, behaviour: Any, *, over: str, values: Sequence[float],
-                slope: float, replicates: int, rounds: int | Callable | None = None, seed: int = 0,
-                tol: float = 0.0, wrong: float | None = None, exact: bool | str = "auto",
-                claim: str | None = None, id: str = "user.rate", reference: str = "user claim",
-                conditions: Any = None) -> Verdict:
+def verify_rate(
+    problem: Any,
+    algorithm: Any,
+    behaviour: Any,
+    *,
+    over: str,
+    values: Sequence[float],
+    slope: float,
+    replicates: int,
+    rounds: int | Callable | None = None,
+    seed: int = 0,
+    tol: float = 0.0,
+    wrong: float | None = None,
+    exact: bool | str = "auto",
+    claim: str | None = None,
+    id: str = "user.rate",
+    reference: str = "user claim",
+    conditions: Any = None,
+) -> Verdict:
     """Verdict on "(1/T) Σ E‖∇f(x_t)‖² ∝ ``over``^``slope``" across ``values`` (see the module docstring).
     ``over`` names the swept quantity ("T", "m", "K", "M", "eta_L", ...; for "T" the rounds are the values).
     Passed iff the 95 % bootstrap CI (widened by ``tol``) contains ``slope`` (exact: |fit − slope| ≤ tol)."""
-    warnings.warn("verify_rate is deprecated: state a Claim with rate={...} and use "
-                  "afltheory.claims.verify_rate", DeprecationWarning, stacklevel=2)
+    warnings.warn(
+        "verify_rate is deprecated: state a Claim with rate={...} and use afltheory.claims.verify_rate",
+        DeprecationWarning,
+        stacklevel=2,
+    )
     if not isinstance(over, str) or not over:
         raise ValueError(f"over={over!r} must name the swept quantity (e.g. 'T', 'm', 'K', 'M', 'eta_L')")
     values = [float(v) for v in values]
@@ -226,17 +325,29 @@ def verify_rate(problem: Any, algorithm: Any, behaviour: Any, *, over: str, valu
         tr, meas, is_exact, _ = _measure(p, a, b, int(T), replicates, seed + j, exact, None)
         samples.append(tr.time_average())
         exact_vals.append(meas if is_exact else None)
-        if conditions is not None:   # as in verify_bound: the stats dict, plus the swept value
+        if conditions is not None:  # as in verify_bound: the stats dict, plus the swept value
             st = dict(schedule_statistics(tr, p, a))
             st[over] = np.full(tr.replicates, v)
             inside.append(_inside(conditions, st))
     wrong = slope + 0.5 if wrong is None else float(wrong)
     fit, method, tolerance = rate_fit(values, samples, exact_vals, claimed=slope, tol=tol, seed=seed)
-    nc = NegativeControl(description=f"same fit tested against the wrong slope {wrong:g}", measured=fit.slope,
-                         theoretical=wrong, passed=fit.contains(wrong, tol))
-    return Verdict(id=id, claim=claim or f"error ∝ {over}^({slope:g})", reference=reference,
-                   measured=fit.slope,
-                   ci=fit.ci, theoretical=slope, tolerance=tolerance, passed=fit.contains(slope, tol),
-                   method=method, negative_control=nc,
-                   inside_conditions=None if not inside else all(inside),
-                   details={"over": over, "x": values, "y": [float(y) for y in fit.y]})
+    nc = NegativeControl(
+        description=f"same fit tested against the wrong slope {wrong:g}",
+        measured=fit.slope,
+        theoretical=wrong,
+        passed=fit.contains(wrong, tol),
+    )
+    return Verdict(
+        id=id,
+        claim=claim or f"error ∝ {over}^({slope:g})",
+        reference=reference,
+        measured=fit.slope,
+        ci=fit.ci,
+        theoretical=slope,
+        tolerance=tolerance,
+        passed=fit.contains(slope, tol),
+        method=method,
+        negative_control=nc,
+        inside_conditions=None if not inside else all(inside),
+        details={"over": over, "x": values, "y": [float(y) for y in fit.y]},
+    )

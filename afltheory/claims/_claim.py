@@ -261,7 +261,7 @@ class Claim:
         except TypeError:
             key = None
         cache = _COMPILED.get(id(self))
-        if cache is None:   # dropped with the claim: a later object reusing its id starts empty
+        if cache is None:  # dropped with the claim: a later object reusing its id starts empty
             cache = _COMPILED[id(self)] = {}
             weakref.finalize(self, _COMPILED.pop, id(self), None)
         if key is not None and key in cache:

@@ -17,8 +17,10 @@ from .symbols import D0, zeta_star
 
 __all__ = ["COMPRESSED_DISTRIBUTED_GD", "PAPER_CLAIMS", "THEOREM2", "THEOREM3", "THEOREM4"]
 
-_SOURCE = ("Yang, Zhang, Khanduri, Liu, ICML 2022 (arXiv:2204.09364); read from the source documents, "
-           "docs/theorems.md")
+_SOURCE = (
+    "Yang, Zhang, Khanduri, Liu, ICML 2022 (arXiv:2204.09364); read from the source documents, "
+    "docs/theorems.md"
+)
 
 
 def _conditions(module: Any) -> dict:

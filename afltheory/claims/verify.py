@@ -324,8 +324,9 @@ def verify(
                 notes.append(why)
         elif control is not None and hasattr(control, "aggregate"):
             # the same claim, run on the nearest wrong algorithm, judged by the same criterion
-            ctr, cmeas, cexact, _ = _run(claim, problem, behaviour, control, rounds, replicates, seed, exact,
-                                         x0)
+            ctr, cmeas, cexact, _ = _run(
+                claim, problem, behaviour, control, rounds, replicates, seed, exact, x0
+            )
             cstats = _stats(claim, ctr, problem, control)
             cb = sum(np.broadcast_to(v, (ctr.replicates,)) for v in claim.terms(cstats, extra).values())
             ccmp = compare_bound(cmeas, cb, exact=cexact, level=level)

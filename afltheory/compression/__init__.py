@@ -29,11 +29,40 @@ from .compressors import (
     uncompressed_bits,
 )
 
-COMPRESSORS = {"RandK": RandK, "BernoulliMask": BernoulliMask, "Subsample": Subsample,
-               "GaussianSketch": GaussianSketch, "StochasticQuantizer": StochasticQuantizer, "QSGD": QSGD,
-               "LowRank": LowRank, "TopK": TopK, "Sign": Sign, "Identity": Identity}
+COMPRESSORS = {
+    "RandK": RandK,
+    "BernoulliMask": BernoulliMask,
+    "Subsample": Subsample,
+    "GaussianSketch": GaussianSketch,
+    "StochasticQuantizer": StochasticQuantizer,
+    "QSGD": QSGD,
+    "LowRank": LowRank,
+    "TopK": TopK,
+    "Sign": Sign,
+    "Identity": Identity,
+}
 
-__all__ = ["BernoulliMask", "COMPRESSORS", "Channel", "Compressor", "DIANA", "ErrorFeedback", "FLOAT_BITS",
-           "GaussianSketch", "Identity", "LowRank", "QSGD", "RandK", "SEED_BITS", "Sign",
-           "StochasticQuantizer", "Subsample", "TopK", "base_compressor", "channel_for", "check_compressor",
-           "fwht", "uncompressed_bits"]
+__all__ = [
+    "BernoulliMask",
+    "COMPRESSORS",
+    "Channel",
+    "Compressor",
+    "DIANA",
+    "ErrorFeedback",
+    "FLOAT_BITS",
+    "GaussianSketch",
+    "Identity",
+    "LowRank",
+    "QSGD",
+    "RandK",
+    "SEED_BITS",
+    "Sign",
+    "StochasticQuantizer",
+    "Subsample",
+    "TopK",
+    "base_compressor",
+    "channel_for",
+    "check_compressor",
+    "fwht",
+    "uncompressed_bits",
+]

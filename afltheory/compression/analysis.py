@@ -17,8 +17,15 @@ if TYPE_CHECKING:
 __all__ = ["compressed_gd_reference", "zeta_star_sq"]
 
 
-def compressed_gd_reference(hessian: np.ndarray, x0_minus_xstar: np.ndarray, gamma: float,
-                            compressor: Compressor, rounds: int, *, scale: float = 1.0) -> np.ndarray:
+def compressed_gd_reference(
+    hessian: np.ndarray,
+    x0_minus_xstar: np.ndarray,
+    gamma: float,
+    compressor: Compressor,
+    rounds: int,
+    *,
+    scale: float = 1.0,
+) -> np.ndarray:
     """E‖x_k − x*‖², k = 0..rounds, of x⁺ = x − γ s·M ∇f(x) on f(x) = ½(x − x*)ᵀH(x − x*), C(g) = Mg a linear
     compressor (E M = I, E[M X Mᵀ] = ``compressor.moment_map``) and ``scale`` s (s ≠ 1: a mis-scaled
     compressor, e.g. rand-k with the d/k factor dropped is s = k/d). Plain recursion (no engine):

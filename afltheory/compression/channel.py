@@ -39,8 +39,9 @@ class ErrorFeedback:
     compressor: Compressor
 
     def __post_init__(self):
-        check_component("compressor", self.compressor, Compressor,
-                        "an afltheory.compression Compressor (RandK, TopK, …)")
+        check_component(
+            "compressor", self.compressor, Compressor, "an afltheory.compression Compressor (RandK, TopK, …)"
+        )
 
     def message(self, G: np.ndarray, error: np.ndarray) -> np.ndarray:
         """What worker i compresses: G_i + e_i."""
@@ -60,11 +61,13 @@ class DIANA:
     alpha: float | None = None
 
     def __post_init__(self):
-        check_component("compressor", self.compressor, Compressor,
-                        "an afltheory.compression Compressor (RandK, TopK, …)")
+        check_component(
+            "compressor", self.compressor, Compressor, "an afltheory.compression Compressor (RandK, TopK, …)"
+        )
         if not self.compressor.unbiased:
-            raise ValueError(f"DIANA needs an unbiased compressor; {self.compressor!r} is biased "
-                             f"(use ErrorFeedback)")
+            raise ValueError(
+                f"DIANA needs an unbiased compressor; {self.compressor!r} is biased (use ErrorFeedback)"
+            )
         if self.alpha is not None:
             check_real("alpha", self.alpha, low=0.0, high=1.0)
 
@@ -79,9 +82,13 @@ class DIANA:
 
 def check_compressor(value: Any) -> Compressor | ErrorFeedback | DIANA | None:
     """Validate a server rule's ``compressor=`` argument (None, a Compressor, ErrorFeedback or DIANA)."""
-    return check_component("compressor", value, (Compressor, ErrorFeedback, DIANA),
-                           "an afltheory.compression Compressor (RandK, TopK, …), ErrorFeedback(...) or "
-                           "DIANA(...)", optional=True)
+    return check_component(
+        "compressor",
+        value,
+        (Compressor, ErrorFeedback, DIANA),
+        "an afltheory.compression Compressor (RandK, TopK, …), ErrorFeedback(...) or DIANA(...)",
+        optional=True,
+    )
 
 
 def base_compressor(value: Compressor | ErrorFeedback | DIANA | None) -> Compressor | None:
@@ -92,8 +99,14 @@ def base_compressor(value: Compressor | ErrorFeedback | DIANA | None) -> Compres
 class Channel:
     """Runtime state of ``spec`` for R replicates and M workers of dimension d (see the module docstring)."""
 
-    def __init__(self, spec: Compressor | ErrorFeedback | DIANA | None, dim: int, num_workers: int,
-                 replicates: int, seed: int):
+    def __init__(
+        self,
+        spec: Compressor | ErrorFeedback | DIANA | None,
+        dim: int,
+        num_workers: int,
+        replicates: int,
+        seed: int,
+    ):
         # a check may build a Channel itself: it consults the mutation hook like an engine (identity unless
         # inside afltheory.mutants.injected(...))
         spec = _faults.substitute(check_compressor(spec))
@@ -102,13 +115,22 @@ class Channel:
         dim, num_workers = check_int("dim", dim, low=1), check_int("num_workers", num_workers, low=1)
         replicates, seed = check_int("replicates", replicates, low=1), check_seed(seed)
         if spec is not None and not isinstance(spec, Compressor):  # EF / DIANA memory: (R, M, d)
-            check_alloc(f"replicates={replicates}, num_workers={num_workers}, dim={dim}",
-                        8.0 * replicates * num_workers * dim)
+            check_alloc(
+                f"replicates={replicates}, num_workers={num_workers}, dim={dim}",
+                8.0 * replicates * num_workers * dim,
+            )
         self.d, self.M, self.R = dim, num_workers, replicates
         if self.comp is not None:
             self.comp.check_dim(dim)
-        self.mode = ("none" if spec is None else "ef" if isinstance(spec, ErrorFeedback)
-                     else "diana" if isinstance(spec, DIANA) else "plain")
+        self.mode = (
+            "none"
+            if spec is None
+            else "ef"
+            if isinstance(spec, ErrorFeedback)
+            else "diana"
+            if isinstance(spec, DIANA)
+            else "plain"
+        )
         self.alpha = spec.step(dim) if self.mode == "diana" else None
         self.memory = np.zeros((replicates, num_workers, dim)) if self.mode in ("ef", "diana") else None
         self.B = _rng.BLOCK
@@ -132,19 +154,19 @@ class Channel:
             pad = np.zeros((B, n, d))
             pad[off] = V[0]
             y, b = self._apply(pad, gens[j])
-            return y[off:off + 1], b[off:off + 1]
+            return y[off : off + 1], b[off : off + 1]
         out = np.empty_like(V)
         bits = np.empty((R, n))
         for j, gen in enumerate(gens):
-            v = V[j * B:(j + 1) * B]
+            v = V[j * B : (j + 1) * B]
             rows = v.shape[0]
             if rows < B:  # partial last block: draw for the full block so replicate r does not depend on R
                 pad = np.zeros((B, n, d))
                 pad[:rows] = v
                 v = pad
             y, b = self._apply(v, gen)
-            out[j * B:j * B + rows] = y[:rows]
-            bits[j * B:j * B + rows] = b[:rows]
+            out[j * B : j * B + rows] = y[:rows]
+            bits[j * B : j * B + rows] = b[:rows]
         return out, bits
 
     def _apply(self, v, gen):
@@ -153,8 +175,9 @@ class Channel:
             return self._draw(self.comp, v, gen)
         return self.comp.compress(v, gen)
 
-    def send(self, G: np.ndarray, workers: np.ndarray, key: int,
-             row: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    def send(
+        self, G: np.ndarray, workers: np.ndarray, key: int, row: int | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """(decoded updates (R, n, d), bits sent per replicate (R,)) for the arrivals ``workers`` (R, n).
         ``row``: G and workers hold one replicate (leading axis 1), replicate ``row`` of the run (backends
         that loop over replicates, e.g. torch); its values equal that row of a vectorized call."""
@@ -165,13 +188,13 @@ class Channel:
             out, bits = self._compress(G, key, row)
             return out, bits.sum(axis=1)
         rows = np.arange(R)[:, None] if row is None else np.array([[int(row)]])
-        mem = self.memory[rows, workers]                                   # (R, n, d) copy
+        mem = self.memory[rows, workers]  # (R, n, d) copy
         if self.mode == "ef":
             v = self.spec.message(G, mem)
             out, bits = self._compress(v, key, row)
             self.memory[rows, workers] = self.spec.residual(v, out)
             return out, bits.sum(axis=1)
-        delta, bits = self._compress(G - mem, key, row)                   # DIANA
+        delta, bits = self._compress(G - mem, key, row)  # DIANA
         out = mem + delta
         self.memory[rows, workers] = self.spec.update_shift(mem, delta, self.alpha)
         return out, bits.sum(axis=1)

@@ -29,9 +29,23 @@ import numpy as np
 from .._introspect import defining_class
 from .._validation import check_array, check_int, check_real
 
-__all__ = ["BernoulliMask", "Compressor", "FLOAT_BITS", "GaussianSketch", "Identity", "LowRank", "QSGD",
-           "RandK", "SEED_BITS", "Sign", "StochasticQuantizer", "Subsample", "TopK", "fwht",
-           "uncompressed_bits"]
+__all__ = [
+    "BernoulliMask",
+    "Compressor",
+    "FLOAT_BITS",
+    "GaussianSketch",
+    "Identity",
+    "LowRank",
+    "QSGD",
+    "RandK",
+    "SEED_BITS",
+    "Sign",
+    "StochasticQuantizer",
+    "Subsample",
+    "TopK",
+    "fwht",
+    "uncompressed_bits",
+]
 
 FLOAT_BITS = 32
 SEED_BITS = 32
@@ -96,7 +110,7 @@ class Compressor:
             # ±inf where its compressed value really overflows, never NaN (0·inf, inf − inf)
             big = np.abs(flat).max(axis=1) > _HUGE
             if big.any():
-                _, e = np.frexp(np.abs(flat).max(axis=1))          # max|x| = m·2^e, m ∈ [0.5, 1)
+                _, e = np.frexp(np.abs(flat).max(axis=1))  # max|x| = m·2^e, m ∈ [0.5, 1)
                 scale = np.where(big, np.ldexp(1.0, e - 1), 1.0)[:, None]  # max|x / scale| ∈ [1, 2)
                 flat = flat / scale
         y, bits = self._compress(flat, rng)
@@ -110,7 +124,7 @@ class Compressor:
         """The compressed vector(s) C(x) alone (``compress(x, rng)[0]``)."""
         return self.compress(x, rng)[0]
 
-    def _compress(self, x, rng):            # x (n, d) -> (y (n, d), bits (n,) or scalar)
+    def _compress(self, x, rng):  # x (n, d) -> (y (n, d), bits (n,) or scalar)
         raise NotImplementedError
 
     # ---------------------------------------------------------------- exact second moments
@@ -138,8 +152,9 @@ class Compressor:
         how C(x) is drawn but inherits its base's moment map. The exact engine refuses such a compressor
         (TypeError) rather than read it as its base."""
         dm = defining_class(cls, "moment_map")
-        return cls.linear and any((ds := defining_class(cls, h)) is not dm and issubclass(ds, dm)
-                                  for h in ("compress", "_compress"))
+        return cls.linear and any(
+            (ds := defining_class(cls, h)) is not dm and issubclass(ds, dm) for h in ("compress", "_compress")
+        )
 
     def error_sq(self, x: np.ndarray) -> float:
         """Exact E‖C(x) − x‖² for one fixed x."""
@@ -203,8 +218,9 @@ class _Subset(Compressor):
     def check_dim(self, dim):
         dim = check_int("dim", dim, low=1)
         if self._k(dim) > dim:
-            raise ValueError(f"k={self._k(dim)} exceeds the update dimension dim={dim} "
-                             f"(allowed 1 <= k <= dim)")
+            raise ValueError(
+                f"k={self._k(dim)} exceeds the update dimension dim={dim} (allowed 1 <= k <= dim)"
+            )
         return dim
 
     def omega(self, dim):
@@ -237,7 +253,7 @@ class _Subset(Compressor):
         d = np.shape(X)[-1]
         self.check_dim(d)
         k = self._k(d)
-        s2 = self.rescale(d) ** 2           # (d/k)²: diagonal s²·k/d = d/k, off-diagonal s²·k(k−1)/(d(d−1))
+        s2 = self.rescale(d) ** 2  # (d/k)²: diagonal s²·k/d = d/k, off-diagonal s²·k(k−1)/(d(d−1))
         off = s2 * k * (k - 1) / (d * (d - 1)) if d > 1 else 0.0
         return _diag_plus(X, off, s2 * k / d - off, 0.0)
 
@@ -348,8 +364,10 @@ class LowRank(Compressor):
             r, c = (check_int("shape[0]", self.shape[0], low=1), check_int("shape[1]", self.shape[1], low=1))
             object.__setattr__(self, "shape", (r, c))
             if self.rank > min(r, c):
-                raise ValueError(f"rank={self.rank} exceeds min(shape)={min(r, c)} of shape={self.shape} "
-                                 f"(allowed 1 <= rank <= min(rows, cols))")
+                raise ValueError(
+                    f"rank={self.rank} exceeds min(shape)={min(r, c)} of shape={self.shape} "
+                    f"(allowed 1 <= rank <= min(rows, cols))"
+                )
 
     def matrix_shape(self, dim: int) -> tuple[int, int]:
         """The (rows, cols) the vector of length ``dim`` is reshaped to before the rank-``rank``
@@ -365,8 +383,10 @@ class LowRank(Compressor):
         dim = check_int("dim", dim, low=1)
         r, c = self.matrix_shape(dim)
         if self.rank > min(r, c):
-            raise ValueError(f"rank={self.rank} exceeds min dimension {min(r, c)} of the {r}x{c} update "
-                             f"matrix (dim={dim}; allowed 1 <= rank <= {min(r, c)})")
+            raise ValueError(
+                f"rank={self.rank} exceeds min dimension {min(r, c)} of the {r}x{c} update "
+                f"matrix (dim={dim}; allowed 1 <= rank <= {min(r, c)})"
+            )
         return dim
 
     def omega(self, dim: int) -> float:
@@ -395,9 +415,9 @@ class LowRank(Compressor):
         X4 = X.reshape(*X.shape[:-2], r, c, r, c)
         # column blocks (Isserlis): E[C_j C_lᵀ] = x_j x_lᵀ + (1/r) x_l x_jᵀ + (1/r)(x_jᵀ x_l) I
         out = X4 + np.swapaxes(X4, -4, -2) / self.rank
-        tr = np.einsum("...ajal->...jl", X4)          # Σ_a X[a, j, a, l]
+        tr = np.einsum("...ajal->...jl", X4)  # Σ_a X[a, j, a, l]
         idx = np.arange(r)
-        out[..., idx, :, idx, :] += tr / self.rank   # advanced indices first: (r, ..., c, c) += (..., c, c)
+        out[..., idx, :, idx, :] += tr / self.rank  # advanced indices first: (r, ..., c, c) += (..., c, c)
         return out.reshape(X.shape)
 
 
@@ -501,14 +521,15 @@ class StochasticQuantizer(Compressor):
             return np.outer(x, x) + np.diag(self._coord_var(x))
         d, dp = len(x), _pow2(len(x))
         if dp > 12:
-            raise NotImplementedError(f"exact rotated second moment enumerates 2^{dp} sign patterns; "
-                                      f"d'={dp} > 12")
+            raise NotImplementedError(
+                f"exact rotated second moment enumerates 2^{dp} sign patterns; d'={dp} > 12"
+            )
         pats = ((np.arange(2**dp)[:, None] >> np.arange(dp)) & 1) * 2.0 - 1.0
         xp = np.zeros(dp)
         xp[:d] = x
-        z = fwht(pats * xp) / math.sqrt(dp)                  # (P, d')
-        v = self._coord_var(z)                              # (P, d')
-        Hm = fwht(np.eye(dp)) / math.sqrt(dp)               # symmetric orthogonal
+        z = fwht(pats * xp) / math.sqrt(dp)  # (P, d')
+        v = self._coord_var(z)  # (P, d')
+        Hm = fwht(np.eye(dp)) / math.sqrt(dp)  # symmetric orthogonal
         # decoded error = diag(s) H e, Cov = diag(s) H diag(v) H diag(s)
         cov = np.einsum("pi,ij,pj,jk,pk->ik", pats, Hm, v, Hm, pats) / len(pats)
         return np.outer(x, x) + cov[:d, :d]
@@ -575,7 +596,7 @@ class TopK(Compressor):
         n, d = x.shape
         if self.k == d:
             return x.copy(), self.expected_bits(d)
-        idx = np.argpartition(-np.abs(x), self.k - 1, axis=1)[:, :self.k]
+        idx = np.argpartition(-np.abs(x), self.k - 1, axis=1)[:, : self.k]
         rows = np.arange(n)[:, None]
         y = np.zeros_like(x)
         y[rows, idx] = x[rows, idx]

@@ -30,8 +30,14 @@ __all__ = ["LEAF_LETTERS", "load_cifar10", "load_mnist", "load_shakespeare", "re
 #: CIFAR-10 batch 31 MB. A crafted file declaring more is refused before anything that size is allocated.
 MAX_FILE_BYTES = 512 * 1024**2
 
-_IDX_DTYPES = {0x08: np.dtype(">u1"), 0x09: np.dtype(">i1"), 0x0B: np.dtype(">i2"), 0x0C: np.dtype(">i4"),
-               0x0D: np.dtype(">f4"), 0x0E: np.dtype(">f8")}
+_IDX_DTYPES = {
+    0x08: np.dtype(">u1"),
+    0x09: np.dtype(">i1"),
+    0x0B: np.dtype(">i2"),
+    0x0C: np.dtype(">i4"),
+    0x0D: np.dtype(">f4"),
+    0x0E: np.dtype(">f8"),
+}
 
 
 def _read_bytes(path: Path) -> bytes:
@@ -39,8 +45,10 @@ def _read_bytes(path: Path) -> bytes:
         raise ValueError(f"{path}: file not found")
     size = path.stat().st_size
     if size > MAX_FILE_BYTES:
-        raise ValueError(f"{path}: {size} bytes, above the limit of {MAX_FILE_BYTES} bytes "
-                         f"(afltheory.datasets.loaders.MAX_FILE_BYTES)")
+        raise ValueError(
+            f"{path}: {size} bytes, above the limit of {MAX_FILE_BYTES} bytes "
+            f"(afltheory.datasets.loaders.MAX_FILE_BYTES)"
+        )
     if path.suffix != ".gz":
         return path.read_bytes()
     try:  # stream: stop as soon as the decompressed size passes the limit (a gzip bomb never fills memory)
@@ -49,8 +57,10 @@ def _read_bytes(path: Path) -> bytes:
     except (OSError, EOFError, gzip.BadGzipFile) as exc:
         raise ValueError(f"{path}: not a valid gzip file ({exc})") from None
     if len(raw) > MAX_FILE_BYTES:
-        raise ValueError(f"{path}: decompresses to more than {MAX_FILE_BYTES} bytes, the limit "
-                         f"(afltheory.datasets.loaders.MAX_FILE_BYTES)")
+        raise ValueError(
+            f"{path}: decompresses to more than {MAX_FILE_BYTES} bytes, the limit "
+            f"(afltheory.datasets.loaders.MAX_FILE_BYTES)"
+        )
     return raw
 
 
@@ -62,25 +72,33 @@ def read_idx(path: str | os.PathLike) -> np.ndarray:
         raise ValueError(f"{path}: truncated IDX header ({len(raw)} bytes, need at least 4)")
     z0, z1, code, ndim = raw[0], raw[1], raw[2], raw[3]
     if z0 != 0 or z1 != 0 or code not in _IDX_DTYPES or ndim == 0:
-        raise ValueError(f"{path}: bad IDX magic number 0x{raw[:4].hex()} (expected 0x0000TTNN with type "
-                         f"TT in "
-                         f"{[hex(k) for k in _IDX_DTYPES]} and NN >= 1 dimensions)")
+        raise ValueError(
+            f"{path}: bad IDX magic number 0x{raw[:4].hex()} (expected 0x0000TTNN with type "
+            f"TT in "
+            f"{[hex(k) for k in _IDX_DTYPES]} and NN >= 1 dimensions)"
+        )
     head = 4 + 4 * ndim
     if len(raw) < head:
-        raise ValueError(f"{path}: truncated IDX header (have {len(raw)} bytes, the {ndim} dimension sizes "
-                         f"need {head})")
+        raise ValueError(
+            f"{path}: truncated IDX header (have {len(raw)} bytes, the {ndim} dimension sizes need {head})"
+        )
     dims = struct.unpack(f">{ndim}I", raw[4:head])
     dt = _IDX_DTYPES[code]
     need = int(np.prod(dims, dtype=np.int64)) * dt.itemsize
     have = len(raw) - head
     if have < need:
-        raise ValueError(f"{path}: truncated IDX data: header says shape {dims} ({need} bytes), file has "
-                         f"{have}")
+        raise ValueError(
+            f"{path}: truncated IDX data: header says shape {dims} ({need} bytes), file has {have}"
+        )
     if have > need:
-        raise ValueError(f"{path}: {have - need} unexpected trailing bytes after the IDX data of shape "
-                         f"{dims}")
-    return np.frombuffer(raw, dtype=dt, count=need // dt.itemsize, offset=head).reshape(dims).astype(
-        dt.newbyteorder("="))
+        raise ValueError(
+            f"{path}: {have - need} unexpected trailing bytes after the IDX data of shape {dims}"
+        )
+    return (
+        np.frombuffer(raw, dtype=dt, count=need // dt.itemsize, offset=head)
+        .reshape(dims)
+        .astype(dt.newbyteorder("="))
+    )
 
 
 def write_idx(path: str | os.PathLike, array: np.ndarray) -> None:
@@ -118,12 +136,15 @@ def load_mnist(directory: str | os.PathLike) -> tuple[np.ndarray, np.ndarray, np
         lp = _find(d, (f"{split}-labels-idx1-ubyte", f"{alt}-labels.idx1-ubyte"))
         X, y = read_idx(ip), read_idx(lp)
         if X.ndim != 3 or X.dtype != np.uint8:
-            raise ValueError(f"{ip}: expected a 3-D uint8 image array (magic 0x00000803), got shape "
-                             f"{X.shape} "
-                             f"dtype {X.dtype}")
+            raise ValueError(
+                f"{ip}: expected a 3-D uint8 image array (magic 0x00000803), got shape "
+                f"{X.shape} "
+                f"dtype {X.dtype}"
+            )
         if y.ndim != 1 or y.dtype != np.uint8:
-            raise ValueError(f"{lp}: expected a 1-D uint8 label array (magic 0x00000801), got shape "
-                             f"{y.shape}")
+            raise ValueError(
+                f"{lp}: expected a 1-D uint8 label array (magic 0x00000801), got shape {y.shape}"
+            )
         if len(X) != len(y):
             raise ValueError(f"{lp}: {len(y)} labels but {ip.name} has {len(X)} images")
         if y.size and y.max() > 9:
@@ -134,10 +155,18 @@ def load_mnist(directory: str | os.PathLike) -> tuple[np.ndarray, np.ndarray, np
 
 # ------------------------------------------------------------------------------------------------ CIFAR-10
 class _SafeUnpickler(pickle.Unpickler):
-    _ALLOWED = {("numpy.core.multiarray", "_reconstruct"), ("numpy._core.multiarray", "_reconstruct"),
-                ("numpy", "ndarray"), ("numpy", "dtype"), ("numpy.core.multiarray", "scalar"),
-                ("numpy._core.multiarray", "scalar"), ("builtins", "bytearray"), ("_codecs", "encode"),
-                ("numpy.core.numeric", "_frombuffer"), ("numpy._core.numeric", "_frombuffer")}
+    _ALLOWED = {
+        ("numpy.core.multiarray", "_reconstruct"),
+        ("numpy._core.multiarray", "_reconstruct"),
+        ("numpy", "ndarray"),
+        ("numpy", "dtype"),
+        ("numpy.core.multiarray", "scalar"),
+        ("numpy._core.multiarray", "scalar"),
+        ("builtins", "bytearray"),
+        ("_codecs", "encode"),
+        ("numpy.core.numeric", "_frombuffer"),
+        ("numpy._core.numeric", "_frombuffer"),
+    }
 
     def find_class(self, module, name):
         if (module, name) in self._ALLOWED:
@@ -147,30 +176,35 @@ class _SafeUnpickler(pickle.Unpickler):
             if name == "_reconstruct":
                 return _bounded(obj)
             return obj
-        raise pickle.UnpicklingError(f"refusing to load {module}.{name} (only numpy arrays and builtins "
-                                     f"allowed)")
+        raise pickle.UnpicklingError(
+            f"refusing to load {module}.{name} (only numpy arrays and builtins allowed)"
+        )
 
 
 def _bounded_bytearray(*args):
     """bytearray(...) for the unpickler, refusing a size beyond MAX_FILE_BYTES (``bytearray(2.5e9)`` in a
     67-byte pickle would otherwise allocate 2.5 GB)."""
     if args and isinstance(args[0], int) and not isinstance(args[0], bool) and args[0] > MAX_FILE_BYTES:
-        raise pickle.UnpicklingError(f"bytearray of {args[0]} bytes exceeds the limit of {MAX_FILE_BYTES} "
-                                     f"(MAX_FILE_BYTES)")
+        raise pickle.UnpicklingError(
+            f"bytearray of {args[0]} bytes exceeds the limit of {MAX_FILE_BYTES} (MAX_FILE_BYTES)"
+        )
     return bytearray(*args)
 
 
 def _bounded(reconstruct):
     """numpy's ``_reconstruct(subtype, shape, dtype)`` for the unpickler, refusing arrays beyond the limit."""
+
     def call(subtype, shape, dtype, *rest):
         try:
             n = int(np.prod(np.asarray(shape, dtype=object))) * np.dtype(dtype).itemsize
         except (TypeError, ValueError) as exc:
             raise pickle.UnpicklingError(f"bad array shape {shape!r}: {exc}") from None
         if n > MAX_FILE_BYTES:
-            raise pickle.UnpicklingError(f"array of {n} bytes exceeds the limit of {MAX_FILE_BYTES} "
-                                         f"(MAX_FILE_BYTES)")
+            raise pickle.UnpicklingError(
+                f"array of {n} bytes exceeds the limit of {MAX_FILE_BYTES} (MAX_FILE_BYTES)"
+            )
         return reconstruct(subtype, shape, dtype, *rest)
+
     return call
 
 
@@ -178,10 +212,20 @@ def _unpickle(path: Path) -> dict:
     raw = _read_bytes(path)
     try:
         obj = _SafeUnpickler(io.BytesIO(raw), encoding="bytes").load()
-    except (pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError, IndexError,
-            struct.error, OverflowError, MemoryError) as exc:
-        raise ValueError(f"{path}: not a valid CIFAR-10 python pickle "
-                         f"(truncated or malformed: {exc})") from None
+    except (
+        pickle.UnpicklingError,
+        EOFError,
+        ValueError,
+        TypeError,
+        AttributeError,
+        IndexError,
+        struct.error,
+        OverflowError,
+        MemoryError,
+    ) as exc:
+        raise ValueError(
+            f"{path}: not a valid CIFAR-10 python pickle (truncated or malformed: {exc})"
+        ) from None
     if not isinstance(obj, dict):
         raise ValueError(f"{path}: expected a pickled dict, got {type(obj).__name__}")
     return {(k.decode() if isinstance(k, bytes) else k): v for k, v in obj.items()}
@@ -195,11 +239,13 @@ def _cifar_batch(path: Path):
     data = np.asarray(b["data"])
     labels = np.asarray(b["labels"])
     if data.ndim != 2 or data.shape[1] != 3072 or data.dtype != np.uint8:
-        raise ValueError(f"{path}: 'data' must be a (N, 3072) uint8 array, got shape {data.shape} "
-                         f"dtype {data.dtype}")
+        raise ValueError(
+            f"{path}: 'data' must be a (N, 3072) uint8 array, got shape {data.shape} dtype {data.dtype}"
+        )
     if labels.ndim != 1 or len(labels) != len(data):
-        raise ValueError(f"{path}: 'labels' must have one entry per image ({len(data)}), got shape "
-                         f"{labels.shape}")
+        raise ValueError(
+            f"{path}: 'labels' must have one entry per image ({len(data)}), got shape {labels.shape}"
+        )
     bad_range = labels.size and (labels.min() < 0 or labels.max() > 9)
     if not np.issubdtype(labels.dtype, np.integer) or bad_range:
         raise ValueError(f"{path}: 'labels' must be integers in 0..9")
@@ -255,17 +301,21 @@ def _leaf_file(path: Path, seq_len: int):
         Y = np.empty(len(ys), dtype=np.int64)
         for s, (x, y) in enumerate(zip(xs, ys, strict=False)):
             if not isinstance(x, str) or len(x) != seq_len:
-                raise ValueError(f"{path}: user {u!r} sample {s}: 'x' must be a {seq_len}-character "
-                                 f"string, got "
-                                 f"{type(x).__name__} of length {len(x) if hasattr(x, '__len__') else '?'}")
+                raise ValueError(
+                    f"{path}: user {u!r} sample {s}: 'x' must be a {seq_len}-character "
+                    f"string, got "
+                    f"{type(x).__name__} of length {len(x) if hasattr(x, '__len__') else '?'}"
+                )
             if not isinstance(y, str) or len(y) != 1:
                 raise ValueError(f"{path}: user {u!r} sample {s}: 'y' must be a single character, got {y!r}")
             try:
                 X[s] = [_CHAR_INDEX[c] for c in x]
                 Y[s] = _CHAR_INDEX[y]
             except KeyError as exc:
-                raise ValueError(f"{path}: user {u!r} sample {s}: character {exc.args[0]!r} is not in LEAF's "
-                                 f"80-letter vocabulary") from None
+                raise ValueError(
+                    f"{path}: user {u!r} sample {s}: character {exc.args[0]!r} is not in LEAF's "
+                    f"80-letter vocabulary"
+                ) from None
         out[u] = (X, Y)
     return out
 

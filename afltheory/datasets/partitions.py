@@ -25,8 +25,10 @@ __all__ = ["dirichlet_partition", "iid_partition", "label_partition", "partition
 def _labels(y):
     y = as_array("y", y, dtype=None)
     if y.ndim != 1 or y.size == 0 or not np.issubdtype(y.dtype, np.integer) or y.min() < 0:
-        raise ValueError(f"y (labels) must be a non-empty 1-D array of non-negative integers, got shape "
-                         f"{y.shape} dtype {y.dtype}")
+        raise ValueError(
+            f"y (labels) must be a non-empty 1-D array of non-negative integers, got shape "
+            f"{y.shape} dtype {y.dtype}"
+        )
     return y.astype(np.int64)
 
 
@@ -34,8 +36,14 @@ def _labels(y):
 MAX_TRIES = 10_000
 
 
-def label_partition(y: ArrayLike, num_workers: int, classes_per_worker: int, *,
-                    samples_per_worker: int | None = None, seed: int = 0) -> list[np.ndarray]:
+def label_partition(
+    y: ArrayLike,
+    num_workers: int,
+    classes_per_worker: int,
+    *,
+    samples_per_worker: int | None = None,
+    seed: int = 0,
+) -> list[np.ndarray]:
     """The paper's label split: worker w holds classes perm[(w·p + k) mod C], k < p, with
     ``samples_per_worker``
     samples, an equal s = samples_per_worker / p from each of its classes (without overlap between workers).
@@ -60,26 +68,33 @@ def label_partition(y: ArrayLike, num_workers: int, classes_per_worker: int, *,
     else:
         spw = check_int("samples_per_worker", samples_per_worker, low=p)
         if spw % p:
-            raise ValueError(f"samples_per_worker={spw} must be a multiple of classes_per_worker={p} "
-                             f"(an equal share per class)")
+            raise ValueError(
+                f"samples_per_worker={spw} must be a multiple of classes_per_worker={p} "
+                f"(an equal share per class)"
+            )
         s = spw // p
         if s > s_max:
-            raise ValueError(f"samples_per_worker={spw} is too large: with M={M}, p={p} the data allow at "
-                             f"most "
-                             f"{p * s_max} (the scarcest class has {min(counts[c] for c in used)} samples)")
+            raise ValueError(
+                f"samples_per_worker={spw} is too large: with M={M}, p={p} the data allow at "
+                f"most "
+                f"{p * s_max} (the scarcest class has {min(counts[c] for c in used)} samples)"
+            )
     if s < 1:
-        raise ValueError(f"not enough samples for num_workers={M} workers with classes_per_worker={p} "
-                         f"classes each (the scarcest class held has {min(counts[c] for c in used)} samples)")
+        raise ValueError(
+            f"not enough samples for num_workers={M} workers with classes_per_worker={p} "
+            f"classes each (the scarcest class held has {min(counts[c] for c in used)} samples)"
+        )
     parts: list[list[np.ndarray]] = [[] for _ in range(M)]
     for c in used:
         idx = rng.permutation(np.flatnonzero(y == c))
         for k, w in enumerate(holders[c]):
-            parts[w].append(idx[k * s:(k + 1) * s])
+            parts[w].append(idx[k * s : (k + 1) * s])
     return [np.sort(np.concatenate(ps)).astype(np.int64) for ps in parts]
 
 
-def dirichlet_partition(y: ArrayLike, num_workers: int, alpha: float, *, min_size: int = 1, seed: int = 0,
-                        max_tries: int = 100) -> list[np.ndarray]:
+def dirichlet_partition(
+    y: ArrayLike, num_workers: int, alpha: float, *, min_size: int = 1, seed: int = 0, max_tries: int = 100
+) -> list[np.ndarray]:
     """Dirichlet(α) label skew: for every class c, proportions q_c ~ Dir(α 1_M) split its (shuffled) samples
     over workers. Redrawn until every worker has at least ``min_size`` samples (ValueError after
     ``max_tries``). Every sample goes to exactly one worker."""
@@ -101,20 +116,26 @@ def dirichlet_partition(y: ArrayLike, num_workers: int, alpha: float, *, min_siz
         out = [np.sort(np.concatenate(ps)).astype(np.int64) for ps in parts]
         if min(len(p) for p in out) >= min_size:
             return out
-    raise ValueError(f"dirichlet_partition: no draw in {max_tries} tries gave every worker >= "
-                     f"min_size={min_size} "
-                     f"samples (alpha={alpha}, num_workers={M}); lower min_size or raise alpha")
+    raise ValueError(
+        f"dirichlet_partition: no draw in {max_tries} tries gave every worker >= "
+        f"min_size={min_size} "
+        f"samples (alpha={alpha}, num_workers={M}); lower min_size or raise alpha"
+    )
 
 
-def iid_partition(n: int, num_workers: int, *, samples_per_worker: int | None = None,
-                  seed: int = 0) -> list[np.ndarray]:
+def iid_partition(
+    n: int, num_workers: int, *, samples_per_worker: int | None = None, seed: int = 0
+) -> list[np.ndarray]:
     """A uniform random split of range(n) into M equal parts (the remainder is dropped)."""
     n = check_int("n", n, low=1)
     M = check_int("num_workers", num_workers, low=1, high=n)
-    s = n // M if samples_per_worker is None else check_int("samples_per_worker", samples_per_worker, low=1,
-                                                             high=n // M)
+    s = (
+        n // M
+        if samples_per_worker is None
+        else check_int("samples_per_worker", samples_per_worker, low=1, high=n // M)
+    )
     perm = np.random.default_rng(np.random.SeedSequence([check_seed(seed), 0x11D])).permutation(n)
-    return [np.sort(perm[w * s:(w + 1) * s]).astype(np.int64) for w in range(M)]
+    return [np.sort(perm[w * s : (w + 1) * s]).astype(np.int64) for w in range(M)]
 
 
 def partition_classes(y: ArrayLike, parts: Sequence[np.ndarray]) -> list[np.ndarray]:
@@ -127,8 +148,9 @@ def partition_classes(y: ArrayLike, parts: Sequence[np.ndarray]) -> list[np.ndar
     out = []
     for j, p in enumerate(parts):
         idx = as_array(f"parts[{j}]", p, dtype=None)
-        if idx.size and (not np.issubdtype(idx.dtype, np.integer)
-                         or idx.min() < -len(y) or idx.max() >= len(y)):
+        if idx.size and (
+            not np.issubdtype(idx.dtype, np.integer) or idx.min() < -len(y) or idx.max() >= len(y)
+        ):
             raise ValueError(f"parts[{j}] must hold integer indices into y (length {len(y)})")
         out.append(np.unique(y[idx.astype(np.int64)]))
     return out

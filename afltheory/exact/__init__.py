@@ -24,6 +24,19 @@ from .moments import (
     zscores,
 )
 
-__all__ = ["DEFAULT_MAX_MEMORY", "ExactCostWarning", "ExactSystem", "ExactUnavailable", "Moments", "RoundLaw",
-           "SteadyState", "estimate_memory", "exact_distance_sq", "moments", "round_law", "rounds_to_epsilon",
-           "steady_state", "zscores"]
+__all__ = [
+    "DEFAULT_MAX_MEMORY",
+    "ExactCostWarning",
+    "ExactSystem",
+    "ExactUnavailable",
+    "Moments",
+    "RoundLaw",
+    "SteadyState",
+    "estimate_memory",
+    "exact_distance_sq",
+    "moments",
+    "round_law",
+    "rounds_to_epsilon",
+    "steady_state",
+    "zscores",
+]

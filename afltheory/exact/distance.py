@@ -21,8 +21,13 @@ if TYPE_CHECKING:
 __all__ = ["exact_distance_sq"]
 
 
-def exact_distance_sq(problem: QuadraticProblem, algorithm: ServerRule, behaviour: Behaviour, rounds: int,
-                      x0: ArrayLike | None = None) -> np.ndarray:
+def exact_distance_sq(
+    problem: QuadraticProblem,
+    algorithm: ServerRule,
+    behaviour: Behaviour,
+    rounds: int,
+    x0: ArrayLike | None = None,
+) -> np.ndarray:
     """Exact E‖x_t − x*‖², t = 0..rounds (the exact engine's second-moment recursion; linear compressors).
 
     ``x0``: the deterministic start point, shape (dim,) (default ``problem.default_x0()``)."""

@@ -46,12 +46,23 @@ if TYPE_CHECKING:
     from ..problems.base import Problem
     from ..problems.drifting import DriftingQuadratic
 
-__all__ = ["SteinSteadyState", "add_drift", "check_supported", "engine_drift", "first_order",
-           "sampling_moments", "seed_bound", "seed_constants", "stein_steady_state", "unwrap"]
+__all__ = [
+    "SteinSteadyState",
+    "add_drift",
+    "check_supported",
+    "engine_drift",
+    "first_order",
+    "sampling_moments",
+    "seed_bound",
+    "seed_constants",
+    "stein_steady_state",
+    "unwrap",
+]
 
 
-def unwrap(problem: Problem | DriftingQuadratic,
-           algorithm: ServerRule | None = None) -> tuple[Problem, np.ndarray | None]:
+def unwrap(
+    problem: Problem | DriftingQuadratic, algorithm: ServerRule | None = None
+) -> tuple[Problem, np.ndarray | None]:
     """(round-0 problem, drift covariance Q or None): applies ``algorithm.prepare`` (mini-batch sizes) and
     unwraps a drifting problem (anything with ``base`` and ``drift_cov``)."""
     prepare = getattr(algorithm, "prepare", None)
@@ -80,19 +91,22 @@ def check_supported(system: Any) -> None:
     if system.drift_cov is None:
         return
     if system.Hn != 1:
-        raise ExactUnavailable(f"a drifting optimum with delays (max_delay={system.Hn - 1}) is not "
-                               f"supported: a stale "
-                               f"model sees several drift increments — {SIMULATE_HINT}")
+        raise ExactUnavailable(
+            f"a drifting optimum with delays (max_delay={system.Hn - 1}) is not "
+            f"supported: a stale "
+            f"model sees several drift increments — {SIMULATE_HINT}"
+        )
     if system.cs:
-        raise ExactUnavailable(f"a drifting optimum with AFA-CS memory slots is not supported — "
-                               f"{SIMULATE_HINT}")
+        raise ExactUnavailable(
+            f"a drifting optimum with AFA-CS memory slots is not supported — {SIMULATE_HINT}"
+        )
 
 
 def add_drift(S: np.ndarray, Q: np.ndarray) -> np.ndarray:
     """S + Q on the x̃ block: E (e − q)(e − q)ᵀ = E e eᵀ + Q (q independent, zero mean)."""
     d = Q.shape[0]
     S = np.array(S, copy=True)
-    S[1:1 + d, 1:1 + d] += Q
+    S[1 : 1 + d, 1 : 1 + d] += Q
     return S
 
 
@@ -113,15 +127,15 @@ def sampling_moments(K: int, L: int, replace: bool = False) -> tuple[np.ndarray,
 
 @dataclass(frozen=True)
 class _Agents:
-    H: np.ndarray        # (K, d, d) Hessians R_k
-    Hbar: np.ndarray     # (d, d)
-    b: np.ndarray        # (K, d): ∇P_k(w°) (gradient at the aggregate optimum)
-    noise: np.ndarray    # (K, d, d): covariance of one mini-batch gradient
-    A: np.ndarray        # (K, d, d): I − μ C_k
-    a: np.ndarray        # (K, d): −μ c_k
-    Qn: np.ndarray       # (K, d, d): μ² Cov n_k
-    epochs: np.ndarray   # (K,)
-    Q: np.ndarray        # (d, d) drift covariance (zeros if none)
+    H: np.ndarray  # (K, d, d) Hessians R_k
+    Hbar: np.ndarray  # (d, d)
+    b: np.ndarray  # (K, d): ∇P_k(w°) (gradient at the aggregate optimum)
+    noise: np.ndarray  # (K, d, d): covariance of one mini-batch gradient
+    A: np.ndarray  # (K, d, d): I − μ C_k
+    a: np.ndarray  # (K, d): −μ c_k
+    Qn: np.ndarray  # (K, d, d): μ² Cov n_k
+    epochs: np.ndarray  # (K,)
+    Q: np.ndarray  # (d, d) drift covariance (zeros if none)
     mu: float
     drifts: bool = False  # the problem has a drift law (Q given, possibly zero)
 
@@ -145,8 +159,19 @@ def _agents(problem, algorithm, *, drop_epoch_scaling: bool = False) -> _Agents:
         A[k] = np.eye(d) - g * lm.C
         a[k] = -g * lm.c
         Qn[k] = g * g * lm.Q
-    return _Agents(model.hessians, model.hessian_mean, -b_t, model.noise_cov, A, a, Qn, E,
-                   np.zeros((d, d)) if Q is None else Q, mu, Q is not None)
+    return _Agents(
+        model.hessians,
+        model.hessian_mean,
+        -b_t,
+        model.noise_cov,
+        A,
+        a,
+        Qn,
+        E,
+        np.zeros((d, d)) if Q is None else Q,
+        mu,
+        Q is not None,
+    )
 
 
 # ------------------------------------------------------------------------------------------ Stein steady
@@ -165,9 +190,15 @@ class SteinSteadyState:
     details: dict = field(default_factory=dict)
 
 
-def stein_steady_state(problem: Problem | DriftingQuadratic, algorithm: ServerRule, L: int, *,
-                       replace: bool = False, drift_after: bool = False,
-                       drop_epoch_scaling: bool = False) -> SteinSteadyState:
+def stein_steady_state(
+    problem: Problem | DriftingQuadratic,
+    algorithm: ServerRule,
+    L: int,
+    *,
+    replace: bool = False,
+    drift_after: bool = False,
+    drop_epoch_scaling: bool = False,
+) -> SteinSteadyState:
     """lim_t E‖x_t − w°_t‖² of ``DynamicFedAvg`` on a (drifting) quadratic with L of K agents per round, by
     solving the Stein-type equation directly (module docstring). The keyword flags evaluate plausible wrong
     variants (the negative controls): agents sampled with replacement, the drift applied after the update
@@ -186,8 +217,11 @@ def stein_steady_state(problem: Problem | DriftingQuadratic, algorithm: ServerRu
         return SteinSteadyState(np.inf, np.full((d, d), np.inf), np.full(d, np.nan), rho, False)
     m = np.linalg.solve(np.eye(d) - Abar, abar)
     Am = np.einsum("kij,j->ki", ag.A, m)
-    F = (np.einsum("kl,ki,lj->ij", n2, Am, ag.a) + np.einsum("kl,ki,lj->ij", n2, ag.a, Am)
-         + np.einsum("kl,ki,lj->ij", n2, ag.a, ag.a)) / L**2 + np.einsum("k,kij->ij", n1, ag.Qn) / L**2
+    F = (
+        np.einsum("kl,ki,lj->ij", n2, Am, ag.a)
+        + np.einsum("kl,ki,lj->ij", n2, ag.a, Am)
+        + np.einsum("kl,ki,lj->ij", n2, ag.a, ag.a)
+    ) / L**2 + np.einsum("k,kij->ij", n1, ag.Qn) / L**2
     Q, after = engine_drift(ag.Q) if ag.drifts else (ag.Q, False)
     if drift_after or after:
         rhs = F + Q
@@ -195,14 +229,26 @@ def stein_steady_state(problem: Problem | DriftingQuadratic, algorithm: ServerRu
         rhs = F + (T @ Q.ravel()).reshape(d, d)
     P = np.linalg.solve(np.eye(d * d) - T, rhs.ravel()).reshape(d, d)
     P = 0.5 * (P + P.T)
-    return SteinSteadyState(float(np.trace(P)), P, m, rho, True,
-                            {"K": K, "L": L, "replace": replace, "drift_after": drift_after,
-                             "drop_epoch_scaling": drop_epoch_scaling})
+    return SteinSteadyState(
+        float(np.trace(P)),
+        P,
+        m,
+        rho,
+        True,
+        {
+            "K": K,
+            "L": L,
+            "replace": replace,
+            "drift_after": drift_after,
+            "drop_epoch_scaling": drop_epoch_scaling,
+        },
+    )
 
 
 # ------------------------------------------------------------------------------------------- first-order law
-def first_order(problem: Problem | DriftingQuadratic, algorithm: ServerRule, L: int, *,
-                replace: bool = False) -> dict:
+def first_order(
+    problem: Problem | DriftingQuadratic, algorithm: ServerRule, L: int, *, replace: bool = False
+) -> dict:
     """The first-order steady-state law (module docstring): a dict with ``C_b``, ``C_s``, ``Q``, ``Hbar``, the
     traces ``tr_b`` = Tr(H̄⁻¹C_b), ``tr_s`` = Tr(H̄⁻¹C_s), ``tr_q`` = Tr(H̄⁻¹Q), ``mu_star`` (inf when Q =
     0; 0 when C_b + C_s = 0) and ``msd``: a function μ ↦ (μ/2)(tr_b + tr_s) + tr_q/(2μ). ``replace``: the
@@ -222,9 +268,18 @@ def first_order(problem: Problem | DriftingQuadratic, algorithm: ServerRule, L: 
         mu_star = 0.0
     else:
         mu_star = float(np.sqrt(tr_q / tr_bs))
-    return {"C_b": C_b, "C_s": C_s, "Q": ag.Q, "Hbar": ag.Hbar, "tr_b": tr_b, "tr_s": tr_s, "tr_q": tr_q,
-            "mu_star": mu_star, "model_factor": factor,
-            "msd": lambda mu: 0.5 * np.asarray(mu) * tr_bs + tr_q / (2.0 * np.asarray(mu))}
+    return {
+        "C_b": C_b,
+        "C_s": C_s,
+        "Q": ag.Q,
+        "Hbar": ag.Hbar,
+        "tr_b": tr_b,
+        "tr_s": tr_s,
+        "tr_q": tr_q,
+        "mu_star": mu_star,
+        "model_factor": factor,
+        "msd": lambda mu: 0.5 * np.asarray(mu) * tr_bs + tr_q / (2.0 * np.asarray(mu)),
+    }
 
 
 # --------------------------------------------------------------------------------------- the seed's constants
@@ -260,9 +315,19 @@ def seed_constants(problem: Problem | DriftingQuadratic, algorithm: ServerRule, 
     eps2 = float(2.0 / (K * L) * tau_e**2 * np.sum(ag.b**2))
     fo = first_order(problem, algorithm, L)
     exact0 = float(np.trace(fo["C_b"] + fo["C_s"]))
-    return {"tau_s": tau_s, "tau_eps": tau_e, "beta_s2": beta2, "sigma_s2": sigma_s2, "eps2": eps2,
-            "delta": delta, "nu": nu, "sigma_q2": float(np.trace(ag.Q)), "exact_noise_at_optimum": exact0,
-            "exact_model_term": float(np.trace(fo["C_b"])), "exact_data_term": float(np.trace(fo["C_s"]))}
+    return {
+        "tau_s": tau_s,
+        "tau_eps": tau_e,
+        "beta_s2": beta2,
+        "sigma_s2": sigma_s2,
+        "eps2": eps2,
+        "delta": delta,
+        "nu": nu,
+        "sigma_q2": float(np.trace(ag.Q)),
+        "exact_noise_at_optimum": exact0,
+        "exact_model_term": float(np.trace(fo["C_b"])),
+        "exact_data_term": float(np.trace(fo["C_s"])),
+    }
 
 
 def seed_bound(problem: Problem | DriftingQuadratic, algorithm: ServerRule, L: int) -> dict:
@@ -278,7 +343,16 @@ def seed_bound(problem: Problem | DriftingQuadratic, algorithm: ServerRule, L: i
     if lam >= 1:
         return {**c, "lambda": lam, "bound": np.inf, "terms": {}, "inside": False, "one_step": ones}
     den = 1 - lam
-    terms = {"data": mu**2 * c["sigma_s2"] / den, "model": mu**2 * c["eps2"] / den,
-             "drift": lam * c["sigma_q2"] / den}
-    return {**c, "lambda": lam, "bound": float(sum(terms.values())), "terms": terms, "inside": ones,
-            "one_step": ones}
+    terms = {
+        "data": mu**2 * c["sigma_s2"] / den,
+        "model": mu**2 * c["eps2"] / den,
+        "drift": lam * c["sigma_q2"] / den,
+    }
+    return {
+        **c,
+        "lambda": lam,
+        "bound": float(sum(terms.values())),
+        "terms": terms,
+        "inside": ones,
+        "one_step": ones,
+    }

@@ -40,11 +40,11 @@ class RoundLaw:
     pi: np.ndarray
     pij: np.ndarray
     delay_pmf: Callable[[int, int], np.ndarray]
-    history: int                       # number of stored models: max_delay + 1
+    history: int  # number of stored models: max_delay + 1
     k_pmf: tuple
     k_init_pmf: tuple
-    time_invariant_from: int           # delay_pmf(t, ·) is the same for every t >= this …
-    stationary: bool                   # … known to hold (built-in delays); else compared round by round
+    time_invariant_from: int  # delay_pmf(t, ·) is the same for every t >= this …
+    stationary: bool  # … known to hold (built-in delays); else compared round by round
 
 
 def _components(behaviour):
@@ -57,7 +57,8 @@ def _components(behaviour):
         "arrivals, "
         "delays and local steps are i.i.d. across rounds; replayed schedules and event-driven clocks are "
         "not "
-        f"— {SIMULATE_HINT}")
+        f"— {SIMULATE_HINT}"
+    )
 
 
 #: Largest number of local steps the exact engine accepts (checked before any pmf or local map is built).
@@ -66,10 +67,16 @@ MAX_LOCAL_STEPS = 100_000
 
 def _check_pmf(name, p, n_max):
     p = np.asarray(p, dtype=float)
-    if p.ndim != 1 or p.size < 1 or p.size > n_max or np.any(p < 0) or not np.isclose(p.sum(), 1.0,
-                                                                                      atol=1e-9):
-        raise ExactUnavailable(f"{name} returned {p!r}; expected probabilities over 0..{n_max - 1} summing "
-                               "to 1")
+    if (
+        p.ndim != 1
+        or p.size < 1
+        or p.size > n_max
+        or np.any(p < 0)
+        or not np.isclose(p.sum(), 1.0, atol=1e-9)
+    ):
+        raise ExactUnavailable(
+            f"{name} returned {p!r}; expected probabilities over 0..{n_max - 1} summing to 1"
+        )
     return p / p.sum()
 
 
@@ -92,16 +99,21 @@ def round_law(behaviour: BehaviourLike, num_workers: int, fixed_local_steps: int
         raise ExactUnavailable(
             f"arrivals={arrivals!r} are not i.i.d. across rounds (no exact inclusion probabilities): the "
             "arrival "
-            f"set depends on the past, so the moment recursion does not close — {SIMULATE_HINT}")
+            f"set depends on the past, so the moment recursion does not close — {SIMULATE_HINT}"
+        )
     pi, pij = (np.asarray(a, dtype=float) for a in inc)
     if pi.shape != (M,) or pij.shape != (M, M):
-        raise ExactUnavailable(f"arrivals={arrivals!r}.inclusion returned shapes {pi.shape}, {pij.shape}; "
-                               f"expected ({M},), ({M}, {M})")
+        raise ExactUnavailable(
+            f"arrivals={arrivals!r}.inclusion returned shapes {pi.shape}, {pij.shape}; "
+            f"expected ({M},), ({M}, {M})"
+        )
 
     D = getattr(delays, "max_delay", None)
     if D is None or not np.isfinite(D):
-        raise ExactUnavailable(f"delays={delays!r} have unbounded support; exact moments need a bounded "
-                               f"max_delay — {SIMULATE_HINT}")
+        raise ExactUnavailable(
+            f"delays={delays!r} have unbounded support; exact moments need a bounded "
+            f"max_delay — {SIMULATE_HINT}"
+        )
     D = int(D)
     H = D + 1
     if isinstance(delays, PerWorkerDelay):
@@ -115,7 +127,8 @@ def round_law(behaviour: BehaviourLike, num_workers: int, fixed_local_steps: int
     else:
         if delays.pmf(0) is None:
             raise ExactUnavailable(
-                f"delays={delays!r} expose no per-arrival pmf(t) (not i.i.d. per arrival) — {SIMULATE_HINT}")
+                f"delays={delays!r} expose no per-arrival pmf(t) (not i.i.d. per arrival) — {SIMULATE_HINT}"
+            )
         cache: dict[int, np.ndarray] = {}
 
         def delay_pmf(t, i):
@@ -129,13 +142,16 @@ def round_law(behaviour: BehaviourLike, num_workers: int, fixed_local_steps: int
         K_max = fixed_local_steps if fixed_local_steps is not None else getattr(steps, "K_max", None)
     if K_max is not None and K_max > MAX_LOCAL_STEPS:
         which = "local_steps" if fixed_local_steps is None else "fixed_local_steps"
-        raise ExactUnavailable(f"{which}: local steps up to K={K_max} exceed the exact engine's limit of "
-                               f"{MAX_LOCAL_STEPS} (its K-step local maps cost O(K·dim³) per worker) — "
-                               f"{SIMULATE_HINT}")
-    if isinstance(fixed_local_steps, tuple):   # per-worker fixed K (DynamicFedAvg's epochs E_k)
+        raise ExactUnavailable(
+            f"{which}: local steps up to K={K_max} exceed the exact engine's limit of "
+            f"{MAX_LOCAL_STEPS} (its K-step local maps cost O(K·dim³) per worker) — "
+            f"{SIMULATE_HINT}"
+        )
+    if isinstance(fixed_local_steps, tuple):  # per-worker fixed K (DynamicFedAvg's epochs E_k)
         if len(fixed_local_steps) != M:
-            raise ExactUnavailable(f"{len(fixed_local_steps)} per-worker local-step counts for "
-                                   f"num_workers={M}")
+            raise ExactUnavailable(
+                f"{len(fixed_local_steps)} per-worker local-step counts for num_workers={M}"
+            )
         kp = tuple({int(k): 1.0} for k in fixed_local_steps)
         kp0 = kp
     elif fixed_local_steps is not None:
@@ -145,17 +161,31 @@ def round_law(behaviour: BehaviourLike, num_workers: int, fixed_local_steps: int
         if steps.pmf(0) is None:
             raise ExactUnavailable(
                 f"local_steps={steps!r} expose no per-arrival pmf (time-varying or history-dependent K) — "
-                f"{SIMULATE_HINT}")
+                f"{SIMULATE_HINT}"
+            )
         kp = []
         for i in range(M):
             p = steps.pmf(i)
-            if not p or any(int(k) != k or k < 1 or v < 0 for k, v in p.items()) or \
-                    not np.isclose(sum(p.values()), 1.0, atol=1e-9):
-                raise ExactUnavailable(f"local_steps.pmf({i})={p!r} must be a finite pmf over integers "
-                                       "K >= 1")
+            if (
+                not p
+                or any(int(k) != k or k < 1 or v < 0 for k, v in p.items())
+                or not np.isclose(sum(p.values()), 1.0, atol=1e-9)
+            ):
+                raise ExactUnavailable(
+                    f"local_steps.pmf({i})={p!r} must be a finite pmf over integers K >= 1"
+                )
             kp.append({int(k): float(v) for k, v in p.items() if v > 0})
         kp = tuple(kp)
-        kp0 = kp   # the warm start draws K from the policy at round 0 (sample_initial), i.e. pmf(i)
+        kp0 = kp  # the warm start draws K from the policy at round 0 (sample_initial), i.e. pmf(i)
     stationary = isinstance(delays, (NoDelay, UniformDelay, FixedDelay, GeometricDelay, PerWorkerDelay))
-    return RoundLaw(m=int(arrivals.m), pi=pi, pij=pij, delay_pmf=delay_pmf, history=H, k_pmf=kp,
-                    k_init_pmf=kp0, time_invariant_from=D, stationary=stationary)
+    return RoundLaw(
+        m=int(arrivals.m),
+        pi=pi,
+        pij=pij,
+        delay_pmf=delay_pmf,
+        history=H,
+        k_pmf=kp,
+        k_init_pmf=kp0,
+        time_invariant_from=D,
+        stationary=stationary,
+    )

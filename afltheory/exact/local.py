@@ -26,13 +26,19 @@ __all__ = ["ExactRule", "linear_model", "local_maps", "LocalMap", "server_rule"]
 
 @dataclass(frozen=True)
 class LocalMap:
-    C: np.ndarray   # (d, d)
-    c: np.ndarray   # (d,)
-    Q: np.ndarray   # (d, d)
+    C: np.ndarray  # (d, d)
+    c: np.ndarray  # (d,)
+    Q: np.ndarray  # (d, d)
 
 
-def local_maps(H: np.ndarray, b_tilde: np.ndarray, Sigma: np.ndarray, eta_L: float | np.ndarray,
-               mu: float | np.ndarray, Ks: Iterable[int]) -> dict[int, LocalMap]:
+def local_maps(
+    H: np.ndarray,
+    b_tilde: np.ndarray,
+    Sigma: np.ndarray,
+    eta_L: float | np.ndarray,
+    mu: float | np.ndarray,
+    Ks: Iterable[int],
+) -> dict[int, LocalMap]:
     """{K: LocalMap} for one worker (H, b̃, Σ: its Hessian, centred offset, noise covariance). Batched form
     (the adversary's evaluator): H (..., d, d), b̃ (..., d), Σ (..., d, d), η_L and μ scalars or arrays of
     the leading shape (...); the maps then carry those leading axes."""
@@ -61,12 +67,12 @@ class ExactRule:
 
     algorithm: object
     memory: bool
-    gamma: float                 # step_size = η η_L (or what a subclass says)
-    mu: float                    # the worker's proximal weight (0 for SGD)
+    gamma: float  # step_size = η η_L (or what a subclass says)
+    mu: float  # the worker's proximal weight (0 for SGD)
     eta_L: float
     fixed_local_steps: int | None
     warm_start: bool
-    worker_weights: np.ndarray | None = None   # (M,) M·p_i from the client weights (None: uniform)
+    worker_weights: np.ndarray | None = None  # (M,) M·p_i from the client weights (None: uniform)
 
     def worker_weight(self, i: int) -> float:
         """The client-weight factor M·p_i on worker i's update (1 when the rule has none)."""
@@ -112,37 +118,53 @@ def server_rule(algorithm: ServerRuleBase, num_workers: int | None = None) -> Ex
     weights (``ServerRule.worker_weights``); a step-size schedule must be resolved first
     (``algorithm.at_round(t)``; the exact engine does so per round)."""
     if not isinstance(algorithm, ServerRuleBase):
-        raise TypeError(f"algorithm={algorithm!r} must be an afltheory.algorithms.ServerRule — "
-                        f"{SIMULATE_HINT}")
+        raise TypeError(
+            f"algorithm={algorithm!r} must be an afltheory.algorithms.ServerRule — {SIMULATE_HINT}"
+        )
     changed = [h for h in _IMPERATIVE if overrides(algorithm, h, ServerRuleBase)]
     if changed:
         raise UnsupportedRule(
             f"algorithm={algorithm!r} overrides {', '.join(changed)}: exact moments represent rules defined "
             f"by the declarative hooks of afltheory.algorithms.ServerRule (step_size, local_steps_weight, "
-            f"staleness_weight, normalizer, keeps_memory, warm_start) — {SIMULATE_HINT}")
+            f"staleness_weight, normalizer, keeps_memory, warm_start) — {SIMULATE_HINT}"
+        )
     worker = getattr(algorithm, "worker", None)
     mu = worker.affine_prox_weight() if isinstance(worker, WorkerRule) else None
     if mu is None:
         raise UnsupportedRule(
             f"worker rule {worker!r} is not affine in the start point with state-free noise (exact moments "
-            f"need a worker whose correction is μ (y − y_0): SGD, FedProx) — {SIMULATE_HINT}")
+            f"need a worker whose correction is μ (y − y_0): SGD, FedProx) — {SIMULATE_HINT}"
+        )
     memory = bool(algorithm.keeps_memory)
-    if memory and (algorithm.local_steps_weight(np.asarray(1)) is not None
-                   or algorithm.staleness_weight(np.asarray(0)) is not None):
+    if memory and (
+        algorithm.local_steps_weight(np.asarray(1)) is not None
+        or algorithm.staleness_weight(np.asarray(0)) is not None
+    ):
         raise UnsupportedRule(
-            f"algorithm={algorithm!r}: exact moments do not represent weighted memory slots — "
-            f"{SIMULATE_HINT}")
+            f"algorithm={algorithm!r}: exact moments do not represent weighted memory slots — {SIMULATE_HINT}"
+        )
     if getattr(algorithm, "weights", None) is not None and num_workers is None:
-        raise UnsupportedRule(f"algorithm={algorithm!r} has client weights; this backend reads the rule "
-                              f"without the number of workers and cannot represent them — {SIMULATE_HINT}")
+        raise UnsupportedRule(
+            f"algorithm={algorithm!r} has client weights; this backend reads the rule "
+            f"without the number of workers and cannot represent them — {SIMULATE_HINT}"
+        )
     ww = getattr(algorithm, "worker_weights", None)
     ww = None if ww is None else ww(num_workers) if num_workers is not None else None
     if ww is not None and memory:
-        raise UnsupportedRule(f"algorithm={algorithm!r}: exact moments do not represent client weights on "
-                              f"memory slots — {SIMULATE_HINT}")
-    return ExactRule(algorithm=algorithm, memory=memory, gamma=float(algorithm.step_size), mu=float(mu),
-                     eta_L=float(algorithm.eta_L), fixed_local_steps=algorithm.fixed_local_steps,
-                     warm_start=bool(algorithm.warm_start), worker_weights=ww)
+        raise UnsupportedRule(
+            f"algorithm={algorithm!r}: exact moments do not represent client weights on "
+            f"memory slots — {SIMULATE_HINT}"
+        )
+    return ExactRule(
+        algorithm=algorithm,
+        memory=memory,
+        gamma=float(algorithm.step_size),
+        mu=float(mu),
+        eta_L=float(algorithm.eta_L),
+        fixed_local_steps=algorithm.fixed_local_steps,
+        warm_start=bool(algorithm.warm_start),
+        worker_weights=ww,
+    )
 
 
 def linear_model(problem: Problem) -> LinearGaussianModel:
@@ -155,8 +177,11 @@ def linear_model(problem: Problem) -> LinearGaussianModel:
             f"problem={problem!r} is not linear-Gaussian (its gradients are not affine in x with additive "
             "noise of "
             f"known covariance: linear_gaussian() returned None), so exact moments are unavailable — "
-            f"{SIMULATE_HINT}")
+            f"{SIMULATE_HINT}"
+        )
     if type(problem).stochastic_grad is not Problem.stochastic_grad:
-        raise TypeError(f"problem={problem!r} overrides stochastic_grad (noise may not be additive and "
-                        f"x-independent), so exact moments are unavailable — {SIMULATE_HINT}")
+        raise TypeError(
+            f"problem={problem!r} overrides stochastic_grad (noise may not be additive and "
+            f"x-independent), so exact moments are unavailable — {SIMULATE_HINT}"
+        )
     return model

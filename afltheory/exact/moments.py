@@ -53,11 +53,21 @@ if TYPE_CHECKING:
     from ..problems.base import Problem
     from ..problems.drifting import DriftingQuadratic
 
-__all__ = ["DEFAULT_MAX_MEMORY", "estimate_memory", "ExactSystem", "MAX_LOCAL_MAP_FLOPS",
-           "MAX_LOCAL_STEP_TOTAL",
-           "Moments", "moments", "rounds_to_epsilon", "steady_state", "SteadyState", "zscores"]
+__all__ = [
+    "DEFAULT_MAX_MEMORY",
+    "estimate_memory",
+    "ExactSystem",
+    "MAX_LOCAL_MAP_FLOPS",
+    "MAX_LOCAL_STEP_TOTAL",
+    "Moments",
+    "moments",
+    "rounds_to_epsilon",
+    "steady_state",
+    "SteadyState",
+    "zscores",
+]
 
-DEFAULT_MAX_MEMORY = 2 * 1024**3   # bytes
+DEFAULT_MAX_MEMORY = 2 * 1024**3  # bytes
 #: Work limit of the exact local maps (≈ 2·dim³ flops per local step and worker), checked before building
 # them.
 MAX_LOCAL_MAP_FLOPS = 2e10
@@ -76,7 +86,7 @@ class Moments:
     loss: np.ndarray
     x_mean: np.ndarray
     config: dict = field(default_factory=dict)
-    msd: np.ndarray | None = None   # E‖x_t − w°_t‖² (rounds+1,): mean-square deviation from the optimum
+    msd: np.ndarray | None = None  # E‖x_t − w°_t‖² (rounds+1,): mean-square deviation from the optimum
     divergence_round: int | None = None
 
     @property
@@ -111,16 +121,16 @@ class SteadyState:
     spectral_radius: float
     stable: bool
     method: str
-    msd: float = float("nan")       # lim_t E‖x_t − w°_t‖² (drifting problems: the Stein-type fixed point)
+    msd: float = float("nan")  # lim_t E‖x_t − w°_t‖² (drifting problems: the Stein-type fixed point)
 
 
 @dataclass
 class _Op:
-    A: scipy.sparse.csr_matrix          # Ā (n, n)
-    U: np.ndarray                      # (M, d, nJ): D̄_i restricted to (const, history) columns
-    combos: tuple | None               # (p_K, w_K[c|C], slot, random workers, τ weights)
-    Qbar: np.ndarray                   # (M, d, d): E[w² Cov n_i]
-    deterministic: bool                # no within-worker randomness in D_i
+    A: scipy.sparse.csr_matrix  # Ā (n, n)
+    U: np.ndarray  # (M, d, nJ): D̄_i restricted to (const, history) columns
+    combos: tuple | None  # (p_K, w_K[c|C], slot, random workers, τ weights)
+    Qbar: np.ndarray  # (M, d, d): E[w² Cov n_i]
+    deterministic: bool  # no within-worker randomness in D_i
 
 
 def estimate_memory(dim: int, num_workers: int, max_delay: int, memory_slots: bool) -> int:
@@ -139,11 +149,17 @@ class ExactSystem:
     """The exact second-moment recursion for (problem, algorithm, behaviour). ``initial(x0)`` -> S_0,
     ``step(S, t)`` -> S_{t+1}, ``observe(S)`` -> (E‖∇f‖², E f, E x)."""
 
-    def __init__(self, problem: Problem | DriftingQuadratic, algorithm: ServerRule, behaviour: BehaviourLike,
-                 *, max_memory: int = DEFAULT_MAX_MEMORY):
+    def __init__(
+        self,
+        problem: Problem | DriftingQuadratic,
+        algorithm: ServerRule,
+        behaviour: BehaviourLike,
+        *,
+        max_memory: int = DEFAULT_MAX_MEMORY,
+    ):
         max_memory = check_positive("max_memory", max_memory)
         problem, self.drift_cov = drift.unwrap(problem, algorithm)
-        self.drift_cov, self.drift_after = drift.engine_drift(self.drift_cov)   # (Q, False) but under a fault
+        self.drift_cov, self.drift_after = drift.engine_drift(self.drift_cov)  # (Q, False) but under a fault
         self.problem = problem
         model = linear_model(problem)
         algorithm = _faults.substitute(algorithm)  # identity unless inside afltheory.mutants.injected(...)
@@ -165,7 +181,8 @@ class ExactSystem:
                 f"{', AFA-CS memory slots' if self.cs else ''} give a state of size n={self.n} and need "
                 "about "
                 f"{need / 1024**3:.2f} GiB (max_memory={max_memory / 1024**3:.2f} GiB) — pass a larger "
-                f"max_memory or {SIMULATE_HINT}")
+                f"max_memory or {SIMULATE_HINT}"
+            )
         self.x_star = model.x_star.copy()
         self.Hbar = model.hessian_mean
         self.Hbar2 = self.Hbar @ self.Hbar
@@ -175,15 +192,19 @@ class ExactSystem:
         # each local step and each K of the pmfs also costs ~20-50 µs of interpreter work, whatever dim is
         steps = sum(max(set(law.k_pmf[i]) | set(law.k_init_pmf[i])) + len(law.k_pmf[i]) for i in range(M))
         if steps > MAX_LOCAL_STEP_TOTAL:
-            raise ExactUnavailable(f"local_steps: exact local maps for K up to "
-                                   f"{max(max(p) for p in law.k_pmf)} over num_workers={M} workers need "
-                                   f"{steps} local-map steps (limit "
-                                   f"MAX_LOCAL_STEP_TOTAL={MAX_LOCAL_STEP_TOTAL}, ~10 s) — {SIMULATE_HINT}")
+            raise ExactUnavailable(
+                f"local_steps: exact local maps for K up to "
+                f"{max(max(p) for p in law.k_pmf)} over num_workers={M} workers need "
+                f"{steps} local-map steps (limit "
+                f"MAX_LOCAL_STEP_TOTAL={MAX_LOCAL_STEP_TOTAL}, ~10 s) — {SIMULATE_HINT}"
+            )
         if work > MAX_LOCAL_MAP_FLOPS:
-            raise ExactUnavailable(f"exact local maps too costly: K up to {max(max(p) for p in law.k_pmf)} "
-                                   "local "
-                                   f"steps with dim={d} and num_workers={M} need ~{work:.2g} flops (limit "
-                                   f"{MAX_LOCAL_MAP_FLOPS:.0g}) — {SIMULATE_HINT}")
+            raise ExactUnavailable(
+                f"exact local maps too costly: K up to {max(max(p) for p in law.k_pmf)} "
+                "local "
+                f"steps with dim={d} and num_workers={M} need ~{work:.2g} flops (limit "
+                f"{MAX_LOCAL_MAP_FLOPS:.0g}) — {SIMULATE_HINT}"
+            )
         drift.check_supported(self)
         self.maps = []
         etas = rule.local_steps_for(M)
@@ -211,7 +232,7 @@ class ExactSystem:
 
     def op(self, t: int) -> _Op:
         """The (cached) one-round linear operator of round ``t`` on the stacked second moment."""
-        if self.law.stationary:        # built-in delays: pmf(t) = pmf(max_delay) for t >= max_delay
+        if self.law.stationary:  # built-in delays: pmf(t) = pmf(max_delay) for t >= max_delay
             key = min(t, self.law.time_invariant_from)
             if key not in self._ops:
                 self._ops[key] = self._build(self._pmfs(key))
@@ -240,19 +261,24 @@ class ExactSystem:
                         continue
                     p, w = pK * pt, rule.weight(K, tau) * rule.worker_weight(i)
                     U[i, :, 0] += p * w * lm.c
-                    U[i, :, 1 + tau * d: 1 + (tau + 1) * d] += p * w * lm.C
+                    U[i, :, 1 + tau * d : 1 + (tau + 1) * d] += p * w * lm.C
                     Qbar[i] += p * w * w * lm.Q
                     count += 1
-            if count > 1:   # a single (K, τ) makes D_i deterministic given i ∈ M_t: no within-worker variance
+            if count > 1:  # a single (K, τ) makes D_i deterministic given i ∈ M_t: no within-worker variance
                 for K, pK in law.k_pmf[i].items():
                     lm = self.maps[i][K]
-                    cp.append(pK), cD.append(rule.weight_K(K) * rule.worker_weight(i)
-                                             * np.column_stack([lm.c, lm.C]))
+                    (
+                        cp.append(pK),
+                        cD.append(rule.weight_K(K) * rule.worker_weight(i) * np.column_stack([lm.c, lm.C])),
+                    )
                     cw.append(len(rand))
                 rand.append(i), qs.append(q)
         deterministic = not rand
-        combos = None if deterministic else (np.array(cp), np.array(cD), np.array(cw), np.array(rand),
-                                             np.array(qs))
+        combos = (
+            None
+            if deterministic
+            else (np.array(cp), np.array(cD), np.array(cw), np.array(rand), np.array(qs))
+        )
         pi = law.pi
         rows, cols, vals = [0], [0], [1.0]
 
@@ -261,10 +287,10 @@ class ExactSystem:
             rows.extend(r + r0), cols.extend(c + c0), vals.extend(block[r, c])
 
         xrow = np.zeros((d, nJ))
-        xrow[:, 1:1 + d] = np.eye(d)
+        xrow[:, 1 : 1 + d] = np.eye(d)
         xrow -= self.scale * np.einsum("i,idk->dk", pi, U)
         dense(1, 0, xrow)
-        for k in range(1, self.Hn):   # history shift: new x̃_{t+1−k} = old x̃_{t−(k−1)}
+        for k in range(1, self.Hn):  # history shift: new x̃_{t+1−k} = old x̃_{t−(k−1)}
             rows.extend(1 + k * d + np.arange(d)), cols.extend(1 + (k - 1) * d + np.arange(d))
             vals.extend(np.ones(d))
         if self.cs:
@@ -290,10 +316,14 @@ class ExactSystem:
             for i in range(M):
                 vs = {K: self.maps[i][K].C @ xt + self.maps[i][K].c for K in self.law.k_init_pmf[i]}
                 mean = sum(p * vs[K] for K, p in self.law.k_init_pmf[i].items())
-                z[nJ + i * d: nJ + (i + 1) * d] = mean
-                cov.append(sum(p * (np.outer(vs[K] - mean, vs[K] - mean) + self.maps[i][K].Q)
-                               for K, p in self.law.k_init_pmf[i].items()))
-                if self.comp is not None:     # the slot holds the compressed warm-start update
+                z[nJ + i * d : nJ + (i + 1) * d] = mean
+                cov.append(
+                    sum(
+                        p * (np.outer(vs[K] - mean, vs[K] - mean) + self.maps[i][K].Q)
+                        for K, p in self.law.k_init_pmf[i].items()
+                    )
+                )
+                if self.comp is not None:  # the slot holds the compressed warm-start update
                     second = cov[-1] + np.outer(mean, mean)
                     cov[-1] = self.comp.moment_map(second) / self.gain**2 - np.outer(mean, mean)
         S = np.outer(z, z)
@@ -306,10 +336,8 @@ class ExactSystem:
         """W_i = E[D_i S D_iᵀ] − D̄_i S D̄_iᵀ for every worker (D_i over the (const, x̃_{t−τ}) columns)."""
         W = np.zeros((self.M, self.d, self.d))
         p, Dc, who, rand, q = op.combos
-        Sb = S[self._blk[:, :, None], self._blk[:, None,
-                                                :]]                 # (H, 1+d, 1+d): S on (0, x̃_{t−τ})
-        Smix = np.einsum("rt,tab->rab", q,
-                         Sb)                               # Σ_τ p_τ w_τ² S_τ per random worker
+        Sb = S[self._blk[:, :, None], self._blk[:, None, :]]  # (H, 1+d, 1+d): S on (0, x̃_{t−τ})
+        Smix = np.einsum("rt,tab->rab", q, Sb)  # Σ_τ p_τ w_τ² S_τ per random worker
         DS = np.matmul(Dc, Smix[who])
         DS *= p[:, None, None]
         E = np.matmul(DS, Dc.transpose(0, 2, 1))
@@ -323,16 +351,16 @@ class ExactSystem:
         op = self.op(t)
         d, M, nJ, pi = self.d, self.M, self.nJ, self.law.pi
         drifts = noise and self.drift_cov is not None
-        if drifts and not self.drift_after:   # the optimum drifts before the round: e ← e − q (drift.py)
+        if drifts and not self.drift_after:  # the optimum drifts before the round: e ← e − q (drift.py)
             S = drift.add_drift(S, self.drift_cov)
         T = op.A @ S
         Snew = np.asarray(op.A @ T.T)
         SJJ = S[:nJ, :nJ]
-        Y = np.matmul(op.U, SJJ)                                  # (M, d, nJ) = D̄_i S_JJ
+        Y = np.matmul(op.U, SJJ)  # (M, d, nJ) = D̄_i S_JJ
         W = self._within(op, S, Y) if not op.deterministic else np.zeros((M, d, d))
-        f = _faults.get(_faults.FaultPoint.EXACT_NOISE)          # None unless a noise fault is injected
+        f = _faults.get(_faults.FaultPoint.EXACT_NOISE)  # None unless a noise fault is injected
         own = (W + (op.Qbar if f is None else f(d) * op.Qbar)) if noise else W
-        if self.comp is not None:       # Γ_i = E[G_i G_iᵀ | i arrives] -> E[M Γ_i Mᵀ]
+        if self.comp is not None:  # Γ_i = E[G_i G_iᵀ | i arrives] -> E[M Γ_i Mᵀ]
             gam = own + np.matmul(Y, op.U.transpose(0, 2, 1))
             own = own + self.comp.moment_map(gam) / self.gain**2 - gam
         xs = slice(1, 1 + d)
@@ -355,20 +383,23 @@ class ExactSystem:
             Snew[xs, xs] += self.scale**2 * X4.sum(axis=(0, 2))
         Snew += Snew.T
         Snew *= 0.5
-        if drifts and self.drift_after:       # only under an injected fault (afltheory.mutants)
+        if drifts and self.drift_after:  # only under an injected fault (afltheory.mutants)
             Snew = drift.add_drift(Snew, self.drift_cov)
         return Snew
 
     def observe(self, S: np.ndarray) -> tuple[float, float]:
         """(E‖∇f(x_t)‖², E f(x_t)) read off the stacked second moment S_t."""
         d = self.d
-        P = S[1:1 + d, 1:1 + d]
-        return (float(np.sum(self.Hbar2 * P)), self.f_star + 0.5 * float(np.sum(self.Hbar * P)),
-                S[0, 1:1 + d] + self.x_star)
+        P = S[1 : 1 + d, 1 : 1 + d]
+        return (
+            float(np.sum(self.Hbar2 * P)),
+            self.f_star + 0.5 * float(np.sum(self.Hbar * P)),
+            S[0, 1 : 1 + d] + self.x_star,
+        )
 
     def msd(self, S: np.ndarray) -> float:
         """E‖x_t − w°_t‖² = tr E x̃ x̃ᵀ (coordinates centred at the round's optimum)."""
-        return float(np.trace(S[1:1 + self.d, 1:1 + self.d]))
+        return float(np.trace(S[1 : 1 + self.d, 1 : 1 + self.d]))
 
 
 def _linear_compressor(algorithm, dim):
@@ -378,14 +409,18 @@ def _linear_compressor(algorithm, dim):
     if spec is None:
         return None
     if not isinstance(spec, Compressor) or not spec.linear:
-        raise ExactUnavailable(f"compressor={spec!r}: exact moments support linear memoryless compressors "
-                               f"(RandK, BernoulliMask, Subsample, GaussianSketch, LowRank, Identity) — "
-                               f"{SIMULATE_HINT}")
+        raise ExactUnavailable(
+            f"compressor={spec!r}: exact moments support linear memoryless compressors "
+            f"(RandK, BernoulliMask, Subsample, GaussianSketch, LowRank, Identity) — "
+            f"{SIMULATE_HINT}"
+        )
     spec.check_dim(dim)
     if spec.sampling_changed_below_moments():
-        raise UnsupportedRule(f"compressor={spec!r} overrides how C(x) is drawn but inherits its exact "
-                              f"moments (moment_map) from a base class: exact moments would read it as its "
-                              f"base — {SIMULATE_HINT}")
+        raise UnsupportedRule(
+            f"compressor={spec!r} overrides how C(x) is drawn but inherits its exact "
+            f"moments (moment_map) from a base class: exact moments would read it as its "
+            f"base — {SIMULATE_HINT}"
+        )
     return spec
 
 
@@ -398,8 +433,10 @@ def _x0(problem, x0):
         return problem.default_x0()
     x0 = check_array("x0", x0)
     if x0.shape != (problem.dim,):
-        raise ValueError(f"x0 has shape {x0.shape}; exact moments need a deterministic start point of shape "
-                         f"({problem.dim},)")
+        raise ValueError(
+            f"x0 has shape {x0.shape}; exact moments need a deterministic start point of shape "
+            f"({problem.dim},)"
+        )
     return x0
 
 
@@ -407,10 +444,18 @@ class ExactCostWarning(UserWarning):
     """The exact recursion is projected to take long (``simulate`` with replicates may be far cheaper)."""
 
 
-def moments(problem: Problem | DriftingQuadratic, algorithm: ServerRule, behaviour: BehaviourLike,
-            rounds: int, x0: ArrayLike | None = None, *, max_memory: int = DEFAULT_MAX_MEMORY,
-            divergence_threshold: float = 1e12, warn_seconds: float = 30.0,
-            max_seconds: float | None = None) -> Moments:
+def moments(
+    problem: Problem | DriftingQuadratic,
+    algorithm: ServerRule,
+    behaviour: BehaviourLike,
+    rounds: int,
+    x0: ArrayLike | None = None,
+    *,
+    max_memory: int = DEFAULT_MAX_MEMORY,
+    divergence_threshold: float = 1e12,
+    warn_seconds: float = 30.0,
+    max_seconds: float | None = None,
+) -> Moments:
     """Exact E‖∇f(x_t)‖², E f(x_t), E x_t for t = 0..rounds (no Monte Carlo error).
 
     Same arguments as ``afltheory.simulate`` (x0: (dim,), default ``problem.default_x0()``). Needs a
@@ -433,8 +478,9 @@ def moments(problem: Problem | DriftingQuadratic, algorithm: ServerRule, behavio
         max_seconds = check_positive("max_seconds", max_seconds)
     divergence_threshold = check_positive("divergence_threshold", divergence_threshold)
     scheduled = getattr(algorithm, "scheduled", False)
-    sys_ = ExactSystem(problem, algorithm.at_round(0) if scheduled else algorithm, behaviour,
-                       max_memory=max_memory)
+    sys_ = ExactSystem(
+        problem, algorithm.at_round(0) if scheduled else algorithm, behaviour, max_memory=max_memory
+    )
     current = {(None if not scheduled else _steps(algorithm.at_round(0))): sys_}
 
     def system(t):
@@ -471,42 +517,67 @@ def moments(problem: Problem | DriftingQuadratic, algorithm: ServerRule, behavio
                 S = system(t - 1).step(S, t - 1)
                 gn[t], loss[t], xm[t] = sys_.observe(S)
                 msd[t] = sys_.msd(S)
-            if not (np.isfinite(gn[t]) and np.isfinite(loss[t]) and np.all(np.isfinite(xm[t]))
-                    and np.isfinite(msd[t]) and gn[t] <= limit and abs(loss[t] - f0) <= flimit):
+            if not (
+                np.isfinite(gn[t])
+                and np.isfinite(loss[t])
+                and np.all(np.isfinite(xm[t]))
+                and np.isfinite(msd[t])
+                and gn[t] <= limit
+                and abs(loss[t] - f0) <= flimit
+            ):
                 div = t
                 gn[t:] = loss[t:] = msd[t:] = np.inf
                 xm[t:] = np.inf
                 break
-    shift = _faults.get(_faults.FaultPoint.EXACT_ROUND_SHIFT, 0)   # 0 unless an engine fault is injected
+    shift = _faults.get(_faults.FaultPoint.EXACT_ROUND_SHIFT, 0)  # 0 unless an engine fault is injected
     if shift:
         gn, loss, xm = (np.concatenate([a[:1].repeat(shift, axis=0), a[:-shift]]) for a in (gn, loss, xm))
         div = None if div is None else div + shift
-    config = {"problem": repr(problem), "algorithm": repr(algorithm), "behaviour": repr(behaviour),
-              "rounds": rounds, "state_size": sys_.n}
+    config = {
+        "problem": repr(problem),
+        "algorithm": repr(algorithm),
+        "behaviour": repr(behaviour),
+        "rounds": rounds,
+        "state_size": sys_.n,
+    }
     if div is not None:
         from ..engine import DivergenceWarning
-        warnings.warn(f"exact.moments: the second-moment recursion diverged at round {div} (values +inf from "
-                      f"there)", DivergenceWarning, stacklevel=2)
+
+        warnings.warn(
+            f"exact.moments: the second-moment recursion diverged at round {div} (values +inf from there)",
+            DivergenceWarning,
+            stacklevel=2,
+        )
     return Moments(gn, loss, xm, config, msd=msd, divergence_round=div)
 
 
 def _check_cost(first: float, rounds: int, sys_, warn_seconds: float, max_seconds: float | None) -> None:
     projected = first * rounds
-    msg = (f"exact.moments: the first round took {first:.3g} s, so {rounds} rounds need about "
-           f"{projected:.3g} s "
-           f"(state size n = {sys_.n}: dim {sys_.d}, delay history {sys_.Hn}"
-           f"{', AFA-CS memory slots' if sys_.cs else ''}; each round costs O(n³)); `afltheory.simulate` "
-           "with a few "
-           f"hundred replicates is usually far cheaper at this size")
+    msg = (
+        f"exact.moments: the first round took {first:.3g} s, so {rounds} rounds need about "
+        f"{projected:.3g} s "
+        f"(state size n = {sys_.n}: dim {sys_.d}, delay history {sys_.Hn}"
+        f"{', AFA-CS memory slots' if sys_.cs else ''}; each round costs O(n³)); `afltheory.simulate` "
+        "with a few "
+        f"hundred replicates is usually far cheaper at this size"
+    )
     if max_seconds is not None and projected > max_seconds:
         raise ExactUnavailable(msg + f" — refused: above max_seconds={max_seconds:g}")
     if projected > warn_seconds:
         warnings.warn(msg, ExactCostWarning, stacklevel=3)
 
 
-def rounds_to_epsilon(problem: Problem | DriftingQuadratic, algorithm: ServerRule, behaviour: BehaviourLike,
-                      epsilon: float, *, max_rounds: int = 100_000, x0: ArrayLike | None = None,
-                      what: str = "grad_norm_sq", max_memory: int = DEFAULT_MAX_MEMORY) -> int | None:
+def rounds_to_epsilon(
+    problem: Problem | DriftingQuadratic,
+    algorithm: ServerRule,
+    behaviour: BehaviourLike,
+    epsilon: float,
+    *,
+    max_rounds: int = 100_000,
+    x0: ArrayLike | None = None,
+    what: str = "grad_norm_sq",
+    max_memory: int = DEFAULT_MAX_MEMORY,
+) -> int | None:
     """First t ≤ max_rounds with exact E‖∇f(x_t)‖² ≤ epsilon (``what="loss"``: E f(x_t) − f* ≤ epsilon);
     None if not reached (e.g. the steady state lies above epsilon)."""
     epsilon = check_positive("epsilon", epsilon)
@@ -553,9 +624,15 @@ def zscores(trace: Trace, exact: Moments, what: str = "grad_norm_sq") -> np.ndar
 
 
 # ------------------------------------------------------------------------------------------- steady state
-def steady_state(problem: Problem | DriftingQuadratic, algorithm: ServerRule, behaviour: BehaviourLike, *,
-                 tol: float = 1e-11, max_memory: int = DEFAULT_MAX_MEMORY,
-                 dense_limit: int = 900) -> SteadyState:
+def steady_state(
+    problem: Problem | DriftingQuadratic,
+    algorithm: ServerRule,
+    behaviour: BehaviourLike,
+    *,
+    tol: float = 1e-11,
+    max_memory: int = DEFAULT_MAX_MEMORY,
+    dense_limit: int = 900,
+) -> SteadyState:
     """Exact lim_t E‖∇f(x_t)‖² (and E f, E x): the fixed point of the stationary (t ≥ max_delay) recursion.
 
     The first moment solves (I − Ā_ww) m = Ā_w0 (sparse solve); the second moment P = E w wᵀ (w = z without
@@ -569,9 +646,11 @@ def steady_state(problem: Problem | DriftingQuadratic, algorithm: ServerRule, be
     op = sys_.op(t_ss)
     for t in (t_ss + 1, t_ss + 7):
         if sys_.op(t) is not op:
-            raise ExactUnavailable(f"delays of {behaviour!r} are not time-invariant for t >= max_delay, so "
-                                   "there "
-                                   f"is no stationary recursion — use moments(...) for a finite horizon")
+            raise ExactUnavailable(
+                f"delays of {behaviour!r} are not time-invariant for t >= max_delay, so "
+                "there "
+                f"is no stationary recursion — use moments(...) for a finite horizon"
+            )
     n, d = sys_.n, sys_.d
     N = n - 1
     A = op.A
@@ -588,8 +667,11 @@ def steady_state(problem: Problem | DriftingQuadratic, algorithm: ServerRule, be
         return SteadyState(np.inf, np.inf, np.full(d, np.inf), float(rho), False, method, np.inf)
 
     if op.deterministic and not np.any(sys_.Delta) and sys_.comp is None:
-        ev = np.linalg.eigvals(Aww) if isinstance(Aww, np.ndarray) else \
-            scipy.sparse.linalg.eigs(Aww, k=1, which="LM", return_eigenvectors=False)
+        ev = (
+            np.linalg.eigvals(Aww)
+            if isinstance(Aww, np.ndarray)
+            else scipy.sparse.linalg.eigs(Aww, k=1, which="LM", return_eigenvectors=False)
+        )
         rho = float(np.max(np.abs(ev))) ** 2
         if rho >= 1:
             return unstable(rho, "lyapunov")
@@ -606,27 +688,36 @@ def steady_state(problem: Problem | DriftingQuadratic, algorithm: ServerRule, be
         else:
             Lop = scipy.sparse.linalg.LinearOperator((N * N, N * N), matvec=lin, dtype=float)
             try:
-                rho = float(np.abs(scipy.sparse.linalg.eigs(Lop, k=1, which="LM", tol=1e-6,
-                                                            return_eigenvectors=False)[0]))
+                rho = float(
+                    np.abs(
+                        scipy.sparse.linalg.eigs(Lop, k=1, which="LM", tol=1e-6, return_eigenvectors=False)[0]
+                    )
+                )
             except scipy.sparse.linalg.ArpackNoConvergence:
                 rho = _power_radius(lin, N)
             method = "gmres"
         if rho >= 1:
             return unstable(rho, method)
-        m = (np.linalg.solve(np.eye(N) - Aww, a0) if isinstance(Aww, np.ndarray)
-             else scipy.sparse.linalg.spsolve(scipy.sparse.identity(N, format="csc") - Aww, a0))
+        m = (
+            np.linalg.solve(np.eye(N) - Aww, a0)
+            if isinstance(Aww, np.ndarray)
+            else scipy.sparse.linalg.spsolve(scipy.sparse.identity(N, format="csc") - Aww, a0)
+        )
         F0 = _forcing(sys_, t_ss, m)
         if method == "dense":
             P = np.linalg.solve(np.eye(N * N) - Lmat, F0.ravel()).reshape(N, N)
         else:
             Iop = scipy.sparse.linalg.LinearOperator((N * N, N * N), matvec=lambda v: v - lin(v), dtype=float)
-            sol, info = scipy.sparse.linalg.gmres(Iop, F0.ravel(), rtol=tol, atol=0.0, restart=min(80, N * N),
-                                                  maxiter=2000)
+            sol, info = scipy.sparse.linalg.gmres(
+                Iop, F0.ravel(), rtol=tol, atol=0.0, restart=min(80, N * N), maxiter=2000
+            )
             P = sol.reshape(N, N)
             res = np.linalg.norm(P - lin(P.ravel()).reshape(N, N) - F0) / max(np.linalg.norm(F0), 1e-300)
             if info != 0 and res > 1e3 * tol:
-                raise RuntimeError(f"steady_state: GMRES did not converge (relative residual {res:.2e}, "
-                                   f"spectral radius {rho:.6f}); use moments(...) with many rounds instead")
+                raise RuntimeError(
+                    f"steady_state: GMRES did not converge (relative residual {res:.2e}, "
+                    f"spectral radius {rho:.6f}); use moments(...) with many rounds instead"
+                )
     S = np.zeros((n, n))
     S[0, 0] = 1.0
     S[0, 1:] = S[1:, 0] = m
@@ -646,7 +737,7 @@ def _forcing(sys_, t, m):
 
 
 def _power_radius(lin, N, iters=2000):
-    v = np.eye(N).ravel()          # PSD start: the map is positive, so this converges to the Perron root
+    v = np.eye(N).ravel()  # PSD start: the map is positive, so this converges to the Perron root
     v /= np.linalg.norm(v)
     rho = 0.0
     for _ in range(iters):

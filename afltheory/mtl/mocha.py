@@ -68,8 +68,15 @@ def _G(problem: MultiTaskProblem, t: int, alpha_t, w_t, delta, q: float) -> floa
     return float(-problem._conj(alpha_t + delta, y).sum() - w_t @ u - q * (u @ u))
 
 
-def local_maximizer(problem: MultiTaskProblem, t: int, alpha_t: np.ndarray, w_t: np.ndarray,
-                    sigma_prime: float, *, local_passes: int = 50) -> np.ndarray:
+def local_maximizer(
+    problem: MultiTaskProblem,
+    t: int,
+    alpha_t: np.ndarray,
+    w_t: np.ndarray,
+    sigma_prime: float,
+    *,
+    local_passes: int = 50,
+) -> np.ndarray:
     """Δα_t* = argmax G_t (closed form for the squared loss, ``local_passes`` SDCA passes otherwise)."""
     x, y = problem.X[t], problem.y[t]
     q = sigma_prime * problem.C[t, t] / 4.0  # G's quadratic coefficient on ‖X_tᵀΔ‖²
@@ -78,8 +85,10 @@ def local_maximizer(problem: MultiTaskProblem, t: int, alpha_t: np.ndarray, w_t:
         try:
             return np.linalg.solve(np.eye(n) + 2 * q * (x @ x.T), y - alpha_t - x @ w_t)
         except np.linalg.LinAlgError:
-            raise ValueError(f"sigma_prime={sigma_prime}: the local subproblem of task {t} is numerically "
-                             f"singular (I + 2q XXᵀ with q = {q:.3g}); use a smaller sigma_prime") from None
+            raise ValueError(
+                f"sigma_prime={sigma_prime}: the local subproblem of task {t} is numerically "
+                f"singular (I + 2q XXᵀ with q = {q:.3g}); use a smaller sigma_prime"
+            ) from None
     gam = 0.0 if problem.loss == "hinge" else problem.gamma
     beta = alpha_t * y  # β ∈ [0, 1]
     beta0 = beta.copy()
@@ -110,8 +119,10 @@ def arrival_probabilities(
     drop = check_real("drop", drop, low=0.0, high=1.0, high_open=True)
     rounds, seed = check_int("rounds", rounds, low=1), check_int("seed", seed, low=0)
     if behaviour is not None and not callable(getattr(behaviour, "sample", None)):
-        raise TypeError(f"behaviour={behaviour!r} (type {type(behaviour).__name__}) must be an "
-                        f"afltheory.anarchy behaviour (Behaviour, Replay, EventDriven, Synchronous) or None")
+        raise TypeError(
+            f"behaviour={behaviour!r} (type {type(behaviour).__name__}) must be an "
+            f"afltheory.anarchy behaviour (Behaviour, Replay, EventDriven, Synchronous) or None"
+        )
     if behaviour is None:
         pi = np.ones(m)
     else:
@@ -191,9 +202,11 @@ def mocha(
     m = problem.m
     if behaviour is not None:
         if not callable(getattr(behaviour, "sample", None)):
-            raise TypeError(f"behaviour={behaviour!r} (type {type(behaviour).__name__}) must be an "
-                            f"afltheory.anarchy behaviour (Behaviour, Replay, EventDriven, Synchronous) or "
-                            f"None")
+            raise TypeError(
+                f"behaviour={behaviour!r} (type {type(behaviour).__name__}) must be an "
+                f"afltheory.anarchy behaviour (Behaviour, Replay, EventDriven, Synchronous) or "
+                f"None"
+            )
         if getattr(behaviour, "m", 1) > m:
             raise ValueError(f"the behaviour's m={behaviour.m} exceeds the number of tasks {m}")
         sched = behaviour.sample(max(rounds, 1), 1, m, int(rng.integers(2**31)))
@@ -237,7 +250,7 @@ def mocha(
         if update_omega:
             Wn = prob.primal_point(alpha)
             Omega, Sigma = omega_step(Wn, omega_eps)
-            fault = _faults.get(_faults.FaultPoint.MTL_OMEGA)        # None unless a MOCHA mutant is injected
+            fault = _faults.get(_faults.FaultPoint.MTL_OMEGA)  # None unless a MOCHA mutant is injected
             if fault is not None:
                 Omega = fault(Omega, Sigma)
             prob = prob.with_omega(Omega)

@@ -88,7 +88,7 @@ def injected(mutant: str | Mutant) -> Iterator[Mutant]:
     """Inject ``mutant`` (a name or a ``Mutant``) into every engine for the duration of the block; always
     reset on exit (also on exceptions). Test-only: not reentrant (``RuntimeError`` if a mutant is active)."""
     m = get(mutant)
-    _faults.activate(m)   # RuntimeError if a mutant is active
+    _faults.activate(m)  # RuntimeError if a mutant is active
     try:
         yield m
     finally:
@@ -100,7 +100,7 @@ def probe() -> Iterator[set]:
     """Record what the engines consult inside the block (yields a set: rule classes received, fault points
     read); with no mutant injected nothing changes. ``Mutant.exercised_by(seen)`` says whether a mutant could
     change the probed run — deterministic runs that never reach a mutant are left out of the kill matrix."""
-    seen = _faults.start_probe()   # RuntimeError if already probing
+    seen = _faults.start_probe()  # RuntimeError if already probing
     try:
         yield seen
     finally:

@@ -105,8 +105,16 @@ class AFACDOneArrival(AFACD):
     """Mutant of AFA-CD: only the first arrival's update is applied, x_{t+1} = x_t − γ G_{i₁} (partial
     aggregation)."""
 
-    def aggregate(self, state: ServerState, x: np.ndarray, G: np.ndarray, workers: np.ndarray, K: np.ndarray,
-                  delays: np.ndarray, num_workers: int) -> tuple[np.ndarray, ServerState]:
+    def aggregate(
+        self,
+        state: ServerState,
+        x: np.ndarray,
+        G: np.ndarray,
+        workers: np.ndarray,
+        K: np.ndarray,
+        delays: np.ndarray,
+        num_workers: int,
+    ) -> tuple[np.ndarray, ServerState]:
         return x - (self.eta * self.eta_L) * G[:, 0], state
 
 
@@ -114,8 +122,16 @@ class AFACDOneArrival(AFACD):
 class AFACDFirstTwice(AFACD):
     """Mutant of AFA-CD: the first arrival is counted twice, G_t = (1/m)(G_{i₁} + Σ_{i∈M_t} G_i)."""
 
-    def aggregate(self, state: ServerState, x: np.ndarray, G: np.ndarray, workers: np.ndarray, K: np.ndarray,
-                  delays: np.ndarray, num_workers: int) -> tuple[np.ndarray, ServerState]:
+    def aggregate(
+        self,
+        state: ServerState,
+        x: np.ndarray,
+        G: np.ndarray,
+        workers: np.ndarray,
+        K: np.ndarray,
+        delays: np.ndarray,
+        num_workers: int,
+    ) -> tuple[np.ndarray, ServerState]:
         return (
             x - _worker_mean(G, factor=self.eta * self.eta_L) - (self.eta * self.eta_L / G.shape[1]) * G[:, 0]
         ), state
@@ -153,8 +169,16 @@ class AFACSMemoryUnused(AFACS):
     """Mutant of AFA-CS: the memory is updated but the step uses only this round's arrivals (AFA-CD's
     step)."""
 
-    def aggregate(self, state: ServerState, x: np.ndarray, G: np.ndarray, workers: np.ndarray, K: np.ndarray,
-                  delays: np.ndarray, num_workers: int) -> tuple[np.ndarray, ServerState]:
+    def aggregate(
+        self,
+        state: ServerState,
+        x: np.ndarray,
+        G: np.ndarray,
+        workers: np.ndarray,
+        K: np.ndarray,
+        delays: np.ndarray,
+        num_workers: int,
+    ) -> tuple[np.ndarray, ServerState]:
         self.update_memory(state, workers, G)
         return x - _worker_mean(G, factor=self.eta * self.eta_L), state
 
@@ -193,8 +217,9 @@ class FedBuffNoStaleness(FedBuff):
 class FedProxSignFlipped(FedProx):
     """Mutant of the FedProx worker: correction −μ (y − y_0) (pushes away from the start point)."""
 
-    def correction(self, state: dict, y: np.ndarray, y0: np.ndarray, rows: np.ndarray,
-                   workers: np.ndarray) -> np.ndarray:
+    def correction(
+        self, state: dict, y: np.ndarray, y0: np.ndarray, rows: np.ndarray, workers: np.ndarray
+    ) -> np.ndarray:
         return self.mu * (y0 - y)
 
 
@@ -202,8 +227,9 @@ class FedProxSignFlipped(FedProx):
 class SCAFFOLDSignFlipped(SCAFFOLD):
     """Mutant of the SCAFFOLD worker: correction c_i − c instead of c − c_i."""
 
-    def correction(self, state: dict, y: np.ndarray, y0: np.ndarray, rows: np.ndarray,
-                   workers: np.ndarray) -> np.ndarray:
+    def correction(
+        self, state: dict, y: np.ndarray, y0: np.ndarray, rows: np.ndarray, workers: np.ndarray
+    ) -> np.ndarray:
         return state["c_i"][rows[:, None], workers] - state["c"][rows][..., None, :]
 
 
@@ -274,8 +300,16 @@ class AFACDUnchanged(AFACD):
     as under the mutants overriding ``aggregate``/``update_memory``; a verdict that "kills" this control is
     reacting to that engine switch, not to a bug."""
 
-    def aggregate(self, state: ServerState, x: np.ndarray, G: np.ndarray, workers: np.ndarray, K: np.ndarray,
-                  delays: np.ndarray, num_workers: int) -> tuple[np.ndarray, ServerState]:
+    def aggregate(
+        self,
+        state: ServerState,
+        x: np.ndarray,
+        G: np.ndarray,
+        workers: np.ndarray,
+        K: np.ndarray,
+        delays: np.ndarray,
+        num_workers: int,
+    ) -> tuple[np.ndarray, ServerState]:
         return super().aggregate(state, x, G, workers, K, delays, num_workers)
 
 

@@ -32,9 +32,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "kill matrix (mutation score) into the report",
     )
     p.add_argument("--list-mutants", action="store_true", help="list the mutation catalogue and exit")
-    p.add_argument("--executor", choices=("local", "dask"), default="local",
-                   help="with --mutants: run the (mutant, check) tasks in --jobs local processes (default) "
-                        "or on Dask (a LocalCluster of --jobs workers, or --scheduler ADDR)")
+    p.add_argument(
+        "--executor",
+        choices=("local", "dask"),
+        default="local",
+        help="with --mutants: run the (mutant, check) tasks in --jobs local processes (default) "
+        "or on Dask (a LocalCluster of --jobs workers, or --scheduler ADDR)",
+    )
     p.add_argument("--scheduler", default=None, help="Dask scheduler address (with --executor dask)")
 
 
@@ -44,8 +48,10 @@ def check_executor_args(args: argparse.Namespace) -> None:
     if scheduler and executor != "dask":
         raise ValueError(f"--scheduler {scheduler!r} needs --executor dask")
     if executor != "local" and getattr(args, "mutants", None) is None:
-        raise ValueError(f"--executor {executor} applies to the mutation analysis (--mutants); a plain "
-                         f"check run uses --jobs local processes")
+        raise ValueError(
+            f"--executor {executor} applies to the mutation analysis (--mutants); a plain "
+            f"check run uses --jobs local processes"
+        )
 
 
 def plain(args: argparse.Namespace, check_main: Callable) -> int:
@@ -85,7 +91,7 @@ def main(args: argparse.Namespace, check_main: Callable | None = None) -> int:
     names = [get(n).name for n in args.mutants] if args.mutants else None  # None: catalogue + controls
     from afltheory.checks.runner import validate_args
 
-    validate_args(args)   # --jobs, --seed, --out, --json refused before the (long) mutation run
+    validate_args(args)  # --jobs, --seed, --out, --json refused before the (long) mutation run
     n = len(names) if names is not None else len(CATALOGUE) + len(CONTROLS)
     print(
         f"mutation analysis: the checks on the correct code, then under {n} mutants ({args.jobs} job(s), "
@@ -98,10 +104,12 @@ def main(args: argparse.Namespace, check_main: Callable | None = None) -> int:
 
     out = args.out
     os.makedirs(os.path.join(out, "figures"), exist_ok=True)
-    journal = os.path.join(out, "kill_matrix.partial.jsonl")   # an interrupted run resumes from it
+    journal = os.path.join(out, "kill_matrix.partial.jsonl")  # an interrupted run resumes from it
     if os.path.exists(journal):
-        print(f"resuming: runs already recorded in {journal} (same code, tier and seed) are not repeated",
-              flush=True)
+        print(
+            f"resuming: runs already recorded in {journal} (same code, tier and seed) are not repeated",
+            flush=True,
+        )
     km = kill_matrix(
         names,
         only=args.only,
@@ -115,7 +123,7 @@ def main(args: argparse.Namespace, check_main: Callable | None = None) -> int:
         scheduler=getattr(args, "scheduler", None),
         journal=journal,
     )
-    if os.path.exists(journal):   # complete: a rerun measures afresh
+    if os.path.exists(journal):  # complete: a rerun measures afresh
         os.remove(journal)
     results = []
     for c in km.checks:

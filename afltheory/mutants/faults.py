@@ -11,10 +11,25 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["drift_std_as_var_cov", "drift_std_as_var_increments", "k_max", "k_minus_one", "k_plus_one",
-           "mean_time", "minibatch_with_replacement", "no_noise", "normal_quantile", "omega_is_sigma",
-           "restart_at_arrival", "shared_stream", "stale_ignored", "stale_off_by_one", "stale_oldest",
-           "std_per_coordinate", "var_per_coordinate"]
+__all__ = [
+    "drift_std_as_var_cov",
+    "drift_std_as_var_increments",
+    "k_max",
+    "k_minus_one",
+    "k_plus_one",
+    "mean_time",
+    "minibatch_with_replacement",
+    "no_noise",
+    "normal_quantile",
+    "omega_is_sigma",
+    "restart_at_arrival",
+    "shared_stream",
+    "stale_ignored",
+    "stale_off_by_one",
+    "stale_oldest",
+    "std_per_coordinate",
+    "var_per_coordinate",
+]
 
 
 def _rounds(d):

@@ -52,7 +52,7 @@ class Mutant:
             exact_ok = not any(_exact_refuses(cls) for cls in self.replaces.values())
             return ("exact", "simulate") if exact_ok else ("simulate",)
         points = {p.split(".", 1)[0] for p in self.faults}
-        rename = {"sim": "simulate", "channel": "simulate"}   # the compression channel: Monte Carlo engines
+        rename = {"sim": "simulate", "channel": "simulate"}  # the compression channel: Monte Carlo engines
         return tuple(sorted({rename.get(p, p) for p in points}))
 
     @property

@@ -27,15 +27,21 @@ from dataclasses import dataclass, field
 
 from . import CATALOGUE, CONTROLS, get, injected, probe, qualname
 
-__all__ = ["KillMatrix", "ONE_VERDICT_REASONS", "compare_markdown", "kill_matrix", "run_under",
-           "select_checks"]
+__all__ = [
+    "KillMatrix",
+    "ONE_VERDICT_REASONS",
+    "compare_markdown",
+    "kill_matrix",
+    "run_under",
+    "select_checks",
+]
 
 #: mutants for which one killing verdict is all there can be, and why (``KillMatrix.weak_kills`` reports
 #: every other mutant killed by fewer than two verdicts)
 ONE_VERDICT_REASONS: dict[str, str] = {
     "mocha.omega_not_inverted": "MOCHA's Ω matrix is read only by laws.mocha_omega; the mtl checks measure "
-                                "duality gaps and rates, which hold for whatever PSD Ω the Ω-step returns (a "
-                                "wrong Ω changes which problem is solved, not how well)",
+    "duality gaps and rates, which hold for whatever PSD Ω the Ω-step returns (a "
+    "wrong Ω changes which problem is solved, not how well)",
 }
 
 
@@ -53,7 +59,11 @@ def select_checks(only: Sequence[str] | None = None, among: Sequence[str] | None
 
 
 def run_under(
-    mutant: str | None, check_id: str, tier: str = "quick", seed: int = 0, out: str | None = None,
+    mutant: str | None,
+    check_id: str,
+    tier: str = "quick",
+    seed: int = 0,
+    out: str | None = None,
     files: Sequence[str] = (),
 ) -> dict:
     """Run one check with ``mutant`` injected (None: the correct code, probed). Returns {"ok": {verdict id:
@@ -132,7 +142,7 @@ class KillMatrix:
         return {v for c in self.controls for v in self.flipped(c)}
 
     def _refused_by_exact(self, mutant: str) -> bool:
-        return get(mutant).refused_by_exact   # not for components the exact engine never runs (EF, DIANA, …)
+        return get(mutant).refused_by_exact  # not for components the exact engine never runs (EF, DIANA, …)
 
     def killed_by(self, mutant: str) -> list[str]:
         """Verdict ids that kill ``mutant``: flipped by it, except — for a rule mutant the exact engine
@@ -166,8 +176,11 @@ class KillMatrix:
             if n < min_verdicts:
                 why = ONE_VERDICT_REASONS.get(m, "no stated reason")
                 crash = len(self.killed_by_crash(m))
-                out[m] = (f"{n} verdict kill{'s' if n != 1 else ''}"
-                          + (f", {crash} by crash only" if crash else "") + f": {why}")
+                out[m] = (
+                    f"{n} verdict kill{'s' if n != 1 else ''}"
+                    + (f", {crash} by crash only" if crash else "")
+                    + f": {why}"
+                )
         return out
 
     def suspect_kills(self, mutant: str) -> list[str]:
@@ -514,7 +527,7 @@ def _read_journal(path: str, stamp: list) -> dict:
         for line in fh:
             try:
                 e = json.loads(line)
-            except ValueError:       # a line cut short by the interruption
+            except ValueError:  # a line cut short by the interruption
                 continue
             if isinstance(e, dict) and e.get("stamp") == stamp:
                 out[(e["mutant"], e["check"])] = e["run"]
@@ -526,8 +539,9 @@ def _journal(path: str | None, stamp: list | None, mutant: str | None, check: st
     if path:
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         with open(path, "a", encoding="utf-8") as fh:
-            fh.write(json.dumps({"stamp": stamp, "mutant": mutant, "check": check, "run": run},
-                                default=str) + "\n")
+            fh.write(
+                json.dumps({"stamp": stamp, "mutant": mutant, "check": check, "run": run}, default=str) + "\n"
+            )
     return run
 
 
@@ -602,15 +616,18 @@ def kill_matrix(
                 return
             for p, res, err in dist.imap_unordered(_payload_task, [_payload(t) for t in tasks]):
                 if err is not None:
-                    raise RuntimeError(f"task (mutant {p['args'][0]}, check {p['args'][1]}) failed on the "
-                                       f"{dist.name} executor:\n{err}")
+                    raise RuntimeError(
+                        f"task (mutant {p['args'][0]}, check {p['args'][1]}) failed on the "
+                        f"{dist.name} executor:\n{err}"
+                    )
                 yield res["mutant"], res["check"], res["result"]
 
         def execute(tasks):
             fresh = [t for t in tasks if (t[0], t[1]) not in done_before]
             old = [(t[0], t[1], done_before[(t[0], t[1])]) for t in tasks if (t[0], t[1]) in done_before]
-            for j, (m, c, r) in enumerate([*old, *((m, c, _journal(journal, stamp, m, c, r))
-                                                   for m, c, r in results_of(fresh))]):
+            for j, (m, c, r) in enumerate(
+                [*old, *((m, c, _journal(journal, stamp, m, c, r)) for m, c, r in results_of(fresh))]
+            ):
                 (base if m is None else runs[m])[c] = r
                 if progress is not None:
                     progress(j + 1, len(tasks), m, c)
@@ -644,7 +661,10 @@ def kill_matrix(
         tier,
         seed,
         time.perf_counter() - t0,
-        {"runs_executed": len(todo), "runs_skipped": len(mutants + ctl) * len(checks) - len(todo),
-         "executor": executor if isinstance(executor, str) else getattr(executor, "name", "custom")},
+        {
+            "runs_executed": len(todo),
+            "runs_skipped": len(mutants + ctl) * len(checks) - len(todo),
+            "executor": executor if isinstance(executor, str) else getattr(executor, "name", "custom"),
+        },
         ctl,
     )

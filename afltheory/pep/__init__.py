@@ -20,8 +20,20 @@ _NAMES = {
     "symmetric": ("reduced_sizes", "reduced_worst_case", "worker_classes"),
     "claims": ("ClaimPEP", "claim_pep"),
     "theorems": ("CLAIMS", "Bracket", "bracket"),
-    "core": ("ALGORITHMS", "GAPS", "METRICS", "MAX_GRAM", "Instance", "PEPResult", "PEPSizeError", "Skeleton",
-             "estimate_seconds", "gram_size", "skeleton", "worst_case"),
+    "core": (
+        "ALGORITHMS",
+        "GAPS",
+        "METRICS",
+        "MAX_GRAM",
+        "Instance",
+        "PEPResult",
+        "PEPSizeError",
+        "Skeleton",
+        "estimate_seconds",
+        "gram_size",
+        "skeleton",
+        "worst_case",
+    ),
 }
 _WHERE = {name: mod for mod, names in _NAMES.items() for name in names}
 _SUBMODULES = {"anchors", "claims", "convex", "core", "reproduce", "lower", "search", "symmetric", "theorems"}

@@ -27,8 +27,11 @@ from .._validation import check_int, check_real
 
 __all__ = ["ClaimPEP", "claim_pep"]
 
-_MEASURED = {"avg_grad_sq": ("average", "f_star"), "last_gap": ("last_gap", "distance"),
-             "last_dist_sq": ("last_dist", "distance")}
+_MEASURED = {
+    "avg_grad_sq": ("average", "f_star"),
+    "last_gap": ("last_gap", "distance"),
+    "last_dist_sq": ("last_dist", "distance"),
+}
 
 
 @dataclass(frozen=True)
@@ -72,8 +75,10 @@ def claim_pep(claim: Any, *, T: int, M: int = 2, K: int = 1, values: dict | None
     from .reproduce import replay
 
     # duck-typed (layers: afltheory.pep sits below afltheory.claims and does not import it)
-    if not all(hasattr(claim, n) for n in ("assumptions", "measured", "algorithm", "bound_value",
-                                           "check_conditions", "id")):
+    if not all(
+        hasattr(claim, n)
+        for n in ("assumptions", "measured", "algorithm", "bound_value", "check_conditions", "id")
+    ):
         raise TypeError(f"claim={claim!r} must be an afltheory.claims.Claim")
     a = claim.assumptions
     T, K = check_int("T", T, low=1, high=1000), check_int("K", K, low=1, high=64)
@@ -110,17 +115,50 @@ def claim_pep(claim: Any, *, T: int, M: int = 2, K: int = 1, values: dict | None
     else:
         sG = check_real("values['sigma_G']", v.get("sigma_G", 0.0), low=0.0, high=1e150)
     stats = dict(v)
-    stats.update(T=T, K=K, E=K, M=M, m=M, L=L, sigma_L=0.0, sigma_G=sG, f_star=0.0, Delta=delta, f0=delta,
-                 D0=delta if gap == "distance" else v.get("D0", np.nan))
+    stats.update(
+        T=T,
+        K=K,
+        E=K,
+        M=M,
+        m=M,
+        L=L,
+        sigma_L=0.0,
+        sigma_G=sG,
+        f_star=0.0,
+        Delta=delta,
+        f0=delta,
+        D0=delta if gap == "distance" else v.get("D0", np.nan),
+    )
     if mu is not None:
         stats.update(mu=mu)
         if mu > 0:
             stats.update(kappa=L / mu)
     rule = claim.algorithm(stats)
-    r = worst_case(rule, full_participation(T, M, K), dict(L=L, sigma_G=sG), delta=delta, mu=mu,
-                   metric=metric, gap=gap, heterogeneity="server", symmetry=True, max_gram=1000)
+    r = worst_case(
+        rule,
+        full_participation(T, M, K),
+        dict(L=L, sigma_G=sG),
+        delta=delta,
+        mu=mu,
+        metric=metric,
+        gap=gap,
+        heterogeneity="server",
+        symmetry=True,
+        max_gram=1000,
+    )
     _, _, lower = replay(r)
     bound = float(np.asarray(claim.bound_value(stats)).reshape(-1)[0])
     conds = claim.check_conditions(stats)
-    return ClaimPEP(claim.id, T, M, K, r.upper, float(lower), bound, conds, mu is not None and M == 1,
-                    tuple(r.constants.get("blocks", (r.gram_size,))), r.seconds)
+    return ClaimPEP(
+        claim.id,
+        T,
+        M,
+        K,
+        r.upper,
+        float(lower),
+        bound,
+        conds,
+        mu is not None and M == 1,
+        tuple(r.constants.get("blocks", (r.gram_size,))),
+        r.seconds,
+    )

@@ -34,11 +34,19 @@ def format_bracket(b: Bracket) -> str:
         if b.holds and not b.inside_conditions:
             verdict = "bound holds on this schedule (but outside the theorem's conditions)"
         if b.lower > b.bound:
-            verdict = "REFUTED (a concrete instance exceeds the bound)" if b.inside_conditions else \
-                "bound FAILS here (a concrete instance exceeds it; outside the conditions, so no refutation)"
-        lines.append(f"  verdict: {verdict}; upper/bound = {b.upper / b.bound:.3g}, lower/bound = "
-                     f"{b.lower / b.bound:.3g}; control "
-                     f"{'exceeded' if b.control_exceeded else 'NOT exceeded'}")
+            verdict = (
+                "REFUTED (a concrete instance exceeds the bound)"
+                if b.inside_conditions
+                else (
+                    "bound FAILS here (a concrete instance exceeds it; outside the conditions, "
+                    "so no refutation)"
+                )
+            )
+        lines.append(
+            f"  verdict: {verdict}; upper/bound = {b.upper / b.bound:.3g}, lower/bound = "
+            f"{b.lower / b.bound:.3g}; control "
+            f"{'exceeded' if b.control_exceeded else 'NOT exceeded'}"
+        )
     lines.append(f"  status {b.status}, {b.seconds:.1f} s")
     return "\n".join(lines)
 
@@ -55,21 +63,38 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--sigma-G", type=float, default=0.1, dest="sigma_G")
     p.add_argument("--delta", type=float, default=1.0, help="f(x_0) - f_*")
     p.add_argument("--L", type=float, default=1.0)
-    p.add_argument("--search", choices=["beam", "exhaustive"], default=None,
-                   help="worst case over schedules of this size (default: the max-delay schedule)")
+    p.add_argument(
+        "--search",
+        choices=["beam", "exhaustive"],
+        default=None,
+        help="worst case over schedules of this size (default: the max-delay schedule)",
+    )
     p.add_argument("--beam", type=int, default=2)
     p.add_argument("--heterogeneity", choices=["server", "all"], default="server")
     p.add_argument("--max-gram", type=int, default=None, dest="max_gram")
-    p.add_argument("--gamma", type=float, default=None,
-                   help="override the server step eta*eta_L (exploratory; says if outside the conditions)")
-    p.add_argument("--schedule", choices=["default", "fixed"], default="default", dest="schedule_kind",
-                   help="default: cyclic (thm2/4) or uniform (thm3) arrival sets; fixed: the same m workers "
-                        "every round (interchangeable workers: solved by the symmetry-reduced PEP)")
+    p.add_argument(
+        "--gamma",
+        type=float,
+        default=None,
+        help="override the server step eta*eta_L (exploratory; says if outside the conditions)",
+    )
+    p.add_argument(
+        "--schedule",
+        choices=["default", "fixed"],
+        default="default",
+        dest="schedule_kind",
+        help="default: cyclic (thm2/4) or uniform (thm3) arrival sets; fixed: the same m workers "
+        "every round (interchangeable workers: solved by the symmetry-reduced PEP)",
+    )
     p.add_argument("--json", metavar="FILE", help="write the bracket as JSON")
     p.add_argument("--jobs", type=int, default=1, help="with --search: solve in this many processes")
-    p.add_argument("--executor", choices=("local", "dask"), default="local",
-                   help="with --search: local processes (default) or Dask (LocalCluster of --jobs workers, "
-                        "or --scheduler ADDR)")
+    p.add_argument(
+        "--executor",
+        choices=("local", "dask"),
+        default="local",
+        help="with --search: local processes (default) or Dask (LocalCluster of --jobs workers, "
+        "or --scheduler ADDR)",
+    )
     p.add_argument("--scheduler", default=None, help="Dask scheduler address (with --executor dask)")
 
     def run(args):
@@ -80,15 +105,30 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
             raise ValueError(f"--scheduler {args.scheduler!r} needs --executor dask")
         if args.jobs < 1:
             raise ValueError(f"--jobs={args.jobs} must be >= 1")
-        if args.json:   # before the (long) solve: an unusable path must not cost the run
+        if args.json:  # before the (long) solve: an unusable path must not cost the run
             check_output_file(args.json, "--json")
-        b = bracket(args.claim, m=args.m, M=args.M, K=args.K, T=args.T, tau=args.tau, sigma_G=args.sigma_G,
-                    delta=args.delta, L=args.L, search=args.search, beam=args.beam,
-                    heterogeneity=args.heterogeneity, max_gram=args.max_gram, gamma=args.gamma,
-                    executor=args.executor, jobs=args.jobs, scheduler=args.scheduler,
-                    schedule_kind=args.schedule_kind)
+        b = bracket(
+            args.claim,
+            m=args.m,
+            M=args.M,
+            K=args.K,
+            T=args.T,
+            tau=args.tau,
+            sigma_G=args.sigma_G,
+            delta=args.delta,
+            L=args.L,
+            search=args.search,
+            beam=args.beam,
+            heterogeneity=args.heterogeneity,
+            max_gram=args.max_gram,
+            gamma=args.gamma,
+            executor=args.executor,
+            jobs=args.jobs,
+            scheduler=args.scheduler,
+            schedule_kind=args.schedule_kind,
+        )
         print(format_bracket(b))
-        if args.json:   # strict JSON: no NaN/Infinity tokens
+        if args.json:  # strict JSON: no NaN/Infinity tokens
             write_json(args.json, jsonable(b.to_json()), indent=2)
         return 0 if b.upper is not None else 1
 

@@ -40,8 +40,11 @@ def full_participation(T: int, M: int, K: int = 1) -> Schedule:
     """Every worker arrives every round with no delay and K local steps."""
     from ..anarchy import Schedule
 
-    T, M, K = check_int("T", T, low=1, high=1000), check_int("M", M, low=1, high=64), check_int("K", K, low=1,
-                                                                                                  high=64)
+    T, M, K = (
+        check_int("T", T, low=1, high=1000),
+        check_int("M", M, low=1, high=64),
+        check_int("K", K, low=1, high=64),
+    )
     W = np.tile(np.arange(M), (T, 1))
     return Schedule(W, np.zeros_like(W), np.full(W.shape, K), M, init_local_steps=np.full(M, K))
 
@@ -56,8 +59,9 @@ def claimed_bound(*, L: float, mu: float, gamma: float, T: int, R2: float = 1.0)
     return 0.5 * L * R2 * (gamma - 1) * (gamma - 2) / ((gamma + T - 1) * (gamma + T - 2))
 
 
-def quadratic_worst_case(etas: np.ndarray, *, L: float, mu: float, R2: float = 1.0,
-                         grid: int = 20001) -> float:
+def quadratic_worst_case(
+    etas: np.ndarray, *, L: float, mu: float, R2: float = 1.0, grid: int = 20001
+) -> float:
     """max over λ ∈ [μ, L] of (λ/2) Π_t (1 − η_t λ)² R² (GD on (λ/2)‖x − x_*‖²; a grid of λ plus the ends)."""
     lam = np.concatenate([np.linspace(mu, L, grid), [mu, L]])
     vals = 0.5 * lam * np.prod((1 - np.outer(etas, lam)) ** 2, axis=0) * R2
@@ -93,8 +97,18 @@ class SCCertificate:
         return self.upper <= self.bound
 
 
-def certify(*, T: int, M: int = 2, K: int = 1, L: float = 1.0, mu: float = 0.1, gamma: float | None = None,
-            sigma_G: float = 0.0, R2: float = 1.0, symmetry: bool = True) -> SCCertificate:
+def certify(
+    *,
+    T: int,
+    M: int = 2,
+    K: int = 1,
+    L: float = 1.0,
+    mu: float = 0.1,
+    gamma: float | None = None,
+    sigma_G: float = 0.0,
+    R2: float = 1.0,
+    symmetry: bool = True,
+) -> SCCertificate:
     """PEP certificate of the decreasing-step local GD claim (module docstring). ``gamma`` defaults to 2L/μ
     (η_0 = 1/L)."""
     from ..algorithms import FedAvg
@@ -109,20 +123,46 @@ def certify(*, T: int, M: int = 2, K: int = 1, L: float = 1.0, mu: float = 0.1, 
     from ..algorithms.schedules import StepSize
     from ..algorithms.schedules import t as t_sym
 
-    rule = FedAvg(eta=1.0, eta_L=StepSize(2 / (t_sym + gamma) / mu))   # a scheduled rule (at_round(t))
-    r = worst_case(rule, S, dict(L=L, sigma_G=sigma_G), delta=R2, mu=mu, gap="distance", metric="last_gap",
-                   heterogeneity="server", symmetry=symmetry, max_gram=1000)
+    rule = FedAvg(eta=1.0, eta_L=StepSize(2 / (t_sym + gamma) / mu))  # a scheduled rule (at_round(t))
+    r = worst_case(
+        rule,
+        S,
+        dict(L=L, sigma_G=sigma_G),
+        delta=R2,
+        mu=mu,
+        gap="distance",
+        metric="last_gap",
+        heterogeneity="server",
+        symmetry=symmetry,
+        max_gram=1000,
+    )
     _, _, rep = replay(r)
     quad = quadratic_worst_case(etas / 1.0, L=L, mu=mu, R2=R2) if K == 1 else None
     bound = claimed_bound(L=L, mu=mu, gamma=gamma, T=T, R2=R2) if (K == 1 and gamma >= 2 * L / mu) else None
-    return SCCertificate(T, M, K, L, mu, gamma, sigma_G, r.upper, r.primal, rep, quad, bound,
-                         tuple(r.constants.get("blocks", (r.gram_size,))), r.seconds)
+    return SCCertificate(
+        T,
+        M,
+        K,
+        L,
+        mu,
+        gamma,
+        sigma_G,
+        r.upper,
+        r.primal,
+        rep,
+        quad,
+        bound,
+        tuple(r.constants.get("blocks", (r.gram_size,))),
+        r.seconds,
+    )
 
 
-def _fmt(c: SCCertificate) -> str:   # pragma: no cover - used by docs/benchmarks
+def _fmt(c: SCCertificate) -> str:  # pragma: no cover - used by docs/benchmarks
     up = "n/a" if c.upper is None else f"{c.upper:.6g}"
-    return (f"T={c.T} M={c.M} K={c.K} mu={c.mu} gamma={c.gamma:g}: PEP {up}, replay {c.replay:.6g}, "
-            f"quadratic "
-            f"{c.quadratic if c.quadratic is None else f'{c.quadratic:.6g}'}, bound "
-            f"{c.bound if c.bound is None else f'{c.bound:.6g}'} holds={c.holds} ({c.seconds:.1f} s, "
-            f"Gram {c.gram}); {math.nan if c.bound is None or c.upper is None else c.upper / c.bound:.3g}")
+    return (
+        f"T={c.T} M={c.M} K={c.K} mu={c.mu} gamma={c.gamma:g}: PEP {up}, replay {c.replay:.6g}, "
+        f"quadratic "
+        f"{c.quadratic if c.quadratic is None else f'{c.quadratic:.6g}'}, bound "
+        f"{c.bound if c.bound is None else f'{c.bound:.6g}'} holds={c.holds} ({c.seconds:.1f} s, "
+        f"Gram {c.gram}); {math.nan if c.bound is None or c.upper is None else c.upper / c.bound:.3g}"
+    )

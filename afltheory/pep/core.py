@@ -65,8 +65,20 @@ if TYPE_CHECKING:
     from ..algorithms.base import ServerRule
     from ..anarchy.schedule import Schedule
 
-__all__ = ["ALGORITHMS", "GAPS", "METRICS", "MAX_GRAM", "Instance", "PEPResult", "PEPSizeError",
-           "Skeleton", "estimate_seconds", "gram_size", "skeleton", "worst_case"]
+__all__ = [
+    "ALGORITHMS",
+    "GAPS",
+    "METRICS",
+    "MAX_GRAM",
+    "Instance",
+    "PEPResult",
+    "PEPSizeError",
+    "Skeleton",
+    "estimate_seconds",
+    "gram_size",
+    "skeleton",
+    "worst_case",
+]
 
 ALGORITHMS = ("AFACD", "AFACS", "FedAvg")
 #: performance measures: gradient norms ("average" over t < T, "min" over t ≤ T, "last" at x_T) and, for the
@@ -99,8 +111,10 @@ def _pep_import():
     try:
         import PEPit  # noqa: F401
     except ImportError as exc:  # pragma: no cover - exercised only without the extra
-        raise ImportError("afltheory.pep needs the optional extra 'pep': pip install 'afltheory[pep]' "
-                          "(PEPit with cvxpy and Clarabel)") from exc
+        raise ImportError(
+            "afltheory.pep needs the optional extra 'pep': pip install 'afltheory[pep]' "
+            "(PEPit with cvxpy and Clarabel)"
+        ) from exc
 
 
 # --------------------------------------------------------------------------------------------- the skeleton
@@ -180,8 +194,9 @@ class Skeleton:
         return ("y", i, start, j) if self.eta_L_rounds is None else ("y", i, start, j, self.local_eta(t))
 
 
-def skeleton(algorithm: ServerRule, schedule: Schedule, replicate: int = 0,
-             eta_L_schedule: Any = None) -> Skeleton:
+def skeleton(
+    algorithm: ServerRule, schedule: Schedule, replicate: int = 0, eta_L_schedule: Any = None
+) -> Skeleton:
     """Validate a server rule with the plain SGD worker and no compressor, and one replicate of a
     ``Schedule``, and return the ``Skeleton`` the PEP is built from. The rule is read through its declarative
     hooks (``afltheory.exact.local.server_rule``, the exact engine's view): a rule overriding imperative
@@ -200,27 +215,35 @@ def skeleton(algorithm: ServerRule, schedule: Schedule, replicate: int = 0,
     from ..exact.local import server_rule
 
     if not isinstance(algorithm, ServerRule):
-        raise TypeError(f"algorithm={algorithm!r} must be an afltheory server rule (e.g. "
-                        f"{', '.join(ALGORITHMS)}), got {type(algorithm).__name__}")
+        raise TypeError(
+            f"algorithm={algorithm!r} must be an afltheory server rule (e.g. "
+            f"{', '.join(ALGORITHMS)}), got {type(algorithm).__name__}"
+        )
     algorithm = _faults.substitute(algorithm)  # identity unless inside afltheory.mutants.injected(...)
     if getattr(algorithm, "compressor", None) is not None:
-        raise ValueError(f"algorithm.compressor={algorithm.compressor!r}: the PEP skeleton has no "
-                         f"compression (allowed: None)")
+        raise ValueError(
+            f"algorithm.compressor={algorithm.compressor!r}: the PEP skeleton has no "
+            f"compression (allowed: None)"
+        )
     if not isinstance(schedule, Schedule):
         raise ValueError(f"schedule must be an afltheory Schedule, got {type(schedule).__name__}")
     M = schedule.num_workers
     scheduled = bool(getattr(algorithm, "scheduled", False))
     if scheduled and eta_L_schedule is not None:
-        raise ValueError(f"algorithm={algorithm!r} already has a step-size schedule; eta_L_schedule must be "
-                         f"None")
+        raise ValueError(
+            f"algorithm={algorithm!r} already has a step-size schedule; eta_L_schedule must be None"
+        )
     base = algorithm.at_round(0) if scheduled else algorithm
-    view = server_rule(base, M)   # UnsupportedRule (a TypeError): a rule the declarative hooks cannot express
+    view = server_rule(base, M)  # UnsupportedRule (a TypeError): a rule the declarative hooks cannot express
     if view.mu != 0.0:
-        raise ValueError(f"algorithm.worker={algorithm.worker!r}: the PEP skeleton supports the plain SGD "
-                         f"worker only (proximal weight 0)")
+        raise ValueError(
+            f"algorithm.worker={algorithm.worker!r}: the PEP skeleton supports the plain SGD "
+            f"worker only (proximal weight 0)"
+        )
     if algorithm.local_step_sizes(M) is not None:
-        raise ValueError(f"algorithm={algorithm!r} has per-worker local step sizes: the PEP skeleton "
-                         f"supports one η_L")
+        raise ValueError(
+            f"algorithm={algorithm!r} has per-worker local step sizes: the PEP skeleton supports one η_L"
+        )
     r = check_int("replicate", replicate, low=0, high=schedule.replicates - 1)
     K = np.array(schedule.local_steps[r])
     init_K = np.array(schedule.init_local_steps[r])
@@ -228,24 +251,42 @@ def skeleton(algorithm: ServerRule, schedule: Schedule, replicate: int = 0,
         K = np.full_like(K, view.fixed_local_steps)
         init_K = np.full_like(init_K, view.fixed_local_steps)
     delays = np.array(schedule.delays[r])
-    ww = view.worker_weight   # client weights: M p_i
-    weights = np.array([[view.weight(int(k), int(d)) * ww(int(i)) for k, d, i in zip(kr, dr, wr, strict=True)]
-                        for kr, dr, wr in zip(K, delays, np.array(schedule.workers[r]), strict=True)],
-                       dtype=float).reshape(K.shape)
+    ww = view.worker_weight  # client weights: M p_i
+    weights = np.array(
+        [
+            [view.weight(int(k), int(d)) * ww(int(i)) for k, d, i in zip(kr, dr, wr, strict=True)]
+            for kr, dr, wr in zip(K, delays, np.array(schedule.workers[r]), strict=True)
+        ],
+        dtype=float,
+    ).reshape(K.shape)
     gamma = check_real("algorithm.step_size", float(view.gamma), low=STEP_MIN * 1e-6, high=STEP_MAX * 1e6)
     eta_rounds = gamma_rounds = None
     if scheduled:
         rules = [algorithm.at_round(t) for t in range(K.shape[0])]
         eta_rounds = np.array([float(rr.eta_L) for rr in rules])
-        gamma_rounds = np.array([server_rule(rr, M).gamma for rr in rules])   # the declarative view
+        gamma_rounds = np.array([server_rule(rr, M).gamma for rr in rules])  # the declarative view
         for t, g in enumerate(gamma_rounds):
             check_real(f"algorithm.at_round({t}).step_size", g, low=STEP_MIN * 1e-6, high=STEP_MAX * 1e6)
     elif eta_L_schedule is not None:
         eta_rounds, gamma_rounds = _step_schedule(algorithm, eta_L_schedule, K.shape[0], M)
-    return Skeleton(type(algorithm).__name__, float(base.eta), float(base.eta_L),
-                    np.array(schedule.workers[r]), delays, K, M, init_K, gamma, weights,
-                    float(view.normalizer(K.shape[1], M)), bool(view.memory), bool(view.warm_start),
-                    algorithm, eta_rounds, gamma_rounds)
+    return Skeleton(
+        type(algorithm).__name__,
+        float(base.eta),
+        float(base.eta_L),
+        np.array(schedule.workers[r]),
+        delays,
+        K,
+        M,
+        init_K,
+        gamma,
+        weights,
+        float(view.normalizer(K.shape[1], M)),
+        bool(view.memory),
+        bool(view.warm_start),
+        algorithm,
+        eta_rounds,
+        gamma_rounds,
+    )
 
 
 def _step_schedule(algorithm, eta_L_schedule, T: int, M: int) -> tuple[np.ndarray, np.ndarray]:
@@ -253,15 +294,17 @@ def _step_schedule(algorithm, eta_L_schedule, T: int, M: int) -> tuple[np.ndarra
     ``eta_L`` replaced (its declarative hook, so a rule scaling γ differently is read as implemented)."""
     import dataclasses
 
-
     if callable(eta_L_schedule):
         vals = [eta_L_schedule(t) for t in range(T)]
     else:
         vals = list(eta_L_schedule)
         if len(vals) != T:
-            raise ValueError(f"eta_L_schedule has {len(vals)} entries; the schedule has T={T} rounds "
-                             f"(allowed: exactly {T})")
-    def real(t, v):   # numbers, numpy and sympy scalars (a Claim's schedule may be a sympy expression in t)
+            raise ValueError(
+                f"eta_L_schedule has {len(vals)} entries; the schedule has T={T} rounds "
+                f"(allowed: exactly {T})"
+            )
+
+    def real(t, v):  # numbers, numpy and sympy scalars (a Claim's schedule may be a sympy expression in t)
         if not isinstance(v, (bool, np.bool_)) and hasattr(v, "__float__"):
             try:
                 v = float(v)
@@ -271,12 +314,13 @@ def _step_schedule(algorithm, eta_L_schedule, T: int, M: int) -> tuple[np.ndarra
 
     eta = np.array([real(t, v) for t, v in enumerate(vals)], dtype=float)
     if np.any(eta <= 0):
-        raise ValueError(f"eta_L_schedule must be > 0 in every round, got min {eta.min()} (allowed (0, "
-                         f"{STEP_MAX * 1e6:g}])")
+        raise ValueError(
+            f"eta_L_schedule must be > 0 in every round, got min {eta.min()} (allowed (0, "
+            f"{STEP_MAX * 1e6:g}])"
+        )
     from ..exact.local import server_rule
 
-    gam = np.array([server_rule(dataclasses.replace(algorithm, eta_L=float(v)),
-                                M).gamma for v in eta])
+    gam = np.array([server_rule(dataclasses.replace(algorithm, eta_L=float(v)), M).gamma for v in eta])
     return eta, gam
 
 
@@ -288,8 +332,14 @@ def _has_x_star(mu: float | None, gap: str, metric: str) -> bool:
     return mu is not None and (gap in ("f_star", "distance") or metric in ("last_gap", "last_dist"))
 
 
-def gram_size(sk: Skeleton, metric: str = "average", gap: str = "f_star", heterogeneity: str = "all",
-              mu: float | None = None, decrease_weight: float = 0.0) -> int:
+def gram_size(
+    sk: Skeleton,
+    metric: str = "average",
+    gap: str = "f_star",
+    heterogeneity: str = "all",
+    mu: float | None = None,
+    decrease_weight: float = 0.0,
+) -> int:
     """Dimension of the PEP's Gram matrix: x_0, M gradients at every server iterate and
     (``heterogeneity="all"``) at every local iterate, else one gradient per (worker, local iterate); plus x_*
     and its M − 1 free gradients when ``gap="f_star"`` with ``mu`` given (nonconvex: a scalar f_* instead)."""
@@ -305,7 +355,7 @@ def estimate_seconds(n: int) -> float:
     """Rough wall time (s) of one solve with Gram dimension n: 1.1e-5 n^3.7, fitted on benchmarks/pep.py runs
     (n = 34, 51, 73: 5, 23, 90 s) on this project's shared 2-core machine with PEPit 0.5.1, cvxpy 1.6.7,
     Clarabel 0.11; Clarabel's dense PSD block (n(n+1)/2 unknowns) dominates. Order of magnitude only."""
-    return 1.1e-5 * n ** 3.7
+    return 1.1e-5 * n**3.7
 
 
 # --------------------------------------------------------------------------------------------- results
@@ -343,9 +393,11 @@ class Instance:
             dist = np.where(known, dist, np.inf)
             j = int(np.argmin(dist))
             if not dist[j] <= tol * scale:
-                raise ValueError(f"no recorded point with a gradient of worker {i} within {tol * scale:.3g} "
-                                 f"of the queried point (nearest {dist[j]:.3g}): the replay left the "
-                                 f"recovered instance")
+                raise ValueError(
+                    f"no recorded point with a gradient of worker {i} within {tol * scale:.3g} "
+                    f"of the queried point (nearest {dist[j]:.3g}): the replay left the "
+                    f"recovered instance"
+                )
             return self.grads[keys[j]][i]
 
         return grad
@@ -375,9 +427,9 @@ class PEPResult:
     skeleton: Skeleton
     constants: dict
     instance: Instance | None = field(default=None, repr=False)
-    decrease_weight: float = 0.0             # objective = metric − c (f(x_0) − f(x_T))
-    compile_seconds: float | None = None     # cvxpy compilation of the last solve
-    solver_seconds: float | None = None      # Clarabel's own time of the last solve
+    decrease_weight: float = 0.0  # objective = metric − c (f(x_0) − f(x_T))
+    compile_seconds: float | None = None  # cvxpy compilation of the last solve
+    solver_seconds: float | None = None  # Clarabel's own time of the last solve
 
     @property
     def upper(self) -> float | None:
@@ -387,8 +439,10 @@ class PEPResult:
     def summary(self) -> str:
         """One line: rule, metric, value, certification, Gram size and solve time."""
         tag = "certified" if self.certified else f"NOT certified ({self.status}, rel. gap {self.rel_gap:.2e})"
-        return (f"PEP {self.skeleton.rule} {self.metric}: {self.value:.6g} [{tag}] Gram {self.gram_size}, "
-                f"{self.seconds:.1f} s")
+        return (
+            f"PEP {self.skeleton.rule} {self.metric}: {self.value:.6g} [{tag}] Gram {self.gram_size}, "
+            f"{self.seconds:.1f} s"
+        )
 
 
 # --------------------------------------------------------------------------------------------- building
@@ -397,7 +451,7 @@ def _run_skeleton(sk: Skeleton, x0, grad, post=None):
     symmetry-reduced vectors of ``afltheory.pep.symmetric``).
 
     ``grad(i, key, y)`` returns ∇f_i(y) for the point y with key ``key``; ``post`` (optional) maps each new
-    server iterate to its canonical form. Returns the server iterates x_0..x_T. """
+    server iterate to its canonical form. Returns the server iterates x_0..x_T."""
     M, g = sk.num_workers, sk.gamma
     xs = [x0]
 
@@ -442,30 +496,52 @@ def _check_inputs(constants, delta, mu, metric, gap):
         raise ValueError(f"metric={metric!r} must be one of {METRICS}")
     if gap not in GAPS:
         raise ValueError(f"gap={gap!r} must be one of {GAPS}")
-    L = check_positive("constants.L", getattr(constants, "L", None) if not isinstance(constants, dict)
-                       else constants.get("L"))
-    get = (lambda n, d=None: constants.get(n, d)) if isinstance(constants, dict) else \
-        (lambda n, d=None: getattr(constants, n, d))
+    L = check_positive(
+        "constants.L",
+        getattr(constants, "L", None) if not isinstance(constants, dict) else constants.get("L"),
+    )
+    get = (
+        (lambda n, d=None: constants.get(n, d))
+        if isinstance(constants, dict)
+        else (lambda n, d=None: getattr(constants, n, d))
+    )
     sG = check_nonnegative("constants.sigma_G", get("sigma_G"))
     sL = get("sigma_L", 0.0)
     if sL is not None and check_nonnegative("constants.sigma_L", sL) != 0.0:
-        raise ValueError(f"constants.sigma_L={sL} must be 0: the PEP analyses the noise-free skeleton "
-                         f"(allowed range [0, 0])")
+        raise ValueError(
+            f"constants.sigma_L={sL} must be 0: the PEP analyses the noise-free skeleton "
+            f"(allowed range [0, 0])"
+        )
     delta = check_positive("delta", delta)
     if mu is not None:
         mu = check_real("mu", mu, low=0.0, high=L, high_open=True)
     elif gap == "distance" or metric in ("last_gap", "last_dist"):
-        raise ValueError(f"gap={gap!r} with metric={metric!r} needs a minimizer x_*: give mu (0 for the "
-                         f"convex class, allowed range [0, L))")
+        raise ValueError(
+            f"gap={gap!r} with metric={metric!r} needs a minimizer x_*: give mu (0 for the "
+            f"convex class, allowed range [0, L))"
+        )
     return L, sG, delta, mu
 
 
-def worst_case(algorithm: ServerRule, schedule: Schedule, constants: Any, *, delta: float,
-               mu: float | None = None, metric: str = "average", gap: str = "f_star",
-               heterogeneity: str = "all", replicate: int = 0, max_gram: int = MAX_GRAM,
-               dimension_reduction: int | None = None, decrease_weight: float = 0.0,
-               eta_L_schedule: Any = None, symmetry: bool = False, verbose: int = 0,
-               loose: bool = False) -> PEPResult:
+def worst_case(
+    algorithm: ServerRule,
+    schedule: Schedule,
+    constants: Any,
+    *,
+    delta: float,
+    mu: float | None = None,
+    metric: str = "average",
+    gap: str = "f_star",
+    heterogeneity: str = "all",
+    replicate: int = 0,
+    max_gram: int = MAX_GRAM,
+    dimension_reduction: int | None = None,
+    decrease_weight: float = 0.0,
+    eta_L_schedule: Any = None,
+    symmetry: bool = False,
+    verbose: int = 0,
+    loose: bool = False,
+) -> PEPResult:
     """Certified worst case of ``metric`` for the noise-free skeleton of ``algorithm`` on ``schedule``.
 
     ``algorithm``: a server rule with the plain SGD worker — ``AFACD``, ``AFACS``, ``FedAvg``, ``FedBuff`` or
@@ -497,12 +573,24 @@ def worst_case(algorithm: ServerRule, schedule: Schedule, constants: Any, *, del
         from .symmetric import reduced_worst_case
 
         if heterogeneity != "server" or dimension_reduction:
-            raise ValueError(f"symmetry=True supports heterogeneity='server' without dimension_reduction, "
-                             f"got "
-                             f"heterogeneity={heterogeneity!r}, dimension_reduction={dimension_reduction!r}")
-        return reduced_worst_case(algorithm, schedule, constants, delta=delta, mu=mu, metric=metric, gap=gap,
-                                  replicate=replicate, max_gram=max_gram, decrease_weight=decrease_weight,
-                                  eta_L_schedule=eta_L_schedule)
+            raise ValueError(
+                f"symmetry=True supports heterogeneity='server' without dimension_reduction, "
+                f"got "
+                f"heterogeneity={heterogeneity!r}, dimension_reduction={dimension_reduction!r}"
+            )
+        return reduced_worst_case(
+            algorithm,
+            schedule,
+            constants,
+            delta=delta,
+            mu=mu,
+            metric=metric,
+            gap=gap,
+            replicate=replicate,
+            max_gram=max_gram,
+            decrease_weight=decrease_weight,
+            eta_L_schedule=eta_L_schedule,
+        )
     L, sG, delta, mu = _check_inputs(constants, delta, mu, metric, gap)
     decrease_weight = check_nonnegative("decrease_weight", decrease_weight)
     if heterogeneity not in HETEROGENEITY:
@@ -511,9 +599,11 @@ def worst_case(algorithm: ServerRule, schedule: Schedule, constants: Any, *, del
     n = gram_size(sk, metric, gap, heterogeneity, mu, decrease_weight)
     max_gram = check_int("max_gram", max_gram, low=1)
     if n > max_gram:
-        raise PEPSizeError(f"PEP Gram dimension {n} exceeds max_gram={max_gram} (allowed range "
-                           f"[1, {max_gram}]; estimated solve time ~{estimate_seconds(n):.0f} s with "
-                           f"Clarabel here); reduce T, K, M or the delays, or pass max_gram={n} deliberately")
+        raise PEPSizeError(
+            f"PEP Gram dimension {n} exceeds max_gram={max_gram} (allowed range "
+            f"[1, {max_gram}]; estimated solve time ~{estimate_seconds(n):.0f} s with "
+            f"Clarabel here); reduce T, K, M or the delays, or pass max_gram={n} deliberately"
+        )
     _pep_import()
     from PEPit import PEP
     from PEPit.functions import SmoothFunction, SmoothStronglyConvexFunction
@@ -525,11 +615,11 @@ def worst_case(algorithm: ServerRule, schedule: Schedule, constants: Any, *, del
     else:
         fs = [pep.declare_function(SmoothStronglyConvexFunction, mu=mu, L=L) for _ in range(M)]
     x0 = pep.set_initial_point()
-    cache = {}   # key -> (point, {i: g_i}, {i: f_i}); all M entries at "full" points
+    cache = {}  # key -> (point, {i: g_i}, {i: f_i}); all M entries at "full" points
 
     def visit(key, y, i=None):
         y0, gs, fv = cache.setdefault(key, (y, {}, {}))
-        for j in (range(M) if i is None else (i,)):
+        for j in range(M) if i is None else (i,):
             if j not in gs:
                 gs[j], fv[j] = fs[j].oracle(y0)
         return gs
@@ -554,20 +644,22 @@ def worst_case(algorithm: ServerRule, schedule: Schedule, constants: Any, *, del
     gbar = {k: mean([cache[k][1][i] for i in range(M)]) for k in full}
     fbar = {k: mean([cache[k][2][i] for i in range(M)]) for k in full}
     x_star = f_star_expr = None
-    if _has_x_star(mu, gap, metric):           # x_*: the minimizer (∇f(x_*) = 0, f_i interpolated there)
+    if _has_x_star(mu, gap, metric):  # x_*: the minimizer (∇f(x_*) = 0, f_i interpolated there)
         fsum = fs[0]
         for f in fs[1:]:
             fsum = fsum + f
         x_star, _, f_star_expr = (fsum / M if M > 1 else fsum).stationary_point(
-            return_gradient_and_function_value=True)
+            return_gradient_and_function_value=True
+        )
         if gap == "distance":
             pep.set_initial_condition((x0 - x_star) ** 2 <= delta)
         elif gap == "f_star":
             pep.set_initial_condition(fbar[("x", 0)] - f_star_expr <= delta)
         else:
             pep.set_initial_condition(fbar[("x", 0)] - fbar[("x", T)] <= delta)
-    elif gap == "f_star":                      # f_* = inf f: f(x) − f_* ≥ ‖∇f(x)‖²/(2L) wherever ∇f is known
+    elif gap == "f_star":  # f_* = inf f: f(x) − f_* ≥ ‖∇f(x)‖²/(2L) wherever ∇f is known
         from PEPit import Expression
+
         f_star_expr = Expression(is_leaf=True)
         pep.set_initial_condition(fbar[("x", 0)] - f_star_expr <= delta)
         for k in full:
@@ -577,7 +669,7 @@ def worst_case(algorithm: ServerRule, schedule: Schedule, constants: Any, *, del
     if M > 1:
         for k in full:
             for i in range(M):
-                pep.add_constraint((cache[k][1][i] - gbar[k]) ** 2 <= sG ** 2)
+                pep.add_constraint((cache[k][1][i] - gbar[k]) ** 2 <= sG**2)
     shift = 0.0 if decrease_weight == 0 else decrease_weight * (fbar[("x", 0)] - fbar[("x", T)])
     if metric == "average":
         s = gbar[("x", 0)] ** 2
@@ -598,39 +690,81 @@ def worst_case(algorithm: ServerRule, schedule: Schedule, constants: Any, *, del
     from cvxpy.error import SolverError
 
     for settings in (RETRY_SETTINGS,) if loose else (SOLVER_SETTINGS, RETRY_SETTINGS):
-        with warnings.catch_warnings():      # cvxpy's "may be inaccurate" warning: the status is reported
+        with warnings.catch_warnings():  # cvxpy's "may be inaccurate" warning: the status is reported
             warnings.simplefilter("ignore", UserWarning)
             try:
                 dual = pep.solve(wrapper="cvxpy", solver="CLARABEL", verbose=verbose, **settings)
-            except SolverError:              # e.g. an unbounded worst case (γ > 2/L): reported, not raised
+            except SolverError:  # e.g. an unbounded worst case (γ > 2/L): reported, not raised
                 dual, status = None, "solver_error"
                 continue
-        status = str(pep.wrapper.prob.status) if pep.wrapper is not None and pep.wrapper.prob is not None \
+        status = (
+            str(pep.wrapper.prob.status)
+            if pep.wrapper is not None and pep.wrapper.prob is not None
             else "unknown"
+        )
         if status == "optimal":
             break
     seconds = time.perf_counter() - t0
     solver = str(getattr(pep.wrapper, "solver_name", "?"))
     prob = getattr(pep.wrapper, "prob", None)
-    timing = dict(compile_seconds=getattr(prob, "compilation_time", None),
-                  solver_seconds=getattr(getattr(prob, "solver_stats", None), "solve_time", None))
+    timing = dict(
+        compile_seconds=getattr(prob, "compilation_time", None),
+        solver_seconds=getattr(getattr(prob, "solver_stats", None), "solve_time", None),
+    )
     if dual is None or pep.G_value is None:
-        return PEPResult(math.inf, math.inf, status, solver, False, math.inf, math.nan, seconds, n, metric,
-                         gap, sk, dict(L=L, sigma_G=sG, delta=delta, mu=mu), None, decrease_weight, **timing)
+        return PEPResult(
+            math.inf,
+            math.inf,
+            status,
+            solver,
+            False,
+            math.inf,
+            math.nan,
+            seconds,
+            n,
+            metric,
+            gap,
+            sk,
+            dict(L=L, sigma_G=sG, delta=delta, mu=mu),
+            None,
+            decrease_weight,
+            **timing,
+        )
     primal = float(pep.objective.eval())
     dual = float(dual)
-    rel_gap = abs(dual - primal) / max(abs(dual), L * delta)    # relative to the metric's scale (≤ 2LΔ)
+    rel_gap = abs(dual - primal) / max(abs(dual), L * delta)  # relative to the metric's scale (≤ 2LΔ)
     min_eig = float(np.linalg.eigvalsh((pep.G_value + pep.G_value.T) / 2).min())
     certified = status == "optimal" and rel_gap <= GAP_TOL and math.isfinite(dual)
-    if dimension_reduction:   # extra solve(s) for a low-rank instance; value and certificate are the first's
+    if dimension_reduction:  # extra solve(s) for a low-rank instance; value and certificate are the first's
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
-            pep.solve(wrapper="cvxpy", solver="CLARABEL", verbose=verbose,
-                      dimension_reduction_heuristic=dimension_reduction, **SOLVER_SETTINGS)
+            pep.solve(
+                wrapper="cvxpy",
+                solver="CLARABEL",
+                verbose=verbose,
+                dimension_reduction_heuristic=dimension_reduction,
+                **SOLVER_SETTINGS,
+            )
     at = min(float(e.eval()) for e in pep.list_of_performance_metrics)
     inst = _instance(cache, xs, x_star, f_star_expr, T, need_last, M, at)
-    return PEPResult(dual, primal, status, solver, certified, rel_gap, min_eig, seconds, n, metric, gap, sk,
-                     dict(L=L, sigma_G=sG, delta=delta, mu=mu), inst, decrease_weight, **timing)
+    return PEPResult(
+        dual,
+        primal,
+        status,
+        solver,
+        certified,
+        rel_gap,
+        min_eig,
+        seconds,
+        n,
+        metric,
+        gap,
+        sk,
+        dict(L=L, sigma_G=sG, delta=delta, mu=mu),
+        inst,
+        decrease_weight,
+        **timing,
+    )
 
 
 def _instance(cache, xs, x_star, f_star, T, need_last, M, metric_value) -> Instance:
@@ -638,16 +772,21 @@ def _instance(cache, xs, x_star, f_star, T, need_last, M, metric_value) -> Insta
     for k, (y, gs, fv) in cache.items():
         pts[k] = np.asarray(y.eval(), dtype=float)
         d = pts[k].shape[0]
-        grads[k] = np.array([np.asarray(gs[i].eval(), dtype=float) if i in gs else np.full(d, np.nan)
-                             for i in range(M)])
+        grads[k] = np.array(
+            [np.asarray(gs[i].eval(), dtype=float) if i in gs else np.full(d, np.nan) for i in range(M)]
+        )
         vals[k] = np.array([float(fv[i].eval()) if i in fv else np.nan for i in range(M)])
     x = np.array([np.asarray(xs[t].eval(), dtype=float) for t in range(T + (1 if need_last else 0))])
     xs_v = None if x_star is None else np.asarray(x_star.eval(), dtype=float)
     fs_v = None if f_star is None else float(f_star.eval())
     # coordinates in R^r, r = numerical rank of all recovered vectors (orthogonal change of basis: inner
     # products, hence every constraint and the metric, are unchanged)
-    V = np.vstack([x] + list(pts.values()) + [np.nan_to_num(g) for g in grads.values()]
-                  + ([xs_v[None]] if xs_v is not None else []))
+    V = np.vstack(
+        [x]
+        + list(pts.values())
+        + [np.nan_to_num(g) for g in grads.values()]
+        + ([xs_v[None]] if xs_v is not None else [])
+    )
     _, sv, Vt = np.linalg.svd(V, full_matrices=False)
     r = max(1, int(np.sum(sv > 1e-7 * max(sv[0], 1e-300))))
     B = Vt[:r].T
@@ -657,5 +796,6 @@ def _instance(cache, xs, x_star, f_star, T, need_last, M, metric_value) -> Insta
 
     pts = {k: proj(v) for k, v in pts.items()}
     grads = {k: np.where(np.isnan(v[:, :1]), np.nan, proj(np.nan_to_num(v))) for k, v in grads.items()}
-    return Instance(proj(x[0]), pts, grads, vals, proj(x), None if xs_v is None else proj(xs_v), fs_v, r,
-                    metric_value)
+    return Instance(
+        proj(x[0]), pts, grads, vals, proj(x), None if xs_v is None else proj(xs_v), fs_v, r, metric_value
+    )

@@ -47,9 +47,18 @@ def _metric(gn, T, metric):
     return gn[:, T]
 
 
-def quadratic_lower_bound(algorithm: ServerRule, schedule: Schedule, *, L: float, sigma_G: float,
-                          delta: float, metric: str = "average", mu: float | None = None, grid: int = 7,
-                          replicate: int = 0) -> LowerBound:
+def quadratic_lower_bound(
+    algorithm: ServerRule,
+    schedule: Schedule,
+    *,
+    L: float,
+    sigma_G: float,
+    delta: float,
+    metric: str = "average",
+    mu: float | None = None,
+    grid: int = 7,
+    replicate: int = 0,
+) -> LowerBound:
     """Largest ``metric`` over the quadratic family above on ``schedule`` (replicate ``replicate``).
 
     ``mu``: if given (strongly convex class), curvatures are restricted to [μ, L]. ``grid``: points per
@@ -79,7 +88,7 @@ def quadratic_lower_bound(algorithm: ServerRule, schedule: Schedule, *, L: float
         a = np.array([a1, a2])
         for p in patterns:
             C = np.zeros((M, 2))
-            C[:, 1] = p * sigma_G / a2              # ‖A(c_i − c̄)‖ = σ_G |p_i| ≤ σ_G, c̄ = 0
+            C[:, 1] = p * sigma_G / a2  # ‖A(c_i − c̄)‖ = σ_G |p_i| ≤ σ_G, c̄ = 0
             prob = HeterogeneousQuadratic.from_arrays(hessian_diag=a, centers=C)
             cs = prob.constants
             # f(x) = ½ Σ_j a_j x_j² + f_*  (c̄ = 0): split Δ between the coordinates, both signs

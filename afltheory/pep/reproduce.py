@@ -31,10 +31,10 @@ def replay(result: PEPResult, tol: float = 1e-5) -> tuple[np.ndarray, np.ndarray
         raise ValueError("result has no instance (the solve failed); nothing to replay")
     oracle = inst.oracle(tol)
     M, T = sk.num_workers, sk.T
-    algo = sk.algorithm   # the rule the PEP read declaratively; here its imperative ``aggregate`` runs
+    algo = sk.algorithm  # the rule the PEP read declaratively; here its imperative ``aggregate`` runs
     import dataclasses
 
-    def rule_at(t):   # round t's constant rule, as ``simulate`` runs it
+    def rule_at(t):  # round t's constant rule, as ``simulate`` runs it
         if getattr(algo, "scheduled", False):
             return algo.at_round(t)
         return algo if sk.eta_L_rounds is None else dataclasses.replace(algo, eta_L=sk.local_eta(t))
@@ -50,19 +50,26 @@ def replay(result: PEPResult, tol: float = 1e-5) -> tuple[np.ndarray, np.ndarray
 
     x = inst.x0.copy()
     d = x.shape[0]
-    state = algo.init(1, M, d, initial_updates=lambda: np.array(
-        [[local(i, x, int(sk.init_K[i]), 0) for i in range(M)]]))
+    state = algo.init(
+        1, M, d, initial_updates=lambda: np.array([[local(i, x, int(sk.init_K[i]), 0) for i in range(M)]])
+    )
     xs = [x]
     for t in range(T):
-        G = np.array([[local(int(i), xs[t - int(dl)], int(k), t)
-                       for i, dl, k in zip(sk.workers[t], sk.delays[t], sk.K[t], strict=True)]])
-        x, state = rule_at(t).aggregate(state, xs[t][None], G, sk.workers[t][None],
-                                                               sk.K[t][None],
-                                  sk.delays[t][None], M)
+        G = np.array(
+            [
+                [
+                    local(int(i), xs[t - int(dl)], int(k), t)
+                    for i, dl, k in zip(sk.workers[t], sk.delays[t], sk.K[t], strict=True)
+                ]
+            ]
+        )
+        x, state = rule_at(t).aggregate(
+            state, xs[t][None], G, sk.workers[t][None], sk.K[t][None], sk.delays[t][None], M
+        )
         x = x[0]
         xs.append(x)
     xs = np.array(xs)
-    n = inst.x.shape[0]          # T (average metric only) or T + 1 iterates with all gradients recorded
+    n = inst.x.shape[0]  # T (average metric only) or T + 1 iterates with all gradients recorded
     gn = np.array([np.sum(np.mean([oracle(i, xs[t]) for i in range(M)], axis=0) ** 2) for t in range(n)])
     if result.metric == "average":
         value = float(gn[:T].mean())
@@ -74,6 +81,6 @@ def replay(result: PEPResult, tol: float = 1e-5) -> tuple[np.ndarray, np.ndarray
         value = float(np.sum((xs[T] - inst.x_star) ** 2))
     else:
         value = float(gn[-1])
-    if result.decrease_weight:   # objective metric − c (f(x_0) − f(x_T)) with the recovered function values
+    if result.decrease_weight:  # objective metric − c (f(x_0) − f(x_T)) with the recovered function values
         value -= result.decrease_weight * (inst.values[("x", 0)].mean() - inst.values[("x", T)].mean())
     return xs, gn, value

@@ -47,8 +47,9 @@ class ScheduleSearch:
         return self.method == "exhaustive" and self.uncertified == 0
 
 
-def round_choices(t: int, M: int, m: int, tau: int,
-                  first_fixed: bool = True) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
+def round_choices(
+    t: int, M: int, m: int, tau: int, first_fixed: bool = True
+) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
     """All (workers, delays) pairs for round t."""
     sets = [tuple(range(m))] if (t == 0 and first_fixed) else list(itertools.combinations(range(M), m))
     dmax = min(t, tau)
@@ -68,11 +69,26 @@ def _schedule(rows, M, K):
     return Schedule(W, D, np.full(W.shape, K, dtype=np.int64), M, init_local_steps=np.full(M, K))
 
 
-def worst_schedule(algorithm: ServerRule, constants: Any, *, num_workers: int, m: int, K: int, T: int,
-                   tau: int, delta: float, metric: str = "average", mu: float | None = None,
-                   heterogeneity: str = "server", max_solves: int = 64, beam: int = 2,
-                   executor: str | Any = "local", jobs: int = 1, scheduler: str | None = None,
-                   **kw: Any) -> ScheduleSearch:
+def worst_schedule(
+    algorithm: ServerRule,
+    constants: Any,
+    *,
+    num_workers: int,
+    m: int,
+    K: int,
+    T: int,
+    tau: int,
+    delta: float,
+    metric: str = "average",
+    mu: float | None = None,
+    heterogeneity: str = "server",
+    max_solves: int = 64,
+    beam: int = 2,
+    executor: str | Any = "local",
+    jobs: int = 1,
+    scheduler: str | None = None,
+    **kw: Any,
+) -> ScheduleSearch:
     """Worst PEP value over the schedules of this size (see the module docstring). Exhaustive when the number
     of schedules is ≤ ``max_solves``, else beam search of width ``beam``; ``kw`` go to ``worst_case``.
     The solves of one search step (all schedules, or one round's extensions of the beam) are independent:
@@ -94,8 +110,13 @@ def worst_schedule(algorithm: ServerRule, constants: Any, *, num_workers: int, m
         raise ValueError(f"executor={executor!r} must be 'local' or 'dask' (or an Executor instance)")
     t0 = time.perf_counter()
     solves = unc = 0
-    common = dict(algorithm=algorithm, constants=constants, M=M, K=K,
-                  kw=dict(kw, delta=delta, metric=metric, mu=mu, heterogeneity=heterogeneity))
+    common = dict(
+        algorithm=algorithm,
+        constants=constants,
+        M=M,
+        K=K,
+        kw=dict(kw, delta=delta, metric=metric, mu=mu, heterogeneity=heterogeneity),
+    )
     local = executor == "local" and jobs == 1
     ex = None if local else make_executor(executor, jobs=jobs, scheduler=scheduler)
 
@@ -106,14 +127,21 @@ def worst_schedule(algorithm: ServerRule, constants: Any, *, num_workers: int, m
         else:
             import hashlib
 
-            pay = [{**common, "rows": rows, "index": j,
-                    "id": hashlib.sha1(f"{j}|{rows}".encode()).hexdigest()[:16]}
-                   for j, rows in enumerate(cands)]
+            pay = [
+                {
+                    **common,
+                    "rows": rows,
+                    "index": j,
+                    "id": hashlib.sha1(f"{j}|{rows}".encode()).hexdigest()[:16],
+                }
+                for j, rows in enumerate(cands)
+            ]
             res = [None] * len(cands)
             for p, r, err in ex.imap_unordered(_solve, pay):
                 if err is not None:
-                    raise RuntimeError(f"PEP solve of schedule {p['rows']} failed on the {ex.name} "
-                                       f"executor:\n{err}")
+                    raise RuntimeError(
+                        f"PEP solve of schedule {p['rows']} failed on the {ex.name} executor:\n{err}"
+                    )
                 res[p["index"]] = r
         solves += len(res)
         unc += sum(not r.certified for r in res)
@@ -123,8 +151,9 @@ def worst_schedule(algorithm: ServerRule, constants: Any, *, num_workers: int, m
         count = schedule_count(M, m, T, tau)
         if count <= max_solves:
             method = "exhaustive"
-            cands = [list(rows) for rows in itertools.product(*(round_choices(t, M, m, tau)
-                                                                 for t in range(T)))]
+            cands = [
+                list(rows) for rows in itertools.product(*(round_choices(t, M, m, tau) for t in range(T)))
+            ]
             results = solve_all(cands)
         else:
             method = f"beam({beam})"
@@ -150,5 +179,6 @@ def _solve(task: dict) -> Any:
     """One schedule's PEP (``worst_schedule``'s task; module level so executors can pickle it)."""
     from .core import worst_case
 
-    return worst_case(task["algorithm"], _schedule(task["rows"], task["M"], task["K"]), task["constants"],
-                      **task["kw"])
+    return worst_case(
+        task["algorithm"], _schedule(task["rows"], task["M"], task["K"]), task["constants"], **task["kw"]
+    )

@@ -79,14 +79,21 @@ def worker_classes(sk: Skeleton, reduce: bool = True) -> list[tuple[int, ...]]:
         h = [int(sk.init_K[i]) if (sk.memory and sk.warm_start) else 0]
         for t in range(sk.T):
             js = np.nonzero(sk.workers[t] == i)[0]
-            h.append(tuple(sorted((int(sk.delays[t, j]), int(sk.K[t, j]), float(sk.weights[t, j]))
-                                  for j in js)))
+            h.append(
+                tuple(sorted((int(sk.delays[t, j]), int(sk.K[t, j]), float(sk.weights[t, j])) for j in js))
+            )
         hist.setdefault(tuple(h), []).append(i)
     return sorted(tuple(v) for v in hist.values())
 
 
-def reduced_sizes(sk: Skeleton, metric: str = "average", gap: str = "f_star", mu: float | None = None,
-                  decrease_weight: float = 0.0, reduce: bool = True) -> tuple[int, tuple[int, ...]]:
+def reduced_sizes(
+    sk: Skeleton,
+    metric: str = "average",
+    gap: str = "f_star",
+    mu: float | None = None,
+    decrease_weight: float = 0.0,
+    reduce: bool = True,
+) -> tuple[int, tuple[int, ...]]:
     """(n0, (q_c, …)): the mean Gram dimension and the deviation blocks (classes with ≥ 2 workers)."""
     classes = worker_classes(sk, reduce)
     q = _class_points(sk, classes, metric, gap, mu, decrease_weight)
@@ -99,8 +106,9 @@ def _class_points(sk, classes, metric, gap, mu, decrease_weight) -> list[int]:
     keys = sk.eval_points(metric, gap, last=decrease_weight != 0)
     server = sum(1 for k in keys if k[0] == "x")
     star = _has_x_star(mu, gap, metric)
-    return [server + sum(1 for k in keys if k[0] == "y" and k[1] == c[0]) + (1 if star else 0)
-            for c in classes]
+    return [
+        server + sum(1 for k in keys if k[0] == "y" and k[1] == c[0]) + (1 if star else 0) for c in classes
+    ]
 
 
 # --------------------------------------------------------------------------------------------- vectors
@@ -134,8 +142,10 @@ class _Vec:
 
     def __mul__(self, a):
         a = float(a)
-        return _Vec({k: a * v for k, v in self.m.items()},
-                    {w: {k: a * v for k, v in dv.items()} for w, dv in self.d.items()})
+        return _Vec(
+            {k: a * v for k, v in self.m.items()},
+            {w: {k: a * v for k, v in dv.items()} for w, dv in self.d.items()},
+        )
 
     __rmul__ = __mul__
 
@@ -143,19 +153,18 @@ class _Vec:
         return self * (1.0 / float(a))
 
 
-
 class _Builder:
     def __init__(self, sk: Skeleton, classes, star: bool):
         self.sk, self.classes, self.star = sk, classes, star
         self.cls = {i: ci for ci, c in enumerate(classes) for i in c}
         self.rep = {ci: c[0] for ci, c in enumerate(classes)}
-        self.n_mean = 1                    # index 0: x_0 (x_0 − x_* when x_* is present)
+        self.n_mean = 1  # index 0: x_0 (x_0 − x_* when x_* is present)
         self.n_dev = [0] * len(classes)
         self.n_f = 0
-        self.slots: dict = {}              # (class, rep key) -> (mean idx, dev idx or None, f idx)
-        self.cache: dict = {}              # full key -> (point vec, {worker: grad vec}, {worker: f idx})
-        self.points: list[list] = [[] for _ in classes]   # per class: (x vec, g vec, f idx) of the rep
-        self.nnz = 0                       # nonzeros of the interpolation constraints (reported)
+        self.slots: dict = {}  # (class, rep key) -> (mean idx, dev idx or None, f idx)
+        self.cache: dict = {}  # full key -> (point vec, {worker: grad vec}, {worker: f idx})
+        self.points: list[list] = [[] for _ in classes]  # per class: (x vec, g vec, f idx) of the rep
+        self.nnz = 0  # nonzeros of the interpolation constraints (reported)
 
     def _slot(self, ci, rkey, mean_idx=None):
         if rkey not in self.slots:
@@ -174,15 +183,20 @@ class _Builder:
         for c in self.classes:
             if len(c) > 1 and all(w in d for w in c):
                 ref = d[c[0]]
-                if all(d[w].keys() == ref.keys() and all(abs(d[w][k] - ref[k]) <= 1e-12 * (1 + abs(ref[k]))
-                                                         for k in ref) for w in c):
+                if all(
+                    d[w].keys() == ref.keys()
+                    and all(abs(d[w][k] - ref[k]) <= 1e-12 * (1 + abs(ref[k])) for k in ref)
+                    for w in c
+                ):
                     for w in c:
                         del d[w]
         return _Vec(v.m, d)
 
     def grad_vec(self, i, mean_idx, dev_idx):
-        return _Vec({mean_idx: 1.0} if not isinstance(mean_idx, dict) else dict(mean_idx),
-                    {} if dev_idx is None else {i: {dev_idx: 1.0}})
+        return _Vec(
+            {mean_idx: 1.0} if not isinstance(mean_idx, dict) else dict(mean_idx),
+            {} if dev_idx is None else {i: {dev_idx: 1.0}},
+        )
 
     def grad(self, i, key, y):
         ci = self.cls[i]
@@ -214,7 +228,7 @@ class _Builder:
                 m = {means[ci]: 1.0}
             else:
                 m = {means[j]: -sizes[j] / sizes[-1] for j in range(r - 1)}
-            _, dev, fidx = self._slot(ci, (ci, "star"), mean_idx=-1)   # no own mean index
+            _, dev, fidx = self._slot(ci, (ci, "star"), mean_idx=-1)  # no own mean index
             self.points[ci].append((_Vec(), self.grad_vec(self.rep[ci], m, dev), fidx))
             for i in c:
                 self.cache.setdefault(("star",), (_Vec(), {}, {}))
@@ -250,11 +264,24 @@ def _sym_outer(a, b):
     return 0.5 * (o + o.transpose(0, 2, 1))
 
 
-def reduced_worst_case(algorithm: ServerRule, schedule: Schedule, constants: Any, *, delta: float,
-                       mu: float | None = None, metric: str = "average", gap: str = "f_star",
-                       replicate: int = 0, max_gram: int = MAX_GRAM, decrease_weight: float = 0.0,
-                       eta_L_schedule: Any = None, reduce: bool = True, cuts: bool = False,
-                       cut_window: int = 2, verbose: bool = False) -> PEPResult:
+def reduced_worst_case(
+    algorithm: ServerRule,
+    schedule: Schedule,
+    constants: Any,
+    *,
+    delta: float,
+    mu: float | None = None,
+    metric: str = "average",
+    gap: str = "f_star",
+    replicate: int = 0,
+    max_gram: int = MAX_GRAM,
+    decrease_weight: float = 0.0,
+    eta_L_schedule: Any = None,
+    reduce: bool = True,
+    cuts: bool = False,
+    cut_window: int = 2,
+    verbose: bool = False,
+) -> PEPResult:
     """The worst case of ``worst_case(..., heterogeneity="server")`` through the orbit-reduced SDP (see the
     module docstring); same arguments. ``reduce=False`` solves the unreduced SDP with the same code;
     ``cuts``: constraint generation — solve with the
@@ -276,18 +303,22 @@ def reduced_worst_case(algorithm: ServerRule, schedule: Schedule, constants: Any
     if max((n0,) + blocks) > max_gram:
         from .core import estimate_seconds
 
-        raise PEPSizeError(f"reduced PEP Gram dimension {n0} (blocks {blocks}) exceeds max_gram={max_gram} "
-                           f"(allowed range [1, {max_gram}]; estimated solve time "
-                           f"~{estimate_seconds(n0):.0f} s); reduce T, K or the delays, or pass "
-                           f"max_gram={max((n0,) + blocks)} deliberately")
+        raise PEPSizeError(
+            f"reduced PEP Gram dimension {n0} (blocks {blocks}) exceeds max_gram={max_gram} "
+            f"(allowed range [1, {max_gram}]; estimated solve time "
+            f"~{estimate_seconds(n0):.0f} s); reduce T, K or the delays, or pass "
+            f"max_gram={max((n0,) + blocks)} deliberately"
+        )
     classes = worker_classes(sk, reduce)
     star = _has_x_star(mu, gap, metric)
     need_last = _needs_last(metric, gap, decrease_weight)
     T, M = sk.T, sk.num_workers
     # the dense coefficient arrays: per class P_c² rows of n0² + q_c² doubles (and one copy)
     q = _class_points(sk, classes, metric, gap, mu, decrease_weight)
-    check_alloc(f"the PEP of T={T} rounds with {M} workers (Gram {n0}, blocks {blocks})",
-                16.0 * sum(p * p * (n0 * n0 + p * p) for p in q))
+    check_alloc(
+        f"the PEP of T={T} rounds with {M} workers (Gram {n0}, blocks {blocks})",
+        16.0 * sum(p * p * (n0 * n0 + p * p) for p in q),
+    )
     b = _Builder(sk, classes, star)
     x0 = _Vec({0: 1.0})
     xs = _run_skeleton(sk, x0, b.grad, post=b.collapse)
@@ -297,12 +328,28 @@ def reduced_worst_case(algorithm: ServerRule, schedule: Schedule, constants: Any
     xs = [b.collapse(x) for x in xs]
     if star:
         b.add_x_star()
-    return _solve(b, sk, classes, xs, L, sG, delta, mu, metric, gap, decrease_weight, need_last, verbose,
-                  cuts, check_int("cut_window", cut_window, low=1))
+    return _solve(
+        b,
+        sk,
+        classes,
+        xs,
+        L,
+        sG,
+        delta,
+        mu,
+        metric,
+        gap,
+        decrease_weight,
+        need_last,
+        verbose,
+        cuts,
+        check_int("cut_window", cut_window, low=1),
+    )
 
 
-def _solve(b: _Builder, sk, classes, xs, L, sG, delta, mu, metric, gap, cdec, need_last, verbose, cuts,
-           cut_window):
+def _solve(
+    b: _Builder, sk, classes, xs, L, sG, delta, mu, metric, gap, cdec, need_last, verbose, cuts, cut_window
+):
     import cvxpy as cp
     from cvxpy.error import SolverError
 
@@ -313,9 +360,9 @@ def _solve(b: _Builder, sk, classes, xs, L, sG, delta, mu, metric, gap, cdec, ne
     Ds = [cp.Variable((q, q), PSD=True) if q > 0 else None for q in b.n_dev]
     F = cp.Variable(nF)
     fstar = cp.Variable() if (mu is None and gap == "f_star") else None
-    cons, rhs = [], []          # each: (cvxpy constraint, rhs array) for the dual objective
+    cons, rhs = [], []  # each: (cvxpy constraint, rhs array) for the dual objective
 
-    def quad(a, c):            # a: _Vec pair list -> (CG, CD) for Σ coef <a, c>
+    def quad(a, c):  # a: _Vec pair list -> (CG, CD) for Σ coef <a, c>
         am, ad = b.dense(a)
         cm, cd = b.dense(c)
         CG = 0.5 * (np.outer(am, cm) + np.outer(cm, am))
@@ -335,7 +382,7 @@ def _solve(b: _Builder, sk, classes, xs, L, sG, delta, mu, metric, gap, cdec, ne
     # ---- interpolation, vectorized per class (representative's points), all ordered pairs
     from scipy import sparse
 
-    interp = []                 # per class: (ci, AG, AD, AF, pairs (p, j))
+    interp = []  # per class: (ci, AG, AD, AF, pairs (p, j))
     for ci, pts in enumerate(b.points):
         P = len(pts)
         if P < 2:
@@ -351,12 +398,15 @@ def _solve(b: _Builder, sk, classes, xs, L, sG, delta, mu, metric, gap, cdec, ne
             idx = np.array([j for j in range(P) if j != p])
             dx, dxd = X[p] - X[idx], Xd[p] - Xd[idx]
             dg, dgd = Gm[p] - Gm[idx], Gd[p] - Gd[idx]
-            if mu is None:      # f_p − f_j ≥ −L/4‖dx‖² + ½⟨g_p + g_j, dx⟩ + 1/(4L)‖dg‖²
+            if mu is None:  # f_p − f_j ≥ −L/4‖dx‖² + ½⟨g_p + g_j, dx⟩ + 1/(4L)‖dg‖²
                 sg, sgd = Gm[p] + Gm[idx], Gd[p] + Gd[idx]
                 CG = -L / 4 * _sym_outer(dx, dx) + 0.5 * _sym_outer(sg, dx) + _sym_outer(dg, dg) / (4 * L)
-                CD = (-L / 4 * _sym_outer(dxd, dxd) + 0.5 * _sym_outer(sgd, dxd)
-                      + _sym_outer(dgd, dgd) / (4 * L))
-            else:               # f_p − f_j ≥ ⟨g_j, dx⟩ + ‖dg‖²/(2L) + μ/(2(1−μ/L)) ‖dx − dg/L‖²
+                CD = (
+                    -L / 4 * _sym_outer(dxd, dxd)
+                    + 0.5 * _sym_outer(sgd, dxd)
+                    + _sym_outer(dgd, dgd) / (4 * L)
+                )
+            else:  # f_p − f_j ≥ ⟨g_j, dx⟩ + ‖dg‖²/(2L) + μ/(2(1−μ/L)) ‖dx − dg/L‖²
                 k = mu / (2 * (1 - mu / L))
                 ex, exd = dx - dg / L, dxd - dgd / L
                 CG = _sym_outer(Gm[idx], dx) + _sym_outer(dg, dg) / (2 * L) + k * _sym_outer(ex, ex)
@@ -390,8 +440,8 @@ def _solve(b: _Builder, sk, classes, xs, L, sG, delta, mu, metric, gap, cdec, ne
             for ci, c in enumerate(classes):
                 dv = b.cache[("x", t)][1][c[0]] - gb[t]
                 CG, CD = quad(dv, dv)
-                cons.append(expr_of(CG, CD, ci) <= sG ** 2)
-                rhs.append(np.array(sG ** 2))
+                cons.append(expr_of(CG, CD, ci) <= sG**2)
+                rhs.append(np.array(sG**2))
     star = b.star
     if star:
         f_star = sum((sizes[ci] / M) * F[b.cache[("star",)][2][c[0]]] for ci, c in enumerate(classes))
@@ -404,7 +454,7 @@ def _solve(b: _Builder, sk, classes, xs, L, sG, delta, mu, metric, gap, cdec, ne
     else:
         cons.append(fbar(("x", 0)) - fbar(("x", T)) <= delta)
     rhs.append(np.array(delta))
-    if fstar is not None:      # f_* = inf f: f(x_t) − f_* ≥ ‖∇f(x_t)‖²/(2L)
+    if fstar is not None:  # f_* = inf f: f(x_t) − f_* ≥ ‖∇f(x_t)‖²/(2L)
         for t in ts:
             CG, _ = quad(gb[t], gb[t])
             cons.append(expr_of(CG) / (2 * L) - fbar(("x", t)) + fstar <= 0)
@@ -422,7 +472,7 @@ def _solve(b: _Builder, sk, classes, xs, L, sG, delta, mu, metric, gap, cdec, ne
         obj = expr_of(quad(gb[T], gb[T])[0]) - shift
     elif metric == "last_gap":
         obj = fbar(("x", T)) - f_star - shift
-    else:                       # last_dist: ‖x_T − x_*‖², x_* = 0
+    else:  # last_dist: ‖x_T − x_*‖², x_* = 0
         obj = expr_of(quad(xs[T], xs[T])[0]) - shift
     t0 = time.perf_counter()
 
@@ -462,7 +512,7 @@ def _solve(b: _Builder, sk, classes, xs, L, sG, delta, mu, metric, gap, cdec, ne
         return out
 
     scale = max(L * delta, 1e-300)
-    if cuts:                     # start from the pairs of neighbouring points (and the first/last/x_*)
+    if cuts:  # start from the pairs of neighbouring points (and the first/last/x_*)
         active = []
         for _, _, _, _, pairs in interp:
             active.append(np.abs(pairs[:, 0] - pairs[:, 1]) <= cut_window)
@@ -482,20 +532,48 @@ def _solve(b: _Builder, sk, classes, xs, L, sG, delta, mu, metric, gap, cdec, ne
             a |= v > 0.1 * CUT_TOL * scale
     cons, rhs = all_cons, all_rhs
     seconds = time.perf_counter() - t0
-    timing = dict(compile_seconds=getattr(prob, "compilation_time", None),
-                  solver_seconds=getattr(getattr(prob, "solver_stats", None), "solve_time", None))
-    consts = dict(L=L, sigma_G=sG, delta=delta, mu=mu, blocks=(n0,) + tuple(q for q in b.n_dev if q),
-                  classes=[list(c) for c in classes], nnz=b.nnz, cut_rounds=rounds,
-                  active=int(sum(int(a.sum()) for a in active)),
-                  interpolation=int(sum(len(a) for a in active)))
+    timing = dict(
+        compile_seconds=getattr(prob, "compilation_time", None),
+        solver_seconds=getattr(getattr(prob, "solver_stats", None), "solve_time", None),
+    )
+    consts = dict(
+        L=L,
+        sigma_G=sG,
+        delta=delta,
+        mu=mu,
+        blocks=(n0,) + tuple(q for q in b.n_dev if q),
+        classes=[list(c) for c in classes],
+        nnz=b.nnz,
+        cut_rounds=rounds,
+        active=int(sum(int(a.sum()) for a in active)),
+        interpolation=int(sum(len(a) for a in active)),
+    )
     if status not in ("optimal", "optimal_inaccurate") or G.value is None:
-        return PEPResult(math.inf, math.inf, status, "CLARABEL", False, math.inf, math.nan, seconds, n0,
-                         metric, gap, sk, consts, None, cdec, **timing)
+        return PEPResult(
+            math.inf,
+            math.inf,
+            status,
+            "CLARABEL",
+            False,
+            math.inf,
+            math.nan,
+            seconds,
+            n0,
+            metric,
+            gap,
+            sk,
+            consts,
+            None,
+            cdec,
+            **timing,
+        )
     dual = float(sum(float(np.sum(np.asarray(c.dual_value) * r)) for c, r in zip(cons, rhs, strict=True)))
     primal = float(prob.value)
     rel_gap = abs(dual - primal) / max(abs(dual), L * delta)
-    min_eig = min([float(np.linalg.eigvalsh(G.value).min())]
-                  + [float(np.linalg.eigvalsh(D.value).min()) for D in Ds if D is not None])
+    min_eig = min(
+        [float(np.linalg.eigvalsh(G.value).min())]
+        + [float(np.linalg.eigvalsh(D.value).min()) for D in Ds if D is not None]
+    )
     certified = status == "optimal" and rel_gap <= GAP_TOL and math.isfinite(dual)
     # the rebuilt instance has dimension ≤ n0 + Σ_c q_c (n_c − 1) and M gradients per recorded point: skipped
     # (instance None; the certificate stands) when that would allocate more than a quarter of the limit
@@ -504,10 +582,37 @@ def _solve(b: _Builder, sk, classes, xs, L, sG, delta, mu, metric, gap, cdec, ne
     dim = n0 + sum(q * (len(c) - 1) for q, c in zip(b.n_dev, classes, strict=True))
     inst = None
     if 8.0 * len(b.cache) * (M + 1) * dim <= MAX_ALLOC_BYTES / 4:
-        inst = _instance(b, sk, classes, xs, G.value, [None if D is None else D.value for D in Ds], F.value,
-                         None if fstar is None else float(fstar.value), star, need_last, primal)
-    return PEPResult(dual, primal, status, "CLARABEL", certified, rel_gap, min_eig, seconds, n0, metric, gap,
-                     sk, consts, inst, cdec, **timing)
+        inst = _instance(
+            b,
+            sk,
+            classes,
+            xs,
+            G.value,
+            [None if D is None else D.value for D in Ds],
+            F.value,
+            None if fstar is None else float(fstar.value),
+            star,
+            need_last,
+            primal,
+        )
+    return PEPResult(
+        dual,
+        primal,
+        status,
+        "CLARABEL",
+        certified,
+        rel_gap,
+        min_eig,
+        seconds,
+        n0,
+        metric,
+        gap,
+        sk,
+        consts,
+        inst,
+        cdec,
+        **timing,
+    )
 
 
 def _factor(A: np.ndarray) -> np.ndarray:
@@ -521,7 +626,7 @@ def _simplex(n: int) -> np.ndarray:
     """n unit vectors in R^{n−1} with pairwise inner products −1/(n−1) (rows)."""
     E = np.eye(n) - 1.0 / n
     U, s, _ = np.linalg.svd(E)
-    S = U[:, : n - 1] * s[: n - 1] ** 0.5          # rows: E = S Sᵀ, ‖s_i‖² = 1 − 1/n
+    S = U[:, : n - 1] * s[: n - 1] ** 0.5  # rows: E = S Sᵀ, ‖s_i‖² = 1 − 1/n
     return S / math.sqrt(1 - 1 / n)
 
 
@@ -552,7 +657,7 @@ def _instance(b: _Builder, sk, classes, xs, Gv, Dvs, Fv, fstar, star, need_last,
             for k, c in dv.items():
                 d[k] += c
             part = np.kron(S[pos[w]], E @ d)
-            out[offs[ci]: offs[ci] + part.size] += part
+            out[offs[ci] : offs[ci] + part.size] += part
         return out
 
     M = sk.num_workers

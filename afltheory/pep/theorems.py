@@ -81,10 +81,14 @@ class Bracket:
         """A strict-JSON dict of the bracket (numpy scalars/arrays converted; a non-finite number becomes
         None, so ``json.dumps(..., allow_nan=False)`` never sees NaN or Infinity)."""
         d = asdict(self)
-        d.update(pep_upper=self.upper, theorem_bound=self.bound, holds=self.holds,
-                 control_exceeded=self.control_exceeded, ratio_upper_to_bound=(
-                     None if self.upper is None else self.upper / self.bound),
-                 ratio_lower_to_bound=self.lower / self.bound)
+        d.update(
+            pep_upper=self.upper,
+            theorem_bound=self.bound,
+            holds=self.holds,
+            control_exceeded=self.control_exceeded,
+            ratio_upper_to_bound=(None if self.upper is None else self.upper / self.bound),
+            ratio_lower_to_bound=self.lower / self.bound,
+        )
         return json_safe(d)
 
 
@@ -109,8 +113,9 @@ def json_safe(obj: object) -> object:
     return str(obj)
 
 
-def step_sizes(claim: str, *, L: float, K: int, tau: int, M: int, m_fresh: int | None = None,
-               fraction: float = 0.9) -> tuple[float, float]:
+def step_sizes(
+    claim: str, *, L: float, K: int, tau: int, M: int, m_fresh: int | None = None, fraction: float = 0.9
+) -> tuple[float, float]:
     """(η, η_L) inside the theorem's conditions: η_L = ``fraction`` × the largest η_L allowed by the η-free
     conditions, η = the largest admissible η for that η_L (on the boundary of the η-condition, which
     holds)."""
@@ -125,19 +130,21 @@ def step_sizes(claim: str, *, L: float, K: int, tau: int, M: int, m_fresh: int |
         c2 = math.sqrt(0.25 / (30 * tau * K**2)) / L if tau > 0 else math.inf
     eta_L = fraction * min(c1, c2)
     if not math.isfinite(eta_L):
-        eta_L = 0.5 / L      # K = 1 and τ = 0: no local or delay condition; any η_L with η η_L fixed by η
+        eta_L = 0.5 / L  # K = 1 and τ = 0: no local or delay condition; any η_L with η η_L fixed by η
     if claim == "thm2":
         adm = theorem2.admissible_step_sizes(L=L, eta_L=eta_L, K_max=K, tau=tau)
     elif claim == "thm3":
         adm = theorem3.admissible_step_sizes(L=L, eta_L=eta_L, K_max=K, tau=tau, num_workers=M)
     else:
-        adm = theorem4.admissible_step_sizes(L=L, eta_L=eta_L, K_max=K, tau=tau, num_workers=M,
-                                             m_fresh=m_fresh)
+        adm = theorem4.admissible_step_sizes(
+            L=L, eta_L=eta_L, K_max=K, tau=tau, num_workers=M, m_fresh=m_fresh
+        )
     return adm.require(), eta_L
 
 
-def default_schedule(claim: str, *, M: int, m: int, K: int, T: int, tau: int, seed: int = 0,
-                     kind: str = "default") -> Schedule:
+def default_schedule(
+    claim: str, *, M: int, m: int, K: int, T: int, tau: int, seed: int = 0, kind: str = "default"
+) -> Schedule:
     """Thm 2/4: cyclic arrival sets {t, …, t + m − 1} mod M; Thm 3: uniform m-subsets (seeded);
     ``kind="fixed"``: the same set {0, …, m − 1} every round (biased participation; its workers are
     interchangeable, so the symmetry-reduced PEP applies). Every delay is the largest allowed, min(t, τ);
@@ -157,11 +164,30 @@ def default_schedule(claim: str, *, M: int, m: int, K: int, T: int, tau: int, se
     return Schedule(W, D, np.full((T, m), K), M, init_local_steps=np.full(M, K))
 
 
-def bracket(claim: str, *, m: int, K: int, T: int, tau: int, M: int | None = None, sigma_G: float = 0.1,
-            delta: float = 1.0, L: float = 1.0, schedule: Schedule | None = None, search: str | None = None,
-            beam: int = 2, heterogeneity: str = "server", lower_grid: int = 7, max_gram: int | None = None,
-            seed: int = 0, gamma: float | None = None, executor: str | object = "local", jobs: int = 1,
-            scheduler: str | None = None, schedule_kind: str = "default") -> Bracket:
+def bracket(
+    claim: str,
+    *,
+    m: int,
+    K: int,
+    T: int,
+    tau: int,
+    M: int | None = None,
+    sigma_G: float = 0.1,
+    delta: float = 1.0,
+    L: float = 1.0,
+    schedule: Schedule | None = None,
+    search: str | None = None,
+    beam: int = 2,
+    heterogeneity: str = "server",
+    lower_grid: int = 7,
+    max_gram: int | None = None,
+    seed: int = 0,
+    gamma: float | None = None,
+    executor: str | object = "local",
+    jobs: int = 1,
+    scheduler: str | None = None,
+    schedule_kind: str = "default",
+) -> Bracket:
     """The bracket for ``claim`` ("thm2", "thm3", "thm4") at this size (see the module docstring).
 
     ``M`` defaults to m + 1 (partial participation). ``search``: None (the default or given schedule),
@@ -192,25 +218,31 @@ def bracket(claim: str, *, m: int, K: int, T: int, tau: int, M: int | None = Non
     if gamma is not None:
         try:
             gamma = check_real("gamma", gamma, low=STEP_MIN / L, high=STEP_MAX / L)
-        except ValueError as exc:   # e.g. 5e-324: the bound's transient term divides by it
-            raise ValueError(f"{exc} — a degenerate server step (gamma·L must lie in "
-                             f"[{STEP_MIN:g}, {STEP_MAX:g}])") from None
+        except ValueError as exc:  # e.g. 5e-324: the bound's transient term divides by it
+            raise ValueError(
+                f"{exc} — a degenerate server step (gamma·L must lie in [{STEP_MIN:g}, {STEP_MAX:g}])"
+            ) from None
     if max_gram is not None:
         max_gram = check_int("max_gram", max_gram, low=1, high=10_000)
     # a lower bound on the Gram dimension (M gradients at each of the T server iterates), checked before any
     # schedule or SDP is allocated; the exact size is checked by ``worst_case``
     limit = max_gram or MAX_GRAM
-    n_lo = 1 + M * T if schedule_kind != "fixed" else 1 + (2 if m < M else 1) * T   # reduced: mean block
+    n_lo = 1 + M * T if schedule_kind != "fixed" else 1 + (2 if m < M else 1) * T  # reduced: mean block
     if n_lo > limit:
         from .core import PEPSizeError, estimate_seconds
 
-        raise PEPSizeError(f"PEP Gram dimension ≥ {n_lo} (M={M}, T={T}) exceeds max_gram={limit} (allowed "
-                           f"range [1, {limit}]; estimated solve time ≥ {estimate_seconds(n_lo):.3g} s); "
-                           f"reduce T or M, or pass max_gram deliberately")
+        raise PEPSizeError(
+            f"PEP Gram dimension ≥ {n_lo} (M={M}, T={T}) exceeds max_gram={limit} (allowed "
+            f"range [1, {limit}]; estimated solve time ≥ {estimate_seconds(n_lo):.3g} s); "
+            f"reduce T or M, or pass max_gram deliberately"
+        )
     thm = {"thm2": theorem2, "thm3": theorem3, "thm4": theorem4}[claim]
     consts = Constants(L=L, mu=-L, sigma_L=0.0, sigma_G=sigma_G, f_star=0.0, x_star=None)
-    sched = default_schedule(claim, M=M, m=m, K=K, T=T, tau=tau, seed=seed, kind=schedule_kind) \
-        if schedule is None else schedule
+    sched = (
+        default_schedule(claim, M=M, m=m, K=K, T=T, tau=tau, seed=seed, kind=schedule_kind)
+        if schedule is None
+        else schedule
+    )
     t0 = time.perf_counter()
     if claim == "thm4":
         stale, _ = sched.memory()
@@ -222,19 +254,39 @@ def bracket(claim: str, *, m: int, K: int, T: int, tau: int, M: int | None = Non
     if gamma is not None:
         eta = gamma / eta_L
     from ..algorithms import AFACD, AFACS
+
     algo = (AFACS if CLAIMS[claim][1] == "AFACS" else AFACD)(eta=eta, eta_L=eta_L)
     kw = dict(max_gram=max_gram or MAX_GRAM)
-    how = "given schedule" if schedule is not None else \
-        f"{'fixed' if schedule_kind == 'fixed' else 'default'} schedule (max delays)"
+    how = (
+        "given schedule"
+        if schedule is not None
+        else f"{'fixed' if schedule_kind == 'fixed' else 'default'} schedule (max delays)"
+    )
     if search:
         from .search import worst_schedule
-        res = worst_schedule(algo, consts, num_workers=M, m=m, K=K, T=T, tau=tau, delta=delta,
-                             heterogeneity=heterogeneity, beam=beam,
-                             max_solves=10**9 if search == "exhaustive" else 64, executor=executor, jobs=jobs,
-                             scheduler=scheduler, **kw)
+
+        res = worst_schedule(
+            algo,
+            consts,
+            num_workers=M,
+            m=m,
+            K=K,
+            T=T,
+            tau=tau,
+            delta=delta,
+            heterogeneity=heterogeneity,
+            beam=beam,
+            max_solves=10**9 if search == "exhaustive" else 64,
+            executor=executor,
+            jobs=jobs,
+            scheduler=scheduler,
+            **kw,
+        )
         pep, sched = res.best, res.schedule
-        how = f"worst schedule, {res.method} over {res.count} schedules ({res.solves} solves" \
-              f"{', ' + str(res.uncertified) + ' uncertified' if res.uncertified else ''})"
+        how = (
+            f"worst schedule, {res.method} over {res.count} schedules ({res.solves} solves"
+            f"{', ' + str(res.uncertified) + ' uncertified' if res.uncertified else ''})"
+        )
     else:
         from .core import skeleton
         from .symmetric import worker_classes
@@ -242,24 +294,60 @@ def bracket(claim: str, *, m: int, K: int, T: int, tau: int, M: int | None = Non
         sym = heterogeneity == "server" and any(len(c) > 1 for c in worker_classes(skeleton(algo, sched)))
         pep = worst_case(algo, sched, consts, delta=delta, heterogeneity=heterogeneity, symmetry=sym, **kw)
     lb = quadratic_lower_bound(algo, sched, L=L, sigma_G=sigma_G, delta=delta, grid=lower_grid)
-    with warnings.catch_warnings():      # the problems are returned and reported, not warned about
+    with warnings.catch_warnings():  # the problems are returned and reported, not warned about
         warnings.simplefilter("ignore")
         problems = tuple(check_scope(thm.__name__.rsplit(".", 1)[-1], sched, consts, eta=eta, eta_L=eta_L))
-    terms = {k: float(v[0]) for k, v in thm.bound_terms(sched, consts, eta=eta, eta_L=eta_L, f0=delta,
-                                                       scope="ignore").items()}
+    terms = {
+        k: float(v[0])
+        for k, v in thm.bound_terms(sched, consts, eta=eta, eta_L=eta_L, f0=delta, scope="ignore").items()
+    }
     bound = float(sum(terms.values()))
     control = bound - terms.get("transient", 0.0)
-    bad = {k: v for k, v in dict(bound=bound, control=control, lower=lb.value, **terms).items()
-           if not math.isfinite(v)}
+    bad = {
+        k: v
+        for k, v in dict(bound=bound, control=control, lower=lb.value, **terms).items()
+        if not math.isfinite(v)
+    }
     if bad or (pep.upper is not None and not math.isfinite(pep.upper)):
-        raise ValueError(f"the bracket of {claim} is not finite at this configuration ({bad or pep.upper}; "
-                         f"eta={eta:.4g}, eta_L={eta_L:.4g}): degenerate step sizes or constants; nothing is "
-                         "certified")
-    return Bracket(claim, dict(M=M, m=m, K=K, T=T, tau=tau, sigma_G=sigma_G, delta=delta, L=L,
-                               gamma=eta * eta_L,
-                               heterogeneity=heterogeneity, tau_memory=tau_eff if claim == "thm4" else None),
-                   eta, eta_L, not problems, problems, pep.upper, pep.status, pep.certified, pep.primal,
-                   lb.value,
-                   lb.method, bound, terms, control, time.perf_counter() - t0, pep.gram_size, how,
-                   dict(workers=sched.workers[0].tolist(), delays=sched.delays[0].tolist(),
-                        K=sched.local_steps[0].tolist()))
+        raise ValueError(
+            f"the bracket of {claim} is not finite at this configuration ({bad or pep.upper}; "
+            f"eta={eta:.4g}, eta_L={eta_L:.4g}): degenerate step sizes or constants; nothing is "
+            "certified"
+        )
+    return Bracket(
+        claim,
+        dict(
+            M=M,
+            m=m,
+            K=K,
+            T=T,
+            tau=tau,
+            sigma_G=sigma_G,
+            delta=delta,
+            L=L,
+            gamma=eta * eta_L,
+            heterogeneity=heterogeneity,
+            tau_memory=tau_eff if claim == "thm4" else None,
+        ),
+        eta,
+        eta_L,
+        not problems,
+        problems,
+        pep.upper,
+        pep.status,
+        pep.certified,
+        pep.primal,
+        lb.value,
+        lb.method,
+        bound,
+        terms,
+        control,
+        time.perf_counter() - t0,
+        pep.gram_size,
+        how,
+        dict(
+            workers=sched.workers[0].tolist(),
+            delays=sched.delays[0].tolist(),
+            K=sched.local_steps[0].tolist(),
+        ),
+    )

@@ -20,5 +20,13 @@ from .figures import (
     stability_region_plot,
 )
 
-__all__ = ["bound_plot", "curves_plot", "lower_bound_plot", "new_figure", "rate_plot", "save", "speedup_plot",
-           "stability_region_plot"]
+__all__ = [
+    "bound_plot",
+    "curves_plot",
+    "lower_bound_plot",
+    "new_figure",
+    "rate_plot",
+    "save",
+    "speedup_plot",
+    "stability_region_plot",
+]

@@ -13,8 +13,13 @@ from .figures import _fig, save
 __all__ = ["bits_plot"]
 
 
-def bits_plot(path: str | os.PathLike, runs: Mapping[str, tuple[ArrayLike, ArrayLike]], *, title: str = "",
-              ylabel: str = "E‖∇f(x_t)‖²") -> str:
+def bits_plot(
+    path: str | os.PathLike,
+    runs: Mapping[str, tuple[ArrayLike, ArrayLike]],
+    *,
+    title: str = "",
+    ylabel: str = "E‖∇f(x_t)‖²",
+) -> str:
     """``runs``: {label: (cumulative bits (T+1,), error (T+1,))}. Left: error vs round; right: error vs bits
     sent (all workers, cumulative, in Mbit)."""
     fig, (a, b) = _fig(ncols=2, width=5.2)

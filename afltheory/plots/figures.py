@@ -18,16 +18,25 @@ from .._validation import as_array, check_array, check_component, check_int, che
 if TYPE_CHECKING:
     from ..analysis.slopes import SlopeFit
 
-__all__ = ["bound_plot", "curves_plot", "lower_bound_plot", "new_figure", "rate_plot", "save", "speedup_plot",
-           "stability_region_plot"]
+__all__ = [
+    "bound_plot",
+    "curves_plot",
+    "lower_bound_plot",
+    "new_figure",
+    "rate_plot",
+    "save",
+    "speedup_plot",
+    "stability_region_plot",
+]
 
 
 #: Largest figure side (inches at 100 dpi): arguments asking for more are refused, not rendered.
 MAX_INCHES = 100.0
 
 
-def _curve(name: str, value, *, positive: bool = False, finite: bool = False,
-           n: int | None = None) -> np.ndarray:
+def _curve(
+    name: str, value, *, positive: bool = False, finite: bool = False, n: int | None = None
+) -> np.ndarray:
     """A 1-D float array without NaN (±inf allowed: a diverged value; ``finite``: not even that);
     ``positive``: finite and > 0 (a log axis); ``n``: its required length."""
     a = check_array(name, value, allow_inf=not (positive or finite))
@@ -42,8 +51,10 @@ def _curve(name: str, value, *, positive: bool = False, finite: bool = False,
 
 def _check_slope_fit(fit):
     from ..analysis.slopes import SlopeFit
-    return check_component("fit", fit, SlopeFit,
-                           "an afltheory.analysis SlopeFit (fit_slope, bootstrap_slope)", optional=True)
+
+    return check_component(
+        "fit", fit, SlopeFit, "an afltheory.analysis SlopeFit (fit_slope, bootstrap_slope)", optional=True
+    )
 
 
 def _fig(ncols=1, width=5.0, height=3.6):
@@ -53,8 +64,15 @@ def _fig(ncols=1, width=5.0, height=3.6):
     return fig, axes
 
 
-def new_figure(nrows: int = 1, ncols: int = 1, *, width: float = 5.0, height: float = 3.6,
-               sharey: bool = False, squeeze: bool = True) -> tuple[Figure, Any]:
+def new_figure(
+    nrows: int = 1,
+    ncols: int = 1,
+    *,
+    width: float = 5.0,
+    height: float = 3.6,
+    sharey: bool = False,
+    squeeze: bool = True,
+) -> tuple[Figure, Any]:
     """(figure, axes) on an Agg canvas: the one figure style of afltheory (no pyplot state, no display).
     ``width``/``height`` per panel, in inches; ``axes`` as ``Figure.subplots`` returns them."""
     nrows, ncols = check_int("nrows", nrows, low=1, high=50), check_int("ncols", ncols, low=1, high=50)
@@ -87,17 +105,20 @@ def _check_yerr(yerr, y):
     n = len(y)
     if e.ndim == 0 or e.shape == (n,) or e.shape == (2, n):
         if np.any(~np.isfinite(e)) or np.any(e < 0):
-            raise ValueError("yerr must hold finite, non-negative offsets from y (matplotlib's convention), "
-                             "got "
-                             f"{yerr!r}")
+            raise ValueError(
+                f"yerr must hold finite, non-negative offsets from y (matplotlib's convention), got {yerr!r}"
+            )
         return e
-    raise ValueError(f"yerr must be a scalar, shape ({n},) or (2, {n}) (matplotlib's convention: offsets "
-                     "below and "
-                     f"above y, not absolute limits), got shape {e.shape}")
+    raise ValueError(
+        f"yerr must be a scalar, shape ({n},) or (2, {n}) (matplotlib's convention: offsets "
+        "below and "
+        f"above y, not absolute limits), got shape {e.shape}"
+    )
 
 
-def _rate_axes(ax, x, y, fit=None, theory_slope=None, label="measured", xlabel="T", ylabel="error",
-               yerr=None, color="C0"):
+def _rate_axes(
+    ax, x, y, fit=None, theory_slope=None, label="measured", xlabel="T", ylabel="error", yerr=None, color="C0"
+):
     x = _curve("x", x, positive=True)
     y = _curve("y", y, n=x.size)
     fit = _check_slope_fit(fit)
@@ -133,9 +154,18 @@ def _rate_axes(ax, x, y, fit=None, theory_slope=None, label="measured", xlabel="
     ax.grid(True, which="both", alpha=0.3)
 
 
-def rate_plot(path: str | os.PathLike, x: ArrayLike, y: ArrayLike, fit: SlopeFit | None = None,
-              theory_slope: float | None = None, *, xlabel: str = "T", ylabel: str = "(1/T) Σ E‖∇f(x_t)‖²",
-              title: str = "", yerr: ArrayLike | None = None) -> str:
+def rate_plot(
+    path: str | os.PathLike,
+    x: ArrayLike,
+    y: ArrayLike,
+    fit: SlopeFit | None = None,
+    theory_slope: float | None = None,
+    *,
+    xlabel: str = "T",
+    ylabel: str = "(1/T) Σ E‖∇f(x_t)‖²",
+    title: str = "",
+    yerr: ArrayLike | None = None,
+) -> str:
     """Log–log rate plot of y against x with the fitted line (and its bootstrap band) and the theory slope.
 
     ``yerr`` follows matplotlib's ``errorbar`` convention: a scalar or (n,) array of symmetric half-widths, or
@@ -157,20 +187,37 @@ def speedup_plot(path: str | os.PathLike, panels: Sequence[Mapping[str, Any]], *
         raise ValueError(f"panels has {len(panels)} entries; at most 20 panels fit one figure")
     for j, p in enumerate(panels):
         if not isinstance(p, Mapping) or "x" not in p or "y" not in p:
-            raise ValueError(f"panels[{j}]={p!r} must be a dict with keys 'x' and 'y' (and fit, "
-                             f"theory_slope, ...)")
+            raise ValueError(
+                f"panels[{j}]={p!r} must be a dict with keys 'x' and 'y' (and fit, theory_slope, ...)"
+            )
     fig, axes = _fig(len(panels), width=4.2)
     for ax, p in zip(axes, panels, strict=False):
-        _rate_axes(ax, p["x"], p["y"], p.get("fit"), p.get("theory_slope"), xlabel=p.get("xlabel", "x"),
-                   ylabel=p.get("ylabel", "error"), yerr=p.get("yerr"))
+        _rate_axes(
+            ax,
+            p["x"],
+            p["y"],
+            p.get("fit"),
+            p.get("theory_slope"),
+            xlabel=p.get("xlabel", "x"),
+            ylabel=p.get("ylabel", "error"),
+            yerr=p.get("yerr"),
+        )
         ax.set_title(p.get("title", ""), fontsize=9)
     if title:
         fig.suptitle(title, fontsize=10)
     return save(fig, path)
 
 
-def bound_plot(path: str | os.PathLike, labels: Sequence[str], measured: ArrayLike, bound: ArrayLike, *,
-               ucb: ArrayLike | None = None, title: str = "", ylabel: str = "(1/T) Σ E‖∇f(x_t)‖²") -> str:
+def bound_plot(
+    path: str | os.PathLike,
+    labels: Sequence[str],
+    measured: ArrayLike,
+    bound: ArrayLike,
+    *,
+    ucb: ArrayLike | None = None,
+    title: str = "",
+    ylabel: str = "(1/T) Σ E‖∇f(x_t)‖²",
+) -> str:
     """Bars of measured (with UCB whisker) and bound per configuration, annotated with the slack ratio.
     ``ucb`` entries that are None draw no whisker."""
     if isinstance(labels, (str, bytes)) or not isinstance(labels, Sequence) or not labels:
@@ -189,9 +236,14 @@ def bound_plot(path: str | os.PathLike, labels: Sequence[str], measured: ArrayLi
     ax.bar(xs - 0.2, measured, 0.4, label="measured", color="C0")
     if ucb is not None:
         u = ucb
-        ax.errorbar(xs - 0.2, measured, yerr=[np.zeros(n), np.maximum(u - measured, 0)], fmt="none",
-                    color="k",
-                    capsize=3)
+        ax.errorbar(
+            xs - 0.2,
+            measured,
+            yerr=[np.zeros(n), np.maximum(u - measured, 0)],
+            fmt="none",
+            color="k",
+            capsize=3,
+        )
     ax.bar(xs + 0.2, bound, 0.4, label="bound", color="C1")
     for x, m, b in zip(xs, measured, bound, strict=False):
         if m > 0 and np.isfinite(m) and np.isfinite(b):
@@ -205,13 +257,22 @@ def bound_plot(path: str | os.PathLike, labels: Sequence[str], measured: ArrayLi
     return save(fig, path)
 
 
-def curves_plot(path: str | os.PathLike, curves: Mapping[str, tuple], *,
-                hlines: Mapping[str, float] | None = None, xlabel: str = "round t",
-                ylabel: str = "E‖∇f(x_t)‖²", title: str = "", logy: bool = True, logx: bool = False) -> str:
+def curves_plot(
+    path: str | os.PathLike,
+    curves: Mapping[str, tuple],
+    *,
+    hlines: Mapping[str, float] | None = None,
+    xlabel: str = "round t",
+    ylabel: str = "E‖∇f(x_t)‖²",
+    title: str = "",
+    logy: bool = True,
+    logx: bool = False,
+) -> str:
     """``curves``: {label: (x, y)} or {label: (x, y, lo, hi)}; ``hlines``: {label: value}."""
     if not isinstance(curves, Mapping) or not curves:
-        raise ValueError(f"curves={curves!r} must be a non-empty dict {{label: (x, y)}} or "
-                         f"{{label: (x, y, lo, hi)}}")
+        raise ValueError(
+            f"curves={curves!r} must be a non-empty dict {{label: (x, y)}} or {{label: (x, y, lo, hi)}}"
+        )
     if hlines is not None and not isinstance(hlines, Mapping):
         raise ValueError(f"hlines={hlines!r} must be None or a dict {{label: value}}")
     data = {}
@@ -219,8 +280,10 @@ def curves_plot(path: str | os.PathLike, curves: Mapping[str, tuple], *,
         if isinstance(c, (str, bytes)) or not isinstance(c, (Sequence, np.ndarray)) or len(c) not in (2, 4):
             raise ValueError(f"curves[{lab!r}] must be (x, y) or (x, y, lo, hi)")
         x = _curve(f"curves[{lab!r}] x", c[0], finite=True)  # x <= 0 on a log axis: not drawn
-        data[lab] = [x] + [_curve(f"curves[{lab!r}] {w}", v, n=x.size)
-                           for w, v in zip(("y", "lo", "hi"), c[1:], strict=False)]
+        data[lab] = [x] + [
+            _curve(f"curves[{lab!r}] {w}", v, n=x.size)
+            for w, v in zip(("y", "lo", "hi"), c[1:], strict=False)
+        ]
     hl = {lab: check_real(f"hlines[{lab!r}]", v) for lab, v in (hlines or {}).items()}
     fig, (ax,) = _fig(width=6.0)
     for j, (lab, c) in enumerate(data.items()):
@@ -242,19 +305,33 @@ def curves_plot(path: str | os.PathLike, curves: Mapping[str, tuple], *,
     return save(fig, path)
 
 
-def lower_bound_plot(path: str | os.PathLike, curves: Mapping[str, tuple], sigma_G2: Mapping[str, float], *,
-                     title: str = "Theorem 1: only worker 1 arrives") -> str:
+def lower_bound_plot(
+    path: str | os.PathLike,
+    curves: Mapping[str, tuple],
+    sigma_G2: Mapping[str, float],
+    *,
+    title: str = "Theorem 1: only worker 1 arrives",
+) -> str:
     """``curves``: {label: (t, E‖∇f(x_t)‖²)}; ``sigma_G2``: {label: σ_G²} drawn as dashed lines."""
     if not isinstance(sigma_G2, Mapping):
         raise ValueError(f"sigma_G2={sigma_G2!r} must be a dict {{label: σ_G²}}")
     sigma_G2 = {k: check_real(f"sigma_G2[{k!r}]", v, low=0.0) for k, v in sigma_G2.items()}
-    return curves_plot(path, curves, hlines={f"σ_G² = {v:g} ({k})": v for k, v in sigma_G2.items()},
-                       title=title)
+    return curves_plot(
+        path, curves, hlines={f"σ_G² = {v:g} ({k})": v for k, v in sigma_G2.items()}, title=title
+    )
 
 
-def stability_region_plot(path: str | os.PathLike, eta: ArrayLike, eta_L: ArrayLike, theory_region: ArrayLike,
-                          diverged: ArrayLike, *, bound_held: ArrayLike | None = None,
-                          title: str = "stability region", chosen: tuple[float, float] | None = None) -> str:
+def stability_region_plot(
+    path: str | os.PathLike,
+    eta: ArrayLike,
+    eta_L: ArrayLike,
+    theory_region: ArrayLike,
+    diverged: ArrayLike,
+    *,
+    bound_held: ArrayLike | None = None,
+    title: str = "stability region",
+    chosen: tuple[float, float] | None = None,
+) -> str:
     """(η, η_L) plane: shaded theory-admissible region, red × where runs diverged, dots where they converged
     (filled green if the bound held there, open orange if it did not). Grids are (len(eta_L), len(eta))."""
     eta, eta_L = _curve("eta", eta, positive=True), _curve("eta_L", eta_L, positive=True)
@@ -277,8 +354,9 @@ def stability_region_plot(path: str | os.PathLike, eta: ArrayLike, eta_L: ArrayL
     if bound_held is not None:
         bh = np.asarray(bound_held, dtype=bool)
         ax.plot(E[conv & bh], EL[conv & bh], "o", color="g", ms=3, label="converged, bound held")
-        ax.plot(E[conv & ~bh], EL[conv & ~bh], "o", mfc="none", color="C1", ms=4,
-                label="converged, bound failed")
+        ax.plot(
+            E[conv & ~bh], EL[conv & ~bh], "o", mfc="none", color="C1", ms=4, label="converged, bound failed"
+        )
     else:
         ax.plot(E[conv], EL[conv], "o", color="g", ms=3, label="converged")
     if chosen is not None:

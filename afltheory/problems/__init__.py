@@ -31,10 +31,23 @@ FAMILIES = {
 not listed; ``HeterogeneousQuadratic.finite_sum`` is a constructor of the "quadratic" family."""
 
 __all__ = [
-    "AgentGaussianNoise", "AgentSampleNoise", "Constants", "DriftingQuadratic", "DriftingSlides", "FAMILIES",
+    "AgentGaussianNoise",
+    "AgentSampleNoise",
+    "Constants",
+    "DriftingQuadratic",
+    "DriftingSlides",
+    "FAMILIES",
     "FiniteSumNoise",
     "GaussianNoise",
-    "HeterogeneousCurvatureQuadratic", "HeterogeneousQuadratic", "LinearGaussianModel", "LogisticRegression",
+    "HeterogeneousCurvatureQuadratic",
+    "HeterogeneousQuadratic",
+    "LinearGaussianModel",
+    "LogisticRegression",
     "LowerBoundPair",
-    "NoNoise", "NoiseModel", "NonconvexSinusoidal", "Problem", "QuadraticProblem", "as_noise",
+    "NoNoise",
+    "NoiseModel",
+    "NonconvexSinusoidal",
+    "Problem",
+    "QuadraticProblem",
+    "as_noise",
 ]

@@ -17,8 +17,17 @@ import numpy as np
 from .._numerics import rowdot
 from .._validation import check_alloc, check_int, check_nonnegative, check_seed
 
-__all__ = ["as_noise", "CERT_KINDS", "check_dim_workers", "Constants", "GaussianNoise", "LinearGaussianModel",
-           "NoiseModel", "NoNoise", "Problem"]
+__all__ = [
+    "as_noise",
+    "CERT_KINDS",
+    "check_dim_workers",
+    "Constants",
+    "GaussianNoise",
+    "LinearGaussianModel",
+    "NoiseModel",
+    "NoNoise",
+    "Problem",
+]
 
 CERT_KINDS = ("exact", "upper", "lower", "none")
 
@@ -48,8 +57,9 @@ class Constants:
             if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or np.isnan(v):
                 raise ValueError(f"Constants: {name}={v!r} must be a real number (not NaN)")
         if not (np.isfinite(self.L) and self.L > 0):
-            raise ValueError(f"Constants: L={self.L!r} must be finite and > 0 "
-                             f"(a certified smoothness constant)")
+            raise ValueError(
+                f"Constants: L={self.L!r} must be finite and > 0 (a certified smoothness constant)"
+            )
         if not (np.isfinite(self.mu) and self.mu <= self.L):
             raise ValueError(f"Constants: mu={self.mu!r} must be finite and <= L={self.L!r}")
         for name in ("sigma_L", "sigma_G"):
@@ -58,9 +68,11 @@ class Constants:
                 raise ValueError(f"Constants: {name}={v!r} must be finite and >= 0")
         if self.f_star == np.inf:
             raise ValueError("Constants: f_star=inf is not a lower bound; allowed range [-inf, inf)")
-        if self.radius is not None and (isinstance(self.radius, bool)
-                                        or not isinstance(self.radius, (int, float, np.integer, np.floating))
-                                        or not (np.isfinite(self.radius) and self.radius > 0)):
+        if self.radius is not None and (
+            isinstance(self.radius, bool)
+            or not isinstance(self.radius, (int, float, np.integer, np.floating))
+            or not (np.isfinite(self.radius) and self.radius > 0)
+        ):
             raise ValueError(f"Constants: radius={self.radius!r} must be None or finite and > 0")
         full = {k: "none" for k in ("L", "mu", "sigma_L", "sigma_G", "f_star", "x_star")}
         full.update(self.certified)
@@ -102,8 +114,9 @@ class NoiseModel:
         and scales once per chunk), else None."""
         return None
 
-    def sample_into(self, rng: np.random.Generator, workers: np.ndarray, out: np.ndarray,
-                    scale: float = 1.0) -> None:
+    def sample_into(
+        self, rng: np.random.Generator, workers: np.ndarray, out: np.ndarray, scale: float = 1.0
+    ) -> None:
         """out = scale · (one draw per entry of ``workers``), out of shape (*workers.shape, dim) (the engine's
         hot path; the same stream as ``sample``)."""
         out[...] = self.sample(rng, workers, out.shape[-1])
@@ -123,8 +136,9 @@ class NoNoise(NoiseModel):
     def covariance(self, i: int, dim: int) -> np.ndarray | None:
         return np.zeros((dim, dim))
 
-    def sample_into(self, rng: np.random.Generator, workers: np.ndarray, out: np.ndarray,
-                    scale: float = 1.0) -> None:
+    def sample_into(
+        self, rng: np.random.Generator, workers: np.ndarray, out: np.ndarray, scale: float = 1.0
+    ) -> None:
         out.fill(0.0)
 
     def __repr__(self):
@@ -151,8 +165,9 @@ class GaussianNoise(NoiseModel):
     def standard_normal_scale(self, dim: int) -> float:
         return self.sigma_L / np.sqrt(dim)
 
-    def sample_into(self, rng: np.random.Generator, workers: np.ndarray, out: np.ndarray,
-                    scale: float = 1.0) -> None:
+    def sample_into(
+        self, rng: np.random.Generator, workers: np.ndarray, out: np.ndarray, scale: float = 1.0
+    ) -> None:
         rng.standard_normal(out=out)  # into the buffer: ~20% faster than rng.normal(0, s, shape) here
         out *= scale * self.sigma_L / np.sqrt(out.shape[-1])
 
@@ -238,8 +253,9 @@ class Problem:
         instead of one per step) and passes u to ``local_grad_add_fn(…, centered=True)``."""
         return None
 
-    def local_grad_add_fn(self, workers: np.ndarray, scale: float = 1.0, workspace: Any | None = None,
-                          centered: bool = False) -> Callable[[np.ndarray, np.ndarray], None]:
+    def local_grad_add_fn(
+        self, workers: np.ndarray, scale: float = 1.0, workspace: Any | None = None, centered: bool = False
+    ) -> Callable[[np.ndarray, np.ndarray], None]:
         """A callable (y, out) -> None doing out += scale · ∇f_{workers}(y) in place (the engine's hot path:
         ``out`` already holds the scaled noise). ``workspace``: None, or the engine's reusable-array pool
         (``get(name, shape)``), in which case ``workers`` are trusted to be valid. ``centered``: y is given as
@@ -257,10 +273,12 @@ class Problem:
             if scale != 1.0:
                 g = g * scale
             out += g
+
         return add
 
-    def local_sgd_step_fn(self, workers: np.ndarray, eta: float, workspace: Any | None = None,
-                          centered: bool = False) -> Callable[[np.ndarray, np.ndarray], None]:
+    def local_sgd_step_fn(
+        self, workers: np.ndarray, eta: float, workspace: Any | None = None, centered: bool = False
+    ) -> Callable[[np.ndarray, np.ndarray], None]:
         """A callable (y, h) -> None doing one local SGD step in place, y ← y − η ∇f_{workers}(y) − h, where h
         holds the step's scaled noise (and corrections) and may be overwritten. Families may fuse the gradient
         with the update; default: ``local_grad_add_fn`` then a subtraction."""
@@ -269,6 +287,7 @@ class Problem:
         def step(y, h):
             add(y, h)
             y -= h
+
         return step
 
     def stochastic_grad(self, x: np.ndarray, i: int | np.ndarray, rng: np.random.Generator) -> np.ndarray:

@@ -50,9 +50,19 @@ class HeterogeneousCurvatureQuadratic(QuadraticProblem):
     3·sqrt(dim) (``default_x0`` is at distance ≈ sqrt(dim) from x*).
     """
 
-    def __init__(self, dim: int = 10, num_workers: int = 10, L: float = 1.0, mu: float = 0.1,
-                 sigma_L: float | NoiseModel = 0.0, sigma_G: float = 1.0, radius: float | None = None,
-                 seed: int = 0, hessian: str = "diag", curvature_fraction: float = 0.5):
+    def __init__(
+        self,
+        dim: int = 10,
+        num_workers: int = 10,
+        L: float = 1.0,
+        mu: float = 0.1,
+        sigma_L: float | NoiseModel = 0.0,
+        sigma_G: float = 1.0,
+        radius: float | None = None,
+        seed: int = 0,
+        hessian: str = "diag",
+        curvature_fraction: float = 0.5,
+    ):
         d, M, L, mu, sigma_G = check_quadratic_args(dim, num_workers, L, mu, sigma_G, hessian)
         radius = 3.0 * np.sqrt(d) if radius is None else check_positive("radius", radius)
         seed = check_int("seed", seed, low=0)
@@ -70,7 +80,7 @@ class HeterogeneousCurvatureQuadratic(QuadraticProblem):
         else:
             Q = _rand_orthogonal(rng, d)
             dense = np.empty((M, d, d))
-            k = d - 1 if d >= 2 else d          # size of the heterogeneous block
+            k = d - 1 if d >= 2 else d  # size of the heterogeneous block
             for i in range(M):
                 R = np.eye(k) if i == 0 else _rand_orthogonal(rng, k)
                 block = (R * ev[i, :k]) @ R.T
@@ -115,15 +125,27 @@ class HeterogeneousCurvatureQuadratic(QuadraticProblem):
         gx = np.linalg.norm(self.grad_at_optimum, axis=1)
         self.sigma_G_per_worker = self.hessian_deviation_norms * radius + gx
         self.constants = Constants(
-            L=float(ev_max.max()), mu=float(np.linalg.eigvalsh(self._Hbar)[0]), sigma_L=noise.sigma_L,
-            sigma_G=float(self.sigma_G_per_worker.max()), f_star=self._f_star, x_star=self._x_star,
-            certified=dict(L="exact", mu="exact", sigma_L=noise.sigma_L_kind, sigma_G="upper",
-                           f_star="exact", x_star="exact"),
-            radius=float(radius))
+            L=float(ev_max.max()),
+            mu=float(np.linalg.eigvalsh(self._Hbar)[0]),
+            sigma_L=noise.sigma_L,
+            sigma_G=float(self.sigma_G_per_worker.max()),
+            f_star=self._f_star,
+            x_star=self._x_star,
+            certified=dict(
+                L="exact",
+                mu="exact",
+                sigma_L=noise.sigma_L_kind,
+                sigma_G="upper",
+                f_star="exact",
+                x_star="exact",
+            ),
+            radius=float(radius),
+        )
 
     @classmethod
-    def from_arrays(cls, *, hessians: ArrayLike, centers: ArrayLike, sigma_L: float | NoiseModel = 0.0,
-                    radius: float) -> HeterogeneousCurvatureQuadratic:
+    def from_arrays(
+        cls, *, hessians: ArrayLike, centers: ArrayLike, sigma_L: float | NoiseModel = 0.0, radius: float
+    ) -> HeterogeneousCurvatureQuadratic:
         """``hessians``: (M, d) diagonals or (M, d, d) symmetric PSD matrices with Ā positive definite;
         ``centers``: (M, d); ``radius`` > 0. Constants are computed from the arrays (see the class docstring).
         """
@@ -135,8 +157,9 @@ class HeterogeneousCurvatureQuadratic(QuadraticProblem):
         if Hs.shape == (M, d):
             kind = "diag"
             if np.any(Hs < 0):
-                raise ValueError(f"hessians (diagonals) must be >= 0 (min {Hs.min()}); "
-                                 "allowed range [0, inf)")
+                raise ValueError(
+                    f"hessians (diagonals) must be >= 0 (min {Hs.min()}); allowed range [0, inf)"
+                )
             dense = np.stack([np.diag(a) for a in Hs])
         elif Hs.shape == (M, d, d):
             kind = "dense"
@@ -149,22 +172,28 @@ class HeterogeneousCurvatureQuadratic(QuadraticProblem):
                 raise ValueError(f"hessians must be positive semidefinite (smallest eigenvalue {lo})")
             dense = Hs
         else:
-            raise ValueError(f"hessians has shape {Hs.shape}, expected ({M}, {d}) or ({M}, {d}, {d}) "
-                             f"to match centers {C.shape}")
+            raise ValueError(
+                f"hessians has shape {Hs.shape}, expected ({M}, {d}) or ({M}, {d}, {d}) "
+                f"to match centers {C.shape}"
+            )
         lo = np.linalg.eigvalsh(dense.mean(axis=0))[0]
         if lo <= 0:
-            raise ValueError(f"mean of hessians must be positive definite (smallest eigenvalue {lo}); "
-                             f"allowed range (0, inf)")
+            raise ValueError(
+                f"mean of hessians must be positive definite (smallest eigenvalue {lo}); "
+                f"allowed range (0, inf)"
+            )
         self = cls.__new__(cls)
         self._init_arrays(Hs, C, as_noise(sigma_L), kind, radius)
         return self
 
     def __repr__(self):
         c = self.constants
-        return (f"HeterogeneousCurvatureQuadratic(dim={self.dim}, num_workers={self.num_workers}, "
-                f"L={c.L:.4g}, "
-                f"mu={c.mu:.4g}, sigma_L={c.sigma_L:.4g}, sigma_G={c.sigma_G:.4g}, radius={c.radius:.4g}, "
-                f"hessian={self.kind!r})")
+        return (
+            f"HeterogeneousCurvatureQuadratic(dim={self.dim}, num_workers={self.num_workers}, "
+            f"L={c.L:.4g}, "
+            f"mu={c.mu:.4g}, sigma_L={c.sigma_L:.4g}, sigma_G={c.sigma_G:.4g}, radius={c.radius:.4g}, "
+            f"hessian={self.kind!r})"
+        )
 
 
 def _spec_norms(D):

@@ -74,8 +74,10 @@ class AgentSampleNoise(NoiseModel):
                 raise ValueError(f"offsets[{k}] has shape {o.shape}; expected (N_k >= 1, {d})")
             scale = max(1.0, float(np.abs(o).max()))
             if np.abs(o.mean(axis=0)).max() > 1e-10 * scale:
-                raise ValueError(f"offsets[{k}] must average to zero over its samples (unbiased gradients); "
-                                 f"largest |mean| {np.abs(o.mean(axis=0)).max():.3g}")
+                raise ValueError(
+                    f"offsets[{k}] must average to zero over its samples (unbiased gradients); "
+                    f"largest |mean| {np.abs(o.mean(axis=0)).max():.3g}"
+                )
         self.offsets = tuple(o - o.mean(axis=0) for o in offs)
         self.sizes = np.array([o.shape[0] for o in self.offsets], dtype=np.int64)
         self.num_workers, self.dim = len(offs), d
@@ -83,10 +85,11 @@ class AgentSampleNoise(NoiseModel):
         n_max = int(self.sizes.max())
         self._padded = np.zeros((self.num_workers, n_max, d))
         for k, o in enumerate(self.offsets):
-            self._padded[k, :o.shape[0]] = o
-        self.factor = np.array([without_replacement_factor(int(n), int(b))
-                                for n, b in zip(self.sizes, self.batch, strict=True)])
-        self._S = np.stack([o.T @ o / o.shape[0] for o in self.offsets])          # per-sample second moments
+            self._padded[k, : o.shape[0]] = o
+        self.factor = np.array(
+            [without_replacement_factor(int(n), int(b)) for n, b in zip(self.sizes, self.batch, strict=True)]
+        )
+        self._S = np.stack([o.T @ o / o.shape[0] for o in self.offsets])  # per-sample second moments
         self.variance_per_worker = self.factor * np.einsum("kii->k", self._S)
         self.sigma_L = float(np.sqrt(self.variance_per_worker.max()))
 
@@ -117,7 +120,7 @@ class AgentSampleNoise(NoiseModel):
                 for c in range(j):
                     r += r >= prev[:, c]
             idx[:, j] = r
-        if fault is not None:     # the mutant: each agent's B_k picks with replacement among its N_k samples
+        if fault is not None:  # the mutant: each agent's B_k picks with replacement among its N_k samples
             idx = fault(sizes[:, None], (flat.size, b_max), rng)
         take = (np.arange(b_max)[None, :] < B[:, None]) / B[:, None]
         xi = np.einsum("nb,nbd->nd", take, self._padded[flat[:, None], idx])
@@ -127,8 +130,10 @@ class AgentSampleNoise(NoiseModel):
         return self.factor[int(i)] * self._S[int(i)]
 
     def __repr__(self):
-        return (f"AgentSampleNoise(agents={self.num_workers}, N={self.sizes.tolist()}, "
-                f"batch={self.batch.tolist()}, sigma_L={self.sigma_L:.4g})")
+        return (
+            f"AgentSampleNoise(agents={self.num_workers}, N={self.sizes.tolist()}, "
+            f"batch={self.batch.tolist()}, sigma_L={self.sigma_L:.4g})"
+        )
 
 
 class AgentGaussianNoise(NoiseModel):
@@ -169,8 +174,10 @@ class AgentGaussianNoise(NoiseModel):
         return self._S[int(i)] / self.batch[int(i)]
 
     def __repr__(self):
-        return (f"AgentGaussianNoise(agents={self.num_workers}, batch={self.batch.tolist()}, "
-                f"sigma_L={self.sigma_L:.4g})")
+        return (
+            f"AgentGaussianNoise(agents={self.num_workers}, batch={self.batch.tolist()}, "
+            f"sigma_L={self.sigma_L:.4g})"
+        )
 
 
 def _psd_sqrt(A):
@@ -190,31 +197,60 @@ class DriftingQuadratic:
     #: path)
     drifts = True
 
-    def __init__(self, dim: int = 10, num_workers: int = 10, L: float = 1.0, mu: float = 0.1,
-                 sigma_L: float | NoiseModel = 0.0, sigma_G: float = 1.0, seed: int = 0,
-                 hessian: str = "diag", sigma_q: float = 0.1):
-        base = HeterogeneousQuadratic(dim=dim, num_workers=num_workers, L=L, mu=mu, sigma_L=sigma_L,
-                                      sigma_G=sigma_G, seed=seed, hessian=hessian)
+    def __init__(
+        self,
+        dim: int = 10,
+        num_workers: int = 10,
+        L: float = 1.0,
+        mu: float = 0.1,
+        sigma_L: float | NoiseModel = 0.0,
+        sigma_G: float = 1.0,
+        seed: int = 0,
+        hessian: str = "diag",
+        sigma_q: float = 0.1,
+    ):
+        base = HeterogeneousQuadratic(
+            dim=dim,
+            num_workers=num_workers,
+            L=L,
+            mu=mu,
+            sigma_L=sigma_L,
+            sigma_G=sigma_G,
+            seed=seed,
+            hessian=hessian,
+        )
         self._set(base, sigma_q, None)
 
     @classmethod
-    def from_problem(cls, base: QuadraticProblem, sigma_q: float | None = None, *,
-                     drift_cov: ArrayLike | None = None) -> DriftingQuadratic:
+    def from_problem(
+        cls, base: QuadraticProblem, sigma_q: float | None = None, *, drift_cov: ArrayLike | None = None
+    ) -> DriftingQuadratic:
         """Wrap a quadratic ``base`` (shared-Hessian ``HeterogeneousQuadratic`` or per-agent
         ``HeterogeneousCurvatureQuadratic``). Give ``sigma_q`` (isotropic drift) or ``drift_cov`` (d, d).
         """
         if not isinstance(base, (HeterogeneousQuadratic, HeterogeneousCurvatureQuadratic)):
-            raise ValueError(f"base must be a HeterogeneousQuadratic or HeterogeneousCurvatureQuadratic, "
-                             f"got {type(base).__name__}")
+            raise ValueError(
+                f"base must be a HeterogeneousQuadratic or HeterogeneousCurvatureQuadratic, "
+                f"got {type(base).__name__}"
+            )
         self = cls.__new__(cls)
         self._set(base, sigma_q, drift_cov)
         return self
 
     @classmethod
-    def federated(cls, *, hessians: ArrayLike, offsets: ArrayLike, w0: ArrayLike | None = None,
-                  sigma_q: float | None = 0.0, drift_cov: ArrayLike | None = None,
-                  sample_offsets: Sequence[ArrayLike] | None = None, sample_cov: ArrayLike | None = None,
-                  batch: int | ArrayLike = 1, radius: float | None = None) -> DriftingQuadratic:
+    def federated(
+        cls,
+        *,
+        hessians: ArrayLike,
+        offsets: ArrayLike,
+        w0: ArrayLike | None = None,
+        sigma_q: float | None = 0.0,
+        drift_cov: ArrayLike | None = None,
+        sample_offsets: Sequence[ArrayLike] | None = None,
+        sample_cov: ArrayLike | None = None,
+        batch: int | ArrayLike = 1,
+        radius: float | None = None,
+    ) -> DriftingQuadratic:
         """The paper's model from arrays. ``hessians``: shared (d,) diagonal / (d, d), or per agent (K, d) /
         (K, d, d); ``offsets`` c_k (K, d), re-centred so that Σ_k R_k c_k = 0 (w° is the aggregate
         minimizer); ``w0`` the initial true model (default 0). Data: ``sample_offsets`` (a list of K (N_k,
@@ -234,19 +270,22 @@ class DriftingQuadratic:
             shared = False
             Hk = np.stack([np.diag(h) for h in H]) if H.ndim == 2 else H
         else:
-            raise ValueError(f"hessians has shape {H.shape}; expected ({d},), ({d}, {d}), ({K}, {d}) or "
-                             f"({K}, {d}, {d}) for offsets of shape {C.shape}")
+            raise ValueError(
+                f"hessians has shape {H.shape}; expected ({d},), ({d}, {d}), ({K}, {d}) or "
+                f"({K}, {d}, {d}) for offsets of shape {C.shape}"
+            )
         Hbar = Hk.mean(axis=0)
         if np.linalg.eigvalsh(0.5 * (Hbar + Hbar.T))[0] <= 0:
             raise ValueError("hessians: their mean must be positive definite; allowed range (0, inf)")
         shift = np.linalg.solve(Hbar, np.einsum("kij,kj->i", Hk, C) / K)
-        C = C - shift                                                # Σ_k R_k c_k = 0
+        C = C - shift  # Σ_k R_k c_k = 0
         if sample_offsets is not None and sample_cov is not None:
             raise ValueError("give at most one of sample_offsets (finite sum) and sample_cov (Gaussian)")
         if sample_offsets is not None:
             if len(sample_offsets) != K:
-                raise ValueError(f"sample_offsets has {len(sample_offsets)} arrays; expected one per agent "
-                                 f"({K})")
+                raise ValueError(
+                    f"sample_offsets has {len(sample_offsets)} arrays; expected one per agent ({K})"
+                )
             noise = AgentSampleNoise(sample_offsets, batch)
         elif sample_cov is not None:
             noise = AgentGaussianNoise(check_array("sample_cov", sample_cov, shape=(K, d, d)), batch)
@@ -258,15 +297,28 @@ class DriftingQuadratic:
             base = HeterogeneousQuadratic.from_arrays(centers=centers, sigma_L=noise, **kw)
         else:
             base = HeterogeneousCurvatureQuadratic.from_arrays(
-                hessians=H, centers=centers, sigma_L=noise,
-                radius=3.0 * np.sqrt(d) if radius is None else check_positive("radius", radius))
+                hessians=H,
+                centers=centers,
+                sigma_L=noise,
+                radius=3.0 * np.sqrt(d) if radius is None else check_positive("radius", radius),
+            )
         return cls.from_problem(base, None if drift_cov is not None else sigma_q, drift_cov=drift_cov)
 
     @classmethod
-    def slides(cls, *, sigma_q2: float = 0.0, sigma_c2: float = 0.1, num_agents: int = 20, dim: int = 5,
-               hessian: str = "agent", samples: tuple[int, int] = (40, 80), data_std: float = 0.5,
-               w0_scale: float = 1.0, batch: int | ArrayLike | None = None,
-               seed: int = 0) -> DriftingQuadratic:
+    def slides(
+        cls,
+        *,
+        sigma_q2: float = 0.0,
+        sigma_c2: float = 0.1,
+        num_agents: int = 20,
+        dim: int = 5,
+        hessian: str = "agent",
+        samples: tuple[int, int] = (40, 80),
+        data_std: float = 0.5,
+        w0_scale: float = 1.0,
+        batch: int | ArrayLike | None = None,
+        seed: int = 0,
+    ) -> DriftingQuadratic:
         """The slides' experiment (the Dynamic FL slides [Rizk et al.]): K = 20 agents, offsets c_k ~ N(0,
         σ_c² I) (σ_c² = 0.1),
         isotropic drift σ_q² ∈ {0, 0.01}. Not in the slides, chosen here (docs/dynamic.md): dimension
@@ -301,8 +353,9 @@ class DriftingQuadratic:
         w0 = rng.standard_normal(d) * w0_scale
         if hessian == "agent":  # (K, d, d): a (K, d) array with K = d would read as one shared (d, d) Hessian
             H = np.stack([np.diag(h) for h in H])
-        return cls.federated(hessians=H, offsets=c, w0=w0, sigma_q=np.sqrt(sigma_q2), sample_offsets=offs,
-                             batch=batch)
+        return cls.federated(
+            hessians=H, offsets=c, w0=w0, sigma_q=np.sqrt(sigma_q2), sample_offsets=offs, batch=batch
+        )
 
     def _set(self, base, sigma_q, drift_cov):
         self.base = base
@@ -344,15 +397,17 @@ class DriftingQuadratic:
         """The same problem with mini-batches of B_k samples (``batch``: int or (K,)) — needs agent noise with
         a batch (``federated`` / ``slides``); ValueError naming the agent if some B_k exceeds its N_k."""
         if not hasattr(self.noise, "with_batch"):
-            raise ValueError(f"batch={batch!r}: this problem's noise {self.noise!r} has no per-agent data to "
-                             f"draw "
-                             f"mini-batches from (build it with DriftingQuadratic.federated or .slides)")
+            raise ValueError(
+                f"batch={batch!r}: this problem's noise {self.noise!r} has no per-agent data to "
+                f"draw "
+                f"mini-batches from (build it with DriftingQuadratic.federated or .slides)"
+            )
         noise = self.noise.with_batch(batch)
         b = self.base
         if isinstance(b, HeterogeneousCurvatureQuadratic):
-            base = HeterogeneousCurvatureQuadratic.from_arrays(hessians=b.hessian, centers=b.centers,
-                                                               sigma_L=noise,
-                                                               radius=b.radius)
+            base = HeterogeneousCurvatureQuadratic.from_arrays(
+                hessians=b.hessian, centers=b.centers, sigma_L=noise, radius=b.radius
+            )
         else:
             kw = {"hessian_diag": b.hessian[0]} if b.kind == "diag" else {"hessian": b.hessian[0]}
             base = HeterogeneousQuadratic.from_arrays(centers=b.centers, sigma_L=noise, **kw)
@@ -384,14 +439,14 @@ class DriftingQuadratic:
 
     # -- the problem at a given offset
     def shift(self, delta: np.ndarray) -> QuadraticProblem:
-        """The round objective for offset ``delta`` (dim,): the base problem translated, exact constants.
-        """
+        """The round objective for offset ``delta`` (dim,): the base problem translated, exact constants."""
         b = self.base
         if isinstance(b, HeterogeneousQuadratic):
             return b.shifted(delta)
         delta = check_array("delta", delta, shape=(self.dim,))
-        return HeterogeneousCurvatureQuadratic.from_arrays(hessians=b.hessian, centers=b.centers + delta,
-                                                           sigma_L=b.noise, radius=b.radius)
+        return HeterogeneousCurvatureQuadratic.from_arrays(
+            hessians=b.hessian, centers=b.centers + delta, sigma_L=b.noise, radius=b.radius
+        )
 
     def at_round(self, t: int, walk: np.ndarray) -> QuadraticProblem:
         """The problem at round ``t`` of a drift path ``walk`` (rounds + 1, dim) from ``walk(...)``."""
@@ -425,12 +480,30 @@ class DriftingSlides(DriftingQuadratic):
     "DriftingSlides"``): the slides' experiment with ``sigma_q2`` = σ_q², ``sigma_c2`` = σ_c² and the
     choices documented there."""
 
-    def __init__(self, sigma_q2: float = 0.0, sigma_c2: float = 0.1, num_agents: int = 20, dim: int = 5,
-                 hessian: str = "agent", samples_min: int = 40, samples_max: int = 80, data_std: float = 0.5,
-                 w0_scale: float = 1.0, seed: int = 0):
+    def __init__(
+        self,
+        sigma_q2: float = 0.0,
+        sigma_c2: float = 0.1,
+        num_agents: int = 20,
+        dim: int = 5,
+        hessian: str = "agent",
+        samples_min: int = 40,
+        samples_max: int = 80,
+        data_std: float = 0.5,
+        w0_scale: float = 1.0,
+        seed: int = 0,
+    ):
         samples_min = check_int("samples_min", samples_min, low=2)
         samples_max = check_int("samples_max", samples_max, low=samples_min)
-        p = DriftingQuadratic.slides(sigma_q2=sigma_q2, sigma_c2=sigma_c2, num_agents=num_agents, dim=dim,
-                                     hessian=hessian, samples=(samples_min, samples_max), data_std=data_std,
-                                     w0_scale=w0_scale, seed=seed)
+        p = DriftingQuadratic.slides(
+            sigma_q2=sigma_q2,
+            sigma_c2=sigma_c2,
+            num_agents=num_agents,
+            dim=dim,
+            hessian=hessian,
+            samples=(samples_min, samples_max),
+            data_std=data_std,
+            w0_scale=w0_scale,
+            seed=seed,
+        )
         self._set(p.base, p.sigma_q, None)

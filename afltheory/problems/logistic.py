@@ -50,9 +50,10 @@ def unflatten(x: np.ndarray, num_features: int, num_classes: int) -> tuple[np.nd
     x = np.asarray(x, dtype=float)
     d, C = num_features, num_classes
     if x.shape[-1] != (d + 1) * C:
-        raise ValueError(f"x has last axis {x.shape[-1]}; expected "
-                         f"(num_features+1)*num_classes={(d + 1) * C}")
-    return x[..., : d * C].reshape(*x.shape[:-1], d, C), x[..., d * C:]
+        raise ValueError(
+            f"x has last axis {x.shape[-1]}; expected (num_features+1)*num_classes={(d + 1) * C}"
+        )
+    return x[..., : d * C].reshape(*x.shape[:-1], d, C), x[..., d * C :]
 
 
 def flatten(W: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -132,23 +133,34 @@ class LogisticRegression(Problem):
     ``l2``: λ ≥ 0. See the module docstring for the certified constants and their proofs.
     """
 
-    def __init__(self, features: Sequence, labels: Sequence, num_classes: int | None = None, *,
-                 batch_size: int | None = None, l2: float = 0.0):
+    def __init__(
+        self,
+        features: Sequence,
+        labels: Sequence,
+        num_classes: int | None = None,
+        *,
+        batch_size: int | None = None,
+        l2: float = 0.0,
+    ):
         for name, v in (("features", features), ("labels", labels)):
             if isinstance(v, (str, bytes)) or not hasattr(v, "__len__"):
                 raise ValueError(f"{name}={v!r} must be a sequence with one array per worker")
         if len(features) != len(labels) or len(features) == 0:
-            raise ValueError(f"features and labels must be non-empty sequences of equal length "
-                             f"(got {len(features)} and {len(labels)})")
+            raise ValueError(
+                f"features and labels must be non-empty sequences of equal length "
+                f"(got {len(features)} and {len(labels)})"
+            )
         self.l2 = check_nonnegative("l2", l2)
         Xs, ys = [], []
         for i, (Xi, yi) in enumerate(zip(features, labels, strict=False)):
             Xi = check_array(f"features[{i}]", Xi, ndim=2)
             yi = as_array(f"labels[{i}]", yi, dtype=None)
             if yi.ndim != 1 or len(yi) != len(Xi) or len(yi) == 0:
-                raise ValueError(f"labels[{i}] must be 1-D with len = features[{i}].shape[0] = {len(Xi)} "
-                                 f">= 1; "
-                                 f"got shape {yi.shape}")
+                raise ValueError(
+                    f"labels[{i}] must be 1-D with len = features[{i}].shape[0] = {len(Xi)} "
+                    f">= 1; "
+                    f"got shape {yi.shape}"
+                )
             if not np.issubdtype(yi.dtype, np.integer):
                 raise ValueError(f"labels[{i}] must be integers, got dtype {yi.dtype}")
             Xs.append(np.ascontiguousarray(Xi))
@@ -189,15 +201,27 @@ class LogisticRegression(Problem):
         sigma_G = float(np.max(np.sqrt(2.0) * ((1 - 1 / M) * s + (s.sum() - s) / M))) if M > 1 else 0.0
         self.noise = MinibatchNoise(float(self.sigma_L_per_worker.max()))
         self.constants = Constants(
-            L=float(self.L_per_worker.max()), mu=self.l2, sigma_L=self.noise.sigma_L, sigma_G=sigma_G,
-            f_star=0.0, x_star=None,
-            certified={"L": "upper", "mu": "lower", "sigma_L": "upper", "sigma_G": "upper", "f_star": "lower",
-                       "x_star": "none"})
+            L=float(self.L_per_worker.max()),
+            mu=self.l2,
+            sigma_L=self.noise.sigma_L,
+            sigma_G=sigma_G,
+            f_star=0.0,
+            x_star=None,
+            certified={
+                "L": "upper",
+                "mu": "lower",
+                "sigma_L": "upper",
+                "sigma_G": "upper",
+                "f_star": "lower",
+                "x_star": "none",
+            },
+        )
 
     # ----------------------------------------------------------------------------- constructors
     @classmethod
-    def from_partition(cls, X: ArrayLike, y: ArrayLike, parts: Sequence[ArrayLike],
-                       num_classes: int | None = None, **kw: Any) -> LogisticRegression:
+    def from_partition(
+        cls, X: ArrayLike, y: ArrayLike, parts: Sequence[ArrayLike], num_classes: int | None = None, **kw: Any
+    ) -> LogisticRegression:
         """Worker i holds rows ``parts[i]`` of (X, y)."""
         X = check_array("X", X)
         y = as_array("y", y, dtype=None)
@@ -210,10 +234,12 @@ class LogisticRegression(Problem):
             raise ValueError("parts is empty: expected one index array per worker (at least one)")
         for j, p in enumerate(parts):
             q = as_array(f"parts[{j}]", p, dtype=None)
-            if q.ndim != 1 or (q.size and (not np.issubdtype(q.dtype, np.integer) or q.min() < -len(y)
-                                           or q.max() >= len(y))):
-                raise ValueError(f"parts[{j}] must be a 1-D array of integer row indices into X (length "
-                                 f"{len(y)})")
+            if q.ndim != 1 or (
+                q.size and (not np.issubdtype(q.dtype, np.integer) or q.min() < -len(y) or q.max() >= len(y))
+            ):
+                raise ValueError(
+                    f"parts[{j}] must be a 1-D array of integer row indices into X (length {len(y)})"
+                )
             idx.append(q.astype(np.int64))
         return cls([X[q] for q in idx], [y[q] for q in idx], num_classes, **kw)
 
@@ -227,9 +253,11 @@ class LogisticRegression(Problem):
         return cls.from_partition(X, data.y_train, data.parts, data.num_classes, **kw)
 
     def __repr__(self):
-        return (f"LogisticRegression(num_workers={self.num_workers}, num_features={self.num_features}, "
-                f"num_classes={self.num_classes}, sizes={self.sizes.min()}..{self.sizes.max()}, "
-                f"batch_size={self.batch_size}, l2={self.l2})")
+        return (
+            f"LogisticRegression(num_workers={self.num_workers}, num_features={self.num_features}, "
+            f"num_classes={self.num_classes}, sizes={self.sizes.min()}..{self.sizes.max()}, "
+            f"batch_size={self.batch_size}, l2={self.l2})"
+        )
 
     # ----------------------------------------------------------------------------- helpers
     def unflatten(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -324,8 +352,9 @@ class LogisticRegression(Problem):
                 _, gW, gb = _ce_terms(W[sel], b[sel], self.X[j], self.y[j], self.num_classes, value=False)
             else:
                 idx = np.argpartition(keys[sel, :n], B - 1, axis=1)[:, :B]
-                _, gW, gb = _ce_terms(W[sel], b[sel], self.X[j][idx], self.y[j][idx], self.num_classes,
-                                      value=False)
+                _, gW, gb = _ce_terms(
+                    W[sel], b[sel], self.X[j][idx], self.y[j][idx], self.num_classes, value=False
+                )
             out[sel] = flatten(gW, gb)
         if self.l2:
             out += self.l2 * xf
@@ -339,8 +368,14 @@ class LogisticRegression(Problem):
         n = len(yi)
         B = n if self.batch_size is None else min(self.batch_size, n)
         # per-sample gradients: treat each sample as a 1-sample dataset
-        _, gW, gb = _ce_terms(np.broadcast_to(W, (n, *W.shape[1:])), np.broadcast_to(b, (n, b.shape[1])),
-                              Xi[:, None, :], yi[:, None], self.num_classes, value=False)
+        _, gW, gb = _ce_terms(
+            np.broadcast_to(W, (n, *W.shape[1:])),
+            np.broadcast_to(b, (n, b.shape[1])),
+            Xi[:, None, :],
+            yi[:, None],
+            self.num_classes,
+            value=False,
+        )
         g = flatten(gW, gb)
         dev = g - g.mean(axis=0)
         return without_replacement_factor(n, B) * float(np.mean(np.sum(dev**2, axis=-1)))

@@ -25,10 +25,21 @@ class LowerBoundPair(QuadraticProblem):
         # (x ± G)² = ½ · 2 · (x ± G)²: Hessian 2, centres ∓G, no offsets.
         super().__init__(np.array([[2.0]]), np.array([[-self.G], [self.G]]), np.zeros(2), noise, kind="diag")
         self.constants = Constants(
-            L=2.0, mu=2.0, sigma_L=noise.sigma_L, sigma_G=2.0 * self.G, f_star=self.G**2,
+            L=2.0,
+            mu=2.0,
+            sigma_L=noise.sigma_L,
+            sigma_G=2.0 * self.G,
+            f_star=self.G**2,
             x_star=np.zeros(1),
-            certified=dict(L="exact", mu="exact", sigma_L=noise.sigma_L_kind, sigma_G="exact",
-                           f_star="exact", x_star="exact"))
+            certified=dict(
+                L="exact",
+                mu="exact",
+                sigma_L=noise.sigma_L_kind,
+                sigma_G="exact",
+                f_star="exact",
+                x_star="exact",
+            ),
+        )
 
     def __repr__(self):
         return f"LowerBoundPair(G={self.G}, sigma_L={self.constants.sigma_L})"

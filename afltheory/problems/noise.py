@@ -47,8 +47,10 @@ class FiniteSumNoise(NoiseModel):
         mean = o.mean(axis=1)
         scale = max(1.0, float(np.abs(o).max()))
         if np.abs(mean).max() > 1e-10 * scale:
-            raise ValueError(f"offsets must have zero mean over samples (axis 1) for unbiased gradients; "
-                             f"largest |mean| is {np.abs(mean).max():.3g}, allowed <= {1e-10 * scale:.3g}")
+            raise ValueError(
+                f"offsets must have zero mean over samples (axis 1) for unbiased gradients; "
+                f"largest |mean| is {np.abs(mean).max():.3g}, allowed <= {1e-10 * scale:.3g}"
+            )
         self.offsets = o - mean[:, None, :]
         self.offsets.setflags(write=False)
         self.num_workers, self.samples_per_worker, self.dim = M, n, d
@@ -91,5 +93,7 @@ class FiniteSumNoise(NoiseModel):
         return self.factor * (o.T @ o) / self.samples_per_worker
 
     def __repr__(self):
-        return (f"FiniteSumNoise(workers={self.num_workers}, samples_per_worker={self.samples_per_worker}, "
-                f"batch_size={self.batch_size}, sigma_L={self.sigma_L:.4g})")
+        return (
+            f"FiniteSumNoise(workers={self.num_workers}, samples_per_worker={self.samples_per_worker}, "
+            f"batch_size={self.batch_size}, sigma_L={self.sigma_L:.4g})"
+        )

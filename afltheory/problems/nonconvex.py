@@ -43,9 +43,19 @@ class NonconvexSinusoidal(Problem):
     ``sigma_G``.
     """
 
-    def __init__(self, dim: int = 10, num_workers: int = 10, L: float = 1.0, mu: float = -0.5,
-                 sigma_L: float | NoiseModel = 0.0, sigma_G: float = 1.0, seed: int = 0, omega: float = 2.0,
-                 phase_fraction: float = 0.5, fstar_tol: float = 1e-9):
+    def __init__(
+        self,
+        dim: int = 10,
+        num_workers: int = 10,
+        L: float = 1.0,
+        mu: float = -0.5,
+        sigma_L: float | NoiseModel = 0.0,
+        sigma_G: float = 1.0,
+        seed: int = 0,
+        omega: float = 2.0,
+        phase_fraction: float = 0.5,
+        fstar_tol: float = 1e-9,
+    ):
         d, M = check_dim_workers(dim, num_workers)
         L = check_positive("L", L)
         mu = check_real("mu", mu, low=-L, high=L, low_open=True)
@@ -71,7 +81,7 @@ class NonconvexSinusoidal(Problem):
 
         target = frac * sigma_G
         kappa = 1.0
-        if np.linalg.norm(phase_part(1.0)[1], axis=1).max() > target:   # bisect a continuous map, 0 at κ = 0
+        if np.linalg.norm(phase_part(1.0)[1], axis=1).max() > target:  # bisect a continuous map, 0 at κ = 0
             lo, hi = 0.0, 1.0
             for _ in range(60):
                 mid = 0.5 * (lo + hi)
@@ -91,15 +101,24 @@ class NonconvexSinusoidal(Problem):
             t = 0.0
         else:
             pos = aa > 0
-            disc = np.maximum(ab[pos] ** 2 + aa[pos] * (sigma_G**2 - bb[pos]), 0.0)   # ≥ 0 up to round-off
+            disc = np.maximum(ab[pos] ** 2 + aa[pos] * (sigma_G**2 - bb[pos]), 0.0)  # ≥ 0 up to round-off
             roots = (-ab[pos] + np.sqrt(disc)) / aa[pos]
             t = max(0.0, float(roots.min())) if roots.size else 0.0
         self._init_arrays(cbar + t * w, phi, mu0, beta, omega, as_noise(sigma_L), fstar_tol)
         self.phase_scale, self.center_scale = kappa, t
 
     @classmethod
-    def from_arrays(cls, *, centers: ArrayLike, phases: ArrayLike, mu0: float, beta: float, omega: float,
-                    sigma_L: float | NoiseModel = 0.0, fstar_tol: float = 1e-9) -> NonconvexSinusoidal:
+    def from_arrays(
+        cls,
+        *,
+        centers: ArrayLike,
+        phases: ArrayLike,
+        mu0: float,
+        beta: float,
+        omega: float,
+        sigma_L: float | NoiseModel = 0.0,
+        fstar_tol: float = 1e-9,
+    ) -> NonconvexSinusoidal:
         """``centers``, ``phases``: (M, d); ``mu0`` > 0, ``beta`` ≥ 0, ``omega`` > 0.
         Constants are computed from the arrays."""
         C = check_array("centers", centers, ndim=2)
@@ -107,8 +126,15 @@ class NonconvexSinusoidal(Problem):
         check_dim_workers(d, M)
         P = check_array("phases", phases, shape=(M, d))
         self = cls.__new__(cls)
-        self._init_arrays(C, P, check_positive("mu0", mu0), check_nonnegative("beta", beta),
-                          check_positive("omega", omega), as_noise(sigma_L), fstar_tol)
+        self._init_arrays(
+            C,
+            P,
+            check_positive("mu0", mu0),
+            check_nonnegative("beta", beta),
+            check_positive("omega", omega),
+            as_noise(sigma_L),
+            fstar_tol,
+        )
         return self
 
     # ----------------------------------------------------------------------------------------- certificates
@@ -119,7 +145,7 @@ class NonconvexSinusoidal(Problem):
         self.mu0, self.beta, self.omega, self.noise = float(mu0), float(beta), float(omega), noise
         self.fstar_tol = check_positive("fstar_tol", fstar_tol)
         z = np.exp(1j * self.phases)
-        self._m = z.mean(axis=0)                                   # m_j
+        self._m = z.mean(axis=0)  # m_j
         self._rho = np.abs(self._m)
         self._cbar = self.centers.mean(axis=0)
         self._v = np.mean((self.centers - self._cbar) ** 2, axis=0)
@@ -131,16 +157,28 @@ class NonconvexSinusoidal(Problem):
         f_low, x_best = self._certify_fstar()
         self.f_best = float(self.value(x_best))
         self.constants = Constants(
-            L=self.mu0 + bw2, mu=float(self.mu0 - bw2 * self._rho.max()), sigma_L=noise.sigma_L,
-            sigma_G=float(self.sigma_G_per_worker.max()), f_star=f_low, x_star=x_best,
-            certified=dict(L="exact", mu="exact", sigma_L=noise.sigma_L_kind, sigma_G="exact",
-                           f_star="lower", x_star="none"))
+            L=self.mu0 + bw2,
+            mu=float(self.mu0 - bw2 * self._rho.max()),
+            sigma_L=noise.sigma_L,
+            sigma_G=float(self.sigma_G_per_worker.max()),
+            f_star=f_low,
+            x_star=x_best,
+            certified=dict(
+                L="exact",
+                mu="exact",
+                sigma_L=noise.sigma_L_kind,
+                sigma_G="exact",
+                f_star="lower",
+                x_star="none",
+            ),
+        )
 
     def _g(self, t, j):
         """g_j(t) for coordinate indices j (broadcast with t)."""
         m = self._m[j]
-        return (0.5 * self.mu0 * ((t - self._cbar[j]) ** 2 + self._v[j])
-                + self.beta * np.abs(m) * np.cos(self.omega * t + np.angle(m)))
+        return 0.5 * self.mu0 * ((t - self._cbar[j]) ** 2 + self._v[j]) + self.beta * np.abs(m) * np.cos(
+            self.omega * t + np.angle(m)
+        )
 
     def _certify_fstar(self, cells0: int = 64, max_iter: int = 60, max_cells: int = 1 << 20):
         """Branch and bound per coordinate (coordinates pooled): returns (certified lower bound, best x)."""
@@ -149,8 +187,9 @@ class NonconvexSinusoidal(Problem):
         Lj = self.mu0 + self.beta * self.omega**2 * rho
         R = 2.0 * np.sqrt(self.beta * rho / self.mu0) + 1e-12
         # per-coordinate target gap; never below what float evaluation of g_j can resolve
-        gscale = (0.5 * self.mu0 * ((R + np.abs(self._cbar)) ** 2 + self._cbar**2 + self._v)
-                  + self.beta * rho + 1.0)
+        gscale = (
+            0.5 * self.mu0 * ((R + np.abs(self._cbar)) ** 2 + self._cbar**2 + self._v) + self.beta * rho + 1.0
+        )
         tol = np.maximum(self.fstar_tol / d, 1e4 * np.finfo(float).eps * gscale)
         grid = np.linspace(-1.0, 1.0, cells0 + 1)
         a = (self._cbar[:, None] + R[:, None] * grid[None, :-1]).ravel()
@@ -159,7 +198,7 @@ class NonconvexSinusoidal(Problem):
         ga, gb = self._g(a, j), self._g(b, j)
         best = np.full(d, np.inf)
         best_t = self._cbar.copy()
-        pruned_lb = np.full(d, np.inf)      # lower bound over discarded cells
+        pruned_lb = np.full(d, np.inf)  # lower bound over discarded cells
         for _ in range(max_iter):
             # upper bounds: best evaluated value per coordinate
             for vals, pts in ((ga, a), (gb, b)):
@@ -186,7 +225,7 @@ class NonconvexSinusoidal(Problem):
             ga, gb = np.concatenate([ga, gm]), np.concatenate([gm, gb])
             j = np.concatenate([j, j])
         lower = pruned_lb.copy()
-        if a.size:                           # not converged within max_iter: the live cells still bound it
+        if a.size:  # not converged within max_iter: the live cells still bound it
             h = b - a
             k = (gb - ga) / np.where(h > 0, h, 1.0)
             u = np.clip(0.5 * h - k / Lj[j], 0.0, h)
@@ -247,5 +286,7 @@ class NonconvexSinusoidal(Problem):
 
     def __repr__(self):
         c = self.constants
-        return (f"NonconvexSinusoidal(dim={self.dim}, num_workers={self.num_workers}, L={c.L:.4g}, "
-                f"mu={c.mu:.4g}, sigma_L={c.sigma_L:.4g}, sigma_G={c.sigma_G:.4g}, omega={self.omega:.4g})")
+        return (
+            f"NonconvexSinusoidal(dim={self.dim}, num_workers={self.num_workers}, L={c.L:.4g}, "
+            f"mu={c.mu:.4g}, sigma_L={c.sigma_L:.4g}, sigma_G={c.sigma_G:.4g}, omega={self.omega:.4g})"
+        )

@@ -44,13 +44,13 @@ def _matvec_rows(v, A):
     the other rows: used where the row count depends on other replicates, e.g. per-worker masks)."""
     out = v[:, :1] * A[:, 0]
     for k in range(1, v.shape[1]):
-        out += v[:, k:k + 1] * A[:, k]
+        out += v[:, k : k + 1] * A[:, k]
     return out
 
 
 #: per-worker dense Hessians up to this dimension are gathered per row (``_matvec_gathered``)
 _GATHER_MAX_DIM = 32
-_GATHER_BLOCK = 1 << 18   # rows × d² per gathered block (2 MiB of float64)
+_GATHER_BLOCK = 1 << 18  # rows × d² per gathered block (2 MiB of float64)
 
 
 def _matvec_gathered(v, H, idx, out):
@@ -61,11 +61,11 @@ def _matvec_gathered(v, H, idx, out):
     step = max(1, _GATHER_BLOCK // (d * d))
     for lo in range(0, n, step):
         sl = slice(lo, min(n, lo + step))
-        A = H[idx[sl]]                       # (b, d, d)
+        A = H[idx[sl]]  # (b, d, d)
         vb, ob = v[sl], out[sl]
         np.multiply(vb[:, :1], A[:, :, 0], out=ob)
         for k in range(1, d):
-            ob += vb[:, k:k + 1] * A[:, :, k]
+            ob += vb[:, k : k + 1] * A[:, :, k]
 
 
 class QuadraticProblem(Problem):
@@ -83,12 +83,24 @@ class QuadraticProblem(Problem):
             return "per-worker dense Hessians are not collapsed (use hessian='diag')"
         return None
 
-    def __init__(self, hessian: np.ndarray, centers: np.ndarray, offsets: np.ndarray, noise: NoiseModel, *,
-                 kind: str, weights: ArrayLike | None = None):
+    def __init__(
+        self,
+        hessian: np.ndarray,
+        centers: np.ndarray,
+        offsets: np.ndarray,
+        noise: NoiseModel,
+        *,
+        kind: str,
+        weights: ArrayLike | None = None,
+    ):
         if kind not in ("diag", "dense"):
             raise ValueError(f"hessian kind={kind!r} must be 'diag' or 'dense'")
-        check_component("noise", noise, NoiseModel,
-                        "an afltheory.problems NoiseModel (GaussianNoise(sigma_L), NoNoise(), …)")
+        check_component(
+            "noise",
+            noise,
+            NoiseModel,
+            "an afltheory.problems NoiseModel (GaussianNoise(sigma_L), NoNoise(), …)",
+        )
         self.kind = kind
         self.centers = np.asarray(centers, dtype=float)
         self.num_workers, self.dim = self.centers.shape
@@ -100,19 +112,31 @@ class QuadraticProblem(Problem):
         self.weights = None
         if weights is not None:
             p = np.asarray(weights, dtype=float).ravel()
-            if (p.shape != (self.num_workers,) or not np.all(np.isfinite(p)) or np.any(p < 0)
-                    or abs(p.sum() - 1.0) > 1e-9):
-                raise ValueError(f"weights={weights!r} must be a probability vector with one entry >= 0 per "
-                                 f"worker (num_workers={self.num_workers}), summing to 1")
+            if (
+                p.shape != (self.num_workers,)
+                or not np.all(np.isfinite(p))
+                or np.any(p < 0)
+                or abs(p.sum() - 1.0) > 1e-9
+            ):
+                raise ValueError(
+                    f"weights={weights!r} must be a probability vector with one entry >= 0 per "
+                    f"worker (num_workers={self.num_workers}), summing to 1"
+                )
             self.weights = tuple(float(v) for v in p)
-        avg = (lambda a: a.mean(axis=0)) if weights is None else (
-            lambda a: np.tensordot(np.asarray(self.weights), a, axes=(0, 0)))
+        avg = (
+            (lambda a: a.mean(axis=0))
+            if weights is None
+            else (lambda a: np.tensordot(np.asarray(self.weights), a, axes=(0, 0)))
+        )
         # global quadratic: f(x) = f* + ½ (x − x*)ᵀ H̄ (x − x*)
         H = self.dense_hessians()
         self._Hbar = avg(H)
         # H̄ = diag(this) when diagonal
-        self._hbar_diag = (self.hessian.mean(axis=0) if self.shared or weights is None
-                           else avg(self.hessian)) if kind == "diag" else None
+        self._hbar_diag = (
+            (self.hessian.mean(axis=0) if self.shared or weights is None else avg(self.hessian))
+            if kind == "diag"
+            else None
+        )
         b = np.einsum("mjk,mk->mj", H, self.centers)
         self._b = b
         self._bbar = avg(b)
@@ -138,8 +162,9 @@ class QuadraticProblem(Problem):
         i_b = np.broadcast_to(i, v.shape[:-1])
         if self.dim <= _GATHER_MAX_DIM:  # gather each row's Hessian: the same passes, no per-worker masks
             out = np.empty(v.shape)
-            _matvec_gathered(np.reshape(v, (-1, self.dim)), self.hessian, i_b.reshape(-1),
-                             out.reshape(-1, self.dim))
+            _matvec_gathered(
+                np.reshape(v, (-1, self.dim)), self.hessian, i_b.reshape(-1), out.reshape(-1, self.dim)
+            )
             return out
         out = np.empty_like(v)
         for w in np.unique(i_b):
@@ -190,8 +215,9 @@ class QuadraticProblem(Problem):
             a += shift
         return a
 
-    def local_grad_add_fn(self, workers: np.ndarray, scale: float = 1.0, workspace: Any | None = None,
-                          centered: bool = False) -> Callable[[np.ndarray, np.ndarray], None]:
+    def local_grad_add_fn(
+        self, workers: np.ndarray, scale: float = 1.0, workspace: Any | None = None, centered: bool = False
+    ) -> Callable[[np.ndarray, np.ndarray], None]:
         workers = self._arrivals(workers, workspace)
         c = None if centered else self.local_center(workers, workspace)
         if self.kind == "diag":
@@ -205,6 +231,7 @@ class QuadraticProblem(Problem):
                     r = np.subtract(y, c, out=v)
                     r *= a
                 out += r
+
             return add
 
         def add_dense(y, out):
@@ -212,10 +239,12 @@ class QuadraticProblem(Problem):
             if scale != 1.0:
                 g *= scale
             out += g
+
         return add_dense
 
-    def local_sgd_step_fn(self, workers: np.ndarray, eta: float, workspace: Any | None = None,
-                          centered: bool = False) -> Callable[[np.ndarray, np.ndarray], None]:
+    def local_sgd_step_fn(
+        self, workers: np.ndarray, eta: float, workspace: Any | None = None, centered: bool = False
+    ) -> Callable[[np.ndarray, np.ndarray], None]:
         if not (centered and self.kind == "diag"):
             return super().local_sgd_step_fn(workers, eta, workspace, centered)
         # u = y − c_i, ∇f_i = a_i ⊙ u: the step is u ← (1 − η a_i) ⊙ u − h, two passes instead of three
@@ -224,6 +253,7 @@ class QuadraticProblem(Problem):
         def step(u, h):
             u *= f
             u -= h
+
         return step
 
     def value(self, x: np.ndarray) -> np.ndarray:
@@ -255,16 +285,24 @@ class QuadraticProblem(Problem):
                 return None
             covs.append(c)
         return LinearGaussianModel(
-            hessians=self.dense_hessians(), b=self._b.copy(), noise_cov=np.stack(covs),
-            hessian_mean=self._Hbar.copy(), x_star=self._x_star.copy(), f_star=self._f_star)
+            hessians=self.dense_hessians(),
+            b=self._b.copy(),
+            noise_cov=np.stack(covs),
+            hessian_mean=self._Hbar.copy(),
+            x_star=self._x_star.copy(),
+            f_star=self._f_star,
+        )
 
 
-def check_quadratic_args(dim: int, num_workers: int, L: float, mu: float, sigma_G: float,
-                         hessian: str) -> tuple[int, int, float, float, float]:
+def check_quadratic_args(
+    dim: int, num_workers: int, L: float, mu: float, sigma_G: float, hessian: str
+) -> tuple[int, int, float, float, float]:
     """Shared constructor checks of the quadratic families: returns (d, M, L, mu, sigma_G)."""
     d, M = check_dim_workers(dim, num_workers)
-    check_alloc(f"dim={d}, num_workers={M} (the quadratic keeps (num_workers, dim, dim) Hessians)",
-                8.0 * 3 * M * d * d)
+    check_alloc(
+        f"dim={d}, num_workers={M} (the quadratic keeps (num_workers, dim, dim) Hessians)",
+        8.0 * 3 * M * d * d,
+    )
     # L, σ_G <= 1e150: the certified constants (L², σ_G², f*) stay finite floats (L = 1e300 gave σ_G = inf,
     # L = 1e307 f* = NaN)
     L = check_real("L", L, low=0.0, high=1e150, low_open=True)
@@ -303,9 +341,17 @@ class HeterogeneousQuadratic(QuadraticProblem):
     Shared Hessian ⇒ no client drift (see the module docstring).
     """
 
-    def __init__(self, dim: int = 10, num_workers: int = 10, L: float = 1.0, mu: float = 0.1,
-                 sigma_L: float | NoiseModel = 0.0, sigma_G: float = 1.0, seed: int = 0,
-                 hessian: str = "diag"):
+    def __init__(
+        self,
+        dim: int = 10,
+        num_workers: int = 10,
+        L: float = 1.0,
+        mu: float = 0.1,
+        sigma_L: float | NoiseModel = 0.0,
+        sigma_G: float = 1.0,
+        seed: int = 0,
+        hessian: str = "diag",
+    ):
         d, M, L, mu, sigma_G = check_quadratic_args(dim, num_workers, L, mu, sigma_G, hessian)
         seed = check_int("seed", seed, low=0)
         rng = np.random.default_rng(np.random.SeedSequence([seed, 0x51]))
@@ -329,17 +375,29 @@ class HeterogeneousQuadratic(QuadraticProblem):
 
     def _init_from(self, A, centers, noise, kind, offsets=None, weights=None):
         M = centers.shape[0]
-        super().__init__(A, centers, np.zeros(M) if offsets is None else offsets, noise, kind=kind,
-                         weights=weights)
+        super().__init__(
+            A, centers, np.zeros(M) if offsets is None else offsets, noise, kind=kind, weights=weights
+        )
         H = self.hessian[0] if kind == "dense" else np.diag(self.hessian[0])
         ev = np.linalg.eigvalsh(H)
         dev = centers - (centers.mean(axis=0) if weights is None else self._x_star)
         sig_G = float(np.max(np.linalg.norm(self._apply(dev, np.zeros(M, dtype=int)), axis=1)))
         self.constants = Constants(
-            L=float(ev[-1]), mu=float(ev[0]), sigma_L=noise.sigma_L, sigma_G=sig_G,
-            f_star=self._f_star, x_star=self._x_star,
-            certified=dict(L="exact", mu="exact", sigma_L=noise.sigma_L_kind, sigma_G="exact",
-                           f_star="exact", x_star="exact"))
+            L=float(ev[-1]),
+            mu=float(ev[0]),
+            sigma_L=noise.sigma_L,
+            sigma_G=sig_G,
+            f_star=self._f_star,
+            x_star=self._x_star,
+            certified=dict(
+                L="exact",
+                mu="exact",
+                sigma_L=noise.sigma_L_kind,
+                sigma_G="exact",
+                f_star="exact",
+                x_star="exact",
+            ),
+        )
 
     @staticmethod
     def _check_shared_hessian(hessian_diag, hessian, d):
@@ -348,22 +406,30 @@ class HeterogeneousQuadratic(QuadraticProblem):
         if hessian_diag is not None:
             a = check_array("hessian_diag", hessian_diag, shape=(d,))
             if np.any(a <= 0):
-                raise ValueError(f"hessian_diag must be > 0 everywhere (min {a.min()}); "
-                                 "allowed range (0, inf)")
+                raise ValueError(
+                    f"hessian_diag must be > 0 everywhere (min {a.min()}); allowed range (0, inf)"
+                )
             return a[None], "diag"
         A = check_array("hessian", hessian, shape=(d, d))
         if not np.allclose(A, A.T, atol=1e-12 * max(1.0, np.abs(A).max())):
             raise ValueError("hessian must be symmetric")
         lo = np.linalg.eigvalsh(A)[0]
         if lo <= 0:
-            raise ValueError(f"hessian must be positive definite (smallest eigenvalue {lo}); "
-                             "allowed range (0, inf)")
+            raise ValueError(
+                f"hessian must be positive definite (smallest eigenvalue {lo}); allowed range (0, inf)"
+            )
         return 0.5 * (A + A.T)[None], "dense"
 
     @classmethod
-    def from_arrays(cls, *, hessian_diag: ArrayLike | None = None, hessian: ArrayLike | None = None,
-                    centers: ArrayLike, sigma_L: float | NoiseModel = 0.0,
-                    weights: ArrayLike | None = None) -> HeterogeneousQuadratic:
+    def from_arrays(
+        cls,
+        *,
+        hessian_diag: ArrayLike | None = None,
+        hessian: ArrayLike | None = None,
+        centers: ArrayLike,
+        sigma_L: float | NoiseModel = 0.0,
+        weights: ArrayLike | None = None,
+    ) -> HeterogeneousQuadratic:
         """Build from a Hessian diagonal ``hessian_diag`` (d,) or a dense symmetric positive definite
         ``hessian`` (d, d), and worker centres ``centers`` (M, d). Constants are computed exactly from the
         arrays. ``weights``: client weights p_i (f = Σ_i p_i f_i; None: uniform); σ_G is then
@@ -377,8 +443,14 @@ class HeterogeneousQuadratic(QuadraticProblem):
         return self
 
     @classmethod
-    def from_samples(cls, *, hessian_diag: ArrayLike | None = None, hessian: ArrayLike | None = None,
-                     sample_centers: ArrayLike, batch_size: int) -> HeterogeneousQuadratic:
+    def from_samples(
+        cls,
+        *,
+        hessian_diag: ArrayLike | None = None,
+        hessian: ArrayLike | None = None,
+        sample_centers: ArrayLike,
+        batch_size: int,
+    ) -> HeterogeneousQuadratic:
         """Finite-sum problem: f_i = (1/n) Σ_s f_{i,s}, f_{i,s}(x) = ½ (x − c_{is})ᵀA(x − c_{is}), from
         ``sample_centers`` (M, n, d). Because A is shared, ∇f_{i,s} − ∇f_i = A(c_i − c_{is}) =: o_{is} is
         x-independent, so minibatch noise is exactly additive: ``FiniteSumNoise(o, batch_size)`` (σ_L exact).
@@ -390,19 +462,30 @@ class HeterogeneousQuadratic(QuadraticProblem):
         check_int("sample_centers.shape[1] (samples_per_worker)", n, low=1)
         A, kind = cls._check_shared_hessian(hessian_diag, hessian, d)
         C = S.mean(axis=1)
-        dev = S - C[:, None, :]                      # c_is − c_i
+        dev = S - C[:, None, :]  # c_is − c_i
         Adev = dev * A[0] if kind == "diag" else dev @ A[0]
         offsets = 0.5 * np.mean(np.sum(dev * Adev, axis=-1), axis=1)
-        noise = FiniteSumNoise(-Adev, batch_size)    # o_is = A(c_i − c_is)
+        noise = FiniteSumNoise(-Adev, batch_size)  # o_is = A(c_i − c_is)
         self = cls.__new__(cls)
         self._init_from(A, C, noise, kind, offsets=offsets)
         self.sample_centers = S
         return self
 
     @classmethod
-    def finite_sum(cls, dim: int = 10, num_workers: int = 10, L: float = 1.0, mu: float = 0.1,
-                   sigma_L: float = 0.5, sigma_G: float = 1.0, seed: int = 0, hessian: str = "diag", *,
-                   samples_per_worker: int = 32, batch_size: int = 4) -> HeterogeneousQuadratic:
+    def finite_sum(
+        cls,
+        dim: int = 10,
+        num_workers: int = 10,
+        L: float = 1.0,
+        mu: float = 0.1,
+        sigma_L: float = 0.5,
+        sigma_G: float = 1.0,
+        seed: int = 0,
+        hessian: str = "diag",
+        *,
+        samples_per_worker: int = 32,
+        batch_size: int = 4,
+    ) -> HeterogeneousQuadratic:
         """Like the constructor, but stochastic gradients are minibatch gradients of a finite sum (see
         ``from_samples``). Per-sample offsets are drawn, centred over samples and scaled so that the certified
         σ_L = max_i sqrt((n − B)/(B(n − 1)) · (1/n) Σ_s ‖o_is‖²) equals the requested ``sigma_L`` exactly
@@ -412,10 +495,20 @@ class HeterogeneousQuadratic(QuadraticProblem):
         n = check_int("samples_per_worker", samples_per_worker, low=1)
         B = check_int("batch_size", batch_size, low=1, high=n)
         if sigma_L > 0 and B == n:
-            raise ValueError(f"batch_size={B} must be < samples_per_worker={n} for sigma_L={sigma_L} > 0 "
-                             f"(a full batch has no noise)")
-        base = cls(dim=dim, num_workers=num_workers, L=L, mu=mu, sigma_L=0.0, sigma_G=sigma_G, seed=seed,
-                   hessian=hessian)
+            raise ValueError(
+                f"batch_size={B} must be < samples_per_worker={n} for sigma_L={sigma_L} > 0 "
+                f"(a full batch has no noise)"
+            )
+        base = cls(
+            dim=dim,
+            num_workers=num_workers,
+            L=L,
+            mu=mu,
+            sigma_L=0.0,
+            sigma_G=sigma_G,
+            seed=seed,
+            hessian=hessian,
+        )
         M, d = base.num_workers, base.dim
         check_alloc(f"num_workers={M}, samples_per_worker={n}, dim={d}", 8.0 * 3 * M * n * d)
         rng = np.random.default_rng(np.random.SeedSequence([check_seed(seed), 0x52]))
@@ -443,5 +536,7 @@ class HeterogeneousQuadratic(QuadraticProblem):
 
     def __repr__(self):
         c = self.constants
-        return (f"HeterogeneousQuadratic(dim={self.dim}, num_workers={self.num_workers}, L={c.L:.4g}, "
-                f"mu={c.mu:.4g}, sigma_L={c.sigma_L:.4g}, sigma_G={c.sigma_G:.4g}, hessian={self.kind!r})")
+        return (
+            f"HeterogeneousQuadratic(dim={self.dim}, num_workers={self.num_workers}, L={c.L:.4g}, "
+            f"mu={c.mu:.4g}, sigma_L={c.sigma_L:.4g}, sigma_G={c.sigma_G:.4g}, hessian={self.kind!r})"
+        )

@@ -26,8 +26,19 @@ from ._statement import CONFIDENCES, Statement
 __all__ = ["CONFIDENCES", "PAPERS", "STATEMENTS", "Statement", "statement"]
 
 #: the paper modules, in the order of docs/published.md
-PAPERS = (li2020, scaffold2020, khaled2020, stich2019, lian2015, fedbuff2022, fednova2020, fedprox2020,
-          koloskova2020, woodworth2020, glasgow2022)
+PAPERS = (
+    li2020,
+    scaffold2020,
+    khaled2020,
+    stich2019,
+    lian2015,
+    fedbuff2022,
+    fednova2020,
+    fedprox2020,
+    koloskova2020,
+    woodworth2020,
+    glasgow2022,
+)
 #: every statement by id
 STATEMENTS: dict = {s.id: s for p in PAPERS for s in p.STATEMENTS}
 

@@ -63,14 +63,16 @@ class Statement:
         for k, c in self.conditions.items():
             r = c.subs(_subs(values))
             if r.free_symbols:
-                raise ValueError(f"condition {k!r} of {self.id} still has free symbols "
-                                 f"{sorted(map(str, r.free_symbols))}")
+                raise ValueError(
+                    f"condition {k!r} of {self.id} still has free symbols {sorted(map(str, r.free_symbols))}"
+                )
             out[k] = bool(r)
         return out
 
 
 def _subs(values: dict) -> dict:
     from .symbols import BY_NAME
+
     out = {}
     for k, v in values.items():
         key = BY_NAME.get(k, sp.Symbol(k)) if isinstance(k, str) else k

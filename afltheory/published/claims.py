@@ -44,22 +44,40 @@ def _sub(terms: dict, subs: dict) -> dict:
 # -- Li et al. 2020, Thm 1 and Thm 3 with E = 1 local step (then rounds and SGD steps coincide, and the
 # per-step schedule η_t = 2/(μ(γ+t)) is a per-round schedule). Literal indexing: w_1 is the start, the round
 # t = 0, 1, … uses η_{t+1}, w_T is the model after T−1 steps: T_Li = 1 + T·E.
-_LI_SUBS = {T_paper: 1 + T * K, sum_p2_sigma2: sum_p2 * sigma_L ** 2}
-_LI_READ = (li2020.THM1.reading + " Engine form: E = 1 local step per round (per-step and per-round "
-            "schedules coincide); σ_k = σ_L for every client; G (unbounded on quadratics) is given the "
-            "value σ_L, a LOWER bound of the true second moment — the bound checked is smaller than the "
-            "paper's, so the check is conservative.")
+_LI_SUBS = {T_paper: 1 + T * K, sum_p2_sigma2: sum_p2 * sigma_L**2}
+_LI_READ = (
+    li2020.THM1.reading + " Engine form: E = 1 local step per round (per-step and per-round "
+    "schedules coincide); σ_k = σ_L for every client; G (unbounded on quadratics) is given the "
+    "value σ_L, a LOWER bound of the true second moment — the bound checked is smaller than the "
+    "paper's, so the check is conservative."
+)
 
 
 def _li(st, participation, weights, conditions=None) -> Claim:
-    return Claim(id=f"published.{st.id}", title=st.title, reference=st.reference, source=_source(st),
-                 reading=_LI_READ, confidence=_claim_confidence(st),
-                 assumptions=Assumptions(function="strongly_convex", noise="variance", heterogeneity="Gamma",
-                                         participation=participation, weights=weights, max_local_steps=1),
-                 rule=FedAvg, eta=1, eta_L=2 / (mu * (gamma + 1 + t)), measured="last_gap",
-                 bound=_sub(st.bound, _LI_SUBS), values={"gamma": sp.Max(8 * kappa, E), "G": sigma_L},
-                 conditions={"one_local_step (engine form)": sp.Le(K, 1), **(conditions or {})},
-                 rate={"T": -1})
+    return Claim(
+        id=f"published.{st.id}",
+        title=st.title,
+        reference=st.reference,
+        source=_source(st),
+        reading=_LI_READ,
+        confidence=_claim_confidence(st),
+        assumptions=Assumptions(
+            function="strongly_convex",
+            noise="variance",
+            heterogeneity="Gamma",
+            participation=participation,
+            weights=weights,
+            max_local_steps=1,
+        ),
+        rule=FedAvg,
+        eta=1,
+        eta_L=2 / (mu * (gamma + 1 + t)),
+        measured="last_gap",
+        bound=_sub(st.bound, _LI_SUBS),
+        values={"gamma": sp.Max(8 * kappa, E), "G": sigma_L},
+        conditions={"one_local_step (engine form)": sp.Le(K, 1), **(conditions or {})},
+        rate={"T": -1},
+    )
 
 
 LI_THM1 = _li(li2020.THM1, "full", "data")
@@ -67,49 +85,73 @@ LI_THM3 = _li(li2020.THM3, "uniform", "uniform")
 
 # -- Lian et al. 2015, Thm 1: γ (the factor on the SUM of the m gradients) = η η_L / m for afltheory's AsySG
 _g = sp.Symbol("gamma_lian", positive=True)
-LIAN = Claim(id="published.lian2015.thm1", title=lian2015.THM1.title, reference=lian2015.THM1.reference,
-             source=_source(lian2015.THM1),
-             reading=lian2015.THM1.reading + " Engine form: γ = η η_L / m; the condition is read with τ² "
-             "(another recollection has τ: the τ² reading is the more restrictive).",
-             confidence="from memory",
-             assumptions=Assumptions(function="smooth", noise="variance", heterogeneity="iid",
-                                     participation="arbitrary"),
-             rule=AsySG, eta=0.2, measured="avg_grad_sq",
-             bound=_sub(lian2015.THM1.bound, {eta: _g, sigma_star: sigma_L}),
-             conditions={k: c.subs(eta, _g) for k, c in lian2015.THM1.conditions.items()},
-             values={"gamma_lian": sp.Symbol("eta") * sp.Symbol("eta_L") / m, "sigma": sigma_L},
-             extra_symbols={"gamma_lian": "Lian's γ"})
+LIAN = Claim(
+    id="published.lian2015.thm1",
+    title=lian2015.THM1.title,
+    reference=lian2015.THM1.reference,
+    source=_source(lian2015.THM1),
+    reading=lian2015.THM1.reading + " Engine form: γ = η η_L / m; the condition is read with τ² "
+    "(another recollection has τ: the τ² reading is the more restrictive).",
+    confidence="from memory",
+    assumptions=Assumptions(
+        function="smooth", noise="variance", heterogeneity="iid", participation="arbitrary"
+    ),
+    rule=AsySG,
+    eta=0.2,
+    measured="avg_grad_sq",
+    bound=_sub(lian2015.THM1.bound, {eta: _g, sigma_star: sigma_L}),
+    conditions={k: c.subs(eta, _g) for k, c in lian2015.THM1.conditions.items()},
+    values={"gamma_lian": sp.Symbol("eta") * sp.Symbol("eta_L") / m, "sigma": sigma_L},
+    extra_symbols={"gamma_lian": "Lian's γ"},
+)
 
 # -- Khaled et al. 2020, identical data: local SGD = FedAvg(η = 1, η_L = γ) with K = H local steps; the
 # paper's T counts local steps (T·K); σ*² = E‖∇f(x*, ξ)‖² = σ_L² for additive noise.
 _gam = sp.Symbol("eta_L", positive=True)
-KHALED_ID = Claim(id="published.khaled2020.identical", title=khaled2020.IDENTICAL.title,
-                  reference=khaled2020.IDENTICAL.reference, source=_source(khaled2020.IDENTICAL),
-                  reading=khaled2020.IDENTICAL.reading + " Engine form: FedAvg(η = 1, η_L = γ), H = K, "
-                  "T_KMR = T·K, σ* = σ_L.", confidence="from memory",
-                  assumptions=Assumptions(function="strongly_convex", noise="variance", heterogeneity="iid",
-                                          participation="full"),
-                  rule=FedAvg, eta=1, eta_L=0.1, measured="last_dist_sq",
-                  bound=_sub(khaled2020.IDENTICAL.bound,
-                             {eta: _gam, T_paper: T * K, H: K, sigma_star: sigma_L}),
-                  conditions={"step": sp.Le(_gam, 1 / (4 * L))})
+KHALED_ID = Claim(
+    id="published.khaled2020.identical",
+    title=khaled2020.IDENTICAL.title,
+    reference=khaled2020.IDENTICAL.reference,
+    source=_source(khaled2020.IDENTICAL),
+    reading=khaled2020.IDENTICAL.reading + " Engine form: FedAvg(η = 1, η_L = γ), H = K, "
+    "T_KMR = T·K, σ* = σ_L.",
+    confidence="from memory",
+    assumptions=Assumptions(
+        function="strongly_convex", noise="variance", heterogeneity="iid", participation="full"
+    ),
+    rule=FedAvg,
+    eta=1,
+    eta_L=0.1,
+    measured="last_dist_sq",
+    bound=_sub(khaled2020.IDENTICAL.bound, {eta: _gam, T_paper: T * K, H: K, sigma_star: sigma_L}),
+    conditions={"step": sp.Le(_gam, 1 / (4 * L))},
+)
 
 # -- SCAFFOLD (Karimireddy et al. 2020), Thm III with exact gradients: the transient term with its hidden
 # constant taken as 1 (the check's own strengthening, stated in the reading), D̃² = ‖x0 − x*‖² + (1/(2Nβ²))
 # Σ‖c_i⁰ − ∇f_i(x*)‖² with c_i⁰ = 0, i.e. D0 + ζ*²/(2L²) (uniform weights); μ read as f's strong convexity.
 SCAFFOLD_DET = Claim(
-    id="published.scaffold2020.thm3", title=scaffold2020.THM3.title + " (σ = 0, hidden constant = 1)",
-    reference=scaffold2020.THM3.reference, source=_source(scaffold2020.THM3),
+    id="published.scaffold2020.thm3",
+    title=scaffold2020.THM3.title + " (σ = 0, hidden constant = 1)",
+    reference=scaffold2020.THM3.reference,
+    source=_source(scaffold2020.THM3),
     reading=scaffold2020.THM3.reading + " Engine form: SCAFFOLDServer(η = η_g = 1, η_L = η_l = 1/(81 E L)), "
-    "full participation, exact gradients, hidden constant 1.", confidence="from memory",
-    assumptions=Assumptions(function="strongly_convex", noise="none", heterogeneity=None,
-                            participation="full"),
-    rule=SCAFFOLDServer, eta=1, eta_L=1 / (81 * E * L), measured="last_gap",
-    bound={"transient": mu * (D0 + zeta_star ** 2 / (2 * L ** 2))
-           * sp.exp(-sp.Min(m / (30 * M), mu / (162 * L)) * T)},
-    conditions={"step": sp.Le(K * sp.Symbol("eta_L") * sp.Symbol("eta"), sp.Min(1 / (81 * L),
-                                                                                   m / (15 * mu * M)))})
-
+    "full participation, exact gradients, hidden constant 1.",
+    confidence="from memory",
+    assumptions=Assumptions(
+        function="strongly_convex", noise="none", heterogeneity=None, participation="full"
+    ),
+    rule=SCAFFOLDServer,
+    eta=1,
+    eta_L=1 / (81 * E * L),
+    measured="last_gap",
+    bound={
+        "transient": mu * (D0 + zeta_star**2 / (2 * L**2)) * sp.exp(-sp.Min(m / (30 * M), mu / (162 * L)) * T)
+    },
+    conditions={
+        "step": sp.Le(K * sp.Symbol("eta_L") * sp.Symbol("eta"), sp.Min(1 / (81 * L), m / (15 * mu * M)))
+    },
+)
 
 
 def surrogate_gap(trace: Any, problem: Any, algorithm: Any) -> dict:
@@ -127,8 +169,12 @@ def surrogate_gap(trace: Any, problem: Any, algorithm: Any) -> dict:
     x_star = np.asarray(problem.constants.x_star, dtype=float)
     out = np.empty(s.workers.shape[0])
     for r in range(s.workers.shape[0]):
-        Kbar = np.array([s.local_steps[r][s.workers[r] == i].mean() if np.any(s.workers[r] == i) else 0.0
-                         for i in range(M)])
+        Kbar = np.array(
+            [
+                s.local_steps[r][s.workers[r] == i].mean() if np.any(s.workers[r] == i) else 0.0
+                for i in range(M)
+            ]
+        )
         w = p * Kbar
         Ht = np.einsum("i,ijk->jk", w, H)
         xt = np.linalg.solve(Ht, np.einsum("i,ijk,ik->j", w, H, problem.centers))
@@ -140,25 +186,39 @@ def surrogate_gap(trace: Any, problem: Any, algorithm: Any) -> dict:
 # quarter of FedAvg's inconsistency gap ‖argmin F̃ − x*‖² — while FedAvg (the paper's Thm 1) ends near
 # argmin F̃.
 FEDNOVA = Claim(
-    id="published.fednova2020.fednova", title="FedNova removes the objective inconsistency of FedAvg",
-    reference=fednova2020.FEDNOVA_CONSISTENT.reference, source=_source(fednova2020.FEDNOVA_CONSISTENT),
+    id="published.fednova2020.fednova",
+    title="FedNova removes the objective inconsistency of FedAvg",
+    reference=fednova2020.FEDNOVA_CONSISTENT.reference,
+    source=_source(fednova2020.FEDNOVA_CONSISTENT),
     reading=fednova2020.FEDNOVA_CONSISTENT.reading + " Engine form: E‖x_T − x*‖² ≤ gap²/4 with gap² = "
     "‖argmin F̃ − x*‖² the distance FedAvg keeps (a threshold chosen by this check, not a published "
     "constant).",
     confidence="from memory",
-    assumptions=Assumptions(function="strongly_convex", noise="none", heterogeneity="sigma_G_max",
-                            participation="full"),
-    rule=FedNova, eta=1, eta_L=0.01, measured="last_dist_sq",
-    bound={"quarter_gap": sp.Symbol("gap2") / 4}, statistics=surrogate_gap,
-    extra_symbols={"gap2": "‖argmin F̃ − x*‖², F̃ = Σ p_i K̄_i f_i / Σ p_j K̄_j (FedAvg's surrogate)"})
+    assumptions=Assumptions(
+        function="strongly_convex", noise="none", heterogeneity="sigma_G_max", participation="full"
+    ),
+    rule=FedNova,
+    eta=1,
+    eta_L=0.01,
+    measured="last_dist_sq",
+    bound={"quarter_gap": sp.Symbol("gap2") / 4},
+    statistics=surrogate_gap,
+    extra_symbols={"gap2": "‖argmin F̃ − x*‖², F̃ = Σ p_i K̄_i f_i / Σ p_j K̄_j (FedAvg's surrogate)"},
+)
 
 CLAIMS = {c.id: c for c in (LI_THM1, LI_THM3, LIAN, KHALED_ID, SCAFFOLD_DET, FEDNOVA)}
 
 
 def _false(c: Claim, factor: float = 10.0) -> Claim:
-    return Claim(**{**{k: getattr(c, k) for k in c.__dataclass_fields__}, "id": c.id + ".bound_div10",
-                    "title": c.title + " — false variant: bound / 10", "expect": "fails",
-                    "bound": {k: v / factor for k, v in c.bound.items()}})
+    return Claim(
+        **{
+            **{k: getattr(c, k) for k in c.__dataclass_fields__},
+            "id": c.id + ".bound_div10",
+            "title": c.title + " — false variant: bound / 10",
+            "expect": "fails",
+            "bound": {k: v / factor for k, v in c.bound.items()},
+        }
+    )
 
 
 FALSE_VARIANTS = {f.id: f for f in (_false(LI_THM1), _false(KHALED_ID), _false(LIAN))}

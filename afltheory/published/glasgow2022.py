@@ -11,44 +11,75 @@ from .symbols import D0, K, L, M, R, sigma, zeta_star
 
 __all__ = ["HETEROGENEOUS_LB", "HOMOGENEOUS_LB", "STATEMENTS"]
 
-SOURCE = ("abstract https://ar5iv.labs.arxiv.org/html/2111.03741 and https://virtual.aistats.org/virtual/2022/"
-          "poster/3538 (retrieved with the `search` tool, corpus pages); the bound's terms from memory")
+SOURCE = (
+    "abstract https://ar5iv.labs.arxiv.org/html/2111.03741 and https://virtual.aistats.org/virtual/2022/"
+    "poster/3538 (retrieved with the `search` tool, corpus pages); the bound's terms from memory"
+)
 _B = sp.sqrt(D0)
 
 HOMOGENEOUS_LB = Statement(
-    id="glasgow2022.homogeneous", title="FedAvg lower bound, homogeneous, convex (matches the upper bound)",
-    reference="Glasgow, Yuan, Ma, AISTATS 2022, homogeneous lower bound", source=SOURCE,
-    excerpt=("we first resolve this question by providing a lower bound for FedAvg that matches the existing "
-             "upper bound"),
+    id="glasgow2022.homogeneous",
+    title="FedAvg lower bound, homogeneous, convex (matches the upper bound)",
+    reference="Glasgow, Yuan, Ma, AISTATS 2022, homogeneous lower bound",
+    source=SOURCE,
+    excerpt=(
+        "we first resolve this question by providing a lower bound for FedAvg that matches the existing "
+        "upper bound"
+    ),
     confidence="abstract read, statement from memory",
-    reading=("For every step size there is a convex L-smooth instance with bounded covariance on "
-             "which FedAvg's "
-             "error is ≥ c·(LB²/(KR) + σB/sqrt(MKR) + min(σB/sqrt(KR), (Lσ²B⁴)^{1/3}/(K^{1/3}R^{2/3}))). A "
-             "lower bound: checked, if at all, by exhibiting an instance above it (not an "
-             "upper-bound verdict)."),
-    assumptions={"function": "convex", "noise": "bounded covariance σ²", "heterogeneity": None,
-                 "participation": "full"},
-    algorithm="FedAvg / local SGD with any constant step", measured="last_gap (worst instance)",
-    bound={"optimisation": L * D0 / (K * R), "statistical": sigma * _B / sp.sqrt(M * K * R),
-           "noise_drift": sp.Min(sigma * _B / sp.sqrt(K * R),
-                                 (L * sigma ** 2 * D0 ** 2) ** sp.Rational(1, 3)
-                                 / (K ** sp.Rational(1, 3) * R ** sp.Rational(2, 3)))},
-    constants_explicit=False, lower_bound=True)
+    reading=(
+        "For every step size there is a convex L-smooth instance with bounded covariance on "
+        "which FedAvg's "
+        "error is ≥ c·(LB²/(KR) + σB/sqrt(MKR) + min(σB/sqrt(KR), (Lσ²B⁴)^{1/3}/(K^{1/3}R^{2/3}))). A "
+        "lower bound: checked, if at all, by exhibiting an instance above it (not an "
+        "upper-bound verdict)."
+    ),
+    assumptions={
+        "function": "convex",
+        "noise": "bounded covariance σ²",
+        "heterogeneity": None,
+        "participation": "full",
+    },
+    algorithm="FedAvg / local SGD with any constant step",
+    measured="last_gap (worst instance)",
+    bound={
+        "optimisation": L * D0 / (K * R),
+        "statistical": sigma * _B / sp.sqrt(M * K * R),
+        "noise_drift": sp.Min(
+            sigma * _B / sp.sqrt(K * R),
+            (L * sigma**2 * D0**2) ** sp.Rational(1, 3) / (K ** sp.Rational(1, 3) * R ** sp.Rational(2, 3)),
+        ),
+    },
+    constants_explicit=False,
+    lower_bound=True,
+)
 
 HETEROGENEOUS_LB = Statement(
-    id="glasgow2022.heterogeneous", title="FedAvg lower bound, heterogeneous, convex",
-    reference="Glasgow, Yuan, Ma, AISTATS 2022, heterogeneous lower bound", source=SOURCE,
+    id="glasgow2022.heterogeneous",
+    title="FedAvg lower bound, heterogeneous, convex",
+    reference="Glasgow, Yuan, Ma, AISTATS 2022, heterogeneous lower bound",
+    source=SOURCE,
     excerpt="we establish a lower bound in a heterogeneous setting that nearly matches the existing "
-            "upper bound",
+    "upper bound",
     confidence="from memory",
     reading="The homogeneous bound plus c·min(ζ*B, (Lζ*²B⁴)^{1/3}/R^{2/3}) with ζ*² heterogeneity "
-            "at the optimum.",
-    assumptions={"function": "convex", "noise": "bounded covariance σ²", "heterogeneity": "zeta_star",
-                 "participation": "full"},
-    algorithm="FedAvg / local SGD with any constant step", measured="last_gap (worst instance)",
-    bound={**HOMOGENEOUS_LB.bound,
-           "heterogeneity": sp.Min(zeta_star * _B, (L * zeta_star ** 2 * D0 ** 2) ** sp.Rational(1, 3)
-                                   / R ** sp.Rational(2, 3))},
-    constants_explicit=False, lower_bound=True)
+    "at the optimum.",
+    assumptions={
+        "function": "convex",
+        "noise": "bounded covariance σ²",
+        "heterogeneity": "zeta_star",
+        "participation": "full",
+    },
+    algorithm="FedAvg / local SGD with any constant step",
+    measured="last_gap (worst instance)",
+    bound={
+        **HOMOGENEOUS_LB.bound,
+        "heterogeneity": sp.Min(
+            zeta_star * _B, (L * zeta_star**2 * D0**2) ** sp.Rational(1, 3) / R ** sp.Rational(2, 3)
+        ),
+    },
+    constants_explicit=False,
+    lower_bound=True,
+)
 
 STATEMENTS = (HOMOGENEOUS_LB, HETEROGENEOUS_LB)

@@ -35,8 +35,15 @@ from ..claims import verify
 from ..problems import HeterogeneousCurvatureQuadratic, HeterogeneousQuadratic
 from .claims import CLAIMS
 
-__all__ = ["CONTROL_FACTOR", "VERIFICATIONS", "fednova2020", "khaled2020", "li2020", "lian2015",
-           "scaffold2020"]
+__all__ = [
+    "CONTROL_FACTOR",
+    "VERIFICATIONS",
+    "fednova2020",
+    "khaled2020",
+    "li2020",
+    "lian2015",
+    "scaffold2020",
+]
 
 CONTROL_FACTOR = 10
 
@@ -47,8 +54,9 @@ def _check(claim: Any, problem: Any, behaviour: Any, **kw: Any) -> Any:
 
 
 def _iso(M: int, sigma: float, weights: Any = None, dim: int = 2) -> Any:
-    return HeterogeneousQuadratic.from_arrays(hessian_diag=np.ones(dim), centers=np.zeros((M, dim)),
-                                              sigma_L=sigma, weights=weights)
+    return HeterogeneousQuadratic.from_arrays(
+        hessian_diag=np.ones(dim), centers=np.zeros((M, dim)), sigma_L=sigma, weights=weights
+    )
 
 
 def li2020() -> list:
@@ -56,21 +64,43 @@ def li2020() -> list:
     p1 = _iso(4, 3.0, weights=(0.1, 0.2, 0.3, 0.4))
     p3 = _iso(4, 3.0)
     one = ConstantSteps(1)
-    return [_check(CLAIMS["published.li2020.thm1"], p1, Behaviour(UniformArrivals(4), local_steps=one),
-                   rounds=200, x0=p1.constants.x_star),
-            _check(CLAIMS["published.li2020.thm3"], p3, Behaviour(UniformArrivals(2), local_steps=one),
-                   rounds=200, x0=p3.constants.x_star)]
+    return [
+        _check(
+            CLAIMS["published.li2020.thm1"],
+            p1,
+            Behaviour(UniformArrivals(4), local_steps=one),
+            rounds=200,
+            x0=p1.constants.x_star,
+        ),
+        _check(
+            CLAIMS["published.li2020.thm3"],
+            p3,
+            Behaviour(UniformArrivals(2), local_steps=one),
+            rounds=200,
+            x0=p3.constants.x_star,
+        ),
+    ]
 
 
 def lian2015() -> list:
     """Lian et al. 2015 Thm 1: m = 1 without delay and m = 2 with delay 3, two verdicts."""
-    p = HeterogeneousQuadratic.from_arrays(hessian_diag=np.array([1.0, 0.5]), centers=np.zeros((4, 2)),
-                                           sigma_L=1.0)
+    p = HeterogeneousQuadratic.from_arrays(
+        hessian_diag=np.array([1.0, 0.5]), centers=np.zeros((4, 2)), sigma_L=1.0
+    )
     out = []
     for m, tau, gamma in ((1, 0, 0.2), (2, 3, 0.05)):
         beh = Behaviour(UniformArrivals(m), delays=FixedDelay(tau) if tau else NoDelay())
-        out.append(_check(CLAIMS["published.lian2015.thm1"], p, beh, rounds=400, x0=np.array([3.0, -2.0]),
-                          algorithm=AsySG(gamma * m, 1.0), id=f"published.lian2015.thm1.m{m}_tau{tau}"))
+        out.append(
+            _check(
+                CLAIMS["published.lian2015.thm1"],
+                p,
+                beh,
+                rounds=400,
+                x0=np.array([3.0, -2.0]),
+                algorithm=AsySG(gamma * m, 1.0),
+                id=f"published.lian2015.thm1.m{m}_tau{tau}",
+            )
+        )
     return out
 
 
@@ -86,7 +116,9 @@ def scaffold2020() -> list:
     K, rounds = 5, 4000
     p = HeterogeneousCurvatureQuadratic.from_arrays(
         hessians=np.array([[1.0, 0.5], [0.8, 1.0], [1.0, 0.6], [0.7, 0.9]]),
-        centers=20 * np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0], [0.0, -1.0]]), radius=10.0)
+        centers=20 * np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0], [0.0, -1.0]]),
+        radius=10.0,
+    )
     beh = Behaviour(UniformArrivals(4), local_steps=ConstantSteps(K))
     claim = CLAIMS["published.scaffold2020.thm3"]
     # control: the same bound for FedAvg with the same steps (SCAFFOLD without control variates): it keeps a
@@ -106,6 +138,10 @@ def fednova2020() -> list:
 
 #: claim id -> the function returning its verdicts (Li et al.'s function covers Thms 1 and 3)
 VERIFICATIONS: dict[str, Callable[[], list]] = {
-    "published.li2020.thm1": li2020, "published.li2020.thm3": li2020, "published.lian2015.thm1": lian2015,
-    "published.khaled2020.identical": khaled2020, "published.scaffold2020.thm3": scaffold2020,
-    "published.fednova2020.fednova": fednova2020}
+    "published.li2020.thm1": li2020,
+    "published.li2020.thm3": li2020,
+    "published.lian2015.thm1": lian2015,
+    "published.khaled2020.identical": khaled2020,
+    "published.scaffold2020.thm3": scaffold2020,
+    "published.fednova2020.fednova": fednova2020,
+}

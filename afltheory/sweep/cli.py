@@ -41,22 +41,34 @@ def _positive_int(s: str) -> int:
 
 def add_sweep_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Add ``sweep`` (with run/status/export/plot) to an argparse subparsers object; sets ``func``."""
-    p = subparsers.add_parser("sweep", help="run grid sweeps into a resumable SQLite store",
-                              description="Grid sweeps from TOML specs, resumable SQLite results store.")
+    p = subparsers.add_parser(
+        "sweep",
+        help="run grid sweeps into a resumable SQLite store",
+        description="Grid sweeps from TOML specs, resumable SQLite results store.",
+    )
     sub = p.add_subparsers(dest="sweep_command", metavar="{run,status,export,copy,plot,fit}")
     sub.required = True
 
     r = sub.add_parser("run", help="run (or resume) a sweep spec into a store")
     r.add_argument("spec", help="TOML spec file")
-    r.add_argument("--store", required=True,
-                   help="SQLite store file (created if missing; resumed if present)")
+    r.add_argument(
+        "--store", required=True, help="SQLite store file (created if missing; resumed if present)"
+    )
     r.add_argument("--jobs", type=_positive_int, default=1, help="local processes or LocalCluster workers")
-    r.add_argument("--executor", choices=("local", "dask"), default="local",
-                   help="local process pool (default) or Dask (LocalCluster, or --scheduler ADDR)")
+    r.add_argument(
+        "--executor",
+        choices=("local", "dask"),
+        default="local",
+        help="local process pool (default) or Dask (LocalCluster, or --scheduler ADDR)",
+    )
     r.add_argument("--scheduler", default=None, help="Dask scheduler address (with --executor dask)")
     r.add_argument("--extend", action="store_true", help="allow a store that holds tasks of another spec")
-    r.add_argument("--progress", choices=("auto", "bar", "lines", "none"), default="auto",
-                   help="progress display on stderr (auto: a bar on a terminal, lines otherwise)")
+    r.add_argument(
+        "--progress",
+        choices=("auto", "bar", "lines", "none"),
+        default="auto",
+        help="progress display on stderr (auto: a bar on a terminal, lines otherwise)",
+    )
     r.add_argument("--check", action="store_true", help="validate the spec and print the task count only")
     r.add_argument("--task", choices=("simulate", "synthetic"), default="simulate", help=argparse.SUPPRESS)
     r.set_defaults(func=_cmd_run)
@@ -71,8 +83,11 @@ def add_sweep_parser(subparsers: argparse._SubParsersAction) -> argparse.Argumen
     e.add_argument("--csv", required=True)
     e.set_defaults(func=_cmd_export)
 
-    c = sub.add_parser("copy", help="copy a store into one self-contained file (its write-ahead log "
-                                    "included); safe while a runner writes")
+    c = sub.add_parser(
+        "copy",
+        help="copy a store into one self-contained file (its write-ahead log "
+        "included); safe while a runner writes",
+    )
     c.add_argument("--store", required=True)
     c.add_argument("--to", required=True, help="the copy (a new file, or a regular file to replace)")
     c.set_defaults(func=_cmd_copy)
@@ -81,24 +96,33 @@ def add_sweep_parser(subparsers: argparse._SubParsersAction) -> argparse.Argumen
     pl.add_argument("--store", required=True)
     pl.add_argument("--out", required=True, help="PNG file")
     pl.add_argument("--x", default=None, help="dotted parameter for the x axis, e.g. algorithm.eta_L")
-    pl.add_argument("--metric", default="avg_grad_norm_sq", choices=("avg_grad_norm_sq", "final_grad_norm_sq",
-                                                                     "final_loss"),
-                    help="with --x: the plotted metric, with per-point CIs and the fitted line")
+    pl.add_argument(
+        "--metric",
+        default="avg_grad_norm_sq",
+        choices=("avg_grad_norm_sq", "final_grad_norm_sq", "final_loss"),
+        help="with --x: the plotted metric, with per-point CIs and the fitted line",
+    )
     pl.set_defaults(func=_cmd_plot)
 
-    f = sub.add_parser("fit", help="log-log slope of a metric against a swept parameter, with bootstrap CI",
-                       description="Fit log(metric) = a + b log(x) per combination of the other varying "
-                       "parameters. "
-                                   "The CI is a percentile bootstrap over the stored per-replicate values: "
-                                   "it covers "
-                                   "Monte Carlo noise only; the end slopes (first/last pair of points) show "
-                                   "the "
-                                   "finite-range bias (equal for a pure power law).")
+    f = sub.add_parser(
+        "fit",
+        help="log-log slope of a metric against a swept parameter, with bootstrap CI",
+        description="Fit log(metric) = a + b log(x) per combination of the other varying "
+        "parameters. "
+        "The CI is a percentile bootstrap over the stored per-replicate values: "
+        "it covers "
+        "Monte Carlo noise only; the end slopes (first/last pair of points) show "
+        "the "
+        "finite-range bias (equal for a pure power law).",
+    )
     f.add_argument("--store", required=True, help="SQLite store written by `sweep run`")
     f.add_argument("--x", required=True, help="dotted swept parameter, e.g. rounds or behaviour.arrivals.m")
-    f.add_argument("--metric", default="avg_grad_norm_sq", choices=("avg_grad_norm_sq", "final_grad_norm_sq",
-                                                                    "final_loss"),
-                   help="avg_grad_norm_sq = (1/T) Σ_t ‖∇f(x_t)‖² per replicate (default)")
+    f.add_argument(
+        "--metric",
+        default="avg_grad_norm_sq",
+        choices=("avg_grad_norm_sq", "final_grad_norm_sq", "final_loss"),
+        help="avg_grad_norm_sq = (1/T) Σ_t ‖∇f(x_t)‖² per replicate (default)",
+    )
     f.add_argument("--level", type=float, default=0.95, help="CI level in (0, 1) (default 0.95)")
     f.add_argument("--json", action="store_true", help="print the fits as JSON on stdout")
     f.set_defaults(func=_cmd_fit)
@@ -118,7 +142,7 @@ def _cmd_run(args) -> int:
     if args.scheduler and args.executor != "dask":
         return _err("--scheduler needs --executor dask")
     if not args.check:
-        try:   # before the spec is even read: a FIFO, a device or a missing directory is refused at once
+        try:  # before the spec is even read: a FIFO, a device or a missing directory is refused at once
             check_output_file(args.store, "--store", create_parents=False)
         except ValueError as exc:
             return _err(str(exc))
@@ -127,20 +151,34 @@ def _cmd_run(args) -> int:
     except SpecError as exc:
         return _err(str(exc))
     if args.check:
-        print(f"{args.spec}: ok, {len(spec.tasks)} task(s), {len({t.point_id for t in spec.tasks})} grid "
-              f"point(s), spec hash {spec.hash[:12]}")
+        print(
+            f"{args.spec}: ok, {len(spec.tasks)} task(s), {len({t.point_id for t in spec.tasks})} grid "
+            f"point(s), spec hash {spec.hash[:12]}"
+        )
         return 0
     try:
+
         def on_wait(holder):
-            print(f"afltheory sweep: store {args.store} is being written by {holder}; waiting for it to "
-                  f"finish, then running only the tasks still missing", file=sys.stderr, flush=True)
+            print(
+                f"afltheory sweep: store {args.store} is being written by {holder}; waiting for it to "
+                f"finish, then running only the tasks still missing",
+                file=sys.stderr,
+                flush=True,
+            )
 
         with warnings.catch_warnings(), _terminate_gracefully():
             warnings.simplefilter("ignore", UserWarning)  # the report below says the same
-            rep = run_sweep(spec, args.store, jobs=args.jobs, executor=args.executor,
-                            scheduler=args.scheduler,
-                            task=args.task, progress=None if args.progress == "auto" else args.progress,
-                            extend=args.extend, on_wait=on_wait)
+            rep = run_sweep(
+                spec,
+                args.store,
+                jobs=args.jobs,
+                executor=args.executor,
+                scheduler=args.scheduler,
+                task=args.task,
+                progress=None if args.progress == "auto" else args.progress,
+                extend=args.extend,
+                on_wait=on_wait,
+            )
     except (StoreError, ImportError, ValueError) as exc:
         return _err(str(exc))
     except sqlite3.Error as exc:  # disk full, I/O error: every committed row is kept; rerun resumes
@@ -155,12 +193,17 @@ def _cmd_run(args) -> int:
     if rep.waited_for:
         print(f"afltheory sweep: waited for {rep.waited_for}", file=sys.stderr)
     if rep.pool_rebuilds:
-        print(f"afltheory sweep: {rep.pool_rebuilds} worker process(es) died; the pool was rebuilt and their "
-              f"tasks rerun", file=sys.stderr)
-    print(f"sweep {spec.name or args.spec}: {rep.ran} ran, {rep.skipped} already stored, {rep.failed} "
-          "failed, "
-          f"{rep.total} total ({rep.executor}, {rep.jobs} job(s), {rep.seconds:.1f} s) -> {args.store}",
-          file=sys.stderr)
+        print(
+            f"afltheory sweep: {rep.pool_rebuilds} worker process(es) died; the pool was rebuilt and their "
+            f"tasks rerun",
+            file=sys.stderr,
+        )
+    print(
+        f"sweep {spec.name or args.spec}: {rep.ran} ran, {rep.skipped} already stored, {rep.failed} "
+        "failed, "
+        f"{rep.total} total ({rep.executor}, {rep.jobs} job(s), {rep.seconds:.1f} s) -> {args.store}",
+        file=sys.stderr,
+    )
     for tid, last in rep.failures[:10]:
         print(f"  failed {tid[:12]}: {last}", file=sys.stderr)
     return 0 if rep.ok else 1
@@ -168,14 +211,17 @@ def _cmd_run(args) -> int:
 
 def _store_failure(store: str, exc: BaseException) -> str:
     msg = str(exc) or type(exc).__name__
-    return (f"store {store}: {msg}; every task committed before this is kept — free space (or fix the "
-            "cause) and rerun the same command to resume")
+    return (
+        f"store {store}: {msg}; every task committed before this is kept — free space (or fix the "
+        "cause) and rerun the same command to resume"
+    )
 
 
 @contextlib.contextmanager
 def _terminate_gracefully():
     """SIGTERM/SIGHUP raise SystemExit(128 + signum) in the runner, so its cleanup runs: the pool workers
     are stopped at once and the store's write-ahead log is checkpointed into the store file."""
+
     def handler(signum, frame):
         raise SystemExit(128 + signum)
 
@@ -205,15 +251,22 @@ def _cmd_status(args) -> int:
     if args.json:
         print(json.dumps(s, indent=2))
         return 0
-    print(f"store {s['store']}  spec {s['spec_name'] or '?'} ({(s['spec_hash'] or '?')[:12]}"
-          + (f", {s['specs']} specs" if s["specs"] > 1 else "") + ")")
-    print(f"  planned {s['planned']}  finished {s['finished']}  pending {s['pending']}  failed {s['failed']} "
-          " "
-          f"diverged {s['diverged_tasks']}")
+    print(
+        f"store {s['store']}  spec {s['spec_name'] or '?'} ({(s['spec_hash'] or '?')[:12]}"
+        + (f", {s['specs']} specs" if s["specs"] > 1 else "")
+        + ")"
+    )
+    print(
+        f"  planned {s['planned']}  finished {s['finished']}  pending {s['pending']}  failed {s['failed']} "
+        " "
+        f"diverged {s['diverged_tasks']}"
+    )
     if s["mean_task_seconds"] is not None:
         wall = (s["last_finished"] or 0) - (s["first_started"] or 0)
-        print(f"  task time {s['task_seconds']:.1f} s total, {s['mean_task_seconds']:.3f} s/task; "
-              f"wall span {wall:.1f} s")
+        print(
+            f"  task time {s['task_seconds']:.1f} s total, {s['mean_task_seconds']:.3f} s/task; "
+            f"wall span {wall:.1f} s"
+        )
     for tid, err in fails[:5]:
         print(f"  failed {tid[:12]}: {err.strip().splitlines()[-1]}")
     return 0
@@ -229,7 +282,7 @@ def _cmd_export(args) -> int:
             n = export_csv(st, args.csv)
     except (StoreError, ValueError) as exc:
         return _err(str(exc))
-    except (OSError, sqlite3.Error) as exc:   # disk full while writing: the previous CSV (if any) is intact
+    except (OSError, sqlite3.Error) as exc:  # disk full while writing: the previous CSV (if any) is intact
         return _err(f"--csv {args.csv}: {exc}; nothing was written")
     print(f"wrote {n} row(s) to {args.csv}", file=sys.stderr)
     return 0
@@ -284,16 +337,23 @@ def _cmd_fit(args) -> int:
         out = []
         for f in fits:
             fit = f["fit"]
-            out.append({"series": f["series"], "x": f["x"].tolist(), "mean": f["mean"].tolist(),
-                        "diverged_points": f["diverged_points"],
-                        "slope": None if fit is None else fit.slope,
-                        "ci": None if fit is None else list(fit.ci),
-                        "end_slopes": (None if fit is None or fit.end_slopes is None
-                                       else list(fit.end_slopes))})
+            out.append(
+                {
+                    "series": f["series"],
+                    "x": f["x"].tolist(),
+                    "mean": f["mean"].tolist(),
+                    "diverged_points": f["diverged_points"],
+                    "slope": None if fit is None else fit.slope,
+                    "ci": None if fit is None else list(fit.ci),
+                    "end_slopes": (None if fit is None or fit.end_slopes is None else list(fit.end_slopes)),
+                }
+            )
         print(json.dumps({"x": args.x, "metric": args.metric, "level": args.level, "fits": out}, indent=2))
         return 0
-    print(f"{args.metric} against {args.x} ({args.level:.0%} bootstrap CI over replicates: Monte Carlo noise "
-          "only)")
+    print(
+        f"{args.metric} against {args.x} ({args.level:.0%} bootstrap CI over replicates: Monte Carlo noise "
+        "only)"
+    )
     for f in fits:
         fit = f["fit"]
         head = f"  [{f['series'] or 'all'}]"
@@ -301,9 +361,11 @@ def _cmd_fit(args) -> int:
             print(f"{head} not enough finite points to fit (diverged at {f['diverged_points']})")
             continue
         pts = " ".join(f"{x:g}:{m:.4g}" for x, m in zip(f["x"], f["mean"], strict=True))
-        print(f"{head} slope {fit.slope:.4f} [{fit.ci[0]:.4f}, {fit.ci[1]:.4f}]; end slopes "
-              f"{fit.end_slopes[0]:.4f} / {fit.end_slopes[1]:.4f}; points {pts}"
-              + (f"; diverged at {f['diverged_points']}" if f["diverged_points"] else ""))
+        print(
+            f"{head} slope {fit.slope:.4f} [{fit.ci[0]:.4f}, {fit.ci[1]:.4f}]; end slopes "
+            f"{fit.end_slopes[0]:.4f} / {fit.end_slopes[1]:.4f}; points {pts}"
+            + (f"; diverged at {f['diverged_points']}" if f["diverged_points"] else "")
+        )
     return 0
 
 
@@ -319,7 +381,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.func(args)
-    except BrokenPipeError:   # e.g. `... status | head`: the reader left; no traceback
+    except BrokenPipeError:  # e.g. `... status | head`: the reader left; no traceback
         with contextlib.suppress(OSError):
             sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the interpreter's final flush
         return 1

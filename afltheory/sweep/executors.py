@@ -45,7 +45,7 @@ def _process_alive(pid: int) -> bool:
         with open(f"/proc/{pid}/stat", "rb") as fh:
             state = fh.read().rsplit(b")", 1)[1].split()[0]
     except (OSError, IndexError):
-        return True   # no /proc (macOS): kill(pid, 0) is all we have
+        return True  # no /proc (macOS): kill(pid, 0) is all we have
     return state not in (b"Z", b"X")
 
 
@@ -65,11 +65,13 @@ def _watch_parent(pid: int, interval: float = 0.5) -> None:
 class Executor:
     """Runs ``fn(payload)`` over payloads and yields (payload, result or None, error or None) as tasks
     finish."""
+
     name = "base"
     jobs = 1
 
-    def imap_unordered(self, fn: Callable, payloads: Iterable[dict]) -> Iterator[tuple[dict, dict | None,
-                                                                                        str | None]]:
+    def imap_unordered(
+        self, fn: Callable, payloads: Iterable[dict]
+    ) -> Iterator[tuple[dict, dict | None, str | None]]:
         """Yield (payload, result or None, error text or None) for every payload, in completion order."""
         raise NotImplementedError
 
@@ -90,10 +92,12 @@ class Executor:
 
 class LocalExecutor(Executor):
     """Runs tasks in ``jobs`` local processes (``jobs=1``: in this process)."""
+
     name = "local"
 
-    def __init__(self, jobs: int = 1, *, start_method: str | None = None, window: int | None = None,
-                 retries: int = 2):
+    def __init__(
+        self, jobs: int = 1, *, start_method: str | None = None, window: int | None = None, retries: int = 2
+    ):
         if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
             raise ValueError(f"jobs={jobs!r} must be an integer >= 1")
         if isinstance(retries, bool) or not isinstance(retries, int) or not 0 <= retries <= 100:
@@ -111,16 +115,18 @@ class LocalExecutor(Executor):
             self._pool = self._new_pool()
 
     def _new_pool(self):
-        return ProcessPoolExecutor(max_workers=self.jobs, mp_context=self._ctx, initializer=_watch_parent,
-                                   initargs=(os.getpid(),))
+        return ProcessPoolExecutor(
+            max_workers=self.jobs, mp_context=self._ctx, initializer=_watch_parent, initargs=(os.getpid(),)
+        )
 
     def worker_pids(self) -> list[int]:
         """Pids of the live pool workers (empty for jobs=1)."""
         procs = getattr(self._pool, "_processes", None) or {}
         return [p.pid for p in procs.values() if p.is_alive()]
 
-    def imap_unordered(self, fn: Callable,
-                       payloads: Iterable[dict]) -> Iterator[tuple[dict, dict | None, str | None]]:
+    def imap_unordered(
+        self, fn: Callable, payloads: Iterable[dict]
+    ) -> Iterator[tuple[dict, dict | None, str | None]]:
         if self._pool is None:
             for p in payloads:
                 try:
@@ -130,7 +136,7 @@ class LocalExecutor(Executor):
             return
         it = iter(payloads)
         inflight: dict = {}
-        suspects: list = []          # tasks in flight when a worker died: rerun one at a time
+        suspects: list = []  # tasks in flight when a worker died: rerun one at a time
         deaths: dict[str, int] = {}  # id -> deaths of a worker running this task *alone* (its own fault)
 
         def fill():
@@ -155,8 +161,10 @@ class LocalExecutor(Executor):
             broken = [f for f in done if isinstance(f.exception(), BrokenProcessPool)]
             streak = streak + 1 if broken and len(broken) == len(done) else 0
             if streak > 3 * (self.retries + 1):
-                raise RuntimeError(f"the process pool broke {streak} times in a row without finishing a task "
-                                   f"(workers cannot start, or every task kills its worker); giving up")
+                raise RuntimeError(
+                    f"the process pool broke {streak} times in a row without finishing a task "
+                    f"(workers cannot start, or every task kills its worker); giving up"
+                )
             for fut in done:
                 if fut not in broken:
                     p = inflight.pop(fut)
@@ -171,10 +179,16 @@ class LocalExecutor(Executor):
                     key = str(p.get("id", id(p)))
                     deaths[key] = deaths.get(key, 0) + 1
                     if deaths[key] > self.retries:
-                        yield p, None, (f"worker process died while running this task alone {deaths[key]} "
-                                        "time(s) (killed by a signal or out of memory?); not retried "
-                                        "further "
-                                        f"(retries={self.retries})")
+                        yield (
+                            p,
+                            None,
+                            (
+                                f"worker process died while running this task alone {deaths[key]} "
+                                "time(s) (killed by a signal or out of memory?); not retried "
+                                "further "
+                                f"(retries={self.retries})"
+                            ),
+                        )
                         lost = []
                 suspects.extend(lost)
             fill()
@@ -233,15 +247,24 @@ def _bounded_client(Client: Any, scheduler: str, timeout: float) -> Any:
 class DaskExecutor(Executor):
     """Runs tasks on a Dask cluster (``scheduler`` address, or a LocalCluster of ``jobs`` workers); at most
     ``window`` tasks in flight. ``timeout``: seconds to connect to ``scheduler`` (then an OSError)."""
+
     name = "dask"
 
-    def __init__(self, scheduler: str | None = None, *, jobs: int = 2, client: Any = None,
-                 window: int | None = None, timeout: float = 20.0):
+    def __init__(
+        self,
+        scheduler: str | None = None,
+        *,
+        jobs: int = 2,
+        client: Any = None,
+        window: int | None = None,
+        timeout: float = 20.0,
+    ):
         try:
             from dask.distributed import Client, LocalCluster
         except ImportError:
-            raise ImportError("executor='dask' needs the dask extra: pip install 'afltheory[dask]' "
-                              "(dask[distributed])") from None
+            raise ImportError(
+                "executor='dask' needs the dask extra: pip install 'afltheory[dask]' (dask[distributed])"
+            ) from None
         if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
             raise ValueError(f"jobs={jobs!r} must be an integer >= 1")
         self._cluster = None
@@ -253,15 +276,17 @@ class DaskExecutor(Executor):
                 raise ValueError(f"timeout={timeout!r} must be a number of seconds in (0, 3600]")
             self.client = _bounded_client(Client, scheduler, timeout)
         else:
-            self._cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, host="127.0.0.1",
-                                         dashboard_address=None, processes=True)
+            self._cluster = LocalCluster(
+                n_workers=jobs, threads_per_worker=1, host="127.0.0.1", dashboard_address=None, processes=True
+            )
             self.client = Client(self._cluster)
         nthreads = sum(self.client.nthreads().values()) or jobs
         self.jobs = nthreads
         self.window = window or 4 * nthreads
 
-    def imap_unordered(self, fn: Callable,
-                       payloads: Iterable[dict]) -> Iterator[tuple[dict, dict | None, str | None]]:
+    def imap_unordered(
+        self, fn: Callable, payloads: Iterable[dict]
+    ) -> Iterator[tuple[dict, dict | None, str | None]]:
         import uuid
 
         from dask.distributed import as_completed
@@ -302,8 +327,9 @@ class DaskExecutor(Executor):
             self._cluster.close()
 
 
-def make_executor(executor: str | Executor = "local", *, jobs: int = 1,
-                  scheduler: str | None = None) -> Executor:
+def make_executor(
+    executor: str | Executor = "local", *, jobs: int = 1, scheduler: str | None = None
+) -> Executor:
     """An executor from its name ("local" or "dask") or an Executor instance (returned as is)."""
     if isinstance(executor, Executor):
         return executor

@@ -35,7 +35,7 @@ class Progress:
     def update(self, task_id: str, ok: bool = True) -> None:
         """Count one finished task (``ok=False``: failed)."""
         self.done += 1
-        self.failed += (not ok)
+        self.failed += not ok
 
     def write(self, msg: str) -> None:
         """Print ``msg`` without breaking the progress display."""
@@ -59,9 +59,11 @@ class LineProgress(Progress):
         now = time.monotonic()
         if now - self._last >= self.every or self.done == self.total or not ok:
             self._last = now
-            self.write(f"[{self.done}/{self.total}] {'ok' if ok else 'FAILED'} {task_id[:12]} "
-                       f"elapsed {_hms(now - self.t0)} eta {_hms(self.eta())}"
-                       + (f" failed {self.failed}" if self.failed else ""))
+            self.write(
+                f"[{self.done}/{self.total}] {'ok' if ok else 'FAILED'} {task_id[:12]} "
+                f"elapsed {_hms(now - self.t0)} eta {_hms(self.eta())}"
+                + (f" failed {self.failed}" if self.failed else "")
+            )
 
 
 class BarProgress(Progress):
@@ -71,8 +73,17 @@ class BarProgress(Progress):
             from tqdm import tqdm
         except ImportError:
             tqdm = None
-        self._bar = tqdm(total=total, file=self.stream, unit="task", dynamic_ncols=True,
-                         desc=f"sweep ({skipped} cached)") if tqdm else None
+        self._bar = (
+            tqdm(
+                total=total,
+                file=self.stream,
+                unit="task",
+                dynamic_ncols=True,
+                desc=f"sweep ({skipped} cached)",
+            )
+            if tqdm
+            else None
+        )
         if self._bar is None:
             self._draw()
 
@@ -80,8 +91,11 @@ class BarProgress(Progress):
         w = 30
         frac = self.done / self.total if self.total else 1.0
         bar = "#" * int(w * frac) + "-" * (w - int(w * frac))
-        self.stream.write(f"\r[{bar}] {self.done}/{self.total} eta {_hms(self.eta())}"
-                          + (f" failed {self.failed}" if self.failed else "") + " ")
+        self.stream.write(
+            f"\r[{bar}] {self.done}/{self.total} eta {_hms(self.eta())}"
+            + (f" failed {self.failed}" if self.failed else "")
+            + " "
+        )
         self.stream.flush()
 
     def update(self, task_id, ok=True):
@@ -105,8 +119,9 @@ class NullProgress(Progress):
     pass
 
 
-def make_progress(total: int, skipped: int = 0, mode: str | None = None,
-                  stream: TextIO | None = None) -> Progress:
+def make_progress(
+    total: int, skipped: int = 0, mode: str | None = None, stream: TextIO | None = None
+) -> Progress:
     """``mode``: "bar", "lines", "none", or None (bar if the stream is a TTY, else lines)."""
     stream = stream or sys.stderr
     if mode is None:

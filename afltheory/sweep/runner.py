@@ -31,9 +31,9 @@ class SweepReport:
     spec_hash: str = ""
     store_note: str | None = None
     failures: list = field(default_factory=list)
-    waited_for: str | None = None    # the other runner this one waited for (two runners on one store)
+    waited_for: str | None = None  # the other runner this one waited for (two runners on one store)
     damage: list = field(default_factory=list)  # what the store's integrity check found and repaired
-    pool_rebuilds: int = 0           # process pools rebuilt after a worker died
+    pool_rebuilds: int = 0  # process pools rebuilt after a worker died
 
     @property
     def ok(self) -> bool:
@@ -52,10 +52,20 @@ def _as_spec(spec, check_objects: bool) -> Spec:
     return load_spec(p, check_objects=check_objects)
 
 
-def run_sweep(spec: Spec | str | os.PathLike, store: str | os.PathLike | Store, *, jobs: int = 1,
-              executor: str | Executor = "local", scheduler: str | None = None, task: str = "simulate",
-              progress: str | None = "none", extend: bool = False, max_tasks: int | None = None,
-              wait: bool = True, on_wait: Callable[[str], None] | None = None) -> SweepReport:
+def run_sweep(
+    spec: Spec | str | os.PathLike,
+    store: str | os.PathLike | Store,
+    *,
+    jobs: int = 1,
+    executor: str | Executor = "local",
+    scheduler: str | None = None,
+    task: str = "simulate",
+    progress: str | None = "none",
+    extend: bool = False,
+    max_tasks: int | None = None,
+    wait: bool = True,
+    on_wait: Callable[[str], None] | None = None,
+) -> SweepReport:
     """Run every task of ``spec`` (a :class:`Spec`, a path to a TOML file, or TOML text) not yet in ``store``
     (a path or an open :class:`Store`).
 
@@ -82,14 +92,26 @@ def run_sweep(spec: Spec | str | os.PathLike, store: str | os.PathLike | Store, 
         if on_wait is not None:
             on_wait(holder)
         else:
-            warnings.warn(f"store {st.path} is being written by {holder}; waiting for it to finish, then "
-                          f"running only the tasks still missing", stacklevel=3)
+            warnings.warn(
+                f"store {st.path} is being written by {holder}; waiting for it to finish, then "
+                f"running only the tasks still missing",
+                stacklevel=3,
+            )
 
     try:
         with st.runner_lock(wait=wait, on_wait=_on_wait):
-            return _run_locked(spec, st, jobs=jobs, executor=executor, scheduler=scheduler, task=task,
-                               progress=progress, extend=extend, max_tasks=max_tasks,
-                               waited=waited[0] if waited else None)
+            return _run_locked(
+                spec,
+                st,
+                jobs=jobs,
+                executor=executor,
+                scheduler=scheduler,
+                task=task,
+                progress=progress,
+                extend=extend,
+                max_tasks=max_tasks,
+                waited=waited[0] if waited else None,
+            )
     finally:
         if own_store:
             st.close()
@@ -103,14 +125,22 @@ def _run_locked(spec, st, *, jobs, executor, scheduler, task, progress, extend, 
         warnings.warn(d, stacklevel=3)
     reg = st.register_spec(spec, extend=extend)
     if reg["mismatch"]:
-        warnings.warn(f"store {st.path}: {reg['mismatch']} (was {reg['previous_hash'][:12]}, "
-                      f"now {spec.hash[:12]})", stacklevel=3)
+        warnings.warn(
+            f"store {st.path}: {reg['mismatch']} (was {reg['previous_hash'][:12]}, now {spec.hash[:12]})",
+            stacklevel=3,
+        )
     done = st.finished_ids()
     todo = [t for t in spec.tasks if t.id not in done]
     if max_tasks is not None:
         todo = todo[:max_tasks]
-    rep = SweepReport(total=len(spec.tasks), skipped=sum(t.id in done for t in spec.tasks),
-                      spec_hash=spec.hash, store_note=reg["mismatch"], waited_for=waited, damage=damage)
+    rep = SweepReport(
+        total=len(spec.tasks),
+        skipped=sum(t.id in done for t in spec.tasks),
+        spec_hash=spec.hash,
+        store_note=reg["mismatch"],
+        waited_for=waited,
+        damage=damage,
+    )
     if not todo:
         return rep
     by_id = {t.id: t for t in todo}
@@ -137,7 +167,7 @@ def _run_locked(spec, st, *, jobs, executor, scheduler, task, progress, extend, 
     finally:
         bar.close()
         rep.pool_rebuilds = getattr(ex, "rebuilds", 0)
-        if own_exec:   # a signal or an error (disk full) stops the workers at once; else they finish
+        if own_exec:  # a signal or an error (disk full) stops the workers at once; else they finish
             ex.abort() if aborted else ex.close()
     rep.seconds = time.perf_counter() - t0
     return rep

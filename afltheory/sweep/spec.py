@@ -84,12 +84,29 @@ try:  # Python >= 3.11
 except ModuleNotFoundError:  # pragma: no cover - exercised only on 3.10
     _tomllib = None
 
-__all__ = ["SpecError", "Spec", "Task", "load_spec", "parse_spec", "canonical_json", "task_id", "derive_seed",
-           "build_objects", "resolve_class", "allowed_names"]
+__all__ = [
+    "SpecError",
+    "Spec",
+    "Task",
+    "load_spec",
+    "parse_spec",
+    "canonical_json",
+    "task_id",
+    "derive_seed",
+    "build_objects",
+    "resolve_class",
+    "allowed_names",
+]
 
 SPEC_FORMAT = 1
-TOP_SCALARS = {"name": str, "description": str, "rounds": int, "replicates": int, "blocks": int,
-               "checkpoints": int}
+TOP_SCALARS = {
+    "name": str,
+    "description": str,
+    "rounds": int,
+    "replicates": int,
+    "blocks": int,
+    "checkpoints": int,
+}
 TOP_LISTS = {"seeds"}
 TOP_TABLES = {"problem", "behaviour", "algorithm", "grid", "zip", "derived"}
 DEFAULTS = {"replicates": 16, "blocks": 1, "seeds": [0], "checkpoints": 50, "name": "", "description": ""}
@@ -99,8 +116,9 @@ class SpecError(ValueError):
     """A malformed spec. ``key`` is the dotted path of the offending key, ``line`` its 1-based line (or
     None)."""
 
-    def __init__(self, message: str, *, key: str | None = None, line: int | None = None,
-                 source: str | None = None):
+    def __init__(
+        self, message: str, *, key: str | None = None, line: int | None = None, source: str | None = None
+    ):
         self.key, self.line, self.source, self.reason = key, line, source, message
         where = ""
         if key is not None:
@@ -119,8 +137,10 @@ _PART = re.compile(r""""([^"]*)"|'([^']*)'|([A-Za-z0-9_\-]+)""")
 
 
 def _split_key(k: str) -> list[str]:
-    return [m.group(1) if m.group(1) is not None else m.group(2) if m.group(2) is not None else m.group(3)
-            for m in _PART.finditer(k)]
+    return [
+        m.group(1) if m.group(1) is not None else m.group(2) if m.group(2) is not None else m.group(3)
+        for m in _PART.finditer(k)
+    ]
 
 
 def _line_index(text: str) -> list[tuple[str, int]]:
@@ -141,7 +161,7 @@ def _line_index(text: str) -> list[tuple[str, int]]:
         m = _KEYLINE.match(raw)
         if m:
             out.append((".".join(table + _split_key(m.group("k"))), no))
-            rest = raw[m.end():]
+            rest = raw[m.end() :]
             if rest.count('"""') % 2 == 1 or rest.count("'''") % 2 == 1:
                 in_multiline = True
     return out
@@ -168,6 +188,7 @@ def find_line(text: str | None, key: str | None) -> int | None:
 # --------------------------------------------------------------------------------------------- registries
 def _module(section: str):
     import importlib
+
     name = {"problem": "problems", "behaviour": "anarchy", "algorithm": "algorithms"}[section]
     try:
         return importlib.import_module(f"afltheory.{name}")
@@ -189,8 +210,14 @@ def allowed_names(section: str) -> dict[str, type]:
             names.update({k: v for k, v in fam.items() if inspect.isclass(v)})
     if section == "algorithm":  # a rule's ``compressor = {kind = "RandK", k = 4}`` (afltheory.compression)
         from .. import compression
-        names.update({**compression.COMPRESSORS, "ErrorFeedback": compression.ErrorFeedback,
-                      "DIANA": compression.DIANA})
+
+        names.update(
+            {
+                **compression.COMPRESSORS,
+                "ErrorFeedback": compression.ErrorFeedback,
+                "DIANA": compression.DIANA,
+            }
+        )
     return names
 
 
@@ -199,39 +226,54 @@ def _import_class(section: str, name: str, key: str) -> type:
     import importlib
 
     mod_name, _, cls_name = name.partition(":")
-    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*", mod_name) \
-            or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", cls_name):
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*", mod_name) or not re.fullmatch(
+        r"[A-Za-z_][A-Za-z0-9_]*", cls_name
+    ):
         raise SpecError(f"import path {name!r} must look like 'package.module:ClassName'", key=key)
     try:
         mod = importlib.import_module(mod_name)
     except Exception as exc:  # noqa: BLE001 - any import failure of user code is reported, not raised raw
-        raise SpecError(f"cannot import module {mod_name!r} for {name!r}: {type(exc).__name__}: {exc}",
-                        key=key) from None
+        raise SpecError(
+            f"cannot import module {mod_name!r} for {name!r}: {type(exc).__name__}: {exc}", key=key
+        ) from None
     cls = getattr(mod, cls_name, None)
     if not inspect.isclass(cls):
         raise SpecError(f"{name!r}: module {mod_name!r} has no class {cls_name!r}", key=key)
     bases = _section_bases(section)
     if bases and not issubclass(cls, bases):
-        raise SpecError(f"{name!r} is not a subclass of {' or '.join(b.__name__ for b in bases)} "
-                        f"(what a {section} table may build)", key=key)
+        raise SpecError(
+            f"{name!r} is not a subclass of {' or '.join(b.__name__ for b in bases)} "
+            f"(what a {section} table may build)",
+            key=key,
+        )
     return cls
 
 
 def _section_bases(section: str) -> tuple:
     if section == "problem":
         from ..problems.base import Problem
+
         return (Problem,)
     if section == "behaviour":
         from ..anarchy import arrivals, behaviour, delays, local_steps
-        out = [getattr(arrivals, "Arrivals", None), getattr(delays, "DelayModel", None),
-               getattr(delays, "Delays", None), getattr(local_steps, "LocalSteps", None),
-               getattr(behaviour, "Behaviour", None), getattr(behaviour, "ComputeTime", None)]
+
+        out = [
+            getattr(arrivals, "Arrivals", None),
+            getattr(delays, "DelayModel", None),
+            getattr(delays, "Delays", None),
+            getattr(local_steps, "LocalSteps", None),
+            getattr(behaviour, "Behaviour", None),
+            getattr(behaviour, "ComputeTime", None),
+        ]
         return tuple(b for b in out if inspect.isclass(b))
     from .. import algorithms
+
     out = [getattr(algorithms, n, None) for n in ("ServerRule", "WorkerRule")]
     from ..algorithms import server, workers
+
     out += [getattr(server, "_ServerRule", None), workers.SGD]
     from ..compression import DIANA, Compressor, ErrorFeedback
+
     out += [Compressor, ErrorFeedback, DIANA]
     return tuple(b for b in out if inspect.isclass(b))
 
@@ -245,16 +287,31 @@ def resolve_class(section: str, name: str, key: str) -> type:
         return _import_class(section, name, key)
     allowed = {n: c for n, c in allowed_names(section).items() if n not in _ABSTRACT}
     if name in _ABSTRACT:
-        raise SpecError(f"{name!r} is an abstract base class, not something a spec can build; allowed: "
-                        f"{', '.join(sorted(allowed))}", key=key)
+        raise SpecError(
+            f"{name!r} is an abstract base class, not something a spec can build; allowed: "
+            f"{', '.join(sorted(allowed))}",
+            key=key,
+        )
     if name not in allowed:
         raise SpecError(f"unknown name {name!r}; allowed: {', '.join(sorted(allowed))}", key=key)
     return allowed[name]
 
 
 #: Base classes listed in the packages' ``__all__`` that a spec must not name (they cannot run).
-_ABSTRACT = {"Problem", "QuadraticProblem", "NoiseModel", "Constants", "LinearGaussianModel", "Arrivals",
-             "DelayModel", "Delays", "LocalSteps", "ComputeTime", "ServerRule", "WorkerRule"}
+_ABSTRACT = {
+    "Problem",
+    "QuadraticProblem",
+    "NoiseModel",
+    "Constants",
+    "LinearGaussianModel",
+    "Arrivals",
+    "DelayModel",
+    "Delays",
+    "LocalSteps",
+    "ComputeTime",
+    "ServerRule",
+    "WorkerRule",
+}
 #: Largest number of tasks a spec may expand to (checked before expanding: a 22-line spec can ask for 10^10).
 MAX_TASKS = 1_000_000
 #: Largest spec text accepted (bytes) and deepest table nesting.
@@ -276,8 +333,9 @@ def _canonical_numbers(obj):
 
 def canonical_json(obj: Any) -> str:
     """JSON with sorted keys, no spaces and integral floats as ints (a task id is its SHA-256)."""
-    return json.dumps(_canonical_numbers(obj), sort_keys=True, separators=(",", ":"), ensure_ascii=True,
-                      allow_nan=False)
+    return json.dumps(
+        _canonical_numbers(obj), sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False
+    )
 
 
 def task_id(config: dict) -> str:
@@ -293,9 +351,9 @@ def derive_seed(tid: str) -> int:
 @dataclass(frozen=True)
 class Task:
     id: str
-    point_id: str            # id of the grid point (config without seed/block): groups blocks and seeds
-    config: dict             # canonical config (JSON-able); includes "seed" (user seed) and "block"
-    seed: int                # simulation seed, derived from id
+    point_id: str  # id of the grid point (config without seed/block): groups blocks and seeds
+    config: dict  # canonical config (JSON-able); includes "seed" (user seed) and "block"
+    seed: int  # simulation seed, derived from id
 
     @property
     def config_json(self) -> str:
@@ -309,10 +367,10 @@ class Spec:
     text: str | None = None
     source: str | None = None
     base: dict = field(default_factory=dict)
-    axes: dict = field(default_factory=dict)        # dotted path -> list of values (in spec order)
+    axes: dict = field(default_factory=dict)  # dotted path -> list of values (in spec order)
     tasks: list = field(default_factory=list)
-    zip_axes: dict = field(default_factory=dict)    # dotted path -> list of values, varied together
-    derived: dict = field(default_factory=dict)     # dotted path -> expression (afltheory.sweep.expr)
+    zip_axes: dict = field(default_factory=dict)  # dotted path -> list of values, varied together
+    derived: dict = field(default_factory=dict)  # dotted path -> expression (afltheory.sweep.expr)
 
     @property
     def name(self) -> str:
@@ -340,19 +398,22 @@ def load_spec(path: str | os.PathLike, *, check_objects: bool = True) -> Spec:
     from .._io import describe_path
 
     path = Path(path)
-    what = describe_path(path)   # a FIFO would block the read forever
+    what = describe_path(path)  # a FIFO would block the read forever
     if what is not None:
         raise SpecError(f"spec file {str(path)!r} is {what}, not a regular file")
     try:
         if path.stat().st_size > MAX_SPEC_BYTES:
-            raise SpecError(f"spec file {str(path)!r} is {path.stat().st_size} bytes; the limit is "
-                            f"{MAX_SPEC_BYTES} bytes (MAX_SPEC_BYTES)")
+            raise SpecError(
+                f"spec file {str(path)!r} is {path.stat().st_size} bytes; the limit is "
+                f"{MAX_SPEC_BYTES} bytes (MAX_SPEC_BYTES)"
+            )
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise SpecError(f"cannot read spec file: {exc}") from None
     except UnicodeDecodeError as exc:
-        raise SpecError(f"spec file {str(path)!r} is not UTF-8 text ({exc.reason} at byte "
-                        f"{exc.start})") from None
+        raise SpecError(
+            f"spec file {str(path)!r} is not UTF-8 text ({exc.reason} at byte {exc.start})"
+        ) from None
     return parse_spec(text, source=str(path), check_objects=check_objects)
 
 
@@ -364,27 +425,39 @@ def parse_spec(text: str, *, source: str | None = None, check_objects: bool = Tr
     if not isinstance(text, str):
         raise SpecError(f"spec text must be a string, got {type(text).__name__}", source=source, key="<toml>")
     if len(text.encode("utf-8", "surrogatepass")) > MAX_SPEC_BYTES:
-        raise SpecError(f"spec is {len(text)} characters long; the limit is {MAX_SPEC_BYTES} bytes "
-                        f"(MAX_SPEC_BYTES)", source=source, key="<toml>")
+        raise SpecError(
+            f"spec is {len(text)} characters long; the limit is {MAX_SPEC_BYTES} bytes (MAX_SPEC_BYTES)",
+            source=source,
+            key="<toml>",
+        )
     try:
         raw = _tomllib.loads(text)
     except _tomllib.TOMLDecodeError as exc:
         m = re.search(r"line (\d+)", str(exc))
-        raise SpecError(f"invalid TOML: {exc}", line=int(m.group(1)) if m else None, source=source,
-                        key="<toml>") from None
+        raise SpecError(
+            f"invalid TOML: {exc}", line=int(m.group(1)) if m else None, source=source, key="<toml>"
+        ) from None
     except RecursionError:
-        raise SpecError(f"spec nests tables/arrays too deeply (limit {MAX_DEPTH} levels)", source=source,
-                        key="<toml>") from None
+        raise SpecError(
+            f"spec nests tables/arrays too deeply (limit {MAX_DEPTH} levels)", source=source, key="<toml>"
+        ) from None
     if _depth(raw) > MAX_DEPTH:
-        raise SpecError(f"spec nests tables/arrays {_depth(raw)} levels deep; the limit is {MAX_DEPTH}",
-                        source=source, key="<toml>")
+        raise SpecError(
+            f"spec nests tables/arrays {_depth(raw)} levels deep; the limit is {MAX_DEPTH}",
+            source=source,
+            key="<toml>",
+        )
     bad = _non_finite(raw)
     if bad is not None:
         key, v = bad
-        raise SpecError(f"{v!r} is not allowed: spec values are strings, booleans, finite numbers, arrays "
-                        f"and tables (a task id and the results store hold strict JSON; no nan/inf, no "
-                        f"dates)",
-                        key=key, line=find_line(text, key.split("[")[0]), source=source)
+        raise SpecError(
+            f"{v!r} is not allowed: spec values are strings, booleans, finite numbers, arrays "
+            f"and tables (a task id and the results store hold strict JSON; no nan/inf, no "
+            f"dates)",
+            key=key,
+            line=find_line(text, key.split("[")[0]),
+            source=source,
+        )
     spec = Spec(raw=raw, text=text, source=source)
     _validate_structure(spec)
     _expand(spec)
@@ -424,8 +497,9 @@ def _depth(obj, level: int = 0) -> int:
 
 
 def _typename(v) -> str:
-    return {bool: "boolean", int: "integer", float: "float", str: "string", list: "array",
-            dict: "table"}.get(type(v), type(v).__name__)
+    return {bool: "boolean", int: "integer", float: "float", str: "string", list: "array", dict: "table"}.get(
+        type(v), type(v).__name__
+    )
 
 
 def _check_scalar(spec: Spec, key: str, value, kind):
@@ -481,18 +555,21 @@ def _validate_structure(spec: Spec):
                 if not v:
                     raise spec.error("grid axis is an empty table (no values)", f"{prefix}.{k}")
                 empty_tables(v, f"{prefix}.{k}")
+
     empty_tables(grid, "grid")
     for path, values in _flatten(grid).items():
         gkey = f"grid.{path}"
         if not isinstance(values, list):
-            raise spec.error(f"grid axis must be an array of values, got {_typename(values)} {values!r}",
-                             gkey)
+            raise spec.error(
+                f"grid axis must be an array of values, got {_typename(values)} {values!r}", gkey
+            )
         if not values:
             raise spec.error("grid axis is empty (an empty axis makes an empty grid)", gkey)
         for v in values:
             if isinstance(v, (list, dict)) and not (isinstance(v, dict) and any(x in v for x in ("kind",))):
-                raise spec.error(f"grid values must be scalars (or component tables with 'kind'), got {v!r}",
-                                 gkey)
+                raise spec.error(
+                    f"grid values must be scalars (or component tables with 'kind'), got {v!r}", gkey
+                )
         try:
             if len({canonical_json(v) for v in values}) != len(values):
                 raise spec.error(f"grid axis has duplicate values {values!r}", gkey)
@@ -517,18 +594,21 @@ def _validate_structure(spec: Spec):
         if length is None:
             length = len(values)
         elif len(values) != length:
-            raise spec.error(f"zip axes must have equal lengths; this one has {len(values)}, the first "
-                             f"{length}",
-                             zkey)
+            raise spec.error(
+                f"zip axes must have equal lengths; this one has {len(values)}, the first {length}", zkey
+            )
         if path in spec.axes:
             raise spec.error(f"{path!r} is both a grid axis and a zip axis", zkey)
         _check_grid_path(spec, path, zkey)
         spec.zip_axes[path] = values
-    if spec.zip_axes and len({canonical_json(t) for t in zip(*spec.zip_axes.values(),
-                                                             strict=True)}) != length:
+    if (
+        spec.zip_axes
+        and len({canonical_json(t) for t in zip(*spec.zip_axes.values(), strict=True)}) != length
+    ):
         raise spec.error("zip axes produce duplicate points", "zip")
     spec.derived = {}
     from .expr import ExprError, names_in
+
     for path, text in _flatten(raw.get("derived", {})).items():
         dkey = f"derived.{path}"
         _check_grid_path(spec, path, dkey)
@@ -551,8 +631,11 @@ def _check_grid_path(spec: Spec, path: str, gkey: str):
     if head == "seeds":
         raise spec.error("seeds are listed with the top-level 'seeds' key, not as a grid axis", gkey)
     if head not in ("problem", "behaviour", "algorithm") or len(parts) < 2:
-        raise spec.error("grid axis must be 'rounds', 'replicates', 'blocks', 'checkpoints' or a path under "
-                         "problem., behaviour. or algorithm.", gkey)
+        raise spec.error(
+            "grid axis must be 'rounds', 'replicates', 'blocks', 'checkpoints' or a path under "
+            "problem., behaviour. or algorithm.",
+            gkey,
+        )
 
 
 def _set_path(d: dict, path: str, value):
@@ -580,21 +663,28 @@ def _expand(spec: Spec):
     axes = list(spec.axes.items())
     zpaths = list(spec.zip_axes)
     zrows = list(zip(*spec.zip_axes.values(), strict=True)) if zpaths else [()]
-    max_blocks = max(spec.axes["blocks"]) if "blocks" in spec.axes and all(
-        isinstance(b, int) for b in spec.axes["blocks"]) else blocks_default
+    max_blocks = (
+        max(spec.axes["blocks"])
+        if "blocks" in spec.axes and all(isinstance(b, int) for b in spec.axes["blocks"])
+        else blocks_default
+    )
     count = len(zrows) * len(seeds) * (max_blocks if isinstance(max_blocks, int) and max_blocks > 0 else 1)
     for _, vals in axes:
         count *= len(vals)
     if count > MAX_TASKS:
-        raise spec.error(f"the sweep would expand to {count:.3g} tasks; the limit is {MAX_TASKS} "
-                         f"(MAX_TASKS): split it into several specs", "grid")
+        raise spec.error(
+            f"the sweep would expand to {count:.3g} tasks; the limit is {MAX_TASKS} "
+            f"(MAX_TASKS): split it into several specs",
+            "grid",
+        )
     tasks, seen = [], set()
     for combo in itertools.product(*[vals for _, vals in axes], zrows):
         cfg = copy.deepcopy(base)
         blocks = blocks_default
         point_axes = {}
-        settings = list(zip([p for p, _ in axes], combo[:-1], strict=True)) + list(zip(zpaths, combo[-1],
-                                                                                       strict=True))
+        settings = list(zip([p for p, _ in axes], combo[:-1], strict=True)) + list(
+            zip(zpaths, combo[-1], strict=True)
+        )
         for path, v in settings:
             point_axes[path] = v
             if path == "blocks":
@@ -604,8 +694,18 @@ def _expand(spec: Spec):
         _apply_derived(spec, cfg)
         for k in ("rounds", "replicates", "checkpoints", "blocks"):
             v = blocks if k == "blocks" else cfg[k]
-            _check_scalar(spec, f"grid.{k}" if k in spec.axes else f"zip.{k}" if k in spec.zip_axes
-                          else f"derived.{k}" if k in spec.derived else k, v, int)
+            _check_scalar(
+                spec,
+                f"grid.{k}"
+                if k in spec.axes
+                else f"zip.{k}"
+                if k in spec.zip_axes
+                else f"derived.{k}"
+                if k in spec.derived
+                else k,
+                v,
+                int,
+            )
         point_id = task_id(cfg)
         for seed in seeds:
             for b in range(blocks):
@@ -632,6 +732,7 @@ def _get_path(cfg: dict, path: str):
 def _apply_derived(spec: Spec, cfg: dict):
     """Evaluate ``[derived]`` expressions in order on one task config (later ones may use earlier ones)."""
     from .expr import ExprError, evaluate
+
     for path, text in spec.derived.items():
         try:
             v = evaluate(text, lambda p: _get_path(cfg, p))
@@ -655,9 +756,11 @@ def _check_value_type(spec: Spec, key: str, value, param: inspect.Parameter, gri
         raise spec.error(f"{key.split('.')[-1]} must be {ann}, got {_typename(value)} {value!r}", k)
 
 
-def _build(spec: Spec, section: str, table: dict, path: str, ckey: str, grid_keys: dict,
-           default: str | None = None):
+def _build(
+    spec: Spec, section: str, table: dict, path: str, ckey: str, grid_keys: dict, default: str | None = None
+):
     """Construct the object described by ``table`` (class under ``ckey``) at dotted ``path``."""
+
     def where(k):  # the key to blame: the grid axis that set it, if any
         full = f"{path}.{k}" if k else path
         return grid_keys.get(full), full
@@ -679,8 +782,9 @@ def _build(spec: Spec, section: str, table: dict, path: str, ckey: str, grid_key
         gk, full = where(k)
         if sig is not None and not has_var_kw and k not in params:
             allowed = [p for p, q in params.items() if q.kind not in (q.VAR_POSITIONAL, q.VAR_KEYWORD)]
-            raise spec.error(f"unknown parameter {k!r} of {cls.__name__}; allowed: {', '.join(allowed)}",
-                             gk or full)
+            raise spec.error(
+                f"unknown parameter {k!r} of {cls.__name__}; allowed: {', '.join(allowed)}", gk or full
+            )
         if isinstance(v, dict):
             v = _build(spec, section, v, full, "kind", grid_keys)
         elif k in params:
@@ -688,11 +792,20 @@ def _build(spec: Spec, section: str, table: dict, path: str, ckey: str, grid_key
         kwargs[k] = v
     try:
         return cls(**kwargs)
-    except (MemoryError, RecursionError, OverflowError, AttributeError, KeyError, IndexError,
-            ZeroDivisionError, NotImplementedError) as exc:  # not a class a spec can build with these values
+    except (
+        MemoryError,
+        RecursionError,
+        OverflowError,
+        AttributeError,
+        KeyError,
+        IndexError,
+        ZeroDivisionError,
+        NotImplementedError,
+    ) as exc:  # not a class a spec can build with these values
         gk, _ = where(ckey)
-        raise spec.error(f"{cls.__name__}(...) cannot be built from this spec: {type(exc).__name__}: {exc}",
-                         gk or path) from None
+        raise spec.error(
+            f"{cls.__name__}(...) cannot be built from this spec: {type(exc).__name__}: {exc}", gk or path
+        ) from None
     except (ValueError, TypeError) as exc:
         msg = str(exc)
         blame = path
@@ -743,6 +856,7 @@ def _check_pair(spec: Spec, problem, behaviour, algorithm, config):
     import warnings
 
     import afltheory
+
     M = getattr(problem, "num_workers", None)
     try:
         with warnings.catch_warnings():
@@ -752,8 +866,9 @@ def _check_pair(spec: Spec, problem, behaviour, algorithm, config):
         blame = "behaviour"
         names = re.findall(r"\b([A-Za-z_][A-Za-z0-9_]*)=", str(exc))
         cands = [f"grid.{p}" for p in spec.axes if p.startswith(("behaviour.", "problem."))]
-        cands += list(_flatten(config["behaviour"], "behaviour")) + list(_flatten(config["problem"],
-                                                                                  "problem"))
+        cands += list(_flatten(config["behaviour"], "behaviour")) + list(
+            _flatten(config["problem"], "problem")
+        )
         for name in names:
             hit = [c for c in cands if c.split(".")[-1] == name]
             if hit:

@@ -88,12 +88,13 @@ def atomic_output(path: str | os.PathLike, mode: str = "w", **kw: Any) -> Iterat
     truncated one (a SIGKILL mid-write leaves at most a stray ``.<name>.tmp-<pid>``)."""
     from .._io import atomic_open
 
-    with atomic_open(path, mode, **kw) as fh:   # refuses a device file / FIFO / socket as the target
+    with atomic_open(path, mode, **kw) as fh:  # refuses a device file / FIFO / socket as the target
         yield fh
 
 
 class StoreError(RuntimeError):
     """A sweep store that cannot be used (corrupt, wrong schema, or another spec)."""
+
     pass
 
 
@@ -116,7 +117,7 @@ class Store:
         self.damage: list[str] = []  # what verify()/salvage found and did (empty: nothing)
         from .._io import describe_path
 
-        what = describe_path(self.path)   # never opened: a FIFO would block, a device would be "salvaged"
+        what = describe_path(self.path)  # never opened: a FIFO would block, a device would be "salvaged"
         if what is not None:
             raise StoreError(f"store {self.path} is {what}, not a regular file; refusing to use it")
         if readonly and not self.path.exists():
@@ -129,12 +130,15 @@ class Store:
         except sqlite3.OperationalError as exc:  # disk full, I/O error, locked: not damage; never salvage
             with contextlib.suppress(Exception):
                 self.conn.close()
-            raise StoreError(f"store {self.path} cannot be opened ({exc}); nothing in it was "
-                             "changed") from None
+            raise StoreError(
+                f"store {self.path} cannot be opened ({exc}); nothing in it was changed"
+            ) from None
         except sqlite3.DatabaseError as exc:
             if readonly:
-                raise StoreError(f"store {self.path} is damaged ({exc}); `afltheory sweep run` salvages its "
-                                 f"readable rows and recomputes the rest") from None
+                raise StoreError(
+                    f"store {self.path} is damaged ({exc}); `afltheory sweep run` salvages its "
+                    f"readable rows and recomputes the rest"
+                ) from None
             self._salvage(f"cannot be opened: {exc}")
 
     def _check_header(self):
@@ -142,11 +146,13 @@ class Store:
             with open(self.path, "rb") as fh:
                 head = fh.read(16)
             if head != _SQLITE_MAGIC:
-                raise StoreError(f"{self.path} is not an afltheory sweep store (no SQLite header: another "
-                                 "kind of "
-                                 "file, or a store whose header is destroyed — nothing in it can be "
-                                 "trusted); "
-                                 f"move it aside and rerun to recompute everything")
+                raise StoreError(
+                    f"{self.path} is not an afltheory sweep store (no SQLite header: another "
+                    "kind of "
+                    "file, or a store whose header is destroyed — nothing in it can be "
+                    "trusted); "
+                    f"move it aside and rerun to recompute everything"
+                )
 
     def _connect(self):
         timeout = self.timeout
@@ -164,8 +170,10 @@ class Store:
             have = {r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
             missing = sorted(_TABLES - have - {"row_sums"})
             if "schema_version" in have and missing:  # an existing store lost tables: say so, then recreate
-                self.damage.append(f"store {self.path} was missing table(s) {missing}: recreated empty; "
-                                   f"their tasks will be recomputed")
+                self.damage.append(
+                    f"store {self.path} was missing table(s) {missing}: recreated empty; "
+                    f"their tasks will be recomputed"
+                )
             self._init_schema()
         self._check_schema()
         self._check_objects()
@@ -173,13 +181,19 @@ class Store:
     def _check_objects(self):
         """Only this module's tables and indexes (no views/triggers: a crafted one could hang or alter
         reads)."""
-        objs = self.conn.execute("SELECT type, name FROM sqlite_master "
-                                 "WHERE name NOT LIKE 'sqlite_%'").fetchall()
-        bad = [(t, n) for t,
-               n in objs if not ((t == "table" and n in _TABLES) or (t == "index" and n in _INDEXES))]
+        objs = self.conn.execute(
+            "SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'"
+        ).fetchall()
+        bad = [
+            (t, n)
+            for t, n in objs
+            if not ((t == "table" and n in _TABLES) or (t == "index" and n in _INDEXES))
+        ]
         if bad:
-            raise StoreError(f"{self.path} has schema objects an afltheory store never creates: {bad[:5]}; "
-                             f"refusing to read it")
+            raise StoreError(
+                f"{self.path} has schema objects an afltheory store never creates: {bad[:5]}; "
+                f"refusing to read it"
+            )
 
     # -- lifecycle
     def checkpoint(self) -> bool:
@@ -202,7 +216,7 @@ class Store:
 
         from .._io import replace_target
 
-        target = replace_target(dest)   # refuses a device file / FIFO / socket
+        target = replace_target(dest)  # refuses a device file / FIFO / socket
         fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.tmp-", dir=os.path.dirname(target))
         os.close(fd)
         try:
@@ -251,8 +265,9 @@ class Store:
         except sqlite3.OperationalError as exc:
             raise StoreError(f"{self.path} is not an afltheory sweep store: {exc}") from None
         if row is None or row[0] != STORE_SCHEMA:
-            raise StoreError(f"{self.path} has store schema {row and row[0]}, this afltheory reads "
-                             f"schema {STORE_SCHEMA}")
+            raise StoreError(
+                f"{self.path} has store schema {row and row[0]}, this afltheory reads schema {STORE_SCHEMA}"
+            )
 
     class _Tx:
         def __init__(self, conn):
@@ -277,6 +292,7 @@ class Store:
         different from the store's). Raises StoreMismatchError when the store holds tasks that this spec
         does not plan (a different sweep) unless ``extend``."""
         import afltheory
+
         ids = set(spec.ids)
         report = {"spec_hash": spec.hash, "previous_hash": None, "mismatch": None}
         with self._tx():
@@ -292,18 +308,27 @@ class Store:
                         f"store {self.path} was made by spec {prev[0][:12]} and holds {len(foreign)} task(s) "
                         f"that spec {spec.hash[:12]} ({spec.name or 'unnamed'}) does not plan "
                         f"({len(new)} of its tasks are new); use a new store, or extend=True / --extend "
-                        "to keep both")
-                report["mismatch"] = ("same task ids, different spec hash (spec edited without changing any "
-                                      "task)" if not foreign and not new else
-                                      f"spec differs: {len(new)} new task(s), {len(foreign)} from other "
-                                      "specs")
+                        "to keep both"
+                    )
+                report["mismatch"] = (
+                    "same task ids, different spec hash (spec edited without changing any task)"
+                    if not foreign and not new
+                    else f"spec differs: {len(new)} new task(s), {len(foreign)} from other specs"
+                )
             for t in spec.tasks:
-                self.conn.execute("INSERT OR IGNORE INTO plan VALUES (?,?,?,?,?)",
-                                  (t.id, t.point_id, t.config_json, t.seed, spec.hash))
-            self.conn.execute("INSERT OR IGNORE INTO specs VALUES (?,?,?,?)",
-                              (spec.hash, spec.name, spec.text, time.time()))
-            for k, v in (("spec_hash", spec.hash), ("spec_name", spec.name), ("spec_text", spec.text or ""),
-                         ("afltheory_version", afltheory.__version__)):
+                self.conn.execute(
+                    "INSERT OR IGNORE INTO plan VALUES (?,?,?,?,?)",
+                    (t.id, t.point_id, t.config_json, t.seed, spec.hash),
+                )
+            self.conn.execute(
+                "INSERT OR IGNORE INTO specs VALUES (?,?,?,?)", (spec.hash, spec.name, spec.text, time.time())
+            )
+            for k, v in (
+                ("spec_hash", spec.hash),
+                ("spec_name", spec.name),
+                ("spec_text", spec.text or ""),
+                ("afltheory_version", afltheory.__version__),
+            ):
                 self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (k, v))
         return report
 
@@ -319,11 +344,22 @@ class Store:
         with self._tx():
             cur = self.conn.execute(
                 "INSERT OR IGNORE INTO tasks VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (task.id, task.point_id, task.config_json, task.seed,
-                 json.dumps(result["metrics"], sort_keys=True, allow_nan=False),
-                 json.dumps(result["array_names"]), sqlite3.Binary(result["arrays"]), result.get("started"),
-                 result.get("finished"), result.get("duration"), result.get("worker"), spec_hash,
-                 time.time()))
+                (
+                    task.id,
+                    task.point_id,
+                    task.config_json,
+                    task.seed,
+                    json.dumps(result["metrics"], sort_keys=True, allow_nan=False),
+                    json.dumps(result["array_names"]),
+                    sqlite3.Binary(result["arrays"]),
+                    result.get("started"),
+                    result.get("finished"),
+                    result.get("duration"),
+                    result.get("worker"),
+                    spec_hash,
+                    time.time(),
+                ),
+            )
             if cur.rowcount == 1:
                 row = self.conn.execute(f"SELECT {_SUM_COLS} FROM tasks WHERE id=?", (task.id,)).fetchone()
                 self.conn.execute("INSERT OR REPLACE INTO row_sums VALUES (?, ?)", (task.id, _row_sum(row)))
@@ -365,9 +401,11 @@ class Store:
             res, ok = [str(exc)], False
         if not ok:
             if self.readonly:
-                raise StoreError(f"store {self.path} is damaged (quick_check: {res[:3]}); `afltheory sweep "
-                                 "run` "
-                                 f"salvages its readable rows and recomputes the rest")
+                raise StoreError(
+                    f"store {self.path} is damaged (quick_check: {res[:3]}); `afltheory sweep "
+                    "run` "
+                    f"salvages its readable rows and recomputes the rest"
+                )
             self._salvage(f"quick_check failed: {res[:3]}")
             return self.damage
         try:
@@ -378,25 +416,28 @@ class Store:
                 if why:
                     bad.append((row[0], why))
                 elif row[0] not in sums and not self.readonly:  # a row from before checksums: adopt it
-                    self.conn.execute("INSERT OR REPLACE INTO row_sums VALUES (?, ?)", (row[0],
-                                                                                        _row_sum(row)))
+                    self.conn.execute(
+                        "INSERT OR REPLACE INTO row_sums VALUES (?, ?)", (row[0], _row_sum(row))
+                    )
         except sqlite3.DatabaseError as exc:
             if self.readonly:
                 raise StoreError(f"store {self.path} is damaged ({exc})") from None
             self._salvage(f"reading rows failed: {exc}")
             return self.damage
         if bad:
-            found.append(f"{len(bad)} stored row(s) cannot be trusted ({bad[0][1]}, ...): "
-                         + ("they will be recomputed" if not self.readonly
-                            else "run `sweep run` to recompute"))
+            found.append(
+                f"{len(bad)} stored row(s) cannot be trusted ({bad[0][1]}, ...): "
+                + ("they will be recomputed" if not self.readonly else "run `sweep run` to recompute")
+            )
             if not self.readonly:
                 with self._tx():
                     for tid, why in bad:
                         self.conn.execute("DELETE FROM tasks WHERE id=?", (tid,))
                         self.conn.execute("DELETE FROM row_sums WHERE id=?", (tid,))
-                        self.conn.execute("INSERT OR REPLACE INTO failures VALUES (?,?,?)",
-                                          (tid, f"stored row corrupted ({why}); removed for recomputation",
-                                           time.time()))
+                        self.conn.execute(
+                            "INSERT OR REPLACE INTO failures VALUES (?,?,?)",
+                            (tid, f"stored row corrupted ({why}); removed for recomputation", time.time()),
+                        )
         self.damage.extend(found)
         return found
 
@@ -444,12 +485,15 @@ class Store:
             for r in rows:
                 self.conn.execute("INSERT OR IGNORE INTO tasks VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", r)
                 self.conn.execute("INSERT OR REPLACE INTO row_sums VALUES (?, ?)", (r[0], _row_sum(r[:7])))
-        self.damage.append(f"store {self.path} was damaged ({why}); kept as {bad.name}; salvaged {len(rows)} "
-                           f"trustworthy task row(s), the rest will be recomputed")
+        self.damage.append(
+            f"store {self.path} was damaged ({why}); kept as {bad.name}; salvaged {len(rows)} "
+            f"trustworthy task row(s), the rest will be recomputed"
+        )
 
     @contextlib.contextmanager
-    def runner_lock(self, *, wait: bool = True, on_wait: Callable[[str], None] | None = None,
-                    poll: float = 0.5) -> Iterator[None]:
+    def runner_lock(
+        self, *, wait: bool = True, on_wait: Callable[[str], None] | None = None, poll: float = 0.5
+    ) -> Iterator[None]:
         """Hold the exclusive runner lock ``<store>.lock`` (fcntl; released by the OS when the holder dies).
         Busy: ``wait`` -> call ``on_wait(holder)`` once and block until free; else raise StoreBusyError."""
         try:
@@ -492,27 +536,50 @@ class Store:
         done = c.execute("SELECT COUNT(*) FROM tasks").fetchone()[0]
         done_planned = c.execute("SELECT COUNT(*) FROM tasks WHERE id IN (SELECT id FROM plan)").fetchone()[0]
         failed = c.execute("SELECT COUNT(*) FROM failures").fetchone()[0]
-        dur = c.execute("SELECT SUM(duration), AVG(duration), MIN(started), MAX(finished) "
-                        "FROM tasks").fetchone()
-        div = c.execute("SELECT COUNT(*) FROM tasks "
-                        "WHERE json_extract(metrics, '$.diverged') = 1").fetchone()[0]
+        dur = c.execute(
+            "SELECT SUM(duration), AVG(duration), MIN(started), MAX(finished) FROM tasks"
+        ).fetchone()
+        div = c.execute(
+            "SELECT COUNT(*) FROM tasks WHERE json_extract(metrics, '$.diverged') = 1"
+        ).fetchone()[0]
         m = self.meta()
-        return {"store": str(self.path), "spec_name": m.get("spec_name"), "spec_hash": m.get("spec_hash"),
-                "specs": c.execute("SELECT COUNT(*) FROM specs").fetchone()[0],
-                "planned": planned, "finished": done, "pending": planned - done_planned, "failed": failed,
-                "diverged_tasks": div, "task_seconds": dur[0] or 0.0, "mean_task_seconds": dur[1],
-                "first_started": dur[2], "last_finished": dur[3]}
+        return {
+            "store": str(self.path),
+            "spec_name": m.get("spec_name"),
+            "spec_hash": m.get("spec_hash"),
+            "specs": c.execute("SELECT COUNT(*) FROM specs").fetchone()[0],
+            "planned": planned,
+            "finished": done,
+            "pending": planned - done_planned,
+            "failed": failed,
+            "diverged_tasks": div,
+            "task_seconds": dur[0] or 0.0,
+            "mean_task_seconds": dur[1],
+            "first_started": dur[2],
+            "last_finished": dur[3],
+        }
 
     def rows(self, *, with_arrays: bool = False) -> Iterator[dict]:
         """Finished tasks, ordered by id: dicts with config/metrics parsed (and arrays decoded if asked)."""
-        cols = ("id, point_id, config, seed, metrics, array_names, started, finished, duration, worker, "
-                "spec_hash")
+        cols = (
+            "id, point_id, config, seed, metrics, array_names, started, finished, duration, worker, spec_hash"
+        )
         if with_arrays:
             cols += ", arrays"
         for r in self.conn.execute(f"SELECT {cols} FROM tasks ORDER BY id"):
-            d = {"id": r[0], "point_id": r[1], "config": json.loads(r[2]), "seed": r[3],
-                 "metrics": json.loads(r[4]), "array_names": json.loads(r[5]), "started": r[6],
-                 "finished": r[7], "duration": r[8], "worker": r[9], "spec_hash": r[10]}
+            d = {
+                "id": r[0],
+                "point_id": r[1],
+                "config": json.loads(r[2]),
+                "seed": r[3],
+                "metrics": json.loads(r[4]),
+                "array_names": json.loads(r[5]),
+                "started": r[6],
+                "finished": r[7],
+                "duration": r[8],
+                "worker": r[9],
+                "spec_hash": r[10],
+            }
             if with_arrays:
                 d["arrays_blob"] = bytes(r[11])
                 d["arrays"] = decode_arrays(d["array_names"], d["arrays_blob"])
@@ -525,5 +592,6 @@ class Store:
     def fingerprint(self) -> list[tuple]:
         """(id, config, seed, metrics, array_names, arrays) of every finished task, sorted by id: equal for
         two stores iff they hold the same results (timings and worker names excluded)."""
-        return self.conn.execute("SELECT id, config, seed, metrics, array_names, arrays FROM tasks "
-                                 "ORDER BY id").fetchall()
+        return self.conn.execute(
+            "SELECT id, config, seed, metrics, array_names, arrays FROM tasks ORDER BY id"
+        ).fetchall()

@@ -22,8 +22,15 @@ from collections.abc import Iterable
 
 import numpy as np
 
-__all__ = ["run_task", "synthetic_task", "summarize", "encode_arrays", "decode_arrays", "checkpoint_rounds",
-           "TASK_FUNCTIONS"]
+__all__ = [
+    "run_task",
+    "synthetic_task",
+    "summarize",
+    "encode_arrays",
+    "decode_arrays",
+    "checkpoint_rounds",
+    "TASK_FUNCTIONS",
+]
 
 
 # --------------------------------------------------------------------------------------------- arrays
@@ -70,8 +77,15 @@ def _mean_sem(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return mean, sem
 
 
-def summarize(grad_norm_sq: np.ndarray, loss: np.ndarray, *, rounds: int, checkpoints: int,
-              diverged: np.ndarray | None = None, f_star: float | None = None) -> tuple[dict, dict]:
+def summarize(
+    grad_norm_sq: np.ndarray,
+    loss: np.ndarray,
+    *,
+    rounds: int,
+    checkpoints: int,
+    diverged: np.ndarray | None = None,
+    f_star: float | None = None,
+) -> tuple[dict, dict]:
     """Metrics and curve arrays from (replicates, rounds + 1) arrays of ‖∇f(x_t)‖² and f(x_t)."""
     g = np.asarray(grad_norm_sq, dtype=float)
     f = np.asarray(loss, dtype=float)
@@ -116,10 +130,14 @@ def summarize(grad_norm_sq: np.ndarray, loss: np.ndarray, *, rounds: int, checkp
     rep_final = np.where(div | ~np.isfinite(g[:, -1]), np.inf, g[:, -1])
     rep_loss = np.where(div | ~np.isfinite(f[:, -1]), np.inf, f[:, -1])
     arrays = {
-        "rep_avg_grad_norm_sq": rep_avg, "rep_final_grad_norm_sq": rep_final, "rep_final_loss": rep_loss,
+        "rep_avg_grad_norm_sq": rep_avg,
+        "rep_final_grad_norm_sq": rep_final,
+        "rep_final_loss": rep_loss,
         "rounds": ck,
-        "grad_norm_sq_mean": gm[ck], "grad_norm_sq_sem": gs[ck],
-        "loss_mean": fm[ck], "loss_sem": fs[ck],
+        "grad_norm_sq_mean": gm[ck],
+        "grad_norm_sq_sem": gs[ck],
+        "loss_mean": fm[ck],
+        "loss_sem": fs[ck],
         "grad_norm_sq_runavg": runavg,
     }
     return metrics, arrays
@@ -128,9 +146,16 @@ def summarize(grad_norm_sq: np.ndarray, loss: np.ndarray, *, rounds: int, checkp
 def _result(payload, metrics, arrays, started):
     names, blob = encode_arrays(arrays)
     finished = time.time()
-    return {"id": payload["id"], "metrics": metrics, "array_names": names, "arrays": blob,
-            "started": started, "finished": finished, "duration": finished - started,
-            "worker": f"{socket.gethostname()}:{os.getpid()}"}
+    return {
+        "id": payload["id"],
+        "metrics": metrics,
+        "array_names": names,
+        "arrays": blob,
+        "started": started,
+        "finished": finished,
+        "duration": finished - started,
+        "worker": f"{socket.gethostname()}:{os.getpid()}",
+    }
 
 
 # --------------------------------------------------------------------------------------------- runners
@@ -147,16 +172,27 @@ def run_task(payload: dict) -> dict:
         # divergence and region exits are recorded in the metrics, not raised/printed per task
         warnings.simplefilter("ignore", RuntimeWarning)
         warnings.simplefilter("ignore", UserWarning)
-        trace = afltheory.simulate(problem, algorithm, behaviour, rounds=cfg["rounds"],
-                                   replicates=cfg["replicates"], seed=payload["seed"])
+        trace = afltheory.simulate(
+            problem,
+            algorithm,
+            behaviour,
+            rounds=cfg["rounds"],
+            replicates=cfg["replicates"],
+            seed=payload["seed"],
+        )
     consts = getattr(problem, "constants", None)
-    metrics, arrays = summarize(trace.grad_norm_sq, trace.loss, rounds=cfg["rounds"],
-                                checkpoints=cfg["checkpoints"], diverged=getattr(trace, "diverged", None),
-                                f_star=getattr(consts, "f_star", None))
+    metrics, arrays = summarize(
+        trace.grad_norm_sq,
+        trace.loss,
+        rounds=cfg["rounds"],
+        checkpoints=cfg["checkpoints"],
+        diverged=getattr(trace, "diverged", None),
+        f_star=getattr(consts, "f_star", None),
+    )
     left = getattr(trace, "left_region", None)
     if left is not None:
         metrics["left_region_count"] = int(np.sum(np.asarray(left) >= 0))
-    if getattr(trace, "tracking_error", None) is not None:   # drifting problems: MSD = E‖x_t − w°_t‖²
+    if getattr(trace, "tracking_error", None) is not None:  # drifting problems: MSD = E‖x_t − w°_t‖²
         metrics.update(msd_metrics(trace.tracking_error, cfg["checkpoints"], arrays))
     return _result(payload, metrics, arrays, started)
 
@@ -167,13 +203,19 @@ def msd_metrics(tracking_error, checkpoints: int, arrays: dict) -> dict:
     ``rep_avg_msd`` and the checkpointed curve ``msd_mean``/``msd_sem`` (added to ``arrays``)."""
     e = np.asarray(tracking_error, dtype=float)
     T = e.shape[1] - 1
-    rep_avg, rep_final = e[:, T // 2:].mean(axis=1), e[:, -1]
+    rep_avg, rep_final = e[:, T // 2 :].mean(axis=1), e[:, -1]
     ck = np.unique(np.linspace(0, T, min(checkpoints, T + 1)).round().astype(int))
     with np.errstate(invalid="ignore", over="ignore"):  # no standard error (1 replicate, inf): inf, never NaN
         sem = e.std(axis=0, ddof=1) / np.sqrt(e.shape[0]) if e.shape[0] > 1 else np.full(T + 1, np.inf)
     sem = np.where(np.isnan(sem), np.inf, sem)
-    arrays.update({"rep_avg_msd": rep_avg, "rep_final_msd": rep_final, "msd_mean": e.mean(axis=0)[ck],
-                   "msd_sem": sem[ck]})
+    arrays.update(
+        {
+            "rep_avg_msd": rep_avg,
+            "rep_final_msd": rep_final,
+            "msd_mean": e.mean(axis=0)[ck],
+            "msd_sem": sem[ck],
+        }
+    )
     return {"final_msd": _finite_or_none(rep_final.mean()), "avg_msd": _finite_or_none(rep_avg.mean())}
 
 

@@ -21,7 +21,18 @@ from . import (
 )
 from ._condition import AdmissibleStep, Condition, Infeasible
 
-__all__ = ["AdmissibleStep", "Condition", "Infeasible", "compression", "corollaries", "inconsistencies",
-           "lemmas",
-           "symbols",
-           "theorem1", "theorem2", "theorem3", "theorem4", "yu_local_sgd"]
+__all__ = [
+    "AdmissibleStep",
+    "Condition",
+    "Infeasible",
+    "compression",
+    "corollaries",
+    "inconsistencies",
+    "lemmas",
+    "symbols",
+    "theorem1",
+    "theorem2",
+    "theorem3",
+    "theorem4",
+    "yu_local_sgd",
+]

@@ -22,7 +22,7 @@ class Condition:
     """One hypothesis ``lhs (≤|<) rhs`` evaluated at given numbers."""
 
     name: str
-    expr: sp.core.relational.Relational   # symbolic relation, e.g. 6 η_L²(2K²−3K+1)L² ≤ 1
+    expr: sp.core.relational.Relational  # symbolic relation, e.g. 6 η_L²(2K²−3K+1)L² ≤ 1
     lhs: float
     rhs: float
     strict: bool
@@ -46,8 +46,10 @@ class Condition:
 
     def __repr__(self):
         op = "<" if self.strict else "<="
-        return (f"Condition({self.name}: {self.lhs:.6g} {op} {self.rhs:.6g}, holds={self.holds}, "
-                f"slack={self.slack:.6g})")
+        return (
+            f"Condition({self.name}: {self.lhs:.6g} {op} {self.rhs:.6g}, holds={self.holds}, "
+            f"slack={self.slack:.6g})"
+        )
 
 
 @dataclass(frozen=True)
@@ -58,7 +60,7 @@ class ConditionSpec:
     lhs: sp.Expr
     rhs: sp.Expr
     strict: bool
-    numeric: Callable[..., tuple]          # numeric(**values) -> (lhs, rhs), vectorized over numpy arrays
+    numeric: Callable[..., tuple]  # numeric(**values) -> (lhs, rhs), vectorized over numpy arrays
     description: str = ""
 
     @property
@@ -73,13 +75,17 @@ class ConditionSpec:
         try:
             lhs, rhs = self.numeric(**values)
         except (OverflowError, ZeroDivisionError):  # Python floats raise; IEEE arithmetic gives ±inf instead
-            as_np = {k: np.float64(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v
-                     for k, v in values.items()}
+            as_np = {
+                k: np.float64(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v
+                for k, v in values.items()
+            }
             with np.errstate(all="ignore"):
                 lhs, rhs = self.numeric(**as_np)
         if np.isnan(float(lhs)) or np.isnan(float(rhs)):
-            raise ValueError(f"condition {self.name!r} is undefined (NaN) at {dict(values)}: the values are "
-                             f"outside the range where it can be evaluated")
+            raise ValueError(
+                f"condition {self.name!r} is undefined (NaN) at {dict(values)}: the values are "
+                f"outside the range where it can be evaluated"
+            )
         inv = involves_eta_sym is not None and involves_eta_sym in self.free_symbols
         return Condition(self.name, self.expr, float(lhs), float(rhs), self.strict, self.description, inv)
 
@@ -115,8 +121,10 @@ class AdmissibleStep:
     def require(self) -> float:
         """η_max, or ``Infeasible`` naming the conditions that fail whatever η is."""
         if not self.feasible:
-            raise Infeasible(f"no eta > 0 is admissible for eta_L={self.eta_L}: condition(s) "
-                             f"{', '.join(self.blocking)} fail independently of eta")
+            raise Infeasible(
+                f"no eta > 0 is admissible for eta_L={self.eta_L}: condition(s) "
+                f"{', '.join(self.blocking)} fail independently of eta"
+            )
         return self.eta_max
 
     def __bool__(self):
@@ -134,9 +142,15 @@ def quadratic_root_expr(a: sp.Expr, b: sp.Expr, c: sp.Expr) -> sp.Expr:
     return sp.Piecewise((c / b, sp.Eq(a, 0)), (2 * c / (b + sp.sqrt(b**2 + 4 * a * c)), True))
 
 
-def admissible_from(specs: Sequence[ConditionSpec], values: dict, eta_L: float,
-                    quad: Callable[[dict], tuple[float, float, float]], quad_expr: sp.Expr,
-                    eta_spec_name: str, eta_sym: sp.Symbol) -> AdmissibleStep:
+def admissible_from(
+    specs: Sequence[ConditionSpec],
+    values: dict,
+    eta_L: float,
+    quad: Callable[[dict], tuple[float, float, float]],
+    quad_expr: sp.Expr,
+    eta_spec_name: str,
+    eta_sym: sp.Symbol,
+) -> AdmissibleStep:
     """Shared ``admissible_step_sizes`` logic: the η-condition is a x² + b x ≤ c in x = η η_L."""
     free = [sp_ for sp_ in specs if eta_sym not in sp_.free_symbols]
     probe = dict(values, eta_L=eta_L, eta=1.0)
@@ -154,9 +168,11 @@ def admissible_from(specs: Sequence[ConditionSpec], values: dict, eta_L: float,
     else:  # pragma: no cover - would mean the closed form is wrong
         raise RuntimeError(f"closed-form root for {eta_spec_name} does not satisfy it numerically")
     if not eta_max > 0:
-        raise ValueError(f"the largest admissible eta is below the smallest positive float at "
-                         f"{dict(values)}, eta_L={eta_L}: the values are outside the range where it can be "
-                         f"evaluated")
+        raise ValueError(
+            f"the largest admissible eta is below the smallest positive float at "
+            f"{dict(values)}, eta_L={eta_L}: the values are outside the range where it can be "
+            f"evaluated"
+        )
     conds = tuple(sp_.evaluate(dict(values, eta_L=eta_L, eta=eta_max), eta_sym) for sp_ in specs)
     return AdmissibleStep(eta_L, True, eta_max, eta_spec_name, (), quad_expr, conds, eta_max)
 
@@ -173,8 +189,10 @@ def _root_over_eta_L(quad, values: dict, eta_L: float) -> float:
                 return eta_max
     except (OverflowError, ZeroDivisionError):
         pass
-    big = {k: sp.Float(v, 30) if isinstance(v, (int, float)) and not isinstance(v, bool) else v
-           for k, v in values.items()}
+    big = {
+        k: sp.Float(v, 30) if isinstance(v, (int, float)) and not isinstance(v, bool) else v
+        for k, v in values.items()
+    }
     a, b, c = quad(dict(big, eta_L=sp.Float(eta_L, 30)))
     root = c / b if a == 0 else 2 * c / (b + sp.sqrt(b * b + 4 * a * c))
     return float(root / sp.Float(eta_L, 30))
@@ -194,8 +212,10 @@ def region_from(specs: Sequence[ConditionSpec], values: dict, eta, eta_L) -> np.
     E, EL = np.meshgrid(eta, eta_L)
     ok = np.ones(E.shape, dtype=bool)
     # numpy scalars: an overflowing side is inf (the condition fails), never a Python OverflowError
-    as_np = {k: np.float64(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v
-             for k, v in values.items()}
+    as_np = {
+        k: np.float64(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v
+        for k, v in values.items()
+    }
     for sp_ in specs:
         with np.errstate(over="ignore", invalid="ignore"):  # NaN comparisons are False: the condition fails
             lhs, rhs = sp_.numeric(**dict(as_np, eta=E, eta_L=EL))
@@ -245,6 +265,14 @@ def symbol_map(values: Mapping[str, float]) -> dict:
     """Map the keyword names used by ``conditions(...)`` to the sympy symbols (for cross-checks)."""
     from . import symbols as S
 
-    names = {"L": S.L, "eta": S.eta, "eta_L": S.eta_L, "K_max": S.K, "tau": S.tau, "M": S.M,
-             "m_fresh": S.m_fresh, "num_workers": S.M}
+    names = {
+        "L": S.L,
+        "eta": S.eta,
+        "eta_L": S.eta_L,
+        "K_max": S.K,
+        "tau": S.tau,
+        "M": S.M,
+        "m_fresh": S.m_fresh,
+        "num_workers": S.M,
+    }
     return {names[k]: v for k, v in values.items() if k in names}

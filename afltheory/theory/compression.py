@@ -29,16 +29,38 @@ from numpy.typing import ArrayLike
 from .._validation import check_alloc, check_array, check_int, check_nonnegative, check_positive
 from ._condition import Condition
 
-__all__ = ["CITATION", "compressed_gd_bound", "compressed_gd_condition", "diana_step", "distributed_bound",
-           "distributed_condition", "distributed_floor", "fedpaq_factors", "fedpaq_variance",
-           "sampling_factor", "symbols", "variance_identity"]
+__all__ = [
+    "CITATION",
+    "compressed_gd_bound",
+    "compressed_gd_condition",
+    "diana_step",
+    "distributed_bound",
+    "distributed_condition",
+    "distributed_floor",
+    "fedpaq_factors",
+    "fedpaq_variance",
+    "sampling_factor",
+    "symbols",
+    "variance_identity",
+]
 
 CITATION = "[Khirirat et al. 2018; Gorbunov et al. 2020; Mishchenko et al. 2019; Reisizadeh et al. 2020]"
 
-gamma, mu, L, omega, n, r, q, k, zeta2, D0 = sp.symbols("gamma mu L omega n r q k zeta_star^2 D_0",
-                                                       positive=True)
-symbols = {"gamma": gamma, "mu": mu, "L": L, "omega": omega, "n": n, "r": r, "q": q, "k": k, "zeta2": zeta2,
-           "D0": D0}
+gamma, mu, L, omega, n, r, q, k, zeta2, D0 = sp.symbols(
+    "gamma mu L omega n r q k zeta_star^2 D_0", positive=True
+)
+symbols = {
+    "gamma": gamma,
+    "mu": mu,
+    "L": L,
+    "omega": omega,
+    "n": n,
+    "r": r,
+    "q": q,
+    "k": k,
+    "zeta2": zeta2,
+    "D0": D0,
+}
 
 #: sympy forms
 COMPRESSED_GD_STEP = 1 / ((1 + omega) * L)
@@ -53,12 +75,20 @@ def compressed_gd_condition(gamma_value: float, L_value: float, omega_value: flo
     """γ ≤ 1/((1 + ω)L) (compressed GD's step-size condition)."""
     g, Lv = check_positive("gamma", gamma_value), check_positive("L", L_value)
     w = check_nonnegative("omega", omega_value)
-    return Condition("step", sp.Le(gamma, COMPRESSED_GD_STEP), g, 1.0 / ((1.0 + w) * Lv), False,
-                     "compressed GD: γ ≤ 1/((1+ω)L)", True)
+    return Condition(
+        "step",
+        sp.Le(gamma, COMPRESSED_GD_STEP),
+        g,
+        1.0 / ((1.0 + w) * Lv),
+        False,
+        "compressed GD: γ ≤ 1/((1+ω)L)",
+        True,
+    )
 
 
-def compressed_gd_bound(rounds: int | ArrayLike, dist0_sq: float, gamma_value: float,
-                        mu_value: float) -> np.ndarray:
+def compressed_gd_bound(
+    rounds: int | ArrayLike, dist0_sq: float, gamma_value: float, mu_value: float
+) -> np.ndarray:
     """(1 − γμ)^k ‖x_0 − x*‖² for k = 0..rounds."""
     rounds = check_int("rounds", rounds, low=0)
     check_alloc(f"rounds={rounds}", 8.0 * 2 * (rounds + 1))
@@ -74,20 +104,39 @@ def distributed_condition(gamma_value: float, L_value: float, omega_value: float
     """γ ≤ 1/((1 + 2ω/n)L) (distributed compressed GD)."""
     g, Lv = check_positive("gamma", gamma_value), check_positive("L", L_value)
     w, nv = check_nonnegative("omega", omega_value), check_int("n", n_value, low=1)
-    return Condition("step", sp.Le(gamma, DISTRIBUTED_STEP), g, 1.0 / ((1.0 + 2.0 * w / nv) * Lv), False,
-                     "distributed compressed GD: γ ≤ 1/((1+2ω/n)L)", True)
+    return Condition(
+        "step",
+        sp.Le(gamma, DISTRIBUTED_STEP),
+        g,
+        1.0 / ((1.0 + 2.0 * w / nv) * Lv),
+        False,
+        "distributed compressed GD: γ ≤ 1/((1+2ω/n)L)",
+        True,
+    )
 
 
-def distributed_floor(gamma_value: float, mu_value: float, omega_value: float, n_value: int,
-                      zeta_star_sq: float) -> float:
+def distributed_floor(
+    gamma_value: float, mu_value: float, omega_value: float, n_value: int, zeta_star_sq: float
+) -> float:
     """2γωζ*²/(μn): the neighbourhood left by compressing heterogeneous gradients, ζ*² = (1/n)Σ‖∇f_i(x*)‖²."""
-    return (2.0 * check_positive("gamma", gamma_value) * check_nonnegative("omega", omega_value)
-            * check_nonnegative("zeta_star_sq", zeta_star_sq)
-            / (check_positive("mu", mu_value) * check_int("n", n_value, low=1)))
+    return (
+        2.0
+        * check_positive("gamma", gamma_value)
+        * check_nonnegative("omega", omega_value)
+        * check_nonnegative("zeta_star_sq", zeta_star_sq)
+        / (check_positive("mu", mu_value) * check_int("n", n_value, low=1))
+    )
 
 
-def distributed_bound(rounds: int | ArrayLike, dist0_sq: float, gamma_value: float, mu_value: float,
-                      omega_value: float, n_value: int, zeta_star_sq: float) -> dict:
+def distributed_bound(
+    rounds: int | ArrayLike,
+    dist0_sq: float,
+    gamma_value: float,
+    mu_value: float,
+    omega_value: float,
+    n_value: int,
+    zeta_star_sq: float,
+) -> dict:
     """Named terms {"transient": (1 − γμ)^k D_0, "floor": 2γωζ*²/(μn)}, k = 0..rounds (sum = the bound)."""
     tr = compressed_gd_bound(rounds, dist0_sq, gamma_value, mu_value)
     fl = distributed_floor(gamma_value, mu_value, omega_value, n_value, zeta_star_sq)
@@ -105,8 +154,10 @@ def variance_identity(g: ArrayLike, err_sq: ArrayLike) -> float:
     nn = g.shape[0]
     err_sq = check_array("err_sq", err_sq, shape=(nn,))
     if nn == 0 or np.any(err_sq < 0):
-        raise ValueError(f"g must have at least one row and err_sq must be >= 0 (got n={nn}, "
-                         f"min err_sq={err_sq.min() if nn else None})")
+        raise ValueError(
+            f"g must have at least one row and err_sq must be >= 0 (got n={nn}, "
+            f"min err_sq={err_sq.min() if nn else None})"
+        )
     gbar = g.mean(axis=0)
     with np.errstate(over="ignore"):
         return float(gbar @ gbar + err_sq.sum() / nn**2)

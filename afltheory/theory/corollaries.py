@@ -26,9 +26,24 @@ from . import theorem2, theorem3, theorem4
 if TYPE_CHECKING:
     from ..anarchy.schedule import Schedule
 
-__all__ = ["CITATION", "cor3_readings", "cor3_realized", "Derivation", "derive", "derive_terms_only",
-           "min_memory_staleness", "ORDER_SYMBOLS", "printed", "printed_rate", "PROOF_LISTED", "remark4",
-           "remark4_numbers", "SLIDES_LISTED", "substitution", "Term"]
+__all__ = [
+    "CITATION",
+    "cor3_readings",
+    "cor3_realized",
+    "Derivation",
+    "derive",
+    "derive_terms_only",
+    "min_memory_staleness",
+    "ORDER_SYMBOLS",
+    "printed",
+    "printed_rate",
+    "PROOF_LISTED",
+    "remark4",
+    "remark4_numbers",
+    "SLIDES_LISTED",
+    "substitution",
+    "Term",
+]
 
 CITATION = "[Yang et al. 2022, Cor 1–3, Remark 4]"
 ORDER_SYMBOLS = (S.T, S.m, S.K, S.M, S.tau, S.s_stale)
@@ -38,7 +53,7 @@ _UNIT = {S.L: 1, S.sigma_L: 1, S.sigma_G: 1, S.Delta: 1}
 def printed(k: int) -> list:
     """The printed rate's terms (orders). Corollary 2's trailing O(K²/T) is uncertain in the extraction."""
     if k == 1:
-        return [1 / sp.sqrt(S.m * S.K * S.T), S.tau**2 / S.T, S.K**2 / S.T, sp.Integer(1)]   # O(σ_G²) floor
+        return [1 / sp.sqrt(S.m * S.K * S.T), S.tau**2 / S.T, S.K**2 / S.T, sp.Integer(1)]  # O(σ_G²) floor
     if k == 2:
         return [1 / sp.sqrt(S.m * S.K * S.T), S.tau**2 / S.T, S.K**2 / S.T]
     if k == 3:
@@ -60,10 +75,10 @@ SLIDES_LISTED = {3: [S.K**2 / (S.M * S.T)]}
 
 @dataclass
 class Term:
-    order: sp.Expr             # monomial in T, m, K, M, τ, M_c (= M − m')
-    coefficient: sp.Expr       # what multiplies it (in L, σ_L, σ_G, Δ), summed over terms of the same order
+    order: sp.Expr  # monomial in T, m, K, M, τ, M_c (= M − m')
+    coefficient: sp.Expr  # what multiplies it (in L, σ_L, σ_G, Δ), summed over terms of the same order
     T_power: sp.Rational
-    status: str                # "agrees" | "absorbed" | "missing" | "not derived"
+    status: str  # "agrees" | "absorbed" | "missing" | "not derived"
     matched: sp.Expr | None = None
     note: str = ""
 
@@ -75,12 +90,12 @@ class Term:
 @dataclass
 class Derivation:
     corollary: int
-    substituted: sp.Expr                   # the bound after substitution
-    terms: list[Term]                      # derived terms (grouped by order)
-    unmatched_printed: list[Term]          # printed terms without a derived counterpart
-    leading: Term                          # the slowest-decaying term as T → ∞ with m, K, M, τ fixed
+    substituted: sp.Expr  # the bound after substitution
+    terms: list[Term]  # derived terms (grouped by order)
+    unmatched_printed: list[Term]  # printed terms without a derived counterpart
+    leading: Term  # the slowest-decaying term as T → ∞ with m, K, M, τ fixed
     notes: list[str] = field(default_factory=list)
-    flags: dict = field(default_factory=dict)   # documented inconsistency id -> True if reproduced
+    flags: dict = field(default_factory=dict)  # documented inconsistency id -> True if reproduced
 
     def term(self, order: sp.Expr) -> Term | None:
         """The derived term of order ``order`` (equal up to simplification), or None."""
@@ -99,9 +114,11 @@ class Derivation:
         """The derivation as text: each term with its status (matched, absorbed, missing) and notes."""
         lines = [f"Corollary {self.corollary}: substituted bound = {self.substituted}"]
         for t in sorted(self.terms, key=lambda t: -t.T_power):
-            lines.append(f"  {t.status:>11}: ({t.coefficient}) * {t.order}"
-                         + (f"  [<= {t.matched}]" if t.status == "absorbed" else "")
-                         + (f"  {t.note}" if t.note else ""))
+            lines.append(
+                f"  {t.status:>11}: ({t.coefficient}) * {t.order}"
+                + (f"  [<= {t.matched}]" if t.status == "absorbed" else "")
+                + (f"  {t.note}" if t.note else "")
+            )
         for t in self.unmatched_printed:
             lines.append(f"  not derived: printed {t.order}  {t.note}")
         lines += [f"  note: {n}" for n in self.notes]
@@ -178,8 +195,11 @@ def _classify(expr, printed_terms, proof_terms=()):
                     note = f"the proof lists {p} instead"
             note = note or "listed neither in the statement nor in the proof"
         terms.append(Term(order, sp.factor(sp.simplify(coeff)), tp, status, matched, note))
-    unmatched = [Term(p, sp.Integer(1), _T_power(p), "not derived") for j, p in enumerate(printed_terms)
-                 if j not in used and not any(t.status == "agrees" and t.matched == p for t in terms)]
+    unmatched = [
+        Term(p, sp.Integer(1), _T_power(p), "not derived")
+        for j, p in enumerate(printed_terms)
+        if j not in used and not any(t.status == "agrees" and t.matched == p for t in terms)
+    ]
     leading = max(terms, key=lambda t: t.T_power)
     return terms, unmatched, leading
 
@@ -215,27 +235,34 @@ def derive(k: int, *, khat: str = "sum") -> Derivation:
     if k == 2:
         notes.append("printed O(K²/T) is uncertain (the extracted statement is truncated after O(τ²/T)).")
         r4 = remark4()
-        notes.append(f"Remark 4: first threshold derived ({r4['derived'][0]['threshold']}); second printed "
-                     f"threshold {r4['printed'][1]} would need a term {r4['second_needs_term']} "
-                     f"which the bound does not contain (#4).")
+        notes.append(
+            f"Remark 4: first threshold derived ({r4['derived'][0]['threshold']}); second printed "
+            f"threshold {r4['printed'][1]} would need a term {r4['second_needs_term']} "
+            f"which the bound does not contain (#4)."
+        )
     if k == 3:
         notes.append("#5: the substituted bound has 20 L² σ_L² K/T; the proof lists O(K/(MT)).")
-        notes.append("#5 is reading-dependent: the talk slides list O(K²/(MT)), which is the σ_G² "
-                     "term "
-                     "under the 'mean' reading of K̂_t² (under 'sum' it is O(K²/T)); see cor3_readings().")
+        notes.append(
+            "#5 is reading-dependent: the talk slides list O(K²/(MT)), which is the σ_G² "
+            "term "
+            "under the 'mean' reading of K̂_t² (under 'sum' it is O(K²/T)); see cor3_readings()."
+        )
         kt = [t for t in terms if t.status == "missing" and _exp(t.order, S.K) == 2]
         if kt:
-            notes.append(f"(not in #1–#5) the σ_G² term {kt[0].coefficient}·{kt[0].order} (khat={khat!r}) is "
-                         "in "
-                         "neither the statement nor the proof's list.")
+            notes.append(
+                f"(not in #1–#5) the σ_G² term {kt[0].coefficient}·{kt[0].order} (khat={khat!r}) is "
+                "in "
+                "neither the statement nor the proof's list."
+            )
     flags = {}
     if k == 2:
         flags["#4"] = not remark4()["printed_matched"][1]
     if k == 3:
         kt = [t for t in terms if t.status == "missing" and "proof lists" in t.note]
         flags["#5"] = bool(kt) and sp.simplify(kt[0].order - S.K / S.T) == 0
-        flags["sigma_G term missing"] = any(t.status == "missing" and t.coefficient.has(S.sigma_G)
-                                            for t in terms)
+        flags["sigma_G term missing"] = any(
+            t.status == "missing" and t.coefficient.has(S.sigma_G) for t in terms
+        )
     return Derivation(k, sub, terms, unmatched, leading, notes, flags)
 
 
@@ -274,8 +301,9 @@ def min_memory_staleness(M: int, m: int) -> int:
     return -(-M_ // m_) - 1
 
 
-def cor3_realized(schedule: Schedule, *, K: int, L: float, eta: float | None = None,
-                  eta_L: float | None = None) -> dict:
+def cor3_realized(
+    schedule: Schedule, *, K: int, L: float, eta: float | None = None, eta_L: float | None = None
+) -> dict:
     """Corollary 3's terms and Theorem 4's conditions on a realized AFA-CS schedule (per replicate).
 
     Step sizes default to the corollary's η_L = 1/√T, η = √(MK). Returns the leading order 1/√(MKT), the
@@ -294,12 +322,22 @@ def cor3_realized(schedule: Schedule, *, K: int, L: float, eta: float | None = N
     eta = np.sqrt(float(M) * K) if eta is None else check_positive("eta", eta)
     lead = 1 / np.sqrt(float(M) * K * T)
     stale_term = (tau[:, None] ** 2 * (M - mf) ** 2 / (M**2 * T)).mean(axis=1)
-    conds = theorem4.conditions(L=L, eta=eta, eta_L=eta_L, K_max=K, tau=float(tau.max()), num_workers=M,
-                                m_fresh=float(mf.min()))
-    return {"M": M, "m": schedule.m, "T": T, "lead": float(lead), "stale_term": stale_term,
-            "ratio": stale_term / lead, "tau": tau, "tau_lower": min_memory_staleness(M, schedule.m),
-            "m_fresh_mean": float(mf.mean()), "conditions": conds,
-            "inside_conditions": all(c.holds for c in conds)}
+    conds = theorem4.conditions(
+        L=L, eta=eta, eta_L=eta_L, K_max=K, tau=float(tau.max()), num_workers=M, m_fresh=float(mf.min())
+    )
+    return {
+        "M": M,
+        "m": schedule.m,
+        "T": T,
+        "lead": float(lead),
+        "stale_term": stale_term,
+        "ratio": stale_term / lead,
+        "tau": tau,
+        "tau_lower": min_memory_staleness(M, schedule.m),
+        "m_fresh_mean": float(mf.mean()),
+        "conditions": conds,
+        "inside_conditions": all(c.holds for c in conds),
+    }
 
 
 @functools.cache
@@ -319,14 +357,21 @@ def remark4():
         if a > 0:
             thr = sp.powsimp(sp.simplify((target / (t.order / S.tau**a)) ** (1 / a)), force=True)
             derived.append({"term": t.order, "threshold": thr})
-    printed_thr = [S.T**sp.Rational(1, 4) / (S.m * S.K)**sp.Rational(1, 4),
-                   sp.sqrt(S.T) / (sp.sqrt(S.m) * S.K**sp.Rational(5, 2))]
-    needs = S.tau * S.K**2 / S.T                      # the term whose threshold is printed_thr[1]
+    printed_thr = [
+        S.T ** sp.Rational(1, 4) / (S.m * S.K) ** sp.Rational(1, 4),
+        sp.sqrt(S.T) / (sp.sqrt(S.m) * S.K ** sp.Rational(5, 2)),
+    ]
+    needs = S.tau * S.K**2 / S.T  # the term whose threshold is printed_thr[1]
     check = sp.simplify((target / (needs / S.tau)) - printed_thr[1])
     matches = [any(sp.simplify(x["threshold"] - p) == 0 for x in derived) for p in printed_thr]
-    return {"printed": printed_thr, "derived": derived, "printed_matched": matches,
-            "second_needs_term": needs, "second_term_check": check == 0,
-            "condition_threshold": S.T / (120 * S.L**2 * S.K**2)}
+    return {
+        "printed": printed_thr,
+        "derived": derived,
+        "printed_matched": matches,
+        "second_needs_term": needs,
+        "second_term_check": check == 0,
+        "condition_threshold": S.T / (120 * S.L**2 * S.K**2),
+    }
 
 
 @functools.cache
@@ -346,6 +391,8 @@ def remark4_numbers(T: float, m: int, K: int, L: float = 1.0) -> dict:
     L = check_positive("L", L)
     r = remark4()
     vals = {S.T: T, S.m: m, S.K: K, S.L: L}
-    return {"printed": [float(p.subs(vals)) for p in r["printed"]],
-            "derived": [float(x["threshold"].subs(vals)) for x in r["derived"]],
-            "condition": float(r["condition_threshold"].subs(vals))}
+    return {
+        "printed": [float(p.subs(vals)) for p in r["printed"]],
+        "derived": [float(x["threshold"].subs(vals)) for x in r["derived"]],
+        "condition": float(r["condition_threshold"].subs(vals)),
+    }

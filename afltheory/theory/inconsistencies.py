@@ -50,11 +50,14 @@ def demo_1(eta: float = 1.0, eta_L: float = 0.1, L: float = 3.0, K: int = 1, T: 
     with np.errstate(over="ignore"):
         x_T = [float(np.float64(r) ** np.float64(T)) for r in (rho_printed, rho_proved)]
     return {
-        "rho_printed": rho_printed, "rho_proved": rho_proved,
-        "x_T_printed": x_T[0], "x_T_proved": x_T[1], "T": T,
+        "rho_printed": rho_printed,
+        "rho_proved": rho_proved,
+        "x_T_printed": x_T[0],
+        "x_T_proved": x_T[1],
+        "T": T,
         "conditions_hold": all(c.holds for c in conds),
         "C3_slack": conds[2].slack,
-        "C3_if_step_were_eta": 2 * L * eta,   # (C3) at τ=0 with η η_L replaced by the printed step η
+        "C3_if_step_were_eta": 2 * L * eta,  # (C3) at τ=0 with η η_L replaced by the printed step η
         "shown": bool(all(c.holds for c in conds) and abs(rho_printed) > 1 >= abs(rho_proved)),
     }
 
@@ -95,9 +98,15 @@ def demo_3() -> dict:
     _, kt_p, kh_p = theorem3.k_averages(s, "proof")
     bs = float(theorem3.bound(s, c, eta=1.0, eta_L=0.01, f0=1.0, averaging="statement")[0])
     bp = float(theorem3.bound(s, c, eta=1.0, eta_L=0.01, f0=1.0, averaging="proof")[0])
-    return {"Ktilde_statement": float(kt_s.mean()), "Ktilde_proof": float(kt_p.mean()),
-            "Khat2_statement": float(kh_s.mean()), "Khat2_proof": float(kh_p.mean()),
-            "bound_statement": bs, "bound_proof": bp, "shown": abs(bs - bp) > 1e-12}
+    return {
+        "Ktilde_statement": float(kt_s.mean()),
+        "Ktilde_proof": float(kt_p.mean()),
+        "Khat2_statement": float(kh_s.mean()),
+        "Khat2_proof": float(kh_p.mean()),
+        "bound_statement": bs,
+        "bound_proof": bp,
+        "shown": abs(bs - bp) > 1e-12,
+    }
 
 
 def demo_4(T: float = 1e4, m: int = 5, K: int = 5) -> dict:
@@ -106,9 +115,14 @@ def demo_4(T: float = 1e4, m: int = 5, K: int = 5) -> dict:
 
     r = corollaries.remark4()
     num = corollaries.remark4_numbers(T, m, K)
-    return {"printed_thresholds": num["printed"], "derived_thresholds": num["derived"],
-            "condition_C3_threshold": num["condition"], "printed_matched": r["printed_matched"],
-            "second_needs_term": str(r["second_needs_term"]), "shown": not r["printed_matched"][1]}
+    return {
+        "printed_thresholds": num["printed"],
+        "derived_thresholds": num["derived"],
+        "condition_C3_threshold": num["condition"],
+        "printed_matched": r["printed_matched"],
+        "second_needs_term": str(r["second_needs_term"]),
+        "shown": not r["printed_matched"][1],
+    }
 
 
 def demo_5(M: int = 10, K: int = 5, T: float = 1e3, L: float = 1.0) -> dict:
@@ -122,29 +136,53 @@ def demo_5(M: int = 10, K: int = 5, T: float = 1e3, L: float = 1.0) -> dict:
         derived = float(20 * np.float64(L) ** 2 * K / T)
         claimed = float(np.float64(K) / (np.float64(M) * T))
         ratio = float(20 * np.float64(L) ** 2 * M)  # derived / claimed, exactly (never 0/0 or inf/inf)
-    return {"derived_term": derived, "proof_term_K_over_MT": claimed, "ratio": ratio,
-            "flags": d.flags, "shown": bool(d.flags.get("#5"))}
+    return {
+        "derived_term": derived,
+        "proof_term_K_over_MT": claimed,
+        "ratio": ratio,
+        "flags": d.flags,
+        "shown": bool(d.flags.get("#5")),
+    }
 
 
 REGISTER = (
-    Inconsistency("#1", "server step η vs η η_L",
-                  "Algorithms 2 and 3 print x_{t+1} = x_t − η G_t; every proof uses x_{t+1} − x_t = −η η_L "
-                  "G_t.",
-                  "Algorithm 2 (Sec. 4.1), Algorithm 3 (Sec. 4.2) vs Appendix B.2, B.3, C", demo_1),
-    Inconsistency("#2", "stray factor 2 in Theorem 3",
-                  "The printed left side of Theorem 3 carries an extra '2' absent from the proof's last "
-                  "line.",
-                  "Theorem 3 statement (Sec. 4.1 and Appendix B.3)", demo_2),
-    Inconsistency("#3", "K̃_t, K̂_t² over M_t or over M",
-                  "Theorem 3 says 'other parameters as in Theorem 2' (means over M_t); the proof's (b9) "
-                  "takes "
-                  "means over all M workers.", "Theorem 3 statement vs Appendix B.3, step (b9)", demo_3),
-    Inconsistency("#4", "Remark 4's second τ threshold",
-                  "τ ≲ T^{1/2}/(m^{1/2}K^{5/2}) corresponds to a τK²/T term that Corollary 2 does not have.",
-                  "Remark 4 (Sec. 4.1)", demo_4),
-    Inconsistency("#5", "O(K/(MT)) vs O(K/T) in Corollary 3",
-                  "The proof of Corollary 3 lists O(K/(MT)); substituting η_L = 1/√T into α_L gives O(K/T).",
-                  "Proof of Corollary 3 (Appendix C)", demo_5),
+    Inconsistency(
+        "#1",
+        "server step η vs η η_L",
+        "Algorithms 2 and 3 print x_{t+1} = x_t − η G_t; every proof uses x_{t+1} − x_t = −η η_L G_t.",
+        "Algorithm 2 (Sec. 4.1), Algorithm 3 (Sec. 4.2) vs Appendix B.2, B.3, C",
+        demo_1,
+    ),
+    Inconsistency(
+        "#2",
+        "stray factor 2 in Theorem 3",
+        "The printed left side of Theorem 3 carries an extra '2' absent from the proof's last line.",
+        "Theorem 3 statement (Sec. 4.1 and Appendix B.3)",
+        demo_2,
+    ),
+    Inconsistency(
+        "#3",
+        "K̃_t, K̂_t² over M_t or over M",
+        "Theorem 3 says 'other parameters as in Theorem 2' (means over M_t); the proof's (b9) "
+        "takes "
+        "means over all M workers.",
+        "Theorem 3 statement vs Appendix B.3, step (b9)",
+        demo_3,
+    ),
+    Inconsistency(
+        "#4",
+        "Remark 4's second τ threshold",
+        "τ ≲ T^{1/2}/(m^{1/2}K^{5/2}) corresponds to a τK²/T term that Corollary 2 does not have.",
+        "Remark 4 (Sec. 4.1)",
+        demo_4,
+    ),
+    Inconsistency(
+        "#5",
+        "O(K/(MT)) vs O(K/T) in Corollary 3",
+        "The proof of Corollary 3 lists O(K/(MT)); substituting η_L = 1/√T into α_L gives O(K/T).",
+        "Proof of Corollary 3 (Appendix C)",
+        demo_5,
+    ),
 )
 
 BY_ID = {e.id: e for e in REGISTER}

@@ -16,8 +16,17 @@ from numpy.typing import ArrayLike
 
 from .._validation import check_array, check_nonnegative, check_positive
 
-__all__ = ["CITATION", "drift_bound", "drift_bound_terms", "drift_condition", "lemma1_mean",
-           "lemma1_variance_bound", "lemma2_bound", "lemma2_bound_terms", "local_drift"]
+__all__ = [
+    "CITATION",
+    "drift_bound",
+    "drift_bound_terms",
+    "drift_condition",
+    "lemma1_mean",
+    "lemma1_variance_bound",
+    "lemma2_bound",
+    "lemma2_bound_terms",
+    "local_drift",
+]
 
 CITATION = "[Yang et al. 2022, Lemma 1, Lemma 2, bound (1)]"
 
@@ -57,8 +66,9 @@ def lemma1_variance_bound(sigma_L: float | ArrayLike, K: int | ArrayLike) -> np.
         return s**2 / k
 
 
-def lemma2_bound_terms(expected_updates: ArrayLike, local_steps: ArrayLike,
-                       sigma_L: float) -> dict[str, np.ndarray]:
+def lemma2_bound_terms(
+    expected_updates: ArrayLike, local_steps: ArrayLike, sigma_L: float
+) -> dict[str, np.ndarray]:
     """Lemma 2's right-hand side by term: ``"mean"`` 2‖Σ_i E G_i‖² and ``"sigma_L"`` 2 (Σ_i 1/K_i) σ_L²
     (= (2m/K̄_t) σ_L²); they sum to ``lemma2_bound`` exactly."""
     e = _arr("expected_updates", expected_updates)
@@ -68,8 +78,10 @@ def lemma2_bound_terms(expected_updates: ArrayLike, local_steps: ArrayLike,
         raise ValueError(f"local_steps shape {k.shape} must equal expected_updates.shape[:-1]={e.shape[:-1]}")
     with np.errstate(over="ignore"):  # IEEE: beyond the float range a term is inf
         tot = e.sum(axis=-2)
-        return {"mean": 2.0 * np.sum(tot**2, axis=-1),
-                "sigma_L": 2.0 * np.sum(1.0 / k, axis=-1) * np.float64(s)**2}
+        return {
+            "mean": 2.0 * np.sum(tot**2, axis=-1),
+            "sigma_L": 2.0 * np.sum(1.0 / k, axis=-1) * np.float64(s) ** 2,
+        }
 
 
 def lemma2_bound(expected_updates: ArrayLike, local_steps: ArrayLike, sigma_L: float) -> np.ndarray:
@@ -84,11 +96,18 @@ def drift_condition(L: float, eta_L: float, K: int | ArrayLike) -> bool:
     eta_L = check_positive("eta_L", eta_L)
     k = _arr("K", K, 1.0)
     with np.errstate(over="ignore"):  # IEEE arithmetic: an overflow is inf (the condition fails), no error
-        return bool(np.all(6 * np.float64(eta_L)**2 * (2 * k**2 - 3 * k + 1) * np.float64(L)**2 <= 1))
+        return bool(np.all(6 * np.float64(eta_L) ** 2 * (2 * k**2 - 3 * k + 1) * np.float64(L) ** 2 <= 1))
 
 
-def drift_bound_terms(grad_norm_sq: ArrayLike, K: int | ArrayLike, eta_L: float, sigma_L: float,
-                      sigma_G: float, *, L: float | None = None) -> dict[str, np.ndarray]:
+def drift_bound_terms(
+    grad_norm_sq: ArrayLike,
+    K: int | ArrayLike,
+    eta_L: float,
+    sigma_L: float,
+    sigma_G: float,
+    *,
+    L: float | None = None,
+) -> dict[str, np.ndarray]:
     """Bound (1) by term: ``"sigma_L"`` 5Kη_L²σ_L², ``"sigma_G"`` 30K²η_L²σ_G²,
     ``"gradient"`` 30K²η_L²‖∇f(x)‖² (in this order; they sum to ``drift_bound`` exactly).
     ``L`` as in ``drift_bound``."""
@@ -98,21 +117,33 @@ def drift_bound_terms(grad_norm_sq: ArrayLike, K: int | ArrayLike, eta_L: float,
     sL = check_nonnegative("sigma_L", sigma_L)
     sG = check_nonnegative("sigma_G", sigma_G)
     if L is not None and not drift_condition(L, eta_L, k):
-        raise ValueError(f"(C1) 6 eta_L^2 (2K^2-3K+1) L^2 <= 1 fails for L={L}, eta_L={eta_L}, "
-                         f"K max {k.max()}: bound (1) does not apply")
+        raise ValueError(
+            f"(C1) 6 eta_L^2 (2K^2-3K+1) L^2 <= 1 fails for L={L}, eta_L={eta_L}, "
+            f"K max {k.max()}: bound (1) does not apply"
+        )
     _together(grad_norm_sq=g, K=k)
     eta_L, sL, sG = np.float64(eta_L), np.float64(sL), np.float64(sG)
     with np.errstate(over="ignore", invalid="ignore"):  # IEEE: beyond the float range a term is inf
-        sl, sg, gr = np.broadcast_arrays(5 * k * eta_L**2 * sL**2, 30 * k**2 * eta_L**2 * sG**2,
-                                         30 * k**2 * eta_L**2 * g)
+        sl, sg, gr = np.broadcast_arrays(
+            5 * k * eta_L**2 * sL**2, 30 * k**2 * eta_L**2 * sG**2, 30 * k**2 * eta_L**2 * g
+        )
     if any(np.isnan(a).any() for a in (sl, sg, gr)):  # 0 · inf: e.g. σ = 0 with η_L² K overflowing
-        raise ValueError(f"drift bound undefined (0·inf) at eta_L={eta_L}, K max {k.max()}: the values are "
-                         f"outside the range where it can be evaluated")
+        raise ValueError(
+            f"drift bound undefined (0·inf) at eta_L={eta_L}, K max {k.max()}: the values are "
+            f"outside the range where it can be evaluated"
+        )
     return {"sigma_L": sl.astype(float), "sigma_G": sg.astype(float), "gradient": gr.astype(float)}
 
 
-def drift_bound(grad_norm_sq: ArrayLike, K: int | ArrayLike, eta_L: float, sigma_L: float, sigma_G: float, *,
-                L: float | None = None) -> np.ndarray:
+def drift_bound(
+    grad_norm_sq: ArrayLike,
+    K: int | ArrayLike,
+    eta_L: float,
+    sigma_L: float,
+    sigma_G: float,
+    *,
+    L: float | None = None,
+) -> np.ndarray:
     """5Kη_L²(σ_L² + 6Kσ_G²) + 30K²η_L²‖∇f(x)‖² (the ordered sum of ``drift_bound_terms``). If ``L`` is given
     and (C1) fails, raise ValueError (the bound is not claimed there; pass L=None to evaluate it anyway, e.g.
     for a negative control)."""

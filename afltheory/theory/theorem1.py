@@ -27,13 +27,26 @@ if TYPE_CHECKING:
     from ..anarchy.arrivals import FixedArrivals
     from ..problems.lower_bound import LowerBoundPair
 
-__all__ = ["ARRIVALS", "arrivals", "CITATION", "construction", "contraction", "expected_grad_norm_sq",
-           "limit_point", "lower_bound_expr", "ONLY_WORKER", "predicted_limit", "problem"]
+__all__ = [
+    "ARRIVALS",
+    "arrivals",
+    "CITATION",
+    "construction",
+    "contraction",
+    "expected_grad_norm_sq",
+    "limit_point",
+    "lower_bound_expr",
+    "ONLY_WORKER",
+    "predicted_limit",
+    "problem",
+]
 
 CITATION = "[Yang et al. 2022, Thm 1]"
 ONLY_WORKER = 0
-ARRIVALS = {"kind": "FixedArrivals",
-            "workers": [ONLY_WORKER]}   # description usable without the anarchy package
+ARRIVALS = {
+    "kind": "FixedArrivals",
+    "workers": [ONLY_WORKER],
+}  # description usable without the anarchy package
 
 
 def problem(G: float = 1.0, sigma_L: float = 0.0) -> LowerBoundPair:
@@ -83,8 +96,10 @@ def contraction(eta: float, eta_L: float, K: int | ArrayLike) -> float:
     K = check_K("K", K)
     q = np.float64(1.0 - 2.0 * eta_L)
     if q < 0 and K != int(K):
-        raise ValueError(f"K={K} must be an integer when eta_L={eta_L} > 1/2 (q = 1 − 2 eta_L < 0: q^K is "
-                         f"undefined for non-integer K)")
+        raise ValueError(
+            f"K={K} must be an integer when eta_L={eta_L} > 1/2 (q = 1 − 2 eta_L < 0: q^K is "
+            f"undefined for non-integer K)"
+        )
     with np.errstate(over="ignore"):  # IEEE: |q|^K beyond the float range is ±inf, never an OverflowError
         return float(1.0 - eta * (1.0 - q ** np.float64(K)) / K)
 

@@ -41,26 +41,52 @@ if TYPE_CHECKING:
     from ..problems.base import Constants
     from ._condition import Condition
 
-__all__ = ["admissible_step_sizes", "alpha_exprs", "bound", "bound_expr", "bound_terms", "CITATION",
-           "conditions", "rate", "region", "run_averages", "SPECS", "TERM_EXPRS", "TERMS"]
+__all__ = [
+    "admissible_step_sizes",
+    "alpha_exprs",
+    "bound",
+    "bound_expr",
+    "bound_terms",
+    "CITATION",
+    "conditions",
+    "rate",
+    "region",
+    "run_averages",
+    "SPECS",
+    "TERM_EXPRS",
+    "TERMS",
+]
 
 CITATION = "[Yang et al. 2022, Thm 2]"
 
 SPECS = (
-    ConditionSpec("C1", 6 * S.eta_L**2 * (2 * S.K**2 - 3 * S.K + 1) * S.L**2, sp.Integer(1), False,
-                  lambda L, eta, eta_L, K_max, tau,
-                  **_: (6 * eta_L**2 * (2 * K_max**2 - 3 * K_max + 1) * L**2, 1.0),
-                  "local-drift condition (C1), all t, i"),
-    ConditionSpec("C2", 180 * S.eta_L**2 * S.K**2 * S.L**2 * S.tau, sp.Integer(1), True,
-                  lambda L, eta, eta_L, K_max, tau, **_: (180 * eta_L**2 * K_max**2 * L**2 * tau, 1.0),
-                  "delay-drift condition, all t, i"),
-    ConditionSpec("C3", 2 * S.L * S.eta * S.eta_L + 6 * S.tau**2 * S.L**2 * S.eta**2 * S.eta_L**2,
-                  sp.Integer(1),
-                  False,
-                  lambda L, eta, eta_L, K_max, tau,
-                  **_: (2 * L * eta * eta_L + 6 * tau**2 * L**2 * eta**2 * eta_L**2,
-                                                     1.0),
-                  "server step condition in x = η η_L"),
+    ConditionSpec(
+        "C1",
+        6 * S.eta_L**2 * (2 * S.K**2 - 3 * S.K + 1) * S.L**2,
+        sp.Integer(1),
+        False,
+        lambda L, eta, eta_L, K_max, tau, **_: (6 * eta_L**2 * (2 * K_max**2 - 3 * K_max + 1) * L**2, 1.0),
+        "local-drift condition (C1), all t, i",
+    ),
+    ConditionSpec(
+        "C2",
+        180 * S.eta_L**2 * S.K**2 * S.L**2 * S.tau,
+        sp.Integer(1),
+        True,
+        lambda L, eta, eta_L, K_max, tau, **_: (180 * eta_L**2 * K_max**2 * L**2 * tau, 1.0),
+        "delay-drift condition, all t, i",
+    ),
+    ConditionSpec(
+        "C3",
+        2 * S.L * S.eta * S.eta_L + 6 * S.tau**2 * S.L**2 * S.eta**2 * S.eta_L**2,
+        sp.Integer(1),
+        False,
+        lambda L, eta, eta_L, K_max, tau, **_: (
+            2 * L * eta * eta_L + 6 * tau**2 * L**2 * eta**2 * eta_L**2,
+            1.0,
+        ),
+        "server step condition in x = η η_L",
+    ),
 )
 
 
@@ -71,8 +97,14 @@ def _values(L, eta_L, K_max, tau, eta=None):
     return v
 
 
-def conditions(*, L: float | None = None, eta: float | None = None, eta_L: float | None = None,
-               K_max: int | None = None, tau: float | None = None) -> list[Condition]:
+def conditions(
+    *,
+    L: float | None = None,
+    eta: float | None = None,
+    eta_L: float | None = None,
+    K_max: int | None = None,
+    tau: float | None = None,
+) -> list[Condition]:
     """The named conditions (C1)–(C3) evaluated at the given numbers (list of ``Condition``)."""
     v = _values(L, eta_L, K_max, tau, pos("eta", eta))
     return [s_.evaluate(v, S.eta) for s_ in SPECS]
@@ -80,11 +112,12 @@ def conditions(*, L: float | None = None, eta: float | None = None, eta_L: float
 
 def _quad(v):
     L, tau = v["L"], v["tau"]
-    return 6 * tau**2 * L**2, 2 * L, 1.0        # a x² + b x ≤ c, x = η η_L
+    return 6 * tau**2 * L**2, 2 * L, 1.0  # a x² + b x ≤ c, x = η η_L
 
 
-def admissible_step_sizes(*, L: float | None = None, eta_L: float | None = None, K_max: int | None = None,
-                          tau: float | None = None) -> AdmissibleStep:
+def admissible_step_sizes(
+    *, L: float | None = None, eta_L: float | None = None, K_max: int | None = None, tau: float | None = None
+) -> AdmissibleStep:
     """Largest η with every condition holding for this η_L: η_max = x*/η_L, x* the positive root of
     6τ²L² x² + 2L x = 1. Infeasible (``feasible=False``, ``eta_max=None``) if (C1) or (C2) fail."""
     v = _values(L, eta_L, K_max, tau)
@@ -92,8 +125,14 @@ def admissible_step_sizes(*, L: float | None = None, eta_L: float | None = None,
     return admissible_from(SPECS, v, v["eta_L"], _quad, expr, "C3", S.eta)
 
 
-def region(eta: ArrayLike, eta_L: ArrayLike, *, L: float | None = None, K_max: int | None = None,
-           tau: float | None = None) -> np.ndarray:
+def region(
+    eta: ArrayLike,
+    eta_L: ArrayLike,
+    *,
+    L: float | None = None,
+    K_max: int | None = None,
+    tau: float | None = None,
+) -> np.ndarray:
     """Boolean (len(eta_L), len(eta)) grid: True where all of (C1)–(C3) hold."""
     v = _values(L, 1.0, K_max, tau)
     v.pop("eta_L")
@@ -136,20 +175,44 @@ def rate() -> sp.Expr:
     return bound_expr().subs(S.CONSTANT_K)
 
 
-def run_averages(schedule: Schedule, constants: Constants, *, eta: float, eta_L: float, f0: ArrayLike,
-                 tau: float | None = None) -> dict[str, np.ndarray]:
+def run_averages(
+    schedule: Schedule,
+    constants: Constants,
+    *,
+    eta: float,
+    eta_L: float,
+    f0: ArrayLike,
+    tau: float | None = None,
+) -> dict[str, np.ndarray]:
     """The values of ``TERM_EXPRS``' symbols on each replicate's realized schedule."""
     L, sL, sG, fs = check_constants(constants)
-    return {"T": float(schedule.rounds), "m": float(schedule.m), "tau": tau_for(schedule, tau), "L": L,
-            "sigma_L": sL, "sigma_G": sG, "eta": eta, "eta_L": eta_L, "Delta": f0 - fs,
-            "Kbar": 1.0 / np.mean(1.0 / schedule.K_harmonic, axis=1), "Ktilde": schedule.K_mean.mean(axis=1),
-            "Khat2": schedule.K_sq_mean.mean(axis=1)}
+    return {
+        "T": float(schedule.rounds),
+        "m": float(schedule.m),
+        "tau": tau_for(schedule, tau),
+        "L": L,
+        "sigma_L": sL,
+        "sigma_G": sG,
+        "eta": eta,
+        "eta_L": eta_L,
+        "Delta": f0 - fs,
+        "Kbar": 1.0 / np.mean(1.0 / schedule.K_harmonic, axis=1),
+        "Ktilde": schedule.K_mean.mean(axis=1),
+        "Khat2": schedule.K_sq_mean.mean(axis=1),
+    }
 
 
-def bound_terms(schedule: Schedule, constants: Constants, *, eta: float | None = None,
-                eta_L: float | None = None, f0: float | ArrayLike | None = None,
-                num_workers: int | None = None, tau: float | None = None,
-                scope: str = "warn") -> dict[str, np.ndarray]:
+def bound_terms(
+    schedule: Schedule,
+    constants: Constants,
+    *,
+    eta: float | None = None,
+    eta_L: float | None = None,
+    f0: float | ArrayLike | None = None,
+    num_workers: int | None = None,
+    tau: float | None = None,
+    scope: str = "warn",
+) -> dict[str, np.ndarray]:
     """The right-hand side split into its named terms (``TERMS``), each (replicates,): ``TERM_EXPRS``
     evaluated on the realized schedule; they sum to ``bound`` exactly. Same arguments as ``bound``."""
     check_schedule(schedule, num_workers)
@@ -162,9 +225,17 @@ def bound_terms(schedule: Schedule, constants: Constants, *, eta: float | None =
     return {k: np.broadcast_to(v, (R,)).copy() for k, v in evaluate_terms(TERM_EXPRS, stats).items()}
 
 
-def bound(schedule: Schedule, constants: Constants, *, eta: float | None = None, eta_L: float | None = None,
-          f0: float | ArrayLike | None = None, num_workers: int | None = None, tau: float | None = None,
-          scope: str = "warn") -> np.ndarray:
+def bound(
+    schedule: Schedule,
+    constants: Constants,
+    *,
+    eta: float | None = None,
+    eta_L: float | None = None,
+    f0: float | ArrayLike | None = None,
+    num_workers: int | None = None,
+    tau: float | None = None,
+    scope: str = "warn",
+) -> np.ndarray:
     """The right-hand side on each replicate's realized schedule (T = schedule.rounds): shape (replicates,).
 
     ``tau`` defaults to each replicate's realized maximum delay; ``f0`` = f(x_0) (scalar or (replicates,)).
@@ -172,5 +243,8 @@ def bound(schedule: Schedule, constants: Constants, *, eta: float | None = None,
     ``scope``: "warn" (default) / "raise" / "ignore" when the run is outside the theorem (wrong algorithm
     or arrivals, or (η, η_L) outside its conditions at the realized K_max and τ) — see ``theory._scope``.
     """
-    return sum_terms(bound_terms(schedule, constants, eta=eta, eta_L=eta_L, f0=f0, num_workers=num_workers,
-                                 tau=tau, scope=scope))
+    return sum_terms(
+        bound_terms(
+            schedule, constants, eta=eta, eta_L=eta_L, f0=f0, num_workers=num_workers, tau=tau, scope=scope
+        )
+    )

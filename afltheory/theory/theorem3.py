@@ -46,41 +46,80 @@ if TYPE_CHECKING:
     from ..problems.base import Constants
     from ._condition import Condition
 
-__all__ = ["admissible_step_sizes", "alpha_exprs", "AVERAGINGS", "bound", "bound_expr", "bound_terms",
-           "CITATION", "conditions", "k_averages", "rate", "region", "SPECS", "TERM_EXPRS", "TERMS"]
+__all__ = [
+    "admissible_step_sizes",
+    "alpha_exprs",
+    "AVERAGINGS",
+    "bound",
+    "bound_expr",
+    "bound_terms",
+    "CITATION",
+    "conditions",
+    "k_averages",
+    "rate",
+    "region",
+    "SPECS",
+    "TERM_EXPRS",
+    "TERMS",
+]
 
 CITATION = "[Yang et al. 2022, Thm 3]"
 AVERAGINGS = ("statement", "proof")
 
 SPECS = (
-    ConditionSpec("C1", 6 * S.eta_L**2 * (2 * S.K**2 - 3 * S.K + 1) * S.L**2, sp.Integer(1), False,
-                  lambda L, eta, eta_L, K_max, tau,
-                  **_: (6 * eta_L**2 * (2 * K_max**2 - 3 * K_max + 1) * L**2,
-                                                          1.0),
-                  "local-drift condition (C1), all t, i"),
-    ConditionSpec("C2", S.L * S.eta * S.eta_L + S.L**2 * S.eta**2 * S.eta_L**2 * S.tau**2, 1 / (2 * S.M),
-                  False,
-                  lambda L, eta, eta_L, K_max, tau, M,
-                  **_: (L * eta * eta_L + L**2 * eta**2 * eta_L**2 * tau**2,
-                                                             1.0 / (2 * M)),
-                  "server step condition in x = η η_L (uniform arrivals)"),
-    ConditionSpec("C3", 120 * S.L**2 * S.K**2 * S.eta_L**2 * S.tau, sp.Integer(1), True,
-                  lambda L, eta, eta_L, K_max, tau, **_: (120 * L**2 * K_max**2 * eta_L**2 * tau, 1.0),
-                  "delay-drift condition with K̂_t² ≤ K_max², all t"),
+    ConditionSpec(
+        "C1",
+        6 * S.eta_L**2 * (2 * S.K**2 - 3 * S.K + 1) * S.L**2,
+        sp.Integer(1),
+        False,
+        lambda L, eta, eta_L, K_max, tau, **_: (6 * eta_L**2 * (2 * K_max**2 - 3 * K_max + 1) * L**2, 1.0),
+        "local-drift condition (C1), all t, i",
+    ),
+    ConditionSpec(
+        "C2",
+        S.L * S.eta * S.eta_L + S.L**2 * S.eta**2 * S.eta_L**2 * S.tau**2,
+        1 / (2 * S.M),
+        False,
+        lambda L, eta, eta_L, K_max, tau, M, **_: (
+            L * eta * eta_L + L**2 * eta**2 * eta_L**2 * tau**2,
+            1.0 / (2 * M),
+        ),
+        "server step condition in x = η η_L (uniform arrivals)",
+    ),
+    ConditionSpec(
+        "C3",
+        120 * S.L**2 * S.K**2 * S.eta_L**2 * S.tau,
+        sp.Integer(1),
+        True,
+        lambda L, eta, eta_L, K_max, tau, **_: (120 * L**2 * K_max**2 * eta_L**2 * tau, 1.0),
+        "delay-drift condition with K̂_t² ≤ K_max², all t",
+    ),
 )
 
 
 def _values(L, eta_L, K_max, tau, num_workers, eta=None):
-    v = dict(L=pos("L", L), eta_L=pos("eta_L", eta_L), K_max=check_K("K_max", K_max), tau=nonneg("tau", tau),
-             M=int_ge("num_workers", num_workers, 1))
+    v = dict(
+        L=pos("L", L),
+        eta_L=pos("eta_L", eta_L),
+        K_max=check_K("K_max", K_max),
+        tau=nonneg("tau", tau),
+        M=int_ge("num_workers", num_workers, 1),
+    )
     if eta is not None:
         v["eta"] = pos("eta", eta)
     return v
 
 
-def conditions(*, L: float | None = None, eta: float | None = None, eta_L: float | None = None,
-               K_max: int | None = None, tau: float | None = None, num_workers: int | None = None,
-               m: int | None = None) -> list[Condition]:
+def conditions(
+    *,
+    L: float | None = None,
+    eta: float | None = None,
+    eta_L: float | None = None,
+    K_max: int | None = None,
+    tau: float | None = None,
+    num_workers: int | None = None,
+    m: int | None = None,
+) -> list[Condition]:
     """(C1)–(C3) at the given numbers. ``m`` (optional) is only checked against ``num_workers``."""
     v = _values(L, eta_L, K_max, tau, num_workers, pos("eta", eta))
     if m is not None:
@@ -93,8 +132,14 @@ def _quad(v):
     return L**2 * tau**2, L, 1.0 / (2 * v["M"])
 
 
-def admissible_step_sizes(*, L: float | None = None, eta_L: float | None = None, K_max: int | None = None,
-                          tau: float | None = None, num_workers: int | None = None) -> AdmissibleStep:
+def admissible_step_sizes(
+    *,
+    L: float | None = None,
+    eta_L: float | None = None,
+    K_max: int | None = None,
+    tau: float | None = None,
+    num_workers: int | None = None,
+) -> AdmissibleStep:
     """Largest η for this η_L: positive root of L²τ² x² + L x = 1/(2M), x = η η_L; infeasible if (C1)/(C3)
     fail."""
     v = _values(L, eta_L, K_max, tau, num_workers)
@@ -102,8 +147,15 @@ def admissible_step_sizes(*, L: float | None = None, eta_L: float | None = None,
     return admissible_from(SPECS, v, v["eta_L"], _quad, expr, "C2", S.eta)
 
 
-def region(eta: ArrayLike, eta_L: ArrayLike, *, L: float | None = None, K_max: int | None = None,
-           tau: float | None = None, num_workers: int | None = None) -> np.ndarray:
+def region(
+    eta: ArrayLike,
+    eta_L: ArrayLike,
+    *,
+    L: float | None = None,
+    K_max: int | None = None,
+    tau: float | None = None,
+    num_workers: int | None = None,
+) -> np.ndarray:
     """Boolean (len(eta_L), len(eta)) grid: True where all of the theorem's conditions hold."""
     v = _values(L, 1.0, K_max, tau, num_workers)
     v.pop("eta_L")
@@ -156,10 +208,18 @@ def k_averages(schedule: Schedule, averaging: str = "statement") -> tuple[np.nda
     return inv_kbar, Ks.mean(axis=-1), (Ks**2).mean(axis=-1)
 
 
-def bound_terms(schedule: Schedule, constants: Constants, *, eta: float | None = None,
-                eta_L: float | None = None, f0: float | ArrayLike | None = None,
-                num_workers: int | None = None, tau: float | None = None, averaging: str = "statement",
-                scope: str = "warn") -> dict[str, np.ndarray]:
+def bound_terms(
+    schedule: Schedule,
+    constants: Constants,
+    *,
+    eta: float | None = None,
+    eta_L: float | None = None,
+    f0: float | ArrayLike | None = None,
+    num_workers: int | None = None,
+    tau: float | None = None,
+    averaging: str = "statement",
+    scope: str = "warn",
+) -> dict[str, np.ndarray]:
     """The right-hand side split into its named terms (``TERMS``), each (replicates,); they sum to ``bound``
     exactly. Same arguments as ``bound``."""
     check_schedule(schedule, num_workers)
@@ -168,20 +228,51 @@ def bound_terms(schedule: Schedule, constants: Constants, *, eta: float | None =
     check_scope("theorem3", schedule, constants, eta=eta, eta_L=eta_L, scope=scope, stacklevel=4)
     f0 = check_f0(f0, fs, schedule.replicates)
     inv_kbar, ktil, khat2 = k_averages(schedule, averaging)
-    stats = {"T": float(schedule.rounds), "m": float(schedule.m), "tau": tau_for(schedule, tau), "L": L,
-             "sigma_L": sL, "sigma_G": sG, "eta": eta, "eta_L": eta_L, "Delta": f0 - fs,
-             "Kbar": 1.0 / inv_kbar.mean(axis=1), "Ktilde": ktil.mean(axis=1), "Khat2": khat2.mean(axis=1)}
+    stats = {
+        "T": float(schedule.rounds),
+        "m": float(schedule.m),
+        "tau": tau_for(schedule, tau),
+        "L": L,
+        "sigma_L": sL,
+        "sigma_G": sG,
+        "eta": eta,
+        "eta_L": eta_L,
+        "Delta": f0 - fs,
+        "Kbar": 1.0 / inv_kbar.mean(axis=1),
+        "Ktilde": ktil.mean(axis=1),
+        "Khat2": khat2.mean(axis=1),
+    }
     R = schedule.replicates
     return {k: np.broadcast_to(v, (R,)).copy() for k, v in evaluate_terms(TERM_EXPRS, stats).items()}
 
 
-def bound(schedule: Schedule, constants: Constants, *, eta: float | None = None, eta_L: float | None = None,
-          f0: float | ArrayLike | None = None, num_workers: int | None = None, tau: float | None = None,
-          averaging: str = "statement", scope: str = "warn") -> np.ndarray:
+def bound(
+    schedule: Schedule,
+    constants: Constants,
+    *,
+    eta: float | None = None,
+    eta_L: float | None = None,
+    f0: float | ArrayLike | None = None,
+    num_workers: int | None = None,
+    tau: float | None = None,
+    averaging: str = "statement",
+    scope: str = "warn",
+) -> np.ndarray:
     """Right-hand side on each replicate's realized schedule, (replicates,): the ordered sum of
     ``bound_terms``.``scope``: "warn" (default) / "raise" / "ignore" when the run is outside the theorem
     (wrong algorithm or arrivals, or (η, η_L) outside its conditions at the realized K_max and τ) — see
     ``theory._scope``.
     """
-    return sum_terms(bound_terms(schedule, constants, eta=eta, eta_L=eta_L, f0=f0, num_workers=num_workers,
-                                 tau=tau, averaging=averaging, scope=scope))
+    return sum_terms(
+        bound_terms(
+            schedule,
+            constants,
+            eta=eta,
+            eta_L=eta_L,
+            f0=f0,
+            num_workers=num_workers,
+            tau=tau,
+            averaging=averaging,
+            scope=scope,
+        )
+    )

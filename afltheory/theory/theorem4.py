@@ -48,28 +48,56 @@ if TYPE_CHECKING:
     from ..problems.base import Constants
     from ._condition import Condition
 
-__all__ = ["admissible_step_sizes", "alpha_exprs", "bound", "bound_expr", "bound_terms", "CITATION",
-           "conditions", "KHATS", "rate", "realized", "region", "SPECS", "TERM_EXPRS", "TERMS"]
+__all__ = [
+    "admissible_step_sizes",
+    "alpha_exprs",
+    "bound",
+    "bound_expr",
+    "bound_terms",
+    "CITATION",
+    "conditions",
+    "KHATS",
+    "rate",
+    "realized",
+    "region",
+    "SPECS",
+    "TERM_EXPRS",
+    "TERMS",
+]
 
 CITATION = "[Yang et al. 2022, Thm 4]"
 KHATS = ("sum", "mean")
 
-_stale_frac2 = (S.M - S.m_fresh)**2 / S.M**2
+_stale_frac2 = (S.M - S.m_fresh) ** 2 / S.M**2
 
 SPECS = (
-    ConditionSpec("C1", 6 * S.eta_L**2 * (2 * S.K**2 - 3 * S.K + 1) * S.L**2, sp.Integer(1), False,
-                  lambda L, eta, eta_L, K_max, tau,
-                  **_: (6 * eta_L**2 * (2 * K_max**2 - 3 * K_max + 1) * L**2,
-                                                          1.0),
-                  "local-drift condition (C1), all t, i"),
-    ConditionSpec("C2", (S.L / 2 + S.eta * S.eta_L * _stale_frac2 * S.L**2 * S.tau**2) * S.eta * S.eta_L,
-                  sp.Rational(1, 4), False,
-                  lambda L, eta, eta_L, K_max, tau, M, m_fresh, **_: (
-                      (L / 2 + eta * eta_L * (M - m_fresh)**2 * L**2 * tau**2 / M**2) * eta * eta_L, 0.25),
-                  "server step condition in x = η η_L (stale slots)"),
-    ConditionSpec("C3", 30 * S.L**2 * S.eta_L**2 * S.tau * S.K**2, sp.Rational(1, 4), False,
-                  lambda L, eta, eta_L, K_max, tau, **_: (30 * L**2 * eta_L**2 * tau * K_max**2, 0.25),
-                  "delay-drift condition with (1/M) Σ_i K_{t,i}² ≤ K_max², all t"),
+    ConditionSpec(
+        "C1",
+        6 * S.eta_L**2 * (2 * S.K**2 - 3 * S.K + 1) * S.L**2,
+        sp.Integer(1),
+        False,
+        lambda L, eta, eta_L, K_max, tau, **_: (6 * eta_L**2 * (2 * K_max**2 - 3 * K_max + 1) * L**2, 1.0),
+        "local-drift condition (C1), all t, i",
+    ),
+    ConditionSpec(
+        "C2",
+        (S.L / 2 + S.eta * S.eta_L * _stale_frac2 * S.L**2 * S.tau**2) * S.eta * S.eta_L,
+        sp.Rational(1, 4),
+        False,
+        lambda L, eta, eta_L, K_max, tau, M, m_fresh, **_: (
+            (L / 2 + eta * eta_L * (M - m_fresh) ** 2 * L**2 * tau**2 / M**2) * eta * eta_L,
+            0.25,
+        ),
+        "server step condition in x = η η_L (stale slots)",
+    ),
+    ConditionSpec(
+        "C3",
+        30 * S.L**2 * S.eta_L**2 * S.tau * S.K**2,
+        sp.Rational(1, 4),
+        False,
+        lambda L, eta, eta_L, K_max, tau, **_: (30 * L**2 * eta_L**2 * tau * K_max**2, 0.25),
+        "delay-drift condition with (1/M) Σ_i K_{t,i}² ≤ K_max², all t",
+    ),
 )
 
 
@@ -78,16 +106,30 @@ def _values(L, eta_L, K_max, tau, num_workers, m_fresh, eta=None):
     mf = real("m_fresh", m_fresh)
     if mf < 0 or mf > M:
         raise ValueError(f"m_fresh={m_fresh} is outside the allowed range [0, num_workers={M}]")
-    v = dict(L=pos("L", L), eta_L=pos("eta_L", eta_L), K_max=check_K("K_max", K_max), tau=nonneg("tau", tau),
-             M=M, m_fresh=mf)
+    v = dict(
+        L=pos("L", L),
+        eta_L=pos("eta_L", eta_L),
+        K_max=check_K("K_max", K_max),
+        tau=nonneg("tau", tau),
+        M=M,
+        m_fresh=mf,
+    )
     if eta is not None:
         v["eta"] = pos("eta", eta)
     return v
 
 
-def conditions(*, L: float | None = None, eta: float | None = None, eta_L: float | None = None,
-               K_max: int | None = None, tau: float | None = None, num_workers: int | None = None,
-               m_fresh: int | None = None, m: int | None = None) -> list[Condition]:
+def conditions(
+    *,
+    L: float | None = None,
+    eta: float | None = None,
+    eta_L: float | None = None,
+    K_max: int | None = None,
+    tau: float | None = None,
+    num_workers: int | None = None,
+    m_fresh: int | None = None,
+    m: int | None = None,
+) -> list[Condition]:
     """(C1)–(C3). ``m_fresh`` = m' (fresh slots); if omitted, ``m`` (arrivals per round) is used as m'."""
     if m is not None:
         check_m_M(int_ge("m", m, 1), int_ge("num_workers", num_workers, 1))
@@ -99,12 +141,19 @@ def conditions(*, L: float | None = None, eta: float | None = None, eta_L: float
 
 def _quad(v):
     L, tau, M, mf = v["L"], v["tau"], v["M"], v["m_fresh"]
-    return (M - mf)**2 * L**2 * tau**2 / M**2, L / 2, 0.25
+    return (M - mf) ** 2 * L**2 * tau**2 / M**2, L / 2, 0.25
 
 
-def admissible_step_sizes(*, L: float | None = None, eta_L: float | None = None, K_max: int | None = None,
-                          tau: float | None = None, num_workers: int | None = None,
-                          m_fresh: int | None = None, m: int | None = None) -> AdmissibleStep:
+def admissible_step_sizes(
+    *,
+    L: float | None = None,
+    eta_L: float | None = None,
+    K_max: int | None = None,
+    tau: float | None = None,
+    num_workers: int | None = None,
+    m_fresh: int | None = None,
+    m: int | None = None,
+) -> AdmissibleStep:
     """Largest η for this η_L: positive root of ((M−m')²L²τ²/M²) x² + (L/2) x = 1/4, x = η η_L."""
     if m is not None:
         check_m_M(int_ge("m", m, 1), int_ge("num_workers", num_workers, 1))
@@ -113,9 +162,16 @@ def admissible_step_sizes(*, L: float | None = None, eta_L: float | None = None,
     return admissible_from(SPECS, v, v["eta_L"], _quad, expr, "C2", S.eta)
 
 
-def region(eta: ArrayLike, eta_L: ArrayLike, *, L: float | None = None, K_max: int | None = None,
-           tau: float | None = None, num_workers: int | None = None,
-           m_fresh: int | None = None) -> np.ndarray:
+def region(
+    eta: ArrayLike,
+    eta_L: ArrayLike,
+    *,
+    L: float | None = None,
+    K_max: int | None = None,
+    tau: float | None = None,
+    num_workers: int | None = None,
+    m_fresh: int | None = None,
+) -> np.ndarray:
     """Boolean (len(eta_L), len(eta)) grid: True where all of the theorem's conditions hold."""
     v = _values(L, 1.0, K_max, tau, num_workers, m_fresh)
     v.pop("eta_L")
@@ -187,11 +243,19 @@ def _memory_terms(schedule, tau):
     return Ks, mf, np.full(schedule.replicates, t)
 
 
-def bound_terms(schedule: Schedule, constants: Constants, *, eta: float | None = None,
-                eta_L: float | None = None, f0: float | ArrayLike | None = None,
-                num_workers: int | None = None, tau: float | None = None,
-                f_T: float | ArrayLike | None = None, khat: str = "sum",
-                scope: str = "warn") -> dict[str, np.ndarray]:
+def bound_terms(
+    schedule: Schedule,
+    constants: Constants,
+    *,
+    eta: float | None = None,
+    eta_L: float | None = None,
+    f0: float | ArrayLike | None = None,
+    num_workers: int | None = None,
+    tau: float | None = None,
+    f_T: float | ArrayLike | None = None,
+    khat: str = "sum",
+    scope: str = "warn",
+) -> dict[str, np.ndarray]:
     """The right-hand side split into its named terms (``TERMS``), each (replicates,); they sum to ``bound``
     exactly. Same arguments as ``bound``."""
     if khat not in KHATS:
@@ -205,19 +269,40 @@ def bound_terms(schedule: Schedule, constants: Constants, *, eta: float | None =
     f0 = check_f0(f0, fT, R)
     Ks, mf, tau_r = _memory_terms(schedule, tau)
     M = schedule.num_workers
-    inv_kbar = (1.0 / Ks).mean(axis=-1)                  # 1/K̄_t over the M slots, (R, T)
+    inv_kbar = (1.0 / Ks).mean(axis=-1)  # 1/K̄_t over the M slots, (R, T)
     khat2 = (Ks**2).sum(axis=-1) if khat == "sum" else (Ks**2).mean(axis=-1)
-    frac2 = (M - mf)**2 / M**2                           # (R, T), realized m'_t
-    stats = {"T": float(schedule.rounds), "M": float(M), "tau": tau_r, "L": L, "sigma_L": sL, "sigma_G": sG,
-             "eta": eta, "eta_L": eta_L, "Delta": f0 - fT, "Ktilde": Ks.mean(axis=-1).mean(axis=1),
-             "Kbar": 1.0 / inv_kbar.mean(axis=1), "Khat2": khat2.mean(axis=1),
-             "Qstale": (frac2 * inv_kbar).mean(axis=1)}
+    frac2 = (M - mf) ** 2 / M**2  # (R, T), realized m'_t
+    stats = {
+        "T": float(schedule.rounds),
+        "M": float(M),
+        "tau": tau_r,
+        "L": L,
+        "sigma_L": sL,
+        "sigma_G": sG,
+        "eta": eta,
+        "eta_L": eta_L,
+        "Delta": f0 - fT,
+        "Ktilde": Ks.mean(axis=-1).mean(axis=1),
+        "Kbar": 1.0 / inv_kbar.mean(axis=1),
+        "Khat2": khat2.mean(axis=1),
+        "Qstale": (frac2 * inv_kbar).mean(axis=1),
+    }
     return {k: np.broadcast_to(v, (R,)).copy() for k, v in evaluate_terms(TERM_EXPRS, stats).items()}
 
 
-def bound(schedule: Schedule, constants: Constants, *, eta: float | None = None, eta_L: float | None = None,
-          f0: float | ArrayLike | None = None, num_workers: int | None = None, tau: float | None = None,
-          f_T: float | ArrayLike | None = None, khat: str = "sum", scope: str = "warn") -> np.ndarray:
+def bound(
+    schedule: Schedule,
+    constants: Constants,
+    *,
+    eta: float | None = None,
+    eta_L: float | None = None,
+    f0: float | ArrayLike | None = None,
+    num_workers: int | None = None,
+    tau: float | None = None,
+    f_T: float | ArrayLike | None = None,
+    khat: str = "sum",
+    scope: str = "warn",
+) -> np.ndarray:
     """Right-hand side on each replicate's realized schedule (stale slots' K from ``schedule.memory()``,
     realized m'_t, τ = realized maximum memory staleness unless given): (replicates,). The ordered sum of
     ``bound_terms``.
@@ -226,5 +311,17 @@ def bound(schedule: Schedule, constants: Constants, *, eta: float | None = None,
     ``scope``: "warn" (default) / "raise" / "ignore" when the run is outside the theorem (wrong algorithm
     or arrivals, or (η, η_L) outside its conditions at the realized K_max and τ) — see ``theory._scope``.
     """
-    return sum_terms(bound_terms(schedule, constants, eta=eta, eta_L=eta_L, f0=f0, num_workers=num_workers,
-                                 tau=tau, f_T=f_T, khat=khat, scope=scope))
+    return sum_terms(
+        bound_terms(
+            schedule,
+            constants,
+            eta=eta,
+            eta_L=eta_L,
+            f0=f0,
+            num_workers=num_workers,
+            tau=tau,
+            f_T=f_T,
+            khat=khat,
+            scope=scope,
+        )
+    )

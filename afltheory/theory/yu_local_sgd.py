@@ -19,17 +19,35 @@ import sympy as sp
 from . import symbols as S
 from ._condition import AdmissibleStep, Condition, ConditionSpec, check_K, int_ge, nonneg, pos, real
 
-__all__ = ["admissible_step_sizes", "bound", "bound_expr", "bound_terms", "CITATION", "conditions", "rate",
-           "SETTINGS", "SPECS", "TERMS"]
+__all__ = [
+    "admissible_step_sizes",
+    "bound",
+    "bound_expr",
+    "bound_terms",
+    "CITATION",
+    "conditions",
+    "rate",
+    "SETTINGS",
+    "SPECS",
+    "TERMS",
+]
 
 CITATION = "[Yu et al. 2019, via lecture notes the lecture notes [Yu et al.]]"
 SETTINGS = ("iid", "noniid")
 
 SPECS = {
     "iid": (ConditionSpec("s<=1/L", S.s, 1 / S.L, False, lambda s, L, **_: (s, 1.0 / L), "step size"),),
-    "noniid": (ConditionSpec("s<=1/L", S.s, 1 / S.L, False, lambda s, L, **_: (s, 1.0 / L), "step size"),
-               ConditionSpec("K<=1/(6Ls)", S.K, 1 / (6 * S.L * S.s), False,
-                             lambda s, L, K, **_: (K, 1.0 / (6 * L * s)), "synchronization period")),
+    "noniid": (
+        ConditionSpec("s<=1/L", S.s, 1 / S.L, False, lambda s, L, **_: (s, 1.0 / L), "step size"),
+        ConditionSpec(
+            "K<=1/(6Ls)",
+            S.K,
+            1 / (6 * S.L * S.s),
+            False,
+            lambda s, L, K, **_: (K, 1.0 / (6 * L * s)),
+            "synchronization period",
+        ),
+    ),
 }
 
 
@@ -39,8 +57,9 @@ def _setting(setting):
     return setting
 
 
-def conditions(*, setting: str = "iid", s: float | None = None, L: float | None = None,
-               K: int | None = None) -> list[Condition]:
+def conditions(
+    *, setting: str = "iid", s: float | None = None, L: float | None = None, K: int | None = None
+) -> list[Condition]:
     """The step-size conditions of ``setting`` evaluated at the given numbers (list of ``Condition``)."""
     _setting(setting)
     v = dict(s=pos("s", s), L=pos("L", L))
@@ -49,8 +68,9 @@ def conditions(*, setting: str = "iid", s: float | None = None, L: float | None 
     return [c.evaluate(v, S.s) for c in SPECS[setting]]
 
 
-def admissible_step_sizes(*, setting: str = "iid", L: float | None = None,
-                          K: int | None = None) -> AdmissibleStep:
+def admissible_step_sizes(
+    *, setting: str = "iid", L: float | None = None, K: int | None = None
+) -> AdmissibleStep:
     """Largest s: 1/L (iid) or min(1/L, 1/(6LK)) (noniid); always feasible for L > 0, K ≥ 1. Local SGD has one
     step size s (``eta_max``); ``eta_L`` is None (no separate local step)."""
     _setting(setting)
@@ -78,14 +98,26 @@ def rate(setting: str = "iid") -> sp.Expr:
 
 
 #: Names of ``bound_terms`` per setting, in order.
-TERMS = {"iid": ("transient", "sigma", "G_drift"),
-         "noniid": ("transient", "sigma", "G_drift", "sigma_G_drift")}
+TERMS = {
+    "iid": ("transient", "sigma", "G_drift"),
+    "noniid": ("transient", "sigma", "G_drift", "sigma_G_drift"),
+}
 
 
-def bound_terms(*, setting: str = "iid", T: int | None = None, s: float | None = None, L: float | None = None,
-                K: int | None = None, N: int | None = None, sigma: float | None = None,
-                G: float | None = None, sigma_G: float | None = None, f0: float | None = None,
-                f_star: float | None = None) -> dict[str, float]:
+def bound_terms(
+    *,
+    setting: str = "iid",
+    T: int | None = None,
+    s: float | None = None,
+    L: float | None = None,
+    K: int | None = None,
+    N: int | None = None,
+    sigma: float | None = None,
+    G: float | None = None,
+    sigma_G: float | None = None,
+    f0: float | None = None,
+    f_star: float | None = None,
+) -> dict[str, float]:
     """The right-hand side split into its named terms (``TERMS[setting]``): transient 2(f_0 − f_*)/(sT),
     σ² term (L/N) s σ², G² drift term (4 s² K² G² L², or 4 s² K G² L² for ``noniid``) and, for ``noniid``, the
     σ_G² drift term 9 L² s² K² σ_G². They sum to ``bound`` exactly. Same arguments as ``bound``."""
@@ -108,13 +140,25 @@ def bound_terms(*, setting: str = "iid", T: int | None = None, s: float | None =
     return terms
 
 
-def bound(*, setting: str = "iid", T: int | None = None, s: float | None = None, L: float | None = None,
-          K: int | None = None, N: int | None = None, sigma: float | None = None, G: float | None = None,
-          sigma_G: float | None = None, f0: float | None = None, f_star: float | None = None) -> float:
+def bound(
+    *,
+    setting: str = "iid",
+    T: int | None = None,
+    s: float | None = None,
+    L: float | None = None,
+    K: int | None = None,
+    N: int | None = None,
+    sigma: float | None = None,
+    G: float | None = None,
+    sigma_G: float | None = None,
+    f0: float | None = None,
+    f_star: float | None = None,
+) -> float:
     """Right-hand side at the given numbers (G is the second-moment bound; σ_G only for ``noniid``):
     the ordered sum of ``bound_terms``."""
-    terms = bound_terms(setting=setting, T=T, s=s, L=L, K=K, N=N, sigma=sigma, G=G, sigma_G=sigma_G, f0=f0,
-                        f_star=f_star)
+    terms = bound_terms(
+        setting=setting, T=T, s=s, L=L, K=K, N=N, sigma=sigma, G=G, sigma_G=sigma_G, f0=f0, f_star=f_star
+    )
     total = 0.0
     for v in terms.values():
         total += v

@@ -11,5 +11,13 @@ except ImportError as exc:  # pragma: no cover - exercised only without torch
 from .models import CharLSTM, LogisticRegressionModel, PaperCNN, make_model
 from .runner import TorchTask, TorchTrace, default_device, run
 
-__all__ = ["CharLSTM", "LogisticRegressionModel", "PaperCNN", "TorchTask", "TorchTrace", "default_device",
-           "make_model", "run"]
+__all__ = [
+    "CharLSTM",
+    "LogisticRegressionModel",
+    "PaperCNN",
+    "TorchTask",
+    "TorchTrace",
+    "default_device",
+    "make_model",
+    "run",
+]

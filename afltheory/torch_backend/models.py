@@ -24,6 +24,7 @@ __all__ = ["CharLSTM", "LogisticRegressionModel", "PaperCNN", "make_model"]
 
 class LogisticRegressionModel(nn.Module):
     """Multinomial logistic regression: logits = flatten(x) @ W + b."""
+
     def __init__(self, num_features: int, num_classes: int):
         super().__init__()
         self.W = nn.Parameter(torch.zeros(num_features, num_classes))
@@ -36,17 +37,26 @@ class LogisticRegressionModel(nn.Module):
 class PaperCNN(nn.Module):
     """The CNN of the paper's Table 1 (two conv + pool blocks, two dense layers), adapted to the input
     shape."""
-    def __init__(self, in_channels: int = 3, image_size: int = 32, num_classes: int = 10,
-                 padding: int | None = None):
+
+    def __init__(
+        self, in_channels: int = 3, image_size: int = 32, num_classes: int = 10, padding: int | None = None
+    ):
         super().__init__()
         pad = (2 if image_size < 20 else 0) if padding is None else int(padding)
         self.features = nn.Sequential(
-            nn.Conv2d(in_channels, 32, 5, padding=pad), nn.ReLU(), nn.MaxPool2d(2),
-            nn.Conv2d(32, 64, 5, padding=pad), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten())
+            nn.Conv2d(in_channels, 32, 5, padding=pad),
+            nn.ReLU(),
+            nn.MaxPool2d(2),
+            nn.Conv2d(32, 64, 5, padding=pad),
+            nn.ReLU(),
+            nn.MaxPool2d(2),
+            nn.Flatten(),
+        )
         with torch.no_grad():
             n = self.features(torch.zeros(1, in_channels, image_size, image_size)).shape[1]
-        self.classifier = nn.Sequential(nn.Linear(n, 512), nn.ReLU(), nn.Linear(512, 128), nn.ReLU(),
-                                        nn.Linear(128, num_classes))
+        self.classifier = nn.Sequential(
+            nn.Linear(n, 512), nn.ReLU(), nn.Linear(512, 128), nn.ReLU(), nn.Linear(128, num_classes)
+        )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.classifier(self.features(x))
@@ -54,8 +64,15 @@ class PaperCNN(nn.Module):
 
 class CharLSTM(nn.Module):
     """A character LSTM for next-character prediction (LEAF Shakespeare): embedding, LSTM, linear head."""
-    def __init__(self, vocab_size: int = 80, embed_dim: int = 8, hidden: int = 100, layers: int = 2,
-                 num_classes: int | None = None):
+
+    def __init__(
+        self,
+        vocab_size: int = 80,
+        embed_dim: int = 8,
+        hidden: int = 100,
+        layers: int = 2,
+        num_classes: int | None = None,
+    ):
         super().__init__()
         self.embed = nn.Embedding(vocab_size, embed_dim)
         self.lstm = nn.LSTM(embed_dim, hidden, num_layers=layers, batch_first=True)

@@ -58,10 +58,20 @@ class TorchTask:
     ids) kept as int64. ``batch_size``: minibatch size without replacement (min(B, n_i)), None = full batch.
     """
 
-    def __init__(self, model: torch.nn.Module, features: Sequence[ArrayLike], labels: Sequence[ArrayLike], *,
-                 X_test: ArrayLike | None = None, y_test: ArrayLike | None = None,
-                 batch_size: int | None = None, l2: float = 0.0, device: str | torch.device | None = None,
-                 dtype: torch.dtype = torch.float32, eval_batch: int = 4096):
+    def __init__(
+        self,
+        model: torch.nn.Module,
+        features: Sequence[ArrayLike],
+        labels: Sequence[ArrayLike],
+        *,
+        X_test: ArrayLike | None = None,
+        y_test: ArrayLike | None = None,
+        batch_size: int | None = None,
+        l2: float = 0.0,
+        device: str | torch.device | None = None,
+        dtype: torch.dtype = torch.float32,
+        eval_batch: int = 4096,
+    ):
         if len(features) != len(labels) or not features:
             raise ValueError("features and labels must be non-empty sequences of equal length")
         self.device = default_device() if device is None else torch.device(device)
@@ -78,8 +88,11 @@ class TorchTask:
         self.sizes = np.array([len(y) for y in self.y])
         self.num_workers = len(self.X)
         self.X_test = None if X_test is None else self._tensor(X_test)
-        self.y_test = None if y_test is None else torch.as_tensor(np.asarray(y_test), dtype=torch.long,
-                                                                  device=self.device)
+        self.y_test = (
+            None
+            if y_test is None
+            else torch.as_tensor(np.asarray(y_test), dtype=torch.long, device=self.device)
+        )
         self.names = [n for n, _ in model.named_parameters()]
         self.shapes = [p.shape for _, p in model.named_parameters()]
         self.numels = [p.numel() for _, p in model.named_parameters()]
@@ -105,8 +118,10 @@ class TorchTask:
 
     def unflatten(self, flat: torch.Tensor) -> dict:
         """The named parameter tensors (views) of the flat parameter vector ``flat``."""
-        return {n: t.view(s) for n, t, s in zip(self.names, torch.split(flat, self.numels), self.shapes,
-                                                strict=False)}
+        return {
+            n: t.view(s)
+            for n, t, s in zip(self.names, torch.split(flat, self.numels), self.shapes, strict=False)
+        }
 
     def loss(self, flat: torch.Tensor, X: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         """The minibatch loss (mean cross-entropy, plus the l2 term) at parameters ``flat``."""
@@ -132,8 +147,13 @@ class TorchTask:
         for X, y in zip(self.X, self.y, strict=False):
             s = 0.0
             for k in range(0, len(y), self.eval_batch):
-                s += float(F.cross_entropy(functional_call(self.model, p, (X[k:k + self.eval_batch],)),
-                                           y[k:k + self.eval_batch], reduction="sum"))
+                s += float(
+                    F.cross_entropy(
+                        functional_call(self.model, p, (X[k : k + self.eval_batch],)),
+                        y[k : k + self.eval_batch],
+                        reduction="sum",
+                    )
+                )
             tot += s / len(y)
         reg = 0.5 * self.l2 * float(flat.dot(flat)) if self.l2 else 0.0
         return tot / self.num_workers + reg
@@ -146,8 +166,8 @@ class TorchTask:
         p = self.unflatten(flat)
         loss = correct = 0.0
         for k in range(0, len(self.y_test), self.eval_batch):
-            z = functional_call(self.model, p, (self.X_test[k:k + self.eval_batch],))
-            yy = self.y_test[k:k + self.eval_batch]
+            z = functional_call(self.model, p, (self.X_test[k : k + self.eval_batch],))
+            yy = self.y_test[k : k + self.eval_batch]
             loss += float(F.cross_entropy(z, yy, reduction="sum"))
             correct += float((z.argmax(dim=1) == yy).sum())
         n = len(self.y_test)
@@ -183,9 +203,19 @@ def _worker_state(worker, M, dim, dt, dev) -> dict:
     return {k: torch.as_tensor(v, dtype=dt, device=dev) for k, v in worker.init(1, M, dim).items()}
 
 
-def run(task: TorchTask, algorithm: ServerRule, behaviour: BehaviourLike, rounds: int, replicates: int = 1,
-        seed: int = 0, x0: ArrayLike | None = None, *, eval_every: int = 1, train_loss: bool = False,
-        record_x: bool = False) -> TorchTrace:
+def run(
+    task: TorchTask,
+    algorithm: ServerRule,
+    behaviour: BehaviourLike,
+    rounds: int,
+    replicates: int = 1,
+    seed: int = 0,
+    x0: ArrayLike | None = None,
+    *,
+    eval_every: int = 1,
+    train_loss: bool = False,
+    record_x: bool = False,
+) -> TorchTrace:
     """Train ``task`` with ``algorithm`` under ``behaviour`` (a Behaviour, EventDriven, Synchronous,
     Replay or a
     Schedule) for ``rounds`` rounds, ``replicates`` times (each with its own schedule and minibatches).
@@ -210,8 +240,14 @@ def run(task: TorchTask, algorithm: ServerRule, behaviour: BehaviourLike, rounds
     sched = behaviour.sample(rounds, replicates, M, seed)
     fixed = getattr(algorithm, "fixed_local_steps", None)
     if fixed is not None:
-        sched = Schedule(sched.workers, sched.delays, np.full_like(sched.local_steps, fixed), M,
-                         np.full_like(sched.init_local_steps, fixed), sched.wall_clock)
+        sched = Schedule(
+            sched.workers,
+            sched.delays,
+            np.full_like(sched.local_steps, fixed),
+            M,
+            np.full_like(sched.init_local_steps, fixed),
+            sched.wall_clock,
+        )
     if hasattr(algorithm, "check_m"):
         algorithm.check_m(sched.m)
     dev, dt = task.device, task.dtype
@@ -227,7 +263,7 @@ def run(task: TorchTask, algorithm: ServerRule, behaviour: BehaviourLike, rounds
     x_final = np.empty((replicates, task.dim))
     div = np.full(replicates, -1, dtype=np.int64)
     H = int(sched.delays.max()) + 1 if sched.delays.size else 1
-    scheduled = getattr(algorithm, "scheduled", False)   # step-size schedules: round t runs at_round(t)
+    scheduled = getattr(algorithm, "scheduled", False)  # step-size schedules: round t runs at_round(t)
     step = {"eta_L": (algorithm.at_round(0) if scheduled else algorithm).eta_L}
     B = task.batch_size
     # the server rule's compressor, with the same per-replicate randomness as ``simulate`` (row mode)
@@ -302,13 +338,27 @@ def run(task: TorchTask, algorithm: ServerRule, behaviour: BehaviourLike, rounds
                 G, yK = local(y0, i, K, wstate)
                 Gs.append(G), y0s.append(y0), yKs.append(yK)
             # every arrival used the pre-round worker state; now the rule updates it (SCAFFOLD's controls)
-            worker.finish(wstate, torch.stack(y0s)[None], torch.stack(yKs)[None],
-                          torch.as_tensor(np.array(Ks[None])),
-                          eta_L, rows, W[None], M)
+            worker.finish(
+                wstate,
+                torch.stack(y0s)[None],
+                torch.stack(yKs)[None],
+                torch.as_tensor(np.array(Ks[None])),
+                eta_L,
+                rows,
+                W[None],
+                M,
+            )
             Gc, sent = send(torch.stack(Gs), W, t + 1, r)
             bits[r, t + 1] = bits[r, t] + sent
-            xn, state = rule.aggregate(state, x.double().cpu().numpy()[None],
-                                            Gc.double().cpu().numpy()[None], W[None], Ks[None], D[None], M)
+            xn, state = rule.aggregate(
+                state,
+                x.double().cpu().numpy()[None],
+                Gc.double().cpu().numpy()[None],
+                W[None],
+                Ks[None],
+                D[None],
+                M,
+            )
             x = torch.as_tensor(xn[0], dtype=dt, device=dev)
             # diverged: non-finite, or ‖x‖ beyond 1e12·max(1, ‖x_0‖) (η_L = 1e30 stays finite for a while)
             if not bool(torch.isfinite(x).all()) or float(x.norm()) > 1e12 * max(1.0, float(x_start.norm())):
@@ -318,14 +368,22 @@ def run(task: TorchTask, algorithm: ServerRule, behaviour: BehaviourLike, rounds
             record(t + 1, x)
         step["eta_L"] = (algorithm.at_round(0) if scheduled else algorithm).eta_L
         x_final[r] = x.double().cpu().numpy()
-        if div[r] >= 0:   # reported as diverged, never NaN: losses +inf, accuracy 0 from the divergence round
+        if div[r] >= 0:  # reported as diverged, never NaN: losses +inf, accuracy 0 from the divergence round
             late = eval_rounds >= div[r]
             acc[r, late], tl[r, late] = 0.0, np.inf
             trl[r, late] = np.inf if train_loss else trl[r, late]
             x_final[r] = np.inf
             if xs is not None:
-                xs[r, div[r]:] = np.inf
-    config = {"model": type(task.model).__name__, "algorithm": repr(algorithm), "behaviour": repr(behaviour),
-              "rounds": rounds, "replicates": replicates, "seed": seed, "device": str(dev), "dtype": str(dt),
-              "batch_size": B}
+                xs[r, div[r] :] = np.inf
+    config = {
+        "model": type(task.model).__name__,
+        "algorithm": repr(algorithm),
+        "behaviour": repr(behaviour),
+        "rounds": rounds,
+        "replicates": replicates,
+        "seed": seed,
+        "device": str(dev),
+        "dtype": str(dt),
+        "batch_size": B,
+    }
     return TorchTrace(eval_rounds, acc, tl, trl, sched, x_final, div, xs, config, bits)

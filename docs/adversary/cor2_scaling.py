@@ -37,8 +37,9 @@ for L in (1.0, 0.05):
         for K in (1, 4, 16):
             T = 2000
             a = AFACD(float(np.sqrt(m * K)), float(1 / np.sqrt(T)))
-            ex = moments(p, a, Behaviour(UniformArrivals(m), NoDelay(), ConstantSteps(K)), T,
-                         x0=p.constants.x_star)
+            ex = moments(
+                p, a, Behaviour(UniformArrivals(m), NoDelay(), ConstantSteps(K)), T, x0=p.constants.x_star
+            )
             row.append(float(np.mean(ex.grad_norm_sq[:T])) * np.sqrt(m * K * T))
         print(f"L={L} m={m}/4: error×√(mKT) for K=1,4,16 at T=2000:", [f"{x:.3g}" for x in row])
 
@@ -47,11 +48,31 @@ for L in (1.0, 0.05):
     for T in (2000, 20000, 40000, 60000, 100000):
         a = AFACD(1.0, float(1 / np.sqrt(T)))
         R = 64
-        tr = aft.simulate(p, a, Behaviour(UniformArrivals(1), NoDelay(), ConstantSteps(1)), rounds=T,
-                          replicates=R, seed=1, x0=p.constants.x_star)
+        tr = aft.simulate(
+            p,
+            a,
+            Behaviour(UniformArrivals(1), NoDelay(), ConstantSteps(1)),
+            rounds=T,
+            replicates=R,
+            seed=1,
+            x0=p.constants.x_star,
+        )
         s = tr.grad_norm_sq[:, :T].mean(axis=1)
         h = stats.t.ppf(0.99, R - 1) * s.std(ddof=1) / np.sqrt(R)
-        b = float(np.mean(theorem3.bound(tr.schedule, p.constants, eta=a.eta, eta_L=a.eta_L,
-                                         f0=p.value(p.constants.x_star), num_workers=4, scope="ignore")))
-        print(f"L={L} T={T}: error {s.mean():.3g} [99% LCB {s.mean() - h:.3g}, UCB {s.mean() + h:.3g}], "
-              f"bound {b:.3g}, ratio {s.mean() / b:.2f}, error×√T {s.mean() * np.sqrt(T):.3g}")
+        b = float(
+            np.mean(
+                theorem3.bound(
+                    tr.schedule,
+                    p.constants,
+                    eta=a.eta,
+                    eta_L=a.eta_L,
+                    f0=p.value(p.constants.x_star),
+                    num_workers=4,
+                    scope="ignore",
+                )
+            )
+        )
+        print(
+            f"L={L} T={T}: error {s.mean():.3g} [99% LCB {s.mean() - h:.3g}, UCB {s.mean() + h:.3g}], "
+            f"bound {b:.3g}, ratio {s.mean() / b:.2f}, error×√T {s.mean() * np.sqrt(T):.3g}"
+        )

@@ -34,13 +34,17 @@ def _decoded(cid, seed, n=8, **kw):
     rng = np.random.default_rng(seed)
     s = c.structures(cls, rng)
     U = rng.random((n, c.num_params(cls, s)))
-    U[:, ::3] = np.round(U[:, ::3])          # faces of the box too
+    U[:, ::3] = np.round(U[:, ::3])  # faces of the box too
     return c, cls, s, U
 
 
 @settings(max_examples=8, deadline=None)
-@given(cid=st.sampled_from(BOUND_CLAIMS), seed=st.integers(0, 10**6),
-       hessian=st.sampled_from(["shared", "per_worker"]), rotate=st.booleans())
+@given(
+    cid=st.sampled_from(BOUND_CLAIMS),
+    seed=st.integers(0, 10**6),
+    hessian=st.sampled_from(["shared", "per_worker"]),
+    rotate=st.booleans(),
+)
 def test_candidates_satisfy_the_assumptions(cid, seed, hessian, rotate):
     c, cls, s, U = _decoded(cid, seed, n=3, hessian=hessian, rotate=rotate)
     dec = c.decode(cls, s, U)
@@ -63,7 +67,7 @@ def test_candidates_satisfy_the_assumptions(cid, seed, hessian, rotate):
         kw = dict(L=k.L, eta=inst.eta, eta_L=inst.eta_L, K_max=inst.K_max, tau=c.theorem_tau(inst))
         if c.theorem != "thm2":
             kw["num_workers"] = inst.num_workers
-        if c.theorem == "thm4":     # m < M: round-robin arrivals, m' = m fresh slots when no delay
+        if c.theorem == "thm4":  # m < M: round-robin arrivals, m' = m fresh slots when no delay
             kw["m_fresh"] = inst.m if inst.tau == 0 else 0
         conds = mod.conditions(**kw)
         assert all(x.holds for x in conds) == bool(dec.inside[j]), conds
@@ -71,12 +75,14 @@ def test_candidates_satisfy_the_assumptions(cid, seed, hessian, rotate):
             assert dec.inside[j]
 
 
-@pytest.mark.parametrize("cid,kind", [("thm2", "biased"), ("thm2", "cyclic"), ("thm3", None),
-                                      ("thm4", "uniform"), ("thm4", "cyclic")])
+@pytest.mark.parametrize(
+    "cid,kind",
+    [("thm2", "biased"), ("thm2", "cyclic"), ("thm3", None), ("thm4", "uniform"), ("thm4", "cyclic")],
+)
 def test_expected_terms_equal_bound_terms_on_sampled_schedules(cid, kind):
     c, cls, s, U = _decoded(cid, 11, n=1, K_max=3, max_delay=2)
     cls = cls.replace(min_rounds=1, rounds=40)
-    if kind is not None:     # "uniform": every worker each round (m = M); else m = 3 of M = 5
+    if kind is not None:  # "uniform": every worker each round (m = M); else m = 3 of M = 5
         s = type(s)(cls.num_workers if kind == "uniform" else 3, kind, {})
     U = np.full((1, c.num_params(cls, s)), 0.6)
     dec = c.decode(cls, s, U)
@@ -84,8 +90,13 @@ def test_expected_terms_equal_bound_terms_on_sampled_schedules(cid, kind):
     exp = c.expected_terms(cls, dec, np.array([40]))
     p = inst.problem()
     sched = inst.behaviour().sample(40, 4000, inst.num_workers, seed=3)
-    kw = dict(eta=inst.eta, eta_L=inst.eta_L, f0=p.value(inst.x0), num_workers=inst.num_workers,
-              tau=c.theorem_tau(inst))
+    kw = dict(
+        eta=inst.eta,
+        eta_L=inst.eta_L,
+        f0=p.value(inst.x0),
+        num_workers=inst.num_workers,
+        tau=c.theorem_tau(inst),
+    )
     got = c.module.bound_terms(sched, p.constants, **kw)
     assert list(got) == list(exp)
     for k, v in got.items():
@@ -103,8 +114,9 @@ def test_expected_terms_are_exact_for_a_deterministic_law():
     inst = make_instance(c, cls, s, U[0], 30)
     p = inst.problem()
     sched = inst.behaviour().sample(30, 2, 3, seed=0)
-    got = c.module.bound_terms(sched, p.constants, eta=inst.eta, eta_L=inst.eta_L, f0=p.value(inst.x0),
-                               num_workers=3, tau=0)
+    got = c.module.bound_terms(
+        sched, p.constants, eta=inst.eta, eta_L=inst.eta_L, f0=p.value(inst.x0), num_workers=3, tau=0
+    )
     exp = c.expected_terms(cls, dec, np.array([30]))
     for k in got:
         np.testing.assert_allclose(got[k], exp[k][0, 0], rtol=1e-12)
@@ -113,15 +125,27 @@ def test_expected_terms_are_exact_for_a_deterministic_law():
 @pytest.mark.parametrize("cid", ["thm2", "thm4"])
 def test_instance_round_trip_and_exact_engine_agree(tmp_path, cid):
     c, cls, s, U = _decoded(cid, 5, n=1)
-    if s.arrivals in ("cyclic", "schedule"):   # exact.moments needs i.i.d. rounds (see test_engine)
+    if s.arrivals in ("cyclic", "schedule"):  # exact.moments needs i.i.d. rounds (see test_engine)
         s = type(s)(s.m, "biased", s.extra)
         U = np.random.default_rng(5).random((1, c.num_params(cls, s)))
     inst = make_instance(c, cls, s, U[0], 30)
     path = save_instance(inst, tmp_path / "i.json")
     back = load_instance(path)
     d = json.loads(path.read_text())
-    for key in ("hessian", "centers", "noise_cov", "x0", "eta", "eta_L", "arrivals", "delay_pmf", "k_pmf",
-                "num_workers", "m", "rounds"):
+    for key in (
+        "hessian",
+        "centers",
+        "noise_cov",
+        "x0",
+        "eta",
+        "eta_L",
+        "arrivals",
+        "delay_pmf",
+        "k_pmf",
+        "num_workers",
+        "m",
+        "rounds",
+    ):
         assert key in d
     np.testing.assert_array_equal(back.hessians, inst.hessians)
     cls30 = cls.replace(rounds=30, min_rounds=1)
@@ -250,8 +274,9 @@ def test_lemma_claims_match_a_plain_local_sgd_reference():
 
         if isinstance(c, DriftClaim):
             K = st.extra["K"]
-            best = max(float(m @ m + np.trace(V))
-                       for i in range(inst.num_workers) for m, V in run(i, K, inst.x0))
+            best = max(
+                float(m @ m + np.trace(V)) for i in range(inst.num_workers) for m, V in run(i, K, inst.x0)
+            )
             assert np.isclose(best, ev.measured[0], rtol=1e-10)
         else:
             assert isinstance(c, Lemma2Claim)
@@ -267,11 +292,19 @@ def test_lemma_claims_match_a_plain_local_sgd_reference():
 
 def test_isolating_a_term_group_zeroes_the_others():
     c = get_claim("thm3")
-    for group, live in (("transient", {"transient"}), ("sigma_L", {"sigma_L_server", "sigma_L_delay",
-                                                                   "sigma_L_drift"}),
-                        ("sigma_G", {"sigma_G_drift"})):
-        wc = search(c, budget=24, seed=1, batch=12, assumptions=c.default_class().isolate(group),
-                    confirm_violation=False)
+    for group, live in (
+        ("transient", {"transient"}),
+        ("sigma_L", {"sigma_L_server", "sigma_L_delay", "sigma_L_drift"}),
+        ("sigma_G", {"sigma_G_drift"}),
+    ):
+        wc = search(
+            c,
+            budget=24,
+            seed=1,
+            batch=12,
+            assumptions=c.default_class().isolate(group),
+            confirm_violation=False,
+        )
         assert all(v == 0 for k, v in wc.terms.items() if k not in live), (group, wc.terms)
         assert sum(wc.terms[k] for k in live) > 0
     with pytest.raises(ValueError, match="group='nope'"):

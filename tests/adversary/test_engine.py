@@ -40,9 +40,19 @@ def _batch(p, arr, dp, kp, eta, eta_L, x0, weight_by_K, rule=None):
     pi, pij = arr.inclusion(p.num_workers)
     if rule is None:
         rule = (FedAvg if weight_by_K else AFACD)(eta, eta_L)
-    return Batch(hessians=lg.hessians[None], b_tilde=(lg.b - np.einsum("mij,j->mi", lg.hessians, xs))[None],
-                 noise_cov=lg.noise_cov[None], hbar=lg.hessian_mean[None], x0=(x0 - xs)[None], m=arr.m,
-                 pi=pi[None], pij=pij[None], delay_pmf=dp[None], k_pmf=kp[None], rules=(rule,))
+    return Batch(
+        hessians=lg.hessians[None],
+        b_tilde=(lg.b - np.einsum("mij,j->mi", lg.hessians, xs))[None],
+        noise_cov=lg.noise_cov[None],
+        hbar=lg.hessian_mean[None],
+        x0=(x0 - xs)[None],
+        m=arr.m,
+        pi=pi[None],
+        pij=pij[None],
+        delay_pmf=dp[None],
+        k_pmf=kp[None],
+        rules=(rule,),
+    )
 
 
 @pytest.mark.parametrize("kind", ["uniform", "biased", "fixed", "all"])
@@ -52,8 +62,12 @@ def test_batched_recursion_equals_exact_moments(kind, algo, shared):
     rng = np.random.default_rng(zlib.crc32(f"{kind}{algo}{shared}".encode()))
     d, M, m, D, Kmax = 3, 4, 2, 2, 3
     p = _problem(rng, d, M, shared)
-    arr = {"uniform": UniformArrivals(m), "biased": BiasedArrivals(m, rng.dirichlet(np.ones(M))),
-           "fixed": FixedArrivals([1, 3]), "all": UniformArrivals(M)}[kind]
+    arr = {
+        "uniform": UniformArrivals(m),
+        "biased": BiasedArrivals(m, rng.dirichlet(np.ones(M))),
+        "fixed": FixedArrivals([1, 3]),
+        "all": UniformArrivals(M),
+    }[kind]
     dp = rng.dirichlet(np.ones(D + 1))
     kp = rng.dirichlet(np.ones(Kmax), size=M)
     x0 = rng.standard_normal(d)
@@ -82,6 +96,7 @@ def test_batch_rows_are_independent():
     dp, kp = np.array([0.2, 0.8]), np.array([[0.5, 0.5]] * 3)
     b1 = _batch(p1, UniformArrivals(2), dp, kp, 0.5, 0.1, np.ones(2), False)
     b2 = _batch(p2, UniformArrivals(2), dp, kp, 0.8, 0.05, -np.ones(2), False)
+
     def cat(k):
         a = getattr(b1, k)
         if isinstance(a, tuple):
@@ -141,7 +156,7 @@ def test_covariance_noise_sigma_L_and_second_moment():
     n = CovarianceNoise(covs)
     assert np.isclose(n.sigma_L, np.sqrt(0.6))
     z = n.sample(np.random.default_rng(2), np.ones(200000, dtype=int), 2)
-    np.testing.assert_allclose(np.cov(z.T), covs[1], atol=0.006)   # ~5 standard errors
+    np.testing.assert_allclose(np.cov(z.T), covs[1], atol=0.006)  # ~5 standard errors
     with pytest.raises(ValueError, match="positive semidefinite"):
         CovarianceNoise(-np.eye(2)[None])
 
@@ -170,13 +185,23 @@ def test_periodic_arrivals_match_monte_carlo_cyclic():
     pi = np.zeros((1, P, M))
     for ph in range(P):
         pi[0, ph, (ph * m + np.arange(m)) % M] = 1.0
-    b = Batch(hessians=lg.hessians[None], b_tilde=(lg.b - np.einsum("mij,j->mi", lg.hessians, xs))[None],
-              noise_cov=lg.noise_cov[None], hbar=lg.hessian_mean[None], x0=(x0 - xs)[None], m=m, pi=pi,
-              pij=pi[..., :, None] * pi[..., None, :],
-              delay_pmf=dp[None], k_pmf=kp[None], rules=(AFACD(0.8, 0.1),))
+    b = Batch(
+        hessians=lg.hessians[None],
+        b_tilde=(lg.b - np.einsum("mij,j->mi", lg.hessians, xs))[None],
+        noise_cov=lg.noise_cov[None],
+        hbar=lg.hessian_mean[None],
+        x0=(x0 - xs)[None],
+        m=m,
+        pi=pi,
+        pij=pi[..., :, None] * pi[..., None, :],
+        delay_pmf=dp[None],
+        k_pmf=kp[None],
+        rules=(AFACD(0.8, 0.1),),
+    )
     g = grad_norm_sq(b, 12)[0]
-    tr = simulate(p, AFACD(0.8, 0.1), Behaviour(CyclicArrivals(m), PmfDelay(dp), PmfSteps(kp)), 12, 4000,
-                  seed=5, x0=x0)
+    tr = simulate(
+        p, AFACD(0.8, 0.1), Behaviour(CyclicArrivals(m), PmfDelay(dp), PmfSteps(kp)), 12, 4000, seed=5, x0=x0
+    )
     t = np.array([1, 3, 5, 8, 12])
     z = (tr.mean()[t] - g[t]) / tr.sem()[t]
     assert np.all(np.abs(z) < 4.5), z
@@ -210,8 +235,15 @@ def test_periodic_schedule_matches_monte_carlo_and_bound_terms():
     z = (tr.mean()[t] - g[t]) / tr.sem()[t]
     assert np.all(np.abs(z) < 4.5), z
     p = inst.problem()
-    got = c.module.bound_terms(tr.schedule, p.constants, eta=inst.eta, eta_L=inst.eta_L, f0=p.value(inst.x0),
-                               num_workers=inst.num_workers, tau=inst.tau)
+    got = c.module.bound_terms(
+        tr.schedule,
+        p.constants,
+        eta=inst.eta,
+        eta_L=inst.eta_L,
+        f0=p.value(inst.x0),
+        num_workers=inst.num_workers,
+        tau=inst.tau,
+    )
     exp = c.expected_terms(cls, dec, np.array([30]))
     for k in got:
         np.testing.assert_allclose(got[k], exp[k][0, 0], rtol=1e-12)

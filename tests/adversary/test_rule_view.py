@@ -63,17 +63,28 @@ def _problem(rng, d, M, shared, diag):
     C = rng.standard_normal((M, d))
     if shared:
         return HeterogeneousQuadratic.from_arrays(hessian=H[0], centers=C, sigma_L=CovarianceNoise(N))
-    return HeterogeneousCurvatureQuadratic.from_arrays(hessians=H, centers=C, sigma_L=CovarianceNoise(N),
-                                                       radius=5.0)
+    return HeterogeneousCurvatureQuadratic.from_arrays(
+        hessians=H, centers=C, sigma_L=CovarianceNoise(N), radius=5.0
+    )
 
 
 def _batch(p, arr, dp, kp, rule, x0):
     lg = p.linear_gaussian()
     xs = lg.x_star
     pi, pij = arr.inclusion(p.num_workers)
-    return Batch(hessians=lg.hessians[None], b_tilde=(lg.b - np.einsum("mij,j->mi", lg.hessians, xs))[None],
-                 noise_cov=lg.noise_cov[None], hbar=lg.hessian_mean[None], x0=(x0 - xs)[None], m=arr.m,
-                 pi=pi[None], pij=pij[None], delay_pmf=dp[None], k_pmf=kp[None], rules=(rule,))
+    return Batch(
+        hessians=lg.hessians[None],
+        b_tilde=(lg.b - np.einsum("mij,j->mi", lg.hessians, xs))[None],
+        noise_cov=lg.noise_cov[None],
+        hbar=lg.hessian_mean[None],
+        x0=(x0 - xs)[None],
+        m=arr.m,
+        pi=pi[None],
+        pij=pij[None],
+        delay_pmf=dp[None],
+        k_pmf=kp[None],
+        rules=(rule,),
+    )
 
 
 RULES = {
@@ -115,12 +126,11 @@ def test_afacs_round_robin_m_below_M_matches_monte_carlo():
     cls = c.default_class().replace(rounds=30, min_rounds=1, hessian="per_worker")
     st = Structure(2, "cyclic", {})
     U = np.random.default_rng(7).random((3, c.num_params(cls, st)))
-    U[:, -2 - cls.K_max - cls.max_delay - 1:] = 0.9            # full delay / K support
+    U[:, -2 - cls.K_max - cls.max_delay - 1 :] = 0.9  # full delay / K support
     dec = c.decode(cls, st, U)
-    assert dec.inside.all() and dec.pi.shape[1] == 5           # period M / gcd(M, m)
+    assert dec.inside.all() and dec.pi.shape[1] == 5  # period M / gcd(M, m)
     g = grad_norm_sq(c.batch(cls, dec), 30)
-    np.testing.assert_allclose(g[1], grad_norm_sq(c.batch(cls, c.decode(cls, st, U[1:2])), 30)[0],
-                               rtol=1e-12)
+    np.testing.assert_allclose(g[1], grad_norm_sq(c.batch(cls, c.decode(cls, st, U[1:2])), 30)[0], rtol=1e-12)
     inst = make_instance(c, cls, st, U[0], 30)
     assert isinstance(inst.behaviour().arrivals, CyclicArrivals) and isinstance(inst.algorithm(), AFACS)
     tr = simulate(inst.problem(), inst.algorithm(), inst.behaviour(), 30, 4000, seed=11, x0=inst.x0)
@@ -153,11 +163,22 @@ class _ArrivalWeights(FedAvg):
         return super().arrival_weights(K, tau)
 
 
-@pytest.mark.parametrize("rule", [_Aggregate(1.0, 0.1), _UpdateMemory(1.0, 0.1), _Init(1.0, 0.1),
-                                  _ArrivalWeights(1.0, 0.1), AFACD(1.0, 0.1, worker=SCAFFOLD()),
-                                  AFACD(1.0, 0.1, compressor=RandK(1))], ids=lambda r: type(r).__name__
-                         + ("_" + type(r.worker).__name__ if type(r.worker).__name__ != "SGD" else "")
-                         + ("_compressed" if r.compressor is not None else ""))
+@pytest.mark.parametrize(
+    "rule",
+    [
+        _Aggregate(1.0, 0.1),
+        _UpdateMemory(1.0, 0.1),
+        _Init(1.0, 0.1),
+        _ArrivalWeights(1.0, 0.1),
+        AFACD(1.0, 0.1, worker=SCAFFOLD()),
+        AFACD(1.0, 0.1, compressor=RandK(1)),
+    ],
+    ids=lambda r: (
+        type(r).__name__
+        + ("_" + type(r.worker).__name__ if type(r.worker).__name__ != "SGD" else "")
+        + ("_compressed" if r.compressor is not None else "")
+    ),
+)
 def test_unrepresentable_rules_are_refused(rule):
     with pytest.raises(UnsupportedRule):
         rule_view((rule,), m=2, num_workers=3, K_max=2, max_delay=1)
@@ -177,13 +198,15 @@ def _host(base):
         return base(0.7, 0.05)
     if base in (FedProx, SCAFFOLD):
         return AFACD(0.7, 0.05, worker=base())
-    comp = {RandK: RandK(1), QSGD: QSGD(4), ErrorFeedback: ErrorFeedback(RandK(1)),
-            DIANA: DIANA(RandK(1))}[base]
+    comp = {RandK: RandK(1), QSGD: QSGD(4), ErrorFeedback: ErrorFeedback(RandK(1)), DIANA: DIANA(RandK(1))}[
+        base
+    ]
     return AFACD(0.7, 0.05, compressor=comp)
 
 
-RULE_MUTANTS = [n for n in list(mutants.CATALOGUE) + list(mutants.CONTROLS)
-                if mutants.get(n).kind in ("rule", "control")]
+RULE_MUTANTS = [
+    n for n in list(mutants.CATALOGUE) + list(mutants.CONTROLS) if mutants.get(n).kind in ("rule", "control")
+]
 
 
 @pytest.mark.parametrize("name", RULE_MUTANTS)
@@ -200,12 +223,12 @@ def test_every_rule_mutant_is_killed_or_refused(name):
     try:
         ref = grad_norm_sq(b, 20)[0]
     except UnsupportedRule:
-        ref = None                   # the base itself is outside the evaluator (compressors, SCAFFOLD)
+        ref = None  # the base itself is outside the evaluator (compressors, SCAFFOLD)
     with mutants.injected(name):
         try:
             got = grad_norm_sq(b, 20)[0]
         except UnsupportedRule:
-            return                   # refused: recorded by the kill matrix as "refused", never a silent base
+            return  # refused: recorded by the kill matrix as "refused", never a silent base
     assert mut.kind == "rule", f"control {name} was evaluated instead of refused"
     assert ref is not None
     assert not np.allclose(got, ref, rtol=1e-9), f"{name} evaluated as its base class"
@@ -231,7 +254,7 @@ def test_thm4_is_searched_with_m_below_M():
     assert wc.structure.m == 2 and wc.structure.arrivals == "cyclic"
     assert wc.counts.get("ok", 0) > 0 and np.isfinite(wc.ratio)
     assert wc.instance.arrivals == {"kind": "cyclic", "m": 2}
-    assert c.theorem_tau(wc.instance) == wc.instance.tau + 2          # ⌈5/2⌉ − 1 rounds of slot age
+    assert c.theorem_tau(wc.instance) == wc.instance.tau + 2  # ⌈5/2⌉ − 1 rounds of slot age
     with pytest.raises(ValueError, match="cyclic"):
         c.check_class(c.default_class().replace(m=2, arrivals=("uniform",)))
 

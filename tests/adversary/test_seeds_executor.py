@@ -26,8 +26,14 @@ def test_seeded_searches_do_not_depend_on_the_executor(executor):
     assert all(np.isfinite(w.ratio) for w in one)
 
 
-@pytest.mark.parametrize("argv, msg", [(["--seeds", "0"], "--seeds=0"), (["--jobs", "0"], "--jobs=0"),
-                                       (["--scheduler", "tcp://127.0.0.1:1"], "needs --executor dask")])
+@pytest.mark.parametrize(
+    "argv, msg",
+    [
+        (["--seeds", "0"], "--seeds=0"),
+        (["--jobs", "0"], "--jobs=0"),
+        (["--scheduler", "tcp://127.0.0.1:1"], "needs --executor dask"),
+    ],
+)
 def test_bad_seed_and_executor_options_are_refused(argv, msg, capsys):
     assert cli_main(["adversary", "thm2", "--budget", "10", *argv]) == 2
     assert msg in capsys.readouterr().err

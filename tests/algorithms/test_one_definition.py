@@ -47,8 +47,15 @@ def test_pinned_step():
     rule = PolyStaleAvg(3.0, 0.5)
     state = rule.init(1, 4, 1)
     assert isinstance(state, NoState)
-    x, _ = rule.aggregate(state, np.zeros((1, 1)), np.array([[[1.0], [3.0]]]), np.array([[0, 2]]),
-                          np.array([[1, 2]]), np.array([[0, 3]]), 4)
+    x, _ = rule.aggregate(
+        state,
+        np.zeros((1, 1)),
+        np.array([[[1.0], [3.0]]]),
+        np.array([[0, 2]]),
+        np.array([[1, 2]]),
+        np.array([[0, 3]]),
+        4,
+    )
     assert x[0, 0] == pytest.approx(-1.3125, rel=1e-15)
 
 
@@ -88,8 +95,9 @@ def test_new_rule_runs_in_the_torch_backend():
 
     ds = load_digits_federated(classes_per_worker=2, samples_per_worker=20, seed=1)
     prob = aft.problems.LogisticRegression.from_dataset(ds, l2=0.01)
-    task = TorchTask.from_dataset(LogisticRegressionModel(64, 10), ds, dtype=torch.float64, device="cpu",
-                                  l2=0.01)
+    task = TorchTask.from_dataset(
+        LogisticRegressionModel(64, 10), ds, dtype=torch.float64, device="cpu", l2=0.01
+    )
     sched = Behaviour(UniformArrivals(3), UniformDelay(2), UniformSteps(1, 3)).sample(6, 1, 10, seed=4)
     rule = PolyStaleAvg(1.0, 0.1)
     x0 = task.initial_params().numpy().copy()

@@ -45,7 +45,7 @@ def test_bootstrap_paired_and_deterministic():
     rng = np.random.default_rng(1)
     x = np.array([1.0, 2, 4])
     base = rng.lognormal(0, 0.2, 30)
-    samples = [base * xi**2 for xi in x]            # perfectly correlated replicates: paired CI collapses
+    samples = [base * xi**2 for xi in x]  # perfectly correlated replicates: paired CI collapses
     f = bootstrap_slope(x, samples, paired=True, seed=3)
     assert f.ci[1] - f.ci[0] < 1e-9 and f.slope == pytest.approx(2.0)
     g = bootstrap_slope(x, samples, seed=3)
@@ -53,11 +53,24 @@ def test_bootstrap_paired_and_deterministic():
 
 
 def test_verdict_json_roundtrip():
-    v = Verdict(id="x.y", claim="claim", reference="[ref]", measured=0.25, ci=(0.2, 0.3), theoretical=0.5,
-                tolerance="tol", passed=True, figures=["figures/a.png"],
-                negative_control=NegativeControl(description="bound/100", measured=0.25, theoretical=0.005,
-                                                 passed=False), relation="<=", slack=2.0, method="mc",
-                details={"arr": np.arange(3), "inf": np.inf})
+    v = Verdict(
+        id="x.y",
+        claim="claim",
+        reference="[ref]",
+        measured=0.25,
+        ci=(0.2, 0.3),
+        theoretical=0.5,
+        tolerance="tol",
+        passed=True,
+        figures=["figures/a.png"],
+        negative_control=NegativeControl(
+            description="bound/100", measured=0.25, theoretical=0.005, passed=False
+        ),
+        relation="<=",
+        slack=2.0,
+        method="mc",
+        details={"arr": np.arange(3), "inf": np.inf},
+    )
     s = v.to_json()
     json.loads(s)
     w = Verdict.from_json(s)
@@ -68,8 +81,16 @@ def test_verdict_json_roundtrip():
 
 
 def test_negative_control_passing_makes_verdict_not_ok():
-    v = Verdict(id="a", claim="c", reference="r", measured=1.0, theoretical=2.0, tolerance="t", passed=True,
-                negative_control=NegativeControl(description="d", passed=True))
+    v = Verdict(
+        id="a",
+        claim="c",
+        reference="r",
+        measured=1.0,
+        theoretical=2.0,
+        tolerance="t",
+        passed=True,
+        negative_control=NegativeControl(description="d", passed=True),
+    )
     assert v.passed and not v.ok
 
 

@@ -127,9 +127,9 @@ def test_uniform_delay_frequencies_match_pmf():
     for t in range(7):
         counts = np.bincount(s.delays[:, t].ravel(), minlength=5)
         pmf = d.pmf(t)
-        assert counts[len(pmf):].sum() == 0
+        assert counts[len(pmf) :].sum() == 0
         if t:
-            assert stats.chisquare(counts[:len(pmf)], pmf * counts.sum()).pvalue >= ALPHA / 6, (t, counts)
+            assert stats.chisquare(counts[: len(pmf)], pmf * counts.sum()).pvalue >= ALPHA / 6, (t, counts)
 
 
 def test_uniform_steps_accept_any_worker_shape():
@@ -160,8 +160,14 @@ def _reference(beh, rounds, replicates, M, seed):
     for b in range(-(-replicates // B)):
         rng = _rng.stream(seed, _rng.SCHEDULE, b)
         w = beh.arrivals.sample_block(rng, B, rounds, M)
-        parts.append((w, beh.delays.sample(rng, w), beh.local_steps.sample(rng, w),
-                      beh.local_steps.sample(rng, everyone, 0)[:, 0]))
+        parts.append(
+            (
+                w,
+                beh.delays.sample(rng, w),
+                beh.local_steps.sample(rng, w),
+                beh.local_steps.sample(rng, everyone, 0)[:, 0],
+            )
+        )
     W, D, K, K0 = (np.concatenate(p)[:replicates] for p in zip(*parts, strict=True))
     return an.Schedule(W, D, K, M, K0)
 
@@ -181,14 +187,18 @@ class _Doubled(an.ConstantSteps):
 BEHAVIOURS = {
     "uniform-uniform-constant": an.Behaviour(an.UniformArrivals(10), an.UniformDelay(4), an.ConstantSteps(5)),
     "uniform-none-paper": an.Behaviour(an.UniformArrivals(10), an.NoDelay(), an.UniformSteps.paper(5)),
-    "uniform-fixed-timevarying": an.Behaviour(an.UniformArrivals(3), an.FixedDelay(2),
-                                              an.TimeVaryingSteps([1, 3])),
+    "uniform-fixed-timevarying": an.Behaviour(
+        an.UniformArrivals(3), an.FixedDelay(2), an.TimeVaryingSteps([1, 3])
+    ),
     "dense-keys": an.Behaviour(an.UniformArrivals(40), an.UniformDelay(60), an.UniformSteps(2, 3)),
-    "biased-geometric-perworker": an.Behaviour(an.BiasedArrivals(3, np.full(100, 0.01)),
-                                               an.GeometricDelay(0.5, 3),
-                                               an.PerWorkerSteps(np.arange(1, 101))),
-    "cyclic-perworkerdelay": an.Behaviour(an.CyclicArrivals(7), an.PerWorkerDelay(np.arange(100) % 5),
-                                          an.ConstantSteps(2)),
+    "biased-geometric-perworker": an.Behaviour(
+        an.BiasedArrivals(3, np.full(100, 0.01)),
+        an.GeometricDelay(0.5, 3),
+        an.PerWorkerSteps(np.arange(1, 101)),
+    ),
+    "cyclic-perworkerdelay": an.Behaviour(
+        an.CyclicArrivals(7), an.PerWorkerDelay(np.arange(100) % 5), an.ConstantSteps(2)
+    ),
     "subclasses": an.Behaviour(an.UniformArrivals(10), _ShiftedDelay(3), _Doubled(2)),
 }
 
@@ -202,8 +212,9 @@ def test_fast_path_equals_the_per_block_reference_and_is_valid(name):
     s = beh.sample(45, 130, 100, seed=9)
     ref = _reference(beh, 45, 130, 100, 9)
     assert s == ref
-    full = an.Schedule(s.workers, s.delays, s.local_steps, s.num_workers,
-                       s.init_local_steps)  # full validation
+    full = an.Schedule(
+        s.workers, s.delays, s.local_steps, s.num_workers, s.init_local_steps
+    )  # full validation
     assert full == s
     for arr in (s.workers, s.delays, s.local_steps, s.init_local_steps):
         assert arr.dtype == np.int64 and not arr.flags.writeable

@@ -29,13 +29,21 @@ def behaviours(draw):
     else:
         arr = an.MarkovAvailability(m, p_on=draw(st.floats(0.2, 1.0)), p_off=draw(st.floats(0.0, 0.8)))
     D = draw(st.integers(0, 6))
-    delays = draw(st.sampled_from([an.NoDelay(), an.UniformDelay(D), an.FixedDelay(D), an.GeometricDelay(0.4,
-                                                                                                         D)]))
+    delays = draw(
+        st.sampled_from([an.NoDelay(), an.UniformDelay(D), an.FixedDelay(D), an.GeometricDelay(0.4, D)])
+    )
     lo = draw(st.integers(1, 5))
     hi = draw(st.integers(lo, 9))
-    steps = draw(st.sampled_from([an.ConstantSteps(lo), an.UniformSteps(lo, hi),
-                                  an.PerWorkerSteps(list(range(1, M + 1))), an.TimeVaryingSteps([lo, hi,
-                                                                                                 lo])]))
+    steps = draw(
+        st.sampled_from(
+            [
+                an.ConstantSteps(lo),
+                an.UniformSteps(lo, hi),
+                an.PerWorkerSteps(list(range(1, M + 1))),
+                an.TimeVaryingSteps([lo, hi, lo]),
+            ]
+        )
+    )
     return M, an.Behaviour(arr, delays, steps)
 
 
@@ -114,12 +122,17 @@ def test_afacs_memory_ages_bounded_when_every_worker_returns_every_period():
 
 
 def test_replay_reproduces_a_hand_written_schedule_exactly():
-    s = an.Schedule(workers=[[0, 1], [2, 0], [1, 2]], delays=[[0, 0], [1, 0], [2, 1]],
-                    local_steps=[[1, 2], [3, 1], [2, 2]], num_workers=3)
+    s = an.Schedule(
+        workers=[[0, 1], [2, 0], [1, 2]],
+        delays=[[0, 0], [1, 0], [2, 1]],
+        local_steps=[[1, 2], [3, 1], [2, 2]],
+        num_workers=3,
+    )
     r = an.Replay(s).sample(3, 4, 3, seed=123)
     assert r.replicates == 4 and np.all(r.workers == s.workers[0])
     assert an.Replay(s).sample(2, 1, 3) == s.replicate(0).__class__(
-        s.workers[:, :2], s.delays[:, :2], s.local_steps[:, :2], 3, s.init_local_steps)
+        s.workers[:, :2], s.delays[:, :2], s.local_steps[:, :2], 3, s.init_local_steps
+    )
     with pytest.raises(ValueError, match="rounds=4 exceeds"):
         an.Replay(s).sample(4, 1, 3)
 
@@ -138,23 +151,26 @@ def test_schedule_theorem_quantities_by_hand():
     assert s.tau.tolist() == [1]
 
 
-@pytest.mark.parametrize("make, match", [
-    (lambda: an.UniformArrivals(0), "m=0"),
-    (lambda: an.BiasedArrivals(2, [0.5, -0.1, 0.6]), "probs"),
-    (lambda: an.BiasedArrivals(2, [0.5, 0.6]), "sum to 1"),
-    (lambda: an.BiasedArrivals(3, [0.5, 0.5, 0.0]), "fewer than m=3"),
-    (lambda: an.UniformDelay(-1), "max_delay"),
-    (lambda: an.FixedDelay(-2), "delay"),
-    (lambda: an.ConstantSteps(0), "K=0"),
-    (lambda: an.UniformSteps(3, 2), "high"),
-    (lambda: an.FixedArrivals([1, 1]), "distinct"),
-    (lambda: an.Schedule([[0]], [[1]], [[1]], num_workers=2), "delay"),
-    (lambda: an.Schedule([[0]], [[0]], [[0]], num_workers=2), "local_steps"),
-    (lambda: an.Schedule([[0, 0]], [[0, 0]], [[1, 1]], num_workers=2), "twice"),
-    (lambda: an.Behaviour(an.UniformArrivals(4)).sample(3, 1, 3), "m=4 exceeds num_workers=3"),
-    (lambda: an.Behaviour(an.UniformArrivals(1)).sample(0, 1, 3), "rounds"),
-    (lambda: an.Behaviour("uniform"), "arrivals"),
-])
+@pytest.mark.parametrize(
+    "make, match",
+    [
+        (lambda: an.UniformArrivals(0), "m=0"),
+        (lambda: an.BiasedArrivals(2, [0.5, -0.1, 0.6]), "probs"),
+        (lambda: an.BiasedArrivals(2, [0.5, 0.6]), "sum to 1"),
+        (lambda: an.BiasedArrivals(3, [0.5, 0.5, 0.0]), "fewer than m=3"),
+        (lambda: an.UniformDelay(-1), "max_delay"),
+        (lambda: an.FixedDelay(-2), "delay"),
+        (lambda: an.ConstantSteps(0), "K=0"),
+        (lambda: an.UniformSteps(3, 2), "high"),
+        (lambda: an.FixedArrivals([1, 1]), "distinct"),
+        (lambda: an.Schedule([[0]], [[1]], [[1]], num_workers=2), "delay"),
+        (lambda: an.Schedule([[0]], [[0]], [[0]], num_workers=2), "local_steps"),
+        (lambda: an.Schedule([[0, 0]], [[0, 0]], [[1, 1]], num_workers=2), "twice"),
+        (lambda: an.Behaviour(an.UniformArrivals(4)).sample(3, 1, 3), "m=4 exceeds num_workers=3"),
+        (lambda: an.Behaviour(an.UniformArrivals(1)).sample(0, 1, 3), "rounds"),
+        (lambda: an.Behaviour("uniform"), "arrivals"),
+    ],
+)
 def test_bad_behaviour_input(make, match):
     with pytest.raises(ValueError, match=match):
         make()

@@ -12,7 +12,7 @@ import pytest
 from afltheory.checks import CHECKS, NegativeControl, Verdict, load_all, load_file
 from afltheory.cli import main
 
-USER_FILE = textwrap.dedent('''
+USER_FILE = textwrap.dedent("""
     from afltheory.checks import NegativeControl, Verdict, register
 
     @register("user_demo", "a user's own claim", "[User 2026, Thm 1]")
@@ -22,7 +22,7 @@ USER_FILE = textwrap.dedent('''
                         theoretical=b, passed=m <= b, relation="<=",
                         negative_control=NegativeControl(description="bound halved twice", measured=m,
                                                          theoretical=b / 4, passed=m <= b / 4))]
-''')
+""")
 
 
 def test_verdict_is_frozen_and_keyword_only():
@@ -41,6 +41,7 @@ def test_verdict_is_frozen_and_keyword_only():
 
 def test_paper_checks_found_through_entry_point():
     from importlib.metadata import entry_points
+
     eps = {e.name: e.value for e in entry_points(group="afltheory.checks")}
     assert eps.get("paper_checks") == "paper_checks.registry:load"
     load_all()
@@ -55,7 +56,7 @@ def test_verify_user_file_writes_report(tmp_path, capsys):
     md = (out / "report.md").read_text()
     assert "user_demo.bound" in md and "afltheory verify" in md
     assert "user_demo.bound" in capsys.readouterr().out
-    assert load_file(str(f)) == ["user_demo"]      # loading twice registers nothing new
+    assert load_file(str(f)) == ["user_demo"]  # loading twice registers nothing new
 
 
 def test_verify_file_without_checks_is_an_error(tmp_path, capsys):
@@ -69,6 +70,8 @@ def test_library_never_imports_paper_checks():
     root = pathlib.Path(__file__).resolve().parents[2] / "afltheory"
     hits = [str(p) for p in root.rglob("*.py") if "paper_checks" in p.read_text(encoding="utf-8")]
     assert hits == []
-    code = ("import sys, afltheory.cli, afltheory.checks.runner; "
-            "assert not any(m.startswith('paper_checks') for m in sys.modules)")
+    code = (
+        "import sys, afltheory.cli, afltheory.checks.runner; "
+        "assert not any(m.startswith('paper_checks') for m in sys.modules)"
+    )
     subprocess.run([sys.executable, "-c", code], check=True)

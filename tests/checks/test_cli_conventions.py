@@ -15,23 +15,25 @@ from afltheory.cli import main
 
 
 def test_json_on_stdout_is_an_object_with_provenance(tmp_path, capsys):
-    rc = main(["check", "--only", "wallclock.analytic", "--out", str(tmp_path / "r"), "--json", "-", "--seed",
-               "2"])
+    rc = main(
+        ["check", "--only", "wallclock.analytic", "--out", str(tmp_path / "r"), "--json", "-", "--seed", "2"]
+    )
     assert rc == 0
     cap = capsys.readouterr()
-    doc = json.loads(cap.out)                       # stdout holds only the JSON
+    doc = json.loads(cap.out)  # stdout holds only the JSON
     assert doc["schema_version"] == 1
     prov = doc["provenance"]
     for key in ("afltheory", "numpy", "scipy", "python", "command", "tier", "seed", "elapsed_seconds"):
         assert key in prov
     assert prov["seed"] == 2 and prov["tier"] == "quick"
-    assert [v["id"] for v in doc["verdicts"]] == ["wallclock.analytic"]   # a verdict id keeps that verdict
-    assert "[1/1] wallclock" in cap.err and "wallclock.analytic" in cap.err   # progress and table on stderr
+    assert [v["id"] for v in doc["verdicts"]] == ["wallclock.analytic"]  # a verdict id keeps that verdict
+    assert "[1/1] wallclock" in cap.err and "wallclock.analytic" in cap.err  # progress and table on stderr
 
 
 def test_repeated_only_and_check_ids(tmp_path, capsys):
-    rc = main(["check", "--only", "wallclock.analytic", "--only", "yu", "--out", str(tmp_path / "r"),
-               "--quiet"])
+    rc = main(
+        ["check", "--only", "wallclock.analytic", "--only", "yu", "--out", str(tmp_path / "r"), "--quiet"]
+    )
     assert rc == 0
     out = capsys.readouterr().out
     assert "wallclock.analytic" in out and "yu.iid" in out and "wallclock.event_afl" not in out
@@ -61,11 +63,13 @@ def test_report_is_self_contained(tmp_path):
 
 
 def test_version_and_module_entry():
-    r = subprocess.run([sys.executable, "-m", "afltheory", "--version"], capture_output=True, text=True,
-                       timeout=60)
+    r = subprocess.run(
+        [sys.executable, "-m", "afltheory", "--version"], capture_output=True, text=True, timeout=60
+    )
     assert r.returncode == 0 and r.stdout.startswith("afltheory ")
-    r = subprocess.run([sys.executable, "-m", "afltheory", "check", "--help"], capture_output=True, text=True,
-                       timeout=60)
+    r = subprocess.run(
+        [sys.executable, "-m", "afltheory", "check", "--help"], capture_output=True, text=True, timeout=60
+    )
     assert r.returncode == 0 and "--only" in r.stdout and "verdict ids" in r.stdout
 
 
@@ -76,7 +80,18 @@ def test_unreachable_dask_scheduler_is_one_line(tmp_path, capsys):
     pytest.importorskip("distributed")
     spec = tmp_path / "s.toml"
     spec.write_text((Path(__file__).resolve().parents[2] / "experiments" / "smoke.toml").read_text())
-    rc = main(["sweep", "run", str(spec), "--store", str(tmp_path / "s.sqlite"), "--executor", "dask",
-               "--scheduler", "tcp://127.0.0.1:9"])
+    rc = main(
+        [
+            "sweep",
+            "run",
+            str(spec),
+            "--store",
+            str(tmp_path / "s.sqlite"),
+            "--executor",
+            "dask",
+            "--scheduler",
+            "tcp://127.0.0.1:9",
+        ]
+    )
     err = capsys.readouterr().err
     assert rc == 2 and "afltheory sweep: error" in err and "Traceback" not in err

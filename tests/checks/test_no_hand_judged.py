@@ -16,9 +16,9 @@ PAPER_CHECKS = Path(__file__).resolve().parents[2] / "paper_checks"
 
 #: file -> hand decisions left (``passed=`` keywords and hand-built controls). Must only shrink.
 UNCONVERTED = {
-    "_power.py": 3,          # the vacuous agreement verdict (exact moments refused); make_control itself
-    "adversary.py": 4,       # a ratio > 1 passes unless Monte Carlo confirms it (coordinator: adversary)
-    "mtl.py": 2,             # mtl.rate_bound: its control reads the mean, the claim a UCB (not one criterion)
+    "_power.py": 3,  # the vacuous agreement verdict (exact moments refused); make_control itself
+    "adversary.py": 4,  # a ratio > 1 passes unless Monte Carlo confirms it (coordinator: adversary)
+    "mtl.py": 2,  # mtl.rate_bound: its control reads the mean, the claim a UCB (not one criterion)
 }
 
 _HAND_BUILDERS = {"NegativeControl", "make_control"}
@@ -39,7 +39,9 @@ def _hand_decisions(path: Path) -> list[int]:
 def test_paper_checks_verdicts_are_judged_by_a_criterion():
     found = {p.name: _hand_decisions(p) for p in sorted(PAPER_CHECKS.glob("*.py"))}
     grew = {f: lines for f, lines in found.items() if len(lines) > UNCONVERTED.get(f, 0)}
-    assert not grew, ("verdicts judged by hand (build them with Verdict.judged(criterion=..., control="
-                      f"ControlMeasurement(...))): {grew}")
+    assert not grew, (
+        "verdicts judged by hand (build them with Verdict.judged(criterion=..., control="
+        f"ControlMeasurement(...))): {grew}"
+    )
     shrank = {f: (n, len(found.get(f, []))) for f, n in UNCONVERTED.items() if len(found.get(f, [])) < n}
     assert not shrank, f"UNCONVERTED counts to lower (allowed, found): {shrank}"

@@ -72,27 +72,52 @@ def test_math_rendering():
     assert math_str("sqrt(m*K*T)") == "√(m·K·T)"
     assert math_str("sigma_G**2*eta_L") == "σ_G²·η_L"
     assert math_str("theta*x") == "θ·x"
-    assert math_str("E‖x_T − x*‖²/D_0") == "E‖x_T − x*‖²/D_0"     # not sympy: unchanged
+    assert math_str("E‖x_T − x*‖²/D_0") == "E‖x_T − x*‖²/D_0"  # not sympy: unchanged
     assert math_str("K/(M T)") == "K/(M T)"
 
 
 def test_one_relation_symbol():
-    v = Verdict(id="a.b", claim="c", reference="r", measured=0.118, theoretical=">= 0.01", relation=">=",
-                passed=True, quantity="ε^40/ε⁰")
+    v = Verdict(
+        id="a.b",
+        claim="c",
+        reference="r",
+        measured=0.118,
+        theoretical=">= 0.01",
+        relation=">=",
+        passed=True,
+        quantity="ε^40/ε⁰",
+    )
     assert theory_str(v) == "≥ 0.01"
-    v = Verdict(id="a.b", claim="c", reference="r", measured=0.1, theoretical="< 1", relation="<=",
-                passed=True)
+    v = Verdict(
+        id="a.b", claim="c", reference="r", measured=0.1, theoretical="< 1", relation="<=", passed=True
+    )
     assert theory_str(v) == "< 1"
-    v = Verdict(id="a.b", claim="c", reference="r", measured=1.72, theoretical=0.0, passed=True,
-                tolerance="max |z| ≤ 3.76 (two-sided 99.9%, Bonferroni over 6)")
+    v = Verdict(
+        id="a.b",
+        claim="c",
+        reference="r",
+        measured=1.72,
+        theoretical=0.0,
+        passed=True,
+        tolerance="max |z| ≤ 3.76 (two-sided 99.9%, Bonferroni over 6)",
+    )
     assert measured_str(v) == "max |z| = 1.72"
     assert criterion_str(v) == "≤ 3.76 (two-sided 99.9%, Bonferroni over 6)"
 
 
 def test_widened_ci_shows_its_tolerance():
-    v = Verdict(id="cor2.slope_T_mc", claim="c", reference="r", measured=-0.4387, ci=(-0.4937, -0.3855),
-                theoretical=-0.5, passed=True, quantity="slope",
-                tolerance="95 % bootstrap CI (widened by 0.03) contains -0.5", method="monte-carlo (R=16)")
+    v = Verdict(
+        id="cor2.slope_T_mc",
+        claim="c",
+        reference="r",
+        measured=-0.4387,
+        ci=(-0.4937, -0.3855),
+        theoretical=-0.5,
+        passed=True,
+        quantity="slope",
+        tolerance="95 % bootstrap CI (widened by 0.03) contains -0.5",
+        method="monte-carlo (R=16)",
+    )
     assert measured_str(v) == "slope = -0.4387, 95 % bootstrap CI [-0.4937, -0.3855]"
     assert criterion_str(v) == "≈ -0.5: the 95 % bootstrap CI widened by ±0.03 contains it"
 
@@ -103,9 +128,11 @@ def test_stored_quick_run_every_cell_reads_alone():
     head, body = table_lines([{"spec": {}, "verdicts": verdicts}])
     assert _problems(head, body, verdicts) == []
     # the control would catch the old rendering: a bare number, a doubled relation, raw sympy
-    old = [["x", "c", "1.724", "≈ 0", "—", "—", "PASS", "failed ✓"],
-           ["y", "c", "0.118", "≥ >= 0.01", "—", "—", "PASS", "failed ✓"],
-           ["z", "c", "K**2*tau/T", "≈ —", "—", "—", "PASS", "failed ✓"]]
+    old = [
+        ["x", "c", "1.724", "≈ 0", "—", "—", "PASS", "failed ✓"],
+        ["y", "c", "0.118", "≥ >= 0.01", "—", "—", "PASS", "failed ✓"],
+        ["z", "c", "K**2*tau/T", "≈ —", "—", "—", "PASS", "failed ✓"],
+    ]
     assert len(_problems(head, old, verdicts[:3])) >= 3
 
 
@@ -115,7 +142,7 @@ def test_terminal_table_fits_the_width(width):
     print_table([{"spec": {}, "verdicts": _stored()}], file=buf, width=width)
     lines = buf.getvalue().splitlines()
     assert max(len(ln) for ln in lines) <= width
-    assert "..." not in buf.getvalue()          # nothing cut: long cells wrap
+    assert "..." not in buf.getvalue()  # nothing cut: long cells wrap
     # every word of every claim is printed (wrapped, not truncated)
     text = " ".join(buf.getvalue().split())
     for v in _stored()[:10]:
@@ -123,20 +150,27 @@ def test_terminal_table_fits_the_width(width):
 
 
 def test_live_run_report_cells_and_html(tmp_path, capsys):
-    results = [run_check(c, tier="quick", seed=0, out=str(tmp_path)) for c in
-               ("thm1", "cor1", "cor2", "inconsistencies")]
+    results = [
+        run_check(c, tier="quick", seed=0, out=str(tmp_path))
+        for c in ("thm1", "cor1", "cor2", "inconsistencies")
+    ]
     for r in results:
         r["verdicts"] = [Verdict.from_dict(v) for v in r["verdicts"]]
     verdicts = [v for r in results for v in r["verdicts"]]
     head, body = table_lines(results)
     assert _problems(head, body, verdicts) == []
-    meta = {"tier": "quick", "seed": 0, "n_verdicts": len(verdicts), "n_ok": sum(v.ok for v in verdicts),
-            "elapsed": 1.0}
+    meta = {
+        "tier": "quick",
+        "seed": 0,
+        "n_verdicts": len(verdicts),
+        "n_ok": sum(v.ok for v in verdicts),
+        "elapsed": 1.0,
+    }
     write_reports(str(tmp_path), results, meta)
     md = (tmp_path / "report.md").read_text(encoding="utf-8")
     assert COLUMNS_MD in md and "| pass criterion |" in md
     html = (tmp_path / "report.html").read_text(encoding="utf-8")
     assert "id='vfilter'" in html and "<script>" in html and "localeCompare" in html
-    assert not re.search(r"<script[^>]+src=|https?://", html.split("<script>")[1])   # no network
-    table = html[html.index("<table id='verdicts'"):html.index("</table>")]
+    assert not re.search(r"<script[^>]+src=|https?://", html.split("<script>")[1])  # no network
+    table = html[html.index("<table id='verdicts'") : html.index("</table>")]
     assert "K²·τ/T" in table and "**" not in table

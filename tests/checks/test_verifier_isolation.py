@@ -19,7 +19,7 @@ from afltheory.checks.verdict import NegativeControl, Verdict, verdicts_from_jso
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-FOOL = textwrap.dedent('''
+FOOL = textwrap.dedent("""
     import sys
     from afltheory.checks import register, Verdict
 
@@ -51,14 +51,15 @@ FOOL = textwrap.dedent('''
     @register("good", "good", "none")
     def f(ctx):
         return [Verdict(id="good.x", claim="c", reference="r", measured=1, theoretical=1, passed=True)]
-''')
+""")
 
 
 def _cli(args, cwd, pre=""):
-    code = (f"import sys\n{pre}\nfrom afltheory.cli import main\nsys.exit(main(sys.argv[1:]))")
+    code = f"import sys\n{pre}\nfrom afltheory.cli import main\nsys.exit(main(sys.argv[1:]))"
     env = dict(os.environ, PYTHONPATH=ROOT, OPENBLAS_NUM_THREADS="1")
-    return subprocess.run([sys.executable, "-c", code, *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=300, env=env)
+    return subprocess.run(
+        [sys.executable, "-c", code, *args], cwd=cwd, capture_output=True, text=True, timeout=300, env=env
+    )
 
 
 def test_each_check_isolated_and_syntax_error_file(tmp_path):
@@ -69,7 +70,7 @@ def test_each_check_isolated_and_syntax_error_file(tmp_path):
     assert "Traceback" not in r.stderr
     doc = json.loads((tmp_path / "v.json").read_text())
     by = {v["id"]: v for v in doc["verdicts"]}
-    assert by["good.x"]["ok"] is True   # the good check still ran after sys.exit in another
+    assert by["good.x"]["ok"] is True  # the good check still ran after sys.exit in another
     for cid in ("exits", "empty", "garbage", "notalist", "raises", "nanpass", "file:syn.py"):
         assert by[cid]["passed"] is False, cid
     fool = str(tmp_path / "fool.py")
@@ -84,14 +85,17 @@ def test_each_check_isolated_and_syntax_error_file(tmp_path):
 def test_missing_optional_extra_is_skipped_with_hint(tmp_path):
     """PEPit blocked (sys.modules['PEPit'] = None): the pep check is SKIPPED with the install hint in the
     table and the JSON, thm1 still runs, exit 0."""
-    r = _cli(["check", "--quick", "--only", "pep", "--only", "thm1", "--out", "rep", "--json", "c.json"],
-             tmp_path, pre="sys.modules['PEPit'] = None")
+    r = _cli(
+        ["check", "--quick", "--only", "pep", "--only", "thm1", "--out", "rep", "--json", "c.json"],
+        tmp_path,
+        pre="sys.modules['PEPit'] = None",
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     assert "SKIPPED (needs: pip install 'afltheory[pep]')" in r.stdout
     doc = json.loads((tmp_path / "c.json").read_text())
     assert doc["skipped"] == [{"id": "pep", "status": "SKIPPED", "needs": "pip install 'afltheory[pep]'"}]
     assert doc["summary"]["skipped"] == 1 and {v["id"].split(".")[0] for v in doc["verdicts"]} == {"thm1"}
-    for name in ("report.md", "report.html"):   # the reports say it too
+    for name in ("report.md", "report.html"):  # the reports say it too
         assert "SKIPPED" in (tmp_path / "rep" / name).read_text()
 
 
@@ -118,15 +122,30 @@ def _v(**kw):
 NAN = float("nan")
 
 
-@pytest.mark.parametrize("kw", [
-    {"passed": NAN}, {"passed": "false"}, {"passed": 1}, {"inside_conditions": NAN},
-    {"measured": {"a": [1.0, NAN]}}, {"theoretical": complex(NAN, 0)}, {"measured": 1 + 2j},
-    {"measured": np.array([1.0, np.nan])}, {"ci": (0.0, NAN)}, {"tolerance": NAN},
-    {"tolerance": float("inf")},
-    {"terms": {"transient": NAN}}, {"terms": {"transient": float("inf")}}, {"details": {"k": {"z": NAN}}},
-    {"slack": NAN}, {"figures": "a.png"}, {"id": 3},
-    {"measured": np.complex128(1)}, {"details": {NAN: 1}},
-])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {"passed": NAN},
+        {"passed": "false"},
+        {"passed": 1},
+        {"inside_conditions": NAN},
+        {"measured": {"a": [1.0, NAN]}},
+        {"theoretical": complex(NAN, 0)},
+        {"measured": 1 + 2j},
+        {"measured": np.array([1.0, np.nan])},
+        {"ci": (0.0, NAN)},
+        {"tolerance": NAN},
+        {"tolerance": float("inf")},
+        {"terms": {"transient": NAN}},
+        {"terms": {"transient": float("inf")}},
+        {"details": {"k": {"z": NAN}}},
+        {"slack": NAN},
+        {"figures": "a.png"},
+        {"id": 3},
+        {"measured": np.complex128(1)},
+        {"details": {NAN: 1}},
+    ],
+)
 def test_deep_validation_refuses(kw):
     with pytest.raises((TypeError, ValueError)):
         _v(**kw)
@@ -142,16 +161,30 @@ def test_negative_control_flag_must_be_bool():
 
 
 def test_divergence_as_inf_still_allowed_and_roundtrips():
-    v = _v(measured=float("inf"), passed=np.bool_(False), ci=(None, float("inf")),
-           negative_control=NegativeControl(description="d", measured=float("inf"), passed=np.bool_(False)))
+    v = _v(
+        measured=float("inf"),
+        passed=np.bool_(False),
+        ci=(None, float("inf")),
+        negative_control=NegativeControl(description="d", measured=float("inf"), passed=np.bool_(False)),
+    )
     assert v.passed is False and Verdict.from_dict(v.to_dict()) == v
     assert verdicts_from_json(json.dumps([v.to_dict()])) == [v]
 
 
-@pytest.mark.parametrize("patch", [
-    {"passed": "false"}, {"passed": "true"}, {"passed": 0}, {"ok": "true"}, {"ok": False},
-    {"measured": "nan"}, {"bogus": 1}, {"inside_conditions": "no"}, {"figures": "a.png"},
-])
+@pytest.mark.parametrize(
+    "patch",
+    [
+        {"passed": "false"},
+        {"passed": "true"},
+        {"passed": 0},
+        {"ok": "true"},
+        {"ok": False},
+        {"measured": "nan"},
+        {"bogus": 1},
+        {"inside_conditions": "no"},
+        {"figures": "a.png"},
+    ],
+)
 def test_verdict_json_read_strictly(patch):
     d = _v().to_dict()
     d.update(patch)
@@ -170,7 +203,7 @@ def test_verdict_json_missing_field_and_tampered_control():
         verdicts_from_json(json.dumps([d]))
 
 
-KILLER = textwrap.dedent('''
+KILLER = textwrap.dedent("""
     import os
     from afltheory.checks import register, Verdict
 
@@ -185,7 +218,7 @@ KILLER = textwrap.dedent('''
 
     for k in range(4):
         good(f"kz_good{k}")
-''')
+""")
 
 
 def test_a_check_that_kills_its_worker_fails_alone_under_jobs(tmp_path):

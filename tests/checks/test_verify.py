@@ -41,8 +41,9 @@ def test_sympy_bound_terms_and_default_control():
     assert v.theoretical == pytest.approx(4 * (f0 - P.constants.f_star) / (0.05 * 30) + 10 * 0.05)
     ex = float(moments(P, algo, BEH, 30).grad_norm_sq[:30].mean())
     c = P.constants
-    tight = verify_bound(P, algo, BEH, 0.8 * ex * L / c.L + 0.3 * ex * sigma_L / c.sigma_L, rounds=30,
-                         replicates=4)
+    tight = verify_bound(
+        P, algo, BEH, 0.8 * ex * L / c.L + 0.3 * ex * sigma_L / c.sigma_L, rounds=30, replicates=4
+    )
     assert tight.passed and tight.negative_control is not None and not tight.negative_control.passed
 
 
@@ -54,10 +55,26 @@ def test_callable_bound_matches_theorem3_and_conditions():
     eta_L_ = 0.009
     e = 0.9 * theorem3.admissible_step_sizes(L=1.0, eta_L=eta_L_, K_max=2, tau=1, num_workers=6).require()
     conds = theorem3.conditions(L=1.0, eta=e, eta_L=eta_L_, K_max=2, tau=1, num_workers=6)
-    bound = lambda tr: theorem3.bound(tr.schedule, p.constants, eta=e, eta_L=eta_L_,  # noqa: E731
-                                      f0=p.value(tr.x0), num_workers=6, scope="ignore")
-    v = verify_bound(p, AFACD(e, eta_L_), beh, bound, rounds=50, replicates=64, conditions=conds,
-                     control=lambda tr: bound(tr) / 1e3, control_description="bound/1000")
+    bound = lambda tr: theorem3.bound(
+        tr.schedule,
+        p.constants,
+        eta=e,
+        eta_L=eta_L_,  # noqa: E731
+        f0=p.value(tr.x0),
+        num_workers=6,
+        scope="ignore",
+    )
+    v = verify_bound(
+        p,
+        AFACD(e, eta_L_),
+        beh,
+        bound,
+        rounds=50,
+        replicates=64,
+        conditions=conds,
+        control=lambda tr: bound(tr) / 1e3,
+        control_description="bound/1000",
+    )
     assert v.passed and v.inside_conditions is True and v.ok
     assert v.method.startswith("monte-carlo") and v.ci[1] >= v.measured
 
@@ -72,8 +89,17 @@ def test_verify_rate_exact_slope_and_wrong_control():
     """Gradient descent on a quadratic (σ = 0, m = M, K = 1) with η_L = c/√T: the exact slope of the time
     average in T is close to −1/2 (transient-dominated); the wrong slope 0 control fails."""
     p = HeterogeneousQuadratic(dim=3, num_workers=4, L=1.0, mu=0.01, sigma_L=0.0, sigma_G=0.0, seed=1)
-    v = verify_rate(p, lambda t: AFACD(1.0, 0.5 / np.sqrt(t)), BEH, over="T", values=[100, 400, 1600],
-                    slope=-0.5, replicates=2, tol=0.08, wrong=0.0)
+    v = verify_rate(
+        p,
+        lambda t: AFACD(1.0, 0.5 / np.sqrt(t)),
+        BEH,
+        over="T",
+        values=[100, 400, 1600],
+        slope=-0.5,
+        replicates=2,
+        tol=0.08,
+        wrong=0.0,
+    )
     assert v.method == "exact moments" and v.passed and v.ok
     with pytest.raises(ValueError, match="at least 3"):
         verify_rate(p, AFACD(1.0, 0.1), BEH, over="T", values=[10, 20], slope=-1, replicates=2)

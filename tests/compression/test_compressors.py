@@ -27,9 +27,19 @@ from afltheory.compression import (
 )
 
 D = 8
-UNBIASED = [Identity(), RandK(3), Subsample(0.4), BernoulliMask(0.3), GaussianSketch(3), LowRank(1),
-            LowRank(2, shape=(2, 4)), StochasticQuantizer(2), StochasticQuantizer(1, rotate=True), QSGD(1),
-            QSGD(3)]
+UNBIASED = [
+    Identity(),
+    RandK(3),
+    Subsample(0.4),
+    BernoulliMask(0.3),
+    GaussianSketch(3),
+    LowRank(1),
+    LowRank(2, shape=(2, 4)),
+    StochasticQuantizer(2),
+    StochasticQuantizer(1, rotate=True),
+    QSGD(1),
+    QSGD(3),
+]
 BIASED = [TopK(3), Sign()]
 LINEAR = [c for c in UNBIASED if c.linear]
 ALL = UNBIASED + BIASED
@@ -75,11 +85,14 @@ def test_certified_constants_bound_the_exact_error(xs):
         assert comp.error_sq(x) <= (1 - comp.delta(D)) * n2 * (1 + 1e-9) + 1e-9, comp
 
 
-@pytest.mark.parametrize("comp, x", [
-    (StochasticQuantizer(1), np.r_[1.0, -1.0, np.zeros(D - 2)]),
-    (Sign(), np.r_[1.0, np.full(D - 1, 1e-9)]),  # the supremum over x with no zero coordinate
-    (TopK(3), np.ones(D)),
-])
+@pytest.mark.parametrize(
+    "comp, x",
+    [
+        (StochasticQuantizer(1), np.r_[1.0, -1.0, np.zeros(D - 2)]),
+        (Sign(), np.r_[1.0, np.full(D - 1, 1e-9)]),  # the supremum over x with no zero coordinate
+        (TopK(3), np.ones(D)),
+    ],
+)
 def test_certified_constant_is_attained(comp, x):
     """The worst cases named in the docstrings attain the certified constant exactly."""
     bound = comp.omega(D) if comp.unbiased else 1 - comp.delta(D)
@@ -150,17 +163,26 @@ def test_deterministic_compressors_and_zero_vector():
         assert np.array_equal(comp(z, rng), z), comp
 
 
-@pytest.mark.parametrize("make, match", [
-    (lambda: RandK(0), "k=0"), (lambda: RandK(2.5), "k=2.5"), (lambda: RandK(9).check_dim(8), "k=9 exceeds"),
-    (lambda: TopK(9).check_dim(8), "k=9 exceeds"), (lambda: GaussianSketch(0), "k=0"),
-    (lambda: BernoulliMask(0.0), "p=0.0"), (lambda: BernoulliMask(1.5), "p=1.5"),
-    (lambda: Subsample(-0.1), "p=-0.1"),
-    (lambda: QSGD(0), "s=0"), (lambda: StochasticQuantizer(0), "bits=0"),
-    (lambda: StochasticQuantizer(2, rotate="yes"), "rotate"),
-    (lambda: LowRank(3, shape=(2, 4)), "rank=3 exceeds"), (lambda: LowRank(3).check_dim(6), "rank=3 exceeds"),
-    (lambda: LowRank(0), "rank=0"),
-    (lambda: RandK(3).compress(np.ones((2, 2)), np.random.default_rng(0)), "k=3"),
-])
+@pytest.mark.parametrize(
+    "make, match",
+    [
+        (lambda: RandK(0), "k=0"),
+        (lambda: RandK(2.5), "k=2.5"),
+        (lambda: RandK(9).check_dim(8), "k=9 exceeds"),
+        (lambda: TopK(9).check_dim(8), "k=9 exceeds"),
+        (lambda: GaussianSketch(0), "k=0"),
+        (lambda: BernoulliMask(0.0), "p=0.0"),
+        (lambda: BernoulliMask(1.5), "p=1.5"),
+        (lambda: Subsample(-0.1), "p=-0.1"),
+        (lambda: QSGD(0), "s=0"),
+        (lambda: StochasticQuantizer(0), "bits=0"),
+        (lambda: StochasticQuantizer(2, rotate="yes"), "rotate"),
+        (lambda: LowRank(3, shape=(2, 4)), "rank=3 exceeds"),
+        (lambda: LowRank(3).check_dim(6), "rank=3 exceeds"),
+        (lambda: LowRank(0), "rank=0"),
+        (lambda: RandK(3).compress(np.ones((2, 2)), np.random.default_rng(0)), "k=3"),
+    ],
+)
 def test_bad_input_names_the_parameter(make, match):
     with pytest.raises(ValueError, match=match):
         make()

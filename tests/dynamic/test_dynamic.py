@@ -38,8 +38,9 @@ def small(hessian="agent", sigma_q=0.1, data="gaussian", K=5, d=3, seed=0, N=(6,
             o = rng.standard_normal((int(rng.integers(N[0], N[1] + 1)), d)) * 0.6
             offs.append(o - o.mean(0))
         kw["sample_offsets"] = offs
-    return DriftingQuadratic.federated(hessians=H, offsets=c, w0=rng.standard_normal(d), sigma_q=sigma_q,
-                                       **kw)
+    return DriftingQuadratic.federated(
+        hessians=H, offsets=c, w0=rng.standard_normal(d), sigma_q=sigma_q, **kw
+    )
 
 
 def quiet_sim(*a, **k):
@@ -80,7 +81,7 @@ def test_engine_equals_plain_loop_with_per_agent_epochs_and_drift():
     for r in range(4):
         x = tr.x0.copy()
         for t in range(12):
-            w = tr.drift[r, t + 1]                       # the optimum moves first, then the round updates
+            w = tr.drift[r, t + 1]  # the optimum moves first, then the round updates
             ys = []
             for k in tr.schedule.workers[r, t]:
                 y = x.copy()
@@ -100,7 +101,7 @@ def test_per_worker_runner_equals_scalar_runner_when_steps_are_equal():
     class Forced(DynamicFedAvg):
         def local_step_sizes(self, num_workers):
             s = super().local_step_sizes(num_workers)
-            s[0] *= 1 + 1e-16                      # not all equal bitwise -> the per-worker runner
+            s[0] *= 1 + 1e-16  # not all equal bitwise -> the per-worker runner
             return s
 
     a = aft.simulate(p, Forced(mu=0.3, epochs=3), beh, rounds=15, replicates=3, seed=2)
@@ -132,7 +133,7 @@ def test_sampling_moments_and_model_factor():
     assert n2[0, 0] == pytest.approx(7 / 20) and n2[0, 1] == pytest.approx(7 * 6 / (20 * 19))
     assert n1.sum() == pytest.approx(7)
     n1r, n2r = dr.sampling_moments(20, 7, replace=True)
-    assert n2r.sum() == pytest.approx(7 + 7 * 6)           # E (Σ N_k)² = L² for a fixed multiset size
+    assert n2r.sum() == pytest.approx(7 + 7 * 6)  # E (Σ N_k)² = L² for a fixed multiset size
     p = small(hessian="shared", data=None, sigma_q=0.0, K=6)
     for L in range(1, 7):
         fo = dr.first_order(p, DynamicFedAvg(mu=0.1), L)
@@ -140,8 +141,10 @@ def test_sampling_moments_and_model_factor():
     assert dr.stein_steady_state(p, DynamicFedAvg(mu=0.1), 6).msd == pytest.approx(0.0, abs=1e-15)
 
 
-@pytest.mark.parametrize("hessian,data,E", [("shared", "finite", 1), ("agent", "gaussian", (1, 2, 3, 2, 1)),
-                                            ("agent", "finite", 2)])
+@pytest.mark.parametrize(
+    "hessian,data,E",
+    [("shared", "finite", 1), ("agent", "gaussian", (1, 2, 3, 2, 1)), ("agent", "finite", 2)],
+)
 def test_stein_solver_equals_generic_exact_engine(hessian, data, E):
     """Two independent solvers of the same steady state (direct d²×d² Stein system vs the generic engine's
     second-moment map) agree to 1e-9; the generic finite-horizon recursion converges to the same value."""
@@ -181,8 +184,7 @@ def test_mc_msd_agrees_with_exact_curve_and_steady_state():
 
 
 def test_mc_detects_sampling_with_replacement():
-    """Negative control: the exact value of the with-replacement variant is rejected by the same MC rule.
-    """
+    """Negative control: the exact value of the with-replacement variant is rejected by the same MC rule."""
     p = small(hessian="shared", data=None, sigma_q=0.0, K=6, d=2)
     alg = DynamicFedAvg(mu=0.3)
     tr = aft.simulate(p, alg, DynamicFedAvg.participation(3), rounds=80, replicates=512, seed=5)
@@ -194,8 +196,7 @@ def test_mc_detects_sampling_with_replacement():
 
 
 def test_finite_sum_noise_covariance_without_replacement():
-    """Empirical covariance of 200,000 mini-batch means vs (N − B)/(B(N − 1)) S (each entry within 5 SE).
-    """
+    """Empirical covariance of 200,000 mini-batch means vs (N − B)/(B(N − 1)) S (each entry within 5 SE)."""
     rng = np.random.default_rng(0)
     o = rng.standard_normal((7, 2))
     o -= o.mean(0)
@@ -227,7 +228,7 @@ def test_unstable_step_is_reported_with_spectral_radius():
     """μ > 2/λ_max(H): steady_state says unstable (inf, spectral radius > 1), moments and simulate report inf,
     never NaN, and simulate warns."""
     p = DriftingQuadratic.federated(hessians=[2.0, 0.5], offsets=[[0.5, 0.0], [-0.5, 0.0]], sigma_q=0.1)
-    alg = DynamicFedAvg(mu=1.2)                  # 2/λ_max = 1
+    alg = DynamicFedAvg(mu=1.2)  # 2/λ_max = 1
     ss = steady_state(p, alg, DynamicFedAvg.participation(2))
     assert not ss.stable and ss.msd == np.inf and ss.spectral_radius > 1
     st = dr.stein_steady_state(p, alg, 2)
@@ -241,25 +242,30 @@ def test_unstable_step_is_reported_with_spectral_radius():
 
 
 # ------------------------------------------------------------------------------------------------ bad input
-@pytest.mark.parametrize("make,match", [
-    (lambda: DynamicFedAvg(mu=0.0), r"mu=0\.0"),
-    (lambda: DynamicFedAvg(mu=-1.0), r"mu=-1\.0"),
-    (lambda: DynamicFedAvg(mu=0.1, epochs=0), r"epochs=0"),
-    (lambda: DynamicFedAvg(mu=0.1, epochs=(1, 0, 2)), r"epochs\[1\]=0"),
-    (lambda: DynamicFedAvg(mu=0.1, batch=0), r"batch=0"),
-    (lambda: DriftingQuadratic.federated(hessians=[1.0], offsets=[[1.0], [0.0]], sigma_q=-0.1),
-     r"sigma_q=-0\.1"),
-    (lambda: DriftingQuadratic.slides(sigma_q2=-1.0), r"sigma_q2=-1\.0"),
-    (lambda: DynamicFedAvg.participation(0), r"L=0"),
-    (lambda: DynamicFedAvg.participation(21, K=20), r"L=21 is outside the allowed range \[1, 20\]"),
-])
+@pytest.mark.parametrize(
+    "make,match",
+    [
+        (lambda: DynamicFedAvg(mu=0.0), r"mu=0\.0"),
+        (lambda: DynamicFedAvg(mu=-1.0), r"mu=-1\.0"),
+        (lambda: DynamicFedAvg(mu=0.1, epochs=0), r"epochs=0"),
+        (lambda: DynamicFedAvg(mu=0.1, epochs=(1, 0, 2)), r"epochs\[1\]=0"),
+        (lambda: DynamicFedAvg(mu=0.1, batch=0), r"batch=0"),
+        (
+            lambda: DriftingQuadratic.federated(hessians=[1.0], offsets=[[1.0], [0.0]], sigma_q=-0.1),
+            r"sigma_q=-0\.1",
+        ),
+        (lambda: DriftingQuadratic.slides(sigma_q2=-1.0), r"sigma_q2=-1\.0"),
+        (lambda: DynamicFedAvg.participation(0), r"L=0"),
+        (lambda: DynamicFedAvg.participation(21, K=20), r"L=21 is outside the allowed range \[1, 20\]"),
+    ],
+)
 def test_bad_input_names_the_parameter(make, match):
     with pytest.raises(ValueError, match=match):
         make()
 
 
 def test_bad_input_against_the_problem():
-    p = small(hessian="agent", data="finite", N=(6, 6))      # every agent holds 6 samples
+    p = small(hessian="agent", data="finite", N=(6, 6))  # every agent holds 6 samples
     with pytest.raises(ValueError, match=r"batch\[0\]=7 is outside the allowed range \[1, 6\]"):
         aft.simulate(p, DynamicFedAvg(mu=0.1, batch=7), DynamicFedAvg.participation(2), rounds=2)
     with pytest.raises(ValueError, match=r"epochs has 3 entries; expected one per agent \(num_workers=5\)"):

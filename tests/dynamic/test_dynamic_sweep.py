@@ -23,10 +23,12 @@ def test_spec_expands_to_the_mu_sigma_grid():
 
 def test_tiny_grid_runs_and_stores_msd(tmp_path):
     text = SPEC.read_text()
-    text = (text.replace("rounds = 400", "rounds = 120").replace("replicates = 64", "replicates = 16")
-            .replace('"algorithm.mu" = [0.03, 0.05, 0.1, 0.2, 0.3, 0.5, 0.8]',
-                     '"algorithm.mu" = [0.1, 0.2, 0.4]')
-            .replace('"problem.sigma_q2" = [0.0, 0.0025, 0.01]', '"problem.sigma_q2" = [0.0]'))
+    text = (
+        text.replace("rounds = 400", "rounds = 120")
+        .replace("replicates = 64", "replicates = 16")
+        .replace('"algorithm.mu" = [0.03, 0.05, 0.1, 0.2, 0.3, 0.5, 0.8]', '"algorithm.mu" = [0.1, 0.2, 0.4]')
+        .replace('"problem.sigma_q2" = [0.0, 0.0025, 0.01]', '"problem.sigma_q2" = [0.0]')
+    )
     store = tmp_path / "dyn.sqlite"
     run_sweep(parse_spec(text), store)
     with Store(store, readonly=True) as st:

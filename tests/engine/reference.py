@@ -47,8 +47,11 @@ def reference_run(problem, algorithm, schedule, x0, r=0, noise=None):
             deltas = [-eta_L * K * G for _, K, _, G in updates]
             x_new = x + eta * sum(deltas) / len(deltas)
         elif name == "FedBuff":
-            w = {"constant": lambda s: 1.0, "sqrt": lambda s: 1 / np.sqrt(1 + s),
-                 "poly": lambda s: 1 / (1 + s)}
+            w = {
+                "constant": lambda s: 1.0,
+                "sqrt": lambda s: 1 / np.sqrt(1 + s),
+                "poly": lambda s: 1 / (1 + s),
+            }
             deltas = [w[algorithm.staleness](tau) * (-eta_L * K * G) for _, K, tau, G in updates]
             x_new = x + eta * sum(deltas) / len(deltas)
         elif name == "AFACS":

@@ -23,17 +23,26 @@ from ..real.test_logistic import _problem as logistic_problem
 
 BEH = an.Behaviour(an.UniformArrivals(3), an.UniformDelay(2), an.UniformSteps(1, 4))
 CASES = {
-    "sgd-diag": (lambda: HeterogeneousQuadratic(dim=3, num_workers=7, sigma_L=0.7, seed=1), al.AFACD(0.5,
-                                                                                                     0.1)),
-    "sgd-dense-per-worker": (lambda: HeterogeneousCurvatureQuadratic(dim=3, num_workers=7, sigma_L=0.7,
-                                                                     seed=1,
-                                                                      hessian="dense"), al.FedBuff(0.5, 0.1)),
-    "fedprox": (lambda: HeterogeneousQuadratic(dim=3, num_workers=7, sigma_L=0.7, seed=1),
-                al.AFACD(0.5, 0.1, worker=al.FedProx(0.1))),
-    "scaffold-afacs": (lambda: HeterogeneousQuadratic(dim=3, num_workers=7, sigma_L=0.7, seed=1),
-                       al.AFACS(0.5, 0.1, worker=al.SCAFFOLD())),
-    "nonconvex": (lambda: NonconvexSinusoidal(dim=3, num_workers=7, sigma_L=0.7, seed=1), al.FedAvg(0.3,
-                                                                                                    0.1)),
+    "sgd-diag": (
+        lambda: HeterogeneousQuadratic(dim=3, num_workers=7, sigma_L=0.7, seed=1),
+        al.AFACD(0.5, 0.1),
+    ),
+    "sgd-dense-per-worker": (
+        lambda: HeterogeneousCurvatureQuadratic(dim=3, num_workers=7, sigma_L=0.7, seed=1, hessian="dense"),
+        al.FedBuff(0.5, 0.1),
+    ),
+    "fedprox": (
+        lambda: HeterogeneousQuadratic(dim=3, num_workers=7, sigma_L=0.7, seed=1),
+        al.AFACD(0.5, 0.1, worker=al.FedProx(0.1)),
+    ),
+    "scaffold-afacs": (
+        lambda: HeterogeneousQuadratic(dim=3, num_workers=7, sigma_L=0.7, seed=1),
+        al.AFACS(0.5, 0.1, worker=al.SCAFFOLD()),
+    ),
+    "nonconvex": (
+        lambda: NonconvexSinusoidal(dim=3, num_workers=7, sigma_L=0.7, seed=1),
+        al.FedAvg(0.3, 0.1),
+    ),
     "logistic-minibatch": (lambda: logistic_problem(M=7), al.AFACD(0.5, 0.1)),
 }
 

@@ -32,9 +32,16 @@ def _no_nan(tr):
 
 def _simulate(problem=QUAD, algo=None, rounds=20, replicates=3, **kw):
     with pytest.warns(DivergenceWarning, match="diverged"):
-        tr = aft.simulate(problem, algo or al.AFACD(1, 0.05), BEH, rounds=rounds, replicates=replicates,
-                          seed=0,
-                          record_x=True, **kw)
+        tr = aft.simulate(
+            problem,
+            algo or al.AFACD(1, 0.05),
+            BEH,
+            rounds=rounds,
+            replicates=replicates,
+            seed=0,
+            record_x=True,
+            **kw,
+        )
     _no_nan(tr)
     return tr
 
@@ -52,8 +59,10 @@ def test_a_huge_threshold_still_reports_overflow():
     k = tr.divergence.round
     assert np.all(k > 0)
     for r in range(2):
-        assert np.all(np.isfinite(tr.grad_norm_sq[r, :k[r]])) and np.all(tr.grad_norm_sq[r, k[r]:] == np.inf)
-        assert np.all(tr.x[r, k[r]:] == np.inf)
+        assert np.all(np.isfinite(tr.grad_norm_sq[r, : k[r]])) and np.all(
+            tr.grad_norm_sq[r, k[r] :] == np.inf
+        )
+        assert np.all(tr.x[r, k[r] :] == np.inf)
 
 
 def test_divergence_in_the_loss_alone_is_detected():
@@ -77,8 +86,9 @@ def test_tracking_error_of_a_diverged_drifting_run_is_inf():
     p = DriftingQuadratic.from_problem(QUAD, 0.1)
     tr = _simulate(p, al.AFACD(1, 50.0), rounds=300, replicates=2, divergence_threshold=1e308)
     r, k = 0, tr.divergence.round[0]
-    assert k > 0 and np.all(tr.tracking_error[r, k:] == np.inf) and np.all(np.isfinite(tr.tracking_error[r,
-                                                                                                         :k]))
+    assert (
+        k > 0 and np.all(tr.tracking_error[r, k:] == np.inf) and np.all(np.isfinite(tr.tracking_error[r, :k]))
+    )
 
 
 def test_exact_moments_flag_divergence_with_inf_and_compare_bound_has_no_nan():
@@ -91,8 +101,9 @@ def test_exact_moments_flag_divergence_with_inf_and_compare_bound_has_no_nan():
     c = compare_bound(m.time_average(), 10.0, exact=True)
     assert c.measured == np.inf and c.slack == 0.0 and not c.holds
     with pytest.warns(DivergenceWarning):
-        assert exact.moments(QUAD, al.AFACD(1, 0.05), BEH, rounds=5, x0=np.full(3,
-                                                                                1e308)).divergence_round == 0
+        assert (
+            exact.moments(QUAD, al.AFACD(1, 0.05), BEH, rounds=5, x0=np.full(3, 1e308)).divergence_round == 0
+        )
     assert not exact.moments(QUAD, al.AFACD(1, 0.05), BEH, rounds=40).diverged  # negative control
 
 

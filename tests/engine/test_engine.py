@@ -16,30 +16,39 @@ from .reference import reference_run
 
 
 def quad(sigma_L=0.0, M=6, d=4, hessian="diag", seed=3):
-    return HeterogeneousQuadratic(dim=d, num_workers=M, L=2.0, mu=0.2, sigma_L=sigma_L, sigma_G=1.0,
-                                  seed=seed, hessian=hessian)
+    return HeterogeneousQuadratic(
+        dim=d, num_workers=M, L=2.0, mu=0.2, sigma_L=sigma_L, sigma_G=1.0, seed=seed, hessian=hessian
+    )
 
 
 BEHAVIOURS = {
     "uniform-delay-dynamic": an.Behaviour(an.UniformArrivals(3), an.UniformDelay(3), an.UniformSteps(1, 4)),
-    "biased-fixeddelay": an.Behaviour(an.BiasedArrivals(2, [0.4, 0.3, 0.1, 0.1, 0.05, 0.05]),
-                                      an.FixedDelay(2),
-                                      an.ConstantSteps(3)),
-    "fixed": an.Behaviour(an.FixedArrivals([0, 4]), an.GeometricDelay(0.5, 4), an.PerWorkerSteps([1, 2, 3, 1,
-                                                                                                  2, 3])),
+    "biased-fixeddelay": an.Behaviour(
+        an.BiasedArrivals(2, [0.4, 0.3, 0.1, 0.1, 0.05, 0.05]), an.FixedDelay(2), an.ConstantSteps(3)
+    ),
+    "fixed": an.Behaviour(
+        an.FixedArrivals([0, 4]), an.GeometricDelay(0.5, 4), an.PerWorkerSteps([1, 2, 3, 1, 2, 3])
+    ),
 }
 ALGOS = {
-    "AFACD": al.AFACD(1.0, 0.1), "AFACS": al.AFACS(0.8, 0.1), "AFACS-zeros": al.AFACS(0.8, 0.1,
-                                                                                      memory_init="zeros"),
-    "FedAvg": al.FedAvg(0.4, 0.1), "FedBuff": al.FedBuff(0.4, 0.1, staleness="sqrt"), "AsySG": al.AsySG(1.0,
-                                                                                                        0.1),
+    "AFACD": al.AFACD(1.0, 0.1),
+    "AFACS": al.AFACS(0.8, 0.1),
+    "AFACS-zeros": al.AFACS(0.8, 0.1, memory_init="zeros"),
+    "FedAvg": al.FedAvg(0.4, 0.1),
+    "FedBuff": al.FedBuff(0.4, 0.1, staleness="sqrt"),
+    "AsySG": al.AsySG(1.0, 0.1),
 }
 
 
-@pytest.mark.parametrize("hessian, collapse", [(h, c) for h in ("diag", "dense", "per-worker-diag",
-                                                                "per-worker-dense")
-                                               for c in (False, True) if (h, c) != ("per-worker-dense",
-                                                                                    True)])
+@pytest.mark.parametrize(
+    "hessian, collapse",
+    [
+        (h, c)
+        for h in ("diag", "dense", "per-worker-diag", "per-worker-dense")
+        for c in (False, True)
+        if (h, c) != ("per-worker-dense", True)
+    ],
+)
 @pytest.mark.parametrize("beh", sorted(BEHAVIOURS))
 @pytest.mark.parametrize("algo", sorted(ALGOS))
 def test_engine_equals_reference_loop_without_noise(algo, beh, hessian, collapse):
@@ -47,14 +56,22 @@ def test_engine_equals_reference_loop_without_noise(algo, beh, hessian, collapse
     replayed schedule to 1e-12 relative — shared and per-worker Hessians (the engine's fused local-step
     kernels)."""
     if hessian.startswith("per-worker"):
-        p = HeterogeneousCurvatureQuadratic(dim=4, num_workers=6, L=2.0, mu=0.2, sigma_L=0.0, sigma_G=1.0,
-                                            seed=3,
-                                            hessian=hessian.removeprefix("per-worker-"))
+        p = HeterogeneousCurvatureQuadratic(
+            dim=4,
+            num_workers=6,
+            L=2.0,
+            mu=0.2,
+            sigma_L=0.0,
+            sigma_G=1.0,
+            seed=3,
+            hessian=hessian.removeprefix("per-worker-"),
+        )
     else:
         p = quad(hessian=hessian)
     alg = ALGOS[algo]
-    tr = aft.simulate(p, alg, BEHAVIOURS[beh], rounds=25, replicates=3, seed=11, record_x=True,
-                      collapse=collapse)
+    tr = aft.simulate(
+        p, alg, BEHAVIOURS[beh], rounds=25, replicates=3, seed=11, record_x=True, collapse=collapse
+    )
     for r in range(3):
         xs = np.array(reference_run(p, alg, tr.schedule, tr.x0, r=r))
         np.testing.assert_allclose(tr.x[r], xs, rtol=1e-12, atol=1e-12 * np.abs(xs).max())
@@ -116,10 +133,17 @@ def test_relabelling_workers_preserves_the_trace_distribution():
     perm = np.array([3, 0, 4, 1, 2])
     q = HeterogeneousQuadratic.from_arrays(hessian_diag=p.hessian[0], centers=p.centers[perm])
     inv = np.argsort(perm)  # worker w of p is worker inv[w] of q
-    a = aft.simulate(p, al.AFACD(1.0, 0.1), an.Behaviour(an.FixedArrivals([0, 1])), rounds=15, seed=0,
-                     x0=np.zeros(3))
-    b = aft.simulate(q, al.AFACD(1.0, 0.1), an.Behaviour(an.FixedArrivals(inv[[0, 1]].tolist())), rounds=15,
-                     seed=0, x0=np.zeros(3))
+    a = aft.simulate(
+        p, al.AFACD(1.0, 0.1), an.Behaviour(an.FixedArrivals([0, 1])), rounds=15, seed=0, x0=np.zeros(3)
+    )
+    b = aft.simulate(
+        q,
+        al.AFACD(1.0, 0.1),
+        an.Behaviour(an.FixedArrivals(inv[[0, 1]].tolist())),
+        rounds=15,
+        seed=0,
+        x0=np.zeros(3),
+    )
     np.testing.assert_allclose(a.grad_norm_sq, b.grad_norm_sq, rtol=1e-10)
     p2 = quad(M=5, d=3, sigma_L=0.5)
     q2 = HeterogeneousQuadratic.from_arrays(hessian_diag=p2.hessian[0], centers=p2.centers[perm], sigma_L=0.5)
@@ -196,10 +220,16 @@ def test_event_mode_trace_carries_wall_clock_and_emergent_delays():
     assert abs(np.diff(wc, axis=1).mean() - sum(1 / (10 - k) for k in range(5))) < 0.06
 
 
-@pytest.mark.parametrize("kw, match", [
-    (dict(rounds=0), "rounds"), (dict(replicates=0), "replicates"), (dict(seed=-1), "seed"),
-    (dict(x0=np.zeros(3)), "x0"), (dict(x0=np.full(4, np.nan)), "x0"),
-])
+@pytest.mark.parametrize(
+    "kw, match",
+    [
+        (dict(rounds=0), "rounds"),
+        (dict(replicates=0), "replicates"),
+        (dict(seed=-1), "seed"),
+        (dict(x0=np.zeros(3)), "x0"),
+        (dict(x0=np.full(4, np.nan)), "x0"),
+    ],
+)
 def test_bad_simulate_arguments(kw, match):
     p = quad()
     args = dict(rounds=5, replicates=2, seed=0)
@@ -208,11 +238,15 @@ def test_bad_simulate_arguments(kw, match):
         aft.simulate(p, al.AFACD(1.0, 0.1), an.Behaviour(an.UniformArrivals(2)), **args)
 
 
-@pytest.mark.parametrize("make, match", [
-    (lambda: al.AFACD(0.0, 0.1), "eta"), (lambda: al.AFACD(1.0, -0.1), "eta_L"),
-    (lambda: al.AFACS(1.0, 0.1, memory_init="cold"), "memory_init"),
-    (lambda: al.FedBuff(1.0, 0.1, staleness="exp"), "staleness"),
-])
+@pytest.mark.parametrize(
+    "make, match",
+    [
+        (lambda: al.AFACD(0.0, 0.1), "eta"),
+        (lambda: al.AFACD(1.0, -0.1), "eta_L"),
+        (lambda: al.AFACS(1.0, 0.1, memory_init="cold"), "memory_init"),
+        (lambda: al.FedBuff(1.0, 0.1, staleness="exp"), "staleness"),
+    ],
+)
 def test_bad_algorithm_arguments(make, match):
     with pytest.raises(ValueError, match=match):
         make()
@@ -225,29 +259,34 @@ def test_m_larger_than_num_workers_is_rejected():
 
 def test_fedbuff_buffer_size_must_match_m():
     with pytest.raises(ValueError, match="buffer_size"):
-        aft.simulate(quad(), al.FedBuff(1.0, 0.1, buffer_size=4), an.Behaviour(an.UniformArrivals(3)),
-                     rounds=3)
+        aft.simulate(
+            quad(), al.FedBuff(1.0, 0.1, buffer_size=4), an.Behaviour(an.UniformArrivals(3)), rounds=3
+        )
 
 
 @pytest.mark.parametrize("hessian", ["diag", "dense"])
 def test_collapsed_local_steps_match_step_by_step_in_distribution(hessian):
     """Collapsed (one exact draw per update) vs step-by-step: mean and variance of ‖∇f(x_T)‖² and the mean of
     x_T over 4000 replicates agree (two-sample z < 5 per statistic; false-failure prob < 1e-5 overall)."""
-    p = HeterogeneousQuadratic(dim=3, num_workers=5, L=2.0, mu=0.3, sigma_L=1.0, sigma_G=1.0, seed=2,
-                               hessian=hessian)
+    p = HeterogeneousQuadratic(
+        dim=3, num_workers=5, L=2.0, mu=0.3, sigma_L=1.0, sigma_G=1.0, seed=2, hessian=hessian
+    )
     beh = an.Behaviour(an.UniformArrivals(2), an.UniformDelay(2), an.UniformSteps(1, 6))
     R = 4000
     a = aft.simulate(p, al.AFACD(1.0, 0.3), beh, rounds=6, replicates=R, seed=1, collapse=True, record_x=True)
-    b = aft.simulate(p, al.AFACD(1.0, 0.3), beh, rounds=6, replicates=R, seed=2, collapse=False,
-                     record_x=True)
+    b = aft.simulate(
+        p, al.AFACD(1.0, 0.3), beh, rounds=6, replicates=R, seed=2, collapse=False, record_x=True
+    )
     assert a.config["collapsed"] and not b.config["collapsed"]
-    for u, v in [(a.grad_norm_sq[:, -1], b.grad_norm_sq[:, -1]), *zip(a.x[:, -1].T, b.x[:, -1].T,
-                                                                      strict=False)]:
+    for u, v in [
+        (a.grad_norm_sq[:, -1], b.grad_norm_sq[:, -1]),
+        *zip(a.x[:, -1].T, b.x[:, -1].T, strict=False),
+    ]:
         z = (u.mean() - v.mean()) / np.sqrt(u.var() / R + v.var() / R)
         assert abs(z) < 5, z
     u, v = a.grad_norm_sq[:, -1], b.grad_norm_sq[:, -1]
-    su = ((u - u.mean()) ** 2)
-    sv = ((v - v.mean()) ** 2)
+    su = (u - u.mean()) ** 2
+    sv = (v - v.mean()) ** 2
     z = (su.mean() - sv.mean()) / np.sqrt(su.var() / R + sv.var() / R)
     assert abs(z) < 5, z
 
@@ -263,10 +302,17 @@ def test_collapse_true_is_refused_where_invalid():
 
 def test_drifting_objective_without_drift_equals_the_base_problem():
     from afltheory.problems import DriftingQuadratic
+
     base = quad(sigma_L=0.5)
     beh = BEHAVIOURS["uniform-delay-dynamic"]
-    a = aft.simulate(DriftingQuadratic.from_problem(base, sigma_q=0.0), al.AFACD(1.0, 0.1), beh, rounds=15,
-                     replicates=4, seed=3)
+    a = aft.simulate(
+        DriftingQuadratic.from_problem(base, sigma_q=0.0),
+        al.AFACD(1.0, 0.1),
+        beh,
+        rounds=15,
+        replicates=4,
+        seed=3,
+    )
     b = aft.simulate(base, al.AFACD(1.0, 0.1), beh, rounds=15, replicates=4, seed=3)
     np.testing.assert_array_equal(a.grad_norm_sq, b.grad_norm_sq)
     assert np.all(a.drift == 0)
@@ -276,15 +322,25 @@ def test_drifting_objective_tracks_the_moving_optimum():
     """With drift the trace reports the round-t objective: ‖∇f_t(x_t)‖² = ‖H̄(x_t − x*_t)‖² exactly, and the
     tracking error (MSD) settles at a level that grows with σ_q (Rizk et al.'s O(σ_q²/μ) tracking term)."""
     from afltheory.problems import DriftingQuadratic
+
     base = HeterogeneousQuadratic(dim=2, num_workers=4, L=1.0, mu=0.5, sigma_G=0.0, seed=0)
     beh = an.Behaviour(an.UniformArrivals(4))
     msd = []
     for sq in (0.05, 0.2):
-        tr = aft.simulate(DriftingQuadratic.from_problem(base, sq), al.AFACD(1.0, 0.5), beh, rounds=200,
-                          replicates=64, seed=1, record_x=True, x0=base.constants.x_star)
+        tr = aft.simulate(
+            DriftingQuadratic.from_problem(base, sq),
+            al.AFACD(1.0, 0.5),
+            beh,
+            rounds=200,
+            replicates=64,
+            seed=1,
+            record_x=True,
+            x0=base.constants.x_star,
+        )
         e = tr.x - tr.drift - base.constants.x_star
-        np.testing.assert_allclose(tr.grad_norm_sq, np.sum(base.grad(e + base.constants.x_star) ** 2, -1),
-                                   rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(
+            tr.grad_norm_sq, np.sum(base.grad(e + base.constants.x_star) ** 2, -1), rtol=1e-12, atol=1e-15
+        )
         np.testing.assert_allclose(tr.tracking_error, np.sum(e**2, -1), rtol=1e-12)
         msd.append(tr.tracking_error[:, 100:].mean())
     assert msd[1] > 4 * msd[0]

@@ -26,17 +26,20 @@ FAMILIES = {
     "quadratic-diag": lambda: HeterogeneousQuadratic(dim=5, num_workers=8, sigma_L=0.5, seed=1),
     # the reproducer: a dense Hessian (collapsed path rotates the noise; one-step does not)
     "quadratic-dense": lambda: HeterogeneousQuadratic(dim=5, num_workers=8, sigma_L=0.5, hessian="dense"),
-    "quadratic-dense-d40": lambda: HeterogeneousQuadratic(dim=40, num_workers=8, sigma_L=0.5,
-                                                          hessian="dense"),
+    "quadratic-dense-d40": lambda: HeterogeneousQuadratic(
+        dim=40, num_workers=8, sigma_L=0.5, hessian="dense"
+    ),
     "quadratic-finite-sum": lambda: HeterogeneousQuadratic.finite_sum(dim=5, num_workers=8, sigma_L=0.5),
     "curvature-diag": lambda: HeterogeneousCurvatureQuadratic(dim=5, num_workers=8, sigma_L=0.5, seed=1),
-    "curvature-dense": lambda: HeterogeneousCurvatureQuadratic(dim=5, num_workers=8, sigma_L=0.5, seed=1,
-                                                               hessian="dense"),
+    "curvature-dense": lambda: HeterogeneousCurvatureQuadratic(
+        dim=5, num_workers=8, sigma_L=0.5, seed=1, hessian="dense"
+    ),
     "nonconvex": lambda: NonconvexSinusoidal(dim=5, num_workers=8, sigma_L=0.5, seed=1),
     "lower-bound-pair": lambda: LowerBoundPair(),
     "logistic-minibatch": lambda: logistic_problem(M=8),
     "drifting": lambda: DriftingQuadratic.from_problem(
-        HeterogeneousQuadratic(dim=5, num_workers=8, sigma_L=0.5, seed=1), 0.05),
+        HeterogeneousQuadratic(dim=5, num_workers=8, sigma_L=0.5, seed=1), 0.05
+    ),
 }
 # (local steps, algorithm, collapse): the engine path each one exercises
 PATHS = {

@@ -54,8 +54,9 @@ def test_simulate_progress_is_opt_in(capsys):
     _trace()
     assert capsys.readouterr().err == ""
     prob = aft.problems.HeterogeneousQuadratic(dim=3, num_workers=5, seed=0)
-    aft.simulate(prob, AFACS(0.5, 0.05), an.Behaviour(an.UniformArrivals(2)), rounds=20, replicates=2,
-                 progress=True)
+    aft.simulate(
+        prob, AFACS(0.5, 0.05), an.Behaviour(an.UniformArrivals(2)), rounds=20, replicates=2, progress=True
+    )
     err = capsys.readouterr().err
     # tqdm's bar (redrawn, then cleared) or the 10 % lines
     assert "simulate" in err and "/20" in err
@@ -72,4 +73,4 @@ def test_exact_cost_is_projected_warned_and_refusable():
         aft.exact.moments(prob, AFACS(0.5, 0.05), beh, rounds=5, max_seconds=1e-12)
     with warnings.catch_warnings():
         warnings.simplefilter("error", aft.exact.ExactCostWarning)
-        aft.exact.moments(prob, AFACS(0.5, 0.05), beh, rounds=5)      # default 30 s: silent at this size
+        aft.exact.moments(prob, AFACS(0.5, 0.05), beh, rounds=5)  # default 30 s: silent at this size

@@ -40,15 +40,16 @@ BIASED = [0.45, 0.3, 0.1, 0.1, 0.05]
 
 
 def shared(dim=3, M=5, hessian="diag", seed=0):
-    return HeterogeneousQuadratic(dim=dim, num_workers=M, L=1.0, mu=0.2, sigma_L=0.5, sigma_G=1.0, seed=seed,
-                                  hessian=hessian)
+    return HeterogeneousQuadratic(
+        dim=dim, num_workers=M, L=1.0, mu=0.2, sigma_L=0.5, sigma_G=1.0, seed=seed, hessian=hessian
+    )
 
 
 def curvature(dim=3, M=5, hessian="diag", seed=0):
     mod = pytest.importorskip("afltheory.problems.curvature")
-    return mod.HeterogeneousCurvatureQuadratic(dim=dim, num_workers=M, L=1.0, mu=0.2, sigma_L=0.5,
-                                               sigma_G=1.0,
-                                               seed=seed, hessian=hessian)
+    return mod.HeterogeneousCurvatureQuadratic(
+        dim=dim, num_workers=M, L=1.0, mu=0.2, sigma_L=0.5, sigma_G=1.0, seed=seed, hessian=hessian
+    )
 
 
 def max_abs_z(prob, algo, beh, replicates=2000, seed=11, rounds=ROUNDS):
@@ -63,39 +64,99 @@ def max_abs_z(prob, algo, beh, replicates=2000, seed=11, rounds=ROUNDS):
 # (id, problem factory, algorithm, behaviour); every arrival type, delays on/off, constant/random K, each
 # server
 FAST = [
-    ("cd-uniform-udelay-randK", shared, AFACD(1.0, 0.3),
-     Behaviour(UniformArrivals(2), UniformDelay(2), UniformSteps(1, 3))),
-    ("fedavg-biased-nodelay-randK", shared, FedAvg(1.0, 0.1),
-     Behaviour(BiasedArrivals(2, BIASED), NoDelay(), UniformSteps(1, 3))),
-    ("cs-warm-uniform-udelay-constK-curv", curvature, AFACS(1.0, 0.3),
-     Behaviour(UniformArrivals(2), UniformDelay(2), ConstantSteps(2))),
-    ("cd-fixed-geodelay-randK-curv", curvature, AFACD(1.0, 0.3),
-     Behaviour(FixedArrivals([0, 3]), GeometricDelay(0.5, 2), UniformSteps(1, 3))),
-    ("cs-zeros-biased-fixeddelay-randK-curv", curvature, AFACS(1.0, 0.3, memory_init="zeros"),
-     Behaviour(BiasedArrivals(2, BIASED), FixedDelay(1), UniformSteps(1, 3))),
+    (
+        "cd-uniform-udelay-randK",
+        shared,
+        AFACD(1.0, 0.3),
+        Behaviour(UniformArrivals(2), UniformDelay(2), UniformSteps(1, 3)),
+    ),
+    (
+        "fedavg-biased-nodelay-randK",
+        shared,
+        FedAvg(1.0, 0.1),
+        Behaviour(BiasedArrivals(2, BIASED), NoDelay(), UniformSteps(1, 3)),
+    ),
+    (
+        "cs-warm-uniform-udelay-constK-curv",
+        curvature,
+        AFACS(1.0, 0.3),
+        Behaviour(UniformArrivals(2), UniformDelay(2), ConstantSteps(2)),
+    ),
+    (
+        "cd-fixed-geodelay-randK-curv",
+        curvature,
+        AFACD(1.0, 0.3),
+        Behaviour(FixedArrivals([0, 3]), GeometricDelay(0.5, 2), UniformSteps(1, 3)),
+    ),
+    (
+        "cs-zeros-biased-fixeddelay-randK-curv",
+        curvature,
+        AFACS(1.0, 0.3, memory_init="zeros"),
+        Behaviour(BiasedArrivals(2, BIASED), FixedDelay(1), UniformSteps(1, 3)),
+    ),
 ]
 
 SLOW = [
-    ("cd-biased-udelay-constK-dense-curv", lambda: curvature(hessian="dense"), AFACD(1.0, 0.3),
-     Behaviour(BiasedArrivals(3, BIASED), UniformDelay(3), ConstantSteps(3))),
-    ("fedavg-uniform-udelay-randK-curv", curvature, FedAvg(1.0, 0.1),
-     Behaviour(UniformArrivals(3), UniformDelay(2), UniformSteps(1, 4))),
-    ("fedavg-fixed-nodelay-constK-curv", curvature, FedAvg(1.0, 0.1),
-     Behaviour(FixedArrivals([1, 2, 4]), NoDelay(), ConstantSteps(3))),
-    ("cs-warm-biased-geodelay-randK-dense", lambda: shared(hessian="dense"), AFACS(1.0, 0.3),
-     Behaviour(BiasedArrivals(2, BIASED), GeometricDelay(0.4, 3), UniformSteps(1, 3))),
-    ("cs-warm-fixed-nodelay-randK-curv", curvature, AFACS(1.0, 0.3),
-     Behaviour(FixedArrivals([0, 2]), NoDelay(), UniformSteps(1, 3))),
-    ("fedbuff-uniform-perworkerdelay-perworkerK-curv", curvature, FedBuff(1.0, 0.1),
-     Behaviour(UniformArrivals(2), PerWorkerDelay([0, 1, 2, 3, 1]), PerWorkerSteps([1, 2, 3, 1, 2]))),
-    ("asysg-uniform-udelay", shared, AsySG(0.3),
-     Behaviour(UniformArrivals(2), UniformDelay(3), UniformSteps(1, 5))),
-    ("fedprox-biased-udelay-randK-curv", curvature, AFACD(1.0, 0.3, worker=FedProx(0.5)),
-     Behaviour(BiasedArrivals(3, BIASED), UniformDelay(2), UniformSteps(1, 3))),
-    ("synchronous-fedavg-uniform", curvature, FedAvg(1.0, 0.1),
-     Synchronous(UniformArrivals(2), local_steps=UniformSteps(1, 3))),
-    ("lowerbound-fixed-noisy", lambda: LowerBoundPair(G=1.0, sigma_L=0.5), AFACD(1.0, 0.2),
-     Behaviour(FixedArrivals([0]), UniformDelay(2), UniformSteps(1, 3))),
+    (
+        "cd-biased-udelay-constK-dense-curv",
+        lambda: curvature(hessian="dense"),
+        AFACD(1.0, 0.3),
+        Behaviour(BiasedArrivals(3, BIASED), UniformDelay(3), ConstantSteps(3)),
+    ),
+    (
+        "fedavg-uniform-udelay-randK-curv",
+        curvature,
+        FedAvg(1.0, 0.1),
+        Behaviour(UniformArrivals(3), UniformDelay(2), UniformSteps(1, 4)),
+    ),
+    (
+        "fedavg-fixed-nodelay-constK-curv",
+        curvature,
+        FedAvg(1.0, 0.1),
+        Behaviour(FixedArrivals([1, 2, 4]), NoDelay(), ConstantSteps(3)),
+    ),
+    (
+        "cs-warm-biased-geodelay-randK-dense",
+        lambda: shared(hessian="dense"),
+        AFACS(1.0, 0.3),
+        Behaviour(BiasedArrivals(2, BIASED), GeometricDelay(0.4, 3), UniformSteps(1, 3)),
+    ),
+    (
+        "cs-warm-fixed-nodelay-randK-curv",
+        curvature,
+        AFACS(1.0, 0.3),
+        Behaviour(FixedArrivals([0, 2]), NoDelay(), UniformSteps(1, 3)),
+    ),
+    (
+        "fedbuff-uniform-perworkerdelay-perworkerK-curv",
+        curvature,
+        FedBuff(1.0, 0.1),
+        Behaviour(UniformArrivals(2), PerWorkerDelay([0, 1, 2, 3, 1]), PerWorkerSteps([1, 2, 3, 1, 2])),
+    ),
+    (
+        "asysg-uniform-udelay",
+        shared,
+        AsySG(0.3),
+        Behaviour(UniformArrivals(2), UniformDelay(3), UniformSteps(1, 5)),
+    ),
+    (
+        "fedprox-biased-udelay-randK-curv",
+        curvature,
+        AFACD(1.0, 0.3, worker=FedProx(0.5)),
+        Behaviour(BiasedArrivals(3, BIASED), UniformDelay(2), UniformSteps(1, 3)),
+    ),
+    (
+        "synchronous-fedavg-uniform",
+        curvature,
+        FedAvg(1.0, 0.1),
+        Synchronous(UniformArrivals(2), local_steps=UniformSteps(1, 3)),
+    ),
+    (
+        "lowerbound-fixed-noisy",
+        lambda: LowerBoundPair(G=1.0, sigma_L=0.5),
+        AFACD(1.0, 0.2),
+        Behaviour(FixedArrivals([0]), UniformDelay(2), UniformSteps(1, 3)),
+    ),
 ]
 
 

@@ -35,11 +35,13 @@ def test_gradient_descent_matches_matrix_power(family):
     # σ_L = 0, m = M, K = 1, τ = 0: every worker sees x_t, and the mean of H_i x_t − b_i is ∇f(x_t), so
     # x̃_{t+1} = (I − η η_L H̄) x̃_t exactly (also with per-worker Hessians: K = 1 has no drift).
     if family == "shared":
-        prob = HeterogeneousQuadratic(dim=5, num_workers=4, L=1.0, mu=0.1, sigma_L=0.0, sigma_G=1.0, seed=3,
-                                      hessian="dense")
+        prob = HeterogeneousQuadratic(
+            dim=5, num_workers=4, L=1.0, mu=0.1, sigma_L=0.0, sigma_G=1.0, seed=3, hessian="dense"
+        )
     else:
-        prob = _curvature(dim=5, num_workers=4, L=1.0, mu=0.1, sigma_L=0.0, sigma_G=1.0, seed=3,
-                          hessian="dense")
+        prob = _curvature(
+            dim=5, num_workers=4, L=1.0, mu=0.1, sigma_L=0.0, sigma_G=1.0, seed=3, hessian="dense"
+        )
     eta, eta_L, T = 1.5, 0.4, 60
     ex = moments(prob, AFACD(eta, eta_L), Behaviour(UniformArrivals(4)), T)
     Hbar, xs = prob.linear_gaussian().hessian_mean, prob.constants.x_star
@@ -100,8 +102,9 @@ def test_fedavg_equals_afacd_scaled_and_afacs_full_participation():
     np.testing.assert_allclose(c.x_mean, d.x_mean, rtol=1e-10, atol=1e-12)
 
 
-@pytest.mark.parametrize("algo", [AFACD(1.0, 0.3), AFACS(1.0, 0.3), FedAvg(1.0, 0.1),
-                                  AFACD(1.0, 0.3, worker=FedProx(0.5))])
+@pytest.mark.parametrize(
+    "algo", [AFACD(1.0, 0.3), AFACS(1.0, 0.3), FedAvg(1.0, 0.1), AFACD(1.0, 0.3, worker=FedProx(0.5))]
+)
 def test_steady_state_dense_gmres_and_long_run_agree(algo):
     prob = _curvature(dim=2, num_workers=3, L=1.0, mu=0.2, sigma_L=0.5, sigma_G=1.0, seed=2)
     beh = Behaviour(BiasedArrivals(2, [0.5, 0.3, 0.2]), UniformDelay(1), UniformSteps(1, 3))
@@ -140,12 +143,15 @@ def test_rounds_to_epsilon_matches_trajectory():
 PROB = HeterogeneousQuadratic(dim=2, num_workers=4, L=1.0, mu=0.2, sigma_L=0.3, sigma_G=1.0, seed=0)
 
 
-@pytest.mark.parametrize("beh, word", [
-    (Behaviour(CyclicArrivals(2)), "not i.i.d"),
-    (Behaviour(MarkovAvailability(2)), "not i.i.d"),
-    (Behaviour(UniformArrivals(2), local_steps=TimeVaryingSteps([1, 2, 3])), "pmf"),
-    (EventDriven(m=2), "round-mode"),
-])
+@pytest.mark.parametrize(
+    "beh, word",
+    [
+        (Behaviour(CyclicArrivals(2)), "not i.i.d"),
+        (Behaviour(MarkovAvailability(2)), "not i.i.d"),
+        (Behaviour(UniformArrivals(2), local_steps=TimeVaryingSteps([1, 2, 3])), "pmf"),
+        (EventDriven(m=2), "round-mode"),
+    ],
+)
 def test_refuses_non_iid_behaviours(beh, word):
     with pytest.raises(ExactUnavailable, match=word) as info:
         moments(PROB, AFACD(1.0, 0.1), beh, 5)
@@ -185,8 +191,12 @@ def test_fixed_delay_history_and_biased_inclusion_are_used():
         hist.append(hist[-1] - g * H @ hist[max(t - 2, 0)])
     np.testing.assert_allclose(ex.x_mean, np.array(hist) + xs, rtol=1e-12, atol=1e-13)
     with pytest.raises(ExactUnavailable, match="num_workers <= 20"):
-        moments(HeterogeneousQuadratic(dim=1, num_workers=21, L=1.0, mu=1.0, sigma_G=1.0),
-                AFACD(1.0, 0.1), Behaviour(BiasedArrivals(2, np.full(21, 1 / 21))), 3)
+        moments(
+            HeterogeneousQuadratic(dim=1, num_workers=21, L=1.0, mu=1.0, sigma_G=1.0),
+            AFACD(1.0, 0.1),
+            Behaviour(BiasedArrivals(2, np.full(21, 1 / 21))),
+            3,
+        )
 
 
 def test_top_level_access():

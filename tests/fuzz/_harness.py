@@ -16,24 +16,45 @@ from hypothesis import strategies as st
 
 #: numbers: edge values, wrong-sign, huge (2**63), non-finite
 NUMBERS = st.one_of(
-    st.integers(-3, 12), st.integers(-(2**63), 2**63), st.floats(allow_nan=True, allow_infinity=True),
+    st.integers(-3, 12),
+    st.integers(-(2**63), 2**63),
+    st.floats(allow_nan=True, allow_infinity=True),
     st.sampled_from([0, 1, 2, 0.0, 0.5, 1.0, 1e-300, 1e300, 1e160, -1e160, 2.7, float("nan"), float("inf")]),
 )
 #: anything: numbers, None, booleans, short text, short lists
-ANY = st.one_of(NUMBERS, st.none(), st.booleans(), st.text(max_size=4),
-                st.lists(st.integers(-2, 5), max_size=4), st.lists(st.floats(-2, 2), max_size=4))
+ANY = st.one_of(
+    NUMBERS,
+    st.none(),
+    st.booleans(),
+    st.text(max_size=4),
+    st.lists(st.integers(-2, 5), max_size=4),
+    st.lists(st.floats(-2, 2), max_size=4),
+)
 #: small arrays of arbitrary floats (incl. nan/inf/huge), shapes up to (4, 4)
 FLOAT_ARRAYS = st.one_of(
     st.lists(st.floats(allow_nan=True, allow_infinity=True), max_size=6),
     st.lists(st.lists(st.floats(-1e6, 1e6), min_size=1, max_size=4), min_size=1, max_size=4),
     st.lists(st.floats(1e-3, 1e3), min_size=1, max_size=8),
 )
-INT_ARRAYS = st.one_of(st.lists(st.integers(-2, 6), max_size=12),
-                       st.lists(st.lists(st.integers(-1, 4), min_size=1, max_size=3), min_size=1, max_size=4))
+INT_ARRAYS = st.one_of(
+    st.lists(st.integers(-2, 6), max_size=12),
+    st.lists(st.lists(st.integers(-1, 4), min_size=1, max_size=3), min_size=1, max_size=4),
+)
 
 #: bare exceptions a clear argument check would have prevented
-INTERNAL = (AttributeError, ZeroDivisionError, OverflowError, IndexError, KeyError, RuntimeError,
-            NotImplementedError, RecursionError, MemoryError, AssertionError, FloatingPointError)
+INTERNAL = (
+    AttributeError,
+    ZeroDivisionError,
+    OverflowError,
+    IndexError,
+    KeyError,
+    RuntimeError,
+    NotImplementedError,
+    RecursionError,
+    MemoryError,
+    AssertionError,
+    FloatingPointError,
+)
 
 
 class Hang(Exception):
@@ -92,8 +113,9 @@ def call(fn, *args, seconds: float = 20.0, **kwargs):
             assert str(exc), f"{type(exc).__name__} without a message"
             return exc
         except INTERNAL as exc:  # pragma: no cover - the failure hypothesis reports
-            raise AssertionError(f"bare {type(exc).__name__} from {fn.__qualname__}{args}{kwargs}: "
-                                 f"{exc}") from exc
+            raise AssertionError(
+                f"bare {type(exc).__name__} from {fn.__qualname__}{args}{kwargs}: {exc}"
+            ) from exc
     no_nan(out)
     return out
 
@@ -111,8 +133,7 @@ def names_a_parameter(exc: BaseException, names) -> bool:
     """True when the message names one of ``names`` (as a word) or says which argument is wrong."""
     msg = str(exc)
     words = set().union(*(_stems(n) for n in names)) if names else set()
-    return (any(re.search(rf"(?<![\w.]){re.escape(k)}\b", msg) for k in words)
-            or "argument" in msg)
+    return any(re.search(rf"(?<![\w.]){re.escape(k)}\b", msg) for k in words) or "argument" in msg
 
 
 def check_kwargs_call(fn, kwargs, names=None, seconds: float = 20.0):

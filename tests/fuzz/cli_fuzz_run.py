@@ -114,6 +114,7 @@ def make_paths(w: str) -> tuple[dict, list]:
             return None
         special.append(p)
         return p
+
     node.socks = []
     P["new"] = os.path.join(w, "out", "new.json")
     os.makedirs(os.path.join(w, "out"), exist_ok=True)
@@ -121,8 +122,12 @@ def make_paths(w: str) -> tuple[dict, list]:
     with open(P["regular"], "w") as fh:
         fh.write("keep?\n")
     P["dir"] = os.path.join(w, "out")
-    for name, kind, dev in (("null", "chr", (1, 3)), ("full", "chr", (1, 7)), ("fifo", "fifo", None),
-                            ("sock", "sock", None)):
+    for name, kind, dev in (
+        ("null", "chr", (1, 3)),
+        ("full", "chr", (1, 7)),
+        ("fifo", "fifo", None),
+        ("sock", "sock", None),
+    ):
         p = node(name, kind, dev)
         if p is not None:
             P[name] = p
@@ -149,35 +154,67 @@ def snapshot(paths: list) -> dict:
 
 def argv_for(rng: random.Random, P: dict, F: dict) -> list[str]:
     """One argument list for a random subcommand (cheap configurations: every call stays short)."""
-    out = lambda: P[rng.choice(sorted(P))]   # noqa: E731
-    cmd = rng.choice(["check", "verify", "sweep run", "sweep export", "sweep status", "sweep copy",
-                      "sweep plot", "adversary", "pep"])
+    out = lambda: P[rng.choice(sorted(P))]  # noqa: E731
+    cmd = rng.choice(
+        [
+            "check",
+            "verify",
+            "sweep run",
+            "sweep export",
+            "sweep status",
+            "sweep copy",
+            "sweep plot",
+            "adversary",
+            "pep",
+        ]
+    )
     if cmd == "check":
         a = ["check", "--quick", "--quiet", "--only", rng.choice(["thm1", "nosuch", "thm1.only_worker1"])]
         a += ["--out", out()] if rng.random() < 0.7 else ["--out", P["dir"]]
         return a + (["--json", out()] if rng.random() < 0.8 else [])
     if cmd == "verify":
-        a = ["verify", rng.choice([F["checks"], F["syntax"], F["checks"], P["dir"],
-                                   P.get("fifo", F["syntax"]), F["missing"]]), "--quiet"]
+        a = [
+            "verify",
+            rng.choice(
+                [F["checks"], F["syntax"], F["checks"], P["dir"], P.get("fifo", F["syntax"]), F["missing"]]
+            ),
+            "--quiet",
+        ]
         if rng.random() < 0.3:
             a.append(F["syntax"])
         a += ["--out", rng.choice([out(), P["dir"]])]
         return a + (["--json", out()] if rng.random() < 0.8 else [])
     if cmd == "sweep run":
-        return ["sweep", "run", rng.choice([F["spec"], F["spec"], F["badspec"], P.get("fifo", F["badspec"])]),
-                "--store", rng.choice([out(), F["store_new"]]), "--task", "synthetic", "--progress", "none"]
+        return [
+            "sweep",
+            "run",
+            rng.choice([F["spec"], F["spec"], F["badspec"], P.get("fifo", F["badspec"])]),
+            "--store",
+            rng.choice([out(), F["store_new"]]),
+            "--task",
+            "synthetic",
+            "--progress",
+            "none",
+        ]
     if cmd == "sweep export":
         return ["sweep", "export", "--store", rng.choice([F["store"], out()]), "--csv", out()]
     if cmd == "sweep status":
         return ["sweep", "status", "--store", rng.choice([F["store"], out()])] + (
-            ["--json"] if rng.random() < 0.5 else [])
+            ["--json"] if rng.random() < 0.5 else []
+        )
     if cmd == "sweep copy":
         return ["sweep", "copy", "--store", rng.choice([F["store"], out()]), "--to", out()]
     if cmd == "sweep plot":
         return ["sweep", "plot", "--store", F["store"], "--out", out()]
     if cmd == "adversary":
-        a = ["adversary", rng.choice(["thm2", "cor1", "nosuch"]), "--budget",
-             rng.choice(["8", "16", "0", "-3", "2.5"]), "--replicates", "4"]
+        a = [
+            "adversary",
+            rng.choice(["thm2", "cor1", "nosuch"]),
+            "--budget",
+            rng.choice(["8", "16", "0", "-3", "2.5"]),
+            "--replicates",
+            "4",
+        ]
         if rng.random() < 0.3:
             a += ["--K-max", rng.choice(["64", "1", "0"]), "--rounds", rng.choice(["20", "3", "2.7"])]
         if rng.random() < 0.7:
@@ -185,8 +222,18 @@ def argv_for(rng: random.Random, P: dict, F: dict) -> list[str]:
         if rng.random() < 0.3:
             a += ["--out", out()]
         return a
-    a = ["pep", rng.choice(["thm2", "thm4"]), "--T", rng.choice(["1", "2"]), "--m", rng.choice(["1", "2"]),
-         "--K", "1", "--tau", rng.choice(["0", "1"])]
+    a = [
+        "pep",
+        rng.choice(["thm2", "thm4"]),
+        "--T",
+        rng.choice(["1", "2"]),
+        "--m",
+        rng.choice(["1", "2"]),
+        "--K",
+        "1",
+        "--tau",
+        rng.choice(["0", "1"]),
+    ]
     a += ["--gamma", rng.choice(["5e-324", "1e30", "nan", "-1", "0.1"])]
     if rng.random() < 0.2:
         a[a.index("--m") + 1] = str(2**31)
@@ -197,10 +244,15 @@ def main() -> int:
     w, n, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
     os.chdir(w)
     P, special = make_paths(w)
-    F = {"spec": os.path.join(w, "fz.toml"), "badspec": os.path.join(w, "bad.toml"),
-         "checks": os.path.join(w, "user_checks.py"), "syntax": os.path.join(w, "syntax.py"),
-         "missing": os.path.join(w, "missing.py"), "store": os.path.join(w, "st", "s.sqlite"),
-         "store_new": os.path.join(w, "st", "new.sqlite")}
+    F = {
+        "spec": os.path.join(w, "fz.toml"),
+        "badspec": os.path.join(w, "bad.toml"),
+        "checks": os.path.join(w, "user_checks.py"),
+        "syntax": os.path.join(w, "syntax.py"),
+        "missing": os.path.join(w, "missing.py"),
+        "store": os.path.join(w, "st", "s.sqlite"),
+        "store_new": os.path.join(w, "st", "new.sqlite"),
+    }
     with open(F["spec"], "w") as fh:
         fh.write(SPEC)
     with open(F["badspec"], "w") as fh:
@@ -212,6 +264,7 @@ def main() -> int:
     os.makedirs(os.path.dirname(F["store"]))
     from afltheory.cli import main as cli
     from afltheory.sweep import parse_spec, run_sweep
+
     run_sweep(parse_spec(SPEC, check_objects=False), F["store"], task="synthetic")
     before = snapshot(special)
     rng = random.Random(seed)
@@ -226,28 +279,44 @@ def main() -> int:
         try:
             with contextlib.redirect_stdout(o), contextlib.redirect_stderr(e):
                 rec["code"] = cli(argv)
-        except SystemExit as exc:   # argparse: usage errors exit 2, --help 0
+        except SystemExit as exc:  # argparse: usage errors exit 2, --help 0
             rec["code"] = exc.code if isinstance(exc.code, int) else 2
         except Hang:
             rec["hang"] = True
-        except BaseException as exc:   # noqa: BLE001 - any escape is a traceback the user would see
+        except BaseException as exc:  # noqa: BLE001 - any escape is a traceback the user would see
             rec["raised"] = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))[-3000:]
         finally:
             signal.alarm(0)
         text = o.getvalue() + e.getvalue()
         rec["traceback_printed"] = "Traceback (most recent call last)" in text
-        results = "\n".join(ln for ln in text.replace(w, "").splitlines()   # an error may echo the input
-                             if "error:" not in ln and not ln.startswith("usage:"))
+        results = "\n".join(
+            ln
+            for ln in text.replace(w, "").splitlines()  # an error may echo the input
+            if "error:" not in ln and not ln.startswith("usage:")
+        )
         rec["nan_printed"] = any(tok in results for tok in (" nan", "NaN", "=nan", "(nan"))
         rec["tail"] = text[-400:]
         calls.append(rec)
     after = snapshot(special)
     stray = []
     for root, _dirs, files in os.walk(w):
-        stray += [os.path.join(root, f) for f in files if ".tmp-" in f or ".corrupt-" in f
-                  or f.startswith(".afltheory-probe-")]
-    print(json.dumps({"calls": calls, "special_before": before, "special_after": after, "stray": stray,
-                      "special": sorted(P), "seconds": time.monotonic() - t0}))
+        stray += [
+            os.path.join(root, f)
+            for f in files
+            if ".tmp-" in f or ".corrupt-" in f or f.startswith(".afltheory-probe-")
+        ]
+    print(
+        json.dumps(
+            {
+                "calls": calls,
+                "special_before": before,
+                "special_after": after,
+                "stray": stray,
+                "special": sorted(P),
+                "seconds": time.monotonic() - t0,
+            }
+        )
+    )
     return 0
 
 

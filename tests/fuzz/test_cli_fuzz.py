@@ -21,10 +21,18 @@ DRIVER = Path(__file__).with_name("cli_fuzz_run.py")
 
 
 def _run(tmp_path, n, seed, timeout):
-    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
-               OPENBLAS_NUM_THREADS="1")
-    r = subprocess.run([sys.executable, str(DRIVER), str(tmp_path), str(n), str(seed)], capture_output=True,
-                       text=True, timeout=timeout, env=env)
+    env = dict(
+        os.environ,
+        PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+        OPENBLAS_NUM_THREADS="1",
+    )
+    r = subprocess.run(
+        [sys.executable, str(DRIVER), str(tmp_path), str(n), str(seed)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+    )
     assert r.returncode == 0, r.stderr[-3000:]
     return json.loads(r.stdout.strip().splitlines()[-1])
 
@@ -32,8 +40,13 @@ def _run(tmp_path, n, seed, timeout):
 def _assert_clean(res):
     bad = []
     for c in res["calls"]:
-        if (c["raised"] or c["hang"] or c["traceback_printed"] or c["code"] not in (0, 1, 2)
-                or c["nan_printed"]):
+        if (
+            c["raised"]
+            or c["hang"]
+            or c["traceback_printed"]
+            or c["code"] not in (0, 1, 2)
+            or c["nan_printed"]
+        ):
             bad.append((c["argv"], c["code"], c["raised"] or c["tail"]))
     assert not bad, f"{len(bad)} bad call(s); first: {bad[0]}"
     assert res["special_before"] == res["special_after"], "a device file, FIFO or socket was replaced"
@@ -45,7 +58,7 @@ def test_cli_fuzz_bounded(tmp_path):
     res = _run(tmp_path, 40, 28, timeout=600)
     _assert_clean(res)
     codes = {c["code"] for c in res["calls"]}
-    assert 2 in codes and 0 in codes   # both refusals and successful runs were exercised
+    assert 2 in codes and 0 in codes  # both refusals and successful runs were exercised
 
 
 @pytest.mark.slow

@@ -30,6 +30,7 @@ def test_a_pickled_array_declaring_a_huge_shape_is_refused(tmp_path):
         def __reduce__(self):
             core = getattr(np, "_core", None) or np.core
             return (core.multiarray._reconstruct, (np.ndarray, (10**10,), b"b"))
+
     (tmp_path / "b").write_bytes(pickle.dumps({"data": Fake()}, protocol=2))
     with pytest.raises(ValueError, match="MAX_FILE_BYTES"):
         loaders._unpickle(tmp_path / "b")
@@ -53,6 +54,7 @@ def _npz(path, **arrays):
 
 def test_a_schedule_file_is_checked_before_it_is_decompressed(tmp_path, monkeypatch):
     import afltheory._validation as v
+
     s = an.Behaviour(an.UniformArrivals(2)).sample(50, 2, 4, seed=0)
     s.save(tmp_path / "ok.npz")
     assert an.Schedule.load(tmp_path / "ok.npz") == s
@@ -62,9 +64,13 @@ def test_a_schedule_file_is_checked_before_it_is_decompressed(tmp_path, monkeypa
 
 
 def test_a_schedule_file_with_a_huge_num_workers_is_refused(tmp_path):
-    z = dict(workers=np.zeros((1, 2, 1), np.int64), delays=np.zeros((1, 2, 1), np.int64),
-             local_steps=np.ones((1, 2, 1), np.int64), num_workers=np.int64(4 * 10**10),
-             init_local_steps=np.ones((1, 1), np.int64))
+    z = dict(
+        workers=np.zeros((1, 2, 1), np.int64),
+        delays=np.zeros((1, 2, 1), np.int64),
+        local_steps=np.ones((1, 2, 1), np.int64),
+        num_workers=np.int64(4 * 10**10),
+        init_local_steps=np.ones((1, 1), np.int64),
+    )
     _npz(tmp_path / "big.npz", **z)
     with pytest.raises(ValueError, match="num_workers=40000000000"):
         an.Schedule.load(tmp_path / "big.npz")
@@ -73,11 +79,14 @@ def test_a_schedule_file_with_a_huge_num_workers_is_refused(tmp_path):
         an.Schedule.load(tmp_path / "junk.npz")
 
 
-@pytest.mark.parametrize("kw, match", [
-    (dict(num_workers=2.7), "num_workers"),
-    (dict(workers=[[0.5, 1.0]]), "workers must hold integers"),
-    (dict(wall_clock=[[0.0, np.nan]]), "wall_clock"),
-])
+@pytest.mark.parametrize(
+    "kw, match",
+    [
+        (dict(num_workers=2.7), "num_workers"),
+        (dict(workers=[[0.5, 1.0]]), "workers must hold integers"),
+        (dict(wall_clock=[[0.0, np.nan]]), "wall_clock"),
+    ],
+)
 def test_schedule_refuses_silent_coercions(kw, match):
     args = dict(workers=[[0, 1]], delays=[[0, 0]], local_steps=[[1, 1]], num_workers=2)
     args.update(kw)
@@ -105,13 +114,22 @@ eta_L = 0.05
 """
 
 
-@pytest.mark.parametrize("edit, match", [
-    (lambda s: s + "[grid]\n" + "\n".join(f'"problem.p{i}" = [{",".join(map(str, range(10)))}]'
-                                             for i in range(10)), "limit is 1000000"),
-    (lambda s: s.replace("dim = 3", "dim = 1000000000"), "MAX_ALLOC_BYTES"),
-    (lambda s: s + "[extra]\nx = " + "[" * 3000 + "]" * 3000 + "\n", "too deeply|levels deep"),
-    (lambda s: s.replace('family = "HeterogeneousQuadratic"', 'family = "Problem"'), "abstract"),
-])
+@pytest.mark.parametrize(
+    "edit, match",
+    [
+        (
+            lambda s: (
+                s
+                + "[grid]\n"
+                + "\n".join(f'"problem.p{i}" = [{",".join(map(str, range(10)))}]' for i in range(10))
+            ),
+            "limit is 1000000",
+        ),
+        (lambda s: s.replace("dim = 3", "dim = 1000000000"), "MAX_ALLOC_BYTES"),
+        (lambda s: s + "[extra]\nx = " + "[" * 3000 + "]" * 3000 + "\n", "too deeply|levels deep"),
+        (lambda s: s.replace('family = "HeterogeneousQuadratic"', 'family = "Problem"'), "abstract"),
+    ],
+)
 def test_specs_that_could_never_finish_validating_fail_fast(edit, match):
     with pytest.raises(SpecError, match=match):
         parse_spec(edit(SPEC))
@@ -125,6 +143,7 @@ def test_integral_floats_and_ints_give_the_same_task():
 def test_theory_conditions_at_huge_finite_values_give_a_verdict_not_an_overflow_error():
     """theorem2.conditions(L=1e160, ...) raised a bare OverflowError (Python float ** 2)."""
     from afltheory.theory import theorem2
+
     conds = theorem2.conditions(L=1e160, eta=1.0, eta_L=1e-100, K_max=3, tau=2)
     assert conds  # evaluated in IEEE arithmetic: a side may be inf (the condition fails), never NaN
     for c in conds:
@@ -133,11 +152,19 @@ def test_theory_conditions_at_huge_finite_values_give_a_verdict_not_an_overflow_
         theorem2.conditions(L=1e160, eta=1.0, eta_L=1e-170, K_max=3, tau=2)
 
 
-@pytest.mark.parametrize("kw, match", [(dict(L=float("nan")), "L=nan"), (dict(L=-1.0), "L=-1.0"),
-                                       (dict(sigma_L=-0.1), "sigma_L"), (dict(mu=5.0), "mu=5.0"),
-                                       (dict(f_star=float("inf")), "f_star")])
+@pytest.mark.parametrize(
+    "kw, match",
+    [
+        (dict(L=float("nan")), "L=nan"),
+        (dict(L=-1.0), "L=-1.0"),
+        (dict(sigma_L=-0.1), "sigma_L"),
+        (dict(mu=5.0), "mu=5.0"),
+        (dict(f_star=float("inf")), "f_star"),
+    ],
+)
 def test_constants_validate_their_fields(kw, match):
     from afltheory.problems import Constants
+
     args = dict(L=2.0, mu=0.1, sigma_L=0.5, sigma_G=1.0, f_star=0.0, x_star=None)
     args.update(kw)
     with pytest.raises(ValueError, match=match):

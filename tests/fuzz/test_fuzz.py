@@ -25,17 +25,29 @@ from afltheory.theory import theorem2, theorem3, theorem4
 
 # values a careless or hostile caller might pass: edge numbers, wrong types, huge sizes (bounded by limits)
 NUMBERS = st.one_of(
-    st.integers(-3, 12), st.integers(-(2**63), 2**63), st.floats(allow_nan=True, allow_infinity=True),
+    st.integers(-3, 12),
+    st.integers(-(2**63), 2**63),
+    st.floats(allow_nan=True, allow_infinity=True),
     st.sampled_from([0, 1, 2, 0.0, 0.5, 1.0, 1e-300, 1e300, 1e160, -1e160, 2.7, float("nan"), float("inf")]),
 )
-ANY = st.one_of(NUMBERS, st.none(), st.booleans(), st.text(max_size=4),
-                st.lists(st.integers(-2, 5), max_size=4), st.lists(st.floats(-2, 2), max_size=4))
+ANY = st.one_of(
+    NUMBERS,
+    st.none(),
+    st.booleans(),
+    st.text(max_size=4),
+    st.lists(st.integers(-2, 5), max_size=4),
+    st.lists(st.floats(-2, 2), max_size=4),
+)
 
 TARGETS = {
-    "HeterogeneousQuadratic": (pr.HeterogeneousQuadratic, ["dim", "num_workers", "L", "mu", "sigma_L",
-                                                           "sigma_G", "seed", "hessian"]),
-    "HeterogeneousCurvatureQuadratic": (pr.HeterogeneousCurvatureQuadratic, ["dim", "num_workers", "L", "mu",
-                                                                             "sigma_L", "sigma_G", "seed"]),
+    "HeterogeneousQuadratic": (
+        pr.HeterogeneousQuadratic,
+        ["dim", "num_workers", "L", "mu", "sigma_L", "sigma_G", "seed", "hessian"],
+    ),
+    "HeterogeneousCurvatureQuadratic": (
+        pr.HeterogeneousCurvatureQuadratic,
+        ["dim", "num_workers", "L", "mu", "sigma_L", "sigma_G", "seed"],
+    ),
     "NonconvexSinusoidal": (pr.NonconvexSinusoidal, ["dim", "num_workers", "L", "mu", "sigma_L", "sigma_G"]),
     "UniformArrivals": (an.UniformArrivals, ["m"]),
     "BiasedArrivals": (an.BiasedArrivals, ["m", "probs"]),
@@ -57,15 +69,29 @@ TARGETS = {
     "theorem3.conditions": (theorem3.conditions, None),
     "theorem4.conditions": (theorem4.conditions, None),
 }
-INTERNAL = (AttributeError, ZeroDivisionError, OverflowError, IndexError, KeyError, RuntimeError,
-            NotImplementedError, RecursionError, MemoryError, AssertionError, FloatingPointError)
+INTERNAL = (
+    AttributeError,
+    ZeroDivisionError,
+    OverflowError,
+    IndexError,
+    KeyError,
+    RuntimeError,
+    NotImplementedError,
+    RecursionError,
+    MemoryError,
+    AssertionError,
+    FloatingPointError,
+)
 
 
 def _params(fn, names):
     if names is not None:
         return names
-    return [p for p, q in inspect.signature(fn).parameters.items()
-            if q.kind in (q.KEYWORD_ONLY, q.POSITIONAL_OR_KEYWORD)]
+    return [
+        p
+        for p, q in inspect.signature(fn).parameters.items()
+        if q.kind in (q.KEYWORD_ONLY, q.POSITIONAL_OR_KEYWORD)
+    ]
 
 
 def _no_nan(obj, depth=0):
@@ -129,9 +155,16 @@ def test_simulate_fails_clearly_or_returns_a_nan_free_trace(rounds, replicates, 
         algo = al.AFACD(1.0, eta_L)
     except (ValueError, TypeError):
         algo = al.AFACD(1.0, 0.05)
-    kwargs = dict(problem=p, algorithm=algo, behaviour=beh, rounds=small(rounds),
-                  replicates=small(replicates), seed=seed, divergence_threshold=thr,
-                  x0=None if isinstance(x0, bool) else np.full(2, x0) if isinstance(x0, (int, float)) else x0)
+    kwargs = dict(
+        problem=p,
+        algorithm=algo,
+        behaviour=beh,
+        rounds=small(rounds),
+        replicates=small(replicates),
+        seed=seed,
+        divergence_threshold=thr,
+        x0=None if isinstance(x0, bool) else np.full(2, x0) if isinstance(x0, (int, float)) else x0,
+    )
     out = _call(aft.simulate, kwargs)
     if not isinstance(out, Exception):
         for a in (out.grad_norm_sq, out.loss, out.x_final):

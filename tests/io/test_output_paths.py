@@ -36,7 +36,7 @@ def test_regular_and_new_files_accepted(tmp_path):
     (tmp_path / "old.json").write_text("{}")
     _io.check_output_file(tmp_path / "old.json", "--json")
     _io.check_output_file("-", "--json", stdout_ok=True)
-    _io.check_output_file(tmp_path / "a" / "b" / "c.json", "--json")   # parents creatable
+    _io.check_output_file(tmp_path / "a" / "b" / "c.json", "--json")  # parents creatable
     assert (tmp_path / "a" / "b").is_dir() and not (tmp_path / "a" / "b" / "c.json").exists()  # parents made
 
 
@@ -73,7 +73,7 @@ def test_symlink_to_device_refused_and_write_refused(tmp_path):
     with pytest.raises(ValueError, match="character device"):
         _io.write_json(dev, {"a": 1})
     assert stat.S_ISCHR(os.stat(dev).st_mode) and os.path.islink(link)
-    assert sorted(os.listdir(tmp_path)) == ["link.json", "null"]   # no temporary left behind
+    assert sorted(os.listdir(tmp_path)) == ["link.json", "null"]  # no temporary left behind
 
 
 def test_parent_problems(tmp_path):
@@ -92,8 +92,10 @@ def test_parent_problems(tmp_path):
 
 def test_unwritable_directory(tmp_path, monkeypatch):
     """Root ignores mode bits, so the probe's failure is simulated (EACCES from mkstemp)."""
+
     def deny(*a, **k):
         raise PermissionError(errno.EACCES, "Permission denied")
+
     monkeypatch.setattr(_io.tempfile, "mkstemp", deny)
     with pytest.raises(ValueError, match="--json .* is not writable"):
         _io.check_output_file(tmp_path / "x.json", "--json")
@@ -112,13 +114,14 @@ def test_atomic_write_keeps_old_file_on_failure(tmp_path, monkeypatch):
 
     def enospc(fd):
         raise OSError(errno.ENOSPC, "No space left on device")
+
     monkeypatch.setattr(_io.os, "fsync", enospc)
     with pytest.raises(OSError, match="No space"):
         _io.atomic_write(p, "new")
     assert p.read_text() == "old" and os.listdir(tmp_path) == ["out.csv"]
     monkeypatch.undo()
     _io.atomic_write(p, "new")
-    assert p.read_text() == "new" and stat.S_IMODE(os.stat(p).st_mode) == 0o640   # mode kept
+    assert p.read_text() == "new" and stat.S_IMODE(os.stat(p).st_mode) == 0o640  # mode kept
 
 
 def test_write_json_is_strict(tmp_path):
@@ -142,13 +145,17 @@ def test_full_disk_leaves_previous_output_whole(tmp_path, capsys):
 
     mnt = tmp_path / "mnt"
     mnt.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mnt)],
-                      capture_output=True).returncode != 0:
+    if (
+        subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mnt)], capture_output=True
+        ).returncode
+        != 0
+    ):
         pytest.skip("cannot mount a small tmpfs here (the simulated ENOSPC test covers atomic writes)")
     try:
         old = mnt / "out.json"
         old.write_text('{"previous": true}\n')
-        fd = os.open(mnt / "filler", os.O_WRONLY | os.O_CREAT)   # fill the filesystem (unbuffered)
+        fd = os.open(mnt / "filler", os.O_WRONLY | os.O_CREAT)  # fill the filesystem (unbuffered)
         try:
             while True:
                 os.write(fd, b"\0" * 4096)

@@ -22,9 +22,18 @@ from afltheory.exact.law import ExactUnavailable
 from afltheory.mutants import algorithms as MA
 from afltheory.problems import DriftingQuadratic, HeterogeneousQuadratic
 
-NEW = ["randk.no_rescale", "qsgd.max_norm", "channel.shared_stream", "ef.memory_unused",
-       "diana.shift_frozen", "diana.shift_sign", "sim.drift_after", "sim.drift_sigma_q", "exact.drift_after",
-       "exact.drift_sigma_q"]
+NEW = [
+    "randk.no_rescale",
+    "qsgd.max_norm",
+    "channel.shared_stream",
+    "ef.memory_unused",
+    "diana.shift_frozen",
+    "diana.shift_sign",
+    "sim.drift_after",
+    "sim.drift_sigma_q",
+    "exact.drift_after",
+    "exact.drift_sigma_q",
+]
 
 
 def _gd(n):
@@ -32,8 +41,9 @@ def _gd(n):
 
 
 def _het(M=4, d=8):
-    return HeterogeneousQuadratic(dim=d, num_workers=M, L=1.0, mu=0.2, sigma_L=0.0,
-                                  sigma_G=1.0 if M > 1 else 0.0, seed=0)
+    return HeterogeneousQuadratic(
+        dim=d, num_workers=M, L=1.0, mu=0.2, sigma_L=0.0, sigma_G=1.0 if M > 1 else 0.0, seed=0
+    )
 
 
 def _quiet_sim(*a, **kw):
@@ -47,10 +57,13 @@ def test_new_mutants_are_catalogued_with_their_engines():
     cat = mutants.CATALOGUE
     assert set(NEW) <= set(cat) and len(cat) >= 37
     eng = {n: cat[n].engines for n in NEW}
-    assert eng["randk.no_rescale"] == ("exact", "simulate")          # a declarative hook both paths read
+    assert eng["randk.no_rescale"] == ("exact", "simulate")  # a declarative hook both paths read
     assert eng["exact.drift_after"] == eng["exact.drift_sigma_q"] == ("exact",)
-    assert all(eng[n] == ("simulate",) for n in NEW if n not in
-               ("randk.no_rescale", "exact.drift_after", "exact.drift_sigma_q"))
+    assert all(
+        eng[n] == ("simulate",)
+        for n in NEW
+        if n not in ("randk.no_rescale", "exact.drift_after", "exact.drift_sigma_q")
+    )
     # components the exact engine never runs (EF, DIANA, QSGD) are not an exact→MC switch like the controls'
     assert not any(cat[n].refused_by_exact for n in NEW)
     assert mutants.CONTROLS["control.afacd_subclass"].refused_by_exact
@@ -61,7 +74,7 @@ def test_substitution_reaches_nested_components_and_keeps_their_fields():
     a = AFACD(2.0, 0.3, compressor=DIANA(RandK(3), 0.25))
     with mutants.injected("randk.no_rescale"):
         b = _faults.substitute(a)
-        assert _faults.substitute(b) == b                             # idempotent
+        assert _faults.substitute(b) == b  # idempotent
     assert type(b) is AFACD and (b.eta, b.eta_L) == (2.0, 0.3)
     assert type(b.compressor) is DIANA and b.compressor.alpha == 0.25
     assert type(b.compressor.compressor) is MA.RandKNoRescale and b.compressor.compressor.k == 3
@@ -69,7 +82,7 @@ def test_substitution_reaches_nested_components_and_keeps_their_fields():
         c = _faults.substitute(a)
         assert type(c.compressor) is MA.DIANAShiftFrozen and type(c.compressor.compressor) is RandK
         e = AFACD(1.0, 0.1, compressor=ErrorFeedback(TopK(2)))
-        assert _faults.substitute(e) is e                             # nothing to replace: the same object
+        assert _faults.substitute(e) is e  # nothing to replace: the same object
     with mutants.injected("ef.memory_unused"):
         f = _faults.substitute(e)
     assert type(f.compressor) is MA.ErrorFeedbackUnused and f.compressor.compressor == TopK(2)
@@ -125,7 +138,7 @@ def test_randk_no_rescale_is_randk_times_k_over_d():
     y = RandK(2).compress(x, np.random.default_rng(1))[0]
     ym = MA.RandKNoRescale(2).compress(x, np.random.default_rng(1))[0]
     np.testing.assert_array_equal(ym, y * 2 / 8)
-    assert set(np.unique(ym[ym != 0])) <= set(x[0])                # kept coordinates unscaled
+    assert set(np.unique(ym[ym != 0])) <= set(x[0])  # kept coordinates unscaled
     assert MA.RandKNoRescale(2).mean_gain(8) == 0.25 and RandK(2).mean_gain(8) == 1.0
     X = np.random.default_rng(2).standard_normal((8, 8))
     np.testing.assert_allclose(MA.RandKNoRescale(2).moment_map(X), RandK(2).moment_map(X) / 16, rtol=1e-12)
@@ -168,7 +181,7 @@ def test_qsgd_max_norm_hand_computed():
     c = QSGD(2).compress(x, np.random.default_rng(0))[0]
     assert set(np.unique(np.abs(c))) <= {2.5, 5.0}
     assert mutants.get("qsgd.max_norm").engines == ("simulate",)
-    with pytest.raises(ExactUnavailable):           # the exact engine never runs QSGD, mutated or not
+    with pytest.raises(ExactUnavailable):  # the exact engine never runs QSGD, mutated or not
         moments(_het(M=1), AFACD(1.0, 0.1, compressor=MA.QSGDMaxNorm(2)), _gd(1), 2)
 
 
@@ -206,15 +219,17 @@ def test_ef_memory_unused_equals_plain_compression():
     with mutants.injected("ef.memory_unused"):
         mut = _quiet_sim(p, ef, _gd(4), rounds=20, replicates=2, seed=1)
     np.testing.assert_array_equal(mut.grad_norm_sq, plain.grad_norm_sq)
-    assert not np.array_equal(_quiet_sim(p, ef, _gd(4), rounds=20, replicates=2, seed=1).grad_norm_sq,
-                              plain.grad_norm_sq)
+    assert not np.array_equal(
+        _quiet_sim(p, ef, _gd(4), rounds=20, replicates=2, seed=1).grad_norm_sq, plain.grad_norm_sq
+    )
 
 
 def test_diana_shift_frozen_equals_alpha_zero():
     p = _het()
     alg = AFACD(1.0, 0.3, compressor=DIANA(RandK(2)))
-    zero = _quiet_sim(p, AFACD(1.0, 0.3, compressor=DIANA(RandK(2), 0.0)), _gd(4), rounds=20, replicates=2,
-                      seed=1)
+    zero = _quiet_sim(
+        p, AFACD(1.0, 0.3, compressor=DIANA(RandK(2), 0.0)), _gd(4), rounds=20, replicates=2, seed=1
+    )
     with mutants.injected("diana.shift_frozen"):
         mut = _quiet_sim(p, alg, _gd(4), rounds=20, replicates=2, seed=1)
     np.testing.assert_array_equal(mut.grad_norm_sq, zero.grad_norm_sq)
@@ -272,9 +287,10 @@ def test_sim_drift_sigma_q_equals_the_problem_with_sigma_q_sqrt():
     ref = simulate(DriftingQuadratic(sigma_q=np.sqrt(0.04), **kw), alg, beh, rounds=10, replicates=2, seed=3)
     with mutants.injected("sim.drift_sigma_q"):
         mut = simulate(DriftingQuadratic(sigma_q=0.04, **kw), alg, beh, rounds=10, replicates=2, seed=3)
-        np.testing.assert_array_equal(                                 # the exact engine is untouched
+        np.testing.assert_array_equal(  # the exact engine is untouched
             steady_state(DriftingQuadratic(sigma_q=0.04, **kw), alg, beh).msd,
-            steady_state(DriftingQuadratic(sigma_q=0.04, **kw), alg, beh).msd)
+            steady_state(DriftingQuadratic(sigma_q=0.04, **kw), alg, beh).msd,
+        )
     np.testing.assert_allclose(mut.tracking_error, ref.tracking_error, rtol=1e-12)
 
 
@@ -292,7 +308,8 @@ def test_exact_drift_after_equals_the_stein_drift_after_variant():
     assert abs(after / first - 1) > 0.01
     np.testing.assert_array_equal(
         mc.tracking_error,
-        simulate(dq, alg, DynamicFedAvg.participation(L), rounds=3, replicates=2, seed=0).tracking_error)
+        simulate(dq, alg, DynamicFedAvg.participation(L), rounds=3, replicates=2, seed=0).tracking_error,
+    )
 
 
 def test_exact_drift_sigma_q_equals_the_problem_with_sigma_q_sqrt():
@@ -318,8 +335,12 @@ def test_torch_backend_runs_the_mutated_compressor():
     from afltheory.torch_backend import TorchTask, run
 
     rng = np.random.default_rng(0)
-    task = TorchTask(torch.nn.Linear(2, 2), [rng.normal(size=(4, 2)) for _ in range(2)],
-                     [rng.integers(0, 2, 4) for _ in range(2)], dtype=torch.float64)
+    task = TorchTask(
+        torch.nn.Linear(2, 2),
+        [rng.normal(size=(4, 2)) for _ in range(2)],
+        [rng.integers(0, 2, 4) for _ in range(2)],
+        dtype=torch.float64,
+    )
     beh = Behaviour(UniformArrivals(2))
     x0 = task.initial_params().numpy().copy()
     with warnings.catch_warnings():

@@ -27,20 +27,28 @@ def test_executor_instance_gives_the_local_kill_matrix():
     assert local.score == 1.0
 
 
-@pytest.mark.parametrize("kw, match", [
-    ({"executor": "ray"}, "executor='ray'"),
-    ({"scheduler": "tcp://127.0.0.1:1"}, "only used with executor='dask'"),
-])
+@pytest.mark.parametrize(
+    "kw, match",
+    [
+        ({"executor": "ray"}, "executor='ray'"),
+        ({"scheduler": "tcp://127.0.0.1:1"}, "only used with executor='dask'"),
+    ],
+)
 def test_bad_executor_arguments_are_refused(kw, match):
     with pytest.raises(ValueError, match=match):
         kill_matrix(MUTANTS, only=ONLY, **kw)
 
 
-@pytest.mark.parametrize("argv, msg", [
-    (["check", "--only", "thm1", "--executor", "dask"], "applies to the mutation analysis"),
-    (["check", "--only", "thm1", "--mutants", "afacd.eta_L_twice", "--scheduler", "tcp://127.0.0.1:1"],
-     "needs --executor dask"),
-])
+@pytest.mark.parametrize(
+    "argv, msg",
+    [
+        (["check", "--only", "thm1", "--executor", "dask"], "applies to the mutation analysis"),
+        (
+            ["check", "--only", "thm1", "--mutants", "afacd.eta_L_twice", "--scheduler", "tcp://127.0.0.1:1"],
+            "needs --executor dask",
+        ),
+    ],
+)
 def test_cli_refuses_executor_options_where_they_do_not_apply(argv, msg, tmp_path, capsys):
     assert cli_main([*argv, "--out", str(tmp_path / "r")]) == 2
     assert msg in capsys.readouterr().err
@@ -63,9 +71,9 @@ def test_journal_resumes_without_rerunning_and_ignores_other_seeds(tmp_path, mon
     j = str(tmp_path / "journal.jsonl")
     first = kill_matrix(MUTANTS, only=ONLY, journal=j)
     lines = open(j, encoding="utf-8").read().splitlines()
-    assert len(lines) == 1 + first.meta["runs_executed"]        # the baseline run + the mutant runs
+    assert len(lines) == 1 + first.meta["runs_executed"]  # the baseline run + the mutant runs
     with open(j, "a", encoding="utf-8") as fh:
-        fh.write(lines[-1][: len(lines[-1]) // 2])              # an interrupted write
+        fh.write(lines[-1][: len(lines[-1]) // 2])  # an interrupted write
 
     def boom(args):
         raise AssertionError(f"run again: {args[:2]}")

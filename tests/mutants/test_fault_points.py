@@ -22,8 +22,13 @@ def _engine_sites() -> list[tuple[str, int, ast.expr]]:
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             f = getattr(node, "func", None)
-            if (isinstance(node, ast.Call) and isinstance(f, ast.Attribute) and f.attr == "get"
-                    and isinstance(f.value, ast.Name) and f.value.id == "_faults"):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(f, ast.Attribute)
+                and f.attr == "get"
+                and isinstance(f.value, ast.Name)
+                and f.value.id == "_faults"
+            ):
                 sites.append((str(path.relative_to(ROOT)), node.lineno, node.args[0]))
     return sites
 
@@ -31,8 +36,11 @@ def _engine_sites() -> list[tuple[str, int, ast.expr]]:
 def test_every_engine_site_names_a_member():
     sites = _engine_sites()
     assert sites
-    bad = [(f, line) for f, line, arg in sites
-           if not (isinstance(arg, ast.Attribute) and arg.attr in FaultPoint.__members__)]
+    bad = [
+        (f, line)
+        for f, line, arg in sites
+        if not (isinstance(arg, ast.Attribute) and arg.attr in FaultPoint.__members__)
+    ]
     assert not bad, f"fault points given as strings (use _faults.FaultPoint.<MEMBER>): {bad}"
 
 

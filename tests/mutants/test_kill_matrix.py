@@ -26,16 +26,26 @@ def test_fast_subset_is_killed():
     km = kill_matrix(list(FAST_KILLS), only=sorted(set(FAST_KILLS.values())))
     assert not km.baseline_failures(), km.baseline_failures()
     for mutant, check in FAST_KILLS.items():
-        assert any(v.startswith(check + ".") for v in km.killed_by(mutant)), \
+        assert any(v.startswith(check + ".") for v in km.killed_by(mutant)), (
             f"{mutant} survives {check}: {km.runs[mutant][check]}"
+        )
     assert km.score == 1.0 and not km.survivors
 
 
 #: the compression and drift mutants: the checks that reach them, and a cheap killing pair each for the
 #: default run (measured: docs/verdict_power.md, "Compression and drift mutants")
-COMPRESSION_DRIFT = ["randk.no_rescale", "qsgd.max_norm", "channel.shared_stream", "ef.memory_unused",
-                     "diana.shift_frozen", "diana.shift_sign", "sim.drift_after", "sim.drift_sigma_q",
-                     "exact.drift_after", "exact.drift_sigma_q"]
+COMPRESSION_DRIFT = [
+    "randk.no_rescale",
+    "qsgd.max_norm",
+    "channel.shared_stream",
+    "ef.memory_unused",
+    "diana.shift_frozen",
+    "diana.shift_sign",
+    "sim.drift_after",
+    "sim.drift_sigma_q",
+    "exact.drift_after",
+    "exact.drift_sigma_q",
+]
 COMPRESSION_DRIFT_CHECKS = ["compression", "dynamic", "dynamic_mc", "dynamic_figure"]
 #: (check function, mutant): the verdict it returns is ok on the correct code and not ok under the mutant
 VERDICT_KILLS = [
@@ -101,15 +111,15 @@ def test_kill_matrix_report_and_cli(tmp_path):
 
     out = tmp_path / "rep"
     rc = main(["check", "--quick", "--only", "yu", "--out", str(out), "--mutants", "fedbuff.no_staleness"])
-    assert rc == 1   # a surviving mutant fails the run like a failing verdict
+    assert rc == 1  # a surviving mutant fails the run like a failing verdict
     data = json.loads((out / "kill_matrix.json").read_text())
     assert data["total"] == 1 and data["killed"] == 0 and data["checks"] == ["yu"]
     assert data["mutants"][0]["name"] == "fedbuff.no_staleness" and not data["mutants"][0]["killed_by"]
-    assert data["runs"]["fedbuff.no_staleness"]["yu"]["skipped"]     # never reached: not run
+    assert data["runs"]["fedbuff.no_staleness"]["yu"]["skipped"]  # never reached: not run
     assert data["check_kills"]["yu"] == []
     md = (out / "report.md").read_text()
     assert "mutation score: 0/1" in md and "Checks that kill no mutant" in md and "`yu`" in md
-    assert "| kills (mutants) |" in md and md.count("| none |") >= 2   # each verdict row lists its kills
+    assert "| kills (mutants) |" in md and md.count("| none |") >= 2  # each verdict row lists its kills
     assert "Verdict power: mutation kill matrix" in (out / "report.html").read_text()
 
 
@@ -140,11 +150,18 @@ def test_flips_shared_with_an_equivalent_control_are_not_kills():
     ok = {"a.exact": True, "a.mc": True}
     flip = {"ok": {"a.exact": False, "a.mc": True}, "error": None}
     same = {"ok": dict(ok), "error": None}
-    runs = {"afacd.one_arrival": {"a": flip},      # overrides aggregate: refused by the exact engine
-            "afacd.eta_missing": {"a": flip},      # declarative hook: the exact engine runs it
-            "control.afacd_subclass": {"a": flip}}
-    km = KillMatrix(["a"], ["afacd.one_arrival", "afacd.eta_missing"], {"a": {"ok": ok, "error": None}}, runs,
-                    controls=["control.afacd_subclass"])
+    runs = {
+        "afacd.one_arrival": {"a": flip},  # overrides aggregate: refused by the exact engine
+        "afacd.eta_missing": {"a": flip},  # declarative hook: the exact engine runs it
+        "control.afacd_subclass": {"a": flip},
+    }
+    km = KillMatrix(
+        ["a"],
+        ["afacd.one_arrival", "afacd.eta_missing"],
+        {"a": {"ok": ok, "error": None}},
+        runs,
+        controls=["control.afacd_subclass"],
+    )
     assert km.killed_by("afacd.one_arrival") == [] and km.suspect_kills("afacd.one_arrival") == ["a.exact"]
     assert km.killed_by("afacd.eta_missing") == ["a.exact"]
     assert km.survivors == ["afacd.one_arrival"]
@@ -161,10 +178,18 @@ def test_a_check_that_refuses_a_rule_gives_no_verdict_on_it():
     ok = {"a.x": True}
     refused = {"ok": {"a": False}, "error": "Traceback ... UnsupportedRule", "refused": True}
     crashed = {"ok": {"a": False}, "error": "Traceback ... ValueError", "refused": False}
-    runs = {"afacd.one_arrival": {"a": refused}, "afacd.first_twice": {"a": crashed},
-            "control.afacd_subclass": {"a": refused}}
-    km = KillMatrix(["a"], ["afacd.one_arrival", "afacd.first_twice"], {"a": {"ok": ok, "error": None}}, runs,
-                    controls=["control.afacd_subclass"])
+    runs = {
+        "afacd.one_arrival": {"a": refused},
+        "afacd.first_twice": {"a": crashed},
+        "control.afacd_subclass": {"a": refused},
+    }
+    km = KillMatrix(
+        ["a"],
+        ["afacd.one_arrival", "afacd.first_twice"],
+        {"a": {"ok": ok, "error": None}},
+        runs,
+        controls=["control.afacd_subclass"],
+    )
     assert km.killed_by("afacd.one_arrival") == [] and km.crashed("afacd.one_arrival") == []
     assert km.killed_by("afacd.first_twice") == ["a.x"] and km.crashed("afacd.first_twice") == ["a"]
     assert km.false_kills() == {}
@@ -184,7 +209,10 @@ def test_run_check_marks_an_unsupported_rule_as_refused(monkeypatch, tmp_path):
         raise ValueError("a bug")
 
     for name, f, want in (("t_refuses", refuses, True), ("t_breaks", breaks, False)):
-        monkeypatch.setitem(registry.CHECKS, name, registry.CheckSpec(id=name, title=name, reference="-",
-                                                                      func=f, module=__name__))
+        monkeypatch.setitem(
+            registry.CHECKS,
+            name,
+            registry.CheckSpec(id=name, title=name, reference="-", func=f, module=__name__),
+        )
         res = runner.run_check(name, out=str(tmp_path))
         assert res["error"] and res["refused"] is want

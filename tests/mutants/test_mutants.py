@@ -24,8 +24,11 @@ def _rules_only(catalogue):
     """The mutants replacing server or worker rules (the compression ones: test_compression_drift_mutants)."""
     from afltheory.algorithms.base import ServerRule, WorkerRule
 
-    return [m for m in catalogue.values()
-            if m.replaces and all(issubclass(c, (ServerRule, WorkerRule)) for c in m.replaces)]
+    return [
+        m
+        for m in catalogue.values()
+        if m.replaces and all(issubclass(c, (ServerRule, WorkerRule)) for c in m.replaces)
+    ]
 
 
 def _problem(sigma_L=0.5):
@@ -88,7 +91,7 @@ TAU = np.array([[0, 3]])
 
 def _step(alg):
     state = alg.init(1, 4, 1)
-    x, state = alg.aggregate(state, np.zeros((1, 1)), G, W, K, TAU, 4)   # ServerRule.aggregate -> (x, state)
+    x, state = alg.aggregate(state, np.zeros((1, 1)), G, W, K, TAU, 4)  # ServerRule.aggregate -> (x, state)
     return float(x[0, 0]), state
 
 
@@ -261,8 +264,9 @@ def test_exact_engine_never_reads_a_mutant_as_its_base():
                 if correct in (SGD, FedProx, SCAFFOLD)
                 else correct(1.5, 0.2)
             )
-            assert ("exact" in m.engines) == (cls not in (type(alg.worker),) and correct not in
-                                               (SGD, FedProx, SCAFFOLD) and _exact_ok(alg))
+            assert ("exact" in m.engines) == (
+                cls not in (type(alg.worker),) and correct not in (SGD, FedProx, SCAFFOLD) and _exact_ok(alg)
+            )
             if "exact" not in m.engines:
                 with pytest.raises(TypeError, match="overrides|not affine"):
                     moments(_problem(), alg, beh, 5)
@@ -279,6 +283,7 @@ def test_exact_engine_never_reads_a_mutant_as_its_base():
                 warnings.simplefilter("ignore")
                 tr = simulate(_problem(), alg, beh, rounds=5, replicates=4000, seed=11)
             from afltheory.exact import zscores
+
             z = zscores(tr, ex)[1:]
             assert np.all(np.abs(z) < 5), (m.name, z)
     assert honoured >= 8
@@ -287,6 +292,7 @@ def test_exact_engine_never_reads_a_mutant_as_its_base():
 def _exact_ok(alg):
     try:
         from afltheory.exact.local import server_rule
+
         server_rule(alg)
         return True
     except TypeError:

@@ -12,8 +12,9 @@ from afltheory.checks import CHECKS, Context, run_check
 from paper_checks.registry import load_all
 
 load_all()
-CHECK_PARAMS = [pytest.param(cid, marks=[pytest.mark.slow] if spec.slow else [], id=cid)
-                for cid, spec in CHECKS.items()]
+CHECK_PARAMS = [
+    pytest.param(cid, marks=[pytest.mark.slow] if spec.slow else [], id=cid) for cid, spec in CHECKS.items()
+]
 
 
 def _check(cid, tmp_path):
@@ -34,8 +35,20 @@ def test_checks_pass_and_controls_fail(cid, tmp_path):
 
 
 def test_registry_has_required_ids():
-    assert {"thm1", "thm2", "thm3", "thm4", "cor1", "cor2", "cor3", "remark4", "lemmas", "wallclock",
-            "inconsistencies", "yu"} <= set(CHECKS)
+    assert {
+        "thm1",
+        "thm2",
+        "thm3",
+        "thm4",
+        "cor1",
+        "cor2",
+        "cor3",
+        "remark4",
+        "lemmas",
+        "wallclock",
+        "inconsistencies",
+        "yu",
+    } <= set(CHECKS)
 
 
 def test_context_seed_is_stable():
@@ -47,10 +60,12 @@ def test_context_seed_is_stable():
 
 def test_cli_quick_only_writes_reports_and_exits_0(tmp_path):
     from afltheory.cli import main
+
     out = tmp_path / "rep"
     js = tmp_path / "v.json"
-    rc = main(["check", "--quick", "--only", "wallclock", "yu", "--out", str(out), "--json", str(js),
-               "--seed", "1"])
+    rc = main(
+        ["check", "--quick", "--only", "wallclock", "yu", "--out", str(out), "--json", str(js), "--seed", "1"]
+    )
     assert rc == 0
     assert (out / "report.md").exists() and (out / "report.html").exists()
     html = (out / "report.html").read_text()
@@ -62,6 +77,7 @@ def test_cli_quick_only_writes_reports_and_exits_0(tmp_path):
 
 def test_cli_unknown_id_is_error(tmp_path, capsys):
     from afltheory.cli import main
+
     assert main(["check", "--only", "nope", "--out", str(tmp_path)]) == 2
     assert "unknown check id" in capsys.readouterr().err
 

@@ -28,9 +28,17 @@ def _field(v, name):
 
 
 def _bc(measured, terms, about, **kw):
-    return bound_check(id="x.y", claim="c", reference="r", measured=np.asarray(measured, dtype=float),
-                       terms=terms,
-                       about=about, exact=True, inside_conditions=kw.pop("inside", True), **kw)
+    return bound_check(
+        id="x.y",
+        claim="c",
+        reference="r",
+        measured=np.asarray(measured, dtype=float),
+        terms=terms,
+        about=about,
+        exact=True,
+        inside_conditions=kw.pop("inside", True),
+        **kw,
+    )
 
 
 def test_bound_check_hand():
@@ -68,14 +76,28 @@ def test_require_conditions_raises_not_asserts():
 def test_agreement_check_hand():
     # samples with mean 1.1 and sd 1 over R = 100 -> se 0.1; exact 1.0 -> z = +1.0; wrong 0.5 -> z = 6
     s = np.array([0.1, 2.1] * 50)
-    v = agreement_check(id="a", claim="c", reference="r", mc_samples=s[:, None], exact_value=[1.0],
-                        exact_wrong=[0.5], wrong_desc="w")
+    v = agreement_check(
+        id="a",
+        claim="c",
+        reference="r",
+        mc_samples=s[:, None],
+        exact_value=[1.0],
+        exact_wrong=[0.5],
+        wrong_desc="w",
+    )
     sd = s.std(ddof=1) / 10
     assert v.measured == pytest.approx(0.1 / sd) and v.passed
     assert v.negative_control.measured == pytest.approx(0.6 / sd) and not v.negative_control.passed
     # a deterministic statistic (zero spread) equal to the exact value up to rounding is not a disagreement
-    d = agreement_check(id="a", claim="c", reference="r", mc_samples=np.full((8, 1), 1.0 + 1e-15),
-                        exact_value=[1.0], exact_wrong=[1.5], wrong_desc="w")
+    d = agreement_check(
+        id="a",
+        claim="c",
+        reference="r",
+        mc_samples=np.full((8, 1), 1.0 + 1e-15),
+        exact_value=[1.0],
+        exact_wrong=[1.5],
+        wrong_desc="w",
+    )
     assert d.passed and not d.negative_control.passed
 
 
@@ -93,8 +115,9 @@ def test_steep_start_hits_the_share():
 @pytest.mark.parametrize("algo", [AFACD(4.0, 0.02), AFACS(4.0, 0.02), FedAvg(1.0, 0.05)])
 def test_reference_loop_equals_engine_and_wrong_readings_differ(algo):
     p = HeterogeneousCurvatureQuadratic(dim=3, num_workers=5, L=1.0, mu=0.1, sigma_L=0.0, sigma_G=1.0, seed=1)
-    s = Behaviour(BiasedArrivals(2, np.array([0.4, 0.3, 0.1, 0.1, 0.1])), UniformDelay(2),
-                  UniformSteps.paper(2)).sample(25, 2, 5, 3)
+    s = Behaviour(
+        BiasedArrivals(2, np.array([0.4, 0.3, 0.1, 0.1, 0.1])), UniformDelay(2), UniformSteps.paper(2)
+    ).sample(25, 2, 5, 3)
     x0 = p.default_x0()
     tr = aft.simulate(p, algo, Replay(s), 25, 2, 0, x0=x0)
     ref = reference_grad_norm_sq(p, algo, s, x0)
@@ -107,21 +130,36 @@ def test_reference_loop_equals_engine_and_wrong_readings_differ(algo):
 
 def test_reference_check_verdict():
     p = HeterogeneousQuadratic(dim=3, num_workers=4, L=1.0, mu=0.1, sigma_L=0.0, sigma_G=1.0, seed=1)
-    s = Behaviour(BiasedArrivals(2, np.array([0.4, 0.3, 0.2, 0.1])), UniformDelay(1),
-                  UniformSteps.paper(2)).sample(20, 2, 4, 1)
-    v = reference_check(id="r", claim="c", reference="r", problem=p, algorithm=AFACD(3.0, 0.05), schedule=s,
-                        x0=p.default_x0())
+    s = Behaviour(
+        BiasedArrivals(2, np.array([0.4, 0.3, 0.2, 0.1])), UniformDelay(1), UniformSteps.paper(2)
+    ).sample(20, 2, 4, 1)
+    v = reference_check(
+        id="r", claim="c", reference="r", problem=p, algorithm=AFACD(3.0, 0.05), schedule=s, x0=p.default_x0()
+    )
     assert v.passed and v.measured <= 1e-10 and not v.negative_control.passed
     noisy = HeterogeneousQuadratic(dim=3, num_workers=4, L=1.0, mu=0.1, sigma_L=0.5, sigma_G=1.0, seed=1)
     with pytest.raises(ValueError, match="sigma_L"):
-        reference_check(id="r", claim="c", reference="r", problem=noisy, algorithm=AFACD(3.0, 0.05),
-                        schedule=s,
-                        x0=noisy.default_x0())
+        reference_check(
+            id="r",
+            claim="c",
+            reference="r",
+            problem=noisy,
+            algorithm=AFACD(3.0, 0.05),
+            schedule=s,
+            x0=noisy.default_x0(),
+        )
 
 
 def test_agreement_check_without_exact_reference_is_vacuous_not_a_disagreement():
     """A refused exact engine (NaN reference) is reported as 'n/a', outside the check's scope — not as a
     failure that would count a mere engine switch (e.g. an equivalent subclass) as a detected bug."""
-    v = agreement_check(id="a", claim="c", reference="r", mc_samples=np.ones((8, 2)),
-                        exact_value=[np.nan] * 2, exact_wrong=[np.nan] * 2, wrong_desc="w")
+    v = agreement_check(
+        id="a",
+        claim="c",
+        reference="r",
+        mc_samples=np.ones((8, 2)),
+        exact_value=[np.nan] * 2,
+        exact_wrong=[np.nan] * 2,
+        wrong_desc="w",
+    )
     assert v.passed and v.ok and v.inside_conditions is False and str(v.measured).startswith("n/a")

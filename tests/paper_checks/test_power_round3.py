@@ -28,11 +28,11 @@ def test_verdict_refuses_a_ucb_below_its_mean():
 
 
 def test_verdict_accepts_ucb_at_or_above_mean_and_non_numeric_cases():
-    assert _verdict(measured=1.0, ci=(None, 1.0)).ci == (None, 1.0)           # exact: UCB = mean
-    assert _verdict(measured=1.0, ci=(None, 1.0 - 1e-13)).ok                  # rounding tolerated
-    assert _verdict(measured=1.0, ci=(None, math.inf)).ok                     # diverged replicate
-    assert _verdict(measured="n/a", ci=(None, 0.5)).ok                         # text: nothing to compare
-    assert _verdict(measured=1.0, ci=(0.2, None)).ok                           # a lower bound only
+    assert _verdict(measured=1.0, ci=(None, 1.0)).ci == (None, 1.0)  # exact: UCB = mean
+    assert _verdict(measured=1.0, ci=(None, 1.0 - 1e-13)).ok  # rounding tolerated
+    assert _verdict(measured=1.0, ci=(None, math.inf)).ok  # diverged replicate
+    assert _verdict(measured="n/a", ci=(None, 0.5)).ok  # text: nothing to compare
+    assert _verdict(measured=1.0, ci=(0.2, None)).ok  # a lower bound only
     # the JSON round trip still works (from_dict reconstructs through the same validation)
     v = _verdict(measured=1.0, ci=(None, 1.5))
     assert Verdict.from_json(v.to_json()) == v
@@ -42,7 +42,7 @@ def test_verdict_accepts_ucb_at_or_above_mean_and_non_numeric_cases():
 def test_finite_min_max_fail_on_nan_and_inf():
     from paper_checks._robust import finite_max, finite_min
 
-    assert min([2.0, float("nan")]) == 2.0           # the defect: Python's min drops a NaN that is not first
+    assert min([2.0, float("nan")]) == 2.0  # the defect: Python's min drops a NaN that is not first
     assert finite_min([2.0, float("nan")]) == -math.inf
     assert finite_min([2.0, math.inf]) == -math.inf
     assert finite_max([0.1, float("nan")]) == math.inf
@@ -62,14 +62,15 @@ def test_error_feedback_fails_when_a_run_diverges(monkeypatch, tmp_path, bad):
         comp = algo.compressor
         g = algo.eta_L
         if isinstance(comp, ErrorFeedback):
-            floor = bad if isinstance(comp.compressor, Sign) else g**2   # Sign+EF diverged; TopK+EF: slope 2
+            floor = bad if isinstance(comp.compressor, Sign) else g**2  # Sign+EF diverged; TopK+EF: slope 2
         else:
-            floor = 1.0                                                       # no EF: γ-independent floor
+            floor = 1.0  # no EF: γ-independent floor
         return SimpleNamespace(grad_norm_sq=np.full((1, T + 1), floor))
 
     monkeypatch.setattr(C, "sim", fake_sim)
     v = C.check_error_feedback(Context(out=str(tmp_path)))
     assert not v.passed and v.measured == -math.inf
+
     # the same runs without the divergence pass (the fake is a faithful γ² law)
     def healthy(p, algo, beh, T, R, seed):
         ef = isinstance(algo.compressor, ErrorFeedback)
@@ -82,7 +83,7 @@ def test_error_feedback_fails_when_a_run_diverges(monkeypatch, tmp_path, bad):
 def test_law_statistics_never_nan():
     from paper_checks.laws import gaussian_law_z, zscore
 
-    X = np.zeros((100, 3))                              # a noise-free sample against a noisy law
+    X = np.zeros((100, 3))  # a noise-free sample against a noisy law
     z = gaussian_law_z(X, np.zeros(3), np.ones(3))
     assert np.all(~np.isnan(z)) and np.max(np.abs(z)) == np.inf
     assert zscore(0.0, 0.0) == 0.0 and zscore(1.0, 0.0) == np.inf and zscore(1.0, 0.5) == 2.0
@@ -106,9 +107,11 @@ def test_kill_matrix_separates_verdict_kills_from_crash_kills(monkeypatch):
     judged = {"ok": {"a.x": False, "a.y": False}, "error": None}
     crash = {"ok": {}, "error": "Traceback ... ValueError", "refused": False}
     same_b = {"ok": {"b.z": True}, "error": None}
-    runs = {"afacd.eta_missing": {"a": judged, "b": same_b},
-            "afacd.sum_K": {"a": crash, "b": same_b},
-            "anarchy.event_no_wait": {"a": {"ok": {"a.x": False, "a.y": True}, "error": None}, "b": same_b}}
+    runs = {
+        "afacd.eta_missing": {"a": judged, "b": same_b},
+        "afacd.sum_K": {"a": crash, "b": same_b},
+        "anarchy.event_no_wait": {"a": {"ok": {"a.x": False, "a.y": True}, "error": None}, "b": same_b},
+    }
     km = KillMatrix(["a", "b"], list(runs), base, runs)
     assert km.killed_by_verdict("afacd.eta_missing") == ["a.x", "a.y"]
     assert km.killed_by_crash("afacd.sum_K") == ["a.x", "a.y"] and km.killed_by_verdict("afacd.sum_K") == []
@@ -126,25 +129,32 @@ def test_kill_matrix_separates_verdict_kills_from_crash_kills(monkeypatch):
 
 
 # ------------------------------------------------------------------------------ targeted kills (fast)
-@pytest.mark.parametrize("mutant, check, verdicts", [
-    ("sim.K_max", "laws", {"laws.collapsed_update", "laws.stepwise_update"}),
-    ("sim.noise_per_coordinate", "laws", {"laws.collapsed_update", "laws.stepwise_update", "laws.minibatch"}),
-    ("randk.no_rescale", "laws", {"laws.compressors"}),
-    ("ef.memory_unused", "laws", {"laws.error_feedback"}),
-    ("exact.noise_dropped", "agreement", {"agreement.stein", "agreement.stepwise_mc"}),
-    ("afacs.wrong_slot", "agreement", {"agreement.simulate_vs_reference"}),
-    ("scaffold.sign", "agreement", {"agreement.simulate_vs_reference"}),
-    ("exact.noise_per_coordinate", "tightness", {"tightness.server_terms"}),
-    ("sim.drift_sigma_q", "laws", {"laws.drift_increments"}),
-    ("exact.round_late", "agreement", {"agreement.exact_vs_reference", "agreement.stepwise_mc"}),
-])
+@pytest.mark.parametrize(
+    "mutant, check, verdicts",
+    [
+        ("sim.K_max", "laws", {"laws.collapsed_update", "laws.stepwise_update"}),
+        (
+            "sim.noise_per_coordinate",
+            "laws",
+            {"laws.collapsed_update", "laws.stepwise_update", "laws.minibatch"},
+        ),
+        ("randk.no_rescale", "laws", {"laws.compressors"}),
+        ("ef.memory_unused", "laws", {"laws.error_feedback"}),
+        ("exact.noise_dropped", "agreement", {"agreement.stein", "agreement.stepwise_mc"}),
+        ("afacs.wrong_slot", "agreement", {"agreement.simulate_vs_reference"}),
+        ("scaffold.sign", "agreement", {"agreement.simulate_vs_reference"}),
+        ("exact.noise_per_coordinate", "tightness", {"tightness.server_terms"}),
+        ("sim.drift_sigma_q", "laws", {"laws.drift_increments"}),
+        ("exact.round_late", "agreement", {"agreement.exact_vs_reference", "agreement.stepwise_mc"}),
+    ],
+)
 def test_new_checks_kill_their_targets(mutant, check, verdicts):
     from afltheory.mutants.run import run_under
 
     base = run_under(None, check)
     assert base["error"] is None and all(base["ok"].values()), base["ok"]
     res = run_under(mutant, check)
-    assert res["error"] is None, res["error"]                     # killed by a verdict, not by a crash
+    assert res["error"] is None, res["error"]  # killed by a verdict, not by a crash
     assert verdicts <= {v for v, ok in res["ok"].items() if not ok}, res["ok"]
 
 
@@ -219,7 +229,7 @@ def test_sampling_with_replacement_draws_iid_indices():
     pairs = enumerate(zip(w, [3, 2, 2], strict=True))
     want = [agent.offsets[k][idx[r, :b]].mean(axis=0) for r, (k, b) in pairs]
     np.testing.assert_allclose(got, np.stack(want), rtol=0, atol=1e-15)
-    assert not np.allclose(agent.sample(np.random.default_rng(9), w, 3), got)    # the correct sampler differs
+    assert not np.allclose(agent.sample(np.random.default_rng(9), w, 3), got)  # the correct sampler differs
 
 
 def test_mocha_omega_not_inverted_keeps_sigma():
@@ -247,16 +257,23 @@ def test_stats_ucb_normal_quantile_is_the_z_bound():
     want = s.mean() + st.norm.ppf(0.99) * s.std(ddof=1) / np.sqrt(s.size)
     with mutants.injected("stats.ucb_normal_quantile"):
         assert upper_confidence_bound(s, 0.99) == pytest.approx(want, rel=1e-14)
-    assert upper_confidence_bound(s, 0.99) > want                       # Student's t is wider
+    assert upper_confidence_bound(s, 0.99) > want  # Student's t is wider
 
 
-@pytest.mark.parametrize("mutant, check, verdicts", [
-    ("ef.residual_sign", "laws", {"laws.error_feedback"}),
-    ("ef.residual_sign", "agreement", {"agreement.ef_reference"}),
-    ("sampling.with_replacement", "laws", {"laws.minibatch", "laws.agent_minibatch"}),
-    ("mocha.omega_not_inverted", "laws", {"laws.mocha_omega"}),
-    ("stats.ucb_normal_quantile", "calibration", {"calibration.ucb_coverage", "calibration.bound_decision"}),
-])
+@pytest.mark.parametrize(
+    "mutant, check, verdicts",
+    [
+        ("ef.residual_sign", "laws", {"laws.error_feedback"}),
+        ("ef.residual_sign", "agreement", {"agreement.ef_reference"}),
+        ("sampling.with_replacement", "laws", {"laws.minibatch", "laws.agent_minibatch"}),
+        ("mocha.omega_not_inverted", "laws", {"laws.mocha_omega"}),
+        (
+            "stats.ucb_normal_quantile",
+            "calibration",
+            {"calibration.ucb_coverage", "calibration.bound_decision"},
+        ),
+    ],
+)
 def test_new_mutants_are_killed_by_verdicts(mutant, check, verdicts):
     from afltheory.mutants.run import run_under
 

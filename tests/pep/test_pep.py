@@ -37,8 +37,13 @@ C = dict(L=1.0, sigma_G=0.3, sigma_L=0.0)
 
 def sched(W, D, K, M, K0=None):
     W = np.asarray(W)
-    return Schedule(W, np.asarray(D), np.broadcast_to(np.asarray(K), W.shape), M,
-                    init_local_steps=np.full(M, 1 if K0 is None else K0))
+    return Schedule(
+        W,
+        np.asarray(D),
+        np.broadcast_to(np.asarray(K), W.shape),
+        M,
+        init_local_steps=np.full(M, 1 if K0 is None else K0),
+    )
 
 
 # ------------------------------------------------------------------------------------------- anchors
@@ -46,8 +51,14 @@ def test_gd_anchor_nonconvex_known_value():
     """GD, γ = 1/L, min_{t≤N} ‖∇f(x_t)‖² ≤ (4/(3N)) L (f(x_0) − f(x_N)) is tight (PEPit's nonconvex
     gradient-descent example; Abbaszadehpeivasti et al. 2021): AFA-CD, M = m = K = 1, τ = 0, η η_L = 1/L."""
     N = 5
-    r = worst_case(AFACD(eta=1.0, eta_L=1.0), gd_schedule(N), {"L": 1.0, "sigma_G": 0.0}, delta=1.0,
-                   metric="min", gap="f_T")
+    r = worst_case(
+        AFACD(eta=1.0, eta_L=1.0),
+        gd_schedule(N),
+        {"L": 1.0, "sigma_G": 0.0},
+        delta=1.0,
+        metric="min",
+        gap="f_T",
+    )
     assert r.certified and r.status == "optimal"
     assert r.value == pytest.approx(4 / (3 * N), rel=1e-5) == gd_known_value(N)
 
@@ -57,13 +68,25 @@ def test_delayed_gd_matches_independent_pepit_script():
     (rel. 1e-4: two SDPs solved to gap 1e-6/1e-8), and τ = 0 gives back GD's 4/(3N) at γ = 1/L."""
     T, gamma = 4, 0.5
     ref = delayed_gd_reference(gamma, [min(t, 1) for t in range(T)])
-    r = worst_case(AFACD(eta=gamma, eta_L=1.0), gd_schedule(T, tau=1), {"L": 1.0, "sigma_G": 0.0}, delta=1.0,
-                   metric="min", gap="f_T")
+    r = worst_case(
+        AFACD(eta=gamma, eta_L=1.0),
+        gd_schedule(T, tau=1),
+        {"L": 1.0, "sigma_G": 0.0},
+        delta=1.0,
+        metric="min",
+        gap="f_T",
+    )
     assert r.certified and r.value == pytest.approx(ref, rel=1e-4)
-    r0 = worst_case(AFACD(eta=gamma, eta_L=1.0), gd_schedule(T, tau=0), {"L": 1.0, "sigma_G": 0.0}, delta=1.0,
-                    metric="min", gap="f_T")
-    assert r.value >= r0.value * (1 - 1e-5)     # delays cannot help the worst case here
-    assert r.value == pytest.approx(20 / 31, rel=1e-5)   # the value found (pinned: 0.645161…)
+    r0 = worst_case(
+        AFACD(eta=gamma, eta_L=1.0),
+        gd_schedule(T, tau=0),
+        {"L": 1.0, "sigma_G": 0.0},
+        delta=1.0,
+        metric="min",
+        gap="f_T",
+    )
+    assert r.value >= r0.value * (1 - 1e-5)  # delays cannot help the worst case here
+    assert r.value == pytest.approx(20 / 31, rel=1e-5)  # the value found (pinned: 0.645161…)
 
 
 # ------------------------------------------------------------------------------------------- instance replay
@@ -178,7 +201,7 @@ def test_bracket_thm2_tiny_and_control():
     b = bracket("thm2", m=1, K=2, T=2, tau=1, M=2, sigma_G=0.1, lower_grid=3)
     assert b.inside_conditions and b.certified
     assert b.lower <= b.upper * (1 + 1e-5)
-    assert b.holds and b.control_exceeded          # certified; the bound minus its transient term is not
+    assert b.holds and b.control_exceeded  # certified; the bound minus its transient term is not
     assert b.bound == pytest.approx(sum(b.terms.values()))
     json.dumps(b.to_json(), default=str)
 
@@ -190,10 +213,16 @@ def test_size_limit_error_names_size_and_time():
         worst_case(AFACD(eta=1.0, eta_L=0.1), S, C, delta=1.0)
 
 
-@pytest.mark.parametrize("kw, match", [
-    (dict(metric="median"), "metric="), (dict(gap="f0"), "gap="), (dict(delta=0.0), "delta="),
-    (dict(heterogeneity="some"), "heterogeneity="), (dict(mu=2.0), "mu="),
-])
+@pytest.mark.parametrize(
+    "kw, match",
+    [
+        (dict(metric="median"), "metric="),
+        (dict(gap="f0"), "gap="),
+        (dict(delta=0.0), "delta="),
+        (dict(heterogeneity="some"), "heterogeneity="),
+        (dict(mu=2.0), "mu="),
+    ],
+)
 def test_bad_arguments(kw, match):
     algo, S = CASES["AFACD"]
     args = dict(delta=1.0) | kw
@@ -233,7 +262,7 @@ def test_skeleton_reads_the_declarative_hooks():
     assert abs(twice.value - worst_case(algo, S, C, delta=1.0).value) > 1e-3 * same.value
     fb, Sb = CASES["FedBuff"]
     sk = skeleton(fb, Sb)
-    assert np.allclose(sk.weights, 2.0 / np.sqrt(1.0 + np.asarray(Sb.delays[0])))   # K = 2 times w(τ)
+    assert np.allclose(sk.weights, 2.0 / np.sqrt(1.0 + np.asarray(Sb.delays[0])))  # K = 2 times w(τ)
     assert sk.normalizer == 2 and not sk.memory
 
 
@@ -253,8 +282,9 @@ def test_cli_json_has_the_bracket_keys(tmp_path, capsys):
     from afltheory.cli import main
 
     js = tmp_path / "b.json"
-    rc = main(["pep", "thm2", "--m", "1", "--M", "2", "--K", "2", "--T", "2", "--tau", "1",
-               "--json", str(js)])
+    rc = main(
+        ["pep", "thm2", "--m", "1", "--M", "2", "--K", "2", "--T", "2", "--tau", "1", "--json", str(js)]
+    )
     assert rc == 0
     d = json.loads(js.read_text())
     assert {"pep_upper", "lower", "theorem_bound", "status", "seconds"} <= set(d)
@@ -285,6 +315,12 @@ def test_decrease_weight_objective_replays_and_is_below_plain_metric():
 def test_unbounded_worst_case_is_reported_not_raised():
     """γ = 2.5/L > 2/L: the worst case of GD is unbounded; the solver fails or reports infeasibility and
     ``worst_case`` returns an uncertified result (``upper`` None) instead of raising."""
-    r = worst_case(AFACD(eta=2.5, eta_L=1.0), gd_schedule(3), {"L": 1.0, "sigma_G": 0.0}, delta=1.0,
-                   metric="min", gap="f_T")
+    r = worst_case(
+        AFACD(eta=2.5, eta_L=1.0),
+        gd_schedule(3),
+        {"L": 1.0, "sigma_G": 0.0},
+        delta=1.0,
+        metric="min",
+        gap="f_T",
+    )
     assert not r.certified and r.upper is None

@@ -45,7 +45,11 @@ def test_cli_refuses_json_path_before_solving(tmp_path, capsys):
 def test_cli_json_is_strict(tmp_path, capsys):
     pytest.importorskip("PEPit")
     out = tmp_path / "b.json"
-    assert main(["pep", "thm2", "--m", "1", "--M", "2", "--T", "2", "--K", "1", "--tau", "0",
-                 "--json", str(out)]) == 0
+    assert (
+        main(
+            ["pep", "thm2", "--m", "1", "--M", "2", "--T", "2", "--K", "1", "--tau", "0", "--json", str(out)]
+        )
+        == 0
+    )
     d = json.loads(out.read_text(), parse_constant=lambda c: pytest.fail(f"non-JSON constant {c}"))
     assert d["claim"] == "thm2" and isinstance(d["bound"], float)

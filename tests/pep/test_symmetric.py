@@ -26,11 +26,16 @@ REL = 2e-5
 
 def sched(W, D, K, M, K0=None):
     W = np.asarray(W)
-    return Schedule(W, np.asarray(D), np.broadcast_to(np.asarray(K), W.shape), M,
-                    init_local_steps=np.full(M, 1 if K0 is None else K0))
+    return Schedule(
+        W,
+        np.asarray(D),
+        np.broadcast_to(np.asarray(K), W.shape),
+        M,
+        init_local_steps=np.full(M, 1 if K0 is None else K0),
+    )
 
 
-SYM = {   # schedules with interchangeable workers: {0, 1, 2} arrive together, worker 3 never
+SYM = {  # schedules with interchangeable workers: {0, 1, 2} arrive together, worker 3 never
     "AFACD": (AFACD(eta=2.0, eta_L=0.3), sched([[0, 1, 2]] * 4, [[0] * 3, [1] * 3, [1] * 3, [0] * 3], 2, 4)),
     "AFACS": (AFACS(eta=2.0, eta_L=0.3), sched([[0, 1, 2]] * 3, [[0] * 3, [1] * 3, [1] * 3], 2, 4, K0=2)),
     "FedBuff": (FedBuff(eta=1.0, eta_L=0.2), sched([[0, 1]] * 3, [[0, 0], [1, 1], [2, 2]], 2, 3)),
@@ -39,9 +44,16 @@ ASYM = {  # no two workers interchangeable: the reduced builder is the unreduced
     "AFACD": (AFACD(eta=2.0, eta_L=0.1), sched([[0, 1], [2, 0], [1, 2]], [[0, 0], [1, 0], [1, 1]], 2, 3)),
     "FedAvg": (FedAvg(eta=1.0, eta_L=0.1), sched([[0], [1], [0]], [[0], [1], [0]], [[2], [1], [2]], 2)),
 }
-SETTINGS = [dict(), dict(metric="min"), dict(metric="last"), dict(mu=0.1),
-            dict(mu=0.1, gap="distance", metric="last_gap"), dict(mu=0.0, gap="distance", metric="last_dist"),
-            dict(gap="f_T", metric="min"), dict(decrease_weight=1.0)]
+SETTINGS = [
+    dict(),
+    dict(metric="min"),
+    dict(metric="last"),
+    dict(mu=0.1),
+    dict(mu=0.1, gap="distance", metric="last_gap"),
+    dict(mu=0.0, gap="distance", metric="last_dist"),
+    dict(gap="f_T", metric="min"),
+    dict(decrease_weight=1.0),
+]
 
 
 def test_worker_classes():
@@ -107,8 +119,9 @@ def test_symmetry_refuses_unsupported_options_and_imperative_rules():
     from afltheory.mutants.algorithms import AFACDOneArrival
 
     with pytest.raises(UnsupportedRule):
-        worst_case(AFACDOneArrival(eta=1.0, eta_L=0.1), S, C, delta=1.0, symmetry=True,
-                   heterogeneity="server")
+        worst_case(
+            AFACDOneArrival(eta=1.0, eta_L=0.1), S, C, delta=1.0, symmetry=True, heterogeneity="server"
+        )
     with pytest.raises(ValueError, match="needs a minimizer"):
         worst_case(algo, S, C, delta=1.0, metric="last_gap", symmetry=True, heterogeneity="server")
 
@@ -121,14 +134,33 @@ def test_step_schedule_enters_local_steps_and_server_step():
     etas = [0.4, 0.3, 0.2, 0.1]
     algo = FedAvg(eta=1.0, eta_L=0.4)
     a = worst_case(algo, S, C, delta=1.0, eta_L_schedule=etas, mu=0.05, gap="distance", metric="last_gap")
-    b = worst_case(algo, S, C, delta=1.0, eta_L_schedule=etas, mu=0.05, gap="distance", metric="last_gap",
-                   heterogeneity="server", symmetry=True)
-    const = worst_case(algo, S, C, delta=1.0, mu=0.05, gap="distance", metric="last_gap", symmetry=True,
-                       heterogeneity="server")
+    b = worst_case(
+        algo,
+        S,
+        C,
+        delta=1.0,
+        eta_L_schedule=etas,
+        mu=0.05,
+        gap="distance",
+        metric="last_gap",
+        heterogeneity="server",
+        symmetry=True,
+    )
+    const = worst_case(
+        algo,
+        S,
+        C,
+        delta=1.0,
+        mu=0.05,
+        gap="distance",
+        metric="last_gap",
+        symmetry=True,
+        heterogeneity="server",
+    )
     assert a.certified and b.certified and b.value == pytest.approx(a.value, rel=REL)
     assert abs(const.value - b.value) > 1e-2 * b.value
     sk = skeleton(algo, S, eta_L_schedule=etas)
-    assert np.allclose(sk.gamma_rounds, np.array(etas) * 1.0)   # FedAvg: γ_s = η η_{L,s}
+    assert np.allclose(sk.gamma_rounds, np.array(etas) * 1.0)  # FedAvg: γ_s = η η_{L,s}
     for r in (a, b):
         _, _, v = replay(r)
         assert v == pytest.approx(r.primal, rel=1e-6)
@@ -156,9 +188,14 @@ def test_scheduled_rule_is_read_round_by_round():
         worst_case(rule, S, C, delta=1.0, eta_L_schedule=etas)
 
 
-@pytest.mark.parametrize("bad, match", [([0.1, 0.2], "eta_L_schedule has 2 entries"),
-                                        ([0.1, 0.2, 5e-324, 0.1], r"eta_L_schedule\[2\]"),
-                                        ([0.1, float("nan"), 0.1, 0.1], r"eta_L_schedule\[1\]")])
+@pytest.mark.parametrize(
+    "bad, match",
+    [
+        ([0.1, 0.2], "eta_L_schedule has 2 entries"),
+        ([0.1, 0.2, 5e-324, 0.1], r"eta_L_schedule\[2\]"),
+        ([0.1, float("nan"), 0.1, 0.1], r"eta_L_schedule\[1\]"),
+    ],
+)
 def test_bad_step_schedules(bad, match):
     S = sched([[0, 1]] * 4, [[0, 0]] * 4, 2, 2)
     with pytest.raises(ValueError, match=match):
@@ -181,7 +218,7 @@ def test_strongly_convex_decreasing_steps_certificate():
     assert one.upper is not None and one.holds
     assert one.replay == pytest.approx(one.primal, rel=1e-6)
     assert one.quadratic <= one.upper * (1 + 1e-6)
-    assert one.replay > 1.1 * one.quadratic              # control: a quadratic-only claim fails
+    assert one.replay > 1.1 * one.quadratic  # control: a quadratic-only claim fails
     assert three.upper == pytest.approx(one.upper, rel=REL)
     assert three.gram[0] == one.gram[0]
 
@@ -209,10 +246,17 @@ def test_strongly_convex_pep_matches_pepit_gd_with_decreasing_steps():
 
 
 # ------------------------------------------------------------------------------------------- CLI bounds
-@pytest.mark.parametrize("args, match", [(["--m", str(2**31)], "m=2147483648"),
-                                         (["--gamma", "5e-324"], "gamma="),
-                                         (["--T", "100000"], "T=100000"), (["--K", "10000"], "K=10000"),
-                                         (["--M", str(2**40)], "M="), (["--L", "inf"], "L=")])
+@pytest.mark.parametrize(
+    "args, match",
+    [
+        (["--m", str(2**31)], "m=2147483648"),
+        (["--gamma", "5e-324"], "gamma="),
+        (["--T", "100000"], "T=100000"),
+        (["--K", "10000"], "K=10000"),
+        (["--M", str(2**40)], "M="),
+        (["--L", "inf"], "L="),
+    ],
+)
 def test_cli_refuses_huge_sizes_and_degenerate_steps(args, match, capsys):
     from afltheory.cli import main
 
@@ -243,8 +287,26 @@ def test_cli_fixed_schedule_uses_the_reduced_pep(tmp_path, capsys):
     from afltheory.pep.theorems import bracket, default_schedule, step_sizes
 
     js = tmp_path / "b.json"
-    rc = main(["pep", "thm4", "--m", "2", "--M", "3", "--K", "2", "--T", "3", "--tau", "1",
-               "--schedule", "fixed", "--json", str(js)])
+    rc = main(
+        [
+            "pep",
+            "thm4",
+            "--m",
+            "2",
+            "--M",
+            "3",
+            "--K",
+            "2",
+            "--T",
+            "3",
+            "--tau",
+            "1",
+            "--schedule",
+            "fixed",
+            "--json",
+            str(js),
+        ]
+    )
     assert rc == 0
     d = json.loads(js.read_text(), parse_constant=lambda c: pytest.fail(f"non-strict JSON constant {c}"))
     assert d["status"] == "optimal" and d["lower"] <= d["pep_upper"] * (1 + 1e-5) <= d["theorem_bound"]
@@ -252,10 +314,12 @@ def test_cli_fixed_schedule_uses_the_reduced_pep(tmp_path, capsys):
     b = bracket("thm4", m=2, M=3, K=2, T=3, tau=1, schedule_kind="fixed", lower_grid=2)
     S = default_schedule("thm4", M=3, m=2, K=2, T=3, tau=1, kind="fixed")
     stale, _ = S.memory()
-    eta, eta_L = step_sizes("thm4", L=1.0, K=2, tau=int(stale.max()), M=3,
-                            m_fresh=int((stale == 0).sum(axis=-1).min()))
-    ref = worst_case(AFACS(eta=eta, eta_L=eta_L), S, dict(L=1.0, sigma_G=0.1), delta=1.0,
-                     heterogeneity="server")
+    eta, eta_L = step_sizes(
+        "thm4", L=1.0, K=2, tau=int(stale.max()), M=3, m_fresh=int((stale == 0).sum(axis=-1).min())
+    )
+    ref = worst_case(
+        AFACS(eta=eta, eta_L=eta_L), S, dict(L=1.0, sigma_G=0.1), delta=1.0, heterogeneity="server"
+    )
     assert b.upper == pytest.approx(ref.value, rel=REL)
     assert b.gram_size < ref.gram_size
 
@@ -286,12 +350,21 @@ def _sc_claim(bound_kind: str):
 
     g = sp.Symbol("gamma", positive=True)
     ratio = (g - 1) * (g - 2) / ((g + T - 1) * (g + T - 2))
-    bound = L / 2 * D0 * ratio if bound_kind == "claim" else mu / 2 * D0 * ratio ** 2
-    return Claim(id=f"user.sc_gd.{bound_kind}", title="local GD, decreasing steps", bound={"rate": bound},
-                 assumptions=Assumptions(function="strongly_convex", noise="none",
-                                         heterogeneity="sigma_G_max", participation="full"),
-                 rule=FedAvg, eta=1, eta_L=2 / (mu * (g + t)), values={"gamma": 2 * L / mu},
-                 measured="last_gap", conditions={"step": 2 / (mu * g) <= 1 / L})
+    bound = L / 2 * D0 * ratio if bound_kind == "claim" else mu / 2 * D0 * ratio**2
+    return Claim(
+        id=f"user.sc_gd.{bound_kind}",
+        title="local GD, decreasing steps",
+        bound={"rate": bound},
+        assumptions=Assumptions(
+            function="strongly_convex", noise="none", heterogeneity="sigma_G_max", participation="full"
+        ),
+        rule=FedAvg,
+        eta=1,
+        eta_L=2 / (mu * (g + t)),
+        values={"gamma": 2 * L / mu},
+        measured="last_gap",
+        conditions={"step": 2 / (mu * g) <= 1 / L},
+    )
 
 
 def test_claim_pep_certifies_a_user_claim_and_refutes_its_quadratic_variant():

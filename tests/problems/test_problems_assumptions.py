@@ -39,20 +39,44 @@ def problems(draw):
         mu = L if dim == 1 else draw(st.floats(0.01, 1.0)) * L
         hess = draw(st.sampled_from(["diag", "dense"]))
         if draw(st.booleans()):
-            return HeterogeneousQuadratic.finite_sum(dim, M, L, mu, sigma_L=draw(st.floats(0.0, 3.0)),
-                                                     sigma_G=sigma_G, seed=seed, hessian=hess,
-                                                     samples_per_worker=5, batch_size=2)
+            return HeterogeneousQuadratic.finite_sum(
+                dim,
+                M,
+                L,
+                mu,
+                sigma_L=draw(st.floats(0.0, 3.0)),
+                sigma_G=sigma_G,
+                seed=seed,
+                hessian=hess,
+                samples_per_worker=5,
+                batch_size=2,
+            )
         return HeterogeneousQuadratic(dim, M, L, mu, sigma_L=0.3, sigma_G=sigma_G, seed=seed, hessian=hess)
     if name == "curvature_quadratic":
         mu = draw(st.floats(0.01, 1.0)) * L
-        return HeterogeneousCurvatureQuadratic(dim, M, L, mu, sigma_G=sigma_G, radius=draw(st.floats(0.1,
-                                                                                                     5.0)),
-                                               seed=seed, hessian=draw(st.sampled_from(["diag", "dense"])),
-                                               curvature_fraction=draw(st.floats(0.0, 1.0)))
+        return HeterogeneousCurvatureQuadratic(
+            dim,
+            M,
+            L,
+            mu,
+            sigma_G=sigma_G,
+            radius=draw(st.floats(0.1, 5.0)),
+            seed=seed,
+            hessian=draw(st.sampled_from(["diag", "dense"])),
+            curvature_fraction=draw(st.floats(0.0, 1.0)),
+        )
     assert name == "nonconvex_sinusoidal"
     mu = draw(st.floats(-0.99, 1.0)) * L
-    return NonconvexSinusoidal(dim, M, L, mu, sigma_G=sigma_G, seed=seed, omega=draw(st.floats(0.2, 5.0)),
-                               phase_fraction=draw(st.floats(0.0, 1.0)))
+    return NonconvexSinusoidal(
+        dim,
+        M,
+        L,
+        mu,
+        sigma_G=sigma_G,
+        seed=seed,
+        omega=draw(st.floats(0.2, 5.0)),
+        phase_fraction=draw(st.floats(0.0, 1.0)),
+    )
 
 
 def _points(draw, prob, n, scale):
@@ -101,8 +125,12 @@ def test_value_above_fstar_and_means(prob, data, scale):
     assert np.all(f >= prob.constants.f_star - tol)
     workers = np.arange(prob.num_workers)
     np.testing.assert_allclose(f, prob.local_value(x[:, None, :], workers).mean(axis=1), rtol=1e-9, atol=1e-9)
-    np.testing.assert_allclose(prob.grad(x), prob.local_grad(x[:, None, :], workers).mean(axis=1),
-                               rtol=1e-9, atol=1e-9 * (1 + np.abs(prob.grad(x)).max()))
+    np.testing.assert_allclose(
+        prob.grad(x),
+        prob.local_grad(x[:, None, :], workers).mean(axis=1),
+        rtol=1e-9,
+        atol=1e-9 * (1 + np.abs(prob.grad(x)).max()),
+    )
 
 
 @settings(max_examples=15, deadline=None)
@@ -119,14 +147,17 @@ def test_batch_axes(prob, seed):
     assert prob.in_certified_region(x).shape == (R, m)
     for r in range(R):
         for k in range(m):
-            np.testing.assert_allclose(g[r, k], prob.local_grad(x[r, k], int(i[r, k])), rtol=1e-12,
-                                       atol=1e-12)
-            np.testing.assert_allclose(v[r, k], prob.local_value(x[r, k], int(i[r, k])), rtol=1e-12,
-                                       atol=1e-12)
+            np.testing.assert_allclose(
+                g[r, k], prob.local_grad(x[r, k], int(i[r, k])), rtol=1e-12, atol=1e-12
+            )
+            np.testing.assert_allclose(
+                v[r, k], prob.local_value(x[r, k], int(i[r, k])), rtol=1e-12, atol=1e-12
+            )
             np.testing.assert_allclose(prob.value(x)[r, k], prob.value(x[r, k]), rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(prob.local_grad_fn(i)(x), g, rtol=1e-12, atol=1e-12)
     # the engine's in-place kernel: out += scale·∇f_i(y), with and without its reusable-array workspace
     from afltheory.engine import _Workspace
+
     base = rng.standard_normal((R, m, d))
     for ws in (None, _Workspace()):
         out = base.copy()

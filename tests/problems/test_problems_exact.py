@@ -36,9 +36,18 @@ def _hessian(prob):
 @given(d=dims, M=workers, L=Ls, r=ratios, sG=sigmas, seed=seeds, kind=kinds, fs=st.booleans())
 def test_shared_quadratic_constants_attained(d, M, L, r, sG, seed, kind, fs):
     if fs:
-        prob = HeterogeneousQuadratic.finite_sum(d, M, L, r * L, sigma_L=0.5, sigma_G=sG, seed=seed,
-                                                 hessian=kind,
-                                                 samples_per_worker=4, batch_size=3)
+        prob = HeterogeneousQuadratic.finite_sum(
+            d,
+            M,
+            L,
+            r * L,
+            sigma_L=0.5,
+            sigma_G=sG,
+            seed=seed,
+            hessian=kind,
+            samples_per_worker=4,
+            batch_size=3,
+        )
     else:
         prob = HeterogeneousQuadratic(d, M, L, r * L, sigma_G=sG, seed=seed, hessian=kind)
     c = prob.constants
@@ -46,7 +55,7 @@ def test_shared_quadratic_constants_attained(d, M, L, r, sG, seed, kind, fs):
     np.testing.assert_allclose([ev[-1], ev[0], c.L, c.mu, c.sigma_G], [L, r * L, L, r * L, sG], rtol=1e-9)
     x = c.x_star + np.random.default_rng(seed).standard_normal((5, d)) * 3
     dev = np.linalg.norm(prob.local_grad(x[:, None, :], np.arange(M)) - prob.grad(x)[:, None, :], axis=-1)
-    np.testing.assert_allclose(dev.max(axis=1), sG, rtol=1e-9)      # reached at every x by some worker
+    np.testing.assert_allclose(dev.max(axis=1), sG, rtol=1e-9)  # reached at every x by some worker
     np.testing.assert_allclose(prob.value(c.x_star), c.f_star, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(prob.grad(c.x_star), 0.0, atol=1e-12 * (1 + L * np.abs(c.x_star).max()))
     np.testing.assert_allclose(np.mean(prob.local_value(c.x_star, np.arange(M))), c.f_star, rtol=1e-12)
@@ -56,15 +65,25 @@ def test_shared_quadratic_constants_attained(d, M, L, r, sG, seed, kind, fs):
 
 
 @SETTINGS
-@given(d=st.integers(1, 6), M=workers, L=Ls, r=ratios, sG=sigmas, seed=seeds, kind=kinds,
-       rad=st.floats(0.1, 5.0), frac=st.floats(0.0, 1.0))
+@given(
+    d=st.integers(1, 6),
+    M=workers,
+    L=Ls,
+    r=ratios,
+    sG=sigmas,
+    seed=seeds,
+    kind=kinds,
+    rad=st.floats(0.1, 5.0),
+    frac=st.floats(0.0, 1.0),
+)
 def test_curvature_quadratic_constants(d, M, L, r, sG, seed, kind, rad, frac):
-    prob = HeterogeneousCurvatureQuadratic(d, M, L, r * L, sigma_G=sG, radius=rad, seed=seed, hessian=kind,
-                                           curvature_fraction=frac)
+    prob = HeterogeneousCurvatureQuadratic(
+        d, M, L, r * L, sigma_G=sG, radius=rad, seed=seed, hessian=kind, curvature_fraction=frac
+    )
     c = prob.constants
     H = prob.dense_hessians()
     ev = np.stack([np.linalg.eigvalsh(h) for h in H])
-    assert ev.min() >= r * L * (1 - 1e-9) and ev.max() <= L * (1 + 1e-9)   # spectra within [mu, L]
+    assert ev.min() >= r * L * (1 - 1e-9) and ev.max() <= L * (1 + 1e-9)  # spectra within [mu, L]
     assert c.L == pytest.approx(L, rel=1e-9) and c.sigma_G == pytest.approx(sG, rel=1e-9)
     assert c.mu == pytest.approx(np.linalg.eigvalsh(H.mean(axis=0))[0], rel=1e-9)
     if d >= 2:
@@ -94,8 +113,16 @@ def _fd_hessian_diag(grad, x, h=1e-5):
 
 
 @SETTINGS
-@given(d=st.integers(1, 5), M=workers, L=st.floats(0.1, 10.0), r=st.floats(-0.99, 1.0), sG=sigmas, seed=seeds,
-       omega=st.floats(0.3, 4.0), pf=st.floats(0.0, 1.0))
+@given(
+    d=st.integers(1, 5),
+    M=workers,
+    L=st.floats(0.1, 10.0),
+    r=st.floats(-0.99, 1.0),
+    sG=sigmas,
+    seed=seeds,
+    omega=st.floats(0.3, 4.0),
+    pf=st.floats(0.0, 1.0),
+)
 def test_nonconvex_constants(d, M, L, r, sG, seed, omega, pf):
     prob = NonconvexSinusoidal(d, M, L, r * L, sigma_G=sG, seed=seed, omega=omega, phase_fraction=pf)
     c = prob.constants
@@ -125,15 +152,19 @@ def test_nonconvex_fstar_against_independent_search(seed):
     c = prob.constants
     total = 0.0
     for j in range(prob.dim):
+
         def g(t, j=j):
             x = prob.constants.x_star.copy()
             x[j] = t
             return prob.value(x)
+
         base = g(c.x_star[j])
         lo, hi = prob._cbar[j] - 10, prob._cbar[j] + 10
         edges = np.linspace(lo, hi, 201)
-        best = min(minimize_scalar(g, bounds=(a, b), method="bounded", options={"xatol": 1e-10}).fun
-                   for a, b in zip(edges[:-1], edges[1:], strict=False))
+        best = min(
+            minimize_scalar(g, bounds=(a, b), method="bounded", options={"xatol": 1e-10}).fun
+            for a, b in zip(edges[:-1], edges[1:], strict=False)
+        )
         total += best - base
     found = prob.f_best + total
     assert found >= c.f_star - 1e-12
@@ -143,6 +174,6 @@ def test_nonconvex_fstar_against_independent_search(seed):
 def test_nonconvex_is_nonconvex():
     prob = NonconvexSinusoidal(dim=2, num_workers=3, L=1.0, mu=-0.5, sigma_G=1.0, seed=0)
     assert prob.constants.mu < 0
-    x = -np.angle(prob._m) / prob.omega                       # where ∇²f has the eigenvalue mu < 0
+    x = -np.angle(prob._m) / prob.omega  # where ∇²f has the eigenvalue mu < 0
     e = np.eye(2)[-1] * 0.05
-    assert prob.value(x + e) + prob.value(x - e) < 2 * prob.value(x)   # negative second difference
+    assert prob.value(x + e) + prob.value(x - e) < 2 * prob.value(x)  # negative second difference

@@ -29,7 +29,7 @@ def test_gaussian_noise_variance():
     xi = prob.stochastic_grad(x, np.full(N, 1), rng) - prob.local_grad(x, 1)
     _ztest(np.sum(xi**2, axis=-1), 0.49)
     for k in range(4):
-        _ztest(xi[:, k], 0.0)                                   # unbiased (Assumption 2)
+        _ztest(xi[:, k], 0.0)  # unbiased (Assumption 2)
     np.testing.assert_allclose(GaussianNoise(0.7).covariance(0, 4), np.eye(4) * 0.49 / 4)
 
 
@@ -91,13 +91,23 @@ def test_finite_sum_batch_one_and_full_batch():
 def test_finite_sum_quadratic_minibatch_is_mean_of_sample_gradients():
     """HeterogeneousQuadratic.finite_sum: σ_L as requested, and the noise model's covariance is exactly the
     covariance of a minibatch gradient of the per-sample quadratics f_{i,s}(x) = ½(x − c_is)ᵀA(x − c_is)."""
-    prob = HeterogeneousQuadratic.finite_sum(dim=3, num_workers=4, L=2.0, mu=0.5, sigma_L=0.8, sigma_G=1.0,
-                                             seed=2, hessian="dense", samples_per_worker=6, batch_size=3)
+    prob = HeterogeneousQuadratic.finite_sum(
+        dim=3,
+        num_workers=4,
+        L=2.0,
+        mu=0.5,
+        sigma_L=0.8,
+        sigma_G=1.0,
+        seed=2,
+        hessian="dense",
+        samples_per_worker=6,
+        batch_size=3,
+    )
     assert prob.constants.sigma_L == pytest.approx(0.8, rel=1e-12)
     A, S = prob.hessian[0], prob.sample_centers
     x = np.array([0.3, -1.0, 2.0])
     for i in range(4):
-        g = (x - S[i]) @ A                                    # per-sample gradients (6, 3)
+        g = (x - S[i]) @ A  # per-sample gradients (6, 3)
         np.testing.assert_allclose(g.mean(axis=0), prob.local_grad(x, i), atol=1e-12)
         batches = np.array([g[list(s)].mean(axis=0) for s in itertools.combinations(range(6), 3)])
         dev = batches - prob.local_grad(x, i)

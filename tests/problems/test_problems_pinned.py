@@ -32,8 +32,9 @@ def test_shared_quadratic_2_workers_3_dims():
     np.testing.assert_allclose(prob.local_grad(x, 1), [1, -4, 0])
     np.testing.assert_allclose(prob.grad(x), [0, -2, -4])
     # the dense form of the same Hessian gives the same problem
-    dense = HeterogeneousQuadratic.from_arrays(hessian=np.diag([1.0, 2.0, 4.0]), centers=[[1, 0, 2], [-1, 2,
-                                                                                                      0]])
+    dense = HeterogeneousQuadratic.from_arrays(
+        hessian=np.diag([1.0, 2.0, 4.0]), centers=[[1, 0, 2], [-1, 2, 0]]
+    )
     np.testing.assert_allclose(dense.local_grad(x, 0), [-1, 0, -8])
     assert dense.constants.sigma_G == pytest.approx(np.sqrt(21), rel=1e-14)
 
@@ -61,9 +62,9 @@ def test_curvature_quadratic_2_workers_2_dims():
     # σ_G bound = 1·2 + ¾√2; here it is attained at x* + 2(1, 1)/√2 for worker 1 (D v is parallel to
     # ∇f_1(x*)).
     # f* = ½[(¾)²·1 + (¼)²·3] = 0.375 for both workers.
-    prob = HeterogeneousCurvatureQuadratic.from_arrays(hessians=[[1.0, 3.0], [3.0, 1.0]], centers=[[1, 0], [0,
-                                                                                                            1]],
-                                                      radius=2.0)
+    prob = HeterogeneousCurvatureQuadratic.from_arrays(
+        hessians=[[1.0, 3.0], [3.0, 1.0]], centers=[[1, 0], [0, 1]], radius=2.0
+    )
     c = prob.constants
     assert (c.L, c.mu, c.radius) == (3.0, 2.0, 2.0)
     np.testing.assert_allclose(c.x_star, [0.25, 0.25])
@@ -81,9 +82,9 @@ def test_curvature_quadratic_client_drift_vs_shared():
     (averaging is linear), the curvature quadratic moves away (client drift). Hand check for the pinned case:
     y1_i = x* − η ∇f_i(x*); the mean of y1 is x* (Σ ∇f_i(x*) = 0), the second step adds −η² (A_i − Ā)∇f_i(x*)
     terms: with η = 0.1, mean y2 = x* + η²·mean_i A_i ∇f_i(x*) = (¼, ¼) + 0.01·(0.75, 0.75)."""
-    cur = HeterogeneousCurvatureQuadratic.from_arrays(hessians=[[1.0, 3.0], [3.0, 1.0]], centers=[[1, 0], [0,
-                                                                                                           1]],
-                                                     radius=2.0)
+    cur = HeterogeneousCurvatureQuadratic.from_arrays(
+        hessians=[[1.0, 3.0], [3.0, 1.0]], centers=[[1, 0], [0, 1]], radius=2.0
+    )
     sh = HeterogeneousQuadratic.from_arrays(hessian_diag=[2.0, 2.0], centers=[[1, 0], [0, 1]])
     eta, w = 0.1, np.arange(2)
     for prob, expect in ((cur, [0.2575, 0.2575]), (sh, [0.5, 0.5])):
@@ -97,9 +98,9 @@ def test_nonconvex_pinned_cancelling_phases():
     # d = 1, c = (1, −1), φ = (0, π), μ0 = 1, β = ½, ω = 1: m = (1 + e^{iπ})/2 = 0 ⇒ f(x) = ½(x² + 1), f* = ½
     # at 0.
     # L = μ0 + βω² = 1.5; μ (of f) = 1; μ_local = 0.5; δ_i = |±1 − 0| = 1, |c̄ − c_i| = 1 ⇒ σ_G = 1 + ½ = 1.5.
-    prob = NonconvexSinusoidal.from_arrays(centers=[[1.0], [-1.0]], phases=[[0.0], [np.pi]], mu0=1.0,
-                                           beta=0.5,
-                                           omega=1.0)
+    prob = NonconvexSinusoidal.from_arrays(
+        centers=[[1.0], [-1.0]], phases=[[0.0], [np.pi]], mu0=1.0, beta=0.5, omega=1.0
+    )
     c = prob.constants
     assert (c.L, c.mu, prob.mu_local) == (1.5, 1.0, 0.5)
     assert c.sigma_G == pytest.approx(1.5, rel=1e-15)
@@ -111,8 +112,9 @@ def test_nonconvex_pinned_cancelling_phases():
 def test_nonconvex_pinned_double_well():
     # d = 1, c = (1, −1), φ = (0, 0), μ0 = 1, β = 2, ω = 1: f(x) = ½(x² + 1) + 2 cos x, f'' = 1 − 2cos x.
     # L = 3, μ = −1 (both exact); ∇f_i − ∇f = ∓1 for all x ⇒ σ_G = 1. Minimizers solve x = 2 sin x: ±1.8955.
-    prob = NonconvexSinusoidal.from_arrays(centers=[[1.0], [-1.0]], phases=[[0.0], [0.0]], mu0=1.0, beta=2.0,
-                                           omega=1.0)
+    prob = NonconvexSinusoidal.from_arrays(
+        centers=[[1.0], [-1.0]], phases=[[0.0], [0.0]], mu0=1.0, beta=2.0, omega=1.0
+    )
     c = prob.constants
     assert (c.L, c.mu, c.sigma_G) == (3.0, -1.0, 1.0)
     xs = brentq(lambda t: t - 2 * np.sin(t), 1.0, 3.0)

@@ -62,9 +62,16 @@ def _run(case: Case) -> dict:
     measured, values = case.measure()
     st = case.statement
     bound = st.value(values)
-    return {"id": st.id, "case": case.name, "measured": float(measured), "bound": bound,
-            "ratio": float(measured) / bound if bound > 0 else float("inf"),
-            "terms": st.term_values(values), "conditions": st.check_conditions(values), "tight": case.tight}
+    return {
+        "id": st.id,
+        "case": case.name,
+        "measured": float(measured),
+        "bound": bound,
+        "ratio": float(measured) / bound if bound > 0 else float("inf"),
+        "terms": st.term_values(values),
+        "conditions": st.check_conditions(values),
+        "tight": case.tight,
+    }
 
 
 # ------------------------------------------------------------------------------ Li et al. 2020
@@ -73,13 +80,25 @@ def _li(thm, scheme, Q, x0, E, rounds, m=None):
         mu, L = Q.mu, Q.L
         kappa = L / mu
         gamma = max(8 * kappa, E)
-        gaps, G2 = fedavg_exact(Q, x0, E, rounds, lambda t: 2 / (mu * (gamma + t)), scheme=scheme, m=m,
-                                record_G=True)
-        vals = dict(kappa=kappa, gamma=gamma, mu=mu, L=L, K=E, T=1 + rounds * E,
-                    D0=float(np.sum((x0 - Q.x_star) ** 2)),
-                    sum_p2_sigma2=float(np.sum(Q.p ** 2 * Q.sigma ** 2)),
-                    Gamma=Q.gamma_li(), G=float(np.sqrt(G2)), m=m or Q.N, M=Q.N)
+        gaps, G2 = fedavg_exact(
+            Q, x0, E, rounds, lambda t: 2 / (mu * (gamma + t)), scheme=scheme, m=m, record_G=True
+        )
+        vals = dict(
+            kappa=kappa,
+            gamma=gamma,
+            mu=mu,
+            L=L,
+            K=E,
+            T=1 + rounds * E,
+            D0=float(np.sum((x0 - Q.x_star) ** 2)),
+            sum_p2_sigma2=float(np.sum(Q.p**2 * Q.sigma**2)),
+            Gamma=Q.gamma_li(),
+            G=float(np.sqrt(G2)),
+            m=m or Q.N,
+            M=Q.N,
+        )
         return gaps[-1], vals
+
     return measure
 
 
@@ -89,17 +108,26 @@ _HET = Quadratics(CURV4, 2 * CROSS, p=P4, sigma=SIG4)
 _HET_U = Quadratics(CURV4, 2 * CROSS, sigma=SIG4)
 
 CASES = [
-    Case(li2020.THM1, "noise only, E=1, from x*",
-         _li(li2020.THM1, "full", _ISO_NOISE, _ISO_NOISE.x_star, 1, 200),
-         tight=True),
+    Case(
+        li2020.THM1,
+        "noise only, E=1, from x*",
+        _li(li2020.THM1, "full", _ISO_NOISE, _ISO_NOISE.x_star, 1, 200),
+        tight=True,
+    ),
     Case(li2020.THM1, "heterogeneous curvature, E=3", _li(li2020.THM1, "full", _HET, X0, 3, 40)),
-    Case(li2020.THM2, "noise only, E=1, m=2 of 4",
-         _li(li2020.THM2, "I", _ISO_NOISE, _ISO_NOISE.x_star, 1, 200, 2),
-         tight=True),
+    Case(
+        li2020.THM2,
+        "noise only, E=1, m=2 of 4",
+        _li(li2020.THM2, "I", _ISO_NOISE, _ISO_NOISE.x_star, 1, 200, 2),
+        tight=True,
+    ),
     Case(li2020.THM2, "heterogeneous curvature, E=3, m=2", _li(li2020.THM2, "I", _HET, X0, 3, 40, 2)),
-    Case(li2020.THM3, "noise only, E=1, m=2 of 4",
-         _li(li2020.THM3, "II", _ISO_NOISE_U, _ISO_NOISE_U.x_star, 1,
-                                                        200, 2), tight=True),
+    Case(
+        li2020.THM3,
+        "noise only, E=1, m=2 of 4",
+        _li(li2020.THM3, "II", _ISO_NOISE_U, _ISO_NOISE_U.x_star, 1, 200, 2),
+        tight=True,
+    ),
     Case(li2020.THM3, "heterogeneous curvature, E=3, m=2", _li(li2020.THM3, "II", _HET_U, X0, 3, 40, 2)),
 ]
 
@@ -113,9 +141,21 @@ def _stich(sig, H, M=4, T=200, x0=None):
         w = (a + np.arange(T)) ** 2
         start = Q.x_star if x0 is None else x0
         ex = local_sgd_exact(Q, start, H, T, lambda t: 4 / (mu * (a + t)), avg_weights=w, record_G=True)
-        vals = dict(mu=mu, L=L, kappa=1.0, a=a, H=H, T=T, M=M, S_T=float(w.sum()),
-                    D0=float(np.sum((start - Q.x_star) ** 2)), sigma=sig, G=float(np.sqrt(ex["G2"])))
+        vals = dict(
+            mu=mu,
+            L=L,
+            kappa=1.0,
+            a=a,
+            H=H,
+            T=T,
+            M=M,
+            S_T=float(w.sum()),
+            D0=float(np.sum((start - Q.x_star) ** 2)),
+            sigma=sig,
+            G=float(np.sqrt(ex["G2"])),
+        )
         return ex["avg_gap"], vals
+
     return measure
 
 
@@ -130,22 +170,26 @@ def _kmr_id(sig, H, eta, T=200, x0=X0, M=4):
     def measure():
         Q = Quadratics(np.array([np.eye(2)] * M), np.zeros((M, 2)), sigma=sig)
         ex = local_sgd_exact(Q, x0, H, T, lambda t: eta)
-        vals = dict(mu=1.0, L=1.0, eta=eta, H=H, T=T, M=M, D0=float(np.sum((x0 - Q.x_star) ** 2)),
-                    sigma_star=sig)
+        vals = dict(
+            mu=1.0, L=1.0, eta=eta, H=H, T=T, M=M, D0=float(np.sum((x0 - Q.x_star) ** 2)), sigma_star=sig
+        )
         return ex["dist"][-1], vals
+
     return measure
 
 
 def _kmr_het(sig, spread, H, T=400, x0=X0, M=4):
     def measure():
-        Q = Quadratics(CURV4, spread * CROSS, sigma=sig)        # per-worker curvature: client drift
+        Q = Quadratics(CURV4, spread * CROSS, sigma=sig)  # per-worker curvature: client drift
         L = 1.0
         eta = min(1 / (4 * L), 1 / (10 * L * (H - 1))) if H > 1 else 1 / (4 * L)
         ex = local_sgd_exact(Q, x0, H, T, lambda t: eta, avg_weights=np.ones(T))
-        sd2 = float(np.mean([np.sum(Q.grad_k(k, Q.x_star) ** 2) for k in range(M)]) + sig ** 2)
-        vals = dict(L=L, eta=eta, H=H, T=T, M=M, D0=float(np.sum((x0 - Q.x_star) ** 2)),
-                    sigma_dif=np.sqrt(sd2))
+        sd2 = float(np.mean([np.sum(Q.grad_k(k, Q.x_star) ** 2) for k in range(M)]) + sig**2)
+        vals = dict(
+            L=L, eta=eta, H=H, T=T, M=M, D0=float(np.sum((x0 - Q.x_star) ** 2)), sigma_dif=np.sqrt(sd2)
+        )
         return ex["avg_gap"], vals
+
     return measure
 
 
@@ -164,6 +208,7 @@ def _lian(m, tau, eta, T, sig=1.0):
         g = asysg_exact(A, np.zeros(2), X0, T, np.full((T, m), tau), eta, sig)
         vals = dict(L=1.0, m=m, tau=tau, eta=eta, T=T, Delta=0.5 * X0 @ A @ X0, sigma=sig)
         return g[:T].mean(), vals
+
     return measure
 
 

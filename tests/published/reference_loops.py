@@ -27,8 +27,9 @@ class Quadratics:
         self.c = np.asarray(c, dtype=float)
         self.N, self.d = self.c.shape
         self.p = np.full(self.N, 1.0 / self.N) if p is None else np.asarray(p, dtype=float)
-        self.sigma = (np.zeros(self.N) if sigma is None
-                      else np.broadcast_to(np.asarray(sigma, float), (self.N,)))
+        self.sigma = (
+            np.zeros(self.N) if sigma is None else np.broadcast_to(np.asarray(sigma, float), (self.N,))
+        )
         self.Abar = np.einsum("k,kij->ij", self.p, self.A)
         self.x_star = np.linalg.solve(self.Abar, np.einsum("k,kij,kj->i", self.p, self.A, self.c))
         self.f_star = self.f(self.x_star)
@@ -281,7 +282,7 @@ class Moments:
 
 def _sel(n_blocks, d, k):
     E = np.zeros((d, n_blocks * d))
-    E[:, k * d:(k + 1) * d] = np.eye(d)
+    E[:, k * d : (k + 1) * d] = np.eye(d)
     return E
 
 
@@ -292,7 +293,7 @@ def fedavg_exact(Q, x0, E, rounds, eta, scheme="full", m=None, t0=1, record_G=Fa
     iterates at the start of each of their steps). State: the N device iterates stacked (Nd)."""
     N, d = Q.N, Q.d
     n = N * d
-    J = np.vstack([np.eye(d)] * N)                      # x -> (x, …, x)
+    J = np.vstack([np.eye(d)] * N)  # x -> (x, …, x)
     mom = Moments(J @ np.asarray(x0, float))
     sel = [_sel(N, d, k) for k in range(N)]
     # aggregation branches: (prob, weights over devices)
@@ -351,7 +352,7 @@ def local_sgd_exact(Q, x0, H, T, eta, avg_weights=None, record_G=False):
     J = np.vstack([np.eye(d)] * N)
     z0 = np.concatenate([J @ np.asarray(x0, float), np.zeros(d)])
     mom = Moments(z0)
-    P = np.hstack([np.kron(Q.p[None, :], np.eye(d)), np.zeros((d, d))])   # z -> x̄
+    P = np.hstack([np.kron(Q.p[None, :], np.eye(d)), np.zeros((d, d))])  # z -> x̄
     Acc = np.hstack([np.zeros((d, N * d)), np.eye(d)])
     sel = [np.hstack([_sel(N, d, k), np.zeros((d, d))]) for k in range(N)]
     zstar = np.concatenate([J @ Q.x_star, Q.x_star])
@@ -360,9 +361,9 @@ def local_sgd_exact(Q, x0, H, T, eta, avg_weights=None, record_G=False):
     gap, dist, G2 = [mom.quad(Mf, zstar)], [mom.quad(Md, zstar)], 0.0
     wsum = 0.0
     for t in range(T):
-        if avg_weights is not None:       # acc += w_t x̄_t (before the step: t = 0..T−1)
+        if avg_weights is not None:  # acc += w_t x̄_t (before the step: t = 0..T−1)
             F = np.eye(n)
-            F[N * d:, :] += avg_weights[t] * P
+            F[N * d :, :] += avg_weights[t] * P
             mom.step(F)
             wsum += avg_weights[t]
         h = eta(t)
@@ -375,19 +376,23 @@ def local_sgd_exact(Q, x0, H, T, eta, avg_weights=None, record_G=False):
             g[blk] = h * Q.A[k] @ Q.c[k]
             Qn[blk, blk] = h * h * Q.sigma[k] ** 2 / d * np.eye(d)
             if record_G:
-                G2 = max(G2, mom.quad(sel[k].T @ Q.A[k] @ Q.A[k] @ sel[k],
-                                      np.concatenate([J @ Q.c[k], Q.c[k]])) + Q.sigma[k] ** 2)
+                G2 = max(
+                    G2,
+                    mom.quad(sel[k].T @ Q.A[k] @ Q.A[k] @ sel[k], np.concatenate([J @ Q.c[k], Q.c[k]]))
+                    + Q.sigma[k] ** 2,
+                )
         mom.step(F, g, Qn)
         if (t + 1) % H == 0:
             F = np.eye(n)
-            F[:N * d, :] = J @ P
+            F[: N * d, :] = J @ P
             mom.step(F)
         gap.append(mom.quad(Mf, zstar))
         dist.append(mom.quad(Md, zstar))
     out = {"gap": np.array(gap), "dist": np.array(dist), "G2": G2}
     if avg_weights is not None:
-        out["avg_gap"] = mom.quad(0.5 * Acc.T @ Q.Abar @ Acc / wsum ** 2,
-                                  np.concatenate([np.zeros(N * d), wsum * Q.x_star]))
+        out["avg_gap"] = mom.quad(
+            0.5 * Acc.T @ Q.Abar @ Acc / wsum**2, np.concatenate([np.zeros(N * d), wsum * Q.x_star])
+        )
     return out
 
 
@@ -399,14 +404,14 @@ def asysg_exact(A, c, x0, T, delays, gamma, sigma):
     tmax = int(np.max(delays))
     nb = tmax + 1
     n = nb * d
-    z0 = np.tile(np.asarray(x0, float), nb)          # block b = x_{k−b}; before the start all equal x_0
+    z0 = np.tile(np.asarray(x0, float), nb)  # block b = x_{k−b}; before the start all equal x_0
     mom = Moments(z0)
     M0 = _sel(nb, d, 0).T @ A @ A @ _sel(nb, d, 0)
     cz = np.tile(np.asarray(c, float), nb)
     out = [mom.quad(M0, cz)]
     for k in range(T):
         F = np.zeros((n, n))
-        F[d:, :-d] = np.eye(n - d)                      # shift: new block b+1 = old block b
+        F[d:, :-d] = np.eye(n - d)  # shift: new block b+1 = old block b
         new = _sel(nb, d, 0).copy()
         g0 = np.zeros(d)
         for tau in delays[k]:
@@ -417,7 +422,7 @@ def asysg_exact(A, c, x0, T, delays, gamma, sigma):
         g = np.zeros(n)
         g[:d] = g0
         Qn = np.zeros((n, n))
-        Qn[:d, :d] = gamma ** 2 * len(delays[k]) * sigma ** 2 / d * np.eye(d)
+        Qn[:d, :d] = gamma**2 * len(delays[k]) * sigma**2 / d * np.eye(d)
         mom.step(F, g, Qn)
         out.append(mom.quad(M0, cz))
     return np.array(out)

@@ -17,19 +17,32 @@ from afltheory.published.symbols import T as T_paper
 
 def test_li_claim_terms_are_the_statement_terms():
     c = CLAIMS["published.li2020.thm1"]
-    subs = {T_paper: 1 + T * K, sum_p2_sigma2: sum_p2 * sigma_L ** 2}
+    subs = {T_paper: 1 + T * K, sum_p2_sigma2: sum_p2 * sigma_L**2}
     for name, term in li2020.THM1.bound.items():
         assert sp.simplify(c.bound[name] - term.subs(subs, simultaneous=True)) == 0
 
 
 def test_false_variants_fail_on_the_tight_instances():
-    p = HeterogeneousQuadratic.from_arrays(hessian_diag=np.ones(2), centers=np.zeros((4, 2)), sigma_L=3.0,
-                                           weights=(0.1, 0.2, 0.3, 0.4))
+    p = HeterogeneousQuadratic.from_arrays(
+        hessian_diag=np.ones(2), centers=np.zeros((4, 2)), sigma_L=3.0, weights=(0.1, 0.2, 0.3, 0.4)
+    )
     beh = Behaviour(UniformArrivals(4), local_steps=ConstantSteps(1))
-    v = verify(FALSE_VARIANTS["published.li2020.thm1.bound_div10"], p, beh, rounds=200, x0=p.constants.x_star,
-               control=None)
-    assert v.passed and v.measured > v.theoretical          # expect="fails": passes because it is violated
+    v = verify(
+        FALSE_VARIANTS["published.li2020.thm1.bound_div10"],
+        p,
+        beh,
+        rounds=200,
+        x0=p.constants.x_star,
+        control=None,
+    )
+    assert v.passed and v.measured > v.theoretical  # expect="fails": passes because it is violated
     p2 = HeterogeneousQuadratic.from_arrays(hessian_diag=np.ones(2), centers=np.zeros((4, 2)), sigma_L=2.0)
-    v = verify(FALSE_VARIANTS["published.khaled2020.identical.bound_div10"], p2, beh, rounds=200,
-               x0=np.array([3.0, -2.0]), control=None)
+    v = verify(
+        FALSE_VARIANTS["published.khaled2020.identical.bound_div10"],
+        p2,
+        beh,
+        rounds=200,
+        x0=np.array([3.0, -2.0]),
+        control=None,
+    )
     assert v.passed and v.measured > v.theoretical

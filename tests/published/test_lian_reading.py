@@ -50,7 +50,7 @@ def test_linear_tau_reading_admits_a_diverging_step():
 def test_tau_squared_reading_admits_only_stable_steps():
     for tau in (1, 2, 4, 8, 16):
         for m in (1, 2, 4):
-            assert _root_modulus(m * _gamma(m, tau ** 2), tau) < 1
+            assert _root_modulus(m * _gamma(m, tau**2), tau) < 1
 
 
 @pytest.mark.parametrize("lam2", [1.0, 0.01])
@@ -59,12 +59,13 @@ def test_tau_squared_reading_bound_holds_on_grid(lam2):
     worst = 0.0
     for m in (1, 2, 4):
         for tau in (1, 2, 4, 8):
-            g = _gamma(m, tau ** 2)
+            g = _gamma(m, tau**2)
             for T in (50, 300):
                 for sig in (0.0, 1.0, 5.0):
                     x0 = np.array([3.0, -2.0])
                     meas = asysg_exact(A, np.zeros(2), x0, T, np.full((T, m), tau), g, sig)[:T].mean()
-                    b = lian2015.THM1.value(dict(L=1.0, m=m, tau=tau, eta=g, T=T, Delta=0.5 * x0 @ A @ x0,
-                                                 sigma=sig))
+                    b = lian2015.THM1.value(
+                        dict(L=1.0, m=m, tau=tau, eta=g, T=T, Delta=0.5 * x0 @ A @ x0, sigma=sig)
+                    )
                     worst = max(worst, meas / b)
-    assert worst <= 0.75, worst          # measured: 0.70 (identity Hessian, m = 4, τ = 1, σ = 0)
+    assert worst <= 0.75, worst  # measured: 0.70 (identity Hessian, m = 4, τ = 1, σ = 0)

@@ -27,16 +27,28 @@ BEH = an.Behaviour(an.UniformArrivals(3), an.UniformDelay(2), an.UniformSteps(1,
 
 @pytest.mark.parametrize("problem", ["shared", "curvature"])
 def test_fednova_matches_plain_loop_deterministic(problem):
-    p = (HeterogeneousQuadratic(dim=3, num_workers=5, L=2.0, mu=0.3, sigma_G=1.0, seed=2)
-         if problem == "shared"
-         else HeterogeneousCurvatureQuadratic(dim=3, num_workers=5, seed=2))
+    p = (
+        HeterogeneousQuadratic(dim=3, num_workers=5, L=2.0, mu=0.3, sigma_G=1.0, seed=2)
+        if problem == "shared"
+        else HeterogeneousCurvatureQuadratic(dim=3, num_workers=5, seed=2)
+    )
     alg = FedNova(0.7, 0.1)
     tr = aft.simulate(p, alg, BEH, rounds=20, replicates=3, seed=4, record_x=True, collapse=False)
     Q = _plain(p)
     s = tr.schedule
     for r in range(3):
-        xs = np.array(fednova_replay(Q, tr.x0[r] if tr.x0.ndim == 2 else tr.x0, s.workers[r], s.delays[r],
-                                     s.local_steps[r], 0.7, 0.1, np.random.default_rng(0)))
+        xs = np.array(
+            fednova_replay(
+                Q,
+                tr.x0[r] if tr.x0.ndim == 2 else tr.x0,
+                s.workers[r],
+                s.delays[r],
+                s.local_steps[r],
+                0.7,
+                0.1,
+                np.random.default_rng(0),
+            )
+        )
         np.testing.assert_allclose(tr.x[r], xs, rtol=1e-12, atol=1e-12 * np.abs(xs).max())
 
 
@@ -59,14 +71,27 @@ def test_fednova_matches_plain_loop_in_distribution():
     Q = _plain(p, sigma=1.0)
     rng = np.random.default_rng(7)
     x0 = tr.x0[0] if tr.x0.ndim == 2 else tr.x0
-    b = np.array([np.sum((fednova_replay(Q, x0, sched.workers[r], sched.delays[r], sched.local_steps[r], 1.0,
-                                          0.15, rng)[-1] - p.constants.x_star) ** 2) for r in range(R)])
+    b = np.array(
+        [
+            np.sum(
+                (
+                    fednova_replay(
+                        Q, x0, sched.workers[r], sched.delays[r], sched.local_steps[r], 1.0, 0.15, rng
+                    )[-1]
+                    - p.constants.x_star
+                )
+                ** 2
+            )
+            for r in range(R)
+        ]
+    )
     z = (a.mean() - b.mean()) / np.sqrt(a.var() / R + b.var() / R)
     assert abs(z) < 5, z
 
 
 def test_fednova_refused_by_exact_engine():
     from afltheory.exact.local import server_rule
+
     with pytest.raises(UnsupportedRule):
         server_rule(FedNova(1.0, 0.1))
 
@@ -77,13 +102,17 @@ def test_scaffold_server_rate_matches_plain_loop(eta_g):
     plain Algorithm-1 loop on the replayed arrival sets to 1e-12 (deterministic gradients)."""
     p = HeterogeneousCurvatureQuadratic(dim=3, num_workers=5, seed=3)
     beh = an.Behaviour(an.UniformArrivals(3), an.NoDelay(), an.ConstantSteps(4))
-    tr = aft.simulate(p, SCAFFOLDServer(eta_g, 0.05), beh, rounds=15, replicates=2, seed=1, record_x=True,
-                      collapse=False)
+    tr = aft.simulate(
+        p, SCAFFOLDServer(eta_g, 0.05), beh, rounds=15, replicates=2, seed=1, record_x=True, collapse=False
+    )
     Q = _plain(p)
     for r in range(2):
         x0 = tr.x0[r] if tr.x0.ndim == 2 else tr.x0
-        xs = np.array(scaffold_loop(Q, x0, 4, 15, 0.05, eta_g, np.random.default_rng(0), m=3,
-                                    sets=tr.schedule.workers[r]))
+        xs = np.array(
+            scaffold_loop(
+                Q, x0, 4, 15, 0.05, eta_g, np.random.default_rng(0), m=3, sets=tr.schedule.workers[r]
+            )
+        )
         np.testing.assert_allclose(tr.x[r], xs, rtol=1e-12, atol=1e-12 * np.abs(xs).max())
 
 
@@ -91,12 +120,23 @@ def test_fedbuff_matches_plain_loop_deterministic():
     """afltheory's FedBuff (staleness weight 1/sqrt(1+τ)) equals the plain Nguyen et al. loop on replayed
     asynchronous schedules (delays ≤ 2, K ∈ {1..5}) to 1e-12."""
     p = HeterogeneousCurvatureQuadratic(dim=3, num_workers=5, seed=4)
-    tr = aft.simulate(p, al.FedBuff(0.8, 0.1, staleness="sqrt"), BEH, rounds=20, replicates=2, seed=6,
-                      record_x=True, collapse=False)
+    tr = aft.simulate(
+        p,
+        al.FedBuff(0.8, 0.1, staleness="sqrt"),
+        BEH,
+        rounds=20,
+        replicates=2,
+        seed=6,
+        record_x=True,
+        collapse=False,
+    )
     Q = _plain(p)
     s = tr.schedule
     for r in range(2):
         x0 = tr.x0[r] if tr.x0.ndim == 2 else tr.x0
-        xs = np.array(fedbuff_loop(Q, x0, s.workers[r], s.delays[r], s.local_steps[r], 0.8, 0.1,
-                                   np.random.default_rng(0)))
+        xs = np.array(
+            fedbuff_loop(
+                Q, x0, s.workers[r], s.delays[r], s.local_steps[r], 0.8, 0.1, np.random.default_rng(0)
+            )
+        )
         np.testing.assert_allclose(tr.x[r], xs, rtol=1e-12, atol=1e-12 * np.abs(xs).max())

@@ -32,8 +32,12 @@ def test_fedavg_loop_matches_exact_moments(scheme, m):
     kappa = Q.L / Q.mu
     eta = lambda t: 2 / (Q.mu * (max(8 * kappa, E) + t))  # noqa: E731
     ex = fedavg_exact(Q, X0, E, rounds, eta, scheme=scheme, m=m)
-    vals = np.array([Q.f(fedavg_loop(Q, X0, E, rounds, eta, np.random.default_rng(1000 + r), scheme, m)[-1])
-                     - Q.f_star for r in range(R)])
+    vals = np.array(
+        [
+            Q.f(fedavg_loop(Q, X0, E, rounds, eta, np.random.default_rng(1000 + r), scheme, m)[-1]) - Q.f_star
+            for r in range(R)
+        ]
+    )
     assert abs(_z(vals, ex[-1])) < 5
 
 
@@ -64,6 +68,21 @@ def test_asysg_loop_matches_exact_moments():
     delays = np.array([[0, 2], [1, 3], [3, 0], [2, 2], [0, 1], [3, 3], [1, 0], [2, 1]])
     ex = asysg_exact(A, c, X0, 8, delays, 0.1, 1.0)
     R = 3000
-    vals = np.array([np.sum((A @ (asysg_loop(lambda x: A @ (x - c), X0, 8, delays, 0.1, 1.0, 2,
-                                             np.random.default_rng(r))[-1] - c)) ** 2) for r in range(R)])
+    vals = np.array(
+        [
+            np.sum(
+                (
+                    A
+                    @ (
+                        asysg_loop(
+                            lambda x: A @ (x - c), X0, 8, delays, 0.1, 1.0, 2, np.random.default_rng(r)
+                        )[-1]
+                        - c
+                    )
+                )
+                ** 2
+            )
+            for r in range(R)
+        ]
+    )
     assert abs(_z(vals, ex[-1])) < 5

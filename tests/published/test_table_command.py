@@ -23,16 +23,20 @@ def test_command_prints_a_row_per_statement(capsys):
         assert sum(r.startswith(f"| {sid} — ") for r in rows) == 1, sid
     for r in rows:
         assert " nan" not in r.lower()
-        assert "not a claim:" in r or "PASS" in r, r   # every statement: a verdict or the reason it has none
+        assert "not a claim:" in r or "PASS" in r, r  # every statement: a verdict or the reason it has none
         assert "FAIL" not in r and "VIOLATED" not in r
-    m = re.search(r"(\d+) statements; (\d+) with a verdict, (\d+) with a worst ratio, (\d+) with a PEP "
-                  r"bracket", out)
+    m = re.search(
+        r"(\d+) statements; (\d+) with a verdict, (\d+) with a worst ratio, (\d+) with a PEP "
+        r"bracket",
+        out,
+    )
     assert m and int(m[1]) == len(STATEMENTS) and int(m[2]) == 6 and int(m[3]) == 4 and int(m[4]) >= 3
 
 
 def test_pep_brackets_are_ordered_and_below_the_bound():
     from afltheory.adversary.published_table import _pep
     from afltheory.published.claims import CLAIMS
+
     n = 0
     for c in CLAIMS.values():
         text, ok = _pep(c)
@@ -52,6 +56,7 @@ def test_bad_input_is_refused(capsys):
 
 def test_plain_text_output(capsys):
     from afltheory.adversary.published_table import Row, text
+
     r = Row("x.y", "t", "s", "src", "not a claim: rate only", "—", "—", "—")
     out = text([r])
     assert out.startswith("x.y: t\n") and "1 statements; 0 with a verdict" in out
@@ -65,12 +70,21 @@ def test_docs_table_is_current():
     import os
     import subprocess
     import sys
+
     root = Path(__file__).resolve().parents[2]
     env = {**os.environ, "PYTHONPATH": str(root), "OPENBLAS_NUM_THREADS": "1"}
-    out = subprocess.run([sys.executable, "-m", "afltheory", "published", "--markdown"], cwd=root, env=env,
-                         capture_output=True, text=True, timeout=600, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-m", "afltheory", "published", "--markdown"],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=True,
+    ).stdout
     doc = (root / "docs" / "published.md").read_text()
     for line in out.splitlines():
         if line.startswith("| ") or line.startswith("17 statements"):
-            assert line in doc, ("docs/published.md is stale; regenerate with `afltheory published "
-                                 f"--markdown`: {line}")
+            assert line in doc, (
+                f"docs/published.md is stale; regenerate with `afltheory published --markdown`: {line}"
+            )

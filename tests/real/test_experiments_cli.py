@@ -28,7 +28,7 @@ def test_table2_and_figure5_tiny(tmp_path):
 def test_wallclock_tiny():
     r = wallclock(RealConfig(rounds=30, seeds=2, K=2), p=10, target=0.5)
     assert r["rows"][0]["reached"] == 2
-    assert 0.1 < r["ratios"]["round_time_ratio"] < 0.6      # theory: 0.646/2.283 = 0.283
+    assert 0.1 < r["ratios"]["round_time_ratio"] < 0.6  # theory: 0.646/2.283 = 0.283
 
 
 def test_config_validation():
@@ -40,11 +40,28 @@ def test_config_validation():
 
 def test_cli_real(tmp_path, capsys):
     from afltheory.cli import main
-    rc = main(["real", "table3", "--ps", "5", "--rounds", "5", "--seeds", "2", "--K", "2",
-               "--settings", "async-dyn", "--out", str(tmp_path)])
+
+    rc = main(
+        [
+            "real",
+            "table3",
+            "--ps",
+            "5",
+            "--rounds",
+            "5",
+            "--seeds",
+            "2",
+            "--K",
+            "2",
+            "--settings",
+            "async-dyn",
+            "--out",
+            str(tmp_path),
+        ]
+    )
     out = capsys.readouterr().out
     assert rc == 0 and "SCAFFOLD async-dyn" in out and (tmp_path / "table3.md").exists()
-    assert main(["real", "table2", "--model", "cnn", "--rounds", "1"]) == 2   # bad combination: exit 2
+    assert main(["real", "table2", "--model", "cnn", "--rounds", "1"]) == 2  # bad combination: exit 2
 
 
 def test_accuracy_ci_stays_in_unit_interval_and_json_is_strict(tmp_path):
@@ -80,6 +97,7 @@ def _add_hello(subparsers):
             raise ValueError("bad=True is not allowed")
         print("hello from a plugin")
         return 0
+
     p.set_defaults(func=run)
     return p
 
@@ -94,8 +112,10 @@ def test_real_is_a_plugin_command_and_third_party_commands_work(monkeypatch, cap
 
     real = [ep for ep in md.entry_points(group=COMMANDS_GROUP) if ep.name == "real"]
     assert [ep.value for ep in real] == ["experiments.cli:add_real_parser"]
-    eps = [md.EntryPoint("broken", "no_such_module_xyz:add_parser", COMMANDS_GROUP),
-           md.EntryPoint("hello", f"{__name__}:_add_hello", COMMANDS_GROUP)]
+    eps = [
+        md.EntryPoint("broken", "no_such_module_xyz:add_parser", COMMANDS_GROUP),
+        md.EntryPoint("hello", f"{__name__}:_add_hello", COMMANDS_GROUP),
+    ]
     monkeypatch.setattr(md, "entry_points", lambda group=None, **kw: eps if group == COMMANDS_GROUP else [])
     with pytest.warns(RuntimeWarning, match="'broken'.*failed to load"):
         assert main(["hello"]) == 0

@@ -28,8 +28,9 @@ def test_gradients_match_finite_differences():
     x = rng.normal(size=p.dim)
     for i in range(p.num_workers):
         g = p.local_grad(x, i)
-        fd = np.array([(p.local_value(x + 1e-6 * e, i) - p.local_value(x - 1e-6 * e, i)) / 2e-6
-                       for e in np.eye(p.dim)])
+        fd = np.array(
+            [(p.local_value(x + 1e-6 * e, i) - p.local_value(x - 1e-6 * e, i)) / 2e-6 for e in np.eye(p.dim)]
+        )
         np.testing.assert_allclose(g, fd, atol=1e-6)
     np.testing.assert_allclose(p.grad(x), p.local_grad(x, np.arange(4)).mean(0), atol=1e-12)
     np.testing.assert_allclose(p.value(x), p.local_value(x, np.arange(4)).mean(), atol=1e-12)
@@ -96,12 +97,13 @@ def test_full_batch_has_no_noise_and_sigma_G_holds():
 def test_accuracy_helper_and_simulate_runs():
     ds = load_digits_federated(classes_per_worker=5, samples_per_worker=50)
     p = LogisticRegression.from_dataset(ds, batch_size=16)
-    beh = aft.anarchy.Behaviour(aft.anarchy.UniformArrivals(5), aft.anarchy.UniformDelay(4),
-                                aft.anarchy.UniformSteps.paper(2))
+    beh = aft.anarchy.Behaviour(
+        aft.anarchy.UniformArrivals(5), aft.anarchy.UniformDelay(4), aft.anarchy.UniformSteps.paper(2)
+    )
     tr = aft.simulate(p, aft.algorithms.AFACD(1.0, 0.1), beh, rounds=30, replicates=3, seed=0, record_x=True)
     acc = p.accuracy(tr.x, ds.X_test, ds.y_test)
     assert acc.shape == (3, 31)
-    assert np.allclose(acc[:, 0], np.mean(ds.y_test == 0))   # the zero model predicts class 0
+    assert np.allclose(acc[:, 0], np.mean(ds.y_test == 0))  # the zero model predicts class 0
     assert acc[:, -1].mean() > 0.6 and np.all(tr.loss[:, -1] < tr.loss[:, 0])
     np.testing.assert_allclose(accuracy(tr.x_final, ds.X_test, ds.y_test), acc[:, -1])
 

@@ -37,9 +37,9 @@ def test_label_partition_exact_classes_sizes_disjoint(M, p):
     for q, cls in zip(parts, partition_classes(y, parts), strict=False):
         assert len(cls) == p
         counts = np.bincount(y[q], minlength=10)[cls]
-        assert np.all(counts == counts[0])            # equal share per class
+        assert np.all(counts == counts[0])  # equal share per class
     allidx = np.concatenate(parts)
-    assert len(np.unique(allidx)) == len(allidx)      # no sample in two workers
+    assert len(np.unique(allidx)) == len(allidx)  # no sample in two workers
 
 
 def test_label_partition_requested_size_and_errors():
@@ -62,7 +62,7 @@ def test_dirichlet_partition_covers_every_sample_once():
     assert min(len(q) for q in parts) >= 5
     # small alpha is skewed: most workers are dominated by few classes
     dom = [np.bincount(y[q], minlength=10).max() / len(q) for q in parts]
-    assert np.median(dom) > 0.25   # an i.i.d. split gives about 0.1-0.15
+    assert np.median(dom) > 0.25  # an i.i.d. split gives about 0.1-0.15
 
 
 def test_digits_federated_default():
@@ -90,12 +90,15 @@ def test_mnist_valid(tmp_path, gz):
     assert Xtr.shape == (12, 28, 28) and Xtr.dtype == np.uint8 and ytr.shape == (12,) and Xte.shape[0] == 12
 
 
-@pytest.mark.parametrize("damage,msg", [
-    (lambda b: b[:-5], "truncated IDX data"),
-    (lambda b: b[:6], "truncated IDX header"),
-    (lambda b: b + b"xx", "trailing bytes"),
-    (lambda b: b"\x01\x02" + b[2:], "bad IDX magic"),
-])
+@pytest.mark.parametrize(
+    "damage,msg",
+    [
+        (lambda b: b[:-5], "truncated IDX data"),
+        (lambda b: b[:6], "truncated IDX header"),
+        (lambda b: b + b"xx", "trailing bytes"),
+        (lambda b: b"\x01\x02" + b[2:], "bad IDX magic"),
+    ],
+)
 def test_mnist_rejects_broken_images(tmp_path, damage, msg):
     d = _mnist_dir(tmp_path)
     f = d / "train-images-idx3-ubyte"
@@ -132,8 +135,12 @@ def _cifar_dir(tmp_path, n=4):
     d = tmp_path / "cifar-10-batches-py"
     d.mkdir()
     for name in [f"data_batch_{k}" for k in range(1, 6)] + ["test_batch"]:
-        obj = {b"batch_label": name.encode(), b"labels": rng.integers(0, 10, n).tolist(),
-               b"data": rng.integers(0, 256, (n, 3072), dtype=np.uint8), b"filenames": [b"a.png"] * n}
+        obj = {
+            b"batch_label": name.encode(),
+            b"labels": rng.integers(0, 10, n).tolist(),
+            b"data": rng.integers(0, 256, (n, 3072), dtype=np.uint8),
+            b"filenames": [b"a.png"] * n,
+        }
         (d / name).write_bytes(pickle.dumps(obj, protocol=2))
     return d
 
@@ -178,8 +185,13 @@ def test_cifar_refuses_arbitrary_objects(tmp_path):
 def _leaf(users, n=3, seq=80):
     rng = np.random.default_rng(0)
     letters = "abcdefgh ,.ABC"
-    ud = {u: {"x": ["".join(rng.choice(list(letters), seq)) for _ in range(n)],
-              "y": [str(rng.choice(list(letters))) for _ in range(n)]} for u in users}
+    ud = {
+        u: {
+            "x": ["".join(rng.choice(list(letters), seq)) for _ in range(n)],
+            "y": [str(rng.choice(list(letters))) for _ in range(n)],
+        }
+        for u in users
+    }
     return {"users": users, "num_samples": [n] * len(users), "user_data": ud}
 
 
@@ -197,11 +209,14 @@ def test_shakespeare_valid(tmp_path):
     assert ds.num_workers == 3 and ds.num_classes == 80 and ds.X_test.shape == (6, 80)
 
 
-@pytest.mark.parametrize("mutate,msg", [
-    (lambda t: t[: len(t) // 2], "truncated or malformed"),
-    (lambda t: t.replace('"user_data"', '"userdata"'), "missing key 'user_data'"),
-    (lambda t: t.replace('"num_samples": [3, 3, 3]', '"num_samples": [3, 4, 3]'), "num_samples says 4"),
-])
+@pytest.mark.parametrize(
+    "mutate,msg",
+    [
+        (lambda t: t[: len(t) // 2], "truncated or malformed"),
+        (lambda t: t.replace('"user_data"', '"userdata"'), "missing key 'user_data'"),
+        (lambda t: t.replace('"num_samples": [3, 3, 3]', '"num_samples": [3, 4, 3]'), "num_samples says 4"),
+    ],
+)
 def test_shakespeare_rejects_broken_json(tmp_path, mutate, msg):
     d = _shakes_dir(tmp_path)
     f = d / "train" / "all_data_niid.json"

@@ -41,16 +41,25 @@ def _one_thread():
 def setup():
     ds = load_digits_federated(classes_per_worker=2, samples_per_worker=30, seed=1)
     prob = aft.problems.LogisticRegression.from_dataset(ds, l2=0.01)
-    task = TorchTask.from_dataset(LogisticRegressionModel(64, 10), ds, dtype=torch.float64, device="cpu",
-                                  l2=0.01)
+    task = TorchTask.from_dataset(
+        LogisticRegressionModel(64, 10), ds, dtype=torch.float64, device="cpu", l2=0.01
+    )
     return ds, prob, task
 
 
-ALGOS = [AFACD(1.0, 0.1), AFACS(1.0, 0.1), AFACS(1.0, 0.1, memory_init="zeros"), FedAvg(0.5, 0.1),
-         FedBuff(0.5, 0.1), AsySG(1.0, 0.1), AFACD(1.0, 0.1, worker=FedProx(0.1)),
-         AFACD(1.0, 0.1, worker=SCAFFOLD()), AFACS(1.0, 0.1, worker=SCAFFOLD()),
-         # a step-size schedule in the round t and client weights (issue 25): the same per-round rule
-         FedAvg(eta=1.0, eta_L="0.2/(1 + t)", weights=tuple(np.arange(1, 11) / 55.0))]
+ALGOS = [
+    AFACD(1.0, 0.1),
+    AFACS(1.0, 0.1),
+    AFACS(1.0, 0.1, memory_init="zeros"),
+    FedAvg(0.5, 0.1),
+    FedBuff(0.5, 0.1),
+    AsySG(1.0, 0.1),
+    AFACD(1.0, 0.1, worker=FedProx(0.1)),
+    AFACD(1.0, 0.1, worker=SCAFFOLD()),
+    AFACS(1.0, 0.1, worker=SCAFFOLD()),
+    # a step-size schedule in the round t and client weights (issue 25): the same per-round rule
+    FedAvg(eta=1.0, eta_L="0.2/(1 + t)", weights=tuple(np.arange(1, 11) / 55.0)),
+]
 
 
 @pytest.mark.parametrize("algo", ALGOS, ids=lambda a: f"{type(a).__name__}-{type(a.worker).__name__}")
@@ -61,7 +70,7 @@ def test_torch_lr_matches_numpy_lr_on_replayed_schedule(setup, algo):
     np_tr = aft.simulate(prob, algo, Replay(sched), rounds=10, replicates=2, record_x=True)
     t_tr = run(task, algo, sched, rounds=10, replicates=2, record_x=True, eval_every=5, train_loss=True)
     assert np.abs(np_tr.x - t_tr.x).max() < 1e-6
-    assert np.abs(np_tr.x[:, -1] - np_tr.x[:, 0]).max() > 1e-2           # the models actually moved
+    assert np.abs(np_tr.x[:, -1] - np_tr.x[:, 0]).max() > 1e-2  # the models actually moved
     np.testing.assert_allclose(t_tr.train_loss, np_tr.loss[:, t_tr.eval_rounds], atol=1e-9)
     np_acc = prob.accuracy(np_tr.x[:, t_tr.eval_rounds], ds.X_test, ds.y_test)
     np.testing.assert_allclose(t_tr.accuracy, np_acc)
@@ -74,14 +83,14 @@ def test_event_driven_schedule_and_minibatches(setup):
     assert tr.accuracy.shape == (2, 3) and tr.wall_clock.shape == (2, 21)
     assert np.all(tr.diverged_round == -1) and tr.accuracy[:, -1].mean() > tr.accuracy[:, 0].mean()
     tr2 = run(task, AFACD(1.0, 0.1), EventDriven(5), rounds=20, replicates=2, seed=0, eval_every=10)
-    np.testing.assert_array_equal(tr.x_final, tr2.x_final)                 # reproducible
+    np.testing.assert_array_equal(tr.x_final, tr2.x_final)  # reproducible
 
 
 def test_paper_models_shapes():
     assert PaperCNN(1, 8, 10)(torch.zeros(2, 1, 8, 8)).shape == (2, 10)
     cnn = PaperCNN(3, 32, 10)
     assert cnn(torch.zeros(2, 3, 32, 32)).shape == (2, 10)
-    assert cnn.classifier[0].in_features == 64 * 5 * 5                     # Table 1 on CIFAR: 5×5×64 → 512
+    assert cnn.classifier[0].in_features == 64 * 5 * 5  # Table 1 on CIFAR: 5×5×64 → 512
     lstm = CharLSTM()
     assert lstm(torch.zeros(3, 80, dtype=torch.long)).shape == (3, 80)
     assert lstm.embed.embedding_dim == 8 and lstm.lstm.hidden_size == 100 and lstm.lstm.num_layers == 2
@@ -121,8 +130,16 @@ def test_divergence_is_reported_never_nan(setup):
     """η_L = 1e30 (issue 28): the run is reported diverged (the parameters leave 1e12·max(1, ‖x_0‖) before
     they overflow), losses are +inf and accuracy 0 from that round on — no NaN anywhere."""
     ds, prob, task = setup
-    t_tr = run(task, AFACD(1.0, 1e30), Behaviour(UniformArrivals(3)), rounds=6, replicates=2, eval_every=1,
-               train_loss=True, record_x=True)
+    t_tr = run(
+        task,
+        AFACD(1.0, 1e30),
+        Behaviour(UniformArrivals(3)),
+        rounds=6,
+        replicates=2,
+        eval_every=1,
+        train_loss=True,
+        record_x=True,
+    )
     assert (t_tr.diverged_round >= 0).all()
     for a in (t_tr.accuracy, t_tr.test_loss, t_tr.train_loss, t_tr.x_final, t_tr.x):
         assert not np.isnan(a).any()

@@ -21,8 +21,9 @@ def test_cli_run_status_export_plot(tmp_path, tiny_path, capsys):
     out = tmp_path / "o.csv"
     assert main(["export", "--store", str(store), "--csv", str(out)]) == 0
     rows = list(csv.DictReader(out.open()))
-    assert len(rows) == 12 and {"algorithm.eta_L", "avg_grad_norm_sq", "final_loss",
-                                "diverged"} <= set(rows[0])
+    assert len(rows) == 12 and {"algorithm.eta_L", "avg_grad_norm_sq", "final_loss", "diverged"} <= set(
+        rows[0]
+    )
 
     png = tmp_path / "p.png"
     assert main(["plot", "--store", str(store), "--out", str(png)]) == 0
@@ -47,6 +48,7 @@ def test_cli_errors_are_one_line_exit_2(tmp_path, tiny_path, capsys):
 
 def test_top_level_cli_wires_sweep(tmp_path, tiny_path):
     import afltheory.cli as top
+
     store = tmp_path / "s.sqlite"
     assert top.main(["sweep", "run", str(tiny_path), "--store", str(store), "--progress", "none"]) == 0
     assert top.main(["sweep", "status", "--store", str(store)]) == 0

@@ -21,9 +21,14 @@ def test_identical_results_across_executors(tmp_path, tiny_text):
     pytest.importorskip("distributed")
     from dask.distributed import Client, LocalCluster
 
-    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=False, protocol="tcp",
-                           host="127.0.0.1",
-                           dashboard_address=None)
+    cluster = LocalCluster(
+        n_workers=2,
+        threads_per_worker=1,
+        processes=False,
+        protocol="tcp",
+        host="127.0.0.1",
+        dashboard_address=None,
+    )
     client = None
     try:
         assert cluster.scheduler_address.startswith("tcp://127.0.0.1:")
@@ -46,9 +51,15 @@ def test_identical_results_across_executors(tmp_path, tiny_text):
 
 def test_local_executor_reports_task_errors(tmp_path):
     from afltheory.sweep.tasks import synthetic_task
-    payloads = [{"id": f"{i:064x}", "seed": i,
-                 "config": {"rounds": 3, "replicates": 2, "checkpoints": 3, "algorithm": {"fail": i == 1}}}
-                for i in range(3)]
+
+    payloads = [
+        {
+            "id": f"{i:064x}",
+            "seed": i,
+            "config": {"rounds": 3, "replicates": 2, "checkpoints": 3, "algorithm": {"fail": i == 1}},
+        }
+        for i in range(3)
+    ]
     for jobs in (1, 2):
         with LocalExecutor(jobs) as ex:
             out = {p["id"]: (r, e) for p, r, e in ex.imap_unordered(synthetic_task, payloads)}
@@ -59,6 +70,7 @@ def test_local_executor_reports_task_errors(tmp_path):
 
 def test_bad_executor_arguments():
     from afltheory.sweep import make_executor
+
     with pytest.raises(ValueError, match="jobs"):
         LocalExecutor(0)
     with pytest.raises(ValueError, match="executor"):

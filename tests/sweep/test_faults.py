@@ -25,7 +25,7 @@ from .conftest import TINY  # the shared tiny spec (one definition)
 
 ROOT = Path(__file__).resolve().parents[2]
 
-SLOW = TINY.replace('eta_L = 0.05\n', 'eta_L = 0.05\nsleep = 0.25\n', 1)
+SLOW = TINY.replace("eta_L = 0.05\n", "eta_L = 0.05\nsleep = 0.25\n", 1)
 
 
 def _fp(path):
@@ -72,9 +72,26 @@ def _alive(pid):
 
 def _cli(spec_file, store, *extra):
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    return subprocess.Popen([sys.executable, "-m", "afltheory.sweep", "run", str(spec_file), "--store",
-                             str(store), "--task", "synthetic", "--progress", "none", *extra],
-                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "afltheory.sweep",
+            "run",
+            str(spec_file),
+            "--store",
+            str(store),
+            "--task",
+            "synthetic",
+            "--progress",
+            "none",
+            *extra,
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
 
 
 def _finished(store):
@@ -102,13 +119,14 @@ def test_sigkill_of_a_pool_worker_rebuilds_the_pool_and_loses_nothing(tmp_path, 
     th = threading.Thread(target=killer)
     th.start()
     try:
-        rep = run_sweep(parse_spec(SLOW, check_objects=False), tmp_path / "s.sqlite", executor=ex,
-                        task="synthetic")
+        rep = run_sweep(
+            parse_spec(SLOW, check_objects=False), tmp_path / "s.sqlite", executor=ex, task="synthetic"
+        )
     finally:
         th.join()
         ex.close()
     assert killed and rep.pool_rebuilds >= 1
-    assert rep.ran == 12 and rep.failed == 0       # nobody is charged for the killed worker
+    assert rep.ran == 12 and rep.failed == 0  # nobody is charged for the killed worker
     assert _fp(tmp_path / "s.sqlite") == reference
 
 
@@ -116,8 +134,15 @@ def test_a_task_that_kills_its_worker_fails_alone_after_bounded_retries(tmp_path
     """A task whose worker dies every time it runs fails after retries + 1 isolated attempts; the others
     (in flight with it when the pool broke) are rerun and succeed."""
     from afltheory.sweep.tasks import synthetic_task  # noqa: F401  (importable by the pool workers)
-    payloads = [{"id": f"{i:064x}", "seed": i, "config": {"rounds": 3, "replicates": 2, "checkpoints": 3,
-                                                           "algorithm": {"sleep": 0.05}}} for i in range(6)]
+
+    payloads = [
+        {
+            "id": f"{i:064x}",
+            "seed": i,
+            "config": {"rounds": 3, "replicates": 2, "checkpoints": 3, "algorithm": {"sleep": 0.05}},
+        }
+        for i in range(6)
+    ]
     with LocalExecutor(2, retries=1) as ex:
         out = {p["id"]: e for p, _, e in ex.imap_unordered(_die_on_task_3, payloads)}
     assert len(out) == 6
@@ -129,6 +154,7 @@ def _die_on_task_3(payload):
     if payload["seed"] == 3:
         os._exit(9)  # as an OOM kill would
     from afltheory.sweep.tasks import synthetic_task
+
     return synthetic_task(payload)
 
 
@@ -172,13 +198,14 @@ def test_two_runners_on_one_store_second_waits_and_computes_nothing_twice(tmp_pa
     assert first.returncode == 0 and second.returncode == 0, (err1 + err2).decode()[-2000:]
     err2 = err2.decode()
     assert "is being written by runner pid" in err2 and "waiting" in err2
-    assert "0 ran, 12 already stored" in err2    # it waited, then found nothing left to compute
+    assert "0 ran, 12 already stored" in err2  # it waited, then found nothing left to compute
     assert "12 ran" in err1.decode()
     assert _fp(store) == reference
 
 
 def test_export_that_dies_mid_write_leaves_the_previous_csv_whole(tmp_path, monkeypatch):
     from afltheory.sweep import analysis
+
     store = tmp_path / "s.sqlite"
     run_sweep(parse_spec(TINY, check_objects=False), store, task="synthetic")
     out = tmp_path / "out.csv"
@@ -222,7 +249,7 @@ def _garble(store, offset, n=4096):
     """Overwrite n bytes at offset with a fixed garbage pattern."""
     data = bytearray(store.read_bytes())
     k = min(n, len(data) - offset)
-    data[offset:offset + k] = bytes((i * 151 + 7) % 256 for i in range(k))
+    data[offset : offset + k] = bytes((i * 151 + 7) % 256 for i in range(k))
     store.write_bytes(bytes(data))
 
 
@@ -248,7 +275,7 @@ def test_a_corrupted_store_is_reported_and_what_cannot_be_trusted_is_recomputed(
     if expect is not None:
         assert rep.ran == expect
     assert rep.failed == 0
-    assert _fp(store) == reference          # every row trustworthy again, equal to an undisturbed run
+    assert _fp(store) == reference  # every row trustworthy again, equal to an undisturbed run
     again = run_sweep(parse_spec(SLOW, check_objects=False), store, task="synthetic")
     assert again.ran == 0 and not again.damage
 
@@ -261,8 +288,12 @@ def test_an_untrustworthy_file_is_refused_with_a_clear_message(tmp_path, kind):
     elif kind == "not-a-store":
         store.write_text("id,metric\n1,2\n")
     else:  # a crafted store whose 'tasks' is a never-ending recursive view
-        _sql(store, "DROP TABLE tasks", "CREATE VIEW tasks AS WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL "
-                                        "SELECT i + 1 FROM r) SELECT i AS id FROM r")
+        _sql(
+            store,
+            "DROP TABLE tasks",
+            "CREATE VIEW tasks AS WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL "
+            "SELECT i + 1 FROM r) SELECT i AS id FROM r",
+        )
     before = store.read_bytes()
     for make in (lambda: Store(store, readonly=True), lambda: Store(store)):
         with pytest.raises(StoreError, match="not an afltheory sweep store|never creates"):

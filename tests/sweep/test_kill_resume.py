@@ -64,11 +64,26 @@ def _finished(path):
 
 def _start(spec_file, store, jobs):
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    return subprocess.Popen([sys.executable, "-m", "afltheory.sweep", "run", str(spec_file), "--store",
-                             str(store),
-                             "--jobs", str(jobs), "--progress", "lines"],
-                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            start_new_session=True)  # own process group: the kill takes its workers too
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "afltheory.sweep",
+            "run",
+            str(spec_file),
+            "--store",
+            str(store),
+            "--jobs",
+            str(jobs),
+            "--progress",
+            "lines",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )  # own process group: the kill takes its workers too
 
 
 def _kill_group(proc):
@@ -98,8 +113,9 @@ def test_sigkill_at_random_moments_then_resume(tmp_path):
         k = int(rng.integers(1, 5))
         extra = float(rng.uniform(0.0, 0.15))
         deadline = time.monotonic() + 60
-        while _finished(store) < min(before + k,
-                                     total) and proc.poll() is None and time.monotonic() < deadline:
+        while (
+            _finished(store) < min(before + k, total) and proc.poll() is None and time.monotonic() < deadline
+        ):
             time.sleep(0.01)
         time.sleep(extra)
         alive = proc.poll() is None
@@ -119,6 +135,6 @@ def test_sigkill_at_random_moments_then_resume(tmp_path):
         fa, fb = a.fingerprint(), b.fingerprint()
         assert b.status()["pending"] == 0
         n = b.conn.execute("SELECT COUNT(*), COUNT(DISTINCT id) FROM tasks").fetchone()
-    assert n == (total, total)                    # none lost, none duplicated
+    assert n == (total, total)  # none lost, none duplicated
     assert [r[0] for r in fb] == sorted(spec.ids)
-    assert fa == fb                               # ids, configs, seeds, metrics and array bytes equal
+    assert fa == fb  # ids, configs, seeds, metrics and array bytes equal

@@ -24,7 +24,7 @@ from afltheory.sweep import Store, parse_spec, run_sweep
 from .conftest import TINY
 
 ROOT = Path(__file__).resolve().parents[2]
-SLOW = TINY.replace('eta_L = 0.05\n', 'eta_L = 0.05\nsleep = 0.25\n', 1)
+SLOW = TINY.replace("eta_L = 0.05\n", "eta_L = 0.05\nsleep = 0.25\n", 1)
 
 
 def _env():
@@ -32,8 +32,14 @@ def _env():
 
 
 def _sweep(*args, cwd, timeout=120):
-    return subprocess.run([sys.executable, "-m", "afltheory.sweep", *map(str, args)], cwd=cwd, env=_env(),
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "afltheory.sweep", *map(str, args)],
+        cwd=cwd,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def _fp(path):
@@ -57,7 +63,7 @@ def _node(tmp_path, kind):
             os.mknod(p, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
         except OSError as exc:
             pytest.skip(f"mknod not permitted here ({exc})")
-    elif kind == "emptychardev":   # /dev/null-like: empty, which once passed the header check
+    elif kind == "emptychardev":  # /dev/null-like: empty, which once passed the header check
         try:
             os.mknod(p, 0o666 | stat.S_IFCHR, os.makedev(1, 5))
         except OSError as exc:
@@ -73,14 +79,19 @@ def test_store_and_outputs_refuse_special_files(tmp_path, kind, reference):
     spec.write_text(TINY)
     node = _node(tmp_path, kind)
     before = os.lstat(node)
-    r = _sweep("run", spec, "--store", node, "--task", "synthetic", "--progress", "none", cwd=tmp_path,
-               timeout=60)   # a FIFO once blocked forever here
+    r = _sweep(
+        "run", spec, "--store", node, "--task", "synthetic", "--progress", "none", cwd=tmp_path, timeout=60
+    )  # a FIFO once blocked forever here
     assert r.returncode == 2 and "Traceback" not in r.stderr and "--store" in r.stderr, r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
     good = tmp_path / "good.sqlite"
     run_sweep(parse_spec(TINY, check_objects=False), good, task="synthetic")
-    for args in (["export", "--store", good, "--csv", node], ["plot", "--store", good, "--out", node],
-                 ["copy", "--store", good, "--to", node], ["status", "--store", node]):
+    for args in (
+        ["export", "--store", good, "--csv", node],
+        ["plot", "--store", good, "--out", node],
+        ["copy", "--store", good, "--to", node],
+        ["status", "--store", node],
+    ):
         r = _sweep(*args, cwd=tmp_path, timeout=60)
         assert r.returncode == 2 and "Traceback" not in r.stderr, (args, r.stderr)
     after = os.lstat(node)
@@ -105,7 +116,7 @@ def test_clean_exit_leaves_a_self_contained_store_file(tmp_path, reference):
     assert not wal.exists() or wal.stat().st_size == 0
     alone = tmp_path / "alone" / "s.sqlite"
     alone.parent.mkdir()
-    shutil.copyfile(store, alone)   # the store file only, as a user copying it would
+    shutil.copyfile(store, alone)  # the store file only, as a user copying it would
     assert _fp(alone) == reference
 
 
@@ -113,7 +124,7 @@ def test_sweep_copy_includes_the_write_ahead_log(tmp_path, reference):
     store = tmp_path / "s.sqlite"
     st = Store(store)
     run_sweep(parse_spec(TINY, check_objects=False), st, task="synthetic")
-    try:   # `st` still open: every row is in s.sqlite-wal, none yet in s.sqlite
+    try:  # `st` still open: every row is in s.sqlite-wal, none yet in s.sqlite
         r = _sweep("copy", "--store", store, "--to", tmp_path / "copy.sqlite", cwd=tmp_path)
         assert r.returncode == 0, r.stderr
         assert not Path(str(tmp_path / "copy.sqlite") + "-wal").exists()
@@ -129,9 +140,27 @@ def test_sigterm_stops_workers_and_checkpoints(tmp_path):
     spec = tmp_path / "slow.toml"
     spec.write_text(SLOW)
     store = tmp_path / "s.sqlite"
-    proc = subprocess.Popen([sys.executable, "-m", "afltheory.sweep", "run", str(spec), "--store", str(store),
-                             "--task", "synthetic", "--progress", "none", "--jobs", "2"], cwd=tmp_path,
-                            env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "afltheory.sweep",
+            "run",
+            str(spec),
+            "--store",
+            str(store),
+            "--task",
+            "synthetic",
+            "--progress",
+            "none",
+            "--jobs",
+            "2",
+        ],
+        cwd=tmp_path,
+        env=_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     deadline = time.monotonic() + 60
     kids = []
     while time.monotonic() < deadline and proc.poll() is None:
@@ -150,7 +179,7 @@ def test_sigterm_stops_workers_and_checkpoints(tmp_path):
         time.sleep(0.1)
     assert not [k for k in kids if _alive(k)], "pool processes outlived the runner"
     wal = Path(str(store) + "-wal")
-    assert not wal.exists() or wal.stat().st_size == 0   # checkpointed on the signal
+    assert not wal.exists() or wal.stat().st_size == 0  # checkpointed on the signal
     with Store(store, readonly=True) as st:
         assert st.status()["finished"] >= 2
 
@@ -161,18 +190,19 @@ def test_zombie_runner_counts_as_dead():
 
     child = subprocess.Popen([sys.executable, "-c", "pass"])
     deadline = time.monotonic() + 30
-    while _process_alive(child.pid) and time.monotonic() < deadline:   # exits; not waited for: a zombie
+    while _process_alive(child.pid) and time.monotonic() < deadline:  # exits; not waited for: a zombie
         time.sleep(0.05)
     assert not _process_alive(child.pid)
-    os.kill(child.pid, 0)   # still exists as a zombie: kill(pid, 0) alone would call it alive
+    os.kill(child.pid, 0)  # still exists as a zombie: kill(pid, 0) alone would call it alive
     child.wait()
     assert _process_alive(os.getpid())
 
 
 def _small_tmpfs(path, size):
     path.mkdir()
-    r = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)],
-                       capture_output=True)
+    r = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)], capture_output=True
+    )
     return r.returncode == 0
 
 

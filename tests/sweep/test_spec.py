@@ -20,9 +20,10 @@ def test_tiny_expands_to_grid_times_seeds(tiny_text):
 def test_ids_do_not_depend_on_layout(tiny_text):
     """Reordered axes/values, comments and whitespace change neither the ids nor the seeds."""
     a = parse_spec(tiny_text)
-    b_text = tiny_text.replace('"algorithm.eta_L" = [0.02, 0.1, 0.5]',
-                               '# comment\nalgorithm.eta_L = [0.5, 0.02, 0.1]')
-    b_text = b_text.replace('"algorithm.name" = ["AFACD", "AFACS"]', '')
+    b_text = tiny_text.replace(
+        '"algorithm.eta_L" = [0.02, 0.1, 0.5]', "# comment\nalgorithm.eta_L = [0.5, 0.02, 0.1]"
+    )
+    b_text = b_text.replace('"algorithm.name" = ["AFACD", "AFACS"]', "")
     b_text += '"algorithm.name" = ["AFACS", "AFACD"]\n'
     b = parse_spec(b_text)
     assert {(t.id, t.seed) for t in a.tasks} == {(t.id, t.seed) for t in b.tasks}
@@ -37,32 +38,65 @@ def test_blocks_add_tasks_with_distinct_seeds(tiny_text):
 
 BAD = [
     # (edit to the tiny spec, expected key, expected line (1-based) of that key, fragment of the message)
-    (lambda s: s.replace('rounds = 20', 'rounds = 20\nroundz = 5'), "roundz", 3, "unknown key"),
-    (lambda s: s.replace('rounds = 20', 'rounds = "20"'), "rounds", 2, "must be integer"),
-    (lambda s: s.replace('rounds = 20', 'rounds = 0'), "rounds", 2, ">= 1"),
-    (lambda s: s.replace('seeds = [0, 1]', 'seeds = []'), "seeds", 4, "empty"),
-    (lambda s: s.replace('seeds = [0, 1]', 'seeds = [0, "x"]'), "seeds", 4, "integers"),
-    (lambda s: s.replace('"algorithm.eta_L" = [0.02, 0.1, 0.5]', '"algorithm.eta_L" = []'),
-     "grid.algorithm.eta_L", 35, "empty"),
-    (lambda s: s.replace('"algorithm.eta_L" = [0.02, 0.1, 0.5]', '"algorithm.eta_L" = 0.1'),
-     "grid.algorithm.eta_L", 35, "array"),
-    (lambda s: s.replace('name = "AFACD"\n',
-                         'name = "AFA_CD"\n').replace('"algorithm.name" = ["AFACD", "AFACS"]',
-                                                                         ''), "algorithm.name", 29, "AFACS"),
-    (lambda s: s.replace('"algorithm.name" = ["AFACD", "AFACS"]', '"algorithm.name" = ["AFACD", "Adam"]'),
-     "grid.algorithm.name", 34, "unknown name 'Adam'"),
-    (lambda s: s.replace('eta_L = 0.05', 'eta_L = 0.05\nbeta = 0.9'), "algorithm.beta", 32,
-     "unknown parameter"),
-    (lambda s: s.replace('eta = 1.0', 'eta = "fast"'), "algorithm.eta", 30, "must be float"),
-    (lambda s: s.replace('kind = "UniformDelay"', 'kind = "UniformDelays"'), "behaviour.delays.kind", 21,
-     "UniformDelay"),
-    (lambda s: s.replace('max_delay = 2', 'max_delay = -1'), "behaviour.delays.max_delay", 22, "max_delay"),
-    (lambda s: s.replace('m = 3', 'm = 7'), "behaviour.arrivals.m", 18, "num_workers"),
-    (lambda s: s.replace('[behaviour.arrivals]', '[behavior.arrivals]'), "behavior", 16, "unknown key"),
-    (lambda s: s.replace('family = "HeterogeneousQuadratic"', 'family = "Problem()"'), "problem.family", 8,
-     "unknown name"),
-    (lambda s: s.replace('"algorithm.name"', '"algorithm.nme"'), "grid.algorithm.nme", 34,
-     "unknown parameter"),
+    (lambda s: s.replace("rounds = 20", "rounds = 20\nroundz = 5"), "roundz", 3, "unknown key"),
+    (lambda s: s.replace("rounds = 20", 'rounds = "20"'), "rounds", 2, "must be integer"),
+    (lambda s: s.replace("rounds = 20", "rounds = 0"), "rounds", 2, ">= 1"),
+    (lambda s: s.replace("seeds = [0, 1]", "seeds = []"), "seeds", 4, "empty"),
+    (lambda s: s.replace("seeds = [0, 1]", 'seeds = [0, "x"]'), "seeds", 4, "integers"),
+    (
+        lambda s: s.replace('"algorithm.eta_L" = [0.02, 0.1, 0.5]', '"algorithm.eta_L" = []'),
+        "grid.algorithm.eta_L",
+        35,
+        "empty",
+    ),
+    (
+        lambda s: s.replace('"algorithm.eta_L" = [0.02, 0.1, 0.5]', '"algorithm.eta_L" = 0.1'),
+        "grid.algorithm.eta_L",
+        35,
+        "array",
+    ),
+    (
+        lambda s: s.replace('name = "AFACD"\n', 'name = "AFA_CD"\n').replace(
+            '"algorithm.name" = ["AFACD", "AFACS"]', ""
+        ),
+        "algorithm.name",
+        29,
+        "AFACS",
+    ),
+    (
+        lambda s: s.replace('"algorithm.name" = ["AFACD", "AFACS"]', '"algorithm.name" = ["AFACD", "Adam"]'),
+        "grid.algorithm.name",
+        34,
+        "unknown name 'Adam'",
+    ),
+    (
+        lambda s: s.replace("eta_L = 0.05", "eta_L = 0.05\nbeta = 0.9"),
+        "algorithm.beta",
+        32,
+        "unknown parameter",
+    ),
+    (lambda s: s.replace("eta = 1.0", 'eta = "fast"'), "algorithm.eta", 30, "must be float"),
+    (
+        lambda s: s.replace('kind = "UniformDelay"', 'kind = "UniformDelays"'),
+        "behaviour.delays.kind",
+        21,
+        "UniformDelay",
+    ),
+    (lambda s: s.replace("max_delay = 2", "max_delay = -1"), "behaviour.delays.max_delay", 22, "max_delay"),
+    (lambda s: s.replace("m = 3", "m = 7"), "behaviour.arrivals.m", 18, "num_workers"),
+    (lambda s: s.replace("[behaviour.arrivals]", "[behavior.arrivals]"), "behavior", 16, "unknown key"),
+    (
+        lambda s: s.replace('family = "HeterogeneousQuadratic"', 'family = "Problem()"'),
+        "problem.family",
+        8,
+        "unknown name",
+    ),
+    (
+        lambda s: s.replace('"algorithm.name"', '"algorithm.nme"'),
+        "grid.algorithm.nme",
+        34,
+        "unknown parameter",
+    ),
     (lambda s: s.replace('"algorithm.name"', '"seeds"'), "grid.seeds", 34, "top-level"),
     (lambda s: s + "\n[grid.problem]\n", "grid.problem", 37, "empty table"),
 ]
@@ -79,9 +113,13 @@ def test_malformed_specs_fail_before_any_task_runs(tmp_path, tiny_text, edit, ke
     err = ei.value
     assert err.key == key, str(err)
     assert err.line == line, str(err)
-    assert text.splitlines()[line - 1].strip().startswith(("[", key.split(".")[-1],
-                                                           f'"{key.split(".", 1)[-1]}',
-                                                           key.split(".")[-2] if "." in key else key)), text
+    assert (
+        text.splitlines()[line - 1]
+        .strip()
+        .startswith(
+            ("[", key.split(".")[-1], f'"{key.split(".", 1)[-1]}', key.split(".")[-2] if "." in key else key)
+        )
+    ), text
     assert fragment in str(err)
     assert f"line {line}" in str(err) and key in str(err)
     assert not store.exists()  # nothing ran, no store was even created
@@ -97,8 +135,14 @@ def test_unknown_name_lists_allowed(tiny_text):
 def test_spec_never_executes_code(tmp_path, tiny_text):
     """Names are looked up in the modules' __all__ only: module attributes, builtins and expressions fail."""
     marker = tmp_path / "pwned"
-    for evil in (f"__import__('os').system('touch {marker}')", "np", "check_positive", "os", "SGD.__init__",
-                 "__builtins__"):
+    for evil in (
+        f"__import__('os').system('touch {marker}')",
+        "np",
+        "check_positive",
+        "os",
+        "SGD.__init__",
+        "__builtins__",
+    ):
         with pytest.raises(SpecError):
             parse_spec(tiny_text.replace('"AFACD", "AFACS"]', f'"AFACD", "{evil}"]'))
     assert not marker.exists()
@@ -112,7 +156,7 @@ def test_invalid_toml_reports_line(tiny_text):
 
 def test_nested_component_tables(tiny_text):
     """A nested table with `kind` builds an object from the parent's module (here a worker rule)."""
-    text = tiny_text.replace('eta_L = 0.05', 'eta_L = 0.05\nworker = {kind = "FedProx", mu = 0.1}')
+    text = tiny_text.replace("eta_L = 0.05", 'eta_L = 0.05\nworker = {kind = "FedProx", mu = 0.1}')
     spec = parse_spec(text)
     assert spec.tasks[0].config["algorithm"]["worker"] == {"kind": "FedProx", "mu": 0.1}
     with pytest.raises(SpecError) as ei:
@@ -138,6 +182,7 @@ def test_find_line_variants():
 
 def test_example_specs_validate():
     import pathlib
+
     root = pathlib.Path(__file__).resolve().parents[2] / "experiments"
     specs = sorted(root.glob("*.toml"))
     assert any(p.name == "smoke.toml" for p in specs)

@@ -100,9 +100,12 @@ def test_different_spec_is_detected(tmp_path):
 
 
 def test_failed_tasks_are_recorded_and_retried(tmp_path):
-    spec = parse_spec(SYN.format(extra="fail = true").replace('"algorithm.eta" = [0.05, 0.1, 0.2, 0.4]',
-                                                              '"algorithm.fail" = [false, true]'),
-                      check_objects=False)
+    spec = parse_spec(
+        SYN.format(extra="fail = true").replace(
+            '"algorithm.eta" = [0.05, 0.1, 0.2, 0.4]', '"algorithm.fail" = [false, true]'
+        ),
+        check_objects=False,
+    )
     store = tmp_path / "s.sqlite"
     rep = run_sweep(spec, store, task="synthetic")
     assert (rep.ran, rep.failed) == (3, 3) and not rep.ok
@@ -145,6 +148,7 @@ def test_divergence_is_reported_not_hidden(tmp_path):
     """A step size far past stability diverges: the metrics say so and the curves carry +inf, not NaN."""
     pytest.importorskip("afltheory.engine")
     import textwrap
+
     text = textwrap.dedent("""\
         rounds = 40
         replicates = 3

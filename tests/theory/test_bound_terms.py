@@ -15,13 +15,25 @@ KW = dict(eta=1.0, eta_L=0.05, f0=3.0)
 
 
 def _sched(R=3, T=7, M=6, m=2, seed=0):
-    return Behaviour(BiasedArrivals(m, np.linspace(1, 2, M) / np.linspace(1, 2, M).sum()), UniformDelay(3),
-                     UniformSteps.paper(2)).sample(T, R, M, seed)
+    return Behaviour(
+        BiasedArrivals(m, np.linspace(1, 2, M) / np.linspace(1, 2, M).sum()),
+        UniformDelay(3),
+        UniformSteps.paper(2),
+    ).sample(T, R, M, seed)
 
 
-@pytest.mark.parametrize("mod,extra", [(theorem2, {}), (theorem3, {}), (theorem3, {"averaging": "proof"}),
-                                       (theorem4, {}), (theorem4, {"khat": "mean", "f_T": 0.5}),
-                                       (theorem2, {"tau": 5}), (theorem3, {"tau": 5})])
+@pytest.mark.parametrize(
+    "mod,extra",
+    [
+        (theorem2, {}),
+        (theorem3, {}),
+        (theorem3, {"averaging": "proof"}),
+        (theorem4, {}),
+        (theorem4, {"khat": "mean", "f_T": 0.5}),
+        (theorem2, {"tau": 5}),
+        (theorem3, {"tau": 5}),
+    ],
+)
 def test_terms_sum_exactly_to_bound(mod, extra, consts):
     s = _sched()
     terms = mod.bound_terms(s, consts, eta=0.8, eta_L=0.03, f0=2.0, **extra)
@@ -39,10 +51,14 @@ def test_theorem2_terms_hand(tiny, consts):
     # L=2, x=eta_L=1/20, tau=1, m=2, sigma_L=1, sigma_G=1/2; mean_t 1/(m Kbar_t) = (3/8 + 1/3)/2 = 17/48
     t = theorem2.bound_terms(tiny, consts, **KW)
     L, x = F(2), F(1, 20)
-    want = {"transient": 120, "sigma_L_server": 4 * L * x * F(17, 48),
-            "sigma_L_delay": 4 * 3 * L**2 * x**2 * F(17, 48),
-            "sigma_L_drift": 4 * F(15, 2) * L**2 * x**2 * F(7, 4),
-            "sigma_G_floor": F(6, 4), "sigma_G_drift": 4 * F(1, 4) * 45 * L**2 * x**2 * F(15, 4)}
+    want = {
+        "transient": 120,
+        "sigma_L_server": 4 * L * x * F(17, 48),
+        "sigma_L_delay": 4 * 3 * L**2 * x**2 * F(17, 48),
+        "sigma_L_drift": 4 * F(15, 2) * L**2 * x**2 * F(7, 4),
+        "sigma_G_floor": F(6, 4),
+        "sigma_G_drift": 4 * F(1, 4) * 45 * L**2 * x**2 * F(15, 4),
+    }
     for k, v in want.items():
         assert t[k][0] == pytest.approx(float(v), rel=1e-13), k
 
@@ -50,10 +66,13 @@ def test_theorem2_terms_hand(tiny, consts):
 def test_theorem3_terms_hand(tiny, consts):
     t = theorem3.bound_terms(tiny, consts, **KW)
     L, x = F(2), F(1, 20)
-    want = {"transient": 120, "sigma_L_server": 4 * L * x / 2 * F(17, 24),
-            "sigma_L_delay": 4 * 2 * L**2 * x**2 / 2 * F(17, 24),
-            "sigma_L_drift": 4 * 5 * x**2 * L**2 * F(7, 4),
-            "sigma_G_drift": 4 * F(1, 4) * 30 * L**2 * x**2 * F(15, 4)}
+    want = {
+        "transient": 120,
+        "sigma_L_server": 4 * L * x / 2 * F(17, 24),
+        "sigma_L_delay": 4 * 2 * L**2 * x**2 / 2 * F(17, 24),
+        "sigma_L_drift": 4 * 5 * x**2 * L**2 * F(7, 4),
+        "sigma_G_drift": 4 * F(1, 4) * 30 * L**2 * x**2 * F(15, 4),
+    }
     for k, v in want.items():
         assert t[k][0] == pytest.approx(float(v), rel=1e-13), k
 
@@ -62,10 +81,13 @@ def test_theorem4_terms_hand(tiny, consts):
     # slots: round 0 K [1,2,1], m'=3; round 1 K [1,3,1], m'=1; tau = 1, M = 3
     t = theorem4.bound_terms(tiny, consts, **KW)
     L, x, M = F(2), F(1, 20), 3
-    want = {"transient": 120, "sigma_L_drift": 4 * 5 * L**2 * x**2 * (F(4, 3) + F(5, 3)) / 2,
-            "sigma_L_server": 4 * (L / 2) * 2 * x * (F(5, 6) + F(7, 9)) / M / 2,
-            "sigma_L_stale": 4 * x * F(4, 9) * L**2 * 2 * x * F(7, 9) / M / 2,
-            "sigma_G_drift": F(1, 4) * 120 * L**2 * x**2 / M * F(17, 2)}
+    want = {
+        "transient": 120,
+        "sigma_L_drift": 4 * 5 * L**2 * x**2 * (F(4, 3) + F(5, 3)) / 2,
+        "sigma_L_server": 4 * (L / 2) * 2 * x * (F(5, 6) + F(7, 9)) / M / 2,
+        "sigma_L_stale": 4 * x * F(4, 9) * L**2 * 2 * x * F(7, 9) / M / 2,
+        "sigma_G_drift": F(1, 4) * 120 * L**2 * x**2 / M * F(17, 2),
+    }
     for k, v in want.items():
         assert t[k][0] == pytest.approx(float(v), rel=1e-13), k
 
@@ -74,8 +96,9 @@ def test_yu_terms():
     t = yu.bound_terms(T=10, s=0.1, L=1, K=2, N=2, sigma=2, G=1, f0=3, f_star=0)
     assert t == pytest.approx({"transient": 6.0, "sigma": 0.2, "G_drift": 0.16})
     assert sum(t.values()) == yu.bound(T=10, s=0.1, L=1, K=2, N=2, sigma=2, G=1, f0=3, f_star=0)
-    t = yu.bound_terms(setting="noniid", T=10, s=0.1, L=1, K=2, N=2, sigma=2, G=1, sigma_G=0.5, f0=3,
-                       f_star=0)
+    t = yu.bound_terms(
+        setting="noniid", T=10, s=0.1, L=1, K=2, N=2, sigma=2, G=1, sigma_G=0.5, f0=3, f_star=0
+    )
     assert tuple(t) == yu.TERMS["noniid"] and t["sigma_G_drift"] == pytest.approx(9 * 0.01 * 4 * 0.25)
     assert t["G_drift"] == pytest.approx(0.08)
 
@@ -87,8 +110,9 @@ def test_lemma_terms():
     np.testing.assert_allclose(t["sigma_L"], 5 * K * 0.01)
     np.testing.assert_allclose(t["sigma_G"], 30 * K**2 * 0.01 * 0.25)
     np.testing.assert_allclose(t["gradient"], 30 * K**2 * 0.01 * g)
-    np.testing.assert_array_equal(t["sigma_L"] + t["sigma_G"] + t["gradient"],
-                                  lemmas.drift_bound(g, K, 0.1, 1.0, 0.5))
+    np.testing.assert_array_equal(
+        t["sigma_L"] + t["sigma_G"] + t["gradient"], lemmas.drift_bound(g, K, 0.1, 1.0, 0.5)
+    )
     e = np.array([[[1.0, 0.0], [0.0, 2.0]]])
     t2 = lemmas.lemma2_bound_terms(e, np.array([[1, 2]]), 1.0)
     assert t2["mean"][0] == pytest.approx(10.0) and t2["sigma_L"][0] == pytest.approx(3.0)

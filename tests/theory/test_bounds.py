@@ -26,7 +26,7 @@ def test_theorem2_hand(tiny, consts):
     aL = (c * F(3, 4) + F(15, 2) * L**2 * eL**2 * F(3, 2) + c * F(2, 3) + F(15, 2) * L**2 * eL**2 * 2) / 2
     # alpha_G = 3/2 + 45 L^2 eta_L^2 * mean(5/2, 5) = 1.5 + 0.45 * 3.75 = 3.1875
     aG = F(3, 2) + 45 * L**2 * eL**2 * F(15, 4)
-    want = 120 + 4 * (aL * 1 + aG * F(1, 4))          # = 123.89666...
+    want = 120 + 4 * (aL * 1 + aG * F(1, 4))  # = 123.89666...
     got = theorem2.bound(tiny, consts, num_workers=3, **KW)
     assert got.shape == (1,)
     assert got[0] == pytest.approx(float(want), rel=1e-13)
@@ -39,15 +39,15 @@ def test_theorem3_hand_statement_and_proof(tiny, consts):
     # = 0.13
     pre = (L * x / m + 2 * tau**2 * L**2 * x**2 / m) * F(17, 24)
     aL = pre + 5 * eL**2 * L**2 * F(7, 4)
-    aG = 30 * L**2 * eL**2 * F(15, 4)                  # 0.3 * 3.75 = 1.125
-    want = 120 + 4 * (aL + aG / 4)                     # 121.645
+    aG = 30 * L**2 * eL**2 * F(15, 4)  # 0.3 * 3.75 = 1.125
+    want = 120 + 4 * (aL + aG / 4)  # 121.645
     assert theorem3.bound(tiny, consts, num_workers=3, **KW)[0] == pytest.approx(float(want), rel=1e-13)
     assert float(want) == pytest.approx(121.645)
     # proof reading (#3): means over all M slots with memory K (warm start K = 1):
     #   round 0 slots K = [1, 2, 1] -> Ktil 4/3, Khat2 2;  round 1 slots K = [1, 3, 1] -> Ktil 5/3, Khat2 11/3
     aLp = pre + 5 * eL**2 * L**2 * F(3, 2)
     aGp = 30 * L**2 * eL**2 * F(17, 6)
-    wantp = 120 + 4 * (aLp + aGp / 4)                  # 121.32
+    wantp = 120 + 4 * (aLp + aGp / 4)  # 121.32
     got = theorem3.bound(tiny, consts, num_workers=3, averaging="proof", **KW)[0]
     assert got == pytest.approx(float(wantp), rel=1e-13)
     assert float(wantp) == pytest.approx(121.32)
@@ -63,9 +63,9 @@ def test_theorem4_hand(tiny, consts):
     # per round: 5 L^2 eL^2 Kavg_t + (L/2 + x (M-m'_t)^2/M^2 L^2 tau^2) * 2 x (1/Kbar_t) / M
     t0 = 5 * L**2 * eL**2 * F(4, 3) + (L / 2 + x * 0 * L**2 * tau**2) * 2 * x * F(5, 6) / M
     t1 = 5 * L**2 * eL**2 * F(5, 3) + (L / 2 + x * F(4, 9) * L**2 * tau**2) * 2 * x * F(7, 9) / M
-    aL = 4 * (t0 + t1) / 2                              # 0.41201646...
-    aG = 120 * L**2 * eL**2 / M * F(6 + 11, 2)          # Khat2_t = sum of slot K^2: 6, 11 -> 3.4
-    want = 120 + aL * 1 + aG * F(1, 4)                  # 121.26201646...
+    aL = 4 * (t0 + t1) / 2  # 0.41201646...
+    aG = 120 * L**2 * eL**2 / M * F(6 + 11, 2)  # Khat2_t = sum of slot K^2: 6, 11 -> 3.4
+    want = 120 + aL * 1 + aG * F(1, 4)  # 121.26201646...
     assert theorem4.bound(tiny, consts, num_workers=3, **KW)[0] == pytest.approx(float(want), rel=1e-13)
     # khat="mean": Khat2_t = 2, 11/3
     aGm = 120 * L**2 * eL**2 / M * F(2 + F(11, 3), 2)
@@ -86,8 +86,18 @@ def test_bound_expr_matches_numeric_for_constant_K(mod, consts):
     sch = Schedule(w, d, k, num_workers=M, init_local_steps=np.full(M, K))
     got = mod.bound(sch, consts, eta=0.7, eta_L=0.02, f0=2.0)
     assert got.shape == (R,)
-    subs = {S.Delta: 2.0, S.eta: 0.7, S.eta_L: 0.02, S.T: T, S.L: 2.0, S.sigma_L: 1.0, S.sigma_G: 0.5,
-            S.m: m, S.M: M, S.K: K}
+    subs = {
+        S.Delta: 2.0,
+        S.eta: 0.7,
+        S.eta_L: 0.02,
+        S.T: T,
+        S.L: 2.0,
+        S.sigma_L: 1.0,
+        S.sigma_G: 0.5,
+        S.m: m,
+        S.M: M,
+        S.K: K,
+    }
     if mod is theorem4:
         # Theorem 4's rate() assumes a constant m'; compare against the per-round numeric with a constant-m'
         # schedule
@@ -95,8 +105,9 @@ def test_bound_expr_matches_numeric_for_constant_K(mod, consts):
         expr = mod.bound_expr().subs({S.Kbar: K, S.Ktil: K, S.Khat2: M * K**2})
         vals = []
         for r in range(R):
-            per_t = [float(expr.subs({**subs, S.m_fresh: int(mf[r, t]),
-                                      S.tau: float(tau[r])})) for t in range(T)]
+            per_t = [
+                float(expr.subs({**subs, S.m_fresh: int(mf[r, t]), S.tau: float(tau[r])})) for t in range(T)
+            ]
             # the sum over t is linear in the (M-m'_t)^2 part; averaging the per-round closed forms is exact
             vals.append(np.mean(per_t))
         np.testing.assert_allclose(got, vals, rtol=1e-12)
@@ -107,8 +118,9 @@ def test_bound_expr_matches_numeric_for_constant_K(mod, consts):
 
 @pytest.mark.parametrize("mod", [theorem2, theorem3, theorem4])
 def test_bound_bad_input(mod, tiny, consts):
-    empty = Schedule(np.zeros((1, 0, 2), int), np.zeros((1, 0, 2), int), np.ones((1, 0, 2), int),
-                     num_workers=3)
+    empty = Schedule(
+        np.zeros((1, 0, 2), int), np.zeros((1, 0, 2), int), np.ones((1, 0, 2), int), num_workers=3
+    )
     with pytest.raises(ValueError, match="T=0"):
         mod.bound(empty, consts, **KW)
     with pytest.raises(ValueError, match="f0"):
@@ -122,6 +134,6 @@ def test_bound_bad_input(mod, tiny, consts):
     with pytest.raises(ValueError, match="tau"):
         mod.bound(tiny, consts, tau=0, **KW)
     with pytest.raises(ValueError, match="f0"):
-        mod.bound(tiny, consts, eta=1.0, eta_L=0.05, f0=-1.0)   # below f_star
+        mod.bound(tiny, consts, eta=1.0, eta_L=0.05, f0=-1.0)  # below f_star
     with pytest.raises(ValueError, match="f0"):
         mod.bound(tiny, consts, eta=1.0, eta_L=0.05, f0=float("inf"))

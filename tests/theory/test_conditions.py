@@ -51,15 +51,21 @@ def test_thm2_C3_boundary_and_admissible():
     assert not by_name(theorem2.conditions(L=1, eta=a.eta_max * OUT, eta_L=0.01, K_max=1, tau=1))["C3"].holds
     assert by_name(theorem2.conditions(L=1, eta=a.eta_max * IN, eta_L=0.01, K_max=1, tau=1))["C3"].holds
     # the exact sympy value agrees
-    assert float(a.eta_max_expr.subs({sp.Symbol("L", positive=True): 1, sp.Symbol("tau", nonnegative=True): 1,
-                                      sp.Symbol("eta_L", positive=True): 0.01})) == pytest.approx(a.eta_max,
-                                                                                                  rel=1e-14)
+    assert float(
+        a.eta_max_expr.subs(
+            {
+                sp.Symbol("L", positive=True): 1,
+                sp.Symbol("tau", nonnegative=True): 1,
+                sp.Symbol("eta_L", positive=True): 0.01,
+            }
+        )
+    ) == pytest.approx(a.eta_max, rel=1e-14)
     # tau = 0: 2 L x <= 1
     assert theorem2.admissible_step_sizes(L=2, eta_L=0.1, K_max=1, tau=0).eta_max == pytest.approx(2.5)
 
 
 def test_infeasible_is_reported_not_zero():
-    a = theorem2.admissible_step_sizes(L=1, eta_L=0.1, K_max=5, tau=4)   # the paper's MNIST numbers
+    a = theorem2.admissible_step_sizes(L=1, eta_L=0.1, K_max=5, tau=4)  # the paper's MNIST numbers
     assert not a.feasible and a.eta_max is None and not a
     assert set(a.blocking) == {"C1", "C2"}
     # the eta-condition's own boundary is still reported (2 x + 96 x^2 = 1 -> x = 0.0921756)
@@ -73,16 +79,18 @@ def test_infeasible_is_reported_not_zero():
 def test_thm3_boundaries():
     # (C3) 120 L^2 K^2 eta_L^2 tau < 1, L=1, K=2, eta_L=0.01: 0.048 tau < 1 <=> tau < 20.83
     assert by_name(theorem3.conditions(L=1, eta=1, eta_L=0.01, K_max=2, tau=20, num_workers=10))["C3"].holds
-    assert not by_name(theorem3.conditions(L=1, eta=1, eta_L=0.01, K_max=2, tau=21,
-                                           num_workers=10))["C3"].holds
+    assert not by_name(theorem3.conditions(L=1, eta=1, eta_L=0.01, K_max=2, tau=21, num_workers=10))[
+        "C3"
+    ].holds
     # (C2) L x + L^2 x^2 tau^2 <= 1/(2M): M = 10, L = 1, tau = 2: 4x^2 + x = 0.05
     x_star = (-1 + math.sqrt(1 + 16 * 0.05)) / 8
     a = theorem3.admissible_step_sizes(L=1, eta_L=0.01, K_max=2, tau=2, num_workers=10)
     assert a.binding == "C2" and a.eta_max == pytest.approx(x_star / 0.01, rel=1e-13)
     c = by_name(theorem3.conditions(L=1, eta=a.eta_max, eta_L=0.01, K_max=2, tau=2, num_workers=10))["C2"]
     assert c.holds and c.slack < 1e-12
-    assert not by_name(theorem3.conditions(L=1, eta=a.eta_max * OUT, eta_L=0.01, K_max=2, tau=2,
-                                           num_workers=10))["C2"].holds
+    assert not by_name(
+        theorem3.conditions(L=1, eta=a.eta_max * OUT, eta_L=0.01, K_max=2, tau=2, num_workers=10)
+    )["C2"].holds
     # (C1) at the paper's numbers blocks everything
     a = theorem3.admissible_step_sizes(L=1, eta_L=0.1, K_max=5, tau=4, num_workers=10)
     assert not a.feasible and "C1" in a.blocking
@@ -105,14 +113,17 @@ def test_thm4_boundaries():
     a = theorem4.admissible_step_sizes(L=1, eta_L=0.001, K_max=1, tau=50, num_workers=10, m_fresh=10)
     assert a.eta_max == pytest.approx(500.0)
     # m given instead of m_fresh
-    assert theorem4.admissible_step_sizes(L=1, eta_L=0.01, K_max=2, tau=2, num_workers=10, m=5).eta_max == \
-        pytest.approx(x_star / 0.01, rel=1e-13)
+    assert theorem4.admissible_step_sizes(
+        L=1, eta_L=0.01, K_max=2, tau=2, num_workers=10, m=5
+    ).eta_max == pytest.approx(x_star / 0.01, rel=1e-13)
 
 
 # ------------------------------------------------------------------ sympy vs numeric
-POINTS = [dict(L=1.0, eta=1.0, eta_L=0.1, K_max=5.0, tau=4.0, M=10, m_fresh=5),
-          dict(L=0.3, eta=2.5, eta_L=0.013, K_max=1.0, tau=0.0, M=3, m_fresh=1),
-          dict(L=7.0, eta=0.01, eta_L=0.002, K_max=17.0, tau=9.0, M=100, m_fresh=20)]
+POINTS = [
+    dict(L=1.0, eta=1.0, eta_L=0.1, K_max=5.0, tau=4.0, M=10, m_fresh=5),
+    dict(L=0.3, eta=2.5, eta_L=0.013, K_max=1.0, tau=0.0, M=3, m_fresh=1),
+    dict(L=7.0, eta=0.01, eta_L=0.002, K_max=17.0, tau=9.0, M=100, m_fresh=20),
+]
 
 
 @pytest.mark.parametrize("mod", [theorem2, theorem3, theorem4])
@@ -127,8 +138,10 @@ def test_sympy_and_numeric_agree(mod, pt):
         assert bool(spec.expr.subs(subs)) == ((lhs < rhs) if spec.strict else (lhs <= rhs))
 
 
-@pytest.mark.parametrize("mod,extra", [(theorem2, {}), (theorem3, dict(num_workers=10)),
-                                       (theorem4, dict(num_workers=10, m_fresh=4))])
+@pytest.mark.parametrize(
+    "mod,extra",
+    [(theorem2, {}), (theorem3, dict(num_workers=10)), (theorem4, dict(num_workers=10, m_fresh=4))],
+)
 def test_region_matches_admissible(mod, extra):
     etas = np.geomspace(1e-3, 1e3, 61)
     eLs = np.geomspace(1e-4, 1.0, 41)
@@ -152,8 +165,16 @@ pos = st.floats(1e-3, 1e2)
 
 
 @settings(max_examples=60, deadline=None)
-@given(L=st.floats(1e-2, 10), eta_L=st.floats(1e-5, 1.0), K=st.floats(1, 50), tau=st.floats(0, 50),
-       dL=st.floats(0, 10), dK=st.floats(0, 20), dtau=st.floats(0, 20), which=st.integers(0, 2))
+@given(
+    L=st.floats(1e-2, 10),
+    eta_L=st.floats(1e-5, 1.0),
+    K=st.floats(1, 50),
+    tau=st.floats(0, 50),
+    dL=st.floats(0, 10),
+    dK=st.floats(0, 20),
+    dtau=st.floats(0, 20),
+    which=st.integers(0, 2),
+)
 def test_admissible_shrinks_in_tau_K_L(L, eta_L, K, tau, dL, dK, dtau, which):
     mod, extra = MODS[which]
     base = _emax(mod, extra, L=L, eta_L=eta_L, K_max=K, tau=tau)
@@ -163,8 +184,15 @@ def test_admissible_shrinks_in_tau_K_L(L, eta_L, K, tau, dL, dK, dtau, which):
 
 
 @settings(max_examples=25, deadline=None)
-@given(L=st.floats(1e-2, 10), K=st.floats(1, 20), tau=st.floats(0, 20), dtau=st.floats(0, 10),
-       dK=st.floats(0, 10), dL=st.floats(0, 5), which=st.integers(0, 2))
+@given(
+    L=st.floats(1e-2, 10),
+    K=st.floats(1, 20),
+    tau=st.floats(0, 20),
+    dtau=st.floats(0, 10),
+    dK=st.floats(0, 10),
+    dL=st.floats(0, 5),
+    which=st.integers(0, 2),
+)
 def test_region_is_nested(L, K, tau, dtau, dK, dL, which):
     mod, extra = MODS[which]
     etas, eLs = np.geomspace(1e-3, 1e3, 25), np.geomspace(1e-5, 1.0, 20)
@@ -174,15 +202,22 @@ def test_region_is_nested(L, K, tau, dtau, dK, dL, which):
 
 
 # ------------------------------------------------------------------ bad input
-@pytest.mark.parametrize("mod,extra", [(theorem2, {}), (theorem3, dict(num_workers=10)),
-                                       (theorem4, dict(num_workers=10, m_fresh=5))])
+@pytest.mark.parametrize(
+    "mod,extra",
+    [(theorem2, {}), (theorem3, dict(num_workers=10)), (theorem4, dict(num_workers=10, m_fresh=5))],
+)
 def test_bad_input(mod, extra):
     ok = dict(L=1.0, eta=1.0, eta_L=0.1, K_max=2, tau=1, **extra)
-    for name, bad, pat in [("L", None, "L"), ("tau", -1, "tau"), ("K_max", 0.5, "K_max"), ("eta",
-                                                                                           float("nan"),
-                                                                                           "eta"),
-                           ("eta_L", float("inf"), "eta_L"), ("L", 0.0, "L"), ("tau", None, "tau"),
-                           ("K_max", "3", "K_max")]:
+    for name, bad, pat in [
+        ("L", None, "L"),
+        ("tau", -1, "tau"),
+        ("K_max", 0.5, "K_max"),
+        ("eta", float("nan"), "eta"),
+        ("eta_L", float("inf"), "eta_L"),
+        ("L", 0.0, "L"),
+        ("tau", None, "tau"),
+        ("K_max", "3", "K_max"),
+    ]:
         with pytest.raises(ValueError, match=pat):
             mod.conditions(**dict(ok, **{name: bad}))
     with pytest.raises(ValueError, match="eta_L"):
@@ -206,9 +241,14 @@ def test_m_exceeds_M():
 
 def test_paper_mnist_settings_finding():
     """eta=1, eta_L=0.1, K=5, tau=4 (MNIST LR, App. E), L=1: only Theorem 4's (C2) holds."""
-    held = {name: [c.holds for c in mod.conditions(L=1.0, eta=1.0, eta_L=0.1, K_max=5, tau=4, **ex)]
-            for name, mod, ex in (("T2", theorem2, {}), ("T3", theorem3, dict(num_workers=10)),
-                                  ("T4", theorem4, dict(num_workers=10, m_fresh=5)))}
+    held = {
+        name: [c.holds for c in mod.conditions(L=1.0, eta=1.0, eta_L=0.1, K_max=5, tau=4, **ex)]
+        for name, mod, ex in (
+            ("T2", theorem2, {}),
+            ("T3", theorem3, dict(num_workers=10)),
+            ("T4", theorem4, dict(num_workers=10, m_fresh=5)),
+        )
+    }
     assert held == {"T2": [False, False, False], "T3": [False, False, False], "T4": [False, True, False]}
     c1 = theorem2.conditions(L=1.0, eta=1.0, eta_L=0.1, K_max=5, tau=4)[0]
-    assert c1.lhs == pytest.approx(2.16)          # 6 * 0.01 * 36 * 1
+    assert c1.lhs == pytest.approx(2.16)  # 6 * 0.01 * 36 * 1

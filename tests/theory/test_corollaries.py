@@ -42,5 +42,6 @@ def test_corollary3_flags_5_and_sigma_G():
 def test_printed_rates():
     assert C.printed_rate(2) == 1 / sp.sqrt(S.m * S.K * S.T) + S.tau**2 / S.T + S.K**2 / S.T
     import pytest
+
     with pytest.raises(ValueError, match="k=4"):
         C.derive(4)

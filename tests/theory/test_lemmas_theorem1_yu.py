@@ -13,7 +13,7 @@ def test_lemma1_and_2_monte_carlo():
     rng = np.random.default_rng(0)
     K, d, sig, n = 4, 3, 0.7, 20000
     true = rng.standard_normal((K, d))
-    noise = rng.standard_normal((n, K, d)) * sig / math.sqrt(d)      # E‖ξ‖² = σ²
+    noise = rng.standard_normal((n, K, d)) * sig / math.sqrt(d)  # E‖ξ‖² = σ²
     G = (true + noise).mean(axis=1)
     mean = lemmas.lemma1_mean(true)
     np.testing.assert_allclose(G.mean(0), mean, atol=0.02)
@@ -41,7 +41,7 @@ def test_drift_bound_on_local_sgd_quadratic():
         y = y - eta_L * (L * (y - c) + rng.standard_normal((n, d)) * sig / math.sqrt(d))
         traj.append(y.copy())
     drift = lemmas.local_drift(np.stack(traj, 1), x).mean(0)
-    gn2 = np.sum((L * (x - c)) ** 2)                              # ‖∇f(x)‖² (single worker: σ_G = 0)
+    gn2 = np.sum((L * (x - c)) ** 2)  # ‖∇f(x)‖² (single worker: σ_G = 0)
     b = lemmas.drift_bound(gn2, K, eta_L, sig, 0.0, L=L)
     assert np.all(drift <= b) and drift[0] == 0
     assert lemmas.drift_condition(L, eta_L, K)
@@ -69,7 +69,7 @@ def test_theorem1_limit():
 # ------------------------------------------------------------------ Yu et al.
 def test_yu_conditions_and_bounds():
     assert yu.conditions(s=0.5, L=2)[0].holds and not yu.conditions(s=0.5 + 1e-9, L=2)[0].holds
-    c = yu.conditions(setting="noniid", s=0.01, L=2, K=8)           # 1/(6*2*0.01) = 8.33
+    c = yu.conditions(setting="noniid", s=0.01, L=2, K=8)  # 1/(6*2*0.01) = 8.33
     assert all(x.holds for x in c)
     assert not yu.conditions(setting="noniid", s=0.01, L=2, K=9)[1].holds
     a = yu.admissible_step_sizes(setting="noniid", L=2, K=5)
@@ -77,8 +77,9 @@ def test_yu_conditions_and_bounds():
     # iid: 2*3/(0.1*10) + 4*0.01*4*1*1 + (1/2)*0.1*4 = 6 + 0.16 + 0.2
     assert yu.bound(T=10, s=0.1, L=1, K=2, N=2, sigma=2, G=1, f0=3, f_star=0) == pytest.approx(6.36)
     # noniid: 6 + 0.2 + 4*0.01*2*1*1 + 9*1*0.01*4*0.25 = 6 + .2 + .08 + .09
-    assert yu.bound(setting="noniid", T=10, s=0.1, L=1, K=2, N=2, sigma=2, G=1, sigma_G=0.5, f0=3,
-                    f_star=0) == pytest.approx(6.37)
+    assert yu.bound(
+        setting="noniid", T=10, s=0.1, L=1, K=2, N=2, sigma=2, G=1, sigma_G=0.5, f0=3, f_star=0
+    ) == pytest.approx(6.37)
     with pytest.raises(ValueError, match="T"):
         yu.bound(T=0, s=0.1, L=1, K=2, N=2, sigma=2, G=1, f0=3, f_star=0)
     with pytest.raises(ValueError, match="setting"):
@@ -86,9 +87,19 @@ def test_yu_conditions_and_bounds():
     import sympy as sp
 
     from afltheory.theory import symbols as S
+
     r = yu.rate("iid")
-    assert sp.simplify(r - (2 * S.Delta * S.L / sp.sqrt(S.N * S.T) + 4 * S.N * S.K**2 * S.G**2 / S.T
-                            + S.sigma**2 / sp.sqrt(S.N * S.T))) == 0
+    assert (
+        sp.simplify(
+            r
+            - (
+                2 * S.Delta * S.L / sp.sqrt(S.N * S.T)
+                + 4 * S.N * S.K**2 * S.G**2 / S.T
+                + S.sigma**2 / sp.sqrt(S.N * S.T)
+            )
+        )
+        == 0
+    )
 
 
 # ------------------------------------------------------------------ inconsistencies
