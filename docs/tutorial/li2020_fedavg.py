@@ -23,41 +23,16 @@ from afltheory.problems import HeterogeneousQuadratic
 from afltheory.theory.symbols import L, T, sigma_L
 
 gamma, B = sp.Symbol("gamma", positive=True), sum_p2 * sigma_L**2 + 6 * L * Gamma + 8 * (E - 1) ** 2 * G**2
-CLASS = Assumptions(
-    function="strongly_convex",
-    heterogeneity="Gamma",
-    participation="full",
-    max_delay=0,
-    max_local_steps=1,
-    weights="data",
-)
-LI = Claim(
-    id="li2020.thm1",
-    title="Li et al. 2020 Thm 1: FedAvg, strongly convex, E F(w_T) − F* = O(1/T)",
-    assumptions=CLASS,
-    rule=FedAvg,
-    eta=1,
-    eta_L=2 / (mu * (gamma + t)),
-    measured="last_gap",
-    values={"gamma": sp.Max(8 * kappa, E), "G": 0},
-    rate={"T": -1},
-    reference="Li et al. 2020, Thm 1",
-    bound={
-        "noise": 2 * kappa * B / (mu * (gamma + T - 1)),
-        "init": kappa * mu * gamma * D0 / (2 * (gamma + T - 1)),
-    },
-    source="arXiv:1907.02189 Thm 1 (from memory)",
-    confidence="from memory",
-)
-FALSE = Claim(
-    **{
-        **LI.__dict__,
-        "id": "li2020.false",
-        "title": "false variant: the bound / 10",
-        "expect": "fails",
-        "bound": {k: e / 10 for k, e in LI.bound.items()},
-    }
-)
+CLASS = Assumptions(function="strongly_convex", heterogeneity="Gamma", participation="full", max_delay=0,
+                    max_local_steps=1, weights="data")
+LI = Claim(id="li2020.thm1", title="Li et al. 2020 Thm 1: FedAvg, strongly convex, E F(w_T) − F* = O(1/T)",
+           assumptions=CLASS, rule=FedAvg, eta=1, eta_L=2 / (mu * (gamma + t)), measured="last_gap",
+           values={"gamma": sp.Max(8 * kappa, E), "G": 0}, rate={"T": -1}, reference="Li et al. 2020, Thm 1",
+           bound={"noise": 2 * kappa * B / (mu * (gamma + T - 1)),
+                  "init": kappa * mu * gamma * D0 / (2 * (gamma + T - 1))},
+           source="arXiv:1907.02189 Thm 1 (from memory)", confidence="from memory")
+FALSE = Claim(**{**LI.__dict__, "id": "li2020.false", "title": "false variant: the bound / 10",
+                 "expect": "fails", "bound": {k: e / 10 for k, e in LI.bound.items()}})
 C, P = np.random.default_rng(0).normal(0, 0.1, (4, 3)), (0.1, 0.2, 0.3, 0.4)
 p = HeterogeneousQuadratic.from_arrays(hessian_diag=np.ones(3), centers=C, sigma_L=1.0, weights=P)
 beh, x0 = Behaviour(UniformArrivals(4), local_steps=ConstantSteps(1)), p.constants.x_star + 0.05
@@ -65,8 +40,5 @@ beh, x0 = Behaviour(UniformArrivals(4), local_steps=ConstantSteps(1)), p.constan
 
 @register("li2020", "Li et al. 2020 Thm 1 (FedAvg, strongly convex): bound, false 1/10, 1/T", LI.reference)
 def run(ctx):
-    return [
-        verify(LI, p, beh, rounds=500, x0=x0),
-        verify(FALSE, p, beh, rounds=500, x0=x0),
-        verify_rate(LI, p, beh, over="T", points=[100, 300, 1000], tol=0.05),
-    ]
+    return [verify(LI, p, beh, rounds=500, x0=x0), verify(FALSE, p, beh, rounds=500, x0=x0),
+            verify_rate(LI, p, beh, over="T", points=[100, 300, 1000], tol=0.05)]

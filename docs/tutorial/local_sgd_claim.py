@@ -23,45 +23,23 @@ from afltheory.claims import Assumptions, Claim, Delta, K, L, M, T, sigma_G, sig
 from afltheory.problems import HeterogeneousCurvatureQuadratic
 
 REF = "tutorial claim: local SGD with η_L = 1/(L K √T)"
-CLAIM = Claim(
-    id="tutorial.bound",
-    title="local SGD bound, rate 1/√T",
-    reference=REF,
-    confidence="derived",
-    assumptions=Assumptions(function="smooth", participation="full"),
-    rule=FedAvg,
-    eta=1,
-    eta_L=1 / (L * K * sp.sqrt(T)),
-    rate={"T": -0.5},
-    bound={
-        "transient": 4 * L * Delta / sp.sqrt(T),
-        "noise": 4 * sigma_L**2 / (M * K * sp.sqrt(T)),
-        "drift_noise": 20 * sigma_L**2 / (K * T),
-        "heterogeneity": 120 * sigma_G**2 / T,
-    },
-)
-FAST = Claim(
-    **{
-        **CLAIM.__dict__,
-        "id": "tutorial.fast",
-        "title": "false variant: the same bound at rate 1/T",
-        "expect": "fails",
-        "bound": {
-            "transient": 4 * L * Delta / T,
-            "noise": 4 * sigma_L**2 / (M * K * T),
-            "drift_noise": 20 * sigma_L**2 / (K * T),
-            "heterogeneity": 120 * sigma_G**2 / T,
-        },
-    }
-)
+CLAIM = Claim(id="tutorial.bound", title="local SGD bound, rate 1/√T", reference=REF, confidence="derived",
+              assumptions=Assumptions(function="smooth", participation="full"), rule=FedAvg,
+              eta=1, eta_L=1 / (L * K * sp.sqrt(T)), rate={"T": -0.5},
+              bound={"transient": 4 * L * Delta / sp.sqrt(T), "noise": 4 * sigma_L**2 / (M * K * sp.sqrt(T)),
+                     "drift_noise": 20 * sigma_L**2 / (K * T), "heterogeneity": 120 * sigma_G**2 / T})
+FAST = Claim(**{**CLAIM.__dict__, "id": "tutorial.fast", "title": "false variant: the same bound at rate 1/T",
+                "expect": "fails", "bound": {"transient": 4 * L * Delta / T,
+                                             "noise": 4 * sigma_L**2 / (M * K * T),
+                                             "drift_noise": 20 * sigma_L**2 / (K * T),
+                                             "heterogeneity": 120 * sigma_G**2 / T}})
 
 WORKERS, STEPS, ROUNDS = 8, 4, 256
 
 
 def problem():
-    return HeterogeneousCurvatureQuadratic(
-        dim=5, num_workers=WORKERS, L=1.0, mu=0.1, sigma_L=0.5, sigma_G=0.3, seed=2
-    )
+    return HeterogeneousCurvatureQuadratic(dim=5, num_workers=WORKERS, L=1.0, mu=0.1, sigma_L=0.5,
+                                           sigma_G=0.3, seed=2)
 
 
 def behaviour(_=None):
@@ -70,11 +48,8 @@ def behaviour(_=None):
 
 @register("tutorial", "local SGD with η_L = 1/(LK√T): the bound, a false 1/T variant, the T^(−1/2) rate", REF)
 def run(ctx):
-    p = problem()  # η_L = 1/(L K √T) is resolved with the run's T, K and the problem's L
-    return [
-        verify(CLAIM, p, behaviour(), rounds=ROUNDS, seed=ctx.seed_for("bound")),
-        verify(FAST, p, behaviour(), rounds=ROUNDS, seed=ctx.seed_for("bound")),
-        verify_rate(
-            CLAIM, p, behaviour, over="T", points=[64, 256, 1024, 4096], tol=0.05, seed=ctx.seed_for("rate")
-        ),
-    ]
+    p = problem()    # η_L = 1/(L K √T) is resolved with the run's T, K and the problem's L
+    return [verify(CLAIM, p, behaviour(), rounds=ROUNDS, seed=ctx.seed_for("bound")),
+            verify(FAST, p, behaviour(), rounds=ROUNDS, seed=ctx.seed_for("bound")),
+            verify_rate(CLAIM, p, behaviour, over="T", points=[64, 256, 1024, 4096], tol=0.05,
+                        seed=ctx.seed_for("rate"))]
