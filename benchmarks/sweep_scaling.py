@@ -131,9 +131,8 @@ def main():
             t_close, _ = timed(dex.close)
     assert fingerprint(tmp / "triv_inline.sqlite") == fingerprint(tmp / "triv_dask.sqlite")
     print(
-        f"[overhead] {m} trivial tasks; inline {w_inline:.2f} s ({w_inline / m * 1e3:.2f} ms/task incl. "
-        "store "
-        f"commit)"
+        f"[overhead] {m} trivial tasks; inline {w_inline:.2f} s "
+        f"({w_inline / m * 1e3:.2f} ms/task incl. store commit)"
     )
     print(
         f"  process pool (2): {w_pool:.2f} s incl. worker start -> "

@@ -352,16 +352,14 @@ def wallclock(cfg: RealConfig = RealConfig(), p: int = 1, target: float = 0.85, 
         return f"{mu:.1f}" + (f" ± {hw:.1f}" if np.isfinite(hw) else "")
 
     lines += [
-        f"| {r['method']} | "
-        f"{_fmt(r['acc_mean'], r['acc_ci95_low'], r['acc_ci95_high'], r['diverged'])} | "
-        f"{r['reached']}/{cfg.seeds} | {pm(r['rounds_to_target'], r['rounds_to_target_ci95'])} | "
+        f"| {r['method']} | {_fmt(r['acc_mean'], r['acc_ci95_low'], r['acc_ci95_high'], r['diverged'])} "
+        f"| {r['reached']}/{cfg.seeds} | {pm(r['rounds_to_target'], r['rounds_to_target_ci95'])} | "
         f"{pm(r['time_to_target'], r['time_to_target_ci95'])} | {r['mean_round_time']:.3f} |"
         for r in rows
     ]
     lines.append(
-        f"\nAFL/FedAvg (target {target}): rounds {ratios['rounds_ratio_afl_over_fedavg']:.2f}, "
-        f"wall clock "
-        f"{ratios['time_ratio_afl_over_fedavg']:.2f} (round time {ratios['round_time_ratio']:.3f}; "
+        f"\nAFL/FedAvg (target {target}): rounds {ratios['rounds_ratio_afl_over_fedavg']:.2f}, wall "
+        f"clock {ratios['time_ratio_afl_over_fedavg']:.2f} (round time {ratios['round_time_ratio']:.3f}; "
         f"order statistics predict {ratios['round_time_ratio_theory']:.3f})"
     )
     res = {

@@ -1,6 +1,5 @@
 """Verdicts with power (docs/DESIGN.md "Verdict power"): bound verdicts that report each term's share and
-are run
-where the term they are about matters, plausible negative controls, engine-vs-reference and
+are run where the term they are about matters, plausible negative controls, engine-vs-reference and
 Monte-Carlo-vs-exact agreement verdicts, and the starting points that make a transient term matter.
 
 - ``bound_check``: measured vs a bound given by its named terms (``theory.theoremK.bound_terms``). The verdict
@@ -217,8 +216,7 @@ def reference_check(
     notes="",
 ):
     """The engine's ‖∇f(x_t)‖² (``simulate`` replaying ``schedule``, σ_L = 0) equals the independent plain
-    loop
-    of ``_reference`` at every round and replicate, relative to max_t ‖∇f(x_t)‖², within ``rtol``."""
+    loop of ``_reference`` at every round and replicate, relative to max_t ‖∇f(x_t)‖², within ``rtol``."""
     import warnings
 
     import afltheory as aft
@@ -318,8 +316,8 @@ def agreement_check(
             ),
         )
     # a rounding floor: a statistic that is deterministic (zero variance across replicates, e.g. the first
-    # round
-    # of AFA-CS from its warm start) is compared to 1e-10 relative instead of dividing round-off by round-off
+    # round of AFA-CS from its warm start) is compared to 1e-10 relative instead of dividing round-off
+    # by round-off
     se = np.sqrt((s.std(axis=0, ddof=1) / np.sqrt(R)) ** 2 + (1e-10 * np.abs(ex)) ** 2)
     if z_crit is None:
         z_crit = float(stats.norm.ppf(1 - (1 - level) / (2 * k)))

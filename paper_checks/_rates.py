@@ -14,9 +14,8 @@ from ._common import expectation
 
 #: slope a plausible implementation mistake gives, per swept variable, when the claim is −1/2:
 #: T — the server step not scaled with T (η_L missing: error constant in T); m — the arrivals not averaged
-# (one
-#: arrival, or the noise of one worker): noise ∝ ηη_L ∝ √m; K — the K gradients not averaged (sum, or the last
-#: gradient): noise ∝ √K.
+#: (one arrival, or the noise of one worker): noise ∝ ηη_L ∝ √m; K — the K gradients not averaged (sum, or the
+#: last gradient): noise ∝ √K.
 MISTAKE_SLOPE = {"T": 0.0, "m": 0.5, "K": 0.5, "M": 0.0}
 MISTAKE_DESC = {
     "T": "step not scaled with T (η_L missing)",
@@ -43,8 +42,7 @@ def corollary_run(
 
 def statistic(ex, T, kind="time_avg", offset=0.0):
     """(value, per-replicate samples or None) of an ``Expectation``: "time_avg" (1/T) Σ_{t<T}, or "tail" the
-    mean
-    over t ∈ [T/2, T); minus ``offset`` (e.g. a floor)."""
+    mean over t ∈ [T/2, T); minus ``offset`` (e.g. a floor)."""
     if kind not in ("time_avg", "tail"):
         raise ValueError(f"kind={kind!r} must be 'time_avg' or 'tail'")
     lo = 0 if kind == "time_avg" else T // 2

@@ -1,10 +1,9 @@
 """An independent plain loop of the paper's algorithms, for "engine = paper's algorithm" verdicts.
 
 One replicate, one arrival, one local step at a time, following docs/theorems.md literally and reading only
-the
-algorithm's hyperparameters (η, η_L, AFA-CS's warm start), never its hooks: a worker that pulled the model τ
-rounds ago starts from y_0 = x_{t−τ}, takes K steps y_{k+1} = y_k − η_L ∇f_i(y_k) and returns G_i = (1/K) Σ_k
-∇f_i(y_k);
+the algorithm's hyperparameters (η, η_L, AFA-CS's warm start), never its hooks: a worker that pulled the model
+τ rounds ago starts from y_0 = x_{t−τ}, takes K steps y_{k+1} = y_k − η_L ∇f_i(y_k) and returns G_i = (1/K)
+Σ_k ∇f_i(y_k);
 - AFA-CD (Algorithm 2, as proved): x_{t+1} = x_t − η η_L (1/m) Σ_{i∈M_t} G_i;
 - AFA-CS (Algorithm 3): slot i ← G_i for every arrival, x_{t+1} = x_t − η η_L (1/M) Σ_{i∈[M]} slot_i, the
   slots warm-started with each worker's update at x_0 (K from ``schedule.init_local_steps``);
@@ -40,9 +39,8 @@ def _rule(algorithm) -> str:
     if isinstance(algorithm, FedBuff):
         return "fedbuff"
     raise TypeError(
-        f"algorithm={type(algorithm).__name__} has no reference loop; allowed: AFACD, AsySG, "
-        "AFACS, "
-        "FedAvg, FedBuff"
+        f"algorithm={type(algorithm).__name__} has no reference "
+        "loop; allowed: AFACD, AsySG, AFACS, FedAvg, FedBuff"
     )
 
 

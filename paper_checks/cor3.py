@@ -112,9 +112,8 @@ def run(ctx):
             quantity="floor/σ_G²",
             method=", ".join(sorted(meth)),
             notes=(
-                f"{label}realized memory staleness {int(stale.max())}; Theorem 4 conditions: {cond_note}; "
-                "floor/σ_G²: "
-                f"AFA-CS {fl['AFA-CS']:.3g}, AFA-CD {fl['AFA-CD']:.3g}"
+                f"{label}realized memory staleness {int(stale.max())}; Theorem 4 conditions: "
+                f"{cond_note}; floor/σ_G²: AFA-CS {fl['AFA-CS']:.3g}, AFA-CD {fl['AFA-CD']:.3g}"
             ),
         )
     )

@@ -2,12 +2,11 @@
 
 Configurations: ``DriftingQuadratic.slides`` (K = 20 agents, L = 7 sampled without replacement, offsets c_k
 ~ N(0, σ_c² I) with σ_c² = 0.1, d = 5, per-agent diagonal Hessians in [0.5, 2], N_k ∈ [40, 80] samples,
-mini-batches B_k ∈
-1..8;
-problem seed 0) with epochs E_k ∈ {1, 2, 3} (``EPOCHS``) unless a verdict says E_k = 1. Exact values: the
-exact engine (``afltheory.exact``) and the independent Stein solver (``afltheory.exact.drift``). Monte
-Carlo: ``simulate``'s ``Trace.tracking_error``; a per-replicate time average over the second half of the
-horizon, compared with the exact value by a z-score (|z| ≤ 4: P(|Z| > 4) = 6.3e-5 under normality).
+mini-batches B_k ∈ 1..8; problem seed 0) with epochs E_k ∈ {1, 2, 3} (``EPOCHS``) unless a verdict says
+E_k = 1. Exact values: the exact engine (``afltheory.exact``) and the independent Stein solver
+(``afltheory.exact.drift``). Monte Carlo: ``simulate``'s ``Trace.tracking_error``; a per-replicate time
+average over the second half of the horizon, compared with the exact value by a z-score (|z| ≤ 4:
+P(|Z| > 4) = 6.3e-5 under normality).
 """
 
 from __future__ import annotations
@@ -384,9 +383,8 @@ def _sigma_q(ctx):
             ),
             notes=(
                 f"slope dMSD/dσ_q² = {coef[0]:.5g} (first order Tr(H⁻¹Q̂)/(2μ) = "
-                f"{fo_slope:.5g}"
-                f"), intercept {coef[1]:.5g}, max relative residual {resid:.2g}; MC z = {z_line:.2f}, "
-                f"drift-after line z = {z_after:.1f}"
+                f"{fo_slope:.5g}), intercept {coef[1]:.5g}, max relative residual "
+                f"{resid:.2g}; MC z = {z_line:.2f}, drift-after line z = {z_after:.1f}"
             ),
             details={"sigma_q2": grid, "msd": vals.tolist(), "slope": float(coef[0])},
         )
@@ -440,10 +438,9 @@ def _model_factor(ctx):
                 stats={"spread": spread_rep, "MSD(L=K) - 1e-12·MSD(1)": m_rep[-1] - 1e-12 * m_rep[0]},
             ),
             notes=(
-                f"L = {Ls}: MSD = {', '.join(f'{v:.4g}' for v in m)}; with replacement the ratio "
-                f"spreads by {spread_rep:.3g} and MSD(L=K) = {m_rep[-1]:.3g}. Per-agent Hessians with "
-                f"data noise at μ = 1e-3: exact/first-order = "
-                f"{fo_ratio}"
+                f"L = {Ls}: MSD = {', '.join(f'{v:.4g}' for v in m)}; with replacement the "
+                f"ratio spreads by {spread_rep:.3g} and MSD(L=K) = {m_rep[-1]:.3g}. Per-agent "
+                f"Hessians with data noise at μ = 1e-3: exact/first-order = {fo_ratio}"
             ),
             details={"L": Ls, "msd": m.tolist(), "factor": fac.tolist()},
         )

@@ -42,9 +42,8 @@ def run(ctx):
         (
             "scaffold",
             AFACD(5.0, 0.02, worker=SCAFFOLD()),
-            "AFA-CD with SCAFFOLD workers (option II): ∇f_i(y) "
-            "− c_i "
-            "+ c, c_i ← c_i − c + (y_0 − y_K)/(Kη_L), c ← c + (1/M)Σ(c_i⁺ − c_i)",
+            "AFA-CD with SCAFFOLD workers (option II): ∇f_i(y) − c_i + c, "
+            "c_i ← c_i − c + (y_0 − y_K)/(Kη_L), c ← c + (1/M)Σ(c_i⁺ − c_i)",
         ),
     )
     return [

@@ -1,7 +1,6 @@
 """The paper-inconsistency register (docs/theorems.md #1–#5), each demonstrated numerically or symbolically
-and
-reported as a finding (``finding=True``; "passed" means "demonstrated as documented"). Each carries a negative
-control: the same detector on an input where the inconsistency cannot show, which must not fire.
+and reported as a finding (``finding=True``; "passed" means "demonstrated as documented"). Each carries a
+negative control: the same detector on an input where the inconsistency cannot show, which must not fire.
 
 #1 server step: Algorithms 2/3 print x_{t+1} = x_t − η G_t, the proofs use −η η_L G_t. At the Theorem 2 step
    sizes of ``thm2`` (η ≈ 9.2, η_L = 0.009: conditions hold for x = ηη_L ≈ 0.083) the printed reading's step
@@ -143,8 +142,7 @@ def run(ctx):
     out.append(
         _finding(
             "inconsistencies.1_server_step",
-            "#1 printed step x−ηG_t vs proofs' x−ηη_L G_t: at "
-            "the "
+            "#1 printed step x−ηG_t vs proofs' x−ηη_L G_t: at the "
             "admissible (η, η_L) the printed reading diverges",
             div_round,
             None,
@@ -156,10 +154,9 @@ def run(ctx):
                 False,
                 c1,
             ),
-            f"η={eta:.4g}, η_L={eta_L}: proof reading x=ηη_L={eta * eta_L:.3g} converges "
-            f"(final ‖∇f‖² {proof.grad_norm_sq[:, -1].mean():.3g}); printed reading "
-            f"x'=η={eta:.3g} "
-            f"diverges at round {div_round}",
+            f"η={eta:.4g}, η_L={eta_L}: proof reading x=ηη_L={eta * eta_L:.3g} "
+            f"converges (final ‖∇f‖² {proof.grad_norm_sq[:, -1].mean():.3g}); "
+            f"printed reading x'=η={eta:.3g} diverges at round {div_round}",
             "simulation",
             inside_conditions=True,
             quantity="round at which the printed reading diverges",
@@ -175,10 +172,8 @@ def run(ctx):
     out.append(
         _finding(
             "inconsistencies.2_factor2",
-            "#2 Thm 3's printed LHS has an extra factor 2: where "
-            "the "
-            "proved bound holds the printed reading 2·(1/T)ΣE‖∇f‖² ≤ RHS "
-            "fails",
+            "#2 Thm 3's printed LHS has an extra factor 2: where the proved "
+            "bound holds the printed reading 2·(1/T)ΣE‖∇f‖² ≤ RHS fails",
             float(lhs.mean()),
             rhs,
             holds and printed_fails,
@@ -188,10 +183,8 @@ def run(ctx):
                 rhs_c,
                 holds_c and fails_c,
             ),
-            f"x_0 = x*, σ_L = 0, uniform m=5, K~U{{1..4}}, η_L = 0.0011: LHS {lhs.mean():.4g} "
-            "(99 % "
-            f"t-UCB {ucb:.4g}) ≤ RHS {rhs:.4g}: {holds}; 2·LCB {2 * lcb:.4g} > RHS: "
-            f"{printed_fails}",
+            f"x_0 = x*, σ_L = 0, uniform m=5, K~U{{1..4}}, η_L = 0.0011: LHS {lhs.mean():.4g} (99 % "
+            f"t-UCB {ucb:.4g}) ≤ RHS {rhs:.4g}: {holds}; 2·LCB {2 * lcb:.4g} > RHS: {printed_fails}",
             "simulation (R=64), one-sided 99 % t-bounds",
             inside_conditions=True,
             details={"lhs": float(lhs.mean()), "ucb": ucb, "lcb": lcb, "rhs": rhs},
@@ -251,8 +244,7 @@ def run(ctx):
                 not r4["printed_matched"][0],
             ),
             f"derived thresholds {[str(x['threshold']) for x in r4['derived']]}; the second "
-            "printed one "
-            f"needs a term {r4['second_needs_term']} absent from Theorem 3's bound",
+            f"printed one needs a term {r4['second_needs_term']} absent from Theorem 3's bound",
             "symbolic derivation (sympy)",
             derivation=True,
             quantity="term the printed threshold needs",
@@ -266,10 +258,8 @@ def run(ctx):
     out.append(
         _finding(
             "inconsistencies.5_cor3_K_over_MT",
-            "#5 Cor 3's proof lists O(K/(MT)); substitution "
-            "gives "
-            "O(K/T) (reading-dependent: the slides' O(K²/(MT)) is the σ_G² term under the 'mean' "
-            "reading of K̂²)",
+            "#5 Cor 3's proof lists O(K/(MT)); substitution gives O(K/T) (reading-dependent: "
+            "the slides' O(K²/(MT)) is the σ_G² term under the 'mean' reading of K̂²)",
             "K/T",
             "K/(M T)",
             bool(d3.flags["#5"]),
@@ -282,9 +272,8 @@ def run(ctx):
             " ".join(d3.notes)
             + " Readings of K̂_t²: "
             + "; ".join(
-                f"{k}: T^-1 terms {v['terms']}, proof's K/(MT) matched "
-                f"{v['proof_K_over_MT_matched']}, slides' K²/(MT) matched "
-                f"{v['slides_K2_over_MT_matched']}"
+                f"{k}: T^-1 terms {v['terms']}, proof's K/(MT) matched {v['proof_K_over_MT_matched']}, "
+                f"slides' K²/(MT) matched {v['slides_K2_over_MT_matched']}"
                 for k, v in rd.items()
             )
             + " — reading-dependent.",

@@ -113,10 +113,9 @@ def run(ctx):
             interval="min–max over the 9 runs",
             method="deterministic simulation (σ_L = 0)",
             notes=(
-                "measured is ‖∇f(x_T)‖²/σ_G² (mean, [min, max]) over 9 runs; AFA-CD vs closed form: "
-                f"max rel. error {max(closed):.2e}. AFA-CS with warm-started memory ends at "
-                f"‖∇f‖² = {warm:.4g} = 4x_0² (slot 2 keeps worker 2's update at x_0: the lower-bound "
-                "scenario needs empty memory)"
+                "measured is ‖∇f(x_T)‖²/σ_G² (mean, [min, max]) over 9 runs; AFA-CD vs closed form: max rel. "
+                f"error {max(closed):.2e}. AFA-CS with warm-started memory ends at ‖∇f‖² = {warm:.4g} = "
+                "4x_0² (slot 2 keeps worker 2's update at x_0: the lower-bound scenario needs empty memory)"
             ),
             details={"closed_form_max_rel_err": max(closed), "afacs_warm_final": float(warm)},
         )

@@ -137,10 +137,9 @@ def run(ctx):
                 inside_conditions=True,
                 figures=[fig],
                 notes=(
-                    f"x_0 = x* + r·v_top with f(x_0) − f* = {p.value(x0) - p.constants.f_star:.4g}; "
-                    f"η={eta:.4g}, "
-                    f"η_L={ETA_L}, x=ηη_L={eta * ETA_L:.4g}; conditions: {conditions_note(conds)}; "
-                    "replicates "
+                    "x_0 = x* + r·v_top with f(x_0) − f* = "
+                    f"{p.value(x0) - p.constants.f_star:.4g}; η={eta:.4g}, η_L={ETA_L}, "
+                    f"x=ηη_L={eta * ETA_L:.4g}; conditions: {conditions_note(conds)}; replicates "
                     f"leaving the certified region: {int((tr.left_region >= 0).sum())}"
                 ),
             )
@@ -166,9 +165,8 @@ def run(ctx):
             inside_conditions=True,
             figures=[fig],
             notes=(
-                f"paper's biased arrivals (m=5) at the default x_0: measured {cp.measured:.4g}, bound "
-                f"{cp.bound:.4g},"
-                f" slack {cp.slack:.3g}, holds {cp.holds}"
+                f"paper's biased arrivals (m=5) at the default x_0: measured {cp.measured:.4g}, "
+                f"bound {cp.bound:.4g}, slack {cp.slack:.3g}, holds {cp.holds}"
             ),
             details={"paper_biased": {"measured": cp.measured, "bound": cp.bound, "slack": cp.slack}},
         )
@@ -253,12 +251,10 @@ def run(ctx):
             method=f"grid {len(etas)}×{len(eta_Ls)}, T={Ts}, R=4",
             notes=(
                 f"{int(region.sum())} grid points inside the region, {int(div.sum())} divergent overall; "
-                "smallest "
-                f"divergent x=ηη_L on the grid {xdiv:.3g} vs theory's x_max {xmax:.3g} (conservative ×"
-                f"{xdiv / xmax:.3g}); converged points outside the region where the bound still held: "
-                f"{int((held & ~region).sum())}/{int((~div & ~region).sum())}. Just outside (η_L={ETA_L}; "
-                "outside the "
-                "conditions (exploratory)): "
+                f"smallest divergent x=ηη_L on the grid {xdiv:.3g} vs theory's x_max {xmax:.3g} "
+                f"(conservative ×{xdiv / xmax:.3g}); converged points outside the region where the bound "
+                f"still held: {int((held & ~region).sum())}/{int((~div & ~region).sum())}. Just outside "
+                f"(η_L={ETA_L}; outside the conditions (exploratory)): "
                 + "; ".join(
                     f"η = {f:g}·η_max: diverged {o['diverged']}, measured {o['measured']:.3g}, bound "
                     f"{o['bound']:.3g}, bound held {o['held']}"

@@ -117,9 +117,8 @@ def upper_confidence_bound(samples: ArrayLike, level: float = 0.99) -> float:
     level = _check_level(level)
     if len(s) < 2:
         raise ValueError(
-            f"samples has {len(s)} replicate: a one-sided {level:.0%} confidence bound needs at "
-            "least "
-            f"2 replicates (use more replicates, or the exact engine with exact=True)"
+            f"samples has {len(s)} replicate: a one-sided {level:.0%} confidence bound needs "
+            "at least 2 replicates (use more replicates, or the exact engine with exact=True)"
         )
     if not np.all(np.isfinite(s)):
         return float("inf")

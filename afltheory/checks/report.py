@@ -435,12 +435,10 @@ def write_markdown(path: str, results: list[dict], meta: dict, title: str = "afl
         f"seed {meta['seed']} · {meta['n_verdicts']} verdicts · {meta['n_ok']} pass · "
         f"{meta['n_verdicts'] - meta['n_ok']} fail · {meta['elapsed']:.1f} s",
         "",
-        "Every verdict ships a negative control (the same check fed a wrong input) that must FAIL. "
-        "Upper bounds: Monte Carlo means are compared through a one-sided 99 % Student-t upper confidence "
-        "bound "
-        "(UCB); exact moments have no Monte Carlo error. Slack = bound / measured. Slope CIs: 95 % "
-        "percentile "
-        "bootstrap over replicates.",
+        "Every verdict ships a negative control (the same check fed a wrong input) that "
+        "must FAIL. Upper bounds: Monte Carlo means are compared through a one-sided 99 % "
+        "Student-t upper confidence bound (UCB); exact moments have no Monte Carlo error. "
+        "Slack = bound / measured. Slope CIs: 95 % percentile bootstrap over replicates.",
         "",
         COLUMNS_MD,
         "",
@@ -663,10 +661,9 @@ def write_html(path: str, out: str, results: list[dict], meta: dict, title: str 
             nc = v.negative_control
             H.append(
                 f"<h3>{e(v.id)} — {e(verdict_str(v))}</h3><p><b>Claim.</b> {e(v.claim)} "
-                f"({e(v.reference)})</p>"
-                f"<ul><li>measured: {e(measured_str(v))} ({e(v.method)})</li><li>theory: "
-                f"{e(theory_str(v))}</li><li>pass criterion: {e(criterion_str(v))}</li>"
-                f"<li>tolerance: {e(_rel_text(math_str(v.tolerance)))}</li>"
+                f"({e(v.reference)})</p><ul><li>measured: {e(measured_str(v))} "
+                f"({e(v.method)})</li><li>theory: {e(theory_str(v))}</li><li>pass criterion: "
+                f"{e(criterion_str(v))}</li><li>tolerance: {e(_rel_text(math_str(v.tolerance)))}</li>"
                 + (f"<li>slack: {e(fmt(v.slack, 3))}</li>" if v.slack is not None else "")
                 + (
                     f"<li>negative control: {e(nc.description)} → {e(fmt(nc.measured))} vs "

@@ -452,9 +452,8 @@ def check_main(args: argparse.Namespace) -> int:
         return 0
     if not CHECKS:
         raise ValueError(
-            "no checks are registered: install a check plugin (entry-point group "
-            "'afltheory.checks', e.g. `pip install .` in the afltheory repository) or use "
-            "`afltheory verify FILE.py`"
+            "no checks are registered: install a check plugin (entry-point group 'afltheory.checks', "
+            "e.g. `pip install .` in the afltheory repository) or use `afltheory verify FILE.py`"
         )
     validate_args(args)
     return _run_and_report(select_checks(args.only), args)

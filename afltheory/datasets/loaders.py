@@ -73,9 +73,8 @@ def read_idx(path: str | os.PathLike) -> np.ndarray:
     z0, z1, code, ndim = raw[0], raw[1], raw[2], raw[3]
     if z0 != 0 or z1 != 0 or code not in _IDX_DTYPES or ndim == 0:
         raise ValueError(
-            f"{path}: bad IDX magic number 0x{raw[:4].hex()} (expected 0x0000TTNN with type "
-            f"TT in "
-            f"{[hex(k) for k in _IDX_DTYPES]} and NN >= 1 dimensions)"
+            f"{path}: bad IDX magic number 0x{raw[:4].hex()} (expected 0x0000TTNN "
+            f"with type TT in {[hex(k) for k in _IDX_DTYPES]} and NN >= 1 dimensions)"
         )
     head = 4 + 4 * ndim
     if len(raw) < head:
@@ -137,9 +136,8 @@ def load_mnist(directory: str | os.PathLike) -> tuple[np.ndarray, np.ndarray, np
         X, y = read_idx(ip), read_idx(lp)
         if X.ndim != 3 or X.dtype != np.uint8:
             raise ValueError(
-                f"{ip}: expected a 3-D uint8 image array (magic 0x00000803), got shape "
-                f"{X.shape} "
-                f"dtype {X.dtype}"
+                f"{ip}: expected a 3-D uint8 image array (magic "
+                f"0x00000803), got shape {X.shape} dtype {X.dtype}"
             )
         if y.ndim != 1 or y.dtype != np.uint8:
             raise ValueError(
@@ -302,9 +300,8 @@ def _leaf_file(path: Path, seq_len: int):
         for s, (x, y) in enumerate(zip(xs, ys, strict=False)):
             if not isinstance(x, str) or len(x) != seq_len:
                 raise ValueError(
-                    f"{path}: user {u!r} sample {s}: 'x' must be a {seq_len}-character "
-                    f"string, got "
-                    f"{type(x).__name__} of length {len(x) if hasattr(x, '__len__') else '?'}"
+                    f"{path}: user {u!r} sample {s}: 'x' must be a {seq_len}-character string, "
+                    f"got {type(x).__name__} of length {len(x) if hasattr(x, '__len__') else '?'}"
                 )
             if not isinstance(y, str) or len(y) != 1:
                 raise ValueError(f"{path}: user {u!r} sample {s}: 'y' must be a single character, got {y!r}")

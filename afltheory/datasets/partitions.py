@@ -45,8 +45,8 @@ def label_partition(
     seed: int = 0,
 ) -> list[np.ndarray]:
     """The paper's label split: worker w holds classes perm[(w·p + k) mod C], k < p, with
-    ``samples_per_worker``
-    samples, an equal s = samples_per_worker / p from each of its classes (without overlap between workers).
+    ``samples_per_worker`` samples, an equal s = samples_per_worker / p from each of its classes (without
+    overlap between workers).
 
     Default ``samples_per_worker``: the largest equal size the data allow, p · min_c ⌊N_c / k_c⌋ where k_c is
     the number of workers holding class c. Raises ValueError if the request cannot be met exactly.
@@ -75,8 +75,7 @@ def label_partition(
         s = spw // p
         if s > s_max:
             raise ValueError(
-                f"samples_per_worker={spw} is too large: with M={M}, p={p} the data allow at "
-                f"most "
+                f"samples_per_worker={spw} is too large: with M={M}, p={p} the data allow at most "
                 f"{p * s_max} (the scarcest class has {min(counts[c] for c in used)} samples)"
             )
     if s < 1:
@@ -117,8 +116,7 @@ def dirichlet_partition(
         if min(len(p) for p in out) >= min_size:
             return out
     raise ValueError(
-        f"dirichlet_partition: no draw in {max_tries} tries gave every worker >= "
-        f"min_size={min_size} "
+        f"dirichlet_partition: no draw in {max_tries} tries gave every worker >= min_size={min_size} "
         f"samples (alpha={alpha}, num_workers={M}); lower min_size or raise alpha"
     )
 

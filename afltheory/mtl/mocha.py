@@ -204,8 +204,7 @@ def mocha(
         if not callable(getattr(behaviour, "sample", None)):
             raise TypeError(
                 f"behaviour={behaviour!r} (type {type(behaviour).__name__}) must be an "
-                f"afltheory.anarchy behaviour (Behaviour, Replay, EventDriven, Synchronous) or "
-                f"None"
+                "afltheory.anarchy behaviour (Behaviour, Replay, EventDriven, Synchronous) or None"
             )
         if getattr(behaviour, "m", 1) > m:
             raise ValueError(f"the behaviour's m={behaviour.m} exceeds the number of tasks {m}")

@@ -222,8 +222,7 @@ class MultiTaskProblem:
         ns = [len(v) for v in self.y]
         return (
             f"MultiTaskProblem(m={self.m}, d={self.d}, n_t={ns if len(set(ns)) > 1 else ns[0]}, "
-            f"loss={self.loss!r}, "
-            f"lam1={self.lam1}, lam2={self.lam2})"
+            f"loss={self.loss!r}, lam1={self.lam1}, lam2={self.lam2})"
         )
 
 

@@ -9,8 +9,7 @@ mutated rule as it is; the exact engine refuses (TypeError) a mutant that overri
 compressor (``RandK.rescale``, read by sampling and by the exact moment map alike; ``QSGD._compress``, a law
 the exact engine never represents) or of ``ErrorFeedback``/``DIANA`` (``message``, ``update_shift``).
 Notation as in ``afltheory.algorithms.server``: γ = η η_L, G (R, m, d) the arrivals' updates (each the mean
-of its
-K stochastic gradients), K and τ (R, m) the arrivals' local steps and delays, M = num_workers.
+of its K stochastic gradients), K and τ (R, m) the arrivals' local steps and delays, M = num_workers.
 """
 
 from __future__ import annotations
@@ -296,9 +295,8 @@ class DIANAShiftSign(DIANA):
 class AFACDUnchanged(AFACD):
     """Equivalent mutant (control): AFA-CD itself, with ``aggregate`` overridden by the base's own code. The
     exact engine refuses a rule that overrides an imperative hook, so a check falls back to Monte Carlo
-    exactly
-    as under the mutants overriding ``aggregate``/``update_memory``; a verdict that "kills" this control is
-    reacting to that engine switch, not to a bug."""
+    exactly as under the mutants overriding ``aggregate``/``update_memory``; a verdict that "kills" this
+    control is reacting to that engine switch, not to a bug."""
 
     def aggregate(
         self,

@@ -1,16 +1,13 @@
 """The kill matrix: run checks under every mutant and record which verdicts each mutant flips.
 
 A verdict *kills* a mutant when it is ``ok`` (passes, and its negative control fails) on the correct code and
-is
-not ``ok`` — or missing because its check crashed — with the mutant injected. The mutation score is the share
-of
-mutants killed by at least one verdict; a check whose verdicts kill nothing is flagged (it cannot tell the
-correct code from any catalogued bug).
+is not ``ok`` — or missing because its check crashed — with the mutant injected. The mutation score is the
+share of mutants killed by at least one verdict; a check whose verdicts kill nothing is flagged (it cannot
+tell the correct code from any catalogued bug).
 
 ``kill_matrix(mutants=None, only=None, tier="quick", seed=0, jobs=1)`` -> ``KillMatrix``. The checks first run
 on the correct code under ``probe()``, which records the rule classes and fault points the engines consult;
-then
-every (mutant, check) pair whose check reaches the mutant runs in its own task (``jobs`` processes) under
+then every (mutant, check) pair whose check reaches the mutant runs in its own task (``jobs`` processes) under
 ``injected(mutant)``, writing its figures to a scratch directory. A pair whose check never reaches the mutant
 is not run: the checks are deterministic (seeded), so its verdicts are the correct code's.
 """
@@ -249,8 +246,7 @@ class KillMatrix:
         """Score line, then survivors, controls flipped, idle checks and baseline failures (one per line)."""
         s = (
             f"mutation score: {len(self.killed)}/{len(self.mutants)} mutants killed "
-            f"({100 * self.score:.0f} %) "
-            f"by {len(self.checks)} checks ({self.tier} tier, seed {self.seed})"
+            f"({100 * self.score:.0f} %) by {len(self.checks)} checks ({self.tier} tier, seed {self.seed})"
         )
         if self.survivors:
             s += "\nsurvivors: " + ", ".join(self.survivors)
@@ -354,12 +350,11 @@ class KillMatrix:
         lines = [
             "## Verdict power: mutation kill matrix",
             "",
-            f"**{self.summary().splitlines()[0]}.** A verdict *kills* a mutant when it is ok on the correct "
-            f"code and not ok with the mutant injected (`afltheory.mutants`; cell: number of the check's "
-            f"verdicts that flip, `·` none, `—` the check never reaches the mutated code, `refused` a "
-            f"backend the check calls cannot represent the mutated rule and says so (no verdict, not a "
-            f"kill), `crash` the check crashed). "
-            f"Run time {self.elapsed:.0f} s.",
+            f"**{self.summary().splitlines()[0]}.** A verdict *kills* a mutant when it is ok on the "
+            "correct code and not ok with the mutant injected (`afltheory.mutants`; cell: number of "
+            "the check's verdicts that flip, `·` none, `—` the check never reaches the mutated code, "
+            "`refused` a backend the check calls cannot represent the mutated rule and says so (no "
+            f"verdict, not a kill), `crash` the check crashed). Run time {self.elapsed:.0f} s.",
             "",
         ]
         lines += [

@@ -110,9 +110,8 @@ def _check_yerr(yerr, y):
             )
         return e
     raise ValueError(
-        f"yerr must be a scalar, shape ({n},) or (2, {n}) (matplotlib's convention: offsets "
-        "below and "
-        f"above y, not absolute limits), got shape {e.shape}"
+        f"yerr must be a scalar, shape ({n},) or (2, {n}) (matplotlib's convention: "
+        f"offsets below and above y, not absolute limits), got shape {e.shape}"
     )
 
 

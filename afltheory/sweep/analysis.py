@@ -204,8 +204,7 @@ def fit_store(
             if smp is None:
                 raise ValueError(
                     f"store {store.path} has no per-replicate values for {metric!r} (tasks "
-                    "stored by an "
-                    f"older afltheory); re-run the sweep into a new store"
+                    "stored by an older afltheory); re-run the sweep into a new store"
                 )
             if not isinstance(xv, (int, float)) or isinstance(xv, bool) or xv <= 0:
                 raise ValueError(f"--x {x!r} must take positive numeric values for a log–log fit, got {xv!r}")

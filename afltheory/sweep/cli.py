@@ -199,8 +199,7 @@ def _cmd_run(args) -> int:
             file=sys.stderr,
         )
     print(
-        f"sweep {spec.name or args.spec}: {rep.ran} ran, {rep.skipped} already stored, {rep.failed} "
-        "failed, "
+        f"sweep {spec.name or args.spec}: {rep.ran} ran, {rep.skipped} already stored, {rep.failed} failed, "
         f"{rep.total} total ({rep.executor}, {rep.jobs} job(s), {rep.seconds:.1f} s) -> {args.store}",
         file=sys.stderr,
     )
@@ -257,9 +256,8 @@ def _cmd_status(args) -> int:
         + ")"
     )
     print(
-        f"  planned {s['planned']}  finished {s['finished']}  pending {s['pending']}  failed {s['failed']} "
-        " "
-        f"diverged {s['diverged_tasks']}"
+        f"  planned {s['planned']}  finished {s['finished']}  pending "
+        f"{s['pending']}  failed {s['failed']}  diverged {s['diverged_tasks']}"
     )
     if s["mean_task_seconds"] is not None:
         wall = (s["last_finished"] or 0) - (s["first_started"] or 0)

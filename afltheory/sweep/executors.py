@@ -183,10 +183,9 @@ class LocalExecutor(Executor):
                             p,
                             None,
                             (
-                                f"worker process died while running this task alone {deaths[key]} "
-                                "time(s) (killed by a signal or out of memory?); not retried "
-                                "further "
-                                f"(retries={self.retries})"
+                                "worker process died while running this task alone "
+                                f"{deaths[key]} time(s) (killed by a signal or out of "
+                                f"memory?); not retried further (retries={self.retries})"
                             ),
                         )
                         lost = []

@@ -452,8 +452,7 @@ def parse_spec(text: str, *, source: str | None = None, check_objects: bool = Tr
         key, v = bad
         raise SpecError(
             f"{v!r} is not allowed: spec values are strings, booleans, finite numbers, arrays "
-            f"and tables (a task id and the results store hold strict JSON; no nan/inf, no "
-            f"dates)",
+            "and tables (a task id and the results store hold strict JSON; no nan/inf, no dates)",
             key=key,
             line=find_line(text, key.split("[")[0]),
             source=source,

@@ -147,11 +147,9 @@ class Store:
                 head = fh.read(16)
             if head != _SQLITE_MAGIC:
                 raise StoreError(
-                    f"{self.path} is not an afltheory sweep store (no SQLite header: another "
-                    "kind of "
-                    "file, or a store whose header is destroyed — nothing in it can be "
-                    "trusted); "
-                    f"move it aside and rerun to recompute everything"
+                    f"{self.path} is not an afltheory sweep store (no SQLite header: "
+                    "another kind of file, or a store whose header is destroyed — nothing "
+                    "in it can be trusted); move it aside and rerun to recompute everything"
                 )
 
     def _connect(self):
@@ -306,9 +304,8 @@ class Store:
                 if foreign and not extend:
                     raise StoreMismatchError(
                         f"store {self.path} was made by spec {prev[0][:12]} and holds {len(foreign)} task(s) "
-                        f"that spec {spec.hash[:12]} ({spec.name or 'unnamed'}) does not plan "
-                        f"({len(new)} of its tasks are new); use a new store, or extend=True / --extend "
-                        "to keep both"
+                        f"that spec {spec.hash[:12]} ({spec.name or 'unnamed'}) does not plan ({len(new)} of "
+                        "its tasks are new); use a new store, or extend=True / --extend to keep both"
                     )
                 report["mismatch"] = (
                     "same task ids, different spec hash (spec edited without changing any task)"
@@ -402,9 +399,8 @@ class Store:
         if not ok:
             if self.readonly:
                 raise StoreError(
-                    f"store {self.path} is damaged (quick_check: {res[:3]}); `afltheory sweep "
-                    "run` "
-                    f"salvages its readable rows and recomputes the rest"
+                    f"store {self.path} is damaged (quick_check: {res[:3]}); `afltheory "
+                    "sweep run` salvages its readable rows and recomputes the rest"
                 )
             self._salvage(f"quick_check failed: {res[:3]}")
             return self.damage

@@ -169,9 +169,8 @@ def admissible_from(
         raise RuntimeError(f"closed-form root for {eta_spec_name} does not satisfy it numerically")
     if not eta_max > 0:
         raise ValueError(
-            f"the largest admissible eta is below the smallest positive float at "
-            f"{dict(values)}, eta_L={eta_L}: the values are outside the range where it can be "
-            f"evaluated"
+            f"the largest admissible eta is below the smallest positive float at {dict(values)}, "
+            f"eta_L={eta_L}: the values are outside the range where it can be evaluated"
         )
     conds = tuple(sp_.evaluate(dict(values, eta_L=eta_L, eta=eta_max), eta_sym) for sp_ in specs)
     return AdmissibleStep(eta_L, True, eta_max, eta_spec_name, (), quad_expr, conds, eta_max)

@@ -243,16 +243,14 @@ def derive(k: int, *, khat: str = "sum") -> Derivation:
     if k == 3:
         notes.append("#5: the substituted bound has 20 L² σ_L² K/T; the proof lists O(K/(MT)).")
         notes.append(
-            "#5 is reading-dependent: the talk slides list O(K²/(MT)), which is the σ_G² "
-            "term "
+            "#5 is reading-dependent: the talk slides list O(K²/(MT)), which is the σ_G² term "
             "under the 'mean' reading of K̂_t² (under 'sum' it is O(K²/T)); see cor3_readings()."
         )
         kt = [t for t in terms if t.status == "missing" and _exp(t.order, S.K) == 2]
         if kt:
             notes.append(
-                f"(not in #1–#5) the σ_G² term {kt[0].coefficient}·{kt[0].order} (khat={khat!r}) is "
-                "in "
-                "neither the statement nor the proof's list."
+                f"(not in #1–#5) the σ_G² term {kt[0].coefficient}·{kt[0].order} "
+                f"(khat={khat!r}) is in neither the statement nor the proof's list."
             )
     flags = {}
     if k == 2:

@@ -163,9 +163,8 @@ REGISTER = (
     Inconsistency(
         "#3",
         "K̃_t, K̂_t² over M_t or over M",
-        "Theorem 3 says 'other parameters as in Theorem 2' (means over M_t); the proof's (b9) "
-        "takes "
-        "means over all M workers.",
+        "Theorem 3 says 'other parameters as in Theorem 2' (means "
+        "over M_t); the proof's (b9) takes means over all M workers.",
         "Theorem 3 statement vs Appendix B.3, step (b9)",
         demo_3,
     ),

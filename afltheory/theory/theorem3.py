@@ -1,9 +1,8 @@
 """AFA-CD under uniformly distributed arrivals [Yang et al. 2022, Thm 3] (and Corollary 2, Remark 4).
 
 M_t is a uniform m-subset of [M] drawn without replacement. Reading encoded (docs/theorems.md, Theorem 3):
-server
-step x_{t+1} = x_t − η η_L G_t (#1); the printed left side's stray "2" (#2) is *not* applied — the proof ends
-with (1/T) Σ E‖∇f(x_t)‖² ≤ RHS, which is what ``bound`` returns.
+server step x_{t+1} = x_t − η η_L G_t (#1); the printed left side's stray "2" (#2) is *not* applied — the
+proof ends with (1/T) Σ E‖∇f(x_t)‖² ≤ RHS, which is what ``bound`` returns.
 
 Conditions (worst case K_{t,i}, K̂_t² ≤ K_max²):
   (C1) 6 η_L² (2K² − 3K + 1) L² ≤ 1                       for all t, i

@@ -1,9 +1,8 @@
 """AFA-CS: the server keeps every worker's latest update and aggregates all M [Yang et al. 2022, Thm 4].
 
 Reading encoded (docs/theorems.md, Theorem 4): server step x_{t+1} = x_t − η η_L (1/M) Σ_{i∈[M]} G_i (#1);
-memory
-as in ``Schedule.memory()`` (slot i holds worker i's latest update; warm start at x_0). m' = fresh slots
-(computed at x_t); the other M − m' slots are stale by at most τ.
+memory as in ``Schedule.memory()`` (slot i holds worker i's latest update; warm start at x_0). m' = fresh
+slots (computed at x_t); the other M − m' slots are stale by at most τ.
 
 Conditions (worst case (1/M) Σ_i K_{t,i}² ≤ K_max²):
   (C1) 6 η_L² (2K² − 3K + 1) L² ≤ 1                                    for all t, i

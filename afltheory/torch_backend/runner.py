@@ -217,8 +217,8 @@ def run(
     record_x: bool = False,
 ) -> TorchTrace:
     """Train ``task`` with ``algorithm`` under ``behaviour`` (a Behaviour, EventDriven, Synchronous,
-    Replay or a
-    Schedule) for ``rounds`` rounds, ``replicates`` times (each with its own schedule and minibatches).
+    Replay or a Schedule) for ``rounds`` rounds, ``replicates`` times (each with its own schedule and
+    minibatches).
 
     ``x0``: flat start (default: the model's current parameters). Evaluates test loss/accuracy (and the
     training objective if ``train_loss``) every ``eval_every`` rounds and at the last round."""

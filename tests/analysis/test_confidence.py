@@ -47,8 +47,7 @@ def test_99_percent_ucb_passes_a_false_bound_about_1_percent_of_the_time():
         assert np.isclose(upper_confidence_bound(X[i]), ucb[i])
         assert compare_bound(X[i], mu).holds == bool(ucb[i] <= mu)
     # a bound 20 % below the true mean passes even less often (8 of these 20 000 repetitions; with n = 1
-    # reported as
-    # a "UCB" it passed in 3 of 20 seeds)
+    # reported as a "UCB" it passed in 3 of 20 seeds)
     assert np.sum(ucb <= 0.8 * mu) < 0.2 * passes
 
 

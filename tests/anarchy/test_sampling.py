@@ -47,9 +47,8 @@ def _assert_inclusion_matches(workers, arrivals, M):
 
 def test_uniform_arrivals_inclusion_at_the_benchmark_size():
     """M = 100, m = 10 through ``Behaviour.sample`` (multi-block fast path, partial last block): 400
-    replicates ×
-    50 rounds = 20 000 i.i.d. rounds; 100 first- and 4 950 pairwise-inclusion counts (false failure ≤
-    1e-4)."""
+    replicates × 50 rounds = 20 000 i.i.d. rounds; 100 first- and 4 950 pairwise-inclusion counts (false
+    failure ≤ 1e-4)."""
     arr = an.UniformArrivals(10)
     s = an.Behaviour(arr).sample(50, 400, 100, seed=11)
     _assert_inclusion_matches(s.workers, arr, 100)

@@ -1,7 +1,6 @@
 """One contract suite over the registry of algorithms × problem families (docs/DESIGN.md principle 8): same
-seed ⇒
-identical trace; finite values and correct shapes; oracle counts match the schedule; the certified-region
-flag fires exactly when iterates leave the ball."""
+seed ⇒ identical trace; finite values and correct shapes; oracle counts match the schedule; the
+certified-region flag fires exactly when iterates leave the ball."""
 
 from __future__ import annotations
 

@@ -79,8 +79,7 @@ def test_substitution_keeps_hyperparameters_and_worker():
     assert type(s) is MA.AFACSColdStart and s.memory_init == "warm" and not s.needs_warm_start
 
 
-# ------------------------------------------------------------------------------------------------ rule
-# mutants
+# ------------------------------------------------------------------------------------------ rule mutants
 # one server step from x = 0 with G = (1, 3) from workers (0, 2), K = (1, 2), τ = (0, 3), η = 3, η_L = 0.5
 # (γ = 1.5), M = 4: AFA-CD's step is −γ (1 + 3)/2 = −3.
 G = np.array([[[1.0], [3.0]]])
@@ -247,11 +246,10 @@ def test_exact_faults():
 
 def test_exact_engine_never_reads_a_mutant_as_its_base():
     """A mutant must never be read as its base class: exact moments either refuse it (TypeError: it overrides
-    an
-    imperative hook or a worker rule's correction) or honour its hooks — then the exact curve differs from the
-    correct rule's and agrees with a Monte Carlo run of the mutant (|z| < 5 at every round, 4000 replicates,
-    fixed seed: a false alarm at any of 6 rounds has probability < 1e-5). Passed directly or substituted by
-    injected()."""
+    an imperative hook or a worker rule's correction) or honour its hooks — then the exact curve differs from
+    the correct rule's and agrees with a Monte Carlo run of the mutant (|z| < 5 at every round, 4000
+    replicates, fixed seed: a false alarm at any of 6 rounds has probability < 1e-5). Passed directly or
+    substituted by injected()."""
     beh = Behaviour(UniformArrivals(2), delays=UniformDelay(2), local_steps=UniformSteps(1, 3))
     honoured = 0
     for m in _rules_only(mutants.CATALOGUE):
