@@ -21,7 +21,7 @@ import numpy as np
 from scipy import stats
 
 from afltheory.analysis import compare_bound, format_shares, term_shares
-from afltheory.checks import AtMost, ControlMeasurement, Near, NegativeControl, Verdict
+from afltheory.checks import AtMost, ControlMeasurement, Holds, Near, Verdict
 
 __all__ = [
     "DOMINANCE",
@@ -30,7 +30,6 @@ __all__ = [
     "bound_check",
     "bound_figure",
     "conditions_note",
-    "make_control",
     "make_verdict",
     "reference_check",
     "require_conditions",
@@ -46,13 +45,6 @@ OUTSIDE = "outside the conditions (exploratory)"
 def make_verdict(**kw):
     """A keyword-only ``afltheory.checks.Verdict``."""
     return Verdict(**kw)
-
-
-def make_control(description, measured, theoretical, passed):
-    """A ``afltheory.checks.NegativeControl`` (``passed`` True means the control failed to fail)."""
-    return NegativeControl(
-        description=description, measured=measured, theoretical=theoretical, passed=bool(passed)
-    )
 
 
 class ConditionsViolated(ValueError):
@@ -295,24 +287,28 @@ def agreement_check(
         # the exact engine refused this algorithm/behaviour (e.g. a user's subclass overriding an imperative
         # hook): the claim "MC = exact wherever exact moments apply" has nothing to compare. Reported as such,
         # not as a disagreement (a refusal is not evidence against the Monte Carlo engine).
-        return make_verdict(
+        # one criterion, "no exact reference to compare with": true here (the claim holds vacuously); the
+        # control's input is the z-test against the wrong exact value, a comparison that needs an exact
+        # reference — judged by the same criterion it is not vacuous, so it fails
+        vacuous = Holds(
+            on="no exact reference", text="vacuous: the exact engine does not apply to this configuration"
+        )
+        return Verdict.judged(
+            criterion=vacuous,
+            stats={"no exact reference": True},
             id=id,
             claim=claim,
             reference=reference,
             measured="n/a (exact moments unavailable)",
             theoretical=0.0,
-            passed=True,
-            tolerance="vacuous: the exact engine does not apply to this configuration",
             relation="~=",
             method=f"monte-carlo (R={R}); exact moments refused",
             inside_conditions=False,
             notes=(notes + "; " if notes else "") + "exact moments unavailable for this configuration: no "
             "comparison (outside the agreement check's scope)",
-            negative_control=make_control(
+            control=ControlMeasurement(
                 f"the same z-test against {wrong_desc} (not applicable without an exact reference)",
-                None,
-                None,
-                False,
+                stats={"no exact reference": False},
             ),
         )
     # a rounding floor: a statistic that is deterministic (zero variance across replicates, e.g. the first

@@ -19,7 +19,7 @@ import os
 
 from afltheory.adversary import confirm, get_claim, save_instance, search
 from afltheory.adversary.plots import progress_plot, worst_instance_plot
-from afltheory.checks import NegativeControl, Verdict
+from afltheory.checks import AtLeast, AtMost, ControlMeasurement, UnlessConfirmed, Verdict
 
 from .registry import register
 
@@ -81,17 +81,27 @@ def _verdict(ctx, cid, kw, budget, seed):
         save_instance(wc.instance, os.path.join(ctx.out, rel))
         details.update(confirmation=wc.confirmation, instance_file=rel)
         ctl = confirm(get_claim("thm2"), wc.instance, seed=seed, replicates=1000)
-        nc = NegativeControl(
-            description="same instance and detector against Theorem 2's bound (general arrivals, with the "
-            "σ_G² floor): must not fire",
-            measured=ctl["lhs_mean"],
-            theoretical=ctl["bound_mean"],
-            passed=bool(ctl["violation_detected"]),
-        )
         cf = wc.confirmation
         known = tag in KNOWN_VIOLATIONS
         head = "FINDING" if known else "UNEXPECTED VIOLATION (a new finding or a bug: examine the instance)"
-        return Verdict(
+        # the Monte Carlo detector judges the claim and the control: its 99 % LCB on mean(LHS − bound) > 0
+        detector = AtLeast(
+            on="lcb",
+            strict=True,
+            limit=0.0,
+            text="violation iff 99% lower confidence bound on mean(LHS − bound) > 0 (R=1000)",
+        )
+        return Verdict.judged(
+            criterion=detector,
+            stats={"lcb": cf["diff_lcb"]},
+            requires={"inside the claim's conditions": cf["inside_conditions"] is True, "known": known},
+            control=ControlMeasurement(
+                description="same instance and detector against Theorem 2's bound (general arrivals, with "
+                "the σ_G² floor): must not fire",
+                measured=ctl["lhs_mean"],
+                theoretical=ctl["bound_mean"],
+                stats={"lcb": ctl["diff_lcb"]},
+            ),
             id=f"adversary.{tag}",
             claim=f"{head}: {c.title} violated inside its conditions ({where}): worst ratio {wc.ratio:.3g}, "
             f"Monte Carlo-confirmed",
@@ -99,12 +109,9 @@ def _verdict(ctx, cid, kw, budget, seed):
             measured=wc.ratio,
             ci=(cf["diff_lcb"], None),
             theoretical=1.0,
-            tolerance="violation iff 99% lower confidence bound on mean(LHS − bound) > 0 (R=1000)",
             quantity="worst ratio LHS/bound",
             interval="99 % LCB of mean(LHS − bound)",
-            passed=known,
             figures=tuple(figs),
-            negative_control=nc,
             relation=">",
             slack=None,
             method=f"exact search ({wc.evaluations} evaluations) + monte-carlo confirmation",
@@ -117,24 +124,28 @@ def _verdict(ctx, cid, kw, budget, seed):
         )
     ctl_bound = wc.bound - wc.terms[dom]
     ctl_ratio = wc.measured / ctl_bound if ctl_bound > 0 else float("inf")
-    nc = NegativeControl(
-        description=f"worst point against the bound without its dominant term {dom}",
-        measured=wc.measured,
-        theoretical=ctl_bound,
-        passed=bool(ctl_ratio <= 1),
-    )
-    return Verdict(
+    # a ratio > 1 passes unless Monte Carlo confirms it (no confirmation path: not a violation); the control's
+    # exact ratio has no Monte Carlo error to excuse (confirmed=None: the ratio alone decides)
+    return Verdict.judged(
+        criterion=UnlessConfirmed(
+            AtMost(), text="exact ratio ≤ 1 (no Monte Carlo error); > 1 needs MC confirmation"
+        ),
+        stats={"confirmed": bool(wc.violated)},
+        control=ControlMeasurement(
+            description=f"worst point against the bound without its dominant term {dom} (LHS "
+            f"{wc.measured:.4g}, bound {ctl_bound:.4g}): ratio",
+            measured=ctl_ratio,
+            theoretical=1.0,
+            stats={"confirmed": None},
+        ),
         id=f"adversary.{tag}",
         claim=f"{c.title}: worst case found {wc.ratio:.3g} (≤ 1 required; tightness {wc.ratio:.3g}; {where})",
         reference=c.reference,
         measured=wc.ratio,
         ci=None,
         theoretical=1.0,
-        tolerance="exact ratio ≤ 1 (no Monte Carlo error); > 1 needs MC confirmation",
         quantity="worst exact ratio LHS/bound",
-        passed=not wc.violated,
         figures=tuple(figs),
-        negative_control=nc,
         relation="<=",
         slack=1.0 / wc.ratio if wc.ratio > 0 else None,
         method=f"exact search ({wc.evaluations} evaluations, seed {seed})",

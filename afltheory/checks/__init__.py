@@ -16,11 +16,22 @@ Writing a check (in a package registered under the entry-point group, or in a fi
                                                           measured=m, theoretical=b2, stats={"ucb": u}))]
 
 One criterion (``afltheory.checks.criteria``: ``AtMost``, ``AtLeast``, ``Near``, ``Contains``, ``SlopeIn``,
-``Holds``) decides ``passed`` for the claim and for its control; ``Verdict(passed=...)`` is the deprecated
-path.
+``Holds``, ``AllOf``, ``UnlessConfirmed``) decides ``passed`` for the claim and for its control;
+``Verdict(passed=...)`` is the deprecated path.
 """
 
-from .criteria import AllOf, AtLeast, AtMost, Contains, ControlMeasurement, Criterion, Holds, Near, SlopeIn
+from .criteria import (
+    AllOf,
+    AtLeast,
+    AtMost,
+    Contains,
+    ControlMeasurement,
+    Criterion,
+    Holds,
+    Near,
+    SlopeIn,
+    UnlessConfirmed,
+)
 from .registry import (
     CHECKS,
     ENTRY_POINT_GROUP,
@@ -64,6 +75,7 @@ __all__ = [
     "Near",
     "NegativeControl",
     "SlopeIn",
+    "UnlessConfirmed",
     "Verdict",
     "fmt",
     "json_safe",

@@ -27,6 +27,7 @@ __all__ = [
     "Holds",
     "Near",
     "SlopeIn",
+    "UnlessConfirmed",
 ]
 
 
@@ -280,6 +281,37 @@ class AllOf:
     def describe(self) -> str:
         """``text``, or the criteria's descriptions joined by "and"."""
         return self.text or " and ".join(c.describe() for c in self.criteria)
+
+
+@dataclass(frozen=True)
+class UnlessConfirmed:
+    """A failure of ``criterion`` counts only when an independent test confirms it: e.g. an exact worst-case
+    ratio above 1 that a Monte Carlo re-run must confirm before it is a violation. ``stats[on]``: True (the
+    failure was confirmed), False (the test ran, or no confirmation path exists, and it was not confirmed:
+    the claim passes) or None/absent (no confirmation applies: ``criterion`` alone decides, e.g. a control
+    whose exact value has no Monte Carlo error to excuse)."""
+
+    criterion: Criterion
+    on: str = "confirmed"
+    text: str = ""
+    relation: ClassVar[str] = "<="
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.criterion, Criterion):
+            raise TypeError(f"criterion={self.criterion!r} must be a criterion (afltheory.checks.criteria)")
+
+    def judge(self, measured: Any, theoretical: Any, **stats: Any) -> bool:
+        """``criterion`` holds, or its failure was tested and not confirmed (``stats[on]`` is False)."""
+        if self.criterion.judge(measured, theoretical, **stats):
+            return True
+        confirmed = stats.get(self.on)
+        if confirmed is not None and confirmed not in (True, False):
+            raise TypeError(f"stats[{self.on!r}]={confirmed!r} must be True, False or None")
+        return confirmed is not None and not confirmed
+
+    def describe(self) -> str:
+        """``text``, or the rule in words."""
+        return self.text or f"{self.criterion.describe()}; a failure counts only if {self.on}"
 
 
 @dataclass(frozen=True)

@@ -178,3 +178,22 @@ def test_explicit_relation_and_tolerance_are_kept():
         tolerance="hand text",
     )
     assert v.relation == "~=" and v.tolerance == "hand text" and v.passed
+
+
+def test_unless_confirmed_excuses_only_an_unconfirmed_failure():
+    """``UnlessConfirmed``: the inner criterion passes → True; it fails → True only when the failure was
+    tested and not confirmed (False); confirmed (True) or no confirmation (None/absent) → the inner
+    verdict."""
+    from afltheory.checks import AtMost, UnlessConfirmed
+
+    c = UnlessConfirmed(AtMost(), text="ratio ≤ 1 unless MC confirms")
+    assert c.judge(0.5, 1.0, confirmed=True) and c.judge(0.5, 1.0)
+    assert c.judge(2.0, 1.0, confirmed=False)
+    assert not c.judge(2.0, 1.0, confirmed=True)
+    assert not c.judge(2.0, 1.0, confirmed=None) and not c.judge(2.0, 1.0)
+    assert c.describe() == "ratio ≤ 1 unless MC confirms" and c.relation == "<="
+    assert "a failure counts only if confirmed" in UnlessConfirmed(AtMost()).describe()
+    with pytest.raises(TypeError, match="confirmed"):
+        c.judge(2.0, 1.0, confirmed="yes")
+    with pytest.raises(TypeError, match="criterion"):
+        UnlessConfirmed(1.0)
