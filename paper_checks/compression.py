@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from afltheory.algorithms import AFACD
-from afltheory.analysis import upper_confidence_bound, z_score
+from afltheory.analysis import fit_slope, max_abs_z, min_abs_z, upper_confidence_bound, z_score
 from afltheory.anarchy import Behaviour, ConstantSteps, NoDelay, UniformArrivals, UniformDelay, UniformSteps
 from afltheory.checks import AtLeast, AtMost, ControlMeasurement, Near, Verdict
 from afltheory.compression import (
@@ -253,8 +253,7 @@ def check_variance_identity(ctx):
         rhs = TC.variance_identity(G, [comp.error_sq(g) for g in G])
         ind, shared = _independent_and_shared(comp, G, N, ctx.seed_for("vi", repr(comp)))
         zs[repr(comp)], zc[repr(comp)] = z_score(ind, rhs)[0], z_score(shared, rhs)[0]
-    worst = max(abs(z) for z in zs.values())
-    ctl = min(abs(z) for z in zc.values())
+    worst, ctl = max_abs_z(zs.values()), min_abs_z(zc.values())
     return Verdict.judged(
         id="compression.variance_identity",
         claim="E‖(1/n)ΣC_i(g_i)‖² = ‖ḡ‖² + (1/n²)ΣE‖C_i(g_i) − g_i‖² (independent unbiased C_i)",
@@ -297,8 +296,7 @@ def check_fedpaq(ctx):
         zs[r], zc[r] = z_score(s, pred)[0], z_score(s, wrong)[0]
         out[r] = (float(s.mean()), pred, parts)
     f = TC.fedpaq_factors(q, n, 4)
-    worst = max(abs(z) for z in zs.values())
-    ctl = abs(zc[4])
+    worst, ctl = max_abs_z(zs.values()), min_abs_z([zc[4]])
     qn = out[n][2]["quantization"] / float(np.mean(np.sum(deltas**2, axis=1)))
     return Verdict.judged(
         id="compression.fedpaq",
@@ -418,8 +416,7 @@ def check_afacd_omega(ctx, figures=(), bits=None):
     inside = all(c.holds for c in thm2)
     err = max(abs(ratio[k] / law[k] - 1) for k in ratio)
     err_ctl = min(abs(ratio[k] / wrong[k] - 1) for k in ratio)
-    x = np.log([law[k] for k in ratio])
-    slope = float(np.polyfit(x, np.log(list(ratio.values())), 1)[0])
+    slope = fit_slope([law[k] for k in ratio], list(ratio.values())).slope
     return Verdict.judged(
         id="compression.afacd_omega",
         claim="empirical law (not the paper's claim): under AFA-CD compression scales the σ_L² floor by 1+ω",

@@ -19,7 +19,7 @@ from scipy.optimize import minimize_scalar
 
 import afltheory as aft
 from afltheory.algorithms import DynamicFedAvg
-from afltheory.analysis import fit_slope, z_interval, z_score
+from afltheory.analysis import affine_fit, fit_slope, z_interval, z_score
 from afltheory.anarchy import Behaviour
 from afltheory.anarchy.arrivals import Arrivals
 from afltheory.checks import AllOf, AtMost, ControlMeasurement, Holds, Near, Verdict
@@ -343,11 +343,10 @@ def _sigma_q(ctx):
     mu = 0.1
     grid = [0.0, 0.0025, 0.005, 0.01, 0.02]
     vals = np.array([msd_exact(problem(s), mu) for s in grid])
-    coef = np.polyfit(grid, vals, 1)
+    line = affine_fit(grid, vals)
     fo_slope = dr.first_order(problem(1.0), DynamicFedAvg(mu=mu, epochs=EPOCHS), L)["tr_q"] / (2 * mu)
-    resid = float(np.max(np.abs(np.polyval(coef, grid) - vals)) / vals.max())
-    after = np.array([msd_exact(problem(s), mu, drift_after=True) for s in grid])
-    coef_after = np.polyfit(grid, after, 1)
+    resid = line.max_rel_residual
+    line_after = affine_fit(grid, [msd_exact(problem(s), mu, drift_after=True) for s in grid])
     # MC at the largest σ_q² against both lines
     p = problem(0.02)
     samples, _ = mc_msd(
@@ -358,8 +357,8 @@ def _sigma_q(ctx):
         R,
         ctx.seed_for("dynamic", "sq"),
     )
-    z_line, se_line = z(samples, np.polyval(coef, 0.02))
-    z_after = z(samples, np.polyval(coef_after, 0.02))[0]
+    z_line, se_line = z(samples, line.predict(0.02))
+    z_after = z(samples, line_after.predict(0.02))[0]
     out.append(
         Verdict.judged(
             id="dynamic.linear_in_sigma_q2",
@@ -370,7 +369,7 @@ def _sigma_q(ctx):
             ci=ci(samples),
             quantity="steady MSD at σ_q² = 0.02, MC",
             interval=f"mean ± {Z_MAX:g} s.e.",
-            theoretical=float(np.polyval(coef, 0.02)),
+            theoretical=line.predict(0.02),
             criterion=Near(z=Z_MAX, text=f"exact residual ≤ 1e-9 relative and MC |z| ≤ {Z_MAX:g}"),
             stats={"se": se_line},
             requires={"exactly affine (relative residual ≤ 1e-9)": AtMost(limit=1e-9).judge(resid, 0.0)},
@@ -378,15 +377,15 @@ def _sigma_q(ctx):
             control=ControlMeasurement(
                 description="the line of the drift-after-update variant vs the same MC",
                 measured=float(samples.mean()),
-                theoretical=float(np.polyval(coef_after, 0.02)),
+                theoretical=line_after.predict(0.02),
                 stats={"se": se_line},
             ),
             notes=(
-                f"slope dMSD/dσ_q² = {coef[0]:.5g} (first order Tr(H⁻¹Q̂)/(2μ) = "
-                f"{fo_slope:.5g}), intercept {coef[1]:.5g}, max relative residual "
+                f"slope dMSD/dσ_q² = {line.slope:.5g} (first order Tr(H⁻¹Q̂)/(2μ) = "
+                f"{fo_slope:.5g}), intercept {line.intercept:.5g}, max relative residual "
                 f"{resid:.2g}; MC z = {z_line:.2f}, drift-after line z = {z_after:.1f}"
             ),
-            details={"sigma_q2": grid, "msd": vals.tolist(), "slope": float(coef[0])},
+            details={"sigma_q2": grid, "msd": vals.tolist(), "slope": line.slope},
         )
     )
     return out
@@ -693,9 +692,8 @@ def _figure(path, curves, R):
         for j, mu in enumerate(MUS_FIG):
             ex, te = curves[(sq, mu)]
             t = np.arange(len(ex))
-            m = te.mean(axis=0)
-            se = te.std(axis=0, ddof=1) / np.sqrt(te.shape[0])
-            lo, hi = np.maximum(m - 2 * se, 1e-12), m + 2 * se
+            band = np.array([z_interval(te[:, i], 2.0) for i in range(te.shape[1])])  # mean ± 2 s.e.
+            lo, hi = np.maximum(band[:, 0], 1e-12), band[:, 1]
             ax.fill_between(t, 10 * np.log10(lo), 10 * np.log10(hi), color=f"C{j}", alpha=0.25, lw=0)
             ax.plot(t, 10 * np.log10(ex), color=f"C{j}", lw=1.2, label=f"μ = {mu}")
         ax.set_xlabel("iteration i")

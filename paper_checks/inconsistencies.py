@@ -28,9 +28,9 @@ from __future__ import annotations
 
 import numpy as np
 import sympy as sp
-from scipy import stats
 
 from afltheory.algorithms import AFACD
+from afltheory.analysis import lower_confidence_bound, upper_confidence_bound
 from afltheory.anarchy import Behaviour, ConstantSteps, NoDelay, UniformArrivals, UniformDelay, UniformSteps
 from afltheory.checks import ControlMeasurement, Holds, Verdict
 from afltheory.theory import corollaries, theorem2, theorem3
@@ -112,9 +112,7 @@ def _factor2(p, eta_L, R, seed, T=300):
 
 def _detect2(lhs, rhs, level=0.99):
     """(proved reading holds, printed reading fails, UCB, LCB): one-sided t-bounds of the mean of LHS."""
-    n = len(lhs)
-    h = stats.t.ppf(level, n - 1) * lhs.std(ddof=1) / np.sqrt(n)
-    ucb, lcb = float(lhs.mean() + h), float(lhs.mean() - h)
+    ucb, lcb = upper_confidence_bound(lhs, level), lower_confidence_bound(lhs, level)
     return ucb <= rhs, 2 * lcb > rhs, ucb, lcb
 
 

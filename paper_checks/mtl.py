@@ -38,7 +38,7 @@ import numpy as np
 from scipy import stats
 
 import afltheory as aft
-from afltheory.analysis import fit_slope, upper_confidence_bound, z_score
+from afltheory.analysis import fit_slope, semilog_slope, upper_confidence_bound, z_score
 from afltheory.checks import AtLeast, AtMost, ControlMeasurement, SlopeIn, Verdict
 from afltheory.mtl import mocha, synthetic_tasks
 from afltheory.plots.figures import _fig, save
@@ -177,7 +177,7 @@ def run(ctx):
         wrong = th**Hb * sb[0, 0]  # "contraction θ_max": stragglers ignored
         worst = max(worst, ucb / bnd)  # the claim and the control: the same UCB against their bound
         worst_ctl = max(worst_ctl, ucb / wrong if wrong > 0 else (float("inf") if ucb > 0 else 0.0))
-        rho = float(np.exp(np.polyfit(np.arange(5, 25), np.log(sb.mean(0)[5:25]), 1)[0]))
+        rho = float(np.exp(semilog_slope(np.arange(5, 25), sb.mean(0)[5:25])))
         rows.append(
             f"(θ={th}, p={pr}): Θ̄={tb_:.2f}, UCB ε^H={ucb:.3g} ≤ bound {bnd:.3g}; measured ρ={rho:.3f} vs "
             f"1−(1−Θ̄)s={TM.rate(tb_, s):.4f}"
@@ -218,7 +218,7 @@ def run(ctx):
                 for k in range(16)
             ],
         ).mean(0)
-        gains.append(1 - float(np.exp(np.polyfit(np.arange(5, 25), np.log(sb[5:25]), 1)[0])))
+        gains.append(1 - float(np.exp(semilog_slope(np.arange(5, 25), sb[5:25]))))
     f = fit_slope(1 - np.array(drops), np.array(gains))
     out.append(
         Verdict.judged(

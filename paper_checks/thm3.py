@@ -20,11 +20,8 @@ participation m = M = 10 (no sampling noise) must not fire."""
 
 from __future__ import annotations
 
-import numpy as np
-from scipy import stats
-
 from afltheory.algorithms import AFACD
-from afltheory.analysis import format_shares, term_shares
+from afltheory.analysis import format_shares, lower_confidence_bound, term_shares
 from afltheory.anarchy import Behaviour, Replay, UniformArrivals, UniformDelay, UniformSteps
 from afltheory.checks import AtLeast, ControlMeasurement, Verdict
 from afltheory.plots import bound_plot
@@ -44,11 +41,6 @@ from .registry import register
 REF = "[Yang et al. 2022, Thm 3]"
 K_MAX, TAU, M = 4, 2, 10
 ETA_L, SHARE = 0.009, 0.9
-
-
-def lcb(s, level=0.99):
-    s = np.asarray(s, dtype=float)
-    return float(s.mean() - stats.t.ppf(level, len(s) - 1) * s.std(ddof=1) / np.sqrt(len(s)))
 
 
 def run_cfg(p, m, eta_L, T, R, seed, x0=None, tau=TAU):
@@ -113,7 +105,7 @@ def run(ctx):
         s = tr.time_average()
         res[m] = {
             "mean": float(s.mean()),
-            "lcb": lcb(s) if m < M else float(s.mean()),
+            "lcb": lower_confidence_bound(s, 0.99) if m < M else float(s.mean()),
             "bound": float(b.mean()),
         }
         if m == 1:

@@ -4,26 +4,42 @@ A low layer (docs/DESIGN.md "Layers"): statistics over arrays; it imports only `
 every other layer may use it. ``Verdict`` lives in ``afltheory.checks`` (no longer re-exported here).
 ``fit_slope`` / ``bootstrap_slope``: least-squares slope of log y on log x, with a percentile bootstrap CI
 over replicates. ``compare_bound``: measured (exact expectation, or Monte Carlo mean with a one-sided
-Student-t upper confidence bound) against an upper bound; slack = bound / measured. ``z_score`` /
-``z_interval``: a Monte Carlo mean against a reference value (z = (mean − value)/se).
+Student-t upper confidence bound) against an upper bound; slack = bound / measured;
+``lower_confidence_bound`` the one-sided lower bound. ``z_score`` / ``z_interval``: a Monte Carlo mean against
+a reference value (z = (mean − value)/se); ``max_abs_z`` / ``min_abs_z`` aggregate several (NaN-safe).
+``affine_fit`` / ``semilog_slope``: a straight line in y, or in log y.
 """
 
 from .bounds import (
     BoundComparison,
     compare_bound,
     default_control,
+    lower_confidence_bound,
+    max_abs_z,
     mean_ci,
+    min_abs_z,
     slack_ratio,
     upper_confidence_bound,
     z_interval,
     z_score,
 )
-from .slopes import SlopeFit, bootstrap_slope, fit_slope, local_slopes, rate_fit
+from .slopes import (
+    AffineFit,
+    SlopeFit,
+    affine_fit,
+    bootstrap_slope,
+    fit_slope,
+    local_slopes,
+    rate_fit,
+    semilog_slope,
+)
 from .terms import dominant_term, format_shares, term_shares
 
 __all__ = [
+    "AffineFit",
     "BoundComparison",
     "SlopeFit",
+    "affine_fit",
     "bootstrap_slope",
     "compare_bound",
     "default_control",
@@ -31,8 +47,12 @@ __all__ = [
     "fit_slope",
     "format_shares",
     "local_slopes",
+    "lower_confidence_bound",
+    "max_abs_z",
     "mean_ci",
+    "min_abs_z",
     "rate_fit",
+    "semilog_slope",
     "slack_ratio",
     "term_shares",
     "upper_confidence_bound",

@@ -26,7 +26,10 @@ __all__ = [
     "BoundComparison",
     "compare_bound",
     "default_control",
+    "lower_confidence_bound",
+    "max_abs_z",
     "mean_ci",
+    "min_abs_z",
     "slack_ratio",
     "upper_confidence_bound",
     "z_interval",
@@ -132,6 +135,48 @@ def upper_confidence_bound(samples: ArrayLike, level: float = 0.99) -> float:
         q = fault(level, len(s))
     with np.errstate(over="ignore"):
         return float(m + q * sd / np.sqrt(len(s)))
+
+
+def lower_confidence_bound(samples: ArrayLike, level: float = 0.99) -> float:
+    """One-sided Student-t lower confidence bound of the mean: mean − t_{level, R−1} · sd / √R (inf if a
+    replicate diverged: the mean is infinite; the mean itself with zero spread). Fewer than 2 samples:
+    ``ValueError``, as for ``upper_confidence_bound``."""
+    s = _samples(samples)
+    level = _check_level(level)
+    if len(s) < 2:
+        raise ValueError(
+            f"samples has {len(s)} replicate: a one-sided {level:.0%} confidence bound needs "
+            "at least 2 replicates (use more replicates, or the exact engine with exact=True)"
+        )
+    if not np.all(np.isfinite(s)):
+        return float("inf")
+    m, sd = _mean_sd(s)
+    if sd == 0:
+        return m
+    with np.errstate(over="ignore"):
+        return float(m - float(stats.t.ppf(level, len(s) - 1)) * sd / np.sqrt(len(s)))
+
+
+def _z_values(zs: ArrayLike) -> np.ndarray:
+    z = np.abs(np.asarray(list(zs) if not isinstance(zs, np.ndarray) else zs, dtype=float).ravel())
+    if z.size == 0:
+        raise ValueError("zs is empty: there is no z-score to aggregate")
+    return z
+
+
+def max_abs_z(zs: ArrayLike) -> float:
+    """The largest |z| of several z-scores (a claim "every |z| ≤ z_max"); a NaN counts as +inf (an undefined
+    comparison never looks like agreement). Empty input: ``ValueError``."""
+    z = _z_values(zs)
+    return float("inf") if np.isnan(z).any() else float(z.max())
+
+
+def min_abs_z(zs: ArrayLike) -> float:
+    """The smallest |z| of several z-scores (a control that must disagree everywhere: "min |z| > z_max"); a
+    NaN counts as 0 (an undefined comparison never looks like a detected disagreement). Empty input:
+    ``ValueError``."""
+    z = _z_values(zs)
+    return 0.0 if np.isnan(z).any() else float(z.min())
 
 
 def slack_ratio(bound: float, measured: float) -> float:

@@ -27,7 +27,16 @@ from numpy.typing import ArrayLike
 
 from .._validation import check_alloc, check_array, check_int, check_real, check_seed
 
-__all__ = ["bootstrap_slope", "fit_slope", "local_slopes", "rate_fit", "SlopeFit"]
+__all__ = [
+    "AffineFit",
+    "affine_fit",
+    "bootstrap_slope",
+    "fit_slope",
+    "local_slopes",
+    "rate_fit",
+    "semilog_slope",
+    "SlopeFit",
+]
 
 
 @dataclass(frozen=True)
@@ -120,6 +129,50 @@ def fit_slope(x: ArrayLike, y: ArrayLike) -> SlopeFit:
     loc = loc[np.isfinite(loc)]
     ends = (float(loc[0]), float(loc[-1])) if loc.size else None
     return SlopeFit(s, b, x, y, residual_rms=float(np.sqrt(np.mean(res**2))), end_slopes=ends)
+
+
+@dataclass(frozen=True)
+class AffineFit:
+    """Least-squares line y ≈ intercept + slope · x, with the largest residual relative to max |y|."""
+
+    slope: float
+    intercept: float
+    max_rel_residual: float
+
+    def predict(self, x: ArrayLike) -> np.ndarray | float:
+        """intercept + slope · x (a float for a scalar x)."""
+        v = self.intercept + self.slope * np.asarray(x, dtype=float)
+        return float(v) if v.ndim == 0 else v
+
+
+def _check_line(x: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    x, y = check_array("x", x), check_array("y", y)
+    if x.ndim != 1 or x.shape != y.shape:
+        raise ValueError(f"x and y must be 1-D of the same length, got shapes {x.shape}, {y.shape}")
+    if len(np.unique(x)) < 2:
+        raise ValueError(f"x={x.tolist()} must contain at least two distinct values for a line")
+    return x, y
+
+
+def affine_fit(x: ArrayLike, y: ArrayLike) -> AffineFit:
+    """Ordinary least-squares line through (x, y) (finite values, ≥ 2 distinct x); ``max_rel_residual`` =
+    max |fit − y| / max |y| (0 when y is all zero and the fit exact) — e.g. "the steady MSD is affine in σ_q²"
+    holds to round-off when it is ~1e-12."""
+    x, y = _check_line(x, y)
+    slope, intercept = np.polyfit(x, y, 1)
+    res = float(np.max(np.abs(np.polyval((slope, intercept), x) - y)))
+    scale = float(np.max(np.abs(y)))
+    rel = res / scale if scale > 0 else (0.0 if res == 0 else float("inf"))
+    return AffineFit(float(slope), float(intercept), rel)
+
+
+def semilog_slope(x: ArrayLike, y: ArrayLike) -> float:
+    """OLS slope of log y on x (y > 0, finite): exp(slope) is the per-unit contraction factor of a geometric
+    decay y ∝ ρ^x (e.g. a per-round rate fitted over rounds)."""
+    x, y = _check_line(x, y)
+    if np.any(y <= 0):
+        raise ValueError(f"y must be > 0 for a semi-log fit, got min {float(y.min())!r}")
+    return float(np.polyfit(x, np.log(y), 1)[0])
 
 
 def local_slopes(x: ArrayLike, y: ArrayLike) -> np.ndarray:
