@@ -36,12 +36,8 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("python -m afltheory", frozenset({"__main__"})),
 )
 
-#: Temporary: edges that break the layering, each with its reason. Must only shrink.
-#: theory._scope type-tests live algorithm/arrival objects carried by ``Schedule.origin`` (issue 27: data
-#: flows back into theory); the coordinator is rewriting _scope.py to read a declarative view instead.
-ALLOWED_EDGES: dict[tuple[str, str], str] = {
-    ("afltheory.theory._scope", "algorithms"): "type-tests AFACD/AFACS/AsySG (issue 27, temporary)",
-}
+#: Temporary: edges that break the layering, each with its reason. Must only shrink (empty: none left).
+ALLOWED_EDGES: dict[tuple[str, str], str] = {}
 
 #: Temporary: private names used across rooms, (importing module, imported module, name). Must only shrink.
 ALLOWED_PRIVATE: dict[tuple[str, str, str | None], str] = {

@@ -109,6 +109,10 @@ class ServerRule:
     keeps_memory: ClassVar[bool] = False
     #: every arrival runs this many local steps whatever the behaviour says (AsySG: 1); None: the schedule's K
     fixed_local_steps: ClassVar[int | None] = None
+    #: the algorithm of [Yang et al. 2022] whose theorems cover this rule — "AFA-CD" (Theorems 2–3) or
+    #: "AFA-CS" (Theorem 4) — or None (no theorem of the paper); a subclass (a mutant, a variant) inherits
+    #: it. The theorems' scope check (``theory._scope``) reads it instead of type-testing the rule.
+    analysed_as: ClassVar[str | None] = None
 
     def __post_init__(self) -> None:
         for name in ("eta", "eta_L"):  # a number (validated > 0) or a step-size schedule (schedules.py)

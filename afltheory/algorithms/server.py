@@ -37,6 +37,7 @@ class AFACD(ServerRule):
     worker: object = field(default_factory=SGD)
     compressor: object = None
     weights: tuple | None = None
+    analysed_as = "AFA-CD"
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,7 @@ class AFACS(ServerRule):
     worker: object = field(default_factory=SGD)
     compressor: object = None
     keeps_memory = True
+    analysed_as = "AFA-CS"
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -131,3 +133,4 @@ class AsySG(ServerRule):
     worker: object = field(default_factory=SGD)
     compressor: object = None
     fixed_local_steps = 1
+    analysed_as = "AFA-CD"  # AFA-CD with K = 1 (Theorems 2–3 with K_max = 1)

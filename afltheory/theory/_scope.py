@@ -29,15 +29,15 @@ class OutOfScope(ValueError):
 
 
 def _algorithm_problem(theorem: str, algorithm) -> str | None:
-    from ..algorithms import AFACD, AFACS, AsySG
-
+    """Read the rule's declarative ``analysed_as`` (``ServerRule``): the paper's algorithm it implements."""
     if algorithm is None:
         return None
     name = type(algorithm).__name__
+    family = getattr(algorithm, "analysed_as", None)
     if theorem == "theorem4":
-        if not isinstance(algorithm, AFACS):
+        if family != "AFA-CS":
             return f"Theorem 4 is about AFA-CS (memory of all M workers); the run used {name}"
-    elif not isinstance(algorithm, (AFACD, AsySG)) or isinstance(algorithm, AFACS):
+    elif family != "AFA-CD":
         return f"{theorem.replace('theorem', 'Theorem ')} is about AFA-CD; the run used {name}"
     return None
 

@@ -76,3 +76,29 @@ def test_origin_is_recorded_and_ignored_by_equality():
     assert tr.schedule.origin["behaviour"] is UNIFORM
     plain = UNIFORM.sample(20, 2, 6, seed=0)
     assert plain.origin is None
+
+
+def test_scope_reads_the_rules_declarative_family_not_its_type():
+    """``ServerRule.analysed_as`` decides the algorithm part of the scope: AFA-CD and AsySG (K = 1) for
+    Theorems 2–3, AFA-CS for Theorem 4; a subclass inherits it (a mutant is judged against its algorithm's
+    bound); a rule declaring another family (FedAvg: None) is outside, whatever its class."""
+    from dataclasses import dataclass
+
+    from afltheory.algorithms import AsySG, FedAvg
+    from afltheory.theory._scope import _algorithm_problem
+
+    assert (AFACD(1.0, 0.1).analysed_as, AsySG(1.0).analysed_as) == ("AFA-CD", "AFA-CD")
+    assert AFACS(1.0, 0.1).analysed_as == "AFA-CS" and FedAvg(1.0, 0.1).analysed_as is None
+    assert _algorithm_problem("theorem2", AsySG(1.0)) is None
+    assert _algorithm_problem("theorem4", AFACS(1.0, 0.1)) is None
+    assert "is about AFA-CD" in _algorithm_problem("theorem3", AFACS(1.0, 0.1))
+    assert "is about AFA-CS" in _algorithm_problem("theorem4", AFACD(1.0, 0.1))
+    assert "is about AFA-CD" in _algorithm_problem("theorem2", FedAvg(1.0, 0.1))
+
+    @dataclass(frozen=True)
+    class Variant(AFACD):
+        """A subclass that declares itself outside the paper's algorithms."""
+
+        analysed_as = None
+
+    assert "Variant" in _algorithm_problem("theorem2", Variant(1.0, 0.1))
