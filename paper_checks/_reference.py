@@ -14,7 +14,11 @@ the algorithm's hyperparameters (η, η_L, AFA-CS's warm start), never its hooks
   and c ← c + (1/M) Σ (c_i⁺ − c_i)). G_i is the mean of the K (corrected) gradients.
 Deterministic gradients (σ_L = 0): given the schedule, the trajectory is a function, so the engine must
 reproduce it to rounding. The reference runs on the schedule the check sampled itself (not on what the engine
-reports)."""
+reports). ``noise(t, j, k)`` adds explicit gradient noise (round t, arrival j, local step k; the warm start of
+AFA-CS's slot i calls it with t = −1, j = i) for comparisons in distribution.
+
+The one reference oracle: the checks (``_power.reference_check``, ``agreement``) and the unit tests
+(tests/engine/test_engine.py, tests/paper_checks) import it; ``afltheory`` never does."""
 
 from __future__ import annotations
 
@@ -51,8 +55,9 @@ _WEIGHT = {
 }
 
 
-def reference_iterates(problem, algorithm, schedule, x0, r=0, kind="paper"):
-    """x_0 … x_T (T+1, d) of replicate ``r`` of ``schedule`` with deterministic gradients.
+def reference_iterates(problem, algorithm, schedule, x0, r=0, kind="paper", noise=None):
+    """x_0 … x_T (T+1, d) of replicate ``r`` of ``schedule`` with deterministic gradients (plus
+    ``noise(t, j, k)`` -> (d,) when given).
 
     ``kind``: "paper" (the algorithm as proved), or a plausible wrong reading for negative controls: "sum_K"
     (the worker returns the sum, not the mean, of its K gradients) or "printed_step" (server step η instead of
@@ -74,11 +79,11 @@ def reference_iterates(problem, algorithm, schedule, x0, r=0, kind="paper"):
     d = len(np.asarray(x0))
     c_i, c = np.zeros((M, d)), np.zeros(d)
 
-    def update(i, y0, K):
+    def update(i, y0, K, t, j):
         y = np.array(y0, dtype=float)
         total = np.zeros_like(y)
-        for _ in range(K):
-            g = problem.local_grad(y, i)
+        for k in range(K):
+            g = problem.local_grad(y, i) + (0.0 if noise is None else noise(t, j, k))
             if isinstance(worker, FedProx):
                 g = g + worker.mu * (y - y0)
             elif isinstance(worker, SCAFFOLD):
@@ -90,7 +95,9 @@ def reference_iterates(problem, algorithm, schedule, x0, r=0, kind="paper"):
     memory = None
     if rule == "afacs":
         if getattr(algorithm, "memory_init", "warm") == "warm":
-            memory = [update(i, xs[0], int(fixed or schedule.init_local_steps[r, i]))[0] for i in range(M)]
+            memory = [
+                update(i, xs[0], int(fixed or schedule.init_local_steps[r, i]), -1, i)[0] for i in range(M)
+            ]
         else:
             memory = [np.zeros_like(xs[0]) for _ in range(M)]
     for t in range(schedule.rounds):
@@ -100,7 +107,7 @@ def reference_iterates(problem, algorithm, schedule, x0, r=0, kind="paper"):
             tau = int(schedule.delays[r, t, j])
             K = int(fixed or schedule.local_steps[r, t, j])
             y0 = xs[max(t - tau, 0)]
-            G, yK = update(i, y0, K)
+            G, yK = update(i, y0, K, t, j)
             ups.append((i, K, tau, G, y0, yK))
         if isinstance(worker, SCAFFOLD):
             new = {i: c_i[i] - c + (y0 - yK) / (K * eta_L) for i, K, _, _, y0, yK in ups}

@@ -19,8 +19,8 @@
   AFA-CD with FedProx and with SCAFFOLD workers, ‖∇f(x_t)‖² at every round within 1e-9 of max ‖∇f‖². A rule
   the exact engine refuses (SCAFFOLD's stateful correction, or a rule overriding imperative code) gives no
   exact comparison and says so. Control: the plain loop of
-  the nearest wrong reading (the K gradients summed), which must differ. (tests/engine/reference.py is a
-  second, older copy of the same plain loop for the unit tests; the checks use ``_reference`` only.)
+  the nearest wrong reading (the K gradients summed), which must differ. (``_reference`` is the one plain
+  loop: the unit tests in tests/engine import it too.)
 - ``agreement.stepwise_mc`` (item 3) — Monte Carlo through the step-by-step path (``collapse=False``) vs exact
   moments where the local-step mechanism dominates: K ∈ {3, …, 6}, σ_L = 3 (noise ≫ heterogeneity), uniform
   arrivals m = 2 of 5, delays ≤ 2, R = 1000, T = 24: z-scores of the time average and the last-quarter average
