@@ -14,7 +14,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-#: file -> artefacts left (joined by the helper owning the file; ``python tools/wrap_artefacts.py`` lists them)
+#: file -> artefacts left for its owner to join (`python tools/wrap_artefacts.py FILE` lists them)
 LEFT_FOR_OWNERS = {
     "afltheory/adversary/claims.py": 2,
     "afltheory/adversary/cli.py": 1,
@@ -73,7 +73,7 @@ def test_no_wrap_artefacts():
 
 
 def test_the_detector_finds_each_kind_and_the_fixer_joins_strings(tmp_path):
-    """Controls: one artefact of each kind is found; a clean greedy wrap, a list and a fenced block are not."""
+    """Controls: one artefact of each kind is found; a clean wrap, a list and a fenced block are not."""
     tool = _tool()
     bad = tmp_path / "bad.py"
     bad.write_text(
