@@ -18,9 +18,8 @@ Monte-Carlo-vs-exact agreement verdicts, and the starting points that make a tra
 from __future__ import annotations
 
 import numpy as np
-from scipy import stats
 
-from afltheory.analysis import compare_bound, format_shares, term_shares
+from afltheory.analysis import bonferroni_z, column_z, compare_bound, format_shares, term_shares
 from afltheory.checks import AtMost, ControlMeasurement, Holds, Near, Verdict
 
 __all__ = [
@@ -314,14 +313,11 @@ def agreement_check(
     # a rounding floor: a statistic that is deterministic (zero variance across replicates, e.g. the first
     # round of AFA-CS from its warm start) is compared to 1e-10 relative instead of dividing round-off
     # by round-off
-    se = np.sqrt((s.std(axis=0, ddof=1) / np.sqrt(R)) ** 2 + (1e-10 * np.abs(ex)) ** 2)
+    floor = 1e-10 * np.abs(ex)
+    z, se = column_z(s, ex, floor)
+    zw = column_z(s, exw, floor)[0]
     if z_crit is None:
-        z_crit = float(stats.norm.ppf(1 - (1 - level) / (2 * k)))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        z = (s.mean(axis=0) - ex) / se
-        zw = (s.mean(axis=0) - exw) / se
-    z = np.where(np.isfinite(z), z, np.inf)
-    zw = np.where(np.isfinite(zw), zw, np.inf)
+        z_crit = bonferroni_z(k, level)
     zmax, zwmax = float(np.max(np.abs(z))), float(np.max(np.abs(zw)))
     return Verdict.judged(
         id=id,

@@ -47,10 +47,10 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-from scipy import stats
 
 import afltheory as aft
 from afltheory.algorithms import AFACD
+from afltheory.analysis import bonferroni_z, column_z, gaussian_law_z, z_ratio, z_score
 from afltheory.anarchy import Behaviour, NoDelay
 from afltheory.anarchy.arrivals import FixedArrivals
 from afltheory.anarchy.local_steps import PerWorkerSteps
@@ -69,37 +69,12 @@ N_DRAWS = 4000
 
 
 def z_crit(k: int, level: float = LEVEL) -> float:
-    """Two-sided ``level`` critical value with a Bonferroni correction over ``k`` statistics."""
-    return float(stats.norm.ppf(1 - (1 - level) / (2 * k)))
+    """Two-sided ``level`` critical value with a Bonferroni correction over ``k`` statistics
+    (``afltheory.analysis.bonferroni_z``)."""
+    return bonferroni_z(k, level)
 
 
-def gaussian_law_z(X: np.ndarray, mean: np.ndarray, var: np.ndarray) -> np.ndarray:
-    """z-scores of samples X (N, d) against the law N(mean, diag(var)): d mean z's (known standard errors),
-    the standardized χ²_{Nd} of the whitened residuals, and √N times each off-diagonal sample correlation of
-    the whitened residuals (independent coordinates). Non-finite samples give inf."""
-    X = np.asarray(X, dtype=float)
-    if not np.all(np.isfinite(X)):
-        return np.array([np.inf])
-    N, d = X.shape
-    W = (X - mean) / np.sqrt(var)
-    zm = W.mean(axis=0) * np.sqrt(N)
-    chi = float(np.sum(W**2))
-    zv = (chi - N * d) / np.sqrt(2.0 * N * d)
-    C = (W.T @ W) / N
-    iu = np.triu_indices(d, 1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        r = C[iu] / np.sqrt(C[iu[0], iu[0]] * C[iu[1], iu[1]])
-    z = np.concatenate([zm, [zv], r * np.sqrt(N)])
-    return np.where(np.isfinite(z), z, np.inf)  # a degenerate (e.g. noise-free) sample fails, never NaN
-
-
-def zscore(diff: float, se: float) -> float:
-    """diff/se, with a zero standard error read strictly: 0 when diff is 0, else inf (never NaN or a
-    ZeroDivisionError: a degenerate sample must fail the verdict, not crash it)."""
-    diff, se = float(diff), float(se)
-    if se > 0 and np.isfinite(se):
-        return diff / se
-    return 0.0 if diff == 0 else np.inf
+zscore = z_ratio  # diff/se, strict at se = 0 (``afltheory.analysis.z_ratio``)
 
 
 def _one_round(problem, algorithm, behaviour, N, seed, collapse, x0):
@@ -194,15 +169,14 @@ def _minibatch(ctx):
     expected = step**2 * factor * sum(tr_S)
     wrong = step**2 * (1.0 / B) * sum(tr_S)
     s = np.sum((X - mean) ** 2, axis=1)
-    se = float(s.std(ddof=1) / np.sqrt(len(s)))
-    zm = (X.mean(axis=0) - mean) / (X.std(axis=0, ddof=1) / np.sqrt(len(X)) + 1e-300)
-    zv = zscore(float(s.mean()) - expected, se)
+    zm = column_z(X, mean)[0]
+    zv, se = z_score(s, expected)
     z = np.concatenate([zm, [zv]])
     if not np.all(np.isfinite(z)):
         z = np.array([np.inf])
     zc = z_crit(len(z))
     zmax = float(np.max(np.abs(z)))
-    zw = abs(zscore(float(s.mean()) - wrong, se))
+    zw = abs(z_score(s, wrong)[0])
     return Verdict.judged(
         id="laws.minibatch",
         claim="a size-B minibatch drawn without replacement from n samples has gradient-noise covariance "
@@ -241,11 +215,9 @@ def _agent_minibatch(ctx):
         o = offsets[k]
         trS = float(np.mean(np.sum(o**2, axis=1)))
         s = np.sum(np.asarray(draws[:, k], dtype=float) ** 2, axis=1)
-        se = float(s.std(ddof=1) / np.sqrt(N))
-        z.append(zscore(s.mean() - (n - B) / (B * (n - 1)) * trS, se))
-        zw.append(abs(zscore(s.mean() - trS / B, se)))
-        xm = np.asarray(draws[:, k], dtype=float)
-        z.extend((xm.mean(axis=0) / (xm.std(axis=0, ddof=1) / np.sqrt(N) + 1e-300)).tolist())
+        z.append(z_score(s, (n - B) / (B * (n - 1)) * trS)[0])
+        zw.append(abs(z_score(s, trS / B)[0]))
+        z.extend(column_z(np.asarray(draws[:, k], dtype=float), 0.0)[0].tolist())
     z = np.where(np.isfinite(z), z, np.inf)
     zc = z_crit(len(z))
     zmax = float(np.max(np.abs(z)))
@@ -290,14 +262,14 @@ def _compressors(ctx):
             wrong = None
         omega = comp.omega(d)
         sq = np.sum(out**2, axis=-1).ravel()  # (N n,) draws of ‖C(x)‖²
-        zsq = zscore(sq.mean() - second, sq.std(ddof=1) / np.sqrt(sq.size))
+        zsq = z_score(sq, second)[0]
         flat = out.reshape(-1, d)
-        zmean = (flat.mean(axis=0) - x) / (flat.std(axis=0, ddof=1) / np.sqrt(len(flat)) + 1e-300)
-        same = np.where(np.isclose(flat.mean(axis=0), x), 0.0, np.inf)
+        zmean = column_z(flat, x)[0]
+        same = np.where(np.isclose(flat.mean(axis=0), x), 0.0, np.inf)  # a constant coordinate: to rounding
         zmean = np.where(flat.std(axis=0) == 0, same, zmean)
         e0, e1 = out[:, 0] - x, out[:, 1] - x
         cross = np.sum(e0 * e1, axis=1)
-        zind = zscore(cross.mean(), cross.std(ddof=1) / np.sqrt(N))
+        zind = z_score(cross, 0.0)[0]
         zs[repr(comp)] = np.concatenate([[zsq, zind], zmean])
         bound_ok = second <= (1 + omega) * nx2 * (1 + 1e-12)
         if not bound_ok:
@@ -307,7 +279,7 @@ def _compressors(ctx):
             f"{(1 + omega) * nx2:.5g}), cross-worker z {zind:+.2f}"
         )
         if wrong is not None:
-            ctl = abs(zscore(sq.mean() - wrong, sq.std(ddof=1) / np.sqrt(sq.size)))
+            ctl = abs(z_score(sq, wrong)[0])
     allz = np.concatenate(list(zs.values()))
     allz = np.where(np.isfinite(allz), allz, np.inf)
     zc = z_crit(len(allz))

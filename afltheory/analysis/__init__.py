@@ -6,7 +6,8 @@ every other layer may use it. ``Verdict`` lives in ``afltheory.checks`` (no long
 over replicates. ``compare_bound``: measured (exact expectation, or Monte Carlo mean with a one-sided
 Student-t upper confidence bound) against an upper bound; slack = bound / measured;
 ``lower_confidence_bound`` the one-sided lower bound. ``z_score`` / ``z_interval``: a Monte Carlo mean against
-a reference value (z = (mean − value)/se); ``max_abs_z`` / ``min_abs_z`` aggregate several (NaN-safe).
+a reference value (z = (mean − value)/se); ``max_abs_z`` / ``min_abs_z`` aggregate several (NaN-safe);
+``column_z``, ``z_ratio``, ``bonferroni_z``, ``gaussian_law_z`` (``ztests``): z-tests against closed forms.
 ``affine_fit`` / ``semilog_slope``: a straight line in y, or in log y.
 """
 
@@ -34,18 +35,22 @@ from .slopes import (
     semilog_slope,
 )
 from .terms import dominant_term, format_shares, term_shares
+from .ztests import bonferroni_z, column_z, gaussian_law_z, z_ratio
 
 __all__ = [
     "AffineFit",
     "BoundComparison",
     "SlopeFit",
     "affine_fit",
+    "bonferroni_z",
     "bootstrap_slope",
+    "column_z",
     "compare_bound",
     "default_control",
     "dominant_term",
     "fit_slope",
     "format_shares",
+    "gaussian_law_z",
     "local_slopes",
     "lower_confidence_bound",
     "max_abs_z",
@@ -57,5 +62,6 @@ __all__ = [
     "term_shares",
     "upper_confidence_bound",
     "z_interval",
+    "z_ratio",
     "z_score",
 ]

@@ -60,3 +60,24 @@ def test_semilog_slope_recovers_a_geometric_rate():
     assert math.exp(semilog_slope(t, 3.0 * 0.8**t)) == pytest.approx(0.8, rel=1e-12)
     with pytest.raises(ValueError, match="> 0"):
         semilog_slope([0.0, 1.0], [1.0, 0.0])
+
+
+def test_ztests_known_answers():
+    from afltheory.analysis import bonferroni_z, column_z, gaussian_law_z, z_ratio
+
+    assert bonferroni_z(1, 0.95) == pytest.approx(1.959963984540054)
+    assert bonferroni_z(4, 0.999) == pytest.approx(stats.norm.ppf(1 - 0.001 / 8))
+    assert z_ratio(1.0, 0.5) == 2.0 and z_ratio(0.0, 0.0) == 0.0 and z_ratio(1.0, 0.0) == math.inf
+    s = np.array([[1.0, 5.0, 2.0], [3.0, 5.0, 2.0], [5.0, 5.0, math.inf]])  # column 3 diverged
+    z, se = column_z(s, [2.0, 5.0, 2.0])
+    assert se[0] == pytest.approx(2 / math.sqrt(3)) and z[0] == pytest.approx(1 / (2 / math.sqrt(3)))
+    assert z[1] == 0.0 and z[2] == math.inf  # zero spread at the value: 0; a diverged column: inf
+    assert column_z(s[:, :2], [2.0, 4.0])[0][1] == math.inf  # zero spread off the value
+    zf, sef = column_z(s[:, :2], [3.0, 4.0], floor=[0.0, 0.5])
+    assert zf[0] == 0.0 and sef[1] == 0.5 and zf[1] == pytest.approx(2.0)  # the rounding floor
+    X = np.array([[1.0, -1.0], [-1.0, 1.0], [1.0, 1.0], [-1.0, -1.0]])  # whitened, mean 0, unit variance
+    z = gaussian_law_z(X, np.zeros(2), np.ones(2))
+    assert z.tolist() == pytest.approx([0.0, 0.0, 0.0, 0.0])  # 2 means, χ² (8 − 8)/4, 1 correlation
+    assert gaussian_law_z(np.array([[math.inf, 0.0]]), np.zeros(2), np.ones(2)).tolist() == [math.inf]
+    with pytest.raises(ValueError, match="n >= 2"):
+        column_z([1.0], 0.0)
