@@ -56,8 +56,8 @@ check-full: $(CORE)
 	$(BIN)/python -m afltheory check --full --jobs $(JOBS) --out report-full
 
 lint: | $(BIN)/python
-	$(BIN)/python -m pip install --quiet "ruff==0.17.6" && $(BIN)/ruff check afltheory paper_checks experiments tests benchmarks docs \
-		&& $(BIN)/ruff format --check afltheory paper_checks experiments tests benchmarks docs
+	$(BIN)/python -m pip install --quiet "ruff==0.17.6" && $(BIN)/ruff check afltheory paper_checks experiments tests benchmarks docs tools \
+		&& $(BIN)/ruff format --check afltheory paper_checks experiments tests benchmarks docs tools
 
 bench: $(CORE)
 	OPENBLAS_NUM_THREADS=1 $(BIN)/python benchmarks/engine.py
