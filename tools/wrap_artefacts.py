@@ -1,16 +1,19 @@
 """Find line-wrap artefacts: text broken across lines where it fits on fewer (docs/DESIGN.md "Habits").
 
-Three kinds, each judged by "would the next line's start have fitted on this one" (a greedy wrap never
-leaves that):
+Three kinds (``ruff format`` joins none of them):
 
-- ``string``: an implicit concatenation of two string literals on consecutive lines whose joined literal fits
-  on the first line (``"error " f"{x}"`` split mid-phrase, fragments of a few characters);
-- ``comment``: a full-line comment whose continuation's first word fits on it (``# the`` / ``#: arrays``);
-- ``docstring``: a docstring line of at most two words whose continuation's first word fits on it
-  (a sentence broken mid-way).
+- ``string``: an implicit concatenation of one-line literals, one per line, that a greedy wrap at
+  ``LINE_LENGTH`` puts on fewer lines, or whose fragment other than the last holds ``SHORT`` characters or
+  fewer (``"error "`` then ``f"{x} ..."``). ``reflow_strings`` re-wraps exactly these runs in the fewest
+  lines, balanced (a literal becomes an f-string only if it holds a replacement field);
+- ``comment``: a full-line comment of at most ``SHORT_WORDS`` words whose continuation's first word would
+  have fitted on it (``# the`` / ``#: arrays``);
+- ``docstring``: a docstring line of at most ``SHORT_WORDS`` words whose continuation's first word would have
+  fitted on it (a sentence broken mid-way).
 
-Lists, headings, blank lines, formulas and sentences that end a line (``.``, ``:``) are not continuations.
-Usage: ``python tools/wrap_artefacts.py [paths...]`` prints ``path:line: kind: text`` and exits 1 if any.
+Lists, headings, blank lines, code fences, lines with ``=``, explicit ``\\n`` line ends and lines that end a
+sentence (``.``, ``:``, ``)``, ...) are not artefacts. Usage: ``python tools/wrap_artefacts.py [paths...]``
+prints ``path:line: kind: text`` and exits 1 if any (tests/test_wrap_artefacts.py runs it on the tree).
 """
 
 from __future__ import annotations
@@ -67,12 +70,7 @@ def _first_word(text: str) -> str:
 def _string_parts(tok: str) -> tuple[str, str, str] | None:
     """``(prefix, quote, body)`` of a one-line string literal, None for triple quotes or raw/bytes."""
     m = re.match(r"^([a-zA-Z]*)('|\")(.*)\2$", tok, re.S)
-    if (
-        not m
-        or tok.endswith(("'''", '"""'))
-        and len(tok) >= 6
-        and tok[len(m.group(1)) :][:3] in ("'''", '"""')
-    ):
+    if not m or tok[len(m.group(1)) :][:3] in ("'''", '"""'):
         return None
     prefix = m.group(1).lower()
     if set(prefix) - {"f"}:
