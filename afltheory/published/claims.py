@@ -139,7 +139,7 @@ SCAFFOLD_DET = Claim(
     "full participation, exact gradients, hidden constant 1.",
     confidence="from memory",
     assumptions=Assumptions(
-        function="strongly_convex", noise="none", heterogeneity=None, participation="full"
+        function="strongly_convex", noise="none", heterogeneity=None, participation="full", max_delay=0
     ),
     rule=SCAFFOLDServer,
     eta=1,
@@ -195,7 +195,11 @@ FEDNOVA = Claim(
     "constant).",
     confidence="from memory",
     assumptions=Assumptions(
-        function="strongly_convex", noise="none", heterogeneity="sigma_G_max", participation="full"
+        function="strongly_convex",
+        noise="none",
+        heterogeneity="sigma_G_max",
+        participation="full",
+        max_delay=0,
     ),
     rule=FedNova,
     eta=1,
