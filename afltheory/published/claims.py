@@ -23,7 +23,7 @@ from ..claims import Assumptions, Claim
 from ..claims.symbols import D0, E, kappa, mu, sum_p2, zeta_star
 from ..theory.symbols import K, L, M, T, eta, m, sigma_L
 from . import fednova2020, khaled2020, li2020, lian2015, scaffold2020
-from .symbols import G, H, gamma, sigma_star, sum_p2_sigma2, t
+from .symbols import G, H, gamma, sigma_dif, sigma_star, sum_p2_sigma2, t
 from .symbols import T as T_paper
 
 __all__ = ["CLAIMS", "FALSE_VARIANTS", "surrogate_gap"]
@@ -82,6 +82,14 @@ def _li(st, participation, weights, conditions=None) -> Claim:
 
 LI_THM1 = _li(li2020.THM1, "full", "data")
 LI_THM3 = _li(li2020.THM3, "uniform", "uniform")
+# Thm 2 (scheme I: K devices drawn WITH replacement by p_k, simple average): with ONE sampled device per round
+# and uniform p_k, drawing with and without replacement coincide — uniform arrivals of m = 1 (engine form).
+LI_THM2 = _li(
+    li2020.THM2,
+    "uniform",
+    "uniform",
+    conditions={"one sampled device (engine form: with = without replacement)": sp.Le(m, 1)},
+)
 
 # -- Lian et al. 2015, Thm 1: γ (the factor on the SUM of the m gradients) = η η_L / m for afltheory's AsySG
 _g = sp.Symbol("gamma_lian", positive=True)
@@ -125,6 +133,39 @@ KHALED_ID = Claim(
     measured="last_dist_sq",
     bound=_sub(khaled2020.IDENTICAL.bound, {eta: _gam, T_paper: T * K, H: K, sigma_star: sigma_L}),
     conditions={"step": sp.Le(_gam, 1 / (4 * L))},
+)
+
+# -- Khaled et al. 2020, heterogeneous data, convex: with H = K = 1 (synchronisation after every step) the
+# virtual averages x̄_t are the server iterates and the paper's T (local steps) is the rounds, so its output
+# (1/T) Σ_{t<T} x̄_t is afltheory's averaged iterate (measured "avg_iterate_gap"); local SGD = FedAvg with one
+# local step and γ = η η_L; σ_dif² = (1/M) Σ_m E‖∇f_m(x*, ξ)‖² = ζ*² + σ_L² (uniform weights, additive noise).
+_gam_het = sp.Symbol("eta", positive=True) * sp.Symbol("eta_L", positive=True)
+KHALED_HET = Claim(
+    id="published.khaled2020.heterogeneous",
+    title=khaled2020.HETEROGENEOUS.title,
+    reference=khaled2020.HETEROGENEOUS.reference,
+    source=_source(khaled2020.HETEROGENEOUS),
+    reading=khaled2020.HETEROGENEOUS.reading + " Engine form: H = K = 1 (x̄_t = the server iterate, "
+    "T_KMR = T rounds), FedAvg with γ = η η_L, σ_dif² = ζ*² + σ_L²; the drift term is 0 at H = 1.",
+    confidence="from memory",
+    assumptions=Assumptions(
+        function="convex",
+        noise="variance",
+        heterogeneity="zeta_star",
+        participation="full",
+        max_delay=0,
+        max_local_steps=1,
+    ),
+    rule=FedAvg,
+    measured="avg_iterate_gap",
+    bound=_sub(
+        khaled2020.HETEROGENEOUS.bound,
+        {eta: _gam_het, T_paper: T, H: K, sigma_dif: sp.sqrt(zeta_star**2 + sigma_L**2)},
+    ),
+    conditions={
+        k: c.subs({eta: _gam_het, H: K}, simultaneous=True)
+        for k, c in khaled2020.HETEROGENEOUS.conditions.items()
+    },
 )
 
 # -- SCAFFOLD (Karimireddy et al. 2020), Thm III with exact gradients: the transient term with its hidden
@@ -210,7 +251,7 @@ FEDNOVA = Claim(
     extra_symbols={"gap2": "‖argmin F̃ − x*‖², F̃ = Σ p_i K̄_i f_i / Σ p_j K̄_j (FedAvg's surrogate)"},
 )
 
-CLAIMS = {c.id: c for c in (LI_THM1, LI_THM3, LIAN, KHALED_ID, SCAFFOLD_DET, FEDNOVA)}
+CLAIMS = {c.id: c for c in (LI_THM1, LI_THM2, LI_THM3, LIAN, KHALED_ID, KHALED_HET, SCAFFOLD_DET, FEDNOVA)}
 
 
 def _false(c: Claim, factor: float = 10.0) -> Claim:
