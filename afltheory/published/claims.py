@@ -67,6 +67,7 @@ def _li(st, participation, weights, conditions=None) -> Claim:
             heterogeneity="Gamma",
             participation=participation,
             weights=weights,
+            max_delay=0,
             max_local_steps=1,
         ),
         rule=FedAvg,
@@ -125,7 +126,7 @@ KHALED_ID = Claim(
     "T_KMR = T·K, σ* = σ_L.",
     confidence="from memory",
     assumptions=Assumptions(
-        function="strongly_convex", noise="variance", heterogeneity="iid", participation="full"
+        function="strongly_convex", noise="variance", heterogeneity="iid", participation="full", max_delay=0
     ),
     rule=FedAvg,
     eta=1,
