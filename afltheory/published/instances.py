@@ -6,9 +6,14 @@ Control (must fail): the same claim with its bound divided by 10 (``CONTROL_FACT
 holds with constants 10× smaller"; for SCAFFOLD and FedNova the same claim on FedAvg (the nearest wrong rule).
 
 Instances (the same ratios are measured independently by the plain references, tests/published/):
-- Li et al. 2020 Thm 1: 4 clients, p = (.1, .2, .3, .4), identity Hessians, identical centres (Γ = 0),
-  σ_L = 3, start at x*, E = 1, η_L(t) = 2/(μ(γ+1+t)), 200 rounds; the noise term Σp_k²σ_k² is the whole
-  bound. Thm 3: uniform p, 2 of 4 clients uniformly without replacement, G read as σ_L (conservative).
+- Li et al. 2020 Thm 1: 4 clients, p = (.1, .2, .3, .4), identity Hessians, centres (±1, 0), (±1/3, 0),
+  σ_L = 3, start at x*, E = 1, η_L(t) = 2/(μ(γ+1+t)), 200 rounds; the noise term Σp_k²σ_k² is 2/3 of the
+  bound, the Γ term 1/3. Thm 3: uniform p, identical centres, 2 of 4 clients uniformly without replacement,
+  G read as σ_L (conservative). Thm 2 (scheme I) with ONE device per round and uniform p_k (with and without
+  replacement coincide): the centres above, σ_L = 0 (G = 0), the Γ term is the whole bound.
+- Khaled et al. 2020 (heterogeneous, H = 1): 4 clients with different diagonal curvatures and centres
+  ±e_1, ±e_2, σ = 0, x_0 = x* + 3e_1, γ = 1/4, T = 4 (where the init term is attained best): control
+  bound/20 (``CONTROL_FACTORS``: no quadratic brings the truth within 10× of 4D0/(γT)).
 - Lian et al. 2015 Thm 1: identical workers (Hessian diag(1, .5), σ_L = 1), x_0 = (3, −2), 400 updates;
   m = 1 without delay (γ = 0.2) and m = 2 with delay 3 (γ = 0.05).
 - Khaled et al. 2020 (identical data): 4 workers, identity Hessian, σ_L = 2, H = K = 1, γ = 0.1, 200 rounds.
@@ -69,13 +74,16 @@ def _iso(M: int, sigma: float, weights: Any = None, dim: int = 2) -> Any:
 
 
 def li2020() -> list:
-    """Li et al. 2020 Thms 1 and 3 (E = 1): the noise term; Thm 2 (one device sampled per round, uniform
-    p_k): the Γ term — three verdicts."""
-    p1 = _iso(4, 3.0, weights=(0.1, 0.2, 0.3, 0.4))
-    p3 = _iso(4, 3.0)
-    p2 = HeterogeneousQuadratic.from_arrays(
-        hessian_diag=np.ones(2), centers=np.array([[-1.0, 0], [-1 / 3, 0], [1 / 3, 0], [1.0, 0]]), sigma_L=0.0
+    """Li et al. 2020 Thm 1 (E = 1, data weights): noise and Γ terms; Thm 3: the noise term; Thm 2 (one
+    device sampled per round, uniform p_k): the Γ term — three verdicts."""
+    spread = np.array([[-1.0, 0], [-1 / 3, 0], [1 / 3, 0], [1.0, 0]])
+    # Thm 1: noise (2/3 of the bound) and Γ (1/3) with data weights: a FedAvg ignoring p_k would end at the
+    # plain mean of the centres, not at x* = Σ p_k c_k (0.056 > the bound 0.039: such a bug is caught)
+    p1 = HeterogeneousQuadratic.from_arrays(
+        hessian_diag=np.ones(2), centers=spread, sigma_L=3.0, weights=(0.1, 0.2, 0.3, 0.4)
     )
+    p3 = _iso(4, 3.0)
+    p2 = HeterogeneousQuadratic.from_arrays(hessian_diag=np.ones(2), centers=spread, sigma_L=0.0)
     one = ConstantSteps(1)
     return [
         _check(

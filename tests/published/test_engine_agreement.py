@@ -15,7 +15,8 @@ RTOL = 1e-9
 
 def test_li2020_thm1_engine_equals_plain_exact():
     v = PC.li2020(None)[0]
-    Q = Quadratics(np.array([np.eye(2)] * 4), np.zeros((4, 2)), p=[0.1, 0.2, 0.3, 0.4], sigma=3.0)
+    c = np.array([[-1.0, 0], [-1 / 3, 0], [1 / 3, 0], [1.0, 0]])
+    Q = Quadratics(np.array([np.eye(2)] * 4), c, p=[0.1, 0.2, 0.3, 0.4], sigma=3.0)
     gamma = 8.0  # max(8κ, E) with κ = 1, E = 1
     gaps = fedavg_exact(Q, Q.x_star, 1, 200, lambda t: 2 / (1.0 * (gamma + t)), t0=1)
     np.testing.assert_allclose(v.measured, gaps[-1], rtol=RTOL)
