@@ -32,9 +32,11 @@ if TYPE_CHECKING:
 __all__ = [
     "NO_SEARCH",
     "PEP_SETUPS",
+    "PUBLISHED_CHECKS",
     "READING_CONSTANT",
     "Row",
     "add_parser",
+    "live_kills",
     "markdown",
     "rows",
     "run",
@@ -105,9 +107,10 @@ class Row:
     has_verdict: bool = False
     has_worst: bool = False
     has_pep: bool = False
+    kills: str = "—"
 
     def cells(self) -> list[str]:
-        """The seven table cells."""
+        """The eight table cells."""
         return [
             f"{self.theorem} — {self.title}",
             self.setting,
@@ -116,6 +119,7 @@ class Row:
             self.measured_bound,
             self.worst,
             self.pep,
+            self.kills,
         ]
 
 
@@ -127,6 +131,7 @@ HEADER = [
     "measured / bound",
     "worst ratio (adversary) · dominant term share",
     "PEP bracket (noise-free)",
+    "kill matrix (catalogued mutants its checks kill)",
 ]
 
 
@@ -192,6 +197,15 @@ def _verdict(fn: Any, claim_id: str) -> tuple[str, str]:
         ratios.append(f"{_g(v.measured)} / {_g(v.theoretical)} = {_g(r)}" + (f" [{tag}]" if tag else ""))
     return "; ".join(parts), "; ".join(ratios)
 
+
+#: the registered checks (paper_checks/published.py) that run the published claims' verdicts
+PUBLISHED_CHECKS = (
+    "published.li2020",
+    "published.lian2015",
+    "published.khaled2020",
+    "published.scaffold2020",
+    "published.fednova2020",
+)
 
 #: claims whose bound is not a statement over a class (the adversary's ratio would be meaningless), and why
 NO_SEARCH: dict[str, str] = {
@@ -294,15 +308,39 @@ def _pep(claim: Any) -> tuple[str, bool]:
     )
 
 
-def rows(budget: int = 60, seed: int = 0) -> list[Row]:
+def live_kills(seed: int = 0) -> dict[str, list[str]]:
+    """{verdict id: catalogued mutants it kills}: ``afltheory.mutants.kill_matrix`` over the registered checks
+    ``PUBLISHED_CHECKS`` (quick tier, ``seed``; ~25 s on one core) — what ``--kill-matrix`` prints and what
+    ``afltheory.published.kill_record.KILLS`` records."""
+    from ..mutants import kill_matrix
+
+    km = kill_matrix(only=list(PUBLISHED_CHECKS), tier="quick", seed=seed, jobs=1)
+    return {v: sorted(ms) for v, ms in sorted(km.kills().items())}
+
+
+def _kills_cell(kills: dict[str, list[str]], claim_id: str) -> str:
+    found = sorted(
+        {m for v, ms in kills.items() if v == claim_id or v.startswith(claim_id + ".") for m in ms}
+    )
+    known = any(v == claim_id or v.startswith(claim_id + ".") for v in kills)
+    if not known:
+        return "not run"
+    return ", ".join(f"`{m}`" for m in found) if found else "none"
+
+
+def rows(budget: int = 60, seed: int = 0, kills: dict[str, list[str]] | None = None) -> list[Row]:
     """Every statement of ``afltheory.published`` as a ``Row`` (module docstring), in the order of
-    docs/published.md. ``budget``: exact evaluations of the adversary per claim; ``seed``: its seed."""
+    docs/published.md. ``budget``: exact evaluations of the adversary per claim; ``seed``: its seed;
+    ``kills``: {verdict id: mutants killed} for the kill-matrix column (default: the recorded run,
+    ``afltheory.published.kill_record.KILLS``)."""
     from ..published import PAPERS
     from ..published.claims import CLAIMS
     from ..published.instances import VERIFICATIONS
 
     budget = check_int("budget", budget, low=1, high=100_000)
     seed = check_int("seed", seed, low=0)
+    if kills is None:
+        from ..published.kill_record import KILLS as kills
     out = []
     for paper in PAPERS:
         for st in paper.STATEMENTS:
@@ -338,6 +376,7 @@ def rows(budget: int = 60, seed: int = 0) -> list[Row]:
                     True,
                     has_w,
                     has_p,
+                    _kills_cell(kills, claim.id),
                 )
             )
     return out
@@ -387,12 +426,21 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--seed", type=int, default=0, help="adversary seed (default 0)")
     p.add_argument("--markdown", action="store_true", help="print a markdown table (docs/published.md)")
+    p.add_argument(
+        "--kill-matrix",
+        action="store_true",
+        help="run the kill matrix of the published checks now (~25 s) instead of printing the recorded one "
+        "(afltheory/published/kill_record.py)",
+    )
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Print the table; exit 0 (1 if a verdict FAILs or a violation is confirmed)."""
-    table = rows(budget=args.budget, seed=args.seed)
+    kills = live_kills() if getattr(args, "kill_matrix", False) else None
+    table = rows(budget=args.budget, seed=args.seed, kills=kills)
     print(markdown(table) if args.markdown else text(table), end="")
+    if kills is not None:
+        print(f"\nkill matrix (run now): KILLS = {kills!r}")
     bad = any("FAIL" in r.verdict or "VIOLATED" in r.worst for r in table)
     return 1 if bad else 0

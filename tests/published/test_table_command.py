@@ -25,6 +25,7 @@ def test_command_prints_a_row_per_statement(capsys):
         assert " nan" not in r.lower()
         assert "not a claim:" in r or "PASS" in r, r  # every statement: a verdict or the reason it has none
         assert "FAIL" not in r and "VIOLATED" not in r
+        assert r.rstrip(" |").split(" | ")[-1] != "not run", r  # every claim row has its kill-matrix cell
     m = re.search(
         r"(\d+) statements; (\d+) with a verdict, (\d+) with a worst ratio, (\d+) with a PEP "
         r"bracket",
@@ -88,3 +89,16 @@ def test_docs_table_is_current():
             assert line in doc, (
                 f"docs/published.md is stale; regenerate with `afltheory published --markdown`: {line}"
             )
+
+
+@pytest.mark.slow
+def test_kill_record_is_current():
+    """The recorded kill-matrix column (afltheory/published/kill_record.py) is what a live kill matrix of the
+    published checks gives now (quick tier, seed 0: the checks are seeded and exact or deterministic, so the
+    same code gives the same matrix); ~30 s."""
+    from afltheory.adversary.published_table import live_kills
+    from afltheory.published.kill_record import KILLS
+
+    assert live_kills() == KILLS, (
+        "regenerate afltheory/published/kill_record.py (afltheory published --kill-matrix)"
+    )
