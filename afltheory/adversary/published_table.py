@@ -71,7 +71,13 @@ PEP_SETUPS: dict[str, tuple[dict, str, dict, int, int]] = {
         1,
     ),
     "published.li2020.thm3": ({}, "", {"L": 1.0, "mu": 0.5, "D0": 1.0}, 10, 1),
-    "published.li2020.thm2": ({}, "", {"L": 1.0, "mu": 0.5, "D0": 1.0}, 10, 1),
+    "published.li2020.thm2": (
+        {"participation": "full", "heterogeneity": "iid"},
+        "sub-class: one client (M = 1, the sampled device is the client; Γ = 0)",
+        {"L": 1.0, "mu": 0.5, "D0": 1.0, "sum_p2": 1.0, "Gamma": 0.0},
+        10,
+        1,
+    ),
     "published.khaled2020.heterogeneous": ({}, "", {"L": 1.0, "D0": 1.0, "eta": 1.0, "eta_L": 0.25}, 10, 1),
     "published.lian2015.thm1": (
         {"participation": "full", "max_delay": 0},
