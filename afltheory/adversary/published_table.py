@@ -46,8 +46,6 @@ __all__ = [
 
 #: why a statement is not a ``Claim`` (statements with a Claim are not listed)
 NOT_A_CLAIM: dict[str, str] = {
-    "stich2019.thm2.2": "quantity not supported: weighted iterate average; per-local-step schedule; "
-    "checked on the plain references (tests/published/)",
     "fedbuff2022.thm": "rate only (constants hidden in O(·))",
     "fednova2020.thm1": "a limit as η_L → 0 (qualitative); run as the FedNova claim's control (FedAvg)",
     "fedprox2020.thm4": "per-round decrease with sampling with replacement: checked on the plain "
@@ -93,6 +91,7 @@ PEP_SETUPS: dict[str, tuple[dict, str, dict, int, int]] = {
         10,
         2,
     ),
+    "published.stich2019.thm2.2": ({}, "", {"L": 1.0, "mu": 0.5, "D0": 1.0}, 10, 1),
     "published.scaffold2020.thm3": ({}, "", {"L": 1.0, "mu": 0.5, "D0": 1.0}, 10, 2),
     "published.fednova2020.fednova": ({}, "", {"L": 1.0, "mu": 0.5, "D0": 1.0}, 10, 2),
 }
@@ -209,6 +208,7 @@ PUBLISHED_CHECKS = (
     "published.li2020",
     "published.lian2015",
     "published.khaled2020",
+    "published.stich2019",
     "published.scaffold2020",
     "published.fednova2020",
 )

@@ -22,7 +22,7 @@ from ..algorithms.published import FedNova, SCAFFOLDServer
 from ..claims import Assumptions, Claim
 from ..claims.symbols import D0, E, kappa, mu, sum_p2, zeta_star
 from ..theory.symbols import K, L, M, T, eta, m, sigma_L
-from . import fednova2020, khaled2020, li2020, lian2015, scaffold2020
+from . import fednova2020, khaled2020, li2020, lian2015, scaffold2020, stich2019
 from .symbols import G, H, gamma, sigma_dif, sigma_star, sum_p2_sigma2, t
 from .symbols import T as T_paper
 
@@ -169,6 +169,46 @@ KHALED_HET = Claim(
     },
 )
 
+# -- Stich 2019, Thm 2.2 with H = K = 1 (synchronisation after every step): the paper's T (local steps per
+# worker) is the rounds, the per-step schedule η_t = 4/(μ(a+t)) is a per-round schedule, and x̂_T =
+# Σ_{t<T} (a+t)² x_t / S_T is the average with weights ∝ η_t^{-2} (measured "weighted_avg_iterate_gap");
+# S_T = Σ_{t<T} (a+t)² in closed form; σ = σ_L; G (a bound on E‖∇f(x, ξ)‖²) is given the value σ_L, a LOWER
+# bound of the true second moment (as for Li et al.: the bound checked is smaller than the paper's).
+_a, _Tst = stich2019.a_shift, T
+_S_T = _Tst * _a**2 + _a * _Tst * (_Tst - 1) + (_Tst - 1) * _Tst * (2 * _Tst - 1) / 6
+STICH = Claim(
+    id="published.stich2019.thm2.2",
+    title=stich2019.THM22.title,
+    reference=stich2019.THM22.reference,
+    source=_source(stich2019.THM22),
+    reading=stich2019.THM22.reading + " Engine form: H = K = 1 (rounds = local steps; per-step and per-round "
+    "schedules coincide), FedAvg(η = 1, η_L = 4/(μ(a+t))) with a = max(16κ, 1), σ = σ_L, G read as σ_L "
+    "(a lower bound: conservative).",
+    confidence=_claim_confidence(stich2019.THM22),
+    assumptions=Assumptions(
+        function="strongly_convex",
+        noise="variance",
+        heterogeneity="iid",
+        participation="full",
+        max_delay=0,
+        max_local_steps=1,
+    ),
+    rule=FedAvg,
+    eta=1,
+    eta_L=4 / (mu * (_a + t)),
+    measured="weighted_avg_iterate_gap",
+    bound=_sub(
+        stich2019.THM22.bound,
+        {stich2019.S_T: _S_T, stich2019.sigma: sigma_L, G: sigma_L, H: K},
+    ),
+    values={"a": sp.Max(16 * kappa, E)},
+    conditions={
+        "one_local_step (engine form)": sp.Le(K, 1),
+        "a": sp.Ge(_a, sp.Max(16 * kappa, K)),
+    },
+    extra_symbols={"a": "Stich's step-size shift a (η_t = 4/(μ(a+t)))"},
+)
+
 # -- SCAFFOLD (Karimireddy et al. 2020), Thm III with exact gradients: the transient term with its hidden
 # constant taken as 1 (the check's own strengthening, stated in the reading), D̃² = ‖x0 − x*‖² + (1/(2Nβ²))
 # Σ‖c_i⁰ − ∇f_i(x*)‖² with c_i⁰ = 0, i.e. D0 + ζ*²/(2L²) (uniform weights); μ read as f's strong convexity.
@@ -252,7 +292,9 @@ FEDNOVA = Claim(
     extra_symbols={"gap2": "‖argmin F̃ − x*‖², F̃ = Σ p_i K̄_i f_i / Σ p_j K̄_j (FedAvg's surrogate)"},
 )
 
-CLAIMS = {c.id: c for c in (LI_THM1, LI_THM2, LI_THM3, LIAN, KHALED_ID, KHALED_HET, SCAFFOLD_DET, FEDNOVA)}
+CLAIMS = {
+    c.id: c for c in (LI_THM1, LI_THM2, LI_THM3, LIAN, KHALED_ID, KHALED_HET, STICH, SCAFFOLD_DET, FEDNOVA)
+}
 
 
 def _false(c: Claim, factor: float = 10.0) -> Claim:

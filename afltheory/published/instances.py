@@ -17,6 +17,8 @@ Instances (the same ratios are measured independently by the plain references, t
 - Lian et al. 2015 Thm 1: identical workers (Hessian diag(1, .5), σ_L = 1), x_0 = (3, −2), 400 updates;
   m = 1 without delay (γ = 0.2) and m = 2 with delay 3 (γ = 0.05).
 - Khaled et al. 2020 (identical data): 4 workers, identity Hessian, σ_L = 2, H = K = 1, γ = 0.1, 200 rounds.
+- Stich 2019 Thm 2.2 (H = 1): 4 identical workers, identity Hessian (μ = L = 1, a = 16), σ = 0,
+  x_0 = x* + e_1, T = 5 (where the init term μa³‖x_0 − x*‖²/(2S_T) is attained best: 0.138 of it).
 - SCAFFOLD 2020 Thm III with exact gradients and the hidden constant taken as 1: 4 clients with different
   diagonal curvatures and centres 20·(±e_1, ±e_2), K = 5, η_l = 1/(81KL), η_g = 1, 4000 rounds (deterministic:
   2 identical replicates). Control (must fail): the same bound for FedAvg with the same steps — SCAFFOLD
@@ -49,6 +51,7 @@ __all__ = [
     "li2020",
     "lian2015",
     "scaffold2020",
+    "stich2019",
 ]
 
 CONTROL_FACTOR = 10
@@ -156,6 +159,22 @@ def khaled2020() -> list:
     ]
 
 
+def stich2019() -> list:
+    """Stich 2019 Thm 2.2 (H = 1, deterministic): the init term of the weighted average, one verdict."""
+    p = _iso(4, 0.0)
+    beh = Behaviour(UniformArrivals(4), local_steps=ConstantSteps(1))
+    return [
+        _check(
+            CLAIMS["published.stich2019.thm2.2"],
+            p,
+            beh,
+            rounds=5,
+            replicates=2,
+            x0=p.constants.x_star + np.array([1.0, 0.0]),
+        )
+    ]
+
+
 def scaffold2020() -> list:
     """SCAFFOLD Thm III with σ = 0 (deterministic simulation), control FedAvg with the same steps."""
     K, rounds = 5, 4000
@@ -189,6 +208,7 @@ VERIFICATIONS: dict[str, Callable[[], list]] = {
     "published.li2020.thm2": li2020,
     "published.khaled2020.identical": khaled2020,
     "published.khaled2020.heterogeneous": khaled2020,
+    "published.stich2019.thm2.2": stich2019,
     "published.scaffold2020.thm3": scaffold2020,
     "published.fednova2020.fednova": fednova2020,
 }

@@ -66,3 +66,16 @@ def test_khaled2020_heterogeneous_engine_equals_plain_exact():
     Q = Quadratics(curv, cross, sigma=0.0)
     ex = local_sgd_exact(Q, Q.x_star + np.array([3.0, 0.0]), 1, 4, lambda t: 0.25, avg_weights=np.ones(4))
     np.testing.assert_allclose(v.measured, ex["avg_gap"], rtol=RTOL)
+
+
+def test_stich2019_engine_equals_plain_exact():
+    """x̂_T = Σ_t (a+t)² x_t / S_T of a deterministic run (σ = 0, H = 1): afltheory's simulation with the
+    recorded iterates against the plain exact weighted accumulator of ``local_sgd_exact``."""
+    v = PC.stich2019(None)[0]
+    assert v.id == "published.stich2019.thm2.2"
+    Q = Quadratics(np.array([np.eye(2)] * 4), np.zeros((4, 2)), sigma=0.0)
+    a, T = 16.0, 5
+    ex = local_sgd_exact(
+        Q, np.array([1.0, 0.0]), 1, T, lambda t: 4 / (a + t), avg_weights=(a + np.arange(T)) ** 2
+    )
+    np.testing.assert_allclose(v.measured, ex["avg_gap"], rtol=RTOL)

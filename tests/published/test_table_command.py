@@ -31,7 +31,7 @@ def test_command_prints_a_row_per_statement(capsys):
         r"bracket",
         out,
     )
-    assert m and int(m[1]) == len(STATEMENTS) and int(m[2]) == 8 and int(m[3]) == 7 and int(m[4]) >= 3
+    assert m and int(m[1]) == len(STATEMENTS) and int(m[2]) == 9 and int(m[3]) == 8 and int(m[4]) >= 3
 
 
 def test_pep_brackets_are_ordered_and_below_the_bound():
