@@ -203,7 +203,7 @@ def _verdict(fn: Any, claim_id: str) -> tuple[str, str]:
     return "; ".join(parts), "; ".join(ratios)
 
 
-#: the registered checks (paper_checks/published.py) that run the published claims' verdicts
+#: the registered checks (the checks plugin's published module) that run the published claims' verdicts
 PUBLISHED_CHECKS = (
     "published.li2020",
     "published.lian2015",
