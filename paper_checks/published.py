@@ -15,9 +15,21 @@ from afltheory.published.instances import CONTROL_FACTOR
 
 from .registry import register
 
-__all__ = ["CONTROL_FACTOR", "REF", "fednova2020", "khaled2020", "li2020", "lian2015", "scaffold2020"]
+__all__ = [
+    "CONTROL_FACTOR",
+    "REF",
+    "fednova2020",
+    "khaled2020",
+    "li2020",
+    "lian2015",
+    "scaffold2020",
+    "stich2019",
+]
 
-REF = "issue 26: Li et al. 2020; Lian et al. 2015; Khaled et al. 2020 (statements from memory)"
+REF = (
+    "issue 26: Li et al. 2020; Lian et al. 2015; Khaled et al. 2020; Stich 2019; Karimireddy et al. 2020; "
+    "Wang et al. 2020 (statements from memory)"
+)
 
 
 @register("published.li2020", "Li et al. 2020 Thms 1 and 3 (FedAvg, strongly convex, E = 1): noise term", REF)
@@ -33,6 +45,13 @@ def lian2015(ctx):
 @register("published.khaled2020", "Khaled et al. 2020, identical data (local SGD): noise term", REF)
 def khaled2020(ctx):
     return instances.khaled2020()
+
+
+@register(
+    "published.stich2019", "Stich 2019 Thm 2.2 (local SGD, H = 1): init term of the weighted average", REF
+)
+def stich2019(ctx):
+    return instances.stich2019()
 
 
 @register("published.scaffold2020", "SCAFFOLD 2020 Thm III (σ = 0): linear rate, no heterogeneity term", REF)

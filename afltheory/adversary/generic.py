@@ -7,6 +7,11 @@ claim's participation, delays and local steps inside the class, step sizes insid
 evaluated by the general exact engine (``afltheory.exact.moments``, the same engine and rule view ``verify``
 uses: step-size schedules, client weights, FedAvg, FedBuff, AsySG, user rules defined by the declarative
 hooks; a rule it cannot represent is refused with ``UnsupportedRule``, never read as its base).
+A candidate the exact engine refuses is evaluated by ONE deterministic simulation instead when it is
+deterministic — σ_L = 0, no compressor, every worker every round, fixed delays, fixed per-worker local steps
+(``deterministic``) — and its replicates agree to 1e-12: then ``simulate`` gives the exact value (the rule
+itself runs, e.g. SCAFFOLD's control variates or FedNova's normalized averaging; never its base). Such
+evaluations are counted in ``simulated``; other refused candidates in ``refused``.
 hypothesis's targeted search (``hypothesis.target``) drives the generation towards large ratios. This is the
 slower, general path: the paper's Theorems 2–4 and corollaries keep their batched evaluator
 (``afltheory.adversary.search``), 10–100× faster per evaluation.
@@ -27,7 +32,7 @@ import numpy as np
 
 from .._validation import check_int
 
-__all__ = ["GenericWorstCase", "search_claim"]
+__all__ = ["GenericWorstCase", "deterministic", "search_claim"]
 
 
 @dataclass
@@ -46,6 +51,7 @@ class GenericWorstCase:
     refused: int
     confirmation: dict | None = None
     history: list = field(default_factory=list)
+    simulated: int = 0
 
     @property
     def violated(self) -> bool:
@@ -65,7 +71,8 @@ class GenericWorstCase:
         )
         return (
             f"{self.claim}: worst ratio {self.ratio:.4g} (measured {self.measured:.4g} / bound "
-            f"{self.bound:.4g}) after {self.evaluations} exact evaluations ({self.refused} refused) — {v}\n"
+            f"{self.bound:.4g}) after {self.evaluations} evaluations ({self.refused} refused, "
+            f"{self.simulated} by deterministic simulation) — {v}\n"
             f"  at {self.instance!r}; dominant term {dom} ({share:.0%})"
         )
 
@@ -80,6 +87,7 @@ class GenericWorstCase:
             "terms": self.terms,
             "evaluations": self.evaluations,
             "refused": self.refused,
+            "simulated": self.simulated,
             "violated": self.violated,
             "confirmation": self.confirmation,
             "history": self.history,
@@ -109,6 +117,49 @@ def _step(v: Any) -> float | str:
     return float(v) if isinstance(v, (int, float, np.floating)) else repr(v)
 
 
+def deterministic(inst: Any) -> bool:
+    """True when one ``simulate`` run of the instance is its exact value: no noise (σ_L = 0), no compressor,
+    every worker arrives every round, delays and local steps fixed per round and worker (``NoDelay``,
+    ``FixedDelay``, ``UniformDelay(0)``; ``ConstantSteps``, ``PerWorkerSteps``)."""
+    from ..anarchy import ConstantSteps, FixedDelay, NoDelay, PerWorkerSteps, UniformArrivals, UniformDelay
+
+    p, b, a = inst.problem, inst.behaviour, inst.algorithm
+    if float(p.constants.sigma_L) != 0.0 or getattr(a, "compressor", None) is not None:
+        return False
+    if not (isinstance(b.arrivals, UniformArrivals) and b.arrivals.m == p.num_workers):
+        return False
+    d = b.delays
+    if not (isinstance(d, (NoDelay, FixedDelay)) or (isinstance(d, UniformDelay) and d.max_delay == 0)):
+        return False
+    return isinstance(b.local_steps, (ConstantSteps, PerWorkerSteps))
+
+
+def _simulated(claim: Any, inst: Any, seed: int = 0) -> Any:
+    """The verdict of a deterministic instance by ``simulate`` (2 replicates, which must agree to 1e-12
+    relative: else ValueError — the instance was not deterministic after all)."""
+    from ..claims import verify
+
+    v = verify(
+        claim,
+        inst.problem,
+        inst.behaviour,
+        rounds=inst.rounds,
+        replicates=2,
+        seed=seed,
+        algorithm=inst.algorithm,
+        exact=False,
+        control=None,
+        x0=inst.x0,
+    )
+    m = float(v.measured)
+    hi = float(v.ci[1]) if v.ci is not None else m
+    if not (math.isfinite(m) and abs(hi - m) <= 1e-12 * (1.0 + abs(m))):
+        raise ValueError(
+            f"instance {inst!r}: the replicates differ (measured {m}, UCB {hi}): not deterministic"
+        )
+    return v
+
+
 def search_claim(
     claim: Any,
     *,
@@ -123,7 +174,8 @@ def search_claim(
     **subclass: Any,
 ) -> GenericWorstCase:
     """Search ``claim``'s class for the largest measured/bound ratio (module docstring): ``budget`` exact
-    evaluations, reproducible for a ``seed``. ``subclass``: ``sigma_L``/``sigma_G``/``starts`` tuples of
+    evaluations (exact moments, or a deterministic simulation where the exact engine refuses a deterministic
+    candidate), reproducible for a ``seed``. ``subclass``: ``sigma_L``/``sigma_G``/``starts`` tuples of
     ``strategies.instances`` (e.g. ``sigma_L=(0.0,), starts=(0.0,)``: the heterogeneity terms only)."""
     from hypothesis import HealthCheck, Phase, given, settings, target
     from hypothesis import seed as hyp_seed
@@ -138,7 +190,7 @@ def search_claim(
     seed = check_int("seed", seed, low=0)
     replicates = check_int("replicates", replicates, low=2)
     best = {"ratio": -math.inf, "inst": None, "v": None}
-    counts = {"n": 0, "refused": 0}
+    counts = {"n": 0, "refused": 0, "simulated": 0}
     history: list = []
 
     @hyp_seed(seed)
@@ -167,8 +219,17 @@ def search_claim(
                 warnings.simplefilter("ignore")
                 v = strategies.holds(claim, inst)
         except (UnsupportedRule, ValueError, TypeError):
-            counts["refused"] += 1
-            return
+            if not deterministic(inst):
+                counts["refused"] += 1
+                return
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    v = _simulated(claim, inst, seed)
+            except (UnsupportedRule, ValueError, TypeError):
+                counts["refused"] += 1
+                return
+            counts["simulated"] += 1
         if v.inside_conditions is False:
             return
         b, m = float(v.theoretical), float(v.measured)
@@ -188,7 +249,8 @@ def search_claim(
     if best["inst"] is None:
         raise ValueError(
             f"claim {claim.id!r}: no instance of its class could be evaluated exactly "
-            f"({counts['refused']} refused) — the exact engine cannot represent its rule or class"
+            f"({counts['refused']} refused) — the exact engine cannot represent its rule or class, and no "
+            f"candidate was deterministic"
         )
     v, inst = best["v"], best["inst"]
     wc = GenericWorstCase(
@@ -202,6 +264,7 @@ def search_claim(
         counts["refused"],
         None,
         history,
+        counts["simulated"],
     )
     if wc.ratio > 1:
         wc.confirmation = _confirm(claim, inst, replicates, seed)
@@ -214,6 +277,20 @@ def _confirm(claim: Any, inst: Any, replicates: int, seed: int) -> dict:
 
     from ..claims import verify
 
+    if deterministic(inst):  # the simulation is the exact value: a re-run on other streams, no sampling
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            v = _simulated(claim, inst, seed + 1)
+        inside = v.inside_conditions is not False
+        return {
+            "replicates": 2,
+            "deterministic": True,
+            "measured_mean": float(v.measured),
+            "bound": float(v.theoretical),
+            "measured_lcb99": float(v.measured),
+            "inside_conditions": inside,
+            "confirmed": bool(inside and float(v.measured) > float(v.theoretical)),
+        }
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         v = verify(

@@ -53,3 +53,36 @@ class SCAFFOLDServer(FedAvg):
     eta_L: float
     worker: object = field(default_factory=SCAFFOLD)
     compressor: object = None
+
+
+# ------------------------------------------------------------------------------------------------ mutants
+# Plausible bugs of the rules above, catalogued in afltheory.mutants (issue 26's
+# kill matrix); each is pinned by a plain-loop equivalence test in tests/published/test_published_mutants.py.
+@dataclass(frozen=True)
+class FedNovaNoNormalization(FedNova):
+    """Mutant of FedNova: the normalization is dropped — arrival i is weighted by its own K_i (FedAvg's
+    Δ_i = −η_L K_i G_i) instead of the round's τ_eff."""
+
+    def arrival_weights(self, K: np.ndarray, tau: np.ndarray) -> np.ndarray:
+        """w_i = K_i (FedAvg's weights)."""
+        return np.asarray(K, dtype=float).copy()
+
+
+@dataclass(frozen=True)
+class SCAFFOLDStaleControl(SCAFFOLD):
+    """Mutant of the SCAFFOLD worker: the control variates are never updated (c_i = c = 0 forever: the
+    correction vanishes and SCAFFOLD runs as FedAvg)."""
+
+    def finish(
+        self,
+        state: dict,
+        y0: np.ndarray,
+        yK: np.ndarray,
+        K: np.ndarray,
+        eta_L: float,
+        rows: np.ndarray,
+        workers: np.ndarray,
+        num_workers: int,
+    ) -> None:
+        """No update of c_i and c (stale control variates)."""
+        return None

@@ -121,6 +121,7 @@ _MEASURED_NAMES = {
     "last_gap": "E f(x_T) − f*",
     "last_dist_sq": "E‖x_T − x*‖²",
     "avg_iterate_gap": "E f(x̄_T) − f*",
+    "weighted_avg_iterate_gap": "E f(x̂_T) − f*",
 }
 
 

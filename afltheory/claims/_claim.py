@@ -23,6 +23,7 @@ QUANTITIES: dict[str, str] = {
     "last_gap": "E f(x_T) − f*",
     "last_dist_sq": "E‖x_T − x*‖²",
     "avg_iterate_gap": "E f(x̄_T) − f*,  x̄_T = (1/T) Σ_{t<T} x_t",
+    "weighted_avg_iterate_gap": "E f(x̂_T) − f*,  x̂_T = Σ_{t<T} w_t x_t / Σ w_t,  w_t = γ_t^{-2}",
 }
 FUNCTION_CLASSES = ("smooth", "convex", "strongly_convex")
 NOISE = ("variance", "second_moment", "none")

@@ -197,6 +197,14 @@ def measure(quantity: str, result: Any, problem: Any, algorithm: Any) -> np.ndar
         if result.msd is None:
             raise QuantityUnavailable("exact moments: this Moments result carries no E‖x_T − x*‖² (msd)")
         return float(result.msd[T])
+    if quantity == "weighted_avg_iterate_gap":  # x̂_T with w_t ∝ γ_t^{-2} (Stich 2019): needs record_x
+        if not is_trace or result.x is None:
+            raise QuantityUnavailable(
+                "weighted_avg_iterate_gap needs the recorded iterates (simulate, record_x)"
+            )
+        w = _gammas(algorithm, T) ** -2.0
+        xh = np.einsum("t,rtd->rd", w / w.sum(), result.x[:, :T])
+        return np.asarray(problem.value(xh), dtype=float) - f_star
     # avg_iterate_gap
     if not is_trace:
         raise QuantityUnavailable(
@@ -218,7 +226,14 @@ def _run(claim, problem, behaviour, algorithm, rounds, replicates, seed, exact, 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         trace = simulate(
-            problem, algorithm, behaviour, rounds=rounds, replicates=replicates, seed=seed, x0=x0
+            problem,
+            algorithm,
+            behaviour,
+            rounds=rounds,
+            replicates=replicates,
+            seed=seed,
+            x0=x0,
+            record_x=claim.measured == "weighted_avg_iterate_gap",
         )
     if exact is not False:
         from ..exact import moments

@@ -10,6 +10,7 @@ A line is ``_m(name, category, description, {correct class: mutant class})`` (a 
 from __future__ import annotations
 
 from .._faults import FaultPoint as P
+from ..algorithms import published as _PUB  # issue 26's mutants (FedNova, SCAFFOLD)
 from ..algorithms.server import AFACD, AFACS, FedAvg, FedBuff
 from ..algorithms.workers import SCAFFOLD, FedProx
 from ..compression.channel import DIANA, ErrorFeedback
@@ -95,6 +96,8 @@ _LIST = [
     _m("sampling.with_replacement", "minibatch sampling", "finite-sum minibatches (FiniteSumNoise, Dynamic FedAvg's AgentSampleNoise) drawn with replacement: covariance S/B instead of (n − B)/(B(n − 1))·S", faults={P.PROBLEMS_MINIBATCH: F.minibatch_with_replacement}),
     _m("mocha.omega_not_inverted", "MOCHA", "MOCHA's Ω-step puts Σ = (WᵀW)^{1/2}/tr(·) in the regularizer instead of Ω = Σ⁻¹", faults={P.MTL_OMEGA: F.omega_is_sigma}),
     _m("stats.ucb_normal_quantile", "statistics", "the one-sided UCB uses the normal quantile z_level instead of Student's t_{level, R−1}", faults={P.STATS_UCB_QUANTILE: F.normal_quantile}),
+    _m("fednova.no_normalization", "FedAvg/FedBuff weights", "FedNova weights arrival i by its own K_i instead of the round's τ_eff (normalization dropped: FedAvg)", {_PUB.FedNova: _PUB.FedNovaNoNormalization}),
+    _m("scaffold.stale_control", "worker correction", "SCAFFOLD never updates its control variates (c_i = c = 0: FedAvg)", {SCAFFOLD: _PUB.SCAFFOLDStaleControl}),
 ]
 # fmt: on
 

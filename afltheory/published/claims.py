@@ -22,8 +22,8 @@ from ..algorithms.published import FedNova, SCAFFOLDServer
 from ..claims import Assumptions, Claim
 from ..claims.symbols import D0, E, kappa, mu, sum_p2, zeta_star
 from ..theory.symbols import K, L, M, T, eta, m, sigma_L
-from . import fednova2020, khaled2020, li2020, lian2015, scaffold2020
-from .symbols import G, H, gamma, sigma_star, sum_p2_sigma2, t
+from . import fednova2020, khaled2020, li2020, lian2015, scaffold2020, stich2019
+from .symbols import G, H, gamma, sigma_dif, sigma_star, sum_p2_sigma2, t
 from .symbols import T as T_paper
 
 __all__ = ["CLAIMS", "FALSE_VARIANTS", "surrogate_gap"]
@@ -67,6 +67,7 @@ def _li(st, participation, weights, conditions=None) -> Claim:
             heterogeneity="Gamma",
             participation=participation,
             weights=weights,
+            max_delay=0,
             max_local_steps=1,
         ),
         rule=FedAvg,
@@ -82,6 +83,14 @@ def _li(st, participation, weights, conditions=None) -> Claim:
 
 LI_THM1 = _li(li2020.THM1, "full", "data")
 LI_THM3 = _li(li2020.THM3, "uniform", "uniform")
+# Thm 2 (scheme I: K devices drawn WITH replacement by p_k, simple average): with ONE sampled device per round
+# and uniform p_k, drawing with and without replacement coincide — uniform arrivals of m = 1 (engine form).
+LI_THM2 = _li(
+    li2020.THM2,
+    "uniform",
+    "uniform",
+    conditions={"one sampled device (engine form: with = without replacement)": sp.Le(m, 1)},
+)
 
 # -- Lian et al. 2015, Thm 1: γ (the factor on the SUM of the m gradients) = η η_L / m for afltheory's AsySG
 _g = sp.Symbol("gamma_lian", positive=True)
@@ -117,7 +126,7 @@ KHALED_ID = Claim(
     "T_KMR = T·K, σ* = σ_L.",
     confidence="from memory",
     assumptions=Assumptions(
-        function="strongly_convex", noise="variance", heterogeneity="iid", participation="full"
+        function="strongly_convex", noise="variance", heterogeneity="iid", participation="full", max_delay=0
     ),
     rule=FedAvg,
     eta=1,
@@ -125,6 +134,79 @@ KHALED_ID = Claim(
     measured="last_dist_sq",
     bound=_sub(khaled2020.IDENTICAL.bound, {eta: _gam, T_paper: T * K, H: K, sigma_star: sigma_L}),
     conditions={"step": sp.Le(_gam, 1 / (4 * L))},
+)
+
+# -- Khaled et al. 2020, heterogeneous data, convex: with H = K = 1 (synchronisation after every step) the
+# virtual averages x̄_t are the server iterates and the paper's T (local steps) is the rounds, so its output
+# (1/T) Σ_{t<T} x̄_t is afltheory's averaged iterate (measured "avg_iterate_gap"); local SGD = FedAvg with one
+# local step and γ = η η_L; σ_dif² = (1/M) Σ_m E‖∇f_m(x*, ξ)‖² = ζ*² + σ_L² (uniform weights, additive noise).
+_gam_het = sp.Symbol("eta", positive=True) * sp.Symbol("eta_L", positive=True)
+KHALED_HET = Claim(
+    id="published.khaled2020.heterogeneous",
+    title=khaled2020.HETEROGENEOUS.title,
+    reference=khaled2020.HETEROGENEOUS.reference,
+    source=_source(khaled2020.HETEROGENEOUS),
+    reading=khaled2020.HETEROGENEOUS.reading + " Engine form: H = K = 1 (x̄_t = the server iterate, "
+    "T_KMR = T rounds), FedAvg with γ = η η_L, σ_dif² = ζ*² + σ_L²; the drift term is 0 at H = 1.",
+    confidence="from memory",
+    assumptions=Assumptions(
+        function="convex",
+        noise="variance",
+        heterogeneity="zeta_star",
+        participation="full",
+        max_delay=0,
+        max_local_steps=1,
+    ),
+    rule=FedAvg,
+    measured="avg_iterate_gap",
+    bound=_sub(
+        khaled2020.HETEROGENEOUS.bound,
+        {eta: _gam_het, T_paper: T, H: K, sigma_dif: sp.sqrt(zeta_star**2 + sigma_L**2)},
+    ),
+    conditions={
+        k: c.subs({eta: _gam_het, H: K}, simultaneous=True)
+        for k, c in khaled2020.HETEROGENEOUS.conditions.items()
+    },
+)
+
+# -- Stich 2019, Thm 2.2 with H = K = 1 (synchronisation after every step): the paper's T (local steps per
+# worker) is the rounds, the per-step schedule η_t = 4/(μ(a+t)) is a per-round schedule, and x̂_T =
+# Σ_{t<T} (a+t)² x_t / S_T is the average with weights ∝ η_t^{-2} (measured "weighted_avg_iterate_gap");
+# S_T = Σ_{t<T} (a+t)² in closed form; σ = σ_L; G (a bound on E‖∇f(x, ξ)‖²) is given the value σ_L, a LOWER
+# bound of the true second moment (as for Li et al.: the bound checked is smaller than the paper's).
+_a, _Tst = stich2019.a_shift, T
+_S_T = _Tst * _a**2 + _a * _Tst * (_Tst - 1) + (_Tst - 1) * _Tst * (2 * _Tst - 1) / 6
+STICH = Claim(
+    id="published.stich2019.thm2.2",
+    title=stich2019.THM22.title,
+    reference=stich2019.THM22.reference,
+    source=_source(stich2019.THM22),
+    reading=stich2019.THM22.reading + " Engine form: H = K = 1 (rounds = local steps; per-step and per-round "
+    "schedules coincide), FedAvg(η = 1, η_L = 4/(μ(a+t))) with a = max(16κ, 1), σ = σ_L, G read as σ_L "
+    "(a lower bound: conservative).",
+    confidence=_claim_confidence(stich2019.THM22),
+    assumptions=Assumptions(
+        function="strongly_convex",
+        noise="variance",
+        heterogeneity="iid",
+        participation="full",
+        max_delay=0,
+        max_local_steps=1,
+    ),
+    rule=FedAvg,
+    eta=1,
+    eta_L=4 / (mu * (_a + t)),
+    measured="weighted_avg_iterate_gap",
+    bound=_sub(
+        stich2019.THM22.bound,
+        {stich2019.S_T: _S_T, stich2019.sigma: sigma_L, G: sigma_L, H: K},
+    ),
+    values={"a": sp.Max(16 * kappa, E)},
+    conditions={
+        "one_local_step (engine form)": sp.Le(K, 1),
+        "a": sp.Ge(_a, sp.Max(16 * kappa, K)),
+    },
+    extra_symbols={"a": "Stich's step-size shift a (η_t = 4/(μ(a+t)))"},
 )
 
 # -- SCAFFOLD (Karimireddy et al. 2020), Thm III with exact gradients: the transient term with its hidden
@@ -139,7 +221,7 @@ SCAFFOLD_DET = Claim(
     "full participation, exact gradients, hidden constant 1.",
     confidence="from memory",
     assumptions=Assumptions(
-        function="strongly_convex", noise="none", heterogeneity=None, participation="full"
+        function="strongly_convex", noise="none", heterogeneity=None, participation="full", max_delay=0
     ),
     rule=SCAFFOLDServer,
     eta=1,
@@ -195,7 +277,11 @@ FEDNOVA = Claim(
     "constant).",
     confidence="from memory",
     assumptions=Assumptions(
-        function="strongly_convex", noise="none", heterogeneity="sigma_G_max", participation="full"
+        function="strongly_convex",
+        noise="none",
+        heterogeneity="sigma_G_max",
+        participation="full",
+        max_delay=0,
     ),
     rule=FedNova,
     eta=1,
@@ -206,7 +292,9 @@ FEDNOVA = Claim(
     extra_symbols={"gap2": "‖argmin F̃ − x*‖², F̃ = Σ p_i K̄_i f_i / Σ p_j K̄_j (FedAvg's surrogate)"},
 )
 
-CLAIMS = {c.id: c for c in (LI_THM1, LI_THM3, LIAN, KHALED_ID, SCAFFOLD_DET, FEDNOVA)}
+CLAIMS = {
+    c.id: c for c in (LI_THM1, LI_THM2, LI_THM3, LIAN, KHALED_ID, KHALED_HET, STICH, SCAFFOLD_DET, FEDNOVA)
+}
 
 
 def _false(c: Claim, factor: float = 10.0) -> Claim:

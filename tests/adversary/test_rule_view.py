@@ -26,6 +26,7 @@ from afltheory.adversary.fastexact import Batch, grad_norm_sq, rule_view
 from afltheory.adversary.space import Structure
 from afltheory.algorithms import AFACD, AFACS, AsySG, FedAvg, FedBuff, UnsupportedRule
 from afltheory.algorithms.dynamic import DynamicFedAvg
+from afltheory.algorithms.published import FedNova
 from afltheory.algorithms.schedules import StepSize
 from afltheory.algorithms.workers import SCAFFOLD, FedProx
 from afltheory.anarchy import Behaviour, BiasedArrivals, CyclicArrivals, UniformArrivals
@@ -194,7 +195,7 @@ def test_a_refused_rule_refuses_the_search():
 
 def _host(base):
     """A rule that contains the component class ``base`` (what a check would build)."""
-    if issubclass(base, (AFACD, AFACS, FedAvg, FedBuff)):
+    if issubclass(base, (AFACD, AFACS, FedAvg, FedBuff, FedNova)):
         return base(0.7, 0.05)
     if base in (FedProx, SCAFFOLD):
         return AFACD(0.7, 0.05, worker=base())

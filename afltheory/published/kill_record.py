@@ -1,0 +1,27 @@
+"""The recorded kill matrix of the published checks (issue 26): {verdict id: the catalogued mutants
+(``afltheory.mutants.CATALOGUE``) that flip it}, the kill-matrix column of ``afltheory published``.
+
+Recorded 2026-11-26 03:01 UTC from a real run: ``afltheory.adversary.published_table.live_kills()`` =
+``afltheory.mutants.kill_matrix(only=PUBLISHED_CHECKS, tier="quick", seed=0, jobs=1)`` over the 45 catalogued
+mutants (31.1 s wall on the shared 2-core machine, load average 6.9). ``afltheory published --kill-matrix``
+runs it again and prints the live column; the slow test ``tests/published/test_table_command.py::
+test_kill_record_is_current`` checks that this record is current. An empty list: no catalogued mutant flips
+that verdict.
+"""
+
+from __future__ import annotations
+
+__all__ = ["KILLS"]
+
+KILLS: dict[str, list[str]] = {
+    "published.fednova2020.fednova": ["fedavg.no_K", "fednova.no_normalization"],
+    "published.khaled2020.heterogeneous": ["sim.K_plus_one", "sim.stale_off_by_one"],
+    "published.khaled2020.identical": ["exact.noise_dropped", "exact.noise_per_coordinate"],
+    "published.li2020.thm1": ["exact.noise_dropped"],
+    "published.li2020.thm2": [],
+    "published.li2020.thm3": ["exact.noise_dropped"],
+    "published.lian2015.thm1.m1_tau0": [],
+    "published.lian2015.thm1.m2_tau3": [],
+    "published.scaffold2020.thm3": ["scaffold.sign", "scaffold.stale_control"],
+    "published.stich2019.thm2.2": ["sim.K_plus_one"],
+}
