@@ -79,7 +79,7 @@ class ExactCost:
     def describe(self) -> str:
         """One line with the numbers: rounds, state size and what it is made of, time and memory."""
         return (
-            f"{self.rounds} rounds of the exact recursion on a state of size n = {self.state_size} (dim "
+            f"{self.rounds} rounds of the exact recursion, state size n = {self.state_size} (dim "
             f"{self.dim}, delay history {self.history}, num_workers {self.num_workers}"
             f"{', AFA-CS memory slots' if self.memory_slots else ''}): ~{self.seconds_per_round:.3g} s per "
             f"round ({self.blas_flops + self.einsum_flops + self.sparse_flops:.3g} flops), "
