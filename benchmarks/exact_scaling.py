@@ -103,7 +103,6 @@ def _best(fn, reps=3):
 
 def calibrate():
     import numpy as np
-    import scipy.sparse
 
     rng = np.random.default_rng(0)
     out = {}
@@ -115,24 +114,30 @@ def calibrate():
     out["einsum_flop"] = _best(lambda: [np.einsum("idk,iek->de", Y, V) for _ in range(20)]) / (
         20 * 2 * 10 * 20 * 20 * 101
     )
-    # sparse: Ā (n = 101, d = 20, dense x-row block per delay) times a dense state, 20 repetitions
-    n = 101
-    A = scipy.sparse.random(n, n, density=0.2, random_state=0, format="csr")
-    Sd = rng.standard_normal((n, n))
-    out["sparse_flop"] = _best(lambda: [A @ (A @ Sd).T for _ in range(20)]) / (20 * 4 * A.nnz * n)
-    # elementwise: the symmetrisation S += S.T; S *= 0.5 on n = 400 (3 element passes), 20 repetitions
-    Sb = rng.standard_normal((400, 400))
-
-    def sym():
-        for _ in range(20):
-            T = Sb + Sb.T
-            T *= 0.5
-
-    out["element"] = _best(sym) / (20 * 3 * 400**2)
-    # per-round interpreter cost: a tiny system (dim 1, 2 workers, no delay) where the flops are negligible
+    # sparse: the round operator Ā of AFA-CD on a dense-Hessian problem (d = 40, M = 10, max_delay 4: n = 201,
+    # dense 40x40 blocks)
+    # times a dense state, as in ExactSystem.step (A @ S, then A @ T.T), 10 repetitions
     from afltheory.exact import ExactSystem
     from afltheory.problems import HeterogeneousQuadratic
 
+    sysA = ExactSystem(
+        HeterogeneousQuadratic(dim=40, num_workers=10, seed=0, hessian="dense"),
+        AFACD(1.0, 0.1),
+        Behaviour(UniformArrivals(5), UniformDelay(4), UniformSteps(1, 3)),
+    )
+    A, n = sysA.op(4).A, sysA.n
+    Sd = rng.standard_normal((n, n))
+    out["sparse_flop"] = _best(lambda: [A @ (A @ Sd).T for _ in range(10)]) / (10 * 4 * A.nnz * n)
+    # elementwise: the symmetrisation T = S + S.T; T *= 0.5 on n = 801 (3 element passes, one transposed)
+    Sb = rng.standard_normal((801, 801))
+
+    def sym():
+        for _ in range(10):
+            T = Sb + Sb.T
+            T *= 0.5
+
+    out["element"] = _best(sym) / (10 * 3 * 801**2)
+    # per-round interpreter cost: a tiny system (dim 1, 2 workers, no delay) where the flops are negligible
     prob1, beh1 = (
         HeterogeneousQuadratic(dim=1, num_workers=2, L=1.0, mu=1.0, seed=0),
         Behaviour(UniformArrivals(1)),
@@ -157,24 +162,20 @@ def projection(rounds=20):
     from afltheory.anarchy import ConstantSteps, NoDelay
     from afltheory.exact import ExactSystem
 
-    print(
-        "| algorithm | dim | M | max_delay | K | T | n | projected s | measured CPU s | measured/projected |"
-    )
-    print("|---|---|---|---|---|---|---|---|---|---|")
-    base = dict(dim=10, M=10, D=4, random=True, T=rounds)
+    print("| algorithm | Hessians | dim | M | max_delay | K | T | n | projected s | measured CPU s | ratio |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    base = dict(dim=10, M=10, D=4, random=True, T=rounds, dense=False)
     cases = [dict(base)]
     for k, vals in (("dim", (20, 40, 80, 160)), ("D", (0, 8, 16)), ("M", (40, 160)), ("T", (4 * rounds,))):
         cases += [dict(base, **{k: v}) for v in vals]
     cases += [dict(base, random=False), dict(base, dim=40, random=False)]
+    cases += [dict(base, dense=True, dim=v) for v in (20, 40, 80, 160)]
+    cs_cases = [dict(base), dict(base, dim=20), dict(base, M=20), dict(base, dim=20, M=40)]
+    cs_cases += [dict(base, dense=True), dict(base, dense=True, dim=20, M=40)]
     for name, algo in (("AFA-CD", AFACD(1.0, 0.1)), ("AFA-CS", AFACS(1.0, 0.1))):
-        for c in (
-            cases
-            if name == "AFA-CD"
-            else [dict(base), dict(base, dim=20), dict(base, M=20), dict(base, dim=20, M=40)]
-        ):
-            prob = HeterogeneousCurvatureQuadratic(
-                dim=c["dim"], num_workers=c["M"], L=1.0, mu=0.2, sigma_L=0.5, sigma_G=1.0, seed=0
-            )
+        for c in cases if name == "AFA-CD" else cs_cases:
+            kw = dict(dim=c["dim"], num_workers=c["M"], L=1.0, mu=0.2, sigma_L=0.5, sigma_G=1.0, seed=0)
+            prob = HeterogeneousCurvatureQuadratic(**kw, hessian="dense" if c["dense"] else "diag")
             m = math.ceil(c["M"] / 2)
             beh = (
                 Behaviour(
@@ -187,8 +188,9 @@ def projection(rounds=20):
             run = functools.partial(moments, prob, algo, beh, c["T"], max_memory=16 * 1024**3)
             got = _best(run, reps=2)
             print(
-                f"| {name} | {c['dim']} | {c['M']} | {c['D']} | {'1..3' if c['random'] else 2} | {c['T']} | "
-                f"{proj.state_size} | {proj.seconds:.3g} | {got:.3g} | {got / proj.seconds:.2f} |",
+                f"| {name} | {'dense' if c['dense'] else 'diagonal'} | {c['dim']} | {c['M']} | {c['D']} | "
+                f"{'1..3' if c['random'] else 2} | {c['T']} | {proj.state_size} | {proj.seconds:.3g} | "
+                f"{got:.3g} | {got / proj.seconds:.2f} |",
                 flush=True,
             )
     print(f"load {os.getloadavg()[0]:.1f}")

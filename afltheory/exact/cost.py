@@ -3,9 +3,10 @@
 One round of ``ExactSystem.step`` on the stacked state of size n = nJ + Md (nJ = 1 + H·d, H = max_delay + 1
 stored models, Md = M·d AFA-CS memory slots or 0) does, in this order (see moments.py):
 
-- two sparse products with the round operator Ā (``A @ S``, ``A @ T.T``): 4·nnz(Ā)·n flops, nnz(Ā) ≈
-  d·(1 + B·d)·(1 + M[AFA-CS]) + H·d + 2·M·d[AFA-CS] with B the number of delays of positive probability
-  (Ā's x-row holds a dense d×d block per such delay, AFA-CS adds one such row block per memory slot);
+- two sparse products with the round operator Ā (``A @ S``, ``A @ T.T``): 4·nnz(Ā)·n flops; nnz(Ā) is read
+  off the built operator (``ExactSystem.projected_cost``), at most d·(1 + B·d)·(1 + M[AFA-CS]) + H·d +
+  2·M·d[AFA-CS] with B the number of delays of positive probability (Ā's x-row holds a d×d block per such
+  delay, dense for dense Hessians, diagonal for diagonal ones; AFA-CS adds one such row block per slot);
 - BLAS products: Y = D̄ S_JJ (2·M·d·nJ²), AFA-CS's slot blocks (4·Md²·nJ), the within-worker variance of
   the R workers whose (K, τ) is random (2·R·d²·nJ + 2·C·d·(1+d)·(1+2d), C = Σ over them of |K support|);
 - ``einsum`` contractions (no BLAS): the cross-worker term (2·M²·d·nJ + 2·M·d²·nJ, not AFA-CS) and the
@@ -47,11 +48,11 @@ __all__ = ["ExactCost", "SECONDS_PER", "available_memory", "project_cost", "roun
 SECONDS_PER = {
     "blas_flop": 4.0e-11,
     "einsum_flop": 1.0e-10,
-    "sparse_flop": 1.1e-10,
-    "element": 3.2e-10,
-    "round": 2.7e-5,
-    "local_step": 5.0e-6,
-    "build_term": 5.0e-6,
+    "sparse_flop": 1.4e-10,
+    "element": 4.4e-10,
+    "round": 2.6e-5,
+    "local_step": 4.8e-6,
+    "build_term": 4.7e-6,
 }
 
 
@@ -98,12 +99,14 @@ def round_work(
     random_workers: int = 0,
     k_combos: int = 0,
     compressed: bool = False,
+    nnz: int | None = None,
 ) -> dict[str, float]:
     """Operation counts of one round (keys ``blas_flops``, ``einsum_flops``, ``sparse_flops``,
     ``elements``) for a state with ``history`` stored models of dimension ``dim``; ``delay_blocks``: the
     number of delays of positive probability (default: all ``history``); ``random_workers`` / ``k_combos``:
     the workers whose (K, τ) is random and the sum of their K-support sizes; ``compressed``: a linear
-    compressor's ``moment_map`` per round."""
+    compressor's ``moment_map`` per round; ``nnz``: the round operator's stored entries when known (default:
+    the dense-block bound above, exact for problems with dense Hessians)."""
     d = check_int("dim", dim, low=1)
     M = check_int("num_workers", num_workers, low=1)
     H = check_int("history", history, low=1)
@@ -114,7 +117,9 @@ def round_work(
     nJ = 1 + H * d
     Md = M * d if cs else 0
     n = nJ + Md
-    nnz = d * (1 + B * d) * (1 + (M if cs else 0)) + H * d + (2 * M * d if cs else 0)
+    if nnz is None:
+        nnz = d * (1 + B * d) * (1 + (M if cs else 0)) + H * d + (2 * M * d if cs else 0)
+    nnz = check_int("nnz", nnz, low=1)
     blas = 2.0 * M * d * nJ**2 + 2.0 * R * d * d * nJ + 2.0 * C * d * (1 + d) * (1 + 2 * d)
     einsum = 2.0 * R * H * (1 + d) ** 2
     elements = 6.0 * n * n + (4.0 * M * d * d if compressed else 0.0)
@@ -142,6 +147,7 @@ def project_cost(
     random_workers: int = 0,
     k_combos: int = 0,
     compressed: bool = False,
+    nnz: int | None = None,
     local_steps: int = 0,
     build_terms: int = 0,
     constants: dict[str, float] | None = None,
@@ -162,6 +168,7 @@ def project_cost(
         random_workers=random_workers,
         k_combos=k_combos,
         compressed=compressed,
+        nnz=nnz,
     )
     per_round = (
         w["blas_flops"] * c["blas_flop"]

@@ -260,7 +260,8 @@ class ExactSystem:
     def projected_cost(self, rounds: int) -> _cost.ExactCost:
         """The projected time and memory of ``rounds`` rounds of this recursion (``afltheory.exact.cost``):
         from dim, the delay history, the number of workers, the law's random (K, τ) supports and the measured
-        per-operation constants, before any round runs."""
+        per-operation constants, before any round runs (it builds the stationary round operator, which the
+        run reuses, to read its number of entries)."""
         rounds = check_int("rounds", rounds, low=1)
         law = self.law
         pmfs = self._pmfs(law.time_invariant_from)
@@ -282,6 +283,7 @@ class ExactSystem:
             random_workers=len(rand),
             k_combos=sum(len(law.k_pmf[i]) for i in rand),
             compressed=self.comp is not None,
+            nnz=self.op(law.time_invariant_from).A.nnz,  # built once here, cached for the run
             local_steps=steps,
             build_terms=builds * terms,
         )

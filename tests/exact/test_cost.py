@@ -72,14 +72,36 @@ def test_system_projection_reads_the_law():
     sys_ = ExactSystem(PROB, AFACD(1.0, 0.1), BEH)
     got = sys_.projected_cost(7)
     # 5 random workers (3 K values x 2 delays each), 2 delay blocks, local maps Σ (K_max + |K|) = 5·6,
-    # round operators for t = 0 and t ≥ 1 (2 builds) of 5·3·2 terms each
+    # round operators for t = 0 and t ≥ 1 (2 builds) of 5·3·2 terms each; nnz(Ā) read off the operator
+    nnz = sys_.op(1).A.nnz
+    # diagonal Hessians: the x-row holds the const column and one diagonal 3x3 block per delay, plus the
+    # history shift and the constant's 1 (the dense-block bound of round_work is 3·(1 + 2·3) + 2·3 = 27)
+    assert nnz == 1 + 3 * (1 + 2) + 3 < 27
     want = project_cost(
-        3, 5, 2, False, 7, delay_blocks=2, random_workers=5, k_combos=15, local_steps=30, build_terms=60
+        3,
+        5,
+        2,
+        False,
+        7,
+        delay_blocks=2,
+        random_workers=5,
+        k_combos=15,
+        local_steps=30,
+        build_terms=60,
+        nnz=nnz,
     )
     assert got == want
     # deterministic (K, τ): no within-worker term; AFA-CS: memory slots in the state
     det = ExactSystem(PROB, AFACS(1.0, 0.1), Behaviour(UniformArrivals(2), NoDelay(), ConstantSteps(2)))
-    assert det.projected_cost(7) == project_cost(3, 5, 1, True, 7, local_steps=15, build_terms=5)
+    assert det.projected_cost(7) == project_cost(
+        3, 5, 1, True, 7, local_steps=15, build_terms=5, nnz=det.op(0).A.nnz
+    )
+    # the operator's entries replace the dense-block bound in the sparse count only
+    w = cost_mod.round_work(3, 5, 2, False, nnz=10)
+    assert w["sparse_flops"] == 4 * 10 * 7
+    assert {k: v for k, v in w.items() if k != "sparse_flops"} == {
+        k: v for k, v in cost_mod.round_work(3, 5, 2, False).items() if k != "sparse_flops"
+    }
 
 
 @pytest.fixture
