@@ -150,7 +150,7 @@ class ExactSystem:
     """The exact second-moment recursion for (problem, algorithm, behaviour). ``initial(x0)`` -> S_0,
     ``step(S, t)`` -> S_{t+1}, ``observe(S)`` -> (E‖∇f‖², E f, E x), ``projected_cost(rounds)`` ->
     ``ExactCost``. A state needing more than ``max_memory`` bytes, or more than the RAM available now unless
-    ``allow_large``, is refused (``ExactUnavailable``) before anything is built."""
+    ``allow_large``, is refused (``ExactUnavailable``) before its local maps and operators are built."""
 
     def __init__(
         self,
