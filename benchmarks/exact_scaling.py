@@ -1,7 +1,13 @@
 """Exact-moments scaling and MC-vs-exact agreement table (not run as a test).
 
 Usage (from the repo root):  .venv/bin/python benchmarks/exact_scaling.py [--rounds 100] [--budget 10]
-[--table]
+[--table] [--calibrate] [--projection]
+
+Calibrate (``--calibrate``): the per-operation constants of the cost projection (afltheory.exact.cost
+.SECONDS_PER): CPU seconds (time.process_time, best of 3) per BLAS flop, einsum flop, sparse×dense flop,
+elementwise element and per round of a tiny system, on operands of the sizes one round of the recursion uses.
+Projection (``--projection``): projected against measured CPU seconds of ``moments`` (best of 2) on a grid
+of sizes along d, T, M, max_delay, random K/τ and AFA-CS; prints the ratio measured / projected.
 
 Scaling: wall time (time.perf_counter, one cold call, after imports) of ``afltheory.exact.moments`` for
 ``rounds`` rounds on ``HeterogeneousCurvatureQuadratic`` (per-worker diagonal Hessians, σ_L = 0.5) with
@@ -16,6 +22,7 @@ negative controls.
 from __future__ import annotations
 
 import argparse
+import functools
 import math
 import os
 import sys
@@ -85,6 +92,110 @@ def scaling(rounds, budget):
                 )
 
 
+def _best(fn, reps=3):
+    best = math.inf
+    for _ in range(reps):
+        c0 = time.process_time()
+        fn()
+        best = min(best, time.process_time() - c0)
+    return best
+
+
+def calibrate():
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    out = {}
+    # BLAS: Y = U @ S_JJ at (M, d, nJ) = (10, 20, 101), 20 repetitions
+    U, S = rng.standard_normal((10, 20, 101)), rng.standard_normal((101, 101))
+    out["blas_flop"] = _best(lambda: [np.matmul(U, S) for _ in range(20)]) / (20 * 2 * 10 * 20 * 101**2)
+    # einsum: the cross-worker contraction "idk,iek->de" at the same sizes
+    Y, V = rng.standard_normal((10, 20, 101)), rng.standard_normal((10, 20, 101))
+    out["einsum_flop"] = _best(lambda: [np.einsum("idk,iek->de", Y, V) for _ in range(20)]) / (
+        20 * 2 * 10 * 20 * 20 * 101
+    )
+    # sparse: the round operator Ā of AFA-CD on a dense-Hessian problem (d = 40, M = 10, max_delay 4: n = 201,
+    # dense 40x40 blocks)
+    # times a dense state, as in ExactSystem.step (A @ S, then A @ T.T), 10 repetitions
+    from afltheory.exact import ExactSystem
+    from afltheory.problems import HeterogeneousQuadratic
+
+    sysA = ExactSystem(
+        HeterogeneousQuadratic(dim=40, num_workers=10, seed=0, hessian="dense"),
+        AFACD(1.0, 0.1),
+        Behaviour(UniformArrivals(5), UniformDelay(4), UniformSteps(1, 3)),
+    )
+    A, n = sysA.op(4).A, sysA.n
+    Sd = rng.standard_normal((n, n))
+    out["sparse_flop"] = _best(lambda: [A @ (A @ Sd).T for _ in range(10)]) / (10 * 4 * A.nnz * n)
+    # elementwise: the symmetrisation T = S + S.T; T *= 0.5 on n = 801 (3 element passes, one transposed)
+    Sb = rng.standard_normal((801, 801))
+
+    def sym():
+        for _ in range(10):
+            T = Sb + Sb.T
+            T *= 0.5
+
+    out["element"] = _best(sym) / (10 * 3 * 801**2)
+    # per-round interpreter cost: a tiny system (dim 1, 2 workers, no delay) where the flops are negligible
+    prob1, beh1 = (
+        HeterogeneousQuadratic(dim=1, num_workers=2, L=1.0, mu=1.0, seed=0),
+        Behaviour(UniformArrivals(1)),
+    )
+    run = functools.partial(moments, prob1, AFACD(1.0, 0.1), beh1, 4000)
+    out["round"] = (_best(run) - _best(functools.partial(moments, prob1, AFACD(1.0, 0.1), beh1, 1))) / 3999
+    # set-up: local maps of 50 workers with K in 1..20 (Σ (K_max + |K|) = 2000 steps) on dim 2, and a round
+    # operator over 50 workers x 3 K x 9 delays (1350 terms)
+    prob50 = HeterogeneousQuadratic(dim=2, num_workers=50, seed=0)
+    beh50 = Behaviour(UniformArrivals(10), UniformDelay(8), UniformSteps(1, 20))
+    out["local_step"] = _best(lambda: ExactSystem(prob50, AFACD(1.0, 0.1), beh50)) / 2000
+    sys50 = ExactSystem(
+        prob50, AFACD(1.0, 0.1), Behaviour(UniformArrivals(10), UniformDelay(8), UniformSteps(1, 3))
+    )
+    out["build_term"] = _best(lambda: [sys50._build(sys50._pmfs(8)) for _ in range(5)]) / (5 * 1350)
+    for k, v in out.items():
+        print(f"  {k:12s} {v:.3g} s")
+    return out
+
+
+def projection(rounds=20):
+    from afltheory.anarchy import ConstantSteps, NoDelay
+    from afltheory.exact import ExactSystem
+
+    print("| algorithm | Hessians | dim | M | max_delay | K | T | n | projected s | measured CPU s | ratio |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    base = dict(dim=10, M=10, D=4, random=True, T=rounds, dense=False)
+    cases = [dict(base)]
+    for k, vals in (("dim", (20, 40, 80, 160)), ("D", (0, 8, 16)), ("M", (40, 160)), ("T", (4 * rounds,))):
+        cases += [dict(base, **{k: v}) for v in vals]
+    cases += [dict(base, random=False), dict(base, dim=40, random=False)]
+    cases += [dict(base, dense=True, dim=v) for v in (20, 40, 80, 160)]
+    cs_cases = [dict(base), dict(base, dim=20), dict(base, M=20), dict(base, dim=20, M=40)]
+    cs_cases += [dict(base, dense=True), dict(base, dense=True, dim=20, M=40)]
+    for name, algo in (("AFA-CD", AFACD(1.0, 0.1)), ("AFA-CS", AFACS(1.0, 0.1))):
+        for c in cases if name == "AFA-CD" else cs_cases:
+            kw = dict(dim=c["dim"], num_workers=c["M"], L=1.0, mu=0.2, sigma_L=0.5, sigma_G=1.0, seed=0)
+            prob = HeterogeneousCurvatureQuadratic(**kw, hessian="dense" if c["dense"] else "diag")
+            m = math.ceil(c["M"] / 2)
+            beh = (
+                Behaviour(
+                    UniformArrivals(m), UniformDelay(c["D"]) if c["D"] else NoDelay(), UniformSteps(1, 3)
+                )
+                if c["random"]
+                else Behaviour(UniformArrivals(m), NoDelay(), ConstantSteps(2))
+            )
+            proj = ExactSystem(prob, algo, beh, max_memory=16 * 1024**3).projected_cost(c["T"])
+            run = functools.partial(moments, prob, algo, beh, c["T"], max_memory=16 * 1024**3)
+            got = _best(run, reps=2)
+            print(
+                f"| {name} | {'dense' if c['dense'] else 'diagonal'} | {c['dim']} | {c['M']} | {c['D']} | "
+                f"{'1..3' if c['random'] else 2} | {c['T']} | {proj.state_size} | {proj.seconds:.3g} | "
+                f"{got:.3g} | {got / proj.seconds:.2f} |",
+                flush=True,
+            )
+    print(f"load {os.getloadavg()[0]:.1f}")
+
+
 def table():
     from tests.exact import test_agreement as ta
 
@@ -132,7 +243,16 @@ if __name__ == "__main__":
     ap.add_argument("--budget", type=float, default=10.0)
     ap.add_argument("--table", action="store_true", help="only print the agreement table")
     ap.add_argument("--scaling", action="store_true", help="only run the scaling search")
+    ap.add_argument("--calibrate", action="store_true", help="only measure the projection's constants")
+    ap.add_argument("--projection", action="store_true", help="only compare projected and measured runs")
     a = ap.parse_args()
+    if a.calibrate or a.projection:
+        if a.calibrate:
+            print(f"per-operation constants (load {os.getloadavg()[0]:.1f}):")
+            calibrate()
+        if a.projection:
+            projection()
+        sys.exit(0)
     if not a.table:
         scaling(a.rounds, a.budget)
     if not a.scaling:

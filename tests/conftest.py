@@ -9,8 +9,11 @@ examples (use it to hunt for bugs; paste a printed ``@reproduce_failure`` blob i
 
 from __future__ import annotations
 
+import copy
 import os
+from collections.abc import Callable
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
@@ -32,3 +35,23 @@ try:
         _providers._get_local_constants = _providers.Constants
 except ImportError:  # pragma: no cover - an older hypothesis without the hook
     pass
+
+
+# --------------------------------------------------------------------------------------------- shared work
+@pytest.fixture(scope="session")
+def quick_check(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], dict]:
+    """``quick_check(cid)`` -> a deep copy of ``run_check(cid, "quick", 0, out)`` (one shared output folder):
+    each built-in check runs once per session however many tests read its quick-tier verdicts (the checks are
+    seeded, so a second run would return the same verdicts). Only for tests about the verdicts of the
+    unmodified checks, never under an injected mutant (afltheory.mutants) or a changed registry."""
+    from afltheory.checks import run_check
+
+    out = tmp_path_factory.mktemp("quick_checks")
+    cache: dict[str, dict] = {}
+
+    def get(cid: str) -> dict:
+        if cid not in cache:
+            cache[cid] = run_check(cid, "quick", 0, str(out))
+        return copy.deepcopy(cache[cid])
+
+    return get

@@ -42,6 +42,7 @@ from .._validation import check_array, check_component, check_int, check_positiv
 from ..algorithms.base import UnsupportedRule
 from ..compression.channel import check_compressor
 from ..compression.compressors import Compressor
+from . import cost as _cost
 from . import drift
 from .law import SIMULATE_HINT, ExactUnavailable, round_law
 from .local import linear_model, local_maps, server_rule
@@ -147,7 +148,9 @@ def estimate_memory(dim: int, num_workers: int, max_delay: int, memory_slots: bo
 
 class ExactSystem:
     """The exact second-moment recursion for (problem, algorithm, behaviour). ``initial(x0)`` -> S_0,
-    ``step(S, t)`` -> S_{t+1}, ``observe(S)`` -> (E‖∇f‖², E f, E x)."""
+    ``step(S, t)`` -> S_{t+1}, ``observe(S)`` -> (E‖∇f‖², E f, E x), ``projected_cost(rounds)`` ->
+    ``ExactCost``. A state needing more than ``max_memory`` bytes, or more than the RAM available now unless
+    ``allow_large``, is refused (``ExactUnavailable``) before its local maps and operators are built."""
 
     def __init__(
         self,
@@ -156,8 +159,11 @@ class ExactSystem:
         behaviour: BehaviourLike,
         *,
         max_memory: int = DEFAULT_MAX_MEMORY,
+        allow_large: bool = False,
     ):
         max_memory = check_positive("max_memory", max_memory)
+        if not isinstance(allow_large, (bool, np.bool_)):
+            raise ValueError(f"allow_large={allow_large!r} must be True or False")
         problem, self.drift_cov = drift.unwrap(problem, algorithm)
         self.drift_cov, self.drift_after = drift.engine_drift(self.drift_cov)  # (Q, False) but under a fault
         self.problem = problem
@@ -182,6 +188,14 @@ class ExactSystem:
                 "about "
                 f"{need / 1024**3:.2f} GiB (max_memory={max_memory / 1024**3:.2f} GiB) — pass a larger "
                 f"max_memory or {SIMULATE_HINT}"
+            )
+        avail = _cost.available_memory()
+        if not allow_large and avail is not None and need > avail:
+            raise ExactUnavailable(
+                f"exact state too large for this machine: dim={d}, num_workers={M}, max_delay={self.Hn - 1}"
+                f"{', AFA-CS memory slots' if self.cs else ''} give a state of size n={self.n} that needs "
+                f"about {need / 1024**3:.3g} GiB, above the {avail / 1024**3:.3g} GiB of RAM available now — "
+                f"pass allow_large=True to run anyway (swapping) or {SIMULATE_HINT}"
             )
         self.x_star = model.x_star.copy()
         self.Hbar = model.hessian_mean
@@ -242,6 +256,37 @@ class ExactSystem:
         if key not in self._ops:
             self._ops[key] = self._build(pmfs)
         return self._ops[key]
+
+    def projected_cost(self, rounds: int) -> _cost.ExactCost:
+        """The projected time and memory of ``rounds`` rounds of this recursion (``afltheory.exact.cost``):
+        from dim, the delay history, the number of workers, the law's random (K, τ) supports and the measured
+        per-operation constants, before any round runs (it builds the stationary round operator, which the
+        run reuses, to read its number of entries)."""
+        rounds = check_int("rounds", rounds, low=1)
+        law = self.law
+        pmfs = self._pmfs(law.time_invariant_from)
+        blocks = max(1, len(set().union(*(np.flatnonzero(p).tolist() for p in pmfs))))
+        rand = [i for i in range(self.M) if len(law.k_pmf[i]) * int(np.count_nonzero(pmfs[i])) > 1]
+        # round operators: one per round up to max_delay for the built-in delays, else up to one per round
+        builds = min(rounds, law.time_invariant_from + 1) if law.stationary else rounds
+        terms = sum(len(law.k_pmf[i]) * int(np.count_nonzero(pmfs[i])) for i in range(self.M))
+        steps = sum(
+            max(set(law.k_pmf[i]) | set(law.k_init_pmf[i])) + len(law.k_pmf[i]) for i in range(self.M)
+        )
+        return _cost.project_cost(
+            self.d,
+            self.M,
+            self.Hn,
+            self.cs,
+            rounds,
+            delay_blocks=min(blocks, self.Hn),
+            random_workers=len(rand),
+            k_combos=sum(len(law.k_pmf[i]) for i in rand),
+            compressed=self.comp is not None,
+            nnz=self.op(law.time_invariant_from).A.nnz,  # built once here, cached for the run
+            local_steps=steps,
+            build_terms=builds * terms,
+        )
 
     def _build(self, pmfs) -> _Op:
         d, M, nJ, n, rule, law = self.d, self.M, self.nJ, self.n, self.rule, self.law
@@ -453,8 +498,9 @@ def moments(
     *,
     max_memory: int = DEFAULT_MAX_MEMORY,
     divergence_threshold: float = 1e12,
-    warn_seconds: float = 30.0,
+    warn_seconds: float = 60.0,
     max_seconds: float | None = None,
+    allow_large: bool = False,
 ) -> Moments:
     """Exact E‖∇f(x_t)‖², E f(x_t), E x_t for t = 0..rounds (no Monte Carlo error).
 
@@ -468,9 +514,15 @@ def moments(
     ``divergence_threshold``· max(1, |f(x_0)|), the values from t on are +inf, ``divergence_round`` = t and a
     ``DivergenceWarning`` is issued.
 
-    Cost: the first round is timed and the total projected (state size n in the message); a projection above
-    ``warn_seconds`` issues an ``ExactCostWarning`` (with the state size and the ``simulate`` alternative),
-    one above ``max_seconds`` (None: no limit) raises ``ExactUnavailable`` before the remaining rounds run.
+    Cost (``afltheory.exact.cost``): before any round runs, the time and memory of the whole run are
+    projected from dim, the delay history, num_workers, the law's random (K, τ) supports, ``rounds`` and
+    measured per-operation constants (``ExactSystem.projected_cost``). A projected time above
+    ``warn_seconds`` issues an ``ExactCostWarning`` naming the numbers (rounds, state size, seconds, memory)
+    and the ``simulate`` alternative; one above ``max_seconds`` (None: no limit) raises ``ExactUnavailable``
+    (a ``ValueError``) naming ``max_seconds``. Projected memory above ``max_memory`` or above the RAM
+    available now raises ``ExactUnavailable`` naming the sizes and the limit; ``allow_large=True`` lifts the
+    available-RAM refusal (not ``max_memory``). The first round is also timed and the total re-projected
+    from that measurement (a machine slower than the constants' one): same warning and refusal.
     """
     rounds = check_int("rounds", rounds, low=1)
     warn_seconds = check_positive("warn_seconds", warn_seconds)
@@ -479,8 +531,14 @@ def moments(
     divergence_threshold = check_positive("divergence_threshold", divergence_threshold)
     scheduled = getattr(algorithm, "scheduled", False)
     sys_ = ExactSystem(
-        problem, algorithm.at_round(0) if scheduled else algorithm, behaviour, max_memory=max_memory
+        problem,
+        algorithm.at_round(0) if scheduled else algorithm,
+        behaviour,
+        max_memory=max_memory,
+        allow_large=allow_large,
     )
+    projected = sys_.projected_cost(rounds)
+    warned = _check_projection(projected, max_memory, warn_seconds, max_seconds, allow_large)
     current = {(None if not scheduled else _steps(algorithm.at_round(0))): sys_}
 
     def system(t):
@@ -492,7 +550,9 @@ def moments(
         key = _steps(rule)
         if key not in current:
             current.clear()
-            current[key] = ExactSystem(problem, rule, behaviour, max_memory=max_memory)
+            current[key] = ExactSystem(
+                problem, rule, behaviour, max_memory=max_memory, allow_large=allow_large
+            )
         return current[key]
 
     gn = np.empty(rounds + 1)
@@ -512,7 +572,7 @@ def moments(
             if t == 1:
                 t_first = time.perf_counter()
             if t == 2:
-                _check_cost(time.perf_counter() - t_first, rounds, sys_, warn_seconds, max_seconds)
+                _check_cost(time.perf_counter() - t_first, rounds, sys_, warn_seconds, max_seconds, warned)
             if t > 0:
                 S = system(t - 1).step(S, t - 1)
                 gn[t], loss[t], xm[t] = sys_.observe(S)
@@ -551,7 +611,39 @@ def moments(
     return Moments(gn, loss, xm, config, msd=msd, divergence_round=div)
 
 
-def _check_cost(first: float, rounds: int, sys_, warn_seconds: float, max_seconds: float | None) -> None:
+def _check_projection(
+    cost: _cost.ExactCost,
+    max_memory: float,
+    warn_seconds: float,
+    max_seconds: float | None,
+    allow_large: bool,
+) -> bool:
+    """Refuse or warn from the projection made before the run; True when it warned."""
+    msg = (
+        f"exact.moments: projected cost of {cost.describe()}; `afltheory.simulate` with a few hundred "
+        "replicates is usually far cheaper at this size"
+    )
+    if cost.bytes > max_memory:
+        raise ExactUnavailable(f"{msg} — refused: above max_memory={max_memory / 1024**2:.4g} MiB")
+    avail = _cost.available_memory()
+    if not allow_large and avail is not None and cost.bytes > avail:
+        raise ExactUnavailable(
+            f"{msg} — refused: above the {avail / 1024**2:.4g} MiB of RAM available now (pass "
+            "allow_large=True to run anyway)"
+        )
+    if max_seconds is not None and cost.seconds > max_seconds:
+        raise ExactUnavailable(
+            f"{msg} — refused: above max_seconds={max_seconds:g} (lower rounds or the sizes)"
+        )
+    if cost.seconds > warn_seconds:
+        warnings.warn(f"{msg} (warn_seconds={warn_seconds:g})", ExactCostWarning, stacklevel=3)
+        return True
+    return False
+
+
+def _check_cost(
+    first: float, rounds: int, sys_, warn_seconds: float, max_seconds: float | None, warned: bool = False
+) -> None:
     projected = first * rounds
     msg = (
         f"exact.moments: the first round took {first:.3g} s, so {rounds} rounds need about "
@@ -563,7 +655,7 @@ def _check_cost(first: float, rounds: int, sys_, warn_seconds: float, max_second
     )
     if max_seconds is not None and projected > max_seconds:
         raise ExactUnavailable(msg + f" — refused: above max_seconds={max_seconds:g}")
-    if projected > warn_seconds:
+    if projected > warn_seconds and not warned:
         warnings.warn(msg, ExactCostWarning, stacklevel=3)
 
 
@@ -577,14 +669,16 @@ def rounds_to_epsilon(
     x0: ArrayLike | None = None,
     what: str = "grad_norm_sq",
     max_memory: int = DEFAULT_MAX_MEMORY,
+    allow_large: bool = False,
 ) -> int | None:
     """First t ≤ max_rounds with exact E‖∇f(x_t)‖² ≤ epsilon (``what="loss"``: E f(x_t) − f* ≤ epsilon);
-    None if not reached (e.g. the steady state lies above epsilon)."""
+    None if not reached (e.g. the steady state lies above epsilon). ``max_memory``/``allow_large`` as in
+    ``moments``."""
     epsilon = check_positive("epsilon", epsilon)
     max_rounds = check_int("max_rounds", max_rounds, low=0)
     if what not in ("grad_norm_sq", "loss"):
         raise ValueError(f"what={what!r} must be 'grad_norm_sq' or 'loss'")
-    sys_ = ExactSystem(problem, algorithm, behaviour, max_memory=max_memory)
+    sys_ = ExactSystem(problem, algorithm, behaviour, max_memory=max_memory, allow_large=allow_large)
     S = sys_.initial(_x0(sys_.problem, x0))
 
     def value(S):
@@ -632,6 +726,7 @@ def steady_state(
     tol: float = 1e-11,
     max_memory: int = DEFAULT_MAX_MEMORY,
     dense_limit: int = 900,
+    allow_large: bool = False,
 ) -> SteadyState:
     """Exact lim_t E‖∇f(x_t)‖² (and E f, E x): the fixed point of the stationary (t ≥ max_delay) recursion.
 
@@ -639,9 +734,9 @@ def steady_state(
     the constant) solves the linear fixed point P = 𝓛(P) + F₀: by ``scipy.linalg.solve_discrete_lyapunov``
     when the round map is deterministic (𝓛(P) = Ā P Āᵀ), by a dense ``scipy.linalg.solve`` when
     (n−1)² ≤ ``dense_limit``, else matrix-free GMRES. Stability: spectral radius ρ of 𝓛 (< 1 required; else
-    the returned values are inf and ``stable`` is False).
+    the returned values are inf and ``stable`` is False). ``max_memory``/``allow_large`` as in ``moments``.
     """
-    sys_ = ExactSystem(problem, algorithm, behaviour, max_memory=max_memory)
+    sys_ = ExactSystem(problem, algorithm, behaviour, max_memory=max_memory, allow_large=allow_large)
     t_ss = sys_.law.time_invariant_from
     op = sys_.op(t_ss)
     for t in (t_ss + 1, t_ss + 7):

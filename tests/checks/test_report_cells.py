@@ -26,7 +26,7 @@ from afltheory.checks.report import (
     table_lines,
     theory_str,
 )
-from afltheory.checks.runner import run_check, write_reports
+from afltheory.checks.runner import write_reports
 
 DATA = Path(__file__).parent / "data" / "quick_verdicts.json"
 RELATIONS = "≤≥<>≈="
@@ -149,11 +149,9 @@ def test_terminal_table_fits_the_width(width):
         assert v.claim.split()[-1] in text
 
 
-def test_live_run_report_cells_and_html(tmp_path, capsys):
-    results = [
-        run_check(c, tier="quick", seed=0, out=str(tmp_path))
-        for c in ("thm1", "cor1", "cor2", "inconsistencies")
-    ]
+def test_live_run_report_cells_and_html(tmp_path, capsys, quick_check):
+    # run_check(c, tier="quick", seed=0, out=...) once per session (the paper-check tests read them too)
+    results = [quick_check(c) for c in ("thm1", "cor1", "cor2", "inconsistencies")]
     for r in results:
         r["verdicts"] = [Verdict.from_dict(v) for v in r["verdicts"]]
     verdicts = [v for r in results for v in r["verdicts"]]

@@ -99,7 +99,20 @@ def test_missing_optional_extra_is_skipped_with_hint(tmp_path):
         assert "SKIPPED" in (tmp_path / "rep" / name).read_text()
 
 
-def test_unknown_only_and_bad_json_refused_before_running(tmp_path):
+def _main(args, cwd, monkeypatch, capsys):
+    """``afltheory.cli.main(args)`` in this process, in ``cwd``: (exit code, stderr)."""
+    from afltheory.cli import main
+
+    monkeypatch.chdir(cwd)
+    capsys.readouterr()
+    try:
+        code = main(args)
+    except SystemExit as exc:
+        code = exc.code
+    return code, capsys.readouterr().err
+
+
+def test_unknown_only_and_bad_json_refused_before_running(tmp_path, monkeypatch, capsys):
     (tmp_path / "fool.py").write_text(FOOL + "\nopen('ran', 'w').close()\n")
     r = _cli(["verify", "fool.py", "--only", "nosuch", "--out", "rep"], tmp_path)
     assert r.returncode == 2 and "--only: unknown check id" in r.stderr and "Traceback" not in r.stderr
@@ -107,10 +120,13 @@ def test_unknown_only_and_bad_json_refused_before_running(tmp_path):
     r = _cli(["verify", "fool.py", "--json", "fifo", "--out", "rep"], tmp_path)
     assert r.returncode == 2 and "--json 'fifo' is a FIFO" in r.stderr
     assert not (tmp_path / "ran").exists() or r.returncode == 2
-    r = _cli(["check", "--mutants", "--json", "fifo", "--out", "rep"], tmp_path)
-    assert r.returncode == 2 and "--json 'fifo' is a FIFO" in r.stderr
-    r = _cli(["check", "--only", "thm1", "--only", "nosuch", "--out", "rep"], tmp_path)
-    assert r.returncode == 2 and "--only: unknown check id" in r.stderr and "[1/" not in r.stderr
+    # `check` loads no user file (nothing enters this process's registry): run in process
+    code, err = _main(["check", "--mutants", "--json", "fifo", "--out", "rep"], tmp_path, monkeypatch, capsys)
+    assert code == 2 and "--json 'fifo' is a FIFO" in err
+    code, err = _main(
+        ["check", "--only", "thm1", "--only", "nosuch", "--out", "rep"], tmp_path, monkeypatch, capsys
+    )
+    assert code == 2 and "--only: unknown check id" in err and "[1/" not in err
 
 
 def _v(**kw):

@@ -17,8 +17,8 @@ CHECK_PARAMS = [
 ]
 
 
-def _check(cid, tmp_path):
-    r = run_check(cid, "quick", 0, str(tmp_path))
+def _check(cid, quick_check):
+    r = quick_check(cid)  # run_check(cid, "quick", 0, out), shared with the other tests of the session
     assert r["error"] is None, r["error"]
     assert r["verdicts"]
     for v in r["verdicts"]:
@@ -30,8 +30,8 @@ def _check(cid, tmp_path):
 
 
 @pytest.mark.parametrize("cid", CHECK_PARAMS)
-def test_checks_pass_and_controls_fail(cid, tmp_path):
-    _check(cid, tmp_path)
+def test_checks_pass_and_controls_fail(cid, quick_check):
+    _check(cid, quick_check)
 
 
 def test_registry_has_required_ids():

@@ -164,12 +164,19 @@ def test_strongly_convex_class_smaller_than_nonconvex():
 
 
 # ------------------------------------------------------------------------------------------- schedules
-def test_exhaustive_schedule_search_is_the_max():
+@pytest.fixture(scope="module")
+def sequential_search():
+    """The exhaustive search of the M = 2, m = 1, K = 2, T = 2, τ = 1 schedules in this process (deterministic
+    SDP solves), shared by the two tests below."""
+    return worst_schedule(AFACD(eta=2.0, eta_L=0.1), C, num_workers=2, m=1, K=2, T=2, tau=1, delta=1.0)
+
+
+def test_exhaustive_schedule_search_is_the_max(sequential_search):
     """M = 2, m = 1, T = 2, τ = 1: 1 · 4 = 4 schedules; the exhaustive maximum equals the max of the
     individually solved schedules and is ≥ the no-delay schedule's value."""
     algo = AFACD(eta=2.0, eta_L=0.1)
     assert schedule_count(2, 1, 2, 1) == 4
-    res = worst_schedule(algo, C, num_workers=2, m=1, K=2, T=2, tau=1, delta=1.0)
+    res = sequential_search  # worst_schedule(algo, C, num_workers=2, m=1, K=2, T=2, tau=1, delta=1.0)
     assert res.method == "exhaustive" and res.solves == 4 and res.uncertified == 0 and res.certified_max
     vals = []
     for w1 in (0, 1):
@@ -180,13 +187,13 @@ def test_exhaustive_schedule_search_is_the_max():
 
 
 @pytest.mark.parametrize("executor", ["local", pytest.param("dask", marks=pytest.mark.slow)])
-def test_schedule_search_on_an_executor_gives_the_sequential_result(executor):
+def test_schedule_search_on_an_executor_gives_the_sequential_result(executor, sequential_search):
     """The solves of a search step run as executor tasks (2 processes; Dask: a LocalCluster): the same
     schedules, values and maximum as in one process (results ordered as the sequential run's)."""
     if executor == "dask":
         pytest.importorskip("dask.distributed", reason="needs the dask extra: pip install 'afltheory[dask]'")
     algo = AFACD(eta=2.0, eta_L=0.1)
-    one = worst_schedule(algo, C, num_workers=2, m=1, K=2, T=2, tau=1, delta=1.0)
+    one = sequential_search  # worst_schedule(algo, C, num_workers=2, m=1, K=2, T=2, tau=1, delta=1.0)
     two = worst_schedule(algo, C, num_workers=2, m=1, K=2, T=2, tau=1, delta=1.0, executor=executor, jobs=2)
     assert (two.solves, two.uncertified, two.method) == (one.solves, one.uncertified, one.method)
     assert two.best.value == one.best.value

@@ -232,9 +232,24 @@ def test_export_that_dies_mid_write_leaves_the_previous_csv_whole(tmp_path, monk
 
 
 # ------------------------------------------------------------------------------------------- corruption
-def _make_store(tmp_path):
+# The corruption tests kill nothing, so their tasks need no sleep (the kill tests above do): they use the tiny
+# spec as is, and every test damages a byte copy of one store built once per module (a closed store is a
+# single file: its WAL is checkpointed on close).
+FAST = TINY
+
+
+@pytest.fixture(scope="module")
+def clean_store(tmp_path_factory):
+    """A finished store of the 12-task tiny spec (no sleep) and its fingerprint, built once per module."""
+    store = tmp_path_factory.mktemp("clean") / "s.sqlite"
+    run_sweep(parse_spec(FAST, check_objects=False), store, task="synthetic")  # closed: WAL checkpointed
+    assert not {"s.sqlite-wal", "s.sqlite-shm", "s.sqlite-journal"} & {p.name for p in store.parent.iterdir()}
+    return store, _fp(store)
+
+
+def _make_store(tmp_path, clean_store):
     store = tmp_path / "s.sqlite"
-    run_sweep(parse_spec(SLOW, check_objects=False), store, task="synthetic")  # closed: WAL checkpointed
+    store.write_bytes(clean_store[0].read_bytes())
     return store
 
 
@@ -265,24 +280,25 @@ CORRUPTIONS = {
 
 
 @pytest.mark.parametrize("kind", sorted(CORRUPTIONS))
-def test_a_corrupted_store_is_reported_and_what_cannot_be_trusted_is_recomputed(tmp_path, kind, reference):
-    store = _make_store(tmp_path)
+def test_a_corrupted_store_is_reported_and_what_cannot_be_trusted_is_recomputed(tmp_path, kind, clean_store):
+    store = _make_store(tmp_path, clean_store)
+    assert _fp(store) == clean_store[1]  # the copy is the undisturbed run
     damage, expect = CORRUPTIONS[kind]
     damage(store)
     with pytest.warns(UserWarning):
-        rep = run_sweep(parse_spec(SLOW, check_objects=False), store, task="synthetic")
+        rep = run_sweep(parse_spec(FAST, check_objects=False), store, task="synthetic")
     assert rep.damage, "the damage must be reported"
     if expect is not None:
         assert rep.ran == expect
     assert rep.failed == 0
-    assert _fp(store) == reference  # every row trustworthy again, equal to an undisturbed run
-    again = run_sweep(parse_spec(SLOW, check_objects=False), store, task="synthetic")
+    assert _fp(store) == clean_store[1]  # every row trustworthy again, equal to an undisturbed run
+    again = run_sweep(parse_spec(FAST, check_objects=False), store, task="synthetic")
     assert again.ran == 0 and not again.damage
 
 
 @pytest.mark.parametrize("kind", ["header-destroyed", "not-a-store", "recursive-view"])
-def test_an_untrustworthy_file_is_refused_with_a_clear_message(tmp_path, kind):
-    store = _make_store(tmp_path)
+def test_an_untrustworthy_file_is_refused_with_a_clear_message(tmp_path, kind, clean_store):
+    store = _make_store(tmp_path, clean_store)
     if kind == "header-destroyed":
         _garble(store, 0, 100)
     elif kind == "not-a-store":
@@ -299,8 +315,8 @@ def test_an_untrustworthy_file_is_refused_with_a_clear_message(tmp_path, kind):
         with pytest.raises(StoreError, match="not an afltheory sweep store|never creates"):
             make()
     assert store.read_bytes() == before  # refused, not modified
-    spec_file = tmp_path / "slow.toml"
-    spec_file.write_text(SLOW)
+    spec_file = tmp_path / "tiny.toml"
+    spec_file.write_text(FAST)
     proc = _cli(spec_file, store)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 2 and b"Traceback" not in err and b"afltheory sweep: error:" in err

@@ -101,7 +101,7 @@ def test_sigkill_at_random_moments_then_resume(tmp_path):
     total = len(spec.tasks)
     assert total == 24
     ref = tmp_path / "ref.sqlite"
-    run_sweep(spec, ref, jobs=1)
+    run_sweep(spec, ref, jobs=2)  # results do not depend on jobs (tests/sweep/test_executors.py)
 
     store = tmp_path / "killed.sqlite"
     rng = np.random.default_rng(20220717)  # fixed moments

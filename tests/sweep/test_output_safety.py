@@ -261,7 +261,7 @@ def test_simulated_enospc_is_one_line_and_resumable(tmp_path, reference, monkeyp
 
 def test_dask_scheduler_that_never_answers_is_an_error_not_a_hang():
     """A loopback listener that accepts the connection and never answers (once hung > 120 s): OSError
-    naming the address after the connect timeout (2 s here, plus the bounded grace)."""
+    naming the address after the connect timeout (0.5 s here, plus the bounded grace of 5 s)."""
     pytest.importorskip("distributed")
     import socket
     import threading
@@ -284,7 +284,7 @@ def test_dask_scheduler_that_never_answers_is_an_error_not_a_hang():
     addr = f"tcp://127.0.0.1:{srv.getsockname()[1]}"
     try:
         with pytest.raises(OSError, match="cannot connect to the Dask scheduler"):
-            DaskExecutor(addr, timeout=2)
+            DaskExecutor(addr, timeout=0.5)
     finally:
         srv.close()
         for c in held:
