@@ -25,6 +25,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from . import _faults, _progress, _rng
+from ._introspect import overrides
 from ._validation import check_alloc, check_array, check_int, check_positive
 from .anarchy.schedule import Schedule
 from .compression.channel import channel_for
@@ -457,6 +458,7 @@ class _CollapsedRunner(_LocalRunner):
             lam, Q = np.linalg.eigh(problem.hessian[0])
             self.eig, self.Q = lam[None], Q
         self.sigma = problem.noise.sigma_L
+        self.arrivals = False  # set by simulate when the server step is linear in the round's updates
         self._tables = {}
         self._tiled = {}
 
@@ -512,6 +514,62 @@ class _CollapsedRunner(_LocalRunner):
         widx = 0 if S == 1 else W
         return drift[kidx, widx], scale[kidx, widx]
 
+    def run(self, src, idx, workers, K, purpose, key, worker_state=None, shift=None, bounds=None):
+        """As ``_LocalRunner.run``; with ``arrivals`` set, a round's (``_rng.NOISE``) updates are returned
+        without their noise, which ``add_arrival_noise`` then adds to the server step as one draw."""
+        if not (self.arrivals and purpose == _rng.NOISE) or self.no_noise:
+            return super().run(src, idx, workers, K, purpose, key, worker_state, shift, bounds)
+        self.no_noise = True  # the noiseless updates: the same arithmetic as a σ_L = 0 run
+        try:
+            return super().run(src, idx, workers, K, purpose, key, worker_state, shift, bounds)
+        finally:
+            self.no_noise = False
+
+    def add_arrival_noise(self, x, factor, weights, W, K, key):
+        """x −= factor · Σ_i w_i ε_i, the arrivals' summed noise drawn as ONE Gaussian: the
+        ε_i = sc(K_i, W_i) ⊙ z_i (eigenbasis of H) independent, so Σ_i w_i ε_i ~ sqrt(Σ_i w_i² sc_i²) ⊙ z
+        with z ~ N(0, I_d) — exact in law (issue 31). ``weights``: (R, n) per-arrival factors w_i or None (1).
+        z of round ``key`` comes from the blocks' (NOISE, key) streams (full blocks: replicate r ⟂ R); the
+        variance is summed by the same elementwise arithmetic for every row (arrivals in order, then step
+        counts in increasing order), so replicate r is bit-identical whatever R."""
+        if self.no_noise:
+            return x
+        R, n = W.shape
+        S, d = self.eig.shape
+        Ks = np.unique(K)
+        kidx = np.searchsorted(Ks, K)
+        ws = self.ws
+        var = ws.get("arrvar", (R, d))
+        var.fill(0.0)
+        if S == 1:
+            if weights is None:  # integer counts per step count: exact whatever the order
+                cnt = (kidx[..., None] == np.arange(len(Ks))).sum(axis=1).astype(float)
+            else:
+                w2 = np.square(np.asarray(weights, dtype=float))
+                cnt = np.zeros((R, len(Ks)))
+                rows = np.arange(R)
+                for i in range(n):
+                    cnt[rows, kidx[:, i]] += w2[:, i]
+            for j, k in enumerate(Ks):
+                sc = self._table(int(k))[1][0]
+                var += cnt[:, j, None] * (sc * sc)
+        else:
+            sc2 = np.stack([self._table(int(k))[1] for k in Ks]) ** 2  # (nK, S, d)
+            w2 = None if weights is None else np.square(np.asarray(weights, dtype=float))
+            for i in range(n):
+                term = sc2[kidx[:, i], W[:, i]]
+                if w2 is not None:
+                    term *= w2[:, i, None]
+                var += term
+        np.sqrt(var, out=var)
+        var *= factor
+        z = _standard_normal_blocks(self.streams.at(_rng.NOISE, key), ws.get("arrz", (R, d)), self.B)
+        z *= var
+        if self.Q is not None:  # back from the eigenbasis: one (1, d) @ (d, d) product per replicate
+            z = np.matmul(z[:, None, :], self.Q.T)[:, 0]
+        x -= z
+        return x
+
     def _run_chunk(self, Gc, y0, W, K, Kmin, Kmax, gens, lo, worker_state):
         if Kmax == 1:  # nothing to collapse: the generic one-step path is the same draw
             return super()._run_chunk(Gc, y0, W, K, Kmin, Kmax, gens, lo, worker_state)
@@ -550,7 +608,7 @@ def simulate(
     *,
     divergence_threshold: float = 1e12,
     record_x: bool = False,
-    collapse: bool | None = None,
+    collapse: bool | str | None = None,
     progress: bool = False,
 ) -> Trace:
     """Run ``algorithm`` on ``problem`` under ``behaviour`` for ``rounds`` server rounds, ``replicates``
@@ -564,8 +622,11 @@ def simulate(
     ``grad_norm_sq``, ``loss``, ``x``, ``tracking_error`` and its ``x_final`` are +inf (never NaN),
     ``divergence`` records t, and a ``DivergenceWarning`` names the round and replicates.
     ``collapse``: draw each worker update's K local steps exactly in one Gaussian draw (quadratics with
-    isotropic Gaussian noise and SGD workers; same law, different random stream). None: whenever valid; True:
-    required (ValueError saying why when invalid); False: step by step.
+    isotropic Gaussian noise and SGD workers; same law, different random stream) and, where the server step is
+    linear in the round's updates (the base rule's weighted sum, uncompressed; a memory rule only when all M
+    workers arrive every round), the round's m arrival noises as ONE Gaussian draw of their weighted sum
+    (``Trace.config["arrivals_collapsed"]``). None: whenever valid; True: required (ValueError saying why
+    when invalid); "steps": collapse the local steps only (one draw per arrival); False: step by step.
     ``progress``: show a progress bar over rounds on stderr (tqdm if installed, else a line per 10 %).
     """
     run = _prepare(
@@ -573,6 +634,29 @@ def simulate(
     )
     _run_rounds(run, progress)
     return _report(run)
+
+
+def _arrivals_reason(algorithm, channel, sched, num_workers) -> str | None:
+    """Why a round's collapsed updates cannot be summed into one noise draw (None: they can, exactly in law):
+    the server step must be the base rule's x − γ/normalizer · Σ_i w_i G_i (``ServerRule.aggregate`` not
+    overridden), uncompressed, and a memory rule must overwrite every slot every round (all M workers arrive
+    each round: its memory sum is then that round's sum)."""
+    from .algorithms.base import ServerRule
+
+    if not isinstance(algorithm, ServerRule) or overrides(algorithm, "aggregate", ServerRule):
+        return "the server rule overrides aggregate"
+    if channel.comp is not None:
+        return "the updates are compressed"
+    if algorithm.keeps_memory:
+        full = sched.m == num_workers and not overrides(algorithm, "update_memory", ServerRule)
+        if not (
+            full
+            and np.array_equal(
+                np.sort(sched.workers, axis=2), np.broadcast_to(np.arange(num_workers), sched.workers.shape)
+            )
+        ):
+            return "a memory rule keeps slots of workers that did not arrive this round"
+    return None
 
 
 def _round_rule(algorithm, t):
@@ -641,8 +725,10 @@ def _prepare(
         )
     if per_worker is not None:
         why_not = "the local step size differs between workers"
+    if collapse not in (None, True, False, "steps"):
+        raise ValueError(f"collapse={collapse!r} must be None, True, False or 'steps'")
     if collapse and why_not:
-        raise ValueError(f"collapse=True is invalid here: {why_not}")
+        raise ValueError(f"collapse={collapse!r} is invalid here: {why_not}")
     use_collapsed = why_not is None and collapse is not False
     if per_worker is not None:
         runner = _PerWorkerStepRunner(problem, algorithm.worker, per_worker, seed, R)
@@ -651,6 +737,11 @@ def _prepare(
         runner = runner_cls(problem, algorithm.worker, _round_rule(algorithm, 0).eta_L, seed, R)
     worker_state = algorithm.worker.init(R, M, d)
     channel = channel_for(algorithm, d, M, R, seed)  # the worker-side compressor (identity when none)
+    arrivals = (
+        use_collapsed and collapse != "steps" and _arrivals_reason(algorithm, channel, sched, M) is None
+    )
+    if arrivals:
+        runner.arrivals = True
     bits = np.zeros((R, rounds + 1))
     walk, drift_lag = None, 0
     if drifting is not None:
@@ -683,6 +774,7 @@ def _prepare(
         rows=rows,
         rows_m=rows_m,
         use_collapsed=use_collapsed,
+        arrivals=arrivals,
         runner=runner,
         worker_state=worker_state,
         channel=channel,
@@ -703,7 +795,7 @@ def _run_rounds(run: SimpleNamespace, progress: bool = False) -> None:
     x, x_init, H, hist, hist_flat = run.x, run.x_init, run.H, run.hist, run.hist_flat
     rows, rows_m = run.rows, run.rows_m
     runner, worker_state, channel, bits = run.runner, run.worker_state, run.channel, run.bits
-    walk, track, record_x = run.walk, run.track, run.record_x
+    walk, track, record_x, arrivals = run.walk, run.track, run.record_x, run.arrivals
 
     def initial_updates():
         """Every worker's (sent) update at x_0: what a warm-started memory rule stores (AFA-CS)."""
@@ -784,6 +876,14 @@ def _run_rounds(run: SimpleNamespace, progress: bool = False) -> None:
             x = rule.aggregate(state, x, G, W, K, tau, M)
             if isinstance(x, tuple):  # ServerRule.aggregate -> (x, state); older rules return x alone
                 x, state = x
+            if (
+                arrivals
+            ):  # the noise of the updates G left out, as one draw (_CollapsedRunner.add_arrival_noise)
+                w = rule.arrival_weights(K, tau)
+                pw = rule.worker_weights(M)
+                if pw is not None:
+                    w = pw[W] if w is None else w * pw[W]
+                runner.add_arrival_noise(x, rule.step_size / rule.normalizer(W.shape[1], M), w, W, K, t + 1)
             record(t + 1, x)
             now = diverging(t + 1, x)
             if now.any():
@@ -848,6 +948,7 @@ def _report(run: SimpleNamespace) -> Trace:
         "replicates": R,
         "seed": seed,
         "collapsed": use_collapsed,
+        "arrivals_collapsed": run.arrivals,
     }
     return Trace(
         gn,
