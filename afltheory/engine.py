@@ -25,7 +25,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from . import _faults, _progress, _rng
-from ._introspect import overrides
+from ._introspect import defining_class, overrides
 from ._validation import check_alloc, check_array, check_int, check_positive
 from .anarchy.schedule import Schedule
 from .compression.channel import channel_for
@@ -639,16 +639,21 @@ def simulate(
 def _arrivals_reason(algorithm, channel, sched, num_workers) -> str | None:
     """Why a round's collapsed updates cannot be summed into one noise draw (None: they can, exactly in law):
     the server step must be the base rule's x − γ/normalizer · Σ_i w_i G_i (``ServerRule.aggregate`` not
-    overridden), uncompressed, and a memory rule must overwrite every slot every round (all M workers arrive
-    each round: its memory sum is then that round's sum)."""
+    overridden, or overridden by a class declaring ``base_code = True``: the mutation controls), on
+    uncompressed updates, and a memory rule must overwrite every slot every round (all M workers arrive each
+    round: its memory sum is then that round's sum)."""
     from .algorithms.base import ServerRule
 
-    if not isinstance(algorithm, ServerRule) or overrides(algorithm, "aggregate", ServerRule):
+    def own_code(hook):  # overridden, and the override does not declare it runs the base's code
+        owner = defining_class(type(algorithm), hook)
+        return overrides(algorithm, hook, ServerRule) and not owner.__dict__.get("base_code", False)
+
+    if not isinstance(algorithm, ServerRule) or own_code("aggregate"):
         return "the server rule overrides aggregate"
     if channel.comp is not None:
         return "the updates are compressed"
     if algorithm.keeps_memory:
-        full = sched.m == num_workers and not overrides(algorithm, "update_memory", ServerRule)
+        full = sched.m == num_workers and not own_code("update_memory")
         if not (
             full
             and np.array_equal(
