@@ -459,6 +459,7 @@ class _CollapsedRunner(_LocalRunner):
             self.eig, self.Q = lam[None], Q
         self.sigma = problem.noise.sigma_L
         self.arrivals = False  # set by simulate when the server step is linear in the round's updates
+        self._std = {}
         self._tables = {}
         self._tiled = {}
 
@@ -481,6 +482,7 @@ class _CollapsedRunner(_LocalRunner):
             self.eta_L = eta_L
             self._tables = {}
             self._tiled = {}
+            self._std = {}
 
     def _table(self, K):
         """(drift, noise) coefficients for K steps, each (S, d): G = drift·(y0 − c) + noise·z, z ~ N(0, I)."""
@@ -536,9 +538,22 @@ class _CollapsedRunner(_LocalRunner):
             return x
         R, n = W.shape
         S, d = self.eig.shape
-        Ks = np.unique(K)
-        kidx = np.searchsorted(Ks, K)
         ws = self.ws
+        kmin, kmax = int(K.min()), int(K.max())
+        if S == 1 and weights is None and kmin == kmax:  # one std for every row: the general arithmetic
+            std = self._std.get((kmax, n, factor))  # below with a single nonzero count (0 + n·sc² = n·sc²)
+            if std is None:
+                sc = self._table(kmax)[1][0]
+                std = self._std[(kmax, n, factor)] = np.sqrt(float(n) * (sc * sc)) * factor
+            z = _standard_normal_blocks(self.streams.at(_rng.NOISE, key), ws.get("arrz", (R, d)), self.B)
+            z *= std
+            if self.Q is not None:
+                z = np.matmul(z[:, None, :], self.Q.T)[:, 0]
+            x -= z
+            return x
+        present = np.bincount((K - kmin).ravel(), minlength=kmax - kmin + 1)
+        Ks = np.flatnonzero(present) + kmin  # the step counts of this round, increasing
+        kidx = np.searchsorted(Ks, K)
         var = ws.get("arrvar", (R, d))
         var.fill(0.0)
         if S == 1:

@@ -122,3 +122,14 @@ def test_afacs_with_all_workers_equals_afacd_and_matches_exact_moments():
     ex = aft.exact.moments(p, al.AFACS(1.0, 0.2), beh, rounds=10)
     z = (a.mean() - ex.grad_norm_sq)[1:] / a.sem()[1:]
     assert np.all(np.abs(z) < 4.5), z
+
+
+@pytest.mark.parametrize("family", ["diag", "dense"])
+def test_rounds_with_one_step_count_take_the_same_arithmetic(family):
+    """A round whose arrivals share one K uses one std for every row: replicate 0 alone (many such rounds)
+    equals replicate 0 of 70 replicates (none) bit for bit."""
+    beh = an.Behaviour(an.UniformArrivals(2), an.UniformDelay(1), an.UniformSteps(1, 2))
+    p = FAMILIES[family]()
+    one, many = (aft.simulate(p, al.AFACD(0.5, 0.05), beh, rounds=30, replicates=R, seed=2) for R in (1, 70))
+    assert (one.schedule.local_steps[0].min(axis=1) == one.schedule.local_steps[0].max(axis=1)).sum() >= 5
+    np.testing.assert_array_equal(one.grad_norm_sq[0], many.grad_norm_sq[0])
