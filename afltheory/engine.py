@@ -71,8 +71,7 @@ class DivergenceInfo:
         reps = np.flatnonzero(self.diverged)
         return (
             f"{len(reps)} of {len(self.round)} replicates diverged (first at round "
-            f"{int(self.round[reps].min())}; replicates "
-            f"{reps[:10].tolist()}{'…' if len(reps) > 10 else ''})"
+            f"{int(self.round[reps].min())}; replicates {reps[:10].tolist()}{'…' if len(reps) > 10 else ''})"
         )
 
 
@@ -146,8 +145,7 @@ class Trace:
     def __repr__(self) -> str:
         return (
             f"Trace(replicates={self.replicates}, rounds={self.rounds}, dim={self.x0.shape[-1]}, "
-            f"seed={self.seed}, "
-            f"{self.divergence})"
+            f"seed={self.seed}, {self.divergence})"
         )
 
     def save(self, path: str | os.PathLike) -> str:
@@ -171,9 +169,8 @@ def _schedule_for(behaviour, algorithm, problem, rounds, replicates, seed) -> Sc
         behaviour = Replay(behaviour)
     if not hasattr(behaviour, "sample"):
         raise ValueError(
-            f"behaviour={behaviour!r} must be an afltheory.anarchy behaviour (Behaviour, "
-            "Replay, "
-            f"EventDriven, Synchronous) or a Schedule"
+            f"behaviour={behaviour!r} must be an afltheory.anarchy behaviour (Behaviour, Replay, "
+            "EventDriven, Synchronous) or a Schedule"
         )
     sched = behaviour.sample(rounds, replicates, problem.num_workers, seed)
     fixed = getattr(algorithm, "fixed_local_steps", None)
@@ -209,10 +206,9 @@ def _schedule_for(behaviour, algorithm, problem, rounds, replicates, seed) -> Sc
 
 
 #: Values per (chunk, m, d) working array: the local steps of a chunk of whole noise blocks run together, so
-# the
-#: arrays stay near the core (≤ 1 MB each, or one block) while Python call overhead is paid once per chunk,
-# not
-#: per replicate (2^13…2^17 measured within ±5% of each other at d = 10 and 100; the largest was fastest).
+#: the arrays stay near the core (≤ 1 MB each, or one block) while Python call overhead is paid once per
+#: chunk, not per replicate (2^13…2^17 measured within ±5% of each other at d = 10 and 100; the largest was
+#: fastest).
 _CHUNK_VALUES = 1 << 17
 
 
@@ -740,8 +736,8 @@ def _prepare(
         per_worker = None  # one step size: the ordinary runners (algorithm.eta_L)
     if per_worker is not None and getattr(algorithm, "scheduled", False):
         raise ValueError(
-            f"algorithm={algorithm!r}: per-worker local step sizes cannot be combined with a "
-            f"step-size schedule"
+            f"algorithm={algorithm!r}: per-worker local step sizes cannot be combined with a step-size "
+            "schedule"
         )
     if per_worker is not None:
         why_not = "the local step size differs between workers"
@@ -909,8 +905,7 @@ def _run_rounds(run: SimpleNamespace, progress: bool = False) -> None:
             if now.any():
                 bad = (div_round < 0) & now
                 div_round[bad] = t + 1
-                # freeze diverged replicates at x_0 so they stop overflowing; their recorded values become
-                # +inf
+                # freeze diverged replicates at x_0 so they stop overflowing; their recorded values: +inf
                 x[now] = x_init[now]
                 hist[:, now] = x_init[now]
                 xsum[now] = 0.0
