@@ -258,7 +258,7 @@ class _LocalRunner:
         self.additive = type(problem).stochastic_grad is Problem.stochastic_grad
         self.noise = problem.noise
         self.no_noise = problem.noise.sigma_L == 0.0
-        self.streams = _rng.BlockStreams(seed, self.nblocks)
+        self.streams = _rng.SFC64BlockStreams(seed, self.nblocks)
         self.unit = problem.noise.standard_normal_scale(problem.dim)
         fault = _faults.get(_faults.FaultPoint.SIM_NOISE)  # None unless a noise fault is injected
         self.noise_factor = 1.0 if fault is None else float(fault(problem.dim))
