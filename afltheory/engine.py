@@ -5,12 +5,14 @@ round t it takes the realized schedule row (M_t, τ_{t,i}, K_{t,i}), gathers eac
 x_{t−τ_{t,i}} from a ring buffer of the max_delay+1 most recent models, runs the K_{t,i} local steps of the
 worker rule, and applies the server rule. Randomness: the schedule of replicate r comes from
 ``stream(seed, SCHEDULE, r)``; gradient noise of replicate block b (``_rng.BLOCK`` replicates) in round t from
-the block's Philox stream rewound to (NOISE, t) (``_rng.BlockStreams``), drawn for the whole block (a partial
-last block is padded), so replicate r is bit-identical whatever the number of replicates, and a round can be
-reproduced alone. Every arrival's numbers are computed by the same arithmetic whatever its block- and
-chunk-mates (``_LocalRunner._run_chunk``), and recorded quantities are reduced with shape-independent kernels
-(``afltheory._numerics``). Replicates are processed in chunks of whole blocks; the chunk size never changes a
-number (tests/engine/test_chunking.py, test_replicates.py).
+the block's SFC64 generator re-seeded at (NOISE, t) from its keyed Philox stream (``_rng.SFC64BlockStreams``),
+drawn for the whole block (a partial last block is padded), so replicate r is bit-identical whatever the
+number of replicates, and a round can be reproduced alone. Where the server step is linear in the round's
+collapsed updates, their m noises are drawn as one Gaussian of the same law
+(``_CollapsedRunner.add_arrival_noise``). Every arrival's numbers are computed by the same arithmetic whatever
+its block- and chunk-mates (``_LocalRunner._run_chunk``), and recorded quantities are reduced with
+shape-independent kernels (``afltheory._numerics``). Replicates are processed in chunks of whole blocks; the
+chunk size never changes a number (tests/engine/test_chunking.py, test_replicates.py).
 """
 
 from __future__ import annotations
@@ -304,7 +306,10 @@ class _LocalRunner:
         R, n = workers.shape
         d = self.problem.dim
         G = self.ws.get("G", (R, n, d))
-        gens = self.streams.at(purpose, key)
+        if self.additive and self.no_noise:  # nothing to draw (σ_L = 0, or the arrivals' noise drawn later)
+            gens = [None] * self.nblocks
+        else:
+            gens = self.streams.at(purpose, key)
         for c, (lo, hi, b0, b1) in enumerate(self._chunks(n)):
             # mode="wrap": an unbuffered gather (indices come from a validated schedule)
             y0 = np.take(src, idx[lo:hi], axis=0, out=self.ws.get("y0", (hi - lo, n, d)), mode="wrap")
