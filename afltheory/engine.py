@@ -642,7 +642,7 @@ def simulate(
     linear in the round's updates (the base rule's weighted sum, uncompressed; a memory rule only when all M
     workers arrive every round), the round's m arrival noises as ONE Gaussian draw of their weighted sum
     (``Trace.config["arrivals_collapsed"]``). None: whenever valid; True: required (ValueError saying why
-    when invalid); "steps": collapse the local steps only (one draw per arrival); False: step by step.
+    when invalid); "steps": as True, but one noise draw per arrival; False: step by step.
     ``progress``: show a progress bar over rounds on stderr (tqdm if installed, else a line per 10 %).
     """
     run = _prepare(
