@@ -45,3 +45,37 @@ class BlockStreams:
             st["has_uint32"] = 0
             bg.state = st
         return self._gens
+
+
+class SFC64BlockStreams:
+    """``BlockStreams`` with SFC64 normals (the engine's noise, issue 31): one SFC64 generator per replicate
+    block; ``at(purpose, key)`` re-seeds each block's generator from its Philox stream rewound to (purpose,
+    key) — three words and counter 1, then 12 outputs discarded, numpy's own SFC64 seeding with the keyed
+    Philox stream in place of a SeedSequence. Each (seed, block, purpose, key) sub-stream is reproducible
+    whatever was drawn before, exactly as with ``BlockStreams``, and normals come ~1.5× faster
+    (benchmarks/peers.py floors: SFC64 ~145 M/s, Philox ~97 M/s here); a re-seed costs a few µs per block."""
+
+    def __init__(self, seed: int, nblocks: int):
+        self._keys = BlockStreams(seed, nblocks)
+        self._bitgens = [np.random.SFC64(0) for _ in range(nblocks)]
+        self._gens = [np.random.Generator(bg) for bg in self._bitgens]
+        self._states = [bg.state for bg in self._bitgens]
+
+    def at(self, purpose: int, key: int) -> list[np.random.Generator]:
+        keys = self._keys
+        for ph, ph_st, bg, st in zip(keys._bitgens, keys._states, self._bitgens, self._states, strict=True):
+            c = ph_st["state"]["counter"]
+            c[:] = 0
+            c[2] = int(key)
+            c[3] = int(purpose)
+            ph_st["buffer_pos"] = 4
+            ph_st["has_uint32"] = 0
+            ph.state = ph_st
+            s = st["state"]["state"]
+            s[:3] = ph.random_raw(3)
+            s[3] = 1
+            st["has_uint32"] = 0
+            st["uinteger"] = 0
+            bg.state = st
+            bg.random_raw(12)
+        return self._gens

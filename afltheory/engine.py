@@ -5,12 +5,14 @@ round t it takes the realized schedule row (M_t, τ_{t,i}, K_{t,i}), gathers eac
 x_{t−τ_{t,i}} from a ring buffer of the max_delay+1 most recent models, runs the K_{t,i} local steps of the
 worker rule, and applies the server rule. Randomness: the schedule of replicate r comes from
 ``stream(seed, SCHEDULE, r)``; gradient noise of replicate block b (``_rng.BLOCK`` replicates) in round t from
-the block's Philox stream rewound to (NOISE, t) (``_rng.BlockStreams``), drawn for the whole block (a partial
-last block is padded), so replicate r is bit-identical whatever the number of replicates, and a round can be
-reproduced alone. Every arrival's numbers are computed by the same arithmetic whatever its block- and
-chunk-mates (``_LocalRunner._run_chunk``), and recorded quantities are reduced with shape-independent kernels
-(``afltheory._numerics``). Replicates are processed in chunks of whole blocks; the chunk size never changes a
-number (tests/engine/test_chunking.py, test_replicates.py).
+the block's SFC64 generator re-seeded at (NOISE, t) from its keyed Philox stream (``_rng.SFC64BlockStreams``),
+drawn for the whole block (a partial last block is padded), so replicate r is bit-identical whatever the
+number of replicates, and a round can be reproduced alone. Where the server step is linear in the round's
+collapsed updates, their m noises are drawn as one Gaussian of the same law
+(``_CollapsedRunner.add_arrival_noise``). Every arrival's numbers are computed by the same arithmetic whatever
+its block- and chunk-mates (``_LocalRunner._run_chunk``), and recorded quantities are reduced with
+shape-independent kernels (``afltheory._numerics``). Replicates are processed in chunks of whole blocks; the
+chunk size never changes a number (tests/engine/test_chunking.py, test_replicates.py).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from . import _faults, _progress, _rng
+from ._introspect import defining_class, overrides
 from ._validation import check_alloc, check_array, check_int, check_positive
 from .anarchy.schedule import Schedule
 from .compression.channel import channel_for
@@ -70,8 +73,7 @@ class DivergenceInfo:
         reps = np.flatnonzero(self.diverged)
         return (
             f"{len(reps)} of {len(self.round)} replicates diverged (first at round "
-            f"{int(self.round[reps].min())}; replicates "
-            f"{reps[:10].tolist()}{'…' if len(reps) > 10 else ''})"
+            f"{int(self.round[reps].min())}; replicates {reps[:10].tolist()}{'…' if len(reps) > 10 else ''})"
         )
 
 
@@ -145,8 +147,7 @@ class Trace:
     def __repr__(self) -> str:
         return (
             f"Trace(replicates={self.replicates}, rounds={self.rounds}, dim={self.x0.shape[-1]}, "
-            f"seed={self.seed}, "
-            f"{self.divergence})"
+            f"seed={self.seed}, {self.divergence})"
         )
 
     def save(self, path: str | os.PathLike) -> str:
@@ -170,9 +171,8 @@ def _schedule_for(behaviour, algorithm, problem, rounds, replicates, seed) -> Sc
         behaviour = Replay(behaviour)
     if not hasattr(behaviour, "sample"):
         raise ValueError(
-            f"behaviour={behaviour!r} must be an afltheory.anarchy behaviour (Behaviour, "
-            "Replay, "
-            f"EventDriven, Synchronous) or a Schedule"
+            f"behaviour={behaviour!r} must be an afltheory.anarchy behaviour (Behaviour, Replay, "
+            "EventDriven, Synchronous) or a Schedule"
         )
     sched = behaviour.sample(rounds, replicates, problem.num_workers, seed)
     fixed = getattr(algorithm, "fixed_local_steps", None)
@@ -208,10 +208,9 @@ def _schedule_for(behaviour, algorithm, problem, rounds, replicates, seed) -> Sc
 
 
 #: Values per (chunk, m, d) working array: the local steps of a chunk of whole noise blocks run together, so
-# the
-#: arrays stay near the core (≤ 1 MB each, or one block) while Python call overhead is paid once per chunk,
-# not
-#: per replicate (2^13…2^17 measured within ±5% of each other at d = 10 and 100; the largest was fastest).
+#: the arrays stay near the core (≤ 1 MB each, or one block) while Python call overhead is paid once per
+#: chunk, not per replicate (2^13…2^17 measured within ±5% of each other at d = 10 and 100; the largest was
+#: fastest).
 _CHUNK_VALUES = 1 << 17
 
 
@@ -261,7 +260,7 @@ class _LocalRunner:
         self.additive = type(problem).stochastic_grad is Problem.stochastic_grad
         self.noise = problem.noise
         self.no_noise = problem.noise.sigma_L == 0.0
-        self.streams = _rng.BlockStreams(seed, self.nblocks)
+        self.streams = _rng.SFC64BlockStreams(seed, self.nblocks)
         self.unit = problem.noise.standard_normal_scale(problem.dim)
         fault = _faults.get(_faults.FaultPoint.SIM_NOISE)  # None unless a noise fault is injected
         self.noise_factor = 1.0 if fault is None else float(fault(problem.dim))
@@ -307,7 +306,10 @@ class _LocalRunner:
         R, n = workers.shape
         d = self.problem.dim
         G = self.ws.get("G", (R, n, d))
-        gens = self.streams.at(purpose, key)
+        if self.additive and self.no_noise:  # nothing to draw (σ_L = 0, or the arrivals' noise drawn later)
+            gens = [None] * self.nblocks
+        else:
+            gens = self.streams.at(purpose, key)
         for c, (lo, hi, b0, b1) in enumerate(self._chunks(n)):
             # mode="wrap": an unbuffered gather (indices come from a validated schedule)
             y0 = np.take(src, idx[lo:hi], axis=0, out=self.ws.get("y0", (hi - lo, n, d)), mode="wrap")
@@ -457,6 +459,8 @@ class _CollapsedRunner(_LocalRunner):
             lam, Q = np.linalg.eigh(problem.hessian[0])
             self.eig, self.Q = lam[None], Q
         self.sigma = problem.noise.sigma_L
+        self.arrivals = False  # set by simulate when the server step is linear in the round's updates
+        self._std = {}
         self._tables = {}
         self._tiled = {}
 
@@ -479,6 +483,7 @@ class _CollapsedRunner(_LocalRunner):
             self.eta_L = eta_L
             self._tables = {}
             self._tiled = {}
+            self._std = {}
 
     def _table(self, K):
         """(drift, noise) coefficients for K steps, each (S, d): G = drift·(y0 − c) + noise·z, z ~ N(0, I)."""
@@ -511,6 +516,75 @@ class _CollapsedRunner(_LocalRunner):
         kidx = np.searchsorted(Ks, K)
         widx = 0 if S == 1 else W
         return drift[kidx, widx], scale[kidx, widx]
+
+    def run(self, src, idx, workers, K, purpose, key, worker_state=None, shift=None, bounds=None):
+        """As ``_LocalRunner.run``; with ``arrivals`` set, a round's (``_rng.NOISE``) updates are returned
+        without their noise, which ``add_arrival_noise`` then adds to the server step as one draw."""
+        if not (self.arrivals and purpose == _rng.NOISE) or self.no_noise:
+            return super().run(src, idx, workers, K, purpose, key, worker_state, shift, bounds)
+        self.no_noise = True  # the noiseless updates: the same arithmetic as a σ_L = 0 run
+        try:
+            return super().run(src, idx, workers, K, purpose, key, worker_state, shift, bounds)
+        finally:
+            self.no_noise = False
+
+    def add_arrival_noise(self, x, factor, weights, W, K, key):
+        """x −= factor · Σ_i w_i ε_i, the arrivals' summed noise drawn as ONE Gaussian: the
+        ε_i = sc(K_i, W_i) ⊙ z_i (eigenbasis of H) independent, so Σ_i w_i ε_i ~ sqrt(Σ_i w_i² sc_i²) ⊙ z
+        with z ~ N(0, I_d) — exact in law (issue 31). ``weights``: (R, n) per-arrival factors w_i or None (1).
+        z of round ``key`` comes from the blocks' (NOISE, key) streams (full blocks: replicate r ⟂ R); the
+        variance is summed by the same elementwise arithmetic for every row (arrivals in order, then step
+        counts in increasing order), so replicate r is bit-identical whatever R."""
+        if self.no_noise:
+            return x
+        R, n = W.shape
+        S, d = self.eig.shape
+        ws = self.ws
+        kmin, kmax = int(K.min()), int(K.max())
+        if S == 1 and weights is None and kmin == kmax:  # one std for every row: the general arithmetic
+            std = self._std.get((kmax, n, factor))  # below with a single nonzero count (0 + n·sc² = n·sc²)
+            if std is None:
+                sc = self._table(kmax)[1][0]
+                std = self._std[(kmax, n, factor)] = np.sqrt(float(n) * (sc * sc)) * factor
+            z = _standard_normal_blocks(self.streams.at(_rng.NOISE, key), ws.get("arrz", (R, d)), self.B)
+            z *= std
+            if self.Q is not None:
+                z = np.matmul(z[:, None, :], self.Q.T)[:, 0]
+            x -= z
+            return x
+        present = np.bincount((K - kmin).ravel(), minlength=kmax - kmin + 1)
+        Ks = np.flatnonzero(present) + kmin  # the step counts of this round, increasing
+        kidx = np.searchsorted(Ks, K)
+        var = ws.get("arrvar", (R, d))
+        var.fill(0.0)
+        if S == 1:
+            if weights is None:  # integer counts per step count: exact whatever the order
+                cnt = (kidx[..., None] == np.arange(len(Ks))).sum(axis=1).astype(float)
+            else:
+                w2 = np.square(np.asarray(weights, dtype=float))
+                cnt = np.zeros((R, len(Ks)))
+                rows = np.arange(R)
+                for i in range(n):
+                    cnt[rows, kidx[:, i]] += w2[:, i]
+            for j, k in enumerate(Ks):
+                sc = self._table(int(k))[1][0]
+                var += cnt[:, j, None] * (sc * sc)
+        else:
+            sc2 = np.stack([self._table(int(k))[1] for k in Ks]) ** 2  # (nK, S, d)
+            w2 = None if weights is None else np.square(np.asarray(weights, dtype=float))
+            for i in range(n):
+                term = sc2[kidx[:, i], W[:, i]]
+                if w2 is not None:
+                    term *= w2[:, i, None]
+                var += term
+        np.sqrt(var, out=var)
+        var *= factor
+        z = _standard_normal_blocks(self.streams.at(_rng.NOISE, key), ws.get("arrz", (R, d)), self.B)
+        z *= var
+        if self.Q is not None:  # back from the eigenbasis: one (1, d) @ (d, d) product per replicate
+            z = np.matmul(z[:, None, :], self.Q.T)[:, 0]
+        x -= z
+        return x
 
     def _run_chunk(self, Gc, y0, W, K, Kmin, Kmax, gens, lo, worker_state):
         if Kmax == 1:  # nothing to collapse: the generic one-step path is the same draw
@@ -550,7 +624,7 @@ def simulate(
     *,
     divergence_threshold: float = 1e12,
     record_x: bool = False,
-    collapse: bool | None = None,
+    collapse: bool | str | None = None,
     progress: bool = False,
 ) -> Trace:
     """Run ``algorithm`` on ``problem`` under ``behaviour`` for ``rounds`` server rounds, ``replicates``
@@ -564,8 +638,11 @@ def simulate(
     ``grad_norm_sq``, ``loss``, ``x``, ``tracking_error`` and its ``x_final`` are +inf (never NaN),
     ``divergence`` records t, and a ``DivergenceWarning`` names the round and replicates.
     ``collapse``: draw each worker update's K local steps exactly in one Gaussian draw (quadratics with
-    isotropic Gaussian noise and SGD workers; same law, different random stream). None: whenever valid; True:
-    required (ValueError saying why when invalid); False: step by step.
+    isotropic Gaussian noise and SGD workers; same law, different random stream) and, where the server step is
+    linear in the round's updates (the base rule's weighted sum, uncompressed; a memory rule only when all M
+    workers arrive every round), the round's m arrival noises as ONE Gaussian draw of their weighted sum
+    (``Trace.config["arrivals_collapsed"]``). None: whenever valid; True: required (ValueError saying why
+    when invalid); "steps": as True, but one noise draw per arrival; False: step by step.
     ``progress``: show a progress bar over rounds on stderr (tqdm if installed, else a line per 10 %).
     """
     run = _prepare(
@@ -573,6 +650,34 @@ def simulate(
     )
     _run_rounds(run, progress)
     return _report(run)
+
+
+def _arrivals_reason(algorithm, channel, sched, num_workers) -> str | None:
+    """Why a round's collapsed updates cannot be summed into one noise draw (None: they can, exactly in law):
+    the server step must be the base rule's x − γ/normalizer · Σ_i w_i G_i (``ServerRule.aggregate`` not
+    overridden, or overridden by a class declaring ``base_code = True``: the mutation controls), on
+    uncompressed updates, and a memory rule must overwrite every slot every round (all M workers arrive each
+    round: its memory sum is then that round's sum)."""
+    from .algorithms.base import ServerRule
+
+    def own_code(hook):  # overridden, and the override does not declare it runs the base's code
+        owner = defining_class(type(algorithm), hook)
+        return overrides(algorithm, hook, ServerRule) and not owner.__dict__.get("base_code", False)
+
+    if not isinstance(algorithm, ServerRule) or own_code("aggregate"):
+        return "the server rule overrides aggregate"
+    if channel.comp is not None:
+        return "the updates are compressed"
+    if algorithm.keeps_memory:
+        full = sched.m == num_workers and not own_code("update_memory")
+        if not (
+            full
+            and np.array_equal(
+                np.sort(sched.workers, axis=2), np.broadcast_to(np.arange(num_workers), sched.workers.shape)
+            )
+        ):
+            return "a memory rule keeps slots of workers that did not arrive this round"
+    return None
 
 
 def _round_rule(algorithm, t):
@@ -636,13 +741,15 @@ def _prepare(
         per_worker = None  # one step size: the ordinary runners (algorithm.eta_L)
     if per_worker is not None and getattr(algorithm, "scheduled", False):
         raise ValueError(
-            f"algorithm={algorithm!r}: per-worker local step sizes cannot be combined with a "
-            f"step-size schedule"
+            f"algorithm={algorithm!r}: per-worker local step sizes cannot be combined with a step-size "
+            "schedule"
         )
     if per_worker is not None:
         why_not = "the local step size differs between workers"
+    if collapse not in (None, True, False, "steps"):
+        raise ValueError(f"collapse={collapse!r} must be None, True, False or 'steps'")
     if collapse and why_not:
-        raise ValueError(f"collapse=True is invalid here: {why_not}")
+        raise ValueError(f"collapse={collapse!r} is invalid here: {why_not}")
     use_collapsed = why_not is None and collapse is not False
     if per_worker is not None:
         runner = _PerWorkerStepRunner(problem, algorithm.worker, per_worker, seed, R)
@@ -651,6 +758,11 @@ def _prepare(
         runner = runner_cls(problem, algorithm.worker, _round_rule(algorithm, 0).eta_L, seed, R)
     worker_state = algorithm.worker.init(R, M, d)
     channel = channel_for(algorithm, d, M, R, seed)  # the worker-side compressor (identity when none)
+    arrivals = (
+        use_collapsed and collapse != "steps" and _arrivals_reason(algorithm, channel, sched, M) is None
+    )
+    if arrivals:
+        runner.arrivals = True
     bits = np.zeros((R, rounds + 1))
     walk, drift_lag = None, 0
     if drifting is not None:
@@ -683,6 +795,7 @@ def _prepare(
         rows=rows,
         rows_m=rows_m,
         use_collapsed=use_collapsed,
+        arrivals=arrivals,
         runner=runner,
         worker_state=worker_state,
         channel=channel,
@@ -703,7 +816,7 @@ def _run_rounds(run: SimpleNamespace, progress: bool = False) -> None:
     x, x_init, H, hist, hist_flat = run.x, run.x_init, run.H, run.hist, run.hist_flat
     rows, rows_m = run.rows, run.rows_m
     runner, worker_state, channel, bits = run.runner, run.worker_state, run.channel, run.bits
-    walk, track, record_x = run.walk, run.track, run.record_x
+    walk, track, record_x, arrivals = run.walk, run.track, run.record_x, run.arrivals
 
     def initial_updates():
         """Every worker's (sent) update at x_0: what a warm-started memory rule stores (AFA-CS)."""
@@ -784,13 +897,20 @@ def _run_rounds(run: SimpleNamespace, progress: bool = False) -> None:
             x = rule.aggregate(state, x, G, W, K, tau, M)
             if isinstance(x, tuple):  # ServerRule.aggregate -> (x, state); older rules return x alone
                 x, state = x
+            if (
+                arrivals
+            ):  # the noise of the updates G left out, as one draw (_CollapsedRunner.add_arrival_noise)
+                w = rule.arrival_weights(K, tau)
+                pw = rule.worker_weights(M)
+                if pw is not None:
+                    w = pw[W] if w is None else w * pw[W]
+                runner.add_arrival_noise(x, rule.step_size / rule.normalizer(W.shape[1], M), w, W, K, t + 1)
             record(t + 1, x)
             now = diverging(t + 1, x)
             if now.any():
                 bad = (div_round < 0) & now
                 div_round[bad] = t + 1
-                # freeze diverged replicates at x_0 so they stop overflowing; their recorded values become
-                # +inf
+                # freeze diverged replicates at x_0 so they stop overflowing; their recorded values: +inf
                 x[now] = x_init[now]
                 hist[:, now] = x_init[now]
                 xsum[now] = 0.0
@@ -848,6 +968,7 @@ def _report(run: SimpleNamespace) -> Trace:
         "replicates": R,
         "seed": seed,
         "collapsed": use_collapsed,
+        "arrivals_collapsed": run.arrivals,
     }
     return Trace(
         gn,

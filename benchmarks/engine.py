@@ -4,7 +4,7 @@
 
 For each configuration it measures, in one process and one run:
   engine  — afltheory.simulate, in replicate·round·worker·local-step per second ("units/s");
-  floor   — drawing the same number of Gaussian values (units × d) with the same generator (Philox), the
+  floor   — drawing the same number of Gaussian values (units × d) with the same generator (SFC64), the
             fastest way numpy offers: ``standard_normal(out=buffer)`` into one preallocated (R·m·d) buffer per
             local step; ``draw`` is the same with a fresh array per call (``standard_normal(size)``, the
             definition used before 2026-11-21: ~15-25% slower here because fresh arrays page-fault);
@@ -83,8 +83,8 @@ def run_config(d, M, m, K, max_delay, R, rounds, repeat, loop_reps):
     sim = lambda **kw: aft.simulate(p, algo, beh, rounds=rounds, replicates=R, seed=1, **kw)
     t_engine = best_of(lambda: sim(collapse=False), repeat)
     t_collapsed = best_of(lambda: sim(collapse=True), repeat)
-    # the engine's noise generator (afltheory._rng.BlockStreams)
-    gen = np.random.Generator(np.random.Philox(0))
+    # the engine's noise generator (SFC64: afltheory._rng.SFC64BlockStreams)
+    gen = np.random.Generator(np.random.SFC64(0))
     n_values = units * d
     chunk = R * m * d
     buf = np.empty(chunk)

@@ -9,7 +9,10 @@ ConstantSteps(K), T rounds, R replicates, recording ‖∇f(x_t)‖² every roun
 schedule (``Behaviour.sample``, inside its timing) and records the same per-round statistic. Contenders:
 
 - ``afltheory default``: ``afltheory.simulate`` (for these quadratics it collapses each worker's K local
-  steps into one exact Gaussian draw); every ratio below is relative to it (lower is faster).
+  steps into one exact Gaussian draw and, AFA-CD's step being linear in the updates, the round's m arrival
+  noises into one draw of their sum); every ratio below is relative to it (lower is faster).
+- ``afltheory steps collapsed``: ``simulate(collapse="steps")`` (one draw per arrival: the default path
+  before issue 31).
 - ``afltheory step by step``: ``simulate(collapse=False)`` (the generic path, K noise draws per update).
 - ``plain per-replicate loop``: numpy over a round's workers, Python over replicates and local steps
   (``benchmarks/engine.py``'s ``plain_loop``), run on ``--loop-replicates`` replicates and scaled to R.
@@ -20,8 +23,9 @@ schedule (``Behaviour.sample``, inside its timing) and records the same per-roun
 - ``numba kernel, SFC64``: the collapsed round in one ``@njit`` kernel per round (normals drawn with SFC64
   into a buffer); skipped with a message when numba is not importable (``pip install numba``).
 - ``JAX jit (collapsed, threefry)``: ``lax.scan`` over rounds; skipped with a message when jax is absent.
-- ``floor SFC64`` / ``floor Philox``: drawing the same normals (R·m·d per round, as the collapsed engine
-  does) with ``standard_normal(out=buffer)`` and nothing else.
+- ``floor SFC64`` / ``floor Philox``: drawing normals with ``standard_normal(out=buffer)`` and nothing else:
+  R·m·d per round (one per arrival, the issue's floor), R·d (one per replicate: the default path's draws)
+  and K·R·m·d (one per local step: the step-by-step path's draws).
 
 Timings are the best of ``--repeat`` runs of this process's CPU time (``--clock wall`` for wall time; CPU
 time is far less sensitive to other processes on a shared machine, and every contender here is
@@ -210,10 +214,10 @@ def jax_runner():
     return run, f"jax {jax.__version__}"
 
 
-def floor(bitgen, R, T):
-    """Draw the collapsed engine's normals (R·m·d per round, T rounds) into one buffer."""
+def floor(bitgen, n, T):
+    """Draw n normals per round, T rounds, into one buffer."""
     gen = np.random.Generator(bitgen)
-    buf = np.empty(R * m * D)
+    buf = np.empty(n)
     for _ in range(T):
         gen.standard_normal(out=buf)
 
@@ -235,6 +239,14 @@ def measure(K, R, T, repeat, loop_reps):
     t_def, tr = best_of(sim, repeat)
     ref = tr.grad_norm_sq
     rows.append(("afltheory default (collapsed K steps)", t_def, ""))
+    t_steps, tr_steps = best_of(lambda: sim(collapse="steps"), repeat)
+    rows.append(
+        (
+            'afltheory steps collapsed (collapse="steps")',
+            t_steps,
+            f"one draw per arrival; z vs default {agrees(ref, tr_steps.grad_norm_sq):+.1f}",
+        )
+    )
     t_step, _ = best_of(lambda: sim(collapse=False), repeat)
     rows.append(("afltheory step by step (collapse=False)", t_step, ""))
     sched = beh.sample(T, loop_reps, M, seed=1)
@@ -269,12 +281,14 @@ def measure(K, R, T, repeat, loop_reps):
         rows.append(
             (label, t, f"{info}; compile {compile_s:.1f} s not counted; z vs engine {agrees(ref, rec):+.1f}")
         )
-    for name, bg in (
-        ("floor: the same normals, SFC64", np.random.SFC64),
-        ("floor: the same normals, Philox", np.random.Philox),
+    for what, per_round in (
+        ("R·m·d (one per arrival)", R * m * D),
+        ("R·d (the default path's)", R * D),
+        (f"K·R·m·d (step by step's, K = {K})", K * R * m * D),
     ):
-        t, _ = best_of(lambda bg=bg: floor(bg(0), R, T), repeat)
-        rows.append((name, t, f"{R * T * m * D / t / 1e6:.0f} M normals/s"))
+        for gname, bg in (("SFC64", np.random.SFC64), ("Philox", np.random.Philox)):
+            t, _ = best_of(lambda bg=bg, n=per_round: floor(bg(0), n, T), repeat)
+            rows.append((f"floor: {what} normals, {gname}", t, f"{per_round * T / t / 1e6:.0f} M normals/s"))
     t_sched, _ = best_of(lambda: beh.sample(T, R, M, seed=1), repeat)
     rows.append(("(schedule sampling alone, inside every contender)", t_sched, ""))
     return rows, t_def
@@ -302,8 +316,8 @@ def main(argv=None):
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(
         f"AFA-CD, d = {D}, M = {M}, m = {m}, τ ≤ {TAU}, T = {args.rounds}, R = {args.replicates}; "
-        f"load average at start {load:.1f} on {os.cpu_count()} cores; best of {args.repeat}, {args.clock} "
-        f"time"
+        f"load average at start {load:.1f} on {os.cpu_count()} cores; "
+        f"best of {args.repeat}, {args.clock} time"
     )
     out = {}
     for K in args.K:

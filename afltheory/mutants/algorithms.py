@@ -298,6 +298,10 @@ class AFACDUnchanged(AFACD):
     exactly as under the mutants overriding ``aggregate``/``update_memory``; a verdict that "kills" this
     control is reacting to that engine switch, not to a bug."""
 
+    #: its override runs the base's code: ``simulate`` may treat the step as the base's (one draw of the
+    #: arrivals' summed noise, afltheory.engine._arrivals_reason), so simulate stays bit-identical
+    base_code = True
+
     def aggregate(
         self,
         state: ServerState,
@@ -315,6 +319,10 @@ class AFACDUnchanged(AFACD):
 class AFACSUnchanged(AFACS):
     """Equivalent mutant (control): AFA-CS itself, with ``update_memory`` overridden by the base's own code
     (see ``AFACDUnchanged``)."""
+
+    #: its override runs the base's code: ``simulate`` may treat the step as the base's (one draw of the
+    #: arrivals' summed noise, afltheory.engine._arrivals_reason), so simulate stays bit-identical
+    base_code = True
 
     def update_memory(self, state: ServerState, workers: np.ndarray, U: np.ndarray) -> None:
         return super().update_memory(state, workers, U)

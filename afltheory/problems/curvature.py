@@ -189,8 +189,7 @@ class HeterogeneousCurvatureQuadratic(QuadraticProblem):
     def __repr__(self):
         c = self.constants
         return (
-            f"HeterogeneousCurvatureQuadratic(dim={self.dim}, num_workers={self.num_workers}, "
-            f"L={c.L:.4g}, "
+            f"HeterogeneousCurvatureQuadratic(dim={self.dim}, num_workers={self.num_workers}, L={c.L:.4g}, "
             f"mu={c.mu:.4g}, sigma_L={c.sigma_L:.4g}, sigma_G={c.sigma_G:.4g}, radius={c.radius:.4g}, "
             f"hessian={self.kind!r})"
         )

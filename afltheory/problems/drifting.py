@@ -193,8 +193,7 @@ class DriftingQuadratic:
     z_t, z_t ~ N(0, I_d); isotropic by default (Q = (σ_q²/d) I, so E‖q_t‖² = σ_q² exactly).
     """
 
-    #: capability read by the engine: ``base`` (the round-0 problem) and ``walk(gen, rounds)`` (the optimum's
-    #: path)
+    #: read by the engine: ``base`` (the round-0 problem) and ``walk(gen, rounds)`` (the optimum's path)
     drifts = True
 
     def __init__(
@@ -398,9 +397,8 @@ class DriftingQuadratic:
         a batch (``federated`` / ``slides``); ValueError naming the agent if some B_k exceeds its N_k."""
         if not hasattr(self.noise, "with_batch"):
             raise ValueError(
-                f"batch={batch!r}: this problem's noise {self.noise!r} has no per-agent data to "
-                f"draw "
-                f"mini-batches from (build it with DriftingQuadratic.federated or .slides)"
+                f"batch={batch!r}: this problem's noise {self.noise!r} has no per-agent data to draw "
+                "mini-batches from (build it with DriftingQuadratic.federated or .slides)"
             )
         noise = self.noise.with_batch(batch)
         b = self.base

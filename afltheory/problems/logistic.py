@@ -157,8 +157,7 @@ class LogisticRegression(Problem):
             yi = as_array(f"labels[{i}]", yi, dtype=None)
             if yi.ndim != 1 or len(yi) != len(Xi) or len(yi) == 0:
                 raise ValueError(
-                    f"labels[{i}] must be 1-D with len = features[{i}].shape[0] = {len(Xi)} "
-                    f">= 1; "
+                    f"labels[{i}] must be 1-D with len = features[{i}].shape[0] = {len(Xi)} >= 1; "
                     f"got shape {yi.shape}"
                 )
             if not np.issubdtype(yi.dtype, np.integer):

@@ -303,8 +303,8 @@ def check_quadratic_args(
         f"dim={d}, num_workers={M} (the quadratic keeps (num_workers, dim, dim) Hessians)",
         8.0 * 3 * M * d * d,
     )
-    # L, σ_G <= 1e150: the certified constants (L², σ_G², f*) stay finite floats (L = 1e300 gave σ_G = inf,
-    # L = 1e307 f* = NaN)
+    # L, σ_G <= 1e150: the certified constants (L², σ_G², f*) stay finite floats (L = 1e300 gave σ_G = inf and
+    # L = 1e307 gave f* = NaN)
     L = check_real("L", L, low=0.0, high=1e150, low_open=True)
     mu = check_positive("mu", mu)
     if mu > L:
