@@ -157,11 +157,10 @@ def main(argv=None):
         rows.append(res)
         print(
             f"{res['d']:>4} {res['M']:>4} {res['m']:>3} {res['K']:>3} {res['max_delay']:>3} "
-            f"{res['replicates']:>5} | "
-            f"{res['engine_units_per_s'] / 1e6:>8.3f} {res['engine_over_floor']:>9.2f} "
-            f"{res['engine_over_draw']:>8.2f} {100 * res['schedule_share']:>6.1f} "
-            f"{res['loop_over_engine']:>8.1f} {res['loop_over_default']:>8.1f} "
-            f"{res['step_by_step_over_collapsed']:>9.1f} "
+            f"{res['replicates']:>5} | {res['engine_units_per_s'] / 1e6:>8.3f} "
+            f"{res['engine_over_floor']:>9.2f} {res['engine_over_draw']:>8.2f} "
+            f"{100 * res['schedule_share']:>6.1f} {res['loop_over_engine']:>8.1f} "
+            f"{res['loop_over_default']:>8.1f} {res['step_by_step_over_collapsed']:>9.1f} "
             f"{res['peak_mem_mb']:>7.1f} {res['trace_plus_models_mb']:>15.1f}",
             flush=True,
         )

@@ -315,9 +315,8 @@ def main(argv=None):
     clock = CLOCK[args.clock]
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(
-        f"AFA-CD, d = {D}, M = {M}, m = {m}, τ ≤ {TAU}, T = {args.rounds}, R = {args.replicates}; "
-        f"load average at start {load:.1f} on {os.cpu_count()} cores; "
-        f"best of {args.repeat}, {args.clock} time"
+        f"AFA-CD, d = {D}, M = {M}, m = {m}, τ ≤ {TAU}, T = {args.rounds}, R = {args.replicates}; load "
+        f"average at start {load:.1f} on {os.cpu_count()} cores; best of {args.repeat}, {args.clock} time"
     )
     out = {}
     for K in args.K:

@@ -171,8 +171,7 @@ def _setting_of_claim(claim: Any) -> str:
     }
     noise = {"variance": "σ_L² noise", "none": "exact gradients"}
     return (
-        f"{claim.rule.__name__}; "
-        f"{words.get(a.function, a.function)}; {noise.get(a.noise, a.noise)}; "
+        f"{claim.rule.__name__}; {words.get(a.function, a.function)}; {noise.get(a.noise, a.noise)}; "
         f"{het.get(a.heterogeneity, a.heterogeneity)}; {part.get(a.participation, a.participation)}; "
         f"{a.weights} weights; measured {claim.measured}"
     )

@@ -93,8 +93,7 @@ def check_supported(system: Any) -> None:
     if system.Hn != 1:
         raise ExactUnavailable(
             f"a drifting optimum with delays (max_delay={system.Hn - 1}) is not "
-            f"supported: a stale "
-            f"model sees several drift increments — {SIMULATE_HINT}"
+            f"supported: a stale model sees several drift increments — {SIMULATE_HINT}"
         )
     if system.cs:
         raise ExactUnavailable(
@@ -153,8 +152,7 @@ def _agents(problem, algorithm, *, drop_epoch_scaling: bool = False) -> _Agents:
         Ek = int(E[k])
         lm = local_maps(model.hessians[k], b_t[k], model.noise_cov[k], float(steps[k]), 0.0, {Ek})[Ek]
         # server: x_new = x − μ (1/L) Σ G_k (the model average); with the 1/E_k scaling dropped the agents
-        # step μ
-        # and the server still averages their models: x_new − x = −(μ E_k) G_k
+        # step μ and the server still averages their models: x_new − x = −(μ E_k) G_k
         g = mu * (E[k] if drop_epoch_scaling else 1.0)
         A[k] = np.eye(d) - g * lm.C
         a[k] = -g * lm.c

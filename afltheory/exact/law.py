@@ -53,11 +53,9 @@ def _components(behaviour):
     if isinstance(behaviour, Synchronous):
         return behaviour.arrivals, NoDelay(), behaviour.local_steps
     raise ExactUnavailable(
-        f"behaviour={behaviour!r}: exact moments need a round-mode Behaviour (or Synchronous) whose "
-        "arrivals, "
-        "delays and local steps are i.i.d. across rounds; replayed schedules and event-driven clocks are "
-        "not "
-        f"— {SIMULATE_HINT}"
+        f"behaviour={behaviour!r}: exact moments need a round-mode Behaviour (or "
+        "Synchronous) whose arrivals, delays and local steps are i.i.d. across "
+        f"rounds; replayed schedules and event-driven clocks are not — {SIMULATE_HINT}"
     )
 
 
@@ -98,8 +96,7 @@ def round_law(behaviour: BehaviourLike, num_workers: int, fixed_local_steps: int
     if inc is None:
         raise ExactUnavailable(
             f"arrivals={arrivals!r} are not i.i.d. across rounds (no exact inclusion probabilities): the "
-            "arrival "
-            f"set depends on the past, so the moment recursion does not close — {SIMULATE_HINT}"
+            f"arrival set depends on the past, so the moment recursion does not close — {SIMULATE_HINT}"
         )
     pi, pij = (np.asarray(a, dtype=float) for a in inc)
     if pi.shape != (M,) or pij.shape != (M, M):
@@ -144,8 +141,7 @@ def round_law(behaviour: BehaviourLike, num_workers: int, fixed_local_steps: int
         which = "local_steps" if fixed_local_steps is None else "fixed_local_steps"
         raise ExactUnavailable(
             f"{which}: local steps up to K={K_max} exceed the exact engine's limit of "
-            f"{MAX_LOCAL_STEPS} (its K-step local maps cost O(K·dim³) per worker) — "
-            f"{SIMULATE_HINT}"
+            f"{MAX_LOCAL_STEPS} (its K-step local maps cost O(K·dim³) per worker) — {SIMULATE_HINT}"
         )
     if isinstance(fixed_local_steps, tuple):  # per-worker fixed K (DynamicFedAvg's epochs E_k)
         if len(fixed_local_steps) != M:

@@ -174,10 +174,9 @@ def linear_model(problem: Problem) -> LinearGaussianModel:
     model = problem.linear_gaussian()
     if model is None:
         raise TypeError(
-            f"problem={problem!r} is not linear-Gaussian (its gradients are not affine in x with additive "
-            "noise of "
-            f"known covariance: linear_gaussian() returned None), so exact moments are unavailable — "
-            f"{SIMULATE_HINT}"
+            f"problem={problem!r} is not linear-Gaussian (its gradients are not "
+            "affine in x with additive noise of known covariance: linear_gaussian() "
+            f"returned None), so exact moments are unavailable — {SIMULATE_HINT}"
         )
     if type(problem).stochastic_grad is not Problem.stochastic_grad:
         raise TypeError(

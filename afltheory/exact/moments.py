@@ -184,10 +184,9 @@ class ExactSystem:
         if need > max_memory:
             raise ExactUnavailable(
                 f"exact state too large: dim={d}, num_workers={M}, max_delay={self.Hn - 1}"
-                f"{', AFA-CS memory slots' if self.cs else ''} give a state of size n={self.n} and need "
-                "about "
-                f"{need / 1024**3:.2f} GiB (max_memory={max_memory / 1024**3:.2f} GiB) — pass a larger "
-                f"max_memory or {SIMULATE_HINT}"
+                f"{', AFA-CS memory slots' if self.cs else ''} give a state of size n={self.n} "
+                f"and need about {need / 1024**3:.2f} GiB (max_memory={max_memory / 1024**3:.2f} "
+                f"GiB) — pass a larger max_memory or {SIMULATE_HINT}"
             )
         avail = _cost.available_memory()
         if not allow_large and avail is not None and need > avail:
@@ -207,17 +206,15 @@ class ExactSystem:
         steps = sum(max(set(law.k_pmf[i]) | set(law.k_init_pmf[i])) + len(law.k_pmf[i]) for i in range(M))
         if steps > MAX_LOCAL_STEP_TOTAL:
             raise ExactUnavailable(
-                f"local_steps: exact local maps for K up to "
-                f"{max(max(p) for p in law.k_pmf)} over num_workers={M} workers need "
-                f"{steps} local-map steps (limit "
+                f"local_steps: exact local maps for K up to {max(max(p) for p in law.k_pmf)} "
+                f"over num_workers={M} workers need {steps} local-map steps (limit "
                 f"MAX_LOCAL_STEP_TOTAL={MAX_LOCAL_STEP_TOTAL}, ~10 s) — {SIMULATE_HINT}"
             )
         if work > MAX_LOCAL_MAP_FLOPS:
             raise ExactUnavailable(
                 f"exact local maps too costly: K up to {max(max(p) for p in law.k_pmf)} "
-                "local "
-                f"steps with dim={d} and num_workers={M} need ~{work:.2g} flops (limit "
-                f"{MAX_LOCAL_MAP_FLOPS:.0g}) — {SIMULATE_HINT}"
+                f"local steps with dim={d} and num_workers={M} need ~{work:.2g} flops "
+                f"(limit {MAX_LOCAL_MAP_FLOPS:.0g}) — {SIMULATE_HINT}"
             )
         drift.check_supported(self)
         self.maps = []
@@ -455,16 +452,14 @@ def _linear_compressor(algorithm, dim):
         return None
     if not isinstance(spec, Compressor) or not spec.linear:
         raise ExactUnavailable(
-            f"compressor={spec!r}: exact moments support linear memoryless compressors "
-            f"(RandK, BernoulliMask, Subsample, GaussianSketch, LowRank, Identity) — "
-            f"{SIMULATE_HINT}"
+            f"compressor={spec!r}: exact moments support linear memoryless compressors (RandK, "
+            f"BernoulliMask, Subsample, GaussianSketch, LowRank, Identity) — {SIMULATE_HINT}"
         )
     spec.check_dim(dim)
     if spec.sampling_changed_below_moments():
         raise UnsupportedRule(
-            f"compressor={spec!r} overrides how C(x) is drawn but inherits its exact "
-            f"moments (moment_map) from a base class: exact moments would read it as its "
-            f"base — {SIMULATE_HINT}"
+            f"compressor={spec!r} overrides how C(x) is drawn but inherits its exact moments "
+            f"(moment_map) from a base class: exact moments would read it as its base — {SIMULATE_HINT}"
         )
     return spec
 
@@ -647,11 +642,9 @@ def _check_cost(
     projected = first * rounds
     msg = (
         f"exact.moments: the first round took {first:.3g} s, so {rounds} rounds need about "
-        f"{projected:.3g} s "
-        f"(state size n = {sys_.n}: dim {sys_.d}, delay history {sys_.Hn}"
-        f"{', AFA-CS memory slots' if sys_.cs else ''}; each round costs O(n³)); `afltheory.simulate` "
-        "with a few "
-        f"hundred replicates is usually far cheaper at this size"
+        f"{projected:.3g} s (state size n = {sys_.n}: dim {sys_.d}, delay history {sys_.Hn}"
+        f"{', AFA-CS memory slots' if sys_.cs else ''}; each round costs O(n³)); "
+        "`afltheory.simulate` with a few hundred replicates is usually far cheaper at this size"
     )
     if max_seconds is not None and projected > max_seconds:
         raise ExactUnavailable(msg + f" — refused: above max_seconds={max_seconds:g}")
@@ -743,8 +736,7 @@ def steady_state(
         if sys_.op(t) is not op:
             raise ExactUnavailable(
                 f"delays of {behaviour!r} are not time-invariant for t >= max_delay, so "
-                "there "
-                f"is no stationary recursion — use moments(...) for a finite horizon"
+                "there is no stationary recursion — use moments(...) for a finite horizon"
             )
     n, d = sys_.n, sys_.d
     N = n - 1

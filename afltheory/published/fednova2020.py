@@ -19,10 +19,9 @@ SOURCE = (
     "Abstract.html (retrieved with the `search` tool, corpus pages); the surrogate weights from memory"
 )
 EXCERPT = (
-    "Naive weighted aggregation of such models causes objective inconsistency, that is, the "
-    "global model "
-    "converges to a stationary point of a mismatched objective function which can be arbitrarily "
-    "different from the true objective."
+    "Naive weighted aggregation of such models causes objective inconsistency, "
+    "that is, the global model converges to a stationary point of a mismatched "
+    "objective function which can be arbitrarily different from the true objective."
 )
 
 THM1_INCONSISTENCY = Statement(
@@ -34,12 +33,10 @@ THM1_INCONSISTENCY = Statement(
     confidence="abstract read, statement from memory",
     reading=(
         "FedAvg whose client i runs τ_i local SGD steps and the server averages Σ p_i Δ_i "
-        "converges to a "
-        "stationary point of F̃ = Σ_i w_i F_i with w_i = p_i τ_i / Σ_j p_j τ_j (the "
-        "surrogate), not of F = "
-        "Σ p_i F_i. Checked on quadratics with exact gradients: the fixed point x̂(η) of FedAvg tends to "
-        "argmin F̃ as η_L → 0 (‖x̂(η) − argmin F̃‖ = O(η_L)) and stays at distance ‖argmin F̃ − argmin F‖ "
-        "from x*."
+        "converges to a stationary point of F̃ = Σ_i w_i F_i with w_i = p_i τ_i / Σ_j p_j "
+        "τ_j (the surrogate), not of F = Σ p_i F_i. Checked on quadratics with exact "
+        "gradients: the fixed point x̂(η) of FedAvg tends to argmin F̃ as η_L → 0 (‖x̂(η) "
+        "− argmin F̃‖ = O(η_L)) and stays at distance ‖argmin F̃ − argmin F‖ from x*."
     ),
     assumptions={
         "function": "smooth",
@@ -65,9 +62,8 @@ FEDNOVA_CONSISTENT = Statement(
     ),
     confidence="abstract read, statement from memory",
     reading=(
-        "FedNova: x_{t+1} = x_t − η τ_eff Σ_i p_i d_i with d_i = Δ_i/(η_L τ_i) (the average "
-        "local gradient) "
-        "and τ_eff = Σ_i p_i τ_i. Its fixed point tends to argmin F as η_L → 0, whatever the τ_i."
+        "FedNova: x_{t+1} = x_t − η τ_eff Σ_i p_i d_i with d_i = Δ_i/(η_L τ_i) (the average local "
+        "gradient) and τ_eff = Σ_i p_i τ_i. Its fixed point tends to argmin F as η_L → 0, whatever the τ_i."
     ),
     assumptions=THM1_INCONSISTENCY.assumptions,
     algorithm="FedNova (afltheory.algorithms.published.FedNova)",

@@ -31,22 +31,19 @@ THM4 = Statement(
     title="FedProx sufficient decrease per round (non-convex, B-dissimilarity)",
     reference="Li, Sahu, Zaheer, Sanjabi, Talwalkar, Smith, MLSys 2020, Theorem 4",
     source=(
-        "abstract https://hf.adamo.dpdns.org/papers/1812.06127.md (retrieved with the `search` "
-        "tool, corpus "
-        "pages); ρ from memory"
+        "abstract https://hf.adamo.dpdns.org/papers/1812.06127.md "
+        "(retrieved with the `search` tool, corpus pages); ρ from memory"
     ),
     excerpt=(
-        "Theoretically, we provide convergence guarantees for our framework when learning over "
-        "data from "
-        "non-identical distributions (statistical heterogeneity)"
+        "Theoretically, we provide convergence guarantees for our framework when "
+        "learning over data from non-identical distributions (statistical heterogeneity)"
     ),
     confidence="abstract read, statement from memory",
     reading=(
         "Per round: K devices drawn with replacement with probabilities p_k, each returns a γ-inexact "
-        "minimiser of F_k(w) + μ/2‖w − w^t‖², the server averages them (simple mean). B-local "
-        "dissimilarity "
-        "E_k‖∇F_k(w)‖² ≤ B²‖∇f(w)‖² is read AT THE CURRENT ITERATE w^t (a global B is infinite whenever "
-        "the F_k have different minimisers). Claim: E_S f(w^{t+1}) ≤ f(w^t) − ρ‖∇f(w^t)‖² when ρ > 0."
+        "minimiser of F_k(w) + μ/2‖w − w^t‖², the server averages them (simple mean). B-local dissimilarity "
+        "E_k‖∇F_k(w)‖² ≤ B²‖∇f(w)‖² is read AT THE CURRENT ITERATE w^t (a global B is infinite whenever the "
+        "F_k have different minimisers). Claim: E_S f(w^{t+1}) ≤ f(w^t) − ρ‖∇f(w^t)‖² when ρ > 0."
     ),
     assumptions={
         "function": "smooth, ∇²F_k ⪰ −L_− I (here convex, L_− = 0)",

@@ -28,11 +28,9 @@ HOMOGENEOUS_LB = Statement(
     ),
     confidence="abstract read, statement from memory",
     reading=(
-        "For every step size there is a convex L-smooth instance with bounded covariance on "
-        "which FedAvg's "
+        "For every step size there is a convex L-smooth instance with bounded covariance on which FedAvg's "
         "error is ≥ c·(LB²/(KR) + σB/sqrt(MKR) + min(σB/sqrt(KR), (Lσ²B⁴)^{1/3}/(K^{1/3}R^{2/3}))). A "
-        "lower bound: checked, if at all, by exhibiting an instance above it (not an "
-        "upper-bound verdict)."
+        "lower bound: checked, if at all, by exhibiting an instance above it (not an upper-bound verdict)."
     ),
     assumptions={
         "function": "convex",

@@ -16,13 +16,11 @@ __all__ = ["HETEROGENEOUS", "IDENTICAL", "STATEMENTS"]
 
 SOURCE = (
     "abstract https://ar5iv.labs.arxiv.org/html/1909.04746 and PMLR 108:4519-4529 page "
-    "(retrieved with the "
-    "`search` tool, corpus pages); theorem constants from memory"
+    "(retrieved with the `search` tool, corpus pages); theorem constants from memory"
 )
 EXCERPT = (
-    "The tightness of our results is guaranteed by recovering known statements when we plug "
-    "H=1, where H "
-    "is the number of local steps."
+    "The tightness of our results is guaranteed by recovering known "
+    "statements when we plug H=1, where H is the number of local steps."
 )
 
 IDENTICAL = Statement(
@@ -34,8 +32,7 @@ IDENTICAL = Statement(
     confidence="abstract read, statement from memory",
     reading=(
         "σ*² = E‖∇f(x*, ξ)‖², the noise AT THE OPTIMUM (not a uniform variance bound). x̄_T "
-        "the average of "
-        "the nodes' iterates after T local steps; constant step γ ≤ 1/(4L)."
+        "the average of the nodes' iterates after T local steps; constant step γ ≤ 1/(4L)."
     ),
     assumptions={
         "function": "strongly_convex",
@@ -62,10 +59,8 @@ HETEROGENEOUS = Statement(
     confidence="from memory",
     reading=(
         "σ_dif² = (1/M) Σ_m E‖∇f_m(x*, ξ_m)‖² (heterogeneity and noise at the optimum together). Output "
-        "the average of the virtual averages x̄_t over t = 0..T−1. The drift term's power of "
-        "(H−1) and the "
-        "step condition are from memory and uncertain (read here as (H−1)² and γ ≤ "
-        "1/(10L(H−1)) ∧ 1/(4L))."
+        "the average of the virtual averages x̄_t over t = 0..T−1. The drift term's power of (H−1) and the "
+        "step condition are from memory and uncertain (read here as (H−1)² and γ ≤ 1/(10L(H−1)) ∧ 1/(4L))."
     ),
     assumptions={
         "function": "convex",

@@ -22,8 +22,7 @@ THM_SC = Statement(
     ),
     excerpt=(
         "recover (and improve) the best known complexity results for a host of important "
-        "scenarios, such "
-        "as for instance coorperative SGD and federated averaging (local SGD)."
+        "scenarios, such as for instance coorperative SGD and federated averaging (local SGD)."
     ),
     confidence="from memory",
     reading=(

@@ -16,15 +16,12 @@ __all__ = ["ETA_T", "GAMMA", "STATEMENTS", "THM1", "THM2", "THM3"]
 
 SOURCE = (
     "abstract: https://www.arxiv-vanity.com/papers/1907.02189/ and "
-    "https://paperswithcode.com/paper/on-the-convergence-of-fedavg-on-non-iid-data/review/ "
-    "(retrieved with "
-    "the `search` tool, corpus pages); theorem statements (Sec. 3.2 Thm 1, Sec. 3.3 Thms 2-3) "
-    "from memory"
+    "https://paperswithcode.com/paper/on-the-convergence-of-fedavg-on-non-iid-data/review/ (retrieved with "
+    "the `search` tool, corpus pages); theorem statements (Sec. 3.2 Thm 1, Sec. 3.3 Thms 2-3) from memory"
 )
 EXCERPT = (
-    "establish a convergence rate of $\\mathcal{O}(\\frac{1}{T})$ for strongly convex and "
-    "smooth problems, "
-    "where $T$ is the number of SGDs"
+    "establish a convergence rate of $\\mathcal{O}(\\frac{1}{T})$ for "
+    "strongly convex and smooth problems, where $T$ is the number of SGDs"
 )
 
 #: the step size of the t-th local SGD step (t counts local steps across rounds, not rounds)
@@ -36,17 +33,14 @@ _B = sum_p2_sigma2 + 6 * L * Gamma + 8 * (K - 1) ** 2 * G**2
 _PREFIX = kappa / (gamma + T - 1)
 
 _READING = (
-    "T counts local SGD steps (the abstract: 'T is the number of SGDs'); the step size decays per "
-    "local step, "
-    "η_t = 2/(μ(γ+t)), inside rounds too. Literal indexing: w_1 is the start and w_T the model after T−1 "
-    "steps, evaluated at a synchronisation point (T−1 a multiple of E); the alternative reading "
-    "(w_0 start, T "
-    "steps) gives a larger bound, so checking the literal one is the stricter test. G² bounds E‖∇F_k(w, ξ)‖² "
-    "for every device along the trajectory (a global G cannot exist for a strongly convex F_k on "
-    "R^d): read as "
-    "the max over the realised trajectory of the device iterates, E‖∇F_k(w_t^k)‖² + σ_k². Γ = F* − "
-    "Σ p_k F_k*. "
-    "σ_k² per-device variance (the bound uses Σ p_k² σ_k²). F = Σ p_k F_k with p_k the data fractions."
+    "T counts local SGD steps (the abstract: 'T is the number of SGDs'); the step size decays "
+    "per local step, η_t = 2/(μ(γ+t)), inside rounds too. Literal indexing: w_1 is the start and "
+    "w_T the model after T−1 steps, evaluated at a synchronisation point (T−1 a multiple of E); "
+    "the alternative reading (w_0 start, T steps) gives a larger bound, so checking the literal "
+    "one is the stricter test. G² bounds E‖∇F_k(w, ξ)‖² for every device along the trajectory (a "
+    "global G cannot exist for a strongly convex F_k on R^d): read as the max over the realised "
+    "trajectory of the device iterates, E‖∇F_k(w_t^k)‖² + σ_k². Γ = F* − Σ p_k F_k*. σ_k² "
+    "per-device variance (the bound uses Σ p_k² σ_k²). F = Σ p_k F_k with p_k the data fractions."
 )
 
 _ASSUME = {

@@ -22,12 +22,10 @@ THM1 = Statement(
     excerpt=None,
     confidence="from memory",
     reading=(
-        "x_{k+1} = x_k − γ Σ_{m=1}^M G(x_{k−τ_{k,m}}; ξ_{k,m}): γ multiplies the SUM of the M stale "
-        "gradients (afltheory's AsySG averages: γ = η η_L / m). Delays τ_{k,m} ≤ T. The left "
-        "side averages "
-        "E‖∇f(x_k)‖² over k = 1..K, the K iterates before the last (x_1 the start). σ² bounds "
-        "the variance of "
-        "one stochastic gradient; Δ = f(x_1) − f*."
+        "x_{k+1} = x_k − γ Σ_{m=1}^M G(x_{k−τ_{k,m}}; ξ_{k,m}): γ multiplies the SUM of the "
+        "M stale gradients (afltheory's AsySG averages: γ = η η_L / m). Delays τ_{k,m} ≤ T. "
+        "The left side averages E‖∇f(x_k)‖² over k = 1..K, the K iterates before the last "
+        "(x_1 the start). σ² bounds the variance of one stochastic gradient; Δ = f(x_1) − f*."
     ),
     assumptions={
         "function": "smooth (nonconvex)",

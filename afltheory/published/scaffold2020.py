@@ -24,18 +24,16 @@ THM3 = Statement(
         "stochastic.html (retrieved with the `search` tool, corpus pages); the theorem from memory"
     ),
     excerpt=(
-        "We prove that SCAFFOLD requires significantly fewer communication rounds and is not "
-        "affected by "
-        "data heterogeneity or client sampling."
+        "We prove that SCAFFOLD requires significantly fewer communication "
+        "rounds and is not affected by data heterogeneity or client sampling."
     ),
     confidence="abstract read, statement from memory",
     reading=(
-        "Rate statement with constants hidden in Õ(·): E f(x̄_R) − f* ≤ Õ(σ²/(μRKS)(1 + S/η_g²) + μD̃² "
-        "exp(−min{S/(30N), μ/(162β)} R)), with η̃ = Kη_lη_g ≤ min(1/(81β), S/(15μN)), η_g ≥ 1, and D̃² "
-        "= ‖x0 − x*‖² + (1/(2Nβ²)) Σ‖c_i⁰ − ∇f_i(x*)‖². Checkable content: no heterogeneity term — with "
-        "exact gradients (σ = 0) the error decays geometrically at rate ≥ min{S/(30N), "
-        "μ/(162β)} per round "
-        "whatever the heterogeneity (a constant prefactor is allowed)."
+        "Rate statement with constants hidden in Õ(·): E f(x̄_R) − f* ≤ Õ(σ²/(μRKS)(1 + S/η_g²) + "
+        "μD̃² exp(−min{S/(30N), μ/(162β)} R)), with η̃ = Kη_lη_g ≤ min(1/(81β), S/(15μN)), η_g ≥ 1, "
+        "and D̃² = ‖x0 − x*‖² + (1/(2Nβ²)) Σ‖c_i⁰ − ∇f_i(x*)‖². Checkable content: no heterogeneity "
+        "term — with exact gradients (σ = 0) the error decays geometrically at rate ≥ min{S/(30N), "
+        "μ/(162β)} per round whatever the heterogeneity (a constant prefactor is allowed)."
     ),
     assumptions={
         "function": "strongly_convex",

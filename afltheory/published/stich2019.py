@@ -25,19 +25,16 @@ THM22 = Statement(
         "`search` tool, corpus pages); the theorem's constants from memory"
     ),
     excerpt=(
-        "The number of communication rounds can be reduced up to a factor of $T^{1/2}$---where "
-        "$T$ denotes "
-        "the number of total steps"
+        "The number of communication rounds can be reduced up to a factor "
+        "of $T^{1/2}$---where $T$ denotes the number of total steps"
     ),
     confidence="abstract read, statement from memory",
     reading=(
-        "T counts local SGD steps per worker; η_t = 4/(μ(a+t)), t = 0..T−1, decays per local "
-        "step; output "
-        "x̂_T = (1/S_T) Σ_{t=0}^{T−1} w_t x̄_t with w_t = (a+t)² and x̄_t the (virtual) "
-        "average of the workers' "
-        "iterates, S_T = Σ w_t. G² bounds E‖∇f(x_t^k, ξ)‖² along the trajectory (read as the "
-        "realised max); σ² "
-        "the variance of one stochastic gradient. Identical data: every worker samples the same f."
+        "T counts local SGD steps per worker; η_t = 4/(μ(a+t)), t = 0..T−1, decays per "
+        "local step; output x̂_T = (1/S_T) Σ_{t=0}^{T−1} w_t x̄_t with w_t = (a+t)² and "
+        "x̄_t the (virtual) average of the workers' iterates, S_T = Σ w_t. G² bounds "
+        "E‖∇f(x_t^k, ξ)‖² along the trajectory (read as the realised max); σ² the variance "
+        "of one stochastic gradient. Identical data: every worker samples the same f."
     ),
     assumptions={
         "function": "strongly_convex",

@@ -1,7 +1,6 @@
 """Instances inside each published statement's conditions, measured EXACTLY by the plain references
 (``reference_loops``: exact moment propagation on quadratics, no afltheory code), with the bound
-evaluated from
-the statement's sympy terms. ``run(case)`` -> dict(measured, bound, ratio, terms, conditions).
+evaluated from the statement's sympy terms. ``run(case)`` -> dict(measured, bound, ratio, terms, conditions).
 
 Each statement has a "tight" instance — chosen so that its dominant term is the one the instance exercises
 (noise-only from x*, or init-only, …) — and, where useful, further instances. The control is the claim with

@@ -72,8 +72,7 @@ class Quadratics:
 # ---------------------------------------------------------------------------------------------- plain loops
 def fedavg_loop(Q, x0, E, rounds, eta, rng, scheme="full", m=None, t0=1):
     """FedAvg as in Li et al. 2020: each round every (or every sampled) device runs E local SGD
-    steps, the t-th
-    local step overall (t = t0, t0+1, …) with step eta(t); the server aggregates
+    steps, the t-th local step overall (t = t0, t0+1, …) with step eta(t); the server aggregates
     full: Σ p_k w^k; "I": m draws with replacement by p, simple average; "II": m uniform without replacement,
     Σ_{k∈S} p_k N/m w^k. Returns the server models x_0..x_rounds."""
     x = np.array(x0, dtype=float)
@@ -121,10 +120,9 @@ def local_sgd_loop(Q, x0, H, T, eta, rng):
 
 def scaffold_loop(Q, x0, K, rounds, eta_l, eta_g, rng, m=None, sets=None):
     """SCAFFOLD (Karimireddy et al. 2020, Alg. 1, option II): sample m of N uniformly without
-    replacement; each
-    sampled client runs y ← y − η_l (g_i(y) − c_i + c) K times from x; c_i⁺ = c_i − c + (x − y)/(K η_l);
-    x ← x + η_g mean_{i∈S}(y_i − x); c ← c + (1/N) Σ_{i∈S} (c_i⁺ − c_i). Controls start at 0. ``sets``: the
-    sampled sets per round (replay), else drawn from ``rng``."""
+    replacement; each sampled client runs y ← y − η_l (g_i(y) − c_i + c) K times from x;
+    c_i⁺ = c_i − c + (x − y)/(K η_l); x ← x + η_g mean_{i∈S}(y_i − x); c ← c + (1/N) Σ_{i∈S} (c_i⁺ − c_i).
+    Controls start at 0. ``sets``: the sampled sets per round (replay), else drawn from ``rng``."""
     m = Q.N if m is None else m
     x = np.array(x0, float)
     c = np.zeros(Q.d)
@@ -151,9 +149,8 @@ def scaffold_loop(Q, x0, K, rounds, eta_l, eta_g, rng, m=None, sets=None):
 
 
 def fednova_loop(Q, x0, taus, rounds, eta_l, eta_g, rng, weights=None):
-    """FedNova (Wang et al. 2020) with vanilla local SGD: client i runs τ_i steps, d_i = (x −
-    y_i)/(η_l τ_i) (its
-    average gradient); τ_eff = Σ p_i τ_i; x ← x − η_g η_l τ_eff Σ p_i d_i. Full participation."""
+    """FedNova (Wang et al. 2020) with vanilla local SGD: client i runs τ_i steps, d_i = (x − y_i)/(η_l τ_i)
+    (its average gradient); τ_eff = Σ p_i τ_i; x ← x − η_g η_l τ_eff Σ p_i d_i. Full participation."""
     p = Q.p if weights is None else np.asarray(weights, float)
     x = np.array(x0, float)
     xs = [x.copy()]
@@ -233,8 +230,8 @@ def fedbuff_loop(Q, x0, workers, delays, Ks, eta, eta_l, rng, staleness=lambda t
 
 def fednova_replay(Q, x0, workers, delays, Ks, eta, eta_l, rng):
     """FedNova on a replayed asynchronous schedule (uniform p_i = 1/m over the round's arrivals):
-    arrival j ran
-    K_j steps from x_{t−τ_j}, d_j = (y_0 − y_K)/(η_l K_j); x_{t+1} = x_t − η η_l mean_j(K_j) mean_j(d_j)."""
+    arrival j ran K_j steps from x_{t−τ_j}, d_j = (y_0 − y_K)/(η_l K_j);
+    x_{t+1} = x_t − η η_l mean_j(K_j) mean_j(d_j)."""
     xs = [np.array(x0, float)]
     for t in range(len(workers)):
         ds, ks = [], []
@@ -252,8 +249,8 @@ def fednova_replay(Q, x0, workers, delays, Ks, eta, eta_l, rng):
 # ---------------------------------------------------------------------------------------------- exact moments
 class Moments:
     """Mean and second moment of a state z under affine maps z ← F z + g + ξ, ξ ~ N(0, Q) (or a
-    mixture of such
-    maps with probabilities). Exact: second moments of affine maps of z are linear in (E z, E zzᵀ)."""
+    mixture of such maps with probabilities). Exact: second moments of affine maps of z are linear in
+    (E z, E zzᵀ)."""
 
     def __init__(self, z0):
         z0 = np.asarray(z0, float)
@@ -288,9 +285,8 @@ def _sel(n_blocks, d, k):
 
 def fedavg_exact(Q, x0, E, rounds, eta, scheme="full", m=None, t0=1, record_G=False):
     """Exact E f(x_r) − f* (r = 0..rounds) of ``fedavg_loop`` (same schemes and schedule), and when
-    record_G the
-    realised second-moment bound G² = max over local steps and devices of E‖∇f_k(y) + ξ‖² (the device
-    iterates at the start of each of their steps). State: the N device iterates stacked (Nd)."""
+    record_G the realised second-moment bound G² = max over local steps and devices of E‖∇f_k(y) + ξ‖²
+    (the device iterates at the start of each of their steps). State: the N device iterates stacked (Nd)."""
     N, d = Q.N, Q.d
     n = N * d
     J = np.vstack([np.eye(d)] * N)  # x -> (x, …, x)

@@ -23,9 +23,8 @@ def rows() -> list[str]:
             )
         dom = max(r["terms"], key=r["terms"].get)
         out.append(
-            f"| {r['id']} | {r['case']} | {c.statement.confidence} | {verdict} | "
-            f"{r['measured']:.3g} / {r['bound']:.3g} = {r['ratio']:.3g} | "
-            f"{dom} ({r['terms'][dom] / r['bound']:.0%}) |"
+            f"| {r['id']} | {r['case']} | {c.statement.confidence} | {verdict} | {r['measured']:.3g} "
+            f"/ {r['bound']:.3g} = {r['ratio']:.3g} | {dom} ({r['terms'][dom] / r['bound']:.0%}) |"
         )
     for m, mu, tight in ((4, 50.0, False), (6, 50.0, True)):
         worst, n, (b0, b1) = cases.fedprox_worst_ratio(mu, m, 15)
