@@ -1,7 +1,7 @@
 """A member of the smooth (nonconvex) class built from PEP data, simulated by the engine: the lower side.
 
-The PEP value of :mod:`afltheory.pep.core` is an upper bound; a lower bound needs a function that satisfies the
-assumptions *everywhere*, run by the library's own engine. This module builds one.
+The PEP value of :mod:`afltheory.pep.core` is an upper bound; a lower bound needs a function that satisfies
+the assumptions *everywhere*, run by the library's own engine. This module builds one.
 
 **The sub-class.** Every worker has the same function f (σ_G = 0 ≤ any σ_G, so every instance is in the class
 of any σ_G). Its SDP is the PEP of a single L-smooth f over the points the skeleton visits (two workers from
@@ -21,9 +21,9 @@ inf f ≥ f_*: the sub-class SDP is exact, and its value is attained by a true m
 
 **The lower bound** (:func:`interpolated_lower_bound`): solve the sub-class SDP, factor the Gram matrix into
 coordinates (rank r), build f, compute Δ' = f(x_0) − inf f exactly, rescale to f̃(x) = α f(βx) with
-α = Δ/Δ', β = √(Δ'/Δ) when Δ' > Δ (L is kept: αβ² = 1), and run ``simulate`` (no noise) with the library's rule
-on the schedule. The simulated metric is a lower bound on the worst case over the class (a certified member,
-not the SDP's numbers).
+α = Δ/Δ', β = √(Δ'/Δ) when Δ' > Δ (L is kept: αβ² = 1), and run ``simulate`` (no noise) with the library's
+rule on the schedule. The simulated metric is a lower bound on the worst case over the class (a certified
+member, not the SDP's numbers).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ import math
 import time
 import warnings
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -161,8 +161,8 @@ class SmoothInterpolant:
 
 
 class InterpolatedProblem(Problem):
-    """M workers sharing f̃(x) = α f(βx) with f a :class:`SmoothInterpolant` (αβ² = 1 keeps L): σ_G = 0 exactly,
-    L certified (the construction), f_* = α inf f exact, minimizer x_p* − g_p*/L (scaled)."""
+    """M workers sharing f̃(x) = α f(βx) with f a :class:`SmoothInterpolant` (αβ² = 1 keeps L): σ_G = 0
+    exactly, L certified (the construction), f_* = α inf f exact, minimizer x_p* − g_p*/L (scaled)."""
 
     def __init__(self, interpolant: SmoothInterpolant, num_workers: int, alpha: float = 1.0):
         self.f = interpolant
@@ -249,8 +249,9 @@ def interpolated_lower_bound(
 ) -> InterpolatedLowerBound:
     """A lower bound on the worst case over the smooth nonconvex class (every f_i L-smooth, Assumption 3 with
     ``sigma_G``, f(x_0) − inf f ≤ ``delta``) of ``metric`` ("average", "min" or "last") on ``schedule``:
-    the exact worst case over the shared-function sub-class, recovered as an explicit L-smooth function and run
-    by ``simulate`` with ``algorithm`` (module docstring). ``max_points`` bounds the SDP (points = Gram − 1)."""
+    the exact worst case over the shared-function sub-class, recovered as an explicit L-smooth function and
+    run by ``simulate`` with ``algorithm`` (module docstring). ``max_points`` bounds the SDP (points =
+    Gram − 1). ValueError beyond ``max_points``; RuntimeError when the solver returns no solution."""
     import cvxpy as cp
     from cvxpy.error import SolverError
     from scipy import sparse
