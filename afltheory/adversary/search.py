@@ -61,6 +61,8 @@ def project(claim: str | Claim, assumptions: AssumptionClass | None = None, *, b
     periods = cls.num_workers if ("cyclic" in cls.arrivals or c.bounded_staleness) else 1
     if "schedule" in cls.arrivals:
         periods = max(periods, 4)
+    if "periodic" in cls.arrivals:  # P ≤ ⌈M/m⌉ + 3 ≤ M + 3
+        periods = max(periods, cls.num_workers + 3)
     diagonal = not cls.rotate or cls.dim == 1
     return {
         "bytes": fastexact.estimate_bytes(
@@ -198,6 +200,8 @@ def make_instance(claim: Claim, cls: AssumptionClass, st: Structure, u: np.ndarr
         arr = {"kind": "biased", "m": m, "probs": dec.arrival_params[0].tolist()}
     elif st.arrivals == "cyclic":
         arr = {"kind": "cyclic", "m": m}
+    elif st.arrivals == "periodic":
+        arr = {"kind": "periodic", "m": m, "workers": dec.arrival_params[0].tolist()}
     elif st.arrivals == "schedule":
         arr = {
             "kind": "schedule",
@@ -540,14 +544,16 @@ def instance_inside(claim: str | Claim, instance: Instance) -> tuple[bool | None
     check_component("instance", instance, Instance, "an afltheory.adversary Instance")
     try:
         L = float(instance.problem().constants.L)
-        M, tau, kmax = instance.num_workers, np.array([instance.tau]), np.array([instance.K_max])
+        M, kmax = instance.num_workers, np.array([instance.K_max])
+        # the theorem's τ (with a memory slot's round-robin/periodic age for m < M); m' from the delays alone
+        tau, tau_delay = np.array([c.theorem_tau(instance)]), np.array([instance.tau])
         v = c._values(
             np.array([L]),
             np.array([float(instance.eta_L)]),
             kmax,
             tau,
             M,
-            c.m_fresh(M, tau),
+            c.m_fresh(M, tau_delay, instance.m),
             np.array([float(instance.eta)]),
         )
         ok = bool(np.all(c.holds(v)))
@@ -559,6 +565,6 @@ def instance_inside(claim: str | Claim, instance: Instance) -> tuple[bool | None
         return True, f"inside {c.id}'s conditions"
     return False, (
         f"outside {c.id}'s conditions (L={L:.4g}, eta={instance.eta:.4g}, "
-        f"eta_L={instance.eta_L:.4g}, K_max={instance.K_max}, tau={instance.tau}, M={M}): a bound "
+        f"eta_L={instance.eta_L:.4g}, K_max={instance.K_max}, tau={int(tau[0])}, M={M}): a bound "
         "exceeded there is no violation of the claim"
     )
