@@ -20,7 +20,7 @@ import math
 import time
 import warnings
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -187,6 +187,8 @@ def bracket(
     jobs: int = 1,
     scheduler: str | None = None,
     schedule_kind: str = "default",
+    journal: str | None = None,
+    progress: Any = None,
 ) -> Bracket:
     """The bracket for ``claim`` ("thm2", "thm3", "thm4") at this size (see the module docstring).
 
@@ -198,6 +200,8 @@ def bracket(
     same m workers every round (``default_schedule``). With ``heterogeneity="server"``, a schedule with
     interchangeable workers is solved by the symmetry-reduced PEP (``afltheory.pep.symmetric``; same value,
     smaller SDP), any other by PEPit.
+    ``journal``/``progress``: with ``search``, passed to
+    ``worst_schedule`` (a resumable journal of the solves; a callback after every search step).
     """
     from ..problems.base import Constants
     from ..theory import theorem2, theorem3, theorem4
@@ -280,6 +284,8 @@ def bracket(
             executor=executor,
             jobs=jobs,
             scheduler=scheduler,
+            journal=journal,
+            progress=progress,
             **kw,
         )
         pep, sched = res.best, res.schedule
