@@ -48,6 +48,7 @@ _SUBMODULES = {
     "convex",
     "core",
     "interpolant",
+    "journal",
     "reproduce",
     "lower",
     "search",

@@ -128,7 +128,7 @@ def worst_schedule(
     local = executor == "local" and jobs == 1
     jr = None
     if journal is not None:
-        from ..adversary.journal import SearchJournal
+        from .journal import SearchJournal
 
         jr = SearchJournal(
             journal,
@@ -160,7 +160,7 @@ def worst_schedule(
         counter[0] += len(cands)
         known: dict = {}
         if jr is not None:
-            from ..adversary.journal import digest
+            from .journal import digest
 
             for j, rows in enumerate(cands):
                 rec = jr.get(keys[j], digest(repr(rows)))
@@ -177,7 +177,7 @@ def worst_schedule(
         for j, r in zip(fresh, out, strict=True):
             res[j] = r
             if jr is not None:
-                from ..adversary.journal import digest
+                from .journal import digest
 
                 jr.record(keys[j], digest(repr(cands[j])), dict(value=r.value, certified=bool(r.certified)))
         pairs = _count(res)
