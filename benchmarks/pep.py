@@ -47,7 +47,8 @@ def _cyclic(T: int, M: int = 4, m: int = 3, K: int = 2, tau: int = 1):
 def one(method: str, T: int, lower: bool = False, schedule: str = "fixed") -> dict:
     """One (method, T) run of the scaling table, in this process. ``method`` "interp" is the lower side:
     the shared-function SDP's instance as an explicit L-smooth function run by ``simulate``
-    (``pep.interpolant.interpolated_lower_bound``)."""
+    (``pep.interpolant.interpolated_lower_bound``); "interp-tilt" the same with per-worker linear tilts
+    f_i = f + ⟨c_i, ·⟩ (σ_G exact everywhere; a larger SDP)."""
     from afltheory.algorithms import AFACD
     from afltheory.pep import replay, worst_case
     from afltheory.pep.symmetric import reduced_worst_case
@@ -57,10 +58,12 @@ def one(method: str, T: int, lower: bool = False, schedule: str = "fixed") -> di
     S = _schedule(T) if schedule == "fixed" else _cyclic(T)
     algo, C = AFACD(eta=eta, eta_L=eta_L), dict(L=1.0, sigma_G=0.1)
     c0, w0 = time.process_time(), time.perf_counter()
-    if method == "interp":
+    if method in ("interp", "interp-tilt"):
         from afltheory.pep.interpolant import interpolated_lower_bound
 
-        lb = interpolated_lower_bound(algo, S, L=1.0, sigma_G=0.1, delta=1.0)
+        lb = interpolated_lower_bound(
+            algo, S, L=1.0, sigma_G=0.1, delta=1.0, tilt=method == "interp-tilt", max_points=1000
+        )
         return dict(
             method=method,
             T=T,

@@ -161,39 +161,62 @@ class SmoothInterpolant:
 
 
 class InterpolatedProblem(Problem):
-    """M workers sharing f̃(x) = α f(βx) with f a :class:`SmoothInterpolant` (αβ² = 1 keeps L): σ_G = 0
-    exactly, L certified (the construction), f_* = α inf f exact, minimizer x_p* − g_p*/L (scaled)."""
+    """M workers with f̃_i(x) = α f(βx) + αβ⟨c_i, x⟩, f a :class:`SmoothInterpolant` (αβ² = 1 keeps L) and
+    tilts c_i (``tilts`` (M, d), Σ_i c_i = 0; None: all zero). Exact constants: L (the construction), σ_G =
+    αβ max_i ‖c_i‖ (∇f̃_i − ∇f̃ = αβ c_i everywhere), f_* = α inf f (the tilts cancel in the mean), minimizer
+    x_p* − g_p*/L (scaled)."""
 
-    def __init__(self, interpolant: SmoothInterpolant, num_workers: int, alpha: float = 1.0):
+    def __init__(
+        self,
+        interpolant: SmoothInterpolant,
+        num_workers: int,
+        alpha: float = 1.0,
+        tilts: np.ndarray | None = None,
+    ):
         self.f = interpolant
         self.num_workers = check_int("num_workers", num_workers, low=1)
         self.dim = interpolant.dim
         self.alpha = check_positive("alpha", alpha)
         self.beta = 1.0 / math.sqrt(self.alpha)
+        if tilts is None:
+            tilts = np.zeros((self.num_workers, self.dim))
+        tilts = np.asarray(tilts, dtype=float)
+        if tilts.shape != (self.num_workers, self.dim) or not np.all(np.isfinite(tilts)):
+            raise ValueError(
+                f"tilts must be a finite ({self.num_workers}, {self.dim}) array, got {tilts.shape}"
+            )
+        scale = max(1.0, float(np.abs(tilts).max()))
+        if np.abs(tilts.sum(axis=0)).max() > 1e-9 * scale * self.num_workers:
+            raise ValueError("tilts must sum to zero over the workers (f is then the mean of the f_i)")
+        self.tilts = (tilts - tilts.mean(axis=0)) * self.alpha * self.beta  # gradient tilts, exact zero mean
         L = interpolant.L
         self.noise = NoNoise()
         self.constants = Constants(
             L=L,
             mu=-L,
             sigma_L=0.0,
-            sigma_G=0.0,
+            sigma_G=float(np.linalg.norm(self.tilts, axis=1).max()),
             f_star=self.alpha * interpolant.inf,
             x_star=interpolant.argmin / self.beta,
             certified=dict(L="upper", mu="lower", sigma_L="exact", sigma_G="exact", f_star="exact"),
         )
 
     def local_value(self, x: np.ndarray, i: int | np.ndarray) -> np.ndarray:
-        """f̃(x) (the same for every worker i); x (..., d), broadcast against i."""
+        """f̃_i(x); x (..., d), broadcast against i."""
         x = np.asarray(x, dtype=float)
-        shape = np.broadcast_shapes(x.shape[:-1], np.shape(self._check_worker(i)))
-        return np.broadcast_to(self.alpha * self.f.value(self.beta * x), shape).copy()
+        i = self._check_worker(i)
+        shape = np.broadcast_shapes(x.shape[:-1], np.shape(i))
+        base = np.broadcast_to(self.alpha * self.f.value(self.beta * x), shape)
+        xb = np.broadcast_to(x, shape + (self.dim,))
+        return base + np.sum(self.tilts[np.broadcast_to(i, shape)] * xb, axis=-1)
 
     def local_grad(self, x: np.ndarray, i: int | np.ndarray) -> np.ndarray:
-        """∇f̃(x) = αβ ∇f(βx) (the same for every worker i); x (..., d), broadcast against i."""
+        """∇f̃_i(x) = αβ (∇f(βx) + c_i); x (..., d), broadcast against i."""
         x = np.asarray(x, dtype=float)
-        shape = np.broadcast_shapes(x.shape[:-1], np.shape(self._check_worker(i)))
+        i = self._check_worker(i)
+        shape = np.broadcast_shapes(x.shape[:-1], np.shape(i))
         g = self.alpha * self.beta * self.f.grad(self.beta * x)
-        return np.broadcast_to(g, shape + (self.dim,)).copy()
+        return np.broadcast_to(g, shape + (self.dim,)) + self.tilts[np.broadcast_to(i, shape)]
 
 
 @dataclass(frozen=True)
@@ -223,6 +246,8 @@ class InterpolatedLowerBound:
     method: str = (
         "same L-smooth f for every worker (σ_G = 0), exact SDP, explicit interpolant, engine simulate"
     )
+    #: ``tilt``: f_i = f + ⟨c_i, ·⟩ (σ_G exact everywhere) instead of one shared f
+    tilted: bool = False
 
 
 def _canonical(key: tuple) -> tuple:
@@ -246,12 +271,15 @@ def interpolated_lower_bound(
     metric: str = "average",
     replicate: int = 0,
     max_points: int = 200,
+    tilt: bool = False,
 ) -> InterpolatedLowerBound:
     """A lower bound on the worst case over the smooth nonconvex class (every f_i L-smooth, Assumption 3 with
     ``sigma_G``, f(x_0) − inf f ≤ ``delta``) of ``metric`` ("average", "min" or "last") on ``schedule``:
     the exact worst case over the shared-function sub-class, recovered as an explicit L-smooth function and
     run by ``simulate`` with ``algorithm`` (module docstring). ``max_points`` bounds the SDP (points =
-    Gram − 1). ValueError beyond ``max_points``; RuntimeError when the solver returns no solution."""
+    Gram − 1). ValueError beyond ``max_points``; RuntimeError when the solver returns no solution.
+    ``tilt``: the larger sub-class f_i = f + ⟨c_i, ·⟩ with Σ c_i = 0 and ‖c_i‖ ≤ ``sigma_G`` (Assumption 3
+    holds exactly everywhere); the workers' local iterates are then distinct points (a larger SDP)."""
     import cvxpy as cp
     from cvxpy.error import SolverError
     from scipy import sparse
@@ -270,34 +298,50 @@ def interpolated_lower_bound(
     sk = skeleton(algorithm, schedule, replicate)
     T = sk.T
     need_last = metric in ("min", "last")
-    keys_all = {_canonical(k) for k in sk.eval_points(metric)}
+    M = sk.num_workers
+    tilt = bool(tilt) and M > 1 and sigma_G > 0
+    canon = (lambda k: k) if tilt else _canonical
+    keys_all = {canon(k) for k in sk.eval_points(metric)} | {
+        ("x", t) for t in range(T + 1 if need_last else T)
+    }
     P = len(keys_all)
     if P > max_points:
         raise ValueError(
             f"the shared-function PEP has {P} points, above max_points={max_points} (allowed range [1, "
             f"{max_points}]); reduce T, K or the delays, or pass max_points={P} deliberately"
         )
-    n = 1 + P
+    nc = M - 1 if tilt else 0  # c_0 … c_{M−2} in the basis; c_{M−1} = −Σ c_j
+    n = 1 + P + nc
     index: dict = {}
     pts: list = []
 
+    def tilt_vec(i):
+        v = np.zeros(n)
+        if tilt:
+            if i < M - 1:
+                v[1 + P + i] = 1.0
+            else:
+                v[1 + P :] = -1.0
+        return v
+
     def grad(i, key, y):
-        ck = _canonical(key)
+        ck = canon(key)
         if ck not in index:
             index[ck] = len(pts)
             pts.append(np.asarray(y, dtype=float).copy())
-        e = np.zeros(n)
-        e[1 + index[ck]] = 1.0
+        e = tilt_vec(int(i))
+        e[1 + index[ck]] += 1.0
         return e
 
     x0 = np.zeros(n)
     x0[0] = 1.0
     xs = _run_skeleton(sk, x0, grad)
     n_metric = T + 1 if need_last else T
-    mg = [grad(0, ("x", t), xs[t]) for t in range(n_metric)]
-    P = len(pts)
+    mg = [grad(0, ("x", t), xs[t]) - tilt_vec(0) for t in range(n_metric)]  # ∇f = mean of the ∇f_i
+    if len(pts) != P:
+        raise AssertionError(f"the skeleton visited {len(pts)} points, {P} expected")
     X = np.array(pts)  # (P, n) coefficients of the points
-    Gc = np.eye(n)[1 : 1 + P]  # gradients
+    Gc = np.eye(n)[1 : 1 + P]  # gradients of f
     f0 = index[("x", 0)]
     # interpolation: f_p − f_j ≥ −L/4‖dx‖² + ½⟨g_p + g_j, dx⟩ + 1/(4L)‖dg‖²   (all ordered pairs)
     ii, jj = np.nonzero(~np.eye(P, dtype=bool))
@@ -318,6 +362,9 @@ def interpolated_lower_bound(
         BG @ g_vec - F + fs <= 0,
         F[f0] - fs <= delta,
     ]
+    Cv = np.array([tilt_vec(i) for i in range(M)]) if tilt else None
+    if tilt:  # Assumption 3: ‖∇f_i − ∇f‖ = ‖c_i‖ ≤ σ_G
+        cons += [cp.sum(cp.multiply(np.outer(v, v), G)) <= sigma_G**2 for v in Cv]
     sq = [cp.sum(cp.multiply(np.outer(v, v), G)) for v in mg]
     if metric == "average":
         obj = sum(sq) / T
@@ -355,7 +402,16 @@ def interpolated_lower_bound(
     gerr = max(float(np.linalg.norm(f.value_grad(Xc[p])[1] - Gcd[p])) for p in range(P)) / max(
         1e-300, float(np.linalg.norm(Gcd, axis=1).max())
     )
-    prob_i = InterpolatedProblem(f, sk.num_workers, alpha)
+    tilts = None
+    if Cv is not None:  # the solver may overshoot ‖c_i‖ ≤ σ_G by its tolerance: shrink the tilts onto it
+        tilts = Cv @ B.T
+        tilts -= tilts.mean(axis=0)
+        big = math.sqrt(alpha) * float(np.linalg.norm(tilts, axis=1).max())  # αβ = √α
+        if big > sigma_G:
+            tilts *= sigma_G / big * (1 - 1e-12)
+    prob_i = InterpolatedProblem(f, sk.num_workers, alpha, tilts)
+    if prob_i.constants.sigma_G > sigma_G:
+        raise AssertionError(f"instance sigma_G={prob_i.constants.sigma_G} > {sigma_G}")
     x0s = x0c / prob_i.beta
     tr = simulate(prob_i, algorithm, Replay(schedule.replicate(replicate)), rounds=T, replicates=1, x0=x0s)
     gn = np.asarray(tr.grad_norm_sq)[0]
@@ -379,4 +435,10 @@ def interpolated_lower_bound(
         problem=prob_i,
         x0=x0s,
         grad_norm_sq=gn,
+        method=(
+            "f_i = f + ⟨c_i, ·⟩, f L-smooth, ‖c_i‖ ≤ σ_G, exact SDP, explicit interpolant, engine simulate"
+            if tilt
+            else InterpolatedLowerBound.method
+        ),
+        tilted=tilt,
     )

@@ -306,10 +306,15 @@ def bracket(
     # ``simulate`` (pep.interpolant); the larger of the two lower bounds is reported
     from .interpolant import interpolated_lower_bound
 
-    try:
-        il = interpolated_lower_bound(algo, sched, L=L, sigma_G=sigma_G, delta=delta)
-    except (RuntimeError, ValueError):  # too many points, or the solver failed: the quadratic one stands
-        il = None
+    il = None
+    for tilt, cap in ((True, 40), (False, 200)):  # the tilted sub-class when small (its SDP is larger)
+        try:
+            il = interpolated_lower_bound(
+                algo, sched, L=L, sigma_G=sigma_G, delta=delta, tilt=tilt, max_points=cap
+            )
+            break
+        except (RuntimeError, ValueError):  # too many points, or the solver failed: try the next
+            continue
     if il is not None and math.isfinite(il.value) and il.value > lower:
         lower, lower_method = il.value, il.method
     with warnings.catch_warnings():  # the problems are returned and reported, not warned about
