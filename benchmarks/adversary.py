@@ -36,12 +36,14 @@ from afltheory.exact import moments  # noqa: E402
 SIZES = [(2, 4, 1, 2, 100), (3, 5, 2, 3, 200), (5, 10, 4, 4, 200)]
 #: (label, claim, structure kind, class overrides): AFA-CD (Theorem 3, uniform m = M/2) and AFA-CS with m < M
 #: (Theorem 4, round-robin m = M/2, memory slots, warm start); "diag" = the default classes (unrotated
-#: spectra, diagonal noise: the evaluator's B·d one-dimensional reduction), "dense" = rotated Hessians
+#: spectra, diagonal noise: the evaluator's B·d one-dimensional reduction), "dense" = rotated Hessians;
+#: "periodic": Theorem 4 with adversarial periodic arrival sets of the longest period ⌈M/m⌉ + 3 (diagonal)
 CASES = [
     ("AFA-CD diag", "thm3", "uniform", {}),
     ("AFA-CD dense", "thm3", "uniform", {"rotate": True}),
     ("AFA-CS m<M diag", "thm4", "cyclic", {}),
     ("AFA-CS m<M dense", "thm4", "cyclic", {"rotate": True}),
+    ("AFA-CS periodic", "thm4", "periodic", {}),
 ]
 
 
@@ -84,7 +86,7 @@ def main(argv=None):
             cls = c.default_class().replace(
                 dim=d, num_workers=M, max_delay=tau, K_max=K, rounds=T, min_rounds=T, m=M // 2, **over
             )
-            st = Structure(M // 2, kind, {})
+            st = Structure(M // 2, kind, {"P": -(-M // (M // 2)) + 3} if kind == "periodic" else {})
             U = rng.random((64, c.num_params(cls, st)))
             U[:, -2 - K - tau - 1 :] = 0.9  # full delay/K support: the most expensive law
             if kind == "uniform":

@@ -38,16 +38,48 @@ def _schedule(T: int, M: int = 4, m: int = 3, K: int = 2, tau: int = 1):
     return Schedule(W, D, np.full((T, m), K), M, init_local_steps=np.full(M, K))
 
 
-def one(method: str, T: int, lower: bool = False) -> dict:
-    """One (method, T) run of the scaling table, in this process."""
+def _cyclic(T: int, M: int = 4, m: int = 3, K: int = 2, tau: int = 1):
+    from afltheory.pep.theorems import default_schedule
+
+    return default_schedule("thm2", M=M, m=m, K=K, T=T, tau=tau)
+
+
+def one(method: str, T: int, lower: bool = False, schedule: str = "fixed") -> dict:
+    """One (method, T) run of the scaling table, in this process. ``method`` "interp" is the lower side:
+    the shared-function SDP's instance as an explicit L-smooth function run by ``simulate``
+    (``pep.interpolant.interpolated_lower_bound``); "interp-tilt" the same with per-worker linear tilts
+    f_i = f + ⟨c_i, ·⟩ (σ_G exact everywhere; a larger SDP)."""
     from afltheory.algorithms import AFACD
     from afltheory.pep import replay, worst_case
     from afltheory.pep.symmetric import reduced_worst_case
     from afltheory.pep.theorems import step_sizes
 
     eta, eta_L = step_sizes("thm2", L=1.0, K=2, tau=1, M=4)
-    algo, S, C = AFACD(eta=eta, eta_L=eta_L), _schedule(T), dict(L=1.0, sigma_G=0.1)
+    S = _schedule(T) if schedule == "fixed" else _cyclic(T)
+    algo, C = AFACD(eta=eta, eta_L=eta_L), dict(L=1.0, sigma_G=0.1)
     c0, w0 = time.process_time(), time.perf_counter()
+    if method in ("interp", "interp-tilt"):
+        from afltheory.pep.interpolant import interpolated_lower_bound
+
+        lb = interpolated_lower_bound(
+            algo, S, L=1.0, sigma_G=0.1, delta=1.0, tilt=method == "interp-tilt", max_points=1000
+        )
+        return dict(
+            method=method,
+            T=T,
+            schedule=schedule,
+            gram=lb.points + 1,
+            blocks=[lb.points + 1],
+            value=lb.value,
+            primal=lb.sdp_value,
+            certified=True,
+            status=lb.sdp_status,
+            delta_actual=lb.delta_actual,
+            interpolation_error=lb.interpolation_error,
+            cpu_s=time.process_time() - c0,
+            wall_s=time.perf_counter() - w0,
+            peak_rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        )
     if method == "reduced":
         r = worst_case(algo, S, C, delta=1.0, heterogeneity="server", symmetry=True, max_gram=1000)
     elif method == "direct":
@@ -76,14 +108,15 @@ def one(method: str, T: int, lower: bool = False) -> dict:
     return out
 
 
-def scaling(Ts, methods, lower: bool) -> None:
+def scaling(Ts, methods, lower: bool, schedule: str = "fixed") -> None:
     print(
         f"{'method':>8} {'T':>3} {'Gram (blocks)':>16} {'CPU s':>7} {'wall s':>7} {'RSS MB':>7}  value  "
         f"status"
     )
     for method in methods:
         for T in Ts:
-            cmd = [sys.executable, __file__, "--one", method, str(T)] + (["--lower"] if lower else [])
+            cmd = [sys.executable, __file__, "--one", method, str(T), "--schedule", schedule]
+            cmd += ["--lower"] if lower else []
             p = subprocess.run(cmd, capture_output=True, text=True)
             if p.returncode != 0:
                 print(f"{method:>8} {T:>3} failed: {p.stderr.strip().splitlines()[-1:]}", flush=True)
@@ -114,15 +147,16 @@ def main(argv=None):
     ap.add_argument("--methods", nargs="+", default=["reduced", "direct", "pepit"])
     ap.add_argument("--lower", action="store_true")
     ap.add_argument("--one", nargs=2, metavar=("METHOD", "T"))
+    ap.add_argument("--schedule", choices=("fixed", "cyclic"), default="fixed")
     a = ap.parse_args(argv)
     if a.one:
-        print(json.dumps(one(a.one[0], int(a.one[1]), a.lower)))
+        print(json.dumps(one(a.one[0], int(a.one[1]), a.lower, a.schedule)))
         return
     import cvxpy
 
     print(f"cvxpy {cvxpy.__version__}, python {sys.version.split()[0]}")
     if a.scaling:
-        scaling(a.T, a.methods, a.lower)
+        scaling(a.T, a.methods, a.lower, a.schedule)
         return
     print(
         f"{'m,K,T,tau,M':>12} {'gram':>5} {'total s':>8} {'compile s':>9} {'clarabel s':>10}  value  status"

@@ -73,7 +73,10 @@ def _verdict(ctx, cid, kw, budget, seed):
         else f"f(x_0) − f* ≥ {kw['min_gap']:g}·Δ (before scaling)"
     )
     if kw.get("m"):
-        where += f"; m = {kw['m']} of M = {cls.num_workers} arrivals per round (round robin)"
+        law = {"cyclic": "round robin", "periodic": "adversarial periodic sets"}.get(
+            wc.structure.arrivals, wc.structure.arrivals
+        )
+        where += f"; m = {kw['m']} of M = {cls.num_workers} arrivals per round ({law})"
     terms = {k: float(v) for k, v in wc.shares.items()}
     if wc.violated:
         os.makedirs(os.path.join(ctx.out, "adversary"), exist_ok=True)

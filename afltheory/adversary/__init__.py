@@ -8,7 +8,7 @@ satisfies the claim's assumptions with exact constants); ``save_instance`` / ``l
 See docs/adversary.md."""
 
 from .claims import CLAIMS, Claim, Evaluation, get_claim, register_claim
-from .components import CovarianceNoise, PmfDelay, PmfSteps, biased_inclusion
+from .components import CovarianceNoise, PeriodicArrivals, PmfDelay, PmfSteps, biased_inclusion
 from .instance import Instance, load_instance, save_instance
 from .lemmas import DriftClaim, Lemma2Claim
 from .search import SearchCostWarning, WorstCase, confirm, make_instance, project, search
@@ -23,6 +23,7 @@ __all__ = [
     "Evaluation",
     "Instance",
     "Lemma2Claim",
+    "PeriodicArrivals",
     "PmfDelay",
     "PmfSteps",
     "SearchCostWarning",

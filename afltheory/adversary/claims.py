@@ -24,7 +24,7 @@ from ..algorithms.base import UnsupportedRule
 from ..theory import theorem2, theorem3, theorem4
 from ..theory._stats import evaluate_terms
 from . import fastexact
-from .components import biased_inclusion
+from .components import biased_inclusion, periodic_max_gap
 from .space import AssumptionClass, Reader, Structure, certified_constants, decode_problem, pmf_from, rescale
 
 if TYPE_CHECKING:
@@ -32,9 +32,11 @@ if TYPE_CHECKING:
 
     from .instance import Instance
 
-__all__ = ["CLAIMS", "Claim", "Evaluation", "get_claim", "register_claim"]
+__all__ = ["BOUNDED_KINDS", "CLAIMS", "Claim", "Evaluation", "get_claim", "periodic_sets", "register_claim"]
 
 THEOREMS = {"thm2": theorem2, "thm3": theorem3, "thm4": theorem4}
+#: arrival laws that keep a memory slot's staleness bounded with m < M (round robin; searched periodic sets)
+BOUNDED_KINDS = ("cyclic", "periodic")
 
 
 @dataclass
@@ -86,7 +88,9 @@ class Claim:
     ``corollary``: k for Corollary k's step sizes (η_L = 1/√T, η = √(mK) or √(MK), constant K);
     ``bounded_staleness``: the theorem's τ bounds the staleness of memory slots (Theorem 4) — with m < M only
     round-robin arrivals keep it bounded (every worker returns every ⌈M/m⌉ rounds), so m < M is searched
-    with cyclic arrivals and τ = the largest delay + ⌈M/m⌉ − 1."""
+    with cyclic arrivals and τ = the largest delay + ⌈M/m⌉ − 1, or with adversarial periodic sequences of
+    sets ("periodic": period P, each phase's set searched, every worker arriving in each period) and
+    τ = the largest delay + the longest wait between two arrivals of a worker − 1."""
 
     id: str
     title: str
@@ -138,12 +142,12 @@ class Claim:
             self.bounded_staleness
             and cls.m is not None
             and cls.m < cls.num_workers
-            and "cyclic" not in cls.arrivals
+            and not set(BOUNDED_KINDS) & set(cls.arrivals)
         ):
             raise ValueError(
                 f"m={cls.m} < num_workers={cls.num_workers}: claim {self.id!r} needs a bounded "
-                f"memory staleness, which only cyclic arrivals give with m < M; add 'cyclic' to "
-                f"arrivals={list(cls.arrivals)}"
+                f"memory staleness, which only cyclic or periodic arrivals give with m < M; add 'cyclic' "
+                f"or 'periodic' to arrivals={list(cls.arrivals)}"
             )
         if self.corollary is not None and cls.min_rounds != cls.rounds:
             cls = cls.replace(min_rounds=cls.rounds)  # the corollary's step sizes depend on T
@@ -152,16 +156,19 @@ class Claim:
     def structures(self, cls: AssumptionClass, rng: np.random.Generator) -> Structure:
         """Draw one discrete structure (m, arrival kind, extras) of a candidate inside ``cls``."""
         M = cls.num_workers
-        low = 1 if not self.bounded_staleness or "cyclic" in cls.arrivals else M
+        low = 1 if not self.bounded_staleness or set(BOUNDED_KINDS) & set(cls.arrivals) else M
         m = M if self.full else (cls.m if cls.m is not None else int(rng.integers(low, M + 1)))
         kind = str(rng.choice(list(cls.arrivals)))
         if m == M:
             kind = "uniform"  # every law is "all workers" when m = M
-        elif self.bounded_staleness:
-            kind = "cyclic"  # the only law with bounded slot staleness
+        elif self.bounded_staleness and kind not in BOUNDED_KINDS:
+            # the laws with bounded slot staleness: round robin, or a searched periodic sequence of sets
+            kind = "cyclic" if "cyclic" in cls.arrivals else "periodic"
         extra = {}
         if kind == "schedule":
             extra["P"] = int(rng.integers(1, 5))
+        if kind == "periodic":  # long enough for every worker to arrive once per period
+            extra["P"] = int(rng.integers(-(-M // m), -(-M // m) + 4))
         if self.corollary is not None:
             extra["K"] = int(rng.integers(1, cls.K_max + 1))
         return Structure(m, kind, extra)
@@ -177,6 +184,10 @@ class Claim:
             arr = r.take("schedule_sets", P * cls.num_workers)
             dl = r.take("schedule_delays", P)
             kp = r.take("schedule_K", P)
+        elif st.arrivals == "periodic":
+            arr = r.take("periodic_sets", st.extra["P"] * cls.num_workers)
+            dl = r.take("delay_pmf", cls.max_delay + 1)
+            kp = r.take("k_pmf", (cls.num_workers if cls.k_per_worker else 1) * cls.K_max)
         else:
             arr = r.take("arrival_weights", cls.num_workers) if st.arrivals in ("biased", "fixed") else None
             dl = r.take("delay_pmf", cls.max_delay + 1)
@@ -223,6 +234,11 @@ class Claim:
                 pi[:, p, (p * m + np.arange(m)) % M] = 1.0
             pij = pi[..., :, None] * pi[..., None, :]
             aparams = None
+        elif st.arrivals == "periodic":  # searched sets per phase, repaired so that every worker arrives
+            aparams = periodic_sets(arr.reshape(S, st.extra["P"], M), m)
+            pi = np.zeros((S, st.extra["P"], M))
+            np.put_along_axis(pi, aparams, 1.0, axis=2)
+            pij = pi[..., :, None] * pi[..., None, :]
         else:  # fixed: the m workers with the largest weights
             aparams = np.sort(np.argsort(-arr, axis=1, kind="stable")[:, :m], axis=1)
             pi = np.zeros((S, M))
@@ -251,7 +267,10 @@ class Claim:
         Kmax = np.array([np.flatnonzero(k.reshape(-1, cls.K_max).sum(axis=0) > 0)[-1] + 1 for k in kpm])
         tau_delay = tau
         if self.bounded_staleness and m < M:  # round robin: a slot is at most ⌈M/m⌉ − 1 rounds old
-            tau = tau + self.staleness_bound(M, m)
+            if st.arrivals == "periodic":  # the longest wait between two arrivals of a worker, − 1
+                tau = tau + np.array([periodic_max_gap(a, M) - 1 for a in aparams])
+            else:
+                tau = tau + self.staleness_bound(M, m)
         eta, eta_L, inside = self.step_sizes(cls, st, steps, L, Kmax, tau, tau_delay=tau_delay)
         return Decoded(
             H,
@@ -288,8 +307,11 @@ class Claim:
         """The τ of the claim's bound for ``instance``: its largest delay, plus the slots' round-robin age for
         a bounded-staleness claim with m < M."""
         M, m = instance.num_workers, instance.m
-        extra = self.staleness_bound(M, m) if self.bounded_staleness and m < M else 0
-        return instance.tau + extra
+        if not (self.bounded_staleness and m < M):
+            return instance.tau
+        if instance.arrivals["kind"] == "periodic":
+            return instance.tau + periodic_max_gap(instance.arrivals["workers"], M) - 1
+        return instance.tau + self.staleness_bound(M, m)
 
     def _values(self, L, eta_L, Kmax, tau, M, m_fresh, eta=None):
         v = dict(L=L, eta_L=eta_L, K_max=Kmax.astype(float), tau=tau.astype(float), M=M, m_fresh=m_fresh)
@@ -496,6 +518,32 @@ class Claim:
 CLAIMS: dict[str, Claim] = {}
 
 
+def periodic_sets(weights: np.ndarray, m: int) -> np.ndarray:
+    """(S, P, m) sorted worker sets from weights (S, P, M): each phase takes its m largest weights; then every
+    worker that never arrives replaces, in the phase where it has its largest weight among the phases whose
+    set holds a worker arriving more than once, that repeated worker of lowest weight (so every worker arrives
+    at least once per period; possible whenever P·m ≥ M)."""
+    S, P, M = weights.shape
+    if P * m < M:
+        raise ValueError(f"period P={P} with m={m} cannot cover num_workers={M} (need P·m >= M)")
+    sets = np.argsort(-weights, axis=2, kind="stable")[:, :, :m].copy()
+    for s in range(S):
+        W = sets[s]
+        count = np.bincount(W.ravel(), minlength=M)
+        for i in np.flatnonzero(count == 0):
+            best = None
+            for p in range(P):
+                for j in range(m):
+                    w = W[p, j]
+                    if count[w] > 1 and (best is None or (weights[s, p, i] - weights[s, p, w]) > best[0]):
+                        best = (weights[s, p, i] - weights[s, p, w], p, j)
+            _, p, j = best
+            count[W[p, j]] -= 1
+            W[p, j] = i
+            count[i] += 1
+    return np.sort(sets, axis=2)
+
+
 def register_claim(claim: Claim) -> Claim:
     """Register ``claim`` under its id (unique) and return it (ValueError if the id is taken)."""
     check_component("claim", claim, Claim, "an afltheory.adversary Claim")
@@ -543,12 +591,13 @@ register_claim(
         "[Yang et al. 2022, Thm 4]",
         "thm4",
         "AFACS",
-        ("uniform", "cyclic"),
-        lambda: AssumptionClass(arrivals=("uniform", "cyclic")),
+        ("uniform", "cyclic", "periodic"),
+        lambda: AssumptionClass(arrivals=("uniform", "cyclic", "periodic")),
         bounded_staleness=True,
         notes="m = M: slot staleness = the arrival's delay ≤ τ; m < M: round-robin arrivals, "
-        "slot staleness ≤ "
-        "largest delay + ⌈M/m⌉ − 1 = τ (under i.i.d. arrivals with m < M the staleness of absent workers "
+        "slot staleness ≤ largest delay + ⌈M/m⌉ − 1 = τ, or an adversarial periodic sequence of sets "
+        "(period P, every worker in each period), slot staleness ≤ largest delay + longest wait between "
+        "two arrivals − 1 = τ (under i.i.d. arrivals with m < M the staleness of absent workers "
         "is unbounded, outside the class).",
     )
 )

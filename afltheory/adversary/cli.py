@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -85,6 +86,24 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--jobs workers, or --scheduler ADDR)",
     )
     p.add_argument("--scheduler", default=None, help="Dask scheduler address (with --executor dask)")
+    p.add_argument(
+        "--arrivals",
+        nargs="+",
+        default=None,
+        metavar="KIND",
+        help="assumption class: allowed arrival laws (uniform, biased, fixed, cyclic, schedule, periodic; "
+        "default: the claim's class)",
+    )
+    p.add_argument(
+        "--journal",
+        metavar="FILE",
+        default=None,
+        help="record every evaluated batch in FILE (JSON lines); rerunning the same command with it resumes "
+        "an interrupted search where it stopped (with --seeds: FILE.seedS per seed)",
+    )
+    p.add_argument(
+        "--progress", action="store_true", help="print the evaluations done and the best ratio on stderr"
+    )
     p.add_argument("--list", action="store_true", help="list the claims and exit")
     p.add_argument(
         "--file",
@@ -109,6 +128,7 @@ def _search_task(task: dict) -> object:
         seed=task["seed"],
         assumptions=task["cls"],
         replicates=task["replicates"],
+        journal=task.get("journal"),
     )
 
 
@@ -122,11 +142,12 @@ def search_seeds(
     executor: str = "local",
     jobs: int = 1,
     scheduler: str | None = None,
+    journal: str | None = None,
 ) -> list:
     """The seeded searches of ``claim`` over ``cls`` (one task per seed on ``executor``: "local" = ``jobs``
     processes, 1 = this one; "dask" = a Dask scheduler at ``scheduler`` or a LocalCluster of ``jobs``
     workers), in seed order. Each search depends only on its seed, so the results do not depend on the
-    executor."""
+    executor. ``journal``: seed s journals to ``journal.seed{s}`` (resumable, see ``search``)."""
     from ..sweep.executors import make_executor
 
     tasks = [
@@ -138,6 +159,7 @@ def search_seeds(
             "budget": budget,
             "replicates": replicates,
             "index": j,
+            "journal": None if journal is None else f"{journal}.seed{s}",
         }
         for j, s in enumerate(seeds)
     ]
@@ -193,6 +215,8 @@ def run(args: argparse.Namespace) -> int:
         cls = cls.replace(hessian=args.hessian)
     if args.rotate:
         cls = cls.replace(rotate=True)
+    if args.arrivals:
+        cls = cls.replace(arrivals=tuple(args.arrivals))
     if args.isolate:
         cls = cls.isolate(args.isolate)
     if args.seeds < 1:
@@ -201,8 +225,28 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--jobs={args.jobs} must be >= 1")
     if args.scheduler and args.executor != "dask":
         raise ValueError(f"--scheduler {args.scheduler!r} needs --executor dask")
+    if args.journal:
+        check_output_file(args.journal, "--journal")
+    progress = None
+    if args.progress:
+        step = max(1, args.budget // 20)
+        mark = [0]
+
+        def progress(n: int, best: float) -> None:
+            if n >= mark[0] + step or n >= args.budget:
+                mark[0] = n
+                print(f"  {n}/{args.budget} evaluations, best ratio {best:.4g}", file=sys.stderr, flush=True)
+
     if args.seeds == 1 and args.executor == "local":
-        wc = search(c, budget=args.budget, seed=args.seed, assumptions=cls, replicates=args.replicates)
+        wc = search(
+            c,
+            budget=args.budget,
+            seed=args.seed,
+            assumptions=cls,
+            replicates=args.replicates,
+            journal=args.journal,
+            progress=progress,
+        )
     else:
         seeds = list(range(args.seed, args.seed + args.seeds))
         found = search_seeds(
@@ -214,6 +258,7 @@ def run(args: argparse.Namespace) -> int:
             executor=args.executor,
             jobs=args.jobs,
             scheduler=args.scheduler,
+            journal=args.journal,
         )
         for s, w in zip(seeds, found, strict=True):
             print(f"  seed {s}: ratio {w.ratio:.4g} ({w.evaluations} evaluations, {w.elapsed:.1f} s)")

@@ -5,8 +5,10 @@ pmf of round t moves the mass of {t+1, …, τ} onto t); ``PmfSteps``: i.i.d. lo
 pmf on {1, …, K_max}; ``CovarianceNoise``: additive Gaussian noise with an arbitrary per-worker covariance Σ_i
 (certified σ_L² = max_i tr Σ_i, exact); ``biased_inclusion``: the exact first/pairwise inclusion
 probabilities of ``BiasedArrivals`` by a vectorized subset recursion (the same law as
-``BiasedArrivals.inclusion``, much faster). All expose what both ``afltheory.simulate`` and
-``afltheory.exact`` read (``sample`` and ``pmf``/``covariance``)."""
+``BiasedArrivals.inclusion``, much faster); ``PeriodicArrivals``: a periodic deterministic sequence of worker
+sets (round t takes ``sets[t mod P]``), the adversarial generalization of round robin; ``periodic_max_gap``:
+the longest wait between two arrivals of one worker in such a sequence. All expose what both
+``afltheory.simulate`` and ``afltheory.exact`` read (``sample`` and ``pmf``/``covariance``)."""
 
 from __future__ import annotations
 
@@ -14,11 +16,20 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._validation import as_array, check_array, check_int
+from ..anarchy.arrivals import Arrivals
 from ..anarchy.delays import Delays
 from ..anarchy.local_steps import LocalSteps
 from ..problems.base import NoiseModel
 
-__all__ = ["CovarianceNoise", "PmfDelay", "PmfSteps", "biased_inclusion", "check_pmf"]
+__all__ = [
+    "CovarianceNoise",
+    "PeriodicArrivals",
+    "PmfDelay",
+    "PmfSteps",
+    "biased_inclusion",
+    "check_pmf",
+    "periodic_max_gap",
+]
 
 
 def check_pmf(name: str, p: ArrayLike, *, ndim: int = 1) -> np.ndarray:
@@ -33,6 +44,68 @@ def check_pmf(name: str, p: ArrayLike, *, ndim: int = 1) -> np.ndarray:
     if np.any(np.abs(s - 1.0) > 1e-9):
         raise ValueError(f"{name} must sum to 1 along its last axis, got sums {np.ravel(s).tolist()}")
     return a / s
+
+
+def periodic_max_gap(sets: ArrayLike, num_workers: int) -> int:
+    """The largest number of rounds between two consecutive arrivals of one worker in the periodic sequence
+    ``sets`` (P, m) (round t takes ``sets[t mod P]``), wrapping around the period; also ≥ first arrival + 1,
+    so a slot warm-started at x_0 is never older than it. A worker that never arrives gives a ValueError."""
+    W = np.asarray(sets)
+    if W.ndim != 2 or W.shape[0] < 1:
+        raise ValueError(f"sets must be a (P, m) table of worker indices, got shape {W.shape}")
+    P = W.shape[0]
+    gap = 0
+    for i in range(check_int("num_workers", num_workers, low=1)):
+        ph = np.flatnonzero((W == i).any(axis=1))
+        if ph.size == 0:
+            raise ValueError(
+                f"worker {i} never arrives in the periodic sets {W.tolist()}: its memory slot ages without "
+                f"bound; every worker in 0..{num_workers - 1} must appear"
+            )
+        gaps = np.diff(np.r_[ph, ph[0] + P])
+        gap = max(gap, int(gaps.max()))
+    return gap
+
+
+class PeriodicArrivals(Arrivals):
+    """Round t takes the workers ``sets[t mod P]`` (a (P, m) table, distinct workers per row): a periodic
+    deterministic arrival sequence (``CyclicArrivals`` is the round-robin case)."""
+
+    def __init__(self, sets: ArrayLike):
+        W = as_array("sets", sets)
+        if W.ndim != 2 or W.shape[0] < 1 or W.shape[1] < 1 or not np.all(W == np.round(W)) or W.min() < 0:
+            raise ValueError(
+                f"sets must be a non-empty (P, m) table of worker indices >= 0, got {W.tolist()}"
+            )
+        W = W.astype(np.int64)
+        for row in W:
+            if len(set(row.tolist())) != len(row):
+                raise ValueError(
+                    f"sets row {row.tolist()} repeats a worker; each round's workers are distinct"
+                )
+        self.sets = W
+        self.sets.setflags(write=False)
+        self.m = int(W.shape[1])
+
+    def validate(self, num_workers: int) -> None:
+        """ValueError if a set names a worker ≥ ``num_workers``."""
+        super().validate(num_workers)
+        if self.sets.max() >= num_workers:
+            raise ValueError(f"sets name worker {int(self.sets.max())} >= num_workers={num_workers}")
+
+    def sample(self, rng: np.random.Generator, rounds: int, num_workers: int) -> np.ndarray:
+        """(rounds, m): ``sets[t mod P]`` (no randomness)."""
+        self.validate(num_workers)
+        return self.sets[np.arange(rounds) % self.sets.shape[0]].copy()
+
+    def sample_block(
+        self, rng: np.random.Generator, replicates: int, rounds: int, num_workers: int
+    ) -> np.ndarray:
+        """(replicates, rounds, m): the same sequence for every replicate."""
+        return np.broadcast_to(self.sample(rng, rounds, num_workers), (replicates, rounds, self.m)).copy()
+
+    def __repr__(self):
+        return f"PeriodicArrivals({self.sets.tolist()})"
 
 
 class PmfDelay(Delays):

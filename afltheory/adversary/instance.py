@@ -45,7 +45,7 @@ class Instance:
     x0: np.ndarray  # (d,)
     eta: float
     eta_L: float
-    arrivals: dict  # {"kind": "uniform"|"biased"|"fixed"|"cyclic"|"schedule", "m": m, ...}
+    arrivals: dict  # {"kind": "uniform"|"biased"|"fixed"|"cyclic"|"schedule"|"periodic", "m": m, ...}
     delay_pmf: np.ndarray  # (τ+1,)
     k_pmf: np.ndarray  # (M, K_max) over K = 1..K_max
     rounds: int
@@ -103,9 +103,15 @@ class Instance:
             return BiasedArrivals(int(a["m"]), np.asarray(a["probs"], dtype=float))
         if a["kind"] == "cyclic":
             return CyclicArrivals(int(a["m"]))
+        if a["kind"] == "periodic":
+            from .components import PeriodicArrivals
+
+            return PeriodicArrivals(np.asarray(a["workers"], dtype=np.int64))
         if a["kind"] == "fixed":
             return FixedArrivals(np.asarray(a["workers"], dtype=np.int64))
-        raise ValueError(f"arrivals kind={a['kind']!r} must be 'uniform', 'biased', 'cyclic' or 'fixed'")
+        raise ValueError(
+            f"arrivals kind={a['kind']!r} must be 'uniform', 'biased', 'cyclic', 'periodic' or 'fixed'"
+        )
 
     def schedule(self) -> Schedule:
         """For ``arrivals["kind"] == "schedule"``: the periodic schedule over ``rounds`` rounds (phase t mod
@@ -276,7 +282,7 @@ def _validate(inst: Instance) -> None:
     a = inst.arrivals
     if not isinstance(a, dict) or "kind" not in a or "m" not in a:
         raise ValueError(f"arrivals={a!r} must be a dict with 'kind' and 'm'")
-    kinds = ("uniform", "biased", "cyclic", "fixed", "schedule")
+    kinds = ("uniform", "biased", "cyclic", "fixed", "schedule", "periodic")
     if a["kind"] not in kinds:
         raise ValueError(f"arrivals kind={a['kind']!r} must be one of {kinds}")
     m = _int("arrivals m", a["m"], 1, M)
@@ -289,6 +295,10 @@ def _validate(inst: Instance) -> None:
         w = _int_array("arrivals workers", a.get("workers"), 0, M - 1)
         if w.ndim != 1 or len(w) != m or len(set(w.tolist())) != m:
             raise ValueError(f"arrivals workers={w.tolist()} must be {m} distinct worker indices")
+    elif a["kind"] == "periodic":
+        w = _int_array("arrivals workers", a.get("workers"), 0, M - 1)
+        if w.ndim != 2 or w.shape[1] != m or any(len(set(r.tolist())) != m for r in w):
+            raise ValueError(f"arrivals workers must be a (P, m={m}) table of distinct workers per row")
     elif a["kind"] == "schedule":
         w = _int_array("arrivals workers", a.get("workers"), 0, M - 1)
         if w.ndim != 2 or w.shape[1] != m:

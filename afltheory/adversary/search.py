@@ -14,6 +14,7 @@ is True only if the one-sided 99 % lower confidence bound on mean(LHS − bound)
 
 from __future__ import annotations
 
+import os
 import time
 import warnings
 from collections.abc import Callable
@@ -61,6 +62,8 @@ def project(claim: str | Claim, assumptions: AssumptionClass | None = None, *, b
     periods = cls.num_workers if ("cyclic" in cls.arrivals or c.bounded_staleness) else 1
     if "schedule" in cls.arrivals:
         periods = max(periods, 4)
+    if "periodic" in cls.arrivals:  # P ≤ ⌈M/m⌉ + 3 ≤ M + 3
+        periods = max(periods, cls.num_workers + 3)
     diagonal = not cls.rotate or cls.dim == 1
     return {
         "bytes": fastexact.estimate_bytes(
@@ -198,6 +201,8 @@ def make_instance(claim: Claim, cls: AssumptionClass, st: Structure, u: np.ndarr
         arr = {"kind": "biased", "m": m, "probs": dec.arrival_params[0].tolist()}
     elif st.arrivals == "cyclic":
         arr = {"kind": "cyclic", "m": m}
+    elif st.arrivals == "periodic":
+        arr = {"kind": "periodic", "m": m, "workers": dec.arrival_params[0].tolist()}
     elif st.arrivals == "schedule":
         arr = {
             "kind": "schedule",
@@ -266,6 +271,7 @@ def search(
     max_memory: float = DEFAULT_MAX_MEMORY,
     warn_seconds: float = 1800.0,
     max_seconds: float | None = None,
+    journal: str | os.PathLike | None = None,
 ) -> WorstCase:
     """Search ``claim``'s assumption class (``assumptions``, default the claim's own) for the largest
     measured/bound ratio with ``budget`` exact evaluations; confirm a ratio > 1 by Monte Carlo
@@ -276,7 +282,13 @@ def search(
     the time of the whole search is projected from the first batch and a projection above ``warn_seconds``
     issues a ``SearchCostWarning``, one above ``max_seconds`` (None: no limit) raises ValueError before the
     rest runs. ``UnsupportedRule`` if the evaluator cannot represent the claim's rule (e.g. a mutant
-    overriding ``aggregate``)."""
+    overriding ``aggregate``).
+
+    ``journal``: a JSON-lines file recording every evaluated batch as it completes
+    (``adversary.journal.SearchJournal``); rerunning the same search (same claim, class, seed, budget, batch,
+    restarts) with the same journal replays it, reading the recorded batches instead of evaluating them, so an
+    interrupted search resumes where it stopped and ends with the same result (``notes`` say how many
+    evaluations were reused). A journal of another search is refused (ValueError)."""
     c = get_claim(claim)
     budget = check_int("budget", budget, low=1)
     seed = check_int("seed", seed, low=0)
@@ -297,6 +309,22 @@ def search(
             f"{cost['bytes'] / 1024**2:.1f} MiB; lower batch or dim, or raise max_memory"
         )
     n_restarts = max(1, min(8, budget // 250)) if restarts is None else check_int("restarts", restarts, low=1)
+    jr = None
+    if journal is not None:
+        from .journal import SearchJournal
+
+        jr = SearchJournal(
+            journal,
+            dict(
+                search="adversary",
+                claim=c.id,
+                assumptions=repr(cls),
+                seed=seed,
+                budget=budget,
+                batch=batch,
+                restarts=n_restarts,
+            ),
+        )
     rng = np.random.default_rng(np.random.SeedSequence([seed, 0xAD7]))
     t0 = time.perf_counter()
     hist_r: list[np.ndarray] = []
@@ -306,13 +334,27 @@ def search(
 
     first: list[float] = []
 
+    batches = [0]
+
     def run(st, U):
         nonlocal used
-        tick = time.perf_counter()
-        ev = c.evaluate(cls, st, U)
-        if not first:
-            first.append(time.perf_counter() - tick)
-            _check_time(first[0] * budget / len(U), c.id, budget, warn_seconds, max_seconds)
+        k = batches[0]
+        batches[0] += 1
+        ev = None
+        if jr is not None:
+            from .journal import digest
+
+            key = digest(repr(st), np.asarray(U, dtype=float))
+            rec = jr.get(k, key)
+            ev = None if rec is None else _evaluation_from(rec)
+        if ev is None:
+            tick = time.perf_counter()
+            ev = c.evaluate(cls, st, U)
+            if not first:
+                first.append(time.perf_counter() - tick)
+                _check_time(first[0] * (budget - used) / len(U), c.id, budget, warn_seconds, max_seconds)
+            if jr is not None:
+                jr.record(k, key, _evaluation_to(ev))
         used += len(U)
         hist_r.append(np.asarray(ev.ratio, dtype=float))
         for s in ev.status:
@@ -384,6 +426,11 @@ def search(
     ratios = np.concatenate(hist_r) if hist_r else np.zeros(0)
     history = np.column_stack([np.arange(1, len(ratios) + 1), ratios])
     notes = []
+    if jr is not None:
+        notes.append(
+            f"journal {jr.path}: {jr.reused} batch(es) read from it (resumed), {jr.recorded} evaluated and "
+            f"recorded"
+        )
     if cost is not None:
         notes.append(
             f"projected peak memory per batch {cost['bytes'] / 1024**2:.1f} MiB; first batch "
@@ -447,6 +494,33 @@ def search(
         wc.confirmation["search_lhs"] = best["measured"]
         wc.violated = bool(wc.confirmation["confirmed"])
     return wc
+
+
+def _evaluation_to(ev) -> dict:
+    """An ``Evaluation`` as a JSON-able dict for the journal (floats exact; NaN/inf encoded)."""
+    return dict(
+        ratio=ev.ratio,
+        T=np.asarray(ev.T).astype(int),
+        measured=ev.measured,
+        bound=ev.bound,
+        terms={k: np.asarray(v, dtype=float) for k, v in ev.terms.items()},
+        status=list(ev.status),
+    )
+
+
+def _evaluation_from(d: dict):
+    """The inverse of ``_evaluation_to``."""
+    from .claims import Evaluation
+    from .journal import decode_floats
+
+    return Evaluation(
+        decode_floats(d["ratio"]),
+        np.asarray(d["T"], dtype=int),
+        decode_floats(d["measured"]),
+        decode_floats(d["bound"]),
+        {k: decode_floats(v) for k, v in d["terms"].items()},
+        list(d["status"]),
+    )
 
 
 def _check_time(
@@ -540,14 +614,16 @@ def instance_inside(claim: str | Claim, instance: Instance) -> tuple[bool | None
     check_component("instance", instance, Instance, "an afltheory.adversary Instance")
     try:
         L = float(instance.problem().constants.L)
-        M, tau, kmax = instance.num_workers, np.array([instance.tau]), np.array([instance.K_max])
+        M, kmax = instance.num_workers, np.array([instance.K_max])
+        # the theorem's τ (with a memory slot's round-robin/periodic age for m < M); m' from the delays alone
+        tau, tau_delay = np.array([c.theorem_tau(instance)]), np.array([instance.tau])
         v = c._values(
             np.array([L]),
             np.array([float(instance.eta_L)]),
             kmax,
             tau,
             M,
-            c.m_fresh(M, tau),
+            c.m_fresh(M, tau_delay, instance.m),
             np.array([float(instance.eta)]),
         )
         ok = bool(np.all(c.holds(v)))
@@ -559,6 +635,6 @@ def instance_inside(claim: str | Claim, instance: Instance) -> tuple[bool | None
         return True, f"inside {c.id}'s conditions"
     return False, (
         f"outside {c.id}'s conditions (L={L:.4g}, eta={instance.eta:.4g}, "
-        f"eta_L={instance.eta_L:.4g}, K_max={instance.K_max}, tau={instance.tau}, M={M}): a bound "
+        f"eta_L={instance.eta_L:.4g}, K_max={instance.K_max}, tau={int(tau[0])}, M={M}): a bound "
         "exceeded there is no violation of the claim"
     )

@@ -21,7 +21,7 @@ from .._validation import check_int, check_positive, check_real
 
 __all__ = ["AssumptionClass", "Structure", "ARRIVAL_KINDS"]
 
-ARRIVAL_KINDS = ("uniform", "biased", "fixed", "cyclic", "schedule")
+ARRIVAL_KINDS = ("uniform", "biased", "fixed", "cyclic", "schedule", "periodic")
 HESSIANS = ("shared", "per_worker")
 NOISES = ("isotropic", "diagonal")
 
@@ -34,8 +34,10 @@ class AssumptionClass:
     [mu, L]; ``sigma_L``, ``sigma_G``, ``Delta``: maxima of the constants (``min_gap``: f(x_0) − f* is at
     least this fraction of Delta before the joint rescaling, e.g. 1 forbids starting near x*); ``m``: arrivals
     per round (None: the adversary picks m in 1..M; Theorem 4, whose τ bounds the memory slots' staleness,
-    takes m < M with "cyclic" round-robin arrivals only — the law that keeps that staleness bounded, by the
-    largest delay + ⌈M/m⌉ − 1); ``arrivals``: allowed arrival laws; ``hessian``: "shared"
+    takes m < M with "cyclic" round-robin arrivals — staleness ≤ the largest delay + ⌈M/m⌉ − 1 — or
+    "periodic" searched sequences of sets of period P in [⌈M/m⌉, ⌈M/m⌉ + 3] covering every worker —
+    staleness ≤ the largest delay + the longest wait between two arrivals of a worker − 1); ``arrivals``:
+    allowed arrival laws; ``hessian``: "shared"
     (one A, σ_G exact) or "per_worker" (A_i, client drift; σ_G certified on a ball); ``rotate``: dense
     Hessians (Cayley rotations);
     ``noise``: "isotropic" or "diagonal" (anisotropic, per-worker trace); ``eta_L_decades``: η_L ranges over

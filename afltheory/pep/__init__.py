@@ -18,6 +18,12 @@ _NAMES = {
     "lower": ("LowerBound", "quadratic_lower_bound"),
     "search": ("ScheduleSearch", "schedule_count", "worst_schedule"),
     "symmetric": ("reduced_sizes", "reduced_worst_case", "worker_classes"),
+    "interpolant": (
+        "InterpolatedLowerBound",
+        "InterpolatedProblem",
+        "SmoothInterpolant",
+        "interpolated_lower_bound",
+    ),
     "claims": ("ClaimPEP", "claim_pep"),
     "theorems": ("CLAIMS", "Bracket", "bracket"),
     "core": (
@@ -36,7 +42,19 @@ _NAMES = {
     ),
 }
 _WHERE = {name: mod for mod, names in _NAMES.items() for name in names}
-_SUBMODULES = {"anchors", "claims", "convex", "core", "reproduce", "lower", "search", "symmetric", "theorems"}
+_SUBMODULES = {
+    "anchors",
+    "claims",
+    "convex",
+    "core",
+    "interpolant",
+    "journal",
+    "reproduce",
+    "lower",
+    "search",
+    "symmetric",
+    "theorems",
+}
 
 __all__ = sorted(_WHERE)
 

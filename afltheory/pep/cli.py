@@ -96,6 +96,18 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "or --scheduler ADDR)",
     )
     p.add_argument("--scheduler", default=None, help="Dask scheduler address (with --executor dask)")
+    p.add_argument(
+        "--journal",
+        metavar="FILE",
+        default=None,
+        help="with --search: record every solve in FILE (JSON lines); rerunning the same command with it "
+        "resumes an interrupted search where it stopped",
+    )
+    p.add_argument(
+        "--progress",
+        action="store_true",
+        help="with --search: print solves done and the best value on stderr",
+    )
 
     def run(args):
         from .._io import check_output_file, jsonable, write_json
@@ -107,6 +119,16 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
             raise ValueError(f"--jobs={args.jobs} must be >= 1")
         if args.json:  # before the (long) solve: an unusable path must not cost the run
             check_output_file(args.json, "--json")
+        if args.journal:
+            if not args.search:
+                raise ValueError("--journal needs --search (only the schedule search is resumable)")
+            check_output_file(args.journal, "--journal")
+
+        def progress(n, best):
+            import sys
+
+            print(f"  {n} solves, best certified value {best:.6g}", file=sys.stderr, flush=True)
+
         b = bracket(
             args.claim,
             m=args.m,
@@ -126,6 +148,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
             jobs=args.jobs,
             scheduler=args.scheduler,
             schedule_kind=args.schedule_kind,
+            journal=args.journal,
+            progress=progress if args.progress else None,
         )
         print(format_bracket(b))
         if args.json:  # strict JSON: no NaN/Infinity tokens

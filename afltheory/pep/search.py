@@ -87,6 +87,8 @@ def worst_schedule(
     executor: str | Any = "local",
     jobs: int = 1,
     scheduler: str | None = None,
+    journal: str | Any = None,
+    progress: Any = None,
     **kw: Any,
 ) -> ScheduleSearch:
     """Worst PEP value over the schedules of this size (see the module docstring). Exhaustive when the number
@@ -94,7 +96,13 @@ def worst_schedule(
     The solves of one search step (all schedules, or one round's extensions of the beam) are independent:
     ``executor`` "local" runs them in ``jobs`` processes (1: in this one), "dask" on a Dask scheduler at
     ``scheduler`` (or a LocalCluster of ``jobs`` workers); an ``afltheory.sweep.executors.Executor`` is used
-    as is. The result does not depend on the executor (results are ordered as the sequential run's)."""
+    as is. The result does not depend on the executor (results are ordered as the sequential run's).
+
+    ``journal``: a JSON-lines file recording each solve's value and certification as it completes
+    (``afltheory.adversary.journal.SearchJournal``); rerunning the same search with it reads the recorded
+    solves instead of repeating them (the search is deterministic), so an interrupted search resumes where it
+    stopped, and only the worst schedule is solved again for its full result. ``progress(solves, best)``, if
+    given, is called after every search step (``best``: the largest certified value so far)."""
     import time
 
     from ..sweep.executors import make_executor
@@ -118,10 +126,75 @@ def worst_schedule(
         kw=dict(kw, delta=delta, metric=metric, mu=mu, heterogeneity=heterogeneity),
     )
     local = executor == "local" and jobs == 1
+    jr = None
+    if journal is not None:
+        from .journal import SearchJournal
+
+        jr = SearchJournal(
+            journal,
+            dict(
+                search="pep.worst_schedule",
+                algorithm=repr(algorithm),
+                constants=repr(constants),
+                M=M,
+                m=m,
+                K=K,
+                T=T,
+                tau=tau,
+                delta=delta,
+                metric=metric,
+                mu=mu,
+                heterogeneity=heterogeneity,
+                max_solves=max_solves,
+                beam=beam,
+                kw=repr(sorted(kw.items())),
+            ),
+        )
     ex = None if local else make_executor(executor, jobs=jobs, scheduler=scheduler)
+    counter = [0]
+    best_seen = [-math.inf]
 
     def solve_all(cands):
+        """Solve ``cands`` (reading the journal's recorded solves); pairs (result, rows) in order."""
+        keys = list(range(counter[0], counter[0] + len(cands)))
+        counter[0] += len(cands)
+        known: dict = {}
+        if jr is not None:
+            from .journal import digest
+
+            for j, rows in enumerate(cands):
+                rec = jr.get(keys[j], digest(repr(rows)))
+                if rec is not None:
+                    known[j] = _Recorded(
+                        math.inf if rec["value"] in ("inf", None) else float(rec["value"]),
+                        bool(rec["certified"]),
+                    )
+        fresh = [j for j in range(len(cands)) if j not in known]
+        out = _solve_many([cands[j] for j in fresh])
+        res = [None] * len(cands)
+        for j, r in known.items():
+            res[j] = r
+        for j, r in zip(fresh, out, strict=True):
+            res[j] = r
+            if jr is not None:
+                from .journal import digest
+
+                jr.record(keys[j], digest(repr(cands[j])), dict(value=r.value, certified=bool(r.certified)))
+        pairs = _count(res)
+        best_seen[0] = max([best_seen[0]] + [r.value for r in res if r.certified])
+        if progress is not None:
+            progress(solves, best_seen[0])
+        return list(zip(pairs, cands, strict=True))
+
+    def _count(res):
         nonlocal solves, unc
+        solves += len(res)
+        unc += sum(not r.certified for r in res)
+        return res
+
+    def _solve_many(cands):
+        if not cands:
+            return []
         if ex is None:
             res = [_solve({**common, "rows": rows}) for rows in cands]
         else:
@@ -143,9 +216,7 @@ def worst_schedule(
                         f"PEP solve of schedule {p['rows']} failed on the {ex.name} executor:\n{err}"
                     )
                 res[p["index"]] = r
-        solves += len(res)
-        unc += sum(not r.certified for r in res)
-        return list(zip(res, cands, strict=True))
+        return res
 
     try:
         count = schedule_count(M, m, T, tau)
@@ -172,7 +243,17 @@ def worst_schedule(
     if not ok:
         raise RuntimeError(f"no certified PEP solve among {solves} ({unc} uncertified)")
     best, rows = max(ok, key=lambda r: r[0].value)
+    if isinstance(best, _Recorded):  # read from the journal: solve the worst schedule again for its result
+        best = _solve({**common, "rows": rows})
     return ScheduleSearch(best, _schedule(rows, M, K), method, count, solves, unc, time.perf_counter() - t0)
+
+
+@dataclass(frozen=True)
+class _Recorded:
+    """A solve read from the journal: what the search's decisions use."""
+
+    value: float
+    certified: bool
 
 
 def _solve(task: dict) -> Any:

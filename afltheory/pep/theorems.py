@@ -5,7 +5,8 @@ the step sizes (η_L = 0.9 × the largest η_L the η-free conditions allow, η 
 ``theoremN.admissible_step_sizes``), builds a schedule (or takes one, or searches the worst one), and returns
   - ``upper``: the PEP worst case of (1/T) Σ_{t<T} ‖∇f(x_t)‖² over every L-smooth f_1..f_M with σ_G and Δ on
     that schedule (certified upper bound; see ``afltheory.pep.core``),
-  - ``lower``: the best concrete certified instance found (``afltheory.pep.lower``; a lower bound on the same
+  - ``lower``: the best concrete certified instance found (``afltheory.pep.lower``'s quadratics or
+    ``afltheory.pep.interpolant``'s shared L-smooth function, whichever is larger; a lower bound on the same
     worst case),
   - ``bound``: the theorem's right-hand side on that schedule (``theoremN.bound``, σ_L = 0, f_0 − f_* = Δ) and
     its named terms (``bound_terms``); ``control``: the bound without its "transient" term.
@@ -20,7 +21,7 @@ import math
 import time
 import warnings
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -187,6 +188,8 @@ def bracket(
     jobs: int = 1,
     scheduler: str | None = None,
     schedule_kind: str = "default",
+    journal: str | None = None,
+    progress: Any = None,
 ) -> Bracket:
     """The bracket for ``claim`` ("thm2", "thm3", "thm4") at this size (see the module docstring).
 
@@ -198,6 +201,8 @@ def bracket(
     same m workers every round (``default_schedule``). With ``heterogeneity="server"``, a schedule with
     interchangeable workers is solved by the symmetry-reduced PEP (``afltheory.pep.symmetric``; same value,
     smaller SDP), any other by PEPit.
+    ``journal``/``progress``: with ``search``, passed to
+    ``worst_schedule`` (a resumable journal of the solves; a callback after every search step).
     """
     from ..problems.base import Constants
     from ..theory import theorem2, theorem3, theorem4
@@ -280,6 +285,8 @@ def bracket(
             executor=executor,
             jobs=jobs,
             scheduler=scheduler,
+            journal=journal,
+            progress=progress,
             **kw,
         )
         pep, sched = res.best, res.schedule
@@ -294,6 +301,22 @@ def bracket(
         sym = heterogeneity == "server" and any(len(c) > 1 for c in worker_classes(skeleton(algo, sched)))
         pep = worst_case(algo, sched, consts, delta=delta, heterogeneity=heterogeneity, symmetry=sym, **kw)
     lb = quadratic_lower_bound(algo, sched, L=L, sigma_G=sigma_G, delta=delta, grid=lower_grid)
+    lower, lower_method = lb.value, lb.method
+    # the shared-function instance: the exact worst case of a sub-class, an explicit L-smooth member run by
+    # ``simulate`` (pep.interpolant); the larger of the two lower bounds is reported
+    from .interpolant import interpolated_lower_bound
+
+    il = None
+    for tilt, cap in ((True, 40), (False, 200)):  # the tilted sub-class when small (its SDP is larger)
+        try:
+            il = interpolated_lower_bound(
+                algo, sched, L=L, sigma_G=sigma_G, delta=delta, tilt=tilt, max_points=cap
+            )
+            break
+        except (RuntimeError, ValueError):  # too many points, or the solver failed: try the next
+            continue
+    if il is not None and math.isfinite(il.value) and il.value > lower:
+        lower, lower_method = il.value, il.method
     with warnings.catch_warnings():  # the problems are returned and reported, not warned about
         warnings.simplefilter("ignore")
         problems = tuple(check_scope(thm.__name__.rsplit(".", 1)[-1], sched, consts, eta=eta, eta_L=eta_L))
@@ -305,7 +328,7 @@ def bracket(
     control = bound - terms.get("transient", 0.0)
     bad = {
         k: v
-        for k, v in dict(bound=bound, control=control, lower=lb.value, **terms).items()
+        for k, v in dict(bound=bound, control=control, lower=lower, **terms).items()
         if not math.isfinite(v)
     }
     if bad or (pep.upper is not None and not math.isfinite(pep.upper)):
@@ -337,8 +360,8 @@ def bracket(
         pep.status,
         pep.certified,
         pep.primal,
-        lb.value,
-        lb.method,
+        lower,
+        lower_method,
         bound,
         terms,
         control,

@@ -125,7 +125,7 @@ def test_expected_terms_are_exact_for_a_deterministic_law():
 @pytest.mark.parametrize("cid", ["thm2", "thm4"])
 def test_instance_round_trip_and_exact_engine_agree(tmp_path, cid):
     c, cls, s, U = _decoded(cid, 5, n=1)
-    if s.arrivals in ("cyclic", "schedule"):  # exact.moments needs i.i.d. rounds (see test_engine)
+    if s.arrivals in ("cyclic", "schedule", "periodic"):  # exact.moments needs i.i.d. rounds (test_engine)
         s = type(s)(s.m, "biased", s.extra)
         U = np.random.default_rng(5).random((1, c.num_params(cls, s)))
     inst = make_instance(c, cls, s, U[0], 30)

@@ -250,7 +250,7 @@ def test_claim_evaluation_sees_a_declarative_mutant():
 
 def test_thm4_is_searched_with_m_below_M():
     c = get_claim("thm4")
-    cls = c.default_class().replace(m=2, rounds=40, min_rounds=10)
+    cls = c.default_class().replace(m=2, rounds=40, min_rounds=10, arrivals=("uniform", "cyclic"))
     wc = search(c, budget=64, batch=16, assumptions=cls, seed=1, confirm_violation=False)
     assert wc.structure.m == 2 and wc.structure.arrivals == "cyclic"
     assert wc.counts.get("ok", 0) > 0 and np.isfinite(wc.ratio)
