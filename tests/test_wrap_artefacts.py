@@ -2,9 +2,9 @@
 concatenations that fit on fewer lines or hold a fragment of a few characters, and comment or docstring lines
 of a few words whose continuation would have fitted on them. ``ruff format`` does not join these.
 
-``LEFT_FOR_OWNERS``: files other helpers owned while the artefacts were joined (issue #27), with how many
-artefacts each still holds. It must only shrink: a file with more fails, a file with fewer fails too (lower
-its count, or delete the entry at 0).
+``LEFT_FOR_OWNERS``: files allowed to hold artefacts, with how many (empty since the wave-3 merge joined the
+last ones). It must only shrink: a file with more fails, a file with fewer fails too (lower its count, or
+delete the entry at 0).
 """
 
 from __future__ import annotations
@@ -15,40 +15,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 #: file -> artefacts left for its owner to join (`python tools/wrap_artefacts.py FILE` lists them)
-LEFT_FOR_OWNERS = {
-    "afltheory/adversary/claims.py": 2,
-    "afltheory/adversary/cli.py": 1,
-    "afltheory/adversary/fastexact.py": 2,
-    "afltheory/adversary/search.py": 2,
-    "afltheory/adversary/space.py": 2,
-    "afltheory/engine.py": 5,
-    "afltheory/exact/drift.py": 2,
-    "afltheory/exact/law.py": 3,
-    "afltheory/exact/local.py": 1,
-    "afltheory/exact/moments.py": 7,
-    "afltheory/pep/cli.py": 2,
-    "afltheory/pep/convex.py": 1,
-    "afltheory/pep/core.py": 2,
-    "afltheory/pep/symmetric.py": 1,
-    "afltheory/pep/theorems.py": 1,
-    "afltheory/problems/curvature.py": 1,
-    "afltheory/problems/drifting.py": 1,
-    "afltheory/problems/logistic.py": 1,
-    "afltheory/published/fednova2020.py": 3,
-    "afltheory/published/fedprox2020.py": 3,
-    "afltheory/published/glasgow2022.py": 1,
-    "afltheory/published/khaled2020.py": 4,
-    "afltheory/published/koloskova2020.py": 1,
-    "afltheory/published/li2020.py": 3,
-    "afltheory/published/lian2015.py": 1,
-    "afltheory/published/scaffold2020.py": 2,
-    "afltheory/published/stich2019.py": 2,
-    "benchmarks/engine.py": 1,
-    "benchmarks/peers.py": 1,
-    "tests/published/cases.py": 1,
-    "tests/published/reference_loops.py": 6,
-    "tests/published/table.py": 1,
-}
+LEFT_FOR_OWNERS: dict[str, int] = {}
 
 
 def _tool():

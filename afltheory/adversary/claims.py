@@ -128,15 +128,13 @@ class Claim:
         bad = [a for a in cls.arrivals if a not in self.arrivals]
         if bad:
             raise ValueError(
-                f"arrivals={list(cls.arrivals)} include {bad}, outside claim {self.id!r}'s "
-                f"assumptions "
-                f"(allowed {list(self.arrivals)})"
+                f"arrivals={list(cls.arrivals)} include {bad}, outside claim "
+                f"{self.id!r}'s assumptions (allowed {list(self.arrivals)})"
             )
         if self.full and cls.m not in (None, cls.num_workers):
             raise ValueError(
-                f"m={cls.m}: claim {self.id!r} is evaluated with every worker arriving each "
-                f"round "
-                f"(m = num_workers = {cls.num_workers})"
+                f"m={cls.m}: claim {self.id!r} is evaluated with every worker "
+                f"arriving each round (m = num_workers = {cls.num_workers})"
             )
         if (
             self.bounded_staleness

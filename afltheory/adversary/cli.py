@@ -197,9 +197,8 @@ def run(args: argparse.Namespace) -> int:
         if args.claim in claims:
             if args.seeds != 1 or args.jobs != 1 or args.executor != "local" or args.scheduler:
                 raise ValueError(
-                    "--seeds/--jobs/--executor/--scheduler apply to the built-in claims' "
-                    f"search (afltheory adversary --list), not to the generic adversary of "
-                    f"{args.claim!r}"
+                    "--seeds/--jobs/--executor/--scheduler apply to the built-in claims' search "
+                    f"(afltheory adversary --list), not to the generic adversary of {args.claim!r}"
                 )
             return _run_generic(claims[args.claim], args)
     c = get_claim(args.claim)

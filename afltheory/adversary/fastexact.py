@@ -116,14 +116,12 @@ def rule_view(
             if getattr(r, "compressor", None) is not None:
                 raise UnsupportedRule(
                     f"algorithm={r!r}: the adversary's evaluator does not represent "
-                    f"compressors (compressor={r.compressor!r}); use "
-                    f"afltheory.exact.moments"
+                    f"compressors (compressor={r.compressor!r}); use afltheory.exact.moments"
                 )
             if getattr(r, "batch", None) is not None and hasattr(r, "prepare"):
                 raise UnsupportedRule(
-                    f"algorithm={r!r} changes the problem (prepare with "
-                    f"batch={r.batch!r}); "
-                    f"the adversary's evaluator takes the problem's arrays as they are"
+                    f"algorithm={r!r} changes the problem (prepare with batch={r.batch!r}); "
+                    "the adversary's evaluator takes the problem's arrays as they are"
                 )
             if hasattr(r, "check_m"):
                 r.check_m(m)

@@ -7,9 +7,8 @@ uniform crossover), every generation evaluated as one batch by the exact engine.
 ``WorstCase``: the largest measured/bound ratio found (a lower bound on the class's true worst case), the
 bound's term shares at that point, the instance as explicit arrays, the search history, and — when the ratio
 exceeds 1 — an independent Monte Carlo run of ``afltheory.simulate`` with the theorem's own ``bound`` on the
-realized schedules:
-``violated``
-is True only if the one-sided 99 % lower confidence bound on mean(LHS − bound) is above 0.
+realized schedules: ``violated`` is True only if the one-sided 99 % lower confidence bound on
+mean(LHS − bound) is above 0.
 """
 
 from __future__ import annotations
@@ -301,9 +300,8 @@ def search(
     cost = project(c, cls, batch=batch) if c.theorem in THEOREMS else None
     if cost is not None and cost["bytes"] > max_memory:
         raise ValueError(
-            f"max_memory={max_memory:.4g} bytes: one batch of {batch} candidates of {c.id} in "
-            f"this class (dim={cls.dim}, num_workers={cls.num_workers}, "
-            f"max_delay={cls.max_delay}, "
+            f"max_memory={max_memory:.4g} bytes: one batch of {batch} candidates of {c.id} in this "
+            f"class (dim={cls.dim}, num_workers={cls.num_workers}, max_delay={cls.max_delay}, "
             f"K_max={cls.K_max}{', memory slots' if cost['memory_slots'] else ''}"
             f"{'' if cost['diagonal'] else ', dense Hessians'}) is projected to need "
             f"{cost['bytes'] / 1024**2:.1f} MiB; lower batch or dim, or raise max_memory"

@@ -80,8 +80,7 @@ class AssumptionClass:
         if self.sigma_G > 0 and M < 2:
             raise ValueError(
                 f"sigma_G={self.sigma_G} > 0 with num_workers={M}: the class is empty (one "
-                f"worker has "
-                f"∇f_1 = ∇f, no heterogeneity); use num_workers >= 2 or sigma_G=0"
+                "worker has ∇f_1 = ∇f, no heterogeneity); use num_workers >= 2 or sigma_G=0"
             )
         if self.Delta <= 0 and self.sigma_L <= 0 and self.sigma_G <= 0:
             raise ValueError(
@@ -118,9 +117,8 @@ class AssumptionClass:
         zero = {k: 0.0 for k in ("Delta", "sigma_L", "sigma_G") if k != keep[group]}
         if getattr(self, keep[group]) <= 0:
             raise ValueError(
-                f"{keep[group]}={getattr(self, keep[group])}: isolating {group!r} leaves an "
-                f"empty "
-                f"class (every term is 0)"
+                f"{keep[group]}={getattr(self, keep[group])}: isolating "
+                f"{group!r} leaves an empty class (every term is 0)"
             )
         return replace(self, min_gap=0.0 if group != "transient" else self.min_gap, **zero)
 

@@ -23,9 +23,8 @@ def format_bracket(b: Bracket) -> str:
         f"Delta={c['delta']} L={c['L']}  (sigma_L = 0; eta={b.eta:.6g}, eta_L={b.eta_L:.6g}; "
         f"{'inside' if b.inside_conditions else 'OUTSIDE'} the theorem's conditions)",
         f"  schedule: {b.search}; workers {b.schedule['workers']} delays {b.schedule['delays']}",
-        f"  bracket of the worst (1/T) sum_t |grad f(x_t)|^2: [{b.lower:.6g}, {up}]  "
-        f"(lower: {b.lower_method}; upper: PEP, Gram {b.gram_size}, "
-        f"{b.config['heterogeneity']} heterogeneity)",
+        f"  bracket of the worst (1/T) sum_t |grad f(x_t)|^2: [{b.lower:.6g}, {up}]  (lower: "
+        f"{b.lower_method}; upper: PEP, Gram {b.gram_size}, {b.config['heterogeneity']} heterogeneity)",
         f"  theorem bound: {b.bound:.6g}  = " + " + ".join(f"{k} {v:.4g}" for k, v in b.terms.items() if v),
         f"  bound without transient (control): {b.control:.6g}",
     ]
@@ -44,8 +43,7 @@ def format_bracket(b: Bracket) -> str:
             )
         lines.append(
             f"  verdict: {verdict}; upper/bound = {b.upper / b.bound:.3g}, lower/bound = "
-            f"{b.lower / b.bound:.3g}; control "
-            f"{'exceeded' if b.control_exceeded else 'NOT exceeded'}"
+            f"{b.lower / b.bound:.3g}; control {'exceeded' if b.control_exceeded else 'NOT exceeded'}"
         )
     lines.append(f"  status {b.status}, {b.seconds:.1f} s")
     return "\n".join(lines)

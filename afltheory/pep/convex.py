@@ -161,8 +161,7 @@ def _fmt(c: SCCertificate) -> str:  # pragma: no cover - used by docs/benchmarks
     up = "n/a" if c.upper is None else f"{c.upper:.6g}"
     return (
         f"T={c.T} M={c.M} K={c.K} mu={c.mu} gamma={c.gamma:g}: PEP {up}, replay {c.replay:.6g}, "
-        f"quadratic "
-        f"{c.quadratic if c.quadratic is None else f'{c.quadratic:.6g}'}, bound "
+        f"quadratic {c.quadratic if c.quadratic is None else f'{c.quadratic:.6g}'}, bound "
         f"{c.bound if c.bound is None else f'{c.bound:.6g}'} holds={c.holds} ({c.seconds:.1f} s, "
         f"Gram {c.gram}); {math.nan if c.bound is None or c.upper is None else c.upper / c.bound:.3g}"
     )

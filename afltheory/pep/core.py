@@ -394,9 +394,8 @@ class Instance:
             j = int(np.argmin(dist))
             if not dist[j] <= tol * scale:
                 raise ValueError(
-                    f"no recorded point with a gradient of worker {i} within {tol * scale:.3g} "
-                    f"of the queried point (nearest {dist[j]:.3g}): the replay left the "
-                    f"recovered instance"
+                    f"no recorded point with a gradient of worker {i} within {tol * scale:.3g} of the "
+                    f"queried point (nearest {dist[j]:.3g}): the replay left the recovered instance"
                 )
             return self.grads[keys[j]][i]
 
@@ -574,8 +573,7 @@ def worst_case(
 
         if heterogeneity != "server" or dimension_reduction:
             raise ValueError(
-                f"symmetry=True supports heterogeneity='server' without dimension_reduction, "
-                f"got "
+                "symmetry=True supports heterogeneity='server' without dimension_reduction, got "
                 f"heterogeneity={heterogeneity!r}, dimension_reduction={dimension_reduction!r}"
             )
         return reduced_worst_case(

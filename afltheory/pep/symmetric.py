@@ -305,9 +305,8 @@ def reduced_worst_case(
 
         raise PEPSizeError(
             f"reduced PEP Gram dimension {n0} (blocks {blocks}) exceeds max_gram={max_gram} "
-            f"(allowed range [1, {max_gram}]; estimated solve time "
-            f"~{estimate_seconds(n0):.0f} s); reduce T, K or the delays, or pass "
-            f"max_gram={max((n0,) + blocks)} deliberately"
+            f"(allowed range [1, {max_gram}]; estimated solve time ~{estimate_seconds(n0):.0f} "
+            f"s); reduce T, K or the delays, or pass max_gram={max((n0,) + blocks)} deliberately"
         )
     classes = worker_classes(sk, reduce)
     star = _has_x_star(mu, gap, metric)

@@ -334,8 +334,7 @@ def bracket(
     if bad or (pep.upper is not None and not math.isfinite(pep.upper)):
         raise ValueError(
             f"the bracket of {claim} is not finite at this configuration ({bad or pep.upper}; "
-            f"eta={eta:.4g}, eta_L={eta_L:.4g}): degenerate step sizes or constants; nothing is "
-            "certified"
+            f"eta={eta:.4g}, eta_L={eta_L:.4g}): degenerate step sizes or constants; nothing is certified"
         )
     return Bracket(
         claim,
