@@ -43,8 +43,9 @@ $(FULL): $(CORE)
 	touch $(FULL)
 
 # the package runs from this clone (python -m puts the clone first on sys.path), whichever venv is used
+# the default tier in $(JOBS) parallel shards of test modules (tools/run_tests.py; JOBS=1 runs one pytest)
 test: $(FULL)
-	$(BIN)/python -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
+	$(BIN)/python tools/run_tests.py --jobs $(JOBS) -- -q -p no:cacheprovider $(PYTEST_ARGS)
 
 test-all: $(FULL)
 	$(BIN)/python -m pytest -q -m "" $(PYTEST_ARGS)

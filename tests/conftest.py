@@ -55,3 +55,34 @@ def quick_check(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], dic
         return copy.deepcopy(cache[cid])
 
     return get
+
+
+# ------------------------------------------------------------------------------------------------- shards
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """``--shard I/N``: run the I-th of N shards (test modules dealt round-robin by sorted path);
+    ``tools/run_tests.py`` (``make test``) runs the N shards in parallel."""
+    parser.addoption("--shard", default=None, help="I/N: run only the I-th of N module shards (0-based)")
+
+
+def _shard(spec: str) -> tuple[int, int]:
+    try:
+        i, n = (int(v) for v in spec.split("/"))
+    except ValueError:
+        raise pytest.UsageError(f"--shard must be I/N with integers, got {spec!r}") from None
+    if not (n >= 1 and 0 <= i < n):
+        raise pytest.UsageError(f"--shard I/N needs N >= 1 and 0 <= I < N, got {spec!r}")
+    return i, n
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    spec = config.getoption("--shard")
+    if not spec:
+        return
+    i, n = _shard(spec)
+    modules = sorted({str(item.path) for item in items})
+    mine = {m for k, m in enumerate(modules) if k % n == i}
+    keep = [item for item in items if str(item.path) in mine]
+    drop = [item for item in items if str(item.path) not in mine]
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+    items[:] = keep

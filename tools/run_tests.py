@@ -1,0 +1,60 @@
+"""Run the test suite on several cores: ``python tools/run_tests.py [--jobs N] [-- PYTEST_ARGS]``.
+
+The test modules are dealt round-robin (sorted by path) into N shards (``--shard I/N``, tests/conftest.py);
+each shard is one ``pytest`` process with its own ``--basetemp``. Their outputs are printed one after the
+other when all have finished, and the exit status is the first non-zero one (0 when every shard passed; 5,
+"no tests collected", counts as a pass for a shard that received no module of a narrowed selection).
+``--jobs 1`` runs a single plain ``pytest`` in this process's place. ``make test`` runs it with the
+machine's cores (docs/performance.md: the suite's wall time on 2 cores).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+__all__ = ["main"]
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run ``pytest`` in ``--jobs`` shards; return the combined exit status."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="shards (default: cores)")
+    parser.add_argument("pytest_args", nargs=argparse.REMAINDER, help="after --: arguments for pytest")
+    args = parser.parse_args(argv)
+    if args.jobs < 1:
+        parser.error(f"--jobs must be >= 1, got {args.jobs}")
+    extra = [a for a in args.pytest_args if a != "--"] if args.pytest_args[:1] == ["--"] else args.pytest_args
+    base = [sys.executable, "-m", "pytest", *extra]
+    if args.jobs == 1:
+        return subprocess.call(base, cwd=ROOT)
+    start = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="afltheory-shards-") as tmp:
+        procs = []
+        for i in range(args.jobs):
+            log = open(Path(tmp) / f"shard{i}.log", "w+b")  # noqa: SIM115 - closed below
+            cmd = [*base, f"--shard={i}/{args.jobs}", f"--basetemp={Path(tmp) / f'basetemp{i}'}"]
+            procs.append((subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT), log))
+        codes = []
+        for i, (proc, log) in enumerate(procs):
+            codes.append(proc.wait())
+            log.seek(0)
+            sys.stdout.write(f"===== shard {i + 1}/{args.jobs} (exit {codes[-1]}) =====\n")
+            sys.stdout.write(log.read().decode(errors="replace"))
+            log.close()
+    failed = [c for c in codes if c not in (0, 5)]
+    if all(c == 5 for c in codes):
+        failed = [5]
+    print(f"===== {args.jobs} shards, exit codes {codes}, {time.monotonic() - start:.1f} s wall =====")
+    return failed[0] if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
