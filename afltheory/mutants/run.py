@@ -40,8 +40,8 @@ ONE_VERDICT_REASONS: dict[str, str] = {
     "duality gaps and rates, which hold for whatever PSD Ω the Ω-step returns (a "
     "wrong Ω changes which problem is solved, not how well)",
     "fednova.no_normalization": "FedNova runs in one check only, published.fednova2020 (its claim: the "
-    "normalized average removes FedAvg's objective inconsistency); no other check runs FedNova, and the exact engine "
-    "refuses its imperative arrival_weights, so no agreement check can see it",
+    "normalized average removes FedAvg's objective inconsistency); no other check runs FedNova, and the "
+    "exact engine refuses its imperative arrival_weights, so no agreement check can see it",
 }
 
 
