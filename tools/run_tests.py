@@ -5,7 +5,8 @@ each shard is one ``pytest`` process with its own ``--basetemp``. Their outputs 
 other when all have finished, and the exit status is the first non-zero one (0 when every shard passed; 5,
 "no tests collected", counts as a pass for a shard that received no module of a narrowed selection).
 ``--jobs 1`` runs a single plain ``pytest`` in this process's place. ``make test`` runs it with the
-machine's cores (docs/performance.md: the suite's wall time on 2 cores).
+machine's cores (docs/performance.md: the suite's wall time on 2 cores); each shard gets one BLAS/OpenMP
+thread unless ``OPENBLAS_NUM_THREADS``/``OMP_NUM_THREADS``/``MKL_NUM_THREADS`` are set.
 """
 
 from __future__ import annotations
@@ -36,12 +37,18 @@ def main(argv: list[str] | None = None) -> int:
     if args.jobs == 1:
         return subprocess.call(base, cwd=ROOT)
     start = time.monotonic()
+    # one BLAS/OpenMP thread per shard unless the caller chose: N shards on N cores, no oversubscription
+    env = {**os.environ}
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        env.setdefault(var, "1")
     with tempfile.TemporaryDirectory(prefix="afltheory-shards-") as tmp:
         procs = []
         for i in range(args.jobs):
             log = open(Path(tmp) / f"shard{i}.log", "w+b")  # noqa: SIM115 - closed below
             cmd = [*base, f"--shard={i}/{args.jobs}", f"--basetemp={Path(tmp) / f'basetemp{i}'}"]
-            procs.append((subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT), log))
+            procs.append(
+                (subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT), log)
+            )
         codes = []
         for i, (proc, log) in enumerate(procs):
             codes.append(proc.wait())
