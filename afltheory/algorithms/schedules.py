@@ -49,6 +49,7 @@ class StepSize:
             self._const = self._check(float(value), None)
             return
         if isinstance(value, str):
+            text = value
             try:
                 value = sp.sympify(value, locals={"t": t})
             except (sp.SympifyError, SyntaxError, TypeError, ValueError, AttributeError) as exc:
@@ -56,6 +57,8 @@ class StepSize:
                     f"{name}={value!r} is not a number or a sympy expression in t (it does not "
                     f"parse: {type(exc).__name__})"
                 ) from None
+            if not isinstance(value, sp.Expr):  # e.g. "O", "S", "Q": sympy names that are not expressions
+                raise ValueError(f"{name}={text!r} is not a number or a sympy expression in t")
         if isinstance(value, sp.Basic):
             expr = sp.sympify(value)
             if values:
@@ -70,6 +73,10 @@ class StepSize:
             expr = expr.subs({s: t for s in expr.free_symbols})
             self.expr = expr
             if not expr.free_symbols:
+                if not expr.is_real:  # zoo (1/0), nan, complex numbers: no float, and not a step size
+                    raise ValueError(
+                        f"{name} evaluates to {expr}: it must be a finite number > 0 (allowed range (0, inf))"
+                    )
                 self._const = self._check(float(expr), None)
                 return
             self._fn = sp.lambdify(t, expr, "math")
@@ -94,7 +101,13 @@ class StepSize:
                 f"{self.name}: the schedule returned {v!r} at round t={r}; it must return a "
                 f"positive real number"
             )
-        return float(v)
+        try:
+            return float(v)
+        except (TypeError, ValueError):  # a complex or symbolic value
+            raise ValueError(
+                f"{self.name}: the schedule returned {v!r} at round t={r}; it must return a "
+                f"positive real number"
+            ) from None
 
     def _check(self, v: float, r: int | None) -> float:
         where = "" if r is None else f" at round t={r}"

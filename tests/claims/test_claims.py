@@ -81,6 +81,15 @@ def test_step_size_schedule_values_and_validation():
         StepSize(1 / (sp.Symbol("mu") + t))
     with pytest.raises(ValueError, match="eta="):
         FedAvg(eta="1/(t-1)", eta_L=0.1)  # round 0 gives 1/(−1) < 0: refused naming eta
+    # constants sympy cannot turn into a real number (found by the slow fuzz run: '1/0' was a bare TypeError)
+    for bad in ("1/0", "I", "nan", "oo", "1 + I"):
+        with pytest.raises(ValueError, match=r"eta_L evaluates to .*\(0, inf\)"):
+            FedAvg(eta=1.0, eta_L=bad)
+    for bad in ("O", "S", "Q", "N"):  # sympy names that are not expressions (the fuzz run's 'O')
+        with pytest.raises(ValueError, match=f"eta_L='{bad}' is not a number or a sympy expression in t"):
+            FedAvg(eta=1.0, eta_L=bad)
+    with pytest.raises(ValueError, match=r"eta_L: the schedule returned 0j at round t=0"):
+        FedAvg(eta=1.0, eta_L="I*t")
     with pytest.raises(ValueError, match="weights"):
         FedAvg(eta=1.0, eta_L=0.1, weights=(0.5, 0.6))
 
