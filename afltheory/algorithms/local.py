@@ -110,7 +110,8 @@ def local_view(rule: Any, num_workers: int) -> LocalView:
     from its hooks ``fixed_local_steps`` and ``local_step_sizes`` (ValueError naming the hook when a
     per-worker value has the wrong length or is out of range)."""
     M = check_int("num_workers", num_workers, low=1)
+    sizes = _step_sizes(rule, M)  # first: a rule's own check names its parameter (DynamicFedAvg: epochs)
     steps, uniform = _fixed_steps(getattr(rule, "fixed_local_steps", None), M)
     if steps is not None and uniform is None and np.all(steps == steps[0]):
         uniform = int(steps[0])
-    return LocalView(M, steps, uniform, _step_sizes(rule, M))
+    return LocalView(M, steps, uniform, sizes)
