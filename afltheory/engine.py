@@ -29,6 +29,7 @@ from numpy.typing import ArrayLike
 from . import _faults, _progress, _rng
 from ._introspect import defining_class, overrides
 from ._validation import check_alloc, check_array, check_int, check_positive
+from .algorithms.local import local_view
 from .anarchy.schedule import Schedule
 from .compression.channel import channel_for
 from .problems.base import Problem
@@ -175,32 +176,7 @@ def _schedule_for(behaviour, algorithm, problem, rounds, replicates, seed) -> Sc
             "EventDriven, Synchronous) or a Schedule"
         )
     sched = behaviour.sample(rounds, replicates, problem.num_workers, seed)
-    fixed = getattr(algorithm, "fixed_local_steps", None)
-    if isinstance(fixed, tuple):  # per-worker fixed local steps (DynamicFedAvg's E_k): K_{t,i} = fixed[i]
-        Ks = np.asarray(fixed, dtype=np.int64)
-        if len(Ks) != problem.num_workers:
-            raise ValueError(
-                f"the algorithm fixes {len(Ks)} per-worker local-step counts but num_workers="
-                f"{problem.num_workers}"
-            )
-        sched = Schedule._trusted(
-            sched.workers,
-            sched.delays,
-            Ks[sched.workers],
-            sched.num_workers,
-            np.broadcast_to(Ks, sched.init_local_steps.shape),
-            sched.wall_clock,
-        )
-    elif fixed is not None:
-        # a validated schedule with every K set to a constant ≥ 1 is still valid: no re-validation
-        sched = Schedule._trusted(
-            sched.workers,
-            sched.delays,
-            np.broadcast_to(np.int64(fixed), sched.local_steps.shape),
-            sched.num_workers,
-            np.full_like(sched.init_local_steps, fixed),
-            sched.wall_clock,
-        )
+    sched = local_view(algorithm, problem.num_workers).apply(sched)  # the rule's fixed K (if any)
     if hasattr(algorithm, "check_m"):
         algorithm.check_m(sched.m)
     prior = sched.origin or {}
@@ -735,15 +711,7 @@ def _prepare(
     rows = np.arange(R)
     rows_m = np.repeat(rows[:, None], sched.m, axis=1)
     why_not = _CollapsedRunner.reason(problem, algorithm.worker)
-    per_worker = algorithm.local_step_sizes(M) if hasattr(algorithm, "local_step_sizes") else None
-    per_worker = None if per_worker is None else np.asarray(per_worker, dtype=float)
-    if per_worker is not None and np.all(per_worker == per_worker[0]):
-        per_worker = None  # one step size: the ordinary runners (algorithm.eta_L)
-    if per_worker is not None and getattr(algorithm, "scheduled", False):
-        raise ValueError(
-            f"algorithm={algorithm!r}: per-worker local step sizes cannot be combined with a step-size "
-            "schedule"
-        )
+    per_worker = local_view(algorithm, M).step_sizes  # None: one step size (algorithm.eta_L)
     if per_worker is not None:
         why_not = "the local step size differs between workers"
     if collapse not in (None, True, False, "steps"):

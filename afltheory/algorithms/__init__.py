@@ -3,6 +3,7 @@ SCAFFOLD, EpochSGD)."""
 
 from .base import MemoryState, NoState, ServerRule, ServerState, UnsupportedRule, WorkerRule
 from .dynamic import DynamicFedAvg, EpochSGD
+from .local import LocalView, local_view
 from .server import AFACD, AFACS, STALENESS_WEIGHTS, AsySG, FedAvg, FedBuff
 from .workers import SCAFFOLD, SGD, FedProx
 
@@ -20,6 +21,7 @@ __all__ = [
     "FedAvg",
     "FedBuff",
     "FedProx",
+    "LocalView",
     "MemoryState",
     "NoState",
     "SCAFFOLD",
@@ -30,4 +32,5 @@ __all__ = [
     "UnsupportedRule",
     "WORKER_RULES",
     "WorkerRule",
+    "local_view",
 ]

@@ -37,6 +37,7 @@ import numpy as np
 from .._introspect import defining_class, overrides
 from .._validation import check_component, check_positive
 from ..compression.channel import check_compressor
+from .local import LocalView, local_view
 from .schedules import StepSize, as_step_size
 
 __all__ = [
@@ -177,6 +178,11 @@ class ServerRule:
     def local_step_sizes(self, num_workers: int) -> np.ndarray | None:
         """Per-worker local step sizes (M,) when they differ by worker (DynamicFedAvg's μ/E_k); None: η_L."""
         return None
+
+    def local_view(self, num_workers: int) -> LocalView:
+        """``fixed_local_steps`` and ``local_step_sizes`` normalized once for ``num_workers`` workers
+        (``afltheory.algorithms.local``): what every backend reads."""
+        return local_view(self, num_workers)
 
     def normalizer(self, m: int, num_workers: int) -> int:
         """The count the aggregated sum is divided by: m arrivals, or M slots for a memory rule."""

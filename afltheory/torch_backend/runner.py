@@ -3,13 +3,16 @@
 A behaviour (or a recorded ``Schedule``) is sampled once; replicate r then replays it round by round, exactly
 as ``afltheory.engine.simulate`` does [Yang et al. 2022, Alg. 1–3]:
 
-    round t: arrivals M_t = W[t], delays τ = D[t], local steps K = K[t]
+    round t: arrivals M_t = W[t], delays τ = D[t], local steps K = K[t] (or the rule's fixed K_i)
       each i ∈ M_t: y_0 = x_{t−τ_i}; y_{k+1} = y_k − η_L (g_k + c_k), g_k = ∇f_i(y_k; minibatch),
                     c_k = worker-rule correction (FedProx μ(y_k − y_0); SCAFFOLD c − c_i),
                     G_i = (1/K) Σ_k (g_k + c_k)
       server: AFA-CD  x_{t+1} = x_t − η η_L (1/m) Σ_{i∈M_t} G_i
               AFA-CS  slot_i ← G_i,  x_{t+1} = x_t − η η_L (1/M) Σ_{i∈[M]} slot_i   (warm start at x_0)
               FedAvg  x_{t+1} = x_t − η η_L (1/m) Σ K_i G_i;   FedBuff with staleness weights;  AsySG (K = 1)
+              Dynamic FedAvg  per-agent epochs K_i = E_i and steps η_i = μ/E_i; x_{t+1} = x_t − μ (1/m) Σ G_i
+
+Per-worker local steps and step sizes are read through ``afltheory.algorithms.local_view`` (as ``simulate``).
 
 The algorithm objects are the NumPy ones from ``afltheory.algorithms`` (same hyperparameters, same worker
 rules); this module re-implements their arithmetic in torch on a flat parameter vector, so a run on the
@@ -34,6 +37,7 @@ from torch.func import functional_call
 from .. import _faults, _rng
 from .._validation import check_int, check_nonnegative
 from ..algorithms.base import ServerRule, WorkerRule
+from ..algorithms.local import local_view
 from ..anarchy.behaviour import Replay
 from ..anarchy.schedule import Schedule
 from ..compression.channel import channel_for
@@ -237,17 +241,18 @@ def run(
     if isinstance(behaviour, Schedule):
         behaviour = Replay(behaviour)
     M = task.num_workers
-    sched = behaviour.sample(rounds, replicates, M, seed)
-    fixed = getattr(algorithm, "fixed_local_steps", None)
-    if fixed is not None:
-        sched = Schedule(
-            sched.workers,
-            sched.delays,
-            np.full_like(sched.local_steps, fixed),
-            M,
-            np.full_like(sched.init_local_steps, fixed),
-            sched.wall_clock,
+    prepare = getattr(algorithm, "prepare", None)
+    if prepare is not None:  # as in simulate: e.g. DynamicFedAvg checks its per-agent epochs against M
+        prepare(task)
+    # per-worker local steps K_i and step sizes η_i, normalized once (the same view simulate reads)
+    view = local_view(algorithm, M)
+    per_eta = None if view.step_sizes is None else view.step_sizes.tolist()
+    if per_eta is not None and worker.init(1, M, 1):
+        raise ValueError(
+            f"algorithm={algorithm!r}: per-worker local step sizes need a stateless worker rule; got "
+            f"{worker!r}"
         )
+    sched = view.apply(behaviour.sample(rounds, replicates, M, seed))
     if hasattr(algorithm, "check_m"):
         algorithm.check_m(sched.m)
     dev, dt = task.device, task.dtype
@@ -299,7 +304,7 @@ def run(
                     if corr is not None:
                         g = g + corr[0, 0]
                 gsum += g
-                y = y - step["eta_L"] * g
+                y = y - (step["eta_L"] if per_eta is None else per_eta[i]) * g
             return gsum / int(K), y
 
         x = x_start.clone()
