@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
+from .. import _faults
 from .._validation import check_array, check_real
 from ._condition import pos
 
@@ -67,6 +68,9 @@ def evaluate_terms(term_exprs, stats):
     """{name: value} of the sympy terms ``term_exprs`` on ``stats`` (symbol name -> number or array, arrays
     broadcast): the one numeric evaluation of a theorem's bound — its constants live only in the sympy
     terms."""
+    fault = _faults.get(_faults.FaultPoint.THEORY_TERMS)  # None unless a mutant is injected
+    if fault is not None:
+        term_exprs = fault(term_exprs)
     out = {}
     for name, e in term_exprs.items():
         key = (name, e)
