@@ -317,7 +317,7 @@ class KillMatrix:
 
     @property
     def killed_only_by_tests(self) -> list[str]:
-        """Mutants no verdict kills and a named test does (bugs the checks cannot see, e.g. a looser bound)."""
+        """Mutants no verdict kills and a named test does (bugs the checks cannot see: a looser bound)."""
         return [m for m in self.mutants if not self.killed_by(m) and self.killed_by_tests(m)]
 
     @property
