@@ -49,11 +49,11 @@ def test_every_named_test_exists_and_the_bound_mutants_name_one():
 
 # ------------------------------------------------------------------------------- the step-by-step noise
 def test_stepwise_noise_sum_has_the_variance_of_K_independent_draws():
-    """simulate's step-by-step path (collapse=False, K = 4 local steps, σ_L = 1) against the exact moments:
+    """simulate's step-by-step path (collapse=False, K = 4 local steps, σ_L = 2) against the exact moments:
     |z| < 5 at every round 1..6 (4000 replicates, seed 11: a false alarm over 6 rounds has probability
     < 4e-6). Kills ``sim.step_noise_reused`` (the K-step noise sum with K² instead of K times one draw's
     variance)."""
-    p, beh, alg = _noisy(), _beh(4), AFACD(1.0, 0.1)
+    p, beh, alg = _noisy(2.0), _beh(4), AFACD(1.0, 0.3)  # noise-dominated: under the mutant z reaches ~19
     ex = moments(p, alg, beh, 6)
     tr = _sim(p, alg, beh, rounds=6, replicates=4000, seed=11, collapse=False)
     assert np.all(np.abs(zscores(tr, ex)[1:]) < 5)
