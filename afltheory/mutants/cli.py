@@ -36,7 +36,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--with-tests",
         action="store_true",
         help="with --mutants: also run every mutant's named tests (the kill matrix's 'killed by tests' "
-        "column; by default only those of the mutants no verdict kills)",
+        "column; by default only those of the mutants fewer than two verdicts kill)",
     )
     p.add_argument(
         "--executor",

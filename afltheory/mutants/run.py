@@ -693,8 +693,8 @@ def kill_matrix(
     run again — an interrupted analysis resumes where it stopped (``check --mutants`` keeps one in --out
     until the analysis completes).
     ``with_tests``: also run the mutants' named tests (``Mutant.tests``, ``suite_kills``: the "killed by
-    tests" column) — True: of every mutant naming tests; None (default): of those no verdict kills (a bug
-    the checks cannot see is then judged by its tests, not reported a survivor); False: none."""
+    tests" column) — True: of every mutant naming tests; None (default): of those fewer than two verdicts
+    kill (a bug the checks cannot see is then judged by its tests, not reported a survivor); False: none."""
     if with_tests not in (None, True, False):
         raise ValueError(f"with_tests={with_tests!r} must be True, False or None")
     ctl = list(CONTROLS) if (controls if controls is not None else mutants is None) else []
@@ -791,7 +791,7 @@ def kill_matrix(
         ctl,
     )
     if with_tests is not False:
-        named = [m for m in mutants if get(m).tests and (with_tests or not km.killed_by(m))]
+        named = [m for m in mutants if get(m).tests and (with_tests or len(km.killed_by_verdict(m)) < 2)]
         if named:
             km.test_runs = suite_kills(named, jobs=jobs, progress=progress)
     km.elapsed = time.perf_counter() - t0
