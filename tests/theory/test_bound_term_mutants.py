@@ -28,3 +28,20 @@ def test_bound_term_mutants_scale_one_term_of_their_theorem_only(tiny, consts):
         np.testing.assert_allclose(total, sum(got.values()), rtol=1e-13)
         want_other = t3 if mod is theorem2 else t2
         assert all(np.array_equal(other[k], want_other[k]) for k in other)
+
+
+def test_a_bound_term_mutant_changes_the_sympy_bound_too():
+    """A transcription slip is in the one statement every reader uses: the sympy ``bound_expr`` and
+    ``alpha_exprs`` change with the numeric terms (so agreement.bound_symbolic cannot see it; only the hand
+    values can)."""
+    import sympy as sp
+
+    from afltheory.theory import symbols as S
+
+    base = theorem2.bound_expr()
+    with mutants.injected("theorem2.floor_looser"):
+        mut, (_, aG) = theorem2.bound_expr(), theorem2.alpha_exprs()
+        mut3 = theorem3.bound_expr()
+    assert sp.simplify(mut - base - 6 * S.sigma_G**2) == 0
+    assert sp.simplify(aG - theorem2.alpha_exprs()[1] - sp.Rational(3, 2)) == 0
+    assert mut3 == theorem3.bound_expr()
