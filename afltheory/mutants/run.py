@@ -353,7 +353,7 @@ class KillMatrix:
             s += "\nkilled only by named tests (no verdict can see them): " + ", ".join(
                 f"{m} by {', '.join(self.killed_by_tests(m))}" for m in self.killed_only_by_tests
             )
-        crash_only = [m for m in self.killed if not self.killed_by_verdict(m)]
+        crash_only = [m for m in self.killed if self.killed_by(m) and not self.killed_by_verdict(m)]
         if crash_only:
             s += "\nkilled only by a crash (no verdict judged them): " + ", ".join(crash_only)
         weak = {m: w for m, w in self.weak_kills().items() if m not in self.survivors and m not in crash_only}

@@ -132,3 +132,9 @@ def test_every_named_test_kills_its_mutant():
     for m, runs in res.items():
         assert all(r["baseline"]["passed"] for r in runs.values()), (m, runs)
         assert any(r["killed"] for r in runs.values()), (m, runs)
+
+
+def test_a_mutant_killed_only_by_tests_is_not_a_crash_kill():
+    t = "tests/theory/test_bound_terms.py::test_theorem2_terms_hand"
+    km = _matrix({"theorem2.floor_looser": {t: {"killed": True}}})
+    assert "killed only by a crash" not in km.summary()
