@@ -138,3 +138,12 @@ def test_a_mutant_killed_only_by_tests_is_not_a_crash_kill():
     t = "tests/theory/test_bound_terms.py::test_theorem2_terms_hand"
     km = _matrix({"theorem2.floor_looser": {t: {"killed": True}}})
     assert "killed only by a crash" not in km.summary()
+
+
+def test_a_test_that_injects_a_mutant_itself_is_no_judgement():
+    """Under the session's mutant a test calling ``mutants.injected`` fails on the nesting guard: no kill."""
+    r = run_test(
+        "tests/mutants/test_fault_points.py::test_a_member_and_its_name_reach_the_same_fault",
+        "theorem3.drift_looser",
+    )
+    assert r["rc"] == 1 and not r["failed"] and not r["passed"]
