@@ -147,3 +147,15 @@ def test_a_test_that_injects_a_mutant_itself_is_no_judgement():
         "theorem3.drift_looser",
     )
     assert r["rc"] == 1 and not r["failed"] and not r["passed"]
+
+
+def test_mocha_omega_is_the_inverse_of_sigma():
+    """After one MOCHA round its Ω is Σ⁻¹ for the Σ of ``omega_step`` on the round's W (Ω Σ = I to 1e-8);
+    kills ``mocha.omega_not_inverted`` (Ω = Σ, so Ω Σ = Σ² ≠ I) run as the session's mutant."""
+    from afltheory.mtl import mocha, omega_step, synthetic_tasks
+
+    m = 4
+    p = synthetic_tasks(m=m, d=3, n=10, lam1=0.5, lam2=0.1, Omega=np.eye(m) - np.ones((m, m)) / m, seed=1)
+    res = mocha(p, 1, seed=0, local_passes=5)
+    _, Sigma = omega_step(p.primal_point(res.alpha), 1e-4)
+    np.testing.assert_allclose(res.Omega @ Sigma, np.eye(m), atol=1e-8)
