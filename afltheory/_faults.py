@@ -5,9 +5,10 @@ dataclass fields: worker rule, compressor, the compressor inside ``ErrorFeedback
 mutant) and ``get`` (an engine-level fault at a point of ``FaultPoint``: ``SIM_DELAYS``,
 ``SIM_LOCAL_STEPS``, ``SIM_NOISE``, ``SIM_DRIFT_ORDER``, ``SIM_DRIFT_COV``, ``CHANNEL_RNG``, ``EXACT_NOISE``,
 ``EXACT_ROUND_SHIFT``, ``EXACT_DRIFT_ORDER``, ``EXACT_DRIFT_COV``, and in the schedule samplers
-``ANARCHY_EVENT_RESTART``, ``ANARCHY_SYNC_CLOCK``; a member is a ``str`` equal to its dotted name, e.g.
-``"sim.noise"``). Components a check builds and uses without an engine (``afltheory.compression.Channel``)
-consult ``substitute`` in their constructor. Outside
+``ANARCHY_EVENT_RESTART``, ``ANARCHY_SYNC_CLOCK``; ``THEORY_TERMS`` in the one numeric evaluation of a
+theorem's bound terms, ``SIM_STEP_NOISE`` in the step-by-step local steps; a member is a ``str`` equal to its
+dotted name, e.g. ``"sim.noise"``). Components a check builds and uses without an engine
+(``afltheory.compression.Channel``) consult ``substitute`` in their constructor. Outside
 ``afltheory.mutants.injected(...)`` ``_ACTIVE`` is None, so every call returns the component unchanged / the
 default: no default path can reach a fault.
 
@@ -52,6 +53,8 @@ class FaultPoint(str, Enum):
     PROBLEMS_MINIBATCH = "problems.minibatch"
     MTL_OMEGA = "mtl.omega"
     STATS_UCB_QUANTILE = "stats.ucb_quantile"
+    THEORY_TERMS = "theory.terms"
+    SIM_STEP_NOISE = "sim.step_noise"
 
     @classmethod
     def of(cls, point: FaultPoint | str) -> FaultPoint:

@@ -240,6 +240,8 @@ class _LocalRunner:
         self.unit = problem.noise.standard_normal_scale(problem.dim)
         fault = _faults.get(_faults.FaultPoint.SIM_NOISE)  # None unless a noise fault is injected
         self.noise_factor = 1.0 if fault is None else float(fault(problem.dim))
+        fault = _faults.get(_faults.FaultPoint.SIM_STEP_NOISE)  # None unless a step-noise fault is injected
+        self.reuse_noise = fault is not None and fault(self.additive)
         # local steps in the problem's translated frame u = y − c_i when it has one (translation-equivariant
         # worker rules only see differences of points), saving a subtraction per step
         self.centered = self.additive and type(problem).local_center is not Problem.local_center
@@ -320,6 +322,8 @@ class _LocalRunner:
         for k in range(Kmax):
             if k == 0:  # the step-0 draw at scale 1 (= the one-step path's draw), then scaled
                 self._draw(gens, W, xi, 1.0, y)
+                np.multiply(xi, eta, out=h)
+            elif self.reuse_noise:  # fault (afltheory.mutants): step 0's draw again
                 np.multiply(xi, eta, out=h)
             else:
                 self._draw(gens, W, h, eta, y)  # h = η_L ξ_k (or η_L ∇f_i(y, ξ) when not additive)

@@ -86,3 +86,22 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if drop:
         config.hook.pytest_deselected(items=drop)
     items[:] = keep
+
+
+# ------------------------------------------------------------------------------------ mutant injection
+def pytest_configure(config: pytest.Config) -> None:
+    """With ``AFLTHEORY_MUTANT=NAME`` in the environment, the whole session runs with the catalogued mutant
+    NAME injected (``afltheory.mutants.run.run_test``: the kill matrix's "killed by tests" column)."""
+    name = os.environ.get("AFLTHEORY_MUTANT")
+    if name:
+        from afltheory import _faults, mutants
+
+        _faults.activate(mutants.get(name))
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Back to the correct code at the end of a session run under ``AFLTHEORY_MUTANT``."""
+    if os.environ.get("AFLTHEORY_MUTANT"):
+        from afltheory import _faults
+
+        _faults.deactivate()

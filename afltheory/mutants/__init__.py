@@ -22,7 +22,11 @@ mutant wherever an engine receives it, nested components included (``AFACD(η, �
 run as ``AFACDEtaLMissing(η, η_L)``; ``AFACD(..., compressor=DIANA(RandK(2)))`` as
 ``AFACD(..., compressor=DIANA(RandKNoRescale(2)))``); a ``Channel`` a check builds itself does the same. So a
 check runs under a mutant without being edited. ``kill_matrix(...)`` (``afltheory.mutants.run``) runs checks
-under every mutant; ``afltheory check --mutants`` is its command line.
+under every mutant; ``afltheory check --mutants`` is its command line. A mutant may name the tests that kill
+it (``Mutant.tests``, pytest node ids): ``afltheory.mutants.run.suite_kills`` runs each in its own pytest
+process with the mutant injected for the session (``AFLTHEORY_MUTANT=NAME``, honoured by tests/conftest.py),
+and the kill matrix gets a "killed by tests" column (``check --mutants --with-tests``) — the only judge of a
+bug no check can see by construction, such as a bound term transcribed looser than the paper's.
 
 Layout: the type (``mutant.py``), the catalogue one mutant per line (``catalogue.py``), the engine faults
 (``faults.py``), the mutant classes (``algorithms.py``), the injection machinery (here), the kill matrix

@@ -9,6 +9,8 @@ A line is ``_m(name, category, description, {correct class: mutant class})`` (a 
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 from .._faults import FaultPoint as P
 from ..algorithms import published as _PUB  # issue 26's mutants (FedNova, SCAFFOLD)
 from ..algorithms.server import AFACD, AFACS, FedAvg, FedBuff
@@ -22,8 +24,17 @@ from .mutant import Mutant
 __all__ = ["CATALOGUE", "CATEGORIES", "CONTROLS"]
 
 
-def _m(name, category, description, replaces=None, faults=None) -> Mutant:
-    return Mutant(name, category, description, dict(replaces or {}), dict(faults or {}))
+def _m(name, category, description, replaces=None, faults=None, tests=()) -> Mutant:
+    return Mutant(name, category, description, dict(replaces or {}), dict(faults or {}), tuple(tests))
+
+
+_T2_HAND = "tests/theory/test_bound_terms.py::test_theorem2_terms_hand"
+_T3_HAND = "tests/theory/test_bound_terms.py::test_theorem3_terms_hand"
+_EF_PIN = ("tests/compression/test_engine_integration.py::test_error_feedback_and_diana_memory_pinned",)
+_UCB_TESTS = (
+    "tests/analysis/test_confidence.py::test_99_percent_ucb_passes_a_false_bound_about_1_percent_of_the_time",
+    "tests/analysis/test_known_answers.py::test_lower_confidence_bound_known_answer_and_symmetry",
+)
 
 
 #: (category, one line) for the report and the docs
@@ -49,6 +60,8 @@ CATEGORIES = {
     "MOCHA": "MOCHA's Ω-step keeps Σ instead of Σ⁻¹",
     "statistics": "the confidence machinery: a UCB with the normal quantile for Student's t",
     "wall clock": "event-driven / synchronous round clock (schedule samplers)",
+    "bound terms": "a constant of a theorem's bound mis-transcribed (looser: only a named test can see it)",
+    "noise (step-by-step)": "the noise of the step-by-step (non-collapsed) local steps",
 }
 
 # fmt: off
@@ -85,18 +98,22 @@ _LIST = [
     _m("randk.no_rescale", "compressor", "rand-k keeps its k coordinates without the d/k rescaling (E C(x) = (k/d) x)", {RandK: A.RandKNoRescale}),
     _m("qsgd.max_norm", "compressor", "QSGD quantizes and decodes with ‖x‖_∞ instead of ‖x‖₂ (unbiased, not its stated law)", {QSGD: A.QSGDMaxNorm}),
     _m("channel.shared_stream", "compression randomness", "every worker's compressor draws from the same random stream (identical masks/sketches per round)", faults={P.CHANNEL_RNG: F.shared_stream}),
-    _m("ef.memory_unused", "compression memory", "error feedback accumulates e_i but compresses G_i, not G_i + e_i", {ErrorFeedback: A.ErrorFeedbackUnused}),
-    _m("diana.shift_frozen", "compression memory", "DIANA never updates its shifts h_i", {DIANA: A.DIANAShiftFrozen}),
-    _m("diana.shift_sign", "compression memory", "DIANA updates its shifts h_i ← h_i − αΔ", {DIANA: A.DIANAShiftSign}),
+    _m("ef.memory_unused", "compression memory", "error feedback accumulates e_i but compresses G_i, not G_i + e_i", {ErrorFeedback: A.ErrorFeedbackUnused}, tests=_EF_PIN),
+    _m("diana.shift_frozen", "compression memory", "DIANA never updates its shifts h_i", {DIANA: A.DIANAShiftFrozen}, tests=_EF_PIN),
+    _m("diana.shift_sign", "compression memory", "DIANA updates its shifts h_i ← h_i − αΔ", {DIANA: A.DIANAShiftSign}, tests=_EF_PIN),
     _m("sim.drift_after", "drift (simulator)", "simulator updates on the round's objective before the optimum drifts (drift after the update)", faults={P.SIM_DRIFT_ORDER: True}),
     _m("sim.drift_sigma_q", "drift (simulator)", "simulator draws drift increments with covariance trace σ_q instead of σ_q²", faults={P.SIM_DRIFT_COV: F.drift_std_as_var_increments}),
     _m("exact.drift_after", "drift (exact)", "exact engine adds the drift covariance after the round instead of before", faults={P.EXACT_DRIFT_ORDER: True}),
     _m("exact.drift_sigma_q", "drift (exact)", "exact engine uses the drift covariance Q/σ_q (trace σ_q instead of σ_q²)", faults={P.EXACT_DRIFT_COV: F.drift_std_as_var_cov}),
-    _m("ef.residual_sign", "compression memory", "error feedback keeps e_i ← C(G_i + e_i) − (G_i + e_i) (residual sign flipped)", {ErrorFeedback: A.ErrorFeedbackResidualSign}),
-    _m("sampling.with_replacement", "minibatch sampling", "finite-sum minibatches (FiniteSumNoise, Dynamic FedAvg's AgentSampleNoise) drawn with replacement: covariance S/B instead of (n − B)/(B(n − 1))·S", faults={P.PROBLEMS_MINIBATCH: F.minibatch_with_replacement}),
-    _m("mocha.omega_not_inverted", "MOCHA", "MOCHA's Ω-step puts Σ = (WᵀW)^{1/2}/tr(·) in the regularizer instead of Ω = Σ⁻¹", faults={P.MTL_OMEGA: F.omega_is_sigma}),
-    _m("stats.ucb_normal_quantile", "statistics", "the one-sided UCB uses the normal quantile z_level instead of Student's t_{level, R−1}", faults={P.STATS_UCB_QUANTILE: F.normal_quantile}),
+    _m("ef.residual_sign", "compression memory", "error feedback keeps e_i ← C(G_i + e_i) − (G_i + e_i) (residual sign flipped)", {ErrorFeedback: A.ErrorFeedbackResidualSign}, tests=_EF_PIN),
+    _m("sampling.with_replacement", "minibatch sampling", "finite-sum minibatches (FiniteSumNoise, Dynamic FedAvg's AgentSampleNoise) drawn with replacement: covariance S/B instead of (n − B)/(B(n − 1))·S", faults={P.PROBLEMS_MINIBATCH: F.minibatch_with_replacement}, tests=("tests/dynamic/test_dynamic.py::test_finite_sum_noise_covariance_without_replacement",)),
+    _m("mocha.omega_not_inverted", "MOCHA", "MOCHA's Ω-step puts Σ = (WᵀW)^{1/2}/tr(·) in the regularizer instead of Ω = Σ⁻¹", faults={P.MTL_OMEGA: F.omega_is_sigma}, tests=("tests/mutants/test_killed_by_tests.py::test_mocha_omega_is_the_inverse_of_sigma",)),
+    _m("stats.ucb_normal_quantile", "statistics", "the one-sided UCB uses the normal quantile z_level instead of Student's t_{level, R−1}", faults={P.STATS_UCB_QUANTILE: F.normal_quantile}, tests=_UCB_TESTS),
     _m("fednova.no_normalization", "FedAvg/FedBuff weights", "FedNova weights arrival i by its own K_i instead of the round's τ_eff (normalization dropped: FedAvg)", {_PUB.FedNova: _PUB.FedNovaNoNormalization}),
+    _m("sim.step_noise_reused", "noise (step-by-step)", "the step-by-step (non-collapsed) local steps reuse step 0's noise draw ξ_0 at every step (the noise of a K-step update has K² instead of K times one draw's variance; the collapsed path is right)", faults={P.SIM_STEP_NOISE: F.reuse_step0_noise}, tests=("tests/mutants/test_killed_by_tests.py::test_stepwise_noise_sum_has_the_variance_of_K_independent_draws",)),
+    _m("theorem2.floor_looser", "bound terms", "Theorem 2's σ_G floor 4·(3/2)σ_G² transcribed as 4·3σ_G² (α_G's 3/2 read as 3): a looser bound, which every numeric check still passes by construction — only a test pinning the term to the paper's value sees it", faults={P.THEORY_TERMS: F.TermScaled("theorem2", "sigma_G_floor", Fraction(2))}, tests=(_T2_HAND,)),
+    _m("theorem2.delay_tighter", "bound terms", "Theorem 2's delay term 4σ_L²·3τ²L²η²η_L²/(mK̄) transcribed without its 3 (a tighter bound; a check sees it only where the delay term carries the bound — a test pinning the term always does)", faults={P.THEORY_TERMS: F.TermScaled("theorem2", "sigma_L_delay", Fraction(1, 3))}, tests=(_T2_HAND,)),
+    _m("theorem3.drift_looser", "bound terms", "Theorem 3's σ_G drift term 4σ_G²·30L²η_L²K̂² transcribed as 4σ_G²·60L²η_L²K̂² (a looser bound: no bound verdict can see it; a named test pins the term)", faults={P.THEORY_TERMS: F.TermScaled("theorem3", "sigma_G_drift", Fraction(2))}, tests=(_T3_HAND,)),
     _m("scaffold.stale_control", "worker correction", "SCAFFOLD never updates its control variates (c_i = c = 0: FedAvg)", {SCAFFOLD: _PUB.SCAFFOLDStaleControl}),
 ]
 # fmt: on

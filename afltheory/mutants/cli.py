@@ -33,6 +33,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--list-mutants", action="store_true", help="list the mutation catalogue and exit")
     p.add_argument(
+        "--with-tests",
+        action="store_true",
+        help="with --mutants: also run every mutant's named tests (the kill matrix's 'killed by tests' "
+        "column; by default only those of the mutants fewer than two verdicts kill)",
+    )
+    p.add_argument(
         "--executor",
         choices=("local", "dask"),
         default="local",
@@ -47,6 +53,8 @@ def check_executor_args(args: argparse.Namespace) -> None:
     executor, scheduler = getattr(args, "executor", "local"), getattr(args, "scheduler", None)
     if scheduler and executor != "dask":
         raise ValueError(f"--scheduler {scheduler!r} needs --executor dask")
+    if getattr(args, "with_tests", False) and getattr(args, "mutants", None) is None:
+        raise ValueError("--with-tests applies to the mutation analysis (--mutants)")
     if executor != "local" and getattr(args, "mutants", None) is None:
         raise ValueError(
             f"--executor {executor} applies to the mutation analysis (--mutants); a plain "
@@ -122,6 +130,7 @@ def main(args: argparse.Namespace, check_main: Callable | None = None) -> int:
         executor=getattr(args, "executor", "local"),
         scheduler=getattr(args, "scheduler", None),
         journal=journal,
+        with_tests=True if getattr(args, "with_tests", False) else None,
     )
     if os.path.exists(journal):  # complete: a rerun measures afresh
         os.remove(journal)

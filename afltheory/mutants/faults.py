@@ -7,11 +7,14 @@ array, the local step counts, a noise factor, ...); ``no_noise`` replaces the no
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
 __all__ = [
+    "TermScaled",
     "drift_std_as_var_cov",
     "drift_std_as_var_increments",
     "k_max",
@@ -23,6 +26,7 @@ __all__ = [
     "normal_quantile",
     "omega_is_sigma",
     "restart_at_arrival",
+    "reuse_step0_noise",
     "shared_stream",
     "stale_ignored",
     "stale_off_by_one",
@@ -137,3 +141,34 @@ def normal_quantile(level: float, n: int) -> float:
     from scipy import stats
 
     return float(stats.norm.ppf(level))
+
+
+def reuse_step0_noise(additive: bool) -> bool:
+    """the step-by-step local steps reuse step 0's noise draw ξ_0 at every step k ≥ 1 (additive-noise problems
+    only: the noise of the K-step sum then has variance K² σ² instead of K σ²)."""
+    return additive
+
+
+@dataclass(frozen=True)
+class TermScaled:
+    """A mis-transcribed constant of a theorem's bound: the term ``term`` of ``afltheory.theory.<module>``'s
+    ``TERM_EXPRS`` multiplied by ``factor`` wherever those terms are evaluated (``bound``, ``bound_terms``,
+    the adversary); other theorems' terms are untouched. A factor > 1 is a looser bound, which every numeric
+    check still passes by construction: only a test pinning the term to a hand-derived value can see it."""
+
+    module: str
+    term: str
+    factor: Fraction
+
+    def __call__(self, term_exprs: dict) -> dict:
+        """``term_exprs`` with the term scaled if they are the theorem's own ``TERM_EXPRS``."""
+        import importlib
+
+        import sympy as sp
+
+        own = importlib.import_module(f"afltheory.theory.{self.module}").TERM_EXPRS
+        if term_exprs is not own and term_exprs != own:
+            return term_exprs
+        out = dict(term_exprs)
+        out[self.term] = out[self.term] * sp.Rational(self.factor.numerator, self.factor.denominator)
+        return out

@@ -23,15 +23,19 @@ class Mutant:
     """One plausible bug. ``replaces``: {correct component class: mutant class} substituted at use (exact
     type match, nested components included); ``faults``: {engine point: fault} consulted by the engines (see
     ``afltheory._faults``); ``engines``: where it acts ("simulate", "exact"); ``kind``: "rule" or
-    "engine"."""
+    "engine"; ``tests``: pytest node ids ("tests/theory/test_x.py::test_y") that pass on the correct code and
+    fail under the mutant (``afltheory.mutants.run.suite_kills``: the kill matrix's "killed by tests"
+    column) — required for a bug the checks cannot see by construction."""
 
     name: str
     category: str
     description: str
     replaces: Mapping[type, type] = field(default_factory=dict)
     faults: Mapping[str, object] = field(default_factory=dict)
+    tests: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "tests", tuple(self.tests))
         # keys given as FaultPoint members (or dotted names) are stored as the dotted names the engines look
         # up; an unknown point is refused here instead of silently never firing
         object.__setattr__(self, "faults", {FaultPoint.of(p).value: f for p, f in dict(self.faults).items()})

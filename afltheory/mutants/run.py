@@ -25,13 +25,20 @@ from dataclasses import dataclass, field
 from . import CATALOGUE, CONTROLS, get, injected, probe, qualname
 
 __all__ = [
+    "MUTANT_ENV",
     "KillMatrix",
     "ONE_VERDICT_REASONS",
     "compare_markdown",
     "kill_matrix",
+    "run_test",
     "run_under",
     "select_checks",
+    "suite_kills",
 ]
+
+#: the environment variable naming the mutant a pytest session runs under (tests/conftest.py injects it for
+#: the whole session); set by ``run_test``
+MUTANT_ENV = "AFLTHEORY_MUTANT"
 
 #: mutants for which one killing verdict is all there can be, and why (``KillMatrix.weak_kills`` reports
 #: every other mutant killed by fewer than two verdicts)
@@ -43,6 +50,81 @@ ONE_VERDICT_REASONS: dict[str, str] = {
     "normalized average removes FedAvg's objective inconsistency); no other check runs FedNova, and the "
     "exact engine refuses its imperative arrival_weights, so no agreement check can see it",
 }
+
+
+def _repo_root() -> str:
+    """The directory holding the ``afltheory`` package (and ``tests/``)."""
+    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def run_test(test: str, mutant: str | None = None, timeout: float = 1800.0) -> dict:
+    """Run the pytest node ``test`` (e.g. "tests/theory/test_bound_terms.py::test_theorem2_terms_hand",
+    relative to the repository root) in a fresh ``python -m pytest`` process, with ``mutant`` injected for
+    the whole session (None: the correct code). Returns {"rc": pytest's exit code, "passed": rc == 0,
+    "failed": rc == 1 (a test failed or errored), "elapsed": s, "tail": the output's last lines}. Any other
+    exit code (no such test, usage error, interrupted, timeout: rc −1) is neither a pass nor a failure, nor is
+    a failure caused by the test injecting a mutant itself (``injected`` does not nest)."""
+    import subprocess
+    import sys
+
+    if mutant is not None:
+        mutant = get(mutant).name  # ValueError for an unknown name, before the subprocess
+    root = _repo_root()
+    env = {k: v for k, v in os.environ.items() if k != MUTANT_ENV}
+    if mutant is not None:
+        env[MUTANT_ENV] = mutant
+    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env.setdefault("OPENBLAS_NUM_THREADS", "1")
+    cmd = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "-m", "", test]
+    t0 = time.perf_counter()
+    try:
+        p = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True, timeout=timeout)
+        rc, text = p.returncode, p.stdout + p.stderr
+    except subprocess.TimeoutExpired:
+        rc, text = -1, f"timeout after {timeout} s"
+    # a test that injects a mutant itself cannot run under another: its RuntimeError is no judgement
+    nested = mutant is not None and "injected() does not nest" in text
+    return {
+        "rc": rc,
+        "passed": rc == 0,
+        "failed": rc == 1 and not nested,
+        "elapsed": time.perf_counter() - t0,
+        "tail": "\n".join(text.strip().splitlines()[-15:]),
+    }
+
+
+def suite_kills(
+    mutants: Sequence[str] | None = None,
+    jobs: int = 1,
+    progress: Callable[[int, int, str | None, str], None] | None = None,
+) -> dict[str, dict[str, dict]]:
+    """Run each mutant's named tests (``Mutant.tests``) on the correct code and under the mutant (each in its
+    own pytest process, ``jobs`` at a time). ``mutants``: names (default: every catalogued mutant naming
+    tests). Returns {mutant: {test: {"baseline": run_test(test), "mutant": run_test(test, mutant),
+    "killed": bool}}}: a test kills its mutant when it passes on the correct code and fails under the mutant
+    (a test that fails on the correct code kills nothing)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    if jobs < 1:
+        raise ValueError(f"jobs={jobs} must be >= 1")
+    names = [get(m).name for m in mutants] if mutants is not None else [m for m in CATALOGUE if get(m).tests]
+    tests = list(dict.fromkeys(t for m in names for t in get(m).tests))
+    tasks = [(None, t) for t in tests] + [(m, t) for m in names for t in get(m).tests]
+    results = {}
+    with ThreadPoolExecutor(max_workers=jobs) as ex:
+        for j, (key, res) in enumerate(
+            zip(tasks, ex.map(lambda mt: run_test(mt[1], mt[0]), tasks), strict=True)
+        ):
+            results[key] = res
+            if progress is not None:
+                progress(j + 1, len(tasks), key[0], key[1])
+    out = {}
+    for m in names:
+        out[m] = {}
+        for t in get(m).tests:
+            base, mut = results[(None, t)], results[(m, t)]
+            out[m][t] = {"baseline": base, "mutant": mut, "killed": base["passed"] and mut["failed"]}
+    return out
 
 
 def _runner():
@@ -109,6 +191,7 @@ class KillMatrix:
     elapsed: float = 0.0
     meta: dict = field(default_factory=dict)
     controls: list[str] = field(default_factory=list)  # equivalent mutants run alongside (must survive)
+    test_runs: dict = field(default_factory=dict)  # {mutant: {test: ...}} of suite_kills (named tests run)
 
     # ------------------------------------------------------------------------------------------ derived
     def verdict_ids(self) -> list[str]:
@@ -166,6 +249,15 @@ class KillMatrix:
         judged = set(self.killed_by_verdict(mutant))
         return [v for v in self.killed_by(mutant) if v not in judged]
 
+    def killed_by_tests(self, mutant: str) -> list[str]:
+        """The named tests (``Mutant.tests``) that kill ``mutant``: they passed on the correct code and failed
+        under the mutant (empty when its tests were not run, see ``tests_run``)."""
+        return [t for t, r in self.test_runs.get(mutant, {}).items() if r["killed"]]
+
+    def tests_run(self, mutant: str) -> bool:
+        """Whether the named tests of ``mutant`` were run (``kill_matrix(with_tests=...)``)."""
+        return bool(self.test_runs.get(mutant))
+
     def weak_kills(self, min_verdicts: int = 2) -> dict[str, str]:
         """{mutant: why} for every mutant killed by fewer than ``min_verdicts`` verdicts (crash kills not
         counted) — with the catalogue's stated reason (``ONE_VERDICT_REASONS``) when one verdict is all there
@@ -175,6 +267,8 @@ class KillMatrix:
             n = len(self.killed_by_verdict(m))
             if n < min_verdicts:
                 why = ONE_VERDICT_REASONS.get(m, "no stated reason")
+                if self.killed_by_tests(m):
+                    why = "killed by the named tests " + ", ".join(self.killed_by_tests(m))
                 crash = len(self.killed_by_crash(m))
                 out[m] = (
                     f"{n} verdict kill{'s' if n != 1 else ''}"
@@ -216,13 +310,18 @@ class KillMatrix:
 
     @property
     def killed(self) -> list[str]:
-        """Mutants killed by at least one verdict."""
-        return [m for m in self.mutants if self.killed_by(m)]
+        """Mutants killed by at least one verdict or named test (``killed_by_tests``)."""
+        return [m for m in self.mutants if self.killed_by(m) or self.killed_by_tests(m)]
 
     @property
     def survivors(self) -> list[str]:
-        """Mutants no verdict kills."""
-        return [m for m in self.mutants if not self.killed_by(m)]
+        """Mutants neither a verdict nor a named test kills."""
+        return [m for m in self.mutants if not (self.killed_by(m) or self.killed_by_tests(m))]
+
+    @property
+    def killed_only_by_tests(self) -> list[str]:
+        """Mutants no verdict kills and a named test does (bugs the checks cannot see: a looser bound)."""
+        return [m for m in self.mutants if not self.killed_by(m) and self.killed_by_tests(m)]
 
     @property
     def verdict_score(self) -> float:
@@ -253,7 +352,11 @@ class KillMatrix:
         )
         if self.survivors:
             s += "\nsurvivors: " + ", ".join(self.survivors)
-        crash_only = [m for m in self.killed if not self.killed_by_verdict(m)]
+        if self.killed_only_by_tests:
+            s += "\nkilled only by named tests (no verdict can see them): " + ", ".join(
+                f"{m} by {', '.join(self.killed_by_tests(m))}" for m in self.killed_only_by_tests
+            )
+        crash_only = [m for m in self.killed if self.killed_by(m) and not self.killed_by_verdict(m)]
         if crash_only:
             s += "\nkilled only by a crash (no verdict judged them): " + ", ".join(crash_only)
         weak = {m: w for m, w in self.weak_kills().items() if m not in self.survivors and m not in crash_only}
@@ -290,6 +393,8 @@ class KillMatrix:
                     "killed_by_verdict": self.killed_by_verdict(m),
                     "killed_by_crash": self.killed_by_crash(m),
                     "crashed_checks": self.crashed(m),
+                    "tests": list(get(m).tests),
+                    "killed_by_tests": self.killed_by_tests(m),
                 }
                 for m in self.mutants
             ],
@@ -306,6 +411,7 @@ class KillMatrix:
             },
             "baseline": {c: {k: v for k, v in r.items() if k != "result"} for c, r in self.baseline.items()},
             "runs": self.runs,
+            "test_runs": self.test_runs,
             **self.meta,
         }
 
@@ -325,6 +431,7 @@ class KillMatrix:
             d["elapsed"],
             {},
             list(d.get("controls", {})),
+            dict(d.get("test_runs", {})),
         )
 
     def write_json(self, path: str) -> str:
@@ -347,6 +454,16 @@ class KillMatrix:
             return "—"
         return (f"✗{n}" if n else "·") + (f" (+{k}?)" if k else "")
 
+    def _tests_cell(self, mutant):
+        """The "killed by tests" cell: the killing tests' names, `·` none of its tests kills it, `not run`
+        (named tests not run: ``kill_matrix(with_tests=True)``), `—` it names no test."""
+        if not get(mutant).tests:
+            return "—"
+        if not self.tests_run(mutant):
+            return "not run"
+        k = self.killed_by_tests(mutant)
+        return ", ".join(f"`{t.rsplit('::', 1)[-1]}`" for t in k) if k else "·"
+
     def to_markdown(self) -> str:
         """The kill-matrix section: score, mutant × check matrix, verdict → mutants killed, idle checks."""
         ck = self.check_kills()
@@ -357,31 +474,33 @@ class KillMatrix:
             "correct code and not ok with the mutant injected (`afltheory.mutants`; cell: number of "
             "the check's verdicts that flip, `·` none, `—` the check never reaches the mutated code, "
             "`refused` a backend the check calls cannot represent the mutated rule and says so (no "
-            f"verdict, not a kill), `crash` the check crashed). Run time {self.elapsed:.0f} s.",
+            "verdict, not a kill), `crash` the check crashed; *killed by tests*: the mutant's named tests "
+            "(`Mutant.tests`) that pass on the correct code and fail under it, `·` none does, `not run`, `—` "
+            f"it names none). Run time {self.elapsed:.0f} s.",
             "",
         ]
         lines += [
-            "| mutant | category | " + " | ".join(self.checks) + " | killed |",
-            "|---|---|" + "---|" * len(self.checks) + "---|",
+            "| mutant | category | " + " | ".join(self.checks) + " | killed by tests | killed |",
+            "|---|---|" + "---|" * len(self.checks) + "---|---|",
         ]
         for m in self.mutants:
             cells = [self._cell(m, c) for c in self.checks]
             lines.append(
                 f"| `{m}` | {get(m).category} | "
                 + " | ".join(cells)
-                + f" | {'yes' if self.killed_by(m) else '**NO**'} |"
+                + f" | {self._tests_cell(m)} | {'yes' if m in self.killed else '**NO**'} |"
             )
         lines.append(
             "| **mutants killed** | | "
             + " | ".join((str(len(ck[c])) if ck[c] else "**0**") for c in self.checks)
-            + f" | {len(self.killed)} |"
+            + f" | {sum(1 for m in self.mutants if self.killed_by_tests(m))} | {len(self.killed)} |"
         )
         for m in self.controls:
             cells = [self._cell(m, c) for c in self.checks]
             lines.append(
                 f"| `{m}` (equivalent control) | control | "
                 + " | ".join(cells)
-                + f" | {'**flipped: artefact**' if self.flipped(m) else 'survives ✓'} |"
+                + f" | — | {'**flipped: artefact**' if self.flipped(m) else 'survives ✓'} |"
             )
         if self.controls:
             lines += [
@@ -435,18 +554,20 @@ class KillMatrix:
             f"mutated code).</p>",
             "<table><tr><th>mutant</th><th>category</th>"
             + "".join(f"<th>{html.escape(c)}</th>" for c in self.checks)
-            + "<th>killed</th></tr>",
+            + "<th>killed by tests</th><th>killed</th></tr>",
         ]
         for m in self.mutants:
             cells = "".join(f"<td>{self._cell(m, c)}</td>" for c in self.checks)
-            k = "yes" if self.killed_by(m) else "<b>NO</b>"
+            k = "yes" if m in self.killed else "<b>NO</b>"
+            t = html.escape(self._tests_cell(m).replace("`", ""))
             h.append(
                 f"<tr><td><code>{html.escape(m)}</code></td><td>{html.escape(get(m).category)}</td>{cells}"
-                f"<td>{k}</td></tr>"
+                f"<td>{t}</td><td>{k}</td></tr>"
             )
         h.append(
             "<tr><td><b>mutants killed</b></td><td></td>"
             + "".join(f"<td>{len(ck[c]) if ck[c] else '<b>0</b>'}</td>" for c in self.checks)
+            + f"<td>{sum(1 for m in self.mutants if self.killed_by_tests(m))}</td>"
             + f"<td>{len(self.killed)}</td></tr></table>"
         )
         h.append("<h3>Mutants killed per verdict</h3><table><tr><th>verdict</th><th>mutants killed</th></tr>")
@@ -557,6 +678,7 @@ def kill_matrix(
     executor: str | object = "local",
     scheduler: str | None = None,
     journal: str | None = None,
+    with_tests: bool | None = None,
 ) -> KillMatrix:
     """Run the checks ``only`` (default: all registered) on the correct code and under each of ``mutants``
     (default: the whole catalogue) in ``jobs`` processes. ``controls``: also run the equivalent mutants
@@ -572,7 +694,12 @@ def kill_matrix(
     ``journal``: a JSON-lines file that records every finished run as it completes; runs already recorded
     there for the same code (a digest of afltheory's and the checks' source files), tier and seed are not
     run again — an interrupted analysis resumes where it stopped (``check --mutants`` keeps one in --out
-    until the analysis completes)."""
+    until the analysis completes).
+    ``with_tests``: also run the mutants' named tests (``Mutant.tests``, ``suite_kills``: the "killed by
+    tests" column) — True: of every mutant naming tests; None (default): of those fewer than two verdicts
+    kill (a bug the checks cannot see is then judged by its tests, not reported a survivor); False: none."""
+    if with_tests not in (None, True, False):
+        raise ValueError(f"with_tests={with_tests!r} must be True, False or None")
     ctl = list(CONTROLS) if (controls if controls is not None else mutants is None) else []
     if mutants is not None:  # named controls run as controls (never scored as mutants)
         names = [get(m).name for m in mutants]
@@ -651,14 +778,14 @@ def kill_matrix(
             ex.shutdown()
         if dist is not None and dist is not executor:
             dist.close()
-    return KillMatrix(
+    km = KillMatrix(
         checks,
         mutants,
         base,
         runs,
         tier,
         seed,
-        time.perf_counter() - t0,
+        0.0,
         {
             "runs_executed": len(todo),
             "runs_skipped": len(mutants + ctl) * len(checks) - len(todo),
@@ -666,3 +793,9 @@ def kill_matrix(
         },
         ctl,
     )
+    if with_tests is not False:
+        named = [m for m in mutants if get(m).tests and (with_tests or len(km.killed_by_verdict(m)) < 2)]
+        if named:
+            km.test_runs = suite_kills(named, jobs=jobs, progress=progress)
+    km.elapsed = time.perf_counter() - t0
+    return km

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
+from .. import _faults
 from .._validation import check_array, check_real
 from ._condition import pos
 
@@ -63,10 +64,18 @@ def tau_for(schedule, tau):
 _LAMBDAS: dict = {}
 
 
+def terms_in_force(term_exprs):
+    """A theorem's ``TERM_EXPRS`` as every reader sees them (numeric terms, ``bound_expr``, ``alpha_exprs``):
+    themselves, or under an injected bound-term mutant (``afltheory.mutants``) its mis-transcribed copy."""
+    fault = _faults.get(_faults.FaultPoint.THEORY_TERMS)  # None unless a mutant is injected
+    return term_exprs if fault is None else fault(term_exprs)
+
+
 def evaluate_terms(term_exprs, stats):
     """{name: value} of the sympy terms ``term_exprs`` on ``stats`` (symbol name -> number or array, arrays
     broadcast): the one numeric evaluation of a theorem's bound — its constants live only in the sympy
     terms."""
+    term_exprs = terms_in_force(term_exprs)
     out = {}
     for name, e in term_exprs.items():
         key = (name, e)

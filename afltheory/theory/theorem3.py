@@ -38,7 +38,15 @@ from ._condition import (
     region_from,
 )
 from ._scope import check_scope
-from ._stats import check_constants, check_f0, check_schedule, evaluate_terms, sum_terms, tau_for
+from ._stats import (
+    check_constants,
+    check_f0,
+    check_schedule,
+    evaluate_terms,
+    sum_terms,
+    tau_for,
+    terms_in_force,
+)
 
 if TYPE_CHECKING:
     from ..anarchy.schedule import Schedule
@@ -179,14 +187,14 @@ TERMS = tuple(TERM_EXPRS)
 
 def alpha_exprs() -> tuple[sp.Expr, sp.Expr]:
     """(α_L, α_G) as sympy expressions in the run averages, read off ``TERM_EXPRS``."""
-    aL = sum(e for k, e in TERM_EXPRS.items() if k.startswith("sigma_L")) / (4 * S.sigma_L**2)
-    aG = sum(e for k, e in TERM_EXPRS.items() if k.startswith("sigma_G")) / (4 * S.sigma_G**2)
+    aL = sum(e for k, e in terms_in_force(TERM_EXPRS).items() if k.startswith("sigma_L")) / (4 * S.sigma_L**2)
+    aG = sum(e for k, e in terms_in_force(TERM_EXPRS).items() if k.startswith("sigma_G")) / (4 * S.sigma_G**2)
     return sp.simplify(aL), sp.simplify(aG)
 
 
 def bound_expr() -> sp.Expr:
     """Right-hand side as a sympy expression (Delta = f_0 − f_*): the sum of ``TERM_EXPRS``."""
-    return sum(TERM_EXPRS.values())
+    return sum(terms_in_force(TERM_EXPRS).values())
 
 
 def rate() -> sp.Expr:

@@ -40,7 +40,15 @@ from ._condition import (
     region_from,
 )
 from ._scope import check_scope
-from ._stats import check_constants, check_f0, check_schedule, evaluate_terms, memory_stats, sum_terms
+from ._stats import (
+    check_constants,
+    check_f0,
+    check_schedule,
+    evaluate_terms,
+    memory_stats,
+    sum_terms,
+    terms_in_force,
+)
 
 if TYPE_CHECKING:
     from ..anarchy.schedule import Schedule
@@ -203,8 +211,11 @@ def alpha_exprs(khat: str = "sum") -> tuple[sp.Expr, sp.Expr]:
     if khat not in KHATS:
         raise ValueError(f"khat={khat!r} must be one of {KHATS}")
     sub = {Qstale: _stale_frac2 / S.Kbar}
-    aL = sum(e for k, e in TERM_EXPRS.items() if k.startswith("sigma_L")).subs(sub) / S.sigma_L**2
-    aG = sum(e for k, e in TERM_EXPRS.items() if k.startswith("sigma_G")) / S.sigma_G**2
+    aL = (
+        sum(e for k, e in terms_in_force(TERM_EXPRS).items() if k.startswith("sigma_L")).subs(sub)
+        / S.sigma_L**2
+    )
+    aG = sum(e for k, e in terms_in_force(TERM_EXPRS).items() if k.startswith("sigma_G")) / S.sigma_G**2
     return sp.simplify(aL), sp.simplify(aG)
 
 
@@ -212,7 +223,7 @@ def bound_expr(khat: str = "sum") -> sp.Expr:
     """Right-hand side as a sympy expression (``khat``: see ``alpha_exprs``)."""
     if khat not in KHATS:
         raise ValueError(f"khat={khat!r} must be one of {KHATS}")
-    return sum(TERM_EXPRS.values()).subs({Qstale: _stale_frac2 / S.Kbar})
+    return sum(terms_in_force(TERM_EXPRS).values()).subs({Qstale: _stale_frac2 / S.Kbar})
 
 
 def rate(khat: str = "sum") -> sp.Expr:

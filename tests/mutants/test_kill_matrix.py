@@ -134,11 +134,12 @@ def test_cli_lists_the_catalogue(capsys):
 @pytest.mark.slow
 def test_quick_tier_kills_every_catalogued_mutant():
     """The whole catalogue under every quick-tier check (2 processes): mutation score 100 %, by verdicts (a
-    crash is not a kill that counts here), each mutant by two verdicts or a stated reason (issue 30)."""
+    crash is not a kill that counts here), each mutant by two verdicts or a stated reason (issue 30) — or, for
+    a bug no check can see by construction (a looser bound), by its named tests (issue 32)."""
     km = kill_matrix(only=select_checks(), jobs=2)
     assert not km.baseline_failures(), km.baseline_failures()
     assert not km.survivors, km.summary()
-    assert km.verdict_score == 1.0, km.summary()
+    assert all(km.killed_by_verdict(m) or km.killed_by_tests(m) for m in km.mutants), km.summary()
     assert all("no stated reason" not in why for why in km.weak_kills().values()), km.summary()
 
 
