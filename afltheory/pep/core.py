@@ -245,11 +245,10 @@ def skeleton(
             f"algorithm={algorithm!r} has per-worker local step sizes: the PEP skeleton supports one η_L"
         )
     r = check_int("replicate", replicate, low=0, high=schedule.replicates - 1)
+    # the rule's fixed K (one count or one per worker), read by the one normalization simulate and torch use
+    schedule = base.local_view(M).apply(schedule)
     K = np.array(schedule.local_steps[r])
     init_K = np.array(schedule.init_local_steps[r])
-    if view.fixed_local_steps is not None:
-        K = np.full_like(K, view.fixed_local_steps)
-        init_K = np.full_like(init_K, view.fixed_local_steps)
     delays = np.array(schedule.delays[r])
     ww = view.worker_weight  # client weights: M p_i
     weights = np.array(
