@@ -20,7 +20,6 @@ from __future__ import annotations
 import os
 import warnings
 from dataclasses import dataclass, field
-from types import SimpleNamespace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -37,6 +36,7 @@ from .problems.base import Problem
 if TYPE_CHECKING:
     from .algorithms.base import ServerRule
     from .anarchy.behaviour import BehaviourLike
+    from .compression.channel import Channel
 
 __all__ = ["DivergenceInfo", "DivergenceWarning", "RegionWarning", "simulate", "Trace"]
 
@@ -665,12 +665,59 @@ def _round_rule(algorithm, t):
     return algorithm.at_round(t) if getattr(algorithm, "scheduled", False) else algorithm
 
 
+@dataclass(slots=True)
+class _Run:
+    """One ``simulate`` call's run state: built by ``_prepare``, advanced by ``_run_rounds`` (which fills the
+    fields from ``gn`` on), packaged by ``_report``. Mutable: it is the run's working state."""
+
+    problem: Problem
+    algorithm: ServerRule
+    behaviour: BehaviourLike
+    rounds: int
+    seed: int
+    divergence_threshold: float
+    d: int
+    M: int
+    R: int
+    sched: Schedule
+    delays: np.ndarray  # (R, T, m) the delays the engine acts on (the schedule's unless a fault is injected)
+    steps: np.ndarray  # (R, T, m) local steps acted on
+    init_steps: np.ndarray  # (R, M) warm-start local steps acted on
+    x0: np.ndarray  # (d,) or (R, d) as given
+    x: np.ndarray  # (R, d) the current model
+    x_init: np.ndarray  # (R, d) x_0 per replicate (diverged replicates are frozen here)
+    H: int  # ring-buffer depth: max delay + 1
+    hist: np.ndarray  # (H, R, d) ring buffer of recent models
+    hist_flat: np.ndarray  # (H·R, d) view of hist
+    rows: np.ndarray  # (R,)
+    rows_m: np.ndarray  # (R, m) replicate index per arrival
+    use_collapsed: bool
+    arrivals: bool
+    runner: _LocalRunner
+    worker_state: dict[str, np.ndarray]
+    channel: Channel
+    bits: np.ndarray  # (R, T+1) cumulative bits sent
+    walk: np.ndarray | None  # (R, T+1, d) the drifting optimum's walk, None for a static problem
+    drift_lag: int
+    track: np.ndarray | None  # (R, T+1) ‖x_t − w_t − x*‖² for a drifting problem
+    record_x: bool
+    # filled by _run_rounds
+    gn: np.ndarray | None = None
+    loss: np.ndarray | None = None
+    xs: np.ndarray | None = None
+    x_avg: np.ndarray | None = None
+    div_round: np.ndarray | None = None
+    left: np.ndarray | None = None
+    limit: float = 0.0
+    check_region: bool = False
+
+
 def _prepare(
     problem, algorithm, behaviour, rounds, replicates, seed, x0, divergence_threshold, record_x, collapse
-) -> SimpleNamespace:
+) -> _Run:
     """``simulate``, part 1: validate the arguments, realize the schedule, choose the local-step runner
     (collapsed / per-worker / step by step, from the problem's and the rules' declared capabilities) and
-    allocate the run's state. Returns the run's namespace."""
+    allocate the run's state. Returns the run state."""
     prepare = getattr(algorithm, "prepare", None)
     if prepare is not None:  # e.g. DynamicFedAvg applies its mini-batch sizes to the agents' data
         problem = prepare(problem)
@@ -744,7 +791,7 @@ def _prepare(
             walk = walk * fault(drifting.drift_cov)
         drift_lag = 1 if _faults.get(_faults.FaultPoint.SIM_DRIFT_ORDER) else 0  # 1: update before the drift
     track = np.empty((R, rounds + 1)) if walk is not None else None
-    return SimpleNamespace(
+    return _Run(
         problem=problem,
         algorithm=algorithm,
         behaviour=behaviour,
@@ -779,7 +826,7 @@ def _prepare(
     )
 
 
-def _run_rounds(run: SimpleNamespace, progress: bool = False) -> None:
+def _run_rounds(run: _Run, progress: bool = False) -> None:
     """``simulate``, part 2: initialize the server state (AFA-CS warm start inside the rule's ``init``), then
     run the rounds, recording ‖∇f(x_t)‖², f(x_t) (and x_t), detecting divergence. Fills ``run``."""
     problem, algorithm, rounds = run.problem, run.algorithm, run.rounds
@@ -890,13 +937,12 @@ def _run_rounds(run: SimpleNamespace, progress: bool = False) -> None:
                 for arr in (*arrays, *worker_state.values(), *channel.state.values()):
                     arr[now] = 0.0
             hist[(t + 1) % H] = x
-    run.__dict__.update(x_avg=xsum / rounds)
-    run.__dict__.update(
-        x=x, gn=gn, loss=loss, xs=xs, div_round=div_round, left=left, limit=limit, check_region=check_region
-    )
+    run.x_avg = xsum / rounds
+    run.x, run.gn, run.loss, run.xs = x, gn, loss, xs
+    run.div_round, run.left, run.limit, run.check_region = div_round, left, limit, check_region
 
 
-def _report(run: SimpleNamespace) -> Trace:
+def _report(run: _Run) -> Trace:
     """``simulate``, part 3: mark diverged replicates +inf, warn about divergence and the certified region,
     count oracle calls and package the ``Trace``."""
     problem, algorithm, behaviour, rounds, R, seed = (
