@@ -233,7 +233,7 @@ class _LocalRunner:
         self.R = replicates
         self.B = _rng.BLOCK
         self.nblocks = -(-replicates // self.B)
-        self.additive = type(problem).stochastic_grad is Problem.stochastic_grad
+        self.additive = problem.additive_noise
         self.noise = problem.noise
         self.no_noise = problem.noise.sigma_L == 0.0
         self.streams = _rng.SFC64BlockStreams(seed, self.nblocks)
@@ -432,12 +432,7 @@ class _CollapsedRunner(_LocalRunner):
 
     def __init__(self, problem, worker, eta_L, seed, replicates):
         super().__init__(problem, worker, eta_L, seed, replicates)
-        if problem.kind == "diag":
-            self.eig = problem.hessian  # (S, d) eigenvalues; basis = identity
-            self.Q = None
-        else:  # shared dense only (checked by collapse_reason)
-            lam, Q = np.linalg.eigh(problem.hessian[0])
-            self.eig, self.Q = lam[None], Q
+        self.eig, self.Q = problem.hessian_eigensystem()  # (S, d) eigenvalues; basis (None: identity)
         self.sigma = problem.noise.sigma_L
         self.arrivals = False  # set by simulate when the server step is linear in the round's updates
         self._std = {}

@@ -178,7 +178,7 @@ def linear_model(problem: Problem) -> LinearGaussianModel:
             "affine in x with additive noise of known covariance: linear_gaussian() "
             f"returned None), so exact moments are unavailable — {SIMULATE_HINT}"
         )
-    if type(problem).stochastic_grad is not Problem.stochastic_grad:
+    if not problem.additive_noise:
         raise TypeError(
             f"problem={problem!r} overrides stochastic_grad (noise may not be additive and "
             f"x-independent), so exact moments are unavailable — {SIMULATE_HINT}"

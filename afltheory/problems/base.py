@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -210,11 +210,35 @@ class Problem:
     noise: NoiseModel
     #: capability: the objective drifts between rounds (``base`` problem and ``walk(gen, rounds)``)
     drifts: bool = False
+    #: capability: ∇f_i(x, ξ) = ∇f_i(x) + ξ with ξ drawn from ``noise`` independently of x, so the engine (and
+    #: the exact moments) may draw ξ themselves. A subclass that does not set it gets True iff it does not
+    #: override ``stochastic_grad`` (``__init_subclass__``); setting it True while overriding is a TypeError.
+    additive_noise: ClassVar[bool] = True
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Derive ``additive_noise`` for a subclass that does not declare it; reject a contradictory one."""
+        super().__init_subclass__(**kwargs)
+        own_sgrad = cls.stochastic_grad is not Problem.stochastic_grad
+        if "additive_noise" not in cls.__dict__:
+            cls.additive_noise = not own_sgrad
+        elif cls.additive_noise and own_sgrad:
+            raise TypeError(
+                f"{cls.__name__} declares additive_noise=True but overrides stochastic_grad; "
+                "declare additive_noise = False"
+            )
 
     def collapse_reason(self) -> str | None:
         """Capability: None when K local SGD steps have a closed-form law the engine may draw in one step
         (quadratics with additive isotropic Gaussian noise), else why not."""
         return "the problem is not a quadratic with additive isotropic Gaussian noise"
+
+    def hessian_eigensystem(self) -> tuple[np.ndarray, np.ndarray | None]:
+        """For a problem whose ``collapse_reason()`` is None: (eigenvalues (S, dim), eigenbasis (dim, dim) or
+        None for the identity) of its Hessians ∇²f_i (S = 1 shared, S = num_workers per worker), from which
+        the engine draws K local SGD steps in closed form."""
+        raise NotImplementedError(
+            f"{type(self).__name__} has no closed-form K-step law: {self.collapse_reason()}"
+        )
 
     # -- to implement
     def local_value(self, x: np.ndarray, i: int | np.ndarray) -> np.ndarray:

@@ -133,6 +133,8 @@ class LogisticRegression(Problem):
     ``l2``: λ ≥ 0. See the module docstring for the certified constants and their proofs.
     """
 
+    additive_noise = False  # minibatch noise depends on x: the problem draws it (stochastic_grad)
+
     def __init__(
         self,
         features: Sequence,

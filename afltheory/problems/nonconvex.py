@@ -43,6 +43,8 @@ class NonconvexSinusoidal(Problem):
     ``sigma_G``.
     """
 
+    additive_noise = True  # ξ from ``noise``, x-independent
+
     def __init__(
         self,
         dim: int = 10,

@@ -72,16 +72,28 @@ class QuadraticProblem(Problem):
     """f_i(x) = ½ (x − c_i)ᵀ A_i (x − c_i) + e_i. Hessians stored as ``diag`` (S, d) or ``dense`` (S, d, d)
     with S = 1 (shared) or S = M (per worker). Constants are supplied by the subclass that certifies them."""
 
+    additive_noise = True  # ξ from ``noise``, x-independent (a subclass overriding stochastic_grad: False)
+
     def collapse_reason(self) -> str | None:
         """None when K local SGD steps collapse into one exact Gaussian draw (additive isotropic Gaussian
         noise, diagonal or shared dense Hessians), else why not."""
-        if type(self).stochastic_grad is not Problem.stochastic_grad:
+        if not self.additive_noise:
             return "the problem draws its own stochastic gradients (noise not additive)"
         if not self.noise.isotropic_gaussian:
             return "the gradient noise is not isotropic Gaussian"
         if self.kind == "dense" and not self.shared:
             return "per-worker dense Hessians are not collapsed (use hessian='diag')"
         return None
+
+    def hessian_eigensystem(self) -> tuple[np.ndarray, np.ndarray | None]:
+        """(eigenvalues (S, d), eigenbasis): the diagonal Hessians themselves with the identity basis (None),
+        or the eigendecomposition of the shared dense Hessian (per-worker dense: see collapse_reason)."""
+        if self.kind == "diag":
+            return self.hessian, None
+        if not self.shared:
+            raise ValueError(f"hessian_eigensystem: {self.collapse_reason()}")
+        lam, Q = np.linalg.eigh(self.hessian[0])
+        return lam[None], Q
 
     def __init__(
         self,
