@@ -15,6 +15,7 @@ import numpy as np
 import sympy as sp
 
 from .._validation import as_array, check_alloc, check_int, check_nonnegative, check_positive, check_real
+from . import symbols as S
 
 
 @dataclass(frozen=True)
@@ -92,6 +93,18 @@ class ConditionSpec:
     def evaluate_sympy(self, subs: Mapping[sp.Symbol, float]) -> tuple[float, float]:
         """Both sides by sympy substitution (slow; used to cross-check the numeric evaluator)."""
         return float(self.lhs.subs(subs)), float(self.rhs.subs(subs))
+
+
+#: the local-drift condition (C1), 6 η_L² (2K² − 3K + 1) L² ≤ 1 for all t, i: Theorems 2, 3 and 4 of
+#: [Yang et al. 2022] state it identically, so their modules share this one spec
+LOCAL_DRIFT_C1 = ConditionSpec(
+    "C1",
+    6 * S.eta_L**2 * (2 * S.K**2 - 3 * S.K + 1) * S.L**2,
+    sp.Integer(1),
+    False,
+    lambda L, eta, eta_L, K_max, tau, **_: (6 * eta_L**2 * (2 * K_max**2 - 3 * K_max + 1) * L**2, 1.0),
+    "local-drift condition (C1), all t, i",
+)
 
 
 class Infeasible(ValueError):

@@ -27,6 +27,7 @@ from numpy.typing import ArrayLike
 
 from . import symbols as S
 from ._condition import (
+    LOCAL_DRIFT_C1,
     AdmissibleStep,
     ConditionSpec,
     admissible_from,
@@ -78,14 +79,7 @@ KHATS = ("sum", "mean")
 _stale_frac2 = (S.M - S.m_fresh) ** 2 / S.M**2
 
 SPECS = (
-    ConditionSpec(
-        "C1",
-        6 * S.eta_L**2 * (2 * S.K**2 - 3 * S.K + 1) * S.L**2,
-        sp.Integer(1),
-        False,
-        lambda L, eta, eta_L, K_max, tau, **_: (6 * eta_L**2 * (2 * K_max**2 - 3 * K_max + 1) * L**2, 1.0),
-        "local-drift condition (C1), all t, i",
-    ),
+    LOCAL_DRIFT_C1,
     ConditionSpec(
         "C2",
         (S.L / 2 + S.eta * S.eta_L * _stale_frac2 * S.L**2 * S.tau**2) * S.eta * S.eta_L,
