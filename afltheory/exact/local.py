@@ -21,7 +21,7 @@ from ..algorithms.base import UnsupportedRule, WorkerRule, overrides
 from ..problems.base import LinearGaussianModel, Problem
 from .law import SIMULATE_HINT
 
-__all__ = ["ExactRule", "linear_model", "local_maps", "LocalMap", "server_rule"]
+__all__ = ["ExactRule", "IMPERATIVE_HOOKS", "linear_model", "local_maps", "LocalMap", "server_rule"]
 
 
 @dataclass(frozen=True)
@@ -105,8 +105,9 @@ class ExactRule:
         return float(self.algorithm.normalizer(m, num_workers))
 
 
-#: hooks the exact recursion cannot represent when a rule changes them (it refuses such a rule)
-_IMPERATIVE = ("aggregate", "update_memory", "init", "arrival_weights")
+#: The ``ServerRule`` hooks the exact recursion cannot represent when a rule overrides them: ``server_rule``
+#: refuses such a rule (``UnsupportedRule``); the mutation analysis reads it to predict the refusal.
+IMPERATIVE_HOOKS = ("aggregate", "update_memory", "init", "arrival_weights")
 
 
 def server_rule(algorithm: ServerRuleBase, num_workers: int | None = None) -> ExactRule:
@@ -121,7 +122,7 @@ def server_rule(algorithm: ServerRuleBase, num_workers: int | None = None) -> Ex
         raise TypeError(
             f"algorithm={algorithm!r} must be an afltheory.algorithms.ServerRule — {SIMULATE_HINT}"
         )
-    changed = [h for h in _IMPERATIVE if overrides(algorithm, h, ServerRuleBase)]
+    changed = [h for h in IMPERATIVE_HOOKS if overrides(algorithm, h, ServerRuleBase)]
     if changed:
         raise UnsupportedRule(
             f"algorithm={algorithm!r} overrides {', '.join(changed)}: exact moments represent rules defined "

@@ -206,7 +206,7 @@ def bracket(
     """
     from ..problems.base import Constants
     from ..theory import theorem2, theorem3, theorem4
-    from ..theory._scope import check_scope
+    from ..theory import check_scope
     from .core import MAX_GRAM, STEP_MAX, STEP_MIN, worst_case
     from .lower import quadratic_lower_bound
 

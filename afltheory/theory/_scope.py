@@ -12,8 +12,12 @@ conditions.
 from __future__ import annotations
 
 import warnings
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from ..anarchy.schedule import Schedule
 
 __all__ = ["ScopeWarning", "OutOfScope", "SCOPES", "check_scope"]
 
@@ -55,8 +59,15 @@ def _arrivals_problem(theorem: str, behaviour) -> str | None:
 
 
 def check_scope(
-    theorem: str, schedule, constants, *, eta, eta_L, scope: str = "warn", stacklevel: int = 3
-) -> list:
+    theorem: str,
+    schedule: Schedule,
+    constants: Any,
+    *,
+    eta: float,
+    eta_L: float,
+    scope: str = "warn",
+    stacklevel: int = 3,
+) -> list[str]:
     """Problems with evaluating ``theorem``'s bound on ``schedule`` (empty list: inside its scope).
 
     Conditions are evaluated at the run's worst case: K_max = the largest realized K, τ = the largest realized
