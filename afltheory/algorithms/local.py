@@ -37,8 +37,8 @@ class LocalView:
 
     @classmethod
     def of_steps(cls, fixed_local_steps: int | tuple[int, ...] | None, num_workers: int) -> LocalView:
-        """The view of a rule that fixes only its local-step counts (``fixed_local_steps``: None, an int or one
-        int per worker; no per-worker step sizes), read by the one normalizer ``local_view`` uses."""
+        """The view of a rule that fixes only its local-step counts (``fixed_local_steps``: None, an int or
+        one int per worker; no per-worker step sizes), read by the one normalizer ``local_view`` uses."""
         M = check_int("num_workers", num_workers, low=1)
         steps, uniform = _fixed_steps(fixed_local_steps, M)
         return _view(M, steps, uniform, None)

@@ -33,7 +33,7 @@ class Delays:
     ``Behaviour.sample`` then stores that view instead of drawing block by block."""
 
     max_delay: int = 0
-    #: the law (``pmf``/``worker_pmf``) is the same for every round t ≥ max_delay (read via ``time_invariant``)
+    #: the law (``pmf``/``worker_pmf``) is the same for every round t ≥ max_delay (read: ``time_invariant``)
     stationary: ClassVar[bool] = False
 
     def sample(self, rng: np.random.Generator, workers: np.ndarray) -> np.ndarray:
