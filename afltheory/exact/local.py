@@ -119,11 +119,12 @@ IMPERATIVE_HOOKS = ("aggregate", "update_memory", "init", "arrival_weights")
 def server_rule(algorithm: ServerRuleBase, num_workers: int | None = None) -> ExactRule:
     """The exact view of ``algorithm``: its declarative hooks (step size, per-arrival weights, normalizer,
     memory, warm start, and its local view: fixed local steps, per-worker step sizes) are honoured — so a
-    subclass changing them (a mutant) is represented as what it is; a rule that overrides an imperative hook (``aggregate``, ``update_memory``,
-    ``init``, ``arrival_weights``) or whose worker rule is not affine with state-free noise is refused
-    (``UnsupportedRule``, a TypeError), never read as its base class. ``num_workers``: resolves the client
-    weights (``ServerRule.worker_weights``); a step-size schedule must be resolved first
-    (``algorithm.at_round(t)``; the exact engine does so per round)."""
+    subclass changing them (a mutant) is represented as what it is; a rule that overrides an imperative hook
+    (``IMPERATIVE_HOOKS``: ``aggregate``, ``update_memory``, ``init``, ``arrival_weights``) or whose worker
+    rule is not affine with state-free noise is refused (``UnsupportedRule``, a TypeError), never read as its
+    base class. ``num_workers``: resolves the client weights (``ServerRule.worker_weights``) and the local
+    view (``ExactRule.local``); a step-size schedule must be resolved first (``algorithm.at_round(t)``; the
+    exact engine does so per round)."""
     if not isinstance(algorithm, ServerRuleBase):
         raise TypeError(
             f"algorithm={algorithm!r} must be an afltheory.algorithms.ServerRule — {SIMULATE_HINT}"
