@@ -30,7 +30,8 @@ __all__ = ["BehaviourOrigin", "RuleOrigin", "Schedule"]
 @dataclass(frozen=True)
 class RuleOrigin:
     """What a schedule records of the server rule it ran with: ``name`` (its class name) and ``analysed_as``
-    (``ServerRule.analysed_as``: "AFA-CD", "AFA-CS" or None — the paper's algorithm whose theorems cover it)."""
+    (``ServerRule.analysed_as``: "AFA-CD", "AFA-CS" or None — the paper's algorithm whose theorems cover
+    it)."""
 
     name: str
     analysed_as: str | None
@@ -196,8 +197,8 @@ class Schedule:
     def origin(self) -> dict | None:
         """``{"behaviour": BehaviourOrigin | None, "algorithm": RuleOrigin | None}`` when the schedule was
         realized by ``simulate`` (None for hand-written or loaded schedules): declarative records, not the
-        objects. Theorem bounds read it to check their scope (``theory.check_scope``); it does not take part in
-        equality."""
+        objects. Theorem bounds read it to check their scope (``theory.check_scope``); it does not take part
+        in equality."""
         return self.__dict__.get("_origin")
 
     def with_origin(

@@ -1,13 +1,13 @@
 """Where a theorem's bound applies: the algorithm, the arrival process and the learning-rate conditions.
 
-A ``Schedule`` produced by ``simulate`` records the behaviour and algorithm it came from as declarative values
-(``schedule.origin``: ``RuleOrigin``, ``BehaviourOrigin``); the check reads declarations only — the rule's
-``analysed_as`` and the arrival process's ``declared_law`` — never a type. ``bound(...)`` of Theorems 2–4 calls ``check_scope`` first: evaluating a bound on a run
-it does not cover (Theorem 3 on biased arrivals, Theorem 4 on an AFA-CD run, any bound with (η, η_L) outside
-its conditions) emits a ``ScopeWarning`` naming what is outside — or raises with ``scope="raise"``;
-``scope="ignore"`` is the explicit opt-in for deliberate exploratory evaluations (e.g. "just outside the
-conditions" runs). Schedules without an origin (hand-written or loaded) are checked only against the
-conditions.
+A ``Schedule`` produced by ``simulate`` records the behaviour and algorithm it came from as declarative
+values (``schedule.origin``: ``RuleOrigin``, ``BehaviourOrigin``); the check reads declarations only — the
+rule's ``analysed_as`` and the arrival process's ``declared_law`` — never a type. ``bound(...)`` of Theorems
+2–4 calls ``check_scope`` first: evaluating a bound on a run it does not cover (Theorem 3 on biased arrivals,
+Theorem 4 on an AFA-CD run, any bound with (η, η_L) outside its conditions) emits a ``ScopeWarning`` naming
+what is outside — or raises with ``scope="raise"``; ``scope="ignore"`` is the explicit opt-in for deliberate
+exploratory evaluations (e.g. "just outside the conditions" runs). Schedules without an origin (hand-written
+or loaded) are checked only against the conditions.
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ def _algorithm_problem(theorem: str, algorithm) -> str | None:
 
 
 def _arrivals_problem(theorem: str, behaviour) -> str | None:
-    """Read the arrival process's declared law (``Arrivals.declared_law``, recorded as ``BehaviourOrigin``)."""
+    """Read the arrival process's declared law (``Arrivals.declared_law``, in ``BehaviourOrigin``)."""
     from ..anarchy.schedule import BehaviourOrigin  # local import keeps theory importable on its own
 
     if behaviour is None:

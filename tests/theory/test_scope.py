@@ -110,8 +110,7 @@ def test_scope_reads_the_rules_declarative_family_not_its_type():
 def test_scope_reads_the_arrival_processs_declared_law_not_its_type():
     """Theorem 3's arrival assumption is read from ``Arrivals.declared_law`` (recorded in the origin): a
     renamed ``UniformArrivals`` keeps the declaration; a subclass that redefines the draws does not (control:
-    it is outside Theorem 3 even though it is an instance of ``UniformArrivals``); a user process that declares
-    the uniform law and defines its own draws is trusted."""
+    it is outside Theorem 3 even though it is an instance of ``UniformArrivals``)."""
     import numpy as np
 
     class Renamed(an.UniformArrivals):
