@@ -161,10 +161,9 @@ def _transient(ctx, cfg: _Config, name: str):
         inside_conditions=True,
         figures=[cfg.fig],
         notes=(
-            "x_0 = x* + r·v_top with f(x_0) − f* = "
-            f"{p.value(x0) - p.constants.f_star:.4g}; η={eta:.4g}, η_L={ETA_L}, "
-            f"x=ηη_L={eta * ETA_L:.4g}; conditions: {conditions_note(cfg.conds)}; replicates "
-            f"leaving the certified region: {int((tr.left_region >= 0).sum())}"
+            f"x_0 = x* + r·v_top with f(x_0) − f* = {p.value(x0) - p.constants.f_star:.4g}; η={eta:.4g}, "
+            f"η_L={ETA_L}, x=ηη_L={eta * ETA_L:.4g}; conditions: {conditions_note(cfg.conds)}; "
+            f"replicates leaving the certified region: {int((tr.left_region >= 0).sum())}"
         ),
     )
 
