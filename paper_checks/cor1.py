@@ -65,8 +65,17 @@ def floor_value(sg, T, seed, R):
     "cor1", "Corollary 1: error − floor ∝ T^(−1/2) under biased arrivals with σ_G > 0; the σ_G² floor", REF
 )
 def run(ctx):
-    R = 16 if ctx.quick else 48
-    out = []
+    return [_slope_T(ctx), _floor_sigmaG(ctx), _mc_vs_exact(ctx)]
+
+
+def _replicates(ctx):
+    """Monte Carlo replicates of the T- and σ_G-sweeps: 16 (quick) / 48 (full)."""
+    return 16 if ctx.quick else 48
+
+
+def _slope_T(ctx):
+    """cor1.slope_T — Corollary 1: error − floor ∝ T^(−1/2) under biased arrivals (η_L = 1/√T, η = √(mK))."""
+    R = _replicates(ctx)
     p = HeterogeneousQuadratic(dim=5, num_workers=10, L=1.0, mu=0.2, sigma_L=1.0, sigma_G=1.0, seed=1)
     arrivals = BiasedArrivals.paper(2)
     pi, _ = arrivals.inclusion(p.num_workers)
@@ -103,8 +112,12 @@ def run(ctx):
         ylabel="(1/T)ΣE‖∇f‖² − floor",
         title=f"Cor 1 (σ_G = 1, biased arrivals): slope {fit.slope:.3f}",
     )
-    out.append(v)
-    # the σ_G² floor
+    return v
+
+
+def _floor_sigmaG(ctx):
+    """cor1.floor_sigmaG — Corollary 1 / Remark 2: the O(σ_G²) floor (slope 2 in σ_G, persists in T)."""
+    R = _replicates(ctx)
     sgs = [0.25, 0.5, 1.0, 2.0, 4.0]
     fl, methods = [], set()
     for sg in sgs:
@@ -125,31 +138,31 @@ def run(ctx):
         ylabel="E‖∇f(x_t)‖², t ∈ [T/2, T)",
         title=f"Cor 1 floor vs σ_G (slope {fitf.slope:.3f})",
     )
-    q, beh, algo = floor_config(1.0, 1000)
+    algo = floor_config(1.0, 1000)[2]
     conds = theorem2.conditions(L=1.0, eta=algo.eta, eta_L=algo.eta_L, K_max=2, tau=0)
-    out.append(
-        Verdict.judged(
-            id="cor1.floor_sigmaG",
-            claim="O(σ_G²) floor under general arrivals: slope 2 in σ_G, persists in T",
-            reference=REF,
-            measured=fitf.slope,
-            theoretical=2.0,
-            criterion=SlopeIn(
-                tol=0.05, text="|slope − 2| ≤ 0.05 and floor(T=2000)/floor(T=1000) within 10 %"
-            ),
-            requires={"floor persists in T": persists},
-            figures=(rel,),
-            control=ControlMeasurement(
-                description="same fit against slope 1 (a floor ∝ σ_G)", measured=fitf.slope, theoretical=1.0
-            ),
-            method=", ".join(sorted(methods)),
-            inside_conditions=all(c.holds for c in conds),
-            notes=f"floors {[round(float(x), 6) for x in fl]}; σ_G=1 floor at T=1000 {fl[2]:.4g}, T=2000 "
-            f"{v2000:.4g}",
-            details={"floors": fl, "floor_T2000": v2000},
-        )
+    return Verdict.judged(
+        id="cor1.floor_sigmaG",
+        claim="O(σ_G²) floor under general arrivals: slope 2 in σ_G, persists in T",
+        reference=REF,
+        measured=fitf.slope,
+        theoretical=2.0,
+        criterion=SlopeIn(tol=0.05, text="|slope − 2| ≤ 0.05 and floor(T=2000)/floor(T=1000) within 10 %"),
+        requires={"floor persists in T": persists},
+        figures=(rel,),
+        control=ControlMeasurement(
+            description="same fit against slope 1 (a floor ∝ σ_G)", measured=fitf.slope, theoretical=1.0
+        ),
+        method=", ".join(sorted(methods)),
+        inside_conditions=all(c.holds for c in conds),
+        notes=f"floors {[round(float(x), 6) for x in fl]}; σ_G=1 floor at T=1000 {fl[2]:.4g}, T=2000 "
+        f"{v2000:.4g}",
+        details={"floors": fl, "floor_T2000": v2000},
     )
-    # Monte Carlo vs exact on the σ_G = 1 floor configuration
+
+
+def _mc_vs_exact(ctx):
+    """cor1.mc_vs_exact — Monte Carlo vs exact moments on Corollary 1's σ_G = 1 floor configuration."""
+    q, beh, algo = floor_config(1.0, 1000)
     T = 1000
     ex = exact_moments(q, algo, beh, T)
     half = HeterogeneousQuadratic(
@@ -169,19 +182,16 @@ def run(ctx):
     samples = np.stack(
         [g[:, t] for t in checkpoints] + [g[:, :T].mean(axis=1), g[:, T // 2 : T].mean(axis=1)], axis=1
     )
-    out.append(
-        agreement_check(
-            id="cor1.mc_vs_exact",
-            claim="Monte Carlo engine = exact moments (E‖∇f(x_t)‖² at t = 1, 4, 16, 64, "
-            "time "
-            "average, tail) on the floor "
-            "configuration",
-            reference=REF,
-            mc_samples=samples,
-            exact_value=stats_of(ex),
-            exact_wrong=stats_of(exh),
-            wrong_desc="exact moments with σ_G halved in square (σ_G² / 2)",
-            notes="σ_G = 1, σ_L = 0.1, concentrated arrivals, K = 2, T = 1000",
-        )
+    return agreement_check(
+        id="cor1.mc_vs_exact",
+        claim="Monte Carlo engine = exact moments (E‖∇f(x_t)‖² at t = 1, 4, 16, 64, "
+        "time "
+        "average, tail) on the floor "
+        "configuration",
+        reference=REF,
+        mc_samples=samples,
+        exact_value=stats_of(ex),
+        exact_wrong=stats_of(exh),
+        wrong_desc="exact moments with σ_G halved in square (σ_G² / 2)",
+        notes="σ_G = 1, σ_L = 0.1, concentrated arrivals, K = 2, T = 1000",
     )
-    return out

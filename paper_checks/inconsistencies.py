@@ -120,9 +120,12 @@ def _detect2(lhs, rhs, level=0.99):
     "inconsistencies", "paper-inconsistency register #1–#5, each demonstrated (computed or derived)", REF
 )
 def run(ctx):
-    out = []
     p = families()["quadratic"]
-    # #1
+    return [_1_server_step(ctx, p), _2_factor2(ctx), _3_K_averages(ctx, p), _4_remark4(), _5_cor3_K_over_MT()]
+
+
+def _1_server_step(ctx, p):
+    """inconsistencies.1_server_step — #1 Algorithms 2/3 print x − ηG_t, the proofs use x − ηη_L G_t."""
     eta_L = 0.009
     eta = 0.9 * theorem2.admissible_step_sizes(L=1.0, eta_L=eta_L, K_max=4, tau=4).require()
     conds = theorem2.conditions(L=1.0, eta=eta, eta_L=eta_L, K_max=4, tau=4)
@@ -137,62 +140,64 @@ def run(ctx):
     d1, proof, printed = detector(eta, eta_L, ctx.seed_for("i1"))
     c1, _, _ = detector(0.08, eta_L, ctx.seed_for("i1", "control"))
     div_round = int(printed.divergence.round.min()) if printed.divergence.any else -1
-    out.append(
-        _finding(
-            "inconsistencies.1_server_step",
-            "#1 printed step x−ηG_t vs proofs' x−ηη_L G_t: at the "
-            "admissible (η, η_L) the printed reading diverges",
-            div_round,
-            None,
-            d1,
-            _control(
-                "both readings admissible (η = 0.08 ≤ x_max, η_L = 0.009): the detector "
-                "(printed diverges, proved converges) must not fire",
-                c1,
-                False,
-                c1,
-            ),
-            f"η={eta:.4g}, η_L={eta_L}: proof reading x=ηη_L={eta * eta_L:.3g} "
-            f"converges (final ‖∇f‖² {proof.grad_norm_sq[:, -1].mean():.3g}); "
-            f"printed reading x'=η={eta:.3g} diverges at round {div_round}",
-            "simulation",
-            inside_conditions=True,
-            quantity="round at which the printed reading diverges",
-            tolerance="printed reading diverges, proved reading converges",
-        )
+    return _finding(
+        "inconsistencies.1_server_step",
+        "#1 printed step x−ηG_t vs proofs' x−ηη_L G_t: at the "
+        "admissible (η, η_L) the printed reading diverges",
+        div_round,
+        None,
+        d1,
+        _control(
+            "both readings admissible (η = 0.08 ≤ x_max, η_L = 0.009): the detector "
+            "(printed diverges, proved converges) must not fire",
+            c1,
+            False,
+            c1,
+        ),
+        f"η={eta:.4g}, η_L={eta_L}: proof reading x=ηη_L={eta * eta_L:.3g} "
+        f"converges (final ‖∇f‖² {proof.grad_norm_sq[:, -1].mean():.3g}); "
+        f"printed reading x'=η={eta:.3g} diverges at round {div_round}",
+        "simulation",
+        inside_conditions=True,
+        quantity="round at which the printed reading diverges",
+        tolerance="printed reading diverges, proved reading converges",
     )
-    # #2
+
+
+def _2_factor2(ctx):
+    """inconsistencies.2_factor2 — #2 Theorem 3's printed left side carries an extra factor 2."""
     q = families(sigma_L=0.0)["quadratic"]
     lhs, rhs = _factor2(q, 0.0011, 64, ctx.seed_for("i2"))
     holds, printed_fails, ucb, lcb = _detect2(lhs, rhs)
     lhs_c, rhs_c = _factor2(q, 0.003, 64, ctx.seed_for("i2", "control"))
     holds_c, fails_c, _, lcb_c = _detect2(lhs_c, rhs_c)
-    out.append(
-        _finding(
-            "inconsistencies.2_factor2",
-            "#2 Thm 3's printed LHS has an extra factor 2: where the proved "
-            "bound holds the printed reading 2·(1/T)ΣE‖∇f‖² ≤ RHS fails",
-            float(lhs.mean()),
-            rhs,
-            holds and printed_fails,
-            _control(
-                "same detector at η_L = 0.003 (slack ≈ 10, both readings hold)",
-                2 * lcb_c,
-                rhs_c,
-                holds_c and fails_c,
-            ),
-            f"x_0 = x*, σ_L = 0, uniform m=5, K~U{{1..4}}, η_L = 0.0011: LHS {lhs.mean():.4g} (99 % "
-            f"t-UCB {ucb:.4g}) ≤ RHS {rhs:.4g}: {holds}; 2·LCB {2 * lcb:.4g} > RHS: {printed_fails}",
-            "simulation (R=64), one-sided 99 % t-bounds",
-            inside_conditions=True,
-            details={"lhs": float(lhs.mean()), "ucb": ucb, "lcb": lcb, "rhs": rhs},
-            quantity="proved LHS (1/T)ΣE‖∇f‖² (mean)",
-            relation="<=",
-            tolerance="99 % UCB of LHS ≤ RHS (proved reading holds) and 2 × 99 % LCB > RHS "
-            "(printed reading fails)",
-        )
+    return _finding(
+        "inconsistencies.2_factor2",
+        "#2 Thm 3's printed LHS has an extra factor 2: where the proved "
+        "bound holds the printed reading 2·(1/T)ΣE‖∇f‖² ≤ RHS fails",
+        float(lhs.mean()),
+        rhs,
+        holds and printed_fails,
+        _control(
+            "same detector at η_L = 0.003 (slack ≈ 10, both readings hold)",
+            2 * lcb_c,
+            rhs_c,
+            holds_c and fails_c,
+        ),
+        f"x_0 = x*, σ_L = 0, uniform m=5, K~U{{1..4}}, η_L = 0.0011: LHS {lhs.mean():.4g} (99 % "
+        f"t-UCB {ucb:.4g}) ≤ RHS {rhs:.4g}: {holds}; 2·LCB {2 * lcb:.4g} > RHS: {printed_fails}",
+        "simulation (R=64), one-sided 99 % t-bounds",
+        inside_conditions=True,
+        details={"lhs": float(lhs.mean()), "ucb": ucb, "lcb": lcb, "rhs": rhs},
+        quantity="proved LHS (1/T)ΣE‖∇f‖² (mean)",
+        relation="<=",
+        tolerance="99 % UCB of LHS ≤ RHS (proved reading holds) and 2 × 99 % LCB > RHS "
+        "(printed reading fails)",
     )
-    # #3
+
+
+def _3_K_averages(ctx, p):
+    """inconsistencies.3_K_averages — #3 Theorem 3's K̃_t, K̂_t² over M_t (statement) vs all M (proof)."""
     beh3 = Behaviour(UniformArrivals(5), UniformDelay(2), UniformSteps.paper(2))
     eta3 = 0.9 * theorem3.admissible_step_sizes(L=1.0, eta_L=0.009, K_max=4, tau=2, num_workers=10).require()
     s_dyn = beh3.sample(200, 8, 10, ctx.seed_for("i3"))
@@ -212,74 +217,73 @@ def run(ctx):
             )
         )
     )
-    out.append(
-        _finding(
-            "inconsistencies.3_K_averages",
-            "#3 K̃_t, K̂_t² over M_t (statement) vs over all M (proof)",
-            rel3,
-            None,
-            rel3 > 1e-6,
-            _control("constant K: readings coincide", rc, 1e-6, rc > 1e-6),
-            f"max per-replicate relative difference of the two bound readings with K~U{{1..4}}: {rel3:.3g}",
-            "theorem3.bound on realized schedules",
-            quantity="max relative difference of the two bounds",
-            tolerance="> 1e-6 (the readings differ)",
-        )
+    return _finding(
+        "inconsistencies.3_K_averages",
+        "#3 K̃_t, K̂_t² over M_t (statement) vs over all M (proof)",
+        rel3,
+        None,
+        rel3 > 1e-6,
+        _control("constant K: readings coincide", rc, 1e-6, rc > 1e-6),
+        f"max per-replicate relative difference of the two bound readings with K~U{{1..4}}: {rel3:.3g}",
+        "theorem3.bound on realized schedules",
+        quantity="max relative difference of the two bounds",
+        tolerance="> 1e-6 (the readings differ)",
     )
-    # #4
+
+
+def _4_remark4():
+    """inconsistencies.4_remark4 — #4 Remark 4's second τ threshold has no term in Corollary 2."""
     r4 = corollaries.remark4()
-    out.append(
-        _finding(
-            "inconsistencies.4_remark4",
-            "#4 Remark 4's second τ threshold T^{1/2}/(m^{1/2}K^{5/2}) has no matching term in Corollary 2",
-            str(r4["second_needs_term"]),
-            None,
-            bool(corollaries.derive(2).flags["#4"]),
-            _control(
-                "first threshold T^{1/4}/(mK)^{1/4} is matched (detector must not fire)",
-                r4["printed_matched"][0],
-                True,
-                not r4["printed_matched"][0],
-            ),
-            f"derived thresholds {[str(x['threshold']) for x in r4['derived']]}; the second "
-            f"printed one needs a term {r4['second_needs_term']} absent from Theorem 3's bound",
-            "symbolic derivation (sympy)",
-            derivation=True,
-            quantity="term the printed threshold needs",
-            tolerance="absent from Theorem 3's bound (derived)",
-        )
+    return _finding(
+        "inconsistencies.4_remark4",
+        "#4 Remark 4's second τ threshold T^{1/2}/(m^{1/2}K^{5/2}) has no matching term in Corollary 2",
+        str(r4["second_needs_term"]),
+        None,
+        bool(corollaries.derive(2).flags["#4"]),
+        _control(
+            "first threshold T^{1/4}/(mK)^{1/4} is matched (detector must not fire)",
+            r4["printed_matched"][0],
+            True,
+            not r4["printed_matched"][0],
+        ),
+        f"derived thresholds {[str(x['threshold']) for x in r4['derived']]}; the second "
+        f"printed one needs a term {r4['second_needs_term']} absent from Theorem 3's bound",
+        "symbolic derivation (sympy)",
+        derivation=True,
+        quantity="term the printed threshold needs",
+        tolerance="absent from Theorem 3's bound (derived)",
     )
-    # #5
+
+
+def _5_cor3_K_over_MT():
+    """inconsistencies.5_cor3_K_over_MT — #5 Corollary 3's proof: O(K/(MT)); substitution gives O(K/T)."""
     d3 = corollaries.derive(3)
     lead = d3.term(1 / sp.sqrt(S.M * S.K * S.T))
     rd = corollaries.cor3_readings()
-    out.append(
-        _finding(
-            "inconsistencies.5_cor3_K_over_MT",
-            "#5 Cor 3's proof lists O(K/(MT)); substitution gives O(K/T) (reading-dependent: "
-            "the slides' O(K²/(MT)) is the σ_G² term under the 'mean' reading of K̂²)",
-            "K/T",
-            "K/(M T)",
-            bool(d3.flags["#5"]),
-            _control(
-                "the O(1/√(MKT)) term (must agree, not be flagged)",
-                None if lead is None else lead.status,
-                "agrees",
-                lead is None or lead.status != "agrees",
-            ),
-            " ".join(d3.notes)
-            + " Readings of K̂_t²: "
-            + "; ".join(
-                f"{k}: T^-1 terms {v['terms']}, proof's K/(MT) matched {v['proof_K_over_MT_matched']}, "
-                f"slides' K²/(MT) matched {v['slides_K2_over_MT_matched']}"
-                for k, v in rd.items()
-            )
-            + " — reading-dependent.",
-            "symbolic derivation (sympy)",
-            derivation=True,
-            details={"readings": rd},
-            quantity="derived term",
-            tolerance="differs from the proof's K/(M T)",
+    return _finding(
+        "inconsistencies.5_cor3_K_over_MT",
+        "#5 Cor 3's proof lists O(K/(MT)); substitution gives O(K/T) (reading-dependent: "
+        "the slides' O(K²/(MT)) is the σ_G² term under the 'mean' reading of K̂²)",
+        "K/T",
+        "K/(M T)",
+        bool(d3.flags["#5"]),
+        _control(
+            "the O(1/√(MKT)) term (must agree, not be flagged)",
+            None if lead is None else lead.status,
+            "agrees",
+            lead is None or lead.status != "agrees",
+        ),
+        " ".join(d3.notes)
+        + " Readings of K̂_t²: "
+        + "; ".join(
+            f"{k}: T^-1 terms {v['terms']}, proof's K/(MT) matched {v['proof_K_over_MT_matched']}, "
+            f"slides' K²/(MT) matched {v['slides_K2_over_MT_matched']}"
+            for k, v in rd.items()
         )
+        + " — reading-dependent.",
+        "symbolic derivation (sympy)",
+        derivation=True,
+        details={"readings": rd},
+        quantity="derived term",
+        tolerance="differs from the proof's K/(M T)",
     )
-    return out

@@ -19,6 +19,8 @@ the problem's noise model), N = 4000 (quick) / 20000 (full) paths per worker, on
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from afltheory.analysis import mean_ci
@@ -58,62 +60,77 @@ def local_paths(p, workers, x, K, eta_L, N, rng):
 
 @register("lemmas", "Lemma 1, Lemma 2 and the drift bound (1) on simulated local trajectories", REF)
 def run(ctx):
-    N = 4000 if ctx.quick else 20000
-    p = families()["curvature"]
-    c = p.constants
+    lab = _Lab(N=4000 if ctx.quick else 20000, p=families()["curvature"])
+    rng = np.random.default_rng(ctx.seed_for("lemmas"))  # one stream, drawn by the three verdicts in turn
+    return [_lemma1(lab, rng), _lemma2(lab, rng), _drift(lab, rng)]
+
+
+@dataclass(frozen=True)
+class _Lab:
+    """The common setting: N local paths per worker on the curvature family."""
+
+    N: int
+    p: object
+
+
+def _lemma1(lab: _Lab, rng):
+    """lemmas.lemma1 — Lemma 1: E‖G_i − (1/K)Σ∇f_i(y_j)‖² ≤ σ_L²/K (attained for additive noise)."""
+    N, p, c = lab.N, lab.p, lab.p.constants
     x = p.default_x0()
-    rng = np.random.default_rng(ctx.seed_for("lemmas"))
-    out = []
-    # Lemma 1
     K, eta_L = 5, 0.05
     Y, Gt, G, _ = local_paths(p, [0], x, K, eta_L, N, rng)
     dev = np.sum((G[:, 0] - LM.lemma1_mean(Gt[:, 0])) ** 2, axis=-1)
     mean, lo, hi = mean_ci(dev, 0.999)  # two-sided 99.9 % Student-t interval
     target = float(LM.lemma1_variance_bound(c.sigma_L, K))
     wrong = c.sigma_L**2 / K**2
-    out.append(
-        Verdict.judged(
-            id="lemmas.lemma1",
-            claim="E‖G_i − (1/K)Σ∇f_i(y_j)‖² ≤ σ_L²/K (attained for additive noise)",
-            reference=REF,
+    return Verdict.judged(
+        id="lemmas.lemma1",
+        claim="E‖G_i − (1/K)Σ∇f_i(y_j)‖² ≤ σ_L²/K (attained for additive noise)",
+        reference=REF,
+        measured=float(mean),
+        ci=(lo, hi),
+        theoretical=target,
+        criterion=Contains(text="99.9 % t-interval contains σ_L²/K"),
+        stats={"ci": (lo, hi)},
+        control=ControlMeasurement(
+            description="wrong scaling σ_L²/K²",
             measured=float(mean),
-            ci=(lo, hi),
-            theoretical=target,
-            criterion=Contains(text="99.9 % t-interval contains σ_L²/K"),
+            theoretical=wrong,
             stats={"ci": (lo, hi)},
-            control=ControlMeasurement(
-                description="wrong scaling σ_L²/K²",
-                measured=float(mean),
-                theoretical=wrong,
-                stats={"ci": (lo, hi)},
-            ),
-            quantity="E‖G_i − (1/K)Σ∇f_i(y_j)‖² (mean)",
-            method=f"reference local-SGD loop, N={N} paths",
-            notes=f"mean of G − (1/K)Σ∇f_i(y_j): max |coordinate| "
-            f"{np.abs((G[:, 0] - LM.lemma1_mean(Gt[:, 0])).mean(0)).max():.2e} (should be ≈ 0)",
-        )
+        ),
+        quantity="E‖G_i − (1/K)Σ∇f_i(y_j)‖² (mean)",
+        method=f"reference local-SGD loop, N={N} paths",
+        notes=f"mean of G − (1/K)Σ∇f_i(y_j): max |coordinate| "
+        f"{np.abs((G[:, 0] - LM.lemma1_mean(Gt[:, 0])).mean(0)).max():.2e} (should be ≈ 0)",
     )
-    # Lemma 2, from the minimizer of the five arrivals' sum (the mean term small, the σ_L² term matters)
+
+
+def _lemma2(lab: _Lab, rng):
+    """lemmas.lemma2 — Lemma 2 from the minimizer of the five arrivals' sum (the σ_L² term matters)."""
+    N, p, c = lab.N, lab.p, lab.p.constants
+    eta_L = 0.05
     Ks = np.array([1, 2, 3, 4, 5])
     xh = subset_minimizer(p, np.arange(5))
     Y, Gt, G, _ = local_paths(p, np.arange(5), xh, Ks, eta_L, N, rng)
     EG = np.stack([Gt[:, i, : Ks[i]].mean(axis=1) for i in range(5)], axis=1)  # (N, m, d)
     lhs = np.sum(G.sum(axis=1) ** 2, axis=-1)
     terms2 = LM.lemma2_bound_terms(EG, np.broadcast_to(Ks, (N, 5)).astype(float), c.sigma_L)
-    out.append(
-        bound_check(
-            id="lemmas.lemma2",
-            claim="E‖Σ_{i∈M_t} G_i‖² ≤ 2‖Σ E G_i‖² + (2m/K̄_t)σ_L²",
-            reference=REF,
-            measured=lhs,
-            terms=terms2,
-            about="sigma_L",
-            inside_conditions=None,
-            method=f"reference local-SGD loop, N={N} paths, MC with 99 % t-UCB",
-            notes="from x̂ = argmin Σ_{i<5} f_i",
-        )
+    return bound_check(
+        id="lemmas.lemma2",
+        claim="E‖Σ_{i∈M_t} G_i‖² ≤ 2‖Σ E G_i‖² + (2m/K̄_t)σ_L²",
+        reference=REF,
+        measured=lhs,
+        terms=terms2,
+        about="sigma_L",
+        inside_conditions=None,
+        method=f"reference local-SGD loop, N={N} paths, MC with 99 % t-UCB",
+        notes="from x̂ = argmin Σ_{i<5} f_i",
     )
-    # drift bound (1), from x* (the gradient term vanishes; the heterogeneity term matters)
+
+
+def _drift(lab: _Lab, rng):
+    """lemmas.drift — the local drift bound (1) from x* (the heterogeneity term matters), (C1) boundary."""
+    N, p, c = lab.N, lab.p, lab.p.constants
     K = 5
     eta_L = float(np.sqrt(1 / (6 * (2 * K**2 - 3 * K + 1) * c.L**2)))
     if not LM.drift_condition(c.L, eta_L, K):
@@ -125,20 +142,17 @@ def run(ctx):
     wi, wk = np.unravel_index(np.argmax(drift.mean(axis=0)), drift.shape[1:])
     g2 = float(np.sum(p.grad(xs) ** 2))
     tb = LM.drift_bound_terms(g2, K, eta_L, c.sigma_L, c.sigma_G, L=c.L)
-    out.append(
-        bound_check(
-            id="lemmas.drift",
-            claim="local drift (1): E‖y_k − x‖² ≤ 5Kη_L²(σ_L² + 6Kσ_G²) + 30K²η_L²‖∇f(x)‖²",
-            reference=REF,
-            measured=drift[:, wi, wk],
-            terms=tb,
-            about="sigma_G",
-            inside_conditions=True,
-            notes=f"x = x*, η_L={eta_L:.4g} on the (C1) boundary; worst worker {wi}, step k={wk}",
-            method=f"reference local-SGD loop, N={N} paths per worker, 99 % t-UCB",
-        )
+    return bound_check(
+        id="lemmas.drift",
+        claim="local drift (1): E‖y_k − x‖² ≤ 5Kη_L²(σ_L² + 6Kσ_G²) + 30K²η_L²‖∇f(x)‖²",
+        reference=REF,
+        measured=drift[:, wi, wk],
+        terms=tb,
+        about="sigma_G",
+        inside_conditions=True,
+        notes=f"x = x*, η_L={eta_L:.4g} on the (C1) boundary; worst worker {wi}, step k={wk}",
+        method=f"reference local-SGD loop, N={N} paths per worker, 99 % t-UCB",
     )
-    return out
 
 
 def subset_minimizer(p, workers):

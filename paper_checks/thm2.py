@@ -30,6 +30,8 @@ inflated ×100 in η. Just-outside runs (η = 2 and 10 η_max): reported, labell
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from afltheory.algorithms import AFACD
@@ -115,82 +117,107 @@ def stability_grid(problem, behaviour, etas, eta_Ls, T, R, seed, bound_fn):
     REF,
 )
 def run(ctx):
+    cfg = _config(ctx)
+    bounds = [_transient(ctx, cfg, name) for name in cfg.fams] + [_floor(ctx, cfg)]
+    bound_figure(ctx, "thm2_bounds", bounds, "Theorem 2: measured vs bound (slack annotated)")
+    return bounds + [_engine_vs_reference(ctx, cfg), _stability(ctx, cfg)]
+
+
+@dataclass(frozen=True)
+class _Config:
+    """The common configuration: horizon, replicates, the three families, η = 0.9 η_max, the conditions
+    and the bound figure's report path."""
+
+    T: int
+    R: int
+    fams: dict
+    eta: float
+    conds: list
+    fig: str
+
+
+def _config(ctx) -> _Config:
+    """Tier-dependent T, R; the families; Theorem 2's admissible η at η_L = 0.009 ((C1)–(C3) required)."""
     T, R = (300, 32) if ctx.quick else (1000, 64)
-    fams = families()
     eta, conds = steps()
-    fig = ctx.fig("thm2_bounds")[1]
-    out = []
-    for name, p in fams.items():
-        sched = behaviour(p).sample(T, R, p.num_workers, ctx.seed_for("thm2", name))
-        rest = sum(terms_of(sched, p, eta, p.constants.x_star).values())
-        x0 = steep_start(p, rest, eta * ETA_L, T, SHARE)
-        tr = sim(p, AFACD(eta, ETA_L), Replay(sched), T, R, ctx.seed_for("thm2", name, "run"), x0=x0)
-        out.append(
-            bound_check(
-                id=f"thm2.{name}",
-                claim=f"Thm 2 bound holds where its transient term matters: AFA-CD, {name}, "
-                "concentrated biased arrivals, τ≤4, K~U{1..4}",
-                reference=REF,
-                measured=tr.time_average(),
-                terms=terms_of(sched, p, eta, x0),
-                about="transient",
-                inside_conditions=True,
-                figures=[fig],
-                notes=(
-                    "x_0 = x* + r·v_top with f(x_0) − f* = "
-                    f"{p.value(x0) - p.constants.f_star:.4g}; η={eta:.4g}, η_L={ETA_L}, "
-                    f"x=ηη_L={eta * ETA_L:.4g}; conditions: {conditions_note(conds)}; replicates "
-                    f"leaving the certified region: {int((tr.left_region >= 0).sum())}"
-                ),
-            )
-        )
-    # the σ_G² floor, at x_0 = x*
-    p = fams["quadratic"]
+    return _Config(T, R, families(), eta, conds, ctx.fig("thm2_bounds")[1])
+
+
+def _transient(ctx, cfg: _Config, name: str):
+    """thm2.<name> (quadratic, curvature, nonconvex) — Theorem 2's bound where its transient term is 90 %."""
+    T, R, eta, p = cfg.T, cfg.R, cfg.eta, cfg.fams[name]
+    sched = behaviour(p).sample(T, R, p.num_workers, ctx.seed_for("thm2", name))
+    rest = sum(terms_of(sched, p, eta, p.constants.x_star).values())
+    x0 = steep_start(p, rest, eta * ETA_L, T, SHARE)
+    tr = sim(p, AFACD(eta, ETA_L), Replay(sched), T, R, ctx.seed_for("thm2", name, "run"), x0=x0)
+    return bound_check(
+        id=f"thm2.{name}",
+        claim=f"Thm 2 bound holds where its transient term matters: AFA-CD, {name}, "
+        "concentrated biased arrivals, τ≤4, K~U{1..4}",
+        reference=REF,
+        measured=tr.time_average(),
+        terms=terms_of(sched, p, eta, x0),
+        about="transient",
+        inside_conditions=True,
+        figures=[cfg.fig],
+        notes=(
+            f"x_0 = x* + r·v_top with f(x_0) − f* = {p.value(x0) - p.constants.f_star:.4g}; η={eta:.4g}, "
+            f"η_L={ETA_L}, x=ηη_L={eta * ETA_L:.4g}; conditions: {conditions_note(cfg.conds)}; "
+            f"replicates leaving the certified region: {int((tr.left_region >= 0).sum())}"
+        ),
+    )
+
+
+def _floor(ctx, cfg: _Config):
+    """thm2.floor — Theorem 2's constant 6σ_G² term covers the biased-arrival floor at x_0 = x*."""
+    T, R, eta, p = cfg.T, cfg.R, cfg.eta, cfg.fams["quadratic"]
     sched = behaviour(p).sample(T, R, p.num_workers, ctx.seed_for("thm2", "floor"))
     xs = p.constants.x_star
     tr = sim(p, AFACD(eta, ETA_L), Replay(sched), T, R, ctx.seed_for("thm2", "floor", "run"), x0=xs)
     beh_p = Behaviour(BiasedArrivals.paper(5), UniformDelay(TAU), UniformSteps.paper(2))
     trp, bp = run_bound(p, beh_p, eta, ETA_L, T, R, ctx.seed_for("thm2", "paper"))
     cp = compare_bound(trp.time_average(), bp)
-    out.append(
-        bound_check(
-            id="thm2.floor",
-            claim="Thm 2's constant 6σ_G² term covers the error floor of biased arrivals (x_0 = "
-            "x*, "
-            "quadratic, concentrated arrivals)",
-            reference=REF,
-            measured=tr.time_average(),
-            terms=terms_of(sched, p, eta, xs),
-            about="sigma_G_floor",
-            inside_conditions=True,
-            figures=[fig],
-            notes=(
-                f"paper's biased arrivals (m=5) at the default x_0: measured {cp.measured:.4g}, "
-                f"bound {cp.bound:.4g}, slack {cp.slack:.3g}, holds {cp.holds}"
-            ),
-            details={"paper_biased": {"measured": cp.measured, "bound": cp.bound, "slack": cp.slack}},
-        )
+    return bound_check(
+        id="thm2.floor",
+        claim="Thm 2's constant 6σ_G² term covers the error floor of biased arrivals (x_0 = "
+        "x*, "
+        "quadratic, concentrated arrivals)",
+        reference=REF,
+        measured=tr.time_average(),
+        terms=terms_of(sched, p, eta, xs),
+        about="sigma_G_floor",
+        inside_conditions=True,
+        figures=[cfg.fig],
+        notes=(
+            f"paper's biased arrivals (m=5) at the default x_0: measured {cp.measured:.4g}, "
+            f"bound {cp.bound:.4g}, slack {cp.slack:.3g}, holds {cp.holds}"
+        ),
+        details={"paper_biased": {"measured": cp.measured, "bound": cp.bound, "slack": cp.slack}},
     )
-    bound_figure(ctx, "thm2_bounds", out, "Theorem 2: measured vs bound (slack annotated)")
-    # engine = Algorithm 2 (deterministic gradients, realized schedule)
+
+
+def _engine_vs_reference(ctx, cfg: _Config):
+    """thm2.engine_vs_reference — the simulated AFA-CD is Algorithm 2 as proved (deterministic gradients)."""
     q = families(sigma_L=0.0)["curvature"]
     sref = behaviour(q).sample(60 if ctx.quick else 200, 2, q.num_workers, ctx.seed_for("thm2", "ref"))
-    out.append(
-        reference_check(
-            id="thm2.engine_vs_reference",
-            claim="the simulated AFA-CD is Algorithm 2 as proved (stale start "
-            "x_{t−τ}, "
-            "mean of K local gradients, server step ηη_L × mean over the m arrivals)",
-            reference=REF,
-            problem=q,
-            algorithm=AFACD(eta, ETA_L),
-            schedule=sref,
-            x0=q.default_x0(),
-            seed=ctx.seed_for("thm2", "ref", "run"),
-            notes="curvature family (per-worker Hessians), concentrated arrivals, τ≤4, K~U{1..4}, σ_L = 0",
-        )
+    return reference_check(
+        id="thm2.engine_vs_reference",
+        claim="the simulated AFA-CD is Algorithm 2 as proved (stale start "
+        "x_{t−τ}, "
+        "mean of K local gradients, server step ηη_L × mean over the m arrivals)",
+        reference=REF,
+        problem=q,
+        algorithm=AFACD(cfg.eta, ETA_L),
+        schedule=sref,
+        x0=q.default_x0(),
+        seed=ctx.seed_for("thm2", "ref", "run"),
+        notes="curvature family (per-worker Hessians), concentrated arrivals, τ≤4, K~U{1..4}, σ_L = 0",
     )
-    # stability region
+
+
+def _stability(ctx, cfg: _Config):
+    """thm2.stability — inside Theorem 2's (C1)–(C3) no run diverges (stability-region grid)."""
+    T, R, eta, p = cfg.T, cfg.R, cfg.eta, cfg.fams["quadratic"]
     beh = behaviour(p)
     if ctx.quick:
         etas, eta_Ls, Ts = np.geomspace(0.3, 300, 7), np.geomspace(0.002, 0.5, 6), 100
@@ -233,35 +260,32 @@ def run(ctx):
             "bound": c.bound,
             "held": c.holds,
         }
-    out.append(
-        Verdict.judged(
-            id="thm2.stability",
-            claim="inside (C1)–(C3) no run diverges (the conditions are sufficient)",
-            reference=REF,
-            measured=bad_in,
-            theoretical=0,
-            criterion=AtMost(text="divergent grid points inside the region = 0"),
-            relation="~=",
-            quantity="divergent grid points inside the region",
-            figures=(rel,),
-            inside_conditions=True,
-            control=ControlMeasurement(
-                description="theory region inflated ×100 in η", measured=bad_inflated, theoretical=0
-            ),
-            method=f"grid {len(etas)}×{len(eta_Ls)}, T={Ts}, R=4",
-            notes=(
-                f"{int(region.sum())} grid points inside the region, {int(div.sum())} divergent overall; "
-                f"smallest divergent x=ηη_L on the grid {xdiv:.3g} vs theory's x_max {xmax:.3g} "
-                f"(conservative ×{xdiv / xmax:.3g}); converged points outside the region where the bound "
-                f"still held: {int((held & ~region).sum())}/{int((~div & ~region).sum())}. Just outside "
-                f"(η_L={ETA_L}; outside the conditions (exploratory)): "
-                + "; ".join(
-                    f"η = {f:g}·η_max: diverged {o['diverged']}, measured {o['measured']:.3g}, bound "
-                    f"{o['bound']:.3g}, bound held {o['held']}"
-                    for f, o in outside.items()
-                )
-            ),
-            details={"outside": {str(k): v for k, v in outside.items()}, "x_div_min": xdiv, "x_max": xmax},
-        )
+    return Verdict.judged(
+        id="thm2.stability",
+        claim="inside (C1)–(C3) no run diverges (the conditions are sufficient)",
+        reference=REF,
+        measured=bad_in,
+        theoretical=0,
+        criterion=AtMost(text="divergent grid points inside the region = 0"),
+        relation="~=",
+        quantity="divergent grid points inside the region",
+        figures=(rel,),
+        inside_conditions=True,
+        control=ControlMeasurement(
+            description="theory region inflated ×100 in η", measured=bad_inflated, theoretical=0
+        ),
+        method=f"grid {len(etas)}×{len(eta_Ls)}, T={Ts}, R=4",
+        notes=(
+            f"{int(region.sum())} grid points inside the region, {int(div.sum())} divergent overall; "
+            f"smallest divergent x=ηη_L on the grid {xdiv:.3g} vs theory's x_max {xmax:.3g} "
+            f"(conservative ×{xdiv / xmax:.3g}); converged points outside the region where the bound "
+            f"still held: {int((held & ~region).sum())}/{int((~div & ~region).sum())}. Just outside "
+            f"(η_L={ETA_L}; outside the conditions (exploratory)): "
+            + "; ".join(
+                f"η = {f:g}·η_max: diverged {o['diverged']}, measured {o['measured']:.3g}, bound "
+                f"{o['bound']:.3g}, bound held {o['held']}"
+                for f, o in outside.items()
+            )
+        ),
+        details={"outside": {str(k): v for k, v in outside.items()}, "x_div_min": xdiv, "x_max": xmax},
     )
-    return out

@@ -20,6 +20,8 @@ participation m = M = 10 (no sampling noise) must not fire."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from afltheory.algorithms import AFACD
 from afltheory.analysis import format_shares, lower_confidence_bound, term_shares
 from afltheory.anarchy import Behaviour, Replay, UniformArrivals, UniformDelay, UniformSteps
@@ -60,8 +62,28 @@ def run_cfg(p, m, eta_L, T, R, seed, x0=None, tau=TAU):
     "thm3", "Theorem 3 bound (AFA-CD, uniform arrivals) by term on 3 families; missing sampling term", REF
 )
 def run(ctx):
+    cfg = _config(ctx)
+    bounds = [_transient(ctx, cfg, name, p) for name, p in families().items()]
+    bound_figure(ctx, "thm3_bounds", bounds, "Theorem 3: measured vs bound")
+    return bounds + [_sampling_term(ctx, cfg)]
+
+
+@dataclass(frozen=True)
+class _Config:
+    """Horizon, replicates, η = 0.9 η_max at η_L = 0.009, the conditions, the behaviour (uniform m = 5, τ ≤ 2,
+    K ~ U{1..4}) and the bound figure's report path."""
+
+    T: int
+    R: int
+    eta: float
+    conds: list
+    beh: Behaviour
+    fig: str
+
+
+def _config(ctx) -> _Config:
+    """The common configuration of the family verdicts; Theorem 3's (C1)–(C3) required."""
     T, R = (300, 32) if ctx.quick else (1000, 64)
-    out = []
     fig = ctx.fig("thm3_bounds")[1]
     eta = (
         0.9
@@ -70,33 +92,39 @@ def run(ctx):
     conds = theorem3.conditions(L=1.0, eta=eta, eta_L=ETA_L, K_max=K_MAX, tau=TAU, num_workers=M)
     require_conditions(conds, "thm3")
     beh = Behaviour(UniformArrivals(5), UniformDelay(TAU), UniformSteps.paper(2))
-    for name, p in families().items():
-        sched = beh.sample(T, R, M, ctx.seed_for("thm3", name))
+    return _Config(T, R, eta, conds, beh, fig)
 
-        def terms(x0, sched=sched, p=p):
-            return theorem3.bound_terms(
-                sched, p.constants, eta=eta, eta_L=ETA_L, f0=p.value(x0), num_workers=M, scope="raise"
-            )
 
-        x0 = steep_start(p, sum(terms(p.constants.x_star).values()), eta * ETA_L, T, SHARE)
-        tr = sim(p, AFACD(eta, ETA_L), Replay(sched), T, R, ctx.seed_for("thm3", name, "run"), x0=x0)
-        out.append(
-            bound_check(
-                id=f"thm3.{name}",
-                claim=f"Thm 3 bound holds where its transient term matters: AFA-CD, {name}, "
-                "uniform "
-                "m=5/10, τ≤2, K~U{1..4}",
-                reference=REF,
-                measured=tr.time_average(),
-                terms=terms(x0),
-                about="transient",
-                inside_conditions=True,
-                figures=[fig],
-                notes=f"η={eta:.4g}, η_L={ETA_L}; conditions: {conditions_note(conds)}",
-            )
+def _transient(ctx, cfg: _Config, name: str, p):
+    """thm3.<name> (quadratic, curvature, nonconvex) — Theorem 3's bound where its transient term is 90 %."""
+    T, R, eta, beh = cfg.T, cfg.R, cfg.eta, cfg.beh
+    sched = beh.sample(T, R, M, ctx.seed_for("thm3", name))
+
+    def terms(x0):
+        return theorem3.bound_terms(
+            sched, p.constants, eta=eta, eta_L=ETA_L, f0=p.value(x0), num_workers=M, scope="raise"
         )
-    bound_figure(ctx, "thm3_bounds", out, "Theorem 3: measured vs bound")
-    # sampling-variance finding
+
+    x0 = steep_start(p, sum(terms(p.constants.x_star).values()), eta * ETA_L, T, SHARE)
+    tr = sim(p, AFACD(eta, ETA_L), Replay(sched), T, R, ctx.seed_for("thm3", name, "run"), x0=x0)
+    return bound_check(
+        id=f"thm3.{name}",
+        claim=f"Thm 3 bound holds where its transient term matters: AFA-CD, {name}, "
+        "uniform "
+        "m=5/10, τ≤2, K~U{1..4}",
+        reference=REF,
+        measured=tr.time_average(),
+        terms=terms(x0),
+        about="transient",
+        inside_conditions=True,
+        figures=[cfg.fig],
+        notes=f"η={eta:.4g}, η_L={ETA_L}; conditions: {conditions_note(cfg.conds)}",
+    )
+
+
+def _sampling_term(ctx, cfg: _Config):
+    """thm3.sampling_term — FINDING: Theorem 3's bound misses the partial-participation sampling variance."""
+    R = cfg.R
     q = families(sigma_L=0.0)["quadratic"]
     xs = q.constants.x_star
     res = {}
@@ -134,45 +162,42 @@ def run(ctx):
         [r["bound"] for r in res.values()],
         title="Thm 3 at x_0 = x*, σ_L = 0, η_L = 5e-4: measured vs bound",
     )
-    out.append(
-        Verdict.judged(
-            id="thm3.sampling_term",
-            claim="FINDING: Thm 3's bound misses the partial-participation sampling "
-            "variance "
-            "(violated for m < M; x_0 = x*, σ_L = 0, small η_L)",
-            reference=REF,
-            measured=res[1]["mean"],
-            ci=(res[1]["lcb"], None),
-            theoretical=res[1]["bound"],
-            criterion=exceeds,
-            stats={"lcb": res[1]["lcb"]},
-            requires={"m = 5 exceeds too": also_m5},
-            figures=(rel2,),
-            control=ControlMeasurement(
-                description="same detector with full participation m = M (no sampling noise)",
-                measured=res[M]["mean"],
-                theoretical=res[M]["bound"],
-                stats={"lcb": res[M]["lcb"]},
-            ),
-            quantity="left side at m = 1 (mean)",
-            slack=res[1]["bound"] / res[1]["mean"],
-            method=f"monte-carlo (R={R}), T=300",
-            finding=True,
-            inside_conditions=True,
-            terms=shares,
-            notes=(
-                f"m=1: measured {res[1]['mean']:.3g} vs bound {res[1]['bound']:.3g}; m=5: "
-                f"{res[5]['mean']:.3g} vs "
-                f"{res[5]['bound']:.3g}; m=10: {res[M]['mean']:.3g} vs {res[M]['bound']:.3g}. "
-                f"Ratio m=1/m=5 = "
-                f"{ratio:.3g} vs sampling-variance prediction (M−m)/(m(M−1)) ratio {pred:.3g}: the excess is "
-                "the "
-                "without-replacement sampling variance of the heterogeneous gradients, a term ∝ "
-                "ηη_L(M−m)/(m(M−1))σ_G² "
-                "that the printed α_G = 30L²η_L²K̂² does not contain. Bound terms (m=1): "
-                "" + format_shares(shares)
-            ),
-            details={"by_m": {str(k): v for k, v in res.items()}, "ratio": ratio, "predicted_ratio": pred},
-        )
+    return Verdict.judged(
+        id="thm3.sampling_term",
+        claim="FINDING: Thm 3's bound misses the partial-participation sampling "
+        "variance "
+        "(violated for m < M; x_0 = x*, σ_L = 0, small η_L)",
+        reference=REF,
+        measured=res[1]["mean"],
+        ci=(res[1]["lcb"], None),
+        theoretical=res[1]["bound"],
+        criterion=exceeds,
+        stats={"lcb": res[1]["lcb"]},
+        requires={"m = 5 exceeds too": also_m5},
+        figures=(rel2,),
+        control=ControlMeasurement(
+            description="same detector with full participation m = M (no sampling noise)",
+            measured=res[M]["mean"],
+            theoretical=res[M]["bound"],
+            stats={"lcb": res[M]["lcb"]},
+        ),
+        quantity="left side at m = 1 (mean)",
+        slack=res[1]["bound"] / res[1]["mean"],
+        method=f"monte-carlo (R={R}), T=300",
+        finding=True,
+        inside_conditions=True,
+        terms=shares,
+        notes=(
+            f"m=1: measured {res[1]['mean']:.3g} vs bound {res[1]['bound']:.3g}; m=5: "
+            f"{res[5]['mean']:.3g} vs "
+            f"{res[5]['bound']:.3g}; m=10: {res[M]['mean']:.3g} vs {res[M]['bound']:.3g}. "
+            f"Ratio m=1/m=5 = "
+            f"{ratio:.3g} vs sampling-variance prediction (M−m)/(m(M−1)) ratio {pred:.3g}: the excess is "
+            "the "
+            "without-replacement sampling variance of the heterogeneous gradients, a term ∝ "
+            "ηη_L(M−m)/(m(M−1))σ_G² "
+            "that the printed α_G = 30L²η_L²K̂² does not contain. Bound terms (m=1): "
+            "" + format_shares(shares)
+        ),
+        details={"by_m": {str(k): v for k, v in res.items()}, "ratio": ratio, "predicted_ratio": pred},
     )
-    return out
