@@ -30,6 +30,7 @@ def _m(name, category, description, replaces=None, faults=None, tests=()) -> Mut
 
 _T2_HAND = "tests/theory/test_bound_terms.py::test_theorem2_terms_hand"
 _T3_HAND = "tests/theory/test_bound_terms.py::test_theorem3_terms_hand"
+_CLAIMS_HAND = "tests/claims/test_claims.py::test_paper_claims_terms_hand"  # the claims path (Claim.terms)
 _EF_PIN = ("tests/compression/test_engine_integration.py::test_error_feedback_and_diana_memory_pinned",)
 _UCB_TESTS = (
     "tests/analysis/test_confidence.py::test_99_percent_ucb_passes_a_false_bound_about_1_percent_of_the_time",
@@ -111,9 +112,9 @@ _LIST = [
     _m("stats.ucb_normal_quantile", "statistics", "the one-sided UCB uses the normal quantile z_level instead of Student's t_{level, R−1}", faults={P.STATS_UCB_QUANTILE: F.normal_quantile}, tests=_UCB_TESTS),
     _m("fednova.no_normalization", "FedAvg/FedBuff weights", "FedNova weights arrival i by its own K_i instead of the round's τ_eff (normalization dropped: FedAvg)", {_PUB.FedNova: _PUB.FedNovaNoNormalization}),
     _m("sim.step_noise_reused", "noise (step-by-step)", "the step-by-step (non-collapsed) local steps reuse step 0's noise draw ξ_0 at every step (the noise of a K-step update has K² instead of K times one draw's variance; the collapsed path is right)", faults={P.SIM_STEP_NOISE: F.reuse_step0_noise}, tests=("tests/mutants/test_killed_by_tests.py::test_stepwise_noise_sum_has_the_variance_of_K_independent_draws",)),
-    _m("theorem2.floor_looser", "bound terms", "Theorem 2's σ_G floor 4·(3/2)σ_G² transcribed as 4·3σ_G² (α_G's 3/2 read as 3): a looser bound, which every numeric check still passes by construction — only a test pinning the term to the paper's value sees it", faults={P.THEORY_TERMS: F.TermScaled("theorem2", "sigma_G_floor", Fraction(2))}, tests=(_T2_HAND,)),
-    _m("theorem2.delay_tighter", "bound terms", "Theorem 2's delay term 4σ_L²·3τ²L²η²η_L²/(mK̄) transcribed without its 3 (a tighter bound; a check sees it only where the delay term carries the bound — a test pinning the term always does)", faults={P.THEORY_TERMS: F.TermScaled("theorem2", "sigma_L_delay", Fraction(1, 3))}, tests=(_T2_HAND,)),
-    _m("theorem3.drift_looser", "bound terms", "Theorem 3's σ_G drift term 4σ_G²·30L²η_L²K̂² transcribed as 4σ_G²·60L²η_L²K̂² (a looser bound: no bound verdict can see it; a named test pins the term)", faults={P.THEORY_TERMS: F.TermScaled("theorem3", "sigma_G_drift", Fraction(2))}, tests=(_T3_HAND,)),
+    _m("theorem2.floor_looser", "bound terms", "Theorem 2's σ_G floor 4·(3/2)σ_G² transcribed as 4·3σ_G² (α_G's 3/2 read as 3): a looser bound, which every numeric check still passes by construction — only a test pinning the term to the paper's value sees it", faults={P.THEORY_TERMS: F.TermScaled("theorem2", "sigma_G_floor", Fraction(2))}, tests=(_T2_HAND, _CLAIMS_HAND)),
+    _m("theorem2.delay_tighter", "bound terms", "Theorem 2's delay term 4σ_L²·3τ²L²η²η_L²/(mK̄) transcribed without its 3 (a tighter bound; a check sees it only where the delay term carries the bound — a test pinning the term always does)", faults={P.THEORY_TERMS: F.TermScaled("theorem2", "sigma_L_delay", Fraction(1, 3))}, tests=(_T2_HAND, _CLAIMS_HAND)),
+    _m("theorem3.drift_looser", "bound terms", "Theorem 3's σ_G drift term 4σ_G²·30L²η_L²K̂² transcribed as 4σ_G²·60L²η_L²K̂² (a looser bound: no bound verdict can see it; a named test pins the term)", faults={P.THEORY_TERMS: F.TermScaled("theorem3", "sigma_G_drift", Fraction(2))}, tests=(_T3_HAND, _CLAIMS_HAND)),
     _m("scaffold.stale_control", "worker correction", "SCAFFOLD never updates its control variates (c_i = c = 0: FedAvg)", {SCAFFOLD: _PUB.SCAFFOLDStaleControl}),
 ]
 # fmt: on

@@ -153,7 +153,8 @@ def reuse_step0_noise(additive: bool) -> bool:
 class TermScaled:
     """A mis-transcribed constant of a theorem's bound: the term ``term`` of ``afltheory.theory.<module>``'s
     ``TERM_EXPRS`` multiplied by ``factor`` wherever those terms are evaluated (``bound``, ``bound_terms``,
-    the adversary); other theorems' terms are untouched. A factor > 1 is a looser bound, which every numeric
+    the adversary, and the claims path: ``Claim.terms`` of a claim stating those terms, so ``claims.verify``);
+    other theorems' terms are untouched. A factor > 1 is a looser bound, which every numeric
     check still passes by construction: only a test pinning the term to a hand-derived value can see it."""
 
     module: str
