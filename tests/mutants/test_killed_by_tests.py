@@ -47,6 +47,26 @@ def test_every_named_test_exists_and_the_bound_mutants_name_one():
     assert "only a test" in mutants.get("theorem2.floor_looser").description
 
 
+# ----------------------------------------------------------------------------- the bootstrap slope
+def test_bootstrap_slope_ci_is_the_central_percentile_interval_of_with_replacement_draws():
+    """``bootstrap_slope``'s CI at level ℓ is the ((1 − ℓ)/2, (1 + ℓ)/2) quantiles of its bootstrap slopes
+    (``SlopeFit.boot``), and those come from resamples drawn *with* replacement: on 3 points × 5 replicates,
+    at least one of 400 resamples repeats a replicate (a permutation-only draw would give the point estimate
+    400 times; the chance that 400 with-replacement draws of 5 indices are all permutations is
+    (5!/5⁵)^400 < 1e-600). Deterministic (seed 4). Kills ``stats.bootstrap_one_sided_tail`` (the quantiles
+    (1 − ℓ, ℓ)) and ``stats.bootstrap_without_replacement``."""
+    from afltheory.analysis import bootstrap_slope
+
+    rng = np.random.default_rng(4)
+    x = np.array([1.0, 2.0, 4.0])
+    samples = [xi**-0.5 * rng.lognormal(0.0, 0.3, 5) for xi in x]
+    for level in (0.95, 0.9, 0.5):
+        f = bootstrap_slope(x, samples, n_boot=400, level=level, seed=4)
+        lo, hi = np.quantile(f.boot[:, 0], [(1 - level) / 2, (1 + level) / 2])
+        assert f.ci == (pytest.approx(lo, abs=1e-15), pytest.approx(hi, abs=1e-15)), level
+    assert np.ptp(f.boot[:, 0]) > 1e-3 and f.ci[1] > f.ci[0]
+
+
 # ------------------------------------------------------------------------------- the claims path
 @pytest.mark.parametrize("name", TEST_ONLY)
 def test_bound_term_mutants_reach_the_claims_path(name):
