@@ -301,7 +301,8 @@ class Claim:
             )
         values = {n: np.asarray(stats[n], dtype=float) for n in needed}
         with np.errstate(all="ignore"):
-            # the resolved terms are not the theorem's own dict, so evaluate_terms does not fault them again
+            # a fault already applied (_bound_in_force) is not applied twice: evaluate_terms faults only a
+            # theorem's own, unscaled terms, and the scaled ones are not
             out = evaluate_terms(resolved, values)
         return {k: np.asarray(v, dtype=float) for k, v in out.items()}
 
