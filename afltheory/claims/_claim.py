@@ -11,7 +11,7 @@ import numpy as np
 import sympy as sp
 
 from ..algorithms.schedules import StepSize
-from ..theory._stats import evaluate_terms, terms_in_force
+from ..theory import evaluate_terms, terms_in_force
 from .symbols import SYMBOLS
 
 __all__ = ["Assumptions", "Claim", "FUNCTION_CLASSES", "QUANTITIES", "UnknownSymbol"]
@@ -288,7 +288,7 @@ class Claim:
         self, stats: Mapping[str, Any], extra: Mapping[str, Any] | None = None
     ) -> dict[str, np.ndarray]:
         """Name -> the term's value on ``stats`` (per replicate). The numbers come from the theories' one
-        numeric evaluation of bound terms (``afltheory.theory``'s ``evaluate_terms``, which the theorems'
+        numeric evaluation of bound terms (``afltheory.theory.evaluate_terms``, which the theorems'
         ``bound``/``bound_terms`` and the adversary use too), on the terms in force (``_bound_in_force``)
         with the claim's values substituted; a missing symbol is an ``UnknownSymbol``."""
         resolved = self._resolved_terms(extra)
