@@ -6,9 +6,10 @@ mutant) and ``get`` (an engine-level fault at a point of ``FaultPoint``: ``SIM_D
 ``SIM_LOCAL_STEPS``, ``SIM_NOISE``, ``SIM_DRIFT_ORDER``, ``SIM_DRIFT_COV``, ``CHANNEL_RNG``, ``EXACT_NOISE``,
 ``EXACT_ROUND_SHIFT``, ``EXACT_DRIFT_ORDER``, ``EXACT_DRIFT_COV``, and in the schedule samplers
 ``ANARCHY_EVENT_RESTART``, ``ANARCHY_SYNC_CLOCK``; ``THEORY_TERMS`` in the one numeric evaluation of a
-theorem's bound terms, ``SIM_STEP_NOISE`` in the step-by-step local steps; a member is a ``str`` equal to its
-dotted name, e.g. ``"sim.noise"``). Components a check builds and uses without an engine
-(``afltheory.compression.Channel``) consult ``substitute`` in their constructor. Outside
+theorem's bound terms, ``SIM_STEP_NOISE`` in the step-by-step local steps, ``STATS_BOOTSTRAP_DRAW`` and
+``STATS_BOOTSTRAP_TAIL`` in the bootstrap slope estimator (its resampling, its percentile interval); a member
+is a ``str`` equal to its dotted name, e.g. ``"sim.noise"``). Components a check builds and uses without an
+engine (``afltheory.compression.Channel``) consult ``substitute`` in their constructor. Outside
 ``afltheory.mutants.injected(...)`` ``_ACTIVE`` is None, so every call returns the component unchanged / the
 default: no default path can reach a fault.
 
@@ -55,6 +56,8 @@ class FaultPoint(str, Enum):
     STATS_UCB_QUANTILE = "stats.ucb_quantile"
     THEORY_TERMS = "theory.terms"
     SIM_STEP_NOISE = "sim.step_noise"
+    STATS_BOOTSTRAP_DRAW = "stats.bootstrap_draw"
+    STATS_BOOTSTRAP_TAIL = "stats.bootstrap_tail"
 
     @classmethod
     def of(cls, point: FaultPoint | str) -> FaultPoint:

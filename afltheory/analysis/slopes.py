@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .. import _faults
 from .._validation import check_alloc, check_array, check_int, check_real, check_seed
 
 __all__ = [
@@ -231,9 +232,16 @@ def bootstrap_slope(
     rng = np.random.default_rng(np.random.SeedSequence([check_seed(seed), 0x5107E]))
     lx = np.log(x)
     boot = np.empty((n_boot, 2))
+    # None unless a bootstrap mutant is injected: it replaces the draw of the resampled replicate indices
+    draw = _faults.get(_faults.FaultPoint.STATS_BOOTSTRAP_DRAW)
+
+    def resample(n: int) -> np.ndarray:
+        """(n_boot, n) replicate indices drawn uniformly with replacement (one bootstrap sample a row)."""
+        return rng.integers(0, n, size=(n_boot, n)) if draw is None else draw(rng, n, n_boot)
+
     if paired:
         S = np.stack(samples, axis=1)  # (R, n)
-        idx = rng.integers(0, S.shape[0], size=(n_boot, S.shape[0]))
+        idx = resample(S.shape[0])
         Y = (
             np.stack([np.apply_along_axis(statistic, 0, S[i]) for i in idx])
             if statistic is not np.mean
@@ -242,7 +250,7 @@ def bootstrap_slope(
     else:
         Y = np.empty((n_boot, len(x)))
         for j, s in enumerate(samples):
-            idx = rng.integers(0, len(s), size=(n_boot, len(s)))
+            idx = resample(len(s))
             Y[:, j] = (
                 s[idx].mean(axis=1) if statistic is np.mean else np.array([statistic(s[i]) for i in idx])
             )
@@ -254,7 +262,8 @@ def bootstrap_slope(
     A = np.stack([lx, np.ones_like(lx)], axis=-1)
     coef = np.linalg.lstsq(A, LY[good].T, rcond=None)[0]  # (2, B)
     boot = coef.T
-    a = (1 - level) / 2
+    tail = _faults.get(_faults.FaultPoint.STATS_BOOTSTRAP_TAIL)  # None unless a bootstrap mutant is injected
+    a = (1 - level) / 2 if tail is None else tail(level)  # the percentile interval's tail mass per side
     ci = (float(np.quantile(boot[:, 0], a)), float(np.quantile(boot[:, 0], 1 - a)))
     ex = None if exact is None else fit_slope(x, check_array("exact", exact)).slope
     return SlopeFit(

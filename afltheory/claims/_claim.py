@@ -11,6 +11,7 @@ import numpy as np
 import sympy as sp
 
 from ..algorithms.schedules import StepSize
+from ..theory import evaluate_terms, terms_in_force
 from .symbols import SYMBOLS
 
 __all__ = ["Assumptions", "Claim", "FUNCTION_CLASSES", "QUANTITIES", "UnknownSymbol"]
@@ -229,13 +230,20 @@ class Claim:
             )
         return names
 
+    def _bound_in_force(self) -> dict[str, sp.Expr]:
+        """The bound's terms as every reader sees them: ``bound``, or — when the claim states a theory
+        module's ``TERM_EXPRS`` and a bound-term mutant (``afltheory.mutants``, fault point
+        ``theory.terms``) is injected — its mis-transcribed copy. Applied to the *unresolved* terms, before
+        the claim's values are substituted, so the fault recognizes the theorem's own terms."""
+        return terms_in_force(self.bound)
+
     def expr(self, extra: Mapping[str, Any] | None = None) -> sp.Expr:
         """The whole bound (sum of its terms) with the claim's values substituted."""
-        return sum((self._resolve(e, extra) for e in self.bound.values()), sp.Integer(0))
+        return sum((self._resolve(e, extra) for e in self._bound_in_force().values()), sp.Integer(0))
 
     def term_exprs(self, extra: Mapping[str, Any] | None = None) -> dict[str, sp.Expr]:
         """Name -> term with the claim's values substituted."""
-        return {k: self._resolve(e, extra) for k, e in self.bound.items()}
+        return {k: self._resolve(e, extra) for k, e in self._bound_in_force().items()}
 
     # ------------------------------------------------------------------ evaluation
     def evaluate(
@@ -279,8 +287,45 @@ class Claim:
     def terms(
         self, stats: Mapping[str, Any], extra: Mapping[str, Any] | None = None
     ) -> dict[str, np.ndarray]:
-        """Name -> the term's value on ``stats`` (per replicate)."""
-        return {k: self.evaluate(e, stats, extra) for k, e in self.bound.items()}
+        """Name -> the term's value on ``stats`` (per replicate). The numbers come from the theories' one
+        numeric evaluation of bound terms (``afltheory.theory.evaluate_terms``, which the theorems'
+        ``bound``/``bound_terms`` and the adversary use too), on the terms in force (``_bound_in_force``)
+        with the claim's values substituted; a missing symbol is an ``UnknownSymbol``."""
+        resolved = self._resolved_terms(extra)
+        needed = sorted({str(s) for e in resolved.values() for s in e.free_symbols})
+        missing = [n for n in needed if n not in stats]
+        if missing:
+            raise UnknownSymbol(
+                f"claim {self.id!r}: no value for symbol(s) {missing} on this run (known here: "
+                f"{', '.join(sorted(stats))}); pass values={{...}}"
+            )
+        values = {n: np.asarray(stats[n], dtype=float) for n in needed}
+        with np.errstate(all="ignore"):
+            # a fault already applied (_bound_in_force) is not applied twice: evaluate_terms faults only a
+            # theorem's own, unscaled terms, and the scaled ones are not
+            out = evaluate_terms(resolved, values)
+        return {k: np.asarray(v, dtype=float) for k, v in out.items()}
+
+    def _resolved_terms(self, extra: Mapping[str, Any] | None) -> dict[str, sp.Expr]:
+        """``term_exprs(extra)``, cached per (terms in force, extra) like ``_compiled``."""
+        bound = self._bound_in_force()
+        try:
+            key = ("terms", tuple(bound.items()), tuple(sorted((k, v) for k, v in (extra or {}).items())))
+            hash(key)
+        except TypeError:
+            key = None
+        cache = _COMPILED.get(id(self))
+        if cache is None:
+            cache = _COMPILED[id(self)] = {}
+            weakref.finalize(self, _COMPILED.pop, id(self), None)
+        if key is not None and key in cache:
+            return cache[key]
+        out = {k: self._resolve(e, extra) for k, e in bound.items()}
+        if key is not None:
+            if len(cache) > 512:
+                cache.clear()
+            cache[key] = out
+        return out
 
     def bound_value(self, stats: Mapping[str, Any], extra: Mapping[str, Any] | None = None) -> np.ndarray:
         """The bound (the ordered sum of the terms) on ``stats``."""

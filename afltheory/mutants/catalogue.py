@@ -30,6 +30,12 @@ def _m(name, category, description, replaces=None, faults=None, tests=()) -> Mut
 
 _T2_HAND = "tests/theory/test_bound_terms.py::test_theorem2_terms_hand"
 _T3_HAND = "tests/theory/test_bound_terms.py::test_theorem3_terms_hand"
+_BOOT_COVERAGE = "tests/analysis/test_analysis.py::test_bootstrap_ci_coverage_on_synthetic_power_law"
+_BOOT_PIN = (
+    "tests/mutants/test_killed_by_tests.py::"
+    "test_bootstrap_slope_ci_is_the_central_percentile_interval_of_with_replacement_draws"
+)
+_CLAIMS_HAND = "tests/claims/test_claims.py::test_paper_claims_terms_hand"  # the claims path (Claim.terms)
 _EF_PIN = ("tests/compression/test_engine_integration.py::test_error_feedback_and_diana_memory_pinned",)
 _UCB_TESTS = (
     "tests/analysis/test_confidence.py::test_99_percent_ucb_passes_a_false_bound_about_1_percent_of_the_time",
@@ -54,14 +60,16 @@ CATEGORIES = {
     "compressor": "a compressor's law: rand-k without its d/k rescaling, QSGD on the wrong norm",
     "compression randomness": "every worker's compressor shares one random stream (simulator)",
     "compression memory": "error feedback's memory unused; DIANA's shifts frozen or of the wrong sign",
-    "drift (simulator)": "Dynamic FedAvg's moving optimum: update before the drift, σ_q for σ_q² (simulator)",
-    "drift (exact)": "the same two drift bugs in the exact engine (generic recursion and Stein solver)",
+    "drift (simulator)": "Dynamic FedAvg's moving optimum: update before the drift; its covariance mis-scaled "
+    "(σ_q for σ_q², σ_q² per coordinate, Q z for Q^{1/2} z) (simulator)",
+    "drift (exact)": "the same drift bugs in the exact engine (generic recursion and Stein solver)",
     "minibatch sampling": "a size-B minibatch drawn with replacement (finite-sum and Dynamic FedAvg data)",
     "MOCHA": "MOCHA's Ω-step keeps Σ instead of Σ⁻¹",
     "statistics": "the confidence machinery: a UCB with the normal quantile for Student's t",
     "wall clock": "event-driven / synchronous round clock (schedule samplers)",
     "bound terms": "a constant of a theorem's bound mis-transcribed (looser: only a named test can see it)",
     "noise (step-by-step)": "the noise of the step-by-step (non-collapsed) local steps",
+    "bootstrap": "the bootstrap slope estimator: resampling without replacement, the wrong percentiles",
 }
 
 # fmt: off
@@ -111,9 +119,15 @@ _LIST = [
     _m("stats.ucb_normal_quantile", "statistics", "the one-sided UCB uses the normal quantile z_level instead of Student's t_{level, R−1}", faults={P.STATS_UCB_QUANTILE: F.normal_quantile}, tests=_UCB_TESTS),
     _m("fednova.no_normalization", "FedAvg/FedBuff weights", "FedNova weights arrival i by its own K_i instead of the round's τ_eff (normalization dropped: FedAvg)", {_PUB.FedNova: _PUB.FedNovaNoNormalization}),
     _m("sim.step_noise_reused", "noise (step-by-step)", "the step-by-step (non-collapsed) local steps reuse step 0's noise draw ξ_0 at every step (the noise of a K-step update has K² instead of K times one draw's variance; the collapsed path is right)", faults={P.SIM_STEP_NOISE: F.reuse_step0_noise}, tests=("tests/mutants/test_killed_by_tests.py::test_stepwise_noise_sum_has_the_variance_of_K_independent_draws",)),
-    _m("theorem2.floor_looser", "bound terms", "Theorem 2's σ_G floor 4·(3/2)σ_G² transcribed as 4·3σ_G² (α_G's 3/2 read as 3): a looser bound, which every numeric check still passes by construction — only a test pinning the term to the paper's value sees it", faults={P.THEORY_TERMS: F.TermScaled("theorem2", "sigma_G_floor", Fraction(2))}, tests=(_T2_HAND,)),
-    _m("theorem2.delay_tighter", "bound terms", "Theorem 2's delay term 4σ_L²·3τ²L²η²η_L²/(mK̄) transcribed without its 3 (a tighter bound; a check sees it only where the delay term carries the bound — a test pinning the term always does)", faults={P.THEORY_TERMS: F.TermScaled("theorem2", "sigma_L_delay", Fraction(1, 3))}, tests=(_T2_HAND,)),
-    _m("theorem3.drift_looser", "bound terms", "Theorem 3's σ_G drift term 4σ_G²·30L²η_L²K̂² transcribed as 4σ_G²·60L²η_L²K̂² (a looser bound: no bound verdict can see it; a named test pins the term)", faults={P.THEORY_TERMS: F.TermScaled("theorem3", "sigma_G_drift", Fraction(2))}, tests=(_T3_HAND,)),
+    _m("theorem2.floor_looser", "bound terms", "Theorem 2's σ_G floor 4·(3/2)σ_G² transcribed as 4·3σ_G² (α_G's 3/2 read as 3): a looser bound, which every numeric check still passes by construction — only a test pinning the term to the paper's value sees it", faults={P.THEORY_TERMS: F.TermScaled("theorem2", "sigma_G_floor", Fraction(2))}, tests=(_T2_HAND, _CLAIMS_HAND)),
+    _m("theorem2.delay_tighter", "bound terms", "Theorem 2's delay term 4σ_L²·3τ²L²η²η_L²/(mK̄) transcribed without its 3 (a tighter bound; a check sees it only where the delay term carries the bound — a test pinning the term always does)", faults={P.THEORY_TERMS: F.TermScaled("theorem2", "sigma_L_delay", Fraction(1, 3))}, tests=(_T2_HAND, _CLAIMS_HAND)),
+    _m("theorem3.drift_looser", "bound terms", "Theorem 3's σ_G drift term 4σ_G²·30L²η_L²K̂² transcribed as 4σ_G²·60L²η_L²K̂² (a looser bound: no bound verdict can see it; a named test pins the term)", faults={P.THEORY_TERMS: F.TermScaled("theorem3", "sigma_G_drift", Fraction(2))}, tests=(_T3_HAND, _CLAIMS_HAND)),
+    _m("sim.drift_per_coordinate", "drift (simulator)", "simulator draws drift increments with covariance σ_q² I instead of (σ_q²/d) I (E‖q‖² = d σ_q²: σ_q² read as the variance per coordinate)", faults={P.SIM_DRIFT_COV: F.drift_per_coordinate_increments}),  # killed by dynamic.drift_order/epoch_scaling/linear_in_sigma_q2/slides_experiment, laws.drift_increments (quick tier, measured)
+    _m("exact.drift_per_coordinate", "drift (exact)", "exact engine uses the drift covariance σ_q² I = d·Q instead of Q = (σ_q²/d) I (trace d σ_q²)", faults={P.EXACT_DRIFT_COV: F.drift_per_coordinate_cov}),  # killed by dynamic.mu_star/seed_bound/drift_order/epoch_scaling/linear_in_sigma_q2/slides_experiment (quick tier, measured)
+    _m("sim.drift_cov_as_scale", "drift (simulator)", "simulator draws drift increments q = Q z instead of Q^{1/2} z (the covariance used as its square root: Cov q = Q², trace σ_q⁴/d)", faults={P.SIM_DRIFT_COV: F.drift_scale_as_cov}),  # killed by dynamic.drift_order/epoch_scaling/linear_in_sigma_q2/slides_experiment, laws.drift_increments (quick tier, measured)
+    _m("exact.drift_cov_squared", "drift (exact)", "exact engine uses the drift covariance Q² instead of Q (increments q = Q z for Q^{1/2} z)", faults={P.EXACT_DRIFT_COV: F.drift_cov_squared}),  # killed by dynamic.slope_stationary/slope_drift/mu_star/seed_bound/drift_order/epoch_scaling/linear_in_sigma_q2/slides_experiment (quick tier, measured)
+    _m("stats.bootstrap_without_replacement", "bootstrap", "the bootstrap slope resamples the replicates without replacement (each resample a permutation: the percentile CI collapses to the point estimate)", faults={P.STATS_BOOTSTRAP_DRAW: F.bootstrap_without_replacement}, tests=(_BOOT_COVERAGE, _BOOT_PIN)),  # killed by calibration.slope, cor2.slope_T_mc (quick tier, measured)
+    _m("stats.bootstrap_one_sided_tail", "bootstrap", "the bootstrap slope's percentile CI at the quantiles (1 − level, level) instead of ((1 − level)/2, (1 + level)/2): a 90 % interval reported as 95 %", faults={P.STATS_BOOTSTRAP_TAIL: F.one_sided_tail}, tests=(_BOOT_PIN,)),  # killed by calibration.slope (quick tier, measured)
     _m("scaffold.stale_control", "worker correction", "SCAFFOLD never updates its control variates (c_i = c = 0: FedAvg)", {SCAFFOLD: _PUB.SCAFFOLDStaleControl}),
 ]
 # fmt: on

@@ -15,7 +15,12 @@ import numpy as np
 
 __all__ = [
     "TermScaled",
+    "bootstrap_without_replacement",
     "drift_std_as_var_cov",
+    "drift_cov_squared",
+    "drift_per_coordinate_cov",
+    "drift_per_coordinate_increments",
+    "drift_scale_as_cov",
     "drift_std_as_var_increments",
     "k_max",
     "k_minus_one",
@@ -23,6 +28,7 @@ __all__ = [
     "mean_time",
     "minibatch_with_replacement",
     "no_noise",
+    "one_sided_tail",
     "normal_quantile",
     "omega_is_sigma",
     "restart_at_arrival",
@@ -110,6 +116,30 @@ def drift_std_as_var_cov(Q: np.ndarray) -> np.ndarray:
     return Q / s if s > 0 else Q
 
 
+def drift_per_coordinate_increments(Q: np.ndarray) -> float:
+    """factor on the drift increments when σ_q² is read as the variance per coordinate: Cov q = σ_q² I =
+    d·Q for the isotropic Q = (σ_q²/d) I (E‖q‖² = d σ_q²): factor √d."""
+    return float(np.sqrt(Q.shape[0]))
+
+
+def drift_per_coordinate_cov(Q: np.ndarray) -> np.ndarray:
+    """d·Q: σ_q² I instead of (σ_q²/d) I for an isotropic drift (tr = d σ_q²)."""
+    return Q * Q.shape[0]
+
+
+def drift_scale_as_cov(Q: np.ndarray) -> float:
+    """factor on the drift increments drawn as q = Q z instead of Q^{1/2} z (the covariance used as its own
+    square root: Cov q = Q²): √(tr Q² / tr Q), exact for an isotropic Q (the checks' drift), the trace of Q²
+    for any Q."""
+    t = float(np.trace(Q))
+    return float(np.sqrt(np.trace(Q @ Q) / t)) if t > 0 else 1.0
+
+
+def drift_cov_squared(Q: np.ndarray) -> np.ndarray:
+    """Q² = Q Q instead of Q: the drift's covariance of increments drawn as Q z instead of Q^{1/2} z."""
+    return Q @ Q
+
+
 def restart_at_arrival(times: Any, now: float) -> list:
     """arrived workers restart at their own arrival times (correct: at ``now``, when the round closes)."""
     return list(times)
@@ -143,6 +173,19 @@ def normal_quantile(level: float, n: int) -> float:
     return float(stats.norm.ppf(level))
 
 
+def bootstrap_without_replacement(rng: np.random.Generator, n: int, n_boot: int) -> np.ndarray:
+    """(n_boot, n) replicate indices drawn *without* replacement: every bootstrap sample is a permutation of
+    the replicates, so every resampled mean is the sample mean and the percentile interval collapses to the
+    point estimate."""
+    return rng.permuted(np.broadcast_to(np.arange(n), (n_boot, n)), axis=1)
+
+
+def one_sided_tail(level: float) -> float:
+    """The percentile interval's tail mass per side 1 − level instead of (1 − level)/2: the quantiles (1 −
+    level, level), a (2·level − 1) interval reported at ``level`` (90 % as 95 %)."""
+    return 1.0 - level
+
+
 def reuse_step0_noise(additive: bool) -> bool:
     """the step-by-step local steps reuse step 0's noise draw ξ_0 at every step k ≥ 1 (additive-noise problems
     only: the noise of the K-step sum then has variance K² σ² instead of K σ²)."""
@@ -153,7 +196,8 @@ def reuse_step0_noise(additive: bool) -> bool:
 class TermScaled:
     """A mis-transcribed constant of a theorem's bound: the term ``term`` of ``afltheory.theory.<module>``'s
     ``TERM_EXPRS`` multiplied by ``factor`` wherever those terms are evaluated (``bound``, ``bound_terms``,
-    the adversary); other theorems' terms are untouched. A factor > 1 is a looser bound, which every numeric
+    the adversary, and the claims path: ``Claim.terms`` of a claim stating those terms, so ``claims.verify``);
+    other theorems' terms are untouched. A factor > 1 is a looser bound, which every numeric
     check still passes by construction: only a test pinning the term to a hand-derived value can see it."""
 
     module: str

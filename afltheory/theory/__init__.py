@@ -5,8 +5,9 @@ One module per result: ``theorem1`` (lower bound), ``theorem2`` (AFA-CD, general
 ``yu_local_sgd``, ``inconsistencies`` (#1–#5), ``symbols``, ``compression`` (compressed GD, DIANA,
 the variance identity, FedPAQ's factors). Each of theorem2–4 exposes ``conditions``,
 ``admissible_step_sizes``, ``region``, ``bound`` (on a realized Schedule), ``bound_expr`` and ``rate``.
-``check_scope`` (where a bound applies: ``ScopeWarning`` / ``OutOfScope``) and ``evaluate_terms`` (a bound's
-sympy terms on run statistics) are what the bounds use, public for the PEP and adversary checks.
+``check_scope`` (where a bound applies: ``ScopeWarning`` / ``OutOfScope``), ``evaluate_terms`` (a bound's
+sympy terms on run statistics) and ``terms_in_force`` (a theorem's terms as every reader sees them) are what
+the bounds use, public for the PEP and adversary checks and the claims.
 """
 
 from . import (
@@ -23,7 +24,7 @@ from . import (
 )
 from ._condition import AdmissibleStep, Condition, Infeasible
 from ._scope import SCOPES, OutOfScope, ScopeWarning, check_scope
-from ._stats import evaluate_terms
+from ._stats import evaluate_terms, terms_in_force
 
 __all__ = [
     "AdmissibleStep",
@@ -39,6 +40,7 @@ __all__ = [
     "inconsistencies",
     "lemmas",
     "symbols",
+    "terms_in_force",
     "theorem1",
     "theorem2",
     "theorem3",

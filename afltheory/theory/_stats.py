@@ -67,9 +67,10 @@ def tau_for(schedule, tau):
 _LAMBDAS: dict = {}
 
 
-def terms_in_force(term_exprs):
-    """A theorem's ``TERM_EXPRS`` as every reader sees them (numeric terms, ``bound_expr``, ``alpha_exprs``):
-    themselves, or under an injected bound-term mutant (``afltheory.mutants``) its mis-transcribed copy."""
+def terms_in_force(term_exprs: Mapping[str, sp.Expr]) -> Mapping[str, sp.Expr]:
+    """A theorem's ``TERM_EXPRS`` as every reader sees them (numeric terms, ``bound_expr``, ``alpha_exprs``,
+    a ``Claim`` stating them): themselves, or under an injected bound-term mutant (``afltheory.mutants``)
+    its mis-transcribed copy."""
     fault = _faults.get(_faults.FaultPoint.THEORY_TERMS)  # None unless a mutant is injected
     return term_exprs if fault is None else fault(term_exprs)
 

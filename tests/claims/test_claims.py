@@ -250,6 +250,68 @@ def test_paper_claims_read_the_theory_modules_terms():
         assert claim.bound is not mod.TERM_EXPRS and claim.bound == dict(mod.TERM_EXPRS)
 
 
+#: run statistics for the paper claims' terms: L = 2, η = 1, η_L = 1/20, m = 2, K̄ = 2, τ = 1, σ_L = 1,
+#: σ_G = 1/2, K̃ = 7/4, K̂² = 15/4, Δ = 3, T = 10 (two replicates: the second doubles Δ)
+_CLAIM_STATS = {
+    "L": 2.0,
+    "eta": 1.0,
+    "eta_L": 0.05,
+    "m": 2.0,
+    "Kbar": 2.0,
+    "tau": 1.0,
+    "sigma_L": 1.0,
+    "sigma_G": 0.5,
+    "Ktilde": 1.75,
+    "Khat2": 3.75,
+    "Delta": np.array([3.0, 6.0]),
+    "T": 10.0,
+}
+
+
+def test_paper_claims_terms_hand():
+    """The claims path (``Claim.terms``, read by ``verify``, the generic adversary and the PEP claims) pins
+    Theorems 2 and 3's terms to the paper's constants, by hand: a mis-transcribed constant of the theory
+    modules' ``TERM_EXPRS`` (the bound-term mutants) reaches it. Deterministic."""
+    from fractions import Fraction as F
+
+    L, x, mK = F(2), F(1, 20), F(1, 4)  # 1/(m K̄) = 1/4
+    hand = [
+        (
+            THEOREM2,
+            {
+                "transient": 4 * F(3) / (10 * x),
+                "sigma_L_server": 4 * L * x * mK,
+                "sigma_L_delay": 4 * 3 * L**2 * x**2 * mK,
+                "sigma_L_drift": 4 * F(15, 2) * L**2 * x**2 * F(7, 4),
+                "sigma_G_floor": 4 * F(3, 2) * F(1, 4),
+                "sigma_G_drift": 4 * 45 * L**2 * x**2 * F(1, 4) * F(15, 4),
+            },
+        ),
+        (
+            THEOREM3,
+            {
+                "transient": 4 * F(3) / (10 * x),
+                "sigma_L_server": 4 * L * x * mK,
+                "sigma_L_delay": 4 * 2 * L**2 * x**2 * mK,
+                "sigma_L_drift": 4 * 5 * L**2 * x**2 * F(7, 4),
+                "sigma_G_drift": 4 * 30 * L**2 * x**2 * F(1, 4) * F(15, 4),
+            },
+        ),
+    ]
+    for claim, want in hand:
+        got = claim.terms(_CLAIM_STATS)
+        assert list(got) == list(want), claim.id
+        for k, v in want.items():
+            scale = 2.0 if k == "transient" else 1.0
+            np.testing.assert_allclose(
+                np.broadcast_to(got[k], (2,)), [float(v), scale * float(v)], rtol=1e-13
+            )
+        total = sum(float(v) for v in want.values())
+        np.testing.assert_allclose(
+            claim.bound_value(_CLAIM_STATS), [total, total + float(want["transient"])], rtol=1e-13
+        )
+
+
 def test_rate_verdict_and_its_control():
     p = _problem(sigma_L=0.0)
     beh = Behaviour(UniformArrivals(4), local_steps=ConstantSteps(1))

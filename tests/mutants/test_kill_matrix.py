@@ -45,6 +45,10 @@ COMPRESSION_DRIFT = [
     "sim.drift_sigma_q",
     "exact.drift_after",
     "exact.drift_sigma_q",
+    "sim.drift_per_coordinate",
+    "exact.drift_per_coordinate",
+    "sim.drift_cov_as_scale",
+    "exact.drift_cov_squared",
 ]
 COMPRESSION_DRIFT_CHECKS = ["compression", "dynamic", "dynamic_mc", "dynamic_figure"]
 #: (check function, mutant): the verdict it returns is ok on the correct code and not ok under the mutant
@@ -56,6 +60,13 @@ VERDICT_KILLS = [
     ("compression.check_diana", "diana.shift_frozen"),
     ("compression.check_diana", "diana.shift_sign"),
     ("dynamic._mu_law", "exact.drift_sigma_q"),
+    # the drift-scaling and bootstrap mutants (measured: afltheory check --quick --mutants NAME, catalogue4)
+    ("dynamic._mu_law", "exact.drift_per_coordinate"),
+    ("dynamic._mu_law", "exact.drift_cov_squared"),
+    ("laws._drift", "sim.drift_per_coordinate"),
+    ("laws._drift", "sim.drift_cov_as_scale"),
+    ("calibration._slope", "stats.bootstrap_without_replacement"),
+    ("calibration._slope", "stats.bootstrap_one_sided_tail"),
 ]
 _BASE = {}
 
@@ -89,7 +100,7 @@ def test_fast_subset_of_compression_and_drift_mutants_is_killed(fn_name, mutant,
 
 @pytest.mark.slow
 def test_compression_and_drift_mutants_are_killed():
-    """The ten compression/drift mutants under the checks that reach them (quick tier, ~2 min alone)."""
+    """The fourteen compression/drift mutants under the checks that reach them (quick tier, ~2 min alone)."""
     km = kill_matrix(COMPRESSION_DRIFT, only=COMPRESSION_DRIFT_CHECKS)
     assert not km.baseline_failures(), km.baseline_failures()
     assert not km.survivors, km.summary()

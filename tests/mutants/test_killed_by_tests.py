@@ -47,6 +47,64 @@ def test_every_named_test_exists_and_the_bound_mutants_name_one():
     assert "only a test" in mutants.get("theorem2.floor_looser").description
 
 
+# ----------------------------------------------------------------------------- the bootstrap slope
+def test_bootstrap_slope_ci_is_the_central_percentile_interval_of_with_replacement_draws():
+    """``bootstrap_slope``'s CI at level ℓ is the ((1 − ℓ)/2, (1 + ℓ)/2) quantiles of its bootstrap slopes
+    (``SlopeFit.boot``), and those come from resamples drawn *with* replacement: on 3 points × 5 replicates,
+    at least one of 400 resamples repeats a replicate (a permutation-only draw would give the point estimate
+    400 times; the chance that 400 with-replacement draws of 5 indices are all permutations is
+    (5!/5⁵)^400 < 1e-600). Deterministic (seed 4). Kills ``stats.bootstrap_one_sided_tail`` (the quantiles
+    (1 − ℓ, ℓ)) and ``stats.bootstrap_without_replacement``."""
+    from afltheory.analysis import bootstrap_slope
+
+    rng = np.random.default_rng(4)
+    x = np.array([1.0, 2.0, 4.0])
+    samples = [xi**-0.5 * rng.lognormal(0.0, 0.3, 5) for xi in x]
+    for level in (0.95, 0.9, 0.5):
+        f = bootstrap_slope(x, samples, n_boot=400, level=level, seed=4)
+        lo, hi = np.quantile(f.boot[:, 0], [(1 - level) / 2, (1 + level) / 2])
+        assert f.ci == (pytest.approx(lo, abs=1e-15), pytest.approx(hi, abs=1e-15)), level
+    assert np.ptp(f.boot[:, 0]) > 1e-3 and f.ci[1] > f.ci[0]
+
+
+# ------------------------------------------------------------------------------- the claims path
+@pytest.mark.parametrize("name", TEST_ONLY)
+def test_bound_term_mutants_reach_the_claims_path(name):
+    """A bound-term mutant (fault point ``theory.terms``) reaches the claims path (``Claim.terms``, so
+    ``claims.verify``'s verdicts, the generic adversary and the PEP claims) exactly as it reaches the theory
+    module's ``bound``: the mis-transcribed term scaled once by the mutant's factor, the other terms
+    unchanged, and verify's bound equal to ``bound`` under the mutant. Deterministic (seed 0)."""
+    import afltheory as aft
+    from afltheory.claims import verify
+    from afltheory.claims.paper import THEOREM2, THEOREM3
+    from afltheory.theory import theorem2, theorem3
+
+    fault = next(iter(mutants.get(name).faults.values()))
+    claim, mod = (THEOREM2, theorem2) if fault.module == "theorem2" else (THEOREM3, theorem3)
+    p = HeterogeneousQuadratic(dim=4, num_workers=6, L=1.0, mu=0.1, sigma_L=0.5, sigma_G=0.5, seed=0)
+    beh = Behaviour(UniformArrivals(3), delays=aft.anarchy.UniformDelay(2), local_steps=ConstantSteps(2))
+    alg = AFACD(eta=1.0, eta_L=0.02)
+    stats = {str(x): 1.5 for e in mod.TERM_EXPRS.values() for x in e.free_symbols}
+
+    def both():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            v = verify(claim, p, beh, rounds=40, replicates=2, algorithm=alg)
+            tr = simulate(p, alg, beh, rounds=40, replicates=2, seed=0)
+        b = mod.bound(tr.schedule, p.constants, eta=1.0, eta_L=0.02, f0=float(p.value(tr.x0)), scope="ignore")
+        return claim.terms(stats), v.theoretical, float(b.mean())
+
+    terms, v_ok, b_ok = both()
+    with mutants.injected(name):
+        mterms, v_mut, b_mut = both()
+        assert claim.expr() != sum(mod.TERM_EXPRS.values())
+    for k in terms:
+        want = terms[k] * float(fault.factor) if k == fault.term else terms[k]
+        assert mterms[k] == pytest.approx(want, rel=1e-14), k
+    assert v_ok == pytest.approx(b_ok, rel=1e-12) and v_mut == pytest.approx(b_mut, rel=1e-12)
+    assert v_mut != pytest.approx(v_ok, rel=1e-9)
+
+
 # ------------------------------------------------------------------------------- the step-by-step noise
 def test_stepwise_noise_sum_has_the_variance_of_K_independent_draws():
     """simulate's step-by-step path (collapse=False, K = 4 local steps, σ_L = 2) against the exact moments:
@@ -80,7 +138,7 @@ def test_a_named_test_passes_on_correct_code_and_fails_under_its_mutant():
     """Two pytest processes: theorem3's hand-derived terms pass on the correct code, fail under the looser
     transcription (which every numeric check passes by construction)."""
     res = suite_kills(["theorem3.drift_looser"])
-    ((t, r),) = res["theorem3.drift_looser"].items()
+    ((t, r),) = [(t, r) for t, r in res["theorem3.drift_looser"].items() if "test_bound_terms" in t]
     assert t.endswith("::test_theorem3_terms_hand")
     assert r["baseline"]["passed"] and r["mutant"]["failed"] and r["killed"], r
     assert "Expected" in r["mutant"]["tail"]
