@@ -92,6 +92,8 @@ PEP_SETUPS: dict[str, tuple[dict, str, dict, int, int]] = {
         2,
     ),
     "published.stich2019.thm2.2": ({}, "", {"L": 1.0, "mu": 0.5, "D0": 1.0}, 10, 1),
+    "published.yu2019.thm1": ({}, "its own class", {"L": 1.0, "Delta": 1.0, "eta": 1.0, "eta_L": 0.5}, 10, 1),
+    "published.yu2019.cor2": ({}, "its own class", {"L": 1.0, "Delta": 1.0}, 10, 1),
     "published.scaffold2020.thm3": ({}, "", {"L": 1.0, "mu": 0.5, "D0": 1.0}, 10, 2),
     "published.fednova2020.fednova": ({}, "", {"L": 1.0, "mu": 0.5, "D0": 1.0}, 10, 2),
 }
@@ -208,6 +210,7 @@ PUBLISHED_CHECKS = (
     "published.lian2015",
     "published.khaled2020",
     "published.stich2019",
+    "published.yu2019",
     "published.scaffold2020",
     "published.fednova2020",
 )
