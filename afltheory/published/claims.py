@@ -382,7 +382,7 @@ def _false(c: Claim, factor: float = 10.0) -> Claim:
     )
 
 
-FALSE_VARIANTS = {f.id: f for f in (_false(LI_THM1), _false(KHALED_ID), _false(LIAN))}
+FALSE_VARIANTS = {f.id: f for f in (_false(LI_THM1), _false(KHALED_ID), _false(LIAN), _false(YU_THM1))}
 
 # keep the import of M, G, zeta_star, D0 meaningful for readers of the symbol mapping
 _ = (M, G, zeta_star, D0)

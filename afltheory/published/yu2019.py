@@ -81,7 +81,7 @@ COR2 = Statement(
     source=SOURCE,
     excerpt=(
         "If we let $s = \\frac{\\sqrt{N}}{L\\sqrt{T}}$: ... $\\leq \\frac{2L}{\\sqrt{NT}}(f(\\bar{x}^0) - f^*) + "
-        "4\\frac{N}{T}K^2G^2 + \\frac{1}{\\sqrt{NT}}\\sigma^2$ $\\simeq O(\\frac{1}{\\sqrt{NT}})$ ← \"linear speedup\""
+        '4\\frac{N}{T}K^2G^2 + \\frac{1}{\\sqrt{NT}}\\sigma^2$ $\\simeq O(\\frac{1}{\\sqrt{NT}})$ ← "linear speedup"'
     ),
     confidence="read",
     reading=(
