@@ -67,8 +67,9 @@ class ClaimPEP:
 def claim_pep(claim: Any, *, T: int, M: int = 2, K: int = 1, values: dict | None = None) -> ClaimPEP:
     """The PEP certificate of ``claim`` at (T, M, K) (module docstring). ``values``: the constants the claim
     and its class need — ``L``, ``mu`` (strongly convex), ``sigma_G`` ("sigma_G_max"), ``Delta``
-    ("avg_grad_sq") or ``D0`` (the distance measures), and the claim's own symbols; for a claim that fixes no
-    step size (``eta`` and ``eta_L`` None: any step inside its conditions) ``eta_L`` (and ``eta``, default 1)."""
+    ("avg_grad_sq") or ``D0`` (the distance measures), and the claim's own symbols; for a claim that fixes
+    no step size (``eta`` and ``eta_L`` None: any step inside its conditions) ``eta_L`` (``eta``: 1 by
+    default)."""
     import numpy as np
 
     from .convex import full_participation

@@ -1,7 +1,8 @@
-"""Published convergence theorems of federated learning beyond Yang et al. (issue 26; Yu et al. 2019's local-SGD
-theorem, whose constants ``theory.yu_local_sgd`` states, joined them as ``yu2019``), as plain data: one small
-module per paper, each a tuple ``STATEMENTS`` of ``Statement`` objects (source, reading, confidence, assumption
-class, algorithm, measured quantity, bound and conditions as sympy over ``afltheory.published.symbols``). docs/published.md describes each one and the checks run on it.
+"""Published convergence theorems of federated learning beyond Yang et al. (issue 26; Yu et al. 2019's
+local-SGD theorem, whose constants ``theory.yu_local_sgd`` states, joined them as ``yu2019``), as plain
+data: one small module per paper, each a tuple ``STATEMENTS`` of ``Statement`` objects (source, reading,
+confidence, assumption class, algorithm, measured quantity, bound and conditions as sympy over
+``afltheory.published.symbols``). docs/published.md describes each one and the checks run on it.
 
 A statement whose confidence is not "read" is never the basis of a finding.
 """

@@ -21,10 +21,11 @@ Instances (the same ratios are measured independently by the plain references, t
   x_0 = x* + e_1, T = 5 (where the init term μa³‖x_0 − x*‖²/(2S_T) is attained best: 0.138 of it).
 - Yu et al. 2019 Thm 1 (K = 1: x̄^t is the server iterate): 4 identical workers, identity Hessian (L = 1),
   σ_L = 0.5 (G read as σ_L), s = 1/2, x_0 = x* + 2e_1, T = 20: measured 0.286111 (hand: 0.266667 of
-  transient + 0.019444 of noise) / bound 0.68125 (transient 0.4 + σ 0.03125 + G 0.25); and 2 workers, σ_L = 1,
-  s = 1/10, from x*, T = 200 (the noise term, 56 % of the bound, carries the measurement). Corollary (s = √M/(L√T)):
-  the same workers with σ_L = 1, x_0 = x* + e_1, T = 100; its rate T^(−1/2): the exact log–log slope over T =
-  100, 400, 1600 from the default start, within 0.05 of −1/2 (control: the slope 0 must be excluded).
+  transient + 0.019444 of noise) / bound 0.68125 (transient 0.4 + σ 0.03125 + G 0.25); and 2 workers,
+  σ_L = 1, s = 1/10, from x*, T = 200 (the noise term, 56 % of the bound, carries the measurement).
+  Corollary (s = √M/(L√T)): the same workers with σ_L = 1, x_0 = x* + e_1, T = 100; its rate T^(−1/2): the
+  exact log–log slope over T = 100, 400, 1600 from the default start, within 0.05 of −1/2 (control: the slope
+  0 must be excluded).
 - SCAFFOLD 2020 Thm III with exact gradients and the hidden constant taken as 1: 4 clients with different
   diagonal curvatures and centres 20·(±e_1, ±e_2), K = 5, η_l = 1/(81KL), η_g = 1, 4000 rounds (deterministic:
   2 identical replicates). Control (must fail): the same bound for FedAvg with the same steps — SCAFFOLD

@@ -8,9 +8,9 @@ runs it again and prints the live column; the slow test ``tests/published/test_t
 test_kill_record_is_current`` checks that this record is current. An empty list: no catalogued mutant flips
 that verdict.
 
-The four ``published.yu2019.*`` entries were added 2026-11-26 ~05:33 UTC from a live run of the new check only,
-``kill_matrix(only=["published.yu2019"], tier="quick", seed=0, jobs=1)`` (128 s wall on the shared machine,
-load average ~5), the other entries untouched (their checks did not change).
+The four ``published.yu2019.*`` entries were added 2026-11-26 ~05:33 UTC from a live run of the new check
+only, ``kill_matrix(only=["published.yu2019"], tier="quick", seed=0, jobs=1)`` (128 s wall on the shared
+machine, load average ~5), the other entries untouched (their checks did not change).
 """
 
 from __future__ import annotations

@@ -1,21 +1,22 @@
-"""Yu, Yang, Zhu, "Parallel Restarted SGD with Faster Convergence and Less Communication: Demystifying Why Model
-Averaging Works for Deep Learning", AAAI 2019 (arXiv:1807.06629): Theorem 1 (nonconvex local SGD, constant
-step) and its corollary (the linear-speedup step s = √N/(L√T)).
+"""Yu, Yang, Zhu, "Parallel Restarted SGD with Faster Convergence and Less Communication: Demystifying Why
+Model Averaging Works for Deep Learning", AAAI 2019 (arXiv:1807.06629): Theorem 1 (nonconvex local SGD,
+constant step) and its corollary (the linear-speedup step s = √N/(L√T)).
 
 Where and how it was read: the statement is quoted from the lecture notes in the shared seeds
-(``/work/shared/seeds/004_…``, the slides "Convergence Results: FedAvg with I.I.D. Datasets", "Theorem 1 ([Yu et
-al. AAAI'19])" and "Corollary 2 ([Yu et al. AAAI'19])") — a secondary source quoting the paper; the reading
-sheet (``/work/shared/THEOREMS.md``, section "Local SGD / FedAvg theorems") carries NO confidence tag on it. The
-paper itself was searched for with the ``search`` tool (corpus pages): only its abstract and the first lines of
-its introduction were retrievable (ar5iv 1807.06629), which fix that each f_i "can be possibly different for
-different i" — the theorem text was not. Confidence "read" here means: read in the notes, verbatim.
+(``/work/shared/seeds/004_…``, the slides "Convergence Results: FedAvg with I.I.D. Datasets", "Theorem 1
+([Yu et al. AAAI'19])" and "Corollary 2 ([Yu et al. AAAI'19])") — a secondary source quoting the paper; the
+reading sheet (``/work/shared/THEOREMS.md``, section "Local SGD / FedAvg theorems") carries NO confidence
+tag on it. The paper itself was searched for with the ``search`` tool (corpus pages): only its abstract and
+the first lines of its introduction were retrievable (ar5iv 1807.06629), which fix that each f_i "can be
+possibly different for different i" — the theorem text was not. Confidence "read" here means: read in the
+notes, verbatim.
 
 Paper letters -> symbols (``afltheory.theory.symbols``, as in ``theory.yu_local_sgd``): γ (the notes' s) ->
 ``s``; I (the notes' K, the averaging interval) -> ``K``; N workers -> ``N``; T = total local SGD iterations
 (NOT rounds) -> ``T``; f(x̄⁰) − f* -> ``Delta``; σ² (variance), G² (second moment) -> ``sigma``, ``G``.
 
-ONE definition of the bound: the terms are ``theory.yu_local_sgd.SETTING_TERM_EXPRS["iid"]`` (read here, never
-retyped); the corollary is that bound with s substituted (its printed form is checked against the
+ONE definition of the bound: the terms are ``theory.yu_local_sgd.SETTING_TERM_EXPRS["iid"]`` (read here,
+never retyped); the corollary is that bound with s substituted (its printed form is checked against the
 substitution by tests/published/test_yu2019.py).
 """
 
@@ -42,8 +43,9 @@ THM1 = Statement(
     reference="Yu, Yang, Zhu, AAAI 2019, Theorem 1 (as quoted by the lecture notes)",
     source=SOURCE,
     excerpt=(
-        "if $s \\in (0, \\frac{1}{L}]$ ... $\\frac{1}{T} \\sum_{t=1}^T \\mathbb{E}[\\|\\nabla f(\\bar{\\mathbf{x}}^{t-1})"
-        "\\|^2] \\leq \\frac{2}{sT}(f(\\bar{\\mathbf{x}}^0) - f^*) + 4s^2 K^2 G^2 L^2 + \\frac{L}{N}s\\sigma^2$"
+        "if $s \\in (0, \\frac{1}{L}]$ ... $\\frac{1}{T} \\sum_{t=1}^T "
+        "\\mathbb{E}[\\|\\nabla f(\\bar{\\mathbf{x}}^{t-1})\\|^2] "
+        "\\leq \\frac{2}{sT}(f(\\bar{\\mathbf{x}}^0) - f^*) + 4s^2 K^2 G^2 L^2 + \\frac{L}{N}s\\sigma^2$"
     ),
     confidence="read",
     reading=(
@@ -80,8 +82,9 @@ COR2 = Statement(
     "numbering not retrieved)",
     source=SOURCE,
     excerpt=(
-        "If we let $s = \\frac{\\sqrt{N}}{L\\sqrt{T}}$: ... $\\leq \\frac{2L}{\\sqrt{NT}}(f(\\bar{x}^0) - f^*) + "
-        '4\\frac{N}{T}K^2G^2 + \\frac{1}{\\sqrt{NT}}\\sigma^2$ $\\simeq O(\\frac{1}{\\sqrt{NT}})$ ← "linear speedup"'
+        "If we let $s = \\frac{\\sqrt{N}}{L\\sqrt{T}}$: ... $\\leq \\frac{2L}{\\sqrt{NT}}"
+        "(f(\\bar{x}^0) - f^*) + 4\\frac{N}{T}K^2G^2 + \\frac{1}{\\sqrt{NT}}\\sigma^2$ "
+        '$\\simeq O(\\frac{1}{\\sqrt{NT}})$ ← "linear speedup"'
     ),
     confidence="read",
     reading=(

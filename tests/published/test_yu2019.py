@@ -21,7 +21,7 @@ IDS = ("published.yu2019.thm1", "published.yu2019.cor2")
 
 
 def test_one_definition_of_the_bound():
-    # the statement's terms ARE theory.yu_local_sgd's (the same objects), and the claim's are their substitution
+    # the statement's terms ARE theory.yu_local_sgd's (the same objects); the claim's are their substitution
     assert yu2019.THM1.bound == yu.SETTING_TERM_EXPRS["iid"]
     assert sp.simplify(yu2019.THM1.total() - yu.bound_expr("iid")) == 0
     back = {eta_L: s / eta, M: N, sigma_L: sigma}
@@ -123,7 +123,7 @@ def test_pep_bracket_is_the_quadratic_worst_case():
     p = claim_pep(
         CLAIMS["published.yu2019.thm1"], T=10, K=1, values={"L": 1.0, "Delta": 1.0, "eta": 1.0, "eta_L": 0.5}
     )
-    # GD with s = 1/2 on f = ½x², f(x_0) = 1: (1/10) Σ_{t<10} 2·4^{−t}; the bound 2Δ/(sT) = 0.4 (σ_L = 0 ⇒ G = 0)
+    # GD, s = 1/2, on f = ½x², f(x_0) = 1: (1/10) Σ_{t<10} 2·4^{−t}; the bound 2Δ/(sT) = 0.4 (σ_L = 0 ⇒ G = 0)
     hand = 0.2 * (1 - 0.25**10) / 0.75
     assert p.bound == pytest.approx(0.4, rel=1e-12) and p.inside_conditions
     assert p.upper == pytest.approx(hand, rel=1e-4) and p.lower == pytest.approx(hand, rel=1e-4)

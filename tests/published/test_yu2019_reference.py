@@ -1,8 +1,9 @@
-"""Yu et al. 2019 (AAAI) against the independent plain reference (tests/published/yu_reference.py, no afltheory
-import): PR-SGD as the notes print it, with hand-derived numbers; the engine's FedAvg equals plain local SGD;
-the engine form K = 1 measures the theorem's left side exactly where PR-SGD and local SGD have the same virtual
-average (a shared Hessian) — and not in general, which the claim's reading says; Theorem 1 with K > 1 on the
-plain loop. Every case is deterministic (σ = 0): no randomness, no confidence level involved."""
+"""Yu et al. 2019 (AAAI) against the independent plain reference (tests/published/yu_reference.py, no
+afltheory import): PR-SGD as the notes print it, with hand-derived numbers; the engine's FedAvg equals
+plain local SGD; the engine form K = 1 measures the theorem's left side exactly where PR-SGD and local
+SGD have the same virtual average (a shared Hessian) — and not in general, which the claim's reading
+says; Theorem 1 with K > 1 on the plain loop. Every case is deterministic (σ = 0): no randomness, no
+confidence level involved."""
 
 from __future__ import annotations
 

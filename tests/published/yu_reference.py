@@ -1,10 +1,11 @@
 """Independent plain-numpy reference for Yu, Yang, Zhu 2019 (AAAI), Theorem 1. NOTHING here imports afltheory.
 
-``pr_sgd_loop`` is parallel restarted SGD literally as the lecture notes print it (shared seed 004, "equivalent
-code for FedAvg"): for t = 1..T every worker observes G_i^t at its own x_i^{t−1}; if t mod K = 0 the node
-average ȳ = (1/N) Σ_i x_i^{t−1} is taken BEFORE the step and x_i^t = ȳ − s G_i^t, else x_i^t = x_i^{t−1} − s G_i^t.
-The theorem's left side averages ‖∇f(x̄^{t−1})‖² over t = 1..T, x̄ the virtual average at EVERY iteration
-(``yu_lhs``). ``yu_bound`` is the right side retyped from the notes (a second, independent copy on purpose).
+``pr_sgd_loop`` is parallel restarted SGD literally as the lecture notes print it (shared seed 004,
+"equivalent code for FedAvg"): for t = 1..T every worker observes G_i^t at its own x_i^{t−1}; if t mod K = 0
+the node average ȳ = (1/N) Σ_i x_i^{t−1} is taken BEFORE the step and x_i^t = ȳ − s G_i^t, else x_i^t =
+x_i^{t−1} − s G_i^t. The theorem's left side averages ‖∇f(x̄^{t−1})‖² over t = 1..T, x̄ the virtual average
+at EVERY iteration (``yu_lhs``). ``yu_bound`` is the right side retyped from the notes (a second,
+independent copy on purpose).
 """
 
 from __future__ import annotations
