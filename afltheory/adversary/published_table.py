@@ -199,6 +199,11 @@ def _verdict(fn: Any, claim_id: str) -> tuple[str, str]:
         ctl = "" if nc is None else ("; control fails" if not nc.passed else "; CONTROL PASSES (no power)")
         tag = v.id[len(claim_id) + 1 :] if v.id != claim_id else ""
         parts.append(f"{'PASS' if v.passed else 'FAIL'} ({v.method}){ctl}" + (f" [{tag}]" if tag else ""))
+        if "over" in (v.details or {}):  # a rate verdict (claims.verify_rate): slopes, not a ratio
+            ratios.append(
+                f"slope {_g(v.measured)} (claimed {_g(v.theoretical)})" + (f" [{tag}]" if tag else "")
+            )
+            continue
         r = v.measured / v.theoretical if v.theoretical > 0 else float("inf")
         ratios.append(f"{_g(v.measured)} / {_g(v.theoretical)} = {_g(r)}" + (f" [{tag}]" if tag else ""))
     return "; ".join(parts), "; ".join(ratios)

@@ -304,7 +304,11 @@ _s_yu = sp.Symbol("eta", positive=True) * sp.Symbol("eta_L", positive=True)
 _YU_SUBS = {yu2019.s: _s_yu, yu2019.N: M, yu2019.sigma: sigma_L}
 _YU_READ = (
     " Engine form: K = 1 (x̄^t = the server iterate, T_Yu = T rounds), FedAvg with s = η η_L, N = M, σ = σ_L; "
-    "G read as σ_L (a lower bound of the second moment: conservative)."
+    "G read as σ_L (a lower bound of the second moment: conservative). The notes' PR-SGD averages BEFORE the "
+    "synchronising step, whose gradient is taken at the un-averaged local point; the engines run FedAvg "
+    "(every worker restarts at the average; K = 1: parallel mini-batch SGD). Their virtual averages coincide "
+    "on quadratics with a shared Hessian (the verdict instances), not in general "
+    "(tests/published/test_yu2019_reference.py)."
 )
 _YU_CLASS = Assumptions(
     function="smooth",
