@@ -146,6 +146,16 @@ def problems(
     return draw()
 
 
+def _fixed_local_steps(claim: Any, num_workers: int) -> int | None:
+    """The largest local-step count the claim's rule fixes for ``num_workers`` workers (its local view,
+    ``ServerRule.local_view``; AsySG: 1), or None when the behaviour's K applies. Read on a rule built with
+    unit step sizes (the fixed counts do not depend on them)."""
+    if claim.rule is None:
+        return None
+    rule = claim.rule(eta=1.0, eta_L=1.0, **dict(claim.rule_options))
+    return rule.local_view(num_workers).max_steps
+
+
 def behaviours(claim: Any, num_workers: int, *, max_delay: int = 2, max_K: int = 3) -> Any:
     """Round-mode behaviours inside the claim's class: arrivals (full: all M; uniform: m of M; arbitrary:
     uniform or biased), delays ≤ min(class bound, ``max_delay``), constant or uniformly random local steps
@@ -156,8 +166,8 @@ def behaviours(claim: Any, num_workers: int, *, max_delay: int = 2, max_K: int =
     a = claim.assumptions
     tau_cap = max_delay if a.max_delay is None else min(max_delay, a.max_delay)
     K_cap = max_K if a.max_local_steps is None else min(max_K, a.max_local_steps)
-    fixed = getattr(claim.rule, "fixed_local_steps", None)
     M = num_workers
+    fixed = _fixed_local_steps(claim, M)
 
     @st.composite
     def draw(d):
@@ -168,7 +178,7 @@ def behaviours(claim: Any, num_workers: int, *, max_delay: int = 2, max_K: int =
         else:
             arrivals = UniformArrivals(m)
         tau = d(st.integers(0, tau_cap))
-        K = 1 if fixed else d(st.integers(1, K_cap))
+        K = fixed if fixed is not None else d(st.integers(1, K_cap))
         steps = ConstantSteps(K) if K == 1 or d(st.booleans()) else UniformSteps(1, K)
         return Behaviour(arrivals, UniformDelay(tau), steps), m, tau, K
 

@@ -10,8 +10,10 @@ examples (use it to hunt for bugs; paste a printed ``@reproduce_failure`` blob i
 from __future__ import annotations
 
 import copy
+import json
 import os
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -58,10 +60,16 @@ def quick_check(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], dic
 
 
 # ------------------------------------------------------------------------------------------------- shards
+#: Recorded wall seconds per test module (path relative to the repository root), written by
+#: ``tools/run_tests.py --record`` from a full run; the shards are dealt from it (``deal``).
+DURATIONS_FILE = Path(__file__).resolve().parent / "module_durations.json"
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
-    """``--shard I/N``: run the I-th of N shards (test modules dealt round-robin by sorted path);
-    ``tools/run_tests.py`` (``make test``) runs the N shards in parallel."""
+    """``--shard I/N``: run the I-th of N shards (``deal``); ``tools/run_tests.py`` (``make test``) runs the
+    N shards in parallel. ``--durations-out FILE``: write this session's seconds per test module (JSON)."""
     parser.addoption("--shard", default=None, help="I/N: run only the I-th of N module shards (0-based)")
+    parser.addoption("--durations-out", default=None, help="write seconds per test module to this JSON file")
 
 
 def _shard(spec: str) -> tuple[int, int]:
@@ -74,18 +82,68 @@ def _shard(spec: str) -> tuple[int, int]:
     return i, n
 
 
+def deal(modules: list[str], n: int, durations: dict[str, float]) -> list[list[str]]:
+    """The modules dealt into n shards by recorded duration: longest first, each to the shard with the least
+    work so far (ties: the lowest index), a module without a record counted at the median record (1 s when
+    there is none). Deterministic in (modules, n, durations), so every shard computes the same deal."""
+    known = sorted(v for v in durations.values() if v >= 0)
+    default = known[len(known) // 2] if known else 1.0
+    cost = {m: float(durations.get(m, default)) for m in modules}
+    shards: list[list[str]] = [[] for _ in range(n)]
+    load = [0.0] * n
+    for m in sorted(modules, key=lambda m: (-cost[m], m)):
+        k = min(range(n), key=lambda j: (load[j], j))
+        shards[k].append(m)
+        load[k] += cost[m]
+    return shards
+
+
+def _recorded_durations() -> dict[str, float]:
+    try:
+        data = json.loads(DURATIONS_FILE.read_text())
+    except (OSError, ValueError):
+        return {}
+    return {str(k): float(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+
+def _relative(path: Path, root: Path) -> str:
+    try:
+        return path.resolve().relative_to(root).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     spec = config.getoption("--shard")
     if not spec:
         return
     i, n = _shard(spec)
-    modules = sorted({str(item.path) for item in items})
-    mine = {m for k, m in enumerate(modules) if k % n == i}
-    keep = [item for item in items if str(item.path) in mine]
-    drop = [item for item in items if str(item.path) not in mine]
+    root = Path(config.rootpath).resolve()
+    modules = sorted({_relative(Path(item.path), root) for item in items})
+    mine = set(deal(modules, n, _recorded_durations())[i])
+    keep = [item for item in items if _relative(Path(item.path), root) in mine]
+    drop = [item for item in items if _relative(Path(item.path), root) not in mine]
     if drop:
         config.hook.pytest_deselected(items=drop)
     items[:] = keep
+
+
+_MODULE_SECONDS: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Sum each test module's setup, call and teardown seconds (for ``--durations-out``)."""
+    module = report.nodeid.split("::", 1)[0]
+    _MODULE_SECONDS[module] = _MODULE_SECONDS.get(module, 0.0) + float(report.duration)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Write ``--durations-out`` (module nodeid paths are relative to the rootdir, as the deal reads them)."""
+    out = session.config.getoption("--durations-out")
+    if out:
+        Path(out).write_text(
+            json.dumps({k: round(v, 2) for k, v in sorted(_MODULE_SECONDS.items())}, indent=1)
+        )
 
 
 # ------------------------------------------------------------------------------------ mutant injection

@@ -40,25 +40,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
 ALLOWED_EDGES: dict[tuple[str, str], str] = {}
 
 #: Temporary: private names used across rooms, (importing module, imported module, name). Must only shrink.
-ALLOWED_PRIVATE: dict[tuple[str, str, str | None], str] = {
-    ("afltheory.mutants.mutant", "afltheory.exact.local", "_IMPERATIVE"): "export the imperative hook names",
-    ("afltheory.mutants.algorithms", "afltheory.algorithms.server", "_worker_mean"): "mutants copy a rule",
-    (
-        "afltheory.mutants.algorithms",
-        "afltheory.compression.compressors",
-        "_stochastic_round",
-    ): "mutants copy a compressor",
-    (
-        "afltheory.pep.theorems",
-        "afltheory.theory._scope",
-        "check_scope",
-    ): "pep reads a theorem's scope (the coordinator rewrites _scope.py)",
-    (
-        "afltheory.adversary.claims",
-        "afltheory.theory._stats",
-        "evaluate_terms",
-    ): "the adversary evaluates a bound's terms (coordinator: adversary/claims.py)",
-}
+ALLOWED_PRIVATE: dict[tuple[str, str, str | None], str] = {}
 
 #: Names the package root resolves lazily to the engine (``from afltheory import simulate``).
 _ROOT_ENGINE_NAMES = {"simulate", "Trace", "DivergenceInfo"}

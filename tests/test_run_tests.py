@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import functools
+import json
 import subprocess
 import sys
 from pathlib import Path
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 ROOT = Path(__file__).resolve().parents[1]
 RUNNER = [sys.executable, str(ROOT / "tools" / "run_tests.py")]
-# two small modules: one per shard (modules are dealt round-robin by sorted path)
+# two small modules: one per shard (the deal gives each shard one of two modules, whatever their records)
 MODULES = ["tests/analysis/test_known_answers.py", "tests/test_wrap_artefacts.py"]
 
 
@@ -50,3 +55,74 @@ def test_bad_shard_spec_is_a_usage_error():
         timeout=300,
     )
     assert r.returncode == 4 and "--shard" in (r.stdout + r.stderr)
+
+
+@functools.cache
+def _deal():
+    """tests/conftest.py's ``deal`` (conftest is not importable as a package module)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("_conftest_for_deal", ROOT / "tests" / "conftest.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.deal
+
+
+def test_deal_pinned_longest_first_to_least_loaded():
+    deal = _deal()
+    # hand-dealt: a(5)→0; b(4)→1; c(3)→1 (4 < 5); d(3)→0 (5 < 7): loads 8 and 7
+    assert deal(["a", "b", "c", "d"], 2, {"a": 5, "b": 4, "c": 3, "d": 3}) == [["a", "d"], ["b", "c"]]
+    # an unrecorded module costs the median record (3 of 1, 3, 10): c(10)→0; b(3) and x(3) tie on cost,
+    # ordered by name: b→1, x→1 (3 < 10); a(1)→1 (6 < 10)
+    assert deal(["a", "b", "c", "x"], 2, {"a": 1, "b": 3, "c": 10}) == [["c"], ["b", "x", "a"]]
+    # no record at all: every module costs 1 s, i.e. a round-robin deal by sorted path
+    assert deal(["m1", "m2", "m3", "m4", "m5"], 2, {}) == [["m1", "m3", "m5"], ["m2", "m4"]]
+
+
+@given(
+    costs=st.dictionaries(
+        st.text("abcdefgh", min_size=1, max_size=4),
+        st.floats(0, 100, allow_nan=False),
+        min_size=1,
+        max_size=30,
+    ),
+    n=st.integers(1, 5),
+)
+def test_deal_partitions_and_balances(costs, n):
+    """Every module in exactly one shard, the same deal twice, and (greedy longest-first bound) no shard
+    exceeds the least-loaded one by more than the largest module's cost."""
+    deal = _deal()
+    modules = sorted(costs)
+    shards = deal(modules, n, costs)
+    assert len(shards) == n and sorted(m for s in shards for m in s) == modules
+    assert deal(list(reversed(modules)), n, costs) == shards
+    loads = [sum(costs[m] for m in s) for s in shards]
+    assert max(loads) - min(loads) <= max(costs.values()) + 1e-9
+
+
+def test_record_writes_seconds_per_module(tmp_path):
+    out = tmp_path / "durations.json"
+    r = _run(
+        "--jobs",
+        "2",
+        "--record",
+        "--durations-file",
+        str(out),
+        "--",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        *MODULES,
+    )
+    assert r.returncode == 0, r.stdout[-3000:]
+    data = json.loads(out.read_text())
+    assert sorted(data) == sorted(MODULES) and all(v >= 0 for v in data.values()), data
+    assert sum(data.values()) > 0, data
+
+
+def test_a_failing_run_records_nothing(tmp_path):
+    out = tmp_path / "durations.json"
+    r = _run(
+        "--jobs", "2", "--record", "--durations-file", str(out), "--", "-q", "tests/no_such_test_file.py"
+    )
+    assert r.returncode == 4 and not out.exists(), r.stdout[-3000:]

@@ -21,8 +21,7 @@ import numpy as np
 
 from .._validation import check_component
 from ..algorithms.base import UnsupportedRule
-from ..theory import theorem2, theorem3, theorem4
-from ..theory._stats import evaluate_terms
+from ..theory import evaluate_terms, theorem2, theorem3, theorem4
 from . import fastexact
 from .components import biased_inclusion, periodic_max_gap
 from .space import AssumptionClass, Reader, Structure, certified_constants, decode_problem, pmf_from, rescale

@@ -55,7 +55,8 @@ class RuleView:
     ``scale`` (B,) = γ / normalizer(m, M); ``mu`` (B,) the worker's proximal weight; ``eta_L`` (B, M) the
     local step of each worker; ``w_K`` (B, K_max) = w_K(1..K_max); ``w_tau`` (B, D+1) = w_τ(0..D);
     ``w_worker`` (B, M) the client-weight factors M·p_i (ones without client weights); ``memory``,
-    ``warm_start`` and ``fixed_local_steps`` (None, an int or one int per worker) are common to the batch."""
+    ``warm_start`` and ``local_steps`` (the rules' fixed K_i from their local view, (M,) int, or None: the
+    law's K) are common to the batch."""
 
     memory: bool
     warm_start: bool
@@ -64,7 +65,7 @@ class RuleView:
     eta_L: np.ndarray
     w_K: np.ndarray
     w_tau: np.ndarray
-    fixed_local_steps: int | tuple | None
+    local_steps: np.ndarray | None
     w_worker: np.ndarray | None = None
 
     def repeat(self, k: int) -> RuleView:
@@ -125,7 +126,8 @@ def rule_view(
                 )
             if hasattr(r, "check_m"):
                 r.check_m(m)
-            fixed = v.fixed_local_steps
+            Ks_fixed = v.local_for(num_workers).steps  # the rule's local view: fixed K_i or None
+            fixed = None if Ks_fixed is None else tuple(Ks_fixed.tolist())
             row = (
                 float(v.gamma) / v.normalizer(m, num_workers),
                 v.mu,
@@ -142,7 +144,7 @@ def rule_view(
             common = kind
         elif kind != common:
             raise ValueError(
-                f"the rules of one batch must agree on (memory, warm_start, fixed_local_steps); "
+                f"the rules of one batch must agree on (memory, warm_start, fixed local steps); "
                 f"got {common} and {kind}"
             )
         for k, val in zip(out, row, strict=True):
@@ -158,7 +160,7 @@ def rule_view(
         eta_L=np.array(out["eta_L"], dtype=float),
         w_K=np.array(out["w_K"]),
         w_tau=np.array(out["w_tau"]),
-        fixed_local_steps=fixed,
+        local_steps=None if fixed is None else np.array(fixed, dtype=np.int64),
         w_worker=np.array(out["w_worker"], dtype=float),
     )
 
@@ -291,9 +293,8 @@ def grad_norm_sq(b: Batch, rounds: int) -> np.ndarray:
     )
     Kmax = pK.shape[-1]
     view = rule_view(at(0), m=int(b.m), num_workers=M, K_max=Kmax, max_delay=Hn - 1)
-    fixed = view.fixed_local_steps
-    if fixed is not None:  # K_{t,i} = the rule's fixed count, whatever the law (AsySG, DynamicFedAvg)
-        Kf = np.broadcast_to(np.asarray(fixed, dtype=int), (M,))
+    Kf = view.local_steps
+    if Kf is not None:  # K_{t,i} = the rule's fixed count, whatever the law (AsySG, DynamicFedAvg)
         Kmax = max(Kmax, int(Kf.max()))
         pK = np.zeros(pK.shape[:-1] + (Kmax,))
         pK[..., np.arange(M), Kf - 1] = 1.0

@@ -4,7 +4,7 @@ SCAFFOLD, EpochSGD)."""
 from .base import MemoryState, NoState, ServerRule, ServerState, UnsupportedRule, WorkerRule
 from .dynamic import DynamicFedAvg, EpochSGD
 from .local import LocalView, local_view
-from .server import AFACD, AFACS, STALENESS_WEIGHTS, AsySG, FedAvg, FedBuff
+from .server import AFACD, AFACS, STALENESS_WEIGHTS, AsySG, FedAvg, FedBuff, worker_mean
 from .workers import SCAFFOLD, SGD, FedProx
 
 ALGORITHMS = {"AFACD": AFACD, "AFACS": AFACS, "FedAvg": FedAvg, "FedBuff": FedBuff, "AsySG": AsySG}
@@ -33,4 +33,5 @@ __all__ = [
     "WORKER_RULES",
     "WorkerRule",
     "local_view",
+    "worker_mean",
 ]

@@ -35,6 +35,25 @@ class LocalView:
     uniform_steps: int | None
     step_sizes: np.ndarray | None
 
+    @classmethod
+    def of_steps(cls, fixed_local_steps: int | tuple[int, ...] | None, num_workers: int) -> LocalView:
+        """The view of a rule that fixes only its local-step counts (``fixed_local_steps``: None, an int or
+        one int per worker; no per-worker step sizes), read by the one normalizer ``local_view`` uses."""
+        M = check_int("num_workers", num_workers, low=1)
+        steps, uniform = _fixed_steps(fixed_local_steps, M)
+        return _view(M, steps, uniform, None)
+
+    @property
+    def max_steps(self) -> int | None:
+        """The largest fixed local-step count K_i, or None (the schedule's K)."""
+        return None if self.steps is None else int(self.steps.max())
+
+    def worker_step_sizes(self, eta_L: float) -> np.ndarray:
+        """(M,) the local step size of each worker: the per-worker η_i, or the rule's ``eta_L`` for all."""
+        if self.step_sizes is None:
+            return np.full(self.num_workers, float(eta_L))
+        return np.array(self.step_sizes, dtype=float)
+
     def apply(self, sched: Schedule) -> Schedule:
         """``sched`` with every arrival's K set to the rule's fixed count (``sched`` itself when the rule
         fixes none). The result is valid by construction (counts ≥ 1), so it is not re-validated."""
@@ -112,6 +131,10 @@ def local_view(rule: Any, num_workers: int) -> LocalView:
     M = check_int("num_workers", num_workers, low=1)
     sizes = _step_sizes(rule, M)  # first: a rule's own check names its parameter (DynamicFedAvg: epochs)
     steps, uniform = _fixed_steps(getattr(rule, "fixed_local_steps", None), M)
+    return _view(M, steps, uniform, sizes)
+
+
+def _view(M: int, steps: np.ndarray | None, uniform: int | None, sizes: np.ndarray | None) -> LocalView:
     if steps is not None and uniform is None and np.all(steps == steps[0]):
         uniform = int(steps[0])
     return LocalView(M, steps, uniform, sizes)

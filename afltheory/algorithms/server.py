@@ -18,11 +18,12 @@ from .._validation import check_int
 from .base import ServerRule, _sum_arrivals
 from .workers import SGD
 
-__all__ = ["AFACD", "AFACS", "STALENESS_WEIGHTS", "AsySG", "FedAvg", "FedBuff"]
+__all__ = ["AFACD", "AFACS", "STALENESS_WEIGHTS", "AsySG", "FedAvg", "FedBuff", "worker_mean"]
 
 
-def _worker_mean(G: np.ndarray, weights: np.ndarray | None = None, factor: float = 1.0) -> np.ndarray:
-    """factor · (1/n) Σ_i w_i G_i over the arrivals axis of G (R, n, d)."""
+def worker_mean(G: np.ndarray, weights: np.ndarray | None = None, factor: float = 1.0) -> np.ndarray:
+    """factor · (1/n) Σ_i w_i G_i over the arrivals axis of G (R, n, d): the averaging step of the server
+    rules (public for rules built on them, e.g. the mutants)."""
     s = _sum_arrivals(G, weights)
     s *= factor / G.shape[1]
     return s

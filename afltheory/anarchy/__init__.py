@@ -13,12 +13,13 @@ from .arrivals import (
 from .behaviour import Behaviour, ComputeTime, EventDriven, ExponentialTime, FixedTime, Replay, Synchronous
 from .delays import Delays, FixedDelay, GeometricDelay, NoDelay, PerWorkerDelay, UniformDelay
 from .local_steps import ConstantSteps, LocalSteps, PerWorkerSteps, TimeVaryingSteps, UniformSteps
-from .schedule import Schedule
+from .schedule import BehaviourOrigin, RuleOrigin, Schedule
 
 __all__ = [
     "PAPER_BIASED_PROBS",
     "Arrivals",
     "Behaviour",
+    "BehaviourOrigin",
     "BiasedArrivals",
     "ComputeTime",
     "ConstantSteps",
@@ -36,6 +37,7 @@ __all__ = [
     "PerWorkerDelay",
     "PerWorkerSteps",
     "Replay",
+    "RuleOrigin",
     "Schedule",
     "Synchronous",
     "TimeVaryingSteps",

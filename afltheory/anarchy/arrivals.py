@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import functools
 import math
+from typing import ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .._introspect import defining_class
 from .._validation import check_array, check_int, check_real
 
 __all__ = [
@@ -33,6 +35,20 @@ class Arrivals:
     """Base class: ``m`` workers per round."""
 
     m: int
+    #: the arrival law of [Yang et al. 2022] this process draws, or None: "uniform" (m of M uniformly without
+    #: replacement, independently across rounds — Theorem 3's assumption). Read through ``declared_law``.
+    analysed_as: ClassVar[str | None] = None
+
+    @property
+    def declared_law(self) -> str | None:
+        """``analysed_as`` when the class declaring it also defines the draws (``sample``, ``sample_block``,
+        ``_sample_blocks``, ``inclusion``), else None: a subclass redefining how workers are drawn inherits
+        no declaration about the law (a renamed subclass that changes nothing keeps it)."""
+        cls = type(self)
+        declared = defining_class(cls, "analysed_as")
+        hooks = ("sample", "sample_block", "_sample_blocks", "inclusion")
+        owners = [c for c in (defining_class(cls, h) for h in hooks) if c is not None]
+        return self.analysed_as if all(issubclass(declared, c) for c in owners) else None
 
     def validate(self, num_workers: int) -> None:
         """Raise a ValueError naming the parameter if this law cannot draw from ``num_workers`` workers (e.g.
@@ -156,6 +172,8 @@ class UniformArrivals(Arrivals):
     O(m²) cheap operations per round, exact draws) and lists each round in insertion order (entry j ≤ M − m +
     j); larger m takes the m smallest of M uniform keys in ``argpartition`` order (m = M: a uniformly random
     permutation)."""
+
+    analysed_as = "uniform"
 
     def __init__(self, m: int):
         self.m = check_int("m", m, low=1)

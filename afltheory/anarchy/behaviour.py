@@ -1,6 +1,8 @@
 """Behaviours: how anarchic workers turn into a realized ``Schedule`` (round mode, replay, event mode).
 
-Every behaviour implements ``sample(rounds, replicates, num_workers, seed) -> Schedule``; replicate r's
+Every behaviour implements ``sample(rounds, replicates, num_workers, seed) -> Schedule`` and
+``round_components()``: its (arrivals, delays, local steps) policies when every round is drawn from them
+independently of the past (round mode, synchronous), else None (replay, event clock); replicate r's
 schedule does not depend on the number of replicates (round mode: block-keyed streams drawn whole; event and
 synchronous clocks: one stream per replicate).
 """
@@ -71,6 +73,10 @@ class Behaviour:
     def max_delay(self) -> int:
         """The delay law's largest delay."""
         return self.delays.max_delay
+
+    def round_components(self) -> tuple[Arrivals, Delays, LocalSteps] | None:
+        """(arrivals, delays, local_steps): each round is drawn from these policies."""
+        return self.arrivals, self.delays, self.local_steps
 
     def sample(self, rounds: int, replicates: int, num_workers: int, seed: int = 0) -> Schedule:
         """Replicates are drawn in blocks of ``_rng.BLOCK`` from ``stream(seed, SCHEDULE, block)``, always the
@@ -169,6 +175,10 @@ class Replay:
     def max_delay(self) -> int:
         """The largest recorded delay (0 for an empty schedule)."""
         return int(self.schedule.delays.max()) if self.schedule.delays.size else 0
+
+    def round_components(self) -> tuple[Arrivals, Delays, LocalSteps] | None:
+        """None: a replayed schedule is not drawn round by round from policies."""
+        return None
 
     def sample(self, rounds: int, replicates: int, num_workers: int, seed: int = 0) -> Schedule:
         """The recorded schedule's first ``rounds`` rounds and ``replicates`` replicates (a one-replicate
@@ -284,6 +294,10 @@ class EventDriven:
         """None: delays emerge from the event clock (read them from the sampled schedule)."""
         return None  # emerges; read it from the sampled schedule
 
+    def round_components(self) -> tuple[Arrivals, Delays, LocalSteps] | None:
+        """None: arrivals and delays emerge from the event clock (they depend on the past)."""
+        return None
+
     def sample(self, rounds: int, replicates: int, num_workers: int, seed: int = 0) -> Schedule:
         """Draw a Schedule (replicates, rounds, m) with its wall clock: a round closes at the m-th arrival in
         time."""
@@ -352,6 +366,10 @@ class Synchronous:
     def max_delay(self) -> int:
         """0: a synchronous round waits for every sampled worker."""
         return 0
+
+    def round_components(self) -> tuple[Arrivals, Delays, LocalSteps] | None:
+        """(arrivals, NoDelay(), local_steps): every sampled worker starts from the current model."""
+        return self.arrivals, NoDelay(), self.local_steps
 
     def sample(self, rounds: int, replicates: int, num_workers: int, seed: int = 0) -> Schedule:
         """Draw a Schedule with τ = 0 and a wall clock where each round waits for its slowest worker."""

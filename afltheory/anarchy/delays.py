@@ -1,14 +1,20 @@
 """Bounded delays: arrival (t, i) used model x_{t−τ_{t,i}} with τ_{t,i} ≤ min(t, max_delay) (round mode).
 
 Delay processes that are i.i.d. per arrival given t expose ``pmf(t)``: probabilities over 0..min(t,
-max_delay).
+max_delay) (``worker_pmf(t, i)`` when the law depends on the arriving worker). A class whose law is the same
+for every t ≥ max_delay declares ``stationary = True``; ``time_invariant`` reads that declaration only when
+the declaring class also defines the law, so a subclass redefining ``pmf``/``worker_pmf`` is not trusted
+(the exact engine then compares the law round by round).
 """
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .._introspect import defining_class
 from .._validation import as_array, check_int, check_real
 from .arrivals import _by_block, _uniform_below
 
@@ -27,6 +33,8 @@ class Delays:
     ``Behaviour.sample`` then stores that view instead of drawing block by block."""
 
     max_delay: int = 0
+    #: the law (``pmf``/``worker_pmf``) is the same for every round t ≥ max_delay (read: ``time_invariant``)
+    stationary: ClassVar[bool] = False
 
     def sample(self, rng: np.random.Generator, workers: np.ndarray) -> np.ndarray:
         """Delays for arrivals ``workers`` of shape (..., rounds, m) (round index = axis −2)."""
@@ -37,9 +45,34 @@ class Delays:
         form."""
         return None
 
+    def worker_pmf(self, t: int, worker: int) -> np.ndarray | None:
+        """The law of τ for an arrival of ``worker`` at round ``t`` (independent of the other arrivals); by
+        default ``pmf(t)``, the same for every worker."""
+        return self.pmf(t)
+
+    @property
+    def per_worker(self) -> bool:
+        """True when the law depends on the arriving worker (the class redefines ``worker_pmf``)."""
+        return defining_class(type(self), "worker_pmf") is not Delays
+
+    @property
+    def time_invariant(self) -> bool:
+        """``stationary`` as declared by a class that also defines the law (``pmf`` and ``worker_pmf``), else
+        False: a subclass redefining the law inherits no declaration about it."""
+        cls = type(self)
+        declared = defining_class(cls, "stationary")
+        return bool(self.stationary) and all(
+            issubclass(declared, defining_class(cls, h)) for h in ("pmf", "worker_pmf")
+        )
+
+    def check_workers(self, num_workers: int) -> None:
+        """ValueError when the law is not defined for ``num_workers`` workers (every count, by default)."""
+
 
 class NoDelay(Delays):
     """τ = 0: every worker computes at the current model (synchronous)."""
+
+    stationary = True
 
     def sample(self, rng: np.random.Generator, workers: np.ndarray) -> np.ndarray:
         return np.zeros(workers.shape, dtype=np.int64)
@@ -57,6 +90,8 @@ class NoDelay(Delays):
 class UniformDelay(Delays):
     """Uniform over the last max_delay+1 models: τ ~ U{0, …, min(t, max_delay)} (the paper's experiments, τ ≤
     4)."""
+
+    stationary = True
 
     def __init__(self, max_delay: int):
         self.max_delay = check_int("max_delay", max_delay, low=0)
@@ -88,6 +123,8 @@ class UniformDelay(Delays):
 class FixedDelay(Delays):
     """τ_{t,i} = min(t, delay) for every arrival (worst-case staleness)."""
 
+    stationary = True
+
     def __init__(self, delay: int):
         self.max_delay = check_int("delay", delay, low=0)
 
@@ -109,6 +146,8 @@ class FixedDelay(Delays):
 
 class GeometricDelay(Delays):
     """Truncated geometric: P(τ = k) ∝ p (1 − p)^k on {0, …, min(t, max_delay)}."""
+
+    stationary = True
 
     def __init__(self, p: float, max_delay: int):
         self.p = check_real("p", p, low=0.0, high=1.0, low_open=True)
@@ -141,12 +180,24 @@ class GeometricDelay(Delays):
 class PerWorkerDelay(Delays):
     """Worker i's delay is uniform on {0, …, min(t, max_delays[i])} (heterogeneous staleness)."""
 
+    stationary = True
+
     def __init__(self, max_delays: ArrayLike):
         md = as_array("max_delays", max_delays, dtype=None)
         if md.ndim != 1 or not np.issubdtype(md.dtype, np.integer) or md.size == 0 or md.min() < 0:
             raise ValueError(f"max_delays={max_delays!r} must be a non-empty 1-D list of integers >= 0")
         self.max_delays = md.astype(np.int64)
         self.max_delay = int(md.max())
+
+    def worker_pmf(self, t: int, worker: int) -> np.ndarray | None:
+        """Uniform on {0, …, min(t, max_delays[worker])}."""
+        n = min(t, int(self.max_delays[worker])) + 1
+        return np.full(n, 1.0 / n)
+
+    def check_workers(self, num_workers: int) -> None:
+        """ValueError unless ``max_delays`` has an entry for each of the ``num_workers`` workers."""
+        if len(self.max_delays) < num_workers:
+            raise ValueError(f"max_delays has {len(self.max_delays)} entries but num_workers={num_workers}")
 
     def sample(self, rng: np.random.Generator, workers: np.ndarray) -> np.ndarray:
         if workers.max() >= len(self.max_delays):

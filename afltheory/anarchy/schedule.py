@@ -3,6 +3,11 @@
 A ``Schedule`` records, per replicate r and round t, the m arriving workers M_t, each arrival's delay τ_{t,i}
 (the model it used is x_{t−τ_{t,i}}) and its number of local steps K_{t,i}. The quantities the theorems need
 (τ, harmonic K̄_t, K̃_t, K̂_t², AFA-CS memory staleness and m') are derived from it here.
+
+A schedule realized by ``simulate`` records where it came from (``origin``) as declarative values —
+``RuleOrigin`` (the rule's class name and its declared ``analysed_as``) and ``BehaviourOrigin`` (the
+behaviour's class name, its arrival process and that process's declared law) — never the live objects, so
+what reads it (the theorems' scope check) depends on declarations only.
 """
 
 from __future__ import annotations
@@ -19,7 +24,45 @@ from .._validation import as_array, check_alloc, check_int
 if TYPE_CHECKING:
     from .behaviour import BehaviourLike
 
-__all__ = ["Schedule"]
+__all__ = ["BehaviourOrigin", "RuleOrigin", "Schedule"]
+
+
+@dataclass(frozen=True)
+class RuleOrigin:
+    """What a schedule records of the server rule it ran with: ``name`` (its class name) and ``analysed_as``
+    (``ServerRule.analysed_as``: "AFA-CD", "AFA-CS" or None — the paper's algorithm whose theorems cover
+    it)."""
+
+    name: str
+    analysed_as: str | None
+
+    @classmethod
+    def of(cls, algorithm: Any) -> RuleOrigin:
+        """The record of ``algorithm`` (itself when it is already a ``RuleOrigin``)."""
+        if isinstance(algorithm, RuleOrigin):
+            return algorithm
+        return cls(type(algorithm).__name__, getattr(algorithm, "analysed_as", None))
+
+
+@dataclass(frozen=True)
+class BehaviourOrigin:
+    """What a schedule records of the behaviour that realized it: ``name`` (its class name), ``arrivals`` (the
+    class name of its arrival process, None when arrivals emerge from a clock or a replay) and
+    ``arrivals_law`` (that process's declared law, ``Arrivals.declared_law``: "uniform" or None)."""
+
+    name: str
+    arrivals: str | None
+    arrivals_law: str | None
+
+    @classmethod
+    def of(cls, behaviour: Any) -> BehaviourOrigin:
+        """The record of ``behaviour`` (itself when it is already a ``BehaviourOrigin``)."""
+        if isinstance(behaviour, BehaviourOrigin):
+            return behaviour
+        arrivals = getattr(behaviour, "arrivals", None)
+        if arrivals is None:
+            return cls(type(behaviour).__name__, None, None)
+        return cls(type(behaviour).__name__, type(arrivals).__name__, getattr(arrivals, "declared_law", None))
 
 
 def _as_int_array(name, a) -> np.ndarray:
@@ -152,16 +195,25 @@ class Schedule:
     # -- provenance
     @property
     def origin(self) -> dict | None:
-        """``{"behaviour": ..., "algorithm": ...}`` when the schedule was realized by ``simulate`` (None for
-        hand-written or loaded schedules). Theorem bounds read it to check their scope (``theory._scope``); it
-        does not take part in equality."""
+        """``{"behaviour": BehaviourOrigin | None, "algorithm": RuleOrigin | None}`` when the schedule was
+        realized by ``simulate`` (None for hand-written or loaded schedules): declarative records, not the
+        objects. Theorem bounds read it to check their scope (``theory.check_scope``); it does not take part
+        in equality."""
         return self.__dict__.get("_origin")
 
-    def with_origin(self, behaviour: BehaviourLike | None = None, algorithm: Any = None) -> Schedule:
-        """A shallow copy (the same read-only arrays) that records the behaviour and algorithm it came
-        from."""
+    def with_origin(
+        self,
+        behaviour: BehaviourLike | BehaviourOrigin | None = None,
+        algorithm: Any = None,
+    ) -> Schedule:
+        """A shallow copy (the same read-only arrays) that records (``BehaviourOrigin.of``, ``RuleOrigin.of``)
+        the behaviour and algorithm it came from."""
         new = copy.copy(self)
-        object.__setattr__(new, "_origin", {"behaviour": behaviour, "algorithm": algorithm})
+        record = {
+            "behaviour": None if behaviour is None else BehaviourOrigin.of(behaviour),
+            "algorithm": None if algorithm is None else RuleOrigin.of(algorithm),
+        }
+        object.__setattr__(new, "_origin", record)
         return new
 
     # -- shape

@@ -26,6 +26,7 @@ from .compressors import (
     Subsample,
     TopK,
     fwht,
+    stochastic_round,
     uncompressed_bits,
 )
 
@@ -64,5 +65,6 @@ __all__ = [
     "channel_for",
     "check_compressor",
     "fwht",
+    "stochastic_round",
     "uncompressed_bits",
 ]

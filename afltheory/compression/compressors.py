@@ -44,6 +44,7 @@ __all__ = [
     "Subsample",
     "TopK",
     "fwht",
+    "stochastic_round",
     "uncompressed_bits",
 ]
 
@@ -448,7 +449,9 @@ def _pow2(d: int) -> int:
     return 1 << max(0, (d - 1).bit_length())
 
 
-def _stochastic_round(u, rng):
+def stochastic_round(u: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """⌊u⌋ + Bernoulli(u − ⌊u⌋) elementwise, drawn from ``rng``: the unbiased rounding of the quantizers
+    (E = u); public for compressors built on them (e.g. the mutants)."""
     lo = np.floor(u)
     return lo + (rng.random(u.shape) < (u - lo))
 
@@ -492,7 +495,7 @@ class StochasticQuantizer(Compressor):
     def _quantize(self, z, rng):
         lo, step, safe = self._levels(z)
         u = np.clip((z - lo) / safe, 0.0, 2**self.bits - 1)
-        q = lo + _stochastic_round(u, rng) * step
+        q = lo + stochastic_round(u, rng) * step
         return np.where(step > 0, q, z)
 
     def _compress(self, x, rng):
@@ -555,7 +558,7 @@ class QSGD(Compressor):
     def _compress(self, x, rng):
         norm = np.linalg.norm(x, axis=1, keepdims=True)
         safe = np.where(norm > 0, norm, 1.0)
-        xi = _stochastic_round(self.s * np.abs(x) / safe, rng)
+        xi = stochastic_round(self.s * np.abs(x) / safe, rng)
         return np.sign(x) * xi * (norm / self.s), self.expected_bits(x.shape[1])
 
     def second_moment(self, x: np.ndarray) -> np.ndarray:

@@ -14,6 +14,7 @@ per-worker) and finite per-worker local-step pmfs. Anything else raises
 from .cost import ExactCost, available_memory, project_cost
 from .distance import exact_distance_sq
 from .law import ExactUnavailable, RoundLaw, round_law
+from .local import IMPERATIVE_HOOKS
 from .moments import (
     DEFAULT_MAX_MEMORY,
     ExactCostWarning,
@@ -33,6 +34,7 @@ __all__ = [
     "ExactCostWarning",
     "ExactSystem",
     "ExactUnavailable",
+    "IMPERATIVE_HOOKS",
     "Moments",
     "RoundLaw",
     "SteadyState",

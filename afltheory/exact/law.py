@@ -16,8 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .._validation import check_alloc, check_int
-from ..anarchy.behaviour import Behaviour, Synchronous
-from ..anarchy.delays import FixedDelay, GeometricDelay, NoDelay, PerWorkerDelay, UniformDelay
+from ..algorithms.local import LocalView
 
 if TYPE_CHECKING:
     from ..anarchy.behaviour import BehaviourLike
@@ -48,15 +47,15 @@ class RoundLaw:
 
 
 def _components(behaviour):
-    if isinstance(behaviour, Behaviour):
-        return behaviour.arrivals, behaviour.delays, behaviour.local_steps
-    if isinstance(behaviour, Synchronous):
-        return behaviour.arrivals, NoDelay(), behaviour.local_steps
-    raise ExactUnavailable(
-        f"behaviour={behaviour!r}: exact moments need a round-mode Behaviour (or "
-        "Synchronous) whose arrivals, delays and local steps are i.i.d. across "
-        f"rounds; replayed schedules and event-driven clocks are not — {SIMULATE_HINT}"
-    )
+    hook = getattr(behaviour, "round_components", None)
+    parts = None if hook is None else hook()
+    if parts is None:
+        raise ExactUnavailable(
+            f"behaviour={behaviour!r}: exact moments need a round-mode Behaviour (or "
+            "Synchronous) whose arrivals, delays and local steps are i.i.d. across "
+            f"rounds; replayed schedules and event-driven clocks are not — {SIMULATE_HINT}"
+        )
+    return parts
 
 
 #: Largest number of local steps the exact engine accepts (checked before any pmf or local map is built).
@@ -78,16 +77,27 @@ def _check_pmf(name, p, n_max):
     return p / p.sum()
 
 
-def round_law(behaviour: BehaviourLike, num_workers: int, fixed_local_steps: int | None = None) -> RoundLaw:
+def round_law(
+    behaviour: BehaviourLike,
+    num_workers: int,
+    fixed_local_steps: LocalView | int | tuple[int, ...] | None = None,
+) -> RoundLaw:
     """Extract the per-round law of ``behaviour`` for ``num_workers`` workers, or raise
-    ``ExactUnavailable``."""
+    ``ExactUnavailable``. ``fixed_local_steps``: the rule's local view (``ServerRule.local_view(M)``), or its
+    ``fixed_local_steps`` hook value (None, an int or one int per worker, read by ``LocalView.of_steps``); a
+    fixed count replaces the behaviour's K."""
     arrivals, delays, steps = _components(behaviour)
     M = check_int("num_workers", num_workers, low=1)
     check_alloc(f"num_workers={M} (pairwise inclusion probabilities)", 8.0 * 4 * M * M)
-    if isinstance(fixed_local_steps, tuple):
-        fixed_local_steps = tuple(check_int("fixed_local_steps[i]", k, low=1) for k in fixed_local_steps)
-    elif fixed_local_steps is not None:
-        fixed_local_steps = check_int("fixed_local_steps", fixed_local_steps, low=1)
+    if isinstance(fixed_local_steps, LocalView):
+        if fixed_local_steps.num_workers != M:
+            raise ValueError(
+                f"fixed_local_steps: the local view was built for num_workers={fixed_local_steps.num_workers}"
+                f"; expected num_workers={M}"
+            )
+        view = fixed_local_steps
+    else:
+        view = LocalView.of_steps(fixed_local_steps, M)
     arrivals.validate(M)
     try:
         inc = arrivals.inclusion(M)
@@ -113,19 +123,24 @@ def round_law(behaviour: BehaviourLike, num_workers: int, fixed_local_steps: int
         )
     D = int(D)
     H = D + 1
-    if isinstance(delays, PerWorkerDelay):
-        md = delays.max_delays
-        if len(md) < M:
-            raise ExactUnavailable(f"delays={delays!r} has {len(md)} entries but num_workers={M}")
+    try:
+        delays.check_workers(M)
+    except ValueError as exc:
+        raise ExactUnavailable(f"delays={delays!r}: {exc}") from None
+    if delays.worker_pmf(0, 0) is None:
+        raise ExactUnavailable(
+            f"delays={delays!r} expose no per-arrival pmf(t) (not i.i.d. per arrival) — {SIMULATE_HINT}"
+        )
+    if delays.per_worker:  # the law depends on the arriving worker (PerWorkerDelay)
+        wcache: dict[tuple[int, int], np.ndarray] = {}
 
         def delay_pmf(t, i):
-            n = min(t, int(md[i])) + 1
-            return np.full(n, 1.0 / n)
+            if (t, i) not in wcache:
+                p = delays.worker_pmf(t, i)
+                _check_pmf(f"delays.worker_pmf({t}, {i})", p, min(t, D) + 1)
+                wcache[t, i] = np.asarray(p, dtype=float)  # validated, used as given
+            return wcache[t, i]
     else:
-        if delays.pmf(0) is None:
-            raise ExactUnavailable(
-                f"delays={delays!r} expose no per-arrival pmf(t) (not i.i.d. per arrival) — {SIMULATE_HINT}"
-            )
         cache: dict[int, np.ndarray] = {}
 
         def delay_pmf(t, i):
@@ -133,25 +148,15 @@ def round_law(behaviour: BehaviourLike, num_workers: int, fixed_local_steps: int
                 cache[t] = _check_pmf(f"delays.pmf({t})", delays.pmf(t), min(t, D) + 1)
             return cache[t]
 
-    if isinstance(fixed_local_steps, tuple):
-        K_max = max(fixed_local_steps) if fixed_local_steps else None
-    else:
-        K_max = fixed_local_steps if fixed_local_steps is not None else getattr(steps, "K_max", None)
+    K_max = view.max_steps if view.steps is not None else getattr(steps, "K_max", None)
     if K_max is not None and K_max > MAX_LOCAL_STEPS:
-        which = "local_steps" if fixed_local_steps is None else "fixed_local_steps"
+        which = "local_steps" if view.steps is None else "fixed_local_steps"
         raise ExactUnavailable(
             f"{which}: local steps up to K={K_max} exceed the exact engine's limit of "
             f"{MAX_LOCAL_STEPS} (its K-step local maps cost O(K·dim³) per worker) — {SIMULATE_HINT}"
         )
-    if isinstance(fixed_local_steps, tuple):  # per-worker fixed K (DynamicFedAvg's epochs E_k)
-        if len(fixed_local_steps) != M:
-            raise ExactUnavailable(
-                f"{len(fixed_local_steps)} per-worker local-step counts for num_workers={M}"
-            )
-        kp = tuple({int(k): 1.0} for k in fixed_local_steps)
-        kp0 = kp
-    elif fixed_local_steps is not None:
-        kp = tuple({int(fixed_local_steps): 1.0} for _ in range(M))
+    if view.steps is not None:  # the rule fixes K_i (AsySG: 1; DynamicFedAvg: its epochs E_k)
+        kp = tuple({int(k): 1.0} for k in view.steps)
         kp0 = kp
     else:
         if steps.pmf(0) is None:
@@ -173,7 +178,6 @@ def round_law(behaviour: BehaviourLike, num_workers: int, fixed_local_steps: int
             kp.append({int(k): float(v) for k, v in p.items() if v > 0})
         kp = tuple(kp)
         kp0 = kp  # the warm start draws K from the policy at round 0 (sample_initial), i.e. pmf(i)
-    stationary = isinstance(delays, (NoDelay, UniformDelay, FixedDelay, GeometricDelay, PerWorkerDelay))
     return RoundLaw(
         m=int(arrivals.m),
         pi=pi,
@@ -183,5 +187,5 @@ def round_law(behaviour: BehaviourLike, num_workers: int, fixed_local_steps: int
         k_pmf=kp,
         k_init_pmf=kp0,
         time_invariant_from=D,
-        stationary=stationary,
+        stationary=delays.time_invariant,
     )

@@ -18,10 +18,11 @@ import numpy as np
 
 from ..algorithms.base import ServerRule as ServerRuleBase
 from ..algorithms.base import UnsupportedRule, WorkerRule, overrides
+from ..algorithms.local import LocalView
 from ..problems.base import LinearGaussianModel, Problem
 from .law import SIMULATE_HINT
 
-__all__ = ["ExactRule", "linear_model", "local_maps", "LocalMap", "server_rule"]
+__all__ = ["ExactRule", "IMPERATIVE_HOOKS", "linear_model", "local_maps", "LocalMap", "server_rule"]
 
 
 @dataclass(frozen=True)
@@ -63,28 +64,33 @@ def local_maps(
 class ExactRule:
     """What the exact recursion needs of a server rule, read from its declarative hooks
     (``afltheory.algorithms.ServerRule``): x_{t+1} = x_t − (γ/n) Σ w_K(K_i) w_τ(τ_i) G_i over the arrivals
-    (``memory`` False) or over the M memory slots s_i ← w G_i (``memory`` True), n = ``normalizer(m, M)``."""
+    (``memory`` False) or over the M memory slots s_i ← w G_i (``memory`` True), n = ``normalizer(m, M)``.
+    ``local``: the rule's per-worker local computation (``ServerRule.local_view(M)``: fixed K_i, per-worker
+    η_i), None when the view was built without the number of workers."""
 
     algorithm: object
     memory: bool
     gamma: float  # step_size = η η_L (or what a subclass says)
     mu: float  # the worker's proximal weight (0 for SGD)
     eta_L: float
-    fixed_local_steps: int | None
+    local: LocalView | None
     warm_start: bool
     worker_weights: np.ndarray | None = None  # (M,) M·p_i from the client weights (None: uniform)
+
+    def local_for(self, num_workers: int) -> LocalView:
+        """The rule's local view for ``num_workers`` workers (``ServerRule.local_view``)."""
+        if self.local is not None and self.local.num_workers == num_workers:
+            return self.local
+        return self.algorithm.local_view(num_workers)
 
     def worker_weight(self, i: int) -> float:
         """The client-weight factor M·p_i on worker i's update (1 when the rule has none)."""
         return 1.0 if self.worker_weights is None else float(self.worker_weights[i])
 
     def local_steps_for(self, num_workers: int) -> np.ndarray:
-        """The local step of each worker, (M,): η_L, or the rule's ``local_step_sizes`` (DynamicFedAvg's
-        μ/E_k)."""
-        per = self.algorithm.local_step_sizes(num_workers)
-        if per is None:
-            return np.full(num_workers, self.eta_L)
-        return np.asarray(per, dtype=float)
+        """The local step of each worker, (M,): η_L, or the rule's per-worker sizes (its local view;
+        DynamicFedAvg's μ/E_k)."""
+        return self.local_for(num_workers).worker_step_sizes(self.eta_L)
 
     def weight_K(self, K: int) -> float:
         """w_K(K) (1 when the rule has none)."""
@@ -105,23 +111,25 @@ class ExactRule:
         return float(self.algorithm.normalizer(m, num_workers))
 
 
-#: hooks the exact recursion cannot represent when a rule changes them (it refuses such a rule)
-_IMPERATIVE = ("aggregate", "update_memory", "init", "arrival_weights")
+#: The ``ServerRule`` hooks the exact recursion cannot represent when a rule overrides them: ``server_rule``
+#: refuses such a rule (``UnsupportedRule``); the mutation analysis reads it to predict the refusal.
+IMPERATIVE_HOOKS = ("aggregate", "update_memory", "init", "arrival_weights")
 
 
 def server_rule(algorithm: ServerRuleBase, num_workers: int | None = None) -> ExactRule:
     """The exact view of ``algorithm``: its declarative hooks (step size, per-arrival weights, normalizer,
-    memory, warm start, fixed local steps) are honoured — so a subclass changing them (a mutant) is
-    represented as what it is; a rule that overrides an imperative hook (``aggregate``, ``update_memory``,
-    ``init``, ``arrival_weights``) or whose worker rule is not affine with state-free noise is refused
-    (``UnsupportedRule``, a TypeError), never read as its base class. ``num_workers``: resolves the client
-    weights (``ServerRule.worker_weights``); a step-size schedule must be resolved first
-    (``algorithm.at_round(t)``; the exact engine does so per round)."""
+    memory, warm start, and its local view: fixed local steps, per-worker step sizes) are honoured — so a
+    subclass changing them (a mutant) is represented as what it is; a rule that overrides an imperative hook
+    (``IMPERATIVE_HOOKS``: ``aggregate``, ``update_memory``, ``init``, ``arrival_weights``) or whose worker
+    rule is not affine with state-free noise is refused (``UnsupportedRule``, a TypeError), never read as its
+    base class. ``num_workers``: resolves the client weights (``ServerRule.worker_weights``) and the local
+    view (``ExactRule.local``); a step-size schedule must be resolved first (``algorithm.at_round(t)``; the
+    exact engine does so per round)."""
     if not isinstance(algorithm, ServerRuleBase):
         raise TypeError(
             f"algorithm={algorithm!r} must be an afltheory.algorithms.ServerRule — {SIMULATE_HINT}"
         )
-    changed = [h for h in _IMPERATIVE if overrides(algorithm, h, ServerRuleBase)]
+    changed = [h for h in IMPERATIVE_HOOKS if overrides(algorithm, h, ServerRuleBase)]
     if changed:
         raise UnsupportedRule(
             f"algorithm={algorithm!r} overrides {', '.join(changed)}: exact moments represent rules defined "
@@ -161,7 +169,7 @@ def server_rule(algorithm: ServerRuleBase, num_workers: int | None = None) -> Ex
         gamma=float(algorithm.step_size),
         mu=float(mu),
         eta_L=float(algorithm.eta_L),
-        fixed_local_steps=algorithm.fixed_local_steps,
+        local=None if num_workers is None else algorithm.local_view(num_workers),
         warm_start=bool(algorithm.warm_start),
         worker_weights=ww,
     )

@@ -171,7 +171,7 @@ class ExactSystem:
         algorithm = _faults.substitute(algorithm)  # identity unless inside afltheory.mutants.injected(...)
         d, M = problem.dim, problem.num_workers
         self.rule = rule = server_rule(algorithm, M)
-        self.law = law = round_law(behaviour, M, rule.fixed_local_steps)
+        self.law = law = round_law(behaviour, M, rule.local_for(M))
         if hasattr(algorithm, "check_m"):
             algorithm.check_m(law.m)
         self.d, self.M, self.m = d, M, law.m

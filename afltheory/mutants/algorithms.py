@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..algorithms.server import AFACD, AFACS, FedAvg, FedBuff, _worker_mean
+from ..algorithms.server import AFACD, AFACS, FedAvg, FedBuff, worker_mean
 from ..algorithms.workers import SCAFFOLD, FedProx
 from ..compression.channel import DIANA, ErrorFeedback
-from ..compression.compressors import QSGD, RandK, _stochastic_round
+from ..compression.compressors import QSGD, RandK, stochastic_round
 
 if TYPE_CHECKING:
     from ..algorithms.base import ServerState
@@ -132,7 +132,7 @@ class AFACDFirstTwice(AFACD):
         num_workers: int,
     ) -> tuple[np.ndarray, ServerState]:
         return (
-            x - _worker_mean(G, factor=self.eta * self.eta_L) - (self.eta * self.eta_L / G.shape[1]) * G[:, 0]
+            x - worker_mean(G, factor=self.eta * self.eta_L) - (self.eta * self.eta_L / G.shape[1]) * G[:, 0]
         ), state
 
 
@@ -179,7 +179,7 @@ class AFACSMemoryUnused(AFACS):
         num_workers: int,
     ) -> tuple[np.ndarray, ServerState]:
         self.update_memory(state, workers, G)
-        return x - _worker_mean(G, factor=self.eta * self.eta_L), state
+        return x - worker_mean(G, factor=self.eta * self.eta_L), state
 
 
 @dataclass(frozen=True)
@@ -252,7 +252,7 @@ class QSGDMaxNorm(QSGD):
     def _compress(self, x: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, float]:
         norm = np.abs(x).max(axis=1, keepdims=True)
         safe = np.where(norm > 0, norm, 1.0)
-        xi = _stochastic_round(self.s * np.abs(x) / safe, rng)
+        xi = stochastic_round(self.s * np.abs(x) / safe, rng)
         return np.sign(x) * xi * (norm / self.s), self.expected_bits(x.shape[1])
 
 

@@ -100,10 +100,10 @@ def _exact_refuses(cls) -> bool:
     from .._introspect import defining_class
     from ..algorithms.base import ServerRule, WorkerRule
     from ..compression.compressors import Compressor
-    from ..exact.local import _IMPERATIVE
+    from ..exact import IMPERATIVE_HOOKS
 
     if issubclass(cls, ServerRule):
-        return any(defining_class(cls, h) is not defining_class(ServerRule, h) for h in _IMPERATIVE)
+        return any(defining_class(cls, h) is not defining_class(ServerRule, h) for h in IMPERATIVE_HOOKS)
     if issubclass(cls, WorkerRule):
         return True
     if issubclass(cls, Compressor):

@@ -240,13 +240,14 @@ def skeleton(
             f"algorithm.worker={algorithm.worker!r}: the PEP skeleton supports the plain SGD "
             f"worker only (proximal weight 0)"
         )
-    if algorithm.local_step_sizes(M) is not None:
+    local = view.local_for(M)  # the rule's local view: fixed K_i and per-worker step sizes, normalized once
+    if local.step_sizes is not None:
         raise ValueError(
             f"algorithm={algorithm!r} has per-worker local step sizes: the PEP skeleton supports one η_L"
         )
     r = check_int("replicate", replicate, low=0, high=schedule.replicates - 1)
     # the rule's fixed K (one count or one per worker), read by the one normalization simulate and torch use
-    schedule = base.local_view(M).apply(schedule)
+    schedule = local.apply(schedule)
     K = np.array(schedule.local_steps[r])
     init_K = np.array(schedule.init_local_steps[r])
     delays = np.array(schedule.delays[r])

@@ -205,8 +205,7 @@ def bracket(
     ``worst_schedule`` (a resumable journal of the solves; a callback after every search step).
     """
     from ..problems.base import Constants
-    from ..theory import theorem2, theorem3, theorem4
-    from ..theory._scope import check_scope
+    from ..theory import check_scope, theorem2, theorem3, theorem4
     from .core import MAX_GRAM, STEP_MAX, STEP_MIN, worst_case
     from .lower import quadratic_lower_bound
 

@@ -1,19 +1,24 @@
 """Where a theorem's bound applies: the algorithm, the arrival process and the learning-rate conditions.
 
-A ``Schedule`` produced by ``simulate`` records the behaviour and algorithm it came from
-(``schedule.origin``). ``bound(...)`` of Theorems 2–4 calls ``check_scope`` first: evaluating a bound on a run
-it does not cover (Theorem 3 on biased arrivals, Theorem 4 on an AFA-CD run, any bound with (η, η_L) outside
-its conditions) emits a ``ScopeWarning`` naming what is outside — or raises with ``scope="raise"``;
-``scope="ignore"`` is the explicit opt-in for deliberate exploratory evaluations (e.g. "just outside the
-conditions" runs). Schedules without an origin (hand-written or loaded) are checked only against the
-conditions.
+A ``Schedule`` produced by ``simulate`` records the behaviour and algorithm it came from as declarative
+values (``schedule.origin``: ``RuleOrigin``, ``BehaviourOrigin``); the check reads declarations only — the
+rule's ``analysed_as`` and the arrival process's ``declared_law`` — never a type. ``bound(...)`` of Theorems
+2–4 calls ``check_scope`` first: evaluating a bound on a run it does not cover (Theorem 3 on biased arrivals,
+Theorem 4 on an AFA-CD run, any bound with (η, η_L) outside its conditions) emits a ``ScopeWarning`` naming
+what is outside — or raises with ``scope="raise"``; ``scope="ignore"`` is the explicit opt-in for deliberate
+exploratory evaluations (e.g. "just outside the conditions" runs). Schedules without an origin (hand-written
+or loaded) are checked only against the conditions.
 """
 
 from __future__ import annotations
 
 import warnings
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from ..anarchy.schedule import Schedule
 
 __all__ = ["ScopeWarning", "OutOfScope", "SCOPES", "check_scope"]
 
@@ -29,11 +34,14 @@ class OutOfScope(ValueError):
 
 
 def _algorithm_problem(theorem: str, algorithm) -> str | None:
-    """Read the rule's declarative ``analysed_as`` (``ServerRule``): the paper's algorithm it implements."""
+    """Read the rule's declarative ``analysed_as`` (``ServerRule``, recorded as ``RuleOrigin``): the paper's
+    algorithm it implements."""
+    from ..anarchy.schedule import RuleOrigin  # local import keeps theory importable on its own
+
     if algorithm is None:
         return None
-    name = type(algorithm).__name__
-    family = getattr(algorithm, "analysed_as", None)
+    record = RuleOrigin.of(algorithm)
+    name, family = record.name, record.analysed_as
     if theorem == "theorem4":
         if family != "AFA-CS":
             return f"Theorem 4 is about AFA-CS (memory of all M workers); the run used {name}"
@@ -43,20 +51,30 @@ def _algorithm_problem(theorem: str, algorithm) -> str | None:
 
 
 def _arrivals_problem(theorem: str, behaviour) -> str | None:
-    from ..anarchy.arrivals import UniformArrivals
+    """Read the arrival process's declared law (``Arrivals.declared_law``, in ``BehaviourOrigin``)."""
+    from ..anarchy.schedule import BehaviourOrigin  # local import keeps theory importable on its own
 
-    arrivals = getattr(behaviour, "arrivals", None)
-    if theorem == "theorem3" and arrivals is not None and not isinstance(arrivals, UniformArrivals):
+    if behaviour is None:
+        return None
+    record = BehaviourOrigin.of(behaviour)
+    if theorem == "theorem3" and record.arrivals is not None and record.arrivals_law != "uniform":
         return (
             f"Theorem 3 assumes uniform arrivals (m of M without replacement); the run used "
-            f"{type(arrivals).__name__} (use Theorem 2 for general arrival processes)"
+            f"{record.arrivals} (use Theorem 2 for general arrival processes)"
         )
     return None
 
 
 def check_scope(
-    theorem: str, schedule, constants, *, eta, eta_L, scope: str = "warn", stacklevel: int = 3
-) -> list:
+    theorem: str,
+    schedule: Schedule,
+    constants: Any,
+    *,
+    eta: float,
+    eta_L: float,
+    scope: str = "warn",
+    stacklevel: int = 3,
+) -> list[str]:
     """Problems with evaluating ``theorem``'s bound on ``schedule`` (empty list: inside its scope).
 
     Conditions are evaluated at the run's worst case: K_max = the largest realized K, τ = the largest realized

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import numpy as np
 import sympy as sp
 
@@ -71,7 +74,9 @@ def terms_in_force(term_exprs):
     return term_exprs if fault is None else fault(term_exprs)
 
 
-def evaluate_terms(term_exprs, stats):
+def evaluate_terms(
+    term_exprs: Mapping[str, sp.Expr], stats: Mapping[str, Any]
+) -> dict[str, float | np.ndarray]:
     """{name: value} of the sympy terms ``term_exprs`` on ``stats`` (symbol name -> number or array, arrays
     broadcast): the one numeric evaluation of a theorem's bound — its constants live only in the sympy
     terms."""

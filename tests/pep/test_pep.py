@@ -351,3 +351,19 @@ def test_per_worker_fixed_local_steps_enter_the_skeleton():
     ones = worst_case(AFACD(eta=1.0, eta_L=0.1), sched(W, D, 1, 2), C, delta=1.0)
     assert ours.value == pytest.approx(hand.value, rel=1e-6)
     assert abs(ours.value - ones.value) > 1e-3 * ones.value
+
+
+def test_equal_per_worker_step_sizes_are_one_step_size():
+    """The skeleton reads the rule's local view: Dynamic FedAvg with equal epochs E (per-worker steps μ/E, all
+    equal) is AFA-CD with η = E, η_L = μ/E and K = E (same worst case); unequal epochs (per-worker step
+    sizes) are refused, and K = 1 gives another worst case (the controls)."""
+    from afltheory.algorithms import DynamicFedAvg
+
+    W, D = [[0, 1], [1, 0], [0, 1]], [[0, 0], [1, 0], [0, 1]]
+    ours = worst_case(DynamicFedAvg(0.2, epochs=2), sched(W, D, 1, 2), C, delta=1.0)
+    hand = worst_case(AFACD(eta=2.0, eta_L=0.1), sched(W, D, 2, 2, K0=2), C, delta=1.0)
+    ones = worst_case(AFACD(eta=2.0, eta_L=0.1), sched(W, D, 1, 2), C, delta=1.0)
+    assert ours.value == pytest.approx(hand.value, rel=1e-6)  # 1.37599 (measured)
+    assert abs(ours.value - ones.value) > 1e-3 * ones.value  # K = 1 instead: 1.34960
+    with pytest.raises(ValueError, match="per-worker local step sizes"):
+        worst_case(DynamicFedAvg(0.2, epochs=(1, 2)), sched(W, D, 1, 2), C, delta=1.0)

@@ -71,9 +71,12 @@ def test_step_sizes_outside_the_conditions_warn():
 
 
 def test_origin_is_recorded_and_ignored_by_equality():
+    """The origin is a declarative record (issue 27: no live objects flow back into theory)."""
+    from afltheory.anarchy import BehaviourOrigin, RuleOrigin
+
     tr = _run(AFACD(0.1, ETA_L), UNIFORM)
-    assert isinstance(tr.schedule.origin["algorithm"], AFACD)
-    assert tr.schedule.origin["behaviour"] is UNIFORM
+    assert tr.schedule.origin["algorithm"] == RuleOrigin("AFACD", "AFA-CD")
+    assert tr.schedule.origin["behaviour"] == BehaviourOrigin("Behaviour", "UniformArrivals", "uniform")
     plain = UNIFORM.sample(20, 2, 6, seed=0)
     assert plain.origin is None
 
@@ -102,3 +105,37 @@ def test_scope_reads_the_rules_declarative_family_not_its_type():
         analysed_as = None
 
     assert "Variant" in _algorithm_problem("theorem2", Variant(1.0, 0.1))
+
+
+def test_scope_reads_the_arrival_processs_declared_law_not_its_type():
+    """Theorem 3's arrival assumption is read from ``Arrivals.declared_law`` (recorded in the origin): a
+    renamed ``UniformArrivals`` keeps the declaration; a subclass that redefines the draws does not (control:
+    it is outside Theorem 3 even though it is an instance of ``UniformArrivals``)."""
+    import numpy as np
+
+    class Renamed(an.UniformArrivals):
+        """Uniform arrivals under another name."""
+
+    class FirstM(an.UniformArrivals):
+        """Always the first m workers: redefines the draws."""
+
+        def sample(self, rng, rounds, num_workers):
+            return np.tile(np.arange(self.m), (rounds, 1))
+
+        def sample_block(self, rng, replicates, rounds, num_workers):
+            return np.tile(np.arange(self.m), (replicates, rounds, 1))
+
+    assert Renamed(3).declared_law == "uniform" and FirstM(3).declared_law is None
+    assert an.BiasedArrivals(3, [1 / 6] * 6).declared_law is None
+    eta = 0.5 * theorem3.admissible_step_sizes(L=1.0, eta_L=ETA_L, K_max=2, tau=2, num_workers=6).eta_max
+    for arrivals, outside in ((Renamed(3), False), (FirstM(3), True)):
+        tr = _run(AFACD(eta, ETA_L), an.Behaviour(arrivals, an.UniformDelay(2), an.UniformSteps(1, 2)))
+        origin = tr.schedule.origin
+        assert origin["behaviour"].arrivals_law == (None if outside else "uniform")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            theorem3.bound(tr.schedule, PROB.constants, **_kw(tr, eta))
+        hits = [
+            w for w in caught if issubclass(w.category, ScopeWarning) and "uniform arrivals" in str(w.message)
+        ]
+        assert bool(hits) == outside, (arrivals, [str(w.message) for w in caught])
