@@ -24,11 +24,12 @@ __all__ = [
     "lian2015",
     "scaffold2020",
     "stich2019",
+    "yu2019",
 ]
 
 REF = (
     "issue 26: Li et al. 2020; Lian et al. 2015; Khaled et al. 2020; Stich 2019; Karimireddy et al. 2020; "
-    "Wang et al. 2020 (statements from memory)"
+    "Wang et al. 2020 (statements from memory); Yu et al. 2019 (read in the lecture notes)"
 )
 
 
@@ -52,6 +53,15 @@ def khaled2020(ctx):
 )
 def stich2019(ctx):
     return instances.stich2019()
+
+
+@register(
+    "published.yu2019",
+    "Yu et al. 2019 Thm 1 and corollary (local SGD, nonconvex, K = 1): bound and rate T^(-1/2)",
+    REF,
+)
+def yu2019(ctx):
+    return instances.yu2019()
 
 
 @register("published.scaffold2020", "SCAFFOLD 2020 Thm III (σ = 0): linear rate, no heterogeneity term", REF)

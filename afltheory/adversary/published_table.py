@@ -92,6 +92,8 @@ PEP_SETUPS: dict[str, tuple[dict, str, dict, int, int]] = {
         2,
     ),
     "published.stich2019.thm2.2": ({}, "", {"L": 1.0, "mu": 0.5, "D0": 1.0}, 10, 1),
+    "published.yu2019.thm1": ({}, "its own class", {"L": 1.0, "Delta": 1.0, "eta": 1.0, "eta_L": 0.5}, 10, 1),
+    "published.yu2019.cor2": ({}, "its own class", {"L": 1.0, "Delta": 1.0}, 10, 1),
     "published.scaffold2020.thm3": ({}, "", {"L": 1.0, "mu": 0.5, "D0": 1.0}, 10, 2),
     "published.fednova2020.fednova": ({}, "", {"L": 1.0, "mu": 0.5, "D0": 1.0}, 10, 2),
 }
@@ -197,6 +199,11 @@ def _verdict(fn: Any, claim_id: str) -> tuple[str, str]:
         ctl = "" if nc is None else ("; control fails" if not nc.passed else "; CONTROL PASSES (no power)")
         tag = v.id[len(claim_id) + 1 :] if v.id != claim_id else ""
         parts.append(f"{'PASS' if v.passed else 'FAIL'} ({v.method}){ctl}" + (f" [{tag}]" if tag else ""))
+        if "over" in (v.details or {}):  # a rate verdict (claims.verify_rate): slopes, not a ratio
+            ratios.append(
+                f"slope {_g(v.measured)} (claimed {_g(v.theoretical)})" + (f" [{tag}]" if tag else "")
+            )
+            continue
         r = v.measured / v.theoretical if v.theoretical > 0 else float("inf")
         ratios.append(f"{_g(v.measured)} / {_g(v.theoretical)} = {_g(r)}" + (f" [{tag}]" if tag else ""))
     return "; ".join(parts), "; ".join(ratios)
@@ -208,6 +215,7 @@ PUBLISHED_CHECKS = (
     "published.lian2015",
     "published.khaled2020",
     "published.stich2019",
+    "published.yu2019",
     "published.scaffold2020",
     "published.fednova2020",
 )

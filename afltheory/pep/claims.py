@@ -67,7 +67,9 @@ class ClaimPEP:
 def claim_pep(claim: Any, *, T: int, M: int = 2, K: int = 1, values: dict | None = None) -> ClaimPEP:
     """The PEP certificate of ``claim`` at (T, M, K) (module docstring). ``values``: the constants the claim
     and its class need — ``L``, ``mu`` (strongly convex), ``sigma_G`` ("sigma_G_max"), ``Delta``
-    ("avg_grad_sq") or ``D0`` (the distance measures), and the claim's own symbols."""
+    ("avg_grad_sq") or ``D0`` (the distance measures), and the claim's own symbols; for a claim that fixes
+    no step size (``eta`` and ``eta_L`` None: any step inside its conditions) ``eta_L`` (``eta``: 1 by
+    default)."""
     import numpy as np
 
     from .convex import full_participation
@@ -133,7 +135,11 @@ def claim_pep(claim: Any, *, T: int, M: int = 2, K: int = 1, values: dict | None
         stats.update(mu=mu)
         if mu > 0:
             stats.update(kappa=L / mu)
-    rule = claim.algorithm(stats)
+    if getattr(claim, "eta", None) is None and getattr(claim, "eta_L", None) is None and "eta_L" in v:
+        # a claim for every step inside its conditions (no schedule of its own): the values fix the step
+        rule = claim.rule(eta=float(v.get("eta", 1.0)), eta_L=float(v["eta_L"]))
+    else:
+        rule = claim.algorithm(stats)
     r = worst_case(
         rule,
         full_participation(T, M, K),

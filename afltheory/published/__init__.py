@@ -1,4 +1,5 @@
-"""Published convergence theorems of federated learning beyond Yang et al. and Yu et al. (issue 26), as plain
+"""Published convergence theorems of federated learning beyond Yang et al. (issue 26; Yu et al. 2019's
+local-SGD theorem, whose constants ``theory.yu_local_sgd`` states, joined them as ``yu2019``), as plain
 data: one small module per paper, each a tuple ``STATEMENTS`` of ``Statement`` objects (source, reading,
 confidence, assumption class, algorithm, measured quantity, bound and conditions as sympy over
 ``afltheory.published.symbols``). docs/published.md describes each one and the checks run on it.
@@ -20,6 +21,7 @@ from . import (
     scaffold2020,
     stich2019,
     woodworth2020,
+    yu2019,
 )
 from ._statement import CONFIDENCES, Statement
 
@@ -31,6 +33,7 @@ PAPERS = (
     scaffold2020,
     khaled2020,
     stich2019,
+    yu2019,
     lian2015,
     fedbuff2022,
     fednova2020,

@@ -22,7 +22,7 @@ from ..algorithms.published import FedNova, SCAFFOLDServer
 from ..claims import Assumptions, Claim
 from ..claims.symbols import D0, E, kappa, mu, sum_p2, zeta_star
 from ..theory.symbols import K, L, M, T, eta, m, sigma_L
-from . import fednova2020, khaled2020, li2020, lian2015, scaffold2020, stich2019
+from . import fednova2020, khaled2020, li2020, lian2015, scaffold2020, stich2019, yu2019
 from .symbols import G, H, gamma, sigma_dif, sigma_star, sum_p2_sigma2, t
 from .symbols import T as T_paper
 
@@ -292,8 +292,85 @@ FEDNOVA = Claim(
     extra_symbols={"gap2": "‖argmin F̃ − x*‖², F̃ = Σ p_i K̄_i f_i / Σ p_j K̄_j (FedAvg's surrogate)"},
 )
 
+# -- Yu, Yang, Zhu 2019 (AAAI), Thm 1 and its corollary, with K = 1 (averaging after every iteration): the
+# virtual average x̄^t is then the server iterate after t rounds, so the paper's left side (1/T) Σ_{t<T}
+# E‖∇f(x̄^t)‖² over its T iterations IS afltheory's avg_grad_sq over T rounds — exactly, not a surrogate. Local
+# SGD = FedAvg(η = 1, η_L = s) (the worker update −η_L Σ_k g_k); s = η η_L, N = M, σ = σ_L; G (unbounded on
+# quadratics with noise) is given the value σ_L, a LOWER bound of the true second moment E‖∇F_i‖² ≥ σ_L²: the
+# bound checked is smaller than the paper's, the check conservative. K > 1 (the left side averages the
+# virtual average at EVERY local iteration, which the engines do not record) is checked on the plain
+# reference only (tests/published/test_yu2019_reference.py).
+_s_yu = sp.Symbol("eta", positive=True) * sp.Symbol("eta_L", positive=True)
+_YU_SUBS = {yu2019.s: _s_yu, yu2019.N: M, yu2019.sigma: sigma_L}
+_YU_READ = (
+    " Engine form: K = 1 (x̄^t = the server iterate, T_Yu = T rounds), FedAvg with s = η η_L, N = M, σ = σ_L; "
+    "G read as σ_L (a lower bound of the second moment: conservative). The notes' PR-SGD averages BEFORE the "
+    "synchronising step, whose gradient is taken at the un-averaged local point; the engines run FedAvg "
+    "(every worker restarts at the average; K = 1: parallel mini-batch SGD). Their virtual averages coincide "
+    "on quadratics with a shared Hessian (the verdict instances), not in general "
+    "(tests/published/test_yu2019_reference.py)."
+)
+_YU_CLASS = Assumptions(
+    function="smooth",
+    noise="variance",
+    heterogeneity="iid",
+    participation="full",
+    max_delay=0,
+    max_local_steps=1,
+)
+YU_THM1 = Claim(
+    id="published.yu2019.thm1",
+    title=yu2019.THM1.title,
+    reference=yu2019.THM1.reference,
+    source=_source(yu2019.THM1),
+    reading=yu2019.THM1.reading + _YU_READ,
+    confidence=_claim_confidence(yu2019.THM1),
+    assumptions=_YU_CLASS,
+    rule=FedAvg,
+    measured="avg_grad_sq",
+    bound=_sub(yu2019.THM1.bound, _YU_SUBS),
+    values={"G": sigma_L},
+    conditions={
+        "one_local_step (engine form)": sp.Le(K, 1),
+        "step": yu2019.THM1.conditions["step"].subs(_YU_SUBS, simultaneous=True),
+    },
+)
+YU_COR2 = Claim(
+    id="published.yu2019.cor2",
+    title=yu2019.COR2.title,
+    reference=yu2019.COR2.reference,
+    source=_source(yu2019.COR2),
+    reading=yu2019.COR2.reading + _YU_READ + " The step η_L = √M/(L√T) is the corollary's own (η = 1).",
+    confidence=_claim_confidence(yu2019.COR2),
+    assumptions=_YU_CLASS,
+    rule=FedAvg,
+    eta=1,
+    eta_L=yu2019.COR2_STEP.subs(_YU_SUBS, simultaneous=True),
+    measured="avg_grad_sq",
+    bound=_sub(yu2019.COR2.bound, _YU_SUBS),
+    values={"G": sigma_L},
+    conditions={
+        "one_local_step (engine form)": sp.Le(K, 1),
+        "step": yu2019.COR2.conditions["step"].subs(_YU_SUBS, simultaneous=True),
+    },
+    rate={"T": -0.5},
+)
+
 CLAIMS = {
-    c.id: c for c in (LI_THM1, LI_THM2, LI_THM3, LIAN, KHALED_ID, KHALED_HET, STICH, SCAFFOLD_DET, FEDNOVA)
+    c.id: c
+    for c in (
+        LI_THM1,
+        LI_THM2,
+        LI_THM3,
+        LIAN,
+        KHALED_ID,
+        KHALED_HET,
+        STICH,
+        YU_THM1,
+        YU_COR2,
+        SCAFFOLD_DET,
+        FEDNOVA,
+    )
 }
 
 
@@ -309,7 +386,7 @@ def _false(c: Claim, factor: float = 10.0) -> Claim:
     )
 
 
-FALSE_VARIANTS = {f.id: f for f in (_false(LI_THM1), _false(KHALED_ID), _false(LIAN))}
+FALSE_VARIANTS = {f.id: f for f in (_false(LI_THM1), _false(KHALED_ID), _false(LIAN), _false(YU_THM1))}
 
 # keep the import of M, G, zeta_star, D0 meaningful for readers of the symbol mapping
 _ = (M, G, zeta_star, D0)

@@ -19,6 +19,13 @@ Instances (the same ratios are measured independently by the plain references, t
 - Khaled et al. 2020 (identical data): 4 workers, identity Hessian, σ_L = 2, H = K = 1, γ = 0.1, 200 rounds.
 - Stich 2019 Thm 2.2 (H = 1): 4 identical workers, identity Hessian (μ = L = 1, a = 16), σ = 0,
   x_0 = x* + e_1, T = 5 (where the init term μa³‖x_0 − x*‖²/(2S_T) is attained best: 0.138 of it).
+- Yu et al. 2019 Thm 1 (K = 1: x̄^t is the server iterate): 4 identical workers, identity Hessian (L = 1),
+  σ_L = 0.5 (G read as σ_L), s = 1/2, x_0 = x* + 2e_1, T = 20: measured 0.286111 (hand: 0.266667 of
+  transient + 0.019444 of noise) / bound 0.68125 (transient 0.4 + σ 0.03125 + G 0.25); and 2 workers,
+  σ_L = 1, s = 1/10, from x*, T = 200 (the noise term, 56 % of the bound, carries the measurement).
+  Corollary (s = √M/(L√T)): the same workers with σ_L = 1, x_0 = x* + e_1, T = 100; its rate T^(−1/2): the
+  exact log–log slope over T = 100, 400, 1600 from the default start, within 0.05 of −1/2 (control: the slope
+  0 must be excluded).
 - SCAFFOLD 2020 Thm III with exact gradients and the hidden constant taken as 1: 4 clients with different
   diagonal curvatures and centres 20·(±e_1, ±e_2), K = 5, η_l = 1/(81KL), η_g = 1, 4000 rounds (deterministic:
   2 identical replicates). Control (must fail): the same bound for FedAvg with the same steps — SCAFFOLD
@@ -38,7 +45,7 @@ import numpy as np
 
 from ..algorithms import AsySG, FedAvg
 from ..anarchy import Behaviour, ConstantSteps, FixedDelay, NoDelay, PerWorkerSteps, UniformArrivals
-from ..claims import verify
+from ..claims import verify, verify_rate
 from ..problems import HeterogeneousCurvatureQuadratic, HeterogeneousQuadratic
 from .claims import CLAIMS
 
@@ -52,6 +59,7 @@ __all__ = [
     "lian2015",
     "scaffold2020",
     "stich2019",
+    "yu2019",
 ]
 
 CONTROL_FACTOR = 10
@@ -175,6 +183,53 @@ def stich2019() -> list:
     ]
 
 
+#: Yu et al.'s corollary: the T points of its rate verdict and the tolerance on the exact slope
+YU_RATE_POINTS, YU_RATE_TOL = (100, 400, 1600), 0.05
+
+
+def yu2019() -> list:
+    """Yu et al. 2019 Thm 1 (K = 1) where its transient term leads (s = 1/2) and where its noise term leads
+    (from x*, s = 1/10: a noise slip moves the measurement below the control) and its corollary (s =
+    √M/(L√T)): three bound verdicts and the corollary's rate T^(−1/2) — four verdicts."""
+    p = _iso(4, 0.5)
+    q = _iso(4, 1.0)
+    r = _iso(2, 1.0)
+    four = Behaviour(UniformArrivals(4), local_steps=ConstantSteps(1))
+    two = Behaviour(UniformArrivals(2), local_steps=ConstantSteps(1))
+    thm1, cor2 = CLAIMS["published.yu2019.thm1"], CLAIMS["published.yu2019.cor2"]
+    return [
+        _check(
+            thm1,
+            p,
+            four,
+            rounds=20,
+            x0=p.constants.x_star + np.array([2.0, 0.0]),
+            algorithm=FedAvg(1.0, 0.5),
+            id="published.yu2019.thm1.transient",
+        ),
+        _check(
+            thm1,
+            r,
+            two,
+            rounds=200,
+            x0=r.constants.x_star,
+            algorithm=FedAvg(1.0, 0.1),
+            id="published.yu2019.thm1.noise",
+        ),
+        _check(cor2, q, four, rounds=100, x0=q.constants.x_star + np.array([1.0, 0.0])),
+        verify_rate(
+            cor2,
+            q,
+            four,
+            over="T",
+            points=YU_RATE_POINTS,
+            replicates=2,
+            tol=YU_RATE_TOL,
+            id="published.yu2019.cor2.rate_T",
+        ),
+    ]
+
+
 def scaffold2020() -> list:
     """SCAFFOLD Thm III with σ = 0 (deterministic simulation), control FedAvg with the same steps."""
     K, rounds = 5, 4000
@@ -209,6 +264,8 @@ VERIFICATIONS: dict[str, Callable[[], list]] = {
     "published.khaled2020.identical": khaled2020,
     "published.khaled2020.heterogeneous": khaled2020,
     "published.stich2019.thm2.2": stich2019,
+    "published.yu2019.thm1": yu2019,
+    "published.yu2019.cor2": yu2019,
     "published.scaffold2020.thm3": scaffold2020,
     "published.fednova2020.fednova": fednova2020,
 }

@@ -7,6 +7,10 @@ mutants (31.1 s wall on the shared 2-core machine, load average 6.9). ``afltheor
 runs it again and prints the live column; the slow test ``tests/published/test_table_command.py::
 test_kill_record_is_current`` checks that this record is current. An empty list: no catalogued mutant flips
 that verdict.
+
+The four ``published.yu2019.*`` entries were added 2026-11-26 ~05:33 UTC from a live run of the new check
+only, ``kill_matrix(only=["published.yu2019"], tier="quick", seed=0, jobs=1)`` (128 s wall on the shared
+machine, load average ~5), the other entries untouched (their checks did not change).
 """
 
 from __future__ import annotations
@@ -24,4 +28,8 @@ KILLS: dict[str, list[str]] = {
     "published.lian2015.thm1.m2_tau3": [],
     "published.scaffold2020.thm3": ["scaffold.sign", "scaffold.stale_control"],
     "published.stich2019.thm2.2": ["sim.K_plus_one"],
+    "published.yu2019.cor2": [],
+    "published.yu2019.cor2.rate_T": ["exact.round_late"],
+    "published.yu2019.thm1.noise": ["exact.noise_dropped"],
+    "published.yu2019.thm1.transient": [],
 }

@@ -10,6 +10,10 @@ period:
       ≤ 2(f_0 − f_*)/(sT) + (L/N) s σ² + 4 s² K G² L² + 9 L² s² K² σ_G²
       (the G² term carries K, not K², exactly as printed in the notes).
 Rate: s = √N/(L√T) gives O(1/√(NT)) plus O(N K² /T)-type terms.
+
+The constants live once, in the sympy terms ``SETTING_TERM_EXPRS``: ``bound_expr``, ``bound_terms``/``bound``
+(numeric, through ``theory._stats.evaluate_terms``) and the published ``Claim``s of
+``afltheory.published.yu2019`` (and ``published.claims``) all read them.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import sympy as sp
 
 from . import symbols as S
 from ._condition import AdmissibleStep, Condition, ConditionSpec, check_K, int_ge, nonneg, pos, real
+from ._stats import evaluate_terms
 
 __all__ = [
     "admissible_step_sizes",
@@ -27,6 +32,7 @@ __all__ = [
     "CITATION",
     "conditions",
     "rate",
+    "SETTING_TERM_EXPRS",
     "SETTINGS",
     "SPECS",
     "TERMS",
@@ -82,14 +88,26 @@ def admissible_step_sizes(
     return AdmissibleStep(None, True, smax, binding, (), sp.Min(1 / S.L, 1 / (6 * S.L * S.K)))
 
 
+#: setting -> {term name: sympy term} (``TERMS`` order): the one statement of the bound's constants
+SETTING_TERM_EXPRS: dict[str, dict[str, sp.Expr]] = {
+    "iid": {
+        "transient": 2 * S.Delta / (S.s * S.T),
+        "sigma": S.L / S.N * S.s * S.sigma**2,
+        "G_drift": 4 * S.s**2 * S.K**2 * S.G**2 * S.L**2,
+    },
+    "noniid": {
+        "transient": 2 * S.Delta / (S.s * S.T),
+        "sigma": S.L / S.N * S.s * S.sigma**2,
+        "G_drift": 4 * S.s**2 * S.K * S.G**2 * S.L**2,
+        "sigma_G_drift": 9 * S.L**2 * S.s**2 * S.K**2 * S.sigma_G**2,
+    },
+}
+
+
 def bound_expr(setting: str = "iid") -> sp.Expr:
     """The right-hand side of [Yu et al. 2019]'s bound in ``setting`` ("iid" or "noniid") as a sympy
-    expression."""
-    _setting(setting)
-    head = 2 * S.Delta / (S.s * S.T) + S.L / S.N * S.s * S.sigma**2
-    if setting == "iid":
-        return head + 4 * S.s**2 * S.K**2 * S.G**2 * S.L**2
-    return head + 4 * S.s**2 * S.K * S.G**2 * S.L**2 + 9 * S.L**2 * S.s**2 * S.K**2 * S.sigma_G**2
+    expression: the sum of ``SETTING_TERM_EXPRS[setting]``."""
+    return sp.Add(*SETTING_TERM_EXPRS[_setting(setting)].values())
 
 
 def rate(setting: str = "iid") -> sp.Expr:
@@ -130,14 +148,10 @@ def bound_terms(
     f0, fs = real("f0", f0), real("f_star", f_star)
     if f0 < fs:
         raise ValueError(f"f0={f0} is below f_star={fs}")
-    terms = {"transient": float(2 * (f0 - fs) / (s * T)), "sigma": float(L / N * s * sigma**2)}
-    if setting == "iid":
-        terms["G_drift"] = float(4 * s**2 * K**2 * G**2 * L**2)
-        return terms
-    sigma_G = nonneg("sigma_G", sigma_G)
-    terms["G_drift"] = float(4 * s**2 * K * G**2 * L**2)
-    terms["sigma_G_drift"] = float(9 * L**2 * s**2 * K**2 * sigma_G**2)
-    return terms
+    stats = dict(Delta=f0 - fs, s=s, T=T, L=L, N=N, sigma=sigma, G=G, K=K)
+    if setting == "noniid":
+        stats["sigma_G"] = nonneg("sigma_G", sigma_G)
+    return {k: float(v) for k, v in evaluate_terms(SETTING_TERM_EXPRS[setting], stats).items()}
 
 
 def bound(
