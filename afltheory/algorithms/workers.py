@@ -2,10 +2,9 @@
 
 A rule modifies the stochastic gradient (``correction``) and may keep per-worker state (SCAFFOLD's control
 variates). The engine runs the steps; rules never decide who arrives or how stale they are (docs/DESIGN.md
-#3).
-State is a typed ``WorkerState`` (arrays with a leading replicate axis R); ``finish`` returns the new state and
-the state passed in is donated (``afltheory.algorithms.base``): SCAFFOLD writes the new control variates into
-its arrays and returns them, without a copy.
+#3). State is a typed ``WorkerState`` (arrays with a leading replicate axis R); ``finish`` returns the new
+state and the state passed in is donated (``afltheory.algorithms.base``): SCAFFOLD writes the new control
+variates into its arrays and returns them, without a copy.
 """
 
 from __future__ import annotations
@@ -22,7 +21,7 @@ __all__ = ["SCAFFOLD", "SGD", "ControlVariates", "FedProx"]
 
 @dataclass(frozen=True)
 class ControlVariates(WorkerState):
-    """SCAFFOLD's state: the workers' control variates ``c_i`` (R, M, d) and the server control ``c`` (R, d)."""
+    """SCAFFOLD's state: the workers' control variates ``c_i`` (R, M, d) and the server's ``c`` (R, d)."""
 
     c_i: np.ndarray
     c: np.ndarray
