@@ -11,11 +11,12 @@ state (a frozen dataclass of arrays with a leading replicate axis: ``ServerState
 
 State passing is by DONATION: the state passed to an update is given up by the caller. A rule may reuse its
 arrays for the state it returns (the built-in rules write the new values into them and return the same
-arrays: no (R, M, d) copy per round, which would cost 5–9 % of a memory rule's run, benchmarks/engine.py
-``--state``), and a caller never reads a state after passing it — it continues with the returned one (the
-engine and the torch backend do; tests/algorithms/test_state.py runs a rule that poisons every donated
-state with NaN). Outside an update, the holder of the current state reaches into it only through
-``arrays()`` (the engine zeroes a diverged replicate's rows there).
+arrays), and a caller never reads a state after passing it — it continues with the returned one (the engine
+and the torch backend do; tests/algorithms/test_state.py runs rules that poison every donated state with
+NaN). Copying instead — a fresh (R, M, d) array per update — made ``simulate`` 10–11 % slower for AFA-CS
+step by step, 27–53 % on its collapsed path and 13–164 % for SCAFFOLD (``python benchmarks/engine.py
+--state``, copy/donate time ratios in one run, 2026-11-26). Outside an update, the holder of the current
+state reaches into it only through ``arrays()`` (the engine zeroes a diverged replicate's rows there).
 
 Server step (all rules) [Yang et al. 2022, Alg. 2–3, with the proofs' step x − η η_L G]::
 
