@@ -62,7 +62,7 @@ class FreshAFACS(AFACS):
 class FreshSCAFFOLD(SCAFFOLD):
     """SCAFFOLD whose ``finish`` returns a FRESH state and poisons the donated one."""
 
-    def finish(self, state, y0, yK, K, eta_L, rows, workers, num_workers):  # noqa: D102
+    def finish(self, state, y0, yK, K, eta_L, rows, workers, num_workers):
         new = super().finish(state.map_arrays(_copy), y0, yK, K, eta_L, rows, workers, num_workers)
         _poison(state)
         return new
