@@ -297,10 +297,10 @@ class WorkerRule:
     point y_0. ``correction(state, y, y0, rows, workers)`` is added to each stochastic gradient (None:
     nothing); ``finish`` returns the per-worker state after the K steps (the state passed in is donated);
     ``init`` builds that state (a ``WorkerState``: arrays with a leading replicate axis; ``NoState()`` for a
-    stateless rule). Declarative hook read by the exact engine and the collapsed
-    sampler: ``prox_weight`` — the rule's correction is μ (y − y_0) with no state (SGD: 0, FedProx: μ), or
-    None. A subclass that overrides ``correction``/``finish`` below the class defining ``prox_weight`` is
-    refused by the exact engine (it never reads such a rule as its base)."""
+    stateless rule). Declarative hook read by the exact engine and the collapsed sampler: ``prox_weight`` —
+    the rule's correction is μ (y − y_0) with no state (SGD: 0, FedProx: μ), or None. A subclass that
+    overrides ``correction``/``finish`` below the class defining ``prox_weight`` is refused by the exact
+    engine (it never reads such a rule as its base)."""
 
     def init(self, replicates: int, num_workers: int, dim: int) -> WorkerState:
         """Per-worker state (arrays with a leading replicate axis); ``NoState()`` for stateless rules."""
