@@ -34,7 +34,7 @@ from .compression.channel import channel_for
 from .problems.base import Problem
 
 if TYPE_CHECKING:
-    from .algorithms.base import ServerRule
+    from .algorithms.base import ServerRule, WorkerState
     from .anarchy.behaviour import BehaviourLike
     from .compression.channel import Channel
 
@@ -276,7 +276,9 @@ class _LocalRunner:
     def run(self, src, idx, workers, K, purpose, key, worker_state=None, shift=None, bounds=None):
         """G: (R, n, d), per arrival the average of its K stochastic (corrected) gradients from its start
         point y0 = src[idx] − shift (``src``: (·, d) models, ``idx``: (R, n) valid rows of src, ``shift``: (R,
-        d) or None). The returned array is reused by the next call.
+        d) or None). Returns (G, the worker state after the arrivals' ``finish``); ``worker_state`` is donated
+        (each chunk's ``finish`` returns the state the next chunk and the caller continue with). The returned
+        G is reused by the next call.
 
         Σ_k g_k is recovered as (y_0 − y_K)/η_L instead of being accumulated (one pass less per step; the
         rounding error it adds to x_{t+1} is η·ε·‖y‖/K, far below the 1e-12 reference tolerance).
@@ -299,19 +301,22 @@ class _LocalRunner:
             Kmin, Kmax = (
                 (int(Kc.min()), int(Kc.max())) if bounds is None else (int(bounds[0, c]), int(bounds[1, c]))
             )
-            self._run_chunk(G[lo:hi], y0, workers[lo:hi], Kc, Kmin, Kmax, gens[b0:b1], lo, worker_state)
-        return G
+            worker_state = self._run_chunk(
+                G[lo:hi], y0, workers[lo:hi], Kc, Kmin, Kmax, gens[b0:b1], lo, worker_state
+            )
+        return G, worker_state
 
     def _run_chunk(self, Gc, y0, W, K, Kmin, Kmax, gens, lo, worker_state):
         """Every arrival's numbers are computed by the same arithmetic whatever its chunk-mates (the chunk's
         Kmin/Kmax only choose how much work is skipped): a K = 1 arrival of a stateless rule always gets the
         one-step value ξ + ∇f_i(y_0); a K ≥ 2 arrival always takes the problem's fused step, with the noise of
         step 0 drawn at scale 1 and then multiplied by η_L; arrivals that finished early are held fixed; G is
-        always divided by η_L·K. Hence replicate r is bit-identical whatever the replicate count."""
+        always divided by η_L·K. Hence replicate r is bit-identical whatever the replicate count. Returns the
+        worker state ``finish`` returned (``worker_state`` is donated)."""
         p, eta, ws = self.problem, self.eta_L, self.ws
         if Kmax == 1 and not worker_state:  # one step, stateless rule (SGD, FedProx): G is the gradient at y0
             self._one_step(Gc, y0, W, gens)
-            return
+            return worker_state
         step = p.local_sgd_step_fn(W, eta, ws, self.centered) if self.additive else None
         rows = np.arange(lo, lo + len(W))
         y = ws.get("y", y0.shape)
@@ -342,7 +347,7 @@ class _LocalRunner:
             if target is not y:
                 np.copyto(y, target, where=(k < K)[..., None])
         if worker_state is not None:
-            self.worker.finish(worker_state, y0, y, K, eta, rows, W, p.num_workers)
+            worker_state = self.worker.finish(worker_state, y0, y, K, eta, rows, W, p.num_workers)
         np.subtract(y0, y, out=Gc)
         if Kmin == Kmax:
             Gc /= eta * Kmax  # a division, as below: the same bits per arrival
@@ -352,6 +357,7 @@ class _LocalRunner:
             one = K == 1
             self._one_step(xi, y0, W, gens, drawn=True)
             np.copyto(Gc, xi, where=one[..., None])
+        return worker_state
 
     def _one_step(self, out, y0, W, gens, drawn=False):
         """out = ∇f_i(y_0, ξ) for one local step: the noise draw (unless ``drawn``: out already holds it) plus
@@ -420,6 +426,7 @@ class _PerWorkerStepRunner(_LocalRunner):
             y -= h
         np.subtract(y0, y, out=Gc)
         Gc /= eta * K[..., None]
+        return worker_state  # stateless worker rules only: nothing to finish
 
 
 class _CollapsedRunner(_LocalRunner):
@@ -586,6 +593,7 @@ class _CollapsedRunner(_LocalRunner):
         if xi is not None:
             self._one_step(xi, y0, W, gens, drawn=True)
             np.copyto(Gc, xi, where=(K == 1)[..., None])
+        return worker_state  # stateless worker rules only (``reason``): nothing to finish
 
 
 def simulate(
@@ -689,7 +697,7 @@ class _Run:
     use_collapsed: bool
     arrivals: bool
     runner: _LocalRunner
-    worker_state: dict[str, np.ndarray]
+    worker_state: WorkerState  # the current one (the rounds replace it: each state passed on is donated)
     channel: Channel
     bits: np.ndarray  # (R, T+1) cumulative bits sent
     walk: np.ndarray | None  # (R, T+1, d) the drifting optimum's walk, None for a static problem
@@ -835,7 +843,7 @@ def _run_rounds(run: _Run, progress: bool = False) -> None:
     def initial_updates():
         """Every worker's (sent) update at x_0: what a warm-started memory rule stores (AFA-CS)."""
         all_w = np.broadcast_to(np.arange(M), (R, M))
-        G0 = runner.run(x, np.repeat(rows[:, None], M, axis=1), all_w, init_steps, _rng.INIT, 0)
+        G0, _ = runner.run(x, np.repeat(rows[:, None], M, axis=1), all_w, init_steps, _rng.INIT, 0)
         G0, bits[:, 0] = channel.send(G0, all_w, 0)
         return G0
 
@@ -905,12 +913,12 @@ def _run_rounds(run: _Run, progress: bool = False) -> None:
             # the paper's order: the optimum drifts first (w_{t+1} = w_t + q_{t+1}), then the round updates on
             # the objective with optimum w°_{t+1}; G depends on y only through y − w_{t+1}: run shifted
             shift = None if walk is None else walk[:, t + 1 - run.drift_lag]
-            G = runner.run(hist_flat, idx, W, K, _rng.NOISE, t + 1, worker_state, shift, kbounds[:, :, t])
+            G, worker_state = runner.run(
+                hist_flat, idx, W, K, _rng.NOISE, t + 1, worker_state, shift, kbounds[:, :, t]
+            )
             G, sent = channel.send(G, W, t + 1)
             np.add(bits[:, t], sent, out=bits[:, t + 1])
-            x = rule.aggregate(state, x, G, W, K, tau, M)
-            if isinstance(x, tuple):  # ServerRule.aggregate -> (x, state); older rules return x alone
-                x, state = x
+            x, state = rule.aggregate(state, x, G, W, K, tau, M)  # donates state: never read again
             if (
                 arrivals
             ):  # the noise of the updates G left out, as one draw (_CollapsedRunner.add_arrival_noise)
@@ -928,12 +936,11 @@ def _run_rounds(run: _Run, progress: bool = False) -> None:
                 x[now] = x_init[now]
                 hist[:, now] = x_init[now]
                 xsum[now] = 0.0
-                arrays = state.arrays() if hasattr(state, "arrays") else tuple(state.values())
-                for arr in (*arrays, *worker_state.values(), *channel.state.values()):
+                for arr in (*state.arrays(), *worker_state.arrays(), *channel.state.values()):
                     arr[now] = 0.0
             hist[(t + 1) % H] = x
     run.x_avg = xsum / rounds
-    run.x, run.gn, run.loss, run.xs = x, gn, loss, xs
+    run.x, run.gn, run.loss, run.xs, run.worker_state = x, gn, loss, xs, worker_state
     run.div_round, run.left, run.limit, run.check_region = div_round, left, limit, check_region
 
 

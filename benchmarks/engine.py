@@ -1,6 +1,6 @@
 """Engine benchmark (issues 3 and 8): throughput, the random-number floor, and a plain per-replicate loop.
 
-    python benchmarks/engine.py [--json FILE] [--quick] [--rounds N]
+    python benchmarks/engine.py [--json FILE] [--quick] [--rounds N] [--state]
 
 For each configuration it measures, in one process and one run:
   engine  — afltheory.simulate, in replicate·round·worker·local-step per second ("units/s");
@@ -16,6 +16,11 @@ and prints engine/floor and engine/draw (generic step-by-step path), loop/eng (l
 schedule) and the run's peak memory (tracemalloc, generic engine run) next to the size of the recorded trace
 plus the max_delay+1 models.
 Timings are the best of ``--repeat`` runs (default 3).
+
+``--state`` instead measures what rules returning new state would cost if they COPIED their state instead of
+reusing the donated arrays (afltheory.algorithms.base): simulate with AFA-CS (memory (R, M, d)) and with
+FedAvg + SCAFFOLD (control variates (R, M, d) + (R, d)), the built-in donating rules against subclasses that
+copy the state before each update, in one run; prints copy/donate time ratios.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ import json
 import sys
 import time
 import tracemalloc
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -72,6 +78,51 @@ def plain_loop(problem, algo, schedule, x0, seed):
             hist.append(x)
             hist = hist[-H:]
             out[r, t + 1] = np.sum(problem.grad(x) ** 2)
+    return out
+
+
+@dataclass(frozen=True)
+class CopyingAFACS(al.AFACS):
+    """AFA-CS that copies its memory before each update (what a non-donating state would cost)."""
+
+    def update_memory(self, state, workers, U):
+        return super().update_memory(al.MemoryState(state.memory.copy()), workers, U)
+
+
+@dataclass(frozen=True)
+class CopyingSCAFFOLD(al.SCAFFOLD):
+    """SCAFFOLD that copies its control variates before each update."""
+
+    def finish(self, state, y0, yK, K, eta_L, rows, workers, num_workers):
+        fresh = state.map_arrays(np.copy)
+        return super().finish(fresh, y0, yK, K, eta_L, rows, workers, num_workers)
+
+
+def state_cost(d, M, m, K, max_delay, R, rounds, repeat):
+    """copy/donate time ratios of simulate for the stateful rules (see ``--state``)."""
+    p = HeterogeneousQuadratic(dim=d, num_workers=M, L=1.0, mu=0.1, sigma_L=1.0, sigma_G=1.0, seed=0)
+    beh = an.Behaviour(an.UniformArrivals(m), an.UniformDelay(max_delay), an.ConstantSteps(K))
+    cases = {
+        "AFACS step-by-step": (al.AFACS(1.0, 0.05), CopyingAFACS(1.0, 0.05), False),
+        "AFACS collapsed": (al.AFACS(1.0, 0.05), CopyingAFACS(1.0, 0.05), None),
+        "SCAFFOLD": (
+            al.FedAvg(1.0, 0.05, worker=al.SCAFFOLD()),
+            al.FedAvg(1.0, 0.05, worker=CopyingSCAFFOLD()),
+            None,
+        ),
+    }
+    out = {}
+    for name, (donate, copy, collapse) in cases.items():
+
+        def timed(alg, collapse=collapse):
+            t0 = time.perf_counter()
+            aft.simulate(p, alg, beh, rounds=rounds, replicates=R, seed=1, collapse=collapse)
+            return time.perf_counter() - t0
+
+        t_d, t_c = np.inf, np.inf
+        for _ in range(repeat):  # interleaved: both see the same machine load
+            t_d, t_c = min(t_d, timed(donate)), min(t_c, timed(copy))
+        out[name] = dict(donate_s=t_d, copy_s=t_c, copy_over_donate=t_c / t_d)
     return out
 
 
@@ -134,7 +185,19 @@ def main(argv=None):
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--loop-replicates", type=int, default=8, help="replicates actually run by the loop")
     ap.add_argument("--only", default="", help="keep grid rows matching e.g. 'd=10,K=20,R=64' (comma = and)")
+    ap.add_argument("--state", action="store_true", help="cost of copying rule states instead of donating")
     args = ap.parse_args(argv)
+    if args.state:
+        print(f"{'d':>4} {'M':>4} {'m':>3} {'K':>3} {'tau':>3} {'R':>5} | {'rule':<20} {'copy/donate':>11}")
+        res = {}
+        for cfg in [(50, 100, 10, 5, 4, 256), (10, 100, 10, 1, 4, 1024), (100, 100, 10, 5, 0, 1024)]:
+            for name, r in state_cost(*cfg, rounds=args.rounds, repeat=args.repeat).items():
+                res[f"{cfg} {name}"] = r
+                print(" ".join(f"{v:>{w}}" for v, w in zip(cfg, (4, 4, 3, 3, 3, 5), strict=True)), end=" | ")
+                print(f"{name:<20} {r['copy_over_donate']:>11.3f}", flush=True)
+        if args.json:
+            Path(args.json).write_text(json.dumps(res, indent=2))
+        return 0
     if args.quick:
         grid = [(50, 100, 10, 5, 4, 256)]
     else:

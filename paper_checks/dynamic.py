@@ -60,7 +60,7 @@ class NoEpochScaling(DynamicFedAvg):
         return np.full(num_workers, self.mu)
 
     def aggregate(self, state, x, G, workers, K, delays, num_workers):
-        return x - self.mu * np.einsum("rn,rnd->rd", K.astype(float), G) / G.shape[1]
+        return x - self.mu * np.einsum("rn,rnd->rd", K.astype(float), G) / G.shape[1], state
 
 
 # ------------------------------------------------------------------------------------------------- helpers

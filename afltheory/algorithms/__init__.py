@@ -1,11 +1,20 @@
 """Server rules (AFA-CD, AFA-CS, FedAvg, FedBuff, AsySG, Dynamic FedAvg) and worker rules (SGD, FedProx,
 SCAFFOLD, EpochSGD)."""
 
-from .base import MemoryState, NoState, ServerRule, ServerState, UnsupportedRule, WorkerRule
+from .base import (
+    MemoryState,
+    NoState,
+    RuleState,
+    ServerRule,
+    ServerState,
+    UnsupportedRule,
+    WorkerRule,
+    WorkerState,
+)
 from .dynamic import DynamicFedAvg, EpochSGD
 from .local import LocalView, local_view
 from .server import AFACD, AFACS, STALENESS_WEIGHTS, AsySG, FedAvg, FedBuff, worker_mean
-from .workers import SCAFFOLD, SGD, FedProx
+from .workers import SCAFFOLD, SGD, ControlVariates, FedProx
 
 ALGORITHMS = {"AFACD": AFACD, "AFACS": AFACS, "FedAvg": FedAvg, "FedBuff": FedBuff, "AsySG": AsySG}
 """The (eta, eta_L, worker) server rules; ``DynamicFedAvg(mu, epochs, batch)`` is exported separately."""
@@ -16,6 +25,7 @@ __all__ = [
     "AFACS",
     "ALGORITHMS",
     "AsySG",
+    "ControlVariates",
     "DynamicFedAvg",
     "EpochSGD",
     "FedAvg",
@@ -24,6 +34,7 @@ __all__ = [
     "LocalView",
     "MemoryState",
     "NoState",
+    "RuleState",
     "SCAFFOLD",
     "SGD",
     "STALENESS_WEIGHTS",
@@ -32,6 +43,7 @@ __all__ = [
     "UnsupportedRule",
     "WORKER_RULES",
     "WorkerRule",
+    "WorkerState",
     "local_view",
     "worker_mean",
 ]

@@ -3,8 +3,20 @@
 An algorithm is defined ONCE, here and in its own small class, and every backend reads the same definition:
 ``afltheory.simulate`` calls ``init`` / ``aggregate``; the exact engine (``afltheory.exact``) and the torch
 backend read the declarative hooks below. A rule is a frozen dataclass of hyperparameters (``eta``, ``eta_L``,
-``worker``, ``compressor``, ...); its server state is a typed frozen dataclass (``ServerState``) whose arrays
-are updated in place by ``aggregate`` (the engine owns them).
+``worker``, ``compressor``, ...). Rules follow the (init, update) pattern of optax: ``init`` builds a typed
+state (a frozen dataclass of arrays with a leading replicate axis: ``ServerState`` for a server rule,
+``WorkerState`` for a worker rule) and every update takes a state and RETURNS the new one —
+``update_memory(state, ...) -> state``, ``aggregate(state, ...) -> (x_{t+1}, state)``,
+``WorkerRule.finish(state, ...) -> state``.
+
+State passing is by DONATION: the state passed to an update is given up by the caller. A rule may reuse its
+arrays for the state it returns (the built-in rules write the new values into them and return the same
+arrays), and a caller never reads a state after passing it — it continues with the returned one (the engine
+and the torch backend do; tests/algorithms/test_state.py runs rules that poison every donated state with
+NaN). Copying instead — a fresh (R, M, d) array per update — made ``simulate`` 10–11 % slower for AFA-CS
+step by step, 27–53 % on its collapsed path and 13–164 % for SCAFFOLD (``python benchmarks/engine.py
+--state``, copy/donate time ratios in one run, 2026-11-26). Outside an update, the holder of the current
+state reaches into it only through ``arrays()`` (the engine zeroes a diverged replicate's rows there).
 
 Server step (all rules) [Yang et al. 2022, Alg. 2–3, with the proofs' step x − η η_L G]::
 
@@ -44,10 +56,12 @@ __all__ = [
     "check_weights",
     "MemoryState",
     "NoState",
+    "RuleState",
     "ServerRule",
     "ServerState",
     "UnsupportedRule",
     "WorkerRule",
+    "WorkerState",
     "defining_class",
     "overrides",
 ]
@@ -70,21 +84,42 @@ class UnsupportedRule(TypeError):
 
 
 @dataclass(frozen=True)
-class ServerState:
-    """Base of the typed server states: every field is an array with a leading replicate axis, updated in
-    place by the rule's ``aggregate``. ``state["name"]`` reads a field (transition convenience)."""
+class RuleState:
+    """Base of the typed rule states: a frozen dataclass whose every field is an array with a leading
+    replicate axis (NumPy, or torch tensors in the torch backend). A state is passed to a rule's update by
+    donation (module docstring): the update returns the new state and the caller never reads the old one.
+    ``state["name"]`` reads a field; ``len(state)`` is the number of arrays (0, falsy: a stateless rule)."""
 
-    def arrays(self) -> tuple[np.ndarray, ...]:
+    def arrays(self) -> tuple[Any, ...]:
         """The state's arrays (each with a leading replicate axis)."""
         return tuple(getattr(self, f.name) for f in dataclasses.fields(self))
 
-    def __getitem__(self, name: str) -> np.ndarray:
+    def map_arrays(self, fn: Callable[[Any], Any]) -> RuleState:
+        """The same kind of state with ``fn`` applied to every array (e.g. NumPy -> torch tensors)."""
+        return dataclasses.replace(
+            self, **{f.name: fn(getattr(self, f.name)) for f in dataclasses.fields(self)}
+        )
+
+    def __getitem__(self, name: str) -> Any:
         return getattr(self, name)
+
+    def __len__(self) -> int:
+        return len(dataclasses.fields(self))
 
 
 @dataclass(frozen=True)
-class NoState(ServerState):
-    """A stateless rule's state."""
+class ServerState(RuleState):
+    """Base of the server rules' states (``ServerRule.init`` / ``aggregate``)."""
+
+
+@dataclass(frozen=True)
+class WorkerState(RuleState):
+    """Base of the worker rules' states (``WorkerRule.init`` / ``finish``; SCAFFOLD's ``ControlVariates``)."""
+
+
+@dataclass(frozen=True)
+class NoState(ServerState, WorkerState):
+    """A stateless rule's state (server or worker): no arrays."""
 
 
 @dataclass(frozen=True)
@@ -224,9 +259,11 @@ class ServerRule:
             mem[:] = initial_updates()
         return MemoryState(mem)
 
-    def update_memory(self, state: ServerState, workers: np.ndarray, U: np.ndarray) -> None:
-        """s_i ← U_i for the arrivals ``workers`` (R, m) (U = w_i G_i), in place."""
+    def update_memory(self, state: ServerState, workers: np.ndarray, U: np.ndarray) -> ServerState:
+        """The memory after s_i ← U_i for the arrivals ``workers`` (R, m) (U = w_i G_i). ``state`` is donated:
+        its array is reused for the returned state."""
         state.memory[np.arange(U.shape[0])[:, None], workers] = U
+        return state
 
     def aggregate(
         self,
@@ -239,15 +276,15 @@ class ServerRule:
         num_workers: int,
     ) -> tuple[np.ndarray, ServerState]:
         """One server step: x (R, d), G (R, m, d) the arrivals' (compressed) updates,
-        ``workers``/``K``/``delays`` (R, m). Returns (x_{t+1}, state) (the state's arrays are updated in
-        place)."""
+        ``workers``/``K``/``delays`` (R, m). Returns (x_{t+1}, the new state); ``state`` is donated (the
+        caller reads only the returned one)."""
         w = self.arrival_weights(K, delays)
         pw = self.worker_weights(num_workers)
         if pw is not None:
             w = pw[workers] if w is None else w * pw[workers]
         factor = self.step_size / self.normalizer(G.shape[1], num_workers)
         if self.keeps_memory:
-            self.update_memory(state, workers, G if w is None else G * w[..., None])
+            state = self.update_memory(state, workers, G if w is None else G * w[..., None])
             s = _sum_arrivals(state.memory, None)
         else:
             s = _sum_arrivals(G, w)
@@ -258,25 +295,26 @@ class ServerRule:
 class WorkerRule:
     """Base of the worker rules: what one arriving worker does during its K local steps from its (stale) start
     point y_0. ``correction(state, y, y0, rows, workers)`` is added to each stochastic gradient (None:
-    nothing); ``finish`` updates per-worker state after the K steps; ``init`` builds that state (a dict of
-    arrays with a leading replicate axis). Declarative hook read by the exact engine and the collapsed
-    sampler: ``prox_weight`` — the rule's correction is μ (y − y_0) with no state (SGD: 0, FedProx: μ), or
-    None. A subclass that overrides ``correction``/``finish`` below the class defining ``prox_weight`` is
-    refused by the exact engine (it never reads such a rule as its base)."""
+    nothing); ``finish`` returns the per-worker state after the K steps (the state passed in is donated);
+    ``init`` builds that state (a ``WorkerState``: arrays with a leading replicate axis; ``NoState()`` for a
+    stateless rule). Declarative hook read by the exact engine and the collapsed sampler: ``prox_weight`` —
+    the rule's correction is μ (y − y_0) with no state (SGD: 0, FedProx: μ), or None. A subclass that
+    overrides ``correction``/``finish`` below the class defining ``prox_weight`` is refused by the exact
+    engine (it never reads such a rule as its base)."""
 
-    def init(self, replicates: int, num_workers: int, dim: int) -> dict:
-        """Per-worker state (arrays with a leading replicate axis); {} for stateless rules."""
-        return {}
+    def init(self, replicates: int, num_workers: int, dim: int) -> WorkerState:
+        """Per-worker state (arrays with a leading replicate axis); ``NoState()`` for stateless rules."""
+        return NoState()
 
     def correction(
-        self, state: dict, y: np.ndarray, y0: np.ndarray, rows: np.ndarray, workers: np.ndarray
+        self, state: WorkerState, y: np.ndarray, y0: np.ndarray, rows: np.ndarray, workers: np.ndarray
     ) -> np.ndarray | None:
         """The term added to each stochastic gradient at y (None: nothing)."""
         return None
 
     def finish(
         self,
-        state: dict,
+        state: WorkerState,
         y0: np.ndarray,
         yK: np.ndarray,
         K: np.ndarray,
@@ -284,9 +322,11 @@ class WorkerRule:
         rows: np.ndarray,
         workers: np.ndarray,
         num_workers: int,
-    ) -> None:
-        """Update the per-worker state after the K local steps (in place)."""
-        return None
+    ) -> WorkerState:
+        """The per-worker state after the K local steps of the arrivals ``workers`` (n, m) of replicates
+        ``rows`` (n,) from y0 to yK (n, m, d); the other replicates' rows are carried over unchanged.
+        ``state`` (all replicates) is donated: its arrays may be reused for the returned state."""
+        return state
 
     @property
     def prox_weight(self) -> float | None:

@@ -23,7 +23,7 @@ import numpy as np
 
 from .base import ServerRule
 from .server import FedAvg
-from .workers import SCAFFOLD, SGD
+from .workers import SCAFFOLD, SGD, ControlVariates
 
 __all__ = ["FedNova", "SCAFFOLDServer"]
 
@@ -75,7 +75,7 @@ class SCAFFOLDStaleControl(SCAFFOLD):
 
     def finish(
         self,
-        state: dict,
+        state: ControlVariates,
         y0: np.ndarray,
         yK: np.ndarray,
         K: np.ndarray,
@@ -83,6 +83,6 @@ class SCAFFOLDStaleControl(SCAFFOLD):
         rows: np.ndarray,
         workers: np.ndarray,
         num_workers: int,
-    ) -> None:
-        """No update of c_i and c (stale control variates)."""
-        return None
+    ) -> ControlVariates:
+        """No update of c_i and c (stale control variates): the state is returned as it came."""
+        return state

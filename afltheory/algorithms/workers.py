@@ -2,8 +2,9 @@
 
 A rule modifies the stochastic gradient (``correction``) and may keep per-worker state (SCAFFOLD's control
 variates). The engine runs the steps; rules never decide who arrives or how stale they are (docs/DESIGN.md
-#3).
-State arrays carry a leading replicate axis R and are updated in place by ``finish`` (the engine owns them).
+#3). State is a typed ``WorkerState`` (arrays with a leading replicate axis R); ``finish`` returns the new
+state and the state passed in is donated (``afltheory.algorithms.base``): SCAFFOLD writes the new control
+variates into its arrays and returns them, without a copy.
 """
 
 from __future__ import annotations
@@ -13,9 +14,17 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._validation import check_nonnegative
-from .base import WorkerRule
+from .base import WorkerRule, WorkerState
 
-__all__ = ["SCAFFOLD", "SGD", "FedProx"]
+__all__ = ["SCAFFOLD", "SGD", "ControlVariates", "FedProx"]
+
+
+@dataclass(frozen=True)
+class ControlVariates(WorkerState):
+    """SCAFFOLD's state: the workers' control variates ``c_i`` (R, M, d) and the server's ``c`` (R, d)."""
+
+    c_i: np.ndarray
+    c: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -38,7 +47,7 @@ class FedProx(WorkerRule):
         check_nonnegative("mu", self.mu)
 
     def correction(
-        self, state: dict, y: np.ndarray, y0: np.ndarray, rows: np.ndarray, workers: np.ndarray
+        self, state: WorkerState, y: np.ndarray, y0: np.ndarray, rows: np.ndarray, workers: np.ndarray
     ) -> np.ndarray:
         """μ (y − y_0)."""
         return self.mu * (y - y0)
@@ -54,19 +63,19 @@ class SCAFFOLD(WorkerRule):
     """SCAFFOLD worker (Karimireddy et al. 2020, option II): g − c_i + c; after K steps
     c_i⁺ = c_i − c + (y_0 − y_K)/(K η_L) and the server control c += (1/M) Σ_{i∈M_t} (c_i⁺ − c_i)."""
 
-    def init(self, replicates: int, num_workers: int, dim: int) -> dict:
+    def init(self, replicates: int, num_workers: int, dim: int) -> ControlVariates:
         """Control variates c_i (R, M, d) and c (R, d), zero."""
-        return {"c_i": np.zeros((replicates, num_workers, dim)), "c": np.zeros((replicates, dim))}
+        return ControlVariates(np.zeros((replicates, num_workers, dim)), np.zeros((replicates, dim)))
 
     def correction(
-        self, state: dict, y: np.ndarray, y0: np.ndarray, rows: np.ndarray, workers: np.ndarray
+        self, state: ControlVariates, y: np.ndarray, y0: np.ndarray, rows: np.ndarray, workers: np.ndarray
     ) -> np.ndarray:
         """c − c_i."""
-        return state["c"][rows][..., None, :] - state["c_i"][rows[:, None], workers]
+        return state.c[rows][..., None, :] - state.c_i[rows[:, None], workers]
 
     def finish(
         self,
-        state: dict,
+        state: ControlVariates,
         y0: np.ndarray,
         yK: np.ndarray,
         K: np.ndarray,
@@ -74,10 +83,11 @@ class SCAFFOLD(WorkerRule):
         rows: np.ndarray,
         workers: np.ndarray,
         num_workers: int,
-    ) -> None:
-        """Option II update of c_i and c."""
+    ) -> ControlVariates:
+        """Option II update of c_i and c (written into the donated state's arrays, which are returned)."""
         r2 = rows[:, None]
-        old = state["c_i"][r2, workers]
-        new = old - state["c"][rows][:, None, :] + (y0 - yK) / (K[..., None] * eta_L)
-        state["c_i"][r2, workers] = new
-        state["c"][rows] += (new - old).sum(axis=1) / num_workers
+        old = state.c_i[r2, workers]
+        new = old - state.c[rows][:, None, :] + (y0 - yK) / (K[..., None] * eta_L)
+        state.c_i[r2, workers] = new
+        state.c[rows] += (new - old).sum(axis=1) / num_workers
+        return state

@@ -5,9 +5,12 @@ A mutant is an algorithm: ``simulate(problem, AFACDEtaLMissing(eta, eta_L), beha
 mutants override a declarative hook of ``afltheory.algorithms.ServerRule`` (``step_size``, ``normalizer``,
 ``local_steps_weight``, ``staleness_weight``, ``update_memory``, ``warm_start``), so every backend runs the
 mutated rule as it is; the exact engine refuses (TypeError) a mutant that overrides ``aggregate`` or
-``update_memory`` — it never reads a mutant as its base class. Compression mutants override a hook of a
-compressor (``RandK.rescale``, read by sampling and by the exact moment map alike; ``QSGD._compress``, a law
-the exact engine never represents) or of ``ErrorFeedback``/``DIANA`` (``message``, ``update_shift``).
+``update_memory`` — it never reads a mutant as its base class. Imperative overrides keep the base's
+signatures: ``update_memory`` and a worker's ``finish`` return the new state, ``aggregate`` returns
+(x_{t+1}, state); the state passed in is donated (``afltheory.algorithms.base``). Compression mutants
+override a hook of a compressor (``RandK.rescale``, read by sampling and by the exact moment map alike;
+``QSGD._compress``, a law the exact engine never represents) or of ``ErrorFeedback``/``DIANA``
+(``message``, ``update_shift``).
 Notation as in ``afltheory.algorithms.server``: γ = η η_L, G (R, m, d) the arrivals' updates (each the mean
 of its K stochastic gradients), K and τ (R, m) the arrivals' local steps and delays, M = num_workers.
 """
@@ -25,7 +28,8 @@ from ..compression.channel import DIANA, ErrorFeedback
 from ..compression.compressors import QSGD, RandK, stochastic_round
 
 if TYPE_CHECKING:
-    from ..algorithms.base import ServerState
+    from ..algorithms.base import ServerState, WorkerState
+    from ..algorithms.workers import ControlVariates
 
 __all__ = [
     "AFACDUnchanged",
@@ -150,17 +154,18 @@ class AFACSMemoryFrozen(AFACS):
     """Mutant of AFA-CS: the memory slots are never updated (the server keeps stepping along the warm
     start)."""
 
-    def update_memory(self, state: ServerState, workers: np.ndarray, U: np.ndarray) -> None:
-        return None
+    def update_memory(self, state: ServerState, workers: np.ndarray, U: np.ndarray) -> ServerState:
+        return state
 
 
 @dataclass(frozen=True)
 class AFACSWrongSlot(AFACS):
     """Mutant of AFA-CS: worker i's update is written into slot (i + 1) mod M."""
 
-    def update_memory(self, state: ServerState, workers: np.ndarray, U: np.ndarray) -> None:
+    def update_memory(self, state: ServerState, workers: np.ndarray, U: np.ndarray) -> ServerState:
         M = state.memory.shape[1]
         state.memory[np.arange(U.shape[0])[:, None], (workers + 1) % M] = U
+        return state
 
 
 @dataclass(frozen=True)
@@ -178,7 +183,7 @@ class AFACSMemoryUnused(AFACS):
         delays: np.ndarray,
         num_workers: int,
     ) -> tuple[np.ndarray, ServerState]:
-        self.update_memory(state, workers, G)
+        state = self.update_memory(state, workers, G)
         return x - worker_mean(G, factor=self.eta * self.eta_L), state
 
 
@@ -217,7 +222,7 @@ class FedProxSignFlipped(FedProx):
     """Mutant of the FedProx worker: correction −μ (y − y_0) (pushes away from the start point)."""
 
     def correction(
-        self, state: dict, y: np.ndarray, y0: np.ndarray, rows: np.ndarray, workers: np.ndarray
+        self, state: WorkerState, y: np.ndarray, y0: np.ndarray, rows: np.ndarray, workers: np.ndarray
     ) -> np.ndarray:
         return self.mu * (y0 - y)
 
@@ -227,9 +232,9 @@ class SCAFFOLDSignFlipped(SCAFFOLD):
     """Mutant of the SCAFFOLD worker: correction c_i − c instead of c − c_i."""
 
     def correction(
-        self, state: dict, y: np.ndarray, y0: np.ndarray, rows: np.ndarray, workers: np.ndarray
+        self, state: ControlVariates, y: np.ndarray, y0: np.ndarray, rows: np.ndarray, workers: np.ndarray
     ) -> np.ndarray:
-        return state["c_i"][rows[:, None], workers] - state["c"][rows][..., None, :]
+        return state.c_i[rows[:, None], workers] - state.c[rows][..., None, :]
 
 
 # ------------------------------------------------------------------------------------------------ compression
@@ -324,5 +329,5 @@ class AFACSUnchanged(AFACS):
     #: arrivals' summed noise, afltheory.engine._arrivals_reason), so simulate stays bit-identical
     base_code = True
 
-    def update_memory(self, state: ServerState, workers: np.ndarray, U: np.ndarray) -> None:
+    def update_memory(self, state: ServerState, workers: np.ndarray, U: np.ndarray) -> ServerState:
         return super().update_memory(state, workers, U)

@@ -36,7 +36,7 @@ from torch.func import functional_call
 
 from .. import _faults, _rng
 from .._validation import check_int, check_nonnegative
-from ..algorithms.base import ServerRule, WorkerRule
+from ..algorithms.base import ServerRule, WorkerRule, WorkerState
 from ..algorithms.local import local_view
 from ..anarchy.behaviour import Replay
 from ..anarchy.schedule import Schedule
@@ -202,9 +202,9 @@ class TorchTrace:
         return self.schedule.wall_clock
 
 
-def _worker_state(worker, M, dim, dt, dev) -> dict:
-    """The worker rule's own state (``WorkerRule.init``) for one replicate, as torch tensors."""
-    return {k: torch.as_tensor(v, dtype=dt, device=dev) for k, v in worker.init(1, M, dim).items()}
+def _worker_state(worker, M, dim, dt, dev) -> WorkerState:
+    """The worker rule's own state (``WorkerRule.init``) for one replicate, its arrays as torch tensors."""
+    return worker.init(1, M, dim).map_arrays(lambda v: torch.as_tensor(v, dtype=dt, device=dev))
 
 
 def run(
@@ -343,7 +343,7 @@ def run(
                 G, yK = local(y0, i, K, wstate)
                 Gs.append(G), y0s.append(y0), yKs.append(yK)
             # every arrival used the pre-round worker state; now the rule updates it (SCAFFOLD's controls)
-            worker.finish(
+            wstate = worker.finish(  # the state passed in is donated: only the returned one is used
                 wstate,
                 torch.stack(y0s)[None],
                 torch.stack(yKs)[None],

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from afltheory import _faults, mutants, simulate
-from afltheory.algorithms import AFACD, AFACS, SCAFFOLD, SGD, FedAvg, FedBuff, FedProx
+from afltheory.algorithms import AFACD, AFACS, SCAFFOLD, SGD, ControlVariates, FedAvg, FedBuff, FedProx
 from afltheory.anarchy import Behaviour, Replay, UniformArrivals
 from afltheory.anarchy.delays import UniformDelay
 from afltheory.anarchy.local_steps import UniformSteps
@@ -130,7 +130,7 @@ def test_worker_mutants_pinned():
     rows, w = np.array([0]), np.array([[1]])
     assert MA.FedProxSignFlipped(0.2).correction({}, y, y0, rows, w)[0, 0, 0] == pytest.approx(-0.3)
     assert FedProx(0.2).correction({}, y, y0, rows, w)[0, 0, 0] == pytest.approx(0.3)
-    st = {"c_i": np.array([[[0.0], [5.0]]]), "c": np.array([[1.0]])}
+    st = ControlVariates(c_i=np.array([[[0.0], [5.0]]]), c=np.array([[1.0]]))
     assert SCAFFOLD().correction(st, y, y0, rows, w)[0, 0, 0] == -4.0  # c − c_i
     assert MA.SCAFFOLDSignFlipped().correction(st, y, y0, rows, w)[0, 0, 0] == 4.0
 
