@@ -88,7 +88,13 @@ def main() -> None:
                 key = f"{pname:15s} {aname:12s} collapse={collapse!s:6s}"
                 try:
                     tr = aft.simulate(
-                        p, alg, behaviour(p.num_workers), rounds=12, replicates=5, seed=3, record_x=True,
+                        p,
+                        alg,
+                        behaviour(p.num_workers),
+                        rounds=12,
+                        replicates=5,
+                        seed=3,
+                        record_x=True,
                         collapse=collapse,
                     )
                     print(key, digest(tr), flush=True)
@@ -99,11 +105,20 @@ def main() -> None:
         ("big-diag", HeterogeneousQuadratic(dim=40, num_workers=8, sigma_L=0.5, seed=8)),
         ("big-curv", HeterogeneousCurvatureQuadratic(dim=40, num_workers=8, sigma_L=0.5, seed=9)),
     ):
-        for aname, alg in (("AFACD", al.AFACD(0.5, 0.05)), ("SCAFFOLD", al.FedAvg(0.3, 0.05, worker=al.SCAFFOLD()))):
+        for aname, alg in (
+            ("AFACD", al.AFACD(0.5, 0.05)),
+            ("SCAFFOLD", al.FedAvg(0.3, 0.05, worker=al.SCAFFOLD())),
+        ):
             for collapse in (None, False):
                 tr = aft.simulate(
-                    p, alg, an.Behaviour(an.UniformArrivals(8), an.UniformDelay(2), an.UniformSteps(1, 4)),
-                    rounds=4, replicates=901, seed=5, record_x=True, collapse=collapse,
+                    p,
+                    alg,
+                    an.Behaviour(an.UniformArrivals(8), an.UniformDelay(2), an.UniformSteps(1, 4)),
+                    rounds=4,
+                    replicates=901,
+                    seed=5,
+                    record_x=True,
+                    collapse=collapse,
                 )
                 print(f"{pname:15s} {aname:12s} collapse={collapse!s:6s}", digest(tr), flush=True)
 
