@@ -331,8 +331,8 @@ def local_sgd_k_step_law(
 ) -> tuple[np.ndarray, np.ndarray]:
     """The exact law of K local SGD steps on a quadratic with isotropic Gaussian noise, in H's eigenbasis.
 
-    With g_k = H(y_k − c) + ξ_k, ξ_k ~ N(0, (σ_L²/d) I) i.i.d. and y_{k+1} = y_k − η_L g_k, each eigen-coordinate
-    evolves alone: with a = 1 − η_L λ, e_k = y_k − c satisfies e_{k+1} = a e_k − η_L ξ_k, so
+    With g_k = H(y_k − c) + ξ_k, ξ_k ~ N(0, (σ_L²/d) I) i.i.d. and y_{k+1} = y_k − η_L g_k, each
+    eigen-coordinate evolves alone: with a = 1 − η_L λ, e_k = y_k − c satisfies e_{k+1} = a e_k − η_L ξ_k, so
     e_K = a^K e_0 − η_L Σ_{j<K} a^{K−1−j} ξ_j and the mean of the K gradients is
         G = (y_0 − y_K)/(η_L K) = (1 − a^K)/(η_L K) · e_0 + (1/K) Σ_{j<K} a^{K−1−j} ξ_j,
     whose noise term is N(0, (σ_L²/d)/K² · Σ_{j<K} a^{2j}) per coordinate, independent across coordinates.

@@ -1,5 +1,5 @@
-"""A problem's fast local-step kernel (issue 27 item 2, ``Problem.local_kernel``): it owns its buffers (the engine
-lends none), validates the worker indices it is given, declares whether it runs in a local frame
+"""A problem's fast local-step kernel (issue 27 item 2, ``Problem.local_kernel``): it owns its buffers (the
+engine lends none), validates the worker indices it is given, declares whether it runs in a local frame
 (``kernel.centered``, read by the engine instead of testing which methods a class overrides), and its in-place
 callables equal the plain formulas. Deterministic (fixed seeds only)."""
 
