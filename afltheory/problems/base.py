@@ -314,6 +314,10 @@ class Problem:
         return i
 
 
+#: the unsigned integer type of each integer itemsize (``LocalKernel.check_workers``)
+_UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
 class LocalKernel:
     """A problem's fast local-step kernel, the engine's hot path (``Problem.local_kernel``).
 
@@ -350,10 +354,10 @@ class LocalKernel:
     def check_workers(self, workers: ArrayLike) -> np.ndarray:
         """``workers`` as an integer array, each in [0, num_workers) (ValueError naming the bad index)."""
         w = np.asarray(workers)
-        if not np.issubdtype(w.dtype, np.integer):
+        if w.dtype.kind not in "iu":
             raise ValueError(f"workers must be integer worker indices, got dtype {w.dtype}")
         # one reduction: viewed unsigned, a negative index is larger than any valid one
-        if w.size and w.view(np.dtype(f"u{w.dtype.itemsize}")).max() >= self.problem.num_workers:
+        if w.size and w.view(_UNSIGNED[w.dtype.itemsize]).max() >= self.problem.num_workers:
             bad = w.min() if w.min() < 0 else w.max()
             raise ValueError(
                 f"workers contains the worker index {int(bad)}; allowed range "

@@ -260,6 +260,7 @@ class QuadraticKernel(LocalKernel):
         self.problem = problem
         self.centered = bool(centered)
         self._buffers = {}
+        self._tiles = {}  # name -> ((scale, shift, m), shared coefficients tiled to (m, d))
 
     def center(self, workers: ArrayLike) -> np.ndarray:
         """c_i per arrival, (*workers.shape, dim) (the kernel's buffer)."""
@@ -272,9 +273,15 @@ class QuadraticKernel(LocalKernel):
         shared (so the broadcast against (n, m, d) runs as one long inner loop), else gathered to (n, m, d)
         into the buffer ``name``."""
         p = self.problem
-        if p.shared:
+        if p.shared:  # the last tiling per name is kept: η_L changes only with a step-size schedule
+            key = (scale, shift, workers.shape[-1] if workers.ndim else None)
+            last = self._tiles.get(name)
+            if last is not None and last[0] == key:
+                return last[1]
             row = shift + scale * p.hessian[0]
-            return np.tile(row, (workers.shape[-1], 1)) if workers.ndim else row
+            out = np.tile(row, (workers.shape[-1], 1)) if workers.ndim else row
+            self._tiles[name] = (key, out)
+            return out
         a = np.take(p.hessian, workers, axis=0, out=self._buffer(name, (*workers.shape, p.dim)), mode="wrap")
         a *= scale
         if shift:
