@@ -114,3 +114,10 @@ def test_engine_reads_the_kernel_frame():
     ]
     np.testing.assert_allclose(runs[0].grad_norm_sq, runs[1].grad_norm_sq, rtol=1e-12)
     assert issubclass(Plain, QuadraticProblem)
+    # the runner's frame is the kernel's declaration (control: the family's own kernel is centered)
+    from afltheory.engine import _LocalRunner
+
+    frames = [
+        _LocalRunner(cls(**kw), al.SGD(), 0.05, 0, 1).centered for cls in (HeterogeneousQuadratic, Plain)
+    ]
+    assert frames == [True, False]
