@@ -32,6 +32,7 @@ from .algorithms.local import local_view
 from .anarchy.schedule import Schedule
 from .compression.channel import channel_for
 from .problems.base import Problem
+from .problems.quadratic import local_sgd_k_step_law
 
 if TYPE_CHECKING:
     from .algorithms.base import ServerRule, WorkerState
@@ -203,9 +204,9 @@ def _standard_normal_blocks(gens, out, B):
 
 
 class _Workspace:
-    """Reusable float arrays keyed by (name, shape). The engine's per-round temporaries are allocated once per
-    run: fresh ~1 MB arrays page-fault on first touch every round, which cost 20–30% of a d = 10 round
-    here."""
+    """Reusable float arrays keyed by (name, shape): the engine's own per-round temporaries (G, y0, y, h, …),
+    allocated once per run — fresh ~1 MB arrays page-fault on first touch every round, which cost 20–30% of a
+    d = 10 round here. Never lent: a problem's kernel (``Problem.local_kernel``) owns its buffers."""
 
     def __init__(self):
         self._arrays = {}
@@ -242,9 +243,11 @@ class _LocalRunner:
         self.noise_factor = 1.0 if fault is None else float(fault(problem.dim))
         fault = _faults.get(_faults.FaultPoint.SIM_STEP_NOISE)  # None unless a step-noise fault is injected
         self.reuse_noise = fault is not None and fault(self.additive)
-        # local steps in the problem's translated frame u = y − c_i when it has one (translation-equivariant
-        # worker rules only see differences of points), saving a subtraction per step
-        self.centered = self.additive and type(problem).local_center is not Problem.local_center
+        # the problem's fast kernel (it owns its buffers); local steps run in its translated frame u = y − c_i
+        # when it has one (translation-equivariant worker rules only see differences of points), saving a
+        # subtraction per step
+        self.kernel = problem.local_kernel()
+        self.centered = self.additive and self.kernel.centered
         self._chunk_cache = {}
         self.ws = _Workspace()
 
@@ -296,7 +299,7 @@ class _LocalRunner:
             if shift is not None:
                 y0 -= shift[lo:hi, None, :]
             if self.centered:
-                y0 -= self.problem.local_center(workers[lo:hi], self.ws)
+                y0 -= self.kernel.center(workers[lo:hi])
             Kc = K[lo:hi]
             Kmin, Kmax = (
                 (int(Kc.min()), int(Kc.max())) if bounds is None else (int(bounds[0, c]), int(bounds[1, c]))
@@ -317,7 +320,7 @@ class _LocalRunner:
         if Kmax == 1 and not worker_state:  # one step, stateless rule (SGD, FedProx): G is the gradient at y0
             self._one_step(Gc, y0, W, gens)
             return worker_state
-        step = p.local_sgd_step_fn(W, eta, ws, self.centered) if self.additive else None
+        step = self.kernel.sgd_step(W, eta) if self.additive else None
         rows = np.arange(lo, lo + len(W))
         y = ws.get("y", y0.shape)
         np.copyto(y, y0)
@@ -365,7 +368,7 @@ class _LocalRunner:
         if not drawn:
             self._draw(gens, W, out, 1.0, y0)
         if self.additive:
-            self.problem.local_grad_add_fn(W, 1.0, self.ws, self.centered)(y0, out)
+            self.kernel.grad_add(W, 1.0)(y0, out)
 
     def _draw(self, gens, W, out, scale, y):
         """out = scale · (one noise draw per arrival) — or, for problems with their own stochastic gradient,
@@ -410,9 +413,9 @@ class _PerWorkerStepRunner(_LocalRunner):
         self.steps = np.asarray(steps, dtype=float)
 
     def _run_chunk(self, Gc, y0, W, K, Kmin, Kmax, gens, lo, worker_state):
-        p, ws = self.problem, self.ws
+        ws = self.ws
         eta = self.steps[W][..., None]  # (n, m, 1)
-        add = p.local_grad_add_fn(W, 1.0, ws, self.centered) if self.additive else None
+        add = self.kernel.grad_add(W, 1.0) if self.additive else None
         y = ws.get("y", y0.shape)
         np.copyto(y, y0)
         h = ws.get("h", y0.shape)
@@ -468,17 +471,11 @@ class _CollapsedRunner(_LocalRunner):
             self._std = {}
 
     def _table(self, K):
-        """(drift, noise) coefficients for K steps, each (S, d): G = drift·(y0 − c) + noise·z, z ~ N(0, I)."""
+        """(drift, noise) coefficients for K steps, each (S, d): G = drift·(y0 − c) + noise·z, z ~ N(0, I) —
+        the quadratic family's K-step law (``problems.quadratic.local_sgd_k_step_law``), cached per K."""
         if K not in self._tables:
-            a = 1.0 - self.eta_L * self.eig
-            with np.errstate(divide="ignore", invalid="ignore"):
-                one_minus = np.where(a > 0, -np.expm1(K * np.log(np.where(a > 0, a, 1.0))), 1.0 - a**K)
-            drift = one_minus / (self.eta_L * K)
-            a2 = a * a
-            with np.errstate(divide="ignore", invalid="ignore"):
-                geo = np.where(np.isclose(a2, 1.0), float(K), (1.0 - a2**K) / (1.0 - a2))
-            noise = np.sqrt(geo) / K * (self.sigma / np.sqrt(self.problem.dim)) * self.noise_factor
-            self._tables[K] = (drift, noise)
+            drift, noise = local_sgd_k_step_law(self.eig, self.eta_L, K, self.sigma, self.problem.dim)
+            self._tables[K] = (drift, noise * self.noise_factor)
         return self._tables[K]
 
     def _coefficients(self, W, K, Kmin, Kmax):

@@ -82,7 +82,8 @@ def best_of(fn, repeat):
 
 def collapse_coefficients(p, K):
     """Per coordinate (diagonal Hessian ev): G = coef ⊙ (y_0 − c_i) + nstd ⊙ z, z ~ N(0, I) — the exact law
-    of the mean of K local SGD gradients (``afltheory.engine._CollapsedRunner``)."""
+    of the mean of K local SGD gradients (``afltheory.problems.quadratic.local_sgd_k_step_law``, which the
+    engine draws from; summed term by term here, as a peer would)."""
     ev = p.hessian[0]
     a = 1.0 - ETA_L * ev
     coef = (1.0 - a**K) / (ETA_L * K)

@@ -13,6 +13,7 @@ from types import MappingProxyType
 from typing import Any, ClassVar
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._numerics import rowdot
 from .._validation import check_alloc, check_int, check_nonnegative, check_seed
@@ -24,6 +25,7 @@ __all__ = [
     "Constants",
     "GaussianNoise",
     "LinearGaussianModel",
+    "LocalKernel",
     "NoiseModel",
     "NoNoise",
     "Problem",
@@ -271,48 +273,12 @@ class Problem:
         families override it to precompute per-worker data once)."""
         return lambda y: self.local_grad(y, workers)
 
-    def local_center(self, workers: np.ndarray, workspace: Any | None = None) -> np.ndarray | None:
-        """None, or per-arrival points c (*workers.shape, dim) such that ∇f_i(y) depends on y only through
-        y − c_i. The engine then runs local steps in the translated frame u = y − c (one subtraction per round
-        instead of one per step) and passes u to ``local_grad_add_fn(…, centered=True)``."""
-        return None
-
-    def local_grad_add_fn(
-        self, workers: np.ndarray, scale: float = 1.0, workspace: Any | None = None, centered: bool = False
-    ) -> Callable[[np.ndarray, np.ndarray], None]:
-        """A callable (y, out) -> None doing out += scale · ∇f_{workers}(y) in place (the engine's hot path:
-        ``out`` already holds the scaled noise). ``workspace``: None, or the engine's reusable-array pool
-        (``get(name, shape)``), in which case ``workers`` are trusted to be valid. ``centered``: y is given as
-        u = y − ``local_center(workers)``. Default: through ``local_grad_fn``."""
-        fn = self.local_grad_fn(workers)
-        if centered:
-            c = self.local_center(workers)
-            if c is None:
-                raise ValueError(f"centered=True needs local_center(); {type(self).__name__} has none")
-            plain = fn
-            fn = lambda u: plain(u + c)  # noqa: E731
-
-        def add(y, out):
-            g = fn(y)
-            if scale != 1.0:
-                g = g * scale
-            out += g
-
-        return add
-
-    def local_sgd_step_fn(
-        self, workers: np.ndarray, eta: float, workspace: Any | None = None, centered: bool = False
-    ) -> Callable[[np.ndarray, np.ndarray], None]:
-        """A callable (y, h) -> None doing one local SGD step in place, y ← y − η ∇f_{workers}(y) − h, where h
-        holds the step's scaled noise (and corrections) and may be overwritten. Families may fuse the gradient
-        with the update; default: ``local_grad_add_fn`` then a subtraction."""
-        add = self.local_grad_add_fn(workers, eta, workspace, centered)
-
-        def step(y, h):
-            add(y, h)
-            y -= h
-
-        return step
+    def local_kernel(self, centered: bool | None = None) -> LocalKernel:
+        """The problem's fast local-step kernel for the engine (``LocalKernel``): in-place ∇f_i on blocks of
+        arrivals, in buffers the kernel owns. ``centered``: None, the family's choice (its local frame when it
+        has one: read ``kernel.centered``); True, require the local frame (a ValueError when the family has
+        none); False, plain coordinates. Default: the generic kernel through ``local_grad_fn``, no frame."""
+        return LocalKernel(self, centered=centered)
 
     def stochastic_grad(self, x: np.ndarray, i: int | np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """∇f_i(x, ξ) = ∇f_i(x) + ξ with ξ from ``self.noise``."""
@@ -346,6 +312,89 @@ class Problem:
         if i.size and (i.min() < 0 or i.max() >= self.num_workers):
             raise ValueError(f"worker index i out of range [0, {self.num_workers - 1}]")
         return i
+
+
+#: the unsigned integer type of each integer itemsize (``LocalKernel.check_workers``)
+_UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+class LocalKernel:
+    """A problem's fast local-step kernel, the engine's hot path (``Problem.local_kernel``).
+
+    It evaluates ∇f_i in place on (…, m, d) blocks of arrivals (worker indices ``workers`` of shape (…, m)),
+    in buffers it allocates itself and reuses by shape: the engine lends it none. An array or callable it
+    returns is valid until the next call of the same method (the next call may reuse its buffers).
+
+    ``centered``: the kernel runs in the problem's local frame, u = y − c_i with c = ``center(workers)`` (the
+    engine then subtracts c once per round instead of once per step); every ``y`` a centered kernel's
+    callables receive is u. Families with a frame (quadratics: ∇f_i(y) = A_i (y − c_i)) subclass this.
+
+    Every method validates ``workers`` (integers in [0, num_workers)) with one reduction over the (…, m)
+    indices, a negligible cost beside the (…, m, d) arithmetic; the families then gather with
+    ``mode="wrap"`` (an unbuffered gather), which is exact on validated indices.
+    """
+
+    def __init__(self, problem: Problem, centered: bool | None = None) -> None:
+        if centered:
+            raise ValueError(
+                f"centered={centered!r}: {type(problem).__name__} has no local frame; allowed None or False"
+            )
+        self.problem = problem
+        self.centered = False
+        self._buffers: dict[tuple[str, tuple[int, ...]], np.ndarray] = {}
+
+    def _buffer(self, name: str, shape: tuple[int, ...]) -> np.ndarray:
+        """The kernel's own float array ``name`` of ``shape`` (allocated once: fresh ~1 MB arrays page-fault
+        on first touch, 20–30% of a d = 10 engine round)."""
+        a = self._buffers.get((name, shape))
+        if a is None:
+            a = self._buffers[(name, shape)] = np.empty(shape)
+        return a
+
+    def check_workers(self, workers: ArrayLike) -> np.ndarray:
+        """``workers`` as an integer array, each in [0, num_workers) (ValueError naming the bad index)."""
+        w = np.asarray(workers)
+        if w.dtype.kind not in "iu":
+            raise ValueError(f"workers must be integer worker indices, got dtype {w.dtype}")
+        # one reduction: viewed unsigned, a negative index is larger than any valid one
+        if w.size and w.view(_UNSIGNED[w.dtype.itemsize]).max() >= self.problem.num_workers:
+            bad = w.min() if w.min() < 0 else w.max()
+            raise ValueError(
+                f"workers contains the worker index {int(bad)}; allowed range "
+                f"[0, {self.problem.num_workers - 1}]"
+            )
+        return w
+
+    def center(self, workers: ArrayLike) -> np.ndarray | None:
+        """None (no local frame), or per-arrival points c (*workers.shape, dim) such that ∇f_i(y) depends on
+        y only through y − c_i."""
+        self.check_workers(workers)
+        return None
+
+    def grad_add(self, workers: ArrayLike, scale: float = 1.0) -> Callable[[np.ndarray, np.ndarray], None]:
+        """A callable (y, out) -> None doing out += scale · ∇f_{workers}(y) in place (``out`` already holds
+        the scaled noise; y is u = y − c when ``centered``). Generic: through ``Problem.local_grad_fn``."""
+        fn = self.problem.local_grad_fn(self.check_workers(workers))
+
+        def add(y, out):
+            g = fn(y)
+            if scale != 1.0:
+                g = g * scale
+            out += g
+
+        return add
+
+    def sgd_step(self, workers: ArrayLike, eta: float) -> Callable[[np.ndarray, np.ndarray], None]:
+        """A callable (y, h) -> None doing one local SGD step in place, y ← y − η ∇f_{workers}(y) − h, where h
+        holds the step's scaled noise (and corrections) and may be overwritten. Generic: ``grad_add`` then a
+        subtraction; families may fuse the two."""
+        add = self.grad_add(workers, eta)
+
+        def step(y, h):
+            add(y, h)
+            y -= h
+
+        return step
 
 
 def check_dim_workers(dim: int, num_workers: int, *, min_workers: int = 1) -> tuple[int, int]:

@@ -9,7 +9,6 @@ shared-Hessian quadratics exhibit *no client drift* (heterogeneity only shifts t
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -29,6 +28,7 @@ from .._validation import (
 from .base import (
     Constants,
     LinearGaussianModel,
+    LocalKernel,
     NoiseModel,
     Problem,
     as_noise,
@@ -36,7 +36,13 @@ from .base import (
 )
 from .noise import FiniteSumNoise, without_replacement_factor
 
-__all__ = ["check_quadratic_args", "HeterogeneousQuadratic", "QuadraticProblem"]
+__all__ = [
+    "check_quadratic_args",
+    "HeterogeneousQuadratic",
+    "local_sgd_k_step_law",
+    "QuadraticKernel",
+    "QuadraticProblem",
+]
 
 
 def _matvec_rows(v, A):
@@ -202,71 +208,10 @@ class QuadraticProblem(Problem):
             return lambda y: a * (y - c)
         return lambda y: self._apply(y - c, workers)
 
-    def local_center(self, workers: np.ndarray, workspace: Any | None = None) -> np.ndarray | None:
-        """c_i: ∇f_i(y) = A_i (y − c_i) depends on y only through y − c_i (the engine's local frame)."""
-        workers = self._arrivals(workers, workspace)
-        out = None if workspace is None else workspace.get("quadratic.c", (*workers.shape, self.dim))
-        return np.take(self.centers, workers, axis=0, out=out, mode="wrap")
-
-    def _arrivals(self, workers, workspace):
-        """Worker indices: checked for direct calls, trusted from the engine (rows of a validated
-        schedule)."""
-        return self._check_worker(workers) if workspace is None else np.asarray(workers)
-
-    def _diag_coefficients(self, workers, scale, shift, workspace, name):
-        """shift + scale · a_i per arrival for diagonal Hessians: tiled to (m, d) when shared (so the
-        broadcast against (n, m, d) runs as one long inner loop), else gathered to (n, m, d) (a reused
-        array)."""
-        if self.shared:
-            row = shift + scale * self.hessian[0]
-            return np.tile(row, (workers.shape[-1], 1)) if workers.ndim else row
-        out = None if workspace is None else workspace.get(name, (*workers.shape, self.dim))
-        a = np.take(self.hessian, workers, axis=0, out=out, mode="wrap")
-        a *= scale
-        if shift:
-            a += shift
-        return a
-
-    def local_grad_add_fn(
-        self, workers: np.ndarray, scale: float = 1.0, workspace: Any | None = None, centered: bool = False
-    ) -> Callable[[np.ndarray, np.ndarray], None]:
-        workers = self._arrivals(workers, workspace)
-        c = None if centered else self.local_center(workers, workspace)
-        if self.kind == "diag":
-            a = self._diag_coefficients(workers, scale, 0.0, workspace, "quadratic.a")
-            v = None if workspace is None else workspace.get("quadratic.v", (*workers.shape, self.dim))
-
-            def add(y, out):
-                if c is None:  # centered: y is already u = y − c_i
-                    r = np.multiply(y, a, out=v)
-                else:
-                    r = np.subtract(y, c, out=v)
-                    r *= a
-                out += r
-
-            return add
-
-        def add_dense(y, out):
-            g = self._apply(y if c is None else y - c, workers)
-            if scale != 1.0:
-                g *= scale
-            out += g
-
-        return add_dense
-
-    def local_sgd_step_fn(
-        self, workers: np.ndarray, eta: float, workspace: Any | None = None, centered: bool = False
-    ) -> Callable[[np.ndarray, np.ndarray], None]:
-        if not (centered and self.kind == "diag"):
-            return super().local_sgd_step_fn(workers, eta, workspace, centered)
-        # u = y − c_i, ∇f_i = a_i ⊙ u: the step is u ← (1 − η a_i) ⊙ u − h, two passes instead of three
-        f = self._diag_coefficients(self._arrivals(workers, workspace), -eta, 1.0, workspace, "quadratic.f")
-
-        def step(u, h):
-            u *= f
-            u -= h
-
-        return step
+    def local_kernel(self, centered: bool | None = None) -> QuadraticKernel:
+        """The fused local-step kernel (``QuadraticKernel``), in the local frame u = y − c_i unless
+        ``centered`` is False: ∇f_i(y) = A_i (y − c_i) depends on y only through y − c_i."""
+        return QuadraticKernel(self, centered=True if centered is None else bool(centered))
 
     def value(self, x: np.ndarray) -> np.ndarray:
         v = np.asarray(x, dtype=float) - self._x_star
@@ -304,6 +249,115 @@ class QuadraticProblem(Problem):
             x_star=self._x_star.copy(),
             f_star=self._f_star,
         )
+
+
+class QuadraticKernel(LocalKernel):
+    """The quadratics' local-step kernel: ∇f_i(y) = A_i (y − c_i), in the frame u = y − c_i when ``centered``
+    (``center`` gives c_i), with per-arrival Hessian coefficients gathered once per call into the kernel's own
+    buffers. Diagonal Hessians fuse a step into two passes, u ← (1 − η a_i) ⊙ u − h."""
+
+    def __init__(self, problem: QuadraticProblem, centered: bool = True) -> None:
+        self.problem = problem
+        self.centered = bool(centered)
+        self._buffers = {}
+        self._tiles = {}  # name -> ((scale, shift, m), shared coefficients tiled to (m, d))
+
+    def center(self, workers: ArrayLike) -> np.ndarray:
+        """c_i per arrival, (*workers.shape, dim) (the kernel's buffer)."""
+        w = self.check_workers(workers)
+        p = self.problem
+        return np.take(p.centers, w, axis=0, out=self._buffer("c", (*w.shape, p.dim)), mode="wrap")
+
+    def _diag_coefficients(self, workers, scale, shift, name):
+        """shift + scale · a_i per arrival for diagonal Hessians (``workers`` validated): tiled to (m, d) when
+        shared (so the broadcast against (n, m, d) runs as one long inner loop), else gathered to (n, m, d)
+        into the buffer ``name``."""
+        p = self.problem
+        if p.shared:  # the last tiling per name is kept: η_L changes only with a step-size schedule
+            key = (scale, shift, workers.shape[-1] if workers.ndim else None)
+            last = self._tiles.get(name)
+            if last is not None and last[0] == key:
+                return last[1]
+            row = shift + scale * p.hessian[0]
+            out = np.tile(row, (workers.shape[-1], 1)) if workers.ndim else row
+            self._tiles[name] = (key, out)
+            return out
+        a = np.take(p.hessian, workers, axis=0, out=self._buffer(name, (*workers.shape, p.dim)), mode="wrap")
+        a *= scale
+        if shift:
+            a += shift
+        return a
+
+    def grad_add(self, workers: ArrayLike, scale: float = 1.0) -> Callable[[np.ndarray, np.ndarray], None]:
+        """out += scale · A_i u (u = y − c_i: given when ``centered``, else formed from y)."""
+        p = self.problem
+        workers = self.check_workers(workers)
+        c = None
+        if not self.centered:
+            c = np.take(
+                p.centers, workers, axis=0, out=self._buffer("gc", (*workers.shape, p.dim)), mode="wrap"
+            )
+        if p.kind == "diag":
+            a = self._diag_coefficients(workers, scale, 0.0, "a")
+            v = self._buffer("v", (*workers.shape, p.dim))
+
+            def add(y, out):
+                if c is None:  # centered: y is already u = y − c_i
+                    r = np.multiply(y, a, out=v)
+                else:
+                    r = np.subtract(y, c, out=v)
+                    r *= a
+                out += r
+
+            return add
+
+        def add_dense(y, out):
+            g = p._apply(y if c is None else y - c, workers)
+            if scale != 1.0:
+                g *= scale
+            out += g
+
+        return add_dense
+
+    def sgd_step(self, workers: ArrayLike, eta: float) -> Callable[[np.ndarray, np.ndarray], None]:
+        """y ← y − η A_i (y − c_i) − h; centered diagonal: u ← (1 − η a_i) ⊙ u − h, two passes instead of
+        three."""
+        if not (self.centered and self.problem.kind == "diag"):
+            return super().sgd_step(workers, eta)
+        f = self._diag_coefficients(self.check_workers(workers), -eta, 1.0, "f")
+
+        def step(u, h):
+            u *= f
+            u -= h
+
+        return step
+
+
+def local_sgd_k_step_law(
+    eigenvalues: np.ndarray, eta_L: float, K: int, sigma_L: float, dim: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The exact law of K local SGD steps on a quadratic with isotropic Gaussian noise, in H's eigenbasis.
+
+    With g_k = H(y_k − c) + ξ_k, ξ_k ~ N(0, (σ_L²/d) I) i.i.d. and y_{k+1} = y_k − η_L g_k, each
+    eigen-coordinate evolves alone: with a = 1 − η_L λ, e_k = y_k − c satisfies e_{k+1} = a e_k − η_L ξ_k, so
+    e_K = a^K e_0 − η_L Σ_{j<K} a^{K−1−j} ξ_j and the mean of the K gradients is
+        G = (y_0 − y_K)/(η_L K) = (1 − a^K)/(η_L K) · e_0 + (1/K) Σ_{j<K} a^{K−1−j} ξ_j,
+    whose noise term is N(0, (σ_L²/d)/K² · Σ_{j<K} a^{2j}) per coordinate, independent across coordinates.
+    Returns (drift, noise), each of ``eigenvalues``' shape: G = drift ⊙ (y_0 − c) + noise ⊙ z, z ~ N(0, I),
+    exactly in law. 1 − a^K is formed as −expm1(K log a) when a > 0 (no cancellation for small η_L λ), and
+    Σ_j a^{2j} = (1 − a^{2K})/(1 − a²), or K where a² is numerically 1. The engine's collapsed runner
+    (``simulate(collapse=…)``) draws K local steps with it; ``afltheory.exact.local_maps`` is the same map
+    summed step by step in any basis (tests/problems/test_quadratic_k_step.py checks both and a plain loop).
+    """
+    a = 1.0 - eta_L * eigenvalues
+    with np.errstate(divide="ignore", invalid="ignore"):
+        one_minus = np.where(a > 0, -np.expm1(K * np.log(np.where(a > 0, a, 1.0))), 1.0 - a**K)
+    drift = one_minus / (eta_L * K)
+    a2 = a * a
+    with np.errstate(divide="ignore", invalid="ignore"):
+        geo = np.where(np.isclose(a2, 1.0), float(K), (1.0 - a2**K) / (1.0 - a2))
+    noise = np.sqrt(geo) / K * (sigma_L / np.sqrt(dim))
+    return drift, noise
 
 
 def check_quadratic_args(

@@ -155,19 +155,20 @@ def test_batch_axes(prob, seed):
             )
             np.testing.assert_allclose(prob.value(x)[r, k], prob.value(x[r, k]), rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(prob.local_grad_fn(i)(x), g, rtol=1e-12, atol=1e-12)
-    # the engine's in-place kernel: out += scale·∇f_i(y), with and without its reusable-array workspace
-    from afltheory.engine import _Workspace
-
+    # the engine's in-place kernel (it owns its buffers): out += scale·∇f_i(y), called twice (reused buffers)
     base = rng.standard_normal((R, m, d))
-    for ws in (None, _Workspace()):
+    for _ in range(2):
         out = base.copy()
-        prob.local_grad_add_fn(i, 0.3, ws)(x, out)
+        prob.local_kernel(centered=False).grad_add(i, 0.3)(x, out)
         np.testing.assert_allclose(out, base + 0.3 * g, rtol=1e-12, atol=1e-12)
-        c = prob.local_center(i, ws)
-        if c is not None:  # the translated frame: the same gradients from u = x − c
-            u = x - c
+    kernel = prob.local_kernel()
+    c = kernel.center(i)
+    if c is not None:  # the translated frame: the same gradients from u = x − c
+        assert kernel.centered
+        for _ in range(2):
+            u = x - kernel.center(i)
             out = base.copy()
-            prob.local_grad_add_fn(i, 0.3, ws, centered=True)(u, out)
+            kernel.grad_add(i, 0.3)(u, out)
             np.testing.assert_allclose(out, base + 0.3 * g, rtol=1e-9, atol=1e-9)
     gn, f = prob.grad_norm_sq_and_value(x)
     np.testing.assert_allclose(gn, np.sum(prob.grad(x) ** 2, axis=-1), rtol=1e-12, atol=1e-12)
