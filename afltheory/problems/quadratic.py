@@ -345,7 +345,8 @@ def local_sgd_k_step_law(
     whose noise term is N(0, (σ_L²/d)/K² · Σ_{j<K} a^{2j}) per coordinate, independent across coordinates.
     Returns (drift, noise), each of ``eigenvalues``' shape: G = drift ⊙ (y_0 − c) + noise ⊙ z, z ~ N(0, I),
     exactly in law. 1 − a^K is formed as −expm1(K log a) when a > 0 (no cancellation for small η_L λ), and
-    Σ_j a^{2j} = (1 − a^{2K})/(1 − a²), or K where a² is numerically 1. The engine's collapsed runner
+    Σ_j a^{2j} = (1 − a^{2K})/(1 − a²), or, where a² is numerically 1, −expm1(K log1p(−ε))/ε with
+    ε = η_L λ (2 − η_L λ) = 1 − a² formed without cancellation (K when ε = 0). The engine's collapsed runner
     (``simulate(collapse=…)``) draws K local steps with it; ``afltheory.exact.local_maps`` is the same map
     summed step by step in any basis (tests/problems/test_quadratic_k_step.py checks both and a plain loop).
     """
@@ -354,8 +355,13 @@ def local_sgd_k_step_law(
         one_minus = np.where(a > 0, -np.expm1(K * np.log(np.where(a > 0, a, 1.0))), 1.0 - a**K)
     drift = one_minus / (eta_L * K)
     a2 = a * a
-    with np.errstate(divide="ignore", invalid="ignore"):
+    x = eta_L * np.asarray(eigenvalues, dtype=float)
+    eps = x * (2.0 - x)  # 1 − a², formed without the cancellation of 1 − a·a
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         geo = np.where(np.isclose(a2, 1.0), float(K), (1.0 - a2**K) / (1.0 - a2))
+        # a² numerically 1 (|1 − a²| ≲ 1e-5): Σ_{j<K} (1 − ε)^j = −expm1(K log1p(−ε))/ε, K at ε = 0 exactly
+        near = -np.expm1(K * np.log1p(-np.where(eps == 0.0, 0.5, eps))) / np.where(eps == 0.0, 1.0, eps)
+        geo = np.where(np.isclose(a2, 1.0) & (eps != 0.0), near, geo)
     noise = np.sqrt(geo) / K * (sigma_L / np.sqrt(dim))
     return drift, noise
 

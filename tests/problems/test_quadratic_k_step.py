@@ -49,9 +49,7 @@ def test_noise_is_the_summed_covariance(K):
     drift, noise = local_sgd_k_step_law(LAMBDAS, ETA, K, sigma, d)
     a = 1.0 - ETA * LAMBDAS
     var = sigma**2 / d / K**2 * sum(a ** (2 * j) for j in range(K))
-    # where a² is within np.isclose's default tolerance of 1 the law takes Σ_j a^{2j} = K, off by a relative
-    # (K − 1)|1 − a²|/2 (see test_near_unit_a_branch_is_approximate); elsewhere exact to 1e-12
-    tol = np.where(np.isclose(a * a, 1.0), K * np.abs(1.0 - a * a), 0.0) + 1e-12
+    tol = 1e-12
     assert np.all(np.abs(noise**2 - var) <= tol * var)
     p = HeterogeneousQuadratic(dim=4, num_workers=3, L=5.0, mu=0.3, sigma_L=sigma, seed=2, hessian="dense")
     eig, Q = p.hessian_eigensystem()
@@ -82,15 +80,19 @@ def test_monte_carlo_loop_has_the_law(K):
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known: a² ≈ 1 is tested with np.isclose's default rtol 1e-5, so for "
-    "η_L λ below ~5e-6 the law takes Σ_j a^{2j} = K; not changed (it would change traces)",
-)
-def test_near_unit_a_branch_is_approximate():
-    """η_L λ = 1e-6, K = 1000: Σ_{j<K} a^{2j} = K(1 − ~1e-3); the law's variance should match it to 1e-9."""
+def test_near_unit_a_branch_is_exact():
+    """η_L λ = 1e-6, K = 1000: Σ_{j<K} a^{2j} = K(1 − ~1e-3); the law's variance matches the plain sum to 1e-9
+    (it used to take K there: off by 1e-3). Control: the old value K misses the same tolerance."""
     lam, K = np.array([1e-5]), 1000
     _, noise = local_sgd_k_step_law(lam, ETA, K, 1.0, 1)
     a = 1.0 - ETA * lam
     var = 1.0 / K**2 * sum(a ** (2 * j) for j in range(K))
     np.testing.assert_allclose(noise**2, var, rtol=1e-9)
+    assert abs(1.0 / K - var[0]) > 1e-4 * var[0]  # the old branch's value 1/K is ~1e-3 off: it fails the 1e-9
+    # λ = 0 exactly (a = 1): K, not 0/0; and a ≈ −1 (η_L λ ≈ 2) is the same series
+    _, n0 = local_sgd_k_step_law(np.array([0.0]), ETA, K, 1.0, 1)
+    assert n0[0] == np.sqrt(float(K)) / K
+    lam2 = np.array([(2.0 - 1e-6) / ETA])
+    _, n2 = local_sgd_k_step_law(lam2, ETA, K, 1.0, 1)
+    a2 = 1.0 - ETA * lam2
+    np.testing.assert_allclose(n2**2, 1.0 / K**2 * sum(a2 ** (2 * j) for j in range(K)), rtol=1e-8)
