@@ -3,10 +3,11 @@
 The engines consult ``substitute`` (swap a correct component — a server rule, or any component nested in its
 dataclass fields: worker rule, compressor, the compressor inside ``ErrorFeedback``/``DIANA`` — for its
 mutant) and ``get`` (an engine-level fault at a point of ``FaultPoint``: ``SIM_DELAYS``,
-``SIM_LOCAL_STEPS``, ``SIM_NOISE``, ``SIM_DRIFT_ORDER``, ``SIM_DRIFT_COV``, ``CHANNEL_RNG``, ``EXACT_NOISE``,
-``EXACT_ROUND_SHIFT``, ``EXACT_DRIFT_ORDER``, ``EXACT_DRIFT_COV``, and in the schedule samplers
-``ANARCHY_EVENT_RESTART``, ``ANARCHY_SYNC_CLOCK``; ``THEORY_TERMS`` in the one numeric evaluation of a
-theorem's bound terms, ``SIM_STEP_NOISE`` in the step-by-step local steps, ``STATS_BOOTSTRAP_DRAW`` and
+``SIM_LOCAL_STEPS``, ``SIM_NOISE``, ``SIM_DRIFT_ORDER``, ``SIM_DRIFT_COV``, ``SIM_DRIFT_EPOCHS``,
+``CHANNEL_RNG``, ``EXACT_NOISE``, ``EXACT_ROUND_SHIFT``, ``EXACT_DRIFT_ORDER``, ``EXACT_DRIFT_COV``,
+``EXACT_DRIFT_EPOCHS`` (the drift per round given the rule: Dynamic FedAvg's epochs), and in the schedule
+samplers ``ANARCHY_EVENT_RESTART``, ``ANARCHY_SYNC_CLOCK``; ``THEORY_TERMS`` in the one numeric evaluation
+of a theorem's bound terms, ``SIM_STEP_NOISE`` in the step-by-step local steps, ``STATS_BOOTSTRAP_DRAW`` and
 ``STATS_BOOTSTRAP_TAIL`` in the bootstrap slope estimator (its resampling, its percentile interval); a member
 is a ``str`` equal to its dotted name, e.g. ``"sim.noise"``). Components a check builds and uses without an
 engine (``afltheory.compression.Channel``) consult ``substitute`` in their constructor. Outside
@@ -44,11 +45,13 @@ class FaultPoint(str, Enum):
     SIM_NOISE = "sim.noise"
     SIM_DRIFT_ORDER = "sim.drift_order"
     SIM_DRIFT_COV = "sim.drift_cov"
+    SIM_DRIFT_EPOCHS = "sim.drift_epochs"
     CHANNEL_RNG = "channel.rng"
     EXACT_NOISE = "exact.noise"
     EXACT_ROUND_SHIFT = "exact.round_shift"
     EXACT_DRIFT_ORDER = "exact.drift_order"
     EXACT_DRIFT_COV = "exact.drift_cov"
+    EXACT_DRIFT_EPOCHS = "exact.drift_epochs"
     ANARCHY_EVENT_RESTART = "anarchy.event_restart"
     ANARCHY_SYNC_CLOCK = "anarchy.sync_clock"
     PROBLEMS_MINIBATCH = "problems.minibatch"

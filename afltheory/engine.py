@@ -789,6 +789,7 @@ def _prepare(
         fault = _faults.get(_faults.FaultPoint.SIM_DRIFT_COV)  # None unless a drift fault is injected
         if fault is not None:
             walk = walk * fault(drifting.drift_cov)
+        walk = walk * f(algorithm) if (f := _faults.get(_faults.FaultPoint.SIM_DRIFT_EPOCHS)) else walk
         drift_lag = 1 if _faults.get(_faults.FaultPoint.SIM_DRIFT_ORDER) else 0  # 1: update before the drift
     track = np.empty((R, rounds + 1)) if walk is not None else None
     return _Run(

@@ -74,15 +74,16 @@ def unwrap(
     return problem, None
 
 
-def engine_drift(Q: np.ndarray | None) -> tuple[np.ndarray | None, bool]:
+def engine_drift(Q: np.ndarray | None, algorithm: ServerRule | None = None) -> tuple[np.ndarray | None, bool]:
     """(Q, drift_after) as the exact solvers apply the drift: Q and False (the optimum moves before the
     round), unless an engine fault is injected (``afltheory.mutants``; consulted only for a drifting
-    problem, ``Q`` not None)."""
+    problem, ``Q`` not None; ``algorithm``, the rule, is what a fault of the drift per round reads)."""
     if Q is None:
         return None, False
     fault = _faults.get(_faults.FaultPoint.EXACT_DRIFT_COV)
     if fault is not None:
         Q = fault(Q)
+    Q = Q if (f := _faults.get(_faults.FaultPoint.EXACT_DRIFT_EPOCHS)) is None else f(Q, algorithm)
     return Q, bool(_faults.get(_faults.FaultPoint.EXACT_DRIFT_ORDER))
 
 
@@ -220,7 +221,7 @@ def stein_steady_state(
         + np.einsum("kl,ki,lj->ij", n2, ag.a, Am)
         + np.einsum("kl,ki,lj->ij", n2, ag.a, ag.a)
     ) / L**2 + np.einsum("k,kij->ij", n1, ag.Qn) / L**2
-    Q, after = engine_drift(ag.Q) if ag.drifts else (ag.Q, False)
+    Q, after = engine_drift(ag.Q, algorithm) if ag.drifts else (ag.Q, False)
     if drift_after or after:
         rhs = F + Q
     else:

@@ -165,7 +165,8 @@ class ExactSystem:
         if not isinstance(allow_large, (bool, np.bool_)):
             raise ValueError(f"allow_large={allow_large!r} must be True or False")
         problem, self.drift_cov = drift.unwrap(problem, algorithm)
-        self.drift_cov, self.drift_after = drift.engine_drift(self.drift_cov)  # (Q, False) but under a fault
+        # (Q, False) unless an engine fault is injected
+        self.drift_cov, self.drift_after = drift.engine_drift(self.drift_cov, algorithm)
         self.problem = problem
         model = linear_model(problem)
         algorithm = _faults.substitute(algorithm)  # identity unless inside afltheory.mutants.injected(...)

@@ -20,6 +20,8 @@ __all__ = [
     "drift_cov_squared",
     "drift_per_coordinate_cov",
     "drift_per_coordinate_increments",
+    "drift_per_epoch_cov",
+    "drift_per_epoch_increments",
     "drift_scale_as_cov",
     "drift_std_as_var_increments",
     "k_max",
@@ -138,6 +140,26 @@ def drift_scale_as_cov(Q: np.ndarray) -> float:
 def drift_cov_squared(Q: np.ndarray) -> np.ndarray:
     """Q² = Q Q instead of Q: the drift's covariance of increments drawn as Q z instead of Q^{1/2} z."""
     return Q @ Q
+
+
+def _round_epochs(algorithm: Any) -> int:
+    """The epochs of a round: max_k E_k of a rule with ``epochs`` (Dynamic FedAvg: int or one per agent), else
+    1 (a rule without epochs is unchanged by the drift-per-epoch faults)."""
+    epochs = getattr(algorithm, "epochs", None)
+    return 1 if epochs is None else int(np.max(np.atleast_1d(np.asarray(epochs, dtype=np.int64))))
+
+
+def drift_per_epoch_increments(algorithm: Any) -> float:
+    """factor on the drift increments when the optimum drifts once per local epoch instead of once per round:
+    a round of E = max_k E_k epochs (the round lasts its longest agent's epochs) sees E independent
+    increments, Cov = E·Q: factor √E (1 for a rule without epochs)."""
+    return float(np.sqrt(_round_epochs(algorithm)))
+
+
+def drift_per_epoch_cov(Q: np.ndarray, algorithm: Any) -> np.ndarray:
+    """E·Q instead of Q (E = max_k E_k of ``algorithm``, 1 without epochs): the drift covariance per round
+    when the optimum drifts once per local epoch."""
+    return Q * _round_epochs(algorithm)
 
 
 def restart_at_arrival(times: Any, now: float) -> list:
