@@ -49,6 +49,8 @@ COMPRESSION_DRIFT = [
     "exact.drift_per_coordinate",
     "sim.drift_cov_as_scale",
     "exact.drift_cov_squared",
+    "sim.drift_per_epoch",
+    "exact.drift_per_epoch",
 ]
 COMPRESSION_DRIFT_CHECKS = ["compression", "dynamic", "dynamic_mc", "dynamic_figure"]
 #: (check function, mutant): the verdict it returns is ok on the correct code and not ok under the mutant
@@ -65,6 +67,7 @@ VERDICT_KILLS = [
     ("dynamic._mu_law", "exact.drift_cov_squared"),
     ("laws._drift", "sim.drift_per_coordinate"),
     ("laws._drift", "sim.drift_cov_as_scale"),
+    ("dynamic._mu_law", "exact.drift_per_epoch"),  # the drift once per local epoch (catalogue5)
     ("calibration._slope", "stats.bootstrap_without_replacement"),
     ("calibration._slope", "stats.bootstrap_one_sided_tail"),
 ]
@@ -100,10 +103,30 @@ def test_fast_subset_of_compression_and_drift_mutants_is_killed(fn_name, mutant,
 
 @pytest.mark.slow
 def test_compression_and_drift_mutants_are_killed():
-    """The fourteen compression/drift mutants under the checks that reach them (quick tier, ~2 min alone)."""
+    """The sixteen compression/drift mutants under the checks that reach them (quick tier, ~2 min alone)."""
     km = kill_matrix(COMPRESSION_DRIFT, only=COMPRESSION_DRIFT_CHECKS)
     assert not km.baseline_failures(), km.baseline_failures()
     assert not km.survivors, km.summary()
+
+
+def test_drift_per_epoch_faults_scale_the_drift_by_the_rounds_epochs():
+    """The drift-per-epoch faults: E = max_k E_k of Dynamic FedAvg (√E on the increments, E·Q on the
+    covariance), 1 for a rule without epochs; the exact engine's Q under the mutant is E·Q (by hand)."""
+    import numpy as np
+
+    from afltheory.algorithms import DynamicFedAvg, FedAvg
+    from afltheory.exact.drift import engine_drift
+    from afltheory.mutants import faults as F
+
+    Q = np.eye(3) / 3
+    alg = DynamicFedAvg(mu=0.1, epochs=(1, 3, 2))
+    assert F.drift_per_epoch_increments(alg) == pytest.approx(np.sqrt(3))
+    assert F.drift_per_epoch_increments(DynamicFedAvg(mu=0.1, epochs=2)) == pytest.approx(np.sqrt(2))
+    assert F.drift_per_epoch_increments(FedAvg(1.0, 0.1)) == 1.0
+    np.testing.assert_array_equal(F.drift_per_epoch_cov(Q, alg), 3 * Q)
+    assert engine_drift(Q, alg)[0] is Q  # the default path: unchanged
+    with mutants.injected("exact.drift_per_epoch"):
+        np.testing.assert_array_equal(engine_drift(Q, alg)[0], 3 * Q)
 
 
 def test_probe_is_sound_for_a_mutant_the_check_never_reaches():
