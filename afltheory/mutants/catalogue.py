@@ -13,12 +13,13 @@ from fractions import Fraction
 
 from .._faults import FaultPoint as P
 from ..algorithms import published as _PUB  # issue 26's mutants (FedNova, SCAFFOLD)
-from ..algorithms.server import AFACD, AFACS, FedAvg, FedBuff
+from ..algorithms.server import AFACD, AFACS, AsySG, FedAvg, FedBuff
 from ..algorithms.workers import SCAFFOLD, FedProx
 from ..compression.channel import DIANA, ErrorFeedback
 from ..compression.compressors import QSGD, RandK
 from . import algorithms as A
 from . import faults as F
+from . import published as PUB  # mutants of the rules the published claims are about (catalogue5)
 from .mutant import Mutant
 
 __all__ = ["CATALOGUE", "CATEGORIES", "CONTROLS"]
@@ -70,6 +71,8 @@ CATEGORIES = {
     "bound terms": "a constant of a theorem's bound mis-transcribed (looser: only a named test can see it)",
     "noise (step-by-step)": "the noise of the step-by-step (non-collapsed) local steps",
     "bootstrap": "the bootstrap slope estimator: resampling without replacement, the wrong percentiles",
+    "partial participation": "FedAvg's sampled devices aggregated with the full-participation weights",
+    "AsySG": "asynchronous SGD: the step applied twice, stale gradients damped",
 }
 
 # fmt: off
@@ -130,6 +133,9 @@ _LIST = [
     _m("stats.bootstrap_one_sided_tail", "bootstrap", "the bootstrap slope's percentile CI at the quantiles (1 − level, level) instead of ((1 − level)/2, (1 + level)/2): a 90 % interval reported as 95 %", faults={P.STATS_BOOTSTRAP_TAIL: F.one_sided_tail}, tests=(_BOOT_PIN,)),  # killed by calibration.slope (quick tier, measured)
     _m("sim.drift_per_epoch", "drift (simulator)", "simulator draws the drift once per local epoch instead of once per round (a round of E = max_k E_k epochs moves the optimum by E increments: Cov = E·Q per round)", faults={P.SIM_DRIFT_EPOCHS: F.drift_per_epoch_increments}),  # killed by dynamic.drift_order/epoch_scaling/linear_in_sigma_q2/slides_experiment (quick tier, measured)
     _m("exact.drift_per_epoch", "drift (exact)", "exact engine adds the drift once per local epoch: E·Q per round instead of Q (E = max_k E_k), generic recursion and Stein solver", faults={P.EXACT_DRIFT_EPOCHS: F.drift_per_epoch_cov}),  # killed by dynamic.mu_star/drift_order/epoch_scaling/linear_in_sigma_q2/slides_experiment (quick tier, measured)
+    _m("fedavg.sampled_unscaled", "partial participation", "FedAvg under partial participation applies the full-participation weights to the sampled devices, Σ_{i∈S} p_i Δ_i = (1/M) Σ_{i∈S} M p_i Δ_i, instead of (1/m) Σ_{i∈S} M p_i Δ_i (the M/m rescaling forgotten; equivalent under full participation)", {FedAvg: PUB.FedAvgSampledUnscaled}),  # killed by published.li2020.thm2/thm3 through their negative control (the gap falls below bound/10; quick tier, measured)
+    _m("asysg.step_twice", "AsySG", "AsySG applies its step twice (the worker sends η g, the server steps by η again): x − η² η_L (1/m) Σ g_i", {AsySG: PUB.AsySGStepTwice}),  # killed by published.lian2015.thm1.m1_tau0/m2_tau3 (quick tier, measured)
+    _m("asysg.staleness_damped", "AsySG", "AsySG damps a gradient of staleness τ by 1/(1 + τ) (a FedBuff-style staleness weight on the asynchronous SGD path; Lian et al. apply stale gradients at full weight)", {AsySG: PUB.AsySGStalenessDamped}),  # killed by published.lian2015.thm1.m2_tau3 (quick tier, measured)
     _m("scaffold.stale_control", "worker correction", "SCAFFOLD never updates its control variates (c_i = c = 0: FedAvg)", {SCAFFOLD: _PUB.SCAFFOLDStaleControl}),
 ]
 # fmt: on

@@ -11,6 +11,13 @@ that verdict.
 The four ``published.yu2019.*`` entries were added 2026-11-26 ~05:33 UTC from a live run of the new check
 only, ``kill_matrix(only=["published.yu2019"], tier="quick", seed=0, jobs=1)`` (128 s wall on the shared
 machine, load average ~5), the other entries untouched (their checks did not change).
+
+The kills of the three mutants added for Li et al.'s Thms 2–3 and Lian et al. (``fedavg.sampled_unscaled``,
+``asysg.step_twice``, ``asysg.staleness_damped``; ``afltheory.mutants.published``) were added 2026-11-26
+~06:10 UTC from a live run of those three mutants over every published check, ``kill_matrix([the three],
+only=PUBLISHED_CHECKS, tier="quick", seed=0, jobs=1)`` (6 s wall): they flip only the four verdicts below
+(``fedavg.sampled_unscaled`` through the negative control: the gap falls below bound/10); the other entries
+untouched (no check changed).
 """
 
 from __future__ import annotations
@@ -22,10 +29,10 @@ KILLS: dict[str, list[str]] = {
     "published.khaled2020.heterogeneous": ["sim.K_plus_one", "sim.stale_off_by_one"],
     "published.khaled2020.identical": ["exact.noise_dropped", "exact.noise_per_coordinate"],
     "published.li2020.thm1": ["exact.noise_dropped"],
-    "published.li2020.thm2": [],
-    "published.li2020.thm3": ["exact.noise_dropped"],
-    "published.lian2015.thm1.m1_tau0": [],
-    "published.lian2015.thm1.m2_tau3": [],
+    "published.li2020.thm2": ["fedavg.sampled_unscaled"],
+    "published.li2020.thm3": ["exact.noise_dropped", "fedavg.sampled_unscaled"],
+    "published.lian2015.thm1.m1_tau0": ["asysg.step_twice"],
+    "published.lian2015.thm1.m2_tau3": ["asysg.staleness_damped", "asysg.step_twice"],
     "published.scaffold2020.thm3": ["scaffold.sign", "scaffold.stale_control"],
     "published.stich2019.thm2.2": ["sim.K_plus_one"],
     "published.yu2019.cor2": [],
