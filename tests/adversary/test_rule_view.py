@@ -195,7 +195,7 @@ def test_a_refused_rule_refuses_the_search():
 
 def _host(base):
     """A rule that contains the component class ``base`` (what a check would build)."""
-    if issubclass(base, (AFACD, AFACS, FedAvg, FedBuff, FedNova)):
+    if issubclass(base, (AFACD, AFACS, FedAvg, FedBuff, FedNova, AsySG)):
         return base(0.7, 0.05)
     if base in (FedProx, SCAFFOLD):
         return AFACD(0.7, 0.05, worker=base())
