@@ -274,7 +274,9 @@ class Channel:
         rows = np.arange(R)[:, None] if row is None else np.array([[int(row)]])
         memory = state["memory"]
         out, bits, new = self.scheme.exchange(
-            memory[rows, workers], G, lambda V: self._compress(V, key, row)  # (R, n, d) copy of the rows
+            memory[rows, workers],
+            G,
+            lambda V: self._compress(V, key, row),  # (R, n, d) copy of the rows
         )
         memory[rows, workers] = new
         return out, bits.sum(axis=1), state
