@@ -1,8 +1,9 @@
 """How a worker's update travels to the server: plain compression, error feedback, DIANA shifts.
 
 A server rule's ``compressor=`` is either a ``Compressor`` (the worker sends C(G_i)) or one of the worker-side
-schemes with per-worker memory below (``MemoryScheme``s); every backend builds a ``Channel`` from it and passes
-each round's worker updates G (R, n, d) through ``Channel.send`` before the server rule aggregates them.
+schemes with per-worker memory below (each a ``MemoryScheme``); every backend builds a ``Channel`` from it and
+passes each round's worker updates G (R, n, d) through ``Channel.send`` before the server rule aggregates
+them.
 
 * ``ErrorFeedback(C)`` [Stich et al. 2018; Karimireddy et al. 2019] — for biased compressors: worker i keeps
   e_i, sends c = C(G_i + e_i) and sets e_i ← G_i + e_i − c.
@@ -91,7 +92,8 @@ class ChannelMemory(ChannelState):
 class MemoryScheme:
     """Base of the worker-side schemes with per-worker memory around a ``compressor`` (``ErrorFeedback``,
     ``DIANA``): a frozen dataclass whose ``exchange`` defines one round. ``Channel`` gathers the arrivals'
-    memories, calls ``exchange`` and scatters the new memories back; it never dispatches on the scheme's type."""
+    memories, calls ``exchange`` and scatters the new memories back; it never dispatches on the scheme's
+    type."""
 
     def exchange(
         self, memory: np.ndarray, G: np.ndarray, compress: Compress
@@ -259,12 +261,12 @@ class Channel:
     def send(
         self, state: ChannelState, G: np.ndarray, workers: np.ndarray, key: int, row: int | None = None
     ) -> tuple[np.ndarray, np.ndarray, ChannelState]:
-        """(decoded updates (R, n, d), bits sent per replicate (R,), the new state) for the arrivals ``workers``
-        (R, n) with updates ``G`` in round ``key``. ``state`` (from ``init`` or the previous ``send``) is
-        donated: the arrivals' new memories are written into its arrays, which the returned state reuses, and
-        the caller continues with the returned state only. ``row``: G and workers hold one replicate (leading
-        axis 1), replicate ``row`` of the run (backends that loop over replicates, e.g. torch); its values equal
-        that row of a vectorized call, and only that row of the state changes."""
+        """(decoded updates (R, n, d), bits sent per replicate (R,), the new state) for the arrivals
+        ``workers`` (R, n) with updates ``G`` in round ``key``. ``state`` (from ``init`` or the previous
+        ``send``) is donated: the arrivals' new memories are written into its arrays, which the returned state
+        reuses, and the caller continues with the returned state only. ``row``: G and workers hold one
+        replicate (leading axis 1), replicate ``row`` of the run (backends that loop over replicates, e.g.
+        torch); its values equal that row of a vectorized call, and only that row of the state changes."""
         R, n, d = G.shape
         if self.comp is None:
             return G, np.full(R, float(n * uncompressed_bits(d))), state
