@@ -29,7 +29,6 @@ number of replicates.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -37,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from .. import _faults, _rng
+from .._state import ArrayState
 from .._validation import check_alloc, check_component, check_int, check_real, check_seed
 from .compressors import Compressor, uncompressed_bits
 
@@ -57,28 +57,11 @@ Compress = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
 
 
 @dataclass(frozen=True)
-class ChannelState:
-    """A channel's state (``Channel.init`` / ``send``), with the protocol of the rules' states
-    (``afltheory.algorithms.base.RuleState``; compression is a lower layer, so it has its own base): a frozen
-    dataclass whose every field is an array with a leading replicate axis, passed to ``send`` by donation.
-    ``arrays()`` lists them, ``state["name"]`` reads one, ``len(state)`` counts them. ``ChannelState()``
-    itself is the stateless channel's state (plain compression, or none)."""
-
-    def arrays(self) -> tuple[Any, ...]:
-        """The state's arrays (each with a leading replicate axis)."""
-        return tuple(getattr(self, f.name) for f in dataclasses.fields(self))
-
-    def map_arrays(self, fn: Callable[[Any], Any]) -> ChannelState:
-        """The same kind of state with ``fn`` applied to every array."""
-        return dataclasses.replace(
-            self, **{f.name: fn(getattr(self, f.name)) for f in dataclasses.fields(self)}
-        )
-
-    def __getitem__(self, name: str) -> Any:
-        return getattr(self, name)
-
-    def __len__(self) -> int:
-        return len(dataclasses.fields(self))
+class ChannelState(ArrayState):
+    """A channel's state (``Channel.init`` / ``send``), with the protocol of every state
+    (``afltheory._state.ArrayState``, as the rules' ``RuleState``): a frozen dataclass whose every field is an
+    array with a leading replicate axis, passed to ``send`` by donation. ``ChannelState()`` itself is the
+    stateless channel's state (plain compression, or none)."""
 
 
 @dataclass(frozen=True)
