@@ -838,11 +838,14 @@ def _run_rounds(run: _Run, progress: bool = False) -> None:
     runner, worker_state, channel, bits = run.runner, run.worker_state, run.channel, run.bits
     walk, track, record_x, arrivals = run.walk, run.track, run.record_x, run.arrivals
 
+    channel_state = channel.init()  # the current one (each state passed to ``send`` is donated)
+
     def initial_updates():
         """Every worker's (sent) update at x_0: what a warm-started memory rule stores (AFA-CS)."""
+        nonlocal channel_state
         all_w = np.broadcast_to(np.arange(M), (R, M))
         G0, _ = runner.run(x, np.repeat(rows[:, None], M, axis=1), all_w, init_steps, _rng.INIT, 0)
-        G0, bits[:, 0] = channel.send(G0, all_w, 0)
+        G0, bits[:, 0], channel_state = channel.send(channel_state, G0, all_w, 0)
         return G0
 
     state = algorithm.init(R, M, d, initial_updates=initial_updates)
@@ -914,7 +917,7 @@ def _run_rounds(run: _Run, progress: bool = False) -> None:
             G, worker_state = runner.run(
                 hist_flat, idx, W, K, _rng.NOISE, t + 1, worker_state, shift, kbounds[:, :, t]
             )
-            G, sent = channel.send(G, W, t + 1)
+            G, sent, channel_state = channel.send(channel_state, G, W, t + 1)  # donates channel_state
             np.add(bits[:, t], sent, out=bits[:, t + 1])
             x, state = rule.aggregate(state, x, G, W, K, tau, M)  # donates state: never read again
             if (
@@ -934,7 +937,7 @@ def _run_rounds(run: _Run, progress: bool = False) -> None:
                 x[now] = x_init[now]
                 hist[:, now] = x_init[now]
                 xsum[now] = 0.0
-                for arr in (*state.arrays(), *worker_state.arrays(), *channel.state.values()):
+                for arr in (*state.arrays(), *worker_state.arrays(), *channel_state.arrays()):
                     arr[now] = 0.0
             hist[(t + 1) % H] = x
     run.x_avg = xsum / rounds

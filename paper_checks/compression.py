@@ -227,7 +227,9 @@ def _independent_and_shared(comp, G, N, seed):
     """‖(1/n)Σ C_i(g_i)‖² per draw: independent per worker (Channel); the bug: one seed for all workers."""
     n, d = G.shape
     ch = Channel(comp, d, n, N, seed)
-    out, _ = ch.send(np.broadcast_to(G, (N, n, d)).copy(), np.broadcast_to(np.arange(n), (N, n)), 1)
+    out, _, _ = ch.send(
+        ch.init(), np.broadcast_to(G, (N, n, d)).copy(), np.broadcast_to(np.arange(n), (N, n)), 1
+    )
     ind = np.sum(out.mean(axis=1) ** 2, axis=1)
     shared = np.zeros((N, d))
     for i in range(n):
@@ -287,7 +289,7 @@ def check_fedpaq(ctx):
     for r in (4, n):
         sub = np.argsort(rng.random((N, n)), axis=1)[:, :r]  # uniform r-subsets
         ch = Channel(comp, d, n, N, ctx.seed_for("fedpaq", r))
-        msg, _ = ch.send(deltas[sub], sub, 1)
+        msg, _, _ = ch.send(ch.init(), deltas[sub], sub, 1)
         s = np.sum((msg.mean(axis=1) - deltas.mean(axis=0)) ** 2, axis=1)
         parts = TC.fedpaq_variance(deltas, err, r)
         pred = parts["quantization"] + parts["sampling"]

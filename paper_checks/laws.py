@@ -250,7 +250,7 @@ def _compressors(ctx):
     nx2 = float(x @ x)
     for comp in (RandK(2), QSGD(2)):
         ch = Channel(comp, d, n, N, ctx.seed_for("laws", repr(comp)))
-        out, _ = ch.send(V, workers, 1)
+        out, _, _ = ch.send(ch.init(), V, workers, 1)
         out = np.asarray(out, dtype=float)
         if isinstance(comp, RandK):
             second = (d / comp.k) * nx2
@@ -319,8 +319,8 @@ def _error_feedback(ctx):
         return out
 
     ch = Channel(ErrorFeedback(top), d, n, 1, 0)
-    s0, _ = ch.send(G0.copy(), workers, 1)
-    s1, _ = ch.send(G1.copy(), workers, 2)
+    s0, _, state = ch.send(ch.init(), G0.copy(), workers, 1)
+    s1, _, _ = ch.send(state, G1.copy(), workers, 2)
     e1 = G0 - topk(G0)
     want0, want1 = topk(G0), topk(G1 + e1)
     err_ef = float(max(np.max(np.abs(s0 - want0)), np.max(np.abs(s1 - want1))))
@@ -329,12 +329,12 @@ def _error_feedback(ctx):
     # identity draw) so the shift arithmetic is checked exactly
     alpha = 0.5
     chd = Channel(DIANA(RandK(d), alpha=alpha), d, n, 1, 0)
-    g0, _ = chd.send(G0.copy(), workers, 1)
-    g1, _ = chd.send(G1.copy(), workers, 2)
+    g0, _, state = chd.send(chd.init(), G0.copy(), workers, 1)
+    g1, _, state = chd.send(state, G1.copy(), workers, 2)
     h1 = alpha * G0  # h_0 = 0, Δ_0 = G_0, h_1 = α Δ_0
     err_diana = float(max(np.max(np.abs(g0 - G0)), np.max(np.abs(g1 - (h1 + (G1 - h1))))))
     # the decoded update is G either way when C is the identity: check the shift itself too
-    shift = np.asarray(chd.memory, dtype=float)[0, :n]
+    shift = np.asarray(state.memory, dtype=float)[0, :n]
     err_shift = float(np.max(np.abs(shift - (h1 + alpha * (G1 - h1))[0])))
     err = max(err_ef, err_diana, err_shift)
     tol = 1e-12

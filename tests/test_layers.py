@@ -20,7 +20,10 @@ ROOT = Path(__file__).resolve().parents[1] / "afltheory"
 
 #: Bottom to top. A room imports only rooms of lower layers (peers in one layer do not import each other).
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
-    ("leaves", frozenset({"_validation", "_numerics", "_progress", "_introspect", "_faults", "_io"})),
+    (
+        "leaves",
+        frozenset({"_validation", "_numerics", "_progress", "_introspect", "_faults", "_io", "_state"}),
+    ),
     ("leaf services and statistics", frozenset({"_rng", "analysis", "datasets"})),
     ("objects", frozenset({"problems", "anarchy", "compression"})),
     ("rules and statements", frozenset({"algorithms", "theory", "_trace_io"})),

@@ -47,6 +47,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .._introspect import defining_class, overrides
+from .._state import ArrayState
 from .._validation import check_component, check_positive
 from ..compression.channel import check_compressor
 from .local import LocalView, local_view
@@ -84,27 +85,12 @@ class UnsupportedRule(TypeError):
 
 
 @dataclass(frozen=True)
-class RuleState:
-    """Base of the typed rule states: a frozen dataclass whose every field is an array with a leading
-    replicate axis (NumPy, or torch tensors in the torch backend). A state is passed to a rule's update by
-    donation (module docstring): the update returns the new state and the caller never reads the old one.
-    ``state["name"]`` reads a field; ``len(state)`` is the number of arrays (0, falsy: a stateless rule)."""
-
-    def arrays(self) -> tuple[Any, ...]:
-        """The state's arrays (each with a leading replicate axis)."""
-        return tuple(getattr(self, f.name) for f in dataclasses.fields(self))
-
-    def map_arrays(self, fn: Callable[[Any], Any]) -> RuleState:
-        """The same kind of state with ``fn`` applied to every array (e.g. NumPy -> torch tensors)."""
-        return dataclasses.replace(
-            self, **{f.name: fn(getattr(self, f.name)) for f in dataclasses.fields(self)}
-        )
-
-    def __getitem__(self, name: str) -> Any:
-        return getattr(self, name)
-
-    def __len__(self) -> int:
-        return len(dataclasses.fields(self))
+class RuleState(ArrayState):
+    """Base of the typed rule states (the ``afltheory._state.ArrayState`` protocol): a frozen dataclass whose
+    every field is an array with a leading replicate axis (NumPy, or torch tensors in the torch backend). A
+    state is passed to a rule's update by donation (module docstring): the update returns the new state and
+    the caller never reads the old one. ``state["name"]`` reads a field; ``len(state)`` is the number of
+    arrays (0, falsy: a stateless rule)."""
 
 
 @dataclass(frozen=True)

@@ -7,10 +7,22 @@ second moments): ``RandK(k)``, ``BernoulliMask(p)``, ``Subsample(p)``, ``Gaussia
 ``Sign()`` (biased), ``Identity()``. A server rule takes ``compressor=`` — a compressor,
 ``ErrorFeedback(C)`` or ``DIANA(C, alpha)`` — e.g. ``AFACD(eta=1.0, eta_L=0.1, compressor=RandK(k=4))``;
 ``simulate``, the exact engine (linear compressors, no memory) and the torch backend apply it to every
-worker update before aggregation, and ``Trace.bits`` counts the bits sent. See docs/compression.md.
+worker update before aggregation, and ``Trace.bits`` counts the bits sent. A ``Channel`` follows the rules'
+(init, update) pattern: ``init()`` gives its ``ChannelState`` (``ChannelMemory`` for EF/DIANA) and
+``send(state, G, workers, key) -> (out, bits, state)`` donates the state passed in. See docs/compression.md.
 """
 
-from .channel import DIANA, Channel, ErrorFeedback, base_compressor, channel_for, check_compressor
+from .channel import (
+    DIANA,
+    Channel,
+    ChannelMemory,
+    ChannelState,
+    ErrorFeedback,
+    MemoryScheme,
+    base_compressor,
+    channel_for,
+    check_compressor,
+)
 from .compressors import (
     FLOAT_BITS,
     QSGD,
@@ -47,6 +59,8 @@ __all__ = [
     "BernoulliMask",
     "COMPRESSORS",
     "Channel",
+    "ChannelMemory",
+    "ChannelState",
     "Compressor",
     "DIANA",
     "ErrorFeedback",
@@ -54,6 +68,7 @@ __all__ = [
     "GaussianSketch",
     "Identity",
     "LowRank",
+    "MemoryScheme",
     "QSGD",
     "RandK",
     "SEED_BITS",

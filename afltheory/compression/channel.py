@@ -1,8 +1,9 @@
 """How a worker's update travels to the server: plain compression, error feedback, DIANA shifts.
 
 A server rule's ``compressor=`` is either a ``Compressor`` (the worker sends C(G_i)) or one of the worker-side
-schemes with per-worker memory below; every backend builds a ``Channel`` from it and passes each round's
-worker updates G (R, n, d) through ``Channel.send`` before the server rule aggregates them.
+schemes with per-worker memory below (each a ``MemoryScheme``); every backend builds a ``Channel`` from it and
+passes each round's worker updates G (R, n, d) through ``Channel.send`` before the server rule aggregates
+them.
 
 * ``ErrorFeedback(C)`` [Stich et al. 2018; Karimireddy et al. 2019] — for biased compressors: worker i keeps
   e_i, sends c = C(G_i + e_i) and sets e_i ← G_i + e_i − c.
@@ -10,6 +11,15 @@ worker updates G (R, n, d) through ``Channel.send`` before the server rule aggre
   h_i; the worker sends Δ = C(G_i − h_i), the server uses ĝ_i = h_i + Δ and both set h_i ← h_i + αΔ
   (α ≤ 1/(1 + ω), default 1/(1 + ω)). The shifts learn ∇f_i(x*), removing the floor that compressing
   heterogeneous gradients leaves around x*.
+
+State follows the rules' (init, update) pattern (``afltheory.algorithms.base``): ``Channel.init()`` builds a
+typed ``ChannelState`` — ``ChannelMemory(memory)``, the (R, M, d) memories e_i or h_i, for a ``MemoryScheme``;
+the stateless ``ChannelState()`` otherwise — and ``send(state, G, workers, key) -> (out, bits, state)``
+returns the state to continue with. The state passed in is DONATED (the channel writes the arrivals' new
+memories into its arrays and returns them; the caller never reads it again), and the caller reaches into the
+current state only through ``arrays()`` (the engine zeroes a diverged replicate's rows there). The scheme
+declares its own round (``MemoryScheme.exchange``: message, compression, new memory), so ``Channel`` only
+gathers and scatters the arrivals' memory rows.
 
 Randomness: worker updates of replicate block b in round t use that block's Philox stream rewound to
 (``_rng.COMPRESS``, t + 1) (``_rng.BlockStreams``, the engine's scheme), always drawn for the whole block, so
@@ -19,20 +29,66 @@ number of replicates.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from .. import _faults, _rng
+from .._state import ArrayState
 from .._validation import check_alloc, check_component, check_int, check_real, check_seed
 from .compressors import Compressor, uncompressed_bits
 
-__all__ = ["Channel", "DIANA", "ErrorFeedback", "base_compressor", "channel_for", "check_compressor"]
+__all__ = [
+    "Channel",
+    "ChannelMemory",
+    "ChannelState",
+    "DIANA",
+    "ErrorFeedback",
+    "MemoryScheme",
+    "base_compressor",
+    "channel_for",
+    "check_compressor",
+]
+
+#: ``compress(V) -> (C(V), bits per row)``: the channel's compressor with this round's randomness
+Compress = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
 
 
 @dataclass(frozen=True)
-class ErrorFeedback:
+class ChannelState(ArrayState):
+    """A channel's state (``Channel.init`` / ``send``), with the protocol of every state
+    (``afltheory._state.ArrayState``, as the rules' ``RuleState``): a frozen dataclass whose every field is an
+    array with a leading replicate axis, passed to ``send`` by donation. ``ChannelState()`` itself is the
+    stateless channel's state (plain compression, or none)."""
+
+
+@dataclass(frozen=True)
+class ChannelMemory(ChannelState):
+    """The per-worker memories of a ``MemoryScheme``: ``memory`` (R, M, d) — the errors e_i (error feedback)
+    or the shifts h_i (DIANA; the server's copy equals the workers')."""
+
+    memory: np.ndarray
+
+
+class MemoryScheme:
+    """Base of the worker-side schemes with per-worker memory around a ``compressor`` (``ErrorFeedback``,
+    ``DIANA``): a frozen dataclass whose ``exchange`` defines one round. ``Channel`` gathers the arrivals'
+    memories, calls ``exchange`` and scatters the new memories back; it never dispatches on the scheme's
+    type."""
+
+    def exchange(
+        self, memory: np.ndarray, G: np.ndarray, compress: Compress
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """One round for the arrivals: ``memory`` (R, n, d) their memories (a copy), ``G`` (R, n, d) their
+        updates, ``compress`` the compressor with this round's randomness. Returns (the updates the server
+        decodes (R, n, d), bits per arrival (R, n), the arrivals' new memories (R, n, d))."""
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class ErrorFeedback(MemoryScheme):
     """Error feedback around ``compressor`` (a worker-side option meant for biased compressors such as TopK
     and Sign): send C(G_i + e_i), keep e_i ← G_i + e_i − C(G_i + e_i)."""
 
@@ -51,9 +107,17 @@ class ErrorFeedback:
         """The new error memory e_i: message − C(message)."""
         return message - sent
 
+    def exchange(
+        self, memory: np.ndarray, G: np.ndarray, compress: Compress
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Send c = C(``message``(G_i, e_i)), keep e_i ← ``residual``(message, c) (``MemoryScheme``)."""
+        v = self.message(G, memory)
+        out, bits = compress(v)
+        return out, bits, self.residual(v, out)
+
 
 @dataclass(frozen=True)
-class DIANA:
+class DIANA(MemoryScheme):
     """DIANA learned shifts around an unbiased ``compressor``; ``alpha`` ∈ (0, 1] (None: 1/(1 + ω)).
     ``alpha=0`` is allowed and keeps h_i = 0 (plain compression: the negative control)."""
 
@@ -79,6 +143,14 @@ class DIANA:
         """h_i ← h_i + αΔ (worker and server alike)."""
         return shift + alpha * delta
 
+    def exchange(
+        self, memory: np.ndarray, G: np.ndarray, compress: Compress
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Send Δ = C(G_i − h_i); the server decodes h_i + Δ; h_i ← ``update_shift``(h_i, Δ, α)
+        (``MemoryScheme``; α = ``step(d)``)."""
+        delta, bits = compress(G - memory)
+        return memory + delta, bits, self.update_shift(memory, delta, self.step(G.shape[-1]))
+
 
 def check_compressor(value: Any) -> Compressor | ErrorFeedback | DIANA | None:
     """Validate a server rule's ``compressor=`` argument (None, a Compressor, ErrorFeedback or DIANA)."""
@@ -93,11 +165,12 @@ def check_compressor(value: Any) -> Compressor | ErrorFeedback | DIANA | None:
 
 def base_compressor(value: Compressor | ErrorFeedback | DIANA | None) -> Compressor | None:
     """The Compressor inside ``value`` (None when uncompressed)."""
-    return value.compressor if isinstance(value, (ErrorFeedback, DIANA)) else value
+    return value.compressor if isinstance(value, MemoryScheme) else value
 
 
 class Channel:
-    """Runtime state of ``spec`` for R replicates and M workers of dimension d (see the module docstring)."""
+    """The channel of ``spec`` for R replicates and M workers of dimension d: its streams and its rounds
+    (``init`` / ``send``; the memories live in the ``ChannelState``, see the module docstring)."""
 
     def __init__(
         self,
@@ -114,7 +187,9 @@ class Channel:
         self.comp = base_compressor(spec)
         dim, num_workers = check_int("dim", dim, low=1), check_int("num_workers", num_workers, low=1)
         replicates, seed = check_int("replicates", replicates, low=1), check_seed(seed)
-        if spec is not None and not isinstance(spec, Compressor):  # EF / DIANA memory: (R, M, d)
+        #: the memory scheme around ``comp`` (ErrorFeedback, DIANA), None for plain compression or none
+        self.scheme = spec if isinstance(spec, MemoryScheme) else None
+        if self.scheme is not None:  # EF / DIANA memory: (R, M, d)
             check_alloc(
                 f"replicates={replicates}, num_workers={num_workers}, dim={dim}",
                 8.0 * replicates * num_workers * dim,
@@ -122,26 +197,17 @@ class Channel:
         self.d, self.M, self.R = dim, num_workers, replicates
         if self.comp is not None:
             self.comp.check_dim(dim)
-        self.mode = (
-            "none"
-            if spec is None
-            else "ef"
-            if isinstance(spec, ErrorFeedback)
-            else "diana"
-            if isinstance(spec, DIANA)
-            else "plain"
-        )
-        self.alpha = spec.step(dim) if self.mode == "diana" else None
-        self.memory = np.zeros((replicates, num_workers, dim)) if self.mode in ("ef", "diana") else None
         self.B = _rng.BLOCK
         self.streams = _rng.BlockStreams(seed, -(-replicates // self.B)) if self.comp is not None else None
         # None unless an engine fault is injected (afltheory.mutants: e.g. every worker's stream shared)
         self._draw = _faults.get(_faults.FaultPoint.CHANNEL_RNG) if self.comp is not None else None
 
-    @property
-    def state(self) -> dict:
-        """Arrays to reset for diverged replicates (the engine zeroes them)."""
-        return {} if self.memory is None else {"compression_memory": self.memory}
+    def init(self) -> ChannelState:
+        """The initial state: zero memories ``ChannelMemory`` (R, M, d) for a ``MemoryScheme``, else the
+        stateless ``ChannelState()``."""
+        if self.scheme is None:
+            return ChannelState()
+        return ChannelMemory(np.zeros((self.R, self.M, self.d)))
 
     def _compress(self, V, key, row=None):
         """C applied to V (R, n, d) block by block; ``row``: V is (1, n, d), replicate ``row`` alone (drawn
@@ -176,28 +242,29 @@ class Channel:
         return self.comp.compress(v, gen)
 
     def send(
-        self, G: np.ndarray, workers: np.ndarray, key: int, row: int | None = None
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """(decoded updates (R, n, d), bits sent per replicate (R,)) for the arrivals ``workers`` (R, n).
-        ``row``: G and workers hold one replicate (leading axis 1), replicate ``row`` of the run (backends
-        that loop over replicates, e.g. torch); its values equal that row of a vectorized call."""
+        self, state: ChannelState, G: np.ndarray, workers: np.ndarray, key: int, row: int | None = None
+    ) -> tuple[np.ndarray, np.ndarray, ChannelState]:
+        """(decoded updates (R, n, d), bits sent per replicate (R,), the new state) for the arrivals
+        ``workers`` (R, n) with updates ``G`` in round ``key``. ``state`` (from ``init`` or the previous
+        ``send``) is donated: the arrivals' new memories are written into its arrays, which the returned state
+        reuses, and the caller continues with the returned state only. ``row``: G and workers hold one
+        replicate (leading axis 1), replicate ``row`` of the run (backends that loop over replicates, e.g.
+        torch); its values equal that row of a vectorized call, and only that row of the state changes."""
         R, n, d = G.shape
         if self.comp is None:
-            return G, np.full(R, float(n * uncompressed_bits(d)))
-        if self.mode == "plain":
+            return G, np.full(R, float(n * uncompressed_bits(d))), state
+        if self.scheme is None:
             out, bits = self._compress(G, key, row)
-            return out, bits.sum(axis=1)
+            return out, bits.sum(axis=1), state
         rows = np.arange(R)[:, None] if row is None else np.array([[int(row)]])
-        mem = self.memory[rows, workers]  # (R, n, d) copy
-        if self.mode == "ef":
-            v = self.spec.message(G, mem)
-            out, bits = self._compress(v, key, row)
-            self.memory[rows, workers] = self.spec.residual(v, out)
-            return out, bits.sum(axis=1)
-        delta, bits = self._compress(G - mem, key, row)  # DIANA
-        out = mem + delta
-        self.memory[rows, workers] = self.spec.update_shift(mem, delta, self.alpha)
-        return out, bits.sum(axis=1)
+        memory = state["memory"]
+        out, bits, new = self.scheme.exchange(
+            memory[rows, workers],
+            G,
+            lambda V: self._compress(V, key, row),  # (R, n, d) copy of the rows
+        )
+        memory[rows, workers] = new
+        return out, bits.sum(axis=1), state
 
 
 def channel_for(algorithm: Any, dim: int, num_workers: int, replicates: int, seed: int) -> Channel:

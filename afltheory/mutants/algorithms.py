@@ -10,7 +10,7 @@ signatures: ``update_memory`` and a worker's ``finish`` return the new state, ``
 (x_{t+1}, state); the state passed in is donated (``afltheory.algorithms.base``). Compression mutants
 override a hook of a compressor (``RandK.rescale``, read by sampling and by the exact moment map alike;
 ``QSGD._compress``, a law the exact engine never represents) or of ``ErrorFeedback``/``DIANA``
-(``message``, ``update_shift``).
+(``message``, ``residual``, ``update_shift``: the hooks their ``exchange`` round reads).
 Notation as in ``afltheory.algorithms.server``: γ = η η_L, G (R, m, d) the arrivals' updates (each the mean
 of its K stochastic gradients), K and τ (R, m) the arrivals' local steps and delays, M = num_workers.
 """

@@ -273,12 +273,16 @@ def run(
     B = task.batch_size
     # the server rule's compressor, with the same per-replicate randomness as ``simulate`` (row mode)
     channel = channel_for(algorithm, task.dim, M, replicates, seed)
+    channel_state = channel.init()  # all replicates' memories; replicate r's sends change row r only
     bits = np.zeros((replicates, rounds + 1))
 
     def send(G, workers, key, r):
+        nonlocal channel_state
         if channel.comp is None:
             return G, float(len(G) * uncompressed_bits(task.dim))
-        out, b = channel.send(G.double().cpu().numpy()[None], np.asarray(workers)[None], key, row=r)
+        out, b, channel_state = channel.send(  # donates channel_state: only the returned one is used
+            channel_state, G.double().cpu().numpy()[None], np.asarray(workers)[None], key, row=r
+        )
         return torch.as_tensor(out[0], dtype=dt, device=dev), float(b[0])
 
     for r in range(replicates):

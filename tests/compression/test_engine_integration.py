@@ -79,7 +79,7 @@ def test_each_arrival_draws_independent_randomness():
     """Two arrivals with identical updates in one round get different masks; replicate rows differ too."""
     ch = Channel(RandK(1), 4, 3, 2, seed=0)
     G = np.ones((2, 3, 4))
-    out, bits = ch.send(G, np.array([[0, 1, 2], [0, 1, 2]]), 1)
+    out, bits, _ = ch.send(ch.init(), G, np.array([[0, 1, 2], [0, 1, 2]]), 1)
     supports = (out != 0).reshape(6, 4)
     assert len({tuple(s) for s in supports}) > 1
     assert np.all(bits == 3 * RandK(1).expected_bits(4))
@@ -89,17 +89,17 @@ def test_error_feedback_and_diana_memory_pinned():
     """Hand-checked: EF keeps e = v − C(v); DIANA decodes h + Δ and moves h by αΔ."""
     ch = Channel(ErrorFeedback(TopK(1)), 3, 2, 1, seed=0)
     W = np.array([[1]])
-    out, _ = ch.send(np.array([[[3.0, -1.0, 2.0]]]), W, 1)
-    assert np.array_equal(out, [[[3.0, 0.0, 0.0]]]) and np.array_equal(ch.memory[0, 1], [0.0, -1.0, 2.0])
-    out, _ = ch.send(np.array([[[0.0, 0.0, 1.0]]]), W, 2)  # v = (0, −1, 3) -> sends (0, 0, 3)
-    assert np.array_equal(out, [[[0.0, 0.0, 3.0]]]) and np.array_equal(ch.memory[0, 1], [0.0, -1.0, 0.0])
-    assert np.all(ch.memory[0, 0] == 0)
+    out, _, s = ch.send(ch.init(), np.array([[[3.0, -1.0, 2.0]]]), W, 1)
+    assert np.array_equal(out, [[[3.0, 0.0, 0.0]]]) and np.array_equal(s.memory[0, 1], [0.0, -1.0, 2.0])
+    out, _, s = ch.send(s, np.array([[[0.0, 0.0, 1.0]]]), W, 2)  # v = (0, −1, 3) -> sends (0, 0, 3)
+    assert np.array_equal(out, [[[0.0, 0.0, 3.0]]]) and np.array_equal(s.memory[0, 1], [0.0, -1.0, 0.0])
+    assert np.all(s.memory[0, 0] == 0)
     d = Channel(DIANA(RandK(3), alpha=0.5), 3, 1, 1, seed=0)  # RandK(d) is the identity
     g = np.array([[[2.0, 4.0, -2.0]]])
-    out, _ = d.send(g, np.array([[0]]), 1)
-    assert np.allclose(out, g) and np.allclose(d.memory[0, 0], 0.5 * g[0, 0])
-    out, _ = d.send(g, np.array([[0]]), 2)
-    assert np.allclose(out, g) and np.allclose(d.memory[0, 0], 0.75 * g[0, 0])
+    out, _, s = d.send(d.init(), g, np.array([[0]]), 1)
+    assert np.allclose(out, g) and np.allclose(s.memory[0, 0], 0.5 * g[0, 0])
+    out, _, s = d.send(s, g, np.array([[0]]), 2)
+    assert np.allclose(out, g) and np.allclose(s.memory[0, 0], 0.75 * g[0, 0])
 
 
 def _gd_problem():

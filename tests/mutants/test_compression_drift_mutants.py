@@ -193,11 +193,13 @@ def test_shared_stream_gives_every_arrival_the_same_pattern():
     G = np.arange(1.0, 1.0 + n * d).reshape(n, d)[None].repeat(R, axis=0)
     W = np.broadcast_to(np.arange(n), (R, n))
     with mutants.injected("channel.shared_stream"):
-        out, bits = Channel(RandK(2), d, n, R, 7).send(G.copy(), W, 1)
+        ch = Channel(RandK(2), d, n, R, 7)
+        out, bits, _ = ch.send(ch.init(), G.copy(), W, 1)
     support = out != 0
     assert all(np.array_equal(support[:, i], support[:, 0]) for i in range(n))
     assert not np.array_equal(support[0, 0], support[1, 0])
-    ok, bits_ok = Channel(RandK(2), d, n, R, 7).send(G.copy(), W, 1)
+    ch = Channel(RandK(2), d, n, R, 7)
+    ok, bits_ok, _ = ch.send(ch.init(), G.copy(), W, 1)
     assert not all(np.array_equal(ok[:, i] != 0, ok[:, 0] != 0) for i in range(n))
     np.testing.assert_array_equal(bits, bits_ok)
     # hand-edited reference: each arrival compressed from the same restarted block generator
@@ -246,13 +248,13 @@ def test_diana_shift_sign_hand_computed():
         else:
             with mutants.injected(name):
                 ch = Channel(DIANA(Identity(), 0.5), 2, 1, 1, 0)
-        out, _ = ch.send(G1, W, 1)
+        out, _, s = ch.send(ch.init(), G1, W, 1)
         np.testing.assert_array_equal(out, G1)
-        np.testing.assert_array_equal(ch.memory[0, 0], sign * 0.5 * G1[0, 0])
-        out, _ = ch.send(G2, W, 2)
+        np.testing.assert_array_equal(s.memory[0, 0], sign * 0.5 * G1[0, 0])
+        out, _, s = ch.send(s, G2, W, 2)
         np.testing.assert_allclose(out, G2, rtol=1e-15)
         h1 = sign * 0.5 * G1[0, 0]
-        np.testing.assert_allclose(ch.memory[0, 0], h1 + sign * 0.5 * (G2[0, 0] - h1), rtol=1e-15)
+        np.testing.assert_allclose(s.memory[0, 0], h1 + sign * 0.5 * (G2[0, 0] - h1), rtol=1e-15)
 
 
 # ------------------------------------------------------------------------------------------ drift mutants

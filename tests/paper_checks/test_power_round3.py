@@ -198,8 +198,8 @@ def test_ef_residual_sign_is_the_flipped_residual():
 
     with mutants.injected("ef.residual_sign"):
         ch = Channel(ErrorFeedback(TopK(2)), 5, 2, 1, 0)
-        ch.send(G0.copy(), w, 1)
-        s1, _ = ch.send(G1.copy(), w, 2)
+        _, _, state = ch.send(ch.init(), G0.copy(), w, 1)
+        s1, _, _ = ch.send(state, G1.copy(), w, 2)
     np.testing.assert_allclose(s1, topk(G1 + (topk(G0) - G0)), rtol=0, atol=1e-15)
 
 
