@@ -60,16 +60,17 @@ def quick_check(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], dic
 
 
 # ------------------------------------------------------------------------------------------------- shards
-#: Recorded wall seconds per test module (path relative to the repository root), written by
-#: ``tools/run_tests.py --record`` from a full run; the shards are dealt from it (``deal``).
-DURATIONS_FILE = Path(__file__).resolve().parent / "module_durations.json"
+#: Recorded wall seconds per test (pytest node id, relative to the repository root), written by
+#: ``tools/run_tests.py --record`` (the default tier and, recorded separately, ``-m slow``); the shards are
+#: dealt from it (``module_costs``, ``deal``), whatever the selection.
+DURATIONS_FILE = Path(__file__).resolve().parent / "test_durations.json"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     """``--shard I/N``: run the I-th of N shards (``deal``); ``tools/run_tests.py`` (``make test``) runs the
-    N shards in parallel. ``--durations-out FILE``: write this session's seconds per test module (JSON)."""
+    N shards in parallel. ``--durations-out FILE``: write this session's seconds per test (JSON)."""
     parser.addoption("--shard", default=None, help="I/N: run only the I-th of N module shards (0-based)")
-    parser.addoption("--durations-out", default=None, help="write seconds per test module to this JSON file")
+    parser.addoption("--durations-out", default=None, help="write seconds per test to this JSON file")
 
 
 def _shard(spec: str) -> tuple[int, int]:
@@ -82,10 +83,24 @@ def _shard(spec: str) -> tuple[int, int]:
     return i, n
 
 
+def module_costs(nodeids: list[str], durations: dict[str, float]) -> dict[str, float]:
+    """Seconds per test module of the SELECTED tests ``nodeids``: the sum of their recorded durations, a test
+    without a record counted at the median record (0.1 s when there is none). So a module's cost follows the
+    selection: its default-tier tests for ``make test``, its slow tests for ``-m slow``."""
+    known = sorted(v for v in durations.values() if v >= 0)
+    default = known[len(known) // 2] if known else 0.1
+    cost: dict[str, float] = {}
+    for nid in nodeids:
+        module = nid.split("::", 1)[0]
+        cost[module] = cost.get(module, 0.0) + float(durations.get(nid, default))
+    return cost
+
+
 def deal(modules: list[str], n: int, durations: dict[str, float]) -> list[list[str]]:
-    """The modules dealt into n shards by recorded duration: longest first, each to the shard with the least
-    work so far (ties: the lowest index), a module without a record counted at the median record (1 s when
-    there is none). Deterministic in (modules, n, durations), so every shard computes the same deal."""
+    """The modules dealt into n shards by cost (``durations``: seconds per module): longest first, each to the
+    shard with the least work so far (ties: the lowest index), a module without a cost counted at the median
+    cost (1 s when there is none). Deterministic in (modules, n, durations), so every shard computes the same
+    deal."""
     known = sorted(v for v in durations.values() if v >= 0)
     default = known[len(known) // 2] if known else 1.0
     cost = {m: float(durations.get(m, default)) for m in modules}
@@ -106,44 +121,34 @@ def _recorded_durations() -> dict[str, float]:
     return {str(k): float(v) for k, v in data.items()} if isinstance(data, dict) else {}
 
 
-def _relative(path: Path, root: Path) -> str:
-    try:
-        return path.resolve().relative_to(root).as_posix()
-    except ValueError:
-        return path.as_posix()
-
-
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     spec = config.getoption("--shard")
     if not spec:
         return
     i, n = _shard(spec)
-    root = Path(config.rootpath).resolve()
-    modules = sorted({_relative(Path(item.path), root) for item in items})
-    mine = set(deal(modules, n, _recorded_durations())[i])
-    keep = [item for item in items if _relative(Path(item.path), root) in mine]
-    drop = [item for item in items if _relative(Path(item.path), root) not in mine]
+    costs = module_costs([item.nodeid for item in items], _recorded_durations())
+    mine = set(deal(sorted(costs), n, costs)[i])
+    keep = [item for item in items if item.nodeid.split("::", 1)[0] in mine]
+    drop = [item for item in items if item.nodeid.split("::", 1)[0] not in mine]
     if drop:
         config.hook.pytest_deselected(items=drop)
     items[:] = keep
 
 
-_MODULE_SECONDS: dict[str, float] = {}
+_TEST_SECONDS: dict[str, float] = {}
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    """Sum each test module's setup, call and teardown seconds (for ``--durations-out``)."""
-    module = report.nodeid.split("::", 1)[0]
-    _MODULE_SECONDS[module] = _MODULE_SECONDS.get(module, 0.0) + float(report.duration)
+    """Sum each test's setup, call and teardown seconds (for ``--durations-out``)."""
+    _TEST_SECONDS[report.nodeid] = _TEST_SECONDS.get(report.nodeid, 0.0) + float(report.duration)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """Write ``--durations-out`` (module nodeid paths are relative to the rootdir, as the deal reads them)."""
+    """Write ``--durations-out``: {node id: seconds} (node ids relative to the rootdir, as the deal reads
+    them)."""
     out = session.config.getoption("--durations-out")
     if out:
-        Path(out).write_text(
-            json.dumps({k: round(v, 2) for k, v in sorted(_MODULE_SECONDS.items())}, indent=1)
-        )
+        Path(out).write_text(json.dumps({k: round(v, 3) for k, v in sorted(_TEST_SECONDS.items())}, indent=0))
 
 
 # ------------------------------------------------------------------------------------ mutant injection

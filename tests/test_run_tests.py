@@ -58,14 +58,29 @@ def test_bad_shard_spec_is_a_usage_error():
 
 
 @functools.cache
-def _deal():
-    """tests/conftest.py's ``deal`` (conftest is not importable as a package module)."""
+def _conftest():
+    """tests/conftest.py as a module (it is not importable as a package module)."""
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("_conftest_for_deal", ROOT / "tests" / "conftest.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    return mod.deal
+    return mod
+
+
+def _deal():
+    return _conftest().deal
+
+
+def test_module_costs_sum_the_selected_tests():
+    costs = _conftest().module_costs
+    rec = {"a.py::t1": 2.0, "a.py::t2": 5.0, "b.py::t1": 1.0, "b.py::slow": 40.0}
+    # only the selected tests count: b's slow test does not weigh on a default-tier deal
+    assert costs(["a.py::t1", "a.py::t2", "b.py::t1"], rec) == {"a.py": 7.0, "b.py": 1.0}
+    assert costs(["b.py::slow"], rec) == {"b.py": 40.0}
+    # an unrecorded test costs the median record: [1, 2, 5, 40][4 // 2] = 5
+    assert costs(["c.py::new"], rec) == {"c.py": 5.0}
+    assert costs(["c.py::new"], {}) == {"c.py": 0.1}
 
 
 def test_deal_pinned_longest_first_to_least_loaded():
@@ -116,8 +131,26 @@ def test_record_writes_seconds_per_module(tmp_path):
     )
     assert r.returncode == 0, r.stdout[-3000:]
     data = json.loads(out.read_text())
-    assert sorted(data) == sorted(MODULES) and all(v >= 0 for v in data.values()), data
+    assert {k.split("::", 1)[0] for k in data} == set(MODULES) and all(v >= 0 for v in data.values()), data
     assert sum(data.values()) > 0, data
+    # a second record keeps the other records and drops those of deleted modules
+    out.write_text(json.dumps({**data, f"{MODULES[0]}::kept_record": 7.0, "tests/no_such_module.py::t": 1.0}))
+    r = _run(
+        "--jobs",
+        "2",
+        "--record",
+        "--durations-file",
+        str(out),
+        "--",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        MODULES[1],
+    )
+    assert r.returncode == 0, r.stdout[-3000:]
+    again = json.loads(out.read_text())
+    assert again[f"{MODULES[0]}::kept_record"] == 7.0 and "tests/no_such_module.py::t" not in again
+    assert set(data) <= set(again)
 
 
 def test_a_failing_run_records_nothing(tmp_path):

@@ -1,15 +1,17 @@
 """Run the test suite on several cores: ``python tools/run_tests.py [--jobs N] [--record] [-- PYTEST_ARGS]``.
 
-The test modules are dealt into N shards by their recorded durations (``--shard I/N``; tests/conftest.py
-``deal``: longest first, each to the least-loaded shard, from tests/module_durations.json); each shard is
+The test modules are dealt into N shards by the recorded durations of their selected tests (``--shard I/N``;
+tests/conftest.py ``module_costs`` and ``deal``: longest first, each to the least-loaded shard, from
+tests/test_durations.json, seconds per test); each shard is
 one ``pytest`` process with its own ``--basetemp``. Their outputs are printed one after the other when all
 have finished, and the exit status is the first non-zero one (0 when every shard passed; 5, "no tests
 collected", counts as a pass for a shard that received no module of a narrowed selection). ``--jobs 1`` runs
 a single plain ``pytest`` in this process's place. ``make test`` runs it with the machine's cores
 (docs/performance.md: the suite's wall time on 2 cores); each shard gets one BLAS/OpenMP thread unless
-``OPENBLAS_NUM_THREADS``/``OMP_NUM_THREADS``/``MKL_NUM_THREADS`` are set. ``--record`` rewrites
-tests/module_durations.json from this run's seconds per module (only when every shard passed; run it on the
-full default selection on an idle machine after adding heavy test modules).
+``OPENBLAS_NUM_THREADS``/``OMP_NUM_THREADS``/``MKL_NUM_THREADS`` are set. ``--record`` updates
+tests/test_durations.json with this run's seconds per test (only when every shard passed; tests of modules
+that no longer exist are dropped): run it on an idle machine after adding heavy tests, once for the default
+tier and once with ``-- -m slow``.
 """
 
 from __future__ import annotations
@@ -38,8 +40,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--durations-file",
         type=Path,
-        default=ROOT / "tests" / "module_durations.json",
-        help="where --record writes (default: tests/module_durations.json, which the deal reads)",
+        default=ROOT / "tests" / "test_durations.json",
+        help="where --record writes (default: tests/test_durations.json, which the deal reads)",
     )
     parser.add_argument("pytest_args", nargs=argparse.REMAINDER, help="after --: arguments for pytest")
     args = parser.parse_args(argv)
@@ -71,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
             sys.stdout.write(f"===== shard {i + 1}/{args.jobs} (exit {codes[-1]}) =====\n")
             sys.stdout.write(log.read().decode(errors="replace"))
             log.close()
-        if args.record and all(c == 0 for c in codes):
+        if args.record and all(c in (0, 5) for c in codes) and 0 in codes:  # 5: a shard got no test
             _record([Path(tmp) / f"durations{i}.json" for i in range(args.jobs)], args.durations_file)
     failed = [c for c in codes if c not in (0, 5)]
     if all(c == 5 for c in codes):
@@ -81,12 +83,19 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _record(files: list[Path], out: Path) -> None:
-    """Merge the shards' seconds per module into ``out`` (JSON, sorted by module, 0.1 s)."""
-    merged: dict[str, float] = {}
+    """Merge the shards' seconds per test into ``out`` (JSON {node id: seconds}, sorted): this run's tests
+    replace their old records, the other records stay unless their module file is gone."""
+    try:
+        merged = json.loads(out.read_text())
+    except (OSError, ValueError):
+        merged = {}
+    merged = {k: v for k, v in merged.items() if (ROOT / k.split("::", 1)[0]).exists()}
+    new: dict[str, float] = {}
     for f in files:
-        merged.update(json.loads(f.read_text()))
-    out.write_text(json.dumps({k: round(v, 1) for k, v in sorted(merged.items())}, indent=1) + "\n")
-    print(f"recorded {len(merged)} module durations ({sum(merged.values()):.1f} s) in {out}")
+        new.update(json.loads(f.read_text()))
+    merged.update(new)
+    out.write_text(json.dumps(dict(sorted(merged.items())), indent=0) + "\n")
+    print(f"recorded {len(new)} test durations ({sum(new.values()):.1f} s; {len(merged)} in all) in {out}")
 
 
 if __name__ == "__main__":
