@@ -121,6 +121,7 @@ def _recorded_durations() -> dict[str, float]:
     return {str(k): float(v) for k, v in data.items()} if isinstance(data, dict) else {}
 
 
+@pytest.hookimpl(trylast=True)  # after ``-m``/``-k`` deselection: the deal weighs only the selected tests
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     spec = config.getoption("--shard")
     if not spec:
