@@ -115,9 +115,8 @@ def test_deal_partitions_and_balances(costs, n):
     assert max(loads) - min(loads) <= max(costs.values()) + 1e-9
 
 
-def test_record_writes_seconds_per_module(tmp_path):
-    out = tmp_path / "durations.json"
-    r = _run(
+def _record_run(out, *modules: str) -> subprocess.CompletedProcess:
+    return _run(
         "--jobs",
         "2",
         "--record",
@@ -127,26 +126,20 @@ def test_record_writes_seconds_per_module(tmp_path):
         "-q",
         "-p",
         "no:cacheprovider",
-        *MODULES,
+        *modules,
     )
+
+
+def test_record_writes_seconds_per_module(tmp_path):
+    out = tmp_path / "durations.json"
+    r = _record_run(out, *MODULES)
     assert r.returncode == 0, r.stdout[-3000:]
     data = json.loads(out.read_text())
     assert {k.split("::", 1)[0] for k in data} == set(MODULES) and all(v >= 0 for v in data.values()), data
     assert sum(data.values()) > 0, data
     # a second record keeps the other records and drops those of deleted modules
     out.write_text(json.dumps({**data, f"{MODULES[0]}::kept_record": 7.0, "tests/no_such_module.py::t": 1.0}))
-    r = _run(
-        "--jobs",
-        "2",
-        "--record",
-        "--durations-file",
-        str(out),
-        "--",
-        "-q",
-        "-p",
-        "no:cacheprovider",
-        MODULES[1],
-    )
+    r = _record_run(out, MODULES[1])
     assert r.returncode == 0, r.stdout[-3000:]
     again = json.loads(out.read_text())
     assert again[f"{MODULES[0]}::kept_record"] == 7.0 and "tests/no_such_module.py::t" not in again
