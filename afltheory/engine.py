@@ -26,6 +26,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from . import _faults, _progress, _rng
+from ._buffers import BufferPool
 from ._introspect import defining_class, overrides
 from ._validation import check_alloc, check_array, check_int, check_positive
 from .algorithms.local import local_view
@@ -203,21 +204,6 @@ def _standard_normal_blocks(gens, out, B):
     return out
 
 
-class _Workspace:
-    """Reusable float arrays keyed by (name, shape): the engine's own per-round temporaries (G, y0, y, h, …),
-    allocated once per run — fresh ~1 MB arrays page-fault on first touch every round, which cost 20–30% of a
-    d = 10 round here. Never lent: a problem's kernel (``Problem.local_kernel``) owns its buffers."""
-
-    def __init__(self):
-        self._arrays = {}
-
-    def get(self, name, shape):
-        a = self._arrays.get((name, shape))
-        if a is None:
-            a = self._arrays[(name, shape)] = np.empty(shape)
-        return a
-
-
 class _LocalRunner:
     """Runs K_{t,i} local steps for a (R, m) block of arrivals, with block-keyed noise streams.
 
@@ -249,7 +235,7 @@ class _LocalRunner:
         self.kernel = problem.local_kernel()
         self.centered = self.additive and self.kernel.centered
         self._chunk_cache = {}
-        self.ws = _Workspace()
+        self.ws = BufferPool()  # the engine's own per-round temporaries (G, y0, y, h, …), never lent
 
     def set_eta_L(self, eta_L: float) -> None:
         """The local step size of the coming round (step-size schedules: ``ServerRule.at_round``)."""

@@ -22,7 +22,9 @@ ROOT = Path(__file__).resolve().parents[1] / "afltheory"
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     (
         "leaves",
-        frozenset({"_validation", "_numerics", "_progress", "_introspect", "_faults", "_io", "_state"}),
+        frozenset(
+            {"_validation", "_numerics", "_progress", "_introspect", "_faults", "_io", "_state", "_buffers"}
+        ),
     ),
     ("leaf services and statistics", frozenset({"_rng", "analysis", "datasets"})),
     ("objects", frozenset({"problems", "anarchy", "compression"})),

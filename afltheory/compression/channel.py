@@ -259,9 +259,9 @@ class Channel:
         rows = np.arange(R)[:, None] if row is None else np.array([[int(row)]])
         memory = state["memory"]
         out, bits, new = self.scheme.exchange(
-            memory[rows, workers],
+            memory[rows, workers],  # the arrivals' memories: an (R, n, d) copy
             G,
-            lambda V: self._compress(V, key, row),  # (R, n, d) copy of the rows
+            lambda V: self._compress(V, key, row),
         )
         memory[rows, workers] = new
         return out, bits.sum(axis=1), state

@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .._buffers import BufferPool
 from .._numerics import rowdot
 from .._validation import check_alloc, check_int, check_nonnegative, check_seed
 
@@ -334,22 +335,21 @@ class LocalKernel:
     ``mode="wrap"`` (an unbuffered gather), which is exact on validated indices.
     """
 
+    #: the family has a local frame (a subclass that defines ``center``); None asks for it when it exists
+    frame: ClassVar[bool] = False
+
     def __init__(self, problem: Problem, centered: bool | None = None) -> None:
-        if centered:
+        if centered and not self.frame:
             raise ValueError(
                 f"centered={centered!r}: {type(problem).__name__} has no local frame; allowed None or False"
             )
         self.problem = problem
-        self.centered = False
-        self._buffers: dict[tuple[str, tuple[int, ...]], np.ndarray] = {}
+        self.centered = bool(self.frame if centered is None else centered)
+        self._pool = BufferPool()  # the kernel's own arrays
 
     def _buffer(self, name: str, shape: tuple[int, ...]) -> np.ndarray:
-        """The kernel's own float array ``name`` of ``shape`` (allocated once: fresh ~1 MB arrays page-fault
-        on first touch, 20–30% of a d = 10 engine round)."""
-        a = self._buffers.get((name, shape))
-        if a is None:
-            a = self._buffers[(name, shape)] = np.empty(shape)
-        return a
+        """The kernel's own float array ``name`` of ``shape`` (allocated once, reused by later calls)."""
+        return self._pool.get(name, shape)
 
     def check_workers(self, workers: ArrayLike) -> np.ndarray:
         """``workers`` as an integer array, each in [0, num_workers) (ValueError naming the bad index)."""

@@ -211,7 +211,7 @@ class QuadraticProblem(Problem):
     def local_kernel(self, centered: bool | None = None) -> QuadraticKernel:
         """The fused local-step kernel (``QuadraticKernel``), in the local frame u = y − c_i unless
         ``centered`` is False: ∇f_i(y) = A_i (y − c_i) depends on y only through y − c_i."""
-        return QuadraticKernel(self, centered=True if centered is None else bool(centered))
+        return QuadraticKernel(self, centered=centered)
 
     def value(self, x: np.ndarray) -> np.ndarray:
         v = np.asarray(x, dtype=float) - self._x_star
@@ -256,10 +256,10 @@ class QuadraticKernel(LocalKernel):
     (``center`` gives c_i), with per-arrival Hessian coefficients gathered once per call into the kernel's own
     buffers. Diagonal Hessians fuse a step into two passes, u ← (1 − η a_i) ⊙ u − h."""
 
-    def __init__(self, problem: QuadraticProblem, centered: bool = True) -> None:
-        self.problem = problem
-        self.centered = bool(centered)
-        self._buffers = {}
+    frame = True
+
+    def __init__(self, problem: QuadraticProblem, centered: bool | None = None) -> None:
+        super().__init__(problem, centered)
         self._tiles = {}  # name -> ((scale, shift, m), shared coefficients tiled to (m, d))
 
     def center(self, workers: ArrayLike) -> np.ndarray:
@@ -357,11 +357,11 @@ def local_sgd_k_step_law(
     a2 = a * a
     x = eta_L * np.asarray(eigenvalues, dtype=float)
     eps = x * (2.0 - x)  # 1 − a², formed without the cancellation of 1 − a·a
+    safe = np.where(eps == 0.0, 0.5, eps)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        geo = np.where(np.isclose(a2, 1.0), float(K), (1.0 - a2**K) / (1.0 - a2))
         # a² numerically 1 (|1 − a²| ≲ 1e-5): Σ_{j<K} (1 − ε)^j = −expm1(K log1p(−ε))/ε, K at ε = 0 exactly
-        near = -np.expm1(K * np.log1p(-np.where(eps == 0.0, 0.5, eps))) / np.where(eps == 0.0, 1.0, eps)
-        geo = np.where(np.isclose(a2, 1.0) & (eps != 0.0), near, geo)
+        near = np.where(eps == 0.0, float(K), -np.expm1(K * np.log1p(-safe)) / safe)
+        geo = np.where(np.isclose(a2, 1.0), near, (1.0 - a2**K) / (1.0 - a2))
     noise = np.sqrt(geo) / K * (sigma_L / np.sqrt(dim))
     return drift, noise
 
