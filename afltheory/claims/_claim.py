@@ -135,7 +135,9 @@ class Claim:
     - ``statistics``: optional ``f(trace, problem, algorithm) -> {name: (R,) array}``: run statistics the
       generic ``run_values`` does not (or reads differently, e.g. Theorem 4's memory-slot averages); the names
       it adds are declared in ``extra_symbols`` (name -> meaning).
-    - ``rate``: claimed log–log slopes of the measured quantity, e.g. ``{"T": -1}``; ``expect``: "holds"
+    - ``rate``: claimed log–log slopes of the measured quantity, e.g. ``{"T": -1}``: an O(·) statement, so an
+      UPPER rate (the measured slope ≤ claimed, one-sided); ``rate_attained=True``: the rate is attained
+      (Θ(·): the slope ≈ claimed, two-sided); ``expect``: "holds"
       (a theorem) or "fails" (a false variant declared as expected to fail: its verdict passes when the
       bound is violated).
     """
@@ -152,6 +154,7 @@ class Claim:
     conditions: Mapping[str, Any] = field(default_factory=dict)
     values: Mapping[str, Any] = field(default_factory=dict)
     rate: Mapping[str, float] = field(default_factory=dict)
+    rate_attained: bool = False
     reference: str = "user claim"
     source: str = "from memory"
     reading: str = ""
@@ -190,6 +193,9 @@ class Claim:
                 raise ValueError(f"conditions[{k!r}]={v} must be a relation (e.g. eta_L*L <= 1)")
         object.__setattr__(self, "values", dict(self.values))
         object.__setattr__(self, "rate", {str(k): float(v) for k, v in self.rate.items()})
+        if not isinstance(self.rate_attained, bool):
+            raise TypeError(f"rate_attained={self.rate_attained!r} must be True (Θ: the rate is attained) or "
+                            "False (O: an upper rate)")
         for name in ("eta", "eta_L"):
             v = getattr(self, name)
             if v is not None and not isinstance(v, (int, float, sp.Basic, str)) and not callable(v):
