@@ -194,8 +194,10 @@ class Claim:
         object.__setattr__(self, "values", dict(self.values))
         object.__setattr__(self, "rate", {str(k): float(v) for k, v in self.rate.items()})
         if not isinstance(self.rate_attained, bool):
-            raise TypeError(f"rate_attained={self.rate_attained!r} must be True (Θ: the rate is attained) or "
-                            "False (O: an upper rate)")
+            raise TypeError(
+                f"rate_attained={self.rate_attained!r} must be True (Θ: the rate is attained) or "
+                "False (O: an upper rate)"
+            )
         for name in ("eta", "eta_L"):
             v = getattr(self, name)
             if v is not None and not isinstance(v, (int, float, sp.Basic, str)) and not callable(v):

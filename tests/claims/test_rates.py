@@ -60,7 +60,9 @@ def test_verify_rate_upper_end_to_end_and_bad_flag():
     pts = [200, 400, 800]
 
     def gd(rate, **kw):
-        return Claim(id="gd.rate", title="GD", bound=1, rule=FedAvg, eta=1.0, eta_L=0.3, rate={"T": rate}, **kw)
+        return Claim(
+            id="gd.rate", title="GD", bound=1, rule=FedAvg, eta=1.0, eta_L=0.3, rate={"T": rate}, **kw
+        )
 
     v = verify_rate(gd(-1.0), p, beh, over="T", points=pts, tol=0.05)
     assert v.relation == "<=" and "O(T^(-1))" in v.claim and v.method == "exact moments"
