@@ -34,7 +34,7 @@ def _source(st) -> str:
 
 
 def _claim_confidence(st) -> str:
-    return "read" if st.confidence == "read" else "from memory"
+    return "read" if st.is_read else "from memory"
 
 
 def _sub(terms: dict, subs: dict) -> dict:
