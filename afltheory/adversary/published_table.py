@@ -229,7 +229,7 @@ NO_SEARCH: dict[str, str] = {
 #: claims whose bound carries a constant the paper hides (Õ): a ratio > 1 refutes the check's reading of the
 #: constant, not the paper (the cell says so)
 READING_CONSTANT: dict[str, str] = {
-    "published.scaffold2020.thm3": "hidden constant read as 1",
+    "published.scaffold2020.thm3": "the formula is the package's own: Theorem III prints only a round count",
 }
 
 

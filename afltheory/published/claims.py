@@ -214,10 +214,10 @@ STICH = Claim(
 # Σ‖c_i⁰ − ∇f_i(x*)‖² with c_i⁰ = 0, i.e. D0 + ζ*²/(2L²) (uniform weights); μ read as f's strong convexity.
 SCAFFOLD_DET = Claim(
     id="published.scaffold2020.thm3",
-    title=scaffold2020.THM3.title + " (σ = 0, hidden constant = 1)",
-    reference=scaffold2020.THM3.reference,
-    source=_source(scaffold2020.THM3),
-    reading=scaffold2020.THM3.reading + " Engine form: SCAFFOLDServer(η = η_g = 1, η_L = η_l = 1/(81 E L)), "
+    title="SCAFFOLD, strongly convex: the package's own explicit form (σ = 0, hidden constant = 1)",
+    reference=scaffold2020.THM3.reference + " (printed as a round count; this explicit form is not)",
+    source="the package's own formula (from memory); Theorem III as printed: " + _source(scaffold2020.THM3),
+    reading=scaffold2020.PACKAGE_FORM + " Engine form: SCAFFOLDServer(η = η_g = 1, η_L = η_l = 1/(81 E L)), "
     "full participation, exact gradients, hidden constant 1.",
     confidence="from memory",
     assumptions=Assumptions(

@@ -10,6 +10,7 @@ import re
 import numpy as np
 import pytest
 import sympy as sp
+from sympy.core.function import AppliedUndef
 from sympy.parsing.latex import parse_latex
 
 from afltheory.published import STATEMENTS, Statement
@@ -20,8 +21,8 @@ WITH_LATEX = [s for s in STATEMENTS.values() if s.latex is not None]
 
 
 def _parse(tex: str) -> sp.Expr:
-    # \bar{x} would parse as the product bar·x: name it x_{bar} (the only normalisation done here)
-    return parse_latex(re.sub(r"\\bar\{\\?(\w+)\}", r"\1_{bar}", tex))
+    # \bar{\mu} would parse as the product bar·μ: name it \mu_{b} (the only normalisation done here)
+    return parse_latex(re.sub(r"\\bar\{\\(\w+)\}", r"\\\1_{b}", tex))
 
 
 def parsed_bound(st: Statement, bound: str | None = None) -> sp.Expr:
@@ -30,6 +31,8 @@ def parsed_bound(st: Statement, bound: str | None = None) -> sp.Expr:
     expr = _parse(bound if bound is not None else tr.bound)
     defs = {sp.Symbol(k): _parse(v) for k, v in tr.definitions.items()}
     expr = expr.subs(defs, simultaneous=True)
+    calls = expr.atoms(AppliedUndef)
+    assert not calls, f"{st.id}: {sorted(map(str, calls))} parsed as function calls (write a \\cdot)"
     unknown = {str(s) for s in expr.free_symbols} - set(tr.symbols)
     assert not unknown, f"{st.id}: LaTeX symbols {sorted(unknown)} have no entry in the symbol map"
     return expr.subs({sp.Symbol(k): v for k, v in tr.symbols.items()}, simultaneous=True)
@@ -80,8 +83,9 @@ def test_latex_bound_equals_module_bound(st):
 
 
 def _mistype(tex: str) -> str:
-    """The first integer constant of the LaTeX changed by +1 (e.g. 2 → 3)."""
-    m = re.search(r"(?<![_^{\\a-zA-Z])\d+", tex)
+    """The first integer constant of the LaTeX changed by +1 (e.g. 2 → 3); with none (a rate whose constants
+    the paper hides), the first exponent."""
+    m = re.search(r"(?<![_^{\\a-zA-Z])\d+", tex) or re.search(r"(?<=\^\{)\d+", tex)
     assert m, tex
     return tex[: m.start()] + str(int(m.group()) + 1) + tex[m.end() :]
 
