@@ -22,7 +22,7 @@ from ..algorithms.published import FedNova, SCAFFOLDServer
 from ..claims import Assumptions, Claim
 from ..claims.symbols import D0, E, kappa, mu, sum_p2, zeta_star
 from ..theory.symbols import K, L, M, T, eta, m, sigma_L
-from . import fednova2020, khaled2020, li2020, lian2015, scaffold2020, stich2019, yu2019
+from . import SELF_CHECKED, fednova2020, khaled2020, li2020, lian2015, scaffold2020, stich2019, yu2019
 from .symbols import G, H, gamma, sigma_dif, sigma_star, sum_p2_sigma2, t
 from .symbols import T as T_paper
 
@@ -372,6 +372,8 @@ CLAIMS = {
         FEDNOVA,
     )
 }
+#: the claims of the paper modules that carry their own (``afltheory.published.SELF_CHECKED``)
+CLAIMS.update({c.id: c for p in SELF_CHECKED for c in p.claims()})
 
 
 def _false(c: Claim, factor: float = 10.0) -> Claim:
