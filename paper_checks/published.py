@@ -76,3 +76,22 @@ def scaffold2020(ctx):
 )
 def fednova2020(ctx):
     return instances.fednova2020()
+
+
+def _register_self_checked() -> None:
+    """One check per paper module that carries its own (``afltheory.published.SELF_CHECKED``): id
+    ``published.<module>``, its title the module's first docstring line."""
+    from afltheory.published import SELF_CHECKED
+
+    for paper in SELF_CHECKED:
+        name = paper.__name__.rsplit(".", 1)[1]
+        title = " ".join(paper.__doc__.split("\n\n")[0].split())[:120]
+
+        def check(ctx, _paper=paper):
+            return _paper.verify()
+
+        check.__name__ = name
+        register(f"published.{name}", title, REF)(check)
+
+
+_register_self_checked()

@@ -229,7 +229,7 @@ NO_SEARCH: dict[str, str] = {
 #: claims whose bound carries a constant the paper hides (Õ): a ratio > 1 refutes the check's reading of the
 #: constant, not the paper (the cell says so)
 READING_CONSTANT: dict[str, str] = {
-    "published.scaffold2020.thm3": "hidden constant read as 1",
+    "published.scaffold2020.thm3": "the formula is the package's own: Theorem III prints only a round count",
 }
 
 
@@ -285,8 +285,14 @@ def _refusal(exc: Exception) -> str:
 def _pep(claim: Any) -> tuple[str, bool]:
     from ..algorithms.base import UnsupportedRule
     from ..pep.claims import claim_pep
+    from ..published import SELF_CHECKED
 
-    replace, where, values, T, K = PEP_SETUPS[claim.id]
+    setups = dict(PEP_SETUPS)
+    for paper in SELF_CHECKED:  # the paper modules that carry their own setup
+        setups.update(getattr(paper, "PEP_SETUPS", {}))
+    if claim.id not in setups:
+        return "no PEP setup written", False
+    replace, where, values, T, K = setups[claim.id]
     own = ""
     target = claim
     if replace:
@@ -326,8 +332,10 @@ def live_kills(seed: int = 0) -> dict[str, list[str]]:
     ``PUBLISHED_CHECKS`` (quick tier, ``seed``; ~25 s on one core) — what ``--kill-matrix`` prints and what
     ``afltheory.published.kill_record.KILLS`` records."""
     from ..mutants import kill_matrix
+    from ..published import SELF_CHECKED
 
-    km = kill_matrix(only=list(PUBLISHED_CHECKS), tier="quick", seed=seed, jobs=1)
+    own = [f"published.{p.__name__.rsplit('.', 1)[1]}" for p in SELF_CHECKED]
+    km = kill_matrix(only=[*PUBLISHED_CHECKS, *own], tier="quick", seed=seed, jobs=1)
     return {v: sorted(ms) for v, ms in sorted(km.kills().items())}
 
 

@@ -14,6 +14,7 @@ from . import (
     fednova2020,
     fedprox2020,
     glasgow2022,
+    khaled2019,
     khaled2020,
     koloskova2020,
     li2020,
@@ -25,12 +26,13 @@ from . import (
 )
 from ._statement import CONFIDENCES, Statement
 
-__all__ = ["CONFIDENCES", "PAPERS", "STATEMENTS", "Statement", "statement"]
+__all__ = ["CONFIDENCES", "PAPERS", "SELF_CHECKED", "STATEMENTS", "Statement", "statement"]
 
 #: the paper modules, in the order of docs/published.md
 PAPERS = (
     li2020,
     scaffold2020,
+    khaled2019,
     khaled2020,
     stich2019,
     yu2019,
@@ -42,6 +44,11 @@ PAPERS = (
     woodworth2020,
     glasgow2022,
 )
+#: the paper modules that carry their own engine form and check (the one-module protocol, issue 38): a
+#: function ``claims()`` (its ``Claim`` objects), ``verify()`` (its verdicts, each with a control that must
+#: fail) and optionally ``PEP_SETUPS``; the registries (``published.claims.CLAIMS``,
+#: ``published.instances.VERIFICATIONS``, the checks plugin, the table command) collect them from here
+SELF_CHECKED = tuple(p for p in PAPERS if hasattr(p, "claims") and hasattr(p, "verify"))
 #: every statement by id
 STATEMENTS: dict = {s.id: s for p in PAPERS for s in p.STATEMENTS}
 

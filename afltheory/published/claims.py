@@ -22,7 +22,7 @@ from ..algorithms.published import FedNova, SCAFFOLDServer
 from ..claims import Assumptions, Claim
 from ..claims.symbols import D0, E, kappa, mu, sum_p2, zeta_star
 from ..theory.symbols import K, L, M, T, eta, m, sigma_L
-from . import fednova2020, khaled2020, li2020, lian2015, scaffold2020, stich2019, yu2019
+from . import SELF_CHECKED, fednova2020, khaled2020, li2020, lian2015, scaffold2020, stich2019, yu2019
 from .symbols import G, H, gamma, sigma_dif, sigma_star, sum_p2_sigma2, t
 from .symbols import T as T_paper
 
@@ -34,7 +34,7 @@ def _source(st) -> str:
 
 
 def _claim_confidence(st) -> str:
-    return "read" if st.confidence == "read" else "from memory"
+    return "read" if st.is_read else "from memory"
 
 
 def _sub(terms: dict, subs: dict) -> dict:
@@ -214,10 +214,10 @@ STICH = Claim(
 # Σ‖c_i⁰ − ∇f_i(x*)‖² with c_i⁰ = 0, i.e. D0 + ζ*²/(2L²) (uniform weights); μ read as f's strong convexity.
 SCAFFOLD_DET = Claim(
     id="published.scaffold2020.thm3",
-    title=scaffold2020.THM3.title + " (σ = 0, hidden constant = 1)",
-    reference=scaffold2020.THM3.reference,
-    source=_source(scaffold2020.THM3),
-    reading=scaffold2020.THM3.reading + " Engine form: SCAFFOLDServer(η = η_g = 1, η_L = η_l = 1/(81 E L)), "
+    title="SCAFFOLD, strongly convex: the package's own explicit form (σ = 0, hidden constant = 1)",
+    reference=scaffold2020.THM3.reference + " (printed as a round count; this explicit form is not)",
+    source="the package's own formula (from memory); Theorem III as printed: " + _source(scaffold2020.THM3),
+    reading=scaffold2020.PACKAGE_FORM + " Engine form: SCAFFOLDServer(η = η_g = 1, η_L = η_l = 1/(81 E L)), "
     "full participation, exact gradients, hidden constant 1.",
     confidence="from memory",
     assumptions=Assumptions(
@@ -372,6 +372,8 @@ CLAIMS = {
         FEDNOVA,
     )
 }
+#: the claims of the paper modules that carry their own (``afltheory.published.SELF_CHECKED``)
+CLAIMS.update({c.id: c for p in SELF_CHECKED for c in p.claims()})
 
 
 def _false(c: Claim, factor: float = 10.0) -> Claim:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ._statement import Statement
+from ._statement import Location, Statement, Transcription
 from .symbols import B_dis, L, gamma_inexact, m, mu_prox
 
 __all__ = ["RHO", "STATEMENTS", "THM4"]
@@ -26,19 +26,50 @@ RHO = (
     - L * _B**2 * (1 + _g) ** 2 / (_mubar**2 * _K) * (2 * sp.sqrt(2 * _K) + 2)
 )
 
+_INDEX_ID = "54523137112"
+_FOUND_BY = "# Federated Optimization in Heterogeneous Networks"
+LOC4 = Location(_INDEX_ID, 20000, "Theorem 4", _FOUND_BY, section="Sec. 4.2")
+READINGS = {
+    "fedprox.L_minus_limit": "the text requires L_− > 0 with μ̄ = μ − L_− > 0; the package uses convex F_k "
+    "and the limit L_− → 0 (μ̄ = μ), where ρ is largest (the weakest claim of the family is not the one "
+    "checked: ρ decreases in L_−)",
+    "fedprox.B_at_current_iterate": "B(w^t) ≤ B at the current iterate only (Theorem 4's hypothesis), not "
+    "globally",
+    "fedprox.sampling_by_p": "S_t: K devices, each chosen with probability p_k (Algorithm 2), server "
+    "w^{t+1} = (1/K) Σ_{k∈S_t} w_k^{t+1}",
+}
+LATEX4 = Transcription(
+    bound=(
+        r"\frac{1}{\mu} - \frac{\gamma B}{\mu} - \frac{B \cdot (1+\gamma)\sqrt{2}}{\bar{\mu}\sqrt{K}}"
+        r" - \frac{L B \cdot (1+\gamma)}{\bar{\mu}\mu} - \frac{L \cdot (1+\gamma)^{2} B^{2}}{2 \bar{\mu}^{2}}"
+        r" - \frac{L B^{2} (1+\gamma)^{2}}{\bar{\mu}^{2} K}\left(2\sqrt{2 K}+2\right)"
+    ),
+    symbols={"mu": mu_prox, "mu_{b}": mu_prox, "gamma": gamma_inexact, "B": B_dis, "K": m, "L": L},
+    conditions={
+        "rho": r"\rho > 0",
+        "mubar": r"\bar{\mu} := \mu - L_{-} > 0",
+        "B": r"B(w^t) \le B",
+    },
+    assumptions={
+        "smooth": r"F_k\ L\text{-smooth},\ \nabla^2 F_k \succeq -L_{-} I",
+        "dissimilarity": r"B(w) = \sqrt{\mathbb{E}_k\|\nabla F_k(w)\|^2 / \|\nabla f(w)\|^2}",
+        "decrease": r"\mathbb{E}_{S_t} f(w^{t+1}) \le f(w^t) - \rho \|\nabla f(w^t)\|^2",
+    },
+    normalisations="\\cdot inserted where a symbol precedes a parenthesis (B(1+γ) would parse as a "
+    "function call); μ̄ mapped to μ under the reading fedprox.L_minus_limit",
+)
+
 THM4 = Statement(
     id="fedprox2020.thm4",
     title="FedProx sufficient decrease per round (non-convex, B-dissimilarity)",
     reference="Li, Sahu, Zaheer, Sanjabi, Talwalkar, Smith, MLSys 2020, Theorem 4",
-    source=(
-        "abstract https://hf.adamo.dpdns.org/papers/1812.06127.md "
-        "(retrieved with the `search` tool, corpus pages); ρ from memory"
-    ),
-    excerpt=(
-        "Theoretically, we provide convergence guarantees for our framework when "
-        "learning over data from non-identical distributions (statistical heterogeneity)"
-    ),
-    confidence="abstract read, statement from memory",
+    source="main text read: Sec. 4.2 Theorem 4 (ρ and the expected decrease), Definition 3, Algorithm 2, "
+    "in a converted markdown copy (index id 54523137112)",
+    excerpt=None,
+    confidence="read",
+    location=LOC4,
+    latex=LATEX4,
+    readings=READINGS,
     reading=(
         "Per round: K devices drawn with replacement with probabilities p_k, each returns a γ-inexact "
         "minimiser of F_k(w) + μ/2‖w − w^t‖², the server averages them (simple mean). B-local dissimilarity "

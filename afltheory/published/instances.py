@@ -47,6 +47,7 @@ from ..algorithms import AsySG, FedAvg
 from ..anarchy import Behaviour, ConstantSteps, FixedDelay, NoDelay, PerWorkerSteps, UniformArrivals
 from ..claims import verify, verify_rate
 from ..problems import HeterogeneousCurvatureQuadratic, HeterogeneousQuadratic
+from . import SELF_CHECKED
 from .claims import CLAIMS
 
 __all__ = [
@@ -269,3 +270,5 @@ VERIFICATIONS: dict[str, Callable[[], list]] = {
     "published.scaffold2020.thm3": scaffold2020,
     "published.fednova2020.fednova": fednova2020,
 }
+#: the paper modules that carry their own check (``afltheory.published.SELF_CHECKED``)
+VERIFICATIONS.update({c.id: p.verify for p in SELF_CHECKED for c in p.claims()})

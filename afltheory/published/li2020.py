@@ -9,19 +9,98 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ._statement import Statement
+from ._statement import Location, Statement, Transcription
 from .symbols import D0, G, Gamma, K, L, M, T, gamma, kappa, m, mu, sum_p2_sigma2, t
 
 __all__ = ["ETA_T", "GAMMA", "STATEMENTS", "THM1", "THM2", "THM3"]
 
+#: the main text, a converted markdown copy (the same file also holds Khaled et al.'s workshop paper)
+_INDEX_ID = "785123747"
+_FOUND_BY = "\\frac{\\kappa}{\\gamma+T-1}"
 SOURCE = (
-    "abstract: https://www.arxiv-vanity.com/papers/1907.02189/ and "
-    "https://paperswithcode.com/paper/on-the-convergence-of-fedavg-on-non-iid-data/review/ (retrieved with "
-    "the `search` tool, corpus pages); theorem statements (Sec. 3.2 Thm 1, Sec. 3.3 Thms 2-3) from memory"
+    "main text read: Sec. 3.1 Assumptions 1-4, Sec. 3.2 Theorem 1 (eqs. 4-5), Sec. 3.3 Assumptions 5-6 and "
+    "Theorems 2-3 (eq. 6), in a converted markdown copy of the paper (index id 785123747)"
 )
-EXCERPT = (
-    "establish a convergence rate of $\\mathcal{O}(\\frac{1}{T})$ for "
-    "strongly convex and smooth problems, where $T$ is the number of SGDs"
+EXCERPT = None
+LOC1 = Location(_INDEX_ID, 15500, "Theorem 1 (eqs. 4-5)", _FOUND_BY, section="Sec. 3.2")
+LOC2 = Location(_INDEX_ID, 15500, "Theorem 2 (eq. 6), Assumption 5", _FOUND_BY, section="Sec. 3.3")
+LOC3 = Location(_INDEX_ID, 15500, "Theorem 3, Assumption 6", _FOUND_BY, section="Sec. 3.3")
+
+#: the named readings (one line per ambiguity of the text)
+READINGS = {
+    "li.T_counts_steps": "T counts local SGD steps (Sec. 3.2: FedAvg 'terminates after T iterations'), "
+    "η_t decays per local step",
+    "li.indexing_w1": "the text starts at w_1 and requires T divisible by E; the package reads w_1 as the "
+    "start and w_T as the model after T−1 steps at a synchronisation point (T−1 a multiple of E) — the "
+    "alternative (w_0 start, T steps) gives a larger bound, so the package's reading is the stricter test",
+    "li.G_along_trajectory": "Assumption 4 bounds E‖∇F_k(w_t^k, ξ)‖² ≤ G² for t = 1..T−1 along the run (not "
+    "globally: no global G exists for strongly convex F_k); the engine form gives G the value σ_L, a lower "
+    "bound of the true second moment (conservative)",
+    "li.p_k_weights": "F = Σ p_k F_k with p_k the data fractions; B carries Σ p_k² σ_k²",
+}
+_LATEX_SYMBOLS = {
+    "kappa": kappa,
+    "gamma": gamma,
+    "T": T,
+    "mu": mu,
+    "D": D0,
+    "L": L,
+    "Gamma": Gamma,
+    "E": K,
+    "G": G,
+    "V": sum_p2_sigma2,
+    "K": m,
+    "N": M,
+}
+_NORMALISE = (
+    "E‖w_1 − w*‖² written D; Σ_k p_k² σ_k² written V; E (local steps) kept as E; K (sampled "
+    "devices) and N (devices) kept"
+)
+_ASSUME_TEX = {
+    "A1": "F_k \\text{ is } L\\text{-smooth}",
+    "A2": "F_k \\text{ is } \\mu\\text{-strongly convex}",
+    "A3": "\\mathbb{E}\\|\\nabla F_k(w_t^k,\\xi_t^k)-\\nabla F_k(w_t^k)\\|^2 \\le \\sigma_k^2",
+    "A4": "\\mathbb{E}\\|\\nabla F_k(w_t^k,\\xi_t^k)\\|^2 \\le G^2,\\ t=1,\\dots,T-1",
+    "Gamma": "\\Gamma = F^* - \\sum_{k=1}^N p_k F_k^*",
+}
+_COND_TEX = {
+    "kappa": "\\kappa = \\frac{L}{\\mu}",
+    "gamma": "\\gamma = \\max\\{8\\kappa, E\\}",
+    "eta_t": "\\eta_t = \\frac{2}{\\mu(\\gamma+t)}",
+    "T": "E \\mid T",
+}
+_B_TEX = "V + 6 L \\Gamma + 8 (E-1)^{2} G^{2}"
+LATEX1 = Transcription(
+    bound="\\frac{\\kappa}{\\gamma+T-1}\\left(\\frac{2 B}{\\mu}+\\frac{\\mu \\gamma}{2} D\\right)",
+    symbols=_LATEX_SYMBOLS,
+    definitions={"B": _B_TEX},
+    conditions=_COND_TEX,
+    assumptions=_ASSUME_TEX,
+    normalisations=_NORMALISE,
+)
+_BC_BOUND = "\\frac{\\kappa}{\\gamma+T-1}\\left(\\frac{2 (B+C)}{\\mu}+\\frac{\\mu \\gamma}{2} D\\right)"
+LATEX2 = Transcription(
+    bound=_BC_BOUND,
+    symbols=_LATEX_SYMBOLS,
+    definitions={"B": _B_TEX, "C": "\\frac{4}{K} E^{2} G^{2}"},
+    conditions=_COND_TEX,
+    assumptions={
+        **_ASSUME_TEX,
+        "A5": "S_t: K \\text{ indices with replacement by } p_k;\\ w_t = \\frac{1}{K}\\sum_{k\\in S_t} w_t^k",
+    },
+    normalisations=_NORMALISE,
+)
+LATEX3 = Transcription(
+    bound=_BC_BOUND,
+    symbols=_LATEX_SYMBOLS,
+    definitions={"B": _B_TEX, "C": "\\frac{N-K}{N-1} \\frac{4}{K} E^{2} G^{2}"},
+    conditions=_COND_TEX,
+    assumptions={
+        **_ASSUME_TEX,
+        "A6": "S_t: K \\text{ of } [N] \\text{ uniformly without replacement}, "
+        "p_k = \\frac{1}{N};\\ w_t = \\frac{N}{K}\\sum_{k\\in S_t} p_k w_t^k",
+    },
+    normalisations=_NORMALISE,
 )
 
 #: the step size of the t-th local SGD step (t counts local steps across rounds, not rounds)
@@ -33,7 +112,7 @@ _B = sum_p2_sigma2 + 6 * L * Gamma + 8 * (K - 1) ** 2 * G**2
 _PREFIX = kappa / (gamma + T - 1)
 
 _READING = (
-    "T counts local SGD steps (the abstract: 'T is the number of SGDs'); the step size decays "
+    "T counts local SGD steps (Sec. 3.2: T iterations, T divisible by E); the step size decays "
     "per local step, η_t = 2/(μ(γ+t)), inside rounds too. Literal indexing: w_1 is the start and "
     "w_T the model after T−1 steps, evaluated at a synchronisation point (T−1 a multiple of E); "
     "the alternative reading (w_0 start, T steps) gives a larger bound, so checking the literal "
@@ -56,7 +135,7 @@ THM1 = Statement(
     reference="Li, Huang, Yang, Wang, Zhang, ICLR 2020, Theorem 1",
     source=SOURCE,
     excerpt=EXCERPT,
-    confidence="abstract read, statement from memory",
+    confidence="read",
     reading=_READING,
     assumptions={**_ASSUME, "participation": "full"},
     algorithm="FedAvg: every device runs E local SGD steps with η_t; server w = Σ_k p_k w^k",
@@ -70,6 +149,9 @@ THM1 = Statement(
     conditions={"gamma": sp.Ge(gamma, GAMMA), "kappa": sp.Eq(kappa, L / mu)},
     definitions={"B": _B, "eta_t": ETA_T, "gamma": GAMMA},
     notes="B = Σ p_k²σ_k² + 6LΓ + 8(E−1)²G²; bound = κ/(γ+T−1) (2B/μ + μγ/2 ‖w_1 − w*‖²).",
+    location=LOC1,
+    latex=LATEX1,
+    readings=READINGS,
 )
 
 _C1 = 4 * K**2 * G**2 / m
@@ -79,7 +161,7 @@ THM2 = Statement(
     reference="Li, Huang, Yang, Wang, Zhang, ICLR 2020, Theorem 2",
     source=SOURCE,
     excerpt=EXCERPT,
-    confidence="abstract read, statement from memory",
+    confidence="read",
     reading=_READING
     + (
         " Scheme I: each round K devices are drawn WITH replacement with probabilities p_k and the server "
@@ -92,6 +174,9 @@ THM2 = Statement(
     conditions=THM1.conditions,
     definitions={**THM1.definitions, "C": _C1},
     notes="Theorem 1 with B replaced by B + C, C = 4E²G²/K.",
+    location=LOC2,
+    latex=LATEX2,
+    readings=READINGS,
 )
 
 _C2 = (M - m) / (M - 1) * 4 * K**2 * G**2 / m
@@ -101,7 +186,7 @@ THM3 = Statement(
     reference="Li, Huang, Yang, Wang, Zhang, ICLR 2020, Theorem 3",
     source=SOURCE,
     excerpt=EXCERPT,
-    confidence="abstract read, statement from memory",
+    confidence="read",
     reading=_READING
     + (
         " Scheme II: K devices drawn uniformly WITHOUT replacement, server w = Σ_{k∈S} p_k (N/K) w^k; the "
@@ -114,6 +199,13 @@ THM3 = Statement(
     conditions=THM1.conditions,
     definitions={**THM1.definitions, "C": _C2},
     notes="Theorem 1 with B replaced by B + C, C = (N−K)/(N−1) · 4E²G²/K.",
+    location=LOC3,
+    latex=LATEX3,
+    readings={
+        **READINGS,
+        "li.scheme2_balanced": "Theorem 3 assumes p_k = 1/N (the text's transformation "
+        "F̃_k = p_k N F_k for unbalanced data is not checked)",
+    },
 )
 
 STATEMENTS = (THM1, THM2, THM3)

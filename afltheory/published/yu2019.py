@@ -26,7 +26,7 @@ import sympy as sp
 
 from ..theory import yu_local_sgd as _yu
 from ..theory.symbols import Delta, G, K, L, N, T, s, sigma
-from ._statement import Statement
+from ._statement import Location, Statement
 
 __all__ = ["COR2", "COR2_PRINTED", "COR2_STEP", "STATEMENTS", "THM1"]
 
@@ -36,6 +36,11 @@ SOURCE = (
     "and introduction, ar5iv.labs.arxiv.org/html/1807.06629, retrieved with the `search` tool, corpus pages; "
     "the paper's theorem text not retrieved)"
 )
+
+_SEED = "/work/shared/seeds/004_7fb80dd1afdad999.txt"
+_CONF = "read (secondary: lecture notes quoting the paper, shared seed 004)"
+LOC1 = Location(None, 10968, "Theorem 1 ([Yu et al. AAAI'19]) as quoted", "Yu et al. AAAI'19", path=_SEED)
+LOC2 = Location(None, 11455, "Corollary 2 ([Yu et al. AAAI'19]) as quoted", "Yu et al. AAAI'19", path=_SEED)
 
 THM1 = Statement(
     id="yu2019.thm1",
@@ -47,7 +52,8 @@ THM1 = Statement(
         "\\mathbb{E}[\\|\\nabla f(\\bar{\\mathbf{x}}^{t-1})\\|^2] "
         "\\leq \\frac{2}{sT}(f(\\bar{\\mathbf{x}}^0) - f^*) + 4s^2 K^2 G^2 L^2 + \\frac{L}{N}s\\sigma^2$"
     ),
-    confidence="read",
+    confidence=_CONF,
+    location=LOC1,
     reading=(
         "T counts local SGD iterations (every worker steps once per t); x̄^t = (1/N) Σ_i x_i^t the virtual "
         "average at EVERY iteration, the models averaged every K iterations; σ² bounds the variance and G² "
@@ -86,7 +92,8 @@ COR2 = Statement(
         "(f(\\bar{x}^0) - f^*) + 4\\frac{N}{T}K^2G^2 + \\frac{1}{\\sqrt{NT}}\\sigma^2$ "
         '$\\simeq O(\\frac{1}{\\sqrt{NT}})$ ← "linear speedup"'
     ),
-    confidence="read",
+    confidence=_CONF,
+    location=LOC2,
     reading=(
         THM1.reading + " The corollary is Theorem 1 at s = √N/(L√T) (its condition s ≤ 1/L is T ≥ N); the "
         "rate O(1/√(NT)) holds while the G² term 4NK²G²/T is of lower order (K ≤ T^{1/4}/N^{3/4})."

@@ -31,7 +31,7 @@ def rows() -> list[str]:
         v = "holds" + ("; control ×10 fails" if tight and worst > 0.1 else "")
         out.append(
             f"| fedprox2020.thm4 | exact prox, μ={mu:g}, K={m} sampled, 15 rounds, "
-            f"B∈[{b0:.2f},{b1:.2f}] | abstract read, statement from memory | {v} | "
+            f"B∈[{b0:.2f},{b1:.2f}] | {cases.fedprox2020.THM4.confidence} | {v} | "
             f"max ρ‖∇f‖²/decrease = {worst:.3g} ({n} rounds with ρ>0) | decrease |"
         )
     return out

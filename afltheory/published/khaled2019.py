@@ -1,0 +1,183 @@
+"""Khaled, Mishchenko, Richtárik, "First Analysis of Local GD on Heterogeneous Data", NeurIPS 2019 Workshop
+on Federated Learning (arXiv:1909.04715): Theorem 1 (local GD, convex, constant step, averaged iterate) and
+Corollary 1 (γ = √M/(4L√T)).
+
+Paper letters -> symbols: M (devices) -> ``M``; H (max steps between synchronisations) -> ``H``; T (total
+local steps) -> ``T``; γ (step) -> ``eta``; σ² := (1/M) Σ_m ‖∇f_m(x_*)‖² (heterogeneity at the optimum,
+no stochastic noise: local GD) -> ``sigma_dif``²; ‖x_0 − x_*‖² -> ``D0``.
+
+One module, one test (issue 38): the statements (``STATEMENTS``), the engine form (``claims()``), the check
+with its control (``verify()``) and its PEP setup (``PEP_SETUPS``) are all here; ``afltheory.published``
+collects them (the claims registry, the checks plugin, the table command).
+"""
+
+from __future__ import annotations
+
+import sympy as sp
+
+from ._statement import Location, Statement, Transcription
+from .symbols import D0, H, L, M, T, eta, sigma_dif
+
+__all__ = ["COR1", "PEP_SETUPS", "STATEMENTS", "THM1", "claims", "verify"]
+
+_LOC = Location(
+    "785123747",
+    45100,
+    "Theorem 1 (eq. 5); Corollary 1",
+    "# First Analysis of Local GD",
+    section="Sec. 2.2, 2.4",
+)
+SOURCE = (
+    "main text read: Sec. 2.1 Assumption 1, Sec. 2.2 Lemmas 1-2 and Theorem 1 (eq. 5), Sec. 2.4 Corollary 1, "
+    "in a converted markdown copy (index id 785123747, the file that also holds Li et al. 2020)"
+)
+READINGS = {
+    "kmr19.average_iterate": "the output is x̄_T = (1/T) Σ_{t=0}^{T−1} x̂_t, the average over ALL local steps "
+    "of the devices' mean x̂_t (not only the synchronisation points)",
+    "kmr19.T_counts_steps": "T counts local steps (Algorithm 1's t), H = max_p |t_p − t_{p+1}|",
+    "kmr19.sigma_at_optimum": "σ² = (1/M) Σ_m ‖∇f_m(x_*)‖², deterministic gradients (local GD)",
+}
+_ASSUME_TEX = {
+    "A1": r"0 \le f_m(x)-f_m(y)-\langle\nabla f_m(y),x-y\rangle \le \frac{L}{2}\|x-y\|^2",
+    "sigma": r"\sigma^2 = \frac{1}{M}\sum_{m=1}^M \|\nabla f_m(x_*)\|^2",
+    "output": r"\bar{x}_T = \frac{1}{T}\sum_{t=0}^{T-1} \hat{x}_t",
+}
+_SYM = {"D": D0, "gamma": eta, "T": T, "sigma": sigma_dif, "H": H, "L": L, "M": M}
+
+THM1 = Statement(
+    id="khaled2019.thm1",
+    title="Local GD, heterogeneous data, convex, constant step",
+    reference="Khaled, Mishchenko, Richtárik, NeurIPS 2019 FL workshop, Theorem 1",
+    source=SOURCE,
+    excerpt=None,
+    confidence="read",
+    reading="f(x̄_T) − f(x_*) ≤ 2‖x_0 − x_*‖²/(γT) + 24γ²σ²H²L for γ ≤ 1/(4LH); "
+    + READINGS["kmr19.average_iterate"],
+    assumptions={
+        "function": "convex (each f_m L-smooth, convex)",
+        "noise": "none (local GD)",
+        "heterogeneity": "σ² at the optimum",
+        "participation": "full",
+    },
+    algorithm="local GD (Algorithm 1): constant step γ, averaging at t_p, interval ≤ H",
+    measured="avg_iterate_gap: f(x̄_T) − f(x_*)",
+    bound={"init": 2 * D0 / (eta * T), "heterogeneity": 24 * eta**2 * sigma_dif**2 * H**2 * L},
+    conditions={"step": sp.Le(eta, 1 / (4 * L * H))},
+    location=_LOC,
+    latex=Transcription(
+        bound=r"\frac{2 D}{\gamma T}+24 \gamma^{2} \sigma^{2} H^{2} L",
+        symbols=_SYM,
+        conditions={"step": r"\gamma \le \frac{1}{4 L H}"},
+        assumptions=_ASSUME_TEX,
+        normalisations="‖x_0 − x_*‖² written D",
+    ),
+    readings=READINGS,
+)
+
+COR1 = Statement(
+    id="khaled2019.cor1",
+    title="Local GD at γ = √M/(4L√T), H ≤ √T/√M",
+    reference="Khaled, Mishchenko, Richtárik, NeurIPS 2019 FL workshop, Corollary 1",
+    source=SOURCE,
+    excerpt=None,
+    confidence="read",
+    reading="Theorem 1 at γ = √M/(4L√T) (≤ 1/(4HL) when H ≤ √T/√M): 8L‖x_0 − x_*‖²/√(MT) + 3Mσ²H²/(2LT).",
+    assumptions=THM1.assumptions,
+    algorithm=THM1.algorithm,
+    measured=THM1.measured,
+    bound={"init": 8 * L * D0 / sp.sqrt(M * T), "heterogeneity": 3 * M * sigma_dif**2 * H**2 / (2 * L * T)},
+    conditions={"H": sp.Le(H, sp.sqrt(T) / sp.sqrt(M))},
+    definitions={"eta": sp.sqrt(M) / (4 * L * sp.sqrt(T))},
+    location=_LOC,
+    latex=Transcription(
+        bound=r"\frac{8 L D}{\sqrt{M T}}+\frac{3 M \sigma^{2} H^{2}}{2 L T}",
+        symbols=_SYM,
+        conditions={
+            "H": r"H \le \frac{\sqrt{T}}{\sqrt{M}}",
+            "gamma": r"\gamma=\frac{\sqrt{M}}{4 L \sqrt{T}}",
+        },
+        assumptions=_ASSUME_TEX,
+        normalisations="‖x_0 − x_*‖² written D",
+    ),
+    readings=READINGS,
+)
+
+STATEMENTS = (THM1, COR1)
+
+#: the engine form's PEP setup (the table's PEP column): (sub-class, its description, constants, T, K)
+PEP_SETUPS = {"published.khaled2019.thm1": ({}, "", {"L": 1.0, "D0": 1.0, "eta": 1.0, "eta_L": 0.25}, 10, 1)}
+
+#: the control divides the bound by this factor and must fail (measured > bound / factor): the init term
+#: 2‖x_0 − x_*‖²/(γT) is ≥ 9.5× the truth on the quadratics tried (ratio 0.1045 at T = 5, the best of T ≤ 12)
+CONTROL_FACTOR = 10
+
+
+def claims() -> tuple:
+    """Theorem 1 in the engines' symbols: H = K = 1 (synchronisation after every step, so x̂_t is the server
+    iterate and T counts rounds; local GD with H = 1 is FedAvg with one local step and γ = η η_L); σ² = ζ*²
+    (uniform weights, exact gradients)."""
+    from ..algorithms import FedAvg
+    from ..claims import Assumptions, Claim
+    from ..claims.symbols import D0 as cD0
+    from ..claims.symbols import zeta_star
+    from ..theory.symbols import K
+    from ..theory.symbols import L as cL
+    from ..theory.symbols import T as cT
+
+    gam = sp.Symbol("eta", positive=True) * sp.Symbol("eta_L", positive=True)
+    subs = {eta: gam, T: cT, H: K, sigma_dif: zeta_star, D0: cD0, L: cL}
+    return (
+        Claim(
+            id="published.khaled2019.thm1",
+            title=THM1.title,
+            reference=THM1.reference,
+            source=f"{THM1.location}",
+            reading=THM1.reading + " Engine form: H = K = 1, FedAvg with γ = η η_L, σ² = ζ*².",
+            confidence="read",
+            assumptions=Assumptions(
+                function="convex",
+                noise="none",
+                heterogeneity="zeta_star",
+                participation="full",
+                max_delay=0,
+                max_local_steps=1,
+            ),
+            rule=FedAvg,
+            measured="avg_iterate_gap",
+            bound={k: v.subs(subs, simultaneous=True) for k, v in THM1.bound.items()},
+            conditions={k: c.subs(subs, simultaneous=True) for k, c in THM1.conditions.items()},
+        ),
+    )
+
+
+def verify() -> list:
+    """Theorem 1 (engine form) on 4 clients with different diagonal curvatures and centres ±e_1, ±e_2, exact
+    gradients, γ = 1/(4L), x_0 = x* + 3e_1, T = 5 rounds (where the init term is attained best); the control
+    (bound / ``CONTROL_FACTOR``) must fail."""
+    import numpy as np
+
+    from ..algorithms import FedAvg
+    from ..anarchy import Behaviour, ConstantSteps, UniformArrivals
+    from ..claims import verify as verify_claim
+    from ..problems import HeterogeneousCurvatureQuadratic
+
+    (claim,) = claims()
+    het = HeterogeneousCurvatureQuadratic.from_arrays(
+        hessians=np.array([[1.0, 0.5], [0.8, 1.0], [1.0, 0.6], [0.7, 0.9]]),
+        centers=np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0], [0.0, -1.0]]),
+        radius=10.0,
+    )
+    beh = Behaviour(UniformArrivals(4), local_steps=ConstantSteps(1))
+    control = sum(claim.bound.values()) / CONTROL_FACTOR
+    return [
+        verify_claim(
+            claim,
+            het,
+            beh,
+            rounds=5,
+            replicates=2,
+            x0=het.constants.x_star + np.array([3.0, 0.0]),
+            algorithm=FedAvg(1.0, 0.25),
+            control=control,
+        )
+    ]
