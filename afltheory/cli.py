@@ -15,8 +15,9 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable
 
-__all__ = ["COMMANDS_GROUP", "main"]
+__all__ = ["BUILTIN_COMMANDS", "COMMANDS_GROUP", "build_parser", "main"]
 
 COMMANDS_GROUP = "afltheory.commands"
 
@@ -48,14 +49,8 @@ def _add_plugin_commands(sub: argparse._SubParsersAction) -> None:
             )
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run ``afltheory ARGS`` (``argv`` defaults to ``sys.argv[1:]``); return the exit status: the
-    subcommand's, 2 on bad input (a ``ValueError``, one line on stderr), 1 on an ``OSError`` (disk full: one
-    line), 130 when interrupted."""
-    parser = argparse.ArgumentParser(prog="afltheory", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--version", action="version", version=f"afltheory {_version()}")
-    sub = parser.add_subparsers(dest="command", required=True)
-    from afltheory.checks.runner import add_check_parser, add_verify_parser
+def _add_check(sub: argparse._SubParsersAction) -> None:
+    from afltheory.checks.runner import add_check_parser
     from afltheory.mutants import cli as mutants_cli
 
     check = add_check_parser(sub)
@@ -68,6 +63,12 @@ def main(argv: list[str] | None = None) -> int:
             else mutants_cli.plain(args, check_main)
         )
     )
+
+
+def _add_verify(sub: argparse._SubParsersAction) -> None:
+    from afltheory.checks.runner import add_verify_parser
+    from afltheory.mutants import cli as mutants_cli
+
     verify = add_verify_parser(sub)
     mutants_cli.add_arguments(verify)  # afltheory verify FILE.py --mutants: what the file's checks kill
     verify_main = verify.get_default("func")
@@ -76,24 +77,84 @@ def main(argv: list[str] | None = None) -> int:
             mutants_cli.main(args) if mutants_cli.wanted(args) else mutants_cli.plain(args, verify_main)
         )
     )
-    from afltheory.adversary.cli import add_parser as add_adversary_parser
 
-    add_adversary_parser(sub)
-    from afltheory.adversary.published_table import add_parser as add_published_parser
 
-    add_published_parser(sub)  # `afltheory published`: the table of published theorems (issue 26)
-    from afltheory.claims.cli import add_parser as add_claims_parser
+def _add_adversary(sub: argparse._SubParsersAction) -> None:
+    from afltheory.adversary.cli import add_parser
 
-    add_claims_parser(sub)
-    try:
-        from afltheory.sweep.cli import add_sweep_parser
-    except ImportError:
-        add_sweep_parser = None
-    if add_sweep_parser is not None:
-        add_sweep_parser(sub)
+    add_parser(sub)
+
+
+def _add_published(sub: argparse._SubParsersAction) -> None:
+    from afltheory.adversary.published_table import add_parser
+
+    add_parser(sub)  # `afltheory published`: the table of published theorems (issue 26)
+
+
+def _add_claims(sub: argparse._SubParsersAction) -> None:
+    from afltheory.claims.cli import add_parser
+
+    add_parser(sub)
+
+
+def _add_sweep(sub: argparse._SubParsersAction) -> None:
+    from afltheory.sweep.cli import add_sweep_parser
+
+    add_sweep_parser(sub)
+
+
+def _add_pep(sub: argparse._SubParsersAction) -> None:
+    from afltheory.pep.cli import add_parser
+
+    add_parser(sub)  # PEPit imported only when run
+
+
+# The built-in commands: name -> (the help line of `afltheory --help`, the function adding the real parser).
+# Only the command being run has its parser built (and its modules imported: the checks, the adversary and
+# the claims pull in sympy and scipy); the others are one-line entries, so `afltheory --help`/`--version`
+# import none of them. tests/test_cli_imports.py keeps each help line equal to the real parser's.
+BUILTIN_COMMANDS: dict[str, tuple[str, Callable[[argparse._SubParsersAction], None]]] = {
+    "check": (
+        "run the registered checks (the paper's claims), print verdicts, write report.md/report.html",
+        _add_check,
+    ),
+    "verify": ("run the checks registered by your own file(s) and write the same report", _add_verify),
+    "adversary": ("search a claim's assumption class for its worst case (exact engine)", _add_adversary),
+    "published": ("the table of published FL theorems: verdicts, worst ratios, PEP", _add_published),
+    "claims": ("list or show the stated claims (theorems as Claim objects)", _add_claims),
+    "sweep": ("run grid sweeps into a resumable SQLite store", _add_sweep),
+    "pep": ("PEP worst case (certified upper bound) vs a theorem's bound, sigma_L = 0", _add_pep),
+}
+
+
+def _command_of(argv: list[str]) -> str | None:
+    """The subcommand argparse will pick: the first argument not starting with ``-`` (the top-level parser's
+    only options, ``-h``/``--help``/``--version``, take no value)."""
+    return next((a for a in argv if not a.startswith("-")), None)
+
+
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The ``afltheory`` parser for ``argv``: the real parser of the built-in command ``argv`` names (of every
+    built-in command when ``argv`` is None), a one-line entry for each other built-in, and the plugins'."""
+    parser = argparse.ArgumentParser(prog="afltheory", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--version", action="version", version=f"afltheory {_version()}")
+    sub = parser.add_subparsers(dest="command", required=True)
+    chosen = None if argv is None else _command_of(argv)
+    for name, (hlp, add) in BUILTIN_COMMANDS.items():
+        if argv is None or name == chosen:
+            add(sub)
+        else:
+            sub.add_parser(name, help=hlp, add_help=False)  # never parsed: `name` is not the command
     _add_plugin_commands(sub)  # e.g. `real` (experiments/ registers it)
-    __import__("afltheory.pep.cli", fromlist=["add_parser"]).add_parser(sub)  # PEPit imported only when run
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run ``afltheory ARGS`` (``argv`` defaults to ``sys.argv[1:]``); return the exit status: the
+    subcommand's, 2 on bad input (a ``ValueError``, one line on stderr), 1 on an ``OSError`` (disk full: one
+    line), 130 when interrupted."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser(argv).parse_args(argv)
     try:
         return int(args.func(args) or 0)
     except ValueError as exc:  # bad input: one clear line, exit 2
