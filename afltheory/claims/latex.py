@@ -221,8 +221,7 @@ def _phrase_regex(key: str) -> re.Pattern:
         if i and toks[i - 1] in ("_", "^"):
             p = rf"(?:\{{\s*{p}\s*\}}|{p})"
         parts.append(p)
-    head = r"(?<![\\A-Za-z])" if toks and toks[0][0].isalpha() else ""
-    return re.compile(head + r"\s*".join(parts))
+    return re.compile(r"\s*".join(parts))
 
 
 def _canonical_sum(s: sp.Sum) -> sp.Basic | None:
@@ -326,8 +325,11 @@ class _Prepared:
     def __init__(self, src: str, table: _Table):
         self.src = src
         spans: list[tuple[int, int, str, sp.Basic]] = []
+        inside = {i for m in re.finditer(r"\\[A-Za-z]+", src) for i in range(m.start() + 1, m.end())}
         for rx, key, target in table.phrases:
             for m in rx.finditer(src):
+                if m.start() in inside:  # inside a macro's name (\alpha does not hold the phrase "a")
+                    continue
                 if m.end() > m.start() and all(m.end() <= a or m.start() >= b for a, b, _, _ in spans):
                     spans.append((m.start(), m.end(), key, target))
         spans.sort()
@@ -374,10 +376,8 @@ class _Prepared:
             if not outside(i) or i in macro or c.isspace() or c == "$" or c in _CHARS:
                 continue
             if c == "'":
-                j = i
-                while j > 0 and (src[j - 1].isalnum() or src[j - 1] in "{}_"):
-                    j -= 1
-                tok = src[j : i + 1]
+                m = re.search(r"(\\[A-Za-z]+|[A-Za-z0-9])(_\{[^{}]*\}|_\\?[A-Za-z0-9]+)?\s*'$", src[: i + 1])
+                tok = m.group(0) if m else "'"
                 raise AmbiguousLatex(
                     f"ambiguous prime {tok!r}{_at(src, i)}: the parser reads it as one new symbol named "
                     f"{tok!r} (not a derivative, not the paper's other letter); declare it in the table "
