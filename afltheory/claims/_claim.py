@@ -135,6 +135,8 @@ class Claim:
     - ``statistics``: optional ``f(trace, problem, algorithm) -> {name: (R,) array}``: run statistics the
       generic ``run_values`` does not (or reads differently, e.g. Theorem 4's memory-slot averages); the names
       it adds are declared in ``extra_symbols`` (name -> meaning).
+    - ``latex``: "bound" / a condition's / a value's name -> the LaTeX it was read from (filled from the
+      ``afltheory.claims.latex.latex(...)`` objects given; docs/claims_latex.md).
     - ``rate``: claimed log–log slopes of the measured quantity, e.g. ``{"T": -1}``: an O(·) statement, so an
       UPPER rate (the measured slope ≤ claimed, one-sided); ``rate_attained=True``: the rate is attained
       (Θ(·): the slope ≈ claimed, two-sided); ``expect``: "holds"
@@ -162,8 +164,12 @@ class Claim:
     expect: str = "holds"
     statistics: Any = None
     extra_symbols: Mapping[str, str] = field(default_factory=dict)
+    latex: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        parts = {"bound": self.bound, **self.conditions, **self.values}  # kept LaTeX: claims.latex.latex(...)
+        found = {str(k): v.latex for k, v in parts.items() if isinstance(getattr(v, "latex", None), str)}
+        object.__setattr__(self, "latex", {**found, **self.latex})
         if not isinstance(self.id, str) or not self.id:
             raise ValueError(f"id={self.id!r} must be a non-empty string")
         _choice("measured", self.measured, tuple(QUANTITIES))

@@ -1,7 +1,8 @@
 """``afltheory claims [list | show ID | markdown] [--file FILE.py]``: the claims the package states (the
 paper's, ``afltheory.claims.paper``) and those a user file defines (module-level ``Claim`` objects), printed
 from the claim objects themselves — docs/claims.md is ``afltheory claims markdown`` (a test keeps it
-current)."""
+current). ``afltheory claims parse 'LATEX' [--map paper.toml]``: a formula read as a claim would read it
+(``afltheory.claims.latex``, docs/claims_latex.md)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ if TYPE_CHECKING:
 
     from ._claim import Claim
 
-__all__ = ["add_parser", "collect", "markdown", "run", "show"]
+__all__ = ["add_parser", "collect", "markdown", "parse", "run", "show"]
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -24,10 +25,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "claims",
         help="list or show the stated claims (theorems as Claim objects)",
         description="List the claims (the paper's and those in --file), show one completely, "
-        "or print all as Markdown.",
+        "or print all as Markdown; parse a LaTeX formula into the claim symbols.",
     )
-    p.add_argument("action", nargs="?", default="list", choices=("list", "show", "markdown"))
-    p.add_argument("id", nargs="?", help="claim id (for show)")
+    p.add_argument("action", nargs="?", default="list", choices=("list", "show", "markdown", "parse"))
+    p.add_argument("id", nargs="?", help="claim id (for show); the LaTeX formula (for parse)")
+    p.add_argument(
+        "--map",
+        metavar="PAPER.toml",
+        help="parse: the paper's letters -> claim symbols (TOML, over the default table)",
+    )
     p.add_argument(
         "--file",
         action="append",
@@ -92,11 +98,18 @@ def show(c: Claim) -> str:
         "  bound (sum of the named terms):",
     ]
     lines += [f"    {k:16s} {sp.sstr(e)}" for k, e in c.bound.items()]
+    latex = getattr(c, "latex", {})
+    if "bound" in latex:
+        lines.append(f"    from LaTeX       {latex['bound']}")
     if c.conditions:
         lines.append("  conditions:")
-        lines += [f"    {k:16s} {sp.sstr(e)}" for k, e in c.conditions.items()]
+        for k, e in c.conditions.items():
+            lines.append(f"    {k:16s} {sp.sstr(e)}")
+            if k in latex:
+                lines.append(f"    {'':16s} from LaTeX: {latex[k]}")
     if c.values:
         lines.append("  the claim's own symbols: " + ", ".join(f"{k} = {v}" for k, v in c.values.items()))
+        lines += [f"    {k} from LaTeX: {latex[k]}" for k in c.values if k in latex]
     if c.extra_symbols:
         lines.append("  run statistics: " + "; ".join(f"{k}: {v}" for k, v in c.extra_symbols.items()))
     if c.rate:
@@ -121,8 +134,51 @@ def markdown(claims: dict[str, Claim]) -> str:
     return "\n".join(out)
 
 
+def parse(source: str, table: str | None = None) -> str:
+    """``afltheory claims parse``: the formula as read (paper letters), in the claim symbols, its named terms
+    as written, every symbol found with its target, and which are unknown (with their positions)."""
+    import sympy as sp
+
+    from ._claim import SYMBOLS
+    from .latex import _latex_of, latex, load_table
+
+    r = latex(source, load_table(table) if table else None, strict=False)
+    lines = [f"read        {sp.sstr(r.raw)}", f"expression  {sp.sstr(r.expr)}"]
+    if r.is_relation:
+        lines.append(f"relation    {type(r.expr).__name__}: a condition (lhs {sp.sstr(r.expr.lhs)}, "
+                     f"rhs {sp.sstr(r.expr.rhs)})")
+    else:
+        lines.append(f"terms ({len(r.terms)}, as written):")
+        lines += [f"  {sp.sstr(e):40s} {r.term_sources[k]}" for k, e in r.terms.items()]
+    lines.append("symbols:")
+    for key, target in r.symbols.items():
+        names = {str(s) for s in getattr(target, "free_symbols", ())}
+        note = (
+            "UNKNOWN"
+            if names & set(r.unknown)
+            else ""
+            if names <= set(SYMBOLS)
+            else "the claim's own symbol (give its value)"
+        )
+        lines.append(f"  {key:24s} -> {sp.sstr(target):24s} {note}".rstrip())
+    if r.unknown:
+        lines.append(
+            "unknown: "
+            + ", ".join(f"{_latex_of(n)} (position {p})" for n, p in r.unknown.items())
+            + " — map them (--map) or give them as the claim's own values"
+        )
+    else:
+        lines.append("unknown: none")
+    return "\n".join(lines)
+
+
 def run(args: argparse.Namespace) -> int:
     """The ``claims`` subcommand."""
+    if args.action == "parse":
+        if not args.id:
+            raise ValueError("claims parse needs a LaTeX formula, e.g. afltheory claims parse '\\frac{L}{T}'")
+        print(parse(args.id, args.map))
+        return 0
     claims = collect(args.file)
     if args.action == "list":
         for c in claims.values():

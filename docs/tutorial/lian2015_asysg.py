@@ -9,14 +9,14 @@
 from afltheory.algorithms import AsySG
 from afltheory.anarchy import Behaviour, UniformArrivals, UniformDelay
 from afltheory.checks import register
-from afltheory.claims import Claim, Delta, L, T, eta, m, sigma_L, tau, verify
+from afltheory.claims import Claim, verify
+from afltheory.claims.latex import latex
 from afltheory.problems import HeterogeneousQuadratic
 
-g, s2, tL2 = eta / m, sigma_L**2, tau * L**2    # Lian's γ, σ², τL²
+LT, N = {"M": "m", "K": "T", r"\gamma": "eta/m", "T'": "tau"}, ("transient", "noise", "delay")  # the reading
 LIAN = Claim(id="lian2015.thm1", title="Lian et al. 2015 Thm 1: AsySG-con, nonconvex", rule=AsySG, eta=0.1,
-             bound={"transient": 2 * Delta / (m * T * g), "noise": s2 * L * g,
-                    "delay": 2 * s2 * tL2 * m * g**2},
-             conditions={"step": L * m * g + 2 * (L * m * tau * g) ** 2 <= 1}, reference="Lian et al. 2015")
+             bound=latex(r"\frac{2(f(x_1)-f^*)}{MK\gamma}+\sigma^2L\gamma+2\sigma^2L^2MT'\gamma^2", LT, N),
+             conditions={"step": latex(r"LM\gamma+2(LMT'\gamma)^2\le 1", LT)}, reference="Lian et al. 2015")
 p = HeterogeneousQuadratic(dim=5, num_workers=8, sigma_L=1.0, sigma_G=0.0)
 beh = Behaviour(UniformArrivals(2), UniformDelay(4))
 register("lian2015", LIAN.title, LIAN.reference)(lambda ctx: [verify(LIAN, p, beh, rounds=400)])
