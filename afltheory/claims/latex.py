@@ -72,7 +72,6 @@ DEFAULT_TABLE: dict[str, str] = {
     r"\tau": "tau",
     r"\eta": "eta",
     r"\eta_L": "eta_L",
-    r"\zeta": "zeta_star",
     "D_0": "D0",
     # client sums (p_k the client weights, σ_k ≤ σ_L: the sum is bounded by the target, equal when σ_k = σ_L)
     r"\sum_{k=1}^N p_k^2 \sigma_k^2": "sum_p2*sigma_L**2",
