@@ -279,13 +279,9 @@ class _Table:
 def _table(symbols: Mapping[str, Any] | None) -> _Table:
     merged = dict(DEFAULT_TABLE)
     merged.update(symbols or {})
-    try:
-        key = tuple(
-            (k, v if isinstance(v, (str, int, float, sp.Basic)) else id(v)) for k, v in merged.items()
-        )
-        hash(key)
-    except TypeError:
-        return _Table(merged)
+    if not all(isinstance(v, (str, int, float, sp.Basic)) for v in merged.values()):
+        return _Table(merged)  # (a Latex target: compiled each time, not cached)
+    key = tuple(merged.items())
     if key not in _CACHE:
         _CACHE[key] = _Table(merged)
     return _CACHE[key]

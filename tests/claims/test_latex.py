@@ -92,6 +92,17 @@ def test_named_terms_phrases_and_the_table():
     # the index letter of a client sum does not matter; a one-letter phrase is not found inside \alpha
     assert latex(r"\sum_{i=1}^N p_i^2 \sigma_i^2").expr == S["sum_p2"] * sL**2
     assert latex(r"\alpha a", {"a": "L", r"\alpha": "M"}).expr == L * M
+    # a phrase matches whatever the spaces and the braces of one-token sub/superscripts
+    assert latex(r"\frac{\mu}{2}\|w_{1}-w^{*}\|^{2}").expr == mu * D0 / 2
+
+
+def test_docs_list_the_default_table():
+    """docs/claims_latex.md names every key and target of DEFAULT_TABLE (the table a reader checks)."""
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "claims_latex.md").read_text()
+    assert [k for k in LX.DEFAULT_TABLE if f"`{k}`" not in doc] == []
+    assert [v for v in set(LX.DEFAULT_TABLE.values()) if f"`{v}`" not in doc] == []
 
 
 def test_claim_keeps_its_latex_and_show_prints_it():
