@@ -424,6 +424,12 @@ def _extra_lines(v) -> list[str]:
         L.append("- symbolic derivation (no measurement)")
     if v.terms:
         L.append("- terms (share of the bound): " + ", ".join(f"{k} {fmt(x, 3)}" for k, x in v.terms.items()))
+    d = v.details if isinstance(v.details, dict) else {}
+    if d.get(
+        "latex"
+    ):  # a claim read from the paper's LaTeX (afltheory.claims.latex): source next to the parse
+        src = "; ".join(f"{k} `{x}`" for k, x in d["latex"].items())
+        L.append(f"- from LaTeX: {src} → bound `{d.get('bound_expr', '?')}`")
     return L
 
 

@@ -145,8 +145,10 @@ def parse(source: str, table: str | None = None) -> str:
     r = latex(source, load_table(table) if table else None, strict=False)
     lines = [f"read        {sp.sstr(r.raw)}", f"expression  {sp.sstr(r.expr)}"]
     if r.is_relation:
-        lines.append(f"relation    {type(r.expr).__name__}: a condition (lhs {sp.sstr(r.expr.lhs)}, "
-                     f"rhs {sp.sstr(r.expr.rhs)})")
+        lines.append(
+            f"relation    {type(r.expr).__name__}: a condition (lhs {sp.sstr(r.expr.lhs)}, "
+            f"rhs {sp.sstr(r.expr.rhs)})"
+        )
     else:
         lines.append(f"terms ({len(r.terms)}, as written):")
         lines += [f"  {sp.sstr(e):40s} {r.term_sources[k]}" for k, e in r.terms.items()]

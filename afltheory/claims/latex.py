@@ -3,8 +3,8 @@
 ```python
 from afltheory.claims.latex import latex
 
-bound = latex(r"\\frac{2\\Delta}{M K \\gamma} + \\sigma^2 L \\gamma", symbols={"M": "m", "K": "T", r"\\gamma": "eta/m"},
-              terms=("transient", "noise"))
+table = {"M": "m", "K": "T", r"\\gamma": "eta/m"}
+bound = latex(r"\\frac{2\\Delta}{M K \\gamma} + \\sigma^2 L \\gamma", table, terms=("transient", "noise"))
 Claim(..., bound=bound, conditions={"step": latex(r"L M \\gamma \\le 1", symbols=...)})
 ```
 
@@ -72,7 +72,6 @@ DEFAULT_TABLE: dict[str, str] = {
     r"\tau": "tau",
     r"\eta": "eta",
     r"\eta_L": "eta_L",
-    r"\zeta": "zeta_star",
     "D_0": "D0",
     # client sums (p_k the client weights, σ_k ≤ σ_L: the sum is bounded by the target, equal when σ_k = σ_L)
     r"\sum_{k=1}^N p_k^2 \sigma_k^2": "sum_p2*sigma_L**2",
@@ -98,10 +97,14 @@ _GREEK = set(
     "Omega".split()
 )
 #: the macros the ANTLR grammar reads as written (others become symbols silently: refused)
-_MACROS = _GREEK | set(
-    "frac dfrac tfrac sqrt log ln exp sum prod max min left right cdot times le leq ge geq lt gt quad qquad "
-    "infty pi".split()
-) | {",", ";", "!", " "}
+_MACROS = (
+    _GREEK
+    | set(
+        "frac dfrac tfrac sqrt log ln exp sum prod max min left right cdot times le leq ge geq lt gt "
+        "quad qquad infty pi".split()
+    )
+    | {",", ";", "!", " "}
+)
 _CHARS = set("+-*/^_{}()[]=<>,.!|") | set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
 _PH = 7301  # placeholder symbols \xi_{7301}, \xi_{7302}, ...: one per phrase occurrence
 
@@ -137,7 +140,8 @@ class LatexUnavailable(LatexError):
 def _at(src: str, pos: int | None, n: int = 1) -> str:
     if pos is None:
         return ""
-    return f" at position {pos} (…{src[max(0, pos - 12) : pos]}⟨{src[pos : pos + n]}⟩{src[pos + n : pos + n + 12]}…)"
+    before, at, after = src[max(0, pos - 12) : pos], src[pos : pos + n], src[pos + n : pos + n + 12]
+    return f" at position {pos} (…{before}⟨{at}⟩{after}…)"
 
 
 _PARSE: list = []
@@ -179,7 +183,9 @@ def _target(key: str, value: Any) -> sp.Basic:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return sp.nsimplify(value)
     if not isinstance(value, str):
-        raise LatexError(f"table entry {key!r}: target {value!r} must be a string, a number or a sympy expression")
+        raise LatexError(
+            f"table entry {key!r}: target {value!r} must be a string, a number or a sympy expression"
+        )
     names = set(re.findall(r"[A-Za-z_][A-Za-z_0-9]*", value))
     loc: dict[str, Any] = {"Max": sp.Max, "Min": sp.Min, "sqrt": sp.sqrt, "log": sp.log, "exp": sp.exp}
     for n in names - set(loc):
@@ -260,7 +266,9 @@ class _Table:
                 if ck not in _CACHE:
                     parsed = _parse_text(key.strip(), key, 0)
                     if not isinstance(parsed, sp.Sum) or _canonical_sum(parsed) is None:
-                        raise LatexError(f"table key {key!r} starts with \\sum but is not one single-index sum")
+                        raise LatexError(
+                            f"table key {key!r} starts with \\sum but is not one single-index sum"
+                        )
                     _CACHE[ck] = _canonical_sum(parsed)
                 self.sums = [s for s in self.sums if s[0] != _CACHE[ck]] + [(_CACHE[ck], key, target)]
             else:
@@ -271,11 +279,9 @@ class _Table:
 def _table(symbols: Mapping[str, Any] | None) -> _Table:
     merged = dict(DEFAULT_TABLE)
     merged.update(symbols or {})
-    try:
-        key = tuple((k, v if isinstance(v, (str, int, float, sp.Basic)) else id(v)) for k, v in merged.items())
-        hash(key)
-    except TypeError:
-        return _Table(merged)
+    if not all(isinstance(v, (str, int, float, sp.Basic)) for v in merged.values()):
+        return _Table(merged)  # (a Latex target: compiled each time, not cached)
+    key = tuple(merged.items())
     if key not in _CACHE:
         _CACHE[key] = _Table(merged)
     return _CACHE[key]
@@ -314,7 +320,9 @@ def _parse_text(text: str, src: str, offset: int, back=None) -> sp.Basic:
         if pos is not None:
             pos = back(pos) if back else pos + offset
         why = lines[0] if lines else "unreadable"
-        raise UnknownLatex(f"cannot read {src!r}: the parser says {why!r}{_at(src, pos)}", None, pos) from None
+        raise UnknownLatex(
+            f"cannot read {src!r}: the parser says {why!r}{_at(src, pos)}", None, pos
+        ) from None
     except (TypeError, ValueError, AttributeError) as exc:  # e.g. a chained relation a \le b \le c
         raise LatexError(f"cannot read {src!r}: {exc}") from None
 
@@ -339,7 +347,7 @@ class _Prepared:
         last = 0
         for n, (a, b, key, target) in enumerate(spans):
             out.append(src[last:a].replace("$", " "))
-            ph = "{\\xi_{%d}}" % (_PH + n)
+            ph = f"{{\\xi_{{{_PH + n}}}}}"
             self.pieces.append((sum(map(len, out)), len(ph), a, b))
             self.placeholders[f"xi_{{{_PH + n}}}"] = (key, target, a)
             out.append(ph)
@@ -365,9 +373,9 @@ class _Prepared:
         for m in re.finditer(r"\\([A-Za-z]+|.)", src):
             if outside(m.start()) and m.group(1) not in _MACROS:
                 raise UnknownLatex(
-                    f"unknown macro {m.group(0)}{_at(src, m.start(), len(m.group(0)))}: the parser would read "
-                    f"it as a product of letters or drop it; write it with the macros it reads, or declare the "
-                    f"phrase in the table (symbols={{{m.group(0)!r}: ...}})",
+                    f"unknown macro {m.group(0)}{_at(src, m.start(), len(m.group(0)))}: the parser would "
+                    "read it as a product of letters or drop it; write it with the macros it reads, or "
+                    f"declare the phrase in the table (symbols={{{m.group(0)!r}: ...}})",
                     m.group(0),
                     m.start(),
                 )
@@ -390,7 +398,8 @@ class _Prepared:
         for m in re.finditer(r"\^\s*(\{\s*\*\s*\}|\*)", src):
             if outside(m.start()):
                 raise UnknownLatex(
-                    f"unknown superscript ^*{_at(src, m.start(), len(m.group(0)))}: the parser drops the star "
+                    f"unknown superscript ^*{_at(src, m.start(), len(m.group(0)))}: the parser drops the "
+                    "star "
                     f"(f^* would read as f); declare it in the table (e.g. symbols={{'f^*': 'f_star'}})",
                     "^*",
                     m.start(),
@@ -399,7 +408,8 @@ class _Prepared:
             if outside(m.start()):
                 reading = m.group(1) + m.group(2)
                 raise AmbiguousLatex(
-                    f"ambiguous juxtaposition {m.group(0)!r}{_at(src, m.start(), len(m.group(0)))}: the parser "
+                    f"ambiguous juxtaposition {m.group(0)!r}{_at(src, m.start(), len(m.group(0)))}: the "
+                    "parser "
                     f"reads it as the number {reading}; write {m.group(1)} \\cdot {m.group(2)} for a product",
                     m.group(0),
                     m.start(),
@@ -481,7 +491,7 @@ def _distributed(text: str) -> list[str] | None:
             depth -= 1
         i += 1
     cands = []
-    for a, b, c, d in groups:
+    for _, b, c, d in groups:
         parts = _split_top(text[b:c])
         if len(parts) > 1 and not text[d:].lstrip().startswith("^"):
             cands.append([text[:b] + p + text[c:] for p in parts])
@@ -561,10 +571,11 @@ def latex(
     expr = _map(raw, table, prep, found, unknown)
     if unknown and strict:
         name, pos = next(iter(unknown.items()))
+        key, own = _latex_of(name), name.replace("_{", "").rstrip("}")
         raise UnknownLatex(
-            f"unknown symbol {name!r}{_at(source, pos)} in {source!r}: it is neither in afltheory.claims.SYMBOLS "
-            f"nor in the table; map it to a claim symbol (symbols={{{_latex_of(name)!r}: 'K'}}) or declare it "
-            f"the claim's own symbol (symbols={{{_latex_of(name)!r}: {name.replace('_{', '').rstrip('}')!r}}} "
+            f"unknown symbol {name!r}{_at(source, pos)} in {source!r}: it is neither in "
+            f"afltheory.claims.SYMBOLS nor in the table; map it to a claim symbol (symbols={{{key!r}: 'K'}}) "
+            f"or declare it the claim's own symbol (symbols={{{key!r}: {own!r}}} "
             f"and Claim(values=...)); known: {', '.join(SYMBOLS)}",
             name,
             pos,
@@ -575,7 +586,11 @@ def latex(
         parts = _split_top(prep.text)
         if len(parts) == 1:
             parts = _distributed(parts[0]) or parts
-        exprs = [_map(_parse_text(p, source, 0), table, prep, {}, {}) for p in parts] if len(parts) > 1 else [expr]
+        exprs = (
+            [_map(_parse_text(p, source, 0), table, prep, {}, {}) for p in parts]
+            if len(parts) > 1
+            else [expr]
+        )
         if sp.simplify(sp.Add(*exprs) - expr) != 0:  # (not expected: the split re-reads the same formula)
             exprs, parts = [expr], [prep.text]
         if terms is not None:
@@ -586,10 +601,12 @@ def latex(
                     + "; ".join(sp.sstr(e) for e in exprs)
                 )
         names = terms or tuple(str(e) for e in exprs)
-        named = dict(zip(names, exprs))
-        sources = dict(zip(names, (_unplace(p, prep) for p in parts)))
+        named = dict(zip(names, exprs, strict=True))
+        sources = dict(zip(names, (_unplace(p, prep) for p in parts), strict=True))
     elif terms is not None:
-        raise NotARelation(f"terms={tuple(terms)} given for the relation {source!r}: a condition has no terms")
+        raise NotARelation(
+            f"terms={tuple(terms)} given for the relation {source!r}: a condition has no terms"
+        )
     return Latex(source, expr, raw, named, found, unknown, sources)
 
 
@@ -644,7 +661,9 @@ def _map(raw: sp.Basic, table: _Table, prep: _Prepared, found: dict, unknown: di
     """The parsed tree in the claim symbols: sums, then placeholders and letters, through the table."""
     e = _evaluated(raw)
     fns = {"max": sp.Max, "min": sp.Min}
-    calls = {c: fns[str(c.func)](*c.args) for c in e.atoms(sp.core.function.AppliedUndef) if str(c.func) in fns}
+    calls = {
+        c: fns[str(c.func)](*c.args) for c in e.atoms(sp.core.function.AppliedUndef) if str(c.func) in fns
+    }
     e = e.xreplace(calls)
     sums, later = {}, {}
     for s in e.atoms(sp.Sum):
@@ -689,7 +708,8 @@ def assert_bound_matches(
     random positive points (every symbol log-uniform in [0.1, 10], ``numpy`` generator ``seed``).
 
     ``sympy_expr``: an expression or a dict of named terms (their sum). ``mapping``: the paper's table
-    over ``DEFAULT_TABLE`` (e.g. ``{r"\\sum_{k=1}^N p_k^2 \\sigma_k^2": sum_p2_sigma2}``). Symbols are compared
+    over ``DEFAULT_TABLE`` (e.g. ``{r"\\sum_{k=1}^N p_k^2 \\sigma_k^2": sum_p2_sigma2}``). Symbols are
+    compared
     by name, so the statement's own symbol objects need not be the claims' ones."""
     if isinstance(sympy_expr, Mapping):
         sympy_expr = sp.Add(*sympy_expr.values())
@@ -702,18 +722,22 @@ def assert_bound_matches(
         return e.xreplace({s: sp.Symbol(str(s), positive=True) for s in e.free_symbols})
 
     got, want = plain(got), plain(want)
-    sides = [(got.lhs, want.lhs), (got.rhs, want.rhs)] if isinstance(got, sp.core.relational.Relational) else [
-        (got, want)
-    ]
+    sides = (
+        [(got.lhs, want.lhs), (got.rhs, want.rhs)]
+        if isinstance(got, sp.core.relational.Relational)
+        else [(got, want)]
+    )
     if isinstance(got, sp.core.relational.Relational) and type(got) is not type(want):
-        raise AssertionError(f"{latex_src!r} is a {type(got).__name__}; the statement a {type(want).__name__}")
+        raise AssertionError(
+            f"{latex_src!r} is a {type(got).__name__}; the statement a {type(want).__name__}"
+        )
     rng = np.random.default_rng(seed)
     for g, w in sides:
         extra = sorted({str(s) for s in g.free_symbols} ^ {str(s) for s in w.free_symbols})
         if extra:
             raise AssertionError(
-                f"{latex_src!r} reads as {sp.sstr(g)}; the statement has {sp.sstr(w)}: symbols {extra} are in "
-                "one and not the other"
+                f"{latex_src!r} reads as {sp.sstr(g)}; the statement has {sp.sstr(w)}: symbols {extra} are "
+                "in one and not the other"
             )
         diff = sp.simplify(g - w)
         if diff != 0:
@@ -726,5 +750,5 @@ def assert_bound_matches(
             x = np.exp(rng.uniform(np.log(0.1), np.log(10.0), len(syms)))
             a, b = float(fg(*x)), float(fw(*x))
             if not np.isclose(a, b, rtol=rtol, atol=0.0):
-                at = ", ".join(f"{s}={v:.4g}" for s, v in zip(syms, x))
+                at = ", ".join(f"{s}={v:.4g}" for s, v in zip(syms, x, strict=True))
                 raise AssertionError(f"{latex_src!r} = {a:.12g} but the statement = {b:.12g} at {at}")

@@ -4,11 +4,10 @@ helper passes on the published statements' own transcription and fails on a mist
 
 from __future__ import annotations
 
+import pytest
 import sympy as sp
 
-import pytest
-
-from afltheory.claims import Assumptions, Claim, SYMBOLS
+from afltheory.claims import SYMBOLS, Assumptions, Claim
 from afltheory.claims import latex as LX
 from afltheory.claims.cli import show
 from afltheory.claims.latex import (
@@ -33,7 +32,11 @@ D, L, M, T, tau, sL, kappa, mu, D0, K, G, Gamma = (
 #: the three formulas, their terms as written (hand-transcribed), and the letters the default table leaves
 CASES = [
     (F1, [2 * D / (gamma * T), gamma * L * sL**2, 2 * sL**2 * L**2 * M * tau**2 * gamma**2], ["gamma"]),
-    (F2, [kappa / (gamma + T - 1) * 2 * B / mu, kappa / (gamma + T - 1) * mu * gamma / 2 * D0], ["B", "gamma"]),
+    (
+        F2,
+        [kappa / (gamma + T - 1) * 2 * B / mu, kappa / (gamma + T - 1) * mu * gamma / 2 * D0],
+        ["B", "gamma"],
+    ),
     (F3, [S["sum_p2"] * sL**2, 6 * L * Gamma, 8 * (K - 1) ** 2 * G**2], []),
 ]
 
@@ -50,7 +53,8 @@ def test_claims_parse_round_trips_the_issue_formulas(src, terms, unknown, capsys
     printed = sp.sympify(out[1].removeprefix("expression  "), locals={**S, "gamma": gamma, "B": B})
     assert sp.simplify(printed - expr) == 0
     k = out.index(f"terms ({len(terms)}, as written):")
-    assert [ln.strip().startswith(sp.sstr(t) + " ") for ln, t in zip(out[k + 1 :], terms)] == [True] * len(terms)
+    rows = out[k + 1 : k + 1 + len(terms)]
+    assert all(ln.strip().startswith(sp.sstr(t) + " ") for ln, t in zip(rows, terms, strict=True))
     last = out[-1]
     assert last == "unknown: none" if not unknown else all(u in last for u in unknown)
     r = latex(src, strict=False)
@@ -72,9 +76,15 @@ def test_named_terms_phrases_and_the_table():
     """Names given in the written order; a phrase (f(x_1) − f*, T') replaced before parsing; a declared
     target (γ -> η/m) substituted; a wrong number of names refused with the terms listed."""
     table = {"M": "m", "K": "T", r"\gamma": "eta/m", "T'": "tau"}
-    r = latex(r"\frac{2(f(x_1)-f^*)}{MK\gamma}+\sigma^2L\gamma+2\sigma^2L^2MT'\gamma^2", table, ("a", "b", "c"))
+    r = latex(
+        r"\frac{2(f(x_1)-f^*)}{MK\gamma}+\sigma^2L\gamma+2\sigma^2L^2MT'\gamma^2", table, ("a", "b", "c")
+    )
     eta, m = S["eta"], S["m"]
-    assert r.terms == {"a": 2 * D / (T * eta), "b": sL**2 * L * eta / m, "c": 2 * sL**2 * L**2 * tau * eta**2 / m}
+    assert r.terms == {
+        "a": 2 * D / (T * eta),
+        "b": sL**2 * L * eta / m,
+        "c": 2 * sL**2 * L**2 * tau * eta**2 / m,
+    }
     assert r.term_sources["a"] == r"\frac{2(f(x_1)-f^*)}{MK\gamma}"
     assert r.symbols["f(x_1) - f^*"] == D and r.symbols["T'"] == tau and not r.unknown
     with pytest.raises(LX.LatexError, match=r"must name the 3 top-level terms"):
@@ -82,6 +92,17 @@ def test_named_terms_phrases_and_the_table():
     # the index letter of a client sum does not matter; a one-letter phrase is not found inside \alpha
     assert latex(r"\sum_{i=1}^N p_i^2 \sigma_i^2").expr == S["sum_p2"] * sL**2
     assert latex(r"\alpha a", {"a": "L", r"\alpha": "M"}).expr == L * M
+    # a phrase matches whatever the spaces and the braces of one-token sub/superscripts
+    assert latex(r"\frac{\mu}{2}\|w_{1}-w^{*}\|^{2}").expr == mu * D0 / 2
+
+
+def test_docs_list_the_default_table():
+    """docs/claims_latex.md names every key and target of DEFAULT_TABLE (the table a reader checks)."""
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "claims_latex.md").read_text()
+    assert [k for k in LX.DEFAULT_TABLE if f"`{k}`" not in doc] == []
+    assert [v for v in set(LX.DEFAULT_TABLE.values()) if f"`{v}`" not in doc] == []
 
 
 def test_claim_keeps_its_latex_and_show_prints_it():
@@ -108,12 +129,15 @@ def test_claim_keeps_its_latex_and_show_prints_it():
 def test_unknown_macro_symbol_and_character_are_named_with_their_position(capsys):
     with pytest.raises(UnknownLatex) as e:
         latex(r"L + \foo T")
-    assert (e.value.token, e.value.position) == (r"\foo", 4) and r"unknown macro \foo at position 4" in str(e.value)
-    with pytest.raises(UnknownLatex) as e:  # strict: a letter neither in SYMBOLS nor in the table
-        latex(r"\frac{L}{T} + \gamma L")
-    assert (e.value.token, e.value.position) == ("gamma", 14) and "unknown symbol 'gamma' at position 14" in str(
+    assert (e.value.token, e.value.position) == (r"\foo", 4) and r"unknown macro \foo at position 4" in str(
         e.value
     )
+    with pytest.raises(UnknownLatex) as e:  # strict: a letter neither in SYMBOLS nor in the table
+        latex(r"\frac{L}{T} + \gamma L")
+    assert (e.value.token, e.value.position) == (
+        "gamma",
+        14,
+    ) and "unknown symbol 'gamma' at position 14" in str(e.value)
     with pytest.raises(UnknownLatex, match=r"unknown symbol '#' at position 2"):
         latex("L # T")
     with pytest.raises(UnknownLatex, match=r"\^\* at position 1.*drops the star"):
@@ -145,7 +169,9 @@ def test_a_condition_that_is_not_a_relation_says_so():
     with pytest.raises(NotARelation, match=r"does not parse as a relation: it reads as L\*M\*eta"):
         latex_condition(r"L M \gamma", {r"\gamma": "eta"})
     assert latex_condition(r"L \eta \le 1").expr == sp.Le(L * S["eta"], 1)
-    with pytest.raises(ValueError, match=r"conditions\['step'\]=.* must be a relation"):  # the Claim's own check
+    with pytest.raises(
+        ValueError, match=r"conditions\['step'\]=.* must be a relation"
+    ):  # the Claim's own check
         Claim(id="x", title="x", bound=latex("L"), conditions={"step": latex(r"L \eta")})
     with pytest.raises(NotARelation, match="is a relation .* not a bound"):
         Claim(id="x", title="x", bound=latex(r"L \le 1"))
@@ -196,15 +222,21 @@ def test_assert_bound_matches_the_published_statements_and_catches_a_mistyped_co
     li_map = {r"\gamma": "gamma", r"\sum_{k=1}^N p_k^2 \sigma_k^2": sum_p2_sigma2}
     assert_bound_matches(LI_BOUND, li2020.THM1.bound, {**li_map, "B": latex(LI_B, li_map)})
     with pytest.raises(AssertionError, match="difference"):
-        assert_bound_matches(LI_BOUND, li2020.THM1.bound, {**li_map, "B": latex(LI_B.replace("6 L", "8 L"), li_map)})
+        assert_bound_matches(
+            LI_BOUND, li2020.THM1.bound, {**li_map, "B": latex(LI_B.replace("6 L", "8 L"), li_map)}
+        )
     lian_map = {"K": "T", "M": "m", "T": "tau", r"\gamma": "eta", r"\sigma": "sigma"}
     lian = r"\frac{2\Delta}{M K \gamma} + \sigma^2 L \gamma + 2 \sigma^2 L^2 M T \gamma^2"
     assert_bound_matches(lian, lian2015.THM1.bound, lian_map)
-    assert_bound_matches(r"L M \gamma + 2 L^2 M^2 T^2 \gamma^2 \le 1", lian2015.THM1.conditions["step"], lian_map)
+    assert_bound_matches(
+        r"L M \gamma + 2 L^2 M^2 T^2 \gamma^2 \le 1", lian2015.THM1.conditions["step"], lian_map
+    )
     with pytest.raises(AssertionError, match="difference"):
         assert_bound_matches(lian.replace("2\\Delta", "3\\Delta"), lian2015.THM1.bound, lian_map)
     with pytest.raises(AssertionError):
-        assert_bound_matches(r"L M \gamma + 2 L^2 M^2 T \gamma^2 \le 1", lian2015.THM1.conditions["step"], lian_map)
+        assert_bound_matches(
+            r"L M \gamma + 2 L^2 M^2 T \gamma^2 \le 1", lian2015.THM1.conditions["step"], lian_map
+        )
     with pytest.raises(AssertionError, match=r"symbols \['G'\] are in one"):
         assert_bound_matches(lian + " + G", lian2015.THM1.bound, lian_map)
 
@@ -217,3 +249,15 @@ def test_assert_bound_matches_numeric_check_is_independent(monkeypatch):
     with pytest.raises(AssertionError, match="but the statement ="):
         assert_bound_matches(r"\frac{2\Delta}{T}", 2.000001 * D / T)
     assert_bound_matches(r"\frac{2\Delta}{T}", 2 * D / T)
+
+
+def test_report_shows_the_latex_next_to_the_parsed_bound():
+    """A verdict whose details carry the claim's LaTeX (``Claim.latex``) shows it in report.md/html next to
+    the parsed bound; one without shows nothing more."""
+    from afltheory.checks.report import _extra_lines
+    from afltheory.checks.verdict import Verdict
+
+    kw = dict(id="t", claim="toy", reference="r", measured=1.0, theoretical=2.0, tolerance="exact ≤ bound")
+    v = Verdict(**kw, passed=True, details={"latex": {"bound": r"\frac{L}{T}"}, "bound_expr": "L/T"})
+    assert _extra_lines(v) == [r"- from LaTeX: bound `\frac{L}{T}` → bound `L/T`"]
+    assert _extra_lines(Verdict(**kw, passed=True, details={"bound_expr": "L/T"})) == []
