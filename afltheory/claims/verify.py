@@ -22,21 +22,29 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import sympy as sp
 
 from .._validation import check_int
+from ..algorithms.base import UnsupportedRule
 from ..analysis.bounds import compare_bound, default_control
 from ..analysis.slopes import bootstrap_slope, fit_slope, rate_fit
 from ..checks.verdict import NegativeControl, Verdict
+from ..exact.law import ExactUnavailable
 from ..theory import symbols as S
 from ._claim import QUANTITIES, Claim
 
 __all__ = [
+    "ENGINES",
+    "Measurement",
     "QuantityUnavailable",
+    "REFUSALS",
+    "ScheduleRecord",
     "measure",
+    "quantity_of",
     "problem_values",
     "run_values",
     "scope_problems",
@@ -165,7 +173,7 @@ def _gammas(algorithm: Any, rounds: int) -> np.ndarray:
     return np.full(rounds, float(algorithm.step_size))
 
 
-def measure(quantity: str, result: Any, problem: Any, algorithm: Any) -> np.ndarray | float:
+def quantity_of(quantity: str, result: Any, problem: Any, algorithm: Any) -> np.ndarray | float:
     """The claim quantity ``quantity`` (``QUANTITIES``) from a ``Trace`` (per-replicate samples, (R,)) or from
     exact ``Moments`` (a float); ``QuantityUnavailable`` names the backend and the quantity it cannot give."""
     if quantity not in QUANTITIES:
@@ -217,12 +225,105 @@ def measure(quantity: str, result: Any, problem: Any, algorithm: Any) -> np.ndar
     return np.where(np.isfinite(result.x_avg).all(axis=1), out, np.inf)
 
 
-def _run(claim, problem, behaviour, algorithm, rounds, replicates, seed, exact, x0):
-    """(trace, measured samples or exact value, is_exact, method)."""
-    from ..engine import simulate
+#: The engines' declared refusals: the only exceptions on which ``measure(engine="auto")`` falls back from the
+#: exact engine to Monte Carlo (a TypeError, ValueError or any other error is a bug and fails the verdict).
+REFUSALS = (UnsupportedRule, ExactUnavailable, QuantityUnavailable)
 
-    if exact not in (True, False, "auto"):
-        raise ValueError(f"exact={exact!r} must be True, False or 'auto'")
+
+@dataclass(frozen=True)
+class Measurement:
+    """One measurement of a claim's quantity (``measure``): ``value`` (the exact value, or the per-replicate
+    Monte Carlo samples (R,)), ``samples`` ((R,) for Monte Carlo, None when exact), ``method`` (the engine,
+    and why the engines before it refused), ``refused_by`` ((engine, reason) for every engine that refused),
+    ``record`` (the ``Trace``, or for the exact engine the ``ScheduleRecord`` of the realized schedules the
+    bound is evaluated on)."""
+
+    value: Any
+    samples: np.ndarray | None
+    method: str
+    refused_by: tuple[tuple[str, str], ...] = ()
+    record: Any = None
+
+    @property
+    def exact(self) -> bool:
+        """True when the exact engine measured it (no Monte Carlo error)."""
+        return self.samples is None
+
+
+@dataclass(frozen=True)
+class ScheduleRecord:
+    """What a verdict reads from a run besides the measured quantity, when no Monte Carlo run was made (the
+    exact engine): the realized ``schedule`` (the draw ``simulate`` with the same seed would act on), ``x0``
+    (as ``Trace.x0``: (dim,) or (R, dim)), ``replicates``, ``rounds``. A claim's ``statistics`` receives it
+    in place of a ``Trace``."""
+
+    schedule: Any
+    x0: np.ndarray
+    replicates: int
+    rounds: int
+
+
+ENGINES = ("auto", "exact", "mc")
+
+
+def measure(
+    claim: Claim,
+    problem: Any,
+    behaviour: Any,
+    rounds: int,
+    engine: str = "auto",
+    *,
+    algorithm: Any = None,
+    replicates: int = 8,
+    seed: int = 0,
+    x0: Any = None,
+    values: Mapping[str, Any] | None = None,
+) -> Measurement:
+    """The claim's measured quantity on (problem, behaviour, rounds), by ONE engine per call: "exact"
+    (``afltheory.exact.moments``; its refusal is raised as ``QuantityUnavailable`` naming the reason), "mc"
+    (``simulate``, ``replicates`` runs) or "auto" (exact, falling back to Monte Carlo ONLY on the engines'
+    declared refusals ``REFUSALS`` — ``UnsupportedRule``, ``ExactUnavailable``, ``QuantityUnavailable`` —
+    never on a TypeError or ValueError; the Measurement's ``method`` and ``refused_by`` name the engine that
+    refused and why). ``algorithm``: default the claim's own (``Claim.algorithm`` resolved against the
+    problem's constants, the run's and ``values``)."""
+    if not isinstance(claim, Claim):
+        raise TypeError(f"claim={claim!r} must be an afltheory.claims.Claim")
+    rounds = check_int("rounds", rounds, low=1)
+    replicates = check_int("replicates", replicates, low=2)
+    if algorithm is None:
+        pv = problem_values(problem, x0)
+        algorithm = claim.algorithm(
+            {**pv, **_run_constants(behaviour, rounds), **_numbers(claim.values, pv), **dict(values or {})},
+            weights=getattr(problem, "weights", None),
+        )
+    return _measure(claim, problem, behaviour, algorithm, rounds, replicates, seed, engine, x0)
+
+
+def _measure(claim, problem, behaviour, algorithm, rounds, replicates, seed, engine, x0) -> Measurement:
+    from ..engine import realized_schedule, simulate
+
+    if engine not in ENGINES:
+        raise ValueError(f"engine={engine!r} must be one of {ENGINES}")
+    refused: tuple[tuple[str, str], ...] = ()
+    if engine in ("auto", "exact"):
+        from ..exact import moments
+
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                mom = moments(problem, algorithm, behaviour, rounds, x0=x0)
+            value = quantity_of(claim.measured, mom, problem, algorithm)
+        except REFUSALS as exc:
+            if engine == "exact":
+                raise QuantityUnavailable(
+                    f"engine='exact' but the exact engine cannot give {claim.measured}: {exc}"
+                ) from exc
+            refused = (("exact moments", f"{type(exc).__name__}: {exc}"),)
+        else:
+            sched = realized_schedule(problem, algorithm, behaviour, rounds, replicates, seed)
+            start = problem.default_x0() if x0 is None else np.asarray(x0, dtype=float)
+            rec = ScheduleRecord(sched, np.array(start, dtype=float), replicates, rounds)
+            return Measurement(value, None, "exact moments", (), rec)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         trace = simulate(
@@ -235,20 +336,29 @@ def _run(claim, problem, behaviour, algorithm, rounds, replicates, seed, exact, 
             x0=x0,
             record_x=claim.measured == "weighted_avg_iterate_gap",
         )
-    if exact is not False:
-        from ..exact import moments
+    samples = np.asarray(quantity_of(claim.measured, trace, problem, algorithm), dtype=float)
+    method = f"monte-carlo (R={replicates})"
+    if refused:
+        method += "; " + "; ".join(f"{e} refused: {why}" for e, why in refused)
+    return Measurement(samples, samples, method, refused, trace)
 
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                mom = moments(problem, algorithm, behaviour, rounds, x0=x0)
-            return trace, measure(claim.measured, mom, problem, algorithm), True, "exact moments"
-        except (TypeError, ValueError, NotImplementedError) as exc:
-            if exact is True:
-                raise QuantityUnavailable(
-                    f"exact=True but the exact engine cannot give {claim.measured}: {exc}"
-                ) from exc
-    return trace, measure(claim.measured, trace, problem, algorithm), False, f"monte-carlo (R={replicates})"
+
+_ENGINE = {True: "exact", False: "mc", "auto": "auto"}
+
+
+def _check_exact(exact):
+    if exact is not True and exact is not False and exact != "auto":
+        raise ValueError(f"exact={exact!r} must be True, False or 'auto'")
+    return exact
+
+
+def _run(claim, problem, behaviour, algorithm, rounds, replicates, seed, exact, x0):
+    """(record, measured samples or exact value, is_exact, method) through the dispatcher ``measure``:
+    ``exact`` True/False/"auto" is engine "exact"/"mc"/"auto"."""
+    m = _measure(
+        claim, problem, behaviour, algorithm, rounds, replicates, seed, _ENGINE[_check_exact(exact)], x0
+    )
+    return m.record, m.value, m.exact, m.method
 
 
 def _control(claim, measured, is_exact, level, stats, extra, terms):
@@ -496,7 +606,7 @@ def verify_rate(
         and not hasattr(f, "arrivals")
         else f
     )  # noqa: E731
-    samples, exact_vals, inside = [], [], []
+    samples, exact_vals, inside, runs, refusals = [], [], [], [], []
     for j, v in enumerate(pts):
         T = int(v) if over == "T" else (rounds(v) if callable(rounds) else rounds)
         if T is None:
@@ -507,16 +617,24 @@ def verify_rate(
             {**pv, **_run_constants(b, int(T)), **_numbers(claim.values, pv), **(values or {})},
             weights=getattr(p, "weights", None),
         )
-        tr, meas, is_exact, _ = _run(claim, p, b, algo, int(T), replicates, seed + j, exact, None)
-        samples.append(np.asarray(measure(claim.measured, tr, p, algo), dtype=float))
-        exact_vals.append(meas if is_exact else None)
+        runs.append((p, b, algo, int(T), seed + j))
+        m = _measure(claim, p, b, algo, int(T), replicates, seed + j, _ENGINE[_check_exact(exact)], None)
+        samples.append(m.samples)
+        exact_vals.append(m.value if m.exact else None)
+        refusals.extend(why for _, why in m.refused_by)
         if claim.conditions:
             inside.append(
-                all(ok for ok, _ in claim.check_conditions(_stats(claim, tr, p, algo), values).values())
+                all(ok for ok, _ in claim.check_conditions(_stats(claim, m.record, p, algo), values).values())
             )
+    if any(e is None for e in exact_vals):  # one engine per fit: the exact points measured by Monte Carlo too
+        for j, (p, b, algo, T, sd) in enumerate(runs):
+            if samples[j] is None:
+                samples[j] = _measure(claim, p, b, algo, T, replicates, sd, "mc", None).samples
     fit, method, tolerance, judge, wrong, kind = _rate_judgement(
         claim, pts, samples, exact_vals, slope, tol, wrong, seed
     )
+    if refusals:
+        method += f"; exact moments refused: {refusals[0]}"
     nc = NegativeControl(
         description=f"same fit tested against the wrong rate {over}^({wrong:g})",
         measured=fit.slope,
