@@ -336,7 +336,13 @@ def test_rate_verdict_and_its_control():
 
 # ---------------------------------------------------------------------------------------------- tutorials
 @pytest.mark.parametrize(
-    "name,limit", [("li2020_fedavg.py", 30), ("lian2015_asysg.py", 15), ("local_sgd_claim.py", 60)]
+    "name,limit",
+    [
+        ("li2020_fedavg.py", 30),
+        ("lian2015_asysg.py", 15),
+        ("local_sgd_claim.py", 60),
+        ("li2020_order.py", 30),
+    ],
 )
 def test_tutorial_claim_files(name, limit, tmp_path):
     """The tutorial claim files stay short and give the documented verdicts through `afltheory verify`'s
@@ -350,6 +356,7 @@ def test_tutorial_claim_files(name, limit, tmp_path):
         "li2020_fedavg.py": "li2020",
         "lian2015_asysg.py": "lian2015",
         "local_sgd_claim.py": "tutorial",
+        "li2020_order.py": "li2020_order",
     }[name]
     out = run_check(check_id, files=[str(path)], out=str(tmp_path))
     assert out["error"] is None, out["error"]
@@ -360,6 +367,9 @@ def test_tutorial_claim_files(name, limit, tmp_path):
         bound = next(v for v in vs if v["id"] == "li2020.thm1")
         assert 1.0 < bound["slack"] <= 5.0 and bound["method"] == "exact moments"
         assert next(v for v in vs if v["id"] == "li2020.false")["relation"] == ">"
+    if check_id == "li2020_order":  # the O-statement: a bounded ratio, the hidden constant reported
+        (v,) = vs
+        assert v["method"] == "exact moments" and "constant C ≈" in v["notes"] and v["measured"] <= 0.1
     if check_id == "tutorial":  # the numbers the README quotes
         assert [round(v["measured"], 4) for v in vs] == [0.0796, 0.0796, -0.5155]
 
