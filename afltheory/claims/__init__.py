@@ -50,6 +50,7 @@ from .verify import (
     quantity_of,
     run_values,
     verify,
+    verify_order,
     verify_rate,
 )
 
@@ -94,6 +95,7 @@ __all__ = [
     "t",
     "tau",
     "verify",
+    "verify_order",
     "verify_rate",
     "zeta_star",
 ]
