@@ -632,6 +632,8 @@ def _arrivals_reason(algorithm, channel, sched, num_workers) -> str | None:
 
     if not isinstance(algorithm, ServerRule) or own_code("aggregate"):
         return "the server rule overrides aggregate"
+    if algorithm.server_optimizer is not None and not algorithm.server_optimizer.identity:
+        return "the server rule has a server optimizer (its step is not the weighted sum's)"
     if channel.comp is not None:
         return "the updates are compressed"
     if algorithm.keeps_memory:

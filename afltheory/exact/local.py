@@ -149,6 +149,9 @@ def server_rule(algorithm: ServerRuleBase, num_workers: int | None = None) -> Ex
             f"by the declarative hooks of afltheory.algorithms.ServerRule (step_size, local_steps_weight, "
             f"staleness_weight, normalizer, keeps_memory, warm_start) — {SIMULATE_HINT}"
         )
+    opt = getattr(algorithm, "server_optimizer", None)
+    if opt is not None and opt.exact_reason is not None:
+        raise UnsupportedRule(f"server optimizer {opt!r}: {opt.exact_reason} — {SIMULATE_HINT}")
     worker = getattr(algorithm, "worker", None)
     mu = worker.affine_prox_weight() if isinstance(worker, WorkerRule) else None
     if mu is None:
