@@ -72,6 +72,8 @@ class ServerOptimizer:
         return ServerOptState(np.zeros((replicates, dim)), np.full((replicates, dim), v0), memory)
 
     def update(self, state: ServerOptState, s: np.ndarray, eta: float) -> tuple[np.ndarray, ServerOptState]:
+        """(the step subtracted from x, the new state) from the base step ``s`` (R, d) and the round's η;
+        ``state`` is donated."""
         raise NotImplementedError
 
 
@@ -82,7 +84,8 @@ class ServerSGD(ServerOptimizer):
     exact_reason: ClassVar[str | None] = None
     identity: ClassVar[bool] = True
 
-    def update(self, state, s, eta):
+    def update(self, state: ServerOptState, s: np.ndarray, eta: float) -> tuple[np.ndarray, ServerOptState]:
+        """The base step itself."""
         return s, state
 
 
@@ -99,7 +102,8 @@ class ServerMomentum(ServerOptimizer):
     def __post_init__(self) -> None:
         check_real("beta", self.beta, low=0.0, high=1.0, high_open=True)
 
-    def update(self, state, s, eta):
+    def update(self, state: ServerOptState, s: np.ndarray, eta: float) -> tuple[np.ndarray, ServerOptState]:
+        """m ← β m + s/η; the step η m."""
         m = self.beta * state.m + s / eta
         return eta * m, ServerOptState(m, state.v, state.memory)
 
@@ -122,7 +126,8 @@ class _Adaptive(ServerOptimizer):
     def _v(self, v, g2):
         raise NotImplementedError
 
-    def update(self, state, s, eta):
+    def update(self, state: ServerOptState, s: np.ndarray, eta: float) -> tuple[np.ndarray, ServerOptState]:
+        """m ← β1 m + (1 − β1) g, v ← the rule's v, step η m / (√v + τ), g = s/η."""
         g = s / eta
         m = self.beta1 * state.m + (1.0 - self.beta1) * g
         v = self._v(state.v, g * g)
