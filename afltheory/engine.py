@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from .anarchy.behaviour import BehaviourLike
     from .compression.channel import Channel
 
-__all__ = ["DivergenceInfo", "DivergenceWarning", "RegionWarning", "simulate", "Trace"]
+__all__ = ["DivergenceInfo", "DivergenceWarning", "RegionWarning", "realized_schedule", "simulate", "Trace"]
 
 
 class DivergenceWarning(RuntimeWarning):
@@ -632,6 +632,8 @@ def _arrivals_reason(algorithm, channel, sched, num_workers) -> str | None:
 
     if not isinstance(algorithm, ServerRule) or own_code("aggregate"):
         return "the server rule overrides aggregate"
+    if algorithm.server_optimizer is not None and not algorithm.server_optimizer.identity:
+        return "the server rule has a server optimizer (its step is not the weighted sum's)"
     if channel.comp is not None:
         return "the updates are compressed"
     if algorithm.keeps_memory:
@@ -698,12 +700,9 @@ class _Run:
     check_region: bool = False
 
 
-def _prepare(
-    problem, algorithm, behaviour, rounds, replicates, seed, x0, divergence_threshold, record_x, collapse
-) -> _Run:
-    """``simulate``, part 1: validate the arguments, realize the schedule, choose the local-step runner
-    (collapsed / per-worker / step by step, from the problem's and the rules' declared capabilities) and
-    allocate the run's state. Returns the run state."""
+def _inputs(problem, algorithm, rounds, replicates, seed):
+    """The run's inputs as ``simulate`` acts on them: the rule's ``prepare`` applied to the problem, a
+    drifting problem's base, validated rounds/replicates/seed, the algorithm after ``_faults.substitute``."""
     prepare = getattr(algorithm, "prepare", None)
     if prepare is not None:  # e.g. DynamicFedAvg applies its mini-batch sizes to the agents' data
         problem = prepare(problem)
@@ -715,10 +714,37 @@ def _prepare(
     rounds = check_int("rounds", rounds, low=1)
     replicates = check_int("replicates", replicates, low=1)
     seed = check_int("seed", seed, low=0)
-    divergence_threshold = check_positive("divergence_threshold", divergence_threshold)
     algorithm = _faults.substitute(algorithm)  # identity unless inside afltheory.mutants.injected(...)
     if not hasattr(algorithm, "aggregate"):
         raise ValueError(f"algorithm={algorithm!r} must be an afltheory.algorithms server rule")
+    return drifting, problem, algorithm, rounds, replicates, seed
+
+
+def realized_schedule(
+    problem: Problem,
+    algorithm: ServerRule,
+    behaviour: BehaviourLike,
+    rounds: int,
+    replicates: int = 1,
+    seed: int = 0,
+) -> Schedule:
+    """The schedule ``simulate(problem, algorithm, behaviour, rounds, replicates, seed)`` realizes and
+    records in ``Trace.schedule`` (the same draw), without running the rounds: what an exact engine's
+    verdict needs to evaluate a bound on the realized schedules (``afltheory.claims.measure``)."""
+    _, problem, algorithm, rounds, replicates, seed = _inputs(problem, algorithm, rounds, replicates, seed)
+    return _schedule_for(behaviour, algorithm, problem, rounds, replicates, seed)
+
+
+def _prepare(
+    problem, algorithm, behaviour, rounds, replicates, seed, x0, divergence_threshold, record_x, collapse
+) -> _Run:
+    """``simulate``, part 1: validate the arguments, realize the schedule, choose the local-step runner
+    (collapsed / per-worker / step by step, from the problem's and the rules' declared capabilities) and
+    allocate the run's state. Returns the run state."""
+    drifting, problem, algorithm, rounds, replicates, seed = _inputs(
+        problem, algorithm, rounds, replicates, seed
+    )
+    divergence_threshold = check_positive("divergence_threshold", divergence_threshold)
     d, M, R = problem.dim, problem.num_workers, replicates
     m_est = getattr(behaviour, "m", None) or getattr(getattr(behaviour, "arrivals", None), "m", None) or 1
     check_alloc(

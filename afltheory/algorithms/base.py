@@ -135,6 +135,9 @@ class ServerRule:
     #: "AFA-CS" (Theorem 4) — or None (no theorem of the paper); a subclass (a mutant, a variant) inherits
     #: it. The theorems' scope check (``theory._scope``) reads it instead of type-testing the rule.
     analysed_as: ClassVar[str | None] = None
+    #: the server optimizer applied after the base aggregate (``afltheory.algorithms.server_opt``; None: the
+    #: step x − s). Set on a copy by ``server_opt.with_server_optimizer``; ``at_round`` keeps it.
+    server_optimizer: ClassVar[Any] = None
 
     def __post_init__(self) -> None:
         for name in ("eta", "eta_L"):  # a number (validated > 0) or a step-size schedule (schedules.py)
@@ -168,7 +171,10 @@ class ServerRule:
             return self
         eta = self.eta.at(t) if isinstance(self.eta, StepSize) else self.eta
         eta_L = self.eta_L.at(t) if isinstance(self.eta_L, StepSize) else self.eta_L
-        return dataclasses.replace(self, eta=eta, eta_L=eta_L)
+        out = dataclasses.replace(self, eta=eta, eta_L=eta_L)
+        if self.server_optimizer is not None:
+            object.__setattr__(out, "server_optimizer", self.server_optimizer)
+        return out
 
     def worker_weights(self, num_workers: int) -> np.ndarray | None:
         """Per-worker factors M·p_i on G_i from the client weights p (``weights``, summing to 1; FedAvg with
@@ -238,12 +244,13 @@ class ServerRule:
         """The server state for ``replicates`` runs. ``initial_updates()`` -> (R, M, d): every worker's update
         at x_0, called only by a warm-started memory rule (the engines pass it; without it the slots start at
         zero and the caller fills them)."""
+        opt = self.server_optimizer
         if not self.keeps_memory:
-            return NoState()
+            return NoState() if opt is None else opt.init(replicates, dim, np.zeros((replicates, 0, dim)))
         mem = np.zeros((replicates, num_workers, dim))
         if self.warm_start and initial_updates is not None:
             mem[:] = initial_updates()
-        return MemoryState(mem)
+        return MemoryState(mem) if opt is None else opt.init(replicates, dim, mem)
 
     def update_memory(self, state: ServerState, workers: np.ndarray, U: np.ndarray) -> ServerState:
         """The memory after s_i ← U_i for the arrivals ``workers`` (R, m) (U = w_i G_i). ``state`` is donated:
@@ -275,6 +282,8 @@ class ServerRule:
         else:
             s = _sum_arrivals(G, w)
         s *= factor
+        if self.server_optimizer is not None:  # after the base aggregate: its weights are never dropped
+            s, state = self.server_optimizer.update(state, s, float(self.eta))
         return x - s, state
 
 

@@ -39,7 +39,20 @@ from ..theory.symbols import (  # noqa: F401  (the shared symbols, re-exported f
 )
 from ._claim import FUNCTION_CLASSES, QUANTITIES, Assumptions, Claim, UnknownSymbol
 from .symbols import D0, SYMBOLS, E, G, Gamma, kappa, mu, sum_p2, t, zeta_star
-from .verify import QuantityUnavailable, measure, problem_values, run_values, verify, verify_rate
+from .verify import (
+    ENGINES,
+    REFUSALS,
+    Measurement,
+    QuantityUnavailable,
+    ScheduleRecord,
+    measure,
+    problem_values,
+    quantity_of,
+    run_values,
+    verify,
+    verify_order,
+    verify_rate,
+)
 
 __all__ = [
     "Assumptions",
@@ -47,6 +60,7 @@ __all__ = [
     "D0",
     "Delta",
     "E",
+    "ENGINES",
     "FUNCTION_CLASSES",
     "G",
     "Gamma",
@@ -56,9 +70,12 @@ __all__ = [
     "Ktil",
     "L",
     "M",
+    "Measurement",
     "QUANTITIES",
     "QuantityUnavailable",
+    "REFUSALS",
     "SYMBOLS",
+    "ScheduleRecord",
     "T",
     "UnknownSymbol",
     "eta",
@@ -70,6 +87,7 @@ __all__ = [
     "measure",
     "mu",
     "problem_values",
+    "quantity_of",
     "run_values",
     "sigma_G",
     "sigma_L",
@@ -77,6 +95,7 @@ __all__ = [
     "t",
     "tau",
     "verify",
+    "verify_order",
     "verify_rate",
     "zeta_star",
 ]

@@ -139,7 +139,9 @@ class Claim:
       ``afltheory.claims.latex.latex(...)`` objects given; docs/claims_latex.md).
     - ``rate``: claimed log–log slopes of the measured quantity, e.g. ``{"T": -1}``: an O(·) statement, so an
       UPPER rate (the measured slope ≤ claimed, one-sided); ``rate_attained=True``: the rate is attained
-      (Θ(·): the slope ≈ claimed, two-sided); ``expect``: "holds"
+      (Θ(·): the slope ≈ claimed, two-sided); ``constant="hidden"``: an O-statement — the bound is its
+      SHAPE and holds up to an unknown constant C (measured ≤ C · bound); ``holds_from``: symbol -> the value
+      from which it holds (e.g. ``{"T": 100}``: for T ≥ 100); ``expect``: "holds"
       (a theorem) or "fails" (a false variant declared as expected to fail: its verdict passes when the
       bound is violated).
     """
@@ -157,6 +159,8 @@ class Claim:
     values: Mapping[str, Any] = field(default_factory=dict)
     rate: Mapping[str, float] = field(default_factory=dict)
     rate_attained: bool = False
+    constant: str | None = None
+    holds_from: Mapping[str, float] = field(default_factory=dict)
     reference: str = "user claim"
     source: str = "from memory"
     reading: str = ""
@@ -199,6 +203,11 @@ class Claim:
                 raise ValueError(f"conditions[{k!r}]={v} must be a relation (e.g. eta_L*L <= 1)")
         object.__setattr__(self, "values", dict(self.values))
         object.__setattr__(self, "rate", {str(k): float(v) for k, v in self.rate.items()})
+        _choice("constant", self.constant, (None, "hidden"))
+        object.__setattr__(self, "holds_from", {str(k): float(v) for k, v in self.holds_from.items()})
+        for k in self.holds_from:
+            if k not in SYMBOLS and k not in self.extra_symbols:
+                raise UnknownSymbol(f"holds_from[{k!r}]: unknown symbol; use one of {', '.join(SYMBOLS)}")
         if not isinstance(self.rate_attained, bool):
             raise TypeError(
                 f"rate_attained={self.rate_attained!r} must be True (Θ: the rate is attained) or "

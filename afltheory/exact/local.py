@@ -20,9 +20,22 @@ from ..algorithms.base import ServerRule as ServerRuleBase
 from ..algorithms.base import UnsupportedRule, WorkerRule, overrides
 from ..algorithms.local import LocalView
 from ..problems.base import LinearGaussianModel, Problem
-from .law import SIMULATE_HINT
+from .law import SIMULATE_HINT, ExactUnavailable
 
-__all__ = ["ExactRule", "IMPERATIVE_HOOKS", "linear_model", "local_maps", "LocalMap", "server_rule"]
+__all__ = [
+    "ExactRule",
+    "IMPERATIVE_HOOKS",
+    "linear_model",
+    "local_maps",
+    "LocalMap",
+    "NoExactModel",
+    "server_rule",
+]
+
+
+class NoExactModel(ExactUnavailable, TypeError):
+    """The problem has no exact model (not linear-Gaussian, or its noise may not be additive): a declared
+    refusal of the exact engine (an ``ExactUnavailable``; also a ``TypeError``, as it was raised before)."""
 
 
 @dataclass(frozen=True)
@@ -136,6 +149,9 @@ def server_rule(algorithm: ServerRuleBase, num_workers: int | None = None) -> Ex
             f"by the declarative hooks of afltheory.algorithms.ServerRule (step_size, local_steps_weight, "
             f"staleness_weight, normalizer, keeps_memory, warm_start) — {SIMULATE_HINT}"
         )
+    opt = getattr(algorithm, "server_optimizer", None)
+    if opt is not None and opt.exact_reason is not None:
+        raise UnsupportedRule(f"server optimizer {opt!r}: {opt.exact_reason} — {SIMULATE_HINT}")
     worker = getattr(algorithm, "worker", None)
     mu = worker.affine_prox_weight() if isinstance(worker, WorkerRule) else None
     if mu is None:
@@ -181,13 +197,13 @@ def linear_model(problem: Problem) -> LinearGaussianModel:
         raise TypeError(f"problem={problem!r} must be an afltheory.problems.Problem")
     model = problem.linear_gaussian()
     if model is None:
-        raise TypeError(
+        raise NoExactModel(
             f"problem={problem!r} is not linear-Gaussian (its gradients are not "
             "affine in x with additive noise of known covariance: linear_gaussian() "
             f"returned None), so exact moments are unavailable — {SIMULATE_HINT}"
         )
     if not problem.additive_noise:
-        raise TypeError(
+        raise NoExactModel(
             f"problem={problem!r} overrides stochastic_grad (noise may not be additive and "
             f"x-independent), so exact moments are unavailable — {SIMULATE_HINT}"
         )

@@ -23,12 +23,14 @@ from afltheory.claims import (
     Claim,
     QuantityUnavailable,
     UnknownSymbol,
-    measure,
     verify,
     verify_rate,
 )
 from afltheory.claims import L as L_
 from afltheory.claims import T as T_
+from afltheory.claims import (
+    quantity_of as q_of,
+)
 from afltheory.claims import sigma_L as sL_
 from afltheory.claims.paper import THEOREM2, THEOREM3, THEOREM4
 from afltheory.problems import HeterogeneousQuadratic
@@ -165,17 +167,17 @@ def test_measured_quantities_on_a_trace_and_exact():
     algo = FedAvg(eta=1.0, eta_L=0.2, weights=P)
     tr = aft.simulate(p, algo, beh, rounds=6, replicates=3, seed=0, record_x=True)
     fs, xs = p.constants.f_star, p.constants.x_star
-    np.testing.assert_array_equal(measure("avg_grad_sq", tr, p, algo), tr.grad_norm_sq[:, :6].mean(axis=1))
-    np.testing.assert_array_equal(measure("last_gap", tr, p, algo), tr.loss[:, 6] - fs)
-    np.testing.assert_allclose(measure("last_dist_sq", tr, p, algo), ((tr.x[:, 6] - xs) ** 2).sum(axis=1))
+    np.testing.assert_array_equal(q_of("avg_grad_sq", tr, p, algo), tr.grad_norm_sq[:, :6].mean(axis=1))
+    np.testing.assert_array_equal(q_of("last_gap", tr, p, algo), tr.loss[:, 6] - fs)
+    np.testing.assert_allclose(q_of("last_dist_sq", tr, p, algo), ((tr.x[:, 6] - xs) ** 2).sum(axis=1))
     xbar = tr.x[:, :6].mean(axis=1)
-    np.testing.assert_allclose(measure("avg_iterate_gap", tr, p, algo), p.value(xbar) - fs, rtol=1e-12)
-    np.testing.assert_allclose(measure("weighted_avg_grad_sq", tr, p, algo), tr.grad_norm_sq[:, :6].mean(1))
+    np.testing.assert_allclose(q_of("avg_iterate_gap", tr, p, algo), p.value(xbar) - fs, rtol=1e-12)
+    np.testing.assert_allclose(q_of("weighted_avg_grad_sq", tr, p, algo), tr.grad_norm_sq[:, :6].mean(1))
     mom = aft.exact.moments(p, algo, beh, rounds=6)
-    assert measure("last_gap", mom, p, algo) == pytest.approx(mom.loss[6] - fs)
-    assert measure("min_grad_sq", mom, p, algo) == pytest.approx(mom.grad_norm_sq[:6].min())
+    assert q_of("last_gap", mom, p, algo) == pytest.approx(mom.loss[6] - fs)
+    assert q_of("min_grad_sq", mom, p, algo) == pytest.approx(mom.grad_norm_sq[:6].min())
     with pytest.raises(QuantityUnavailable, match="exact moments cannot compute avg_iterate_gap"):
-        measure("avg_iterate_gap", mom, p, algo)
+        q_of("avg_iterate_gap", mom, p, algo)
     assert set(QUANTITIES) >= {"avg_grad_sq", "last_gap", "last_dist_sq", "avg_iterate_gap", "min_grad_sq"}
 
 
@@ -334,7 +336,13 @@ def test_rate_verdict_and_its_control():
 
 # ---------------------------------------------------------------------------------------------- tutorials
 @pytest.mark.parametrize(
-    "name,limit", [("li2020_fedavg.py", 30), ("lian2015_asysg.py", 15), ("local_sgd_claim.py", 60)]
+    "name,limit",
+    [
+        ("li2020_fedavg.py", 30),
+        ("lian2015_asysg.py", 15),
+        ("local_sgd_claim.py", 60),
+        ("li2020_order.py", 30),
+    ],
 )
 def test_tutorial_claim_files(name, limit, tmp_path):
     """The tutorial claim files stay short and give the documented verdicts through `afltheory verify`'s
@@ -348,6 +356,7 @@ def test_tutorial_claim_files(name, limit, tmp_path):
         "li2020_fedavg.py": "li2020",
         "lian2015_asysg.py": "lian2015",
         "local_sgd_claim.py": "tutorial",
+        "li2020_order.py": "li2020_order",
     }[name]
     out = run_check(check_id, files=[str(path)], out=str(tmp_path))
     assert out["error"] is None, out["error"]
@@ -358,6 +367,9 @@ def test_tutorial_claim_files(name, limit, tmp_path):
         bound = next(v for v in vs if v["id"] == "li2020.thm1")
         assert 1.0 < bound["slack"] <= 5.0 and bound["method"] == "exact moments"
         assert next(v for v in vs if v["id"] == "li2020.false")["relation"] == ">"
+    if check_id == "li2020_order":  # the O-statement: a bounded ratio, the hidden constant reported
+        (v,) = vs
+        assert v["method"] == "exact moments" and "constant C ≈" in v["notes"] and v["measured"] <= 0.1
     if check_id == "tutorial":  # the numbers the README quotes
         assert [round(v["measured"], 4) for v in vs] == [0.0796, 0.0796, -0.5155]
 
