@@ -17,8 +17,8 @@ __all__ = ["FEDNOVA_CONSISTENT", "STATEMENTS", "THM1_INCONSISTENCY", "THM2_TRUE_
 _INDEX_ID = "54497425936"
 _FOUND_BY = "# Tackling the Objective Inconsistency Problem"
 SOURCE = (
-    "main text read: Sec. 3 Lemma 1, Sec. 4.1 (the update rule (4), FedAvg's τ_eff and w_i), Sec. 4.2 "
-    "Theorems 1-2, Sec. 5 FedNova and Theorem 3, in a converted markdown copy (index id 54497425936)"
+    "main text, index id 54497425936 (a converted markdown copy): Sec. 3 Lemma 1, Sec. 4.1 the update "
+    "rule 4 and FedAvg's τ_eff, w_i, Sec. 4.2 Theorems 1-2, Sec. 5 FedNova and Theorem 3"
 )
 EXCERPT = None
 LOC_LEMMA1 = Location(

@@ -63,8 +63,8 @@ THM4 = Statement(
     id="fedprox2020.thm4",
     title="FedProx sufficient decrease per round (non-convex, B-dissimilarity)",
     reference="Li, Sahu, Zaheer, Sanjabi, Talwalkar, Smith, MLSys 2020, Theorem 4",
-    source="main text read: Sec. 4.2 Theorem 4 (ρ and the expected decrease), Definition 3, Algorithm 2, "
-    "in a converted markdown copy (index id 54523137112)",
+    source="main text, index id 54523137112 (a converted markdown copy): Sec. 4.2 Theorem 4, ρ and the "
+    "expected decrease, Definition 3, Algorithm 2",
     excerpt=None,
     confidence="read",
     location=LOC4,

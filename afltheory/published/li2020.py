@@ -18,8 +18,8 @@ __all__ = ["ETA_T", "GAMMA", "STATEMENTS", "THM1", "THM2", "THM3"]
 _INDEX_ID = "785123747"
 _FOUND_BY = "\\frac{\\kappa}{\\gamma+T-1}"
 SOURCE = (
-    "main text read: Sec. 3.1 Assumptions 1-4, Sec. 3.2 Theorem 1 (eqs. 4-5), Sec. 3.3 Assumptions 5-6 and "
-    "Theorems 2-3 (eq. 6), in a converted markdown copy of the paper (index id 785123747)"
+    "main text, index id 785123747 (a converted markdown copy): Sec. 3.1 Assumptions 1-4, Sec. 3.2 "
+    "Theorem 1, eqs. 4-5, Sec. 3.3 Assumptions 5-6 and Theorems 2-3, eq. 6"
 )
 EXCERPT = None
 LOC1 = Location(_INDEX_ID, 15500, "Theorem 1 (eqs. 4-5)", _FOUND_BY, section="Sec. 3.2")

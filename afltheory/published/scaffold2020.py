@@ -27,8 +27,8 @@ delta = sp.Symbol("delta", nonnegative=True)  # δ-bounded Hessian dissimilarity
 _INDEX_ID = "54748797492"
 _FOUND_BY = "Karimireddy 1 2 Satyen Kale 3"
 SOURCE = (
-    "main text read: Sec. 3.1 Theorem I, Sec. 5 Theorem III, Sec. 6 Theorem IV, Algorithm 1, in a converted "
-    "markdown copy (index id 54748797492); the appendix (explicit step sizes and constants) not read"
+    "main text, index id 54748797492 (a converted markdown copy): Sec. 3.1 Theorem I, Sec. 5 Theorem III, "
+    "Sec. 6 Theorem IV, Algorithm 1; the appendix (explicit step sizes and constants) not read"
 )
 _LOC3 = Location(_INDEX_ID, 16000, "Theorem III", _FOUND_BY, section="Sec. 5")
 _LOC1 = Location(_INDEX_ID, 16000, "Theorem I", _FOUND_BY, section="Sec. 3.1")
