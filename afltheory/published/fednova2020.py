@@ -117,6 +117,8 @@ THM2_TRUE_OBJECTIVE = Statement(
     measured="min_grad_sq: min_{t ≤ T} ‖∇F(x^{(t,0)})‖²",
     bound={"optimisation": 2 * (chi2 * (beta2 - 1) + 1) * eps_opt, "inconsistency": 2 * chi2 * kappa2},
     constants_explicit=False,
+    why_not_a_claim="ε_opt hides its constants (O(·)); the floor 2χ²κ² is checked qualitatively by the "
+    "FedNova claim's control",
     latex=Transcription(
         bound=r"2\left(X \cdot (\beta^{2}-1)+1\right) \epsilon + 2 X \kappa^{2}",
         symbols={"X": chi2, "beta": sp.sqrt(beta2), "kappa": sp.sqrt(kappa2), "epsilon": eps_opt},
