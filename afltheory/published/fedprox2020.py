@@ -124,7 +124,8 @@ COR7 = Statement(
     readings={
         **READINGS,
         "fedprox.cor7_approximate": "'≈' in both μ ≈ 6LB² and ρ ≈ 1/(24LB²) (1 ≪ B ≤ 0.5√K): an asymptotic "
-        "statement, not a bound; checked as: ρ of Theorem 4 at μ = 6LB², γ = 0 tends to 1/(24LB²)·(1 + o(1))",
+        "statement, not a bound; read as: Theorem 4's ρ at μ = 6LB², γ = 0 is within a constant of "
+        "1/(24LB²) — at the edge B = 0.5√K, ρ·24LB² → 24((1 − 1/√2)/6 − 1/72) ≈ 0.838 as B → ∞ (tested)",
     },
     reading="F_k convex, γ = 0 (exact local solves), 1 ≪ B ≤ 0.5√K: choose μ ≈ 6LB², then ρ ≈ 1/(24LB²).",
     assumptions={**THM4.assumptions, "function": "convex, L-smooth"},

@@ -101,3 +101,18 @@ def test_mistyped_definition_breaks_li2020():
         st.latex, definitions={"B": st.latex.definitions["B"].replace("8 (E-1)", "9 (E-1)")}
     )
     assert not agree(st, parsed_bound(dataclasses.replace(st, latex=bad)))
+
+
+def test_fedprox_cor7_reading():
+    """fedprox.cor7_approximate: Theorem 4's ρ at μ = 6LB², γ = 0, K = 4B² (the edge B = 0.5√K) times 24LB²
+    tends to 24((1 − 1/√2)/6 − 1/72) = 0.8384 (hand: the terms B√2/(μ√K) = (1/√2)/μ and L B²/(2μ²) =
+    1/(72LB²) survive, the others are o(1/B²)); inside (K = 400B²) 24((1 − √2/20)/6 − 1/72) + o(1) = 3.38."""
+    from afltheory.published import fedprox2020 as fp
+
+    def scaled(B, K):
+        return fp.THM4.value(dict(L=1.0, B=B, m=K, mu_prox=6 * B**2, gamma_inexact=0.0)) * 24 * B**2
+
+    edge = 24 * ((1 - 1 / np.sqrt(2)) / 6 - 1 / 72)
+    assert scaled(1e4, 4e8) == pytest.approx(edge, rel=1e-3)
+    assert scaled(100.0, 4e6) == pytest.approx(24 * ((1 - np.sqrt(2) / 20) / 6 - 1 / 72), rel=0.01)
+    assert fp.COR7.value(dict(L=1.0, B=2.0)) == pytest.approx(1 / 96)
