@@ -88,6 +88,8 @@ COR1 = Statement(
     bound={"init": 8 * L * D0 / sp.sqrt(M * T), "heterogeneity": 3 * M * sigma_dif**2 * H**2 / (2 * L * T)},
     conditions={"H": sp.Le(H, sp.sqrt(T) / sp.sqrt(M))},
     definitions={"eta": sp.sqrt(M) / (4 * L * sp.sqrt(T))},
+    why_not_a_claim="Theorem 1 at one step size, γ = √M/(4L√T): no separate engine form (its test checks the "
+    "substitution)",
     location=_LOC,
     latex=Transcription(
         bound=r"\frac{8 L D}{\sqrt{M T}}+\frac{3 M \sigma^{2} H^{2}}{2 L T}",
