@@ -116,3 +116,14 @@ def test_fedprox_cor7_reading():
     assert scaled(1e4, 4e8) == pytest.approx(edge, rel=1e-3)
     assert scaled(100.0, 4e6) == pytest.approx(24 * ((1 - np.sqrt(2) / 20) / 6 - 1 / 72), rel=0.01)
     assert fp.COR7.value(dict(L=1.0, B=2.0)) == pytest.approx(1 / 96)
+
+
+def test_docs_carry_the_locations_section():
+    from pathlib import Path
+
+    from afltheory.published import locations_markdown
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "published.md").read_text(encoding="utf-8")
+    assert locations_markdown() in doc, (
+        "docs/published.md is stale: paste afltheory.published.locations_markdown()"
+    )
