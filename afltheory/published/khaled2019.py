@@ -138,7 +138,7 @@ def claims() -> tuple:
             id="published.khaled2019.thm1",
             title=THM1.title,
             reference=THM1.reference,
-            source=f"{THM1.location}",
+            source=f"{THM1.source}; {THM1.location}; readings: " + ", ".join(THM1.readings),
             reading=THM1.reading + " Engine form: H = K = 1, FedAvg with γ = η η_L, σ² = ζ*².",
             confidence="read",
             assumptions=Assumptions(

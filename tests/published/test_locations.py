@@ -127,3 +127,20 @@ def test_docs_carry_the_locations_section():
     assert locations_markdown() in doc, (
         "docs/published.md is stale: paste afltheory.published.locations_markdown()"
     )
+
+
+def test_claims_name_the_readings_and_location_they_depend_on():
+    """A verdict's claim (its ``source`` goes into the verdict's details) lists its statement's location and
+    named readings."""
+    from afltheory.published.claims import CLAIMS
+
+    n = 0
+    for cid, claim in CLAIMS.items():
+        st = STATEMENTS.get(cid.removeprefix("published."))
+        if st is None or not st.is_read or not st.readings or cid == "published.scaffold2020.thm3":
+            continue
+        n += 1
+        assert str(st.location) in claim.source, cid
+        for name in st.readings:
+            assert name in claim.source, (cid, name)
+    assert n >= 5
