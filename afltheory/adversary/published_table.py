@@ -367,7 +367,7 @@ def rows(budget: int = 60, seed: int = 0, kills: dict[str, list[str]] | None = N
         for st in paper.STATEMENTS:
             claim = CLAIMS.get(f"published.{st.id}")
             if claim is None:
-                why = NOT_A_CLAIM.get(st.id, "no Claim written yet")
+                why = NOT_A_CLAIM.get(st.id) or getattr(st, "why_not_a_claim", "") or "no Claim written yet"
                 out.append(
                     Row(
                         st.id,

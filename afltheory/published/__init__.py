@@ -26,7 +26,15 @@ from . import (
 )
 from ._statement import CONFIDENCES, Statement
 
-__all__ = ["CONFIDENCES", "PAPERS", "SELF_CHECKED", "STATEMENTS", "Statement", "statement"]
+__all__ = [
+    "CONFIDENCES",
+    "PAPERS",
+    "SELF_CHECKED",
+    "STATEMENTS",
+    "Statement",
+    "locations_markdown",
+    "statement",
+]
 
 #: the paper modules, in the order of docs/published.md
 PAPERS = (
@@ -51,6 +59,38 @@ PAPERS = (
 SELF_CHECKED = tuple(p for p in PAPERS if hasattr(p, "claims") and hasattr(p, "verify"))
 #: every statement by id
 STATEMENTS: dict = {s.id: s for p in PAPERS for s in p.STATEMENTS}
+
+
+def locations_markdown() -> str:
+    """docs/published.md's "Where each statement was read" section: per statement its confidence, its
+    location (index id, offset, theorem, the fragment that found it), its LaTeX bound and its named readings
+    (deterministic; a test checks the docs carry it)."""
+    out = [
+        "| statement | confidence | location | bound as printed (LaTeX) | readings |",
+        "|---|---|---|---|---|",
+    ]
+    for st in STATEMENTS.values():
+        loc = str(st.location).replace("|", "\\|") if st.location else "—"
+        tex = f"`{st.latex.bound}`" if st.latex else "—"
+        rd = ", ".join(f"`{k}`" for k in st.readings) or "—"
+        out.append(f"| {st.id} | {st.confidence} | {loc} | {tex} | {rd} |")
+    n_read = sum(s.is_read for s in STATEMENTS.values())
+    n_primary = sum(s.confidence == "read" for s in STATEMENTS.values())
+    n_tex = sum(s.latex is not None for s in STATEMENTS.values())
+    out += [
+        "",
+        f"{len(STATEMENTS)} statements; {n_read} read ({n_primary} in the primary text), {n_tex} with a "
+        "LaTeX "
+        "transcription checked against the module's sympy bound (tests/published/test_locations.py).",
+        "",
+        "**Named readings** (one line per ambiguity of the text; the statements above list those they use):",
+        "",
+    ]
+    seen: dict = {}
+    for st in STATEMENTS.values():
+        seen.update(st.readings)
+    out += [f"- `{k}`: {v}" for k, v in seen.items()]
+    return "\n".join(out) + "\n"
 
 
 def statement(id: str) -> Statement:

@@ -81,7 +81,7 @@ class Statement:
     ``location``: where the text was read (required when ``confidence`` is "read" or "read (secondary: …)").
     ``latex``: the formula-level transcription (a ``Transcription``). ``readings``: {name: one line} per
     ambiguity of the text (indexing, which iterate, what T counts, hidden constants, …); a verdict lists the
-    names it depends on.
+    names it depends on. ``why_not_a_claim``: why no engine form exists (the table's verdict cell).
     """
 
     id: str
@@ -103,6 +103,7 @@ class Statement:
     location: Location | None = None
     latex: Transcription | None = None
     readings: dict = field(default_factory=dict)
+    why_not_a_claim: str = ""
 
     def __post_init__(self) -> None:
         if self.confidence not in CONFIDENCES and not (

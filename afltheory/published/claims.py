@@ -30,7 +30,13 @@ __all__ = ["CLAIMS", "FALSE_VARIANTS", "surrogate_gap"]
 
 
 def _source(st) -> str:
-    return f"{st.source}; confidence: {st.confidence}" + (f"; excerpt: “{st.excerpt}”" if st.excerpt else "")
+    """The statement's source, confidence, location and the named readings the verdict depends on."""
+    out = f"{st.source}; confidence: {st.confidence}" + (f"; excerpt: “{st.excerpt}”" if st.excerpt else "")
+    if st.location is not None:
+        out += f"; {st.location}"
+    if st.readings:
+        out += "; readings: " + ", ".join(st.readings)
+    return out
 
 
 def _claim_confidence(st) -> str:

@@ -10,9 +10,9 @@ from __future__ import annotations
 import sympy as sp
 
 from ._statement import Location, Statement, Transcription
-from .symbols import B_dis, L, gamma_inexact, m, mu_prox
+from .symbols import B_dis, Delta, L, gamma_inexact, m, mu_prox
 
-__all__ = ["RHO", "STATEMENTS", "THM4"]
+__all__ = ["COR7", "RHO", "STATEMENTS", "THM4", "THM6"]
 
 _g, _B, _mu, _K = gamma_inexact, B_dis, mu_prox, m
 _mubar = mu_prox  # μ̄ = μ − L_− with L_− = 0 (convex local objectives)
@@ -63,8 +63,8 @@ THM4 = Statement(
     id="fedprox2020.thm4",
     title="FedProx sufficient decrease per round (non-convex, B-dissimilarity)",
     reference="Li, Sahu, Zaheer, Sanjabi, Talwalkar, Smith, MLSys 2020, Theorem 4",
-    source="main text read: Sec. 4.2 Theorem 4 (ρ and the expected decrease), Definition 3, Algorithm 2, "
-    "in a converted markdown copy (index id 54523137112)",
+    source="main text, index id 54523137112 (a converted markdown copy): Sec. 4.2 Theorem 4, ρ and the "
+    "expected decrease, Definition 3, Algorithm 2",
     excerpt=None,
     confidence="read",
     location=LOC4,
@@ -88,4 +88,58 @@ THM4 = Statement(
     conditions={"rho": sp.Gt(RHO, 0)},
 )
 
-STATEMENTS = (THM4,)
+eps = sp.Symbol("epsilon", positive=True)  # target accuracy ε
+_RATE_ONLY = (
+    "rate only (constants hidden in O(·)); sampling with replacement is checked on the plain references"
+)
+
+THM6 = Statement(
+    id="fedprox2020.thm6",
+    title="FedProx convergence rate: T = O(Δ/(ρε)) rounds to (1/T) Σ E‖∇f(w^t)‖² ≤ ε",
+    reference="Li, Sahu, Zaheer, Sanjabi, Talwalkar, Smith, MLSys 2020, Theorem 6",
+    source=THM4.source.replace("Sec. 4.2 Theorem 4", "Sec. 4.2 Theorem 6"),
+    excerpt=None,
+    confidence="read",
+    location=Location(_INDEX_ID, 20000, "Theorem 6", _FOUND_BY, section="Sec. 4.2"),
+    readings={**READINGS, "fedprox.B_eps": "Theorem 4's conditions with B ≥ B_ε must hold at EVERY iterate"},
+    reading="With Theorem 4's hypotheses at each iteration (B ≥ B_ε), f(w^0) − f* = Δ, after T = O(Δ/(ρε)) "
+    "rounds (1/T) Σ_{t<T} E‖∇f(w^t)‖² ≤ ε.",
+    assumptions=THM4.assumptions,
+    algorithm=THM4.algorithm,
+    measured="rounds_to_eps: T with (1/T) Σ_t E‖∇f(w^t)‖² ≤ ε",
+    bound={"rounds": Delta / (RHO * eps)},
+    conditions=THM4.conditions,
+    constants_explicit=False,
+    why_not_a_claim=_RATE_ONLY,
+)
+
+COR7 = Statement(
+    id="fedprox2020.cor7",
+    title="FedProx, convex, exact local solves: μ ≈ 6LB² gives ρ ≈ 1/(24LB²)",
+    reference="Li, Sahu, Zaheer, Sanjabi, Talwalkar, Smith, MLSys 2020, Corollary 7",
+    source=THM4.source.replace("Sec. 4.2 Theorem 4", "Sec. 4.2 Corollary 7"),
+    excerpt=None,
+    confidence="read",
+    location=Location(_INDEX_ID, 20000, "Corollary 7", _FOUND_BY, section="Sec. 4.2"),
+    readings={
+        **READINGS,
+        "fedprox.cor7_approximate": "'≈' in both μ ≈ 6LB² and ρ ≈ 1/(24LB²) (1 ≪ B ≤ 0.5√K): an asymptotic "
+        "statement, not a bound; read as: Theorem 4's ρ at μ = 6LB², γ = 0 is within a constant of "
+        "1/(24LB²) — at the edge B = 0.5√K, ρ·24LB² → 24((1 − 1/√2)/6 − 1/72) ≈ 0.838 as B → ∞ (tested)",
+    },
+    reading="F_k convex, γ = 0 (exact local solves), 1 ≪ B ≤ 0.5√K: choose μ ≈ 6LB², then ρ ≈ 1/(24LB²).",
+    assumptions={**THM4.assumptions, "function": "convex, L-smooth"},
+    algorithm="FedProx with exact proximal steps (γ = 0), μ = 6LB²",
+    measured="per_round_decrease constant ρ",
+    bound={"rho": 1 / (24 * L * B_dis**2)},
+    conditions={"B": sp.Le(B_dis, sp.sqrt(m) / 2), "mu": sp.Eq(mu_prox, 6 * L * B_dis**2)},
+    constants_explicit=False,
+    why_not_a_claim="an approximate (≈) relation between ρ and μ, not a bound",
+    latex=Transcription(
+        bound=r"\frac{1}{24 L B^{2}}",
+        symbols={"L": L, "B": B_dis},
+        conditions={"mu": r"\mu \approx 6 L B^{2}", "B": r"1 \ll B \le 0.5\sqrt{K}"},
+    ),
+)
+
+STATEMENTS = (THM4, THM6, COR7)

@@ -33,7 +33,9 @@ Instances (the same ratios are measured independently by the plain references, t
 - FedNova 2020: 4 workers with local steps K = (1, 2, 4, 8), shared diagonal Hessian, σ_G = 1, exact
   gradients, η_L = 0.01, 600 rounds: FedNova ends within a quarter of FedAvg's inconsistency gap
   ‖argmin F̃ − x*‖² (F̃ = Σ p_i K_i f_i / Σ p_j K_j). Control (must fail): the same claim for FedAvg.
-All statements are from memory (the retrievable sources were abstracts): no verdict here is a finding.
+Li et al. 2020 and Wang et al. 2020 are read in their main texts (issue 40); SCAFFOLD's claim is the
+package's own explicit form (Theorem III prints a round count); the others are from memory. No verdict here is
+a finding.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ import sympy as sp
 from ._statement import Location, Statement, Transcription
 from .symbols import D0, H, L, M, T, eta, sigma_dif
 
-__all__ = ["COR1", "PEP_SETUPS", "STATEMENTS", "THM1", "claims", "verify"]
+__all__ = ["COR1", "KILLS", "PEP_SETUPS", "STATEMENTS", "THM1", "claims", "verify"]
 
 _LOC = Location(
     "785123747",
@@ -28,8 +28,8 @@ _LOC = Location(
     section="Sec. 2.2, 2.4",
 )
 SOURCE = (
-    "main text read: Sec. 2.1 Assumption 1, Sec. 2.2 Lemmas 1-2 and Theorem 1 (eq. 5), Sec. 2.4 Corollary 1, "
-    "in a converted markdown copy (index id 785123747, the file that also holds Li et al. 2020)"
+    "main text, index id 785123747 (a converted markdown copy, the file that also holds Li et al. 2020): "
+    "Sec. 2.1 Assumption 1, Sec. 2.2 Lemmas 1-2 and Theorem 1, eq. 5, Sec. 2.4 Corollary 1"
 )
 READINGS = {
     "kmr19.average_iterate": "the output is x̄_T = (1/T) Σ_{t=0}^{T−1} x̂_t, the average over ALL local steps "
@@ -88,6 +88,8 @@ COR1 = Statement(
     bound={"init": 8 * L * D0 / sp.sqrt(M * T), "heterogeneity": 3 * M * sigma_dif**2 * H**2 / (2 * L * T)},
     conditions={"H": sp.Le(H, sp.sqrt(T) / sp.sqrt(M))},
     definitions={"eta": sp.sqrt(M) / (4 * L * sp.sqrt(T))},
+    why_not_a_claim="Theorem 1 at one step size, γ = √M/(4L√T): no separate engine form (its test checks the "
+    "substitution)",
     location=_LOC,
     latex=Transcription(
         bound=r"\frac{8 L D}{\sqrt{M T}}+\frac{3 M \sigma^{2} H^{2}}{2 L T}",
@@ -106,6 +108,11 @@ STATEMENTS = (THM1, COR1)
 
 #: the engine form's PEP setup (the table's PEP column): (sub-class, its description, constants, T, K)
 PEP_SETUPS = {"published.khaled2019.thm1": ({}, "", {"L": 1.0, "D0": 1.0, "eta": 1.0, "eta_L": 0.25}, 10, 1)}
+
+#: {verdict id: the catalogued mutants that flip it}, recorded 2026-12-01 ~23:20 UTC from a live run,
+#: ``kill_matrix(only=["published.khaled2019"], tier="quick", seed=0, jobs=1)`` (5 min wall on the loaded
+#: shared machine, 100 s CPU)
+KILLS = {"published.khaled2019.thm1": ["sim.K_plus_one", "sim.stale_off_by_one"]}
 
 #: the control divides the bound by this factor and must fail (measured > bound / factor): the init term
 #: 2‖x_0 − x_*‖²/(γT) is ≥ 9.5× the truth on the quadratics tried (ratio 0.1045 at T = 5, the best of T ≤ 12)
@@ -131,7 +138,7 @@ def claims() -> tuple:
             id="published.khaled2019.thm1",
             title=THM1.title,
             reference=THM1.reference,
-            source=f"{THM1.location}",
+            source=f"{THM1.source}; {THM1.location}; readings: " + ", ".join(THM1.readings),
             reading=THM1.reading + " Engine form: H = K = 1, FedAvg with γ = η η_L, σ² = ζ*².",
             confidence="read",
             assumptions=Assumptions(

@@ -18,9 +18,14 @@ The kills of the three mutants added for Li et al.'s Thms 2–3 and Lian et al. 
 only=PUBLISHED_CHECKS, tier="quick", seed=0, jobs=1)`` (6 s wall): they flip only the four verdicts below
 (``fedavg.sampled_unscaled`` through the negative control: the gap falls below bound/10); the other entries
 untouched (no check changed).
+
+The paper modules that carry their own check (``afltheory.published.SELF_CHECKED``, e.g. ``khaled2019``)
+record their kills in the module (``KILLS``); they are merged here.
 """
 
 from __future__ import annotations
+
+from . import SELF_CHECKED
 
 __all__ = ["KILLS"]
 
@@ -40,3 +45,5 @@ KILLS: dict[str, list[str]] = {
     "published.yu2019.thm1.noise": ["exact.noise_dropped"],
     "published.yu2019.thm1.transient": [],
 }
+for _paper in SELF_CHECKED:
+    KILLS.update(getattr(_paper, "KILLS", {}))

@@ -12,14 +12,14 @@ import sympy as sp
 from ._statement import Location, Statement, Transcription
 from .symbols import D0, G, Gamma, K, L, M, T, gamma, kappa, m, mu, sum_p2_sigma2, t
 
-__all__ = ["ETA_T", "GAMMA", "STATEMENTS", "THM1", "THM2", "THM3"]
+__all__ = ["ETA_T", "GAMMA", "STATEMENTS", "THM1", "THM2", "THM3", "THM4"]
 
 #: the main text, a converted markdown copy (the same file also holds Khaled et al.'s workshop paper)
 _INDEX_ID = "785123747"
 _FOUND_BY = "\\frac{\\kappa}{\\gamma+T-1}"
 SOURCE = (
-    "main text read: Sec. 3.1 Assumptions 1-4, Sec. 3.2 Theorem 1 (eqs. 4-5), Sec. 3.3 Assumptions 5-6 and "
-    "Theorems 2-3 (eq. 6), in a converted markdown copy of the paper (index id 785123747)"
+    "main text, index id 785123747 (a converted markdown copy): Sec. 3.1 Assumptions 1-4, Sec. 3.2 "
+    "Theorem 1, eqs. 4-5, Sec. 3.3 Assumptions 5-6 and Theorems 2-3, eq. 6"
 )
 EXCERPT = None
 LOC1 = Location(_INDEX_ID, 15500, "Theorem 1 (eqs. 4-5)", _FOUND_BY, section="Sec. 3.2")
@@ -208,4 +208,40 @@ THM3 = Statement(
     },
 )
 
-STATEMENTS = (THM1, THM2, THM3)
+_eta = sp.Symbol("eta", positive=True)  # the constant step size of Theorem 4
+_wstar = sp.Symbol("w_star_norm", nonnegative=True)  # ‖w*‖₂
+THM4 = Statement(
+    id="li2020.thm4",
+    title="FedAvg with E > 1 and a fixed step converges to a sub-optimal point (lower bound)",
+    reference="Li, Huang, Yang, Wang, Zhang, ICLR 2020, Theorem 4",
+    source=SOURCE.replace("Sec. 3.1 Assumptions 1-4", "Sec. 4 Theorem 4; Sec. 3.1 Assumptions 1-4"),
+    excerpt=None,
+    confidence="read",
+    location=Location(_INDEX_ID, 15500, "Theorem 4", _FOUND_BY, section="Sec. 4"),
+    readings={
+        "li.thm4_constructed": "the lower bound holds for ONE constructed ridge-regression problem (full "
+        "batch, E > 1, small enough constant η), with problem-dependent constants hidden in Ω(·)",
+    },
+    reading="On a constructed strongly convex, smooth problem, FedAvg with full gradients, E > 1 and a small "
+    "enough constant η converges to w̃* with ‖w̃* − w*‖₂ = Ω((E − 1)η)·‖w*‖₂.",
+    assumptions={
+        "function": "strongly_convex (a constructed ridge regression)",
+        "noise": "none (full batch)",
+        "heterogeneity": "non-iid (constructed)",
+        "participation": "full",
+    },
+    algorithm="FedAvg, E > 1 local full-gradient steps, constant step η",
+    measured="limit_dist: ‖lim_t w_t − w*‖₂",
+    bound={"bias": (K - 1) * _eta * _wstar},
+    constants_explicit=False,
+    lower_bound=True,
+    why_not_a_claim="lower bound on one constructed problem (Ω(·), constants hidden): an upper-bound verdict "
+    "does not apply",
+    latex=Transcription(
+        bound=r"(E-1) \eta W",
+        symbols={"E": K, "eta": _eta, "W": _wstar},
+        normalisations="‖w*‖₂ written W; Ω(·) dropped",
+    ),
+)
+
+STATEMENTS = (THM1, THM2, THM3, THM4)

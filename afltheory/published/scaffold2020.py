@@ -19,7 +19,18 @@ import sympy as sp
 from ._statement import Location, Statement, Transcription
 from .symbols import D0, B_dis, Delta, G, K, L, M, m, mu, sigma
 
-__all__ = ["PACKAGE_FORM", "STATEMENTS", "THM1_FEDAVG", "THM3", "THM3_CONVEX", "THM3_NONCONVEX", "THM4"]
+__all__ = [
+    "PACKAGE_FORM",
+    "STATEMENTS",
+    "THM1_FEDAVG",
+    "THM1_FEDAVG_CONVEX",
+    "THM1_FEDAVG_NONCONVEX",
+    "THM2_LOWER",
+    "THM3",
+    "THM3_CONVEX",
+    "THM3_NONCONVEX",
+    "THM4",
+]
 
 eps = sp.Symbol("epsilon", positive=True)  # target expected error ε
 delta = sp.Symbol("delta", nonnegative=True)  # δ-bounded Hessian dissimilarity (A2)
@@ -27,8 +38,8 @@ delta = sp.Symbol("delta", nonnegative=True)  # δ-bounded Hessian dissimilarity
 _INDEX_ID = "54748797492"
 _FOUND_BY = "Karimireddy 1 2 Satyen Kale 3"
 SOURCE = (
-    "main text read: Sec. 3.1 Theorem I, Sec. 5 Theorem III, Sec. 6 Theorem IV, Algorithm 1, in a converted "
-    "markdown copy (index id 54748797492); the appendix (explicit step sizes and constants) not read"
+    "main text, index id 54748797492 (a converted markdown copy): Sec. 3.1 Theorem I, Sec. 5 Theorem III, "
+    "Sec. 6 Theorem IV, Algorithm 1; the appendix (explicit step sizes and constants) not read"
 )
 _LOC3 = Location(_INDEX_ID, 16000, "Theorem III", _FOUND_BY, section="Sec. 5")
 _LOC1 = Location(_INDEX_ID, 16000, "Theorem I", _FOUND_BY, section="Sec. 3.1")
@@ -79,6 +90,7 @@ def _thm(id_, title, ref, loc, assumptions, measured, bound, tex, readings=READI
         location=loc,
         latex=Transcription(bound=tex, symbols=_SYM, normalisations=_NORM),
         readings=readings,
+        why_not_a_claim="a round count with constants and step sizes hidden (Õ/O, 'for some' η_l, η_g)",
         **kw,
     )
 
@@ -160,6 +172,71 @@ THM4 = _thm(
     r"\frac{\beta \sigma^{2}}{\mu K N \epsilon}+\frac{\beta+\delta K}{\mu K}",
 )
 
+THM1_FEDAVG_CONVEX = _thm(
+    "scaffold2020.thm1_fedavg_convex",
+    "FedAvg, general convex, (G, B)-dissimilarity: R = O(σ²D²/(KSε²) + (1−S/N)G²D²/(Sε²) + √β G/ε^{3/2} "
+    "+ B²βD²/ε)",
+    "Theorem I (general convex)",
+    _LOC1,
+    {**_SC, "function": "convex (β-smooth)", "heterogeneity": "(G, B)-bounded gradient dissimilarity (A1)"},
+    "rounds_to_eps: R with E f(output) − f* ≤ ε",
+    {
+        "noise": sigma**2 * D0 / (K * m * eps**2),
+        "sampling": (1 - m / M) * G**2 * D0 / (m * eps**2),
+        "drift": sp.sqrt(L) * G / eps ** sp.Rational(3, 2),
+        "dissimilarity": B_dis**2 * L * D0 / eps,
+    },
+    r"\frac{\sigma^{2} D^{2}}{K S \epsilon^{2}}+\left(1-\frac{S}{N}\right) \frac{G^{2} D^{2}}{S \epsilon^{2}}"
+    r"+\frac{\sqrt{\beta} G}{\epsilon^{\frac{3}{2}}}+\frac{B^{2} \beta D^{2}}{\epsilon}",
+    algorithm="FedAvg with local step η_l and global step η_g",
+)
+THM1_FEDAVG_NONCONVEX = _thm(
+    "scaffold2020.thm1_fedavg_nonconvex",
+    "FedAvg, nonconvex, (G, B)-dissimilarity: rounds R = O(βσ²F/(KSε²) + (1−S/N)G²F/(Sε²) + √β G/ε^{3/2} "
+    "+ B²βF/ε)",
+    "Theorem I (non-convex)",
+    _LOC1,
+    {
+        **_SC,
+        "function": "smooth (β-smooth, nonconvex)",
+        "heterogeneity": "(G, B)-bounded gradient dissimilarity (A1)",
+    },
+    "rounds_to_eps: R with E‖∇f(output)‖² ≤ ε",
+    {
+        "noise": L * sigma**2 * Delta / (K * m * eps**2),
+        "sampling": (1 - m / M) * G**2 * Delta / (m * eps**2),
+        "drift": sp.sqrt(L) * G / eps ** sp.Rational(3, 2),
+        "dissimilarity": B_dis**2 * L * Delta / eps,
+    },
+    r"\frac{\beta \sigma^{2} F}{K S \epsilon^{2}}+\left(1-\frac{S}{N}\right) \frac{G^{2} F}{S \epsilon^{2}}"
+    r"+\frac{\sqrt{\beta} G}{\epsilon^{\frac{3}{2}}}+\frac{B^{2} \beta F}{\epsilon}",
+    algorithm="FedAvg with local step η_l and global step η_g",
+)
+_R = sp.Symbol("R", positive=True)
+THM2_LOWER = Statement(
+    id="scaffold2020.thm2_lower",
+    title="FedAvg's client drift is unavoidable: f(x^r) − f* ≥ Ω(G²/(μR²)) (lower bound)",
+    reference="Karimireddy et al., ICML 2020, Theorem II",
+    source=SOURCE,
+    excerpt=None,
+    confidence="read",
+    location=_LOC1,
+    readings={
+        "scaffold.thm2_exists": "there EXIST μ-strongly convex f_i satisfying (A1) (for any G, μ) on "
+        "which FedAvg with K ≥ 2, σ = 0, N = S has this error; constants hidden in Ω(·)"
+    },
+    reading="For any G, μ > 0 there exist μ-strongly convex functions satisfying (A1) on which FedAvg with "
+    "K ≥ 2, σ = 0, N = S has f(x^r) − f(x*) ≥ Ω(G²/(μR²)).",
+    assumptions={**_SC, "noise": "none", "participation": "full", "heterogeneity": "(G, B) of (A1)"},
+    algorithm="FedAvg, K ≥ 2 local steps, exact gradients, full participation",
+    measured="last_gap: f(x^r) − f(x*)",
+    bound={"drift": G**2 / (mu * _R**2)},
+    constants_explicit=False,
+    lower_bound=True,
+    why_not_a_claim="lower bound on constructed functions (Ω(·)): an upper-bound verdict does not apply",
+    latex=Transcription(bound=r"\frac{G^{2}}{\mu R^{2}}", symbols={"G": G, "mu": mu, "R": _R}),
+)
+
 #: the formula the package's SCAFFOLD check (``published.scaffold2020.thm3``) runs — the package's OWN,
 #: not printed in the main text (see the module docstring)
 PACKAGE_FORM = (
@@ -170,4 +247,13 @@ PACKAGE_FORM = (
     "never about the paper."
 )
 
-STATEMENTS = (THM3, THM3_CONVEX, THM3_NONCONVEX, THM1_FEDAVG, THM4)
+STATEMENTS = (
+    THM3,
+    THM3_CONVEX,
+    THM3_NONCONVEX,
+    THM1_FEDAVG,
+    THM1_FEDAVG_CONVEX,
+    THM1_FEDAVG_NONCONVEX,
+    THM2_LOWER,
+    THM4,
+)

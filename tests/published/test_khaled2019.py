@@ -75,3 +75,21 @@ def test_a_bound_with_a_smaller_constant_is_violated():
     """Control of the plain check: the bound divided by 10 is violated on the same instance."""
     x0 = X_STAR + np.array([3.0, 0.0])
     assert local_gd(x0, 1, 5, 0.25) > _bound(x0, 1, 5, 0.25) / 10
+
+
+def test_corollary1_is_theorem1_at_its_step():
+    """Corollary 1 = Theorem 1 with γ = √M/(4L√T) and H ≤ √T/√M (then γ ≤ 1/(4HL)): 2D/(γT) = 8LD/√(MT)
+    exactly, and 24γ²σ²H²L = (3/2)Mσ²H²/(LT)."""
+    import sympy as sp
+
+    th, co = khaled2019.THM1, khaled2019.COR1
+    at = th.total().subs(khaled2019.eta, co.definitions["eta"])
+    assert sp.simplify(at - co.total()) == 0
+    v = dict(M=4, T=400, H=10, L=2.0, D0=1.0, sigma_dif=0.5)
+    assert co.check_conditions(v) == {"H": True}
+    assert th.check_conditions(
+        {
+            **v,
+            "eta": float(co.definitions["eta"].subs({khaled2019.M: 4, khaled2019.T: 400, khaled2019.L: 2.0})),
+        }
+    )["step"]

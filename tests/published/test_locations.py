@@ -101,3 +101,46 @@ def test_mistyped_definition_breaks_li2020():
         st.latex, definitions={"B": st.latex.definitions["B"].replace("8 (E-1)", "9 (E-1)")}
     )
     assert not agree(st, parsed_bound(dataclasses.replace(st, latex=bad)))
+
+
+def test_fedprox_cor7_reading():
+    """fedprox.cor7_approximate: Theorem 4's ρ at μ = 6LB², γ = 0, K = 4B² (the edge B = 0.5√K) times 24LB²
+    tends to 24((1 − 1/√2)/6 − 1/72) = 0.8384 (hand: the terms B√2/(μ√K) = (1/√2)/μ and L B²/(2μ²) =
+    1/(72LB²) survive, the others are o(1/B²)); inside (K = 400B²) 24((1 − √2/20)/6 − 1/72) + o(1) = 3.38."""
+    from afltheory.published import fedprox2020 as fp
+
+    def scaled(B, K):
+        return fp.THM4.value(dict(L=1.0, B=B, m=K, mu_prox=6 * B**2, gamma_inexact=0.0)) * 24 * B**2
+
+    edge = 24 * ((1 - 1 / np.sqrt(2)) / 6 - 1 / 72)
+    assert scaled(1e4, 4e8) == pytest.approx(edge, rel=1e-3)
+    assert scaled(100.0, 4e6) == pytest.approx(24 * ((1 - np.sqrt(2) / 20) / 6 - 1 / 72), rel=0.01)
+    assert fp.COR7.value(dict(L=1.0, B=2.0)) == pytest.approx(1 / 96)
+
+
+def test_docs_carry_the_locations_section():
+    from pathlib import Path
+
+    from afltheory.published import locations_markdown
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "published.md").read_text(encoding="utf-8")
+    assert locations_markdown() in doc, (
+        "docs/published.md is stale: paste afltheory.published.locations_markdown()"
+    )
+
+
+def test_claims_name_the_readings_and_location_they_depend_on():
+    """A verdict's claim (its ``source`` goes into the verdict's details) lists its statement's location and
+    named readings."""
+    from afltheory.published.claims import CLAIMS
+
+    n = 0
+    for cid, claim in CLAIMS.items():
+        st = STATEMENTS.get(cid.removeprefix("published."))
+        if st is None or not st.is_read or not st.readings or cid == "published.scaffold2020.thm3":
+            continue
+        n += 1
+        assert str(st.location) in claim.source, cid
+        for name in st.readings:
+            assert name in claim.source, (cid, name)
+    assert n >= 5
