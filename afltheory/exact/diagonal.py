@@ -21,9 +21,10 @@ checks the two paths agree to 1e-12.
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .. import _faults
 from ..problems.base import LinearGaussianModel, Problem
@@ -92,14 +93,17 @@ class DiagonalSystem:
         self.f_star = float(model.f_star)
         self.x_star = model.x_star.copy()
 
-    def initial(self, x0) -> np.ndarray:
+    def initial(self, x0: ArrayLike) -> np.ndarray:
+        """The per-coordinate stacked second moments S_0 (dim, n₁, n₁) of the deterministic start ``x0``."""
         x0 = np.asarray(x0, dtype=float)
         return np.stack([s.initial(x0[k : k + 1]) for k, s in enumerate(self.systems)])
 
     def step(self, S: np.ndarray, t: int, noise: bool = True) -> np.ndarray:
+        """S_{t+1} from S_t, coordinate by coordinate (``ExactSystem.step`` of each)."""
         return np.stack([s.step(S[k], t, noise) for k, s in enumerate(self.systems)])
 
     def observe(self, S: np.ndarray) -> tuple[float, float, np.ndarray]:
+        """(E‖∇f(x_t)‖², E f(x_t), E x_t): the coordinates' sums (and their means side by side)."""
         obs = [s.observe(S[k]) for k, s in enumerate(self.systems)]
         return (
             float(sum(o[0] for o in obs)),
@@ -108,6 +112,7 @@ class DiagonalSystem:
         )
 
     def msd(self, S: np.ndarray) -> float:
+        """E‖x_t − x*‖² = Σ_k E x̃_k²."""
         return float(sum(s.msd(S[k]) for k, s in enumerate(self.systems)))
 
     def projected_cost(self, rounds: int) -> _cost.ExactCost:
@@ -146,7 +151,7 @@ def diagonal_system(
     behaviour: BehaviourLike,
     system_class: type,
     rounds: int | None = None,
-    **kwargs,
+    **kwargs: Any,
 ) -> DiagonalSystem | None:
     """A ``DiagonalSystem`` for (problem, algorithm, behaviour) when the per-coordinate path applies (see the
     module docstring) and, given ``rounds``, is projected cheaper than the dense recursion (at small dim the
