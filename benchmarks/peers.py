@@ -130,7 +130,7 @@ def numba_runner():
     try:
         import numba
     except ImportError:
-        return None, "numba not importable (pip install numba)"
+        return None, "numba not importable (pip install numba, or the `fast` extra: pip install -e .[fast])"
 
     @numba.njit(cache=False, fastmath=False)
     def round_kernel(hist, t, W, Dl, C, coef, nstd, z, eta, ev, xs, rec):
@@ -154,24 +154,65 @@ def numba_runner():
                 s += gj * gj
             rec[r, t + 1] = s
 
-    def run(p, beh, K, R, T, seed):
+    @numba.njit(cache=False, fastmath=False)
+    def collapsed_kernel(hist, W, Dl, C, coef, nstd_m, z, eta, ev, xs, rec):
+        """All T rounds in one call: per round and replicate, the mean of the m arrivals' collapsed K-step
+        gradients, noise one Gaussian (R, d) per round (std nstd/√m): the default path's computation."""
+        H = hist.shape[0]
+        R, T, mm = W.shape
+        d = hist.shape[2]
+        acc = np.empty(d)
+        for t in range(T):
+            cur, nxt = t % H, (t + 1) % H
+            for r in range(R):
+                for j in range(d):
+                    acc[j] = 0.0
+                for i in range(mm):
+                    slot = (t - Dl[r, t, i]) % H
+                    w = W[r, t, i]
+                    for j in range(d):
+                        acc[j] += hist[slot, r, j] - C[w, j]
+                s = 0.0
+                for j in range(d):
+                    g = coef[j] * acc[j] / mm + nstd_m[j] * z[t, r, j]
+                    v = hist[cur, r, j] - eta * g
+                    hist[nxt, r, j] = v
+                    gj = ev[j] * (v - xs[j])
+                    s += gj * gj
+                rec[r, t + 1] = s
+
+    def prepare(p, beh, K, R, T, seed):
         s = beh.sample(T, R, M, seed=seed)
         ev, coef, nstd = collapse_coefficients(p, K)
-        C, xs = p.centers, p.constants.x_star
-        gen = np.random.Generator(np.random.SFC64(seed))
         H = TAU + 1
         hist = np.empty((H, R, D))
         hist[0] = p.default_x0()
         rec = np.empty((R, T + 1))
-        rec[:, 0] = np.sum((ev * (hist[0] - xs)) ** 2, axis=1)
+        rec[:, 0] = np.sum((ev * (hist[0] - p.constants.x_star)) ** 2, axis=1)
+        return s, ev, coef, nstd, hist, rec
+
+    def run(p, beh, K, R, T, seed):
+        s, ev, coef, nstd, hist, rec = prepare(p, beh, K, R, T, seed)
+        gen = np.random.Generator(np.random.SFC64(seed))
         z = np.empty((R, m, D))
         W, Dl = np.ascontiguousarray(s.workers), np.ascontiguousarray(s.delays)
         for t in range(T):
             gen.standard_normal(out=z)
-            round_kernel(hist, t, W[:, t], Dl[:, t], C, coef, nstd, z, ETA * ETA_L, ev, xs, rec)
+            round_kernel(
+                hist, t, W[:, t], Dl[:, t], p.centers, coef, nstd, z, ETA * ETA_L, ev, p.constants.x_star, rec
+            )
         return rec
 
-    return run, f"numba {numba.__version__}"
+    def run_collapsed(p, beh, K, R, T, seed):
+        s, ev, coef, nstd, hist, rec = prepare(p, beh, K, R, T, seed)
+        z = np.random.Generator(np.random.SFC64(seed)).standard_normal((T, R, D))  # R·d per round
+        W, Dl = np.ascontiguousarray(s.workers), np.ascontiguousarray(s.delays)
+        collapsed_kernel(
+            hist, W, Dl, p.centers, coef, nstd / np.sqrt(m), z, ETA * ETA_L, ev, p.constants.x_star, rec
+        )
+        return rec
+
+    return (run, run_collapsed), f"numba {numba.__version__}"
 
 
 def jax_runner():
@@ -232,67 +273,122 @@ def agrees(ref, rec):
     return float((b.mean() - a.mean()) / se)
 
 
+def _discard(_result):
+    """None: a contender whose output is not compared (timed only)."""
+    return None
+
+
+def exact_z(exact, rec):
+    """(z of the second half's time-averaged mean ‖∇f‖², max over t >= 1 of |z_t|) of the replicates ``rec``
+    (R, T + 1) against the exact moments (T + 1,), in standard errors of the replicate mean."""
+    R, h = rec.shape[0], rec.shape[1] // 2
+    avg = rec[:, h:].mean(axis=1)
+    z_avg = (avg.mean() - exact[h:].mean()) / (avg.std(ddof=1) / np.sqrt(R))
+    z_t = (rec[:, 1:].mean(axis=0) - exact[1:]) / (rec[:, 1:].std(axis=0, ddof=1) / np.sqrt(R))
+    return float(z_avg), float(np.max(np.abs(z_t)))
+
+
 def measure(K, R, T, repeat, loop_reps):
-    """Every contender on the K-step workload; rows (name, seconds, note)."""
+    """Every contender on the K-step workload, interleaved: ``repeat`` passes, each running every contender
+    once in turn; a contender's time is its min over the passes. Rows (name, seconds, note)."""
     p, algo, beh = setup(K)
-    rows = []
+    exact = aft.exact.moments(p, algo, beh, T).grad_norm_sq  # the law every contender must compute
     sim = lambda **kw: aft.simulate(p, algo, beh, rounds=T, replicates=R, seed=1, **kw)  # noqa: E731
-    t_def, tr = best_of(sim, repeat)
-    ref = tr.grad_norm_sq
-    rows.append(("afltheory default (collapsed K steps)", t_def, ""))
-    t_steps, tr_steps = best_of(lambda: sim(collapse="steps"), repeat)
-    rows.append(
+    sched = beh.sample(T, loop_reps, M, seed=1)
+    # (label, what it draws per round, callable -> (R, T + 1) replicates or None, seconds scale)
+    contenders = [
+        ("afltheory default (collapsed K steps and arrivals)", "R·d", lambda: sim().grad_norm_sq, 1.0),
         (
             'afltheory steps collapsed (collapse="steps")',
-            t_steps,
-            f"one draw per arrival; z vs default {agrees(ref, tr_steps.grad_norm_sq):+.1f}",
-        )
-    )
-    t_step, _ = best_of(lambda: sim(collapse=False), repeat)
-    rows.append(("afltheory step by step (collapse=False)", t_step, ""))
-    sched = beh.sample(T, loop_reps, M, seed=1)
-    t_loop, _ = best_of(lambda: plain_loop(p, algo, sched, p.default_x0(), 0), 1)
-    rows.append(
+            "R·m·d",
+            lambda: sim(collapse="steps").grad_norm_sq,
+            1,
+        ),
+        ("afltheory step by step (collapse=False)", "K·R·m·d", lambda: sim(collapse=False).grad_norm_sq, 1.0),
         (
-            "plain per-replicate numpy loop",
-            t_loop * R / loop_reps,
-            f"{loop_reps} replicates run, scaled to R = {R}",
+            f"plain per-replicate numpy loop ({loop_reps} replicates, time scaled to R)",
+            "K·m·d per replicate",
+            lambda: _discard(plain_loop(p, algo, sched, p.default_x0(), 0)),
+            R / loop_reps,
+        ),
+        (
+            "hand-vectorized numpy, SFC64, steps collapsed",
+            "R·m·d",
+            lambda: vectorized(p, beh, K, R, T, 2),
+            1.0,
+        ),
+        (
+            "hand-vectorized numpy, SFC64, steps and arrivals collapsed",
+            "R·d",
+            lambda: vectorized(p, beh, K, R, T, 2, arrivals_collapsed=True),
+            1.0,
+        ),
+    ]
+    skipped = []
+    runs, info = numba_runner()
+    if runs is None:
+        skipped.append(("numba kernels (steps collapsed / steps and arrivals collapsed)", info))
+    else:
+        run, run_collapsed = runs
+        t0 = clock()
+        run(p, beh, K, 8, 3, 0), run_collapsed(p, beh, K, 8, 3, 0)  # compile (not timed)
+        info += f"; compile {clock() - t0:.1f} s not counted"
+        contenders += [
+            ("numba kernel per round, SFC64, steps collapsed", "R·m·d", lambda: run(p, beh, K, R, T, 3), 1.0),
+            (
+                "numba kernel over all rounds, SFC64, steps and arrivals collapsed",
+                "R·d",
+                lambda: run_collapsed(p, beh, K, R, T, 3),
+                1.0,
+            ),
+        ]
+    jrun, jinfo = jax_runner()
+    if jrun is None:
+        skipped.append(("JAX jit + lax.scan (steps collapsed, threefry)", jinfo))
+    else:
+        jrun(p, beh, K, 8, 3, 0)
+        contenders.append(
+            ("JAX jit + lax.scan (steps collapsed, threefry)", "R·m·d", lambda: jrun(p, beh, K, R, T, 3), 1)
+        )
+    for what, per_round in (("R·m·d", R * m * D), ("R·d", R * D), ("K·R·m·d", K * R * m * D)):
+        for gname, bg in (("SFC64", np.random.SFC64), ("Philox", np.random.Philox)):
+            contenders.append(
+                (
+                    f"floor: {what} normals per round ({per_round}), {gname}, nothing else",
+                    what,
+                    lambda bg=bg, n=per_round: floor(bg(0), n, T),
+                    1.0,
+                )
+            )
+    contenders.append(
+        (
+            "(schedule sampling alone, inside every contender)",
+            "—",
+            lambda: _discard(beh.sample(T, R, M, seed=1)),
+            1,
         )
     )
-    for name, kw in (
-        ("hand-vectorized numpy, SFC64 (collapsed)", {}),
-        ("hand-vectorized, steps and arrivals collapsed, SFC64", {"arrivals_collapsed": True}),
-    ):
-        t, rec = best_of(lambda kw=kw: vectorized(p, beh, K, R, T, 2, **kw), repeat)
-        rows.append((name, t, f"z vs engine {agrees(ref, rec):+.1f}"))
-    for factory in (numba_runner, jax_runner):
-        run, info = factory()
-        label = (
-            "numba kernel per round, SFC64 (collapsed)"
-            if factory is numba_runner
-            else "JAX jit + lax.scan (collapsed, threefry)"
-        )
-        if run is None:
-            rows.append((label, None, f"skipped: {info}"))
-            continue
-        t0 = clock()
-        run(p, beh, K, 8, 3, 0)  # compile (not timed)
-        compile_s = clock() - t0
-        t, rec = best_of(lambda run=run: run(p, beh, K, R, T, 3), repeat)
-        rows.append(
-            (label, t, f"{info}; compile {compile_s:.1f} s not counted; z vs engine {agrees(ref, rec):+.1f}")
-        )
-    for what, per_round in (
-        ("R·m·d (one per arrival)", R * m * D),
-        ("R·d (the default path's)", R * D),
-        (f"K·R·m·d (step by step's, K = {K})", K * R * m * D),
-    ):
-        for gname, bg in (("SFC64", np.random.SFC64), ("Philox", np.random.Philox)):
-            t, _ = best_of(lambda bg=bg, n=per_round: floor(bg(0), n, T), repeat)
-            rows.append((f"floor: {what} normals, {gname}", t, f"{per_round * T / t / 1e6:.0f} M normals/s"))
-    t_sched, _ = best_of(lambda: beh.sample(T, R, M, seed=1), repeat)
-    rows.append(("(schedule sampling alone, inside every contender)", t_sched, ""))
-    return rows, t_def
+    best = {c[0]: np.inf for c in contenders}
+    last = {}
+    for _ in range(repeat):  # interleaved: a change of load hits every contender alike
+        for name, _draws, fn, _scale in contenders:
+            t0 = clock()
+            out = fn()
+            best[name] = min(best[name], clock() - t0)
+            if out is not None:
+                last[name] = out
+    rows = []
+    for name, draws, _fn, scale in contenders:
+        note = f"draws {draws}"
+        if name in last:
+            za, zm = exact_z(exact, last[name])
+            flag = "" if abs(za) <= 5 else "  DISAGREES with the exact law"
+            note += f"; z vs exact: time-average {za:+.1f}, max_t |z_t| {zm:.1f}{flag}"
+        if name.startswith("numba"):
+            note += f"; {info}"
+        rows.append((name, best[name] * scale, note))
+    rows += [(name, None, f"skipped: {why}") for name, why in skipped]
+    return rows, best[contenders[0][0]]
 
 
 def main(argv=None):
@@ -301,7 +397,9 @@ def main(argv=None):
     ap.add_argument("--K", type=int, nargs="+", default=[5, 1])
     ap.add_argument("--replicates", type=int, default=256)
     ap.add_argument("--rounds", type=int, default=200)
-    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument(
+        "--repeat", type=int, default=7, help="interleaved passes; each contender's min (default 7)"
+    )
     ap.add_argument("--loop-replicates", type=int, default=4)
     ap.add_argument("--json", help="write the rows as JSON")
     ap.add_argument(
@@ -323,10 +421,10 @@ def main(argv=None):
     for K in args.K:
         rows, t_def = measure(K, args.replicates, args.rounds, args.repeat, args.loop_replicates)
         print(f"\nK = {K}: afltheory default {t_def:.3f} s ({args.clock})")
-        print(f"{'contender':58s} {'seconds':>8s} {'ratio':>6s}  note")
+        print(f"{'contender':66s} {'seconds':>8s} {'ratio':>6s}  note")
         for name, t, note in rows:
             ts, rs = ("—", "—") if t is None else (f"{t:.3f}", f"{t / t_def:.2f}")
-            print(f"{name:58s} {ts:>8s} {rs:>6s}  {note}")
+            print(f"{name:66s} {ts:>8s} {rs:>6s}  {note}")
         out[f"K={K}"] = [
             dict(contender=n, seconds=t, ratio=None if t is None else t / t_def, note=s) for n, t, s in rows
         ]

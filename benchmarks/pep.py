@@ -6,8 +6,9 @@ Run: OPENBLAS_NUM_THREADS=1 python benchmarks/pep.py [--sizes m,K,T,tau,M ...] [
                                                         [--methods reduced direct pepit] [--lower]
 Used for the size limit (core.MAX_GRAM, core.estimate_seconds), the cvxpy pin and the horizon table of
 docs/pep.md. The numbers depend on the machine's load (2 shared cores here); ``--scaling`` runs every
-(method, T) in its own subprocess and reports its CPU seconds (all threads), wall seconds and peak RSS, which
-are less load-dependent than wall time.
+(method, T) in its own subprocess and reports its CPU seconds (all threads), wall seconds, the solve time
+Clarabel reports (its own wall clock; the rest is building and compiling the problem: PEPit, cvxpy) and
+peak RSS, which are less load-dependent than wall time.
 
 The ``--scaling`` schedule: (M, m, K, τ) = (4, 3, 2, 1), the same m workers every round (the worst kind of
 schedule the searches of docs/pep.md found: biased participation), every delay min(t, τ), AFA-CD at the
@@ -110,8 +111,8 @@ def one(method: str, T: int, lower: bool = False, schedule: str = "fixed") -> di
 
 def scaling(Ts, methods, lower: bool, schedule: str = "fixed") -> None:
     print(
-        f"{'method':>8} {'T':>3} {'Gram (blocks)':>16} {'CPU s':>7} {'wall s':>7} {'RSS MB':>7}  value  "
-        f"status"
+        f"{'method':>8} {'T':>3} {'Gram (blocks)':>16} {'CPU s':>7} {'wall s':>7} {'solver s':>8} "
+        f"{'RSS MB':>7}  value  status"
     )
     for method in methods:
         for T in Ts:
@@ -129,6 +130,7 @@ def scaling(Ts, methods, lower: bool, schedule: str = "fixed") -> None:
             )
             print(
                 f"{method:>8} {T:>3} {str(d['blocks']):>16} {d['cpu_s']:>7.1f} {d['wall_s']:>7.1f} "
+                f"{d.get('solver_s') or float('nan'):>8.1f} "
                 f"{d['peak_rss_mb']:>7.0f}  {d['value']:.7g}  {d['status']}{extra}",
                 flush=True,
             )

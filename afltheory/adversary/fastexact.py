@@ -44,6 +44,7 @@ import numpy as np
 
 from .. import _faults
 from ..algorithms.base import ServerRule, UnsupportedRule
+from ..exact.diagonal import is_diagonal, split
 from ..exact.local import local_maps, server_rule
 
 __all__ = ["Batch", "RuleView", "estimate_bytes", "grad_norm_sq", "local_map_arrays", "rule_view"]
@@ -253,12 +254,6 @@ def _delay_at(pmf, t):
     return out
 
 
-def _is_diagonal(a):
-    d = a.shape[-1]
-    off = ~np.eye(d, dtype=bool)
-    return not np.any(a[..., off])
-
-
 def grad_norm_sq(b: Batch, rounds: int) -> np.ndarray:
     """E‖∇f(x_t)‖², t = 0..rounds, for every candidate: (B, rounds + 1). A candidate whose second moments
     overflow gets +inf from the first non-finite round on (it is flagged by the caller, never NaN).
@@ -300,7 +295,7 @@ def grad_norm_sq(b: Batch, rounds: int) -> np.ndarray:
         pK[..., np.arange(M), Kf - 1] = 1.0
         if Kmax != view.w_K.shape[1]:
             view = rule_view(at(0), m=int(b.m), num_workers=M, K_max=Kmax, max_delay=Hn - 1)
-    diag = d > 1 and _is_diagonal(b.hessians) and _is_diagonal(b.noise_cov)
+    diag = d > 1 and is_diagonal(b.hessians) and is_diagonal(b.noise_cov)
 
     def finish(v):
         v = v.repeat(B) if v.scale.shape[0] == 1 and B > 1 else v
@@ -320,13 +315,8 @@ def grad_norm_sq(b: Batch, rounds: int) -> np.ndarray:
                 memo[key] = finish(rule_view(rs, m=int(b.m), num_workers=M, K_max=Kmax, max_delay=Hn - 1))
             return key, memo[key]
 
-    if diag:
-        k = np.arange(d)
-        H1 = b.hessians[..., k, k].transpose(0, 2, 1).reshape(B * d, M, 1, 1)
-        bt1 = b.b_tilde.transpose(0, 2, 1).reshape(B * d, M, 1)
-        N1 = b.noise_cov[..., k, k].transpose(0, 2, 1).reshape(B * d, M, 1, 1)
-        hb = b.hbar[:, k, k].reshape(B * d, 1, 1)
-        x01 = b.x0.reshape(B * d, 1)
+    if diag:  # B·d one-dimensional problems (exact.diagonal.split, shared with exact.moments)
+        H1, bt1, N1, hb, x01 = split(b.hessians, b.b_tilde, b.noise_cov, b.hbar, b.x0)
         rep = lambda a: np.repeat(a, d, axis=0)
         g = _run(H1, bt1, N1, hb, x01, rep(PI), rep(PIJ), rep(DP), rep(pK), views, rounds)
         with np.errstate(over="ignore", invalid="ignore"):

@@ -43,7 +43,7 @@ from ..algorithms.base import UnsupportedRule
 from ..compression.channel import check_compressor
 from ..compression.compressors import Compressor
 from . import cost as _cost
-from . import drift
+from . import diagonal, drift
 from .law import SIMULATE_HINT, ExactUnavailable, round_law
 from .local import linear_model, local_maps, server_rule
 
@@ -260,6 +260,10 @@ class ExactSystem:
         from dim, the delay history, the number of workers, the law's random (K, τ) supports and the measured
         per-operation constants, before any round runs (it builds the stationary round operator, which the
         run reuses, to read its number of entries)."""
+        return _cost.project_cost(**self.projection_args(rounds))
+
+    def projection_args(self, rounds: int) -> dict:
+        """The arguments of ``afltheory.exact.cost.project_cost`` for ``rounds`` rounds of this system."""
         rounds = check_int("rounds", rounds, low=1)
         law = self.law
         pmfs = self._pmfs(law.time_invariant_from)
@@ -271,12 +275,12 @@ class ExactSystem:
         steps = sum(
             max(set(law.k_pmf[i]) | set(law.k_init_pmf[i])) + len(law.k_pmf[i]) for i in range(self.M)
         )
-        return _cost.project_cost(
-            self.d,
-            self.M,
-            self.Hn,
-            self.cs,
-            rounds,
+        return dict(
+            dim=self.d,
+            num_workers=self.M,
+            history=self.Hn,
+            memory_slots=self.cs,
+            rounds=rounds,
             delay_blocks=min(blocks, self.Hn),
             random_workers=len(rand),
             k_combos=sum(len(law.k_pmf[i]) for i in rand),
@@ -497,6 +501,7 @@ def moments(
     warn_seconds: float = 60.0,
     max_seconds: float | None = None,
     allow_large: bool = False,
+    structure: bool = True,
 ) -> Moments:
     """Exact E‖∇f(x_t)‖², E f(x_t), E x_t for t = 0..rounds (no Monte Carlo error).
 
@@ -519,6 +524,10 @@ def moments(
     available now raises ``ExactUnavailable`` naming the sizes and the limit; ``allow_large=True`` lifts the
     available-RAM refusal (not ``max_memory``). The first round is also timed and the total re-projected
     from that measurement (a machine slower than the constants' one): same warning and refusal.
+
+    Structure (``structure=True``, the default): when every Hessian, noise covariance and H̄ is diagonal the
+    recursion runs per coordinate (``afltheory.exact.diagonal``: dim states of 1 + (max_delay+1) (+
+    num_workers), cost linear in dim), with the same values; ``structure=False`` runs the dense recursion.
     """
     rounds = check_int("rounds", rounds, low=1)
     warn_seconds = check_positive("warn_seconds", warn_seconds)
@@ -526,13 +535,15 @@ def moments(
         max_seconds = check_positive("max_seconds", max_seconds)
     divergence_threshold = check_positive("divergence_threshold", divergence_threshold)
     scheduled = getattr(algorithm, "scheduled", False)
-    sys_ = ExactSystem(
-        problem,
-        algorithm.at_round(0) if scheduled else algorithm,
-        behaviour,
-        max_memory=max_memory,
-        allow_large=allow_large,
-    )
+    if not isinstance(structure, (bool, np.bool_)):
+        raise ValueError(f"structure={structure!r} must be True or False")
+    kw = {"max_memory": max_memory, "allow_large": allow_large}
+    # diagonal Hessians and noise: dim one-dimensional recursions (exact/diagonal.py), else the dense one
+    sys_ = None
+    if structure:
+        sys_ = diagonal.diagonal_system(problem, algorithm, behaviour, ExactSystem, rounds, **kw)
+    if sys_ is None:
+        sys_ = ExactSystem(problem, algorithm.at_round(0) if scheduled else algorithm, behaviour, **kw)
     projected = sys_.projected_cost(rounds)
     warned = _check_projection(projected, max_memory, warn_seconds, max_seconds, allow_large)
     current = {(None if not scheduled else _steps(algorithm.at_round(0))): sys_}
@@ -595,6 +606,7 @@ def moments(
         "behaviour": repr(behaviour),
         "rounds": rounds,
         "state_size": sys_.n,
+        "structure": "diagonal" if isinstance(sys_, diagonal.DiagonalSystem) else "dense",
     }
     if div is not None:
         from ..engine import DivergenceWarning

@@ -170,7 +170,8 @@ def test_refuses_replay_scaffold_nonlinear_and_large_states():
         prob = getattr(nonconvex, names[0])(dim=2, num_workers=4)
         with pytest.raises(TypeError, match="not linear-Gaussian.*simulate"):
             moments(prob, AFACD(1.0, 0.1), Behaviour(UniformArrivals(2)), 5)
-    big = HeterogeneousQuadratic(dim=200, num_workers=100, L=1.0, mu=0.2, sigma_G=1.0, seed=0)
+    # dense Hessians: a diagonal problem of this size runs per coordinate (exact/diagonal.py)
+    big = HeterogeneousQuadratic(dim=200, num_workers=100, mu=0.2, sigma_G=1.0, seed=0, hessian="dense")
     need = estimate_memory(200, 100, 4, True)
     with pytest.raises(ExactUnavailable, match=r"GiB") as info:
         moments(big, AFACS(1.0, 0.1), Behaviour(UniformArrivals(5), UniformDelay(4)), 5)
