@@ -433,7 +433,7 @@ def _one_line(text: str, width: int) -> str:
     return text if len(text) <= width else text[: max(width - 1, 1)] + "…"
 
 
-def _check_line(r: dict) -> str:
+def _check_line(r: dict, idw: int = 16) -> str:
     vs = r["verdicts"]
     cid = r["spec"]["id"]
     if r.get("skipped"):
@@ -446,7 +446,7 @@ def _check_line(r: dict) -> str:
         weak = sum(_no_power(v) for v in vs)
         state += f", {weak} no power" if weak else ""
     cpu = f" ({r['cpu']:5.1f} s CPU)" if r.get("cpu") is not None else ""
-    return f"  {cid:16s} {state:28s} {r['elapsed']:6.1f} s{cpu}"
+    return f"  {cid:{idw}s} {state:28s} {r['elapsed']:6.1f} s{cpu}"
 
 
 def print_summary(
@@ -506,10 +506,11 @@ def print_summary(
             "SKIPPED (optional extra not installed): ",
             [f"{r['spec']['id']} (needs: {r['skipped']})" for r in skipped],
         )
-    out(f"  {'check':16s} {'verdicts':28s} {'wall':>8s}")
+    idw = max([16] + [len(r["spec"]["id"]) for r in results])  # ids whole, columns aligned
+    out(f"  {'check':{idw}s} {'verdicts':28s} {'wall':>8s}")
     first = [r for r in results if r["error"] or any(not v.ok for v in r["verdicts"])]
     for r in first + [r for r in results if r not in first]:
-        out(_check_line(r))
+        out(_check_line(r, idw))
     if reports:
         print("reports: " + ", ".join(reports) + "  (the full table: --verbose, or report.md)", file=file)
 
