@@ -1,5 +1,5 @@
 """Hypothesis strategies over a claim's assumption class: property-based search with shrinking, in your own
-pytest (needs ``hypothesis``: ``pip install 'afltheory[test]'``).
+pytest (built on ``hypothesis``, a core dependency).
 
 ```python
 from hypothesis import given, settings
@@ -76,8 +76,8 @@ def reproducible() -> Iterator[None]:
 def _st():
     try:
         from hypothesis import strategies as st
-    except ImportError as exc:  # pragma: no cover - hypothesis is in the test extra
-        raise ImportError("afltheory.strategies needs hypothesis: pip install 'afltheory[test]'") from exc
+    except ImportError as exc:  # pragma: no cover - hypothesis is a core dependency
+        raise ImportError("afltheory.strategies needs hypothesis: pip install hypothesis") from exc
     return st
 
 

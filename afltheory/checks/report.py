@@ -1,5 +1,7 @@
-"""report.md and a self-contained report.html (PNG figures embedded as base64) from the check results, and
-the verdict table printed on stdout."""
+"""report.md and a self-contained report.html (PNG figures embedded as base64, palette-compressed) from the
+check results, and the terminal output: by default a one-screen summary (``print_summary``: counts,
+failures / crashes / "no power" first, one line per check, the report paths), with ``--verbose`` the full
+verdict table (``print_table``)."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ import html
 import os
 import re
 import shutil
+import sys
 import textwrap
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -27,7 +30,9 @@ __all__ = [
     "interval_label",
     "math_str",
     "measured_str",
+    "print_summary",
     "print_table",
+    "ProgressLines",
     "quantity_of",
     "table_lines",
     "terms_str",
@@ -338,13 +343,13 @@ def table_lines(results: list[dict], kills: dict | None = None) -> tuple[list[st
 
 #: terminal columns (slack and the dominant term are in report.md / report.html) and their caps in characters
 _TERM_COLS = ("id", "verdict", "measured", "pass criterion", "claim", "kills (mutants)")
-_CAPS = {"id": 24, "verdict": 18, "measured": 34, "pass criterion": 34, "kills (mutants)": 24}
+_CAPS = {"verdict": 18, "measured": 34, "pass criterion": 34, "kills (mutants)": 24}
 
 
 def _fit_widths(head: list[str], body: list[list[str]], width: int) -> list[int]:
-    """Column widths whose table (two spaces between columns) fits ``width``: every column capped; the claim
-    column keeps at least max(24, 30 % of the width) while the widest other column shrinks (minimum 14, then
-    8; the id column last)."""
+    """Column widths whose table (two spaces between columns) fits ``width``: every column but the id capped;
+    the claim column keeps at least max(24, 30 % of the width) while the widest other column shrinks (minimum
+    14, then 8); the id column never shrinks (an id is never split)."""
     nat = [max(len(head[j]), *(len(r[j]) for r in body)) if body else len(head[j]) for j in range(len(head))]
     w = [min(n, _CAPS.get(h, n)) for n, h in zip(nat, head, strict=True)]
     sep = 2 * (len(head) - 1)
@@ -353,9 +358,9 @@ def _fit_widths(head: list[str], body: list[list[str]], width: int) -> list[int]
         w[c] = min(nat[c], max(24, int(0.3 * width)))
     i = head.index("id") if "id" in head else None
     while sum(w) + sep > width:
-        # ids stay whole while the other columns can give (down to 14 characters)
+        # ids stay whole (never narrower than the longest id); the other columns give, down to 14, then 8
         others = [k for k in range(len(w)) if k not in (c, i) and w[k] > 14]
-        others = others or [k for k in range(len(w)) if k != c and w[k] > 8]
+        others = others or [k for k in range(len(w)) if k not in (c, i) and w[k] > 8]
         if not others:
             if c is not None and w[c] > 8:
                 w[c] -= 1
@@ -386,10 +391,14 @@ def print_table(
         width = shutil.get_terminal_size((100, 24)).columns
     width = max(int(width), 60)
     w = _fit_widths(head, body, width)
+    stacked = sum(w) + 2 * (len(w) - 1) > width and head[0] == "id"
+    if stacked:  # whole ids do not fit beside the other columns: each id on its own line above its row
+        ids, head, body = [r[0] for r in body], head[1:], [r[1:] for r in body]
+        w = _fit_widths(head, body, width)
 
     def emit(cells: list[str]) -> None:
-        wrapped = [
-            textwrap.wrap(c, w[j], break_long_words=True, break_on_hyphens=False) or [""]
+        wrapped = [  # an id is never split (its column is as wide as the longest id)
+            textwrap.wrap(c, w[j], break_long_words=j != 0 or stacked, break_on_hyphens=False) or [""]
             for j, c in enumerate(cells)
         ]
         for i in range(max(len(x) for x in wrapped)):
@@ -407,9 +416,158 @@ def print_table(
     print("-" * min(width, sum(w) + 2 * (len(w) - 1)), file=file)
     multi = any(len(c) > w[j] for row in body for j, c in enumerate(row))
     for k, row in enumerate(body):
-        if multi and k:
+        if (multi or stacked) and k:
             print("", file=file)
+        if stacked:
+            print(ids[k], file=file)
         emit(row)
+
+
+def _no_power(v: Verdict) -> bool:
+    """A verdict that says it could not fail ("no power" in its notes: no control that can fail)."""
+    return "no power" in (v.notes or "").lower()
+
+
+def _one_line(text: str, width: int) -> str:
+    text = str(text).replace("\n", " ").rstrip()
+    return text if len(text) <= width else text[: max(width - 1, 1)] + "…"
+
+
+def _check_line(r: dict, idw: int = 16) -> str:
+    vs = r["verdicts"]
+    cid = r["spec"]["id"]
+    if r.get("skipped"):
+        state = f"SKIPPED (needs: {r['skipped']})"
+    elif r["error"]:
+        state = "CRASHED"
+    else:
+        bad = [v for v in vs if not v.ok]
+        state = f"{len(vs) - len(bad)}/{len(vs)} pass" + (f", {len(bad)} FAILED" if bad else "")
+        weak = sum(_no_power(v) for v in vs)
+        state += f", {weak} no power" if weak else ""
+    cpu = f" ({r['cpu']:5.1f} s CPU)" if r.get("cpu") is not None else ""
+    return f"  {cid:{idw}s} {state:28s} {r['elapsed']:6.1f} s{cpu}"
+
+
+def print_summary(
+    results: list[dict],
+    meta: dict,
+    reports: tuple[str, ...] = (),
+    file: TextIO | None = None,
+    width: int | None = None,
+) -> None:
+    """The run on one screen: the counts; then what needs a look first — failed verdicts (id, verdict,
+    measured, pass criterion), crashed checks (their error), verdicts without power, skipped checks; then
+    one line per check (failures first) and the report paths. Every line fits ``width``; ids are whole."""
+    file = sys.stdout if file is None else file
+    if width is None:
+        width = shutil.get_terminal_size((100, 24)).columns
+    width = max(int(width), 60)
+    allv = [v for r in results for v in r["verdicts"]]
+    bad = [v for v in allv if not v.ok]
+    crashed = [r for r in results if r["error"]]
+    skipped = [r for r in results if r.get("skipped")]
+    weak = [v for v in allv if _no_power(v)]
+    n_ok = meta.get("n_ok", len(allv) - len(bad))
+    elapsed = meta.get("elapsed")
+    took = f" ({elapsed:.1f} s)" if elapsed is not None else ""
+
+    plural = "s" if len(results) != 1 else ""
+
+    def out(line: str = "") -> None:
+        print(_one_line(line, width) if line else "", file=file)
+
+    head = (
+        f"{n_ok}/{len(allv)} verdicts pass in {len(results)} check{plural}{took}: {len(bad)} failed, "
+        f"{len(crashed)} crashed, {len(weak)} without power, {len(skipped)} skipped"
+    )
+    for ln in textwrap.wrap(head, width, break_long_words=False):
+        print(ln, file=file)
+
+    def ids(label: str, names: list[str]) -> None:  # wrapped between ids, never inside one
+        text = label + ", ".join(names)
+        for ln in textwrap.wrap(text, width, break_long_words=False, break_on_hyphens=False):
+            print(ln, file=file)
+
+    if bad:
+        ids("FAILED: ", [v.id for v in bad])
+        for v in bad:
+            ctl = control_str(v)
+            out(f"  {v.id}  {verdict_str(v)}; control {ctl}: {measured_str(v)} | {criterion_str(v)}")
+    if crashed:
+        ids("CRASHED: ", [r["spec"]["id"] for r in crashed])
+        for r in crashed:
+            last = str(r["error"]).strip().splitlines()
+            out(f"  {r['spec']['id']}: {last[-1] if last else ''}")
+    if weak:
+        ids("NO POWER (the verdict cannot fail): ", [v.id for v in weak])
+    if skipped:
+        ids(
+            "SKIPPED (optional extra not installed): ",
+            [f"{r['spec']['id']} (needs: {r['skipped']})" for r in skipped],
+        )
+    idw = max([16] + [len(r["spec"]["id"]) for r in results])  # ids whole, columns aligned
+    out(f"  {'check':{idw}s} {'verdicts':28s} {'wall':>8s}")
+    first = [r for r in results if r["error"] or any(not v.ok for v in r["verdicts"])]
+    for r in first + [r for r in results if r not in first]:
+        out(_check_line(r, idw))
+    if reports:
+        print("reports: " + ", ".join(reports) + "  (the full table: --verbose, or report.md)", file=file)
+
+
+class ProgressLines:
+    """The per-check progress lines (``[k/n] id: state (t s)``, written by ``run_checks``) condensed for a
+    person: on a terminal each line overwrites the previous one, and a check that does not pass (failed,
+    crashed, skipped) keeps its line; elsewhere (a pipe, a log) those lines and every ``ceil(n/8)``-th line
+    are kept. Lines of another shape pass through unchanged."""
+
+    _LINE = re.compile(r"^\[(\d+)/(\d+)\] \S+: (?:(\d+)/(\d+) verdicts pass|.*)")
+
+    def __init__(self, stream: TextIO, tty: bool | None = None):
+        self.stream = stream
+        self.tty = bool(getattr(stream, "isatty", lambda: False)()) if tty is None else tty
+        self._buf = ""
+        self._pending = False
+
+    def write(self, s: str) -> int:
+        self._buf += s
+        while "\n" in self._buf:
+            line, self._buf = self._buf.split("\n", 1)
+            self._line(line)
+        return len(s)
+
+    def _line(self, line: str) -> None:
+        m = self._LINE.match(line)
+        if m is None:
+            self._emit(line, keep=True)
+            return
+        k, n = int(m.group(1)), int(m.group(2))
+        passed = m.group(3) is not None and m.group(3) == m.group(4)
+        if self.tty:
+            self._emit(line, keep=not passed)
+        elif not passed or k == n or k % max(1, -(-n // 8)) == 0:
+            self._emit(line, keep=True)
+
+    def _emit(self, line: str, keep: bool) -> None:
+        if self.tty:
+            self.stream.write("\r\x1b[K" + line + ("\n" if keep else ""))
+            self._pending = not keep
+        else:
+            self.stream.write(line + "\n")
+        self.stream.flush()
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+    def finish(self) -> None:
+        """End an overwritten line (call once the run is over)."""
+        if self._buf:
+            self._line(self._buf)
+            self._buf = ""
+        if self._pending:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+            self._pending = False
 
 
 def _md_escape(s):
@@ -519,13 +677,36 @@ def _md_to_html(text: str) -> str:
     return "\n".join(out)
 
 
+def _compressed_png(data: bytes) -> bytes:
+    """``data`` (a PNG) re-encoded with an adaptive palette of 256 colours (matplotlib's line plots use far
+    fewer: 3-4x smaller, the same pixels to the eye), or unchanged when Pillow cannot read it or the result
+    is not smaller."""
+    try:
+        import io
+
+        from PIL import Image  # matplotlib's own dependency
+
+        with Image.open(io.BytesIO(data)) as im:
+            rgb = im.convert("RGB")
+        buf = io.BytesIO()
+        rgb.quantize(colors=256, method=Image.Quantize.MEDIANCUT).save(buf, "PNG", optimize=True)
+    except Exception:  # noqa: BLE001 - a figure Pillow cannot read is embedded as it is
+        return data
+    return buf.getvalue() if len(buf.getvalue()) < len(data) else data
+
+
 def _img(out, rel):
+    """A figure embedded in report.html (palette-compressed, so the report stays light and self-contained),
+    linked to the full-quality PNG next to the report."""
     p = os.path.join(out, rel)
     if not os.path.exists(p):
         return f"<p><em>missing figure {html.escape(rel)}</em></p>"
     with open(p, "rb") as fh:
-        b = base64.b64encode(fh.read()).decode()
-    return f'<img alt="{html.escape(rel)}" src="data:image/png;base64,{b}" style="max-width:100%">'
+        b = base64.b64encode(_compressed_png(fh.read())).decode()
+    return (
+        f'<a href="{html.escape(rel)}"><img alt="{html.escape(rel)}" src="data:image/png;base64,{b}" '
+        'style="max-width:100%"></a>'
+    )
 
 
 _JS = """

@@ -22,7 +22,7 @@ from typing import TextIO
 from .._io import check_output_dir, check_output_file, write_json
 from .provenance import SCHEMA_VERSION, provenance
 from .registry import CHECKS, Context, load_all, load_file, ordered_ids
-from .report import print_table, write_html, write_markdown
+from .report import ProgressLines, print_summary, print_table, write_html, write_markdown
 from .verdict import Verdict, json_safe
 
 __all__ = [
@@ -341,22 +341,21 @@ def run_checks(
 
 
 def write_reports(
-    out: str, results: list[dict], meta: dict, json_path: str | None = None, title: str = "afltheory check"
+    out: str,
+    results: list[dict],
+    meta: dict,
+    json_path: str | None = None,
+    title: str = "afltheory check",
+    verbose: bool = False,
 ) -> int:
-    """Print the verdict table, write report.md / report.html (and the verdicts as JSON); return the exit
-    code."""
+    """Print the summary (with ``verbose``, or a kill matrix in ``meta``, the full verdict table first), write
+    report.md / report.html (and the verdicts as JSON); return the exit code."""
     allv = [v for r in results for v in r["verdicts"]]
     # summaries on stdout, unless stdout carries the JSON (`--json -`): then the table goes to stderr
     summary = sys.stderr if json_path == "-" else sys.stdout
-    print_table(results, file=summary, kills=meta.get("kills"))
-    for r in results:
-        cpu = f" ({r['cpu']:5.1f} s CPU)" if r.get("cpu") is not None else ""
-        print(
-            f"  {r['spec']['id']:16s} {r['elapsed']:6.1f} s{cpu}"
-            + ("  CRASHED" if r["error"] else "")
-            + (f"  SKIPPED (needs: {r['skipped']})" if r.get("skipped") else ""),
-            file=summary,
-        )
+    if verbose or meta.get("kills") is not None:
+        print_table(results, file=summary, kills=meta.get("kills"))
+        print("", file=summary)
     md = write_markdown(os.path.join(out, "report.md"), results, meta, title=title)
     ht = write_html(os.path.join(out, "report.html"), out, results, meta, title=title)
     if json_path:
@@ -379,23 +378,9 @@ def write_reports(
             "skipped": skipped,
         }
         write_json(json_path, json_safe(doc))
+    print_summary(results, meta, (md, ht), file=summary)
     bad = [v for v in allv if not v.ok]
     crashed = [r["spec"]["id"] for r in results if r["error"]]
-    print(
-        f"\n{meta['n_ok']}/{len(allv)} verdicts pass ({meta['elapsed']:.1f} s); reports: {md}, {ht}",
-        file=summary,
-    )
-    if bad:
-        print("FAILED: " + ", ".join(v.id for v in bad), file=summary)
-    if crashed:
-        print("CRASHED: " + ", ".join(crashed), file=summary)
-    skipped_ids = [r["spec"]["id"] for r in results if r.get("skipped")]
-    if skipped_ids:
-        print(
-            "SKIPPED (optional extra not installed): "
-            + ", ".join(f"{r['spec']['id']} (needs: {r['skipped']})" for r in results if r.get("skipped")),
-            file=summary,
-        )
     return 0 if not bad and not crashed else 1
 
 
@@ -423,10 +408,13 @@ def _run_and_report(ids, args, files=(), title="afltheory check", extra=()) -> i
     tier = args.tier or "quick"
     validate_args(args)
     t0 = time.perf_counter()
-    quiet = getattr(args, "quiet", False)
+    quiet, verbose = getattr(args, "quiet", False), getattr(args, "verbose", False)
+    lines = None if quiet or verbose else ProgressLines(sys.stderr)  # condensed unless --verbose
     results = run_checks(
-        ids, tier, args.seed, args.out, args.jobs, files, progress_file=None if quiet else sys.stderr
+        ids, tier, args.seed, args.out, args.jobs, files, progress_file=None if quiet else lines or sys.stderr
     )
+    if lines is not None:
+        lines.finish()
     results = _keep_verdicts(results, getattr(args, "only", None), ordered_ids(None) + list(ids))
     results = list(extra) + results
     elapsed = time.perf_counter() - t0
@@ -439,7 +427,7 @@ def _run_and_report(ids, args, files=(), title="afltheory check", extra=()) -> i
         "elapsed": elapsed,
         "provenance": provenance(tier=tier, seed=args.seed, elapsed=elapsed),
     }
-    return write_reports(args.out, results, meta, args.json, title=title)
+    return write_reports(args.out, results, meta, args.json, title=title, verbose=verbose)
 
 
 def check_main(args: argparse.Namespace) -> int:
@@ -551,6 +539,11 @@ def _common_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0, help="base seed of every check (default 0)")
     p.add_argument("--jobs", type=int, default=1, help="run checks in this many processes (default 1)")
     p.add_argument("--quiet", action="store_true", help="no per-check progress lines on stderr")
+    p.add_argument(
+        "--verbose",
+        action="store_true",
+        help="print the full verdict table (and every progress line) before the summary",
+    )
 
 
 def add_check_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:

@@ -212,7 +212,6 @@ def skeleton(
     from .. import _faults
     from ..algorithms.base import ServerRule
     from ..anarchy.schedule import Schedule
-    from ..exact.local import server_rule
 
     if not isinstance(algorithm, ServerRule):
         raise TypeError(
@@ -234,7 +233,7 @@ def skeleton(
             f"algorithm={algorithm!r} already has a step-size schedule; eta_L_schedule must be None"
         )
     base = algorithm.at_round(0) if scheduled else algorithm
-    view = server_rule(base, M)  # UnsupportedRule (a TypeError): a rule the declarative hooks cannot express
+    view = pep_view(base, M)  # UnsupportedRule (a TypeError): a rule the declarative hooks cannot express
     if view.mu != 0.0:
         raise ValueError(
             f"algorithm.worker={algorithm.worker!r}: the PEP skeleton supports the plain SGD "
@@ -264,7 +263,7 @@ def skeleton(
     if scheduled:
         rules = [algorithm.at_round(t) for t in range(K.shape[0])]
         eta_rounds = np.array([float(rr.eta_L) for rr in rules])
-        gamma_rounds = np.array([server_rule(rr, M).gamma for rr in rules])  # the declarative view
+        gamma_rounds = np.array([pep_view(rr, M).gamma for rr in rules])  # the declarative view
         for t, g in enumerate(gamma_rounds):
             check_real(f"algorithm.at_round({t}).step_size", g, low=STEP_MIN * 1e-6, high=STEP_MAX * 1e6)
     elif eta_L_schedule is not None:
@@ -318,10 +317,29 @@ def _step_schedule(algorithm, eta_L_schedule, T: int, M: int) -> tuple[np.ndarra
             f"eta_L_schedule must be > 0 in every round, got min {eta.min()} (allowed (0, "
             f"{STEP_MAX * 1e6:g}])"
         )
+    gam = np.array([pep_view(dataclasses.replace(algorithm, eta_L=float(v)), M).gamma for v in eta])
+    return eta, gam
+
+
+def pep_view(algorithm, num_workers: int):
+    """The exact engine's declarative view of ``algorithm`` (``afltheory.exact.local.server_rule``), which the
+    PEP skeleton reads; a rule it cannot express is refused in PEP's name (``UnsupportedRule``)."""
+    from ..algorithms.base import UnsupportedRule
+    from ..exact.law import SIMULATE_HINT
     from ..exact.local import server_rule
 
-    gam = np.array([server_rule(dataclasses.replace(algorithm, eta_L=float(v)), M).gamma for v in eta])
-    return eta, gam
+    try:
+        return server_rule(algorithm, num_workers)
+    except UnsupportedRule as exc:
+        msg = (
+            str(exc)
+            .replace("exact moments represent", "the PEP skeleton (afltheory.pep) represents")
+            .replace("exact moments need", "the PEP skeleton needs")
+            .replace(SIMULATE_HINT, "PEP cannot certify it; " + SIMULATE_HINT)
+        )
+        raise UnsupportedRule(
+            msg if "PEP" in msg else f"PEP (afltheory.pep) refuses this rule: {msg}"
+        ) from None
 
 
 def _needs_last(metric: str, gap: str, decrease_weight: float = 0.0) -> bool:

@@ -52,10 +52,10 @@ def test_verify_user_file_writes_report(tmp_path, capsys):
     f = tmp_path / "my_claim.py"
     f.write_text(USER_FILE)
     out = tmp_path / "rep"
-    assert main(["verify", str(f), "--out", str(out)]) == 0
+    assert main(["verify", str(f), "--out", str(out), "--verbose"]) == 0
     md = (out / "report.md").read_text()
     assert "user_demo.bound" in md and "afltheory verify" in md
-    assert "user_demo.bound" in capsys.readouterr().out
+    assert "user_demo.bound" in capsys.readouterr().out  # --verbose: the full table
     assert load_file(str(f)) == ["user_demo"]  # loading twice registers nothing new
 
 

@@ -27,12 +27,13 @@ def test_json_on_stdout_is_an_object_with_provenance(tmp_path, capsys):
         assert key in prov
     assert prov["seed"] == 2 and prov["tier"] == "quick"
     assert [v["id"] for v in doc["verdicts"]] == ["wallclock.analytic"]  # a verdict id keeps that verdict
-    assert "[1/1] wallclock" in cap.err and "wallclock.analytic" in cap.err  # progress and table on stderr
+    assert "[1/1] wallclock" in cap.err and "1/1 verdicts pass" in cap.err  # progress and summary on stderr
 
 
 def test_repeated_only_and_check_ids(tmp_path, capsys):
     rc = main(
         ["check", "--only", "wallclock.analytic", "--only", "yu", "--out", str(tmp_path / "r"), "--quiet"]
+        + ["--verbose"]  # the full table (the default summary has one line per check)
     )
     assert rc == 0
     out = capsys.readouterr().out
