@@ -134,7 +134,7 @@ class Heterogeneity:
 
     def check(self, problem: Any) -> tuple[bool, str]:
         s = float(problem.constants.sigma_G)
-        if self.kind == "iid" and s != 0.0:
+        if self.kind == "iid" and s > 1e-12 * (1.0 + float(problem.constants.L)):  # rounding is not drift
             return False, f"sigma_G={s} but the class has identical data"
         return True, f"sigma_G={s:.4g}"
 
@@ -178,7 +178,7 @@ class Arrivals:
             return False, f"arrivals {law!r} are not m of M uniformly"
         if self.kind == "cyclic" and m < M and not isinstance(law, CyclicArrivals):
             return False, f"arrivals {law!r} are not round robin"
-        return True, f"{law!r} (m={m} of M={M})"
+        return True, f"{law if law is not None else type(behaviour).__name__} (m={m} of M={M})"
 
 
 class DelayModel:

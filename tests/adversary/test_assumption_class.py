@@ -108,3 +108,24 @@ def test_unsearchable_classes_named():
     with pytest.raises(UnsearchableClass, match="size M: open-ended"):
         bad.check_searchable()
     assert ASYNC.assumption_class.check_searchable().directions()[:2] == ["M", "m"]
+
+
+def test_generic_adversary_reads_the_class():
+    """Every candidate passes membership first; a claim leaving η_L free (quantified over 4ηη_L L ≤ 1) is
+    searched (was: TypeError from AFACD(eta=1.0)); an unsearchable class is refused naming the component."""
+    from afltheory.adversary.generic import search_claim
+
+    c = Claim(
+        id="u.etaL",
+        title="x",
+        rule=AFACD,
+        eta=1.0,
+        bound=4 * Delta / (eta * eta_L * T) + L * sigma_L**2,
+        conditions={"s": 4 * eta * eta_L * L <= 1},
+    )
+    wc = search_claim(c, budget=8, seed=0, replicates=50)
+    assert wc.certificate.inside and wc.instance.algorithm.eta_L <= 0.25 and wc.instance.algorithm.eta == 1.0
+    assert wc.coverage["searched"]["M"] == "2..5" and "finite search" in wc.summary()
+    free = Claim(id="u.free", title="free", rule=AFACD, eta=1.0, bound=L * sigma_L**2)
+    with pytest.raises(UnsearchableClass, match="eta_L is free"):
+        search_claim(free, budget=2)
