@@ -315,7 +315,9 @@ def search_claim(
         "searched": {
             "d": f"1..{max_dim}",
             "M": f"2..{max_workers}",
-            "tau": f"0..{max_delay}",
+            "tau": f"0..{max_delay}"
+            if aclass.delays.__class__.__name__ != "JobsInFlight"
+            else "emerging from M jobs in flight (event clocks, speed ratios up to 1:300)",
             "K": f"1..{max_K}",
             "T": f"5..{max_rounds}",
         },
