@@ -169,9 +169,18 @@ def behaviours(claim: Any, num_workers: int, *, max_delay: int = 2, max_K: int =
     M = num_workers
     fixed = _fixed_local_steps(claim, M)
 
+    jobs = type(getattr(a, "delays", None)).__name__ == "JobsInFlight"
+
     @st.composite
     def draw(d):
         m = M if a.participation == "full" else d(st.integers(1, M))
+        if jobs:  # delays of M jobs in flight: an event-driven clock at arbitrary (searched) speeds
+            from .anarchy import EventDriven
+            from .anarchy.behaviour import ExponentialTime
+
+            speeds = 10.0 ** np.asarray(d(st.lists(st.floats(-2.5, 0.0), min_size=M, max_size=M)))
+            beh = EventDriven(m, ExponentialTime(speeds=speeds), ConstantSteps(fixed or 1))
+            return beh, m, 0, fixed or 1
         if a.participation == "arbitrary" and m < M and d(st.booleans()):
             w = np.asarray(d(st.lists(st.integers(1, 9), min_size=M, max_size=M)), dtype=float)
             arrivals = BiasedArrivals(m, w / w.sum())
@@ -264,11 +273,15 @@ def instances(
         }
         rounds = d(st.integers(min_rounds, max_rounds))
         kw = {"weights": p.weights} if getattr(p, "weights", None) is not None else {}
-        if (
-            claim.eta is None and claim.eta_L is None
-        ):  # step sizes are part of the instance: inside the conditions
+        if claim.eta is None and claim.eta_L is None:  # both steps free: drawn inside the conditions
             eta, eta_L = fit_steps(claim, vals, 10 ** d(st.floats(-2, 5)), 10 ** d(st.floats(-4, 0)))
             algo = claim.rule(eta=eta, eta_L=eta_L, **kw)
+        elif claim.eta is None or claim.eta_L is None:  # one step free: every value its conditions admit
+            free = "eta" if claim.eta is None else "eta_L"
+            steps = {free: 10 ** d(st.floats(-4, 5) if free == "eta" else st.floats(-4, 0))}
+            steps.update(_fixed_steps(claim, {**vals, "T": float(rounds)}))
+            steps[free] = _fit_one(claim, vals, steps, free)
+            algo = claim.rule(**steps, **dict(claim.rule_options), **kw)
         else:  # the claim fixes its step-size rule (a schedule, η_L = 1/√T, ...): resolve it on this instance
             from .claims import problem_values
 
@@ -281,6 +294,32 @@ def instances(
         return Instance(p, beh, algo, rounds, m, tau, K, x0)
 
     return draw()
+
+
+def _fixed_steps(claim: Any, values: dict[str, float]) -> dict[str, float]:
+    """The claim's fixed step sizes (numbers or expressions in its symbols) as numbers at ``values``."""
+    import sympy as sp
+
+    out = {}
+    for name in ("eta", "eta_L"):
+        v = getattr(claim, name)
+        if v is None:
+            continue
+        if callable(v) and not isinstance(v, sp.Basic):
+            raise ValueError(f"claim {claim.id!r}: {name} is a callable schedule; fix both steps or neither")
+        out[name] = float(claim.evaluate(sp.sympify(v), values))
+    return out
+
+
+def _fit_one(claim: Any, values: dict[str, float], steps: dict[str, float], free: str) -> float:
+    """Halve the free step ``free`` until every condition holds (the other step fixed)."""
+    v = steps[free]
+    for _ in range(200):
+        res = claim.check_conditions({**values, **steps, free: v})
+        if all(ok for ok, _ in res.values()):
+            return v
+        v /= 2
+    raise ValueError(f"claim {claim.id!r}: no {free} satisfies its conditions at {values} with {steps}")
 
 
 def holds(claim: Any, inst: Instance, *, seed: int = 0) -> Any:

@@ -104,6 +104,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--progress", action="store_true", help="print the evaluations done and the best ratio on stderr"
     )
+    p.add_argument(
+        "--scaling",
+        type=float,
+        default=90.0,
+        metavar="SECONDS",
+        help="after the box search, follow the open directions (M/m, T, 1/eta_L, 1/eta, tau, K, d) by "
+        "doubling for this many seconds (exact moments; 0: off; default 90)",
+    )
     p.add_argument("--list", action="store_true", help="list the claims and exit")
     p.add_argument(
         "--file",
@@ -274,8 +282,21 @@ def run(args: argparse.Namespace) -> int:
             f"{'confirmed' if cf['confirmed'] else 'not confirmed'} ({cf.get('why', '')}); exact engine "
             "LHS " + ("n/a" if cf["exact_engine_lhs"] is None else f"{cf['exact_engine_lhs']:.4g}")
         )
+    scaled = None
+    if getattr(args, "scaling", 0) and args.scaling > 0 and args.isolate is None:
+        from .scaling import scale
+
+        if args.scaling < 0:
+            raise ValueError(f"--scaling={args.scaling} must be >= 0 (seconds; 0: off)")
+        scaled = scale(c, budget_seconds=args.scaling)
+        print(scaled.summary())
+    else:
+        print("  coverage: the box above only (no scaling search: --scaling 0 or --isolate)")
     if args.json:
-        write_json(args.json, jsonable(wc.to_dict()), indent=1)
+        out = wc.to_dict()
+        if scaled is not None:
+            out["scaling"] = scaled.to_dict()
+        write_json(args.json, jsonable(out), indent=1)
         print(f"  wrote {args.json}")
     if args.out and wc.instance is not None:
         from .plots import progress_plot, worst_instance_plot

@@ -52,6 +52,11 @@ class GenericWorstCase:
     confirmation: dict | None = None
     history: list = field(default_factory=list)
     simulated: int = 0
+    outside: int = 0
+    outside_examples: list = field(default_factory=list)
+    monte_carlo: int = 0
+    certificate: Any = None
+    coverage: dict = field(default_factory=dict)
 
     @property
     def violated(self) -> bool:
@@ -69,12 +74,21 @@ class GenericWorstCase:
             if self.confirmation
             else "within the bound"
         )
-        return (
+        cov = self.coverage.get("searched", {})
+        out = (
             f"{self.claim}: worst ratio {self.ratio:.4g} (measured {self.measured:.4g} / bound "
             f"{self.bound:.4g}) after {self.evaluations} evaluations ({self.refused} refused, "
-            f"{self.simulated} by deterministic simulation) — {v}\n"
+            f"{self.outside} outside the class, {self.simulated} by deterministic simulation, "
+            f"{self.monte_carlo} by Monte Carlo) — {v}\n"
             f"  at {self.instance!r}; dominant term {dom} ({share:.0%})"
         )
+        if cov:
+            out += "\n  searched " + ", ".join(f"{k} in {r}" for k, r in cov.items()) + " (a finite search)"
+        if self.certificate is not None:
+            out += f"\n  membership: {self.certificate}"
+        for ex in self.outside_examples[:1]:
+            out += f"\n  e.g. outside the class: {'; '.join(ex['why'])}"
+        return out
 
     def to_dict(self) -> dict:
         """JSON-safe summary (the instance as its repr and explicit arrays)."""
@@ -91,6 +105,11 @@ class GenericWorstCase:
             "violated": self.violated,
             "confirmation": self.confirmation,
             "history": self.history,
+            "outside": self.outside,
+            "outside_examples": self.outside_examples,
+            "monte_carlo": self.monte_carlo,
+            "certificate": None if self.certificate is None else self.certificate.to_dict(),
+            "coverage": self.coverage,
         }
         if inst is not None:
             p = inst.problem
@@ -189,9 +208,11 @@ def search_claim(
     budget = check_int("budget", budget, low=1, high=100_000)
     seed = check_int("seed", seed, low=0)
     replicates = check_int("replicates", replicates, low=2)
-    best = {"ratio": -math.inf, "inst": None, "v": None}
-    counts = {"n": 0, "refused": 0, "simulated": 0}
+    aclass = claim.assumption_class.check_searchable()  # refused naming the component
+    best = {"ratio": -math.inf, "inst": None, "v": None, "cert": None}
+    counts = {"n": 0, "refused": 0, "simulated": 0, "outside": 0, "monte_carlo": 0}
     history: list = []
+    outside: list = []
 
     @hyp_seed(seed)
     @settings(
@@ -214,11 +235,28 @@ def search_claim(
     )
     def probe(inst):
         counts["n"] += 1
+        cert = aclass.membership(claim, inst, seed=seed)
+        if not cert.inside:  # outside the claim's class: counted and shown, never evaluated or confirmed
+            counts["outside"] += 1
+            if len(outside) < 3:
+                outside.append({"instance": repr(inst), "why": cert.reasons})
+            return
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 v = strategies.holds(claim, inst)
         except (UnsupportedRule, ValueError, TypeError):
+            if inst.behaviour.round_components() is None:  # an event clock: Monte Carlo, ranked by its UCB
+                try:
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        v = _monte_carlo(claim, inst, seed)
+                except (UnsupportedRule, ValueError, TypeError):
+                    counts["refused"] += 1
+                    return
+                counts["monte_carlo"] += 1
+                _score(v, inst, cert)
+                return
             if not deterministic(inst):
                 counts["refused"] += 1
                 return
@@ -230,6 +268,9 @@ def search_claim(
                 counts["refused"] += 1
                 return
             counts["simulated"] += 1
+        _score(v, inst, cert)
+
+    def _score(v, inst, cert):
         if v.inside_conditions is False:
             return
         b, m = float(v.theoretical), float(v.measured)
@@ -241,7 +282,7 @@ def search_claim(
         if math.isfinite(ratio):
             target(ratio, label="measured/bound")
         if ratio > best["ratio"]:
-            best.update(ratio=ratio, inst=inst, v=v)
+            best.update(ratio=ratio, inst=inst, v=v, cert=cert)
             history.append((counts["n"], ratio))
 
     with strategies.reproducible():  # the same seed gives the same search whatever was imported before
@@ -249,8 +290,8 @@ def search_claim(
     if best["inst"] is None:
         raise ValueError(
             f"claim {claim.id!r}: no instance of its class could be evaluated exactly "
-            f"({counts['refused']} refused) — the exact engine cannot represent its rule or class, and no "
-            f"candidate was deterministic"
+            f"({counts['refused']} refused, {counts['outside']} outside the class) — the exact engine cannot "
+            f"represent its rule or class, and no candidate was deterministic"
         )
     v, inst = best["v"], best["inst"]
     wc = GenericWorstCase(
@@ -266,9 +307,46 @@ def search_claim(
         history,
         counts["simulated"],
     )
+    wc.outside, wc.outside_examples, wc.monte_carlo = counts["outside"], outside, counts["monte_carlo"]
+    wc.certificate = best["cert"]
+    wc.coverage = {
+        "class": aclass.describe(),
+        "directions": aclass.directions(),
+        "searched": {
+            "d": f"1..{max_dim}",
+            "M": f"2..{max_workers}",
+            "tau": f"0..{max_delay}"
+            if aclass.delays.__class__.__name__ != "JobsInFlight"
+            else "emerging from M jobs in flight (event clocks, speed ratios up to 1:300)",
+            "K": f"1..{max_K}",
+            "T": f"5..{max_rounds}",
+        },
+        "evaluated": counts["n"] - counts["outside"] - counts["refused"],
+        "outside": counts["outside"],
+    }
     if wc.ratio > 1:
         wc.confirmation = _confirm(claim, inst, replicates, seed)
+        if not wc.certificate.inside:  # pragma: no cover - membership is checked before every evaluation
+            wc.confirmation["confirmed"] = False
     return wc
+
+
+def _monte_carlo(claim: Any, inst: Any, seed: int, replicates: int = 16) -> Any:
+    """The verdict of an instance the exact engine cannot run (an event-driven clock) by ``simulate``."""
+    from ..claims import verify
+
+    return verify(
+        claim,
+        inst.problem,
+        inst.behaviour,
+        rounds=inst.rounds,
+        replicates=replicates,
+        seed=seed,
+        algorithm=inst.algorithm,
+        exact=False,
+        control=None,
+        x0=inst.x0,
+    )
 
 
 def _confirm(claim: Any, inst: Any, replicates: int, seed: int) -> dict:

@@ -55,7 +55,9 @@ class Assumptions:
     ((1/M) Σ_i ‖∇f_i − ∇f‖² ≤ σ_G²), "Gamma" (Γ = f* − Σ p_k f_k*), "zeta_star" (ζ*² at the optimum),
     "iid" or None; ``participation``: "full", "uniform" (m of M without replacement) or "arbitrary";
     ``max_delay``/``max_local_steps``: τ and K_max (None: unbounded / not part of the class);
-    ``weights``: "uniform" or "data" (client weights p_k = n_k/n, the problem's ``weights``)."""
+    ``weights``: "uniform" or "data" (client weights p_k = n_k/n, the problem's ``weights``); ``delays``: a
+    delay model of ``claims.assumption_class`` (e.g. ``JobsInFlight()``: the delays of n = M jobs in flight)
+    replacing the bound ``max_delay`` (None: ``BoundedDelay(max_delay)``)."""
 
     function: str = "smooth"
     noise: str = "variance"
@@ -64,6 +66,7 @@ class Assumptions:
     max_delay: int | None = None
     max_local_steps: int | None = None
     weights: str = "uniform"
+    delays: Any = None
 
     def __post_init__(self) -> None:
         _choice("function", self.function, FUNCTION_CLASSES)
@@ -218,6 +221,13 @@ class Claim:
             if v is not None and not isinstance(v, (int, float, sp.Basic, str)) and not callable(v):
                 raise ValueError(f"{name}={v!r} must be a number, a sympy expression in t or a callable of t")
         self.free_symbols()  # unknown symbols are refused when the claim is stated
+
+    @property
+    def assumption_class(self) -> Any:
+        """The claim's ``AssumptionClass`` (``claims.assumption_class``), the class the adversary reads."""
+        from .assumption_class import AssumptionClass
+
+        return AssumptionClass.of(self)
 
     # ------------------------------------------------------------------ symbols
     def _resolve(self, expr: sp.Expr, extra: Mapping[str, Any] | None = None) -> sp.Expr:
