@@ -78,6 +78,10 @@ def get(mutant: str | Mutant) -> Mutant:
     if mutant in CONTROLS:
         return CONTROLS[mutant]
     if mutant not in CATALOGUE:
+        from .generated import GENERATED
+
+        if mutant in GENERATED:
+            return GENERATED[mutant]
         raise ValueError(f"mutant={mutant!r} is not catalogued; known: {', '.join(CATALOGUE)}")
     return CATALOGUE[mutant]
 

@@ -111,6 +111,7 @@ def main(args: argparse.Namespace, check_main: Callable | None = None) -> int:
         print(f"  [{done}/{total}] {mutant or 'correct code'} {check}", file=sys.stderr, flush=True)
 
     out = args.out
+    user_files = tuple(getattr(args, "files", ()) or ())  # afltheory verify FILE.py --mutants
     os.makedirs(os.path.join(out, "figures"), exist_ok=True)
     journal = os.path.join(out, "kill_matrix.partial.jsonl")  # an interrupted run resumes from it
     if os.path.exists(journal):
@@ -130,7 +131,7 @@ def main(args: argparse.Namespace, check_main: Callable | None = None) -> int:
         executor=getattr(args, "executor", "local"),
         scheduler=getattr(args, "scheduler", None),
         journal=journal,
-        with_tests=True if getattr(args, "with_tests", False) else None,
+        with_tests=True if getattr(args, "with_tests", False) else (False if user_files else None),
     )
     if os.path.exists(journal):  # complete: a rerun measures afresh
         os.remove(journal)
@@ -158,4 +159,6 @@ def main(args: argparse.Namespace, check_main: Callable | None = None) -> int:
     for c, ms in km.check_kills().items():
         print(f"  {c:16s} kills {len(ms):2d}: {', '.join(ms) if ms else '— (kills no mutant)'}")
     print(f"kill matrix: {md_path}, {html_path}, {js} ({km.elapsed:.0f} s)")
+    if user_files:  # a user's file: the analysis is a report; the exit code is the unmutated verdicts'
+        return code
     return code or (1 if km.survivors or km.false_kills() else 0)  # a survivor fails the run like a verdict

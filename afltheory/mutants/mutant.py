@@ -33,6 +33,9 @@ class Mutant:
     replaces: Mapping[type, type] = field(default_factory=dict)
     faults: Mapping[str, object] = field(default_factory=dict)
     tests: tuple[str, ...] = ()
+    #: a claim mutant (``afltheory.mutants.generated``): the id of the claim it edits and the edit
+    claim_id: str | None = None
+    claim_edit: Any = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tests", tuple(self.tests))
@@ -43,7 +46,9 @@ class Mutant:
     @property
     def kind(self) -> str:
         """How the mutant is injected: "control", "rule" (a replaced class) or "engine" (fault points)."""
-        return "control" if self.category == "control" else "rule" if self.replaces else "engine"
+        if self.category == "control":
+            return "control"
+        return "rule" if self.replaces else "claim" if self.claim_edit is not None else "engine"
 
     @property
     def engines(self) -> tuple[str, ...]:
@@ -52,6 +57,8 @@ class Mutant:
         (TypeError) a rule overriding an imperative hook or a worker correction, and a compressor whose
         sampling code changed below its exact moments — it never reads a mutant as its base class. A fault
         mutant: the engines of its fault points."""
+        if self.claim_edit is not None:
+            return ("exact", "simulate")
         if self.replaces:
             exact_ok = not any(_exact_refuses(cls) for cls in self.replaces.values())
             return ("exact", "simulate") if exact_ok else ("simulate",)

@@ -165,7 +165,13 @@ def run_under(
             seen = sorted(x if isinstance(x, str) else qualname(x) for x in consulted)
             full = res
         else:
-            with injected(mutant):
+            from .generated import applied
+
+            for f in files:  # the claims a claim mutant edits live in the user files
+                from afltheory.checks.registry import load_file
+
+                load_file(f)
+            with injected(mutant), applied(get(mutant)):
                 res = run_check(check_id, tier, seed, out, files=files)
     return {
         "ok": {v["id"]: bool(v["ok"]) for v in res["verdicts"]},
@@ -314,6 +320,19 @@ class KillMatrix:
         return [m for m in self.mutants if self.killed_by(m) or self.killed_by_tests(m)]
 
     @property
+    def reachable(self) -> list[str]:
+        """Mutants at least one check reaches (the others cannot change any verdict: not scored)."""
+        return [m for m in self.mutants if any(self.exercised(m, c) for c in self.checks)]
+
+    def reachable_line(self, category: str | None = None) -> str:
+        """"k of n that reach these checks (p %); u do not", over the mutants of ``category`` (None: all)."""
+        ms = [m for m in self.mutants if category is None or get(m).category == category]
+        reach = [m for m in ms if m in set(self.reachable)]
+        k = sum(1 for m in reach if m in set(self.killed))
+        pct = f" ({100 * k / len(reach):.0f} %)" if reach else ""
+        return f"{k} of {len(reach)} that reach these checks{pct}; {len(ms) - len(reach)} do not"
+
+    @property
     def survivors(self) -> list[str]:
         """Mutants neither a verdict nor a named test kills."""
         return [m for m in self.mutants if not (self.killed_by(m) or self.killed_by_tests(m))]
@@ -350,6 +369,9 @@ class KillMatrix:
             f"mutation score: {len(self.killed)}/{len(self.mutants)} mutants killed "
             f"({100 * self.score:.0f} %) by {len(self.checks)} checks ({self.tier} tier, seed {self.seed})"
         )
+        s += "\nreachable mutants killed: " + self.reachable_line()
+        for cat in dict.fromkeys(get(m).category for m in self.mutants if get(m).category.startswith("gen")):
+            s += f"\n  {cat} mutants: " + self.reachable_line(cat)
         if self.survivors:
             s += "\nsurvivors: " + ", ".join(self.survivors)
         if self.killed_only_by_tests:
@@ -597,6 +619,18 @@ def compare_markdown(before: KillMatrix, after: KillMatrix) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _reaches(mutant, check: str, base: dict) -> bool:
+    """Whether ``check`` (its correct-code run ``base``) reaches ``mutant``: a rule or fault it consulted, or
+    (a claim mutant) a claim its function reads."""
+    if mutant.claim_edit is not None:
+        from afltheory.checks.registry import CHECKS
+
+        from .generated import reaches
+
+        return check in CHECKS and reaches(mutant, CHECKS[check].func)
+    return mutant.exercised_by(base.get("seen", ()))
+
+
 def _task(args):
     mutant, check_id, tier, seed, out, *files = args
     return mutant, check_id, run_under(mutant, check_id, tier, seed, out, files=tuple(files))
@@ -679,6 +713,7 @@ def kill_matrix(
     scheduler: str | None = None,
     journal: str | None = None,
     with_tests: bool | None = None,
+    generated: bool | None = None,
 ) -> KillMatrix:
     """Run the checks ``only`` (default: all registered) on the correct code and under each of ``mutants``
     (default: the whole catalogue) in ``jobs`` processes. ``controls``: also run the equivalent mutants
@@ -701,19 +736,25 @@ def kill_matrix(
     if with_tests not in (None, True, False):
         raise ValueError(f"with_tests={with_tests!r} must be True, False or None")
     ctl = list(CONTROLS) if (controls if controls is not None else mutants is None) else []
+    files = tuple(os.path.abspath(f) for f in files)
+    gen = []
+    if files and (generated if generated is not None else mutants is None):
+        from .generated import generate_for_files
+
+        gen = [g.name for g in generate_for_files(files)]
     if mutants is not None:  # named controls run as controls (never scored as mutants)
         names = [get(m).name for m in mutants]
         ctl = list(dict.fromkeys(ctl + [n for n in names if n in CONTROLS]))
         mutants = [n for n in names if n not in CONTROLS]
+        mutants += [g for g in gen if g not in mutants]
     else:
-        mutants = list(CATALOGUE)
+        mutants = list(CATALOGUE) + gen
     if jobs < 1:
         raise ValueError(f"jobs={jobs} must be >= 1")
     if isinstance(executor, str) and executor not in ("local", "dask"):
         raise ValueError(f"executor={executor!r} must be 'local' or 'dask' (or an Executor instance)")
     if scheduler and executor != "dask":
         raise ValueError(f"scheduler={scheduler!r} is only used with executor='dask'")
-    files = tuple(os.path.abspath(f) for f in files)
     if files:
         from afltheory.checks.registry import load_file
 
@@ -762,7 +803,7 @@ def kill_matrix(
         todo = []
         for m in mutants + ctl:
             for c in checks:
-                if get(m).exercised_by(base[c].get("seen", ())):
+                if _reaches(get(m), c, base[c]):
                     todo.append((m, c, tier, seed, None, *files))
                 else:  # a deterministic check that never reaches the mutated code: the baseline's verdicts
                     runs[m][c] = {

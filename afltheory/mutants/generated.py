@@ -1,0 +1,341 @@
+"""Mutants generated from a user's claim and its rule (``afltheory verify FILE.py --mutants``).
+
+The catalogue (``catalogue.py``) holds the project's own plausible bugs; most of them never reach a user's
+claim. ``generate(claim)`` builds, from the ``Claim`` object alone (never the file's text), the slips a user
+could make in the claim's rule, its schedule and its bound:
+
+- **rule-view mutants** (``kind="rule"``): a subclass of ``claim.rule`` overriding one declarative hook — the
+  step γ = η η_L squared or with η dropped, the normalizer off by one or m ↔ M, the per-arrival K weight
+  dropped / squared / off by one, the staleness weight dropped / squared, the client weights M p_k dropped /
+  squared / off by the factor M, the memory slots reset every round. Only the hooks the rule uses are
+  mutated, and a mutant that is the identity on the claim's class (the K weight squared when K_max = 1, m ↔ M
+  under full participation, η dropped when η = 1) is not generated.
+- **schedule mutants** (``kind="rule"`` when t-dependent, ``kind="claim"`` otherwise): a step schedule in t
+  evaluated one round late or early (``at_round(t ± 1)``) or counted in local steps (t·K); a step resolved
+  from the run's T and K with T counted in local steps (T·K) or K dropped. The claimed bound is unchanged: it
+  is the run that goes wrong.
+- **claim mutants** (``kind="claim"``): one bound term's constant × 2 or ÷ 2, m ↔ M, K̄ ↔ K_max (K) in the
+  bound — the transcription slips.
+
+Claim and t-free schedule mutants edit the claim: inside ``applied(mutant)`` every module-level ``Claim``
+with the mutant's claim id in a loaded user file is replaced by its edited copy (and restored on exit). A
+generated mutant is registered (``register``) so ``afltheory.mutants.get`` finds it by name, also in the
+worker processes the kill matrix forks.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import sys
+from collections.abc import Callable, Iterator, Sequence
+
+import numpy as np
+import sympy as sp
+
+from .mutant import Mutant
+
+__all__ = ["GENERATED", "applied", "claims_in", "generate", "reaches", "register"]
+
+#: generated mutants by name (``register``); ``afltheory.mutants.get`` consults it after the catalogue
+GENERATED: dict[str, Mutant] = {}
+
+
+def register(mutants: Sequence[Mutant]) -> list[str]:
+    """Make ``mutants`` findable by name (``afltheory.mutants.get``); returns their names."""
+    for m in mutants:
+        GENERATED[m.name] = m
+    return [m.name for m in mutants]
+
+
+def claims_in(module) -> dict[str, object]:
+    """{global name: Claim} of a loaded module."""
+    from ..claims import Claim
+
+    return {k: v for k, v in vars(module).items() if isinstance(v, Claim)}
+
+
+def _user_modules() -> list:
+    return [m for n, m in list(sys.modules.items()) if n.startswith("afltheory_user_") and m is not None]
+
+
+@contextlib.contextmanager
+def applied(mutant: Mutant) -> Iterator[None]:
+    """Replace, in every loaded user file, each module-level claim with id ``mutant.claim_id`` by
+    ``mutant.claim_edit(claim)`` for the block (a no-op for a mutant that edits no claim)."""
+    if mutant.claim_edit is None:
+        yield
+        return
+    saved = []
+    for mod in _user_modules():
+        for k, c in claims_in(mod).items():
+            if c.id == mutant.claim_id:
+                saved.append((mod, k, c))
+                setattr(mod, k, mutant.claim_edit(c))
+    try:
+        yield
+    finally:
+        for mod, k, c in saved:
+            setattr(mod, k, c)
+
+
+def _names_used(func: Callable) -> set[str]:
+    """The global names ``func`` (and the functions/lambdas nested in it) reads."""
+    out, todo = set(), [getattr(func, "__code__", None)]
+    while todo:
+        code = todo.pop()
+        if code is None:
+            continue
+        out.update(code.co_names)
+        todo += [c for c in code.co_consts if hasattr(c, "co_names")]
+    return out
+
+
+def reaches(mutant: Mutant, func: Callable) -> bool:
+    """Whether the check ``func`` reads (by a module-level name) a claim the claim mutant edits."""
+    mod = sys.modules.get(getattr(func, "__module__", ""), None)
+    if mod is None or mutant.claim_id is None:
+        return False
+    names = {k for k, c in claims_in(mod).items() if c.id == mutant.claim_id}
+    return bool(names & _names_used(func))
+
+
+# ----------------------------------------------------------------------------------------- rule view
+def _subclass(base: type, tag: str, **hooks) -> type:
+    """A subclass of the (frozen dataclass) rule ``base`` overriding ``hooks``; named after the mutant."""
+    name = base.__name__ + "_" + "".join(w.capitalize() for w in tag.replace(".", "_").split("_"))
+    cls = type(name, (base,), {**hooks, "__doc__": f"{base.__name__} mutant: {tag}", "__module__": __name__})
+    cls.__qualname__ = name
+    setattr(sys.modules[__name__], name, cls)  # findable by qualname (probe records, pickling)
+    return cls
+
+
+def _overrides(cls: type, hook: str) -> bool:
+    from .._introspect import defining_class
+    from ..algorithms.base import ServerRule
+
+    return defining_class(cls, hook) is not defining_class(ServerRule, hook)
+
+
+def _number(v) -> float | None:
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return None
+
+
+def _t_dependent(claim) -> bool:
+    from ..claims.symbols import t
+
+    return any(isinstance(v, sp.Basic) and t in v.free_symbols for v in (claim.eta, claim.eta_L))
+
+
+def _rule_mutants(claim) -> list[tuple[str, str, dict]]:
+    """(tag, description, hooks) of the rule-view mutants of ``claim.rule``."""
+    from ..algorithms.base import ServerRule
+
+    R, A = claim.rule, claim.assumptions
+    if not (isinstance(R, type) and issubclass(R, ServerRule)):
+        return []
+    full = A.participation == "full"
+    k1 = A.max_local_steps == 1 or R.fixed_local_steps == 1
+    out = [
+        (
+            "step.squared",
+            "the step γ = η η_L squared",
+            {"step_size": property(lambda s: (s.eta * s.eta_L) ** 2)},
+        ),
+        (
+            "normalizer.off_by_one",
+            "the aggregate divided by m + 1 (normalizer off by one)",
+            {"normalizer": lambda s, m, M: R.normalizer(s, m, M) + 1},
+        ),
+    ]
+    if _number(claim.eta) != 1.0:
+        out.append(
+            (
+                "step.eta_dropped",
+                "the server step η dropped (γ = η_L)",
+                {"step_size": property(lambda s: float(s.eta_L))},
+            )
+        )
+    if not full:
+        out.append(
+            (
+                "normalizer.m_M",
+                "the aggregate divided by M instead of m (or m for M)",
+                {"normalizer": lambda s, m, M: m if R.normalizer(s, m, M) == M else M},
+            )
+        )
+    if _overrides(R, "local_steps_weight"):
+        out.append(
+            (
+                "k_weight.off_by_one",
+                "the K weight off by one (K + 1)",
+                {"local_steps_weight": lambda s, K: np.asarray(R.local_steps_weight(s, K), float) + 1},
+            )
+        )
+        if not k1:
+            out += [
+                ("k_weight.dropped", "the K weight dropped", {"local_steps_weight": lambda s, K: None}),
+                (
+                    "k_weight.squared",
+                    "the K weight squared",
+                    {"local_steps_weight": lambda s, K: np.asarray(R.local_steps_weight(s, K), float) ** 2},
+                ),
+            ]
+    if _overrides(R, "staleness_weight") and A.max_delay != 0:
+        out += [
+            ("tau_weight.dropped", "the staleness weight dropped", {"staleness_weight": lambda s, tau: None}),
+            (
+                "tau_weight.squared",
+                "the staleness weight squared",
+                {"staleness_weight": lambda s, tau: np.asarray(R.staleness_weight(s, tau), float) ** 2},
+            ),
+        ]
+    if A.weights == "data" and "weights" in {f.name for f in dataclasses.fields(R)}:
+
+        def scaled(f):
+            def worker_weights(s, M):
+                w = R.worker_weights(s, M)
+                return None if w is None else f(w, M)
+
+            return worker_weights
+
+        out += [
+            (
+                "p_weight.dropped",
+                "the client weights p_k dropped (uniform)",
+                {"worker_weights": lambda s, M: None},
+            ),
+            (
+                "p_weight.squared",
+                "the client weights M p_k squared",
+                {"worker_weights": scaled(lambda w, M: w**2)},
+            ),
+            (
+                "p_weight.off_by_M",
+                "the client weights p_k instead of M p_k",
+                {"worker_weights": scaled(lambda w, M: w / M)},
+            ),
+        ]
+    if R.keeps_memory:
+
+        def reset(s, state, workers, U):
+            state.memory[...] = 0.0
+            return R.update_memory(s, state, workers, U)
+
+        out.append(("memory.reset", "the memory slots reset every round", {"update_memory": reset}))
+    if _t_dependent(claim):
+        out += [
+            (
+                "schedule.late",
+                "the schedule evaluated one round late (η_{t+1} in round t)",
+                {"at_round": lambda s, t: R.at_round(s, t + 1)},
+            ),
+            (
+                "schedule.early",
+                "the schedule evaluated one round early (η_{t−1} in round t)",
+                {"at_round": lambda s, t: R.at_round(s, max(t - 1, 0))},
+            ),
+        ]
+        if not k1:
+            out.append(
+                (
+                    "schedule.per_step",
+                    "the schedule's t counted in local steps (t·K_max)",
+                    {"at_round": lambda s, t: R.at_round(s, t * int(A.max_local_steps or 2))},
+                )
+            )
+    return out
+
+
+# ----------------------------------------------------------------------------------------- claim edits
+def _edit_terms(claim, f: Callable[[dict], dict]):
+    return dataclasses.replace(claim, bound=f(dict(claim.terms())))
+
+
+def _claim_mutants(claim) -> list[tuple[str, str, Callable]]:
+    """(tag, description, claim -> edited claim) of the claim and t-free schedule mutants."""
+    from ..claims.symbols import t
+    from ..theory.symbols import K, Kbar, M, T, m
+
+    out = []
+    terms = dict(claim.terms())
+    for k in terms:
+        for tag, c in (("x2", 2), ("div2", sp.Rational(1, 2))):
+            out.append(
+                (
+                    f"bound.{k}.{tag}",
+                    f"the bound's term {k!r} × {c}",
+                    lambda cl, k=k, c=c: _edit_terms(cl, lambda d: {**d, k: c * d[k]}),
+                )
+            )
+    syms = set().union(*(e.free_symbols for e in terms.values()))
+    for a, b, what in ((m, M, "m ↔ M"), (Kbar, K, "K̄ ↔ K_max")):
+        if a in syms or b in syms:
+            out.append(
+                (
+                    f"bound.{a}_{b}",
+                    f"the bound with {what}",
+                    lambda cl, a=a, b=b: _edit_terms(
+                        cl, lambda d: {k: e.subs({a: b, b: a}, simultaneous=True) for k, e in d.items()}
+                    ),
+                )
+            )
+    bsyms = syms | set().union(*(getattr(r, "free_symbols", set()) for r in dict(claim.conditions).values()))
+    if {str(s) for s in bsyms} & {"eta", "eta_L"}:
+        return out  # the bound reads the step: a step edit would edit the claim, not only the run
+    for name in ("eta", "eta_L"):
+        e = getattr(claim, name)
+        if not isinstance(e, sp.Basic) or t in e.free_symbols:
+            continue
+        if T in e.free_symbols and claim.assumptions.max_local_steps != 1:
+            out.append(
+                (
+                    f"schedule.{name}.T_in_steps",
+                    f"{name} resolved with T counted in local steps (T·K)",
+                    lambda cl, n=name: dataclasses.replace(cl, **{n: getattr(cl, n).subs(T, T * K)}),
+                )
+            )
+        if K in e.free_symbols:
+            out.append(
+                (
+                    f"schedule.{name}.K_dropped",
+                    f"{name} with its K dropped (K = 1)",
+                    lambda cl, n=name: dataclasses.replace(cl, **{n: getattr(cl, n).subs(K, 1)}),
+                )
+            )
+    return out
+
+
+def generate(claim) -> list[Mutant]:
+    """The generated mutants of ``claim`` (``Claim``): rule-view, schedule and claim mutants (see the module
+    docstring), named ``gen.<claim id>.<tag>``. A claim declared ``expect="fails"`` gets none."""
+    if claim.expect != "holds":
+        return []
+    out = []
+    for tag, desc, hooks in _rule_mutants(claim):
+        cls = _subclass(claim.rule, f"{claim.id}.{tag}", **hooks)
+        cat = "generated schedule" if tag.startswith("schedule.") else "generated rule"
+        out.append(Mutant(f"gen.{claim.id}.{tag}", cat, desc, replaces={claim.rule: cls}))
+    for tag, desc, edit in _claim_mutants(claim):
+        cat = "generated schedule" if tag.startswith("schedule.") else "generated claim"
+        out.append(Mutant(f"gen.{claim.id}.{tag}", cat, desc, claim_id=claim.id, claim_edit=edit))
+    return out
+
+
+def generate_for_files(files: Sequence[str]) -> list[Mutant]:
+    """Load the user ``files`` and generate (and ``register``) the mutants of every module-level claim."""
+    from ..checks.registry import load_file
+
+    out, seen = [], set()
+    for f in files:
+        load_file(f)
+    for mod in _user_modules():
+        for c in claims_in(mod).values():
+            if c.id not in seen:
+                seen.add(c.id)
+                out += generate(c)
+    register(out)
+    return out
