@@ -184,7 +184,7 @@ def run(args: argparse.Namespace) -> int:
         for k, c in CLAIMS.items():
             print(f"{k:8s} {c.title}  {c.reference}")
         return 0
-    from .._io import check_output_dir, check_output_file, jsonable, write_json
+    from .._io import check_output_dir, check_output_file, jsonable, refuse_overlap, write_json
 
     if args.json:  # before the search: an unusable path must not cost the run
         check_output_file(args.json, "--json")
@@ -200,6 +200,7 @@ def run(args: argparse.Namespace) -> int:
                     "--seeds/--jobs/--executor/--scheduler apply to the built-in claims' search "
                     f"(afltheory adversary --list), not to the generic adversary of {args.claim!r}"
                 )
+            refuse_overlap([("--file", f) for f in args.file], [("--json", args.json)])
             return _run_generic(claims[args.claim], args)
     c = get_claim(args.claim)
     cls = c.default_class()
@@ -224,8 +225,22 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--jobs={args.jobs} must be >= 1")
     if args.scheduler and args.executor != "dask":
         raise ValueError(f"--scheduler {args.scheduler!r} needs --executor dask")
+    journals = []
     if args.journal:
-        check_output_file(args.journal, "--journal")
+        from .journal import check_journal_path
+
+        journals = (
+            [args.journal]
+            if args.seeds == 1 and args.executor == "local"
+            else [f"{args.journal}.seed{s}" for s in range(args.seed, args.seed + args.seeds)]
+        )
+        for j in journals:
+            check_journal_path(j, "--journal")
+    figures = [os.path.join(args.out or "", f"adversary_{c.id}_{k}.png") for k in ("progress", "worst")]
+    refuse_overlap(
+        [("--journal", j) for j in journals] + [("--file", f) for f in args.file],
+        [("--json", args.json)] + [("--out", f) for f in figures if args.out],
+    )
     progress = None
     if args.progress:
         step = max(1, args.budget // 20)

@@ -108,7 +108,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     )
 
     def run(args):
-        from .._io import check_output_file, jsonable, write_json
+        from .._io import check_output_file, jsonable, refuse_overlap, write_json
+        from .journal import check_journal_path
         from .theorems import bracket
 
         if args.scheduler and args.executor != "dask":
@@ -120,7 +121,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         if args.journal:
             if not args.search:
                 raise ValueError("--journal needs --search (only the schedule search is resumable)")
-            check_output_file(args.journal, "--journal")
+            check_journal_path(args.journal, "--journal")
+        refuse_overlap([("--journal", args.journal)], [("--json", args.json)])
 
         def progress(n, best):
             import sys
