@@ -34,11 +34,13 @@ from typing import IO, Any
 __all__ = [
     "atomic_open",
     "atomic_write",
+    "bounded_int",
     "check_output_dir",
     "check_output_file",
     "describe_path",
     "dumps_strict",
     "jsonable",
+    "MAX_SEED",
     "path_arg",
     "refuse_overlap",
     "same_file",
@@ -165,6 +167,30 @@ def check_output_dir(path: str | os.PathLike, flag: str, *, create: bool = True)
 
 
 _DASH = "{flag} '-': stdout is not an output here; give a file path (./- for a file named -)"
+
+
+def bounded_int(lo: int, hi: int):
+    """An argparse ``type=``: an integer in [lo, hi] (written as digits; ``1e23``, ``2**64`` or an integer
+    past ``hi`` is refused with the allowed range, before anything is computed, never an OverflowError)."""
+
+    def parse(s: str) -> int:
+        import argparse
+
+        t = str(s).strip()
+        try:
+            v = int(t)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{s!r} is not an integer (allowed: {lo} .. {hi})") from None
+        if not lo <= v <= hi:
+            raise argparse.ArgumentTypeError(f"{t} is outside the allowed range {lo} .. {hi}")
+        return v
+
+    parse.__name__ = f"integer in [{lo}, {hi}]"
+    return parse
+
+
+#: the largest seed the generators accept (numpy SeedSequence takes any int; the searches add offsets)
+MAX_SEED = 2**63 - 1
 
 
 def path_arg(path: str | os.PathLike | None, flag: str, *, stdout_ok: bool = False) -> str:

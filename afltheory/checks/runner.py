@@ -25,7 +25,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from typing import TextIO
 
-from .._io import check_output_dir, check_output_file, describe_path, write_json
+from .._io import MAX_SEED, bounded_int, check_output_dir, check_output_file, describe_path, write_json
 from .provenance import SCHEMA_VERSION, provenance
 from .registry import CHECKS, Context, load_all, load_file, ordered_ids
 from .report import print_table, write_html, write_markdown
@@ -508,7 +508,7 @@ def check_outputs(out: str, json_path: str | None) -> None:
     writable directory, or ``-``."""
     check_output_dir(out, "--out")
     os.makedirs(os.path.join(out, "figures"), exist_ok=True)
-    if json_path:
+    if json_path is not None:  # "" is refused, not taken as "no JSON"
         check_output_file(json_path, "--json", stdout_ok=True)
 
 
@@ -982,8 +982,12 @@ def _common_args(p: argparse.ArgumentParser) -> None:
         help="also write a JSON object {schema_version, provenance, summary, verdicts} to FILE "
         "('-' for stdout; the table then goes to stderr)",
     )
-    p.add_argument("--seed", type=int, default=0, help="base seed of every check (default 0)")
-    p.add_argument("--jobs", type=int, default=1, help="run checks in this many processes (default 1)")
+    p.add_argument(
+        "--seed", type=bounded_int(0, MAX_SEED), default=0, help="base seed of every check (default 0)"
+    )
+    p.add_argument(
+        "--jobs", type=bounded_int(1, 4096), default=1, help="run checks in this many processes (default 1)"
+    )
     p.add_argument("--quiet", action="store_true", help="no per-check progress lines on stderr")
     p.add_argument(
         "--timeout",

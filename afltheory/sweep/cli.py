@@ -34,8 +34,8 @@ def _positive_int(s: str) -> int:
         v = int(s)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{s!r} is not an integer") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"{v} must be >= 1")
+    if not 1 <= v <= 4096:
+        raise argparse.ArgumentTypeError(f"{v} is outside the allowed range 1 .. 4096")
     return v
 
 
