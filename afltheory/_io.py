@@ -11,6 +11,11 @@ Every command-line output (``check/verify --json/--out``, ``sweep run --store``,
 - ``atomic_write`` / ``atomic_open`` write a temporary file in the same directory, fsync it and
   ``os.replace`` it over the target: a reader sees the old file or the complete new one; a full disk leaves
   the old file (or none) and no temporary behind. A non-regular target is never replaced.
+- ``refuse_overlap(inputs, outputs)`` runs before any work too: no output resolves (symlinks, ``..`` and
+  hard links included) to a file the command reads (a store, a spec, a journal, a claim file) or to another
+  output (``--journal x --json x``). "An output is never an input": a ValueError of one line naming both
+  flags, before anything is opened for writing.
+- ``path_arg(path, flag)``: an empty path or ``-`` (where stdout is not documented) refused.
 - ``write_json`` serialises with ``allow_nan=False`` *before* touching the disk: NaN/Infinity never reach a
   JSON file (strict JSON), and a failed serialisation leaves nothing behind.
 """
@@ -29,11 +34,16 @@ from typing import IO, Any
 __all__ = [
     "atomic_open",
     "atomic_write",
+    "bounded_int",
     "check_output_dir",
     "check_output_file",
     "describe_path",
     "dumps_strict",
     "jsonable",
+    "MAX_SEED",
+    "path_arg",
+    "refuse_overlap",
+    "same_file",
     "replace_target",
     "write_json",
 ]
@@ -117,9 +127,11 @@ def check_output_file(
     if not isinstance(path, (str, os.PathLike)):
         raise ValueError(f"{flag} {path!r} must be a path")
     p = os.fspath(path)
-    if stdout_ok and p == "-":
-        return p
-    if not p or p.endswith(os.sep):
+    if p == "-":
+        if stdout_ok:
+            return p
+        raise ValueError(_DASH.format(flag=flag))
+    if not p.strip() or p.endswith(os.sep):
         raise ValueError(f"{flag} {p!r}: give a file path" + (" (or '-' for stdout)" if stdout_ok else ""))
     what = describe_path(p)
     if what == "a directory":
@@ -152,6 +164,86 @@ def check_output_dir(path: str | os.PathLike, flag: str, *, create: bool = True)
     else:
         _probe_dir(p, flag, p)
     return p
+
+
+_DASH = "{flag} '-': stdout is not an output here; give a file path (./- for a file named -)"
+
+
+def bounded_int(lo: int, hi: int):
+    """An argparse ``type=``: an integer in [lo, hi] (written as digits; ``1e23``, ``2**64`` or an integer
+    past ``hi`` is refused with the allowed range, before anything is computed, never an OverflowError)."""
+
+    def parse(s: str) -> int:
+        import argparse
+
+        t = str(s).strip()
+        try:
+            v = int(t)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{s!r} is not an integer (allowed: {lo} .. {hi})") from None
+        if not lo <= v <= hi:
+            raise argparse.ArgumentTypeError(f"{t} is outside the allowed range {lo} .. {hi}")
+        return v
+
+    parse.__name__ = f"integer in [{lo}, {hi}]"
+    return parse
+
+
+#: the largest seed the generators accept (numpy SeedSequence takes any int; the searches add offsets)
+MAX_SEED = 2**63 - 1
+
+
+def path_arg(path: str | os.PathLike | None, flag: str, *, stdout_ok: bool = False) -> str:
+    """``path`` as a string; an empty path, one ending in a separator where a file is meant, or ``-``
+    (unless ``stdout_ok``: then it means stdout) is a ValueError naming ``flag``."""
+    if path is None or not isinstance(path, (str, os.PathLike)):
+        raise ValueError(f"{flag} {path!r} must be a path")
+    p = os.fspath(path)
+    if not p.strip():
+        raise ValueError(f"{flag} {p!r}: an empty path; give a file path")
+    if p == "-" and not stdout_ok:
+        raise ValueError(_DASH.format(flag=flag))
+    return p
+
+
+def _identity(path: str) -> tuple[str, tuple[int, int] | None]:
+    real = os.path.realpath(path)
+    try:
+        st = os.stat(real)
+        return real, (st.st_dev, st.st_ino)
+    except OSError:
+        return real, None
+
+
+def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
+    """``a`` and ``b`` name one file: the same real path (symlinks and ``..`` resolved), or, for existing
+    files, the same device and inode (hard links)."""
+    ra, ia = _identity(os.fspath(a))
+    rb, ib = _identity(os.fspath(b))
+    return ra == rb or (ia is not None and ia == ib)
+
+
+def refuse_overlap(
+    inputs: list[tuple[str, str | os.PathLike | None]], outputs: list[tuple[str, str | os.PathLike | None]]
+) -> None:
+    """An output is never an input: refuse (ValueError of one line naming both flags) an output path that
+    is the same file as an input (the store, the spec, a journal, a claim file) or as another output. Entries
+    whose path is None (option not given) or ``-`` (stdout) are ignored. Called before any work starts."""
+    ins = [(f, os.fspath(p)) for f, p in inputs if p is not None and os.fspath(p) not in ("", "-")]
+    outs = [(f, os.fspath(p)) for f, p in outputs if p is not None and os.fspath(p) not in ("", "-")]
+    for i, (fo, po) in enumerate(outs):
+        for fi, pi in ins:
+            if same_file(po, pi):
+                raise ValueError(
+                    f"{fo} {po!r} is the same file as {fi} {pi!r}: an output is never an input; "
+                    "give another path (nothing was written)"
+                )
+        for fo2, po2 in outs[:i]:
+            if same_file(po, po2):
+                raise ValueError(
+                    f"{fo} {po!r} is the same file as {fo2} {po2!r}: two outputs cannot share a file; "
+                    "give another path (nothing was written)"
+                )
 
 
 def replace_target(path: str | os.PathLike) -> str:

@@ -22,19 +22,35 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "ratio; a "
         "ratio > 1 is confirmed by Monte Carlo before it is called a violation.",
     )
+    from .._io import MAX_SEED, bounded_int
+
     p.add_argument(
         "claim",
         metavar="CLAIM",
+        nargs="?",
         help="claim id: thm2, thm3, thm4, cor1, cor2, cor3, lemma2, "
         "drift or a registered one (an unknown id lists them)",
     )
-    p.add_argument("--budget", type=int, default=2000, help="exact evaluations (default 2000)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--budget", type=bounded_int(1, 10**12), default=2000, help="exact evaluations (default 2000)"
+    )
+    p.add_argument("--seed", type=bounded_int(0, MAX_SEED), default=0)
+    p.add_argument(
+        "--allow-large",
+        action="store_true",
+        help="run a search whose first batch projects more than 30 min (refused otherwise, with the "
+        "projection)",
+    )
     p.add_argument("--json", metavar="FILE", help="write the result (with the instance as explicit arrays)")
     p.add_argument(
         "--out", metavar="DIR", help="write the two figures (search progress, worst instance) here"
     )
-    p.add_argument("--replicates", type=int, default=1000, help="Monte Carlo runs confirming a violation")
+    p.add_argument(
+        "--replicates",
+        type=bounded_int(1, 10**9),
+        default=1000,
+        help="Monte Carlo runs confirming a violation",
+    )
     p.add_argument(
         "--min-gap",
         type=float,
@@ -64,20 +80,22 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         p.add_argument(
             flag,
             dest=f"cls_{key}",
-            type=int,
+            type=bounded_int(1, 10**6),
             default=None,
             metavar="N",
             help=f"assumption class: {key} (default: the claim's class)",
         )
     p.add_argument(
         "--seeds",
-        type=int,
+        type=bounded_int(1, 10**6),
         default=1,
         metavar="N",
         help="N independent searches (seeds SEED … SEED+N−1, the budget each); the worst is "
         "reported (default 1)",
     )
-    p.add_argument("--jobs", type=int, default=1, help="run the --seeds searches in this many processes")
+    p.add_argument(
+        "--jobs", type=bounded_int(1, 4096), default=1, help="run the --seeds searches in this many processes"
+    )
     p.add_argument(
         "--executor",
         choices=("local", "dask"),
@@ -192,13 +210,25 @@ def run(args: argparse.Namespace) -> int:
         for k, c in CLAIMS.items():
             print(f"{k:8s} {c.title}  {c.reference}")
         return 0
-    from .._io import check_output_dir, check_output_file, jsonable, write_json
+    from .._io import check_output_dir, check_output_file, jsonable, refuse_overlap, write_json
 
-    if args.json:  # before the search: an unusable path must not cost the run
+    if not args.claim:
+        raise ValueError("CLAIM is missing: give a claim id (afltheory adversary --list lists them)")
+    if args.json is not None:  # before the search: an unusable path (or "") must not cost the run
         check_output_file(args.json, "--json")
-    if args.out:
+    if args.out is not None:
         check_output_dir(args.out, "--out")
-    if args.claim not in CLAIMS:  # a Claim object (afltheory.claims): the generic adversary
+    if args.file:  # every --file is loaded (a missing, unreadable or broken file is refused) and honoured
+        from ..claims.cli import collect, file_claim_ids
+
+        claims = collect(args.file)
+        mine = file_claim_ids(args.file)
+        if args.claim in CLAIMS and args.claim not in mine:
+            raise ValueError(
+                f"--file {', '.join(args.file)}: defines no claim {args.claim!r} (a built-in claim; "
+                f"the file(s) define: {', '.join(mine) or 'no Claim'}); drop --file or name one of its claims"
+            )
+    if args.claim not in CLAIMS or args.file:  # a Claim object (afltheory.claims): the generic adversary
         from ..claims.cli import collect
 
         claims = collect(args.file)
@@ -208,6 +238,7 @@ def run(args: argparse.Namespace) -> int:
                     "--seeds/--jobs/--executor/--scheduler apply to the built-in claims' search "
                     f"(afltheory adversary --list), not to the generic adversary of {args.claim!r}"
                 )
+            refuse_overlap([("--file", f) for f in args.file], [("--json", args.json)])
             return _run_generic(claims[args.claim], args)
     c = get_claim(args.claim)
     cls = c.default_class()
@@ -226,14 +257,24 @@ def run(args: argparse.Namespace) -> int:
         cls = cls.replace(arrivals=tuple(args.arrivals))
     if args.isolate:
         cls = cls.isolate(args.isolate)
-    if args.seeds < 1:
-        raise ValueError(f"--seeds={args.seeds} must be >= 1")
-    if args.jobs < 1:
-        raise ValueError(f"--jobs={args.jobs} must be >= 1")
     if args.scheduler and args.executor != "dask":
         raise ValueError(f"--scheduler {args.scheduler!r} needs --executor dask")
-    if args.journal:
-        check_output_file(args.journal, "--journal")
+    journals = []
+    if args.journal is not None:
+        from .journal import check_journal_path
+
+        journals = (
+            [args.journal]
+            if args.seeds == 1 and args.executor == "local"
+            else [f"{args.journal}.seed{s}" for s in range(args.seed, args.seed + args.seeds)]
+        )
+        for j in journals:
+            check_journal_path(j, "--journal")
+    figures = [os.path.join(args.out or "", f"adversary_{c.id}_{k}.png") for k in ("progress", "worst")]
+    refuse_overlap(
+        [("--journal", j) for j in journals] + [("--file", f) for f in args.file],
+        [("--json", args.json)] + [("--out", f) for f in figures if args.out],
+    )
     progress = None
     if args.progress:
         step = max(1, args.budget // 20)
@@ -253,6 +294,7 @@ def run(args: argparse.Namespace) -> int:
             replicates=args.replicates,
             journal=args.journal,
             progress=progress,
+            max_seconds=None if args.allow_large else 1800.0,
         )
     else:
         seeds = list(range(args.seed, args.seed + args.seeds))

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
     from ._claim import Claim
 
-__all__ = ["add_parser", "collect", "markdown", "parse", "run", "show"]
+__all__ = ["add_parser", "collect", "file_claim_ids", "markdown", "parse", "run", "show"]
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -46,18 +46,39 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def _load(path: str) -> list[Claim]:
     """The module-level claims of a user file, loaded once through the check registry (a file that also
-    registers checks, like the tutorials, is executed once per process whoever loads it first)."""
+    registers checks, like the tutorials, is executed once per process whoever loads it first). A path that
+    is not a regular file, and a file that fails to load (a syntax error, null bytes, bytes that are not
+    UTF-8, an exception or ``sys.exit`` at import, a ``Claim`` without its bound) is a ValueError of one line
+    naming ``--file``."""
+    from .._io import describe_path
     from ..checks.registry import load_file
     from ._claim import Claim
 
-    if not os.path.isfile(path):
-        raise ValueError(
-            f"--file {path!r}: "
-            + ("is a directory, not a Python file" if os.path.isdir(path) else "does not exist")
-        )
-    load_file(path)
+    if not os.path.exists(path) and not os.path.islink(path):
+        raise ValueError(f"--file {path!r}: does not exist")
+    what = describe_path(path)
+    if what is not None:
+        raise ValueError(f"--file {path!r}: is {what}, not a Python file")
+    try:
+        load_file(path)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - SystemExit too: a file that exits is refused, not silent
+        if isinstance(exc, SyntaxError) and exc.lineno:
+            why = f"{type(exc).__name__}: {exc.msg} (line {exc.lineno})"
+        elif isinstance(exc, SystemExit):
+            why = f"it calls sys.exit({exc.code!r}) while loading"
+        else:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+            why = f"{type(exc).__name__}: {first}"[:300]
+        raise ValueError(f"--file {path!r}: failed to load: {why}") from None
     name = "afltheory_user_" + format(zlib.crc32(os.path.abspath(path).encode()), "x")  # registry's name
     return [v for v in vars(sys.modules[name]).values() if isinstance(v, Claim)]
+
+
+def file_claim_ids(files: list[str] = ()) -> list[str]:
+    """The ids of the module-level claims the user ``files`` define (loaded as by ``collect``)."""
+    return [c.id for f in files for c in _load(f)]
 
 
 def collect(files: list[str] = ()) -> dict[str, Claim]:

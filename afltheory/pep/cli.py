@@ -49,15 +49,39 @@ def format_bracket(b: Bracket) -> str:
     return "\n".join(lines)
 
 
+#: a --search of more PEP solves than this is refused unless --allow-large (with the projection)
+MAX_SOLVES = 20000
+#: the least time one PEP solve takes (the smallest Gram matrices, this machine): the projection's floor
+SECONDS_PER_SOLVE = 0.01
+
+
+def search_solves(search: str, M: int, m: int, T: int, tau: int, beam: int) -> float:
+    """The number of PEP solves ``--search`` will run (a float; ``inf`` past 1e308), counted without
+    enumerating: round t offers C(M, m)·(min(t, τ)+1)^m (worker set, delays) choices (round 0: the first set
+    fixed, no delay); exhaustive multiplies them, beam solves at most ``beam`` prefixes × each round's."""
+    import math
+
+    if m > M:
+        return 0.0
+    lcomb = (math.lgamma(M + 1) - math.lgamma(m + 1) - math.lgamma(M - m + 1)) / math.log(10)
+    logs = [0.0] + [lcomb + m * math.log10(min(t, tau) + 1) for t in range(1, T)]
+    if search == "exhaustive":
+        total = sum(logs)
+        return 10.0**total if total < 308 else math.inf
+    return 1.0 + sum(beam * 10.0**lg if lg < 300 else math.inf for lg in logs[1:])
+
+
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Add ``afltheory pep thm2|thm3|thm4 ...`` to an argparse subparsers object."""
     p = sub.add_parser("pep", help="PEP worst case (certified upper bound) vs a theorem's bound, sigma_L = 0")
+    from .._io import bounded_int
+
     p.add_argument("claim", choices=["thm2", "thm3", "thm4"])
-    p.add_argument("--m", type=int, default=3, help="arrivals per round")
-    p.add_argument("--M", type=int, default=None, help="workers (default m + 1)")
-    p.add_argument("--K", type=int, default=2, help="local steps")
-    p.add_argument("--T", type=int, default=5, help="rounds")
-    p.add_argument("--tau", type=int, default=1, help="maximum delay")
+    p.add_argument("--m", type=bounded_int(1, 10**4), default=3, help="arrivals per round")
+    p.add_argument("--M", type=bounded_int(1, 10**4), default=None, help="workers (default m + 1)")
+    p.add_argument("--K", type=bounded_int(1, 10**4), default=2, help="local steps")
+    p.add_argument("--T", type=bounded_int(1, 10**4), default=5, help="rounds")
+    p.add_argument("--tau", type=bounded_int(0, 10**4), default=1, help="maximum delay")
     p.add_argument("--sigma-G", type=float, default=0.1, dest="sigma_G")
     p.add_argument("--delta", type=float, default=1.0, help="f(x_0) - f_*")
     p.add_argument("--L", type=float, default=1.0)
@@ -67,7 +91,12 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         default=None,
         help="worst case over schedules of this size (default: the max-delay schedule)",
     )
-    p.add_argument("--beam", type=int, default=2)
+    p.add_argument("--beam", type=bounded_int(1, 10**4), default=2)
+    p.add_argument(
+        "--allow-large",
+        action="store_true",
+        help=f"run a --search of more than {MAX_SOLVES} PEP solves (refused otherwise, with the projection)",
+    )
     p.add_argument("--heterogeneity", choices=["server", "all"], default="server")
     p.add_argument("--max-gram", type=int, default=None, dest="max_gram")
     p.add_argument(
@@ -85,7 +114,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "every round (interchangeable workers: solved by the symmetry-reduced PEP)",
     )
     p.add_argument("--json", metavar="FILE", help="write the bracket as JSON")
-    p.add_argument("--jobs", type=int, default=1, help="with --search: solve in this many processes")
+    p.add_argument(
+        "--jobs", type=bounded_int(1, 4096), default=1, help="with --search: solve in this many processes"
+    )
     p.add_argument(
         "--executor",
         choices=("local", "dask"),
@@ -108,19 +139,32 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     )
 
     def run(args):
-        from .._io import check_output_file, jsonable, write_json
+        from .._io import check_output_file, jsonable, refuse_overlap, write_json
+        from .journal import check_journal_path
         from .theorems import bracket
 
         if args.scheduler and args.executor != "dask":
             raise ValueError(f"--scheduler {args.scheduler!r} needs --executor dask")
         if args.jobs < 1:
             raise ValueError(f"--jobs={args.jobs} must be >= 1")
-        if args.json:  # before the (long) solve: an unusable path must not cost the run
+        if args.json is not None:  # before the (long) solve: an unusable path (or "") must not cost the run
             check_output_file(args.json, "--json")
-        if args.journal:
+        if args.journal is not None:
             if not args.search:
                 raise ValueError("--journal needs --search (only the schedule search is resumable)")
-            check_output_file(args.journal, "--journal")
+            check_journal_path(args.journal, "--journal")
+        refuse_overlap([("--journal", args.journal)], [("--json", args.json)])
+        if args.search and not args.allow_large:
+            n = search_solves(
+                args.search, args.M if args.M is not None else args.m + 1, args.m, args.T, args.tau, args.beam
+            )
+            if n > MAX_SOLVES:
+                raise ValueError(
+                    f"--search {args.search}: {n:.3g} PEP solves for m={args.m}, T={args.T}, tau={args.tau} "
+                    f"(at >= {SECONDS_PER_SOLVE:g} s each: >= {n * SECONDS_PER_SOLVE:.3g} s); refused above "
+                    f"{MAX_SOLVES} without --allow-large (lower --T/--tau/--m"
+                    + (", or --search beam)" if args.search == "exhaustive" else ", or --beam)")
+                )
 
         def progress(n, best):
             import sys

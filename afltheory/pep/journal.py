@@ -14,7 +14,9 @@ as null/"inf"/"-inf".
 
 Every line is appended with a flush and ``fsync``; a line cut short by an interruption (the last one) is
 dropped on reading, and the file is rewritten atomically (``afltheory._io``) without it before appending. A
-journal whose stamp differs (another search) is refused with a ValueError naming both, never overwritten.
+journal whose stamp differs (another search) is refused with a ValueError naming both, never overwritten;
+so is an existing file that is not a journal at all (its first line is not a stamp): a journal is only ever
+appended to (or its cut-short last line dropped), never replaced.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ import numpy as np
 
 from .._io import atomic_write, check_output_file, dumps_strict, jsonable
 
-__all__ = ["SearchJournal", "decode_floats", "digest"]
+__all__ = ["SearchJournal", "check_journal_path", "decode_floats", "digest"]
 
 
 def digest(*parts: Any) -> str:
@@ -53,6 +55,34 @@ def decode_floats(v: Any) -> np.ndarray:
     )
 
 
+def check_journal_path(path: str | os.PathLike, flag: str = "--journal") -> str:
+    """Before a search starts: ``path`` is usable as a journal (a regular file or missing, in a writable
+    directory) and, when it exists and is not empty, its first line is a journal stamp (a file that is not a
+    journal is never replaced). ValueError of one line naming ``flag`` otherwise; returns the path."""
+    p = check_output_file(path, flag)
+    if os.path.exists(p) and os.path.getsize(p) > 0:
+        with open(p, "rb") as fh:
+            first = fh.readline(1 << 20)
+        try:
+            ok = first.endswith(b"\n") and _is_stamp_line(first.decode("utf-8"))
+        except UnicodeDecodeError:
+            ok = False
+        if not ok:
+            raise ValueError(
+                f"{flag} {p!r} exists and is not a search journal (its first line is not a journal "
+                "stamp); a journal is only appended to, never replaced: give another path"
+            )
+    return p
+
+
+def _is_stamp_line(line: str) -> bool:
+    try:
+        obj = json.loads(line)
+    except ValueError:
+        return False
+    return isinstance(obj, dict) and set(obj) == {"stamp"} and isinstance(obj["stamp"], dict)
+
+
 class SearchJournal:
     """The journal at ``path`` for the search identified by ``stamp`` (a JSON-able dict).
 
@@ -71,6 +101,12 @@ class SearchJournal:
             with open(self.path, encoding="utf-8") as fh:
                 lines = fh.read().split("\n")
             complete = lines[:-1]  # the text after the last newline is an interrupted write
+            if any(lines) and not _is_stamp_line(lines[0] if complete else ""):
+                # not a journal (notes.txt, a JSON result, another program's file): never replaced
+                raise ValueError(
+                    f"journal={self.path!r} exists and is not a search journal (its first line is not a "
+                    "journal stamp); a journal is only appended to: give another path"
+                )
             for i, line in enumerate(complete):
                 try:
                     obj = json.loads(line)

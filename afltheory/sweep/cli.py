@@ -24,7 +24,7 @@ import threading
 import warnings
 from collections.abc import Sequence
 
-from .._io import check_output_file
+from .._io import check_output_file, path_arg, refuse_overlap
 
 __all__ = ["add_sweep_parser", "main"]
 
@@ -34,8 +34,8 @@ def _positive_int(s: str) -> int:
         v = int(s)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{s!r} is not an integer") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"{v} must be >= 1")
+    if not 1 <= v <= 4096:
+        raise argparse.ArgumentTypeError(f"{v} is outside the allowed range 1 .. 4096")
     return v
 
 
@@ -129,6 +129,11 @@ def add_sweep_parser(subparsers: argparse._SubParsersAction) -> argparse.Argumen
     return p
 
 
+def _store_inputs(store: str) -> list[tuple[str, str]]:
+    """The files a store is read from: the store and its write-ahead log / shared-memory files."""
+    return [("--store", store), ("--store", store + "-wal"), ("--store", store + "-shm")]
+
+
 def _err(msg: str) -> int:
     print(f"afltheory sweep: error: {msg}", file=sys.stderr)
     return 2
@@ -143,7 +148,9 @@ def _cmd_run(args) -> int:
         return _err("--scheduler needs --executor dask")
     if not args.check:
         try:  # before the spec is even read: a FIFO, a device or a missing directory is refused at once
+            path_arg(args.spec, "SPEC")
             check_output_file(args.store, "--store", create_parents=False)
+            refuse_overlap([("SPEC", args.spec)], _store_inputs(args.store))
         except ValueError as exc:
             return _err(str(exc))
     try:
@@ -275,7 +282,9 @@ def _cmd_export(args) -> int:
     from .store import Store, StoreError
 
     try:
+        path_arg(args.store, "--store")
         check_output_file(args.csv, "--csv")
+        refuse_overlap(_store_inputs(args.store), [("--csv", args.csv)])
         with Store(args.store, readonly=True) as st:
             n = export_csv(st, args.csv)
     except (StoreError, ValueError) as exc:
@@ -290,7 +299,9 @@ def _cmd_copy(args) -> int:
     from .store import Store, StoreError
 
     try:
+        path_arg(args.store, "--store")
         check_output_file(args.to, "--to")
+        refuse_overlap(_store_inputs(args.store), [("--to", args.to)])
         with Store(args.store, readonly=True) as st:
             st.copy_to(args.to)
             n = st.status()["finished"]
@@ -307,7 +318,9 @@ def _cmd_plot(args) -> int:
     from .store import Store, StoreError
 
     try:
+        path_arg(args.store, "--store")
         check_output_file(args.out, "--out")
+        refuse_overlap(_store_inputs(args.store), [("--out", args.out)])
         with Store(args.store, readonly=True) as st:
             plot_store(st, args.out, x=args.x, metric=args.metric)
     except (StoreError, ValueError) as exc:

@@ -158,6 +158,16 @@ class Store:
             uri = f"file:{self.path.resolve()}?mode=ro"
             self.conn = sqlite3.connect(uri, uri=True, timeout=timeout, isolation_level=None)
         else:
+            if self.path.exists() and self.path.stat().st_size > 0:
+                # inspected read-only first: a foreign SQLite database is refused unchanged (switching it to
+                # WAL mode would rewrite its header)
+                uri = f"file:{self.path.resolve()}?mode=ro"
+                self.conn = sqlite3.connect(uri, uri=True, timeout=timeout, isolation_level=None)
+                try:
+                    self.conn.execute("PRAGMA trusted_schema=OFF")
+                    self._check_objects()
+                finally:
+                    self.conn.close()
             self.conn = sqlite3.connect(str(self.path), timeout=timeout, isolation_level=None)
             self.conn.execute("PRAGMA journal_mode=WAL")
             self.conn.execute("PRAGMA synchronous=NORMAL")
