@@ -543,6 +543,7 @@ def _report(results: list[dict], args: argparse.Namespace, tier: str, t0: float,
         "elapsed": elapsed,
         "provenance": provenance(tier=tier, seed=args.seed, elapsed=elapsed),
     }
+    verbose = getattr(args, "verbose", False)
     code = write_reports(args.out, results, meta, args.json, title=title, verbose=verbose)
     if not allv:  # nothing reported is never a pass
         print("FAILED: no verdict was produced", file=sys.stderr)
