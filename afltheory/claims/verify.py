@@ -403,10 +403,16 @@ def verify(
     over: str | None = None,
     points: Sequence[float] | None = None,
     tol: float = 0.1,
+    steps: Mapping[str, Any] | None = None,
 ) -> Verdict:
     """The verdict on ``claim`` for this (problem, behaviour, rounds) — see the module docstring. An
     O-statement (``constant="hidden"``) is verified along a sweep: ``over`` and ``points`` are then required
     and the verdict is ``verify_order``'s (``tol`` its trend tolerance).
+
+    ``steps``: the step sizes a claim leaves free (``eta=None`` / ``eta_L=None``, bounded by one of its
+    conditions), e.g. ``{"eta_L": 0.1}`` or a sweep ``{"eta_L": [0.05, 0.1, 0.2]}`` (a claim for every
+    step: the verdict passes iff it holds at every swept step inside the conditions, and reports the
+    tightest one; steps outside the conditions are listed, not judged).
 
     ``values``: numbers for the claim's own symbols that the problem does not determine (e.g. ``G``).
     ``control``: "auto" (the default control), None (no control), a sympy bound (a plausible wrong claim
@@ -414,6 +420,10 @@ def verify(
     SCAFFOLD's claim). ``id``: the verdict id (default the claim's id)."""
     if not isinstance(claim, Claim):
         raise TypeError(f"claim={claim!r} must be an afltheory.claims.Claim")
+    if steps is not None:
+        kw = dict(rounds=rounds, replicates=replicates, seed=seed, algorithm=algorithm, values=values)
+        kw.update(exact=exact, level=level, control=control, x0=x0, id=id, over=over, points=points, tol=tol)
+        return _verify_steps(claim, problem, behaviour, steps, kw)
     if claim.constant == "hidden":
         if over is None or points is None:
             raise ValueError(
@@ -869,3 +879,57 @@ def _sympify_control(control: Any) -> sp.Expr:
         return sp.sympify(control, locals=dict(SYMBOLS))
     except (sp.SympifyError, TypeError) as exc:
         raise ValueError(f"control={control!r} must be 'auto', None or a sympy shape: {exc}") from None
+
+
+def _verify_steps(claim: Claim, problem: Any, behaviour: Any, steps: Mapping[str, Any], kw: dict) -> Verdict:
+    """``verify`` at the free steps ``steps`` (one value each, or a sweep: every combination)."""
+    import dataclasses
+    import itertools
+
+    if kw["algorithm"] is not None:
+        raise ValueError("steps=...: give the free steps or algorithm=..., not both")
+    grid = {}
+    for name, v in steps.items():
+        if name not in ("eta", "eta_L"):
+            raise ValueError(f"steps[{name!r}]: only 'eta' and 'eta_L' can be left free")
+        if getattr(claim, name) is not None:
+            raise ValueError(
+                f"steps[{name!r}]: claim {claim.id!r} fixes {name}={getattr(claim, name)!r}; a step is "
+                f"given only where the claim leaves it free ({name}=None)"
+            )
+        if not any(name in {str(x) for x in rel.free_symbols} for rel in claim.conditions.values()):
+            raise ValueError(
+                f"steps[{name!r}]: claim {claim.id!r} leaves {name} free but no condition bounds it — "
+                f"state one (e.g. conditions={{'step': {name}*L <= 1}})"
+            )
+        vals = [float(x) for x in (v if np.ndim(v) else [v])]
+        if not vals or not all(np.isfinite(x) and x > 0 for x in vals):
+            raise ValueError(f"steps[{name!r}]={v!r} must be a positive step or a non-empty list of them")
+        grid[name] = vals
+    names = list(grid)
+    combos = list(itertools.product(*(grid[n] for n in names)))
+    runs = []
+    for combo in combos:
+        at = dataclasses.replace(claim, **dict(zip(names, combo, strict=True)))
+        runs.append((combo, verify(at, problem, behaviour, **kw)))
+    if len(runs) == 1:
+        return runs[0][1]
+    label = lambda c: ", ".join(f"{n}={x:g}" for n, x in zip(names, c, strict=True))  # noqa: E731
+    inside = [(c, v) for c, v in runs if v.inside_conditions is not False]
+    outside = [label(c) for c, v in runs if v.inside_conditions is False]
+    if not inside:
+        raise ValueError(f"steps={dict(steps)!r}: no swept step is inside claim {claim.id!r}'s conditions")
+    failed = [(c, v) for c, v in inside if not v.passed]
+    combo, worst = (failed or sorted(inside, key=lambda cv: cv[1].slack if cv[1].slack is not None else 0))[0]
+    note = (
+        f"for every step: {len(inside)} of {len(runs)} swept steps inside the conditions, "
+        f"{len(inside) - len(failed)} hold; reported: {label(combo)}"
+        + (f"; outside the conditions (not judged): {'; '.join(outside)}" if outside else "")
+    )
+    return dataclasses.replace(
+        worst,
+        passed=not failed,
+        inside_conditions=True,
+        notes="; ".join(x for x in (worst.notes, note) if x),
+        details={**(worst.details or {}), "steps": {label(c): bool(v.passed) for c, v in inside}},
+    )
