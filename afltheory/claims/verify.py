@@ -186,6 +186,17 @@ def quantity_of(quantity: str, result: Any, problem: Any, algorithm: Any) -> np.
     T = result.rounds
     if quantity == "avg_grad_sq":
         return result.time_average() if is_trace else float(np.mean(result.grad_norm_sq[:T]))
+    if (
+        quantity == "virtual_avg_grad_sq"
+    ):  # the virtual averaged model at every local step (Wang & Joshi 2018)
+        if not is_trace:
+            raise QuantityUnavailable(
+                "exact moments do not model the virtual averaged model x̄_{t,k} at every local step: use "
+                "simulate (exact=False)"
+            )
+        if result.virtual_grad_norm_sq is None:
+            raise QuantityUnavailable("virtual_avg_grad_sq needs simulate(..., record_virtual=True)")
+        return result.virtual_grad_norm_sq.reshape(result.replicates, -1).mean(axis=1)
     if quantity == "weighted_avg_grad_sq":
         g = _gammas(algorithm, T)
         w = g / g.sum()
@@ -342,6 +353,7 @@ def _measure(claim, problem, behaviour, algorithm, rounds, replicates, seed, eng
             seed=seed,
             x0=x0,
             record_x=claim.measured == "weighted_avg_iterate_gap",
+            record_virtual=claim.measured == "virtual_avg_grad_sq",
         )
     samples = np.asarray(quantity_of(claim.measured, trace, problem, algorithm), dtype=float)
     method = f"monte-carlo (R={replicates})"
