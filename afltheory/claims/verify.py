@@ -4,9 +4,10 @@ and ``verify_rate(claim, ...)`` -> ``Verdict``.
 What ``verify`` does, in order:
 1. builds the claim's algorithm (its rule with the step-size schedule resolved against the problem's
    constants and the claim's values) unless ``algorithm=`` is given;
-2. runs it (``simulate``) and measures the claim's quantity — exactly with ``afltheory.exact.moments`` where
-   its model applies (``exact="auto"``), else the one-sided 99 % Student-t upper confidence bound (UCB) of the
-   Monte Carlo mean over replicates;
+2. measures the claim's quantity through the ONE dispatcher ``measure`` (one engine per call): exactly with
+   ``afltheory.exact.moments`` where its model applies (``exact="auto"``; no Monte Carlo run then), else —
+   only on a declared refusal (``REFUSALS``), named in the verdict's method — by ``simulate``, judged by the
+   one-sided 99 % Student-t upper confidence bound (UCB) of the Monte Carlo mean over replicates;
 3. evaluates the bound's named terms per replicate on the realized schedule (``run_values``) and checks the
    claim's conditions there (``inside_conditions``; the failing ones are named);
 4. judges the claim and its negative control with ONE criterion (measured-or-UCB ≤ bound,
@@ -303,7 +304,10 @@ def measure(
     declared refusals ``REFUSALS`` — ``UnsupportedRule``, ``ExactUnavailable``, ``QuantityUnavailable`` —
     never on a TypeError or ValueError; the Measurement's ``method`` and ``refused_by`` name the engine that
     refused and why). ``algorithm``: default the claim's own (``Claim.algorithm`` resolved against the
-    problem's constants, the run's and ``values``)."""
+    problem's constants, the run's and ``values``).
+
+    Note: ``paper_checks._common.expectation`` and ``adversary.generic`` still choose "exact else Monte
+    Carlo" themselves (catching TypeError/ValueError); they can switch to this dispatcher."""
     if not isinstance(claim, Claim):
         raise TypeError(f"claim={claim!r} must be an afltheory.claims.Claim")
     rounds = check_int("rounds", rounds, low=1)
