@@ -62,7 +62,8 @@ class QuantityUnavailable(ValueError):
 
 def problem_values(problem: Any, x0: Any = None) -> dict[str, float]:
     """The problem's constants as claim symbols: L, mu, kappa, sigma_L, sigma_G, f_*, M, sum_p2, and where the
-    problem knows its local minima Gamma and zeta_star; f_0, Delta and D0 at ``x0`` (default start)."""
+    problem knows its local minima Gamma and zeta_star, sigma_G_mean where it is x-independent; f_0, Delta
+    and D0 at ``x0`` (default start)."""
     c = problem.constants
     M = problem.num_workers
     p = np.asarray(getattr(problem, "weights", None) or np.full(M, 1.0 / M))
@@ -88,6 +89,11 @@ def problem_values(problem: Any, x0: Any = None) -> dict[str, float]:
             out["zeta_star"] = float(np.sqrt(np.sum(p * np.sum(g * g, axis=1))))
         except (NotImplementedError, AttributeError, ValueError):
             pass
+    if getattr(problem, "shared", False) and getattr(problem, "centers", None) is not None:
+        # one shared Hessian A: ∇f_i(x) − ∇f(x) = A(c̄_p − c_i) for every x, so the sup is this value
+        g = np.stack([problem.local_grad(x0, i) for i in range(M)])
+        dev = g - p @ g
+        out["sigma_G_mean"] = float(np.sqrt(np.mean(np.sum(dev * dev, axis=1))))
     offsets = getattr(problem, "offsets", None)
     if offsets is not None and getattr(problem, "centers", None) is not None:  # quadratics: f_k* = e_k
         out["Gamma"] = float(c.f_star - np.sum(p * np.asarray(offsets, dtype=float)))
