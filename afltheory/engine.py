@@ -86,6 +86,9 @@ class Trace:
     a replicate's divergence round on they are +inf (see ``divergence``). ``left_region``: first round at
     which x_t left the problem's certified region (−1: never). ``x`` (replicates, rounds + 1, dim) if
     recorded. ``x_avg`` (replicates, dim): the averaged iterate x̄_T = (1/T) Σ_{t<T} x_t (+inf when diverged).
+    ``virtual_grad_norm_sq`` (replicates, rounds, K) with ``record_virtual=True``: ‖∇f(x̄_{t,k})‖² of the
+    virtual averaged model x̄_{t,k} = (1/m) Σ_i w_i y_{i,k} (the round's arrivals' local iterates before
+    local step k, w_i = M p_i with client weights, else 1; Wang & Joshi 2018, Stich 2019).
     ``bits`` (replicates, rounds + 1): cumulative bits the workers sent up to x_t (uncompressed:
     32·dim per update; with the server rule's ``compressor`` its own count, afltheory.compression), for plots
     against communication."""
@@ -105,6 +108,7 @@ class Trace:
     tracking_error: np.ndarray | None = None
     bits: np.ndarray | None = None
     x_avg: np.ndarray | None = None
+    virtual_grad_norm_sq: np.ndarray | None = None
 
     @property
     def replicates(self) -> int:
@@ -212,6 +216,12 @@ class _LocalRunner:
     whole (R, m, d) array were processed at once (replicate r's values do not depend on R or the chunk size).
     """
 
+    #: (R, T, K) buffer of ‖∇f(x̄_{t,k})‖² (``simulate(record_virtual=True)``), the round being run and the
+    #: per-worker weights of the virtual mean; None: not recorded (the default path does not look at it)
+    virtual = None
+    virtual_t = 0
+    virtual_weights = None
+
     def __init__(self, problem: Problem, worker, eta_L: float, seed: int, replicates: int):
         self.problem = problem
         self.worker = worker
@@ -304,6 +314,8 @@ class _LocalRunner:
         worker state ``finish`` returned (``worker_state`` is donated)."""
         p, eta, ws = self.problem, self.eta_L, self.ws
         if Kmax == 1 and not worker_state:  # one step, stateless rule (SGD, FedProx): G is the gradient at y0
+            if self.virtual is not None:
+                self._record_virtual(y0, W, lo, 0)
             self._one_step(Gc, y0, W, gens)
             return worker_state
         step = self.kernel.sgd_step(W, eta) if self.additive else None
@@ -314,6 +326,8 @@ class _LocalRunner:
         xi = ws.get("xi", y0.shape)
         ynew = ws.get("ynew", y0.shape) if Kmin < Kmax else None
         for k in range(Kmax):
+            if self.virtual is not None:
+                self._record_virtual(y, W, lo, k)
             if k == 0:  # the step-0 draw at scale 1 (= the one-step path's draw), then scaled
                 self._draw(gens, W, xi, 1.0, y)
                 np.multiply(xi, eta, out=h)
@@ -347,6 +361,15 @@ class _LocalRunner:
             self._one_step(xi, y0, W, gens, drawn=True)
             np.copyto(Gc, xi, where=one[..., None])
         return worker_state
+
+    def _record_virtual(self, y, W, lo, k):
+        """virtual[lo:hi, t, k] = ‖∇f(x̄)‖², x̄ = (1/m) Σ_i w_i y_i over the chunk's arrivals (y in the kernel's
+        translated frame when it has one)."""
+        if self.centered:
+            y = y + self.kernel.center(W)
+        w = None if self.virtual_weights is None else self.virtual_weights[W]
+        ybar = y.mean(axis=1) if w is None else np.einsum("rn,rnd->rd", w, y) / y.shape[1]
+        self.virtual[lo : lo + len(W), self.virtual_t, k] = self.problem.grad_norm_sq_and_value(ybar)[0]
 
     def _one_step(self, out, y0, W, gens, drawn=False):
         """out = ∇f_i(y_0, ξ) for one local step: the noise draw (unless ``drawn``: out already holds it) plus
@@ -592,6 +615,7 @@ def simulate(
     record_x: bool = False,
     collapse: bool | str | None = None,
     progress: bool = False,
+    record_virtual: bool = False,
 ) -> Trace:
     """Run ``algorithm`` on ``problem`` under ``behaviour`` for ``rounds`` server rounds, ``replicates``
     times.
@@ -610,12 +634,38 @@ def simulate(
     (``Trace.config["arrivals_collapsed"]``). None: whenever valid; True: required (ValueError saying why
     when invalid); "steps": as True, but one noise draw per arrival; False: step by step.
     ``progress``: show a progress bar over rounds on stderr (tqdm if installed, else a line per 10 %).
+    ``record_virtual``: record ``Trace.virtual_grad_norm_sq`` (the virtual averaged model at every local
+    step); it runs the step path (``collapse`` must not be True) and needs the same K for every arrival,
+    one local step size for all workers and a problem that does not drift (ValueError naming it otherwise).
     """
     run = _prepare(
-        problem, algorithm, behaviour, rounds, replicates, seed, x0, divergence_threshold, record_x, collapse
+        problem,
+        algorithm,
+        behaviour,
+        rounds,
+        replicates,
+        seed,
+        x0,
+        divergence_threshold,
+        record_x,
+        collapse,
+        record_virtual,
     )
     _run_rounds(run, progress)
     return _report(run)
+
+
+def _virtual_reason(collapse, per_worker, drifting, steps) -> str | None:
+    """Why ``record_virtual`` cannot be recorded (None: it can)."""
+    if collapse is True or collapse == "steps":
+        return f"collapse={collapse!r} draws the K steps at once (the virtual model needs every step)"
+    if per_worker is not None:
+        return "the local step size differs between workers (the per-worker step path does not record it)"
+    if drifting is not None:
+        return "the problem drifts"
+    if steps.size and int(steps.min()) != int(steps.max()):
+        return "the number of local steps varies between arrivals (x̄_{t,k} needs the same K)"
+    return None
 
 
 def _arrivals_reason(algorithm, channel, sched, num_workers) -> str | None:
@@ -736,7 +786,17 @@ def realized_schedule(
 
 
 def _prepare(
-    problem, algorithm, behaviour, rounds, replicates, seed, x0, divergence_threshold, record_x, collapse
+    problem,
+    algorithm,
+    behaviour,
+    rounds,
+    replicates,
+    seed,
+    x0,
+    divergence_threshold,
+    record_x,
+    collapse,
+    record_virtual=False,
 ) -> _Run:
     """``simulate``, part 1: validate the arguments, realize the schedule, choose the local-step runner
     (collapsed / per-worker / step by step, from the problem's and the rules' declared capabilities) and
@@ -781,12 +841,20 @@ def _prepare(
         raise ValueError(f"collapse={collapse!r} must be None, True, False or 'steps'")
     if collapse and why_not:
         raise ValueError(f"collapse={collapse!r} is invalid here: {why_not}")
+    if record_virtual:
+        why = _virtual_reason(collapse, per_worker, drifting, steps)
+        if why:
+            raise ValueError(f"record_virtual=True is unavailable here: {why}")
+        collapse = False
     use_collapsed = why_not is None and collapse is not False
     if per_worker is not None:
         runner = _PerWorkerStepRunner(problem, algorithm.worker, per_worker, seed, R)
     else:
         runner_cls = _CollapsedRunner if use_collapsed else _LocalRunner
         runner = runner_cls(problem, algorithm.worker, _round_rule(algorithm, 0).eta_L, seed, R)
+    if record_virtual:
+        runner.virtual = np.empty((R, rounds, int(steps.max())))
+        runner.virtual_weights = algorithm.worker_weights(M)
     worker_state = algorithm.worker.init(R, M, d)
     channel = channel_for(algorithm, d, M, R, seed)  # the worker-side compressor (identity when none)
     arrivals = (
@@ -926,6 +994,7 @@ def _run_rounds(run: _Run, progress: bool = False) -> None:
             # the paper's order: the optimum drifts first (w_{t+1} = w_t + q_{t+1}), then the round updates on
             # the objective with optimum w°_{t+1}; G depends on y only through y − w_{t+1}: run shifted
             shift = None if walk is None else walk[:, t + 1 - run.drift_lag]
+            runner.virtual_t = t
             G, worker_state = runner.run(
                 hist_flat, idx, W, K, _rng.NOISE, t + 1, worker_state, shift, kbounds[:, :, t]
             )
@@ -990,6 +1059,11 @@ def _report(run: _Run) -> Trace:
             RegionWarning,
             stacklevel=3,
         )
+    virtual = run.runner.virtual
+    if virtual is not None:
+        virtual = virtual.copy()
+        for r in np.flatnonzero(div_round >= 0):  # rounds started from a diverged model: +inf
+            virtual[r, div_round[r] :] = np.inf
     calls = sched.local_steps.sum(axis=(1, 2))  # oracle calls: one per local step (diverged replicates too)
     if getattr(algorithm, "warm_start", getattr(algorithm, "needs_warm_start", False)):
         calls = calls + sched.init_local_steps.sum(axis=1)
@@ -1019,4 +1093,5 @@ def _report(run: _Run) -> Trace:
         None if walk is None else track,
         bits,
         run.x_avg,
+        virtual,
     )

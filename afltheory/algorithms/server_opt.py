@@ -42,6 +42,7 @@ __all__ = [
     "ServerOptState",
     "ServerSGD",
     "ServerYogi",
+    "optimized",
     "with_server_optimizer",
 ]
 
@@ -177,3 +178,14 @@ def with_server_optimizer(rule: Any, optimizer: ServerOptimizer) -> Any:
     out = copy.copy(rule)
     object.__setattr__(out, "server_optimizer", optimizer)
     return out
+
+
+def optimized(rule_class: Any, optimizer: ServerOptimizer) -> Any:
+    """A rule factory ``f(**fields) -> with_server_optimizer(rule_class(**fields), optimizer)`` (a claim's
+    ``rule=``: the claim resolves the step sizes, the factory attaches the optimizer)."""
+
+    def factory(**fields: Any) -> Any:
+        return with_server_optimizer(rule_class(**fields), optimizer)
+
+    factory.__name__ = f"{getattr(rule_class, '__name__', 'rule')}+{type(optimizer).__name__}"
+    return factory

@@ -38,7 +38,7 @@ from ..theory.symbols import (  # noqa: F401  (the shared symbols, re-exported f
     tau,
 )
 from ._claim import FUNCTION_CLASSES, QUANTITIES, Assumptions, Claim, UnknownSymbol
-from .symbols import D0, SYMBOLS, E, G, Gamma, kappa, mu, sum_p2, t, zeta_star
+from .symbols import D0, SYMBOLS, E, G, Gamma, kappa, mu, sigma_G_mean, sum_p2, t, zeta_star
 from .verify import (
     ENGINES,
     REFUSALS,
@@ -90,6 +90,7 @@ __all__ = [
     "quantity_of",
     "run_values",
     "sigma_G",
+    "sigma_G_mean",
     "sigma_L",
     "sum_p2",
     "t",

@@ -19,6 +19,7 @@ __all__ = ["Assumptions", "Claim", "FUNCTION_CLASSES", "QUANTITIES", "UnknownSym
 #: the measured quantities a claim may bound (name -> the expression it stands for)
 QUANTITIES: dict[str, str] = {
     "avg_grad_sq": "(1/T) Σ_{t<T} E‖∇f(x_t)‖²",
+    "virtual_avg_grad_sq": "(1/(TK)) Σ_{t<T} Σ_{k<K} E‖∇f(x̄_{t,k})‖²,  x̄_{t,k} the virtual averaged model",
     "weighted_avg_grad_sq": "Σ_{t<T} γ_t E‖∇f(x_t)‖² / Σ_{t<T} γ_t  (γ_t = η_t η_{L,t})",
     "min_grad_sq": "min_{t<T} E‖∇f(x_t)‖²",
     "last_gap": "E f(x_T) − f*",

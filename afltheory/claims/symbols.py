@@ -19,6 +19,9 @@ eta, eta_L  the server and local step sizes (a schedule: its value at t = 0)
 L, mu       the problem's certified smoothness and strong-convexity constants; kappa = L/mu
 sigma_L     local gradient noise: E‖∇F_i(x, ξ) − ∇f_i(x)‖² ≤ σ_L² (the problem's certified value)
 sigma_G     heterogeneity, max reading: max_i sup_x ‖∇f_i(x) − ∇f(x)‖ ≤ σ_G (the problem's certified value)
+            ``sigma_G_mean``: the mean reading, σ_G,mean² = sup_x (1/M) Σ_i ‖∇f_i(x) − ∇f(x)‖² — certified
+            where ∇f_i − ∇f does not depend on x (quadratics with one shared Hessian: computed exactly);
+            elsewhere a claim using it must give its value
 G           bounded second moment E‖∇F_i(x, ξ)‖² ≤ G² — not certified by the quadratic families (their
             gradients are unbounded): a claim using G must give its value (``values={"G": ...}``) and say
             on which region it holds
@@ -36,7 +39,7 @@ import sympy as sp
 from ..algorithms.schedules import t
 from ..theory import symbols as S
 
-__all__ = ["D0", "E", "G", "Gamma", "SYMBOLS", "kappa", "mu", "sum_p2", "t", "zeta_star"]
+__all__ = ["D0", "E", "G", "Gamma", "SYMBOLS", "kappa", "mu", "sigma_G_mean", "sum_p2", "t", "zeta_star"]
 
 mu = sp.Symbol("mu", positive=True)  # strong convexity
 kappa = sp.Symbol("kappa", positive=True)  # L/μ
@@ -46,6 +49,7 @@ zeta_star = sp.Symbol("zeta_star", nonnegative=True)  # ζ*
 D0 = sp.Symbol("D0", nonnegative=True)  # ‖x_0 − x*‖²
 sum_p2 = sp.Symbol("sum_p2", positive=True)  # Σ p_k²
 E = sp.Symbol("E", positive=True)  # local steps (Li et al.'s name for K)
+sigma_G_mean = sp.Symbol("sigma_G_mean", nonnegative=True)  # σ_G, mean-over-workers reading
 
 #: name -> symbol: every symbol a claim may use without giving its value
 SYMBOLS: dict[str, sp.Symbol] = {
@@ -68,6 +72,7 @@ SYMBOLS: dict[str, sp.Symbol] = {
         kappa,
         S.sigma_L,
         S.sigma_G,
+        sigma_G_mean,
         G,
         Gamma,
         zeta_star,

@@ -4,9 +4,10 @@ and ``verify_rate(claim, ...)`` -> ``Verdict``.
 What ``verify`` does, in order:
 1. builds the claim's algorithm (its rule with the step-size schedule resolved against the problem's
    constants and the claim's values) unless ``algorithm=`` is given;
-2. runs it (``simulate``) and measures the claim's quantity — exactly with ``afltheory.exact.moments`` where
-   its model applies (``exact="auto"``), else the one-sided 99 % Student-t upper confidence bound (UCB) of the
-   Monte Carlo mean over replicates;
+2. measures the claim's quantity through the ONE dispatcher ``measure`` (one engine per call): exactly with
+   ``afltheory.exact.moments`` where its model applies (``exact="auto"``; no Monte Carlo run then), else —
+   only on a declared refusal (``REFUSALS``), named in the verdict's method — by ``simulate``, judged by the
+   one-sided 99 % Student-t upper confidence bound (UCB) of the Monte Carlo mean over replicates;
 3. evaluates the bound's named terms per replicate on the realized schedule (``run_values``) and checks the
    claim's conditions there (``inside_conditions``; the failing ones are named);
 4. judges the claim and its negative control with ONE criterion (measured-or-UCB ≤ bound,
@@ -61,7 +62,8 @@ class QuantityUnavailable(ValueError):
 
 def problem_values(problem: Any, x0: Any = None) -> dict[str, float]:
     """The problem's constants as claim symbols: L, mu, kappa, sigma_L, sigma_G, f_*, M, sum_p2, and where the
-    problem knows its local minima Gamma and zeta_star; f_0, Delta and D0 at ``x0`` (default start)."""
+    problem knows its local minima Gamma and zeta_star, sigma_G_mean where it is x-independent; f_0, Delta
+    and D0 at ``x0`` (default start)."""
     c = problem.constants
     M = problem.num_workers
     p = np.asarray(getattr(problem, "weights", None) or np.full(M, 1.0 / M))
@@ -87,6 +89,11 @@ def problem_values(problem: Any, x0: Any = None) -> dict[str, float]:
             out["zeta_star"] = float(np.sqrt(np.sum(p * np.sum(g * g, axis=1))))
         except (NotImplementedError, AttributeError, ValueError):
             pass
+    if getattr(problem, "shared", False) and getattr(problem, "centers", None) is not None:
+        # one shared Hessian A: ∇f_i(x) − ∇f(x) = A(c̄_p − c_i) for every x, so the sup is this value
+        g = np.stack([problem.local_grad(x0, i) for i in range(M)])
+        dev = g - p @ g
+        out["sigma_G_mean"] = float(np.sqrt(np.mean(np.sum(dev * dev, axis=1))))
     offsets = getattr(problem, "offsets", None)
     if offsets is not None and getattr(problem, "centers", None) is not None:  # quadratics: f_k* = e_k
         out["Gamma"] = float(c.f_star - np.sum(p * np.asarray(offsets, dtype=float)))
@@ -186,6 +193,17 @@ def quantity_of(quantity: str, result: Any, problem: Any, algorithm: Any) -> np.
     T = result.rounds
     if quantity == "avg_grad_sq":
         return result.time_average() if is_trace else float(np.mean(result.grad_norm_sq[:T]))
+    if (
+        quantity == "virtual_avg_grad_sq"
+    ):  # the virtual averaged model at every local step (Wang & Joshi 2018)
+        if not is_trace:
+            raise QuantityUnavailable(
+                "exact moments do not model the virtual averaged model x̄_{t,k} at every local step: use "
+                "simulate (exact=False)"
+            )
+        if result.virtual_grad_norm_sq is None:
+            raise QuantityUnavailable("virtual_avg_grad_sq needs simulate(..., record_virtual=True)")
+        return result.virtual_grad_norm_sq.reshape(result.replicates, -1).mean(axis=1)
     if quantity == "weighted_avg_grad_sq":
         g = _gammas(algorithm, T)
         w = g / g.sum()
@@ -292,7 +310,10 @@ def measure(
     declared refusals ``REFUSALS`` — ``UnsupportedRule``, ``ExactUnavailable``, ``QuantityUnavailable`` —
     never on a TypeError or ValueError; the Measurement's ``method`` and ``refused_by`` name the engine that
     refused and why). ``algorithm``: default the claim's own (``Claim.algorithm`` resolved against the
-    problem's constants, the run's and ``values``)."""
+    problem's constants, the run's and ``values``).
+
+    Note: ``paper_checks._common.expectation`` and ``adversary.generic`` still choose "exact else Monte
+    Carlo" themselves (catching TypeError/ValueError); they can switch to this dispatcher."""
     if not isinstance(claim, Claim):
         raise TypeError(f"claim={claim!r} must be an afltheory.claims.Claim")
     rounds = check_int("rounds", rounds, low=1)
@@ -342,6 +363,7 @@ def _measure(claim, problem, behaviour, algorithm, rounds, replicates, seed, eng
             seed=seed,
             x0=x0,
             record_x=claim.measured == "weighted_avg_iterate_gap",
+            record_virtual=claim.measured == "virtual_avg_grad_sq",
         )
     samples = np.asarray(quantity_of(claim.measured, trace, problem, algorithm), dtype=float)
     method = f"monte-carlo (R={replicates})"
@@ -403,10 +425,16 @@ def verify(
     over: str | None = None,
     points: Sequence[float] | None = None,
     tol: float = 0.1,
+    steps: Mapping[str, Any] | None = None,
 ) -> Verdict:
     """The verdict on ``claim`` for this (problem, behaviour, rounds) — see the module docstring. An
     O-statement (``constant="hidden"``) is verified along a sweep: ``over`` and ``points`` are then required
     and the verdict is ``verify_order``'s (``tol`` its trend tolerance).
+
+    ``steps``: the step sizes a claim leaves free (``eta=None`` / ``eta_L=None``, bounded by one of its
+    conditions), e.g. ``{"eta_L": 0.1}`` or a sweep ``{"eta_L": [0.05, 0.1, 0.2]}`` (a claim for every
+    step: the verdict passes iff it holds at every swept step inside the conditions, and reports the
+    tightest one; steps outside the conditions are listed, not judged).
 
     ``values``: numbers for the claim's own symbols that the problem does not determine (e.g. ``G``).
     ``control``: "auto" (the default control), None (no control), a sympy bound (a plausible wrong claim
@@ -414,6 +442,10 @@ def verify(
     SCAFFOLD's claim). ``id``: the verdict id (default the claim's id)."""
     if not isinstance(claim, Claim):
         raise TypeError(f"claim={claim!r} must be an afltheory.claims.Claim")
+    if steps is not None:
+        kw = dict(rounds=rounds, replicates=replicates, seed=seed, algorithm=algorithm, values=values)
+        kw.update(exact=exact, level=level, control=control, x0=x0, id=id, over=over, points=points, tol=tol)
+        return _verify_steps(claim, problem, behaviour, steps, kw)
     if claim.constant == "hidden":
         if over is None or points is None:
             raise ValueError(
@@ -869,3 +901,57 @@ def _sympify_control(control: Any) -> sp.Expr:
         return sp.sympify(control, locals=dict(SYMBOLS))
     except (sp.SympifyError, TypeError) as exc:
         raise ValueError(f"control={control!r} must be 'auto', None or a sympy shape: {exc}") from None
+
+
+def _verify_steps(claim: Claim, problem: Any, behaviour: Any, steps: Mapping[str, Any], kw: dict) -> Verdict:
+    """``verify`` at the free steps ``steps`` (one value each, or a sweep: every combination)."""
+    import dataclasses
+    import itertools
+
+    if kw["algorithm"] is not None:
+        raise ValueError("steps=...: give the free steps or algorithm=..., not both")
+    grid = {}
+    for name, v in steps.items():
+        if name not in ("eta", "eta_L"):
+            raise ValueError(f"steps[{name!r}]: only 'eta' and 'eta_L' can be left free")
+        if getattr(claim, name) is not None:
+            raise ValueError(
+                f"steps[{name!r}]: claim {claim.id!r} fixes {name}={getattr(claim, name)!r}; a step is "
+                f"given only where the claim leaves it free ({name}=None)"
+            )
+        if not any(name in {str(x) for x in rel.free_symbols} for rel in claim.conditions.values()):
+            raise ValueError(
+                f"steps[{name!r}]: claim {claim.id!r} leaves {name} free but no condition bounds it — "
+                f"state one (e.g. conditions={{'step': {name}*L <= 1}})"
+            )
+        vals = [float(x) for x in (v if np.ndim(v) else [v])]
+        if not vals or not all(np.isfinite(x) and x > 0 for x in vals):
+            raise ValueError(f"steps[{name!r}]={v!r} must be a positive step or a non-empty list of them")
+        grid[name] = vals
+    names = list(grid)
+    combos = list(itertools.product(*(grid[n] for n in names)))
+    runs = []
+    for combo in combos:
+        at = dataclasses.replace(claim, **dict(zip(names, combo, strict=True)))
+        runs.append((combo, verify(at, problem, behaviour, **kw)))
+    if len(runs) == 1:
+        return runs[0][1]
+    label = lambda c: ", ".join(f"{n}={x:g}" for n, x in zip(names, c, strict=True))  # noqa: E731
+    inside = [(c, v) for c, v in runs if v.inside_conditions is not False]
+    outside = [label(c) for c, v in runs if v.inside_conditions is False]
+    if not inside:
+        raise ValueError(f"steps={dict(steps)!r}: no swept step is inside claim {claim.id!r}'s conditions")
+    failed = [(c, v) for c, v in inside if not v.passed]
+    combo, worst = (failed or sorted(inside, key=lambda cv: cv[1].slack if cv[1].slack is not None else 0))[0]
+    note = (
+        f"for every step: {len(inside)} of {len(runs)} swept steps inside the conditions, "
+        f"{len(inside) - len(failed)} hold; reported: {label(combo)}"
+        + (f"; outside the conditions (not judged): {'; '.join(outside)}" if outside else "")
+    )
+    return dataclasses.replace(
+        worst,
+        passed=not failed,
+        inside_conditions=True,
+        notes="; ".join(x for x in (worst.notes, note) if x),
+        details={**(worst.details or {}), "steps": {label(c): bool(v.passed) for c, v in inside}},
+    )

@@ -342,6 +342,8 @@ def test_rate_verdict_and_its_control():
         ("lian2015_asysg.py", 15),
         ("local_sgd_claim.py", 60),
         ("li2020_order.py", 30),
+        ("fedadam.py", 35),
+        ("local_sgd_virtual.py", 30),
     ],
 )
 def test_tutorial_claim_files(name, limit, tmp_path):
@@ -357,6 +359,8 @@ def test_tutorial_claim_files(name, limit, tmp_path):
         "lian2015_asysg.py": "lian2015",
         "local_sgd_claim.py": "tutorial",
         "li2020_order.py": "li2020_order",
+        "fedadam.py": "fedadam",
+        "local_sgd_virtual.py": "wang2018",
     }[name]
     out = run_check(check_id, files=[str(path)], out=str(tmp_path))
     assert out["error"] is None, out["error"]
@@ -370,6 +374,14 @@ def test_tutorial_claim_files(name, limit, tmp_path):
     if check_id == "li2020_order":  # the O-statement: a bounded ratio, the hidden constant reported
         (v,) = vs
         assert v["method"] == "exact moments" and "constant C ≈" in v["notes"] and v["measured"] <= 0.1
+    if check_id == "fedadam":  # Monte Carlo, and the verdict says why the exact engine refused
+        (v,) = vs
+        assert "exact moments refused: UnsupportedRule: server optimizer ServerAdam" in v["method"]
+        assert "nonlinear in the updates" in v["method"] and v["negative_control"]["measured"] > 0.3
+        assert "aggregate(" not in "\n".join(code)  # the optimizer is a component, not an override
+    if check_id == "wang2018":  # the per-step virtual model; its O(1/√T) rate judged one-sided
+        rate = next(v for v in vs if v["id"] == "wang2018.thm1.rate_T")
+        assert rate["relation"] == "<=" and "one-sided" in rate["tolerance"] and rate["ci"][0] is None
     if check_id == "tutorial":  # the numbers the README quotes
         assert [round(v["measured"], 4) for v in vs] == [0.0796, 0.0796, -0.5155]
 
