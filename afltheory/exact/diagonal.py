@@ -134,7 +134,6 @@ class DiagonalSystem:
             bytes=d * c.bytes,
         )
 
-
     def dense_cost(self, rounds: int) -> _cost.ExactCost:
         """The projection of the dense recursion on the same problem (its round operator's entries on a
         diagonal problem: d(1 + B) per x̃ row block, B the delays of positive probability, plus the shifts

@@ -136,3 +136,18 @@ def test_projection_is_the_coordinates():
     # moments' choice is the cheaper projection (here, at d = 8 and M = 6, the dense one)
     chosen = diagonal_system(p, alg, b, ExactSystem, 30)
     assert (chosen is None) == (dense.seconds <= c.seconds) and chosen is None
+
+
+def test_divergence_is_reported_at_the_same_round():
+    """An unstable step size: the per-coordinate path diverges at the dense path's round, +inf from there."""
+    p = HeterogeneousCurvatureQuadratic(dim=40, num_workers=20, sigma_L=0.5, seed=2)
+    alg, b = AFACD(100.0, 0.05), Behaviour(UniformArrivals(5), FixedDelay(2), ConstantSteps(3))
+    with pytest.warns(Warning, match="diverged"):
+        fast = moments(p, alg, b, 40)
+    with pytest.warns(Warning, match="diverged"):
+        dense = moments(p, alg, b, 40, structure=False)
+    assert fast.config["structure"] == "diagonal"
+    assert fast.divergence_round == dense.divergence_round is not None
+    t = fast.divergence_round
+    assert np.all(np.isinf(fast.grad_norm_sq[t:])) and np.all(np.isfinite(fast.grad_norm_sq[:t]))
+    _close(fast.grad_norm_sq[:t], dense.grad_norm_sq[:t])
