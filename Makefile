@@ -1,6 +1,7 @@
 # Quick start: `make check` (the main job) and `make test` (the test suite). Both create .venv and
 # install what they need on a fresh Python 3.11 machine: `make check` the package with its `pep` and
 # `progress` extras only; `make test` adds torch (CPU wheel), dask, scikit-learn and the test tools.
+# `make docs` builds the documentation site (the `docs` extra) into docs/_build/html.
 PYTHON ?= python3.11
 VENV   ?= .venv
 BIN     = $(VENV)/bin
@@ -10,9 +11,10 @@ JOBS   ?= $(shell nproc 2>/dev/null || echo 1)
 SUM    := $(shell cksum < pyproject.toml | cut -d' ' -f1)
 CORE    = $(VENV)/.installed-core-$(SUM)
 FULL    = $(VENV)/.installed-full-$(SUM)
+DOCS    = $(VENV)/.installed-docs-$(SUM)
 HERE   := $(CURDIR)
 
-.PHONY: test test-all check check-full lint bench clean guard
+.PHONY: test test-all check check-full lint bench clean guard docs
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -42,6 +44,11 @@ $(FULL): $(CORE)
 	$(BIN)/python -m pip install --quiet -e ".[test,dask,progress,data,pep]"
 	touch $(FULL)
 
+$(DOCS): $(CORE)
+	@$(MAKE) --no-print-directory guard
+	$(BIN)/python -m pip install --quiet -e ".[docs,pep,progress]"
+	touch $(DOCS)
+
 # the package runs from this clone (python -m puts the clone first on sys.path), whichever venv is used
 # the default tier in $(JOBS) parallel shards of test modules (tools/run_tests.py; JOBS=1 runs one pytest)
 test: $(FULL)
@@ -56,6 +63,11 @@ check: $(CORE)
 check-full: $(CORE)
 	$(BIN)/python -m afltheory check --full --jobs $(JOBS) --out report-full
 
+# the documentation site (docs/conf.py: Sphinx + furo + MyST; the tutorials are run for their real output),
+# warnings are errors; open docs/_build/html/index.html
+docs: $(DOCS)
+	$(BIN)/python -m sphinx -W --keep-going -q -b html docs docs/_build/html
+
 lint: | $(BIN)/python
 	$(BIN)/python -m pip install --quiet "ruff==0.17.6" && $(BIN)/ruff check afltheory paper_checks experiments tests benchmarks docs tools \
 		&& $(BIN)/ruff format --check afltheory paper_checks experiments tests benchmarks docs tools
@@ -65,4 +77,4 @@ bench: $(CORE)
 	OPENBLAS_NUM_THREADS=1 $(BIN)/python benchmarks/schedule.py
 
 clean:
-	rm -rf $(VENV) report report-full
+	rm -rf $(VENV) report report-full docs/_build docs/_generated

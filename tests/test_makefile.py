@@ -76,3 +76,12 @@ def test_a_venv_of_another_clone_is_refused(tmp_path):
     none = tmp_path / "none"
     none.mkdir()
     assert _make("guard", f"VENV={_fake_venv(none, None)}").returncode == 0
+
+
+def test_docs_installs_the_docs_extra_and_builds_with_warnings_as_errors(tmp_path):
+    r = _make("-n", "docs", f"VENV={_fake_venv(tmp_path, None)}")
+    assert r.returncode == 0, r.stderr
+    assert ".[docs,pep,progress]" in r.stdout and "-m sphinx -W --keep-going" in r.stdout
+    assert "torch" not in r.stdout
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").split()
+    assert ci[-2:] == ["make", "docs"] and ci.index("test") < ci.index("docs")  # CI builds the site last
