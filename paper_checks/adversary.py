@@ -153,7 +153,8 @@ def _verdict(ctx, cid, kw, budget, seed):
         slack=1.0 / wc.ratio if wc.ratio > 0 else None,
         method=f"exact search ({wc.evaluations} evaluations, seed {seed})",
         notes=f"dominant term {dom} ({wc.shares[dom]:.0%})"
-        + ("; ratio > 1 not confirmed by Monte Carlo" if wc.ratio > 1 else ""),
+        + ("; ratio > 1 not confirmed by Monte Carlo" if wc.ratio > 1 else "")
+        + f"; {wc.coverage}",
         inside_conditions=True,
         terms=terms,
         details=details,

@@ -262,7 +262,11 @@ def _worst(claim: Any, budget: int, seed: int) -> tuple[str, bool]:
     else:
         v = f" — not confirmed by {how}" if w.confirmation else ""
     sim = f" [{w.simulated} of {w.evaluations} candidates by deterministic simulation]" if w.simulated else ""
-    return f"{_g(w.ratio)} · {dom} {w.terms.get(dom, 0.0):.0%}{v}{sim}", True
+    cov = w.coverage.get("searched", {})
+    out = f" [searched {', '.join(f'{k} {r}' for k, r in cov.items())}]" if cov else ""
+    if w.outside:
+        out += f" [{w.outside} candidates outside the class refused]"
+    return f"{_g(w.ratio)} · {dom} {w.terms.get(dom, 0.0):.0%}{v}{sim}{out}", True
 
 
 def _refusal(exc: Exception) -> str:

@@ -112,6 +112,18 @@ class WorstCase:
     instance_u: np.ndarray | None = None
 
     @property
+    def coverage(self) -> str:
+        """What the box search covered (its class's sizes): a finite search, never "held" beyond it; the
+        directions it did not follow are the scaling search's (``adversary.scaling``)."""
+        a = self.assumptions
+        m = "1..M" if a.m is None else str(a.m)
+        return (
+            f"searched d = {a.dim}, M = {a.num_workers}, m = {m}, delays ≤ {a.max_delay}, K ≤ {a.K_max}, "
+            f"T ≤ {a.rounds}, arrivals {'/'.join(a.arrivals)}, η_L over {a.eta_L_decades:g} decades; "
+            "M/m, T, 1/η, τ, K beyond these: the scaling search"
+        )
+
+    @property
     def best_so_far(self) -> np.ndarray:
         """The running maximum of the evaluated ratios (the search's progress curve)."""
         r = np.where(np.isnan(self.history[:, 1]), -np.inf, self.history[:, 1])
@@ -157,6 +169,7 @@ class WorstCase:
                 "best_ratio": [num(best[i]) for i in marks],
             },
             "notes": list(self.notes),
+            "coverage": self.coverage,
             "instance": None if self.instance is None else self.instance.to_dict(),
         }
 
@@ -182,6 +195,7 @@ class WorstCase:
             f"evaluations in {self.elapsed:.1f} s ({self.evals_per_second:.0f}/s); dominant term {top} "
             f"({self.shares.get(top, float('nan')):.0%}); shares "
             + ", ".join(f"{k} {s:.1%}" for k, s in self.shares.items())
+            + f"\n  coverage: {self.coverage}"
         )
 
 
