@@ -77,6 +77,7 @@ def test_adversary_file_is_honoured_or_refused_for_every_claim(tmp_path):
         ("check", "--jobs", "-1", "--out", "rep"),
         ("pep", "thm2", "--T", str(10**23)),
         ("real", "table2", "--threads", "-1"),
+        ("real", "table2", "--ps", "1", "0"),
         ("real", "table2", "--seed", str(2**64)),
         ("real", "wallclock", "--target", "nan"),
         ("real", "wallclock", "--target", "2"),
