@@ -34,7 +34,7 @@ from typing import IO, Any
 __all__ = [
     "atomic_open",
     "atomic_write",
-    "bounded_int",
+    "check_ranges",
     "check_output_dir",
     "check_output_file",
     "describe_path",
@@ -169,24 +169,18 @@ def check_output_dir(path: str | os.PathLike, flag: str, *, create: bool = True)
 _DASH = "{flag} '-': stdout is not an output here; give a file path (./- for a file named -)"
 
 
-def bounded_int(lo: int, hi: int):
-    """An argparse ``type=``: an integer in [lo, hi] (written as digits; ``1e23``, ``2**64`` or an integer
-    past ``hi`` is refused with the allowed range, before anything is computed, never an OverflowError)."""
-
-    def parse(s: str) -> int:
-        import argparse
-
-        t = str(s).strip()
-        try:
-            v = int(t)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{s!r} is not an integer (allowed: {lo} .. {hi})") from None
-        if not lo <= v <= hi:
-            raise argparse.ArgumentTypeError(f"{t} is outside the allowed range {lo} .. {hi}")
-        return v
-
-    parse.__name__ = f"integer in [{lo}, {hi}]"
-    return parse
+def check_ranges(args: Any, ranges: dict[str, tuple[int, int, str]]) -> None:
+    """Refuse (ValueError of one line naming the flag and the allowed range) an integer option of ``args``
+    (an argparse Namespace) outside its range: ``ranges`` maps each dest to (lo, hi, flag); None (not given)
+    is skipped, a list (``nargs``) checked item by item. Called first thing in a command, before any work:
+    ``2**64``, ``10**23`` or ``-1`` never reach a computation (no OverflowError)."""
+    for dest, (lo, hi, flag) in ranges.items():
+        v = getattr(args, dest, None)
+        for x in v if isinstance(v, list) else [v]:
+            if x is None:
+                continue
+            if isinstance(x, bool) or not isinstance(x, int) or not lo <= x <= hi:
+                raise ValueError(f"{flag}={x} is outside the allowed range {lo} .. {hi}")
 
 
 #: the largest seed the generators accept (numpy SeedSequence takes any int; the searches add offsets)

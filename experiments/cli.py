@@ -17,35 +17,31 @@ __all__ = ["add_real_parser"]
 
 
 def _common(p):
-    from afltheory._io import MAX_SEED, bounded_int
-
     g = p.add_argument_group("experiment settings")
-    g.add_argument("--rounds", type=bounded_int(1, 10**7), default=150)
+    g.add_argument("--rounds", type=int, default=150)
     g.add_argument(
         "--seeds",
-        type=bounded_int(1, 10**5),
+        type=int,
         default=10,
         help="independent replicates (schedules + minibatches)",
     )
-    g.add_argument("--workers", type=bounded_int(1, 10**5), default=10, help="M")
-    g.add_argument("--m", type=bounded_int(1, 10**5), default=5, help="arrivals per round")
-    g.add_argument(
-        "--K", type=bounded_int(1, 10**6), default=5, help="constant local steps (dynamic: U{1..2K})"
-    )
+    g.add_argument("--workers", type=int, default=10, help="M")
+    g.add_argument("--m", type=int, default=5, help="arrivals per round")
+    g.add_argument("--K", type=int, default=5, help="constant local steps (dynamic: U{1..2K})")
     g.add_argument("--eta", type=float, default=1.0)
     g.add_argument("--eta-L", type=float, default=0.1)
-    g.add_argument("--batch", type=bounded_int(1, 10**7), default=64)
-    g.add_argument("--max-delay", type=bounded_int(0, 10**6), default=4)
+    g.add_argument("--batch", type=int, default=64)
+    g.add_argument("--max-delay", type=int, default=4)
     g.add_argument("--backend", choices=("numpy", "torch"), default="numpy")
     g.add_argument("--model", choices=("lr", "cnn"), default="lr", help="cnn needs --backend torch")
     g.add_argument("--dataset", choices=("digits", "mnist", "cifar10"), default="digits")
     g.add_argument("--data-dir", default=None, help="directory with MNIST IDX / CIFAR-10 pickle files")
-    g.add_argument("--eval-every", type=bounded_int(1, 10**7), default=1)
-    g.add_argument("--seed", type=bounded_int(0, MAX_SEED), default=0)
-    g.add_argument("--data-seed", type=bounded_int(0, MAX_SEED), default=0)
+    g.add_argument("--eval-every", type=int, default=1)
+    g.add_argument("--seed", type=int, default=0)
+    g.add_argument("--data-seed", type=int, default=0)
     g.add_argument(
         "--threads",
-        type=bounded_int(1, 4096),
+        type=int,
         default=1,
         help="BLAS/torch threads (1 is fastest for these sizes)",
     )
@@ -98,8 +94,25 @@ def _run(args):
     import math
     import sys
 
-    from afltheory._io import check_output_dir
+    from afltheory._io import MAX_SEED, check_output_dir, check_ranges
 
+    big = 10**7
+    check_ranges(
+        args,
+        {
+            **{
+                k: (1, big, "--" + k.replace("_", "-"))
+                for k in ("rounds", "seeds", "workers", "m", "K", "batch")
+            },
+            "max_delay": (0, big, "--max-delay"),
+            "eval_every": (1, big, "--eval-every"),
+            "seed": (0, MAX_SEED, "--seed"),
+            "data_seed": (0, MAX_SEED, "--data-seed"),
+            "threads": (1, 4096, "--threads"),
+            "p": (1, 10**4, "--p"),
+            "ps": (1, 10**4, "--ps"),
+        },
+    )
     target = getattr(args, "target", None)
     if target is not None and not (math.isfinite(target) and 0 < target <= 1):
         raise ValueError(f"--target={target} must be a test accuracy in (0, 1]")
@@ -160,8 +173,6 @@ def _run_with(ex, cfg, args):
 
 def add_real_parser(subparsers) -> argparse.ArgumentParser:
     """Add ``real`` (table2/table3/figure5/wallclock) to an argparse subparsers object; sets ``func``."""
-    from afltheory._io import bounded_int
-
     p = subparsers.add_parser(
         "real",
         help="real-data experiments (Tables 2-3, Figure 5, wall clock)",
@@ -176,9 +187,7 @@ def add_real_parser(subparsers) -> argparse.ArgumentParser:
         ("figure5", "uniform vs biased arrivals, AFA-CD vs AFA-CS"),
     ):
         s = sub.add_parser(name, help=hlp)
-        s.add_argument(
-            "--ps", type=bounded_int(1, 10**4), nargs="+", default=[1, 2, 5, 10], help="classes per worker"
-        )
+        s.add_argument("--ps", type=int, nargs="+", default=[1, 2, 5, 10], help="classes per worker")
         if name == "table3":
             s.add_argument(
                 "--settings",
@@ -189,7 +198,7 @@ def add_real_parser(subparsers) -> argparse.ArgumentParser:
         _common(s)
         s.set_defaults(func=_run)
     w = sub.add_parser("wallclock", help="Exp(1) stragglers: event-driven AFL vs synchronous FedAvg")
-    w.add_argument("--p", type=bounded_int(1, 10**4), default=1)
+    w.add_argument("--p", type=int, default=1)
     w.add_argument("--target", type=float, default=0.85, help="test accuracy target")
     _common(w)
     w.set_defaults(func=_run)

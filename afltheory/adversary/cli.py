@@ -22,8 +22,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "ratio; a "
         "ratio > 1 is confirmed by Monte Carlo before it is called a violation.",
     )
-    from .._io import MAX_SEED, bounded_int
-
     p.add_argument(
         "claim",
         metavar="CLAIM",
@@ -31,10 +29,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="claim id: thm2, thm3, thm4, cor1, cor2, cor3, lemma2, "
         "drift or a registered one (an unknown id lists them)",
     )
-    p.add_argument(
-        "--budget", type=bounded_int(1, 10**12), default=2000, help="exact evaluations (default 2000)"
-    )
-    p.add_argument("--seed", type=bounded_int(0, MAX_SEED), default=0)
+    p.add_argument("--budget", type=int, default=2000, help="exact evaluations (default 2000)")
+    p.add_argument("--seed", type=int, default=0)
     p.add_argument(
         "--allow-large",
         action="store_true",
@@ -47,7 +43,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--replicates",
-        type=bounded_int(1, 10**9),
+        type=int,
         default=1000,
         help="Monte Carlo runs confirming a violation",
     )
@@ -80,22 +76,20 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         p.add_argument(
             flag,
             dest=f"cls_{key}",
-            type=bounded_int(1, 10**6),
+            type=int,
             default=None,
             metavar="N",
             help=f"assumption class: {key} (default: the claim's class)",
         )
     p.add_argument(
         "--seeds",
-        type=bounded_int(1, 10**6),
+        type=int,
         default=1,
         metavar="N",
         help="N independent searches (seeds SEED … SEED+N−1, the budget each); the worst is "
         "reported (default 1)",
     )
-    p.add_argument(
-        "--jobs", type=bounded_int(1, 4096), default=1, help="run the --seeds searches in this many processes"
-    )
+    p.add_argument("--jobs", type=int, default=1, help="run the --seeds searches in this many processes")
     p.add_argument(
         "--executor",
         choices=("local", "dask"),
@@ -210,8 +204,27 @@ def run(args: argparse.Namespace) -> int:
         for k, c in CLAIMS.items():
             print(f"{k:8s} {c.title}  {c.reference}")
         return 0
-    from .._io import check_output_dir, check_output_file, jsonable, refuse_overlap, write_json
+    from .._io import (
+        MAX_SEED,
+        check_output_dir,
+        check_output_file,
+        check_ranges,
+        jsonable,
+        refuse_overlap,
+        write_json,
+    )
 
+    check_ranges(
+        args,
+        {
+            "budget": (1, 10**12, "--budget"),
+            "seed": (0, MAX_SEED, "--seed"),
+            "replicates": (1, 10**9, "--replicates"),
+            "seeds": (1, 10**6, "--seeds"),
+            "jobs": (1, 4096, "--jobs"),
+            **{k: (1, 10**6, "--" + k[4:].replace("_", "-")) for k in vars(args) if k.startswith("cls_")},
+        },
+    )
     if not args.claim:
         raise ValueError("CLAIM is missing: give a claim id (afltheory adversary --list lists them)")
     if args.json is not None:  # before the search: an unusable path (or "") must not cost the run

@@ -25,7 +25,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from typing import TextIO
 
-from .._io import MAX_SEED, bounded_int, check_output_dir, check_output_file, describe_path, write_json
+from .._io import MAX_SEED, check_output_dir, check_output_file, describe_path, write_json
 from .provenance import SCHEMA_VERSION, provenance
 from .registry import CHECKS, Context, load_all, load_file, ordered_ids
 from .report import ProgressLines, print_summary, print_table, write_html, write_markdown
@@ -502,8 +502,10 @@ def validate_args(args: argparse.Namespace) -> None:
     (ValueError)."""
     if args.jobs < 1:
         raise ValueError(f"--jobs={args.jobs} must be >= 1")
-    if not 0 <= args.seed < 2**63:
-        raise ValueError(f"--seed={args.seed} must lie in [0, 2**63)")
+    if args.jobs > 4096:
+        raise ValueError(f"--jobs={args.jobs} is outside the allowed range 1 .. 4096")
+    if not 0 <= args.seed <= MAX_SEED:
+        raise ValueError(f"--seed={args.seed} must lie in [0, {MAX_SEED}]")
     t = getattr(args, "timeout", None)
     if t is not None and not (t == t and 0 <= t <= 10**7):
         raise ValueError(f"--timeout={t} must be a number of seconds in [0, 1e7] (0: no timeout)")
@@ -971,12 +973,8 @@ def _common_args(p: argparse.ArgumentParser) -> None:
         help="also write a JSON object {schema_version, provenance, summary, verdicts} to FILE "
         "('-' for stdout; the table then goes to stderr)",
     )
-    p.add_argument(
-        "--seed", type=bounded_int(0, MAX_SEED), default=0, help="base seed of every check (default 0)"
-    )
-    p.add_argument(
-        "--jobs", type=bounded_int(1, 4096), default=1, help="run checks in this many processes (default 1)"
-    )
+    p.add_argument("--seed", type=int, default=0, help="base seed of every check (default 0)")
+    p.add_argument("--jobs", type=int, default=1, help="run checks in this many processes (default 1)")
     p.add_argument("--quiet", action="store_true", help="no per-check progress lines on stderr")
     p.add_argument(
         "--verbose",

@@ -74,14 +74,12 @@ def search_solves(search: str, M: int, m: int, T: int, tau: int, beam: int) -> f
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Add ``afltheory pep thm2|thm3|thm4 ...`` to an argparse subparsers object."""
     p = sub.add_parser("pep", help="PEP worst case (certified upper bound) vs a theorem's bound, sigma_L = 0")
-    from .._io import bounded_int
-
     p.add_argument("claim", choices=["thm2", "thm3", "thm4"])
-    p.add_argument("--m", type=bounded_int(1, 10**4), default=3, help="arrivals per round")
-    p.add_argument("--M", type=bounded_int(1, 10**4), default=None, help="workers (default m + 1)")
-    p.add_argument("--K", type=bounded_int(1, 10**4), default=2, help="local steps")
-    p.add_argument("--T", type=bounded_int(1, 10**4), default=5, help="rounds")
-    p.add_argument("--tau", type=bounded_int(0, 10**4), default=1, help="maximum delay")
+    p.add_argument("--m", type=int, default=3, help="arrivals per round")
+    p.add_argument("--M", type=int, default=None, help="workers (default m + 1)")
+    p.add_argument("--K", type=int, default=2, help="local steps")
+    p.add_argument("--T", type=int, default=5, help="rounds")
+    p.add_argument("--tau", type=int, default=1, help="maximum delay")
     p.add_argument("--sigma-G", type=float, default=0.1, dest="sigma_G")
     p.add_argument("--delta", type=float, default=1.0, help="f(x_0) - f_*")
     p.add_argument("--L", type=float, default=1.0)
@@ -91,7 +89,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         default=None,
         help="worst case over schedules of this size (default: the max-delay schedule)",
     )
-    p.add_argument("--beam", type=bounded_int(1, 10**4), default=2)
+    p.add_argument("--beam", type=int, default=2)
     p.add_argument(
         "--allow-large",
         action="store_true",
@@ -114,9 +112,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "every round (interchangeable workers: solved by the symmetry-reduced PEP)",
     )
     p.add_argument("--json", metavar="FILE", help="write the bracket as JSON")
-    p.add_argument(
-        "--jobs", type=bounded_int(1, 4096), default=1, help="with --search: solve in this many processes"
-    )
+    p.add_argument("--jobs", type=int, default=1, help="with --search: solve in this many processes")
     p.add_argument(
         "--executor",
         choices=("local", "dask"),
@@ -139,10 +135,18 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     )
 
     def run(args):
-        from .._io import check_output_file, jsonable, refuse_overlap, write_json
+        from .._io import check_output_file, check_ranges, jsonable, refuse_overlap, write_json
         from .journal import check_journal_path
         from .theorems import bracket
 
+        check_ranges(
+            args,
+            {
+                **{k: (1, 10**4, f"--{k}") for k in ("m", "M", "K", "T", "beam")},
+                "tau": (0, 10**4, "--tau"),
+                "jobs": (1, 4096, "--jobs"),
+            },
+        )
         if args.scheduler and args.executor != "dask":
             raise ValueError(f"--scheduler {args.scheduler!r} needs --executor dask")
         if args.jobs < 1:

@@ -125,11 +125,20 @@ class Store:
         if not readonly and not self.path.parent.is_dir():
             raise StoreError(f"store {self.path}: directory {self.path.parent} is missing")
         self._check_header()
+        side = [Path(str(self.path) + sfx) for sfx in ("-wal", "-shm")]
+        had = [q.exists() for q in side] + [self.path.exists()]
         try:
             self._connect()
         except sqlite3.OperationalError as exc:  # disk full, I/O error, locked: not damage; never salvage
             with contextlib.suppress(Exception):
                 self.conn.close()
+            # a full disk leaves nothing behind: empty -wal/-shm (and an empty new store) this open created
+            # (only for a full disk or an I/O error: a "locked" store's log belongs to its live writer)
+            full = any(k in str(exc).lower() for k in ("full", "disk", "i/o"))
+            for q, existed in zip([*side, self.path], had, strict=True):
+                with contextlib.suppress(OSError):
+                    if full and not existed and q.stat().st_size == 0:
+                        q.unlink()
             raise StoreError(
                 f"store {self.path} cannot be opened ({exc}); nothing in it was changed"
             ) from None

@@ -240,8 +240,200 @@ def argv_for(rng: random.Random, P: dict, F: dict) -> list[str]:
     return a + (["--json", out()] if rng.random() < 0.8 else [])
 
 
+#: integers no option accepts (seed 2**64, 10**23 jobs/seeds/budgets, negative counts)
+HUGE = [str(2**64), str(10**23), "-1", "1e23", "nan"]
+
+
+def hostile_argv(rng: random.Random, P: dict, F: dict) -> list[str]:
+    """One argument list of the round-4 classes (issue 42) that must be refused (exit != 0, one line):
+    an output that is an input (the store, a symlink to it, its -wal, the spec, a journal), a journal over a
+    file that is not one, --journal x --json x, a bad --file for every CLAIM, claims --file on broken
+    files, an out-of-range integer or NaN, an empty output path, a huge search without --allow-large, and
+    `verify` of a check file whose check calls os._exit(0)."""
+    kind = rng.choice(
+        ["overlap", "journal", "same_json", "file", "claims", "numbers", "empty", "large", "dies", "nostore"]
+    )
+    store_alias = rng.choice(
+        [F["store"], F["store_link"], F["store"] + "-wal", os.path.join(w_of(F), "st", ".", "s.sqlite")]
+    )
+    if kind == "overlap":
+        return rng.choice(
+            [
+                ["sweep", "export", "--store", F["store"], "--csv", store_alias],
+                ["sweep", "plot", "--store", F["store"], "--out", store_alias],
+                ["sweep", "copy", "--store", F["store"], "--to", store_alias],
+                [
+                    "sweep",
+                    "run",
+                    F["spec"],
+                    "--store",
+                    F["spec"],
+                    "--task",
+                    "synthetic",
+                    "--progress",
+                    "none",
+                ],
+                ["adversary", "thm2", "--budget", "4", "--file", F["claimfile"], "--json", F["claimfile"]],
+            ]
+        )
+    if kind == "journal":
+        j = rng.choice([F["notes"], F["notes_link"], F["spec"]])
+        return rng.choice(
+            [
+                ["adversary", rng.choice(["thm2", "lemma2"]), "--budget", "4", "--journal", j],
+                ["adversary", "thm2", "--budget", "4", "--seeds", "2", "--journal", F["notes_base"]],
+                [
+                    "pep",
+                    "thm2",
+                    "--m",
+                    "1",
+                    "--K",
+                    "1",
+                    "--T",
+                    "2",
+                    "--tau",
+                    "0",
+                    "--search",
+                    "exhaustive",
+                    "--journal",
+                    j,
+                ],
+            ]
+        )
+    if kind == "same_json":
+        x = os.path.join(w_of(F), "out", f"same{rng.randrange(10**6)}.json")
+        return rng.choice(
+            [
+                ["adversary", "thm2", "--budget", "4", "--journal", x, "--json", x],
+                [
+                    "pep",
+                    "thm2",
+                    "--m",
+                    "1",
+                    "--K",
+                    "1",
+                    "--T",
+                    "2",
+                    "--tau",
+                    "0",
+                    "--search",
+                    "beam",
+                    "--journal",
+                    x,
+                    "--json",
+                    x,
+                ],
+            ]
+        )
+    if kind == "file":
+        f = rng.choice(
+            [
+                F["missing"],
+                P["dir"],
+                P.get("fifo", F["missing"]),
+                P.get("null", F["syntax"]),
+                F["syntax"],
+                F["exits"],
+                F["nul"],
+                F["latin"],
+                F["plain"],
+            ]
+        )
+        return ["adversary", rng.choice(["thm2", "cor1", "lemma2", "drift"]), "--budget", "4", "--file", f]
+    if kind == "claims":
+        f = rng.choice(
+            [
+                F["missing"],
+                P["dir"],
+                P.get("fifo", F["missing"]),
+                F["syntax"],
+                F["exits"],
+                F["nul"],
+                F["latin"],
+                F["nobound"],
+                "-",
+                "",
+            ]
+        )
+        return ["claims", rng.choice(["list", "markdown"]), "--file", f]
+    if kind == "numbers":
+        v = rng.choice(HUGE)
+        return rng.choice(
+            [
+                [
+                    "adversary",
+                    "thm2",
+                    rng.choice(["--seed", "--seeds", "--jobs", "--budget", "--replicates"]),
+                    v,
+                ],
+                ["pep", "thm2", rng.choice(["--T", "--m", "--jobs", "--tau"]), v if v != "nan" else "-1"],
+                [
+                    "check",
+                    "--quiet",
+                    "--only",
+                    "thm1",
+                    "--out",
+                    P["dir"],
+                    rng.choice(["--seed", "--jobs"]),
+                    v,
+                ],
+                ["sweep", "run", F["spec"], "--store", F["store_new"], "--jobs", v],
+                ["real", "wallclock", rng.choice(["--threads", "--seed", "--seeds", "--rounds"]), v],
+                ["real", "wallclock", "--target", rng.choice(["nan", "2", "0", "-0.5", "inf"])],
+                ["adversary", "thm2", "--budget", "4", "--seed", v],
+            ]
+        )
+    if kind == "empty":
+        return rng.choice(
+            [
+                ["adversary", "thm2", "--budget", "4", rng.choice(["--json", "--out", "--journal"]), ""],
+                ["pep", "thm2", "--T", "2", "--json", ""],
+                ["check", "--quiet", "--only", "thm1", "--out", P["dir"], "--json", ""],
+                ["sweep", "export", "--store", F["store"], "--csv", rng.choice(["", "-"])],
+                ["sweep", "plot", "--store", F["store"], "--out", rng.choice(["", "-"])],
+            ]
+        )
+    if kind == "large":
+        return [
+            "pep",
+            "thm2",
+            "--m",
+            "1",
+            "--K",
+            "1",
+            "--T",
+            rng.choice(["40", "60"]),
+            "--tau",
+            "3",
+            "--search",
+            rng.choice(["exhaustive", "beam"]),
+            "--beam",
+            "1000",
+        ]
+    if kind == "nostore":
+        return ["sweep", rng.choice(["status", "export"]), "--store", F["foreign"], "--csv", P["new"]][
+            : 4 if rng.random() < 0.5 else 6
+        ]
+    return ["verify", F["dies"], "--quiet", "--out", P["dir"], "--timeout", "60"]
+
+
+def w_of(F: dict) -> str:
+    return os.path.dirname(F["spec"])
+
+
+def _digest(path: str) -> str | None:
+    import hashlib
+
+    try:
+        with open(path, "rb") as fh:
+            return hashlib.sha256(fh.read()).hexdigest()
+    except OSError:
+        return None
+
+
 def main() -> int:
     w, n, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    hostile_share = float(sys.argv[4]) if len(sys.argv) > 4 else 0.0
     os.chdir(w)
     P, special = make_paths(w)
     F = {
@@ -252,7 +444,45 @@ def main() -> int:
         "missing": os.path.join(w, "missing.py"),
         "store": os.path.join(w, "st", "s.sqlite"),
         "store_new": os.path.join(w, "st", "new.sqlite"),
+        "store_link": os.path.join(w, "st", "alias.csv"),
+        "notes": os.path.join(w, "notes.txt"),
+        "notes_link": os.path.join(w, "notes_link.txt"),
+        "notes_base": os.path.join(w, "nb"),
+        "claimfile": os.path.join(w, "claim_file.py"),
+        "exits": os.path.join(w, "exits.py"),
+        "nul": os.path.join(w, "nul.py"),
+        "latin": os.path.join(w, "latin.py"),
+        "nobound": os.path.join(w, "nobound.py"),
+        "plain": os.path.join(w, "plain.py"),
+        "dies": os.path.join(w, "dies.py"),
+        "foreign": os.path.join(w, "foreign.db"),
     }
+    for key, data in (
+        ("notes", b"my notes: not a journal\n"),
+        ("notes_base", b""),
+        ("claimfile", b"x = 1\n"),
+        ("exits", b"import sys\nsys.exit(0)\n"),
+        ("nul", b"x = 1\x00\n"),
+        ("latin", b'x = "\xff"\n'),
+        ("nobound", b'from afltheory.claims import Claim\nc = Claim(id="zz", title="t")\n'),
+        ("plain", b"x = 1\n"),
+        (
+            "dies",
+            USER_CHECKS.split("@register")[0].encode()
+            + b'@register("fz_dies", "os._exit(0)", "none")\ndef z(ctx):\n    import os\n    os._exit(0)\n',
+        ),
+    ):
+        with open(F[key], "wb") as fh:
+            fh.write(data)
+    with open(F["notes_base"] + ".seed0", "wb") as fh:
+        fh.write(b"not a journal either\n")
+    os.symlink(F["notes"], F["notes_link"])
+    import sqlite3
+
+    con = sqlite3.connect(F["foreign"])
+    con.execute("create table t(x)")
+    con.commit()
+    con.close()
     with open(F["spec"], "w") as fh:
         fh.write(SPEC)
     with open(F["badspec"], "w") as fh:
@@ -266,14 +496,19 @@ def main() -> int:
     from afltheory.sweep import parse_spec, run_sweep
 
     run_sweep(parse_spec(SPEC, check_objects=False), F["store"], task="synthetic")
+    os.symlink(F["store"], F["store_link"])
+    inputs = [F[k] for k in ("store", "spec", "notes", "notes_base", "claimfile", "foreign")]
+    inputs.append(F["notes_base"] + ".seed0")
+    digests_before = {p: _digest(p) for p in inputs}
     before = snapshot(special)
     rng = random.Random(seed)
     signal.signal(signal.SIGALRM, _alarm)
     calls = []
     t0 = time.monotonic()
     for _ in range(n):
-        argv = argv_for(rng, P, F)
-        rec = {"argv": argv, "code": None, "raised": None, "hang": False}
+        hostile = rng.random() < hostile_share
+        argv = hostile_argv(rng, P, F) if hostile else argv_for(rng, P, F)
+        rec = {"argv": argv, "code": None, "raised": None, "hang": False, "must_fail": hostile}
         o, e = io.StringIO(), io.StringIO()
         signal.alarm(60)
         try:
@@ -313,6 +548,7 @@ def main() -> int:
                 "special_after": after,
                 "stray": stray,
                 "special": sorted(P),
+                "inputs_changed": sorted(p for p in inputs if _digest(p) != digests_before[p]),
                 "seconds": time.monotonic() - t0,
             }
         )

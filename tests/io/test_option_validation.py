@@ -77,6 +77,7 @@ def test_adversary_file_is_honoured_or_refused_for_every_claim(tmp_path):
         ("check", "--jobs", "-1", "--out", "rep"),
         ("pep", "thm2", "--T", str(10**23)),
         ("real", "table2", "--threads", "-1"),
+        ("real", "table2", "--ps", "1", "0"),
         ("real", "table2", "--seed", str(2**64)),
         ("real", "wallclock", "--target", "nan"),
         ("real", "wallclock", "--target", "2"),
@@ -162,3 +163,33 @@ def test_foreign_sqlite_inspected_read_only(tmp_path):
     assert hashlib.sha256(db.read_bytes()).hexdigest() == before  # not switched to WAL (header bytes 18-19)
     assert db.read_bytes()[18:20] == b"\x01\x01"
     assert sorted(os.listdir(tmp_path)) == ["f.db", "s.toml"]
+
+
+def test_full_disk_at_open_leaves_no_empty_side_files(tmp_path, monkeypatch):
+    """D18: a store whose open fails with a full disk leaves no empty -wal/-shm (nor an empty new store)
+    behind; existing files are kept. The full disk is simulated: _connect creates the side files, then
+    raises SQLite's disk-full error."""
+    from afltheory.sweep.store import Store, StoreError
+
+    def full(self):
+        for sfx in ("", "-wal", "-shm"):
+            open(str(self.path) + sfx, "ab").close()
+        raise sqlite3.OperationalError("database or disk is full")
+
+    monkeypatch.setattr(Store, "_connect", full)
+    with pytest.raises(StoreError, match="disk is full"):
+        Store(tmp_path / "new.sqlite")
+    assert os.listdir(tmp_path) == []
+    (tmp_path / "old.sqlite-wal").write_bytes(b"")  # existed before: not ours to remove
+    with pytest.raises(StoreError):
+        Store(tmp_path / "old.sqlite")
+    assert sorted(os.listdir(tmp_path)) == ["old.sqlite-wal"]
+
+    def locked(self):
+        open(str(self.path) + "-wal", "ab").close()
+        raise sqlite3.OperationalError("database is locked")
+
+    monkeypatch.setattr(Store, "_connect", locked)
+    with pytest.raises(StoreError):
+        Store(tmp_path / "busy.sqlite")
+    assert "busy.sqlite-wal" in os.listdir(tmp_path)  # a live writer's log is never removed
