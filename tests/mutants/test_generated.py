@@ -74,3 +74,17 @@ def test_expect_fails_claim_gets_none():
     generated.generate_for_files([FILE])
     mod = sys.modules["afltheory_user_" + format(zlib.crc32(os.path.abspath(FILE).encode()), "x")]
     assert generated.generate(dataclasses.replace(mod.TINY, expect="fails")) == []
+
+
+@pytest.mark.slow
+def test_verify_cli_reachable_score_and_exit(tmp_path, capsys):
+    """``afltheory verify FILE --mutants``: exit 0 when the unmutated verdicts pass (survivors are reported,
+    not failed), named tests off, the reachable line printed per generated kind."""
+    from afltheory.cli import main
+
+    rc = main(["verify", FILE, "--mutants", "--out", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert rc == 0
+    assert "generated rule mutants: 2 of 3 that reach these checks (67 %); 0 do not" in out
+    assert "generated claim mutants: 1 of 2 that reach these checks (50 %); 0 do not" in out
+    assert "reachable mutants killed: " in out
