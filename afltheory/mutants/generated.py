@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 
@@ -252,7 +253,7 @@ def _rule_mutants(claim) -> list[tuple[str, str, dict]]:
 
 # ----------------------------------------------------------------------------------------- claim edits
 def _edit_terms(claim, f: Callable[[dict], dict]):
-    return dataclasses.replace(claim, bound=f(dict(claim.terms())))
+    return dataclasses.replace(claim, bound=f(dict(claim.bound)))
 
 
 def _claim_mutants(claim) -> list[tuple[str, str, Callable]]:
@@ -261,7 +262,7 @@ def _claim_mutants(claim) -> list[tuple[str, str, Callable]]:
     from ..theory.symbols import K, Kbar, M, T, m
 
     out = []
-    terms = dict(claim.terms())
+    terms = dict(claim.bound)
     for k in terms:
         for tag, c in (("x2", 2), ("div2", sp.Rational(1, 2))):
             out.append(
@@ -272,17 +273,20 @@ def _claim_mutants(claim) -> list[tuple[str, str, Callable]]:
                 )
             )
     syms = set().union(*(e.free_symbols for e in terms.values()))
+    full = claim.assumptions.participation == "full"
     for a, b, what in ((m, M, "m ↔ M"), (Kbar, K, "K̄ ↔ K_max")):
-        if a in syms or b in syms:
-            out.append(
-                (
-                    f"bound.{a}_{b}",
-                    f"the bound with {what}",
-                    lambda cl, a=a, b=b: _edit_terms(
-                        cl, lambda d: {k: e.subs({a: b, b: a}, simultaneous=True) for k, e in d.items()}
-                    ),
-                )
+        # m = M under full participation, and K̄ = K_max under constant K: the swap is then the identity
+        if (a == m and full) or (a == Kbar and a not in syms) or not ({a, b} & syms):
+            continue
+        out.append(
+            (
+                f"bound.{a}_{b}",
+                f"the bound with {what}",
+                lambda cl, a=a, b=b: _edit_terms(
+                    cl, lambda d: {k: e.subs({a: b, b: a}, simultaneous=True) for k, e in d.items()}
+                ),
             )
+        )
     bsyms = syms | set().union(*(getattr(r, "free_symbols", set()) for r in dict(claim.conditions).values()))
     if {str(s) for s in bsyms} & {"eta", "eta_L"}:
         return out  # the bound reads the step: a step edit would edit the claim, not only the run
@@ -327,13 +331,15 @@ def generate(claim) -> list[Mutant]:
 
 def generate_for_files(files: Sequence[str]) -> list[Mutant]:
     """Load the user ``files`` and generate (and ``register``) the mutants of every module-level claim."""
+    import zlib
+
     from ..checks.registry import load_file
 
     out, seen = [], set()
     for f in files:
         load_file(f)
-    for mod in _user_modules():
-        for c in claims_in(mod).values():
+        name = "afltheory_user_" + format(zlib.crc32(os.path.abspath(f).encode()), "x")  # load_file's name
+        for c in claims_in(sys.modules[name]).values():
             if c.id not in seen:
                 seen.add(c.id)
                 out += generate(c)
