@@ -15,14 +15,11 @@ from __future__ import annotations
 import copy
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from .._validation import as_array, check_alloc, check_int
-
-if TYPE_CHECKING:
-    from .behaviour import BehaviourLike
 
 __all__ = ["BehaviourOrigin", "RuleOrigin", "Schedule"]
 
@@ -203,11 +200,13 @@ class Schedule:
 
     def with_origin(
         self,
-        behaviour: BehaviourLike | BehaviourOrigin | None = None,
+        behaviour: Any = None,
         algorithm: Any = None,
     ) -> Schedule:
         """A shallow copy (the same read-only arrays) that records (``BehaviourOrigin.of``, ``RuleOrigin.of``)
-        the behaviour and algorithm it came from."""
+        the behaviour and algorithm it came from. ``behaviour``: a ``BehaviourOrigin`` or any behaviour
+        (``anarchy.behaviour.BehaviourLike``; read by duck typing, not imported: behaviour imports this
+        module)."""
         new = copy.copy(self)
         record = {
             "behaviour": None if behaviour is None else BehaviourOrigin.of(behaviour),

@@ -4,15 +4,23 @@ second-moment recursion for single-node compressed GD, and ζ*². (The exact eng
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 import numpy as np
 
 from .._validation import check_array, check_int, check_positive, check_real
 from .compressors import Compressor
 
-if TYPE_CHECKING:
-    from ..problems.quadratic import QuadraticProblem
+
+class _WorkerGradients(Protocol):
+    """What ``zeta_star_sq`` reads of a problem (e.g. ``problems.QuadraticProblem``, a peer room: not
+    imported): its workers' gradients and its optimum ``constants.x_star``."""
+
+    num_workers: int
+    constants: Any
+
+    def local_grad(self, x: np.ndarray, i: int) -> np.ndarray: ...
+
 
 __all__ = ["compressed_gd_reference", "zeta_star_sq"]
 
@@ -46,7 +54,7 @@ def compressed_gd_reference(
     return out
 
 
-def zeta_star_sq(problem: QuadraticProblem) -> float:
+def zeta_star_sq(problem: _WorkerGradients) -> float:
     """ζ*² = (1/M) Σ_i ‖∇f_i(x*)‖²: the heterogeneity at the optimum that compression turns into a floor."""
     xs = problem.constants.x_star
     g = np.stack([problem.local_grad(xs, i) for i in range(problem.num_workers)])

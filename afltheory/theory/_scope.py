@@ -13,16 +13,32 @@ or loaded) are checked only against the conditions.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 if TYPE_CHECKING:
     from ..anarchy.schedule import Schedule
+    from ._condition import Condition
 
-__all__ = ["ScopeWarning", "OutOfScope", "SCOPES", "check_scope"]
+__all__ = ["ScopeWarning", "OutOfScope", "SCOPES", "check_scope", "register_run_conditions"]
 
 SCOPES = ("warn", "raise", "ignore")
+
+#: theorem name -> its conditions at a run's worst case, ``(schedule, constants, eta, eta_L, K_max) ->
+#: [Condition]``. Each theorem module registers its own when it is imported (``afltheory.theory`` imports
+#: them all), so this module does not import the theorems that import it.
+_RUN_CONDITIONS: dict[str, Callable[..., list[Condition]]] = {}
+
+#: The theorem whose conditions are read for a name that registered none (the AFA-CD general case).
+_DEFAULT_CONDITIONS = "theorem2"
+
+
+def register_run_conditions(theorem: str, conditions_on_run: Callable[..., list[Condition]]) -> None:
+    """Declare ``theorem``'s conditions at a run's worst case for ``check_scope`` (called once per theorem
+    module, at import)."""
+    _RUN_CONDITIONS[theorem] = conditions_on_run
 
 
 class ScopeWarning(UserWarning):
@@ -91,35 +107,10 @@ def check_scope(
     ):
         if p:
             problems.append(p)
-    from . import theorem2, theorem3, theorem4
-    from ._stats import memory_stats
-
     K_max = int(np.max(schedule.local_steps))
     try:
-        if theorem == "theorem4":
-            stale, _, mf = memory_stats(schedule)
-            conds = theorem4.conditions(
-                L=constants.L,
-                eta=eta,
-                eta_L=eta_L,
-                K_max=K_max,
-                tau=float(stale.max()),
-                num_workers=schedule.num_workers,
-                m_fresh=float(mf.min()),
-            )
-        elif theorem == "theorem3":
-            conds = theorem3.conditions(
-                L=constants.L,
-                eta=eta,
-                eta_L=eta_L,
-                K_max=K_max,
-                tau=float(schedule.delays.max()),
-                num_workers=schedule.num_workers,
-            )
-        else:
-            conds = theorem2.conditions(
-                L=constants.L, eta=eta, eta_L=eta_L, K_max=K_max, tau=float(schedule.delays.max())
-            )
+        on_run = _RUN_CONDITIONS.get(theorem) or _RUN_CONDITIONS[_DEFAULT_CONDITIONS]
+        conds = on_run(schedule, constants, eta=eta, eta_L=eta_L, K_max=K_max)
         bad = [c for c in conds if not c.holds]
         if bad:
             problems.append(

@@ -17,15 +17,24 @@ Theorem 2 (L-Lipschitz losses) [L]: duality gap ≤ ε_G after O(1/((1 − Θ̄)
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from .._validation import check_array, check_int, check_positive, check_real
 
-if TYPE_CHECKING:
-    from ..mtl.problem import MultiTaskProblem
+
+class _MultiTask(Protocol):
+    """What ``s_smooth`` reads of a ``mtl.MultiTaskProblem`` (a higher layer: not imported): the task
+    relationship ``C``, the tasks' data ``X``, the loss name and ``constants`` (``mu``,
+    ``sigma_prime_min``)."""
+
+    C: np.ndarray
+    X: Any
+    loss: str
+    constants: Any
+
 
 __all__ = ["CITATION", "theta_bar", "s_smooth", "rate", "bound", "rounds_to_epsilon"]
 
@@ -39,7 +48,7 @@ def theta_bar(p_max: float, theta_max: float) -> float:
     return p + (1.0 - p) * th
 
 
-def s_smooth(problem: MultiTaskProblem, sigma_prime: float | None = None) -> float:
+def s_smooth(problem: _MultiTask, sigma_prime: float | None = None) -> float:
     """s = μ / (μ + σ' max_t (C_tt/2) λ_max(X_tᵀX_t)) for a smooth-loss ``MultiTaskProblem`` (see module
     docstring)."""
     c = problem.constants

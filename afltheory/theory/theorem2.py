@@ -23,27 +23,18 @@ import sympy as sp
 from numpy.typing import ArrayLike
 
 from . import symbols as S
+from ._afa import alphas, bound_from_terms, bound_sum, per_replicate, prepare, run_stats, values
 from ._condition import (
     LOCAL_DRIFT_C1,
     AdmissibleStep,
     ConditionSpec,
     admissible_from,
-    check_K,
-    nonneg,
     pos,
     quadratic_root_expr,
     region_from,
 )
-from ._scope import check_scope
-from ._stats import (
-    check_constants,
-    check_f0,
-    check_schedule,
-    evaluate_terms,
-    sum_terms,
-    tau_for,
-    terms_in_force,
-)
+from ._scope import register_run_conditions
+from ._stats import check_constants, check_f0, tau_for
 
 if TYPE_CHECKING:
     from ..anarchy.schedule import Schedule
@@ -93,10 +84,7 @@ SPECS = (
 
 
 def _values(L, eta_L, K_max, tau, eta=None):
-    v = dict(L=pos("L", L), eta_L=pos("eta_L", eta_L), K_max=check_K("K_max", K_max), tau=nonneg("tau", tau))
-    if eta is not None:
-        v["eta"] = pos("eta", eta)
-    return v
+    return values(L, eta_L, K_max, tau, eta)
 
 
 def conditions(
@@ -110,6 +98,14 @@ def conditions(
     """The named conditions (C1)–(C3) evaluated at the given numbers (list of ``Condition``)."""
     v = _values(L, eta_L, K_max, tau, pos("eta", eta))
     return [s_.evaluate(v, S.eta) for s_ in SPECS]
+
+
+def _conditions_on_run(schedule, constants, *, eta, eta_L, K_max):
+    """(C1)–(C3) at the run's worst case: K_max and τ = the largest realized delay (``theory._scope``)."""
+    return conditions(L=constants.L, eta=eta, eta_L=eta_L, K_max=K_max, tau=float(schedule.delays.max()))
+
+
+register_run_conditions("theorem2", _conditions_on_run)
 
 
 def _quad(v):
@@ -162,14 +158,12 @@ TERMS = tuple(TERM_EXPRS)
 def alpha_exprs() -> tuple[sp.Expr, sp.Expr]:
     """(α_L, α_G) as sympy expressions in the run averages, read off ``TERM_EXPRS`` (bound = 4Δ/(η η_L T) +
     4(α_L σ_L² + α_G σ_G²))."""
-    aL = sum(e for k, e in terms_in_force(TERM_EXPRS).items() if k.startswith("sigma_L")) / (4 * S.sigma_L**2)
-    aG = sum(e for k, e in terms_in_force(TERM_EXPRS).items() if k.startswith("sigma_G")) / (4 * S.sigma_G**2)
-    return sp.simplify(aL), sp.simplify(aG)
+    return alphas(TERM_EXPRS, 4 * S.sigma_L**2, 4 * S.sigma_G**2)
 
 
 def bound_expr() -> sp.Expr:
     """Right-hand side as a sympy expression (Delta = f_0 − f_*): the sum of ``TERM_EXPRS``."""
-    return sum(terms_in_force(TERM_EXPRS).values())
+    return bound_sum(TERM_EXPRS)
 
 
 def rate() -> sp.Expr:
@@ -187,21 +181,19 @@ def run_averages(
     tau: float | None = None,
 ) -> dict[str, np.ndarray]:
     """The values of ``TERM_EXPRS``' symbols on each replicate's realized schedule."""
-    L, sL, sG, fs = check_constants(constants)
-    return {
-        "T": float(schedule.rounds),
-        "m": float(schedule.m),
-        "tau": tau_for(schedule, tau),
-        "L": L,
-        "sigma_L": sL,
-        "sigma_G": sG,
-        "eta": eta,
-        "eta_L": eta_L,
-        "Delta": f0 - fs,
-        "Kbar": 1.0 / np.mean(1.0 / schedule.K_harmonic, axis=1),
-        "Ktilde": schedule.K_mean.mean(axis=1),
-        "Khat2": schedule.K_sq_mean.mean(axis=1),
-    }
+    consts = check_constants(constants)
+    return run_stats(
+        consts,
+        T=schedule.rounds,
+        tau=tau_for(schedule, tau),
+        eta=eta,
+        eta_L=eta_L,
+        Delta=f0 - consts[3],
+        m=float(schedule.m),
+        Kbar=1.0 / np.mean(1.0 / schedule.K_harmonic, axis=1),
+        Ktilde=schedule.K_mean.mean(axis=1),
+        Khat2=schedule.K_sq_mean.mean(axis=1),
+    )
 
 
 def bound_terms(
@@ -217,36 +209,21 @@ def bound_terms(
 ) -> dict[str, np.ndarray]:
     """The right-hand side split into its named terms (``TERMS``), each (replicates,): ``TERM_EXPRS``
     evaluated on the realized schedule; they sum to ``bound`` exactly. Same arguments as ``bound``."""
-    check_schedule(schedule, num_workers)
-    _, _, _, fs = check_constants(constants)
-    eta, eta_L = pos("eta", eta), pos("eta_L", eta_L)
-    check_scope("theorem2", schedule, constants, eta=eta, eta_L=eta_L, scope=scope, stacklevel=4)
-    f0 = check_f0(f0, fs, schedule.replicates)
+    consts, eta, eta_L = prepare(
+        "theorem2", schedule, constants, eta=eta, eta_L=eta_L, num_workers=num_workers, scope=scope
+    )
+    f0 = check_f0(f0, consts[3], schedule.replicates)
     stats = run_averages(schedule, constants, eta=eta, eta_L=eta_L, f0=f0, tau=tau)
-    R = schedule.replicates
-    return {k: np.broadcast_to(v, (R,)).copy() for k, v in evaluate_terms(TERM_EXPRS, stats).items()}
+    return per_replicate(TERM_EXPRS, stats, schedule.replicates)
 
 
-def bound(
-    schedule: Schedule,
-    constants: Constants,
-    *,
-    eta: float | None = None,
-    eta_L: float | None = None,
-    f0: float | ArrayLike | None = None,
-    num_workers: int | None = None,
-    tau: float | None = None,
-    scope: str = "warn",
-) -> np.ndarray:
+bound = bound_from_terms(
+    bound_terms,
     """The right-hand side on each replicate's realized schedule (T = schedule.rounds): shape (replicates,).
 
     ``tau`` defaults to each replicate's realized maximum delay; ``f0`` = f(x_0) (scalar or (replicates,)).
     Equals the ordered sum of ``bound_terms``.
     ``scope``: "warn" (default) / "raise" / "ignore" when the run is outside the theorem (wrong algorithm
     or arrivals, or (η, η_L) outside its conditions at the realized K_max and τ) — see ``theory._scope``.
-    """
-    return sum_terms(
-        bound_terms(
-            schedule, constants, eta=eta, eta_L=eta_L, f0=f0, num_workers=num_workers, tau=tau, scope=scope
-        )
-    )
+    """,
+)

@@ -26,12 +26,12 @@ import sympy as sp
 from numpy.typing import ArrayLike
 
 from . import symbols as S
+from ._afa import alphas, bound_from_terms, bound_sum, per_replicate, prepare, run_stats, values
 from ._condition import (
     LOCAL_DRIFT_C1,
     AdmissibleStep,
     ConditionSpec,
     admissible_from,
-    check_K,
     check_m_M,
     int_ge,
     nonneg,
@@ -40,16 +40,8 @@ from ._condition import (
     real,
     region_from,
 )
-from ._scope import check_scope
-from ._stats import (
-    check_constants,
-    check_f0,
-    check_schedule,
-    evaluate_terms,
-    memory_stats,
-    sum_terms,
-    terms_in_force,
-)
+from ._scope import register_run_conditions
+from ._stats import check_f0, check_schedule, memory_stats
 
 if TYPE_CHECKING:
     from ..anarchy.schedule import Schedule
@@ -107,14 +99,7 @@ def _values(L, eta_L, K_max, tau, num_workers, m_fresh, eta=None):
     mf = real("m_fresh", m_fresh)
     if mf < 0 or mf > M:
         raise ValueError(f"m_fresh={m_fresh} is outside the allowed range [0, num_workers={M}]")
-    v = dict(
-        L=pos("L", L),
-        eta_L=pos("eta_L", eta_L),
-        K_max=check_K("K_max", K_max),
-        tau=nonneg("tau", tau),
-        M=M,
-        m_fresh=mf,
-    )
+    v = {**values(L, eta_L, K_max, tau), "M": M, "m_fresh": mf}
     if eta is not None:
         v["eta"] = pos("eta", eta)
     return v
@@ -138,6 +123,24 @@ def conditions(
         m_fresh = m
     v = _values(L, eta_L, K_max, tau, num_workers, m_fresh, pos("eta", eta))
     return [s_.evaluate(v, S.eta) for s_ in SPECS]
+
+
+def _conditions_on_run(schedule, constants, *, eta, eta_L, K_max):
+    """(C1)–(C3) at the run's worst case: K_max, τ = the largest memory staleness, m' = the smallest number
+    of fresh slots (``theory._scope``)."""
+    stale, _, mf = memory_stats(schedule)
+    return conditions(
+        L=constants.L,
+        eta=eta,
+        eta_L=eta_L,
+        K_max=K_max,
+        tau=float(stale.max()),
+        num_workers=schedule.num_workers,
+        m_fresh=float(mf.min()),
+    )
+
+
+register_run_conditions("theorem4", _conditions_on_run)
 
 
 def _quad(v):
@@ -204,20 +207,14 @@ def alpha_exprs(khat: str = "sum") -> tuple[sp.Expr, sp.Expr]:
     (= K^avg), Khat2 are run averages. ``khat`` as in ``bound``."""
     if khat not in KHATS:
         raise ValueError(f"khat={khat!r} must be one of {KHATS}")
-    sub = {Qstale: _stale_frac2 / S.Kbar}
-    aL = (
-        sum(e for k, e in terms_in_force(TERM_EXPRS).items() if k.startswith("sigma_L")).subs(sub)
-        / S.sigma_L**2
-    )
-    aG = sum(e for k, e in terms_in_force(TERM_EXPRS).items() if k.startswith("sigma_G")) / S.sigma_G**2
-    return sp.simplify(aL), sp.simplify(aG)
+    return alphas(TERM_EXPRS, S.sigma_L**2, S.sigma_G**2, subs={Qstale: _stale_frac2 / S.Kbar})
 
 
 def bound_expr(khat: str = "sum") -> sp.Expr:
     """Right-hand side as a sympy expression (``khat``: see ``alpha_exprs``)."""
     if khat not in KHATS:
         raise ValueError(f"khat={khat!r} must be one of {KHATS}")
-    return sum(terms_in_force(TERM_EXPRS).values()).subs({Qstale: _stale_frac2 / S.Kbar})
+    return bound_sum(TERM_EXPRS, subs={Qstale: _stale_frac2 / S.Kbar})
 
 
 def rate(khat: str = "sum") -> sp.Expr:
@@ -264,10 +261,10 @@ def bound_terms(
     exactly. Same arguments as ``bound``."""
     if khat not in KHATS:
         raise ValueError(f"khat={khat!r} must be one of {KHATS}")
-    check_schedule(schedule, num_workers)
-    L, sL, sG, fs = check_constants(constants)
-    eta, eta_L = pos("eta", eta), pos("eta_L", eta_L)
-    check_scope("theorem4", schedule, constants, eta=eta, eta_L=eta_L, scope=scope, stacklevel=4)
+    consts, eta, eta_L = prepare(
+        "theorem4", schedule, constants, eta=eta, eta_L=eta_L, num_workers=num_workers, scope=scope
+    )
+    fs = consts[3]
     R = schedule.replicates
     fT = np.full(R, fs) if f_T is None else check_f0(f_T, fs, R, name="f_T")
     f0 = check_f0(f0, fT, R)
@@ -276,37 +273,24 @@ def bound_terms(
     inv_kbar = (1.0 / Ks).mean(axis=-1)  # 1/K̄_t over the M slots, (R, T)
     khat2 = (Ks**2).sum(axis=-1) if khat == "sum" else (Ks**2).mean(axis=-1)
     frac2 = (M - mf) ** 2 / M**2  # (R, T), realized m'_t
-    stats = {
-        "T": float(schedule.rounds),
-        "M": float(M),
-        "tau": tau_r,
-        "L": L,
-        "sigma_L": sL,
-        "sigma_G": sG,
-        "eta": eta,
-        "eta_L": eta_L,
-        "Delta": f0 - fT,
-        "Ktilde": Ks.mean(axis=-1).mean(axis=1),
-        "Kbar": 1.0 / inv_kbar.mean(axis=1),
-        "Khat2": khat2.mean(axis=1),
-        "Qstale": (frac2 * inv_kbar).mean(axis=1),
-    }
-    return {k: np.broadcast_to(v, (R,)).copy() for k, v in evaluate_terms(TERM_EXPRS, stats).items()}
+    stats = run_stats(
+        consts,
+        T=schedule.rounds,
+        tau=tau_r,
+        eta=eta,
+        eta_L=eta_L,
+        Delta=f0 - fT,
+        M=float(M),
+        Ktilde=Ks.mean(axis=-1).mean(axis=1),
+        Kbar=1.0 / inv_kbar.mean(axis=1),
+        Khat2=khat2.mean(axis=1),
+        Qstale=(frac2 * inv_kbar).mean(axis=1),
+    )
+    return per_replicate(TERM_EXPRS, stats, R)
 
 
-def bound(
-    schedule: Schedule,
-    constants: Constants,
-    *,
-    eta: float | None = None,
-    eta_L: float | None = None,
-    f0: float | ArrayLike | None = None,
-    num_workers: int | None = None,
-    tau: float | None = None,
-    f_T: float | ArrayLike | None = None,
-    khat: str = "sum",
-    scope: str = "warn",
-) -> np.ndarray:
+bound = bound_from_terms(
+    bound_terms,
     """Right-hand side on each replicate's realized schedule (stale slots' K from ``schedule.memory()``,
     realized m'_t, τ = realized maximum memory staleness unless given): (replicates,). The ordered sum of
     ``bound_terms``.
@@ -314,18 +298,5 @@ def bound(
     ``f_T`` = f(x_T) (scalar or (replicates,)); default ``constants.f_star`` (a valid, weaker numerator).
     ``scope``: "warn" (default) / "raise" / "ignore" when the run is outside the theorem (wrong algorithm
     or arrivals, or (η, η_L) outside its conditions at the realized K_max and τ) — see ``theory._scope``.
-    """
-    return sum_terms(
-        bound_terms(
-            schedule,
-            constants,
-            eta=eta,
-            eta_L=eta_L,
-            f0=f0,
-            num_workers=num_workers,
-            tau=tau,
-            f_T=f_T,
-            khat=khat,
-            scope=scope,
-        )
-    )
+    """,
+)
