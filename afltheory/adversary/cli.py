@@ -119,10 +119,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--scaling",
         type=float,
-        default=90.0,
+        default=None,
         metavar="SECONDS",
         help="after the box search, follow the open directions (M/m, T, 1/eta_L, 1/eta, tau, K, d) by "
-        "doubling for this many seconds (exact moments; 0: off; default 90)",
+        "doubling for this many seconds (exact moments; 0: off; default 90 × min(1, budget/2000))",
     )
     p.add_argument("--list", action="store_true", help="list the claims and exit")
     p.add_argument(
@@ -338,15 +338,19 @@ def run(args: argparse.Namespace) -> int:
             "LHS " + ("n/a" if cf["exact_engine_lhs"] is None else f"{cf['exact_engine_lhs']:.4g}")
         )
     scaled = None
-    if getattr(args, "scaling", 0) and args.scaling > 0 and args.isolate is None:
+    seconds = getattr(args, "scaling", None)
+    seconds = 90.0 * min(1.0, args.budget / 2000) if seconds is None else seconds
+    if seconds < 0:
+        raise ValueError(f"--scaling={seconds} must be >= 0 (seconds; 0: off)")
+    from .claims import THEOREMS
+
+    if seconds > 0 and args.isolate is None and getattr(c, "theorem", None) in THEOREMS:
         from .scaling import scale
 
-        if args.scaling < 0:
-            raise ValueError(f"--scaling={args.scaling} must be >= 0 (seconds; 0: off)")
-        scaled = scale(c, budget_seconds=args.scaling)
+        scaled = scale(c, budget_seconds=seconds)
         print(scaled.summary())
     else:
-        print("  coverage: the box above only (no scaling search: --scaling 0 or --isolate)")
+        print("  coverage: the box above only (no scaling search: --scaling 0, --isolate, or a lemma)")
     if args.json:
         out = wc.to_dict()
         if scaled is not None:
