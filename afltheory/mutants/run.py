@@ -372,8 +372,12 @@ class KillMatrix:
         s += "\nreachable mutants killed: " + self.reachable_line()
         for cat in dict.fromkeys(get(m).category for m in self.mutants if get(m).category.startswith("gen")):
             s += f"\n  {cat} mutants: " + self.reachable_line(cat)
+        reach = set(self.reachable)
         if self.survivors:
-            s += "\nsurvivors: " + ", ".join(self.survivors)
+            shown = [m for m in self.survivors if m in reach]
+            hidden = len(self.survivors) - len(shown)
+            s += "\nsurvivors: " + (", ".join(shown) or "none among the reachable")
+            s += f" (and {hidden} that no check reaches)" if hidden else ""
         if self.killed_only_by_tests:
             s += "\nkilled only by named tests (no verdict can see them): " + ", ".join(
                 f"{m} by {', '.join(self.killed_by_tests(m))}" for m in self.killed_only_by_tests
