@@ -31,6 +31,7 @@ root_doc = "index"
 exclude_patterns = ["_build", "_generated/**/*.py", "**/*.json", "README.md"]
 templates_path: list[str] = []
 
+smartquotes = False  # --verbose stays two hyphens, "quotes" stay as typed
 html_theme = "furo"
 html_title = f"afltheory {release}"
 html_static_path: list[str] = []
