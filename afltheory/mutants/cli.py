@@ -96,6 +96,10 @@ def main(args: argparse.Namespace, check_main: Callable | None = None) -> int:
             print(f"{m.name:28s} {m.kind:7s} {m.category:24s} {m.description}")
         return 0
     check_executor_args(args)
+    if getattr(args, "files", None):  # verify FILE --mutants NAME: the file's generated mutants are named too
+        from .generated import generate_for_files
+
+        generate_for_files(args.files)
     names = [get(n).name for n in args.mutants] if args.mutants else None  # None: catalogue + controls
     from afltheory.checks.runner import validate_args
 

@@ -34,6 +34,7 @@ from collections.abc import Callable, Iterator, Sequence
 import numpy as np
 import sympy as sp
 
+from ..algorithms.schedules import t as _T_ROUND  # the round index of a step schedule
 from .mutant import Mutant
 
 __all__ = ["GENERATED", "applied", "claims_in", "generate", "reaches", "register"]
@@ -51,9 +52,13 @@ def register(mutants: Sequence[Mutant]) -> list[str]:
 
 def claims_in(module) -> dict[str, object]:
     """{global name: Claim} of a loaded module."""
-    from ..claims import Claim
+    return {k: v for k, v in vars(module).items() if _is_claim(v)}
 
-    return {k: v for k, v in vars(module).items() if isinstance(v, Claim)}
+
+def _is_claim(v) -> bool:
+    """``v`` is an ``afltheory.claims.Claim`` (told by its type's name and module: the claims package sits in
+    this package's layer, so it is not imported here — tests/test_layers.py)."""
+    return any(c.__name__ == "Claim" and c.__module__.startswith("afltheory.claims") for c in type(v).__mro__)
 
 
 def _user_modules() -> list:
@@ -126,9 +131,7 @@ def _number(v) -> float | None:
 
 
 def _t_dependent(claim) -> bool:
-    from ..claims.symbols import t
-
-    return any(isinstance(v, sp.Basic) and t in v.free_symbols for v in (claim.eta, claim.eta_L))
+    return any(isinstance(v, sp.Basic) and _T_ROUND in v.free_symbols for v in (claim.eta, claim.eta_L))
 
 
 def _rule_mutants(claim) -> list[tuple[str, str, dict]]:
@@ -258,8 +261,9 @@ def _edit_terms(claim, f: Callable[[dict], dict]):
 
 def _claim_mutants(claim) -> list[tuple[str, str, Callable]]:
     """(tag, description, claim -> edited claim) of the claim and t-free schedule mutants."""
-    from ..claims.symbols import t
     from ..theory.symbols import K, Kbar, M, T, m
+
+    t = _T_ROUND
 
     out = []
     terms = dict(claim.bound)

@@ -88,3 +88,14 @@ def test_verify_cli_reachable_score_and_exit(tmp_path, capsys):
     assert "generated rule mutants: 2 of 3 that reach these checks (67 %); 0 do not" in out
     assert "generated claim mutants: 1 of 2 that reach these checks (50 %); 0 do not" in out
     assert "reachable mutants killed: " in out
+
+
+def test_verify_cli_names_a_generated_mutant(tmp_path, capsys):
+    """``verify FILE --mutants gen.…``: a generated mutant is found by name (generated before the names are
+    resolved) and killed as hand-derived; exit 0."""
+    from afltheory.cli import main
+
+    rc = main(["verify", FILE, "--mutants", PRE + "step.squared", "--out", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert rc == 0
+    assert "mutation score: 1/1 mutants killed (100 %)" in out
