@@ -29,6 +29,7 @@ p = HeterogeneousQuadratic.from_arrays(hessian_diag=np.ones(3), centers=C, sigma
 beh = Behaviour(UniformArrivals(4), local_steps=ConstantSteps(1))
 
 
-@register("li2020_order", "Li et al. 2020 as an O-statement: measured / shape bounded along T", LI_O.reference)
+@register("li2020_order", "Li et al. 2020 as an O-statement: measured / shape bounded along T",
+          LI_O.reference)
 def run(ctx):
     return [verify(LI_O, p, beh, over="T", points=[50, 100, 200, 400])]

@@ -15,7 +15,8 @@ from afltheory.problems import HeterogeneousQuadratic
 
 WJ = Claim(id="wang2018.thm1", title="Wang & Joshi 2018 Thm 1: local SGD, virtual averaged model",
            assumptions=Assumptions(function="smooth", heterogeneity="iid", participation="full"),
-           rule=FedAvg, eta=1, eta_L=1 / (2 * L * sp.sqrt(T)), measured="virtual_avg_grad_sq", rate={"T": -0.5},
+           rule=FedAvg, eta=1, eta_L=1 / (2 * L * sp.sqrt(T)), measured="virtual_avg_grad_sq",
+           rate={"T": -0.5},
            bound={"init": 2 * Delta / (eta_L * T * K), "noise": eta_L * L * sigma_L**2 / m,
                   "drift": eta_L**2 * L**2 * sigma_L**2 * (K - 1)},
            conditions={"step": eta_L * L + eta_L**2 * L**2 * K * (K - 1) <= 1},
