@@ -70,6 +70,6 @@ def test_tutorial_page_has_source_and_output(monkeypatch):
     monkeypatch.setenv("AFLTHEORY_DOCS_RUN", "0")
     tut = DOCS / "tutorial" / "li2020_fedavg.py"
     text = tutorials.page(tut, ROOT)
-    assert text.startswith("# Li, Huang, Yang, Wang, Zhang, \"On the Convergence of FedAvg on Non-IID Data\"")
+    assert text.startswith('# Li, Huang, Yang, Wang, Zhang, "On the Convergence of FedAvg on Non-IID Data"')
     assert "```{literalinclude} ../../tutorial/li2020_fedavg.py" in text
     assert "not run in this build: AFLTHEORY_DOCS_RUN=0" in text and "$ afltheory verify" in text
