@@ -325,7 +325,7 @@ class KillMatrix:
         return [m for m in self.mutants if any(self.exercised(m, c) for c in self.checks)]
 
     def reachable_line(self, category: str | None = None) -> str:
-        """"k of n that reach these checks (p %); u do not", over the mutants of ``category`` (None: all)."""
+        """ "k of n that reach these checks (p %); u do not", over the mutants of ``category`` (None: all)."""
         ms = [m for m in self.mutants if category is None or get(m).category == category]
         reach = [m for m in ms if m in set(self.reachable)]
         k = sum(1 for m in reach if m in set(self.killed))

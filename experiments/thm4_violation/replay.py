@@ -73,5 +73,16 @@ if __name__ == "__main__":
     a = ap.parse_args()
     ex, b = exact(T=a.rounds), bound(T=a.rounds)
     mc, se = monte_carlo(T=a.rounds, R=a.replicates)
-    print(json.dumps({"measured_exact": ex, "measured_mc": mc, "mc_standard_error": se, "bound": b,
-                      "ratio_exact": ex / b, "mc_lcb99_minus_bound": mc - 2.326 * se - b}, indent=1))
+    print(
+        json.dumps(
+            {
+                "measured_exact": ex,
+                "measured_mc": mc,
+                "mc_standard_error": se,
+                "bound": b,
+                "ratio_exact": ex / b,
+                "mc_lcb99_minus_bound": mc - 2.326 * se - b,
+            },
+            indent=1,
+        )
+    )

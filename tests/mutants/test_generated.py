@@ -21,8 +21,13 @@ from afltheory.mutants.run import kill_matrix
 
 FILE = os.path.join(os.path.dirname(__file__), "tiny_claim.py")
 PRE = "gen.tiny.contraction."
-EXPECTED = ["step.squared", "normalizer.off_by_one", "k_weight.off_by_one", "bound.contraction.x2",
-            "bound.contraction.div2"]
+EXPECTED = [
+    "step.squared",
+    "normalizer.off_by_one",
+    "k_weight.off_by_one",
+    "bound.contraction.x2",
+    "bound.contraction.div2",
+]
 
 
 def test_generated_set():

@@ -14,13 +14,19 @@ from afltheory.claims.symbols import D0
 from afltheory.problems import HeterogeneousQuadratic
 from afltheory.theory.symbols import T, eta_L
 
-TINY = Claim(id="tiny.contraction", title="tiny: noise-free FedAvg contracts as (1 − η_L)^{2T}", rule=FedAvg,
-             eta=1, eta_L=0.1, measured="last_gap",
-             assumptions=Assumptions(function="strongly_convex", participation="full", max_delay=0,
-                                     max_local_steps=1),
-             bound={"contraction": 1.5 * D0 * (1 - eta_L) ** (2 * T) / 2})
-P = HeterogeneousQuadratic.from_arrays(hessian_diag=np.ones(2), centers=np.array([[1.0, 0.0], [0.0, 1.0]]),
-                                       sigma_L=0.0)
+TINY = Claim(
+    id="tiny.contraction",
+    title="tiny: noise-free FedAvg contracts as (1 − η_L)^{2T}",
+    rule=FedAvg,
+    eta=1,
+    eta_L=0.1,
+    measured="last_gap",
+    assumptions=Assumptions(function="strongly_convex", participation="full", max_delay=0, max_local_steps=1),
+    bound={"contraction": 1.5 * D0 * (1 - eta_L) ** (2 * T) / 2},
+)
+P = HeterogeneousQuadratic.from_arrays(
+    hessian_diag=np.ones(2), centers=np.array([[1.0, 0.0], [0.0, 1.0]]), sigma_L=0.0
+)
 BEH = Behaviour(UniformArrivals(2), local_steps=ConstantSteps(1))
 
 
