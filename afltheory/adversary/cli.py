@@ -122,7 +122,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         default=None,
         metavar="SECONDS",
         help="after the box search, follow the open directions (M/m, T, 1/eta_L, 1/eta, tau, K, d) by "
-        "doubling for this many seconds (exact moments; 0: off; default 90 × min(1, budget/2000))",
+        "doubling for this many seconds (exact moments; 0: off; default 90 with the default budget 2000 "
+        "or more, else 0)",
     )
     p.add_argument("--list", action="store_true", help="list the claims and exit")
     p.add_argument(
@@ -339,7 +340,7 @@ def run(args: argparse.Namespace) -> int:
         )
     scaled = None
     seconds = getattr(args, "scaling", None)
-    seconds = 90.0 * min(1.0, args.budget / 2000) if seconds is None else seconds
+    seconds = (90.0 if args.budget >= 2000 else 0.0) if seconds is None else seconds
     if seconds < 0:
         raise ValueError(f"--scaling={seconds} must be >= 0 (seconds; 0: off)")
     from .claims import THEOREMS
