@@ -53,6 +53,7 @@ class Point:
     eta_L: float | None = None
 
     def move(self, direction: str) -> Point:
+        """The point one doubling step further along ``direction`` (one of ``DIRECTIONS``)."""
         d = self.__dict__.copy()
         if direction == "M/m":
             d["M"] = 2 * self.M
@@ -73,6 +74,7 @@ class Point:
         return Point(**d)
 
     def size(self, direction: str) -> float:
+        """This point's size along ``direction`` (the abscissa of that direction's trend fit)."""
         return {
             "M/m": self.M / self.m,
             "T": self.T,
@@ -288,6 +290,7 @@ class ScalingResult:
         return "\n".join(out)
 
     def summary(self) -> str:
+        """The search in words: evaluations, budget, best ratio, and each direction's trend."""
         head = (
             f"{self.claim} scaling search: {self.evaluations} exact evaluations in {self.elapsed:.0f} s "
             f"(budget {self.budget_seconds:.0f} s), groups {', '.join(self.groups)}; best ratio "
@@ -307,6 +310,7 @@ class ScalingResult:
         return head + "\n  coverage:\n    " + self.coverage().replace("\n", "\n    ")
 
     def to_dict(self) -> dict:
+        """JSON-safe form of the result (best point, violation, coverage per direction)."""
         return {
             "claim": self.claim,
             "best": self.best,

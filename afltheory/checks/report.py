@@ -530,6 +530,7 @@ class ProgressLines:
         self._pending = False
 
     def write(self, s: str) -> int:
+        """File-like ``write``: buffers ``s`` and emits its complete lines condensed."""
         self._buf += s
         while "\n" in self._buf:
             line, self._buf = self._buf.split("\n", 1)
@@ -557,6 +558,7 @@ class ProgressLines:
         self.stream.flush()
 
     def flush(self) -> None:
+        """File-like ``flush`` of the underlying stream."""
         self.stream.flush()
 
     def finish(self) -> None:

@@ -65,9 +65,11 @@ class Size:
     direction: bool = True
 
     def constraint(self) -> str:
+        """This component's constraint in words (shown in coverage lines and certificates)."""
         return f"{self.low} <= {self.name}" + (f" <= {self.high}" if self.high is not None else " (open)")
 
     def contains(self, v: float) -> bool:
+        """Whether the value ``v`` lies in this size's range (open ends included)."""
         return v >= self.low and (self.high is None or v <= self.high)
 
     def enumerate(self, cap: int) -> list[int]:
@@ -87,11 +89,13 @@ class FunctionClass:
     kind: str = "smooth"
 
     def constraint(self) -> str:
+        """This component's constraint in words (shown in coverage lines and certificates)."""
         return {"smooth": "L-smooth", "convex": "L-smooth convex", "strongly_convex": "μ-strongly convex"}[
             self.kind
         ]
 
     def check(self, problem: Any) -> tuple[bool, str]:
+        """``(inside, reason)``: whether an instance's realized objective lies in this component's set."""
         c = problem.constants
         how = dict(getattr(c, "certified", {}) or {})
         bad = [k for k in ("L", "sigma_L", "sigma_G") if how.get(k) not in ("exact", "upper", None)]
@@ -109,17 +113,20 @@ class Noise:
     kind: str = "variance"
 
     def constraint(self) -> str:
+        """This component's constraint in words (shown in coverage lines and certificates)."""
         return {"variance": "E‖g − ∇f_i‖² ≤ σ_L²", "second_moment": "E‖g‖² ≤ G²", "none": "σ_L = 0"}[
             self.kind
         ]
 
     def check(self, problem: Any) -> tuple[bool, str]:
+        """``(inside, reason)``: whether an instance's realized noise level lies in this component's set."""
         s = float(problem.constants.sigma_L)
         if self.kind == "none" and s != 0.0:
             return False, f"sigma_L={s} but the class has exact gradients"
         return True, f"sigma_L={s:.4g}"
 
     def enumerate(self) -> tuple[float, ...]:
+        """The noise levels the search enumerates for this component."""
         return (0.0,) if self.kind == "none" else (0.0, 0.1, 0.5, 1.0)
 
 
@@ -130,9 +137,11 @@ class Heterogeneity:
     kind: str | None = "sigma_G_max"
 
     def constraint(self) -> str:
+        """This component's constraint in words (shown in coverage lines and certificates)."""
         return "identical data (σ_G = 0)" if self.kind == "iid" else f"{self.kind or 'unbounded'}"
 
     def check(self, problem: Any) -> tuple[bool, str]:
+        """``(inside, reason)``: whether an instance's realized heterogeneity constant lies in this set."""
         s = float(problem.constants.sigma_G)
         if self.kind == "iid" and s > 1e-12 * (1.0 + float(problem.constants.L)):  # rounding is not drift
             return False, f"sigma_G={s} but the class has identical data"
@@ -147,6 +156,7 @@ class Arrivals:
     kind: str = "arbitrary"
 
     def constraint(self) -> str:
+        """This component's constraint in words (shown in coverage lines and certificates)."""
         return {
             "full": "every worker every round",
             "uniform": "m of M uniformly",
@@ -168,6 +178,7 @@ class Arrivals:
         return UniformArrivals(m)
 
     def check(self, behaviour: Any, schedule: Any) -> tuple[bool, str]:
+        """``(inside, reason)``: whether an instance's realized arrivals lie in this component's set."""
         from ..anarchy import CyclicArrivals, UniformArrivals
 
         M, m = schedule.num_workers, schedule.workers.shape[2]
@@ -187,9 +198,11 @@ class DelayModel:
     tau: int | None = None
 
     def constraint(self) -> str:  # pragma: no cover - abstract
+        """This component's constraint in words (shown in coverage lines and certificates)."""
         raise NotImplementedError
 
     def check(self, behaviour: Any, schedule: Any) -> tuple[bool, str]:  # pragma: no cover - abstract
+        """``(inside, reason)``: whether an instance's realized delays lie in this component's set."""
         raise NotImplementedError
 
 
@@ -200,15 +213,18 @@ class BoundedDelay(DelayModel):
     tau: int | None = None
 
     def constraint(self) -> str:
+        """This component's constraint in words (shown in coverage lines and certificates)."""
         return "any delays (τ = realized maximum)" if self.tau is None else f"τ_{{t,i}} ≤ {self.tau}"
 
     def check(self, behaviour: Any, schedule: Any) -> tuple[bool, str]:
+        """``(inside, reason)``: whether an instance's realized delays lie in this component's set."""
         D = int(schedule.delays.max()) if schedule.delays.size else 0
         if self.tau is not None and D > self.tau:
             return False, f"realized delay {D} > tau={self.tau}"
         return True, f"largest realized delay {D}"
 
     def sample(self, rng: np.random.Generator, cap: int) -> Any:
+        """A delay process of this class (uniform delays up to ``min(cap, tau)``), drawn with ``rng``."""
         from ..anarchy import UniformDelay
 
         top = cap if self.tau is None else min(cap, self.tau)
@@ -225,6 +241,7 @@ class JobsInFlight(DelayModel):
     tau: int | None = None
 
     def constraint(self) -> str:
+        """This component's constraint in words (shown in coverage lines and certificates)."""
         return "delays of n = M jobs in flight (event-driven clock, arbitrary speeds)"
 
     @staticmethod
@@ -239,6 +256,7 @@ class JobsInFlight(DelayModel):
         return True, "every delay = rounds since the worker's last pull"
 
     def check(self, behaviour: Any, schedule: Any) -> tuple[bool, str]:
+        """``(inside, reason)``: whether an instance's realized delays lie in this component's set."""
         for r in range(schedule.workers.shape[0]):
             ok, why = self.realizable(schedule.workers[r], schedule.delays[r], schedule.num_workers)
             if not ok:
@@ -261,9 +279,11 @@ class LocalSteps:
     K_max: int | None = None
 
     def constraint(self) -> str:
+        """This component's constraint in words (shown in coverage lines and certificates)."""
         return "any K" if self.K_max is None else f"K ≤ {self.K_max}"
 
     def check(self, schedule: Any) -> tuple[bool, str]:
+        """``(inside, reason)``: whether an instance's realized local steps lie in this component's set."""
         K = int(schedule.local_steps.max()) if schedule.local_steps.size else 1
         if self.K_max is not None and K > self.K_max:
             return False, f"realized K={K} > K_max={self.K_max}"
@@ -277,9 +297,11 @@ class StartSet:
     distances: tuple = (0.0, 0.01, 0.1, 1.0, 2.0)
 
     def constraint(self) -> str:
+        """This component's constraint in words (shown in coverage lines and certificates)."""
         return "any x_0 (x_0 = x* included)"
 
     def check(self, problem: Any, x0: Any) -> tuple[bool, str]:
+        """``(inside, reason)``: whether an instance's realized start point lies in this component's set."""
         xs = problem.constants.x_star
         r = float("nan") if xs is None or x0 is None else float(np.linalg.norm(np.asarray(x0) - xs))
         return True, f"‖x_0 − x*‖ = {r:.3g}"
@@ -296,9 +318,11 @@ class StepSizes:
 
     @property
     def free(self) -> tuple[str, ...]:
+        """The step names the claim leaves free (searched over every value its conditions admit)."""
         return tuple(n for n in ("eta", "eta_L") if getattr(self, n) is None)
 
     def constraint(self) -> str:
+        """This component's constraint in words (shown in coverage lines and certificates)."""
         if not self.free:
             return "the claim's step sizes"
         return f"{', '.join(self.free)} free: every value the conditions admit"
@@ -314,14 +338,17 @@ class Certificate:
 
     @property
     def inside(self) -> bool:
+        """True when every membership check passed."""
         return all(ok for ok, _ in self.checks.values()) and all(s >= 0 for s in self.slack.values())
 
     @property
     def reasons(self) -> list[str]:
+        """The reasons of the checks that failed (empty when the instance is inside)."""
         out = [f"{k}: {d}" for k, (ok, d) in self.checks.items() if not ok]
         return out + [f"condition {k}: slack {s:.3g} < 0" for k, s in self.slack.items() if s < 0]
 
     def to_dict(self) -> dict:
+        """JSON-safe form: each check's outcome and reason, and the condition slacks."""
         return {
             "inside": self.inside,
             "checks": {k: {"ok": bool(ok), "detail": d} for k, (ok, d) in self.checks.items()},
@@ -409,6 +436,7 @@ class AssumptionClass:
         return out
 
     def describe(self) -> str:
+        """The class in words, one component per line (coverage, docs, ``claims show``)."""
         parts = [
             self.function.constraint(),
             self.noise.constraint(),
@@ -454,7 +482,7 @@ class AssumptionClass:
 
     @staticmethod
     def _slack(claim: Any, instance: Any, vals: dict) -> dict:
-        from .verify import problem_values
+        from ._values import problem_values
 
         a = instance.algorithm
         stats = {**problem_values(instance.problem, instance.x0), **{k: float(v) for k, v in vals.items()}}

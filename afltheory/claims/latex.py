@@ -506,7 +506,16 @@ class Latex(Mapping):
     It is a bound where a claim takes one (a ``Mapping`` of its named terms) and a sympy object elsewhere
     (``sympify`` gives ``expr``: a condition, a value)."""
 
-    def __init__(self, source, expr, raw, terms, symbols, unknown, term_sources):
+    def __init__(
+        self,
+        source: str,
+        expr: sp.Basic,
+        raw: sp.Basic,
+        terms: dict[str, sp.Expr],
+        symbols: dict[str, Any],
+        unknown: dict[str, int],
+        term_sources: dict[str, str],
+    ):
         self.latex, self.expr, self.raw, self.terms = source, expr, raw, terms
         self.symbols, self.unknown, self.term_sources = symbols, unknown, term_sources
 
@@ -515,6 +524,7 @@ class Latex(Mapping):
 
     @property
     def is_relation(self) -> bool:
+        """True when the parsed formula is a relation (a condition such as ``a \\le b``)."""
         return isinstance(self.expr, sp.core.relational.Relational)
 
     def _bound(self) -> dict:

@@ -29,7 +29,9 @@ import contextlib
 import dataclasses
 import os
 import sys
+import types
 from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 import sympy as sp
@@ -50,7 +52,7 @@ def register(mutants: Sequence[Mutant]) -> list[str]:
     return [m.name for m in mutants]
 
 
-def claims_in(module) -> dict[str, object]:
+def claims_in(module: types.ModuleType) -> dict[str, object]:
     """{global name: Claim} of a loaded module."""
     return {k: v for k, v in vars(module).items() if _is_claim(v)}
 
@@ -317,7 +319,7 @@ def _claim_mutants(claim) -> list[tuple[str, str, Callable]]:
     return out
 
 
-def generate(claim) -> list[Mutant]:
+def generate(claim: Any) -> list[Mutant]:
     """The generated mutants of ``claim`` (``Claim``): rule-view, schedule and claim mutants (see the module
     docstring), named ``gen.<claim id>.<tag>``. A claim declared ``expect="fails"`` gets none."""
     if claim.expect != "holds":
