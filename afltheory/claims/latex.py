@@ -397,10 +397,10 @@ class _Prepared:
             raise UnknownLatex(f"unknown symbol {c!r}{_at(src, i)}", c, i)
         for m in re.finditer(r"\^\s*(\{\s*\*\s*\}|\*)", src):
             if outside(m.start()):
+                where = _at(src, m.start(), len(m.group(0)))
                 raise UnknownLatex(
-                    f"unknown superscript ^*{_at(src, m.start(), len(m.group(0)))}: the parser drops the "
-                    "star "
-                    f"(f^* would read as f); declare it in the table (e.g. symbols={{'f^*': 'f_star'}})",
+                    f"unknown superscript ^*{where}: the parser drops the star (f^* would read as f); "
+                    "declare it in the table (e.g. symbols={'f^*': 'f_star'})",
                     "^*",
                     m.start(),
                 )
@@ -408,9 +408,9 @@ class _Prepared:
             if outside(m.start()):
                 reading = m.group(1) + m.group(2)
                 raise AmbiguousLatex(
-                    f"ambiguous juxtaposition {m.group(0)!r}{_at(src, m.start(), len(m.group(0)))}: the "
-                    "parser "
-                    f"reads it as the number {reading}; write {m.group(1)} \\cdot {m.group(2)} for a product",
+                    f"ambiguous juxtaposition {m.group(0)!r}{_at(src, m.start(), len(m.group(0)))}: "
+                    f"the parser reads it as the number {reading}; "
+                    f"write {m.group(1)} \\cdot {m.group(2)} for a product",
                     m.group(0),
                     m.start(),
                     f"the number {reading}",
@@ -719,8 +719,7 @@ def assert_bound_matches(
 
     ``sympy_expr``: an expression or a dict of named terms (their sum). ``mapping``: the paper's table
     over ``DEFAULT_TABLE`` (e.g. ``{r"\\sum_{k=1}^N p_k^2 \\sigma_k^2": sum_p2_sigma2}``). Symbols are
-    compared
-    by name, so the statement's own symbol objects need not be the claims' ones."""
+    compared by name, so the statement's own symbol objects need not be the claims' ones."""
     if isinstance(sympy_expr, Mapping):
         sympy_expr = sp.Add(*sympy_expr.values())
     want = sp.sympify(sympy_expr)

@@ -80,8 +80,7 @@ def locations_markdown() -> str:
     out += [
         "",
         f"{len(STATEMENTS)} statements; {n_read} read ({n_primary} in the primary text), {n_tex} with a "
-        "LaTeX "
-        "transcription checked against the module's sympy bound (tests/published/test_locations.py).",
+        "LaTeX transcription checked against the module's sympy bound (tests/published/test_locations.py).",
         "",
         "**Named readings** (one line per ambiguity of the text; the statements above list those they use):",
         "",
