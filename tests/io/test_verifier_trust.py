@@ -108,7 +108,7 @@ def test_isolated_files_report_only_what_they_saw(tmp_path):
     assert by["o_sub.x"]["ok"] is True
     assert by["o_close.x"]["ok"] is True
     assert by["o_fork.x"]["ok"] is True
-    assert out.count("verdicts pass (") == 1  # one report, not one per forked copy
+    assert out.count(" verdicts pass in ") == 1  # one report, not one per forked copy
     n_ok = sum(v["ok"] for v in by.values())
     assert f"{n_ok}/{len(by)} verdicts pass" in out
 
