@@ -526,6 +526,7 @@ def verify(
             "seed": seed,
             "quantity": claim.measured,
             "bound_expr": sp.sstr(claim.expr(extra)),
+            **({"latex": dict(claim.latex)} if getattr(claim, "latex", None) else {}),
             "source": claim.source,
             "reading": claim.reading,
             "conditions": {k: {"holds": ok, "slack": s} for k, (ok, s) in conds.items()},
