@@ -622,10 +622,19 @@ def _timeout_of(args: argparse.Namespace) -> float | None:
     return None if t == 0 else t
 
 
-def _file_result(path: str, msg: str, err: str | None = None, *, claim: str | None = None) -> dict:
+def _file_result(
+    path: str,
+    msg: str,
+    err: str | None = None,
+    *,
+    claim: str | None = None,
+    tolerance: str = "the file imports without error and every check reports",
+    said: str | None = None,
+) -> dict:
     """The result standing for user file ``path`` as a whole (it failed to load, or its process ended
-    before any check reported): one failing verdict ``file:<name>``; printed on stderr."""
-    print(f"afltheory: {path}: {msg}", file=sys.stderr, flush=True)
+    before any check reported): one failing verdict ``file:<name>`` with ``msg`` as its notes; ``said``
+    (default ``"<path>: <msg>"``) is printed on stderr after ``afltheory: ``."""
+    print(f"afltheory: {f'{path}: {msg}' if said is None else said}", file=sys.stderr, flush=True)
     fid = f"file:{os.path.basename(path)}"
     v = Verdict(
         id=fid,
@@ -633,7 +642,7 @@ def _file_result(path: str, msg: str, err: str | None = None, *, claim: str | No
         reference=path,
         measured=None,
         theoretical=None,
-        tolerance="the file imports without error and every check reports",
+        tolerance=tolerance,
         passed=False,
         notes=msg,
     )
@@ -924,27 +933,13 @@ def _file_failure(path: str, exc: BaseException) -> dict:
         msg = f"{type(exc).__name__}: {exc.msg} (at {site})"
     else:
         msg = _crash_note(exc, crash_site(exc, [os.path.abspath(path)]))
-    print(f"afltheory: {path} failed to load: {msg}", file=sys.stderr, flush=True)
-    fid = f"file:{os.path.basename(path)}"
-    v = Verdict(
-        id=fid,
-        claim=f"{path} loads and registers its checks",
-        reference=path,
-        measured=None,
-        theoretical=None,
+    return _file_result(
+        path,
+        msg,
+        "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)),
         tolerance="the file imports without error",
-        passed=False,
-        notes=msg,
+        said=f"{path} failed to load: {msg}",
     )
-    return {
-        "spec": {"id": fid, "title": f"loading {path}", "reference": path},
-        "verdicts": [v],
-        "elapsed": 0.0,
-        "error": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)),
-        "refused": False,
-        "skipped": None,
-        "doc": "",
-    }
 
 
 def _common_args(p: argparse.ArgumentParser) -> None:
