@@ -5,7 +5,9 @@ Every command-line output (``check/verify --json/--out``, ``sweep run --store``,
 
 - ``check_output_file(path, flag)`` / ``check_output_dir(path, flag)`` run *before* any work: the path must
   be a regular file (or a directory for ``--out``) or not exist yet, its parent must exist or be creatable,
-  and the directory must accept a new file (probed by creating and removing one). Device files, FIFOs and
+  and the directory must accept a new file (probed by creating and removing one). The check creates nothing:
+  missing directories are made when the output is written (``atomic_open``, ``make_dirs``) and removed again
+  when that write fails, so a refused or failed command leaves no empty directory. Device files, FIFOs and
   sockets are refused (never opened: a FIFO would block). Each refusal is a ``ValueError`` of one line naming
   the flag, the path and what it is (missing / a directory / not writable / not a regular file).
 - ``atomic_write`` / ``atomic_open`` write a temporary file in the same directory, fsync it and
@@ -40,9 +42,11 @@ __all__ = [
     "describe_path",
     "dumps_strict",
     "jsonable",
+    "make_dirs",
     "MAX_SEED",
     "path_arg",
     "refuse_overlap",
+    "remove_dirs",
     "same_file",
     "replace_target",
     "write_json",
@@ -107,14 +111,40 @@ def _check_parent(path: str, flag: str, create: bool) -> str:
         raise ValueError(f"{flag} {path!r}: its parent {top!r} is {what or 'a file'}, not a directory")
     if not create:
         raise ValueError(f"{flag} {path!r}: directory {d!r} is missing")
+    # creatable: the nearest existing ancestor accepts new entries. Nothing is created here: the missing
+    # directories are made when the output is written (``atomic_open``, ``make_dirs``), so a command refused
+    # or failing after this check leaves no empty directory behind (issue 42, D18)
     _probe_dir(top, flag, path)
-    try:
-        os.makedirs(d, exist_ok=True)
-    except OSError as exc:
-        raise ValueError(
-            f"{flag} {path!r}: directory {d!r} is missing and cannot be created ({exc.strerror})"
-        ) from None
     return d
+
+
+def make_dirs(d: str | os.PathLike) -> list[str]:
+    """Create the missing directories of ``d`` (parents first); return the ones created, deepest first, so a
+    failed write can remove them again (``remove_dirs``)."""
+    made: list[str] = []
+    p = os.path.abspath(os.fspath(d))
+    while not os.path.isdir(p):
+        made.append(p)
+        parent = os.path.dirname(p)
+        if parent == p:
+            break
+        p = parent
+    for q in reversed(made):
+        try:
+            os.mkdir(q)
+        except FileExistsError:
+            if not os.path.isdir(q):
+                raise
+    return made
+
+
+def remove_dirs(made: list[str]) -> None:
+    """Remove the directories ``make_dirs`` created, deepest first, while they are empty."""
+    for q in made:
+        try:
+            os.rmdir(q)
+        except OSError:
+            return
 
 
 def check_output_file(
@@ -147,13 +177,18 @@ def check_output_file(
 
 
 def check_output_dir(path: str | os.PathLike, flag: str, *, create: bool = True) -> str:
-    """Refuse an unusable output directory before any work starts (it must be a directory or not exist; it
-    is created when ``create``, and must accept new files); return it. ValueError naming ``flag``."""
+    """Refuse an unusable output directory before any work starts (it must be a directory or not exist; with
+    ``create`` a missing one must be creatable: the writer makes it, this check creates nothing; it must
+    accept new files); return it. ValueError naming ``flag``."""
     if not isinstance(path, (str, os.PathLike)):
         raise ValueError(f"{flag} {path!r} must be a path")
     p = os.fspath(path)
     if not p:
         raise ValueError(f"{flag} {p!r}: give a directory path")
+    if p == "-":  # never a directory named "-" made by accident (issue 42, D19)
+        raise ValueError(
+            f"{flag} '-': stdout is not an output here; give a directory path (./- for one named -)"
+        )
     what = describe_path(p)
     if os.path.exists(p) and what != "a directory":
         raise ValueError(f"{flag} {p!r} is {what or 'a file'}; it must be a directory (created if missing)")
@@ -167,6 +202,7 @@ def check_output_dir(path: str | os.PathLike, flag: str, *, create: bool = True)
 
 
 _DASH = "{flag} '-': stdout is not an output here; give a file path (./- for a file named -)"
+_DASH_IN = "{flag} '-': stdin is not an input here; give a file path (./- for a file named -)"
 
 
 def check_ranges(args: Any, ranges: dict[str, tuple[int, int, str]]) -> None:
@@ -187,16 +223,19 @@ def check_ranges(args: Any, ranges: dict[str, tuple[int, int, str]]) -> None:
 MAX_SEED = 2**63 - 1
 
 
-def path_arg(path: str | os.PathLike | None, flag: str, *, stdout_ok: bool = False) -> str:
+def path_arg(
+    path: str | os.PathLike | None, flag: str, *, stdout_ok: bool = False, reading: bool = False
+) -> str:
     """``path`` as a string; an empty path, one ending in a separator where a file is meant, or ``-``
-    (unless ``stdout_ok``: then it means stdout) is a ValueError naming ``flag``."""
+    (unless ``stdout_ok``: then it means stdout) is a ValueError naming ``flag``. ``reading``: ``path`` is an
+    input (a store, a spec, a claim file): ``-`` is refused as stdin, which no such option reads."""
     if path is None or not isinstance(path, (str, os.PathLike)):
         raise ValueError(f"{flag} {path!r} must be a path")
     p = os.fspath(path)
     if not p.strip():
         raise ValueError(f"{flag} {p!r}: an empty path; give a file path")
     if p == "-" and not stdout_ok:
-        raise ValueError(_DASH.format(flag=flag))
+        raise ValueError((_DASH_IN if reading else _DASH).format(flag=flag))
     return p
 
 
@@ -265,7 +304,12 @@ def atomic_open(path: str | os.PathLike, mode: str = "w", **kw: Any) -> Iterator
         umask = os.umask(0)
         os.umask(umask)
         old_mode = 0o666 & ~umask
-    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.tmp-", dir=d)
+    made = make_dirs(d)  # the output's missing directories, removed again if the write fails
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.tmp-", dir=d)
+    except BaseException:
+        remove_dirs(made)
+        raise
     try:
         with os.fdopen(fd, mode, **kw) as fh:
             yield fh
@@ -277,6 +321,7 @@ def atomic_open(path: str | os.PathLike, mode: str = "w", **kw: Any) -> Iterator
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        remove_dirs(made)
         raise
 
 

@@ -94,7 +94,7 @@ def _run(args):
     import math
     import sys
 
-    from afltheory._io import MAX_SEED, check_output_dir, check_ranges
+    from afltheory._io import MAX_SEED, check_output_dir, check_ranges, path_arg
 
     big = 10**7
     check_ranges(
@@ -116,6 +116,8 @@ def _run(args):
     target = getattr(args, "target", None)
     if target is not None and not (math.isfinite(target) and 0 < target <= 1):
         raise ValueError(f"--target={target} must be a test accuracy in (0, 1]")
+    if getattr(args, "data_dir", None) is not None:
+        path_arg(args.data_dir, "--data-dir", reading=True)
     check_output_dir(args.out, "--out")  # before the (long) experiment: refused with one line (exit 2)
     try:
         from . import real_data as ex

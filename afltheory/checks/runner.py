@@ -25,7 +25,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from typing import TextIO
 
-from .._io import MAX_SEED, check_output_dir, check_output_file, describe_path, write_json
+from .._io import MAX_SEED, check_output_dir, check_output_file, describe_path, path_arg, write_json
 from .provenance import SCHEMA_VERSION, provenance
 from .registry import CHECKS, Context, load_all, load_file, ordered_ids
 from .report import ProgressLines, print_summary, print_table, write_html, write_markdown
@@ -489,10 +489,9 @@ def write_reports(
 
 def check_outputs(out: str, json_path: str | None) -> None:
     """Refuse unusable output paths *before* running anything (ValueError naming the option; see
-    ``afltheory._io``): ``--out`` a writable directory (created), ``--json`` a regular file or new path in a
-    writable directory, or ``-``."""
-    check_output_dir(out, "--out")
-    os.makedirs(os.path.join(out, "figures"), exist_ok=True)
+    ``afltheory._io``): ``--out`` a writable directory (or creatable: made when the checks run), ``--json``
+    a regular file or new path in a writable directory, or ``-``."""
+    check_output_dir(out, "--out")  # creates nothing: a refused --json leaves no empty --out (D18)
     if json_path is not None:  # "" is refused, not taken as "no JSON"
         check_output_file(json_path, "--json", stdout_ok=True)
 
@@ -581,6 +580,7 @@ def verify_main(args: argparse.Namespace) -> int:
     verdict passes."""
     validate_args(args)
     for f in args.files:
+        path_arg(f, "FILE.py", reading=True)  # "-" is not stdin here, "" no file
         if not os.path.isfile(f):
             raise ValueError(
                 f"file={os.path.abspath(f)!r} does not exist"

@@ -50,10 +50,11 @@ def _load(path: str) -> list[Claim]:
     is not a regular file, and a file that fails to load (a syntax error, null bytes, bytes that are not
     UTF-8, an exception or ``sys.exit`` at import, a ``Claim`` without its bound) is a ValueError of one line
     naming ``--file``."""
-    from .._io import describe_path
+    from .._io import describe_path, path_arg
     from ..checks.registry import load_file
     from ._claim import Claim
 
+    path_arg(path, "--file", reading=True)  # "" and "-" (stdin) refused with the flag's name
     if not os.path.exists(path) and not os.path.islink(path):
         raise ValueError(f"--file {path!r}: does not exist")
     what = describe_path(path)

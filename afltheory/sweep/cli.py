@@ -148,7 +148,7 @@ def _cmd_run(args) -> int:
         return _err("--scheduler needs --executor dask")
     if not args.check:
         try:  # before the spec is even read: a FIFO, a device or a missing directory is refused at once
-            path_arg(args.spec, "SPEC")
+            path_arg(args.spec, "SPEC", reading=True)
             check_output_file(args.store, "--store", create_parents=False)
             refuse_overlap([("SPEC", args.spec)], _store_inputs(args.store))
         except ValueError as exc:
@@ -217,10 +217,26 @@ def _cmd_run(args) -> int:
 
 def _store_failure(store: str, exc: BaseException) -> str:
     msg = str(exc) or type(exc).__name__
+    kept = "every task committed before this is kept"
+    with contextlib.suppress(Exception):  # say how many (a read-only look; the disk may still be full)
+        from .store import Store
+
+        with Store(store, readonly=True) as st:
+            n = st.status()["finished"]
+        kept = f"{n} finished task(s) committed before this are kept" + (
+            f" (in {store}-wal until the next run checkpoints it)" if _wal_bytes(store) else ""
+        )
     return (
-        f"store {store}: {msg}; every task committed before this is kept — free space (or fix the "
-        "cause) and rerun the same command to resume"
+        f"store {store}: {msg}; {kept} — free space (or fix the cause) and rerun the same command to resume"
     )
+
+
+def _wal_bytes(store: str) -> int:
+    """Size of the store's write-ahead log (0 when absent)."""
+    try:
+        return os.path.getsize(store + "-wal")
+    except OSError:
+        return 0
 
 
 @contextlib.contextmanager
@@ -247,15 +263,23 @@ def _cmd_status(args) -> int:
     from .store import Store, StoreError
 
     try:
+        path_arg(args.store, "--store", reading=True)
         with Store(args.store, readonly=True) as st:
             s = st.status()
             fails = st.failures()
-    except StoreError as exc:
+    except (StoreError, ValueError) as exc:
         return _err(str(exc))
     except sqlite3.Error as exc:
         return _err(f"store {args.store}: {exc}")
+    s["wal_bytes"] = _wal_bytes(args.store)
     if args.json:
         print(json.dumps(s, indent=2))
+        return 0
+    if not s["specs"] and not s["finished"]:  # not "planned 0 finished 0", which reads like a done sweep
+        print(
+            f"store {s['store']}: no spec planned yet (a run stopped before planning its tasks, e.g. on a "
+            "full disk); `afltheory sweep run SPEC --store` plans and runs them"
+        )
         return 0
     print(
         f"store {s['store']}  spec {s['spec_name'] or '?'} ({(s['spec_hash'] or '?')[:12]}"
@@ -274,6 +298,12 @@ def _cmd_status(args) -> int:
         )
     for tid, err in fails[:5]:
         print(f"  failed {tid[:12]}: {err.strip().splitlines()[-1]}")
+    if s["wal_bytes"]:
+        print(
+            f"  {s['wal_bytes']} bytes of committed rows are still in {s['store']}-wal (not checkpointed: a "
+            "runner is writing, or one was stopped by SIGKILL or a full disk): copy both files, or "
+            "`afltheory sweep copy`"
+        )
     return 0
 
 
@@ -282,7 +312,7 @@ def _cmd_export(args) -> int:
     from .store import Store, StoreError
 
     try:
-        path_arg(args.store, "--store")
+        path_arg(args.store, "--store", reading=True)
         check_output_file(args.csv, "--csv")
         refuse_overlap(_store_inputs(args.store), [("--csv", args.csv)])
         with Store(args.store, readonly=True) as st:
@@ -299,7 +329,7 @@ def _cmd_copy(args) -> int:
     from .store import Store, StoreError
 
     try:
-        path_arg(args.store, "--store")
+        path_arg(args.store, "--store", reading=True)
         check_output_file(args.to, "--to")
         refuse_overlap(_store_inputs(args.store), [("--to", args.to)])
         with Store(args.store, readonly=True) as st:
@@ -318,7 +348,7 @@ def _cmd_plot(args) -> int:
     from .store import Store, StoreError
 
     try:
-        path_arg(args.store, "--store")
+        path_arg(args.store, "--store", reading=True)
         check_output_file(args.out, "--out")
         refuse_overlap(_store_inputs(args.store), [("--out", args.out)])
         with Store(args.store, readonly=True) as st:
@@ -338,6 +368,7 @@ def _cmd_fit(args) -> int:
     if not 0 < args.level < 1:
         return _err(f"--level {args.level} must lie in (0, 1)")
     try:
+        path_arg(args.store, "--store", reading=True)
         with Store(args.store, readonly=True) as st:
             fits = fit_store(st, x=args.x, metric=args.metric, level=args.level)
     except (StoreError, ValueError) as exc:

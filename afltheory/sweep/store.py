@@ -92,6 +92,21 @@ def atomic_output(path: str | os.PathLike, mode: str = "w", **kw: Any) -> Iterat
         yield fh
 
 
+def _holds_no_table(path: Path) -> bool:
+    """True when the SQLite file ``path`` is missing or has no schema object (read-only look; a file that
+    cannot be read as SQLite counts as holding nothing only when it is empty)."""
+    try:
+        if not path.exists() or path.stat().st_size == 0:
+            return True
+        con = sqlite3.connect(f"file:{path.resolve()}?mode=ro", uri=True, isolation_level=None)
+        try:
+            return con.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()[0] == 0
+        finally:
+            con.close()
+    except (OSError, sqlite3.Error):
+        return False
+
+
 class StoreError(RuntimeError):
     """A sweep store that cannot be used (corrupt, wrong schema, or another spec)."""
 
@@ -132,13 +147,21 @@ class Store:
         except sqlite3.OperationalError as exc:  # disk full, I/O error, locked: not damage; never salvage
             with contextlib.suppress(Exception):
                 self.conn.close()
-            # a full disk leaves nothing behind: empty -wal/-shm (and an empty new store) this open created
-            # (only for a full disk or an I/O error: a "locked" store's log belongs to its live writer)
+            # a full disk leaves nothing behind: empty -wal/-shm this open created, and a new store file it
+            # created that holds no table yet (whatever its size: SQLite may have written its first page),
+            # with its side files (only for a full disk or an I/O error: a "locked" store's log belongs to
+            # its live writer)
             full = any(k in str(exc).lower() for k in ("full", "disk", "i/o"))
+            new_store = full and not had[-1] and _holds_no_table(self.path)
             for q, existed in zip([*side, self.path], had, strict=True):
                 with contextlib.suppress(OSError):
-                    if full and not existed and q.stat().st_size == 0:
+                    if full and not existed and (new_store or q.stat().st_size == 0):
                         q.unlink()
+            if new_store:
+                raise StoreError(
+                    f"store {self.path} cannot be created ({exc}); nothing was left behind — free space "
+                    "and rerun"
+                ) from None
             raise StoreError(
                 f"store {self.path} cannot be opened ({exc}); nothing in it was changed"
             ) from None
@@ -280,6 +303,12 @@ class Store:
         try:
             row = self.conn.execute("SELECT version FROM schema_version").fetchone()
         except sqlite3.OperationalError as exc:
+            n = self.conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()[0]
+            if n == 0:  # not "foreign": an SQLite file with nothing in it (e.g. made by another tool)
+                raise StoreError(
+                    f"store {self.path} is an empty SQLite database (no table, no finished task); "
+                    "`afltheory sweep run SPEC --store` fills it"
+                ) from None
             raise StoreError(f"{self.path} is not an afltheory sweep store: {exc}") from None
         if row is None or row[0] != STORE_SCHEMA:
             raise StoreError(

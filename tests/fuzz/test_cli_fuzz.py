@@ -3,7 +3,8 @@ directory, private null/full character devices made with mknod inside tmp_path, 
 symlink, symlink to a device, missing directory, path under a file, '-', '') and crafted inputs (user check
 files that call sys.exit / return garbage / do not parse, a bad spec). Each call must end with exit code 0, 1
 or 2, never a traceback, a hang (60 s alarm) or a printed NaN; the special files must be untouched and no
-temporary or ``.corrupt-`` file left behind. The driver runs in a fresh process (tests/fuzz/cli_fuzz_run.py).
+temporary or ``.corrupt-`` file left behind. The driver runs in a fresh process (tests/io/_cli.py, the one
+in-process CLI runner the tests share).
 Round 4 (issue 42) adds hostile calls (half of the draws) that must be refused with a non-zero exit: an output
 that is an input (the store, a symlink to it, its -wal, the spec), a journal over a file that is not one,
 --journal x --json x, bad --file for every CLAIM, claims --file on broken files, out-of-range integers,
@@ -22,7 +23,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-DRIVER = Path(__file__).with_name("cli_fuzz_run.py")
+DRIVER = ROOT / "tests" / "io" / "_cli.py"
 
 
 def _run(tmp_path, n, seed, timeout, hostile=0.5):
@@ -51,8 +52,9 @@ def _assert_clean(res):
             or c["traceback_printed"]
             or c["code"] not in (0, 1, 2)
             or c["nan_printed"]
+            or c["left_by_refusal"]
         ):
-            bad.append((c["argv"], c["code"], c["raised"] or c["tail"]))
+            bad.append((c["argv"], c["code"], c["raised"] or c["left_by_refusal"] or c["tail"]))
     assert not bad, f"{len(bad)} bad call(s); first: {bad[0]}"
     # round 4 (issue 42): every hostile call is refused (or fails), never a silent exit 0
     passed = [(c["argv"], c["tail"]) for c in res["calls"] if c["must_fail"] and c["code"] == 0]

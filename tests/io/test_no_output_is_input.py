@@ -4,36 +4,16 @@ another output, before anything is written; a journal is appended to or refused,
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import io
 import json
 import os
-import subprocess
 
 import pytest
 
 from afltheory import _io
 from afltheory.pep.journal import SearchJournal, check_journal_path
+from tests.io._cli import cli as _cli
 from tests.sweep.conftest import TINY
-
-
-def _cli(*argv, cwd):
-    """``afltheory ARGV`` in this process (cwd ``cwd``): (exit code, stdout, stderr)."""
-    from afltheory.cli import main
-
-    out, err = io.StringIO(), io.StringIO()
-    old = os.getcwd()
-    os.chdir(cwd)
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            try:
-                code = main(list(argv))
-            except SystemExit as exc:
-                code = exc.code if isinstance(exc.code, int) else 1
-    finally:
-        os.chdir(old)
-    return subprocess.CompletedProcess(argv, code, out.getvalue(), err.getvalue())
 
 
 def _digest(p):
