@@ -187,8 +187,15 @@ class Store:
     def _connect(self):
         timeout = self.timeout
         if self.readonly:
-            uri = f"file:{self.path.resolve()}?mode=ro"
+            # a WAL store with no -wal/-shm has no connection open anywhere: read it through a query-only
+            # read-write connection, which (as the last one) removes the -wal/-shm SQLite makes for it on
+            # close; a `mode=ro` reader leaves an empty -wal and a 32 KiB -shm behind after every `sweep
+            # status` (issue 42, D18). With a -wal present (a live or killed writer) or not writable: mode=ro.
+            mode = "rw" if self._reads_cleanly() else "ro"
+            uri = f"file:{self.path.resolve()}?mode={mode}"
             self.conn = sqlite3.connect(uri, uri=True, timeout=timeout, isolation_level=None)
+            if mode == "rw":
+                self.conn.execute("PRAGMA query_only=ON")
         else:
             if self.path.exists() and self.path.stat().st_size > 0:
                 # inspected read-only first: a foreign SQLite database is refused unchanged (switching it to
@@ -217,6 +224,19 @@ class Store:
             self._init_schema()
         self._check_schema()
         self._check_objects()
+
+    def _reads_cleanly(self) -> bool:
+        """A WAL-mode SQLite file (header bytes 18-19 = 2, 2) without -wal/-shm beside it, in a writable
+        directory: nothing else has it open, so a query-only connection leaves no side files."""
+        side = [Path(str(self.path) + sfx) for sfx in ("-wal", "-shm", "-journal")]
+        if any(q.exists() for q in side) or not os.access(self.path.parent, os.W_OK):
+            return False
+        try:
+            with open(self.path, "rb") as fh:
+                head = fh.read(20)
+        except OSError:
+            return False
+        return len(head) == 20 and head[:16] == _SQLITE_MAGIC and head[18:20] == b"\x02\x02"
 
     def _check_objects(self):
         """Only this module's tables and indexes (no views/triggers: a crafted one could hang or alter
@@ -254,10 +274,17 @@ class Store:
         runner writes (SQLite's online backup). Returns ``dest``."""
         import tempfile
 
-        from .._io import replace_target
+        from .._io import make_dirs, remove_dirs, replace_target
 
         target = replace_target(dest)  # refuses a device file / FIFO / socket
-        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.tmp-", dir=os.path.dirname(target))
+        made = make_dirs(os.path.dirname(target))  # missing directories: removed again if the copy fails
+        try:
+            fd, tmp = tempfile.mkstemp(
+                prefix=f".{os.path.basename(target)}.tmp-", dir=os.path.dirname(target)
+            )
+        except BaseException:
+            remove_dirs(made)
+            raise
         os.close(fd)
         try:
             out = sqlite3.connect(tmp, isolation_level=None)
@@ -272,6 +299,7 @@ class Store:
             for suffix in ("", "-journal", "-wal", "-shm"):
                 with contextlib.suppress(OSError):
                     os.unlink(tmp + suffix)
+            remove_dirs(made)
             raise
         return os.fspath(dest)
 

@@ -153,8 +153,34 @@ def test_status_of_a_store_with_no_spec_and_with_rows_in_the_log(tmp_path):
         assert r.returncode == 0 and f"{wal} bytes of committed rows are still in s.sqlite-wal" in r.stdout
         r = cli("sweep", "status", "--store", "s.sqlite", "--json", cwd=tmp_path)
         assert f'"wal_bytes": {wal}' in r.stdout
+        assert os.path.getsize(tmp_path / "s.sqlite-wal") == wal  # the live writer's log: read, not touched
+        assert con.execute("SELECT value FROM meta WHERE key='note'").fetchone() == ("x",)
     finally:
         con.close()
+
+
+def test_reading_a_store_leaves_no_side_files(tmp_path):
+    """`sweep status/export/plot/copy/fit` read a finished store without leaving an empty -wal and a 32 KiB
+    -shm beside it (a `mode=ro` reader did, every time), and without changing a byte of it."""
+    import hashlib
+
+    from afltheory.sweep import parse_spec, run_sweep
+
+    run_sweep(parse_spec(SPEC, check_objects=False), tmp_path / "s.sqlite", task="synthetic")
+    digest = hashlib.sha256((tmp_path / "s.sqlite").read_bytes()).hexdigest()
+    before = sorted(os.listdir(tmp_path))
+    assert before == ["s.sqlite", "s.sqlite.lock"]
+    for argv, new in (
+        (("status", "--json"), []),
+        (("export", "--csv", "x.csv"), ["x.csv"]),
+        (("copy", "--to", "c.sqlite"), ["c.sqlite"]),
+        (("fit", "--x", "algorithm.eta_L"), []),
+    ):
+        r = cli("sweep", argv[0], "--store", "s.sqlite", *argv[1:], cwd=tmp_path)
+        assert r.returncode == 0, (argv, r.stderr)
+        before = sorted(before + new)
+        assert sorted(os.listdir(tmp_path)) == before, argv
+    assert hashlib.sha256((tmp_path / "s.sqlite").read_bytes()).hexdigest() == digest
 
 
 def test_a_full_disk_mid_run_says_how_many_tasks_are_kept(tmp_path, monkeypatch, capsys):
