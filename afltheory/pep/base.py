@@ -10,6 +10,8 @@ PEP itself.
 
 from __future__ import annotations
 
+import math
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -46,6 +48,7 @@ __all__ = [
     "pep_view",
     "run_skeleton",
     "skeleton",
+    "solve_cvxpy",
 ]
 
 ALGORITHMS = ("AFACD", "AFACS", "FedAvg")
@@ -410,6 +413,54 @@ class PEPResult:
     compile_seconds: float | None = None  # cvxpy compilation of the last solve
     solver_seconds: float | None = None  # Clarabel's own time of the last solve
 
+    @classmethod
+    def failed(
+        cls,
+        status: str,
+        solver: str,
+        seconds: float,
+        gram_size: int,
+        metric: str,
+        gap: str,
+        skeleton: Skeleton,
+        constants: dict,
+        decrease_weight: float,
+        **timing: float | None,
+    ) -> PEPResult:
+        """A solve that returned no solution: value +inf, not certified (reported, never raised)."""
+        return cls(
+            math.inf, math.inf, status, solver, False, math.inf, math.nan, seconds, gram_size, metric, gap,
+            skeleton, constants, None, decrease_weight, **timing,
+        )  # fmt: skip
+
+    @classmethod
+    def solved(
+        cls,
+        dual: float,
+        primal: float,
+        status: str,
+        solver: str,
+        min_eig: float,
+        seconds: float,
+        gram_size: int,
+        metric: str,
+        gap: str,
+        skeleton: Skeleton,
+        constants: dict,
+        instance: Instance | None,
+        decrease_weight: float,
+        **timing: float | None,
+    ) -> PEPResult:
+        """A solution, under the certification rule written once: relative gap |dual − primal| / max(|dual|,
+        L Δ) (the metric's scale, ‖∇f‖² ≤ 2LΔ; L and Δ from ``constants``), certified iff the status is
+        "optimal", the gap ≤ ``GAP_TOL`` and the dual value finite."""
+        rel_gap = abs(dual - primal) / max(abs(dual), constants["L"] * constants["delta"])
+        certified = status == "optimal" and rel_gap <= GAP_TOL and math.isfinite(dual)
+        return cls(
+            dual, primal, status, solver, certified, rel_gap, min_eig, seconds, gram_size, metric, gap,
+            skeleton, constants, instance, decrease_weight, **timing,
+        )  # fmt: skip
+
     @property
     def upper(self) -> float | None:
         """The certified upper bound (None when the solver did not certify)."""
@@ -521,3 +572,23 @@ def check_inputs(
             f"convex class, allowed range [0, L))"
         )
     return L, sG, delta, functions if functions is not None else function_class(L, mu)
+
+
+def solve_cvxpy(prob: Any, verbose: bool = False) -> str:
+    """Solve a cvxpy problem with Clarabel at ``SOLVER_SETTINGS``, again at ``RETRY_SETTINGS`` when that is
+    not "optimal"; returns the last status (a solver failure is the status "solver_error", not raised)."""
+    from cvxpy.error import SolverError
+
+    status = "unknown"
+    for settings in (SOLVER_SETTINGS, RETRY_SETTINGS):
+        with warnings.catch_warnings():  # cvxpy's "may be inaccurate" warning: the status is reported
+            warnings.simplefilter("ignore", UserWarning)
+            try:
+                prob.solve(solver="CLARABEL", verbose=verbose, **settings)
+            except SolverError:
+                status = "solver_error"
+                continue
+        status = str(prob.status)
+        if status == "optimal":
+            break
+    return status

@@ -50,7 +50,6 @@ PEPit (optional extra ``pep``) builds the SDP; it is imported only when a PEP is
 
 from __future__ import annotations
 
-import math
 import time
 import warnings
 from typing import TYPE_CHECKING, Any
@@ -310,30 +309,14 @@ def worst_case(
         compile_seconds=getattr(prob, "compilation_time", None),
         solver_seconds=getattr(getattr(prob, "solver_stats", None), "solve_time", None),
     )
+    consts = dict(L=L, sigma_G=sG, delta=delta, mu=mu)
     if dual is None or pep.G_value is None:
-        return PEPResult(
-            math.inf,
-            math.inf,
-            status,
-            solver,
-            False,
-            math.inf,
-            math.nan,
-            seconds,
-            n,
-            metric,
-            gap,
-            sk,
-            dict(L=L, sigma_G=sG, delta=delta, mu=mu),
-            None,
-            decrease_weight,
-            **timing,
+        return PEPResult.failed(
+            status, solver, seconds, n, metric, gap, sk, consts, decrease_weight, **timing
         )
     primal = float(pep.objective.eval())
     dual = float(dual)
-    rel_gap = abs(dual - primal) / max(abs(dual), L * delta)  # relative to the metric's scale (≤ 2LΔ)
     min_eig = float(np.linalg.eigvalsh((pep.G_value + pep.G_value.T) / 2).min())
-    certified = status == "optimal" and rel_gap <= GAP_TOL and math.isfinite(dual)
     if dimension_reduction:  # extra solve(s) for a low-rank instance; value and certificate are the first's
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
@@ -346,24 +329,10 @@ def worst_case(
             )
     at = min(float(e.eval()) for e in pep.list_of_performance_metrics)
     inst = _instance(cache, xs, x_star, f_star_expr, T, need_last, M, at)
-    return PEPResult(
-        dual,
-        primal,
-        status,
-        solver,
-        certified,
-        rel_gap,
-        min_eig,
-        seconds,
-        n,
-        metric,
-        gap,
-        sk,
-        dict(L=L, sigma_G=sG, delta=delta, mu=mu),
-        inst,
-        decrease_weight,
+    return PEPResult.solved(
+        dual, primal, status, solver, min_eig, seconds, n, metric, gap, sk, consts, inst, decrease_weight,
         **timing,
-    )
+    )  # fmt: skip
 
 
 def _instance(cache, xs, x_star, f_star, T, need_last, M, metric_value) -> Instance:

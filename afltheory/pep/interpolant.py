@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import math
 import time
-import warnings
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -173,12 +172,11 @@ def interpolated_lower_bound(
     ``tilt``: the larger sub-class f_i = f + ⟨c_i, ·⟩ with Σ c_i = 0 and ‖c_i‖ ≤ ``sigma_G`` (Assumption 3
     holds exactly everywhere); the workers' local iterates are then distinct points (a larger SDP)."""
     import cvxpy as cp
-    from cvxpy.error import SolverError
     from scipy import sparse
 
     from .. import simulate
     from ..anarchy import Replay
-    from .base import RETRY_SETTINGS, SOLVER_SETTINGS, run_skeleton, skeleton
+    from .base import run_skeleton, skeleton, solve_cvxpy
 
     L = check_positive("L", L)
     check_nonnegative("sigma_G", sigma_G)  # every instance here has σ_G = 0: valid for any σ_G ≥ 0
@@ -266,18 +264,7 @@ def interpolated_lower_bound(
         cons += [tau <= s for s in sq]
         obj = tau
     prob = cp.Problem(cp.Maximize(obj), cons)
-    status = "unknown"
-    for settings in (SOLVER_SETTINGS, RETRY_SETTINGS):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)
-            try:
-                prob.solve(solver="CLARABEL", **settings)
-            except SolverError:
-                status = "solver_error"
-                continue
-        status = str(prob.status)
-        if status == "optimal":
-            break
+    status = solve_cvxpy(prob)
     if G.value is None:
         raise RuntimeError(f"the shared-function SDP failed (status {status})")
     # coordinates: G = BᵀB

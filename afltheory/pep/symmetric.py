@@ -37,17 +37,13 @@ from __future__ import annotations
 
 import math
 import time
-import warnings
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .._validation import check_alloc, check_int, check_nonnegative
 from .base import (
-    GAP_TOL,
     MAX_GRAM,
-    RETRY_SETTINGS,
-    SOLVER_SETTINGS,
     Instance,
     PEPResult,
     PEPSizeError,
@@ -58,6 +54,7 @@ from .base import (
     needs_last,
     run_skeleton,
     skeleton,
+    solve_cvxpy,
 )
 
 if TYPE_CHECKING:
@@ -351,7 +348,6 @@ def _solve(
     b: _Builder, sk, classes, xs, L, sG, delta, fc, metric, gap, cdec, need_last, verbose, cuts, cut_window
 ):
     import cvxpy as cp
-    from cvxpy.error import SolverError
 
     T, M = sk.T, sk.num_workers
     n0, nF = b.n_mean, b.n_f
@@ -478,18 +474,7 @@ def _solve(
             extra.append(e <= 0)
             extra_rhs.append(np.zeros(rows.size))
         prob = cp.Problem(cp.Maximize(obj), cons + extra)
-        status = "unknown"
-        for settings in (SOLVER_SETTINGS, RETRY_SETTINGS):
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", UserWarning)
-                try:
-                    prob.solve(solver="CLARABEL", verbose=verbose, **settings)
-                except SolverError:
-                    status = "solver_error"
-                    continue
-            status = str(prob.status)
-            if status == "optimal":
-                break
+        status = solve_cvxpy(prob, verbose)
         return prob, status, cons + extra, rhs + extra_rhs
 
     def violations():
@@ -540,32 +525,13 @@ def _solve(
         interpolation=int(sum(len(a) for a in active)),
     )
     if status not in ("optimal", "optimal_inaccurate") or G.value is None:
-        return PEPResult(
-            math.inf,
-            math.inf,
-            status,
-            "CLARABEL",
-            False,
-            math.inf,
-            math.nan,
-            seconds,
-            n0,
-            metric,
-            gap,
-            sk,
-            consts,
-            None,
-            cdec,
-            **timing,
-        )
+        return PEPResult.failed(status, "CLARABEL", seconds, n0, metric, gap, sk, consts, cdec, **timing)
     dual = float(sum(float(np.sum(np.asarray(c.dual_value) * r)) for c, r in zip(cons, rhs, strict=True)))
     primal = float(prob.value)
-    rel_gap = abs(dual - primal) / max(abs(dual), L * delta)
     min_eig = min(
         [float(np.linalg.eigvalsh(G.value).min())]
         + [float(np.linalg.eigvalsh(D.value).min()) for D in Ds if D is not None]
     )
-    certified = status == "optimal" and rel_gap <= GAP_TOL and math.isfinite(dual)
     # the rebuilt instance has dimension ≤ n0 + Σ_c q_c (n_c − 1) and M gradients per recorded point: skipped
     # (instance None; the certificate stands) when that would allocate more than a quarter of the limit
     from .._validation import MAX_ALLOC_BYTES
@@ -586,23 +552,8 @@ def _solve(
             need_last,
             primal,
         )
-    return PEPResult(
-        dual,
-        primal,
-        status,
-        "CLARABEL",
-        certified,
-        rel_gap,
-        min_eig,
-        seconds,
-        n0,
-        metric,
-        gap,
-        sk,
-        consts,
-        inst,
-        cdec,
-        **timing,
+    return PEPResult.solved(
+        dual, primal, status, "CLARABEL", min_eig, seconds, n0, metric, gap, sk, consts, inst, cdec, **timing
     )
 
 
