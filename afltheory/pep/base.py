@@ -25,31 +25,13 @@ if TYPE_CHECKING:
     from ..algorithms.base import ServerRule
     from ..anarchy.schedule import Schedule
 
-__all__ = [
-    "ALGORITHMS",
-    "GAPS",
-    "GAP_TOL",
-    "HETEROGENEITY",
-    "MAX_GRAM",
-    "METRICS",
-    "RETRY_SETTINGS",
-    "SOLVER_SETTINGS",
-    "STEP_MAX",
-    "STEP_MIN",
-    "Instance",
-    "PEPResult",
-    "PEPSizeError",
-    "Skeleton",
-    "check_inputs",
-    "estimate_seconds",
-    "gram_size",
-    "has_x_star",
-    "needs_last",
-    "pep_view",
-    "run_skeleton",
-    "skeleton",
-    "solve_cvxpy",
-]
+__all__ = [  # constants, then types, then functions
+    "ALGORITHMS", "GAPS", "GAP_TOL", "HETEROGENEITY", "MAX_GRAM", "METRICS", "RETRY_SETTINGS",
+    "SOLVER_SETTINGS", "STEP_MAX", "STEP_MIN",
+    "Instance", "PEPResult", "PEPSizeError", "Skeleton",
+    "check_inputs", "estimate_seconds", "gram_size", "has_x_star", "needs_last", "pep_view", "run_skeleton",
+    "skeleton", "solve_cvxpy",
+]  # fmt: skip
 
 ALGORITHMS = ("AFACD", "AFACS", "FedAvg")
 #: performance measures: gradient norms ("average" over t < T, "min" over t ≤ T, "last" at x_T) and, for the
@@ -282,7 +264,7 @@ def _step_schedule(algorithm, eta_L_schedule, T: int, M: int) -> tuple[np.ndarra
     return eta, gam
 
 
-def pep_view(algorithm, num_workers: int):
+def pep_view(algorithm: ServerRule, num_workers: int) -> Any:
     """The exact engine's declarative view of ``algorithm`` (``afltheory.exact.local.server_rule``), which the
     PEP skeleton reads; a rule it cannot express is refused in PEP's name (``UnsupportedRule``)."""
     from ..algorithms.base import UnsupportedRule
@@ -414,7 +396,7 @@ class PEPResult:
     solver_seconds: float | None = None  # Clarabel's own time of the last solve
 
     @classmethod
-    def failed(
+    def of(
         cls,
         status: str,
         solver: str,
@@ -425,37 +407,20 @@ class PEPResult:
         skeleton: Skeleton,
         constants: dict,
         decrease_weight: float,
+        solution: tuple[float, float, float, Instance | None] | None = None,
         **timing: float | None,
     ) -> PEPResult:
-        """A solve that returned no solution: value +inf, not certified (reported, never raised)."""
-        return cls(
-            math.inf, math.inf, status, solver, False, math.inf, math.nan, seconds, gram_size, metric, gap,
-            skeleton, constants, None, decrease_weight, **timing,
-        )  # fmt: skip
-
-    @classmethod
-    def solved(
-        cls,
-        dual: float,
-        primal: float,
-        status: str,
-        solver: str,
-        min_eig: float,
-        seconds: float,
-        gram_size: int,
-        metric: str,
-        gap: str,
-        skeleton: Skeleton,
-        constants: dict,
-        instance: Instance | None,
-        decrease_weight: float,
-        **timing: float | None,
-    ) -> PEPResult:
-        """A solution, under the certification rule written once: relative gap |dual − primal| / max(|dual|,
-        L Δ) (the metric's scale, ‖∇f‖² ≤ 2LΔ; L and Δ from ``constants``), certified iff the status is
-        "optimal", the gap ≤ ``GAP_TOL`` and the dual value finite."""
-        rel_gap = abs(dual - primal) / max(abs(dual), constants["L"] * constants["delta"])
-        certified = status == "optimal" and rel_gap <= GAP_TOL and math.isfinite(dual)
+        """The result of a solve, under the certification rule written once. ``solution``: (dual, primal,
+        min_eig, instance), or None when the solver returned none (value +inf, not certified: reported, never
+        raised). Relative gap |dual − primal| / max(|dual|, L Δ) (the metric's scale, ‖∇f‖² ≤ 2LΔ; L, Δ from
+        ``constants``); certified iff the status is "optimal", the gap ≤ ``GAP_TOL`` and the dual finite."""
+        if solution is None:
+            dual = primal = rel_gap = math.inf
+            min_eig, instance, certified = math.nan, None, False
+        else:
+            dual, primal, min_eig, instance = solution
+            rel_gap = abs(dual - primal) / max(abs(dual), constants["L"] * constants["delta"])
+            certified = status == "optimal" and rel_gap <= GAP_TOL and math.isfinite(dual)
         return cls(
             dual, primal, status, solver, certified, rel_gap, min_eig, seconds, gram_size, metric, gap,
             skeleton, constants, instance, decrease_weight, **timing,
@@ -476,7 +441,9 @@ class PEPResult:
 
 
 # --------------------------------------------------------------------------------------------- building
-def run_skeleton(sk: Skeleton, x0, grad, post=None):
+def run_skeleton(
+    sk: Skeleton, x0: Any, grad: Callable[[int, tuple, Any], Any], post: Callable | None = None
+) -> list:
     """The update rule written once over an abstract vector type (PEPit Points here; numpy in tests; the
     symmetry-reduced vectors of ``afltheory.pep.symmetric``).
 

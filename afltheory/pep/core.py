@@ -311,9 +311,7 @@ def worst_case(
     )
     consts = dict(L=L, sigma_G=sG, delta=delta, mu=mu)
     if dual is None or pep.G_value is None:
-        return PEPResult.failed(
-            status, solver, seconds, n, metric, gap, sk, consts, decrease_weight, **timing
-        )
+        return PEPResult.of(status, solver, seconds, n, metric, gap, sk, consts, decrease_weight, **timing)
     primal = float(pep.objective.eval())
     dual = float(dual)
     min_eig = float(np.linalg.eigvalsh((pep.G_value + pep.G_value.T) / 2).min())
@@ -329,10 +327,10 @@ def worst_case(
             )
     at = min(float(e.eval()) for e in pep.list_of_performance_metrics)
     inst = _instance(cache, xs, x_star, f_star_expr, T, need_last, M, at)
-    return PEPResult.solved(
-        dual, primal, status, solver, min_eig, seconds, n, metric, gap, sk, consts, inst, decrease_weight,
-        **timing,
-    )  # fmt: skip
+    solution = (dual, primal, min_eig, inst)
+    return PEPResult.of(
+        status, solver, seconds, n, metric, gap, sk, consts, decrease_weight, solution, **timing
+    )
 
 
 def _instance(cache, xs, x_star, f_star, T, need_last, M, metric_value) -> Instance:

@@ -525,7 +525,7 @@ def _solve(
         interpolation=int(sum(len(a) for a in active)),
     )
     if status not in ("optimal", "optimal_inaccurate") or G.value is None:
-        return PEPResult.failed(status, "CLARABEL", seconds, n0, metric, gap, sk, consts, cdec, **timing)
+        return PEPResult.of(status, "CLARABEL", seconds, n0, metric, gap, sk, consts, cdec, **timing)
     dual = float(sum(float(np.sum(np.asarray(c.dual_value) * r)) for c, r in zip(cons, rhs, strict=True)))
     primal = float(prob.value)
     min_eig = min(
@@ -552,9 +552,8 @@ def _solve(
             need_last,
             primal,
         )
-    return PEPResult.solved(
-        dual, primal, status, "CLARABEL", min_eig, seconds, n0, metric, gap, sk, consts, inst, cdec, **timing
-    )
+    solution = (dual, primal, min_eig, inst)
+    return PEPResult.of(status, "CLARABEL", seconds, n0, metric, gap, sk, consts, cdec, solution, **timing)
 
 
 def _factor(A: np.ndarray) -> np.ndarray:
