@@ -1,4 +1,4 @@
-"""afltheory.functions: each class's interpolation inequality, interpolator and sampler, and the PEPs reading them.
+"""afltheory.functions: each class's interpolation inequality, interpolator and sampler; the PEPs read them.
 
 The inequalities are pinned on 1-D quadratics f(x) = (c/2)x² whose numbers are derived by hand next to each
 case (a curvature at the end of the class's interval makes the inequality tight, one outside violates it).
@@ -39,7 +39,8 @@ def test_smooth_inequality_hand_computed():
 
 
 def test_strongly_convex_inequality_hand_computed():
-    """L = 1, μ = ½, k = μ/(2(1 − μ/L)) = ½. q(dx, g_i, g_j) = g_j dx + (g_i − g_j)²/2 + k (dx − (g_i − g_j))².
+    """L = 1, μ = ½, k = μ/(2(1 − μ/L)) = ½.
+    q(dx, g_i, g_j) = g_j dx + (g_i − g_j)²/2 + k (dx − (g_i − g_j))².
     c = ½, (i, j) = (1, 0): f_i = ¼, q = 0 + ⅛ + ½·(½)² = ¼ -> 0;  (0, 1): f_i − f_j = −¼,
     q = ½·(−1) + ⅛ + ½·(−½)² = −¼ -> 0;  c = 1 (= L): f_i = ½, q = ½ + 0 = ½ -> 0;
     c = 0.2 < μ: f_i = 0.1, q = 0.02 + ½·0.8² = 0.34 -> slack −0.24."""
