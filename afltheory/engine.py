@@ -28,6 +28,7 @@ from numpy.typing import ArrayLike
 from . import _faults, _progress, _rng
 from ._buffers import BufferPool
 from ._introspect import defining_class, overrides
+from ._numerics import DivergenceRule
 from ._validation import check_alloc, check_array, check_int, check_positive
 from .algorithms.local import local_view
 from .anarchy.schedule import Schedule
@@ -960,21 +961,13 @@ def _run_rounds(run: _Run, progress: bool = False) -> None:
     kbounds = runner.step_bounds(steps)
     with np.errstate(over="ignore", invalid="ignore"):  # overflow is detected and reported as divergence
         record(0, x)
-        g0 = gn[:, 0][np.isfinite(gn[:, 0])]
-        limit = divergence_threshold * max(1.0, float(g0.max()) if g0.size else 1.0)
-        f0 = loss[:, 0].copy()
-        flimit = divergence_threshold * np.maximum(1.0, np.abs(np.where(np.isfinite(f0), f0, 0.0)))
+        # the one divergence rule of every Monte Carlo loop (afltheory._numerics; the torch runner's too)
+        rule_div = DivergenceRule(x_init, gn[:, 0], loss[:, 0], divergence_threshold)
+        limit = rule_div.grad_limit
 
         def diverging(t, x):
-            """Replicates whose round-t values say they diverged (NaN compares False: caught by isfinite)."""
-            g, f = gn[:, t], loss[:, t]
-            return ~(
-                np.isfinite(g)
-                & np.isfinite(f)
-                & np.isfinite(x).all(axis=1)
-                & (g <= limit)
-                & (np.abs(f - f0) <= flimit)
-            )
+            """Replicates whose round-t values say they diverged (``DivergenceRule``)."""
+            return rule_div(x, gn[:, t], loss[:, t])
 
         div_round[diverging(0, x)] = 0
         for t in _progress.iterate(range(rounds), progress, "simulate"):

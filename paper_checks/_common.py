@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 import afltheory as aft
+from afltheory.claims.verify import QuantityUnavailable, run_engines
 
 
 def sim(problem, algorithm, behaviour, rounds, replicates, seed, x0=None, record_x=False):
@@ -27,16 +28,12 @@ def sim(problem, algorithm, behaviour, rounds, replicates, seed, x0=None, record
 
 
 def exact_moments(problem, algorithm, behaviour, rounds, x0=None):
-    """``afltheory.exact.moments`` if it exists and applies to this configuration, else None."""
+    """``afltheory.exact.moments`` of this configuration, or None when the exact engine refuses it (one of
+    ``afltheory.claims.verify.REFUSALS``, through the one dispatcher ``run_engines``); any other error —
+    a TypeError or ValueError inside the exact engine — propagates: a bug is never read as a refusal."""
     try:
-        from afltheory.exact import moments
-    except Exception:  # module not available (yet)
-        return None
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return moments(problem, algorithm, behaviour, rounds, x0=x0)
-    except (TypeError, ValueError, NotImplementedError):
+        return run_engines(problem, algorithm, behaviour, rounds, "exact", read=lambda m: m, x0=x0).record
+    except QuantityUnavailable:
         return None
 
 
@@ -50,6 +47,8 @@ class Expectation:
     samples: np.ndarray | None  # per-replicate time averages (MC) or None (exact)
     method: str
     trace: object = None
+    #: (engine, reason) for each engine that refused before the one that answered (``run_engines``)
+    refused_by: tuple = ()
 
     @property
     def exact(self) -> bool:
@@ -59,15 +58,28 @@ class Expectation:
 def expectation(
     problem, algorithm, behaviour, rounds, replicates, seed, x0=None, prefer_exact=True, T_avg=None
 ) -> Expectation:
+    """E‖∇f(x_t)‖² by the exact engine ("auto": Monte Carlo only when it refuses, ``REFUSALS``) or, with
+    ``prefer_exact=False``, by ``replicates`` Monte Carlo runs (``afltheory.claims.verify.run_engines``)."""
     T_avg = rounds if T_avg is None else T_avg
-    if prefer_exact:
-        mom = exact_moments(problem, algorithm, behaviour, rounds, x0=x0)
-        if mom is not None:
-            g = np.asarray(mom.grad_norm_sq, dtype=float)
-            return Expectation(g, float(g[:T_avg].mean()), None, "exact moments")
-    tr = sim(problem, algorithm, behaviour, rounds, replicates, seed, x0=x0)
+    run = run_engines(
+        problem,
+        algorithm,
+        behaviour,
+        rounds,
+        "auto" if prefer_exact else "mc",
+        read=lambda rec: np.asarray(rec.grad_norm_sq, dtype=float),
+        replicates=replicates,
+        seed=seed,
+        x0=x0,
+    )
+    if run.exact:
+        g = run.value
+        return Expectation(g, float(g[:T_avg].mean()), None, "exact moments")
+    tr = run.record
     s = tr.grad_norm_sq[:, :T_avg].mean(axis=1)
-    return Expectation(tr.grad_norm_sq.mean(axis=0), float(s.mean()), s, f"monte-carlo (R={replicates})", tr)
+    return Expectation(
+        tr.grad_norm_sq.mean(axis=0), float(s.mean()), s, f"monte-carlo (R={replicates})", tr, run.refused_by
+    )
 
 
 __all__ = ["Expectation", "exact_moments", "expectation", "sim"]

@@ -32,7 +32,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ),
     ("leaf services and statistics", frozenset({"_rng", "analysis", "datasets"})),
     ("objects", frozenset({"problems", "anarchy", "compression"})),
-    ("rules and statements", frozenset({"algorithms", "theory", "_trace_io"})),
+    ("rules and statements", frozenset({"algorithms", "theory", "_trace_io", "functions"})),
     ("runs", frozenset({"engine", "trace", "torch_backend", "mtl"})),
     ("exact runs", frozenset({"exact"})),
     ("figures", frozenset({"plots"})),
@@ -60,9 +60,6 @@ ALLOWED_CYCLES: dict[frozenset[str], str] = {
     frozenset({"afltheory.exact.cost", "afltheory.exact.diagonal", "afltheory.exact.moments"}): (
         "moments prices its recursion with cost, cost reads moments' plan, diagonal runs moments' system per "
         "coordinate and moments dispatches to it (issue #38; issue #41's per-coordinate path)"
-    ),
-    frozenset({"afltheory.pep.core", "afltheory.pep.symmetric"}): (
-        "symmetric reuses 4 private names of core, core dispatches to symmetric (issue #38, pep/ helper)"
     ),
     frozenset({"afltheory.mutants", "afltheory.mutants.run"}): (
         "the package re-exports run, run reads the catalogue from the package (issue #38, mutants/ helper)"

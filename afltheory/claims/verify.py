@@ -273,8 +273,8 @@ def measure(
     refused and why). ``algorithm``: default the claim's own (``Claim.algorithm`` resolved against the
     problem's constants, the run's and ``values``).
 
-    Note: the paper checks' ``_common.expectation`` and ``adversary.generic`` still choose "exact else Monte
-    Carlo" themselves (catching TypeError/ValueError); they can switch to this dispatcher."""
+    The engine is chosen by ``run_engines`` (which the paper checks' ``_common.expectation`` also uses);
+    ``adversary.generic`` still chooses "exact else Monte Carlo" itself."""
     if not isinstance(claim, Claim):
         raise TypeError(f"claim={claim!r} must be an afltheory.claims.Claim")
     rounds = check_int("rounds", rounds, low=1)
@@ -288,8 +288,40 @@ def measure(
     return _measure(claim, problem, behaviour, algorithm, rounds, replicates, seed, engine, x0)
 
 
-def _measure(claim, problem, behaviour, algorithm, rounds, replicates, seed, engine, x0) -> Measurement:
-    from ..engine import realized_schedule, simulate
+@dataclass(frozen=True)
+class EngineRun:
+    """One engine's answer (``run_engines``): ``value`` (what ``read`` returned), ``record`` (the exact
+    engine's ``Moments`` or the Monte Carlo ``Trace``), ``exact``, ``method`` and ``refused_by`` (as
+    ``Measurement``)."""
+
+    value: Any
+    record: Any
+    exact: bool
+    method: str
+    refused_by: tuple[tuple[str, str], ...] = ()
+
+
+def run_engines(
+    problem: Any,
+    algorithm: Any,
+    behaviour: Any,
+    rounds: int,
+    engine: str = "auto",
+    *,
+    read: Callable[[Any], Any],
+    replicates: int = 8,
+    seed: int = 0,
+    x0: Any = None,
+    record_x: bool = False,
+    record_virtual: bool = False,
+    what: str = "this quantity",
+) -> EngineRun:
+    """The one place that chooses an engine: "exact" (``afltheory.exact.moments``, then ``read(moments)``; a
+    refusal in ``REFUSALS`` is raised as ``QuantityUnavailable``), "mc" (``simulate`` with warnings
+    silenced, then ``read(trace)``) or "auto" (exact, falling back to Monte Carlo ONLY on ``REFUSALS``:
+    a TypeError, ValueError or any other error propagates). ``measure`` and the paper checks'
+    ``paper_checks._common`` read runs through it; ``what`` names the quantity in the refusal."""
+    from ..engine import simulate
 
     if engine not in ENGINES:
         raise ValueError(f"engine={engine!r} must be one of {ENGINES}")
@@ -301,18 +333,15 @@ def _measure(claim, problem, behaviour, algorithm, rounds, replicates, seed, eng
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 mom = moments(problem, algorithm, behaviour, rounds, x0=x0)
-            value = quantity_of(claim.measured, mom, problem, algorithm)
+            value = read(mom)
         except REFUSALS as exc:
             if engine == "exact":
                 raise QuantityUnavailable(
-                    f"engine='exact' but the exact engine cannot give {claim.measured}: {exc}"
+                    f"engine='exact' but the exact engine cannot give {what}: {exc}"
                 ) from exc
             refused = (("exact moments", f"{type(exc).__name__}: {exc}"),)
         else:
-            sched = realized_schedule(problem, algorithm, behaviour, rounds, replicates, seed)
-            start = problem.default_x0() if x0 is None else np.asarray(x0, dtype=float)
-            rec = ScheduleRecord(sched, np.array(start, dtype=float), replicates, rounds)
-            return Measurement(value, None, "exact moments", (), rec)
+            return EngineRun(value, mom, True, "exact moments")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         trace = simulate(
@@ -323,14 +352,39 @@ def _measure(claim, problem, behaviour, algorithm, rounds, replicates, seed, eng
             replicates=replicates,
             seed=seed,
             x0=x0,
-            record_x=claim.measured == "weighted_avg_iterate_gap",
-            record_virtual=claim.measured == "virtual_avg_grad_sq",
+            record_x=record_x,
+            record_virtual=record_virtual,
         )
-    samples = np.asarray(quantity_of(claim.measured, trace, problem, algorithm), dtype=float)
     method = f"monte-carlo (R={replicates})"
     if refused:
         method += "; " + "; ".join(f"{e} refused: {why}" for e, why in refused)
-    return Measurement(samples, samples, method, refused, trace)
+    return EngineRun(read(trace), trace, False, method, refused)
+
+
+def _measure(claim, problem, behaviour, algorithm, rounds, replicates, seed, engine, x0) -> Measurement:
+    from ..engine import realized_schedule
+
+    run = run_engines(
+        problem,
+        algorithm,
+        behaviour,
+        rounds,
+        engine,
+        read=lambda rec: quantity_of(claim.measured, rec, problem, algorithm),
+        replicates=replicates,
+        seed=seed,
+        x0=x0,
+        record_x=claim.measured == "weighted_avg_iterate_gap",
+        record_virtual=claim.measured == "virtual_avg_grad_sq",
+        what=claim.measured,
+    )
+    if run.exact:
+        sched = realized_schedule(problem, algorithm, behaviour, rounds, replicates, seed)
+        start = problem.default_x0() if x0 is None else np.asarray(x0, dtype=float)
+        rec = ScheduleRecord(sched, np.array(start, dtype=float), replicates, rounds)
+        return Measurement(run.value, None, "exact moments", (), rec)
+    samples = np.asarray(run.value, dtype=float)
+    return Measurement(samples, samples, run.method, run.refused_by, run.record)
 
 
 _ENGINE = {True: "exact", False: "mc", "auto": "auto"}

@@ -30,134 +30,25 @@ from __future__ import annotations
 
 import math
 import time
-import warnings
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .._validation import check_int, check_nonnegative, check_positive
+from ..functions import SmoothInterpolant, SmoothNonconvex
 from ..problems.base import Constants, NoNoise, Problem
 
 if TYPE_CHECKING:
     from ..algorithms.base import ServerRule
     from ..anarchy.schedule import Schedule
 
-__all__ = ["InterpolatedLowerBound", "InterpolatedProblem", "SmoothInterpolant", "interpolated_lower_bound"]
-
-#: a vertex λ = e_p is accepted as the minimizer when its KKT residual is below this (relative)
-KKT_TOL = 1e-11
-
-
-class SmoothInterpolant:
-    """The L-smooth function f(x) = min_{λ∈simplex} L‖x − Sλ‖² − aᵀλ − (L/2)‖x‖² built from data points
-    ``X`` (P, d), gradients ``grads`` (P, d) and values ``values`` (P,) (module docstring). L-smooth for any
-    data; interpolates the data when they satisfy the smooth interpolation conditions."""
-
-    def __init__(self, X: np.ndarray, grads: np.ndarray, values: np.ndarray, L: float):
-        X, Gr, F = (np.asarray(a, dtype=float) for a in (X, grads, values))
-        if X.ndim != 2 or Gr.shape != X.shape or F.shape != (X.shape[0],) or X.shape[0] < 1:
-            raise ValueError(
-                f"X {X.shape}, grads {Gr.shape}, values {F.shape} must be (P, d), (P, d), (P,) with P >= 1"
-            )
-        if not (np.all(np.isfinite(X)) and np.all(np.isfinite(Gr)) and np.all(np.isfinite(F))):
-            raise ValueError("X, grads and values must be finite")
-        self.L = check_positive("L", L)
-        self.dim = X.shape[1]
-        self.S = X / 2 - Gr / (2 * self.L)
-        Y = Gr + self.L * X
-        self.a = np.sum(Y * Y, axis=1) / (4 * self.L) - F - self.L / 2 * np.sum(X * X, axis=1)
-        self.SS = self.S @ self.S.T
-        self.fallbacks = 0  # evaluations that needed the general QP (not a vertex)
-        low = -self.L * np.sum(self.S * self.S, axis=1) - self.a
-        self.inf_index = int(np.argmin(low))
-        #: inf f, exact (attained at ``argmin``)
-        self.inf = float(low[self.inf_index])
-        #: a minimizer: x_p − g_p/L for the minimizing p
-        self.argmin = 2 * self.S[self.inf_index]
-
-    def _weights(self, x: np.ndarray) -> np.ndarray:
-        """λ*(x): the minimizer over the simplex of q(λ) = L‖x − Sλ‖² − aᵀλ."""
-        L, S, a = self.L, self.S, self.a
-        Sx = S @ x
-        xx = float(x @ x)
-        qv = L * (xx - 2 * Sx + np.diag(self.SS)) - a  # q(e_p)
-        p = int(np.argmin(qv))
-        grad = 2 * L * (self.SS[p] - Sx) - a  # ∇q(e_p)
-        scale = max(1.0, float(np.abs(grad).max()), abs(float(qv[p])))
-        if float(np.min(grad - grad[p])) >= -KKT_TOL * scale:
-            lam = np.zeros(len(a))
-            lam[p] = 1.0
-            return lam
-        self.fallbacks += 1
-        return self._qp(x, Sx, p)
-
-    def _qp(self, x, Sx, p0) -> np.ndarray:
-        """Exact active-set solve of min L‖x − Sλ‖² − aᵀλ over the simplex (small P), started at e_{p0}."""
-        L, a, Q = self.L, self.a, self.SS
-        P = len(a)
-        c = -2 * L * Sx - a  # q(λ) = L λᵀQλ + cᵀλ + L‖x‖²
-        active = [p0]
-        lam = np.zeros(P)
-        lam[p0] = 1.0
-        for _ in range(20 * P + 100):
-            A = np.array(active)
-            k = len(A)
-            # KKT on the face: 2L Q_AA λ_A + c_A + ν 1 = 0, 1ᵀλ_A = 1
-            K = np.zeros((k + 1, k + 1))
-            K[:k, :k] = 2 * L * Q[np.ix_(A, A)]
-            K[:k, k] = 1.0
-            K[k, :k] = 1.0
-            rhs = np.concatenate([-c[A], [1.0]])
-            sol = np.linalg.lstsq(K, rhs, rcond=None)[0]
-            z = sol[:k]
-            if np.all(z >= -1e-15):
-                lam = np.zeros(P)
-                lam[A] = np.maximum(z, 0.0)
-                lam /= lam.sum()
-                g = 2 * L * (Q @ lam) + c
-                nu = float(g[A] @ lam[A])
-                viol = g - nu
-                j = int(np.argmin(viol))
-                if viol[j] >= -1e-13 * max(1.0, float(np.abs(g).max())) or j in active:
-                    return lam
-                active.append(j)
-                continue
-            # step from lam toward z until a coordinate hits zero, then drop it
-            cur = lam[A]
-            d = z - cur
-            neg = d < 0
-            steps = np.where(neg, cur / np.where(neg, -d, 1.0), np.inf)
-            s = float(min(1.0, steps.min()))
-            new = cur + s * d
-            drop = int(np.argmin(np.where(neg, steps, np.inf)))
-            new[drop] = 0.0
-            lam = np.zeros(P)
-            lam[A] = np.maximum(new, 0.0)
-            lam /= lam.sum()
-            active = [int(i) for i in A if lam[i] > 0]
-        return lam
-
-    def value_grad(self, x: np.ndarray) -> tuple[float, np.ndarray]:
-        """(f(x), ∇f(x)) at one point x (d,)."""
-        x = np.asarray(x, dtype=float)
-        lam = self._weights(x)
-        c = self.S.T @ lam
-        r = x - c
-        h = self.L * float(r @ r) - float(self.a @ lam)
-        return h - self.L / 2 * float(x @ x), self.L * x - 2 * self.L * c
-
-    def value(self, x: np.ndarray) -> np.ndarray:
-        """f(x) for x (..., d)."""
-        x = np.asarray(x, dtype=float)
-        flat = x.reshape(-1, self.dim)
-        return np.array([self.value_grad(v)[0] for v in flat]).reshape(x.shape[:-1])
-
-    def grad(self, x: np.ndarray) -> np.ndarray:
-        """∇f(x) for x (..., d)."""
-        x = np.asarray(x, dtype=float)
-        flat = x.reshape(-1, self.dim)
-        return np.array([self.value_grad(v)[1] for v in flat]).reshape(x.shape)
+__all__ = [
+    "InterpolatedLowerBound",
+    "InterpolatedProblem",
+    "SmoothInterpolant",
+    "interpolated_lower_bound",
+]
 
 
 class InterpolatedProblem(Problem):
@@ -281,12 +172,11 @@ def interpolated_lower_bound(
     ``tilt``: the larger sub-class f_i = f + ⟨c_i, ·⟩ with Σ c_i = 0 and ‖c_i‖ ≤ ``sigma_G`` (Assumption 3
     holds exactly everywhere); the workers' local iterates are then distinct points (a larger SDP)."""
     import cvxpy as cp
-    from cvxpy.error import SolverError
     from scipy import sparse
 
     from .. import simulate
     from ..anarchy import Replay
-    from .core import RETRY_SETTINGS, SOLVER_SETTINGS, _run_skeleton, skeleton
+    from .base import run_skeleton, skeleton, solve_cvxpy
 
     L = check_positive("L", L)
     check_nonnegative("sigma_G", sigma_G)  # every instance here has σ_G = 0: valid for any σ_G ≥ 0
@@ -335,7 +225,7 @@ def interpolated_lower_bound(
 
     x0 = np.zeros(n)
     x0[0] = 1.0
-    xs = _run_skeleton(sk, x0, grad)
+    xs = run_skeleton(sk, x0, grad)
     n_metric = T + 1 if need_last else T
     mg = [grad(0, ("x", t), xs[t]) - tilt_vec(0) for t in range(n_metric)]  # ∇f = mean of the ∇f_i
     if len(pts) != P:
@@ -343,10 +233,9 @@ def interpolated_lower_bound(
     X = np.array(pts)  # (P, n) coefficients of the points
     Gc = np.eye(n)[1 : 1 + P]  # gradients of f
     f0 = index[("x", 0)]
-    # interpolation: f_p − f_j ≥ −L/4‖dx‖² + ½⟨g_p + g_j, dx⟩ + 1/(4L)‖dg‖²   (all ordered pairs)
+    # interpolation: f_p − f_j ≥ q(x_p − x_j, g_p, g_j), the L-smooth class's inequality (all ordered pairs)
     ii, jj = np.nonzero(~np.eye(P, dtype=bool))
-    dx, dg, sg = X[ii] - X[jj], Gc[ii] - Gc[jj], Gc[ii] + Gc[jj]
-    AG = sparse.csr_matrix(-L / 4 * _sym(dx, dx) + 0.5 * _sym(sg, dx) + _sym(dg, dg) / (4 * L))
+    AG = sparse.csr_matrix(SmoothNonconvex(L).rhs(X[ii] - X[jj], Gc[ii], Gc[jj], _sym))
     R = np.arange(len(ii))
     AF = sparse.csr_matrix(
         (np.r_[-np.ones(len(ii)), np.ones(len(ii))], (np.r_[R, R], np.r_[ii, jj])), shape=(len(ii), P)
@@ -375,18 +264,7 @@ def interpolated_lower_bound(
         cons += [tau <= s for s in sq]
         obj = tau
     prob = cp.Problem(cp.Maximize(obj), cons)
-    status = "unknown"
-    for settings in (SOLVER_SETTINGS, RETRY_SETTINGS):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)
-            try:
-                prob.solve(solver="CLARABEL", **settings)
-            except SolverError:
-                status = "solver_error"
-                continue
-        status = str(prob.status)
-        if status == "optimal":
-            break
+    status = solve_cvxpy(prob)
     if G.value is None:
         raise RuntimeError(f"the shared-function SDP failed (status {status})")
     # coordinates: G = BᵀB

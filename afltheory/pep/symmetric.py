@@ -23,7 +23,7 @@ imposed for one representative per class (the others are their images). The numb
 enters only as a coefficient: the size does not grow with it.
 
 Server iterates are invariant (a class arrives as a whole, so Σ u_i cancels in the aggregate), which is how
-the skeleton stays one definition (``core._run_skeleton``) evaluated over the vectors below. x_* (when
+the skeleton stays one definition (``base.run_skeleton``) evaluated over the vectors below. x_* (when
 present)
 is placed at the origin (the classes are translation invariant).
 
@@ -37,31 +37,30 @@ from __future__ import annotations
 
 import math
 import time
-import warnings
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .._validation import check_alloc, check_int, check_nonnegative
-from .core import (
-    GAP_TOL,
+from .base import (
     MAX_GRAM,
-    RETRY_SETTINGS,
-    SOLVER_SETTINGS,
     Instance,
     PEPResult,
     PEPSizeError,
     Skeleton,
-    _check_inputs,
-    _has_x_star,
-    _needs_last,
-    _run_skeleton,
+    check_inputs,
+    estimate_seconds,
+    has_x_star,
+    needs_last,
+    run_skeleton,
     skeleton,
+    solve_cvxpy,
 )
 
 if TYPE_CHECKING:
     from ..algorithms.base import ServerRule
     from ..anarchy.schedule import Schedule
+    from ..functions import FunctionClass
 
 __all__ = ["CUT_TOL", "reduced_sizes", "reduced_worst_case", "worker_classes"]
 
@@ -90,14 +89,14 @@ def reduced_sizes(
     sk: Skeleton,
     metric: str = "average",
     gap: str = "f_star",
-    mu: float | None = None,
+    mu: FunctionClass | float | None = None,
     decrease_weight: float = 0.0,
     reduce: bool = True,
 ) -> tuple[int, tuple[int, ...]]:
     """(n0, (q_c, …)): the mean Gram dimension and the deviation blocks (classes with ≥ 2 workers)."""
     classes = worker_classes(sk, reduce)
     q = _class_points(sk, classes, metric, gap, mu, decrease_weight)
-    star = _has_x_star(mu, gap, metric)
+    star = has_x_star(mu, gap, metric)
     return 1 + sum(q) - (1 if star else 0), tuple(qc for qc, c in zip(q, classes, strict=True) if len(c) > 1)
 
 
@@ -105,7 +104,7 @@ def _class_points(sk, classes, metric, gap, mu, decrease_weight) -> list[int]:
     """Points (= gradients) of one worker of each class: server iterates, its local iterates, x_*."""
     keys = sk.eval_points(metric, gap, last=decrease_weight != 0)
     server = sum(1 for k in keys if k[0] == "x")
-    star = _has_x_star(mu, gap, metric)
+    star = has_x_star(mu, gap, metric)
     return [
         server + sum(1 for k in keys if k[0] == "y" and k[1] == c[0]) + (1 if star else 0) for c in classes
     ]
@@ -271,6 +270,7 @@ def reduced_worst_case(
     *,
     delta: float,
     mu: float | None = None,
+    functions: FunctionClass | None = None,
     metric: str = "average",
     gap: str = "f_star",
     replicate: int = 0,
@@ -295,32 +295,30 @@ def reduced_worst_case(
     ``result.gram_size`` is the mean block's dimension; ``result.constants["blocks"]`` lists all blocks.
     ``result.instance`` is None when rebuilding every worker's vectors would allocate more than a quarter of
     ``afltheory._validation.MAX_ALLOC_BYTES`` (many interchangeable workers; the value is unaffected)."""
-    L, sG, delta, mu = _check_inputs(constants, delta, mu, metric, gap)
+    L, sG, delta, fc = check_inputs(constants, delta, mu, metric, gap, functions)
     decrease_weight = check_nonnegative("decrease_weight", decrease_weight)
     sk = skeleton(algorithm, schedule, replicate, eta_L_schedule)
     max_gram = check_int("max_gram", max_gram, low=1)
-    n0, blocks = reduced_sizes(sk, metric, gap, mu, decrease_weight, reduce)
+    n0, blocks = reduced_sizes(sk, metric, gap, fc, decrease_weight, reduce)
     if max((n0,) + blocks) > max_gram:
-        from .core import estimate_seconds
-
         raise PEPSizeError(
             f"reduced PEP Gram dimension {n0} (blocks {blocks}) exceeds max_gram={max_gram} "
             f"(allowed range [1, {max_gram}]; estimated solve time ~{estimate_seconds(n0):.0f} "
             f"s); reduce T, K or the delays, or pass max_gram={max((n0,) + blocks)} deliberately"
         )
     classes = worker_classes(sk, reduce)
-    star = _has_x_star(mu, gap, metric)
-    need_last = _needs_last(metric, gap, decrease_weight)
+    star = has_x_star(fc, gap, metric)
+    need_last = needs_last(metric, gap, decrease_weight)
     T, M = sk.T, sk.num_workers
     # the dense coefficient arrays: per class P_c² rows of n0² + q_c² doubles (and one copy)
-    q = _class_points(sk, classes, metric, gap, mu, decrease_weight)
+    q = _class_points(sk, classes, metric, gap, fc, decrease_weight)
     check_alloc(
         f"the PEP of T={T} rounds with {M} workers (Gram {n0}, blocks {blocks})",
         16.0 * sum(p * p * (n0 * n0 + p * p) for p in q),
     )
     b = _Builder(sk, classes, star)
     x0 = _Vec({0: 1.0})
-    xs = _run_skeleton(sk, x0, b.grad, post=b.collapse)
+    xs = run_skeleton(sk, x0, b.grad, post=b.collapse)
     for i in range(M):
         for t in range(T + (1 if need_last else 0)):
             b.grad(i, ("x", t), xs[t])
@@ -335,7 +333,7 @@ def reduced_worst_case(
         L,
         sG,
         delta,
-        mu,
+        fc,
         metric,
         gap,
         decrease_weight,
@@ -347,10 +345,9 @@ def reduced_worst_case(
 
 
 def _solve(
-    b: _Builder, sk, classes, xs, L, sG, delta, mu, metric, gap, cdec, need_last, verbose, cuts, cut_window
+    b: _Builder, sk, classes, xs, L, sG, delta, fc, metric, gap, cdec, need_last, verbose, cuts, cut_window
 ):
     import cvxpy as cp
-    from cvxpy.error import SolverError
 
     T, M = sk.T, sk.num_workers
     n0, nF = b.n_mean, b.n_f
@@ -358,7 +355,8 @@ def _solve(
     G = cp.Variable((n0, n0), PSD=True)
     Ds = [cp.Variable((q, q), PSD=True) if q > 0 else None for q in b.n_dev]
     F = cp.Variable(nF)
-    fstar = cp.Variable() if (mu is None and gap == "f_star") else None
+    mu = fc.mu
+    fstar = cp.Variable() if (not fc.convex and gap == "f_star") else None
     cons, rhs = [], []  # each: (cvxpy constraint, rhs array) for the dual objective
 
     def quad(a, c):  # a: _Vec pair list -> (CG, CD) for Σ coef <a, c>
@@ -396,20 +394,10 @@ def _solve(
         for p in range(P):
             idx = np.array([j for j in range(P) if j != p])
             dx, dxd = X[p] - X[idx], Xd[p] - Xd[idx]
-            dg, dgd = Gm[p] - Gm[idx], Gd[p] - Gd[idx]
-            if mu is None:  # f_p − f_j ≥ −L/4‖dx‖² + ½⟨g_p + g_j, dx⟩ + 1/(4L)‖dg‖²
-                sg, sgd = Gm[p] + Gm[idx], Gd[p] + Gd[idx]
-                CG = -L / 4 * _sym_outer(dx, dx) + 0.5 * _sym_outer(sg, dx) + _sym_outer(dg, dg) / (4 * L)
-                CD = (
-                    -L / 4 * _sym_outer(dxd, dxd)
-                    + 0.5 * _sym_outer(sgd, dxd)
-                    + _sym_outer(dgd, dgd) / (4 * L)
-                )
-            else:  # f_p − f_j ≥ ⟨g_j, dx⟩ + ‖dg‖²/(2L) + μ/(2(1−μ/L)) ‖dx − dg/L‖²
-                k = mu / (2 * (1 - mu / L))
-                ex, exd = dx - dg / L, dxd - dgd / L
-                CG = _sym_outer(Gm[idx], dx) + _sym_outer(dg, dg) / (2 * L) + k * _sym_outer(ex, ex)
-                CD = _sym_outer(Gd[idx], dxd) + _sym_outer(dgd, dgd) / (2 * L) + k * _sym_outer(exd, exd)
+            # f_p − f_j ≥ q(x_p − x_j, g_p, g_j): the class's inequality, stated once (afltheory.functions),
+            # on the mean coordinates and on the deviation coordinates, rows = the pairs (p, j)
+            CG = fc.rhs(dx, np.broadcast_to(Gm[p], Gm[idx].shape), Gm[idx], _sym_outer)
+            CD = fc.rhs(dxd, np.broadcast_to(Gd[p], Gd[idx].shape), Gd[idx], _sym_outer)
             CF = np.zeros((P - 1, nF))
             CF[np.arange(P - 1), fi[p]] -= 1.0
             np.add.at(CF, (np.arange(P - 1), fi[idx]), 1.0)
@@ -486,18 +474,7 @@ def _solve(
             extra.append(e <= 0)
             extra_rhs.append(np.zeros(rows.size))
         prob = cp.Problem(cp.Maximize(obj), cons + extra)
-        status = "unknown"
-        for settings in (SOLVER_SETTINGS, RETRY_SETTINGS):
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", UserWarning)
-                try:
-                    prob.solve(solver="CLARABEL", verbose=verbose, **settings)
-                except SolverError:
-                    status = "solver_error"
-                    continue
-            status = str(prob.status)
-            if status == "optimal":
-                break
+        status = solve_cvxpy(prob, verbose)
         return prob, status, cons + extra, rhs + extra_rhs
 
     def violations():
@@ -548,32 +525,13 @@ def _solve(
         interpolation=int(sum(len(a) for a in active)),
     )
     if status not in ("optimal", "optimal_inaccurate") or G.value is None:
-        return PEPResult(
-            math.inf,
-            math.inf,
-            status,
-            "CLARABEL",
-            False,
-            math.inf,
-            math.nan,
-            seconds,
-            n0,
-            metric,
-            gap,
-            sk,
-            consts,
-            None,
-            cdec,
-            **timing,
-        )
+        return PEPResult.of(status, "CLARABEL", seconds, n0, metric, gap, sk, consts, cdec, **timing)
     dual = float(sum(float(np.sum(np.asarray(c.dual_value) * r)) for c, r in zip(cons, rhs, strict=True)))
     primal = float(prob.value)
-    rel_gap = abs(dual - primal) / max(abs(dual), L * delta)
     min_eig = min(
         [float(np.linalg.eigvalsh(G.value).min())]
         + [float(np.linalg.eigvalsh(D.value).min()) for D in Ds if D is not None]
     )
-    certified = status == "optimal" and rel_gap <= GAP_TOL and math.isfinite(dual)
     # the rebuilt instance has dimension ≤ n0 + Σ_c q_c (n_c − 1) and M gradients per recorded point: skipped
     # (instance None; the certificate stands) when that would allocate more than a quarter of the limit
     from .._validation import MAX_ALLOC_BYTES
@@ -594,24 +552,8 @@ def _solve(
             need_last,
             primal,
         )
-    return PEPResult(
-        dual,
-        primal,
-        status,
-        "CLARABEL",
-        certified,
-        rel_gap,
-        min_eig,
-        seconds,
-        n0,
-        metric,
-        gap,
-        sk,
-        consts,
-        inst,
-        cdec,
-        **timing,
-    )
+    solution = (dual, primal, min_eig, inst)
+    return PEPResult.of(status, "CLARABEL", seconds, n0, metric, gap, sk, consts, cdec, solution, **timing)
 
 
 def _factor(A: np.ndarray) -> np.ndarray:

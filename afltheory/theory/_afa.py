@@ -9,9 +9,7 @@ dict its terms are evaluated on, and ``bound`` as the ordered sum of ``bound_ter
 
 from __future__ import annotations
 
-import functools
-import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -19,7 +17,7 @@ import sympy as sp
 
 from ._condition import check_K, nonneg, pos
 from ._scope import check_scope
-from ._stats import check_constants, check_schedule, evaluate_terms, sum_terms, terms_in_force
+from ._stats import bound_from_terms, check_constants, check_schedule, evaluate_terms, terms_in_force
 
 __all__ = ["alphas", "bound_from_terms", "bound_sum", "per_replicate", "prepare", "run_stats", "values"]
 
@@ -85,21 +83,3 @@ def per_replicate(
 ) -> dict[str, np.ndarray]:
     """The terms evaluated on ``stats``, each as its own (R,) array."""
     return {k: np.broadcast_to(v, (R,)).copy() for k, v in evaluate_terms(term_exprs, stats).items()}
-
-
-def bound_from_terms(
-    bound_terms: Callable[..., dict[str, np.ndarray]], doc: str
-) -> Callable[..., np.ndarray]:
-    """``bound``: the ordered sum of ``bound_terms`` (so ``bound == sum(bound_terms)`` exactly), with the same
-    signature (returning the (replicates,) array) and its own docstring."""
-
-    @functools.wraps(bound_terms)
-    def bound(*args, **kwargs):
-        return sum_terms(bound_terms(*args, **kwargs))
-
-    bound.__name__ = bound.__qualname__ = "bound"
-    bound.__doc__ = doc
-    bound.__signature__ = inspect.signature(bound_terms).replace(return_annotation="np.ndarray")
-    bound.__annotations__ = {**bound_terms.__annotations__, "return": "np.ndarray"}
-    del bound.__wrapped__
-    return bound

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import functools
+import inspect
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -108,3 +110,26 @@ def memory_stats(schedule):
     """AFA-CS slots: (staleness, K) each (R, T, M) and m'_t (R, T)."""
     stale, Ks = schedule.memory()
     return stale, Ks.astype(float), (stale == 0).sum(axis=-1)
+
+
+def bound_from_terms(
+    bound_terms: Callable[..., dict[str, Any]],
+    doc: str,
+    returns: str = "np.ndarray",
+    total: Callable[[Any], Any] | None = None,
+) -> Callable[..., Any]:
+    """``bound``: the ordered sum of ``bound_terms`` (``sum_terms``, so ``bound == sum(bound_terms)``
+    exactly; ``total`` converts it, e.g. ``float``), with the same signature (returning ``returns``) and its
+    own docstring. Theorems 2–4, Yu et al.'s theorem and Lemma 1's drift bound are built by it."""
+
+    @functools.wraps(bound_terms)
+    def bound(*args, **kwargs):
+        out = sum_terms(bound_terms(*args, **kwargs))
+        return out if total is None else total(out)
+
+    bound.__name__ = bound.__qualname__ = bound_terms.__name__.replace("_terms", "")
+    bound.__doc__ = doc
+    bound.__signature__ = inspect.signature(bound_terms).replace(return_annotation=returns)
+    bound.__annotations__ = {**bound_terms.__annotations__, "return": returns}
+    del bound.__wrapped__
+    return bound

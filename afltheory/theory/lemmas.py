@@ -15,6 +15,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._validation import check_array, check_nonnegative, check_positive
+from ._stats import bound_from_terms
 
 __all__ = [
     "CITATION",
@@ -135,20 +136,12 @@ def drift_bound_terms(
     return {"sigma_L": sl.astype(float), "sigma_G": sg.astype(float), "gradient": gr.astype(float)}
 
 
-def drift_bound(
-    grad_norm_sq: ArrayLike,
-    K: int | ArrayLike,
-    eta_L: float,
-    sigma_L: float,
-    sigma_G: float,
-    *,
-    L: float | None = None,
-) -> np.ndarray:
+drift_bound = bound_from_terms(
+    drift_bound_terms,
     """5Kη_L²(σ_L² + 6Kσ_G²) + 30K²η_L²‖∇f(x)‖² (the ordered sum of ``drift_bound_terms``). If ``L`` is given
     and (C1) fails, raise ValueError (the bound is not claimed there; pass L=None to evaluate it anyway, e.g.
-    for a negative control)."""
-    t = drift_bound_terms(grad_norm_sq, K, eta_L, sigma_L, sigma_G, L=L)
-    return t["sigma_L"] + t["sigma_G"] + t["gradient"]
+    for a negative control).""",
+)
 
 
 def local_drift(trajectory: ArrayLike, x: ArrayLike) -> np.ndarray:

@@ -22,7 +22,7 @@ import sympy as sp
 
 from . import symbols as S
 from ._condition import AdmissibleStep, Condition, ConditionSpec, check_K, int_ge, nonneg, pos, real
-from ._stats import evaluate_terms
+from ._stats import bound_from_terms, evaluate_terms
 
 __all__ = [
     "admissible_step_sizes",
@@ -154,26 +154,10 @@ def bound_terms(
     return {k: float(v) for k, v in evaluate_terms(SETTING_TERM_EXPRS[setting], stats).items()}
 
 
-def bound(
-    *,
-    setting: str = "iid",
-    T: int | None = None,
-    s: float | None = None,
-    L: float | None = None,
-    K: int | None = None,
-    N: int | None = None,
-    sigma: float | None = None,
-    G: float | None = None,
-    sigma_G: float | None = None,
-    f0: float | None = None,
-    f_star: float | None = None,
-) -> float:
+bound = bound_from_terms(
+    bound_terms,
     """Right-hand side at the given numbers (G is the second-moment bound; σ_G only for ``noniid``):
-    the ordered sum of ``bound_terms``."""
-    terms = bound_terms(
-        setting=setting, T=T, s=s, L=L, K=K, N=N, sigma=sigma, G=G, sigma_G=sigma_G, f0=f0, f_star=f_star
-    )
-    total = 0.0
-    for v in terms.values():
-        total += v
-    return float(total)
+    the ordered sum of ``bound_terms``.""",
+    returns="float",
+    total=float,
+)

@@ -35,6 +35,7 @@ from numpy.typing import ArrayLike
 from torch.func import functional_call
 
 from .. import _faults, _rng
+from .._numerics import DivergenceRule
 from .._validation import check_int, check_nonnegative
 from ..algorithms.base import ServerRule, WorkerRule, WorkerState
 from ..algorithms.local import local_view
@@ -326,17 +327,20 @@ def run(
         wstate = _worker_state(worker, M, task.dim, dt, dev)
         e = 0
 
-        def record(t, x, r=r):
+        def record(t, x, r=r, f=None):
             nonlocal e
             if record_x:
                 xs[r, t] = x.double().cpu().numpy()
             if e < E and eval_rounds[e] == t:
                 tl[r, e], acc[r, e] = task.evaluate(x)
                 if train_loss:
-                    trl[r, e] = task.train_loss(x)
+                    trl[r, e] = task.train_loss(x) if f is None else f
                 e += 1
 
         record(0, x)
+        # the one divergence rule of every Monte Carlo loop (afltheory._numerics, as simulate): this loop
+        # records x every round and f(x) = the training loss at its evaluation rounds (``train_loss``)
+        diverging = DivergenceRule(x_start.double().cpu().numpy(), loss0=[trl[r, 0]] if train_loss else None)
         for t in range(rounds):
             rule = algorithm.at_round(t) if scheduled else algorithm
             step["eta_L"] = eta_L = rule.eta_L
@@ -369,12 +373,12 @@ def run(
                 M,
             )
             x = torch.as_tensor(xn[0], dtype=dt, device=dev)
-            # diverged: non-finite, or ‖x‖ beyond 1e12·max(1, ‖x_0‖) (η_L = 1e30 stays finite for a while)
-            if not bool(torch.isfinite(x).all()) or float(x.norm()) > 1e12 * max(1.0, float(x_start.norm())):
+            f = task.train_loss(x) if train_loss and e < E and eval_rounds[e] == t + 1 else None
+            if bool(diverging(x.double().cpu().numpy()[None], loss=None if f is None else [f])[0]):
                 div[r] = t + 1
                 break
             hist[(t + 1) % H] = x
-            record(t + 1, x)
+            record(t + 1, x, f=f)
         step["eta_L"] = (algorithm.at_round(0) if scheduled else algorithm).eta_L
         x_final[r] = x.double().cpu().numpy()
         if div[r] >= 0:  # reported as diverged, never NaN: losses +inf, accuracy 0 from the divergence round
