@@ -64,9 +64,6 @@ ALLOWED_CYCLES: dict[frozenset[str], str] = {
     frozenset({"afltheory.pep.core", "afltheory.pep.symmetric"}): (
         "symmetric reuses 4 private names of core, core dispatches to symmetric (issue #38, pep/ helper)"
     ),
-    frozenset({"afltheory.mutants", "afltheory.mutants.run"}): (
-        "the package re-exports run, run reads the catalogue from the package (issue #38, mutants/ helper)"
-    ),
 }
 
 #: Names the package root resolves lazily to the engine (``from afltheory import simulate``).

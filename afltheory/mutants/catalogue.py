@@ -9,8 +9,11 @@ A line is ``_m(name, category, description, {correct class: mutant class})`` (a 
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from fractions import Fraction
 
+from .. import _faults
 from .._faults import FaultPoint as P
 from ..algorithms import published as _PUB  # issue 26's mutants (FedNova, SCAFFOLD)
 from ..algorithms.server import AFACD, AFACS, AsySG, FedAvg, FedBuff
@@ -22,7 +25,7 @@ from . import faults as F
 from . import published as PUB  # mutants of the rules the published claims are about (catalogue5)
 from .mutant import Mutant
 
-__all__ = ["CATALOGUE", "CATEGORIES", "CONTROLS"]
+__all__ = ["CATALOGUE", "CATEGORIES", "CONTROLS", "active", "get", "injected", "names", "probe"]
 
 
 def _m(name, category, description, replaces=None, faults=None, tests=()) -> Mutant:
@@ -153,3 +156,54 @@ CONTROLS: dict[str, Mutant] = {m.name: m for m in [
     _m("control.afacs_subclass", "control", "AFA-CS unchanged, as a subclass (equivalent mutant)", {AFACS: A.AFACSUnchanged}),
 ]}
 # fmt: on
+
+
+# ------------------------------------------------------------------------------------------------ lookup
+# and injection (re-exported by ``afltheory.mutants``; here so that ``mutants.run`` needs no package import)
+def names() -> list[str]:
+    """The names of the catalogue's mutants."""
+    return list(CATALOGUE)
+
+
+def get(mutant: str | Mutant) -> Mutant:
+    """The catalogued mutant (or equivalent control) ``mutant`` (a name or a ``Mutant``)."""
+    if isinstance(mutant, Mutant):
+        return mutant
+    if mutant in CONTROLS:
+        return CONTROLS[mutant]
+    if mutant not in CATALOGUE:
+        from .generated import GENERATED
+
+        if mutant in GENERATED:
+            return GENERATED[mutant]
+        raise ValueError(f"mutant={mutant!r} is not catalogued; known: {', '.join(CATALOGUE)}")
+    return CATALOGUE[mutant]
+
+
+def active() -> Mutant | None:
+    """The mutant injected right now (None outside ``injected``)."""
+    return _faults.active()
+
+
+@contextlib.contextmanager
+def injected(mutant: str | Mutant) -> Iterator[Mutant]:
+    """Inject ``mutant`` (a name or a ``Mutant``) into every engine for the duration of the block; always
+    reset on exit (also on exceptions). Test-only: not reentrant (``RuntimeError`` if a mutant is active)."""
+    m = get(mutant)
+    _faults.activate(m)  # RuntimeError if a mutant is active
+    try:
+        yield m
+    finally:
+        _faults.deactivate()
+
+
+@contextlib.contextmanager
+def probe() -> Iterator[set]:
+    """Record what the engines consult inside the block (yields a set: rule classes received, fault points
+    read); with no mutant injected nothing changes. ``Mutant.exercised_by(seen)`` says whether a mutant could
+    change the probed run — deterministic runs that never reach a mutant are left out of the kill matrix."""
+    seen = _faults.start_probe()  # RuntimeError if already probing
+    try:
+        yield seen
+    finally:
+        _faults.stop_probe()

@@ -22,7 +22,8 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
-from . import CATALOGUE, CONTROLS, get, injected, probe, qualname
+from .catalogue import CATALOGUE, CONTROLS, get, injected, probe
+from .mutant import qualname
 
 __all__ = [
     "MUTANT_ENV",
