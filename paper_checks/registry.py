@@ -34,6 +34,7 @@ MODULES = (
     "tightness",
     "calibration",
     "published",
+    "power_rules",
 )
 
 
