@@ -76,6 +76,10 @@ CATEGORIES = {
     "bootstrap": "the bootstrap slope estimator: resampling without replacement, the wrong percentiles",
     "partial participation": "FedAvg's sampled devices aggregated with the full-participation weights",
     "AsySG": "asynchronous SGD: the step applied twice, stale gradients damped",
+    "schedules": "a step-size schedule evaluated one round late, a scheduled local step that never changes",
+    "client weights": "FedAvg's client weights p_k off by the factor M, dropped whenever the K weight is present",
+    "published rules": "FedBuff's √ staleness weight, FedNova's τ_eff, FedProx's μ/2, SCAFFOLD's 1/M server "
+    "control update",
 }
 
 # fmt: off
@@ -140,6 +144,15 @@ _LIST = [
     _m("asysg.step_twice", "AsySG", "AsySG applies its step twice (the worker sends η g, the server steps by η again): x − η² η_L (1/m) Σ g_i", {AsySG: PUB.AsySGStepTwice}, tests=("tests/published/test_engine_agreement.py::test_lian2015_engine_equals_plain_exact",)),  # killed by published.lian2015.thm1.m1_tau0/m2_tau3 (quick tier, measured)
     _m("asysg.staleness_damped", "AsySG", "AsySG damps a gradient of staleness τ by 1/(1 + τ) (a FedBuff-style staleness weight on the asynchronous SGD path; Lian et al. apply stale gradients at full weight)", {AsySG: PUB.AsySGStalenessDamped}, tests=("tests/published/test_engine_agreement.py::test_lian2015_engine_equals_plain_exact",)),  # killed by published.lian2015.thm1.m2_tau3 (quick tier, measured)
     _m("scaffold.stale_control", "worker correction", "SCAFFOLD never updates its control variates (c_i = c = 0: FedAvg)", {SCAFFOLD: _PUB.SCAFFOLDStaleControl}),
+    # issue 45 item 1: killed by paper_checks/power_rules.py (plain loops on every engine path; docs/verdict_power.md, Round 8)
+    _m("fedavg.schedule_late", "schedules", "FedAvg evaluates its step-size schedules one round late: round t runs (η_{t−1}, η_{L,t−1}) (round 0 its own; simulate and torch resolve at_round on the substituted rule, the exact engine before substituting, so only the Monte Carlo paths run it)", {FedAvg: A.FedAvgScheduleLate}),
+    _m("fedavg.eta_L_frozen", "schedules", "FedAvg's scheduled local step never changes: every round runs η_{L,0} while η_t follows its schedule (the Monte Carlo paths, as fedavg.schedule_late)", {FedAvg: A.FedAvgLocalStepFrozen}),
+    _m("fedavg.weights_over_M", "client weights", "FedAvg applies the client weights as p_i instead of M p_i: (1/m) Σ_{i∈S} p_i Δ_i, off by the factor M (unweighted FedAvg unchanged)", {FedAvg: A.FedAvgWeightsOverM}),
+    _m("fedavg.weights_dropped_with_K", "client weights", "FedAvg drops its client weights whenever the K weight is present (K_i overwrites M p_i instead of multiplying it; FedAvg always has it, so it runs unweighted)", {FedAvg: A.FedAvgWeightsDroppedWithK}),
+    _m("fedbuff.staleness_poly", "published rules", "FedBuff's √ staleness weight 1/√(1 + τ) read as 1/(1 + τ) (the square root forgotten)", {FedBuff: A.FedBuffStalenessPoly}),
+    _m("fednova.tau_eff_max", "published rules", "FedNova's τ_eff is the round's largest K_j instead of their mean", {_PUB.FedNova: A.FedNovaTauEffMax}),
+    _m("fedprox.mu_twice", "published rules", "FedProx's correction 2μ(y − y_0), the gradient of μ‖y − y_0‖² instead of (μ/2)‖y − y_0‖² (correction and declarative prox_weight alike)", {FedProx: A.FedProxMuTwice}),
+    _m("scaffold.control_over_m", "published rules", "SCAFFOLD's server control c += (1/m) Σ_{i∈M_t} (c_i⁺ − c_i) over the m arrivals instead of (1/M) (equivalent under full participation)", {SCAFFOLD: A.SCAFFOLDControlOverm}),
 ]
 # fmt: on
 
