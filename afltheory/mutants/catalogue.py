@@ -69,7 +69,8 @@ CATEGORIES = {
     "drift (exact)": "the same drift bugs in the exact engine (generic recursion and Stein solver)",
     "minibatch sampling": "a size-B minibatch drawn with replacement (finite-sum and Dynamic FedAvg data)",
     "MOCHA": "MOCHA's Ω-step keeps Σ instead of Σ⁻¹",
-    "statistics": "the confidence machinery: a UCB with the normal quantile for Student's t",
+    "statistics": "the confidence machinery: a UCB with the normal quantile for Student's t, or with none (the "
+    "mean as its own bound)",
     "wall clock": "event-driven / synchronous round clock (schedule samplers)",
     "bound terms": "a constant of a theorem's bound mis-transcribed (looser: only a named test can see it)",
     "noise (step-by-step)": "the noise of the step-by-step (non-collapsed) local steps",
@@ -153,6 +154,7 @@ _LIST = [
     _m("fednova.tau_eff_max", "published rules", "FedNova's τ_eff is the round's largest K_j instead of their mean", {_PUB.FedNova: A.FedNovaTauEffMax}),
     _m("fedprox.mu_twice", "published rules", "FedProx's correction 2μ(y − y_0), the gradient of μ‖y − y_0‖² instead of (μ/2)‖y − y_0‖² (correction and declarative prox_weight alike)", {FedProx: A.FedProxMuTwice}),
     _m("scaffold.control_over_m", "published rules", "SCAFFOLD's server control c += (1/m) Σ_{i∈M_t} (c_i⁺ − c_i) over the m arrivals instead of (1/M) (equivalent under full participation)", {SCAFFOLD: A.SCAFFOLDControlOverm}),
+    _m("stats.ucb_is_mean", "statistics", "the one-sided UCB collapses to the Monte Carlo mean (quantile 0 for t_{level, R−1}): every Monte Carlo bound verdict decides on the mean, and the generic adversary's confirmation (its lower bound 2·mean − UCB) confirms a violation on the mean instead of a 99 % lower confidence bound", faults={P.STATS_UCB_QUANTILE: F.zero_quantile}, tests=_UCB_TESTS),
 ]
 # fmt: on
 

@@ -41,6 +41,7 @@ __all__ = [
     "stale_oldest",
     "std_per_coordinate",
     "var_per_coordinate",
+    "zero_quantile",
 ]
 
 
@@ -193,6 +194,12 @@ def normal_quantile(level: float, n: int) -> float:
     from scipy import stats
 
     return float(stats.norm.ppf(level))
+
+
+def zero_quantile(level: float, n: int) -> float:
+    """0 where the UCB needs t_{level, n−1}: the "confidence bound" is the Monte Carlo mean itself (and the
+    generic adversary's lower bound 2·mean − UCB too: a violation confirmed on the mean)."""
+    return 0.0
 
 
 def bootstrap_without_replacement(rng: np.random.Generator, n: int, n_boot: int) -> np.ndarray:

@@ -151,3 +151,19 @@ def test_power_rules_kills_each_new_mutant_with_two_verdicts(mutant, tmp_path):
     under = _ok(fn, tmp_path, mutant)
     killed = {v for v, ok in base.items() if ok and not under[v]}
     assert killed == expected and len(killed) >= 2, (mutant, killed)
+
+
+def test_ucb_is_mean_is_killed_by_two_calibration_verdicts(tmp_path):
+    """``stats.ucb_is_mean`` (the UCB, and the generic adversary's lower bound 2·mean − UCB, collapsed to the
+    mean) misses the true mean about half the time: both calibration verdicts flip (measured, docs)."""
+    from afltheory.analysis import upper_confidence_bound
+    from paper_checks import calibration
+
+    s = np.array([1.0, 2.0, 4.0])
+    with mutants.injected("stats.ucb_is_mean"):
+        assert upper_confidence_bound(s, 0.99) == pytest.approx(s.mean(), abs=1e-15)
+    ctx = Context("quick", 0, str(tmp_path))
+    for fn in (calibration._ucb_coverage, calibration._bound_decision):
+        assert fn(ctx).ok
+        with mutants.injected("stats.ucb_is_mean"):
+            assert not fn(ctx).ok
