@@ -167,3 +167,19 @@ def test_ucb_is_mean_is_killed_by_two_calibration_verdicts(tmp_path):
         assert fn(ctx).ok
         with mutants.injected("stats.ucb_is_mean"):
             assert not fn(ctx).ok
+
+
+NOISE = ["exact.noise_dropped", "exact.noise_per_coordinate", "sim.noise_dropped", "sim.noise_per_coordinate"]
+
+
+@pytest.mark.parametrize("mutant", NOISE)
+def test_weights_noise_mc_kills_the_noise_mutants(mutant, tmp_path):
+    """MC vs the exact noise covariance on the weighted instance: ok on the correct code, not under a noise
+    bug of either engine (the control, the noise weights not squared, fails on the correct code)."""
+    ctx = Context("quick", 0, str(tmp_path))
+    if "base" not in _BASE:
+        _BASE["base"] = pr._weights_noise(ctx)
+    v = _BASE["base"]
+    assert v.ok and v.passed and not v.negative_control.passed
+    with mutants.injected(mutant):
+        assert not pr._weights_noise(ctx).ok
