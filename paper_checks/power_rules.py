@@ -39,6 +39,8 @@ around a second ``run`` in one process; 1.8 CPU-s for a first call in a fresh pr
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 import sympy as sp
@@ -70,20 +72,20 @@ _STALENESS = {"sqrt": lambda tau: 1.0 / np.sqrt(1.0 + tau), "constant": lambda t
 
 
 def plain_loop(
-    problem,
-    rounds,
-    workers,
-    Ks,
-    delay,
-    eta,
-    eta_L,
-    x0,
-    rule="fedavg",
-    weights=None,
-    staleness="sqrt",
-    mu=0.0,
-    scaffold=False,
-):
+    problem: Any,
+    rounds: int,
+    workers: Sequence[int],
+    Ks: Sequence[int],
+    delay: int,
+    eta: Callable[[int], float],
+    eta_L: Callable[[int], float],
+    x0: np.ndarray,
+    rule: str = "fedavg",
+    weights: Sequence[float] | None = None,
+    staleness: str = "sqrt",
+    mu: float = 0.0,
+    scaffold: bool = False,
+) -> np.ndarray:
     """‖∇f(x_t)‖², t = 0…rounds, of one deterministic run (σ_L = 0): every round the m = len(``workers``)
     workers arrive; worker i runs ``Ks[i]`` local steps from x_{t − min(t, delay)} with step η_L(t) and
     returns G_i, the mean of its K (corrected) gradients (``eta``, ``eta_L``: functions of t). Server step of
