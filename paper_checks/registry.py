@@ -35,6 +35,7 @@ MODULES = (
     "calibration",
     "published",
     "power_rules",
+    "power_transcriptions",
 )
 
 

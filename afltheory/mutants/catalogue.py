@@ -79,6 +79,7 @@ CATEGORIES = {
     "AsySG": "asynchronous SGD: the step applied twice, stale gradients damped",
     "schedules": "a step-size schedule evaluated one round late, a scheduled local step that never changes",
     "client weights": "FedAvg's client weights p_k off by the factor M, dropped whenever the K weight is present",
+    "published transcriptions": "a constant of a published statement's bound transcribed wrong",
     "published rules": "FedBuff's √ staleness weight, FedNova's τ_eff, FedProx's μ/2, SCAFFOLD's 1/M server "
     "control update",
 }
@@ -155,6 +156,7 @@ _LIST = [
     _m("fedprox.mu_twice", "published rules", "FedProx's correction 2μ(y − y_0), the gradient of μ‖y − y_0‖² instead of (μ/2)‖y − y_0‖² (correction and declarative prox_weight alike)", {FedProx: A.FedProxMuTwice}),
     _m("scaffold.control_over_m", "published rules", "SCAFFOLD's server control c += (1/m) Σ_{i∈M_t} (c_i⁺ − c_i) over the m arrivals instead of (1/M) (equivalent under full participation)", {SCAFFOLD: A.SCAFFOLDControlOverm}),
     _m("stats.ucb_is_mean", "statistics", "the one-sided UCB collapses to the Monte Carlo mean (quantile 0 for t_{level, R−1}): every Monte Carlo bound verdict decides on the mean, and the generic adversary's confirmation (its lower bound 2·mean − UCB) confirms a violation on the mean instead of a 99 % lower confidence bound", faults={P.STATS_UCB_QUANTILE: F.zero_quantile}, tests=_UCB_TESTS),
+    _m("li2020.init_looser", "published transcriptions", "Li et al.'s initial-distance term κ/(γ+T−1)·(μγ/2)·‖w_1 − w*‖² transcribed with μγ for μγ/2 (a looser bound, in Theorem 1 and in Theorems 2–3, which reuse its terms; statement, claim and every reader alike): no bound verdict can see it, the transcription verdicts do", faults={P.THEORY_TERMS: F.ClaimTermScaled(("noise", "heterogeneity", "drift", "init"), ("heterogeneity", "Gamma"), "init", Fraction(2))}),
 ]
 # fmt: on
 
