@@ -34,6 +34,8 @@ MODULES = (
     "tightness",
     "calibration",
     "published",
+    "power_rules",
+    "power_transcriptions",
 )
 
 

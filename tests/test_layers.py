@@ -61,9 +61,6 @@ ALLOWED_CYCLES: dict[frozenset[str], str] = {
         "moments prices its recursion with cost, cost reads moments' plan, diagonal runs moments' system per "
         "coordinate and moments dispatches to it (issue #38; issue #41's per-coordinate path)"
     ),
-    frozenset({"afltheory.mutants", "afltheory.mutants.run"}): (
-        "the package re-exports run, run reads the catalogue from the package (issue #38, mutants/ helper)"
-    ),
 }
 
 #: Names the package root resolves lazily to the engine (``from afltheory import simulate``).

@@ -29,8 +29,10 @@ and the kill matrix gets a "killed by tests" column (``check --mutants --with-te
 bug no check can see by construction, such as a bound term transcribed looser than the paper's.
 
 Layout: the type (``mutant.py``), the catalogue one mutant per line (``catalogue.py``), the engine faults
-(``faults.py``), the mutant classes (``algorithms.py``), the injection machinery (here), the kill matrix
-(``run.py``) and its command line (``cli.py``).
+(``faults.py``), the mutant classes (``algorithms.py``), the injection machinery (``catalogue.py``,
+re-exported here), the kill matrix (``run.py``) and its command line (``cli.py``). The lookup and injection
+functions (``get``, ``injected``, ``probe``, ``active``, ``names``) live in ``catalogue.py`` next to the
+catalogue they read, so ``run.py`` imports them from there and never from the package (no import cycle).
 
 Example::
 
@@ -41,13 +43,10 @@ Example::
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from .. import _faults
-from .catalogue import CATALOGUE, CATEGORIES, CONTROLS
-from .mutant import Mutant, qualname  # noqa: F401  (qualname: used by .run)
+from .catalogue import CATALOGUE, CATEGORIES, CONTROLS, active, get, injected, names, probe
+from .mutant import Mutant, qualname  # noqa: F401  (qualname: re-exported)
 
 if TYPE_CHECKING:
     from .run import KillMatrix
@@ -64,55 +63,6 @@ __all__ = [
     "names",
     "probe",
 ]
-
-
-def names() -> list[str]:
-    """The names of the catalogue's mutants."""
-    return list(CATALOGUE)
-
-
-def get(mutant: str | Mutant) -> Mutant:
-    """The catalogued mutant (or equivalent control) ``mutant`` (a name or a ``Mutant``)."""
-    if isinstance(mutant, Mutant):
-        return mutant
-    if mutant in CONTROLS:
-        return CONTROLS[mutant]
-    if mutant not in CATALOGUE:
-        from .generated import GENERATED
-
-        if mutant in GENERATED:
-            return GENERATED[mutant]
-        raise ValueError(f"mutant={mutant!r} is not catalogued; known: {', '.join(CATALOGUE)}")
-    return CATALOGUE[mutant]
-
-
-def active() -> Mutant | None:
-    """The mutant injected right now (None outside ``injected``)."""
-    return _faults.active()
-
-
-@contextlib.contextmanager
-def injected(mutant: str | Mutant) -> Iterator[Mutant]:
-    """Inject ``mutant`` (a name or a ``Mutant``) into every engine for the duration of the block; always
-    reset on exit (also on exceptions). Test-only: not reentrant (``RuntimeError`` if a mutant is active)."""
-    m = get(mutant)
-    _faults.activate(m)  # RuntimeError if a mutant is active
-    try:
-        yield m
-    finally:
-        _faults.deactivate()
-
-
-@contextlib.contextmanager
-def probe() -> Iterator[set]:
-    """Record what the engines consult inside the block (yields a set: rule classes received, fault points
-    read); with no mutant injected nothing changes. ``Mutant.exercised_by(seen)`` says whether a mutant could
-    change the probed run — deterministic runs that never reach a mutant are left out of the kill matrix."""
-    seen = _faults.start_probe()  # RuntimeError if already probing
-    try:
-        yield seen
-    finally:
-        _faults.stop_probe()
 
 
 def kill_matrix(*args: Any, **kwargs: Any) -> KillMatrix:

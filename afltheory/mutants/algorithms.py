@@ -17,11 +17,14 @@ of its K stochastic gradients), K and τ (R, m) the arrivals' local steps and de
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..algorithms.published import FedNova
+from ..algorithms.schedules import StepSize
 from ..algorithms.server import AFACD, AFACS, FedAvg, FedBuff, worker_mean
 from ..algorithms.workers import SCAFFOLD, FedProx
 from ..compression.channel import DIANA, ErrorFeedback
@@ -56,6 +59,14 @@ __all__ = [
     "ErrorFeedbackResidualSign",
     "DIANAShiftFrozen",
     "DIANAShiftSign",
+    "FedAvgLocalStepFrozen",
+    "FedAvgScheduleLate",
+    "FedAvgWeightsDroppedWithK",
+    "FedAvgWeightsOverM",
+    "FedBuffStalenessPoly",
+    "FedNovaTauEffMax",
+    "FedProxMuTwice",
+    "SCAFFOLDControlOverm",
 ]
 
 
@@ -331,3 +342,117 @@ class AFACSUnchanged(AFACS):
 
     def update_memory(self, state: ServerState, workers: np.ndarray, U: np.ndarray) -> ServerState:
         return super().update_memory(state, workers, U)
+
+
+# ------------------------------------------------------------------------------------------------ issue 45
+# schedules, client weights and published rules (catalogue: the "schedule", "client weights" and "published
+# rules" categories; killed by paper_checks/power_rules.py against its own plain loops)
+@dataclass(frozen=True)
+class FedAvgScheduleLate(FedAvg):
+    """Mutant of FedAvg: a step-size schedule is evaluated one round late — round t runs with (η_{t−1},
+    η_{L,t−1}) (round 0 with its own); a constant rule is unchanged."""
+
+    def at_round(self, t: int) -> FedAvg:
+        """The rule of round max(t − 1, 0) instead of round t."""
+        return super().at_round(max(int(t) - 1, 0))
+
+
+@dataclass(frozen=True)
+class FedAvgLocalStepFrozen(FedAvg):
+    """Mutant of FedAvg: a scheduled local step never changes — every round runs η_{L,0} (the server step η_t
+    still follows its schedule); a constant rule is unchanged."""
+
+    def at_round(self, t: int) -> FedAvg:
+        """Round t's rule with η_L resolved at round 0."""
+        out = super().at_round(t)
+        if out is self or not isinstance(self.eta_L, StepSize):
+            return out
+        frozen = dataclasses.replace(out, eta_L=self.eta_L.at(0))
+        if self.server_optimizer is not None:
+            object.__setattr__(frozen, "server_optimizer", self.server_optimizer)
+        return frozen
+
+
+@dataclass(frozen=True)
+class FedAvgWeightsOverM(FedAvg):
+    """Mutant of FedAvg: the client weights are applied as p_i instead of M p_i — the aggregate is
+    (1/m) Σ_{i∈S} p_i Δ_i, off by the factor M (with weights; unweighted FedAvg is unchanged)."""
+
+    def worker_weights(self, num_workers: int) -> np.ndarray | None:
+        """p instead of M p."""
+        w = super().worker_weights(num_workers)
+        return None if w is None else w / num_workers
+
+
+@dataclass(frozen=True)
+class FedAvgWeightsDroppedWithK(FedAvg):
+    """Mutant of FedAvg: the client weights are dropped whenever the K weight is present (the per-arrival
+    factor K_i overwrites M p_i instead of multiplying it): FedAvg, whose K weight is always present, runs
+    with uniform weights. A rule without a K weight (AFA-CD) would keep its client weights."""
+
+    def worker_weights(self, num_workers: int) -> np.ndarray | None:
+        """None (uniform) when ``local_steps_weight`` is not None."""
+        if self.local_steps_weight(np.ones(1)) is not None:
+            return None
+        return super().worker_weights(num_workers)
+
+
+@dataclass(frozen=True)
+class FedBuffStalenessPoly(FedBuff):
+    """Mutant of FedBuff: its √ staleness weight 1/√(1 + τ) read as 1/(1 + τ) (the square root forgotten;
+    the other staleness choices unchanged)."""
+
+    def staleness_weight(self, tau: np.ndarray) -> np.ndarray:
+        """1/(1 + τ) for ``staleness="sqrt"``."""
+        if self.staleness != "sqrt":
+            return super().staleness_weight(tau)
+        return 1.0 / (1.0 + np.asarray(tau, dtype=float))
+
+
+@dataclass(frozen=True)
+class FedNovaTauEffMax(FedNova):
+    """Mutant of FedNova: τ_eff is the round's largest K_j instead of their mean (1/m) Σ_j K_j."""
+
+    def arrival_weights(self, K: np.ndarray, tau: np.ndarray) -> np.ndarray:
+        """w_i = max_j K_j for every arrival of the round."""
+        K = np.asarray(K, dtype=float)
+        return np.broadcast_to(K.max(axis=-1, keepdims=True), K.shape).copy()
+
+
+@dataclass(frozen=True)
+class FedProxMuTwice(FedProx):
+    """Mutant of the FedProx worker: the gradient of μ‖y − y_0‖² instead of (μ/2)‖y − y_0‖², i.e. the
+    correction 2μ (y − y_0) — in the correction and in its declarative ``prox_weight`` alike, so the exact
+    engine represents it too."""
+
+    def correction(
+        self, state: WorkerState, y: np.ndarray, y0: np.ndarray, rows: np.ndarray, workers: np.ndarray
+    ) -> np.ndarray:
+        """2μ (y − y_0)."""
+        return 2.0 * self.mu * (y - y0)
+
+    @property
+    def prox_weight(self) -> float:
+        """2μ."""
+        return 2.0 * float(self.mu)
+
+
+@dataclass(frozen=True)
+class SCAFFOLDControlOverm(SCAFFOLD):
+    """Mutant of the SCAFFOLD worker: the server control is updated with c += (1/m) Σ_{i∈M_t} (c_i⁺ − c_i),
+    the m arrivals, instead of (1/M) (Karimireddy et al. 2020, Alg. 1: N clients); equivalent under full
+    participation."""
+
+    def finish(
+        self,
+        state: ControlVariates,
+        y0: np.ndarray,
+        yK: np.ndarray,
+        K: np.ndarray,
+        eta_L: float,
+        rows: np.ndarray,
+        workers: np.ndarray,
+        num_workers: int,
+    ) -> ControlVariates:
+        """Option II update of c_i; c's increment divided by m (= ``workers.shape[1]``) instead of M."""
+        return super().finish(state, y0, yK, K, eta_L, rows, workers, workers.shape[1])

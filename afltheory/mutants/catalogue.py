@@ -9,8 +9,11 @@ A line is ``_m(name, category, description, {correct class: mutant class})`` (a 
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from fractions import Fraction
 
+from .. import _faults
 from .._faults import FaultPoint as P
 from ..algorithms import published as _PUB  # issue 26's mutants (FedNova, SCAFFOLD)
 from ..algorithms.server import AFACD, AFACS, AsySG, FedAvg, FedBuff
@@ -22,7 +25,7 @@ from . import faults as F
 from . import published as PUB  # mutants of the rules the published claims are about (catalogue5)
 from .mutant import Mutant
 
-__all__ = ["CATALOGUE", "CATEGORIES", "CONTROLS"]
+__all__ = ["CATALOGUE", "CATEGORIES", "CONTROLS", "active", "get", "injected", "names", "probe"]
 
 
 def _m(name, category, description, replaces=None, faults=None, tests=()) -> Mutant:
@@ -66,13 +69,19 @@ CATEGORIES = {
     "drift (exact)": "the same drift bugs in the exact engine (generic recursion and Stein solver)",
     "minibatch sampling": "a size-B minibatch drawn with replacement (finite-sum and Dynamic FedAvg data)",
     "MOCHA": "MOCHA's Ω-step keeps Σ instead of Σ⁻¹",
-    "statistics": "the confidence machinery: a UCB with the normal quantile for Student's t",
+    "statistics": "the confidence machinery: a UCB with the normal quantile for Student's t, or with none (the "
+    "mean as its own bound)",
     "wall clock": "event-driven / synchronous round clock (schedule samplers)",
     "bound terms": "a constant of a theorem's bound mis-transcribed (looser: only a named test can see it)",
     "noise (step-by-step)": "the noise of the step-by-step (non-collapsed) local steps",
     "bootstrap": "the bootstrap slope estimator: resampling without replacement, the wrong percentiles",
     "partial participation": "FedAvg's sampled devices aggregated with the full-participation weights",
     "AsySG": "asynchronous SGD: the step applied twice, stale gradients damped",
+    "schedules": "a step-size schedule evaluated one round late, a scheduled local step that never changes",
+    "client weights": "FedAvg's client weights p_k off by the factor M, dropped whenever the K weight is present",
+    "published transcriptions": "a constant of a published statement's bound transcribed wrong",
+    "published rules": "FedBuff's √ staleness weight, FedNova's τ_eff, FedProx's μ/2, SCAFFOLD's 1/M server "
+    "control update",
 }
 
 # fmt: off
@@ -137,6 +146,17 @@ _LIST = [
     _m("asysg.step_twice", "AsySG", "AsySG applies its step twice (the worker sends η g, the server steps by η again): x − η² η_L (1/m) Σ g_i", {AsySG: PUB.AsySGStepTwice}, tests=("tests/published/test_engine_agreement.py::test_lian2015_engine_equals_plain_exact",)),  # killed by published.lian2015.thm1.m1_tau0/m2_tau3 (quick tier, measured)
     _m("asysg.staleness_damped", "AsySG", "AsySG damps a gradient of staleness τ by 1/(1 + τ) (a FedBuff-style staleness weight on the asynchronous SGD path; Lian et al. apply stale gradients at full weight)", {AsySG: PUB.AsySGStalenessDamped}, tests=("tests/published/test_engine_agreement.py::test_lian2015_engine_equals_plain_exact",)),  # killed by published.lian2015.thm1.m2_tau3 (quick tier, measured)
     _m("scaffold.stale_control", "worker correction", "SCAFFOLD never updates its control variates (c_i = c = 0: FedAvg)", {SCAFFOLD: _PUB.SCAFFOLDStaleControl}),
+    # issue 45 item 1: killed by paper_checks/power_rules.py (plain loops on every engine path; docs/verdict_power.md, Round 8)
+    _m("fedavg.schedule_late", "schedules", "FedAvg evaluates its step-size schedules one round late: round t runs (η_{t−1}, η_{L,t−1}) (round 0 its own; simulate and torch resolve at_round on the substituted rule, the exact engine before substituting, so only the Monte Carlo paths run it)", {FedAvg: A.FedAvgScheduleLate}),
+    _m("fedavg.eta_L_frozen", "schedules", "FedAvg's scheduled local step never changes: every round runs η_{L,0} while η_t follows its schedule (the Monte Carlo paths, as fedavg.schedule_late)", {FedAvg: A.FedAvgLocalStepFrozen}),
+    _m("fedavg.weights_over_M", "client weights", "FedAvg applies the client weights as p_i instead of M p_i: (1/m) Σ_{i∈S} p_i Δ_i, off by the factor M (unweighted FedAvg unchanged)", {FedAvg: A.FedAvgWeightsOverM}),
+    _m("fedavg.weights_dropped_with_K", "client weights", "FedAvg drops its client weights whenever the K weight is present (K_i overwrites M p_i instead of multiplying it; FedAvg always has it, so it runs unweighted)", {FedAvg: A.FedAvgWeightsDroppedWithK}),
+    _m("fedbuff.staleness_poly", "published rules", "FedBuff's √ staleness weight 1/√(1 + τ) read as 1/(1 + τ) (the square root forgotten)", {FedBuff: A.FedBuffStalenessPoly}),
+    _m("fednova.tau_eff_max", "published rules", "FedNova's τ_eff is the round's largest K_j instead of their mean", {_PUB.FedNova: A.FedNovaTauEffMax}),
+    _m("fedprox.mu_twice", "published rules", "FedProx's correction 2μ(y − y_0), the gradient of μ‖y − y_0‖² instead of (μ/2)‖y − y_0‖² (correction and declarative prox_weight alike)", {FedProx: A.FedProxMuTwice}),
+    _m("scaffold.control_over_m", "published rules", "SCAFFOLD's server control c += (1/m) Σ_{i∈M_t} (c_i⁺ − c_i) over the m arrivals instead of (1/M) (equivalent under full participation)", {SCAFFOLD: A.SCAFFOLDControlOverm}),
+    _m("stats.ucb_is_mean", "statistics", "the one-sided UCB collapses to the Monte Carlo mean (quantile 0 for t_{level, R−1}): every Monte Carlo bound verdict decides on the mean, and the generic adversary's confirmation (its lower bound 2·mean − UCB) confirms a violation on the mean instead of a 99 % lower confidence bound", faults={P.STATS_UCB_QUANTILE: F.zero_quantile}, tests=_UCB_TESTS),
+    _m("li2020.init_looser", "published transcriptions", "Li et al.'s initial-distance term κ/(γ+T−1)·(μγ/2)·‖w_1 − w*‖² transcribed with μγ for μγ/2 (a looser bound, in Theorem 1 and in Theorems 2–3, which reuse its terms; statement, claim and every reader alike): no bound verdict can see it, the transcription verdicts do", faults={P.THEORY_TERMS: F.ClaimTermScaled(("noise", "heterogeneity", "drift", "init"), ("heterogeneity", "Gamma"), "init", Fraction(2))}),
 ]
 # fmt: on
 
@@ -153,3 +173,54 @@ CONTROLS: dict[str, Mutant] = {m.name: m for m in [
     _m("control.afacs_subclass", "control", "AFA-CS unchanged, as a subclass (equivalent mutant)", {AFACS: A.AFACSUnchanged}),
 ]}
 # fmt: on
+
+
+# ------------------------------------------------------------------------------------------------ lookup
+# and injection (re-exported by ``afltheory.mutants``; here so that ``mutants.run`` needs no package import)
+def names() -> list[str]:
+    """The names of the catalogue's mutants."""
+    return list(CATALOGUE)
+
+
+def get(mutant: str | Mutant) -> Mutant:
+    """The catalogued mutant (or equivalent control) ``mutant`` (a name or a ``Mutant``)."""
+    if isinstance(mutant, Mutant):
+        return mutant
+    if mutant in CONTROLS:
+        return CONTROLS[mutant]
+    if mutant not in CATALOGUE:
+        from .generated import GENERATED
+
+        if mutant in GENERATED:
+            return GENERATED[mutant]
+        raise ValueError(f"mutant={mutant!r} is not catalogued; known: {', '.join(CATALOGUE)}")
+    return CATALOGUE[mutant]
+
+
+def active() -> Mutant | None:
+    """The mutant injected right now (None outside ``injected``)."""
+    return _faults.active()
+
+
+@contextlib.contextmanager
+def injected(mutant: str | Mutant) -> Iterator[Mutant]:
+    """Inject ``mutant`` (a name or a ``Mutant``) into every engine for the duration of the block; always
+    reset on exit (also on exceptions). Test-only: not reentrant (``RuntimeError`` if a mutant is active)."""
+    m = get(mutant)
+    _faults.activate(m)  # RuntimeError if a mutant is active
+    try:
+        yield m
+    finally:
+        _faults.deactivate()
+
+
+@contextlib.contextmanager
+def probe() -> Iterator[set]:
+    """Record what the engines consult inside the block (yields a set: rule classes received, fault points
+    read); with no mutant injected nothing changes. ``Mutant.exercised_by(seen)`` says whether a mutant could
+    change the probed run — deterministic runs that never reach a mutant are left out of the kill matrix."""
+    seen = _faults.start_probe()  # RuntimeError if already probing
+    try:
+        yield seen
+    finally:
+        _faults.stop_probe()

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 __all__ = [
+    "ClaimTermScaled",
     "TermScaled",
     "bootstrap_without_replacement",
     "drift_std_as_var_cov",
@@ -41,6 +42,7 @@ __all__ = [
     "stale_oldest",
     "std_per_coordinate",
     "var_per_coordinate",
+    "zero_quantile",
 ]
 
 
@@ -195,6 +197,12 @@ def normal_quantile(level: float, n: int) -> float:
     return float(stats.norm.ppf(level))
 
 
+def zero_quantile(level: float, n: int) -> float:
+    """0 where the UCB needs t_{level, n−1}: the "confidence bound" is the Monte Carlo mean itself (and the
+    generic adversary's lower bound 2·mean − UCB too: a violation confirmed on the mean)."""
+    return 0.0
+
+
 def bootstrap_without_replacement(rng: np.random.Generator, n: int, n_boot: int) -> np.ndarray:
     """(n_boot, n) replicate indices drawn *without* replacement: every bootstrap sample is a permutation of
     the replicates, so every resampled mean is the sample mean and the percentile interval collapses to the
@@ -212,6 +220,34 @@ def reuse_step0_noise(additive: bool) -> bool:
     """the step-by-step local steps reuse step 0's noise draw ξ_0 at every step k ≥ 1 (additive-noise problems
     only: the noise of the K-step sum then has variance K² σ² instead of K σ²)."""
     return additive
+
+
+@dataclass(frozen=True)
+class ClaimTermScaled:
+    """A mis-transcribed constant of a published statement's bound: in every term dict that carries the
+    statement's terms — its keys include ``keys`` and the term ``marker[0]`` reads a symbol named
+    ``marker[1]`` (the statement itself, the theorems that reuse its terms, and the ``Claim`` built from
+    them: ``Claim.bound`` and ``Claim.terms`` read ``theory.terms_in_force``) — the term ``term`` is
+    multiplied by ``factor``. (``afltheory.mutants`` sits below ``afltheory.published`` in the layers, so
+    the statement is recognized by its terms, not imported.)"""
+
+    keys: tuple
+    marker: tuple
+    term: str
+    factor: Fraction
+
+    def __call__(self, term_exprs: dict) -> dict:
+        """``term_exprs`` with ``term`` scaled if they are the statement's terms (else unchanged)."""
+        import sympy as sp
+
+        name, symbol = self.marker
+        if not set(self.keys) <= set(term_exprs) or name not in term_exprs:
+            return term_exprs
+        if symbol not in {str(x) for x in sp.sympify(term_exprs[name]).free_symbols}:
+            return term_exprs
+        out = dict(term_exprs)
+        out[self.term] = out[self.term] * sp.Rational(self.factor.numerator, self.factor.denominator)
+        return out
 
 
 @dataclass(frozen=True)

@@ -60,7 +60,9 @@ class Mutant:
         if self.claim_edit is not None:
             return ("exact", "simulate")
         if self.replaces:
-            exact_ok = not any(_exact_refuses(cls) for cls in self.replaces.values())
+            exact_ok = not any(
+                _exact_refuses(cls) or _resolved_before_substitution(cls) for cls in self.replaces.values()
+            )
             return ("exact", "simulate") if exact_ok else ("simulate",)
         points = {p.split(".", 1)[0] for p in self.faults}
         rename = {"sim": "simulate", "channel": "simulate"}  # the compression channel: Monte Carlo engines
@@ -111,11 +113,27 @@ def _exact_refuses(cls) -> bool:
 
     if issubclass(cls, ServerRule):
         return any(defining_class(cls, h) is not defining_class(ServerRule, h) for h in IMPERATIVE_HOOKS)
-    if issubclass(cls, WorkerRule):
-        return True
+    if issubclass(cls, WorkerRule):  # exact only for μ (y − y_0) with no state: ``affine_prox_weight``
+        base = defining_class(cls, "prox_weight")
+        if base is None or base is WorkerRule:
+            return True
+        return any(
+            (d := defining_class(cls, h)) is not base and d is not WorkerRule and issubclass(d, base)
+            for h in ("correction", "finish", "init")
+        )
     if issubclass(cls, Compressor):
         return _exact_never_runs(cls) or cls.sampling_changed_below_moments()
     return _exact_never_runs(cls)
+
+
+def _resolved_before_substitution(cls) -> bool:
+    """A server-rule mutant overriding ``at_round`` (a schedule mutant): the exact engine resolves a scheduled
+    rule's round t (``algorithm.at_round(t)``) on the rule it was given and substitutes afterwards, so under
+    ``injected`` it never runs the mutated schedule (``simulate`` and the torch backend substitute first)."""
+    from .._introspect import defining_class
+    from ..algorithms.base import ServerRule
+
+    return issubclass(cls, ServerRule) and defining_class(cls, "at_round") is not ServerRule
 
 
 def _replace(obj, replaces):

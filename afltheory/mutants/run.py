@@ -22,7 +22,8 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
-from . import CATALOGUE, CONTROLS, get, injected, probe, qualname
+from .catalogue import CATALOGUE, CONTROLS, get, injected, probe
+from .mutant import qualname
 
 __all__ = [
     "MUTANT_ENV",
@@ -46,9 +47,6 @@ ONE_VERDICT_REASONS: dict[str, str] = {
     "mocha.omega_not_inverted": "MOCHA's Ω matrix is read only by laws.mocha_omega; the mtl checks measure "
     "duality gaps and rates, which hold for whatever PSD Ω the Ω-step returns (a "
     "wrong Ω changes which problem is solved, not how well)",
-    "fednova.no_normalization": "FedNova runs in one check only, published.fednova2020 (its claim: the "
-    "normalized average removes FedAvg's objective inconsistency); no other check runs FedNova, and the "
-    "exact engine refuses its imperative arrival_weights, so no agreement check can see it",
 }
 
 
