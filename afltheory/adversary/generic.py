@@ -7,7 +7,9 @@ claim's participation, delays and local steps inside the class, step sizes insid
 evaluated by the general exact engine (``afltheory.exact.moments``, the same engine and rule view ``verify``
 uses: step-size schedules, client weights, FedAvg, FedBuff, AsySG, user rules defined by the declarative
 hooks; a rule it cannot represent is refused with ``UnsupportedRule``, never read as its base).
-A candidate the exact engine refuses is evaluated by ONE deterministic simulation instead when it is
+Every candidate goes through the one dispatcher ``claims.measure`` (``evaluate``): a fallback happens ONLY on
+the exact engine's declared refusals ``claims.REFUSALS`` (a TypeError or ValueError is a bug and fails the
+run). A candidate the exact engine refuses is evaluated by ONE deterministic simulation instead when it is
 deterministic — σ_L = 0, no compressor, every worker every round, fixed delays, fixed per-worker local steps
 (``deterministic``) — and its replicates agree to 1e-12: then ``simulate`` gives the exact value (the rule
 itself runs, e.g. SCAFFOLD's control variates or FedNova's normalized averaging; never its base). Such
@@ -145,6 +147,8 @@ def deterministic(inst: Any) -> bool:
     p, b, a = inst.problem, inst.behaviour, inst.algorithm
     if float(p.constants.sigma_L) != 0.0 or getattr(a, "compressor", None) is not None:
         return False
+    if b.round_components() is None:  # an event-driven clock: its schedule is random
+        return False
     if not (isinstance(b.arrivals, UniformArrivals) and b.arrivals.m == p.num_workers):
         return False
     d = b.delays
@@ -154,29 +158,61 @@ def deterministic(inst: Any) -> bool:
 
 
 def _simulated(claim: Any, inst: Any, seed: int = 0) -> Any:
-    """The verdict of a deterministic instance by ``simulate`` (2 replicates, which must agree to 1e-12
-    relative: else ValueError — the instance was not deterministic after all)."""
-    from ..claims import verify
-
-    v = verify(
-        claim,
-        inst.problem,
-        inst.behaviour,
-        rounds=inst.rounds,
-        replicates=2,
-        seed=seed,
-        algorithm=inst.algorithm,
-        exact=False,
-        control=None,
-        x0=inst.x0,
-    )
+    """The verdict of a deterministic instance by ``simulate`` (2 replicates), or None when the replicates
+    differ by more than 1e-12 relative (the instance was not deterministic after all: not an exact value)."""
+    v = _verify(claim, inst, "mc", 2, seed)
     m = float(v.measured)
     hi = float(v.ci[1]) if v.ci is not None else m
     if not (math.isfinite(m) and abs(hi - m) <= 1e-12 * (1.0 + abs(m))):
-        raise ValueError(
-            f"instance {inst!r}: the replicates differ (measured {m}, UCB {hi}): not deterministic"
-        )
+        return None
     return v
+
+
+def _verify(claim: Any, inst: Any, engine: str, replicates: int, seed: int) -> Any:
+    """``claims.verify`` of the instance with ONE engine of the dispatcher ``claims.measure`` ("exact":
+    exact moments, raising its declared refusal; "mc": ``simulate``), no control, warnings silenced."""
+    from ..claims import verify
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return verify(
+            claim,
+            inst.problem,
+            inst.behaviour,
+            rounds=inst.rounds,
+            replicates=replicates,
+            seed=seed,
+            algorithm=inst.algorithm,
+            exact=engine == "exact",
+            control=None,
+            x0=inst.x0,
+        )
+
+
+def evaluate(claim: Any, inst: Any, seed: int = 0, *, replicates: int = 16) -> tuple[Any, str]:
+    """``(verdict, how)`` of one candidate, "exact if possible else Monte Carlo" through the one dispatcher
+    ``claims.measure``: the exact engine first; ONLY on its declared refusals (``claims.REFUSALS``) a
+    deterministic candidate by one simulation (``how`` = "simulated", an exact value), an event-driven clock
+    by Monte Carlo (``replicates`` runs, "monte_carlo"); any other refused candidate gives ``(None,
+    "refused")``. A TypeError, ValueError or any other error of an engine is a bug: it propagates."""
+    from ..claims import REFUSALS
+
+    try:
+        return _verify(claim, inst, "exact", 2, seed), "exact"
+    except REFUSALS:
+        pass
+    if deterministic(inst):
+        try:
+            v = _simulated(claim, inst, seed)
+        except REFUSALS:
+            return None, "refused"
+        return (v, "simulated") if v is not None else (None, "refused")
+    if inst.behaviour.round_components() is None:  # an event clock: Monte Carlo
+        try:
+            return _verify(claim, inst, "mc", replicates, seed), "monte_carlo"
+        except REFUSALS:
+            return None, "refused"
+    return None, "refused"
 
 
 def search_claim(
@@ -200,7 +236,6 @@ def search_claim(
     from hypothesis import seed as hyp_seed
 
     from .. import strategies
-    from ..algorithms.base import UnsupportedRule
     from ..claims import Claim
 
     if not isinstance(claim, Claim):
@@ -241,33 +276,12 @@ def search_claim(
             if len(outside) < 3:
                 outside.append({"instance": repr(inst), "why": cert.reasons})
             return
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                v = strategies.holds(claim, inst)
-        except (UnsupportedRule, ValueError, TypeError):
-            if inst.behaviour.round_components() is None:  # an event clock: Monte Carlo, ranked by its UCB
-                try:
-                    with warnings.catch_warnings():
-                        warnings.simplefilter("ignore")
-                        v = _monte_carlo(claim, inst, seed)
-                except (UnsupportedRule, ValueError, TypeError):
-                    counts["refused"] += 1
-                    return
-                counts["monte_carlo"] += 1
-                _score(v, inst, cert)
-                return
-            if not deterministic(inst):
-                counts["refused"] += 1
-                return
-            try:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    v = _simulated(claim, inst, seed)
-            except (UnsupportedRule, ValueError, TypeError):
-                counts["refused"] += 1
-                return
-            counts["simulated"] += 1
+        v, how = evaluate(claim, inst, seed)
+        if v is None:
+            counts["refused"] += 1
+            return
+        if how != "exact":
+            counts[how] += 1
         _score(v, inst, cert)
 
     def _score(v, inst, cert):
@@ -331,34 +345,13 @@ def search_claim(
     return wc
 
 
-def _monte_carlo(claim: Any, inst: Any, seed: int, replicates: int = 16) -> Any:
-    """The verdict of an instance the exact engine cannot run (an event-driven clock) by ``simulate``."""
-    from ..claims import verify
-
-    return verify(
-        claim,
-        inst.problem,
-        inst.behaviour,
-        rounds=inst.rounds,
-        replicates=replicates,
-        seed=seed,
-        algorithm=inst.algorithm,
-        exact=False,
-        control=None,
-        x0=inst.x0,
-    )
-
-
 def _confirm(claim: Any, inst: Any, replicates: int, seed: int) -> dict:
     """Monte Carlo re-run of the worst instance (its own random streams): confirmed iff the 99 % lower
     confidence bound of the measured mean exceeds the bound (and the instance is inside the conditions)."""
-
-    from ..claims import verify
-
     if deterministic(inst):  # the simulation is the exact value: a re-run on other streams, no sampling
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            v = _simulated(claim, inst, seed + 1)
+        v = _simulated(claim, inst, seed + 1)
+        if v is None:  # the replicates differ: not deterministic after all, judged by Monte Carlo below
+            return _confirm_mc(claim, inst, replicates, seed)
         inside = v.inside_conditions is not False
         return {
             "replicates": 2,
@@ -369,20 +362,11 @@ def _confirm(claim: Any, inst: Any, replicates: int, seed: int) -> dict:
             "inside_conditions": inside,
             "confirmed": bool(inside and float(v.measured) > float(v.theoretical)),
         }
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        v = verify(
-            claim,
-            inst.problem,
-            inst.behaviour,
-            rounds=inst.rounds,
-            replicates=replicates,
-            seed=seed + 1,
-            algorithm=inst.algorithm,
-            exact=False,
-            control=None,
-            x0=inst.x0,
-        )
+    return _confirm_mc(claim, inst, replicates, seed)
+
+
+def _confirm_mc(claim: Any, inst: Any, replicates: int, seed: int) -> dict:
+    v = _verify(claim, inst, "mc", replicates, seed + 1)
     # the one-sided 99 % t-UCB is mean + t·sd/√R, so the matching lower bound is 2·mean − UCB
     ucb = v.ci[1] if v.ci is not None else v.measured
     lcb = 2.0 * float(v.measured) - float(ucb) if math.isfinite(ucb) else math.inf
