@@ -714,10 +714,17 @@ def scale_claim(
     )
     t0 = time.perf_counter()
     seen: dict = {}
-    spu = [0.0]  # seconds per cost unit, the largest observed (a conservative projection)
+    obs: list = []  # (units, seconds) of every evaluation: the cost model t = c0 + c1 · units
 
     def units(p: ScalePoint) -> float:
         return p.T * p.K * (p.M * p.d * (p.tau + 1)) ** 2 + 1.0
+
+    def projected(p: ScalePoint) -> float:
+        if not obs:
+            return 0.0
+        c0 = min(t for _, t in obs)  # the per-call overhead
+        c1 = max((t - c0) / u for u, t in obs)  # the steepest observed growth (conservative)
+        return c0 + c1 * units(p)
 
     def left() -> float:
         return budget_seconds - (time.perf_counter() - t0)
@@ -725,7 +732,7 @@ def scale_claim(
     def ev(p: ScalePoint) -> dict | None:
         if p in seen:
             return seen[p]
-        if spu[0] * units(p) > left():
+        if projected(p) > left():
             res.skipped += 1
             return None
         t1 = time.perf_counter()
@@ -753,7 +760,7 @@ def scale_claim(
                 if out["ratio"] == out["ratio"] and (res.best is None or out["ratio"] > res.best["ratio"]):
                     res.best = out
         out["_inst"], out["_cert"] = inst, cert
-        spu[0] = max(spu[0], (time.perf_counter() - t1) / units(p))
+        obs.append((units(p), time.perf_counter() - t1))
         seen[p] = out
         return out
 
@@ -823,13 +830,17 @@ def scale_claim(
         }
         tr = info["trend"]
         if found is None and tr and tr["slope"] > 0 and 0 < rs[-1] < 1:
-            k = math.ceil(math.log(1.0 / rs[-1]) / (tr["slope"] * math.log(2.0)))  # doublings to ratio 1
-            target = q
-            for _ in range(max(k, 1)):
+            k = math.log(1.0 / rs[-1]) / (tr["slope"] * math.log(2.0))  # doublings to ratio 1
+            target, cap = q, _cap(aclass, dname, caps)
+            for _ in range(max(math.ceil(min(k, 64.0)), 1)):
                 target = target.move(dname)
-            if target.size(dname) <= _cap(aclass, dname, caps):
+                if target.size(dname) > cap:
+                    break
+            info["crossing"] = {"size": float("inf") if k > 64 else q.size(dname) * 2.0**k, "ratio": None}
+            if target.size(dname) <= cap:
                 e = ev(target)
-                info["crossing"] = None if e is None else {"size": target.size(dname), "ratio": r_of(e)}
+                if e is not None:
+                    info["crossing"] = {"size": target.size(dname), "ratio": r_of(e)}
                 if violating(e):
                     found = e
         res.directions[dname] = info

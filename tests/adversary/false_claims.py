@@ -32,7 +32,9 @@ def _sgd(id, noise, reading, transient=None):
         bound={"transient": transient if transient is not None else 2 * Delta / (_GAMMA * T), "noise": noise},
         conditions=_STEP,
         reading=reading,
-        reference="tests/adversary/false_claims.py (deliberately false)" if "false" in id else "descent lemma",
+        reference="tests/adversary/false_claims.py (deliberately false)"
+        if "false" in id
+        else "descent lemma",
     )
 
 
@@ -42,7 +44,8 @@ FALSE_MM = _sgd(
     "false.M_over_m",
     4 * _GAMMA * L * _V / M,
     "false along large M/m: the noise term over M, not m (≥ TRUE while M/m ≤ 4). Hand-derived violation: "
-    "M = 8, m = 1, T = 20, γ = 1, x_0 = x*: measured (1/20) Σ_{1≤t<20} 1 = 0.95 vs bound 4/8 = 0.5 (ratio 1.9)",
+    "M = 8, m = 1, T = 20, γ = 1, x_0 = x*: measured (1/20) Σ_{1≤t<20} 1 = 0.95 vs bound 4/8 = 0.5 "
+    "(ratio 1.9)",
 )
 FALSE_STEP = _sgd(
     "false.small_steps",
@@ -131,5 +134,11 @@ FALSE_TAU = _async(
 )
 
 FALSE = (FALSE_MM, FALSE_STEP, FALSE_T, FALSE_K, FALSE_TAU, FALSE_X0)
-TRUE = {FALSE_MM.id: TRUE_SGD, FALSE_STEP.id: TRUE_SGD, FALSE_T.id: TRUE_SGD, FALSE_X0.id: TRUE_SGD,
-        FALSE_K.id: TRUE_K, FALSE_TAU.id: TRUE_TAU}
+TRUE = {
+    FALSE_MM.id: TRUE_SGD,
+    FALSE_STEP.id: TRUE_SGD,
+    FALSE_T.id: TRUE_SGD,
+    FALSE_X0.id: TRUE_SGD,
+    FALSE_K.id: TRUE_K,
+    FALSE_TAU.id: TRUE_TAU,
+}
