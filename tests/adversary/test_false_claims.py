@@ -3,8 +3,8 @@ each false along ONE direction of its class (tests/adversary/false_claims.py, wi
 violation point in each claim's ``reading``): the default search (60 s budget, seed 0) finds every one, at
 the point the hand derivation gives, confirmed by its exact value and certified inside the class; on the true
 counterparts it reports no violation. The measured values are checked against plain-loop references (exact
-second-moment recursions, no engine code). The six false claims run in the default tier (about 1 s each); the true counterparts' full 60 s searches
-are slow-marked (a 4 s search of the SGD one runs by default)."""
+second-moment recursions, no engine code). The six false claims run in the default tier (about 1 s each);
+the true counterparts' full 60 s searches are slow-marked (a 4 s search of the SGD one runs by default)."""
 
 from __future__ import annotations
 
