@@ -43,9 +43,8 @@ TRUE_SGD = _sgd("true.sgd", _GAMMA * L * _V / m, "the descent-lemma bound (TRUE)
 FALSE_MM = _sgd(
     "false.M_over_m",
     4 * _GAMMA * L * _V / M,
-    "false along large M/m: the noise term over M, not m (≥ TRUE while M/m ≤ 4). Hand-derived violation: "
-    "M = 8, m = 1, T = 20, γ = 1, x_0 = x*: measured (1/20) Σ_{1≤t<20} 1 = 0.95 vs bound 4/8 = 0.5 "
-    "(ratio 1.9)",
+    "false along large M/m: the noise term over M, not m (≥ TRUE while M/m ≤ 4). Hand-derived violation: M = "
+    "8, m = 1, T = 20, γ = 1, x_0 = x*: measured (1/20) Σ_{1≤t<20} 1 = 0.95 vs bound 4/8 = 0.5 (ratio 1.9)",
 )
 FALSE_STEP = _sgd(
     "false.small_steps",
