@@ -545,8 +545,6 @@ class ClaimScaling:
 
 def _scale_directions(claim: Any, aclass: Any) -> list[str]:
     """The class's open directions the scaling search follows, in ``SCALING_DIRECTIONS`` order."""
-    from ..strategies import _fixed_local_steps
-
     opened = set(aclass.directions())
     full = aclass.arrivals.kind == "full"
     out = []
@@ -558,7 +556,7 @@ def _scale_directions(claim: Any, aclass: Any) -> list[str]:
         elif dname == "tau":
             ok = "tau" in opened and aclass.delays.__class__.__name__ != "JobsInFlight"
         elif dname == "K":
-            ok = "K" in opened and _fixed_local_steps(claim, 2) is None
+            ok = "K" in opened and _rule_local_steps(claim, 2) is None
         else:
             ok = dname in opened
         if ok:
@@ -579,17 +577,41 @@ def _cap(aclass: Any, dname: str, caps: dict) -> float:
 def _steps(claim: Any, p: ScalePoint, vals: dict) -> dict:
     """The point's step sizes: a free step at the largest value the conditions admit (halving from η_L = 1,
     η = 1e5) times 2^(−a) / 2^(−b); a fixed step as the claim states it."""
-    from ..strategies import _fit_one, _fixed_steps, fit_steps
+    import sympy as sp
+
+    from ..strategies import fit_steps
 
     if claim.eta is None and claim.eta_L is None:
         eta, eta_L = fit_steps(claim, vals, 1e5, 1.0)
         eta_L = eta_L * 2.0**-p.a
-        eta = _fit_one(claim, vals, {"eta": eta, "eta_L": eta_L}, "eta") * 2.0**-p.b
+        eta = _halve_into(claim, vals, {"eta": eta, "eta_L": eta_L}, "eta") * 2.0**-p.b
         return {"eta": eta, "eta_L": eta_L}
     free = "eta" if claim.eta is None else "eta_L"
-    steps = {free: 1e5 if free == "eta" else 1.0, **_fixed_steps(claim, vals)}
-    steps[free] = _fit_one(claim, vals, steps, free) * 2.0 ** -(p.b if free == "eta" else p.a)
+    fixed = "eta_L" if free == "eta" else "eta"
+    v = getattr(claim, fixed)
+    if callable(v) and not isinstance(v, sp.Basic):
+        raise ValueError(f"claim {claim.id!r}: {fixed} is a callable schedule; fix both steps or neither")
+    steps = {free: 1e5 if free == "eta" else 1.0, fixed: float(claim.evaluate(sp.sympify(v), vals))}
+    steps[free] = _halve_into(claim, vals, steps, free) * 2.0 ** -(p.b if free == "eta" else p.a)
     return steps
+
+
+def _halve_into(claim: Any, vals: dict, steps: dict, free: str) -> float:
+    """The free step ``free`` halved until every condition of ``claim`` holds (the other step fixed)."""
+    v = steps[free]
+    for _ in range(200):
+        if all(ok for ok, _ in claim.check_conditions({**vals, **steps, free: v}).values()):
+            return v
+        v /= 2
+    raise ValueError(f"claim {claim.id!r}: no {free} satisfies its conditions at {vals} with {steps}")
+
+
+def _rule_local_steps(claim: Any, num_workers: int) -> int | None:
+    """The local-step count the claim's rule fixes for ``num_workers`` workers (its ``local_view``; AsySG:
+    1), or None when the behaviour's K applies."""
+    if claim.rule is None:
+        return None
+    return claim.rule(eta=1.0, eta_L=1.0, **dict(claim.rule_options)).local_view(num_workers).max_steps
 
 
 def _scale_instance(claim: Any, aclass: Any, p: ScalePoint, seed: int) -> Any:
@@ -609,7 +631,7 @@ def _scale_instance(claim: Any, aclass: Any, p: ScalePoint, seed: int) -> Any:
     from ..anarchy.behaviour import ExponentialTime
     from ..claims import problem_values
     from ..problems import HeterogeneousQuadratic
-    from ..strategies import Instance, _fixed_local_steps
+    from ..strategies import Instance
 
     sL = 1.0 if p.group == "sigma_L" else 0.0
     sG = 1.0 if p.group == "sigma_G" else 0.0
@@ -618,7 +640,7 @@ def _scale_instance(claim: Any, aclass: Any, p: ScalePoint, seed: int) -> Any:
     if p.group == "transient":
         x0[0] += math.sqrt(2.0)  # Δ = f(x_0) − f* = 1
     m = p.M if aclass.arrivals.kind == "full" else min(p.m, p.M)
-    fixed = _fixed_local_steps(claim, p.M)
+    fixed = _rule_local_steps(claim, p.M)
     K = fixed if fixed is not None else p.K
     if aclass.delays.__class__.__name__ == "JobsInFlight":
         beh = EventDriven(m, ExponentialTime(speeds=2.0 ** -np.arange(p.M, dtype=float)), ConstantSteps(K))
