@@ -56,3 +56,16 @@ def test_box_follows_the_class_components():
         "cyclic",
         "periodic",
     )
+
+
+def test_scaling_directions_come_from_the_statement_class():
+    import dataclasses
+    from types import SimpleNamespace
+
+    from afltheory.adversary.scaling import DIRECTIONS, scale_directions
+
+    assert scale_directions(get_claim("thm4")) == list(DIRECTIONS)  # every direction open in Theorem 4
+    assert "1/eta" not in scale_directions(get_claim("cor1"))  # the corollary fixes η
+    closed = dataclasses.replace(THEOREM2, assumptions=Assumptions(max_local_steps=1, max_delay=0))
+    fake = SimpleNamespace(statement=closed, corollary=None, full=False)
+    assert scale_directions(fake) == ["M/m", "T", "1/eta_L", "1/eta", "d"]  # K and τ fixed by the class
