@@ -745,8 +745,8 @@ def scale_claim(
         if not obs:
             return 0.0
         c0 = min(t for _, t in obs)  # the per-call overhead
-        c1 = max((t - c0) / u for u, t in obs)  # the steepest observed growth (conservative)
-        return c0 + c1 * units(p)
+        u1, t1 = max(obs)  # the growth seen at the largest evaluation so far (the regime that matters)
+        return c0 + max(t1 - c0, 0.0) / u1 * units(p)
 
     def left() -> float:
         return budget_seconds - (time.perf_counter() - t0)

