@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -24,7 +24,16 @@ from ..algorithms.base import UnsupportedRule
 from ..theory import evaluate_terms, theorem2, theorem3, theorem4
 from . import fastexact
 from .components import biased_inclusion, periodic_max_gap
-from .space import AssumptionClass, Reader, Structure, certified_constants, decode_problem, pmf_from, rescale
+from .space import (
+    AssumptionClass,
+    Reader,
+    Structure,
+    box_of,
+    certified_constants,
+    decode_problem,
+    pmf_from,
+    rescale,
+)
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -103,6 +112,16 @@ class Claim:
     notes: str = ""
     extra: dict = field(default_factory=dict)
     bounded_staleness: bool = False
+
+    @property
+    def statement(self) -> Any:
+        """The theorem as ``afltheory.claims.Claim`` (``claims.paper``: the one statement ``verify`` and the
+        generic adversary read); this object is its search spec (the batched evaluator, the box
+        ``default_class`` derived from ``statement.assumption_class`` by ``space.box_of``). None for a
+        claim with no such statement (the lemmas)."""
+        from ..claims.paper import PAPER_CLAIMS
+
+        return PAPER_CLAIMS.get(f"yang2022.{self.theorem}")
 
     @property
     def module(self) -> ModuleType:
@@ -559,6 +578,13 @@ def get_claim(claim: str | Claim) -> Claim:
     return CLAIMS[claim]
 
 
+def _box(theorem: str, **fields: Any) -> AssumptionClass:
+    """The default box of a theorem's search: ``space.box_of`` of its statement's ``AssumptionClass``."""
+    from ..claims.paper import PAPER_CLAIMS
+
+    return box_of(PAPER_CLAIMS[f"yang2022.{theorem}"].assumption_class, **fields)
+
+
 register_claim(
     Claim(
         "thm2",
@@ -567,7 +593,7 @@ register_claim(
         "thm2",
         "AFACD",
         ("uniform", "biased", "fixed", "cyclic", "schedule"),
-        lambda: AssumptionClass(arrivals=("uniform", "biased", "fixed", "cyclic", "schedule")),
+        lambda: _box("thm2"),
     )
 )
 register_claim(
@@ -578,7 +604,7 @@ register_claim(
         "thm3",
         "AFACD",
         ("uniform",),
-        lambda: AssumptionClass(),
+        lambda: _box("thm3"),
     )
 )
 register_claim(
@@ -589,7 +615,7 @@ register_claim(
         "thm4",
         "AFACS",
         ("uniform", "cyclic", "periodic"),
-        lambda: AssumptionClass(arrivals=("uniform", "cyclic", "periodic")),
+        lambda: _box("thm4", bounded_staleness=True),
         bounded_staleness=True,
         notes="m = M: slot staleness = the arrival's delay ≤ τ; m < M: round-robin arrivals, "
         "slot staleness ≤ largest delay + ⌈M/m⌉ − 1 = τ, or an adversarial periodic sequence of sets "
@@ -609,7 +635,9 @@ for _k, _thm, _alg, _full in _CORS:
             _alg,
             ("uniform", "biased", "fixed") if _k == 1 else ("uniform",),
             (
-                lambda k=_k: AssumptionClass(
+                lambda k=_k, thm=_thm: _box(
+                    thm,
+                    bounded_staleness=thm == "thm4",
                     dim=2,
                     num_workers=4,
                     max_delay=1,

@@ -122,8 +122,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         default=None,
         metavar="SECONDS",
         help="after the box search, follow the open directions (M/m, T, 1/eta_L, 1/eta, tau, K, d) by "
-        "doubling for this many seconds (exact moments; 0: off; default 90 with the default budget 2000 "
-        "or more, else 0)",
+        "doubling for this many seconds (a --file claim: the open directions of its AssumptionClass; exact "
+        "moments, else Monte Carlo; 0: off; default 90 with the default budget 2000 or more, else 0)",
     )
     p.add_argument("--list", action="store_true", help="list the claims and exit")
     p.add_argument(
@@ -226,6 +226,7 @@ def run(args: argparse.Namespace) -> int:
             **{k: (1, 10**6, "--" + k[4:].replace("_", "-")) for k in vars(args) if k.startswith("cls_")},
         },
     )
+    _check_scaling(args)  # before any search: a bad --scaling must not cost the box search
     if not args.claim:
         raise ValueError("CLAIM is missing: give a claim id (afltheory adversary --list lists them)")
     if args.json is not None:  # before the search: an unusable path (or "") must not cost the run
@@ -252,6 +253,12 @@ def run(args: argparse.Namespace) -> int:
                     "--seeds/--jobs/--executor/--scheduler apply to the built-in claims' search "
                     f"(afltheory adversary --list), not to the generic adversary of {args.claim!r}"
                 )
+            for flag, key, off in _BOX_ONLY:
+                if getattr(args, key, off) not in (off, None, False, ()):
+                    raise ValueError(
+                        f"{flag} applies to the built-in claims' search (afltheory adversary --list), not to "
+                        f"the generic adversary of {args.claim!r}"
+                    )
             refuse_overlap([("--file", f) for f in args.file], [("--json", args.json)])
             return _run_generic(claims[args.claim], args)
     c = get_claim(args.claim)
@@ -339,10 +346,7 @@ def run(args: argparse.Namespace) -> int:
             "LHS " + ("n/a" if cf["exact_engine_lhs"] is None else f"{cf['exact_engine_lhs']:.4g}")
         )
     scaled = None
-    seconds = getattr(args, "scaling", None)
-    seconds = (90.0 if args.budget >= 2000 else 0.0) if seconds is None else seconds
-    if seconds < 0:
-        raise ValueError(f"--scaling={seconds} must be >= 0 (seconds; 0: off)")
+    seconds = _scaling_seconds(args)
     from .claims import THEOREMS
 
     if seconds > 0 and args.isolate is None and getattr(c, "theorem", None) in THEOREMS:
@@ -366,6 +370,33 @@ def run(args: argparse.Namespace) -> int:
         b = worst_instance_plot(os.path.join(args.out, f"adversary_{c.id}_worst.png"), wc)
         print(f"  wrote {a}, {b}")
     return 0 if wc.instance is not None else 1  # 1: nothing could be measured (the summary says why)
+
+
+#: (flag, attribute, its "not given" value): options of the built-in claims' box search only
+_BOX_ONLY = (
+    ("--isolate", "isolate", None),
+    ("--min-gap", "min_gap", None),
+    ("--hessian", "hessian", None),
+    ("--rotate", "rotate", False),
+    ("--arrivals", "arrivals", None),
+    ("--journal", "journal", None),
+    ("--out", "out", None),
+)
+
+
+def _check_scaling(args: argparse.Namespace) -> None:
+    """``--scaling SECONDS``: a finite number in [0, 86400] (0: off), refused before any search."""
+    import math
+
+    s = getattr(args, "scaling", None)
+    if s is not None and not (math.isfinite(s) and 0 <= s <= 86400):
+        raise ValueError(f"--scaling={s}: must be a number of seconds in [0, 86400] (0: off)")
+
+
+def _scaling_seconds(args: argparse.Namespace) -> float:
+    """The scaling search's budget: ``--scaling``, else 90 s with the default budget 2000 or more, else 0."""
+    s = getattr(args, "scaling", None)
+    return (90.0 if args.budget >= 2000 else 0.0) if s is None else float(s)
 
 
 def _run_generic(claim, args: argparse.Namespace) -> int:
@@ -393,9 +424,21 @@ def _run_generic(claim, args: argparse.Namespace) -> int:
             f"bound {cf['measured_lcb99']:.4g} vs bound {cf['bound']:.4g} -> "
             f"{'confirmed' if cf['confirmed'] else 'not confirmed'}"
         )
+    scaled = None
+    seconds = _scaling_seconds(args)
+    if seconds > 0:
+        from .generic import scale_claim
+
+        scaled = scale_claim(claim, budget_seconds=seconds, seed=args.seed, replicates=args.replicates)
+        print(scaled.summary())
+    else:
+        print("  coverage: the box above only (no scaling search: --scaling 0, or a budget below 2000)")
     if args.json:
         from .._io import jsonable, write_json
 
-        write_json(args.json, jsonable(wc.to_dict()), indent=1)  # atomic, strict JSON
+        out = wc.to_dict()
+        if scaled is not None:
+            out["scaling"] = scaled.to_dict()
+        write_json(args.json, jsonable(out), indent=1)  # atomic, strict JSON
         print(f"  wrote {args.json}")
     return 0

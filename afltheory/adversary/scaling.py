@@ -28,7 +28,15 @@ import numpy as np
 from . import fastexact
 from .claims import Claim, Decoded, get_claim
 
-__all__ = ["DIRECTIONS", "Point", "ScalingResult", "evaluate_point", "point_certificate", "scale"]
+__all__ = [
+    "DIRECTIONS",
+    "Point",
+    "ScalingResult",
+    "evaluate_point",
+    "point_certificate",
+    "scale",
+    "scale_directions",
+]
 
 #: direction -> (point field, move)
 DIRECTIONS = ("M/m", "T", "1/eta_L", "1/eta", "tau", "K", "d")
@@ -84,6 +92,23 @@ class Point:
             "K": self.K,
             "d": self.d,
         }[direction]
+
+
+def scale_directions(claim: Claim, directions: tuple = DIRECTIONS) -> list[str]:
+    """The directions ``scale`` follows: those of ``directions`` that the claim's statement's
+    ``AssumptionClass`` opens (``Claim.statement``; M/m with M open), without 1/η for a corollary (its η is
+    fixed), M/m last for a full-participation claim (doubling M keeps m = M)."""
+    stmt = getattr(claim, "statement", None)
+    opened = None if stmt is None else set(stmt.assumption_class.directions())
+    dirs = [
+        d
+        for d in directions
+        if not (d == "1/eta" and claim.corollary is not None)
+        and (opened is None or d in opened or (d == "M/m" and "M" in opened))
+    ]
+    if claim.full:
+        dirs = [d for d in dirs if d != "M/m"] + ["M/m"]  # m = M: doubling M keeps full participation
+    return dirs
 
 
 def _cost(claim: Claim, p: Point) -> float:
@@ -338,9 +363,7 @@ def scale(
     t0 = time.perf_counter()
     caps = {"M/m": 160, "T": 2_000_000, "1/eta_L": 2.0**30, "1/eta": 2.0**30, "tau": 16, "K": 32, "d": 8}
     caps.update(max_size or {})
-    dirs = [d for d in directions if not (d == "1/eta" and claim.corollary is not None)]
-    if claim.full:
-        dirs = [d for d in dirs if d != "M/m"] + ["M/m"]  # m = M: doubling M keeps full participation
+    dirs = scale_directions(claim, directions)
     seen: dict[Point, dict] = {}
     along: dict[str, list] = {d: [] for d in dirs}
     res = ScalingResult(claim.id, None, None, None, budget_seconds=budget_seconds, groups=tuple(groups))

@@ -19,7 +19,7 @@ import numpy as np
 
 from .._validation import check_int, check_positive, check_real
 
-__all__ = ["AssumptionClass", "Structure", "ARRIVAL_KINDS"]
+__all__ = ["AssumptionClass", "Structure", "ARRIVAL_KINDS", "box_of"]
 
 ARRIVAL_KINDS = ("uniform", "biased", "fixed", "cyclic", "schedule", "periodic")
 HESSIANS = ("shared", "per_worker")
@@ -125,6 +125,41 @@ class AssumptionClass:
     def to_dict(self) -> dict:
         """The class as a JSON-safe dict (tuples as lists)."""
         return {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.__dict__.items()}
+
+
+#: the arrival laws the batched evaluator searches for an "arbitrary" class (any sets of m of M); with a τ
+#: that bounds the memory slots' staleness (Theorem 4) only the laws that keep it bounded
+_ARBITRARY = ("uniform", "biased", "fixed", "cyclic", "schedule")
+_ARBITRARY_BOUNDED = ("uniform", "cyclic", "periodic")
+
+
+def box_of(aclass: Any, *, bounded_staleness: bool = False, **fields: Any) -> AssumptionClass:
+    """The box the batched search explores, derived from a claim's ``claims.assumption_class.AssumptionClass``
+    (the one class of a claim): its arrival process (full or m of M uniformly: "uniform"; round robin:
+    "cyclic"; arbitrary: every law the evaluator represents, or with ``bounded_staleness`` those keeping the
+    memory slots' staleness bounded), its noise (none: σ_L = 0) and heterogeneity (iid: σ_G = 0), its delay
+    and local-step bounds (capped at the box's defaults τ ≤ 2, K ≤ 3); open sizes take the box's caps (the
+    scaling search follows them further). ``fields``: further box fields (caps, ``rounds``, ...)."""
+    kind = aclass.arrivals.kind
+    if kind in ("full", "uniform"):
+        arrivals: tuple = ("uniform",)
+    elif kind == "cyclic":
+        arrivals = ("cyclic",)
+    else:
+        arrivals = _ARBITRARY_BOUNDED if bounded_staleness else _ARBITRARY
+    kw: dict = {"arrivals": arrivals}
+    if aclass.noise.kind == "none":
+        kw["sigma_L"] = 0.0
+    if aclass.heterogeneity.kind == "iid":
+        kw["sigma_G"] = 0.0
+    base = AssumptionClass()
+    tau = getattr(aclass.delays, "tau", None)
+    if tau is not None:
+        kw["max_delay"] = min(base.max_delay, int(tau))
+    if aclass.local_steps.K_max is not None:
+        kw["K_max"] = min(base.K_max, int(aclass.local_steps.K_max))
+    kw.update(fields)
+    return AssumptionClass(**kw)
 
 
 @dataclass(frozen=True)
