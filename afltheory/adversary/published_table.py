@@ -192,7 +192,7 @@ def _setting_of_statement(st: Any) -> str:
 def _verdict(fn: Any, claim_id: str) -> tuple[str, str]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        vs = [v for v in fn() if v.id.startswith(claim_id)]
+        vs = [v for v in fn() if v.id == claim_id or v.id.startswith(claim_id + ".")]
     parts, ratios = [], []
     for v in vs:
         nc = v.negative_control
@@ -205,7 +205,8 @@ def _verdict(fn: Any, claim_id: str) -> tuple[str, str]:
             )
             continue
         r = v.measured / v.theoretical if v.theoretical > 0 else float("inf")
-        ratios.append(f"{_g(v.measured)} / {_g(v.theoretical)} = {_g(r)}" + (f" [{tag}]" if tag else ""))
+        low = " (a lower bound: measured ≥ bound)" if v.relation == ">=" else ""
+        ratios.append(f"{_g(v.measured)} / {_g(v.theoretical)} = {_g(r)}{low}" + (f" [{tag}]" if tag else ""))
     return "; ".join(parts), "; ".join(ratios)
 
 
@@ -353,6 +354,24 @@ def _kills_cell(kills: dict[str, list[str]], claim_id: str) -> str:
     return ", ".join(f"`{m}`" for m in found) if found else "none"
 
 
+def _plain(paper: Any, vid: str, cache: dict) -> tuple[str, str] | None:
+    """(verdict cell, measured/bound cell) of the verdicts ``vid`` (or ``vid.*``) of a paper module that
+    carries its own check (``afltheory.published.SELF_CHECKED``), for a statement without a ``Claim``; None
+    when the module has no such verdict. ``cache``: paper module -> its verdicts (``verify()`` runs once)."""
+    from ..published import SELF_CHECKED
+
+    if paper not in SELF_CHECKED:
+        return None
+    if paper not in cache:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            cache[paper] = list(paper.verify())
+    vs = cache[paper]
+    if not any(v.id == vid or v.id.startswith(vid + ".") for v in vs):
+        return None
+    return _verdict(lambda: vs, vid)
+
+
 def rows(budget: int = 60, seed: int = 0, kills: dict[str, list[str]] | None = None) -> list[Row]:
     """Every statement of ``afltheory.published`` as a ``Row`` (module docstring), in the order of
     docs/published.md. ``budget``: exact evaluations of the adversary per claim; ``seed``: its seed;
@@ -366,10 +385,30 @@ def rows(budget: int = 60, seed: int = 0, kills: dict[str, list[str]] | None = N
     seed = check_int("seed", seed, low=0)
     if kills is None:
         from ..published.kill_record import KILLS as kills
-    out = []
+    out: list[Row] = []
+    cache: dict = {}
     for paper in PAPERS:
         for st in paper.STATEMENTS:
             claim = CLAIMS.get(f"published.{st.id}")
+            plain = _plain(paper, f"published.{st.id}", cache) if claim is None else None
+            if plain is not None:  # a paper module's own check of a statement without an engine form
+                verdict, mb = plain
+                why = NOT_A_CLAIM.get(st.id) or st.why_not_a_claim or "no engine form"
+                out.append(
+                    Row(
+                        st.id,
+                        st.title,
+                        _setting_of_statement(st),
+                        _source(st),
+                        verdict,
+                        mb,
+                        f"not searched: not a Claim ({why})",
+                        "—",
+                        True,
+                        kills=_kills_cell(kills, f"published.{st.id}"),
+                    )
+                )
+                continue
             if claim is None:
                 why = NOT_A_CLAIM.get(st.id) or getattr(st, "why_not_a_claim", "") or "no Claim written yet"
                 out.append(

@@ -12,7 +12,7 @@ import sympy as sp
 from ._statement import Location, Statement, Transcription
 from .symbols import B_dis, Delta, L, gamma_inexact, m, mu_prox
 
-__all__ = ["COR7", "RHO", "STATEMENTS", "THM4", "THM6"]
+__all__ = ["CHECK4", "COR7", "RHO", "STATEMENTS", "THM4", "THM6", "claims", "expected_decrease", "verify"]
 
 _g, _B, _mu, _K = gamma_inexact, B_dis, mu_prox, m
 _mubar = mu_prox  # μ̄ = μ − L_− with L_− = 0 (convex local objectives)
@@ -143,3 +143,92 @@ COR7 = Statement(
 )
 
 STATEMENTS = (THM4, THM6, COR7)
+
+#: the instance of Theorem 4's check: M clients F_k = ½‖w − c_k‖² (L = 1, convex: L_− = 0), uniform p_k, K
+#: devices drawn with replacement, exact prox (γ = 0), proximal weight μ, the current iterate w^t
+CHECK4 = {
+    "centres": ((1.0, 0.0), (-1.0, 0.0)),
+    "w": (0.0, 10.0),
+    "mu": 3.0,
+    "K": 1000,
+}
+#: the control: ρ with its term −L B (1+γ)/(μ̄ μ) left out (a dropped term, a transcription slip)
+CONTROL_DROPPED = "LB(1+γ)/(μ̄μ)"
+
+
+def claims() -> tuple:
+    """No engine form: Theorem 4 bounds a per-round decrease under sampling WITH replacement, which no
+    measured quantity of ``afltheory.claims`` expresses; ``verify()`` checks it on a plain computation."""
+    return ()
+
+
+def expected_decrease(centres, hessians, w, mu: float, K: int) -> tuple[float, float, float]:
+    """(f(w) − E_S f(w⁺), ‖∇f(w)‖², B(w)) for FedProx with exact prox on quadratic clients
+    F_k = ½ (x − c_k)ᵀ diag(h_k) (x − c_k), uniform p_k, S = K devices drawn with replacement, w⁺ = the mean
+    of their prox points z_k = (diag(h_k) + μI)⁻¹ (diag(h_k) c_k + μ w). Exact: E_S f(w⁺) = f(E z) +
+    ½ tr(∇²f Cov(z))/K (f quadratic, the K draws independent)."""
+    import numpy as np
+
+    c = np.asarray(centres, dtype=float)
+    h = np.asarray(hessians, dtype=float)
+    w = np.asarray(w, dtype=float)
+    if c.shape != h.shape or c.ndim != 2 or w.shape != (c.shape[1],):
+        raise ValueError(f"centres {c.shape}, hessians {h.shape}, w {w.shape} must be (M, d), (M, d), (d,)")
+    if not (mu > 0 and K >= 1):
+        raise ValueError(f"mu={mu!r} must be > 0 and K={K!r} >= 1")
+    hf = h.mean(0)
+    xs = (h * c).mean(0) / hf
+
+    def f(x):
+        return 0.5 * float(np.sum(hf * (x - xs) ** 2))
+
+    z = (h * c + mu * w) / (h + mu)
+    zbar = z.mean(0)
+    var = ((z - zbar) ** 2).mean(0)  # per coordinate, over k ~ p (uniform)
+    ef = f(zbar) + 0.5 * float(np.sum(hf * var)) / K
+    grads = h * (w - c)
+    g2 = float(np.sum(grads.mean(0) ** 2))
+    B = float(np.sqrt(np.mean(np.sum(grads**2, axis=1)) / g2))
+    return f(w) - ef, g2, B
+
+
+def verify() -> list:
+    """Theorem 4 at ``CHECK4``: the achieved constant (f(w^t) − E_S f(w^{t+1}))/‖∇f(w^t)‖² must be ≥ ρ at
+    B = B(w^t) (the hypothesis at the current iterate, with equality: the tightest B allowed), γ = 0, L = 1,
+    μ̄ = μ (reading ``fedprox.L_minus_limit``); the control, ρ without its term −LB(1+γ)/(μ̄μ), must fail."""
+    import numpy as np
+
+    from ..checks.criteria import AtLeast, ControlMeasurement
+    from ..checks.verdict import Verdict
+
+    c = np.asarray(CHECK4["centres"])
+    h = np.ones_like(c)
+    mu, K = CHECK4["mu"], CHECK4["K"]
+    dec, g2, B = expected_decrease(c, h, CHECK4["w"], mu, K)
+    vals = {mu_prox: mu, m: K, L: 1.0, gamma_inexact: 0.0, B_dis: B}
+    rho = float(RHO.subs(vals))
+    dropped = L * B_dis * (1 + gamma_inexact) / (mu_prox * mu_prox)
+    slip = float((RHO + dropped).subs(vals))
+    inside = bool(rho > 0 and THM4.check_conditions(vals)["rho"])
+    return [
+        Verdict.judged(
+            id="published.fedprox2020.thm4",
+            claim="FedProx (exact prox, K devices with replacement) decreases f by ≥ ρ‖∇f(w^t)‖² per round",
+            reference=THM4.reference,
+            criterion=AtLeast(text="(f(w^t) − E f(w^{t+1}))/‖∇f(w^t)‖² ≥ ρ"),
+            measured=dec / g2,
+            theoretical=rho,
+            control=ControlMeasurement(
+                description=f"ρ with the term {CONTROL_DROPPED} dropped (a transcription slip): {slip:.4g}",
+                measured=dec / g2,
+                theoretical=slip,
+            ),
+            quantity="decrease / ‖∇f(w^t)‖²",
+            method="exact (closed form, plain numpy)",
+            inside_conditions=inside,
+            notes=f"M = 2 clients ½‖w − c_k‖², c_k = ±e_1, w^t = 10 e_2, μ = {mu:g}, K = {K}, γ = 0, L = 1, "
+            f"B = B(w^t) = {B:.6f}; inside Theorem 4's conditions (ρ > 0, B(w^t) ≤ B, F_k convex: L_− → 0). "
+            "Readings: " + ", ".join(READINGS),
+            details={"B": B, "rho": rho, "rho_slip": slip, "decrease": dec, "grad_sq": g2},
+        )
+    ]
