@@ -22,7 +22,6 @@ __all__ = [
     "REF",
     "fednova2020",
     "khaled2020",
-    "li2020",
     "lian2015",
     "scaffold2020",
     "stich2019",
@@ -34,11 +33,6 @@ REF = (
     "Karimireddy et al. 2020 (Theorem III read; the check's explicit form is the package's own); Lian et al. "
     "2015, Khaled et al. 2020, Stich 2019 (from memory); Yu et al. 2019 (read in the lecture notes)"
 )
-
-
-@register("published.li2020", "Li et al. 2020 Thms 1 and 3 (FedAvg, strongly convex, E = 1): noise term", REF)
-def li2020(ctx):
-    return instances.li2020()
 
 
 @register("published.lian2015", "Lian et al. 2015 Thm 1 (AsySG-con, nonconvex): noise and delay terms", REF)

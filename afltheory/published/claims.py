@@ -47,57 +47,6 @@ def _sub(terms: dict, subs: dict) -> dict:
     return {k: sp.sympify(v).subs(subs, simultaneous=True) for k, v in terms.items()}
 
 
-# -- Li et al. 2020, Thm 1 and Thm 3 with E = 1 local step (then rounds and SGD steps coincide, and the
-# per-step schedule η_t = 2/(μ(γ+t)) is a per-round schedule). Literal indexing: w_1 is the start, the round
-# t = 0, 1, … uses η_{t+1}, w_T is the model after T−1 steps: T_Li = 1 + T·E.
-_LI_SUBS = {T_paper: 1 + T * K, sum_p2_sigma2: sum_p2 * sigma_L**2}
-_LI_READ = (
-    li2020.THM1.reading + " Engine form: E = 1 local step per round (per-step and per-round "
-    "schedules coincide); σ_k = σ_L for every client; G (unbounded on quadratics) is given the "
-    "value σ_L, a LOWER bound of the true second moment — the bound checked is smaller than the "
-    "paper's, so the check is conservative."
-)
-
-
-def _li(st, participation, weights, conditions=None) -> Claim:
-    return Claim(
-        id=f"published.{st.id}",
-        title=st.title,
-        reference=st.reference,
-        source=_source(st),
-        reading=_LI_READ,
-        confidence=_claim_confidence(st),
-        assumptions=Assumptions(
-            function="strongly_convex",
-            noise="variance",
-            heterogeneity="Gamma",
-            participation=participation,
-            weights=weights,
-            max_delay=0,
-            max_local_steps=1,
-        ),
-        rule=FedAvg,
-        eta=1,
-        eta_L=2 / (mu * (gamma + 1 + t)),
-        measured="last_gap",
-        bound=_sub(st.bound, _LI_SUBS),
-        values={"gamma": sp.Max(8 * kappa, E), "G": sigma_L},
-        conditions={"one_local_step (engine form)": sp.Le(K, 1), **(conditions or {})},
-        rate={"T": -1},
-    )
-
-
-LI_THM1 = _li(li2020.THM1, "full", "data")
-LI_THM3 = _li(li2020.THM3, "uniform", "uniform")
-# Thm 2 (scheme I: K devices drawn WITH replacement by p_k, simple average): with ONE sampled device per round
-# and uniform p_k, drawing with and without replacement coincide — uniform arrivals of m = 1 (engine form).
-LI_THM2 = _li(
-    li2020.THM2,
-    "uniform",
-    "uniform",
-    conditions={"one sampled device (engine form: with = without replacement)": sp.Le(m, 1)},
-)
-
 # -- Lian et al. 2015, Thm 1: γ (the factor on the SUM of the m gradients) = η η_L / m for afltheory's AsySG
 _g = sp.Symbol("gamma_lian", positive=True)
 LIAN = Claim(
@@ -365,9 +314,6 @@ YU_COR2 = Claim(
 CLAIMS = {
     c.id: c
     for c in (
-        LI_THM1,
-        LI_THM2,
-        LI_THM3,
         LIAN,
         KHALED_ID,
         KHALED_HET,
@@ -394,7 +340,10 @@ def _false(c: Claim, factor: float = 10.0) -> Claim:
     )
 
 
-FALSE_VARIANTS = {f.id: f for f in (_false(LI_THM1), _false(KHALED_ID), _false(LIAN), _false(YU_THM1))}
+FALSE_VARIANTS = {
+    f.id: f
+    for f in (_false(CLAIMS["published.li2020.thm1"]), _false(KHALED_ID), _false(LIAN), _false(YU_THM1))
+}
 
 # keep the import of M, G, zeta_star, D0 meaningful for readers of the symbol mapping
 _ = (M, G, zeta_star, D0)

@@ -58,7 +58,6 @@ __all__ = [
     "VERIFICATIONS",
     "fednova2020",
     "khaled2020",
-    "li2020",
     "lian2015",
     "scaffold2020",
     "stich2019",
@@ -85,43 +84,6 @@ def _iso(M: int, sigma: float, weights: Any = None, dim: int = 2) -> Any:
     return HeterogeneousQuadratic.from_arrays(
         hessian_diag=np.ones(dim), centers=np.zeros((M, dim)), sigma_L=sigma, weights=weights
     )
-
-
-def li2020() -> list:
-    """Li et al. 2020 Thm 1 (E = 1, data weights): noise and Γ terms; Thm 3: the noise term; Thm 2 (one
-    device sampled per round, uniform p_k): the Γ term — three verdicts."""
-    spread = np.array([[-1.0, 0], [-1 / 3, 0], [1 / 3, 0], [1.0, 0]])
-    # Thm 1: noise (2/3 of the bound) and Γ (1/3) with data weights: a FedAvg ignoring p_k would end at the
-    # plain mean of the centres, not at x* = Σ p_k c_k (0.056 > the bound 0.039: such a bug is caught)
-    p1 = HeterogeneousQuadratic.from_arrays(
-        hessian_diag=np.ones(2), centers=spread, sigma_L=3.0, weights=(0.1, 0.2, 0.3, 0.4)
-    )
-    p3 = _iso(4, 3.0)
-    p2 = HeterogeneousQuadratic.from_arrays(hessian_diag=np.ones(2), centers=spread, sigma_L=0.0)
-    one = ConstantSteps(1)
-    return [
-        _check(
-            CLAIMS["published.li2020.thm1"],
-            p1,
-            Behaviour(UniformArrivals(4), local_steps=one),
-            rounds=200,
-            x0=p1.constants.x_star,
-        ),
-        _check(
-            CLAIMS["published.li2020.thm3"],
-            p3,
-            Behaviour(UniformArrivals(2), local_steps=one),
-            rounds=200,
-            x0=p3.constants.x_star,
-        ),
-        _check(
-            CLAIMS["published.li2020.thm2"],
-            p2,
-            Behaviour(UniformArrivals(1), local_steps=one),
-            rounds=200,
-            x0=p2.constants.x_star,
-        ),
-    ]
 
 
 def lian2015() -> list:
@@ -260,10 +222,7 @@ def fednova2020() -> list:
 
 #: claim id -> the function returning its verdicts (Li et al.'s function covers Thms 1 and 3)
 VERIFICATIONS: dict[str, Callable[[], list]] = {
-    "published.li2020.thm1": li2020,
-    "published.li2020.thm3": li2020,
     "published.lian2015.thm1": lian2015,
-    "published.li2020.thm2": li2020,
     "published.khaled2020.identical": khaled2020,
     "published.khaled2020.heterogeneous": khaled2020,
     "published.stich2019.thm2.2": stich2019,

@@ -1,11 +1,12 @@
 """afltheory's engines (``verify`` -> exact moments, with client weights and a per-round step schedule)
-against the independent plain references on the SAME instances as paper_checks/published.py: the exact
+against the independent plain references on the SAME instances as the published checks (paper_checks/published.py, the paper modules' verify()): the exact
 values agree to 1e-9 relative (both are exact expectations; only floating-point order differs)."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from afltheory.published import li2020
 from paper_checks import published as PC
 
 from .reference_loops import Quadratics, asysg_exact, fedavg_exact, local_sgd_exact
@@ -14,7 +15,7 @@ RTOL = 1e-9
 
 
 def test_li2020_thm1_engine_equals_plain_exact():
-    v = PC.li2020(None)[0]
+    v = li2020.verify()[0]
     c = np.array([[-1.0, 0], [-1 / 3, 0], [1 / 3, 0], [1.0, 0]])
     Q = Quadratics(np.array([np.eye(2)] * 4), c, p=[0.1, 0.2, 0.3, 0.4], sigma=3.0)
     gamma = 8.0  # max(8κ, E) with κ = 1, E = 1
@@ -24,7 +25,7 @@ def test_li2020_thm1_engine_equals_plain_exact():
 
 
 def test_li2020_thm3_engine_equals_plain_exact():
-    v = PC.li2020(None)[1]
+    v = li2020.verify()[1]
     Q = Quadratics(np.array([np.eye(2)] * 4), np.zeros((4, 2)), sigma=3.0)
     gaps = fedavg_exact(Q, Q.x_star, 1, 200, lambda t: 2 / (8.0 + t), scheme="II", m=2, t0=1)
     np.testing.assert_allclose(v.measured, gaps[-1], rtol=RTOL)
@@ -47,7 +48,7 @@ def test_khaled2020_engine_equals_plain_exact():
 
 def test_li2020_thm2_engine_equals_plain_exact():
     """Scheme I with one device per round (uniform p_k): the plain reference enumerates the N draws."""
-    v = PC.li2020(None)[2]
+    v = li2020.verify()[2]
     assert v.id == "published.li2020.thm2"
     c = np.array([[-1.0, 0], [-1 / 3, 0], [1 / 3, 0], [1.0, 0]])
     Q = Quadratics(np.array([np.eye(2)] * 4), c, sigma=0.0)
