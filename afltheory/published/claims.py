@@ -20,10 +20,10 @@ import sympy as sp
 from ..algorithms import AsySG, FedAvg
 from ..algorithms.published import FedNova, SCAFFOLDServer
 from ..claims import Assumptions, Claim
-from ..claims.symbols import D0, E, kappa, mu, sum_p2, zeta_star
+from ..claims.symbols import D0, E, kappa, mu, zeta_star
 from ..theory.symbols import K, L, M, T, eta, m, sigma_L
-from . import SELF_CHECKED, fednova2020, khaled2020, li2020, lian2015, scaffold2020, stich2019, yu2019
-from .symbols import G, H, gamma, sigma_dif, sigma_star, sum_p2_sigma2, t
+from . import SELF_CHECKED, fednova2020, khaled2020, lian2015, scaffold2020, stich2019, yu2019
+from .symbols import G, H, sigma_dif, sigma_star, t
 from .symbols import T as T_paper
 
 __all__ = ["CLAIMS", "FALSE_VARIANTS", "surrogate_gap"]

@@ -86,8 +86,8 @@ THM4 = Statement(
     measured="per_round_decrease: f(w^t) − E_S f(w^{t+1}) ≥ ρ ‖∇f(w^t)‖²",
     bound={"decrease": RHO},
     conditions={"rho": sp.Gt(RHO, 0)},
-    why_not_a_claim="a per-round decrease under sampling with replacement (no engine quantity): checked on its "
-    "closed form, plain numpy",
+    why_not_a_claim="a per-round decrease under sampling with replacement (no engine quantity): checked on "
+    "its closed form, plain numpy",
 )
 
 eps = sp.Symbol("epsilon", positive=True)  # target accuracy ε

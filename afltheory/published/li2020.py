@@ -1,6 +1,6 @@
 """Li, Huang, Yang, Wang, Zhang, "On the Convergence of FedAvg on Non-IID Data", ICLR 2020 (arXiv:1907.02189):
-Theorems 1 (full participation), 2 (partial, scheme I), 3 (partial, scheme II) and 4 (the lower bound with E > 1
-and a fixed step). One module, one test (issue 38): the statements, the engine form of Theorems 1-3
+Theorems 1 (full participation), 2 (partial, scheme I), 3 (partial, scheme II) and 4 (the lower bound with
+E > 1 and a fixed step). One module, one test (issue 38): the statements, the engine form of Theorems 1-3
 (``claims()``), their checks with controls and Theorem 4's lower-bound check (``verify()``), PEP setups and
 recorded kills are all here.
 
@@ -254,8 +254,8 @@ THM4 = Statement(
     bound={"bias": (K - 1) * _eta * _wstar},
     constants_explicit=False,
     lower_bound=True,
-    why_not_a_claim="a lower bound (Ω, constant hidden) on FedAvg's limit: no engine quantity; checked as the "
-    "exponent of η on a closed-form fixed point",
+    why_not_a_claim="a lower bound (Ω, constant hidden) on FedAvg's limit: no engine quantity; checked as "
+    "the exponent of η on a closed-form fixed point",
     latex=Transcription(
         bound=r"(E-1) \eta W",
         symbols={"E": K, "eta": _eta, "W": _wstar},

@@ -1,5 +1,6 @@
 """afltheory's engines (``verify`` -> exact moments, with client weights and a per-round step schedule)
-against the independent plain references on the SAME instances as the published checks (paper_checks/published.py, the paper modules' verify()): the exact
+against the independent plain references on the SAME instances as the published checks (the paper modules'
+verify(), paper_checks/published.py): the exact
 values agree to 1e-9 relative (both are exact expectations; only floating-point order differs)."""
 
 from __future__ import annotations
