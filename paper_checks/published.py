@@ -20,7 +20,6 @@ from .registry import register
 __all__ = [
     "CONTROL_FACTOR",
     "REF",
-    "fednova2020",
     "khaled2020",
     "lian2015",
     "scaffold2020",
@@ -64,15 +63,6 @@ def yu2019(ctx):
 @register("published.scaffold2020", "SCAFFOLD 2020 Thm III (σ = 0): linear rate, no heterogeneity term", REF)
 def scaffold2020(ctx):
     return instances.scaffold2020()
-
-
-@register(
-    "published.fednova2020",
-    "FedNova 2020: normalized averaging removes FedAvg's objective inconsistency",
-    REF,
-)
-def fednova2020(ctx):
-    return instances.fednova2020()
 
 
 def _register_self_checked() -> None:

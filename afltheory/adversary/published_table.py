@@ -47,7 +47,6 @@ __all__ = [
 #: why a statement is not a ``Claim`` (statements with a Claim are not listed)
 NOT_A_CLAIM: dict[str, str] = {
     "fedbuff2022.thm": "rate only (constants hidden in O(·))",
-    "fednova2020.thm1": "a limit as η_L → 0 (qualitative); run as the FedNova claim's control (FedAvg)",
     "koloskova2020.sc": "rate only (constants hidden in O(·)); weighted iterate average",
     "woodworth2020.local": "rate only (constants hidden in O(·)); average iterate",
     "woodworth2020.minibatch": "rate only (constants hidden in O(·)); average iterate",
@@ -78,7 +77,6 @@ PEP_SETUPS: dict[str, tuple[dict, str, dict, int, int]] = {
     "published.yu2019.thm1": ({}, "its own class", {"L": 1.0, "Delta": 1.0, "eta": 1.0, "eta_L": 0.5}, 10, 1),
     "published.yu2019.cor2": ({}, "its own class", {"L": 1.0, "Delta": 1.0}, 10, 1),
     "published.scaffold2020.thm3": ({}, "", {"L": 1.0, "mu": 0.5, "D0": 1.0}, 10, 2),
-    "published.fednova2020.fednova": ({}, "", {"L": 1.0, "mu": 0.5, "D0": 1.0}, 10, 2),
 }
 
 
@@ -200,7 +198,6 @@ PUBLISHED_CHECKS = (
     "published.stich2019",
     "published.yu2019",
     "published.scaffold2020",
-    "published.fednova2020",
 )
 
 #: claims whose bound is not a statement over a class (the adversary's ratio would be meaningless), and why

@@ -13,20 +13,18 @@ bound is violated on the same instance).
 
 from __future__ import annotations
 
-from typing import Any
-
 import sympy as sp
 
 from ..algorithms import AsySG, FedAvg
-from ..algorithms.published import FedNova, SCAFFOLDServer
+from ..algorithms.published import SCAFFOLDServer
 from ..claims import Assumptions, Claim
 from ..claims.symbols import D0, E, kappa, mu, zeta_star
 from ..theory.symbols import K, L, M, T, eta, m, sigma_L
-from . import SELF_CHECKED, fednova2020, khaled2020, lian2015, scaffold2020, stich2019, yu2019
+from . import SELF_CHECKED, khaled2020, lian2015, scaffold2020, stich2019, yu2019
 from .symbols import G, H, sigma_dif, sigma_star, t
 from .symbols import T as T_paper
 
-__all__ = ["CLAIMS", "FALSE_VARIANTS", "surrogate_gap"]
+__all__ = ["CLAIMS", "FALSE_VARIANTS"]
 
 
 def _source(st) -> str:
@@ -191,62 +189,6 @@ SCAFFOLD_DET = Claim(
 )
 
 
-def surrogate_gap(trace: Any, problem: Any, algorithm: Any) -> dict:
-    """{"gap2": (R,)}: ‖argmin F̃ − x*‖² per replicate, F̃ = Σ_i w_i f_i with w_i ∝ p_i K̄_i (K̄_i worker i's mean
-    local steps over the run) — FedAvg's mismatched objective [Wang et al. 2020, Thm 1] — for a quadratic
-    problem (``dense_hessians``, ``centers``); ValueError naming the problem otherwise."""
-    import numpy as np
-
-    if not hasattr(problem, "dense_hessians") or getattr(problem, "centers", None) is None:
-        raise ValueError(f"problem={type(problem).__name__}: the surrogate gap needs a quadratic problem")
-    s = trace.schedule
-    H = problem.dense_hessians()
-    M = problem.num_workers
-    p = np.asarray(getattr(problem, "weights", None) or np.full(M, 1.0 / M), dtype=float)
-    x_star = np.asarray(problem.constants.x_star, dtype=float)
-    out = np.empty(s.workers.shape[0])
-    for r in range(s.workers.shape[0]):
-        Kbar = np.array(
-            [
-                s.local_steps[r][s.workers[r] == i].mean() if np.any(s.workers[r] == i) else 0.0
-                for i in range(M)
-            ]
-        )
-        w = p * Kbar
-        Ht = np.einsum("i,ijk->jk", w, H)
-        xt = np.linalg.solve(Ht, np.einsum("i,ijk,ik->j", w, H, problem.centers))
-        out[r] = float(np.sum((xt - x_star) ** 2))
-    return {"gap2": out}
-
-
-# -- FedNova (Wang et al. 2020): with heterogeneous local steps FedNova's run ends near x* — here: within a
-# quarter of FedAvg's inconsistency gap ‖argmin F̃ − x*‖² — while FedAvg (the paper's Thm 1) ends near
-# argmin F̃.
-FEDNOVA = Claim(
-    id="published.fednova2020.fednova",
-    title="FedNova removes the objective inconsistency of FedAvg",
-    reference=fednova2020.FEDNOVA_CONSISTENT.reference,
-    source=_source(fednova2020.FEDNOVA_CONSISTENT),
-    reading=fednova2020.FEDNOVA_CONSISTENT.reading + " Engine form: E‖x_T − x*‖² ≤ gap²/4 with gap² = "
-    "‖argmin F̃ − x*‖² the distance FedAvg keeps (a threshold chosen by this check, not a published "
-    "constant).",
-    confidence="from memory",
-    assumptions=Assumptions(
-        function="strongly_convex",
-        noise="none",
-        heterogeneity="sigma_G_max",
-        participation="full",
-        max_delay=0,
-    ),
-    rule=FedNova,
-    eta=1,
-    eta_L=0.01,
-    measured="last_dist_sq",
-    bound={"quarter_gap": sp.Symbol("gap2") / 4},
-    statistics=surrogate_gap,
-    extra_symbols={"gap2": "‖argmin F̃ − x*‖², F̃ = Σ p_i K̄_i f_i / Σ p_j K̄_j (FedAvg's surrogate)"},
-)
-
 # -- Yu, Yang, Zhu 2019 (AAAI), Thm 1 and its corollary, with K = 1 (averaging after every iteration): the
 # virtual average x̄^t is then the server iterate after t rounds, so the paper's left side (1/T) Σ_{t<T}
 # E‖∇f(x̄^t)‖² over its T iterations IS afltheory's avg_grad_sq over T rounds — exactly, not a surrogate. Local
@@ -321,7 +263,6 @@ CLAIMS = {
         YU_THM1,
         YU_COR2,
         SCAFFOLD_DET,
-        FEDNOVA,
     )
 }
 #: the claims of the paper modules that carry their own (``afltheory.published.SELF_CHECKED``)

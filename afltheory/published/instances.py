@@ -46,7 +46,7 @@ from typing import Any
 import numpy as np
 
 from ..algorithms import AsySG, FedAvg
-from ..anarchy import Behaviour, ConstantSteps, FixedDelay, NoDelay, PerWorkerSteps, UniformArrivals
+from ..anarchy import Behaviour, ConstantSteps, FixedDelay, NoDelay, UniformArrivals
 from ..claims import verify, verify_rate
 from ..problems import HeterogeneousCurvatureQuadratic, HeterogeneousQuadratic
 from . import SELF_CHECKED
@@ -56,7 +56,6 @@ __all__ = [
     "CONTROL_FACTOR",
     "CONTROL_FACTORS",
     "VERIFICATIONS",
-    "fednova2020",
     "khaled2020",
     "lian2015",
     "scaffold2020",
@@ -211,15 +210,6 @@ def scaffold2020() -> list:
     return [verify(claim, p, beh, rounds=rounds, replicates=2, x0=np.array([3.0, -2.0]), control=fedavg)]
 
 
-def fednova2020() -> list:
-    """FedNova: normalized averaging ends near x*; control FedAvg (Wang et al. Thm 1: it ends near
-    argmin F̃)."""
-    p = HeterogeneousQuadratic(dim=2, num_workers=4, L=1.0, mu=0.5, sigma_G=1.0, seed=3)
-    beh = Behaviour(UniformArrivals(4), local_steps=PerWorkerSteps([1, 2, 4, 8]))
-    claim = CLAIMS["published.fednova2020.fednova"]
-    return [verify(claim, p, beh, rounds=600, replicates=2, control=FedAvg(1.0, 0.01))]
-
-
 #: claim id -> the function returning its verdicts (Li et al.'s function covers Thms 1 and 3)
 VERIFICATIONS: dict[str, Callable[[], list]] = {
     "published.lian2015.thm1": lian2015,
@@ -229,7 +219,6 @@ VERIFICATIONS: dict[str, Callable[[], list]] = {
     "published.yu2019.thm1": yu2019,
     "published.yu2019.cor2": yu2019,
     "published.scaffold2020.thm3": scaffold2020,
-    "published.fednova2020.fednova": fednova2020,
 }
 #: the paper modules that carry their own check (``afltheory.published.SELF_CHECKED``)
 VERIFICATIONS.update({c.id: p.verify for p in SELF_CHECKED for c in p.claims()})

@@ -30,7 +30,6 @@ from . import SELF_CHECKED
 __all__ = ["KILLS"]
 
 KILLS: dict[str, list[str]] = {
-    "published.fednova2020.fednova": ["fedavg.no_K", "fednova.no_normalization"],
     "published.khaled2020.heterogeneous": ["sim.K_plus_one", "sim.stale_off_by_one"],
     "published.khaled2020.identical": ["exact.noise_dropped", "exact.noise_per_coordinate"],
     "published.lian2015.thm1.m1_tau0": ["asysg.step_twice"],
