@@ -22,7 +22,6 @@ __all__ = [
     "REF",
     "khaled2020",
     "lian2015",
-    "scaffold2020",
     "stich2019",
     "yu2019",
 ]
@@ -58,11 +57,6 @@ def stich2019(ctx):
 )
 def yu2019(ctx):
     return instances.yu2019()
-
-
-@register("published.scaffold2020", "SCAFFOLD 2020 Thm III (σ = 0): linear rate, no heterogeneity term", REF)
-def scaffold2020(ctx):
-    return instances.scaffold2020()
 
 
 def _register_self_checked() -> None:

@@ -76,7 +76,6 @@ PEP_SETUPS: dict[str, tuple[dict, str, dict, int, int]] = {
     "published.stich2019.thm2.2": ({}, "", {"L": 1.0, "mu": 0.5, "D0": 1.0}, 10, 1),
     "published.yu2019.thm1": ({}, "its own class", {"L": 1.0, "Delta": 1.0, "eta": 1.0, "eta_L": 0.5}, 10, 1),
     "published.yu2019.cor2": ({}, "its own class", {"L": 1.0, "Delta": 1.0}, 10, 1),
-    "published.scaffold2020.thm3": ({}, "", {"L": 1.0, "mu": 0.5, "D0": 1.0}, 10, 2),
 }
 
 
@@ -197,7 +196,6 @@ PUBLISHED_CHECKS = (
     "published.khaled2020",
     "published.stich2019",
     "published.yu2019",
-    "published.scaffold2020",
 )
 
 #: claims whose bound is not a statement over a class (the adversary's ratio would be meaningless), and why

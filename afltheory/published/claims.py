@@ -16,11 +16,10 @@ from __future__ import annotations
 import sympy as sp
 
 from ..algorithms import AsySG, FedAvg
-from ..algorithms.published import SCAFFOLDServer
 from ..claims import Assumptions, Claim
 from ..claims.symbols import D0, E, kappa, mu, zeta_star
 from ..theory.symbols import K, L, M, T, eta, m, sigma_L
-from . import SELF_CHECKED, khaled2020, lian2015, scaffold2020, stich2019, yu2019
+from . import SELF_CHECKED, khaled2020, lian2015, stich2019, yu2019
 from .symbols import G, H, sigma_dif, sigma_star, t
 from .symbols import T as T_paper
 
@@ -162,33 +161,6 @@ STICH = Claim(
     extra_symbols={"a": "Stich's step-size shift a (η_t = 4/(μ(a+t)))"},
 )
 
-# -- SCAFFOLD (Karimireddy et al. 2020), Thm III with exact gradients: the transient term with its hidden
-# constant taken as 1 (the check's own strengthening, stated in the reading), D̃² = ‖x0 − x*‖² + (1/(2Nβ²))
-# Σ‖c_i⁰ − ∇f_i(x*)‖² with c_i⁰ = 0, i.e. D0 + ζ*²/(2L²) (uniform weights); μ read as f's strong convexity.
-SCAFFOLD_DET = Claim(
-    id="published.scaffold2020.thm3",
-    title="SCAFFOLD, strongly convex: the package's own explicit form (σ = 0, hidden constant = 1)",
-    reference=scaffold2020.THM3.reference + " (printed as a round count; this explicit form is not)",
-    source="the package's own formula (from memory); Theorem III as printed: " + _source(scaffold2020.THM3),
-    reading=scaffold2020.PACKAGE_FORM + " Engine form: SCAFFOLDServer(η = η_g = 1, η_L = η_l = 1/(81 E L)), "
-    "full participation, exact gradients, hidden constant 1.",
-    confidence="from memory",
-    assumptions=Assumptions(
-        function="strongly_convex", noise="none", heterogeneity=None, participation="full", max_delay=0
-    ),
-    rule=SCAFFOLDServer,
-    eta=1,
-    eta_L=1 / (81 * E * L),
-    measured="last_gap",
-    bound={
-        "transient": mu * (D0 + zeta_star**2 / (2 * L**2)) * sp.exp(-sp.Min(m / (30 * M), mu / (162 * L)) * T)
-    },
-    conditions={
-        "step": sp.Le(K * sp.Symbol("eta_L") * sp.Symbol("eta"), sp.Min(1 / (81 * L), m / (15 * mu * M)))
-    },
-)
-
-
 # -- Yu, Yang, Zhu 2019 (AAAI), Thm 1 and its corollary, with K = 1 (averaging after every iteration): the
 # virtual average x̄^t is then the server iterate after t rounds, so the paper's left side (1/T) Σ_{t<T}
 # E‖∇f(x̄^t)‖² over its T iterations IS afltheory's avg_grad_sq over T rounds — exactly, not a surrogate. Local
@@ -262,7 +234,6 @@ CLAIMS = {
         STICH,
         YU_THM1,
         YU_COR2,
-        SCAFFOLD_DET,
     )
 }
 #: the claims of the paper modules that carry their own (``afltheory.published.SELF_CHECKED``)

@@ -58,7 +58,6 @@ __all__ = [
     "VERIFICATIONS",
     "khaled2020",
     "lian2015",
-    "scaffold2020",
     "stich2019",
     "yu2019",
 ]
@@ -194,22 +193,6 @@ def yu2019() -> list:
     ]
 
 
-def scaffold2020() -> list:
-    """SCAFFOLD Thm III with σ = 0 (deterministic simulation), control FedAvg with the same steps."""
-    K, rounds = 5, 4000
-    p = HeterogeneousCurvatureQuadratic.from_arrays(
-        hessians=np.array([[1.0, 0.5], [0.8, 1.0], [1.0, 0.6], [0.7, 0.9]]),
-        centers=20 * np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0], [0.0, -1.0]]),
-        radius=10.0,
-    )
-    beh = Behaviour(UniformArrivals(4), local_steps=ConstantSteps(K))
-    claim = CLAIMS["published.scaffold2020.thm3"]
-    # control: the same bound for FedAvg with the same steps (SCAFFOLD without control variates): it keeps a
-    # heterogeneity floor
-    fedavg = FedAvg(1.0, 1 / (81 * K * p.constants.L))
-    return [verify(claim, p, beh, rounds=rounds, replicates=2, x0=np.array([3.0, -2.0]), control=fedavg)]
-
-
 #: claim id -> the function returning its verdicts (Li et al.'s function covers Thms 1 and 3)
 VERIFICATIONS: dict[str, Callable[[], list]] = {
     "published.lian2015.thm1": lian2015,
@@ -218,7 +201,6 @@ VERIFICATIONS: dict[str, Callable[[], list]] = {
     "published.stich2019.thm2.2": stich2019,
     "published.yu2019.thm1": yu2019,
     "published.yu2019.cor2": yu2019,
-    "published.scaffold2020.thm3": scaffold2020,
 }
 #: the paper modules that carry their own check (``afltheory.published.SELF_CHECKED``)
 VERIFICATIONS.update({c.id: p.verify for p in SELF_CHECKED for c in p.claims()})

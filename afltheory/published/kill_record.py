@@ -34,7 +34,6 @@ KILLS: dict[str, list[str]] = {
     "published.khaled2020.identical": ["exact.noise_dropped", "exact.noise_per_coordinate"],
     "published.lian2015.thm1.m1_tau0": ["asysg.step_twice"],
     "published.lian2015.thm1.m2_tau3": ["asysg.staleness_damped", "asysg.step_twice"],
-    "published.scaffold2020.thm3": ["scaffold.sign", "scaffold.stale_control"],
     "published.stich2019.thm2.2": ["sim.K_plus_one"],
     "published.yu2019.cor2": [],
     "published.yu2019.cor2.rate_T": ["exact.round_late"],
