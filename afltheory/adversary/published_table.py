@@ -32,7 +32,6 @@ if TYPE_CHECKING:
 __all__ = [
     "NO_SEARCH",
     "PEP_SETUPS",
-    "PUBLISHED_CHECKS",
     "READING_CONSTANT",
     "Row",
     "add_parser",
@@ -56,27 +55,9 @@ NOT_A_CLAIM: dict[str, str] = {
 
 #: claim id -> (sub-class: Assumptions fields replaced, or {} for the claim's own class; its description;
 #: the constants; T; K). The step sizes in the constants are the claim's own (the bound must be evaluated at
-#: the step the rule runs).
-PEP_SETUPS: dict[str, tuple[dict, str, dict, int, int]] = {
-    "published.khaled2020.heterogeneous": ({}, "", {"L": 1.0, "D0": 1.0, "eta": 1.0, "eta_L": 0.25}, 10, 1),
-    "published.lian2015.thm1": (
-        {"participation": "full", "max_delay": 0},
-        "sub-class: every worker each update, no delay",
-        {"L": 1.0, "Delta": 1.0, "eta": 0.2, "eta_L": 1.0, "tau": 0.0},
-        20,
-        1,
-    ),
-    "published.khaled2020.identical": (
-        {},
-        "its own class",
-        {"L": 1.0, "mu": 0.5, "D0": 1.0, "eta_L": 0.1},
-        10,
-        2,
-    ),
-    "published.stich2019.thm2.2": ({}, "", {"L": 1.0, "mu": 0.5, "D0": 1.0}, 10, 1),
-    "published.yu2019.thm1": ({}, "its own class", {"L": 1.0, "Delta": 1.0, "eta": 1.0, "eta_L": 0.5}, 10, 1),
-    "published.yu2019.cor2": ({}, "its own class", {"L": 1.0, "Delta": 1.0}, 10, 1),
-}
+#: the step the rule runs). Empty: every paper module carries its own (``PEP_SETUPS`` in the module), merged
+#: in ``_pep`` (the module's entry wins).
+PEP_SETUPS: dict[str, tuple[dict, str, dict, int, int]] = {}
 
 
 @dataclass
@@ -189,14 +170,6 @@ def _verdict(fn: Any, claim_id: str) -> tuple[str, str]:
         ratios.append(f"{_g(v.measured)} / {_g(v.theoretical)} = {_g(r)}{low}" + (f" [{tag}]" if tag else ""))
     return "; ".join(parts), "; ".join(ratios)
 
-
-#: the registered checks (the checks plugin's published module) that run the published claims' verdicts
-PUBLISHED_CHECKS = (
-    "published.lian2015",
-    "published.khaled2020",
-    "published.stich2019",
-    "published.yu2019",
-)
 
 #: claims whose bound is not a statement over a class (the adversary's ratio would be meaningless), and why
 NO_SEARCH: dict[str, str] = {
@@ -311,13 +284,13 @@ def _pep(claim: Any) -> tuple[str, bool]:
 
 def live_kills(seed: int = 0) -> dict[str, list[str]]:
     """{verdict id: catalogued mutants it kills}: ``afltheory.mutants.kill_matrix`` over the registered checks
-    ``PUBLISHED_CHECKS`` (quick tier, ``seed``; ~25 s on one core) — what ``--kill-matrix`` prints and what
-    ``afltheory.published.kill_record.KILLS`` records."""
+    ``published.<module>`` of the paper modules (``afltheory.published.SELF_CHECKED``; quick tier, ``seed``;
+    minutes on the shared machine) — what ``--kill-matrix`` prints and what the modules' ``KILLS`` record."""
     from ..mutants import kill_matrix
     from ..published import SELF_CHECKED
 
     own = [f"published.{p.__name__.rsplit('.', 1)[1]}" for p in SELF_CHECKED]
-    km = kill_matrix(only=[*PUBLISHED_CHECKS, *own], tier="quick", seed=seed, jobs=1)
+    km = kill_matrix(only=own, tier="quick", seed=seed, jobs=1)
     return {v: sorted(ms) for v, ms in sorted(km.kills().items())}
 
 
@@ -470,8 +443,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--kill-matrix",
         action="store_true",
-        help="run the kill matrix of the published checks now (~25 s) instead of printing the recorded one "
-        "(afltheory/published/kill_record.py)",
+        help="run the kill matrix of the published checks now (minutes) instead of printing the recorded one "
+        "(the paper modules' KILLS, merged in afltheory/published/kill_record.py)",
     )
     p.set_defaults(func=run)
 
