@@ -12,7 +12,18 @@ import sympy as sp
 from ._statement import Location, Statement, Transcription
 from .symbols import B_dis, Delta, L, gamma_inexact, m, mu_prox
 
-__all__ = ["CHECK4", "COR7", "RHO", "STATEMENTS", "THM4", "THM6", "claims", "expected_decrease", "verify"]
+__all__ = [
+    "KILLS",
+    "CHECK4",
+    "COR7",
+    "RHO",
+    "STATEMENTS",
+    "THM4",
+    "THM6",
+    "claims",
+    "expected_decrease",
+    "verify",
+]
 
 _g, _B, _mu, _K = gamma_inexact, B_dis, mu_prox, m
 _mubar = mu_prox  # μ̄ = μ − L_− with L_− = 0 (convex local objectives)
@@ -154,6 +165,10 @@ CHECK4 = {
     "mu": 3.0,
     "K": 1000,
 }
+#: {verdict id: the catalogued mutants that flip it}, recorded 2026-12-02 ~01:13 UTC from a live run,
+#: ``kill_matrix(only=["published.li2020", "published.fedprox2020"], tier="quick", seed=0, jobs=1)``: none
+#: (the check is a closed form in plain numpy: no engine, no catalogued mutant reaches it)
+KILLS: dict[str, list[str]] = {"published.fedprox2020.thm4": []}
 #: the control: ρ with its term −L B (1+γ)/(μ̄ μ) left out (a dropped term, a transcription slip)
 CONTROL_DROPPED = "LB(1+γ)/(μ̄μ)"
 

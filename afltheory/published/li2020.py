@@ -286,9 +286,11 @@ PEP_SETUPS = {
         1,
     ),
 }
-#: {verdict id: the catalogued mutants that flip it} (recorded 2026-11-26, afltheory/published/kill_record.py;
-#: thm4's plain check runs no engine, so no catalogued mutant reaches it)
+#: {verdict id: the catalogued mutants that flip it}: recorded 2026-11-26 (afltheory/published/kill_record.py)
+#: and confirmed 2026-12-02 ~01:13 UTC by a live run, ``kill_matrix(only=["published.li2020",
+#: "published.fedprox2020"], tier="quick", seed=0, jobs=1)`` (8.7 s CPU): thm4's plain check runs no engine
 KILLS = {
+    "published.li2020.thm4": [],
     "published.li2020.thm1": ["exact.noise_dropped"],
     "published.li2020.thm2": ["fedavg.sampled_unscaled"],
     "published.li2020.thm3": ["exact.noise_dropped", "fedavg.sampled_unscaled"],

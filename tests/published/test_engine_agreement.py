@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from afltheory.published import li2020
-from paper_checks import published as PC
+from afltheory.published import khaled2020, li2020, lian2015, stich2019
 
 from .reference_loops import Quadratics, asysg_exact, fedavg_exact, local_sgd_exact
 
@@ -33,7 +32,7 @@ def test_li2020_thm3_engine_equals_plain_exact():
 
 
 def test_lian2015_engine_equals_plain_exact():
-    vs = PC.lian2015(None)
+    vs = lian2015.verify()
     A = np.diag([1.0, 0.5])
     for v, (m, tau, gamma) in zip(vs, ((1, 0, 0.2), (2, 3, 0.05)), strict=True):
         g2 = asysg_exact(A, np.zeros(2), np.array([3.0, -2.0]), 400, np.full((400, m), tau), gamma, 1.0)
@@ -41,7 +40,7 @@ def test_lian2015_engine_equals_plain_exact():
 
 
 def test_khaled2020_engine_equals_plain_exact():
-    v = PC.khaled2020(None)[0]
+    v = khaled2020.verify()[0]
     Q = Quadratics(np.array([np.eye(2)] * 4), np.zeros((4, 2)), sigma=2.0)
     ex = local_sgd_exact(Q, np.array([3.0, -2.0]), 1, 200, lambda t: 0.1)
     np.testing.assert_allclose(v.measured, ex["dist"][-1], rtol=RTOL)
@@ -61,7 +60,7 @@ def test_li2020_thm2_engine_equals_plain_exact():
 def test_khaled2020_heterogeneous_engine_equals_plain_exact():
     """The averaged iterate (1/T) Σ_{t<T} x_t of a deterministic run (σ = 0, H = 1): afltheory's simulation
     against the plain exact accumulator of ``local_sgd_exact``."""
-    v = PC.khaled2020(None)[1]
+    v = khaled2020.verify()[1]
     assert v.id == "published.khaled2020.heterogeneous"
     curv = np.array([np.diag([1.0, 0.5]), np.diag([0.8, 1.0]), np.diag([1.0, 0.6]), np.diag([0.7, 0.9])])
     cross = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0], [0.0, -1.0]])
@@ -73,7 +72,7 @@ def test_khaled2020_heterogeneous_engine_equals_plain_exact():
 def test_stich2019_engine_equals_plain_exact():
     """x̂_T = Σ_t (a+t)² x_t / S_T of a deterministic run (σ = 0, H = 1): afltheory's simulation with the
     recorded iterates against the plain exact weighted accumulator of ``local_sgd_exact``."""
-    v = PC.stich2019(None)[0]
+    v = stich2019.verify()[0]
     assert v.id == "published.stich2019.thm2.2"
     Q = Quadratics(np.array([np.eye(2)] * 4), np.zeros((4, 2)), sigma=0.0)
     a, T = 16.0, 5
