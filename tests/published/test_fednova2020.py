@@ -57,3 +57,25 @@ def test_bad_input_is_refused_with_the_parameter_named():
         fn.fedavg_fixed_point(H, C, TAU, 1.5)
     with pytest.raises(ValueError, match="taus"):
         fn.fedavg_fixed_point(H, C, TAU[:2], 0.1)
+
+
+def test_thm2_floor_by_hand_and_attained_up_to_its_factor_2():
+    """h = (1, .5), c = (1, −1), τ = (1, 4), p = (½, ½): w = (.2, .8), argmin F̃ = (.2 − .4)/(.2 + .4) = −1/3;
+    ∇F_1 = −4/3, ∇F_2 = 1/3, ∇F = −1/2 (‖·‖² = 1/4); χ² = .09/.2 + .09/.8 = .5625; κ² = .2·16/9 + .8/9 = 4/9;
+    2χ²κ² = 1/2: the ratio is exactly 1/2 (Cauchy–Schwarz tight in 1-d with two clients)."""
+    g2, chi2, kap2 = fn.inconsistency_floor(fn.THM2_H, fn.THM2_C, fn.THM2_TAUS, [-1 / 3])
+    assert (g2, chi2, kap2) == pytest.approx((0.25, 0.5625, 4 / 9), rel=1e-12)
+    (v,) = [v for v in fn.verify() if v.id == "published.fednova2020.thm2"]
+    assert v.passed and v.inside_conditions and v.measured / v.theoretical == pytest.approx(0.5, rel=1e-5)
+    assert not v.negative_control.passed
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_thm2_floor_holds_at_the_limit_on_random_heterogeneous_clients(seed):
+    """Random diagonal clients and local steps: ‖∇F(argmin F̃)‖² ≤ χ²κ² (Cauchy–Schwarz), so ≤ 2χ²κ²."""
+    rng = np.random.default_rng(seed)
+    h, c = rng.uniform(0.2, 1.0, size=(5, 3)), rng.normal(size=(5, 3))
+    taus = rng.integers(1, 9, size=5)
+    x = fn.surrogate_minimiser(h, c, taus)
+    g2, chi2, kap2 = fn.inconsistency_floor(h, c, taus, x)
+    assert g2 <= chi2 * kap2 * (1 + 1e-12)
