@@ -154,9 +154,13 @@ STATEMENTS = (THM1_INCONSISTENCY, FEDNOVA_CONSISTENT, THM2_TRUE_OBJECTIVE)
 
 #: the FedNova claim's PEP setup (the table's PEP column): id -> (sub-class, description, constants, T, K)
 PEP_SETUPS = {"published.fednova2020.fednova": ({}, "", {"L": 1.0, "mu": 0.5, "D0": 1.0}, 10, 2)}
-#: {verdict id: the catalogued mutants that flip it} (recorded 2026-11-26, afltheory/published/kill_record.py;
-#: Theorem 1's plain check runs no engine)
-KILLS = {"published.fednova2020.fednova": ["fedavg.no_K", "fednova.no_normalization"]}
+#: {verdict id: the catalogued mutants that flip it}: recorded 2026-11-26 (afltheory/published/kill_record.py)
+#: and confirmed 2026-12-02 ~01:24 UTC by a live run, ``kill_matrix(only=["published.scaffold2020",
+#: "published.fednova2020"], tier="quick", seed=0, jobs=1)``: Theorem 1's plain check runs no engine
+KILLS = {
+    "published.fednova2020.fednova": ["fedavg.no_K", "fednova.no_normalization"],
+    "published.fednova2020.thm1": [],
+}
 #: Theorem 1's check: 4 clients ½ (x − c_i)ᵀ diag(h_i) (x − c_i), uniform p_i, τ_i local steps
 THM1_HESSIANS = ((1.0, 0.5), (0.8, 1.0), (1.0, 0.6), (0.7, 0.9))
 THM1_CENTRES = ((1.0, 0.0), (0.0, 1.0), (-1.0, 0.0), (0.0, -1.0))

@@ -271,9 +271,14 @@ STATEMENTS = (
 
 #: the engine form's PEP setup (the table's PEP column): claim id -> (sub-class, description, constants, T, K)
 PEP_SETUPS = {"published.scaffold2020.thm3": ({}, "", {"L": 1.0, "mu": 0.5, "D0": 1.0}, 10, 2)}
-#: {verdict id: the catalogued mutants that flip it} (recorded 2026-11-26, afltheory/published/kill_record.py;
-#: Theorem II's plain check runs no engine)
-KILLS = {"published.scaffold2020.thm3": ["scaffold.sign", "scaffold.stale_control"]}
+#: {verdict id: the catalogued mutants that flip it}: recorded 2026-11-26 (afltheory/published/kill_record.py)
+#: and confirmed 2026-12-02 ~01:24 UTC by a live run, ``kill_matrix(only=["published.scaffold2020",
+#: "published.fednova2020"], tier="quick", seed=0, jobs=1)`` (28 s CPU, 521 s wall under load): Theorem II's
+#: plain check runs no engine, so no catalogued mutant reaches it
+KILLS = {
+    "published.scaffold2020.thm3": ["scaffold.sign", "scaffold.stale_control"],
+    "published.scaffold2020.thm2_lower": [],
+}
 #: Theorem II's check: a witness of two clients ½ (x − c_i)ᵀ diag(h_i) (x − c_i) with different curvatures,
 #: K local steps, x⁰ = 0; the rounds and the step-size grid over which FedAvg's best error is taken
 THM2_HESSIANS = ((1.0, 0.2), (0.2, 1.0))
