@@ -45,12 +45,19 @@ __all__ = [
 
 #: why a statement is not a ``Claim`` (statements with a Claim are not listed)
 NOT_A_CLAIM: dict[str, str] = {
-    "fedbuff2022.thm": "rate only (constants hidden in O(·))",
-    "koloskova2020.sc": "rate only (constants hidden in O(·)); weighted iterate average",
-    "woodworth2020.local": "rate only (constants hidden in O(·)); average iterate",
-    "woodworth2020.minibatch": "rate only (constants hidden in O(·)); average iterate",
-    "glasgow2022.homogeneous": "lower bound, rate only (an upper-bound verdict does not apply)",
-    "glasgow2022.heterogeneous": "lower bound, rate only (an upper-bound verdict does not apply)",
+    "fedbuff2022.thm": "from memory, constants hidden in O(·): no verdict until its text is read (a check "
+    "of a recollection is no evidence)",
+    "koloskova2020.sc": "from memory, constants hidden in O(·), a weighted iterate average over a gossip "
+    "topology: no verdict until its text is read",
+    "woodworth2020.local": "from memory, an absolute constant c hidden: only a rate could be checked, and "
+    "not until its text is read",
+    "woodworth2020.minibatch": "abstract read, statement from memory, constant c hidden: no verdict until "
+    "its text is read",
+    "glasgow2022.homogeneous": "a lower bound over EVERY algorithm of a class (min over algorithms, c "
+    "hidden) on a hard instance not transcribed (abstract read, statement from memory): running one "
+    "algorithm cannot check it",
+    "glasgow2022.heterogeneous": "a lower bound over every algorithm of a class on a hard instance not "
+    "transcribed (from memory, c hidden): running one algorithm cannot check it",
 }
 
 #: claim id -> (sub-class: Assumptions fields replaced, or {} for the claim's own class; its description;
