@@ -71,3 +71,13 @@ def test_bad_input_is_refused_with_the_parameter_named():
         fedprox2020.expected_decrease(C, np.ones_like(C), (0.0, 1.0), 0.0, 3)
     with pytest.raises(ValueError, match="centres"):
         fedprox2020.expected_decrease(C, np.ones((3, 2)), (0.0, 1.0), 1.0, 3)
+
+
+def test_thm6_telescoped_verdict_by_hand_and_its_control():
+    """Identical clients ½‖w‖², μ = 3: the prox point is 3w/4, so ‖∇f(w^t)‖² = 100 (9/16)^t from w⁰ = 10e_2
+    and (1/T) Σ_{t<20} = (100/20)(1 − (9/16)^20)/(7/16); Δ = 50, ρ = ρ(μ = 3, K = 1000, B = 1, γ = 0)."""
+    v = [v for v in fedprox2020.verify() if v.id == "published.fedprox2020.thm6"][0]
+    assert v.measured == pytest.approx(5 * (1 - (9 / 16) ** 20) / (7 / 16), rel=1e-12)
+    rho = float(fedprox2020.RHO.subs({mu_prox: 3.0, m: 1000, L: 1.0, gamma_inexact: 0.0, B_dis: 1.0}))
+    assert v.theoretical == pytest.approx(50 / (rho * 20), rel=1e-12)
+    assert v.passed and v.inside_conditions and not v.negative_control.passed
