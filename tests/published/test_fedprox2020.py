@@ -40,7 +40,7 @@ def test_closed_form_agrees_with_monte_carlo_sampling_with_replacement():
 
 def test_verdict_passes_inside_the_conditions_and_its_control_fails():
     assert fedprox2020 in SELF_CHECKED
-    (v,) = fedprox2020.verify()
+    v = fedprox2020.verify()[0]
     assert v.passed and v.inside_conditions
     assert v.negative_control is not None and not v.negative_control.passed
     assert v.measured == pytest.approx(0.2187496875, rel=1e-9)  # 21.87496875 / 100 (the hand case above)
