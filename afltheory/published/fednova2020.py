@@ -9,6 +9,7 @@ Paper letters -> symbols: τ_i (local steps of client i) -> ``K`` per client; m 
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 import sympy as sp
 
@@ -174,7 +175,7 @@ THM2_H, THM2_C, THM2_TAUS, THM2_ETA = ((1.0,), (0.5,)), ((1.0,), (-1.0,)), (1, 4
 THM2_CONTROL = 4
 
 
-def surrogate_gap(trace, problem, algorithm) -> dict:
+def surrogate_gap(trace: Any, problem: Any, algorithm: Any) -> dict:
     """{"gap2": (R,)}: ‖argmin F̃ − x*‖² per replicate, F̃ = Σ_i w_i f_i with w_i ∝ p_i K̄_i (K̄_i worker i's mean
     local steps over the run) — FedAvg's mismatched objective [Wang et al. 2020, Thm 1] — for a quadratic
     problem (``dense_hessians``, ``centers``); ValueError naming the problem otherwise."""
@@ -240,7 +241,7 @@ def claims() -> tuple:
     )
 
 
-def fedavg_fixed_point(hessians, centres, taus, eta_L: float, weights=None):
+def fedavg_fixed_point(hessians: Any, centres: Any, taus: Any, eta_L: float, weights: Any = None) -> Any:
     """The limit of FedAvg (any server step η > 0) with full participation on the clients
     F_i = ½ (x − c_i)ᵀ diag(h_i) (x − c_i), client i running τ_i local full-gradient steps of size η_L:
     Σ_i p_i (I − (I − η_L diag(h_i))^{τ_i})(x − c_i) = 0, solved coordinate-wise."""
@@ -258,7 +259,7 @@ def fedavg_fixed_point(hessians, centres, taus, eta_L: float, weights=None):
     return (W * c).sum(0) / W.sum(0)
 
 
-def surrogate_minimiser(hessians, centres, taus, weights=None):
+def surrogate_minimiser(hessians: Any, centres: Any, taus: Any, weights: Any = None) -> Any:
     """argmin F̃, F̃ = Σ_i w_i F_i with w_i = p_i τ_i / Σ_j p_j τ_j (Sec. 4.1), for diagonal quadratics;
     ``taus`` all 1: argmin F."""
     import numpy as np
@@ -270,7 +271,7 @@ def surrogate_minimiser(hessians, centres, taus, weights=None):
     return (w * c).sum(0) / w.sum(0)
 
 
-def _thm1_slope(target_taus) -> float:
+def _thm1_slope(target_taus: Any) -> float:
     """The fitted exponent of η_L in ‖x̂(η_L) − argmin F̃‖ with F̃ weighted by ``target_taus``."""
     import numpy as np
 
@@ -282,7 +283,9 @@ def _thm1_slope(target_taus) -> float:
     return float(np.polyfit(np.log(THM1_ETAS), np.log(d), 1)[0])
 
 
-def inconsistency_floor(hessians, centres, taus, x, weights=None) -> tuple[float, float, float]:
+def inconsistency_floor(
+    hessians: Any, centres: Any, taus: Any, x: Any, weights: Any = None
+) -> tuple[float, float, float]:
     """(‖∇F(x)‖², χ²_{p‖w}, κ²) for diagonal quadratic clients: F = Σ p_i F_i, w_i = p_i τ_i / Σ_j p_j τ_j,
     χ² = Σ_i (p_i − w_i)²/w_i, and κ² = Σ_i w_i ‖∇F_i(x)‖² — at x = argmin F̃ (Σ w_i ∇F_i = 0) the smallest κ²
     Assumption 3 admits for any β (the assumption must hold at x too), so 2χ²κ² there is the smallest floor

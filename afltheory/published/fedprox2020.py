@@ -7,6 +7,8 @@ Paper letters -> symbols: μ (proximal weight) -> ``mu_prox``; K (sampled device
 
 from __future__ import annotations
 
+from typing import Any
+
 import sympy as sp
 
 from ._statement import Location, Statement, Transcription
@@ -186,7 +188,7 @@ def claims() -> tuple:
     return ()
 
 
-def expected_decrease(centres, hessians, w, mu: float, K: int) -> tuple[float, float, float]:
+def expected_decrease(centres: Any, hessians: Any, w: Any, mu: float, K: int) -> tuple[float, float, float]:
     """(f(w) − E_S f(w⁺), ‖∇f(w)‖², B(w)) for FedProx with exact prox on quadratic clients
     F_k = ½ (x − c_k)ᵀ diag(h_k) (x − c_k), uniform p_k, S = K devices drawn with replacement, w⁺ = the mean
     of their prox points z_k = (diag(h_k) + μI)⁻¹ (diag(h_k) c_k + μ w). Exact: E_S f(w⁺) = f(E z) +

@@ -11,6 +11,7 @@ Paper letters -> symbols: E (local steps per round) -> ``K``; N (devices) -> ``M
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 import sympy as sp
 
@@ -369,7 +370,7 @@ def claims() -> tuple:
     )
 
 
-def fixed_point(hessians, centres, eta: float, E: int):
+def fixed_point(hessians: Any, centres: Any, eta: float, E: int) -> tuple:
     """(w̃*, w*): the limit of FedAvg with full participation, uniform weights, E local full-gradient steps
     of constant step η on the clients F_k = ½ (w − c_k)ᵀ diag(h_k) (w − c_k), and the minimiser of their
     mean. Each round maps w to (1/M) Σ_k [c_k + (I − η diag(h_k))^E (w − c_k)], whose fixed point solves

@@ -15,6 +15,7 @@ memory, appendix-level at best), stated in ``PACKAGE_FORM`` and never the basis 
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 import sympy as sp
 
@@ -333,7 +334,9 @@ def claims() -> tuple:
     )
 
 
-def fedavg_best_error(hessians, centres, K: int, R: int, etas, x0=None) -> tuple[float, float]:
+def fedavg_best_error(
+    hessians: Any, centres: Any, K: int, R: int, etas: Any, x0: Any = None
+) -> tuple[float, float]:
     """(min over the step sizes ``etas`` of f(x^R) − f*, the minimising step) for FedAvg with full
     participation, K local full-gradient steps, server step 1, on the clients F_i = ½ (x − c_i)ᵀ diag(h_i)
     (x − c_i) from ``x0`` (default 0). Per coordinate a round is the affine map x ↦ a x + b with

@@ -23,6 +23,7 @@ substitution by tests/published/test_yu2019.py).
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 import sympy as sp
 
@@ -217,7 +218,7 @@ def claims() -> tuple:
     )
 
 
-def iso(M: int, sigma: float, dim: int = 2):
+def iso(M: int, sigma: float, dim: int = 2) -> Any:
     """M identical workers with an identity Hessian and centres 0 (L = μ = 1), noise σ_L = ``sigma``."""
     import numpy as np
 
