@@ -161,6 +161,7 @@ PEP_SETUPS = {"published.fednova2020.fednova": ({}, "", {"L": 1.0, "mu": 0.5, "D
 KILLS = {
     "published.fednova2020.fednova": ["fedavg.no_K", "fednova.no_normalization"],
     "published.fednova2020.thm1": [],
+    "published.fednova2020.thm2": [],  # the same run as khaled2019.cor1's (~01:44 UTC): a closed form
 }
 #: Theorem 1's check: 4 clients ½ (x − c_i)ᵀ diag(h_i) (x − c_i), uniform p_i, τ_i local steps
 THM1_HESSIANS = ((1.0, 0.5), (0.8, 1.0), (1.0, 0.6), (0.7, 0.9))

@@ -110,7 +110,13 @@ PEP_SETUPS = {"published.khaled2019.thm1": ({}, "", {"L": 1.0, "D0": 1.0, "eta":
 #: {verdict id: the catalogued mutants that flip it}, recorded 2026-12-01 ~23:20 UTC from a live run,
 #: ``kill_matrix(only=["published.khaled2019"], tier="quick", seed=0, jobs=1)`` (5 min wall on the loaded
 #: shared machine, 100 s CPU)
-KILLS = {"published.khaled2019.thm1": ["sim.K_plus_one", "sim.stale_off_by_one"]}
+#: Corollary 1's verdict added 2026-12-02 ~01:44 UTC from a live run, ``kill_matrix(only=[
+#: "published.khaled2019", "published.fednova2020"], tier="quick", seed=0, jobs=1)`` (833 s wall under load
+#: 12; thm1's entry confirmed)
+KILLS = {
+    "published.khaled2019.thm1": ["sim.K_plus_one", "sim.stale_off_by_one"],
+    "published.khaled2019.cor1": ["sim.K_plus_one", "sim.stale_off_by_one"],
+}
 
 #: the control divides the bound by this factor and must fail (measured > bound / factor): the init term
 #: 2‖x_0 − x_*‖²/(γT) is ≥ 9.5× the truth on the quadratics tried (ratio 0.1045 at T = 5, the best of T ≤ 12)
