@@ -177,7 +177,9 @@ CHECK4 = {
 #: {verdict id: the catalogued mutants that flip it}, recorded 2026-12-02 ~01:13 UTC from a live run,
 #: ``kill_matrix(only=["published.li2020", "published.fedprox2020"], tier="quick", seed=0, jobs=1)``: none
 #: (the check is a closed form in plain numpy: no engine, no catalogued mutant reaches it)
-KILLS: dict[str, list[str]] = {"published.fedprox2020.thm4": []}
+#: thm6 added ~01:49 UTC from ``kill_matrix(only=["published.fedprox2020"], tier="quick", seed=0, jobs=1)``
+#: (822 s wall under load, 2.6 s CPU in the parent): none
+KILLS: dict[str, list[str]] = {"published.fedprox2020.thm4": [], "published.fedprox2020.thm6": []}
 #: the control: ρ with its term −L B (1+γ)/(μ̄ μ) left out (a dropped term, a transcription slip)
 CONTROL_DROPPED = "LB(1+γ)/(μ̄μ)"
 
