@@ -105,7 +105,10 @@ COR1 = Statement(
 STATEMENTS = (THM1, COR1)
 
 #: the engine form's PEP setup (the table's PEP column): (sub-class, its description, constants, T, K)
-PEP_SETUPS = {"published.khaled2019.thm1": ({}, "", {"L": 1.0, "D0": 1.0, "eta": 1.0, "eta_L": 0.25}, 10, 1)}
+PEP_SETUPS = {
+    "published.khaled2019.thm1": ({}, "", {"L": 1.0, "D0": 1.0, "eta": 1.0, "eta_L": 0.25}, 10, 1),
+    "published.khaled2019.cor1": ({}, "", {"L": 1.0, "D0": 1.0}, 16, 1),
+}
 
 #: {verdict id: the catalogued mutants that flip it}, recorded 2026-12-01 ~23:20 UTC from a live run,
 #: ``kill_matrix(only=["published.khaled2019"], tier="quick", seed=0, jobs=1)`` (5 min wall on the loaded
