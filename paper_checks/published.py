@@ -1,84 +1,28 @@
-"""Published FL theorems beyond Yang et al. and Yu et al. (issue 26): the statements of
-``afltheory.published`` that the engines can run, verified as ``Claim``s (``afltheory.published.claims``)
-through the one entry point ``afltheory.claims.verify`` — exact moments where the model applies, else the
-one-sided 99 % t-UCB — each on an instance inside its conditions where its dominant term is attained.
+"""Published FL theorems beyond Yang et al. (issues 26, 40): one check ``published.<module>`` per paper module
+of ``afltheory.published`` (``SELF_CHECKED``, the one-module pattern of issue 38), running that module's
+``verify()`` — its engine forms through the one entry point ``afltheory.claims.verify`` (exact moments
+where the model applies, else the one-sided 99 % t-UCB), and its plain closed-form checks of the statements
+the engines cannot express (per-round decrease, lower bounds, limits) — each with a control that must fail.
 
-The instances and controls are in ``afltheory.published.instances`` (shared with ``afltheory published``,
-the table command); this module registers them as checks, plus one check per paper module that carries its own
-(``afltheory.published.SELF_CHECKED``). Li et al. 2020, Wang et al. 2020 and Khaled et al. 2019 were read in
-their main texts (issue 40); SCAFFOLD's check runs the package's own explicit form (Theorem III prints a
+Li et al. 2020, Wang et al. 2020, Li, Sahu et al. 2020 (FedProx) and Khaled et al. 2019 were read in their
+main texts (issue 40); SCAFFOLD's Theorem III check runs the package's own explicit form (Theorem III prints a
 round count); the others are from memory. No verdict here is a finding (none is a violation).
 """
 
 from __future__ import annotations
 
-from afltheory.published import instances
 from afltheory.published.instances import CONTROL_FACTOR
 
 from .registry import register
 
-__all__ = [
-    "CONTROL_FACTOR",
-    "REF",
-    "fednova2020",
-    "khaled2020",
-    "li2020",
-    "lian2015",
-    "scaffold2020",
-    "stich2019",
-    "yu2019",
-]
+__all__ = ["CONTROL_FACTOR", "REF"]
 
 REF = (
-    "issues 26, 40: Li et al. 2020, Wang et al. 2020, Khaled et al. 2019 (read in their main texts); "
-    "Karimireddy et al. 2020 (Theorem III read; the check's explicit form is the package's own); Lian et al. "
-    "2015, Khaled et al. 2020, Stich 2019 (from memory); Yu et al. 2019 (read in the lecture notes)"
+    "issues 26, 40: Li et al. 2020, Wang et al. 2020, Li, Sahu et al. 2020, Khaled et al. 2019 (read in "
+    "their main texts); Karimireddy et al. 2020 (Theorems II, III read; the Theorem III check's explicit "
+    "form is the package's own); Lian et al. 2015, Khaled et al. 2020, Stich 2019 (from memory); Yu et al. "
+    "2019 (read in the lecture notes)"
 )
-
-
-@register("published.li2020", "Li et al. 2020 Thms 1 and 3 (FedAvg, strongly convex, E = 1): noise term", REF)
-def li2020(ctx):
-    return instances.li2020()
-
-
-@register("published.lian2015", "Lian et al. 2015 Thm 1 (AsySG-con, nonconvex): noise and delay terms", REF)
-def lian2015(ctx):
-    return instances.lian2015()
-
-
-@register("published.khaled2020", "Khaled et al. 2020, identical data (local SGD): noise term", REF)
-def khaled2020(ctx):
-    return instances.khaled2020()
-
-
-@register(
-    "published.stich2019", "Stich 2019 Thm 2.2 (local SGD, H = 1): init term of the weighted average", REF
-)
-def stich2019(ctx):
-    return instances.stich2019()
-
-
-@register(
-    "published.yu2019",
-    "Yu et al. 2019 Thm 1 and corollary (local SGD, nonconvex, K = 1): bound and rate T^(-1/2)",
-    REF,
-)
-def yu2019(ctx):
-    return instances.yu2019()
-
-
-@register("published.scaffold2020", "SCAFFOLD 2020 Thm III (σ = 0): linear rate, no heterogeneity term", REF)
-def scaffold2020(ctx):
-    return instances.scaffold2020()
-
-
-@register(
-    "published.fednova2020",
-    "FedNova 2020: normalized averaging removes FedAvg's objective inconsistency",
-    REF,
-)
-def fednova2020(ctx):
-    return instances.fednova2020()
 
 
 def _register_self_checked() -> None:

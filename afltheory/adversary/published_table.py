@@ -32,7 +32,6 @@ if TYPE_CHECKING:
 __all__ = [
     "NO_SEARCH",
     "PEP_SETUPS",
-    "PUBLISHED_CHECKS",
     "READING_CONSTANT",
     "Row",
     "add_parser",
@@ -46,57 +45,26 @@ __all__ = [
 
 #: why a statement is not a ``Claim`` (statements with a Claim are not listed)
 NOT_A_CLAIM: dict[str, str] = {
-    "fedbuff2022.thm": "rate only (constants hidden in O(·))",
-    "fednova2020.thm1": "a limit as η_L → 0 (qualitative); run as the FedNova claim's control (FedAvg)",
-    "fedprox2020.thm4": "per-round decrease with sampling with replacement: checked on the plain "
-    "references only (tests/published/)",
-    "koloskova2020.sc": "rate only (constants hidden in O(·)); weighted iterate average",
-    "woodworth2020.local": "rate only (constants hidden in O(·)); average iterate",
-    "woodworth2020.minibatch": "rate only (constants hidden in O(·)); average iterate",
-    "glasgow2022.homogeneous": "lower bound, rate only (an upper-bound verdict does not apply)",
-    "glasgow2022.heterogeneous": "lower bound, rate only (an upper-bound verdict does not apply)",
+    "fedbuff2022.thm": "from memory, constants hidden in O(·): no verdict until its text is read (a check "
+    "of a recollection is no evidence)",
+    "koloskova2020.sc": "from memory, constants hidden in O(·), a weighted iterate average over a gossip "
+    "topology: no verdict until its text is read",
+    "woodworth2020.local": "from memory, an absolute constant c hidden: only a rate could be checked, and "
+    "not until its text is read",
+    "woodworth2020.minibatch": "abstract read, statement from memory, constant c hidden: no verdict until "
+    "its text is read",
+    "glasgow2022.homogeneous": "a lower bound over EVERY algorithm of a class (min over algorithms, c "
+    "hidden) on a hard instance not transcribed (abstract read, statement from memory): running one "
+    "algorithm cannot check it",
+    "glasgow2022.heterogeneous": "a lower bound over every algorithm of a class on a hard instance not "
+    "transcribed (from memory, c hidden): running one algorithm cannot check it",
 }
 
 #: claim id -> (sub-class: Assumptions fields replaced, or {} for the claim's own class; its description;
 #: the constants; T; K). The step sizes in the constants are the claim's own (the bound must be evaluated at
-#: the step the rule runs).
-PEP_SETUPS: dict[str, tuple[dict, str, dict, int, int]] = {
-    "published.li2020.thm1": (
-        {"heterogeneity": "iid", "weights": "uniform"},
-        "sub-class: identical clients (Γ = 0), uniform weights",
-        {"L": 1.0, "mu": 0.5, "D0": 1.0, "sum_p2": 1.0, "Gamma": 0.0},
-        10,
-        1,
-    ),
-    "published.li2020.thm3": ({}, "", {"L": 1.0, "mu": 0.5, "D0": 1.0}, 10, 1),
-    "published.li2020.thm2": (
-        {"participation": "full", "heterogeneity": "iid"},
-        "sub-class: one client (M = 1, the sampled device is the client; Γ = 0)",
-        {"L": 1.0, "mu": 0.5, "D0": 1.0, "sum_p2": 1.0, "Gamma": 0.0},
-        10,
-        1,
-    ),
-    "published.khaled2020.heterogeneous": ({}, "", {"L": 1.0, "D0": 1.0, "eta": 1.0, "eta_L": 0.25}, 10, 1),
-    "published.lian2015.thm1": (
-        {"participation": "full", "max_delay": 0},
-        "sub-class: every worker each update, no delay",
-        {"L": 1.0, "Delta": 1.0, "eta": 0.2, "eta_L": 1.0, "tau": 0.0},
-        20,
-        1,
-    ),
-    "published.khaled2020.identical": (
-        {},
-        "its own class",
-        {"L": 1.0, "mu": 0.5, "D0": 1.0, "eta_L": 0.1},
-        10,
-        2,
-    ),
-    "published.stich2019.thm2.2": ({}, "", {"L": 1.0, "mu": 0.5, "D0": 1.0}, 10, 1),
-    "published.yu2019.thm1": ({}, "its own class", {"L": 1.0, "Delta": 1.0, "eta": 1.0, "eta_L": 0.5}, 10, 1),
-    "published.yu2019.cor2": ({}, "its own class", {"L": 1.0, "Delta": 1.0}, 10, 1),
-    "published.scaffold2020.thm3": ({}, "", {"L": 1.0, "mu": 0.5, "D0": 1.0}, 10, 2),
-    "published.fednova2020.fednova": ({}, "", {"L": 1.0, "mu": 0.5, "D0": 1.0}, 10, 2),
-}
+#: the step the rule runs). Empty: every paper module carries its own (``PEP_SETUPS`` in the module), merged
+#: in ``_pep`` (the module's entry wins).
+PEP_SETUPS: dict[str, tuple[dict, str, dict, int, int]] = {}
 
 
 @dataclass
@@ -192,7 +160,7 @@ def _setting_of_statement(st: Any) -> str:
 def _verdict(fn: Any, claim_id: str) -> tuple[str, str]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        vs = [v for v in fn() if v.id.startswith(claim_id)]
+        vs = [v for v in fn() if v.id == claim_id or v.id.startswith(claim_id + ".")]
     parts, ratios = [], []
     for v in vs:
         nc = v.negative_control
@@ -205,20 +173,10 @@ def _verdict(fn: Any, claim_id: str) -> tuple[str, str]:
             )
             continue
         r = v.measured / v.theoretical if v.theoretical > 0 else float("inf")
-        ratios.append(f"{_g(v.measured)} / {_g(v.theoretical)} = {_g(r)}" + (f" [{tag}]" if tag else ""))
+        low = " (required: measured ≥ bound)" if v.relation == ">=" else ""
+        ratios.append(f"{_g(v.measured)} / {_g(v.theoretical)} = {_g(r)}{low}" + (f" [{tag}]" if tag else ""))
     return "; ".join(parts), "; ".join(ratios)
 
-
-#: the registered checks (the checks plugin's published module) that run the published claims' verdicts
-PUBLISHED_CHECKS = (
-    "published.li2020",
-    "published.lian2015",
-    "published.khaled2020",
-    "published.stich2019",
-    "published.yu2019",
-    "published.scaffold2020",
-    "published.fednova2020",
-)
 
 #: claims whose bound is not a statement over a class (the adversary's ratio would be meaningless), and why
 NO_SEARCH: dict[str, str] = {
@@ -333,13 +291,13 @@ def _pep(claim: Any) -> tuple[str, bool]:
 
 def live_kills(seed: int = 0) -> dict[str, list[str]]:
     """{verdict id: catalogued mutants it kills}: ``afltheory.mutants.kill_matrix`` over the registered checks
-    ``PUBLISHED_CHECKS`` (quick tier, ``seed``; ~25 s on one core) — what ``--kill-matrix`` prints and what
-    ``afltheory.published.kill_record.KILLS`` records."""
+    ``published.<module>`` of the paper modules (``afltheory.published.SELF_CHECKED``; quick tier, ``seed``;
+    minutes on the shared machine) — what ``--kill-matrix`` prints and what the modules' ``KILLS`` record."""
     from ..mutants import kill_matrix
     from ..published import SELF_CHECKED
 
     own = [f"published.{p.__name__.rsplit('.', 1)[1]}" for p in SELF_CHECKED]
-    km = kill_matrix(only=[*PUBLISHED_CHECKS, *own], tier="quick", seed=seed, jobs=1)
+    km = kill_matrix(only=own, tier="quick", seed=seed, jobs=1)
     return {v: sorted(ms) for v, ms in sorted(km.kills().items())}
 
 
@@ -351,6 +309,24 @@ def _kills_cell(kills: dict[str, list[str]], claim_id: str) -> str:
     if not known:
         return "not run"
     return ", ".join(f"`{m}`" for m in found) if found else "none"
+
+
+def _plain(paper: Any, vid: str, cache: dict) -> tuple[str, str] | None:
+    """(verdict cell, measured/bound cell) of the verdicts ``vid`` (or ``vid.*``) of a paper module that
+    carries its own check (``afltheory.published.SELF_CHECKED``), for a statement without a ``Claim``; None
+    when the module has no such verdict. ``cache``: paper module -> its verdicts (``verify()`` runs once)."""
+    from ..published import SELF_CHECKED
+
+    if paper not in SELF_CHECKED:
+        return None
+    if paper not in cache:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            cache[paper] = list(paper.verify())
+    vs = cache[paper]
+    if not any(v.id == vid or v.id.startswith(vid + ".") for v in vs):
+        return None
+    return _verdict(lambda: vs, vid)
 
 
 def rows(budget: int = 60, seed: int = 0, kills: dict[str, list[str]] | None = None) -> list[Row]:
@@ -366,10 +342,30 @@ def rows(budget: int = 60, seed: int = 0, kills: dict[str, list[str]] | None = N
     seed = check_int("seed", seed, low=0)
     if kills is None:
         from ..published.kill_record import KILLS as kills
-    out = []
+    out: list[Row] = []
+    cache: dict = {}
     for paper in PAPERS:
         for st in paper.STATEMENTS:
             claim = CLAIMS.get(f"published.{st.id}")
+            plain = _plain(paper, f"published.{st.id}", cache) if claim is None else None
+            if plain is not None:  # a paper module's own check of a statement without an engine form
+                verdict, mb = plain
+                why = NOT_A_CLAIM.get(st.id) or st.why_not_a_claim or "no engine form"
+                out.append(
+                    Row(
+                        st.id,
+                        st.title,
+                        _setting_of_statement(st),
+                        _source(st),
+                        verdict,
+                        mb,
+                        f"not searched: not a Claim ({why})",
+                        "—",
+                        True,
+                        kills=_kills_cell(kills, f"published.{st.id}"),
+                    )
+                )
+                continue
             if claim is None:
                 why = NOT_A_CLAIM.get(st.id) or getattr(st, "why_not_a_claim", "") or "no Claim written yet"
                 out.append(
@@ -454,8 +450,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--kill-matrix",
         action="store_true",
-        help="run the kill matrix of the published checks now (~25 s) instead of printing the recorded one "
-        "(afltheory/published/kill_record.py)",
+        help="run the kill matrix of the published checks now (minutes) instead of printing the recorded one "
+        "(the paper modules' KILLS, merged in afltheory/published/kill_record.py)",
     )
     p.set_defaults(func=run)
 

@@ -161,3 +161,19 @@ def _evaluate(expr: sp.Expr, values: dict, what: str) -> float:
     if e.free_symbols:
         raise ValueError(f"{what}: unknown value of symbol(s) {sorted(map(str, e.free_symbols))}")
     return float(e)
+
+
+def claim_source(st: Statement) -> str:
+    """A statement's source, confidence, excerpt, location and the named readings its verdict depends on (the
+    ``source`` of its engine form's ``Claim``)."""
+    out = f"{st.source}; confidence: {st.confidence}" + (f"; excerpt: “{st.excerpt}”" if st.excerpt else "")
+    if st.location is not None:
+        out += f"; {st.location}"
+    if st.readings:
+        out += "; readings: " + ", ".join(st.readings)
+    return out
+
+
+def substitute(terms: dict, subs: dict) -> dict:
+    """{name: term with ``subs`` substituted simultaneously} (a statement's bound in the engines' symbols)."""
+    return {k: sp.sympify(v).subs(subs, simultaneous=True) for k, v in terms.items()}

@@ -7,12 +7,26 @@ Paper letters -> symbols: μ (proximal weight) -> ``mu_prox``; K (sampled device
 
 from __future__ import annotations
 
+from typing import Any
+
 import sympy as sp
 
 from ._statement import Location, Statement, Transcription
 from .symbols import B_dis, Delta, L, gamma_inexact, m, mu_prox
 
-__all__ = ["COR7", "RHO", "STATEMENTS", "THM4", "THM6"]
+__all__ = [
+    "KILLS",
+    "CHECK4",
+    "CHECK6",
+    "COR7",
+    "RHO",
+    "STATEMENTS",
+    "THM4",
+    "THM6",
+    "claims",
+    "expected_decrease",
+    "verify",
+]
 
 _g, _B, _mu, _K = gamma_inexact, B_dis, mu_prox, m
 _mubar = mu_prox  # μ̄ = μ − L_− with L_− = 0 (convex local objectives)
@@ -86,12 +100,14 @@ THM4 = Statement(
     measured="per_round_decrease: f(w^t) − E_S f(w^{t+1}) ≥ ρ ‖∇f(w^t)‖²",
     bound={"decrease": RHO},
     conditions={"rho": sp.Gt(RHO, 0)},
+    why_not_a_claim="a per-round decrease under sampling with replacement (no engine quantity): checked on "
+    "its closed form, plain numpy",
 )
 
 eps = sp.Symbol("epsilon", positive=True)  # target accuracy ε
-_RATE_ONLY = (
-    "rate only (constants hidden in O(·)); sampling with replacement is checked on the plain references"
-)
+#: Theorem 6's check: identical clients ½‖w‖² (B(w) = 1 at every iterate: the hypothesis holds everywhere),
+#: exact prox with μ, K devices, T rounds from w⁰
+CHECK6 = {"mu": 3.0, "K": 1000, "T": 20, "w0": (0.0, 10.0)}
 
 THM6 = Statement(
     id="fedprox2020.thm6",
@@ -101,7 +117,12 @@ THM6 = Statement(
     excerpt=None,
     confidence="read",
     location=Location(_INDEX_ID, 20000, "Theorem 6", _FOUND_BY, section="Sec. 4.2"),
-    readings={**READINGS, "fedprox.B_eps": "Theorem 4's conditions with B ≥ B_ε must hold at EVERY iterate"},
+    readings={
+        **READINGS,
+        "fedprox.B_eps": "Theorem 4's conditions with B ≥ B_ε must hold at EVERY iterate",
+        "fedprox.thm6_constant_one": "O(·) read with the constant of its proof, 1 (telescoping Theorem 4: "
+        "(1/T) Σ_{t<T} E‖∇f(w^t)‖² ≤ Δ/(ρT)): a stronger statement than the printed one",
+    },
     reading="With Theorem 4's hypotheses at each iteration (B ≥ B_ε), f(w^0) − f* = Δ, after T = O(Δ/(ρε)) "
     "rounds (1/T) Σ_{t<T} E‖∇f(w^t)‖² ≤ ε.",
     assumptions=THM4.assumptions,
@@ -110,7 +131,8 @@ THM6 = Statement(
     bound={"rounds": Delta / (RHO * eps)},
     conditions=THM4.conditions,
     constants_explicit=False,
-    why_not_a_claim=_RATE_ONLY,
+    why_not_a_claim="a round count under Theorem 4's hypotheses at every iterate, sampling with replacement "
+    "(no engine quantity): checked in its telescoped form on identical clients, plain numpy",
 )
 
 COR7 = Statement(
@@ -143,3 +165,134 @@ COR7 = Statement(
 )
 
 STATEMENTS = (THM4, THM6, COR7)
+
+#: the instance of Theorem 4's check: M clients F_k = ½‖w − c_k‖² (L = 1, convex: L_− = 0), uniform p_k, K
+#: devices drawn with replacement, exact prox (γ = 0), proximal weight μ, the current iterate w^t
+CHECK4 = {
+    "centres": ((1.0, 0.0), (-1.0, 0.0)),
+    "w": (0.0, 10.0),
+    "mu": 3.0,
+    "K": 1000,
+}
+#: {verdict id: the catalogued mutants that flip it}, recorded 2026-12-02 ~01:13 UTC from a live run,
+#: ``kill_matrix(only=["published.li2020", "published.fedprox2020"], tier="quick", seed=0, jobs=1)``: none
+#: (the check is a closed form in plain numpy: no engine, no catalogued mutant reaches it)
+#: thm6 added ~01:49 UTC from ``kill_matrix(only=["published.fedprox2020"], tier="quick", seed=0, jobs=1)``
+#: (822 s wall under load, 2.6 s CPU in the parent): none
+KILLS: dict[str, list[str]] = {"published.fedprox2020.thm4": [], "published.fedprox2020.thm6": []}
+#: the control: ρ with its term −L B (1+γ)/(μ̄ μ) left out (a dropped term, a transcription slip)
+CONTROL_DROPPED = "LB(1+γ)/(μ̄μ)"
+
+
+def claims() -> tuple:
+    """No engine form: Theorem 4 bounds a per-round decrease under sampling WITH replacement, which no
+    measured quantity of ``afltheory.claims`` expresses; ``verify()`` checks it on a plain computation."""
+    return ()
+
+
+def expected_decrease(centres: Any, hessians: Any, w: Any, mu: float, K: int) -> tuple[float, float, float]:
+    """(f(w) − E_S f(w⁺), ‖∇f(w)‖², B(w)) for FedProx with exact prox on quadratic clients
+    F_k = ½ (x − c_k)ᵀ diag(h_k) (x − c_k), uniform p_k, S = K devices drawn with replacement, w⁺ = the mean
+    of their prox points z_k = (diag(h_k) + μI)⁻¹ (diag(h_k) c_k + μ w). Exact: E_S f(w⁺) = f(E z) +
+    ½ tr(∇²f Cov(z))/K (f quadratic, the K draws independent)."""
+    import numpy as np
+
+    c = np.asarray(centres, dtype=float)
+    h = np.asarray(hessians, dtype=float)
+    w = np.asarray(w, dtype=float)
+    if c.shape != h.shape or c.ndim != 2 or w.shape != (c.shape[1],):
+        raise ValueError(f"centres {c.shape}, hessians {h.shape}, w {w.shape} must be (M, d), (M, d), (d,)")
+    if not (mu > 0 and K >= 1):
+        raise ValueError(f"mu={mu!r} must be > 0 and K={K!r} >= 1")
+    hf = h.mean(0)
+    xs = (h * c).mean(0) / hf
+
+    def f(x):
+        return 0.5 * float(np.sum(hf * (x - xs) ** 2))
+
+    z = (h * c + mu * w) / (h + mu)
+    zbar = z.mean(0)
+    var = ((z - zbar) ** 2).mean(0)  # per coordinate, over k ~ p (uniform)
+    ef = f(zbar) + 0.5 * float(np.sum(hf * var)) / K
+    grads = h * (w - c)
+    g2 = float(np.sum(grads.mean(0) ** 2))
+    B = float(np.sqrt(np.mean(np.sum(grads**2, axis=1)) / g2))
+    return f(w) - ef, g2, B
+
+
+def verify() -> list:
+    """Theorem 4 at ``CHECK4``: the achieved constant (f(w^t) − E_S f(w^{t+1}))/‖∇f(w^t)‖² must be ≥ ρ at
+    B = B(w^t) (the hypothesis at the current iterate, with equality: the tightest B allowed), γ = 0, L = 1,
+    μ̄ = μ (reading ``fedprox.L_minus_limit``); the control, ρ without its term −LB(1+γ)/(μ̄μ), must fail.
+    Theorem 6 at ``CHECK6``, telescoped with its proof's constant 1: (1/T) Σ_{t<T} ‖∇f(w^t)‖² ≤ Δ/(ρT); the
+    control, Δ/(2ρT), must fail."""
+    import numpy as np
+
+    from ..checks.criteria import AtLeast, AtMost, ControlMeasurement
+    from ..checks.verdict import Verdict
+
+    c = np.asarray(CHECK4["centres"])
+    h = np.ones_like(c)
+    mu, K = CHECK4["mu"], CHECK4["K"]
+    dec, g2, B = expected_decrease(c, h, CHECK4["w"], mu, K)
+    vals = {mu_prox: mu, m: K, L: 1.0, gamma_inexact: 0.0, B_dis: B}
+    rho = float(RHO.subs(vals))
+    dropped = L * B_dis * (1 + gamma_inexact) / (mu_prox * mu_prox)
+    slip = float((RHO + dropped).subs(vals))
+    inside = bool(rho > 0 and THM4.check_conditions(vals)["rho"])
+    out = [
+        Verdict.judged(
+            id="published.fedprox2020.thm4",
+            claim="FedProx (exact prox, K devices with replacement) decreases f by ≥ ρ‖∇f(w^t)‖² per round",
+            reference=THM4.reference,
+            criterion=AtLeast(text="(f(w^t) − E f(w^{t+1}))/‖∇f(w^t)‖² ≥ ρ"),
+            measured=dec / g2,
+            theoretical=rho,
+            control=ControlMeasurement(
+                description=f"ρ with the term {CONTROL_DROPPED} dropped (a transcription slip): {slip:.4g}",
+                measured=dec / g2,
+                theoretical=slip,
+            ),
+            quantity="decrease / ‖∇f(w^t)‖²",
+            method="exact (closed form, plain numpy)",
+            inside_conditions=inside,
+            notes=f"M = 2 clients ½‖w − c_k‖², c_k = ±e_1, w^t = 10 e_2, μ = {mu:g}, K = {K}, γ = 0, L = 1, "
+            f"B = B(w^t) = {B:.6f}; inside Theorem 4's conditions (ρ > 0, B(w^t) ≤ B, F_k convex: L_− → 0). "
+            "Readings: " + ", ".join(READINGS),
+            details={"B": B, "rho": rho, "rho_slip": slip, "decrease": dec, "grad_sq": g2},
+        )
+    ]
+    # Theorem 6 (telescoped, reading fedprox.thm6_constant_one): identical clients, so every device returns
+    # the same prox point and the run is deterministic, B(w^t) = 1 at every iterate
+    mu6, K6, T6 = CHECK6["mu"], CHECK6["K"], CHECK6["T"]
+    w = np.asarray(CHECK6["w0"], dtype=float)
+    delta0, grads = 0.5 * float(w @ w), []
+    for _ in range(T6):
+        grads.append(float(w @ w))  # ‖∇f(w)‖², f = ½‖w‖²
+        w = mu6 * w / (1 + mu6)  # argmin ½‖v‖² + μ/2 ‖v − w‖²
+    rho6 = float(RHO.subs({mu_prox: mu6, m: K6, L: 1.0, gamma_inexact: 0.0, B_dis: 1.0}))
+    avg, bound6 = float(np.mean(grads)), delta0 / (rho6 * T6)
+    out.append(
+        Verdict.judged(
+            id="published.fedprox2020.thm6",
+            claim="FedProx: (1/T) Σ_{t<T} E‖∇f(w^t)‖² ≤ Δ/(ρT), i.e. T = Δ/(ρε) rounds reach ε",
+            reference=THM6.reference,
+            criterion=AtMost(text="(1/T) Σ ‖∇f(w^t)‖² ≤ Δ/(ρT)"),
+            measured=avg,
+            theoretical=bound6,
+            control=ControlMeasurement(
+                description="Δ/(2ρT) (a factor 2 dropped from the telescoped bound)",
+                measured=avg,
+                theoretical=bound6 / 2,
+            ),
+            quantity="(1/T) Σ_{t<T} ‖∇f(w^t)‖²",
+            method="exact (deterministic run, plain numpy)",
+            inside_conditions=bool(rho6 > 0),
+            notes=f"identical clients ½‖w‖² (L = 1, B(w) = 1 everywhere), μ = {mu6:g}, K = {K6}, γ = 0, "
+            f"T = {T6}, w⁰ = 10 e_2 (Δ = {delta0:g}), ρ = {rho6:.6g}; the O(·) of the text read with its "
+            "proof's constant 1 (a stronger claim than the printed one). Readings: "
+            + ", ".join(THM6.readings),
+            details={"rho": rho6, "Delta": delta0},
+        )
+    )
+    return out

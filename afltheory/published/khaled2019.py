@@ -88,8 +88,6 @@ COR1 = Statement(
     bound={"init": 8 * L * D0 / sp.sqrt(M * T), "heterogeneity": 3 * M * sigma_dif**2 * H**2 / (2 * L * T)},
     conditions={"H": sp.Le(H, sp.sqrt(T) / sp.sqrt(M))},
     definitions={"eta": sp.sqrt(M) / (4 * L * sp.sqrt(T))},
-    why_not_a_claim="Theorem 1 at one step size, γ = √M/(4L√T): no separate engine form (its test checks the "
-    "substitution)",
     location=_LOC,
     latex=Transcription(
         bound=r"\frac{8 L D}{\sqrt{M T}}+\frac{3 M \sigma^{2} H^{2}}{2 L T}",
@@ -107,12 +105,21 @@ COR1 = Statement(
 STATEMENTS = (THM1, COR1)
 
 #: the engine form's PEP setup (the table's PEP column): (sub-class, its description, constants, T, K)
-PEP_SETUPS = {"published.khaled2019.thm1": ({}, "", {"L": 1.0, "D0": 1.0, "eta": 1.0, "eta_L": 0.25}, 10, 1)}
+PEP_SETUPS = {
+    "published.khaled2019.thm1": ({}, "", {"L": 1.0, "D0": 1.0, "eta": 1.0, "eta_L": 0.25}, 10, 1),
+    "published.khaled2019.cor1": ({}, "", {"L": 1.0, "D0": 1.0}, 16, 1),
+}
 
 #: {verdict id: the catalogued mutants that flip it}, recorded 2026-12-01 ~23:20 UTC from a live run,
 #: ``kill_matrix(only=["published.khaled2019"], tier="quick", seed=0, jobs=1)`` (5 min wall on the loaded
 #: shared machine, 100 s CPU)
-KILLS = {"published.khaled2019.thm1": ["sim.K_plus_one", "sim.stale_off_by_one"]}
+#: Corollary 1's verdict added 2026-12-02 ~01:44 UTC from a live run, ``kill_matrix(only=[
+#: "published.khaled2019", "published.fednova2020"], tier="quick", seed=0, jobs=1)`` (833 s wall under load
+#: 12; thm1's entry confirmed)
+KILLS = {
+    "published.khaled2019.thm1": ["sim.K_plus_one", "sim.stale_off_by_one"],
+    "published.khaled2019.cor1": ["sim.K_plus_one", "sim.stale_off_by_one"],
+}
 
 #: the control divides the bound by this factor and must fail (measured > bound / factor): the init term
 #: 2‖x_0 − x_*‖²/(γT) is ≥ 9.5× the truth on the quadratics tried (ratio 0.1045 at T = 5, the best of T ≤ 12)
@@ -120,9 +127,10 @@ CONTROL_FACTOR = 10
 
 
 def claims() -> tuple:
-    """Theorem 1 in the engines' symbols: H = K = 1 (synchronisation after every step, so x̂_t is the server
-    iterate and T counts rounds; local GD with H = 1 is FedAvg with one local step and γ = η η_L); σ² = ζ*²
-    (uniform weights, exact gradients)."""
+    """Theorem 1 and Corollary 1 in the engines' symbols: H = K = 1 (synchronisation after every step, so x̂_t
+    is the server iterate and T counts rounds; local GD with H = 1 is FedAvg with one local step and γ = η
+    η_L); σ² = ζ*² (uniform weights, exact gradients). Corollary 1 runs its own step, η = 1, η_L = γ =
+    √M/(4L√T); its condition H ≤ √T/√M becomes T ≥ M."""
     from ..algorithms import FedAvg
     from ..claims import Assumptions, Claim
     from ..claims.symbols import D0 as cD0
@@ -133,6 +141,14 @@ def claims() -> tuple:
 
     gam = sp.Symbol("eta", positive=True) * sp.Symbol("eta_L", positive=True)
     subs = {eta: gam, T: cT, H: K, sigma_dif: zeta_star, D0: cD0, L: cL}
+    assumptions = Assumptions(
+        function="convex",
+        noise="none",
+        heterogeneity="zeta_star",
+        participation="full",
+        max_delay=0,
+        max_local_steps=1,
+    )
     return (
         Claim(
             id="published.khaled2019.thm1",
@@ -141,26 +157,35 @@ def claims() -> tuple:
             source=f"{THM1.source}; {THM1.location}; readings: " + ", ".join(THM1.readings),
             reading=THM1.reading + " Engine form: H = K = 1, FedAvg with γ = η η_L, σ² = ζ*².",
             confidence="read",
-            assumptions=Assumptions(
-                function="convex",
-                noise="none",
-                heterogeneity="zeta_star",
-                participation="full",
-                max_delay=0,
-                max_local_steps=1,
-            ),
+            assumptions=assumptions,
             rule=FedAvg,
             measured="avg_iterate_gap",
             bound={k: v.subs(subs, simultaneous=True) for k, v in THM1.bound.items()},
             conditions={k: c.subs(subs, simultaneous=True) for k, c in THM1.conditions.items()},
+        ),
+        Claim(
+            id="published.khaled2019.cor1",
+            title=COR1.title,
+            reference=COR1.reference,
+            source=f"{COR1.source}; {COR1.location}; readings: " + ", ".join(COR1.readings),
+            reading=COR1.reading + " Engine form: H = K = 1, FedAvg(η = 1, η_L = √M/(4L√T)), σ² = ζ*².",
+            confidence="read",
+            assumptions=assumptions,
+            rule=FedAvg,
+            eta=1,
+            eta_L=COR1.definitions["eta"].subs(subs, simultaneous=True),
+            measured="avg_iterate_gap",
+            bound={k: v.subs(subs, simultaneous=True) for k, v in COR1.bound.items()},
+            conditions={k: c.subs(subs, simultaneous=True) for k, c in COR1.conditions.items()},
         ),
     )
 
 
 def verify() -> list:
     """Theorem 1 (engine form) on 4 clients with different diagonal curvatures and centres ±e_1, ±e_2, exact
-    gradients, γ = 1/(4L), x_0 = x* + 3e_1, T = 5 rounds (where the init term is attained best); the control
-    (bound / ``CONTROL_FACTOR``) must fail."""
+    gradients, γ = 1/(4L), x_0 = x* + 3e_1, T = 5 rounds (where the init term is attained best); Corollary 1
+    on the same clients at its own step γ = √M/(4L√T) = 1/(2√5), x_0 = x* + 10e_1, T = 5 ≥ M (ratio 0.1117,
+    the best of T = 4..32 and the starts tried); each control (bound / ``CONTROL_FACTOR``) must fail."""
     import numpy as np
 
     from ..algorithms import FedAvg
@@ -168,7 +193,7 @@ def verify() -> list:
     from ..claims import verify as verify_claim
     from ..problems import HeterogeneousCurvatureQuadratic
 
-    (claim,) = claims()
+    claim, cor1 = claims()
     het = HeterogeneousCurvatureQuadratic.from_arrays(
         hessians=np.array([[1.0, 0.5], [0.8, 1.0], [1.0, 0.6], [0.7, 0.9]]),
         centers=np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0], [0.0, -1.0]]),
@@ -186,5 +211,14 @@ def verify() -> list:
             x0=het.constants.x_star + np.array([3.0, 0.0]),
             algorithm=FedAvg(1.0, 0.25),
             control=control,
-        )
+        ),
+        verify_claim(
+            cor1,
+            het,
+            beh,
+            rounds=5,
+            replicates=2,
+            x0=het.constants.x_star + np.array([10.0, 0.0]),
+            control=sum(cor1.bound.values()) / CONTROL_FACTOR,
+        ),
     ]

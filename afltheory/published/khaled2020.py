@@ -7,12 +7,23 @@ steps) -> ``T``; γ (constant step) -> ``eta``.
 
 from __future__ import annotations
 
+import functools
+
 import sympy as sp
 
 from ._statement import Statement
 from .symbols import D0, H, L, M, T, eta, mu, sigma_dif, sigma_star
 
-__all__ = ["HETEROGENEOUS", "IDENTICAL", "STATEMENTS"]
+__all__ = [
+    "CONTROL_FACTORS",
+    "HETEROGENEOUS",
+    "IDENTICAL",
+    "KILLS",
+    "PEP_SETUPS",
+    "STATEMENTS",
+    "claims",
+    "verify",
+]
 
 SOURCE = (
     "abstract https://ar5iv.labs.arxiv.org/html/1909.04746 and PMLR 108:4519-4529 page "
@@ -79,3 +90,134 @@ HETEROGENEOUS = Statement(
 )
 
 STATEMENTS = (IDENTICAL, HETEROGENEOUS)
+
+
+# -- the engine forms and the checks (one module, one test: issue 38)
+
+#: the engine forms' PEP setups (the table's PEP column): id -> (sub-class, description, constants, T, K)
+PEP_SETUPS = {
+    "published.khaled2020.heterogeneous": ({}, "", {"L": 1.0, "D0": 1.0, "eta": 1.0, "eta_L": 0.25}, 10, 1),
+    "published.khaled2020.identical": (
+        {},
+        "its own class",
+        {"L": 1.0, "mu": 0.5, "D0": 1.0, "eta_L": 0.1},
+        10,
+        2,
+    ),
+}
+#: {verdict id: the catalogued mutants that flip it} (recorded 2026-11-26, afltheory/published/kill_record.py)
+KILLS = {
+    "published.khaled2020.heterogeneous": ["sim.K_plus_one", "sim.stale_off_by_one"],
+    "published.khaled2020.identical": ["exact.noise_dropped", "exact.noise_per_coordinate"],
+}
+#: the controls divide the bound by these factors and must fail. Heterogeneous: f(x̄_T) − f* ≤ 4D0/(γT) is
+#: ≥ 17× the truth on every quadratic: for x' = −h x, x̄_T = x_0(1 − q^T)/(γhT), q = 1 − γh, so ratio =
+#: (1 − q^T)²/(8γhT) ≤ 0.0585 (γh = 1/4, T = 4); a /10 control cannot fail
+CONTROL_FACTORS = {"published.khaled2020.identical": 10, "published.khaled2020.heterogeneous": 20}
+
+
+@functools.cache
+def claims() -> tuple:
+    """Identical data: local SGD = FedAvg(η = 1, η_L = γ) with K = H local steps; the paper's T counts local
+    steps (T·K); σ*² = E‖∇f(x*, ξ)‖² = σ_L² for additive noise. Heterogeneous data, convex: with H = K = 1
+    (synchronisation after every step) the virtual averages x̄_t are the server iterates and the paper's T
+    (local steps) is the rounds, so its output (1/T) Σ_{t<T} x̄_t is afltheory's averaged iterate; local SGD
+    = FedAvg with one local step and γ = η η_L; σ_dif² = (1/M) Σ_m E‖∇f_m(x*, ξ)‖² = ζ*² + σ_L² (uniform
+    weights, additive noise)."""
+    from ..algorithms import FedAvg
+    from ..claims import Assumptions, Claim
+    from ..claims.symbols import zeta_star
+    from ..theory.symbols import K, sigma_L
+    from ._statement import claim_source, substitute
+
+    gam = sp.Symbol("eta_L", positive=True)
+    gam_het = sp.Symbol("eta", positive=True) * sp.Symbol("eta_L", positive=True)
+    return (
+        Claim(
+            id="published.khaled2020.identical",
+            title=IDENTICAL.title,
+            reference=IDENTICAL.reference,
+            source=claim_source(IDENTICAL),
+            reading=IDENTICAL.reading + " Engine form: FedAvg(η = 1, η_L = γ), H = K, T_KMR = T·K, σ* = σ_L.",
+            confidence="from memory",
+            assumptions=Assumptions(
+                function="strongly_convex",
+                noise="variance",
+                heterogeneity="iid",
+                participation="full",
+                max_delay=0,
+            ),
+            rule=FedAvg,
+            eta=1,
+            eta_L=0.1,
+            measured="last_dist_sq",
+            bound=substitute(IDENTICAL.bound, {eta: gam, T: T * K, H: K, sigma_star: sigma_L}),
+            conditions={"step": sp.Le(gam, 1 / (4 * L))},
+        ),
+        Claim(
+            id="published.khaled2020.heterogeneous",
+            title=HETEROGENEOUS.title,
+            reference=HETEROGENEOUS.reference,
+            source=claim_source(HETEROGENEOUS),
+            reading=HETEROGENEOUS.reading + " Engine form: H = K = 1 (x̄_t = the server iterate, "
+            "T_KMR = T rounds), FedAvg with γ = η η_L, σ_dif² = ζ*² + σ_L²; the drift term is 0 at H = 1.",
+            confidence="from memory",
+            assumptions=Assumptions(
+                function="convex",
+                noise="variance",
+                heterogeneity="zeta_star",
+                participation="full",
+                max_delay=0,
+                max_local_steps=1,
+            ),
+            rule=FedAvg,
+            measured="avg_iterate_gap",
+            bound=substitute(
+                HETEROGENEOUS.bound,
+                {eta: gam_het, T: T, H: K, sigma_dif: sp.sqrt(zeta_star**2 + sigma_L**2)},
+            ),
+            conditions={
+                k: c.subs({eta: gam_het, H: K}, simultaneous=True)
+                for k, c in HETEROGENEOUS.conditions.items()
+            },
+        ),
+    )
+
+
+def verify() -> list:
+    """Identical data (4 workers, identity Hessian, σ_L = 2, H = K = 1, γ = 0.1, 200 rounds): the noise term;
+    heterogeneous data (4 clients with different diagonal curvatures and centres ±e_1, ±e_2, σ = 0,
+    x_0 = x* + 3e_1, γ = 1/4, T = 4, where the init term is attained best): the init term of the averaged
+    iterate — two verdicts whose controls (bound / ``CONTROL_FACTORS``) must fail."""
+    import numpy as np
+
+    from ..algorithms import FedAvg
+    from ..anarchy import Behaviour, ConstantSteps, UniformArrivals
+    from ..claims import verify as verify_claim
+    from ..problems import HeterogeneousCurvatureQuadratic, HeterogeneousQuadratic
+
+    ident, het_claim = claims()
+
+    def check(claim, problem, behaviour, **kw):
+        control = sum(claim.bound.values()) / CONTROL_FACTORS[claim.id]
+        return verify_claim(claim, problem, behaviour, control=control, **kw)
+
+    p = HeterogeneousQuadratic.from_arrays(hessian_diag=np.ones(2), centers=np.zeros((4, 2)), sigma_L=2.0)
+    beh = Behaviour(UniformArrivals(4), local_steps=ConstantSteps(1))
+    het = HeterogeneousCurvatureQuadratic.from_arrays(
+        hessians=np.array([[1.0, 0.5], [0.8, 1.0], [1.0, 0.6], [0.7, 0.9]]),
+        centers=np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0], [0.0, -1.0]]),
+        radius=10.0,
+    )
+    return [
+        check(ident, p, beh, rounds=200, x0=np.array([3.0, -2.0])),
+        check(
+            het_claim,
+            het,
+            beh,
+            rounds=4,
+            replicates=2,
+            x0=het.constants.x_star + np.array([3.0, 0.0]),
+            algorithm=FedAvg(1.0, 0.25),
+        ),
+    ]

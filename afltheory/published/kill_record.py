@@ -19,8 +19,8 @@ only=PUBLISHED_CHECKS, tier="quick", seed=0, jobs=1)`` (6 s wall): they flip onl
 (``fedavg.sampled_unscaled`` through the negative control: the gap falls below bound/10); the other entries
 untouched (no check changed).
 
-The paper modules that carry their own check (``afltheory.published.SELF_CHECKED``, e.g. ``khaled2019``)
-record their kills in the module (``KILLS``); they are merged here.
+Since issue 38's one-module pattern every paper module (``afltheory.published.SELF_CHECKED``) records its
+kills in the module (``KILLS``), the entries above moved there unchanged; they are merged here.
 """
 
 from __future__ import annotations
@@ -29,21 +29,6 @@ from . import SELF_CHECKED
 
 __all__ = ["KILLS"]
 
-KILLS: dict[str, list[str]] = {
-    "published.fednova2020.fednova": ["fedavg.no_K", "fednova.no_normalization"],
-    "published.khaled2020.heterogeneous": ["sim.K_plus_one", "sim.stale_off_by_one"],
-    "published.khaled2020.identical": ["exact.noise_dropped", "exact.noise_per_coordinate"],
-    "published.li2020.thm1": ["exact.noise_dropped"],
-    "published.li2020.thm2": ["fedavg.sampled_unscaled"],
-    "published.li2020.thm3": ["exact.noise_dropped", "fedavg.sampled_unscaled"],
-    "published.lian2015.thm1.m1_tau0": ["asysg.step_twice"],
-    "published.lian2015.thm1.m2_tau3": ["asysg.staleness_damped", "asysg.step_twice"],
-    "published.scaffold2020.thm3": ["scaffold.sign", "scaffold.stale_control"],
-    "published.stich2019.thm2.2": ["sim.K_plus_one"],
-    "published.yu2019.cor2": [],
-    "published.yu2019.cor2.rate_T": ["exact.round_late"],
-    "published.yu2019.thm1.noise": ["exact.noise_dropped"],
-    "published.yu2019.thm1.transient": [],
-}
+KILLS: dict[str, list[str]] = {}
 for _paper in SELF_CHECKED:
     KILLS.update(getattr(_paper, "KILLS", {}))

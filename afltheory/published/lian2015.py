@@ -7,12 +7,14 @@ bound) -> ``tau``; γ (step) -> ``eta`` (the factor on the SUM of the m stale gr
 
 from __future__ import annotations
 
+import functools
+
 import sympy as sp
 
 from ._statement import Statement
 from .symbols import Delta, L, T, eta, m, sigma, tau
 
-__all__ = ["STATEMENTS", "THM1"]
+__all__ = ["CONTROL_FACTOR", "KILLS", "PEP_SETUPS", "STATEMENTS", "THM1", "claims", "verify"]
 
 THM1 = Statement(
     id="lian2015.thm1",
@@ -46,3 +48,91 @@ THM1 = Statement(
 )
 
 STATEMENTS = (THM1,)
+
+
+# -- the engine form and the check (one module, one test: issue 38)
+
+#: the engine form's PEP setup (the table's PEP column): id -> (sub-class, description, constants, T, K)
+PEP_SETUPS = {
+    "published.lian2015.thm1": (
+        {"participation": "full", "max_delay": 0},
+        "sub-class: every worker each update, no delay",
+        {"L": 1.0, "Delta": 1.0, "eta": 0.2, "eta_L": 1.0, "tau": 0.0},
+        20,
+        1,
+    )
+}
+#: {verdict id: the catalogued mutants that flip it} (recorded 2026-11-26, afltheory/published/kill_record.py)
+KILLS = {
+    "published.lian2015.thm1.m1_tau0": ["asysg.step_twice"],
+    "published.lian2015.thm1.m2_tau3": ["asysg.staleness_damped", "asysg.step_twice"],
+}
+#: the control divides the bound by this factor and must fail
+CONTROL_FACTOR = 10
+
+
+@functools.cache
+def claims() -> tuple:
+    """Theorem 1 in the engines' symbols: γ (the factor on the SUM of the m gradients) = η η_L / m for
+    afltheory's AsySG; σ = σ_L."""
+    from ..algorithms import AsySG
+    from ..claims import Assumptions, Claim
+    from ..theory.symbols import sigma_L
+    from ._statement import claim_source, substitute
+    from .symbols import sigma_star
+
+    g = sp.Symbol("gamma_lian", positive=True)
+    return (
+        Claim(
+            id="published.lian2015.thm1",
+            title=THM1.title,
+            reference=THM1.reference,
+            source=claim_source(THM1),
+            reading=THM1.reading + " Engine form: γ = η η_L / m; the condition is read with τ² "
+            "(another recollection has τ: the τ² reading is the more restrictive).",
+            confidence="from memory",
+            assumptions=Assumptions(
+                function="smooth", noise="variance", heterogeneity="iid", participation="arbitrary"
+            ),
+            rule=AsySG,
+            eta=0.2,
+            measured="avg_grad_sq",
+            bound=substitute(THM1.bound, {eta: g, sigma_star: sigma_L}),
+            conditions={k: c.subs(eta, g) for k, c in THM1.conditions.items()},
+            values={"gamma_lian": sp.Symbol("eta") * sp.Symbol("eta_L") / m, "sigma": sigma_L},
+            extra_symbols={"gamma_lian": "Lian's γ"},
+        ),
+    )
+
+
+def verify() -> list:
+    """Theorem 1 on identical workers (Hessian diag(1, .5), σ_L = 1), x_0 = (3, −2), 400 updates: m = 1
+    without delay (γ = 0.2) and m = 2 with delay 3 (γ = 0.05) — two verdicts whose controls (bound / 10)
+    must fail."""
+    import numpy as np
+
+    from ..algorithms import AsySG
+    from ..anarchy import Behaviour, FixedDelay, NoDelay, UniformArrivals
+    from ..claims import verify as verify_claim
+    from ..problems import HeterogeneousQuadratic
+
+    (claim,) = claims()
+    p = HeterogeneousQuadratic.from_arrays(
+        hessian_diag=np.array([1.0, 0.5]), centers=np.zeros((4, 2)), sigma_L=1.0
+    )
+    out = []
+    for mm, tau_, gamma in ((1, 0, 0.2), (2, 3, 0.05)):
+        beh = Behaviour(UniformArrivals(mm), delays=FixedDelay(tau_) if tau_ else NoDelay())
+        out.append(
+            verify_claim(
+                claim,
+                p,
+                beh,
+                rounds=400,
+                x0=np.array([3.0, -2.0]),
+                algorithm=AsySG(gamma * mm, 1.0),
+                id=f"published.lian2015.thm1.m{mm}_tau{tau_}",
+                control=sum(claim.bound.values()) / CONTROL_FACTOR,
+            )
+        )
+    return out

@@ -6,12 +6,24 @@ SGD steps per worker) -> ``T``; a (step-size shift) -> ``a_shift``.
 
 from __future__ import annotations
 
+import functools
+
 import sympy as sp
 
 from ._statement import Statement
 from .symbols import D0, S_T, G, H, L, M, T, a_shift, kappa, mu, sigma, t
 
-__all__ = ["ETA_T", "STATEMENTS", "THM22", "WEIGHT_T"]
+__all__ = [
+    "CONTROL_FACTOR",
+    "ETA_T",
+    "KILLS",
+    "PEP_SETUPS",
+    "STATEMENTS",
+    "THM22",
+    "WEIGHT_T",
+    "claims",
+    "verify",
+]
 
 ETA_T = 4 / (mu * (a_shift + t))
 WEIGHT_T = (a_shift + t) ** 2
@@ -56,3 +68,87 @@ THM22 = Statement(
 )
 
 STATEMENTS = (THM22,)
+
+
+# -- the engine form and the check (one module, one test: issue 38)
+
+#: the engine form's PEP setup (the table's PEP column): id -> (sub-class, description, constants, T, K)
+PEP_SETUPS = {"published.stich2019.thm2.2": ({}, "", {"L": 1.0, "mu": 0.5, "D0": 1.0}, 10, 1)}
+#: {verdict id: the catalogued mutants that flip it} (recorded 2026-11-26, afltheory/published/kill_record.py)
+KILLS = {"published.stich2019.thm2.2": ["sim.K_plus_one"]}
+#: the control divides the bound by this factor and must fail
+CONTROL_FACTOR = 10
+
+
+@functools.cache
+def claims() -> tuple:
+    """Theorem 2.2 with H = K = 1 (synchronisation after every step): the paper's T (local steps per worker)
+    is the rounds, the per-step schedule η_t = 4/(μ(a+t)) is a per-round schedule, and x̂_T = Σ_{t<T} (a+t)²
+    x_t / S_T is the average with weights ∝ η_t^{-2} (measured "weighted_avg_iterate_gap"); S_T = Σ_{t<T}
+    (a+t)² in closed form; σ = σ_L; G (a bound on E‖∇f(x, ξ)‖²) is given the value σ_L, a LOWER bound of the
+    true second moment (the bound checked is smaller than the paper's)."""
+    from ..algorithms import FedAvg
+    from ..claims import Assumptions, Claim
+    from ..claims.symbols import E
+    from ..theory.symbols import K, sigma_L
+    from ._statement import claim_source, substitute
+
+    a = a_shift
+    s_t = T * a**2 + a * T * (T - 1) + (T - 1) * T * (2 * T - 1) / 6
+    return (
+        Claim(
+            id="published.stich2019.thm2.2",
+            title=THM22.title,
+            reference=THM22.reference,
+            source=claim_source(THM22),
+            reading=THM22.reading + " Engine form: H = K = 1 (rounds = local steps; per-step and per-round "
+            "schedules coincide), FedAvg(η = 1, η_L = 4/(μ(a+t))) with a = max(16κ, 1), σ = σ_L, G read as "
+            "σ_L (a lower bound: conservative).",
+            confidence="read" if THM22.is_read else "from memory",
+            assumptions=Assumptions(
+                function="strongly_convex",
+                noise="variance",
+                heterogeneity="iid",
+                participation="full",
+                max_delay=0,
+                max_local_steps=1,
+            ),
+            rule=FedAvg,
+            eta=1,
+            eta_L=4 / (mu * (a + t)),
+            measured="weighted_avg_iterate_gap",
+            bound=substitute(THM22.bound, {S_T: s_t, sigma: sigma_L, G: sigma_L, H: K}),
+            values={"a": sp.Max(16 * kappa, E)},
+            conditions={
+                "one_local_step (engine form)": sp.Le(K, 1),
+                "a": sp.Ge(a, sp.Max(16 * kappa, K)),
+            },
+            extra_symbols={"a": "Stich's step-size shift a (η_t = 4/(μ(a+t)))"},
+        ),
+    )
+
+
+def verify() -> list:
+    """Theorem 2.2 (H = 1, deterministic) on 4 identical workers, identity Hessian (μ = L = 1, a = 16), σ = 0,
+    x_0 = x* + e_1, T = 5 (where the init term μa³‖x_0 − x*‖²/(2S_T) is attained best: 0.138 of it): the init
+    term of the weighted average, one verdict whose control (bound / 10) must fail."""
+    import numpy as np
+
+    from ..anarchy import Behaviour, ConstantSteps, UniformArrivals
+    from ..claims import verify as verify_claim
+    from ..problems import HeterogeneousQuadratic
+
+    (claim,) = claims()
+    p = HeterogeneousQuadratic.from_arrays(hessian_diag=np.ones(2), centers=np.zeros((4, 2)), sigma_L=0.0)
+    beh = Behaviour(UniformArrivals(4), local_steps=ConstantSteps(1))
+    return [
+        verify_claim(
+            claim,
+            p,
+            beh,
+            rounds=5,
+            replicates=2,
+            x0=p.constants.x_star + np.array([1.0, 0.0]),
+            control=sum(claim.bound.values()) / CONTROL_FACTOR,
+        )
+    ]

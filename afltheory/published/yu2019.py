@@ -22,13 +22,30 @@ substitution by tests/published/test_yu2019.py).
 
 from __future__ import annotations
 
+import functools
+from typing import Any
+
 import sympy as sp
 
 from ..theory import yu_local_sgd as _yu
 from ..theory.symbols import Delta, G, K, L, N, T, s, sigma
 from ._statement import Location, Statement
 
-__all__ = ["COR2", "COR2_PRINTED", "COR2_STEP", "STATEMENTS", "THM1"]
+__all__ = [
+    "CONTROL_FACTOR",
+    "COR2",
+    "COR2_PRINTED",
+    "COR2_STEP",
+    "KILLS",
+    "PEP_SETUPS",
+    "STATEMENTS",
+    "THM1",
+    "YU_RATE_POINTS",
+    "YU_RATE_TOL",
+    "claims",
+    "iso",
+    "verify",
+]
 
 SOURCE = (
     "lecture notes quoting the paper, shared seed 004, slides 'Convergence Results: FedAvg with I.I.D. "
@@ -106,3 +123,160 @@ COR2 = Statement(
 )
 
 STATEMENTS = (THM1, COR2)
+
+
+# -- the engine forms and the checks (one module, one test: issue 38)
+
+#: the engine forms' PEP setups (the table's PEP column): id -> (sub-class, description, constants, T, K)
+PEP_SETUPS = {
+    "published.yu2019.thm1": ({}, "its own class", {"L": 1.0, "Delta": 1.0, "eta": 1.0, "eta_L": 0.5}, 10, 1),
+    "published.yu2019.cor2": ({}, "its own class", {"L": 1.0, "Delta": 1.0}, 10, 1),
+}
+#: {verdict id: the catalogued mutants that flip it} (recorded 2026-11-26, afltheory/published/kill_record.py)
+KILLS = {
+    "published.yu2019.cor2": [],
+    "published.yu2019.cor2.rate_T": ["exact.round_late"],
+    "published.yu2019.thm1.noise": ["exact.noise_dropped"],
+    "published.yu2019.thm1.transient": [],
+}
+#: the controls divide the bound by this factor and must fail
+CONTROL_FACTOR = 10
+#: the corollary's rate verdict: the T points and the tolerance on the exact slope
+YU_RATE_POINTS, YU_RATE_TOL = (100, 400, 1600), 0.05
+_ENGINE_READING = (
+    " Engine form: K = 1 (x̄^t = the server iterate, T_Yu = T rounds), FedAvg with s = η η_L, N = M, σ = σ_L; "
+    "G read as σ_L (a lower bound of the second moment: conservative). The notes' PR-SGD averages BEFORE the "
+    "synchronising step, whose gradient is taken at the un-averaged local point; the engines run FedAvg "
+    "(every worker restarts at the average; K = 1: parallel mini-batch SGD). Their virtual averages coincide "
+    "on quadratics with a shared Hessian (the verdict instances), not in general "
+    "(tests/published/test_yu2019_reference.py)."
+)
+
+
+@functools.cache
+def claims() -> tuple:
+    """Theorem 1 and its corollary with K = 1 (averaging after every iteration): the virtual average x̄^t is
+    then the server iterate after t rounds, so the left side (1/T) Σ_{t<T} E‖∇f(x̄^t)‖² IS afltheory's
+    avg_grad_sq over T rounds — exactly, not a surrogate. Local SGD = FedAvg(η = 1, η_L = s); s = η η_L,
+    N = M, σ = σ_L; G is given the value σ_L, a LOWER bound of the true second moment (conservative). K > 1
+    is checked on the plain reference only (tests/published/test_yu2019_reference.py)."""
+    from ..algorithms import FedAvg
+    from ..claims import Assumptions, Claim
+    from ..theory.symbols import M, sigma_L
+    from ._statement import claim_source, substitute
+
+    subs = {s: sp.Symbol("eta", positive=True) * sp.Symbol("eta_L", positive=True), N: M, sigma: sigma_L}
+    cls = Assumptions(
+        function="smooth",
+        noise="variance",
+        heterogeneity="iid",
+        participation="full",
+        max_delay=0,
+        max_local_steps=1,
+    )
+    conf = {st.id: ("read" if st.is_read else "from memory") for st in (THM1, COR2)}
+    return (
+        Claim(
+            id="published.yu2019.thm1",
+            title=THM1.title,
+            reference=THM1.reference,
+            source=claim_source(THM1),
+            reading=THM1.reading + _ENGINE_READING,
+            confidence=conf[THM1.id],
+            assumptions=cls,
+            rule=FedAvg,
+            measured="avg_grad_sq",
+            bound=substitute(THM1.bound, subs),
+            values={"G": sigma_L},
+            conditions={
+                "one_local_step (engine form)": sp.Le(K, 1),
+                "step": THM1.conditions["step"].subs(subs, simultaneous=True),
+            },
+        ),
+        Claim(
+            id="published.yu2019.cor2",
+            title=COR2.title,
+            reference=COR2.reference,
+            source=claim_source(COR2),
+            reading=COR2.reading
+            + _ENGINE_READING
+            + " The step η_L = √M/(L√T) is the corollary's own (η = 1).",
+            confidence=conf[COR2.id],
+            assumptions=cls,
+            rule=FedAvg,
+            eta=1,
+            eta_L=COR2_STEP.subs(subs, simultaneous=True),
+            measured="avg_grad_sq",
+            bound=substitute(COR2.bound, subs),
+            values={"G": sigma_L},
+            conditions={
+                "one_local_step (engine form)": sp.Le(K, 1),
+                "step": COR2.conditions["step"].subs(subs, simultaneous=True),
+            },
+            rate={"T": -0.5},
+        ),
+    )
+
+
+def iso(M: int, sigma: float, dim: int = 2) -> Any:
+    """M identical workers with an identity Hessian and centres 0 (L = μ = 1), noise σ_L = ``sigma``."""
+    import numpy as np
+
+    from ..problems import HeterogeneousQuadratic
+
+    return HeterogeneousQuadratic.from_arrays(
+        hessian_diag=np.ones(dim), centers=np.zeros((M, dim)), sigma_L=sigma
+    )
+
+
+def verify() -> list:
+    """Theorem 1 (K = 1) where its transient term leads (s = 1/2) and where its noise term leads (from x*,
+    s = 1/10: a noise slip moves the measurement below the control) and its corollary (s = √M/(L√T)): three
+    bound verdicts (controls: bound / 10) and the corollary's rate T^(−1/2) — four verdicts."""
+    import numpy as np
+
+    from ..algorithms import FedAvg
+    from ..anarchy import Behaviour, ConstantSteps, UniformArrivals
+    from ..claims import verify as verify_claim
+    from ..claims import verify_rate
+
+    thm1, cor2 = claims()
+
+    def check(claim, problem, behaviour, **kw):
+        control = sum(claim.bound.values()) / CONTROL_FACTOR
+        return verify_claim(claim, problem, behaviour, control=control, **kw)
+
+    p, q, r = iso(4, 0.5), iso(4, 1.0), iso(2, 1.0)
+    four = Behaviour(UniformArrivals(4), local_steps=ConstantSteps(1))
+    two = Behaviour(UniformArrivals(2), local_steps=ConstantSteps(1))
+    return [
+        check(
+            thm1,
+            p,
+            four,
+            rounds=20,
+            x0=p.constants.x_star + np.array([2.0, 0.0]),
+            algorithm=FedAvg(1.0, 0.5),
+            id="published.yu2019.thm1.transient",
+        ),
+        check(
+            thm1,
+            r,
+            two,
+            rounds=200,
+            x0=r.constants.x_star,
+            algorithm=FedAvg(1.0, 0.1),
+            id="published.yu2019.thm1.noise",
+        ),
+        check(cor2, q, four, rounds=100, x0=q.constants.x_star + np.array([1.0, 0.0])),
+        verify_rate(
+            cor2,
+            q,
+            four,
+            over="T",
+            points=YU_RATE_POINTS,
+            replicates=2,
+            tol=YU_RATE_TOL,
+            id="published.yu2019.cor2.rate_T",
+        ),
+    ]

@@ -48,11 +48,12 @@ def test_the_module_is_registered_everywhere():
     registry.load_all()
     assert khaled2019 in SELF_CHECKED
     assert "published.khaled2019.thm1" in CLAIMS and "published.khaled2019.thm1" in VERIFICATIONS
+    assert "published.khaled2019.cor1" in CLAIMS and "published.khaled2019.cor1" in VERIFICATIONS
     assert "published.khaled2019" in CHECKS
 
 
 def test_verdict_passes_control_fails_and_equals_the_plain_loop():
-    (v,) = khaled2019.verify()
+    v, _ = khaled2019.verify()
     assert v.passed
     assert v.negative_control is not None and not v.negative_control.passed
     x0 = X_STAR + np.array([3.0, 0.0])
@@ -93,3 +94,19 @@ def test_corollary1_is_theorem1_at_its_step():
             "eta": float(co.definitions["eta"].subs({khaled2019.M: 4, khaled2019.T: 400, khaled2019.L: 2.0})),
         }
     )["step"]
+
+
+def test_corollary1_verdict_passes_control_fails_and_equals_the_plain_loop():
+    """Corollary 1's engine form at its own step γ = √M/(4L√T) = 1/(2√5) (M = 4, L = 1, T = 5 ≥ M: H = 1 ≤
+    √T/√M), x_0 = x* + 10e_1: the engine's measurement is Algorithm 1's, the bound is the printed
+    8L‖x_0 − x*‖²/√(MT) + 3Mσ²H²/(2LT), and bound / 10 is violated (ratio 0.1117)."""
+    _, v = khaled2019.verify()
+    assert v.id == "published.khaled2019.cor1" and v.passed and v.inside_conditions
+    assert v.negative_control is not None and not v.negative_control.passed
+    x0 = X_STAR + np.array([10.0, 0.0])
+    gamma = 1 / (2 * np.sqrt(5))
+    assert v.measured == pytest.approx(local_gd(x0, 1, 5, gamma), rel=1e-9)
+    sigma2 = float(np.mean(np.sum((HESS * (X_STAR - CENTERS)) ** 2, axis=1)))
+    bound = 8 * 100.0 / np.sqrt(4 * 5) + 3 * 4 * sigma2 / (2 * 5)
+    assert v.theoretical == pytest.approx(bound, rel=1e-12)
+    assert 0.11 < v.measured / v.theoretical < 0.113

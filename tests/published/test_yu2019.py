@@ -13,7 +13,8 @@ from afltheory.anarchy import Behaviour, ConstantSteps, UniformArrivals
 from afltheory.claims import verify
 from afltheory.published import STATEMENTS, yu2019
 from afltheory.published.claims import CLAIMS, FALSE_VARIANTS
-from afltheory.published.instances import VERIFICATIONS, _iso
+from afltheory.published.instances import VERIFICATIONS
+from afltheory.published.yu2019 import iso as _iso
 from afltheory.theory import yu_local_sgd as yu
 from afltheory.theory.symbols import M, N, eta, eta_L, s, sigma, sigma_L
 
