@@ -28,6 +28,7 @@ __all__ = [
     "linear_model",
     "local_maps",
     "LocalMap",
+    "local_maps_sequence",
     "NoExactModel",
     "server_rule",
 ]
@@ -73,6 +74,29 @@ def local_maps(
     return out
 
 
+def local_maps_sequence(
+    H: np.ndarray, b_tilde: np.ndarray, Sigma: np.ndarray, steps: tuple[float, ...], mu: float
+) -> dict[int, LocalMap]:
+    """{K: LocalMap} for K = len(steps) local steps of sizes ``steps`` = (η_0, …, η_{K−1}) (η_L decaying per
+    local step, ``afltheory.algorithms.schedules``). With P_k = I − η_k (H + μ I) and η̄ the mean step,
+    e_{k+1} = P_k e_k − η_k (H ỹ_0 − b̃ + ξ_k) and G = −e_K/(η̄ K) = C ỹ_0 + c + n with
+    S = Σ_j (η_j/η̄) Π_{l>j} P_l, C = S H / K, c = −S b̃ / K, Cov n = (1/K²) Σ_j (η_j/η̄)² Π_{l>j} P_l Σ (·)ᵀ,
+    accumulated forward (S ← P_k S + (η_k/η̄) I, Q ← P_k Q P_kᵀ + (η_k/η̄)² Σ). Equal steps give
+    ``local_maps``'s map."""
+    d = H.shape[-1]
+    I = np.eye(d)
+    K = len(steps)
+    bar = sum(steps) / K
+    S = np.zeros((d, d))
+    Q = np.zeros((d, d))
+    for eta in steps:
+        P = I - eta * (H + mu * I)
+        r = eta / bar
+        S = P @ S + r * I
+        Q = P @ Q @ P.T + (r * r) * Sigma
+    return {K: LocalMap(C=S @ H / K, c=-(S @ b_tilde) / K, Q=Q / K**2)}
+
+
 @dataclass(frozen=True)
 class ExactRule:
     """What the exact recursion needs of a server rule, read from its declarative hooks
@@ -89,6 +113,8 @@ class ExactRule:
     local: LocalView | None
     warm_start: bool
     worker_weights: np.ndarray | None = None  # (M,) M·p_i from the client weights (None: uniform)
+    #: round t's E local step sizes when η_L decays per local step (``eta_L`` is their mean), else None
+    step_sequence: tuple[float, ...] | None = None
 
     def local_for(self, num_workers: int) -> LocalView:
         """The rule's local view for ``num_workers`` workers (``ServerRule.local_view``)."""
@@ -188,6 +214,7 @@ def server_rule(algorithm: ServerRuleBase, num_workers: int | None = None) -> Ex
         local=None if num_workers is None else algorithm.local_view(num_workers),
         warm_start=bool(algorithm.warm_start),
         worker_weights=ww,
+        step_sequence=getattr(algorithm, "local_step_sequence", None),
     )
 
 

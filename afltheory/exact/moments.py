@@ -45,7 +45,7 @@ from ..compression.compressors import Compressor
 from . import cost as _cost
 from . import diagonal, drift
 from .law import SIMULATE_HINT, ExactUnavailable, round_law
-from .local import linear_model, local_maps, server_rule
+from .local import linear_model, local_maps, local_maps_sequence, server_rule
 
 if TYPE_CHECKING:
     from ..algorithms.base import ServerRule
@@ -222,6 +222,17 @@ class ExactSystem:
         etas = rule.local_steps_for(M)
         for i in range(M):
             Ks = set(law.k_pmf[i]) | set(law.k_init_pmf[i])
+            if rule.step_sequence is not None:  # η_L decaying per local step: every arrival runs E steps
+                if Ks != {len(rule.step_sequence)}:
+                    raise ExactUnavailable(
+                        f"local_steps: eta_L decays per local step, which needs E={len(rule.step_sequence)} "
+                        f"local steps for every arrival; worker {i} runs K in {sorted(Ks)} — {SIMULATE_HINT}"
+                    )
+                seq = rule.step_sequence
+                self.maps.append(
+                    local_maps_sequence(model.hessians[i], b_t[i], model.noise_cov[i], seq, rule.mu)
+                )
+                continue
             self.maps.append(local_maps(model.hessians[i], b_t[i], model.noise_cov[i], etas[i], rule.mu, Ks))
         Delta = law.pij - np.outer(law.pi, law.pi)
         np.fill_diagonal(Delta, law.pi - law.pi**2)
@@ -470,7 +481,24 @@ def _linear_compressor(algorithm, dim):
 
 
 def _steps(rule):
-    return (float(rule.eta), float(rule.eta_L))
+    return (float(rule.eta), float(rule.eta_L), getattr(rule, "local_step_sequence", None))
+
+
+def _per_step_E(problem, algorithm, behaviour):
+    """E, every arrival's local-step count, when ``algorithm``'s η_L decays per local step (None: it does
+    not); ``ExactUnavailable`` naming the local steps when the behaviour's K is not one fixed count."""
+    if not getattr(algorithm, "per_local_step", False):
+        return None
+    M = problem.num_workers
+    law = round_law(behaviour, M, algorithm.local_view(M))
+    Ks = set().union(*map(set, law.k_pmf), *map(set, law.k_init_pmf))
+    if len(Ks) != 1:
+        raise ExactUnavailable(
+            f"local_steps: eta_L={algorithm.eta_L!r} decays per local step (s = tE + k), which needs one "
+            f"local-step count E for every arrival; the behaviour's K takes the values {sorted(Ks)} — "
+            f"{SIMULATE_HINT}"
+        )
+    return int(next(iter(Ks)))
 
 
 def _x0(problem, x0):
@@ -542,18 +570,20 @@ def moments(
     sys_ = None
     if structure:
         sys_ = diagonal.diagonal_system(problem, algorithm, behaviour, ExactSystem, rounds, **kw)
+    E = _per_step_E(getattr(problem, "base", problem), algorithm, behaviour) if scheduled else None
+    at = (lambda t: algorithm.at_round(t)) if E is None else (lambda t: algorithm.at_round(t, local_steps=E))
     if sys_ is None:
-        sys_ = ExactSystem(problem, algorithm.at_round(0) if scheduled else algorithm, behaviour, **kw)
+        sys_ = ExactSystem(problem, at(0) if scheduled else algorithm, behaviour, **kw)
     projected = sys_.projected_cost(rounds)
     warned = _check_projection(projected, max_memory, warn_seconds, max_seconds, allow_large)
-    current = {(None if not scheduled else _steps(algorithm.at_round(0))): sys_}
+    current = {(None if not scheduled else _steps(at(0))): sys_}
 
     def system(t):
         """Round t's exact system: a step-size schedule gives each round its constant rule (the state layout
         does not depend on the step sizes, so S carries over)."""
         if not scheduled:
             return sys_
-        rule = algorithm.at_round(t)
+        rule = at(t)
         key = _steps(rule)
         if key not in current:
             current.clear()
