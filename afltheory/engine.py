@@ -749,17 +749,9 @@ def _round_rule(algorithm, t, local_steps=None):
 
 
 def _per_step_E(algorithm, steps, init_steps) -> int | None:
-    """E, the local steps every arrival runs, when ``algorithm``'s η_L decays per local step (None: it does
-    not); ValueError naming the local steps when they vary (the counter s = tE + k needs one E)."""
-    if not getattr(algorithm, "per_local_step", False):
-        return None
-    ks = np.unique(np.concatenate([np.ravel(steps), np.ravel(init_steps)]))
-    if ks.size != 1:
-        raise ValueError(
-            f"eta_L={algorithm.eta_L!r} decays per local step (s = tE + k), which needs the same number of "
-            f"local steps E for every arrival; the schedule's local steps are {ks.tolist()}"
-        )
-    return int(ks[0])
+    """E when ``algorithm``'s η_L decays per local step (``ServerRule.steps_per_round``), else None."""
+    hook = getattr(algorithm, "steps_per_round", None)
+    return None if hook is None else hook(steps, init_steps)
 
 
 @dataclass(slots=True)

@@ -177,6 +177,20 @@ class ServerRule:
         """True when ``eta_L`` decays per local step (``StepSize(..., per="step")``: η_{L,tE+k})."""
         return isinstance(self.eta_L, StepSize) and self.eta_L.per_step
 
+    def steps_per_round(self, *counts: np.ndarray) -> int | None:
+        """E, the one local-step count of every arrival in the arrays ``counts`` (a schedule's local steps,
+        its warm-start steps), when ``eta_L`` decays per local step (None when it does not): the counter
+        s = tE + k needs one E, so varying counts are refused (ValueError naming the local steps)."""
+        if not self.per_local_step:
+            return None
+        ks = np.unique(np.concatenate([np.ravel(np.asarray(c)) for c in counts]))
+        if ks.size != 1:
+            raise ValueError(
+                f"eta_L={self.eta_L!r} decays per local step (s = tE + k), which needs the same number of "
+                f"local steps E for every arrival; the schedule's local steps are {ks.tolist()}"
+            )
+        return int(ks[0])
+
     def at_round(self, t: int, local_steps: int | None = None) -> ServerRule:
         """The constant rule of round ``t`` (``self`` when nothing is scheduled): every backend runs round t
         of a scheduled rule with this rule, so a schedule needs no code of its own in any engine. A per-step
