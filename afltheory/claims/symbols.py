@@ -10,6 +10,8 @@ symbol      value
 ==========  ==============================================================================================
 T           rounds (server steps) of the run
 t           the round index (step-size schedules only)
+s           the global local-step counter s = tE + k (a step size decaying per local step: Li et al. 2020's
+            iteration index at E > 1; ``afltheory.algorithms.schedules``)
 m, M        arrivals per round, number of workers
 tau         the largest realized delay (per replicate)
 K           the largest realized number of local steps (per replicate); ``E`` is a synonym
@@ -36,10 +38,10 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ..algorithms.schedules import t
+from ..algorithms.schedules import s, t
 from ..theory import symbols as S
 
-__all__ = ["D0", "E", "G", "Gamma", "SYMBOLS", "kappa", "mu", "sigma_G_mean", "sum_p2", "t", "zeta_star"]
+__all__ = ["D0", "E", "G", "Gamma", "SYMBOLS", "kappa", "mu", "s", "sigma_G_mean", "sum_p2", "t", "zeta_star"]
 
 mu = sp.Symbol("mu", positive=True)  # strong convexity
 kappa = sp.Symbol("kappa", positive=True)  # L/μ
@@ -57,6 +59,7 @@ SYMBOLS: dict[str, sp.Symbol] = {
     for s in (
         S.T,
         t,
+        s,
         S.m,
         S.M,
         S.tau,

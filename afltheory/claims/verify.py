@@ -74,7 +74,10 @@ def run_values(trace: Any, problem: Any, algorithm: Any) -> dict[str, np.ndarray
     if trace.x0.ndim == 2:
         f0 = np.asarray(problem.value(trace.x0), dtype=float)
         vals["f_0"], vals["Delta"] = f0, f0 - float(problem.constants.f_star)
-    rule0 = algorithm.at_round(0) if getattr(algorithm, "scheduled", False) else algorithm
+    rule0 = algorithm
+    if getattr(algorithm, "scheduled", False):  # η_L decaying per local step: round 0's mean step
+        E = getattr(algorithm, "steps_per_round", lambda *c: None)(s.local_steps, s.init_local_steps)
+        rule0 = algorithm.at_round(0) if E is None else algorithm.at_round(0, local_steps=E)
     K = s.local_steps.max(axis=(1, 2)).astype(float)
     vals.update(
         {
