@@ -59,7 +59,6 @@ SYMBOLS: dict[str, sp.Symbol] = {
     for s in (
         S.T,
         t,
-        s,
         S.m,
         S.M,
         S.tau,
@@ -84,5 +83,6 @@ SYMBOLS: dict[str, sp.Symbol] = {
         S.Delta,
         D0,
         sum_p2,
+        s,
     )
 }

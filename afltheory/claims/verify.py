@@ -36,6 +36,7 @@ from ..analysis.slopes import bootstrap_slope, fit_slope, rate_fit
 from ..checks.verdict import NegativeControl, Verdict
 from ..exact.law import ExactUnavailable
 from ..theory import symbols as S
+from . import _power
 from ._claim import QUANTITIES, Claim
 from ._values import problem_values
 from .symbols import SYMBOLS
@@ -442,6 +443,7 @@ def verify(
     replicates = check_int("replicates", replicates, low=2)
     extra = dict(values or {})
     pv = problem_values(problem, x0)
+    given = algorithm  # None: built from the claim (per horizon: a step may depend on T)
     if algorithm is None:
         algorithm = claim.algorithm(
             {**pv, **_run_constants(behaviour, rounds), **_numbers(claim.values, pv), **extra},
@@ -473,7 +475,7 @@ def verify(
     if failing:
         notes.append(f"OUTSIDE the claim's conditions: {', '.join(failing)} fail")
     notes.extend(f"OUTSIDE the claim's scope: {p}" for p in scope)
-    nc = None
+    nc, tight = None, None
     if claim.expect == "fails":
         passed, relation = not cmp.holds, ">"
         notes.append("a false variant declared as expected to fail: PASS means the bound was violated")
@@ -483,6 +485,14 @@ def verify(
             nc, why = _control(claim, measured, is_exact, level, stats, extra, terms)
             if why:
                 notes.append(why)
+            if nc is None and why.startswith("no power"):  # item 7: name the tightest instance found
+                tight = _power.tightest_instance(
+                    verify, claim, problem, behaviour, rounds=rounds, x0=x0,
+                    kwargs=dict(replicates=replicates, seed=seed, values=values, exact=exact, level=level,
+                                algorithm=given, own=(float(cmp.measured), float(cmp.bound))),
+                )  # fmt: skip
+                if tight is not None:
+                    notes.append(_power.describe(tight))
         elif control is not None and hasattr(control, "aggregate"):
             # the same claim, run on the nearest wrong algorithm, judged by the same criterion
             ctr, cmeas, cexact, _ = _run(
@@ -533,6 +543,7 @@ def verify(
             "source": claim.source,
             "reading": claim.reading,
             "conditions": {k: {"holds": ok, "slack": s} for k, (ok, s) in conds.items()},
+            **({"tightest_instance": tight} if tight is not None else {}),
         },
     )
 
