@@ -115,6 +115,8 @@ class ExactRule:
     worker_weights: np.ndarray | None = None  # (M,) M·p_i from the client weights (None: uniform)
     #: round t's E local step sizes when η_L decays per local step (``eta_L`` is their mean), else None
     step_sequence: tuple[float, ...] | None = None
+    #: heavy-ball momentum β of the server optimizer (``server_rule(..., momentum=True)``), else None
+    momentum: float | None = None
 
     def local_for(self, num_workers: int) -> LocalView:
         """The rule's local view for ``num_workers`` workers (``ServerRule.local_view``)."""
@@ -155,7 +157,9 @@ class ExactRule:
 IMPERATIVE_HOOKS = ("aggregate", "update_memory", "init", "arrival_weights")
 
 
-def server_rule(algorithm: ServerRuleBase, num_workers: int | None = None) -> ExactRule:
+def server_rule(
+    algorithm: ServerRuleBase, num_workers: int | None = None, *, momentum: bool = False
+) -> ExactRule:
     """The exact view of ``algorithm``: its declarative hooks (step size, per-arrival weights, normalizer,
     memory, warm start, and its local view: fixed local steps, per-worker step sizes) are honoured — so a
     subclass changing them (a mutant) is represented as what it is; a rule that overrides an imperative hook
@@ -163,7 +167,8 @@ def server_rule(algorithm: ServerRuleBase, num_workers: int | None = None) -> Ex
     rule is not affine with state-free noise is refused (``UnsupportedRule``, a TypeError), never read as its
     base class. ``num_workers``: resolves the client weights (``ServerRule.worker_weights``) and the local
     view (``ExactRule.local``); a step-size schedule must be resolved first (``algorithm.at_round(t)``; the
-    exact engine does so per round)."""
+    exact engine does so per round). ``momentum``: the caller carries a heavy-ball server optimizer's
+    buffer (``exact.moments``): such an optimizer is then read (``ExactRule.momentum`` = β), not refused."""
     if not isinstance(algorithm, ServerRuleBase):
         raise TypeError(
             f"algorithm={algorithm!r} must be an afltheory.algorithms.ServerRule — {SIMULATE_HINT}"
@@ -176,7 +181,8 @@ def server_rule(algorithm: ServerRuleBase, num_workers: int | None = None) -> Ex
             f"staleness_weight, normalizer, keeps_memory, warm_start) — {SIMULATE_HINT}"
         )
     opt = getattr(algorithm, "server_optimizer", None)
-    if opt is not None and opt.exact_reason is not None:
+    beta = float(opt.beta) if momentum and getattr(opt, "heavy_ball", False) else None
+    if opt is not None and opt.exact_reason is not None and beta is None:
         raise UnsupportedRule(f"server optimizer {opt!r}: {opt.exact_reason} — {SIMULATE_HINT}")
     worker = getattr(algorithm, "worker", None)
     mu = worker.affine_prox_weight() if isinstance(worker, WorkerRule) else None
@@ -215,6 +221,7 @@ def server_rule(algorithm: ServerRuleBase, num_workers: int | None = None) -> Ex
         warm_start=bool(algorithm.warm_start),
         worker_weights=ww,
         step_sequence=getattr(algorithm, "local_step_sequence", None),
+        momentum=beta,
     )
 
 

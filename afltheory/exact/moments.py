@@ -160,6 +160,7 @@ class ExactSystem:
         *,
         max_memory: int = DEFAULT_MAX_MEMORY,
         allow_large: bool = False,
+        momentum: bool = False,
     ):
         max_memory = check_positive("max_memory", max_memory)
         if not isinstance(allow_large, (bool, np.bool_)):
@@ -171,7 +172,11 @@ class ExactSystem:
         model = linear_model(problem)
         algorithm = _faults.substitute(algorithm)  # identity unless inside afltheory.mutants.injected(...)
         d, M = problem.dim, problem.num_workers
-        self.rule = rule = server_rule(algorithm, M)
+        self.rule = rule = server_rule(algorithm, M, momentum=momentum)
+        # heavy-ball momentum (β): its buffer u_t (the step x_t − x_{t+1}) is appended to the stacked state
+        self.beta = rule.momentum
+        if self.beta is not None and self.drift_cov is not None:
+            raise ExactUnavailable(f"server momentum on a drifting problem is not modelled — {SIMULATE_HINT}")
         self.law = law = round_law(behaviour, M, rule.local_for(M))
         if hasattr(algorithm, "check_m"):
             algorithm.check_m(law.m)
@@ -388,6 +393,8 @@ class ExactSystem:
         for i, c in enumerate(cov):
             sl = slice(nJ + i * d, nJ + (i + 1) * d)
             S[sl, sl] += c
+        if self.beta is not None:  # the momentum buffer starts at 0 (m_{−1} = 0)
+            S = np.pad(S, ((0, d), (0, d)))
         return S
 
     def _within(self, op: _Op, S, Y):
@@ -406,6 +413,37 @@ class ExactSystem:
     def step(self, S: np.ndarray, t: int, noise: bool = True) -> np.ndarray:
         """S_{t+1} from S_t. ``noise=False`` drops the additive sources (the stochastic-gradient noise and the
         optimum's drift): the homogeneous part of the map, which the steady-state solver iterates."""
+        if self.beta is not None:
+            return self._momentum_step(S, t, noise)
+        return self._base_step(S, t, noise)
+
+    def _momentum_step(self, S: np.ndarray, t: int, noise: bool) -> np.ndarray:
+        """S_{t+1} with heavy-ball momentum. The state is (z, u), u_{t−1} the last step. The base round
+        gives z^b = A_t z + ε (x^b = x_t − s_t); the momentum round is u_t = β u_{t−1} + s_t and
+        x_{t+1} = x_t − u_t, i.e. z' = P z^b + Q (z, u) with x' = x^b − β u, u' = x_t − x^b + β u and the
+        rest of z' equal to z^b. Then E z'z'ᵀ = P S^b Pᵀ + P C Qᵀ + Q Cᵀ Pᵀ + Q S Qᵀ, with S^b the base
+        recursion's second moment and C = E z^b (z, u)ᵀ = Ā S[:n, :] (A_t and ε are independent of the
+        state, ε zero-mean)."""
+        n, d, beta = self.n, self.d, self.beta
+        N = n + d
+        xs = slice(1, 1 + d)
+        Sb = self._base_step(np.ascontiguousarray(S[:n, :n]), t, noise)
+        C = np.asarray(self.op(t).A @ S[:n, :])  # (n, N)
+        P = np.zeros((N, n))
+        P[:n, :n] = np.eye(n)
+        P[n:, xs] = -np.eye(d)
+        Q = np.zeros((N, N))
+        Q[xs, n:] = -beta * np.eye(d)
+        Q[n:, xs] = np.eye(d)
+        Q[n:, n:] = beta * np.eye(d)
+        PCQ = P @ C @ Q.T
+        out = P @ Sb @ P.T + PCQ + PCQ.T + Q @ S @ Q.T
+        out += out.T
+        out *= 0.5
+        return out
+
+    def _base_step(self, S: np.ndarray, t: int, noise: bool = True) -> np.ndarray:
+        """S_{t+1} from S_t without a server optimizer (the recursion of the module docstring)."""
         op = self.op(t)
         d, M, nJ, pi = self.d, self.M, self.nJ, self.law.pi
         drifts = noise and self.drift_cov is not None
@@ -565,10 +603,17 @@ def moments(
     scheduled = getattr(algorithm, "scheduled", False)
     if not isinstance(structure, (bool, np.bool_)):
         raise ValueError(f"structure={structure!r} must be True or False")
-    kw = {"max_memory": max_memory, "allow_large": allow_large}
+    opt = getattr(algorithm, "server_optimizer", None)
+    heavy = bool(getattr(opt, "heavy_ball", False))  # heavy-ball momentum: its buffer in the stacked state
+    if heavy and not isinstance(getattr(algorithm, "eta", None), (int, float, np.integer, np.floating)):
+        raise UnsupportedRule(
+            f"server optimizer {opt!r} with a scheduled server step eta={algorithm.eta!r}: exact moments "
+            f"carry heavy-ball momentum with a constant eta — {SIMULATE_HINT}"
+        )
+    kw = {"max_memory": max_memory, "allow_large": allow_large, **({"momentum": True} if heavy else {})}
     # diagonal Hessians and noise: dim one-dimensional recursions (exact/diagonal.py), else the dense one
     sys_ = None
-    if structure:
+    if structure and not heavy:
         sys_ = diagonal.diagonal_system(problem, algorithm, behaviour, ExactSystem, rounds, **kw)
     E = _per_step_E(getattr(problem, "base", problem), algorithm, behaviour) if scheduled else None
     at = (lambda t: algorithm.at_round(t)) if E is None else (lambda t: algorithm.at_round(t, local_steps=E))
@@ -587,9 +632,7 @@ def moments(
         key = _steps(rule)
         if key not in current:
             current.clear()
-            current[key] = ExactSystem(
-                problem, rule, behaviour, max_memory=max_memory, allow_large=allow_large
-            )
+            current[key] = ExactSystem(problem, rule, behaviour, **kw)
         return current[key]
 
     gn = np.empty(rounds + 1)
