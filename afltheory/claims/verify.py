@@ -162,10 +162,12 @@ def quantity_of(quantity: str, result: Any, problem: Any, algorithm: Any) -> np.
         quantity == "virtual_avg_grad_sq"
     ):  # the virtual averaged model at every local step (Wang & Joshi 2018)
         if not is_trace:
-            raise QuantityUnavailable(
-                "exact moments do not model the virtual averaged model x̄_{t,k} at every local step: use "
-                "simulate (exact=False)"
-            )
+            if getattr(result, "virtual_grad_norm_sq", None) is None:
+                raise QuantityUnavailable(
+                    "virtual_avg_grad_sq needs exact.moments(..., record_virtual=True) (the virtual averaged "
+                    "model x̄_{t,k} at every local step)"
+                )
+            return float(np.mean(result.virtual_grad_norm_sq))
         if result.virtual_grad_norm_sq is None:
             raise QuantityUnavailable("virtual_avg_grad_sq needs simulate(..., record_virtual=True)")
         return result.virtual_grad_norm_sq.reshape(result.replicates, -1).mean(axis=1)
@@ -304,7 +306,8 @@ def _measure(claim, problem, behaviour, algorithm, rounds, replicates, seed, eng
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                mom = moments(problem, algorithm, behaviour, rounds, x0=x0)
+                virtual = {"record_virtual": True} if claim.measured == "virtual_avg_grad_sq" else {}
+                mom = moments(problem, algorithm, behaviour, rounds, x0=x0, **virtual)
             value = quantity_of(claim.measured, mom, problem, algorithm)
         except REFUSALS as exc:
             if engine == "exact":

@@ -89,6 +89,9 @@ class Moments:
     config: dict = field(default_factory=dict)
     msd: np.ndarray | None = None  # E‖x_t − w°_t‖² (rounds+1,): mean-square deviation from the optimum
     divergence_round: int | None = None
+    #: (rounds, K) E‖∇f(x̄_{t,k})‖² of the virtual averaged model at every local step
+    #: (``moments(..., record_virtual=True)``; ``simulate``'s ``Trace.virtual_grad_norm_sq`` in expectation)
+    virtual_grad_norm_sq: np.ndarray | None = None
 
     @property
     def diverged(self) -> bool:
@@ -568,6 +571,7 @@ def moments(
     max_seconds: float | None = None,
     allow_large: bool = False,
     structure: bool = True,
+    record_virtual: bool = False,
 ) -> Moments:
     """Exact E‖∇f(x_t)‖², E f(x_t), E x_t for t = 0..rounds (no Monte Carlo error).
 
@@ -594,6 +598,12 @@ def moments(
     Structure (``structure=True``, the default): when every Hessian, noise covariance and H̄ is diagonal the
     recursion runs per coordinate (``afltheory.exact.diagonal``: dim states of 1 + (max_delay+1) (+
     num_workers), cost linear in dim), with the same values; ``structure=False`` runs the dense recursion.
+
+    ``record_virtual``: also E‖∇f(x̄_{t,k})‖² (``Moments.virtual_grad_norm_sq``, (rounds, K)) for the virtual
+    averaged model x̄_{t,k} = (1/m) Σ_{i∈M_t} w_i y_{i,k} of round t's arrivals at every local step k < K
+    (w_i = M p_i the client weights, 1 without), as ``simulate(record_virtual=True)`` records it: exact where
+    its model applies — no delays, one local-step count K for every arrival, a constant local step per round
+    (no per-local-step decay), no drift (``ExactUnavailable`` naming ``record_virtual`` otherwise).
     """
     rounds = check_int("rounds", rounds, low=1)
     warn_seconds = check_positive("warn_seconds", warn_seconds)
@@ -613,7 +623,7 @@ def moments(
     kw = {"max_memory": max_memory, "allow_large": allow_large, **({"momentum": True} if heavy else {})}
     # diagonal Hessians and noise: dim one-dimensional recursions (exact/diagonal.py), else the dense one
     sys_ = None
-    if structure and not heavy:
+    if structure and not heavy and not record_virtual:
         sys_ = diagonal.diagonal_system(problem, algorithm, behaviour, ExactSystem, rounds, **kw)
     E = _per_step_E(getattr(problem, "base", problem), algorithm, behaviour) if scheduled else None
     at = (lambda t: algorithm.at_round(t)) if E is None else (lambda t: algorithm.at_round(t, local_steps=E))
@@ -640,6 +650,10 @@ def moments(
     xm = np.empty((rounds + 1, problem.dim))
     msd = np.empty(rounds + 1)
     div = None
+    virt = None
+    if record_virtual:
+        _virtual_reason(sys_)
+        virt = np.full((rounds, next(iter(sys_.law.k_pmf[0]))), np.inf)
     with np.errstate(over="ignore", invalid="ignore"):  # overflow is detected and reported as divergence
         S = sys_.initial(_x0(sys_.problem, x0))
         gn[0], loss[0], xm[0] = sys_.observe(S)
@@ -654,6 +668,8 @@ def moments(
             if t == 2:
                 _check_cost(time.perf_counter() - t_first, rounds, sys_, warn_seconds, max_seconds, warned)
             if t > 0:
+                if virt is not None:
+                    virt[t - 1] = _virtual_grad_sq(system(t - 1), S)
                 S = system(t - 1).step(S, t - 1)
                 gn[t], loss[t], xm[t] = sys_.observe(S)
                 msd[t] = sys_.msd(S)
@@ -689,7 +705,72 @@ def moments(
             DivergenceWarning,
             stacklevel=2,
         )
-    return Moments(gn, loss, xm, config, msd=msd, divergence_round=div)
+    if virt is not None and div is not None:
+        virt[max(div - 1, 0) :] = np.inf  # rounds started from a diverged model (as simulate's)
+    return Moments(gn, loss, xm, config, msd=msd, divergence_round=div, virtual_grad_norm_sq=virt)
+
+
+def _virtual_reason(sys_: ExactSystem) -> None:
+    """ExactUnavailable naming ``record_virtual`` where the exact virtual model does not apply."""
+    why = None
+    Ks = set().union(*map(set, sys_.law.k_pmf))
+    if sys_.Hn != 1:
+        why = "the behaviour has delays (x̄_{t,k} of stale start points is not modelled)"
+    elif len(Ks) != 1:
+        why = f"the local-step count varies ({sorted(Ks)}): x̄_{{t,k}} needs one K for every arrival"
+    elif sys_.rule.step_sequence is not None:
+        why = "the local step decays per local step"
+    elif sys_.drift_cov is not None:
+        why = "the problem drifts"
+    if why is not None:
+        raise ExactUnavailable(
+            f"record_virtual=True is unavailable in exact moments here: {why} — {SIMULATE_HINT}"
+        )
+
+
+def _virtual_grad_sq(sys_: ExactSystem, S: np.ndarray) -> np.ndarray:
+    """(K,) E‖∇f(x̄_{t,k})‖², k = 0..K−1, from S_t. With no delays, y_{i,k} = x_t − η_i k G_i^{(k)} and the
+    k-step local map G^{(k)} = C_k x̃ + c_k + n_k (``local_maps``): x̄_k = Σ_{i∈M_t} a_i (Z_{i,k} (1, x̃) + ν_i),
+    a_i = w_i/m, Z_{i,k} = [−η_i k c_k | I − η_i k C_k], Cov ν_i = η_i² k² Q_k, so
+    E x̄_k x̄_kᵀ = Σ_{i,j} π_ij a_i a_j Z_i S₀ Z_jᵀ + Σ_i π_i a_i² η_i² k² Q_{i,k} (S₀: S on (1, x̃_t)) and
+    E‖∇f(x̄_k)‖² = tr(H̄² E x̄_k x̄_kᵀ)."""
+    d, M, m, law, rule = sys_.d, sys_.M, sys_.m, sys_.law, sys_.rule
+    K = next(iter(law.k_pmf[0]))
+    maps = _virtual_maps(sys_, K)
+    etas = rule.local_steps_for(M)
+    a = np.array([rule.worker_weight(i) for i in range(M)]) / m
+    S0 = S[: 1 + d, : 1 + d]
+    out = np.empty(K)
+    for k in range(K):
+        Z = np.zeros((M, d, 1 + d))
+        Z[:, :, 1:] = np.eye(d)
+        noise = np.zeros((d, d))
+        if k > 0:
+            for i in range(M):
+                lm = maps[i][k]
+                Z[i, :, 0] -= etas[i] * k * lm.c
+                Z[i, :, 1:] -= etas[i] * k * lm.C
+                noise += law.pi[i] * a[i] ** 2 * (etas[i] * k) ** 2 * lm.Q
+        Y = np.einsum("idk,kl->idl", Z, S0)  # Z_i S₀
+        W = law.pij * np.outer(a, a)
+        second = np.einsum("ij,idl,jel->de", W, Y, Z) + noise
+        out[k] = float(np.sum(sys_.Hbar2 * second))
+    return out
+
+
+def _virtual_maps(sys_: ExactSystem, K: int) -> list[dict]:
+    """Per worker {k: LocalMap} for k = 1..K−1 (cached on the system)."""
+    cache = sys_.__dict__.setdefault("_virtual_cache", {})
+    if K not in cache:
+        model = linear_model(sys_.problem)
+        b_t = model.b - np.einsum("mjk,k->mj", model.hessians, sys_.x_star)
+        etas = sys_.rule.local_steps_for(sys_.M)
+        ks = set(range(1, K))
+        cache[K] = [
+            local_maps(model.hessians[i], b_t[i], model.noise_cov[i], etas[i], sys_.rule.mu, ks) if ks else {}
+            for i in range(sys_.M)
+        ]
+    return cache[K]
 
 
 def _check_projection(
