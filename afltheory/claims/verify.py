@@ -38,7 +38,7 @@ from ..exact.law import ExactUnavailable
 from ..theory import symbols as S
 from . import _power
 from ._claim import QUANTITIES, Claim
-from ._values import problem_values
+from ._values import estimate_G, problem_values
 from .symbols import SYMBOLS
 
 __all__ = [
@@ -457,6 +457,9 @@ def verify(
     )
     stats = _stats(claim, trace, problem, algorithm)
     stats.update({k: np.full(trace.replicates, float(v)) for k, v in extra.items() if np.ndim(v) == 0})
+    g_note = _G_on_trajectory(
+        claim, stats, extra, problem, algorithm, behaviour, rounds, replicates, seed, x0
+    )
     terms = {k: np.broadcast_to(v, (trace.replicates,)) for k, v in claim.terms(stats, extra).items()}
     bad = [k for k, v in terms.items() if not np.all(np.isfinite(v)) or np.any(np.isnan(v))]
     if bad:
@@ -475,6 +478,8 @@ def verify(
     tot = float(np.mean(b))
     shares = {k: float(np.mean(v)) / tot for k, v in terms.items()} if tot > 0 else None
     notes = [f"measured: {QUANTITIES[claim.measured]}", f"class: {claim.assumptions.describe()}"]
+    if g_note:
+        notes.append(g_note)
     if failing:
         notes.append(f"OUTSIDE the claim's conditions: {', '.join(failing)} fail")
     notes.extend(f"OUTSIDE the claim's scope: {p}" for p in scope)
@@ -548,6 +553,31 @@ def verify(
             "conditions": {k: {"holds": ok, "slack": s} for k, (ok, s) in conds.items()},
             **({"tightest_instance": tight} if tight is not None else {}),
         },
+    )
+
+
+def _G_on_trajectory(claim, stats, extra, problem, algorithm, behaviour, rounds, replicates, seed, x0):
+    """Item 6: when the claim needs G and neither the problem certifies it (``_values.certified_G``) nor the
+    user or the claim gives it, G is ESTIMATED on the realized trajectory (``_values.estimate_G`` on
+    ``simulate(record_x=True)`` with the verdict's seed and at most 8 replicates) and written into ``stats``;
+    returns the note that marks it "estimated" (None when nothing was estimated)."""
+    try:
+        needed = claim.free_symbols(extra)
+    except (ValueError, TypeError):
+        return None
+    if "G" not in needed or "G" in stats:
+        return None
+    from ..engine import simulate
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tr = simulate(problem, algorithm, behaviour, rounds=rounds, replicates=min(replicates, 8), seed=seed,
+                      x0=x0, record_x=True)  # fmt: skip
+    G = estimate_G(problem, tr.x)
+    stats["G"] = np.full(len(next(iter(stats.values()))), G)
+    return (
+        f"G = {G:.4g} ESTIMATED on the realized trajectory (σ_L² + max_t,i ‖∇f_i(x_t)‖², "
+        f"{tr.replicates} replicates), not certified: the problem certifies no bounded-gradient constant"
     )
 
 
