@@ -96,9 +96,8 @@ class StepSize:
             free = [v for v in expr.free_symbols if str(v) not in ("t", "s")]
             if free:
                 raise ValueError(
-                    f"{name}={value} uses symbol(s) {sorted(map(str, free))} without values; "
-                    f"a schedule may depend on the round index t (or the local-step counter s) only "
-                    f"(pass values={{...}})"
+                    f"{name}={value} uses symbol(s) {sorted(map(str, free))} without values; a schedule may "
+                    f"depend on the round index t (or the local-step counter s) only (pass values={{...}})"
                 )
             index = {str(v) for v in expr.free_symbols}
             if index == {"t", "s"}:
