@@ -745,7 +745,9 @@ def _round_rule(algorithm, t, local_steps=None):
     per local step)."""
     if not getattr(algorithm, "scheduled", False):
         return algorithm
-    return algorithm.at_round(t, local_steps) if local_steps is not None else algorithm.at_round(t)
+    return (
+        algorithm.at_round(t, local_steps=local_steps) if local_steps is not None else algorithm.at_round(t)
+    )
 
 
 def _per_step_E(algorithm, steps, init_steps) -> int | None:

@@ -270,7 +270,12 @@ def run(
     H = int(sched.delays.max()) + 1 if sched.delays.size else 1
     scheduled = getattr(algorithm, "scheduled", False)  # step-size schedules: round t runs at_round(t)
     E_step = algorithm.steps_per_round(sched.local_steps, sched.init_local_steps)  # η_L per local step: E
-    at = lambda t: algorithm.at_round(t, E_step) if scheduled else algorithm  # noqa: E731
+
+    def at(t):  # round t's rule (local_steps only for a per-step η_L: a rule may override at_round(t))
+        if not scheduled:
+            return algorithm
+        return algorithm.at_round(t) if E_step is None else algorithm.at_round(t, local_steps=E_step)
+
     step = {"eta_L": at(0).eta_L, "seq": at(0).local_step_sequence}
     B = task.batch_size
     # the server rule's compressor, with the same per-replicate randomness as ``simulate`` (row mode)
