@@ -176,3 +176,26 @@ def test_torch_backend_matches_simulate():
     assert np.abs(np_tr.x - t_tr.x).max() < 1e-6
     per_round = FedAvg(eta=1.0, eta_L=StepSize(0.2 / (1 + t / 4)))
     assert np.abs(run(task, per_round, sched, rounds=6, record_x=True).x - t_tr.x).max() > 1e-3
+
+
+def test_step_sequence_laws_reduce_to_the_constant_ones():
+    """Equal steps: the collapsed runner's product law equals ``local_sgd_k_step_law`` and the exact
+    engine's ``local_maps_sequence`` equals ``local_maps`` (to rounding); unequal steps differ from the
+    constant law at their mean step (a check that can fail)."""
+    from afltheory.engine import _step_sequence_law
+    from afltheory.exact.local import local_maps, local_maps_sequence
+    from afltheory.problems.quadratic import local_sgd_k_step_law
+
+    eig = np.array([[0.5, 1.0, 2.0]])
+    d0, n0 = local_sgd_k_step_law(eig, 0.2, 4, 1.5, 3)
+    d1, n1 = _step_sequence_law(eig, (0.2,) * 4, 4, 1.5, 3)
+    np.testing.assert_allclose(d1, d0, rtol=1e-12)
+    np.testing.assert_allclose(n1, n0, rtol=1e-12)
+    d2, _ = _step_sequence_law(eig, (0.3, 0.2, 0.1, 0.2), 4, 1.5, 3)
+    assert np.max(np.abs(d2 - d0)) > 1e-3
+    H = np.diag([0.5, 1.0, 2.0]) + 0.1
+    b = np.array([0.3, -0.2, 0.1])
+    Sig = np.diag([1.0, 0.5, 0.25])
+    a, c = local_maps(H, b, Sig, 0.2, 0.1, {4})[4], local_maps_sequence(H, b, Sig, (0.2,) * 4, 0.1)[4]
+    for x, y in ((a.C, c.C), (a.c, c.c), (a.Q, c.Q)):
+        np.testing.assert_allclose(y, x, rtol=1e-12, atol=1e-15)
