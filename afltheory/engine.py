@@ -222,6 +222,9 @@ class _LocalRunner:
     virtual = None
     virtual_t = 0
     virtual_weights = None
+    #: the round's E local step sizes when η_L decays per local step (``ServerRule.local_step_sequence``;
+    #: ``eta_L`` is then their mean); None: η_L at every step
+    eta_steps = None
 
     def __init__(self, problem: Problem, worker, eta_L: float, seed: int, replicates: int):
         self.problem = problem
@@ -248,9 +251,11 @@ class _LocalRunner:
         self._chunk_cache = {}
         self.ws = BufferPool()  # the engine's own per-round temporaries (G, y0, y, h, …), never lent
 
-    def set_eta_L(self, eta_L: float) -> None:
-        """The local step size of the coming round (step-size schedules: ``ServerRule.at_round``)."""
+    def set_eta_L(self, eta_L: float, steps: tuple[float, ...] | None = None) -> None:
+        """The local step size of the coming round (step-size schedules: ``ServerRule.at_round``); ``steps``:
+        its E per-local-step sizes (mean ``eta_L``) when η_L decays per local step."""
         self.eta_L = eta_L
+        self.eta_steps = steps
 
     def _chunks(self, n):
         """[(lo, hi, first block, end block)] covering the replicates, for n arrivals per replicate."""
@@ -320,6 +325,9 @@ class _LocalRunner:
             self._one_step(Gc, y0, W, gens)
             return worker_state
         step = self.kernel.sgd_step(W, eta) if self.additive else None
+        seq = self.eta_steps  # per-local-step sizes (η_L decaying per local step), else None
+        if seq is not None and len(seq) != Kmax:
+            raise ValueError(f"local steps: {len(seq)} per-local-step sizes for arrivals running K={Kmax}")
         rows = np.arange(lo, lo + len(W))
         y = ws.get("y", y0.shape)
         np.copyto(y, y0)
@@ -329,6 +337,9 @@ class _LocalRunner:
         for k in range(Kmax):
             if self.virtual is not None:
                 self._record_virtual(y, W, lo, k)
+            if seq is not None:  # step k's own size η_{L,tE+k}
+                eta = seq[k]
+                step = self.kernel.sgd_step(W, eta) if self.additive else None
             if k == 0:  # the step-0 draw at scale 1 (= the one-step path's draw), then scaled
                 self._draw(gens, W, xi, 1.0, y)
                 np.multiply(xi, eta, out=h)
@@ -350,6 +361,7 @@ class _LocalRunner:
                 target -= h
             if target is not y:
                 np.copyto(y, target, where=(k < K)[..., None])
+        eta = self.eta_L  # G = (y_0 − y_K)/(η̄_L K): the round's mean step when the steps differ
         if worker_state is not None:
             worker_state = self.worker.finish(worker_state, y0, y, K, eta, rows, W, p.num_workers)
         np.subtract(y0, y, out=Gc)
@@ -472,10 +484,11 @@ class _CollapsedRunner(_LocalRunner):
             return f"the worker rule {type(worker).__name__} is not plain SGD"
         return None
 
-    def set_eta_L(self, eta_L: float) -> None:
-        """A new local step size invalidates the cached K-step coefficients."""
-        if eta_L != self.eta_L:
+    def set_eta_L(self, eta_L: float, steps: tuple[float, ...] | None = None) -> None:
+        """A new local step size (or per-local-step sizes) invalidates the cached K-step coefficients."""
+        if eta_L != self.eta_L or steps != self.eta_steps:
             self.eta_L = eta_L
+            self.eta_steps = steps
             self._tables = {}
             self._tiled = {}
             self._std = {}
@@ -484,7 +497,10 @@ class _CollapsedRunner(_LocalRunner):
         """(drift, noise) coefficients for K steps, each (S, d): G = drift·(y0 − c) + noise·z, z ~ N(0, I) —
         the quadratic family's K-step law (``problems.quadratic.local_sgd_k_step_law``), cached per K."""
         if K not in self._tables:
-            drift, noise = local_sgd_k_step_law(self.eig, self.eta_L, K, self.sigma, self.problem.dim)
+            if self.eta_steps is not None:  # η_L decaying per local step: the step-by-step product law
+                drift, noise = _step_sequence_law(self.eig, self.eta_steps, K, self.sigma, self.problem.dim)
+            else:
+                drift, noise = local_sgd_k_step_law(self.eig, self.eta_L, K, self.sigma, self.problem.dim)
             self._tables[K] = (drift, noise * self.noise_factor)
         return self._tables[K]
 
@@ -603,6 +619,32 @@ class _CollapsedRunner(_LocalRunner):
         return worker_state  # stateless worker rules only (``reason``): nothing to finish
 
 
+def _step_sequence_law(eig, steps, K, sigma, dim):
+    """(drift, noise) of ``local_sgd_k_step_law`` for K local steps of sizes ``steps`` = (η_0, …, η_{K−1})
+    (η_L decaying per local step): with a_k = 1 − η_k λ, e_{k+1} = a_k e_k − η_k ξ_k, so G = (y_0 − y_K)/(η̄ K)
+    = (1 − Π_k a_k)/(η̄ K) · e_0 + (1/(η̄ K)) Σ_j η_j Π_{l>j} a_l ξ_j, η̄ = mean(steps); the noise variance
+    V = Σ_j η_j² Π_{l>j} a_l² is accumulated forward (V ← a_k² V + η_k²)."""
+    if len(steps) != K:
+        raise ValueError(f"local steps: {len(steps)} per-local-step sizes for arrivals running K={K}")
+    eig = np.asarray(eig, dtype=float)
+    bar = sum(steps) / len(steps)
+    logp = np.zeros_like(eig)
+    pos = np.ones(eig.shape, dtype=bool)
+    prod = np.ones_like(eig)
+    V = np.zeros_like(eig)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        for eta in steps:
+            a = 1.0 - eta * eig
+            pos &= a > 0
+            logp += np.log(np.where(a > 0, a, 1.0))
+            prod *= a
+            V = a * a * V + eta * eta
+        one_minus = np.where(pos, -np.expm1(logp), 1.0 - prod)  # 1 − Π a_k without cancellation when a_k > 0
+    drift = one_minus / (bar * K)
+    noise = np.sqrt(V) / (bar * K) * (sigma / np.sqrt(dim))
+    return drift, noise
+
+
 def simulate(
     problem: Problem,
     algorithm: ServerRule,
@@ -699,9 +741,20 @@ def _arrivals_reason(algorithm, channel, sched, num_workers) -> str | None:
     return None
 
 
-def _round_rule(algorithm, t):
-    """Round t's constant rule of a (possibly scheduled) server rule."""
-    return algorithm.at_round(t) if getattr(algorithm, "scheduled", False) else algorithm
+def _round_rule(algorithm, t, local_steps=None):
+    """Round t's constant rule of a (possibly scheduled) server rule (``local_steps``: E, for an η_L decaying
+    per local step)."""
+    if not getattr(algorithm, "scheduled", False):
+        return algorithm
+    return (
+        algorithm.at_round(t, local_steps=local_steps) if local_steps is not None else algorithm.at_round(t)
+    )
+
+
+def _per_step_E(algorithm, steps, init_steps) -> int | None:
+    """E when ``algorithm``'s η_L decays per local step (``ServerRule.steps_per_round``), else None."""
+    hook = getattr(algorithm, "steps_per_round", None)
+    return None if hook is None else hook(steps, init_steps)
 
 
 @dataclass(slots=True)
@@ -852,7 +905,9 @@ def _prepare(
         runner = _PerWorkerStepRunner(problem, algorithm.worker, per_worker, seed, R)
     else:
         runner_cls = _CollapsedRunner if use_collapsed else _LocalRunner
-        runner = runner_cls(problem, algorithm.worker, _round_rule(algorithm, 0).eta_L, seed, R)
+        rule0 = _round_rule(algorithm, 0, _per_step_E(algorithm, steps, init_steps))
+        runner = runner_cls(problem, algorithm.worker, rule0.eta_L, seed, R)
+        runner.set_eta_L(rule0.eta_L, rule0.local_step_sequence)
     if record_virtual:
         runner.virtual = np.empty((R, rounds, int(steps.max())))
         runner.virtual_weights = algorithm.worker_weights(M)
@@ -936,6 +991,7 @@ def _run_rounds(run: _Run, progress: bool = False) -> None:
     xs = np.empty((R, rounds + 1, d)) if record_x else None
     xsum = np.zeros((R, d))  # Σ_{t<T} x_t: the averaged iterate x̄_T
     scheduled = getattr(algorithm, "scheduled", False)
+    per_step_E = _per_step_E(algorithm, steps, init_steps)  # E when η_L decays per local step, else None
     div_round = np.full(R, -1, dtype=np.int64)
     check_region = problem.constants.radius is not None
     left = np.full(R, -1, dtype=np.int64)
@@ -974,8 +1030,8 @@ def _run_rounds(run: _Run, progress: bool = False) -> None:
             xsum += x
             rule = algorithm
             if scheduled:  # round t's constant rule: (η_t, η_{L,t}) for the local steps and the server step
-                rule = algorithm.at_round(t)
-                runner.set_eta_L(rule.eta_L)
+                rule = _round_rule(algorithm, t, per_step_E)
+                runner.set_eta_L(rule.eta_L, rule.local_step_sequence)
             W = sched.workers[:, t]
             K = steps[:, t]
             tau = sched.delays[:, t]

@@ -138,6 +138,9 @@ class ServerRule:
     #: the server optimizer applied after the base aggregate (``afltheory.algorithms.server_opt``; None: the
     #: step x − s). Set on a copy by ``server_opt.with_server_optimizer``; ``at_round`` keeps it.
     server_optimizer: ClassVar[Any] = None
+    #: round t's E local step sizes when ``eta_L`` decays per local step (``schedules``, per="step"): set on
+    #: the rule ``at_round(t, local_steps=E)`` returns, whose ``eta_L`` is their mean; None: η_L every step
+    local_step_sequence: ClassVar[tuple[float, ...] | None] = None
 
     def __post_init__(self) -> None:
         for name in ("eta", "eta_L"):  # a number (validated > 0) or a step-size schedule (schedules.py)
@@ -146,6 +149,11 @@ class ServerRule:
                 check_positive(name, v)
             else:
                 object.__setattr__(self, name, as_step_size(v, name))
+        if isinstance(self.eta, StepSize) and self.eta.per_step:
+            raise ValueError(
+                f"eta={self.eta!r} decays per local step; the server step size is per round "
+                f"(per='step' applies to eta_L only)"
+            )
         w = getattr(self, "weights", None)
         if w is not None:
             object.__setattr__(self, "weights", check_weights(w))
@@ -164,16 +172,50 @@ class ServerRule:
         """True when ``eta`` or ``eta_L`` is a step-size schedule (``afltheory.algorithms.schedules``)."""
         return isinstance(self.eta, StepSize) or isinstance(self.eta_L, StepSize)
 
-    def at_round(self, t: int) -> ServerRule:
+    @property
+    def per_local_step(self) -> bool:
+        """True when ``eta_L`` decays per local step (``StepSize(..., per="step")``: η_{L,tE+k})."""
+        return isinstance(self.eta_L, StepSize) and self.eta_L.per_step
+
+    def steps_per_round(self, *counts: np.ndarray) -> int | None:
+        """E, the one local-step count of every arrival in the arrays ``counts`` (a schedule's local steps,
+        its warm-start steps), when ``eta_L`` decays per local step (None when it does not): the counter
+        s = tE + k needs one E, so varying counts are refused (ValueError naming the local steps)."""
+        if not self.per_local_step:
+            return None
+        ks = np.unique(np.concatenate([np.ravel(np.asarray(c)) for c in counts]))
+        if ks.size != 1:
+            raise ValueError(
+                f"eta_L={self.eta_L!r} decays per local step (s = tE + k), which needs the same number of "
+                f"local steps E for every arrival; the schedule's local steps are {ks.tolist()}"
+            )
+        return int(ks[0])
+
+    def at_round(self, t: int, local_steps: int | None = None) -> ServerRule:
         """The constant rule of round ``t`` (``self`` when nothing is scheduled): every backend runs round t
-        of a scheduled rule with this rule, so a schedule needs no code of its own in any engine."""
+        of a scheduled rule with this rule, so a schedule needs no code of its own in any engine. A per-step
+        ``eta_L`` needs ``local_steps`` = E (every arrival's local-step count): the rule's ``eta_L`` is then
+        the round's mean step and ``local_step_sequence`` its E steps (``schedules``); without it
+        ``UnsupportedRule`` (a backend running one step size per round refuses such a rule)."""
         if not self.scheduled:
             return self
         eta = self.eta.at(t) if isinstance(self.eta, StepSize) else self.eta
-        eta_L = self.eta_L.at(t) if isinstance(self.eta_L, StepSize) else self.eta_L
+        seq = None
+        if self.per_local_step:
+            if local_steps is None:
+                raise UnsupportedRule(
+                    f"eta_L={self.eta_L!r} decays per local step; this backend runs one local step size per "
+                    f"round — use afltheory.simulate, afltheory.exact.moments or the torch backend"
+                )
+            seq = self.eta_L.round_steps(t, local_steps)
+            eta_L = sum(seq) / len(seq)
+        else:
+            eta_L = self.eta_L.at(t) if isinstance(self.eta_L, StepSize) else self.eta_L
         out = dataclasses.replace(self, eta=eta, eta_L=eta_L)
         if self.server_optimizer is not None:
             object.__setattr__(out, "server_optimizer", self.server_optimizer)
+        if seq is not None and len(seq) > 1:
+            object.__setattr__(out, "local_step_sequence", seq)
         return out
 
     def worker_weights(self, num_workers: int) -> np.ndarray | None:

@@ -20,7 +20,9 @@ Kumar, McMahan, "Adaptive Federated Optimization", ICLR 2021, Algorithm 2] (from
 ``with_server_optimizer(rule, optimizer)`` returns a copy of the rule carrying the optimizer (the
 declared hook ``ServerRule.server_optimizer``, kept by ``at_round``). ``simulate`` and the torch backend run
 it; the exact engine, the PEP skeleton and the fast evaluator read rules through ``exact.local.server_rule``
-and refuse any optimizer but ``ServerSGD`` with the optimizer's ``exact_reason`` (``UnsupportedRule``).
+and refuse any optimizer but ``ServerSGD`` with the optimizer's ``exact_reason`` (``UnsupportedRule``) —
+except that ``afltheory.exact.moments`` takes heavy-ball momentum (``heavy_ball``: the step is linear in the
+updates; its buffer joins the stacked moment vector, ``exact.moments.ExactSystem(momentum=True)``).
 """
 
 from __future__ import annotations
@@ -66,6 +68,8 @@ class ServerOptimizer:
     #: the step is the base aggregate's (ServerSGD): every engine path reads the rule as without optimizer
     identity: ClassVar[bool] = False
     v0_is_tau2: ClassVar[bool] = False
+    #: heavy-ball momentum (``beta``): linear in the updates, so ``afltheory.exact.moments`` can carry it
+    heavy_ball: ClassVar[bool] = False
 
     def init(self, replicates: int, dim: int, memory: np.ndarray) -> ServerOptState:
         """The state at x_0: m = 0, v = τ² (adaptive) or 0."""
@@ -96,9 +100,10 @@ class ServerMomentum(ServerOptimizer):
 
     beta: float = 0.9
     exact_reason: ClassVar[str | None] = (
-        "heavy-ball momentum is linear in the updates, but its momentum buffer is not part of the exact "
-        "engine's state yet"
+        "heavy-ball momentum is linear in the updates and afltheory.exact.moments carries its buffer, but "
+        "this backend (PEP, the fast evaluator, the steady-state solver) does not"
     )
+    heavy_ball: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
         check_real("beta", self.beta, low=0.0, high=1.0, high_open=True)

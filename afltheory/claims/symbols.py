@@ -10,6 +10,8 @@ symbol      value
 ==========  ==============================================================================================
 T           rounds (server steps) of the run
 t           the round index (step-size schedules only)
+s           the global local-step counter s = tE + k (a step size decaying per local step: Li et al. 2020's
+            iteration index at E > 1; ``afltheory.algorithms.schedules``)
 m, M        arrivals per round, number of workers
 tau         the largest realized delay (per replicate)
 K           the largest realized number of local steps (per replicate); ``E`` is a synonym
@@ -22,9 +24,10 @@ sigma_G     heterogeneity, max reading: max_i sup_x ‖∇f_i(x) − ∇f(x)‖ 
             ``sigma_G_mean``: the mean reading, σ_G,mean² = sup_x (1/M) Σ_i ‖∇f_i(x) − ∇f(x)‖² — certified
             where ∇f_i − ∇f does not depend on x (quadratics with one shared Hessian: computed exactly);
             elsewhere a claim using it must give its value
-G           bounded second moment E‖∇F_i(x, ξ)‖² ≤ G² — not certified by the quadratic families (their
-            gradients are unbounded): a claim using G must give its value (``values={"G": ...}``) and say
-            on which region it holds
+G           bounded second moment E‖∇F_i(x, ξ)‖² ≤ G²: certified where the family allows it (a quadratic
+            with a certified ball ‖x − x*‖ ≤ r: G² = σ_L² + max_i (‖∇f_i(x*)‖ + ‖A_i‖₂ r)²,
+            ``_values.certified_G``); else, when the claim gives no value, ``verify`` ESTIMATES it on the
+            realized trajectory (σ_L² + max_t,i ‖∇f_i(x_t)‖², ``_values.estimate_G``) and says so in the notes
 Gamma       Γ = f* − Σ_k p_k f_k* (Li et al. 2020), computed from the problem's local minima
 zeta_star   ζ* with ζ*² = Σ_k p_k ‖∇f_k(x*)‖² (heterogeneity at the optimum)
 f_0, f_*    f(x_0), f* = min f;  Delta = f_0 − f_*;  D0 = ‖x_0 − x*‖²
@@ -36,10 +39,10 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ..algorithms.schedules import t
+from ..algorithms.schedules import s, t
 from ..theory import symbols as S
 
-__all__ = ["D0", "E", "G", "Gamma", "SYMBOLS", "kappa", "mu", "sigma_G_mean", "sum_p2", "t", "zeta_star"]
+__all__ = ["D0", "E", "G", "Gamma", "SYMBOLS", "kappa", "mu", "s", "sigma_G_mean", "sum_p2", "t", "zeta_star"]
 
 mu = sp.Symbol("mu", positive=True)  # strong convexity
 kappa = sp.Symbol("kappa", positive=True)  # L/μ
@@ -81,5 +84,6 @@ SYMBOLS: dict[str, sp.Symbol] = {
         S.Delta,
         D0,
         sum_p2,
+        s,
     )
 }

@@ -36,8 +36,9 @@ from ..analysis.slopes import bootstrap_slope, fit_slope, rate_fit
 from ..checks.verdict import NegativeControl, Verdict
 from ..exact.law import ExactUnavailable
 from ..theory import symbols as S
+from . import _power
 from ._claim import QUANTITIES, Claim
-from ._values import problem_values
+from ._values import estimate_G, problem_values
 from .symbols import SYMBOLS
 
 __all__ = [
@@ -74,7 +75,10 @@ def run_values(trace: Any, problem: Any, algorithm: Any) -> dict[str, np.ndarray
     if trace.x0.ndim == 2:
         f0 = np.asarray(problem.value(trace.x0), dtype=float)
         vals["f_0"], vals["Delta"] = f0, f0 - float(problem.constants.f_star)
-    rule0 = algorithm.at_round(0) if getattr(algorithm, "scheduled", False) else algorithm
+    rule0 = algorithm
+    if getattr(algorithm, "scheduled", False):  # η_L decaying per local step: round 0's mean step
+        E = getattr(algorithm, "steps_per_round", lambda *c: None)(s.local_steps, s.init_local_steps)
+        rule0 = algorithm.at_round(0) if E is None else algorithm.at_round(0, local_steps=E)
     K = s.local_steps.max(axis=(1, 2)).astype(float)
     vals.update(
         {
@@ -158,10 +162,12 @@ def quantity_of(quantity: str, result: Any, problem: Any, algorithm: Any) -> np.
         quantity == "virtual_avg_grad_sq"
     ):  # the virtual averaged model at every local step (Wang & Joshi 2018)
         if not is_trace:
-            raise QuantityUnavailable(
-                "exact moments do not model the virtual averaged model x̄_{t,k} at every local step: use "
-                "simulate (exact=False)"
-            )
+            if getattr(result, "virtual_grad_norm_sq", None) is None:
+                raise QuantityUnavailable(
+                    "virtual_avg_grad_sq needs exact.moments(..., record_virtual=True) (the virtual averaged "
+                    "model x̄_{t,k} at every local step)"
+                )
+            return float(np.mean(result.virtual_grad_norm_sq))
         if result.virtual_grad_norm_sq is None:
             raise QuantityUnavailable("virtual_avg_grad_sq needs simulate(..., record_virtual=True)")
         return result.virtual_grad_norm_sq.reshape(result.replicates, -1).mean(axis=1)
@@ -332,7 +338,8 @@ def run_engines(
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                mom = moments(problem, algorithm, behaviour, rounds, x0=x0)
+                virtual = {"record_virtual": True} if record_virtual else {}
+                mom = moments(problem, algorithm, behaviour, rounds, x0=x0, **virtual)
             value = read(mom)
         except REFUSALS as exc:
             if engine == "exact":
@@ -493,6 +500,7 @@ def verify(
     replicates = check_int("replicates", replicates, low=2)
     extra = dict(values or {})
     pv = problem_values(problem, x0)
+    given = algorithm  # None: built from the claim (per horizon: a step may depend on T)
     if algorithm is None:
         algorithm = claim.algorithm(
             {**pv, **_run_constants(behaviour, rounds), **_numbers(claim.values, pv), **extra},
@@ -503,6 +511,9 @@ def verify(
     )
     stats = _stats(claim, trace, problem, algorithm)
     stats.update({k: np.full(trace.replicates, float(v)) for k, v in extra.items() if np.ndim(v) == 0})
+    g_note = _G_on_trajectory(
+        claim, stats, extra, problem, algorithm, behaviour, rounds, replicates, seed, x0
+    )
     terms = {k: np.broadcast_to(v, (trace.replicates,)) for k, v in claim.terms(stats, extra).items()}
     bad = [k for k, v in terms.items() if not np.all(np.isfinite(v)) or np.any(np.isnan(v))]
     if bad:
@@ -521,10 +532,12 @@ def verify(
     tot = float(np.mean(b))
     shares = {k: float(np.mean(v)) / tot for k, v in terms.items()} if tot > 0 else None
     notes = [f"measured: {QUANTITIES[claim.measured]}", f"class: {claim.assumptions.describe()}"]
+    if g_note:
+        notes.append(g_note)
     if failing:
         notes.append(f"OUTSIDE the claim's conditions: {', '.join(failing)} fail")
     notes.extend(f"OUTSIDE the claim's scope: {p}" for p in scope)
-    nc = None
+    nc, tight = None, None
     if claim.expect == "fails":
         passed, relation = not cmp.holds, ">"
         notes.append("a false variant declared as expected to fail: PASS means the bound was violated")
@@ -534,6 +547,14 @@ def verify(
             nc, why = _control(claim, measured, is_exact, level, stats, extra, terms)
             if why:
                 notes.append(why)
+            if nc is None and why.startswith("no power"):  # item 7: name the tightest instance found
+                tight = _power.tightest_instance(
+                    verify, claim, problem, behaviour, rounds=rounds, x0=x0,
+                    kwargs=dict(replicates=replicates, seed=seed, values=values, exact=exact, level=level,
+                                algorithm=given, own=(float(cmp.measured), float(cmp.bound))),
+                )  # fmt: skip
+                if tight is not None:
+                    notes.append(_power.describe(tight))
         elif control is not None and hasattr(control, "aggregate"):
             # the same claim, run on the nearest wrong algorithm, judged by the same criterion
             ctr, cmeas, cexact, _ = _run(
@@ -584,7 +605,33 @@ def verify(
             "source": claim.source,
             "reading": claim.reading,
             "conditions": {k: {"holds": ok, "slack": s} for k, (ok, s) in conds.items()},
+            **({"tightest_instance": tight} if tight is not None else {}),
         },
+    )
+
+
+def _G_on_trajectory(claim, stats, extra, problem, algorithm, behaviour, rounds, replicates, seed, x0):
+    """Item 6: when the claim needs G and neither the problem certifies it (``_values.certified_G``) nor the
+    user or the claim gives it, G is ESTIMATED on the realized trajectory (``_values.estimate_G`` on
+    ``simulate(record_x=True)`` with the verdict's seed and at most 8 replicates) and written into ``stats``;
+    returns the note that marks it "estimated" (None when nothing was estimated)."""
+    try:
+        needed = claim.free_symbols(extra)
+    except (ValueError, TypeError):
+        return None
+    if "G" not in needed or "G" in stats:
+        return None
+    from ..engine import simulate
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tr = simulate(problem, algorithm, behaviour, rounds=rounds, replicates=min(replicates, 8), seed=seed,
+                      x0=x0, record_x=True)  # fmt: skip
+    G = estimate_G(problem, tr.x)
+    stats["G"] = np.full(len(next(iter(stats.values()))), G)
+    return (
+        f"G = {G:.4g} ESTIMATED on the realized trajectory (σ_L² + max_t,i ‖∇f_i(x_t)‖², "
+        f"{tr.replicates} replicates), not certified: the problem certifies no bounded-gradient constant"
     )
 
 

@@ -28,6 +28,7 @@ __all__ = [
     "linear_model",
     "local_maps",
     "LocalMap",
+    "local_maps_sequence",
     "NoExactModel",
     "server_rule",
 ]
@@ -73,6 +74,29 @@ def local_maps(
     return out
 
 
+def local_maps_sequence(
+    H: np.ndarray, b_tilde: np.ndarray, Sigma: np.ndarray, steps: tuple[float, ...], mu: float
+) -> dict[int, LocalMap]:
+    """{K: LocalMap} for K = len(steps) local steps of sizes ``steps`` = (η_0, …, η_{K−1}) (η_L decaying per
+    local step, ``afltheory.algorithms.schedules``). With P_k = I − η_k (H + μ I) and η̄ the mean step,
+    e_{k+1} = P_k e_k − η_k (H ỹ_0 − b̃ + ξ_k) and G = −e_K/(η̄ K) = C ỹ_0 + c + n with
+    S = Σ_j (η_j/η̄) Π_{l>j} P_l, C = S H / K, c = −S b̃ / K, Cov n = (1/K²) Σ_j (η_j/η̄)² Π_{l>j} P_l Σ (·)ᵀ,
+    accumulated forward (S ← P_k S + (η_k/η̄) I, Q ← P_k Q P_kᵀ + (η_k/η̄)² Σ). Equal steps give
+    ``local_maps``'s map."""
+    d = H.shape[-1]
+    I = np.eye(d)
+    K = len(steps)
+    bar = sum(steps) / K
+    S = np.zeros((d, d))
+    Q = np.zeros((d, d))
+    for eta in steps:
+        P = I - eta * (H + mu * I)
+        r = eta / bar
+        S = P @ S + r * I
+        Q = P @ Q @ P.T + (r * r) * Sigma
+    return {K: LocalMap(C=S @ H / K, c=-(S @ b_tilde) / K, Q=Q / K**2)}
+
+
 @dataclass(frozen=True)
 class ExactRule:
     """What the exact recursion needs of a server rule, read from its declarative hooks
@@ -89,6 +113,10 @@ class ExactRule:
     local: LocalView | None
     warm_start: bool
     worker_weights: np.ndarray | None = None  # (M,) M·p_i from the client weights (None: uniform)
+    #: round t's E local step sizes when η_L decays per local step (``eta_L`` is their mean), else None
+    step_sequence: tuple[float, ...] | None = None
+    #: heavy-ball momentum β of the server optimizer (``server_rule(..., momentum=True)``), else None
+    momentum: float | None = None
 
     def local_for(self, num_workers: int) -> LocalView:
         """The rule's local view for ``num_workers`` workers (``ServerRule.local_view``)."""
@@ -129,7 +157,9 @@ class ExactRule:
 IMPERATIVE_HOOKS = ("aggregate", "update_memory", "init", "arrival_weights")
 
 
-def server_rule(algorithm: ServerRuleBase, num_workers: int | None = None) -> ExactRule:
+def server_rule(
+    algorithm: ServerRuleBase, num_workers: int | None = None, *, momentum: bool = False
+) -> ExactRule:
     """The exact view of ``algorithm``: its declarative hooks (step size, per-arrival weights, normalizer,
     memory, warm start, and its local view: fixed local steps, per-worker step sizes) are honoured — so a
     subclass changing them (a mutant) is represented as what it is; a rule that overrides an imperative hook
@@ -137,7 +167,8 @@ def server_rule(algorithm: ServerRuleBase, num_workers: int | None = None) -> Ex
     rule is not affine with state-free noise is refused (``UnsupportedRule``, a TypeError), never read as its
     base class. ``num_workers``: resolves the client weights (``ServerRule.worker_weights``) and the local
     view (``ExactRule.local``); a step-size schedule must be resolved first (``algorithm.at_round(t)``; the
-    exact engine does so per round)."""
+    exact engine does so per round). ``momentum``: the caller carries a heavy-ball server optimizer's
+    buffer (``exact.moments``): such an optimizer is then read (``ExactRule.momentum`` = β), not refused."""
     if not isinstance(algorithm, ServerRuleBase):
         raise TypeError(
             f"algorithm={algorithm!r} must be an afltheory.algorithms.ServerRule — {SIMULATE_HINT}"
@@ -150,7 +181,8 @@ def server_rule(algorithm: ServerRuleBase, num_workers: int | None = None) -> Ex
             f"staleness_weight, normalizer, keeps_memory, warm_start) — {SIMULATE_HINT}"
         )
     opt = getattr(algorithm, "server_optimizer", None)
-    if opt is not None and opt.exact_reason is not None:
+    beta = float(opt.beta) if momentum and getattr(opt, "heavy_ball", False) else None
+    if opt is not None and opt.exact_reason is not None and beta is None:
         raise UnsupportedRule(f"server optimizer {opt!r}: {opt.exact_reason} — {SIMULATE_HINT}")
     worker = getattr(algorithm, "worker", None)
     mu = worker.affine_prox_weight() if isinstance(worker, WorkerRule) else None
@@ -188,6 +220,8 @@ def server_rule(algorithm: ServerRuleBase, num_workers: int | None = None) -> Ex
         local=None if num_workers is None else algorithm.local_view(num_workers),
         warm_start=bool(algorithm.warm_start),
         worker_weights=ww,
+        step_sequence=getattr(algorithm, "local_step_sequence", None),
+        momentum=beta,
     )
 
 

@@ -45,7 +45,7 @@ from ..compression.compressors import Compressor
 from . import cost as _cost
 from . import diagonal, drift
 from .law import SIMULATE_HINT, ExactUnavailable, round_law
-from .local import linear_model, local_maps, server_rule
+from .local import linear_model, local_maps, local_maps_sequence, server_rule
 
 if TYPE_CHECKING:
     from ..algorithms.base import ServerRule
@@ -89,6 +89,9 @@ class Moments:
     config: dict = field(default_factory=dict)
     msd: np.ndarray | None = None  # E‖x_t − w°_t‖² (rounds+1,): mean-square deviation from the optimum
     divergence_round: int | None = None
+    #: (rounds, K) E‖∇f(x̄_{t,k})‖² of the virtual averaged model at every local step
+    #: (``moments(..., record_virtual=True)``; ``simulate``'s ``Trace.virtual_grad_norm_sq`` in expectation)
+    virtual_grad_norm_sq: np.ndarray | None = None
 
     @property
     def diverged(self) -> bool:
@@ -160,6 +163,7 @@ class ExactSystem:
         *,
         max_memory: int = DEFAULT_MAX_MEMORY,
         allow_large: bool = False,
+        momentum: bool = False,
     ):
         max_memory = check_positive("max_memory", max_memory)
         if not isinstance(allow_large, (bool, np.bool_)):
@@ -171,7 +175,11 @@ class ExactSystem:
         model = linear_model(problem)
         algorithm = _faults.substitute(algorithm)  # identity unless inside afltheory.mutants.injected(...)
         d, M = problem.dim, problem.num_workers
-        self.rule = rule = server_rule(algorithm, M)
+        self.rule = rule = server_rule(algorithm, M, momentum=momentum)
+        # heavy-ball momentum (β): its buffer u_t (the step x_t − x_{t+1}) is appended to the stacked state
+        self.beta = rule.momentum
+        if self.beta is not None and self.drift_cov is not None:
+            raise ExactUnavailable(f"server momentum on a drifting problem is not modelled — {SIMULATE_HINT}")
         self.law = law = round_law(behaviour, M, rule.local_for(M))
         if hasattr(algorithm, "check_m"):
             algorithm.check_m(law.m)
@@ -222,6 +230,17 @@ class ExactSystem:
         etas = rule.local_steps_for(M)
         for i in range(M):
             Ks = set(law.k_pmf[i]) | set(law.k_init_pmf[i])
+            if rule.step_sequence is not None:  # η_L decaying per local step: every arrival runs E steps
+                if Ks != {len(rule.step_sequence)}:
+                    raise ExactUnavailable(
+                        f"local_steps: eta_L decays per local step, which needs E={len(rule.step_sequence)} "
+                        f"local steps for every arrival; worker {i} runs K in {sorted(Ks)} — {SIMULATE_HINT}"
+                    )
+                seq = rule.step_sequence
+                self.maps.append(
+                    local_maps_sequence(model.hessians[i], b_t[i], model.noise_cov[i], seq, rule.mu)
+                )
+                continue
             self.maps.append(local_maps(model.hessians[i], b_t[i], model.noise_cov[i], etas[i], rule.mu, Ks))
         Delta = law.pij - np.outer(law.pi, law.pi)
         np.fill_diagonal(Delta, law.pi - law.pi**2)
@@ -377,6 +396,8 @@ class ExactSystem:
         for i, c in enumerate(cov):
             sl = slice(nJ + i * d, nJ + (i + 1) * d)
             S[sl, sl] += c
+        if self.beta is not None:  # the momentum buffer starts at 0 (m_{−1} = 0)
+            S = np.pad(S, ((0, d), (0, d)))
         return S
 
     def _within(self, op: _Op, S, Y):
@@ -395,6 +416,37 @@ class ExactSystem:
     def step(self, S: np.ndarray, t: int, noise: bool = True) -> np.ndarray:
         """S_{t+1} from S_t. ``noise=False`` drops the additive sources (the stochastic-gradient noise and the
         optimum's drift): the homogeneous part of the map, which the steady-state solver iterates."""
+        if self.beta is not None:
+            return self._momentum_step(S, t, noise)
+        return self._base_step(S, t, noise)
+
+    def _momentum_step(self, S: np.ndarray, t: int, noise: bool) -> np.ndarray:
+        """S_{t+1} with heavy-ball momentum. The state is (z, u), u_{t−1} the last step. The base round
+        gives z^b = A_t z + ε (x^b = x_t − s_t); the momentum round is u_t = β u_{t−1} + s_t and
+        x_{t+1} = x_t − u_t, i.e. z' = P z^b + Q (z, u) with x' = x^b − β u, u' = x_t − x^b + β u and the
+        rest of z' equal to z^b. Then E z'z'ᵀ = P S^b Pᵀ + P C Qᵀ + Q Cᵀ Pᵀ + Q S Qᵀ, with S^b the base
+        recursion's second moment and C = E z^b (z, u)ᵀ = Ā S[:n, :] (A_t and ε are independent of the
+        state, ε zero-mean)."""
+        n, d, beta = self.n, self.d, self.beta
+        N = n + d
+        xs = slice(1, 1 + d)
+        Sb = self._base_step(np.ascontiguousarray(S[:n, :n]), t, noise)
+        C = np.asarray(self.op(t).A @ S[:n, :])  # (n, N)
+        P = np.zeros((N, n))
+        P[:n, :n] = np.eye(n)
+        P[n:, xs] = -np.eye(d)
+        Q = np.zeros((N, N))
+        Q[xs, n:] = -beta * np.eye(d)
+        Q[n:, xs] = np.eye(d)
+        Q[n:, n:] = beta * np.eye(d)
+        PCQ = P @ C @ Q.T
+        out = P @ Sb @ P.T + PCQ + PCQ.T + Q @ S @ Q.T
+        out += out.T
+        out *= 0.5
+        return out
+
+    def _base_step(self, S: np.ndarray, t: int, noise: bool = True) -> np.ndarray:
+        """S_{t+1} from S_t without a server optimizer (the recursion of the module docstring)."""
         op = self.op(t)
         d, M, nJ, pi = self.d, self.M, self.nJ, self.law.pi
         drifts = noise and self.drift_cov is not None
@@ -470,7 +522,24 @@ def _linear_compressor(algorithm, dim):
 
 
 def _steps(rule):
-    return (float(rule.eta), float(rule.eta_L))
+    return (float(rule.eta), float(rule.eta_L), getattr(rule, "local_step_sequence", None))
+
+
+def _per_step_E(problem, algorithm, behaviour):
+    """E, every arrival's local-step count, when ``algorithm``'s η_L decays per local step (None: it does
+    not); ``ExactUnavailable`` naming the local steps when the behaviour's K is not one fixed count."""
+    if not getattr(algorithm, "per_local_step", False):
+        return None
+    M = problem.num_workers
+    law = round_law(behaviour, M, algorithm.local_view(M))
+    Ks = set().union(*map(set, law.k_pmf), *map(set, law.k_init_pmf))
+    if len(Ks) != 1:
+        raise ExactUnavailable(
+            f"local_steps: eta_L={algorithm.eta_L!r} decays per local step (s = tE + k), which needs one "
+            f"local-step count E for every arrival; the behaviour's K takes the values {sorted(Ks)} — "
+            f"{SIMULATE_HINT}"
+        )
+    return int(next(iter(Ks)))
 
 
 def _x0(problem, x0):
@@ -502,6 +571,7 @@ def moments(
     max_seconds: float | None = None,
     allow_large: bool = False,
     structure: bool = True,
+    record_virtual: bool = False,
 ) -> Moments:
     """Exact E‖∇f(x_t)‖², E f(x_t), E x_t for t = 0..rounds (no Monte Carlo error).
 
@@ -528,6 +598,12 @@ def moments(
     Structure (``structure=True``, the default): when every Hessian, noise covariance and H̄ is diagonal the
     recursion runs per coordinate (``afltheory.exact.diagonal``: dim states of 1 + (max_delay+1) (+
     num_workers), cost linear in dim), with the same values; ``structure=False`` runs the dense recursion.
+
+    ``record_virtual``: also E‖∇f(x̄_{t,k})‖² (``Moments.virtual_grad_norm_sq``, (rounds, K)) for the virtual
+    averaged model x̄_{t,k} = (1/m) Σ_{i∈M_t} w_i y_{i,k} of round t's arrivals at every local step k < K
+    (w_i = M p_i the client weights, 1 without), as ``simulate(record_virtual=True)`` records it: exact where
+    its model applies — no delays, one local-step count K for every arrival, a constant local step per round
+    (no per-local-step decay), no drift (``ExactUnavailable`` naming ``record_virtual`` otherwise).
     """
     rounds = check_int("rounds", rounds, low=1)
     warn_seconds = check_positive("warn_seconds", warn_seconds)
@@ -537,29 +613,36 @@ def moments(
     scheduled = getattr(algorithm, "scheduled", False)
     if not isinstance(structure, (bool, np.bool_)):
         raise ValueError(f"structure={structure!r} must be True or False")
-    kw = {"max_memory": max_memory, "allow_large": allow_large}
+    opt = getattr(algorithm, "server_optimizer", None)
+    heavy = bool(getattr(opt, "heavy_ball", False))  # heavy-ball momentum: its buffer in the stacked state
+    if heavy and not isinstance(getattr(algorithm, "eta", None), (int, float, np.integer, np.floating)):
+        raise UnsupportedRule(
+            f"server optimizer {opt!r} with a scheduled server step eta={algorithm.eta!r}: exact moments "
+            f"carry heavy-ball momentum with a constant eta — {SIMULATE_HINT}"
+        )
+    kw = {"max_memory": max_memory, "allow_large": allow_large, **({"momentum": True} if heavy else {})}
     # diagonal Hessians and noise: dim one-dimensional recursions (exact/diagonal.py), else the dense one
     sys_ = None
-    if structure:
+    if structure and not heavy and not record_virtual:
         sys_ = diagonal.diagonal_system(problem, algorithm, behaviour, ExactSystem, rounds, **kw)
+    E = _per_step_E(getattr(problem, "base", problem), algorithm, behaviour) if scheduled else None
+    at = (lambda t: algorithm.at_round(t)) if E is None else (lambda t: algorithm.at_round(t, local_steps=E))
     if sys_ is None:
-        sys_ = ExactSystem(problem, algorithm.at_round(0) if scheduled else algorithm, behaviour, **kw)
+        sys_ = ExactSystem(problem, at(0) if scheduled else algorithm, behaviour, **kw)
     projected = sys_.projected_cost(rounds)
     warned = _check_projection(projected, max_memory, warn_seconds, max_seconds, allow_large)
-    current = {(None if not scheduled else _steps(algorithm.at_round(0))): sys_}
+    current = {(None if not scheduled else _steps(at(0))): sys_}
 
     def system(t):
         """Round t's exact system: a step-size schedule gives each round its constant rule (the state layout
         does not depend on the step sizes, so S carries over)."""
         if not scheduled:
             return sys_
-        rule = algorithm.at_round(t)
+        rule = at(t)
         key = _steps(rule)
         if key not in current:
             current.clear()
-            current[key] = ExactSystem(
-                problem, rule, behaviour, max_memory=max_memory, allow_large=allow_large
-            )
+            current[key] = ExactSystem(problem, rule, behaviour, **kw)
         return current[key]
 
     gn = np.empty(rounds + 1)
@@ -567,6 +650,10 @@ def moments(
     xm = np.empty((rounds + 1, problem.dim))
     msd = np.empty(rounds + 1)
     div = None
+    virt = None
+    if record_virtual:
+        _virtual_reason(sys_)
+        virt = np.full((rounds, next(iter(sys_.law.k_pmf[0]))), np.inf)
     with np.errstate(over="ignore", invalid="ignore"):  # overflow is detected and reported as divergence
         S = sys_.initial(_x0(sys_.problem, x0))
         gn[0], loss[0], xm[0] = sys_.observe(S)
@@ -581,6 +668,8 @@ def moments(
             if t == 2:
                 _check_cost(time.perf_counter() - t_first, rounds, sys_, warn_seconds, max_seconds, warned)
             if t > 0:
+                if virt is not None:
+                    virt[t - 1] = _virtual_grad_sq(system(t - 1), S)
                 S = system(t - 1).step(S, t - 1)
                 gn[t], loss[t], xm[t] = sys_.observe(S)
                 msd[t] = sys_.msd(S)
@@ -616,7 +705,72 @@ def moments(
             DivergenceWarning,
             stacklevel=2,
         )
-    return Moments(gn, loss, xm, config, msd=msd, divergence_round=div)
+    if virt is not None and div is not None:
+        virt[max(div - 1, 0) :] = np.inf  # rounds started from a diverged model (as simulate's)
+    return Moments(gn, loss, xm, config, msd=msd, divergence_round=div, virtual_grad_norm_sq=virt)
+
+
+def _virtual_reason(sys_: ExactSystem) -> None:
+    """ExactUnavailable naming ``record_virtual`` where the exact virtual model does not apply."""
+    why = None
+    Ks = set().union(*map(set, sys_.law.k_pmf))
+    if sys_.Hn != 1:
+        why = "the behaviour has delays (x̄_{t,k} of stale start points is not modelled)"
+    elif len(Ks) != 1:
+        why = f"the local-step count varies ({sorted(Ks)}): x̄_{{t,k}} needs one K for every arrival"
+    elif sys_.rule.step_sequence is not None:
+        why = "the local step decays per local step"
+    elif sys_.drift_cov is not None:
+        why = "the problem drifts"
+    if why is not None:
+        raise ExactUnavailable(
+            f"record_virtual=True is unavailable in exact moments here: {why} — {SIMULATE_HINT}"
+        )
+
+
+def _virtual_grad_sq(sys_: ExactSystem, S: np.ndarray) -> np.ndarray:
+    """(K,) E‖∇f(x̄_{t,k})‖², k = 0..K−1, from S_t. With no delays, y_{i,k} = x_t − η_i k G_i^{(k)} and the
+    k-step local map G^{(k)} = C_k x̃ + c_k + n_k (``local_maps``): x̄_k = Σ_{i∈M_t} a_i (Z_{i,k} (1, x̃) + ν_i),
+    a_i = w_i/m, Z_{i,k} = [−η_i k c_k | I − η_i k C_k], Cov ν_i = η_i² k² Q_k, so
+    E x̄_k x̄_kᵀ = Σ_{i,j} π_ij a_i a_j Z_i S₀ Z_jᵀ + Σ_i π_i a_i² η_i² k² Q_{i,k} (S₀: S on (1, x̃_t)) and
+    E‖∇f(x̄_k)‖² = tr(H̄² E x̄_k x̄_kᵀ)."""
+    d, M, m, law, rule = sys_.d, sys_.M, sys_.m, sys_.law, sys_.rule
+    K = next(iter(law.k_pmf[0]))
+    maps = _virtual_maps(sys_, K)
+    etas = rule.local_steps_for(M)
+    a = np.array([rule.worker_weight(i) for i in range(M)]) / m
+    S0 = S[: 1 + d, : 1 + d]
+    out = np.empty(K)
+    for k in range(K):
+        Z = np.zeros((M, d, 1 + d))
+        Z[:, :, 1:] = np.eye(d)
+        noise = np.zeros((d, d))
+        if k > 0:
+            for i in range(M):
+                lm = maps[i][k]
+                Z[i, :, 0] -= etas[i] * k * lm.c
+                Z[i, :, 1:] -= etas[i] * k * lm.C
+                noise += law.pi[i] * a[i] ** 2 * (etas[i] * k) ** 2 * lm.Q
+        Y = np.einsum("idk,kl->idl", Z, S0)  # Z_i S₀
+        W = law.pij * np.outer(a, a)
+        second = np.einsum("ij,idl,jel->de", W, Y, Z) + noise
+        out[k] = float(np.sum(sys_.Hbar2 * second))
+    return out
+
+
+def _virtual_maps(sys_: ExactSystem, K: int) -> list[dict]:
+    """Per worker {k: LocalMap} for k = 1..K−1 (cached on the system)."""
+    cache = sys_.__dict__.setdefault("_virtual_cache", {})
+    if K not in cache:
+        model = linear_model(sys_.problem)
+        b_t = model.b - np.einsum("mjk,k->mj", model.hessians, sys_.x_star)
+        etas = sys_.rule.local_steps_for(sys_.M)
+        ks = set(range(1, K))
+        cache[K] = [
+            local_maps(model.hessians[i], b_t[i], model.noise_cov[i], etas[i], sys_.rule.mu, ks) if ks else {}
+            for i in range(sys_.M)
+        ]
+    return cache[K]
 
 
 def _check_projection(

@@ -270,7 +270,14 @@ def run(
     div = np.full(replicates, -1, dtype=np.int64)
     H = int(sched.delays.max()) + 1 if sched.delays.size else 1
     scheduled = getattr(algorithm, "scheduled", False)  # step-size schedules: round t runs at_round(t)
-    step = {"eta_L": (algorithm.at_round(0) if scheduled else algorithm).eta_L}
+    E_step = algorithm.steps_per_round(sched.local_steps, sched.init_local_steps)  # η_L per local step: E
+
+    def at(t):  # round t's rule (local_steps only for a per-step η_L: a rule may override at_round(t))
+        if not scheduled:
+            return algorithm
+        return algorithm.at_round(t) if E_step is None else algorithm.at_round(t, local_steps=E_step)
+
+    step = {"eta_L": at(0).eta_L, "seq": at(0).local_step_sequence}
     B = task.batch_size
     # the server rule's compressor, with the same per-replicate randomness as ``simulate`` (row mode)
     channel = channel_for(algorithm, task.dim, M, replicates, seed)
@@ -302,12 +309,17 @@ def run(
             y = y0.clone()
             gsum = torch.zeros_like(y0)
             who = np.array([[i]])
-            for _ in range(int(K)):
+            seq = step["seq"]  # η_L decaying per local step: (η_{tE}, …); G = (y_0 − y_K)/(mean step · K)
+            for k in range(int(K)):
                 g = task.grad(y, i, batch(i))
                 if wstate is not None:
                     corr = worker.correction(wstate, y[None, None], y0[None, None], rows, who)
                     if corr is not None:
                         g = g + corr[0, 0]
+                if seq is not None:
+                    gsum += (seq[k] / step["eta_L"]) * g
+                    y = y - seq[k] * g
+                    continue
                 gsum += g
                 y = y - (step["eta_L"] if per_eta is None else per_eta[i]) * g
             return gsum / int(K), y
@@ -342,8 +354,9 @@ def run(
         # records x every round and f(x) = the training loss at its evaluation rounds (``train_loss``)
         diverging = DivergenceRule(x_start.double().cpu().numpy(), loss0=[trl[r, 0]] if train_loss else None)
         for t in range(rounds):
-            rule = algorithm.at_round(t) if scheduled else algorithm
+            rule = at(t)
             step["eta_L"] = eta_L = rule.eta_L
+            step["seq"] = rule.local_step_sequence
             W, D, Ks = sched.workers[r, t], sched.delays[r, t], sched.local_steps[r, t]
             Gs, y0s, yKs = [], [], []
             for i, tau, K in zip(W.tolist(), D.tolist(), Ks.tolist(), strict=True):
@@ -379,7 +392,7 @@ def run(
                 break
             hist[(t + 1) % H] = x
             record(t + 1, x, f=f)
-        step["eta_L"] = (algorithm.at_round(0) if scheduled else algorithm).eta_L
+        step["eta_L"], step["seq"] = at(0).eta_L, at(0).local_step_sequence
         x_final[r] = x.double().cpu().numpy()
         if div[r] >= 0:  # reported as diverged, never NaN: losses +inf, accuracy 0 from the divergence round
             late = eval_rounds >= div[r]
