@@ -1395,12 +1395,11 @@ def _run_rounds_fast(run: _Run) -> str:
         )
         hit = bad.any(axis=1)
         div_round = np.where(hit, bad.argmax(axis=1), -1).astype(np.int64)
+    from .compression.compressors import uncompressed_bits
+
+    run.bits[:] = np.arange(rounds + 1) * float(W.shape[2] * uncompressed_bits(d))  # m updates per round
     run.x_avg = xsum / rounds
     run.x, run.gn, run.loss, run.xs = x, gn, loss, xs
-    run.div_round, run.left, run.limit, run.check_region = (
-        div_round,
-        left.astype(np.int64),
-        limit,
-        check_region,
-    )
+    run.div_round, run.left, run.limit = div_round, left.astype(np.int64), limit
+    run.check_region = check_region
     return "numpy" if kernel is None else "numba"
