@@ -1146,85 +1146,80 @@ def _fast_reason(run: _Run) -> str | None:
 
 
 def _fast_tables(run: _Run):
-    """The fast path's per-arrival inputs over all rounds: (K-table index (R, T, m), weights (R, T, m),
-    drift table (nK, S, d), squared-noise table (nK, S, d), worker index into the tables (R, T, m), step
-    factor, the shared noise std (d,) when every arrival has weight 1, one K and one Hessian — else None):
-    the collapsed runner's K-step law (``_CollapsedRunner._table``) and the rule's weights, as the default
-    path reads them round by round."""
+    """The fast path's law over all rounds: (uniform, K-table index (R, T, m), weights (R, T, m), worker
+    index into the tables (R, T, m), drift table (nK, S, d), squared-noise table (nK, S, d), shared noise std
+    (d,), step factor s): the collapsed runner's K-step law (``_CollapsedRunner._table``) and the rule's
+    weights, as the default path reads them round by round. ``uniform``: every arrival has weight 1, one K
+    and one Hessian row, so a round is x − s dr ⊙ Σ_i (x_{t−τ_i} − c_i) − s √m sc ⊙ z; the per-arrival
+    arrays are then empty."""
     runner, rule, M = run.runner, run.algorithm, run.M
     K, W, tau = run.steps, run.sched.workers, run.sched.delays
+    m = W.shape[2]
     kmin, kmax = int(K.min()), int(K.max())
     Ks = np.flatnonzero(np.bincount((K - kmin).ravel(), minlength=kmax - kmin + 1)) + kmin
-    lut = np.zeros(kmax - kmin + 1, dtype=np.int64)
-    lut[Ks - kmin] = np.arange(len(Ks))
     tabs = [runner._table(int(k)) for k in Ks]
     drift = np.stack([t[0] for t in tabs])
     noise2 = np.stack([t[1] for t in tabs]) ** 2
+    factor = float(rule.step_size / rule.normalizer(m, M))
     w = rule.arrival_weights(K, tau)
     pw = rule.worker_weights(M)
     if pw is not None:
         w = pw[W] if w is None else w * pw[W]
-    m = W.shape[2]
-    std = np.sqrt(float(m) * noise2[0, 0]) if (w is None and len(Ks) == 1 and drift.shape[1] == 1) else None
+    empty_i, empty_f = np.empty((0, 0, 0), dtype=np.int64), np.empty((0, 0, 0))
+    if w is None and len(Ks) == 1 and drift.shape[1] == 1:
+        std = np.sqrt(float(m) * noise2[0, 0])
+        return True, empty_i, empty_f, empty_i, drift, noise2, std, factor
+    lut = np.zeros(kmax - kmin + 1, dtype=np.int64)
+    lut[Ks - kmin] = np.arange(len(Ks))
     w = np.ones(K.shape) if w is None else np.broadcast_to(np.asarray(w, dtype=float), K.shape)
     widx = W if drift.shape[1] > 1 else np.zeros_like(W)
-    factor = float(rule.step_size / rule.normalizer(m, M))
-    return lut[K - kmin], np.ascontiguousarray(w), drift, noise2, np.ascontiguousarray(widx), factor, std
+    kidx = lut[K - kmin]
+    return (
+        False,
+        kidx,
+        np.ascontiguousarray(w),
+        np.ascontiguousarray(widx),
+        drift,
+        noise2,
+        np.empty(0),
+        factor,
+    )
 
 
-def _fast_rounds_numpy(
-    hist,
-    x,
-    t0,
-    nt,
-    W,
-    tau,
-    kidx,
-    w,
-    widx,
-    drift,
-    noise2,
-    std,
-    C,
-    factor,
-    z,
-    ev,
-    xstar,
-    fstar,
-    gn,
-    loss,
-    xsum,
-    last,
-    out,
-):
+def _fast_rounds_numpy(hist, x, t0, nt, W, tau, law, C, z, ev, xstar, fstar, gn, loss, xsum, out):
     """The fast path's rounds t0 .. t0 + nt − 1 in numpy (the reference of the numba kernel, and the path
-    when numba is absent): x_{t+1} = x_t − s Σ_i w_i dr_i ⊙ (x_{t−τ_i} − c_i) − s √(Σ_i w_i² sc_i²) ⊙ z_t per
-    replicate (``std``: that root when it is shared); records ‖∇f‖² = Σ_j (h̄_j (x − x*)_j)², f = f* + ½ Σ_j
-    (x − x*)_j h̄_j (x − x*)_j into ``gn``/``loss`` column t + 1, adds x_t to ``xsum`` for t < ``last`` and
-    writes x_{t+1} into ``out`` (R, nt, d) unless None."""
+    when numba is absent), ``law`` from ``_fast_tables``: x_{t+1} = x_t − s Σ_i w_i dr_i ⊙ (x_{t−τ_i} − c_i)
+    − s √(Σ_i w_i² sc_i²) ⊙ z_t per replicate (uniform: x_t − s dr ⊙ Σ_i (x_{t−τ_i} − c_i) − s std ⊙ z_t);
+    records ‖∇f‖² = Σ_j (h̄_j (x − x*)_j)² and f = f* + ½ Σ_j (x − x*)_j h̄_j (x − x*)_j into ``gn``/``loss``
+    column t + 1, adds x_t to ``xsum`` and writes x_{t+1} into ``out`` (R, nt, d) when it has R rows.
+    Arrivals are summed in order by elementwise passes: replicate r's bits do not depend on R."""
+    uniform, kidx, w, widx, drift, noise2, std, factor = law
     H, R, d = hist.shape
     rows = np.arange(R)
-    zr = z.transpose(1, 0, 2, 3).reshape(nt, -1, d)[
-        :, :R
-    ]  # (nt, R, d): replicate r = block r // B, row r % B
+    zr = z.transpose(1, 0, 2, 3).reshape(nt, -1, d)[:, :R]  # (nt, R, d): block r // B, row r % B
     for j in range(nt):
         t = t0 + j
-        if t < last:
-            xsum += x
+        xsum += x
         acc = np.zeros((R, d))
         var = np.zeros((R, d))
         for i in range(W.shape[2]):
-            k, s, wi = kidx[:, t, i], widx[:, t, i], w[:, t, i, None]
             y = hist[(t - tau[:, t, i]) % H, rows] - C[W[:, t, i]]
-            acc += wi * drift[k, s] * y
-            var += wi * wi * noise2[k, s]
-        x = x - factor * acc - factor * (np.sqrt(var) if std is None else std) * zr[j]
+            if uniform:
+                acc += y
+            else:
+                k, s, wi = kidx[:, t, i], widx[:, t, i], w[:, t, i, None]
+                acc += wi * drift[k, s] * y
+                var += wi * wi * noise2[k, s]
+        if uniform:
+            x = x - factor * (drift[0, 0] * acc) - factor * std * zr[j]
+        else:
+            x = x - factor * acc - factor * np.sqrt(var) * zr[j]
         hist[(t + 1) % H] = x
         v = x - xstar
         g = ev * v
         gn[:, t + 1] = (g * g).sum(axis=1)
         loss[:, t + 1] = fstar + 0.5 * (v * g).sum(axis=1)
-        if out is not None:
+        if out.shape[0] == R:
             out[:, j] = x
     return x
 
@@ -1243,62 +1238,40 @@ def _fast_kernel():
         return None
 
     @numba.njit(cache=False, fastmath=False)
-    def kernel(
-        hist,
-        x,
-        t0,
-        nt,
-        W,
-        tau,
-        kidx,
-        w,
-        widx,
-        drift,
-        noise2,
-        std,
-        C,
-        factor,
-        z,
-        ev,
-        xstar,
-        fstar,
-        gn,
-        loss,
-        xsum,
-        last,
-        out,
-    ):  # pragma: no cover - compiled
+    def kernel(hist, x, t0, nt, W, tau, law, C, z, ev, xstar, fstar, gn, loss, xsum, out):  # pragma: no cover
+        uniform, kidx, w, widx, drift, noise2, std, factor = law
         H, R, d = hist.shape
         m = W.shape[2]
         B = z.shape[2]
-        shared = std.shape[0] == d
         acc = np.empty(d)
         var = np.empty(d)
         for r in range(R):
             b, rb = r // B, r % B
             for j in range(nt):
                 t = t0 + j
-                if t < last:
-                    for c in range(d):
-                        xsum[r, c] += x[r, c]
                 for c in range(d):
+                    xsum[r, c] += x[r, c]
                     acc[c] = 0.0
                     var[c] = 0.0
                 for i in range(m):
-                    k, s, wi = kidx[r, t, i], widx[r, t, i], w[r, t, i]
                     slot = (t - tau[r, t, i]) % H
                     wk = W[r, t, i]
-                    for c in range(d):
-                        acc[c] += wi * drift[k, s, c] * (hist[slot, r, c] - C[wk, c])
-                    if not shared:
+                    if uniform:
                         for c in range(d):
+                            acc[c] += hist[slot, r, c] - C[wk, c]
+                    else:
+                        k, s, wi = kidx[r, t, i], widx[r, t, i], w[r, t, i]
+                        for c in range(d):
+                            acc[c] += wi * drift[k, s, c] * (hist[slot, r, c] - C[wk, c])
                             var[c] += wi * wi * noise2[k, s, c]
                 nxt = (t + 1) % H
                 g2 = 0.0
                 f = 0.0
                 for c in range(d):
-                    sd = std[c] if shared else np.sqrt(var[c])
-                    v = x[r, c] - factor * acc[c] - factor * sd * z[b, j, rb, c]
+                    if uniform:
+                        v = x[r, c] - factor * (drift[0, 0, c] * acc[c]) - factor * std[c] * z[b, j, rb, c]
+                    else:
+                        v = x[r, c] - factor * acc[c] - factor * np.sqrt(var[c]) * z[b, j, rb, c]
                     x[r, c] = v
                     hist[nxt, r, c] = v
                     e = v - xstar[c]
@@ -1325,7 +1298,7 @@ def _run_rounds_fast(run: _Run) -> str:
     Diverged replicates are not frozen (their values from the divergence round on are +inf in the trace).
     Fills ``run`` as ``_run_rounds`` does; returns the kernel used ("numba" or "numpy")."""
     problem, rounds, d, R = run.problem, run.rounds, run.d, run.R
-    kidx, w, drift, noise2, widx, factor, std = _fast_tables(run)
+    law = _fast_tables(run)
     W = np.ascontiguousarray(run.sched.workers)
     tau = np.ascontiguousarray(run.delays)
     C = np.ascontiguousarray(problem.centers, dtype=float)
@@ -1358,25 +1331,17 @@ def _run_rounds_fast(run: _Run) -> str:
         if xs is not None:
             xs[:, 0] = x
         left = np.where(problem.in_certified_region(two)[:R], -1, 0) if check_region else np.full(R, -1)
-        none = np.empty((0, 0, 0))
+        none = np.empty((0, d, 0))
         t = 0
         while t < rounds:
             nt = min(nt_max, rounds - t)
             z = np.empty((nblocks, nt, B, d))
             for b, gen in enumerate(gens):
                 gen.standard_normal(out=z[b])
-            out = np.empty((R, nt, d)) if record_region else (none if kernel is not None else None)
-            args = (hist, x, t, nt, W, tau, kidx, w, widx, drift, noise2)
-            args += (
-                np.empty(0) if std is None and kernel is not None else std,
-                C,
-                factor,
-                z,
-                ev,
-                xstar,
-                fstar,
+            out = np.empty((R, nt, d)) if record_region else none
+            x = (kernel or _fast_rounds_numpy)(
+                hist, x, t, nt, W, tau, law, C, z, ev, xstar, fstar, gn, loss, xsum, out
             )
-            x = (kernel or _fast_rounds_numpy)(*args, gn, loss, xsum, rounds, out)
             if xs is not None:
                 xs[:, t + 1 : t + 1 + nt] = out
             if check_region:

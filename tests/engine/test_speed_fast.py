@@ -24,6 +24,8 @@ from afltheory.problems import HeterogeneousQuadratic
 from afltheory.problems.curvature import HeterogeneousCurvatureQuadratic
 
 BEH = Behaviour(UniformArrivals(3), UniformDelay(2), UniformSteps(1, 3))
+#: one K for every arrival: with unit weights and a shared Hessian, the kernel's uniform branch
+UNIFORM = Behaviour(UniformArrivals(3), UniformDelay(2), ConstantSteps(2))
 
 
 def _shared(sigma_L=0.5):
@@ -39,14 +41,16 @@ def _close(a, b, tol=1e-12):
     assert np.all(np.abs(a - b) <= tol * scale), np.max(np.abs(a - b) / scale)
 
 
+@pytest.mark.parametrize("beh", [BEH, UNIFORM])
 @pytest.mark.parametrize("problem", [_shared, _per_worker])
 @pytest.mark.parametrize("rule", [AFACD(0.5, 0.05), FedBuff(0.5, 0.05)])
-def test_noiseless_fast_path_is_the_default_recursion(problem, rule):
-    """σ_L = 0: both paths compute the same deterministic recursion (random schedule, random K, delays,
-    FedBuff's staleness weights, per-worker Hessians): equal to 1e-12 in every recorded value."""
+def test_noiseless_fast_path_is_the_default_recursion(problem, rule, beh):
+    """σ_L = 0: both paths compute the same deterministic recursion (random schedule, random or fixed K,
+    delays, FedBuff's staleness weights, per-worker Hessians; AFA-CD with one K on the shared Hessian runs
+    the kernel's uniform branch): equal to 1e-12 in every recorded value."""
     p = problem(sigma_L=0.0)
     kw = dict(rounds=40, replicates=5, seed=3, record_x=True)
-    fast, ref = aft.simulate(p, rule, BEH, fast=True, **kw), aft.simulate(p, rule, BEH, **kw)
+    fast, ref = aft.simulate(p, rule, beh, fast=True, **kw), aft.simulate(p, rule, beh, **kw)
     assert fast.config["fast"] in ("numba", "numpy") and "fast" not in ref.config
     assert ref.grad_norm_sq[:, -1].max() < 0.5 * ref.grad_norm_sq[:, 0].min()  # a run that moves
     for what in ("grad_norm_sq", "loss", "x", "x_final", "x_avg", "bits", "oracle_calls"):
@@ -70,21 +74,28 @@ def test_noiseless_divergence_round_is_the_default_paths():
     assert np.array_equal(np.isinf(fast.x_final).all(axis=1), d > 0)
 
 
-@pytest.mark.parametrize("problem", [_shared, _per_worker])
-def test_fast_path_has_the_exact_law(problem):
-    """z of the Monte Carlo mean of ‖∇f(x_t)‖² against exact moments, t = 1..30, 4000 replicates, seed 11:
+@pytest.mark.parametrize(
+    "problem, rule, beh",
+    [
+        (_shared, FedBuff(0.5, 0.1), BEH),
+        (_per_worker, FedBuff(0.5, 0.1), BEH),
+        (_shared, AFACD(0.5, 0.1), UNIFORM),
+    ],
+)
+def test_fast_path_has_the_exact_law(problem, rule, beh):
+    """z of the Monte Carlo mean of ‖∇f(x_t)‖² against exact moments, t = 1..30, 10 000 replicates, seed 11:
     |z_t| ≤ 4.5 for every t (30 tests at ~7e-6 each under the law: P(false alarm) < 3e-4) and the time
     average's |z| ≤ 4.5. A path that drops the noise, sums it unweighted or uses one draw for all rows
     fails (the noise is a large part of E‖∇f‖² here: σ_L = 2)."""
-    p, rule = problem(sigma_L=2.0), FedBuff(0.5, 0.1)
-    tr = aft.simulate(p, rule, BEH, rounds=30, replicates=4000, seed=11, fast=True)
-    ex = aft.exact.moments(p, rule, BEH, 30)
+    p = problem(sigma_L=2.0)
+    tr = aft.simulate(p, rule, beh, rounds=30, replicates=10_000, seed=11, fast=True)
+    ex = aft.exact.moments(p, rule, beh, 30)
     z = aft.exact.zscores(tr, ex)[1:]
     assert np.max(np.abs(z)) <= 4.5, z
     avg = tr.grad_norm_sq[:, 1:].mean(axis=1)
     za = (avg.mean() - ex.grad_norm_sq[1:].mean()) / (avg.std(ddof=1) / np.sqrt(avg.size))
     assert abs(za) <= 4.5
-    noiseless = aft.exact.moments(problem(sigma_L=0.0), rule, BEH, 30)
+    noiseless = aft.exact.moments(problem(sigma_L=0.0), rule, beh, 30)
     gap = (ex.grad_norm_sq[1:].mean() - noiseless.grad_norm_sq[1:].mean()) / (
         avg.std(ddof=1) / np.sqrt(avg.size)
     )
@@ -104,13 +115,16 @@ def test_replicate_r_does_not_depend_on_R():
     assert not np.array_equal(runs[130].grad_norm_sq[0], runs[130].grad_norm_sq[64])  # distinct streams
 
 
-def test_numba_kernel_and_numpy_reference_agree(monkeypatch):
+@pytest.mark.parametrize(
+    "problem, rule, beh", [(_per_worker, FedBuff(0.5, 0.05), BEH), (_shared, AFACD(0.5, 0.05), UNIFORM)]
+)
+def test_numba_kernel_and_numpy_reference_agree(monkeypatch, problem, rule, beh):
     pytest.importorskip("numba")
-    p, rule = _per_worker(), FedBuff(0.5, 0.05)
+    p = problem()
     kw = dict(rounds=30, replicates=70, seed=2, record_x=True, fast=True)
-    compiled = aft.simulate(p, rule, BEH, **kw)
+    compiled = aft.simulate(p, rule, beh, **kw)
     monkeypatch.setattr(engine, "_fast_kernel", lambda: None)
-    ref = aft.simulate(p, rule, BEH, **kw)
+    ref = aft.simulate(p, rule, beh, **kw)
     assert compiled.config["fast"] == "numba" and ref.config["fast"] == "numpy"
     for what in ("grad_norm_sq", "loss", "x", "x_avg"):
         _close(getattr(compiled, what), getattr(ref, what))
