@@ -224,14 +224,15 @@ def estimate_memory(dim: int, num_workers: int, max_delay: int, memory_slots: bo
 #: one flop of its other small products and reductions (``small_flop``), one element of an elementwise pass,
 #: the fixed cost per coordinate of one round (numpy's per-matrix dispatch in stacked products), per random
 #: worker and coordinate (the within-worker variance's gathers), and the fixed interpreter cost of one round
-#: (~40 numpy calls, paid once whatever dim is). Measured on the project machine (one BLAS thread, CPU time)
-#: with ``benchmarks/exact_structure.py --calibrate`` (docs/performance.md gives the fit).
+#: (~40 numpy calls, paid once whatever dim is). Fitted by hand on the project machine (one BLAS thread, CPU
+#: time, 2026-12-02 at load ~8) to ``benchmarks/exact_structure.py --calibrate``: projected / measured per
+#: round 0.75–2.3 over its 24 configurations (docs/performance.md).
 BATCHED_SECONDS_PER = {
     "blas_flop": 6.0e-11,
-    "small_flop": 5.0e-10,
+    "small_flop": 3.0e-10,
     "element": 5.0e-10,
-    "coordinate": 1.0e-6,
-    "random_worker": 2.0e-7,
+    "coordinate": 3.0e-7,
+    "random_worker": 1.2e-7,
     "round": 5.0e-5,
 }
 

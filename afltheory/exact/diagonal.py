@@ -223,38 +223,39 @@ class DiagonalSystem:
         return S
 
     def _within(self, op: _BatchedOp, S: np.ndarray, Y: np.ndarray) -> np.ndarray:
-        """W_i = E[D_i S D_iᵀ] − D̄_i S D̄_iᵀ for every worker and coordinate (d, M, 1, 1)."""
-        W = np.zeros((self.d, self.M, 1, 1))
+        """W_i = E[D_i S D_iᵀ] − D̄_i S D̄_iᵀ for every coordinate and worker (d, M); ``Y`` = D̄_i S_JJ (d, M,
+        nJ₁). Each D_i is a row [c | C] on (const, x̃_{t−τ}): the quadratic forms are written out
+        elementwise (no per-matrix products of 1 × 2 rows)."""
+        W = np.zeros((self.d, self.M))
         p, Dc, who, rand, q = op.combos
-        Sb = S[:, self._blk[:, :, None], self._blk[:, None, :]]  # (d, H, 2, 2): S on (0, x̃_{t−τ})
-        Smix = np.einsum("rt,ntab->nrab", q, Sb)  # Σ_τ p_τ w_τ² S_τ per random worker
-        DS = np.matmul(Dc, Smix[:, who])
-        DS *= p[:, None, None]
-        E = np.matmul(DS, Dc.transpose(0, 1, 3, 2))
+        Sb = S[:, self._blk[:, :, None], self._blk[:, None, :]].reshape(
+            self.d, self.Hn, 4
+        )  # S on (0, x̃_{t−τ})
+        Sm = np.matmul(q, Sb)[:, who]  # (d, C, 4): Σ_τ p_τ w_τ² S_τ of each combination's worker
+        a, b = Dc[:, :, 0, 0], Dc[:, :, 0, 1]
+        E = a * (Sm[..., 0] * a + Sm[..., 1] * b) + b * (Sm[..., 2] * a + Sm[..., 3] * b)
+        E *= p
         starts = np.flatnonzero(np.r_[True, who[1:] != who[:-1]])
-        W[:, rand] = np.add.reduceat(E, starts, axis=1) - np.matmul(
-            Y[:, rand], op.U[:, rand].transpose(0, 1, 3, 2)
-        )
+        W[:, rand] = np.add.reduceat(E, starts, axis=1) - (Y[:, rand] * op.U[:, rand, 0]).sum(axis=2)
         return W
 
     def step(self, S: np.ndarray, t: int, noise: bool = True) -> np.ndarray:
         """S_{t+1} from S_t for every coordinate (``ExactSystem.step`` with a leading coordinate axis)."""
         op = self.op(t)
         M, nJ, pi, s = self.M, self.nJ1, self.law.pi, self.scale
-        At = op.A.transpose(0, 2, 1)
-        Snew = np.matmul(np.matmul(op.A, S), At)
-        Y = np.matmul(op.U, S[:, None, :nJ, :nJ])  # (d, M, 1, nJ) = D̄_i S_JJ
+        Snew = np.matmul(np.matmul(op.A, S), op.A.transpose(0, 2, 1))
+        Y = np.matmul(op.U[:, :, 0], S[:, :nJ, :nJ])  # (d, M, nJ₁) = D̄_i S_JJ: one product per coordinate
         W = self._within(op, S, Y) if not op.deterministic else 0.0
-        own = W + op.Qbar if noise else W + np.zeros_like(op.Qbar)
+        own = W + op.Qbar[:, :, 0, 0] if noise else W + np.zeros((self.d, M))  # (d, M)
         if not self.cs:
-            inc = (Y[:, :, 0] * op.V).sum(axis=(1, 2)) + own[:, :, 0, 0] @ pi
+            inc = (Y * op.V).sum(axis=(1, 2)) + own @ pi
             Snew[:, 1, 1] += s**2 * inc
         else:
             U2 = op.U[:, :, 0]  # (d, M, nJ)
             G2 = np.matmul(U2, S[:, :nJ, nJ:])  # (d, M, M)
-            X = np.matmul(Y[:, :, 0], U2.transpose(0, 2, 1)) - G2 - G2.transpose(0, 2, 1) + S[:, nJ:, nJ:]
+            X = np.matmul(Y, U2.transpose(0, 2, 1)) - G2 - G2.transpose(0, 2, 1) + S[:, nJ:, nJ:]
             X *= self.Delta
-            X[:, np.arange(M), np.arange(M)] += pi * own[:, :, 0, 0]
+            X[:, np.arange(M), np.arange(M)] += pi * own
             Snew[:, nJ:, nJ:] += X
             xS = -s * X.sum(axis=1)  # (d, M)
             Snew[:, 1, nJ:] += xS
