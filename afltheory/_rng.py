@@ -26,6 +26,13 @@ def stream(seed: int, purpose: int, index: int) -> np.random.Generator:
     return np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed, spawn_key=(purpose, int(index)))))
 
 
+def sfc64_stream(seed: int, purpose: int, index: int) -> np.random.Generator:
+    """``stream`` with the SFC64 bit generator (normals ~1.5× faster than PCG64's; ``simulate(fast=True)``'s
+    per-block noise): keyed by (seed, purpose, index) through the same SeedSequence."""
+    seed = check_seed(seed)
+    return np.random.Generator(np.random.SFC64(np.random.SeedSequence(seed, spawn_key=(purpose, int(index)))))
+
+
 class BlockStreams:
     """One Philox generator per replicate block (key = (seed, block)); ``at(purpose, key)`` rewinds every
     block's counter to a fixed point (purpose, key) — e.g. (NOISE, round) — so each round's draws are a

@@ -1310,7 +1310,7 @@ def _run_rounds_fast(run: _Run) -> str:
     kernel = _fast_kernel()
     B = _rng.BLOCK
     nblocks = -(-R // B)
-    gens = [_rng.stream(run.seed, _rng.FAST_NOISE, b) for b in range(nblocks)]
+    gens = [_rng.sfc64_stream(run.seed, _rng.FAST_NOISE, b) for b in range(nblocks)]
     nt_max = max(1, min(rounds, _FAST_CHUNK_VALUES // (nblocks * B * d)))
     gn = np.empty((R, rounds + 1))
     loss = np.empty((R, rounds + 1))
