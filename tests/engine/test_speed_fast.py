@@ -175,3 +175,17 @@ def test_the_default_path_is_not_the_fast_one():
 def test_unsupported_runs_are_refused_with_the_reason(call, why):
     with pytest.raises(ValueError, match=why):
         call()
+
+
+def test_leaving_the_certified_region_is_recorded_as_on_the_default_path():
+    """A small certified radius: without noise both paths record the same first round outside it (some
+    replicates leave, at different rounds), and both warn."""
+    p = HeterogeneousCurvatureQuadratic(dim=4, num_workers=8, sigma_L=0.0, radius=0.05, seed=1)
+    x0 = p.constants.x_star + 0.01 * np.linspace(-1.0, 1.0, 4)  # inside the ball; the run leaves it
+    kw = dict(rounds=30, replicates=6, seed=4, x0=x0)
+    with pytest.warns(Warning, match="certified region"):
+        fast = aft.simulate(p, AFACD(1.5, 0.05), BEH, fast=True, **kw)
+    with pytest.warns(Warning, match="certified region"):
+        ref = aft.simulate(p, AFACD(1.5, 0.05), BEH, **kw)
+    assert np.array_equal(fast.left_region, ref.left_region)
+    assert np.all(ref.left_region > 0) and len(set(ref.left_region.tolist())) > 2
