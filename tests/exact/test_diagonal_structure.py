@@ -187,8 +187,8 @@ def test_divergence_is_reported_at_the_same_round():
 
 @pytest.mark.parametrize("dim", [20, 80])
 def test_issue41_family_default_path_equals_dense(dim):
-    """Issue 41's family (M = 20, m = 5, FixedDelay(2), K = 3, T = 60, AFA-CD): the default path is the batched
-    per-coordinate one at d = 20 and 80, and every output equals the dense recursion's to 1e-12."""
+    """Issue 41's family (M = 20, m = 5, FixedDelay(2), K = 3, T = 60, AFA-CD): the default path is the
+    batched per-coordinate one at d = 20 and 80, and every output equals the dense recursion's to 1e-12."""
     p = HeterogeneousCurvatureQuadratic(dim=dim, num_workers=20, sigma_L=0.5, seed=0)
     alg, b = AFACD(0.5, 0.05), Behaviour(UniformArrivals(5), FixedDelay(2), ConstantSteps(3))
     fast, dense = moments(p, alg, b, 60), moments(p, alg, b, 60, structure=False)
