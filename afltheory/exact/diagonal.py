@@ -11,8 +11,12 @@ need nothing else. So a d-dimensional problem is d one-dimensional ones: the sta
 
 One implementation of the split for both exact evaluators: ``split`` (the d one-dimensional problems of a
 batch of diagonal ones) is what ``afltheory.adversary.fastexact`` runs its B·d candidates on, and
-``DiagonalSystem`` runs the exact engine's own recursion (``ExactSystem``, unchanged) on each coordinate.
-``moments`` takes this path when ``diagonal_system`` returns a system; otherwise (a dense or rotated
+``DiagonalSystem`` runs the exact engine's recursion (``ExactSystem``'s round, moments.py) on all d
+coordinates at once — every array with a leading coordinate axis, so a round is the same few dozen numpy
+calls whatever d is (issue 41: time(d = 80) / time(d = 20) ≈ 1–2.5 on its family, docs/performance.md);
+coordinate 0's ``ExactSystem`` supplies the shared round law, rule view and refusals. Its cost projection is
+``exact.cost.project_batched_cost``. ``moments`` takes this path when ``diagonal_system`` returns a system
+(the projection says it is cheaper than the dense recursion); otherwise (a dense or rotated
 Hessian, a compressor, which mixes coordinates, a drifting optimum, a rule that prepares the problem, a
 step-size schedule, an injected fault) the dense recursion runs. ``tests/exact/test_diagonal_structure.py``
 checks the two paths agree to 1e-12.
@@ -307,8 +311,8 @@ def diagonal_system(
 ) -> DiagonalSystem | None:
     """A ``DiagonalSystem`` for (problem, algorithm, behaviour) when the per-coordinate path applies (see the
     module docstring) and, given ``rounds``, is projected cheaper than the dense recursion (at small dim the
-    dense one, a few BLAS calls per round, wins over dim interpreted one-dimensional rounds); else None (the
-    caller runs the dense ``system_class``). ``kwargs`` go to each coordinate's ``system_class``
+    dense one, a few BLAS calls per round, wins over the batched round's fixed interpreter cost); else None
+    (the caller runs the dense ``system_class``). ``kwargs`` go to coordinate 0's ``system_class``
     (max_memory, allow_large)."""
     if (
         not isinstance(problem, Problem)
