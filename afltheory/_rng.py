@@ -15,9 +15,7 @@ NOISE = 2  # per-replicate-block stream for stochastic gradients
 INIT = 3  # per-replicate stream for x0 draws / warm starts
 DRIFT = 4  # per-replicate stream for a drifting objective's random walk
 COMPRESS = 5  # per-replicate-block stream for compression randomness (afltheory.compression)
-FAST_NOISE = (
-    6  # per-replicate-block stream of simulate(fast=True)'s summed arrival noise (all rounds in order)
-)
+FAST_NOISE = 6  # per-replicate-block stream of simulate(fast=True)'s summed arrival noise, all rounds
 BLOCK = 64  # replicates per noise block (fixed: changing it changes every trace)
 
 
