@@ -659,6 +659,7 @@ def simulate(
     collapse: bool | str | None = None,
     progress: bool = False,
     record_virtual: bool = False,
+    fast: bool = False,
 ) -> Trace:
     """Run ``algorithm`` on ``problem`` under ``behaviour`` for ``rounds`` server rounds, ``replicates``
     times.
@@ -680,7 +681,15 @@ def simulate(
     ``record_virtual``: record ``Trace.virtual_grad_norm_sq`` (the virtual averaged model at every local
     step); it runs the step path (``collapse`` must not be True) and needs the same K for every arrival,
     one local step size for all workers and a problem that does not drift (ValueError naming it otherwise).
+    ``fast=True`` (opt-in): the collapsed law of the default path (K steps and the round's arrival noises
+    each one Gaussian) in one compiled kernel over all rounds (numba, the ``fast`` extra; a numpy loop when
+    numba is absent, ``Trace.config["fast"]`` says which): the same schedule and law as the default path,
+    other noise draws (replicate r's values do not depend on ``replicates``); for stateless rules with
+    constant step sizes on quadratics with diagonal Hessians (ValueError saying why otherwise); diverged
+    replicates are not frozen (their values from the divergence round on are +inf, as on the default path).
     """
+    if not isinstance(fast, (bool, np.bool_)):
+        raise ValueError(f"fast={fast!r} must be True or False")
     run = _prepare(
         problem,
         algorithm,
@@ -694,6 +703,14 @@ def simulate(
         collapse,
         record_virtual,
     )
+    if fast:
+        why = _fast_reason(run)
+        if why is not None:
+            raise ValueError(f"fast=True is unavailable here: {why}")
+        kernel = _run_rounds_fast(run)
+        trace = _report(run)
+        trace.config["fast"] = kernel
+        return trace
     _run_rounds(run, progress)
     return _report(run)
 
@@ -1144,3 +1161,259 @@ def _report(run: _Run) -> Trace:
         run.x_avg,
         virtual,
     )
+
+
+# ------------------------------------------------------------------------------------ opt-in fast path
+#: rounds per chunk of the fast path (its noise, models and records are materialized chunk by chunk)
+_FAST_CHUNK_VALUES = 1 << 21
+
+
+def _fast_reason(run: _Run) -> str | None:
+    """Why ``simulate(fast=True)`` cannot run this simulation (None: it can): the fast path is the collapsed
+    path with the arrivals' noise summed (``Trace.config["arrivals_collapsed"]``), for a stateless rule with
+    constant step sizes on a quadratic with diagonal Hessians, a static optimum and no recorded virtual model
+    or injected fault."""
+    from .problems.quadratic import QuadraticProblem
+
+    if _faults.active() is not None:
+        return "a fault is injected (afltheory.mutants): the default path runs it"
+    if not run.arrivals:
+        return (
+            "the round's updates are not collapsed into one noise draw (Trace.config['arrivals_collapsed'])"
+        )
+    if not isinstance(run.problem, QuadraticProblem) or run.problem.kind != "diag":
+        return "the problem is not a quadratic with diagonal Hessians"
+    if getattr(run.algorithm, "scheduled", False):
+        return "the step sizes follow a schedule"
+    if run.algorithm.keeps_memory:
+        return "the server rule keeps memory slots"
+    if run.walk is not None:
+        return "the problem drifts"
+    if run.runner.virtual is not None:
+        return "record_virtual=True records every local step"
+    return None
+
+
+def _fast_tables(run: _Run):
+    """The fast path's law over all rounds: (uniform, K-table index (R, T, m), weights (R, T, m), worker
+    index into the tables (R, T, m), drift table (nK, S, d), squared-noise table (nK, S, d), shared noise std
+    (d,), step factor s): the collapsed runner's K-step law (``_CollapsedRunner._table``) and the rule's
+    weights, as the default path reads them round by round. ``uniform``: every arrival has weight 1, one K
+    and one Hessian row, so a round is x − s dr ⊙ Σ_i (x_{t−τ_i} − c_i) − s √m sc ⊙ z; the per-arrival
+    arrays are then empty."""
+    runner, rule, M = run.runner, run.algorithm, run.M
+    K, W, tau = run.steps, run.sched.workers, run.sched.delays
+    m = W.shape[2]
+    kmin, kmax = int(K.min()), int(K.max())
+    Ks = np.flatnonzero(np.bincount((K - kmin).ravel(), minlength=kmax - kmin + 1)) + kmin
+    tabs = [runner._table(int(k)) for k in Ks]
+    drift = np.stack([t[0] for t in tabs])
+    noise2 = np.stack([t[1] for t in tabs]) ** 2
+    factor = float(rule.step_size / rule.normalizer(m, M))
+    w = rule.arrival_weights(K, tau)
+    pw = rule.worker_weights(M)
+    if pw is not None:
+        w = pw[W] if w is None else w * pw[W]
+    empty_i, empty_f = np.empty((0, 0, 0), dtype=np.int64), np.empty((0, 0, 0))
+    if w is None and len(Ks) == 1 and drift.shape[1] == 1:
+        std = np.sqrt(float(m) * noise2[0, 0])
+        return True, empty_i, empty_f, empty_i, drift, noise2, std, factor
+    lut = np.zeros(kmax - kmin + 1, dtype=np.int64)
+    lut[Ks - kmin] = np.arange(len(Ks))
+    w = np.ones(K.shape) if w is None else np.broadcast_to(np.asarray(w, dtype=float), K.shape)
+    widx = W if drift.shape[1] > 1 else np.zeros_like(W)
+    kidx = lut[K - kmin]
+    return (
+        False,
+        kidx,
+        np.ascontiguousarray(w),
+        np.ascontiguousarray(widx),
+        drift,
+        noise2,
+        np.empty(0),
+        factor,
+    )
+
+
+def _fast_rounds_numpy(hist, x, t0, nt, W, tau, law, C, z, ev, xstar, fstar, gn, loss, xsum, out):
+    """The fast path's rounds t0 .. t0 + nt − 1 in numpy (the reference of the numba kernel, and the path
+    when numba is absent), ``law`` from ``_fast_tables``: x_{t+1} = x_t − s Σ_i w_i dr_i ⊙ (x_{t−τ_i} − c_i)
+    − s √(Σ_i w_i² sc_i²) ⊙ z_t per replicate (uniform: x_t − s dr ⊙ Σ_i (x_{t−τ_i} − c_i) − s std ⊙ z_t);
+    records ‖∇f‖² = Σ_j (h̄_j (x − x*)_j)² and f = f* + ½ Σ_j (x − x*)_j h̄_j (x − x*)_j into ``gn``/``loss``
+    column t + 1, adds x_t to ``xsum`` and writes x_{t+1} into ``out`` (R, nt, d) when it has R rows.
+    Arrivals are summed in order by elementwise passes: replicate r's bits do not depend on R."""
+    uniform, kidx, w, widx, drift, noise2, std, factor = law
+    H, R, d = hist.shape
+    rows = np.arange(R)
+    zr = z.transpose(1, 0, 2, 3).reshape(nt, -1, d)[:, :R]  # (nt, R, d): block r // B, row r % B
+    for j in range(nt):
+        t = t0 + j
+        xsum += x
+        acc = np.zeros((R, d))
+        var = np.zeros((R, d))
+        for i in range(W.shape[2]):
+            y = hist[(t - tau[:, t, i]) % H, rows] - C[W[:, t, i]]
+            if uniform:
+                acc += y
+            else:
+                k, s, wi = kidx[:, t, i], widx[:, t, i], w[:, t, i, None]
+                acc += wi * drift[k, s] * y
+                var += wi * wi * noise2[k, s]
+        if uniform:
+            x = x - factor * (drift[0, 0] * acc) - factor * std * zr[j]
+        else:
+            x = x - factor * acc - factor * np.sqrt(var) * zr[j]
+        hist[(t + 1) % H] = x
+        v = x - xstar
+        g = ev * v
+        gn[:, t + 1] = (g * g).sum(axis=1)
+        loss[:, t + 1] = fstar + 0.5 * (v * g).sum(axis=1)
+        if out.shape[0] == R:
+            out[:, j] = x
+    return x
+
+
+_FAST_KERNEL = None
+
+
+def _fast_kernel():
+    """The numba kernel of ``_fast_rounds_numpy`` (compiled on first use), or None when numba is absent."""
+    global _FAST_KERNEL
+    if _FAST_KERNEL is not None:
+        return _FAST_KERNEL
+    try:
+        import numba
+    except ImportError:
+        return None
+
+    @numba.njit(cache=False, fastmath=False)
+    def kernel(hist, x, t0, nt, W, tau, law, C, z, ev, xstar, fstar, gn, loss, xsum, out):  # pragma: no cover
+        uniform, kidx, w, widx, drift, noise2, std, factor = law
+        H, R, d = hist.shape
+        m = W.shape[2]
+        B = z.shape[2]
+        acc = np.empty(d)
+        var = np.empty(d)
+        for r in range(R):
+            b, rb = r // B, r % B
+            for j in range(nt):
+                t = t0 + j
+                for c in range(d):
+                    xsum[r, c] += x[r, c]
+                    acc[c] = 0.0
+                    var[c] = 0.0
+                for i in range(m):
+                    slot = (t - tau[r, t, i]) % H
+                    wk = W[r, t, i]
+                    if uniform:
+                        for c in range(d):
+                            acc[c] += hist[slot, r, c] - C[wk, c]
+                    else:
+                        k, s, wi = kidx[r, t, i], widx[r, t, i], w[r, t, i]
+                        for c in range(d):
+                            acc[c] += wi * drift[k, s, c] * (hist[slot, r, c] - C[wk, c])
+                            var[c] += wi * wi * noise2[k, s, c]
+                nxt = (t + 1) % H
+                g2 = 0.0
+                f = 0.0
+                for c in range(d):
+                    if uniform:
+                        v = x[r, c] - factor * (drift[0, 0, c] * acc[c]) - factor * std[c] * z[b, j, rb, c]
+                    else:
+                        v = x[r, c] - factor * acc[c] - factor * np.sqrt(var[c]) * z[b, j, rb, c]
+                    x[r, c] = v
+                    hist[nxt, r, c] = v
+                    e = v - xstar[c]
+                    g = ev[c] * e
+                    g2 += g * g
+                    f += e * g
+                gn[r, t + 1] = g2
+                loss[r, t + 1] = fstar + 0.5 * f
+                if out.shape[0] == R:
+                    for c in range(d):
+                        out[r, j, c] = x[r, c]
+        return x
+
+    _FAST_KERNEL = kernel
+    return kernel
+
+
+def _run_rounds_fast(run: _Run) -> str:
+    """``simulate(fast=True)``, part 2: every round of the collapsed law in one compiled kernel (numba; the
+    numpy reference when numba is absent), a chunk of rounds per call, recording ‖∇f‖² and f of the
+    diagonal quadratic in the same pass. The noise of replicate r is its block's (``_rng.BLOCK`` replicates)
+    own SFC64 stream (key (seed, ``_rng.FAST_NOISE``, block)), drawn a chunk of rounds at a time in round
+    order: the same law as the default path, other draws, and replicate r's values do not depend on R.
+    Diverged replicates are not frozen (their values from the divergence round on are +inf in the trace).
+    Fills ``run`` as ``_run_rounds`` does; returns the kernel used ("numba" or "numpy")."""
+    problem, rounds, d, R = run.problem, run.rounds, run.d, run.R
+    law = _fast_tables(run)
+    W = np.ascontiguousarray(run.sched.workers)
+    tau = np.ascontiguousarray(run.delays)
+    C = np.ascontiguousarray(problem.centers, dtype=float)
+    # the diagonal quadratic's f and ∇f read off its public evaluators: ∇f(x) = h̄ ⊙ (x − x*), f* = f(x*)
+    xstar = np.ascontiguousarray(problem.constants.x_star, dtype=float)
+    pair = np.stack([xstar, xstar + 1.0])
+    ev = np.ascontiguousarray(problem.grad(pair)[1] / (pair[1] - xstar))
+    fstar = float(problem.grad_norm_sq_and_value(pair)[1][0])
+    kernel = _fast_kernel()
+    B = _rng.BLOCK
+    nblocks = -(-R // B)
+    gens = [_rng.sfc64_stream(run.seed, _rng.FAST_NOISE, b) for b in range(nblocks)]
+    nt_max = max(1, min(rounds, _FAST_CHUNK_VALUES // (nblocks * B * d)))
+    gn = np.empty((R, rounds + 1))
+    loss = np.empty((R, rounds + 1))
+    xs = np.empty((R, rounds + 1, d)) if run.record_x else None
+    check_region = problem.constants.radius is not None
+    x = np.ascontiguousarray(run.x)
+    hist = np.ascontiguousarray(run.hist)
+    xsum = np.zeros((R, d))
+    with np.errstate(over="ignore", invalid="ignore"):
+        two = np.concatenate([x, x]) if R == 1 else x  # a lone row reduces by another loop (see _run_rounds)
+        g, f = problem.grad_norm_sq_and_value(two)
+        gn[:, 0], loss[:, 0] = g[:R], f[:R]
+        g0 = gn[:, 0][np.isfinite(gn[:, 0])]
+        limit = run.divergence_threshold * max(1.0, float(g0.max()) if g0.size else 1.0)
+        f0 = loss[:, 0].copy()
+        flimit = run.divergence_threshold * np.maximum(1.0, np.abs(np.where(np.isfinite(f0), f0, 0.0)))
+        record_region = check_region or xs is not None
+        if xs is not None:
+            xs[:, 0] = x
+        left = np.where(problem.in_certified_region(two)[:R], -1, 0) if check_region else np.full(R, -1)
+        none = np.empty((0, d, 0))
+        t = 0
+        while t < rounds:
+            nt = min(nt_max, rounds - t)
+            z = np.empty((nblocks, nt, B, d))
+            for b, gen in enumerate(gens):
+                gen.standard_normal(out=z[b])
+            out = np.empty((R, nt, d)) if record_region else none
+            x = (kernel or _fast_rounds_numpy)(
+                hist, x, t, nt, W, tau, law, C, z, ev, xstar, fstar, gn, loss, xsum, out
+            )
+            if xs is not None:
+                xs[:, t + 1 : t + 1 + nt] = out
+            if check_region:
+                flat = out.reshape(R * nt, d)
+                inside = problem.in_certified_region(np.concatenate([flat, flat]) if R * nt == 1 else flat)
+                outside = ~inside[: R * nt].reshape(R, nt)
+                first = np.where(outside.any(axis=1), t + 1 + outside.argmax(axis=1), -1)
+                new = (left < 0) & (first >= 0)
+                left[new] = first[new]
+            t += nt
+        bad = ~(
+            np.isfinite(gn)
+            & np.isfinite(loss)
+            & (gn <= limit)
+            & (np.abs(loss - f0[:, None]) <= flimit[:, None])
+        )
+        hit = bad.any(axis=1)
+        div_round = np.where(hit, bad.argmax(axis=1), -1).astype(np.int64)
+    from .compression.compressors import uncompressed_bits
+
+    run.bits[:] = np.arange(rounds + 1) * float(W.shape[2] * uncompressed_bits(d))  # m updates per round
+    run.x_avg = xsum / rounds
+    run.x, run.gn, run.loss, run.xs = x, gn, loss, xs
+    run.div_round, run.left, run.limit = div_round, left.astype(np.int64), limit
+    run.check_region = check_region
+    return "numpy" if kernel is None else "numba"

@@ -1,8 +1,9 @@
 """Exact moments on diagonal structure (issue 41): CPU time of ``afltheory.exact.moments`` along d on one
-instance family, the default path (per coordinate when projected cheaper), the per-coordinate recursion
-forced, and the dense recursion (``structure=False``). Not run as a test.
+instance family, the default path (per coordinate, batched over the coordinates, when projected cheaper), the
+per-coordinate recursion forced, and the dense recursion (``structure=False``). Not run as a test.
 
-Usage (from the repo root):  python benchmarks/exact_structure.py [--reps 3] [--dense-max 40]
+Usage (from the repo root):  python benchmarks/exact_structure.py [--reps 3] [--dense-max 40] [--dims 20 80]
+                             python benchmarks/exact_structure.py --calibrate   (the batched path's constants)
 
 Family: ``HeterogeneousCurvatureQuadratic(dim=d, num_workers=20, sigma_L=0.5, seed=0)`` (per-worker diagonal
 Hessians), ``Behaviour(UniformArrivals(5), FixedDelay(2), ConstantSteps(3))``, T = 60 rounds, AFA-CD(0.5,
@@ -49,6 +50,38 @@ def forced(problem, rule, rounds):
     return np.array(g)
 
 
+def calibrate(reps: int) -> None:
+    """Measured against projected time per round of the batched per-coordinate recursion
+    (``exact.cost.BATCHED_SECONDS_PER``): AFA-CD and AFA-CS, M = 20 / 80, fixed or random (K, τ), d = 2 ..
+    320; min CPU over ``reps`` of 40 rounds after the operators are built."""
+    from afltheory.anarchy import UniformDelay, UniformSteps
+
+    fixed = Behaviour(UniformArrivals(5), FixedDelay(2), ConstantSteps(3))
+    rand = Behaviour(UniformArrivals(5), UniformDelay(2), UniformSteps(1, 3))
+    print(
+        f"{'rule':6s} {'M':>3s} {'K, tau':>7s} {'d':>4s} {'n1':>3s} {'measured us':>12s} "
+        f"{'projected us':>13s}"
+    )
+    for rule in (AFACD(0.5, 0.05), AFACS(0.5, 0.05)):
+        for M, beh, kind in ((20, fixed, "fixed"), (20, rand, "random"), (80, fixed, "fixed")):
+            for d in (2, 20, 80, 320):
+                p = HeterogeneousCurvatureQuadratic(dim=d, num_workers=M, sigma_L=0.5, seed=0)
+                s = diagonal_system(p, rule, beh, ExactSystem)
+                S = s.initial(p.default_x0())
+                for t in range(3):
+                    S = s.step(S, t)
+                best = np.inf
+                for _ in range(reps):
+                    t0 = time.process_time()
+                    for t in range(3, 43):
+                        S = s.step(S, t)
+                        s.observe(S), s.msd(S)
+                    best = min(best, (time.process_time() - t0) / 40)
+                us = (best * 1e6, s.projected_cost(60).seconds_per_round * 1e6)
+                name = type(rule).__name__
+                print(f"{name:6s} {M:3d} {kind:>7s} {d:4d} {s.n_coordinate:3d} {us[0]:12.0f} {us[1]:13.0f}")
+
+
 def cpu(fn):
     t = time.process_time()
     out = fn()
@@ -60,7 +93,14 @@ def main(argv=None) -> int:
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--dense-max", type=int, default=40, help="largest d the dense recursion runs at")
     ap.add_argument("--dims", type=int, nargs="+", default=[10, 20, 40, 80])
+    ap.add_argument(
+        "--calibrate", action="store_true", help="per-round time of the batched path, measured vs projected"
+    )
     a = ap.parse_args(argv)
+    if a.calibrate:
+        print("load average {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
+        calibrate(a.reps)
+        return 0
     load = os.getloadavg()
     print(
         f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; "

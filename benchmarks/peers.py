@@ -11,6 +11,9 @@ schedule (``Behaviour.sample``, inside its timing) and records the same per-roun
 - ``afltheory default``: ``afltheory.simulate`` (for these quadratics it collapses each worker's K local
   steps into one exact Gaussian draw and, AFA-CD's step being linear in the updates, the round's m arrival
   noises into one draw of their sum); every ratio below is relative to it (lower is faster).
+- ``afltheory fast=True``: ``simulate(fast=True)``, the opt-in path: the default path's collapsed law (same
+  schedule, other noise draws) with every round in one numba kernel (the ``fast`` extra; its compilation,
+  ~1.5 s once per process, is done before the timing).
 - ``afltheory steps collapsed``: ``simulate(collapse="steps")`` (one draw per arrival: the default path
   before issue 31).
 - ``afltheory step by step``: ``simulate(collapse=False)`` (the generic path, K noise draws per update).
@@ -293,11 +296,18 @@ def measure(K, R, T, repeat, loop_reps):
     once in turn; a contender's time is its min over the passes. Rows (name, seconds, note)."""
     p, algo, beh = setup(K)
     exact = aft.exact.moments(p, algo, beh, T).grad_norm_sq  # the law every contender must compute
+    aft.simulate(p, algo, beh, rounds=2, replicates=2, seed=0, fast=True)  # compile the kernel (not timed)
     sim = lambda **kw: aft.simulate(p, algo, beh, rounds=T, replicates=R, seed=1, **kw)  # noqa: E731
     sched = beh.sample(T, loop_reps, M, seed=1)
     # (label, what it draws per round, callable -> (R, T + 1) replicates or None, seconds scale)
     contenders = [
         ("afltheory default (collapsed K steps and arrivals)", "R·d", lambda: sim().grad_norm_sq, 1.0),
+        (
+            "afltheory fast=True (opt-in: the same collapsed law in one numba kernel)",
+            "R·d",
+            lambda: sim(fast=True).grad_norm_sq,
+            1.0,
+        ),
         (
             'afltheory steps collapsed (collapse="steps")',
             "R·m·d",

@@ -1,5 +1,6 @@
 """PEP solve times (afltheory.pep): Gram dimension, total / cvxpy-compile / Clarabel seconds, per size; and
-the growth in T of the full and the symmetry-reduced PEP (``--scaling``).
+the growth in T of the full and the symmetry-reduced PEP (``--scaling``: CPU, wall, cvxpy's compilation time
+of the last solve, Clarabel's solve time of the last solve, peak RSS).
 
 Run: OPENBLAS_NUM_THREADS=1 python benchmarks/pep.py [--sizes m,K,T,tau,M ...] [--heterogeneity server|all]
      OPENBLAS_NUM_THREADS=1 python benchmarks/pep.py --scaling [--T 8 12 16 20]
@@ -99,6 +100,8 @@ def one(method: str, T: int, lower: bool = False, schedule: str = "fixed") -> di
         cpu_s=time.process_time() - c0,
         wall_s=time.perf_counter() - w0,
         solver_s=r.solver_seconds,
+        compile_s=r.compile_seconds,
+        solves=r.constants.get("solves"),
         peak_rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
     )
     if lower:
@@ -111,8 +114,8 @@ def one(method: str, T: int, lower: bool = False, schedule: str = "fixed") -> di
 
 def scaling(Ts, methods, lower: bool, schedule: str = "fixed") -> None:
     print(
-        f"{'method':>8} {'T':>3} {'Gram (blocks)':>16} {'CPU s':>7} {'wall s':>7} {'solver s':>8} "
-        f"{'RSS MB':>7}  value  status"
+        f"{'method':>8} {'T':>3} {'Gram (blocks)':>16} {'CPU s':>7} {'wall s':>7} {'compile s':>9} "
+        f"{'solver s':>8} {'RSS MB':>7}  value  status"
     )
     for method in methods:
         for T in Ts:
@@ -130,7 +133,7 @@ def scaling(Ts, methods, lower: bool, schedule: str = "fixed") -> None:
             )
             print(
                 f"{method:>8} {T:>3} {str(d['blocks']):>16} {d['cpu_s']:>7.1f} {d['wall_s']:>7.1f} "
-                f"{d.get('solver_s') or float('nan'):>8.1f} "
+                f"{d.get('compile_s') or float('nan'):>9.2f} {d.get('solver_s') or float('nan'):>8.1f} "
                 f"{d['peak_rss_mb']:>7.0f}  {d['value']:.7g}  {d['status']}{extra}",
                 flush=True,
             )

@@ -57,10 +57,6 @@ ALLOWED_CYCLES: dict[frozenset[str], str] = {
     frozenset({"afltheory.algorithms.base", "afltheory.algorithms.schedules"}): (
         "base builds a rule's step-size schedule, schedules types its rule (issue #38, algorithms/ helper)"
     ),
-    frozenset({"afltheory.exact.cost", "afltheory.exact.diagonal", "afltheory.exact.moments"}): (
-        "moments prices its recursion with cost, cost reads moments' plan, diagonal runs moments' system per "
-        "coordinate and moments dispatches to it (issue #38; issue #41's per-coordinate path)"
-    ),
 }
 
 #: Names the package root resolves lazily to the engine (``from afltheory import simulate``).

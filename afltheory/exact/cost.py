@@ -35,9 +35,21 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+import numpy as np
+
 from .._validation import check_int
 
-__all__ = ["ExactCost", "SECONDS_PER", "available_memory", "project_cost", "round_work"]
+__all__ = [
+    "BATCHED_SECONDS_PER",
+    "ExactCost",
+    "SECONDS_PER",
+    "available_memory",
+    "batched_round_work",
+    "estimate_memory",
+    "project_batched_cost",
+    "project_cost",
+    "round_work",
+]
 
 #: Per-operation constants (seconds) of the projection: one BLAS flop (dense matmul, one thread), one einsum
 #: flop, one flop of a sparse (CSR) × dense product, one element of a dense elementwise pass, the fixed
@@ -155,8 +167,6 @@ def project_cost(
     """``ExactCost`` of ``rounds`` rounds (arguments as ``round_work``; ``local_steps``: Σ_i (K_max,i + |K
     support of worker i|), the local maps' interpreter work; ``build_terms``: Σ over the round operators to
     build of their (worker, K, τ) terms; ``constants``: per-operation seconds, default ``SECONDS_PER``)."""
-    from .moments import estimate_memory
-
     rounds = check_int("rounds", rounds, low=1)
     c = SECONDS_PER if constants is None else constants
     w = round_work(
@@ -194,6 +204,117 @@ def project_cost(
         seconds=setup + per_round * rounds,
         bytes=int(nbytes),
         **w,
+    )
+
+
+def estimate_memory(dim: int, num_workers: int, max_delay: int, memory_slots: bool) -> int:
+    """Bytes the exact engine needs: a few (n, n) state-sized arrays (and (Md, Md) for AFA-CS)."""
+    dim, num_workers = check_int("dim", dim, low=1), check_int("num_workers", num_workers, low=1)
+    max_delay = check_int("max_delay", max_delay, low=0)
+    if not isinstance(memory_slots, (bool, np.bool_)):
+        raise TypeError(f"memory_slots={memory_slots!r} must be True or False")
+    nJ = 1 + (max_delay + 1) * dim
+    Md = num_workers * dim if memory_slots else 0
+    n = nJ + Md
+    return 8 * (5 * n * n + 4 * Md * Md + 3 * num_workers * dim * nJ + num_workers**2)
+
+
+#: Per-operation constants of the batched per-coordinate recursion (``exact.diagonal.DiagonalSystem``, its
+#: arrays stacked over the dim coordinates): one flop of its stacked n₁ × n₁ matrix products (``blas_flop``),
+#: one flop of its other small products and reductions (``small_flop``), one element of an elementwise pass,
+#: the fixed cost per coordinate of one round (numpy's per-matrix dispatch in stacked products), per random
+#: worker and coordinate (the within-worker variance's gathers), and the fixed interpreter cost of one round
+#: (~40 numpy calls, paid once whatever dim is). Fitted by hand on the project machine (one BLAS thread, CPU
+#: time, 2026-12-02 at load ~8) to ``benchmarks/exact_structure.py --calibrate``: projected / measured per
+#: round 0.75–2.3 over its 24 configurations (docs/performance.md).
+BATCHED_SECONDS_PER = {
+    "blas_flop": 6.0e-11,
+    "small_flop": 3.0e-10,
+    "element": 5.0e-10,
+    "coordinate": 3.0e-7,
+    "random_worker": 1.2e-7,
+    "round": 5.0e-5,
+}
+
+
+def batched_round_work(
+    num_workers: int, history: int, memory_slots: bool, random_workers: int = 0, k_combos: int = 0
+) -> dict[str, float]:
+    """Operation counts of one round of the batched per-coordinate recursion for ONE coordinate (keys
+    ``blas_flops``, ``small_flops``, ``elements``): the stacked state has n₁ = 1 + history (+ num_workers)
+    entries a side, nJ₁ = 1 + history. Ā S Āᵀ: 4·n₁³; D̄ S_JJ: 2·M·nJ₁²; the cross-worker term 2·M·nJ₁ (its
+    Δ-weighted factor is per operator), or AFA-CS's slot blocks 4·M²·nJ₁ (+ 8·M² elements); the within-worker
+    variance of the random workers 8·R·H + 16·C; the symmetrisation 2·n₁²."""
+    M = check_int("num_workers", num_workers, low=1)
+    H = check_int("history", history, low=1)
+    R = check_int("random_workers", random_workers, low=0, high=M)
+    C = check_int("k_combos", k_combos, low=0)
+    nJ = 1 + H
+    n = nJ + (M if memory_slots else 0)
+    small = 2.0 * M * nJ * nJ + 8.0 * R * H + 16.0 * C
+    elements = 2.0 * n * n
+    if memory_slots:
+        small += 4.0 * M * M * nJ
+        elements += 8.0 * M * M
+    else:
+        small += 2.0 * M * nJ
+    return {"blas_flops": 4.0 * n**3, "small_flops": small, "elements": elements}
+
+
+def project_batched_cost(
+    dim: int,
+    num_workers: int,
+    history: int,
+    memory_slots: bool,
+    rounds: int,
+    *,
+    random_workers: int = 0,
+    k_combos: int = 0,
+    local_steps: int = 0,
+    build_terms: int = 0,
+    constants: dict[str, float] | None = None,
+) -> ExactCost:
+    """``ExactCost`` of ``rounds`` rounds of the batched per-coordinate recursion of a ``dim``-dimensional
+    diagonal problem (arguments as ``project_cost``; ``build_terms``: one coordinate's round-operator terms,
+    built once on (dim,) arrays): per round, ``dim`` times ``batched_round_work`` at ``constants`` (default
+    ``BATCHED_SECONDS_PER``) plus one round's interpreter cost; set-up, twice one coordinate's (coordinate
+    0's system, then the batched maps and operators); memory, ``dim`` states of n₁² entries (a few copies)
+    and the output. The reported state size is the dense one's (1 + history·dim (+ num_workers·dim)), the
+    counts the d coordinates' sums (``small_flops`` reported as einsum flops)."""
+    d = check_int("dim", dim, low=1)
+    M = check_int("num_workers", num_workers, low=1)
+    H = check_int("history", history, low=1)
+    rounds = check_int("rounds", rounds, low=1)
+    c = BATCHED_SECONDS_PER if constants is None else constants
+    w = batched_round_work(M, H, bool(memory_slots), random_workers, k_combos)
+    per_round = c["round"] + d * (
+        c["coordinate"]
+        + random_workers * c["random_worker"]
+        + w["blas_flops"] * c["blas_flop"]
+        + w["small_flops"] * c["small_flop"]
+        + w["elements"] * c["element"]
+    )
+    setup = 2.0 * (
+        check_int("local_steps", local_steps, low=0) * SECONDS_PER["local_step"]
+        + check_int("build_terms", build_terms, low=0) * SECONDS_PER["build_term"]
+    )
+    n1 = 1 + H + (M if memory_slots else 0)
+    nbytes = 8 * d * (5 * n1 * n1 + 3 * M * (1 + H)) + 8 * (rounds + 1) * (d + 3)
+    return ExactCost(
+        dim=d,
+        num_workers=M,
+        history=H,
+        memory_slots=bool(memory_slots),
+        state_size=1 + H * d + (M * d if memory_slots else 0),
+        rounds=rounds,
+        blas_flops=d * w["blas_flops"],
+        einsum_flops=d * w["small_flops"],
+        sparse_flops=0.0,
+        elements=d * w["elements"],
+        seconds_per_round=per_round,
+        setup_seconds=setup,
+        seconds=setup + per_round * rounds,
+        bytes=int(nbytes),
     )
 
 

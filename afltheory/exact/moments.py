@@ -44,6 +44,7 @@ from ..compression.channel import check_compressor
 from ..compression.compressors import Compressor
 from . import cost as _cost
 from . import diagonal, drift
+from .cost import estimate_memory
 from .law import SIMULATE_HINT, ExactUnavailable, round_law
 from .local import linear_model, local_maps, local_maps_sequence, server_rule
 
@@ -135,18 +136,6 @@ class _Op:
     combos: tuple | None  # (p_K, w_K[c|C], slot, random workers, τ weights)
     Qbar: np.ndarray  # (M, d, d): E[w² Cov n_i]
     deterministic: bool  # no within-worker randomness in D_i
-
-
-def estimate_memory(dim: int, num_workers: int, max_delay: int, memory_slots: bool) -> int:
-    """Bytes the exact engine needs: a few (n, n) state-sized arrays (and (Md, Md) for AFA-CS)."""
-    dim, num_workers = check_int("dim", dim, low=1), check_int("num_workers", num_workers, low=1)
-    max_delay = check_int("max_delay", max_delay, low=0)
-    if not isinstance(memory_slots, (bool, np.bool_)):
-        raise TypeError(f"memory_slots={memory_slots!r} must be True or False")
-    nJ = 1 + (max_delay + 1) * dim
-    Md = num_workers * dim if memory_slots else 0
-    n = nJ + Md
-    return 8 * (5 * n * n + 4 * Md * Md + 3 * num_workers * dim * nJ + num_workers**2)
 
 
 class ExactSystem:

@@ -14,6 +14,7 @@ from afltheory.algorithms import AFACD, AFACS
 from afltheory.anarchy import Behaviour, ConstantSteps, NoDelay, UniformArrivals, UniformDelay, UniformSteps
 from afltheory.exact import ExactCostWarning, ExactSystem, ExactUnavailable, moments, project_cost
 from afltheory.exact import cost as cost_mod
+from afltheory.exact.diagonal import DiagonalSystem
 from afltheory.problems import HeterogeneousQuadratic
 
 PROB = HeterogeneousQuadratic(dim=3, num_workers=5, sigma_L=0.3, seed=0)
@@ -106,14 +107,18 @@ def test_system_projection_reads_the_law():
 
 @pytest.fixture
 def slow_constants(monkeypatch):
-    """Every round projected at 1 s (the formula unchanged): a tiny system looks like a minutes-long run.
-    ``ExactSystem.step`` raises, so a warning or refusal that comes after a round would fail the test."""
+    """Every round projected at 1 s (the formula unchanged), on the dense and the batched per-coordinate path
+    (exact/diagonal.py, which ``moments`` takes when projected cheaper): a tiny system looks like a
+    minutes-long run. Both paths' ``step`` raise, so a warning or refusal that comes after a round would fail
+    the test."""
     monkeypatch.setitem(cost_mod.SECONDS_PER, "round", 1.0)
+    monkeypatch.setitem(cost_mod.BATCHED_SECONDS_PER, "round", 1.0)
 
     def no_round(self, S, t, noise=True):
         raise AssertionError("a round ran before the projection's warning/refusal")
 
     monkeypatch.setattr(ExactSystem, "step", no_round)
+    monkeypatch.setattr(DiagonalSystem, "step", no_round)
 
 
 def test_warning_and_refusal_fire_before_the_first_round(slow_constants):

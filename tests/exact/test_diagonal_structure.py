@@ -1,8 +1,9 @@
-"""Exact moments on diagonal structure (issue 41, afltheory/exact/diagonal.py): the per-coordinate recursion
-gives the dense recursion's values to 1e-12 on several rules (AFA-CD with client weights, AFA-CS warm and
-cold, FedAvg, FedBuff's staleness weights, AsySG) and behaviours (partial participation, fixed and random
-delays, random K, per-worker delays); the dense path stays available (``structure=False``); non-diagonal
-problems and compressors keep the dense path; the cost projection is the coordinates'."""
+"""Exact moments on diagonal structure (issue 41, afltheory/exact/diagonal.py): the per-coordinate recursion,
+batched over the coordinates, gives the dense recursion's values to 1e-12 on several rules (AFA-CD with
+client weights, AFA-CS warm and cold, FedAvg, FedBuff's staleness weights, AsySG) and behaviours (partial
+participation, fixed and random delays, random K, per-worker delays); the dense path stays available
+(``structure=False``); non-diagonal problems and compressors keep the dense path; the cost projection is the
+batched one (pinned counts) and ``moments`` takes the cheaper path."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from afltheory.anarchy import (
 )
 from afltheory.compression import RandK
 from afltheory.exact import ExactSystem, moments
+from afltheory.exact.cost import BATCHED_SECONDS_PER, batched_round_work, project_batched_cost
 from afltheory.exact.diagonal import DiagonalSystem, diagonal_system, is_diagonal, split
 from afltheory.problems import HeterogeneousQuadratic
 from afltheory.problems.curvature import HeterogeneousCurvatureQuadratic
@@ -67,7 +69,7 @@ def _close(a, b):
 def test_per_coordinate_equals_dense(rule, beh):
     p, alg, b = _problem(), RULES[rule], BEHAVIOURS[beh]
     diag = diagonal_system(p, alg, b, ExactSystem)  # no rounds: the structure path whatever its projection
-    assert isinstance(diag, DiagonalSystem) and len(diag.systems) == p.dim
+    assert isinstance(diag, DiagonalSystem) and diag.d == p.dim
     x0 = p.default_x0()
     got, want = _run(diag, x0, 25), _run(ExactSystem(p, alg, b), x0, 25)
     assert np.all(np.isfinite(want[0])) and want[0][-1] < want[0][0]  # a converging, non-trivial run
@@ -88,7 +90,7 @@ def test_moments_takes_the_structure_path_where_it_is_cheaper_and_agrees():
 
 
 def test_small_dim_keeps_the_dense_path():
-    """d = 2 AFA-CD: two interpreted one-dimensional rounds cost more than one dense round."""
+    """d = 2 AFA-CD: one batched round (its fixed interpreter cost) costs more than one tiny dense round."""
     m = moments(_problem(d=2), AFACD(0.4, 0.05), BEHAVIOURS["partial-fixed"], 5)
     assert m.config["structure"] == "dense"
 
@@ -124,18 +126,48 @@ def test_split_reads_each_coordinate():
             assert x1[r, 0] == x0[c, j]
 
 
-def test_projection_is_the_coordinates():
+def test_batched_round_work_pinned():
+    """Hand counts: AFA-CD-like, M = 2, history 2: n₁ = nJ₁ = 3, Ā S Āᵀ 4·27, D̄ S_JJ 2·2·9 + cross 2·2·3,
+    symmetrisation 2·9; with one random worker of 2 K values: + 8·1·2 + 16·2. AFA-CS-like, M = 2, history 1:
+    nJ₁ = 2, n₁ = 4, 4·64; 2·2·4 + slots 4·4·2; 2·16 + 8·4."""
+    assert batched_round_work(2, 2, False) == {"blas_flops": 108.0, "small_flops": 48.0, "elements": 18.0}
+    w = batched_round_work(2, 2, False, random_workers=1, k_combos=2)
+    assert w == {"blas_flops": 108.0, "small_flops": 96.0, "elements": 18.0}
+    assert batched_round_work(2, 1, True) == {"blas_flops": 256.0, "small_flops": 48.0, "elements": 64.0}
+    ones = dict.fromkeys(BATCHED_SECONDS_PER, 1.0)
+    c = project_batched_cost(3, 2, 2, False, 10, random_workers=1, k_combos=2, constants=ones)
+    # per round: 1 + 3·(1 coordinate + 1 random worker + 108 + 96 + 18) = 673; no set-up counted
+    assert c.seconds_per_round == 673.0 and c.seconds == 6730.0 and c.setup_seconds == 0.0
+    assert c.state_size == 1 + 2 * 3 and c.blas_flops == 324.0 and c.einsum_flops == 288.0
+    with pytest.raises(ValueError, match="random_workers"):
+        project_batched_cost(3, 2, 2, False, 10, random_workers=3)
+
+
+def test_projection_is_the_batched_coordinates():
     p, alg, b = _problem(d=8), AFACS(0.4, 0.05), BEHAVIOURS["partial-random"]
     diag = diagonal_system(p, alg, b, ExactSystem)
-    one = diag.systems[0].projected_cost(30)
+    a = diag.base.projection_args(30)
     c = diag.projected_cost(30)
-    assert c.state_size == 8 * (1 + 3 + M) and c.dim == 8
-    assert c.seconds == pytest.approx(8 * one.seconds) and c.bytes == 8 * one.bytes
+    want = project_batched_cost(
+        8,
+        M,
+        3,
+        True,
+        30,
+        random_workers=a["random_workers"],
+        k_combos=a["k_combos"],
+        local_steps=a["local_steps"],
+        build_terms=a["build_terms"],
+    )
+    assert c == want and a["random_workers"] == M and c.state_size == 1 + 3 * 8 + M * 8 and c.dim == 8
     dense = diag.dense_cost(30)
     assert dense.state_size == 1 + 3 * 8 + M * 8
-    # moments' choice is the cheaper projection (here, at d = 8 and M = 6, the dense one)
+    # moments' choice is the cheaper projection, either way
     chosen = diagonal_system(p, alg, b, ExactSystem, 30)
-    assert (chosen is None) == (dense.seconds <= c.seconds) and chosen is None
+    assert (chosen is None) == (dense.seconds <= c.seconds)
+    for d, path in ((2, "dense"), (40, "diagonal")):  # tiny dense rounds win at d = 2, the batch at d = 40
+        m = moments(_problem(d=d), AFACD(0.4, 0.05), BEHAVIOURS["partial-fixed"], 5)
+        assert m.config["structure"] == path
 
 
 def test_divergence_is_reported_at_the_same_round():
@@ -151,3 +183,16 @@ def test_divergence_is_reported_at_the_same_round():
     t = fast.divergence_round
     assert np.all(np.isinf(fast.grad_norm_sq[t:])) and np.all(np.isfinite(fast.grad_norm_sq[:t]))
     _close(fast.grad_norm_sq[:t], dense.grad_norm_sq[:t])
+
+
+@pytest.mark.parametrize("dim", [20, 80])
+def test_issue41_family_default_path_equals_dense(dim):
+    """Issue 41's family (M = 20, m = 5, FixedDelay(2), K = 3, T = 60, AFA-CD): the default path is the
+    batched per-coordinate one at d = 20 and 80, and every output equals the dense recursion's to 1e-12."""
+    p = HeterogeneousCurvatureQuadratic(dim=dim, num_workers=20, sigma_L=0.5, seed=0)
+    alg, b = AFACD(0.5, 0.05), Behaviour(UniformArrivals(5), FixedDelay(2), ConstantSteps(3))
+    fast, dense = moments(p, alg, b, 60), moments(p, alg, b, 60, structure=False)
+    assert fast.config["structure"] == "diagonal" and dense.config["structure"] == "dense"
+    assert dense.grad_norm_sq[-1] < 0.5 * dense.grad_norm_sq[0]  # a run that moves
+    for what in ("grad_norm_sq", "loss", "x_mean", "msd"):
+        _close(getattr(fast, what), getattr(dense, what))
