@@ -47,4 +47,4 @@ gap = lambda T, S=0.3, s=0.0075: [s := (1 - e) ** 2 * s + e * e * S for e in 2 /
 def run(ctx):  # the last two give the checks power over a slip in the bound, the rule or the schedule
     return [verify(LI, p, beh, rounds=500, x0=x0), verify(FALSE, p, beh, rounds=500, x0=x0),
             verify_rate(LI, p, beh, over="T", points=[100, 300, 1000], tol=0.05),
-            verify_latex(LI, PAPER), verify_reference(LI, p, beh, gap(500), rounds=500, x0=x0)]
+            verify_latex(LI, PAPER), verify_reference(LI, p, beh, gap(100), rounds=100, x0=x0)]
