@@ -53,8 +53,10 @@ __all__ = [
     "run_values",
     "scope_problems",
     "verify",
+    "verify_latex",
     "verify_order",
     "verify_rate",
+    "verify_reference",
 ]
 
 
@@ -1017,4 +1019,263 @@ def _verify_steps(claim: Claim, problem: Any, behaviour: Any, steps: Mapping[str
         inside_conditions=True,
         notes="; ".join(x for x in (worst.notes, note) if x),
         details={**(worst.details or {}), "steps": {label(c): bool(v.passed) for c, v in inside}},
+    )
+
+
+# -------------------------------------------------------------------- checks with power over a user's file
+#: what ``verify_latex`` compares each kept LaTeX entry with: the bound, a condition, a value or a step
+_STEPS = ("eta", "eta_L")
+
+
+def _latex_targets(claim: Claim) -> dict[str, Any]:
+    """{LaTeX entry name: the claim's sympy object it transcribes} (``claim.latex``'s keys)."""
+    out: dict[str, Any] = {}
+    for k in claim.latex:
+        if k == "bound":
+            out[k] = dict(claim.bound)
+        elif k in claim.conditions:
+            out[k] = claim.conditions[k]
+        elif k in claim.values:
+            out[k] = sp.sympify(claim.values[k])
+        elif k in _STEPS and isinstance(getattr(claim, k), (int, float, sp.Basic, str)):
+            out[k] = sp.sympify(getattr(claim, k), locals=dict(SYMBOLS))
+        else:
+            raise ValueError(
+                f"claim {claim.id!r}: latex[{k!r}] names no bound ('bound'), condition "
+                f"({', '.join(claim.conditions) or 'none'}), value ({', '.join(claim.values) or 'none'}) "
+                f"or step (eta, eta_L given as an expression) of the claim"
+            )
+    return out
+
+
+def _points_differ(got: sp.Basic, want: Any, points: int, seed: int, rtol: float = 1e-9) -> str:
+    """The empty string when ``got`` and ``want`` (an expression, a relation, or a dict of terms: their sum)
+    agree to ``rtol`` at ``points`` random positive points (each symbol, by name, log-uniform in [0.1, 10]);
+    a point where both sides are undefined (outside the formula's domain, e.g. (1 − η_L)^T at η_L > 1) is
+    skipped, one where only one is undefined is a difference. Else the difference, at a named point."""
+    if isinstance(want, Mapping):
+        want = sp.Add(*want.values())
+    want = sp.sympify(want)
+    plain = lambda e: e.xreplace({x: sp.Symbol(str(x), positive=True) for x in e.free_symbols})  # noqa: E731
+    rel = isinstance(got, sp.core.relational.Relational)
+    pairs = [(got.lhs, want.lhs), (got.rhs, want.rhs)] if rel else [(got, want)]
+    rng, seen = np.random.default_rng(seed), 0
+    for g, w in pairs:
+        g, w = plain(g), plain(w)
+        syms = sorted({str(x) for x in g.free_symbols | w.free_symbols})
+        xs = [sp.Symbol(n, positive=True) for n in syms]
+        fg, fw = sp.lambdify(xs, g, "numpy"), sp.lambdify(xs, w, "numpy")
+        for _ in range(points):
+            x = np.exp(rng.uniform(np.log(0.1), np.log(10.0), len(xs)))
+            with np.errstate(all="ignore"):
+                a, b = complex(fg(*x)), complex(fw(*x))
+            fa = np.isfinite(a) and a.imag == 0
+            fb = np.isfinite(b) and b.imag == 0
+            if not fa and not fb:
+                continue
+            at = ", ".join(f"{n}={v:.4g}" for n, v in zip(syms, x, strict=True))
+            if fa != fb or not np.isclose(a.real, b.real, rtol=rtol, atol=0.0):
+                sa, sb = (f"{c.real:.12g}" if ok else "undefined" for c, ok in ((a, fa), (b, fb)))
+                return f"the LaTeX gives {sa} but the statement {sb} at {at}"
+            seen += 1
+    return "" if seen or points == 0 else f"no random point of {points} lies in the formula's domain"
+
+
+def verify_latex(
+    claim: Claim,
+    symbols: Mapping[str, Any] | None = None,
+    *,
+    points: int = 20,
+    seed: int = 0,
+    id: str | None = None,
+) -> Verdict:
+    """The claim's sympy objects equal the printed formulas they transcribe (an independent transcription):
+    for every entry of ``claim.latex`` — ``"bound"`` (the sum of the bound's terms), a condition's, a
+    value's name, ``"eta"`` / ``"eta_L"`` (a step given as an expression) — the LaTeX, read again by
+    ``claims.latex`` with the paper's table ``symbols``, equals the claim's object symbolically and at
+    ``points`` random positive points (``latex.assert_bound_matches``, generator ``seed``).
+
+    A slip in the sympy bound (a constant × 2, m for M, T·K for T in a step) fails this verdict however
+    loose the bound is on a run; a slip made in the LaTeX itself is not caught (it is the reference). The
+    negative control is the first entry with its (first) term doubled: the comparison must reject it.
+    ``claim.latex`` is filled by ``Claim(bound=latex(...))`` or given as ``Claim(latex={"bound": r"..."})``;
+    a claim without LaTeX is a ValueError."""
+    from .latex import assert_bound_matches, latex
+
+    if not isinstance(claim, Claim):
+        raise TypeError(f"claim={claim!r} must be an afltheory.claims.Claim")
+    points = check_int("points", points, low=1)
+    seed = check_int("seed", seed, low=0)
+    targets = _latex_targets(claim)
+    if not targets:
+        raise ValueError(
+            f"claim {claim.id!r} carries no LaTeX: give the printed formula, Claim(bound=latex(r'...')) or "
+            f"Claim(latex={{'bound': r'...'}}) (docs/claims_latex.md)"
+        )
+
+    def differs(src: str, target: Any) -> str:
+        try:  # the symbolic comparison (and the same symbols on both sides)
+            assert_bound_matches(src, target, symbols, points=0)
+        except AssertionError as exc:
+            return str(exc)
+        return _points_differ(latex(src, symbols, strict=False).expr, target, points, seed)
+
+    found = {k: differs(claim.latex[k], v) for k, v in targets.items()}
+    bad = {k: why for k, why in found.items() if why}
+    first = next(iter(targets))
+    target = targets[first]
+    if isinstance(target, dict):
+        k0 = next(iter(target))
+        doubled, what = {**target, k0: 2 * target[k0]}, f"{first}: term {k0!r} × 2"
+    elif isinstance(target, sp.core.relational.Relational):
+        doubled, what = type(target)(2 * target.lhs, target.rhs), f"{first}: left side × 2"
+    else:
+        doubled, what = 2 * target, f"{first} × 2"
+    control = differs(claim.latex[first], doubled)
+    notes = [f"compared: {', '.join(targets)}"]
+    notes += [f"DIFFERS {k}: {why}" for k, why in bad.items()]
+    return Verdict(
+        id=id or f"{claim.id}.latex",
+        claim=f"{claim.title}: the sympy statement equals its printed LaTeX",
+        reference=f"{claim.reference} [{claim.confidence}]",
+        measured=len(bad),
+        theoretical=0,
+        quantity="entries that differ from their LaTeX",
+        tolerance=f"simplify(parsed − sympy) = 0 and rtol 1e-9 at {points} random points (seed {seed})",
+        passed=not bad,
+        relation="==",
+        method="symbolic",
+        derivation=True,
+        notes="; ".join(notes),
+        negative_control=NegativeControl(
+            description=f"the same comparison with {what} (a transcription slip)",
+            measured=1 if control else 0,
+            theoretical=0,
+            passed=not control,
+        ),
+        details={"latex": {k: claim.latex[k] for k in targets}, "differs": bad},
+    )
+
+
+def _reference_value(reference: Any, claim: Claim, stats: Mapping[str, np.ndarray], extra: dict) -> float:
+    if callable(reference) and not isinstance(reference, sp.Basic):
+        out = reference({k: float(np.mean(v)) for k, v in stats.items()})
+    elif isinstance(reference, (int, float)) and not isinstance(reference, bool):
+        out = reference
+    else:
+        try:
+            expr = sp.sympify(reference, locals=dict(SYMBOLS))
+        except (sp.SympifyError, TypeError) as exc:
+            raise ValueError(
+                f"reference={reference!r} must be a number, a sympy expression (or string) in the claim "
+                f"symbols, or a callable of the run's values: {exc}"
+            ) from None
+        out = np.mean(claim.evaluate(expr, stats, extra))
+    try:
+        out = float(out)
+    except (TypeError, ValueError):
+        raise ValueError(f"reference={reference!r} gave {out!r}, not a number") from None
+    if not np.isfinite(out):
+        raise ValueError(f"reference={reference!r} is {out} on this run: it must be finite")
+    return out
+
+
+def _agrees(measured, is_exact: bool, ref: float, rtol: float, level: float) -> tuple[bool, float, tuple]:
+    """(agrees, the measured value, ci): exact: |measured − ref| ≤ rtol |ref|; Monte Carlo: ref inside the
+    two-sided ``level`` Student-t interval of the mean, widened by rtol |ref|."""
+    from scipy import stats as st
+
+    if is_exact:
+        m = float(measured)
+        return bool(abs(m - ref) <= rtol * abs(ref) + 1e-300), m, None
+    s = np.asarray(measured, dtype=float)
+    m, R = float(np.mean(s)), s.size
+    half = float(st.t.ppf(0.5 + level / 2, R - 1) * np.std(s, ddof=1) / np.sqrt(R)) if R > 1 else np.inf
+    return bool(abs(m - ref) <= half + rtol * abs(ref)), m, (m - half, m + half)
+
+
+def verify_reference(
+    claim: Claim,
+    problem: Any,
+    behaviour: Any,
+    reference: Any,
+    *,
+    rounds: int,
+    rtol: float = 1e-6,
+    replicates: int = 8,
+    seed: int = 0,
+    x0: Any = None,
+    values: Mapping[str, Any] | None = None,
+    exact: bool | str = "auto",
+    level: float = 0.99,
+    id: str | None = None,
+) -> Verdict:
+    """The claim's measured quantity, run by the engines with the claim's rule and schedule, equals the
+    user's INDEPENDENT value of it on this instance (a plain loop or a closed form written without
+    afltheory, e.g. the recursion of E‖w_t − w*‖² on an isotropic quadratic) — two-sided, so a rule or
+    schedule slip that a loose bound hides (the step one round late, a weight off by one) fails it.
+
+    ``reference``: a number, a sympy expression (or string) in the claim symbols evaluated on the run's
+    values like a bound (T, m, K, D0, sigma_L, ...), or a callable receiving those values as a dict of
+    floats. Exact engine: |measured − reference| ≤ ``rtol`` |reference|; Monte Carlo: the reference inside
+    the two-sided ``level`` t-interval of the mean (widened by ``rtol`` |reference|). The negative control
+    is the same measurement one round short (``rounds − 1``) judged against the same reference: it must
+    fail (the check resolves one round); at ``rounds=1`` there is none and the verdict says "no power"."""
+    if not isinstance(claim, Claim):
+        raise TypeError(f"claim={claim!r} must be an afltheory.claims.Claim")
+    rounds = check_int("rounds", rounds, low=1)
+    replicates = check_int("replicates", replicates, low=2)
+    rtol = float(rtol)
+    if not (np.isfinite(rtol) and 0.0 <= rtol < 1.0):
+        raise ValueError(f"rtol={rtol!r} must be in [0, 1)")
+    if not 0.0 < float(level) < 1.0:
+        raise ValueError(f"level={level!r} must be in (0, 1)")
+    extra = dict(values or {})
+
+    def run(r):
+        pv = problem_values(problem, x0)
+        alg = claim.algorithm(
+            {**pv, **_run_constants(behaviour, r), **_numbers(claim.values, pv), **extra},
+            weights=getattr(problem, "weights", None),
+        )
+        rec, meas, is_exact, method = _run(claim, problem, behaviour, alg, r, replicates, seed, exact, x0)
+        return rec, meas, is_exact, method, alg
+
+    rec, meas, is_exact, method, alg = run(rounds)
+    stats = _stats(claim, rec, problem, alg)
+    stats.update({k: np.full(rec.replicates, float(v)) for k, v in extra.items() if np.ndim(v) == 0})
+    ref = _reference_value(reference, claim, stats, extra)
+    ok, m, ci = _agrees(meas, is_exact, ref, rtol, level)
+    notes = [f"measured: {QUANTITIES[claim.measured]}", "reference: the user's independent value"]
+    nc = None
+    if rounds > 1:
+        _, cmeas, cexact, _, _ = run(rounds - 1)
+        cok, cm, _ = _agrees(cmeas, cexact, ref, rtol, level)
+        nc = NegativeControl(
+            description=f"the run one round short (T = {rounds - 1}) against the same reference",
+            measured=cm,
+            theoretical=ref,
+            passed=cok,
+        )
+    else:
+        notes.append("no power: at rounds=1 there is no shorter run to control against")
+    tol = (
+        f"|measured − reference| ≤ {rtol:g}·|reference|"
+        if is_exact
+        else (f"reference inside the two-sided {level:.0%} t-interval (+ {rtol:g}·|reference|)")
+    )
+    return Verdict(
+        id=id or f"{claim.id}.reference",
+        claim=f"{claim.title}: the run equals an independent reference on this instance",
+        reference=f"{claim.reference} [{claim.confidence}]",
+        measured=m,
+        theoretical=ref,
+        ci=ci,
+        tolerance=tol,
+        passed=ok,
+        relation="~=",
+        method=method,
+        notes="; ".join(notes),
+        negative_control=nc,
+        details={"rounds": rounds, "rel_err": abs(m - ref) / abs(ref) if ref else abs(m), "rtol": rtol},
     )

@@ -10,14 +10,16 @@ could make in the claim's rule, its schedule and its bound:
   squared / off by the factor M, the memory slots reset every round. Only the hooks the rule uses are
   mutated, and a mutant that is the identity on the claim's class (the K weight squared when K_max = 1, m ↔ M
   under full participation, η dropped when η = 1) is not generated.
-- **schedule mutants** (``kind="rule"`` when t-dependent, ``kind="claim"`` otherwise): a step schedule in t
-  evaluated one round late or early (``at_round(t ± 1)``) or counted in local steps (t·K); a step resolved
+- **schedule mutants** (category "generated schedule", a claim edit of ``eta`` / ``eta_L`` only): a step
+  schedule in t evaluated one round late or early (t ± 1) or counted in local steps (t·K); a step resolved
   from the run's T and K with T counted in local steps (T·K) or K dropped. The claimed bound is unchanged: it
-  is the run that goes wrong.
+  is the run that goes wrong — every engine builds the run's rule from the claim's step. (An ``at_round``
+  override of the rule class would not do: the exact engine resolves a schedule on the rule it is given
+  before the mutation machinery substitutes the per-round rule, so such a mutant never acts there.)
 - **claim mutants** (``kind="claim"``): one bound term's constant × 2 or ÷ 2, m ↔ M, K̄ ↔ K_max (K) in the
   bound — the transcription slips.
 
-Claim and t-free schedule mutants edit the claim: inside ``applied(mutant)`` every module-level ``Claim``
+Claim and schedule mutants edit the claim: inside ``applied(mutant)`` every module-level ``Claim``
 with the mutant's claim id in a loaded user file is replaced by its edited copy (and restored on exit). A
 generated mutant is registered (``register``) so ``afltheory.mutants.get`` finds it by name, also in the
 worker processes the kill matrix forks.
@@ -132,10 +134,6 @@ def _number(v) -> float | None:
         return None
 
 
-def _t_dependent(claim) -> bool:
-    return any(isinstance(v, sp.Basic) and _T_ROUND in v.free_symbols for v in (claim.eta, claim.eta_L))
-
-
 def _rule_mutants(claim) -> list[tuple[str, str, dict]]:
     """(tag, description, hooks) of the rule-view mutants of ``claim.rule``."""
     from ..algorithms.base import ServerRule
@@ -232,27 +230,6 @@ def _rule_mutants(claim) -> list[tuple[str, str, dict]]:
             return R.update_memory(s, state, workers, U)
 
         out.append(("memory.reset", "the memory slots reset every round", {"update_memory": reset}))
-    if _t_dependent(claim):
-        out += [
-            (
-                "schedule.late",
-                "the schedule evaluated one round late (η_{t+1} in round t)",
-                {"at_round": lambda s, t: R.at_round(s, t + 1)},
-            ),
-            (
-                "schedule.early",
-                "the schedule evaluated one round early (η_{t−1} in round t)",
-                {"at_round": lambda s, t: R.at_round(s, max(t - 1, 0))},
-            ),
-        ]
-        if not k1:
-            out.append(
-                (
-                    "schedule.per_step",
-                    "the schedule's t counted in local steps (t·K_max)",
-                    {"at_round": lambda s, t: R.at_round(s, t * int(A.max_local_steps or 2))},
-                )
-            )
     return out
 
 
@@ -296,9 +273,24 @@ def _claim_mutants(claim) -> list[tuple[str, str, Callable]]:
     bsyms = syms | set().union(*(getattr(r, "free_symbols", set()) for r in dict(claim.conditions).values()))
     if {str(s) for s in bsyms} & {"eta", "eta_L"}:
         return out  # the bound reads the step: a step edit would edit the claim, not only the run
+    k1 = claim.assumptions.max_local_steps == 1 or getattr(claim.rule, "fixed_local_steps", None) == 1
     for name in ("eta", "eta_L"):
         e = getattr(claim, name)
-        if not isinstance(e, sp.Basic) or t in e.free_symbols:
+        if not isinstance(e, sp.Basic):
+            continue
+        if t in e.free_symbols:  # a schedule in t: every engine builds the run's rule from the claim's step
+            shifts = [("late", "one round late (η_{t+1} in round t)", t + 1)]
+            shifts.append(("early", "one round early (η_{t−1} in round t)", sp.Max(t - 1, 0)))
+            if not k1:
+                shifts.append(("per_step", "with t counted in local steps (t·K)", t * K))
+            out += [
+                (
+                    f"schedule.{name}.{tag}",
+                    f"{name} evaluated {what}",
+                    lambda cl, n=name, new=new: dataclasses.replace(cl, **{n: getattr(cl, n).subs(t, new)}),
+                )
+                for tag, what, new in shifts
+            ]
             continue
         if T in e.free_symbols and claim.assumptions.max_local_steps != 1:
             out.append(

@@ -11,12 +11,17 @@ from afltheory.anarchy import Behaviour, UniformArrivals, UniformDelay
 from afltheory.checks import register
 from afltheory.claims import Claim, verify
 from afltheory.claims.latex import latex
+from afltheory.claims.verify import verify_latex, verify_reference
 from afltheory.problems import HeterogeneousQuadratic
 
 LT, N = {"M": "m", "K": "T", r"\gamma": "eta/m", "T'": "tau"}, ("transient", "noise", "delay")  # the reading
 LIAN = Claim(id="lian2015.thm1", title="Lian et al. 2015 Thm 1: AsySG-con, nonconvex", rule=AsySG, eta=0.1,
              bound=latex(r"\frac{2(f(x_1)-f^*)}{MK\gamma}+\sigma^2L\gamma+2\sigma^2L^2MT'\gamma^2", LT, N),
              conditions={"step": latex(r"LM\gamma+2(LMT'\gamma)^2\le 1", LT)}, reference="Lian et al. 2015")
-p = HeterogeneousQuadratic(dim=5, num_workers=8, sigma_L=1.0, sigma_G=0.0)
-beh = Behaviour(UniformArrivals(2), UniformDelay(4))
-register("lian2015", LIAN.title, LIAN.reference)(lambda ctx: [verify(LIAN, p, beh, rounds=400)])
+p, beh = HeterogeneousQuadratic(5, 8, sigma_L=1.0, sigma_G=0), Behaviour(UniformArrivals(2), UniformDelay(4))
+# Power over a slip: the LaTeX read again, and a plain reference where the run is a geometric series (f =
+# ½‖x − x*‖², no noise, no delay: x_{t+1} − x* = 0.9 (x_t − x*), so the average of ‖∇f(x_t)‖² over t < T
+# is D0 (1 − 0.81^T)/(0.19 T)).
+q, b0 = HeterogeneousQuadratic(5, 8, mu=1.0, sigma_L=0.0, sigma_G=0.0), Behaviour(UniformArrivals(2))
+register("lian2015", LIAN.title, LIAN.reference)(lambda ctx: [verify(LIAN, p, beh, rounds=400), verify_latex(
+    LIAN, LT), verify_reference(LIAN, q, b0, "D0*(1 - 0.81**T)/(0.19*T)", rounds=200)])

@@ -62,7 +62,8 @@ def test_claim_edit_applied_and_restored():
 
 
 def test_known_kills():
-    km = kill_matrix([], files=[FILE], generated=True, with_tests=False, controls=False)
+    """The bound check alone (the power check tiny_claim_power: tests/mutants/test_generated_power.py)."""
+    km = kill_matrix([], files=[FILE], generated=True, with_tests=False, controls=False, only=["tiny_claim"])
     assert km.mutants == [PRE + e for e in EXPECTED]
     killed = {m for m in km.mutants if km.killed_by(m)}
     assert killed == {PRE + "step.squared", PRE + "normalizer.off_by_one", PRE + "bound.contraction.div2"}
@@ -84,14 +85,15 @@ def test_expect_fails_claim_gets_none():
 @pytest.mark.slow
 def test_verify_cli_reachable_score_and_exit(tmp_path, capsys):
     """``afltheory verify FILE --mutants``: exit 0 when the unmutated verdicts pass (survivors are reported,
-    not failed), named tests off, the reachable line printed per generated kind."""
+    not failed), named tests off, the reachable line printed per generated kind. With the power check the
+    file's checks kill all 5 generated mutants (the K weight + 1 and the bound × 2 are the power check's)."""
     from afltheory.cli import main
 
     rc = main(["verify", FILE, "--mutants", "--out", str(tmp_path)])
     out = capsys.readouterr().out
     assert rc == 0
-    assert "generated rule mutants: 2 of 3 that reach these checks (67 %); 0 do not" in out
-    assert "generated claim mutants: 1 of 2 that reach these checks (50 %); 0 do not" in out
+    assert "generated rule mutants: 3 of 3 that reach these checks (100 %); 0 do not" in out
+    assert "generated claim mutants: 2 of 2 that reach these checks (100 %); 0 do not" in out
     assert "reachable mutants killed: " in out
 
 
