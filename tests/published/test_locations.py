@@ -200,3 +200,18 @@ def test_fedbuff_secondary_reading_records_a_real_difference():
     assert {"fedbuff.secondary_complexity", "fedbuff.bounded_gradient"} <= set(st.readings)
     assert G not in st.total().free_symbols and tau in st.bound["staleness"].free_symbols
     assert "G²" in st.readings["fedbuff.bounded_gradient"]
+
+
+def test_lian_step_condition_as_printed_has_the_delay_squared():
+    """lian2015.thm1's step condition as the secondary prints it (eq. 8, N the delay bound) is the module's
+    condition; the linear-in-τ recollection is not (hand: at L = M = 1, γ = 0.1, N = 3 the printed left side
+    is 0.1 + 2·9·0.01 = 0.28, the linear one 0.1 + 2·3·0.01 = 0.16)."""
+    st = STATEMENTS["lian2015.thm1"]
+    sym = {sp.Symbol(k): v for k, v in st.latex.symbols.items()}
+    printed = _parse(st.latex.conditions["step"]).subs(sym, simultaneous=True)
+    module = st.conditions["step"]
+    assert sp.simplify((printed.lhs - printed.rhs) - (module.lhs - module.rhs)) == 0
+    vals = {"L": 1, "m": 1, "eta": sp.Rational(1, 10), "tau": 3}
+    assert float(module.lhs.subs({s: vals[str(s)] for s in module.lhs.free_symbols})) == pytest.approx(0.28)
+    linear = _parse(st.latex.conditions["step"].replace("N^{2}", "N")).subs(sym, simultaneous=True)
+    assert sp.simplify((linear.lhs - linear.rhs) - (module.lhs - module.rhs)) != 0
