@@ -11,7 +11,7 @@ import functools
 
 import sympy as sp
 
-from ._statement import Statement
+from ._statement import Location, Statement, Transcription
 from .symbols import Delta, L, T, eta, m, sigma, tau
 
 __all__ = ["CONTROL_FACTOR", "KILLS", "PEP_SETUPS", "STATEMENTS", "THM1", "claims", "verify"]
@@ -20,9 +20,13 @@ THM1 = Statement(
     id="lian2015.thm1",
     title="AsySG-con: asynchronous SGD, nonconvex, constant step",
     reference="Lian, Huang, Li, Liu, NeurIPS 2015, Theorem 1",
-    source="from memory (searches for the statement returned only citing pages)",
+    source=(
+        "Theorem 1 as restated by Bhardwaj & Cong (IBM), 'Inefficiency of Stochastic Gradient Descent with "
+        "Larger Mini-batches (and More Learners)', Sec. 4 eqs. 7-8, index id 62195766402 (a converted "
+        "markdown copy); the primary text not found"
+    ),
     excerpt=None,
-    confidence="from memory",
+    confidence="read (secondary: Bhardwaj & Cong, Sec. 4 eqs. 7-8, quoting Theorem 1)",
     reading=(
         "x_{k+1} = x_k − γ Σ_{m=1}^M G(x_{k−τ_{k,m}}; ξ_{k,m}): γ multiplies the SUM of the "
         "M stale gradients (afltheory's AsySG averages: γ = η η_L / m). Delays τ_{k,m} ≤ T. "
@@ -44,7 +48,38 @@ THM1 = Statement(
         "delay": 2 * sigma**2 * L**2 * m * tau * eta**2,
     },
     conditions={"step": sp.Le(L * m * eta + 2 * L**2 * m**2 * tau**2 * eta**2, 1)},
-    notes="Corollary: γ ∝ 1/sqrt(MK) gives O(1/sqrt(MK)) when T ≤ O(sqrt(K/M)).",
+    notes="Corollary: γ ∝ 1/sqrt(MK) gives O(1/sqrt(MK)) when T ≤ O(sqrt(K/M)) (the corollary from memory).",
+    location=Location(
+        "62195766402",
+        16000,
+        "Theorem 1 of Lian et al. as restated (Sec. 4, eqs. 7-8) by Bhardwaj & Cong",
+        "{M K \\gamma}",
+        section="Sec. 4 (secondary; notation Sec. 1 eq. 1 at offset 4000)",
+    ),
+    latex=Transcription(
+        bound=r"\frac{2 D}{M K \gamma}+\sigma^{2} L \gamma+2 \sigma^{2} L^{2} M N \gamma^{2}",
+        symbols={"D": Delta, "M": m, "K": T, "gamma": eta, "sigma": sigma, "L": L, "N": tau},
+        conditions={"step": r"L M \gamma+2 L^{2} M^{2} N^{2} \gamma^{2} \le 1"},
+        assumptions={
+            "update": r"x_{k+1}=x_{k}-\gamma \sum_{i=1}^{M} G(x_{k-\tau}, z_{k}^{i})",
+            "variance": r"\mathbb{E}_{z}\|G(x, z)-\nabla f(x)\|^{2} \le \sigma^{2}",
+            "D": r"D_{f}=f(x_{1})-f(x^{*})",
+            "output": r"\frac{1}{K}\sum_{k=1}^{K} \mathbb{E}\|\nabla f(x_{k})\|^{2}",
+        },
+        normalisations="D_f written D; the secondary's N (learners, bounding the delays) is the paper's T",
+    ),
+    readings={
+        "lian15.gamma_on_sum": "γ multiplies the SUM of the M stale gradients (the secondary's eq. 1 and 6: "
+        "G(x, z_k) = Σ_{i=1}^M G(x, z_k^i)); afltheory's AsySG averages, so γ = η η_L / m",
+        "lian15.delay_bound": "the delays are bounded by the paper's T; the secondary bounds them by the "
+        "number of learners N and writes N in eqs. 7-8; the module writes τ",
+        "lian15.average_from_x1": "the left side is (1/K) Σ_{k=1}^K E‖∇f(x_k)‖², x_1 the start and "
+        "D_f = f(x_1) − f(x^*) (the secondary: x^* a local optimum; the module reads f*)",
+        "lian15.condition_tau_squared": "the step condition L M γ + 2 L² M² T² γ² ≤ 1 has the delay bound "
+        "squared (the secondary's eq. 8 with N); the τ reading is not supported",
+        "lian15.secondary_only": "transcribed from a restatement: the primary's further conditions (e.g. how "
+        "the delays may depend on the samples) were not read",
+    },
 )
 
 STATEMENTS = (THM1,)

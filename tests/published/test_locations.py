@@ -144,3 +144,74 @@ def test_claims_name_the_readings_and_location_they_depend_on():
         for name in st.readings:
             assert name in claim.source, (cid, name)
     assert n >= 5
+
+
+#: the statements issue 40's reading pass (session 2) searched for; docs/published_readings.md logs each
+SEARCHED = (
+    "khaled2020.identical",
+    "khaled2020.heterogeneous",
+    "stich2019.thm2.2",
+    "yu2019.thm1",
+    "yu2019.cor2",
+    "lian2015.thm1",
+    "fedbuff2022.thm",
+    "koloskova2020.sc",
+    "woodworth2020.local",
+    "woodworth2020.minibatch",
+    "glasgow2022.homogeneous",
+    "glasgow2022.heterogeneous",
+)
+
+
+def _readings_doc() -> str:
+    from pathlib import Path
+
+    return (Path(__file__).resolve().parents[2] / "docs" / "published_readings.md").read_text(
+        encoding="utf-8"
+    )
+
+
+def test_readings_doc_logs_every_searched_statement():
+    """Each searched statement has a section in docs/published_readings.md; a statement read there cites its
+    index id, and one still unread lists the fragments tried."""
+    doc = _readings_doc()
+    sections = re.split(r"^### ", doc, flags=re.M)
+    for sid in SEARCHED:
+        assert sid in STATEMENTS, sid
+        mine = [s for s in sections if f"`{sid}`" in s.splitlines()[0]]
+        assert len(mine) == 1, f"{sid}: expected one '### ' section naming it, found {len(mine)}"
+        st = STATEMENTS[sid]
+        if st.is_read and st.location.index_id:
+            assert st.location.index_id in mine[0], f"{sid}: its index id is not in its section"
+        else:
+            assert "Tried:" in mine[0] or "tried:" in mine[0], f"{sid}: no fragments-tried list"
+
+
+def test_fedbuff_secondary_reading_records_a_real_difference():
+    """fedbuff2022.thm is read only in a secondary restatement whose staleness term carries the
+    bounded-gradient constant G²; the module's bound has no G (the difference docs/published_readings.md
+    reports) and names the readings for it — if the bound is changed to the G² form, this test says the
+    readings are stale."""
+    from afltheory.published.symbols import G, tau
+
+    st = STATEMENTS["fedbuff2022.thm"]
+    assert st.confidence.startswith("read (secondary: ")
+    assert st.location.index_id == "62037252991" and st.location.offset == 32000
+    assert {"fedbuff.secondary_complexity", "fedbuff.bounded_gradient"} <= set(st.readings)
+    assert G not in st.total().free_symbols and tau in st.bound["staleness"].free_symbols
+    assert "G²" in st.readings["fedbuff.bounded_gradient"]
+
+
+def test_lian_step_condition_as_printed_has_the_delay_squared():
+    """lian2015.thm1's step condition as the secondary prints it (eq. 8, N the delay bound) is the module's
+    condition; the linear-in-τ recollection is not (hand: at L = M = 1, γ = 0.1, N = 3 the printed left side
+    is 0.1 + 2·9·0.01 = 0.28, the linear one 0.1 + 2·3·0.01 = 0.16)."""
+    st = STATEMENTS["lian2015.thm1"]
+    sym = {sp.Symbol(k): v for k, v in st.latex.symbols.items()}
+    printed = _parse(st.latex.conditions["step"]).subs(sym, simultaneous=True)
+    module = st.conditions["step"]
+    assert sp.simplify((printed.lhs - printed.rhs) - (module.lhs - module.rhs)) == 0
+    vals = {"L": 1, "m": 1, "eta": sp.Rational(1, 10), "tau": 3}
+    assert float(module.lhs.subs({s: vals[str(s)] for s in module.lhs.free_symbols})) == pytest.approx(0.28)
+    linear = _parse(st.latex.conditions["step"].replace("N^{2}", "N")).subs(sym, simultaneous=True)
+    assert sp.simplify((linear.lhs - linear.rhs) - (module.lhs - module.rhs)) != 0
