@@ -123,8 +123,8 @@ def claims() -> tuple:
             title=THM1.title,
             reference=THM1.reference,
             source=claim_source(THM1),
-            reading=THM1.reading + " Engine form: γ = η η_L / m; the condition is read with τ² "
-            "(another recollection has τ: the τ² reading is the more restrictive).",
+            reading=THM1.reading + " Engine form: γ = η η_L / m; the condition has τ², as the secondary "
+            "restatement prints it (the statement's location).",
             confidence="from memory",
             assumptions=Assumptions(
                 function="smooth", noise="variance", heterogeneity="iid", participation="arbitrary"
