@@ -328,7 +328,7 @@ def run_engines(
     refusal in ``REFUSALS`` is raised as ``QuantityUnavailable``), "mc" (``simulate`` with warnings
     silenced, then ``read(trace)``) or "auto" (exact, falling back to Monte Carlo ONLY on ``REFUSALS``:
     a TypeError, ValueError or any other error propagates). ``measure`` and the paper checks'
-    ``paper_checks._common`` read runs through it; ``what`` names the quantity in the refusal."""
+    checks' shared ``expectation`` read runs through it; ``what`` names the quantity in the refusal."""
     from ..engine import simulate
 
     if engine not in ENGINES:

@@ -346,7 +346,7 @@ class AFACSUnchanged(AFACS):
 
 # ------------------------------------------------------------------------------------------------ issue 45
 # schedules, client weights and published rules (catalogue: the "schedule", "client weights" and "published
-# rules" categories; killed by paper_checks/power_rules.py against its own plain loops)
+# rules" categories; killed by the power_rules check against its own plain loops)
 @dataclass(frozen=True)
 class FedAvgScheduleLate(FedAvg):
     """Mutant of FedAvg: a step-size schedule is evaluated one round late — round t runs with (η_{t−1},

@@ -289,10 +289,12 @@ PEP_SETUPS = {
 }
 #: {verdict id: the catalogued mutants that flip it}: recorded 2026-11-26 (afltheory/published/kill_record.py)
 #: and confirmed 2026-12-02 ~01:13 UTC by a live run, ``kill_matrix(only=["published.li2020",
-#: "published.fedprox2020"], tier="quick", seed=0, jobs=1)`` (8.7 s CPU): thm4's plain check runs no engine
+#: "published.fedprox2020"], tier="quick", seed=0, jobs=1)`` (8.7 s CPU): thm4's plain check runs no engine;
+#: ``fedavg.weights_dropped_with_K`` (issue 45's round 8) added from the run of the ten new mutants over the
+#: published checks (docs/verdict_power.md, Round 8)
 KILLS = {
     "published.li2020.thm4": [],
-    "published.li2020.thm1": ["exact.noise_dropped"],
+    "published.li2020.thm1": ["exact.noise_dropped", "fedavg.weights_dropped_with_K"],
     "published.li2020.thm2": ["fedavg.sampled_unscaled"],
     "published.li2020.thm3": ["exact.noise_dropped", "fedavg.sampled_unscaled"],
 }
