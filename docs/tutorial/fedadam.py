@@ -2,7 +2,8 @@
 # ICLR 2021 (arXiv:2003.00295), Algorithm 2 and its FedAdam corollary — the paper's text is NOT
 # retrievable in this environment: find_string("# Adaptive Federated Optimization") and "2003.00295" (session
 # of 2026-12-02) find only reading notes, READMEs and library docstrings that cite it (Flower, NVFlare,
-# FedML), none with the theorem. The statement below is FROM MEMORY (confidence "from memory", never a finding). Reading: with β1 = 0, τ = G/L, η = Θ(√(mK)) and
+# FedML), none with the theorem. The statement below is FROM MEMORY (confidence "from memory", never a
+# finding). Reading: with β1 = 0, τ = G/L, η = Θ(√(mK)) and
 # η_l = Θ(1/(K L √T)), FedAdam on L-smooth (nonconvex) objectives with bounded gradients G satisfies
 #   min_t E‖∇f(x_t)‖² = O((f(x_0) − f* + σ_l² L / G²) / √(m K T))   for T large enough,
 # an O-statement: the constant is hidden, so "the bound / 10" is the same claim; its wrong variant is the
