@@ -44,6 +44,7 @@ __all__ = [
     "per_replicate",
     "prepare",
     "run_stats",
+    "sympy_views",
     "values",
 ]
 
@@ -225,3 +226,28 @@ def condition_functions(
     on_run.__doc__ = f"The conditions of {theorem} at a run's worst case (``theory._scope``)."
     register_run_conditions(theorem, on_run)
     return conditions, admissible, region
+
+
+def sympy_views(
+    module: str, term_exprs: Mapping[str, sp.Expr], scale_L: sp.Expr, scale_G: sp.Expr, alpha_doc: str
+) -> tuple[Callable[[], tuple[sp.Expr, sp.Expr]], Callable[[], sp.Expr], Callable[[], sp.Expr]]:
+    """A theorem's (``alpha_exprs``, ``bound_expr``, ``rate``) read off its ``term_exprs`` (``alphas``,
+    ``bound_sum``; the rate at constant K, ``symbols.CONSTANT_K``), as public functions of ``module``."""
+
+    def rate():
+        return bound_sum(term_exprs).subs(S.CONSTANT_K)
+
+    views = (
+        ("alpha_exprs", alpha_doc, "tuple[sp.Expr, sp.Expr]", lambda: alphas(term_exprs, scale_L, scale_G)),
+        (
+            "bound_expr",
+            "Right-hand side as a sympy expression (Delta = f_0 − f_*): the sum of ``TERM_EXPRS``.",
+            "sp.Expr",
+            lambda: bound_sum(term_exprs),
+        ),
+        ("rate", "The bound for constant K (K̄ = K̃ = K, K̂² = K²) as a sympy expression.", "sp.Expr", rate),
+    )
+    return tuple(
+        _function(name, module, doc, inspect.Signature([], return_annotation=ret), body)
+        for name, doc, ret, body in views
+    )

@@ -113,20 +113,14 @@ TERM_EXPRS = {
 TERMS = tuple(TERM_EXPRS)
 
 
-def alpha_exprs() -> tuple[sp.Expr, sp.Expr]:
+alpha_exprs, bound_expr, rate = afa.sympy_views(
+    __name__,
+    TERM_EXPRS,
+    4 * S.sigma_L**2,
+    4 * S.sigma_G**2,
     """(α_L, α_G) as sympy expressions in the run averages, read off ``TERM_EXPRS`` (bound = 4Δ/(η η_L T) +
-    4(α_L σ_L² + α_G σ_G²))."""
-    return afa.alphas(TERM_EXPRS, 4 * S.sigma_L**2, 4 * S.sigma_G**2)
-
-
-def bound_expr() -> sp.Expr:
-    """Right-hand side as a sympy expression (Delta = f_0 − f_*): the sum of ``TERM_EXPRS``."""
-    return afa.bound_sum(TERM_EXPRS)
-
-
-def rate() -> sp.Expr:
-    """The bound for constant K (K̄ = K̃ = K, K̂² = K²) as a sympy expression."""
-    return bound_expr().subs(S.CONSTANT_K)
+    4(α_L σ_L² + α_G σ_G²)).""",
+)
 
 
 def run_averages(
