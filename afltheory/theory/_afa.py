@@ -36,6 +36,7 @@ from ._scope import check_scope, register_run_conditions
 from ._stats import bound_from_terms, check_constants, check_schedule, evaluate_terms, terms_in_force
 
 __all__ = [
+    "THEOREM_API",
     "alphas",
     "bound_from_terms",
     "bound_sum",
@@ -123,6 +124,22 @@ class Param:
     admissible: bool = True
     region: bool = True
 
+
+#: The public names every ``theoremK`` module (K = 2, 3, 4) defines; each adds its own to its ``__all__``.
+THEOREM_API = (
+    "admissible_step_sizes",
+    "alpha_exprs",
+    "bound",
+    "bound_expr",
+    "bound_terms",
+    "CITATION",
+    "conditions",
+    "rate",
+    "region",
+    "SPECS",
+    "TERM_EXPRS",
+    "TERMS",
+)
 
 _KW = inspect.Parameter.KEYWORD_ONLY
 _POS = inspect.Parameter.POSITIONAL_OR_KEYWORD

@@ -31,21 +31,7 @@ if TYPE_CHECKING:
     from ..anarchy.schedule import Schedule
     from ..problems.base import Constants
 
-__all__ = [
-    "admissible_step_sizes",
-    "alpha_exprs",
-    "bound",
-    "bound_expr",
-    "bound_terms",
-    "CITATION",
-    "conditions",
-    "rate",
-    "region",
-    "run_averages",
-    "SPECS",
-    "TERM_EXPRS",
-    "TERMS",
-]
+__all__ = [*afa.THEOREM_API, "run_averages"]
 
 CITATION = "[Yang et al. 2022, Thm 2]"
 

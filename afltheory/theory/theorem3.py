@@ -33,22 +33,7 @@ if TYPE_CHECKING:
     from ..anarchy.schedule import Schedule
     from ..problems.base import Constants
 
-__all__ = [
-    "admissible_step_sizes",
-    "alpha_exprs",
-    "AVERAGINGS",
-    "bound",
-    "bound_expr",
-    "bound_terms",
-    "CITATION",
-    "conditions",
-    "k_averages",
-    "rate",
-    "region",
-    "SPECS",
-    "TERM_EXPRS",
-    "TERMS",
-]
+__all__ = [*afa.THEOREM_API, "AVERAGINGS", "k_averages"]
 
 CITATION = "[Yang et al. 2022, Thm 3]"
 AVERAGINGS = ("statement", "proof")

@@ -34,22 +34,7 @@ if TYPE_CHECKING:
     from ..anarchy.schedule import Schedule
     from ..problems.base import Constants
 
-__all__ = [
-    "admissible_step_sizes",
-    "alpha_exprs",
-    "bound",
-    "bound_expr",
-    "bound_terms",
-    "CITATION",
-    "conditions",
-    "KHATS",
-    "rate",
-    "realized",
-    "region",
-    "SPECS",
-    "TERM_EXPRS",
-    "TERMS",
-]
+__all__ = [*afa.THEOREM_API, "KHATS", "realized"]
 
 CITATION = "[Yang et al. 2022, Thm 4]"
 KHATS = ("sum", "mean")
