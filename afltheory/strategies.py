@@ -15,13 +15,14 @@ def test_theorem3(inst):
 A failing example shrinks to a minimal instance (dimension, workers, arrivals, delays, local steps, rounds;
 seeds and step sizes towards simple values) and ``assert_holds`` prints it with the bound's terms.
 
-What an instance is (``Instance``): a certified ``HeterogeneousQuadratic`` (L = 1; μ > 0 for (strongly)
-convex classes, the function class's constants certified exactly), a round-mode ``Behaviour`` inside the
-claim's participation, delay and local-step bounds, the claim's rule with step sizes inside the claim's
-conditions (drawn log-uniformly, then halved until every condition holds at the class's worst case K_max, τ)
-— or the claim's own step-size rule when it states one (``eta``/``eta_L``: a schedule, η_L = 1/√T, …) —
-a start x_0 = x* + r u (‖u‖ = 1, r ∈ {0, 0.01, 0.1, 1, 2}) and a horizon. ``behaviours`` and ``problems``
-are the parts.
+What an instance is (``Instance``): a certified ``HeterogeneousQuadratic`` drawn by the sampler of a function
+class object (``DRAWN_CLASS`` = ``StronglyConvexSmooth(1, 0.01)`` unless ``problems(functions=...)``: L = 1, μ
+∈ [0.01, 1], inside every claim's class, the function class's constants certified exactly), a round-mode
+``Behaviour`` inside the claim's participation, delay and local-step bounds, the claim's rule with step sizes
+inside the claim's conditions (drawn log-uniformly, then halved until every condition holds at the class's
+worst case K_max, τ) — or the claim's own step-size rule when it states one (``eta``/``eta_L``: a schedule,
+η_L = 1/√T, …) — a start x_0 = x* + r u (‖u‖ = 1, r ∈ {0, 0.01, 0.1, 1, 2}) and a horizon. ``behaviours`` and
+``problems`` are the parts.
 """
 
 from __future__ import annotations
@@ -34,9 +35,12 @@ from typing import Any
 
 import numpy as np
 
+from .functions import StronglyConvexSmooth
+
 __all__ = [
     "reproducible",
     "SIGMAS",
+    "DRAWN_CLASS",
     "Instance",
     "assert_holds",
     "behaviours",
@@ -107,6 +111,12 @@ class Instance:
 SIGMAS = (0.0, 0.1, 0.5, 1.0)
 
 
+#: The function class ``problems`` draws from by default: μ-strongly convex L-smooth with L = 1, μ = 0.01.
+#: Its members lie in every claim's class (smooth ⊃ convex ⊃ strongly convex); a drawn instance's certified
+#: μ is its own smallest curvature, in [0.01, 1] (μ = L = 1: an isotropic quadratic, still a member).
+DRAWN_CLASS = StronglyConvexSmooth(1.0, 0.01)
+
+
 def problems(
     claim: Any = None,
     *,
@@ -114,14 +124,23 @@ def problems(
     max_workers: int = 5,
     sigma_L: tuple = SIGMAS,
     sigma_G: tuple = SIGMAS,
+    functions: Any = None,
 ) -> Any:
-    """Certified heterogeneous quadratics in the claim's function class (L = 1; μ ∈ [0.01, 1] for
-    strongly convex and smooth classes), with σ_L ∈ ``sigma_L``, σ_G ∈ ``sigma_G`` (0 for an "iid" class),
-    client weights when the class has ``weights="data"``. Restricting ``sigma_L``/``sigma_G`` searches a
-    sub-class where one group of terms matters (as the adversary's ``--isolate``)."""
+    """Certified heterogeneous quadratics drawn by the sampler of ``functions`` (a ``StronglyConvexSmooth``;
+    default ``DRAWN_CLASS``, L = 1, μ = 0.01: members of every claim's function class), their smallest
+    curvature drawn in the class's ``sample_curvatures`` ([0.01, 1] by default; dim 1: L), with σ_L ∈
+    ``sigma_L``, σ_G ∈ ``sigma_G`` (0 for an "iid" class), client weights when the class has
+    ``weights="data"``. Restricting ``sigma_L``/``sigma_G`` searches a sub-class where one group of terms
+    matters (as the adversary's ``--isolate``)."""
     st = _st()
     from .problems import HeterogeneousQuadratic
 
+    fc = DRAWN_CLASS if functions is None else functions
+    if not isinstance(fc, StronglyConvexSmooth):
+        raise ValueError(
+            f"functions={functions!r} must be an afltheory.functions.StronglyConvexSmooth (or ConvexSmooth): "
+            f"the strategies draw its quadratics"
+        )
     a = getattr(claim, "assumptions", None)
     iid = a is not None and a.heterogeneity == "iid"
     noise = a is None or a.noise != "none"
@@ -131,11 +150,11 @@ def problems(
     def draw(d):
         dim = d(st.integers(1, max_dim))
         M = d(st.integers(2, max_workers))
-        mu = 1.0 if dim == 1 else d(st.floats(0.01, 1.0))
+        lowest = None if dim == 1 else d(st.floats(*fc.sample_curvatures))
         sL = d(st.sampled_from(list(sigma_L))) if noise else 0.0
         sG = 0.0 if iid else d(st.sampled_from(list(sigma_G)))
         seed = d(st.integers(0, 2**16))
-        p = HeterogeneousQuadratic(dim=dim, num_workers=M, L=1.0, mu=mu, sigma_L=sL, sigma_G=sG, seed=seed)
+        p = fc.sample(dim, M, sG, seed, sigma_L=sL, lowest=lowest)
         if weighted:
             w = np.asarray(d(st.lists(st.integers(1, 9), min_size=M, max_size=M)), dtype=float)
             p = HeterogeneousQuadratic.from_arrays(

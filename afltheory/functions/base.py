@@ -68,9 +68,12 @@ class FunctionClass:
         satisfy the interpolation inequality: X, grads (P, d), values (P,)."""
         raise NotImplementedError(f"{type(self).__name__} has no interpolator")
 
-    def sample(self, dim: int, num_workers: int, sigma_G: float, seed: int = 0) -> Problem:
+    def sample(
+        self, dim: int, num_workers: int, sigma_G: float, seed: int = 0, *, sigma_L: float = 0.0
+    ) -> Problem:
         """A library problem with ``num_workers`` functions of the class on R^``dim`` (constants L of the
-        class, Assumption 3 with ``sigma_G``), drawn with ``seed``."""
+        class, Assumption 3 with ``sigma_G``, stochastic gradients of variance ``sigma_L``²), drawn with
+        ``seed``."""
         raise NotImplementedError(f"{type(self).__name__} has no instance sampler")
 
     def slack(self, x_i: Any, g_i: Any, f_i: float, x_j: Any, g_j: Any, f_j: float) -> float:

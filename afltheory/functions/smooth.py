@@ -71,10 +71,18 @@ class SmoothNonconvex(FunctionClass):
         """:class:`SmoothInterpolant` of the data."""
         return SmoothInterpolant(X, grads, values, self.L)
 
-    def sample(self, dim: int, num_workers: int, sigma_G: float, seed: int = 0) -> Problem:
+    def sample(
+        self, dim: int, num_workers: int, sigma_G: float, seed: int = 0, *, sigma_L: float = 0.0
+    ) -> Problem:
         """``NonconvexSinusoidal`` with curvatures in [−L/2, L] (nonconvex for every seed)."""
         from ..problems import NonconvexSinusoidal
 
         return NonconvexSinusoidal(
-            dim=dim, num_workers=num_workers, L=self.L, mu=-self.L / 2, sigma_G=sigma_G, seed=seed
+            dim=dim,
+            num_workers=num_workers,
+            L=self.L,
+            mu=-self.L / 2,
+            sigma_L=sigma_L,
+            sigma_G=sigma_G,
+            seed=seed,
         )

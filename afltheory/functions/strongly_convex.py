@@ -70,11 +70,35 @@ class StronglyConvexSmooth(FunctionClass):
         A = Lp / 2
         return SimplexInterpolant(S, a, A=A, kappa=mu, beta=A * mu / (2 * A + mu), L=L)
 
-    def sample(self, dim: int, num_workers: int, sigma_G: float, seed: int = 0) -> Problem:
-        """``HeterogeneousQuadratic`` with spectrum in [max(μ, L/100), L] (dim 1: the spectrum is {L})."""
+    @property
+    def sample_curvatures(self) -> tuple[float, float]:
+        """[max(μ, L/100), L]: the closed interval the sampler's smallest curvature ``lowest`` lies in."""
+        return (max(self.mu, self.L / 100), self.L)
+
+    def sample(
+        self,
+        dim: int,
+        num_workers: int,
+        sigma_G: float,
+        seed: int = 0,
+        *,
+        sigma_L: float = 0.0,
+        lowest: float | None = None,
+    ) -> Problem:
+        """``HeterogeneousQuadratic`` with spectrum in [``lowest``, L] (dim 1: the spectrum is {L}).
+
+        ``lowest``: the instance's smallest curvature, in the closed interval ``sample_curvatures`` = [max(μ,
+        L/100), L] (default its left end). μ = L is allowed here and not as the class's μ: the instances with
+        spectrum {L} (the isotropic quadratics (L/2)‖x − c‖² + b) are members of this class for every μ < L,
+        while the class μ = L itself has no interpolation *inequality* (Taylor et al.'s μ/(1 − μ/L) diverges:
+        interpolation becomes the equalities g_i − g_j = L(x_i − x_j)), so it is not a
+        ``StronglyConvexSmooth``."""
         from ..problems import HeterogeneousQuadratic
 
-        mu = self.L if dim == 1 else max(self.mu, self.L / 100)
+        floor = self.sample_curvatures[0]
+        if lowest is not None:
+            lowest = check_real("lowest", lowest, low=floor, high=self.L)
+        mu = self.L if dim == 1 else (floor if lowest is None else lowest)
         return HeterogeneousQuadratic(
-            dim=dim, num_workers=num_workers, L=self.L, mu=mu, sigma_G=sigma_G, seed=seed
+            dim=dim, num_workers=num_workers, L=self.L, mu=mu, sigma_L=sigma_L, sigma_G=sigma_G, seed=seed
         )

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._validation import check_int, check_nonnegative, check_positive, check_real
-from ..functions import FunctionClass, function_class
+from ..functions import FunctionClass, resolve_class
 
 if TYPE_CHECKING:
     from ..algorithms.base import ServerRule
@@ -520,25 +520,13 @@ def check_inputs(
             f"(allowed range [0, 0])"
         )
     delta = check_positive("delta", delta)
-    if functions is not None:
-        if not isinstance(functions, FunctionClass):
-            raise ValueError(
-                f"functions={functions!r} must be an afltheory.functions class (SmoothNonconvex, "
-                f"ConvexSmooth, StronglyConvexSmooth)"
-            )
-        if mu is not None and mu != functions.mu:
-            raise ValueError(f"mu={mu!r} contradicts functions={functions!r}: give one of them")
-        if functions.L != L:
-            raise ValueError(f"functions.L={functions.L} must equal constants.L={L}")
-        mu = functions.mu
-    if mu is not None:
-        mu = check_real("mu", mu, low=0.0, high=L, high_open=True)
-    elif gap == "distance" or metric in ("last_gap", "last_dist"):
+    functions = resolve_class(L, mu, functions, L_name="constants.L")
+    if functions.mu is None and (gap == "distance" or metric in ("last_gap", "last_dist")):
         raise ValueError(
             f"gap={gap!r} with metric={metric!r} needs a minimizer x_*: give mu (0 for the "
             f"convex class, allowed range [0, L))"
         )
-    return L, sG, delta, functions if functions is not None else function_class(L, mu)
+    return L, sG, delta, functions
 
 
 def solve_cvxpy(prob: Any, verbose: bool = False) -> str:

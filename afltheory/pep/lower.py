@@ -22,6 +22,7 @@ import numpy as np
 if TYPE_CHECKING:
     from ..algorithms.base import ServerRule
     from ..anarchy.schedule import Schedule
+    from ..functions import FunctionClass
 
 __all__ = ["LowerBound", "quadratic_lower_bound"]
 
@@ -58,22 +59,29 @@ def quadratic_lower_bound(
     mu: float | None = None,
     grid: int = 7,
     replicate: int = 0,
+    functions: FunctionClass | None = None,
 ) -> LowerBound:
     """Largest ``metric`` over the quadratic family above on ``schedule`` (replicate ``replicate``).
 
-    ``mu``: if given (strongly convex class), curvatures are restricted to [μ, L]. ``grid``: points per
-    curvature axis (geometric between max(μ, L/50) and L); θ ∈ {0, ¼, ½, ¾, 1}; patterns: every sign vector
-    of the M workers (up to 2^M, M ≤ 8) scaled to σ_G.
+    ``functions``: the class (``afltheory.functions``; its L must be ``L``), or ``mu`` in the older
+    convention (None: L-smooth, 0: convex, (0, L): strongly convex) — not both unless they agree. The
+    curvatures are restricted to the class's ``curvature`` interval intersected with [L/50, L] (a quadratic
+    member with a minimizer). ``grid``: points per curvature axis (geometric between max(lowest curvature,
+    L/50) and L); θ ∈ {0, ¼, ½, ¾, 1}; patterns: every sign vector of the M workers (up to 2^M, M ≤ 8)
+    scaled to σ_G.
     """
     from .. import simulate
     from ..anarchy import Replay
+    from ..functions import resolve_class
     from ..problems import HeterogeneousQuadratic
+
+    functions = resolve_class(L, mu, functions)
 
     sched = schedule.replicate(replicate)
     M, T = sched.num_workers, sched.rounds
     if M > 8:
         raise ValueError(f"num_workers={M} is outside the allowed range [1, 8] for the pattern enumeration")
-    lo = max(mu or 0.0, L / 50)
+    lo = max(functions.curvature[0], L / 50)
     a_grid = np.geomspace(lo, L, grid) if lo < L else np.array([L])
     thetas = np.array([0.0, 0.25, 0.5, 0.75, 1.0])
     patterns = [np.zeros(M)] if sigma_G == 0 or M == 1 else []

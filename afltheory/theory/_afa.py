@@ -5,21 +5,49 @@ terms (``TERM_EXPRS``), the run averages its reading takes from a ``Schedule``, 
 holds what they do alike: the common argument checks of ``conditions`` / ``region``, the sympy views of the
 terms (α_L, α_G, the bound), the argument checks and the scope check before a numeric bound, the run-average
 dict its terms are evaluated on, and ``bound`` as the ordered sum of ``bound_terms``.
+
+``condition_functions`` writes a theorem's ``conditions``, ``admissible_step_sizes`` and ``region`` from its
+declared parameter list (``Param``: the keywords beyond L, η, η_L, K_max, τ), so the three public signatures
+and their common argument checks stand here once.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import inspect
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import sympy as sp
 
-from ._condition import check_K, nonneg, pos
-from ._scope import check_scope
+from . import symbols as S
+from ._condition import (
+    AdmissibleStep,
+    ConditionSpec,
+    admissible_from,
+    check_K,
+    nonneg,
+    pos,
+    quadratic_root_expr,
+    region_from,
+)
+from ._scope import check_scope, register_run_conditions
 from ._stats import bound_from_terms, check_constants, check_schedule, evaluate_terms, terms_in_force
 
-__all__ = ["alphas", "bound_from_terms", "bound_sum", "per_replicate", "prepare", "run_stats", "values"]
+__all__ = [
+    "THEOREM_API",
+    "alphas",
+    "bound_from_terms",
+    "bound_sum",
+    "condition_functions",
+    "Param",
+    "per_replicate",
+    "prepare",
+    "run_stats",
+    "sympy_views",
+    "values",
+]
 
 
 def values(L, eta_L, K_max, tau, eta=None) -> dict[str, Any]:
@@ -83,3 +111,160 @@ def per_replicate(
 ) -> dict[str, np.ndarray]:
     """The terms evaluated on ``stats``, each as its own (R,) array."""
     return {k: np.broadcast_to(v, (R,)).copy() for k, v in evaluate_terms(term_exprs, stats).items()}
+
+
+@dataclass(frozen=True)
+class Param:
+    """A keyword of a theorem's condition functions beyond (L, η, η_L, K_max, τ): its name, its annotation
+    (as the signature shows it) and whether ``admissible_step_sizes`` / ``region`` take it too
+    (``conditions`` takes every one)."""
+
+    name: str
+    annotation: str = "int | None"
+    admissible: bool = True
+    region: bool = True
+
+
+#: The public names every ``theoremK`` module (K = 2, 3, 4) defines; each adds its own to its ``__all__``.
+THEOREM_API = (
+    "admissible_step_sizes",
+    "alpha_exprs",
+    "bound",
+    "bound_expr",
+    "bound_terms",
+    "CITATION",
+    "conditions",
+    "rate",
+    "region",
+    "SPECS",
+    "TERM_EXPRS",
+    "TERMS",
+)
+
+_KW = inspect.Parameter.KEYWORD_ONLY
+_POS = inspect.Parameter.POSITIONAL_OR_KEYWORD
+
+
+def _signature(
+    names: Sequence[str], params: Sequence[Param], returns: str, positional=()
+) -> inspect.Signature:
+    ann = {"K_max": "int | None"}
+    ps = [inspect.Parameter(n, _POS, annotation="ArrayLike") for n in positional]
+    ps += [inspect.Parameter(n, _KW, default=None, annotation=ann.get(n, "float | None")) for n in names]
+    ps += [inspect.Parameter(p.name, _KW, default=None, annotation=p.annotation) for p in params]
+    return inspect.Signature(ps, return_annotation=returns)
+
+
+def _function(name: str, module: str, doc: str, sig: inspect.Signature, body: Callable[..., Any]) -> Callable:
+    """A public function ``name`` of ``module`` with signature ``sig``: binds its arguments (defaults applied)
+    and calls ``body`` with all of them by keyword."""
+
+    def f(*args, **kwargs):
+        try:
+            bound = sig.bind(*args, **kwargs)
+        except TypeError as e:
+            raise TypeError(f"{name}() {e}") from None
+        bound.apply_defaults()
+        return body(**bound.arguments)
+
+    f.__name__ = f.__qualname__ = name
+    f.__module__ = module
+    f.__doc__ = doc
+    f.__signature__ = sig
+    f.__annotations__ = {p.name: p.annotation for p in sig.parameters.values()}
+    f.__annotations__["return"] = sig.return_annotation
+    return f
+
+
+def condition_functions(
+    theorem: str,
+    module: str,
+    specs: Sequence[ConditionSpec],
+    *,
+    params: Sequence[Param] = (),
+    extra_values: Callable[..., dict[str, Any]] | None = None,
+    quad: Callable[[dict], tuple[float, float, float]],
+    root: tuple[sp.Expr, sp.Expr, sp.Expr],
+    step: str,
+    run_values: Callable[[Any], dict[str, Any]],
+    docs: tuple[str, str, str],
+) -> tuple[Callable[..., list], Callable[..., AdmissibleStep], Callable[..., np.ndarray]]:
+    """A theorem's (``conditions``, ``admissible_step_sizes``, ``region``), all keyword-only but region's
+    (eta, eta_L) grid, from its declared parameter list.
+
+    ``extra_values(**params)`` checks the theorem's own keywords and returns what its ``specs`` read of them
+    (e.g. ``{"M": ...}``); the common numbers are checked first (η, then L, η_L, K_max, τ). ``quad(values)``
+    is the step condition ``step`` as a x² + b x ≤ c in x = η η_L, ``root`` its sympy (a, b, c). The
+    conditions at a run's worst case are registered for ``check_scope`` under ``theorem``: ``run_values(
+    schedule)`` gives τ (and the theorem's own keywords) there. ``docs``: the three docstrings."""
+    extra_values = extra_values or (lambda: {})
+    root_expr = quadratic_root_expr(*root) / S.eta_L
+
+    def checked(L, eta_L, K_max, tau, extras, eta=None):  # eta: already checked
+        v = {**values(L, eta_L, K_max, tau), **extra_values(**extras)}
+        if eta is not None:
+            v["eta"] = eta
+        return v
+
+    def conditions_body(L, eta, eta_L, K_max, tau, **extras):
+        return [s_.evaluate(checked(L, eta_L, K_max, tau, extras, pos("eta", eta)), S.eta) for s_ in specs]
+
+    def admissible_body(L, eta_L, K_max, tau, **extras):
+        v = checked(L, eta_L, K_max, tau, extras)
+        return admissible_from(specs, v, v["eta_L"], quad, root_expr, step, S.eta)
+
+    def region_body(eta, eta_L, L, K_max, tau, **extras):
+        v = checked(L, 1.0, K_max, tau, extras)
+        v.pop("eta_L")
+        return region_from(specs, v, eta, eta_L)
+
+    common = ("L", "eta", "eta_L", "K_max", "tau")
+    conditions = _function(
+        "conditions", module, docs[0], _signature(common, params, "list[Condition]"), conditions_body
+    )
+    admissible = _function(
+        "admissible_step_sizes",
+        module,
+        docs[1],
+        _signature(("L", "eta_L", "K_max", "tau"), [p for p in params if p.admissible], "AdmissibleStep"),
+        admissible_body,
+    )
+    region = _function(
+        "region",
+        module,
+        docs[2],
+        _signature(("L", "K_max", "tau"), [p for p in params if p.region], "np.ndarray", ("eta", "eta_L")),
+        region_body,
+    )
+
+    def on_run(schedule, constants, *, eta, eta_L, K_max):
+        return conditions(L=constants.L, eta=eta, eta_L=eta_L, K_max=K_max, **run_values(schedule))
+
+    on_run.__doc__ = f"The conditions of {theorem} at a run's worst case (``theory._scope``)."
+    register_run_conditions(theorem, on_run)
+    return conditions, admissible, region
+
+
+def sympy_views(
+    module: str, term_exprs: Mapping[str, sp.Expr], scale_L: sp.Expr, scale_G: sp.Expr, alpha_doc: str
+) -> tuple[Callable[[], tuple[sp.Expr, sp.Expr]], Callable[[], sp.Expr], Callable[[], sp.Expr]]:
+    """A theorem's (``alpha_exprs``, ``bound_expr``, ``rate``) read off its ``term_exprs`` (``alphas``,
+    ``bound_sum``; the rate at constant K, ``symbols.CONSTANT_K``), as public functions of ``module``."""
+
+    def rate():
+        return bound_sum(term_exprs).subs(S.CONSTANT_K)
+
+    views = (
+        ("alpha_exprs", alpha_doc, "tuple[sp.Expr, sp.Expr]", lambda: alphas(term_exprs, scale_L, scale_G)),
+        (
+            "bound_expr",
+            "Right-hand side as a sympy expression (Delta = f_0 − f_*): the sum of ``TERM_EXPRS``.",
+            "sp.Expr",
+            lambda: bound_sum(term_exprs),
+        ),
+        ("rate", "The bound for constant K (K̄ = K̃ = K, K̂² = K²) as a sympy expression.", "sp.Expr", rate),
+    )
+    return tuple(
+        _function(name, module, doc, inspect.Signature([], return_annotation=ret), body)
+        for name, doc, ret, body in views
+    )

@@ -22,40 +22,16 @@ import numpy as np
 import sympy as sp
 from numpy.typing import ArrayLike
 
+from . import _afa as afa
 from . import symbols as S
-from ._afa import alphas, bound_from_terms, bound_sum, per_replicate, prepare, run_stats, values
-from ._condition import (
-    LOCAL_DRIFT_C1,
-    AdmissibleStep,
-    ConditionSpec,
-    admissible_from,
-    pos,
-    quadratic_root_expr,
-    region_from,
-)
-from ._scope import register_run_conditions
+from ._condition import LOCAL_DRIFT_C1, ConditionSpec
 from ._stats import check_constants, check_f0, tau_for
 
 if TYPE_CHECKING:
     from ..anarchy.schedule import Schedule
     from ..problems.base import Constants
-    from ._condition import Condition
 
-__all__ = [
-    "admissible_step_sizes",
-    "alpha_exprs",
-    "bound",
-    "bound_expr",
-    "bound_terms",
-    "CITATION",
-    "conditions",
-    "rate",
-    "region",
-    "run_averages",
-    "SPECS",
-    "TERM_EXPRS",
-    "TERMS",
-]
+__all__ = [*afa.THEOREM_API, "run_averages"]
 
 CITATION = "[Yang et al. 2022, Thm 2]"
 
@@ -83,58 +59,26 @@ SPECS = (
 )
 
 
-def _values(L, eta_L, K_max, tau, eta=None):
-    return values(L, eta_L, K_max, tau, eta)
-
-
-def conditions(
-    *,
-    L: float | None = None,
-    eta: float | None = None,
-    eta_L: float | None = None,
-    K_max: int | None = None,
-    tau: float | None = None,
-) -> list[Condition]:
-    """The named conditions (C1)–(C3) evaluated at the given numbers (list of ``Condition``)."""
-    v = _values(L, eta_L, K_max, tau, pos("eta", eta))
-    return [s_.evaluate(v, S.eta) for s_ in SPECS]
-
-
-def _conditions_on_run(schedule, constants, *, eta, eta_L, K_max):
-    """(C1)–(C3) at the run's worst case: K_max and τ = the largest realized delay (``theory._scope``)."""
-    return conditions(L=constants.L, eta=eta, eta_L=eta_L, K_max=K_max, tau=float(schedule.delays.max()))
-
-
-register_run_conditions("theorem2", _conditions_on_run)
-
-
 def _quad(v):
     L, tau = v["L"], v["tau"]
     return 6 * tau**2 * L**2, 2 * L, 1.0  # a x² + b x ≤ c, x = η η_L
 
 
-def admissible_step_sizes(
-    *, L: float | None = None, eta_L: float | None = None, K_max: int | None = None, tau: float | None = None
-) -> AdmissibleStep:
-    """Largest η with every condition holding for this η_L: η_max = x*/η_L, x* the positive root of
-    6τ²L² x² + 2L x = 1. Infeasible (``feasible=False``, ``eta_max=None``) if (C1) or (C2) fail."""
-    v = _values(L, eta_L, K_max, tau)
-    expr = quadratic_root_expr(6 * S.tau**2 * S.L**2, 2 * S.L, sp.Integer(1)) / S.eta_L
-    return admissible_from(SPECS, v, v["eta_L"], _quad, expr, "C3", S.eta)
-
-
-def region(
-    eta: ArrayLike,
-    eta_L: ArrayLike,
-    *,
-    L: float | None = None,
-    K_max: int | None = None,
-    tau: float | None = None,
-) -> np.ndarray:
-    """Boolean (len(eta_L), len(eta)) grid: True where all of (C1)–(C3) hold."""
-    v = _values(L, 1.0, K_max, tau)
-    v.pop("eta_L")
-    return region_from(SPECS, v, eta, eta_L)
+conditions, admissible_step_sizes, region = afa.condition_functions(
+    "theorem2",
+    __name__,
+    SPECS,
+    quad=_quad,
+    root=(6 * S.tau**2 * S.L**2, 2 * S.L, sp.Integer(1)),
+    step="C3",
+    run_values=lambda schedule: {"tau": float(schedule.delays.max())},  # τ = the largest realized delay
+    docs=(
+        "The named conditions (C1)–(C3) evaluated at the given numbers (list of ``Condition``).",
+        """Largest η with every condition holding for this η_L: η_max = x*/η_L, x* the positive root of
+    6τ²L² x² + 2L x = 1. Infeasible (``feasible=False``, ``eta_max=None``) if (C1) or (C2) fail.""",
+        "Boolean (len(eta_L), len(eta)) grid: True where all of (C1)–(C3) hold.",
+    ),
+)
 
 
 #: The bound's named terms, written ONCE (sympy over the run averages of ``symbols``: Kbar, Ktilde, Khat2,
@@ -155,20 +99,14 @@ TERM_EXPRS = {
 TERMS = tuple(TERM_EXPRS)
 
 
-def alpha_exprs() -> tuple[sp.Expr, sp.Expr]:
+alpha_exprs, bound_expr, rate = afa.sympy_views(
+    __name__,
+    TERM_EXPRS,
+    4 * S.sigma_L**2,
+    4 * S.sigma_G**2,
     """(α_L, α_G) as sympy expressions in the run averages, read off ``TERM_EXPRS`` (bound = 4Δ/(η η_L T) +
-    4(α_L σ_L² + α_G σ_G²))."""
-    return alphas(TERM_EXPRS, 4 * S.sigma_L**2, 4 * S.sigma_G**2)
-
-
-def bound_expr() -> sp.Expr:
-    """Right-hand side as a sympy expression (Delta = f_0 − f_*): the sum of ``TERM_EXPRS``."""
-    return bound_sum(TERM_EXPRS)
-
-
-def rate() -> sp.Expr:
-    """The bound for constant K (K̄ = K̃ = K, K̂² = K²) as a sympy expression."""
-    return bound_expr().subs(S.CONSTANT_K)
+    4(α_L σ_L² + α_G σ_G²)).""",
+)
 
 
 def run_averages(
@@ -182,7 +120,7 @@ def run_averages(
 ) -> dict[str, np.ndarray]:
     """The values of ``TERM_EXPRS``' symbols on each replicate's realized schedule."""
     consts = check_constants(constants)
-    return run_stats(
+    return afa.run_stats(
         consts,
         T=schedule.rounds,
         tau=tau_for(schedule, tau),
@@ -209,15 +147,15 @@ def bound_terms(
 ) -> dict[str, np.ndarray]:
     """The right-hand side split into its named terms (``TERMS``), each (replicates,): ``TERM_EXPRS``
     evaluated on the realized schedule; they sum to ``bound`` exactly. Same arguments as ``bound``."""
-    consts, eta, eta_L = prepare(
+    consts, eta, eta_L = afa.prepare(
         "theorem2", schedule, constants, eta=eta, eta_L=eta_L, num_workers=num_workers, scope=scope
     )
     f0 = check_f0(f0, consts[3], schedule.replicates)
     stats = run_averages(schedule, constants, eta=eta, eta_L=eta_L, f0=f0, tau=tau)
-    return per_replicate(TERM_EXPRS, stats, schedule.replicates)
+    return afa.per_replicate(TERM_EXPRS, stats, schedule.replicates)
 
 
-bound = bound_from_terms(
+bound = afa.bound_from_terms(
     bound_terms,
     """The right-hand side on each replicate's realized schedule (T = schedule.rounds): shape (replicates,).
 

@@ -24,43 +24,16 @@ import numpy as np
 import sympy as sp
 from numpy.typing import ArrayLike
 
+from . import _afa as afa
 from . import symbols as S
-from ._afa import alphas, bound_from_terms, bound_sum, per_replicate, prepare, run_stats, values
-from ._condition import (
-    LOCAL_DRIFT_C1,
-    AdmissibleStep,
-    ConditionSpec,
-    admissible_from,
-    check_m_M,
-    int_ge,
-    pos,
-    quadratic_root_expr,
-    region_from,
-)
-from ._scope import register_run_conditions
+from ._condition import LOCAL_DRIFT_C1, ConditionSpec, check_m_M, int_ge
 from ._stats import check_f0, check_schedule, tau_for
 
 if TYPE_CHECKING:
     from ..anarchy.schedule import Schedule
     from ..problems.base import Constants
-    from ._condition import Condition
 
-__all__ = [
-    "admissible_step_sizes",
-    "alpha_exprs",
-    "AVERAGINGS",
-    "bound",
-    "bound_expr",
-    "bound_terms",
-    "CITATION",
-    "conditions",
-    "k_averages",
-    "rate",
-    "region",
-    "SPECS",
-    "TERM_EXPRS",
-    "TERMS",
-]
+__all__ = [*afa.THEOREM_API, "AVERAGINGS", "k_averages"]
 
 CITATION = "[Yang et al. 2022, Thm 3]"
 AVERAGINGS = ("statement", "proof")
@@ -89,44 +62,12 @@ SPECS = (
 )
 
 
-def _values(L, eta_L, K_max, tau, num_workers, eta=None):
-    v = values(L, eta_L, K_max, tau)
-    v["M"] = int_ge("num_workers", num_workers, 1)
-    if eta is not None:
-        v["eta"] = pos("eta", eta)
-    return v
-
-
-def conditions(
-    *,
-    L: float | None = None,
-    eta: float | None = None,
-    eta_L: float | None = None,
-    K_max: int | None = None,
-    tau: float | None = None,
-    num_workers: int | None = None,
-    m: int | None = None,
-) -> list[Condition]:
-    """(C1)–(C3) at the given numbers. ``m`` (optional) is only checked against ``num_workers``."""
-    v = _values(L, eta_L, K_max, tau, num_workers, pos("eta", eta))
+def _extra_values(num_workers, m=None):
+    """M = ``num_workers``; ``m`` (``conditions`` only) is only checked against it."""
+    M = int_ge("num_workers", num_workers, 1)
     if m is not None:
-        check_m_M(int_ge("m", m, 1), v["M"])
-    return [s_.evaluate(v, S.eta) for s_ in SPECS]
-
-
-def _conditions_on_run(schedule, constants, *, eta, eta_L, K_max):
-    """(C1)–(C3) at the run's worst case: K_max and τ = the largest realized delay (``theory._scope``)."""
-    return conditions(
-        L=constants.L,
-        eta=eta,
-        eta_L=eta_L,
-        K_max=K_max,
-        tau=float(schedule.delays.max()),
-        num_workers=schedule.num_workers,
-    )
-
-
-register_run_conditions("theorem3", _conditions_on_run)
+        check_m_M(int_ge("m", m, 1), M)
+    return {"M": M}
 
 
 def _quad(v):
@@ -134,34 +75,23 @@ def _quad(v):
     return L**2 * tau**2, L, 1.0 / (2 * v["M"])
 
 
-def admissible_step_sizes(
-    *,
-    L: float | None = None,
-    eta_L: float | None = None,
-    K_max: int | None = None,
-    tau: float | None = None,
-    num_workers: int | None = None,
-) -> AdmissibleStep:
-    """Largest η for this η_L: positive root of L²τ² x² + L x = 1/(2M), x = η η_L; infeasible if (C1)/(C3)
-    fail."""
-    v = _values(L, eta_L, K_max, tau, num_workers)
-    expr = quadratic_root_expr(S.L**2 * S.tau**2, S.L, 1 / (2 * S.M)) / S.eta_L
-    return admissible_from(SPECS, v, v["eta_L"], _quad, expr, "C2", S.eta)
-
-
-def region(
-    eta: ArrayLike,
-    eta_L: ArrayLike,
-    *,
-    L: float | None = None,
-    K_max: int | None = None,
-    tau: float | None = None,
-    num_workers: int | None = None,
-) -> np.ndarray:
-    """Boolean (len(eta_L), len(eta)) grid: True where all of the theorem's conditions hold."""
-    v = _values(L, 1.0, K_max, tau, num_workers)
-    v.pop("eta_L")
-    return region_from(SPECS, v, eta, eta_L)
+conditions, admissible_step_sizes, region = afa.condition_functions(
+    "theorem3",
+    __name__,
+    SPECS,
+    params=(afa.Param("num_workers"), afa.Param("m", admissible=False, region=False)),
+    extra_values=_extra_values,
+    quad=_quad,
+    root=(S.L**2 * S.tau**2, S.L, 1 / (2 * S.M)),
+    step="C2",
+    run_values=lambda schedule: {"tau": float(schedule.delays.max()), "num_workers": schedule.num_workers},
+    docs=(
+        "(C1)–(C3) at the given numbers. ``m`` (optional) is only checked against ``num_workers``.",
+        """Largest η for this η_L: positive root of L²τ² x² + L x = 1/(2M), x = η η_L; infeasible if (C1)/(C3)
+    fail.""",
+        "Boolean (len(eta_L), len(eta)) grid: True where all of the theorem's conditions hold.",
+    ),
+)
 
 
 #: The bound's named terms, written ONCE (sympy over the run averages Kbar, Ktilde, Khat2 under the chosen
@@ -180,19 +110,13 @@ TERM_EXPRS = {
 TERMS = tuple(TERM_EXPRS)
 
 
-def alpha_exprs() -> tuple[sp.Expr, sp.Expr]:
-    """(α_L, α_G) as sympy expressions in the run averages, read off ``TERM_EXPRS``."""
-    return alphas(TERM_EXPRS, 4 * S.sigma_L**2, 4 * S.sigma_G**2)
-
-
-def bound_expr() -> sp.Expr:
-    """Right-hand side as a sympy expression (Delta = f_0 − f_*): the sum of ``TERM_EXPRS``."""
-    return bound_sum(TERM_EXPRS)
-
-
-def rate() -> sp.Expr:
-    """The bound for constant K (K̄ = K̃ = K, K̂² = K²) as a sympy expression."""
-    return bound_expr().subs(S.CONSTANT_K)
+alpha_exprs, bound_expr, rate = afa.sympy_views(
+    __name__,
+    TERM_EXPRS,
+    4 * S.sigma_L**2,
+    4 * S.sigma_G**2,
+    """(α_L, α_G) as sympy expressions in the run averages, read off ``TERM_EXPRS``.""",
+)
 
 
 def k_averages(schedule: Schedule, averaging: str = "statement") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -222,12 +146,12 @@ def bound_terms(
 ) -> dict[str, np.ndarray]:
     """The right-hand side split into its named terms (``TERMS``), each (replicates,); they sum to ``bound``
     exactly. Same arguments as ``bound``."""
-    consts, eta, eta_L = prepare(
+    consts, eta, eta_L = afa.prepare(
         "theorem3", schedule, constants, eta=eta, eta_L=eta_L, num_workers=num_workers, scope=scope
     )
     f0 = check_f0(f0, consts[3], schedule.replicates)
     inv_kbar, ktil, khat2 = k_averages(schedule, averaging)
-    stats = run_stats(
+    stats = afa.run_stats(
         consts,
         T=schedule.rounds,
         tau=tau_for(schedule, tau),
@@ -239,10 +163,10 @@ def bound_terms(
         Ktilde=ktil.mean(axis=1),
         Khat2=khat2.mean(axis=1),
     )
-    return per_replicate(TERM_EXPRS, stats, schedule.replicates)
+    return afa.per_replicate(TERM_EXPRS, stats, schedule.replicates)
 
 
-bound = bound_from_terms(
+bound = afa.bound_from_terms(
     bound_terms,
     """Right-hand side on each replicate's realized schedule, (replicates,): the ordered sum of
     ``bound_terms``.``scope``: "warn" (default) / "raise" / "ignore" when the run is outside the theorem

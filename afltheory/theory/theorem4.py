@@ -25,45 +25,16 @@ import numpy as np
 import sympy as sp
 from numpy.typing import ArrayLike
 
+from . import _afa as afa
 from . import symbols as S
-from ._afa import alphas, bound_from_terms, bound_sum, per_replicate, prepare, run_stats, values
-from ._condition import (
-    LOCAL_DRIFT_C1,
-    AdmissibleStep,
-    ConditionSpec,
-    admissible_from,
-    check_m_M,
-    int_ge,
-    nonneg,
-    pos,
-    quadratic_root_expr,
-    real,
-    region_from,
-)
-from ._scope import register_run_conditions
+from ._condition import LOCAL_DRIFT_C1, ConditionSpec, check_m_M, int_ge, nonneg, real
 from ._stats import check_f0, check_schedule, memory_stats
 
 if TYPE_CHECKING:
     from ..anarchy.schedule import Schedule
     from ..problems.base import Constants
-    from ._condition import Condition
 
-__all__ = [
-    "admissible_step_sizes",
-    "alpha_exprs",
-    "bound",
-    "bound_expr",
-    "bound_terms",
-    "CITATION",
-    "conditions",
-    "KHATS",
-    "rate",
-    "realized",
-    "region",
-    "SPECS",
-    "TERM_EXPRS",
-    "TERMS",
-]
+__all__ = [*afa.THEOREM_API, "KHATS", "realized"]
 
 CITATION = "[Yang et al. 2022, Thm 4]"
 KHATS = ("sum", "mean")
@@ -94,53 +65,23 @@ SPECS = (
 )
 
 
-def _values(L, eta_L, K_max, tau, num_workers, m_fresh, eta=None):
-    M = int_ge("num_workers", num_workers, 1)
-    mf = real("m_fresh", m_fresh)
-    if mf < 0 or mf > M:
-        raise ValueError(f"m_fresh={m_fresh} is outside the allowed range [0, num_workers={M}]")
-    v = {**values(L, eta_L, K_max, tau), "M": M, "m_fresh": mf}
-    if eta is not None:
-        v["eta"] = pos("eta", eta)
-    return v
-
-
-def conditions(
-    *,
-    L: float | None = None,
-    eta: float | None = None,
-    eta_L: float | None = None,
-    K_max: int | None = None,
-    tau: float | None = None,
-    num_workers: int | None = None,
-    m_fresh: int | None = None,
-    m: int | None = None,
-) -> list[Condition]:
-    """(C1)–(C3). ``m_fresh`` = m' (fresh slots); if omitted, ``m`` (arrivals per round) is used as m'."""
+def _extra_values(num_workers, m_fresh=None, m=None):
+    """M and m' (``m_fresh``; if omitted, ``m``, the arrivals per round, checked against ``num_workers``)."""
     if m is not None:
         check_m_M(int_ge("m", m, 1), int_ge("num_workers", num_workers, 1))
     if m_fresh is None:
         m_fresh = m
-    v = _values(L, eta_L, K_max, tau, num_workers, m_fresh, pos("eta", eta))
-    return [s_.evaluate(v, S.eta) for s_ in SPECS]
+    M = int_ge("num_workers", num_workers, 1)
+    mf = real("m_fresh", m_fresh)
+    if mf < 0 or mf > M:
+        raise ValueError(f"m_fresh={m_fresh} is outside the allowed range [0, num_workers={M}]")
+    return {"M": M, "m_fresh": mf}
 
 
-def _conditions_on_run(schedule, constants, *, eta, eta_L, K_max):
-    """(C1)–(C3) at the run's worst case: K_max, τ = the largest memory staleness, m' = the smallest number
-    of fresh slots (``theory._scope``)."""
+def _run_values(schedule):
+    """τ = the largest memory staleness, m' = the smallest number of fresh slots of the run."""
     stale, _, mf = memory_stats(schedule)
-    return conditions(
-        L=constants.L,
-        eta=eta,
-        eta_L=eta_L,
-        K_max=K_max,
-        tau=float(stale.max()),
-        num_workers=schedule.num_workers,
-        m_fresh=float(mf.min()),
-    )
-
-
-register_run_conditions("theorem4", _conditions_on_run)
+    return {"tau": float(stale.max()), "num_workers": schedule.num_workers, "m_fresh": float(mf.min())}
 
 
 def _quad(v):
@@ -148,38 +89,22 @@ def _quad(v):
     return (M - mf) ** 2 * L**2 * tau**2 / M**2, L / 2, 0.25
 
 
-def admissible_step_sizes(
-    *,
-    L: float | None = None,
-    eta_L: float | None = None,
-    K_max: int | None = None,
-    tau: float | None = None,
-    num_workers: int | None = None,
-    m_fresh: int | None = None,
-    m: int | None = None,
-) -> AdmissibleStep:
-    """Largest η for this η_L: positive root of ((M−m')²L²τ²/M²) x² + (L/2) x = 1/4, x = η η_L."""
-    if m is not None:
-        check_m_M(int_ge("m", m, 1), int_ge("num_workers", num_workers, 1))
-    v = _values(L, eta_L, K_max, tau, num_workers, m if m_fresh is None else m_fresh)
-    expr = quadratic_root_expr(_stale_frac2 * S.L**2 * S.tau**2, S.L / 2, sp.Rational(1, 4)) / S.eta_L
-    return admissible_from(SPECS, v, v["eta_L"], _quad, expr, "C2", S.eta)
-
-
-def region(
-    eta: ArrayLike,
-    eta_L: ArrayLike,
-    *,
-    L: float | None = None,
-    K_max: int | None = None,
-    tau: float | None = None,
-    num_workers: int | None = None,
-    m_fresh: int | None = None,
-) -> np.ndarray:
-    """Boolean (len(eta_L), len(eta)) grid: True where all of the theorem's conditions hold."""
-    v = _values(L, 1.0, K_max, tau, num_workers, m_fresh)
-    v.pop("eta_L")
-    return region_from(SPECS, v, eta, eta_L)
+conditions, admissible_step_sizes, region = afa.condition_functions(
+    "theorem4",
+    __name__,
+    SPECS,
+    params=(afa.Param("num_workers"), afa.Param("m_fresh"), afa.Param("m", region=False)),
+    extra_values=_extra_values,
+    quad=_quad,
+    root=(_stale_frac2 * S.L**2 * S.tau**2, S.L / 2, sp.Rational(1, 4)),
+    step="C2",
+    run_values=_run_values,
+    docs=(
+        "(C1)–(C3). ``m_fresh`` = m' (fresh slots); if omitted, ``m`` (arrivals per round) is used as m'.",
+        "Largest η for this η_L: positive root of ((M−m')²L²τ²/M²) x² + (L/2) x = 1/4, x = η η_L.",
+        "Boolean (len(eta_L), len(eta)) grid: True where all of the theorem's conditions hold.",
+    ),
+)
 
 
 #: (1/T) Σ_t ((M − m'_t)/M)² / K̄_t: the run average the stale-memory term needs (realized m'_t)
@@ -207,14 +132,14 @@ def alpha_exprs(khat: str = "sum") -> tuple[sp.Expr, sp.Expr]:
     (= K^avg), Khat2 are run averages. ``khat`` as in ``bound``."""
     if khat not in KHATS:
         raise ValueError(f"khat={khat!r} must be one of {KHATS}")
-    return alphas(TERM_EXPRS, S.sigma_L**2, S.sigma_G**2, subs={Qstale: _stale_frac2 / S.Kbar})
+    return afa.alphas(TERM_EXPRS, S.sigma_L**2, S.sigma_G**2, subs={Qstale: _stale_frac2 / S.Kbar})
 
 
 def bound_expr(khat: str = "sum") -> sp.Expr:
     """Right-hand side as a sympy expression (``khat``: see ``alpha_exprs``)."""
     if khat not in KHATS:
         raise ValueError(f"khat={khat!r} must be one of {KHATS}")
-    return bound_sum(TERM_EXPRS, subs={Qstale: _stale_frac2 / S.Kbar})
+    return afa.bound_sum(TERM_EXPRS, subs={Qstale: _stale_frac2 / S.Kbar})
 
 
 def rate(khat: str = "sum") -> sp.Expr:
@@ -261,7 +186,7 @@ def bound_terms(
     exactly. Same arguments as ``bound``."""
     if khat not in KHATS:
         raise ValueError(f"khat={khat!r} must be one of {KHATS}")
-    consts, eta, eta_L = prepare(
+    consts, eta, eta_L = afa.prepare(
         "theorem4", schedule, constants, eta=eta, eta_L=eta_L, num_workers=num_workers, scope=scope
     )
     fs = consts[3]
@@ -273,7 +198,7 @@ def bound_terms(
     inv_kbar = (1.0 / Ks).mean(axis=-1)  # 1/K̄_t over the M slots, (R, T)
     khat2 = (Ks**2).sum(axis=-1) if khat == "sum" else (Ks**2).mean(axis=-1)
     frac2 = (M - mf) ** 2 / M**2  # (R, T), realized m'_t
-    stats = run_stats(
+    stats = afa.run_stats(
         consts,
         T=schedule.rounds,
         tau=tau_r,
@@ -286,10 +211,10 @@ def bound_terms(
         Khat2=khat2.mean(axis=1),
         Qstale=(frac2 * inv_kbar).mean(axis=1),
     )
-    return per_replicate(TERM_EXPRS, stats, R)
+    return afa.per_replicate(TERM_EXPRS, stats, R)
 
 
-bound = bound_from_terms(
+bound = afa.bound_from_terms(
     bound_terms,
     """Right-hand side on each replicate's realized schedule (stale slots' K from ``schedule.memory()``,
     realized m'_t, τ = realized maximum memory staleness unless given): (replicates,). The ordered sum of

@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, find, given, settings
 
 from afltheory import strategies
 from afltheory.claims.paper import THEOREM2, THEOREM3
+from afltheory.functions import SmoothNonconvex, StronglyConvexSmooth
 
 SETTINGS = dict(database=None, derandomize=True, deadline=None, suppress_health_check=list(HealthCheck))
 
@@ -90,3 +91,28 @@ def test_generic_adversary_on_any_claim(tmp_path):
     assert main(["adversary", "li2020.thm1", "--file", str(root / li), "--budget", "25", "--json", path]) == 0
     d = json.loads(Path(path).read_text())
     assert 0 < d["worst_ratio"] < 1 and not d["violated"] and d["instance"]["eta_L"].startswith("StepSize(")
+
+
+@settings(max_examples=30, **SETTINGS)
+@given(strategies.problems(functions=StronglyConvexSmooth(2.0, 0.5)))
+def test_problems_are_drawn_from_the_function_class_object(p):
+    """A class object given: every draw is certified inside it (L = 2, μ ∈ [0.5, 2]; dim 1: μ = L)."""
+    c = p.constants
+    assert c.L == pytest.approx(2.0) and 0.5 - 1e-12 <= c.mu <= 2.0 + 1e-12
+    if p.dim == 1:
+        assert c.mu == pytest.approx(2.0)
+
+
+def test_default_draws_come_from_drawn_class():
+    """The default class is StronglyConvexSmooth(1, 0.01); its sampler rebuilds a drawn problem exactly (the
+    draw's dim, M, σ's and seed are read back from a hand-made HeterogeneousQuadratic reference), and a class
+    the strategies cannot sample quadratics from is refused."""
+    from afltheory.problems import HeterogeneousQuadratic
+
+    assert strategies.DRAWN_CLASS == StronglyConvexSmooth(1.0, 0.01)
+    q = HeterogeneousQuadratic(dim=2, num_workers=3, L=1.0, mu=0.3, sigma_L=0.5, sigma_G=0.1, seed=11)
+    p = strategies.DRAWN_CLASS.sample(2, 3, 0.1, 11, sigma_L=0.5, lowest=0.3)
+    assert np.array_equal(np.asarray(p.centers), np.asarray(q.centers))
+    assert np.array_equal(np.asarray(p.hessian), np.asarray(q.hessian)) and p.constants.mu == q.constants.mu
+    with pytest.raises(ValueError, match="functions=.*StronglyConvexSmooth"):
+        strategies.problems(functions=SmoothNonconvex(1.0))

@@ -204,3 +204,64 @@ def test_pep_instance_is_interpolated_by_the_class_interpolator():
     f = fc.interpolator(X, G, F)
     err = max(np.linalg.norm(f.value_grad(X[p])[1] - G[p]) for p in range(len(X)))
     assert err <= 1e-3 * max(1.0, float(np.abs(G).max()))
+
+
+# ---------------------------------------------------------------------------------------- the μ = L boundary
+def test_isotropic_instance_mu_equal_L_is_a_member_of_every_strongly_convex_class():
+    """μ = L is refused as the class's μ (Taylor et al.'s inequality has μ/(1 − μ/L)) but allowed as an
+    instance's smallest curvature: the sampler with ``lowest = L`` gives Hessians L·I (certified μ = L), and
+    those data satisfy the inequality of StronglyConvexSmooth(L, μ) for μ up to just below L. By hand, in 1-D
+    with c = L = 1, x_i = 1, x_j = 0 (g = x, f = x²/2): dx − dg/L = 0, so the slack is
+    f_i − f_j − ⟨g_j, dx⟩ − (g_i − g_j)²/(2L) = ½ − 0 − ½ = 0 for every μ < L."""
+    fc = StronglyConvexSmooth(1.0, 0.2)
+    p = fc.sample(dim=3, num_workers=2, sigma_G=0.3, seed=4, lowest=1.0)
+    assert np.allclose(np.asarray(p.hessian), 1.0) and p.constants.mu == pytest.approx(1.0)
+    X = np.random.default_rng(2).normal(size=(6, 3))
+    for mu in (0.0, 0.5, 0.999):
+        member = StronglyConvexSmooth(1.0, mu)
+        for i in range(2):
+            vals = np.asarray(p.local_value(X, i), dtype=float)
+            assert member.interpolable(X, np.asarray(p.local_grad(X, i), dtype=float), vals, tol=1e-9)
+        assert member.slack(*quad_point(1.0, 1.0), *quad_point(1.0, 0.0)) == pytest.approx(0.0, abs=1e-12)
+    with pytest.raises(ValueError, match=r"mu=1\.0 .*\[0\.0, 1\.0\)"):
+        StronglyConvexSmooth(1.0, 1.0)
+
+
+def test_sampler_lowest_curvature_is_checked_and_reaches_the_problem():
+    """``lowest`` in [max(μ, L/100), L]: the same problem as HeterogeneousQuadratic with mu = lowest (a plain
+    reference, arrays equal), the default the interval's left end, outside it a ValueError naming it."""
+    from afltheory.problems import HeterogeneousQuadratic
+
+    fc = StronglyConvexSmooth(2.0, 0.5)
+    assert fc.sample_curvatures == (0.5, 2.0) and StronglyConvexSmooth(1.0, 0.0).sample_curvatures == (
+        0.01,
+        1.0,
+    )
+    p = fc.sample(3, 4, 0.5, seed=7, sigma_L=0.1, lowest=0.8)
+    q = HeterogeneousQuadratic(dim=3, num_workers=4, L=2.0, mu=0.8, sigma_L=0.1, sigma_G=0.5, seed=7)
+    assert np.array_equal(np.asarray(p.hessian), np.asarray(q.hessian))
+    assert np.array_equal(np.asarray(p.centers), np.asarray(q.centers))
+    assert p.constants.sigma_L == q.constants.sigma_L == pytest.approx(0.1)
+    d = fc.sample(3, 4, 0.5, seed=7)
+    assert d.constants.mu == pytest.approx(0.5)
+    for bad in (0.4, 2.5):
+        with pytest.raises(ValueError, match=r"lowest=.*\[0\.5, 2\.0\]"):
+            fc.sample(3, 4, 0.5, seed=7, lowest=bad)
+
+
+def test_resolve_class_reads_the_object_or_mu_and_refuses_contradictions():
+    from afltheory.functions import resolve_class
+
+    assert type(resolve_class(2.0)) is SmoothNonconvex and resolve_class(2.0, 0.5) == StronglyConvexSmooth(
+        2.0, 0.5
+    )
+    fc = ConvexSmooth(2.0)
+    assert resolve_class(2.0, None, fc) is fc and resolve_class(2.0, 0.0, fc) is fc
+    with pytest.raises(ValueError, match="contradicts"):
+        resolve_class(2.0, 0.5, fc)
+    with pytest.raises(ValueError, match=r"functions\.L=2\.0 must equal constants\.L=1\.0"):
+        resolve_class(1.0, None, fc, L_name="constants.L")
+    with pytest.raises(ValueError, match=r"mu=2\.0 .*\[0\.0, 2\.0\)"):
+        resolve_class(2.0, 2.0)
+    with pytest.raises(ValueError, match="afltheory.functions class"):
+        resolve_class(2.0, None, "convex")

@@ -155,6 +155,29 @@ def test_all_heterogeneity_tighter_than_server_and_lower_below_upper():
     assert 0 < lb.value <= a.value * (1 + 1e-5)
 
 
+def test_quadratic_lower_bound_reads_the_function_class_object():
+    """``functions=`` and ``mu=`` name the same class and give the same search, bit for bit; the nonconvex
+    and convex classes search the same positive curvatures [L/50, L] (a quadratic member with a minimizer);
+    the strongly convex class only [μ, L]; bad or contradicting classes are refused."""
+    from afltheory.functions import ConvexSmooth, SmoothNonconvex, StronglyConvexSmooth
+
+    algo, S = CASES["FedAvg"]
+    kw = dict(L=1.0, sigma_G=0.3, delta=1.0, grid=2)
+    sc = quadratic_lower_bound(algo, S, functions=StronglyConvexSmooth(1.0, 0.5), **kw)
+    assert sc.value == quadratic_lower_bound(algo, S, mu=0.5, **kw).value
+    assert sc.hessian_diag == pytest.approx([0.5, 1.0])  # the best instance sits at the class's lowest μ
+    nc = quadratic_lower_bound(algo, S, **kw)
+    assert nc.value == quadratic_lower_bound(algo, S, functions=SmoothNonconvex(1.0), **kw).value
+    assert nc.value == quadratic_lower_bound(algo, S, functions=ConvexSmooth(1.0), **kw).value
+    assert nc.hessian_diag == pytest.approx([0.02, 1.0])  # L/50: the search's floor
+    with pytest.raises(ValueError, match="contradicts"):
+        quadratic_lower_bound(algo, S, mu=0.2, functions=StronglyConvexSmooth(1.0, 0.5), **kw)
+    with pytest.raises(ValueError, match=r"functions\.L=2\.0 must equal L=1\.0"):
+        quadratic_lower_bound(algo, S, functions=ConvexSmooth(2.0), **kw)
+    with pytest.raises(ValueError, match=r"mu=1\.0 .*\[0\.0, 1\.0\)"):
+        quadratic_lower_bound(algo, S, mu=1.0, **kw)
+
+
 def test_strongly_convex_class_smaller_than_nonconvex():
     algo, S = CASES["FedAvg"]
     nc = worst_case(algo, S, C, delta=1.0)

@@ -252,3 +252,41 @@ def test_paper_mnist_settings_finding():
     assert held == {"T2": [False, False, False], "T3": [False, False, False], "T4": [False, True, False]}
     c1 = theorem2.conditions(L=1.0, eta=1.0, eta_L=0.1, K_max=5, tau=4)[0]
     assert c1.lhs == pytest.approx(2.16)  # 6 * 0.01 * 36 * 1
+
+
+def test_condition_functions_signatures_follow_the_declared_parameter_lists():
+    """``_afa.condition_functions`` writes the three functions from each theorem's ``Param`` list: the
+    keyword lists below are the public API, written out by hand; misuse raises TypeError naming the
+    function."""
+    import inspect
+
+    base = ["L", "eta", "eta_L", "K_max", "tau"]
+    expect = {
+        theorem2: (base, ["L", "eta_L", "K_max", "tau"], ["eta", "eta_L", "L", "K_max", "tau"]),
+        theorem3: (
+            base + ["num_workers", "m"],
+            ["L", "eta_L", "K_max", "tau", "num_workers"],
+            ["eta", "eta_L", "L", "K_max", "tau", "num_workers"],
+        ),
+        theorem4: (
+            base + ["num_workers", "m_fresh", "m"],
+            ["L", "eta_L", "K_max", "tau", "num_workers", "m_fresh", "m"],
+            ["eta", "eta_L", "L", "K_max", "tau", "num_workers", "m_fresh"],
+        ),
+    }
+    for mod, names in expect.items():
+        for f, want in zip((mod.conditions, mod.admissible_step_sizes, mod.region), names, strict=True):
+            sig = inspect.signature(f)
+            assert list(sig.parameters) == want, (mod.__name__, f.__name__)
+            assert f.__module__ == mod.__name__ and f.__doc__ and inspect.isfunction(f)
+        kinds = [p.kind for p in inspect.signature(mod.region).parameters.values()]
+        assert kinds[:2] == [inspect.Parameter.POSITIONAL_OR_KEYWORD] * 2
+        assert set(kinds[2:]) == {inspect.Parameter.KEYWORD_ONLY}
+        with pytest.raises(TypeError, match=r"conditions\(\) got an unexpected keyword argument 'bogus'"):
+            mod.conditions(L=1.0, eta=0.1, eta_L=0.01, K_max=2, tau=0.0, bogus=1)
+        with pytest.raises(TypeError, match=r"admissible_step_sizes\(\) too many positional"):
+            mod.admissible_step_sizes(1.0)
+    # theorem4 reads m' from m when m_fresh is omitted: the same conditions as m_fresh = m
+    kw = dict(L=1.0, eta=0.5, eta_L=0.01, K_max=2, tau=2.0, num_workers=4)
+    assert theorem4.conditions(m=1, **kw) == theorem4.conditions(m_fresh=1, **kw)
+    assert theorem4.conditions(m=1, **kw) != theorem4.conditions(m_fresh=3, **kw)
