@@ -1,7 +1,7 @@
 """Which function returns the verdicts of each published claim: ``VERIFICATIONS`` maps a claim id to its
 paper module's ``verify()`` (the one-module pattern, issue 38: the instances, their controls and why each
 is inside its statement's conditions are written in the paper module, next to the statement). Shared by the
-checks plugin (``paper_checks/published.py``, one check ``published.<module>`` per paper module) and the
+checks plugin (the project's published checks, one check ``published.<module>`` per paper module) and the
 table command (``afltheory published``).
 
 Controls (must fail): the same claim with its bound divided by the module's ``CONTROL_FACTOR`` (10; Khaled
