@@ -273,8 +273,7 @@ def measure(
     refused and why). ``algorithm``: default the claim's own (``Claim.algorithm`` resolved against the
     problem's constants, the run's and ``values``).
 
-    Note: the paper checks' ``_common.expectation`` and ``adversary.generic`` still choose "exact else Monte
-    Carlo" themselves (catching TypeError/ValueError); they can switch to this dispatcher."""
+    ``adversary.generic`` measures every candidate through this dispatcher (one engine per call)."""
     if not isinstance(claim, Claim):
         raise TypeError(f"claim={claim!r} must be an afltheory.claims.Claim")
     rounds = check_int("rounds", rounds, low=1)
