@@ -377,10 +377,12 @@ def _confirm(claim: Any, inst: Any, replicates: int, seed: int) -> dict:
 
 
 def _confirm_mc(claim: Any, inst: Any, replicates: int, seed: int) -> dict:
+    from .search import mirrored_lcb
+
     v = _verify(claim, inst, "mc", replicates, seed + 1)
     # the one-sided 99 % t-UCB is mean + t·sd/√R, so the matching lower bound is 2·mean − UCB
     ucb = v.ci[1] if v.ci is not None else v.measured
-    lcb = 2.0 * float(v.measured) - float(ucb) if math.isfinite(ucb) else math.inf
+    lcb = mirrored_lcb(v.measured, ucb)
     inside = v.inside_conditions is not False
     return {
         "replicates": replicates,
