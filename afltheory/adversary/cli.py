@@ -262,6 +262,15 @@ def run(args: argparse.Namespace) -> int:
             refuse_overlap([("--file", f) for f in args.file], [("--json", args.json)])
             return _run_generic(claims[args.claim], args)
     c = get_claim(args.claim)
+    from .claims import THEOREMS
+
+    scaling_on = (
+        _scaling_seconds(args) > 0 and args.isolate is None and getattr(c, "theorem", None) in THEOREMS
+    )
+    if scaling_on:  # an impossible cap of the scaling search is refused before the box search runs
+        from .scaling import Point, fit_limits
+
+        fit_limits(Point(), *_scaling_limits(args))
     cls = c.default_class()
     sizes = {k[4:]: v for k, v in vars(args).items() if k.startswith("cls_") and v is not None}
     if sizes:
@@ -346,13 +355,11 @@ def run(args: argparse.Namespace) -> int:
             "LHS " + ("n/a" if cf["exact_engine_lhs"] is None else f"{cf['exact_engine_lhs']:.4g}")
         )
     scaled = None
-    seconds = _scaling_seconds(args)
-    from .claims import THEOREMS
-
-    if seconds > 0 and args.isolate is None and getattr(c, "theorem", None) in THEOREMS:
+    if scaling_on:
         from .scaling import scale
 
-        scaled = scale(c, budget_seconds=seconds)
+        limits, names = _scaling_limits(args)
+        scaled = scale(c, budget_seconds=_scaling_seconds(args), limits=limits, limit_names=names)
         print(scaled.summary())
     else:
         print("  coverage: the box above only (no scaling search: --scaling 0, --isolate, or a lemma)")
@@ -393,10 +400,33 @@ def _check_scaling(args: argparse.Namespace) -> None:
         raise ValueError(f"--scaling={s}: must be a number of seconds in [0, 86400] (0: off)")
 
 
+def _scaling_limits(args: argparse.Namespace) -> tuple[dict, dict]:
+    """(limits, names): the size options given (--dim, --num-workers, --max-delay, --K-max, --rounds) as
+    limits on the scaling points' fields (``scaling.LIMIT_OPTIONS``), and each field's flag for errors."""
+    from .scaling import LIMIT_OPTIONS
+
+    limits, names = {}, {}
+    for key, (fname, flag) in LIMIT_OPTIONS.items():
+        v = getattr(args, f"cls_{key}", None)
+        if v is not None:
+            limits[fname], names[fname] = v, flag
+    return limits, names
+
+
 def _scaling_seconds(args: argparse.Namespace) -> float:
     """The scaling search's budget: ``--scaling``, else 90 s with the default budget 2000 or more, else 0."""
     s = getattr(args, "scaling", None)
     return (90.0 if args.budget >= 2000 else 0.0) if s is None else float(s)
+
+
+#: the box's size options (``cls_`` + name) and ``generic.search_claim``'s keyword for each
+_GENERIC_SIZES = (
+    ("dim", "max_dim"),
+    ("num_workers", "max_workers"),
+    ("max_delay", "max_delay"),
+    ("K_max", "max_K"),
+    ("rounds", "max_rounds"),
+)
 
 
 def _run_generic(claim, args: argparse.Namespace) -> int:
@@ -404,17 +434,25 @@ def _run_generic(claim, args: argparse.Namespace) -> int:
     from .generic import search_claim
 
     sizes = {k[4:]: v for k, v in vars(args).items() if k.startswith("cls_") and v is not None}
-    kw = {
-        key: sizes[name]
-        for name, key in (
-            ("dim", "max_dim"),
-            ("num_workers", "max_workers"),
-            ("max_delay", "max_delay"),
-            ("K_max", "max_K"),
-            ("rounds", "max_rounds"),
-        )
-        if name in sizes
-    }
+    kw = {key: sizes[name] for name, key in _GENERIC_SIZES if name in sizes}
+    from .generic import BOX_LOWS
+
+    for name, key in _GENERIC_SIZES:  # one line naming the option, before any search
+        low = BOX_LOWS[key]
+        if name in sizes and sizes[name] < low:
+            flag = "--" + name.replace("_", "-")
+            raise ValueError(
+                f"{flag}={sizes[name]}: the generic adversary's box search needs at least {low} (its "
+                f"instances have M ≥ 2 workers and T ≥ 5 rounds); raise {flag}"
+            )
+    seconds = _scaling_seconds(args)
+    if seconds > 0:  # an impossible cap of the scaling search is refused before the box search runs
+        from .generic import ScalePoint
+        from .scaling import fit_limits
+
+        aclass = claim.assumption_class
+        lows = {f: aclass.sizes[f].low for f in ("M", "T", "tau", "K", "d") if f in aclass.sizes}
+        fit_limits(ScalePoint(), *_scaling_limits(args), lows)
     wc = search_claim(claim, budget=args.budget, seed=args.seed, replicates=args.replicates, **kw)
     print(wc.summary())
     if wc.confirmation is not None:
@@ -425,11 +463,18 @@ def _run_generic(claim, args: argparse.Namespace) -> int:
             f"{'confirmed' if cf['confirmed'] else 'not confirmed'}"
         )
     scaled = None
-    seconds = _scaling_seconds(args)
     if seconds > 0:
         from .generic import scale_claim
 
-        scaled = scale_claim(claim, budget_seconds=seconds, seed=args.seed, replicates=args.replicates)
+        limits, names = _scaling_limits(args)
+        scaled = scale_claim(
+            claim,
+            budget_seconds=seconds,
+            seed=args.seed,
+            replicates=args.replicates,
+            limits=limits,
+            limit_names=names,
+        )
         print(scaled.summary())
     else:
         print("  coverage: the box above only (no scaling search: --scaling 0, or a budget below 2000)")

@@ -36,6 +36,7 @@ import numpy as np
 from .._validation import check_int
 
 __all__ = [
+    "BOX_LOWS",
     "SCALING_CAPS",
     "SCALING_DIRECTIONS",
     "ClaimScaling",
@@ -254,6 +255,10 @@ def search_claim(
     budget = check_int("budget", budget, low=1, high=100_000)
     seed = check_int("seed", seed, low=0)
     replicates = check_int("replicates", replicates, low=2)
+    sizes = dict(max_dim=max_dim, max_workers=max_workers, max_delay=max_delay, max_K=max_K)
+    max_dim, max_workers, max_delay, max_K, max_rounds = (
+        check_int(k, v, low=BOX_LOWS[k]) for k, v in {**sizes, "max_rounds": max_rounds}.items()
+    )
     aclass = claim.assumption_class.check_searchable()  # refused naming the component
     best = {"ratio": -math.inf, "inst": None, "v": None, "cert": None}
     counts = {"n": 0, "refused": 0, "simulated": 0, "outside": 0, "monte_carlo": 0}
@@ -377,10 +382,12 @@ def _confirm(claim: Any, inst: Any, replicates: int, seed: int) -> dict:
 
 
 def _confirm_mc(claim: Any, inst: Any, replicates: int, seed: int) -> dict:
+    from .search import mirrored_lcb
+
     v = _verify(claim, inst, "mc", replicates, seed + 1)
     # the one-sided 99 % t-UCB is mean + t·sd/√R, so the matching lower bound is 2·mean − UCB
     ucb = v.ci[1] if v.ci is not None else v.measured
-    lcb = 2.0 * float(v.measured) - float(ucb) if math.isfinite(ucb) else math.inf
+    lcb = mirrored_lcb(v.measured, ucb)
     inside = v.inside_conditions is not False
     return {
         "replicates": replicates,
@@ -398,6 +405,9 @@ def _confirm_mc(claim: Any, inst: Any, replicates: int, seed: int) -> dict:
 #: the directions the scaling search can follow (``AssumptionClass.directions`` says which a class opens)
 SCALING_DIRECTIONS = ("M/m", "M", "T", "1/eta_L", "1/eta", "tau", "K", "d")
 #: how far a direction is followed at most (a class's own upper bound is tighter where it has one)
+#: the smallest value of each size cap of ``search_claim`` (its instances have M ≥ 2 workers, T ≥ 5 rounds)
+BOX_LOWS = {"max_dim": 1, "max_workers": 2, "max_delay": 0, "max_K": 1, "max_rounds": 5}
+
 SCALING_CAPS = {
     "M/m": 256,
     "M": 256,
@@ -484,6 +494,8 @@ class ClaimScaling:
     budget_seconds: float = 0.0
     groups: tuple = ()
     class_directions: tuple = ()
+    #: every evaluated (or membership-checked) point's fields, in order
+    searched: list = field(default_factory=list)
 
     @property
     def violated(self) -> bool:
@@ -540,6 +552,7 @@ class ClaimScaling:
             "elapsed": self.elapsed,
             "budget_seconds": self.budget_seconds,
             "class_directions": list(self.class_directions),
+            "searched": self.searched,
         }
 
 
@@ -693,6 +706,8 @@ def scale_claim(
     directions: tuple | None = None,
     caps: dict | None = None,
     groups: tuple | None = None,
+    limits: dict | None = None,
+    limit_names: dict | None = None,
 ) -> ClaimScaling:
     """Scaling search on ``claim`` (an ``afltheory.claims.Claim``): from canonical instances (``ScalePoint``,
     one group of bound terms isolated at a time) climb greedily by doubling along the open directions of the
@@ -702,9 +717,13 @@ def scale_claim(
     over three doublings from the best point and, where it crosses 1 within the caps, evaluated there. A
     ratio > 1 inside the class is confirmed: by its exact value (exact moments or a deterministic
     simulation), else by Monte Carlo (``replicates`` runs, 99 % lower confidence bound above the bound).
-    ``budget_seconds``: wall-clock budget (each evaluation's cost is projected before it runs)."""
+    ``budget_seconds``: wall-clock budget (each evaluation's cost is projected before it runs). ``caps``:
+    {direction: largest size followed}; ``limits``: {field: largest value} over the points' M, T, tau, K, d
+    (the box's size options, ``scaling.LIMIT_OPTIONS``): no point beyond them is evaluated and the start is
+    lowered into them (``scaling.fit_limits``: a limit below the class's lower bound on that size is refused,
+    named by ``limit_names``)."""
     from ..claims import Claim
-    from .scaling import _trend
+    from .scaling import _trend, fit_limits, within_limits
 
     if not isinstance(claim, Claim):
         raise TypeError(f"claim={claim!r} must be an afltheory.claims.Claim")
@@ -722,6 +741,13 @@ def scale_claim(
             raise ValueError(f"directions={tuple(directions)!r}: {bad} not in {SCALING_DIRECTIONS}")
         dirs = [d for d in dirs if d in directions]
     caps = {**SCALING_CAPS, **dict(caps or {})}
+    limits = dict(limits or {})
+    lows = {
+        f: aclass.sizes[n].low
+        for f, n in (("M", "M"), ("T", "T"), ("tau", "tau"), ("K", "K"), ("d", "d"))
+        if aclass.sizes.get(n) is not None and aclass.sizes[n].low is not None
+    }
+    start = fit_limits(ScalePoint() if start is None else start, limits, limit_names, lows)
     a = claim.assumptions
     avail = [
         g
@@ -784,6 +810,7 @@ def scale_claim(
         out["_inst"], out["_cert"] = inst, cert
         obs.append((units(p), time.perf_counter() - t1))
         seen[p] = out
+        res.searched.append(dict(p.__dict__))
         return out
 
     def r_of(e: dict | None) -> float:
@@ -797,7 +824,7 @@ def scale_claim(
     per_group = budget_seconds / len(groups)
     for gi, group in enumerate(groups):
         g_end = (time.perf_counter() - t0) + per_group * (1 if gi < len(groups) - 1 else 10)
-        cur = ScalePoint(group=group) if start is None else ScalePoint(**{**start.__dict__, "group": group})
+        cur = ScalePoint(**{**start.__dict__, "group": group})
         cur_ev = ev(cur)
         if cur_ev is None:
             break
@@ -808,7 +835,7 @@ def scale_claim(
             tried = []
             for dname in dirs:
                 q = cur.move(dname)
-                if q.size(dname) > _cap(aclass, dname, caps):
+                if q.size(dname) > _cap(aclass, dname, caps) or not within_limits(q, limits):
                     continue
                 e = ev(q)
                 if e is None:
@@ -827,12 +854,14 @@ def scale_claim(
         if found is not None:
             break
     # per direction: the trend over three doublings from the best point, and the crossing of 1 if it is ahead
-    base = ScalePoint(**res.best["point"]) if res.best else ScalePoint(group=groups[0])
+    base = (
+        ScalePoint(**res.best["point"]) if res.best else ScalePoint(**{**start.__dict__, "group": groups[0]})
+    )
     for dname in dirs:
         xs, rs, q = [base.size(dname)], [r_of(seen.get(base))], base
         for _ in range(3):
             q = q.move(dname)
-            if q.size(dname) > _cap(aclass, dname, caps):
+            if q.size(dname) > _cap(aclass, dname, caps) or not within_limits(q, limits):
                 break
             e = ev(q)
             if e is None:
@@ -856,10 +885,10 @@ def scale_claim(
             target, cap = q, _cap(aclass, dname, caps)
             for _ in range(max(math.ceil(min(k, 64.0)), 1)):
                 target = target.move(dname)
-                if target.size(dname) > cap:
+                if target.size(dname) > cap or not within_limits(target, limits):
                     break
             info["crossing"] = {"size": float("inf") if k > 64 else q.size(dname) * 2.0**k, "ratio": None}
-            if target.size(dname) <= cap:
+            if target.size(dname) <= cap and within_limits(target, limits):
                 e = ev(target)
                 if e is not None:
                     info["crossing"] = {"size": target.size(dname), "ratio": r_of(e)}

@@ -17,6 +17,7 @@ known slack (the certificate lists it)."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from dataclasses import dataclass, field
@@ -30,12 +31,15 @@ from .claims import Claim, Decoded, get_claim
 
 __all__ = [
     "DIRECTIONS",
+    "LIMIT_OPTIONS",
     "Point",
     "ScalingResult",
     "evaluate_point",
+    "fit_limits",
     "point_certificate",
     "scale",
     "scale_directions",
+    "within_limits",
 ]
 
 #: direction -> (point field, move)
@@ -109,6 +113,54 @@ def scale_directions(claim: Claim, directions: tuple = DIRECTIONS) -> list[str]:
     if claim.full:
         dirs = [d for d in dirs if d != "M/m"] + ["M/m"]  # m = M: doubling M keeps full participation
     return dirs
+
+
+#: the box's size options that also cap the scaling search: option -> (the points' field it caps, its flag)
+LIMIT_OPTIONS = {
+    "dim": ("d", "--dim"),
+    "num_workers": ("M", "--num-workers"),
+    "max_delay": ("tau", "--max-delay"),
+    "K_max": ("K", "--K-max"),
+    "rounds": ("T", "--rounds"),
+}
+#: the smallest value each capped field of a scaling point can take
+_FIELD_LOW = {"M": 1, "T": 1, "tau": 0, "K": 1, "d": 1}
+
+
+def within_limits(p: Any, limits: dict) -> bool:
+    """Whether the scaling point ``p`` (``Point`` or ``generic.ScalePoint``) has every capped field at or
+    below its limit (``limits``: {field: largest value}, fields of ``LIMIT_OPTIONS``)."""
+    return all(getattr(p, k) <= v for k, v in limits.items())
+
+
+def fit_limits(start: Any, limits: dict | None, names: dict | None = None, lows: dict | None = None) -> Any:
+    """``start`` (a scaling point) with every field above its limit lowered to it — the search then never
+    evaluates a point beyond the limits (``within_limits``). ``limits``: {field: largest value} over the
+    fields M, T, tau, K, d; ``names``: how to call each limit in an error (default ``limits['M']``; the CLI
+    passes its flags, ``--num-workers``); ``lows``: the smallest value each field may take where the claim's
+    class asks more than the point's own minimum (M, T, K, d ≥ 1, tau ≥ 0). A limit below that smallest
+    value (or not an integer) is refused (ValueError naming it)."""
+    limits = dict(limits or {})
+    names = dict(names or {})
+    fixed = {}
+    for k, v in limits.items():
+        name = names.get(k, f"limits[{k!r}]")
+        if k not in _FIELD_LOW:
+            raise ValueError(
+                f"{name}: {k!r} is not a capped size of the scaling search ({', '.join(_FIELD_LOW)})"
+            )
+        low = max(_FIELD_LOW[k], int((lows or {}).get(k) or 0))
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < low:
+            raise ValueError(
+                f"{name}={v!r}: the scaling search cannot stay within it (its {k} must be an integer ≥ {low}"
+                f"{' — the claim' + chr(39) + 's class asks it' if low > _FIELD_LOW[k] else ''}); raise it, "
+                "or turn the scaling search off (--scaling 0)"
+            )
+        if getattr(start, k) > v:
+            fixed[k] = int(v)
+    if "M" in fixed and getattr(start, "m", 1) > fixed["M"]:
+        fixed["m"] = fixed["M"]
+    return dataclasses.replace(start, **fixed) if fixed else start
 
 
 def _cost(claim: Claim, p: Point) -> float:
@@ -300,6 +352,8 @@ class ScalingResult:
     elapsed: float = 0.0
     budget_seconds: float = 0.0
     groups: tuple = GROUPS
+    #: every evaluated point's fields, in evaluation order
+    searched: list = field(default_factory=list)
 
     def coverage(self) -> str:
         """Lines: per direction the sizes followed, the best ratio and the trend."""
@@ -345,6 +399,7 @@ class ScalingResult:
             "evaluations": self.evaluations,
             "elapsed": self.elapsed,
             "budget_seconds": self.budget_seconds,
+            "searched": self.searched,
         }
 
 
@@ -356,10 +411,17 @@ def scale(
     groups: tuple = GROUPS,
     directions: tuple = DIRECTIONS,
     max_size: dict | None = None,
+    limits: dict | None = None,
+    limit_names: dict | None = None,
 ) -> ScalingResult:
     """Greedy doubling ascent of the worst ratio from ``start`` (default M = 5, m = 1, T = 200, steps at
-    the conditions' boundary) for each isolated group (module docstring); stops at the first violation."""
+    the conditions' boundary) for each isolated group (module docstring); stops at the first violation.
+    ``max_size``: {direction: largest size followed}; ``limits``: {field: largest value} over the points'
+    M, T, tau, K, d (the box's size options, ``LIMIT_OPTIONS``): no point beyond them is evaluated, the start
+    is lowered into them (``fit_limits``; ``limit_names`` name them in its errors)."""
     claim = get_claim(claim)
+    limits = dict(limits or {})
+    start = fit_limits(Point() if start is None else start, limits, limit_names)
     t0 = time.perf_counter()
     caps = {"M/m": 160, "T": 2_000_000, "1/eta_L": 2.0**30, "1/eta": 2.0**30, "tau": 16, "K": 32, "d": 8}
     caps.update(max_size or {})
@@ -378,6 +440,7 @@ def scale(
             return None
         out = evaluate_point(claim, p)
         seen[p] = out
+        res.searched.append(dict(p.__dict__))
         res.evaluations += 1
         if res.best is None or (out["ratio"] == out["ratio"] and out["ratio"] > res.best["ratio"]):
             res.best = out
@@ -386,7 +449,7 @@ def scale(
     per_group = budget_seconds / max(len(groups), 1)
     for gi, group in enumerate(groups):
         g_end = time.perf_counter() - t0 + per_group * (1 if gi < len(groups) - 1 else 10)
-        cur = Point(group=group) if start is None else Point(**{**start.__dict__, "group": group})
+        cur = Point(**{**start.__dict__, "group": group})
         cur_ev = ev(cur)
         if cur_ev is None:
             break
@@ -394,7 +457,7 @@ def scale(
             tried = []
             for dname in dirs:
                 q = cur.move(dname)
-                if q.size(dname) > caps[dname]:
+                if q.size(dname) > caps[dname] or not within_limits(q, limits):
                     continue
                 e = ev(q)
                 if e is None:
@@ -414,13 +477,13 @@ def scale(
         if res.violation is not None:
             break
     # per direction: the trend of the ratio along its doublings from the final point of the climb
-    base = Point(**res.best["point"]) if res.best else Point()
+    base = Point(**res.best["point"]) if res.best else start
     for dname in dirs:
         xs, rs = [base.size(dname)], [seen.get(base, {}).get("ratio", float("nan"))]
         q = base
         for _ in range(3):
             q = q.move(dname)
-            if q.size(dname) > caps[dname]:
+            if q.size(dname) > caps[dname] or not within_limits(q, limits):
                 break
             e = ev(q)
             if e is None:
@@ -442,7 +505,7 @@ def scale(
             target = q
             for _ in range(max(k, 0)):
                 target = target.move(dname)
-            if target.size(dname) <= caps[dname]:
+            if target.size(dname) <= caps[dname] and within_limits(target, limits):
                 e = ev(target)
                 res.directions[dname]["crossing"] = (
                     None if e is None else {"size": target.size(dname), "ratio": e["ratio"]}

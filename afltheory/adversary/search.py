@@ -33,6 +33,7 @@ __all__ = [
     "confirm",
     "instance_inside",
     "make_instance",
+    "mirrored_lcb",
     "project",
     "search",
 ]
@@ -548,18 +549,32 @@ def _check_time(
         warnings.warn(msg, SearchCostWarning, stacklevel=4)
 
 
+def mirrored_lcb(mean: float, ucb: float) -> float:
+    """The one-sided lower confidence bound of a mean, 2·mean − UCB, from its one-sided upper confidence bound
+    ``ucb`` (``analysis.upper_confidence_bound``: mean + t_{level, R−1}·sd/√R, so this is
+    mean − t_{level, R−1}·sd/√R); inf when ``ucb`` is not finite (a replicate diverged). The one lower bound
+    both confirmations — the box search's ``confirm`` and ``adversary.generic``'s — decide a violation on,
+    derived from the one upper bound every Monte Carlo verdict uses (so a statistics fault in that bound, e.g.
+    the mutant ``stats.ucb_is_mean``, reaches both)."""
+    mean, ucb = float(mean), float(ucb)
+    if not np.isfinite(ucb):
+        return float("inf")
+    if not np.isfinite(mean):
+        raise ValueError(f"mean={mean!r} must be finite when ucb={ucb!r} is")
+    return 2.0 * mean - ucb
+
+
 def confirm(
     claim: str | Claim, instance: Instance, *, seed: int = 0, replicates: int = 1000, level: float = 0.99
 ) -> dict:
     """Independent check of a violation: ``afltheory.simulate`` (Monte Carlo, ``replicates`` runs) with the
     theorem's ``bound`` on each realized schedule (τ = the law's largest delay); confirmed iff the instance is
     inside the claim's conditions (``instance_inside``) and the one-sided ``level`` lower confidence bound
-    (Student t) on mean(LHS − bound) is > 0 (``violation_detected``: the bound alone; ``why``: the reason).
-    Also re-evaluates the left side with the general exact engine ``afltheory.exact.moments`` (a second
-    implementation of the recursion)."""
-    from scipy import stats
-
+    (Student t, ``mirrored_lcb`` of ``analysis.upper_confidence_bound``) on mean(LHS − bound) is > 0
+    (``violation_detected``: the bound alone; ``why``: the reason). Also re-evaluates the left side with the
+    general exact engine ``afltheory.exact.moments`` (a second implementation of the recursion)."""
     from .. import simulate
+    from ..analysis import upper_confidence_bound
     from ..exact import ExactUnavailable, moments
 
     c = get_claim(claim)
@@ -588,7 +603,7 @@ def confirm(
         lcb, mean = float("inf"), float("inf")
     else:
         mean = float(diff.mean())
-        lcb = float(mean - stats.t.ppf(level, replicates - 1) * diff.std(ddof=1) / np.sqrt(replicates))
+        lcb = mirrored_lcb(mean, upper_confidence_bound(diff, level))
     try:
         ex = moments(prob, algo, beh, T, x0=instance.x0).time_average(T)
     except ExactUnavailable:  # e.g. cyclic arrivals: the general engine needs i.i.d. rounds

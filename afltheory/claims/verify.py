@@ -281,8 +281,8 @@ def measure(
     refused and why). ``algorithm``: default the claim's own (``Claim.algorithm`` resolved against the
     problem's constants, the run's and ``values``).
 
-    The engine is chosen by ``run_engines`` (which the paper checks' ``_common.expectation`` also uses);
-    ``adversary.generic`` still chooses "exact else Monte Carlo" itself."""
+    The engine is chosen by ``run_engines`` (which the paper checks' shared ``expectation`` also uses);
+    ``adversary.generic`` measures every candidate through this dispatcher (one engine per call)."""
     if not isinstance(claim, Claim):
         raise TypeError(f"claim={claim!r} must be an afltheory.claims.Claim")
     rounds = check_int("rounds", rounds, low=1)
@@ -327,7 +327,7 @@ def run_engines(
     """The one place that chooses an engine: "exact" (``afltheory.exact.moments``, then ``read(moments)``; a
     refusal in ``REFUSALS`` is raised as ``QuantityUnavailable``), "mc" (``simulate`` with warnings
     silenced, then ``read(trace)``) or "auto" (exact, falling back to Monte Carlo ONLY on ``REFUSALS``:
-    a TypeError, ValueError or any other error propagates). ``measure`` and the paper checks'
+    a TypeError, ValueError or any other error propagates). ``measure`` and the paper
     checks' shared ``expectation`` read runs through it; ``what`` names the quantity in the refusal."""
     from ..engine import simulate
 
