@@ -373,7 +373,7 @@ def _progress_printer(n: int, progress_file: TextIO | None):
         done += 1
         if progress_file is not None:
             vs = r["verdicts"]
-            ok = sum(1 for v in vs if v.get("ok")) if vs and isinstance(vs[0], dict) else None
+            ok = sum(1 for v in vs if (v.get("ok") if isinstance(v, dict) else getattr(v, "ok", False)))
             state = (
                 f"SKIPPED (needs: {r['skipped']})"
                 if r.get("skipped")
