@@ -504,16 +504,9 @@ class ClaimScaling:
 
     def coverage(self) -> str:
         """One line per direction: how far it was followed, its best ratio and its trend."""
-        out = []
-        for dname, info in self.directions.items():
-            tr = info.get("trend")
-            t = (
-                "—"
-                if tr is None
-                else f"slope {tr['slope']:+.2f} (95% CI {tr['ci95'][0]:+.2f}..{tr['ci95'][1]:+.2f})"
-            )
-            out.append(f"{dname}: followed to {info['max_size']:g}, best ratio {info['best']:.3g}, trend {t}")
-        return "\n".join(out)
+        from .scaling import coverage_lines
+
+        return coverage_lines(self.directions)
 
     def summary(self) -> str:
         """The search in words: evaluations, budget, best ratio, the violation and the coverage."""

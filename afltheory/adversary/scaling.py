@@ -32,6 +32,7 @@ from .claims import Claim, Decoded, get_claim
 __all__ = [
     "DIRECTIONS",
     "LIMIT_OPTIONS",
+    "coverage_lines",
     "Point",
     "ScalingResult",
     "evaluate_point",
@@ -46,6 +47,22 @@ __all__ = [
 DIRECTIONS = ("M/m", "T", "1/eta_L", "1/eta", "tau", "K", "d")
 GROUPS = ("sigma_L", "sigma_G", "transient")
 _SECONDS_PER_UNIT = 6e-7  # calibrated: memory rule, M = 20, T = 20 000 takes ≈ 5 s on one core
+
+
+def coverage_lines(directions: dict) -> str:
+    """One line per followed direction (name -> {"max_size", "best", "trend"}): how far it was followed,
+    its best ratio and its fitted trend with the 95 % CI ("—" when no trend was fitted). Shared by the
+    built-in claims' and the generic (user-claim) scaling searches."""
+    out = []
+    for dname, info in directions.items():
+        tr = info.get("trend")
+        t = (
+            "—"
+            if tr is None
+            else f"slope {tr['slope']:+.2f} (95% CI {tr['ci95'][0]:+.2f}..{tr['ci95'][1]:+.2f})"
+        )
+        out.append(f"{dname}: followed to {info['max_size']:g}, best ratio {info['best']:.3g}, trend {t}")
+    return "\n".join(out)
 
 
 @dataclass(frozen=True)
@@ -357,16 +374,7 @@ class ScalingResult:
 
     def coverage(self) -> str:
         """Lines: per direction the sizes followed, the best ratio and the trend."""
-        out = []
-        for dname, info in self.directions.items():
-            tr = info.get("trend")
-            t = (
-                "—"
-                if tr is None
-                else f"slope {tr['slope']:+.2f} (95% CI {tr['ci95'][0]:+.2f}..{tr['ci95'][1]:+.2f})"
-            )
-            out.append(f"{dname}: followed to {info['max_size']:g}, best ratio {info['best']:.3g}, trend {t}")
-        return "\n".join(out)
+        return coverage_lines(self.directions)
 
     def summary(self) -> str:
         """The search in words: evaluations, budget, best ratio, and each direction's trend."""

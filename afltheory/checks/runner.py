@@ -546,10 +546,20 @@ def _report(results: list[dict], args: argparse.Namespace, tier: str, t0: float,
     }
     verbose = getattr(args, "verbose", False)
     code = write_reports(args.out, results, meta, args.json, title=title, verbose=verbose)
+    _drop_empty_dir(os.path.join(args.out, "figures"))  # made for the checks' figures; none were written
     if not allv:  # nothing reported is never a pass
         print("FAILED: no verdict was produced", file=sys.stderr)
         return 1
     return code
+
+
+def _drop_empty_dir(path: str) -> None:
+    """Remove ``path`` if it is an empty directory (the run made it and wrote nothing into it)."""
+    try:
+        if os.path.isdir(path) and not os.path.islink(path) and not os.listdir(path):
+            os.rmdir(path)
+    except OSError:  # a race with another writer, or no permission: leaving it is harmless
+        pass
 
 
 def check_main(args: argparse.Namespace) -> int:

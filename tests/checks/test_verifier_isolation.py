@@ -246,3 +246,21 @@ def test_a_check_that_kills_its_worker_fails_alone_under_jobs(tmp_path):
     by = {v["id"]: v for v in json.loads((tmp_path / "k.json").read_text())["verdicts"]}
     assert by["kz_dies"]["passed"] is False and "died" in by["kz_dies"]["notes"]
     assert all(by[f"kz_good{k}.x"]["ok"] for k in range(4))
+
+
+def test_no_empty_figures_directory_left(tmp_path):
+    """A run whose checks write no figure leaves no empty ``figures/`` in ``--out`` (it always did); a
+    figure a check writes keeps the directory."""
+    good = FOOL[FOOL.index('@register("good"') :]
+    (tmp_path / "good.py").write_text("from afltheory.checks import register, Verdict\n\n" + good)
+    r = _cli(["verify", "good.py", "--out", "rep", "--quiet"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "rep" / "report.md").is_file()
+    assert not (tmp_path / "rep" / "figures").exists()
+    from afltheory.checks.runner import _drop_empty_dir
+
+    (tmp_path / "kept").mkdir()
+    (tmp_path / "kept" / "f.png").write_bytes(b"x")
+    _drop_empty_dir(str(tmp_path / "kept"))
+    _drop_empty_dir(str(tmp_path / "missing"))  # absent: nothing to do, no error
+    assert (tmp_path / "kept" / "f.png").is_file()
