@@ -299,6 +299,12 @@ def argv_for(rng: random.Random, P: dict, F: dict) -> list[str]:
 
 
 #: integers no option accepts (seed 2**64, 10**23 jobs/seeds/budgets, negative counts)
+def pep_tiny(search: str, *extra: str) -> list[str]:
+    """The smallest ``afltheory pep thm2`` search (m = K = 1, T = 2, τ = 0) with ``--search search``, then
+    ``extra`` (the journal / JSON paths under test)."""
+    return ["pep", "thm2", "--m", "1", "--K", "1", "--T", "2", "--tau", "0", "--search", search, *extra]
+
+
 HUGE = [str(2**64), str(10**23), "-1", "1e23", "nan"]
 
 
@@ -354,22 +360,7 @@ def hostile_argv(rng: random.Random, P: dict, F: dict) -> list[str]:
             [
                 ["adversary", rng.choice(["thm2", "lemma2"]), "--budget", "4", "--journal", j],
                 ["adversary", "thm2", "--budget", "4", "--seeds", "2", "--journal", F["notes_base"]],
-                [
-                    "pep",
-                    "thm2",
-                    "--m",
-                    "1",
-                    "--K",
-                    "1",
-                    "--T",
-                    "2",
-                    "--tau",
-                    "0",
-                    "--search",
-                    "exhaustive",
-                    "--journal",
-                    j,
-                ],
+                pep_tiny("exhaustive", "--journal", j),
             ]
         )
     if kind == "same_json":
@@ -377,24 +368,7 @@ def hostile_argv(rng: random.Random, P: dict, F: dict) -> list[str]:
         return rng.choice(
             [
                 ["adversary", "thm2", "--budget", "4", "--journal", x, "--json", x],
-                [
-                    "pep",
-                    "thm2",
-                    "--m",
-                    "1",
-                    "--K",
-                    "1",
-                    "--T",
-                    "2",
-                    "--tau",
-                    "0",
-                    "--search",
-                    "beam",
-                    "--journal",
-                    x,
-                    "--json",
-                    x,
-                ],
+                pep_tiny("beam", "--journal", x, "--json", x),
             ]
         )
     if kind == "file":

@@ -13,6 +13,7 @@ import pytest
 from afltheory import _io
 from afltheory.pep.journal import SearchJournal, check_journal_path
 from tests.io._cli import cli as _cli
+from tests.io._cli import pep_tiny
 from tests.sweep.conftest import TINY
 
 
@@ -147,22 +148,7 @@ def test_adversary_and_pep_journal_never_replace_a_file(tmp_path):
     for argv in (
         ("adversary", "thm2", "--budget", "8", "--journal", "notes.txt"),  # D3
         ("adversary", "thm2", "--budget", "8", "--journal", "link.txt"),
-        (
-            "pep",
-            "thm2",
-            "--m",
-            "1",
-            "--K",
-            "1",
-            "--T",
-            "2",
-            "--tau",
-            "0",
-            "--search",
-            "exhaustive",
-            "--journal",
-            "notes.txt",
-        ),
+        pep_tiny("exhaustive", "--journal", "notes.txt"),
     ):
         r = _cli(*argv, cwd=tmp_path)
         assert r.returncode != 0 and "not a search journal" in r.stderr, (argv, r.stdout, r.stderr)
@@ -170,24 +156,7 @@ def test_adversary_and_pep_journal_never_replace_a_file(tmp_path):
     assert notes.read_text() == "my notes\n"
     for argv in (
         ("adversary", "thm2", "--budget", "8", "--journal", "x", "--json", "x"),  # D4
-        (
-            "pep",
-            "thm2",
-            "--m",
-            "1",
-            "--K",
-            "1",
-            "--T",
-            "2",
-            "--tau",
-            "0",
-            "--search",
-            "exhaustive",
-            "--journal",
-            "x",
-            "--json",
-            "x",
-        ),
+        pep_tiny("exhaustive", "--journal", "x", "--json", "x"),
     ):
         r = _cli(*argv, cwd=tmp_path)
         assert r.returncode != 0 and "same file as --journal" in r.stderr, (argv, r.stderr)
