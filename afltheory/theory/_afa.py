@@ -33,13 +33,25 @@ from ._condition import (
     region_from,
 )
 from ._scope import check_scope, register_run_conditions
-from ._stats import bound_from_terms, check_constants, check_schedule, evaluate_terms, terms_in_force
+from ._stats import (
+    bound_from_terms,
+    check_constants,
+    check_f0,
+    check_schedule,
+    evaluate_terms,
+    tau_for,
+    terms_in_force,
+)
 
 __all__ = [
     "THEOREM_API",
     "alphas",
     "bound_from_terms",
+    "bound_function",
     "bound_sum",
+    "cd_functions",
+    "cd_run_stats",
+    "cd_term_exprs",
     "condition_functions",
     "Param",
     "per_replicate",
@@ -78,15 +90,16 @@ def bound_sum(term_exprs: Mapping[str, sp.Expr], subs: Mapping | None = None) ->
 
 
 def prepare(
-    theorem: str, schedule, constants, *, eta, eta_L, num_workers, scope
+    theorem: str, schedule, constants, *, eta, eta_L, num_workers, scope, stacklevel: int = 5
 ) -> tuple[tuple[float, float, float, float], float, float]:
     """The checks before a numeric bound, in order: the schedule (and ``num_workers``), the constants, η, η_L,
     then the theorem's scope. Returns ((L, σ_L, σ_G, f_*), η, η_L). Called from ``bound_terms`` (itself called
-    from ``bound``): the scope warning points at the caller of ``bound``."""
+    from ``bound``): the scope warning points at the caller of ``bound`` (``stacklevel`` one more for each
+    frame between ``prepare`` and ``bound_terms``)."""
     check_schedule(schedule, num_workers)
     consts = check_constants(constants)
     eta, eta_L = pos("eta", eta), pos("eta_L", eta_L)
-    check_scope(theorem, schedule, constants, eta=eta, eta_L=eta_L, scope=scope, stacklevel=5)
+    check_scope(theorem, schedule, constants, eta=eta, eta_L=eta_L, scope=scope, stacklevel=stacklevel)
     return consts, eta, eta_L
 
 
@@ -106,6 +119,57 @@ def run_stats(consts, *, T, tau, eta, eta_L, Delta, **averages) -> dict[str, Any
     }
 
 
+def cd_term_exprs(
+    *, delay: sp.Expr, drift: sp.Expr, khat: sp.Expr, floor: sp.Expr | None = None
+) -> dict[str, sp.Expr]:
+    """The named terms of an AFA-CD bound (Theorems 2 and 3), in order: 4Δ/(η η_L T) + 4(α_L σ_L² + α_G σ_G²)
+    with α_L = (L η η_L + ``delay`` τ² L² η² η_L²)/(m K̄) + ``drift`` L² η_L² K̃ and α_G = ``floor`` +
+    ``khat`` L² η_L² K̂² (no ``sigma_G_floor`` term when ``floor`` is None), over the run averages of
+    ``symbols`` (Kbar, Ktilde, Khat2, per-replicate τ). Each theorem states its own constants."""
+    x = S.eta * S.eta_L
+    terms = {
+        "transient": 4 * S.Delta / (x * S.T),
+        "sigma_L_server": 4 * S.sigma_L**2 * S.L * x / (S.m * S.Kbar),
+        "sigma_L_delay": 4 * S.sigma_L**2 * delay * S.tau**2 * S.L**2 * x**2 / (S.m * S.Kbar),
+        "sigma_L_drift": 4 * S.sigma_L**2 * drift * S.L**2 * S.eta_L**2 * S.Ktil,
+    }
+    if floor is not None:
+        terms["sigma_G_floor"] = 4 * S.sigma_G**2 * floor
+    terms["sigma_G_drift"] = 4 * S.sigma_G**2 * khat * S.L**2 * S.eta_L**2 * S.Khat2
+    return terms
+
+
+def cd_run_stats(schedule, consts, k_averages, *, eta, eta_L, f0, tau) -> dict[str, Any]:
+    """The values of ``cd_term_exprs``' symbols on each replicate: from ``k_averages`` = (1/K̄_t, K̃_t, K̂_t²),
+    each (replicates, rounds), Kbar = ((1/T) Σ_t 1/K̄_t)⁻¹ and the round means Ktilde, Khat2; τ from
+    ``tau_for``."""
+    inv_kbar, ktil, khat2 = k_averages
+    return run_stats(
+        consts,
+        T=schedule.rounds,
+        tau=tau_for(schedule, tau),
+        eta=eta,
+        eta_L=eta_L,
+        Delta=f0 - consts[3],
+        m=float(schedule.m),
+        Kbar=1.0 / inv_kbar.mean(axis=1),
+        Ktilde=ktil.mean(axis=1),
+        Khat2=khat2.mean(axis=1),
+    )
+
+
+#: The ``scope`` paragraph of every AFA theorem's ``bound`` docstring.
+SCOPE_DOC = """
+    ``scope``: "warn" (default) / "raise" / "ignore" when the run is outside the theorem (wrong algorithm
+    or arrivals, or (η, η_L) outside its conditions at the realized K_max and τ) — see ``theory._scope``.
+    """
+
+
+def bound_function(bound_terms: Callable[..., dict[str, np.ndarray]], doc: str) -> Callable[..., np.ndarray]:
+    """A theorem's public ``bound`` (``bound_from_terms``): its docstring is ``doc`` then ``SCOPE_DOC``."""
+    return bound_from_terms(bound_terms, doc + SCOPE_DOC)
+
+
 def per_replicate(
     term_exprs: Mapping[str, sp.Expr], stats: Mapping[str, Any], R: int
 ) -> dict[str, np.ndarray]:
@@ -123,6 +187,7 @@ class Param:
     annotation: str = "int | None"
     admissible: bool = True
     region: bool = True
+    default: Any = None
 
 
 #: The public names every ``theoremK`` module (K = 2, 3, 4) defines; each adds its own to its ``__all__``.
@@ -146,12 +211,14 @@ _POS = inspect.Parameter.POSITIONAL_OR_KEYWORD
 
 
 def _signature(
-    names: Sequence[str], params: Sequence[Param], returns: str, positional=()
+    names: Sequence[str], params: Sequence[Param], returns: str, positional: Mapping[str, str] | None = None
 ) -> inspect.Signature:
+    """Positional parameters ``positional`` (name → annotation), then keyword-only ``names`` (default None)
+    and ``params``."""
     ann = {"K_max": "int | None"}
-    ps = [inspect.Parameter(n, _POS, annotation="ArrayLike") for n in positional]
+    ps = [inspect.Parameter(n, _POS, annotation=a) for n, a in (positional or {}).items()]
     ps += [inspect.Parameter(n, _KW, default=None, annotation=ann.get(n, "float | None")) for n in names]
-    ps += [inspect.Parameter(p.name, _KW, default=None, annotation=p.annotation) for p in params]
+    ps += [inspect.Parameter(p.name, _KW, default=p.default, annotation=p.annotation) for p in params]
     return inspect.Signature(ps, return_annotation=returns)
 
 
@@ -187,7 +254,7 @@ def condition_functions(
     root: tuple[sp.Expr, sp.Expr, sp.Expr],
     step: str,
     run_values: Callable[[Any], dict[str, Any]],
-    docs: tuple[str, str, str],
+    docs: tuple[str, str],
 ) -> tuple[Callable[..., list], Callable[..., AdmissibleStep], Callable[..., np.ndarray]]:
     """A theorem's (``conditions``, ``admissible_step_sizes``, ``region``), all keyword-only but region's
     (eta, eta_L) grid, from its declared parameter list.
@@ -232,8 +299,13 @@ def condition_functions(
     region = _function(
         "region",
         module,
-        docs[2],
-        _signature(("L", "K_max", "tau"), [p for p in params if p.region], "np.ndarray", ("eta", "eta_L")),
+        "Boolean (len(eta_L), len(eta)) grid: True where all of the theorem's conditions hold.",
+        _signature(
+            ("L", "K_max", "tau"),
+            [p for p in params if p.region],
+            "np.ndarray",
+            {"eta": "ArrayLike", "eta_L": "ArrayLike"},
+        ),
         region_body,
     )
 
@@ -243,6 +315,64 @@ def condition_functions(
     on_run.__doc__ = f"The conditions of {theorem} at a run's worst case (``theory._scope``)."
     register_run_conditions(theorem, on_run)
     return conditions, admissible, region
+
+
+def cd_functions(
+    module: str,
+    term_exprs: Mapping[str, sp.Expr],
+    k_averages: Callable[..., tuple[np.ndarray, np.ndarray, np.ndarray]],
+    bound_doc: str,
+    *,
+    params: Sequence[Param] = (),
+) -> tuple[Callable, ...]:
+    """An AFA-CD theorem's public (``alpha_exprs``, ``bound_expr``, ``rate``, ``bound_terms``, ``bound``)
+    (Theorems 2 and 3, ``module`` = ``afltheory.theory.theoremK``), all read off its ``term_exprs``
+    (``cd_term_exprs``). The sympy views are ``sympy_views``' (the bound is 4Δ/(η η_L T) + 4(α_L σ_L² +
+    α_G σ_G²)). ``bound_terms(schedule, constants, *, eta, eta_L, f0, num_workers, tau, <params>,
+    scope="warn")``: ``prepare``, then f_0, then the terms on the run averages ``k_averages(schedule,
+    **params)`` = (1/K̄_t, K̃_t, K̂_t²) (``cd_run_stats``), each (replicates,); ``bound`` is their ordered sum,
+    documented by ``bound_doc`` (then ``SCOPE_DOC``)."""
+    theorem = module.rsplit(".", 1)[-1]
+    views = sympy_views(
+        module,
+        term_exprs,
+        4 * S.sigma_L**2,
+        4 * S.sigma_G**2,
+        """(α_L, α_G) as sympy expressions in the run averages, read off ``TERM_EXPRS`` (bound =
+    4Δ/(η η_L T) + 4(α_L σ_L² + α_G σ_G²)).""",
+    )
+
+    def body(schedule, constants, eta, eta_L, f0, num_workers, tau, scope, **extras):
+        # frames: check_scope < prepare < body < bound_terms < bound < the caller of ``bound``
+        consts, eta, eta_L = prepare(
+            theorem,
+            schedule,
+            constants,
+            eta=eta,
+            eta_L=eta_L,
+            num_workers=num_workers,
+            scope=scope,
+            stacklevel=6,
+        )
+        f0 = check_f0(f0, consts[3], schedule.replicates)
+        averages = k_averages(schedule, **extras)
+        stats = cd_run_stats(schedule, consts, averages, eta=eta, eta_L=eta_L, f0=f0, tau=tau)
+        return per_replicate(term_exprs, stats, schedule.replicates)
+
+    more = (
+        Param("f0", "float | ArrayLike | None"),
+        Param("num_workers"),
+        Param("tau", "float | None"),
+        *params,
+        Param("scope", "str", default="warn"),
+    )
+    positional = {"schedule": "Schedule", "constants": "Constants"}
+    sig = _signature(("eta", "eta_L"), more, "dict[str, np.ndarray]", positional)
+    terms_doc = """The right-hand side split into its named terms (``TERMS``), each (replicates,):
+    ``TERM_EXPRS`` evaluated on the realized schedule; they sum to ``bound`` exactly. Same arguments as
+    ``bound``."""
+    bound_terms = _function("bound_terms", module, terms_doc, sig, body)
+    return (*views, bound_terms, bound_function(bound_terms, bound_doc))
 
 
 def sympy_views(

@@ -25,7 +25,7 @@ from numpy.typing import ArrayLike
 from . import _afa as afa
 from . import symbols as S
 from ._condition import LOCAL_DRIFT_C1, ConditionSpec
-from ._stats import check_constants, check_f0, tau_for
+from ._stats import check_constants
 
 if TYPE_CHECKING:
     from ..anarchy.schedule import Schedule
@@ -76,37 +76,18 @@ conditions, admissible_step_sizes, region = afa.condition_functions(
         "The named conditions (C1)–(C3) evaluated at the given numbers (list of ``Condition``).",
         """Largest η with every condition holding for this η_L: η_max = x*/η_L, x* the positive root of
     6τ²L² x² + 2L x = 1. Infeasible (``feasible=False``, ``eta_max=None``) if (C1) or (C2) fail.""",
-        "Boolean (len(eta_L), len(eta)) grid: True where all of (C1)–(C3) hold.",
     ),
 )
 
 
-#: The bound's named terms, written ONCE (sympy over the run averages of ``symbols``: Kbar, Ktilde, Khat2,
-#: per-replicate τ). The σ_L² part of 4 α_L σ_L² is split into its server (L η η_L/(m K̄_t)), delay
-#: (3τ²L²η²η_L²/(m K̄_t)) and local-drift ((15/2) L² η_L² K̃_t) pieces, 4 α_G σ_G² into the constant floor
-#: 6 σ_G² and the drift part 180 L² η_L² K̂_t² σ_G². ``bound_terms``, ``bound_expr``, the claim
-#: (``afltheory.claims.paper``) and the adversary all evaluate these expressions.
-_x = S.eta * S.eta_L
-TERM_EXPRS = {
-    "transient": 4 * S.Delta / (_x * S.T),
-    "sigma_L_server": 4 * S.sigma_L**2 * S.L * _x / (S.m * S.Kbar),
-    "sigma_L_delay": 4 * S.sigma_L**2 * 3 * S.tau**2 * S.L**2 * _x**2 / (S.m * S.Kbar),
-    "sigma_L_drift": 4 * S.sigma_L**2 * sp.Rational(15, 2) * S.L**2 * S.eta_L**2 * S.Ktil,
-    "sigma_G_floor": 4 * S.sigma_G**2 * sp.Rational(3, 2),
-    "sigma_G_drift": 4 * S.sigma_G**2 * 45 * S.L**2 * S.eta_L**2 * S.Khat2,
-}
+#: The bound's named terms, written ONCE (``_afa.cd_term_exprs``: sympy over the run averages of ``symbols``:
+#: Kbar, Ktilde, Khat2, per-replicate τ). The σ_L² part of 4 α_L σ_L² is split into its server
+#: (L η η_L/(m K̄_t)), delay (3τ²L²η²η_L²/(m K̄_t)) and local-drift ((15/2) L² η_L² K̃_t) pieces, 4 α_G σ_G² into
+#: the constant floor 6 σ_G² and the drift part 180 L² η_L² K̂_t² σ_G². ``bound_terms``, ``bound_expr``, the
+#: claim (``afltheory.claims.paper``) and the adversary all evaluate these expressions.
+TERM_EXPRS = afa.cd_term_exprs(delay=3, drift=sp.Rational(15, 2), floor=sp.Rational(3, 2), khat=45)
 #: Names of ``bound_terms`` in order.
 TERMS = tuple(TERM_EXPRS)
-
-
-alpha_exprs, bound_expr, rate = afa.sympy_views(
-    __name__,
-    TERM_EXPRS,
-    4 * S.sigma_L**2,
-    4 * S.sigma_G**2,
-    """(α_L, α_G) as sympy expressions in the run averages, read off ``TERM_EXPRS`` (bound = 4Δ/(η η_L T) +
-    4(α_L σ_L² + α_G σ_G²)).""",
-)
 
 
 def run_averages(
@@ -120,48 +101,21 @@ def run_averages(
 ) -> dict[str, np.ndarray]:
     """The values of ``TERM_EXPRS``' symbols on each replicate's realized schedule."""
     consts = check_constants(constants)
-    return afa.run_stats(
-        consts,
-        T=schedule.rounds,
-        tau=tau_for(schedule, tau),
-        eta=eta,
-        eta_L=eta_L,
-        Delta=f0 - consts[3],
-        m=float(schedule.m),
-        Kbar=1.0 / np.mean(1.0 / schedule.K_harmonic, axis=1),
-        Ktilde=schedule.K_mean.mean(axis=1),
-        Khat2=schedule.K_sq_mean.mean(axis=1),
-    )
+    return afa.cd_run_stats(schedule, consts, _k_averages(schedule), eta=eta, eta_L=eta_L, f0=f0, tau=tau)
 
 
-def bound_terms(
-    schedule: Schedule,
-    constants: Constants,
-    *,
-    eta: float | None = None,
-    eta_L: float | None = None,
-    f0: float | ArrayLike | None = None,
-    num_workers: int | None = None,
-    tau: float | None = None,
-    scope: str = "warn",
-) -> dict[str, np.ndarray]:
-    """The right-hand side split into its named terms (``TERMS``), each (replicates,): ``TERM_EXPRS``
-    evaluated on the realized schedule; they sum to ``bound`` exactly. Same arguments as ``bound``."""
-    consts, eta, eta_L = afa.prepare(
-        "theorem2", schedule, constants, eta=eta, eta_L=eta_L, num_workers=num_workers, scope=scope
-    )
-    f0 = check_f0(f0, consts[3], schedule.replicates)
-    stats = run_averages(schedule, constants, eta=eta, eta_L=eta_L, f0=f0, tau=tau)
-    return afa.per_replicate(TERM_EXPRS, stats, schedule.replicates)
+def _k_averages(schedule):
+    """Theorem 2's (1/K̄_t, K̃_t, K̂_t²) over the arrivals M_t, each (replicates, rounds)."""
+    return 1.0 / schedule.K_harmonic, schedule.K_mean, schedule.K_sq_mean
 
 
-bound = afa.bound_from_terms(
-    bound_terms,
-    """The right-hand side on each replicate's realized schedule (T = schedule.rounds): shape (replicates,).
+alpha_exprs, bound_expr, rate, bound_terms, bound = afa.cd_functions(
+    __name__,
+    TERM_EXPRS,
+    _k_averages,
+    """The right-hand side on each replicate's realized schedule (T = schedule.rounds): shape
+    (replicates,).
 
     ``tau`` defaults to each replicate's realized maximum delay; ``f0`` = f(x_0) (scalar or (replicates,)).
-    Equals the ordered sum of ``bound_terms``.
-    ``scope``: "warn" (default) / "raise" / "ignore" when the run is outside the theorem (wrong algorithm
-    or arrivals, or (η, η_L) outside its conditions at the realized K_max and τ) — see ``theory._scope``.
-    """,
+    Equals the ordered sum of ``bound_terms``.""",
 )

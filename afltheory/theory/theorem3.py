@@ -22,16 +22,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import sympy as sp
-from numpy.typing import ArrayLike
 
 from . import _afa as afa
 from . import symbols as S
 from ._condition import LOCAL_DRIFT_C1, ConditionSpec, check_m_M, int_ge
-from ._stats import check_f0, check_schedule, tau_for
+from ._stats import check_schedule
 
 if TYPE_CHECKING:
     from ..anarchy.schedule import Schedule
-    from ..problems.base import Constants
 
 __all__ = [*afa.THEOREM_API, "AVERAGINGS", "k_averages"]
 
@@ -89,34 +87,18 @@ conditions, admissible_step_sizes, region = afa.condition_functions(
         "(C1)–(C3) at the given numbers. ``m`` (optional) is only checked against ``num_workers``.",
         """Largest η for this η_L: positive root of L²τ² x² + L x = 1/(2M), x = η η_L; infeasible if (C1)/(C3)
     fail.""",
-        "Boolean (len(eta_L), len(eta)) grid: True where all of the theorem's conditions hold.",
     ),
 )
 
 
-#: The bound's named terms, written ONCE (sympy over the run averages Kbar, Ktilde, Khat2 under the chosen
-#: ``averaging``, per-replicate τ): the σ_L² part of 4 α_L σ_L² split into server (L η η_L/(m K̄_t)), delay
-#: (2τ²L²η²η_L²/(m K̄_t)) and local-drift (5 η_L² L² K̃_t) pieces; 4 α_G σ_G² = 120 L² η_L² K̂_t² σ_G² (no
-#: floor). ``bound_terms``, ``bound_expr``, the claim and the adversary evaluate these expressions.
-_x = S.eta * S.eta_L
-TERM_EXPRS = {
-    "transient": 4 * S.Delta / (_x * S.T),
-    "sigma_L_server": 4 * S.sigma_L**2 * S.L * _x / (S.m * S.Kbar),
-    "sigma_L_delay": 4 * S.sigma_L**2 * 2 * S.tau**2 * S.L**2 * _x**2 / (S.m * S.Kbar),
-    "sigma_L_drift": 4 * S.sigma_L**2 * 5 * S.eta_L**2 * S.L**2 * S.Ktil,
-    "sigma_G_drift": 4 * S.sigma_G**2 * 30 * S.L**2 * S.eta_L**2 * S.Khat2,
-}
+#: The bound's named terms, written ONCE (``_afa.cd_term_exprs``: sympy over the run averages Kbar, Ktilde,
+#: Khat2 under the chosen ``averaging``, per-replicate τ): the σ_L² part of 4 α_L σ_L² split into server
+#: (L η η_L/(m K̄_t)), delay (2τ²L²η²η_L²/(m K̄_t)) and local-drift (5 η_L² L² K̃_t) pieces;
+#: 4 α_G σ_G² = 120 L² η_L² K̂_t² σ_G² (no floor). ``bound_terms``, ``bound_expr``, the claim and the adversary
+#: evaluate these expressions.
+TERM_EXPRS = afa.cd_term_exprs(delay=2, drift=5, khat=30)
 #: Names of ``bound_terms`` in order.
 TERMS = tuple(TERM_EXPRS)
-
-
-alpha_exprs, bound_expr, rate = afa.sympy_views(
-    __name__,
-    TERM_EXPRS,
-    4 * S.sigma_L**2,
-    4 * S.sigma_G**2,
-    """(α_L, α_G) as sympy expressions in the run averages, read off ``TERM_EXPRS``.""",
-)
 
 
 def k_averages(schedule: Schedule, averaging: str = "statement") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -132,45 +114,11 @@ def k_averages(schedule: Schedule, averaging: str = "statement") -> tuple[np.nda
     return inv_kbar, Ks.mean(axis=-1), (Ks**2).mean(axis=-1)
 
 
-def bound_terms(
-    schedule: Schedule,
-    constants: Constants,
-    *,
-    eta: float | None = None,
-    eta_L: float | None = None,
-    f0: float | ArrayLike | None = None,
-    num_workers: int | None = None,
-    tau: float | None = None,
-    averaging: str = "statement",
-    scope: str = "warn",
-) -> dict[str, np.ndarray]:
-    """The right-hand side split into its named terms (``TERMS``), each (replicates,); they sum to ``bound``
-    exactly. Same arguments as ``bound``."""
-    consts, eta, eta_L = afa.prepare(
-        "theorem3", schedule, constants, eta=eta, eta_L=eta_L, num_workers=num_workers, scope=scope
-    )
-    f0 = check_f0(f0, consts[3], schedule.replicates)
-    inv_kbar, ktil, khat2 = k_averages(schedule, averaging)
-    stats = afa.run_stats(
-        consts,
-        T=schedule.rounds,
-        tau=tau_for(schedule, tau),
-        eta=eta,
-        eta_L=eta_L,
-        Delta=f0 - consts[3],
-        m=float(schedule.m),
-        Kbar=1.0 / inv_kbar.mean(axis=1),
-        Ktilde=ktil.mean(axis=1),
-        Khat2=khat2.mean(axis=1),
-    )
-    return afa.per_replicate(TERM_EXPRS, stats, schedule.replicates)
-
-
-bound = afa.bound_from_terms(
-    bound_terms,
+alpha_exprs, bound_expr, rate, bound_terms, bound = afa.cd_functions(
+    __name__,
+    TERM_EXPRS,
+    k_averages,
     """Right-hand side on each replicate's realized schedule, (replicates,): the ordered sum of
-    ``bound_terms``.``scope``: "warn" (default) / "raise" / "ignore" when the run is outside the theorem
-    (wrong algorithm or arrivals, or (η, η_L) outside its conditions at the realized K_max and τ) — see
-    ``theory._scope``.
-    """,
+    ``bound_terms``.""",
+    params=(afa.Param("averaging", "str", default="statement"),),
 )

@@ -102,7 +102,6 @@ conditions, admissible_step_sizes, region = afa.condition_functions(
     docs=(
         "(C1)–(C3). ``m_fresh`` = m' (fresh slots); if omitted, ``m`` (arrivals per round) is used as m'.",
         "Largest η for this η_L: positive root of ((M−m')²L²τ²/M²) x² + (L/2) x = 1/4, x = η η_L.",
-        "Boolean (len(eta_L), len(eta)) grid: True where all of the theorem's conditions hold.",
     ),
 )
 
@@ -214,14 +213,11 @@ def bound_terms(
     return afa.per_replicate(TERM_EXPRS, stats, R)
 
 
-bound = afa.bound_from_terms(
+bound = afa.bound_function(
     bound_terms,
     """Right-hand side on each replicate's realized schedule (stale slots' K from ``schedule.memory()``,
     realized m'_t, τ = realized maximum memory staleness unless given): (replicates,). The ordered sum of
     ``bound_terms``.
 
-    ``f_T`` = f(x_T) (scalar or (replicates,)); default ``constants.f_star`` (a valid, weaker numerator).
-    ``scope``: "warn" (default) / "raise" / "ignore" when the run is outside the theorem (wrong algorithm
-    or arrivals, or (η, η_L) outside its conditions at the realized K_max and τ) — see ``theory._scope``.
-    """,
+    ``f_T`` = f(x_T) (scalar or (replicates,)); default ``constants.f_star`` (a valid, weaker numerator).""",
 )

@@ -139,3 +139,17 @@ def test_scope_reads_the_arrival_processs_declared_law_not_its_type():
             w for w in caught if issubclass(w.category, ScopeWarning) and "uniform arrivals" in str(w.message)
         ]
         assert bool(hits) == outside, (arrivals, [str(w.message) for w in caught])
+
+
+def test_the_scope_warning_points_at_the_caller_of_bound():
+    """The warning's location is this file (the line calling ``bound``), not the theory package, for the
+    generated AFA-CD ``bound`` (Theorems 2 and 3) and Theorem 4's hand-written one alike."""
+    tr = _run(AFACS(0.1, ETA_L), UNIFORM)
+    for mod in (theorem2, theorem3):
+        with pytest.warns(ScopeWarning) as rec:
+            mod.bound(tr.schedule, PROB.constants, **_kw(tr, 0.1))
+        assert {r.filename for r in rec} == {__file__}, mod.__name__
+    tr = _run(AFACD(0.1, ETA_L), UNIFORM)
+    with pytest.warns(ScopeWarning) as rec:
+        theorem4.bound(tr.schedule, PROB.constants, **_kw(tr, 0.1))
+    assert {r.filename for r in rec} == {__file__}
