@@ -34,6 +34,7 @@ from ._condition import (
 )
 from ._scope import check_scope, register_run_conditions
 from ._stats import (
+    BOUND_API,
     bound_from_terms,
     check_constants,
     check_f0,
@@ -191,20 +192,7 @@ class Param:
 
 
 #: The public names every ``theoremK`` module (K = 2, 3, 4) defines; each adds its own to its ``__all__``.
-THEOREM_API = (
-    "admissible_step_sizes",
-    "alpha_exprs",
-    "bound",
-    "bound_expr",
-    "bound_terms",
-    "CITATION",
-    "conditions",
-    "rate",
-    "region",
-    "SPECS",
-    "TERM_EXPRS",
-    "TERMS",
-)
+THEOREM_API = (*BOUND_API, "alpha_exprs", "region", "TERM_EXPRS")
 
 _KW = inspect.Parameter.KEYWORD_ONLY
 _POS = inspect.Parameter.POSITIONAL_OR_KEYWORD

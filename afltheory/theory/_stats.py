@@ -14,6 +14,20 @@ from .. import _faults
 from .._validation import check_array, check_real
 from ._condition import pos
 
+#: The public names every theorem module with a numeric bound on a run defines (Theorems 2–4 through
+#: ``_afa.THEOREM_API``, Yu et al.'s ``yu_local_sgd``): its conditions, step sizes, bound and named terms.
+BOUND_API = (
+    "admissible_step_sizes",
+    "bound",
+    "bound_expr",
+    "bound_terms",
+    "CITATION",
+    "conditions",
+    "rate",
+    "SPECS",
+    "TERMS",
+)
+
 
 def check_schedule(schedule, num_workers=None):
     from afltheory.anarchy.schedule import Schedule  # local import keeps theory importable on its own

@@ -22,21 +22,9 @@ import sympy as sp
 
 from . import symbols as S
 from ._condition import AdmissibleStep, Condition, ConditionSpec, check_K, int_ge, nonneg, pos, real
-from ._stats import bound_from_terms, evaluate_terms
+from ._stats import BOUND_API, bound_from_terms, evaluate_terms
 
-__all__ = [
-    "admissible_step_sizes",
-    "bound",
-    "bound_expr",
-    "bound_terms",
-    "CITATION",
-    "conditions",
-    "rate",
-    "SETTING_TERM_EXPRS",
-    "SETTINGS",
-    "SPECS",
-    "TERMS",
-]
+__all__ = [*BOUND_API, "SETTING_TERM_EXPRS", "SETTINGS"]
 
 CITATION = "[Yu et al. 2019, via lecture notes the lecture notes [Yu et al.]]"
 SETTINGS = ("iid", "noniid")
