@@ -24,6 +24,7 @@ __all__ = [
     "CERT_KINDS",
     "check_dim_workers",
     "Constants",
+    "exact_certificates",
     "GaussianNoise",
     "LinearGaussianModel",
     "LocalKernel",
@@ -87,6 +88,21 @@ class Constants:
             xs = np.array(self.x_star, dtype=float)
             xs.setflags(write=False)
             object.__setattr__(self, "x_star", xs)
+
+
+def exact_certificates(noise: NoiseModel, **other: str) -> dict[str, str]:
+    """``Constants.certified`` of a problem whose constants are all exact (attained or closed form) but σ_L,
+    certified as its noise model says (``noise.sigma_L_kind``), and the names given in ``other`` (e.g.
+    ``sigma_G="upper"``)."""
+    return {
+        "L": "exact",
+        "mu": "exact",
+        "sigma_L": noise.sigma_L_kind,
+        "sigma_G": "exact",
+        "f_star": "exact",
+        "x_star": "exact",
+        **other,
+    }
 
 
 # --------------------------------------------------------------------------------------------- noise models

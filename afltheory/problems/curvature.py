@@ -13,7 +13,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._validation import check_array, check_int, check_positive, check_real
-from .base import Constants, NoiseModel, as_noise, check_dim_workers
+from .base import Constants, NoiseModel, as_noise, check_dim_workers, exact_certificates
 from .quadratic import QuadraticProblem, check_quadratic_args
 
 __all__ = ["HeterogeneousCurvatureQuadratic"]
@@ -131,14 +131,7 @@ class HeterogeneousCurvatureQuadratic(QuadraticProblem):
             sigma_G=float(self.sigma_G_per_worker.max()),
             f_star=self._f_star,
             x_star=self._x_star,
-            certified=dict(
-                L="exact",
-                mu="exact",
-                sigma_L=noise.sigma_L_kind,
-                sigma_G="upper",
-                f_star="exact",
-                x_star="exact",
-            ),
+            certified=exact_certificates(noise, sigma_G="upper"),
             radius=float(radius),
         )
 

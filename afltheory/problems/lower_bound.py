@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import check_real
-from .base import Constants, NoiseModel, as_noise
+from .base import Constants, NoiseModel, as_noise, exact_certificates
 from .quadratic import QuadraticProblem
 
 __all__ = ["LowerBoundPair"]
@@ -31,14 +31,7 @@ class LowerBoundPair(QuadraticProblem):
             sigma_G=2.0 * self.G,
             f_star=self.G**2,
             x_star=np.zeros(1),
-            certified=dict(
-                L="exact",
-                mu="exact",
-                sigma_L=noise.sigma_L_kind,
-                sigma_G="exact",
-                f_star="exact",
-                x_star="exact",
-            ),
+            certified=exact_certificates(noise),
         )
 
     def __repr__(self):

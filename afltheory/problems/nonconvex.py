@@ -9,7 +9,7 @@ from numpy.typing import ArrayLike
 
 from .._numerics import rowsum
 from .._validation import check_array, check_int, check_nonnegative, check_positive, check_real
-from .base import Constants, NoiseModel, Problem, as_noise, check_dim_workers
+from .base import Constants, NoiseModel, Problem, as_noise, check_dim_workers, exact_certificates
 
 __all__ = ["NonconvexSinusoidal"]
 
@@ -165,14 +165,7 @@ class NonconvexSinusoidal(Problem):
             sigma_G=float(self.sigma_G_per_worker.max()),
             f_star=f_low,
             x_star=x_best,
-            certified=dict(
-                L="exact",
-                mu="exact",
-                sigma_L=noise.sigma_L_kind,
-                sigma_G="exact",
-                f_star="lower",
-                x_star="none",
-            ),
+            certified=exact_certificates(noise, f_star="lower", x_star="none"),
         )
 
     def _g(self, t, j):

@@ -33,6 +33,7 @@ from .base import (
     Problem,
     as_noise,
     check_dim_workers,
+    exact_certificates,
 )
 from .noise import FiniteSumNoise, without_replacement_factor
 
@@ -461,14 +462,7 @@ class HeterogeneousQuadratic(QuadraticProblem):
             sigma_G=sig_G,
             f_star=self._f_star,
             x_star=self._x_star,
-            certified=dict(
-                L="exact",
-                mu="exact",
-                sigma_L=noise.sigma_L_kind,
-                sigma_G="exact",
-                f_star="exact",
-                x_star="exact",
-            ),
+            certified=exact_certificates(noise),
         )
 
     @staticmethod

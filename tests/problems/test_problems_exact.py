@@ -177,3 +177,14 @@ def test_nonconvex_is_nonconvex():
     x = -np.angle(prob._m) / prob.omega  # where ∇²f has the eigenvalue mu < 0
     e = np.eye(2)[-1] * 0.05
     assert prob.value(x + e) + prob.value(x - e) < 2 * prob.value(x)  # negative second difference
+
+
+def test_exact_certificates_reads_sigma_L_from_the_noise_and_overrides_only_what_is_named():
+    from afltheory.problems.base import exact_certificates
+
+    class _Upper:
+        sigma_L_kind = "upper"
+
+    c = exact_certificates(_Upper(), f_star="lower", x_star="none")
+    assert c == dict(L="exact", mu="exact", sigma_L="upper", sigma_G="exact", f_star="lower", x_star="none")
+    assert list(c) == ["L", "mu", "sigma_L", "sigma_G", "f_star", "x_star"]
