@@ -52,7 +52,24 @@ def check_batch(batch: int | ArrayLike, sizes: ArrayLike, name: str = "batch") -
     return out
 
 
-class AgentSampleNoise(NoiseModel):
+class _AgentNoise(NoiseModel):
+    """Per-agent mini-batch noise: agent k's per-sample second moment S_k (``_S``, (K, d, d)) and batch
+    size B_k (``batch``); a subclass sets its exact per-agent variance with ``_set_variance``."""
+
+    sigma_L_kind = "exact"
+
+    def _set_variance(self, variance_per_worker: np.ndarray) -> None:
+        """E‖ξ_k‖² per agent (exact), and σ_L² = its maximum (exact, attained)."""
+        self.variance_per_worker = variance_per_worker
+        self.sigma_L = float(np.sqrt(variance_per_worker.max()))
+
+    def sample_covariance(self, k: int) -> np.ndarray:
+        """S_k = (1/N_k) Σ_s o_{k,s} o_{k,s}ᵀ (finite samples) or Σ_k (Gaussian): the covariance of one
+        sample's gradient offset of agent ``k`` (a copy)."""
+        return self._S[int(k)].copy()
+
+
+class AgentSampleNoise(_AgentNoise):
     """Finite-sum mini-batch noise with per-agent data: agent k holds N_k samples whose gradient offsets
     o_{k,s} = ∇Q_k(w; x_{k,s}) − ∇P_k(w) do not depend on w and average to zero over s; a stochastic
     gradient averages B_k of them drawn uniformly without replacement (Algorithm 2's mini-batch).
@@ -62,7 +79,6 @@ class AgentSampleNoise(NoiseModel):
     """
 
     gaussian = False
-    sigma_L_kind = "exact"
 
     def __init__(self, offsets: Sequence[ArrayLike], batch: int | ArrayLike = 1):
         offs = [check_array(f"offsets[{k}]", o, ndim=2) for k, o in enumerate(offsets)]
@@ -90,16 +106,11 @@ class AgentSampleNoise(NoiseModel):
             [without_replacement_factor(int(n), int(b)) for n, b in zip(self.sizes, self.batch, strict=True)]
         )
         self._S = np.stack([o.T @ o / o.shape[0] for o in self.offsets])  # per-sample second moments
-        self.variance_per_worker = self.factor * np.einsum("kii->k", self._S)
-        self.sigma_L = float(np.sqrt(self.variance_per_worker.max()))
+        self._set_variance(self.factor * np.einsum("kii->k", self._S))
 
     def with_batch(self, batch: int | ArrayLike) -> AgentSampleNoise:
         """The same finite samples with minibatch size(s) ``batch``."""
         return AgentSampleNoise(self.offsets, batch)
-
-    def sample_covariance(self, k: int) -> np.ndarray:
-        """S_k = (1/N_k) Σ_s o_{k,s} o_{k,s}ᵀ: the covariance of one sample's gradient offset."""
-        return self._S[int(k)].copy()
 
     def sample(self, rng: np.random.Generator, workers: np.ndarray, dim: int) -> np.ndarray:
         w = np.asarray(workers)
@@ -136,12 +147,11 @@ class AgentSampleNoise(NoiseModel):
         )
 
 
-class AgentGaussianNoise(NoiseModel):
+class AgentGaussianNoise(_AgentNoise):
     """Gaussian mini-batch noise with per-agent per-sample covariance Σ_k (an infinite population): a batch of
     B_k samples has covariance Σ_k / B_k exactly; σ_L² = max_k tr(Σ_k)/B_k (exact)."""
 
     gaussian = True
-    sigma_L_kind = "exact"
 
     def __init__(self, sample_cov: ArrayLike, batch: int | ArrayLike = 1):
         S = check_array("sample_cov", sample_cov, ndim=3)
@@ -154,16 +164,11 @@ class AgentGaussianNoise(NoiseModel):
         self.num_workers, self.dim = K, d
         self.batch = check_batch(batch, [-1] * K)
         self._chol = np.stack([_psd_sqrt(s / b) for s, b in zip(self._S, self.batch, strict=True)])
-        self.variance_per_worker = np.einsum("kii->k", self._S) / self.batch
-        self.sigma_L = float(np.sqrt(self.variance_per_worker.max()))
+        self._set_variance(np.einsum("kii->k", self._S) / self.batch)
 
     def with_batch(self, batch: int | ArrayLike) -> AgentGaussianNoise:
         """The same per-agent covariances with minibatch size(s) ``batch``."""
         return AgentGaussianNoise(self._S, batch)
-
-    def sample_covariance(self, k: int) -> np.ndarray:
-        """The per-sample covariance S_k of agent ``k`` (a copy; the noise is S_k / B_k)."""
-        return self._S[int(k)].copy()
 
     def sample(self, rng: np.random.Generator, workers: np.ndarray, dim: int) -> np.ndarray:
         w = np.asarray(workers)
