@@ -22,7 +22,8 @@ import sqlite3
 import sys
 import threading
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from .._io import check_output_file, path_arg, refuse_overlap
 
@@ -137,6 +138,29 @@ def _store_inputs(store: str) -> list[tuple[str, str]]:
 def _err(msg: str) -> int:
     print(f"afltheory sweep: error: {msg}", file=sys.stderr)
     return 2
+
+
+def _with_store(args, use: Callable[[Any], Any], output: tuple[str, str] | None = None) -> tuple[int, Any]:
+    """``use(store)`` on ``--store`` opened read-only: (0, what it returns), or (2, None) after one error
+    line. With ``output`` = (option, path), the file ``use`` writes: checked first (a writable file that is
+    not one of the store's files), and an I/O failure reads "<option> <path>: ...; nothing was written"."""
+    from .store import Store, StoreError
+
+    # reading only: a database failure; writing: also an I/O failure (e.g. a full disk)
+    failures = sqlite3.Error if output is None else (OSError, sqlite3.Error)
+    try:
+        path_arg(args.store, "--store", reading=True)
+        if output is not None:
+            check_output_file(output[1], output[0])
+            refuse_overlap(_store_inputs(args.store), [output])
+        with Store(args.store, readonly=True) as st:
+            return 0, use(st)
+    except (StoreError, ValueError) as exc:
+        return _err(str(exc)), None
+    except failures as exc:
+        if output is None:
+            return _err(f"store {args.store}: {exc}"), None
+        return _err(f"{output[0]} {output[1]}: {exc}; nothing was written"), None
 
 
 def _cmd_run(args) -> int:
@@ -260,17 +284,10 @@ def _terminate_gracefully():
 
 
 def _cmd_status(args) -> int:
-    from .store import Store, StoreError
-
-    try:
-        path_arg(args.store, "--store", reading=True)
-        with Store(args.store, readonly=True) as st:
-            s = st.status()
-            fails = st.failures()
-    except (StoreError, ValueError) as exc:
-        return _err(str(exc))
-    except sqlite3.Error as exc:
-        return _err(f"store {args.store}: {exc}")
+    rc, got = _with_store(args, lambda st: (st.status(), st.failures()))
+    if rc:
+        return rc
+    s, fails = got
     s["wal_bytes"] = _wal_bytes(args.store)
     if args.json:
         print(json.dumps(s, indent=2))
@@ -309,72 +326,43 @@ def _cmd_status(args) -> int:
 
 def _cmd_export(args) -> int:
     from .analysis import export_csv
-    from .store import Store, StoreError
 
-    try:
-        path_arg(args.store, "--store", reading=True)
-        check_output_file(args.csv, "--csv")
-        refuse_overlap(_store_inputs(args.store), [("--csv", args.csv)])
-        with Store(args.store, readonly=True) as st:
-            n = export_csv(st, args.csv)
-    except (StoreError, ValueError) as exc:
-        return _err(str(exc))
-    except (OSError, sqlite3.Error) as exc:  # disk full while writing: the previous CSV (if any) is intact
-        return _err(f"--csv {args.csv}: {exc}; nothing was written")
-    print(f"wrote {n} row(s) to {args.csv}", file=sys.stderr)
-    return 0
+    rc, n = _with_store(args, lambda st: export_csv(st, args.csv), ("--csv", args.csv))
+    if rc == 0:
+        print(f"wrote {n} row(s) to {args.csv}", file=sys.stderr)
+    return rc
 
 
 def _cmd_copy(args) -> int:
-    from .store import Store, StoreError
+    def copy(st):
+        st.copy_to(args.to)
+        return st.status()["finished"]
 
-    try:
-        path_arg(args.store, "--store", reading=True)
-        check_output_file(args.to, "--to")
-        refuse_overlap(_store_inputs(args.store), [("--to", args.to)])
-        with Store(args.store, readonly=True) as st:
-            st.copy_to(args.to)
-            n = st.status()["finished"]
-    except (StoreError, ValueError) as exc:
-        return _err(str(exc))
-    except (OSError, sqlite3.Error) as exc:
-        return _err(f"--to {args.to}: {exc}; nothing was written")
-    print(f"copied {n} finished task(s) to {args.to} (one self-contained file)", file=sys.stderr)
-    return 0
+    rc, n = _with_store(args, copy, ("--to", args.to))
+    if rc == 0:
+        print(f"copied {n} finished task(s) to {args.to} (one self-contained file)", file=sys.stderr)
+    return rc
 
 
 def _cmd_plot(args) -> int:
     from .analysis import plot_store
-    from .store import Store, StoreError
 
-    try:
-        path_arg(args.store, "--store", reading=True)
-        check_output_file(args.out, "--out")
-        refuse_overlap(_store_inputs(args.store), [("--out", args.out)])
-        with Store(args.store, readonly=True) as st:
-            plot_store(st, args.out, x=args.x, metric=args.metric)
-    except (StoreError, ValueError) as exc:
-        return _err(str(exc))
-    except (OSError, sqlite3.Error) as exc:
-        return _err(f"--out {args.out}: {exc}; nothing was written")
-    print(f"wrote {args.out}", file=sys.stderr)
-    return 0
+    rc, _ = _with_store(
+        args, lambda st: plot_store(st, args.out, x=args.x, metric=args.metric), ("--out", args.out)
+    )
+    if rc == 0:
+        print(f"wrote {args.out}", file=sys.stderr)
+    return rc
 
 
 def _cmd_fit(args) -> int:
     from .analysis import fit_store
-    from .store import Store, StoreError
 
     if not 0 < args.level < 1:
         return _err(f"--level {args.level} must lie in (0, 1)")
-    try:
-        path_arg(args.store, "--store", reading=True)
-        with Store(args.store, readonly=True) as st:
-            fits = fit_store(st, x=args.x, metric=args.metric, level=args.level)
-    except (StoreError, ValueError) as exc:
-        return _err(str(exc))
-    except sqlite3.Error as exc:
-        return _err(f"store {args.store}: {exc}")
+    rc, fits = _with_store(args, lambda st: fit_store(st, x=args.x, metric=args.metric, level=args.level))
+    if rc:
+        return rc
     if args.json:
         out = []
         for f in fits:
