@@ -97,12 +97,7 @@ def add_sweep_parser(subparsers: argparse._SubParsersAction) -> argparse.Argumen
     pl.add_argument("--store", required=True)
     pl.add_argument("--out", required=True, help="PNG file")
     pl.add_argument("--x", default=None, help="dotted parameter for the x axis, e.g. algorithm.eta_L")
-    pl.add_argument(
-        "--metric",
-        default="avg_grad_norm_sq",
-        choices=("avg_grad_norm_sq", "final_grad_norm_sq", "final_loss"),
-        help="with --x: the plotted metric, with per-point CIs and the fitted line",
-    )
+    _add_metric(pl, "with --x: the plotted metric, with per-point CIs and the fitted line")
     pl.set_defaults(func=_cmd_plot)
 
     f = sub.add_parser(
@@ -118,16 +113,21 @@ def add_sweep_parser(subparsers: argparse._SubParsersAction) -> argparse.Argumen
     )
     f.add_argument("--store", required=True, help="SQLite store written by `sweep run`")
     f.add_argument("--x", required=True, help="dotted swept parameter, e.g. rounds or behaviour.arrivals.m")
-    f.add_argument(
-        "--metric",
-        default="avg_grad_norm_sq",
-        choices=("avg_grad_norm_sq", "final_grad_norm_sq", "final_loss"),
-        help="avg_grad_norm_sq = (1/T) Σ_t ‖∇f(x_t)‖² per replicate (default)",
-    )
+    _add_metric(f, "avg_grad_norm_sq = (1/T) Σ_t ‖∇f(x_t)‖² per replicate (default)")
     f.add_argument("--level", type=float, default=0.95, help="CI level in (0, 1) (default 0.95)")
     f.add_argument("--json", action="store_true", help="print the fits as JSON on stdout")
     f.set_defaults(func=_cmd_fit)
     return p
+
+
+def _add_metric(parser: argparse.ArgumentParser, help: str) -> None:
+    """``--metric``: the stored per-replicate metric ``plot`` and ``fit`` read (default the average ‖∇f‖²)."""
+    parser.add_argument(
+        "--metric",
+        default="avg_grad_norm_sq",
+        choices=("avg_grad_norm_sq", "final_grad_norm_sq", "final_loss"),
+        help=help,
+    )
 
 
 def _store_inputs(store: str) -> list[tuple[str, str]]:
