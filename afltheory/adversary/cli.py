@@ -15,6 +15,8 @@ __all__ = ["add_parser", "run", "search_seeds"]
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """Add ``afltheory adversary CLAIM ...`` to an argparse subparsers object (without importing the claims:
     they pull in sympy, and every ``afltheory`` command builds this parser)."""
+    from ..sweep.executors import add_executor_arguments
+
     p = sub.add_parser(
         "adversary",
         help="search a claim's assumption class for its worst case (exact engine)",
@@ -89,15 +91,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="N independent searches (seeds SEED … SEED+N−1, the budget each); the worst is "
         "reported (default 1)",
     )
-    p.add_argument("--jobs", type=int, default=1, help="run the --seeds searches in this many processes")
-    p.add_argument(
-        "--executor",
-        choices=("local", "dask"),
-        default="local",
-        help="where the --seeds searches run: local processes (default) or Dask (LocalCluster of "
+    add_executor_arguments(
+        p,
+        jobs_help="run the --seeds searches in this many processes",
+        executor_help="where the --seeds searches run: local processes (default) or Dask (LocalCluster of "
         "--jobs workers, or --scheduler ADDR)",
     )
-    p.add_argument("--scheduler", default=None, help="Dask scheduler address (with --executor dask)")
     p.add_argument(
         "--arrivals",
         nargs="+",

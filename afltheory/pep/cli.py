@@ -73,6 +73,8 @@ def search_solves(search: str, M: int, m: int, T: int, tau: int, beam: int) -> f
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Add ``afltheory pep thm2|thm3|thm4 ...`` to an argparse subparsers object."""
+    from ..sweep.executors import add_executor_arguments
+
     p = sub.add_parser("pep", help="PEP worst case (certified upper bound) vs a theorem's bound, sigma_L = 0")
     p.add_argument("claim", choices=["thm2", "thm3", "thm4"])
     p.add_argument("--m", type=int, default=3, help="arrivals per round")
@@ -112,15 +114,12 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "every round (interchangeable workers: solved by the symmetry-reduced PEP)",
     )
     p.add_argument("--json", metavar="FILE", help="write the bracket as JSON")
-    p.add_argument("--jobs", type=int, default=1, help="with --search: solve in this many processes")
-    p.add_argument(
-        "--executor",
-        choices=("local", "dask"),
-        default="local",
-        help="with --search: local processes (default) or Dask (LocalCluster of --jobs workers, "
+    add_executor_arguments(
+        p,
+        jobs_help="with --search: solve in this many processes",
+        executor_help="with --search: local processes (default) or Dask (LocalCluster of --jobs workers, "
         "or --scheduler ADDR)",
     )
-    p.add_argument("--scheduler", default=None, help="Dask scheduler address (with --executor dask)")
     p.add_argument(
         "--journal",
         metavar="FILE",

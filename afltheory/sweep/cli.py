@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .._io import check_output_file, path_arg, refuse_overlap
+from .executors import add_executor_arguments
 
 __all__ = ["add_sweep_parser", "main"]
 
@@ -55,14 +56,12 @@ def add_sweep_parser(subparsers: argparse._SubParsersAction) -> argparse.Argumen
     r.add_argument(
         "--store", required=True, help="SQLite store file (created if missing; resumed if present)"
     )
-    r.add_argument("--jobs", type=_positive_int, default=1, help="local processes or LocalCluster workers")
-    r.add_argument(
-        "--executor",
-        choices=("local", "dask"),
-        default="local",
-        help="local process pool (default) or Dask (LocalCluster, or --scheduler ADDR)",
+    add_executor_arguments(
+        r,
+        jobs_help="local processes or LocalCluster workers",
+        executor_help="local process pool (default) or Dask (LocalCluster, or --scheduler ADDR)",
+        jobs_type=_positive_int,
     )
-    r.add_argument("--scheduler", default=None, help="Dask scheduler address (with --executor dask)")
     r.add_argument("--extend", action="store_true", help="allow a store that holds tasks of another spec")
     r.add_argument(
         "--progress",

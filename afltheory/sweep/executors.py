@@ -25,7 +25,7 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
-__all__ = ["Executor", "LocalExecutor", "DaskExecutor", "make_executor"]
+__all__ = ["add_executor_arguments", "Executor", "LocalExecutor", "DaskExecutor", "make_executor"]
 
 
 def _fmt(exc: BaseException) -> str:
@@ -324,6 +324,17 @@ class DaskExecutor(Executor):
             self.client.close()
         if self._cluster is not None:
             self._cluster.close()
+
+
+def add_executor_arguments(
+    parser: Any, *, jobs_help: str, executor_help: str, jobs_type: Callable[[str], int] = int
+) -> None:
+    """The command-line options saying where tasks run (read by ``make_executor``): ``--jobs`` (default 1),
+    ``--executor`` local|dask (default local) and ``--scheduler`` ADDR, on an argparse ``parser``; each
+    command says what runs there in ``jobs_help`` and ``executor_help``."""
+    parser.add_argument("--jobs", type=jobs_type, default=1, help=jobs_help)
+    parser.add_argument("--executor", choices=("local", "dask"), default="local", help=executor_help)
+    parser.add_argument("--scheduler", default=None, help="Dask scheduler address (with --executor dask)")
 
 
 def make_executor(
