@@ -73,71 +73,73 @@ def _statistic(on: str | None, measured: Any, stats: dict) -> float:
     return _number(on, stats[on])
 
 
-def _check_limit(c: AtMost | AtLeast) -> None:
-    object.__setattr__(c, "tol", _tolerance("tol", c.tol))
-    if c.limit is not None:
-        if c.tol:
-            raise ValueError(
-                f"limit={c.limit!r} and tol={c.tol!r}: give a fixed limit or a tolerance, not both"
-            )
-        object.__setattr__(c, "limit", _number("limit", c.limit))
+@dataclass(frozen=True)
+class _OneSided:
+    """A one-sided rule: x = ``measured`` or ``stats[on]`` against ``theoretical`` moved by ``tol`` in the
+    claim's favour, or against a fixed ``limit`` (a detector whose threshold is not the claimed value; not
+    both); ``strict`` drops the equality. ``AtMost`` and ``AtLeast`` give the direction."""
+
+    tol: float = 0.0
+    on: str | None = None
+    text: str = ""
+    strict: bool = False
+    limit: float | None = None
+    relation: ClassVar[str]
+    #: (tolerance sign, strict relation, relation) as ``describe`` writes them
+    _words: ClassVar[tuple[str, str, str]]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "tol", _tolerance("tol", self.tol))
+        if self.limit is not None:
+            if self.tol:
+                raise ValueError(
+                    f"limit={self.limit!r} and tol={self.tol!r}: give a fixed limit or a tolerance, not both"
+                )
+            object.__setattr__(self, "limit", _number("limit", self.limit))
+
+    def judge(self, measured: Any, theoretical: Any, **stats: Any) -> bool:
+        """x against ``limit``, or against ``theoretical`` moved by ``tol`` (see the subclass)."""
+        x = _statistic(self.on, measured, stats)
+        limit = self.limit if self.limit is not None else self._moved(_number("theoretical", theoretical))
+        return bool(self._holds(x, limit))
+
+    def describe(self) -> str:
+        """``text``, or the rule in words."""
+        sign, strict, loose = self._words
+        tol = f" {sign} {self.tol:g}" if self.tol else ""
+        rhs = f"{self.limit:g}" if self.limit is not None else f"theoretical{tol}"
+        return self.text or f"{self.on or 'measured'} {strict if self.strict else loose} {rhs}"
 
 
 @dataclass(frozen=True)
-class AtMost:
+class AtMost(_OneSided):
     """Upper bound: ``x ≤ theoretical + tol`` with x = ``measured`` or ``stats[on]`` (e.g. ``on="ucb"``);
     ``strict``: ``<``; ``limit``: a fixed threshold instead of ``theoretical + tol`` (a detector whose
     threshold is not the claimed value)."""
 
-    tol: float = 0.0
-    on: str | None = None
-    text: str = ""
-    strict: bool = False
-    limit: float | None = None
     relation: ClassVar[str] = "<="
+    _words: ClassVar[tuple[str, str, str]] = ("+", "<", "≤")
 
-    def __post_init__(self) -> None:
-        _check_limit(self)
+    def _moved(self, theoretical: float) -> float:
+        return theoretical + self.tol
 
-    def judge(self, measured: Any, theoretical: Any, **stats: Any) -> bool:
-        """``x ≤ theoretical + tol`` (``strict``: ``<``; ``limit``: ``x ≤ limit``)."""
-        x = _statistic(self.on, measured, stats)
-        limit = self.limit if self.limit is not None else _number("theoretical", theoretical) + self.tol
-        return bool(x < limit if self.strict else x <= limit)
-
-    def describe(self) -> str:
-        """``text``, or the rule in words."""
-        tol = f" + {self.tol:g}" if self.tol else ""
-        rhs = f"{self.limit:g}" if self.limit is not None else f"theoretical{tol}"
-        return self.text or f"{self.on or 'measured'} {'<' if self.strict else '≤'} {rhs}"
+    def _holds(self, x: float, limit: float) -> bool:
+        return x < limit if self.strict else x <= limit
 
 
 @dataclass(frozen=True)
-class AtLeast:
+class AtLeast(_OneSided):
     """Lower bound: ``x ≥ theoretical − tol`` with x = ``measured`` or ``stats[on]`` (e.g. ``on="lcb"``);
     ``strict``: ``>``; ``limit``: a fixed threshold instead of ``theoretical − tol``."""
 
-    tol: float = 0.0
-    on: str | None = None
-    text: str = ""
-    strict: bool = False
-    limit: float | None = None
     relation: ClassVar[str] = ">="
+    _words: ClassVar[tuple[str, str, str]] = ("−", ">", "≥")
 
-    def __post_init__(self) -> None:
-        _check_limit(self)
+    def _moved(self, theoretical: float) -> float:
+        return theoretical - self.tol
 
-    def judge(self, measured: Any, theoretical: Any, **stats: Any) -> bool:
-        """``x ≥ theoretical − tol`` (``strict``: ``>``; ``limit``: ``x ≥ limit``)."""
-        x = _statistic(self.on, measured, stats)
-        limit = self.limit if self.limit is not None else _number("theoretical", theoretical) - self.tol
-        return bool(x > limit if self.strict else x >= limit)
-
-    def describe(self) -> str:
-        """``text``, or the rule in words."""
-        tol = f" − {self.tol:g}" if self.tol else ""
-        rhs = f"{self.limit:g}" if self.limit is not None else f"theoretical{tol}"
-        return self.text or f"{self.on or 'measured'} {'>' if self.strict else '≥'} {rhs}"
+    def _holds(self, x: float, limit: float) -> bool:
+        return x > limit if self.strict else x >= limit
 
 
 @dataclass(frozen=True)
