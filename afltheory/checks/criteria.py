@@ -191,9 +191,9 @@ class Near:
 
 
 @dataclass(frozen=True)
-class Contains:
-    """An interval contains the theoretical value: ``low − tol ≤ theoretical ≤ high + tol`` with
-    ``stats["ci"] = (low, high)`` (a confidence interval)."""
+class _WidenedInterval:
+    """A rule on a confidence interval ``stats["ci"]`` = (low, high) widened by ``tol``: does it contain
+    ``theoretical``? (``Contains``, ``SlopeIn``)."""
 
     tol: float = 0.0
     text: str = ""
@@ -202,13 +202,22 @@ class Contains:
     def __post_init__(self) -> None:
         object.__setattr__(self, "tol", _tolerance("tol", self.tol))
 
+    def _contains(self, ci: Any, theoretical: Any) -> bool:
+        low, high = (_number("ci[0]", ci[0]), _number("ci[1]", ci[1]))
+        t = _number("theoretical", theoretical)
+        return bool(low - self.tol <= t <= high + self.tol)
+
+
+@dataclass(frozen=True)
+class Contains(_WidenedInterval):
+    """An interval contains the theoretical value: ``low − tol ≤ theoretical ≤ high + tol`` with
+    ``stats["ci"] = (low, high)`` (a confidence interval)."""
+
     def judge(self, measured: Any, theoretical: Any, **stats: Any) -> bool:
         """``ci`` widened by ``tol`` contains ``theoretical``."""
         if stats.get("ci") is None:
             raise ValueError("Contains needs stats['ci'] = (low, high)")
-        low, high = (_number("ci[0]", stats["ci"][0]), _number("ci[1]", stats["ci"][1]))
-        t = _number("theoretical", theoretical)
-        return bool(low - self.tol <= t <= high + self.tol)
+        return self._contains(stats["ci"], theoretical)
 
     def describe(self) -> str:
         """``text``, or the rule in words."""
@@ -216,16 +225,9 @@ class Contains:
 
 
 @dataclass(frozen=True)
-class SlopeIn:
+class SlopeIn(_WidenedInterval):
     """A fitted slope matches: its CI ``stats["ci"]`` widened by ``tol`` contains ``theoretical``; without a
     CI, ``|slope − theoretical| ≤ tol`` (``afltheory.analysis.SlopeFit.contains``)."""
-
-    tol: float = 0.0
-    text: str = ""
-    relation: ClassVar[str] = "~="
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "tol", _tolerance("tol", self.tol))
 
     def judge(self, measured: Any, theoretical: Any, **stats: Any) -> bool:
         """The slope's CI ± tol contains ``theoretical`` (no CI: |slope − theoretical| ≤ tol)."""
@@ -233,7 +235,7 @@ class SlopeIn:
         ci = stats.get("ci")
         if ci is None:
             return bool(abs(_number("measured", measured) - t) <= self.tol)
-        return bool(_number("ci[0]", ci[0]) - self.tol <= t <= _number("ci[1]", ci[1]) + self.tol)
+        return self._contains(ci, t)
 
     def describe(self) -> str:
         """``text``, or the rule in words."""
