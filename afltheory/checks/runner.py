@@ -108,17 +108,47 @@ def _func_site(func) -> str:
         return getattr(func, "__qualname__", "?")
 
 
-def _failed(check_id: str, spec, claim: str, notes: str) -> Verdict:
+def _failed(
+    check_id: str, reference: str, claim: str, notes: str, tolerance: str = "no crash, at least one Verdict"
+) -> Verdict:
+    """The failing verdict standing for a check (or a user file) that reported none of its own."""
     return Verdict(
         id=check_id,
         claim=claim,
-        reference=spec.reference,
+        reference=reference,
         measured=None,
         theoretical=None,
-        tolerance="no crash, at least one Verdict",
+        tolerance=tolerance,
         passed=False,
         notes=notes,
     )
+
+
+def _failure_record(
+    check_id: str,
+    title: str,
+    reference: str,
+    claim: str,
+    notes: str,
+    *,
+    tolerance: str,
+    said: str,
+    error: str | None = None,
+    elapsed: float = 0.0,
+) -> dict:
+    """A result record holding only ``_failed``'s verdict (notes ``notes``), after printing ``said`` on stderr
+    (after ``afltheory: ``); its "error" is ``error``, else ``notes``."""
+    print(f"afltheory: {said}", file=sys.stderr, flush=True)
+    return {
+        "spec": {"id": check_id, "title": title, "reference": reference},
+        "verdicts": [_failed(check_id, reference, claim, notes, tolerance)],
+        "elapsed": elapsed,
+        "cpu": None,
+        "error": error or notes,
+        "refused": False,
+        "skipped": None,
+        "doc": "",
+    }
 
 
 class CheckTimeout(Exception):
@@ -240,7 +270,7 @@ def run_check(
                 "return at least one Verdict, and an empty result is not a pass)"
             )
             print(f"afltheory: check {check_id}: {note}", file=sys.stderr, flush=True)
-            verdicts = [_failed(check_id, spec, f"check {check_id} returned no verdict", note)]
+            verdicts = [_failed(check_id, spec.reference, f"check {check_id} returned no verdict", note)]
             err = note
     except _Interrupted:
         raise KeyboardInterrupt from None
@@ -259,7 +289,7 @@ def run_check(
             refused = isinstance(exc, UnsupportedRule)  # a backend cannot represent the rule (no bug found)
             print(f"afltheory: check {check_id} crashed: {note}", file=sys.stderr, flush=True)
             what = "timed out" if isinstance(exc, CheckTimeout) else "crashed"
-            verdicts = [_failed(check_id, spec, f"check {check_id} {what}", note)]
+            verdicts = [_failed(check_id, spec.reference, f"check {check_id} {what}", note)]
         else:
             verdicts = []
     finally:
@@ -271,7 +301,7 @@ def run_check(
         note = f"{type(exc).__name__}: a returned verdict does not validate ({str(exc)[:200]})"
         print(f"afltheory: check {check_id} crashed: {note}", file=sys.stderr, flush=True)
         err = note
-        dicts = [_failed(check_id, spec, f"check {check_id} crashed", note).to_dict()]
+        dicts = [_failed(check_id, spec.reference, f"check {check_id} crashed", note).to_dict()]
     doc = (inspect.getdoc(mod) if mod is not None else "") or ""
     return {
         "spec": {"id": spec.id, "title": spec.title, "reference": spec.reference},
@@ -338,30 +368,20 @@ def _keep_verdicts(results: list[dict], only: Sequence[str] | None, pool: Sequen
 
 
 def _lost(check_id: str, exc: BaseException) -> dict:
-    """The result of a check whose worker process died (no Verdict could come back)."""
+    """The result of a check whose worker process died (no Verdict could come back), as a worker's record
+    (verdict dicts)."""
     spec = CHECKS.get(check_id)
-    ref = spec.reference if spec is not None else ""
     note = f"{type(exc).__name__}: the process running the check died ({exc})"
-    print(f"afltheory: check {check_id} crashed: {note}", file=sys.stderr, flush=True)
-    v = Verdict(
-        id=check_id,
-        claim=f"check {check_id} crashed",
-        reference=ref,
-        measured=None,
-        theoretical=None,
+    r = _failure_record(
+        check_id,
+        spec.title if spec else check_id,
+        spec.reference if spec is not None else "",
+        f"check {check_id} crashed",
+        note,
         tolerance="no crash, at least one Verdict",
-        passed=False,
-        notes=note,
+        said=f"check {check_id} crashed: {note}",
     )
-    return {
-        "spec": {"id": check_id, "title": spec.title if spec else check_id, "reference": ref},
-        "verdicts": [v.to_dict()],
-        "elapsed": 0.0,
-        "error": note,
-        "refused": False,
-        "skipped": None,
-        "doc": "",
-    }
+    return {**r, "verdicts": [v.to_dict() for v in r["verdicts"]]}
 
 
 def _progress_printer(n: int, progress_file: TextIO | None):
@@ -644,53 +664,30 @@ def _file_result(
     """The result standing for user file ``path`` as a whole (it failed to load, or its process ended
     before any check reported): one failing verdict ``file:<name>`` with ``msg`` as its notes; ``said``
     (default ``"<path>: <msg>"``) is printed on stderr after ``afltheory: ``."""
-    print(f"afltheory: {f'{path}: {msg}' if said is None else said}", file=sys.stderr, flush=True)
-    fid = f"file:{os.path.basename(path)}"
-    v = Verdict(
-        id=fid,
-        claim=claim or f"{path} loads and registers its checks",
-        reference=path,
-        measured=None,
-        theoretical=None,
+    return _failure_record(
+        f"file:{os.path.basename(path)}",
+        f"loading {path}",
+        path,
+        claim or f"{path} loads and registers its checks",
+        msg,
         tolerance=tolerance,
-        passed=False,
-        notes=msg,
+        said=f"{path}: {msg}" if said is None else said,
+        error=err,
     )
-    return {
-        "spec": {"id": fid, "title": f"loading {path}", "reference": path},
-        "verdicts": [v],
-        "elapsed": 0.0,
-        "cpu": None,
-        "error": err or msg,
-        "refused": False,
-        "skipped": None,
-        "doc": "",
-    }
 
 
 def _check_failure(path: str, check_id: str, title: str, msg: str, elapsed: float = 0.0) -> dict:
     """One check of ``path`` that produced no verdict of its own (timed out, its process died): failing."""
-    print(f"afltheory: check {check_id} ({path}): {msg}", file=sys.stderr, flush=True)
-    v = Verdict(
-        id=check_id,
-        claim=f"check {check_id} reports its verdicts",
-        reference=path,
-        measured=None,
-        theoretical=None,
+    return _failure_record(
+        check_id,
+        title,
+        path,
+        f"check {check_id} reports its verdicts",
+        msg,
         tolerance="no crash, no timeout, at least one Verdict",
-        passed=False,
-        notes=msg,
+        said=f"check {check_id} ({path}): {msg}",
+        elapsed=elapsed,
     )
-    return {
-        "spec": {"id": check_id, "title": title, "reference": path},
-        "verdicts": [v],
-        "elapsed": elapsed,
-        "cpu": None,
-        "error": msg,
-        "refused": False,
-        "skipped": None,
-        "doc": "",
-    }
 
 
 def _rebuild(path: str, r: object) -> dict:
