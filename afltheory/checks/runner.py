@@ -125,26 +125,17 @@ def _failed(
 
 
 def _failure_record(
-    check_id: str,
-    title: str,
-    reference: str,
-    claim: str,
-    notes: str,
-    *,
-    tolerance: str,
-    said: str,
-    error: str | None = None,
-    elapsed: float = 0.0,
+    v: Verdict, title: str, said: str, error: str | None = None, elapsed: float = 0.0
 ) -> dict:
-    """A result record holding only ``_failed``'s verdict (notes ``notes``), after printing ``said`` on stderr
-    (after ``afltheory: ``); its "error" is ``error``, else ``notes``."""
+    """A result record holding only the failing verdict ``v`` (``_failed``), after printing ``said`` on
+    stderr (after ``afltheory: ``); its "error" is ``error``, else ``v.notes``."""
     print(f"afltheory: {said}", file=sys.stderr, flush=True)
     return {
-        "spec": {"id": check_id, "title": title, "reference": reference},
-        "verdicts": [_failed(check_id, reference, claim, notes, tolerance)],
+        "spec": {"id": v.id, "title": title, "reference": v.reference},
+        "verdicts": [v],
         "elapsed": elapsed,
         "cpu": None,
-        "error": error or notes,
+        "error": error or v.notes,
         "refused": False,
         "skipped": None,
         "doc": "",
@@ -372,15 +363,9 @@ def _lost(check_id: str, exc: BaseException) -> dict:
     (verdict dicts)."""
     spec = CHECKS.get(check_id)
     note = f"{type(exc).__name__}: the process running the check died ({exc})"
-    r = _failure_record(
-        check_id,
-        spec.title if spec else check_id,
-        spec.reference if spec is not None else "",
-        f"check {check_id} crashed",
-        note,
-        tolerance="no crash, at least one Verdict",
-        said=f"check {check_id} crashed: {note}",
-    )
+    ref = spec.reference if spec is not None else ""
+    v = _failed(check_id, ref, f"check {check_id} crashed", note)
+    r = _failure_record(v, spec.title if spec else check_id, f"check {check_id} crashed: {note}")
     return {**r, "verdicts": [v.to_dict() for v in r["verdicts"]]}
 
 
@@ -664,30 +649,16 @@ def _file_result(
     """The result standing for user file ``path`` as a whole (it failed to load, or its process ended
     before any check reported): one failing verdict ``file:<name>`` with ``msg`` as its notes; ``said``
     (default ``"<path>: <msg>"``) is printed on stderr after ``afltheory: ``."""
-    return _failure_record(
-        f"file:{os.path.basename(path)}",
-        f"loading {path}",
-        path,
-        claim or f"{path} loads and registers its checks",
-        msg,
-        tolerance=tolerance,
-        said=f"{path}: {msg}" if said is None else said,
-        error=err,
-    )
+    fid = f"file:{os.path.basename(path)}"
+    v = _failed(fid, path, claim or f"{path} loads and registers its checks", msg, tolerance)
+    return _failure_record(v, f"loading {path}", f"{path}: {msg}" if said is None else said, err)
 
 
 def _check_failure(path: str, check_id: str, title: str, msg: str, elapsed: float = 0.0) -> dict:
     """One check of ``path`` that produced no verdict of its own (timed out, its process died): failing."""
-    return _failure_record(
-        check_id,
-        title,
-        path,
-        f"check {check_id} reports its verdicts",
-        msg,
-        tolerance="no crash, no timeout, at least one Verdict",
-        said=f"check {check_id} ({path}): {msg}",
-        elapsed=elapsed,
-    )
+    tolerance = "no crash, no timeout, at least one Verdict"
+    v = _failed(check_id, path, f"check {check_id} reports its verdicts", msg, tolerance)
+    return _failure_record(v, title, f"check {check_id} ({path}): {msg}", elapsed=elapsed)
 
 
 def _rebuild(path: str, r: object) -> dict:
