@@ -43,6 +43,21 @@ def _check_policies(behaviour) -> None:
             check_component(f.name, getattr(behaviour, f.name), cls(), what, optional=f.name == "idle_time")
 
 
+class _ArrivalRounds:
+    """What the round-based behaviours (``Behaviour``, ``Synchronous``) share: policy fields checked on
+    construction and m read off the arrival law."""
+
+    arrivals: Arrivals
+
+    def __post_init__(self):
+        _check_policies(self)
+
+    @property
+    def m(self) -> int:
+        """Arrivals per round (the arrival law's m)."""
+        return self.arrivals.m
+
+
 def _check_sizes(rounds, replicates, num_workers):
     return (
         check_int("rounds", rounds, low=1),
@@ -52,7 +67,7 @@ def _check_sizes(rounds, replicates, num_workers):
 
 
 @dataclass(frozen=True)
-class Behaviour:
+class Behaviour(_ArrivalRounds):
     """Round-mode anarchy [Yang et al. 2022, Algorithm 1]: each round the server hears from m workers drawn by
     ``arrivals``; arrival (t, i) computed from x_{t−τ} with τ from ``delays`` and ran K from
     ``local_steps``."""
@@ -60,14 +75,6 @@ class Behaviour:
     arrivals: Arrivals
     delays: Delays = field(default_factory=NoDelay)
     local_steps: LocalSteps = field(default_factory=lambda: ConstantSteps(1))
-
-    def __post_init__(self):
-        _check_policies(self)
-
-    @property
-    def m(self) -> int:
-        """Arrivals per round (the arrival law's m)."""
-        return self.arrivals.m
 
     @property
     def max_delay(self) -> int:
@@ -346,21 +353,13 @@ class EventDriven:
 
 
 @dataclass(frozen=True)
-class Synchronous:
+class Synchronous(_ArrivalRounds):
     """Synchronous rounds (FedAvg): the server samples m workers by ``arrivals``, all start from x_t (τ = 0)
     and the round ends when the slowest finishes, so a round lasts max_i C_i (E = H_m for m Exp(1) times)."""
 
     arrivals: Arrivals
     compute_time: ComputeTime = field(default_factory=ExponentialTime)
     local_steps: LocalSteps = field(default_factory=lambda: ConstantSteps(1))
-
-    def __post_init__(self):
-        _check_policies(self)
-
-    @property
-    def m(self) -> int:
-        """Arrivals per round (the arrival law's m)."""
-        return self.arrivals.m
 
     @property
     def max_delay(self) -> int:
