@@ -31,6 +31,18 @@ def sfc64_stream(seed: int, purpose: int, index: int) -> np.random.Generator:
     return np.random.Generator(np.random.SFC64(np.random.SeedSequence(seed, spawn_key=(purpose, int(index)))))
 
 
+def _rewind(bg: np.random.Philox, st: dict, purpose: int, key: int) -> None:
+    """Set the Philox generator ``bg`` to counter (0, 0, key, purpose) with nothing buffered, through its
+    (reused) state dict ``st``: the fixed point (purpose, key) of a ``BlockStreams`` block."""
+    c = st["state"]["counter"]
+    c[:] = 0
+    c[2] = int(key)
+    c[3] = int(purpose)
+    st["buffer_pos"] = 4
+    st["has_uint32"] = 0
+    bg.state = st
+
+
 class BlockStreams:
     """One Philox generator per replicate block (key = (seed, block)); ``at(purpose, key)`` rewinds every
     block's counter to a fixed point (purpose, key) — e.g. (NOISE, round) — so each round's draws are a
@@ -45,13 +57,7 @@ class BlockStreams:
 
     def at(self, purpose: int, key: int) -> list[np.random.Generator]:
         for bg, st in zip(self._bitgens, self._states, strict=False):
-            c = st["state"]["counter"]
-            c[:] = 0
-            c[2] = int(key)
-            c[3] = int(purpose)
-            st["buffer_pos"] = 4
-            st["has_uint32"] = 0
-            bg.state = st
+            _rewind(bg, st, purpose, key)
         return self._gens
 
 
@@ -72,13 +78,7 @@ class SFC64BlockStreams:
     def at(self, purpose: int, key: int) -> list[np.random.Generator]:
         keys = self._keys
         for ph, ph_st, bg, st in zip(keys._bitgens, keys._states, self._bitgens, self._states, strict=True):
-            c = ph_st["state"]["counter"]
-            c[:] = 0
-            c[2] = int(key)
-            c[3] = int(purpose)
-            ph_st["buffer_pos"] = 4
-            ph_st["has_uint32"] = 0
-            ph.state = ph_st
+            _rewind(ph, ph_st, purpose, key)
             s = st["state"]["state"]
             s[:3] = ph.random_raw(3)
             s[3] = 1
