@@ -88,6 +88,24 @@ class _LemmaClaim(Claim):
         # E (S, M, Kmax, d, 1+d) = [c_K | C_K], Q (S, M, Kmax, d, d): exact.local.local_maps, batched
         return fastexact.local_map_arrays(H, np.einsum("smij,smj->smi", H, C), covs, eta_L, 0.0, Kmax)
 
+    def evaluate(self, cls: AssumptionClass, st: Structure, U: np.ndarray) -> Evaluation:
+        """measured / bound per candidate row of ``U`` (``_parts``); an error is recorded, never fatal."""
+        U = np.atleast_2d(U)
+        S = U.shape[0]
+        try:
+            meas, terms, *rest = self._parts(cls, st, U)
+        except Exception as exc:  # noqa: BLE001 - recorded, never fatal
+            nan = np.full(S, np.nan)
+            return Evaluation(nan, np.ones(S, int), nan, nan, {}, [f"error: {exc}"] * S)
+        bound = sum(terms.values())
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.where(bound > 0, meas / bound, np.nan)
+        return Evaluation(ratio, self._k_column(rest, S), meas, bound, terms, ["ok"] * S)
+
+    def _k_column(self, rest, S):
+        """The evaluation's K per row, from what ``_parts`` returns after (measured, terms)."""
+        raise NotImplementedError
+
     def trajectory(self, cls, st, u):
         ev = self.evaluate(cls, st, np.asarray(u)[None])
         v = float(ev.measured[0])
@@ -116,18 +134,8 @@ class Lemma2Claim(_LemmaClaim):
         terms = {"mean": 2 * mean, "sigma_L": 2 * (1.0 / Ksel).sum(axis=1) * sL**2}
         return mean + var, terms, workers, Ks, eta_L
 
-    def evaluate(self, cls: AssumptionClass, st: Structure, U: np.ndarray) -> Evaluation:
-        U = np.atleast_2d(U)
-        S = U.shape[0]
-        try:
-            meas, terms, *_ = self._parts(cls, st, U)
-        except Exception as exc:  # noqa: BLE001 - recorded, never fatal
-            nan = np.full(S, np.nan)
-            return Evaluation(nan, np.ones(S, int), nan, nan, {}, [f"error: {exc}"] * S)
-        bound = sum(terms.values())
-        with np.errstate(divide="ignore", invalid="ignore"):
-            ratio = np.where(bound > 0, meas / bound, np.nan)
-        return Evaluation(ratio, np.ones(S, int), meas, bound, terms, ["ok"] * S)
+    def _k_column(self, rest, S):
+        return np.ones(S, int)  # one round: no K to report
 
     def make_instance(self, cls: AssumptionClass, st: Structure, u: np.ndarray, T: int) -> Instance:
         """The candidate ``u`` as a replayable ``Instance`` (horizon ``T``)."""
@@ -170,18 +178,8 @@ class DriftClaim(_LemmaClaim):
         }
         return best, terms, worst_k, worker, eta_L
 
-    def evaluate(self, cls: AssumptionClass, st: Structure, U: np.ndarray) -> Evaluation:
-        U = np.atleast_2d(U)
-        S = U.shape[0]
-        try:
-            meas, terms, kk, _, _ = self._parts(cls, st, U)
-        except Exception as exc:  # noqa: BLE001 - recorded, never fatal
-            nan = np.full(S, np.nan)
-            return Evaluation(nan, np.ones(S, int), nan, nan, {}, [f"error: {exc}"] * S)
-        bound = sum(terms.values())
-        with np.errstate(divide="ignore", invalid="ignore"):
-            ratio = np.where(bound > 0, meas / bound, np.nan)
-        return Evaluation(ratio, kk, meas, bound, terms, ["ok"] * S)
+    def _k_column(self, rest, S):
+        return rest[0]  # the worst k ≤ K
 
     def make_instance(self, cls: AssumptionClass, st: Structure, u: np.ndarray, T: int) -> Instance:
         """The candidate ``u`` as a replayable ``Instance`` (horizon ``T``)."""
