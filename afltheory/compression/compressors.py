@@ -571,8 +571,23 @@ class QSGD(Compressor):
         return np.outer(x, x) + np.diag((norm / self.s) ** 2 * f * (1 - f))
 
 
+class _Deterministic(Compressor):
+    """A deterministic compressor (no randomness: ``_compress`` ignores its rng): the exact moments are those
+    of the one compressed vector."""
+
+    def second_moment(self, x: np.ndarray) -> np.ndarray:
+        """E[C(x) C(x)ᵀ] = C(x) C(x)ᵀ."""
+        y = self._compress(np.asarray(x, dtype=float)[None], None)[0][0]
+        return np.outer(y, y)
+
+    def error_sq(self, x: np.ndarray) -> float:
+        """E‖C(x) − x‖² = ‖C(x) − x‖²."""
+        y = self._compress(np.asarray(x, dtype=float)[None], None)[0][0]
+        return float(np.sum((y - x) ** 2))
+
+
 @dataclass(frozen=True)
-class TopK(Compressor):
+class TopK(_Deterministic):
     """top-k (biased, deterministic): keeps the k largest |x_j|. δ = k/d; needs error feedback
     [Stich et al. 2018]. Sends k values and k indices."""
 
@@ -605,17 +620,9 @@ class TopK(Compressor):
         y[rows, idx] = x[rows, idx]
         return y, self.expected_bits(d)
 
-    def second_moment(self, x: np.ndarray) -> np.ndarray:
-        y = self._compress(np.asarray(x, dtype=float)[None], None)[0][0]
-        return np.outer(y, y)
-
-    def error_sq(self, x: np.ndarray) -> float:
-        y = self._compress(np.asarray(x, dtype=float)[None], None)[0][0]
-        return float(np.sum((y - x) ** 2))
-
 
 @dataclass(frozen=True)
-class Sign(Compressor):
+class Sign(_Deterministic):
     """Scaled sign (biased, deterministic) [Karimireddy et al. 2019]: (‖x‖₁/d) sign(x).
     ‖C(x) − x‖² = ‖x‖² − ‖x‖₁²/d ≤ (1 − 1/d)‖x‖², so δ = 1/d (attained at x = e_1). Sends d + 32 bits."""
 
@@ -630,11 +637,3 @@ class Sign(Compressor):
     def _compress(self, x, rng):
         scale = np.abs(x).sum(axis=1, keepdims=True) / x.shape[1]
         return scale * np.sign(x), self.expected_bits(x.shape[1])
-
-    def second_moment(self, x: np.ndarray) -> np.ndarray:
-        y = self._compress(np.asarray(x, dtype=float)[None], None)[0][0]
-        return np.outer(y, y)
-
-    def error_sq(self, x: np.ndarray) -> float:
-        y = self._compress(np.asarray(x, dtype=float)[None], None)[0][0]
-        return float(np.sum((y - x) ** 2))
