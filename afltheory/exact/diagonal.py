@@ -24,6 +24,7 @@ checks the two paths agree to 1e-12.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -80,6 +81,28 @@ class _Coordinate(Problem):
         raise NotImplementedError("a coordinate of a diagonal problem is read by the exact recursion only")
 
     local_grad = local_value
+
+
+def delay_weights_sq(rule: Any, pmf: np.ndarray, H: int) -> np.ndarray:
+    """q (H,): q[τ] = P(τ) w_τ² for one worker's delay pmf (the within-worker second-moment weights)."""
+    q = np.zeros(H)
+    for tau, pt in enumerate(pmf):
+        q[tau] = pt * rule.weight_tau(tau) ** 2
+    return q
+
+
+def arrival_outcomes(
+    rule: Any, k_pmf: dict, pmf: np.ndarray, maps: dict, i: int
+) -> Iterator[tuple[int, Any, float, float]]:
+    """Worker ``i``'s arrival outcomes (K, τ) of nonzero probability, K-major: (τ, the local map of K,
+    p = P(K) P(τ), w = the rule's weight of (K, τ) times worker i's weight). Read by ``ExactSystem._build``
+    and its diagonal counterpart, in this order (the sums they accumulate are then the same floats)."""
+    for K, pK in k_pmf.items():
+        lm = maps[K]
+        for tau, pt in enumerate(pmf):
+            if pt == 0:
+                continue
+            yield tau, lm, pK * pt, rule.weight(K, tau) * rule.worker_weight(i)
 
 
 @dataclass
@@ -156,20 +179,13 @@ class DiagonalSystem:
         Qbar = np.zeros((D, M, 1, 1))
         cp, cD, cw, qs, rand = [], [], [], [], []
         for i in range(M):
-            q = np.zeros(self.Hn)
-            for tau, pt in enumerate(pmfs[i]):
-                q[tau] = pt * rule.weight_tau(tau) ** 2
+            q = delay_weights_sq(rule, pmfs[i], self.Hn)
             count = 0
-            for K, pK in law.k_pmf[i].items():
-                lm = self.maps[i][K]
-                for tau, pt in enumerate(pmfs[i]):
-                    if pt == 0:
-                        continue
-                    p, w = pK * pt, rule.weight(K, tau) * rule.worker_weight(i)
-                    U[:, i, 0, 0] += p * w * lm.c[:, 0]
-                    U[:, i, 0, 1 + tau] += p * w * lm.C[:, 0, 0]
-                    Qbar[:, i] += p * w * w * lm.Q
-                    count += 1
+            for tau, lm, p, w in arrival_outcomes(rule, law.k_pmf[i], pmfs[i], self.maps[i], i):
+                U[:, i, 0, 0] += p * w * lm.c[:, 0]
+                U[:, i, 0, 1 + tau] += p * w * lm.C[:, 0, 0]
+                Qbar[:, i] += p * w * w * lm.Q
+                count += 1
             if count > 1:  # within-worker randomness of (K, τ): E[D S Dᵀ] ≠ D̄ S D̄ᵀ
                 for K, pK in law.k_pmf[i].items():
                     lm = self.maps[i][K]

@@ -305,20 +305,13 @@ class ExactSystem:
         # within-worker randomness: E[D S Dᵀ] = Σ_K p_K w_K² [c|C] (Σ_τ p_τ w_τ² S_(0,τ)) [c|C]ᵀ
         cp, cD, cw, qs, rand = [], [], [], [], []
         for i in range(M):
-            q = np.zeros(self.Hn)
+            q = diagonal.delay_weights_sq(rule, pmfs[i], self.Hn)
             count = 0
-            for tau, pt in enumerate(pmfs[i]):
-                q[tau] = pt * rule.weight_tau(tau) ** 2
-            for K, pK in law.k_pmf[i].items():
-                lm = self.maps[i][K]
-                for tau, pt in enumerate(pmfs[i]):
-                    if pt == 0:
-                        continue
-                    p, w = pK * pt, rule.weight(K, tau) * rule.worker_weight(i)
-                    U[i, :, 0] += p * w * lm.c
-                    U[i, :, 1 + tau * d : 1 + (tau + 1) * d] += p * w * lm.C
-                    Qbar[i] += p * w * w * lm.Q
-                    count += 1
+            for tau, lm, p, w in diagonal.arrival_outcomes(rule, law.k_pmf[i], pmfs[i], self.maps[i], i):
+                U[i, :, 0] += p * w * lm.c
+                U[i, :, 1 + tau * d : 1 + (tau + 1) * d] += p * w * lm.C
+                Qbar[i] += p * w * w * lm.Q
+                count += 1
             if count > 1:  # a single (K, τ) makes D_i deterministic given i ∈ M_t: no within-worker variance
                 for K, pK in law.k_pmf[i].items():
                     lm = self.maps[i][K]
