@@ -24,7 +24,7 @@ checks the two paths agree to 1e-12.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -83,26 +83,45 @@ class _Coordinate(Problem):
     local_grad = local_value
 
 
-def delay_weights_sq(rule: Any, pmf: np.ndarray, H: int) -> np.ndarray:
-    """q (H,): q[τ] = P(τ) w_τ² for one worker's delay pmf (the within-worker second-moment weights)."""
-    q = np.zeros(H)
-    for tau, pt in enumerate(pmf):
-        q[tau] = pt * rule.weight_tau(tau) ** 2
-    return q
-
-
-def arrival_outcomes(
-    rule: Any, k_pmf: dict, pmf: np.ndarray, maps: dict, i: int
-) -> Iterator[tuple[int, Any, float, float]]:
-    """Worker ``i``'s arrival outcomes (K, τ) of nonzero probability, K-major: (τ, the local map of K,
-    p = P(K) P(τ), w = the rule's weight of (K, τ) times worker i's weight). Read by ``ExactSystem._build``
-    and its diagonal counterpart, in this order (the sums they accumulate are then the same floats)."""
-    for K, pK in k_pmf.items():
-        lm = maps[K]
-        for tau, pt in enumerate(pmf):
-            if pt == 0:
-                continue
-            yield tau, lm, pK * pt, rule.weight(K, tau) * rule.worker_weight(i)
+def worker_outcomes(
+    rule: Any,
+    law: Any,
+    pmfs: list,
+    maps: list,
+    H: int,
+    add: Callable[[int, int, Any, float, float], None],
+    block: Callable[[Any], np.ndarray],
+    stack: Callable[[list], np.ndarray],
+) -> tuple | None:
+    """The loop over (worker i, K, τ) of a round operator's build, written once for ``ExactSystem._build`` and
+    ``DiagonalSystem._build``: ``add(i, τ, local map of K, p = P(K) P(τ), w = weight(K, τ) · worker weight)``
+    for every outcome of nonzero probability (K-major), which accumulates the operator's means; then, for
+    the workers with more than one outcome (within-worker randomness of (K, τ): E[D S Dᵀ] ≠ D̄ S D̄ᵀ), the
+    combos (p_K, w_K · worker weight · ``block(map)`` stacked by ``stack``, their worker's index among them,
+    those workers, q[τ] = P(τ) w_τ² (H,) each) — None when every worker's update is deterministic given its
+    arrival."""
+    cp, cD, cw, qs, rand = [], [], [], [], []
+    for i in range(len(pmfs)):
+        q = np.zeros(H)
+        for tau, pt in enumerate(pmfs[i]):
+            q[tau] = pt * rule.weight_tau(tau) ** 2
+        count = 0
+        for K, pK in law.k_pmf[i].items():
+            lm = maps[i][K]
+            for tau, pt in enumerate(pmfs[i]):
+                if pt == 0:
+                    continue
+                add(i, tau, lm, pK * pt, rule.weight(K, tau) * rule.worker_weight(i))
+                count += 1
+        if count > 1:
+            for K, pK in law.k_pmf[i].items():
+                cp.append(pK)
+                cD.append(rule.weight_K(K) * rule.worker_weight(i) * block(maps[i][K]))
+                cw.append(len(rand))
+            rand.append(i), qs.append(q)
+    if not rand:
+        return None
+    return np.array(cp), stack(cD), np.array(cw), np.array(rand), np.array(qs)
 
 
 @dataclass
@@ -177,30 +196,23 @@ class DiagonalSystem:
         D, M, nJ, n, rule, law = self.d, self.M, self.nJ1, self.n_coordinate, self.rule, self.law
         U = np.zeros((D, M, 1, nJ))
         Qbar = np.zeros((D, M, 1, 1))
-        cp, cD, cw, qs, rand = [], [], [], [], []
-        for i in range(M):
-            q = delay_weights_sq(rule, pmfs[i], self.Hn)
-            count = 0
-            for tau, lm, p, w in arrival_outcomes(rule, law.k_pmf[i], pmfs[i], self.maps[i], i):
-                U[:, i, 0, 0] += p * w * lm.c[:, 0]
-                U[:, i, 0, 1 + tau] += p * w * lm.C[:, 0, 0]
-                Qbar[:, i] += p * w * w * lm.Q
-                count += 1
-            if count > 1:  # within-worker randomness of (K, τ): E[D S Dᵀ] ≠ D̄ S D̄ᵀ
-                for K, pK in law.k_pmf[i].items():
-                    lm = self.maps[i][K]
-                    cp.append(pK)
-                    cD.append(
-                        rule.weight_K(K) * rule.worker_weight(i) * np.stack([lm.c, lm.C[:, 0]], axis=-1)
-                    )
-                    cw.append(len(rand))
-                rand.append(i), qs.append(q)
-        deterministic = not rand
-        combos = (
-            None
-            if deterministic
-            else (np.array(cp), np.stack(cD, axis=1), np.array(cw), np.array(rand), np.array(qs))
+
+        def add(i, tau, lm, p, w):
+            U[:, i, 0, 0] += p * w * lm.c[:, 0]
+            U[:, i, 0, 1 + tau] += p * w * lm.C[:, 0, 0]
+            Qbar[:, i] += p * w * w * lm.Q
+
+        combos = worker_outcomes(
+            rule,
+            law,
+            pmfs,
+            self.maps,
+            self.Hn,
+            add,
+            lambda lm: np.stack([lm.c, lm.C[:, 0]], axis=-1),
+            lambda cD: np.stack(cD, axis=1),
         )
+        deterministic = combos is None
         pi = law.pi
         A = np.zeros((D, n, n))
         A[:, 0, 0] = 1.0

@@ -302,31 +302,17 @@ class ExactSystem:
         d, M, nJ, n, rule, law = self.d, self.M, self.nJ, self.n, self.rule, self.law
         U = np.zeros((M, d, nJ))
         Qbar = np.zeros((M, d, d))
+
+        def add(i, tau, lm, p, w):
+            U[i, :, 0] += p * w * lm.c
+            U[i, :, 1 + tau * d : 1 + (tau + 1) * d] += p * w * lm.C
+            Qbar[i] += p * w * w * lm.Q
+
         # within-worker randomness: E[D S Dᵀ] = Σ_K p_K w_K² [c|C] (Σ_τ p_τ w_τ² S_(0,τ)) [c|C]ᵀ
-        cp, cD, cw, qs, rand = [], [], [], [], []
-        for i in range(M):
-            q = diagonal.delay_weights_sq(rule, pmfs[i], self.Hn)
-            count = 0
-            for tau, lm, p, w in diagonal.arrival_outcomes(rule, law.k_pmf[i], pmfs[i], self.maps[i], i):
-                U[i, :, 0] += p * w * lm.c
-                U[i, :, 1 + tau * d : 1 + (tau + 1) * d] += p * w * lm.C
-                Qbar[i] += p * w * w * lm.Q
-                count += 1
-            if count > 1:  # a single (K, τ) makes D_i deterministic given i ∈ M_t: no within-worker variance
-                for K, pK in law.k_pmf[i].items():
-                    lm = self.maps[i][K]
-                    (
-                        cp.append(pK),
-                        cD.append(rule.weight_K(K) * rule.worker_weight(i) * np.column_stack([lm.c, lm.C])),
-                    )
-                    cw.append(len(rand))
-                rand.append(i), qs.append(q)
-        deterministic = not rand
-        combos = (
-            None
-            if deterministic
-            else (np.array(cp), np.array(cD), np.array(cw), np.array(rand), np.array(qs))
+        combos = diagonal.worker_outcomes(
+            rule, law, pmfs, self.maps, self.Hn, add, lambda lm: np.column_stack([lm.c, lm.C]), np.array
         )
+        deterministic = combos is None
         pi = law.pi
         rows, cols, vals = [0], [0], [1.0]
 
