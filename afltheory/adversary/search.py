@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -271,6 +271,14 @@ def _initial(rng, n, p):
     return np.where(push, rng.integers(0, 2, (n, p)).astype(float), U)
 
 
+def _annealed(left: int, batch: int, sigma0: float, ratio: float) -> Iterator[float]:
+    """The mutation scale of each generation spending ``left`` evaluations in batches of ``batch``:
+    geometric from ``sigma0`` down to ``sigma0 · ratio`` at the last generation."""
+    n_gen = max(1, -(-left // batch))
+    for g in range(n_gen):
+        yield sigma0 * (ratio ** (g / max(1, n_gen - 1)))
+
+
 def search(
     claim: str | Claim,
     *,
@@ -405,13 +413,10 @@ def search(
             fit.append(run(st, U))
             done += len(U)
         P, F = np.concatenate(pop), np.concatenate(fit)
-        left = share - done
-        n_gen = max(1, -(-left // batch))
-        for g in range(n_gen):
+        for sigma in _annealed(share - done, batch, 0.25, 0.04):
             lam = min(batch, share - done)
             if lam <= 0:
                 break
-            sigma = 0.25 * (0.04 ** (g / max(1, n_gen - 1)))
             order = np.argsort(-F)
             elite = P[order[: max(2, min(8, len(P) // 4))]]
             parents = elite[rng.integers(0, len(elite), lam)]
@@ -426,13 +431,10 @@ def search(
             done += lam
     if best["u"] is not None and budget - used > 0:  # local polish around the best point found
         st, u0 = best["st"], best["u"]
-        left = budget - used
-        n_gen = max(1, -(-left // batch))
-        for g in range(n_gen):
+        for sigma in _annealed(budget - used, batch, 0.05, 0.02):
             lam = min(batch, budget - used)
             if lam <= 0:
                 break
-            sigma = 0.05 * (0.02 ** (g / max(1, n_gen - 1)))
             run(st, _mutate(rng, np.repeat(best["u"][None], lam, axis=0), sigma, pm=0.05, snap=0.0))
         del u0
     elapsed = time.perf_counter() - t0
