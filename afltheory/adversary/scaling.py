@@ -454,6 +454,14 @@ def scale(
             res.best = out
         return out
 
+    def moved(p, dname):
+        """(p moved along ``dname``, its evaluation), the evaluation None past the caps or limits (not
+        evaluated) or where ``ev`` gives none."""
+        q = p.move(dname)
+        if q.size(dname) > caps[dname] or not within_limits(q, limits):
+            return q, None
+        return q, ev(q)
+
     per_group = budget_seconds / max(len(groups), 1)
     for gi, group in enumerate(groups):
         g_end = time.perf_counter() - t0 + per_group * (1 if gi < len(groups) - 1 else 10)
@@ -464,10 +472,7 @@ def scale(
         while time.perf_counter() - t0 < min(g_end, budget_seconds):
             tried = []
             for dname in dirs:
-                q = cur.move(dname)
-                if q.size(dname) > caps[dname] or not within_limits(q, limits):
-                    continue
-                e = ev(q)
+                q, e = moved(cur, dname)
                 if e is None:
                     continue
                 along[dname].append((q.size(dname), e["ratio"], cur))
@@ -490,10 +495,7 @@ def scale(
         xs, rs = [base.size(dname)], [seen.get(base, {}).get("ratio", float("nan"))]
         q = base
         for _ in range(3):
-            q = q.move(dname)
-            if q.size(dname) > caps[dname] or not within_limits(q, limits):
-                break
-            e = ev(q)
+            q, e = moved(q, dname)
             if e is None:
                 break
             xs.append(q.size(dname))
