@@ -209,9 +209,7 @@ def run(args: argparse.Namespace) -> int:
         check_output_dir,
         check_output_file,
         check_ranges,
-        jsonable,
         refuse_overlap,
-        write_json,
     )
 
     check_ranges(
@@ -363,11 +361,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         print("  coverage: the box above only (no scaling search: --scaling 0, --isolate, or a lemma)")
     if args.json:
-        out = wc.to_dict()
-        if scaled is not None:
-            out["scaling"] = scaled.to_dict()
-        write_json(args.json, jsonable(out), indent=1)
-        print(f"  wrote {args.json}")
+        _write_result(args.json, wc, scaled)
     if args.out and wc.instance is not None:
         from .plots import progress_plot, worst_instance_plot
 
@@ -376,6 +370,18 @@ def run(args: argparse.Namespace) -> int:
         b = worst_instance_plot(os.path.join(args.out, f"adversary_{c.id}_worst.png"), wc)
         print(f"  wrote {a}, {b}")
     return 0 if wc.instance is not None else 1  # 1: nothing could be measured (the summary says why)
+
+
+def _write_result(path: str, wc, scaled) -> None:
+    """``--json``: the box search's result, with the scaling search's under "scaling" when one ran (atomic,
+    strict JSON)."""
+    from .._io import jsonable, write_json
+
+    out = wc.to_dict()
+    if scaled is not None:
+        out["scaling"] = scaled.to_dict()
+    write_json(path, jsonable(out), indent=1)
+    print(f"  wrote {path}")
 
 
 #: (flag, attribute, its "not given" value): options of the built-in claims' box search only
@@ -478,11 +484,5 @@ def _run_generic(claim, args: argparse.Namespace) -> int:
     else:
         print("  coverage: the box above only (no scaling search: --scaling 0, or a budget below 2000)")
     if args.json:
-        from .._io import jsonable, write_json
-
-        out = wc.to_dict()
-        if scaled is not None:
-            out["scaling"] = scaled.to_dict()
-        write_json(args.json, jsonable(out), indent=1)  # atomic, strict JSON
-        print(f"  wrote {args.json}")
+        _write_result(args.json, wc, scaled)
     return 0
