@@ -47,27 +47,7 @@ from .verdict import NegativeControl, Verdict
 __all__ = ["SCHEDULE_SYMBOLS", "evaluate_bound", "schedule_statistics", "verify_bound", "verify_rate"]
 
 #: the symbols a sympy bound may use (name -> symbol)
-SCHEDULE_SYMBOLS = {
-    str(s): s
-    for s in (
-        S.T,
-        S.m,
-        S.M,
-        S.tau,
-        S.K,
-        S.Kbar,
-        S.Ktil,
-        S.Khat2,
-        S.eta,
-        S.eta_L,
-        S.L,
-        S.sigma_L,
-        S.sigma_G,
-        S.f0,
-        S.f_star,
-        S.Delta,
-    )
-}
+SCHEDULE_SYMBOLS = {str(s): s for s in S.RUN}
 
 
 def schedule_statistics(trace: Any, problem: Any, algorithm: Any) -> dict[str, np.ndarray]:

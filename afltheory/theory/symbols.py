@@ -28,6 +28,7 @@ __all__ = [
     "m",
     "m_fresh",
     "N",
+    "RUN",
     "s",
     "s_stale",
     "sigma",
@@ -91,6 +92,10 @@ BY_NAME = {
 BY_NAME["m_fresh"] = m_fresh
 BY_NAME["s_stale"] = s_stale
 
+
+#: The symbols whose values a run (its schedule, problem constants and step sizes) gives, each per replicate:
+#: what a user's bound on (1/T) Σ E‖∇f(x_t)‖² may use (``checks.verify``).
+RUN = (T, m, M, tau, K, Kbar, Ktil, Khat2, eta, eta_L, L, sigma_L, sigma_G, f0, f_star, Delta)
 
 #: Constant local steps: the run averages K̄_t, K̃_t, K̂_t² all reduce to K (K² for K̂²).
 CONSTANT_K = {Kbar: K, Ktil: K, Khat2: K**2}
