@@ -451,32 +451,36 @@ def search(
             f"projected peak memory per batch {cost['bytes'] / 1024**2:.1f} MiB; first batch "
             f"{first[0] if first else float('nan'):.3g} s"
         )
-    if best["u"] is None:
-        nan = float("nan")
-        wc = WorstCase(
+
+    def worst_case(ratio, T, measured, bound, terms, shares, inst, st, **more):
+        """The search's record at its worst point (the run's counts, history and timing are common)."""
+        return WorstCase(
             c.id,
-            nan,
-            0,
-            nan,
-            nan,
-            {},
-            {},
-            None,
-            None,
+            ratio,
+            T,
+            measured,
+            bound,
+            terms,
+            shares,
+            inst,
+            st,
             used,
             history,
             counts,
             cls,
             seed,
             elapsed,
-            notes=notes + ["no candidate could be evaluated inside the conditions"],
+            **more,
         )
-        return wc
+
+    if best["u"] is None:
+        nan = float("nan")
+        notes.append("no candidate could be evaluated inside the conditions")
+        return worst_case(nan, 0, nan, nan, {}, {}, None, None, notes=notes)
     inst = make_instance(c, cls, best["st"], best["u"], best["T"])
     total = sum(best["terms"].values())
     shares = {k: (v / total if total > 0 else float("nan")) for k, v in best["terms"].items()}
-    wc = WorstCase(
-        c.id,
+    wc = worst_case(
         best["ratio"],
         best["T"],
         best["measured"],
@@ -485,12 +489,6 @@ def search(
         shares,
         inst,
         best["st"],
-        used,
-        history,
-        counts,
-        cls,
-        seed,
-        elapsed,
         notes=notes,
         instance_u=best["u"],
     )
