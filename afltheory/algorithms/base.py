@@ -50,6 +50,7 @@ from .._introspect import defining_class, overrides
 from .._state import ArrayState
 from .._validation import check_component, check_positive
 from ..compression.channel import check_compressor
+from .errors import UnsupportedRule
 from .local import LocalView, local_view
 from .schedules import StepSize, as_step_size
 
@@ -76,12 +77,6 @@ def check_weights(weights: Any) -> tuple[float, ...]:
             f"weights={weights!r} must be a probability vector (one entry >= 0 per worker, summing to 1)"
         )
     return tuple(float(v) for v in p)
-
-
-class UnsupportedRule(TypeError):
-    """A backend cannot represent this rule (e.g. the exact engine or the PEP skeleton given a rule that
-    overrides imperative code): it refuses it rather than read it as its base class. Use ``simulate``.
-    The mutation analysis records a check refused this way as "refused" (no verdict), not as a kill."""
 
 
 @dataclass(frozen=True)
