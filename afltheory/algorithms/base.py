@@ -40,8 +40,9 @@ rule is one class overriding the weights (see ``FedAvg``).
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
@@ -55,12 +56,14 @@ from .local import LocalView, local_view
 from .schedules import StepSize, as_step_size
 
 __all__ = [
+    "IMPERATIVE_HOOKS",
     "check_weights",
     "MemoryState",
     "NoState",
     "RuleState",
     "ServerRule",
     "ServerState",
+    "ServerView",
     "UnsupportedRule",
     "WorkerRule",
     "WorkerState",
@@ -118,6 +121,108 @@ def _sum_arrivals(G: np.ndarray, weights: np.ndarray | None) -> np.ndarray:
     return np.einsum("rn,rnd->rd", np.asarray(weights, dtype=float), G)
 
 
+#: The imperative hooks of ``ServerRule``: code the declarative view cannot state. ``simulate`` and the torch
+#: backend run them; the exact engine, the PEP skeleton and the fast evaluator refuse a rule whose class
+#: overrides one (``ServerRule.overridden_hooks``, ``ServerView.overridden``) rather than read it as its base.
+IMPERATIVE_HOOKS: tuple[str, ...] = ("aggregate", "update_memory", "init", "arrival_weights", "combine")
+
+
+@functools.cache
+def _overridden(cls: type, hooks: tuple[str, ...]) -> tuple[str, ...]:
+    """The hooks of ``hooks`` that ``cls`` defines below ``ServerRule`` (cached per class)."""
+    return tuple(h for h in hooks if defining_class(cls, h) is not defining_class(ServerRule, h))
+
+
+@functools.cache
+def _own_code(cls: type) -> tuple[str, ...]:
+    """The imperative hooks ``cls`` overrides with its own code: an override whose defining class declares
+    ``base_code = True`` runs the base's code (the mutation analysis's equivalent controls)."""
+    return tuple(
+        h for h in _overridden(cls, IMPERATIVE_HOOKS) if not defining_class(cls, h).__dict__.get("base_code")
+    )
+
+
+@dataclass(frozen=True, eq=False)
+class ServerView:
+    """The declarative server step of one server rule for ``num_workers`` workers (``ServerRule.view``),
+    computed once and read by every engine (``ServerRule.aggregate``, ``simulate``'s collapsed path, the
+    exact engine's ``ExactRule``, the fast evaluator's ``RuleView``, the PEP skeleton)::
+
+        w_i     = w_K(K_i) · w_τ(τ_i) · M p_i                   (``arrival_weights``; None = 1)
+        s_t     = γ / n(m, M) · Σ_i w_i G_i                      (``scale``; over the m arrivals, or over the
+                                                                  M slots s_i ← w_i G_i when ``memory``)
+        x_{t+1} = x_t − s_t, or x_t − optimizer(s_t)             (``optimizer``: ``server_opt``, after s_t)
+
+    ``gamma`` = the rule's ``step_size`` (η η_L); ``client_weights`` (M,) = M p_i, None when uniform (or
+    ``num_workers`` is None); ``step_sequence``: round t's E local step sizes when η_L decays per local step;
+    ``overridden``: the ``IMPERATIVE_HOOKS`` the rule's class overrides (empty: this view IS the rule's
+    step; the exact engine, PEP and the fast evaluator refuse the rule otherwise); ``own_code``: those of
+    them not declared ``base_code`` (``simulate`` may then still sum the arrivals' noise in one draw)."""
+
+    rule: Any = field(repr=False)
+    num_workers: int | None
+    gamma: float
+    memory: bool
+    warm_start: bool
+    client_weights: np.ndarray | None
+    step_sequence: tuple[float, ...] | None
+    optimizer: Any
+    overridden: tuple[str, ...]
+    own_code: tuple[str, ...]
+
+    @functools.cached_property
+    def local(self) -> LocalView | None:
+        """The rule's per-worker local computation (``ServerRule.local_view``), None without
+        ``num_workers``."""
+        return None if self.num_workers is None else self.rule.local_view(self.num_workers)
+
+    def normalizer(self, m: int) -> int | float:
+        """n(m, M), the count the sum is divided by (the rule's ``normalizer`` hook)."""
+        return self.rule.normalizer(m, self.num_workers)
+
+    def scale(self, m: int) -> float:
+        """γ / n(m, M): the factor of the (weighted) sum of the updates."""
+        return self.gamma / self.rule.normalizer(m, self.num_workers)
+
+    def k_weight(self, K: Any) -> np.ndarray:
+        """w_K(K) as floats of K's shape (ones when the rule has no K weight)."""
+        return _table(self.rule.local_steps_weight(np.asarray(K)), np.shape(K))
+
+    def tau_weight(self, tau: Any) -> np.ndarray:
+        """w_τ(τ) as floats of τ's shape (ones when the rule has no staleness weight)."""
+        return _table(self.rule.staleness_weight(np.asarray(tau)), np.shape(tau))
+
+    def arrival_weights(self, K: np.ndarray, tau: np.ndarray, workers: np.ndarray) -> np.ndarray | None:
+        """w_i = w(K_i, τ_i) · M p_i per arrival (the rule's ``arrival_weights`` times the client weights of
+        ``workers``); None when every factor is 1."""
+        w = self.rule.arrival_weights(K, tau)
+        pw = self.client_weights
+        if pw is not None:
+            w = pw[workers] if w is None else w * pw[workers]
+        return w
+
+    def step(
+        self,
+        state: ServerState,
+        x: np.ndarray,
+        G: np.ndarray,
+        workers: np.ndarray,
+        K: np.ndarray,
+        tau: np.ndarray,
+    ) -> tuple[np.ndarray, ServerState]:
+        """(x_{t+1}, the new state): the composition above, the memory through the rule's ``combine``
+        (``state`` is donated)."""
+        w = self.arrival_weights(K, tau, workers)
+        s, state = self.rule.combine(state, G, w, workers, self.scale(G.shape[1]))
+        if self.optimizer is not None:  # after the base aggregate: its weights are never dropped
+            s, state = self.optimizer.update(state, s, float(self.rule.eta))
+        return x - s, state
+
+
+def _table(w: Any, shape: tuple[int, ...]) -> np.ndarray:
+    return np.ones(shape) if w is None else np.broadcast_to(np.asarray(w, dtype=float), shape)
+
+
 class ServerRule:
     """Base of the server rules (see the module docstring for the step and the hooks). Subclasses are frozen
     dataclasses with at least ``eta``, ``eta_L``, ``worker`` and ``compressor`` fields."""
@@ -136,6 +241,11 @@ class ServerRule:
     #: round t's E local step sizes when ``eta_L`` decays per local step (``schedules``, per="step"): set on
     #: the rule ``at_round(t, local_steps=E)`` returns, whose ``eta_L`` is their mean; None: η_L every step
     local_step_sequence: ClassVar[tuple[float, ...] | None] = None
+    #: ``prepare(problem) -> problem``, the problem the workers see (DynamicFedAvg: its agents' mini-batches),
+    #: for a rule that changes it; None (the declared default): the problem as given. Every engine applies it
+    #: (``simulate``, the exact engine, the torch backend); the fast evaluator and the diagonal exact path
+    #: refuse or skip a rule that defines it.
+    prepare: ClassVar[Callable[[Any], Any] | None] = None
 
     def __post_init__(self) -> None:
         for name in ("eta", "eta_L"):  # a number (validated > 0) or a step-size schedule (schedules.py)
@@ -160,6 +270,41 @@ class ServerRule:
                 "an afltheory.algorithms WorkerRule (SGD(), FedProx(mu), SCAFFOLD(), …)",
             )
         check_compressor(getattr(self, "compressor", None))
+
+    # ------------------------------------------------------------------ the one view of the server step
+    @classmethod
+    def overridden_hooks(cls, hooks: tuple[str, ...] = IMPERATIVE_HOOKS) -> tuple[str, ...]:
+        """The hooks of ``hooks`` (default: ``IMPERATIVE_HOOKS``) this class defines below ``ServerRule``:
+        the one place a server rule's code is introspected (the engines read ``ServerView.overridden``)."""
+        return _overridden(cls, tuple(hooks))
+
+    @classmethod
+    def own_code_hooks(cls) -> tuple[str, ...]:
+        """The imperative hooks this class overrides with its own code (``overridden_hooks`` less those whose
+        defining class declares ``base_code = True``: an override that runs the base's code)."""
+        return _own_code(cls)
+
+    def view(self, num_workers: int | None = None) -> ServerView:
+        """The rule's declarative server step for ``num_workers`` workers (``ServerView``): what every
+        engine reads. A step-size schedule must be resolved first (``at_round(t)``): its ``step_size`` is
+        then a number (otherwise ``UnsupportedRule``, from the schedule)."""
+        cls = type(self)
+        return ServerView(
+            rule=self,
+            num_workers=num_workers,
+            gamma=float(self.step_size),
+            memory=bool(self.keeps_memory),
+            warm_start=bool(self.warm_start),
+            client_weights=None if num_workers is None else self.worker_weights(num_workers),
+            step_sequence=self.local_step_sequence,
+            optimizer=self.server_optimizer,
+            overridden=_overridden(cls, IMPERATIVE_HOOKS),
+            own_code=_own_code(cls),
+        )
+
+    def check_m(self, m: int) -> None:
+        """ValueError when the rule cannot run with ``m`` arrivals per round (FedBuff: its buffer size);
+        every engine calls it with the behaviour's m. Default: any m."""
 
     # ------------------------------------------------------------------ declarative hooks (every backend)
     @property
@@ -295,6 +440,20 @@ class ServerRule:
         state.memory[np.arange(U.shape[0])[:, None], workers] = U
         return state
 
+    def combine(
+        self, state: ServerState, G: np.ndarray, w: np.ndarray | None, workers: np.ndarray, scale: float
+    ) -> tuple[np.ndarray, ServerState]:
+        """(s_t, the new state): ``scale`` · Σ_i w_i G_i over the arrivals (G (R, m, d), w (R, m) or None:
+        1), or over the memory slots after ``update_memory`` (s_i ← w_i G_i) for a memory rule; ``scale`` is
+        γ / n(m, M) (``ServerView.scale``). ``state`` is donated."""
+        if self.keeps_memory:
+            state = self.update_memory(state, workers, G if w is None else G * w[..., None])
+            s = _sum_arrivals(state.memory, None)
+        else:
+            s = _sum_arrivals(G, w)
+        s *= scale
+        return s, state
+
     def aggregate(
         self,
         state: ServerState,
@@ -307,21 +466,8 @@ class ServerRule:
     ) -> tuple[np.ndarray, ServerState]:
         """One server step: x (R, d), G (R, m, d) the arrivals' (compressed) updates,
         ``workers``/``K``/``delays`` (R, m). Returns (x_{t+1}, the new state); ``state`` is donated (the
-        caller reads only the returned one)."""
-        w = self.arrival_weights(K, delays)
-        pw = self.worker_weights(num_workers)
-        if pw is not None:
-            w = pw[workers] if w is None else w * pw[workers]
-        factor = self.step_size / self.normalizer(G.shape[1], num_workers)
-        if self.keeps_memory:
-            state = self.update_memory(state, workers, G if w is None else G * w[..., None])
-            s = _sum_arrivals(state.memory, None)
-        else:
-            s = _sum_arrivals(G, w)
-        s *= factor
-        if self.server_optimizer is not None:  # after the base aggregate: its weights are never dropped
-            s, state = self.server_optimizer.update(state, s, float(self.eta))
-        return x - s, state
+        caller reads only the returned one). The step is the rule's view's (``ServerView.step``)."""
+        return self.view(num_workers).step(state, x, G, workers, K, delays)
 
 
 class WorkerRule:
