@@ -170,7 +170,7 @@ def skeleton(
     if not isinstance(schedule, Schedule):
         raise ValueError(f"schedule must be an afltheory Schedule, got {type(schedule).__name__}")
     M = schedule.num_workers
-    scheduled = bool(getattr(algorithm, "scheduled", False))
+    scheduled = algorithm.scheduled
     if scheduled and eta_L_schedule is not None:
         raise ValueError(
             f"algorithm={algorithm!r} already has a step-size schedule; eta_L_schedule must be None"
