@@ -47,7 +47,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._introspect import defining_class, overrides
+from .._introspect import defining_class
 from .._state import ArrayState
 from .._validation import check_component, check_positive
 from ..compression.channel import check_compressor
@@ -67,8 +67,6 @@ __all__ = [
     "UnsupportedRule",
     "WorkerRule",
     "WorkerState",
-    "defining_class",
-    "overrides",
 ]
 
 
@@ -511,14 +509,27 @@ class WorkerRule:
         """μ when the correction is exactly μ (y − y_0) and the rule keeps no state; None otherwise."""
         return None
 
+    @classmethod
+    def declares_affine(cls) -> bool:
+        """True when a class below ``WorkerRule`` defines ``prox_weight`` and no subclass of it changed
+        ``correction``/``finish``/``init``: the class's correction is the μ (y − y_0) its ``prox_weight``
+        states (the one place a worker rule's code is introspected)."""
+        return _declares_affine(cls)
+
     def affine_prox_weight(self) -> float | None:
-        """``prox_weight`` if no subclass changed ``correction``/``finish``/``init`` below the class that
-        defines it (what the exact engine and the collapsed sampler may rely on), else None."""
-        base = defining_class(type(self), "prox_weight")
-        if base is None or self.prox_weight is None:
+        """``prox_weight`` if the class ``declares_affine`` (what the exact engine and the collapsed sampler
+        may rely on), else None."""
+        if not type(self).declares_affine() or self.prox_weight is None:
             return None
-        for hook in ("correction", "finish", "init"):
-            d = defining_class(type(self), hook)
-            if d is not base and d is not WorkerRule and issubclass(d, base):
-                return None
         return float(self.prox_weight)
+
+
+@functools.cache
+def _declares_affine(cls: type) -> bool:
+    base = defining_class(cls, "prox_weight")
+    if base is None or base is WorkerRule:
+        return False
+    return not any(
+        (d := defining_class(cls, h)) is not base and d is not WorkerRule and issubclass(d, base)
+        for h in ("correction", "finish", "init")
+    )
