@@ -285,9 +285,20 @@ class ServerRule:
     def view(self, num_workers: int | None = None) -> ServerView:
         """The rule's declarative server step for ``num_workers`` workers (``ServerView``): what every
         engine reads. A step-size schedule must be resolved first (``at_round(t)``): its ``step_size`` is
-        then a number (otherwise ``UnsupportedRule``, from the schedule)."""
+        then a number (otherwise ``UnsupportedRule``, from the schedule). Kept on the rule for the next call
+        (``simulate`` reads it every round): a copy of the rule, or one given another optimizer or local-step
+        sequence, builds its own."""
+        memo = getattr(self, "__dict__", {}).get("_server_view")
+        if (
+            memo is not None
+            and memo.rule is self
+            and memo.num_workers == num_workers
+            and memo.optimizer is self.server_optimizer
+            and memo.step_sequence is self.local_step_sequence
+        ):
+            return memo
         cls = type(self)
-        return ServerView(
+        view = ServerView(
             rule=self,
             num_workers=num_workers,
             gamma=float(self.step_size),
@@ -299,6 +310,9 @@ class ServerRule:
             overridden=_overridden(cls, IMPERATIVE_HOOKS),
             own_code=_own_code(cls),
         )
+        if hasattr(self, "__dict__"):
+            self.__dict__["_server_view"] = view
+        return view
 
     def check_m(self, m: int) -> None:
         """ValueError when the rule cannot run with ``m`` arrivals per round (FedBuff: its buffer size);
