@@ -18,23 +18,29 @@ step by step, 27–53 % on its collapsed path and 13–164 % for SCAFFOLD (``pyt
 --state``, copy/donate time ratios in one run, 2026-11-26). Outside an update, the holder of the current
 state reaches into it only through ``arrays()`` (the engine zeroes a diverged replicate's rows there).
 
-Server step (all rules) [Yang et al. 2022, Alg. 2–3, with the proofs' step x − η η_L G]::
+Server step (all rules) [Yang et al. 2022, Alg. 2–3, with the proofs' step x − η η_L G], composed ONCE in
+``ServerRule.view(M)`` (a ``ServerView``, the small frozen value every engine reads: ``aggregate``, simulate's
+collapsed path, the exact engine's ``ExactRule``, the fast evaluator's ``RuleView``, the PEP skeleton)::
 
-    w_i   = local_steps_weight(K_i) · staleness_weight(τ_i)          (None = 1)
-    AFA-CD-like (keeps_memory False):  x_{t+1} = x_t − γ / normalizer(m, M) · Σ_{i∈M_t} w_i G_i
-    AFA-CS-like (keeps_memory True):   s_i ← w_i G_i for i ∈ M_t;  x_{t+1} = x_t − γ / normalizer(m, M) ·
-    Σ_{i∈[M]} s_i
+    w_i   = local_steps_weight(K_i) · staleness_weight(τ_i) · M p_i      (None = 1; p: client ``weights``)
+    AFA-CD-like (keeps_memory False):  s_t = γ / normalizer(m, M) · Σ_{i∈M_t} w_i G_i
+    AFA-CS-like (keeps_memory True):   s_i ← w_i G_i for i ∈ M_t;  s_t = γ / normalizer(m, M) · Σ_{i∈[M]} s_i
+    x_{t+1} = x_t − s_t,  or x_t − optimizer(s_t) with a server optimizer (``server_opt``: after s_t)
 
 with γ = ``step_size`` (η η_L). Memory rules warm-start their slots with every worker's update at x_0
 (``warm_start``; the engine supplies those updates through ``init(..., initial_updates=...)``).
 
-Hooks a subclass may override (a mutant, a new rule): the declarative ones — ``step_size``,
-``local_steps_weight``, ``staleness_weight``, ``normalizer``, ``keeps_memory``, ``warm_start``,
-``fixed_local_steps`` — are honoured by every backend. The imperative ones — ``aggregate``, ``update_memory``,
-``init`` — are honoured by ``simulate`` (and the torch backend, which calls them); the exact engine cannot
-represent arbitrary code and refuses a rule that overrides them with ``UnsupportedRule`` (a ``TypeError``; it
-never reads such a rule as its base class), and so does the PEP skeleton (``afltheory.pep``). A new stateless
-rule is one class overriding the weights (see ``FedAvg``).
+Hooks a subclass may override (a mutant, a new rule), all declared here: the declarative ones —
+``step_size``, ``local_steps_weight``, ``staleness_weight``, ``worker_weights``, ``normalizer``,
+``keeps_memory``, ``warm_start``, ``fixed_local_steps``, ``local_step_sizes``, ``at_round`` — are honoured
+by every backend; ``check_m`` (refuse an m) and ``prepare`` (the problem the workers see) are called by every
+engine. The imperative ones (``IMPERATIVE_HOOKS``: ``aggregate``, ``combine`` — the sum and its memory —,
+``update_memory``, ``init``, ``arrival_weights``) are honoured by ``simulate`` (and the torch backend, which
+calls them); the exact engine cannot represent arbitrary code and refuses a rule that overrides them with
+``UnsupportedRule`` (a ``TypeError``; it never reads such a rule as its base class), and so do the PEP
+skeleton (``afltheory.pep``) and the fast evaluator. Whether a class overrides a hook is read in one place,
+``ServerRule.overridden_hooks`` (``WorkerRule.declares_affine`` for a worker rule). A new stateless rule is
+one class overriding the weights (see ``FedAvg``).
 """
 
 from __future__ import annotations
