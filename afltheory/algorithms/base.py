@@ -205,23 +205,6 @@ class ServerView:
             w = pw[workers] if w is None else w * pw[workers]
         return w
 
-    def step(
-        self,
-        state: ServerState,
-        x: np.ndarray,
-        G: np.ndarray,
-        workers: np.ndarray,
-        K: np.ndarray,
-        tau: np.ndarray,
-    ) -> tuple[np.ndarray, ServerState]:
-        """(x_{t+1}, the new state): the composition above, the memory through the rule's ``combine``
-        (``state`` is donated)."""
-        w = self.arrival_weights(K, tau, workers)
-        s, state = self.rule.combine(state, G, w, workers, self.scale(G.shape[1]))
-        if self.optimizer is not None:  # after the base aggregate: its weights are never dropped
-            s, state = self.optimizer.update(state, s, float(self.rule.eta))
-        return x - s, state
-
 
 def _table(w: Any, shape: tuple[int, ...]) -> np.ndarray:
     return np.ones(shape) if w is None else np.broadcast_to(np.asarray(w, dtype=float), shape)
@@ -484,8 +467,13 @@ class ServerRule:
     ) -> tuple[np.ndarray, ServerState]:
         """One server step: x (R, d), G (R, m, d) the arrivals' (compressed) updates,
         ``workers``/``K``/``delays`` (R, m). Returns (x_{t+1}, the new state); ``state`` is donated (the
-        caller reads only the returned one). The step is the rule's view's (``ServerView.step``)."""
-        return self.view(num_workers).step(state, x, G, workers, K, delays)
+        caller reads only the returned one). The step is the rule's view's: its weights and scale, the sum
+        (and memory) through ``combine``, then the server optimizer."""
+        v = self.view(num_workers)
+        s, state = self.combine(state, G, v.arrival_weights(K, delays, workers), workers, v.scale(G.shape[1]))
+        if v.optimizer is not None:  # after the base aggregate: its weights are never dropped
+            s, state = v.optimizer.update(state, s, float(self.eta))
+        return x - s, state
 
 
 class WorkerRule:
