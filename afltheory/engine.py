@@ -27,7 +27,6 @@ from numpy.typing import ArrayLike
 
 from . import _faults, _progress, _rng
 from ._buffers import BufferPool
-from ._introspect import defining_class, overrides
 from ._numerics import DivergenceRule
 from ._validation import check_alloc, check_array, check_int, check_positive
 from .algorithms.local import local_view
@@ -730,24 +729,21 @@ def _virtual_reason(collapse, per_worker, drifting, steps) -> str | None:
 
 def _arrivals_reason(algorithm, channel, sched, num_workers) -> str | None:
     """Why a round's collapsed updates cannot be summed into one noise draw (None: they can, exactly in law):
-    the server step must be the base rule's x − γ/normalizer · Σ_i w_i G_i (``ServerRule.aggregate`` not
-    overridden, or overridden by a class declaring ``base_code = True``: the mutation controls), on
+    the server step must be the base rule's x − γ/normalizer · Σ_i w_i G_i (``aggregate``/``combine`` not
+    overridden, or overridden by a class declaring ``base_code = True``: ``ServerRule.own_code_hooks``), on
     uncompressed updates, and a memory rule must overwrite every slot every round (all M workers arrive each
     round: its memory sum is then that round's sum)."""
     from .algorithms.base import ServerRule
 
-    def own_code(hook):  # overridden, and the override does not declare it runs the base's code
-        owner = defining_class(type(algorithm), hook)
-        return overrides(algorithm, hook, ServerRule) and not owner.__dict__.get("base_code", False)
-
-    if not isinstance(algorithm, ServerRule) or own_code("aggregate"):
-        return "the server rule overrides aggregate"
+    own = algorithm.own_code_hooks() if isinstance(algorithm, ServerRule) else ("aggregate",)
+    if "aggregate" in own or "combine" in own:
+        return "the server rule overrides aggregate or combine"
     if algorithm.server_optimizer is not None and not algorithm.server_optimizer.identity:
         return "the server rule has a server optimizer (its step is not the weighted sum's)"
     if channel.comp is not None:
         return "the updates are compressed"
     if algorithm.keeps_memory:
-        full = sched.m == num_workers and not own_code("update_memory")
+        full = sched.m == num_workers and "update_memory" not in own
         if not (
             full
             and np.array_equal(
@@ -1009,6 +1005,7 @@ def _run_rounds(run: _Run, progress: bool = False) -> None:
     xsum = np.zeros((R, d))  # Σ_{t<T} x_t: the averaged iterate x̄_T
     scheduled = getattr(algorithm, "scheduled", False)
     per_step_E = _per_step_E(algorithm, steps, init_steps)  # E when η_L decays per local step, else None
+    view = algorithm.view(M) if arrivals and not scheduled else None  # a scheduled rule's: round by round
     div_round = np.full(R, -1, dtype=np.int64)
     check_region = problem.constants.radius is not None
     left = np.full(R, -1, dtype=np.int64)
@@ -1070,11 +1067,8 @@ def _run_rounds(run: _Run, progress: bool = False) -> None:
             if (
                 arrivals
             ):  # the noise of the updates G left out, as one draw (_CollapsedRunner.add_arrival_noise)
-                w = rule.arrival_weights(K, tau)
-                pw = rule.worker_weights(M)
-                if pw is not None:
-                    w = pw[W] if w is None else w * pw[W]
-                runner.add_arrival_noise(x, rule.step_size / rule.normalizer(W.shape[1], M), w, W, K, t + 1)
+                v = view or rule.view(M)  # the rule's server step: the one its aggregate composes
+                runner.add_arrival_noise(x, v.scale(W.shape[1]), v.arrival_weights(K, tau, W), W, K, t + 1)
             record(t + 1, x)
             now = diverging(t + 1, x)
             if now.any():

@@ -3,13 +3,13 @@ candidates: the adversary's evaluator.
 
 No update is defined here. Each candidate's rule is read through ``afltheory.exact.local.server_rule`` — the
 declarative view the exact engine ``afltheory.exact.moments`` reads (after ``afltheory._faults.substitute``,
-as there, so the catalogue's rule mutants reach the search): step size γ, normalizer n(m, M), per-arrival
-weights w_K(K) w_τ(τ), memory slots, warm start, fixed local steps, per-worker local step sizes, the worker's
-proximal weight μ, client weights M·p_i (stateless rules). The K-step local maps are
-``afltheory.exact.local.local_maps`` in batched form. A rule the view cannot represent is refused with
-``UnsupportedRule`` (never read as its base): an overridden imperative hook (``aggregate``, ``update_memory``,
-``init``, ``arrival_weights``), a worker that is not affine, weighted memory slots (``server_rule`` refuses
-those), a compressor, or a rule whose ``prepare`` changes the problem (mini-batches). A step-size schedule
+as there, so the catalogue's rule mutants reach the search), i.e. the rule's ``ServerRule.view``: step size
+γ, normalizer n(m, M), per-arrival weights w_K(K) w_τ(τ), memory slots, warm start, fixed local steps,
+per-worker local step sizes, client weights M·p_i (stateless rules), and the worker's proximal weight μ. The
+K-step local maps are ``afltheory.exact.local.local_maps`` in batched form. A rule the view cannot represent
+is refused with ``UnsupportedRule`` (never read as its base): an overridden imperative hook
+(``IMPERATIVE_HOOKS``), a worker that is not affine, weighted memory slots (``server_rule`` refuses those), a
+compressor, or a rule whose ``prepare`` changes the problem (mini-batches). A step-size schedule
 is read as the exact engine reads it: round t runs ``rule.at_round(t)`` (the warm start round 0's rule).
 
 The recursion is the one of ``afltheory.exact.moments`` (see its module docstring), vectorized over a batch
@@ -81,11 +81,7 @@ class RuleView:
 _ROWS = ("scale", "mu", "eta_L", "w_K", "w_tau", "w_worker")
 
 
-def _table(fn, values: np.ndarray, what: str, rule: object) -> np.ndarray:
-    w = fn(values)
-    if w is None:
-        return np.ones(values.shape)
-    w = np.broadcast_to(np.asarray(w, dtype=float), values.shape)
+def _finite(w: np.ndarray, what: str, rule: object) -> np.ndarray:
     if not np.all(np.isfinite(w)):
         raise ValueError(f"{what} of {rule!r} returned a non-finite weight: {w.tolist()}")
     return w
@@ -114,30 +110,28 @@ def rule_view(
                     f"algorithm={r!r} has a step-size schedule: pass round t's rule "
                     f"(algorithm.at_round(t)); grad_norm_sq does so per round"
                 )
-            v = server_rule(r, num_workers)  # TypeError / UnsupportedRule, as in the exact engine
+            ev = server_rule(r, num_workers)  # TypeError / UnsupportedRule, as in the exact engine
+            v = ev.view  # the rule's declarative server step (ServerRule.view), the one every engine reads
             if getattr(r, "compressor", None) is not None:
                 raise UnsupportedRule(
                     f"algorithm={r!r}: the adversary's evaluator does not represent "
                     f"compressors (compressor={r.compressor!r}); use afltheory.exact.moments"
                 )
-            if getattr(r, "batch", None) is not None and hasattr(r, "prepare"):
+            if getattr(r, "batch", None) is not None and r.prepare is not None:
                 raise UnsupportedRule(
                     f"algorithm={r!r} changes the problem (prepare with batch={r.batch!r}); "
                     "the adversary's evaluator takes the problem's arrays as they are"
                 )
-            if hasattr(r, "check_m"):
-                r.check_m(m)
-            Ks_fixed = v.local_for(num_workers).steps  # the rule's local view: fixed K_i or None
+            r.check_m(m)
+            Ks_fixed = v.local.steps  # the rule's local view: fixed K_i or None
             fixed = None if Ks_fixed is None else tuple(Ks_fixed.tolist())
             row = (
-                float(v.gamma) / v.normalizer(m, num_workers),
-                v.mu,
-                v.local_steps_for(num_workers),
-                _table(r.local_steps_weight, Ks, "local_steps_weight", r),
-                _table(r.staleness_weight, taus, "staleness_weight", r),
-                np.ones(num_workers)
-                if getattr(v, "worker_weights", None) is None
-                else np.asarray(v.worker_weights, dtype=float),
+                v.scale(m),
+                ev.mu,
+                ev.local_steps_for(num_workers),
+                _finite(v.k_weight(Ks), "local_steps_weight", r),
+                _finite(v.tau_weight(taus), "staleness_weight", r),
+                np.ones(num_workers) if v.client_weights is None else v.client_weights,
             )
             seen[id(rule)] = (row, (v.memory, v.warm_start, fixed))
         row, kind = seen[id(rule)]

@@ -18,53 +18,61 @@ step by step, 27–53 % on its collapsed path and 13–164 % for SCAFFOLD (``pyt
 --state``, copy/donate time ratios in one run, 2026-11-26). Outside an update, the holder of the current
 state reaches into it only through ``arrays()`` (the engine zeroes a diverged replicate's rows there).
 
-Server step (all rules) [Yang et al. 2022, Alg. 2–3, with the proofs' step x − η η_L G]::
+Server step (all rules) [Yang et al. 2022, Alg. 2–3, with the proofs' step x − η η_L G], composed ONCE in
+``ServerRule.view(M)`` (a ``ServerView``, the small frozen value every engine reads: ``aggregate``, simulate's
+collapsed path, the exact engine's ``ExactRule``, the fast evaluator's ``RuleView``, the PEP skeleton)::
 
-    w_i   = local_steps_weight(K_i) · staleness_weight(τ_i)          (None = 1)
-    AFA-CD-like (keeps_memory False):  x_{t+1} = x_t − γ / normalizer(m, M) · Σ_{i∈M_t} w_i G_i
-    AFA-CS-like (keeps_memory True):   s_i ← w_i G_i for i ∈ M_t;  x_{t+1} = x_t − γ / normalizer(m, M) ·
-    Σ_{i∈[M]} s_i
+    w_i   = local_steps_weight(K_i) · staleness_weight(τ_i) · M p_i      (None = 1; p: client ``weights``)
+    AFA-CD-like (keeps_memory False):  s_t = γ / normalizer(m, M) · Σ_{i∈M_t} w_i G_i
+    AFA-CS-like (keeps_memory True):   s_i ← w_i G_i for i ∈ M_t;  s_t = γ / normalizer(m, M) · Σ_{i∈[M]} s_i
+    x_{t+1} = x_t − s_t,  or x_t − optimizer(s_t) with a server optimizer (``server_opt``: after s_t)
 
 with γ = ``step_size`` (η η_L). Memory rules warm-start their slots with every worker's update at x_0
 (``warm_start``; the engine supplies those updates through ``init(..., initial_updates=...)``).
 
-Hooks a subclass may override (a mutant, a new rule): the declarative ones — ``step_size``,
-``local_steps_weight``, ``staleness_weight``, ``normalizer``, ``keeps_memory``, ``warm_start``,
-``fixed_local_steps`` — are honoured by every backend. The imperative ones — ``aggregate``, ``update_memory``,
-``init`` — are honoured by ``simulate`` (and the torch backend, which calls them); the exact engine cannot
-represent arbitrary code and refuses a rule that overrides them with ``UnsupportedRule`` (a ``TypeError``; it
-never reads such a rule as its base class), and so does the PEP skeleton (``afltheory.pep``). A new stateless
-rule is one class overriding the weights (see ``FedAvg``).
+Hooks a subclass may override (a mutant, a new rule), all declared here: the declarative ones —
+``step_size``, ``local_steps_weight``, ``staleness_weight``, ``worker_weights``, ``normalizer``,
+``keeps_memory``, ``warm_start``, ``fixed_local_steps``, ``local_step_sizes``, ``at_round`` — are honoured
+by every backend; ``check_m`` (refuse an m) and ``prepare`` (the problem the workers see) are called by every
+engine. The imperative ones (``IMPERATIVE_HOOKS``: ``aggregate``, ``combine`` — the sum and its memory —,
+``update_memory``, ``init``, ``arrival_weights``) are honoured by ``simulate`` (and the torch backend, which
+calls them); the exact engine cannot represent arbitrary code and refuses a rule that overrides them with
+``UnsupportedRule`` (a ``TypeError``; it never reads such a rule as its base class), and so do the PEP
+skeleton (``afltheory.pep``) and the fast evaluator. Whether a class overrides a hook is read in one place,
+``ServerRule.overridden_hooks`` (``WorkerRule.declares_affine`` for a worker rule). A new stateless rule is
+one class overriding the weights (see ``FedAvg``).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
 
-from .._introspect import defining_class, overrides
+from .._introspect import defining_class
 from .._state import ArrayState
 from .._validation import check_component, check_positive
 from ..compression.channel import check_compressor
+from .errors import UnsupportedRule
 from .local import LocalView, local_view
 from .schedules import StepSize, as_step_size
 
 __all__ = [
+    "IMPERATIVE_HOOKS",
     "check_weights",
     "MemoryState",
     "NoState",
     "RuleState",
     "ServerRule",
     "ServerState",
+    "ServerView",
     "UnsupportedRule",
     "WorkerRule",
     "WorkerState",
-    "defining_class",
-    "overrides",
 ]
 
 
@@ -76,12 +84,6 @@ def check_weights(weights: Any) -> tuple[float, ...]:
             f"weights={weights!r} must be a probability vector (one entry >= 0 per worker, summing to 1)"
         )
     return tuple(float(v) for v in p)
-
-
-class UnsupportedRule(TypeError):
-    """A backend cannot represent this rule (e.g. the exact engine or the PEP skeleton given a rule that
-    overrides imperative code): it refuses it rather than read it as its base class. Use ``simulate``.
-    The mutation analysis records a check refused this way as "refused" (no verdict), not as a kill."""
 
 
 @dataclass(frozen=True)
@@ -123,6 +125,91 @@ def _sum_arrivals(G: np.ndarray, weights: np.ndarray | None) -> np.ndarray:
     return np.einsum("rn,rnd->rd", np.asarray(weights, dtype=float), G)
 
 
+#: The imperative hooks of ``ServerRule``: code the declarative view cannot state. ``simulate`` and the torch
+#: backend run them; the exact engine, the PEP skeleton and the fast evaluator refuse a rule whose class
+#: overrides one (``ServerRule.overridden_hooks``, ``ServerView.overridden``) rather than read it as its base.
+IMPERATIVE_HOOKS: tuple[str, ...] = ("aggregate", "update_memory", "init", "arrival_weights", "combine")
+
+
+@functools.cache
+def _overridden(cls: type, hooks: tuple[str, ...]) -> tuple[str, ...]:
+    """The hooks of ``hooks`` that ``cls`` defines below ``ServerRule`` (cached per class)."""
+    return tuple(h for h in hooks if defining_class(cls, h) is not defining_class(ServerRule, h))
+
+
+@functools.cache
+def _own_code(cls: type) -> tuple[str, ...]:
+    """The imperative hooks ``cls`` overrides with its own code: an override whose defining class declares
+    ``base_code = True`` runs the base's code (the mutation analysis's equivalent controls)."""
+    return tuple(
+        h for h in _overridden(cls, IMPERATIVE_HOOKS) if not defining_class(cls, h).__dict__.get("base_code")
+    )
+
+
+@dataclass(frozen=True, eq=False)
+class ServerView:
+    """The declarative server step of one server rule for ``num_workers`` workers (``ServerRule.view``),
+    computed once and read by every engine (``ServerRule.aggregate``, ``simulate``'s collapsed path, the
+    exact engine's ``ExactRule``, the fast evaluator's ``RuleView``, the PEP skeleton)::
+
+        w_i     = w_K(K_i) · w_τ(τ_i) · M p_i                   (``arrival_weights``; None = 1)
+        s_t     = γ / n(m, M) · Σ_i w_i G_i                      (``scale``; over the m arrivals, or over the
+                                                                  M slots s_i ← w_i G_i when ``memory``)
+        x_{t+1} = x_t − s_t, or x_t − optimizer(s_t)             (``optimizer``: ``server_opt``, after s_t)
+
+    ``gamma`` = the rule's ``step_size`` (η η_L); ``client_weights`` (M,) = M p_i, None when uniform (or
+    ``num_workers`` is None); ``step_sequence``: round t's E local step sizes when η_L decays per local step;
+    ``overridden``: the ``IMPERATIVE_HOOKS`` the rule's class overrides (empty: this view IS the rule's
+    step; the exact engine, PEP and the fast evaluator refuse the rule otherwise); ``own_code``: those of
+    them not declared ``base_code`` (``simulate`` may then still sum the arrivals' noise in one draw)."""
+
+    rule: Any = field(repr=False)
+    num_workers: int | None
+    gamma: float
+    memory: bool
+    warm_start: bool
+    client_weights: np.ndarray | None
+    step_sequence: tuple[float, ...] | None
+    optimizer: Any
+    overridden: tuple[str, ...]
+    own_code: tuple[str, ...]
+
+    @functools.cached_property
+    def local(self) -> LocalView | None:
+        """The rule's per-worker local computation (``ServerRule.local_view``), None without
+        ``num_workers``."""
+        return None if self.num_workers is None else self.rule.local_view(self.num_workers)
+
+    def normalizer(self, m: int) -> int | float:
+        """n(m, M), the count the sum is divided by (the rule's ``normalizer`` hook)."""
+        return self.rule.normalizer(m, self.num_workers)
+
+    def scale(self, m: int) -> float:
+        """γ / n(m, M): the factor of the (weighted) sum of the updates."""
+        return self.gamma / self.rule.normalizer(m, self.num_workers)
+
+    def k_weight(self, K: Any) -> np.ndarray:
+        """w_K(K) as floats of K's shape (ones when the rule has no K weight)."""
+        return _table(self.rule.local_steps_weight(np.asarray(K)), np.shape(K))
+
+    def tau_weight(self, tau: Any) -> np.ndarray:
+        """w_τ(τ) as floats of τ's shape (ones when the rule has no staleness weight)."""
+        return _table(self.rule.staleness_weight(np.asarray(tau)), np.shape(tau))
+
+    def arrival_weights(self, K: np.ndarray, tau: np.ndarray, workers: np.ndarray) -> np.ndarray | None:
+        """w_i = w(K_i, τ_i) · M p_i per arrival (the rule's ``arrival_weights`` times the client weights of
+        ``workers``); None when every factor is 1."""
+        w = self.rule.arrival_weights(K, tau)
+        pw = self.client_weights
+        if pw is not None:
+            w = pw[workers] if w is None else w * pw[workers]
+        return w
+
+
+def _table(w: Any, shape: tuple[int, ...]) -> np.ndarray:
+    return np.ones(shape) if w is None else np.broadcast_to(np.asarray(w, dtype=float), shape)
+
+
 class ServerRule:
     """Base of the server rules (see the module docstring for the step and the hooks). Subclasses are frozen
     dataclasses with at least ``eta``, ``eta_L``, ``worker`` and ``compressor`` fields."""
@@ -141,6 +228,11 @@ class ServerRule:
     #: round t's E local step sizes when ``eta_L`` decays per local step (``schedules``, per="step"): set on
     #: the rule ``at_round(t, local_steps=E)`` returns, whose ``eta_L`` is their mean; None: η_L every step
     local_step_sequence: ClassVar[tuple[float, ...] | None] = None
+    #: ``prepare(problem) -> problem``, the problem the workers see (DynamicFedAvg: its agents' mini-batches),
+    #: for a rule that changes it; None (the declared default): the problem as given. Every engine applies it
+    #: (``simulate``, the exact engine, the torch backend); the fast evaluator and the diagonal exact path
+    #: refuse or skip a rule that defines it.
+    prepare: ClassVar[Callable[[Any], Any] | None] = None
 
     def __post_init__(self) -> None:
         for name in ("eta", "eta_L"):  # a number (validated > 0) or a step-size schedule (schedules.py)
@@ -165,6 +257,55 @@ class ServerRule:
                 "an afltheory.algorithms WorkerRule (SGD(), FedProx(mu), SCAFFOLD(), …)",
             )
         check_compressor(getattr(self, "compressor", None))
+
+    # ------------------------------------------------------------------ the one view of the server step
+    @classmethod
+    def overridden_hooks(cls, hooks: tuple[str, ...] = IMPERATIVE_HOOKS) -> tuple[str, ...]:
+        """The hooks of ``hooks`` (default: ``IMPERATIVE_HOOKS``) this class defines below ``ServerRule``:
+        the one place a server rule's code is introspected (the engines read ``ServerView.overridden``)."""
+        return _overridden(cls, tuple(hooks))
+
+    @classmethod
+    def own_code_hooks(cls) -> tuple[str, ...]:
+        """The imperative hooks this class overrides with its own code (``overridden_hooks`` less those whose
+        defining class declares ``base_code = True``: an override that runs the base's code)."""
+        return _own_code(cls)
+
+    def view(self, num_workers: int | None = None) -> ServerView:
+        """The rule's declarative server step for ``num_workers`` workers (``ServerView``): what every
+        engine reads. A step-size schedule must be resolved first (``at_round(t)``): its ``step_size`` is
+        then a number (otherwise ``UnsupportedRule``, from the schedule). Kept on the rule for the next call
+        (``simulate`` reads it every round): a copy of the rule, or one given another optimizer or local-step
+        sequence, builds its own."""
+        memo = getattr(self, "__dict__", {}).get("_server_view")
+        if (
+            memo is not None
+            and memo.rule is self
+            and memo.num_workers == num_workers
+            and memo.optimizer is self.server_optimizer
+            and memo.step_sequence is self.local_step_sequence
+        ):
+            return memo
+        cls = type(self)
+        view = ServerView(
+            rule=self,
+            num_workers=num_workers,
+            gamma=float(self.step_size),
+            memory=bool(self.keeps_memory),
+            warm_start=bool(self.warm_start),
+            client_weights=None if num_workers is None else self.worker_weights(num_workers),
+            step_sequence=self.local_step_sequence,
+            optimizer=self.server_optimizer,
+            overridden=_overridden(cls, IMPERATIVE_HOOKS),
+            own_code=_own_code(cls),
+        )
+        if hasattr(self, "__dict__"):
+            self.__dict__["_server_view"] = view
+        return view
+
+    def check_m(self, m: int) -> None:
+        """ValueError when the rule cannot run with ``m`` arrivals per round (FedBuff: its buffer size);
+        every engine calls it with the behaviour's m. Default: any m."""
 
     # ------------------------------------------------------------------ declarative hooks (every backend)
     @property
@@ -300,6 +441,20 @@ class ServerRule:
         state.memory[np.arange(U.shape[0])[:, None], workers] = U
         return state
 
+    def combine(
+        self, state: ServerState, G: np.ndarray, w: np.ndarray | None, workers: np.ndarray, scale: float
+    ) -> tuple[np.ndarray, ServerState]:
+        """(s_t, the new state): ``scale`` · Σ_i w_i G_i over the arrivals (G (R, m, d), w (R, m) or None:
+        1), or over the memory slots after ``update_memory`` (s_i ← w_i G_i) for a memory rule; ``scale`` is
+        γ / n(m, M) (``ServerView.scale``). ``state`` is donated."""
+        if self.keeps_memory:
+            state = self.update_memory(state, workers, G if w is None else G * w[..., None])
+            s = _sum_arrivals(state.memory, None)
+        else:
+            s = _sum_arrivals(G, w)
+        s *= scale
+        return s, state
+
     def aggregate(
         self,
         state: ServerState,
@@ -312,20 +467,12 @@ class ServerRule:
     ) -> tuple[np.ndarray, ServerState]:
         """One server step: x (R, d), G (R, m, d) the arrivals' (compressed) updates,
         ``workers``/``K``/``delays`` (R, m). Returns (x_{t+1}, the new state); ``state`` is donated (the
-        caller reads only the returned one)."""
-        w = self.arrival_weights(K, delays)
-        pw = self.worker_weights(num_workers)
-        if pw is not None:
-            w = pw[workers] if w is None else w * pw[workers]
-        factor = self.step_size / self.normalizer(G.shape[1], num_workers)
-        if self.keeps_memory:
-            state = self.update_memory(state, workers, G if w is None else G * w[..., None])
-            s = _sum_arrivals(state.memory, None)
-        else:
-            s = _sum_arrivals(G, w)
-        s *= factor
-        if self.server_optimizer is not None:  # after the base aggregate: its weights are never dropped
-            s, state = self.server_optimizer.update(state, s, float(self.eta))
+        caller reads only the returned one). The step is the rule's view's: its weights and scale, the sum
+        (and memory) through ``combine``, then the server optimizer."""
+        v = self.view(num_workers)
+        s, state = self.combine(state, G, v.arrival_weights(K, delays, workers), workers, v.scale(G.shape[1]))
+        if v.optimizer is not None:  # after the base aggregate: its weights are never dropped
+            s, state = v.optimizer.update(state, s, float(self.eta))
         return x - s, state
 
 
@@ -370,14 +517,27 @@ class WorkerRule:
         """μ when the correction is exactly μ (y − y_0) and the rule keeps no state; None otherwise."""
         return None
 
+    @classmethod
+    def declares_affine(cls) -> bool:
+        """True when a class below ``WorkerRule`` defines ``prox_weight`` and no subclass of it changed
+        ``correction``/``finish``/``init``: the class's correction is the μ (y − y_0) its ``prox_weight``
+        states (the one place a worker rule's code is introspected)."""
+        return _declares_affine(cls)
+
     def affine_prox_weight(self) -> float | None:
-        """``prox_weight`` if no subclass changed ``correction``/``finish``/``init`` below the class that
-        defines it (what the exact engine and the collapsed sampler may rely on), else None."""
-        base = defining_class(type(self), "prox_weight")
-        if base is None or self.prox_weight is None:
+        """``prox_weight`` if the class ``declares_affine`` (what the exact engine and the collapsed sampler
+        may rely on), else None."""
+        if not type(self).declares_affine() or self.prox_weight is None:
             return None
-        for hook in ("correction", "finish", "init"):
-            d = defining_class(type(self), hook)
-            if d is not base and d is not WorkerRule and issubclass(d, base):
-                return None
         return float(self.prox_weight)
+
+
+@functools.cache
+def _declares_affine(cls: type) -> bool:
+    base = defining_class(cls, "prox_weight")
+    if base is None or base is WorkerRule:
+        return False
+    return not any(
+        (d := defining_class(cls, h)) is not base and d is not WorkerRule and issubclass(d, base)
+        for h in ("correction", "finish", "init")
+    )

@@ -23,7 +23,7 @@ import numpy as np
 
 from .base import ServerRule
 from .server import FedAvg
-from .workers import SCAFFOLD, SGD, ControlVariates
+from .workers import SCAFFOLD, SGD
 
 __all__ = ["FedNova", "SCAFFOLDServer"]
 
@@ -73,16 +73,8 @@ class SCAFFOLDStaleControl(SCAFFOLD):
     """Mutant of the SCAFFOLD worker: the control variates are never updated (c_i = c = 0 forever: the
     correction vanishes and SCAFFOLD runs as FedAvg)."""
 
-    def finish(
-        self,
-        state: ControlVariates,
-        y0: np.ndarray,
-        yK: np.ndarray,
-        K: np.ndarray,
-        eta_L: float,
-        rows: np.ndarray,
-        workers: np.ndarray,
-        num_workers: int,
-    ) -> ControlVariates:
-        """No update of c_i and c (stale control variates): the state is returned as it came."""
-        return state
+    def new_control(
+        self, c_i: np.ndarray, c: np.ndarray, y0: np.ndarray, yK: np.ndarray, steps: np.ndarray
+    ) -> np.ndarray:
+        """c_i⁺ = c_i: no update of the control variates (c's increment is then 0 as well)."""
+        return c_i

@@ -31,6 +31,7 @@ import numpy as np
 import sympy as sp
 
 from .._validation import check_int
+from .errors import UnsupportedRule
 
 __all__ = ["PER", "StepSize", "as_step_size", "s", "t"]
 
@@ -191,8 +192,6 @@ class StepSize:
 
     def __float__(self) -> float:
         if self._const is None:
-            from .base import UnsupportedRule
-
             raise UnsupportedRule(
                 f"{self.name} is a step-size schedule ({self}); this backend needs a constant "
                 f"step size — use ServerRule.at_round(t) or afltheory.simulate"

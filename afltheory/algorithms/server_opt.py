@@ -175,7 +175,7 @@ def with_server_optimizer(rule: Any, optimizer: ServerOptimizer) -> Any:
         )
     if not isinstance(rule, ServerRule):
         raise TypeError(f"rule={rule!r} must be an afltheory.algorithms ServerRule")
-    if type(rule).aggregate is not ServerRule.aggregate:
+    if rule.overridden_hooks(("aggregate",)):
         raise UnsupportedRule(
             f"server_optimizer: {type(rule).__name__} overrides aggregate, so a server optimizer cannot be "
             "applied after the base aggregate (state the rule through the base's hooks instead)"

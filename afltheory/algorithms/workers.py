@@ -84,10 +84,22 @@ class SCAFFOLD(WorkerRule):
         workers: np.ndarray,
         num_workers: int,
     ) -> ControlVariates:
-        """Option II update of c_i and c (written into the donated state's arrays, which are returned)."""
+        """Option II update of c_i (``new_control``) and c (its increment over ``control_count``), written
+        into the donated state's arrays, which are returned."""
         r2 = rows[:, None]
         old = state.c_i[r2, workers]
-        new = old - state.c[rows][:, None, :] + (y0 - yK) / (K[..., None] * eta_L)
+        new = self.new_control(old, state.c[rows][:, None, :], y0, yK, K[..., None] * eta_L)
         state.c_i[r2, workers] = new
-        state.c[rows] += (new - old).sum(axis=1) / num_workers
+        state.c[rows] += (new - old).sum(axis=1) / self.control_count(workers.shape[1], num_workers)
         return state
+
+    def new_control(
+        self, c_i: np.ndarray, c: np.ndarray, y0: np.ndarray, yK: np.ndarray, steps: np.ndarray
+    ) -> np.ndarray:
+        """c_i⁺ = c_i − c + (y_0 − y_K)/(K η_L) for the arrivals (``steps`` = K η_L)."""
+        return c_i - c + (y0 - yK) / steps
+
+    def control_count(self, arrivals: int, num_workers: int) -> int:
+        """The count the server control's increment Σ_{i∈M_t} (c_i⁺ − c_i) is divided by: M, the number of
+        workers (option II), whatever the number of ``arrivals``."""
+        return num_workers

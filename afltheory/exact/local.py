@@ -16,8 +16,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..algorithms.base import IMPERATIVE_HOOKS as _IMPERATIVE
 from ..algorithms.base import ServerRule as ServerRuleBase
-from ..algorithms.base import UnsupportedRule, WorkerRule, overrides
+from ..algorithms.base import ServerView, UnsupportedRule, WorkerRule
 from ..algorithms.local import LocalView
 from ..problems.base import LinearGaussianModel, Problem
 from .law import SIMULATE_HINT, ExactUnavailable
@@ -97,36 +98,71 @@ def local_maps_sequence(
     return {K: LocalMap(C=S @ H / K, c=-(S @ b_tilde) / K, Q=Q / K**2)}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class ExactRule:
-    """What the exact recursion needs of a server rule, read from its declarative hooks
-    (``afltheory.algorithms.ServerRule``): x_{t+1} = x_t − (γ/n) Σ w_K(K_i) w_τ(τ_i) G_i over the arrivals
-    (``memory`` False) or over the M memory slots s_i ← w G_i (``memory`` True), n = ``normalizer(m, M)``.
-    ``local``: the rule's per-worker local computation (``ServerRule.local_view(M)``: fixed K_i, per-worker
-    η_i), None when the view was built without the number of workers."""
+    """What the exact recursion needs of a server rule: its declarative view (``ServerRule.view``, the one
+    every engine reads) — x_{t+1} = x_t − (γ/n) Σ w_K(K_i) w_τ(τ_i) M p_i G_i over the arrivals (``memory``
+    False) or over the M memory slots s_i ← w G_i (``memory`` True), n = ``normalizer(m, M)`` — with the
+    worker's proximal weight ``mu`` and a heavy-ball optimizer's β (``momentum``). ``local``: the rule's
+    per-worker local computation (``ServerRule.local_view(M)``: fixed K_i, per-worker η_i), None when the
+    view was built without the number of workers."""
 
-    algorithm: object
-    memory: bool
-    gamma: float  # step_size = η η_L (or what a subclass says)
+    view: ServerView
     mu: float  # the worker's proximal weight (0 for SGD)
-    eta_L: float
-    local: LocalView | None
-    warm_start: bool
-    worker_weights: np.ndarray | None = None  # (M,) M·p_i from the client weights (None: uniform)
-    #: round t's E local step sizes when η_L decays per local step (``eta_L`` is their mean), else None
-    step_sequence: tuple[float, ...] | None = None
     #: heavy-ball momentum β of the server optimizer (``server_rule(..., momentum=True)``), else None
     momentum: float | None = None
 
+    @property
+    def algorithm(self) -> ServerRuleBase:
+        """The server rule."""
+        return self.view.rule
+
+    @property
+    def memory(self) -> bool:
+        """The rule keeps per-worker memory slots."""
+        return self.view.memory
+
+    @property
+    def gamma(self) -> float:
+        """γ, the rule's ``step_size`` (η η_L, or what a subclass says)."""
+        return self.view.gamma
+
+    @property
+    def eta_L(self) -> float:
+        """The rule's local step size η_L (the round's mean step when it decays per local step)."""
+        return float(self.view.rule.eta_L)
+
+    @property
+    def local(self) -> LocalView | None:
+        """The rule's local view for the view's number of workers (None without it)."""
+        return self.view.local
+
+    @property
+    def warm_start(self) -> bool:
+        """Memory slots start with every worker's update at x_0."""
+        return self.view.warm_start
+
+    @property
+    def worker_weights(self) -> np.ndarray | None:
+        """(M,) M·p_i from the client weights (None: uniform)."""
+        return self.view.client_weights
+
+    @property
+    def step_sequence(self) -> tuple[float, ...] | None:
+        """Round t's E local step sizes when η_L decays per local step (``eta_L``: their mean), else None."""
+        return self.view.step_sequence
+
     def local_for(self, num_workers: int) -> LocalView:
         """The rule's local view for ``num_workers`` workers (``ServerRule.local_view``)."""
-        if self.local is not None and self.local.num_workers == num_workers:
-            return self.local
+        local = self.view.local
+        if local is not None and local.num_workers == num_workers:
+            return local
         return self.algorithm.local_view(num_workers)
 
     def worker_weight(self, i: int) -> float:
         """The client-weight factor M·p_i on worker i's update (1 when the rule has none)."""
-        return 1.0 if self.worker_weights is None else float(self.worker_weights[i])
+        ww = self.view.client_weights
+        return 1.0 if ww is None else float(ww[i])
 
     def local_steps_for(self, num_workers: int) -> np.ndarray:
         """The local step of each worker, (M,): η_L, or the rule's per-worker sizes (its local view;
@@ -135,13 +171,11 @@ class ExactRule:
 
     def weight_K(self, K: int) -> float:
         """w_K(K) (1 when the rule has none)."""
-        w = self.algorithm.local_steps_weight(np.asarray(K))
-        return 1.0 if w is None else float(w)
+        return float(self.view.k_weight(K))
 
     def weight_tau(self, tau: int) -> float:
         """w_τ(τ) (1 when the rule has none)."""
-        w = self.algorithm.staleness_weight(np.asarray(tau))
-        return 1.0 if w is None else float(w)
+        return float(self.view.tau_weight(tau))
 
     def weight(self, K: int, tau: int) -> float:
         """w(K, τ) = w_K(K) · w_τ(τ): the factor on G_i in the server sum (FedAvg: K; FedBuff: K·s(τ))."""
@@ -152,47 +186,48 @@ class ExactRule:
         return float(self.algorithm.normalizer(m, num_workers))
 
 
-#: The ``ServerRule`` hooks the exact recursion cannot represent when a rule overrides them: ``server_rule``
-#: refuses such a rule (``UnsupportedRule``); the mutation analysis reads it to predict the refusal.
-IMPERATIVE_HOOKS = ("aggregate", "update_memory", "init", "arrival_weights")
+#: The ``ServerRule`` hooks the exact recursion cannot represent when a rule overrides them (the base's
+#: ``IMPERATIVE_HOOKS``): ``server_rule`` refuses such a rule (``UnsupportedRule``); the mutation analysis
+#: reads it to predict the refusal.
+IMPERATIVE_HOOKS = _IMPERATIVE
 
 
 def server_rule(
     algorithm: ServerRuleBase, num_workers: int | None = None, *, momentum: bool = False
 ) -> ExactRule:
-    """The exact view of ``algorithm``: its declarative hooks (step size, per-arrival weights, normalizer,
-    memory, warm start, and its local view: fixed local steps, per-worker step sizes) are honoured — so a
-    subclass changing them (a mutant) is represented as what it is; a rule that overrides an imperative hook
-    (``IMPERATIVE_HOOKS``: ``aggregate``, ``update_memory``, ``init``, ``arrival_weights``) or whose worker
-    rule is not affine with state-free noise is refused (``UnsupportedRule``, a TypeError), never read as its
-    base class. ``num_workers``: resolves the client weights (``ServerRule.worker_weights``) and the local
-    view (``ExactRule.local``); a step-size schedule must be resolved first (``algorithm.at_round(t)``; the
-    exact engine does so per round). ``momentum``: the caller carries a heavy-ball server optimizer's
-    buffer (``exact.moments``): such an optimizer is then read (``ExactRule.momentum`` = β), not refused."""
+    """The exact view of ``algorithm``: its declarative view (``ServerRule.view``: step size, per-arrival
+    weights, normalizer, memory, warm start, client weights, and its local view: fixed local steps,
+    per-worker step sizes) is honoured — so a subclass changing those hooks (a mutant) is represented as
+    what it is; a rule that overrides an imperative hook (``IMPERATIVE_HOOKS``: ``aggregate``,
+    ``update_memory``, ``init``, ``arrival_weights``, ``combine``) or whose worker rule is not affine with
+    state-free noise is refused (``UnsupportedRule``, a TypeError), never read as its base class.
+    ``num_workers``: resolves the client weights and the local view; a step-size schedule must be resolved
+    first (``algorithm.at_round(t)``; the exact engine does so per round). ``momentum``: the caller carries a
+    heavy-ball server optimizer's buffer (``exact.moments``): such an optimizer is then read
+    (``ExactRule.momentum`` = β), not refused."""
     if not isinstance(algorithm, ServerRuleBase):
         raise TypeError(
             f"algorithm={algorithm!r} must be an afltheory.algorithms.ServerRule — {SIMULATE_HINT}"
         )
-    changed = [h for h in IMPERATIVE_HOOKS if overrides(algorithm, h, ServerRuleBase)]
+    changed = algorithm.overridden_hooks()
     if changed:
         raise UnsupportedRule(
             f"algorithm={algorithm!r} overrides {', '.join(changed)}: exact moments represent rules defined "
             f"by the declarative hooks of afltheory.algorithms.ServerRule (step_size, local_steps_weight, "
             f"staleness_weight, normalizer, keeps_memory, warm_start) — {SIMULATE_HINT}"
         )
-    opt = getattr(algorithm, "server_optimizer", None)
-    beta = float(opt.beta) if momentum and getattr(opt, "heavy_ball", False) else None
+    opt = algorithm.server_optimizer
+    beta = float(opt.beta) if momentum and opt is not None and opt.heavy_ball else None
     if opt is not None and opt.exact_reason is not None and beta is None:
         raise UnsupportedRule(f"server optimizer {opt!r}: {opt.exact_reason} — {SIMULATE_HINT}")
-    worker = getattr(algorithm, "worker", None)
+    worker = getattr(algorithm, "worker", None)  # a rule need not have one (then: refused, below)
     mu = worker.affine_prox_weight() if isinstance(worker, WorkerRule) else None
     if mu is None:
         raise UnsupportedRule(
             f"worker rule {worker!r} is not affine in the start point with state-free noise (exact moments "
             f"need a worker whose correction is μ (y − y_0): SGD, FedProx) — {SIMULATE_HINT}"
         )
-    memory = bool(algorithm.keeps_memory)
-    if memory and (
+    if algorithm.keeps_memory and (
         algorithm.local_steps_weight(np.asarray(1)) is not None
         or algorithm.staleness_weight(np.asarray(0)) is not None
     ):
@@ -204,25 +239,14 @@ def server_rule(
             f"algorithm={algorithm!r} has client weights; this backend reads the rule "
             f"without the number of workers and cannot represent them — {SIMULATE_HINT}"
         )
-    ww = getattr(algorithm, "worker_weights", None)
-    ww = None if ww is None else ww(num_workers) if num_workers is not None else None
-    if ww is not None and memory:
+    view = algorithm.view(num_workers)
+    if view.client_weights is not None and view.memory:
         raise UnsupportedRule(
             f"algorithm={algorithm!r}: exact moments do not represent client weights on "
             f"memory slots — {SIMULATE_HINT}"
         )
-    return ExactRule(
-        algorithm=algorithm,
-        memory=memory,
-        gamma=float(algorithm.step_size),
-        mu=float(mu),
-        eta_L=float(algorithm.eta_L),
-        local=None if num_workers is None else algorithm.local_view(num_workers),
-        warm_start=bool(algorithm.warm_start),
-        worker_weights=ww,
-        step_sequence=getattr(algorithm, "local_step_sequence", None),
-        momentum=beta,
-    )
+    _ = view.local  # built (and validated: ValueError naming the hook) here, before any round is run
+    return ExactRule(view=view, mu=float(mu), momentum=beta)
 
 
 def linear_model(problem: Problem) -> LinearGaussianModel:

@@ -3,14 +3,15 @@ that overrides one hook with a plausible bug.
 
 A mutant is an algorithm: ``simulate(problem, AFACDEtaLMissing(eta, eta_L), behaviour, ...)`` runs it. Most
 mutants override a declarative hook of ``afltheory.algorithms.ServerRule`` (``step_size``, ``normalizer``,
-``local_steps_weight``, ``staleness_weight``, ``update_memory``, ``warm_start``), so every backend runs the
-mutated rule as it is; the exact engine refuses (TypeError) a mutant that overrides ``aggregate`` or
-``update_memory`` — it never reads a mutant as its base class. Imperative overrides keep the base's
-signatures: ``update_memory`` and a worker's ``finish`` return the new state, ``aggregate`` returns
-(x_{t+1}, state); the state passed in is donated (``afltheory.algorithms.base``). Compression mutants
-override a hook of a compressor (``RandK.rescale``, read by sampling and by the exact moment map alike;
-``QSGD._compress``, a law the exact engine never represents) or of ``ErrorFeedback``/``DIANA``
-(``message``, ``residual``, ``update_shift``: the hooks their ``exchange`` round reads).
+``local_steps_weight``, ``staleness_weight``, ``worker_weights``, ``warm_start``), so every backend runs the
+mutated rule as it is; the exact engine refuses (TypeError) a mutant that overrides an imperative hook
+(``combine``, ``update_memory``, ``arrival_weights``: ``afltheory.algorithms.base.IMPERATIVE_HOOKS``) — it
+never reads a mutant as its base class. A mutant overrides one small hook and keeps its signature
+(``combine`` returns (s_t, state), ``update_memory`` the new state; SCAFFOLD's ``control_count``); the state
+passed in is donated (``afltheory.algorithms.base``). Compression mutants override a hook of a compressor
+(``RandK.rescale``, read by sampling and by the exact moment map alike; ``QSGD._compress``, a law the exact
+engine never represents) or of ``ErrorFeedback``/``DIANA`` (``message``, ``residual``, ``update_shift``: the
+hooks their ``exchange`` round reads).
 Notation as in ``afltheory.algorithms.server``: γ = η η_L, G (R, m, d) the arrivals' updates (each the mean
 of its K stochastic gradients), K and τ (R, m) the arrivals' local steps and delays, M = num_workers.
 """
@@ -119,36 +120,24 @@ class AFACDOneArrival(AFACD):
     """Mutant of AFA-CD: only the first arrival's update is applied, x_{t+1} = x_t − γ G_{i₁} (partial
     aggregation)."""
 
-    def aggregate(
-        self,
-        state: ServerState,
-        x: np.ndarray,
-        G: np.ndarray,
-        workers: np.ndarray,
-        K: np.ndarray,
-        delays: np.ndarray,
-        num_workers: int,
+    def combine(
+        self, state: ServerState, G: np.ndarray, w: np.ndarray | None, workers: np.ndarray, scale: float
     ) -> tuple[np.ndarray, ServerState]:
-        return x - (self.eta * self.eta_L) * G[:, 0], state
+        """γ G_{i₁} (no weights, no normalizer)."""
+        return (self.eta * self.eta_L) * G[:, 0], state
 
 
 @dataclass(frozen=True)
 class AFACDFirstTwice(AFACD):
     """Mutant of AFA-CD: the first arrival is counted twice, G_t = (1/m)(G_{i₁} + Σ_{i∈M_t} G_i)."""
 
-    def aggregate(
-        self,
-        state: ServerState,
-        x: np.ndarray,
-        G: np.ndarray,
-        workers: np.ndarray,
-        K: np.ndarray,
-        delays: np.ndarray,
-        num_workers: int,
+    def combine(
+        self, state: ServerState, G: np.ndarray, w: np.ndarray | None, workers: np.ndarray, scale: float
     ) -> tuple[np.ndarray, ServerState]:
-        return (
-            x - worker_mean(G, factor=self.eta * self.eta_L) - (self.eta * self.eta_L / G.shape[1]) * G[:, 0]
-        ), state
+        """The base sum plus the first arrival's term once more."""
+        s, state = super().combine(state, G, w, workers, scale)
+        s += scale * (G[:, 0] if w is None else w[:, :1] * G[:, 0])
+        return s, state
 
 
 # ------------------------------------------------------------------------------------------------ AFA-CS
@@ -184,18 +173,12 @@ class AFACSMemoryUnused(AFACS):
     """Mutant of AFA-CS: the memory is updated but the step uses only this round's arrivals (AFA-CD's
     step)."""
 
-    def aggregate(
-        self,
-        state: ServerState,
-        x: np.ndarray,
-        G: np.ndarray,
-        workers: np.ndarray,
-        K: np.ndarray,
-        delays: np.ndarray,
-        num_workers: int,
+    def combine(
+        self, state: ServerState, G: np.ndarray, w: np.ndarray | None, workers: np.ndarray, scale: float
     ) -> tuple[np.ndarray, ServerState]:
+        """Slots written (s_i ← G_i), step γ (1/m) Σ_{i∈M_t} G_i."""
         state = self.update_memory(state, workers, G)
-        return x - worker_mean(G, factor=self.eta * self.eta_L), state
+        return worker_mean(G, factor=self.eta * self.eta_L), state
 
 
 @dataclass(frozen=True)
@@ -309,26 +292,20 @@ class DIANAShiftSign(DIANA):
 # ------------------------------------------------------------------------------------------------ controls
 @dataclass(frozen=True)
 class AFACDUnchanged(AFACD):
-    """Equivalent mutant (control): AFA-CD itself, with ``aggregate`` overridden by the base's own code. The
+    """Equivalent mutant (control): AFA-CD itself, with ``combine`` overridden by the base's own code. The
     exact engine refuses a rule that overrides an imperative hook, so a check falls back to Monte Carlo
-    exactly as under the mutants overriding ``aggregate``/``update_memory``; a verdict that "kills" this
+    exactly as under the mutants overriding ``combine``/``update_memory``; a verdict that "kills" this
     control is reacting to that engine switch, not to a bug."""
 
     #: its override runs the base's code: ``simulate`` may treat the step as the base's (one draw of the
     #: arrivals' summed noise, afltheory.engine._arrivals_reason), so simulate stays bit-identical
     base_code = True
 
-    def aggregate(
-        self,
-        state: ServerState,
-        x: np.ndarray,
-        G: np.ndarray,
-        workers: np.ndarray,
-        K: np.ndarray,
-        delays: np.ndarray,
-        num_workers: int,
+    def combine(
+        self, state: ServerState, G: np.ndarray, w: np.ndarray | None, workers: np.ndarray, scale: float
     ) -> tuple[np.ndarray, ServerState]:
-        return super().aggregate(state, x, G, workers, K, delays, num_workers)
+        """The base's own code."""
+        return super().combine(state, G, w, workers, scale)
 
 
 @dataclass(frozen=True)
@@ -443,16 +420,6 @@ class SCAFFOLDControlOverm(SCAFFOLD):
     the m arrivals, instead of (1/M) (Karimireddy et al. 2020, Alg. 1: N clients); equivalent under full
     participation."""
 
-    def finish(
-        self,
-        state: ControlVariates,
-        y0: np.ndarray,
-        yK: np.ndarray,
-        K: np.ndarray,
-        eta_L: float,
-        rows: np.ndarray,
-        workers: np.ndarray,
-        num_workers: int,
-    ) -> ControlVariates:
-        """Option II update of c_i; c's increment divided by m (= ``workers.shape[1]``) instead of M."""
-        return super().finish(state, y0, yK, K, eta_L, rows, workers, workers.shape[1])
+    def control_count(self, arrivals: int, num_workers: int) -> int:
+        """m, the round's arrivals, instead of M."""
+        return arrivals

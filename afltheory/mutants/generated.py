@@ -121,10 +121,7 @@ def _subclass(base: type, tag: str, **hooks) -> type:
 
 
 def _overrides(cls: type, hook: str) -> bool:
-    from .._introspect import defining_class
-    from ..algorithms.base import ServerRule
-
-    return defining_class(cls, hook) is not defining_class(ServerRule, hook)
+    return bool(cls.overridden_hooks((hook,)))  # ServerRule's one introspection
 
 
 def _number(v) -> float | None:

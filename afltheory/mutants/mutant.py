@@ -106,21 +106,13 @@ def _exact_never_runs(cls) -> bool:
 
 def _exact_refuses(cls) -> bool:
     """The exact engine refuses the (mutant) class ``cls`` (see ``Mutant.engines``)."""
-    from .._introspect import defining_class
     from ..algorithms.base import ServerRule, WorkerRule
     from ..compression.compressors import Compressor
-    from ..exact import IMPERATIVE_HOOKS
 
-    if issubclass(cls, ServerRule):
-        return any(defining_class(cls, h) is not defining_class(ServerRule, h) for h in IMPERATIVE_HOOKS)
+    if issubclass(cls, ServerRule):  # an imperative hook overridden (IMPERATIVE_HOOKS)
+        return bool(cls.overridden_hooks())
     if issubclass(cls, WorkerRule):  # exact only for μ (y − y_0) with no state: ``affine_prox_weight``
-        base = defining_class(cls, "prox_weight")
-        if base is None or base is WorkerRule:
-            return True
-        return any(
-            (d := defining_class(cls, h)) is not base and d is not WorkerRule and issubclass(d, base)
-            for h in ("correction", "finish", "init")
-        )
+        return not cls.declares_affine()
     if issubclass(cls, Compressor):
         return _exact_never_runs(cls) or cls.sampling_changed_below_moments()
     return _exact_never_runs(cls)
@@ -130,10 +122,9 @@ def _resolved_before_substitution(cls) -> bool:
     """A server-rule mutant overriding ``at_round`` (a schedule mutant): the exact engine resolves a scheduled
     rule's round t (``algorithm.at_round(t)``) on the rule it was given and substitutes afterwards, so under
     ``injected`` it never runs the mutated schedule (``simulate`` and the torch backend substitute first)."""
-    from .._introspect import defining_class
     from ..algorithms.base import ServerRule
 
-    return issubclass(cls, ServerRule) and defining_class(cls, "at_round") is not ServerRule
+    return issubclass(cls, ServerRule) and bool(cls.overridden_hooks(("at_round",)))
 
 
 def _replace(obj, replaces):

@@ -170,7 +170,7 @@ def skeleton(
     if not isinstance(schedule, Schedule):
         raise ValueError(f"schedule must be an afltheory Schedule, got {type(schedule).__name__}")
     M = schedule.num_workers
-    scheduled = bool(getattr(algorithm, "scheduled", False))
+    scheduled = algorithm.scheduled
     if scheduled and eta_L_schedule is not None:
         raise ValueError(
             f"algorithm={algorithm!r} already has a step-size schedule; eta_L_schedule must be None"
@@ -193,14 +193,11 @@ def skeleton(
     K = np.array(schedule.local_steps[r])
     init_K = np.array(schedule.init_local_steps[r])
     delays = np.array(schedule.delays[r])
-    ww = view.worker_weight  # client weights: M p_i
-    weights = np.array(
-        [
-            [view.weight(int(k), int(d)) * ww(int(i)) for k, d, i in zip(kr, dr, wr, strict=True)]
-            for kr, dr, wr in zip(K, delays, np.array(schedule.workers[r]), strict=True)
-        ],
-        dtype=float,
-    ).reshape(K.shape)
+    # per-arrival factors w(K, τ) · M p_i: the rule's server step (``ServerRule.view``) every engine reads
+    w = view.view.arrival_weights(K, delays, np.array(schedule.workers[r]))
+    weights = (
+        np.ones(K.shape) if w is None else np.array(np.broadcast_to(np.asarray(w, dtype=float), K.shape))
+    )
     gamma = check_real("algorithm.step_size", float(view.gamma), low=STEP_MIN * 1e-6, high=STEP_MAX * 1e6)
     eta_rounds = gamma_rounds = None
     if scheduled:

@@ -272,7 +272,7 @@ def test_noisy_constants_and_unsupported_rules_rejected():
         worst_case(AFACD(eta=1.0, eta_L=0.1, worker=FedProx(0.1)), S, C, delta=1.0)
     with pytest.raises(ValueError, match="algorithm.compressor="):
         worst_case(AFACD(eta=1.0, eta_L=0.1, compressor=RandK(1)), S, C, delta=1.0)
-    with pytest.raises(TypeError, match="overrides aggregate"):  # imperative: refused
+    with pytest.raises(TypeError, match="overrides combine"):  # imperative: refused
         worst_case(AFACDOneArrival(eta=1.0, eta_L=0.1), S, C, delta=1.0)
     with pytest.raises(TypeError, match="server rule"):
         worst_case("AFACD", S, C, delta=1.0)

@@ -22,12 +22,12 @@ C = dict(L=1.0, sigma_G=0.3, sigma_L=0.0)
 
 
 def test_pep_refusal_names_pep():
-    rule = AFACDOneArrival(eta=1.0, eta_L=0.1)  # overrides aggregate: imperative code
+    rule = AFACDOneArrival(eta=1.0, eta_L=0.1)  # overrides combine: imperative code
     with pytest.raises(UnsupportedRule) as exc:
         worst_case(rule, S, C, delta=1.0)
     msg = str(exc.value)
     assert "the PEP skeleton (afltheory.pep) represents rules defined by the declarative hooks" in msg
-    assert "overrides aggregate" in msg and "PEP cannot certify it; use the Monte Carlo engine" in msg
+    assert "overrides combine" in msg and "PEP cannot certify it; use the Monte Carlo engine" in msg
     assert "exact moments" not in msg
     with pytest.raises(UnsupportedRule, match="exact moments represent"):  # the exact engine's own words
         server_rule(rule, 3)
