@@ -1,9 +1,9 @@
 """``afltheory published [--budget N] [--seed S] [--markdown]``: ONE table of the published FL theorems
 (``afltheory.published``, issue 26) — per statement its setting, source and confidence, and, for the
-statements that are ``Claim``s (``afltheory.published.claims``):
+statements an engine can run (``Claim.runnable``; the engine form ``Claim.engine()``):
 
-- verdict: ``claims.verify`` on the instances of ``afltheory.published.instances`` (the same ones the
-  registered checks ``published.*`` run), with their controls;
+- verdict: the paper module's ``verify()`` (the same verdicts the registered checks ``published.*`` run), with
+  their controls;
 - worst ratio: the generic adversary (``afltheory.adversary.generic.search_claim``, ``budget`` exact
   evaluations, ``seed``) and the share of the dominant bound term at the worst instance (tightness);
 - PEP: ``afltheory.pep.claims.claim_pep`` on the claim's own class, or — when the PEP refuses the class —
@@ -12,7 +12,7 @@ statements that are ``Claim``s (``afltheory.published.claims``):
   certified SDP value; "≤ bound" when upper ≤ the claim's bound at the same constants. Where the PEP
   refuses, the row gives its reason.
 
-A statement without a ``Claim`` gets a row "not a claim: <reason>". Layering: ``adversary`` sits above
+A statement no engine runs gets a row "not a claim: <its why_not_a_claim>". Layering: ``adversary`` sits above
 ``published``, ``claims`` and ``pep``, so the table lives here (``published`` cannot import the adversary).
 """
 
@@ -42,23 +42,6 @@ __all__ = [
     "summary",
     "text",
 ]
-
-#: why a statement is not a ``Claim`` (statements with a Claim are not listed)
-NOT_A_CLAIM: dict[str, str] = {
-    "fedbuff2022.thm": "from memory, constants hidden in O(·): no verdict until its text is read (a check "
-    "of a recollection is no evidence)",
-    "koloskova2020.sc": "from memory, constants hidden in O(·), a weighted iterate average over a gossip "
-    "topology: no verdict until its text is read",
-    "woodworth2020.local": "from memory, an absolute constant c hidden: only a rate could be checked, and "
-    "not until its text is read",
-    "woodworth2020.minibatch": "abstract read, statement from memory, constant c hidden: no verdict until "
-    "its text is read",
-    "glasgow2022.homogeneous": "a lower bound over EVERY algorithm of a class (min over algorithms, c "
-    "hidden) on a hard instance not transcribed (abstract read, statement from memory): running one "
-    "algorithm cannot check it",
-    "glasgow2022.heterogeneous": "a lower bound over every algorithm of a class on a hard instance not "
-    "transcribed (from memory, c hidden): running one algorithm cannot check it",
-}
 
 #: claim id -> (sub-class: Assumptions fields replaced, or {} for the claim's own class; its description;
 #: the constants; T; K). The step sizes in the constants are the claim's own (the bound must be evaluated at
@@ -148,12 +131,12 @@ def _setting_of_claim(claim: Any) -> str:
 
 
 def _setting_of_statement(st: Any) -> str:
-    a = st.assumptions
+    a = st.assumptions_text
     return (
         "; ".join(
             str(a[k]).split(" (")[0] for k in ("function", "heterogeneity", "participation") if a.get(k)
         )
-        + f"; measured {st.measured.split(':')[0]}"
+        + f"; measured {st.measured_text.split(':')[0]}"
     )
 
 
@@ -330,76 +313,73 @@ def _plain(paper: Any, vid: str, cache: dict) -> tuple[str, str] | None:
 
 
 def rows(budget: int = 60, seed: int = 0, kills: dict[str, list[str]] | None = None) -> list[Row]:
-    """Every statement of ``afltheory.published`` as a ``Row`` (module docstring), in the order of
-    docs/published.md. ``budget``: exact evaluations of the adversary per claim; ``seed``: its seed;
-    ``kills``: {verdict id: mutants killed} for the kill-matrix column (default: the recorded run,
-    ``afltheory.published.kill_record.KILLS``)."""
-    from ..published import PAPERS
-    from ..published.claims import CLAIMS
-    from ..published.instances import VERIFICATIONS
+    """Every published statement (``afltheory.published.STATEMENTS``, the registry's view) as a ``Row``
+    (module docstring), in the order of docs/published.md. ``budget``: exact evaluations of the adversary
+    per claim; ``seed``: its seed; ``kills``: {verdict id: mutants killed} for the kill-matrix column
+    (default: the recorded run, ``afltheory.published.kill_record.KILLS``)."""
+    from ..published import PAPERS, STATEMENTS
 
     budget = check_int("budget", budget, low=1, high=100_000)
     seed = check_int("seed", seed, low=0)
     if kills is None:
         from ..published.kill_record import KILLS as kills
+    modules = {p.__name__.rsplit(".", 1)[1]: p for p in PAPERS}
     out: list[Row] = []
     cache: dict = {}
-    for paper in PAPERS:
-        for st in paper.STATEMENTS:
-            claim = CLAIMS.get(f"published.{st.id}")
-            plain = _plain(paper, f"published.{st.id}", cache) if claim is None else None
-            if plain is not None:  # a paper module's own check of a statement without an engine form
-                verdict, mb = plain
-                why = NOT_A_CLAIM.get(st.id) or st.why_not_a_claim or "no engine form"
-                out.append(
-                    Row(
-                        st.id,
-                        st.title,
-                        _setting_of_statement(st),
-                        _source(st),
-                        verdict,
-                        mb,
-                        f"not searched: not a Claim ({why})",
-                        "—",
-                        True,
-                        kills=_kills_cell(kills, f"published.{st.id}"),
-                    )
-                )
-                continue
-            if claim is None:
-                why = NOT_A_CLAIM.get(st.id) or getattr(st, "why_not_a_claim", "") or "no Claim written yet"
-                out.append(
-                    Row(
-                        st.id,
-                        st.title,
-                        _setting_of_statement(st),
-                        _source(st),
-                        f"not a claim: {why}",
-                        "—",
-                        "—",
-                        "—",
-                    )
-                )
-                continue
-            verdict, mb = _verdict(VERIFICATIONS[claim.id], claim.id)
-            worst, has_w = _worst(claim, budget, seed)
-            pep, has_p = _pep(claim)
+    for st in STATEMENTS.values():
+        paper = modules[st.paper]
+        claim = st.engine() if st.runnable else None
+        plain = _plain(paper, f"published.{st.id}", cache) if claim is None else None
+        if plain is not None:  # a paper module's own check of a statement without an engine form
+            verdict, mb = plain
             out.append(
                 Row(
                     st.id,
                     st.title,
-                    _setting_of_claim(claim),
+                    _setting_of_statement(st),
                     _source(st),
                     verdict,
                     mb,
-                    worst,
-                    pep,
+                    f"not searched: not a Claim ({st.why_not_a_claim})",
+                    "—",
                     True,
-                    has_w,
-                    has_p,
-                    _kills_cell(kills, claim.id),
+                    kills=_kills_cell(kills, f"published.{st.id}"),
                 )
             )
+            continue
+        if claim is None:
+            out.append(
+                Row(
+                    st.id,
+                    st.title,
+                    _setting_of_statement(st),
+                    _source(st),
+                    f"not a claim: {st.why_not_a_claim}",
+                    "—",
+                    "—",
+                    "—",
+                )
+            )
+            continue
+        verdict, mb = _verdict(paper.verify, claim.id)
+        worst, has_w = _worst(claim, budget, seed)
+        pep, has_p = _pep(claim)
+        out.append(
+            Row(
+                st.id,
+                st.title,
+                _setting_of_claim(claim),
+                _source(st),
+                verdict,
+                mb,
+                worst,
+                pep,
+                True,
+                has_w,
+                has_p,
+                _kills_cell(kills, claim.id),
+            )
+        )
     return out
 
 

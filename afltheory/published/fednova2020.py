@@ -8,12 +8,12 @@ Paper letters -> symbols: τ_i (local steps of client i) -> ``K`` per client; m 
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import sympy as sp
 
-from ._statement import Location, Statement, Transcription
+from ..algorithms.published import FedNova
+from ..claims import Assumptions, Claim, EngineForm, Location, Transcription
 
 __all__ = [
     "FEDNOVA_CONSISTENT",
@@ -50,7 +50,7 @@ READINGS = {
     "(the stationary point of F̃) is checked",
 }
 
-THM1_INCONSISTENCY = Statement(
+THM1_INCONSISTENCY = Claim(
     id="fednova2020.thm1",
     title="FedAvg with heterogeneous local steps converges to a mismatched objective",
     reference="Wang, Liu, Liang, Joshi, Poor, NeurIPS 2020, Lemma 1 and Theorem 1 (w_i of Sec. 4.1)",
@@ -66,22 +66,51 @@ THM1_INCONSISTENCY = Statement(
         "gradients: the fixed point x̂(η) of FedAvg tends to argmin F̃ as η_L → 0 (‖x̂(η) "
         "− argmin F̃‖ = O(η_L)) and stays at distance ‖argmin F̃ − argmin F‖ from x*."
     ),
-    assumptions={
+    assumptions_text={
         "function": "smooth",
         "noise": "variance",
         "heterogeneity": "sigma_G",
         "participation": "full",
         "local steps": "fixed per client (τ_i)",
     },
-    algorithm="FedAvg (x + η Σ p_i Δ_i, Δ_i = −η_L Σ_k g_k)",
-    measured="limit_dist_sq: ‖lim_t x_t − argmin F̃‖² as η_L → 0",
+    algorithm_text="FedAvg (x + η Σ p_i Δ_i, Δ_i = −η_L Σ_k g_k)",
+    measured_text="limit_dist_sq: ‖lim_t x_t − argmin F̃‖² as η_L → 0",
     bound={"limit_gap": sp.Integer(0)},
     constants_explicit=False,
     why_not_a_claim="a limit as η_L → 0 with its rate's constants hidden: checked as the exponent of η_L "
     "on a closed-form fixed point",
 )
 
-FEDNOVA_CONSISTENT = Statement(
+
+def surrogate_gap(trace: Any, problem: Any, algorithm: Any) -> dict:
+    """{"gap2": (R,)}: ‖argmin F̃ − x*‖² per replicate, F̃ = Σ_i w_i f_i with w_i ∝ p_i K̄_i (K̄_i worker i's mean
+    local steps over the run) — FedAvg's mismatched objective [Wang et al. 2020, Thm 1] — for a quadratic
+    problem (``dense_hessians``, ``centers``); ValueError naming the problem otherwise."""
+    import numpy as np
+
+    if not hasattr(problem, "dense_hessians") or getattr(problem, "centers", None) is None:
+        raise ValueError(f"problem={type(problem).__name__}: the surrogate gap needs a quadratic problem")
+    s = trace.schedule
+    H = problem.dense_hessians()
+    M = problem.num_workers
+    p = np.asarray(getattr(problem, "weights", None) or np.full(M, 1.0 / M), dtype=float)
+    x_star = np.asarray(problem.constants.x_star, dtype=float)
+    out = np.empty(s.workers.shape[0])
+    for r in range(s.workers.shape[0]):
+        Kbar = np.array(
+            [
+                s.local_steps[r][s.workers[r] == i].mean() if np.any(s.workers[r] == i) else 0.0
+                for i in range(M)
+            ]
+        )
+        w = p * Kbar
+        Ht = np.einsum("i,ijk->jk", w, H)
+        xt = np.linalg.solve(Ht, np.einsum("i,ijk,ik->j", w, H, problem.centers))
+        out[r] = float(np.sum((xt - x_star) ** 2))
+    return {"gap2": out}
+
+
+FEDNOVA_CONSISTENT = Claim(
     id="fednova2020.fednova",
     title="FedNova's normalized averaging removes the inconsistency",
     reference="Wang, Liu, Liang, Joshi, Poor, NeurIPS 2020, Sec. 5 (FedNova) and Theorem 3",
@@ -96,11 +125,33 @@ FEDNOVA_CONSISTENT = Statement(
         "τ_eff = Σ_i p_i τ_i. Its fixed point tends to argmin F as η_L → 0, whatever the τ_i. (Before this "
         "text was read the module wrote d_i = Δ_i/(η_L τ_i): a sign slip in the prose, not in the rule.)"
     ),
-    assumptions=THM1_INCONSISTENCY.assumptions,
-    algorithm="FedNova (afltheory.algorithms.published.FedNova)",
-    measured="limit_dist_sq: ‖lim_t x_t − x*‖² as η_L → 0",
+    assumptions_text=THM1_INCONSISTENCY.assumptions_text,
+    algorithm_text="FedNova (afltheory.algorithms.published.FedNova)",
+    measured_text="limit_dist_sq: ‖lim_t x_t − x*‖² as η_L → 0",
     bound={"limit_gap": sp.Integer(0)},
     constants_explicit=False,
+    # with heterogeneous local steps FedNova's run ends near x* — here: within a quarter of FedAvg's
+    # inconsistency gap ‖argmin F̃ − x*‖² (a threshold chosen by this check, not a published constant) — while
+    # FedAvg (Theorem 1) ends near argmin F̃
+    engine_form=EngineForm(
+        bound={"quarter_gap": sp.Symbol("gap2") / 4},
+        title="FedNova removes the objective inconsistency of FedAvg",
+        reading=" Engine form: E‖x_T − x*‖² ≤ gap²/4 with gap² = ‖argmin F̃ − x*‖² the distance FedAvg keeps "
+        "(a threshold chosen by this check, not a published constant).",
+    ),
+    assumptions=Assumptions(
+        function="strongly_convex",
+        noise="none",
+        heterogeneity="sigma_G_max",
+        participation="full",
+        max_delay=0,
+    ),
+    rule=FedNova,
+    eta=1,
+    eta_L=0.01,
+    measured="last_dist_sq",
+    statistics=surrogate_gap,
+    extra_symbols={"gap2": "‖argmin F̃ − x*‖², F̃ = Σ p_i K̄_i f_i / Σ p_j K̄_j (FedAvg's surrogate)"},
 )
 
 chi2 = sp.Symbol("chi2", nonnegative=True)  # χ²_{p‖w} = Σ_i (p_i − w_i)²/w_i
@@ -108,7 +159,7 @@ beta2 = sp.Symbol("beta2", positive=True)  # β² ≥ 1 of Assumption 3
 kappa2 = sp.Symbol("kappa2", nonnegative=True)  # κ² of Assumption 3 (not L/μ)
 eps_opt = sp.Symbol("eps_opt", nonnegative=True)  # the vanishing optimization error of (8)
 
-THM2_TRUE_OBJECTIVE = Statement(
+THM2_TRUE_OBJECTIVE = Claim(
     id="fednova2020.thm2",
     title="Convergence in terms of the true objective: a non-vanishing floor 2χ²κ²",
     reference="Wang, Liu, Liang, Joshi, Poor, NeurIPS 2020, Theorem 2 (eq. 10)",
@@ -125,19 +176,19 @@ THM2_TRUE_OBJECTIVE = Statement(
         "Under Theorem 1's conditions, min_t ‖∇F(x^{(t,0)})‖² ≤ 2[χ²(β² − 1) + 1] ε_opt + 2χ²κ² with "
         "χ² = Σ_i (p_i − w_i)²/w_i; (β², κ²) of Assumption 3 (bounded dissimilarity for any weights w)."
     ),
-    assumptions={
+    assumptions_text={
         "function": "smooth (Assumption 1)",
         "noise": "unbiased, variance σ² (Assumption 2)",
         "heterogeneity": "β², κ² bounded dissimilarity (Assumption 3)",
         "participation": "full",
     },
-    algorithm="any rule of the form (4) (FedAvg: w_i = p_i τ_i / Σ_j p_j τ_j)",
-    measured="min_grad_sq: min_{t ≤ T} ‖∇F(x^{(t,0)})‖²",
+    algorithm_text="any rule of the form (4) (FedAvg: w_i = p_i τ_i / Σ_j p_j τ_j)",
+    measured_text="min_grad_sq: min_{t ≤ T} ‖∇F(x^{(t,0)})‖²",
     bound={"optimisation": 2 * (chi2 * (beta2 - 1) + 1) * eps_opt, "inconsistency": 2 * chi2 * kappa2},
     constants_explicit=False,
     why_not_a_claim="ε_opt hides its constants (O(·)): no engine form; the floor 2χ²κ² is checked at "
     "FedAvg's closed-form limit (ε_opt → 0)",
-    latex=Transcription(
+    transcription=Transcription(
         bound=r"2\left(X \cdot (\beta^{2}-1)+1\right) \epsilon + 2 X \kappa^{2}",
         symbols={"X": chi2, "beta": sp.sqrt(beta2), "kappa": sp.sqrt(kappa2), "epsilon": eps_opt},
         assumptions={
@@ -176,70 +227,9 @@ THM2_H, THM2_C, THM2_TAUS, THM2_ETA = ((1.0,), (0.5,)), ((1.0,), (-1.0,)), (1, 4
 THM2_CONTROL = 4
 
 
-def surrogate_gap(trace: Any, problem: Any, algorithm: Any) -> dict:
-    """{"gap2": (R,)}: ‖argmin F̃ − x*‖² per replicate, F̃ = Σ_i w_i f_i with w_i ∝ p_i K̄_i (K̄_i worker i's mean
-    local steps over the run) — FedAvg's mismatched objective [Wang et al. 2020, Thm 1] — for a quadratic
-    problem (``dense_hessians``, ``centers``); ValueError naming the problem otherwise."""
-    import numpy as np
-
-    if not hasattr(problem, "dense_hessians") or getattr(problem, "centers", None) is None:
-        raise ValueError(f"problem={type(problem).__name__}: the surrogate gap needs a quadratic problem")
-    s = trace.schedule
-    H = problem.dense_hessians()
-    M = problem.num_workers
-    p = np.asarray(getattr(problem, "weights", None) or np.full(M, 1.0 / M), dtype=float)
-    x_star = np.asarray(problem.constants.x_star, dtype=float)
-    out = np.empty(s.workers.shape[0])
-    for r in range(s.workers.shape[0]):
-        Kbar = np.array(
-            [
-                s.local_steps[r][s.workers[r] == i].mean() if np.any(s.workers[r] == i) else 0.0
-                for i in range(M)
-            ]
-        )
-        w = p * Kbar
-        Ht = np.einsum("i,ijk->jk", w, H)
-        xt = np.linalg.solve(Ht, np.einsum("i,ijk,ik->j", w, H, problem.centers))
-        out[r] = float(np.sum((xt - x_star) ** 2))
-    return {"gap2": out}
-
-
-@functools.cache
 def claims() -> tuple:
-    """FedNova (Sec. 5): with heterogeneous local steps FedNova's run ends near x* — here: within a quarter
-    of FedAvg's inconsistency gap ‖argmin F̃ − x*‖² (a threshold chosen by this check, not a published
-    constant) — while FedAvg (Theorem 1) ends near argmin F̃."""
-    from ..algorithms.published import FedNova
-    from ..claims import Assumptions, Claim
-
-    st = FEDNOVA_CONSISTENT
-    return (
-        Claim(
-            id="published.fednova2020.fednova",
-            title="FedNova removes the objective inconsistency of FedAvg",
-            reference=st.reference,
-            source=f"{st.source}; confidence: {st.confidence}; {st.location}; readings: "
-            + ", ".join(st.readings),
-            reading=st.reading
-            + " Engine form: E‖x_T − x*‖² ≤ gap²/4 with gap² = ‖argmin F̃ − x*‖² the distance "
-            "FedAvg keeps (a threshold chosen by this check, not a published constant).",
-            confidence="from memory",
-            assumptions=Assumptions(
-                function="strongly_convex",
-                noise="none",
-                heterogeneity="sigma_G_max",
-                participation="full",
-                max_delay=0,
-            ),
-            rule=FedNova,
-            eta=1,
-            eta_L=0.01,
-            measured="last_dist_sq",
-            bound={"quarter_gap": sp.Symbol("gap2") / 4},
-            statistics=surrogate_gap,
-            extra_symbols={"gap2": "‖argmin F̃ − x*‖², F̃ = Σ p_i K̄_i f_i / Σ p_j K̄_j (FedAvg's surrogate)"},
-        ),
-    )
+    """FedNova's engine form (``Claim.engine()``: the check's own threshold gap²/4, see the statement)."""
+    return tuple(st.engine() for st in STATEMENTS if st.runnable)
 
 
 def fedavg_fixed_point(hessians: Any, centres: Any, taus: Any, eta_L: float, weights: Any = None) -> Any:
