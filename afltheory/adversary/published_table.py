@@ -31,7 +31,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "NO_SEARCH",
-    "PEP_SETUPS",
     "READING_CONSTANT",
     "Row",
     "add_parser",
@@ -42,12 +41,6 @@ __all__ = [
     "summary",
     "text",
 ]
-
-#: claim id -> (sub-class: Assumptions fields replaced, or {} for the claim's own class; its description;
-#: the constants; T; K). The step sizes in the constants are the claim's own (the bound must be evaluated at
-#: the step the rule runs). Empty: every paper module carries its own (``PEP_SETUPS`` in the module), merged
-#: in ``_pep`` (the module's entry wins).
-PEP_SETUPS: dict[str, tuple[dict, str, dict, int, int]] = {}
 
 
 @dataclass
@@ -230,26 +223,25 @@ def _refusal(exc: Exception) -> str:
 def _pep(claim: Any) -> tuple[str, bool]:
     from ..algorithms.base import UnsupportedRule
     from ..pep.claims import claim_pep
-    from ..published import SELF_CHECKED
 
-    setups = dict(PEP_SETUPS)
-    for paper in SELF_CHECKED:  # the paper modules that carry their own setup
-        setups.update(getattr(paper, "PEP_SETUPS", {}))
-    if claim.id not in setups:
+    setup = claim.setups.get("pep")
+    if setup is None:
         return "no PEP setup written", False
-    replace, where, values, T, K = setups[claim.id]
+    values, T, K, where = dict(setup.values), setup.T, setup.K, setup.description
     own = ""
     target = claim
-    if replace:
+    if setup.subclass:
         try:
             claim_pep(claim, T=T, K=K, values=values)
-            raise AssertionError(f"{claim.id}: the PEP now accepts the claim's own class; update PEP_SETUPS")
+            raise AssertionError(
+                f"{claim.id}: the PEP now accepts the claim's own class; update its PEP setup"
+            )
         except (ValueError, UnsupportedRule) as exc:
             own = f"refused on its class ({_refusal(exc)}); "
         target = dataclasses.replace(
             claim,
             id=claim.id + ".pep_subclass",
-            assumptions=dataclasses.replace(claim.assumptions, **replace),
+            assumptions=dataclasses.replace(claim.assumptions, **setup.subclass),
         )
     try:
         p = claim_pep(target, T=T, K=K, values=values)

@@ -14,11 +14,11 @@ import sympy as sp
 
 from ..algorithms.published import FedNova
 from ..claims import Assumptions, Claim, EngineForm, Location, Transcription
+from ..pep.claims import PepSetup
 
 __all__ = [
     "FEDNOVA_CONSISTENT",
     "KILLS",
-    "PEP_SETUPS",
     "STATEMENTS",
     "THM1_INCONSISTENCY",
     "THM2_TRUE_OBJECTIVE",
@@ -152,6 +152,7 @@ FEDNOVA_CONSISTENT = Claim(
     measured="last_dist_sq",
     statistics=surrogate_gap,
     extra_symbols={"gap2": "‖argmin F̃ − x*‖², F̃ = Σ p_i K̄_i f_i / Σ p_j K̄_j (FedAvg's surrogate)"},
+    setups={"pep": PepSetup(values={"L": 1.0, "mu": 0.5, "D0": 1.0}, T=10, K=2)},
 )
 
 chi2 = sp.Symbol("chi2", nonnegative=True)  # χ²_{p‖w} = Σ_i (p_i − w_i)²/w_i
@@ -204,8 +205,6 @@ STATEMENTS = (THM1_INCONSISTENCY, FEDNOVA_CONSISTENT, THM2_TRUE_OBJECTIVE)
 
 # -- the engine form and the checks (one module, one test: issue 38)
 
-#: the FedNova claim's PEP setup (the table's PEP column): id -> (sub-class, description, constants, T, K)
-PEP_SETUPS = {"published.fednova2020.fednova": ({}, "", {"L": 1.0, "mu": 0.5, "D0": 1.0}, 10, 2)}
 #: {verdict id: the catalogued mutants that flip it}: recorded 2026-11-26 (afltheory/published/kill_record.py)
 #: and confirmed 2026-12-02 ~01:24 UTC by a live run, ``kill_matrix(only=["published.scaffold2020",
 #: "published.fednova2020"], tier="quick", seed=0, jobs=1)``: Theorem 1's plain check runs no engine

@@ -7,7 +7,7 @@ local steps) -> ``T``; γ (step) -> ``eta``; σ² := (1/M) Σ_m ‖∇f_m(x_*)�
 no stochastic noise: local GD) -> ``sigma_dif``²; ‖x_0 − x_*‖² -> ``D0``.
 
 One module, one test (issue 38): the statements (``STATEMENTS``), the engine form (``claims()``), the check
-with its control (``verify()``) and its PEP setup (``PEP_SETUPS``) are all here; ``afltheory.published``
+with its control (``verify()``) and its PEP setup (``setups["pep"]``) are all here; ``afltheory.published``
 collects them (the claims registry, the checks plugin, the table command).
 """
 
@@ -17,9 +17,10 @@ import sympy as sp
 
 from ..algorithms import FedAvg
 from ..claims import Assumptions, Claim, EngineForm, Location, Transcription
+from ..pep.claims import PepSetup
 from .symbols import D0, H, K, L, M, T, eta, sigma_dif, zeta_star
 
-__all__ = ["COR1", "KILLS", "PEP_SETUPS", "STATEMENTS", "THM1", "claims", "verify"]
+__all__ = ["COR1", "KILLS", "STATEMENTS", "THM1", "claims", "verify"]
 
 _LOC = Location(
     "785123747",
@@ -92,6 +93,7 @@ THM1 = Claim(
     readings=READINGS,
     engine_form=EngineForm(subs=_SUBS, reading=" Engine form: H = K = 1, FedAvg with γ = η η_L, σ² = ζ*²."),
     **_ENGINE,
+    setups={"pep": PepSetup(values={"L": 1.0, "D0": 1.0, "eta": 1.0, "eta_L": 0.25}, T=10, K=1)},
 )
 
 COR1 = Claim(
@@ -126,15 +128,11 @@ COR1 = Claim(
     eta=1,
     eta_L=_COR1_STEP,
     **_ENGINE,
+    setups={"pep": PepSetup(values={"L": 1.0, "D0": 1.0}, T=16, K=1)},
 )
 
 STATEMENTS = (THM1, COR1)
 
-#: the engine form's PEP setup (the table's PEP column): (sub-class, its description, constants, T, K)
-PEP_SETUPS = {
-    "published.khaled2019.thm1": ({}, "", {"L": 1.0, "D0": 1.0, "eta": 1.0, "eta_L": 0.25}, 10, 1),
-    "published.khaled2019.cor1": ({}, "", {"L": 1.0, "D0": 1.0}, 16, 1),
-}
 
 #: {verdict id: the catalogued mutants that flip it}, recorded 2026-12-01 ~23:20 UTC from a live run,
 #: ``kill_matrix(only=["published.khaled2019"], tier="quick", seed=0, jobs=1)`` (5 min wall on the loaded

@@ -11,6 +11,7 @@ import sympy as sp
 
 from ..algorithms import FedAvg
 from ..claims import Assumptions, Claim, EngineForm
+from ..pep.claims import PepSetup
 from .symbols import D0, H, K, L, M, T, eta, mu, sigma_dif, sigma_L, sigma_star, zeta_star
 
 __all__ = [
@@ -18,7 +19,6 @@ __all__ = [
     "HETEROGENEOUS",
     "IDENTICAL",
     "KILLS",
-    "PEP_SETUPS",
     "STATEMENTS",
     "claims",
     "verify",
@@ -74,6 +74,11 @@ IDENTICAL = Claim(
     eta=1,
     eta_L=0.1,
     measured="last_dist_sq",
+    setups={
+        "pep": PepSetup(
+            values={"L": 1.0, "mu": 0.5, "D0": 1.0, "eta_L": 0.1}, T=10, K=2, description="its own class"
+        )
+    },
 )
 
 HETEROGENEOUS = Claim(
@@ -121,6 +126,7 @@ HETEROGENEOUS = Claim(
     ),
     rule=FedAvg,
     measured="avg_iterate_gap",
+    setups={"pep": PepSetup(values={"L": 1.0, "D0": 1.0, "eta": 1.0, "eta_L": 0.25}, T=10, K=1)},
 )
 
 STATEMENTS = (IDENTICAL, HETEROGENEOUS)
@@ -128,17 +134,6 @@ STATEMENTS = (IDENTICAL, HETEROGENEOUS)
 
 # -- the engine forms and the checks (one module, one test: issue 38)
 
-#: the engine forms' PEP setups (the table's PEP column): id -> (sub-class, description, constants, T, K)
-PEP_SETUPS = {
-    "published.khaled2020.heterogeneous": ({}, "", {"L": 1.0, "D0": 1.0, "eta": 1.0, "eta_L": 0.25}, 10, 1),
-    "published.khaled2020.identical": (
-        {},
-        "its own class",
-        {"L": 1.0, "mu": 0.5, "D0": 1.0, "eta_L": 0.1},
-        10,
-        2,
-    ),
-}
 #: {verdict id: the catalogued mutants that flip it} (recorded 2026-11-26, afltheory/published/kill_record.py)
 KILLS = {
     "published.khaled2020.heterogeneous": ["sim.K_plus_one", "sim.stale_off_by_one"],

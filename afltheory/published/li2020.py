@@ -1,8 +1,8 @@
 """Li, Huang, Yang, Wang, Zhang, "On the Convergence of FedAvg on Non-IID Data", ICLR 2020 (arXiv:1907.02189):
 Theorems 1 (full participation), 2 (partial, scheme I), 3 (partial, scheme II) and 4 (the lower bound with
 E > 1 and a fixed step). One module, one test (issue 38): the statements, the engine form of Theorems 1-3
-(``claims()``), their checks with controls and Theorem 4's lower-bound check (``verify()``), PEP setups and
-recorded kills are all here.
+(``claims()``), their checks with controls and Theorem 4's lower-bound check (``verify()``), PEP setups
+(``setups["pep"]``) and recorded kills are all here.
 
 Paper letters -> symbols: E (local steps per round) -> ``K``; N (devices) -> ``M``; K (sampled devices) ->
 ``m``; T (total number of local SGD steps, NOT rounds) -> ``T``; w_1 (start) -> x_0.
@@ -18,6 +18,7 @@ import sympy as sp
 from ..algorithms import FedAvg
 from ..claims import Assumptions, Claim, EngineForm, Location, Transcription
 from ..claims.symbols import E, sum_p2
+from ..pep.claims import PepSetup
 from ..theory.symbols import sigma_L
 from .symbols import D0, G, Gamma, K, L, M, T, gamma, kappa, m, mu, sum_p2_sigma2, t
 
@@ -26,7 +27,6 @@ __all__ = [
     "ETA_T",
     "GAMMA",
     "KILLS",
-    "PEP_SETUPS",
     "STATEMENTS",
     "THM1",
     "THM2",
@@ -210,6 +210,15 @@ THM1 = Claim(
     readings=READINGS,
     engine_form=ENGINE_FORM,
     **_engine("full", "data"),
+    setups={
+        "pep": PepSetup(
+            values={"L": 1.0, "mu": 0.5, "D0": 1.0, "sum_p2": 1.0, "Gamma": 0.0},
+            T=10,
+            K=1,
+            subclass={"heterogeneity": "iid", "weights": "uniform"},
+            description="sub-class: identical clients (Γ = 0), uniform weights",
+        )
+    },
 )
 
 _C1 = 4 * K**2 * G**2 / m
@@ -245,6 +254,15 @@ THM2 = Claim(
         },
     ),
     **_engine("uniform", "uniform"),
+    setups={
+        "pep": PepSetup(
+            values={"L": 1.0, "mu": 0.5, "D0": 1.0, "sum_p2": 1.0, "Gamma": 0.0},
+            T=10,
+            K=1,
+            subclass={"participation": "full", "heterogeneity": "iid"},
+            description="sub-class: one client (M = 1, the sampled device is the client; Γ = 0)",
+        )
+    },
 )
 
 _C2 = (M - m) / (M - 1) * 4 * K**2 * G**2 / m
@@ -276,6 +294,7 @@ THM3 = Claim(
     },
     engine_form=ENGINE_FORM,
     **_engine("uniform", "uniform"),
+    setups={"pep": PepSetup(values={"L": 1.0, "mu": 0.5, "D0": 1.0}, T=10, K=1)},
 )
 
 _eta = sp.Symbol("eta", positive=True)  # the constant step size of Theorem 4
@@ -318,25 +337,6 @@ STATEMENTS = (THM1, THM2, THM3, THM4)
 
 # -- the engine form and the checks (one module, one test: issue 38)
 
-#: the engine forms' PEP setups (the table's PEP column): claim id -> (sub-class, its description, constants,
-#: T, K)
-PEP_SETUPS = {
-    "published.li2020.thm1": (
-        {"heterogeneity": "iid", "weights": "uniform"},
-        "sub-class: identical clients (Γ = 0), uniform weights",
-        {"L": 1.0, "mu": 0.5, "D0": 1.0, "sum_p2": 1.0, "Gamma": 0.0},
-        10,
-        1,
-    ),
-    "published.li2020.thm3": ({}, "", {"L": 1.0, "mu": 0.5, "D0": 1.0}, 10, 1),
-    "published.li2020.thm2": (
-        {"participation": "full", "heterogeneity": "iid"},
-        "sub-class: one client (M = 1, the sampled device is the client; Γ = 0)",
-        {"L": 1.0, "mu": 0.5, "D0": 1.0, "sum_p2": 1.0, "Gamma": 0.0},
-        10,
-        1,
-    ),
-}
 #: {verdict id: the catalogued mutants that flip it}: recorded 2026-11-26 (afltheory/published/kill_record.py)
 #: and confirmed 2026-12-02 ~01:13 UTC by a live run, ``kill_matrix(only=["published.li2020",
 #: "published.fedprox2020"], tier="quick", seed=0, jobs=1)`` (8.7 s CPU): thm4's plain check runs no engine;

@@ -11,9 +11,10 @@ import sympy as sp
 
 from ..algorithms import AsySG
 from ..claims import Assumptions, Claim, EngineForm, Location, Transcription
+from ..pep.claims import PepSetup
 from .symbols import Delta, L, T, eta, m, sigma, sigma_L, tau
 
-__all__ = ["CONTROL_FACTOR", "KILLS", "PEP_SETUPS", "STATEMENTS", "THM1", "claims", "verify"]
+__all__ = ["CONTROL_FACTOR", "KILLS", "STATEMENTS", "THM1", "claims", "verify"]
 
 _GAMMA = sp.Symbol("gamma_lian", positive=True)  # Lian's γ in the engines: η η_L / m
 
@@ -95,6 +96,15 @@ THM1 = Claim(
     measured="avg_grad_sq",
     values={"gamma_lian": sp.Symbol("eta") * sp.Symbol("eta_L") / m, "sigma": sigma_L},
     extra_symbols={"gamma_lian": "Lian's γ"},
+    setups={
+        "pep": PepSetup(
+            values={"L": 1.0, "Delta": 1.0, "eta": 0.2, "eta_L": 1.0, "tau": 0.0},
+            T=20,
+            K=1,
+            subclass={"participation": "full", "max_delay": 0},
+            description="sub-class: every worker each update, no delay",
+        )
+    },
 )
 
 STATEMENTS = (THM1,)
@@ -102,16 +112,6 @@ STATEMENTS = (THM1,)
 
 # -- the engine form and the check (one module, one test: issue 38)
 
-#: the engine form's PEP setup (the table's PEP column): id -> (sub-class, description, constants, T, K)
-PEP_SETUPS = {
-    "published.lian2015.thm1": (
-        {"participation": "full", "max_delay": 0},
-        "sub-class: every worker each update, no delay",
-        {"L": 1.0, "Delta": 1.0, "eta": 0.2, "eta_L": 1.0, "tau": 0.0},
-        20,
-        1,
-    )
-}
 #: {verdict id: the catalogued mutants that flip it} (recorded 2026-11-26, afltheory/published/kill_record.py)
 KILLS = {
     "published.lian2015.thm1.m1_tau0": ["asysg.step_twice"],

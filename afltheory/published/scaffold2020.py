@@ -21,12 +21,12 @@ import sympy as sp
 from ..algorithms.published import SCAFFOLDServer
 from ..claims import Assumptions, Claim, EngineForm, Location, Transcription
 from ..claims.symbols import E
+from ..pep.claims import PepSetup
 from .symbols import D0, B_dis, Delta, G, K, L, M, T, m, mu, sigma, zeta_star
 
 __all__ = [
     "KILLS",
     "PACKAGE_FORM",
-    "PEP_SETUPS",
     "STATEMENTS",
     "THM1_FEDAVG",
     "THM1_FEDAVG_CONVEX",
@@ -160,6 +160,7 @@ THM3 = _thm(
     eta=1,
     eta_L=1 / (81 * E * L),
     measured="last_gap",
+    setups={"pep": PepSetup(values={"L": 1.0, "mu": 0.5, "D0": 1.0}, T=10, K=2)},
 )
 THM3_CONVEX = _thm(
     "scaffold2020.thm3_convex",
@@ -300,8 +301,6 @@ STATEMENTS = (
 
 # -- the engine form and the checks (one module, one test: issue 38)
 
-#: the engine form's PEP setup (the table's PEP column): claim id -> (sub-class, description, constants, T, K)
-PEP_SETUPS = {"published.scaffold2020.thm3": ({}, "", {"L": 1.0, "mu": 0.5, "D0": 1.0}, 10, 2)}
 #: {verdict id: the catalogued mutants that flip it}: recorded 2026-11-26 (afltheory/published/kill_record.py)
 #: and confirmed 2026-12-02 ~01:24 UTC by a live run, ``kill_matrix(only=["published.scaffold2020",
 #: "published.fednova2020"], tier="quick", seed=0, jobs=1)`` (28 s CPU, 521 s wall under load): Theorem II's

@@ -11,13 +11,13 @@ import sympy as sp
 from ..algorithms import FedAvg
 from ..claims import Assumptions, Claim, EngineForm
 from ..claims.symbols import E
+from ..pep.claims import PepSetup
 from .symbols import D0, S_T, G, H, K, L, M, T, a_shift, kappa, mu, sigma, sigma_L, t
 
 __all__ = [
     "CONTROL_FACTOR",
     "ETA_T",
     "KILLS",
-    "PEP_SETUPS",
     "STATEMENTS",
     "THM22",
     "WEIGHT_T",
@@ -96,6 +96,7 @@ THM22 = Claim(
     measured="weighted_avg_iterate_gap",
     values={"a": sp.Max(16 * kappa, E)},
     extra_symbols={"a": "Stich's step-size shift a (η_t = 4/(μ(a+t)))"},
+    setups={"pep": PepSetup(values={"L": 1.0, "mu": 0.5, "D0": 1.0}, T=10, K=1)},
 )
 
 STATEMENTS = (THM22,)
@@ -103,8 +104,6 @@ STATEMENTS = (THM22,)
 
 # -- the engine form and the check (one module, one test: issue 38)
 
-#: the engine form's PEP setup (the table's PEP column): id -> (sub-class, description, constants, T, K)
-PEP_SETUPS = {"published.stich2019.thm2.2": ({}, "", {"L": 1.0, "mu": 0.5, "D0": 1.0}, 10, 1)}
 #: {verdict id: the catalogued mutants that flip it} (recorded 2026-11-26, afltheory/published/kill_record.py)
 KILLS = {"published.stich2019.thm2.2": ["sim.K_plus_one"]}
 #: the control divides the bound by this factor and must fail

@@ -28,6 +28,7 @@ import sympy as sp
 
 from ..algorithms import FedAvg
 from ..claims import Assumptions, Claim, EngineForm, Location
+from ..pep.claims import PepSetup
 from ..theory import yu_local_sgd as _yu
 from ..theory.symbols import Delta, G, K, L, M, N, T, s, sigma, sigma_L
 
@@ -37,7 +38,6 @@ __all__ = [
     "COR2_PRINTED",
     "COR2_STEP",
     "KILLS",
-    "PEP_SETUPS",
     "STATEMENTS",
     "THM1",
     "YU_RATE_POINTS",
@@ -129,6 +129,11 @@ THM1 = Claim(
     conditions={"step": sp.Le(s, 1 / L)},
     engine_form=_engine_form(sp.Le(s, 1 / L)),
     **_ENGINE,
+    setups={
+        "pep": PepSetup(
+            values={"L": 1.0, "Delta": 1.0, "eta": 1.0, "eta_L": 0.5}, T=10, K=1, description="its own class"
+        )
+    },
 )
 
 #: the corollary's step
@@ -168,6 +173,7 @@ COR2 = Claim(
     eta_L=COR2_STEP.subs(_SUBS, simultaneous=True),
     rate={"T": -0.5},
     **_ENGINE,
+    setups={"pep": PepSetup(values={"L": 1.0, "Delta": 1.0}, T=10, K=1, description="its own class")},
 )
 
 STATEMENTS = (THM1, COR2)
@@ -175,11 +181,6 @@ STATEMENTS = (THM1, COR2)
 
 # -- the engine forms and the checks (one module, one test: issue 38)
 
-#: the engine forms' PEP setups (the table's PEP column): id -> (sub-class, description, constants, T, K)
-PEP_SETUPS = {
-    "published.yu2019.thm1": ({}, "its own class", {"L": 1.0, "Delta": 1.0, "eta": 1.0, "eta_L": 0.5}, 10, 1),
-    "published.yu2019.cor2": ({}, "its own class", {"L": 1.0, "Delta": 1.0}, 10, 1),
-}
 #: {verdict id: the catalogued mutants that flip it} (recorded 2026-11-26, afltheory/published/kill_record.py)
 KILLS = {
     "published.yu2019.cor2": [],
