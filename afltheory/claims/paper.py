@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from ..algorithms import AFACD, AFACS
+from ..pep.theorems import SETUPS as BRACKETS
 from ..theory import compression as TC
 from ..theory import theorem2, theorem3, theorem4
 from ._claim import Assumptions, Claim, Location
@@ -62,6 +63,7 @@ THEOREM2 = Claim(
     source=_SOURCE,
     confidence="read",
     location=_where(2593, "Theorem 2", "## Theorem 2 — AFA-CD"),
+    setups={"pep_bracket": BRACKETS["thm2"]},
     reading="server step x − η η_L G (the proofs' step, inconsistency #1); worker returns the mean of its K "
     "gradients; the K̃ term from the proof",
 )
@@ -79,6 +81,7 @@ THEOREM3 = Claim(
     source=_SOURCE,
     confidence="read",
     location=_where(3319, "Theorem 3", "## Theorem 3 — AFA-CD"),
+    setups={"pep_bracket": BRACKETS["thm3"]},
     reading="as Theorem 2; K̃_t and K̂_t² averaged over the arrivals (averaging='statement')",
 )
 THEOREM4 = Claim(
@@ -100,6 +103,7 @@ THEOREM4 = Claim(
     source=_SOURCE,
     confidence="read",
     location=_where(5688, "Theorem 4", "## Theorem 4 — AFA-CS"),
+    setups={"pep_bracket": BRACKETS["thm4"]},
     reading="K̂_t² a sum over all M slots (khat='sum'); f_* read as f* (a valid, weaker numerator than "
     "f(x_T))",
 )

@@ -13,6 +13,8 @@ It lives in ``afltheory.published`` because the layers put the paper modules abo
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..claims import KINDS, Claim
 from ..claims.paper import PAPER_CLAIMS
 from . import (
@@ -31,7 +33,18 @@ from . import (
     yu2019,
 )
 
-__all__ = ["CLAIMS", "PAPERS", "by_setup", "engine_forms", "get", "register", "select"]
+__all__ = [
+    "CLAIMS",
+    "PAPERS",
+    "attach",
+    "by_setup",
+    "engine_forms",
+    "get",
+    "register",
+    "select",
+    "setup",
+    "setups",
+]
 
 #: the paper modules, in the order of docs/published.md
 PAPERS = (
@@ -109,6 +122,44 @@ def select(*, kind: str | None = None, paper: str | None = None, runnable: bool 
 def engine_forms() -> dict[str, Claim]:
     """{engine-form id: the claim the engines run} for the registered claims with an engine form."""
     return {c.engine().id: c.engine() for c in CLAIMS.values() if c.runnable and c.engine_form is not None}
+
+
+#: reader -> {setup key: setup} for the setups attached by a reader above this layer (``attach``)
+_ATTACHED: dict[str, dict[str, Any]] = {}
+
+
+def attach(claim_id: str | None, reader: str, setup: Any) -> Any:
+    """Attach ``setup`` (a small frozen value with a unique ``key``; e.g. the adversary's ``SearchSpec``) to
+    the registered claim ``claim_id`` as ``Claim.setups[reader]`` — a tuple of that reader's setups for the
+    claim (Theorem 2 carries its own search and Corollary 1's). For readers above this layer, which attach
+    their setups when they are imported; ``claim_id`` None: a setup whose statement is not a registered claim
+    (the adversary's lemmas). ValueError when the key is taken or the claim unknown."""
+    key = getattr(setup, "key", None)
+    if not isinstance(key, str) or not key:
+        raise ValueError(f"setup={setup!r} must have a non-empty string key")
+    if key in _ATTACHED.setdefault(reader, {}) or key in _SETUP_KEYS.get(reader, {}):
+        raise ValueError(f"{reader} setup key {key!r} is registered twice")
+    if claim_id is not None:
+        claim = get(claim_id)
+        claim.setups[reader] = (*claim.setups.get(reader, ()), setup)  # the claim's own per-reader table
+        _SETUP_KEYS.setdefault(reader, {})[key] = claim.id
+    _ATTACHED[reader][key] = setup
+    return setup
+
+
+def setups(reader: str) -> dict[str, Any]:
+    """{key: setup} of the setups attached for ``reader`` (registration order)."""
+    return dict(_ATTACHED.get(reader, {}))
+
+
+def setup(reader: str, key: str) -> Any:
+    """The setup attached for ``reader`` under ``key``; ValueError listing the known keys."""
+    try:
+        return _ATTACHED[reader][key]
+    except KeyError:
+        raise ValueError(
+            f"{reader}={key!r} is not registered; allowed: {sorted(_ATTACHED.get(reader, {}))}"
+        ) from None
 
 
 def by_setup(reader: str, key: str) -> Claim:
