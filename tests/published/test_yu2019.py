@@ -1,7 +1,7 @@
 """Yu, Yang, Zhu 2019 (AAAI) Theorem 1 and its corollary as published Claims (afltheory/published/yu2019.py,
-published/claims.py): one definition of the bound (theory.yu_local_sgd), the corollary's printed form, the
-verdicts on the checks' instances with hand-derived numbers, the PEP bracket. Exact moments and an SDP: no
-randomness, no confidence level involved."""
+their engine forms ``Claim.engine()``): one definition of the bound (theory.yu_local_sgd), the corollary's
+printed form, the verdicts on the checks' instances with hand-derived numbers, the PEP bracket. Exact moments
+and an SDP: no randomness, no confidence level involved."""
 
 from __future__ import annotations
 
