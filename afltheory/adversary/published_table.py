@@ -30,8 +30,6 @@ if TYPE_CHECKING:
     import argparse
 
 __all__ = [
-    "NO_SEARCH",
-    "READING_CONSTANT",
     "Row",
     "add_parser",
     "live_kills",
@@ -154,24 +152,14 @@ def _verdict(fn: Any, claim_id: str) -> tuple[str, str]:
     return "; ".join(parts), "; ".join(ratios)
 
 
-#: claims whose bound is not a statement over a class (the adversary's ratio would be meaningless), and why
-NO_SEARCH: dict[str, str] = {
-    "published.fednova2020.fednova": "not a bound over a class: gap²/4 is this check's threshold for its "
-    "instance (it is 0 whenever every worker runs the same K, where any transient exceeds it)",
-}
-
-#: claims whose bound carries a constant the paper hides (Õ): a ratio > 1 refutes the check's reading of the
-#: constant, not the paper (the cell says so)
-READING_CONSTANT: dict[str, str] = {
-    "published.scaffold2020.thm3": "the formula is the package's own: Theorem III prints only a round count",
-}
-
-
 def _worst(claim: Any, budget: int, seed: int) -> tuple[str, bool]:
     from .generic import search_claim
 
-    if claim.id in NO_SEARCH:
-        return f"not searched: {NO_SEARCH[claim.id]}", False
+    # the claim's own notes for this column (``Claim.setups``): "no_search" — its bound is not a statement
+    # over a class (the adversary's ratio would be meaningless), and why; "reading_constant" — its bound
+    # carries a constant the paper hides (Õ): a ratio > 1 refutes the check's reading, not the paper
+    if "no_search" in claim.setups:
+        return f"not searched: {claim.setups['no_search']}", False
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -186,10 +174,10 @@ def _worst(claim: Any, budget: int, seed: int) -> tuple[str, bool]:
         raise
     dom = max(w.terms, key=w.terms.get) if w.terms else "—"
     how = "deterministic re-run" if (w.confirmation or {}).get("deterministic") else "Monte Carlo"
-    if w.violated and claim.id in READING_CONSTANT:
+    if w.violated and "reading_constant" in claim.setups:
         v = (
-            f" — violated under the reading “{READING_CONSTANT[claim.id]}” ({how} confirms; the paper hides "
-            "the constant in Õ: not a finding)"
+            f" — violated under the reading “{claim.setups['reading_constant']}” ({how} confirms; the paper "
+            "hides the constant in Õ: not a finding)"
         )
     elif w.violated:
         v = f" — VIOLATED ({how} confirmed)"

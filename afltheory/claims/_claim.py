@@ -317,8 +317,10 @@ class Claim:
       already the engines'. ``runnable``: False for a statement no engine can run (no engine form;
       ``why_not_a_claim`` says why); None: inferred (False exactly when ``why_not_a_claim`` is given and
       ``engine_form`` is not).
-    - ``setups``: per-reader setups, small frozen values keyed by reader ("search": the adversary's
-      ``SearchSpec``, "pep": a ``PepSetup``, …).
+    - ``setups``: per-reader setups, small frozen values keyed by reader: "search" (the adversary's
+      ``SearchSpec``s, attached by the adversary), "pep_bracket" (``pep.theorems.BracketSetup``), "pep" (the
+      published table's ``pep.claims.PepSetup``), "no_search"/"reading_constant" (the table's notes on the
+      adversary's column, strings).
     """
 
     id: str

@@ -91,13 +91,13 @@ def register(claim: Claim) -> Claim:
 
 #: reader -> {setup key (e.g. the adversary's "thm2"): claim id}
 _SETUP_KEYS: dict[str, dict[str, str]] = {}
-#: engine-form id (the verdict id, e.g. "published.li2020.thm1") -> claim id
+#: engine-form id (the verdict id, "published." + the claim id by default) -> claim id
 _ENGINE_IDS: dict[str, str] = {}
 
 
 def get(id: str) -> Claim:
     """The registered claim with this id, or whose engine form has this id (``Claim.engine().id``, e.g.
-    "published.li2020.thm1"); ValueError listing the known ids."""
+    "published.<paper>.<statement>"); ValueError listing the known ids."""
     cid = _ENGINE_IDS.get(id, id)
     try:
         return CLAIMS[cid]
