@@ -1,5 +1,5 @@
 """Verdicts with power over the published transcriptions (issue 45 item 1): every published statement with a
-formula-level transcription (``Statement.latex``: the located formula as printed, in LaTeX) has its bound
+formula-level transcription (``Claim.transcription``: the located formula as printed, in LaTeX) has its bound
 recomputed from that text — parsed by sympy's LaTeX parser, the transcription's definitions (Li et al.'s B,
 C, …) substituted, its symbols mapped onto the package's — and compared with the bound as every reader
 sees it (``theory.terms_in_force`` of the statement's terms: what ``Claim.bound``/``Claim.terms``, the
@@ -39,7 +39,7 @@ from .registry import register
 
 __all__ = ["differs", "run", "run_comparisons", "scaled_first_term", "transcribed"]
 
-REF = "[the located formulas of afltheory.published (Statement.latex), issue 40; issue 45 item 1]"
+REF = "[the located formulas of afltheory.published (Claim.transcription), issue 40; issue 45 item 1]"
 POINTS, TOL = 12, 1e-10
 
 
@@ -55,7 +55,7 @@ def transcribed(st, bound: str | None = None) -> sp.Expr:
     """The statement's transcribed bound (``bound``: a replacement LaTeX text) parsed, its definitions
     substituted and its symbols mapped onto the package's; ValueError when a symbol has no entry in the map
     or a product parsed as a function call."""
-    tr = st.latex
+    tr = st.transcription
     expr = _parse(tr.bound if bound is None else bound)
     expr = expr.subs({sp.Symbol(k): _parse(v) for k, v in tr.definitions.items()}, simultaneous=True)
     calls = expr.atoms(AppliedUndef)
@@ -112,7 +112,7 @@ def run_comparisons(ctx) -> dict:
     × 3/2)."""
     out = {}
     for st in STATEMENTS.values():
-        if st.latex is None:
+        if st.transcription is None:
             continue
         tex = transcribed(st)
         terms = terms_in_force(st.bound)  # what every reader sees (a transcription mutant acts here)
@@ -150,7 +150,7 @@ def run(ctx):
         criterion=AtMost(limit=0, text="no statement whose sympy bound differs from its parsed LaTeX"),
         requires={"every control slip detected": caught == n},
         quantity="statements whose bound differs from its transcription",
-        method="sympy parse_latex of Statement.latex vs theory.terms_in_force(Statement.bound): expand, then "
+        method="sympy parse_latex of Claim.transcription vs theory.terms_in_force(Claim.bound): expand, then "
         "simplify of the difference",
         notes=(f"differ: {', '.join(wrong)}; " if wrong else "")
         + f"a first term × 3/2 detected in {caught} of {n}",
@@ -178,7 +178,7 @@ def run(ctx):
         relation="~=",
         criterion=Near(tol=TOL, text=f"max relative difference ≤ {TOL:g}"),
         quantity="max relative difference over statements and points",
-        method=f"theory.evaluate_terms(Statement.bound) vs the lambdified parsed LaTeX, {POINTS} points per "
+        method=f"theory.evaluate_terms(Claim.bound) vs the lambdified parsed LaTeX, {POINTS} points per "
         "statement, every symbol uniform in [0.5, 3]",
         notes="worst: " + max(res, key=lambda k: res[k]["numeric"]) + f" {err:.2g}; control: smallest "
         f"{ctl:.3g} ({min(res, key=lambda k: res[k]['numeric_control'])})",

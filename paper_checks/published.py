@@ -11,11 +11,9 @@ round count); the others are from memory. No verdict here is a finding (none is 
 
 from __future__ import annotations
 
-from afltheory.published.instances import CONTROL_FACTOR
-
 from .registry import register
 
-__all__ = ["CONTROL_FACTOR", "REF"]
+__all__ = ["REF"]
 
 REF = (
     "issues 26, 40: Li et al. 2020, Wang et al. 2020, Li, Sahu et al. 2020, Khaled et al. 2019 (read in "

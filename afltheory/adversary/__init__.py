@@ -7,7 +7,7 @@ shares there, the instance as explicit arrays, the search history, Monte Carlo c
 satisfies the claim's assumptions with exact constants); ``save_instance`` / ``load_instance``; ``confirm``.
 See docs/adversary.md."""
 
-from .claims import CLAIMS, Claim, Evaluation, get_claim, register_claim
+from .claims import CLAIMS, Evaluation, SearchSpec, get_claim, register_claim
 from .components import CovarianceNoise, PeriodicArrivals, PmfDelay, PmfSteps, biased_inclusion
 from .instance import Instance, load_instance, save_instance
 from .lemmas import DriftClaim, Lemma2Claim
@@ -17,7 +17,7 @@ from .space import AssumptionClass, Structure
 __all__ = [
     "CLAIMS",
     "AssumptionClass",
-    "Claim",
+    "SearchSpec",
     "CovarianceNoise",
     "DriftClaim",
     "Evaluation",

@@ -1,14 +1,16 @@
-"""The claims the adversary can attack, each a registered ``Claim``: how a point of [0, 1]^p becomes an
-instance inside the claim's assumptions, how the instance is evaluated exactly (a batch at a time), the bound
-with its named terms, and how a violation is confirmed by Monte Carlo with the theorem's own ``bound`` on the
-realized schedules.
+"""The adversary's per-reader setups: one ``SearchSpec`` per claim it can attack (a small frozen value
+attached to its statement, ``Claim.setups["search"]``, in the one registry
+``afltheory.published.registry``; the ids "thm2", …, "cor1", … name them): how a point of [0, 1]^p becomes
+an instance inside the claim's assumptions, how the instance is evaluated exactly (a batch at a time), the
+bound with its named terms, and how a violation is confirmed by Monte Carlo with the theorem's own
+``bound`` on the realized schedules.
 
-Theorem claims (``thm2``, ``thm3``, ``thm4``; corollaries ``cor1``–``cor3`` at their step sizes) measure
-(1/T) Σ_{t<T} E‖∇f(x_t)‖² exactly (``fastexact``) and compare it with the bound's expectation over the
-schedule law. With τ set to the largest delay the law can produce, every bound is affine in per-round averages
-of 1/K, K and K² over the arrivals (Theorem 4, m = M: over the M slots, and (M − m'_t)² independent of K), so
-its expectation is the bound at the expected averages: E[(1/m)Σ_{i∈M_t} g(K_i)] = (1/m) Σ_i π_i E_i g(K). The
-term names are those of ``theory.theoremK.bound_terms``; ``tests/adversary`` check the expected terms against
+Theorem claims (``thm2``, ``thm3``, ``thm4``; corollaries ``cor1``–``cor3`` at their step sizes) measure (1/T)
+Σ_{t<T} E‖∇f(x_t)‖² exactly (``fastexact``) and compare it with the bound's expectation over the schedule law.
+With τ set to the largest delay the law can produce, every bound is affine in per-round averages of 1/K, K and
+K² over the arrivals (Theorem 4, m = M: over the M slots, and (M − m'_t)² independent of K), so its
+expectation is the bound at the expected averages: E[(1/m)Σ_{i∈M_t} g(K_i)] = (1/m) Σ_i π_i E_i g(K). The term
+names are those of ``theory.theoremK.bound_terms``; ``tests/adversary`` check the expected terms against
 ``bound_terms`` on sampled schedules."""
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import numpy as np
 
 from .._validation import check_component
 from ..algorithms.base import UnsupportedRule
+from ..published import registry as registry
 from ..theory import evaluate_terms, theorem2, theorem3, theorem4
 from . import fastexact
 from .components import biased_inclusion, periodic_max_gap
@@ -40,7 +43,15 @@ if TYPE_CHECKING:
 
     from .instance import Instance
 
-__all__ = ["BOUNDED_KINDS", "CLAIMS", "Claim", "Evaluation", "get_claim", "periodic_sets", "register_claim"]
+__all__ = [
+    "BOUNDED_KINDS",
+    "CLAIMS",
+    "Evaluation",
+    "SearchSpec",
+    "get_claim",
+    "periodic_sets",
+    "register_claim",
+]
 
 THEOREMS = {"thm2": theorem2, "thm3": theorem3, "thm4": theorem4}
 #: arrival laws that keep a memory slot's staleness bounded with m < M (round robin; searched periodic sets)
@@ -89,16 +100,17 @@ class Decoded:
     tau_delay: np.ndarray | None = None  # the law's largest delay when ``tau`` is a memory staleness bound
 
 
-@dataclass
-class Claim:
-    """A registered claim. ``theorem``: "thm2" | "thm3" | "thm4"; ``algorithm``: "AFACD" | "AFACS";
-    ``arrivals``: allowed laws; ``full``: m = M only (Theorem 4's memory is then the latest round);
-    ``corollary``: k for Corollary k's step sizes (η_L = 1/√T, η = √(mK) or √(MK), constant K);
-    ``bounded_staleness``: the theorem's τ bounds the staleness of memory slots (Theorem 4) — with m < M only
-    round-robin arrivals keep it bounded (every worker returns every ⌈M/m⌉ rounds), so m < M is searched
-    with cyclic arrivals and τ = the largest delay + ⌈M/m⌉ − 1, or with adversarial periodic sequences of
-    sets ("periodic": period P, each phase's set searched, every worker arriving in each period) and
-    τ = the largest delay + the longest wait between two arrivals of a worker − 1."""
+@dataclass(frozen=True)
+class SearchSpec:
+    """The adversary's setup of one claim (its id, e.g. "thm2", is the setup's ``key``). ``theorem``: "thm2" |
+    "thm3" | "thm4"; ``algorithm``: "AFACD" | "AFACS"; ``arrivals``: allowed laws; ``full``: m = M only
+    (Theorem 4's memory is then the latest round); ``corollary``: k for Corollary k's step sizes (η_L =
+    1/√T, η = √(mK) or √(MK), constant K); ``bounded_staleness``: the theorem's τ bounds the staleness of
+    memory slots (Theorem 4) — with m < M only round-robin arrivals keep it bounded (every worker returns
+    every ⌈M/m⌉ rounds), so m < M is searched with cyclic arrivals and τ = the largest delay + ⌈M/m⌉ − 1,
+    or with adversarial periodic sequences of sets ("periodic": period P, each phase's set searched, every
+    worker arriving in each period) and τ = the largest delay + the longest wait between two arrivals of a
+    worker − 1."""
 
     id: str
     title: str
@@ -114,14 +126,17 @@ class Claim:
     bounded_staleness: bool = False
 
     @property
+    def key(self) -> str:
+        """The setup's key in the registry (the adversary's id: "thm2", "cor1", "lemma2", …)."""
+        return self.id
+
+    @property
     def statement(self) -> Any:
-        """The theorem as ``afltheory.claims.Claim`` (``claims.paper``: the one statement ``verify`` and the
+        """The theorem as the registered ``afltheory.claims.Claim`` (the one statement ``verify`` and the
         generic adversary read); this object is its search spec (the batched evaluator, the box
         ``default_class`` derived from ``statement.assumption_class`` by ``space.box_of``). None for a
         claim with no such statement (the lemmas)."""
-        from ..claims.paper import PAPER_CLAIMS
-
-        return PAPER_CLAIMS.get(f"yang2022.{self.theorem}")
+        return registry.get(f"yang2022.{self.theorem}") if self.theorem in THEOREMS else None
 
     @property
     def module(self) -> ModuleType:
@@ -531,7 +546,24 @@ class Claim:
         )
 
 
-CLAIMS: dict[str, Claim] = {}
+class _Specs(Mapping):
+    """The adversary's ids -> their ``SearchSpec``: a view of the registry's "search" setups."""
+
+    def __getitem__(self, key: str) -> SearchSpec:
+        try:
+            return registry.setups("search")[key]
+        except KeyError:
+            raise KeyError(key) from None
+
+    def __iter__(self):
+        return iter(registry.setups("search"))
+
+    def __len__(self) -> int:
+        return len(registry.setups("search"))
+
+
+#: id -> search spec (a view of the one registry)
+CLAIMS: Mapping[str, SearchSpec] = _Specs()
 
 
 def periodic_sets(weights: np.ndarray, m: int) -> np.ndarray:
@@ -560,18 +592,19 @@ def periodic_sets(weights: np.ndarray, m: int) -> np.ndarray:
     return np.sort(sets, axis=2)
 
 
-def register_claim(claim: Claim) -> Claim:
-    """Register ``claim`` under its id (unique) and return it (ValueError if the id is taken)."""
-    check_component("claim", claim, Claim, "an afltheory.adversary Claim")
-    if claim.id in CLAIMS:
-        raise ValueError(f"claim id {claim.id!r} registered twice")
-    CLAIMS[claim.id] = claim
-    return claim
+def register_claim(spec: SearchSpec) -> SearchSpec:
+    """Attach ``spec`` to its statement in the registry (``Claim.setups["search"]``; a lemma's spec, which has
+    no registered statement, is kept under its id only) and return it (ValueError if the id is taken)."""
+    check_component("claim", spec, SearchSpec, "an afltheory.adversary SearchSpec")
+    if spec.id in CLAIMS:
+        raise ValueError(f"claim id {spec.id!r} registered twice")
+    statement = spec.statement
+    return registry.attach(None if statement is None else statement.id, "search", spec)
 
 
-def get_claim(claim: str | Claim) -> Claim:
-    """The registered claim named ``claim`` (a Claim is returned as is); ValueError for an unknown name."""
-    if isinstance(claim, Claim):
+def get_claim(claim: str | SearchSpec) -> SearchSpec:
+    """The search spec named ``claim`` (a SearchSpec is returned as is); ValueError for an unknown name."""
+    if isinstance(claim, SearchSpec):
         return claim
     if not isinstance(claim, str) or claim not in CLAIMS:
         raise ValueError(f"claim={claim!r} is not a registered claim; allowed: {sorted(CLAIMS)}")
@@ -580,13 +613,11 @@ def get_claim(claim: str | Claim) -> Claim:
 
 def _box(theorem: str, **fields: Any) -> AssumptionClass:
     """The default box of a theorem's search: ``space.box_of`` of its statement's ``AssumptionClass``."""
-    from ..claims.paper import PAPER_CLAIMS
-
-    return box_of(PAPER_CLAIMS[f"yang2022.{theorem}"].assumption_class, **fields)
+    return box_of(registry.get(f"yang2022.{theorem}").assumption_class, **fields)
 
 
 register_claim(
-    Claim(
+    SearchSpec(
         "thm2",
         "Theorem 2: AFA-CD under general arrival processes",
         "[Yang et al. 2022, Thm 2]",
@@ -597,7 +628,7 @@ register_claim(
     )
 )
 register_claim(
-    Claim(
+    SearchSpec(
         "thm3",
         "Theorem 3: AFA-CD under uniform arrivals",
         "[Yang et al. 2022, Thm 3]",
@@ -608,7 +639,7 @@ register_claim(
     )
 )
 register_claim(
-    Claim(
+    SearchSpec(
         "thm4",
         "Theorem 4: AFA-CS (all M memory slots), m ≤ M arrivals per round",
         "[Yang et al. 2022, Thm 4]",
@@ -627,7 +658,7 @@ register_claim(
 _CORS = ((1, "thm2", "AFACD", False), (2, "thm3", "AFACD", False), (3, "thm4", "AFACS", True))
 for _k, _thm, _alg, _full in _CORS:
     register_claim(
-        Claim(
+        SearchSpec(
             f"cor{_k}",
             f"Corollary {_k}: Theorem {_k + 1} at η_L = 1/√T, η = √({'M' if _k == 3 else 'm'}K), constant K",
             f"[Yang et al. 2022, Cor {_k}]",

@@ -22,15 +22,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import fastexact
-from .claims import Claim, Evaluation, register_claim
+from .claims import Evaluation, SearchSpec, register_claim
 from .instance import Instance
 from .space import AssumptionClass, Reader, Structure, certified_constants, decode_problem, rescale
 
 __all__ = ["DriftClaim", "Lemma2Claim"]
 
 
-@dataclass
-class _LemmaClaim(Claim):
+@dataclass(frozen=True)
+class _LemmaClaim(SearchSpec):
     def check_class(self, cls):
         if not isinstance(cls, AssumptionClass):
             raise TypeError(f"assumptions={cls!r} must be an afltheory.adversary.AssumptionClass")
@@ -113,7 +113,7 @@ class _LemmaClaim(Claim):
         return np.array([v, v]), np.array([1]), np.array([v]), terms
 
 
-@dataclass
+@dataclass(frozen=True)
 class Lemma2Claim(_LemmaClaim):
     def _extra_layout(self, cls, st, r):
         return r.take("arrival_weights", cls.num_workers), r.take("K_per_worker", cls.num_workers)
@@ -143,7 +143,7 @@ class Lemma2Claim(_LemmaClaim):
         return self._instance(cls, st, u, workers[0], Ks[0], eta_L[0])
 
 
-@dataclass
+@dataclass(frozen=True)
 class DriftClaim(_LemmaClaim):
     def _extra_layout(self, cls, st, r):
         return None

@@ -1,9 +1,9 @@
 """``afltheory published [--budget N] [--seed S] [--markdown]``: ONE table of the published FL theorems
 (``afltheory.published``, issue 26) — per statement its setting, source and confidence, and, for the
-statements that are ``Claim``s (``afltheory.published.claims``):
+statements an engine can run (``Claim.runnable``; the engine form ``Claim.engine()``):
 
-- verdict: ``claims.verify`` on the instances of ``afltheory.published.instances`` (the same ones the
-  registered checks ``published.*`` run), with their controls;
+- verdict: the paper module's ``verify()`` (the same verdicts the registered checks ``published.*`` run), with
+  their controls;
 - worst ratio: the generic adversary (``afltheory.adversary.generic.search_claim``, ``budget`` exact
   evaluations, ``seed``) and the share of the dominant bound term at the worst instance (tightness);
 - PEP: ``afltheory.pep.claims.claim_pep`` on the claim's own class, or — when the PEP refuses the class —
@@ -12,7 +12,7 @@ statements that are ``Claim``s (``afltheory.published.claims``):
   certified SDP value; "≤ bound" when upper ≤ the claim's bound at the same constants. Where the PEP
   refuses, the row gives its reason.
 
-A statement without a ``Claim`` gets a row "not a claim: <reason>". Layering: ``adversary`` sits above
+A statement no engine runs gets a row "not a claim: <its why_not_a_claim>". Layering: ``adversary`` sits above
 ``published``, ``claims`` and ``pep``, so the table lives here (``published`` cannot import the adversary).
 """
 
@@ -30,9 +30,6 @@ if TYPE_CHECKING:
     import argparse
 
 __all__ = [
-    "NO_SEARCH",
-    "PEP_SETUPS",
-    "READING_CONSTANT",
     "Row",
     "add_parser",
     "live_kills",
@@ -42,29 +39,6 @@ __all__ = [
     "summary",
     "text",
 ]
-
-#: why a statement is not a ``Claim`` (statements with a Claim are not listed)
-NOT_A_CLAIM: dict[str, str] = {
-    "fedbuff2022.thm": "from memory, constants hidden in O(·): no verdict until its text is read (a check "
-    "of a recollection is no evidence)",
-    "koloskova2020.sc": "from memory, constants hidden in O(·), a weighted iterate average over a gossip "
-    "topology: no verdict until its text is read",
-    "woodworth2020.local": "from memory, an absolute constant c hidden: only a rate could be checked, and "
-    "not until its text is read",
-    "woodworth2020.minibatch": "abstract read, statement from memory, constant c hidden: no verdict until "
-    "its text is read",
-    "glasgow2022.homogeneous": "a lower bound over EVERY algorithm of a class (min over algorithms, c "
-    "hidden) on a hard instance not transcribed (abstract read, statement from memory): running one "
-    "algorithm cannot check it",
-    "glasgow2022.heterogeneous": "a lower bound over every algorithm of a class on a hard instance not "
-    "transcribed (from memory, c hidden): running one algorithm cannot check it",
-}
-
-#: claim id -> (sub-class: Assumptions fields replaced, or {} for the claim's own class; its description;
-#: the constants; T; K). The step sizes in the constants are the claim's own (the bound must be evaluated at
-#: the step the rule runs). Empty: every paper module carries its own (``PEP_SETUPS`` in the module), merged
-#: in ``_pep`` (the module's entry wins).
-PEP_SETUPS: dict[str, tuple[dict, str, dict, int, int]] = {}
 
 
 @dataclass
@@ -148,12 +122,12 @@ def _setting_of_claim(claim: Any) -> str:
 
 
 def _setting_of_statement(st: Any) -> str:
-    a = st.assumptions
+    a = st.assumptions_text
     return (
         "; ".join(
             str(a[k]).split(" (")[0] for k in ("function", "heterogeneity", "participation") if a.get(k)
         )
-        + f"; measured {st.measured.split(':')[0]}"
+        + f"; measured {st.measured_text.split(':')[0]}"
     )
 
 
@@ -178,24 +152,14 @@ def _verdict(fn: Any, claim_id: str) -> tuple[str, str]:
     return "; ".join(parts), "; ".join(ratios)
 
 
-#: claims whose bound is not a statement over a class (the adversary's ratio would be meaningless), and why
-NO_SEARCH: dict[str, str] = {
-    "published.fednova2020.fednova": "not a bound over a class: gap²/4 is this check's threshold for its "
-    "instance (it is 0 whenever every worker runs the same K, where any transient exceeds it)",
-}
-
-#: claims whose bound carries a constant the paper hides (Õ): a ratio > 1 refutes the check's reading of the
-#: constant, not the paper (the cell says so)
-READING_CONSTANT: dict[str, str] = {
-    "published.scaffold2020.thm3": "the formula is the package's own: Theorem III prints only a round count",
-}
-
-
 def _worst(claim: Any, budget: int, seed: int) -> tuple[str, bool]:
     from .generic import search_claim
 
-    if claim.id in NO_SEARCH:
-        return f"not searched: {NO_SEARCH[claim.id]}", False
+    # the claim's own notes for this column (``Claim.setups``): "no_search" — its bound is not a statement
+    # over a class (the adversary's ratio would be meaningless), and why; "reading_constant" — its bound
+    # carries a constant the paper hides (Õ): a ratio > 1 refutes the check's reading, not the paper
+    if "no_search" in claim.setups:
+        return f"not searched: {claim.setups['no_search']}", False
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -210,10 +174,10 @@ def _worst(claim: Any, budget: int, seed: int) -> tuple[str, bool]:
         raise
     dom = max(w.terms, key=w.terms.get) if w.terms else "—"
     how = "deterministic re-run" if (w.confirmation or {}).get("deterministic") else "Monte Carlo"
-    if w.violated and claim.id in READING_CONSTANT:
+    if w.violated and "reading_constant" in claim.setups:
         v = (
-            f" — violated under the reading “{READING_CONSTANT[claim.id]}” ({how} confirms; the paper hides "
-            "the constant in Õ: not a finding)"
+            f" — violated under the reading “{claim.setups['reading_constant']}” ({how} confirms; the paper "
+            "hides the constant in Õ: not a finding)"
         )
     elif w.violated:
         v = f" — VIOLATED ({how} confirmed)"
@@ -247,26 +211,25 @@ def _refusal(exc: Exception) -> str:
 def _pep(claim: Any) -> tuple[str, bool]:
     from ..algorithms.base import UnsupportedRule
     from ..pep.claims import claim_pep
-    from ..published import SELF_CHECKED
 
-    setups = dict(PEP_SETUPS)
-    for paper in SELF_CHECKED:  # the paper modules that carry their own setup
-        setups.update(getattr(paper, "PEP_SETUPS", {}))
-    if claim.id not in setups:
+    setup = claim.setups.get("pep")
+    if setup is None:
         return "no PEP setup written", False
-    replace, where, values, T, K = setups[claim.id]
+    values, T, K, where = dict(setup.values), setup.T, setup.K, setup.description
     own = ""
     target = claim
-    if replace:
+    if setup.subclass:
         try:
             claim_pep(claim, T=T, K=K, values=values)
-            raise AssertionError(f"{claim.id}: the PEP now accepts the claim's own class; update PEP_SETUPS")
+            raise AssertionError(
+                f"{claim.id}: the PEP now accepts the claim's own class; update its PEP setup"
+            )
         except (ValueError, UnsupportedRule) as exc:
             own = f"refused on its class ({_refusal(exc)}); "
         target = dataclasses.replace(
             claim,
             id=claim.id + ".pep_subclass",
-            assumptions=dataclasses.replace(claim.assumptions, **replace),
+            assumptions=dataclasses.replace(claim.assumptions, **setup.subclass),
         )
     try:
         p = claim_pep(target, T=T, K=K, values=values)
@@ -330,76 +293,73 @@ def _plain(paper: Any, vid: str, cache: dict) -> tuple[str, str] | None:
 
 
 def rows(budget: int = 60, seed: int = 0, kills: dict[str, list[str]] | None = None) -> list[Row]:
-    """Every statement of ``afltheory.published`` as a ``Row`` (module docstring), in the order of
-    docs/published.md. ``budget``: exact evaluations of the adversary per claim; ``seed``: its seed;
-    ``kills``: {verdict id: mutants killed} for the kill-matrix column (default: the recorded run,
-    ``afltheory.published.kill_record.KILLS``)."""
-    from ..published import PAPERS
-    from ..published.claims import CLAIMS
-    from ..published.instances import VERIFICATIONS
+    """Every published statement (``afltheory.published.STATEMENTS``, the registry's view) as a ``Row``
+    (module docstring), in the order of docs/published.md. ``budget``: exact evaluations of the adversary
+    per claim; ``seed``: its seed; ``kills``: {verdict id: mutants killed} for the kill-matrix column
+    (default: the recorded run, ``afltheory.published.kill_record.KILLS``)."""
+    from ..published import PAPERS, STATEMENTS
 
     budget = check_int("budget", budget, low=1, high=100_000)
     seed = check_int("seed", seed, low=0)
     if kills is None:
         from ..published.kill_record import KILLS as kills
+    modules = {p.__name__.rsplit(".", 1)[1]: p for p in PAPERS}
     out: list[Row] = []
     cache: dict = {}
-    for paper in PAPERS:
-        for st in paper.STATEMENTS:
-            claim = CLAIMS.get(f"published.{st.id}")
-            plain = _plain(paper, f"published.{st.id}", cache) if claim is None else None
-            if plain is not None:  # a paper module's own check of a statement without an engine form
-                verdict, mb = plain
-                why = NOT_A_CLAIM.get(st.id) or st.why_not_a_claim or "no engine form"
-                out.append(
-                    Row(
-                        st.id,
-                        st.title,
-                        _setting_of_statement(st),
-                        _source(st),
-                        verdict,
-                        mb,
-                        f"not searched: not a Claim ({why})",
-                        "—",
-                        True,
-                        kills=_kills_cell(kills, f"published.{st.id}"),
-                    )
-                )
-                continue
-            if claim is None:
-                why = NOT_A_CLAIM.get(st.id) or getattr(st, "why_not_a_claim", "") or "no Claim written yet"
-                out.append(
-                    Row(
-                        st.id,
-                        st.title,
-                        _setting_of_statement(st),
-                        _source(st),
-                        f"not a claim: {why}",
-                        "—",
-                        "—",
-                        "—",
-                    )
-                )
-                continue
-            verdict, mb = _verdict(VERIFICATIONS[claim.id], claim.id)
-            worst, has_w = _worst(claim, budget, seed)
-            pep, has_p = _pep(claim)
+    for st in STATEMENTS.values():
+        paper = modules[st.paper]
+        claim = st.engine() if st.runnable else None
+        plain = _plain(paper, f"published.{st.id}", cache) if claim is None else None
+        if plain is not None:  # a paper module's own check of a statement without an engine form
+            verdict, mb = plain
             out.append(
                 Row(
                     st.id,
                     st.title,
-                    _setting_of_claim(claim),
+                    _setting_of_statement(st),
                     _source(st),
                     verdict,
                     mb,
-                    worst,
-                    pep,
+                    f"not searched: not a Claim ({st.why_not_a_claim})",
+                    "—",
                     True,
-                    has_w,
-                    has_p,
-                    _kills_cell(kills, claim.id),
+                    kills=_kills_cell(kills, f"published.{st.id}"),
                 )
             )
+            continue
+        if claim is None:
+            out.append(
+                Row(
+                    st.id,
+                    st.title,
+                    _setting_of_statement(st),
+                    _source(st),
+                    f"not a claim: {st.why_not_a_claim}",
+                    "—",
+                    "—",
+                    "—",
+                )
+            )
+            continue
+        verdict, mb = _verdict(paper.verify, claim.id)
+        worst, has_w = _worst(claim, budget, seed)
+        pep, has_p = _pep(claim)
+        out.append(
+            Row(
+                st.id,
+                st.title,
+                _setting_of_claim(claim),
+                _source(st),
+                verdict,
+                mb,
+                worst,
+                pep,
+                True,
+                has_w,
+                has_p,
+                _kills_cell(kills, claim.id),
+            )
+        )
     return out
 
 

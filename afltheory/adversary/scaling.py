@@ -27,7 +27,8 @@ from typing import Any
 import numpy as np
 
 from . import fastexact
-from .claims import Claim, Decoded, get_claim
+from .claims import Decoded, get_claim
+from .claims import SearchSpec as Claim
 
 __all__ = [
     "DIRECTIONS",

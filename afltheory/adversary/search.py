@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._validation import check_component, check_int, check_positive
-from .claims import THEOREMS, Claim, get_claim
+from .claims import THEOREMS, get_claim
+from .claims import SearchSpec as Claim
 from .instance import Instance
 from .space import AssumptionClass, Structure
 

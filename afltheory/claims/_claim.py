@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -14,7 +15,22 @@ from ..algorithms.schedules import StepSize
 from ..theory import evaluate_terms, terms_in_force
 from .symbols import SYMBOLS
 
-__all__ = ["Assumptions", "Claim", "FUNCTION_CLASSES", "QUANTITIES", "UnknownSymbol"]
+__all__ = [
+    "CONFIDENCES",
+    "INDEX",
+    "KINDS",
+    "Assumptions",
+    "Claim",
+    "EngineForm",
+    "FUNCTION_CLASSES",
+    "Location",
+    "QUANTITIES",
+    "Transcription",
+    "UnknownSymbol",
+    "engine_confidence",
+    "is_read",
+    "substitute",
+]
 
 #: the measured quantities a claim may bound (name -> the expression it stands for)
 QUANTITIES: dict[str, str] = {
@@ -35,6 +51,10 @@ PARTICIPATION = ("full", "uniform", "arbitrary")
 
 #: id(claim) -> {(expr, extra): (symbols, numeric function)} (claims are frozen: their values never change)
 _COMPILED: dict[int, dict] = {}
+#: id(claim) -> (claim, its engine form's claim) (built once: the engines' caches are keyed by the object)
+_ENGINE: dict[int, tuple] = {}
+#: what a claim states
+KINDS = ("theorem", "corollary", "lemma", "proposition", "remark", "variant")
 
 
 class UnknownSymbol(ValueError):
@@ -123,6 +143,143 @@ def _sympify(v: Any, name: str) -> sp.Expr:
         raise ValueError(f"{name}={v!r} must be a sympy expression, a number or a string: {exc}") from None
 
 
+#: the grades of a claim's text: "read" (the statement itself was retrieved; ``excerpt``/``location`` say
+#: where), "read (secondary: <who>)" (a secondary text quoting it was read), "abstract read, statement from
+#: memory" (the retrieved page fixes the setting, not the constants), "from memory" (nothing retrieved),
+#: "derived" (a consequence the package derives, e.g. a corollary written out). A verdict that contradicts a
+#: claim whose text was not read is never called a finding.
+CONFIDENCES = (
+    "read",
+    "read (secondary: …)",
+    "abstract read, statement from memory",
+    "from memory",
+    "derived",
+)
+#: how the index (the `find_string` / `read_file` tools) names a file: it returns ids, not repositories
+INDEX = "public-GitHub text index (find_string/read_file)"
+
+
+def is_read(confidence: str) -> bool:
+    """True when the grade says the statement's text itself was read (primary or secondary)."""
+    return confidence == "read" or (confidence.startswith("read (secondary: ") and confidence.endswith(")"))
+
+
+def _check_confidence(confidence: str) -> None:
+    if confidence not in CONFIDENCES and not is_read(confidence):
+        raise ValueError(f"confidence={confidence!r} must be one of {CONFIDENCES}")
+
+
+def engine_confidence(confidence: str, own_form: bool = False) -> str:
+    """The ONE rule grading an engine form's verdicts: "read" when the statement's text was read (primary or
+    secondary: ``is_read``) and the engine runs the stated bound (under its substitution); "derived" stays
+    "derived"; otherwise "from memory" (a statement from memory, or a check's own form of it —
+    ``own_form``: the engine bound is not the stated one)."""
+    _check_confidence(confidence)
+    if confidence == "derived" and not own_form:
+        return "derived"
+    return "read" if is_read(confidence) and not own_form else "from memory"
+
+
+@dataclass(frozen=True)
+class Location:
+    """Where a statement's text was read: the index id of the file (a converted markdown copy of the paper),
+    a character offset at which a ``read_file`` page (16,000 characters) contains the statement, the
+    theorem's number, and how the file was found (the exact fragment searched for).
+    ``repo``/``path``/``commit``: None when the index did not report them (its string search returns file
+    ids only); ``index_id`` None for a local file (then ``path``)."""
+
+    index_id: str | None
+    offset: int
+    theorem: str
+    found_by: str
+    section: str = ""
+    repo: str | None = None
+    path: str | None = None
+    commit: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.index_id is None and not self.path:
+            raise ValueError("a location needs the index's file id (index_id) or a path")
+        if self.index_id is not None and not (isinstance(self.index_id, str) and self.index_id.isdigit()):
+            raise ValueError(f"index_id={self.index_id!r} must be the index's decimal file id")
+        if not isinstance(self.offset, int) or self.offset < 0:
+            raise ValueError(f"offset={self.offset!r} must be a character offset >= 0")
+        if not self.theorem or not self.found_by:
+            raise ValueError("theorem and found_by must be non-empty")
+
+    def __str__(self) -> str:
+        where = (f"{self.repo}:" if self.repo else "") + (self.path or "")
+        where += f"@{self.commit}" if self.commit else ""
+        sec = f", {self.section}" if self.section else ""
+        idx = f"index id {self.index_id}" if self.index_id else "file"
+        return (
+            f"read: {self.theorem}{sec}; {idx} at offset {self.offset}"
+            + (f"; {where}" if where else "")
+            + f"; found by the fragment “{self.found_by}”"
+        )
+
+
+@dataclass(frozen=True)
+class Transcription:
+    """The statement's formulas as LaTeX (formulas are facts; no prose copied).
+
+    ``bound``: the bound as printed, in parseable LaTeX (``sympy.parsing.latex``); names in ``definitions``
+    (e.g. Li et al.'s B, C) are LaTeX too and are substituted after parsing. ``symbols``: parsed symbol name
+    -> the package's sympy expression (the symbol map of the equality test). ``normalisations``: what was
+    changed from the printed form to make it parseable (a sum written as one symbol, a norm as D, …).
+    ``assumptions``/``conditions``: LaTeX, for the reader (not parsed)."""
+
+    bound: str
+    symbols: dict
+    definitions: dict = field(default_factory=dict)
+    conditions: dict = field(default_factory=dict)
+    assumptions: dict = field(default_factory=dict)
+    normalisations: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class EngineForm:
+    """How a claim stated in its paper's own symbols runs in the engines: ``subs`` maps the paper's symbols
+    to the engines' (``claims.SYMBOLS`` and the claim's ``values``/``extra_symbols``), applied to the stated
+    bound and — unless ``conditions`` gives the engines' own — to the stated conditions. ``bound``: the
+    check's OWN form when the engines cannot run the stated one (its verdicts are then graded "from memory",
+    ``engine_confidence``); ``reading``: what the engine form reads into the statement (appended to the
+    claim's reading); ``id``: the verdict id (default "published." + the claim's id);
+    ``title``/``reference``/``source_prefix``: the check's own form's title, reference and the words before
+    the statement's source."""
+
+    subs: Mapping[Any, Any] = field(default_factory=dict)
+    conditions: Mapping[str, Any] | None = None
+    bound: Mapping[str, Any] | None = None
+    reading: str = ""
+    id: str = ""
+    title: str = ""
+    reference: str = ""
+    source_prefix: str = ""
+
+
+def substitute(terms: Mapping[str, Any], subs: Mapping[Any, Any]) -> dict:
+    """{name: term with ``subs`` substituted simultaneously} (a stated bound in the engines' symbols)."""
+    return {k: sp.sympify(v).subs(dict(subs), simultaneous=True) for k, v in terms.items()}
+
+
+def _by_name(values: Mapping[Any, Any], expr: sp.Expr) -> dict:
+    """``values`` keyed by symbol or symbol name -> a substitution for ``expr``'s free symbols."""
+    names = {str(s): s for s in expr.free_symbols}
+    out = {}
+    for k, v in values.items():
+        key = names.get(k, sp.Symbol(k)) if isinstance(k, str) else k
+        out[key] = v
+    return out
+
+
+def _evaluate_stated(expr: sp.Expr, values: Mapping[Any, Any], what: str) -> float:
+    e = sp.sympify(expr).subs(_by_name(values, sp.sympify(expr)))
+    if e.free_symbols:
+        raise ValueError(f"{what}: unknown value of symbol(s) {sorted(map(str, e.free_symbols))}")
+    return float(e)
+
+
 @dataclass(frozen=True, kw_only=True)
 class Claim:
     """A convergence theorem, stated once; every engine reads it (``verify``, the adversary, PEP, scope).
@@ -148,13 +305,29 @@ class Claim:
       from which it holds (e.g. ``{"T": 100}``: for T ≥ 100); ``expect``: "holds"
       (a theorem) or "fails" (a false variant declared as expected to fail: its verdict passes when the
       bound is violated).
+    - The statement as read (a published theorem is one claim): ``excerpt``, ``location`` (a ``Location``,
+      required when the text was read), ``transcription`` (a ``Transcription``: the formula as printed, in
+      LaTeX), ``readings`` ({name: one line} per ambiguity of the text; a verdict lists those it depends on),
+      ``definitions`` (named sub-expressions), ``notes``, ``lower_bound`` (the bound is a lower bound),
+      ``constants_explicit`` (False: constants hidden in O(·)), ``assumptions_text``/``algorithm_text``/
+      ``measured_text`` (the setting in the paper's words), ``kind`` ("theorem", "corollary", "lemma", …) and
+      ``paper`` (e.g. "li2020"; default: the id up to its first dot).
+    - ``engine_form``: an ``EngineForm`` when ``bound`` and ``conditions`` are written in the paper's own
+      symbols (then ``engine()`` is the claim the engines run: the substitution applied); None when they are
+      already the engines'. ``runnable``: False for a statement no engine can run (no engine form;
+      ``why_not_a_claim`` says why); None: inferred (False exactly when ``why_not_a_claim`` is given and
+      ``engine_form`` is not).
+    - ``setups``: per-reader setups, small frozen values keyed by reader: "search" (the adversary's
+      ``SearchSpec``s, attached by the adversary), "pep_bracket" (``pep.theorems.BracketSetup``), "pep" (the
+      published table's ``pep.claims.PepSetup``), "no_search"/"reading_constant" (the table's notes on the
+      adversary's column, strings).
     """
 
     id: str
     title: str
     bound: Any
-    measured: str = "avg_grad_sq"
-    assumptions: Assumptions = field(default_factory=Assumptions)
+    measured: str | None = "avg_grad_sq"
+    assumptions: Assumptions | None = field(default_factory=Assumptions)
     rule: Any = None
     rule_options: Mapping[str, Any] = field(default_factory=dict)
     eta: Any = None
@@ -173,6 +346,23 @@ class Claim:
     statistics: Any = None
     extra_symbols: Mapping[str, str] = field(default_factory=dict)
     latex: Mapping[str, str] = field(default_factory=dict)
+    excerpt: str | None = None
+    location: Location | None = None
+    transcription: Transcription | None = None
+    readings: Mapping[str, str] = field(default_factory=dict)
+    definitions: Mapping[str, Any] = field(default_factory=dict)
+    notes: str = ""
+    lower_bound: bool = False
+    constants_explicit: bool = True
+    assumptions_text: Mapping[str, str] = field(default_factory=dict)
+    algorithm_text: str = ""
+    measured_text: str = ""
+    kind: str = "theorem"
+    paper: str = ""
+    engine_form: EngineForm | None = None
+    runnable: bool | None = None
+    why_not_a_claim: str = ""
+    setups: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         parts = {"bound": self.bound, **self.conditions, **self.values}  # kept LaTeX: claims.latex.latex(...)
@@ -180,10 +370,26 @@ class Claim:
         object.__setattr__(self, "latex", {**found, **self.latex})
         if not isinstance(self.id, str) or not self.id:
             raise ValueError(f"id={self.id!r} must be a non-empty string")
-        _choice("measured", self.measured, tuple(QUANTITIES))
+        if self.runnable is None:  # a statement with a reason and no engine form is not runnable
+            object.__setattr__(self, "runnable", self.engine_form is not None or not self.why_not_a_claim)
+        if not isinstance(self.runnable, bool):
+            raise TypeError(f"runnable={self.runnable!r} must be True, False or None (inferred)")
+        if not self.runnable and not self.why_not_a_claim:
+            raise ValueError(f"{self.id}: runnable=False needs why_not_a_claim (why no engine can run it)")
+        if self.runnable or self.measured is not None:
+            _choice("measured", self.measured, tuple(QUANTITIES))
         _choice("expect", self.expect, ("holds", "fails"))
-        _choice("confidence", self.confidence, ("read", "from memory", "derived"))
-        if not isinstance(self.assumptions, Assumptions):
+        _check_confidence(self.confidence)
+        if self.is_read and self.location is None:
+            raise ValueError(f"{self.id}: confidence={self.confidence!r} needs a location")
+        _choice("kind", self.kind, KINDS)
+        if not self.paper:
+            object.__setattr__(self, "paper", self.id.split(".")[0])
+        if self.engine_form is not None and not isinstance(self.engine_form, EngineForm):
+            raise TypeError(
+                f"engine_form={self.engine_form!r} must be an afltheory.claims.EngineForm or None"
+            )
+        if not isinstance(self.assumptions, Assumptions) and (self.runnable or self.assumptions is not None):
             raise TypeError(f"assumptions={self.assumptions!r} must be an afltheory.claims.Assumptions")
         if isinstance(self.bound, Mapping):
             terms = {str(k): _sympify(v, f"bound[{k!r}]") for k, v in self.bound.items()}
@@ -221,7 +427,101 @@ class Claim:
             v = getattr(self, name)
             if v is not None and not isinstance(v, (int, float, sp.Basic, str)) and not callable(v):
                 raise ValueError(f"{name}={v!r} must be a number, a sympy expression in t or a callable of t")
-        self.free_symbols()  # unknown symbols are refused when the claim is stated
+        object.__setattr__(self, "readings", dict(self.readings))
+        object.__setattr__(self, "definitions", dict(self.definitions))
+        object.__setattr__(self, "setups", dict(self.setups))
+        if self.runnable and self.engine_form is None:
+            self.free_symbols()  # unknown symbols are refused when the claim is stated
+        elif self.engine_form is not None:
+            self.engine()  # the engine form is built (and its symbols checked) when the claim is stated
+
+    # ------------------------------------------------------------------ the statement as read
+    @property
+    def is_read(self) -> bool:
+        """True when the statement's text itself (primary or secondary) was read (``claims.is_read``)."""
+        return is_read(self.confidence)
+
+    def total(self) -> sp.Expr:
+        """The bound as stated: the sum of its named terms (in the claim's own symbols, unresolved)."""
+        return sp.Add(*self.bound.values())
+
+    def value(self, values: Mapping[Any, Any]) -> float:
+        """The stated bound at ``values`` ({symbol or name: number}); ValueError naming free symbols."""
+        return _evaluate_stated(self.total(), values, self.id)
+
+    def term_values(self, values: Mapping[Any, Any]) -> dict[str, float]:
+        """Each stated term at ``values``."""
+        return {k: _evaluate_stated(v, values, f"{self.id}:{k}") for k, v in self.bound.items()}
+
+    def conditions_hold(self, values: Mapping[Any, Any]) -> dict[str, bool]:
+        """{condition name: bool}: the stated conditions at ``values`` (ValueError naming free symbols)."""
+        out = {}
+        for k, c in self.conditions.items():
+            r = c.subs(_by_name(values, c))
+            if r.free_symbols:
+                raise ValueError(
+                    f"condition {k!r} of {self.id} still has free symbols {sorted(map(str, r.free_symbols))}"
+                )
+            out[k] = bool(r)
+        return out
+
+    def source_line(self) -> str:
+        """The source, confidence, excerpt, location and the named readings in one line (the ``source`` of
+        the engine form: the one way a source is written)."""
+        out = f"{self.source}; confidence: {self.confidence}" + (
+            f"; excerpt: “{self.excerpt}”" if self.excerpt else ""
+        )
+        if self.location is not None:
+            out += f"; {self.location}"
+        if self.readings:
+            out += "; readings: " + ", ".join(self.readings)
+        return out
+
+    def false_variant(self, factor: float = 10.0) -> Claim:
+        """The engine form with its bound divided by ``factor``, declared ``expect="fails"`` (its verdict
+        passes when that bound is violated on the same instance): id ``<engine id>.bound_div<factor>``."""
+        if not (isinstance(factor, (int, float)) and factor > 1):
+            raise ValueError(f"factor={factor!r} must be a number > 1")
+        c = self.engine()
+        return dataclasses.replace(
+            c,
+            id=f"{c.id}.bound_div{factor:g}",
+            title=c.title + f" — false variant: bound / {factor:g}",
+            expect="fails",
+            bound={k: v / factor for k, v in c.bound.items()},
+        )
+
+    def engine(self) -> Claim:
+        """The claim the engines run: itself when it is written in the engines' symbols; with an engine form,
+        the stated bound and conditions under its substitution (or the form's own), the verdict id, the
+        source line (``source_line``), the reading extended by the form's and the confidence graded by the
+        one rule ``engine_confidence``. ValueError when the claim is not runnable (``why_not_a_claim``)."""
+        if not self.runnable:
+            raise ValueError(f"claim {self.id!r} has no engine form: {self.why_not_a_claim}")
+        ef = self.engine_form
+        if ef is None:
+            return self
+        cached = _ENGINE.get(id(self))
+        if cached is not None and cached[0] is self:
+            return cached[1]
+        own = ef.bound is not None
+        view = dataclasses.replace(
+            self,
+            id=ef.id or f"published.{self.id}",
+            title=ef.title or self.title,
+            reference=ef.reference or self.reference,
+            source=ef.source_prefix + self.source_line(),
+            reading=self.reading + ef.reading,
+            confidence=engine_confidence(self.confidence, own_form=own),
+            bound=dict(ef.bound) if own else substitute(self.bound, ef.subs),
+            conditions=dict(ef.conditions)
+            if ef.conditions is not None
+            else substitute(self.conditions, ef.subs),
+            engine_form=None,
+        )
+        _ENGINE[id(self)] = (self, view)
+        weakref.finalize(self, _ENGINE.pop, id(self), None)
+        return view
 
     @property
     def assumption_class(self) -> Any:

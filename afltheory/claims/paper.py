@@ -10,9 +10,10 @@ from typing import Any
 import numpy as np
 
 from ..algorithms import AFACD, AFACS
+from ..pep.theorems import SETUPS as BRACKETS
 from ..theory import compression as TC
 from ..theory import theorem2, theorem3, theorem4
-from ._claim import Assumptions, Claim
+from ._claim import Assumptions, Claim, Location
 from .symbols import D0, zeta_star
 
 __all__ = ["COMPRESSED_DISTRIBUTED_GD", "PAPER_CLAIMS", "THEOREM2", "THEOREM3", "THEOREM4"]
@@ -21,6 +22,11 @@ _SOURCE = (
     "Yang, Zhang, Khanduri, Liu, ICML 2022 (arXiv:2204.09364); read from the source documents, "
     "docs/theorems.md"
 )
+
+
+def _where(offset: int, theorem: str, heading: str) -> Location:
+    """Where docs/theorems.md states it: the character offset of its section heading ``heading``."""
+    return Location(None, offset, theorem, heading, path="docs/theorems.md")
 
 
 def _conditions(module: Any) -> dict:
@@ -56,6 +62,8 @@ THEOREM2 = Claim(
     reference=theorem2.CITATION,
     source=_SOURCE,
     confidence="read",
+    location=_where(2593, "Theorem 2", "## Theorem 2 — AFA-CD"),
+    setups={"pep_bracket": BRACKETS["thm2"]},
     reading="server step x − η η_L G (the proofs' step, inconsistency #1); worker returns the mean of its K "
     "gradients; the K̃ term from the proof",
 )
@@ -72,6 +80,8 @@ THEOREM3 = Claim(
     reference=theorem3.CITATION,
     source=_SOURCE,
     confidence="read",
+    location=_where(3319, "Theorem 3", "## Theorem 3 — AFA-CD"),
+    setups={"pep_bracket": BRACKETS["thm3"]},
     reading="as Theorem 2; K̃_t and K̂_t² averaged over the arrivals (averaging='statement')",
 )
 THEOREM4 = Claim(
@@ -92,6 +102,8 @@ THEOREM4 = Claim(
     reference=theorem4.CITATION,
     source=_SOURCE,
     confidence="read",
+    location=_where(5688, "Theorem 4", "## Theorem 4 — AFA-CS"),
+    setups={"pep_bracket": BRACKETS["thm4"]},
     reading="K̂_t² a sum over all M slots (khat='sum'); f_* read as f* (a valid, weaker numerator than "
     "f(x_T))",
 )
@@ -124,6 +136,7 @@ COMPRESSED_DISTRIBUTED_GD = Claim(
     reference=TC.CITATION,
     source="docs/theorems.md 'Compression' (from the source documents)",
     confidence="read",
+    location=_where(12088, "Compression: distributed compressed GD", "## Compression — the claims to verify"),
     reading="x⁺ = x − γ (1/n) Σ C_i(∇f_i(x)): AFA-CD with η η_L = γ, every worker every round, K = 1, τ = 0; "
     "ζ*² = (1/n) Σ‖∇f_i(x*)‖² (the floor's [M]-marked derivation, docs/compression.md)",
 )

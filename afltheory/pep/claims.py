@@ -20,18 +20,37 @@ only where the instance is a member of the class everywhere (M = 1, convex class
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from .._validation import check_int, check_real
 
-__all__ = ["ClaimPEP", "claim_pep"]
+__all__ = ["ClaimPEP", "PepSetup", "claim_pep"]
 
 _MEASURED = {
     "avg_grad_sq": ("average", "f_star"),
     "last_gap": ("last_gap", "distance"),
     "last_dist_sq": ("last_dist", "distance"),
 }
+
+
+@dataclass(frozen=True)
+class PepSetup:
+    """The PEP's setup of one claim (``Claim.setups["pep"]``, read by ``afltheory published``'s PEP column):
+    ``claim_pep(claim, T=T, K=K, values=values)``; the step sizes in ``values`` are the claim's own (the bound
+    is evaluated at the step the rule runs). ``subclass``: the ``Assumptions`` fields replaced when the PEP
+    refuses the claim's own class ({}: its own class), ``description`` says which sub-class that is."""
+
+    values: Mapping[str, float]
+    T: int
+    K: int
+    subclass: Mapping[str, Any] = field(default_factory=dict)
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        check_int("T", self.T, low=1)
+        check_int("K", self.K, low=1)
 
 
 @dataclass(frozen=True)

@@ -30,13 +30,42 @@ from .._validation import check_int, check_real
 if TYPE_CHECKING:
     from ..anarchy.schedule import Schedule
 
-__all__ = ["CLAIMS", "LIMITS", "Bracket", "bracket", "default_schedule", "json_safe", "step_sizes"]
+__all__ = [
+    "LIMITS",
+    "SETUPS",
+    "Bracket",
+    "BracketSetup",
+    "bracket",
+    "default_schedule",
+    "json_safe",
+    "step_sizes",
+]
 
 #: largest sizes ``bracket`` (and ``afltheory pep``) accept; checked before anything is allocated (the Gram
 #: size, which is what a solve can afford, is checked next, also before allocation: ``max_gram``)
 LIMITS = dict(m=64, M=64, K=64, T=1000, tau=1000, beam=64)
 
-CLAIMS = {"thm2": ("theorem2", "AFACD"), "thm3": ("theorem3", "AFACD"), "thm4": ("theorem4", "AFACS")}
+
+@dataclass(frozen=True)
+class BracketSetup:
+    """The bracket's setup of one of the paper's theorems (``Claim.setups["pep_bracket"]`` of
+    ``afltheory.claims.paper``'s claims): ``key`` (the id ``bracket`` and ``afltheory pep`` take), the
+    ``afltheory.theory`` module of its bound and the rule it is about."""
+
+    key: str
+    theory: str
+    algorithm: str
+
+
+#: the bracket's setups by key (``afltheory.pep`` sits below ``afltheory.claims``: the claims attach these)
+SETUPS = {
+    s.key: s
+    for s in (
+        BracketSetup("thm2", "theorem2", "AFACD"),
+        BracketSetup("thm3", "theorem3", "AFACD"),
+        BracketSetup("thm4", "theorem4", "AFACS"),
+    )
+}
 #: Largest m, M, K, T, tau accepted (checked before any allocation; the PEP's own limit is ``max_gram``).
 MAX_SIZE = 10_000
 #: Range of sigma_G (or 0), delta and L: their squares must stay finite in the PEP and the bound.
@@ -209,8 +238,8 @@ def bracket(
     from .core import MAX_GRAM, STEP_MAX, STEP_MIN, worst_case
     from .lower import quadratic_lower_bound
 
-    if claim not in CLAIMS:
-        raise ValueError(f"claim={claim!r} must be one of {sorted(CLAIMS)}")
+    if claim not in SETUPS:
+        raise ValueError(f"claim={claim!r} must be one of {sorted(SETUPS)}")
     m = check_int("m", m, low=1, high=LIMITS["m"])
     M = m + 1 if M is None else check_int("M", M, low=m, high=max(m, LIMITS["M"]))
     K, T = check_int("K", K, low=1, high=LIMITS["K"]), check_int("T", T, low=1, high=LIMITS["T"])
@@ -240,7 +269,7 @@ def bracket(
             f"range [1, {limit}]; estimated solve time ≥ {estimate_seconds(n_lo):.3g} s); "
             f"reduce T or M, or pass max_gram deliberately"
         )
-    thm = {"thm2": theorem2, "thm3": theorem3, "thm4": theorem4}[claim]
+    thm = {"theorem2": theorem2, "theorem3": theorem3, "theorem4": theorem4}[SETUPS[claim].theory]
     consts = Constants(L=L, mu=-L, sigma_L=0.0, sigma_G=sigma_G, f_star=0.0, x_star=None)
     sched = (
         default_schedule(claim, M=M, m=m, K=K, T=T, tau=tau, seed=seed, kind=schedule_kind)
@@ -259,7 +288,7 @@ def bracket(
         eta = gamma / eta_L
     from ..algorithms import AFACD, AFACS
 
-    algo = (AFACS if CLAIMS[claim][1] == "AFACS" else AFACD)(eta=eta, eta_L=eta_L)
+    algo = (AFACS if SETUPS[claim].algorithm == "AFACS" else AFACD)(eta=eta, eta_L=eta_L)
     kw = dict(max_gram=max_gram or MAX_GRAM)
     how = (
         "given schedule"

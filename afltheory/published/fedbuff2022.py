@@ -7,12 +7,12 @@ Paper letters -> symbols: K (buffer size) -> ``m``; Q (local steps) -> ``K``; η
 
 from __future__ import annotations
 
-from ._statement import Location, Statement
+from ..claims import Claim, Location
 from .symbols import Delta, K, L, T, eta, eta_L, m, sigma_G, sigma_L, tau
 
 __all__ = ["STATEMENTS", "THM"]
 
-THM = Statement(
+THM = Claim(
     id="fedbuff2022.thm",
     title="FedBuff, non-convex, bounded staleness",
     reference="Nguyen et al., AISTATS 2022, main convergence theorem",
@@ -32,15 +32,15 @@ THM = Statement(
         "restates only an iteration count, O(σ²/ε² + ζ²/ε² + (ζ²+1) τ_max G²/ε) under bounded gradients: its "
         "staleness term carries G², not the module's (σ_ℓ² + σ_g²) (docs/published_readings.md)."
     ),
-    assumptions={
+    assumptions_text={
         "function": "smooth (nonconvex)",
         "noise": "variance σ_ℓ²",
         "heterogeneity": "sigma_G",
         "participation": "buffer of m arrivals",
         "max_delay": "τ",
     },
-    algorithm="FedBuff (afltheory.algorithms.FedBuff)",
-    measured="avg_grad_sq",
+    algorithm_text="FedBuff (afltheory.algorithms.FedBuff)",
+    measured_text="avg_grad_sq",
     bound={
         "transient": Delta / (eta * eta_L * K * T),
         "noise": L * eta * eta_L * K * (sigma_L**2 + sigma_G**2) / m,
@@ -63,6 +63,8 @@ THM = Statement(
         "fedbuff.uniform_arrivals": "per the secondary text, FedBuff's analysis assumes the client that "
         "finishes at each step is uniform over all clients (not the server's sampling of new clients)",
     },
+    why_not_a_claim="from memory, constants hidden in O(·): no verdict until its text is read (a check "
+    "of a recollection is no evidence)",
 )
 
 STATEMENTS = (THM,)

@@ -8,17 +8,17 @@ Paper letters -> symbols: τ_i (local steps of client i) -> ``K`` per client; m 
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import sympy as sp
 
-from ._statement import Location, Statement, Transcription
+from ..algorithms.published import FedNova
+from ..claims import Assumptions, Claim, EngineForm, Location, Transcription
+from ..pep.claims import PepSetup
 
 __all__ = [
     "FEDNOVA_CONSISTENT",
     "KILLS",
-    "PEP_SETUPS",
     "STATEMENTS",
     "THM1_INCONSISTENCY",
     "THM2_TRUE_OBJECTIVE",
@@ -50,7 +50,7 @@ READINGS = {
     "(the stationary point of F̃) is checked",
 }
 
-THM1_INCONSISTENCY = Statement(
+THM1_INCONSISTENCY = Claim(
     id="fednova2020.thm1",
     title="FedAvg with heterogeneous local steps converges to a mismatched objective",
     reference="Wang, Liu, Liang, Joshi, Poor, NeurIPS 2020, Lemma 1 and Theorem 1 (w_i of Sec. 4.1)",
@@ -66,114 +66,20 @@ THM1_INCONSISTENCY = Statement(
         "gradients: the fixed point x̂(η) of FedAvg tends to argmin F̃ as η_L → 0 (‖x̂(η) "
         "− argmin F̃‖ = O(η_L)) and stays at distance ‖argmin F̃ − argmin F‖ from x*."
     ),
-    assumptions={
+    assumptions_text={
         "function": "smooth",
         "noise": "variance",
         "heterogeneity": "sigma_G",
         "participation": "full",
         "local steps": "fixed per client (τ_i)",
     },
-    algorithm="FedAvg (x + η Σ p_i Δ_i, Δ_i = −η_L Σ_k g_k)",
-    measured="limit_dist_sq: ‖lim_t x_t − argmin F̃‖² as η_L → 0",
+    algorithm_text="FedAvg (x + η Σ p_i Δ_i, Δ_i = −η_L Σ_k g_k)",
+    measured_text="limit_dist_sq: ‖lim_t x_t − argmin F̃‖² as η_L → 0",
     bound={"limit_gap": sp.Integer(0)},
     constants_explicit=False,
     why_not_a_claim="a limit as η_L → 0 with its rate's constants hidden: checked as the exponent of η_L "
     "on a closed-form fixed point",
 )
-
-FEDNOVA_CONSISTENT = Statement(
-    id="fednova2020.fednova",
-    title="FedNova's normalized averaging removes the inconsistency",
-    reference="Wang, Liu, Liang, Joshi, Poor, NeurIPS 2020, Sec. 5 (FedNova) and Theorem 3",
-    source=SOURCE,
-    excerpt=None,
-    confidence="read",
-    location=LOC_THM3,
-    readings=READINGS,
-    reading=(
-        "FedNova (Sec. 5): x^{(t+1,0)} − x^{(t,0)} = (Σ_i p_i τ_i) Σ_i p_i Δ_i/τ_i, i.e. x_{t+1} = x_t − η "
-        "τ_eff Σ_i p_i d_i with d_i = −Δ_i/(η τ_i) (the average local gradient; Δ_i = −η G_i a_i) and "
-        "τ_eff = Σ_i p_i τ_i. Its fixed point tends to argmin F as η_L → 0, whatever the τ_i. (Before this "
-        "text was read the module wrote d_i = Δ_i/(η_L τ_i): a sign slip in the prose, not in the rule.)"
-    ),
-    assumptions=THM1_INCONSISTENCY.assumptions,
-    algorithm="FedNova (afltheory.algorithms.published.FedNova)",
-    measured="limit_dist_sq: ‖lim_t x_t − x*‖² as η_L → 0",
-    bound={"limit_gap": sp.Integer(0)},
-    constants_explicit=False,
-)
-
-chi2 = sp.Symbol("chi2", nonnegative=True)  # χ²_{p‖w} = Σ_i (p_i − w_i)²/w_i
-beta2 = sp.Symbol("beta2", positive=True)  # β² ≥ 1 of Assumption 3
-kappa2 = sp.Symbol("kappa2", nonnegative=True)  # κ² of Assumption 3 (not L/μ)
-eps_opt = sp.Symbol("eps_opt", nonnegative=True)  # the vanishing optimization error of (8)
-
-THM2_TRUE_OBJECTIVE = Statement(
-    id="fednova2020.thm2",
-    title="Convergence in terms of the true objective: a non-vanishing floor 2χ²κ²",
-    reference="Wang, Liu, Liang, Joshi, Poor, NeurIPS 2020, Theorem 2 (eq. 10)",
-    source=SOURCE,
-    excerpt=None,
-    confidence="read",
-    location=LOC_THM2,
-    readings={
-        **READINGS,
-        "fednova.eps_opt_hidden": "ε_opt is the right-hand side of (8), whose constants O(·) hides: only "
-        "the floor 2χ²κ² is explicit",
-    },
-    reading=(
-        "Under Theorem 1's conditions, min_t ‖∇F(x^{(t,0)})‖² ≤ 2[χ²(β² − 1) + 1] ε_opt + 2χ²κ² with "
-        "χ² = Σ_i (p_i − w_i)²/w_i; (β², κ²) of Assumption 3 (bounded dissimilarity for any weights w)."
-    ),
-    assumptions={
-        "function": "smooth (Assumption 1)",
-        "noise": "unbiased, variance σ² (Assumption 2)",
-        "heterogeneity": "β², κ² bounded dissimilarity (Assumption 3)",
-        "participation": "full",
-    },
-    algorithm="any rule of the form (4) (FedAvg: w_i = p_i τ_i / Σ_j p_j τ_j)",
-    measured="min_grad_sq: min_{t ≤ T} ‖∇F(x^{(t,0)})‖²",
-    bound={"optimisation": 2 * (chi2 * (beta2 - 1) + 1) * eps_opt, "inconsistency": 2 * chi2 * kappa2},
-    constants_explicit=False,
-    why_not_a_claim="ε_opt hides its constants (O(·)): no engine form; the floor 2χ²κ² is checked at "
-    "FedAvg's closed-form limit (ε_opt → 0)",
-    latex=Transcription(
-        bound=r"2\left(X \cdot (\beta^{2}-1)+1\right) \epsilon + 2 X \kappa^{2}",
-        symbols={"X": chi2, "beta": sp.sqrt(beta2), "kappa": sp.sqrt(kappa2), "epsilon": eps_opt},
-        assumptions={
-            "A3": r"\sum_i w_i\|\nabla F_i(x)\|^2 \le \beta^2 \|\sum_i w_i \nabla F_i(x)\|^2 + \kappa^2",
-            "chi2": r"\chi^2_{p\|w} = \sum_{i=1}^m (p_i - w_i)^2 / w_i",
-        },
-        normalisations="χ²_{p‖w} written X; ε_opt written ε",
-    ),
-)
-
-STATEMENTS = (THM1_INCONSISTENCY, FEDNOVA_CONSISTENT, THM2_TRUE_OBJECTIVE)
-
-
-# -- the engine form and the checks (one module, one test: issue 38)
-
-#: the FedNova claim's PEP setup (the table's PEP column): id -> (sub-class, description, constants, T, K)
-PEP_SETUPS = {"published.fednova2020.fednova": ({}, "", {"L": 1.0, "mu": 0.5, "D0": 1.0}, 10, 2)}
-#: {verdict id: the catalogued mutants that flip it}: recorded 2026-11-26 (afltheory/published/kill_record.py)
-#: and confirmed 2026-12-02 ~01:24 UTC by a live run, ``kill_matrix(only=["published.scaffold2020",
-#: "published.fednova2020"], tier="quick", seed=0, jobs=1)``: Theorem 1's plain check runs no engine
-KILLS = {
-    "published.fednova2020.fednova": ["fedavg.no_K", "fednova.no_normalization"],
-    "published.fednova2020.thm1": [],
-    "published.fednova2020.thm2": [],  # the same run as khaled2019.cor1's (~01:44 UTC): a closed form
-}
-#: Theorem 1's check: 4 clients ½ (x − c_i)ᵀ diag(h_i) (x − c_i), uniform p_i, τ_i local steps
-THM1_HESSIANS = ((1.0, 0.5), (0.8, 1.0), (1.0, 0.6), (0.7, 0.9))
-THM1_CENTRES = ((1.0, 0.0), (0.0, 1.0), (-1.0, 0.0), (0.0, -1.0))
-THM1_TAUS = (1, 2, 4, 8)
-#: the local step sizes over which the exponent of η_L is fitted; its tolerance
-THM1_ETAS, THM1_TOL = (1e-2, 1e-3, 1e-4), 0.01
-#: Theorem 2's check: two 1-d clients ½ h_i (x − c_i)², uniform p_i, τ_i local steps, FedAvg's limit at a
-#: small η_L (where Cauchy–Schwarz in the floor's proof is tight: the floor is attained up to its factor 2)
-THM2_H, THM2_C, THM2_TAUS, THM2_ETA = ((1.0,), (0.5,)), ((1.0,), (-1.0,)), (1, 4), 1e-6
-#: Theorem 2's control divides the floor by this factor (2χ²κ² read as χ²κ²/2) and must fail
-THM2_CONTROL = 4
 
 
 def surrogate_gap(trace: Any, problem: Any, algorithm: Any) -> dict:
@@ -204,42 +110,129 @@ def surrogate_gap(trace: Any, problem: Any, algorithm: Any) -> dict:
     return {"gap2": out}
 
 
-@functools.cache
-def claims() -> tuple:
-    """FedNova (Sec. 5): with heterogeneous local steps FedNova's run ends near x* — here: within a quarter
-    of FedAvg's inconsistency gap ‖argmin F̃ − x*‖² (a threshold chosen by this check, not a published
-    constant) — while FedAvg (Theorem 1) ends near argmin F̃."""
-    from ..algorithms.published import FedNova
-    from ..claims import Assumptions, Claim
+FEDNOVA_CONSISTENT = Claim(
+    id="fednova2020.fednova",
+    title="FedNova's normalized averaging removes the inconsistency",
+    reference="Wang, Liu, Liang, Joshi, Poor, NeurIPS 2020, Sec. 5 (FedNova) and Theorem 3",
+    source=SOURCE,
+    excerpt=None,
+    confidence="read",
+    location=LOC_THM3,
+    readings=READINGS,
+    reading=(
+        "FedNova (Sec. 5): x^{(t+1,0)} − x^{(t,0)} = (Σ_i p_i τ_i) Σ_i p_i Δ_i/τ_i, i.e. x_{t+1} = x_t − η "
+        "τ_eff Σ_i p_i d_i with d_i = −Δ_i/(η τ_i) (the average local gradient; Δ_i = −η G_i a_i) and "
+        "τ_eff = Σ_i p_i τ_i. Its fixed point tends to argmin F as η_L → 0, whatever the τ_i. (Before this "
+        "text was read the module wrote d_i = Δ_i/(η_L τ_i): a sign slip in the prose, not in the rule.)"
+    ),
+    assumptions_text=THM1_INCONSISTENCY.assumptions_text,
+    algorithm_text="FedNova (afltheory.algorithms.published.FedNova)",
+    measured_text="limit_dist_sq: ‖lim_t x_t − x*‖² as η_L → 0",
+    bound={"limit_gap": sp.Integer(0)},
+    constants_explicit=False,
+    # with heterogeneous local steps FedNova's run ends near x* — here: within a quarter of FedAvg's
+    # inconsistency gap ‖argmin F̃ − x*‖² (a threshold chosen by this check, not a published constant) — while
+    # FedAvg (Theorem 1) ends near argmin F̃
+    engine_form=EngineForm(
+        bound={"quarter_gap": sp.Symbol("gap2") / 4},
+        title="FedNova removes the objective inconsistency of FedAvg",
+        reading=" Engine form: E‖x_T − x*‖² ≤ gap²/4 with gap² = ‖argmin F̃ − x*‖² the distance FedAvg keeps "
+        "(a threshold chosen by this check, not a published constant).",
+    ),
+    assumptions=Assumptions(
+        function="strongly_convex",
+        noise="none",
+        heterogeneity="sigma_G_max",
+        participation="full",
+        max_delay=0,
+    ),
+    rule=FedNova,
+    eta=1,
+    eta_L=0.01,
+    measured="last_dist_sq",
+    statistics=surrogate_gap,
+    extra_symbols={"gap2": "‖argmin F̃ − x*‖², F̃ = Σ p_i K̄_i f_i / Σ p_j K̄_j (FedAvg's surrogate)"},
+    setups={
+        "no_search": "not a bound over a class: gap²/4 is this check's threshold for its instance (it is 0 "
+        "whenever every worker runs the same K, where any transient exceeds it)",
+        "pep": PepSetup(values={"L": 1.0, "mu": 0.5, "D0": 1.0}, T=10, K=2),
+    },
+)
 
-    st = FEDNOVA_CONSISTENT
-    return (
-        Claim(
-            id="published.fednova2020.fednova",
-            title="FedNova removes the objective inconsistency of FedAvg",
-            reference=st.reference,
-            source=f"{st.source}; confidence: {st.confidence}; {st.location}; readings: "
-            + ", ".join(st.readings),
-            reading=st.reading
-            + " Engine form: E‖x_T − x*‖² ≤ gap²/4 with gap² = ‖argmin F̃ − x*‖² the distance "
-            "FedAvg keeps (a threshold chosen by this check, not a published constant).",
-            confidence="from memory",
-            assumptions=Assumptions(
-                function="strongly_convex",
-                noise="none",
-                heterogeneity="sigma_G_max",
-                participation="full",
-                max_delay=0,
-            ),
-            rule=FedNova,
-            eta=1,
-            eta_L=0.01,
-            measured="last_dist_sq",
-            bound={"quarter_gap": sp.Symbol("gap2") / 4},
-            statistics=surrogate_gap,
-            extra_symbols={"gap2": "‖argmin F̃ − x*‖², F̃ = Σ p_i K̄_i f_i / Σ p_j K̄_j (FedAvg's surrogate)"},
-        ),
-    )
+chi2 = sp.Symbol("chi2", nonnegative=True)  # χ²_{p‖w} = Σ_i (p_i − w_i)²/w_i
+beta2 = sp.Symbol("beta2", positive=True)  # β² ≥ 1 of Assumption 3
+kappa2 = sp.Symbol("kappa2", nonnegative=True)  # κ² of Assumption 3 (not L/μ)
+eps_opt = sp.Symbol("eps_opt", nonnegative=True)  # the vanishing optimization error of (8)
+
+THM2_TRUE_OBJECTIVE = Claim(
+    id="fednova2020.thm2",
+    title="Convergence in terms of the true objective: a non-vanishing floor 2χ²κ²",
+    reference="Wang, Liu, Liang, Joshi, Poor, NeurIPS 2020, Theorem 2 (eq. 10)",
+    source=SOURCE,
+    excerpt=None,
+    confidence="read",
+    location=LOC_THM2,
+    readings={
+        **READINGS,
+        "fednova.eps_opt_hidden": "ε_opt is the right-hand side of (8), whose constants O(·) hides: only "
+        "the floor 2χ²κ² is explicit",
+    },
+    reading=(
+        "Under Theorem 1's conditions, min_t ‖∇F(x^{(t,0)})‖² ≤ 2[χ²(β² − 1) + 1] ε_opt + 2χ²κ² with "
+        "χ² = Σ_i (p_i − w_i)²/w_i; (β², κ²) of Assumption 3 (bounded dissimilarity for any weights w)."
+    ),
+    assumptions_text={
+        "function": "smooth (Assumption 1)",
+        "noise": "unbiased, variance σ² (Assumption 2)",
+        "heterogeneity": "β², κ² bounded dissimilarity (Assumption 3)",
+        "participation": "full",
+    },
+    algorithm_text="any rule of the form (4) (FedAvg: w_i = p_i τ_i / Σ_j p_j τ_j)",
+    measured_text="min_grad_sq: min_{t ≤ T} ‖∇F(x^{(t,0)})‖²",
+    bound={"optimisation": 2 * (chi2 * (beta2 - 1) + 1) * eps_opt, "inconsistency": 2 * chi2 * kappa2},
+    constants_explicit=False,
+    why_not_a_claim="ε_opt hides its constants (O(·)): no engine form; the floor 2χ²κ² is checked at "
+    "FedAvg's closed-form limit (ε_opt → 0)",
+    transcription=Transcription(
+        bound=r"2\left(X \cdot (\beta^{2}-1)+1\right) \epsilon + 2 X \kappa^{2}",
+        symbols={"X": chi2, "beta": sp.sqrt(beta2), "kappa": sp.sqrt(kappa2), "epsilon": eps_opt},
+        assumptions={
+            "A3": r"\sum_i w_i\|\nabla F_i(x)\|^2 \le \beta^2 \|\sum_i w_i \nabla F_i(x)\|^2 + \kappa^2",
+            "chi2": r"\chi^2_{p\|w} = \sum_{i=1}^m (p_i - w_i)^2 / w_i",
+        },
+        normalisations="χ²_{p‖w} written X; ε_opt written ε",
+    ),
+)
+
+STATEMENTS = (THM1_INCONSISTENCY, FEDNOVA_CONSISTENT, THM2_TRUE_OBJECTIVE)
+
+
+# -- the engine form and the checks (one module, one test: issue 38)
+
+#: {verdict id: the catalogued mutants that flip it}: recorded 2026-11-26 (afltheory/published/kill_record.py)
+#: and confirmed 2026-12-02 ~01:24 UTC by a live run, ``kill_matrix(only=["published.scaffold2020",
+#: "published.fednova2020"], tier="quick", seed=0, jobs=1)``: Theorem 1's plain check runs no engine
+KILLS = {
+    "published.fednova2020.fednova": ["fedavg.no_K", "fednova.no_normalization"],
+    "published.fednova2020.thm1": [],
+    "published.fednova2020.thm2": [],  # the same run as khaled2019.cor1's (~01:44 UTC): a closed form
+}
+#: Theorem 1's check: 4 clients ½ (x − c_i)ᵀ diag(h_i) (x − c_i), uniform p_i, τ_i local steps
+THM1_HESSIANS = ((1.0, 0.5), (0.8, 1.0), (1.0, 0.6), (0.7, 0.9))
+THM1_CENTRES = ((1.0, 0.0), (0.0, 1.0), (-1.0, 0.0), (0.0, -1.0))
+THM1_TAUS = (1, 2, 4, 8)
+#: the local step sizes over which the exponent of η_L is fitted; its tolerance
+THM1_ETAS, THM1_TOL = (1e-2, 1e-3, 1e-4), 0.01
+#: Theorem 2's check: two 1-d clients ½ h_i (x − c_i)², uniform p_i, τ_i local steps, FedAvg's limit at a
+#: small η_L (where Cauchy–Schwarz in the floor's proof is tight: the floor is attained up to its factor 2)
+THM2_H, THM2_C, THM2_TAUS, THM2_ETA = ((1.0,), (0.5,)), ((1.0,), (-1.0,)), (1, 4), 1e-6
+#: Theorem 2's control divides the floor by this factor (2χ²κ² read as χ²κ²/2) and must fail
+THM2_CONTROL = 4
+
+
+def claims() -> tuple:
+    """FedNova's engine form (``Claim.engine()``: the check's own threshold gap²/4, see the statement)."""
+    return tuple(st.engine() for st in STATEMENTS if st.runnable)
 
 
 def fedavg_fixed_point(hessians: Any, centres: Any, taus: Any, eta_L: float, weights: Any = None) -> Any:

@@ -11,7 +11,7 @@ from typing import Any
 
 import sympy as sp
 
-from ._statement import Location, Statement, Transcription
+from ..claims import Claim, Location, Transcription
 from .symbols import B_dis, Delta, L, gamma_inexact, m, mu_prox
 
 __all__ = [
@@ -73,7 +73,7 @@ LATEX4 = Transcription(
     "function call); μ̄ mapped to μ under the reading fedprox.L_minus_limit",
 )
 
-THM4 = Statement(
+THM4 = Claim(
     id="fedprox2020.thm4",
     title="FedProx sufficient decrease per round (non-convex, B-dissimilarity)",
     reference="Li, Sahu, Zaheer, Sanjabi, Talwalkar, Smith, MLSys 2020, Theorem 4",
@@ -82,7 +82,7 @@ THM4 = Statement(
     excerpt=None,
     confidence="read",
     location=LOC4,
-    latex=LATEX4,
+    transcription=LATEX4,
     readings=READINGS,
     reading=(
         "Per round: K devices drawn with replacement with probabilities p_k, each returns a γ-inexact "
@@ -90,14 +90,14 @@ THM4 = Statement(
         "E_k‖∇F_k(w)‖² ≤ B²‖∇f(w)‖² is read AT THE CURRENT ITERATE w^t (a global B is infinite whenever the "
         "F_k have different minimisers). Claim: E_S f(w^{t+1}) ≤ f(w^t) − ρ‖∇f(w^t)‖² when ρ > 0."
     ),
-    assumptions={
+    assumptions_text={
         "function": "smooth, ∇²F_k ⪰ −L_− I (here convex, L_− = 0)",
         "noise": "none (exact prox)",
         "heterogeneity": "B-local dissimilarity",
         "participation": "m sampled with replacement by p_k",
     },
-    algorithm="FedProx with an exact (γ = 0) or γ-inexact proximal local solver",
-    measured="per_round_decrease: f(w^t) − E_S f(w^{t+1}) ≥ ρ ‖∇f(w^t)‖²",
+    algorithm_text="FedProx with an exact (γ = 0) or γ-inexact proximal local solver",
+    measured_text="per_round_decrease: f(w^t) − E_S f(w^{t+1}) ≥ ρ ‖∇f(w^t)‖²",
     bound={"decrease": RHO},
     conditions={"rho": sp.Gt(RHO, 0)},
     why_not_a_claim="a per-round decrease under sampling with replacement (no engine quantity): checked on "
@@ -109,7 +109,7 @@ eps = sp.Symbol("epsilon", positive=True)  # target accuracy ε
 #: exact prox with μ, K devices, T rounds from w⁰
 CHECK6 = {"mu": 3.0, "K": 1000, "T": 20, "w0": (0.0, 10.0)}
 
-THM6 = Statement(
+THM6 = Claim(
     id="fedprox2020.thm6",
     title="FedProx convergence rate: T = O(Δ/(ρε)) rounds to (1/T) Σ E‖∇f(w^t)‖² ≤ ε",
     reference="Li, Sahu, Zaheer, Sanjabi, Talwalkar, Smith, MLSys 2020, Theorem 6",
@@ -125,9 +125,9 @@ THM6 = Statement(
     },
     reading="With Theorem 4's hypotheses at each iteration (B ≥ B_ε), f(w^0) − f* = Δ, after T = O(Δ/(ρε)) "
     "rounds (1/T) Σ_{t<T} E‖∇f(w^t)‖² ≤ ε.",
-    assumptions=THM4.assumptions,
-    algorithm=THM4.algorithm,
-    measured="rounds_to_eps: T with (1/T) Σ_t E‖∇f(w^t)‖² ≤ ε",
+    assumptions_text=THM4.assumptions_text,
+    algorithm_text=THM4.algorithm_text,
+    measured_text="rounds_to_eps: T with (1/T) Σ_t E‖∇f(w^t)‖² ≤ ε",
     bound={"rounds": Delta / (RHO * eps)},
     conditions=THM4.conditions,
     constants_explicit=False,
@@ -135,7 +135,7 @@ THM6 = Statement(
     "(no engine quantity): checked in its telescoped form on identical clients, plain numpy",
 )
 
-COR7 = Statement(
+COR7 = Claim(
     id="fedprox2020.cor7",
     title="FedProx, convex, exact local solves: μ ≈ 6LB² gives ρ ≈ 1/(24LB²)",
     reference="Li, Sahu, Zaheer, Sanjabi, Talwalkar, Smith, MLSys 2020, Corollary 7",
@@ -150,14 +150,14 @@ COR7 = Statement(
         "1/(24LB²) — at the edge B = 0.5√K, ρ·24LB² → 24((1 − 1/√2)/6 − 1/72) ≈ 0.838 as B → ∞ (tested)",
     },
     reading="F_k convex, γ = 0 (exact local solves), 1 ≪ B ≤ 0.5√K: choose μ ≈ 6LB², then ρ ≈ 1/(24LB²).",
-    assumptions={**THM4.assumptions, "function": "convex, L-smooth"},
-    algorithm="FedProx with exact proximal steps (γ = 0), μ = 6LB²",
-    measured="per_round_decrease constant ρ",
+    assumptions_text={**THM4.assumptions_text, "function": "convex, L-smooth"},
+    algorithm_text="FedProx with exact proximal steps (γ = 0), μ = 6LB²",
+    measured_text="per_round_decrease constant ρ",
     bound={"rho": 1 / (24 * L * B_dis**2)},
     conditions={"B": sp.Le(B_dis, sp.sqrt(m) / 2), "mu": sp.Eq(mu_prox, 6 * L * B_dis**2)},
     constants_explicit=False,
     why_not_a_claim="an approximate (≈) relation between ρ and μ, not a bound",
-    latex=Transcription(
+    transcription=Transcription(
         bound=r"\frac{1}{24 L B^{2}}",
         symbols={"L": L, "B": B_dis},
         conditions={"mu": r"\mu \approx 6 L B^{2}", "B": r"1 \ll B \le 0.5\sqrt{K}"},
@@ -239,7 +239,7 @@ def verify() -> list:
     rho = float(RHO.subs(vals))
     dropped = L * B_dis * (1 + gamma_inexact) / (mu_prox * mu_prox)
     slip = float((RHO + dropped).subs(vals))
-    inside = bool(rho > 0 and THM4.check_conditions(vals)["rho"])
+    inside = bool(rho > 0 and THM4.conditions_hold(vals)["rho"])
     out = [
         Verdict.judged(
             id="published.fedprox2020.thm4",

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ._statement import Statement
+from ..claims import Claim
 from .symbols import D0, K, L, M, R, sigma, zeta_star
 
 __all__ = ["HETEROGENEOUS_LB", "HOMOGENEOUS_LB", "STATEMENTS"]
@@ -17,7 +17,7 @@ SOURCE = (
 )
 _B = sp.sqrt(D0)
 
-HOMOGENEOUS_LB = Statement(
+HOMOGENEOUS_LB = Claim(
     id="glasgow2022.homogeneous",
     title="FedAvg lower bound, homogeneous, convex (matches the upper bound)",
     reference="Glasgow, Yuan, Ma, AISTATS 2022, homogeneous lower bound",
@@ -32,14 +32,14 @@ HOMOGENEOUS_LB = Statement(
         "error is ≥ c·(LB²/(KR) + σB/sqrt(MKR) + min(σB/sqrt(KR), (Lσ²B⁴)^{1/3}/(K^{1/3}R^{2/3}))). A "
         "lower bound: checked, if at all, by exhibiting an instance above it (not an upper-bound verdict)."
     ),
-    assumptions={
+    assumptions_text={
         "function": "convex",
         "noise": "bounded covariance σ²",
         "heterogeneity": None,
         "participation": "full",
     },
-    algorithm="FedAvg / local SGD with any constant step",
-    measured="last_gap (worst instance)",
+    algorithm_text="FedAvg / local SGD with any constant step",
+    measured_text="last_gap (worst instance)",
     bound={
         "optimisation": L * D0 / (K * R),
         "statistical": sigma * _B / sp.sqrt(M * K * R),
@@ -50,9 +50,12 @@ HOMOGENEOUS_LB = Statement(
     },
     constants_explicit=False,
     lower_bound=True,
+    why_not_a_claim="a lower bound over EVERY algorithm of a class (min over algorithms, c "
+    "hidden) on a hard instance not transcribed (abstract read, statement from memory): running one "
+    "algorithm cannot check it",
 )
 
-HETEROGENEOUS_LB = Statement(
+HETEROGENEOUS_LB = Claim(
     id="glasgow2022.heterogeneous",
     title="FedAvg lower bound, heterogeneous, convex",
     reference="Glasgow, Yuan, Ma, AISTATS 2022, heterogeneous lower bound",
@@ -62,14 +65,14 @@ HETEROGENEOUS_LB = Statement(
     confidence="from memory",
     reading="The homogeneous bound plus c·min(ζ*B, (Lζ*²B⁴)^{1/3}/R^{2/3}) with ζ*² heterogeneity "
     "at the optimum.",
-    assumptions={
+    assumptions_text={
         "function": "convex",
         "noise": "bounded covariance σ²",
         "heterogeneity": "zeta_star",
         "participation": "full",
     },
-    algorithm="FedAvg / local SGD with any constant step",
-    measured="last_gap (worst instance)",
+    algorithm_text="FedAvg / local SGD with any constant step",
+    measured_text="last_gap (worst instance)",
     bound={
         **HOMOGENEOUS_LB.bound,
         "heterogeneity": sp.Min(
@@ -78,6 +81,8 @@ HETEROGENEOUS_LB = Statement(
     },
     constants_explicit=False,
     lower_bound=True,
+    why_not_a_claim="a lower bound over every algorithm of a class on a hard instance not "
+    "transcribed (from memory, c hidden): running one algorithm cannot check it",
 )
 
 STATEMENTS = (HOMOGENEOUS_LB, HETEROGENEOUS_LB)

@@ -7,7 +7,7 @@ local steps) -> ``T``; γ (step) -> ``eta``; σ² := (1/M) Σ_m ‖∇f_m(x_*)�
 no stochastic noise: local GD) -> ``sigma_dif``²; ‖x_0 − x_*‖² -> ``D0``.
 
 One module, one test (issue 38): the statements (``STATEMENTS``), the engine form (``claims()``), the check
-with its control (``verify()``) and its PEP setup (``PEP_SETUPS``) are all here; ``afltheory.published``
+with its control (``verify()``) and its PEP setup (``setups["pep"]``) are all here; ``afltheory.published``
 collects them (the claims registry, the checks plugin, the table command).
 """
 
@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ._statement import Location, Statement, Transcription
-from .symbols import D0, H, L, M, T, eta, sigma_dif
+from ..algorithms import FedAvg
+from ..claims import Assumptions, Claim, EngineForm, Location, Transcription
+from ..pep.claims import PepSetup
+from .symbols import D0, H, K, L, M, T, eta, sigma_dif, zeta_star
 
-__all__ = ["COR1", "KILLS", "PEP_SETUPS", "STATEMENTS", "THM1", "claims", "verify"]
+__all__ = ["COR1", "KILLS", "STATEMENTS", "THM1", "claims", "verify"]
 
 _LOC = Location(
     "785123747",
@@ -42,9 +44,26 @@ _ASSUME_TEX = {
     "sigma": r"\sigma^2 = \frac{1}{M}\sum_{m=1}^M \|\nabla f_m(x_*)\|^2",
     "output": r"\bar{x}_T = \frac{1}{T}\sum_{t=0}^{T-1} \hat{x}_t",
 }
+#: the engine form: H = K = 1 (synchronisation after every step, so x̂_t is the server iterate and T counts
+#: rounds; local GD with H = 1 is FedAvg with one local step and γ = η η_L); σ² = ζ*² (uniform weights, exact
+#: gradients)
+_SUBS = {eta: sp.Symbol("eta", positive=True) * sp.Symbol("eta_L", positive=True), H: K, sigma_dif: zeta_star}
+_ENGINE = dict(
+    assumptions=Assumptions(
+        function="convex",
+        noise="none",
+        heterogeneity="zeta_star",
+        participation="full",
+        max_delay=0,
+        max_local_steps=1,
+    ),
+    rule=FedAvg,
+    measured="avg_iterate_gap",
+)
+_COR1_STEP = sp.sqrt(M) / (4 * L * sp.sqrt(T))
 _SYM = {"D": D0, "gamma": eta, "T": T, "sigma": sigma_dif, "H": H, "L": L, "M": M}
 
-THM1 = Statement(
+THM1 = Claim(
     id="khaled2019.thm1",
     title="Local GD, heterogeneous data, convex, constant step",
     reference="Khaled, Mishchenko, Richtárik, NeurIPS 2019 FL workshop, Theorem 1",
@@ -53,18 +72,18 @@ THM1 = Statement(
     confidence="read",
     reading="f(x̄_T) − f(x_*) ≤ 2‖x_0 − x_*‖²/(γT) + 24γ²σ²H²L for γ ≤ 1/(4LH); "
     + READINGS["kmr19.average_iterate"],
-    assumptions={
+    assumptions_text={
         "function": "convex (each f_m L-smooth, convex)",
         "noise": "none (local GD)",
         "heterogeneity": "σ² at the optimum",
         "participation": "full",
     },
-    algorithm="local GD (Algorithm 1): constant step γ, averaging at t_p, interval ≤ H",
-    measured="avg_iterate_gap: f(x̄_T) − f(x_*)",
+    algorithm_text="local GD (Algorithm 1): constant step γ, averaging at t_p, interval ≤ H",
+    measured_text="avg_iterate_gap: f(x̄_T) − f(x_*)",
     bound={"init": 2 * D0 / (eta * T), "heterogeneity": 24 * eta**2 * sigma_dif**2 * H**2 * L},
     conditions={"step": sp.Le(eta, 1 / (4 * L * H))},
     location=_LOC,
-    latex=Transcription(
+    transcription=Transcription(
         bound=r"\frac{2 D}{\gamma T}+24 \gamma^{2} \sigma^{2} H^{2} L",
         symbols=_SYM,
         conditions={"step": r"\gamma \le \frac{1}{4 L H}"},
@@ -72,9 +91,12 @@ THM1 = Statement(
         normalisations="‖x_0 − x_*‖² written D",
     ),
     readings=READINGS,
+    engine_form=EngineForm(subs=_SUBS, reading=" Engine form: H = K = 1, FedAvg with γ = η η_L, σ² = ζ*²."),
+    **_ENGINE,
+    setups={"pep": PepSetup(values={"L": 1.0, "D0": 1.0, "eta": 1.0, "eta_L": 0.25}, T=10, K=1)},
 )
 
-COR1 = Statement(
+COR1 = Claim(
     id="khaled2019.cor1",
     title="Local GD at γ = √M/(4L√T), H ≤ √T/√M",
     reference="Khaled, Mishchenko, Richtárik, NeurIPS 2019 FL workshop, Corollary 1",
@@ -82,14 +104,14 @@ COR1 = Statement(
     excerpt=None,
     confidence="read",
     reading="Theorem 1 at γ = √M/(4L√T) (≤ 1/(4HL) when H ≤ √T/√M): 8L‖x_0 − x_*‖²/√(MT) + 3Mσ²H²/(2LT).",
-    assumptions=THM1.assumptions,
-    algorithm=THM1.algorithm,
-    measured=THM1.measured,
+    assumptions_text=THM1.assumptions_text,
+    algorithm_text=THM1.algorithm_text,
+    measured_text=THM1.measured_text,
     bound={"init": 8 * L * D0 / sp.sqrt(M * T), "heterogeneity": 3 * M * sigma_dif**2 * H**2 / (2 * L * T)},
     conditions={"H": sp.Le(H, sp.sqrt(T) / sp.sqrt(M))},
-    definitions={"eta": sp.sqrt(M) / (4 * L * sp.sqrt(T))},
+    definitions={"eta": _COR1_STEP},
     location=_LOC,
-    latex=Transcription(
+    transcription=Transcription(
         bound=r"\frac{8 L D}{\sqrt{M T}}+\frac{3 M \sigma^{2} H^{2}}{2 L T}",
         symbols=_SYM,
         conditions={
@@ -100,15 +122,17 @@ COR1 = Statement(
         normalisations="‖x_0 − x_*‖² written D",
     ),
     readings=READINGS,
+    engine_form=EngineForm(
+        subs=_SUBS, reading=" Engine form: H = K = 1, FedAvg(η = 1, η_L = √M/(4L√T)), σ² = ζ*²."
+    ),
+    eta=1,
+    eta_L=_COR1_STEP,
+    **_ENGINE,
+    setups={"pep": PepSetup(values={"L": 1.0, "D0": 1.0}, T=16, K=1)},
 )
 
 STATEMENTS = (THM1, COR1)
 
-#: the engine form's PEP setup (the table's PEP column): (sub-class, its description, constants, T, K)
-PEP_SETUPS = {
-    "published.khaled2019.thm1": ({}, "", {"L": 1.0, "D0": 1.0, "eta": 1.0, "eta_L": 0.25}, 10, 1),
-    "published.khaled2019.cor1": ({}, "", {"L": 1.0, "D0": 1.0}, 16, 1),
-}
 
 #: {verdict id: the catalogued mutants that flip it}, recorded 2026-12-01 ~23:20 UTC from a live run,
 #: ``kill_matrix(only=["published.khaled2019"], tier="quick", seed=0, jobs=1)`` (5 min wall on the loaded
@@ -127,58 +151,9 @@ CONTROL_FACTOR = 10
 
 
 def claims() -> tuple:
-    """Theorem 1 and Corollary 1 in the engines' symbols: H = K = 1 (synchronisation after every step, so x̂_t
-    is the server iterate and T counts rounds; local GD with H = 1 is FedAvg with one local step and γ = η
-    η_L); σ² = ζ*² (uniform weights, exact gradients). Corollary 1 runs its own step, η = 1, η_L = γ =
-    √M/(4L√T); its condition H ≤ √T/√M becomes T ≥ M."""
-    from ..algorithms import FedAvg
-    from ..claims import Assumptions, Claim
-    from ..claims.symbols import D0 as cD0
-    from ..claims.symbols import zeta_star
-    from ..theory.symbols import K
-    from ..theory.symbols import L as cL
-    from ..theory.symbols import T as cT
-
-    gam = sp.Symbol("eta", positive=True) * sp.Symbol("eta_L", positive=True)
-    subs = {eta: gam, T: cT, H: K, sigma_dif: zeta_star, D0: cD0, L: cL}
-    assumptions = Assumptions(
-        function="convex",
-        noise="none",
-        heterogeneity="zeta_star",
-        participation="full",
-        max_delay=0,
-        max_local_steps=1,
-    )
-    return (
-        Claim(
-            id="published.khaled2019.thm1",
-            title=THM1.title,
-            reference=THM1.reference,
-            source=f"{THM1.source}; {THM1.location}; readings: " + ", ".join(THM1.readings),
-            reading=THM1.reading + " Engine form: H = K = 1, FedAvg with γ = η η_L, σ² = ζ*².",
-            confidence="read",
-            assumptions=assumptions,
-            rule=FedAvg,
-            measured="avg_iterate_gap",
-            bound={k: v.subs(subs, simultaneous=True) for k, v in THM1.bound.items()},
-            conditions={k: c.subs(subs, simultaneous=True) for k, c in THM1.conditions.items()},
-        ),
-        Claim(
-            id="published.khaled2019.cor1",
-            title=COR1.title,
-            reference=COR1.reference,
-            source=f"{COR1.source}; {COR1.location}; readings: " + ", ".join(COR1.readings),
-            reading=COR1.reading + " Engine form: H = K = 1, FedAvg(η = 1, η_L = √M/(4L√T)), σ² = ζ*².",
-            confidence="read",
-            assumptions=assumptions,
-            rule=FedAvg,
-            eta=1,
-            eta_L=COR1.definitions["eta"].subs(subs, simultaneous=True),
-            measured="avg_iterate_gap",
-            bound={k: v.subs(subs, simultaneous=True) for k, v in COR1.bound.items()},
-            conditions={k: c.subs(subs, simultaneous=True) for k, c in COR1.conditions.items()},
-        ),
-    )
+    """Theorem 1 and Corollary 1 in the engines' symbols (``Claim.engine()``): H = K = 1, γ = η η_L, σ² = ζ*²;
+    Corollary 1 runs its own step, η = 1, η_L = γ = √M/(4L√T); its condition H ≤ √T/√M becomes T ≥ M."""
+    return tuple(st.engine() for st in STATEMENTS)
 
 
 def verify() -> list:

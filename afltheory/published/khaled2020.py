@@ -7,19 +7,18 @@ steps) -> ``T``; γ (constant step) -> ``eta``.
 
 from __future__ import annotations
 
-import functools
-
 import sympy as sp
 
-from ._statement import Statement
-from .symbols import D0, H, L, M, T, eta, mu, sigma_dif, sigma_star
+from ..algorithms import FedAvg
+from ..claims import Assumptions, Claim, EngineForm
+from ..pep.claims import PepSetup
+from .symbols import D0, H, K, L, M, T, eta, mu, sigma_dif, sigma_L, sigma_star, zeta_star
 
 __all__ = [
     "CONTROL_FACTORS",
     "HETEROGENEOUS",
     "IDENTICAL",
     "KILLS",
-    "PEP_SETUPS",
     "STATEMENTS",
     "claims",
     "verify",
@@ -34,7 +33,10 @@ EXCERPT = (
     "statements when we plug H=1, where H is the number of local steps."
 )
 
-IDENTICAL = Statement(
+_GAMMA = sp.Symbol("eta_L", positive=True)  # identical data: local SGD = FedAvg(η = 1, η_L = γ)
+_GAMMA_HET = sp.Symbol("eta", positive=True) * sp.Symbol("eta_L", positive=True)  # heterogeneous: γ = η η_L
+
+IDENTICAL = Claim(
     id="khaled2020.identical",
     title="Local SGD, identical data, strongly convex, constant step",
     reference="Khaled, Mishchenko, Richtárik, AISTATS 2020, identical-data theorem (Sec. 3)",
@@ -45,23 +47,41 @@ IDENTICAL = Statement(
         "σ*² = E‖∇f(x*, ξ)‖², the noise AT THE OPTIMUM (not a uniform variance bound). x̄_T "
         "the average of the nodes' iterates after T local steps; constant step γ ≤ 1/(4L)."
     ),
-    assumptions={
+    assumptions_text={
         "function": "strongly_convex",
         "noise": "variance at the optimum σ*²",
         "heterogeneity": "none (identical data)",
         "participation": "full",
     },
-    algorithm="local SGD with constant step γ, synchronisation every ≤ H steps",
-    measured="last_dist_sq: E‖x̄_T − x*‖²",
+    algorithm_text="local SGD with constant step γ, synchronisation every ≤ H steps",
+    measured_text="last_dist_sq: E‖x̄_T − x*‖²",
     bound={
         "init": (1 - eta * mu) ** T * D0,
         "noise": eta * sigma_star**2 / (mu * M),
         "drift": 2 * eta**2 * sigma_star**2 * (H - 1) * L / mu,
     },
     conditions={"step": sp.Le(eta, 1 / (4 * L))},
+    # local SGD = FedAvg(η = 1, η_L = γ) with K = H local steps; the paper's T counts local steps (T·K);
+    # σ*² = E‖∇f(x*, ξ)‖² = σ_L² for additive noise
+    engine_form=EngineForm(
+        subs={eta: _GAMMA, T: T * K, H: K, sigma_star: sigma_L},
+        reading=" Engine form: FedAvg(η = 1, η_L = γ), H = K, T_KMR = T·K, σ* = σ_L.",
+    ),
+    assumptions=Assumptions(
+        function="strongly_convex", noise="variance", heterogeneity="iid", participation="full", max_delay=0
+    ),
+    rule=FedAvg,
+    eta=1,
+    eta_L=0.1,
+    measured="last_dist_sq",
+    setups={
+        "pep": PepSetup(
+            values={"L": 1.0, "mu": 0.5, "D0": 1.0, "eta_L": 0.1}, T=10, K=2, description="its own class"
+        )
+    },
 )
 
-HETEROGENEOUS = Statement(
+HETEROGENEOUS = Claim(
     id="khaled2020.heterogeneous",
     title="Local SGD, heterogeneous data, convex, constant step",
     reference="Khaled, Mishchenko, Richtárik, AISTATS 2020, heterogeneous-data theorem (Sec. 4)",
@@ -73,20 +93,40 @@ HETEROGENEOUS = Statement(
         "the average of the virtual averages x̄_t over t = 0..T−1. The drift term's power of (H−1) and the "
         "step condition are from memory and uncertain (read here as (H−1)² and γ ≤ 1/(10L(H−1)) ∧ 1/(4L))."
     ),
-    assumptions={
+    assumptions_text={
         "function": "convex",
         "noise": "at the optimum",
         "heterogeneity": "zeta_star (with noise)",
         "participation": "full",
     },
-    algorithm="local SGD with constant step γ, synchronisation every H steps",
-    measured="avg_iterate_gap: E f((1/T) Σ_t x̄_t) − f*",
+    algorithm_text="local SGD with constant step γ, synchronisation every H steps",
+    measured_text="avg_iterate_gap: E f((1/T) Σ_t x̄_t) − f*",
     bound={
         "init": 4 * D0 / (eta * T),
         "noise": 20 * eta * sigma_dif**2 / M,
         "drift": 16 * eta**2 * L * (H - 1) ** 2 * sigma_dif**2,
     },
     conditions={"step": sp.Le(eta, 1 / (4 * L)), "step_H": sp.Le(10 * eta * L * (H - 1), 1)},
+    # with H = K = 1 (synchronisation after every step) the virtual averages x̄_t are the server iterates and
+    # the paper's T (local steps) is the rounds, so its output (1/T) Σ_{t<T} x̄_t is afltheory's averaged
+    # iterate; local SGD = FedAvg with one local step and γ = η η_L; σ_dif² = (1/M) Σ_m E‖∇f_m(x*, ξ)‖² =
+    # ζ*² + σ_L² (uniform weights, additive noise)
+    engine_form=EngineForm(
+        subs={eta: _GAMMA_HET, T: T, H: K, sigma_dif: sp.sqrt(zeta_star**2 + sigma_L**2)},
+        reading=" Engine form: H = K = 1 (x̄_t = the server iterate, T_KMR = T rounds), FedAvg with "
+        "γ = η η_L, σ_dif² = ζ*² + σ_L²; the drift term is 0 at H = 1.",
+    ),
+    assumptions=Assumptions(
+        function="convex",
+        noise="variance",
+        heterogeneity="zeta_star",
+        participation="full",
+        max_delay=0,
+        max_local_steps=1,
+    ),
+    rule=FedAvg,
+    measured="avg_iterate_gap",
+    setups={"pep": PepSetup(values={"L": 1.0, "D0": 1.0, "eta": 1.0, "eta_L": 0.25}, T=10, K=1)},
 )
 
 STATEMENTS = (IDENTICAL, HETEROGENEOUS)
@@ -94,17 +134,6 @@ STATEMENTS = (IDENTICAL, HETEROGENEOUS)
 
 # -- the engine forms and the checks (one module, one test: issue 38)
 
-#: the engine forms' PEP setups (the table's PEP column): id -> (sub-class, description, constants, T, K)
-PEP_SETUPS = {
-    "published.khaled2020.heterogeneous": ({}, "", {"L": 1.0, "D0": 1.0, "eta": 1.0, "eta_L": 0.25}, 10, 1),
-    "published.khaled2020.identical": (
-        {},
-        "its own class",
-        {"L": 1.0, "mu": 0.5, "D0": 1.0, "eta_L": 0.1},
-        10,
-        2,
-    ),
-}
 #: {verdict id: the catalogued mutants that flip it} (recorded 2026-11-26, afltheory/published/kill_record.py)
 KILLS = {
     "published.khaled2020.heterogeneous": ["sim.K_plus_one", "sim.stale_off_by_one"],
@@ -116,72 +145,9 @@ KILLS = {
 CONTROL_FACTORS = {"published.khaled2020.identical": 10, "published.khaled2020.heterogeneous": 20}
 
 
-@functools.cache
 def claims() -> tuple:
-    """Identical data: local SGD = FedAvg(η = 1, η_L = γ) with K = H local steps; the paper's T counts local
-    steps (T·K); σ*² = E‖∇f(x*, ξ)‖² = σ_L² for additive noise. Heterogeneous data, convex: with H = K = 1
-    (synchronisation after every step) the virtual averages x̄_t are the server iterates and the paper's T
-    (local steps) is the rounds, so its output (1/T) Σ_{t<T} x̄_t is afltheory's averaged iterate; local SGD
-    = FedAvg with one local step and γ = η η_L; σ_dif² = (1/M) Σ_m E‖∇f_m(x*, ξ)‖² = ζ*² + σ_L² (uniform
-    weights, additive noise)."""
-    from ..algorithms import FedAvg
-    from ..claims import Assumptions, Claim
-    from ..claims.symbols import zeta_star
-    from ..theory.symbols import K, sigma_L
-    from ._statement import claim_source, substitute
-
-    gam = sp.Symbol("eta_L", positive=True)
-    gam_het = sp.Symbol("eta", positive=True) * sp.Symbol("eta_L", positive=True)
-    return (
-        Claim(
-            id="published.khaled2020.identical",
-            title=IDENTICAL.title,
-            reference=IDENTICAL.reference,
-            source=claim_source(IDENTICAL),
-            reading=IDENTICAL.reading + " Engine form: FedAvg(η = 1, η_L = γ), H = K, T_KMR = T·K, σ* = σ_L.",
-            confidence="from memory",
-            assumptions=Assumptions(
-                function="strongly_convex",
-                noise="variance",
-                heterogeneity="iid",
-                participation="full",
-                max_delay=0,
-            ),
-            rule=FedAvg,
-            eta=1,
-            eta_L=0.1,
-            measured="last_dist_sq",
-            bound=substitute(IDENTICAL.bound, {eta: gam, T: T * K, H: K, sigma_star: sigma_L}),
-            conditions={"step": sp.Le(gam, 1 / (4 * L))},
-        ),
-        Claim(
-            id="published.khaled2020.heterogeneous",
-            title=HETEROGENEOUS.title,
-            reference=HETEROGENEOUS.reference,
-            source=claim_source(HETEROGENEOUS),
-            reading=HETEROGENEOUS.reading + " Engine form: H = K = 1 (x̄_t = the server iterate, "
-            "T_KMR = T rounds), FedAvg with γ = η η_L, σ_dif² = ζ*² + σ_L²; the drift term is 0 at H = 1.",
-            confidence="from memory",
-            assumptions=Assumptions(
-                function="convex",
-                noise="variance",
-                heterogeneity="zeta_star",
-                participation="full",
-                max_delay=0,
-                max_local_steps=1,
-            ),
-            rule=FedAvg,
-            measured="avg_iterate_gap",
-            bound=substitute(
-                HETEROGENEOUS.bound,
-                {eta: gam_het, T: T, H: K, sigma_dif: sp.sqrt(zeta_star**2 + sigma_L**2)},
-            ),
-            conditions={
-                k: c.subs({eta: gam_het, H: K}, simultaneous=True)
-                for k, c in HETEROGENEOUS.conditions.items()
-            },
-        ),
-    )
+    """The engine forms of both statements (``Claim.engine()``)."""
+    return tuple(st.engine() for st in STATEMENTS)
 
 
 def verify() -> list:

@@ -1,8 +1,8 @@
 """Li, Huang, Yang, Wang, Zhang, "On the Convergence of FedAvg on Non-IID Data", ICLR 2020 (arXiv:1907.02189):
 Theorems 1 (full participation), 2 (partial, scheme I), 3 (partial, scheme II) and 4 (the lower bound with
 E > 1 and a fixed step). One module, one test (issue 38): the statements, the engine form of Theorems 1-3
-(``claims()``), their checks with controls and Theorem 4's lower-bound check (``verify()``), PEP setups and
-recorded kills are all here.
+(``claims()``), their checks with controls and Theorem 4's lower-bound check (``verify()``), PEP setups
+(``setups["pep"]``) and recorded kills are all here.
 
 Paper letters -> symbols: E (local steps per round) -> ``K``; N (devices) -> ``M``; K (sampled devices) ->
 ``m``; T (total number of local SGD steps, NOT rounds) -> ``T``; w_1 (start) -> x_0.
@@ -10,12 +10,16 @@ Paper letters -> symbols: E (local steps per round) -> ``K``; N (devices) -> ``M
 
 from __future__ import annotations
 
-import functools
+import dataclasses
 from typing import Any
 
 import sympy as sp
 
-from ._statement import Location, Statement, Transcription
+from ..algorithms import FedAvg
+from ..claims import Assumptions, Claim, EngineForm, Location, Transcription
+from ..claims.symbols import E, sum_p2
+from ..pep.claims import PepSetup
+from ..theory.symbols import sigma_L
 from .symbols import D0, G, Gamma, K, L, M, T, gamma, kappa, m, mu, sum_p2_sigma2, t
 
 __all__ = [
@@ -23,7 +27,6 @@ __all__ = [
     "ETA_T",
     "GAMMA",
     "KILLS",
-    "PEP_SETUPS",
     "STATEMENTS",
     "THM1",
     "THM2",
@@ -142,6 +145,39 @@ _READING = (
     "per-device variance (the bound uses Σ p_k² σ_k²). F = Σ p_k F_k with p_k the data fractions."
 )
 
+#: the engine form of Theorems 1-3 (E = 1 local step per round: rounds and SGD steps coincide, and the
+#: per-step schedule η_t = 2/(μ(γ+t)) is a per-round schedule). Literal indexing: w_1 is the start, the round
+#: t = 0, 1, … uses η_{t+1}, w_T is the model after T−1 steps: T_Li = 1 + T·E
+ENGINE_FORM = EngineForm(
+    subs={T: 1 + T * K, sum_p2_sigma2: sum_p2 * sigma_L**2},
+    conditions={"one_local_step (engine form)": sp.Le(K, 1)},
+    reading=" Engine form: E = 1 local step per round (per-step and per-round schedules coincide); σ_k = σ_L "
+    "for every client; G (unbounded on quadratics) is given the value σ_L, a LOWER bound of the true second "
+    "moment — the bound checked is smaller than the paper's, so the check is conservative.",
+)
+
+
+def _engine(participation: str, weights: str) -> dict:
+    """The engine fields of Theorems 1-3 (FedAvg, η = 1, η_L = η_{t+1}, γ = max(8κ, E), G read as σ_L)."""
+    return dict(
+        assumptions=Assumptions(
+            function="strongly_convex",
+            noise="variance",
+            heterogeneity="Gamma",
+            participation=participation,
+            weights=weights,
+            max_delay=0,
+            max_local_steps=1,
+        ),
+        rule=FedAvg,
+        eta=1,
+        eta_L=2 / (mu * (gamma + 1 + t)),
+        measured="last_gap",
+        values={"gamma": sp.Max(8 * kappa, E), "G": sigma_L},
+        rate={"T": -1},
+    )
+
+
 _ASSUME = {
     "function": "strongly_convex (each F_k L-smooth, μ-strongly convex)",
     "noise": "variance σ_k² and second moment G²",
@@ -149,7 +185,7 @@ _ASSUME = {
     "weights": "data (p_k)",
 }
 
-THM1 = Statement(
+THM1 = Claim(
     id="li2020.thm1",
     title="FedAvg, non-iid, strongly convex, full participation",
     reference="Li, Huang, Yang, Wang, Zhang, ICLR 2020, Theorem 1",
@@ -157,9 +193,9 @@ THM1 = Statement(
     excerpt=EXCERPT,
     confidence="read",
     reading=_READING,
-    assumptions={**_ASSUME, "participation": "full"},
-    algorithm="FedAvg: every device runs E local SGD steps with η_t; server w = Σ_k p_k w^k",
-    measured="last_gap: E F(w_T) − F*",
+    assumptions_text={**_ASSUME, "participation": "full"},
+    algorithm_text="FedAvg: every device runs E local SGD steps with η_t; server w = Σ_k p_k w^k",
+    measured_text="last_gap: E F(w_T) − F*",
     bound={
         "noise": _PREFIX * 2 * sum_p2_sigma2 / mu,
         "heterogeneity": _PREFIX * 2 * 6 * L * Gamma / mu,
@@ -170,12 +206,23 @@ THM1 = Statement(
     definitions={"B": _B, "eta_t": ETA_T, "gamma": GAMMA},
     notes="B = Σ p_k²σ_k² + 6LΓ + 8(E−1)²G²; bound = κ/(γ+T−1) (2B/μ + μγ/2 ‖w_1 − w*‖²).",
     location=LOC1,
-    latex=LATEX1,
+    transcription=LATEX1,
     readings=READINGS,
+    engine_form=ENGINE_FORM,
+    **_engine("full", "data"),
+    setups={
+        "pep": PepSetup(
+            values={"L": 1.0, "mu": 0.5, "D0": 1.0, "sum_p2": 1.0, "Gamma": 0.0},
+            T=10,
+            K=1,
+            subclass={"heterogeneity": "iid", "weights": "uniform"},
+            description="sub-class: identical clients (Γ = 0), uniform weights",
+        )
+    },
 )
 
 _C1 = 4 * K**2 * G**2 / m
-THM2 = Statement(
+THM2 = Claim(
     id="li2020.thm2",
     title="FedAvg, non-iid, strongly convex, partial participation (scheme I)",
     reference="Li, Huang, Yang, Wang, Zhang, ICLR 2020, Theorem 2",
@@ -187,20 +234,39 @@ THM2 = Statement(
         " Scheme I: each round K devices are drawn WITH replacement with probabilities p_k and the server "
         "takes their simple average."
     ),
-    assumptions={**_ASSUME, "participation": "sampled with replacement by p_k (scheme I)"},
-    algorithm="FedAvg, scheme I sampling, simple average of the sampled devices' models",
-    measured="last_gap: E F(w_T) − F*",
+    assumptions_text={**_ASSUME, "participation": "sampled with replacement by p_k (scheme I)"},
+    algorithm_text="FedAvg, scheme I sampling, simple average of the sampled devices' models",
+    measured_text="last_gap: E F(w_T) − F*",
     bound={**THM1.bound, "sampling": _PREFIX * 2 * _C1 / mu},
     conditions=THM1.conditions,
     definitions={**THM1.definitions, "C": _C1},
     notes="Theorem 1 with B replaced by B + C, C = 4E²G²/K.",
     location=LOC2,
-    latex=LATEX2,
+    transcription=LATEX2,
     readings=READINGS,
+    # with ONE sampled device per round and uniform p_k, drawing with and without replacement coincide:
+    # uniform arrivals of m = 1
+    engine_form=dataclasses.replace(
+        ENGINE_FORM,
+        conditions={
+            **ENGINE_FORM.conditions,
+            "one sampled device (engine form: with = without replacement)": sp.Le(m, 1),
+        },
+    ),
+    **_engine("uniform", "uniform"),
+    setups={
+        "pep": PepSetup(
+            values={"L": 1.0, "mu": 0.5, "D0": 1.0, "sum_p2": 1.0, "Gamma": 0.0},
+            T=10,
+            K=1,
+            subclass={"participation": "full", "heterogeneity": "iid"},
+            description="sub-class: one client (M = 1, the sampled device is the client; Γ = 0)",
+        )
+    },
 )
 
 _C2 = (M - m) / (M - 1) * 4 * K**2 * G**2 / m
-THM3 = Statement(
+THM3 = Claim(
     id="li2020.thm3",
     title="FedAvg, non-iid, strongly convex, partial participation (scheme II)",
     reference="Li, Huang, Yang, Wang, Zhang, ICLR 2020, Theorem 3",
@@ -212,25 +278,28 @@ THM3 = Statement(
         " Scheme II: K devices drawn uniformly WITHOUT replacement, server w = Σ_{k∈S} p_k (N/K) w^k; the "
         "theorem assumes balanced data p_k = 1/N (then the aggregate is the simple average)."
     ),
-    assumptions={**_ASSUME, "participation": "uniform without replacement (scheme II), p_k = 1/N"},
-    algorithm="FedAvg, scheme II sampling, aggregate Σ_{k∈S} p_k N/K w^k",
-    measured="last_gap: E F(w_T) − F*",
+    assumptions_text={**_ASSUME, "participation": "uniform without replacement (scheme II), p_k = 1/N"},
+    algorithm_text="FedAvg, scheme II sampling, aggregate Σ_{k∈S} p_k N/K w^k",
+    measured_text="last_gap: E F(w_T) − F*",
     bound={**THM1.bound, "sampling": _PREFIX * 2 * _C2 / mu},
     conditions=THM1.conditions,
     definitions={**THM1.definitions, "C": _C2},
     notes="Theorem 1 with B replaced by B + C, C = (N−K)/(N−1) · 4E²G²/K.",
     location=LOC3,
-    latex=LATEX3,
+    transcription=LATEX3,
     readings={
         **READINGS,
         "li.scheme2_balanced": "Theorem 3 assumes p_k = 1/N (the text's transformation "
         "F̃_k = p_k N F_k for unbalanced data is not checked)",
     },
+    engine_form=ENGINE_FORM,
+    **_engine("uniform", "uniform"),
+    setups={"pep": PepSetup(values={"L": 1.0, "mu": 0.5, "D0": 1.0}, T=10, K=1)},
 )
 
 _eta = sp.Symbol("eta", positive=True)  # the constant step size of Theorem 4
 _wstar = sp.Symbol("w_star_norm", nonnegative=True)  # ‖w*‖₂
-THM4 = Statement(
+THM4 = Claim(
     id="li2020.thm4",
     title="FedAvg with E > 1 and a fixed step converges to a sub-optimal point (lower bound)",
     reference="Li, Huang, Yang, Wang, Zhang, ICLR 2020, Theorem 4",
@@ -244,20 +313,20 @@ THM4 = Statement(
     },
     reading="On a constructed strongly convex, smooth problem, FedAvg with full gradients, E > 1 and a small "
     "enough constant η converges to w̃* with ‖w̃* − w*‖₂ = Ω((E − 1)η)·‖w*‖₂.",
-    assumptions={
+    assumptions_text={
         "function": "strongly_convex (a constructed ridge regression)",
         "noise": "none (full batch)",
         "heterogeneity": "non-iid (constructed)",
         "participation": "full",
     },
-    algorithm="FedAvg, E > 1 local full-gradient steps, constant step η",
-    measured="limit_dist: ‖lim_t w_t − w*‖₂",
+    algorithm_text="FedAvg, E > 1 local full-gradient steps, constant step η",
+    measured_text="limit_dist: ‖lim_t w_t − w*‖₂",
     bound={"bias": (K - 1) * _eta * _wstar},
     constants_explicit=False,
     lower_bound=True,
     why_not_a_claim="a lower bound (Ω, constant hidden) on FedAvg's limit: no engine quantity; checked as "
     "the exponent of η on a closed-form fixed point",
-    latex=Transcription(
+    transcription=Transcription(
         bound=r"(E-1) \eta W",
         symbols={"E": K, "eta": _eta, "W": _wstar},
         normalisations="‖w*‖₂ written W; Ω(·) dropped",
@@ -268,25 +337,6 @@ STATEMENTS = (THM1, THM2, THM3, THM4)
 
 # -- the engine form and the checks (one module, one test: issue 38)
 
-#: the engine forms' PEP setups (the table's PEP column): claim id -> (sub-class, its description, constants,
-#: T, K)
-PEP_SETUPS = {
-    "published.li2020.thm1": (
-        {"heterogeneity": "iid", "weights": "uniform"},
-        "sub-class: identical clients (Γ = 0), uniform weights",
-        {"L": 1.0, "mu": 0.5, "D0": 1.0, "sum_p2": 1.0, "Gamma": 0.0},
-        10,
-        1,
-    ),
-    "published.li2020.thm3": ({}, "", {"L": 1.0, "mu": 0.5, "D0": 1.0}, 10, 1),
-    "published.li2020.thm2": (
-        {"participation": "full", "heterogeneity": "iid"},
-        "sub-class: one client (M = 1, the sampled device is the client; Γ = 0)",
-        {"L": 1.0, "mu": 0.5, "D0": 1.0, "sum_p2": 1.0, "Gamma": 0.0},
-        10,
-        1,
-    ),
-}
 #: {verdict id: the catalogued mutants that flip it}: recorded 2026-11-26 (afltheory/published/kill_record.py)
 #: and confirmed 2026-12-02 ~01:13 UTC by a live run, ``kill_matrix(only=["published.li2020",
 #: "published.fedprox2020"], tier="quick", seed=0, jobs=1)`` (8.7 s CPU): thm4's plain check runs no engine;
@@ -307,69 +357,9 @@ THM4_CENTRES = ((1.0, 0.0), (0.0, 1.0))
 THM4_ETAS, THM4_ES, THM4_TOL = (1e-2, 1e-3, 1e-4), (2, 3, 5), 0.01
 
 
-def _engine_reading() -> str:
-    return THM1.reading + (
-        " Engine form: E = 1 local step per round (per-step and per-round schedules coincide); σ_k = σ_L for "
-        "every client; G (unbounded on quadratics) is given the value σ_L, a LOWER bound of the true second "
-        "moment — the bound checked is smaller than the paper's, so the check is conservative."
-    )
-
-
-@functools.cache
 def claims() -> tuple:
-    """Theorems 1-3 with E = 1 local step (then rounds and SGD steps coincide, and the per-step schedule
-    η_t = 2/(μ(γ+t)) is a per-round schedule). Literal indexing: w_1 is the start, the round t = 0, 1, … uses
-    η_{t+1}, w_T is the model after T−1 steps: T_Li = 1 + T·E. Theorem 2 (scheme I: devices drawn WITH
-    replacement by p_k, simple average): with ONE sampled device per round and uniform p_k, drawing with and
-    without replacement coincide — uniform arrivals of m = 1."""
-    from ..algorithms import FedAvg
-    from ..claims import Assumptions, Claim
-    from ..claims.symbols import E as cE
-    from ..claims.symbols import sum_p2
-    from ..theory.symbols import sigma_L
-
-    subs = {T: 1 + T * K, sum_p2_sigma2: sum_p2 * sigma_L**2}
-
-    def source(st: Statement) -> str:
-        return f"{st.source}; confidence: {st.confidence}; {st.location}; readings: " + ", ".join(st.readings)
-
-    def one(st: Statement, participation: str, weights: str, conditions: dict | None = None) -> Claim:
-        return Claim(
-            id=f"published.{st.id}",
-            title=st.title,
-            reference=st.reference,
-            source=source(st),
-            reading=_engine_reading(),
-            confidence="read",
-            assumptions=Assumptions(
-                function="strongly_convex",
-                noise="variance",
-                heterogeneity="Gamma",
-                participation=participation,
-                weights=weights,
-                max_delay=0,
-                max_local_steps=1,
-            ),
-            rule=FedAvg,
-            eta=1,
-            eta_L=2 / (mu * (gamma + 1 + t)),
-            measured="last_gap",
-            bound={k: sp.sympify(v).subs(subs, simultaneous=True) for k, v in st.bound.items()},
-            values={"gamma": sp.Max(8 * kappa, cE), "G": sigma_L},
-            conditions={"one_local_step (engine form)": sp.Le(K, 1), **(conditions or {})},
-            rate={"T": -1},
-        )
-
-    return (
-        one(THM1, "full", "data"),
-        one(
-            THM2,
-            "uniform",
-            "uniform",
-            {"one sampled device (engine form: with = without replacement)": sp.Le(m, 1)},
-        ),
-        one(THM3, "uniform", "uniform"),
-    )
+    """The engine forms of Theorems 1-3 (``Claim.engine()``: ``ENGINE_FORM`` applied)."""
+    return tuple(st.engine() for st in STATEMENTS if st.runnable)
 
 
 def fixed_point(hessians: Any, centres: Any, eta: float, E: int) -> tuple:

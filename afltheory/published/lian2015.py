@@ -7,16 +7,18 @@ bound) -> ``tau``; γ (step) -> ``eta`` (the factor on the SUM of the m stale gr
 
 from __future__ import annotations
 
-import functools
-
 import sympy as sp
 
-from ._statement import Location, Statement, Transcription
-from .symbols import Delta, L, T, eta, m, sigma, tau
+from ..algorithms import AsySG
+from ..claims import Assumptions, Claim, EngineForm, Location, Transcription
+from ..pep.claims import PepSetup
+from .symbols import Delta, L, T, eta, m, sigma, sigma_L, tau
 
-__all__ = ["CONTROL_FACTOR", "KILLS", "PEP_SETUPS", "STATEMENTS", "THM1", "claims", "verify"]
+__all__ = ["CONTROL_FACTOR", "KILLS", "STATEMENTS", "THM1", "claims", "verify"]
 
-THM1 = Statement(
+_GAMMA = sp.Symbol("gamma_lian", positive=True)  # Lian's γ in the engines: η η_L / m
+
+THM1 = Claim(
     id="lian2015.thm1",
     title="AsySG-con: asynchronous SGD, nonconvex, constant step",
     reference="Lian, Huang, Li, Liu, NeurIPS 2015, Theorem 1",
@@ -33,15 +35,15 @@ THM1 = Statement(
         "The left side averages E‖∇f(x_k)‖² over k = 1..K, the K iterates before the last "
         "(x_1 the start). σ² bounds the variance of one stochastic gradient; Δ = f(x_1) − f*."
     ),
-    assumptions={
+    assumptions_text={
         "function": "smooth (nonconvex)",
         "noise": "variance σ²",
         "heterogeneity": None,
         "participation": "m stale gradients per update",
         "max_delay": "τ",
     },
-    algorithm="AsySG-con (afltheory.algorithms.AsySG with η η_L = m γ)",
-    measured="avg_grad_sq: (1/K) Σ_{k=1}^K E‖∇f(x_k)‖²",
+    algorithm_text="AsySG-con (afltheory.algorithms.AsySG with η η_L = m γ)",
+    measured_text="avg_grad_sq: (1/K) Σ_{k=1}^K E‖∇f(x_k)‖²",
     bound={
         "transient": 2 * Delta / (m * T * eta),
         "noise": sigma**2 * L * eta,
@@ -56,7 +58,7 @@ THM1 = Statement(
         "{M K \\gamma}",
         section="Sec. 4 (secondary; notation Sec. 1 eq. 1 at offset 4000)",
     ),
-    latex=Transcription(
+    transcription=Transcription(
         bound=r"\frac{2 D}{M K \gamma}+\sigma^{2} L \gamma+2 \sigma^{2} L^{2} M N \gamma^{2}",
         symbols={"D": Delta, "M": m, "K": T, "gamma": eta, "sigma": sigma, "L": L, "N": tau},
         conditions={"step": r"L M \gamma+2 L^{2} M^{2} N^{2} \gamma^{2} \le 1"},
@@ -80,6 +82,29 @@ THM1 = Statement(
         "lian15.secondary_only": "transcribed from a restatement: the primary's further conditions (e.g. how "
         "the delays may depend on the samples) were not read",
     },
+    # γ (the factor on the SUM of the m gradients) = η η_L / m for afltheory's AsySG; σ = σ_L
+    engine_form=EngineForm(
+        subs={eta: _GAMMA},
+        reading=" Engine form: γ = η η_L / m; the condition has τ², as the secondary restatement prints it "
+        "(the statement's location).",
+    ),
+    assumptions=Assumptions(
+        function="smooth", noise="variance", heterogeneity="iid", participation="arbitrary"
+    ),
+    rule=AsySG,
+    eta=0.2,
+    measured="avg_grad_sq",
+    values={"gamma_lian": sp.Symbol("eta") * sp.Symbol("eta_L") / m, "sigma": sigma_L},
+    extra_symbols={"gamma_lian": "Lian's γ"},
+    setups={
+        "pep": PepSetup(
+            values={"L": 1.0, "Delta": 1.0, "eta": 0.2, "eta_L": 1.0, "tau": 0.0},
+            T=20,
+            K=1,
+            subclass={"participation": "full", "max_delay": 0},
+            description="sub-class: every worker each update, no delay",
+        )
+    },
 )
 
 STATEMENTS = (THM1,)
@@ -87,16 +112,6 @@ STATEMENTS = (THM1,)
 
 # -- the engine form and the check (one module, one test: issue 38)
 
-#: the engine form's PEP setup (the table's PEP column): id -> (sub-class, description, constants, T, K)
-PEP_SETUPS = {
-    "published.lian2015.thm1": (
-        {"participation": "full", "max_delay": 0},
-        "sub-class: every worker each update, no delay",
-        {"L": 1.0, "Delta": 1.0, "eta": 0.2, "eta_L": 1.0, "tau": 0.0},
-        20,
-        1,
-    )
-}
 #: {verdict id: the catalogued mutants that flip it} (recorded 2026-11-26, afltheory/published/kill_record.py)
 KILLS = {
     "published.lian2015.thm1.m1_tau0": ["asysg.step_twice"],
@@ -106,38 +121,9 @@ KILLS = {
 CONTROL_FACTOR = 10
 
 
-@functools.cache
 def claims() -> tuple:
-    """Theorem 1 in the engines' symbols: γ (the factor on the SUM of the m gradients) = η η_L / m for
-    afltheory's AsySG; σ = σ_L."""
-    from ..algorithms import AsySG
-    from ..claims import Assumptions, Claim
-    from ..theory.symbols import sigma_L
-    from ._statement import claim_source, substitute
-    from .symbols import sigma_star
-
-    g = sp.Symbol("gamma_lian", positive=True)
-    return (
-        Claim(
-            id="published.lian2015.thm1",
-            title=THM1.title,
-            reference=THM1.reference,
-            source=claim_source(THM1),
-            reading=THM1.reading + " Engine form: γ = η η_L / m; the condition has τ², as the secondary "
-            "restatement prints it (the statement's location).",
-            confidence="from memory",
-            assumptions=Assumptions(
-                function="smooth", noise="variance", heterogeneity="iid", participation="arbitrary"
-            ),
-            rule=AsySG,
-            eta=0.2,
-            measured="avg_grad_sq",
-            bound=substitute(THM1.bound, {eta: g, sigma_star: sigma_L}),
-            conditions={k: c.subs(eta, g) for k, c in THM1.conditions.items()},
-            values={"gamma_lian": sp.Symbol("eta") * sp.Symbol("eta_L") / m, "sigma": sigma_L},
-            extra_symbols={"gamma_lian": "Lian's γ"},
-        ),
-    )
+    """Theorem 1's engine form (``Claim.engine()``: γ = η η_L / m for afltheory's AsySG; σ = σ_L)."""
+    return tuple(st.engine() for st in STATEMENTS)
 
 
 def verify() -> list:

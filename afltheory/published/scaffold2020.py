@@ -14,18 +14,19 @@ memory, appendix-level at best), stated in ``PACKAGE_FORM`` and never the basis 
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import sympy as sp
 
-from ._statement import Location, Statement, Transcription
-from .symbols import D0, B_dis, Delta, G, K, L, M, m, mu, sigma
+from ..algorithms.published import SCAFFOLDServer
+from ..claims import Assumptions, Claim, EngineForm, Location, Transcription
+from ..claims.symbols import E
+from ..pep.claims import PepSetup
+from .symbols import D0, B_dis, Delta, G, K, L, M, T, m, mu, sigma, zeta_star
 
 __all__ = [
     "KILLS",
     "PACKAGE_FORM",
-    "PEP_SETUPS",
     "STATEMENTS",
     "THM1_FEDAVG",
     "THM1_FEDAVG_CONVEX",
@@ -80,8 +81,8 @@ _SYM = {
 _NORM = "none beyond the symbol map (the printed formulas parse as they are, Õ(·)/O(·) dropped)"
 
 
-def _thm(id_, title, ref, loc, assumptions, measured, bound, tex, readings=READINGS, **kw):
-    return Statement(
+def _thm(id_, title, ref, loc, setting, measured_text, bound, tex, readings=READINGS, **kw):
+    return Claim(
         id=id_,
         title=title,
         reference=f"Karimireddy et al., ICML 2020, {ref}",
@@ -90,13 +91,13 @@ def _thm(id_, title, ref, loc, assumptions, measured, bound, tex, readings=READI
         confidence="read",
         reading="Round count R to reach expected error ε, constants and log factors hidden; "
         + readings["scaffold.round_count"],
-        assumptions=assumptions,
-        algorithm=kw.pop("algorithm", "SCAFFOLD (Algorithm 1), local step η_l, global step η_g"),
-        measured=measured,
+        assumptions_text=setting,
+        algorithm_text=kw.pop("algorithm_text", "SCAFFOLD (Algorithm 1), local step η_l, global step η_g"),
+        measured_text=measured_text,
         bound=bound,
         constants_explicit=False,
         location=loc,
-        latex=Transcription(bound=tex, symbols=_SYM, normalisations=_NORM),
+        transcription=Transcription(bound=tex, symbols=_SYM, normalisations=_NORM),
         readings=readings,
         why_not_a_claim="a round count with constants and step sizes hidden (Õ/O, 'for some' η_l, η_g)",
         **kw,
@@ -110,6 +111,16 @@ _SC = {
     "participation": "uniform S of N",
 }
 
+#: the formula the package's SCAFFOLD check (``published.scaffold2020.thm3``) runs — the package's OWN,
+#: not printed in the main text (see the module docstring)
+PACKAGE_FORM = (
+    "the package's own explicit form (NOT printed in the main text, which gives only Theorem III's round "
+    "count; from memory, appendix-level at best): E f(x_R) − f* ≤ μD̃² exp(−min{S/(30N), μ/(162β)} R) with "
+    "σ = 0, η̃ = Kη_lη_g ≤ min(1/(81β), S/(15μN)), η_g ≥ 1, D̃² = ‖x0 − x*‖² + (1/(2Nβ²)) Σ‖c_i⁰ − "
+    "∇f_i(x*)‖², on the LAST iterate, hidden constant 1. A violation of it is a fact about this formula, "
+    "never about the paper."
+)
+
 THM3 = _thm(
     "scaffold2020.thm3",
     "SCAFFOLD, strongly convex, client sampling: rounds R = Õ(σ²/(μKSε) + β/μ + N/S)",
@@ -120,6 +131,39 @@ THM3 = _thm(
     {"noise": sigma**2 / (mu * K * m * eps), "conditioning": L / mu, "sampling": M / m},
     r"\frac{\sigma^{2}}{\mu K S \epsilon}+\frac{\beta}{\mu}+\frac{N}{S}",
     notes="No heterogeneity term: the rounds do not depend on G or B (the checkable content).",
+    # the engine form is the package's OWN explicit form (``PACKAGE_FORM``; the text prints a round count):
+    # the transient term with its hidden constant taken as 1 (the check's own strengthening), D̃² = ‖x0 − x*‖²
+    # + (1/(2Nβ²)) Σ‖c_i⁰ − ∇f_i(x*)‖² with c_i⁰ = 0, i.e. D0 + ζ*²/(2L²) (uniform weights); μ read as f's
+    # strong convexity
+    engine_form=EngineForm(
+        bound={
+            "transient": mu
+            * (D0 + zeta_star**2 / (2 * L**2))
+            * sp.exp(-sp.Min(m / (30 * M), mu / (162 * L)) * T)
+        },
+        conditions={
+            "step": sp.Le(K * sp.Symbol("eta_L") * sp.Symbol("eta"), sp.Min(1 / (81 * L), m / (15 * mu * M)))
+        },
+        title="SCAFFOLD, strongly convex: the package's own explicit form (σ = 0, hidden constant = 1)",
+        reference="Karimireddy et al., ICML 2020, Theorem III (μ > 0) (printed as a round count; this "
+        "explicit form is not)",
+        source_prefix="the package's own formula (from memory); Theorem III as printed: ",
+        reading=" "
+        + PACKAGE_FORM
+        + " Engine form: SCAFFOLDServer(η = η_g = 1, η_L = η_l = 1/(81 E L)), full "
+        "participation, exact gradients, hidden constant 1.",
+    ),
+    assumptions=Assumptions(
+        function="strongly_convex", noise="none", heterogeneity=None, participation="full", max_delay=0
+    ),
+    rule=SCAFFOLDServer,
+    eta=1,
+    eta_L=1 / (81 * E * L),
+    measured="last_gap",
+    setups={
+        "reading_constant": "the formula is the package's own: Theorem III prints only a round count",
+        "pep": PepSetup(values={"L": 1.0, "mu": 0.5, "D0": 1.0}, T=10, K=2),
+    },
 )
 THM3_CONVEX = _thm(
     "scaffold2020.thm3_convex",
@@ -161,7 +205,7 @@ THM1_FEDAVG = _thm(
     },
     r"\frac{\sigma^{2}}{\mu K S \epsilon}+\left(1-\frac{S}{N}\right) \frac{G^{2}}{\mu S \epsilon}"
     r"+\frac{\sqrt{\beta} G}{\mu \sqrt{\epsilon}}+\frac{B^{2} \beta}{\mu}",
-    algorithm="FedAvg with local step η_l and global step η_g",
+    algorithm_text="FedAvg with local step η_l and global step η_g",
 )
 THM4 = _thm(
     "scaffold2020.thm4",
@@ -196,7 +240,7 @@ THM1_FEDAVG_CONVEX = _thm(
     },
     r"\frac{\sigma^{2} D^{2}}{K S \epsilon^{2}}+\left(1-\frac{S}{N}\right) \frac{G^{2} D^{2}}{S \epsilon^{2}}"
     r"+\frac{\sqrt{\beta} G}{\epsilon^{\frac{3}{2}}}+\frac{B^{2} \beta D^{2}}{\epsilon}",
-    algorithm="FedAvg with local step η_l and global step η_g",
+    algorithm_text="FedAvg with local step η_l and global step η_g",
 )
 THM1_FEDAVG_NONCONVEX = _thm(
     "scaffold2020.thm1_fedavg_nonconvex",
@@ -218,10 +262,10 @@ THM1_FEDAVG_NONCONVEX = _thm(
     },
     r"\frac{\beta \sigma^{2} F}{K S \epsilon^{2}}+\left(1-\frac{S}{N}\right) \frac{G^{2} F}{S \epsilon^{2}}"
     r"+\frac{\sqrt{\beta} G}{\epsilon^{\frac{3}{2}}}+\frac{B^{2} \beta F}{\epsilon}",
-    algorithm="FedAvg with local step η_l and global step η_g",
+    algorithm_text="FedAvg with local step η_l and global step η_g",
 )
 _R = sp.Symbol("R", positive=True)
-THM2_LOWER = Statement(
+THM2_LOWER = Claim(
     id="scaffold2020.thm2_lower",
     title="FedAvg's client drift is unavoidable: f(x^r) − f* ≥ Ω(G²/(μR²)) (lower bound)",
     reference="Karimireddy et al., ICML 2020, Theorem II",
@@ -235,25 +279,15 @@ THM2_LOWER = Statement(
     },
     reading="For any G, μ > 0 there exist μ-strongly convex functions satisfying (A1) on which FedAvg with "
     "K ≥ 2, σ = 0, N = S has f(x^r) − f(x*) ≥ Ω(G²/(μR²)).",
-    assumptions={**_SC, "noise": "none", "participation": "full", "heterogeneity": "(G, B) of (A1)"},
-    algorithm="FedAvg, K ≥ 2 local steps, exact gradients, full participation",
-    measured="last_gap: f(x^r) − f(x*)",
+    assumptions_text={**_SC, "noise": "none", "participation": "full", "heterogeneity": "(G, B) of (A1)"},
+    algorithm_text="FedAvg, K ≥ 2 local steps, exact gradients, full participation",
+    measured_text="last_gap: f(x^r) − f(x*)",
     bound={"drift": G**2 / (mu * _R**2)},
     constants_explicit=False,
     lower_bound=True,
     why_not_a_claim="a lower bound over step sizes (Ω, constant hidden): no engine quantity; checked as the "
     "exponent of R of FedAvg's best-tuned error on a closed form",
-    latex=Transcription(bound=r"\frac{G^{2}}{\mu R^{2}}", symbols={"G": G, "mu": mu, "R": _R}),
-)
-
-#: the formula the package's SCAFFOLD check (``published.scaffold2020.thm3``) runs — the package's OWN,
-#: not printed in the main text (see the module docstring)
-PACKAGE_FORM = (
-    "the package's own explicit form (NOT printed in the main text, which gives only Theorem III's round "
-    "count; from memory, appendix-level at best): E f(x_R) − f* ≤ μD̃² exp(−min{S/(30N), μ/(162β)} R) with "
-    "σ = 0, η̃ = Kη_lη_g ≤ min(1/(81β), S/(15μN)), η_g ≥ 1, D̃² = ‖x0 − x*‖² + (1/(2Nβ²)) Σ‖c_i⁰ − "
-    "∇f_i(x*)‖², on the LAST iterate, hidden constant 1. A violation of it is a fact about this formula, "
-    "never about the paper."
+    transcription=Transcription(bound=r"\frac{G^{2}}{\mu R^{2}}", symbols={"G": G, "mu": mu, "R": _R}),
 )
 
 STATEMENTS = (
@@ -270,8 +304,6 @@ STATEMENTS = (
 
 # -- the engine form and the checks (one module, one test: issue 38)
 
-#: the engine form's PEP setup (the table's PEP column): claim id -> (sub-class, description, constants, T, K)
-PEP_SETUPS = {"published.scaffold2020.thm3": ({}, "", {"L": 1.0, "mu": 0.5, "D0": 1.0}, 10, 2)}
 #: {verdict id: the catalogued mutants that flip it}: recorded 2026-11-26 (afltheory/published/kill_record.py)
 #: and confirmed 2026-12-02 ~01:24 UTC by a live run, ``kill_matrix(only=["published.scaffold2020",
 #: "published.fednova2020"], tier="quick", seed=0, jobs=1)`` (28 s CPU, 521 s wall under load): Theorem II's
@@ -287,51 +319,9 @@ THM2_CENTRES = ((1.0, 0.0), (0.0, 1.0))
 THM2_K, THM2_ROUNDS, THM2_GRID = 2, (100, 1000, 10000), 4000
 
 
-@functools.cache
 def claims() -> tuple:
-    """Theorem III with exact gradients in the package's OWN explicit form (``PACKAGE_FORM``; the text prints
-    a round count): the transient term with its hidden constant taken as 1 (the check's own strengthening),
-    D̃² = ‖x0 − x*‖² + (1/(2Nβ²)) Σ‖c_i⁰ − ∇f_i(x*)‖² with c_i⁰ = 0, i.e. D0 + ζ*²/(2L²) (uniform weights); μ
-    read as f's strong convexity."""
-    from ..algorithms.published import SCAFFOLDServer
-    from ..claims import Assumptions, Claim
-    from ..claims.symbols import E, zeta_star
-    from ..theory.symbols import T
-
-    st = THM3
-    src = f"{st.source}; confidence: {st.confidence}; {st.location}; readings: " + ", ".join(st.readings)
-    return (
-        Claim(
-            id="published.scaffold2020.thm3",
-            title="SCAFFOLD, strongly convex: the package's own explicit form (σ = 0, hidden constant = 1)",
-            reference=st.reference + " (printed as a round count; this explicit form is not)",
-            source="the package's own formula (from memory); Theorem III as printed: " + src,
-            reading=PACKAGE_FORM + " Engine form: SCAFFOLDServer(η = η_g = 1, η_L = η_l = 1/(81 E L)), full "
-            "participation, exact gradients, hidden constant 1.",
-            confidence="from memory",
-            assumptions=Assumptions(
-                function="strongly_convex",
-                noise="none",
-                heterogeneity=None,
-                participation="full",
-                max_delay=0,
-            ),
-            rule=SCAFFOLDServer,
-            eta=1,
-            eta_L=1 / (81 * E * L),
-            measured="last_gap",
-            bound={
-                "transient": mu
-                * (D0 + zeta_star**2 / (2 * L**2))
-                * sp.exp(-sp.Min(m / (30 * M), mu / (162 * L)) * T)
-            },
-            conditions={
-                "step": sp.Le(
-                    K * sp.Symbol("eta_L") * sp.Symbol("eta"), sp.Min(1 / (81 * L), m / (15 * mu * M))
-                )
-            },
-        ),
-    )
+    """Theorem III's engine form: the package's own explicit form (``PACKAGE_FORM``, ``Claim.engine()``)."""
+    return tuple(st.engine() for st in STATEMENTS if st.runnable)
 
 
 def fedavg_best_error(

@@ -6,18 +6,18 @@ SGD steps per worker) -> ``T``; a (step-size shift) -> ``a_shift``.
 
 from __future__ import annotations
 
-import functools
-
 import sympy as sp
 
-from ._statement import Statement
-from .symbols import D0, S_T, G, H, L, M, T, a_shift, kappa, mu, sigma, t
+from ..algorithms import FedAvg
+from ..claims import Assumptions, Claim, EngineForm
+from ..claims.symbols import E
+from ..pep.claims import PepSetup
+from .symbols import D0, S_T, G, H, K, L, M, T, a_shift, kappa, mu, sigma, sigma_L, t
 
 __all__ = [
     "CONTROL_FACTOR",
     "ETA_T",
     "KILLS",
-    "PEP_SETUPS",
     "STATEMENTS",
     "THM22",
     "WEIGHT_T",
@@ -27,8 +27,10 @@ __all__ = [
 
 ETA_T = 4 / (mu * (a_shift + t))
 WEIGHT_T = (a_shift + t) ** 2
+#: S_T = Σ_{t<T} (a+t)² in closed form
+_S_T = T * a_shift**2 + a_shift * T * (T - 1) + (T - 1) * T * (2 * T - 1) / 6
 
-THM22 = Statement(
+THM22 = Claim(
     id="stich2019.thm2.2",
     title="Local SGD, identical data, strongly convex, decreasing steps",
     reference="Stich, ICLR 2019, Theorem 2.2",
@@ -48,15 +50,15 @@ THM22 = Statement(
         "E‖∇f(x_t^k, ξ)‖² along the trajectory (read as the realised max); σ² the variance "
         "of one stochastic gradient. Identical data: every worker samples the same f."
     ),
-    assumptions={
+    assumptions_text={
         "function": "strongly_convex",
         "noise": "variance σ² and second moment G²",
         "heterogeneity": "none (identical data)",
         "participation": "full",
         "weights": None,
     },
-    algorithm="local SGD: M workers, η_t, average the iterates every ≤ H steps",
-    measured="weighted_avg_iterate_gap: E f(x̂_T) − f*",
+    algorithm_text="local SGD: M workers, η_t, average the iterates every ≤ H steps",
+    measured_text="weighted_avg_iterate_gap: E f(x̂_T) − f*",
     bound={
         "init": mu * a_shift**3 / (2 * S_T) * D0,
         "noise": 4 * T * (T + 2 * a_shift) / (mu * M * S_T) * sigma**2,
@@ -65,6 +67,36 @@ THM22 = Statement(
     conditions={"a": sp.Ge(a_shift, sp.Max(16 * kappa, H)), "kappa": sp.Eq(kappa, L / mu)},
     definitions={"eta_t": ETA_T, "w_t": WEIGHT_T, "S_T": sp.Sum(WEIGHT_T, (t, 0, T - 1))},
     notes="S_T ≥ T³/3. Condition read as a ≥ max(16κ, H) (the paper: a > 16κ and a ≥ H, from memory).",
+    # H = K = 1 (synchronisation after every step): the paper's T (local steps per worker) is the rounds, the
+    # per-step schedule η_t = 4/(μ(a+t)) is a per-round schedule, and x̂_T = Σ_{t<T} (a+t)² x_t / S_T is the
+    # average with weights ∝ η_t^{-2} (measured "weighted_avg_iterate_gap"); S_T = Σ_{t<T} (a+t)² in closed
+    # form; σ = σ_L; G (a bound on E‖∇f(x, ξ)‖²) is given the value σ_L, a LOWER bound of the true second
+    # moment (the bound checked is smaller than the paper's)
+    engine_form=EngineForm(
+        subs={S_T: _S_T, sigma: sigma_L, G: sigma_L, H: K},
+        conditions={
+            "one_local_step (engine form)": sp.Le(K, 1),
+            "a": sp.Ge(a_shift, sp.Max(16 * kappa, K)),
+        },
+        reading=" Engine form: H = K = 1 (rounds = local steps; per-step and per-round schedules coincide), "
+        "FedAvg(η = 1, η_L = 4/(μ(a+t))) with a = max(16κ, 1), σ = σ_L, G read as σ_L (a lower bound: "
+        "conservative).",
+    ),
+    assumptions=Assumptions(
+        function="strongly_convex",
+        noise="variance",
+        heterogeneity="iid",
+        participation="full",
+        max_delay=0,
+        max_local_steps=1,
+    ),
+    rule=FedAvg,
+    eta=1,
+    eta_L=ETA_T,
+    measured="weighted_avg_iterate_gap",
+    values={"a": sp.Max(16 * kappa, E)},
+    extra_symbols={"a": "Stich's step-size shift a (η_t = 4/(μ(a+t)))"},
+    setups={"pep": PepSetup(values={"L": 1.0, "mu": 0.5, "D0": 1.0}, T=10, K=1)},
 )
 
 STATEMENTS = (THM22,)
@@ -72,60 +104,15 @@ STATEMENTS = (THM22,)
 
 # -- the engine form and the check (one module, one test: issue 38)
 
-#: the engine form's PEP setup (the table's PEP column): id -> (sub-class, description, constants, T, K)
-PEP_SETUPS = {"published.stich2019.thm2.2": ({}, "", {"L": 1.0, "mu": 0.5, "D0": 1.0}, 10, 1)}
 #: {verdict id: the catalogued mutants that flip it} (recorded 2026-11-26, afltheory/published/kill_record.py)
 KILLS = {"published.stich2019.thm2.2": ["sim.K_plus_one"]}
 #: the control divides the bound by this factor and must fail
 CONTROL_FACTOR = 10
 
 
-@functools.cache
 def claims() -> tuple:
-    """Theorem 2.2 with H = K = 1 (synchronisation after every step): the paper's T (local steps per worker)
-    is the rounds, the per-step schedule η_t = 4/(μ(a+t)) is a per-round schedule, and x̂_T = Σ_{t<T} (a+t)²
-    x_t / S_T is the average with weights ∝ η_t^{-2} (measured "weighted_avg_iterate_gap"); S_T = Σ_{t<T}
-    (a+t)² in closed form; σ = σ_L; G (a bound on E‖∇f(x, ξ)‖²) is given the value σ_L, a LOWER bound of the
-    true second moment (the bound checked is smaller than the paper's)."""
-    from ..algorithms import FedAvg
-    from ..claims import Assumptions, Claim
-    from ..claims.symbols import E
-    from ..theory.symbols import K, sigma_L
-    from ._statement import claim_source, substitute
-
-    a = a_shift
-    s_t = T * a**2 + a * T * (T - 1) + (T - 1) * T * (2 * T - 1) / 6
-    return (
-        Claim(
-            id="published.stich2019.thm2.2",
-            title=THM22.title,
-            reference=THM22.reference,
-            source=claim_source(THM22),
-            reading=THM22.reading + " Engine form: H = K = 1 (rounds = local steps; per-step and per-round "
-            "schedules coincide), FedAvg(η = 1, η_L = 4/(μ(a+t))) with a = max(16κ, 1), σ = σ_L, G read as "
-            "σ_L (a lower bound: conservative).",
-            confidence="read" if THM22.is_read else "from memory",
-            assumptions=Assumptions(
-                function="strongly_convex",
-                noise="variance",
-                heterogeneity="iid",
-                participation="full",
-                max_delay=0,
-                max_local_steps=1,
-            ),
-            rule=FedAvg,
-            eta=1,
-            eta_L=4 / (mu * (a + t)),
-            measured="weighted_avg_iterate_gap",
-            bound=substitute(THM22.bound, {S_T: s_t, sigma: sigma_L, G: sigma_L, H: K}),
-            values={"a": sp.Max(16 * kappa, E)},
-            conditions={
-                "one_local_step (engine form)": sp.Le(K, 1),
-                "a": sp.Ge(a, sp.Max(16 * kappa, K)),
-            },
-            extra_symbols={"a": "Stich's step-size shift a (η_t = 4/(μ(a+t)))"},
-        ),
-    )
+    """Theorem 2.2's engine form (``Claim.engine()``: H = K = 1, σ = σ_L, G read as σ_L)."""
+    return tuple(st.engine() for st in STATEMENTS)
 
 
 def verify() -> list:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ._statement import Statement
+from ..claims import Claim
 from .symbols import D0, K, L, M, R, sigma, zeta_bar
 
 __all__ = ["LOCAL_SGD", "MINIBATCH_SGD", "STATEMENTS"]
@@ -23,7 +23,7 @@ EXCERPT = (
 )
 _B = sp.sqrt(D0)
 
-LOCAL_SGD = Statement(
+LOCAL_SGD = Claim(
     id="woodworth2020.local",
     title="Local SGD, heterogeneous, convex: upper bound",
     reference="Woodworth, Patel, Srebro, NeurIPS 2020, Local SGD upper bound",
@@ -32,14 +32,14 @@ LOCAL_SGD = Statement(
     confidence="from memory",
     reading="Rate with an absolute constant c: c·(LB²/(KR) + σB/sqrt(MKR) + (Lσ²B⁴)^{1/3}/(K^{1/3}R^{2/3}) + "
     "(Lζ̄²B⁴)^{1/3}/R^{2/3}), averaged iterate, tuned constant step.",
-    assumptions={
+    assumptions_text={
         "function": "convex",
         "noise": "variance σ²",
         "heterogeneity": "zeta_bar",
         "participation": "full",
     },
-    algorithm="local SGD (K steps per round, R rounds)",
-    measured="avg_iterate_gap",
+    algorithm_text="local SGD (K steps per round, R rounds)",
+    measured_text="avg_iterate_gap",
     bound={
         "optimisation": L * D0 / (K * R),
         "statistical": sigma * _B / sp.sqrt(M * K * R),
@@ -48,9 +48,11 @@ LOCAL_SGD = Statement(
         "heterogeneity": (L * zeta_bar**2 * D0**2) ** sp.Rational(1, 3) / R ** sp.Rational(2, 3),
     },
     constants_explicit=False,
+    why_not_a_claim="from memory, an absolute constant c hidden: only a rate could be checked, and "
+    "not until its text is read",
 )
 
-MINIBATCH_SGD = Statement(
+MINIBATCH_SGD = Claim(
     id="woodworth2020.minibatch",
     title="Minibatch SGD, heterogeneous, convex: upper bound (no ζ term)",
     reference="Woodworth, Patel, Srebro, NeurIPS 2020, Minibatch SGD bound",
@@ -58,16 +60,18 @@ MINIBATCH_SGD = Statement(
     excerpt=EXCERPT,
     confidence="abstract read, statement from memory",
     reading="c·(LB²/R + σB/sqrt(MKR)): independent of the heterogeneity (the abstract's point (i)).",
-    assumptions={
+    assumptions_text={
         "function": "convex",
         "noise": "variance σ²",
         "heterogeneity": None,
         "participation": "full",
     },
-    algorithm="minibatch SGD (one step per round with a K-sample minibatch per machine)",
-    measured="avg_iterate_gap",
+    algorithm_text="minibatch SGD (one step per round with a K-sample minibatch per machine)",
+    measured_text="avg_iterate_gap",
     bound={"optimisation": L * D0 / R, "statistical": sigma * _B / sp.sqrt(M * K * R)},
     constants_explicit=False,
+    why_not_a_claim="abstract read, statement from memory, constant c hidden: no verdict until "
+    "its text is read",
 )
 
 STATEMENTS = (LOCAL_SGD, MINIBATCH_SGD)

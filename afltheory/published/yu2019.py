@@ -22,14 +22,15 @@ substitution by tests/published/test_yu2019.py).
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import sympy as sp
 
+from ..algorithms import FedAvg
+from ..claims import Assumptions, Claim, EngineForm, Location
+from ..pep.claims import PepSetup
 from ..theory import yu_local_sgd as _yu
-from ..theory.symbols import Delta, G, K, L, N, T, s, sigma
-from ._statement import Location, Statement
+from ..theory.symbols import Delta, G, K, L, M, N, T, s, sigma, sigma_L
 
 __all__ = [
     "CONTROL_FACTOR",
@@ -37,7 +38,6 @@ __all__ = [
     "COR2_PRINTED",
     "COR2_STEP",
     "KILLS",
-    "PEP_SETUPS",
     "STATEMENTS",
     "THM1",
     "YU_RATE_POINTS",
@@ -59,7 +59,47 @@ _CONF = "read (secondary: lecture notes quoting the paper, shared seed 004)"
 LOC1 = Location(None, 10968, "Theorem 1 ([Yu et al. AAAI'19]) as quoted", "Yu et al. AAAI'19", path=_SEED)
 LOC2 = Location(None, 11455, "Corollary 2 ([Yu et al. AAAI'19]) as quoted", "Yu et al. AAAI'19", path=_SEED)
 
-THM1 = Statement(
+_ENGINE_READING = (
+    " Engine form: K = 1 (x̄^t = the server iterate, T_Yu = T rounds), FedAvg with s = η η_L, N = M, σ = σ_L; "
+    "G read as σ_L (a lower bound of the second moment: conservative). The notes' PR-SGD averages BEFORE the "
+    "synchronising step, whose gradient is taken at the un-averaged local point; the engines run FedAvg "
+    "(every worker restarts at the average; K = 1: parallel mini-batch SGD). Their virtual averages coincide "
+    "on quadratics with a shared Hessian (the verdict instances), not in general "
+    "(tests/published/test_yu2019_reference.py)."
+)
+#: the engine form: K = 1 (averaging after every iteration): the virtual average x̄^t is then the server
+#: iterate after t rounds, so the left side (1/T) Σ_{t<T} E‖∇f(x̄^t)‖² IS afltheory's avg_grad_sq over T rounds
+#: — exactly, not a surrogate. Local SGD = FedAvg(η = 1, η_L = s); s = η η_L, N = M, σ = σ_L; G is given the
+#: value σ_L, a LOWER bound of the true second moment (conservative). K > 1 is checked on the plain reference
+#: only (tests/published/test_yu2019_reference.py)
+_SUBS = {s: sp.Symbol("eta", positive=True) * sp.Symbol("eta_L", positive=True), N: M, sigma: sigma_L}
+_ENGINE = dict(
+    assumptions=Assumptions(
+        function="smooth",
+        noise="variance",
+        heterogeneity="iid",
+        participation="full",
+        max_delay=0,
+        max_local_steps=1,
+    ),
+    rule=FedAvg,
+    measured="avg_grad_sq",
+    values={"G": sigma_L},
+)
+
+
+def _engine_form(step: Any, reading: str = "") -> EngineForm:
+    return EngineForm(
+        subs=_SUBS,
+        conditions={
+            "one_local_step (engine form)": sp.Le(K, 1),
+            "step": step.subs(_SUBS, simultaneous=True),
+        },
+        reading=_ENGINE_READING + reading,
+    )
+
+
+THM1 = Claim(
     id="yu2019.thm1",
     title="Parallel restarted SGD (local SGD), nonconvex, constant step",
     reference="Yu, Yang, Zhu, AAAI 2019, Theorem 1 (as quoted by the lecture notes)",
@@ -77,16 +117,23 @@ THM1 = Statement(
         "the second moment E‖∇F_i(x, ξ)‖² of one stochastic gradient, for all x and i; f_i may differ (the "
         "paper's introduction) though the notes' slide is titled i.i.d."
     ),
-    assumptions={
+    assumptions_text={
         "function": "smooth (nonconvex)",
         "noise": "variance σ² and second moment G²",
         "heterogeneity": "identical data (the notes); bounded by G² (the paper)",
         "participation": "full",
     },
-    algorithm="local SGD: N workers, constant step s, average the models every K iterations",
-    measured="avg_grad_sq of the virtual average: (1/T) Σ_{t=1}^T E‖∇f(x̄^{t−1})‖²",
+    algorithm_text="local SGD: N workers, constant step s, average the models every K iterations",
+    measured_text="avg_grad_sq of the virtual average: (1/T) Σ_{t=1}^T E‖∇f(x̄^{t−1})‖²",
     bound=dict(_yu.SETTING_TERM_EXPRS["iid"]),
     conditions={"step": sp.Le(s, 1 / L)},
+    engine_form=_engine_form(sp.Le(s, 1 / L)),
+    **_ENGINE,
+    setups={
+        "pep": PepSetup(
+            values={"L": 1.0, "Delta": 1.0, "eta": 1.0, "eta_L": 0.5}, T=10, K=1, description="its own class"
+        )
+    },
 )
 
 #: the corollary's step
@@ -98,7 +145,7 @@ COR2_PRINTED = {
     "G_drift": 4 * N / T * K**2 * G**2,
 }
 
-COR2 = Statement(
+COR2 = Claim(
     id="yu2019.cor2",
     title="Parallel restarted SGD at s = √N/(L√T): linear speedup O(1/√(NT))",
     reference="Yu, Yang, Zhu, AAAI 2019, the corollary of Theorem 1 (the notes' Corollary 2; the paper's "
@@ -115,11 +162,18 @@ COR2 = Statement(
         THM1.reading + " The corollary is Theorem 1 at s = √N/(L√T) (its condition s ≤ 1/L is T ≥ N); the "
         "rate O(1/√(NT)) holds while the G² term 4NK²G²/T is of lower order (K ≤ T^{1/4}/N^{3/4})."
     ),
-    assumptions=THM1.assumptions,
-    algorithm="local SGD with s = √N/(L√T)",
-    measured=THM1.measured,
+    assumptions_text=THM1.assumptions_text,
+    algorithm_text="local SGD with s = √N/(L√T)",
+    measured_text=THM1.measured_text,
     bound={k: v.subs(s, COR2_STEP) for k, v in THM1.bound.items()},
     conditions={"step": sp.Le(N, T)},
+    kind="corollary",
+    engine_form=_engine_form(sp.Le(N, T), " The step η_L = √M/(L√T) is the corollary's own (η = 1)."),
+    eta=1,
+    eta_L=COR2_STEP.subs(_SUBS, simultaneous=True),
+    rate={"T": -0.5},
+    **_ENGINE,
+    setups={"pep": PepSetup(values={"L": 1.0, "Delta": 1.0}, T=10, K=1, description="its own class")},
 )
 
 STATEMENTS = (THM1, COR2)
@@ -127,11 +181,6 @@ STATEMENTS = (THM1, COR2)
 
 # -- the engine forms and the checks (one module, one test: issue 38)
 
-#: the engine forms' PEP setups (the table's PEP column): id -> (sub-class, description, constants, T, K)
-PEP_SETUPS = {
-    "published.yu2019.thm1": ({}, "its own class", {"L": 1.0, "Delta": 1.0, "eta": 1.0, "eta_L": 0.5}, 10, 1),
-    "published.yu2019.cor2": ({}, "its own class", {"L": 1.0, "Delta": 1.0}, 10, 1),
-}
 #: {verdict id: the catalogued mutants that flip it} (recorded 2026-11-26, afltheory/published/kill_record.py)
 KILLS = {
     "published.yu2019.cor2": [],
@@ -143,79 +192,11 @@ KILLS = {
 CONTROL_FACTOR = 10
 #: the corollary's rate verdict: the T points and the tolerance on the exact slope
 YU_RATE_POINTS, YU_RATE_TOL = (100, 400, 1600), 0.05
-_ENGINE_READING = (
-    " Engine form: K = 1 (x̄^t = the server iterate, T_Yu = T rounds), FedAvg with s = η η_L, N = M, σ = σ_L; "
-    "G read as σ_L (a lower bound of the second moment: conservative). The notes' PR-SGD averages BEFORE the "
-    "synchronising step, whose gradient is taken at the un-averaged local point; the engines run FedAvg "
-    "(every worker restarts at the average; K = 1: parallel mini-batch SGD). Their virtual averages coincide "
-    "on quadratics with a shared Hessian (the verdict instances), not in general "
-    "(tests/published/test_yu2019_reference.py)."
-)
 
 
-@functools.cache
 def claims() -> tuple:
-    """Theorem 1 and its corollary with K = 1 (averaging after every iteration): the virtual average x̄^t is
-    then the server iterate after t rounds, so the left side (1/T) Σ_{t<T} E‖∇f(x̄^t)‖² IS afltheory's
-    avg_grad_sq over T rounds — exactly, not a surrogate. Local SGD = FedAvg(η = 1, η_L = s); s = η η_L,
-    N = M, σ = σ_L; G is given the value σ_L, a LOWER bound of the true second moment (conservative). K > 1
-    is checked on the plain reference only (tests/published/test_yu2019_reference.py)."""
-    from ..algorithms import FedAvg
-    from ..claims import Assumptions, Claim
-    from ..theory.symbols import M, sigma_L
-    from ._statement import claim_source, substitute
-
-    subs = {s: sp.Symbol("eta", positive=True) * sp.Symbol("eta_L", positive=True), N: M, sigma: sigma_L}
-    cls = Assumptions(
-        function="smooth",
-        noise="variance",
-        heterogeneity="iid",
-        participation="full",
-        max_delay=0,
-        max_local_steps=1,
-    )
-    conf = {st.id: ("read" if st.is_read else "from memory") for st in (THM1, COR2)}
-    return (
-        Claim(
-            id="published.yu2019.thm1",
-            title=THM1.title,
-            reference=THM1.reference,
-            source=claim_source(THM1),
-            reading=THM1.reading + _ENGINE_READING,
-            confidence=conf[THM1.id],
-            assumptions=cls,
-            rule=FedAvg,
-            measured="avg_grad_sq",
-            bound=substitute(THM1.bound, subs),
-            values={"G": sigma_L},
-            conditions={
-                "one_local_step (engine form)": sp.Le(K, 1),
-                "step": THM1.conditions["step"].subs(subs, simultaneous=True),
-            },
-        ),
-        Claim(
-            id="published.yu2019.cor2",
-            title=COR2.title,
-            reference=COR2.reference,
-            source=claim_source(COR2),
-            reading=COR2.reading
-            + _ENGINE_READING
-            + " The step η_L = √M/(L√T) is the corollary's own (η = 1).",
-            confidence=conf[COR2.id],
-            assumptions=cls,
-            rule=FedAvg,
-            eta=1,
-            eta_L=COR2_STEP.subs(subs, simultaneous=True),
-            measured="avg_grad_sq",
-            bound=substitute(COR2.bound, subs),
-            values={"G": sigma_L},
-            conditions={
-                "one_local_step (engine form)": sp.Le(K, 1),
-                "step": COR2.conditions["step"].subs(subs, simultaneous=True),
-            },
-            rate={"T": -0.5},
-        ),
-    )
+    """Theorem 1 and its corollary with K = 1 (``Claim.engine()``; the engine form above)."""
+    return tuple(st.engine() for st in STATEMENTS)
 
 
 def iso(M: int, sigma: float, dim: int = 2) -> Any:

@@ -191,7 +191,7 @@ def test_a_candidate_that_cannot_be_evaluated_is_recorded(monkeypatch):
             raise np.linalg.LinAlgError("singular (injected)")
         return real(cls, st, U)
 
-    monkeypatch.setattr(c, "decode", flaky)
+    monkeypatch.setattr(type(c), "decode", lambda self, cls, st, U: flaky(cls, st, U))  # a frozen spec
     wc = search(c, budget=48, seed=0, batch=16)
     assert wc.counts.get("error") == 16 and wc.evaluations == 48
     assert any("could not be evaluated" in n for n in wc.notes)

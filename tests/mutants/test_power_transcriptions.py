@@ -30,7 +30,7 @@ def test_transcription_of_li2020_thm1_by_hand():
     st = STATEMENTS["li2020.thm1"]
     assert sp.simplify(pt.transcribed(st) - st.total()) == 0
     # the printed 2B/μ read as 3B/μ: the parsed bound moves by κ B/(μ (γ + T − 1)), not 0
-    bad = pt.transcribed(st, st.latex.bound.replace("2 B", "3 B"))
+    bad = pt.transcribed(st, st.transcription.bound.replace("2 B", "3 B"))
     assert pt.differs(st.bound, bad)
 
 

@@ -68,7 +68,7 @@ def _run(case: Case) -> dict:
         "bound": bound,
         "ratio": float(measured) / bound if bound > 0 else float("inf"),
         "terms": st.term_values(values),
-        "conditions": st.check_conditions(values),
+        "conditions": st.conditions_hold(values),
         "tight": case.tight,
     }
 

@@ -1,5 +1,6 @@
-"""The published Claims (afltheory/published/claims.py): written once from the statement modules, and their
-declared false variants (bound / 10) fail on the checks' instances (exact moments: no randomness)."""
+"""The published claims' engine forms (``Claim.engine()``): the stated terms under the engine form's
+substitution, and their declared false variants (``Claim.false_variant``: bound / 10) fail on the checks'
+instances (exact moments: no randomness)."""
 
 from __future__ import annotations
 
@@ -9,14 +10,14 @@ import sympy as sp
 from afltheory.anarchy import Behaviour, ConstantSteps, UniformArrivals
 from afltheory.claims import verify
 from afltheory.problems import HeterogeneousQuadratic
-from afltheory.published import li2020
-from afltheory.published.claims import CLAIMS, FALSE_VARIANTS
+from afltheory.published import khaled2020, li2020
 from afltheory.published.symbols import K, T, sigma_L, sum_p2, sum_p2_sigma2
 from afltheory.published.symbols import T as T_paper
 
 
 def test_li_claim_terms_are_the_statement_terms():
-    c = CLAIMS["published.li2020.thm1"]
+    c = li2020.THM1.engine()
+    assert c.id == "published.li2020.thm1" and c is li2020.claims()[0]  # built once
     subs = {T_paper: 1 + T * K, sum_p2_sigma2: sum_p2 * sigma_L**2}
     for name, term in li2020.THM1.bound.items():
         assert sp.simplify(c.bound[name] - term.subs(subs, simultaneous=True)) == 0
@@ -28,7 +29,7 @@ def test_false_variants_fail_on_the_tight_instances():
     )
     beh = Behaviour(UniformArrivals(4), local_steps=ConstantSteps(1))
     v = verify(
-        FALSE_VARIANTS["published.li2020.thm1.bound_div10"],
+        li2020.THM1.false_variant(10),
         p,
         beh,
         rounds=200,
@@ -38,7 +39,7 @@ def test_false_variants_fail_on_the_tight_instances():
     assert v.passed and v.measured > v.theoretical  # expect="fails": passes because it is violated
     p2 = HeterogeneousQuadratic.from_arrays(hessian_diag=np.ones(2), centers=np.zeros((4, 2)), sigma_L=2.0)
     v = verify(
-        FALSE_VARIANTS["published.khaled2020.identical.bound_div10"],
+        khaled2020.IDENTICAL.false_variant(10),
         p2,
         beh,
         rounds=200,

@@ -11,10 +11,12 @@ from afltheory.adversary.generic import _simulated, deterministic, search_claim
 from afltheory.algorithms.published import SCAFFOLDServer
 from afltheory.anarchy import Behaviour, ConstantSteps, UniformArrivals, UniformDelay, UniformSteps
 from afltheory.problems import HeterogeneousQuadratic
-from afltheory.published.claims import CLAIMS
+from afltheory.published.registry import engine_forms
 from afltheory.strategies import Instance
 
 from .reference_loops import Quadratics, scaffold_loop
+
+CLAIMS = engine_forms()
 
 
 def _inst(sigma_L=0.0, beh=None, m=3):

@@ -1,7 +1,7 @@
 """Yu, Yang, Zhu 2019 (AAAI) Theorem 1 and its corollary as published Claims (afltheory/published/yu2019.py,
-published/claims.py): one definition of the bound (theory.yu_local_sgd), the corollary's printed form, the
-verdicts on the checks' instances with hand-derived numbers, the PEP bracket. Exact moments and an SDP: no
-randomness, no confidence level involved."""
+their engine forms ``Claim.engine()``): one definition of the bound (theory.yu_local_sgd), the corollary's
+printed form, the verdicts on the checks' instances with hand-derived numbers, the PEP bracket. Exact moments
+and an SDP: no randomness, no confidence level involved."""
 
 from __future__ import annotations
 
@@ -12,12 +12,12 @@ import sympy as sp
 from afltheory.anarchy import Behaviour, ConstantSteps, UniformArrivals
 from afltheory.claims import verify
 from afltheory.published import STATEMENTS, yu2019
-from afltheory.published.claims import CLAIMS, FALSE_VARIANTS
-from afltheory.published.instances import VERIFICATIONS
+from afltheory.published.registry import engine_forms
 from afltheory.published.yu2019 import iso as _iso
 from afltheory.theory import yu_local_sgd as yu
 from afltheory.theory.symbols import M, N, eta, eta_L, s, sigma, sigma_L
 
+CLAIMS = engine_forms()
 IDS = ("published.yu2019.thm1", "published.yu2019.cor2")
 
 
@@ -56,11 +56,11 @@ def test_provenance_is_stated():
         c = CLAIMS[cid]
         assert c.confidence == "read" and "Engine form: K = 1" in c.reading
         assert c.assumptions.max_local_steps == 1 and c.values == {"G": sigma_L}
-        assert cid in VERIFICATIONS
+        assert cid.removeprefix("published.") in {st.id for st in yu2019.STATEMENTS if st.runnable}
 
 
 def test_verdicts_pass_with_failing_controls_and_hand_numbers():
-    vs = {v.id: v for v in VERIFICATIONS["published.yu2019.thm1"]()}
+    vs = {v.id: v for v in yu2019.verify()}
     assert set(vs) == {
         "published.yu2019.thm1.transient",
         "published.yu2019.thm1.noise",
@@ -91,7 +91,7 @@ def test_false_variant_fails_on_the_transient_instance():
     from afltheory.algorithms import FedAvg
 
     v = verify(
-        FALSE_VARIANTS["published.yu2019.thm1.bound_div10"],
+        yu2019.THM1.false_variant(10),
         p,
         Behaviour(UniformArrivals(4), local_steps=ConstantSteps(1)),
         rounds=20,

@@ -17,10 +17,12 @@ from afltheory.anarchy import Behaviour, ConstantSteps, UniformArrivals
 from afltheory.claims import verify
 from afltheory.engine import simulate
 from afltheory.problems import HeterogeneousCurvatureQuadratic, HeterogeneousQuadratic
-from afltheory.published.claims import CLAIMS
+from afltheory.published.registry import engine_forms
 
 from .reference_loops import Quadratics, local_sgd_loop
 from .yu_reference import pr_sgd_loop, yu_bound, yu_lhs
+
+CLAIMS = engine_forms()
 
 HESS = np.array([[1.0, 0.2], [0.3, 1.0], [1.0, 0.5], [0.6, 0.9]])
 CENTRES = 2 * np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0], [0.0, -1.0]])
