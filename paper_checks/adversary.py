@@ -11,7 +11,8 @@ against the bound without its dominant term (must exceed 1, i.e. the term matter
 same instance and Monte Carlo detector against Theorem 2's bound (which keeps a σ_G² floor; its own conditions
 are not required for this control) — the detector must not fire. Quick tier: thm2, thm3 and thm4 with m = 1
 (partial participation: round robin, memory slots and their warm start matter), budget 300; full tier: every
-claim, budget 2000."""
+claim, budget 2000, and the search-progress and worst-instance figures (the quick tier draws none: the same
+verdicts at 40 % of the CPU time)."""
 
 from __future__ import annotations
 
@@ -49,8 +50,8 @@ def _verdict(ctx, cid, kw, budget, seed):
     tag = cid + ("_gap" if kw.get("min_gap") else "") + (f"_m{kw['m']}" if kw.get("m") else "")
     wc = search(c, budget=budget, seed=seed, assumptions=cls, replicates=1000)
     figs = []
-    for name, fn in (("progress", progress_plot), ("worst", worst_instance_plot)):
-        path, rel = ctx.fig(f"adversary_{tag}_{name}")
+    for name, fn in (("progress", progress_plot), ("worst", worst_instance_plot)) if not ctx.quick else ():
+        path, rel = ctx.fig(f"adversary_{tag}_{name}")  # full tier only (0.3 CPU-s a figure)
         fn(path, wc)
         figs.append(rel)
     shares = {k: round(float(v), 4) for k, v in wc.shares.items()}
