@@ -129,16 +129,31 @@ def test_fast_path_has_the_exact_law(case):
     assert (ex.grad_norm_sq[1:].mean() - noiseless.grad_norm_sq[1:].mean()) / se > 6
 
 
-def test_replicate_r_does_not_depend_on_R():
-    """Rows 0..2 of R = 3, 70 and 130 runs, and rows 64..69 (the second noise block) of R = 70 and 130, are
-    bit-identical."""
-    p, rule = _per_worker(), FedBuff(0.5, 0.05)
-    runs = {R: aft.simulate(p, rule, BEH, rounds=25, replicates=R, seed=5, fast=True) for R in (3, 70, 130)}
+@pytest.mark.parametrize(
+    "problem, rule, beh", [(_per_worker, FedBuff(0.5, 0.05), BEH), (_shared, AFACD(0.5, 0.05), UNIFORM)]
+)
+def test_replicate_r_does_not_depend_on_R(problem, rule, beh):
+    """The default (fast) path: row 0 of R = 1, rows 0..2 of R = 3, 70 and 130 runs, and rows 64..69 (the
+    second noise block) of R = 70 and 130, are bit-identical (weighted and uniform branches)."""
+    p = problem()
+    runs = {R: aft.simulate(p, rule, beh, rounds=25, replicates=R, seed=5) for R in (1, 3, 70, 130)}
+    assert all(tr.config["fast"] in ("numba", "numpy") for tr in runs.values())
     for what in ("grad_norm_sq", "loss", "x_final", "x_avg"):
-        a, b, c = (getattr(runs[R], what) for R in (3, 70, 130))
-        assert np.array_equal(a, b[:3]) and np.array_equal(a, c[:3])
+        one, a, b, c = (getattr(runs[R], what) for R in (1, 3, 70, 130))
+        assert np.array_equal(one, a[:1]) and np.array_equal(a, b[:3]) and np.array_equal(a, c[:3])
         assert np.array_equal(b[64:70], c[64:70])
     assert not np.array_equal(runs[130].grad_norm_sq[0], runs[130].grad_norm_sq[64])  # distinct streams
+
+
+def test_chunks_of_rounds_do_not_change_the_bits(monkeypatch):
+    """Rounds in chunks of 7 (30 rounds: 5 chunks, the last partial) give the bits of one chunk: the noise of
+    a block is drawn in round order whatever the chunk."""
+    p, kw = _shared(), dict(rounds=30, replicates=70, seed=8, record_x=True)
+    whole = aft.simulate(p, FedBuff(0.5, 0.05), BEH, **kw)
+    monkeypatch.setattr(engine, "_FAST_CHUNK_VALUES", 5 * 128 * 7)  # d = 5, two blocks of 64
+    chunked = aft.simulate(p, FedBuff(0.5, 0.05), BEH, **kw)
+    for what in ("grad_norm_sq", "loss", "x", "x_avg"):
+        assert np.array_equal(getattr(whole, what), getattr(chunked, what)), what
 
 
 @pytest.mark.parametrize(
