@@ -1308,6 +1308,7 @@ def _fast_kernel():
         B = z.shape[2]
         acc = np.empty(d)
         var = np.empty(d)
+        record = out.shape[0] == R
         for r in range(R):
             b, rb = r // B, r % B
             for j in range(nt):
@@ -1316,34 +1317,37 @@ def _fast_kernel():
                     xsum[r, c] += x[r, c]
                     acc[c] = 0.0
                     var[c] = 0.0
-                for i in range(m):
-                    slot = (t - tau[r, t, i]) % H
-                    wk = W[r, t, i]
-                    if uniform:
+                # the arrivals in index order, then the coordinates' update (the numpy loop's operations)
+                if uniform:
+                    for i in range(m):
+                        slot, wk = (t - tau[r, t, i]) % H, W[r, t, i]
                         for c in range(d):
                             acc[c] += hist[slot, r, c] - C[wk, c]
-                    else:
+                    for c in range(d):
+                        x[r, c] = (
+                            x[r, c] - factor * (drift[0, 0, c] * acc[c]) - factor * std[c] * z[b, j, rb, c]
+                        )
+                else:
+                    for i in range(m):
+                        slot, wk = (t - tau[r, t, i]) % H, W[r, t, i]
                         k, s, wi = kidx[r, t, i], widx[r, t, i], w[r, t, i]
                         for c in range(d):
                             acc[c] += wi * drift[k, s, c] * (hist[slot, r, c] - C[wk, c])
                             var[c] += wi * wi * noise2[k, s, c]
+                    for c in range(d):
+                        x[r, c] = x[r, c] - factor * acc[c] - factor * np.sqrt(var[c]) * z[b, j, rb, c]
                 nxt = (t + 1) % H
                 g2 = 0.0
                 f = 0.0
-                for c in range(d):
-                    if uniform:
-                        v = x[r, c] - factor * (drift[0, 0, c] * acc[c]) - factor * std[c] * z[b, j, rb, c]
-                    else:
-                        v = x[r, c] - factor * acc[c] - factor * np.sqrt(var[c]) * z[b, j, rb, c]
-                    x[r, c] = v
-                    hist[nxt, r, c] = v
-                    e = v - xstar[c]
+                for c in range(d):  # ‖∇f‖² and f summed over coordinates in index order from 0.0
+                    hist[nxt, r, c] = x[r, c]
+                    e = x[r, c] - xstar[c]
                     g = ev[c] * e
                     g2 += g * g
                     f += e * g
                 gn[r, t + 1] = g2
                 loss[r, t + 1] = fstar + 0.5 * f
-                if out.shape[0] == R:
+                if record:
                     for c in range(d):
                         out[r, j, c] = x[r, c]
         return x
