@@ -15,8 +15,8 @@ For each configuration it measures, in one process and one run:
   reference — the same with ``fast=False`` (the collapsed law computed round by round in numpy);
 and prints engine/floor and engine/draw (generic step-by-step path), loop/eng (loop vs generic path), loop/def
 (loop vs the default, collapsed path), step/coll, ref/def (reference vs default path), sched% (share of
-the generic run spent sampling the schedule) and the run's peak memory (tracemalloc, generic engine run) next to the size of the recorded trace
-plus the max_delay+1 models.
+the generic run spent sampling the schedule) and the run's peak memory (tracemalloc, generic engine run)
+next to the size of the recorded trace plus the max_delay+1 models.
 Timings are the best of ``--repeat`` runs (default 3).
 
 ``--state`` instead measures what rules returning new state would cost if they COPIED their state instead of
