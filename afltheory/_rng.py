@@ -15,7 +15,7 @@ NOISE = 2  # per-replicate-block stream for stochastic gradients
 INIT = 3  # per-replicate stream for x0 draws / warm starts
 DRIFT = 4  # per-replicate stream for a drifting objective's random walk
 COMPRESS = 5  # per-replicate-block stream for compression randomness (afltheory.compression)
-FAST_NOISE = 6  # per-replicate-block stream of simulate(fast=True)'s summed arrival noise, all rounds
+FAST_NOISE = 6  # per-replicate-block stream of simulate's fast path (its summed arrival noise, all rounds)
 BLOCK = 64  # replicates per noise block (fixed: changing it changes every trace)
 
 
@@ -25,7 +25,7 @@ def stream(seed: int, purpose: int, index: int) -> np.random.Generator:
 
 
 def sfc64_stream(seed: int, purpose: int, index: int) -> np.random.Generator:
-    """``stream`` with the SFC64 bit generator (normals ~1.5× faster than PCG64's; ``simulate(fast=True)``'s
+    """``stream`` with the SFC64 bit generator (normals ~1.5× faster than PCG64's; ``simulate``'s fast path's
     per-block noise): keyed by (seed, purpose, index) through the same SeedSequence."""
     seed = check_seed(seed)
     return np.random.Generator(np.random.SFC64(np.random.SeedSequence(seed, spawn_key=(purpose, int(index)))))

@@ -658,7 +658,7 @@ def simulate(
     collapse: bool | str | None = None,
     progress: bool = False,
     record_virtual: bool = False,
-    fast: bool = False,
+    fast: bool | str = "auto",
 ) -> Trace:
     """Run ``algorithm`` on ``problem`` under ``behaviour`` for ``rounds`` server rounds, ``replicates``
     times.
@@ -680,15 +680,21 @@ def simulate(
     ``record_virtual``: record ``Trace.virtual_grad_norm_sq`` (the virtual averaged model at every local
     step); it runs the step path (``collapse`` must not be True) and needs the same K for every arrival,
     one local step size for all workers and a problem that does not drift (ValueError naming it otherwise).
-    ``fast=True`` (opt-in): the collapsed law of the default path (K steps and the round's arrival noises
-    each one Gaussian) in one compiled kernel over all rounds (numba, the ``fast`` extra; a numpy loop when
-    numba is absent, ``Trace.config["fast"]`` says which): the same schedule and law as the default path,
-    other noise draws (replicate r's values do not depend on ``replicates``); for stateless rules with
-    constant step sizes on quadratics with diagonal Hessians (ValueError saying why otherwise); diverged
-    replicates are not frozen (their values from the divergence round on are +inf, as on the default path).
+    ``fast``: the fast path runs the collapsed law of the reference path (K steps and the round's arrival
+    noises each one Gaussian) in one compiled kernel over all rounds (numba, the ``fast`` extra; without
+    numba a numpy loop with bit-identical values; ``Trace.config["fast"]`` says which). It covers stateless
+    rules with constant step sizes on quadratics with diagonal Hessians whose round updates are collapsed
+    (``Trace.config["arrivals_collapsed"]``), with no drift, no recorded virtual model and no injected
+    fault: the same schedule and law as the reference path, other noise draws (replicate r's values do not
+    depend on ``replicates``). "auto" (default): the fast path whenever it covers the run, the reference
+    path otherwise; False: the reference path always (its values are pinned by
+    ``tools/engine_trace_hashes.py``); True: the fast path, ValueError saying why when it does not cover
+    the run. On the fast path diverged replicates are not frozen (their values from the divergence round
+    on are +inf, as on the reference path) and ``progress`` advances per chunk of rounds.
     """
-    if not isinstance(fast, (bool, np.bool_)):
-        raise ValueError(f"fast={fast!r} must be True or False")
+    if not (isinstance(fast, (bool, np.bool_)) or (isinstance(fast, str) and fast == "auto")):
+        raise ValueError(f"fast={fast!r} must be True, False or 'auto'")
+    fast = fast if isinstance(fast, str) else bool(fast)
     run = _prepare(
         problem,
         algorithm,
@@ -702,11 +708,11 @@ def simulate(
         collapse,
         record_virtual,
     )
-    if fast:
-        why = _fast_reason(run)
-        if why is not None:
-            raise ValueError(f"fast=True is unavailable here: {why}")
-        kernel = _run_rounds_fast(run)
+    why = None if fast is False else _fast_reason(run)
+    if why is not None and fast is True:
+        raise ValueError(f"fast=True is unavailable here: {why}")
+    if fast is not False and why is None:
+        kernel = _run_rounds_fast(run, progress)
         trace = _report(run)
         trace.config["fast"] = kernel
         return trace
@@ -1157,13 +1163,13 @@ def _report(run: _Run) -> Trace:
     )
 
 
-# ------------------------------------------------------------------------------------ opt-in fast path
+# ------------------------------------------------------------------------------------------- fast path
 #: rounds per chunk of the fast path (its noise, models and records are materialized chunk by chunk)
 _FAST_CHUNK_VALUES = 1 << 21
 
 
 def _fast_reason(run: _Run) -> str | None:
-    """Why ``simulate(fast=True)`` cannot run this simulation (None: it can): the fast path is the collapsed
+    """Why ``simulate``'s fast path does not cover this run (None: it does): the fast path is the collapsed
     path with the arrivals' noise summed (``Trace.config["arrivals_collapsed"]``), for a stateless rule with
     constant step sizes on a quadratic with diagonal Hessians, a static optimum and no recorded virtual model
     or injected fault."""
@@ -1235,11 +1241,13 @@ def _fast_rounds_numpy(hist, x, t0, nt, W, tau, law, C, z, ev, xstar, fstar, gn,
     − s √(Σ_i w_i² sc_i²) ⊙ z_t per replicate (uniform: x_t − s dr ⊙ Σ_i (x_{t−τ_i} − c_i) − s std ⊙ z_t);
     records ‖∇f‖² = Σ_j (h̄_j (x − x*)_j)² and f = f* + ½ Σ_j (x − x*)_j h̄_j (x − x*)_j into ``gn``/``loss``
     column t + 1, adds x_t to ``xsum`` and writes x_{t+1} into ``out`` (R, nt, d) when it has R rows.
-    Arrivals are summed in order by elementwise passes: replicate r's bits do not depend on R."""
+    Arrivals and coordinates are summed in index order by elementwise passes, operation for operation as the
+    kernel does: its bits (the kernel's, whatever R) do not depend on R or on numba being installed."""
     uniform, kidx, w, widx, drift, noise2, std, factor = law
     H, R, d = hist.shape
     rows = np.arange(R)
     zr = z.transpose(1, 0, 2, 3).reshape(nt, -1, d)[:, :R]  # (nt, R, d): block r // B, row r % B
+    xs = out if out.shape[0] == R else np.empty((R, nt, d))
     for j in range(nt):
         t = t0 + j
         xsum += x
@@ -1258,12 +1266,18 @@ def _fast_rounds_numpy(hist, x, t0, nt, W, tau, law, C, z, ev, xstar, fstar, gn,
         else:
             x = x - factor * acc - factor * np.sqrt(var) * zr[j]
         hist[(t + 1) % H] = x
-        v = x - xstar
-        g = ev * v
-        gn[:, t + 1] = (g * g).sum(axis=1)
-        loss[:, t + 1] = fstar + 0.5 * (v * g).sum(axis=1)
-        if out.shape[0] == R:
-            out[:, j] = x
+        xs[:, j] = x
+    # ‖∇f‖² and f of the chunk's models, summed over coordinates in index order from 0.0 as the kernel does
+    # (``ndarray.sum`` adds pairwise: other bits), one pass per coordinate over every (replicate, round)
+    g2 = np.zeros((R, nt))
+    f = np.zeros((R, nt))
+    for c in range(d):
+        e = xs[:, :, c] - xstar[c]
+        g = ev[c] * e
+        g2 += g * g
+        f += e * g
+    gn[:, t0 + 1 : t0 + 1 + nt] = g2
+    loss[:, t0 + 1 : t0 + 1 + nt] = fstar + 0.5 * f
     return x
 
 
@@ -1288,6 +1302,7 @@ def _fast_kernel():
         B = z.shape[2]
         acc = np.empty(d)
         var = np.empty(d)
+        record = out.shape[0] == R
         for r in range(R):
             b, rb = r // B, r % B
             for j in range(nt):
@@ -1296,34 +1311,37 @@ def _fast_kernel():
                     xsum[r, c] += x[r, c]
                     acc[c] = 0.0
                     var[c] = 0.0
-                for i in range(m):
-                    slot = (t - tau[r, t, i]) % H
-                    wk = W[r, t, i]
-                    if uniform:
+                # the arrivals in index order, then the coordinates' update (the numpy loop's operations)
+                if uniform:
+                    for i in range(m):
+                        slot, wk = (t - tau[r, t, i]) % H, W[r, t, i]
                         for c in range(d):
                             acc[c] += hist[slot, r, c] - C[wk, c]
-                    else:
+                    for c in range(d):
+                        x[r, c] = (
+                            x[r, c] - factor * (drift[0, 0, c] * acc[c]) - factor * std[c] * z[b, j, rb, c]
+                        )
+                else:
+                    for i in range(m):
+                        slot, wk = (t - tau[r, t, i]) % H, W[r, t, i]
                         k, s, wi = kidx[r, t, i], widx[r, t, i], w[r, t, i]
                         for c in range(d):
                             acc[c] += wi * drift[k, s, c] * (hist[slot, r, c] - C[wk, c])
                             var[c] += wi * wi * noise2[k, s, c]
+                    for c in range(d):
+                        x[r, c] = x[r, c] - factor * acc[c] - factor * np.sqrt(var[c]) * z[b, j, rb, c]
                 nxt = (t + 1) % H
                 g2 = 0.0
                 f = 0.0
-                for c in range(d):
-                    if uniform:
-                        v = x[r, c] - factor * (drift[0, 0, c] * acc[c]) - factor * std[c] * z[b, j, rb, c]
-                    else:
-                        v = x[r, c] - factor * acc[c] - factor * np.sqrt(var[c]) * z[b, j, rb, c]
-                    x[r, c] = v
-                    hist[nxt, r, c] = v
-                    e = v - xstar[c]
+                for c in range(d):  # ‖∇f‖² and f summed over coordinates in index order from 0.0
+                    hist[nxt, r, c] = x[r, c]
+                    e = x[r, c] - xstar[c]
                     g = ev[c] * e
                     g2 += g * g
                     f += e * g
                 gn[r, t + 1] = g2
                 loss[r, t + 1] = fstar + 0.5 * f
-                if out.shape[0] == R:
+                if record:
                     for c in range(d):
                         out[r, j, c] = x[r, c]
         return x
@@ -1332,8 +1350,8 @@ def _fast_kernel():
     return kernel
 
 
-def _run_rounds_fast(run: _Run) -> str:
-    """``simulate(fast=True)``, part 2: every round of the collapsed law in one compiled kernel (numba; the
+def _run_rounds_fast(run: _Run, progress: bool = False) -> str:
+    """``simulate``'s fast path, part 2: every round of the collapsed law in one compiled kernel (numba; the
     numpy reference when numba is absent), a chunk of rounds per call, recording ‖∇f‖² and f of the
     diagonal quadratic in the same pass. The noise of replicate r is its block's (``_rng.BLOCK`` replicates)
     own SFC64 stream (key (seed, ``_rng.FAST_NOISE``, block)), drawn a chunk of rounds at a time in round
@@ -1375,8 +1393,7 @@ def _run_rounds_fast(run: _Run) -> str:
             xs[:, 0] = x
         left = np.where(problem.in_certified_region(two)[:R], -1, 0) if check_region else np.full(R, -1)
         none = np.empty((0, d, 0))
-        t = 0
-        while t < rounds:
+        for t in _progress.iterate(range(0, rounds, nt_max), progress, "simulate (chunks of rounds)"):
             nt = min(nt_max, rounds - t)
             z = np.empty((nblocks, nt, B, d))
             for b, gen in enumerate(gens):
@@ -1394,7 +1411,6 @@ def _run_rounds_fast(run: _Run) -> str:
                 first = np.where(outside.any(axis=1), t + 1 + outside.argmax(axis=1), -1)
                 new = (left < 0) & (first >= 0)
                 left[new] = first[new]
-            t += nt
         bad = ~(
             np.isfinite(gn)
             & np.isfinite(loss)

@@ -10,11 +10,13 @@ For each configuration it measures, in one process and one run:
             definition used before 2026-11-21: ~15-25% slower here because fresh arrays page-fault);
   loop    — a plain per-replicate loop (numpy over workers within one replicate, Python over replicates);
   collapsed — simulate with exact collapsed local steps (linear-Gaussian problems): simulate's default path
-              for these quadratics (collapse=None picks it whenever valid);
+              for these quadratics (collapse=None picks it whenever valid; ``fast="auto"`` then runs it as
+              the fast path, one compiled kernel, issue 41);
+  reference — the same with ``fast=False`` (the collapsed law computed round by round in numpy);
 and prints engine/floor and engine/draw (generic step-by-step path), loop/eng (loop vs generic path), loop/def
-(loop vs the default, collapsed path), step/coll, sched% (share of the generic run spent sampling the
-schedule) and the run's peak memory (tracemalloc, generic engine run) next to the size of the recorded trace
-plus the max_delay+1 models.
+(loop vs the default, collapsed path), step/coll, ref/def (reference vs default path), sched% (share of
+the generic run spent sampling the schedule) and the run's peak memory (tracemalloc, generic engine run)
+next to the size of the recorded trace plus the max_delay+1 models.
 Timings are the best of ``--repeat`` runs (default 3).
 
 ``--state`` instead measures what rules returning new state would cost if they COPIED their state instead of
@@ -134,6 +136,7 @@ def run_config(d, M, m, K, max_delay, R, rounds, repeat, loop_reps):
     sim = lambda **kw: aft.simulate(p, algo, beh, rounds=rounds, replicates=R, seed=1, **kw)
     t_engine = best_of(lambda: sim(collapse=False), repeat)
     t_collapsed = best_of(lambda: sim(collapse=True), repeat)
+    t_reference = best_of(lambda: sim(collapse=True, fast=False), repeat)
     # the engine's noise generator (SFC64: afltheory._rng.SFC64BlockStreams)
     gen = np.random.Generator(np.random.SFC64(0))
     n_values = units * d
@@ -165,6 +168,8 @@ def run_config(d, M, m, K, max_delay, R, rounds, repeat, loop_reps):
         draw_s=t_draw,
         schedule_s=t_sched,
         collapsed_s=t_collapsed,
+        reference_s=t_reference,
+        reference_over_default=t_reference / t_collapsed,
         loop_s_extrapolated=t_loop,
         engine_over_floor=t_engine / t_floor,
         engine_over_draw=t_engine / t_draw,
@@ -210,7 +215,8 @@ def main(argv=None):
     rows = []
     hdr = (
         f"{'d':>4} {'M':>4} {'m':>3} {'K':>3} {'tau':>3} {'R':>5} | {'Munit/s':>8} {'eng/floor':>9} "
-        f"{'eng/draw':>8} {'sched%':>6} {'loop/eng':>8} {'loop/def':>8} {'step/coll':>9} {'peakMB':>7} "
+        f"{'eng/draw':>8} {'sched%':>6} {'loop/eng':>8} {'loop/def':>8} {'step/coll':>9} {'ref/def':>7} "
+        f"{'peakMB':>7} "
         f"{'trace+models MB':>15}"
     )
     print(hdr)
@@ -224,6 +230,7 @@ def main(argv=None):
             f"{res['engine_over_floor']:>9.2f} {res['engine_over_draw']:>8.2f} "
             f"{100 * res['schedule_share']:>6.1f} {res['loop_over_engine']:>8.1f} "
             f"{res['loop_over_default']:>8.1f} {res['step_by_step_over_collapsed']:>9.1f} "
+            f"{res['reference_over_default']:>7.2f} "
             f"{res['peak_mem_mb']:>7.1f} {res['trace_plus_models_mb']:>15.1f}",
             flush=True,
         )

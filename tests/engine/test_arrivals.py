@@ -78,9 +78,11 @@ def test_where_the_arrivals_are_collapsed():
 
 
 def test_without_noise_the_arrivals_path_equals_the_per_arrival_path():
-    """σ_L = 0: the same numbers to the last bit (the noiseless updates are computed by the same code)."""
+    """σ_L = 0: the same numbers to the last bit (the noiseless updates are computed by the same code). The
+    reference path's arrivals branch (``fast=False``; the fast path sums in another order: tests/engine/
+    test_speed_fast.py compares it to 1e-12)."""
     p = HeterogeneousQuadratic(dim=5, num_workers=8, sigma_L=0.0, seed=1)
-    a = aft.simulate(p, al.FedAvg(0.5, 0.05), BEH, rounds=10, replicates=5, seed=1)
+    a = aft.simulate(p, al.FedAvg(0.5, 0.05), BEH, rounds=10, replicates=5, seed=1, fast=False)
     b = aft.simulate(p, al.FedAvg(0.5, 0.05), BEH, rounds=10, replicates=5, seed=1, collapse="steps")
     assert a.config["arrivals_collapsed"] and not b.config["arrivals_collapsed"]
     np.testing.assert_array_equal(a.grad_norm_sq, b.grad_norm_sq)
@@ -112,11 +114,12 @@ def test_one_round_has_the_per_arrival_covariance(family, rule):
 def test_afacs_with_all_workers_equals_afacd_and_matches_exact_moments():
     """All M workers every round: AFA-CS's memory sum is the round's sum, so it runs the one-draw path and
     equals AFA-CD step for step; its MC mean of ‖∇f‖² over 3000 replicates is within 4.5 SE of the exact
-    expectation at every round (false-failure probability < 1e-4 under normality)."""
+    expectation at every round (false-failure probability < 1e-4 under normality). AFA-CD on the reference
+    path (``fast=False``): the fast path, which AFA-CS (a memory rule) never takes, draws other noise."""
     p = HeterogeneousQuadratic(dim=3, num_workers=4, L=2.0, mu=0.3, sigma_L=1.0, sigma_G=1.0, seed=2)
     beh = an.Behaviour(an.UniformArrivals(4), an.UniformDelay(2), an.UniformSteps(1, 5))
     a = aft.simulate(p, al.AFACS(1.0, 0.2), beh, rounds=10, replicates=3000, seed=7)
-    b = aft.simulate(p, al.AFACD(1.0, 0.2), beh, rounds=10, replicates=3000, seed=7)
+    b = aft.simulate(p, al.AFACD(1.0, 0.2), beh, rounds=10, replicates=3000, seed=7, fast=False)
     assert a.config["arrivals_collapsed"]
     np.testing.assert_allclose(a.grad_norm_sq, b.grad_norm_sq, rtol=1e-10)
     ex = aft.exact.moments(p, al.AFACS(1.0, 0.2), beh, rounds=10)
