@@ -112,7 +112,7 @@ def rule_view(
                 )
             ev = server_rule(r, num_workers)  # TypeError / UnsupportedRule, as in the exact engine
             v = ev.view  # the rule's declarative server step (ServerRule.view), the one every engine reads
-            if getattr(r, "compressor", None) is not None:
+            if r.compressor is not None:
                 raise UnsupportedRule(
                     f"algorithm={r!r}: the adversary's evaluator does not represent "
                     f"compressors (compressor={r.compressor!r}); use afltheory.exact.moments"

@@ -228,6 +228,12 @@ class ServerRule:
     #: round t's E local step sizes when ``eta_L`` decays per local step (``schedules``, per="step"): set on
     #: the rule ``at_round(t, local_steps=E)`` returns, whose ``eta_L`` is their mean; None: η_L every step
     local_step_sequence: ClassVar[tuple[float, ...] | None] = None
+    #: what each arriving worker applies to its update before sending it (a compressor, ``ErrorFeedback(C)``,
+    #: ``DIANA(C)``; ``afltheory.compression``); a rule with the option declares it as a field. None: none.
+    compressor: ClassVar[Any] = None
+    #: client weights p (one per worker, summing to 1; ``worker_weights`` reads them); a rule with the option
+    #: declares it as a field. None: uniform.
+    weights: ClassVar[tuple[float, ...] | None] = None
     #: ``prepare(problem) -> problem``, the problem the workers see (DynamicFedAvg: its agents' mini-batches),
     #: for a rule that changes it; None (the declared default): the problem as given. Every engine applies it
     #: (``simulate``, the exact engine, the torch backend); the fast evaluator and the diagonal exact path
@@ -246,9 +252,8 @@ class ServerRule:
                 f"eta={self.eta!r} decays per local step; the server step size is per round "
                 f"(per='step' applies to eta_L only)"
             )
-        w = getattr(self, "weights", None)
-        if w is not None:
-            object.__setattr__(self, "weights", check_weights(w))
+        if self.weights is not None:
+            object.__setattr__(self, "weights", check_weights(self.weights))
         if hasattr(self, "worker"):
             check_component(
                 "worker",
@@ -256,7 +261,7 @@ class ServerRule:
                 WorkerRule,
                 "an afltheory.algorithms WorkerRule (SGD(), FedProx(mu), SCAFFOLD(), …)",
             )
-        check_compressor(getattr(self, "compressor", None))
+        check_compressor(self.compressor)
 
     # ------------------------------------------------------------------ the one view of the server step
     @classmethod
@@ -363,7 +368,7 @@ class ServerRule:
         """Per-worker factors M·p_i on G_i from the client weights p (``weights``, summing to 1; FedAvg with
         p_k = n_k/n [Li et al. 2020, Alg. 1]); None: uniform. With m arrivals averaged, the server applies
         (1/m) Σ_{i∈S_t} M p_i Δ_i, which is Σ_i p_i Δ_i under full participation."""
-        w = getattr(self, "weights", None)
+        w = self.weights
         if w is None:
             return None
         if len(w) != num_workers:

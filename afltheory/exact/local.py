@@ -234,7 +234,7 @@ def server_rule(
         raise UnsupportedRule(
             f"algorithm={algorithm!r}: exact moments do not represent weighted memory slots — {SIMULATE_HINT}"
         )
-    if getattr(algorithm, "weights", None) is not None and num_workers is None:
+    if algorithm.weights is not None and num_workers is None:
         raise UnsupportedRule(
             f"algorithm={algorithm!r} has client weights; this backend reads the rule "
             f"without the number of workers and cannot represent them — {SIMULATE_HINT}"

@@ -162,7 +162,7 @@ def skeleton(
             f"{', '.join(ALGORITHMS)}), got {type(algorithm).__name__}"
         )
     algorithm = _faults.substitute(algorithm)  # identity unless inside afltheory.mutants.injected(...)
-    if getattr(algorithm, "compressor", None) is not None:
+    if algorithm.compressor is not None:
         raise ValueError(
             f"algorithm.compressor={algorithm.compressor!r}: the PEP skeleton has no "
             f"compression (allowed: None)"
