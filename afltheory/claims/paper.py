@@ -118,14 +118,7 @@ def _omega(trace: Any, problem: Any, algorithm: Any) -> dict[str, np.ndarray]:
 COMPRESSED_DISTRIBUTED_GD = Claim(
     id="compression.distributed_gd",
     title="distributed compressed GD: E‖x_k − x*‖² ≤ (1 − γμ)^k D_0 + 2γωζ*²/(μn)",
-    assumptions=Assumptions(
-        function="strongly_convex",
-        noise="none",
-        heterogeneity="zeta_star",
-        participation="full",
-        max_delay=0,
-        max_local_steps=1,
-    ),
+    assumptions=Assumptions.synchronous("strongly_convex", "none", "zeta_star", local_steps=1),
     rule=AFACD,
     measured="last_dist_sq",
     bound={"transient": TC.COMPRESSED_GD_BOUND, "floor": TC.DISTRIBUTED_FLOOR},
