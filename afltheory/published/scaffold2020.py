@@ -147,7 +147,7 @@ THM3 = _thm(
         reference="Karimireddy et al., ICML 2020, Theorem III (μ > 0) (printed as a round count; this "
         "explicit form is not)",
         source_prefix="the package's own formula (from memory); Theorem III as printed: ",
-        reading=" "
+        reading="; "
         + PACKAGE_FORM
         + " Engine form: SCAFFOLDServer(η = η_g = 1, η_L = η_l = 1/(81 E L)), full "
         "participation, exact gradients, hidden constant 1.",
