@@ -96,6 +96,29 @@ class Assumptions:
         _choice("participation", self.participation, PARTICIPATION)
         _choice("weights", self.weights, ("uniform", "data"))
 
+    @classmethod
+    def synchronous(
+        cls,
+        function: str,
+        noise: str,
+        heterogeneity: str | None,
+        *,
+        participation: str = "full",
+        weights: str = "uniform",
+        local_steps: int | None = None,
+    ) -> Assumptions:
+        """The class of a synchronous engine form: no delay (``max_delay=0``), ``local_steps`` local steps at
+        most (None: not part of the class; 1: the H = K = 1 forms of the local-SGD theorems)."""
+        return cls(
+            function=function,
+            noise=noise,
+            heterogeneity=heterogeneity,
+            participation=participation,
+            weights=weights,
+            max_delay=0,
+            max_local_steps=local_steps,
+        )
+
     def describe(self) -> str:
         """One line: the class in words."""
         parts = [

@@ -49,61 +49,65 @@ def _theorem4_statistics(trace: Any, problem: Any, algorithm: Any) -> dict[str, 
     }
 
 
-THEOREM2 = Claim(
-    id="yang2022.thm2",
-    title="AFA-CD, general arrivals: (1/T) Σ E‖∇f(x_t)‖² bound",
-    assumptions=Assumptions(
-        function="smooth", noise="variance", heterogeneity="sigma_G_max", participation="arbitrary"
-    ),
-    rule=AFACD,
-    measured="avg_grad_sq",
-    bound=theorem2.TERM_EXPRS,
-    conditions=_conditions(theorem2),
-    reference=theorem2.CITATION,
-    source=_SOURCE,
-    confidence="read",
-    location=_where(2593, "Theorem 2", "## Theorem 2 — AFA-CD"),
-    setups={"pep_bracket": BRACKETS["thm2"]},
+def _theorem(
+    n: int, module: Any, rule: Any, participation: str, title: str, offset: int, heading: str, **kw
+) -> Claim:
+    """Theorem ``n`` of the paper: its bound ``module.TERM_EXPRS`` and conditions ``module.SPECS`` (the same
+    expressions, not copies), the class L-smooth with σ_L² noise and σ_G heterogeneity, the average squared
+    gradient norm, located at ``offset`` of docs/theorems.md (its section ``heading``)."""
+    return Claim(
+        id=f"yang2022.thm{n}",
+        title=title,
+        assumptions=Assumptions(
+            function="smooth", noise="variance", heterogeneity="sigma_G_max", participation=participation
+        ),
+        rule=rule,
+        measured="avg_grad_sq",
+        bound=module.TERM_EXPRS,
+        conditions=_conditions(module),
+        reference=module.CITATION,
+        source=_SOURCE,
+        confidence="read",
+        location=_where(offset, f"Theorem {n}", heading),
+        setups={"pep_bracket": BRACKETS[f"thm{n}"]},
+        **kw,
+    )
+
+
+THEOREM2 = _theorem(
+    2,
+    theorem2,
+    AFACD,
+    "arbitrary",
+    "AFA-CD, general arrivals: (1/T) Σ E‖∇f(x_t)‖² bound",
+    2593,
+    "## Theorem 2 — AFA-CD",
     reading="server step x − η η_L G (the proofs' step, inconsistency #1); worker returns the mean of its K "
     "gradients; the K̃ term from the proof",
 )
-THEOREM3 = Claim(
-    id="yang2022.thm3",
-    title="AFA-CD, uniform arrivals: (1/T) Σ E‖∇f(x_t)‖² bound",
-    assumptions=Assumptions(
-        function="smooth", noise="variance", heterogeneity="sigma_G_max", participation="uniform"
-    ),
-    rule=AFACD,
-    measured="avg_grad_sq",
-    bound=theorem3.TERM_EXPRS,
-    conditions=_conditions(theorem3),
-    reference=theorem3.CITATION,
-    source=_SOURCE,
-    confidence="read",
-    location=_where(3319, "Theorem 3", "## Theorem 3 — AFA-CD"),
-    setups={"pep_bracket": BRACKETS["thm3"]},
+THEOREM3 = _theorem(
+    3,
+    theorem3,
+    AFACD,
+    "uniform",
+    "AFA-CD, uniform arrivals: (1/T) Σ E‖∇f(x_t)‖² bound",
+    3319,
+    "## Theorem 3 — AFA-CD",
     reading="as Theorem 2; K̃_t and K̂_t² averaged over the arrivals (averaging='statement')",
 )
-THEOREM4 = Claim(
-    id="yang2022.thm4",
-    title="AFA-CS (memory of all M workers): (1/T) Σ E‖∇f(x_t)‖² bound",
-    assumptions=Assumptions(
-        function="smooth", noise="variance", heterogeneity="sigma_G_max", participation="arbitrary"
-    ),
-    rule=AFACS,
-    measured="avg_grad_sq",
-    bound=theorem4.TERM_EXPRS,
-    conditions=_conditions(theorem4),
+THEOREM4 = _theorem(
+    4,
+    theorem4,
+    AFACS,
+    "arbitrary",
+    "AFA-CS (memory of all M workers): (1/T) Σ E‖∇f(x_t)‖² bound",
+    5688,
+    "## Theorem 4 — AFA-CS",
     statistics=_theorem4_statistics,
     extra_symbols={
         "Qstale": "(1/T) Σ_t ((M − m'_t)/M)² / K̄_t over the memory slots",
         "m'": "the fewest fresh memory slots of a round",
     },
-    reference=theorem4.CITATION,
-    source=_SOURCE,
-    confidence="read",
-    location=_where(5688, "Theorem 4", "## Theorem 4 — AFA-CS"),
-    setups={"pep_bracket": BRACKETS["thm4"]},
     reading="K̂_t² a sum over all M slots (khat='sum'); f_* read as f* (a valid, weaker numerator than "
     "f(x_T))",
 )
@@ -118,14 +122,7 @@ def _omega(trace: Any, problem: Any, algorithm: Any) -> dict[str, np.ndarray]:
 COMPRESSED_DISTRIBUTED_GD = Claim(
     id="compression.distributed_gd",
     title="distributed compressed GD: E‖x_k − x*‖² ≤ (1 − γμ)^k D_0 + 2γωζ*²/(μn)",
-    assumptions=Assumptions(
-        function="strongly_convex",
-        noise="none",
-        heterogeneity="zeta_star",
-        participation="full",
-        max_delay=0,
-        max_local_steps=1,
-    ),
+    assumptions=Assumptions.synchronous("strongly_convex", "none", "zeta_star", local_steps=1),
     rule=AFACD,
     measured="last_dist_sq",
     bound={"transient": TC.COMPRESSED_GD_BOUND, "floor": TC.DISTRIBUTED_FLOOR},

@@ -24,8 +24,8 @@ _NAMES = {
         "SmoothInterpolant",
         "interpolated_lower_bound",
     ),
-    "claims": ("ClaimPEP", "claim_pep"),
-    "theorems": ("CLAIMS", "Bracket", "bracket"),
+    "claims": ("ClaimPEP", "PepSetup", "claim_pep"),
+    "theorems": ("SETUPS", "Bracket", "BracketSetup", "bracket"),
     "core": (
         "ALGORITHMS",
         "GAPS",

@@ -115,7 +115,6 @@ FEDNOVA_CONSISTENT = Claim(
     title="FedNova's normalized averaging removes the inconsistency",
     reference="Wang, Liu, Liang, Joshi, Poor, NeurIPS 2020, Sec. 5 (FedNova) and Theorem 3",
     source=SOURCE,
-    excerpt=None,
     confidence="read",
     location=LOC_THM3,
     readings=READINGS,
@@ -139,13 +138,7 @@ FEDNOVA_CONSISTENT = Claim(
         reading=" Engine form: E‖x_T − x*‖² ≤ gap²/4 with gap² = ‖argmin F̃ − x*‖² the distance FedAvg keeps "
         "(a threshold chosen by this check, not a published constant).",
     ),
-    assumptions=Assumptions(
-        function="strongly_convex",
-        noise="none",
-        heterogeneity="sigma_G_max",
-        participation="full",
-        max_delay=0,
-    ),
+    assumptions=Assumptions.synchronous("strongly_convex", "none", "sigma_G_max"),
     rule=FedNova,
     eta=1,
     eta_L=0.01,
@@ -169,7 +162,6 @@ THM2_TRUE_OBJECTIVE = Claim(
     title="Convergence in terms of the true objective: a non-vanishing floor 2χ²κ²",
     reference="Wang, Liu, Liang, Joshi, Poor, NeurIPS 2020, Theorem 2 (eq. 10)",
     source=SOURCE,
-    excerpt=None,
     confidence="read",
     location=LOC_THM2,
     readings={

@@ -79,7 +79,6 @@ THM4 = Claim(
     reference="Li, Sahu, Zaheer, Sanjabi, Talwalkar, Smith, MLSys 2020, Theorem 4",
     source="main text, index id 54523137112 (a converted markdown copy): Sec. 4.2 Theorem 4, ρ and the "
     "expected decrease, Definition 3, Algorithm 2",
-    excerpt=None,
     confidence="read",
     location=LOC4,
     transcription=LATEX4,
@@ -114,7 +113,6 @@ THM6 = Claim(
     title="FedProx convergence rate: T = O(Δ/(ρε)) rounds to (1/T) Σ E‖∇f(w^t)‖² ≤ ε",
     reference="Li, Sahu, Zaheer, Sanjabi, Talwalkar, Smith, MLSys 2020, Theorem 6",
     source=THM4.source.replace("Sec. 4.2 Theorem 4", "Sec. 4.2 Theorem 6"),
-    excerpt=None,
     confidence="read",
     location=Location(_INDEX_ID, 20000, "Theorem 6", _FOUND_BY, section="Sec. 4.2"),
     readings={
@@ -137,10 +135,10 @@ THM6 = Claim(
 
 COR7 = Claim(
     id="fedprox2020.cor7",
+    kind="corollary",
     title="FedProx, convex, exact local solves: μ ≈ 6LB² gives ρ ≈ 1/(24LB²)",
     reference="Li, Sahu, Zaheer, Sanjabi, Talwalkar, Smith, MLSys 2020, Corollary 7",
     source=THM4.source.replace("Sec. 4.2 Theorem 4", "Sec. 4.2 Corollary 7"),
-    excerpt=None,
     confidence="read",
     location=Location(_INDEX_ID, 20000, "Corollary 7", _FOUND_BY, section="Sec. 4.2"),
     readings={

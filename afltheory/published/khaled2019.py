@@ -49,14 +49,7 @@ _ASSUME_TEX = {
 #: gradients)
 _SUBS = {eta: sp.Symbol("eta", positive=True) * sp.Symbol("eta_L", positive=True), H: K, sigma_dif: zeta_star}
 _ENGINE = dict(
-    assumptions=Assumptions(
-        function="convex",
-        noise="none",
-        heterogeneity="zeta_star",
-        participation="full",
-        max_delay=0,
-        max_local_steps=1,
-    ),
+    assumptions=Assumptions.synchronous("convex", "none", "zeta_star", local_steps=1),
     rule=FedAvg,
     measured="avg_iterate_gap",
 )
@@ -68,7 +61,6 @@ THM1 = Claim(
     title="Local GD, heterogeneous data, convex, constant step",
     reference="Khaled, Mishchenko, Richtárik, NeurIPS 2019 FL workshop, Theorem 1",
     source=SOURCE,
-    excerpt=None,
     confidence="read",
     reading="f(x̄_T) − f(x_*) ≤ 2‖x_0 − x_*‖²/(γT) + 24γ²σ²H²L for γ ≤ 1/(4LH); "
     + READINGS["kmr19.average_iterate"],
@@ -98,10 +90,10 @@ THM1 = Claim(
 
 COR1 = Claim(
     id="khaled2019.cor1",
+    kind="corollary",
     title="Local GD at γ = √M/(4L√T), H ≤ √T/√M",
     reference="Khaled, Mishchenko, Richtárik, NeurIPS 2019 FL workshop, Corollary 1",
     source=SOURCE,
-    excerpt=None,
     confidence="read",
     reading="Theorem 1 at γ = √M/(4L√T) (≤ 1/(4HL) when H ≤ √T/√M): 8L‖x_0 − x_*‖²/√(MT) + 3Mσ²H²/(2LT).",
     assumptions_text=THM1.assumptions_text,

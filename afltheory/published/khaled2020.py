@@ -67,9 +67,7 @@ IDENTICAL = Claim(
         subs={eta: _GAMMA, T: T * K, H: K, sigma_star: sigma_L},
         reading=" Engine form: FedAvg(η = 1, η_L = γ), H = K, T_KMR = T·K, σ* = σ_L.",
     ),
-    assumptions=Assumptions(
-        function="strongly_convex", noise="variance", heterogeneity="iid", participation="full", max_delay=0
-    ),
+    assumptions=Assumptions.synchronous("strongly_convex", "variance", "iid"),
     rule=FedAvg,
     eta=1,
     eta_L=0.1,
@@ -116,14 +114,7 @@ HETEROGENEOUS = Claim(
         reading=" Engine form: H = K = 1 (x̄_t = the server iterate, T_KMR = T rounds), FedAvg with "
         "γ = η η_L, σ_dif² = ζ*² + σ_L²; the drift term is 0 at H = 1.",
     ),
-    assumptions=Assumptions(
-        function="convex",
-        noise="variance",
-        heterogeneity="zeta_star",
-        participation="full",
-        max_delay=0,
-        max_local_steps=1,
-    ),
+    assumptions=Assumptions.synchronous("convex", "variance", "zeta_star", local_steps=1),
     rule=FedAvg,
     measured="avg_iterate_gap",
     setups={"pep": PepSetup(values={"L": 1.0, "D0": 1.0, "eta": 1.0, "eta_L": 0.25}, T=10, K=1)},

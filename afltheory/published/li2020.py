@@ -160,14 +160,13 @@ ENGINE_FORM = EngineForm(
 def _engine(participation: str, weights: str) -> dict:
     """The engine fields of Theorems 1-3 (FedAvg, η = 1, η_L = η_{t+1}, γ = max(8κ, E), G read as σ_L)."""
     return dict(
-        assumptions=Assumptions(
-            function="strongly_convex",
-            noise="variance",
-            heterogeneity="Gamma",
+        assumptions=Assumptions.synchronous(
+            "strongly_convex",
+            "variance",
+            "Gamma",
             participation=participation,
             weights=weights,
-            max_delay=0,
-            max_local_steps=1,
+            local_steps=1,
         ),
         rule=FedAvg,
         eta=1,
@@ -304,7 +303,6 @@ THM4 = Claim(
     title="FedAvg with E > 1 and a fixed step converges to a sub-optimal point (lower bound)",
     reference="Li, Huang, Yang, Wang, Zhang, ICLR 2020, Theorem 4",
     source=SOURCE.replace("Sec. 3.1 Assumptions 1-4", "Sec. 4 Theorem 4; Sec. 3.1 Assumptions 1-4"),
-    excerpt=None,
     confidence="read",
     location=Location(_INDEX_ID, 15500, "Theorem 4", _FOUND_BY, section="Sec. 4"),
     readings={

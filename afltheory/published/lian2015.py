@@ -27,7 +27,6 @@ THM1 = Claim(
         "Larger Mini-batches (and More Learners)', Sec. 4 eqs. 7-8, index id 62195766402 (a converted "
         "markdown copy); the primary text not found"
     ),
-    excerpt=None,
     confidence="read (secondary: Bhardwaj & Cong, Sec. 4 eqs. 7-8, quoting Theorem 1)",
     reading=(
         "x_{k+1} = x_k − γ Σ_{m=1}^M G(x_{k−τ_{k,m}}; ξ_{k,m}): γ multiplies the SUM of the "

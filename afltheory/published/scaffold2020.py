@@ -87,7 +87,6 @@ def _thm(id_, title, ref, loc, setting, measured_text, bound, tex, readings=READ
         title=title,
         reference=f"Karimireddy et al., ICML 2020, {ref}",
         source=SOURCE,
-        excerpt=None,
         confidence="read",
         reading="Round count R to reach expected error ε, constants and log factors hidden; "
         + readings["scaffold.round_count"],
@@ -148,14 +147,12 @@ THM3 = _thm(
         reference="Karimireddy et al., ICML 2020, Theorem III (μ > 0) (printed as a round count; this "
         "explicit form is not)",
         source_prefix="the package's own formula (from memory); Theorem III as printed: ",
-        reading=" "
+        reading="; "
         + PACKAGE_FORM
         + " Engine form: SCAFFOLDServer(η = η_g = 1, η_L = η_l = 1/(81 E L)), full "
         "participation, exact gradients, hidden constant 1.",
     ),
-    assumptions=Assumptions(
-        function="strongly_convex", noise="none", heterogeneity=None, participation="full", max_delay=0
-    ),
+    assumptions=Assumptions.synchronous("strongly_convex", "none", None),
     rule=SCAFFOLDServer,
     eta=1,
     eta_L=1 / (81 * E * L),
@@ -270,7 +267,6 @@ THM2_LOWER = Claim(
     title="FedAvg's client drift is unavoidable: f(x^r) − f* ≥ Ω(G²/(μR²)) (lower bound)",
     reference="Karimireddy et al., ICML 2020, Theorem II",
     source=SOURCE,
-    excerpt=None,
     confidence="read",
     location=_LOC1,
     readings={

@@ -82,14 +82,7 @@ THM22 = Claim(
         "FedAvg(η = 1, η_L = 4/(μ(a+t))) with a = max(16κ, 1), σ = σ_L, G read as σ_L (a lower bound: "
         "conservative).",
     ),
-    assumptions=Assumptions(
-        function="strongly_convex",
-        noise="variance",
-        heterogeneity="iid",
-        participation="full",
-        max_delay=0,
-        max_local_steps=1,
-    ),
+    assumptions=Assumptions.synchronous("strongly_convex", "variance", "iid", local_steps=1),
     rule=FedAvg,
     eta=1,
     eta_L=ETA_T,

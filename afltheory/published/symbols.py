@@ -16,7 +16,6 @@ from ..theory.symbols import Delta, G, K, L, M, T, eta, eta_L, m, sigma, sigma_G
 
 __all__ = [
     "B_dis",
-    "BY_NAME",
     "D0",
     "G",
     "Gamma",
@@ -66,43 +65,3 @@ B_dis = sp.Symbol("B", positive=True)  # B-local dissimilarity (FedProx)
 gamma_inexact = sp.Symbol("gamma_inexact", nonnegative=True)  # γ-inexact local solver (FedProx)
 mu_prox = sp.Symbol("mu_prox", positive=True)  # FedProx proximal weight μ
 tau_bar = sp.Symbol("tau_bar", positive=True)  # mean local steps (FedNova's τ̄)
-
-BY_NAME = {
-    str(s): s
-    for s in (
-        mu,
-        kappa,
-        Gamma,
-        zeta_star,
-        zeta_bar,
-        D0,
-        sum_p2,
-        sum_p2_sigma2,
-        gamma,
-        a_shift,
-        t,
-        H,
-        R,
-        S_T,
-        eta_g,
-        sigma_star,
-        sigma_dif,
-        B_dis,
-        gamma_inexact,
-        mu_prox,
-        tau_bar,
-        G,
-        K,
-        L,
-        M,
-        T,
-        Delta,
-        eta,
-        eta_L,
-        m,
-        sigma,
-        sigma_G,
-        sigma_L,
-        tau,
-    )
-}

@@ -74,14 +74,7 @@ _ENGINE_READING = (
 #: only (tests/published/test_yu2019_reference.py)
 _SUBS = {s: sp.Symbol("eta", positive=True) * sp.Symbol("eta_L", positive=True), N: M, sigma: sigma_L}
 _ENGINE = dict(
-    assumptions=Assumptions(
-        function="smooth",
-        noise="variance",
-        heterogeneity="iid",
-        participation="full",
-        max_delay=0,
-        max_local_steps=1,
-    ),
+    assumptions=Assumptions.synchronous("smooth", "variance", "iid", local_steps=1),
     rule=FedAvg,
     measured="avg_grad_sq",
     values={"G": sigma_L},

@@ -85,3 +85,40 @@ def test_each_checked_module_has_a_test_and_its_check():
         own += (ROOT / "tests" / "published" / f"test_{_name(p)}.py").exists()
         assert f"published.{_name(p)}" in CHECKS
     assert own >= 6  # li2020, scaffold2020, khaled2019, yu2019, fednova2020, fedprox2020
+
+
+def test_readers_find_their_setups_through_the_registry():
+    import afltheory.adversary  # noqa: F401  (attaches the adversary's search specs)
+    from afltheory.adversary import get_claim
+    from afltheory.pep.claims import PepSetup
+    from afltheory.pep.theorems import SETUPS
+
+    thm2 = registry.get("yang2022.thm2")
+    assert [s.key for s in thm2.setups["search"]] == ["thm2", "cor1"]  # its own search and Corollary 1's
+    assert registry.by_setup("search", "cor1") is thm2 and get_claim("cor1").statement is thm2
+    assert get_claim("thm4") is registry.setup("search", "thm4") and get_claim("lemma2").statement is None
+    assert set(registry.setups("search")) == {
+        "thm2",
+        "thm3",
+        "thm4",
+        "cor1",
+        "cor2",
+        "cor3",
+        "lemma2",
+        "drift",
+    }
+    assert thm2.setups["pep_bracket"] is SETUPS["thm2"]
+    assert isinstance(STATEMENTS["li2020.thm1"].engine().setups["pep"], PepSetup)
+    with pytest.raises(ValueError, match="registered twice"):
+        registry.attach("yang2022.thm2", "search", get_claim("thm2"))
+    with pytest.raises(ValueError, match="not registered"):
+        registry.setup("search", "thm9")
+    with pytest.raises(ValueError, match="not a registered claim"):
+        registry.get("li2020.thm9")
+    assert [c.id for c in registry.select(kind="corollary")] == [
+        "khaled2019.cor1",
+        "yu2019.cor2",
+        "fedprox2020.cor7",
+    ]
+    with pytest.raises(ValueError, match="kind"):
+        registry.select(kind="conjecture")
