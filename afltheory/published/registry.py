@@ -4,7 +4,7 @@ published statement (the paper modules of ``afltheory.published``, in the order 
 
 A claim's engine form (``Claim.engine()``) and its per-reader setups (``Claim.setups``: the adversary's search
 spec, the PEP setup, …) are attached to the claim, not registered again. The readers are views over this
-registry: ``afltheory published`` (the table), the published checks (``paper_checks/published.py``), the
+registry: ``afltheory published`` (the table), the published checks (the check suite's published module), the
 adversary's ``get_claim`` (``by_setup("search", "thm2")``), the generated docs.
 
 It lives in ``afltheory.published`` because the layers put the paper modules above ``afltheory.claims``
