@@ -138,6 +138,13 @@ class _Op:
     deterministic: bool  # no within-worker randomness in D_i
 
 
+def _memo(shared: dict, key, make):
+    """``shared[key]``, made by ``make()`` on first use."""
+    if key not in shared:
+        shared[key] = make()
+    return shared[key]
+
+
 class ExactSystem:
     """The exact second-moment recursion for (problem, algorithm, behaviour). ``initial(x0)`` -> S_0,
     ``step(S, t)`` -> S_{t+1}, ``observe(S)`` -> (E‖∇f‖², E f, E x), ``projected_cost(rounds)`` ->
@@ -153,7 +160,11 @@ class ExactSystem:
         max_memory: int = DEFAULT_MAX_MEMORY,
         allow_large: bool = False,
         momentum: bool = False,
+        _shared: dict | None = None,
     ):
+        # ``_shared`` (private): a dict kept by ``moments`` across the systems of ONE run under a step-size
+        # schedule (same problem and behaviour): the round-independent linear model, round law and RAM reading
+        shared = self._shared_parts = {} if _shared is None else _shared
         max_memory = check_positive("max_memory", max_memory)
         if not isinstance(allow_large, (bool, np.bool_)):
             raise ValueError(f"allow_large={allow_large!r} must be True or False")
@@ -161,7 +172,7 @@ class ExactSystem:
         # (Q, False) unless an engine fault is injected
         self.drift_cov, self.drift_after = drift.engine_drift(self.drift_cov, algorithm)
         self.problem = problem
-        model = linear_model(problem)
+        model = _memo(shared, "model", lambda: linear_model(problem))
         algorithm = _faults.substitute(algorithm)  # identity unless inside afltheory.mutants.injected(...)
         d, M = problem.dim, problem.num_workers
         self.rule = rule = server_rule(algorithm, M, momentum=momentum)
@@ -169,7 +180,12 @@ class ExactSystem:
         self.beta = rule.momentum
         if self.beta is not None and self.drift_cov is not None:
             raise ExactUnavailable(f"server momentum on a drifting problem is not modelled — {SIMULATE_HINT}")
-        self.law = law = round_law(behaviour, M, rule.local_for(M))
+        view = rule.local_for(M)
+        key = (
+            "law",
+            *(None if a is None else np.asarray(a).tobytes() for a in (view.steps, view.step_sizes)),
+        )
+        self.law = law = _memo(shared, key, lambda: round_law(behaviour, M, view))
         if hasattr(algorithm, "check_m"):
             algorithm.check_m(law.m)
         self.d, self.M, self.m = d, M, law.m
@@ -186,7 +202,7 @@ class ExactSystem:
                 f"and need about {need / 1024**3:.2f} GiB (max_memory={max_memory / 1024**3:.2f} "
                 f"GiB) — pass a larger max_memory or {SIMULATE_HINT}"
             )
-        avail = _cost.available_memory()
+        avail = _memo(shared, "avail", _cost.available_memory)
         if not allow_large and avail is not None and need > avail:
             raise ExactUnavailable(
                 f"exact state too large for this machine: dim={d}, num_workers={M}, max_delay={self.Hn - 1}"
@@ -622,6 +638,7 @@ def moments(
     projected = sys_.projected_cost(rounds)
     warned = _check_projection(projected, max_memory, warn_seconds, max_seconds, allow_large)
     current = {(None if not scheduled else _steps(at(0))): sys_}
+    shared = getattr(sys_, "_shared_parts", {})  # what the schedule's systems share (ExactSystem._shared)
 
     def system(t):
         """Round t's exact system: a step-size schedule gives each round its constant rule (the state layout
@@ -632,7 +649,7 @@ def moments(
         key = _steps(rule)
         if key not in current:
             current.clear()
-            current[key] = ExactSystem(problem, rule, behaviour, **kw)
+            current[key] = ExactSystem(problem, rule, behaviour, **kw, _shared=shared)
         return current[key]
 
     gn = np.empty(rounds + 1)
