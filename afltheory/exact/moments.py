@@ -26,6 +26,7 @@ on the state's second moment S, so it enters the recursion through S, not as an 
 
 from __future__ import annotations
 
+import copy
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -46,7 +47,7 @@ from . import cost as _cost
 from . import diagonal, drift
 from .cost import estimate_memory
 from .law import SIMULATE_HINT, ExactUnavailable, round_law
-from .local import linear_model, local_maps, local_maps_sequence, server_rule
+from .local import ExactRule, linear_model, local_maps, local_maps_sequence, server_rule
 
 if TYPE_CHECKING:
     from ..algorithms.base import ServerRule
@@ -231,6 +232,15 @@ class ExactSystem:
                 f"(limit {MAX_LOCAL_MAP_FLOPS:.0g}) — {SIMULATE_HINT}"
             )
         drift.check_supported(self)
+        self._model, self._b_t = model, b_t
+        self._set_steps()
+        self._mask = np.kron(self.Delta, np.ones((d, d))) if self.cs else None
+        self._ops: dict = {}
+        self._blk = np.array([np.r_[0, 1 + k * d + np.arange(d)] for k in range(self.Hn)])
+
+    def _set_steps(self) -> None:
+        """The parts that depend on the rule's step sizes: the local maps, Δ and the step scale."""
+        rule, law, model, b_t, M, d = self.rule, self.law, self._model, self._b_t, self.M, self.d
         self.maps = []
         etas = rule.local_steps_for(M)
         for i in range(M):
@@ -258,9 +268,30 @@ class ExactSystem:
         # is E[M₀ X M₀ᵀ]; the memory slots of AFA-CS then hold M₀ G
         self.gain = 1.0 if self.comp is None else float(self.comp.mean_gain(d))
         self.scale *= self.gain
-        self._mask = np.kron(Delta, np.ones((d, d))) if self.cs else None
-        self._ops: dict = {}
-        self._blk = np.array([np.r_[0, 1 + k * d + np.arange(d)] for k in range(self.Hn)])
+
+    def _structure(self, rule: ExactRule) -> tuple:
+        """What a rule fixes besides its step sizes (class, memory, warm start, weights, local view)."""
+        view = rule.local_for(self.M)
+        arrays = (rule.worker_weights, view.steps, view.step_sizes)
+        return (type(rule.algorithm), rule.memory, rule.warm_start, rule.momentum, rule.mu) + tuple(
+            None if a is None else np.asarray(a).tobytes() for a in arrays
+        )
+
+    def _rescheduled(self, algorithm: ServerRule) -> ExactSystem | None:
+        """This system for another round's rule of the same step-size schedule (``moments``), or None when the
+        rule differs in more than its step sizes (then a system is built from scratch). Only the rule, the
+        local maps and the step scale are rebuilt; the values equal a system built from scratch
+        (tests/exact/test_schedule_shared_parts.py)."""
+        if self.drift_cov is not None or self.comp is not None:
+            return None
+        rule = server_rule(_faults.substitute(algorithm), self.M, momentum=self.beta is not None)
+        if self._structure(rule) != self._structure(self.rule):
+            return None
+        new = copy.copy(self)
+        new.__dict__.pop("_virtual_cache", None)  # _virtual_maps' per-system cache (η-dependent)
+        new.rule, new._ops = rule, {}
+        new._set_steps()
+        return new
 
     # ------------------------------------------------------------------------------------------ operators
     def _pmfs(self, t):
@@ -648,8 +679,12 @@ def moments(
         rule = at(t)
         key = _steps(rule)
         if key not in current:
+            prev = next(iter(current.values()))
             current.clear()
-            current[key] = ExactSystem(problem, rule, behaviour, **kw, _shared=shared)
+            new = prev._rescheduled(rule) if isinstance(prev, ExactSystem) else None
+            current[key] = (
+                new if new is not None else ExactSystem(problem, rule, behaviour, **kw, _shared=shared)
+            )
         return current[key]
 
     gn = np.empty(rounds + 1)
