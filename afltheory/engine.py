@@ -560,7 +560,8 @@ class _CollapsedRunner(_LocalRunner):
         present = np.bincount((K - kmin).ravel(), minlength=kmax - kmin + 1)
         Ks = np.flatnonzero(present) + kmin  # the step counts of this round, increasing
         kidx = np.searchsorted(Ks, K)
-        square = _faults.get(_faults.FaultPoint.SIM_ARRIVAL_WEIGHTS, np.square)  # np.square unless injected
+        unit = weights is None or bool(np.all(np.asarray(weights) == 1.0))  # a fault can matter only if not
+        square = np.square if unit else _faults.get(_faults.FaultPoint.SIM_ARRIVAL_WEIGHTS, np.square)
         var = ws.get("arrvar", (R, d))
         var.fill(0.0)
         if S == 1:

@@ -351,7 +351,6 @@ class ExactSystem:
         Qbar = np.zeros((M, d, d))
         # within-worker randomness: E[D S Dᵀ] = Σ_K p_K w_K² [c|C] (Σ_τ p_τ w_τ² S_(0,τ)) [c|C]ᵀ
         cp, cD, cw, qs, rand = [], [], [], [], []
-        fw = _faults.get(_faults.FaultPoint.EXACT_NOISE_WEIGHTS)  # None unless a fault is injected
         for i in range(M):
             q = np.zeros(self.Hn)
             count = 0
@@ -365,6 +364,9 @@ class ExactSystem:
                     p, w = pK * pt, rule.weight(K, tau) * rule.worker_weight(i)
                     U[i, :, 0] += p * w * lm.c
                     U[i, :, 1 + tau * d : 1 + (tau + 1) * d] += p * w * lm.C
+                    # a test-only fault, read only where a weight is not 1 (where it can matter)
+                    unit = w == 1.0 and rule.worker_weight(i) == 1.0
+                    fw = None if unit else _faults.get(_faults.FaultPoint.EXACT_NOISE_WEIGHTS)
                     Qbar[i] += p * (w * w if fw is None else fw(w, rule.worker_weight(i))) * lm.Q
                     count += 1
             if count > 1:  # a single (K, τ) makes D_i deterministic given i ∈ M_t: no within-worker variance

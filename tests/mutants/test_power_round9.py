@@ -190,3 +190,24 @@ def test_kkt_residual_is_zero_at_the_closed_form_and_not_at_sigma():
     Sigma = root / np.trace(root)
     assert pe._kkt(np.linalg.inv(Sigma), A) < 1e-12
     assert pe._kkt(Sigma / np.trace(np.linalg.inv(Sigma)), A) > 0.1
+
+
+def test_weight_fault_points_are_read_only_where_a_weight_is_not_one():
+    """The exact noise-weight point and the collapsed draw's weight point are consulted only when a weight is
+    not 1 (else both faults are the identity): an unweighted K = 1 FedAvg run does not reach them, a weighted
+    one does."""
+    import afltheory as aft
+    from afltheory.algorithms import FedAvg
+    from afltheory.anarchy import Behaviour, ConstantSteps, UniformArrivals
+    from afltheory.exact import moments
+    from afltheory.problems import HeterogeneousQuadratic
+
+    p = HeterogeneousQuadratic(dim=2, num_workers=3, L=1.0, mu=0.5, sigma_L=1.0, sigma_G=0.5, seed=1)
+    beh = Behaviour(UniformArrivals(2), local_steps=ConstantSteps(1))
+    points = {_faults.FaultPoint.EXACT_NOISE_WEIGHTS.value, _faults.FaultPoint.SIM_ARRIVAL_WEIGHTS.value}
+    for weights, reached in ((None, set()), ((0.5, 0.3, 0.2), points)):
+        alg = FedAvg(1.0, 0.1, weights=weights)
+        with mutants.probe() as seen:
+            moments(p, alg, beh, 3)
+            aft.simulate(p, alg, beh, 3, 2, 0)
+        assert seen & points == reached, (weights, seen & points)
