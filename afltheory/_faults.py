@@ -8,7 +8,14 @@ mutant) and ``get`` (an engine-level fault at a point of ``FaultPoint``: ``SIM_D
 ``EXACT_DRIFT_EPOCHS`` (the drift per round given the rule: Dynamic FedAvg's epochs), and in the schedule
 samplers ``ANARCHY_EVENT_RESTART``, ``ANARCHY_SYNC_CLOCK``; ``THEORY_TERMS`` in the one numeric evaluation
 of a theorem's bound terms, ``SIM_STEP_NOISE`` in the step-by-step local steps, ``STATS_BOOTSTRAP_DRAW`` and
-``STATS_BOOTSTRAP_TAIL`` in the bootstrap slope estimator (its resampling, its percentile interval); a member
+``STATS_BOOTSTRAP_TAIL`` in the bootstrap slope estimator (its resampling, its percentile interval);
+``EXACT_NOISE_WEIGHTS`` (the weight on an arrival's noise covariance in the exact engine),
+``SIM_ARRIVAL_WEIGHTS`` (the square of the arrival weights in the simulator's collapsed arrival-noise draw),
+``CLAIMS_LAST_ROUND``, ``CLAIMS_AVG_ROUNDS``, ``CLAIMS_AVG_WEIGHTS``, ``CLAIMS_VIRTUAL_STEP`` (the measured
+quantities of ``claims.verify.quantity_of``), ``CLAIMS_RUN_SYMBOLS`` (``claims.verify.run_values``),
+``CLAIMS_CONDITION_SIGN`` (``Claim.check_conditions``), ``CONTROL_TERM`` (the term
+``analysis.default_control`` halves), ``PEP_INTERPOLANT`` (the gradients ``pep.interpolant`` rebuilds its
+function from) and ``TORCH_ROUND_SHIFT`` (the round whose schedule the torch backend runs); a member
 is a ``str`` equal to its dotted name, e.g. ``"sim.noise"``). Components a check builds and uses without an
 engine (``afltheory.compression.Channel``) consult ``substitute`` in their constructor. Outside
 ``afltheory.mutants.injected(...)`` ``_ACTIVE`` is None, so every call returns the component unchanged / the
@@ -61,6 +68,17 @@ class FaultPoint(str, Enum):
     SIM_STEP_NOISE = "sim.step_noise"
     STATS_BOOTSTRAP_DRAW = "stats.bootstrap_draw"
     STATS_BOOTSTRAP_TAIL = "stats.bootstrap_tail"
+    EXACT_NOISE_WEIGHTS = "exact.noise_weights"
+    SIM_ARRIVAL_WEIGHTS = "sim.arrival_weights"
+    CLAIMS_LAST_ROUND = "claims.last_round"
+    CLAIMS_AVG_ROUNDS = "claims.avg_rounds"
+    CLAIMS_AVG_WEIGHTS = "claims.avg_weights"
+    CLAIMS_VIRTUAL_STEP = "claims.virtual_step"
+    CLAIMS_RUN_SYMBOLS = "claims.run_symbols"
+    CLAIMS_CONDITION_SIGN = "claims.condition_sign"
+    CONTROL_TERM = "analysis.control_term"
+    PEP_INTERPOLANT = "pep.interpolant"
+    TORCH_ROUND_SHIFT = "torch.round_shift"
 
     @classmethod
     def of(cls, point: FaultPoint | str) -> FaultPoint:

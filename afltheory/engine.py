@@ -559,13 +559,15 @@ class _CollapsedRunner(_LocalRunner):
         present = np.bincount((K - kmin).ravel(), minlength=kmax - kmin + 1)
         Ks = np.flatnonzero(present) + kmin  # the step counts of this round, increasing
         kidx = np.searchsorted(Ks, K)
+        unit = weights is None or bool(np.all(np.asarray(weights) == 1.0))  # a fault can matter only if not
+        square = np.square if unit else _faults.get(_faults.FaultPoint.SIM_ARRIVAL_WEIGHTS, np.square)
         var = ws.get("arrvar", (R, d))
         var.fill(0.0)
         if S == 1:
             if weights is None:  # integer counts per step count: exact whatever the order
                 cnt = (kidx[..., None] == np.arange(len(Ks))).sum(axis=1).astype(float)
             else:
-                w2 = np.square(np.asarray(weights, dtype=float))
+                w2 = square(np.asarray(weights, dtype=float))
                 cnt = np.zeros((R, len(Ks)))
                 rows = np.arange(R)
                 for i in range(n):
@@ -575,7 +577,7 @@ class _CollapsedRunner(_LocalRunner):
                 var += cnt[:, j, None] * (sc * sc)
         else:
             sc2 = np.stack([self._table(int(k))[1] for k in Ks]) ** 2  # (nK, S, d)
-            w2 = None if weights is None else np.square(np.asarray(weights, dtype=float))
+            w2 = None if weights is None else square(np.asarray(weights, dtype=float))
             for i in range(n):
                 term = sc2[kidx[:, i], W[:, i]]
                 if w2 is not None:

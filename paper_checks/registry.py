@@ -36,6 +36,8 @@ MODULES = (
     "published",
     "power_rules",
     "power_transcriptions",
+    "power_claims",
+    "power_engines",
 )
 
 

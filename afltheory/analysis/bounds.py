@@ -263,7 +263,7 @@ def default_control(
         raise ValueError("terms must name at least one term of the bound")
     vals = {k: np.asarray(v, dtype=float) for k, v in terms.items()}
     total = sum(vals.values())
-    dom = max(vals, key=lambda k: float(np.mean(vals[k])))
+    dom = (_faults.get(_faults.FaultPoint.CONTROL_TERM) or max)(vals, key=lambda k: float(np.mean(vals[k])))
     tries = [(f"the bound with its dominant term {dom} halved (a factor-2 error)", total - 0.5 * vals[dom])]
     if T is not None:
         Tv = np.asarray(T, dtype=float)

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
+from .. import _faults
 from ..algorithms.schedules import StepSize
 from ..theory import evaluate_terms, terms_in_force
 from .symbols import SYMBOLS
@@ -699,7 +700,7 @@ class Claim:
             slack = rhs - lhs
             strict = isinstance(rel, (sp.StrictLessThan, sp.StrictGreaterThan))
             if isinstance(rel, (sp.GreaterThan, sp.StrictGreaterThan)):
-                slack = -slack
+                slack = -slack if not _faults.get(_faults.FaultPoint.CLAIMS_CONDITION_SIGN) else slack
             ok = bool(np.all(slack > 0) if strict else np.all(slack >= 0))
             out[k] = (ok, float(np.min(slack)))
         return out

@@ -306,13 +306,18 @@ def load_table(path: str) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------------------------------- reading
+_PARSED: dict[str, sp.Basic] = {}  # text -> sympy's parse of it (``_parse_text``)
+
+
 def _parse_text(text: str, src: str, offset: int, back=None) -> sp.Basic:
     """sympy's ANTLR parse of ``text``; a parse error names its position in ``src``."""
     parse = _parser()
     from sympy.parsing.latex.errors import LaTeXParsingError
 
+    if text in _PARSED:  # sympy expressions are immutable: one parse per text per process (the mutation
+        return _PARSED[text]  # analysis re-runs a claim's verify_latex under every mutant)
     try:
-        return parse(text, backend="antlr")
+        out = parse(text, backend="antlr")
     except LaTeXParsingError as exc:
         lines = str(exc).splitlines()
         caret = next((ln for ln in reversed(lines) if ln.strip().endswith("^")), None)
@@ -325,6 +330,9 @@ def _parse_text(text: str, src: str, offset: int, back=None) -> sp.Basic:
         ) from None
     except (TypeError, ValueError, AttributeError) as exc:  # e.g. a chained relation a \le b \le c
         raise LatexError(f"cannot read {src!r}: {exc}") from None
+    if len(_PARSED) < 4096:
+        _PARSED[text] = out
+    return out
 
 
 class _Prepared:

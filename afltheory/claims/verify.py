@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
+from .. import _faults
 from .._validation import check_int
 from ..algorithms.base import UnsupportedRule
 from ..analysis.bounds import compare_bound, default_control
@@ -97,6 +98,7 @@ def run_values(trace: Any, problem: Any, algorithm: Any) -> dict[str, np.ndarray
             "eta_L": full(getattr(rule0, "eta_L", np.nan)),
         }
     )
+    vals = f(vals) if (f := _faults.get(_faults.FaultPoint.CLAIMS_RUN_SYMBOLS)) else vals  # test-only fault
     return {k: v for k, v in vals.items() if np.all(np.isfinite(v))}
 
 
@@ -149,6 +151,13 @@ def _gammas(algorithm: Any, rounds: int) -> np.ndarray:
     return np.full(rounds, float(algorithm.step_size))
 
 
+def _virtual(result: Any, T: int) -> np.ndarray:
+    """The recorded ‖∇f(x̄_{t,k})‖² (``virtual_grad_norm_sq``), or a test-only fault's misreading of it."""
+    f = _faults.get(_faults.FaultPoint.CLAIMS_VIRTUAL_STEP)  # None unless a test-only fault is injected
+    v = result.virtual_grad_norm_sq
+    return v if f is None else f(v, np.asarray(result.grad_norm_sq)[..., 1 : T + 1])
+
+
 def quantity_of(quantity: str, result: Any, problem: Any, algorithm: Any) -> np.ndarray | float:
     """The claim quantity ``quantity`` (``QUANTITIES``) from a ``Trace`` (per-replicate samples, (R,)) or from
     exact ``Moments`` (a float); ``QuantityUnavailable`` names the backend and the quantity it cannot give."""
@@ -159,6 +168,8 @@ def quantity_of(quantity: str, result: Any, problem: Any, algorithm: Any) -> np.
     is_trace = hasattr(result, "schedule")
     T = result.rounds
     if quantity == "avg_grad_sq":
+        if n := _faults.get(_faults.FaultPoint.CLAIMS_AVG_ROUNDS, 0):  # test-only: T + n rounds averaged
+            return np.mean(result.grad_norm_sq[..., : T + n], axis=-1)
         return result.time_average() if is_trace else float(np.mean(result.grad_norm_sq[:T]))
     if (
         quantity == "virtual_avg_grad_sq"
@@ -169,19 +180,21 @@ def quantity_of(quantity: str, result: Any, problem: Any, algorithm: Any) -> np.
                     "virtual_avg_grad_sq needs exact.moments(..., record_virtual=True) (the virtual averaged "
                     "model x̄_{t,k} at every local step)"
                 )
-            return float(np.mean(result.virtual_grad_norm_sq))
+            return float(np.mean(_virtual(result, T)))
         if result.virtual_grad_norm_sq is None:
             raise QuantityUnavailable("virtual_avg_grad_sq needs simulate(..., record_virtual=True)")
-        return result.virtual_grad_norm_sq.reshape(result.replicates, -1).mean(axis=1)
+        return _virtual(result, T).reshape(result.replicates, -1).mean(axis=1)
     if quantity == "weighted_avg_grad_sq":
         g = _gammas(algorithm, T)
         w = g / g.sum()
+        w = f(w) if (f := _faults.get(_faults.FaultPoint.CLAIMS_AVG_WEIGHTS)) else w  # test-only fault
         return result.grad_norm_sq[:, :T] @ w if is_trace else float(result.grad_norm_sq[:T] @ w)
     if quantity == "min_grad_sq":
         if is_trace:  # per replicate the value at the round where the mean is smallest
             t_star = int(np.argmin(result.grad_norm_sq[:, :T].mean(axis=0)))
             return result.grad_norm_sq[:, t_star]
         return float(np.min(result.grad_norm_sq[:T]))
+    T -= _faults.get(_faults.FaultPoint.CLAIMS_LAST_ROUND, 0)  # 0 unless a test-only fault is injected
     if quantity == "last_gap":
         return result.loss[:, T] - f_star if is_trace else float(result.loss[T] - f_star)
     if quantity == "last_dist_sq":
@@ -204,8 +217,9 @@ def quantity_of(quantity: str, result: Any, problem: Any, algorithm: Any) -> np.
             raise QuantityUnavailable(
                 "weighted_avg_iterate_gap needs the recorded iterates (simulate, record_x)"
             )
-        w = _gammas(algorithm, T) ** -2.0
-        xh = np.einsum("t,rtd->rd", w / w.sum(), result.x[:, :T])
+        w = _gammas(algorithm, result.rounds) ** -2.0
+        w = f(w) if (f := _faults.get(_faults.FaultPoint.CLAIMS_AVG_WEIGHTS)) else w  # test-only fault
+        xh = np.einsum("t,rtd->rd", w / w.sum(), result.x[:, : result.rounds])
         return np.asarray(problem.value(xh), dtype=float) - f_star
     # avg_iterate_gap
     if not is_trace:

@@ -26,6 +26,7 @@ on the state's second moment S, so it enters the recursion through S, not as an 
 
 from __future__ import annotations
 
+import copy
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -46,7 +47,7 @@ from . import cost as _cost
 from . import diagonal, drift
 from .cost import estimate_memory
 from .law import SIMULATE_HINT, ExactUnavailable, round_law
-from .local import linear_model, local_maps, local_maps_sequence, server_rule
+from .local import ExactRule, linear_model, local_maps, local_maps_sequence, server_rule
 
 if TYPE_CHECKING:
     from ..algorithms.base import ServerRule
@@ -138,6 +139,13 @@ class _Op:
     deterministic: bool  # no within-worker randomness in D_i
 
 
+def _memo(shared: dict, key, make):
+    """``shared[key]``, made by ``make()`` on first use."""
+    if key not in shared:
+        shared[key] = make()
+    return shared[key]
+
+
 class ExactSystem:
     """The exact second-moment recursion for (problem, algorithm, behaviour). ``initial(x0)`` -> S_0,
     ``step(S, t)`` -> S_{t+1}, ``observe(S)`` -> (E‖∇f‖², E f, E x), ``projected_cost(rounds)`` ->
@@ -153,7 +161,11 @@ class ExactSystem:
         max_memory: int = DEFAULT_MAX_MEMORY,
         allow_large: bool = False,
         momentum: bool = False,
+        _shared: dict | None = None,
     ):
+        # ``_shared`` (private): a dict kept by ``moments`` across the systems of ONE run under a step-size
+        # schedule (same problem and behaviour): the round-independent linear model, round law and RAM reading
+        shared = self._shared_parts = {} if _shared is None else _shared
         max_memory = check_positive("max_memory", max_memory)
         if not isinstance(allow_large, (bool, np.bool_)):
             raise ValueError(f"allow_large={allow_large!r} must be True or False")
@@ -161,7 +173,7 @@ class ExactSystem:
         # (Q, False) unless an engine fault is injected
         self.drift_cov, self.drift_after = drift.engine_drift(self.drift_cov, algorithm)
         self.problem = problem
-        model = linear_model(problem)
+        model = _memo(shared, "model", lambda: linear_model(problem))
         algorithm = _faults.substitute(algorithm)  # identity unless inside afltheory.mutants.injected(...)
         d, M = problem.dim, problem.num_workers
         self.rule = rule = server_rule(algorithm, M, momentum=momentum)
@@ -169,7 +181,12 @@ class ExactSystem:
         self.beta = rule.momentum
         if self.beta is not None and self.drift_cov is not None:
             raise ExactUnavailable(f"server momentum on a drifting problem is not modelled — {SIMULATE_HINT}")
-        self.law = law = round_law(behaviour, M, rule.local_for(M))
+        view = rule.local_for(M)
+        key = (
+            "law",
+            *(None if a is None else np.asarray(a).tobytes() for a in (view.steps, view.step_sizes)),
+        )
+        self.law = law = _memo(shared, key, lambda: round_law(behaviour, M, view))
         if hasattr(algorithm, "check_m"):
             algorithm.check_m(law.m)
         self.d, self.M, self.m = d, M, law.m
@@ -186,7 +203,7 @@ class ExactSystem:
                 f"and need about {need / 1024**3:.2f} GiB (max_memory={max_memory / 1024**3:.2f} "
                 f"GiB) — pass a larger max_memory or {SIMULATE_HINT}"
             )
-        avail = _cost.available_memory()
+        avail = _memo(shared, "avail", _cost.available_memory)
         if not allow_large and avail is not None and need > avail:
             raise ExactUnavailable(
                 f"exact state too large for this machine: dim={d}, num_workers={M}, max_delay={self.Hn - 1}"
@@ -215,6 +232,15 @@ class ExactSystem:
                 f"(limit {MAX_LOCAL_MAP_FLOPS:.0g}) — {SIMULATE_HINT}"
             )
         drift.check_supported(self)
+        self._model, self._b_t = model, b_t
+        self._set_steps()
+        self._mask = np.kron(self.Delta, np.ones((d, d))) if self.cs else None
+        self._ops: dict = {}
+        self._blk = np.array([np.r_[0, 1 + k * d + np.arange(d)] for k in range(self.Hn)])
+
+    def _set_steps(self) -> None:
+        """The parts that depend on the rule's step sizes: the local maps, Δ and the step scale."""
+        rule, law, model, b_t, M, d = self.rule, self.law, self._model, self._b_t, self.M, self.d
         self.maps = []
         etas = rule.local_steps_for(M)
         for i in range(M):
@@ -242,9 +268,30 @@ class ExactSystem:
         # is E[M₀ X M₀ᵀ]; the memory slots of AFA-CS then hold M₀ G
         self.gain = 1.0 if self.comp is None else float(self.comp.mean_gain(d))
         self.scale *= self.gain
-        self._mask = np.kron(Delta, np.ones((d, d))) if self.cs else None
-        self._ops: dict = {}
-        self._blk = np.array([np.r_[0, 1 + k * d + np.arange(d)] for k in range(self.Hn)])
+
+    def _structure(self, rule: ExactRule) -> tuple:
+        """What a rule fixes besides its step sizes (class, memory, warm start, weights, local view)."""
+        view = rule.local_for(self.M)
+        arrays = (rule.worker_weights, view.steps, view.step_sizes)
+        return (type(rule.algorithm), rule.memory, rule.warm_start, rule.momentum, rule.mu) + tuple(
+            None if a is None else np.asarray(a).tobytes() for a in arrays
+        )
+
+    def _rescheduled(self, algorithm: ServerRule) -> ExactSystem | None:
+        """This system for another round's rule of the same step-size schedule (``moments``), or None when the
+        rule differs in more than its step sizes (then a system is built from scratch). Only the rule, the
+        local maps and the step scale are rebuilt; the values equal a system built from scratch
+        (tests/exact/test_schedule_shared_parts.py)."""
+        if self.drift_cov is not None or self.comp is not None:
+            return None
+        rule = server_rule(_faults.substitute(algorithm), self.M, momentum=self.beta is not None)
+        if self._structure(rule) != self._structure(self.rule):
+            return None
+        new = copy.copy(self)
+        new.__dict__.pop("_virtual_cache", None)  # _virtual_maps' per-system cache (η-dependent)
+        new.rule, new._ops = rule, {}
+        new._set_steps()
+        return new
 
     # ------------------------------------------------------------------------------------------ operators
     def _pmfs(self, t):
@@ -306,7 +353,10 @@ class ExactSystem:
         def add(i, tau, lm, p, w):
             U[i, :, 0] += p * w * lm.c
             U[i, :, 1 + tau * d : 1 + (tau + 1) * d] += p * w * lm.C
-            Qbar[i] += p * w * w * lm.Q
+            # a test-only fault, read only where a weight is not 1 (where it can matter)
+            unit = w == 1.0 and rule.worker_weight(i) == 1.0
+            fw = None if unit else _faults.get(_faults.FaultPoint.EXACT_NOISE_WEIGHTS)
+            Qbar[i] += p * (w * w if fw is None else fw(w, rule.worker_weight(i))) * lm.Q
 
         # within-worker randomness: E[D S Dᵀ] = Σ_K p_K w_K² [c|C] (Σ_τ p_τ w_τ² S_(0,τ)) [c|C]ᵀ
         combos = diagonal.worker_outcomes(
@@ -600,6 +650,7 @@ def moments(
     projected = sys_.projected_cost(rounds)
     warned = _check_projection(projected, max_memory, warn_seconds, max_seconds, allow_large)
     current = {(None if not scheduled else _steps(at(0))): sys_}
+    shared = getattr(sys_, "_shared_parts", {})  # what the schedule's systems share (ExactSystem._shared)
 
     def system(t):
         """Round t's exact system: a step-size schedule gives each round its constant rule (the state layout
@@ -609,8 +660,12 @@ def moments(
         rule = at(t)
         key = _steps(rule)
         if key not in current:
+            prev = next(iter(current.values()))
             current.clear()
-            current[key] = ExactSystem(problem, rule, behaviour, **kw)
+            new = prev._rescheduled(rule) if isinstance(prev, ExactSystem) else None
+            current[key] = (
+                new if new is not None else ExactSystem(problem, rule, behaviour, **kw, _shared=shared)
+            )
         return current[key]
 
     gn = np.empty(rounds + 1)

@@ -73,6 +73,16 @@ CATEGORIES = {
     "mean as its own bound)",
     "wall clock": "event-driven / synchronous round clock (schedule samplers)",
     "bound terms": "a constant of a theorem's bound mis-transcribed (looser: only a named test can see it)",
+    "client weights (exact)": "the exact noise covariance with an arrival's weight (or its client weight M p_i) "
+    "not squared",
+    "arrival noise": "the simulator's collapsed arrival-noise draw with the arrival weights dropped or not squared",
+    "measured quantities": "a claim's measured quantity misread: the last iterate one round early, the average "
+    "over T + 1 rounds, a weighted average with equal weights, the virtual average one local step late",
+    "run symbols": "a run symbol misread (K̄ as K_max, Σ p_k² as 1/M) or a ≥ condition's slack with its sign "
+    "not flipped",
+    "default control": "the default control halves the smallest term of the bound instead of the dominant one",
+    "PEP interpolant": "the PEP lower bound's function rebuilt from the Gram data with the gradients' sign flipped",
+    "torch schedules": "the torch backend runs round t at the step-size schedule of round t − 1",
     "noise (step-by-step)": "the noise of the step-by-step (non-collapsed) local steps",
     "bootstrap": "the bootstrap slope estimator: resampling without replacement, the wrong percentiles",
     "partial participation": "FedAvg's sampled devices aggregated with the full-participation weights",
@@ -157,6 +167,21 @@ _LIST = [
     _m("scaffold.control_over_m", "published rules", "SCAFFOLD's server control c += (1/m) Σ_{i∈M_t} (c_i⁺ − c_i) over the m arrivals instead of (1/M) (equivalent under full participation)", {SCAFFOLD: A.SCAFFOLDControlOverm}),
     _m("stats.ucb_is_mean", "statistics", "the one-sided UCB collapses to the Monte Carlo mean (quantile 0 for t_{level, R−1}): every Monte Carlo bound verdict decides on the mean, and the generic adversary's confirmation (its lower bound 2·mean − UCB) confirms a violation on the mean instead of a 99 % lower confidence bound", faults={P.STATS_UCB_QUANTILE: F.zero_quantile}, tests=_UCB_TESTS),
     _m("li2020.init_looser", "published transcriptions", "Li et al.'s initial-distance term κ/(γ+T−1)·(μγ/2)·‖w_1 − w*‖² transcribed with μγ for μγ/2 (a looser bound, in Theorem 1 and in Theorems 2–3, which reuse its terms; statement, claim and every reader alike): no bound verdict can see it, the transcription verdicts do", faults={P.THEORY_TERMS: F.ClaimTermScaled(("noise", "heterogeneity", "drift", "init"), ("heterogeneity", "Gamma"), "init", Fraction(2))}),
+    # issue 45 item 1, round 5: the kinds that had no injection point (docs/verdict_power.md, Round 9)
+    _m("exact.noise_weights_not_squared", "client weights (exact)", "the exact engine weights an arrival's noise covariance by w = w_K w_τ M p_i instead of w² (Qbar += p w Q)", faults={P.EXACT_NOISE_WEIGHTS: F.noise_weight_not_squared}),
+    _m("exact.client_weight_not_squared", "client weights (exact)", "the exact noise covariance takes the client weight M p_i once: w_K² w_τ² (M p_i) Q instead of w_K² w_τ² (M p_i)² Q (unweighted FedAvg unchanged)", faults={P.EXACT_NOISE_WEIGHTS: F.client_weight_not_squared}),
+    _m("sim.arrival_weights_not_squared", "arrival noise", "the collapsed arrival-noise draw has variance Σ_i w_i sc_i² instead of Σ_i w_i² sc_i² (unit weights unchanged)", faults={P.SIM_ARRIVAL_WEIGHTS: F.arrival_weights_not_squared}),
+    _m("sim.arrival_weights_dropped", "arrival noise", "the collapsed arrival-noise draw drops the arrival weights: Σ_i sc_i² instead of Σ_i w_i² sc_i²", faults={P.SIM_ARRIVAL_WEIGHTS: F.arrival_weights_dropped}),
+    _m("claims.last_round_early", "measured quantities", "a claim's last-iterate quantity taken one round early: f(x_{T−1}) − f* for last_gap, E‖x_{T−1} − x*‖² for the exact last_dist_sq", faults={P.CLAIMS_LAST_ROUND: 1}),
+    _m("claims.average_over_T_plus_1", "measured quantities", "avg_grad_sq averages ‖∇f(x_t)‖² over t = 0…T (T + 1 rounds, the last iterate included) instead of t = 0…T − 1", faults={P.CLAIMS_AVG_ROUNDS: 1}),
+    _m("claims.weights_uniform", "measured quantities", "the weighted averages (w_t ∝ γ_t for weighted_avg_grad_sq, ∝ γ_t^{−2} for weighted_avg_iterate_gap) taken with equal weights (the schedule ignored)", faults={P.CLAIMS_AVG_WEIGHTS: F.uniform_weights}),
+    _m("claims.virtual_step_late", "measured quantities", "virtual_avg_grad_sq reads the virtual averaged model one local step late: x̄_{t,k+1} at step k (the next round's model at k = K − 1)", faults={P.CLAIMS_VIRTUAL_STEP: F.virtual_one_step_late}),
+    _m("claims.kbar_is_kmax", "run symbols", "the run symbol K̄ (the harmonic mean of the local steps) read as K_max", faults={P.CLAIMS_RUN_SYMBOLS: F.kbar_is_kmax}),
+    _m("claims.sum_p2_uniform", "run symbols", "the run symbol Σ_k p_k² read as 1/M (the uniform weights' value)", faults={P.CLAIMS_RUN_SYMBOLS: F.sum_p2_uniform}),
+    _m("claims.condition_ge_flipped", "run symbols", "a ≥ condition's slack taken as rhs − lhs (the ≤ reading: its direction flipped), so T ≥ T_0 holds iff T ≤ T_0", faults={P.CLAIMS_CONDITION_SIGN: True}),
+    _m("default_control.smallest_term", "default control", "the default control halves the smallest term of the bound instead of the dominant one (a control that cannot fail where one term carries the bound)", faults={P.CONTROL_TERM: F.smallest_term}),
+    _m("pep.interpolant_grad_sign", "PEP interpolant", "the PEP lower bound's L-smooth function is rebuilt from −g_p where the Gram data give g_p (it no longer interpolates them)", faults={P.PEP_INTERPOLANT: F.grad_sign_flipped}),
+    _m("torch.schedule_late", "torch schedules", "the torch backend runs round t at the step-size schedules of round t − 1 (round 0 its own)", faults={P.TORCH_ROUND_SHIFT: 1}),
 ]
 # fmt: on
 

@@ -15,6 +15,16 @@ import numpy as np
 
 __all__ = [
     "ClaimTermScaled",
+    "arrival_weights_dropped",
+    "arrival_weights_not_squared",
+    "client_weight_not_squared",
+    "grad_sign_flipped",
+    "kbar_is_kmax",
+    "noise_weight_not_squared",
+    "smallest_term",
+    "sum_p2_uniform",
+    "uniform_weights",
+    "virtual_one_step_late",
     "TermScaled",
     "bootstrap_without_replacement",
     "drift_std_as_var_cov",
@@ -220,6 +230,64 @@ def reuse_step0_noise(additive: bool) -> bool:
     """the step-by-step local steps reuse step 0's noise draw ξ_0 at every step k ≥ 1 (additive-noise problems
     only: the noise of the K-step sum then has variance K² σ² instead of K σ²)."""
     return additive
+
+
+def noise_weight_not_squared(w: float, client: float) -> float:
+    """The exact engine's weight on an arrival's noise covariance w (w = w_K w_τ M p_i) where w² belongs."""
+    return w
+
+
+def client_weight_not_squared(w: float, client: float) -> float:
+    """The client weight M p_i enters the noise covariance once: w² / (M p_i) where w² belongs (w_K, w_τ
+    squared, the client factor not)."""
+    return w * w / client
+
+
+def arrival_weights_not_squared(w: np.ndarray) -> np.ndarray:
+    """The collapsed arrival-noise draw sums Σ_i w_i sc_i² where Σ_i w_i² sc_i² belongs."""
+    return np.array(w, dtype=float)
+
+
+def arrival_weights_dropped(w: np.ndarray) -> np.ndarray:
+    """The collapsed arrival-noise draw sums Σ_i sc_i² (every arrival weight read as 1)."""
+    return np.ones_like(np.asarray(w, dtype=float))
+
+
+def uniform_weights(w: np.ndarray) -> np.ndarray:
+    """A weighted average taken with equal weights (γ_t ignored): 1/T each."""
+    return np.full(len(w), 1.0 / len(w))
+
+
+def virtual_one_step_late(v: np.ndarray, next_rounds: np.ndarray) -> np.ndarray:
+    """The virtual averaged model read one local step late: ‖∇f(x̄_{t,k+1})‖² at k (k = K − 1: the next
+    round's model x_{t+1}); ``v`` (..., T, K), ``next_rounds`` (..., T) = ‖∇f(x_{t+1})‖²."""
+    return np.concatenate([v[..., 1:], np.asarray(next_rounds)[..., None]], axis=-1)
+
+
+def kbar_is_kmax(vals: dict) -> dict:
+    """The run symbol K̄ (harmonic mean of the local steps) read as K_max (the largest K of the run)."""
+    out = dict(vals)
+    if "K" in out:
+        out["Kbar"] = out["K"]
+    return out
+
+
+def sum_p2_uniform(vals: dict) -> dict:
+    """The run symbol Σ_k p_k² read as 1/M (the uniform weights' value, whatever the client weights)."""
+    out = dict(vals)
+    if "M" in out:
+        out["sum_p2"] = 1.0 / np.asarray(out["M"], dtype=float)
+    return out
+
+
+def smallest_term(vals: Any, key: Any) -> Any:
+    """``min`` where ``max`` belongs: the default control halves the smallest term of the bound."""
+    return min(vals, key=key)
+
+
+def grad_sign_flipped(grads: np.ndarray) -> np.ndarray:
+    """The PEP interpolant rebuilt from −g_p where the Gram data give g_p."""
+    return -np.asarray(grads)
 
 
 @dataclass(frozen=True)

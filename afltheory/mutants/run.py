@@ -43,11 +43,9 @@ MUTANT_ENV = "AFLTHEORY_MUTANT"
 
 #: mutants for which one killing verdict is all there can be, and why (``KillMatrix.weak_kills`` reports
 #: every other mutant killed by fewer than two verdicts)
-ONE_VERDICT_REASONS: dict[str, str] = {
-    "mocha.omega_not_inverted": "MOCHA's Ω matrix is read only by laws.mocha_omega; the mtl checks measure "
-    "duality gaps and rates, which hold for whatever PSD Ω the Ω-step returns (a "
-    "wrong Ω changes which problem is solved, not how well)",
-}
+#: (empty since round 9: ``mocha.omega_not_inverted``, its one entry, is killed by laws.mocha_omega and
+#: power_engines.mocha_omega_kkt)
+ONE_VERDICT_REASONS: dict[str, str] = {}
 
 
 def _repo_root() -> str:

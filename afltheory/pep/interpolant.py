@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .. import _faults
 from .._validation import check_int, check_nonnegative, check_positive
 from ..functions import SmoothInterpolant, SmoothNonconvex
 from ..problems.base import Constants, NoNoise, Problem
@@ -272,7 +273,8 @@ def interpolated_lower_bound(
     keep = w > 1e-10 * max(1.0, float(w.max()))
     B = (V[:, keep] * np.sqrt(w[keep])).T  # (r, n)
     Xc, Gcd = X @ B.T, Gc @ B.T
-    f = SmoothInterpolant(Xc, Gcd, np.asarray(F.value, dtype=float), L)
+    fg = _faults.get(_faults.FaultPoint.PEP_INTERPOLANT)  # None unless a test-only fault is injected
+    f = SmoothInterpolant(Xc, Gcd if fg is None else fg(Gcd), np.asarray(F.value, dtype=float), L)
     x0c = B[:, 0].copy()
     f_x0 = f.value_grad(x0c)[0]
     d_act = f_x0 - f.inf

@@ -275,6 +275,7 @@ def run(
     def at(t):  # round t's rule (local_steps only for a per-step η_L: a rule may override at_round(t))
         if not scheduled:
             return algorithm
+        t = max(t - _faults.get(_faults.FaultPoint.TORCH_ROUND_SHIFT, 0), 0)  # 0 unless a fault is injected
         return algorithm.at_round(t) if E_step is None else algorithm.at_round(t, local_steps=E_step)
 
     step = {"eta_L": at(0).eta_L, "seq": at(0).local_step_sequence}
