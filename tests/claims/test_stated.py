@@ -1,9 +1,9 @@
 """The statements no engine runs are registered claims (issue 38, ``afltheory.claims.stated``): Theorem 1,
 Corollaries 1–3, Lemmas 1–2 and bound (1), Dynamic FedAvg, MOCHA. Each registered bound is held, at one
 point, to a value derived by hand and to the theory module's own function (the claim and the module compute
-the same number); each is located in docs/theorems.md, not runnable, with its reason; the adversary's
-corollary and lemma searches are attached to these claims; ``afltheory claims`` lists the whole registry
-and docs/claims_registry.md is its ``registry`` action's output."""
+the same number); each is not runnable, with its reason (its docs/theorems.md location: test_one_claim.py);
+the adversary's corollary and lemma searches are attached to these claims; ``afltheory claims`` lists the
+whole registry and docs/claims_registry.md is its ``registry`` action's output."""
 
 from __future__ import annotations
 
@@ -46,17 +46,6 @@ def test_each_stated_claim_is_registered_once_not_runnable_with_its_reason():
         "yang2022.thm3",
         "yang2022.thm4",
     }
-
-
-def test_every_claim_located_in_docs_theorems_points_at_its_text():
-    """Every registered claim read from docs/theorems.md (the paper's Theorems 1–4, the corollaries, the
-    lemmas, compression, Dynamic FedAvg, MOCHA) names an offset where its fragment starts."""
-    text = (ROOT / "docs" / "theorems.md").read_text(encoding="utf-8")
-    located = [c for c in registry.CLAIMS.values() if c.location and c.location.path == "docs/theorems.md"]
-    assert len(located) == 13  # thm1–4, cor1–3, lemma1, lemma2, drift, compression, Dynamic FedAvg, MOCHA
-    for c in located:
-        assert text.startswith(c.location.found_by, c.location.offset), c.id
-    assert registry.get("rizk2020.msd_explicit").location is None  # derived here: nothing was read
 
 
 def test_theorem1_lower_bound_is_the_constructions_limit():
