@@ -134,9 +134,10 @@ _ATTACHED: dict[str, dict[str, Any]] = {}
 def attach(claim_id: str | None, reader: str, setup: Any) -> Any:
     """Attach ``setup`` (a small frozen value with a unique ``key``; e.g. the adversary's ``SearchSpec``) to
     the registered claim ``claim_id`` as ``Claim.setups[reader]`` — a tuple of that reader's setups for the
-    claim (Theorem 2 carries its own search and Corollary 1's). For readers above this layer, which attach
-    their setups when they are imported; ``claim_id`` None: a setup whose statement is not a registered claim
-    (the adversary's lemmas). ValueError when the key is taken or the claim unknown."""
+    claim (Corollary 1's search on Corollary 1's claim, though it evaluates Theorem 2's bound). For readers
+    above this layer, which attach their setups when they are imported; ``claim_id`` None: a setup whose
+    statement is not a registered claim (e.g. a user's search spec). ValueError when the key is taken or the
+    claim unknown."""
     key = getattr(setup, "key", None)
     if not isinstance(key, str) or not key:
         raise ValueError(f"setup={setup!r} must have a non-empty string key")
