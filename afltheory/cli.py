@@ -91,10 +91,17 @@ def _add_published(sub: argparse._SubParsersAction) -> None:
     add_parser(sub)  # `afltheory published`: the table of published theorems (issue 26)
 
 
+def _registered_claims() -> dict:
+    """id -> claim: the one registry's claims (imported when a claims action reads them)."""
+    from afltheory.published.registry import CLAIMS
+
+    return dict(CLAIMS)
+
+
 def _add_claims(sub: argparse._SubParsersAction) -> None:
     from afltheory.claims.cli import add_parser
 
-    add_parser(sub)
+    add_parser(sub, registered=_registered_claims)  # the registry sits above `claims` in the layers
 
 
 def _add_sweep(sub: argparse._SubParsersAction) -> None:

@@ -1,6 +1,7 @@
 """The adversary's per-reader setups: one ``SearchSpec`` per claim it can attack (a small frozen value
 attached to its statement, ``Claim.setups["search"]``, in the one registry
-``afltheory.published.registry``; the ids "thm2", …, "cor1", … name them): how a point of [0, 1]^p becomes
+``afltheory.published.registry``; the ids "thm2", …, "cor1", … name them; Corollary k's spec and the
+lemmas' are attached to their own claims, ``searched_claim_id``): how a point of [0, 1]^p becomes
 an instance inside the claim's assumptions, how the instance is evaluated exactly (a batch at a time), the
 bound with its named terms, and how a violation is confirmed by Monte Carlo with the theorem's own
 ``bound`` on the realized schedules.
@@ -51,6 +52,7 @@ __all__ = [
     "get_claim",
     "periodic_sets",
     "register_claim",
+    "searched_claim_id",
 ]
 
 THEOREMS = {"thm2": theorem2, "thm3": theorem3, "thm4": theorem4}
@@ -593,13 +595,27 @@ def periodic_sets(weights: np.ndarray, m: int) -> np.ndarray:
 
 
 def register_claim(spec: SearchSpec) -> SearchSpec:
-    """Attach ``spec`` to its statement in the registry (``Claim.setups["search"]``; a lemma's spec, which has
-    no registered statement, is kept under its id only) and return it (ValueError if the id is taken)."""
+    """Attach ``spec`` to the claim it attacks in the registry (``Claim.setups["search"]``,
+    ``searched_claim_id``; a spec no registered claim states is kept under its id only) and return it
+    (ValueError if the id is taken)."""
     check_component("claim", spec, SearchSpec, "an afltheory.adversary SearchSpec")
     if spec.id in CLAIMS:
         raise ValueError(f"claim id {spec.id!r} registered twice")
-    statement = spec.statement
-    return registry.attach(None if statement is None else statement.id, "search", spec)
+    return registry.attach(searched_claim_id(spec), "search", spec)
+
+
+def searched_claim_id(spec: SearchSpec) -> str | None:
+    """The id of the registered claim a search spec attacks: Corollary k's claim for a corollary's spec
+    ("yang2022.cork", though the search evaluates Theorem k+1's bound, ``spec.statement``), the lemma's claim
+    for a lemma's ("yang2022.lemma2", "yang2022.drift"), else its theorem's; None when no registered claim
+    states it (a user's spec)."""
+    if spec.corollary is not None:
+        cid = f"yang2022.cor{spec.corollary}"
+    elif spec.statement is not None:
+        cid = spec.statement.id
+    else:
+        cid = f"yang2022.{spec.theorem}"
+    return cid if cid in registry.CLAIMS else None
 
 
 def get_claim(claim: str | SearchSpec) -> SearchSpec:

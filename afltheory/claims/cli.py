@@ -1,6 +1,8 @@
-"""``afltheory claims [list | show ID | markdown] [--file FILE.py]``: the claims the package states (the
-paper's, ``afltheory.claims.paper``) and those a user file defines (module-level ``Claim`` objects), printed
-from the claim objects themselves — docs/claims.md is ``afltheory claims markdown`` (a test keeps it
+"""``afltheory claims [list | show ID | markdown | registry] [--file FILE.py]``: the claims the package states
+(every registered claim: the one registry, ``afltheory.published.registry``, whose claims the command line
+passes in — the registry sits above this layer) and those a user file defines (module-level ``Claim``
+objects), printed from the claim objects themselves — docs/claims.md is ``afltheory claims markdown`` (the
+paper's own claims, ``claims.paper``), docs/claims_registry.md ``afltheory claims registry`` (tests keep both
 current). ``afltheory claims parse 'LATEX' [--map paper.toml]``: a formula read as a claim would read it
 (``afltheory.claims.latex``, docs/claims_latex.md)."""
 
@@ -13,21 +15,38 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import argparse
+    from collections.abc import Callable, Mapping
 
     from ._claim import Claim
 
-__all__ = ["add_parser", "collect", "file_claim_ids", "markdown", "parse", "run", "show"]
+__all__ = [
+    "add_parser",
+    "collect",
+    "file_claim_ids",
+    "markdown",
+    "parse",
+    "registry_markdown",
+    "run",
+    "show",
+]
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
-    """Add ``afltheory claims ...`` to an argparse subparsers object."""
+def add_parser(
+    sub: argparse._SubParsersAction, registered: Callable[[], Mapping[str, Claim]] | None = None
+) -> None:
+    """Add ``afltheory claims ...`` to an argparse subparsers object. ``registered``: a function returning
+    the one registry's claims (id -> claim; the command line passes ``afltheory.published.registry``'s, which
+    sits above this layer): ``list``, ``show`` and ``registry`` then read every registered claim."""
     p = sub.add_parser(
         "claims",
         help="list or show the stated claims (theorems as Claim objects)",
-        description="List the claims (the paper's and those in --file), show one completely, "
-        "or print all as Markdown; parse a LaTeX formula into the claim symbols.",
+        description="List the registered claims (and those in --file), show one completely, print the "
+        "paper's as Markdown (markdown) or the registry as a Markdown table (registry); parse a LaTeX "
+        "formula into the claim symbols.",
     )
-    p.add_argument("action", nargs="?", default="list", choices=("list", "show", "markdown", "parse"))
+    p.add_argument(
+        "action", nargs="?", default="list", choices=("list", "show", "markdown", "registry", "parse")
+    )
     p.add_argument("id", nargs="?", help="claim id (for show); the LaTeX formula (for parse)")
     p.add_argument(
         "--map",
@@ -41,7 +60,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         metavar="FILE.py",
         help="also read the module-level Claim objects of this Python file (repeatable)",
     )
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, registered=registered)
 
 
 def _load(path: str) -> list[Claim]:
@@ -82,11 +101,14 @@ def file_claim_ids(files: list[str] = ()) -> list[str]:
     return [c.id for f in files for c in _load(f)]
 
 
-def collect(files: list[str] = ()) -> dict[str, Claim]:
-    """id -> claim: the paper's claims, then those defined at module level in ``files``."""
+def collect(
+    files: list[str] = (), registered: Callable[[], Mapping[str, Claim]] | None = None
+) -> dict[str, Claim]:
+    """id -> claim: the registered claims (``registered()``, the one registry's; None: the paper's own,
+    ``claims.paper``), then those defined at module level in ``files``."""
     from .paper import PAPER_CLAIMS
 
-    out = dict(PAPER_CLAIMS)
+    out = dict(PAPER_CLAIMS if registered is None else registered())
     for f in files:
         for c in _load(f):
             out[c.id] = c
@@ -112,13 +134,26 @@ def show(c: Claim) -> str:
         f"  source      {c.source}",
         f"  confidence  {c.confidence}"
         + ("   (a false variant: expected to fail)" if c.expect == "fails" else ""),
-        f"  class       {c.assumptions.describe()}",
-        f"  algorithm   {rule}"
-        + (f"  η = {c.eta}" if c.eta is not None else "")
-        + (f"  η_L = {c.eta_L}" if c.eta_L is not None else ""),
-        f"  measured    {QUANTITIES[c.measured]}",
-        "  bound (sum of the named terms):",
     ]
+    if not c.runnable:  # a statement no engine runs: what it is, where it was read, why no engine runs it
+        lines += [f"  kind        {c.kind}" + (" (a lower bound)" if c.lower_bound else "")]
+        lines += [f"  location    {c.location}"] if c.location is not None else []
+        lines += [f"  not run     {c.why_not_a_claim}"]
+    if c.assumptions is not None:
+        lines.append(f"  class       {c.assumptions.describe()}")
+    if c.rule is not None or c.runnable:
+        lines.append(
+            f"  algorithm   {rule}"
+            + (f"  η = {c.eta}" if c.eta is not None else "")
+            + (f"  η_L = {c.eta_L}" if c.eta_L is not None else "")
+        )
+    if c.measured is not None:
+        lines.append(f"  measured    {QUANTITIES[c.measured]}")
+    lines.append(
+        "  bound (sum of the named terms"
+        + ("; constants hidden in O(·)" if c.constant == "hidden" else "")
+        + "):"
+    )
     lines += [f"    {k:16s} {sp.sstr(e)}" for k, e in c.bound.items()]
     latex = getattr(c, "latex", {})
     if "bound" in latex:
@@ -153,6 +188,41 @@ def markdown(claims: dict[str, Claim]) -> str:
     ]
     for c in claims.values():
         out += [f"## `{c.id}` — {c.title}", "", "```text", show(c), "```", ""]
+    return "\n".join(out)
+
+
+def registry_markdown(claims: Mapping[str, Claim]) -> str:
+    """The registry as a Markdown table (docs/claims_registry.md, ``afltheory claims registry``): per claim
+    its id, kind, confidence, whether an engine runs it (else why not) and where its text was read."""
+
+    def cell(x: object) -> str:
+        return str(x).replace("|", "\\|").replace("\n", " ")
+
+    out = [
+        "# The registered claims",
+        "",
+        "Generated by `afltheory claims registry` from the one registry (`afltheory.published.registry`): "
+        "every theorem, corollary, lemma and published statement the package states, registered once. "
+        "`afltheory claims show ID` prints one completely; docs/claims.md the paper's runnable claims, "
+        "docs/published.md the published statements.",
+        "",
+        "| id | kind | confidence | runnable | location |",
+        "|---|---|---|---|---|",
+    ]
+    for c in claims.values():
+        run_ = "yes" if c.runnable else f"no: {c.why_not_a_claim}"
+        loc = "—" if c.location is None else str(c.location)
+        out.append(f"| `{c.id}` | {c.kind} | {cell(c.confidence)} | {cell(run_)} | {cell(loc)} |")
+    kinds = {}
+    for c in claims.values():
+        kinds[c.kind] = kinds.get(c.kind, 0) + 1
+    out += [
+        "",
+        f"{len(claims)} claims ("
+        + ", ".join(f"{n} {k}" for k, n in kinds.items())
+        + f"); {sum(c.runnable for c in claims.values())} runnable.",
+        "",
+    ]
     return "\n".join(out)
 
 
@@ -203,13 +273,20 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError("claims parse needs a LaTeX formula, e.g. afltheory claims parse '\\frac{L}{T}'")
         print(parse(args.id, args.map))
         return 0
-    claims = collect(args.file)
+    if args.action == "markdown":  # docs/claims.md: the paper's own claims (and --file's)
+        print(markdown(collect(args.file)))
+        return 0
+    registered = getattr(args, "registered", None)
+    if args.action == "registry":
+        if registered is None:
+            raise ValueError("claims registry needs the registry (run it as `afltheory claims registry`)")
+        print(registry_markdown(registered()))
+        return 0
+    claims = collect(args.file, registered)
     if args.action == "list":
         for c in claims.values():
-            print(f"{c.id:28s} {c.title}  [{c.confidence}]")
-        return 0
-    if args.action == "markdown":
-        print(markdown(claims))
+            run_ = "" if c.runnable else ", not run"
+            print(f"{c.id:28s} {c.title}  [{c.kind}, {c.confidence}{run_}]")
         return 0
     if not args.id:
         raise ValueError("claims show needs a claim id; known: " + ", ".join(claims))

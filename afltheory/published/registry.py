@@ -1,6 +1,8 @@
 """The ONE registry of claims (issue 38): every theorem the package states, registered once under one id — the
-paper's own (Yang et al. 2022's Theorems 2–4 and the compression bound, ``afltheory.claims.paper``) and every
-published statement (the paper modules of ``afltheory.published``, in the order of docs/published.md).
+paper's own (Yang et al. 2022's Theorems 2–4 and the compression bound, ``afltheory.claims.paper``), the
+statements no engine runs (Theorem 1, Corollaries 1–3, the lemmas, Dynamic FedAvg, MOCHA:
+``afltheory.claims.stated``) and every published statement (the paper modules of ``afltheory.published``, in
+the order of docs/published.md).
 
 A claim's engine form (``Claim.engine()``) and its per-reader setups (``Claim.setups``: the adversary's search
 spec, the PEP setup, …) are attached to the claim, not registered again. The readers are views over this
@@ -17,6 +19,7 @@ from typing import Any
 
 from ..claims import KINDS, Claim
 from ..claims.paper import PAPER_CLAIMS
+from ..claims.stated import STATED
 from . import (
     fedbuff2022,
     fednova2020,
@@ -131,9 +134,10 @@ _ATTACHED: dict[str, dict[str, Any]] = {}
 def attach(claim_id: str | None, reader: str, setup: Any) -> Any:
     """Attach ``setup`` (a small frozen value with a unique ``key``; e.g. the adversary's ``SearchSpec``) to
     the registered claim ``claim_id`` as ``Claim.setups[reader]`` — a tuple of that reader's setups for the
-    claim (Theorem 2 carries its own search and Corollary 1's). For readers above this layer, which attach
-    their setups when they are imported; ``claim_id`` None: a setup whose statement is not a registered claim
-    (the adversary's lemmas). ValueError when the key is taken or the claim unknown."""
+    claim (Corollary 1's search on Corollary 1's claim, though it evaluates Theorem 2's bound). For readers
+    above this layer, which attach their setups when they are imported; ``claim_id`` None: a setup whose
+    statement is not a registered claim (e.g. a user's search spec). ValueError when the key is taken or the
+    claim unknown."""
     key = getattr(setup, "key", None)
     if not isinstance(key, str) or not key:
         raise ValueError(f"setup={setup!r} must have a non-empty string key")
@@ -172,7 +176,7 @@ def by_setup(reader: str, key: str) -> Claim:
         raise ValueError(f"{reader} id {key!r} is not registered; known: {known}") from None
 
 
-for _claim in PAPER_CLAIMS.values():
+for _claim in (*PAPER_CLAIMS.values(), *STATED):
     register(_claim)
 for _paper in PAPERS:
     for _claim in _paper.STATEMENTS:

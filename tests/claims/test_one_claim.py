@@ -110,7 +110,19 @@ def test_synchronous_class():
 
 
 def test_the_papers_claims_are_located_in_docs_theorems():
+    """The paper's claims and every registered claim read from docs/theorems.md (Theorems 1–4, the
+    corollaries, the lemmas, compression, Dynamic FedAvg, MOCHA: ``claims.stated``) name the offset where
+    their fragment starts."""
+    from afltheory.claims.stated import STATED
+    from afltheory.published import registry
+
     text = (ROOT / "docs" / "theorems.md").read_text(encoding="utf-8")
     for c in PAPER_CLAIMS.values():
         loc = c.location
         assert loc.path == "docs/theorems.md" and text.startswith(loc.found_by, loc.offset), c.id
+    located = [c for c in registry.CLAIMS.values() if c.location and c.location.path == "docs/theorems.md"]
+    assert len(located) == 13  # thm1–4, cor1–3, lemma1, lemma2, drift, compression, Dynamic FedAvg, MOCHA
+    assert {c.id for c in located} >= {c.id for c in STATED if c.confidence != "derived"}
+    for c in located:
+        assert text.startswith(c.location.found_by, c.location.offset), c.id
+    assert registry.get("rizk2020.msd_explicit").location is None  # derived here: nothing was read

@@ -38,11 +38,10 @@ def test_every_statement_is_one_claim_registered_once():
         for c in p.STATEMENTS:
             assert type(c) is Claim and c.paper == _name(p), c.id
             assert registry.get(c.id) is c and STATEMENTS[c.id] is c
-    assert list(registry.CLAIMS)[: len(registry.select(paper="yang2022"))] == [
-        "yang2022.thm2",
-        "yang2022.thm3",
-        "yang2022.thm4",
-    ]
+    assert list(registry.CLAIMS)[:3] == ["yang2022.thm2", "yang2022.thm3", "yang2022.thm4"]
+    assert [c.id for c in registry.select(paper="yang2022")][3:5] == ["yang2022.thm1", "yang2022.cor1"]
+    first = len(registry.CLAIMS) - len(STATEMENTS)  # the paper's own and the stated claims come first
+    assert list(registry.CLAIMS)[first:] == list(STATEMENTS)
     with pytest.raises(ValueError, match="already registered"):
         registry.register(STATEMENTS["li2020.thm1"])
 
@@ -94,8 +93,9 @@ def test_readers_find_their_setups_through_the_registry():
     from afltheory.pep.theorems import SETUPS
 
     thm2 = registry.get("yang2022.thm2")
-    assert [s.key for s in thm2.setups["search"]] == ["thm2", "cor1"]  # its own search and Corollary 1's
-    assert registry.by_setup("search", "cor1") is thm2 and get_claim("cor1").statement is thm2
+    assert [s.key for s in thm2.setups["search"]] == ["thm2"]  # Corollary 1's is on Corollary 1's claim
+    cor1 = registry.get("yang2022.cor1")
+    assert registry.by_setup("search", "cor1") is cor1 and get_claim("cor1").statement is thm2
     assert get_claim("thm4") is registry.setup("search", "thm4") and get_claim("lemma2").statement is None
     assert set(registry.setups("search")) == {
         "thm2",
@@ -116,6 +116,9 @@ def test_readers_find_their_setups_through_the_registry():
     with pytest.raises(ValueError, match="not a registered claim"):
         registry.get("li2020.thm9")
     assert [c.id for c in registry.select(kind="corollary")] == [
+        "yang2022.cor1",
+        "yang2022.cor2",
+        "yang2022.cor3",
         "khaled2019.cor1",
         "yu2019.cor2",
         "fedprox2020.cor7",
