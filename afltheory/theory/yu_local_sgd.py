@@ -13,7 +13,7 @@ Rate: s = √N/(L√T) gives O(1/√(NT)) plus O(N K² /T)-type terms.
 
 The constants live once, in the sympy terms ``SETTING_TERM_EXPRS``: ``bound_expr``, ``bound_terms``/``bound``
 (numeric, through ``theory._stats.evaluate_terms``) and the published ``Claim``s of
-``afltheory.published.yu2019`` (and ``published.claims``) all read them.
+``afltheory.published.yu2019`` (registered once in ``afltheory.published.registry``) all read them.
 """
 
 from __future__ import annotations
