@@ -709,7 +709,7 @@ def simulate(
         collapse,
         record_virtual,
     )
-    why = None if fast is False else _fast_reason(run)
+    why = None if fast is False else _fast_reason(run, algorithm)
     if why is not None and fast is True:
         raise ValueError(f"fast=True is unavailable here: {why}")
     if fast is not False and why is None:
@@ -1174,15 +1174,23 @@ def _report(run: _Run) -> Trace:
 _FAST_CHUNK_VALUES = 1 << 21
 
 
-def _fast_reason(run: _Run) -> str | None:
+def _fast_reason(run: _Run, algorithm: ServerRule | None = None) -> str | None:
     """Why ``simulate``'s fast path does not cover this run (None: it does): the fast path is the collapsed
     path with the arrivals' noise summed (``Trace.config["arrivals_collapsed"]``), for a stateless rule with
-    constant step sizes on a quadratic with diagonal Hessians, a static optimum and no recorded virtual model
-    or injected fault."""
+    constant step sizes on a quadratic with diagonal Hessians, a static optimum and no recorded virtual model.
+    Under a mutant (``afltheory.mutants``) that replaces a component of the run (``algorithm``: the rule as
+    the caller passed it) or sets a fault the reference path reads in its rounds (``sim.*``, ``channel.*``,
+    ``problems.*``), the reference path runs it; a mutant of another engine (``exact.*``, ``theory.*``, …) or
+    of the schedule sampler (``anarchy.*``, shared by both paths) leaves the choice as without it."""
     from .problems.quadratic import QuadraticProblem
 
-    if _faults.active() is not None:
-        return "a fault is injected (afltheory.mutants): the default path runs it"
+    mutant = _faults.active()
+    if mutant is not None:
+        if algorithm is not None and run.algorithm is not algorithm:
+            return "a mutant replaces the server rule or a component of it (afltheory.mutants)"
+        hit = sorted(str(p) for p in mutant.faults if str(p).split(".")[0] in ("sim", "channel", "problems"))
+        if hit:
+            return f"a fault is injected at {', '.join(hit)} (afltheory.mutants): the reference path runs it"
     if not run.arrivals:
         return (
             "the round's updates are not collapsed into one noise draw (Trace.config['arrivals_collapsed'])"
