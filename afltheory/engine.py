@@ -1171,7 +1171,7 @@ def _report(run: _Run) -> Trace:
 
 # ------------------------------------------------------------------------------------------- fast path
 #: rounds per chunk of the fast path (its noise, models and records are materialized chunk by chunk)
-_FAST_CHUNK_VALUES = 1 << 21
+_FAST_CHUNK_VALUES = 1 << 18
 
 
 def _fast_reason(run: _Run, algorithm: ServerRule | None = None) -> str | None:
@@ -1219,7 +1219,10 @@ def _fast_tables(run: _Run):
     K, W, tau = run.steps, run.sched.workers, run.sched.delays
     m = W.shape[2]
     kmin, kmax = int(K.min()), int(K.max())
-    Ks = np.flatnonzero(np.bincount((K - kmin).ravel(), minlength=kmax - kmin + 1)) + kmin
+    if kmin == kmax:  # one K for every arrival (no pass over the (R, T, m) table)
+        Ks = np.array([kmin])
+    else:
+        Ks = np.flatnonzero(np.bincount((K - kmin).ravel(), minlength=kmax - kmin + 1)) + kmin
     tabs = [runner._table(int(k)) for k in Ks]
     drift = np.stack([t[0] for t in tabs])
     noise2 = np.stack([t[1] for t in tabs]) ** 2
@@ -1407,9 +1410,10 @@ def _run_rounds_fast(run: _Run, progress: bool = False) -> str:
             xs[:, 0] = x
         left = np.where(problem.in_certified_region(two)[:R], -1, 0) if check_region else np.full(R, -1)
         none = np.empty((0, d, 0))
+        zbuf = np.empty((nblocks, nt_max, B, d))
         for t in _progress.iterate(range(0, rounds, nt_max), progress, "simulate (chunks of rounds)"):
             nt = min(nt_max, rounds - t)
-            z = np.empty((nblocks, nt, B, d))
+            z = zbuf if nt == nt_max else np.empty((nblocks, nt, B, d))  # one buffer, reused (no page faults)
             for b, gen in enumerate(gens):
                 gen.standard_normal(out=z[b])
             out = np.empty((R, nt, d)) if record_region else none
