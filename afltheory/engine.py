@@ -1178,19 +1178,19 @@ def _fast_reason(run: _Run, algorithm: ServerRule | None = None) -> str | None:
     """Why ``simulate``'s fast path does not cover this run (None: it does): the fast path is the collapsed
     path with the arrivals' noise summed (``Trace.config["arrivals_collapsed"]``), for a stateless rule with
     constant step sizes on a quadratic with diagonal Hessians, a static optimum and no recorded virtual model.
-    Under a mutant (``afltheory.mutants``) that replaces a component of the run (``algorithm``: the rule as
-    the caller passed it) or sets a fault the reference path reads in its rounds (``sim.*``, ``channel.*``,
-    ``problems.*``), the reference path runs it; a mutant of another engine (``exact.*``, ``theory.*``, …) or
-    of the schedule sampler (``anarchy.*``, shared by both paths) leaves the choice as without it."""
+    Under a mutant (``afltheory.mutants``, any) the reference path runs: every mutant run keeps the bits it
+    had before the fast path became the default (issue 41), so the recorded kill matrices stay valid.
+    (``algorithm``: the rule as the caller passed it, named in the reason when a mutant replaced it.)"""
     from .problems.quadratic import QuadraticProblem
 
     mutant = _faults.active()
     if mutant is not None:
-        if algorithm is not None and run.algorithm is not algorithm:
-            return "a mutant replaces the server rule or a component of it (afltheory.mutants)"
-        hit = sorted(str(p) for p in mutant.faults if str(p).split(".")[0] in ("sim", "channel", "problems"))
-        if hit:
-            return f"a fault is injected at {', '.join(hit)} (afltheory.mutants): the reference path runs it"
+        what = (
+            " and replaces the server rule"
+            if algorithm is not None and run.algorithm is not algorithm
+            else ""
+        )
+        return f"a mutant is injected ({mutant.name}, afltheory.mutants){what}: the reference path runs it"
     if not run.arrivals:
         return (
             "the round's updates are not collapsed into one noise draw (Trace.config['arrivals_collapsed'])"
