@@ -710,7 +710,7 @@ def simulate(
         collapse,
         record_virtual,
     )
-    why = None if fast is False else _fast_reason(run)
+    why = None if fast is False else _fast_reason(run, algorithm)
     if why is not None and fast is True:
         raise ValueError(f"fast=True is unavailable here: {why}")
     if fast is not False and why is None:
@@ -1167,18 +1167,26 @@ def _report(run: _Run) -> Trace:
 
 # ------------------------------------------------------------------------------------------- fast path
 #: rounds per chunk of the fast path (its noise, models and records are materialized chunk by chunk)
-_FAST_CHUNK_VALUES = 1 << 21
+_FAST_CHUNK_VALUES = 1 << 18
 
 
-def _fast_reason(run: _Run) -> str | None:
+def _fast_reason(run: _Run, algorithm: ServerRule | None = None) -> str | None:
     """Why ``simulate``'s fast path does not cover this run (None: it does): the fast path is the collapsed
     path with the arrivals' noise summed (``Trace.config["arrivals_collapsed"]``), for a stateless rule with
-    constant step sizes on a quadratic with diagonal Hessians, a static optimum and no recorded virtual model
-    or injected fault."""
+    constant step sizes on a quadratic with diagonal Hessians, a static optimum and no recorded virtual model.
+    Under a mutant (``afltheory.mutants``, any) the reference path runs: every mutant run keeps the bits it
+    had before the fast path became the default (issue 41), so the recorded kill matrices stay valid.
+    (``algorithm``: the rule as the caller passed it, named in the reason when a mutant replaced it.)"""
     from .problems.quadratic import QuadraticProblem
 
-    if _faults.active() is not None:
-        return "a fault is injected (afltheory.mutants): the default path runs it"
+    mutant = _faults.active()
+    if mutant is not None:
+        what = (
+            " and replaces the server rule"
+            if algorithm is not None and run.algorithm is not algorithm
+            else ""
+        )
+        return f"a mutant is injected ({mutant.name}, afltheory.mutants){what}: the reference path runs it"
     if not run.arrivals:
         return (
             "the round's updates are not collapsed into one noise draw (Trace.config['arrivals_collapsed'])"
@@ -1207,7 +1215,10 @@ def _fast_tables(run: _Run):
     K, W, tau = run.steps, run.sched.workers, run.sched.delays
     m = W.shape[2]
     kmin, kmax = int(K.min()), int(K.max())
-    Ks = np.flatnonzero(np.bincount((K - kmin).ravel(), minlength=kmax - kmin + 1)) + kmin
+    if kmin == kmax:  # one K for every arrival (no pass over the (R, T, m) table)
+        Ks = np.array([kmin])
+    else:
+        Ks = np.flatnonzero(np.bincount((K - kmin).ravel(), minlength=kmax - kmin + 1)) + kmin
     tabs = [runner._table(int(k)) for k in Ks]
     drift = np.stack([t[0] for t in tabs])
     noise2 = np.stack([t[1] for t in tabs]) ** 2
@@ -1395,9 +1406,10 @@ def _run_rounds_fast(run: _Run, progress: bool = False) -> str:
             xs[:, 0] = x
         left = np.where(problem.in_certified_region(two)[:R], -1, 0) if check_region else np.full(R, -1)
         none = np.empty((0, d, 0))
+        zbuf = np.empty((nblocks, nt_max, B, d))
         for t in _progress.iterate(range(0, rounds, nt_max), progress, "simulate (chunks of rounds)"):
             nt = min(nt_max, rounds - t)
-            z = np.empty((nblocks, nt, B, d))
+            z = zbuf if nt == nt_max else np.empty((nblocks, nt, B, d))  # one buffer, reused (no page faults)
             for b, gen in enumerate(gens):
                 gen.standard_normal(out=z[b])
             out = np.empty((R, nt, d)) if record_region else none

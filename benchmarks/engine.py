@@ -213,11 +213,10 @@ def main(argv=None):
     want = dict(kv.split("=") for kv in args.only.split(",") if kv)
     grid = [g for g in grid if all(str(dict(zip(names, g, strict=False))[k]) == v for k, v in want.items())]
     rows = []
-    hdr = (
-        f"{'d':>4} {'M':>4} {'m':>3} {'K':>3} {'tau':>3} {'R':>5} | {'Munit/s':>8} {'eng/floor':>9} "
-        f"{'eng/draw':>8} {'sched%':>6} {'loop/eng':>8} {'loop/def':>8} {'step/coll':>9} {'ref/def':>7} "
-        f"{'peakMB':>7} "
-        f"{'trace+models MB':>15}"
+    cols = ("Munit/s", 8), ("eng/floor", 9), ("eng/draw", 8), ("sched%", 6), ("loop/eng", 8), ("loop/def", 8)
+    cols += ("step/coll", 9), ("ref/def", 7), ("peakMB", 7), ("trace+models MB", 15)
+    hdr = f"{'d':>4} {'M':>4} {'m':>3} {'K':>3} {'tau':>3} {'R':>5} | " + " ".join(
+        f"{c:>{w}}" for c, w in cols
     )
     print(hdr)
     print("-" * len(hdr))

@@ -250,3 +250,24 @@ def test_leaving_the_certified_region_is_recorded_as_on_the_default_path():
         ref = aft.simulate(p, AFACD(1.5, 0.05), BEH, fast=False, **kw)
     assert np.array_equal(fast.left_region, ref.left_region)
     assert np.all(ref.left_region > 0) and len(set(ref.left_region.tolist())) > 2
+
+
+def test_under_any_mutant_simulate_runs_the_reference_path():
+    """Every mutant run keeps the reference path's bits (the recorded kill matrices stay valid): under a
+    mutant of the exact engine, of simulate (``sim.*``) or one replacing the rule, the default equals
+    fast=False and fast=True says why; after it the default is the fast path again."""
+    from afltheory import mutants
+
+    p, kw = _shared(), dict(rounds=10, replicates=3, seed=2)
+    for name, why in (
+        ("exact.noise_dropped", r"a mutant is injected \(exact.noise_dropped"),
+        ("sim.noise_dropped", "sim.noise_dropped"),
+        ("control.afacd_subclass", "replaces the server rule"),
+    ):
+        with mutants.injected(name):
+            tr = aft.simulate(p, AFACD(0.5, 0.05), BEH, **kw)
+            ref = aft.simulate(p, AFACD(0.5, 0.05), BEH, fast=False, **kw)
+            with pytest.raises(ValueError, match=why):
+                aft.simulate(p, AFACD(0.5, 0.05), BEH, fast=True, **kw)
+        assert "fast" not in tr.config and np.array_equal(tr.grad_norm_sq, ref.grad_norm_sq)
+    assert aft.simulate(p, AFACD(0.5, 0.05), BEH, **kw).config["fast"] in ("numba", "numpy")

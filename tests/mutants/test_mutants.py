@@ -201,8 +201,9 @@ def test_schedule_faults_equal_a_hand_edited_schedule(name, alg):
             init=np.repeat(k0.max(axis=1, keepdims=True), k0.shape[1], axis=1),
         ),
     }[name]
-    ref = simulate(p, alg, _replay(sched, **edit), rounds=T, replicates=R, seed=5)
-    correct = simulate(p, alg, Replay(sched), rounds=T, replicates=R, seed=5)
+    # fast=False: under a sim.* fault simulate runs the reference path (the fast path draws other noise)
+    ref = simulate(p, alg, _replay(sched, **edit), rounds=T, replicates=R, seed=5, fast=False)
+    correct = simulate(p, alg, Replay(sched), rounds=T, replicates=R, seed=5, fast=False)
     with mutants.injected(name):
         mut = simulate(p, alg, Replay(sched), rounds=T, replicates=R, seed=5)
     np.testing.assert_array_equal(mut.grad_norm_sq, ref.grad_norm_sq)
@@ -215,8 +216,15 @@ def test_sim_noise_faults_equal_a_rescaled_problem(collapse):
     """noise dropped ≡ σ_L = 0; std σ_L per coordinate ≡ σ_L √d (same raw draws, so equal to rounding)."""
     d = _problem().dim
     for name, sigma in (("sim.noise_dropped", 0.0), ("sim.noise_per_coordinate", 0.5 * np.sqrt(d))):
-        ref = simulate(
-            _problem(sigma), AFACD(1.0, 0.2), BEH, rounds=10, replicates=2, seed=6, collapse=collapse
+        ref = simulate(  # fast=False: under a sim.* fault simulate runs the reference path
+            _problem(sigma),
+            AFACD(1.0, 0.2),
+            BEH,
+            rounds=10,
+            replicates=2,
+            seed=6,
+            collapse=collapse,
+            fast=False,
         )
         with mutants.injected(name):
             mut = simulate(
@@ -240,7 +248,8 @@ def test_exact_faults():
     with mutants.injected("exact.round_late"):
         late = moments(_problem(), AFACD(1.0, 0.2), beh, 8).grad_norm_sq
     np.testing.assert_array_equal(late, np.r_[base[0], base[:-1]])
-    tr = simulate(_problem(), AFACD(1.0, 0.2), beh, rounds=8, replicates=2, seed=1).grad_norm_sq
+    # the reference path (fast=False), which simulate runs under any mutant
+    tr = simulate(_problem(), AFACD(1.0, 0.2), beh, rounds=8, replicates=2, seed=1, fast=False).grad_norm_sq
     with mutants.injected("exact.noise_dropped"):
         np.testing.assert_array_equal(
             simulate(_problem(), AFACD(1.0, 0.2), beh, rounds=8, replicates=2, seed=1).grad_norm_sq, tr
@@ -348,13 +357,14 @@ def test_torch_backend_runs_the_mutated_rule():
 
 
 def test_equivalent_controls_change_nothing_but_the_engine_choice():
-    """The controls are the correct rules as subclasses: simulate is bit-identical; exact moments refuse
-    them."""
+    """The controls are the correct rules as subclasses: simulate is bit-identical (to the reference path,
+    ``fast=False``, which simulate runs whenever a mutant replaces the rule); exact moments refuse them."""
     assert set(mutants.CONTROLS).isdisjoint(mutants.CATALOGUE)
     for name, m in mutants.CONTROLS.items():
         assert m.kind == "control" and mutants.get(name) is m
         (correct,) = m.replaces
-        ref = simulate(_problem(), correct(2.0, 0.2), BEH, rounds=10, replicates=2, seed=4).grad_norm_sq
+        ref = simulate(_problem(), correct(2.0, 0.2), BEH, rounds=10, replicates=2, seed=4, fast=False)
+        ref = ref.grad_norm_sq
         with mutants.injected(m):
             tr = simulate(_problem(), correct(2.0, 0.2), BEH, rounds=10, replicates=2, seed=4)
             np.testing.assert_array_equal(tr.grad_norm_sq, ref)
