@@ -619,9 +619,9 @@ MUS_FIG = (0.03, 0.1, 0.3, 0.8)
     slow=True,
 )
 def run_figure(ctx):
-    """The slides' experiment. Quick tier: the same verdict on a shorter run (T = 200) and no figure; the
+    """The slides' experiment. Quick tier: the same verdict on a shorter run (T = 100) and no figure; the
     figure (``dynamic_msd.png``) is drawn in the full tier."""
-    R, T = (128, 200) if ctx.quick else (512, 1500)
+    R, T = (128, 100) if ctx.quick else (512, 1500)
     curves, steady, mcs, zs = {}, {}, {}, {}
     for sq in (0.0, 0.01):
         p = problem(sq)
