@@ -47,10 +47,22 @@ def test_version_and_help_import_nothing_heavy(argv):
     assert heavy == [], heavy
 
 
+@pytest.mark.parametrize("command", ["check", "verify", "pep"])
+def test_a_command_help_imports_only_its_parser(command):
+    """``check``/``verify --help`` build the runner's parser and the ``--mutants`` options without the
+    mutation catalogue (its rules import sympy through the step-size schedules) or any check."""
+    rc, out, mods = _modules_after([command, "--help"])
+    assert rc == 0 and out.startswith(f"usage: afltheory {command}")
+    heavy = [m for m in mods if m in ("sympy", "scipy", "matplotlib", "paper_checks")]
+    heavy += [m for m in mods if m.startswith(("afltheory.mutants.catalogue", "afltheory.algorithms"))]
+    assert heavy == [], heavy
+
+
 def test_the_sentinel_sees_a_heavy_import():
     """The check above can fail: running a command that needs sympy shows sympy in the same listing."""
     rc, _, mods = _modules_after(["claims", "--help"])
     assert rc == 0 and "sympy" in mods and "afltheory.claims" in mods
+    assert "afltheory.algorithms" in mods  # the prefix test above sees this subpackage too
 
 
 def test_a_command_builds_only_its_own_parser():

@@ -45,11 +45,31 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .catalogue import CATALOGUE, CATEGORIES, CONTROLS, active, get, injected, names, probe
-from .mutant import Mutant, qualname  # noqa: F401  (qualname: re-exported)
-
 if TYPE_CHECKING:
+    from .catalogue import CATALOGUE, CATEGORIES, CONTROLS, active, get, injected, names, probe
+    from .mutant import Mutant, qualname  # noqa: F401  (qualname: re-exported)
     from .run import KillMatrix
+
+#: the package's names and the module defining each: loaded on first use (PEP 562), so that importing
+#: ``afltheory.mutants.cli`` (``afltheory check --help``) does not load the catalogue, its rules and sympy
+_LAZY = {
+    **dict.fromkeys(
+        ("CATALOGUE", "CATEGORIES", "CONTROLS", "active", "get", "injected", "names", "probe"), "catalogue"
+    ),
+    **dict.fromkeys(("Mutant", "qualname"), "mutant"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    """``CATALOGUE``, ``get``, ``injected``, ``Mutant`` & co. from their module (imported on first use)."""
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(f"{__name__}.{_LAZY[name]}"), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
 
 __all__ = [
     "CATALOGUE",
