@@ -12,7 +12,8 @@ of a theorem's bound terms, ``SIM_STEP_NOISE`` in the step-by-step local steps, 
 ``EXACT_NOISE_WEIGHTS`` (the weight on an arrival's noise covariance in the exact engine),
 ``SIM_ARRIVAL_WEIGHTS`` (the square of the arrival weights in the simulator's collapsed arrival-noise draw),
 ``CLAIMS_LAST_ROUND``, ``CLAIMS_AVG_ROUNDS``, ``CLAIMS_AVG_WEIGHTS``, ``CLAIMS_VIRTUAL_STEP`` (the measured
-quantities of ``claims.verify.quantity_of``), ``CLAIMS_RUN_SYMBOLS`` (``claims.verify.run_values``),
+quantities of ``claims.verify.quantity_of``), ``CLAIMS_KBAR``/``CLAIMS_SUM_P2`` (the run symbols K̄, Σp_k² in
+``claims.verify.run_values``, read only where the misreading changes the run's value),
 ``CLAIMS_CONDITION_SIGN`` (``Claim.check_conditions``), ``CONTROL_TERM`` (the term
 ``analysis.default_control`` halves), ``PEP_INTERPOLANT`` (the gradients ``pep.interpolant`` rebuilds its
 function from) and ``TORCH_ROUND_SHIFT`` (the round whose schedule the torch backend runs); a member
@@ -74,7 +75,8 @@ class FaultPoint(str, Enum):
     CLAIMS_AVG_ROUNDS = "claims.avg_rounds"
     CLAIMS_AVG_WEIGHTS = "claims.avg_weights"
     CLAIMS_VIRTUAL_STEP = "claims.virtual_step"
-    CLAIMS_RUN_SYMBOLS = "claims.run_symbols"
+    CLAIMS_KBAR = "claims.kbar"
+    CLAIMS_SUM_P2 = "claims.sum_p2"
     CLAIMS_CONDITION_SIGN = "claims.condition_sign"
     CONTROL_TERM = "analysis.control_term"
     PEP_INTERPOLANT = "pep.interpolant"
@@ -113,6 +115,11 @@ def deactivate() -> None:
     """Back to the default paths (no mutant)."""
     global _ACTIVE
     _ACTIVE = None
+
+
+def probing() -> bool:
+    """Whether a probe (``afltheory.mutants.probe``) is recording what the engines consult."""
+    return _SEEN is not None
 
 
 def start_probe() -> set:

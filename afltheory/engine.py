@@ -1175,7 +1175,9 @@ def _fast_reason(run: _Run, algorithm: ServerRule | None = None) -> str | None:
     path with the arrivals' noise summed (``Trace.config["arrivals_collapsed"]``), for a stateless rule with
     constant step sizes on a quadratic with diagonal Hessians, a static optimum and no recorded virtual model.
     Under a mutant (``afltheory.mutants``, any) the reference path runs: every mutant run keeps the bits it
-    had before the fast path became the default (issue 41), so the recorded kill matrices stay valid.
+    had before the fast path became the default (issue 41), so the recorded kill matrices stay valid; so does
+    a probe, which must see the fault points the mutant run will consult (else a check on the fast path would
+    count as never reaching a simulator mutant).
     (``algorithm``: the rule as the caller passed it, named in the reason when a mutant replaced it.)"""
     from .problems.quadratic import QuadraticProblem
 
@@ -1187,6 +1189,9 @@ def _fast_reason(run: _Run, algorithm: ServerRule | None = None) -> str | None:
             else ""
         )
         return f"a mutant is injected ({mutant.name}, afltheory.mutants){what}: the reference path runs it"
+    # a probe must consult what a mutant run consults: the reference path's fault points
+    if _faults.probing():
+        return "a mutation probe records what the reference path consults (afltheory.mutants.probe)"
     if not run.arrivals:
         return (
             "the round's updates are not collapsed into one noise draw (Trace.config['arrivals_collapsed'])"

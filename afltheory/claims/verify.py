@@ -98,7 +98,14 @@ def run_values(trace: Any, problem: Any, algorithm: Any) -> dict[str, np.ndarray
             "eta_L": full(getattr(rule0, "eta_L", np.nan)),
         }
     )
-    vals = f(vals) if (f := _faults.get(_faults.FaultPoint.CLAIMS_RUN_SYMBOLS)) else vals  # test-only fault
+    # test-only faults, read only where the misreading would change this run's value (K̄ ≠ K_max, Σp_k² ≠ 1/M):
+    # elsewhere the mutant cannot reach the run and is not scored against it
+    if np.any(vals["Kbar"] != vals["K"]) and (f := _faults.get(_faults.FaultPoint.CLAIMS_KBAR)):
+        vals = f(vals)
+    if not np.allclose(vals["sum_p2"], 1.0 / vals["M"], rtol=1e-12) and (
+        f := _faults.get(_faults.FaultPoint.CLAIMS_SUM_P2)
+    ):
+        vals = f(vals)
     return {k: v for k, v in vals.items() if np.all(np.isfinite(v))}
 
 
