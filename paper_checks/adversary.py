@@ -12,7 +12,7 @@ same instance and Monte Carlo detector against Theorem 2's bound (which keeps a 
 are not required for this control) — the detector must not fire. Quick tier: thm2, thm3 and thm4 with m = 1
 (partial participation: round robin, memory slots and their warm start matter), budget 300; full tier: every
 claim, budget 2000, and the search-progress and worst-instance figures (the quick tier draws none: the same
-verdicts at 40 % of the CPU time)."""
+verdicts at 40–50 % of the CPU time)."""
 
 from __future__ import annotations
 
