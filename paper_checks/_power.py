@@ -51,6 +51,28 @@ class ConditionsViolated(ValueError):
     must not run a check outside its hypotheses)."""
 
 
+def near_zero_verdict(
+    id, claim, reference, method, measured, tol, ctl, ctl_text, notes, details=None, quantity="relative error"
+):
+    """A verdict "``quantity`` ≈ 0 within ``tol``" (an engine against an independent reference), with its
+    control ``ctl`` (the same quantity for a wrong reading ``ctl_text``, which must fail the criterion)."""
+    return Verdict.judged(
+        id=id,
+        claim=claim,
+        reference=reference,
+        measured=measured,
+        theoretical=0.0,
+        relation="~=",
+        criterion=Near(tol=tol, text=f"{quantity} ≤ {tol:g}"),
+        quantity=quantity,
+        method=method,
+        notes=notes,
+        details=details or {},
+        inside_conditions=None,
+        control=ControlMeasurement(description=ctl_text, measured=ctl, theoretical=0.0),
+    )
+
+
 def require_conditions(conds, what: str):
     """Raise ``ConditionsViolated`` naming the failing conditions unless every one of ``conds`` holds."""
     bad = [c for c in conds if not c.holds]

@@ -51,13 +51,13 @@ from afltheory.analysis.bounds import compare_bound, default_control
 from afltheory.anarchy import Behaviour, ConstantSteps, FixedDelay, NoDelay, UniformArrivals
 from afltheory.anarchy.arrivals import FixedArrivals
 from afltheory.anarchy.local_steps import PerWorkerSteps
-from afltheory.checks import ControlMeasurement, Near, Verdict
 from afltheory.claims import Assumptions, Claim, verify
 from afltheory.claims.symbols import D0, sum_p2, zeta_star
 from afltheory.claims.verify import measure, run_values
 from afltheory.problems import HeterogeneousQuadratic
 from afltheory.theory.symbols import Kbar, L, T, eta_L
 
+from ._power import near_zero_verdict
 from .registry import register
 
 __all__ = ["plain_run", "run"]
@@ -133,21 +133,7 @@ def _rel(a, b):
 
 
 def _near(id, claim, method, err, ctl, ctl_text, notes, details=None, quantity="relative error"):
-    return Verdict.judged(
-        id=id,
-        claim=claim,
-        reference=REF,
-        measured=err,
-        theoretical=0.0,
-        relation="~=",
-        criterion=Near(tol=TOL, text=f"{quantity} ≤ {TOL:g}"),
-        quantity=quantity,
-        method=method,
-        notes=notes,
-        details=details or {},
-        inside_conditions=None,
-        control=ControlMeasurement(description=ctl_text, measured=ctl, theoretical=0.0),
-    )
+    return near_zero_verdict(id, claim, REF, method, err, TOL, ctl, ctl_text, notes, details, quantity)
 
 
 # ------------------------------------------------------------------------------------------------ quantities

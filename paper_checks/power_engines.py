@@ -48,10 +48,11 @@ from afltheory.analysis import bonferroni_z
 from afltheory.anarchy import Behaviour, ConstantSteps, FixedDelay, NoDelay
 from afltheory.anarchy.arrivals import FixedArrivals
 from afltheory.anarchy.local_steps import PerWorkerSteps
-from afltheory.checks import AtMost, ControlMeasurement, Near, Verdict
+from afltheory.checks import AtMost, ControlMeasurement, Verdict
 from afltheory.exact import moments
 from afltheory.problems import HeterogeneousQuadratic
 
+from ._power import near_zero_verdict
 from .registry import register
 
 __all__ = ["hand_noise", "run", "torch_loop"]
@@ -65,21 +66,7 @@ H_DIAG = np.array([1.0, 0.5, 2.0])
 
 
 def _verdict(id, claim, method, measured, tol, ctl, ctl_text, notes, details=None, quantity="relative error"):
-    return Verdict.judged(
-        id=id,
-        claim=claim,
-        reference=REF,
-        measured=measured,
-        theoretical=0.0,
-        relation="~=",
-        criterion=Near(tol=tol, text=f"{quantity} ≤ {tol:g}"),
-        quantity=quantity,
-        method=method,
-        notes=notes,
-        details=details or {},
-        inside_conditions=None,
-        control=ControlMeasurement(description=ctl_text, measured=ctl, theoretical=0.0),
-    )
+    return near_zero_verdict(id, claim, REF, method, measured, tol, ctl, ctl_text, notes, details, quantity)
 
 
 # -------------------------------------------------------------------------------------------- weighted noise

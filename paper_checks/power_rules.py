@@ -54,11 +54,11 @@ from afltheory.algorithms.workers import SCAFFOLD, FedProx
 from afltheory.anarchy import Behaviour, FixedDelay, NoDelay
 from afltheory.anarchy.arrivals import FixedArrivals
 from afltheory.anarchy.local_steps import PerWorkerSteps
-from afltheory.checks import ControlMeasurement, Holds, Near, Verdict
+from afltheory.checks import ControlMeasurement, Holds, Verdict
 from afltheory.exact import moments
 from afltheory.problems import HeterogeneousQuadratic
 
-from ._power import agreement_check
+from ._power import agreement_check, near_zero_verdict
 from .registry import register
 
 __all__ = ["plain_loop", "run"]
@@ -178,21 +178,8 @@ def _verdict(id, claim, method, err, ctl, ctl_text, notes, details=None):
                 description=ctl_text, measured=ctl, theoretical=0.0, stats={within: ctl <= TOL}
             ),
         )
-    return Verdict.judged(
-        id=id,
-        claim=claim,
-        reference=REF,
-        measured=err,
-        theoretical=0.0,
-        relation="~=",
-        criterion=Near(tol=TOL, text=f"max_t |engine − loop| / max_t ‖∇f(x_t)‖² ≤ {TOL:g}"),
-        quantity="max_t |engine − loop| / max_t ‖∇f(x_t)‖²",
-        method=method,
-        notes=notes,
-        details=details or {},
-        inside_conditions=None,
-        control=ControlMeasurement(description=ctl_text, measured=ctl, theoretical=0.0),
-    )
+    quantity = "max_t |engine − loop| / max_t ‖∇f(x_t)‖²"
+    return near_zero_verdict(id, claim, REF, method, err, TOL, ctl, ctl_text, notes, details, quantity)
 
 
 # ------------------------------------------------------------------------------------------------ schedules
