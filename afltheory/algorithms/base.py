@@ -153,9 +153,10 @@ class ServerView:
     exact engine's ``ExactRule``, the fast evaluator's ``RuleView``, the PEP skeleton)::
 
         w_i     = w_K(K_i) · w_τ(τ_i) · M p_i                   (``arrival_weights``; None = 1)
-        s_t     = γ / n(m, M) · Σ_i w_i G_i                      (``scale``; over the m arrivals, or over the
-                                                                  M slots s_i ← w_i G_i when ``memory``)
+        s_t     = γ / n(m, M) · Σ_i w_i G_i                      (``scale``)
         x_{t+1} = x_t − s_t, or x_t − optimizer(s_t)             (``optimizer``: ``server_opt``, after s_t)
+
+    The sum in s_t runs over the m arrivals, or over the M memory slots s_i ← w_i G_i when ``memory``.
 
     ``gamma`` = the rule's ``step_size`` (η η_L); ``client_weights`` (M,) = M p_i, None when uniform (or
     ``num_workers`` is None); ``step_sequence``: round t's E local step sizes when η_L decays per local step;
