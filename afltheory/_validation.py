@@ -22,8 +22,8 @@ def check_real(
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ValueError(f"{name}={value!r} must be a real number")
     v = float(value)
-    lo = "(" if low_open else "["
-    hi = ")" if high_open else "]"
+    lo = "(" if low_open or low is None else "["  # an unbounded end is open: ±inf is never allowed (finite)
+    hi = ")" if high_open or high is None else "]"
     rng = f"{lo}{'-inf' if low is None else low}, {'inf' if high is None else high}{hi}"
     if not math.isfinite(v):
         raise ValueError(f"{name}={value!r} must be finite; allowed range {rng}")
