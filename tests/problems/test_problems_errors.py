@@ -21,10 +21,10 @@ C2 = np.array([[1.0, 0.0, 2.0], [-1.0, 2.0, 0.0]])
 @pytest.mark.parametrize(
     "bad, match",
     [
-        (dict(L=0.0), r"L=0\.0 .*range \(0\.0, (inf|1e\+150)\]"),  # quadratics: L <= 1e150 (finite L², f*)
+        (dict(L=0.0), r"L=0\.0 .*range \(0\.0, (inf\)|1e\+150\])"),  # quadratics: L <= 1e150 (finite L², f*)
         (dict(L=-1.0), r"L=-1\.0"),
         (dict(L=float("nan")), r"L=nan must be finite"),
-        (dict(sigma_L=-0.1), r"sigma_L=-0\.1 .*range \[0\.0, inf\]"),
+        (dict(sigma_L=-0.1), r"sigma_L=-0\.1 .*range \[0\.0, inf\)"),  # unbounded: open (inf is refused)
         (dict(sigma_G=-1.0), r"sigma_G=-1\.0"),
         (dict(dim=0), r"dim=0 .*range \[1, inf\]"),
         (dict(num_workers=1), r"num_workers=1 must be >= 2 for sigma_G"),
