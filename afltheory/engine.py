@@ -1227,11 +1227,9 @@ def _fast_tables(run: _Run):
     tabs = [runner._table(int(k)) for k in Ks]
     drift = np.stack([t[0] for t in tabs])
     noise2 = np.stack([t[1] for t in tabs]) ** 2
-    factor = float(rule.step_size / rule.normalizer(m, M))
-    w = rule.arrival_weights(K, tau)
-    pw = rule.worker_weights(M)
-    if pw is not None:
-        w = pw[W] if w is None else w * pw[W]
+    view = rule.view(M)  # the rule's declarative step, as every engine reads it
+    factor = float(view.scale(m))
+    w = view.arrival_weights(K, tau, W)
     empty_i, empty_f = np.empty((0, 0, 0), dtype=np.int64), np.empty((0, 0, 0))
     if w is None and len(Ks) == 1 and drift.shape[1] == 1:
         std = np.sqrt(float(m) * noise2[0, 0])
