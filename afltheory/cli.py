@@ -156,11 +156,25 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def single_threaded_blas() -> bool:
+    """Run OpenBLAS on one thread in this process and its children (``OPENBLAS_NUM_THREADS=1``) unless the
+    user set the variable; True when it was set here. The commands' matrices are small (d ≤ a few hundred):
+    OpenBLAS's second thread only spins, and with ``--jobs 2`` it competes with the other check process.
+    The quick tier's three BLAS-heaviest checks (``check --quick --only pep mtl compression --jobs 1``) took
+    26.0 s user CPU with the default threads and 15.3 s with one (2026-12-08, 2 shared cores, load 4). Too
+    late once numpy is loaded (a caller that imported it keeps its threads): nothing is set then."""
+    if "OPENBLAS_NUM_THREADS" in os.environ or "numpy" in sys.modules:
+        return False
+    os.environ["OPENBLAS_NUM_THREADS"] = "1"
+    return True
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run ``afltheory ARGS`` (``argv`` defaults to ``sys.argv[1:]``); return the exit status: the
     subcommand's, 2 on bad input (a ``ValueError``, one line on stderr), 1 on an ``OSError`` (disk full: one
     line), 130 when interrupted."""
     argv = sys.argv[1:] if argv is None else list(argv)
+    single_threaded_blas()
     args = build_parser(argv).parse_args(argv)
     try:
         return int(args.func(args) or 0)

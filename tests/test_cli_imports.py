@@ -107,3 +107,29 @@ def test_bad_command_and_missing_command_are_usage_errors(capsys):
             main(argv)
         assert exc.value.code == 2
     assert "invalid choice: 'nosuchcommand'" in capsys.readouterr().err
+
+
+def _blas_env_in_child(env_extra: dict[str, str], preload_numpy: bool) -> str:
+    """The OPENBLAS_NUM_THREADS a check process sees after ``main(['--version'])`` in a fresh interpreter."""
+    import os
+
+    code = (
+        ("import numpy\n" if preload_numpy else "")
+        + "import os\nfrom afltheory.cli import main\n"
+        + "try:\n    main(['--version'])\nexcept SystemExit:\n    pass\n"
+        + "print('\\nBLAS ' + os.environ.get('OPENBLAS_NUM_THREADS', '<unset>'))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"} | env_extra
+    r = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=env, timeout=120
+    )
+    return r.stdout.rpartition("\nBLAS ")[2].strip()
+
+
+def test_commands_run_blas_single_threaded_unless_the_user_says_otherwise():
+    """``single_threaded_blas``: the command line sets OPENBLAS_NUM_THREADS=1 (inherited by its check
+    processes); a value the user set wins; a caller that already loaded numpy keeps its threads (setting it
+    then would claim an effect it cannot have)."""
+    assert _blas_env_in_child({}, preload_numpy=False) == "1"
+    assert _blas_env_in_child({"OPENBLAS_NUM_THREADS": "2"}, preload_numpy=False) == "2"
+    assert _blas_env_in_child({}, preload_numpy=True) == "<unset>"
