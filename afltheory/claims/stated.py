@@ -22,6 +22,7 @@ __all__ = [
     "LEMMA1",
     "LEMMA2",
     "MOCHA_THM1",
+    "MOCHA_THM2",
     "STATED",
     "THEOREM1",
 ]
@@ -255,5 +256,43 @@ MOCHA_THM1 = Claim(
     "bound) to it",
 )
 
+#: MOCHA Thm 2's target duality gap ε_G
+eps_G = sp.Symbol("epsilon_G", positive=True)
+
+MOCHA_THM2 = Claim(
+    id="smith2017.mocha_thm2",
+    title="MOCHA, L-Lipschitz losses, Ω fixed: duality gap ≤ ε_G after O(1/((1 − Θ̄) ε_G)) rounds",
+    kind="theorem",
+    measured=None,
+    assumptions=None,
+    bound={"rounds": 1 / ((1 - theta_bar) * eps_G)},
+    constant="hidden",
+    constants_explicit=False,
+    conditions={"theta_bar_range": theta_bar < 1},
+    definitions={"Theta_bar": p_max + (1 - p_max) * theta_max},
+    reference="[Smith et al. 2017, Thm 2]",
+    source=MOCHA_THM1.source,
+    confidence="read (secondary: the survey slides)",
+    readings={
+        "smith2017.thm2_order": "the survey gives the order only, tagged [L] (low confidence): no constant"
+    },
+    location=_at(
+        14210, "Theorem 2", "Theorem 2 [L] (Lipschitz losses)", "## Federated multi-task learning, MOCHA"
+    ),
+    why_not_a_claim="a bound on the number of rounds to reach duality gap ε_G, with its constant hidden in "
+    "O(·) and confidence [L] (the survey states the order only); afltheory.mtl runs hinge losses, but a "
+    "rounds-to-accuracy O-statement is not a quantity the claims' engines measure",
+)
+
 #: the stated claims in registration order
-STATED = (THEOREM1, *COROLLARIES, LEMMA1, LEMMA2, DRIFT, DYNAMIC_MSD, DYNAMIC_MSD_EXPLICIT, MOCHA_THM1)
+STATED = (
+    THEOREM1,
+    *COROLLARIES,
+    LEMMA1,
+    LEMMA2,
+    DRIFT,
+    DYNAMIC_MSD,
+    DYNAMIC_MSD_EXPLICIT,
+    MOCHA_THM1,
+    MOCHA_THM2,
+)

@@ -33,6 +33,7 @@ def test_each_stated_claim_is_registered_once_not_runnable_with_its_reason():
         "rizk2020.msd",
         "rizk2020.msd_explicit",
         "smith2017.mocha_thm1",
+        "smith2017.mocha_thm2",
     ]
     for c in stated.STATED:
         assert registry.get(c.id) is c and not c.runnable and c.why_not_a_claim, c.id
@@ -149,6 +150,17 @@ def test_mocha_theorem1_by_hand_and_by_theory_mocha():
     assert c.value(point) == 0.5625 == float(mocha.bound(2, 1.0, 0.5, 0.5))
     assert c.value({**point, "h": 7, "epsilon_0": 3.0}) == pytest.approx(float(mocha.bound(7, 3.0, 0.5, 0.5)))
     assert math.isclose(c.value({**point, "h": 0}), 1.0)
+
+
+def test_mocha_theorem2_is_an_order_statement_by_hand():
+    # 1/((1 − Θ̄) ε_G) at Θ̄ = 0.5, ε_G = 0.01: 1/(0.5 · 0.01) = 200 rounds, up to the hidden constant
+    c = registry.get("smith2017.mocha_thm2")
+    assert c.constant == "hidden" and not c.constants_explicit and "[L]" in str(c.readings)
+    assert c.value({"Theta_bar": 0.5, "epsilon_G": 0.01}) == pytest.approx(200.0)
+    assert c.conditions_hold({"Theta_bar": 0.5})["theta_bar_range"] is True
+    assert c.conditions_hold({"Theta_bar": 1.0})["theta_bar_range"] is False
+    text = (ROOT / "docs" / "theorems.md").read_text()
+    assert text[c.location.offset :].startswith("Theorem 2 [L] (Lipschitz losses)")
 
 
 def test_the_adversary_searches_are_attached_to_the_claims_they_attack():
