@@ -121,7 +121,7 @@ def test_the_papers_claims_are_located_in_docs_theorems():
         loc = c.location
         assert loc.path == "docs/theorems.md" and text.startswith(loc.found_by, loc.offset), c.id
     located = [c for c in registry.CLAIMS.values() if c.location and c.location.path == "docs/theorems.md"]
-    assert len(located) == 13  # thm1–4, cor1–3, lemma1, lemma2, drift, compression, Dynamic FedAvg, MOCHA
+    assert len(located) == 14  # thm1–4, cor1–3, lemma1, lemma2, drift, compression, Dynamic FedAvg, MOCHA 1–2
     assert {c.id for c in located} >= {c.id for c in STATED if c.confidence != "derived"}
     for c in located:
         assert text.startswith(c.location.found_by, c.location.offset), c.id
