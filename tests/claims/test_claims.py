@@ -377,8 +377,10 @@ def test_tutorial_claim_files(name, limit, tmp_path):
         assert e5["method"] == "exact moments" and "K ≤ 5" in e5["notes"] and e5["slack"] > 1.0
         assert "ESTIMATED on the realized trajectory" in e5["notes"]
     if check_id == "li2020_order":  # the O-statement: a bounded ratio, the hidden constant reported
-        (v,) = vs
+        v = next(v for v in vs if v["id"] == "li2020.order.order_T")
         assert v["method"] == "exact moments" and "constant C ≈" in v["notes"] and v["measured"] <= 0.1
+        # its power: the bound is its LaTeX, the run the plain loop's recursion (exact engine, rtol 1e-6)
+        assert [v["id"] for v in vs[1:]] == ["li2020.order.latex", "li2020.order.reference"]
     if check_id == "fedadam":  # Monte Carlo, and the verdict says why the exact engine refused
         (v,) = vs
         assert "exact moments refused: UnsupportedRule: server optimizer ServerAdam" in v["method"]
