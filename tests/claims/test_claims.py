@@ -345,7 +345,8 @@ def test_rate_verdict_and_its_control():
         ("local_sgd_claim.py", 60),
         ("li2020_order.py", 30),
         ("fedadam.py", 35),
-        ("local_sgd_virtual.py", 30),
+        # 22, + the bound and step condition as LaTeX (verify_latex) and the plain-loop reference (7 lines)
+        ("local_sgd_virtual.py", 33),
     ],
 )
 def test_tutorial_claim_files(name, limit, tmp_path):
@@ -391,6 +392,9 @@ def test_tutorial_claim_files(name, limit, tmp_path):
         # exact moments model the virtual model (record_virtual): the slope is exact, the rate an upper one
         assert rate["relation"] == "<=" and "an upper rate" in rate["tolerance"] and rate["passed"]
         assert next(v for v in vs if v["id"] == "wang2018.thm1")["method"] == "exact moments"
+        ref = next(v for v in vs if v["id"] == "wang2018.thm1.reference")  # the plain loop, exact engine
+        assert ref["method"] == "exact moments" and ref["details"]["rel_err"] <= 1e-6
+        assert next(v for v in vs if v["id"] == "wang2018.thm1.latex")["passed"]
     if check_id == "tutorial":  # the numbers the README quotes
         assert [round(v["measured"], 4) for v in vs] == [0.0796, 0.0796, -0.5155]
 
