@@ -339,7 +339,7 @@ def test_rate_verdict_and_its_control():
 @pytest.mark.parametrize(
     "name,limit",
     [
-        # 27, + E = 5 with η per local step, + the LaTeX and plain-loop verdicts, + E = 5's LaTeX
+        # 27, + E = 5 with η per local step, + the LaTeX and plain-loop verdicts, + E = 5's LaTeX and loop
         ("li2020_fedavg.py", 39),
         ("lian2015_asysg.py", 15),
         ("local_sgd_claim.py", 60),
@@ -378,6 +378,8 @@ def test_tutorial_claim_files(name, limit, tmp_path):
         e5 = next(v for v in vs if v["id"] == "li2020.thm1.E5")  # η per local step, run by the exact engine
         assert e5["method"] == "exact moments" and "K ≤ 5" in e5["notes"] and e5["slack"] > 1.0
         assert "ESTIMATED on the realized trajectory" in e5["notes"]
+        ref5 = next(v for v in vs if v["id"] == "li2020.thm1.E5.reference")  # 20 rounds: gap(100) iterations
+        assert ref5["method"] == "exact moments" and ref5["details"]["rel_err"] <= 1e-6
     if check_id == "li2020_order":  # the O-statement: a bounded ratio, the hidden constant reported
         v = next(v for v in vs if v["id"] == "li2020.order.order_T")
         assert v["method"] == "exact moments" and "constant C ≈" in v["notes"] and v["measured"] <= 0.1
