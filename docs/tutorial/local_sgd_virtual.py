@@ -33,7 +33,8 @@ beh = Behaviour(UniformArrivals(4), local_steps=ConstantSteps(4))
 
 # An independent reference (a plain loop, no afltheory): identical workers with ∇f(x) = h ⊙ x, so the virtual
 # average moves at every local step as x̄ ← (1 − ηh) x̄ − η ξ̄ (averaging at the round's end does not move it),
-# ξ̄ the mean of m = 4 workers' noises, each N(0, σ²/d) per coordinate (σ = 1, d = 3); η = 1/(2√T) (L = 1).
+# ξ̄ the mean of m = 4 workers' noises, each N(0, σ²/d) per coordinate (σ = 1, d = 3); η = 1/(2√T) (L = 1);
+# from x̄_0 = x_0 = (1, 1, 1) (x* = 0).
 # Per coordinate: mean ← (1 − ηh) mean, var ← (1 − ηh)² var + η²σ²/(dm); E‖∇f(x̄)‖² = Σ h² (mean² + var).
 def virtual(T, K=4):
     h, eta, mean, var, acc = np.array([1.0, 0.5, 0.25]), 1 / (2 * np.sqrt(T)), np.ones(3), np.zeros(3), 0.0
