@@ -107,3 +107,27 @@ def test_factory_without_parts_gets_no_rule_mutants():
         id="lambda.toy", title="toy", bound=100.0, rule=lambda **kw: FedAvg(**kw), eta=0.5, eta_L=0.1
     )
     assert all(m.category != "generated rule" for m in generated.generate(claim))
+
+
+def test_fedadam_tutorial_gets_rule_and_optimizer_mutants():
+    import os
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    gen = generated.generate_for_files([os.path.join(root, "docs", "tutorial", "fedadam.py")])
+    pre = "gen.reddi2021.fedadam."
+    rule = [m.name[len(pre) :] for m in gen if m.category == "generated rule"]
+    # η = √(mK) ≠ 1: η dropped; K = 2 > 1 (the class does not fix K): the K weight dropped and squared;
+    # β1 = 0 ≠ β2 = 0.99: the swap
+    assert rule == [
+        "step.squared",
+        "normalizer.off_by_one",
+        "step.eta_dropped",
+        "k_weight.off_by_one",
+        "k_weight.dropped",
+        "k_weight.squared",
+        "opt.dropped",
+        "opt.state_reset",
+        "opt.v_not_squared",
+        "opt.tau_in_sqrt",
+        "opt.betas_swapped",
+    ]
