@@ -187,10 +187,13 @@ def with_server_optimizer(rule: Any, optimizer: ServerOptimizer) -> Any:
 
 def optimized(rule_class: Any, optimizer: ServerOptimizer) -> Any:
     """A rule factory ``f(**fields) -> with_server_optimizer(rule_class(**fields), optimizer)`` (a claim's
-    ``rule=``: the claim resolves the step sizes, the factory attaches the optimizer)."""
+    ``rule=``: the claim resolves the step sizes, the factory attaches the optimizer). The factory exposes
+    its parts as ``f.rule_class`` and ``f.optimizer`` (read by ``afltheory.mutants.generated``: the base
+    rule's view mutants and the optimizer's own mutants)."""
 
     def factory(**fields: Any) -> Any:
         return with_server_optimizer(rule_class(**fields), optimizer)
 
     factory.__name__ = f"{getattr(rule_class, '__name__', 'rule')}+{type(optimizer).__name__}"
+    factory.rule_class, factory.optimizer = rule_class, optimizer  # type: ignore[attr-defined]
     return factory

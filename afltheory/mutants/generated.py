@@ -9,7 +9,13 @@ could make in the claim's rule, its schedule and its bound:
   dropped / squared / off by one, the staleness weight dropped / squared, the client weights M p_k dropped /
   squared / off by the factor M, the memory slots reset every round. Only the hooks the rule uses are
   mutated, and a mutant that is the identity on the claim's class (the K weight squared when K_max = 1, m ↔ M
-  under full participation, η dropped when η = 1) is not generated.
+  under full participation, η dropped when η = 1) is not generated. A rule given as a factory that names its
+  parts (``server_opt.optimized(FedAvg, ServerAdam(...))``: ``rule_class``, ``optimizer``) gets the same
+  view mutants of its base class, each run through the factory (the optimizer kept), plus the
+  **server-optimizer mutants** (``opt.*``): the optimizer stage dropped (the base rule's plain step), its
+  state reset every round, and for an adaptive optimizer the second moment fed |g| instead of g², β1 ↔ β2
+  and τ inside the square root (η m / √(v + τ)); for heavy ball the buffer damped by (1 − β). Both are claim
+  edits (the claim's ``rule`` replaced by a mutated factory), category "generated rule".
 - **schedule mutants** (category "generated schedule", a claim edit of ``eta`` / ``eta_L`` only): a step
   schedule in t evaluated one round late or early (t ± 1) or counted in local steps (t·K); a step resolved
   from the run's T and K with T counted in local steps (T·K) or K dropped. The claimed bound is unchanged: it
@@ -131,11 +137,11 @@ def _number(v) -> float | None:
         return None
 
 
-def _rule_mutants(claim) -> list[tuple[str, str, dict]]:
-    """(tag, description, hooks) of the rule-view mutants of ``claim.rule``."""
+def _rule_mutants(claim, R: Any = None) -> list[tuple[str, str, dict]]:
+    """(tag, description, hooks) of the rule-view mutants of the rule class ``R`` (default ``claim.rule``)."""
     from ..algorithms.base import ServerRule
 
-    R, A = claim.rule, claim.assumptions
+    R, A = claim.rule if R is None else R, claim.assumptions
     if not (isinstance(R, type) and issubclass(R, ServerRule)):
         return []
     full = A.participation == "full"
@@ -230,6 +236,82 @@ def _rule_mutants(claim) -> list[tuple[str, str, dict]]:
     return out
 
 
+# ----------------------------------------------------------------------------------------- server optimizer
+def _factory_parts(rule: Any) -> tuple[type, Any] | None:
+    """(base rule class, optimizer) of a rule factory naming its parts (``server_opt.optimized``), else
+    None (a plain rule class, or a factory that does not say what it builds)."""
+    from ..algorithms.base import ServerRule
+    from ..algorithms.server_opt import ServerOptimizer
+
+    base, opt = getattr(rule, "rule_class", None), getattr(rule, "optimizer", None)
+    if isinstance(base, type) and issubclass(base, ServerRule) and isinstance(opt, ServerOptimizer):
+        return base, opt
+    return None
+
+
+def _mutated_optimizer(opt: Any, tag: str, **methods) -> Any:
+    """``opt`` rebuilt (same fields) as a subclass of its class overriding ``methods``; named after the
+    mutant and findable by qualname, as ``_subclass`` does for rules."""
+    cls = _subclass(type(opt), tag, **methods)
+    return cls(**{f.name: getattr(opt, f.name) for f in dataclasses.fields(opt) if f.init})
+
+
+def _optimizer_mutants(opt: Any, cid: str) -> list[tuple[str, str, Any]]:
+    """(tag, description, mutated optimizer — None: the stage dropped) of the server optimizer ``opt``. An
+    identity optimizer (ServerSGD) gets none: dropping it is the identity."""
+    from ..algorithms.server_opt import ServerOptState
+
+    if opt.identity:
+        return []
+    O, name = type(opt), type(opt).__name__
+    spec: list[tuple[str, str, Any]] = [
+        ("opt.dropped", f"the server optimizer {name} dropped (the base rule's plain step)", None)
+    ]
+    if opt.heavy_ball:  # (its state reset every round is the base step: the same run as "dropped")
+        beta = float(opt.beta)
+
+        def damped(self, state, s, eta):  # m ← β m + (1 − β) g: a dampening the rule does not have
+            m = beta * state.m + (1.0 - beta) * s / eta
+            return eta * m, ServerOptState(m, state.v, state.memory)
+
+        if beta > 0:  # β = 0: no buffer to damp
+            spec.append(("opt.damped", f"{name}'s buffer damped: m ← β m + (1 − β) g", {"update": damped}))
+    else:
+
+        def reset(self, state, s, eta):  # m, v back to their start (m = 0, v = τ² or 0) before every step
+            return O.update(self, self.init(*state.m.shape, state.memory), s, eta)
+
+        spec.append(("opt.state_reset", f"{name}'s state (m, v) reset every round", {"update": reset}))
+    if hasattr(opt, "tau") and hasattr(O, "_v"):  # the adaptive three (v, τ): Adam, Yogi, Adagrad
+
+        def v_abs(self, v, g2):  # the second moment fed |g| (the square dropped)
+            return O._v(self, v, np.sqrt(g2))
+
+        def tau_in_sqrt(self, state, s, eta):  # η m / √(v + τ) instead of η m / (√v + τ)
+            step, new = O.update(self, state, s, eta)
+            return step * (np.sqrt(new.v) + self.tau) / np.sqrt(new.v + self.tau), new
+
+        spec.append(("opt.v_not_squared", f"{name}'s second moment fed |g| instead of g²", {"_v": v_abs}))
+        spec.append(
+            (
+                "opt.tau_in_sqrt",
+                f"{name}'s step η m / √(v + τ) instead of η m / (√v + τ)",
+                {"update": tau_in_sqrt},
+            )
+        )
+        if float(opt.beta1) != float(opt.beta2):  # equal β: the swap is the identity
+            swapped = dataclasses.replace(opt, beta1=opt.beta2, beta2=opt.beta1)
+            spec.append(("opt.betas_swapped", f"{name}'s β1 and β2 swapped", swapped))
+    return [
+        (t, d, _mutated_optimizer(opt, f"{cid}.{t}", **h) if isinstance(h, dict) else h) for t, d, h in spec
+    ]
+
+
+def _with_rule(rule: Any) -> Callable:
+    """The claim edit putting ``rule`` in the claim's place."""
+    return lambda cl: dataclasses.replace(cl, rule=rule)
+
+
 # ----------------------------------------------------------------------------------------- claim edits
 def _edit_terms(claim, f: Callable[[dict], dict]):
     return dataclasses.replace(claim, bound=f(dict(claim.bound)))
@@ -313,11 +395,24 @@ def generate(claim: Any) -> list[Mutant]:
     docstring), named ``gen.<claim id>.<tag>``. A claim declared ``expect="fails"`` gets none."""
     if claim.expect != "holds":
         return []
-    out = []
-    for tag, desc, hooks in _rule_mutants(claim):
-        cls = _subclass(claim.rule, f"{claim.id}.{tag}", **hooks)
-        cat = "generated schedule" if tag.startswith("schedule.") else "generated rule"
-        out.append(Mutant(f"gen.{claim.id}.{tag}", cat, desc, replaces={claim.rule: cls}))
+    from ..algorithms.server_opt import optimized
+
+    out, parts = [], _factory_parts(claim.rule)
+    for tag, desc, hooks in _rule_mutants(claim, parts[0] if parts else None):
+        name = f"gen.{claim.id}.{tag}"
+        if parts is None:
+            cls = _subclass(claim.rule, f"{claim.id}.{tag}", **hooks)
+            cat = "generated schedule" if tag.startswith("schedule.") else "generated rule"
+            out.append(Mutant(name, cat, desc, replaces={claim.rule: cls}))
+        else:  # through the factory, its optimizer kept (a replaced class would be rebuilt without it)
+            cls = _subclass(parts[0], f"{claim.id}.{tag}", **hooks)
+            edit = _with_rule(optimized(cls, parts[1]))
+            out.append(Mutant(name, "generated rule", desc, claim_id=claim.id, claim_edit=edit))
+    for tag, desc, opt in _optimizer_mutants(parts[1], claim.id) if parts else ():
+        edit = _with_rule(parts[0] if opt is None else optimized(parts[0], opt))
+        out.append(
+            Mutant(f"gen.{claim.id}.{tag}", "generated rule", desc, claim_id=claim.id, claim_edit=edit)
+        )
     for tag, desc, edit in _claim_mutants(claim):
         cat = "generated schedule" if tag.startswith("schedule.") else "generated claim"
         out.append(Mutant(f"gen.{claim.id}.{tag}", cat, desc, claim_id=claim.id, claim_edit=edit))

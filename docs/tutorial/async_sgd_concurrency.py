@@ -7,16 +7,25 @@
 # an event-driven clock with one job per worker can produce), so the adversary draws event-driven clocks at
 # arbitrary speeds (ratios up to 1:300) and refuses round-mode i.i.d. delays as outside the class.
 #   python docs/tutorial/async_sgd_concurrency.py      (or: afltheory adversary async_sgd_n --file THIS)
+# `afltheory verify THIS --mutants` runs the check below: the bound equals its LaTeX, and on two workers of
+# equal speed (an event-driven clock: after the first arrival every update is exactly one round stale) the
+# noise-free run equals a plain loop of x_{t+1} = x_t − γ ∇f(x_{t−1}) (x_{−1} = x_0, γ = 0.1 ≤ 1/(4Ln) = 1/8).
+import dataclasses
 import sys
 
-import sympy as sp
+import numpy as np
 
 from afltheory.adversary.generic import search_claim
 from afltheory.algorithms import AsySG
-from afltheory.claims import Assumptions, Claim, L, M, T, eta, eta_L, sigma_L
+from afltheory.anarchy import EventDriven, FixedTime
+from afltheory.checks import register
+from afltheory.claims import Assumptions, Claim, L, M, eta, eta_L
 from afltheory.claims.assumption_class import JobsInFlight
+from afltheory.claims.latex import latex
+from afltheory.claims.verify import verify_latex, verify_reference
+from afltheory.problems import HeterogeneousQuadratic
 
-Delta = sp.Symbol("Delta")
+PAPER = {r"\gamma": "eta*eta_L"}  # γ = η η_L
 ASYNC_SGD = Claim(
     id="async_sgd_n",
     title="async SGD, n = M jobs in flight: O(Δ/(γT) + γLσ²) for γ ≤ 1/(4Ln)",
@@ -24,10 +33,28 @@ ASYNC_SGD = Claim(
                             max_local_steps=1),
     rule=AsySG,
     eta=1.0,  # η_L is left free: the claim is for every η_L its condition admits
-    bound={"transient": 8 * Delta / (eta * eta_L * T), "noise": 4 * eta * eta_L * L * sigma_L**2},
+    bound=latex(r"\frac{8 (f(x_0) - f^*)}{\gamma T} + 4 \gamma L \sigma^2", PAPER, ("transient", "noise")),
     conditions={"step": 4 * eta * eta_L * L * M <= 1},
     reference="Mishchenko et al. 2022 (from memory)",
 )
+H = np.array([1.0, 0.5])  # f(x) = ½ Σ h_j x_j² on both workers (iid, x* = 0): L = 1, n = M = 2
+p0, beh = HeterogeneousQuadratic.from_arrays(hessian_diag=H, centers=np.zeros((2, 2))), EventDriven(
+    m=1, compute_time=FixedTime(1.0))  # no noise: the run is deterministic, engine and loop agree to rounding
+
+
+def stale_gd(T, gamma=0.1):  # (1/T) Σ_{t<T} ‖∇f(x_t)‖², the plain loop
+    x, prev, acc = np.ones(2), np.ones(2), 0.0
+    for _ in range(T):
+        acc, (x, prev) = acc + np.sum((H * x) ** 2), (x - gamma * H * prev, x)
+    return acc / T
+
+
+@register("async_sgd_n", "async SGD, n jobs in flight: LaTeX, stale plain loop", ASYNC_SGD.reference)
+def run(ctx):
+    at = dataclasses.replace(ASYNC_SGD, eta_L=0.1)  # one η_L its condition admits
+    return [verify_latex(ASYNC_SGD, PAPER),
+            verify_reference(at, p0, beh, stale_gd(50), rounds=50, x0=np.ones(2), rtol=1e-9)]
+
 
 if __name__ == "__main__":
     wc = search_claim(ASYNC_SGD, budget=int(sys.argv[1]) if len(sys.argv) > 1 else 40, seed=0)

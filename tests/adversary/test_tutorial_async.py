@@ -20,7 +20,9 @@ def _lines():
 
 
 def test_tutorial_claim_holds_and_old_instance_refused():
-    assert len(_lines()) <= 30
+    # 21 lines for the claim and its adversary; + 19 for the check `afltheory verify --mutants` scores
+    # (the bound as LaTeX and a one-round-stale plain loop)
+    assert len(_lines()) <= 40
     claim = runpy.run_path(str(TUTORIAL))["ASYNC_SGD"]
     wc = search_claim(claim, budget=15, seed=0)
     assert not wc.violated and wc.ratio < 1 and wc.certificate.inside

@@ -339,13 +339,15 @@ def test_rate_verdict_and_its_control():
 @pytest.mark.parametrize(
     "name,limit",
     [
-        # 27, + E = 5 with η per local step, + the LaTeX and plain-loop verdicts, + E = 5's LaTeX
+        # 27, + E = 5 with η per local step, + the LaTeX and plain-loop verdicts, + E = 5's LaTeX and loop
         ("li2020_fedavg.py", 39),
         ("lian2015_asysg.py", 15),
         ("local_sgd_claim.py", 60),
         ("li2020_order.py", 30),
-        ("fedadam.py", 35),
-        ("local_sgd_virtual.py", 30),
+        # 22, + the bound as LaTeX (verify_latex), the noise-free instance and Algorithm 2's plain loop
+        ("fedadam.py", 39),
+        # 22, + the bound and step condition as LaTeX (verify_latex) and the plain-loop reference (7 lines)
+        ("local_sgd_virtual.py", 33),
     ],
 )
 def test_tutorial_claim_files(name, limit, tmp_path):
@@ -376,11 +378,19 @@ def test_tutorial_claim_files(name, limit, tmp_path):
         e5 = next(v for v in vs if v["id"] == "li2020.thm1.E5")  # η per local step, run by the exact engine
         assert e5["method"] == "exact moments" and "K ≤ 5" in e5["notes"] and e5["slack"] > 1.0
         assert "ESTIMATED on the realized trajectory" in e5["notes"]
+        ref5 = next(v for v in vs if v["id"] == "li2020.thm1.E5.reference")  # 20 rounds: gap(100) iterations
+        assert ref5["method"] == "exact moments" and ref5["details"]["rel_err"] <= 1e-6
     if check_id == "li2020_order":  # the O-statement: a bounded ratio, the hidden constant reported
-        (v,) = vs
+        v = next(v for v in vs if v["id"] == "li2020.order.order_T")
         assert v["method"] == "exact moments" and "constant C ≈" in v["notes"] and v["measured"] <= 0.1
+        # its power: the bound is its LaTeX, the run the plain loop's recursion (exact engine, rtol 1e-6)
+        assert [v["id"] for v in vs[1:]] == ["li2020.order.latex", "li2020.order.reference"]
     if check_id == "fedadam":  # Monte Carlo, and the verdict says why the exact engine refused
-        (v,) = vs
+        v = next(v for v in vs if v["id"] == "reddi2021.fedadam.order_T")
+        # its power: the bound is its LaTeX, the noise-free run Algorithm 2's plain loop (to rounding)
+        ref = next(v for v in vs if v["id"] == "reddi2021.fedadam.reference")
+        assert ref["details"]["rel_err"] <= 1e-9 and "ServerAdam" in ref["method"]
+        assert [v["id"] for v in vs] == ["reddi2021.fedadam.order_T", "reddi2021.fedadam.latex", ref["id"]]
         assert "exact moments refused: UnsupportedRule: server optimizer ServerAdam" in v["method"]
         assert "nonlinear in the updates" in v["method"] and v["negative_control"]["measured"] > 0.3
         assert "aggregate(" not in "\n".join(code)  # the optimizer is a component, not an override
@@ -389,6 +399,9 @@ def test_tutorial_claim_files(name, limit, tmp_path):
         # exact moments model the virtual model (record_virtual): the slope is exact, the rate an upper one
         assert rate["relation"] == "<=" and "an upper rate" in rate["tolerance"] and rate["passed"]
         assert next(v for v in vs if v["id"] == "wang2018.thm1")["method"] == "exact moments"
+        ref = next(v for v in vs if v["id"] == "wang2018.thm1.reference")  # the plain loop, exact engine
+        assert ref["method"] == "exact moments" and ref["details"]["rel_err"] <= 1e-6
+        assert next(v for v in vs if v["id"] == "wang2018.thm1.latex")["passed"]
     if check_id == "tutorial":  # the numbers the README quotes
         assert [round(v["measured"], 4) for v in vs] == [0.0796, 0.0796, -0.5155]
 
