@@ -125,52 +125,61 @@ _PER_ROUND = (
     "and its check holds Monte Carlo estimates to it"
 )
 
-LEMMA1 = Claim(
-    id="yang2022.lemma1",
-    title="Lemma 1: E‖G_i − E G_i‖² ≤ σ_L²/K (G_i the mean of K stochastic gradients)",
-    kind="lemma",
-    measured=None,
-    assumptions=None,
-    bound={"variance": S.sigma_L**2 / S.K},
-    reference="[Yang et al. 2022, Lemma 1]",
-    source=_YANG,
-    confidence="read",
-    location=_at(8181, "Lemma 1", "Lemma 1: `E G_i = (1/K)", _LEMMAS),
+
+def _per_round_lemma(
+    id, title, bound, reference, location, what, *, reading="", definitions=None, conditions=None
+):
+    """One of Yang et al.'s per-round lemmas (read): an inequality on ``what``, no measured quantity of a run,
+    so not a claim the engines run (theory.lemmas evaluates it)."""
+    return Claim(
+        id=id,
+        title=title,
+        kind="lemma",
+        measured=None,
+        assumptions=None,
+        bound=bound,
+        definitions=definitions or {},
+        conditions=conditions or {},
+        reference=reference,
+        source=_YANG,
+        confidence="read",
+        location=location,
+        reading=reading,
+        why_not_a_claim=_PER_ROUND.format(what=what),
+    )
+
+
+LEMMA1 = _per_round_lemma(
+    "yang2022.lemma1",
+    "Lemma 1: E‖G_i − E G_i‖² ≤ σ_L²/K (G_i the mean of K stochastic gradients)",
+    {"variance": S.sigma_L**2 / S.K},
+    "[Yang et al. 2022, Lemma 1]",
+    _at(8181, "Lemma 1", "Lemma 1: `E G_i = (1/K)", _LEMMAS),
+    "one worker's update",
     reading="a worker's update is the average of its K stochastic gradients (theory.lemmas)",
-    why_not_a_claim=_PER_ROUND.format(what="one worker's update"),
 )
-LEMMA2 = Claim(
-    id="yang2022.lemma2",
-    title="Lemma 2: E‖Σ_{i∈M_t} G_i‖² ≤ 2‖Σ_{i∈M_t} E G_i‖² + (2m/K̄_t) σ_L²",
-    kind="lemma",
-    measured=None,
-    assumptions=None,
-    bound={"mean": 2 * MEAN_SQ, "sigma_L": 2 * S.m / S.Kbar * S.sigma_L**2},
-    definitions={"m/Kbar": "Σ_{i∈M_t} 1/K_{t,i}", "mean_sq": "‖Σ_{i∈M_t} E G_i‖²"},
-    reference="[Yang et al. 2022, Lemma 2]",
-    source=_YANG,
-    confidence="read",
-    location=_at(8251, "Lemma 2", "Lemma 2: `E‖Σ_{i∈M_t} G_i‖²", _LEMMAS),
+LEMMA2 = _per_round_lemma(
+    "yang2022.lemma2",
+    "Lemma 2: E‖Σ_{i∈M_t} G_i‖² ≤ 2‖Σ_{i∈M_t} E G_i‖² + (2m/K̄_t) σ_L²",
+    {"mean": 2 * MEAN_SQ, "sigma_L": 2 * S.m / S.Kbar * S.sigma_L**2},
+    "[Yang et al. 2022, Lemma 2]",
+    _at(8251, "Lemma 2", "Lemma 2: `E‖Σ_{i∈M_t} G_i‖²", _LEMMAS),
+    "one round's aggregated updates",
     reading="m/K̄_t = Σ_{i∈M_t} 1/K_{t,i} (K̄_t the harmonic mean of the round's local steps)",
-    why_not_a_claim=_PER_ROUND.format(what="one round's aggregated updates"),
+    definitions={"m/Kbar": "Σ_{i∈M_t} 1/K_{t,i}", "mean_sq": "‖Σ_{i∈M_t} E G_i‖²"},
 )
-DRIFT = Claim(
-    id="yang2022.drift",
-    title="bound (1): E‖y_k − x‖² ≤ 5Kη_L²(σ_L² + 6Kσ_G²) + 30K²η_L²‖∇f(x)‖² for k ≤ K, under (C1)",
-    kind="lemma",
-    measured=None,
-    assumptions=None,
-    bound={
+DRIFT = _per_round_lemma(
+    "yang2022.drift",
+    "bound (1): E‖y_k − x‖² ≤ 5Kη_L²(σ_L² + 6Kσ_G²) + 30K²η_L²‖∇f(x)‖² for k ≤ K, under (C1)",
+    {
         "sigma_L": 5 * S.K * S.eta_L**2 * S.sigma_L**2,
         "sigma_G": 30 * S.K**2 * S.eta_L**2 * S.sigma_G**2,
         "gradient": 30 * S.K**2 * S.eta_L**2 * GRAD_SQ,
     },
+    "[Yang et al. 2022, bound (1)] (Reddi et al. 2021, Lemma 4)",
+    _at(8322, "bound (1)", "Local drift (bound (1), Reddi et al. Lemma 4)", _LEMMAS),
+    "one worker's local path",
     conditions={"C1": 6 * S.eta_L**2 * (2 * S.K**2 - 3 * S.K + 1) * S.L**2 <= 1},
-    reference="[Yang et al. 2022, bound (1)] (Reddi et al. 2021, Lemma 4)",
-    source=_YANG,
-    confidence="read",
-    location=_at(8322, "bound (1)", "Local drift (bound (1), Reddi et al. Lemma 4)", _LEMMAS),
-    why_not_a_claim=_PER_ROUND.format(what="one worker's local path"),
 )
 
 #: Dynamic FedAvg's symbols (docs/theorems.md "Dynamic FedAvg — the claims to verify"; exact.drift)
