@@ -156,36 +156,23 @@ def verify() -> list:
     import numpy as np
 
     from ..algorithms import FedAvg
-    from ..anarchy import Behaviour, ConstantSteps, UniformArrivals
-    from ..claims import verify as verify_claim
-    from ..problems import HeterogeneousCurvatureQuadratic
+    from ._runs import curved_clients, synchronous, verify_with_control
 
     claim, cor1 = claims()
-    het = HeterogeneousCurvatureQuadratic.from_arrays(
-        hessians=np.array([[1.0, 0.5], [0.8, 1.0], [1.0, 0.6], [0.7, 0.9]]),
-        centers=np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0], [0.0, -1.0]]),
-        radius=10.0,
-    )
-    beh = Behaviour(UniformArrivals(4), local_steps=ConstantSteps(1))
-    control = sum(claim.bound.values()) / CONTROL_FACTOR
+    het, beh = curved_clients(), synchronous(4)
+    start = het.constants.x_star
     return [
-        verify_claim(
+        verify_with_control(
             claim,
             het,
             beh,
+            CONTROL_FACTOR,
             rounds=5,
             replicates=2,
-            x0=het.constants.x_star + np.array([3.0, 0.0]),
+            x0=start + np.array([3.0, 0.0]),
             algorithm=FedAvg(1.0, 0.25),
-            control=control,
         ),
-        verify_claim(
-            cor1,
-            het,
-            beh,
-            rounds=5,
-            replicates=2,
-            x0=het.constants.x_star + np.array([10.0, 0.0]),
-            control=sum(cor1.bound.values()) / CONTROL_FACTOR,
+        verify_with_control(
+            cor1, het, beh, CONTROL_FACTOR, rounds=5, replicates=2, x0=start + np.array([10.0, 0.0])
         ),
     ]

@@ -149,32 +149,18 @@ def verify() -> list:
     import numpy as np
 
     from ..algorithms import FedAvg
-    from ..anarchy import Behaviour, ConstantSteps, UniformArrivals
-    from ..claims import verify as verify_claim
-    from ..problems import HeterogeneousCurvatureQuadratic, HeterogeneousQuadratic
+    from ..problems import HeterogeneousQuadratic
+    from ._runs import curved_clients, synchronous, verify_with_control
 
     ident, het_claim = claims()
 
-    def check(claim, problem, behaviour, **kw):
-        control = sum(claim.bound.values()) / CONTROL_FACTORS[claim.id]
-        return verify_claim(claim, problem, behaviour, control=control, **kw)
+    def check(claim, problem, **kw):
+        return verify_with_control(claim, problem, beh, CONTROL_FACTORS[claim.id], **kw)
 
     p = HeterogeneousQuadratic.from_arrays(hessian_diag=np.ones(2), centers=np.zeros((4, 2)), sigma_L=2.0)
-    beh = Behaviour(UniformArrivals(4), local_steps=ConstantSteps(1))
-    het = HeterogeneousCurvatureQuadratic.from_arrays(
-        hessians=np.array([[1.0, 0.5], [0.8, 1.0], [1.0, 0.6], [0.7, 0.9]]),
-        centers=np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0], [0.0, -1.0]]),
-        radius=10.0,
-    )
+    beh, het = synchronous(4), curved_clients()
+    x0_het = het.constants.x_star + np.array([3.0, 0.0])
     return [
-        check(ident, p, beh, rounds=200, x0=np.array([3.0, -2.0])),
-        check(
-            het_claim,
-            het,
-            beh,
-            rounds=4,
-            replicates=2,
-            x0=het.constants.x_star + np.array([3.0, 0.0]),
-            algorithm=FedAvg(1.0, 0.25),
-        ),
+        check(ident, p, rounds=200, x0=np.array([3.0, -2.0])),
+        check(het_claim, het, rounds=4, replicates=2, x0=x0_het, algorithm=FedAvg(1.0, 0.25)),
     ]

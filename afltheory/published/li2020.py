@@ -405,14 +405,13 @@ def verify() -> list:
     from ..anarchy import Behaviour, ConstantSteps, UniformArrivals
     from ..checks.criteria import AtMost, ControlMeasurement
     from ..checks.verdict import Verdict
-    from ..claims import verify as verify_claim
     from ..problems import HeterogeneousQuadratic
+    from ._runs import verify_with_control
 
     thm1, thm2, thm3 = claims()
 
     def check(claim, problem, behaviour, **kw):
-        control = sum(claim.bound.values()) / CONTROL_FACTOR
-        return verify_claim(claim, problem, behaviour, control=control, **kw)
+        return verify_with_control(claim, problem, behaviour, CONTROL_FACTOR, **kw)
 
     spread = np.array([[-1.0, 0], [-1 / 3, 0], [1 / 3, 0], [1.0, 0]])
     # Thm 1: noise (2/3 of the bound) and Γ (1/3) with data weights: a FedAvg ignoring p_k would end at the

@@ -133,8 +133,8 @@ def verify() -> list:
 
     from ..algorithms import AsySG
     from ..anarchy import Behaviour, FixedDelay, NoDelay, UniformArrivals
-    from ..claims import verify as verify_claim
     from ..problems import HeterogeneousQuadratic
+    from ._runs import verify_with_control
 
     (claim,) = claims()
     p = HeterogeneousQuadratic.from_arrays(
@@ -144,15 +144,15 @@ def verify() -> list:
     for mm, tau_, gamma in ((1, 0, 0.2), (2, 3, 0.05)):
         beh = Behaviour(UniformArrivals(mm), delays=FixedDelay(tau_) if tau_ else NoDelay())
         out.append(
-            verify_claim(
+            verify_with_control(
                 claim,
                 p,
                 beh,
+                CONTROL_FACTOR,
                 rounds=400,
                 x0=np.array([3.0, -2.0]),
                 algorithm=AsySG(gamma * mm, 1.0),
                 id=f"published.lian2015.thm1.m{mm}_tau{tau_}",
-                control=sum(claim.bound.values()) / CONTROL_FACTOR,
             )
         )
     return out

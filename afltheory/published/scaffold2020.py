@@ -369,20 +369,14 @@ def verify() -> list:
     import numpy as np
 
     from ..algorithms import FedAvg
-    from ..anarchy import Behaviour, ConstantSteps, UniformArrivals
     from ..checks.criteria import AtLeast, ControlMeasurement
     from ..checks.verdict import Verdict
     from ..claims import verify as verify_claim
-    from ..problems import HeterogeneousCurvatureQuadratic
+    from ._runs import curved_clients, synchronous
 
     (claim,) = claims()
     K, rounds = 5, 4000
-    p = HeterogeneousCurvatureQuadratic.from_arrays(
-        hessians=np.array([[1.0, 0.5], [0.8, 1.0], [1.0, 0.6], [0.7, 0.9]]),
-        centers=20 * np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0], [0.0, -1.0]]),
-        radius=10.0,
-    )
-    beh = Behaviour(UniformArrivals(4), local_steps=ConstantSteps(K))
+    p, beh = curved_clients(spread=20), synchronous(4, K)
     fedavg = FedAvg(1.0, 1 / (81 * K * p.constants.L))
     out = [verify_claim(claim, p, beh, rounds=rounds, replicates=2, x0=np.array([3.0, -2.0]), control=fedavg)]
     s, best = _thm2_slope()

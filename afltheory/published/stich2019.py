@@ -114,21 +114,10 @@ def verify() -> list:
     term of the weighted average, one verdict whose control (bound / 10) must fail."""
     import numpy as np
 
-    from ..anarchy import Behaviour, ConstantSteps, UniformArrivals
-    from ..claims import verify as verify_claim
     from ..problems import HeterogeneousQuadratic
+    from ._runs import synchronous, verify_with_control
 
     (claim,) = claims()
     p = HeterogeneousQuadratic.from_arrays(hessian_diag=np.ones(2), centers=np.zeros((4, 2)), sigma_L=0.0)
-    beh = Behaviour(UniformArrivals(4), local_steps=ConstantSteps(1))
-    return [
-        verify_claim(
-            claim,
-            p,
-            beh,
-            rounds=5,
-            replicates=2,
-            x0=p.constants.x_star + np.array([1.0, 0.0]),
-            control=sum(claim.bound.values()) / CONTROL_FACTOR,
-        )
-    ]
+    x0 = p.constants.x_star + np.array([1.0, 0.0])
+    return [verify_with_control(claim, p, synchronous(4), CONTROL_FACTOR, rounds=5, replicates=2, x0=x0)]

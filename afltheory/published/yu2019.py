@@ -210,19 +210,16 @@ def verify() -> list:
     import numpy as np
 
     from ..algorithms import FedAvg
-    from ..anarchy import Behaviour, ConstantSteps, UniformArrivals
-    from ..claims import verify as verify_claim
     from ..claims import verify_rate
+    from ._runs import synchronous, verify_with_control
 
     thm1, cor2 = claims()
 
     def check(claim, problem, behaviour, **kw):
-        control = sum(claim.bound.values()) / CONTROL_FACTOR
-        return verify_claim(claim, problem, behaviour, control=control, **kw)
+        return verify_with_control(claim, problem, behaviour, CONTROL_FACTOR, **kw)
 
     p, q, r = iso(4, 0.5), iso(4, 1.0), iso(2, 1.0)
-    four = Behaviour(UniformArrivals(4), local_steps=ConstantSteps(1))
-    two = Behaviour(UniformArrivals(2), local_steps=ConstantSteps(1))
+    four, two = synchronous(4), synchronous(2)
     return [
         check(
             thm1,
