@@ -13,8 +13,9 @@ from typing import Any
 import sympy as sp
 
 from ..algorithms.published import FedNova
-from ..claims import Assumptions, Claim, EngineForm, Location, Transcription
+from ..claims import Assumptions, EngineForm, Location, Transcription
 from ..pep.claims import PepSetup
+from ._paper import Paper
 
 __all__ = [
     "FEDNOVA_CONSISTENT",
@@ -36,6 +37,7 @@ SOURCE = (
     "main text, index id 54497425936 (a converted markdown copy): Sec. 3 Lemma 1, Sec. 4.1 the update "
     "rule 4 and FedAvg's τ_eff, w_i, Sec. 4.2 Theorems 1-2, Sec. 5 FedNova and Theorem 3"
 )
+PAPER = Paper("Wang, Liu, Liang, Joshi, Poor, NeurIPS 2020", SOURCE)
 EXCERPT = None
 LOC_LEMMA1 = Location(
     _INDEX_ID, 9000, "Lemma 1; Sec. 4.1 FedAvg's w_i; Theorem 1", _FOUND_BY, section="Secs. 3-4"
@@ -50,11 +52,10 @@ READINGS = {
     "(the stationary point of F̃) is checked",
 }
 
-THM1_INCONSISTENCY = Claim(
-    id="fednova2020.thm1",
-    title="FedAvg with heterogeneous local steps converges to a mismatched objective",
-    reference="Wang, Liu, Liang, Joshi, Poor, NeurIPS 2020, Lemma 1 and Theorem 1 (w_i of Sec. 4.1)",
-    source=SOURCE,
+THM1_INCONSISTENCY = PAPER.claim(
+    "fednova2020.thm1",
+    "FedAvg with heterogeneous local steps converges to a mismatched objective",
+    "Lemma 1 and Theorem 1 (w_i of Sec. 4.1)",
     excerpt=EXCERPT,
     confidence="read",
     location=LOC_LEMMA1,
@@ -110,11 +111,10 @@ def surrogate_gap(trace: Any, problem: Any, algorithm: Any) -> dict:
     return {"gap2": out}
 
 
-FEDNOVA_CONSISTENT = Claim(
-    id="fednova2020.fednova",
-    title="FedNova's normalized averaging removes the inconsistency",
-    reference="Wang, Liu, Liang, Joshi, Poor, NeurIPS 2020, Sec. 5 (FedNova) and Theorem 3",
-    source=SOURCE,
+FEDNOVA_CONSISTENT = PAPER.claim(
+    "fednova2020.fednova",
+    "FedNova's normalized averaging removes the inconsistency",
+    "Sec. 5 (FedNova) and Theorem 3",
     confidence="read",
     location=LOC_THM3,
     readings=READINGS,
@@ -157,11 +157,10 @@ beta2 = sp.Symbol("beta2", positive=True)  # β² ≥ 1 of Assumption 3
 kappa2 = sp.Symbol("kappa2", nonnegative=True)  # κ² of Assumption 3 (not L/μ)
 eps_opt = sp.Symbol("eps_opt", nonnegative=True)  # the vanishing optimization error of (8)
 
-THM2_TRUE_OBJECTIVE = Claim(
-    id="fednova2020.thm2",
-    title="Convergence in terms of the true objective: a non-vanishing floor 2χ²κ²",
-    reference="Wang, Liu, Liang, Joshi, Poor, NeurIPS 2020, Theorem 2 (eq. 10)",
-    source=SOURCE,
+THM2_TRUE_OBJECTIVE = PAPER.claim(
+    "fednova2020.thm2",
+    "Convergence in terms of the true objective: a non-vanishing floor 2χ²κ²",
+    "Theorem 2 (eq. 10)",
     confidence="read",
     location=LOC_THM2,
     readings={

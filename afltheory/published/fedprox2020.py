@@ -11,7 +11,8 @@ from typing import Any
 
 import sympy as sp
 
-from ..claims import Claim, Location, Transcription
+from ..claims import Location, Transcription
+from ._paper import Paper
 from .symbols import B_dis, Delta, L, gamma_inexact, m, mu_prox
 
 __all__ = [
@@ -73,12 +74,16 @@ LATEX4 = Transcription(
     "function call); μ̄ mapped to μ under the reading fedprox.L_minus_limit",
 )
 
-THM4 = Claim(
-    id="fedprox2020.thm4",
-    title="FedProx sufficient decrease per round (non-convex, B-dissimilarity)",
-    reference="Li, Sahu, Zaheer, Sanjabi, Talwalkar, Smith, MLSys 2020, Theorem 4",
-    source="main text, index id 54523137112 (a converted markdown copy): Sec. 4.2 Theorem 4, ρ and the "
+PAPER = Paper(
+    "Li, Sahu, Zaheer, Sanjabi, Talwalkar, Smith, MLSys 2020",
+    "main text, index id 54523137112 (a converted markdown copy): Sec. 4.2 Theorem 4, ρ and the "
     "expected decrease, Definition 3, Algorithm 2",
+)
+
+THM4 = PAPER.claim(
+    "fedprox2020.thm4",
+    "FedProx sufficient decrease per round (non-convex, B-dissimilarity)",
+    "Theorem 4",
     confidence="read",
     location=LOC4,
     transcription=LATEX4,
@@ -108,10 +113,10 @@ eps = sp.Symbol("epsilon", positive=True)  # target accuracy ε
 #: exact prox with μ, K devices, T rounds from w⁰
 CHECK6 = {"mu": 3.0, "K": 1000, "T": 20, "w0": (0.0, 10.0)}
 
-THM6 = Claim(
-    id="fedprox2020.thm6",
-    title="FedProx convergence rate: T = O(Δ/(ρε)) rounds to (1/T) Σ E‖∇f(w^t)‖² ≤ ε",
-    reference="Li, Sahu, Zaheer, Sanjabi, Talwalkar, Smith, MLSys 2020, Theorem 6",
+THM6 = PAPER.claim(
+    "fedprox2020.thm6",
+    "FedProx convergence rate: T = O(Δ/(ρε)) rounds to (1/T) Σ E‖∇f(w^t)‖² ≤ ε",
+    "Theorem 6",
     source=THM4.source.replace("Sec. 4.2 Theorem 4", "Sec. 4.2 Theorem 6"),
     confidence="read",
     location=Location(_INDEX_ID, 20000, "Theorem 6", _FOUND_BY, section="Sec. 4.2"),
@@ -133,11 +138,11 @@ THM6 = Claim(
     "(no engine quantity): checked in its telescoped form on identical clients, plain numpy",
 )
 
-COR7 = Claim(
-    id="fedprox2020.cor7",
+COR7 = PAPER.claim(
+    "fedprox2020.cor7",
+    "FedProx, convex, exact local solves: μ ≈ 6LB² gives ρ ≈ 1/(24LB²)",
+    "Corollary 7",
     kind="corollary",
-    title="FedProx, convex, exact local solves: μ ≈ 6LB² gives ρ ≈ 1/(24LB²)",
-    reference="Li, Sahu, Zaheer, Sanjabi, Talwalkar, Smith, MLSys 2020, Corollary 7",
     source=THM4.source.replace("Sec. 4.2 Theorem 4", "Sec. 4.2 Corollary 7"),
     confidence="read",
     location=Location(_INDEX_ID, 20000, "Corollary 7", _FOUND_BY, section="Sec. 4.2"),

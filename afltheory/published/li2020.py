@@ -16,10 +16,11 @@ from typing import Any
 import sympy as sp
 
 from ..algorithms import FedAvg
-from ..claims import Assumptions, Claim, EngineForm, Location, Transcription
+from ..claims import Assumptions, EngineForm, Location, Transcription
 from ..claims.symbols import E, sum_p2
 from ..pep.claims import PepSetup
 from ..theory.symbols import sigma_L
+from ._paper import Paper
 from .symbols import D0, G, Gamma, K, L, M, T, gamma, kappa, m, mu, sum_p2_sigma2, t
 
 __all__ = [
@@ -44,6 +45,7 @@ SOURCE = (
     "main text, index id 785123747 (a converted markdown copy): Sec. 3.1 Assumptions 1-4, Sec. 3.2 "
     "Theorem 1, eqs. 4-5, Sec. 3.3 Assumptions 5-6 and Theorems 2-3, eq. 6"
 )
+PAPER = Paper("Li, Huang, Yang, Wang, Zhang, ICLR 2020", SOURCE)
 EXCERPT = None
 LOC1 = Location(_INDEX_ID, 15500, "Theorem 1 (eqs. 4-5)", _FOUND_BY, section="Sec. 3.2")
 LOC2 = Location(_INDEX_ID, 15500, "Theorem 2 (eq. 6), Assumption 5", _FOUND_BY, section="Sec. 3.3")
@@ -200,11 +202,10 @@ def _pep_subclass(subclass: dict, description: str) -> PepSetup:
     )
 
 
-THM1 = Claim(
-    id="li2020.thm1",
-    title="FedAvg, non-iid, strongly convex, full participation",
-    reference="Li, Huang, Yang, Wang, Zhang, ICLR 2020, Theorem 1",
-    source=SOURCE,
+THM1 = PAPER.claim(
+    "li2020.thm1",
+    "FedAvg, non-iid, strongly convex, full participation",
+    "Theorem 1",
     excerpt=EXCERPT,
     confidence="read",
     reading=_READING,
@@ -250,11 +251,10 @@ def _sampled(
 ):
     """Theorem ``number`` (2 or 3): Theorem 1 under partial participation by sampling ``scheme`` — the bound
     with B replaced by B + C, C = ``c_text`` (sympy ``C``); uniform arrivals and weights in the engines."""
-    return Claim(
-        id=f"li2020.thm{number}",
-        title=f"FedAvg, non-iid, strongly convex, partial participation (scheme {scheme})",
-        reference=f"Li, Huang, Yang, Wang, Zhang, ICLR 2020, Theorem {number}",
-        source=SOURCE,
+    return PAPER.claim(
+        f"li2020.thm{number}",
+        f"FedAvg, non-iid, strongly convex, partial participation (scheme {scheme})",
+        f"Theorem {number}",
         excerpt=EXCERPT,
         confidence="read",
         reading=_READING + scheme_reading,
@@ -324,10 +324,10 @@ THM3 = _sampled(
 
 _eta = sp.Symbol("eta", positive=True)  # the constant step size of Theorem 4
 _wstar = sp.Symbol("w_star_norm", nonnegative=True)  # ‖w*‖₂
-THM4 = Claim(
-    id="li2020.thm4",
-    title="FedAvg with E > 1 and a fixed step converges to a sub-optimal point (lower bound)",
-    reference="Li, Huang, Yang, Wang, Zhang, ICLR 2020, Theorem 4",
+THM4 = PAPER.claim(
+    "li2020.thm4",
+    "FedAvg with E > 1 and a fixed step converges to a sub-optimal point (lower bound)",
+    "Theorem 4",
     source=SOURCE.replace("Sec. 3.1 Assumptions 1-4", "Sec. 4 Theorem 4; Sec. 3.1 Assumptions 1-4"),
     confidence="read",
     location=Location(_INDEX_ID, 15500, "Theorem 4", _FOUND_BY, section="Sec. 4"),

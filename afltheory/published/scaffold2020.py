@@ -19,9 +19,10 @@ from typing import Any
 import sympy as sp
 
 from ..algorithms.published import SCAFFOLDServer
-from ..claims import Assumptions, Claim, EngineForm, Location, Transcription
+from ..claims import Assumptions, EngineForm, Location, Transcription
 from ..claims.symbols import E
 from ..pep.claims import PepSetup
+from ._paper import Paper
 from .symbols import D0, B_dis, Delta, G, K, L, M, T, m, mu, sigma, zeta_star
 
 __all__ = [
@@ -50,6 +51,7 @@ SOURCE = (
     "main text, index id 54748797492 (a converted markdown copy): Sec. 3.1 Theorem I, Sec. 5 Theorem III, "
     "Sec. 6 Theorem IV, Algorithm 1; the appendix (explicit step sizes and constants) not read"
 )
+PAPER = Paper("Karimireddy et al., ICML 2020", SOURCE)
 _LOC3 = Location(_INDEX_ID, 16000, "Theorem III", _FOUND_BY, section="Sec. 5")
 _LOC1 = Location(_INDEX_ID, 16000, "Theorem I", _FOUND_BY, section="Sec. 3.1")
 _LOC4 = Location(_INDEX_ID, 16000, "Theorem IV", _FOUND_BY, section="Sec. 6")
@@ -82,11 +84,10 @@ _NORM = "none beyond the symbol map (the printed formulas parse as they are, Õ(
 
 
 def _thm(id_, title, ref, loc, setting, measured_text, bound, tex, readings=READINGS, **kw):
-    return Claim(
-        id=id_,
-        title=title,
-        reference=f"Karimireddy et al., ICML 2020, {ref}",
-        source=SOURCE,
+    return PAPER.claim(
+        id_,
+        title,
+        ref,
         confidence="read",
         reading="Round count R to reach expected error ε, constants and log factors hidden; "
         + readings["scaffold.round_count"],
@@ -262,11 +263,10 @@ THM1_FEDAVG_NONCONVEX = _thm(
     algorithm_text="FedAvg with local step η_l and global step η_g",
 )
 _R = sp.Symbol("R", positive=True)
-THM2_LOWER = Claim(
-    id="scaffold2020.thm2_lower",
-    title="FedAvg's client drift is unavoidable: f(x^r) − f* ≥ Ω(G²/(μR²)) (lower bound)",
-    reference="Karimireddy et al., ICML 2020, Theorem II",
-    source=SOURCE,
+THM2_LOWER = PAPER.claim(
+    "scaffold2020.thm2_lower",
+    "FedAvg's client drift is unavoidable: f(x^r) − f* ≥ Ω(G²/(μR²)) (lower bound)",
+    "Theorem II",
     confidence="read",
     location=_LOC1,
     readings={
