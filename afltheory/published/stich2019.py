@@ -9,9 +9,10 @@ from __future__ import annotations
 import sympy as sp
 
 from ..algorithms import FedAvg
-from ..claims import Assumptions, Claim, EngineForm
+from ..claims import Assumptions, EngineForm
 from ..claims.symbols import E
 from ..pep.claims import PepSetup
+from ._paper import Paper
 from .symbols import D0, S_T, G, H, K, L, M, T, a_shift, kappa, mu, sigma, sigma_L, t
 
 __all__ = [
@@ -30,14 +31,16 @@ WEIGHT_T = (a_shift + t) ** 2
 #: S_T = Σ_{t<T} (a+t)² in closed form
 _S_T = T * a_shift**2 + a_shift * T * (T - 1) + (T - 1) * T * (2 * T - 1) / 6
 
-THM22 = Claim(
-    id="stich2019.thm2.2",
-    title="Local SGD, identical data, strongly convex, decreasing steps",
-    reference="Stich, ICLR 2019, Theorem 2.2",
-    source=(
-        "abstract (LaTeX) https://latex-in-arxiv.com/print?f=eceb1875f846f08b.tex (retrieved with the "
-        "`search` tool, corpus pages); the theorem's constants from memory"
-    ),
+PAPER = Paper(
+    "Stich, ICLR 2019",
+    "abstract (LaTeX) https://latex-in-arxiv.com/print?f=eceb1875f846f08b.tex (retrieved with the "
+    "`search` tool, corpus pages); the theorem's constants from memory",
+)
+
+THM22 = PAPER.claim(
+    "stich2019.thm2.2",
+    "Local SGD, identical data, strongly convex, decreasing steps",
+    "Theorem 2.2",
     excerpt=(
         "The number of communication rounds can be reduced up to a factor "
         "of $T^{1/2}$---where $T$ denotes the number of total steps"
