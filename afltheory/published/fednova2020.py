@@ -13,7 +13,7 @@ from typing import Any
 import sympy as sp
 
 from ..algorithms.published import FedNova
-from ..claims import Assumptions, EngineForm, Location, Transcription
+from ..claims import Assumptions, EngineForm, Transcription
 from ..pep.claims import PepSetup
 from ._paper import Paper
 
@@ -31,19 +31,17 @@ __all__ = [
     "verify",
 ]
 
-_INDEX_ID = "54497425936"
-_FOUND_BY = "# Tackling the Objective Inconsistency Problem"
 SOURCE = (
     "main text, index id 54497425936 (a converted markdown copy): Sec. 3 Lemma 1, Sec. 4.1 the update "
     "rule 4 and FedAvg's τ_eff, w_i, Sec. 4.2 Theorems 1-2, Sec. 5 FedNova and Theorem 3"
 )
-PAPER = Paper("Wang, Liu, Liang, Joshi, Poor, NeurIPS 2020", SOURCE)
-EXCERPT = None
-LOC_LEMMA1 = Location(
-    _INDEX_ID, 9000, "Lemma 1; Sec. 4.1 FedAvg's w_i; Theorem 1", _FOUND_BY, section="Secs. 3-4"
+PAPER = Paper(
+    "Wang, Liu, Liang, Joshi, Poor, NeurIPS 2020",
+    SOURCE,
+    index_id="54497425936",
+    found_by="# Tackling the Objective Inconsistency Problem",
 )
-LOC_THM2 = Location(_INDEX_ID, 25000, "Theorem 2 (eq. 10)", _FOUND_BY, section="Sec. 4.2")
-LOC_THM3 = Location(_INDEX_ID, 25000, "Sec. 5 update rule; Theorem 3", _FOUND_BY, section="Sec. 5")
+EXCERPT = None
 READINGS = {
     "fednova.lemma1_quadratic": "Lemma 1 is stated for F_i = ½‖x − e_i‖², p_i = 1/m, deterministic "
     "gradients, 'sufficiently small' η; the package checks the general quadratic form (Sec. 4.1: w_i = "
@@ -58,7 +56,7 @@ THM1_INCONSISTENCY = PAPER.claim(
     "Lemma 1 and Theorem 1 (w_i of Sec. 4.1)",
     excerpt=EXCERPT,
     confidence="read",
-    location=LOC_LEMMA1,
+    location=PAPER.at(9000, "Lemma 1; Sec. 4.1 FedAvg's w_i; Theorem 1", "Secs. 3-4"),
     readings=READINGS,
     reading=(
         "FedAvg whose client i runs τ_i local SGD steps and the server averages Σ p_i Δ_i "
@@ -116,7 +114,7 @@ FEDNOVA_CONSISTENT = PAPER.claim(
     "FedNova's normalized averaging removes the inconsistency",
     "Sec. 5 (FedNova) and Theorem 3",
     confidence="read",
-    location=LOC_THM3,
+    location=PAPER.at(25000, "Sec. 5 update rule; Theorem 3", "Sec. 5"),
     readings=READINGS,
     reading=(
         "FedNova (Sec. 5): x^{(t+1,0)} − x^{(t,0)} = (Σ_i p_i τ_i) Σ_i p_i Δ_i/τ_i, i.e. x_{t+1} = x_t − η "
@@ -162,7 +160,7 @@ THM2_TRUE_OBJECTIVE = PAPER.claim(
     "Convergence in terms of the true objective: a non-vanishing floor 2χ²κ²",
     "Theorem 2 (eq. 10)",
     confidence="read",
-    location=LOC_THM2,
+    location=PAPER.at(25000, "Theorem 2 (eq. 10)", "Sec. 4.2"),
     readings={
         **READINGS,
         "fednova.eps_opt_hidden": "ε_opt is the right-hand side of (8), whose constants O(·) hides: only "

@@ -11,7 +11,7 @@ from typing import Any
 
 import sympy as sp
 
-from ..claims import Location, Transcription
+from ..claims import Transcription
 from ._paper import Paper
 from .symbols import B_dis, Delta, L, gamma_inexact, m, mu_prox
 
@@ -41,9 +41,6 @@ RHO = (
     - L * _B**2 * (1 + _g) ** 2 / (_mubar**2 * _K) * (2 * sp.sqrt(2 * _K) + 2)
 )
 
-_INDEX_ID = "54523137112"
-_FOUND_BY = "# Federated Optimization in Heterogeneous Networks"
-LOC4 = Location(_INDEX_ID, 20000, "Theorem 4", _FOUND_BY, section="Sec. 4.2")
 READINGS = {
     "fedprox.L_minus_limit": "the text requires L_− > 0 with μ̄ = μ − L_− > 0; the package uses convex F_k "
     "and the limit L_− → 0 (μ̄ = μ), where ρ is largest (the weakest claim of the family is not the one "
@@ -78,6 +75,8 @@ PAPER = Paper(
     "Li, Sahu, Zaheer, Sanjabi, Talwalkar, Smith, MLSys 2020",
     "main text, index id 54523137112 (a converted markdown copy): Sec. 4.2 Theorem 4, ρ and the "
     "expected decrease, Definition 3, Algorithm 2",
+    index_id="54523137112",
+    found_by="# Federated Optimization in Heterogeneous Networks",
 )
 
 THM4 = PAPER.claim(
@@ -85,7 +84,7 @@ THM4 = PAPER.claim(
     "FedProx sufficient decrease per round (non-convex, B-dissimilarity)",
     "Theorem 4",
     confidence="read",
-    location=LOC4,
+    location=PAPER.at(20000, "Theorem 4", "Sec. 4.2"),
     transcription=LATEX4,
     readings=READINGS,
     reading=(
@@ -119,7 +118,7 @@ THM6 = PAPER.claim(
     "Theorem 6",
     source=THM4.source.replace("Sec. 4.2 Theorem 4", "Sec. 4.2 Theorem 6"),
     confidence="read",
-    location=Location(_INDEX_ID, 20000, "Theorem 6", _FOUND_BY, section="Sec. 4.2"),
+    location=PAPER.at(20000, "Theorem 6", "Sec. 4.2"),
     readings={
         **READINGS,
         "fedprox.B_eps": "Theorem 4's conditions with B ≥ B_ε must hold at EVERY iterate",
@@ -145,7 +144,7 @@ COR7 = PAPER.claim(
     kind="corollary",
     source=THM4.source.replace("Sec. 4.2 Theorem 4", "Sec. 4.2 Corollary 7"),
     confidence="read",
-    location=Location(_INDEX_ID, 20000, "Corollary 7", _FOUND_BY, section="Sec. 4.2"),
+    location=PAPER.at(20000, "Corollary 7", "Sec. 4.2"),
     readings={
         **READINGS,
         "fedprox.cor7_approximate": "'≈' in both μ ≈ 6LB² and ρ ≈ 1/(24LB²) (1 ≪ B ≤ 0.5√K): an asymptotic "

@@ -16,7 +16,7 @@ from typing import Any
 import sympy as sp
 
 from ..algorithms import FedAvg
-from ..claims import Assumptions, EngineForm, Location, Transcription
+from ..claims import Assumptions, EngineForm, Transcription
 from ..claims.symbols import E, sum_p2
 from ..pep.claims import PepSetup
 from ..theory.symbols import sigma_L
@@ -39,17 +39,19 @@ __all__ = [
 ]
 
 #: the main text, a converted markdown copy (the same file also holds Khaled et al.'s workshop paper)
-_INDEX_ID = "785123747"
-_FOUND_BY = "\\frac{\\kappa}{\\gamma+T-1}"
 SOURCE = (
     "main text, index id 785123747 (a converted markdown copy): Sec. 3.1 Assumptions 1-4, Sec. 3.2 "
     "Theorem 1, eqs. 4-5, Sec. 3.3 Assumptions 5-6 and Theorems 2-3, eq. 6"
 )
-PAPER = Paper("Li, Huang, Yang, Wang, Zhang, ICLR 2020", SOURCE)
+PAPER = Paper(
+    "Li, Huang, Yang, Wang, Zhang, ICLR 2020",
+    SOURCE,
+    index_id="785123747",
+    found_by="\\frac{\\kappa}{\\gamma+T-1}",
+)
 EXCERPT = None
-LOC1 = Location(_INDEX_ID, 15500, "Theorem 1 (eqs. 4-5)", _FOUND_BY, section="Sec. 3.2")
-LOC2 = Location(_INDEX_ID, 15500, "Theorem 2 (eq. 6), Assumption 5", _FOUND_BY, section="Sec. 3.3")
-LOC3 = Location(_INDEX_ID, 15500, "Theorem 3, Assumption 6", _FOUND_BY, section="Sec. 3.3")
+LOC1 = PAPER.at(15500, "Theorem 1 (eqs. 4-5)", "Sec. 3.2")
+LOC2 = PAPER.at(15500, "Theorem 2 (eq. 6), Assumption 5", "Sec. 3.3")
 
 #: the named readings (one line per ambiguity of the text)
 READINGS = {
@@ -311,7 +313,7 @@ THM3 = _sampled(
     "theorem assumes balanced data p_k = 1/N (then the aggregate is the simple average).",
     "uniform without replacement (scheme II), p_k = 1/N",
     "FedAvg, scheme II sampling, aggregate Σ_{k∈S} p_k N/K w^k",
-    location=LOC3,
+    location=PAPER.at(15500, "Theorem 3, Assumption 6", "Sec. 3.3"),
     transcription=LATEX3,
     engine_form=ENGINE_FORM,
     readings={
@@ -330,7 +332,7 @@ THM4 = PAPER.claim(
     "Theorem 4",
     source=SOURCE.replace("Sec. 3.1 Assumptions 1-4", "Sec. 4 Theorem 4; Sec. 3.1 Assumptions 1-4"),
     confidence="read",
-    location=Location(_INDEX_ID, 15500, "Theorem 4", _FOUND_BY, section="Sec. 4"),
+    location=PAPER.at(15500, "Theorem 4", "Sec. 4"),
     readings={
         "li.thm4_constructed": "the lower bound holds for ONE constructed ridge-regression problem (full "
         "batch, E > 1, small enough constant η), with problem-dependent constants hidden in Ω(·)",

@@ -19,7 +19,7 @@ from typing import Any
 import sympy as sp
 
 from ..algorithms.published import SCAFFOLDServer
-from ..claims import Assumptions, EngineForm, Location, Transcription
+from ..claims import Assumptions, EngineForm, Transcription
 from ..claims.symbols import E
 from ..pep.claims import PepSetup
 from ._paper import Paper
@@ -45,16 +45,16 @@ __all__ = [
 eps = sp.Symbol("epsilon", positive=True)  # target expected error ε
 delta = sp.Symbol("delta", nonnegative=True)  # δ-bounded Hessian dissimilarity (A2)
 
-_INDEX_ID = "54748797492"
-_FOUND_BY = "Karimireddy 1 2 Satyen Kale 3"
 SOURCE = (
     "main text, index id 54748797492 (a converted markdown copy): Sec. 3.1 Theorem I, Sec. 5 Theorem III, "
     "Sec. 6 Theorem IV, Algorithm 1; the appendix (explicit step sizes and constants) not read"
 )
-PAPER = Paper("Karimireddy et al., ICML 2020", SOURCE)
-_LOC3 = Location(_INDEX_ID, 16000, "Theorem III", _FOUND_BY, section="Sec. 5")
-_LOC1 = Location(_INDEX_ID, 16000, "Theorem I", _FOUND_BY, section="Sec. 3.1")
-_LOC4 = Location(_INDEX_ID, 16000, "Theorem IV", _FOUND_BY, section="Sec. 6")
+PAPER = Paper(
+    "Karimireddy et al., ICML 2020", SOURCE, index_id="54748797492", found_by="Karimireddy 1 2 Satyen Kale 3"
+)
+_LOC3 = PAPER.at(16000, "Theorem III", "Sec. 5")
+_LOC1 = PAPER.at(16000, "Theorem I", "Sec. 3.1")
+_LOC4 = PAPER.at(16000, "Theorem IV", "Sec. 6")
 
 READINGS = {
     "scaffold.round_count": "the statement is a number of rounds R = Õ(·) (resp. O(·)) after which the "
