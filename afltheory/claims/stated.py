@@ -8,6 +8,8 @@ attaches its search specs cor1–cor3, lemma2 and drift to these claims (``Claim
 
 from __future__ import annotations
 
+from typing import Any
+
 import sympy as sp
 
 from ..theory import corollaries, theorem1
@@ -38,12 +40,17 @@ def _at(offset: int, theorem: str, found_by: str, section: str) -> Location:
     return Location(None, offset, theorem, found_by, section, path="docs/theorems.md")
 
 
-THEOREM1 = Claim(
-    id="yang2022.thm1",
-    title="lower bound for any AFL algorithm: E‖∇f(x̂)‖² ≥ σ_G² when only worker 1 participates",
-    kind="theorem",
-    measured=None,
-    assumptions=None,
+def _unmeasured(id: str, title: str, kind: str, **statement: Any) -> Claim:
+    """A statement on no quantity the engines measure (``measured=None``) and in no searchable assumption
+    class (``assumptions=None``): registered and checked by its own module, never run by an engine;
+    ``statement``: the rest of the claim, as ``Claim``'s keywords."""
+    return Claim(id=id, title=title, kind=kind, measured=None, assumptions=None, **statement)
+
+
+THEOREM1 = _unmeasured(
+    "yang2022.thm1",
+    "lower bound for any AFL algorithm: E‖∇f(x̂)‖² ≥ σ_G² when only worker 1 participates",
+    "theorem",
     bound={"floor": theorem1.lower_bound_expr()},
     lower_bound=True,
     reference=theorem1.CITATION,
@@ -131,12 +138,10 @@ def _per_round_lemma(
 ):
     """One of Yang et al.'s per-round lemmas (read): an inequality on ``what``, no measured quantity of a run,
     so not a claim the engines run (theory.lemmas evaluates it)."""
-    return Claim(
-        id=id,
-        title=title,
-        kind="lemma",
-        measured=None,
-        assumptions=None,
+    return _unmeasured(
+        id,
+        title,
+        "lemma",
         bound=bound,
         definitions=definitions or {},
         conditions=conditions or {},
@@ -193,12 +198,10 @@ _DYN_WHY = (
     "engine's steady state), not one of the engines' measured quantities"
 )
 
-DYNAMIC_MSD = Claim(
-    id="rizk2020.msd",
-    title="Dynamic FedAvg: limsup E‖w°_i − w_i‖² ≤ O(μ)(σ_s² + ε²) + O(σ_q²/μ)",
-    kind="theorem",
-    measured=None,
-    assumptions=None,
+DYNAMIC_MSD = _unmeasured(
+    "rizk2020.msd",
+    "Dynamic FedAvg: limsup E‖w°_i − w_i‖² ≤ O(μ)(σ_s² + ε²) + O(σ_q²/μ)",
+    "theorem",
     bound={"noise": mu * (sigma_s2 + eps2), "tracking": sigma_q2 / mu},
     constant="hidden",
     constants_explicit=False,
@@ -210,13 +213,10 @@ DYNAMIC_MSD = Claim(
     "(exact.drift.seed_constants)",
     why_not_a_claim=_DYN_WHY + "; constants hidden in O(·)",
 )
-DYNAMIC_MSD_EXPLICIT = Claim(
-    id="rizk2020.msd_explicit",
-    title="Dynamic FedAvg, E_k = 1: limsup MSD ≤ [μ²(σ_s² + ε²) + λσ_q²]/(1 − λ), "
-    "λ = 1 − 2μν + μ²(δ² + β_s²)",
-    kind="proposition",
-    measured=None,
-    assumptions=None,
+DYNAMIC_MSD_EXPLICIT = _unmeasured(
+    "rizk2020.msd_explicit",
+    "Dynamic FedAvg, E_k = 1: limsup MSD ≤ [μ²(σ_s² + ε²) + λσ_q²]/(1 − λ), λ = 1 − 2μν + μ²(δ² + β_s²)",
+    "proposition",
     bound={
         "data": mu**2 * sigma_s2 / (1 - LAMBDA),
         "model": mu**2 * eps2 / (1 - LAMBDA),
@@ -239,12 +239,10 @@ h, eps0 = sp.symbols("h epsilon_0", nonnegative=True)
 theta_bar, s_mocha = sp.symbols("Theta_bar s", positive=True)
 p_max, theta_max = sp.symbols("p_max Theta_max", nonnegative=True)
 
-MOCHA_THM1 = Claim(
-    id="smith2017.mocha_thm1",
-    title="MOCHA, smooth losses, Ω fixed: E[D(α*) − D(α^h)] ≤ (1 − (1 − Θ̄)s)^h ε₀",
-    kind="theorem",
-    measured=None,
-    assumptions=None,
+MOCHA_THM1 = _unmeasured(
+    "smith2017.mocha_thm1",
+    "MOCHA, smooth losses, Ω fixed: E[D(α*) − D(α^h)] ≤ (1 − (1 − Θ̄)s)^h ε₀",
+    "theorem",
     bound={"contraction": (1 - (1 - theta_bar) * s_mocha) ** h * eps0},
     conditions={"s_range": s_mocha <= 1, "theta_bar_range": theta_bar < 1},
     definitions={"Theta_bar": p_max + (1 - p_max) * theta_max},

@@ -222,6 +222,19 @@ THM4 = _thm(
     r"\frac{\beta \sigma^{2}}{\mu K N \epsilon}+\frac{\beta+\delta K}{\mu K}",
 )
 
+
+def _thm1_rounds(noise: sp.Expr, gap: sp.Expr) -> dict:
+    """Theorem I's round count for FedAvg, general convex (``gap`` = D², the squared initial distance) or
+    non-convex (``gap`` = F, the initial suboptimality): its ``noise`` term and the sampling, drift and
+    dissimilarity terms the two cases share."""
+    return {
+        "noise": noise,
+        "sampling": (1 - m / M) * G**2 * gap / (m * eps**2),
+        "drift": sp.sqrt(L) * G / eps ** sp.Rational(3, 2),
+        "dissimilarity": B_dis**2 * L * gap / eps,
+    }
+
+
 THM1_FEDAVG_CONVEX = _thm(
     "scaffold2020.thm1_fedavg_convex",
     "FedAvg, general convex, (G, B)-dissimilarity: R = O(σ²D²/(KSε²) + (1−S/N)G²D²/(Sε²) + √β G/ε^{3/2} "
@@ -230,12 +243,7 @@ THM1_FEDAVG_CONVEX = _thm(
     _LOC1,
     {**_SC, "function": "convex (β-smooth)", "heterogeneity": "(G, B)-bounded gradient dissimilarity (A1)"},
     "rounds_to_eps: R with E f(output) − f* ≤ ε",
-    {
-        "noise": sigma**2 * D0 / (K * m * eps**2),
-        "sampling": (1 - m / M) * G**2 * D0 / (m * eps**2),
-        "drift": sp.sqrt(L) * G / eps ** sp.Rational(3, 2),
-        "dissimilarity": B_dis**2 * L * D0 / eps,
-    },
+    _thm1_rounds(sigma**2 * D0 / (K * m * eps**2), D0),
     r"\frac{\sigma^{2} D^{2}}{K S \epsilon^{2}}+\left(1-\frac{S}{N}\right) \frac{G^{2} D^{2}}{S \epsilon^{2}}"
     r"+\frac{\sqrt{\beta} G}{\epsilon^{\frac{3}{2}}}+\frac{B^{2} \beta D^{2}}{\epsilon}",
     algorithm_text="FedAvg with local step η_l and global step η_g",
@@ -252,12 +260,7 @@ THM1_FEDAVG_NONCONVEX = _thm(
         "heterogeneity": "(G, B)-bounded gradient dissimilarity (A1)",
     },
     "rounds_to_eps: R with E‖∇f(output)‖² ≤ ε",
-    {
-        "noise": L * sigma**2 * Delta / (K * m * eps**2),
-        "sampling": (1 - m / M) * G**2 * Delta / (m * eps**2),
-        "drift": sp.sqrt(L) * G / eps ** sp.Rational(3, 2),
-        "dissimilarity": B_dis**2 * L * Delta / eps,
-    },
+    _thm1_rounds(L * sigma**2 * Delta / (K * m * eps**2), Delta),
     r"\frac{\beta \sigma^{2} F}{K S \epsilon^{2}}+\left(1-\frac{S}{N}\right) \frac{G^{2} F}{S \epsilon^{2}}"
     r"+\frac{\sqrt{\beta} G}{\epsilon^{\frac{3}{2}}}+\frac{B^{2} \beta F}{\epsilon}",
     algorithm_text="FedAvg with local step η_l and global step η_g",
