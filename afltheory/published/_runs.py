@@ -1,12 +1,12 @@
-"""What the paper modules' ``verify()`` functions share: a claim's verdict with its negative control, and the
-small problems and behaviours they run it on (imports inside the functions: a paper module loads without
-numpy's problems until it is verified)."""
+"""What the paper modules' ``verify()`` functions share: a claim's verdict with its negative control, the
+verdict of a module's own check of a statement, and the small problems and behaviours they run on (imports
+inside the functions: a paper module loads without numpy's problems until it is verified)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["curved_clients", "synchronous", "verify_with_control"]
+__all__ = ["curved_clients", "judged_statement", "synchronous", "verify_with_control"]
 
 
 def verify_with_control(claim: Any, problem: Any, behaviour: Any, factor: float, **options: Any) -> Any:
@@ -15,6 +15,15 @@ def verify_with_control(claim: Any, problem: Any, behaviour: Any, factor: float,
     from ..claims import verify
 
     return verify(claim, problem, behaviour, control=sum(claim.bound.values()) / factor, **options)
+
+
+def judged_statement(statement: Any, **verdict: Any) -> Any:
+    """``Verdict.judged`` of a paper module's own check of ``statement`` (a computation of its own, not a run
+    of an engine form): the verdict id "published.<statement id>" and the statement's reference;
+    ``verdict``: the rest of ``Verdict.judged``'s keywords."""
+    from ..checks.verdict import Verdict
+
+    return Verdict.judged(id=f"published.{statement.id}", reference=statement.reference, **verdict)
 
 
 def curved_clients(spread: float = 1.0) -> Any:

@@ -295,9 +295,9 @@ def verify() -> list:
     from ..algorithms import FedAvg
     from ..anarchy import Behaviour, PerWorkerSteps, UniformArrivals
     from ..checks.criteria import AtLeast, AtMost, ControlMeasurement
-    from ..checks.verdict import Verdict
     from ..claims import verify as verify_claim
     from ..problems import HeterogeneousQuadratic
+    from ._runs import judged_statement
 
     (claim,) = claims()
     p = HeterogeneousQuadratic(dim=2, num_workers=4, L=1.0, mu=0.5, sigma_G=1.0, seed=3)
@@ -305,11 +305,10 @@ def verify() -> list:
     out = [verify_claim(claim, p, beh, rounds=600, replicates=2, control=FedAvg(1.0, 0.01))]
     s, s_ctl = _thm1_slope(THM1_TAUS), _thm1_slope((1,) * len(THM1_TAUS))
     out.append(
-        Verdict.judged(
-            id="published.fednova2020.thm1",
+        judged_statement(
+            THM1_INCONSISTENCY,
             claim="FedAvg with τ_i local steps per client converges to argmin F̃, F̃ = Σ_i p_i τ_i F_i / "
             "Σ_j p_j τ_j: ‖x̂(η_L) − argmin F̃‖ = O(η_L)",
-            reference=THM1_INCONSISTENCY.reference,
             criterion=AtLeast(tol=THM1_TOL, text=f"fitted exponent of η_L ≥ claimed − {THM1_TOL:g}"),
             measured=s,
             theoretical=1.0,
@@ -333,11 +332,10 @@ def verify() -> list:
     g2, chi2_, kap2 = inconsistency_floor(THM2_H, THM2_C, THM2_TAUS, x_hat)
     floor = 2 * chi2_ * kap2
     out.append(
-        Verdict.judged(
-            id="published.fednova2020.thm2",
+        judged_statement(
+            THM2_TRUE_OBJECTIVE,
             claim="FedAvg's limit under τ_i local steps keeps ‖∇F‖² ≤ 2χ²_{p‖w} κ² (the non-vanishing floor "
             "of Theorem 2, ε_opt → 0)",
-            reference=THM2_TRUE_OBJECTIVE.reference,
             criterion=AtMost(text="‖∇F(x̂)‖² ≤ 2χ²κ²"),
             measured=g2,
             theoretical=floor,

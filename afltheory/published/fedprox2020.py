@@ -231,7 +231,7 @@ def verify() -> list:
     import numpy as np
 
     from ..checks.criteria import AtLeast, AtMost, ControlMeasurement
-    from ..checks.verdict import Verdict
+    from ._runs import judged_statement
 
     c = np.asarray(CHECK4["centres"])
     h = np.ones_like(c)
@@ -243,10 +243,9 @@ def verify() -> list:
     slip = float((RHO + dropped).subs(vals))
     inside = bool(rho > 0 and THM4.conditions_hold(vals)["rho"])
     out = [
-        Verdict.judged(
-            id="published.fedprox2020.thm4",
+        judged_statement(
+            THM4,
             claim="FedProx (exact prox, K devices with replacement) decreases f by ≥ ρ‖∇f(w^t)‖² per round",
-            reference=THM4.reference,
             criterion=AtLeast(text="(f(w^t) − E f(w^{t+1}))/‖∇f(w^t)‖² ≥ ρ"),
             measured=dec / g2,
             theoretical=rho,
@@ -275,10 +274,9 @@ def verify() -> list:
     rho6 = float(RHO.subs({mu_prox: mu6, m: K6, L: 1.0, gamma_inexact: 0.0, B_dis: 1.0}))
     avg, bound6 = float(np.mean(grads)), delta0 / (rho6 * T6)
     out.append(
-        Verdict.judged(
-            id="published.fedprox2020.thm6",
+        judged_statement(
+            THM6,
             claim="FedProx: (1/T) Σ_{t<T} E‖∇f(w^t)‖² ≤ Δ/(ρT), i.e. T = Δ/(ρε) rounds reach ε",
-            reference=THM6.reference,
             criterion=AtMost(text="(1/T) Σ ‖∇f(w^t)‖² ≤ Δ/(ρT)"),
             measured=avg,
             theoretical=bound6,

@@ -432,9 +432,8 @@ def verify() -> list:
 
     from ..anarchy import Behaviour, ConstantSteps, UniformArrivals
     from ..checks.criteria import AtMost, ControlMeasurement
-    from ..checks.verdict import Verdict
     from ..problems import HeterogeneousQuadratic
-    from ._runs import verify_with_control
+    from ._runs import judged_statement, verify_with_control
 
     thm1, thm2, thm3 = claims()
 
@@ -458,11 +457,10 @@ def verify() -> list:
     s_eta, s_E = _thm4_slopes(THM4_ETAS, THM4_ES)
     crit = AtMost(tol=THM4_TOL, text=f"fitted exponent of η ≤ claimed + {THM4_TOL:g}")
     out.append(
-        Verdict.judged(
-            id="published.li2020.thm4",
+        judged_statement(
+            THM4,
             claim="FedAvg with E > 1 local full-gradient steps and a constant step η has a limit w̃* with "
             "‖w̃* − w*‖ = Ω((E − 1)η)‖w*‖ (a lower bound: the distance decays no faster than η)",
-            reference=THM4.reference,
             criterion=crit,
             measured=s_eta,
             theoretical=1.0,

@@ -373,9 +373,8 @@ def verify() -> list:
 
     from ..algorithms import FedAvg
     from ..checks.criteria import AtLeast, ControlMeasurement
-    from ..checks.verdict import Verdict
     from ..claims import verify as verify_claim
-    from ._runs import curved_clients, synchronous
+    from ._runs import curved_clients, judged_statement, synchronous
 
     (claim,) = claims()
     K, rounds = 5, 4000
@@ -384,11 +383,10 @@ def verify() -> list:
     out = [verify_claim(claim, p, beh, rounds=rounds, replicates=2, x0=np.array([3.0, -2.0]), control=fedavg)]
     s, best = _thm2_slope()
     out.append(
-        Verdict.judged(
-            id="published.scaffold2020.thm2_lower",
+        judged_statement(
+            THM2_LOWER,
             claim="FedAvg (K ≥ 2, σ = 0, N = S) cannot beat f(x^R) − f* = Ω(G²/(μR²)) on some strongly "
             "convex f_i: its error at the best constant step decays no faster than R^(−2)",
-            reference=THM2_LOWER.reference,
             criterion=AtLeast(text="fitted exponent of R ≥ claimed"),
             measured=s,
             theoretical=-2.0,
