@@ -78,13 +78,14 @@ PAPER = Paper(
     index_id="54523137112",
     found_by="# Federated Optimization in Heterogeneous Networks",
 )
+LOC4 = PAPER.at(20000, "Theorem 4", "Sec. 4.2")
 
 THM4 = PAPER.claim(
     "fedprox2020.thm4",
     "FedProx sufficient decrease per round (non-convex, B-dissimilarity)",
     "Theorem 4",
     confidence="read",
-    location=PAPER.at(20000, "Theorem 4", "Sec. 4.2"),
+    location=LOC4,
     transcription=LATEX4,
     readings=READINGS,
     reading=(
