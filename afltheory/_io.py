@@ -30,7 +30,7 @@ import os
 import stat
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import IO, Any
 
 __all__ = [
@@ -41,6 +41,7 @@ __all__ = [
     "check_output_file",
     "describe_path",
     "dumps_strict",
+    "json_containers",
     "jsonable",
     "make_dirs",
     "MAX_SEED",
@@ -333,24 +334,39 @@ def atomic_write(path: str | os.PathLike, data: str | bytes) -> str:
     return os.fspath(path)
 
 
-def jsonable(v: Any) -> Any:
-    """``v`` with numpy scalars/arrays as Python numbers/lists, tuples as lists, dict keys as strings,
-    infinities as the strings ``"inf"``/``"-inf"``, NaN as ``None`` (no value), any other object as its
-    ``str``: strict JSON accepts the result."""
-    import math
-
+def json_containers(v: Any, leaf: Callable[[Any], Any]) -> Any:
+    """``v`` with JSON's containers and integers: dict keys as strings, lists, tuples and numpy arrays as
+    lists, numpy bools and integers as Python ones; every other leaf ``x`` (a float, a string, ``None``, any
+    object) becomes ``leaf(x)`` (the caller's rule for non-finite floats and objects)."""
     import numpy as np
 
     if isinstance(v, dict):
-        return {str(k): jsonable(x) for k, x in v.items()}
+        return {str(k): json_containers(x, leaf) for k, x in v.items()}
     if isinstance(v, (list, tuple)):
-        return [jsonable(x) for x in v]
+        return [json_containers(x, leaf) for x in v]
     if isinstance(v, np.ndarray):
-        return jsonable(v.tolist())
+        return json_containers(v.tolist(), leaf)
     if isinstance(v, (bool, np.bool_)):
         return bool(v)
     if isinstance(v, np.integer):
         return int(v)
+    return leaf(v)
+
+
+def jsonable(v: Any) -> Any:
+    """``v`` with numpy scalars/arrays as Python numbers/lists, tuples as lists, dict keys as strings,
+    infinities as the strings ``"inf"``/``"-inf"``, NaN as ``None`` (no value), any other object as its
+    ``str``: strict JSON accepts the result."""
+    return json_containers(v, _jsonable_leaf)
+
+
+def _jsonable_leaf(v: Any) -> Any:
+    """``jsonable`` of a leaf: a float (NaN as None, ±inf as "inf"/"-inf"), a JSON scalar, or any object's
+    text."""
+    import math
+
+    import numpy as np
+
     if isinstance(v, (float, np.floating)):
         f = float(v)
         if math.isnan(f):

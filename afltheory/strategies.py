@@ -31,6 +31,7 @@ import contextlib
 import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -39,6 +40,7 @@ from .functions import StronglyConvexSmooth
 
 __all__ = [
     "reproducible",
+    "BOX",
     "SIGMAS",
     "DRAWN_CLASS",
     "Instance",
@@ -51,6 +53,11 @@ __all__ = [
     "step_sizes",
     "violates",
 ]
+
+
+#: The default box of ``instances``: dimension, workers, delay, local steps and rounds at most (the generic
+#: adversary's ``search_claim`` passes its own box on and has the same defaults).
+BOX = MappingProxyType({"max_dim": 3, "max_workers": 5, "max_delay": 2, "max_K": 3, "max_rounds": 60})
 
 
 @contextlib.contextmanager
@@ -258,12 +265,12 @@ def fit_steps(claim: Any, values: dict[str, float], eta: float, eta_L: float) ->
 def instances(
     claim: Any,
     *,
-    max_dim: int = 3,
-    max_workers: int = 5,
-    max_delay: int = 2,
-    max_K: int = 3,
+    max_dim: int = BOX["max_dim"],
+    max_workers: int = BOX["max_workers"],
+    max_delay: int = BOX["max_delay"],
+    max_K: int = BOX["max_K"],
     min_rounds: int = 5,
-    max_rounds: int = 60,
+    max_rounds: int = BOX["max_rounds"],
     sigma_L: tuple = SIGMAS,
     sigma_G: tuple = SIGMAS,
     starts: tuple = (0.0, 0.01, 0.1, 1.0, 2.0),

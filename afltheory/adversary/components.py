@@ -16,7 +16,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._validation import as_array, check_array, check_int
-from ..anarchy.arrivals import Arrivals
+from ..anarchy.arrivals import DeterministicArrivals
 from ..anarchy.delays import Delays
 from ..anarchy.local_steps import LocalSteps
 from ..problems.base import NoiseModel
@@ -67,7 +67,7 @@ def periodic_max_gap(sets: ArrayLike, num_workers: int) -> int:
     return gap
 
 
-class PeriodicArrivals(Arrivals):
+class PeriodicArrivals(DeterministicArrivals):
     """Round t takes the workers ``sets[t mod P]`` (a (P, m) table, distinct workers per row): a periodic
     deterministic arrival sequence (``CyclicArrivals`` is the round-robin case)."""
 
@@ -97,12 +97,6 @@ class PeriodicArrivals(Arrivals):
         """(rounds, m): ``sets[t mod P]`` (no randomness)."""
         self.validate(num_workers)
         return self.sets[np.arange(rounds) % self.sets.shape[0]].copy()
-
-    def sample_block(
-        self, rng: np.random.Generator, replicates: int, rounds: int, num_workers: int
-    ) -> np.ndarray:
-        """(replicates, rounds, m): the same sequence for every replicate."""
-        return np.broadcast_to(self.sample(rng, rounds, num_workers), (replicates, rounds, self.m)).copy()
 
     def __repr__(self):
         return f"PeriodicArrivals({self.sets.tolist()})"

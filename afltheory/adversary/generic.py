@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from .._validation import check_int
+from ..strategies import BOX
 
 __all__ = [
     "BOX_LOWS",
@@ -233,11 +234,11 @@ def search_claim(
     budget: int = 300,
     seed: int = 0,
     replicates: int = 1000,
-    max_dim: int = 3,
-    max_workers: int = 5,
-    max_delay: int = 2,
-    max_K: int = 3,
-    max_rounds: int = 60,
+    max_dim: int = BOX["max_dim"],
+    max_workers: int = BOX["max_workers"],
+    max_delay: int = BOX["max_delay"],
+    max_K: int = BOX["max_K"],
+    max_rounds: int = BOX["max_rounds"],
     **subclass: Any,
 ) -> GenericWorstCase:
     """Search ``claim``'s class for the largest measured/bound ratio (module docstring): ``budget`` exact

@@ -312,34 +312,12 @@ def rows(budget: int = 60, seed: int = 0, kills: dict[str, list[str]] | None = N
         plain = _plain(paper, f"published.{st.id}", cache) if claim is None else None
         if plain is not None:  # a paper module's own check of a statement without an engine form
             verdict, mb = plain
-            out.append(
-                Row(
-                    st.id,
-                    st.title,
-                    _setting_of_statement(st),
-                    _source(st),
-                    verdict,
-                    mb,
-                    f"not searched: not a Claim ({st.why_not_a_claim})",
-                    "—",
-                    True,
-                    kills=_kills_cell(kills, f"published.{st.id}"),
-                )
-            )
+            searched = f"not searched: not a Claim ({st.why_not_a_claim})"
+            kill = _kills_cell(kills, f"published.{st.id}")
+            out.append(_statement_row(st, verdict, mb, searched, has_verdict=True, kills=kill))
             continue
         if claim is None:
-            out.append(
-                Row(
-                    st.id,
-                    st.title,
-                    _setting_of_statement(st),
-                    _source(st),
-                    f"not a claim: {st.why_not_a_claim}",
-                    "—",
-                    "—",
-                    "—",
-                )
-            )
+            out.append(_statement_row(st, f"not a claim: {st.why_not_a_claim}", "—", "—"))
             continue
         verdict, mb = _verdict(paper.verify, claim.id)
         worst, has_w = _worst(claim, budget, seed)
@@ -361,6 +339,25 @@ def rows(budget: int = 60, seed: int = 0, kills: dict[str, list[str]] | None = N
             )
         )
     return out
+
+
+def _statement_row(
+    st: Any, verdict: str, measured_bound: str, worst: str, *, has_verdict: bool = False, kills: str = "—"
+) -> Row:
+    """The row of a statement the engines do not run (no engine form): its setting is the statement's own
+    text and it has no PEP bracket."""
+    return Row(
+        st.id,
+        st.title,
+        _setting_of_statement(st),
+        _source(st),
+        verdict,
+        measured_bound,
+        worst,
+        "—",
+        has_verdict,
+        kills=kills,
+    )
 
 
 def summary(table: list[Row]) -> str:

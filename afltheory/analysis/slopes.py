@@ -35,6 +35,7 @@ __all__ = [
     "fit_slope",
     "local_slopes",
     "rate_fit",
+    "replicate_bootstrap",
     "semilog_slope",
     "SlopeFit",
 ]
@@ -286,10 +287,15 @@ def rate_fit(
     wrong slope."""
     if all(e is not None for e in exact):
         return fit_slope(x, list(exact)), "exact moments", f"|slope − ({claimed:g})| ≤ {tol:g}"
-    fit = bootstrap_slope(x, samples, seed=seed, level=0.95)
+    fit, method = replicate_bootstrap(x, samples, seed=seed, level=0.95, interval="95 %")
+    return fit, method, f"95 % bootstrap CI (widened by {tol:g}) contains {claimed:g}"
+
+
+def replicate_bootstrap(
+    x: ArrayLike, samples: Sequence[ArrayLike], *, seed: int, level: float, interval: str
+) -> tuple[SlopeFit, str]:
+    """``bootstrap_slope(x, samples, seed=seed, level=level)`` over the replicates in ``samples`` and its
+    method line: "monte-carlo (R=<replicates>), <interval> percentile bootstrap over replicates"."""
+    fit = bootstrap_slope(x, samples, seed=seed, level=level)
     n = len(np.asarray(samples[0]))
-    return (
-        fit,
-        f"monte-carlo (R={n}), 95 % percentile bootstrap over replicates",
-        f"95 % bootstrap CI (widened by {tol:g}) contains {claimed:g}",
-    )
+    return fit, f"monte-carlo (R={n}), {interval} percentile bootstrap over replicates"

@@ -21,6 +21,7 @@ __all__ = [
     "Arrivals",
     "BiasedArrivals",
     "CyclicArrivals",
+    "DeterministicArrivals",
     "FixedArrivals",
     "MarkovAvailability",
     "PAPER_BIASED_PROBS",
@@ -308,7 +309,18 @@ class FixedArrivals(Arrivals):
         return f"FixedArrivals(workers={self.workers.tolist()})"
 
 
-class CyclicArrivals(Arrivals):
+class DeterministicArrivals(Arrivals):
+    """An arrival process without randomness (``sample`` ignores its generator): every replicate of a block
+    is the same sequence."""
+
+    def sample_block(
+        self, rng: np.random.Generator, replicates: int, rounds: int, num_workers: int
+    ) -> np.ndarray:
+        """(replicates, rounds, m): the one sequence, for every replicate."""
+        return np.broadcast_to(self.sample(rng, rounds, num_workers), (replicates, rounds, self.m)).copy()
+
+
+class CyclicArrivals(DeterministicArrivals):
     """Round-robin: round t takes workers (t·m + j) mod M, j < m; every worker returns every ⌈M/m⌉ rounds."""
 
     def __init__(self, m: int):
@@ -318,11 +330,6 @@ class CyclicArrivals(Arrivals):
         self.validate(num_workers)
         t = np.arange(rounds)[:, None]
         return (t * self.m + np.arange(self.m)[None, :]) % num_workers
-
-    def sample_block(
-        self, rng: np.random.Generator, replicates: int, rounds: int, num_workers: int
-    ) -> np.ndarray:
-        return np.broadcast_to(self.sample(rng, rounds, num_workers), (replicates, rounds, self.m)).copy()
 
     def __repr__(self):
         return f"CyclicArrivals(m={self.m})"

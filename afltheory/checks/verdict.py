@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from .._io import json_containers
 from .criteria import ControlMeasurement, Criterion
 
 __all__ = ["NegativeControl", "Verdict", "json_safe", "verdicts_from_json", "verdicts_to_json"]
@@ -34,16 +35,11 @@ def json_safe(v: Any, *, nonfinite: str = "string") -> Any:
     ``None`` (``nonfinite="null"``, when the record states the reason elsewhere)."""
     if nonfinite not in ("string", "null"):
         raise ValueError(f"nonfinite={nonfinite!r} must be 'string' or 'null'")
-    if isinstance(v, dict):
-        return {str(k): json_safe(x, nonfinite=nonfinite) for k, x in v.items()}
-    if isinstance(v, (list, tuple)):
-        return [json_safe(x, nonfinite=nonfinite) for x in v]
-    if isinstance(v, np.ndarray):
-        return json_safe(v.tolist(), nonfinite=nonfinite)
-    if isinstance(v, (np.bool_, bool)):
-        return bool(v)
-    if isinstance(v, (np.integer,)):
-        return int(v)
+    return json_containers(v, lambda x: _nonfinite_as(x, nonfinite))
+
+
+def _nonfinite_as(v: Any, nonfinite: str) -> Any:
+    """``json_safe`` of a leaf: a float (non-finite per ``nonfinite``); anything else unchanged."""
     if isinstance(v, (float, np.floating)):
         v = float(v)
         if math.isfinite(v):

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -83,16 +83,23 @@ class Size:
 
 
 @dataclass(frozen=True)
-class FunctionClass:
-    """f_i L-smooth ("smooth"), and convex / μ-strongly convex; the instance's constants must be certified."""
+class _KindComponent:
+    """A component chosen by its ``kind``: ``CONSTRAINTS`` says each kind's constraint in words."""
 
-    kind: str = "smooth"
+    kind: str
+    CONSTRAINTS: ClassVar[Mapping[str, str]] = {}
 
     def constraint(self) -> str:
         """This component's constraint in words (shown in coverage lines and certificates)."""
-        return {"smooth": "L-smooth", "convex": "L-smooth convex", "strongly_convex": "μ-strongly convex"}[
-            self.kind
-        ]
+        return self.CONSTRAINTS[self.kind]
+
+
+@dataclass(frozen=True)
+class FunctionClass(_KindComponent):
+    """f_i L-smooth ("smooth"), and convex / μ-strongly convex; the instance's constants must be certified."""
+
+    kind: str = "smooth"
+    CONSTRAINTS = {"smooth": "L-smooth", "convex": "L-smooth convex", "strongly_convex": "μ-strongly convex"}
 
     def check(self, problem: Any) -> tuple[bool, str]:
         """``(inside, reason)``: whether an instance's realized objective lies in this component's set."""
@@ -107,16 +114,11 @@ class FunctionClass:
 
 
 @dataclass(frozen=True)
-class Noise:
+class Noise(_KindComponent):
     """ "variance" (E‖g − ∇f_i‖² <= σ_L²), "second_moment" or "none" (σ_L = 0)."""
 
     kind: str = "variance"
-
-    def constraint(self) -> str:
-        """This component's constraint in words (shown in coverage lines and certificates)."""
-        return {"variance": "E‖g − ∇f_i‖² ≤ σ_L²", "second_moment": "E‖g‖² ≤ G²", "none": "σ_L = 0"}[
-            self.kind
-        ]
+    CONSTRAINTS = {"variance": "E‖g − ∇f_i‖² ≤ σ_L²", "second_moment": "E‖g‖² ≤ G²", "none": "σ_L = 0"}
 
     def check(self, problem: Any) -> tuple[bool, str]:
         """``(inside, reason)``: whether an instance's realized noise level lies in this component's set."""
@@ -149,20 +151,17 @@ class Heterogeneity:
 
 
 @dataclass(frozen=True)
-class Arrivals:
+class Arrivals(_KindComponent):
     """Which workers arrive each round: "full" (all M), "uniform" (m of M uniformly without replacement),
     "cyclic" (round robin), "arbitrary" (any sets of m distinct workers)."""
 
     kind: str = "arbitrary"
-
-    def constraint(self) -> str:
-        """This component's constraint in words (shown in coverage lines and certificates)."""
-        return {
-            "full": "every worker every round",
-            "uniform": "m of M uniformly",
-            "cyclic": "round robin",
-            "arbitrary": "any m of M",
-        }[self.kind]
+    CONSTRAINTS = {
+        "full": "every worker every round",
+        "uniform": "m of M uniformly",
+        "cyclic": "round robin",
+        "arbitrary": "any m of M",
+    }
 
     def sample(self, rng: np.random.Generator, M: int, m: int) -> Any:
         """One arrival law of the class for M workers, m per round."""

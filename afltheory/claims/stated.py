@@ -8,6 +8,8 @@ attaches its search specs cor1–cor3, lemma2 and drift to these claims (``Claim
 
 from __future__ import annotations
 
+from typing import Any
+
 import sympy as sp
 
 from ..theory import corollaries, theorem1
@@ -39,12 +41,17 @@ def _at(offset: int, theorem: str, found_by: str, section: str) -> Location:
     return Location(None, offset, theorem, found_by, section, path="docs/theorems.md")
 
 
-THEOREM1 = Claim(
-    id="yang2022.thm1",
-    title="lower bound for any AFL algorithm: E‖∇f(x̂)‖² ≥ σ_G² when only worker 1 participates",
-    kind="theorem",
-    measured=None,
-    assumptions=None,
+def _unmeasured(id: str, title: str, kind: str, **statement: Any) -> Claim:
+    """A statement on no quantity the engines measure (``measured=None``) and in no searchable assumption
+    class (``assumptions=None``): registered and checked by its own module, never run by an engine;
+    ``statement``: the rest of the claim, as ``Claim``'s keywords."""
+    return Claim(id=id, title=title, kind=kind, measured=None, assumptions=None, **statement)
+
+
+THEOREM1 = _unmeasured(
+    "yang2022.thm1",
+    "lower bound for any AFL algorithm: E‖∇f(x̂)‖² ≥ σ_G² when only worker 1 participates",
+    "theorem",
     bound={"floor": theorem1.lower_bound_expr()},
     lower_bound=True,
     reference=theorem1.CITATION,
@@ -126,52 +133,59 @@ _PER_ROUND = (
     "and its check holds Monte Carlo estimates to it"
 )
 
-LEMMA1 = Claim(
-    id="yang2022.lemma1",
-    title="Lemma 1: E‖G_i − E G_i‖² ≤ σ_L²/K (G_i the mean of K stochastic gradients)",
-    kind="lemma",
-    measured=None,
-    assumptions=None,
-    bound={"variance": S.sigma_L**2 / S.K},
-    reference="[Yang et al. 2022, Lemma 1]",
-    source=_YANG,
-    confidence="read",
-    location=_at(8181, "Lemma 1", "Lemma 1: `E G_i = (1/K)", _LEMMAS),
+
+def _per_round_lemma(
+    id, title, bound, reference, location, what, *, reading="", definitions=None, conditions=None
+):
+    """One of Yang et al.'s per-round lemmas (read): an inequality on ``what``, no measured quantity of a run,
+    so not a claim the engines run (theory.lemmas evaluates it)."""
+    return _unmeasured(
+        id,
+        title,
+        "lemma",
+        bound=bound,
+        definitions=definitions or {},
+        conditions=conditions or {},
+        reference=reference,
+        source=_YANG,
+        confidence="read",
+        location=location,
+        reading=reading,
+        why_not_a_claim=_PER_ROUND.format(what=what),
+    )
+
+
+LEMMA1 = _per_round_lemma(
+    "yang2022.lemma1",
+    "Lemma 1: E‖G_i − E G_i‖² ≤ σ_L²/K (G_i the mean of K stochastic gradients)",
+    {"variance": S.sigma_L**2 / S.K},
+    "[Yang et al. 2022, Lemma 1]",
+    _at(8181, "Lemma 1", "Lemma 1: `E G_i = (1/K)", _LEMMAS),
+    "one worker's update",
     reading="a worker's update is the average of its K stochastic gradients (theory.lemmas)",
-    why_not_a_claim=_PER_ROUND.format(what="one worker's update"),
 )
-LEMMA2 = Claim(
-    id="yang2022.lemma2",
-    title="Lemma 2: E‖Σ_{i∈M_t} G_i‖² ≤ 2‖Σ_{i∈M_t} E G_i‖² + (2m/K̄_t) σ_L²",
-    kind="lemma",
-    measured=None,
-    assumptions=None,
-    bound={"mean": 2 * MEAN_SQ, "sigma_L": 2 * S.m / S.Kbar * S.sigma_L**2},
-    definitions={"m/Kbar": "Σ_{i∈M_t} 1/K_{t,i}", "mean_sq": "‖Σ_{i∈M_t} E G_i‖²"},
-    reference="[Yang et al. 2022, Lemma 2]",
-    source=_YANG,
-    confidence="read",
-    location=_at(8251, "Lemma 2", "Lemma 2: `E‖Σ_{i∈M_t} G_i‖²", _LEMMAS),
+LEMMA2 = _per_round_lemma(
+    "yang2022.lemma2",
+    "Lemma 2: E‖Σ_{i∈M_t} G_i‖² ≤ 2‖Σ_{i∈M_t} E G_i‖² + (2m/K̄_t) σ_L²",
+    {"mean": 2 * MEAN_SQ, "sigma_L": 2 * S.m / S.Kbar * S.sigma_L**2},
+    "[Yang et al. 2022, Lemma 2]",
+    _at(8251, "Lemma 2", "Lemma 2: `E‖Σ_{i∈M_t} G_i‖²", _LEMMAS),
+    "one round's aggregated updates",
     reading="m/K̄_t = Σ_{i∈M_t} 1/K_{t,i} (K̄_t the harmonic mean of the round's local steps)",
-    why_not_a_claim=_PER_ROUND.format(what="one round's aggregated updates"),
+    definitions={"m/Kbar": "Σ_{i∈M_t} 1/K_{t,i}", "mean_sq": "‖Σ_{i∈M_t} E G_i‖²"},
 )
-DRIFT = Claim(
-    id="yang2022.drift",
-    title="bound (1): E‖y_k − x‖² ≤ 5Kη_L²(σ_L² + 6Kσ_G²) + 30K²η_L²‖∇f(x)‖² for k ≤ K, under (C1)",
-    kind="lemma",
-    measured=None,
-    assumptions=None,
-    bound={
+DRIFT = _per_round_lemma(
+    "yang2022.drift",
+    "bound (1): E‖y_k − x‖² ≤ 5Kη_L²(σ_L² + 6Kσ_G²) + 30K²η_L²‖∇f(x)‖² for k ≤ K, under (C1)",
+    {
         "sigma_L": 5 * S.K * S.eta_L**2 * S.sigma_L**2,
         "sigma_G": 30 * S.K**2 * S.eta_L**2 * S.sigma_G**2,
         "gradient": 30 * S.K**2 * S.eta_L**2 * GRAD_SQ,
     },
+    "[Yang et al. 2022, bound (1)] (Reddi et al. 2021, Lemma 4)",
+    _at(8322, "bound (1)", "Local drift (bound (1), Reddi et al. Lemma 4)", _LEMMAS),
+    "one worker's local path",
     conditions={"C1": 6 * S.eta_L**2 * (2 * S.K**2 - 3 * S.K + 1) * S.L**2 <= 1},
-    reference="[Yang et al. 2022, bound (1)] (Reddi et al. 2021, Lemma 4)",
-    source=_YANG,
-    confidence="read",
-    location=_at(8322, "bound (1)", "Local drift (bound (1), Reddi et al. Lemma 4)", _LEMMAS),
-    why_not_a_claim=_PER_ROUND.format(what="one worker's local path"),
 )
 
 #: Dynamic FedAvg's symbols (docs/theorems.md "Dynamic FedAvg — the claims to verify"; exact.drift)
@@ -185,12 +199,10 @@ _DYN_WHY = (
     "engine's steady state), not one of the engines' measured quantities"
 )
 
-DYNAMIC_MSD = Claim(
-    id="rizk2020.msd",
-    title="Dynamic FedAvg: limsup E‖w°_i − w_i‖² ≤ O(μ)(σ_s² + ε²) + O(σ_q²/μ)",
-    kind="theorem",
-    measured=None,
-    assumptions=None,
+DYNAMIC_MSD = _unmeasured(
+    "rizk2020.msd",
+    "Dynamic FedAvg: limsup E‖w°_i − w_i‖² ≤ O(μ)(σ_s² + ε²) + O(σ_q²/μ)",
+    "theorem",
     bound={"noise": mu * (sigma_s2 + eps2), "tracking": sigma_q2 / mu},
     constant="hidden",
     constants_explicit=False,
@@ -202,13 +214,10 @@ DYNAMIC_MSD = Claim(
     "(exact.drift.seed_constants)",
     why_not_a_claim=_DYN_WHY + "; constants hidden in O(·)",
 )
-DYNAMIC_MSD_EXPLICIT = Claim(
-    id="rizk2020.msd_explicit",
-    title="Dynamic FedAvg, E_k = 1: limsup MSD ≤ [μ²(σ_s² + ε²) + λσ_q²]/(1 − λ), "
-    "λ = 1 − 2μν + μ²(δ² + β_s²)",
-    kind="proposition",
-    measured=None,
-    assumptions=None,
+DYNAMIC_MSD_EXPLICIT = _unmeasured(
+    "rizk2020.msd_explicit",
+    "Dynamic FedAvg, E_k = 1: limsup MSD ≤ [μ²(σ_s² + ε²) + λσ_q²]/(1 − λ), λ = 1 − 2μν + μ²(δ² + β_s²)",
+    "proposition",
     bound={
         "data": mu**2 * sigma_s2 / (1 - LAMBDA),
         "model": mu**2 * eps2 / (1 - LAMBDA),
@@ -231,12 +240,10 @@ h, eps0 = sp.symbols("h epsilon_0", nonnegative=True)
 theta_bar, s_mocha = sp.symbols("Theta_bar s", positive=True)
 p_max, theta_max = sp.symbols("p_max Theta_max", nonnegative=True)
 
-MOCHA_THM1 = Claim(
-    id="smith2017.mocha_thm1",
-    title="MOCHA, smooth losses, Ω fixed: E[D(α*) − D(α^h)] ≤ (1 − (1 − Θ̄)s)^h ε₀",
-    kind="theorem",
-    measured=None,
-    assumptions=None,
+MOCHA_THM1 = _unmeasured(
+    "smith2017.mocha_thm1",
+    "MOCHA, smooth losses, Ω fixed: E[D(α*) − D(α^h)] ≤ (1 − (1 − Θ̄)s)^h ε₀",
+    "theorem",
     bound={"contraction": (1 - (1 - theta_bar) * s_mocha) ** h * eps0},
     conditions={"s_range": s_mocha <= 1, "theta_bar_range": theta_bar < 1},
     definitions={"Theta_bar": p_max + (1 - p_max) * theta_max},

@@ -33,7 +33,7 @@ from .. import _faults
 from .._validation import check_int
 from ..algorithms.base import UnsupportedRule
 from ..analysis.bounds import compare_bound, default_control
-from ..analysis.slopes import bootstrap_slope, fit_slope, rate_fit
+from ..analysis.slopes import bootstrap_slope, fit_slope, rate_fit, replicate_bootstrap
 from ..checks.verdict import NegativeControl, Verdict
 from ..exact.law import ExactUnavailable
 from ..theory import symbols as S
@@ -737,11 +737,10 @@ def _rate_judgement(claim, pts, samples, exact_vals, slope, tol, wrong, seed):
             wrong,
             "O",
         )
-    fit = bootstrap_slope(pts, samples, seed=seed, level=0.90)
-    n = len(np.asarray(samples[0]))
+    fit, method = replicate_bootstrap(pts, samples, seed=seed, level=0.90, interval="one-sided 95 %")
     return (
         fit,
-        f"monte-carlo (R={n}), one-sided 95 % percentile bootstrap over replicates",
+        method,
         f"one-sided 95 % bootstrap upper bound of the slope ≤ {slope:g} + {tol:g} (an upper rate: O(·))",
         lambda s: fit.ci[1] <= s + tol,
         wrong,

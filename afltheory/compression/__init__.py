@@ -12,23 +12,12 @@ worker update before aggregation, and ``Trace.bits`` counts the bits sent. A ``C
 ``send(state, G, workers, key) -> (out, bits, state)`` donates the state passed in. See docs/compression.md.
 """
 
-from .channel import (
-    DIANA,
-    Channel,
-    ChannelMemory,
-    ChannelState,
-    ErrorFeedback,
-    MemoryScheme,
-    base_compressor,
-    channel_for,
-    check_compressor,
-)
+from . import channel, compressors
+from .channel import *  # noqa: F403 (re-exported: channel.__all__)
+from .compressors import *  # noqa: F403 (re-exported: compressors.__all__)
 from .compressors import (
-    FLOAT_BITS,
     QSGD,
-    SEED_BITS,
     BernoulliMask,
-    Compressor,
     GaussianSketch,
     Identity,
     LowRank,
@@ -37,9 +26,6 @@ from .compressors import (
     StochasticQuantizer,
     Subsample,
     TopK,
-    fwht,
-    stochastic_round,
-    uncompressed_bits,
 )
 
 COMPRESSORS = {
@@ -55,31 +41,5 @@ COMPRESSORS = {
     "Identity": Identity,
 }
 
-__all__ = [
-    "BernoulliMask",
-    "COMPRESSORS",
-    "Channel",
-    "ChannelMemory",
-    "ChannelState",
-    "Compressor",
-    "DIANA",
-    "ErrorFeedback",
-    "FLOAT_BITS",
-    "GaussianSketch",
-    "Identity",
-    "LowRank",
-    "MemoryScheme",
-    "QSGD",
-    "RandK",
-    "SEED_BITS",
-    "Sign",
-    "StochasticQuantizer",
-    "Subsample",
-    "TopK",
-    "base_compressor",
-    "channel_for",
-    "check_compressor",
-    "fwht",
-    "stochastic_round",
-    "uncompressed_bits",
-]
+#: the registry and exactly the public names of ``channel`` and ``compressors``
+__all__ = ["COMPRESSORS", *channel.__all__, *compressors.__all__]

@@ -486,6 +486,12 @@ class KillMatrix:
         k = self.killed_by_tests(mutant)
         return ", ".join(f"`{t.rsplit('::', 1)[-1]}`" for t in k) if k else "·"
 
+    def _matrix_row(self, mutant, head, tests, killed):
+        """One markdown row of the kill matrix: ``head`` (its first two columns), the mutant's cell in every
+        check's column, then the "killed by tests" and "killed" cells."""
+        cells = [self._cell(mutant, c) for c in self.checks]
+        return f"| {head} | " + " | ".join(cells) + f" | {tests} | {killed} |"
+
     def to_markdown(self) -> str:
         """The kill-matrix section: score, mutant × check matrix, verdict → mutants killed, idle checks."""
         ck = self.check_kills()
@@ -506,24 +512,16 @@ class KillMatrix:
             "|---|---|" + "---|" * len(self.checks) + "---|---|",
         ]
         for m in self.mutants:
-            cells = [self._cell(m, c) for c in self.checks]
-            lines.append(
-                f"| `{m}` | {get(m).category} | "
-                + " | ".join(cells)
-                + f" | {self._tests_cell(m)} | {'yes' if m in self.killed else '**NO**'} |"
-            )
+            killed = "yes" if m in self.killed else "**NO**"
+            lines.append(self._matrix_row(m, f"`{m}` | {get(m).category}", self._tests_cell(m), killed))
         lines.append(
             "| **mutants killed** | | "
             + " | ".join((str(len(ck[c])) if ck[c] else "**0**") for c in self.checks)
             + f" | {sum(1 for m in self.mutants if self.killed_by_tests(m))} | {len(self.killed)} |"
         )
         for m in self.controls:
-            cells = [self._cell(m, c) for c in self.checks]
-            lines.append(
-                f"| `{m}` (equivalent control) | control | "
-                + " | ".join(cells)
-                + f" | — | {'**flipped: artefact**' if self.flipped(m) else 'survives ✓'} |"
-            )
+            survived = "**flipped: artefact**" if self.flipped(m) else "survives ✓"
+            lines.append(self._matrix_row(m, f"`{m}` (equivalent control) | control", "—", survived))
         if self.controls:
             lines += [
                 "",

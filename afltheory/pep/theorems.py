@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .._io import json_containers
 from .._validation import check_int, check_real
 
 if TYPE_CHECKING:
@@ -125,19 +126,16 @@ class Bracket:
 def json_safe(obj: object) -> object:
     """``obj`` with numpy scalars/arrays as Python numbers/lists, tuples as lists, non-finite floats as None
     and any other object as its ``str`` (strict JSON: no NaN, no Infinity)."""
-    if isinstance(obj, dict):
-        return {str(k): json_safe(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [json_safe(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return json_safe(obj.tolist())
-    if isinstance(obj, (bool, np.bool_)):
-        return bool(obj)
-    if isinstance(obj, (int, np.integer)):
-        return int(obj)
+    return json_containers(obj, _finite_or_text)
+
+
+def _finite_or_text(obj: object) -> object:
+    """``json_safe`` of a leaf: a finite float (non-finite: None), an int, a string or None, else its text."""
     if isinstance(obj, (float, np.floating)):
         v = float(obj)
         return v if math.isfinite(v) else None
+    if isinstance(obj, int):
+        return int(obj)
     if obj is None or isinstance(obj, str):
         return obj
     return str(obj)

@@ -9,24 +9,7 @@ style (Agg canvas, deterministic PNG bytes) that every other figure of the packa
 experiments) uses too.
 """
 
-from .figures import (
-    bound_plot,
-    curves_plot,
-    lower_bound_plot,
-    new_figure,
-    rate_plot,
-    save,
-    speedup_plot,
-    stability_region_plot,
-)
+from . import figures
+from .figures import *  # noqa: F403 (re-exports exactly the names figures exports)
 
-__all__ = [
-    "bound_plot",
-    "curves_plot",
-    "lower_bound_plot",
-    "new_figure",
-    "rate_plot",
-    "save",
-    "speedup_plot",
-    "stability_region_plot",
-]
+__all__ = figures.__all__

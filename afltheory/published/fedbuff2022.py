@@ -7,22 +7,25 @@ Paper letters -> symbols: K (buffer size) -> ``m``; Q (local steps) -> ``K``; η
 
 from __future__ import annotations
 
-from ..claims import Claim, Location
+from ..claims import Location
+from ._paper import Paper
 from .symbols import Delta, K, L, T, eta, eta_L, m, sigma_G, sigma_L, tau
 
 __all__ = ["STATEMENTS", "THM"]
 
-THM = Claim(
-    id="fedbuff2022.thm",
-    title="FedBuff, non-convex, bounded staleness",
-    reference="Nguyen et al., AISTATS 2022, main convergence theorem",
-    source=(
-        "abstract https://ai.meta.com/research/publications/federated-learning-with-buffered-asynchronous-"
-        "aggregation/ (retrieved with the `search` tool, corpus pages); the rate as restated by Koloskova, "
-        "Stich, Jaggi, 'Sharper Convergence Guarantees for Asynchronous SGD for Distributed and Federated "
-        "Learning' (anonymous-submission copy, index id 62037252991, Sec. 5.3); the primary text not found; "
-        "the module's bound shape (step sizes, σ² in the staleness term) from memory"
-    ),
+PAPER = Paper(
+    "Nguyen et al., AISTATS 2022",
+    "abstract https://ai.meta.com/research/publications/federated-learning-with-buffered-asynchronous-"
+    "aggregation/ (retrieved with the `search` tool, corpus pages); the rate as restated by Koloskova, "
+    "Stich, Jaggi, 'Sharper Convergence Guarantees for Asynchronous SGD for Distributed and Federated "
+    "Learning' (anonymous-submission copy, index id 62037252991, Sec. 5.3); the primary text not found; "
+    "the module's bound shape (step sizes, σ² in the staleness term) from memory",
+)
+
+THM = PAPER.claim(
+    "fedbuff2022.thm",
+    "FedBuff, non-convex, bounded staleness",
+    "main convergence theorem",
     excerpt="We provide theoretical convergence guarantees for FedBuff in a non-convex setting.",
     confidence="read (secondary: Koloskova, Stich, Jaggi 2022, Sec. 5.3, the rate as an iteration count)",
     reading=(

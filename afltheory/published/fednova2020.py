@@ -13,8 +13,9 @@ from typing import Any
 import sympy as sp
 
 from ..algorithms.published import FedNova
-from ..claims import Assumptions, Claim, EngineForm, Location, Transcription
+from ..claims import Assumptions, EngineForm, Transcription
 from ..pep.claims import PepSetup
+from ._paper import Paper
 
 __all__ = [
     "FEDNOVA_CONSISTENT",
@@ -30,18 +31,17 @@ __all__ = [
     "verify",
 ]
 
-_INDEX_ID = "54497425936"
-_FOUND_BY = "# Tackling the Objective Inconsistency Problem"
 SOURCE = (
     "main text, index id 54497425936 (a converted markdown copy): Sec. 3 Lemma 1, Sec. 4.1 the update "
     "rule 4 and FedAvg's τ_eff, w_i, Sec. 4.2 Theorems 1-2, Sec. 5 FedNova and Theorem 3"
 )
-EXCERPT = None
-LOC_LEMMA1 = Location(
-    _INDEX_ID, 9000, "Lemma 1; Sec. 4.1 FedAvg's w_i; Theorem 1", _FOUND_BY, section="Secs. 3-4"
+PAPER = Paper(
+    "Wang, Liu, Liang, Joshi, Poor, NeurIPS 2020",
+    SOURCE,
+    index_id="54497425936",
+    found_by="# Tackling the Objective Inconsistency Problem",
 )
-LOC_THM2 = Location(_INDEX_ID, 25000, "Theorem 2 (eq. 10)", _FOUND_BY, section="Sec. 4.2")
-LOC_THM3 = Location(_INDEX_ID, 25000, "Sec. 5 update rule; Theorem 3", _FOUND_BY, section="Sec. 5")
+EXCERPT = None
 READINGS = {
     "fednova.lemma1_quadratic": "Lemma 1 is stated for F_i = ½‖x − e_i‖², p_i = 1/m, deterministic "
     "gradients, 'sufficiently small' η; the package checks the general quadratic form (Sec. 4.1: w_i = "
@@ -50,14 +50,13 @@ READINGS = {
     "(the stationary point of F̃) is checked",
 }
 
-THM1_INCONSISTENCY = Claim(
-    id="fednova2020.thm1",
-    title="FedAvg with heterogeneous local steps converges to a mismatched objective",
-    reference="Wang, Liu, Liang, Joshi, Poor, NeurIPS 2020, Lemma 1 and Theorem 1 (w_i of Sec. 4.1)",
-    source=SOURCE,
+THM1_INCONSISTENCY = PAPER.claim(
+    "fednova2020.thm1",
+    "FedAvg with heterogeneous local steps converges to a mismatched objective",
+    "Lemma 1 and Theorem 1 (w_i of Sec. 4.1)",
     excerpt=EXCERPT,
     confidence="read",
-    location=LOC_LEMMA1,
+    location=PAPER.at(9000, "Lemma 1; Sec. 4.1 FedAvg's w_i; Theorem 1", "Secs. 3-4"),
     readings=READINGS,
     reading=(
         "FedAvg whose client i runs τ_i local SGD steps and the server averages Σ p_i Δ_i "
@@ -110,13 +109,12 @@ def surrogate_gap(trace: Any, problem: Any, algorithm: Any) -> dict:
     return {"gap2": out}
 
 
-FEDNOVA_CONSISTENT = Claim(
-    id="fednova2020.fednova",
-    title="FedNova's normalized averaging removes the inconsistency",
-    reference="Wang, Liu, Liang, Joshi, Poor, NeurIPS 2020, Sec. 5 (FedNova) and Theorem 3",
-    source=SOURCE,
+FEDNOVA_CONSISTENT = PAPER.claim(
+    "fednova2020.fednova",
+    "FedNova's normalized averaging removes the inconsistency",
+    "Sec. 5 (FedNova) and Theorem 3",
     confidence="read",
-    location=LOC_THM3,
+    location=PAPER.at(25000, "Sec. 5 update rule; Theorem 3", "Sec. 5"),
     readings=READINGS,
     reading=(
         "FedNova (Sec. 5): x^{(t+1,0)} − x^{(t,0)} = (Σ_i p_i τ_i) Σ_i p_i Δ_i/τ_i, i.e. x_{t+1} = x_t − η "
@@ -157,13 +155,12 @@ beta2 = sp.Symbol("beta2", positive=True)  # β² ≥ 1 of Assumption 3
 kappa2 = sp.Symbol("kappa2", nonnegative=True)  # κ² of Assumption 3 (not L/μ)
 eps_opt = sp.Symbol("eps_opt", nonnegative=True)  # the vanishing optimization error of (8)
 
-THM2_TRUE_OBJECTIVE = Claim(
-    id="fednova2020.thm2",
-    title="Convergence in terms of the true objective: a non-vanishing floor 2χ²κ²",
-    reference="Wang, Liu, Liang, Joshi, Poor, NeurIPS 2020, Theorem 2 (eq. 10)",
-    source=SOURCE,
+THM2_TRUE_OBJECTIVE = PAPER.claim(
+    "fednova2020.thm2",
+    "Convergence in terms of the true objective: a non-vanishing floor 2χ²κ²",
+    "Theorem 2 (eq. 10)",
     confidence="read",
-    location=LOC_THM2,
+    location=PAPER.at(25000, "Theorem 2 (eq. 10)", "Sec. 4.2"),
     readings={
         **READINGS,
         "fednova.eps_opt_hidden": "ε_opt is the right-hand side of (8), whose constants O(·) hides: only "
@@ -298,9 +295,9 @@ def verify() -> list:
     from ..algorithms import FedAvg
     from ..anarchy import Behaviour, PerWorkerSteps, UniformArrivals
     from ..checks.criteria import AtLeast, AtMost, ControlMeasurement
-    from ..checks.verdict import Verdict
     from ..claims import verify as verify_claim
     from ..problems import HeterogeneousQuadratic
+    from ._runs import judged_statement
 
     (claim,) = claims()
     p = HeterogeneousQuadratic(dim=2, num_workers=4, L=1.0, mu=0.5, sigma_G=1.0, seed=3)
@@ -308,11 +305,10 @@ def verify() -> list:
     out = [verify_claim(claim, p, beh, rounds=600, replicates=2, control=FedAvg(1.0, 0.01))]
     s, s_ctl = _thm1_slope(THM1_TAUS), _thm1_slope((1,) * len(THM1_TAUS))
     out.append(
-        Verdict.judged(
-            id="published.fednova2020.thm1",
+        judged_statement(
+            THM1_INCONSISTENCY,
             claim="FedAvg with τ_i local steps per client converges to argmin F̃, F̃ = Σ_i p_i τ_i F_i / "
             "Σ_j p_j τ_j: ‖x̂(η_L) − argmin F̃‖ = O(η_L)",
-            reference=THM1_INCONSISTENCY.reference,
             criterion=AtLeast(tol=THM1_TOL, text=f"fitted exponent of η_L ≥ claimed − {THM1_TOL:g}"),
             measured=s,
             theoretical=1.0,
@@ -336,11 +332,10 @@ def verify() -> list:
     g2, chi2_, kap2 = inconsistency_floor(THM2_H, THM2_C, THM2_TAUS, x_hat)
     floor = 2 * chi2_ * kap2
     out.append(
-        Verdict.judged(
-            id="published.fednova2020.thm2",
+        judged_statement(
+            THM2_TRUE_OBJECTIVE,
             claim="FedAvg's limit under τ_i local steps keeps ‖∇F‖² ≤ 2χ²_{p‖w} κ² (the non-vanishing floor "
             "of Theorem 2, ε_opt → 0)",
-            reference=THM2_TRUE_OBJECTIVE.reference,
             criterion=AtMost(text="‖∇F(x̂)‖² ≤ 2χ²κ²"),
             measured=g2,
             theoretical=floor,

@@ -11,7 +11,8 @@ from typing import Any
 
 import sympy as sp
 
-from ..claims import Claim, Location, Transcription
+from ..claims import Transcription
+from ._paper import Paper
 from .symbols import B_dis, Delta, L, gamma_inexact, m, mu_prox
 
 __all__ = [
@@ -40,9 +41,6 @@ RHO = (
     - L * _B**2 * (1 + _g) ** 2 / (_mubar**2 * _K) * (2 * sp.sqrt(2 * _K) + 2)
 )
 
-_INDEX_ID = "54523137112"
-_FOUND_BY = "# Federated Optimization in Heterogeneous Networks"
-LOC4 = Location(_INDEX_ID, 20000, "Theorem 4", _FOUND_BY, section="Sec. 4.2")
 READINGS = {
     "fedprox.L_minus_limit": "the text requires L_− > 0 with μ̄ = μ − L_− > 0; the package uses convex F_k "
     "and the limit L_− → 0 (μ̄ = μ), where ρ is largest (the weakest claim of the family is not the one "
@@ -73,12 +71,19 @@ LATEX4 = Transcription(
     "function call); μ̄ mapped to μ under the reading fedprox.L_minus_limit",
 )
 
-THM4 = Claim(
-    id="fedprox2020.thm4",
-    title="FedProx sufficient decrease per round (non-convex, B-dissimilarity)",
-    reference="Li, Sahu, Zaheer, Sanjabi, Talwalkar, Smith, MLSys 2020, Theorem 4",
-    source="main text, index id 54523137112 (a converted markdown copy): Sec. 4.2 Theorem 4, ρ and the "
+PAPER = Paper(
+    "Li, Sahu, Zaheer, Sanjabi, Talwalkar, Smith, MLSys 2020",
+    "main text, index id 54523137112 (a converted markdown copy): Sec. 4.2 Theorem 4, ρ and the "
     "expected decrease, Definition 3, Algorithm 2",
+    index_id="54523137112",
+    found_by="# Federated Optimization in Heterogeneous Networks",
+)
+LOC4 = PAPER.at(20000, "Theorem 4", "Sec. 4.2")
+
+THM4 = PAPER.claim(
+    "fedprox2020.thm4",
+    "FedProx sufficient decrease per round (non-convex, B-dissimilarity)",
+    "Theorem 4",
     confidence="read",
     location=LOC4,
     transcription=LATEX4,
@@ -108,13 +113,13 @@ eps = sp.Symbol("epsilon", positive=True)  # target accuracy ε
 #: exact prox with μ, K devices, T rounds from w⁰
 CHECK6 = {"mu": 3.0, "K": 1000, "T": 20, "w0": (0.0, 10.0)}
 
-THM6 = Claim(
-    id="fedprox2020.thm6",
-    title="FedProx convergence rate: T = O(Δ/(ρε)) rounds to (1/T) Σ E‖∇f(w^t)‖² ≤ ε",
-    reference="Li, Sahu, Zaheer, Sanjabi, Talwalkar, Smith, MLSys 2020, Theorem 6",
+THM6 = PAPER.claim(
+    "fedprox2020.thm6",
+    "FedProx convergence rate: T = O(Δ/(ρε)) rounds to (1/T) Σ E‖∇f(w^t)‖² ≤ ε",
+    "Theorem 6",
     source=THM4.source.replace("Sec. 4.2 Theorem 4", "Sec. 4.2 Theorem 6"),
     confidence="read",
-    location=Location(_INDEX_ID, 20000, "Theorem 6", _FOUND_BY, section="Sec. 4.2"),
+    location=PAPER.at(20000, "Theorem 6", "Sec. 4.2"),
     readings={
         **READINGS,
         "fedprox.B_eps": "Theorem 4's conditions with B ≥ B_ε must hold at EVERY iterate",
@@ -133,14 +138,14 @@ THM6 = Claim(
     "(no engine quantity): checked in its telescoped form on identical clients, plain numpy",
 )
 
-COR7 = Claim(
-    id="fedprox2020.cor7",
+COR7 = PAPER.claim(
+    "fedprox2020.cor7",
+    "FedProx, convex, exact local solves: μ ≈ 6LB² gives ρ ≈ 1/(24LB²)",
+    "Corollary 7",
     kind="corollary",
-    title="FedProx, convex, exact local solves: μ ≈ 6LB² gives ρ ≈ 1/(24LB²)",
-    reference="Li, Sahu, Zaheer, Sanjabi, Talwalkar, Smith, MLSys 2020, Corollary 7",
     source=THM4.source.replace("Sec. 4.2 Theorem 4", "Sec. 4.2 Corollary 7"),
     confidence="read",
-    location=Location(_INDEX_ID, 20000, "Corollary 7", _FOUND_BY, section="Sec. 4.2"),
+    location=PAPER.at(20000, "Corollary 7", "Sec. 4.2"),
     readings={
         **READINGS,
         "fedprox.cor7_approximate": "'≈' in both μ ≈ 6LB² and ρ ≈ 1/(24LB²) (1 ≪ B ≤ 0.5√K): an asymptotic "
@@ -227,7 +232,7 @@ def verify() -> list:
     import numpy as np
 
     from ..checks.criteria import AtLeast, AtMost, ControlMeasurement
-    from ..checks.verdict import Verdict
+    from ._runs import judged_statement
 
     c = np.asarray(CHECK4["centres"])
     h = np.ones_like(c)
@@ -239,10 +244,9 @@ def verify() -> list:
     slip = float((RHO + dropped).subs(vals))
     inside = bool(rho > 0 and THM4.conditions_hold(vals)["rho"])
     out = [
-        Verdict.judged(
-            id="published.fedprox2020.thm4",
+        judged_statement(
+            THM4,
             claim="FedProx (exact prox, K devices with replacement) decreases f by ≥ ρ‖∇f(w^t)‖² per round",
-            reference=THM4.reference,
             criterion=AtLeast(text="(f(w^t) − E f(w^{t+1}))/‖∇f(w^t)‖² ≥ ρ"),
             measured=dec / g2,
             theoretical=rho,
@@ -271,10 +275,9 @@ def verify() -> list:
     rho6 = float(RHO.subs({mu_prox: mu6, m: K6, L: 1.0, gamma_inexact: 0.0, B_dis: 1.0}))
     avg, bound6 = float(np.mean(grads)), delta0 / (rho6 * T6)
     out.append(
-        Verdict.judged(
-            id="published.fedprox2020.thm6",
+        judged_statement(
+            THM6,
             claim="FedProx: (1/T) Σ_{t<T} E‖∇f(w^t)‖² ≤ Δ/(ρT), i.e. T = Δ/(ρε) rounds reach ε",
-            reference=THM6.reference,
             criterion=AtMost(text="(1/T) Σ ‖∇f(w^t)‖² ≤ Δ/(ρT)"),
             measured=avg,
             theoretical=bound6,

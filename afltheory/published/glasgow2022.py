@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ..claims import Claim
+from ._paper import Paper
 from .symbols import D0, K, L, M, R, sigma, zeta_star
 
 __all__ = ["HETEROGENEOUS_LB", "HOMOGENEOUS_LB", "STATEMENTS"]
@@ -15,13 +15,13 @@ SOURCE = (
     "abstract https://ar5iv.labs.arxiv.org/html/2111.03741 and https://virtual.aistats.org/virtual/2022/"
     "poster/3538 (retrieved with the `search` tool, corpus pages); the bound's terms from memory"
 )
+PAPER = Paper("Glasgow, Yuan, Ma, AISTATS 2022", SOURCE)
 _B = sp.sqrt(D0)
 
-HOMOGENEOUS_LB = Claim(
-    id="glasgow2022.homogeneous",
-    title="FedAvg lower bound, homogeneous, convex (matches the upper bound)",
-    reference="Glasgow, Yuan, Ma, AISTATS 2022, homogeneous lower bound",
-    source=SOURCE,
+HOMOGENEOUS_LB = PAPER.claim(
+    "glasgow2022.homogeneous",
+    "FedAvg lower bound, homogeneous, convex (matches the upper bound)",
+    "homogeneous lower bound",
     excerpt=(
         "we first resolve this question by providing a lower bound for FedAvg that matches the existing "
         "upper bound"
@@ -55,11 +55,10 @@ HOMOGENEOUS_LB = Claim(
     "algorithm cannot check it",
 )
 
-HETEROGENEOUS_LB = Claim(
-    id="glasgow2022.heterogeneous",
-    title="FedAvg lower bound, heterogeneous, convex",
-    reference="Glasgow, Yuan, Ma, AISTATS 2022, heterogeneous lower bound",
-    source=SOURCE,
+HETEROGENEOUS_LB = PAPER.claim(
+    "glasgow2022.heterogeneous",
+    "FedAvg lower bound, heterogeneous, convex",
+    "heterogeneous lower bound",
     excerpt="we establish a lower bound in a heterogeneous setting that nearly matches the existing "
     "upper bound",
     confidence="from memory",

@@ -16,8 +16,9 @@ from __future__ import annotations
 import sympy as sp
 
 from ..algorithms import FedAvg
-from ..claims import Assumptions, Claim, EngineForm, Location, Transcription
+from ..claims import Assumptions, EngineForm, Location, Transcription
 from ..pep.claims import PepSetup
+from ._paper import Paper
 from .symbols import D0, H, K, L, M, T, eta, sigma_dif, zeta_star
 
 __all__ = ["COR1", "KILLS", "STATEMENTS", "THM1", "claims", "verify"]
@@ -33,6 +34,7 @@ SOURCE = (
     "main text, index id 785123747 (a converted markdown copy, the file that also holds Li et al. 2020): "
     "Sec. 2.1 Assumption 1, Sec. 2.2 Lemmas 1-2 and Theorem 1, eq. 5, Sec. 2.4 Corollary 1"
 )
+PAPER = Paper("Khaled, Mishchenko, Richtárik, NeurIPS 2019 FL workshop", SOURCE)
 READINGS = {
     "kmr19.average_iterate": "the output is x̄_T = (1/T) Σ_{t=0}^{T−1} x̂_t, the average over ALL local steps "
     "of the devices' mean x̂_t (not only the synchronisation points)",
@@ -56,11 +58,10 @@ _ENGINE = dict(
 _COR1_STEP = sp.sqrt(M) / (4 * L * sp.sqrt(T))
 _SYM = {"D": D0, "gamma": eta, "T": T, "sigma": sigma_dif, "H": H, "L": L, "M": M}
 
-THM1 = Claim(
-    id="khaled2019.thm1",
-    title="Local GD, heterogeneous data, convex, constant step",
-    reference="Khaled, Mishchenko, Richtárik, NeurIPS 2019 FL workshop, Theorem 1",
-    source=SOURCE,
+THM1 = PAPER.claim(
+    "khaled2019.thm1",
+    "Local GD, heterogeneous data, convex, constant step",
+    "Theorem 1",
     confidence="read",
     reading="f(x̄_T) − f(x_*) ≤ 2‖x_0 − x_*‖²/(γT) + 24γ²σ²H²L for γ ≤ 1/(4LH); "
     + READINGS["kmr19.average_iterate"],
@@ -88,12 +89,11 @@ THM1 = Claim(
     setups={"pep": PepSetup(values={"L": 1.0, "D0": 1.0, "eta": 1.0, "eta_L": 0.25}, T=10, K=1)},
 )
 
-COR1 = Claim(
-    id="khaled2019.cor1",
+COR1 = PAPER.claim(
+    "khaled2019.cor1",
+    "Local GD at γ = √M/(4L√T), H ≤ √T/√M",
+    "Corollary 1",
     kind="corollary",
-    title="Local GD at γ = √M/(4L√T), H ≤ √T/√M",
-    reference="Khaled, Mishchenko, Richtárik, NeurIPS 2019 FL workshop, Corollary 1",
-    source=SOURCE,
     confidence="read",
     reading="Theorem 1 at γ = √M/(4L√T) (≤ 1/(4HL) when H ≤ √T/√M): 8L‖x_0 − x_*‖²/√(MT) + 3Mσ²H²/(2LT).",
     assumptions_text=THM1.assumptions_text,
@@ -156,36 +156,23 @@ def verify() -> list:
     import numpy as np
 
     from ..algorithms import FedAvg
-    from ..anarchy import Behaviour, ConstantSteps, UniformArrivals
-    from ..claims import verify as verify_claim
-    from ..problems import HeterogeneousCurvatureQuadratic
+    from ._runs import curved_clients, synchronous, verify_with_control
 
     claim, cor1 = claims()
-    het = HeterogeneousCurvatureQuadratic.from_arrays(
-        hessians=np.array([[1.0, 0.5], [0.8, 1.0], [1.0, 0.6], [0.7, 0.9]]),
-        centers=np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0], [0.0, -1.0]]),
-        radius=10.0,
-    )
-    beh = Behaviour(UniformArrivals(4), local_steps=ConstantSteps(1))
-    control = sum(claim.bound.values()) / CONTROL_FACTOR
+    het, beh = curved_clients(), synchronous(4)
+    start = het.constants.x_star
     return [
-        verify_claim(
+        verify_with_control(
             claim,
             het,
             beh,
+            CONTROL_FACTOR,
             rounds=5,
             replicates=2,
-            x0=het.constants.x_star + np.array([3.0, 0.0]),
+            x0=start + np.array([3.0, 0.0]),
             algorithm=FedAvg(1.0, 0.25),
-            control=control,
         ),
-        verify_claim(
-            cor1,
-            het,
-            beh,
-            rounds=5,
-            replicates=2,
-            x0=het.constants.x_star + np.array([10.0, 0.0]),
-            control=sum(cor1.bound.values()) / CONTROL_FACTOR,
+        verify_with_control(
+            cor1, het, beh, CONTROL_FACTOR, rounds=5, replicates=2, x0=start + np.array([10.0, 0.0])
         ),
     ]

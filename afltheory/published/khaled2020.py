@@ -10,8 +10,9 @@ from __future__ import annotations
 import sympy as sp
 
 from ..algorithms import FedAvg
-from ..claims import Assumptions, Claim, EngineForm
+from ..claims import Assumptions, EngineForm
 from ..pep.claims import PepSetup
+from ._paper import Paper
 from .symbols import D0, H, K, L, M, T, eta, mu, sigma_dif, sigma_L, sigma_star, zeta_star
 
 __all__ = [
@@ -28,6 +29,7 @@ SOURCE = (
     "abstract https://ar5iv.labs.arxiv.org/html/1909.04746 and PMLR 108:4519-4529 page "
     "(retrieved with the `search` tool, corpus pages); theorem constants from memory"
 )
+PAPER = Paper("Khaled, Mishchenko, Richtárik, AISTATS 2020", SOURCE)
 EXCERPT = (
     "The tightness of our results is guaranteed by recovering known "
     "statements when we plug H=1, where H is the number of local steps."
@@ -36,11 +38,10 @@ EXCERPT = (
 _GAMMA = sp.Symbol("eta_L", positive=True)  # identical data: local SGD = FedAvg(η = 1, η_L = γ)
 _GAMMA_HET = sp.Symbol("eta", positive=True) * sp.Symbol("eta_L", positive=True)  # heterogeneous: γ = η η_L
 
-IDENTICAL = Claim(
-    id="khaled2020.identical",
-    title="Local SGD, identical data, strongly convex, constant step",
-    reference="Khaled, Mishchenko, Richtárik, AISTATS 2020, identical-data theorem (Sec. 3)",
-    source=SOURCE,
+IDENTICAL = PAPER.claim(
+    "khaled2020.identical",
+    "Local SGD, identical data, strongly convex, constant step",
+    "identical-data theorem (Sec. 3)",
     excerpt=EXCERPT,
     confidence="abstract read, statement from memory",
     reading=(
@@ -79,11 +80,10 @@ IDENTICAL = Claim(
     },
 )
 
-HETEROGENEOUS = Claim(
-    id="khaled2020.heterogeneous",
-    title="Local SGD, heterogeneous data, convex, constant step",
-    reference="Khaled, Mishchenko, Richtárik, AISTATS 2020, heterogeneous-data theorem (Sec. 4)",
-    source=SOURCE,
+HETEROGENEOUS = PAPER.claim(
+    "khaled2020.heterogeneous",
+    "Local SGD, heterogeneous data, convex, constant step",
+    "heterogeneous-data theorem (Sec. 4)",
     excerpt=EXCERPT,
     confidence="from memory",
     reading=(
@@ -149,32 +149,18 @@ def verify() -> list:
     import numpy as np
 
     from ..algorithms import FedAvg
-    from ..anarchy import Behaviour, ConstantSteps, UniformArrivals
-    from ..claims import verify as verify_claim
-    from ..problems import HeterogeneousCurvatureQuadratic, HeterogeneousQuadratic
+    from ..problems import HeterogeneousQuadratic
+    from ._runs import curved_clients, synchronous, verify_with_control
 
     ident, het_claim = claims()
 
-    def check(claim, problem, behaviour, **kw):
-        control = sum(claim.bound.values()) / CONTROL_FACTORS[claim.id]
-        return verify_claim(claim, problem, behaviour, control=control, **kw)
+    def check(claim, problem, **kw):
+        return verify_with_control(claim, problem, beh, CONTROL_FACTORS[claim.id], **kw)
 
     p = HeterogeneousQuadratic.from_arrays(hessian_diag=np.ones(2), centers=np.zeros((4, 2)), sigma_L=2.0)
-    beh = Behaviour(UniformArrivals(4), local_steps=ConstantSteps(1))
-    het = HeterogeneousCurvatureQuadratic.from_arrays(
-        hessians=np.array([[1.0, 0.5], [0.8, 1.0], [1.0, 0.6], [0.7, 0.9]]),
-        centers=np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0], [0.0, -1.0]]),
-        radius=10.0,
-    )
+    beh, het = synchronous(4), curved_clients()
+    x0_het = het.constants.x_star + np.array([3.0, 0.0])
     return [
-        check(ident, p, beh, rounds=200, x0=np.array([3.0, -2.0])),
-        check(
-            het_claim,
-            het,
-            beh,
-            rounds=4,
-            replicates=2,
-            x0=het.constants.x_star + np.array([3.0, 0.0]),
-            algorithm=FedAvg(1.0, 0.25),
-        ),
+        check(ident, p, rounds=200, x0=np.array([3.0, -2.0])),
+        check(het_claim, het, rounds=4, replicates=2, x0=x0_het, algorithm=FedAvg(1.0, 0.25)),
     ]

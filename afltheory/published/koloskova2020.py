@@ -7,19 +7,21 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ..claims import Claim
+from ._paper import Paper
 from .symbols import D0, H, L, M, T, mu, sigma_star, zeta_star
 
 __all__ = ["STATEMENTS", "THM_SC"]
 
-THM_SC = Claim(
-    id="koloskova2020.sc",
-    title="Local SGD (server case of decentralized SGD), strongly convex",
-    reference="Koloskova et al., ICML 2020, strongly convex theorem with p = 1, mixing every H steps",
-    source=(
-        "abstract https://icml.cc/virtual/2020/poster/6533 (retrieved with the `search` tool, corpus "
-        "pages); the rate from memory"
-    ),
+PAPER = Paper(
+    "Koloskova et al., ICML 2020",
+    "abstract https://icml.cc/virtual/2020/poster/6533 (retrieved with the `search` tool, corpus "
+    "pages); the rate from memory",
+)
+
+THM_SC = PAPER.claim(
+    "koloskova2020.sc",
+    "Local SGD (server case of decentralized SGD), strongly convex",
+    "strongly convex theorem with p = 1, mixing every H steps",
     excerpt=(
         "recover (and improve) the best known complexity results for a host of important "
         "scenarios, such as for instance coorperative SGD and federated averaging (local SGD)."

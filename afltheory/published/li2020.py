@@ -16,10 +16,11 @@ from typing import Any
 import sympy as sp
 
 from ..algorithms import FedAvg
-from ..claims import Assumptions, Claim, EngineForm, Location, Transcription
+from ..claims import Assumptions, EngineForm, Transcription
 from ..claims.symbols import E, sum_p2
 from ..pep.claims import PepSetup
 from ..theory.symbols import sigma_L
+from ._paper import Paper
 from .symbols import D0, G, Gamma, K, L, M, T, gamma, kappa, m, mu, sum_p2_sigma2, t
 
 __all__ = [
@@ -38,16 +39,19 @@ __all__ = [
 ]
 
 #: the main text, a converted markdown copy (the same file also holds Khaled et al.'s workshop paper)
-_INDEX_ID = "785123747"
-_FOUND_BY = "\\frac{\\kappa}{\\gamma+T-1}"
 SOURCE = (
     "main text, index id 785123747 (a converted markdown copy): Sec. 3.1 Assumptions 1-4, Sec. 3.2 "
     "Theorem 1, eqs. 4-5, Sec. 3.3 Assumptions 5-6 and Theorems 2-3, eq. 6"
 )
+PAPER = Paper(
+    "Li, Huang, Yang, Wang, Zhang, ICLR 2020",
+    SOURCE,
+    index_id="785123747",
+    found_by="\\frac{\\kappa}{\\gamma+T-1}",
+)
 EXCERPT = None
-LOC1 = Location(_INDEX_ID, 15500, "Theorem 1 (eqs. 4-5)", _FOUND_BY, section="Sec. 3.2")
-LOC2 = Location(_INDEX_ID, 15500, "Theorem 2 (eq. 6), Assumption 5", _FOUND_BY, section="Sec. 3.3")
-LOC3 = Location(_INDEX_ID, 15500, "Theorem 3, Assumption 6", _FOUND_BY, section="Sec. 3.3")
+LOC1 = PAPER.at(15500, "Theorem 1 (eqs. 4-5)", "Sec. 3.2")
+LOC2 = PAPER.at(15500, "Theorem 2 (eq. 6), Assumption 5", "Sec. 3.3")
 
 #: the named readings (one line per ambiguity of the text)
 READINGS = {
@@ -102,28 +106,31 @@ LATEX1 = Transcription(
     normalisations=_NORMALISE,
 )
 _BC_BOUND = "\\frac{\\kappa}{\\gamma+T-1}\\left(\\frac{2 (B+C)}{\\mu}+\\frac{\\mu \\gamma}{2} D\\right)"
-LATEX2 = Transcription(
-    bound=_BC_BOUND,
-    symbols=_LATEX_SYMBOLS,
-    definitions={"B": _B_TEX, "C": "\\frac{4}{K} E^{2} G^{2}"},
-    conditions=_COND_TEX,
-    assumptions={
-        **_ASSUME_TEX,
-        "A5": "S_t: K \\text{ indices with replacement by } p_k;\\ w_t = \\frac{1}{K}\\sum_{k\\in S_t} w_t^k",
-    },
-    normalisations=_NORMALISE,
+
+
+def _sampled_transcription(c_tex: str, label: str, scheme: str) -> Transcription:
+    """Theorems 2 and 3 as printed: Theorem 1's bound with B + C, C = ``c_tex``, under the sampling
+    assumption ``label`` (``scheme``)."""
+    return Transcription(
+        bound=_BC_BOUND,
+        symbols=_LATEX_SYMBOLS,
+        definitions={"B": _B_TEX, "C": c_tex},
+        conditions=_COND_TEX,
+        assumptions={**_ASSUME_TEX, label: scheme},
+        normalisations=_NORMALISE,
+    )
+
+
+LATEX2 = _sampled_transcription(
+    "\\frac{4}{K} E^{2} G^{2}",
+    "A5",
+    "S_t: K \\text{ indices with replacement by } p_k;\\ w_t = \\frac{1}{K}\\sum_{k\\in S_t} w_t^k",
 )
-LATEX3 = Transcription(
-    bound=_BC_BOUND,
-    symbols=_LATEX_SYMBOLS,
-    definitions={"B": _B_TEX, "C": "\\frac{N-K}{N-1} \\frac{4}{K} E^{2} G^{2}"},
-    conditions=_COND_TEX,
-    assumptions={
-        **_ASSUME_TEX,
-        "A6": "S_t: K \\text{ of } [N] \\text{ uniformly without replacement}, "
-        "p_k = \\frac{1}{N};\\ w_t = \\frac{N}{K}\\sum_{k\\in S_t} p_k w_t^k",
-    },
-    normalisations=_NORMALISE,
+LATEX3 = _sampled_transcription(
+    "\\frac{N-K}{N-1} \\frac{4}{K} E^{2} G^{2}",
+    "A6",
+    "S_t: K \\text{ of } [N] \\text{ uniformly without replacement}, "
+    "p_k = \\frac{1}{N};\\ w_t = \\frac{N}{K}\\sum_{k\\in S_t} p_k w_t^k",
 )
 
 #: the step size of the t-th local SGD step (t counts local steps across rounds, not rounds)
@@ -184,11 +191,23 @@ _ASSUME = {
     "weights": "data (p_k)",
 }
 
-THM1 = Claim(
-    id="li2020.thm1",
-    title="FedAvg, non-iid, strongly convex, full participation",
-    reference="Li, Huang, Yang, Wang, Zhang, ICLR 2020, Theorem 1",
-    source=SOURCE,
+
+def _pep_subclass(subclass: dict, description: str) -> PepSetup:
+    """The PEP setup of Theorems 1 and 2 on a sub-class without heterogeneity (Γ = 0, Σ p_k² = 1): L = 1,
+    μ = 0.5, D = 1, T = 10, E = 1."""
+    return PepSetup(
+        values={"L": 1.0, "mu": 0.5, "D0": 1.0, "sum_p2": 1.0, "Gamma": 0.0},
+        T=10,
+        K=1,
+        subclass=subclass,
+        description=f"sub-class: {description}",
+    )
+
+
+THM1 = PAPER.claim(
+    "li2020.thm1",
+    "FedAvg, non-iid, strongly convex, full participation",
+    "Theorem 1",
     excerpt=EXCERPT,
     confidence="read",
     reading=_READING,
@@ -210,39 +229,64 @@ THM1 = Claim(
     engine_form=ENGINE_FORM,
     **_engine("full", "data"),
     setups={
-        "pep": PepSetup(
-            values={"L": 1.0, "mu": 0.5, "D0": 1.0, "sum_p2": 1.0, "Gamma": 0.0},
-            T=10,
-            K=1,
-            subclass={"heterogeneity": "iid", "weights": "uniform"},
-            description="sub-class: identical clients (Γ = 0), uniform weights",
+        "pep": _pep_subclass(
+            {"heterogeneity": "iid", "weights": "uniform"}, "identical clients (Γ = 0), uniform weights"
         )
     },
 )
 
-_C1 = 4 * K**2 * G**2 / m
-THM2 = Claim(
-    id="li2020.thm2",
-    title="FedAvg, non-iid, strongly convex, partial participation (scheme I)",
-    reference="Li, Huang, Yang, Wang, Zhang, ICLR 2020, Theorem 2",
-    source=SOURCE,
-    excerpt=EXCERPT,
-    confidence="read",
-    reading=_READING
-    + (
-        " Scheme I: each round K devices are drawn WITH replacement with probabilities p_k and the server "
-        "takes their simple average."
-    ),
-    assumptions_text={**_ASSUME, "participation": "sampled with replacement by p_k (scheme I)"},
-    algorithm_text="FedAvg, scheme I sampling, simple average of the sampled devices' models",
-    measured_text="last_gap: E F(w_T) − F*",
-    bound={**THM1.bound, "sampling": _PREFIX * 2 * _C1 / mu},
-    conditions=THM1.conditions,
-    definitions={**THM1.definitions, "C": _C1},
-    notes="Theorem 1 with B replaced by B + C, C = 4E²G²/K.",
+
+def _sampled(
+    number,
+    scheme,
+    C,
+    c_text,
+    scheme_reading,
+    participation,
+    algorithm_text,
+    *,
+    location,
+    transcription,
+    engine_form,
+    readings,
+    setups,
+):
+    """Theorem ``number`` (2 or 3): Theorem 1 under partial participation by sampling ``scheme`` — the bound
+    with B replaced by B + C, C = ``c_text`` (sympy ``C``); uniform arrivals and weights in the engines."""
+    return PAPER.claim(
+        f"li2020.thm{number}",
+        f"FedAvg, non-iid, strongly convex, partial participation (scheme {scheme})",
+        f"Theorem {number}",
+        excerpt=EXCERPT,
+        confidence="read",
+        reading=_READING + scheme_reading,
+        assumptions_text={**_ASSUME, "participation": participation},
+        algorithm_text=algorithm_text,
+        bound={**THM1.bound, "sampling": _PREFIX * 2 * C / mu},
+        conditions=THM1.conditions,
+        definitions={**THM1.definitions, "C": C},
+        notes=f"Theorem 1 with B replaced by B + C, C = {c_text}.",
+        location=location,
+        transcription=transcription,
+        **_engine("uniform", "uniform"),
+        measured_text=THM1.measured_text,
+        readings=readings,
+        engine_form=engine_form,
+        setups=setups,
+    )
+
+
+THM2 = _sampled(
+    2,
+    "I",
+    4 * K**2 * G**2 / m,
+    "4E²G²/K",
+    " Scheme I: each round K devices are drawn WITH replacement with probabilities p_k and the server "
+    "takes their simple average.",
+    "sampled with replacement by p_k (scheme I)",
+    "FedAvg, scheme I sampling, simple average of the sampled devices' models",
     location=LOC2,
     transcription=LATEX2,
-    readings=READINGS,
     # with ONE sampled device per round and uniform p_k, drawing with and without replacement coincide:
     # uniform arrivals of m = 1
     engine_form=dataclasses.replace(
@@ -252,59 +296,43 @@ THM2 = Claim(
             "one sampled device (engine form: with = without replacement)": sp.Le(m, 1),
         },
     ),
-    **_engine("uniform", "uniform"),
+    readings=READINGS,
     setups={
-        "pep": PepSetup(
-            values={"L": 1.0, "mu": 0.5, "D0": 1.0, "sum_p2": 1.0, "Gamma": 0.0},
-            T=10,
-            K=1,
-            subclass={"participation": "full", "heterogeneity": "iid"},
-            description="sub-class: one client (M = 1, the sampled device is the client; Γ = 0)",
+        "pep": _pep_subclass(
+            {"participation": "full", "heterogeneity": "iid"},
+            "one client (M = 1, the sampled device is the client; Γ = 0)",
         )
     },
 )
-
-_C2 = (M - m) / (M - 1) * 4 * K**2 * G**2 / m
-THM3 = Claim(
-    id="li2020.thm3",
-    title="FedAvg, non-iid, strongly convex, partial participation (scheme II)",
-    reference="Li, Huang, Yang, Wang, Zhang, ICLR 2020, Theorem 3",
-    source=SOURCE,
-    excerpt=EXCERPT,
-    confidence="read",
-    reading=_READING
-    + (
-        " Scheme II: K devices drawn uniformly WITHOUT replacement, server w = Σ_{k∈S} p_k (N/K) w^k; the "
-        "theorem assumes balanced data p_k = 1/N (then the aggregate is the simple average)."
-    ),
-    assumptions_text={**_ASSUME, "participation": "uniform without replacement (scheme II), p_k = 1/N"},
-    algorithm_text="FedAvg, scheme II sampling, aggregate Σ_{k∈S} p_k N/K w^k",
-    measured_text="last_gap: E F(w_T) − F*",
-    bound={**THM1.bound, "sampling": _PREFIX * 2 * _C2 / mu},
-    conditions=THM1.conditions,
-    definitions={**THM1.definitions, "C": _C2},
-    notes="Theorem 1 with B replaced by B + C, C = (N−K)/(N−1) · 4E²G²/K.",
-    location=LOC3,
+THM3 = _sampled(
+    3,
+    "II",
+    (M - m) / (M - 1) * 4 * K**2 * G**2 / m,
+    "(N−K)/(N−1) · 4E²G²/K",
+    " Scheme II: K devices drawn uniformly WITHOUT replacement, server w = Σ_{k∈S} p_k (N/K) w^k; the "
+    "theorem assumes balanced data p_k = 1/N (then the aggregate is the simple average).",
+    "uniform without replacement (scheme II), p_k = 1/N",
+    "FedAvg, scheme II sampling, aggregate Σ_{k∈S} p_k N/K w^k",
+    location=PAPER.at(15500, "Theorem 3, Assumption 6", "Sec. 3.3"),
     transcription=LATEX3,
+    engine_form=ENGINE_FORM,
     readings={
         **READINGS,
         "li.scheme2_balanced": "Theorem 3 assumes p_k = 1/N (the text's transformation "
         "F̃_k = p_k N F_k for unbalanced data is not checked)",
     },
-    engine_form=ENGINE_FORM,
-    **_engine("uniform", "uniform"),
     setups={"pep": PepSetup(values={"L": 1.0, "mu": 0.5, "D0": 1.0}, T=10, K=1)},
 )
 
 _eta = sp.Symbol("eta", positive=True)  # the constant step size of Theorem 4
 _wstar = sp.Symbol("w_star_norm", nonnegative=True)  # ‖w*‖₂
-THM4 = Claim(
-    id="li2020.thm4",
-    title="FedAvg with E > 1 and a fixed step converges to a sub-optimal point (lower bound)",
-    reference="Li, Huang, Yang, Wang, Zhang, ICLR 2020, Theorem 4",
+THM4 = PAPER.claim(
+    "li2020.thm4",
+    "FedAvg with E > 1 and a fixed step converges to a sub-optimal point (lower bound)",
+    "Theorem 4",
     source=SOURCE.replace("Sec. 3.1 Assumptions 1-4", "Sec. 4 Theorem 4; Sec. 3.1 Assumptions 1-4"),
     confidence="read",
-    location=Location(_INDEX_ID, 15500, "Theorem 4", _FOUND_BY, section="Sec. 4"),
+    location=PAPER.at(15500, "Theorem 4", "Sec. 4"),
     readings={
         "li.thm4_constructed": "the lower bound holds for ONE constructed ridge-regression problem (full "
         "batch, E > 1, small enough constant η), with problem-dependent constants hidden in Ω(·)",
@@ -404,15 +432,13 @@ def verify() -> list:
 
     from ..anarchy import Behaviour, ConstantSteps, UniformArrivals
     from ..checks.criteria import AtMost, ControlMeasurement
-    from ..checks.verdict import Verdict
-    from ..claims import verify as verify_claim
     from ..problems import HeterogeneousQuadratic
+    from ._runs import judged_statement, verify_with_control
 
     thm1, thm2, thm3 = claims()
 
     def check(claim, problem, behaviour, **kw):
-        control = sum(claim.bound.values()) / CONTROL_FACTOR
-        return verify_claim(claim, problem, behaviour, control=control, **kw)
+        return verify_with_control(claim, problem, behaviour, CONTROL_FACTOR, **kw)
 
     spread = np.array([[-1.0, 0], [-1 / 3, 0], [1 / 3, 0], [1.0, 0]])
     # Thm 1: noise (2/3 of the bound) and Γ (1/3) with data weights: a FedAvg ignoring p_k would end at the
@@ -431,11 +457,10 @@ def verify() -> list:
     s_eta, s_E = _thm4_slopes(THM4_ETAS, THM4_ES)
     crit = AtMost(tol=THM4_TOL, text=f"fitted exponent of η ≤ claimed + {THM4_TOL:g}")
     out.append(
-        Verdict.judged(
-            id="published.li2020.thm4",
+        judged_statement(
+            THM4,
             claim="FedAvg with E > 1 local full-gradient steps and a constant step η has a limit w̃* with "
             "‖w̃* − w*‖ = Ω((E − 1)η)‖w*‖ (a lower bound: the distance decays no faster than η)",
-            reference=THM4.reference,
             criterion=crit,
             measured=s_eta,
             theoretical=1.0,

@@ -10,23 +10,26 @@ from __future__ import annotations
 import sympy as sp
 
 from ..algorithms import AsySG
-from ..claims import Assumptions, Claim, EngineForm, Location, Transcription
+from ..claims import Assumptions, EngineForm, Location, Transcription
 from ..pep.claims import PepSetup
+from ._paper import Paper
 from .symbols import Delta, L, T, eta, m, sigma, sigma_L, tau
 
 __all__ = ["CONTROL_FACTOR", "KILLS", "STATEMENTS", "THM1", "claims", "verify"]
 
 _GAMMA = sp.Symbol("gamma_lian", positive=True)  # Lian's γ in the engines: η η_L / m
 
-THM1 = Claim(
-    id="lian2015.thm1",
-    title="AsySG-con: asynchronous SGD, nonconvex, constant step",
-    reference="Lian, Huang, Li, Liu, NeurIPS 2015, Theorem 1",
-    source=(
-        "Theorem 1 as restated by Bhardwaj & Cong (IBM), 'Inefficiency of Stochastic Gradient Descent with "
-        "Larger Mini-batches (and More Learners)', Sec. 4 eqs. 7-8, index id 62195766402 (a converted "
-        "markdown copy); the primary text not found"
-    ),
+PAPER = Paper(
+    "Lian, Huang, Li, Liu, NeurIPS 2015",
+    "Theorem 1 as restated by Bhardwaj & Cong (IBM), 'Inefficiency of Stochastic Gradient Descent with "
+    "Larger Mini-batches (and More Learners)', Sec. 4 eqs. 7-8, index id 62195766402 (a converted "
+    "markdown copy); the primary text not found",
+)
+
+THM1 = PAPER.claim(
+    "lian2015.thm1",
+    "AsySG-con: asynchronous SGD, nonconvex, constant step",
+    "Theorem 1",
     confidence="read (secondary: Bhardwaj & Cong, Sec. 4 eqs. 7-8, quoting Theorem 1)",
     reading=(
         "x_{k+1} = x_k − γ Σ_{m=1}^M G(x_{k−τ_{k,m}}; ξ_{k,m}): γ multiplies the SUM of the "
@@ -133,8 +136,8 @@ def verify() -> list:
 
     from ..algorithms import AsySG
     from ..anarchy import Behaviour, FixedDelay, NoDelay, UniformArrivals
-    from ..claims import verify as verify_claim
     from ..problems import HeterogeneousQuadratic
+    from ._runs import verify_with_control
 
     (claim,) = claims()
     p = HeterogeneousQuadratic.from_arrays(
@@ -144,15 +147,15 @@ def verify() -> list:
     for mm, tau_, gamma in ((1, 0, 0.2), (2, 3, 0.05)):
         beh = Behaviour(UniformArrivals(mm), delays=FixedDelay(tau_) if tau_ else NoDelay())
         out.append(
-            verify_claim(
+            verify_with_control(
                 claim,
                 p,
                 beh,
+                CONTROL_FACTOR,
                 rounds=400,
                 x0=np.array([3.0, -2.0]),
                 algorithm=AsySG(gamma * mm, 1.0),
                 id=f"published.lian2015.thm1.m{mm}_tau{tau_}",
-                control=sum(claim.bound.values()) / CONTROL_FACTOR,
             )
         )
     return out

@@ -19,9 +19,10 @@ from typing import Any
 import sympy as sp
 
 from ..algorithms.published import SCAFFOLDServer
-from ..claims import Assumptions, Claim, EngineForm, Location, Transcription
+from ..claims import Assumptions, EngineForm, Transcription
 from ..claims.symbols import E
 from ..pep.claims import PepSetup
+from ._paper import Paper
 from .symbols import D0, B_dis, Delta, G, K, L, M, T, m, mu, sigma, zeta_star
 
 __all__ = [
@@ -44,15 +45,16 @@ __all__ = [
 eps = sp.Symbol("epsilon", positive=True)  # target expected error ε
 delta = sp.Symbol("delta", nonnegative=True)  # δ-bounded Hessian dissimilarity (A2)
 
-_INDEX_ID = "54748797492"
-_FOUND_BY = "Karimireddy 1 2 Satyen Kale 3"
 SOURCE = (
     "main text, index id 54748797492 (a converted markdown copy): Sec. 3.1 Theorem I, Sec. 5 Theorem III, "
     "Sec. 6 Theorem IV, Algorithm 1; the appendix (explicit step sizes and constants) not read"
 )
-_LOC3 = Location(_INDEX_ID, 16000, "Theorem III", _FOUND_BY, section="Sec. 5")
-_LOC1 = Location(_INDEX_ID, 16000, "Theorem I", _FOUND_BY, section="Sec. 3.1")
-_LOC4 = Location(_INDEX_ID, 16000, "Theorem IV", _FOUND_BY, section="Sec. 6")
+PAPER = Paper(
+    "Karimireddy et al., ICML 2020", SOURCE, index_id="54748797492", found_by="Karimireddy 1 2 Satyen Kale 3"
+)
+_LOC3 = PAPER.at(16000, "Theorem III", "Sec. 5")
+_LOC1 = PAPER.at(16000, "Theorem I", "Sec. 3.1")
+_LOC4 = PAPER.at(16000, "Theorem IV", "Sec. 6")
 
 READINGS = {
     "scaffold.round_count": "the statement is a number of rounds R = Õ(·) (resp. O(·)) after which the "
@@ -82,11 +84,10 @@ _NORM = "none beyond the symbol map (the printed formulas parse as they are, Õ(
 
 
 def _thm(id_, title, ref, loc, setting, measured_text, bound, tex, readings=READINGS, **kw):
-    return Claim(
-        id=id_,
-        title=title,
-        reference=f"Karimireddy et al., ICML 2020, {ref}",
-        source=SOURCE,
+    return PAPER.claim(
+        id_,
+        title,
+        ref,
         confidence="read",
         reading="Round count R to reach expected error ε, constants and log factors hidden; "
         + readings["scaffold.round_count"],
@@ -221,6 +222,19 @@ THM4 = _thm(
     r"\frac{\beta \sigma^{2}}{\mu K N \epsilon}+\frac{\beta+\delta K}{\mu K}",
 )
 
+
+def _thm1_rounds(noise: sp.Expr, gap: sp.Expr) -> dict:
+    """Theorem I's round count for FedAvg, general convex (``gap`` = D², the squared initial distance) or
+    non-convex (``gap`` = F, the initial suboptimality): its ``noise`` term and the sampling, drift and
+    dissimilarity terms the two cases share."""
+    return {
+        "noise": noise,
+        "sampling": (1 - m / M) * G**2 * gap / (m * eps**2),
+        "drift": sp.sqrt(L) * G / eps ** sp.Rational(3, 2),
+        "dissimilarity": B_dis**2 * L * gap / eps,
+    }
+
+
 THM1_FEDAVG_CONVEX = _thm(
     "scaffold2020.thm1_fedavg_convex",
     "FedAvg, general convex, (G, B)-dissimilarity: R = O(σ²D²/(KSε²) + (1−S/N)G²D²/(Sε²) + √β G/ε^{3/2} "
@@ -229,12 +243,7 @@ THM1_FEDAVG_CONVEX = _thm(
     _LOC1,
     {**_SC, "function": "convex (β-smooth)", "heterogeneity": "(G, B)-bounded gradient dissimilarity (A1)"},
     "rounds_to_eps: R with E f(output) − f* ≤ ε",
-    {
-        "noise": sigma**2 * D0 / (K * m * eps**2),
-        "sampling": (1 - m / M) * G**2 * D0 / (m * eps**2),
-        "drift": sp.sqrt(L) * G / eps ** sp.Rational(3, 2),
-        "dissimilarity": B_dis**2 * L * D0 / eps,
-    },
+    _thm1_rounds(sigma**2 * D0 / (K * m * eps**2), D0),
     r"\frac{\sigma^{2} D^{2}}{K S \epsilon^{2}}+\left(1-\frac{S}{N}\right) \frac{G^{2} D^{2}}{S \epsilon^{2}}"
     r"+\frac{\sqrt{\beta} G}{\epsilon^{\frac{3}{2}}}+\frac{B^{2} \beta D^{2}}{\epsilon}",
     algorithm_text="FedAvg with local step η_l and global step η_g",
@@ -251,22 +260,16 @@ THM1_FEDAVG_NONCONVEX = _thm(
         "heterogeneity": "(G, B)-bounded gradient dissimilarity (A1)",
     },
     "rounds_to_eps: R with E‖∇f(output)‖² ≤ ε",
-    {
-        "noise": L * sigma**2 * Delta / (K * m * eps**2),
-        "sampling": (1 - m / M) * G**2 * Delta / (m * eps**2),
-        "drift": sp.sqrt(L) * G / eps ** sp.Rational(3, 2),
-        "dissimilarity": B_dis**2 * L * Delta / eps,
-    },
+    _thm1_rounds(L * sigma**2 * Delta / (K * m * eps**2), Delta),
     r"\frac{\beta \sigma^{2} F}{K S \epsilon^{2}}+\left(1-\frac{S}{N}\right) \frac{G^{2} F}{S \epsilon^{2}}"
     r"+\frac{\sqrt{\beta} G}{\epsilon^{\frac{3}{2}}}+\frac{B^{2} \beta F}{\epsilon}",
     algorithm_text="FedAvg with local step η_l and global step η_g",
 )
 _R = sp.Symbol("R", positive=True)
-THM2_LOWER = Claim(
-    id="scaffold2020.thm2_lower",
-    title="FedAvg's client drift is unavoidable: f(x^r) − f* ≥ Ω(G²/(μR²)) (lower bound)",
-    reference="Karimireddy et al., ICML 2020, Theorem II",
-    source=SOURCE,
+THM2_LOWER = PAPER.claim(
+    "scaffold2020.thm2_lower",
+    "FedAvg's client drift is unavoidable: f(x^r) − f* ≥ Ω(G²/(μR²)) (lower bound)",
+    "Theorem II",
     confidence="read",
     location=_LOC1,
     readings={
@@ -369,29 +372,21 @@ def verify() -> list:
     import numpy as np
 
     from ..algorithms import FedAvg
-    from ..anarchy import Behaviour, ConstantSteps, UniformArrivals
     from ..checks.criteria import AtLeast, ControlMeasurement
-    from ..checks.verdict import Verdict
     from ..claims import verify as verify_claim
-    from ..problems import HeterogeneousCurvatureQuadratic
+    from ._runs import curved_clients, judged_statement, synchronous
 
     (claim,) = claims()
     K, rounds = 5, 4000
-    p = HeterogeneousCurvatureQuadratic.from_arrays(
-        hessians=np.array([[1.0, 0.5], [0.8, 1.0], [1.0, 0.6], [0.7, 0.9]]),
-        centers=20 * np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0], [0.0, -1.0]]),
-        radius=10.0,
-    )
-    beh = Behaviour(UniformArrivals(4), local_steps=ConstantSteps(K))
+    p, beh = curved_clients(spread=20), synchronous(4, K)
     fedavg = FedAvg(1.0, 1 / (81 * K * p.constants.L))
     out = [verify_claim(claim, p, beh, rounds=rounds, replicates=2, x0=np.array([3.0, -2.0]), control=fedavg)]
     s, best = _thm2_slope()
     out.append(
-        Verdict.judged(
-            id="published.scaffold2020.thm2_lower",
+        judged_statement(
+            THM2_LOWER,
             claim="FedAvg (K ≥ 2, σ = 0, N = S) cannot beat f(x^R) − f* = Ω(G²/(μR²)) on some strongly "
             "convex f_i: its error at the best constant step decays no faster than R^(−2)",
-            reference=THM2_LOWER.reference,
             criterion=AtLeast(text="fitted exponent of R ≥ claimed"),
             measured=s,
             theoretical=-2.0,

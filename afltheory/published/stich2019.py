@@ -9,9 +9,10 @@ from __future__ import annotations
 import sympy as sp
 
 from ..algorithms import FedAvg
-from ..claims import Assumptions, Claim, EngineForm
+from ..claims import Assumptions, EngineForm
 from ..claims.symbols import E
 from ..pep.claims import PepSetup
+from ._paper import Paper
 from .symbols import D0, S_T, G, H, K, L, M, T, a_shift, kappa, mu, sigma, sigma_L, t
 
 __all__ = [
@@ -30,14 +31,16 @@ WEIGHT_T = (a_shift + t) ** 2
 #: S_T = Σ_{t<T} (a+t)² in closed form
 _S_T = T * a_shift**2 + a_shift * T * (T - 1) + (T - 1) * T * (2 * T - 1) / 6
 
-THM22 = Claim(
-    id="stich2019.thm2.2",
-    title="Local SGD, identical data, strongly convex, decreasing steps",
-    reference="Stich, ICLR 2019, Theorem 2.2",
-    source=(
-        "abstract (LaTeX) https://latex-in-arxiv.com/print?f=eceb1875f846f08b.tex (retrieved with the "
-        "`search` tool, corpus pages); the theorem's constants from memory"
-    ),
+PAPER = Paper(
+    "Stich, ICLR 2019",
+    "abstract (LaTeX) https://latex-in-arxiv.com/print?f=eceb1875f846f08b.tex (retrieved with the "
+    "`search` tool, corpus pages); the theorem's constants from memory",
+)
+
+THM22 = PAPER.claim(
+    "stich2019.thm2.2",
+    "Local SGD, identical data, strongly convex, decreasing steps",
+    "Theorem 2.2",
     excerpt=(
         "The number of communication rounds can be reduced up to a factor "
         "of $T^{1/2}$---where $T$ denotes the number of total steps"
@@ -114,21 +117,10 @@ def verify() -> list:
     term of the weighted average, one verdict whose control (bound / 10) must fail."""
     import numpy as np
 
-    from ..anarchy import Behaviour, ConstantSteps, UniformArrivals
-    from ..claims import verify as verify_claim
     from ..problems import HeterogeneousQuadratic
+    from ._runs import synchronous, verify_with_control
 
     (claim,) = claims()
     p = HeterogeneousQuadratic.from_arrays(hessian_diag=np.ones(2), centers=np.zeros((4, 2)), sigma_L=0.0)
-    beh = Behaviour(UniformArrivals(4), local_steps=ConstantSteps(1))
-    return [
-        verify_claim(
-            claim,
-            p,
-            beh,
-            rounds=5,
-            replicates=2,
-            x0=p.constants.x_star + np.array([1.0, 0.0]),
-            control=sum(claim.bound.values()) / CONTROL_FACTOR,
-        )
-    ]
+    x0 = p.constants.x_star + np.array([1.0, 0.0])
+    return [verify_with_control(claim, p, synchronous(4), CONTROL_FACTOR, rounds=5, replicates=2, x0=x0)]

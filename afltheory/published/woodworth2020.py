@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ..claims import Claim
+from ._paper import Paper
 from .symbols import D0, K, L, M, R, sigma, zeta_bar
 
 __all__ = ["LOCAL_SGD", "MINIBATCH_SGD", "STATEMENTS"]
@@ -18,16 +18,16 @@ SOURCE = (
     "abstract https://www.sciencestack.ai/paper/2006.04735 (retrieved with the `search` tool, corpus "
     "pages); the bounds from memory"
 )
+PAPER = Paper("Woodworth, Patel, Srebro, NeurIPS 2020", SOURCE)
 EXCERPT = (
     "Minibatch SGD (even without acceleration) dominates all existing analysis of Local SGD in this setting"
 )
 _B = sp.sqrt(D0)
 
-LOCAL_SGD = Claim(
-    id="woodworth2020.local",
-    title="Local SGD, heterogeneous, convex: upper bound",
-    reference="Woodworth, Patel, Srebro, NeurIPS 2020, Local SGD upper bound",
-    source=SOURCE,
+LOCAL_SGD = PAPER.claim(
+    "woodworth2020.local",
+    "Local SGD, heterogeneous, convex: upper bound",
+    "Local SGD upper bound",
     excerpt=EXCERPT,
     confidence="from memory",
     reading="Rate with an absolute constant c: c·(LB²/(KR) + σB/sqrt(MKR) + (Lσ²B⁴)^{1/3}/(K^{1/3}R^{2/3}) + "
@@ -52,11 +52,10 @@ LOCAL_SGD = Claim(
     "not until its text is read",
 )
 
-MINIBATCH_SGD = Claim(
-    id="woodworth2020.minibatch",
-    title="Minibatch SGD, heterogeneous, convex: upper bound (no ζ term)",
-    reference="Woodworth, Patel, Srebro, NeurIPS 2020, Minibatch SGD bound",
-    source=SOURCE,
+MINIBATCH_SGD = PAPER.claim(
+    "woodworth2020.minibatch",
+    "Minibatch SGD, heterogeneous, convex: upper bound (no ζ term)",
+    "Minibatch SGD bound",
     excerpt=EXCERPT,
     confidence="abstract read, statement from memory",
     reading="c·(LB²/R + σB/sqrt(MKR)): independent of the heterogeneity (the abstract's point (i)).",

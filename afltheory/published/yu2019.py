@@ -27,10 +27,11 @@ from typing import Any
 import sympy as sp
 
 from ..algorithms import FedAvg
-from ..claims import Assumptions, Claim, EngineForm, Location
+from ..claims import Assumptions, EngineForm, Location
 from ..pep.claims import PepSetup
 from ..theory import yu_local_sgd as _yu
 from ..theory.symbols import Delta, G, K, L, M, N, T, s, sigma, sigma_L
+from ._paper import Paper
 
 __all__ = [
     "CONTROL_FACTOR",
@@ -53,6 +54,7 @@ SOURCE = (
     "and introduction, ar5iv.labs.arxiv.org/html/1807.06629, retrieved with the `search` tool, corpus pages; "
     "the paper's theorem text not retrieved)"
 )
+PAPER = Paper("Yu, Yang, Zhu, AAAI 2019", SOURCE)
 
 _SEED = "/work/shared/seeds/004_7fb80dd1afdad999.txt"
 _CONF = "read (secondary: lecture notes quoting the paper, shared seed 004)"
@@ -92,11 +94,10 @@ def _engine_form(step: Any, reading: str = "") -> EngineForm:
     )
 
 
-THM1 = Claim(
-    id="yu2019.thm1",
-    title="Parallel restarted SGD (local SGD), nonconvex, constant step",
-    reference="Yu, Yang, Zhu, AAAI 2019, Theorem 1 (as quoted by the lecture notes)",
-    source=SOURCE,
+THM1 = PAPER.claim(
+    "yu2019.thm1",
+    "Parallel restarted SGD (local SGD), nonconvex, constant step",
+    "Theorem 1 (as quoted by the lecture notes)",
     excerpt=(
         "if $s \\in (0, \\frac{1}{L}]$ ... $\\frac{1}{T} \\sum_{t=1}^T "
         "\\mathbb{E}[\\|\\nabla f(\\bar{\\mathbf{x}}^{t-1})\\|^2] "
@@ -138,12 +139,10 @@ COR2_PRINTED = {
     "G_drift": 4 * N / T * K**2 * G**2,
 }
 
-COR2 = Claim(
-    id="yu2019.cor2",
-    title="Parallel restarted SGD at s = √N/(L√T): linear speedup O(1/√(NT))",
-    reference="Yu, Yang, Zhu, AAAI 2019, the corollary of Theorem 1 (the notes' Corollary 2; the paper's "
-    "numbering not retrieved)",
-    source=SOURCE,
+COR2 = PAPER.claim(
+    "yu2019.cor2",
+    "Parallel restarted SGD at s = √N/(L√T): linear speedup O(1/√(NT))",
+    "the corollary of Theorem 1 (the notes' Corollary 2; the paper's numbering not retrieved)",
     excerpt=(
         "If we let $s = \\frac{\\sqrt{N}}{L\\sqrt{T}}$: ... $\\leq \\frac{2L}{\\sqrt{NT}}"
         "(f(\\bar{x}^0) - f^*) + 4\\frac{N}{T}K^2G^2 + \\frac{1}{\\sqrt{NT}}\\sigma^2$ "
@@ -213,19 +212,16 @@ def verify() -> list:
     import numpy as np
 
     from ..algorithms import FedAvg
-    from ..anarchy import Behaviour, ConstantSteps, UniformArrivals
-    from ..claims import verify as verify_claim
     from ..claims import verify_rate
+    from ._runs import synchronous, verify_with_control
 
     thm1, cor2 = claims()
 
     def check(claim, problem, behaviour, **kw):
-        control = sum(claim.bound.values()) / CONTROL_FACTOR
-        return verify_claim(claim, problem, behaviour, control=control, **kw)
+        return verify_with_control(claim, problem, behaviour, CONTROL_FACTOR, **kw)
 
     p, q, r = iso(4, 0.5), iso(4, 1.0), iso(2, 1.0)
-    four = Behaviour(UniformArrivals(4), local_steps=ConstantSteps(1))
-    two = Behaviour(UniformArrivals(2), local_steps=ConstantSteps(1))
+    four, two = synchronous(4), synchronous(2)
     return [
         check(
             thm1,

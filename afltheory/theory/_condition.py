@@ -107,6 +107,19 @@ LOCAL_DRIFT_C1 = ConditionSpec(
 )
 
 
+def delay_drift(name: str, factor: int, description: str) -> ConditionSpec:
+    """The delay-drift condition ``factor``·η_L² K² L² τ < 1 (Theorem 2's (C2): 180, Theorem 3's (C3): 120),
+    evaluated at K = K_max."""
+    return ConditionSpec(
+        name,
+        factor * S.eta_L**2 * S.K**2 * S.L**2 * S.tau,
+        sp.Integer(1),
+        True,
+        lambda L, eta, eta_L, K_max, tau, **_: (factor * eta_L**2 * K_max**2 * L**2 * tau, 1.0),
+        description,
+    )
+
+
 class Infeasible(ValueError):
     """Raised by ``AdmissibleStep.require()`` when no η > 0 satisfies every condition."""
 

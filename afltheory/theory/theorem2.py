@@ -24,7 +24,7 @@ from numpy.typing import ArrayLike
 
 from . import _afa as afa
 from . import symbols as S
-from ._condition import LOCAL_DRIFT_C1, ConditionSpec
+from ._condition import LOCAL_DRIFT_C1, ConditionSpec, delay_drift
 from ._stats import check_constants
 
 if TYPE_CHECKING:
@@ -37,14 +37,7 @@ CITATION = "[Yang et al. 2022, Thm 2]"
 
 SPECS = (
     LOCAL_DRIFT_C1,
-    ConditionSpec(
-        "C2",
-        180 * S.eta_L**2 * S.K**2 * S.L**2 * S.tau,
-        sp.Integer(1),
-        True,
-        lambda L, eta, eta_L, K_max, tau, **_: (180 * eta_L**2 * K_max**2 * L**2 * tau, 1.0),
-        "delay-drift condition, all t, i",
-    ),
+    delay_drift("C2", 180, "delay-drift condition, all t, i"),
     ConditionSpec(
         "C3",
         2 * S.L * S.eta * S.eta_L + 6 * S.tau**2 * S.L**2 * S.eta**2 * S.eta_L**2,

@@ -21,11 +21,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import numpy as np
-import sympy as sp
 
 from . import _afa as afa
 from . import symbols as S
-from ._condition import LOCAL_DRIFT_C1, ConditionSpec, check_m_M, int_ge
+from ._condition import LOCAL_DRIFT_C1, ConditionSpec, check_m_M, delay_drift, int_ge
 from ._stats import check_schedule
 
 if TYPE_CHECKING:
@@ -49,14 +48,7 @@ SPECS = (
         ),
         "server step condition in x = η η_L (uniform arrivals)",
     ),
-    ConditionSpec(
-        "C3",
-        120 * S.L**2 * S.K**2 * S.eta_L**2 * S.tau,
-        sp.Integer(1),
-        True,
-        lambda L, eta, eta_L, K_max, tau, **_: (120 * L**2 * K_max**2 * eta_L**2 * tau, 1.0),
-        "delay-drift condition with K̂_t² ≤ K_max², all t",
-    ),
+    delay_drift("C3", 120, "delay-drift condition with K̂_t² ≤ K_max², all t"),
 )
 
 
