@@ -266,12 +266,10 @@ MOCHA_THM1 = _unmeasured(
 #: MOCHA Thm 2's target duality gap ε_G
 eps_G = sp.Symbol("epsilon_G", positive=True)
 
-MOCHA_THM2 = Claim(
-    id="smith2017.mocha_thm2",
-    title="MOCHA, L-Lipschitz losses, Ω fixed: duality gap ≤ ε_G after O(1/((1 − Θ̄) ε_G)) rounds",
-    kind="theorem",
-    measured=None,
-    assumptions=None,
+MOCHA_THM2 = _unmeasured(
+    "smith2017.mocha_thm2",
+    "MOCHA, L-Lipschitz losses, Ω fixed: duality gap ≤ ε_G after O(1/((1 − Θ̄) ε_G)) rounds",
+    "theorem",
     bound={"rounds": 1 / ((1 - theta_bar) * eps_G)},
     constant="hidden",
     constants_explicit=False,
